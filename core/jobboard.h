@@ -1,0 +1,428 @@
+/*
+ * jobboard.h - a shared, crash-safe job board for the programs of one host.
+ *
+ * A board is a directory holding an LMDB environment. Any thread or process
+ * on the host may open it; every state change is one LMDB write transaction,
+ * so a claim is atomic: two claimers can never both own one job.
+ *
+ * Conventions (they hold for every function below unless its entry says
+ * otherwise):
+ *
+ *  - Functions return an int status: JB_OK (0) or a negative JB_E* code.
+ *    On failure a human message naming the job, owner or field is kept for
+ *    the calling thread and returned by jb_errmsg(). A failed call changes
+ *    nothing on the board.
+ *  - Out-parameters come first, then the handle acted on, then arguments.
+ *  - Objects returned through `**out` belong to the caller and are freed with
+ *    the matching *_free / *_close. Pointers returned by value (accessors)
+ *    are borrowed from their parent object and live as long as it does.
+ *  - A failed open or lookup leaves `*out` NULL: there is nothing to free.
+ *    Every *_free / *_close accepts NULL as a harmless no-op.
+ *  - Uuids are 36-character lowercase hyphenated text (uuid4, as taskflow
+ *    writes them); input is accepted in either case.
+ *
+ * Threads and processes:
+ *  - A jb_board handle is safe to use from many threads at once. Write
+ *    transactions are serialised by LMDB's writer lock (shared by all the
+ *    processes of the host); reads run in parallel with writes.
+ *  - A handle opened before fork() must not be used in the child: open the
+ *    board again in the child (LMDB's rule; the child holds copies of the
+ *    parent's locks).
+ *  - jb_job and jb_iter objects are not shared between threads.
+ *
+ * Durability (jb_board_options.durability):
+ *  - JB_DURABILITY_FULL (default): every commit is flushed to disk. Survives
+ *    process crashes, power loss and kernel crashes.
+ *  - JB_DURABILITY_NORMAL: one flush per commit (metadata is not flushed).
+ *    A power loss may undo the last commit, never corrupt the board.
+ *  - JB_DURABILITY_NONE: the OS decides when to write (MDB_WRITEMAP |
+ *    MDB_NOSYNC): the fastest mode. It survives a crash of any process
+ *    (kill -9 included), but a power loss or kernel crash can lose recent
+ *    commits AND CORRUPT THE BOARD. Do not use it on devices that can lose
+ *    power unless the board can be thrown away.
+ */
+#ifndef JOBBOARD_H
+#define JOBBOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Symbols of the public API; everything else in the library is hidden. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define JB_EXTERN __attribute__((visibility("default")))
+#else
+#define JB_EXTERN
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define JOBBOARD_VERSION_MAJOR 0
+#define JOBBOARD_VERSION_MINOR 1
+#define JOBBOARD_VERSION_PATCH 0
+#define JOBBOARD_VERSION_STRING "0.1.0"
+/** Version as one comparable number: major * 10000 + minor * 100 + patch. */
+#define JOBBOARD_VERSION_NUMBER                                                \
+  (JOBBOARD_VERSION_MAJOR * 10000 + JOBBOARD_VERSION_MINOR * 100 +             \
+   JOBBOARD_VERSION_PATCH)
+
+/**
+ * The version of the library actually linked, which may differ from the
+ * macros above when a program runs against a newer shared library.
+ * Any of the out-pointers may be NULL. Returns a static string ("0.1.0").
+ */
+JB_EXTERN const char *jb_version(int *major, int *minor, int *patch);
+
+/* ---------------------------------------------------------------- errors */
+
+/**
+ * Status codes. Values never change between releases; new codes are added
+ * below the last one. The CLI maps them to exit codes (see jobboard(1)).
+ */
+enum {
+  JB_OK = 0,         /**< success */
+  JB_ENOTFOUND = -1, /**< no such job (or no such board directory) */
+  JB_ECLAIMED = -2,  /**< the job is already claimed (message names owner) */
+  JB_ENOTOWNER = -3, /**< the caller is not the job's owner (names owner) */
+  JB_EINVAL = -4,    /**< an argument is invalid (message names the field) */
+  JB_ETIMEDOUT = -5, /**< a wait ran out of time */
+  JB_EOFFLINE = -6,  /**< a backend (Redis) needed for the call is away */
+  JB_ECORRUPT = -7,  /**< stored data does not decode / not a board */
+  JB_EFULL = -8,     /**< no space left: the board cannot grow */
+  JB_EIO = -9,       /**< an operating-system or storage error */
+  JB_ENOMEM = -10,   /**< out of memory */
+  JB_EVERSION = -11, /**< the board was written by a newer jobboard */
+};
+
+/**
+ * Fixed text for a status code: never NULL, static, starts with the code's
+ * name ("JB_ECLAIMED: job already claimed"). Unknown codes give
+ * "JB_E?: unknown error code".
+ */
+JB_EXTERN const char *jb_strerror(int code);
+
+/**
+ * The message left by the last failing call of the calling thread, naming
+ * what went wrong ("job 3f0d...: already claimed by worker-1"). Never NULL.
+ * It is not cleared by successful calls: branch on the status code, then
+ * read the message. The string lives until the thread's next failing call.
+ */
+JB_EXTERN const char *jb_errmsg(void);
+
+/* ------------------------------------------------------------ vocabulary */
+
+/** Length of a uuid's text form, including the terminating NUL. */
+#define JB_UUID_STRLEN 37
+/** Longest owner name (`who`) in bytes, without the terminating NUL. */
+#define JB_WHO_MAX 255
+/** Longest job name in bytes. */
+#define JB_NAME_MAX 1024
+
+/** Priorities, highest first in listings and claim-next. */
+typedef enum {
+  JB_PRIORITY_VERY_LOW = 0,
+  JB_PRIORITY_LOW = 1,
+  JB_PRIORITY_NORMAL = 2,
+  JB_PRIORITY_HIGH = 3,
+  JB_PRIORITY_VERY_HIGH = 4,
+} jb_priority;
+
+/** "VERY_HIGH", "HIGH", ...; NULL for a value outside the enum. */
+JB_EXTERN const char *jb_priority_name(jb_priority priority);
+
+/**
+ * Parse a priority name without regard to case ("high", "Very_Low").
+ * Errors: JB_EINVAL (names the text and the five valid names).
+ */
+JB_EXTERN int jb_priority_parse(jb_priority *out, const char *name);
+
+/**
+ * States as seen by readers. A job that is not on the board (consumed,
+ * trashed, or never posted here) reads as COMPLETE, as in taskflow.
+ */
+typedef enum {
+  JB_STATE_UNCLAIMED = 0,
+  JB_STATE_CLAIMED = 1,
+  JB_STATE_COMPLETE = 2,
+} jb_state;
+
+/** "UNCLAIMED", "CLAIMED", "COMPLETE"; NULL for a value outside the enum. */
+JB_EXTERN const char *jb_state_name(jb_state state);
+
+/* ------------------------------------------------------------------ board */
+
+typedef struct jb_board jb_board;
+
+typedef enum {
+  JB_DURABILITY_FULL = 0,
+  JB_DURABILITY_NORMAL = 1,
+  JB_DURABILITY_NONE = 2,
+} jb_durability;
+
+/** "full", "normal", "none"; NULL outside the enum. */
+JB_EXTERN const char *jb_durability_name(jb_durability durability);
+/** Parse "full", "normal" or "none" (any case). Errors: JB_EINVAL. */
+JB_EXTERN int jb_durability_parse(jb_durability *out, const char *name);
+
+#define JB_BOARD_OPTIONS_VERSION 1
+
+/** Flags for jb_board_options.flags. */
+enum {
+  /** Create the board directory (not its parents) if it does not exist,
+   *  and initialise a new board in it. Without it a missing directory is
+   *  JB_ENOTFOUND. */
+  JB_OPEN_CREATE = 1u << 0,
+};
+
+/**
+ * Options for jb_board_open. Initialise with JB_BOARD_OPTIONS_INIT and then
+ * set the fields you care about; zero means "the default" for sizes.
+ * Durability is a property of the handle, not of the board: processes may
+ * open one board with different modes (each commit is as durable as the
+ * handle that made it).
+ */
+typedef struct {
+  unsigned int version;    /**< JB_BOARD_OPTIONS_VERSION */
+  unsigned int flags;      /**< JB_OPEN_* */
+  jb_durability durability;
+  size_t map_size;         /**< initial map size in bytes; 0 = 64 MiB. The
+                                map grows by itself when full. */
+  size_t max_posting;      /**< largest posting in bytes; 0 = 1 MiB */
+} jb_board_options;
+
+#define JB_BOARD_OPTIONS_INIT                                                  \
+  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0 }
+
+/**
+ * Open the board in directory `path` (NULL `opts` means defaults).
+ * Clears reader slots left by dead processes. Refuses a board written by a
+ * newer schema. On failure *out is NULL.
+ * Errors: JB_ENOTFOUND (no such directory, and JB_OPEN_CREATE not given),
+ * JB_EINVAL (path is not a directory, bad options), JB_ECORRUPT (the
+ * directory holds something that is not a board), JB_EVERSION (newer
+ * schema), JB_EIO, JB_EFULL, JB_ENOMEM.
+ */
+JB_EXTERN int jb_board_open(jb_board **out, const char *path,
+                  const jb_board_options *opts);
+
+/**
+ * Close a board handle. No other thread may be using it. NULL is a no-op.
+ * Jobs and iterators taken from the board must be freed first.
+ */
+JB_EXTERN void jb_board_close(jb_board *board);
+
+/** The directory the board was opened from (borrowed from the handle). */
+JB_EXTERN const char *jb_board_path(const jb_board *board);
+
+/** Flags for jb_board_count and jb_iter_open. */
+enum {
+  /** Only jobs that are UNCLAIMED (claimable). */
+  JB_ONLY_UNCLAIMED = 1u << 0,
+};
+
+/**
+ * Number of jobs on the board (claimed included), or with JB_ONLY_UNCLAIMED
+ * the number of claimable ones. O(1). Errors: JB_EIO.
+ */
+JB_EXTERN int jb_board_count(size_t *out, jb_board *board, unsigned int flags);
+
+/* ------------------------------------------------------------------- jobs */
+
+/**
+ * A snapshot of one job, as read at one moment. Owned by the caller when
+ * returned through `**out` (free with jb_job_free); borrowed when returned
+ * by jb_iter_next.
+ */
+typedef struct jb_job jb_job;
+
+/** Free a job. NULL is a no-op. */
+JB_EXTERN void jb_job_free(jb_job *job);
+
+JB_EXTERN const char *jb_job_uuid(const jb_job *job);
+JB_EXTERN const char *jb_job_name(const jb_job *job);
+JB_EXTERN jb_priority jb_job_priority(const jb_job *job);
+/** Board-wide sequence number: strictly increasing in posting order. */
+JB_EXTERN uint64_t jb_job_sequence(const jb_job *job);
+/** When the job was posted, microseconds since the Unix epoch (UTC). */
+JB_EXTERN int64_t jb_job_created(const jb_job *job);
+/** Last claim / abandon (or the post), microseconds since the epoch. */
+JB_EXTERN int64_t jb_job_modified(const jb_job *job);
+/** UNCLAIMED or CLAIMED (a job that has a snapshot is on the board). */
+JB_EXTERN jb_state jb_job_state(const jb_job *job);
+/** The owner's name, or NULL when unclaimed. */
+JB_EXTERN const char *jb_job_owner(const jb_job *job);
+/** The book's name and uuid, or NULL when the job was posted without one. */
+JB_EXTERN const char *jb_job_book_name(const jb_job *job);
+JB_EXTERN const char *jb_job_book_uuid(const jb_job *job);
+/** The details: one msgpack map (an empty map 0x80 when none was given). */
+JB_EXTERN const void *jb_job_details(const jb_job *job, size_t *len);
+/** The posting exactly as stored: msgpack in the taskflow layout. */
+JB_EXTERN const void *jb_job_posting(const jb_job *job, size_t *len);
+
+/**
+ * What to post. Initialise with JB_POST_INIT, then set the fields.
+ *  - name: required, 1..JB_NAME_MAX bytes of UTF-8.
+ *  - details/details_len: one complete msgpack map, nothing after it;
+ *    NULL (with length 0) means an empty map.
+ *  - priority: one of the five.
+ *  - book_name/book_uuid: both or neither (taskflow's logbook reference);
+ *    book_uuid must be a uuid.
+ * The whole encoded posting must fit in the board's max_posting.
+ */
+typedef struct {
+  unsigned int version; /**< JB_POST_VERSION */
+  const char *name;
+  const void *details;
+  size_t details_len;
+  jb_priority priority;
+  const char *book_name;
+  const char *book_uuid;
+} jb_post;
+
+#define JB_POST_VERSION 1
+#define JB_POST_INIT                                                           \
+  { JB_POST_VERSION, NULL, NULL, 0, JB_PRIORITY_NORMAL, NULL, NULL }
+
+/**
+ * Post one job. Writes its new uuid (36 chars + NUL) to `uuid_out`.
+ * The posting is encoded as taskflow's Redis jobboard encodes it (so it can
+ * later be published byte for byte) and gets the next board sequence.
+ * Errors: JB_EINVAL (names the field; nothing written), JB_EFULL, JB_EIO.
+ */
+JB_EXTERN int jb_job_post(char uuid_out[JB_UUID_STRLEN], jb_board *board,
+                const jb_post *post);
+
+/**
+ * Post `n` jobs in one write transaction: all of them or none. Uuids are
+ * written to uuids_out[0..n-1] in order; sequences follow the same order.
+ * Every post is validated before anything is written; the message of a bad
+ * one names its index. Errors: as jb_job_post.
+ */
+JB_EXTERN int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *board,
+                      const jb_post *posts, size_t n);
+
+/**
+ * Look a job up by uuid. On success *out is a snapshot the caller frees.
+ * Errors: JB_EINVAL (malformed uuid), JB_ENOTFOUND (not on the board),
+ * JB_ECORRUPT (its posting does not decode: run `jobboard check`).
+ */
+JB_EXTERN int jb_job_get(jb_job **out, jb_board *board, const char *uuid);
+
+/**
+ * Claim the job `uuid` for `who` (1..JB_WHO_MAX bytes of UTF-8).
+ * Errors: JB_ENOTFOUND (not on the board), JB_ECLAIMED (already claimed:
+ * the message names the owner, also when it is `who` itself; a same-owner
+ * re-claim refreshes the modified time but still fails), JB_EINVAL.
+ */
+JB_EXTERN int jb_job_claim(jb_board *board, const char *uuid, const char *who);
+
+/**
+ * Claim the first claimable job in listing order (highest priority, then
+ * lowest sequence) for `who`, in one transaction that never looks at
+ * claimed jobs. Writes its uuid to `uuid_out` (may be NULL) and, when
+ * `job_out` is not NULL, a snapshot of the claimed job the caller frees.
+ * Errors: JB_ENOTFOUND (nothing claimable), JB_EINVAL, JB_ECORRUPT (only
+ * when job_out is asked for and the posting does not decode; the claim
+ * stands).
+ */
+JB_EXTERN int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                      jb_board *board, const char *who);
+
+/**
+ * Release `who`'s claim: the job becomes claimable again.
+ * Errors: JB_ENOTFOUND (no such job, or it is not claimed: no owner known),
+ * JB_ENOTOWNER (claimed by someone else: the message names the owner),
+ * JB_EINVAL.
+ */
+JB_EXTERN int jb_job_abandon(jb_board *board, const char *uuid, const char *who);
+
+/**
+ * The owner completes the job: it leaves the board (state COMPLETE).
+ * Errors: as jb_job_abandon.
+ */
+JB_EXTERN int jb_job_consume(jb_board *board, const char *uuid, const char *who);
+
+/**
+ * The owner removes a bad job: it leaves the board and its posting is kept
+ * in the board's trash area for inspection. Errors: as jb_job_abandon.
+ */
+JB_EXTERN int jb_job_trash(jb_board *board, const char *uuid, const char *who);
+
+/**
+ * The owner of job `uuid`, copied to `out` (JB_WHO_MAX + 1 bytes); the
+ * empty string when the job is unclaimed or not on the board.
+ * Errors: JB_EINVAL (malformed uuid), JB_EIO.
+ */
+JB_EXTERN int jb_job_find_owner(char out[JB_WHO_MAX + 1], jb_board *board,
+                      const char *uuid);
+
+/**
+ * The state of job `uuid`: UNCLAIMED, CLAIMED, or COMPLETE when it is not on
+ * the board. Errors: JB_EINVAL (malformed uuid), JB_EIO.
+ */
+JB_EXTERN int jb_job_get_state(jb_state *out, jb_board *board, const char *uuid);
+
+/* -------------------------------------------------------------- iteration */
+
+typedef struct jb_iter jb_iter;
+
+/**
+ * Iterate the board's jobs in listing order: priority (highest first), then
+ * sequence (oldest first); with JB_ONLY_UNCLAIMED only claimable ones.
+ * The iterator streams: it reads a few dozen jobs per short read
+ * transaction and remembers its position, so it never loads the board and
+ * never holds a snapshot between calls. A job posted during the iteration
+ * at a position after the cursor is seen; each job is seen at most once.
+ * Errors: JB_EINVAL, JB_ENOMEM.
+ */
+JB_EXTERN int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
+
+/**
+ * Advance. On success *out is the next job, borrowed until the next call to
+ * jb_iter_next or jb_iter_close; at the end, JB_OK with *out NULL.
+ * Errors: JB_ECORRUPT (a posting does not decode: the message names it;
+ * the iterator moves past it, so calling again continues), JB_EIO.
+ */
+JB_EXTERN int jb_iter_next(const jb_job **out, jb_iter *iter);
+
+/** Free an iterator. NULL is a no-op. */
+JB_EXTERN void jb_iter_close(jb_iter *iter);
+
+/* ------------------------------------------------------------------ check */
+
+/** What jb_board_check counted. */
+typedef struct {
+  size_t jobs;        /**< jobs on the board */
+  size_t ready;       /**< entries in the ready index */
+  size_t claimed;     /**< claim records */
+  size_t log_events;  /**< change-log entries kept */
+  size_t trashed;     /**< postings in the trash area */
+  size_t quarantined; /**< records in quarantine (this run included) */
+  size_t moved;       /**< postings moved to quarantine by this run */
+  size_t problems;    /**< invariant violations found by this run */
+} jb_check_stats;
+
+/** Called once per problem or note, with one line of text. */
+typedef void (*jb_check_cb)(const char *line, void *payload);
+
+/**
+ * Verify the board's invariants: every job is in exactly one of ready /
+ * claimed; every index entry points at a job; every posting decodes (one
+ * that does not is moved to the quarantine table with the reason, never
+ * deleted); sequences and counters are consistent. Reports each problem
+ * (and each quarantined record) through `cb` (may be NULL); fills `stats`
+ * (may be NULL). Returns JB_OK only when no problem was found and nothing
+ * had to be quarantined by this run; JB_ECORRUPT otherwise.
+ * Errors: JB_ECORRUPT, JB_EIO.
+ */
+JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,
+                   void *payload);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JOBBOARD_H */

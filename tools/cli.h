@@ -1,0 +1,39 @@
+/*
+ * cli.h - what the jobboard subcommands share. tools/ includes only the
+ * public core/jobboard.h (bench also drives LMDB directly for its floor).
+ */
+#ifndef JOBBOARD_CLI_H
+#define JOBBOARD_CLI_H
+
+#include "jobboard.h"
+
+/* Exit codes: fixed, documented in --help and README (DESIGN section 5). */
+enum {
+  CLI_EXIT_OK = 0,
+  CLI_EXIT_ERROR = 1,     /* any other error */
+  CLI_EXIT_USAGE = 2,     /* usage or invalid input (JB_EINVAL) */
+  CLI_EXIT_NOTFOUND = 3,  /* JB_ENOTFOUND, also claim-next with nothing */
+  CLI_EXIT_CLAIMED = 4,   /* JB_ECLAIMED */
+  CLI_EXIT_NOTOWNER = 5,  /* JB_ENOTOWNER */
+  CLI_EXIT_OFFLINE = 6,   /* JB_EOFFLINE */
+  CLI_EXIT_TIMEDOUT = 7,  /* JB_ETIMEDOUT */
+};
+
+/* The exit code for a JB_* status. */
+int cli_exit_code(int status);
+
+/* Print "jobboard: <jb_errmsg()>" to stderr; return cli_exit_code(status). */
+int cli_fail(int status);
+
+/* Print "jobboard: <printf message>" to stderr; return CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The board directory: `opt` if not NULL, else $JOBBOARD_DIR, else
+ * "./jobboard.d". */
+const char *cli_board_dir(const char *opt);
+
+/* Subcommands: argv[0] is the subcommand's name; return the exit code. */
+int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif
