@@ -1,0 +1,349 @@
+/*
+ * board.c - the public board API: argument checks, posting encoding and
+ * uuids outside the transaction, then one call into store/.
+ */
+#include "internal.h"
+#include "posting.h"
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct jb_board {
+  jb_store *store;
+  char *path;
+};
+
+int jb_board_open(jb_board **out, const char *path,
+                  const jb_board_options *opts) {
+  jb_board_options defaults = JB_BOARD_OPTIONS_INIT;
+  if (out == NULL) return jb__err(JB_EINVAL, "jb_board_open: out is NULL");
+  *out = NULL;
+  if (opts == NULL) opts = &defaults;
+  if (opts->version != JB_BOARD_OPTIONS_VERSION)
+    return jb__err(JB_EINVAL, "board options: version %u is not %u (use "
+                   "JB_BOARD_OPTIONS_INIT)", opts->version, JB_BOARD_OPTIONS_VERSION);
+  if (path == NULL || path[0] == '\0')
+    return jb__err(JB_EINVAL, "board path: must not be empty");
+  if ((unsigned)opts->durability > JB_DURABILITY_NONE)
+    return jb__err(JB_EINVAL, "board options: unknown durability %d",
+                   (int)opts->durability);
+  if (opts->flags & ~(unsigned)JB_OPEN_CREATE)
+    return jb__err(JB_EINVAL, "board options: unknown flags 0x%x",
+                   opts->flags & ~(unsigned)JB_OPEN_CREATE);
+  if (opts->max_posting && opts->max_posting < 256)
+    return jb__err(JB_EINVAL, "board options: max_posting %zu is below the "
+                   "smallest posting (256 bytes)", opts->max_posting);
+  jb_board *b = calloc(1, sizeof *b);
+  if (b == NULL || (b->path = strdup(path)) == NULL) {
+    free(b);
+    return jb__err(JB_ENOMEM, "out of memory opening board %s", path);
+  }
+  int rc = jb__store_open(&b->store, path, opts);
+  if (rc != JB_OK) {
+    free(b->path);
+    free(b);
+    return rc;
+  }
+  *out = b;
+  return JB_OK;
+}
+
+void jb_board_close(jb_board *b) {
+  if (b == NULL) return;
+  jb__store_close(b->store);
+  free(b->path);
+  free(b);
+}
+
+const char *jb_board_path(const jb_board *b) { return b->path; }
+
+int jb_board_count(size_t *out, jb_board *b, unsigned flags) {
+  if (out == NULL || b == NULL)
+    return jb__err(JB_EINVAL, "jb_board_count: NULL argument");
+  if (flags & ~(unsigned)JB_ONLY_UNCLAIMED)
+    return jb__err(JB_EINVAL, "count: unknown flags 0x%x", flags);
+  return jb__store_count(b->store, out, flags);
+}
+
+/* ------------------------------------------------------------------ post */
+
+/* Validate one post and encode its posting prefix into `buf` (appended at
+ * buf->len). `idx` names the post in messages of a batch (-1: single). */
+static int prepare(jb_board *b, const jb_post *p, long idx, jb_buf *buf,
+                   jb_store_post *sp, int64_t now_us) {
+  char where[40] = "";
+  if (idx >= 0) snprintf(where, sizeof where, "post %ld: ", idx);
+  if (p == NULL) return jb__err(JB_EINVAL, "%spost is NULL", where);
+  if (p->version != JB_POST_VERSION)
+    return jb__err(JB_EINVAL, "%spost version %u is not %u (use JB_POST_INIT)",
+                   where, p->version, JB_POST_VERSION);
+  if (p->name == NULL || p->name[0] == '\0')
+    return jb__err(JB_EINVAL, "%sname: must not be empty", where);
+  size_t name_len = strnlen(p->name, JB_NAME_MAX + 1);
+  if (name_len > JB_NAME_MAX)
+    return jb__err(JB_EINVAL, "%sname: longer than %d bytes", where, JB_NAME_MAX);
+  if (!jb__utf8_valid(p->name, name_len))
+    return jb__err(JB_EINVAL, "%sname: not valid UTF-8", where);
+  if (jb_priority_name(p->priority) == NULL)
+    return jb__err(JB_EINVAL, "%spriority: %d is not a priority (expected "
+                   "JB_PRIORITY_VERY_LOW..JB_PRIORITY_VERY_HIGH)", where,
+                   (int)p->priority);
+  char field[64];
+  snprintf(field, sizeof field, "%sdetails", where);
+  int rc = jb__details_check(p->details, p->details_len, field);
+  if (rc != JB_OK) return rc;
+  if ((p->book_name == NULL) != (p->book_uuid == NULL))
+    return jb__err(JB_EINVAL, "%sbook: give both a book name and a book uuid, "
+                   "or neither", where);
+  char book_uuid[JB_UUID_STRLEN];
+  if (p->book_name) {
+    size_t bl = strnlen(p->book_name, JB_NAME_MAX + 1);
+    if (bl == 0 || bl > JB_NAME_MAX || !jb__utf8_valid(p->book_name, bl))
+      return jb__err(JB_EINVAL, "%sbook name: must be 1..%d bytes of UTF-8",
+                     where, JB_NAME_MAX);
+    uint8_t raw[16];
+    snprintf(field, sizeof field, "%sbook uuid", where);
+    if ((rc = jb__uuid_parse(raw, p->book_uuid, field)) != JB_OK) return rc;
+    jb__uuid_format(book_uuid, raw); /* stored lowercase, as taskflow does */
+  }
+  if ((rc = jb__uuid_generate(sp->uuid)) != JB_OK) return rc;
+  char text[JB_UUID_STRLEN];
+  jb__uuid_format(text, sp->uuid);
+  jb_posting_fields f = {.uuid = text, .name = p->name, .name_len = name_len,
+                         .priority = p->priority, .created_us = now_us,
+                         .details = p->details, .details_len = p->details_len,
+                         .book_name = p->book_name,
+                         .book_uuid = p->book_name ? book_uuid : NULL};
+  size_t start = buf->len;
+  if ((rc = jb__posting_prefix(buf, &f)) != JB_OK) return rc;
+  size_t size = buf->len - start + JB_SEQ_MAXLEN;
+  size_t max = jb__store_max_posting(b->store);
+  if (size > max) {
+    buf->len = start;
+    return jb__err(JB_EINVAL, "%sposting of %zu bytes is larger than the "
+                   "board's limit of %zu bytes", where, size, max);
+  }
+  sp->priority = p->priority;
+  sp->prefix_len = buf->len - start;
+  sp->prefix = (const uint8_t *)(uintptr_t)start; /* an offset until done */
+  return JB_OK;
+}
+
+int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
+                      const jb_post *posts, size_t n) {
+  if (b == NULL || (n && posts == NULL))
+    return jb__err(JB_EINVAL, "post: NULL board or posts");
+  if (n == 0) return JB_OK;
+  jb_store_post stack_sp[1];
+  jb_store_post *sp = n == 1 ? stack_sp : calloc(n, sizeof *sp);
+  if (sp == NULL) return jb__err(JB_ENOMEM, "out of memory for %zu posts", n);
+  jb_buf buf = {0};
+  int64_t now = jb__now_us();
+  int rc = JB_OK;
+  for (size_t i = 0; rc == JB_OK && i < n; i++)
+    rc = prepare(b, &posts[i], n == 1 ? -1 : (long)i, &buf, &sp[i], now);
+  if (rc == JB_OK) {
+    for (size_t i = 0; i < n; i++)
+      sp[i].prefix = buf.data + (uintptr_t)sp[i].prefix;
+    rc = jb__store_post(b->store, sp, n, now);
+  }
+  if (rc == JB_OK && uuids_out)
+    for (size_t i = 0; i < n; i++) jb__uuid_format(uuids_out[i], sp[i].uuid);
+  jb__buf_free(&buf);
+  if (sp != stack_sp) free(sp);
+  return rc;
+}
+
+int jb_job_post(char uuid_out[JB_UUID_STRLEN], jb_board *b,
+                const jb_post *post) {
+  if (post == NULL) return jb__err(JB_EINVAL, "post: NULL post");
+  return jb_job_post_batch((char (*)[JB_UUID_STRLEN])uuid_out, b, post, 1);
+}
+
+/* ------------------------------------------------------- job operations */
+
+static int args(jb_board *b, const char *uuid, uint8_t raw[16]) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  return jb__uuid_parse(raw, uuid, "job uuid");
+}
+
+int jb_job_get(jb_job **out, jb_board *b, const char *uuid) {
+  if (out == NULL) return jb__err(JB_EINVAL, "jb_job_get: out is NULL");
+  *out = NULL;
+  uint8_t raw[16];
+  int rc = args(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  jb_job *job = calloc(1, sizeof *job);
+  if (job == NULL) return jb__err(JB_ENOMEM, "out of memory reading a job");
+  rc = jb__store_get(b->store, raw, job);
+  if (rc != JB_OK) {
+    jb_job_free(job);
+    return rc;
+  }
+  *out = job;
+  return JB_OK;
+}
+
+int jb_job_claim(jb_board *b, const char *uuid, const char *who) {
+  uint8_t raw[16];
+  size_t who_len;
+  int rc = args(b, uuid, raw);
+  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+  if (rc != JB_OK) return rc;
+  return jb__store_claim(b->store, raw, who, who_len, jb__now_us());
+}
+
+int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                      jb_board *b, const char *who) {
+  if (job_out) *job_out = NULL;
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  size_t who_len;
+  int rc = jb__who_check(who, &who_len);
+  if (rc != JB_OK) return rc;
+  jb_job *job = NULL;
+  if (job_out && (job = calloc(1, sizeof *job)) == NULL)
+    return jb__err(JB_ENOMEM, "out of memory for a job");
+  uint8_t raw[16];
+  rc = jb__store_claim_next(b->store, raw, job, who, who_len, jb__now_us());
+  /* JB_ECORRUPT after the commit still means the claim stands. */
+  if ((rc == JB_OK || rc == JB_ECORRUPT) && uuid_out)
+    jb__uuid_format(uuid_out, raw);
+  if (rc == JB_OK && job_out)
+    *job_out = job;
+  else
+    jb_job_free(job);
+  return rc;
+}
+
+static int release(jb_board *b, jb_release op, const char *uuid,
+                   const char *who) {
+  uint8_t raw[16];
+  size_t who_len;
+  int rc = args(b, uuid, raw);
+  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+  if (rc != JB_OK) return rc;
+  return jb__store_release(b->store, op, raw, who, who_len, jb__now_us());
+}
+
+int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {
+  return release(b, JB_RELEASE_ABANDON, uuid, who);
+}
+
+int jb_job_consume(jb_board *b, const char *uuid, const char *who) {
+  return release(b, JB_RELEASE_CONSUME, uuid, who);
+}
+
+int jb_job_trash(jb_board *b, const char *uuid, const char *who) {
+  return release(b, JB_RELEASE_TRASH, uuid, who);
+}
+
+int jb_job_find_owner(char out[JB_WHO_MAX + 1], jb_board *b,
+                      const char *uuid) {
+  if (out == NULL) return jb__err(JB_EINVAL, "find owner: out is NULL");
+  out[0] = '\0';
+  uint8_t raw[16];
+  int rc = args(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  jb_state st;
+  return jb__store_owner(b->store, raw, out, &st);
+}
+
+int jb_job_get_state(jb_state *out, jb_board *b, const char *uuid) {
+  if (out == NULL) return jb__err(JB_EINVAL, "get state: out is NULL");
+  uint8_t raw[16];
+  char owner[JB_WHO_MAX + 1];
+  int rc = args(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  return jb__store_owner(b->store, raw, owner, out);
+}
+
+/* -------------------------------------------------------------- iterate */
+
+/* Jobs read per read transaction: enough to amortise the transaction,
+ * few enough that a slow consumer never holds a snapshot. */
+#define ITER_BATCH 64
+
+struct jb_iter {
+  jb_board *board;
+  unsigned flags;
+  bool started, done;
+  uint8_t last[JB_JOBKEY_LEN]; /* key of the last job handed out */
+  jb_store_item items[ITER_BATCH];
+  size_t n, pos;
+  jb_buf bytes;
+  jb_job job;
+};
+
+int jb_iter_open(jb_iter **out, jb_board *b, unsigned flags) {
+  if (out == NULL) return jb__err(JB_EINVAL, "jb_iter_open: out is NULL");
+  *out = NULL;
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  if (flags & ~(unsigned)JB_ONLY_UNCLAIMED)
+    return jb__err(JB_EINVAL, "iterate: unknown flags 0x%x", flags);
+  jb_iter *it = calloc(1, sizeof *it);
+  if (it == NULL) return jb__err(JB_ENOMEM, "out of memory for an iterator");
+  it->board = b;
+  it->flags = flags;
+  *out = it;
+  return JB_OK;
+}
+
+int jb_iter_next(const jb_job **out, jb_iter *it) {
+  if (out == NULL || it == NULL)
+    return jb__err(JB_EINVAL, "jb_iter_next: NULL argument");
+  *out = NULL;
+  if (it->pos == it->n) {
+    if (it->done) return JB_OK;
+    int rc = jb__store_scan(it->board->store, it->flags,
+                            it->started ? it->last : NULL, it->items,
+                            ITER_BATCH, &it->bytes, &it->n);
+    if (rc != JB_OK) return rc;
+    it->pos = 0;
+    if (it->n < ITER_BATCH) it->done = it->n == 0 ? true : it->done;
+    if (it->n == 0) return JB_OK;
+  }
+  const jb_store_item *item = &it->items[it->pos++];
+  memcpy(it->last, item->key, JB_JOBKEY_LEN);
+  it->started = true;
+  jb_job_raw raw = {.uuid = item->uuid,
+                    .priority = jb__jobkey_priority(item->key),
+                    .sequence = jb__jobkey_seq(item->key),
+                    .modified_us = item->modified_us,
+                    .owner = item->claimed
+                                 ? (const char *)it->bytes.data + item->owner_off
+                                 : NULL,
+                    .owner_len = item->owner_len,
+                    .posting = it->bytes.data + item->posting_off,
+                    .posting_len = item->posting_len};
+  int rc = jb__job_load(&it->job, &raw);
+  if (rc != JB_OK) return rc;
+  *out = &it->job;
+  return JB_OK;
+}
+
+void jb_iter_close(jb_iter *it) {
+  if (it == NULL) return;
+  jb__job_clear(&it->job);
+  jb__buf_free(&it->bytes);
+  free(it);
+}
+
+/* ----------------------------------------------------------------- check */
+
+int jb_board_check(jb_check_stats *stats, jb_board *b, jb_check_cb cb,
+                   void *payload) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  jb_check_stats local;
+  jb_buf report = {0};
+  int rc = jb__store_check(b->store, stats ? stats : &local, &report);
+  /* Hand the lines out only now, after the write transaction. */
+  for (size_t off = 0; cb && off < report.len;) {
+    const char *line = (const char *)report.data + off;
+    cb(line, payload);
+    off += strlen(line) + 1;
+  }
+  jb__buf_free(&report);
+  return rc;
+}

@@ -1,0 +1,102 @@
+/*
+ * internal.h - what core/ and store/ share inside the library. Not API:
+ * nothing here is exported (the library is built -fvisibility=hidden).
+ */
+#ifndef JOBBOARD_INTERNAL_H
+#define JOBBOARD_INTERNAL_H
+
+#include "jobboard.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------- errors */
+
+/* Set this thread's message (printf-style) and return `code`. */
+int jb__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Set the message from errno `err` for an operation on `what`, choosing
+ * JB_EFULL for ENOSPC/EDQUOT, JB_ENOMEM for ENOMEM, JB_EIO otherwise. */
+int jb__err_errno(int err, const char *what);
+
+/* ---------------------------------------------------------------- uuids */
+
+/* Parse 36-character uuid text (either case) into 16 bytes. On bad input
+ * sets a message naming `field` and returns JB_EINVAL. */
+int jb__uuid_parse(uint8_t out[16], const char *text, const char *field);
+/* Write the lowercase hyphenated text of `in` (36 chars + NUL). */
+void jb__uuid_format(char out[JB_UUID_STRLEN], const uint8_t in[16]);
+/* A new random (version 4) uuid. JB_OK, or JB_EIO if the kernel gives no
+ * randomness. */
+int jb__uuid_generate(uint8_t out[16]);
+
+/* Incremented in every child after fork(): state made before a fork (a
+ * board handle, the uuid pool) sees a different generation. */
+unsigned jb__fork_generation(void);
+
+/* ------------------------------------------------------------ validation */
+
+/* true when s[0..len) is well-formed UTF-8 without NUL bytes. */
+bool jb__utf8_valid(const char *s, size_t len);
+/* Check an owner name: non-NULL, 1..JB_WHO_MAX bytes of UTF-8.
+ * Returns JB_OK (and its length in *len) or JB_EINVAL with a message. */
+int jb__who_check(const char *who, size_t *len);
+
+/* ------------------------------------------------------------------ time */
+
+/* Wall-clock time in microseconds since the Unix epoch (UTC). */
+int64_t jb__now_us(void);
+
+/* ------------------------------------------------------------ growable buf */
+
+typedef struct {
+  uint8_t *data;
+  size_t len;
+  size_t cap;
+} jb_buf;
+
+int jb__buf_reserve(jb_buf *b, size_t more); /* JB_OK or JB_ENOMEM */
+int jb__buf_append(jb_buf *b, const void *p, size_t n);
+void jb__buf_free(jb_buf *b);
+
+/* ------------------------------------------------------------------ jobs */
+
+/* A job snapshot. `mem` holds the posting; the string pointers point into
+ * `strs`, which holds copies with terminating NULs (the posting's strings
+ * are not NUL-terminated). */
+struct jb_job {
+  char uuid[JB_UUID_STRLEN];
+  char owner[JB_WHO_MAX + 1];
+  bool claimed;
+  jb_priority priority;
+  uint64_t sequence;
+  int64_t created_us;
+  int64_t modified_us;
+  const char *name;
+  const char *book_name; /* NULL when none */
+  const char *book_uuid;
+  jb_buf posting;        /* the posting bytes as stored */
+  jb_buf details;        /* the details map, re-encoded */
+  jb_buf strs;           /* name, book name, book uuid, NUL-terminated */
+};
+
+/* What the store hands to jb__job_load: the raw parts of one job. */
+typedef struct {
+  const uint8_t *uuid;     /* 16 bytes */
+  jb_priority priority;
+  uint64_t sequence;
+  int64_t modified_us;
+  const char *owner;       /* NULL when unclaimed; not NUL-terminated */
+  size_t owner_len;
+  const void *posting;
+  size_t posting_len;
+} jb_job_raw;
+
+/* Copy `raw` into `job` (reusing its buffers) and decode its posting.
+ * Returns JB_OK, JB_ENOMEM, or JB_ECORRUPT with a message naming the job
+ * and the reason. */
+int jb__job_load(jb_job *job, const jb_job_raw *raw);
+void jb__job_clear(jb_job *job); /* free the buffers, not the struct */
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * job.c - job snapshots: loading from the store's raw parts, accessors.
+ */
+#include "internal.h"
+#include "posting.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int jb__job_load(jb_job *job, const jb_job_raw *raw) {
+  char text[JB_UUID_STRLEN];
+  char why[200];
+  jb__uuid_format(text, raw->uuid);
+  job->posting.len = 0;
+  int rc = jb__buf_append(&job->posting, raw->posting, raw->posting_len);
+  if (rc != JB_OK) return rc;
+  rc = jb__posting_decode(job, job->posting.data, job->posting.len, why,
+                          sizeof why);
+  if (rc == JB_ECORRUPT)
+    return jb__err(rc, "job %s: %s (run 'jobboard check')", text, why);
+  if (rc != JB_OK) return rc;
+  if (strcasecmp(job->uuid, text) != 0)
+    return jb__err(JB_ECORRUPT,
+                   "job %s: its posting names uuid %s (run 'jobboard check')",
+                   text, job->uuid);
+  memcpy(job->uuid, text, sizeof text);
+  if (job->sequence != raw->sequence || job->priority != raw->priority)
+    return jb__err(JB_ECORRUPT,
+                   "job %s: posting sequence/priority disagree with the "
+                   "board's index (run 'jobboard check')",
+                   text);
+  job->modified_us = raw->modified_us;
+  job->claimed = raw->owner != NULL;
+  job->owner[0] = '\0';
+  if (raw->owner) {
+    size_t n = raw->owner_len > JB_WHO_MAX ? JB_WHO_MAX : raw->owner_len;
+    memcpy(job->owner, raw->owner, n);
+    job->owner[n] = '\0';
+  }
+  return JB_OK;
+}
+
+void jb__job_clear(jb_job *job) {
+  jb__buf_free(&job->posting);
+  jb__buf_free(&job->details);
+  jb__buf_free(&job->strs);
+}
+
+void jb_job_free(jb_job *job) {
+  if (job == NULL) return;
+  jb__job_clear(job);
+  free(job);
+}
+
+const char *jb_job_uuid(const jb_job *job) { return job->uuid; }
+const char *jb_job_name(const jb_job *job) { return job->name; }
+jb_priority jb_job_priority(const jb_job *job) { return job->priority; }
+uint64_t jb_job_sequence(const jb_job *job) { return job->sequence; }
+int64_t jb_job_created(const jb_job *job) { return job->created_us; }
+int64_t jb_job_modified(const jb_job *job) { return job->modified_us; }
+jb_state jb_job_state(const jb_job *job) {
+  return job->claimed ? JB_STATE_CLAIMED : JB_STATE_UNCLAIMED;
+}
+const char *jb_job_owner(const jb_job *job) {
+  return job->claimed ? job->owner : NULL;
+}
+const char *jb_job_book_name(const jb_job *job) { return job->book_name; }
+const char *jb_job_book_uuid(const jb_job *job) { return job->book_uuid; }
+
+const void *jb_job_details(const jb_job *job, size_t *len) {
+  if (len) *len = job->details.len;
+  return job->details.data;
+}
+
+const void *jb_job_posting(const jb_job *job, size_t *len) {
+  if (len) *len = job->posting.len;
+  return job->posting.data;
+}

@@ -1,0 +1,320 @@
+/*
+ * env.c - opening a board's LMDB environment, the schema check, and the
+ * transaction wrappers that grow the map when it is full.
+ */
+#include "txn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MAP_SIZE ((size_t)64 << 20)
+#define DEFAULT_MAX_POSTING ((size_t)1 << 20)
+/* Growth doubles the map up to this step, then adds it: a board of 10 GiB
+ * does not ask for 20. */
+#define MAX_GROWTH_STEP ((size_t)1 << 30)
+/* Readers: one slot per open read transaction of any process on the host.
+ * LMDB's default of 126 is small for many worker processes with threads;
+ * 1022 costs 64 KiB of lock file. */
+#define MAX_READERS 1022
+
+int jb__store_error(int rc, const char *what) {
+  switch (rc) {
+  case MDB_CORRUPTED:
+  case MDB_PAGE_NOTFOUND:
+  case MDB_INVALID:
+  case MDB_BAD_DBI:
+  case MDB_INCOMPATIBLE:
+    return jb__err(JB_ECORRUPT, "%s: %s", what, mdb_strerror(rc));
+  case MDB_VERSION_MISMATCH:
+    return jb__err(JB_EVERSION, "%s: %s", what, mdb_strerror(rc));
+  case MDB_MAP_FULL:
+  case MDB_TXN_FULL:
+    return jb__err(JB_EFULL, "%s: %s", what, mdb_strerror(rc));
+  case MDB_READERS_FULL:
+    return jb__err(JB_EIO, "%s: too many open readers on this host (%s)",
+                   what, mdb_strerror(rc));
+  default:
+    if (rc > 0) return jb__err_errno(rc, what);
+    return jb__err(JB_EIO, "%s: %s", what, mdb_strerror(rc));
+  }
+}
+
+/* Reserve the file's blocks up to the map size. With MDB_WRITEMAP a write
+ * to a hole of the file on a full disk is a SIGBUS that kills the process;
+ * reserving first turns a full disk into a clean JB_EFULL. */
+static int reserve_file(jb_store *s, size_t size) {
+  if (!s->writemap) return JB_OK;
+  int fd;
+  int rc = mdb_env_get_fd(s->env, &fd);
+  if (rc) return jb__store_error(rc, "board file");
+  rc = posix_fallocate(fd, 0, (off_t)size);
+  if (rc == EOPNOTSUPP || rc == EINVAL) return JB_OK; /* cannot: LMDB's risk */
+  if (rc) {
+    char what[600];
+    snprintf(what, sizeof what, "cannot reserve %zu bytes for board %s", size,
+             s->path);
+    return jb__err_errno(rc, what);
+  }
+  return JB_OK;
+}
+
+/* Called with no transaction of ours open and the resize lock held
+ * exclusively. `seen` is the map size when the transaction hit the limit:
+ * if another thread grew the map meanwhile, there is nothing to do. */
+static int grow_map(jb_store *s, size_t seen) {
+  MDB_envinfo info;
+  mdb_env_info(s->env, &info);
+  if (info.me_mapsize > seen) return JB_OK;
+  size_t step = info.me_mapsize < MAX_GROWTH_STEP ? info.me_mapsize : MAX_GROWTH_STEP;
+  size_t want = info.me_mapsize + step;
+  int rc = reserve_file(s, want);
+  if (rc != JB_OK) return rc;
+  rc = mdb_env_set_mapsize(s->env, want);
+  if (rc) return jb__store_error(rc, "growing the board map");
+  return JB_OK;
+}
+
+static size_t map_size(jb_store *s) {
+  MDB_envinfo info;
+  mdb_env_info(s->env, &info);
+  return info.me_mapsize;
+}
+
+/* Another process grew the map: adopt its size (LMDB reads it from the
+ * file when given 0). */
+static int adopt_map(jb_store *s) {
+  pthread_rwlock_wrlock(&s->resize_lock);
+  int rc = mdb_env_set_mapsize(s->env, 0);
+  if (rc == 0) rc = reserve_file(s, map_size(s));
+  else rc = jb__store_error(rc, "adopting the grown board map");
+  pthread_rwlock_unlock(&s->resize_lock);
+  return rc;
+}
+
+static int run(jb_store *s, unsigned flags, jb_txn_body body, void *ctx) {
+  if (s->fork_gen != jb__fork_generation())
+    return jb__err(JB_EINVAL,
+                   "board %s: this handle was opened before fork(); open the "
+                   "board again in the child process",
+                   s->path);
+  for (int attempt = 0;; attempt++) {
+    int status = JB_OK;
+    MDB_txn *txn = NULL;
+    pthread_rwlock_rdlock(&s->resize_lock);
+    size_t seen = map_size(s);
+    int rc = mdb_txn_begin(s->env, NULL, flags, &txn);
+    if (rc == 0) {
+      rc = body(s, txn, ctx, &status);
+      if (rc == 0)
+        rc = (flags & MDB_RDONLY) ? (mdb_txn_abort(txn), 0) : mdb_txn_commit(txn);
+      else
+        mdb_txn_abort(txn);
+    }
+    pthread_rwlock_unlock(&s->resize_lock);
+    if (rc == 0) return status;
+    if (rc == MDB_MAP_RESIZED && attempt < 100) {
+      int r2 = adopt_map(s);
+      if (r2 != JB_OK) return r2;
+      continue;
+    }
+    if (rc == MDB_MAP_FULL && attempt < 100) {
+      pthread_rwlock_wrlock(&s->resize_lock);
+      int r2 = grow_map(s, seen);
+      pthread_rwlock_unlock(&s->resize_lock);
+      if (r2 != JB_OK) return r2;
+      continue;
+    }
+    if (rc < 0 && rc > -1000) return rc; /* a JB_E* code, message set */
+    char what[600];
+    snprintf(what, sizeof what, "board %s", s->path);
+    return jb__store_error(rc, what);
+  }
+}
+
+int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
+  return run(s, 0, body, ctx);
+}
+
+int jb__store_read(jb_store *s, jb_txn_body body, void *ctx) {
+  return run(s, MDB_RDONLY, body, ctx);
+}
+
+size_t jb__store_max_posting(const jb_store *s) { return s->max_posting; }
+
+/* ----------------------------------------------------------------- open */
+
+typedef struct {
+  bool create;
+  const char *path;
+} init_ctx;
+
+static int open_db(MDB_txn *txn, const char *name, unsigned flags,
+                   MDB_dbi *dbi) {
+  return mdb_dbi_open(txn, name, flags, dbi);
+}
+
+/* Open (or, on a new board, create) every table and check the schema.
+ * Runs as one write transaction, so two processes creating one board at
+ * the same moment cannot both initialise it. */
+static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  init_ctx *ctx = vctx;
+  (void)status;
+  int rc = open_db(txn, JB_DB_META, 0, &s->meta);
+  if (rc == MDB_NOTFOUND) {
+    MDB_dbi main;
+    MDB_stat st;
+    if ((rc = mdb_dbi_open(txn, NULL, 0, &main)) != 0) return rc;
+    if ((rc = mdb_stat(txn, main, &st)) != 0) return rc;
+    if (st.ms_entries != 0)
+      return jb__err(JB_ECORRUPT,
+                     "%s holds an LMDB environment that is not a jobboard "
+                     "board",
+                     ctx->path);
+    if (!ctx->create)
+      return jb__err(JB_ENOTFOUND, "no board in %s (its data file is empty)",
+                     ctx->path);
+    if ((rc = open_db(txn, JB_DB_META, MDB_CREATE, &s->meta)) != 0) return rc;
+    uint32_t schema = JB_SCHEMA_VERSION;
+    jb_counters c = {1, 1};
+    uint8_t id[16];
+    if ((rc = jb__uuid_generate(id)) != JB_OK) return rc;
+    MDB_val k, v;
+    k = (MDB_val){6, "schema"}, v = (MDB_val){sizeof schema, &schema};
+    if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
+    k = (MDB_val){8, "counters"}, v = (MDB_val){sizeof c, &c};
+    if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
+    k = (MDB_val){8, "board_id"}, v = (MDB_val){16, id};
+    if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
+  } else if (rc != 0) {
+    return rc;
+  } else {
+    MDB_val k = {6, "schema"}, v;
+    uint32_t schema = 0;
+    rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == 0 && v.mv_size == sizeof schema) memcpy(&schema, v.mv_data, sizeof schema);
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    if (schema == 0)
+      return jb__err(JB_ECORRUPT,
+                     "%s is not a jobboard board (no schema version)", ctx->path);
+    if (schema > JB_SCHEMA_VERSION)
+      return jb__err(JB_EVERSION,
+                     "board %s has schema %u, but this jobboard (%s) reads "
+                     "schema %u at most: upgrade jobboard",
+                     ctx->path, schema, JOBBOARD_VERSION_STRING,
+                     JB_SCHEMA_VERSION);
+  }
+  if ((rc = open_db(txn, JB_DB_JOBS, MDB_CREATE, &s->jobs)) ||
+      (rc = open_db(txn, JB_DB_UUIDS, MDB_CREATE, &s->uuids)) ||
+      (rc = open_db(txn, JB_DB_READY, MDB_CREATE, &s->ready)) ||
+      (rc = open_db(txn, JB_DB_CLAIMS, MDB_CREATE, &s->claims)) ||
+      (rc = open_db(txn, JB_DB_TRASH, MDB_CREATE, &s->trash)) ||
+      (rc = open_db(txn, JB_DB_LOG, MDB_CREATE, &s->log)) ||
+      (rc = open_db(txn, JB_DB_QUARANTINE, MDB_CREATE, &s->quarantine)))
+    return rc;
+  return JB_OK;
+}
+
+static int check_dir(const char *path, bool create) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno != ENOENT) {
+      char what[600];
+      snprintf(what, sizeof what, "board directory %s", path);
+      return jb__err_errno(errno, what);
+    }
+    if (!create)
+      return jb__err(JB_ENOTFOUND, "board directory %s does not exist", path);
+    if (mkdir(path, 0775) != 0 && errno != EEXIST) {
+      char what[600];
+      snprintf(what, sizeof what, "cannot create board directory %s", path);
+      return jb__err_errno(errno, what);
+    }
+    if (stat(path, &st) != 0) return jb__err_errno(errno, path);
+  }
+  if (!S_ISDIR(st.st_mode))
+    return jb__err(JB_EINVAL, "board path %s is not a directory", path);
+  if (!create) {
+    char data[4096];
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    if (access(data, F_OK) != 0)
+      return jb__err(JB_ENOTFOUND, "no board in %s (no data.mdb)", path);
+  }
+  return JB_OK;
+}
+
+int jb__store_open(jb_store **out, const char *path,
+                   const jb_board_options *o) {
+  *out = NULL;
+  bool create = (o->flags & JB_OPEN_CREATE) != 0;
+  int rc = check_dir(path, create);
+  if (rc != JB_OK) return rc;
+
+  jb_store *s = calloc(1, sizeof *s);
+  if (s == NULL || (s->path = strdup(path)) == NULL) {
+    free(s);
+    return jb__err(JB_ENOMEM, "out of memory opening board %s", path);
+  }
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init(&attr);
+  pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&s->resize_lock, &attr);
+  pthread_rwlockattr_destroy(&attr);
+  s->fork_gen = jb__fork_generation();
+  s->max_posting = o->max_posting ? o->max_posting : DEFAULT_MAX_POSTING;
+
+  unsigned flags = MDB_NOTLS;
+  switch (o->durability) {
+  case JB_DURABILITY_FULL: break;
+  case JB_DURABILITY_NORMAL: flags |= MDB_NOMETASYNC; break;
+  case JB_DURABILITY_NONE: flags |= MDB_WRITEMAP | MDB_NOSYNC; break;
+  }
+  s->writemap = (flags & MDB_WRITEMAP) != 0;
+
+  char what[600];
+  snprintf(what, sizeof what, "board %s", path);
+  if ((rc = mdb_env_create(&s->env)) != 0) {
+    s->env = NULL;
+    rc = jb__store_error(rc, what);
+    goto fail;
+  }
+  if ((rc = mdb_env_set_maxdbs(s->env, 16)) ||
+      (rc = mdb_env_set_maxreaders(s->env, MAX_READERS)) ||
+      (rc = mdb_env_set_mapsize(s->env, o->map_size ? o->map_size : DEFAULT_MAP_SIZE))) {
+    rc = jb__store_error(rc, what);
+    goto fail;
+  }
+  rc = mdb_env_open(s->env, path, flags, 0664);
+  if (rc == MDB_INVALID) {
+    rc = jb__err(JB_ECORRUPT, "%s/data.mdb is not an LMDB file: not a board",
+                 path);
+    goto fail;
+  }
+  if (rc) {
+    rc = jb__store_error(rc, what);
+    goto fail;
+  }
+  int dead = 0;
+  mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
+  if ((rc = reserve_file(s, map_size(s))) != JB_OK) goto fail;
+  init_ctx ctx = {create, path};
+  rc = jb__store_write(s, init_body, &ctx);
+  if (rc != JB_OK) goto fail;
+  *out = s;
+  return JB_OK;
+fail:
+  jb__store_close(s);
+  return rc;
+}
+
+void jb__store_close(jb_store *s) {
+  if (s == NULL) return;
+  if (s->env) mdb_env_close(s->env);
+  pthread_rwlock_destroy(&s->resize_lock);
+  free(s->path);
+  free(s);
+}

@@ -1,0 +1,203 @@
+/*
+ * store.h - the LMDB schema and the transactions of a board.
+ *
+ * One environment per board directory, named databases ("tables"):
+ *
+ *   meta     "schema"   -> u32 (JB_SCHEMA_VERSION)
+ *            "counters" -> jb_counters: next job sequence, next log sequence
+ *            "board_id" -> 16 bytes, random at creation
+ *   jobs     jobkey -> jb_jobhdr + posting bytes
+ *   uuids    uuid (16 bytes) -> jobkey
+ *   ready    jobkey -> jb_readyrec (uuid, modified time): unclaimed jobs
+ *   claims   jobkey -> jb_claimrec + owner bytes: claimed jobs
+ *   trash    uuid -> jb_trashrec + owner bytes + posting bytes
+ *   log      log sequence (u64 big-endian) -> jb_eventrec + owner bytes
+ *   quarantine  table byte + original key -> jb_quarrec + reason + value
+ *
+ * A jobkey is 9 bytes: the priority's rank (0 = VERY_HIGH .. 4 = VERY_LOW)
+ * and then the job sequence as big-endian u64. LMDB sorts keys bytewise, so
+ * walking `jobs` or `ready` in key order IS the listing order (priority,
+ * then oldest first); no sort and no second ordering index is needed.
+ * (DESIGN section 4 keys `jobs` by uuid. We key it by jobkey instead so a
+ * listing is one cursor walk that can resume from the last key it saw; the
+ * cost is the small `uuids` index for lookups by uuid.)
+ *
+ * Invariants (verified by jb__store_check):
+ *  - every job is in exactly one of `ready` and `claims`;
+ *  - `uuids` maps each job's uuid to its jobkey, and has no other entries;
+ *  - every job's sequence is below counters.next_seq; every log key is
+ *    below counters.next_log;
+ *  - every posting decodes, and names the uuid, priority and sequence that
+ *    its keys say.
+ * The posting bytes are immutable once written. The modified time lives in
+ * the ready record (post / abandon time) or the claim record (claim time),
+ * so no operation rewrites a posting.
+ *
+ * Every operation is one write transaction that touches only LMDB: callers
+ * encode postings and take the time before it starts.
+ *
+ * Records are little-endian fixed-layout structs (a board is a host's
+ * local file; it is not moved between architectures) with a format byte
+ * first so later schemas can tell them apart.
+ */
+#ifndef JOBBOARD_STORE_H
+#define JOBBOARD_STORE_H
+
+#include "core/internal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define JB_SCHEMA_VERSION 1u
+#define JB_JOBKEY_LEN 9
+
+/* Names of the LMDB databases, as stored in the environment. */
+#define JB_DB_META "meta"
+#define JB_DB_JOBS "jobs"
+#define JB_DB_UUIDS "uuids"
+#define JB_DB_READY "ready"
+#define JB_DB_CLAIMS "claims"
+#define JB_DB_TRASH "trash"
+#define JB_DB_LOG "log"
+#define JB_DB_QUARANTINE "quarantine"
+
+/* Change-log event types (the `log` table). */
+enum {
+  JB_EV_POSTED = 1,
+  JB_EV_CLAIMED = 2,
+  JB_EV_ABANDONED = 3,
+  JB_EV_CONSUMED = 4,
+  JB_EV_TRASHED = 5,
+};
+
+/* The log keeps at most this many events; each write trims a bounded
+ * number of the oldest (the events issue adds readers' cursors). */
+#define JB_LOG_KEEP 100000u
+
+typedef struct {
+  uint64_t next_seq; /* next job sequence (first is 1) */
+  uint64_t next_log; /* next change-log sequence (first is 1) */
+} jb_counters;
+
+typedef struct {
+  uint8_t format;   /* 1 */
+  uint8_t priority; /* jb_priority */
+  uint8_t pad[6];
+  int64_t posted_us;
+  uint8_t uuid[16];
+} jb_jobhdr; /* followed by the posting */
+
+typedef struct {
+  uint8_t uuid[16];
+  int64_t modified_us;
+} jb_readyrec;
+
+typedef struct {
+  uint8_t format; /* 1 */
+  uint8_t pad;
+  uint16_t owner_len;
+  uint32_t pad2;
+  int64_t claimed_us;
+} jb_claimrec; /* followed by the owner's bytes */
+
+typedef struct {
+  uint8_t format; /* 1 */
+  uint8_t pad;
+  uint16_t owner_len;
+  uint32_t posting_len;
+  int64_t trashed_us;
+  uint8_t jobkey[JB_JOBKEY_LEN];
+  uint8_t pad3[7];
+} jb_trashrec; /* followed by the owner's bytes, then the posting */
+
+typedef struct {
+  uint8_t type; /* JB_EV_* */
+  uint8_t priority;
+  uint16_t owner_len;
+  uint32_t pad;
+  int64_t time_us;
+  uint64_t job_seq;
+  uint8_t uuid[16];
+} jb_eventrec; /* followed by the owner's bytes (if any) */
+
+typedef struct {
+  int64_t quarantined_us;
+  uint16_t reason_len;
+  uint8_t pad[6];
+} jb_quarrec; /* followed by the reason, then the original value */
+
+/* ------------------------------------------------------------ interface */
+
+typedef struct jb_store jb_store;
+
+int jb__store_open(jb_store **out, const char *path,
+                   const jb_board_options *opts);
+void jb__store_close(jb_store *s);
+size_t jb__store_max_posting(const jb_store *s);
+
+typedef struct {
+  uint8_t uuid[16];
+  jb_priority priority;
+  const uint8_t *prefix; /* posting up to the "sequence" key (posting.h) */
+  size_t prefix_len;
+} jb_store_post;
+
+/* Write n postings in one transaction, all or none. */
+int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
+                   int64_t now_us);
+
+int jb__store_claim(jb_store *s, const uint8_t uuid[16], const char *who,
+                    size_t who_len, int64_t now_us);
+
+/* Claim the first ready job. If `job` is not NULL it receives a snapshot
+ * (decoded after the commit). */
+int jb__store_claim_next(jb_store *s, uint8_t uuid_out[16], jb_job *job,
+                         const char *who, size_t who_len, int64_t now_us);
+
+typedef enum {
+  JB_RELEASE_ABANDON,
+  JB_RELEASE_CONSUME,
+  JB_RELEASE_TRASH,
+} jb_release;
+
+int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
+                      const char *who, size_t who_len, int64_t now_us);
+
+int jb__store_get(jb_store *s, const uint8_t uuid[16], jb_job *job);
+
+/* owner[0] = '\0' when unclaimed; *state COMPLETE when not on the board. */
+int jb__store_owner(jb_store *s, const uint8_t uuid[16],
+                    char owner[JB_WHO_MAX + 1], jb_state *state);
+
+int jb__store_count(jb_store *s, size_t *out, unsigned flags);
+
+/* One job of a scan batch: offsets point into the batch's byte buffer. */
+typedef struct {
+  uint8_t key[JB_JOBKEY_LEN];
+  uint8_t uuid[16];
+  int64_t modified_us;
+  bool claimed;
+  size_t owner_off, owner_len;
+  size_t posting_off, posting_len;
+} jb_store_item;
+
+/* Read up to `max` jobs in listing order after jobkey `after` (NULL: from
+ * the start), only ready ones with JB_ONLY_UNCLAIMED, in one short read
+ * transaction. Bytes are copied to `bytes` (reset first). */
+int jb__store_scan(jb_store *s, unsigned flags,
+                   const uint8_t after[JB_JOBKEY_LEN], jb_store_item *items,
+                   size_t max, jb_buf *bytes, size_t *n_out);
+
+/* Verify the invariants above (and move undecodable postings to
+ * quarantine). Lines of the report are appended to `report`, each
+ * NUL-terminated. */
+int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report);
+
+/* -------------------------------------------------- inside store/ only */
+
+/* Encode / decode a jobkey. */
+void jb__jobkey(uint8_t key[JB_JOBKEY_LEN], jb_priority p, uint64_t seq);
+jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]);
+uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]);
+
+#endif

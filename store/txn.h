@@ -1,0 +1,45 @@
+/*
+ * txn.h - transactions inside store/: the handle and the wrappers that
+ * retry after the map grows (here or in another process).
+ */
+#ifndef JOBBOARD_STORE_TXN_H
+#define JOBBOARD_STORE_TXN_H
+
+#include "store.h"
+
+#include <lmdb.h>
+#include <pthread.h>
+
+struct jb_store {
+  MDB_env *env;
+  MDB_dbi meta, jobs, uuids, ready, claims, trash, log, quarantine;
+  /*
+   * Resizing the map is safe only while no transaction of this process is
+   * open (LMDB's rule). Every transaction holds this lock shared; growing
+   * the map holds it exclusive. Writer-preferring, so a grower is not
+   * starved by a stream of readers. A thread never takes it twice.
+   */
+  pthread_rwlock_t resize_lock;
+  bool writemap;   /* durability none: the file must be preallocated */
+  size_t max_posting;
+  unsigned fork_gen; /* jb__fork_generation() at open */
+  char *path;
+};
+
+/*
+ * A transaction body. It returns JB_OK to commit, a JB_E* code (message
+ * set) to abort, or an LMDB / errno code that the wrapper translates
+ * (MDB_MAP_FULL makes the wrapper grow the map and run the body again, so
+ * a body must not keep effects outside the transaction: it may run more
+ * than once). `*status` (JB_OK on entry) is returned after a successful
+ * commit: a body can commit and still report, say, JB_ECLAIMED.
+ */
+typedef int (*jb_txn_body)(jb_store *s, MDB_txn *txn, void *ctx, int *status);
+
+int jb__store_write(jb_store *s, jb_txn_body body, void *ctx);
+int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);
+
+/* Translate an LMDB or errno code into a JB_E* code with a message. */
+int jb__store_error(int rc, const char *what);
+
+#endif
