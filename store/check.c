@@ -67,7 +67,7 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
 }
 
 static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
-                      const jb_counters *c) {
+                      uint64_t next_seq) {
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, s->jobs, &cur);
   if (rc) return rc;
@@ -109,10 +109,10 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       break;
     }
     ctx->st->jobs++;
-    if (jb__jobkey_seq(k.mv_data) >= c->next_seq)
+    if (jb__jobkey_seq(k.mv_data) >= next_seq)
       note(ctx, true, "job %s: sequence %llu is not below the board's next "
            "sequence %llu", ut, (unsigned long long)jb__jobkey_seq(k.mv_data),
-           (unsigned long long)c->next_seq);
+           (unsigned long long)next_seq);
     MDB_val uk = {16, h.uuid}, uv;
     int u = mdb_get(txn, s->uuids, &uk, &uv);
     if (u != 0 || uv.mv_size != JB_JOBKEY_LEN ||
@@ -178,24 +178,20 @@ static int check_uuids(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int check_log(jb_store *s, MDB_txn *txn, check_ctx *ctx,
-                     const jb_counters *c) {
-  MDB_stat st;
-  int rc = mdb_stat(txn, s->log, &st);
-  if (rc) return rc;
-  ctx->st->log_events = st.ms_entries;
+static int check_log(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
   MDB_cursor *cur;
-  if ((rc = mdb_cursor_open(txn, s->log, &cur))) return rc;
+  int rc = mdb_cursor_open(txn, s->log, &cur);
+  if (rc) return rc;
   MDB_val k, v;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  if (rc == 0) {
-    uint64_t last = 0;
-    for (size_t i = 0; i < k.mv_size && i < 8; i++)
-      last = last << 8 | ((uint8_t *)k.mv_data)[i];
-    if (k.mv_size != 8 || last >= c->next_log)
-      note(ctx, true, "log: last event %llu is not below the next log "
-           "sequence %llu", (unsigned long long)last,
-           (unsigned long long)c->next_log);
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    ctx->st->log_events++;
+    jb_eventrec ev;
+    if (k.mv_size != 8 || v.mv_size < sizeof ev ||
+        (memcpy(&ev, v.mv_data, sizeof ev),
+         v.mv_size != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
+             ev.type > JB_EV_TRASHED))
+      note(ctx, true, "log: event %zu is malformed", ctx->st->log_events);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -226,16 +222,16 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   /* The body may run again after the map grows: start from zero. */
   memset(ctx->st, 0, sizeof *ctx->st);
   ctx->report->len = 0;
-  jb_counters c;
-  MDB_val ck = {8, "counters"}, cv;
+  uint64_t next_seq;
+  MDB_val ck = {8, "next_seq"}, cv;
   int rc = mdb_get(txn, s->meta, &ck, &cv);
   if (rc) return rc;
-  if (cv.mv_size != sizeof c) {
-    note(ctx, true, "meta: counters record has %zu bytes", cv.mv_size);
+  if (cv.mv_size != sizeof next_seq) {
+    note(ctx, true, "meta: next_seq record has %zu bytes", cv.mv_size);
     return 0;
   }
-  memcpy(&c, cv.mv_data, sizeof c);
-  if ((rc = check_jobs(s, txn, ctx, &c))) return rc;
+  memcpy(&next_seq, cv.mv_data, sizeof next_seq);
+  if ((rc = check_jobs(s, txn, ctx, next_seq))) return rc;
   if ((rc = check_index(s, txn, ctx, s->ready, "ready", &ctx->st->ready))) return rc;
   if ((rc = check_index(s, txn, ctx, s->claims, "claims", &ctx->st->claimed))) return rc;
   if ((rc = check_uuids(s, txn, ctx))) return rc;
@@ -248,7 +244,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
          ctx->st->ready, ctx->st->claimed, ctx->st->jobs);
   if ((rc = mdb_stat(txn, s->trash, &st))) return rc;
   ctx->st->trashed = st.ms_entries;
-  if ((rc = check_log(s, txn, ctx, &c))) return rc;
+  if ((rc = check_log(s, txn, ctx))) return rc;
   return check_quarantine(s, txn, ctx);
 }
 

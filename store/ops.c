@@ -25,51 +25,72 @@ uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
   return v;
 }
 
-static int get_counters(jb_store *s, MDB_txn *txn, jb_counters *c) {
-  MDB_val k = {8, "counters"}, v;
+static int get_next_seq(jb_store *s, MDB_txn *txn, uint64_t *next) {
+  MDB_val k = {8, "next_seq"}, v;
   int rc = mdb_get(txn, s->meta, &k, &v);
   if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  if (v.mv_size != sizeof *c) return MDB_CORRUPTED;
-  memcpy(c, v.mv_data, sizeof *c);
+  if (v.mv_size != sizeof *next) return MDB_CORRUPTED;
+  memcpy(next, v.mv_data, sizeof *next);
   return 0;
 }
 
-static int put_counters(jb_store *s, MDB_txn *txn, const jb_counters *c) {
-  MDB_val k = {8, "counters"}, v = {sizeof *c, (void *)c};
+static int put_next_seq(jb_store *s, MDB_txn *txn, uint64_t next) {
+  MDB_val k = {8, "next_seq"}, v = {sizeof next, &next};
   return mdb_put(txn, s->meta, &k, &v, 0);
 }
 
-/* Append one event to the change log, and trim the oldest events beyond
- * JB_LOG_KEEP. At most two are trimmed per event appended, so a write never
- * does unbounded work and the log converges back under its bound. */
-static int log_event(jb_store *s, MDB_txn *txn, jb_counters *c, int type,
+/*
+ * Append one event to the change log. Its sequence is the last event's
+ * plus one: trimming removes the oldest events only and always keeps
+ * JB_LOG_KEEP of them, so the last event is never removed and log
+ * sequences never repeat (and no counter has to be written per event).
+ *
+ * Trimming is batched: once the log holds JB_LOG_TRIM events more than it
+ * keeps, one write deletes that many from the front. A write never does
+ * more than JB_LOG_TRIM deletes, and one cursor descent serves them all.
+ */
+static int log_event(jb_store *s, MDB_txn *txn, int type,
                      const uint8_t uuid[16], const uint8_t jobkey[JB_JOBKEY_LEN],
                      const char *who, size_t who_len, int64_t now_us) {
-  uint8_t key[8];
-  uint64_t seq = c->next_log++;
-  for (int i = 0; i < 8; i++) key[i] = (uint8_t)(seq >> (56 - 8 * i));
-  MDB_val k = {8, key}, v = {sizeof(jb_eventrec) + who_len, NULL};
-  int rc = mdb_put(txn, s->log, &k, &v, MDB_APPEND | MDB_RESERVE);
-  if (rc) return rc;
-  jb_eventrec ev = {.type = (uint8_t)type,
-                    .priority = (uint8_t)jb__jobkey_priority(jobkey),
-                    .owner_len = (uint16_t)who_len,
-                    .time_us = now_us,
-                    .job_seq = jb__jobkey_seq(jobkey)};
-  memcpy(ev.uuid, uuid, 16);
-  memcpy(v.mv_data, &ev, sizeof ev);
-  if (who_len) memcpy((uint8_t *)v.mv_data + sizeof ev, who, who_len);
-
-  MDB_stat st;
-  if ((rc = mdb_stat(txn, s->log, &st)) != 0) return rc;
-  if (st.ms_entries <= JB_LOG_KEEP) return 0;
   MDB_cursor *cur;
-  if ((rc = mdb_cursor_open(txn, s->log, &cur)) != 0) return rc;
-  size_t excess = st.ms_entries - JB_LOG_KEEP;
-  for (size_t i = 0; i < excess && i < 2 && rc == 0; i++) {
-    MDB_val ck, cv;
-    rc = mdb_cursor_get(cur, &ck, &cv, MDB_FIRST);
-    if (rc == 0) rc = mdb_cursor_del(cur, 0);
+  int rc = mdb_cursor_open(txn, s->log, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  uint64_t seq = 1;
+  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  if (rc == 0 && k.mv_size == 8) {
+    seq = 0;
+    for (int i = 0; i < 8; i++) seq = seq << 8 | ((uint8_t *)k.mv_data)[i];
+    seq++;
+  } else if (rc == 0) {
+    rc = MDB_CORRUPTED;
+  } else if (rc == MDB_NOTFOUND) {
+    rc = 0;
+  }
+  uint8_t key[8];
+  for (int i = 0; i < 8; i++) key[i] = (uint8_t)(seq >> (56 - 8 * i));
+  k = (MDB_val){8, key};
+  v = (MDB_val){sizeof(jb_eventrec) + who_len, NULL};
+  if (rc == 0) rc = mdb_cursor_put(cur, &k, &v, MDB_APPEND | MDB_RESERVE);
+  if (rc == 0) {
+    jb_eventrec ev = {.type = (uint8_t)type,
+                      .priority = (uint8_t)jb__jobkey_priority(jobkey),
+                      .owner_len = (uint16_t)who_len,
+                      .time_us = now_us,
+                      .job_seq = jb__jobkey_seq(jobkey)};
+    memcpy(ev.uuid, uuid, 16);
+    memcpy(v.mv_data, &ev, sizeof ev);
+    if (who_len) memcpy((uint8_t *)v.mv_data + sizeof ev, who, who_len);
+  }
+  MDB_stat st;
+  if (rc == 0) rc = mdb_stat(txn, s->log, &st);
+  if (rc == 0 && st.ms_entries >= JB_LOG_KEEP + JB_LOG_TRIM) {
+    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    for (size_t i = 0; rc == 0 && i < JB_LOG_TRIM; i++) {
+      rc = mdb_cursor_del(cur, 0);
+      if (rc == 0 && i + 1 < JB_LOG_TRIM)
+        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+    }
   }
   mdb_cursor_close(cur);
   return rc;
@@ -136,12 +157,12 @@ typedef struct {
 static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   post_ctx *ctx = vctx;
   (void)status;
-  jb_counters c;
-  int rc = get_counters(s, txn, &c);
+  uint64_t next_seq;
+  int rc = get_next_seq(s, txn, &next_seq);
   for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
     const jb_store_post *p = &ctx->posts[i];
     uint8_t jobkey[JB_JOBKEY_LEN], seqbuf[JB_SEQ_MAXLEN];
-    uint64_t seq = c.next_seq++;
+    uint64_t seq = next_seq++;
     size_t seqlen = jb__posting_seq(seqbuf, seq);
     jb__jobkey(jobkey, p->priority, seq);
 
@@ -169,10 +190,10 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     memcpy(r.uuid, p->uuid, 16);
     v = (MDB_val){sizeof r, &r};
     if ((rc = mdb_put(txn, s->ready, &k, &v, 0)) != 0) return rc;
-    rc = log_event(s, txn, &c, JB_EV_POSTED, p->uuid, jobkey, NULL, 0,
+    rc = log_event(s, txn, JB_EV_POSTED, p->uuid, jobkey, NULL, 0,
                    ctx->now_us);
   }
-  if (rc == 0) rc = put_counters(s, txn, &c);
+  if (rc == 0) rc = put_next_seq(s, txn, next_seq);
   return rc;
 }
 
@@ -221,11 +242,8 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
   if ((rc = put_claim(s, txn, jobkey, ctx->who, ctx->who_len, ctx->now_us)))
     return rc;
-  jb_counters c;
-  if ((rc = get_counters(s, txn, &c))) return rc;
-  rc = log_event(s, txn, &c, JB_EV_CLAIMED, ctx->uuid, jobkey, ctx->who,
-                 ctx->who_len, ctx->now_us);
-  return rc ? rc : put_counters(s, txn, &c);
+  return log_event(s, txn, JB_EV_CLAIMED, ctx->uuid, jobkey, ctx->who,
+                   ctx->who_len, ctx->now_us);
 }
 
 int jb__store_claim(jb_store *s, const uint8_t uuid[16], const char *who,
@@ -258,12 +276,9 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   if (rc) return rc;
   if ((rc = put_claim(s, txn, jobkey, ctx->who, ctx->who_len, ctx->now_us)))
     return rc;
-  jb_counters c;
-  if ((rc = get_counters(s, txn, &c))) return rc;
-  if ((rc = log_event(s, txn, &c, JB_EV_CLAIMED, ctx->uuid_out, jobkey,
+  if ((rc = log_event(s, txn, JB_EV_CLAIMED, ctx->uuid_out, jobkey,
                       ctx->who, ctx->who_len, ctx->now_us)))
     return rc;
-  if ((rc = put_counters(s, txn, &c))) return rc;
   if (ctx->job) {
     /* Copy the posting out now; decode it after the commit, outside the
      * writer lock. */
@@ -377,11 +392,8 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     MDB_val uk = {16, (void *)ctx->uuid};
     if ((rc = mdb_del(txn, s->uuids, &uk, NULL))) return rc;
   }
-  jb_counters c;
-  if ((rc = get_counters(s, txn, &c))) return rc;
-  rc = log_event(s, txn, &c, event, ctx->uuid, jobkey, ctx->who, ctx->who_len,
-                 ctx->now_us);
-  return rc ? rc : put_counters(s, txn, &c);
+  return log_event(s, txn, event, ctx->uuid, jobkey, ctx->who, ctx->who_len,
+                   ctx->now_us);
 }
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],

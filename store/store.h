@@ -4,7 +4,7 @@
  * One environment per board directory, named databases ("tables"):
  *
  *   meta     "schema"   -> u32 (JB_SCHEMA_VERSION)
- *            "counters" -> jb_counters: next job sequence, next log sequence
+ *            "next_seq" -> u64: the next job sequence (written by posts only)
  *            "board_id" -> 16 bytes, random at creation
  *   jobs     jobkey -> jb_jobhdr + posting bytes
  *   uuids    uuid (16 bytes) -> jobkey
@@ -25,8 +25,9 @@
  * Invariants (verified by jb__store_check):
  *  - every job is in exactly one of `ready` and `claims`;
  *  - `uuids` maps each job's uuid to its jobkey, and has no other entries;
- *  - every job's sequence is below counters.next_seq; every log key is
- *    below counters.next_log;
+ *  - every job's sequence is below meta next_seq; log keys are 8 bytes
+ *    and the log is never trimmed to empty (its last key gives the next
+ *    event's sequence);
  *  - every posting decodes, and names the uuid, priority and sequence that
  *    its keys say.
  * The posting bytes are immutable once written. The modified time lives in
@@ -70,14 +71,11 @@ enum {
   JB_EV_TRASHED = 5,
 };
 
-/* The log keeps at most this many events; each write trims a bounded
- * number of the oldest (the events issue adds readers' cursors). */
+/* The log keeps at least JB_LOG_KEEP events and fewer than JB_LOG_KEEP +
+ * JB_LOG_TRIM; a write that reaches the upper bound deletes JB_LOG_TRIM of
+ * the oldest (the events issue adds readers' cursors to this rule). */
 #define JB_LOG_KEEP 100000u
-
-typedef struct {
-  uint64_t next_seq; /* next job sequence (first is 1) */
-  uint64_t next_log; /* next change-log sequence (first is 1) */
-} jb_counters;
+#define JB_LOG_TRIM 64u
 
 typedef struct {
   uint8_t format;   /* 1 */
