@@ -1,0 +1,49 @@
+#!/bin/sh
+# quickstart.sh - set up, build, and then run the demo or every test.
+#
+#   sh scripts/quickstart.sh demo    # install what is missing, build, run the demo
+#   sh scripts/quickstart.sh test    # install what is missing, build, run all tests
+#
+# Needs Debian 12 (or later) and root for apt-get, unless every package
+# below is already installed. Builds in the source tree with warnings as
+# errors.
+set -eu
+mode=${1:-}
+case "$mode" in
+  demo|test) ;;
+  *) echo "usage: sh scripts/quickstart.sh demo|test" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/.."
+
+packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
+  libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+    missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "quickstart: installing$missing"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "quickstart: run as root (apt-get is needed for:$missing)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+  ./autogen.sh
+fi
+if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
+  ./configure --enable-werror --quiet
+fi
+make -s -j"$jobs"
+if [ "$mode" = demo ]; then
+  exec ./jobboard demo
+else
+  exec make -s -j"$jobs" check
+fi
