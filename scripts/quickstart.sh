@@ -44,6 +44,11 @@ fi
 make -s -j"$jobs"
 if [ "$mode" = demo ]; then
   exec ./jobboard demo
-else
-  exec make -s -j"$jobs" check
+elif ! make -s -j"$jobs" check; then
+  echo "quickstart: tests failed; the log of each failing test follows" >&2
+  for log in tests/*.log; do
+    grep -qE '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null &&
+      { echo "--- $log"; tail -60 "$log"; } >&2
+  done
+  exit 1
 fi

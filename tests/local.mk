@@ -1,6 +1,44 @@
 # tests/: cmocka tests (unit and integration) and shell tests of the CLI.
 # (JB_TEST_* names: automake reads any X_LDADD as the LDADD of a program "X".)
+#
+# Each cmocka program is one area (api, bad input, ordering, storage,
+# processes racing, kill -9 torture, threads); tests/helpers.c gives them a
+# fresh board directory per test and forked children under a deadline.
 if ENABLE_TESTS
 JB_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 JB_TEST_LIBS = libjbcore.la $(CMOCKA_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
+JB_TEST_HELPERS = tests/helpers.h tests/helpers.c
+
+check_PROGRAMS += tests/test_api tests/test_badinput tests/test_order \
+	tests/test_store tests/test_race tests/test_torture tests/test_threads
+TESTS += tests/test_api tests/test_badinput tests/test_order \
+	tests/test_store tests/test_race tests/test_torture tests/test_threads
+
+tests_test_api_SOURCES = tests/test_api.c $(JB_TEST_HELPERS)
+tests_test_api_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_api_LDADD = $(JB_TEST_LIBS)
+
+tests_test_badinput_SOURCES = tests/test_badinput.c $(JB_TEST_HELPERS)
+tests_test_badinput_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_badinput_LDADD = $(JB_TEST_LIBS)
+
+tests_test_order_SOURCES = tests/test_order.c $(JB_TEST_HELPERS)
+tests_test_order_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_order_LDADD = $(JB_TEST_LIBS)
+
+tests_test_store_SOURCES = tests/test_store.c $(JB_TEST_HELPERS)
+tests_test_store_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_store_LDADD = $(JB_TEST_LIBS)
+
+tests_test_race_SOURCES = tests/test_race.c $(JB_TEST_HELPERS)
+tests_test_race_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_race_LDADD = $(JB_TEST_LIBS)
+
+tests_test_torture_SOURCES = tests/test_torture.c $(JB_TEST_HELPERS)
+tests_test_torture_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_torture_LDADD = $(JB_TEST_LIBS)
+
+tests_test_threads_SOURCES = tests/test_threads.c $(JB_TEST_HELPERS)
+tests_test_threads_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_threads_LDADD = $(JB_TEST_LIBS)
 endif
