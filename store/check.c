@@ -36,14 +36,22 @@ static void key_text(char *out, const uint8_t key[JB_JOBKEY_LEN]) {
           (unsigned long long)jb__jobkey_seq(key));
 }
 
-/* Move jobs[key] (value v) to quarantine with `why`, and drop every index
- * entry that points at it. */
+/* Does index `dbi` hold `jobkey` for job `uuid`? (Both record types
+ * start with the uuid.) */
+static bool index_names(MDB_txn *txn, MDB_dbi dbi, const uint8_t *jobkey,
+                        const uint8_t uuid[16], size_t minsize) {
+  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v;
+  return mdb_get(txn, dbi, &k, &v) == 0 && v.mv_size >= minsize &&
+         memcmp(v.mv_data, uuid, 16) == 0;
+}
+
+/* Move jobs[uuid] (value v) to quarantine with `why`, and drop the index
+ * entries that point at it. The cursor moves to the next job. */
 static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
-                          const MDB_val *k, const MDB_val *v, const char *why,
-                          const uint8_t *uuid) {
-  uint8_t qkey[1 + JB_JOBKEY_LEN];
+                          const MDB_val *k, const MDB_val *v, const char *why) {
+  uint8_t qkey[1 + 16];
   qkey[0] = 'j';
-  memcpy(qkey + 1, k->mv_data, JB_JOBKEY_LEN);
+  memcpy(qkey + 1, k->mv_data, 16);
   size_t wlen = strlen(why);
   MDB_val qk = {sizeof qkey, qkey};
   MDB_val qv = {sizeof(jb_quarrec) + wlen + v->mv_size, NULL};
@@ -54,14 +62,14 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
   memcpy(d, &q, sizeof q);
   memcpy(d + sizeof q, why, wlen);
   memcpy(d + sizeof q + wlen, v->mv_data, v->mv_size);
-  MDB_val jk = {JB_JOBKEY_LEN, k->mv_data};
-  mdb_del(txn, s->ready, &jk, NULL);
-  mdb_del(txn, s->claims, &jk, NULL);
-  if (uuid) {
-    MDB_val uk = {16, (void *)uuid}, uv;
-    if (mdb_get(txn, s->uuids, &uk, &uv) == 0 && uv.mv_size == JB_JOBKEY_LEN &&
-        memcmp(uv.mv_data, k->mv_data, JB_JOBKEY_LEN) == 0)
-      mdb_del(txn, s->uuids, &uk, NULL);
+  if (v->mv_size >= sizeof(jb_jobhdr)) {
+    jb_jobhdr h;
+    memcpy(&h, v->mv_data, sizeof h);
+    MDB_val jk = {JB_JOBKEY_LEN, h.jobkey};
+    if (index_names(txn, s->ready, h.jobkey, k->mv_data, sizeof(jb_readyrec)))
+      mdb_del(txn, s->ready, &jk, NULL);
+    if (index_names(txn, s->claims, h.jobkey, k->mv_data, sizeof(jb_claimrec)))
+      mdb_del(txn, s->claims, &jk, NULL);
   }
   return mdb_cursor_del(cur, 0);
 }
@@ -72,77 +80,74 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
   int rc = mdb_cursor_open(txn, s->jobs, &cur);
   if (rc) return rc;
   MDB_val k, v;
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    char kt[48];
-    if (k.mv_size != JB_JOBKEY_LEN) {
-      note(ctx, true, "jobs: a key of %zu bytes is not a job key", k.mv_size);
+  rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  while (rc == 0) {
+    if (k.mv_size != 16) {
+      note(ctx, true, "jobs: a key of %zu bytes is not a uuid", k.mv_size);
+      rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
       continue;
     }
-    key_text(kt, k.mv_data);
-    if (v.mv_size < sizeof(jb_jobhdr)) {
-      if ((rc = quarantine_job(s, txn, cur, &k, &v, "record shorter than its header", NULL)))
-        break;
-      ctx->st->moved++;
-      note(ctx, true, "job %s: record too short: moved to quarantine", kt);
-      continue;
-    }
-    jb_jobhdr h;
-    memcpy(&h, v.mv_data, sizeof h);
     char ut[JB_UUID_STRLEN];
-    jb__uuid_format(ut, h.uuid);
-    jb_job_raw raw = {.uuid = h.uuid,
-                      .priority = jb__jobkey_priority(k.mv_data),
-                      .sequence = jb__jobkey_seq(k.mv_data),
-                      .posting = (uint8_t *)v.mv_data + sizeof h,
-                      .posting_len = v.mv_size - sizeof h};
-    int dr = jb__job_load(&ctx->job, &raw);
-    if (dr == JB_ECORRUPT) {
-      const char *why = jb_errmsg();
-      if ((rc = quarantine_job(s, txn, cur, &k, &v, why, h.uuid))) break;
+    jb__uuid_format(ut, k.mv_data);
+    const char *why = NULL;
+    char whybuf[600];
+    jb_jobhdr h;
+    if (v.mv_size < sizeof h) {
+      snprintf(whybuf, sizeof whybuf, "job %s: record shorter than its header", ut);
+      why = whybuf;
+    } else {
+      memcpy(&h, v.mv_data, sizeof h);
+      jb_job_raw raw = {.uuid = k.mv_data,
+                        .priority = jb__jobkey_priority(h.jobkey),
+                        .sequence = jb__jobkey_seq(h.jobkey),
+                        .posting = (uint8_t *)v.mv_data + sizeof h,
+                        .posting_len = v.mv_size - sizeof h};
+      int dr = jb__job_load(&ctx->job, &raw);
+      if (dr == JB_ECORRUPT) {
+        snprintf(whybuf, sizeof whybuf, "%s", jb_errmsg());
+        why = whybuf;
+      } else if (dr != JB_OK) {
+        rc = dr;
+        break;
+      }
+    }
+    if (why) {
+      /* quarantine_job deletes the record: the cursor is on the next. */
+      if ((rc = quarantine_job(s, txn, cur, &k, &v, why))) break;
       ctx->st->moved++;
       note(ctx, true, "moved to quarantine: %s", why);
+      rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
       continue;
     }
-    if (dr != JB_OK) {
-      rc = dr;
-      break;
-    }
     ctx->st->jobs++;
-    if (jb__jobkey_seq(k.mv_data) >= next_seq)
-      note(ctx, true, "job %s: sequence %llu is not below the board's next "
-           "sequence %llu", ut, (unsigned long long)jb__jobkey_seq(k.mv_data),
+    if (jb__jobkey_seq(h.jobkey) >= next_seq)
+      note(ctx, true, "job %s: sequence %llu is not below the next sequence "
+           "%llu", ut, (unsigned long long)jb__jobkey_seq(h.jobkey),
            (unsigned long long)next_seq);
-    MDB_val uk = {16, h.uuid}, uv;
-    int u = mdb_get(txn, s->uuids, &uk, &uv);
-    if (u != 0 || uv.mv_size != JB_JOBKEY_LEN ||
-        memcmp(uv.mv_data, k.mv_data, JB_JOBKEY_LEN) != 0)
-      note(ctx, true, "job %s: the uuid index does not point at it", ut);
-    MDB_val jk = {JB_JOBKEY_LEN, k.mv_data}, tmp;
-    bool ready = mdb_get(txn, s->ready, &jk, &tmp) == 0;
-    if (ready && (tmp.mv_size != sizeof(jb_readyrec) ||
-                  memcmp(tmp.mv_data, h.uuid, 16) != 0))
-      note(ctx, true, "job %s: its ready entry names another uuid", ut);
-    bool claimed = mdb_get(txn, s->claims, &jk, &tmp) == 0;
+    bool ready = index_names(txn, s->ready, h.jobkey, k.mv_data, sizeof(jb_readyrec));
+    bool claimed = index_names(txn, s->claims, h.jobkey, k.mv_data, sizeof(jb_claimrec));
     if (claimed) {
+      MDB_val jk = {JB_JOBKEY_LEN, h.jobkey}, tmp;
       jb_claimrec cr;
-      if (tmp.mv_size < sizeof cr ||
-          (memcpy(&cr, tmp.mv_data, sizeof cr),
-           tmp.mv_size != sizeof cr + cr.owner_len || cr.owner_len == 0))
+      mdb_get(txn, s->claims, &jk, &tmp);
+      memcpy(&cr, tmp.mv_data, sizeof cr);
+      if (tmp.mv_size != sizeof cr + cr.owner_len || cr.owner_len == 0)
         note(ctx, true, "job %s: its claim record is malformed", ut);
     }
     if (ready && claimed)
       note(ctx, true, "job %s: both ready and claimed", ut);
     else if (!ready && !claimed)
       note(ctx, true, "job %s: neither ready nor claimed (unreachable)", ut);
+    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Every entry of an index keyed by jobkey must point at a job. */
+/* Every entry of an index keyed by jobkey must belong to a job whose header
+ * names that jobkey. */
 static int check_index(jb_store *s, MDB_txn *txn, check_ctx *ctx, MDB_dbi dbi,
-                       const char *name, size_t *count) {
+                       const char *name, size_t minsize, size_t *count) {
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, dbi, &cur);
   if (rc) return rc;
@@ -150,29 +155,17 @@ static int check_index(jb_store *s, MDB_txn *txn, check_ctx *ctx, MDB_dbi dbi,
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     (*count)++;
-    if (k.mv_size != JB_JOBKEY_LEN || mdb_get(txn, s->jobs, &k, &jv) != 0) {
-      char kt[48] = "?";
-      if (k.mv_size == JB_JOBKEY_LEN) key_text(kt, k.mv_data);
-      note(ctx, true, "%s: entry %s points at no job", name, kt);
+    char kt[48] = "?";
+    if (k.mv_size == JB_JOBKEY_LEN) key_text(kt, k.mv_data);
+    bool ok = k.mv_size == JB_JOBKEY_LEN && v.mv_size >= minsize;
+    if (ok) {
+      MDB_val uk = {16, v.mv_data};
+      ok = mdb_get(txn, s->jobs, &uk, &jv) == 0 &&
+           jv.mv_size >= sizeof(jb_jobhdr) &&
+           memcmp((uint8_t *)jv.mv_data + offsetof(jb_jobhdr, jobkey),
+                  k.mv_data, JB_JOBKEY_LEN) == 0;
     }
-  }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-static int check_uuids(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->uuids, &cur);
-  if (rc) return rc;
-  MDB_val k, v, jv;
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    char ut[JB_UUID_STRLEN] = "?";
-    if (k.mv_size == 16) jb__uuid_format(ut, k.mv_data);
-    if (k.mv_size != 16 || v.mv_size != JB_JOBKEY_LEN ||
-        mdb_get(txn, s->jobs, &v, &jv) != 0 || jv.mv_size < sizeof(jb_jobhdr) ||
-        memcmp((uint8_t *)jv.mv_data + offsetof(jb_jobhdr, uuid), k.mv_data, 16) != 0)
-      note(ctx, true, "uuids: entry %s points at no job with that uuid", ut);
+    if (!ok) note(ctx, true, "%s: entry %s points at no job", name, kt);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -222,23 +215,28 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   /* The body may run again after the map grows: start from zero. */
   memset(ctx->st, 0, sizeof *ctx->st);
   ctx->report->len = 0;
-  uint64_t next_seq;
-  MDB_val ck = {8, "next_seq"}, cv;
-  int rc = mdb_get(txn, s->meta, &ck, &cv);
+  /* The next sequence: one past the log's last event (store.h). */
+  uint64_t next_seq = 1;
+  MDB_cursor *lc;
+  MDB_val lk, lv;
+  int rc = mdb_cursor_open(txn, s->log, &lc);
   if (rc) return rc;
-  if (cv.mv_size != sizeof next_seq) {
-    note(ctx, true, "meta: next_seq record has %zu bytes", cv.mv_size);
-    return 0;
+  rc = mdb_cursor_get(lc, &lk, &lv, MDB_LAST);
+  if (rc == 0 && lk.mv_size == 8) {
+    next_seq = 0;
+    for (int i = 0; i < 8; i++) next_seq = next_seq << 8 | ((uint8_t *)lk.mv_data)[i];
+    next_seq++;
   }
-  memcpy(&next_seq, cv.mv_data, sizeof next_seq);
+  mdb_cursor_close(lc);
+  if (rc != 0 && rc != MDB_NOTFOUND) return rc;
   if ((rc = check_jobs(s, txn, ctx, next_seq))) return rc;
-  if ((rc = check_index(s, txn, ctx, s->ready, "ready", &ctx->st->ready))) return rc;
-  if ((rc = check_index(s, txn, ctx, s->claims, "claims", &ctx->st->claimed))) return rc;
-  if ((rc = check_uuids(s, txn, ctx))) return rc;
+  if ((rc = check_index(s, txn, ctx, s->ready, "ready", sizeof(jb_readyrec),
+                        &ctx->st->ready)))
+    return rc;
+  if ((rc = check_index(s, txn, ctx, s->claims, "claims", sizeof(jb_claimrec),
+                        &ctx->st->claimed)))
+    return rc;
   MDB_stat st;
-  if ((rc = mdb_stat(txn, s->uuids, &st))) return rc;
-  if (st.ms_entries != ctx->st->jobs)
-    note(ctx, true, "uuids: %zu entries for %zu jobs", st.ms_entries, ctx->st->jobs);
   if (ctx->st->ready + ctx->st->claimed != ctx->st->jobs)
     note(ctx, true, "counts: %zu ready + %zu claimed != %zu jobs",
          ctx->st->ready, ctx->st->claimed, ctx->st->jobs);

@@ -180,13 +180,10 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      ctx->path);
     if ((rc = open_db(txn, JB_DB_META, MDB_CREATE, &s->meta)) != 0) return rc;
     uint32_t schema = JB_SCHEMA_VERSION;
-    uint64_t next_seq = 1;
     uint8_t id[16];
     if ((rc = jb__uuid_generate(id)) != JB_OK) return rc;
     MDB_val k, v;
     k = (MDB_val){6, "schema"}, v = (MDB_val){sizeof schema, &schema};
-    if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
-    k = (MDB_val){8, "next_seq"}, v = (MDB_val){sizeof next_seq, &next_seq};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
     k = (MDB_val){8, "board_id"}, v = (MDB_val){16, id};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
@@ -209,7 +206,6 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      JB_SCHEMA_VERSION);
   }
   if ((rc = open_db(txn, JB_DB_JOBS, MDB_CREATE, &s->jobs)) ||
-      (rc = open_db(txn, JB_DB_UUIDS, MDB_CREATE, &s->uuids)) ||
       (rc = open_db(txn, JB_DB_READY, MDB_CREATE, &s->ready)) ||
       (rc = open_db(txn, JB_DB_CLAIMS, MDB_CREATE, &s->claims)) ||
       (rc = open_db(txn, JB_DB_TRASH, MDB_CREATE, &s->trash)) ||

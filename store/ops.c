@@ -25,94 +25,111 @@ uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
   return v;
 }
 
-static int get_next_seq(jb_store *s, MDB_txn *txn, uint64_t *next) {
-  MDB_val k = {8, "next_seq"}, v;
-  int rc = mdb_get(txn, s->meta, &k, &v);
-  if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  if (v.mv_size != sizeof *next) return MDB_CORRUPTED;
-  memcpy(next, v.mv_data, sizeof *next);
-  return 0;
-}
-
-static int put_next_seq(jb_store *s, MDB_txn *txn, uint64_t next) {
-  MDB_val k = {8, "next_seq"}, v = {sizeof next, &next};
-  return mdb_put(txn, s->meta, &k, &v, 0);
+static uint64_t be64(const void *p) {
+  const uint8_t *b = p;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | b[i];
+  return v;
 }
 
 /*
- * Append one event to the change log. Its sequence is the last event's
- * plus one: trimming removes the oldest events only and always keeps
- * JB_LOG_KEEP of them, so the last event is never removed and log
- * sequences never repeat (and no counter has to be written per event).
+ * The change log, appended to by every write. Its sequence is the last
+ * event's plus one: trimming removes the oldest events only and always
+ * keeps JB_LOG_KEEP of them, so the last event is never removed and
+ * sequences never repeat, with no counter to write per event.
  *
  * Trimming is batched: once the log holds JB_LOG_TRIM events more than it
- * keeps, one write deletes that many from the front. A write never does
- * more than JB_LOG_TRIM deletes, and one cursor descent serves them all.
+ * keeps, one write deletes JB_LOG_TRIM of the oldest with one cursor
+ * descent. A write never deletes more than that.
  */
-static int log_event(jb_store *s, MDB_txn *txn, int type,
-                     const uint8_t uuid[16], const uint8_t jobkey[JB_JOBKEY_LEN],
-                     const char *who, size_t who_len, int64_t now_us) {
+typedef struct {
   MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->log, &cur);
+  uint64_t next;
+} log_writer;
+
+static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
+  int rc = mdb_cursor_open(txn, s->log, &lw->cur);
   if (rc) return rc;
   MDB_val k, v;
-  uint64_t seq = 1;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  if (rc == 0 && k.mv_size == 8) {
-    seq = 0;
-    for (int i = 0; i < 8; i++) seq = seq << 8 | ((uint8_t *)k.mv_data)[i];
-    seq++;
-  } else if (rc == 0) {
-    rc = MDB_CORRUPTED;
-  } else if (rc == MDB_NOTFOUND) {
-    rc = 0;
-  }
+  rc = mdb_cursor_get(lw->cur, &k, &v, MDB_LAST);
+  lw->next = 1;
+  if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
+  if (rc == 0) lw->next = be64(k.mv_data) + 1;
+  if (rc == MDB_NOTFOUND) rc = 0;
+  if (rc) mdb_cursor_close(lw->cur);
+  return rc;
+}
+
+static int log_put(log_writer *lw, int type, const uint8_t uuid[16],
+                   const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                   size_t who_len, int64_t now_us) {
   uint8_t key[8];
+  uint64_t seq = lw->next;
   for (int i = 0; i < 8; i++) key[i] = (uint8_t)(seq >> (56 - 8 * i));
-  k = (MDB_val){8, key};
-  v = (MDB_val){sizeof(jb_eventrec) + who_len, NULL};
-  if (rc == 0) rc = mdb_cursor_put(cur, &k, &v, MDB_APPEND | MDB_RESERVE);
-  if (rc == 0) {
-    jb_eventrec ev = {.type = (uint8_t)type,
-                      .priority = (uint8_t)jb__jobkey_priority(jobkey),
-                      .owner_len = (uint16_t)who_len,
-                      .time_us = now_us,
-                      .job_seq = jb__jobkey_seq(jobkey)};
-    memcpy(ev.uuid, uuid, 16);
-    memcpy(v.mv_data, &ev, sizeof ev);
-    if (who_len) memcpy((uint8_t *)v.mv_data + sizeof ev, who, who_len);
-  }
+  MDB_val k = {8, key}, v = {sizeof(jb_eventrec) + who_len, NULL};
+  int rc = mdb_cursor_put(lw->cur, &k, &v, MDB_APPEND | MDB_RESERVE);
+  if (rc) return rc;
+  lw->next++;
+  jb_eventrec ev = {.type = (uint8_t)type,
+                    .priority = (uint8_t)jb__jobkey_priority(jobkey),
+                    .owner_len = (uint16_t)who_len,
+                    .time_us = now_us,
+                    .job_seq = jb__jobkey_seq(jobkey)};
+  memcpy(ev.uuid, uuid, 16);
+  memcpy(v.mv_data, &ev, sizeof ev);
+  if (who_len) memcpy((uint8_t *)v.mv_data + sizeof ev, who, who_len);
+  return 0;
+}
+
+/* Trim if due, and close. `rc` is the status so far: on error, only close. */
+static int log_close(jb_store *s, MDB_txn *txn, log_writer *lw, int rc) {
   MDB_stat st;
   if (rc == 0) rc = mdb_stat(txn, s->log, &st);
   if (rc == 0 && st.ms_entries >= JB_LOG_KEEP + JB_LOG_TRIM) {
-    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    MDB_val k, v;
+    rc = mdb_cursor_get(lw->cur, &k, &v, MDB_FIRST);
     for (size_t i = 0; rc == 0 && i < JB_LOG_TRIM; i++) {
-      rc = mdb_cursor_del(cur, 0);
+      rc = mdb_cursor_del(lw->cur, 0);
       if (rc == 0 && i + 1 < JB_LOG_TRIM)
-        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+        rc = mdb_cursor_get(lw->cur, &k, &v, MDB_GET_CURRENT);
     }
   }
-  mdb_cursor_close(cur);
+  mdb_cursor_close(lw->cur);
   return rc;
+}
+
+/* Append one event (open, put, close). */
+static int log_event(jb_store *s, MDB_txn *txn, int type,
+                     const uint8_t uuid[16], const uint8_t jobkey[JB_JOBKEY_LEN],
+                     const char *who, size_t who_len, int64_t now_us) {
+  log_writer lw;
+  int rc = log_open(s, txn, &lw);
+  if (rc) return rc;
+  rc = log_put(&lw, type, uuid, jobkey, who, who_len, now_us);
+  return log_close(s, txn, &lw, rc);
 }
 
 static void fmt_uuid(char out[JB_UUID_STRLEN], const uint8_t uuid[16]) {
   jb__uuid_format(out, uuid);
 }
 
-/* Find a job's key by uuid, or JB_ENOTFOUND with a message. */
+/* Find a job by uuid: its header (copied) and its posting (pointing into
+ * the transaction's pages). JB_ENOTFOUND with a message when absent. */
 static int find_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                    uint8_t jobkey[JB_JOBKEY_LEN]) {
+                    jb_jobhdr *hdr, MDB_val *posting) {
   MDB_val k = {16, (void *)uuid}, v;
-  int rc = mdb_get(txn, s->uuids, &k, &v);
+  int rc = mdb_get(txn, s->jobs, &k, &v);
   if (rc == MDB_NOTFOUND) {
     char t[JB_UUID_STRLEN];
     fmt_uuid(t, uuid);
     return jb__err(JB_ENOTFOUND, "job %s is not on the board", t);
   }
   if (rc) return rc;
-  if (v.mv_size != JB_JOBKEY_LEN) return MDB_CORRUPTED;
-  memcpy(jobkey, v.mv_data, JB_JOBKEY_LEN);
+  if (v.mv_size < sizeof *hdr) return MDB_CORRUPTED;
+  memcpy(hdr, v.mv_data, sizeof *hdr);
+  if (posting)
+    *posting = (MDB_val){v.mv_size - sizeof *hdr,
+                         (uint8_t *)v.mv_data + sizeof *hdr};
   return 0;
 }
 
@@ -130,13 +147,15 @@ static int get_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_L
 }
 
 static int put_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
-                     const char *who, size_t who_len, int64_t now_us) {
+                     const uint8_t uuid[16], const char *who, size_t who_len,
+                     int64_t now_us) {
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
   MDB_val v = {sizeof(jb_claimrec) + who_len, NULL};
   int rc = mdb_put(txn, s->claims, &k, &v, MDB_RESERVE);
   if (rc) return rc;
   jb_claimrec rec = {.format = 1, .owner_len = (uint16_t)who_len,
                      .claimed_us = now_us};
+  memcpy(rec.uuid, uuid, 16);
   memcpy(v.mv_data, &rec, sizeof rec);
   memcpy((uint8_t *)v.mv_data + sizeof rec, who, who_len);
   return 0;
@@ -157,30 +176,27 @@ typedef struct {
 static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   post_ctx *ctx = vctx;
   (void)status;
-  uint64_t next_seq;
-  int rc = get_next_seq(s, txn, &next_seq);
+  log_writer lw;
+  int rc = log_open(s, txn, &lw);
+  if (rc) return rc;
   for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
     const jb_store_post *p = &ctx->posts[i];
     uint8_t jobkey[JB_JOBKEY_LEN], seqbuf[JB_SEQ_MAXLEN];
-    uint64_t seq = next_seq++;
+    uint64_t seq = lw.next; /* the sequence of this job's POSTED event */
     size_t seqlen = jb__posting_seq(seqbuf, seq);
     jb__jobkey(jobkey, p->priority, seq);
 
-    MDB_val k = {16, (void *)p->uuid}, v = {JB_JOBKEY_LEN, jobkey};
-    rc = mdb_put(txn, s->uuids, &k, &v, MDB_NOOVERWRITE);
+    MDB_val k = {16, (void *)p->uuid};
+    MDB_val v = {sizeof(jb_jobhdr) + p->prefix_len + seqlen, NULL};
+    rc = mdb_put(txn, s->jobs, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
     if (rc == MDB_KEYEXIST) {
       char t[JB_UUID_STRLEN];
       fmt_uuid(t, p->uuid);
-      return jb__err(JB_EINVAL, "job %s is already on the board", t);
+      rc = jb__err(JB_EINVAL, "job %s is already on the board", t);
     }
-    if (rc) return rc;
-
-    k = (MDB_val){JB_JOBKEY_LEN, jobkey};
-    v = (MDB_val){sizeof(jb_jobhdr) + p->prefix_len + seqlen, NULL};
-    if ((rc = mdb_put(txn, s->jobs, &k, &v, MDB_RESERVE)) != 0) return rc;
-    jb_jobhdr h = {.format = 1, .priority = (uint8_t)p->priority,
-                   .posted_us = ctx->now_us};
-    memcpy(h.uuid, p->uuid, 16);
+    if (rc) break;
+    jb_jobhdr h = {.format = 1, .posted_us = ctx->now_us};
+    memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);
     uint8_t *d = v.mv_data;
     memcpy(d, &h, sizeof h);
     memcpy(d + sizeof h, p->prefix, p->prefix_len);
@@ -188,13 +204,12 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
     jb_readyrec r = {.modified_us = ctx->now_us};
     memcpy(r.uuid, p->uuid, 16);
+    k = (MDB_val){JB_JOBKEY_LEN, jobkey};
     v = (MDB_val){sizeof r, &r};
-    if ((rc = mdb_put(txn, s->ready, &k, &v, 0)) != 0) return rc;
-    rc = log_event(s, txn, JB_EV_POSTED, p->uuid, jobkey, NULL, 0,
-                   ctx->now_us);
+    if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) break;
+    rc = log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0, ctx->now_us);
   }
-  if (rc == 0) rc = put_next_seq(s, txn, next_seq);
-  return rc;
+  return log_close(s, txn, &lw, rc);
 }
 
 int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
@@ -217,12 +232,12 @@ typedef struct {
 
 static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   claim_ctx *ctx = vctx;
-  uint8_t jobkey[JB_JOBKEY_LEN];
-  int rc = find_job(s, txn, ctx->uuid, jobkey);
+  jb_jobhdr h;
+  int rc = find_job(s, txn, ctx->uuid, &h, NULL);
   if (rc) return rc;
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, jobkey, &rec, &owner);
+  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0) {
     char t[JB_UUID_STRLEN];
     fmt_uuid(t, ctx->uuid);
@@ -234,15 +249,17 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     *status = jb__err(JB_ECLAIMED, "job %s is already claimed by %.*s (the "
                       "caller itself; its claim was refreshed)",
                       t, (int)rec.owner_len, owner);
-    return put_claim(s, txn, jobkey, ctx->who, ctx->who_len, ctx->now_us);
+    return put_claim(s, txn, h.jobkey, ctx->uuid, ctx->who, ctx->who_len,
+                     ctx->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
-  MDB_val k = {JB_JOBKEY_LEN, jobkey};
+  MDB_val k = {JB_JOBKEY_LEN, h.jobkey};
   rc = mdb_del(txn, s->ready, &k, NULL);
   if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  if ((rc = put_claim(s, txn, jobkey, ctx->who, ctx->who_len, ctx->now_us)))
+  if ((rc = put_claim(s, txn, h.jobkey, ctx->uuid, ctx->who, ctx->who_len,
+                      ctx->now_us)))
     return rc;
-  return log_event(s, txn, JB_EV_CLAIMED, ctx->uuid, jobkey, ctx->who,
+  return log_event(s, txn, JB_EV_CLAIMED, ctx->uuid, h.jobkey, ctx->who,
                    ctx->who_len, ctx->now_us);
 }
 
@@ -274,22 +291,22 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   if (rc == MDB_NOTFOUND)
     return jb__err(JB_ENOTFOUND, "no claimable job on the board");
   if (rc) return rc;
-  if ((rc = put_claim(s, txn, jobkey, ctx->who, ctx->who_len, ctx->now_us)))
+  if ((rc = put_claim(s, txn, jobkey, ctx->uuid_out, ctx->who, ctx->who_len,
+                      ctx->now_us)))
     return rc;
-  if ((rc = log_event(s, txn, JB_EV_CLAIMED, ctx->uuid_out, jobkey,
-                      ctx->who, ctx->who_len, ctx->now_us)))
+  if ((rc = log_event(s, txn, JB_EV_CLAIMED, ctx->uuid_out, jobkey, ctx->who,
+                      ctx->who_len, ctx->now_us)))
     return rc;
   if (ctx->job) {
     /* Copy the posting out now; decode it after the commit, outside the
      * writer lock. */
-    MDB_val jk = {JB_JOBKEY_LEN, jobkey}, jv;
-    rc = mdb_get(txn, s->jobs, &jk, &jv);
-    if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-    if (jv.mv_size < sizeof(jb_jobhdr)) return MDB_CORRUPTED;
+    jb_jobhdr h;
+    MDB_val posting;
+    if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
+      return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
     ctx->job->posting.len = 0;
-    if ((rc = jb__buf_append(&ctx->job->posting,
-                             (uint8_t *)jv.mv_data + sizeof(jb_jobhdr),
-                             jv.mv_size - sizeof(jb_jobhdr))))
+    if ((rc = jb__buf_append(&ctx->job->posting, posting.mv_data,
+                             posting.mv_size)))
       return rc;
     ctx->raw = (jb_job_raw){.priority = jb__jobkey_priority(jobkey),
                             .sequence = jb__jobkey_seq(jobkey),
@@ -337,12 +354,13 @@ static const char *release_verb(jb_release op) {
 static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   release_ctx *ctx = vctx;
   (void)status;
-  uint8_t jobkey[JB_JOBKEY_LEN];
-  int rc = find_job(s, txn, ctx->uuid, jobkey);
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = find_job(s, txn, ctx->uuid, &h, &posting);
   if (rc) return rc;
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, jobkey, &rec, &owner);
+  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == MDB_NOTFOUND) {
     char t[JB_UUID_STRLEN];
     fmt_uuid(t, ctx->uuid);
@@ -357,7 +375,7 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                    "not by %.*s", release_verb(ctx->op), t, (int)rec.owner_len,
                    owner, (int)ctx->who_len, ctx->who);
   }
-  MDB_val k = {JB_JOBKEY_LEN, jobkey}, v;
+  MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, v;
   if ((rc = mdb_del(txn, s->claims, &k, NULL))) return rc;
   int event;
   if (ctx->op == JB_RELEASE_ABANDON) {
@@ -368,31 +386,24 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
   } else {
     event = ctx->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED : JB_EV_TRASHED;
+    MDB_val uk = {16, (void *)ctx->uuid};
     if (ctx->op == JB_RELEASE_TRASH) {
-      MDB_val jv;
-      if ((rc = mdb_get(txn, s->jobs, &k, &jv)))
-        return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-      if (jv.mv_size < sizeof(jb_jobhdr)) return MDB_CORRUPTED;
-      size_t plen = jv.mv_size - sizeof(jb_jobhdr);
-      MDB_val tk = {16, (void *)ctx->uuid};
-      MDB_val tv = {sizeof(jb_trashrec) + ctx->who_len + plen, NULL};
-      if ((rc = mdb_put(txn, s->trash, &tk, &tv, MDB_RESERVE))) return rc;
+      MDB_val tv = {sizeof(jb_trashrec) + ctx->who_len + posting.mv_size, NULL};
+      if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
       jb_trashrec tr = {.format = 1, .owner_len = (uint16_t)ctx->who_len,
-                        .posting_len = (uint32_t)plen,
+                        .posting_len = (uint32_t)posting.mv_size,
                         .trashed_us = ctx->now_us};
-      memcpy(tr.jobkey, jobkey, JB_JOBKEY_LEN);
+      memcpy(tr.jobkey, h.jobkey, JB_JOBKEY_LEN);
       uint8_t *d = tv.mv_data;
       memcpy(d, &tr, sizeof tr);
       memcpy(d + sizeof tr, ctx->who, ctx->who_len);
-      /* The jobs page is untouched until the delete below, so jv is valid. */
-      memcpy(d + sizeof tr + ctx->who_len,
-             (uint8_t *)jv.mv_data + sizeof(jb_jobhdr), plen);
+      /* Only trash and claims pages changed since find_job: the jobs page
+       * that `posting` points into is intact until the delete below. */
+      memcpy(d + sizeof tr + ctx->who_len, posting.mv_data, posting.mv_size);
     }
-    if ((rc = mdb_del(txn, s->jobs, &k, NULL))) return rc;
-    MDB_val uk = {16, (void *)ctx->uuid};
-    if ((rc = mdb_del(txn, s->uuids, &uk, NULL))) return rc;
+    if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
   }
-  return log_event(s, txn, event, ctx->uuid, jobkey, ctx->who, ctx->who_len,
+  return log_event(s, txn, event, ctx->uuid, h.jobkey, ctx->who, ctx->who_len,
                    ctx->now_us);
 }
 
@@ -404,27 +415,22 @@ int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
 
 /* ----------------------------------------------------------------- reads */
 
-/* Fill `raw` (pointers into the transaction's pages) for job `jobkey`. */
-static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
+/* Fill `raw` (pointers into the transaction's pages) for job `uuid`. */
+static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                     jb_job_raw *raw) {
-  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v;
-  int rc = mdb_get(txn, s->jobs, &k, &v);
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = find_job(s, txn, uuid, &h, &posting);
   if (rc) return rc;
-  if (v.mv_size < sizeof(jb_jobhdr)) return MDB_CORRUPTED;
-  const jb_jobhdr *h = v.mv_data; /* LMDB data is 2-byte aligned at least;
-                                     read the fields by copy */
-  jb_jobhdr hdr;
-  memcpy(&hdr, h, sizeof hdr);
-  *raw = (jb_job_raw){.uuid = (const uint8_t *)v.mv_data +
-                              offsetof(jb_jobhdr, uuid),
-                      .priority = jb__jobkey_priority(jobkey),
-                      .sequence = jb__jobkey_seq(jobkey),
-                      .modified_us = hdr.posted_us,
-                      .posting = (uint8_t *)v.mv_data + sizeof hdr,
-                      .posting_len = v.mv_size - sizeof hdr};
+  *raw = (jb_job_raw){.uuid = uuid,
+                      .priority = jb__jobkey_priority(h.jobkey),
+                      .sequence = jb__jobkey_seq(h.jobkey),
+                      .modified_us = h.posted_us,
+                      .posting = posting.mv_data,
+                      .posting_len = posting.mv_size};
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, jobkey, &rec, &owner);
+  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0) {
     raw->owner = owner;
     raw->owner_len = rec.owner_len;
@@ -432,14 +438,14 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LE
     return 0;
   }
   if (rc != MDB_NOTFOUND) return rc;
-  MDB_val rv;
+  MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, rv;
   rc = mdb_get(txn, s->ready, &k, &rv);
   if (rc == 0 && rv.mv_size == sizeof(jb_readyrec)) {
     jb_readyrec r;
     memcpy(&r, rv.mv_data, sizeof r);
     raw->modified_us = r.modified_us;
   }
-  return 0;
+  return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in neither index */
 }
 
 typedef struct {
@@ -454,13 +460,9 @@ typedef struct {
 static int get_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
-  uint8_t jobkey[JB_JOBKEY_LEN];
-  int rc = find_job(s, txn, ctx->uuid, jobkey);
-  if (rc) return rc;
   jb_job_raw raw;
-  if ((rc = read_raw(s, txn, jobkey, &raw)))
-    return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  return jb__job_load(ctx->job, &raw);
+  int rc = read_raw(s, txn, ctx->uuid, &raw);
+  return rc ? rc : jb__job_load(ctx->job, &raw);
 }
 
 int jb__store_get(jb_store *s, const uint8_t uuid[16], jb_job *job) {
@@ -473,16 +475,18 @@ static int owner_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   ctx->owner[0] = '\0';
   MDB_val k = {16, (void *)ctx->uuid}, v;
-  int rc = mdb_get(txn, s->uuids, &k, &v);
+  int rc = mdb_get(txn, s->jobs, &k, &v);
   if (rc == MDB_NOTFOUND) {
     *ctx->state = JB_STATE_COMPLETE;
     return 0;
   }
   if (rc) return rc;
-  if (v.mv_size != JB_JOBKEY_LEN) return MDB_CORRUPTED;
+  jb_jobhdr h;
+  if (v.mv_size < sizeof h) return MDB_CORRUPTED;
+  memcpy(&h, v.mv_data, sizeof h);
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, v.mv_data, &rec, &owner);
+  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == MDB_NOTFOUND) {
     *ctx->state = JB_STATE_UNCLAIMED;
     return 0;
@@ -527,50 +531,81 @@ typedef struct {
   size_t n;
 } scan_ctx;
 
+/* Position `cur` on the first key after ctx->after (or the first key). */
+static int scan_start(MDB_cursor *cur, const uint8_t *after, MDB_val *k,
+                      MDB_val *v) {
+  if (after == NULL) return mdb_cursor_get(cur, k, v, MDB_FIRST);
+  *k = (MDB_val){JB_JOBKEY_LEN, (void *)after};
+  int rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+  if (rc == 0 && k->mv_size == JB_JOBKEY_LEN &&
+      memcmp(k->mv_data, after, JB_JOBKEY_LEN) == 0)
+    rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
+  return rc;
+}
+
+static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
+                    const MDB_val *k, const uint8_t uuid[16]) {
+  if (k->mv_size != JB_JOBKEY_LEN) return MDB_CORRUPTED;
+  jb_job_raw raw;
+  int rc = read_raw(s, txn, uuid, &raw);
+  if (rc == JB_ENOTFOUND) return MDB_CORRUPTED; /* index entry, no job */
+  if (rc) return rc;
+  jb_store_item *it = &ctx->items[ctx->n++];
+  memcpy(it->key, k->mv_data, JB_JOBKEY_LEN);
+  memcpy(it->uuid, uuid, 16);
+  it->modified_us = raw.modified_us;
+  it->claimed = raw.owner != NULL;
+  it->owner_off = ctx->bytes->len;
+  it->owner_len = raw.owner_len;
+  if (raw.owner && (rc = jb__buf_append(ctx->bytes, raw.owner, raw.owner_len)))
+    return rc;
+  it->posting_off = ctx->bytes->len;
+  it->posting_len = raw.posting_len;
+  return jb__buf_append(ctx->bytes, raw.posting, raw.posting_len);
+}
+
+/*
+ * The whole board in listing order is the merge of two walks in jobkey
+ * order: `ready` (unclaimed) and `claims` (claimed). Each job is in exactly
+ * one of them, so the merge sees each job once.
+ */
 static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   scan_ctx *ctx = vctx;
   (void)status;
   ctx->n = 0;
   ctx->bytes->len = 0;
-  MDB_cursor *cur;
-  MDB_dbi dbi = (ctx->flags & JB_ONLY_UNCLAIMED) ? s->ready : s->jobs;
-  int rc = mdb_cursor_open(txn, dbi, &cur);
-  if (rc) return rc;
-  MDB_val k, v;
-  if (ctx->after) {
-    k = (MDB_val){JB_JOBKEY_LEN, (void *)ctx->after};
-    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    if (rc == 0 && k.mv_size == JB_JOBKEY_LEN &&
-        memcmp(k.mv_data, ctx->after, JB_JOBKEY_LEN) == 0)
-      rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-  } else {
-    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-  }
+  bool all = !(ctx->flags & JB_ONLY_UNCLAIMED);
+  MDB_cursor *rcur = NULL, *ccur = NULL;
+  MDB_val rk, rv, ck, cv;
+  int rr, cr = MDB_NOTFOUND;
+  int rc = mdb_cursor_open(txn, s->ready, &rcur);
+  if (rc == 0 && all) rc = mdb_cursor_open(txn, s->claims, &ccur);
+  if (rc) goto out;
+  rr = scan_start(rcur, ctx->after, &rk, &rv);
+  if (all) cr = scan_start(ccur, ctx->after, &ck, &cv);
   while (rc == 0 && ctx->n < ctx->max) {
-    if (k.mv_size != JB_JOBKEY_LEN) {
-      rc = MDB_CORRUPTED;
+    if ((rr && rr != MDB_NOTFOUND) || (cr && cr != MDB_NOTFOUND)) {
+      rc = rr && rr != MDB_NOTFOUND ? rr : cr;
       break;
     }
-    jb_job_raw raw;
-    rc = read_raw(s, txn, k.mv_data, &raw);
-    if (rc == MDB_NOTFOUND) rc = MDB_CORRUPTED; /* ready entry, no job */
-    if (rc) break;
-    jb_store_item *it = &ctx->items[ctx->n++];
-    memcpy(it->key, k.mv_data, JB_JOBKEY_LEN);
-    memcpy(it->uuid, raw.uuid, 16);
-    it->modified_us = raw.modified_us;
-    it->claimed = raw.owner != NULL;
-    it->owner_off = ctx->bytes->len;
-    it->owner_len = raw.owner_len;
-    if (raw.owner && (rc = jb__buf_append(ctx->bytes, raw.owner, raw.owner_len)))
-      break;
-    it->posting_off = ctx->bytes->len;
-    it->posting_len = raw.posting_len;
-    if ((rc = jb__buf_append(ctx->bytes, raw.posting, raw.posting_len))) break;
-    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    if (rr == MDB_NOTFOUND && cr == MDB_NOTFOUND) break;
+    bool take_ready = cr == MDB_NOTFOUND ||
+                      (rr == 0 && memcmp(rk.mv_data, ck.mv_data,
+                                         JB_JOBKEY_LEN) < 0);
+    if (take_ready) {
+      if (rv.mv_size != sizeof(jb_readyrec)) { rc = MDB_CORRUPTED; break; }
+      rc = scan_add(s, txn, ctx, &rk, rv.mv_data);
+      rr = mdb_cursor_get(rcur, &rk, &rv, MDB_NEXT);
+    } else {
+      if (cv.mv_size < sizeof(jb_claimrec)) { rc = MDB_CORRUPTED; break; }
+      rc = scan_add(s, txn, ctx, &ck, cv.mv_data);
+      cr = mdb_cursor_get(ccur, &ck, &cv, MDB_NEXT);
+    }
   }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
+out:
+  if (rcur) mdb_cursor_close(rcur);
+  if (ccur) mdb_cursor_close(ccur);
+  return rc;
 }
 
 int jb__store_scan(jb_store *s, unsigned flags,

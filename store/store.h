@@ -4,30 +4,38 @@
  * One environment per board directory, named databases ("tables"):
  *
  *   meta     "schema"   -> u32 (JB_SCHEMA_VERSION)
- *            "next_seq" -> u64: the next job sequence (written by posts only)
  *            "board_id" -> 16 bytes, random at creation
- *   jobs     jobkey -> jb_jobhdr + posting bytes
- *   uuids    uuid (16 bytes) -> jobkey
+ *   jobs     uuid (16 bytes) -> jb_jobhdr + posting bytes
  *   ready    jobkey -> jb_readyrec (uuid, modified time): unclaimed jobs
  *   claims   jobkey -> jb_claimrec + owner bytes: claimed jobs
  *   trash    uuid -> jb_trashrec + owner bytes + posting bytes
- *   log      log sequence (u64 big-endian) -> jb_eventrec + owner bytes
+ *   log      event sequence (u64 big-endian) -> jb_eventrec + owner bytes
  *   quarantine  table byte + original key -> jb_quarrec + reason + value
  *
  * A jobkey is 9 bytes: the priority's rank (0 = VERY_HIGH .. 4 = VERY_LOW)
  * and then the job sequence as big-endian u64. LMDB sorts keys bytewise, so
- * walking `jobs` or `ready` in key order IS the listing order (priority,
- * then oldest first); no sort and no second ordering index is needed.
- * (DESIGN section 4 keys `jobs` by uuid. We key it by jobkey instead so a
- * listing is one cursor walk that can resume from the last key it saw; the
- * cost is the small `uuids` index for lookups by uuid.)
+ * walking `ready` in key order IS the claim-next order (priority, then
+ * oldest first), and merging the `ready` and `claims` walks is the listing
+ * order of the whole board: no sort and no separate ordering index.
+ *
+ * The job sequence is the change-log sequence of the job's POSTED event.
+ * Both must be strictly increasing across the board, and the log already
+ * keeps the last one (its last key), so no counter is written anywhere:
+ * a post touches jobs, ready and log; a claim ready, claims and log; a
+ * consume jobs, claims and log. (DESIGN section 4 suggested a meta
+ * counter and a separate uuid index; measured here, every extra table a
+ * transaction touches costs a page copy and a free-list entry at commit,
+ * and dropping them took the post/claim/consume cycle from 179,000/s to
+ * the figure in docs/BENCHMARKS.md.) Sequences therefore have gaps (the
+ * claims and consumes between posts), as taskflow's Redis sequences do.
  *
  * Invariants (verified by jb__store_check):
- *  - every job is in exactly one of `ready` and `claims`;
- *  - `uuids` maps each job's uuid to its jobkey, and has no other entries;
- *  - every job's sequence is below meta next_seq; log keys are 8 bytes
- *    and the log is never trimmed to empty (its last key gives the next
- *    event's sequence);
+ *  - every job is in exactly one of `ready` and `claims`, under the jobkey
+ *    its header names, and that entry names the job's uuid;
+ *  - every `ready` and `claims` entry belongs to a job;
+ *  - every job's sequence is a log sequence already used: below the next;
+ *  - the log is never trimmed to empty (its last key gives the next
+ *    sequence), so sequences never repeat;
  *  - every posting decodes, and names the uuid, priority and sequence that
  *    its keys say.
  * The posting bytes are immutable once written. The modified time lives in
@@ -55,7 +63,6 @@
 /* Names of the LMDB databases, as stored in the environment. */
 #define JB_DB_META "meta"
 #define JB_DB_JOBS "jobs"
-#define JB_DB_UUIDS "uuids"
 #define JB_DB_READY "ready"
 #define JB_DB_CLAIMS "claims"
 #define JB_DB_TRASH "trash"
@@ -78,11 +85,10 @@ enum {
 #define JB_LOG_TRIM 64u
 
 typedef struct {
-  uint8_t format;   /* 1 */
-  uint8_t priority; /* jb_priority */
+  uint8_t format; /* 1 */
+  uint8_t jobkey[JB_JOBKEY_LEN];
   uint8_t pad[6];
   int64_t posted_us;
-  uint8_t uuid[16];
 } jb_jobhdr; /* followed by the posting */
 
 typedef struct {
@@ -91,6 +97,7 @@ typedef struct {
 } jb_readyrec;
 
 typedef struct {
+  uint8_t uuid[16];
   uint8_t format; /* 1 */
   uint8_t pad;
   uint16_t owner_len;

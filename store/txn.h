@@ -12,7 +12,7 @@
 
 struct jb_store {
   MDB_env *env;
-  MDB_dbi meta, jobs, uuids, ready, claims, trash, log, quarantine;
+  MDB_dbi meta, jobs, ready, claims, trash, log, quarantine;
   /*
    * Resizing the map is safe only while no transaction of this process is
    * open (LMDB's rule). Every transaction holds this lock shared; growing
