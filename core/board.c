@@ -268,7 +268,7 @@ int jb_job_get_state(jb_state *out, jb_board *b, const char *uuid) {
 struct jb_iter {
   jb_board *board;
   unsigned flags;
-  bool started, done;
+  bool started;
   uint8_t last[JB_JOBKEY_LEN]; /* key of the last job handed out */
   jb_store_item items[ITER_BATCH];
   size_t n, pos;
@@ -295,13 +295,17 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
     return jb__err(JB_EINVAL, "jb_iter_next: NULL argument");
   *out = NULL;
   if (it->pos == it->n) {
-    if (it->done) return JB_OK;
+    /* Next batch, from just after the last job handed out. An empty batch
+     * is the end (calling again looks again: a job posted after the
+     * cursor since then is seen). */
     int rc = jb__store_scan(it->board->store, it->flags,
                             it->started ? it->last : NULL, it->items,
                             ITER_BATCH, &it->bytes, &it->n);
-    if (rc != JB_OK) return rc;
     it->pos = 0;
-    if (it->n < ITER_BATCH) it->done = it->n == 0 ? true : it->done;
+    if (rc != JB_OK) {
+      it->n = 0;
+      return rc;
+    }
     if (it->n == 0) return JB_OK;
   }
   const jb_store_item *item = &it->items[it->pos++];
