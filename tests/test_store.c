@@ -1,0 +1,738 @@
+/*
+ * test_store.c - the storage under the API: the map grows past its initial
+ * size (in one process and as seen by another), reopening keeps jobs and
+ * sequences, stale reader slots are cleared on open, a writer killed
+ * inside its transaction does not wedge the board, and postings that do
+ * not decode are reported and quarantined, never deleted.
+ *
+ * Damage is done with LMDB directly, following the schema in
+ * store/store.h, always in a forked child (a process must not open one
+ * environment twice).
+ */
+#include "helpers.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void uuid_bytes(uint8_t out[16], const char *text) {
+  for (int i = 0, o = 0; text[i] && o < 16; i++) {
+    if (text[i] == '-') continue;
+    unsigned v;
+    sscanf(text + i, "%2x", &v);
+    out[o++] = (uint8_t)v;
+    i++;
+  }
+}
+
+/* ------------------------------------------------- raw LMDB in a child */
+
+typedef enum {
+  RAW_CORRUPT_POSTING, /* replace the posting of `uuid`, keep its header */
+  RAW_DROP_READY,      /* delete the ready entry of `uuid` */
+  RAW_ADD_CLAIM,       /* add a claim record for (ready) `uuid` */
+  RAW_HOLD_READER,     /* open a read txn, report, wait to be killed */
+  RAW_HOLD_WRITER,     /* open a write txn, write, report, wait */
+  RAW_QUARANTINE_HAS,  /* exit 0 iff a quarantine record ends with `saved` */
+  RAW_READER_CHECK,    /* exit with the number of stale reader slots */
+} raw_op;
+
+typedef struct {
+  raw_op op;
+  const char *dir;
+  char uuid[JB_UUID_STRLEN];
+  const char *saved; /* file: the damaged jobs value (CORRUPT writes it) */
+  int ready_fd;      /* HOLD_*: a byte is written here when holding */
+} raw_args;
+
+/* The jobkey (priority rank, sequence) of job `uuid`, from its header. */
+static int raw_jobkey(MDB_txn *txn, MDB_dbi jobs, const char *uuid,
+                      uint8_t key[JB_JOBKEY_LEN]) {
+  uint8_t u[16];
+  uuid_bytes(u, uuid);
+  MDB_val k = {16, u}, v;
+  int rc = mdb_get(txn, jobs, &k, &v);
+  if (rc) return rc;
+  if (v.mv_size < sizeof(jb_jobhdr)) return MDB_CORRUPTED;
+  jb_jobhdr h;
+  memcpy(&h, v.mv_data, sizeof h);
+  memcpy(key, h.jobkey, JB_JOBKEY_LEN);
+  return 0;
+}
+
+static int raw_child(void *arg) {
+  raw_args *a = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi jobs, ready, claims, quarantine;
+  uint8_t key[JB_JOBKEY_LEN];
+  int rc;
+  if (mdb_env_create(&env)) return 101;
+  mdb_env_set_maxdbs(env, 16);
+  mdb_env_set_maxreaders(env, 1022);
+  if ((rc = mdb_env_open(env, a->dir, 0, 0644))) {
+    fprintf(stderr, "raw open: %s\n", mdb_strerror(rc));
+    return 102;
+  }
+  bool rdonly = a->op == RAW_HOLD_READER || a->op == RAW_QUARANTINE_HAS;
+  if (a->op == RAW_READER_CHECK) {
+    int dead = -1;
+    if (mdb_reader_check(env, &dead)) return 103;
+    mdb_env_close(env);
+    return dead;
+  }
+  if (mdb_txn_begin(env, NULL, rdonly ? MDB_RDONLY : 0, &txn)) return 104;
+  if (mdb_dbi_open(txn, JB_DB_JOBS, 0, &jobs) ||
+      mdb_dbi_open(txn, JB_DB_READY, 0, &ready) ||
+      mdb_dbi_open(txn, JB_DB_CLAIMS, 0, &claims) ||
+      mdb_dbi_open(txn, JB_DB_QUARANTINE, 0, &quarantine))
+    return 105;
+  switch (a->op) {
+  case RAW_CORRUPT_POSTING: {
+    uint8_t u[16];
+    uuid_bytes(u, a->uuid);
+    MDB_val k = {16, u}, v;
+    if (mdb_get(txn, jobs, &k, &v)) return 107;
+    /* Keep the header, then a map that claims 3 entries and ends early. */
+    static const uint8_t bad[] = {0x83, 0xa4, 'u', 'u', 'i', 'd', 0xc1};
+    uint8_t buf[sizeof(jb_jobhdr) + sizeof bad];
+    memcpy(buf, v.mv_data, sizeof(jb_jobhdr));
+    memcpy(buf + sizeof(jb_jobhdr), bad, sizeof bad);
+    MDB_val nv = {sizeof buf, buf};
+    if (mdb_put(txn, jobs, &k, &nv, 0)) return 109;
+    /* The damaged record, as quarantine must keep it. */
+    FILE *fp = fopen(a->saved, "wb");
+    if (!fp || fwrite(buf, 1, sizeof buf, fp) != sizeof buf) return 108;
+    fclose(fp);
+    break;
+  }
+  case RAW_DROP_READY: {
+    if (raw_jobkey(txn, jobs, a->uuid, key)) return 106;
+    MDB_val k = {JB_JOBKEY_LEN, key};
+    if (mdb_del(txn, ready, &k, NULL)) return 110;
+    break;
+  }
+  case RAW_ADD_CLAIM: {
+    if (raw_jobkey(txn, jobs, a->uuid, key)) return 106;
+    uint8_t rec[sizeof(jb_claimrec) + 5];
+    jb_claimrec cr = {.format = 1, .owner_len = 5, .claimed_us = 1};
+    uuid_bytes(cr.uuid, a->uuid);
+    memcpy(rec, &cr, sizeof cr);
+    memcpy(rec + sizeof cr, "ghost", 5);
+    MDB_val k = {JB_JOBKEY_LEN, key}, v = {sizeof rec, rec};
+    if (mdb_put(txn, claims, &k, &v, 0)) return 111;
+    break;
+  }
+  case RAW_HOLD_READER:
+  case RAW_HOLD_WRITER: {
+    if (a->op == RAW_HOLD_WRITER) {
+      /* A half-done write: a job record nobody indexes. */
+      uint8_t k16[16] = {0xde, 0xad, 0xbe, 0xef};
+      MDB_val k = {sizeof k16, k16}, v = {5, "half!"};
+      if (mdb_put(txn, jobs, &k, &v, 0)) return 112;
+    }
+    char c = 'h';
+    if (write(a->ready_fd, &c, 1) != 1) return 113;
+    for (;;) pause(); /* until SIGKILL */
+  }
+  case RAW_QUARANTINE_HAS: {
+    FILE *fp = fopen(a->saved, "rb");
+    if (!fp) return 114;
+    uint8_t want[65536];
+    size_t wn = fread(want, 1, sizeof want, fp);
+    fclose(fp);
+    MDB_cursor *c;
+    if (mdb_cursor_open(txn, quarantine, &c)) return 115;
+    MDB_val k, v;
+    int found = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+      if (v.mv_size >= wn &&
+          memcmp((uint8_t *)v.mv_data + v.mv_size - wn, want, wn) == 0)
+        found = 1;
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return found ? 0 : 116;
+  }
+  case RAW_READER_CHECK:
+    break;
+  }
+  if (mdb_txn_commit(txn)) return 117;
+  mdb_env_close(env);
+  return 0;
+}
+
+static void raw(raw_op op, const char *dir, const char *uuid,
+                const char *saved) {
+  raw_args a = {op, dir, {0}, saved, -1};
+  if (uuid) memcpy(a.uuid, uuid, JB_UUID_STRLEN);
+  jbt_wait_ok(jbt_fork(raw_child, &a, 30), 30000);
+}
+
+/* Start a child that holds a read or write transaction; returns once it
+ * holds it (it is then waiting to be killed). */
+static pid_t raw_hold(raw_op op, const char *dir) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  raw_args a = {op, dir, {0}, NULL, fds[1]};
+  pid_t pid = jbt_fork(raw_child, &a, 60);
+  close(fds[1]);
+  char c;
+  ssize_t n = read(fds[0], &c, 1); /* EOF if it died instead */
+  close(fds[0]);
+  if (n != 1) {
+    jbt_wait(pid, 1000);
+    fail_msg("the holding child failed before holding its transaction");
+  }
+  return pid;
+}
+
+static void kill9(pid_t pid) {
+  kill(pid, SIGKILL);
+  int st = jbt_wait(pid, 10000);
+  assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+/* ---------------------------------------------------------- map growth */
+
+static jb_board *open_small(const char *dir, jb_durability d) {
+  return jbt_open(dir, d, 256 * 1024);
+}
+
+static void post_blobs(jb_board *b, jbt_uuids *out, size_t n, size_t batch,
+                       unsigned seed) {
+  jb_post *posts = calloc(batch, sizeof *posts);
+  jbt_buf *blobs = calloc(batch, sizeof *blobs);
+  char(*uuids)[JB_UUID_STRLEN] = calloc(batch, sizeof *uuids);
+  for (size_t done = 0; done < n;) {
+    size_t k = n - done < batch ? n - done : batch;
+    for (size_t i = 0; i < k; i++) {
+      blobs[i] = jbt_details_blob(1024, seed + (unsigned)(done + i));
+      jb_post p = JB_POST_INIT;
+      p.name = "blob";
+      p.details = blobs[i].data;
+      p.details_len = blobs[i].len;
+      posts[i] = p;
+    }
+    int rc = k == 1 ? jb_job_post(uuids[0], b, &posts[0])
+                    : jb_job_post_batch(uuids, b, posts, k);
+    if (rc != JB_OK)
+      fail_msg("post #%zu (batch of %zu): %s", done, k, jb_errmsg());
+    for (size_t i = 0; i < k; i++) {
+      jbt_uuids_add(out, uuids[i]);
+      jbt_buf_free(&blobs[i]);
+    }
+    done += k;
+  }
+  free(posts);
+  free(blobs);
+  free(uuids);
+}
+
+/* Every job in `posted` is on the board with the details it was posted
+ * with (the i-th was posted with seed + i). */
+static void assert_blobs_readable(jb_board *b, const jbt_uuids *posted,
+                                  unsigned seed) {
+  size_t count = 0;
+  assert_int_equal(jb_board_count(&count, b, 0), JB_OK);
+  assert_int_equal(count, posted->n);
+  for (size_t i = 0; i < posted->n; i++) {
+    jb_job *j = NULL;
+    int rc = jb_job_get(&j, b, posted->v[i]);
+    if (rc != JB_OK) fail_msg("job #%zu %s: %s", i, posted->v[i], jb_errmsg());
+    jbt_buf want = jbt_details_blob(1024, seed + (unsigned)i);
+    size_t len;
+    const void *d = jb_job_details(j, &len);
+    assert_int_equal(len, want.len);
+    assert_memory_equal(d, want.data, len);
+    jbt_buf_free(&want);
+    jb_job_free(j);
+  }
+}
+
+static off_t data_size(const char *dir) {
+  char *p = jbt_path(dir, "data.mdb");
+  struct stat st;
+  assert_int_equal(stat(p, &st), 0);
+  free(p);
+  return st.st_size;
+}
+
+static void grows_with(jbt_fixture *f, jb_durability d, size_t n,
+                       size_t batch) {
+  jb_board_close(f->board);
+  jbt_rmtree(f->dir);
+  assert_int_equal(mkdir(f->dir, 0700), 0);
+  f->board = open_small(f->dir, d);
+  jbt_uuids posted = {0};
+  post_blobs(f->board, &posted, n, batch, 7);
+  assert_true(data_size(f->dir) > 4 * 256 * 1024);
+  assert_blobs_readable(f->board, &posted, 7);
+  jbt_assert_check_ok(f->board);
+  /* After a reopen that asks for the small map again. */
+  jb_board_close(f->board);
+  f->board = open_small(f->dir, d);
+  assert_blobs_readable(f->board, &posted, 7);
+  jbt_uuids_free(&posted);
+}
+
+static void map_grows_past_its_initial_size_one_post_at_a_time(void **state) {
+  grows_with(*state, JB_DURABILITY_NORMAL, 5000, 1);
+}
+
+static void map_grows_past_its_initial_size_with_writemap(void **state) {
+  grows_with(*state, JB_DURABILITY_NONE, 5000, 1);
+}
+
+static void map_grows_for_a_batch_bigger_than_the_whole_map(void **state) {
+  /* 1000 postings of ~1 KiB in one transaction: four times the map. */
+  grows_with(*state, JB_DURABILITY_NONE, 3000, 1000);
+}
+
+typedef struct {
+  const char *dir;
+  int go_fd;     /* parent writes a byte when it has grown the map */
+  int ready_fd;  /* child writes a byte once it has the board open */
+  size_t expect; /* jobs to find after the growth */
+} adopt_args;
+
+/* A process that opened the board before another grew it reads every job
+ * and writes one more. */
+static int adopt_child(void *arg) {
+  adopt_args *a = arg;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NONE;
+  o.map_size = 256 * 1024;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, &o) != JB_OK) return 1;
+  size_t n = 99;
+  if (jb_board_count(&n, b, 0) != JB_OK || n != 0) return 2;
+  char c = 'r';
+  if (write(a->ready_fd, &c, 1) != 1) return 3;
+  if (read(a->go_fd, &c, 1) != 1) return 4;
+  jb_iter *it = NULL;
+  if (jb_iter_open(&it, b, 0) != JB_OK) return 5;
+  size_t seen = 0;
+  for (;;) {
+    const jb_job *j;
+    int rc = jb_iter_next(&j, it);
+    if (rc != JB_OK) {
+      fprintf(stderr, "adopt child: %s\n", jb_errmsg());
+      return 6;
+    }
+    if (j == NULL) break;
+    seen++;
+  }
+  jb_iter_close(it);
+  if (seen != a->expect) {
+    fprintf(stderr, "adopt child saw %zu of %zu jobs\n", seen, a->expect);
+    return 7;
+  }
+  jbt_buf blob = jbt_details_blob(1024, 1);
+  jb_post p = JB_POST_INIT;
+  p.name = "after-growth";
+  p.details = blob.data;
+  p.details_len = blob.len;
+  char uuid[JB_UUID_STRLEN];
+  int rc = jb_job_post(uuid, b, &p);
+  jbt_buf_free(&blob);
+  if (rc != JB_OK) {
+    fprintf(stderr, "adopt child post: %s\n", jb_errmsg());
+    return 8;
+  }
+  jb_board_close(b);
+  return 0;
+}
+
+static void another_process_adopts_the_grown_map(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  f->board = NULL;
+  jbt_rmtree(f->dir);
+  assert_int_equal(mkdir(f->dir, 0700), 0);
+  f->board = open_small(f->dir, JB_DURABILITY_NONE);
+  int go[2], ready[2];
+  assert_int_equal(pipe(go), 0);
+  assert_int_equal(pipe(ready), 0);
+  adopt_args a = {f->dir, go[0], ready[1], 3000};
+  pid_t pid = jbt_fork(adopt_child, &a, 60);
+  close(go[0]);
+  close(ready[1]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  jbt_uuids posted = {0};
+  post_blobs(f->board, &posted, 3000, 100, 11);
+  assert_int_equal(write(go[1], "g", 1), 1);
+  close(go[1]);
+  close(ready[0]);
+  jbt_wait_ok(pid, 60000);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 3001);
+  jbt_assert_check_ok(f->board);
+  jbt_uuids_free(&posted);
+}
+
+/* -------------------------------------------------------------- reopen */
+
+static void reopening_keeps_jobs_owners_and_details(void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
+  jbt_buf d = jbt_details_store(5);
+  jb_post p = JB_POST_INIT;
+  p.name = "kept";
+  p.details = d.data;
+  p.details_len = d.len;
+  p.priority = JB_PRIORITY_VERY_HIGH;
+  assert_int_equal(jb_job_post(a, f->board, &p), JB_OK);
+  jbt_post(b, f->board, "claimed", JB_PRIORITY_LOW);
+  assert_int_equal(jb_job_claim(f->board, b, "keeper"), JB_OK);
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  jb_board_close(f->board);
+  f->board = jbt_open(f->dir, JB_DURABILITY_FULL, 0);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jb_job *j = NULL;
+  assert_int_equal(jb_job_get(&j, f->board, a), JB_OK);
+  size_t len;
+  const void *dd = jb_job_details(j, &len);
+  assert_int_equal(len, d.len);
+  assert_memory_equal(dd, d.data, len);
+  jb_job_free(j);
+  char owner[JB_WHO_MAX + 1];
+  assert_int_equal(jb_job_find_owner(owner, f->board, b), JB_OK);
+  assert_string_equal(owner, "keeper");
+  assert_int_equal(jb_job_consume(f->board, b, "keeper"), JB_OK);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  jbt_buf_free(&d);
+}
+
+static uint64_t seq_of(jb_board *b, const char *uuid) {
+  jb_job *j = NULL;
+  assert_int_equal(jb_job_get(&j, b, uuid), JB_OK);
+  uint64_t s = jb_job_sequence(j);
+  jb_job_free(j);
+  return s;
+}
+
+static void sequences_keep_increasing_across_reopen_of_an_emptied_board(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t last = 0;
+  for (int i = 0; i < 5; i++) {
+    jbt_post(u, f->board, "s", JB_PRIORITY_NORMAL);
+    last = seq_of(f->board, u);
+  }
+  /* Empty the board: the next sequence must not be derived from the jobs
+   * that are left. */
+  while (jb_job_claim_next(u, NULL, f->board, "w") == JB_OK)
+    assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  jb_board_close(f->board);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jbt_post(u, f->board, "after", JB_PRIORITY_NORMAL);
+  assert_true(seq_of(f->board, u) > last);
+}
+
+static void a_handle_opened_before_fork_is_refused_in_the_child(
+    void **state) {
+  jbt_fixture *f = *state;
+  /* LMDB's rule: the child holds copies of the parent's locks. */
+  jb_board *b = f->board;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(10);
+    char u[JB_UUID_STRLEN];
+    jb_post p = JB_POST_INIT;
+    p.name = "from-child";
+    int rc = jb_job_post(u, b, &p);
+    _exit(rc == JB_EINVAL && strstr(jb_errmsg(), "fork") ? 0 : 1);
+  }
+  jbt_wait_ok(pid, 10000);
+  size_t n = 9;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 0);
+}
+
+/* --------------------------------------------- dead readers and writers */
+
+typedef struct {
+  const char *dir;
+  int release_fd;  /* read end: EOF releases the holder */
+  int release_wfd; /* its write end, closed by the holder at once */
+  int ready_fd;
+} holder_args;
+
+/* Keeps the board open so that later openers are not the first (the first
+ * opener of an environment resets LMDB's reader table by itself). */
+static int holder_child(void *arg) {
+  holder_args *a = arg;
+  close(a->release_wfd);
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 1;
+  char c = 'h';
+  if (write(a->ready_fd, &c, 1) != 1) return 2;
+  while (read(a->release_fd, &c, 1) > 0) {}
+  jb_board_close(b);
+  return 0;
+}
+
+static void open_clears_reader_slots_of_dead_processes(void **state) {
+  jbt_fixture *f = *state;
+  int rel[2], rdy[2];
+  assert_int_equal(pipe(rel), 0);
+  assert_int_equal(pipe(rdy), 0);
+  holder_args h = {f->dir, rel[0], rel[1], rdy[1]};
+  pid_t holder = jbt_fork(holder_child, &h, 60);
+  close(rel[0]);
+  close(rdy[1]);
+  char c;
+  assert_int_equal(read(rdy[0], &c, 1), 1);
+  close(rdy[0]);
+
+  pid_t reader = raw_hold(RAW_HOLD_READER, f->dir);
+  kill9(reader); /* its reader slot is now stale */
+  jb_board_close(f->board);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+
+  raw_args a = {RAW_READER_CHECK, f->dir, {0}, NULL, -1};
+  int st = jbt_wait(jbt_fork(raw_child, &a, 30), 30000);
+  assert_true(st != -1 && WIFEXITED(st));
+  if (WEXITSTATUS(st) != 0)
+    fail_msg("%d stale reader slot(s) left after jb_board_open",
+             WEXITSTATUS(st));
+  close(rel[1]);
+  jbt_wait_ok(holder, 30000);
+}
+
+typedef struct {
+  const char *dir;
+} post_args;
+
+static int post_child(void *arg) {
+  post_args *a = arg;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 1;
+  char u[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "after-dead-writer";
+  int rc = jb_job_post(u, b, &p);
+  jb_board_close(b);
+  return rc == JB_OK ? 0 : 2;
+}
+
+static void a_writer_killed_inside_its_transaction_does_not_wedge_the_board(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "before", JB_PRIORITY_NORMAL);
+  pid_t writer = raw_hold(RAW_HOLD_WRITER, f->dir);
+  kill9(writer); /* it died holding LMDB's writer lock */
+  /* A post from another process, under a deadline: a wedged writer lock
+   * would hang it. */
+  post_args pa = {f->dir};
+  jbt_wait_ok(jbt_fork(post_child, &pa, 20), 20000);
+  /* and from this process */
+  jbt_post(u, f->board, "after", JB_PRIORITY_NORMAL);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 3);
+  jbt_assert_check_ok(f->board); /* the dead writer's record is not there */
+}
+
+/* ------------------------------------------------ damage and quarantine */
+
+typedef struct {
+  char u[3][JB_UUID_STRLEN];
+  char *saved;
+} damaged;
+
+/* Three NORMAL jobs; the middle one's posting is replaced by bytes that do
+ * not decode (the damaged record is saved to a file). */
+static damaged *damage_middle(jbt_fixture *f) {
+  damaged *d = calloc(1, sizeof *d);
+  f->extra = d;
+  for (int i = 0; i < 3; i++) jbt_post(d->u[i], f->board, "d", JB_PRIORITY_NORMAL);
+  jb_board_close(f->board);
+  d->saved = jbt_path(f->dir, "saved-record.bin");
+  raw(RAW_CORRUPT_POSTING, f->dir, d->u[1], d->saved);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  return d;
+}
+
+static void done_damaged(damaged *d) { free(d->saved); }
+
+static void get_of_a_posting_that_does_not_decode_is_corrupt(void **state) {
+  jbt_fixture *f = *state;
+  damaged *d = damage_middle(f);
+  jb_job *j = (jb_job *)1;
+  assert_int_equal(jb_job_get(&j, f->board, d->u[1]), JB_ECORRUPT);
+  assert_null(j);
+  jbt_assert_contains(jb_errmsg(), d->u[1]);
+  jbt_assert_contains(jb_errmsg(), "check");
+  assert_int_equal(jb_job_get(&j, f->board, d->u[0]), JB_OK);
+  jb_job_free(j);
+  done_damaged(d);
+}
+
+static void iterator_reports_a_corrupt_posting_and_moves_past_it(void **state) {
+  jbt_fixture *f = *state;
+  damaged *d = damage_middle(f);
+  jb_iter *it = NULL;
+  assert_int_equal(jb_iter_open(&it, f->board, 0), JB_OK);
+  const jb_job *j = NULL;
+  assert_int_equal(jb_iter_next(&j, it), JB_OK);
+  assert_string_equal(jb_job_uuid(j), d->u[0]);
+  assert_int_equal(jb_iter_next(&j, it), JB_ECORRUPT);
+  jbt_assert_contains(jb_errmsg(), d->u[1]);
+  assert_int_equal(jb_iter_next(&j, it), JB_OK);
+  assert_non_null(j);
+  assert_string_equal(jb_job_uuid(j), d->u[2]);
+  assert_int_equal(jb_iter_next(&j, it), JB_OK);
+  assert_null(j);
+  jb_iter_close(it);
+  done_damaged(d);
+}
+
+static void claim_next_of_a_corrupt_posting_reports_it_and_keeps_the_claim(
+    void **state) {
+  jbt_fixture *f = *state;
+  damaged *d = damage_middle(f);
+  assert_int_equal(jb_job_claim(f->board, d->u[0], "w"), JB_OK);
+  char got[JB_UUID_STRLEN];
+  jb_job *j = (jb_job *)1;
+  assert_int_equal(jb_job_claim_next(got, &j, f->board, "w"), JB_ECORRUPT);
+  assert_null(j);
+  jbt_assert_contains(jb_errmsg(), d->u[1]);
+  char owner[JB_WHO_MAX + 1];
+  assert_int_equal(jb_job_find_owner(owner, f->board, d->u[1]), JB_OK);
+  assert_string_equal(owner, "w");
+  done_damaged(d);
+}
+
+static void collect_line(const char *line, void *payload) {
+  FILE *mem = payload;
+  fprintf(mem, "%s\n", line);
+}
+
+static void check_moves_an_undecodable_posting_to_quarantine(void **state) {
+  jbt_fixture *f = *state;
+  damaged *d = damage_middle(f);
+  char *lines = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&lines, &len);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+                   JB_ECORRUPT);
+  fclose(mem);
+  assert_int_equal(st.moved, 1);
+  assert_int_equal(st.quarantined, 1);
+  assert_int_equal(st.jobs, 2);
+  jbt_assert_contains(lines, d->u[1]);
+  jbt_assert_contains(lines, "quarantine");
+  free(lines);
+  /* Off the board, but kept, bytes and all. */
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 2);
+  jb_state s;
+  assert_int_equal(jb_job_get_state(&s, f->board, d->u[1]), JB_OK);
+  assert_int_equal(s, JB_STATE_COMPLETE);
+  raw(RAW_QUARANTINE_HAS, f->dir, NULL, d->saved);
+  /* A second check finds nothing new to fix and still reports the record. */
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+  assert_int_equal(st.moved, 0);
+  assert_int_equal(st.quarantined, 1);
+  assert_int_equal(st.problems, 0);
+  /* The rest of the board still works. */
+  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_ENOTFOUND);
+  done_damaged(d);
+}
+
+static void check_reports_a_job_that_is_neither_ready_nor_claimed(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[2][JB_UUID_STRLEN];
+  jbt_post(u[0], f->board, "a", JB_PRIORITY_NORMAL);
+  jbt_post(u[1], f->board, "b", JB_PRIORITY_NORMAL);
+  raw(RAW_DROP_READY, f->dir, u[1], NULL);
+  char *lines = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&lines, &len);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+                   JB_ECORRUPT);
+  fclose(mem);
+  assert_true(st.problems >= 1);
+  jbt_assert_contains(lines, u[1]);
+  free(lines);
+}
+
+static void check_reports_a_job_that_is_both_ready_and_claimed(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "a", JB_PRIORITY_NORMAL);
+  raw(RAW_ADD_CLAIM, f->dir, u, NULL);
+  char *lines = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&lines, &len);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+                   JB_ECORRUPT);
+  fclose(mem);
+  assert_true(st.problems >= 1);
+  jbt_assert_contains(lines, u);
+  free(lines);
+}
+
+static void check_of_a_healthy_busy_board_finds_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char u[20][JB_UUID_STRLEN];
+  for (int i = 0; i < 20; i++) jbt_post(u[i], f->board, "h", (jb_priority)(i % 5));
+  for (int i = 0; i < 20; i += 2) assert_int_equal(jb_job_claim(f->board, u[i], "w"), JB_OK);
+  for (int i = 0; i < 20; i += 4) assert_int_equal(jb_job_consume(f->board, u[i], "w"), JB_OK);
+  assert_int_equal(jb_job_trash(f->board, u[2], "w"), JB_OK);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+  assert_int_equal(st.jobs, 14);
+  assert_int_equal(st.claimed, 4);
+  assert_int_equal(st.ready, 10);
+  assert_int_equal(st.trashed, 1);
+  assert_int_equal(st.problems, 0);
+}
+
+int main(void) {
+  jbt_watchdog(240);
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
+  const struct CMUnitTest tests[] = {
+      T(map_grows_past_its_initial_size_one_post_at_a_time),
+      T(map_grows_past_its_initial_size_with_writemap),
+      T(map_grows_for_a_batch_bigger_than_the_whole_map),
+      T(another_process_adopts_the_grown_map),
+      T(reopening_keeps_jobs_owners_and_details),
+      T(sequences_keep_increasing_across_reopen_of_an_emptied_board),
+      T(a_handle_opened_before_fork_is_refused_in_the_child),
+      T(open_clears_reader_slots_of_dead_processes),
+      T(a_writer_killed_inside_its_transaction_does_not_wedge_the_board),
+      T(get_of_a_posting_that_does_not_decode_is_corrupt),
+      T(iterator_reports_a_corrupt_posting_and_moves_past_it),
+      T(claim_next_of_a_corrupt_posting_reports_it_and_keeps_the_claim),
+      T(check_moves_an_undecodable_posting_to_quarantine),
+      T(check_reports_a_job_that_is_neither_ready_nor_claimed),
+      T(check_reports_a_job_that_is_both_ready_and_claimed),
+      T(check_of_a_healthy_busy_board_finds_nothing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
