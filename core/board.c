@@ -11,9 +11,13 @@
 #include <string.h>
 
 struct jb_board {
-  jb_store *store;
+  jb_store *store; /* shared by every handle of this process on the board */
   char *path;
+  size_t max_posting;
 };
+
+/* Largest posting when the options say 0. */
+#define DEFAULT_MAX_POSTING ((size_t)1 << 20)
 
 int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts) {
@@ -40,6 +44,7 @@ int jb_board_open(jb_board **out, const char *path,
     free(b);
     return jb__err(JB_ENOMEM, "out of memory opening board %s", path);
   }
+  b->max_posting = opts->max_posting ? opts->max_posting : DEFAULT_MAX_POSTING;
   int rc = jb__store_open(&b->store, path, opts);
   if (rc != JB_OK) {
     free(b->path);
@@ -119,7 +124,7 @@ static int prepare(jb_board *b, const jb_post *p, long idx, jb_buf *buf,
   size_t start = buf->len;
   if ((rc = jb__posting_prefix(buf, &f)) != JB_OK) return rc;
   size_t size = buf->len - start + JB_SEQ_MAXLEN;
-  size_t max = jb__store_max_posting(b->store);
+  size_t max = b->max_posting;
   if (size > max) {
     buf->len = start;
     return jb__err(JB_EINVAL, "%sposting of %zu bytes is larger than the "

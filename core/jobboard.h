@@ -27,7 +27,10 @@
  *    processes of the host); reads run in parallel with writes.
  *  - A handle opened before fork() must not be used in the child: open the
  *    board again in the child (LMDB's rule; the child holds copies of the
- *    parent's locks).
+ *    parent's locks). Such a handle refuses to work (JB_EINVAL).
+ *  - Several handles of one process on one board share one LMDB
+ *    environment (LMDB forbids opening it twice in a process), so they must
+ *    use the same durability; each keeps its own max_posting.
  *  - jb_job and jb_iter objects are not shared between threads.
  *
  * Durability (jb_board_options.durability):

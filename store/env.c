@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_MAP_SIZE ((size_t)64 << 20)
-#define DEFAULT_MAX_POSTING ((size_t)1 << 20)
 /* Growth doubles the map up to this step, then adds it: a board of 10 GiB
  * does not ask for 20. */
 #define MAX_GROWTH_STEP ((size_t)1 << 30)
@@ -63,6 +63,55 @@ static int reserve_file(jb_store *s, size_t size) {
   return JB_OK;
 }
 
+/*
+ * Map sizes and the data file, across processes.
+ *
+ * With MDB_WRITEMAP, LMDB truncates the data file to the map size whenever
+ * it maps it (at open and at mdb_env_set_mapsize). A process that maps a
+ * smaller size than another one's would cut the file under the other's
+ * map, and the other's next write past the cut is a SIGBUS (seen here with
+ * three processes growing one board). So the file must never shrink:
+ * every open, growth and adoption of a map size takes an exclusive flock on
+ * the data file, and never asks for less than the file's current size. The
+ * flock is ours alone (LMDB locks lock.mdb with fcntl, never data.mdb with
+ * flock), and it is held only around the resize, never in a transaction.
+ */
+static int file_size(int fd, size_t *out) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return jb__err_errno(errno, "board data file");
+  *out = (size_t)st.st_size;
+  return JB_OK;
+}
+
+static int data_fd(jb_store *s, int *fd) {
+  int rc = mdb_env_get_fd(s->env, fd);
+  return rc ? jb__store_error(rc, "board data file") : JB_OK;
+}
+
+static void flock_ex(int fd) {
+  while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+/* Set the map size to at least `want` and at least the file's size. Called
+ * with no transaction of this process open (resize lock exclusive). */
+static int set_map(jb_store *s, size_t want) {
+  int fd;
+  int rc = data_fd(s, &fd);
+  if (rc != JB_OK) return rc;
+  flock_ex(fd);
+  size_t fsize = 0;
+  rc = file_size(fd, &fsize);
+  if (rc == JB_OK && s->writemap && fsize > want) want = fsize;
+  if (rc == JB_OK) rc = reserve_file(s, want);
+  if (rc == JB_OK) {
+    int mrc = mdb_env_set_mapsize(s->env, want);
+    if (mrc) rc = jb__store_error(mrc, "resizing the board map");
+  }
+  flock(fd, LOCK_UN);
+  return rc;
+}
+
 /* Called with no transaction of ours open and the resize lock held
  * exclusively. `seen` is the map size when the transaction hit the limit:
  * if another thread grew the map meanwhile, there is nothing to do. */
@@ -71,12 +120,7 @@ static int grow_map(jb_store *s, size_t seen) {
   mdb_env_info(s->env, &info);
   if (info.me_mapsize > seen) return JB_OK;
   size_t step = info.me_mapsize < MAX_GROWTH_STEP ? info.me_mapsize : MAX_GROWTH_STEP;
-  size_t want = info.me_mapsize + step;
-  int rc = reserve_file(s, want);
-  if (rc != JB_OK) return rc;
-  rc = mdb_env_set_mapsize(s->env, want);
-  if (rc) return jb__store_error(rc, "growing the board map");
-  return JB_OK;
+  return set_map(s, info.me_mapsize + step);
 }
 
 static size_t map_size(jb_store *s) {
@@ -85,13 +129,19 @@ static size_t map_size(jb_store *s) {
   return info.me_mapsize;
 }
 
-/* Another process grew the map: adopt its size (LMDB reads it from the
- * file when given 0). */
+/* Another process grew the map. Without WRITEMAP, adopt the size its
+ * commit recorded (LMDB reads it when given 0). With WRITEMAP the file is
+ * at least that large (whoever grew the map truncated the file up first)
+ * and taking the file's size never cuts it. */
 static int adopt_map(jb_store *s) {
   pthread_rwlock_wrlock(&s->resize_lock);
-  int rc = mdb_env_set_mapsize(s->env, 0);
-  if (rc == 0) rc = reserve_file(s, map_size(s));
-  else rc = jb__store_error(rc, "adopting the grown board map");
+  int rc;
+  if (s->writemap) {
+    rc = set_map(s, 0);
+  } else {
+    int mrc = mdb_env_set_mapsize(s->env, 0);
+    rc = mrc ? jb__store_error(mrc, "adopting the grown board map") : JB_OK;
+  }
   pthread_rwlock_unlock(&s->resize_lock);
   return rc;
 }
@@ -144,7 +194,6 @@ int jb__store_read(jb_store *s, jb_txn_body body, void *ctx) {
   return run(s, MDB_RDONLY, body, ctx);
 }
 
-size_t jb__store_max_posting(const jb_store *s) { return s->max_posting; }
 
 /* ----------------------------------------------------------------- open */
 
@@ -243,15 +292,103 @@ static int check_dir(const char *path, bool create) {
   return JB_OK;
 }
 
+/*
+ * The stores open in this process, by board directory (device, inode).
+ * LMDB forbids opening one environment twice in a process: the second
+ * copy's close would drop the fcntl locks that tell other processes the
+ * lock file is in use. So handles of one process share one store. Entries
+ * made before a fork() are never shared with the child (fork generation):
+ * the child opens its own.
+ */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static jb_store *registry;
+
+static int open_env(jb_store *s, const char *path, const jb_board_options *o,
+                    bool create) {
+  unsigned flags = MDB_NOTLS;
+  switch (o->durability) {
+  case JB_DURABILITY_FULL: break;
+  case JB_DURABILITY_NORMAL: flags |= MDB_NOMETASYNC; break;
+  case JB_DURABILITY_NONE: flags |= MDB_WRITEMAP | MDB_NOSYNC; break;
+  }
+  s->writemap = (flags & MDB_WRITEMAP) != 0;
+  char what[600];
+  snprintf(what, sizeof what, "board %s", path);
+  int rc = mdb_env_create(&s->env);
+  if (rc) {
+    s->env = NULL;
+    return jb__store_error(rc, what);
+  }
+  /* Hold the data file's flock while choosing the map size and mapping:
+   * never map less than the file holds (see set_map). */
+  char data[4096];
+  snprintf(data, sizeof data, "%s/data.mdb", path);
+  int fd = open(data, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0664);
+  if (fd < 0) {
+    snprintf(what, sizeof what, "board %s: cannot open data.mdb", path);
+    return jb__err_errno(errno, what);
+  }
+  flock_ex(fd);
+  size_t want = o->map_size ? o->map_size : DEFAULT_MAP_SIZE, fsize = 0;
+  rc = file_size(fd, &fsize);
+  if (rc == JB_OK && fsize > want) want = fsize;
+  if (rc == JB_OK) {
+    int mrc;
+    if ((mrc = mdb_env_set_maxdbs(s->env, 16)) ||
+        (mrc = mdb_env_set_maxreaders(s->env, MAX_READERS)) ||
+        (mrc = mdb_env_set_mapsize(s->env, want)) ||
+        (mrc = mdb_env_open(s->env, path, flags, 0664))) {
+      rc = mrc == MDB_INVALID
+               ? jb__err(JB_ECORRUPT, "%s is not an LMDB file: not a board", data)
+               : jb__store_error(mrc, what);
+    }
+  }
+  if (rc == JB_OK) rc = reserve_file(s, map_size(s));
+  close(fd); /* also drops the flock */
+  if (rc != JB_OK) return rc;
+  int dead = 0;
+  mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
+  init_ctx ctx = {create, path};
+  return jb__store_write(s, init_body, &ctx);
+}
+
+static void free_store(jb_store *s) {
+  if (s->env) mdb_env_close(s->env);
+  pthread_rwlock_destroy(&s->resize_lock);
+  free(s->path);
+  free(s);
+}
+
 int jb__store_open(jb_store **out, const char *path,
                    const jb_board_options *o) {
   *out = NULL;
   bool create = (o->flags & JB_OPEN_CREATE) != 0;
   int rc = check_dir(path, create);
   if (rc != JB_OK) return rc;
+  struct stat st;
+  if (stat(path, &st) != 0) return jb__err_errno(errno, path);
+  unsigned gen = jb__fork_generation();
+
+  pthread_mutex_lock(&registry_lock);
+  for (jb_store *s = registry; s; s = s->next) {
+    if (s->dev != st.st_dev || s->ino != st.st_ino || s->fork_gen != gen)
+      continue;
+    if (s->durability != o->durability) {
+      rc = jb__err(JB_EINVAL, "board %s is already open in this process with "
+                   "durability %s; a second handle cannot use %s", path,
+                   jb_durability_name(s->durability),
+                   jb_durability_name(o->durability));
+    } else {
+      s->refs++;
+      *out = s;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+  }
 
   jb_store *s = calloc(1, sizeof *s);
   if (s == NULL || (s->path = strdup(path)) == NULL) {
+    pthread_mutex_unlock(&registry_lock);
     free(s);
     return jb__err(JB_ENOMEM, "out of memory opening board %s", path);
   }
@@ -260,57 +397,35 @@ int jb__store_open(jb_store **out, const char *path,
   pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&s->resize_lock, &attr);
   pthread_rwlockattr_destroy(&attr);
-  s->fork_gen = jb__fork_generation();
-  s->max_posting = o->max_posting ? o->max_posting : DEFAULT_MAX_POSTING;
-
-  unsigned flags = MDB_NOTLS;
-  switch (o->durability) {
-  case JB_DURABILITY_FULL: break;
-  case JB_DURABILITY_NORMAL: flags |= MDB_NOMETASYNC; break;
-  case JB_DURABILITY_NONE: flags |= MDB_WRITEMAP | MDB_NOSYNC; break;
+  s->fork_gen = gen;
+  s->durability = o->durability;
+  s->dev = st.st_dev;
+  s->ino = st.st_ino;
+  s->refs = 1;
+  rc = open_env(s, path, o, create);
+  if (rc != JB_OK) {
+    free_store(s);
+  } else {
+    s->next = registry;
+    registry = s;
+    *out = s;
   }
-  s->writemap = (flags & MDB_WRITEMAP) != 0;
-
-  char what[600];
-  snprintf(what, sizeof what, "board %s", path);
-  if ((rc = mdb_env_create(&s->env)) != 0) {
-    s->env = NULL;
-    rc = jb__store_error(rc, what);
-    goto fail;
-  }
-  if ((rc = mdb_env_set_maxdbs(s->env, 16)) ||
-      (rc = mdb_env_set_maxreaders(s->env, MAX_READERS)) ||
-      (rc = mdb_env_set_mapsize(s->env, o->map_size ? o->map_size : DEFAULT_MAP_SIZE))) {
-    rc = jb__store_error(rc, what);
-    goto fail;
-  }
-  rc = mdb_env_open(s->env, path, flags, 0664);
-  if (rc == MDB_INVALID) {
-    rc = jb__err(JB_ECORRUPT, "%s/data.mdb is not an LMDB file: not a board",
-                 path);
-    goto fail;
-  }
-  if (rc) {
-    rc = jb__store_error(rc, what);
-    goto fail;
-  }
-  int dead = 0;
-  mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
-  if ((rc = reserve_file(s, map_size(s))) != JB_OK) goto fail;
-  init_ctx ctx = {create, path};
-  rc = jb__store_write(s, init_body, &ctx);
-  if (rc != JB_OK) goto fail;
-  *out = s;
-  return JB_OK;
-fail:
-  jb__store_close(s);
+  pthread_mutex_unlock(&registry_lock);
   return rc;
 }
 
 void jb__store_close(jb_store *s) {
   if (s == NULL) return;
-  if (s->env) mdb_env_close(s->env);
-  pthread_rwlock_destroy(&s->resize_lock);
-  free(s->path);
-  free(s);
+  pthread_mutex_lock(&registry_lock);
+  bool last = --s->refs == 0;
+  if (last) {
+    for (jb_store **p = &registry; *p; p = &(*p)->next) {
+      if (*p == s) {
+        *p = s->next;
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  if (last) free_store(s);
 }

@@ -135,10 +135,13 @@ typedef struct {
 
 typedef struct jb_store jb_store;
 
+/* Open the store of board `path`, or share the one this process already
+ * has open on it (LMDB forbids opening an environment twice in a process:
+ * closing one copy would drop the other's locks). Refcounted; a handle of
+ * another durability on an open board is refused. */
 int jb__store_open(jb_store **out, const char *path,
                    const jb_board_options *opts);
 void jb__store_close(jb_store *s);
-size_t jb__store_max_posting(const jb_store *s);
 
 typedef struct {
   uint8_t uuid[16];

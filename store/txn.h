@@ -9,6 +9,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 struct jb_store {
   MDB_env *env;
@@ -21,9 +22,14 @@ struct jb_store {
    */
   pthread_rwlock_t resize_lock;
   bool writemap;   /* durability none: the file must be preallocated */
-  size_t max_posting;
+  jb_durability durability;
   unsigned fork_gen; /* jb__fork_generation() at open */
   char *path;
+  /* The registry of open stores (env.c), under its mutex. */
+  dev_t dev;
+  ino_t ino;
+  unsigned refs;
+  struct jb_store *next;
 };
 
 /*
