@@ -390,18 +390,18 @@ static void acknowledged_work_survives_kill_9_at_random_moments(
   totals tot = {0};
   int round = 0;
   int64_t t0 = jbt_now_ms();
-  run_rounds(f, JB_DURABILITY_NONE, 80, seed, &expected, &tot, &round);
-  run_rounds(f, JB_DURABILITY_NORMAL, 30, seed, &expected, &tot, &round);
-  run_rounds(f, JB_DURABILITY_FULL, 20, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_NONE, 200, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_NORMAL, 60, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_FULL, 40, seed, &expected, &tot, &round);
   printf("# %zu kills in %lld ms: %zu posts, %zu claims, %zu consumes, %zu "
          "abandons acknowledged; %zu unacknowledged posts found; up to %zu "
          "jobs on the board\n",
          tot.kills, (long long)(jbt_now_ms() - t0), tot.posts, tot.claims,
          tot.consumes, tot.abandons, tot.orphans, tot.max_jobs);
   /* The children did real work between kills (not just dying in open). */
-  assert_true(tot.posts >= 100);
-  assert_true(tot.claims >= 50);
-  assert_true(tot.consumes >= 20);
+  assert_true(tot.posts >= 200);
+  assert_true(tot.claims >= 100);
+  assert_true(tot.consumes >= 40);
   drain_args da = {f->dir};
   jbt_wait_ok(jbt_fork(drain_child, &da, 60), 60000);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
