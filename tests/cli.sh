@@ -1,0 +1,490 @@
+#!/bin/bash
+# tests/cli.sh - the jobboard command line, end to end.
+#
+# Runs the built ./jobboard (or $JOBBOARD) against fresh boards under one
+# mktemp -d directory, removed on exit. Each test prints "ok" or "FAIL"
+# with its name; the script exits 1 if any failed. JSON output is checked
+# with python3's json module (jq is not assumed).
+#
+# Under `make check` the working directory is the build directory.
+
+set -u
+
+JOBBOARD=${JOBBOARD:-./jobboard}
+case $JOBBOARD in
+  /*) ;;
+  *) JOBBOARD=$PWD/$JOBBOARD ;;
+esac
+if [ ! -x "$JOBBOARD" ]; then
+  echo "cli.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
+  exit 99 # automake: hard error
+fi
+PYTHON=${PYTHON:-python3}
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "cli.sh: python3 is needed to check JSON output" >&2
+  exit 99
+fi
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-cli.XXXXXX") || exit 99
+trap 'rm -rf "$ROOT"' EXIT
+trap 'exit 130' INT TERM
+unset JOBBOARD_DIR
+
+failures=0
+tests=0
+current=""
+test_failed=0
+
+# --- harness --------------------------------------------------------------
+
+# begin NAME: a new test with a fresh board directory $B (not created).
+begin() {
+  current=$1
+  test_failed=0
+  tests=$((tests + 1))
+  B=$ROOT/board$tests
+}
+
+fail() {
+  echo "  $current: $*"
+  test_failed=1
+}
+
+# end: print the test's verdict.
+end() {
+  if [ "$test_failed" = 0 ]; then
+    echo "ok   $tests $current"
+  else
+    echo "FAIL $tests $current"
+    failures=$((failures + 1))
+  fi
+}
+
+# jb ARGS: run jobboard on the test's board; sets $out, $err, $rc.
+jb() {
+  run "$JOBBOARD" --board "$B" "$@"
+}
+
+# run CMD ARGS: sets $out (stdout), $err (stderr), $rc (exit status).
+run() {
+  "$@" >"$ROOT/out" 2>"$ROOT/err"
+  rc=$?
+  out=$(cat "$ROOT/out")
+  err=$(cat "$ROOT/err")
+}
+
+# Like run, with stdin from the file $1.
+run_in() {
+  local input=$1
+  shift
+  "$@" <"$input" >"$ROOT/out" 2>"$ROOT/err"
+  rc=$?
+  out=$(cat "$ROOT/out")
+  err=$(cat "$ROOT/err")
+}
+
+expect_rc() { # expect_rc CODE WHAT
+  [ "$rc" = "$1" ] || fail "$2: exit status $rc, expected $1 (stderr: $err)"
+}
+
+expect_ok() { # expect_ok WHAT: exit 0 and nothing on stderr
+  expect_rc 0 "$1"
+  [ -z "$err" ] || fail "$1: unexpected stderr: $err"
+}
+
+expect_out() { # expect_out TEXT WHAT
+  [ "$out" = "$1" ] || fail "$2: stdout was '$out', expected '$1'"
+}
+
+# expect_error CODE SUBSTRING WHAT: the exit status, exactly one stderr line
+# starting with "jobboard: " and containing SUBSTRING, and nothing on stdout.
+expect_error() {
+  local code=$1 sub=$2 what=$3 lines
+  expect_rc "$code" "$what"
+  lines=$(printf '%s\n' "$err" | wc -l)
+  [ -n "$err" ] && [ "$lines" -eq 1 ] ||
+    fail "$what: stderr should be one line, was: $err"
+  case $err in
+    "jobboard: "*) ;;
+    *) fail "$what: stderr does not start with 'jobboard: ': $err" ;;
+  esac
+  case $err in
+    *"$sub"*) ;;
+    *) fail "$what: stderr does not mention '$sub': $err" ;;
+  esac
+  [ -z "$out" ] || fail "$what: unexpected stdout: $out"
+}
+
+is_uuid() {
+  printf '%s\n' "$1" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+}
+
+# count_is N WHAT: the board holds N jobs.
+count_is() {
+  local o=$out e=$err r=$rc
+  jb count
+  [ "$rc" = 0 ] && [ "$out" = "$1" ] ||
+    fail "$2: count is '$out' (exit $rc), expected $1"
+  out=$o err=$e rc=$r
+}
+
+# post NAME [ARGS]: post on $B and set $uuid; fails the test if it fails.
+post() {
+  jb post "$@"
+  uuid=$out
+  [ "$rc" = 0 ] && is_uuid "$uuid" || fail "post $*: exit $rc, '$out' $err"
+}
+
+# json_check PYTHON-EXPRESSION: each line of $out is a JSON object `j`
+# (and `lines` is the list of them); the expression must be true.
+json_check() {
+  printf '%s\n' "$out" | "$PYTHON" -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin.read().splitlines()]
+assert all(isinstance(j, dict) for j in lines), "not objects"
+j = lines[0] if lines else None
+ok = eval(sys.argv[1])
+sys.exit(0 if ok else 1)
+' "$1" 2>"$ROOT/pyerr" || fail "JSON check failed: $1 on: $out $(cat "$ROOT/pyerr")"
+}
+
+# --- tests ----------------------------------------------------------------
+
+begin "version prints the library version"
+run "$JOBBOARD" --version
+expect_ok "--version"
+printf '%s\n' "$out" | grep -Eqx 'jobboard [0-9]+\.[0-9]+\.[0-9]+' ||
+  fail "--version printed '$out'"
+end
+
+begin "post creates the board and prints a uuid"
+[ ! -e "$B" ] || fail "board exists before the test"
+post first
+[ -d "$B" ] || fail "post did not create $B"
+count_is 1 "after one post"
+end
+
+begin "round trip: post, list, show, claim, owner, state, abandon, consume, trash"
+post alpha --details '{"path": "/srv/a.png", "n": [1, 2.5, true, null]}' \
+  --priority high --book-name book1 --book-uuid 0B1C2D3E-4F50-4617-8293-A4B5C6D7E8F9
+a=$uuid
+post beta
+b=$uuid
+jb list
+expect_ok "list"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "list has not 2 lines: $out"
+printf '%s\n' "$out" | head -1 | grep -q "^$a  HIGH *  UNCLAIMED  -  alpha\$" ||
+  fail "list line for alpha: $out"
+jb show "$a"
+expect_ok "show"
+printf '%s\n' "$out" | grep -qx 'name: *alpha' || fail "show name: $out"
+printf '%s\n' "$out" | grep -qx 'priority: *HIGH' || fail "show priority: $out"
+printf '%s\n' "$out" | grep -qx 'book: *book1 0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9' ||
+  fail "show book (stored lowercase): $out"
+printf '%s\n' "$out" | grep -qF '{"path":"/srv/a.png","n":[1,2.5,true,null]}' ||
+  fail "show details: $out"
+jb state "$a"; expect_out UNCLAIMED "state before claim"
+jb owner "$a"; expect_ok "owner of unclaimed"; expect_out "" "owner of unclaimed"
+jb claim --who w1 "$a"; expect_ok "claim"; expect_out "" "claim prints nothing"
+jb owner "$a"; expect_out w1 "owner after claim"
+jb state "$a"; expect_out CLAIMED "state after claim"
+jb count --unclaimed; expect_out 1 "count --unclaimed after claim"
+jb count; expect_out 2 "count after claim"
+jb abandon --who w1 "$a"; expect_ok "abandon"
+jb state "$a"; expect_out UNCLAIMED "state after abandon"
+jb owner "$a"; expect_out "" "owner after abandon"
+jb claim --who w2 "$a"; expect_ok "claim again after abandon"
+jb consume --who w2 "$a"; expect_ok "consume"
+jb state "$a"; expect_out COMPLETE "state after consume"
+jb show "$a"; expect_error 3 "$a" "show a consumed job"
+jb claim --who w3 "$b"; expect_ok "claim beta"
+jb trash --who w3 "$b"; expect_ok "trash"
+jb state "$b"; expect_out COMPLETE "state after trash"
+count_is 0 "after consume and trash"
+jb check; expect_ok "check after the round trip"
+printf '%s\n' "$out" | grep -qx 'board OK' || fail "check: $out"
+end
+
+begin "claim-next takes VERY_HIGH before NORMAL before LOW, FIFO within one"
+post n1; n1=$uuid
+post l1 --priority low; l1=$uuid
+post v1 --priority VERY_HIGH; v1=$uuid
+post n2 --priority Normal; n2=$uuid
+post v2 --priority very_high; v2=$uuid
+post l2 --priority LOW; l2=$uuid
+jb list
+expect_ok "list"
+got=$(printf '%s\n' "$out" | cut -c1-36 | tr '\n' ' ')
+want="$v1 $v2 $n1 $n2 $l1 $l2 "
+[ "$got" = "$want" ] || fail "list order: got $got want $want"
+got=""
+for i in 1 2 3 4 5 6; do
+  jb claim-next --who w
+  expect_ok "claim-next $i"
+  got="$got$out "
+done
+[ "$got" = "$want" ] || fail "claim-next order: got $got want $want"
+jb claim-next --who w
+expect_error 3 "" "claim-next with everything claimed"
+jb list --unclaimed; expect_ok "list --unclaimed"; expect_out "" "nothing unclaimed"
+end
+
+begin "list --limit stops early and --unclaimed skips claimed jobs"
+post j1; j1=$uuid
+post j2; j2=$uuid
+post j3; j3=$uuid
+jb claim --who w "$j1"
+jb list --limit 2; expect_ok "list --limit 2"
+[ "$(printf '%s\n' "$out" | cut -c1-36 | tr '\n' ' ')" = "$j1 $j2 " ] ||
+  fail "list --limit 2: $out"
+jb list --unclaimed
+[ "$(printf '%s\n' "$out" | cut -c1-36 | tr '\n' ' ')" = "$j2 $j3 " ] ||
+  fail "list --unclaimed: $out"
+jb list --limit 0; expect_ok "list --limit 0"; expect_out "" "list --limit 0"
+end
+
+begin "--json output is one JSON object per line with every field"
+post jsonjob --details '{"k": {"deep": [1, "two"]}}' --priority low \
+  --book-name bk --book-uuid 0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9
+u1=$uuid
+post plain
+jb --json list
+expect_ok "list --json"
+json_check 'len(lines) == 2 and lines[0]["name"] == "plain" and lines[1]["uuid"] == "'"$u1"'"'
+json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","book","details"}'
+json_check 'lines[1]["details"] == {"k": {"deep": [1, "two"]}} and lines[1]["priority"] == "LOW"'
+json_check 'lines[1]["book"] == {"name": "bk", "uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"} and lines[0]["book"] is None'
+json_check 'lines[0]["owner"] is None and lines[0]["state"] == "UNCLAIMED" and lines[0]["sequence"] > lines[1]["sequence"]'
+json_check '__import__("re").fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", j["created"]) is not None'
+jb show --json "$u1"; expect_ok "show --json"
+json_check 'len(lines) == 1 and j["uuid"] == "'"$u1"'" and j["details"]["k"]["deep"][1] == "two"'
+jb claim-next --json --who w9; expect_ok "claim-next --json"
+json_check 'j["name"] == "plain" and j["owner"] == "w9" and j["state"] == "CLAIMED"'
+jb count --json; json_check 'j == {"count": 2}'
+jb state --json "$u1"; json_check 'j == {"uuid": "'"$u1"'", "state": "UNCLAIMED"}'
+jb owner --json "$u1"; json_check 'j["owner"] is None'
+jb post --json another; json_check 'len(j["uuid"]) == 36'
+jb check --json; expect_ok "check --json"; json_check 'lines[-1]["ok"] is True and lines[-1]["jobs"] == 3'
+end
+
+begin "global options work before and after the command"
+post g1
+run "$JOBBOARD" --json --board "$B" count
+expect_ok "options before"; json_check 'j == {"count": 1}'
+run "$JOBBOARD" count --board "$B" --json
+expect_ok "options after"; json_check 'j == {"count": 1}'
+JOBBOARD_DIR=$B run "$JOBBOARD" count
+expect_ok "JOBBOARD_DIR"; expect_out 1 "count from \$JOBBOARD_DIR"
+jb --durability NONE post g2; expect_ok "--durability NONE"
+jb --durability normal count; expect_out 2 "--durability normal"
+end
+
+begin "post --batch posts every line in order"
+printf '%s\n' '{"name": "b1"}' '' '{"name": "b2", "priority": "high", "details": {"x": 1}}' \
+  '{"name": "b3", "book_name": "bk", "book_uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"}' \
+  >"$ROOT/batch"
+run_in "$ROOT/batch" "$JOBBOARD" --board "$B" post --batch
+expect_ok "post --batch"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 3 ] || fail "not 3 uuids: $out"
+for u in $out; do is_uuid "$u" || fail "not a uuid: $u"; done
+set -- $out
+jb show --json "$1"; json_check 'j["name"] == "b1" and j["priority"] == "NORMAL"'
+s1=$(printf '%s\n' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["sequence"])')
+jb show --json "$2"; json_check 'j["name"] == "b2" and j["details"] == {"x": 1} and j["sequence"] == '"$s1"' + 1'
+jb show --json "$3"; json_check 'j["name"] == "b3" and j["book"]["name"] == "bk" and j["sequence"] == '"$s1"' + 2'
+end
+
+begin "post --batch of 2500 lines posts them all, in order"
+seq 1 2500 | sed 's/.*/{"name": "job-&"}/' >"$ROOT/big"
+run_in "$ROOT/big" "$JOBBOARD" --board "$B" --durability none post --batch
+expect_ok "big batch"
+[ "$(printf '%s\n' "$out" | sort -u | wc -l)" -eq 2500 ] || fail "not 2500 distinct uuids"
+first=$(printf '%s\n' "$out" | head -1)
+last=$(printf '%s\n' "$out" | tail -1)
+jb list
+[ "$(printf '%s\n' "$out" | head -1 | cut -c1-36)" = "$first" ] || fail "first listed is not the first line"
+[ "$(printf '%s\n' "$out" | tail -1 | cut -c1-36)" = "$last" ] || fail "last listed is not the last line"
+printf '%s\n' "$out" | tail -1 | grep -q '  job-2500$' || fail "last job's name"
+count_is 2500 "after the big batch"
+end
+
+begin "post --batch with a bad line anywhere posts nothing"
+post existing
+seq 1 1500 | sed 's/.*/{"name": "ok-&"}/' >"$ROOT/bad"
+echo '{"name": "bad", "priority": "urgent"}' >>"$ROOT/bad"
+seq 1 10 | sed 's/.*/{"name": "after-&"}/' >>"$ROOT/bad"
+run_in "$ROOT/bad" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "line 1501" "bad priority on line 1501"
+case $err in *urgent*) ;; *) fail "message does not name the priority: $err" ;; esac
+count_is 1 "after the refused batch (line 1501 is past the first chunk)"
+printf '%s\n' '{"name": "x"}' '{"name": "y", "details": [1]}' >"$ROOT/bad2"
+run_in "$ROOT/bad2" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "line 2" "details not an object in a batch"
+printf '%s\n' '{"name": "x"}' '{"name": "y"' >"$ROOT/bad3"
+run_in "$ROOT/bad3" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "line 2" "invalid JSON in a batch"
+printf '%s\n' '{"name": "x", "priorty": "high"}' >"$ROOT/bad4"
+run_in "$ROOT/bad4" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "priorty" "unknown key in a batch"
+count_is 1 "after every refused batch"
+printf '%s\n' '{"name": "x"}' >"$ROOT/one"
+run_in "$ROOT/bad3" "$JOBBOARD" --board "$ROOT/never-created" post --batch
+expect_error 2 "line 2" "bad batch on a new board"
+[ ! -e "$ROOT/never-created" ] || fail "a refused batch created the board"
+end
+
+begin "an empty --who is refused (exit 2) and changes nothing"
+post w1
+jb claim --who "" "$uuid"; expect_error 2 "who" "claim --who ''"
+jb claim-next --who ""; expect_error 2 "who" "claim-next --who ''"
+jb state "$uuid"; expect_out UNCLAIMED "state after refused claims"
+jb claim "$uuid"; expect_error 2 "--who" "claim without --who"
+jb consume "$uuid"; expect_error 2 "--who" "consume without --who"
+count_is 1 "after refused claims"
+end
+
+begin "an unknown priority is refused (exit 2) and posts nothing"
+post p0
+jb post p1 --priority urgent; expect_error 2 "urgent" "--priority urgent"
+count_is 1 "after the refused post"
+end
+
+begin "details that are not a JSON object are refused (exit 2)"
+post d0
+jb post d1 --details '[1, 2]'; expect_error 2 "object" "--details array"
+jb post d1 --details '"text"'; expect_error 2 "object" "--details string"
+jb post d1 --details '{"a": 1,'; expect_error 2 "position" "--details malformed JSON"
+count_is 1 "after the refused posts"
+run "$JOBBOARD" --board "$ROOT/not-created" post d2 --details '[]'
+expect_error 2 "object" "refused post on a new board"
+[ ! -e "$ROOT/not-created" ] || fail "a refused post created the board"
+end
+
+begin "a malformed uuid is refused (exit 2) by every command taking one"
+post m0
+for cmd in show owner state "claim --who w" "abandon --who w" "consume --who w" "trash --who w"; do
+  jb $cmd not-a-uuid
+  expect_error 2 "not-a-uuid" "$cmd not-a-uuid"
+done
+jb state "${uuid}0"; expect_error 2 "not a uuid" "state with 37 characters"
+jb state "$(printf '%s' "$uuid" | tr a-f A-F)"; expect_ok "uppercase uuid"
+expect_out UNCLAIMED "uppercase uuid is the same job"
+count_is 1 "after malformed uuids"
+end
+
+begin "a missing board directory is not found (exit 3) and is not created"
+for cmd in list count check "claim-next --who w" "show 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f" \
+  "state 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"; do
+  jb $cmd
+  expect_error 3 "$B" "$cmd on a missing board"
+done
+[ ! -e "$B" ] || fail "a read created the board directory"
+end
+
+begin "a board path that is a regular file is refused (exit 2)"
+echo "not a board" >"$B"
+jb count; expect_error 2 "$B" "count on a file"
+jb post x; expect_error 2 "$B" "post on a file"
+[ "$(cat "$B")" = "not a board" ] || fail "the file was changed"
+end
+
+begin "claiming a claimed job fails (exit 4) naming the owner"
+post c1
+jb claim --who alice "$uuid"; expect_ok "first claim"
+jb claim --who bob "$uuid"; expect_error 4 "alice" "second claim"
+jb claim --who alice "$uuid"; expect_error 4 "alice" "re-claim by the owner"
+jb owner "$uuid"; expect_out alice "owner unchanged"
+end
+
+begin "consume, abandon and trash by a non-owner fail (exit 5) naming the owner"
+post o1
+jb claim --who alice "$uuid"
+for op in consume abandon trash; do
+  jb $op --who mallory "$uuid"
+  expect_error 5 "alice" "$op by a non-owner"
+done
+jb owner "$uuid"; expect_out alice "owner unchanged"
+count_is 1 "after refused operations"
+post o2
+jb consume --who alice "$uuid"; expect_error 3 "" "consume of an unclaimed job"
+jb consume --who alice 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f
+expect_error 3 "3f0d7e9c" "consume of an unknown job"
+count_is 2 "after refused consumes"
+end
+
+begin "claim-next on an empty board exits 3"
+post e1
+jb claim --who w "$uuid"
+jb consume --who w "$uuid"
+count_is 0 "emptied"
+jb claim-next --who w; expect_error 3 "" "claim-next on an empty board"
+jb claim-next --json --who w; expect_error 3 "" "claim-next --json on an empty board"
+end
+
+begin "usage errors exit 2 with one line and a hint"
+post u1
+jb list --frobnicate; expect_error 2 "--frobnicate" "unknown option"
+jb list --json=yes; expect_error 2 "--json" "value for a flag"
+jb claim --who; expect_error 2 "--who" "missing option argument"
+jb state "$uuid" extra; expect_error 2 "extra" "extra argument"
+jb show; expect_error 2 "UUID" "missing operand"
+jb list --limit -3; expect_error 2 "--limit" "negative limit"
+jb count --durability sometimes; expect_error 2 "sometimes" "bad durability"
+run "$JOBBOARD" frob; expect_error 2 "frob" "unknown command"
+run "$JOBBOARD"; expect_error 2 "command" "no command"
+run "$JOBBOARD" help frob; expect_error 2 "frob" "help for an unknown command"
+count_is 1 "after usage errors"
+end
+
+begin "every subcommand's --help exits 0 and names its options"
+check_help() { # check_help CMD OPTION...
+  local cmd=$1 opt
+  shift
+  run "$JOBBOARD" "$cmd" --help
+  expect_ok "$cmd --help"
+  case $out in "Usage: jobboard $cmd"*) ;; *) fail "$cmd --help has no usage line" ;; esac
+  for opt in "$@" --board --durability --json --help "Exit status" "Example"; do
+    case $out in *"$opt"*) ;; *) fail "$cmd --help does not mention $opt" ;; esac
+  done
+  case $out in *"CORRUPT THE"*) ;; *) fail "$cmd --help lacks the durability warning" ;; esac
+  run "$JOBBOARD" help "$cmd"
+  expect_ok "help $cmd"
+}
+check_help post --details --priority --book-name --book-uuid --batch
+check_help list --unclaimed --limit '$bin'
+check_help show '$bin'
+check_help claim --who
+check_help claim-next --who
+check_help abandon --who
+check_help consume --who
+check_help trash --who
+check_help owner
+check_help state
+check_help count --unclaimed
+check_help check
+for cmd in demo bench; do
+  run "$JOBBOARD" "$cmd" --help
+  expect_rc 0 "$cmd --help"
+  [ -n "$out" ] || fail "$cmd --help printed nothing"
+done
+run "$JOBBOARD" --help
+expect_ok "jobboard --help"
+for cmd in post list show claim claim-next abandon consume trash owner state count check demo bench; do
+  printf '%s\n' "$out" | grep -q "^  $cmd " || fail "global help does not list $cmd"
+done
+run "$JOBBOARD" --help claim
+expect_ok "jobboard --help claim"
+case $out in "Usage: jobboard claim "*) ;; *) fail "--help claim is not claim's help" ;; esac
+end
+
+begin "text output escapes control characters: one job, one line"
+post "$(printf 'two\nlines')"
+jb list
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "list split a job over lines: $out"
+case $out in *'two\nlines'*) ;; *) fail "name not escaped: $out" ;; esac
+jb --json list
+json_check 'j["name"] == "two\nlines"'
+end
+
+echo "$tests tests, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,243 @@
+/*
+ * cli_common.c - what the jobboard subcommands share: exit codes, the one
+ * error line, option parsing, opening the board.
+ */
+#include "cli_common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -------------------------------------------------------------- cli.h */
+
+int cli_exit_code(int status) {
+  switch (status) {
+  case JB_OK: return CLI_EXIT_OK;
+  case JB_EINVAL: return CLI_EXIT_USAGE;
+  case JB_ENOTFOUND: return CLI_EXIT_NOTFOUND;
+  case JB_ECLAIMED: return CLI_EXIT_CLAIMED;
+  case JB_ENOTOWNER: return CLI_EXIT_NOTOWNER;
+  case JB_EOFFLINE: return CLI_EXIT_OFFLINE;
+  case JB_ETIMEDOUT: return CLI_EXIT_TIMEDOUT;
+  default: return CLI_EXIT_ERROR;
+  }
+}
+
+/* One line, always: a message with a newline in it (a name echoed back)
+ * would otherwise look like two errors to a script reading stderr. */
+static void put_line(const char *msg) {
+  fputs("jobboard: ", stderr);
+  for (const char *p = msg; *p; p++)
+    fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
+  fputc('\n', stderr);
+}
+
+int cli_fail(int status) {
+  fflush(stdout); /* keep stdout's lines before the error when both are a tty */
+  put_line(jb_errmsg());
+  return cli_exit_code(status);
+}
+
+int cli_usage_error(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fflush(stdout);
+  put_line(msg);
+  return CLI_EXIT_USAGE;
+}
+
+const char *cli_board_dir(const char *opt) {
+  if (opt != NULL) return opt;
+  const char *env = getenv("JOBBOARD_DIR");
+  if (env != NULL && env[0] != '\0') return env;
+  return "./jobboard.d";
+}
+
+/* ------------------------------------------------------------ parsing */
+
+int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return cli_usage_error("%s: %s (try 'jobboard %s --help')", cmd->name, msg,
+                         cmd->name);
+}
+
+int cli_help(const cli_command *cmd) {
+  fputs(cmd->help, stdout);
+  return CLI_EXIT_OK;
+}
+
+enum {
+  OPT_BOARD = 256,
+  OPT_DURABILITY,
+  OPT_JSON,
+  OPT_WHO,
+  OPT_DETAILS,
+  OPT_PRIORITY,
+  OPT_BOOK_NAME,
+  OPT_BOOK_UUID,
+  OPT_BATCH,
+  OPT_UNCLAIMED,
+  OPT_LIMIT,
+};
+
+/* Every option, with the CLI_O_* group that admits it (0: every command). */
+static const struct {
+  struct option opt;
+  unsigned group;
+} all_options[] = {
+    {{"board", required_argument, NULL, OPT_BOARD}, 0},
+    {{"durability", required_argument, NULL, OPT_DURABILITY}, 0},
+    {{"json", no_argument, NULL, OPT_JSON}, 0},
+    {{"help", no_argument, NULL, 'h'}, 0},
+    {{"who", required_argument, NULL, OPT_WHO}, CLI_O_WHO},
+    {{"details", required_argument, NULL, OPT_DETAILS}, CLI_O_POST},
+    {{"priority", required_argument, NULL, OPT_PRIORITY}, CLI_O_POST},
+    {{"book-name", required_argument, NULL, OPT_BOOK_NAME}, CLI_O_POST},
+    {{"book-uuid", required_argument, NULL, OPT_BOOK_UUID}, CLI_O_POST},
+    {{"batch", no_argument, NULL, OPT_BATCH}, CLI_O_POST},
+    {{"unclaimed", no_argument, NULL, OPT_UNCLAIMED}, CLI_O_UNCLAIMED},
+    {{"limit", required_argument, NULL, OPT_LIMIT}, CLI_O_LIMIT},
+};
+#define NOPTIONS (sizeof all_options / sizeof all_options[0])
+
+/* The text of the option getopt just refused, for the message. */
+static const char *bad_option_text(char **argv, int argc, char *buf,
+                                   size_t len) {
+  if (optopt != 0 && optopt < 256) {
+    snprintf(buf, len, "-%c", optopt);
+    return buf;
+  }
+  int i = optind - 1;
+  if (i < 1 || i >= argc) return "?";
+  return argv[i];
+}
+
+int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
+  struct option longopts[NOPTIONS + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < NOPTIONS; i++)
+    if (all_options[i].group == 0 || (all_options[i].group & cmd->options))
+      longopts[n++] = all_options[i].opt;
+  memset(&longopts[n], 0, sizeof longopts[n]);
+
+  memset(o, 0, sizeof *o);
+  o->durability = JB_DURABILITY_FULL;
+  const char *durability = NULL;
+  optind = 0; /* GNU: start afresh (main may have parsed global options) */
+  opterr = 0; /* our own one-line messages */
+  int c;
+  char buf[8];
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'h': return cli_help(cmd);
+    case OPT_BOARD: o->board = optarg; break;
+    case OPT_DURABILITY: durability = optarg; break;
+    case OPT_JSON: o->json = 1; break;
+    case OPT_WHO: o->who = optarg; break;
+    case OPT_DETAILS: o->details = optarg; break;
+    case OPT_PRIORITY: o->priority = optarg; break;
+    case OPT_BOOK_NAME: o->book_name = optarg; break;
+    case OPT_BOOK_UUID: o->book_uuid = optarg; break;
+    case OPT_BATCH: o->batch = 1; break;
+    case OPT_UNCLAIMED: o->unclaimed = 1; break;
+    case OPT_LIMIT: {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (!isdigit((unsigned char)optarg[0]) || *end != '\0' || errno != 0)
+        return cli_cmd_usage(cmd, "--limit: '%s' is not a number of jobs "
+                             "(0 or more)", optarg);
+      o->limit = v;
+      o->has_limit = 1;
+      break;
+    }
+    case ':':
+      return cli_cmd_usage(cmd, "option '%s' needs an argument",
+                           bad_option_text(argv, argc, buf, sizeof buf));
+    default: {
+      const char *t = bad_option_text(argv, argc, buf, sizeof buf);
+      const char *eq = strchr(t, '=');
+      if (t[0] == '-' && t[1] == '-' && eq != NULL) {
+        /* "--json=1": a known option that takes no value, or unknown. */
+        for (size_t i = 0; longopts[i].name; i++)
+          if (strlen(longopts[i].name) == (size_t)(eq - t - 2) &&
+              strncmp(longopts[i].name, t + 2, (size_t)(eq - t - 2)) == 0)
+            return cli_cmd_usage(cmd, "option '--%s' takes no value",
+                                 longopts[i].name);
+      }
+      return cli_cmd_usage(cmd, "unknown option '%s'", t);
+    }
+    }
+  }
+  o->args = argv + optind;
+  o->nargs = argc - optind;
+  if (o->nargs < cmd->min_args)
+    return cli_cmd_usage(cmd, "missing %s", cmd->arg_name);
+  if (o->nargs > cmd->max_args)
+    return cli_cmd_usage(cmd, "unexpected argument '%s'",
+                         o->args[cmd->max_args]);
+  if (durability != NULL) {
+    int rc = jb_durability_parse(&o->durability, durability);
+    if (rc != JB_OK) return cli_fail(rc);
+  }
+  return CLI_CONTINUE;
+}
+
+int cli_need_who(const cli_command *cmd, const cli_opts *o) {
+  if (o->who == NULL)
+    return cli_cmd_usage(cmd, "--who NAME is required (the owner acting)");
+  if (o->who[0] == '\0')
+    return cli_usage_error("%s: --who: the owner's name must not be empty",
+                           cmd->name);
+  return 0;
+}
+
+static int hexdigit(int c) { return isxdigit(c) != 0; }
+
+int cli_check_uuid(const char *what, const char *text) {
+  int ok = strlen(text) == 36;
+  for (int i = 0; ok && i < 36; i++) {
+    if (i == 8 || i == 13 || i == 18 || i == 23)
+      ok = text[i] == '-';
+    else
+      ok = hexdigit((unsigned char)text[i]);
+  }
+  if (ok) return 0;
+  return cli_usage_error("%s: '%.64s' is not a uuid (expected 36 characters "
+                         "like 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f)",
+                         what, text);
+}
+
+int cli_open(jb_board **out, const cli_opts *o, unsigned flags) {
+  jb_board_options bo = JB_BOARD_OPTIONS_INIT;
+  bo.flags = flags;
+  bo.durability = o->durability;
+  int rc = jb_board_open(out, cli_board_dir(o->board), &bo);
+  return rc == JB_OK ? 0 : cli_fail(rc);
+}
+
+void cli_put_text(FILE *f, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '\n')
+      fputs("\\n", f);
+    else if (*p == '\t')
+      fputs("\\t", f);
+    else if (*p == '\r')
+      fputs("\\r", f);
+    else if (*p < 0x20 || *p == 0x7f)
+      fprintf(f, "\\x%02x", *p);
+    else
+      fputc(*p, f);
+  }
+}

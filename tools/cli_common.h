@@ -1,0 +1,150 @@
+/*
+ * cli_common.h - option parsing, board opening and help text shared by the
+ * jobboard subcommands (everything but demo and bench, which parse their
+ * own options). cli.h is the contract with those two; this header is the
+ * rest of the CLI's internals.
+ */
+#ifndef JOBBOARD_CLI_COMMON_H
+#define JOBBOARD_CLI_COMMON_H
+
+#include <stdio.h>
+
+#include "cli.h"
+
+/* Options beyond the ones every board command takes (--board,
+ * --durability, --json, --help). */
+enum {
+  CLI_O_WHO = 1u << 0,       /* --who NAME */
+  CLI_O_POST = 1u << 1,      /* --details --priority --book-name --book-uuid --batch */
+  CLI_O_UNCLAIMED = 1u << 2, /* --unclaimed */
+  CLI_O_LIMIT = 1u << 3,     /* --limit N */
+};
+
+/* One subcommand: what it accepts and what its --help says. */
+typedef struct {
+  const char *name;     /* "claim-next" */
+  const char *summary;  /* one line for `jobboard --help` */
+  const char *help;     /* the whole --help text */
+  unsigned options;     /* CLI_O_* */
+  int min_args;         /* operands (NAME, UUID) */
+  int max_args;
+  const char *arg_name; /* "UUID": named when one is missing */
+} cli_command;
+
+/* What the command line said. Strings point into argv. */
+typedef struct {
+  const char *board;       /* --board, NULL when not given */
+  jb_durability durability;
+  int json;
+  const char *who;
+  const char *details;
+  const char *priority;
+  const char *book_name;
+  const char *book_uuid;
+  int batch;
+  int unclaimed;
+  int has_limit;
+  unsigned long long limit;
+  char **args; /* operands */
+  int nargs;
+} cli_opts;
+
+/* cli_parse's "no exit yet: run the command". */
+#define CLI_CONTINUE (-1)
+
+/*
+ * Parse argv (argv[0] is the subcommand's name) with getopt_long, allowing
+ * the options of `cmd` and the operand count it takes. Prints the help and
+ * returns CLI_EXIT_OK for --help; prints one usage line and returns
+ * CLI_EXIT_USAGE on a bad command line; else returns CLI_CONTINUE.
+ */
+int cli_parse(cli_opts *opts, const cli_command *cmd, int argc, char **argv);
+
+/* Print "jobboard: CMD: <message> (try 'jobboard CMD --help')" and return
+ * CLI_EXIT_USAGE. */
+int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Open the board named by the options (JB_OPEN_CREATE in `flags` for post
+ * only). Returns 0, or prints the error and returns its exit code.
+ */
+int cli_open(jb_board **out, const cli_opts *opts, unsigned flags);
+
+/* --who must be given and not empty. Returns 0 or, after printing why,
+ * CLI_EXIT_USAGE. */
+int cli_need_who(const cli_command *cmd, const cli_opts *opts);
+
+/* A job uuid operand must be 36 characters of uuid text. Returns 0 or,
+ * after printing the same message the library gives, CLI_EXIT_USAGE. */
+int cli_check_uuid(const char *what, const char *text);
+
+/* Write `s` for a human: control characters as C escapes (\n, \t, \x01),
+ * so that one job is one line. */
+void cli_put_text(FILE *f, const char *s);
+
+/* Print a help text (stdout); return CLI_EXIT_OK. */
+int cli_help(const cli_command *cmd);
+
+/* Every subcommand of the CLI, for dispatch and the global help. */
+typedef struct {
+  const cli_command *cmd; /* NULL for demo and bench (own parsing) */
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} cli_entry;
+extern const cli_entry cli_commands[];
+extern const size_t cli_ncommands;
+
+/* The subcommands written here (cli.h declares demo and bench). */
+int cmd_post(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_claim(int argc, char **argv);
+int cmd_claim_next(int argc, char **argv);
+int cmd_abandon(int argc, char **argv);
+int cmd_consume(int argc, char **argv);
+int cmd_trash(int argc, char **argv);
+int cmd_owner(int argc, char **argv);
+int cmd_state(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
+    cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
+    cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check;
+
+/* Help text pieces every board command repeats. */
+#define CLI_HELP_BOARD_OPTIONS                                                 \
+  "  --board DIR         the board directory (default: $JOBBOARD_DIR if set,\n" \
+  "                      else ./jobboard.d)\n"                                  \
+  "  --durability MODE   how this command's commits reach the disk:\n"         \
+  "                        full    every commit is flushed (the default);\n"   \
+  "                                survives power loss and kernel crashes\n"   \
+  "                        normal  one flush per commit; a power loss may\n"   \
+  "                                undo the last commit, never corrupt\n"      \
+  "                        none    the OS writes when it likes: fastest.\n"    \
+  "                                Survives any process crash (kill -9\n"      \
+  "                                too), but a POWER LOSS OR KERNEL CRASH\n"   \
+  "                                CAN LOSE RECENT COMMITS AND CORRUPT THE\n"  \
+  "                                BOARD. Do not use it on a device that\n"    \
+  "                                can lose power unless the board can be\n"   \
+  "                                thrown away.\n"                             \
+  "  --json              print one JSON object per line on stdout\n"           \
+  "  -h, --help          print this help and exit\n"                           \
+  "Global options (--board, --durability, --json) may also come before the\n" \
+  "subcommand's name.\n"
+
+#define CLI_HELP_ENV                                                           \
+  "Environment:\n"                                                             \
+  "  JOBBOARD_DIR        the board directory when --board is not given\n"
+
+/* The first lines of "Exit status" that hold for every command. */
+#define CLI_HELP_EXIT_COMMON                                                   \
+  "Exit status:\n"                                                             \
+  "  0  success\n"                                                             \
+  "  1  any other error (I/O, a corrupt board, no space left)\n"               \
+  "  2  usage error or invalid input (the message names the field)\n"          \
+  "  3  not found: the board directory does not exist"
+
+#endif

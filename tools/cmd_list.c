@@ -1,0 +1,205 @@
+/*
+ * cmd_list.c - `jobboard list` and `jobboard show`: reading jobs.
+ */
+#include "cli_common.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define JSON_FORMS                                                             \
+  "Details are stored as msgpack and printed as JSON. msgpack values JSON\n"  \
+  "has no word for are printed as tagged objects (input is never read this\n" \
+  "way; a job posted from JSON prints back exactly):\n"                        \
+  "  binary data, or a string that is not UTF-8   {\"$bin\": \"<base64>\"}\n"  \
+  "  an extension value (oslo's datetime is 1)    {\"$ext\": 1, \"$data\": \"<base64>\"}\n" \
+  "  an unsigned integer above 2^63-1             {\"$uint64\": \"<digits>\"}\n" \
+  "  NaN or an infinity                           {\"$float\": \"NaN\"}\n"     \
+  "  a map key that is not a string               its JSON text (\"1\", \"true\")\n"
+
+const cli_command cli_cmd_list = {
+    "list", "list the jobs on the board, in claim order",
+    "Usage: jobboard list [--unclaimed] [--limit N] [OPTIONS]\n"
+    "\n"
+    "List the jobs on the board in the order claim-next takes them: highest\n"
+    "priority first (VERY_HIGH, HIGH, NORMAL, LOW, VERY_LOW), then oldest\n"
+    "first (by sequence) within a priority. The board is streamed a few\n"
+    "dozen jobs at a time, so a large board lists in constant memory and\n"
+    "never holds up writers; a job posted meanwhile behind the cursor is\n"
+    "listed too.\n"
+    "\n"
+    "Each job is one line of text, fields separated by two spaces:\n"
+    "  UUID  PRIORITY  STATE  OWNER  NAME\n"
+    "where OWNER is '-' for an unclaimed job and control characters in the\n"
+    "owner or name are written as C escapes (\\n, \\t, \\x01).\n"
+    "With --json, each job is one JSON object with every field:\n"
+    "  {\"uuid\": \"...\", \"name\": \"...\", \"priority\": \"HIGH\", \"sequence\": 42,\n"
+    "   \"created\": \"2024-01-02T03:04:05.000006Z\", \"modified\": \"...\",\n"
+    "   \"state\": \"CLAIMED\", \"owner\": \"worker-1\" (or null),\n"
+    "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"details\": {...}}\n"
+    "Times are ISO-8601 UTC with microseconds.\n"
+    "\n"
+    JSON_FORMS
+    "\n"
+    "Options:\n"
+    "  --unclaimed         only jobs that can be claimed now\n"
+    "  --limit N           stop after N jobs (0 lists none)\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "A posting that does not decode is reported on stderr (run 'jobboard\n"
+    "check'), the listing goes on, and the exit status is 1.\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard list --unclaimed --limit 10\n"
+    "  jobboard list --json | python3 -c 'import json,sys; "
+    "print(sum(1 for l in sys.stdin if json.loads(l)[\"owner\"]))'\n",
+    CLI_O_UNCLAIMED | CLI_O_LIMIT, 0, 0, ""};
+
+const cli_command cli_cmd_show = {
+    "show", "print one job with every field",
+    "Usage: jobboard show [OPTIONS] UUID\n"
+    "\n"
+    "Print the job UUID with every field, one 'key: value' line each:\n"
+    "uuid, name, priority, sequence, created, modified, state, owner ('-'\n"
+    "when unclaimed), book ('-', or 'NAME UUID'), details (compact JSON).\n"
+    "With --json, one JSON object as `jobboard list --json` prints it:\n"
+    "uuid, name, priority, sequence, created, modified (ISO-8601 UTC with\n"
+    "microseconds), state, owner (null when unclaimed), book ({name, uuid}\n"
+    "or null) and details.\n"
+    "\n"
+    JSON_FORMS
+    "\n"
+    "Options:\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or the job is not on the\n"
+    "     board (never posted here, or consumed or trashed)\n"
+    "  A malformed UUID is a usage error (2).\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard show 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f\n"
+    "  jobboard show --json \"$uuid\"\n",
+    0, 1, 1, "UUID"};
+
+/* The details as compact JSON text (malloc'ed), for text output. */
+static char *details_text(const jb_job *job) {
+  size_t len = 0;
+  const void *d = jb_job_details(job, &len);
+  json_t *v = d && len ? cli_msgpack_to_json(d, len) : json_object();
+  if (v == NULL) return NULL;
+  char *t = json_dumps(v, JSON_COMPACT);
+  json_decref(v);
+  return t;
+}
+
+static int print_list_line(const jb_job *job) {
+  const char *owner = jb_job_owner(job);
+  printf("%s  %-9s  %-9s  ", jb_job_uuid(job),
+         jb_priority_name(jb_job_priority(job)),
+         jb_state_name(jb_job_state(job)));
+  cli_put_text(stdout, owner ? owner : "-");
+  fputs("  ", stdout);
+  cli_put_text(stdout, jb_job_name(job));
+  return putchar('\n') == EOF ? -1 : 0;
+}
+
+static int print_job_text(const jb_job *job) {
+  char created[40], modified[40];
+  cli_format_time(created, sizeof created, jb_job_created(job));
+  cli_format_time(modified, sizeof modified, jb_job_modified(job));
+  const char *owner = jb_job_owner(job);
+  const char *book = jb_job_book_name(job);
+  char *details = details_text(job);
+  if (details == NULL) {
+    fputs("jobboard: out of memory\n", stderr);
+    return -1;
+  }
+  printf("uuid:      %s\n", jb_job_uuid(job));
+  fputs("name:      ", stdout);
+  cli_put_text(stdout, jb_job_name(job));
+  printf("\npriority:  %s\n", jb_priority_name(jb_job_priority(job)));
+  printf("sequence:  %llu\n", (unsigned long long)jb_job_sequence(job));
+  printf("created:   %s\n", created);
+  printf("modified:  %s\n", modified);
+  printf("state:     %s\n", jb_state_name(jb_job_state(job)));
+  fputs("owner:     ", stdout);
+  cli_put_text(stdout, owner ? owner : "-");
+  fputs("\nbook:      ", stdout);
+  if (book) {
+    cli_put_text(stdout, book);
+    printf(" %s", jb_job_book_uuid(job));
+  } else {
+    fputs("-", stdout);
+  }
+  fputs("\ndetails:   ", stdout);
+  cli_put_text(stdout, details);
+  free(details);
+  return putchar('\n') == EOF ? -1 : 0;
+}
+
+/* Print a job as --json asks; 0 or -1 (out of memory, write error). */
+static int print_job(const cli_opts *o, const jb_job *job, int list) {
+  if (o->json) return cli_json_print(cli_job_to_json(job));
+  return list ? print_list_line(job) : print_job_text(job);
+}
+
+int cmd_list(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_list, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_iter *it = NULL;
+  int st = jb_iter_open(&it, b, o.unclaimed ? JB_ONLY_UNCLAIMED : 0);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+    jb_board_close(b);
+    return rc;
+  }
+  int corrupt = 0;
+  for (unsigned long long n = 0; !o.has_limit || n < o.limit;) {
+    const jb_job *job = NULL;
+    st = jb_iter_next(&job, it);
+    if (st == JB_ECORRUPT) { /* reported; the iterator moved past it */
+      cli_fail(st);
+      corrupt = 1;
+      continue;
+    }
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      break;
+    }
+    if (job == NULL) break;
+    if (print_job(&o, job, 1) != 0) {
+      rc = CLI_EXIT_ERROR;
+      break;
+    }
+    n++;
+  }
+  jb_iter_close(it);
+  jb_board_close(b);
+  return rc ? rc : corrupt ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+}
+
+int cmd_show(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_show, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_job *job = NULL;
+  int st = jb_job_get(&job, b, o.args[0]);
+  if (st != JB_OK)
+    rc = cli_fail(st);
+  else if (print_job(&o, job, 0) != 0)
+    rc = CLI_EXIT_ERROR;
+  jb_job_free(job);
+  jb_board_close(b);
+  return rc;
+}
