@@ -550,6 +550,110 @@ static void a_writer_killed_inside_its_transaction_does_not_wedge_the_board(
   jbt_assert_check_ok(f->board); /* the dead writer's record is not there */
 }
 
+/* ------------------------------------------- several handles, one process */
+
+/* true when this process holds a POSIX lock on `path` (per /proc/locks).
+ * LMDB's lock on lock.mdb is what tells other processes that this one has
+ * the environment open. */
+static bool holds_posix_lock(const char *path) {
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  FILE *fp = fopen("/proc/locks", "r");
+  assert_non_null(fp);
+  char line[256];
+  bool found = false;
+  while (fgets(line, sizeof line, fp)) {
+    char kind[16], dev[64];
+    long pid;
+    unsigned long ino;
+    unsigned maj, min;
+    if (strstr(line, "->")) continue; /* a waiter, not a holder */
+    if (sscanf(line, "%*s %15s %*s %*s %ld %63s", kind, &pid, dev) != 3)
+      continue;
+    if (strcmp(kind, "POSIX") != 0 && strcmp(kind, "OFDLCK") != 0) continue;
+    if (sscanf(dev, "%x:%x:%lu", &maj, &min, &ino) != 3) continue;
+    if (pid == (long)getpid() && ino == (unsigned long)st.st_ino) found = true;
+  }
+  fclose(fp);
+  return found;
+}
+
+static void two_handles_in_one_process_share_the_board(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *second = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, second, "via-second", JB_PRIORITY_NORMAL);
+  jb_job *j = NULL;
+  assert_int_equal(jb_job_get(&j, f->board, u), JB_OK);
+  jb_job_free(j);
+  assert_int_equal(jb_job_claim(f->board, u, "first"), JB_OK);
+  char owner[JB_WHO_MAX + 1];
+  assert_int_equal(jb_job_find_owner(owner, second, u), JB_OK);
+  assert_string_equal(owner, "first");
+  jb_board_close(second);
+  /* The first handle still works, and another process still sees this
+   * one as a user of the board. */
+  jbt_post(u, f->board, "after-close", JB_PRIORITY_NORMAL);
+  post_args pa = {f->dir};
+  jbt_wait_ok(jbt_fork(post_child, &pa, 20), 20000);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 3);
+  jbt_assert_check_ok(f->board);
+}
+
+static void closing_one_of_two_handles_keeps_the_process_lmdb_lock(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *lock = jbt_path(f->dir, "lock.mdb");
+  assert_true(holds_posix_lock(lock));
+  jb_board *second = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb_board_close(second);
+  /* Had the second handle opened the environment again, closing it would
+   * have dropped every fcntl lock this process holds on lock.mdb, and the
+   * next process to open the board would reset the reader table under the
+   * first handle's readers. */
+  assert_true(holds_posix_lock(lock));
+  jb_board_close(f->board);
+  f->board = NULL;
+  assert_false(holds_posix_lock(lock));
+  free(lock);
+}
+
+static void a_second_handle_with_another_durability_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NONE;
+  jb_board *b = (jb_board *)1;
+  int rc = jb_board_open(&b, f->dir, &o);
+  assert_int_not_equal(rc, JB_OK);
+  assert_null(b);
+  jbt_assert_contains(jb_errmsg(), "durability");
+  /* The first handle is unharmed. */
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "still-works", JB_PRIORITY_NORMAL);
+  jbt_assert_check_ok(f->board);
+}
+
+static void each_handle_keeps_its_own_max_posting(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  o.max_posting = 4096;
+  jb_board *small = NULL;
+  assert_int_equal(jb_board_open(&small, f->dir, &o), JB_OK);
+  jbt_buf d = jbt_details_blob(5000, 9);
+  jb_post p = JB_POST_INIT;
+  p.name = "sized";
+  p.details = d.data;
+  p.details_len = d.len;
+  char u[JB_UUID_STRLEN];
+  assert_int_equal(jb_job_post(u, small, &p), JB_EINVAL);
+  assert_int_equal(jb_job_post(u, f->board, &p), JB_OK);
+  jb_board_close(small);
+  jbt_buf_free(&d);
+}
+
 /* ------------------------------------------------ damage and quarantine */
 
 typedef struct {
@@ -726,6 +830,10 @@ int main(void) {
       T(a_handle_opened_before_fork_is_refused_in_the_child),
       T(open_clears_reader_slots_of_dead_processes),
       T(a_writer_killed_inside_its_transaction_does_not_wedge_the_board),
+      T(two_handles_in_one_process_share_the_board),
+      T(closing_one_of_two_handles_keeps_the_process_lmdb_lock),
+      T(a_second_handle_with_another_durability_is_refused),
+      T(each_handle_keeps_its_own_max_posting),
       T(get_of_a_posting_that_does_not_decode_is_corrupt),
       T(iterator_reports_a_corrupt_posting_and_moves_past_it),
       T(claim_next_of_a_corrupt_posting_reports_it_and_keeps_the_claim),
