@@ -203,7 +203,8 @@ typedef struct {
  * Open the board in directory `path` (NULL `opts` means defaults).
  * Clears reader slots left by dead processes. Refuses a board written by a
  * newer schema. On failure *out is NULL.
- * Errors: JB_ENOTFOUND (no such directory, and JB_OPEN_CREATE not given),
+ * Errors: JB_ENOTFOUND (no such directory and JB_OPEN_CREATE not given,
+ * or its parent directory is missing: only the board directory is made),
  * JB_EINVAL (path is not a directory, bad options), JB_ECORRUPT (the
  * directory holds something that is not a board), JB_EVERSION (newer
  * schema), JB_EIO, JB_EFULL, JB_ENOMEM.

@@ -275,6 +275,9 @@ static int check_dir(const char *path, bool create) {
     if (!create)
       return jb__err(JB_ENOTFOUND, "board directory %s does not exist", path);
     if (mkdir(path, 0775) != 0 && errno != EEXIST) {
+      if (errno == ENOENT)
+        return jb__err(JB_ENOTFOUND, "cannot create board directory %s: its "
+                       "parent directory does not exist", path);
       char what[600];
       snprintf(what, sizeof what, "cannot create board directory %s", path);
       return jb__err_errno(errno, what);
