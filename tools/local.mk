@@ -5,3 +5,4 @@ jobboard_SOURCES = \
 	tools/main.c
 jobboard_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
+jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h

@@ -1,0 +1,229 @@
+/*
+ * bench_raw.c - the raw LMDB floor of `jobboard bench` (see bench_raw.h).
+ *
+ * Kept as plain as LMDB allows, since its figure is the floor the library
+ * is measured against: a transaction per step, no checks beyond LMDB's
+ * return codes, uuids from a xorshift generator instead of getrandom().
+ */
+#include "bench_raw.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEY_LEN 9   /* priority byte + big-endian sequence, as the library */
+#define READY_LEN 24 /* uuid + modified time, as the library's ready record */
+#define CLAIM_LEN 32 /* uuid + format/lengths + claimed time, before owner */
+#define OWNER "bench"
+
+struct bench_raw {
+  MDB_env *env;
+  MDB_dbi jobs, ready, claims;
+  size_t value_len;
+  uint8_t *value; /* template; its first KEY_LEN bytes are set per job */
+  uint64_t seq;   /* this process's sequence, tag in the low byte */
+  unsigned tag;
+  uint64_t rng;
+};
+
+unsigned bench_raw_env_flags(jb_durability durability) {
+  unsigned flags = MDB_NOTLS;
+  switch (durability) {
+  case JB_DURABILITY_FULL: break;
+  case JB_DURABILITY_NORMAL: flags |= MDB_NOMETASYNC; break;
+  case JB_DURABILITY_NONE: flags |= MDB_WRITEMAP | MDB_NOSYNC; break;
+  }
+  return flags;
+}
+
+const char *bench_raw_flags_name(jb_durability durability) {
+  switch (durability) {
+  case JB_DURABILITY_FULL: return "MDB_NOTLS";
+  case JB_DURABILITY_NORMAL: return "MDB_NOMETASYNC|MDB_NOTLS";
+  case JB_DURABILITY_NONE: return "MDB_WRITEMAP|MDB_NOSYNC|MDB_NOTLS";
+  }
+  return "?";
+}
+
+const char *bench_raw_strerror(int rc) { return mdb_strerror(rc); }
+
+/* xorshift64*: cheap and good enough to scatter uuids over the B-tree as
+ * random uuid4s do. */
+static uint64_t next_rand(bench_raw *r) {
+  uint64_t x = r->rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  r->rng = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void put_be64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
+                   size_t map_size, size_t value_len, unsigned tag) {
+  *out = NULL;
+  if (value_len < 32) value_len = 32;
+  bench_raw *r = calloc(1, sizeof *r);
+  if (r == NULL || (r->value = malloc(value_len)) == NULL) {
+    free(r);
+    return ENOMEM;
+  }
+  /* Filler bytes that do not compress or repeat trivially. */
+  for (size_t i = 0; i < value_len; i++) r->value[i] = (uint8_t)(i * 131 + 7);
+  r->value_len = value_len;
+  r->tag = tag & 0xff;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  r->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid() ^
+           ((uint64_t)r->tag << 56) ^ 0x9E3779B97F4A7C15ULL;
+  if (r->rng == 0) r->rng = 1;
+
+  int rc;
+  MDB_txn *txn = NULL;
+  if ((rc = mdb_env_create(&r->env)) != 0) {
+    r->env = NULL;
+    goto fail;
+  }
+  if ((rc = mdb_env_set_maxdbs(r->env, 4)) ||
+      (rc = mdb_env_set_mapsize(r->env, map_size)) ||
+      (rc = mdb_env_open(r->env, dir, bench_raw_env_flags(durability), 0664)))
+    goto fail;
+  /* Opening the tables is itself a write transaction: concurrent openers
+   * of a fresh environment are serialised by LMDB's writer lock. */
+  if ((rc = mdb_txn_begin(r->env, NULL, 0, &txn)) ||
+      (rc = mdb_dbi_open(txn, "jobs", MDB_CREATE, &r->jobs)) ||
+      (rc = mdb_dbi_open(txn, "ready", MDB_CREATE, &r->ready)) ||
+      (rc = mdb_dbi_open(txn, "claims", MDB_CREATE, &r->claims)))
+    goto fail;
+  rc = mdb_txn_commit(txn);
+  txn = NULL;
+  if (rc) goto fail;
+  *out = r;
+  return 0;
+fail:
+  if (txn) mdb_txn_abort(txn);
+  bench_raw_close(r);
+  return rc;
+}
+
+/* post: the job and its ready entry. */
+static int raw_post(bench_raw *r) {
+  uint8_t uuid[16], key[KEY_LEN];
+  uint64_t a = next_rand(r), b = next_rand(r);
+  memcpy(uuid, &a, 8);
+  memcpy(uuid + 8, &b, 8);
+  key[0] = 2; /* NORMAL's rank, as the library's jobkey */
+  put_be64(key + 1, (++r->seq << 8) | r->tag);
+
+  MDB_txn *txn;
+  int rc = mdb_txn_begin(r->env, NULL, 0, &txn);
+  if (rc) return rc;
+  MDB_val k = {16, uuid}, v = {r->value_len, NULL};
+  rc = mdb_put(txn, r->jobs, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+  if (rc == 0) {
+    memcpy(r->value, key, KEY_LEN);
+    memcpy(v.mv_data, r->value, r->value_len);
+    uint8_t rec[READY_LEN] = {0};
+    memcpy(rec, uuid, 16);
+    MDB_val rk = {KEY_LEN, key}, rv = {READY_LEN, rec};
+    rc = mdb_put(txn, r->ready, &rk, &rv, 0);
+  }
+  if (rc) {
+    mdb_txn_abort(txn);
+    return rc;
+  }
+  return mdb_txn_commit(txn);
+}
+
+/* claim-next: take the first ready entry, record the claim. */
+static int raw_claim_next(bench_raw *r, uint8_t uuid_out[16]) {
+  MDB_txn *txn;
+  MDB_cursor *cur;
+  int rc = mdb_txn_begin(r->env, NULL, 0, &txn);
+  if (rc) return rc;
+  if ((rc = mdb_cursor_open(txn, r->ready, &cur)) != 0) {
+    mdb_txn_abort(txn);
+    return rc;
+  }
+  MDB_val k, v;
+  uint8_t key[KEY_LEN];
+  rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  if (rc == 0 && (k.mv_size != KEY_LEN || v.mv_size != READY_LEN))
+    rc = MDB_CORRUPTED;
+  if (rc == 0) {
+    memcpy(key, k.mv_data, KEY_LEN);
+    memcpy(uuid_out, v.mv_data, 16);
+    rc = mdb_cursor_del(cur, 0);
+  }
+  mdb_cursor_close(cur);
+  if (rc == 0) {
+    uint8_t rec[CLAIM_LEN + sizeof OWNER - 1] = {0};
+    memcpy(rec, uuid_out, 16);
+    memcpy(rec + CLAIM_LEN, OWNER, sizeof OWNER - 1);
+    MDB_val ck = {KEY_LEN, key}, cv = {sizeof rec, rec};
+    rc = mdb_put(txn, r->claims, &ck, &cv, 0);
+  }
+  if (rc) {
+    mdb_txn_abort(txn);
+    return rc;
+  }
+  return mdb_txn_commit(txn);
+}
+
+/* consume: find the job's key, drop the claim and the job. */
+static int raw_consume(bench_raw *r, const uint8_t uuid[16]) {
+  MDB_txn *txn;
+  int rc = mdb_txn_begin(r->env, NULL, 0, &txn);
+  if (rc) return rc;
+  MDB_val k = {16, (void *)uuid}, v;
+  rc = mdb_get(txn, r->jobs, &k, &v);
+  if (rc == 0 && v.mv_size < KEY_LEN) rc = MDB_CORRUPTED;
+  if (rc == 0) {
+    uint8_t key[KEY_LEN];
+    memcpy(key, v.mv_data, KEY_LEN);
+    MDB_val ck = {KEY_LEN, key};
+    rc = mdb_del(txn, r->claims, &ck, NULL);
+  }
+  if (rc == 0) rc = mdb_del(txn, r->jobs, &k, NULL);
+  if (rc) {
+    mdb_txn_abort(txn);
+    return rc;
+  }
+  return mdb_txn_commit(txn);
+}
+
+int bench_raw_cycles(bench_raw *r, size_t n, size_t *done_out) {
+  size_t done = 0;
+  int rc = 0;
+  for (; done < n; done++) {
+    uint8_t uuid[16];
+    if ((rc = raw_post(r)) || (rc = raw_claim_next(r, uuid)) ||
+        (rc = raw_consume(r, uuid)))
+      break;
+  }
+  if (done_out) *done_out = done;
+  return rc;
+}
+
+size_t bench_raw_count(bench_raw *r) {
+  MDB_txn *txn;
+  MDB_stat st;
+  if (mdb_txn_begin(r->env, NULL, MDB_RDONLY, &txn) != 0) return (size_t)-1;
+  int rc = mdb_stat(txn, r->jobs, &st);
+  mdb_txn_abort(txn);
+  return rc == 0 ? st.ms_entries : (size_t)-1;
+}
+
+void bench_raw_close(bench_raw *r) {
+  if (r == NULL) return;
+  if (r->env) mdb_env_close(r->env);
+  free(r->value);
+  free(r);
+}
