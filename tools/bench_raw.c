@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <lmdb.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,17 @@
 #define READY_LEN 24 /* uuid + modified time, as the library's ready record */
 #define CLAIM_LEN 32 /* uuid + format/lengths + claimed time, before owner */
 #define OWNER "bench"
+/* The library's log event: a 32-byte record and the owner's name, under an
+ * 8-byte big-endian sequence; at least LOG_KEEP kept, trimmed LOG_TRIM at
+ * a time (store/store.h: jb_eventrec, JB_LOG_KEEP, JB_LOG_TRIM). */
+#define EVENT_LEN 40
+#define LOG_KEEP 100000u
+#define LOG_TRIM 64u
 
 struct bench_raw {
   MDB_env *env;
-  MDB_dbi jobs, ready, claims;
+  MDB_dbi jobs, ready, claims, log;
+  bool with_log;
   size_t value_len;
   uint8_t *value; /* template; its first KEY_LEN bytes are set per job */
   uint64_t seq;   /* this process's sequence, tag in the low byte */
@@ -67,7 +75,8 @@ static void put_be64(uint8_t *p, uint64_t v) {
 }
 
 int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
-                   size_t map_size, size_t value_len, unsigned tag) {
+                   size_t map_size, size_t value_len, unsigned tag,
+                   unsigned flags) {
   *out = NULL;
   if (value_len < 32) value_len = 32;
   bench_raw *r = calloc(1, sizeof *r);
@@ -79,6 +88,7 @@ int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
   for (size_t i = 0; i < value_len; i++) r->value[i] = (uint8_t)(i * 131 + 7);
   r->value_len = value_len;
   r->tag = tag & 0xff;
+  r->with_log = (flags & BENCH_RAW_LOG) != 0;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   r->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid() ^
@@ -100,7 +110,8 @@ int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
   if ((rc = mdb_txn_begin(r->env, NULL, 0, &txn)) ||
       (rc = mdb_dbi_open(txn, "jobs", MDB_CREATE, &r->jobs)) ||
       (rc = mdb_dbi_open(txn, "ready", MDB_CREATE, &r->ready)) ||
-      (rc = mdb_dbi_open(txn, "claims", MDB_CREATE, &r->claims)))
+      (rc = mdb_dbi_open(txn, "claims", MDB_CREATE, &r->claims)) ||
+      (rc = mdb_dbi_open(txn, "log", MDB_CREATE, &r->log)))
     goto fail;
   rc = mdb_txn_commit(txn);
   txn = NULL;
@@ -110,6 +121,48 @@ int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
 fail:
   if (txn) mdb_txn_abort(txn);
   bench_raw_close(r);
+  return rc;
+}
+
+/* Append one event to the change log, as the library's log_event does. */
+static int raw_log(bench_raw *r, MDB_txn *txn, const uint8_t uuid[16]) {
+  if (!r->with_log) return 0;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, r->log, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  uint64_t seq = 1;
+  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
+  if (rc == 0) {
+    const uint8_t *b = k.mv_data;
+    seq = 0;
+    for (int i = 0; i < 8; i++) seq = seq << 8 | b[i];
+    seq++;
+  }
+  if (rc == MDB_NOTFOUND) rc = 0;
+  uint8_t key[8];
+  put_be64(key, seq);
+  k = (MDB_val){8, key};
+  v = (MDB_val){EVENT_LEN + sizeof OWNER - 1, NULL};
+  if (rc == 0) rc = mdb_cursor_put(cur, &k, &v, MDB_APPEND | MDB_RESERVE);
+  if (rc == 0) {
+    uint8_t ev[EVENT_LEN + sizeof OWNER - 1] = {0};
+    memcpy(ev + EVENT_LEN - 16, uuid, 16);
+    memcpy(ev + EVENT_LEN, OWNER, sizeof OWNER - 1);
+    memcpy(v.mv_data, ev, sizeof ev);
+  }
+  MDB_stat st;
+  if (rc == 0) rc = mdb_stat(txn, r->log, &st);
+  if (rc == 0 && st.ms_entries >= LOG_KEEP + LOG_TRIM) {
+    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    for (unsigned i = 0; rc == 0 && i < LOG_TRIM; i++) {
+      rc = mdb_cursor_del(cur, 0);
+      if (rc == 0 && i + 1 < LOG_TRIM)
+        rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+    }
+  }
+  mdb_cursor_close(cur);
   return rc;
 }
 
@@ -135,6 +188,7 @@ static int raw_post(bench_raw *r) {
     MDB_val rk = {KEY_LEN, key}, rv = {READY_LEN, rec};
     rc = mdb_put(txn, r->ready, &rk, &rv, 0);
   }
+  if (rc == 0) rc = raw_log(r, txn, uuid);
   if (rc) {
     mdb_txn_abort(txn);
     return rc;
@@ -170,6 +224,7 @@ static int raw_claim_next(bench_raw *r, uint8_t uuid_out[16]) {
     MDB_val ck = {KEY_LEN, key}, cv = {sizeof rec, rec};
     rc = mdb_put(txn, r->claims, &ck, &cv, 0);
   }
+  if (rc == 0) rc = raw_log(r, txn, uuid_out);
   if (rc) {
     mdb_txn_abort(txn);
     return rc;
@@ -192,6 +247,7 @@ static int raw_consume(bench_raw *r, const uint8_t uuid[16]) {
     rc = mdb_del(txn, r->claims, &ck, NULL);
   }
   if (rc == 0) rc = mdb_del(txn, r->jobs, &k, NULL);
+  if (rc == 0) rc = raw_log(r, txn, uuid);
   if (rc) {
     mdb_txn_abort(txn);
     return rc;

@@ -17,6 +17,13 @@
  *               delete jobs[uuid16]
  * A key is the priority byte and a big-endian sequence, as the library's.
  *
+ * With BENCH_RAW_LOG each of the three transactions also appends one
+ * change-log event as the library does (DESIGN section 4: every change is
+ * logged in its own transaction): a cursor on `log`, MDB_LAST for the next
+ * sequence, an MDB_APPEND put of the event, mdb_stat and a batched trim
+ * that keeps the last 100,000 events (store/store.h). That floor tells the
+ * log's cost apart from the rest of the library's.
+ *
  * A handle belongs to the process that opened it: after fork() the child
  * opens its own (LMDB's rule).
  */
@@ -37,15 +44,22 @@ unsigned bench_raw_env_flags(jb_durability durability);
 /* Text of those flags, "MDB_WRITEMAP|MDB_NOSYNC|MDB_NOTLS" (static). */
 const char *bench_raw_flags_name(jb_durability durability);
 
+/* Flags for bench_raw_open. */
+enum {
+  BENCH_RAW_LOG = 1u << 0, /* append a change-log event in every transaction */
+};
+
 /*
  * Open (creating it if needed) a raw environment in the existing directory
  * `dir` with the flags of `durability` and a map of `map_size` bytes.
  * `value_len` (>= 32) is the size of each job's value; `tag` (0..255) keeps
- * the keys of concurrent processes apart. Returns 0 or an LMDB / errno
- * code for bench_raw_strerror; on failure *out is NULL.
+ * the keys of concurrent processes apart; `flags` are BENCH_RAW_*. Returns
+ * 0 or an LMDB / errno code for bench_raw_strerror; on failure *out is
+ * NULL.
  */
 int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
-                   size_t map_size, size_t value_len, unsigned tag);
+                   size_t map_size, size_t value_len, unsigned tag,
+                   unsigned flags);
 
 /* Run `n` cycles. Returns 0 or an LMDB / errno code; *done_out (may be
  * NULL) is the number of cycles completed. */

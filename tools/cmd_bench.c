@@ -3,11 +3,12 @@
  * durability mode, beside a raw LMDB loop doing the same writes.
  *
  * A cycle is what a job costs on the board: post, claim-next, consume, three
- * write transactions. The same process runs the library's cycle and the raw
- * floor (tools/bench_raw.c) on boards of its own, round after round in
- * turns, so both meet the same machine state; each figure is the median of
- * the rounds. Then N processes race the same cycle on one board (mode
- * none), beside N processes racing the raw loop.
+ * write transactions. The same process runs the library's cycle and two
+ * raw floors (tools/bench_raw.c: the same writes, and the same writes plus
+ * the change log) on boards of its own, round after round in turns, so all
+ * meet the same machine state; each figure is the median of the rounds.
+ * Then N processes race the same cycle on one board (mode none), beside N
+ * processes racing each raw loop.
  *
  * It reports; it asserts nothing about speed. It does fail when a cycle
  * fails or when jobs are left behind, since then the figure means nothing.
@@ -58,32 +59,43 @@ static const char bench_help[] =
     "Usage: jobboard bench [OPTIONS]\n"
     "\n"
     "Measure the job cycle (post, claim-next, consume: three write\n"
-    "transactions per job) for each durability mode, and in the same run a\n"
-    "raw LMDB loop doing the same three write transactions per job with the\n"
-    "same environment flags the library uses for that mode and records of\n"
-    "the same sizes. It prints cycles per second and microseconds per cycle\n"
-    "for both, and jobboard's ratio to the raw floor (1.00 = as fast as bare\n"
-    "LMDB). The raw loop writes nothing else: no change log, no checks, no\n"
-    "posting encoding, so the ratio is what the library costs on top of LMDB.\n"
+    "transactions per job) for each durability mode, and in the same run two\n"
+    "raw LMDB floors:\n"
+    "  raw LMDB        the same three write transactions per job on bare\n"
+    "                  LMDB, with the environment flags the library uses for\n"
+    "                  the mode and records of the same sizes (the job under\n"
+    "                  its 16-byte uuid, a ready-index entry put at post and\n"
+    "                  taken with a cursor at claim-next, a claim record put\n"
+    "                  at claim and deleted at consume), and nothing else: no\n"
+    "                  change log, no checks, no posting encoding;\n"
+    "  raw LMDB + log  the same, plus one change-log event appended in each\n"
+    "                  transaction as the library does (every change is\n"
+    "                  logged in its own transaction, DESIGN section 4).\n"
+    "It prints cycles per second and microseconds per cycle for all three,\n"
+    "and jobboard's ratio to each floor (1.00: as fast as bare LMDB). The\n"
+    "first ratio is what the library costs on top of LMDB; the second, what\n"
+    "it costs beyond the log it must write.\n"
     "\n"
-    "Single process: for each mode, a fresh board and a fresh raw\n"
-    "environment; untimed warm-up cycles (2000; 20 for full and normal), then\n"
-    "--rounds timed rounds of each, taken in turns; each figure is the\n"
+    "Single process: for each mode, a fresh board and fresh raw\n"
+    "environments; untimed warm-up cycles (2000; 20 for full and normal),\n"
+    "then --rounds timed rounds of each, taken in turns; each figure is the\n"
     "median round.\n"
-    "  mode     raw LMDB flags (the library's for the mode)\n"
-    "  full     MDB_NOTLS                              (two flushes per commit)\n"
-    "  normal   MDB_NOMETASYNC|MDB_NOTLS               (one flush per commit)\n"
-    "  none     MDB_WRITEMAP|MDB_NOSYNC|MDB_NOTLS      (no syscall per commit)\n"
+    "  mode     LMDB flags (the library's for the mode, used by both floors)\n"
+    "  full     MDB_NOTLS                          (two flushes per commit)\n"
+    "  normal   MDB_NOMETASYNC|MDB_NOTLS           (one flush per commit)\n"
+    "  none     MDB_WRITEMAP|MDB_NOSYNC|MDB_NOTLS  (no syscall per commit)\n"
     "\n"
     "Multiple processes: --procs processes race the same cycle on one board\n"
-    "in mode none (each opens the board itself after fork), then as many\n"
-    "race the raw loop on one environment; the figure is all their cycles\n"
-    "over the wall time from the common start to the last one's end.\n"
+    "in mode none (each opens the board itself after fork and warms up; all\n"
+    "start together), then as many race each raw loop on one environment.\n"
+    "The figure is all their cycles over the wall time from the common start\n"
+    "to the last one's end; us/cycle is that wall time over all cycles.\n"
     "\n"
     "Benchmarks report, they do not promise: figures depend on the machine,\n"
     "its load and its disk. The first lines name the machine and the file\n"
     "system of the boards (on tmpfs a flush costs nothing, so full and\n"
-    "normal would not measure a disk).\n"
+    "normal would not measure a disk). bench fails only when a cycle fails\n"
+    "or jobs are left behind, since then a figure would mean nothing.\n"
     "\n"
     "Options:\n"
     "  --jobs N        cycles per round in mode none, and the total of the\n"
@@ -101,10 +113,13 @@ static const char bench_help[] =
     "                  is given.\n"
     "  --keep          keep the boards (and the directory bench made)\n"
     "  --json          print one JSON object per line on stdout: a \"setup\"\n"
-    "                  line, one \"single\" line per mode and a \"multi\" line,\n"
-    "                  with fields cycles, rounds, jobboard_cycles_per_s,\n"
+    "                  line (machine, sizes), one \"single\" line per mode and\n"
+    "                  a \"multi\" line, each with mode, procs, cycles, rounds,\n"
+    "                  raw_flags, jobboard_cycles_per_s,\n"
     "                  jobboard_us_per_cycle, raw_cycles_per_s,\n"
-    "                  raw_us_per_cycle, ratio\n"
+    "                  raw_us_per_cycle, raw_log_cycles_per_s,\n"
+    "                  raw_log_us_per_cycle, ratio (to raw) and\n"
+    "                  ratio_to_raw_log\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -118,13 +133,13 @@ static const char bench_help[] =
     "\n"
     "Exit status:\n"
     "  0  every measurement ran (whatever the figures)\n"
-    "  1  a cycle failed, a worker process failed, or jobs were left behind\n"
+    "  1  a cycle failed, a racing process failed, or jobs were left behind\n"
     "  2  usage error\n"
     "\n"
     "Examples:\n"
     "  jobboard bench\n"
     "  jobboard bench --modes none --jobs 1000000 --procs 2\n"
-    "  jobboard bench --json | jq .ratio\n";
+    "  jobboard bench --json | jq 'select(.type != \"setup\") | .ratio'\n";
 
 typedef struct {
   size_t jobs, sync_jobs;
@@ -361,7 +376,14 @@ static void cleanup(bench_ctx *x, const bench_opts *o) {
   if (x->made_root) rmdir(x->root);
 }
 
-/* --------------------------------------------------- the library's cycle */
+/* ------------------------------------------------------------ the sides */
+
+/* What is measured: the library, and two raw LMDB floors. */
+typedef enum { SIDE_LIB, SIDE_RAW, SIDE_RAWLOG, NSIDES } bench_side;
+static const char *const side_label[NSIDES] = {"jobboard", "raw LMDB",
+                                               "raw LMDB + log"};
+static const char *const side_key[NSIDES] = {"jobboard", "raw", "raw_log"};
+static const char *const side_dir[NSIDES] = {"", "raw-", "rawlog-"};
 
 /* {"task": "resize", "width": 640, "height": 480}: details of a plausible
  * size, in msgpack. */
@@ -381,25 +403,68 @@ static jb_post bench_post(void) {
 
 #define BENCH_WHO "bench-worker"
 
-static int lib_cycles(jb_board *b, size_t n) {
+/* An open board or raw environment. */
+typedef struct {
+  bench_side side;
+  jb_board *board;
+  bench_raw *raw;
+} bench_target;
+
+static void target_close(bench_target *t) {
+  jb_board_close(t->board);
+  bench_raw_close(t->raw);
+  t->board = NULL;
+  t->raw = NULL;
+}
+
+/* Open side `s` in `dir` (made fresh, or opened again). Returns 0, or -1
+ * with the reason in err. */
+static int target_open(bench_target *t, bench_side s, const char *dir,
+                       jb_durability d, size_t value_len, unsigned tag,
+                       char *err, size_t errlen) {
+  *t = (bench_target){s, NULL, NULL};
+  if (s == SIDE_LIB) {
+    jb_board_options bo = JB_BOARD_OPTIONS_INIT;
+    bo.flags = JB_OPEN_CREATE;
+    bo.durability = d;
+    bo.map_size = MAP_SIZE;
+    if (jb_board_open(&t->board, dir, &bo) == JB_OK) return 0;
+    snprintf(err, errlen, "%s", jb_errmsg());
+    return -1;
+  }
+  int rc = bench_raw_open(&t->raw, dir, d, MAP_SIZE, value_len, tag,
+                          s == SIDE_RAWLOG ? BENCH_RAW_LOG : 0);
+  if (rc == 0) return 0;
+  snprintf(err, errlen, "raw LMDB in %s: %s", dir, bench_raw_strerror(rc));
+  return -1;
+}
+
+/* Run n cycles. Returns 0, or -1 with the reason in err. */
+static int target_cycles(bench_target *t, size_t n, char *err, size_t errlen) {
+  if (t->side != SIDE_LIB) {
+    int rc = bench_raw_cycles(t->raw, n, NULL);
+    if (rc == 0) return 0;
+    snprintf(err, errlen, "raw LMDB cycle: %s", bench_raw_strerror(rc));
+    return -1;
+  }
   jb_post p = bench_post();
   char uuid[JB_UUID_STRLEN], claimed[JB_UUID_STRLEN];
   for (size_t i = 0; i < n; i++) {
-    int rc;
-    if ((rc = jb_job_post(uuid, b, &p)) != JB_OK ||
-        (rc = jb_job_claim_next(claimed, NULL, b, BENCH_WHO)) != JB_OK ||
-        (rc = jb_job_consume(b, claimed, BENCH_WHO)) != JB_OK)
-      return rc;
+    if (jb_job_post(uuid, t->board, &p) != JB_OK ||
+        jb_job_claim_next(claimed, NULL, t->board, BENCH_WHO) != JB_OK ||
+        jb_job_consume(t->board, claimed, BENCH_WHO) != JB_OK) {
+      snprintf(err, errlen, "%s", jb_errmsg());
+      return -1;
+    }
   }
-  return JB_OK;
+  return 0;
 }
 
-static int lib_open(jb_board **out, const char *dir, jb_durability d) {
-  jb_board_options bo = JB_BOARD_OPTIONS_INIT;
-  bo.flags = JB_OPEN_CREATE;
-  bo.durability = d;
-  bo.map_size = MAP_SIZE;
-  return jb_board_open(out, dir, &bo);
+/* Jobs left on it: 0 after whole cycles; (size_t)-1 when unreadable. */
+static size_t target_left(bench_target *t) {
+  if (t->side != SIDE_LIB) return bench_raw_count(t->raw);
+  size_t n;
+  return jb_board_count(&n, t->board, 0) == JB_OK ? n : (size_t)-1;
 }
 
 /* The size of the bench's posting on a real board: post one, read it back,
@@ -418,86 +483,80 @@ static int measure_posting(size_t *len, jb_board *b) {
   return jb_job_consume(b, uuid, BENCH_WHO);
 }
 
-static int fail_raw(const char *what, int rc) {
+static int bench_fail(const char *what, const char *err) {
   fflush(stdout);
-  fprintf(stderr, "jobboard: bench: raw LMDB %s: %s\n", what,
-          bench_raw_strerror(rc));
+  fprintf(stderr, "jobboard: bench: %s: %s\n", what, err);
   return CLI_EXIT_ERROR;
 }
 
-static int fail_lib(const char *what, int rc) {
-  fflush(stdout);
-  fprintf(stderr, "jobboard: bench: %s: %s\n", what, jb_errmsg());
-  (void)rc;
-  return CLI_EXIT_ERROR;
+/* Learn the posting's size (once) from a scratch board. */
+static int learn_sizes(bench_ctx *x) {
+  if (x->posting_len != 0) return 0;
+  char dir[4200], err[600];
+  int rc = make_sub(x, "size", dir, sizeof dir);
+  if (rc) return rc;
+  bench_target t;
+  if (target_open(&t, SIDE_LIB, dir, JB_DURABILITY_NONE, 0, 0, err,
+                  sizeof err))
+    return bench_fail("open", err);
+  rc = measure_posting(&x->posting_len, t.board);
+  if (rc != JB_OK) snprintf(err, sizeof err, "%s", jb_errmsg());
+  target_close(&t);
+  if (rc != JB_OK) return bench_fail("posting size", err);
+  x->value_len = x->posting_len + JOB_HEADER_LEN;
+  return 0;
 }
 
 /* ------------------------------------------------------ single process */
 
-static int bench_single(bench_fig *lib, bench_fig *raw, bench_ctx *x,
+/* Each side's figure for mode d: fresh boards, warm-up, then rounds taken
+ * in turns (lib, raw, raw+log, lib, ...), median of each. */
+static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
                         const bench_opts *o, jb_durability d) {
   const char *mode = jb_durability_name(d);
   size_t n = d == JB_DURABILITY_NONE ? o->jobs : o->sync_jobs;
   size_t warm = d == JB_DURABILITY_NONE ? WARMUP_JOBS : WARMUP_SYNC_JOBS;
-  char dir_lib[4200], dir_raw[4200], name[64];
-  int rc;
-  snprintf(name, sizeof name, "%s", mode);
-  if ((rc = make_sub(x, name, dir_lib, sizeof dir_lib))) return rc;
-  snprintf(name, sizeof name, "raw-%s", mode);
-  if ((rc = make_sub(x, name, dir_raw, sizeof dir_raw))) return rc;
-
-  jb_board *b = NULL;
-  bench_raw *r = NULL;
-  if ((rc = lib_open(&b, dir_lib, d)) != JB_OK) return fail_lib("open", rc);
-  if (x->posting_len == 0) {
-    if ((rc = measure_posting(&x->posting_len, b)) != JB_OK) {
-      jb_board_close(b);
-      return fail_lib("posting size", rc);
+  bench_target t[NSIDES];
+  char dir[4200], name[64], err[600], what[64];
+  int rc, ret = 0, s;
+  memset(t, 0, sizeof t);
+  for (s = 0; s < NSIDES; s++) {
+    snprintf(name, sizeof name, "%s%s", side_dir[s], mode);
+    if ((ret = make_sub(x, name, dir, sizeof dir))) goto out;
+    if (target_open(&t[s], (bench_side)s, dir, d, x->value_len, 0, err,
+                    sizeof err) ||
+        target_cycles(&t[s], warm, err, sizeof err)) {
+      snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
+      ret = bench_fail(what, err);
+      goto out;
     }
-    x->value_len = x->posting_len + JOB_HEADER_LEN;
   }
-  if ((rc = bench_raw_open(&r, dir_raw, d, MAP_SIZE, x->value_len, 0))) {
-    jb_board_close(b);
-    return fail_raw("open", rc);
-  }
-  int ret = 0;
-  if ((rc = lib_cycles(b, warm)) != JB_OK) {
-    ret = fail_lib("warm-up", rc);
-    goto out;
-  }
-  if ((rc = bench_raw_cycles(r, warm, NULL))) {
-    ret = fail_raw("warm-up", rc);
-    goto out;
-  }
-  double tl[MAX_ROUNDS], tr[MAX_ROUNDS];
+  double secs[NSIDES][MAX_ROUNDS];
   for (unsigned i = 0; i < o->rounds; i++) {
-    double t0 = now_s();
-    if ((rc = lib_cycles(b, n)) != JB_OK) {
-      ret = fail_lib("cycle", rc);
-      goto out;
+    for (s = 0; s < NSIDES; s++) {
+      double t0 = now_s();
+      rc = target_cycles(&t[s], n, err, sizeof err);
+      secs[s][i] = now_s() - t0;
+      if (rc) {
+        snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
+        ret = bench_fail(what, err);
+        goto out;
+      }
     }
-    double t1 = now_s();
-    if ((rc = bench_raw_cycles(r, n, NULL))) {
-      ret = fail_raw("cycle", rc);
-      goto out;
-    }
-    double t2 = now_s();
-    tl[i] = t1 - t0;
-    tr[i] = t2 - t1;
   }
-  *lib = (bench_fig){n, median(tl, o->rounds)};
-  *raw = (bench_fig){n, median(tr, o->rounds)};
-  size_t left = 0;
-  if ((rc = jb_board_count(&left, b, 0)) != JB_OK) {
-    ret = fail_lib("count", rc);
-  } else if (left != 0 || bench_raw_count(r) != 0) {
-    fprintf(stderr, "jobboard: bench: %s: jobs left behind after the cycles "
-            "(jobboard %zu, raw %zu)\n", mode, left, bench_raw_count(r));
-    ret = CLI_EXIT_ERROR;
+  for (s = 0; s < NSIDES; s++) {
+    fig[s] = (bench_fig){n, median(secs[s], o->rounds)};
+    size_t left = target_left(&t[s]);
+    if (left != 0) {
+      snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
+      snprintf(err, sizeof err, "%zu jobs left behind after whole cycles",
+               left);
+      ret = bench_fail(what, left == (size_t)-1 ? "cannot count jobs" : err);
+      goto out;
+    }
   }
 out:
-  bench_raw_close(r);
-  jb_board_close(b);
+  for (s = 0; s < NSIDES; s++) target_close(&t[s]);
   return ret;
 }
 
@@ -516,82 +575,74 @@ static void write_all(int fd, const void *buf, size_t len) {
 }
 
 /*
- * One racing process: open the board (or raw environment) itself, warm
- * up, say ready, wait for the start (EOF on `go`), run `n` cycles, exit.
- * Never returns. Errors are one line on stderr and exit status 1.
+ * One racing process: open the board (or raw environment) itself (a handle
+ * must not cross fork), warm up, say ready, wait for the start (EOF on
+ * `go`), run `n` cycles, exit. Never returns. An error is one line on
+ * stderr and exit status 1.
  */
-static void mp_child(const char *dir, bool raw, size_t value_len, unsigned idx,
-                     size_t n, int ready_fd, int go_fd) {
-  jb_board *b = NULL;
-  bench_raw *r = NULL;
-  int rc;
-  char msg[512];
-  msg[0] = '\0';
-  if (raw) {
-    if ((rc = bench_raw_open(&r, dir, JB_DURABILITY_NONE, MAP_SIZE, value_len,
-                             idx + 1)) ||
-        (rc = bench_raw_cycles(r, WARMUP_JOBS / 4, NULL)))
-      snprintf(msg, sizeof msg, "raw LMDB: %s", bench_raw_strerror(rc));
-  } else {
-    if ((rc = lib_open(&b, dir, JB_DURABILITY_NONE)) != JB_OK ||
-        (rc = lib_cycles(b, WARMUP_JOBS / 4)) != JB_OK)
-      snprintf(msg, sizeof msg, "%s", jb_errmsg());
-  }
-  if (msg[0] == '\0') {
+static void mp_child(bench_side side, const char *dir, size_t value_len,
+                     unsigned idx, size_t n, int ready_fd, int go_fd) {
+  bench_target t;
+  char err[600];
+  int rc = target_open(&t, side, dir, JB_DURABILITY_NONE, value_len, idx + 1,
+                       err, sizeof err);
+  if (rc == 0) rc = target_cycles(&t, WARMUP_JOBS / 4, err, sizeof err);
+  if (rc == 0) {
     char one = 'R';
     write_all(ready_fd, &one, 1);
     close(ready_fd);
     char c;
     while (read(go_fd, &c, 1) < 0 && errno == EINTR) {
     }
-    if (raw) {
-      if ((rc = bench_raw_cycles(r, n, NULL)))
-        snprintf(msg, sizeof msg, "raw LMDB: %s", bench_raw_strerror(rc));
-    } else if ((rc = lib_cycles(b, n)) != JB_OK) {
-      snprintf(msg, sizeof msg, "%s", jb_errmsg());
-    }
+    rc = target_cycles(&t, n, err, sizeof err);
   }
-  bench_raw_close(r);
-  jb_board_close(b);
-  if (msg[0] != '\0') {
-    char line[640];
-    int len = snprintf(line, sizeof line, "jobboard: bench: process %u: %s\n",
-                       idx + 1, msg);
-    write_all(2, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
+  target_close(&t);
+  if (rc != 0) {
+    char line[700];
+    int len = snprintf(line, sizeof line, "jobboard: bench: %s process %u: "
+                       "%s\n", side_label[side], idx + 1, err);
+    write_all(2, line, len > 0 && (size_t)len < sizeof line
+                           ? (size_t)len : sizeof line - 1);
     _exit(1);
   }
   _exit(0);
 }
 
-/* One race of o->procs processes over `total` cycles; wall seconds from
- * the common start to the last exit in *secs. */
-static int mp_round(double *secs, const char *dir, bool raw, size_t value_len,
-                    const bench_opts *o, size_t total) {
+/* One race of o->procs processes over `total` cycles; *secs is the wall
+ * time from the common start to the last exit. */
+static int mp_round(double *secs, bench_side side, const char *dir,
+                    size_t value_len, const bench_opts *o, size_t total) {
   int ready[2], go[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) goto sys_fail;
+  if (pipe2(ready, O_CLOEXEC) != 0) return bench_fail("pipe", strerror(errno));
   if (pipe2(go, O_CLOEXEC) != 0) {
+    int e = errno;
     close(ready[0]);
     close(ready[1]);
-    goto sys_fail;
+    return bench_fail("pipe", strerror(e));
   }
   pid_t pids[MAX_PROCS];
   unsigned started = 0;
+  int fork_errno = 0;
   fflush(stdout);
   fflush(stderr);
   for (unsigned i = 0; i < o->procs; i++) {
     size_t n = total / o->procs + (i < total % o->procs ? 1 : 0);
     pid_t pid = fork();
-    if (pid < 0) break;
+    if (pid < 0) {
+      fork_errno = errno;
+      break;
+    }
     if (pid == 0) {
       close(ready[0]);
       close(go[1]);
-      mp_child(dir, raw, value_len, i, n, ready[1], go[0]);
+      mp_child(side, dir, value_len, i, n, ready[1], go[0]);
     }
     pids[started++] = pid;
   }
   close(ready[1]);
   close(go[0]);
-  /* Every child says ready (one byte) or dies (its end closes). */
+  /* Every child says ready (one byte) or dies (its end closes): an event,
+   * not a sleep. */
   unsigned nready = 0;
   char buf[MAX_PROCS];
   while (nready < started) {
@@ -603,81 +654,59 @@ static int mp_round(double *secs, const char *dir, bool raw, size_t value_len,
   close(ready[0]);
   double t0 = now_s();
   close(go[1]); /* the start: EOF for every child at once */
-  int failed = started < o->procs;
+  int failed = 0;
   for (unsigned i = 0; i < started; i++) {
     int st;
     while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR) {
     }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      if (WIFSIGNALED(st))
-        fprintf(stderr, "jobboard: bench: process %u killed by signal %d\n",
-                i + 1, WTERMSIG(st));
-      failed = 1;
+    if (WIFSIGNALED(st)) {
+      char what[80];
+      snprintf(what, sizeof what, "%s process %u", side_label[side], i + 1);
+      bench_fail(what, strsignal(WTERMSIG(st)));
     }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = 1;
   }
   *secs = now_s() - t0;
-  if (started < o->procs) {
-    fprintf(stderr, "jobboard: bench: fork: %s\n", strerror(errno));
-  }
+  if (fork_errno) return bench_fail("fork", strerror(fork_errno));
   return failed ? CLI_EXIT_ERROR : 0;
-sys_fail:
-  fprintf(stderr, "jobboard: bench: pipe: %s\n", strerror(errno));
-  return CLI_EXIT_ERROR;
 }
 
-static int bench_multi(bench_fig *lib, bench_fig *raw, bench_ctx *x,
+static int bench_multi(bench_fig fig[NSIDES], bench_ctx *x,
                        const bench_opts *o) {
-  char dir_lib[4200], dir_raw[4200];
-  int rc;
-  if ((rc = make_sub(x, "mp-none", dir_lib, sizeof dir_lib)) ||
-      (rc = make_sub(x, "raw-mp-none", dir_raw, sizeof dir_raw)))
-    return rc;
-  /* Create both here, so the children only open; and close them before
-   * forking: a handle must not cross a fork. */
-  jb_board *b = NULL;
-  bench_raw *r = NULL;
-  if ((rc = lib_open(&b, dir_lib, JB_DURABILITY_NONE)) != JB_OK)
-    return fail_lib("open", rc);
-  if (x->posting_len == 0 && (rc = measure_posting(&x->posting_len, b)) != JB_OK) {
-    jb_board_close(b);
-    return fail_lib("posting size", rc);
+  char dir[NSIDES][4200], name[64], err[600];
+  bench_target t;
+  int rc, s;
+  /* Create each here, so that the children only open it; and close it
+   * before forking: a handle must not cross a fork. */
+  for (s = 0; s < NSIDES; s++) {
+    snprintf(name, sizeof name, "%smp-none", side_dir[s]);
+    if ((rc = make_sub(x, name, dir[s], sizeof dir[s]))) return rc;
+    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE,
+                    x->value_len, 0, err, sizeof err))
+      return bench_fail(side_label[s], err);
+    target_close(&t);
   }
-  x->value_len = x->posting_len + JOB_HEADER_LEN;
-  jb_board_close(b);
-  b = NULL;
-  if ((rc = bench_raw_open(&r, dir_raw, JB_DURABILITY_NONE, MAP_SIZE,
-                           x->value_len, 0)))
-    return fail_raw("open", rc);
-  bench_raw_close(r);
-  r = NULL;
-
-  double tl[MAX_ROUNDS], tr[MAX_ROUNDS];
-  for (unsigned i = 0; i < o->rounds; i++) {
-    if ((rc = mp_round(&tl[i], dir_lib, false, x->value_len, o, o->jobs)) ||
-        (rc = mp_round(&tr[i], dir_raw, true, x->value_len, o, o->jobs)))
-      return rc;
-  }
-  *lib = (bench_fig){o->jobs, median(tl, o->rounds)};
-  *raw = (bench_fig){o->jobs, median(tr, o->rounds)};
-
-  /* Every race leaves both empty: whatever a process posted, someone
-   * claimed and consumed. Checked, since a figure over lost jobs is no
-   * figure. */
-  size_t left = 0, left_raw;
-  if ((rc = lib_open(&b, dir_lib, JB_DURABILITY_NONE)) != JB_OK)
-    return fail_lib("open", rc);
-  rc = jb_board_count(&left, b, 0);
-  jb_board_close(b);
-  if (rc != JB_OK) return fail_lib("count", rc);
-  if ((rc = bench_raw_open(&r, dir_raw, JB_DURABILITY_NONE, MAP_SIZE,
-                           x->value_len, 0)))
-    return fail_raw("open", rc);
-  left_raw = bench_raw_count(r);
-  bench_raw_close(r);
-  if (left != 0 || left_raw != 0) {
-    fprintf(stderr, "jobboard: bench: jobs left behind after the race "
-            "(jobboard %zu, raw %zu)\n", left, left_raw);
-    return CLI_EXIT_ERROR;
+  double secs[NSIDES][MAX_ROUNDS];
+  for (unsigned i = 0; i < o->rounds; i++)
+    for (s = 0; s < NSIDES; s++)
+      if ((rc = mp_round(&secs[s][i], (bench_side)s, dir[s], x->value_len, o,
+                         o->jobs)))
+        return rc;
+  /* Every race leaves each board empty: whatever a process posted, some
+   * process claimed and consumed. Checked, since a figure over lost jobs
+   * is no figure. */
+  for (s = 0; s < NSIDES; s++) {
+    fig[s] = (bench_fig){o->jobs, median(secs[s], o->rounds)};
+    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE,
+                    x->value_len, 0, err, sizeof err))
+      return bench_fail(side_label[s], err);
+    size_t left = target_left(&t);
+    target_close(&t);
+    if (left != 0) {
+      snprintf(err, sizeof err, "%zu jobs left behind after the race", left);
+      return bench_fail(side_label[s],
+                        left == (size_t)-1 ? "cannot count jobs" : err);
+    }
   }
   return 0;
 }
@@ -718,30 +747,44 @@ static const char *fs_name(const char *path) {
   }
 }
 
-static void print_row(const char *label, const bench_fig *l,
-                      const bench_fig *r) {
-  printf("  %-8s %9zu  %11.0f %9.2f  %11.0f %9.2f  %6.2f\n", label, l->cycles,
-         rate(l), us_per(l), rate(r), us_per(r),
-         rate(r) > 0 ? rate(l) / rate(r) : 0.0);
+static void print_block(const char *title, const bench_fig fig[NSIDES]) {
+  printf("\n%s\n", title);
+  for (int s = 0; s < NSIDES; s++) {
+    printf("  %-16s %12.0f %11.2f", side_label[s], rate(&fig[s]),
+           us_per(&fig[s]));
+    if (s != SIDE_LIB && rate(&fig[s]) > 0)
+      printf("   %5.2f", rate(&fig[SIDE_LIB]) / rate(&fig[s]));
+    putchar('\n');
+  }
 }
 
 static void json_line(json_t *v) {
   if (v == NULL) return;
-  json_dumpf(v, stdout, JSON_COMPACT);
+  json_dumpf(v, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6));
   putchar('\n');
   json_decref(v);
 }
 
-static json_t *json_figs(const char *type, const char *mode, unsigned procs,
-                         const bench_fig *l, const bench_fig *r,
-                         unsigned rounds, const char *flags) {
-  return json_pack("{s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s}",
-                   "type", type, "mode", mode, "procs", (json_int_t)procs,
-                   "cycles", (json_int_t)l->cycles, "rounds",
-                   (json_int_t)rounds, "jobboard_cycles_per_s", rate(l),
-                   "jobboard_us_per_cycle", us_per(l), "raw_cycles_per_s",
-                   rate(r), "raw_us_per_cycle", us_per(r), "ratio",
-                   rate(r) > 0 ? rate(l) / rate(r) : 0.0, "raw_flags", flags);
+static json_t *json_figs(const char *type, jb_durability d, unsigned procs,
+                         const bench_fig fig[NSIDES], unsigned rounds) {
+  json_t *v = json_pack("{s:s,s:s,s:I,s:I,s:I,s:s}", "type", type, "mode",
+                        jb_durability_name(d), "procs", (json_int_t)procs,
+                        "cycles", (json_int_t)fig[0].cycles, "rounds",
+                        (json_int_t)rounds, "raw_flags",
+                        bench_raw_flags_name(d));
+  if (v == NULL) return NULL;
+  char key[64];
+  for (int s = 0; s < NSIDES; s++) {
+    snprintf(key, sizeof key, "%s_cycles_per_s", side_key[s]);
+    json_object_set_new(v, key, json_real(rate(&fig[s])));
+    snprintf(key, sizeof key, "%s_us_per_cycle", side_key[s]);
+    json_object_set_new(v, key, json_real(us_per(&fig[s])));
+  }
+  double l = rate(&fig[SIDE_LIB]), r = rate(&fig[SIDE_RAW]),
+         rl = rate(&fig[SIDE_RAWLOG]);
+  json_object_set_new(v, "ratio", json_real(r > 0 ? l / r : 0));
+  json_object_set_new(v, "ratio_to_raw_log", json_real(rl > 0 ? l / rl : 0));
+  return v;
 }
 
 /* ------------------------------------------------------------- command */
@@ -761,81 +804,81 @@ int cmd_bench(int argc, char **argv) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   const char *fs = fs_name(x.root);
 
+  int ret = learn_sizes(&x);
+  if (ret) goto done;
   if (o.json) {
-    json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:I}", "type",
-                        "setup", "version", jb_version(NULL, NULL, NULL),
-                        "cpus", (json_int_t)ncpu, "cpu", cpu, "kernel",
-                        un.release, "dir", x.root, "filesystem", fs, "jobs",
+    json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}",
+                        "type", "setup", "version",
+                        jb_version(NULL, NULL, NULL), "cpus",
+                        (json_int_t)ncpu, "cpu", cpu, "kernel", un.release,
+                        "dir", x.root, "filesystem", fs, "jobs",
                         (json_int_t)o.jobs, "sync_jobs",
                         (json_int_t)o.sync_jobs, "rounds",
-                        (json_int_t)o.rounds));
+                        (json_int_t)o.rounds, "posting_bytes",
+                        (json_int_t)x.posting_len, "raw_value_bytes",
+                        (json_int_t)x.value_len));
   } else {
-    printf("jobboard bench %s: a cycle is post + claim-next + consume, three "
-           "write transactions per job\n", jb_version(NULL, NULL, NULL));
-    printf("  machine  %ld cpus, %s, Linux %s\n", ncpu, cpu, un.release);
-    printf("  boards   %s (%s)%s\n", x.root, fs,
-           strcmp(fs, "tmpfs") == 0
-               ? ": a flush costs nothing here, full and normal measure no disk"
-               : "");
-    printf("  figures  median of %u round%s after untimed warm-up; raw LMDB = "
-           "the same three write\n           transactions with the library's "
-           "flags for the mode, same record sizes\n\n",
-           o.rounds, o.rounds == 1 ? "" : "s");
-    printf("single process      cycles   jobboard/s  us/cycle        raw/s  "
-           "us/cycle   ratio\n");
+    printf("jobboard bench %s: one cycle = post + claim-next + consume, "
+           "three write\ntransactions per job\n\n",
+           jb_version(NULL, NULL, NULL));
+    printf("  machine   %ld cpus, %s, Linux %s\n", ncpu, cpu, un.release);
+    printf("  boards    %s (%s)\n", x.root, fs);
+    if (strcmp(fs, "tmpfs") == 0)
+      printf("            tmpfs: a flush costs nothing here, so full and "
+             "normal measure no disk\n");
+    printf("  job       posting of %zu bytes (%zu with the library's "
+           "header)\n", x.posting_len, x.value_len);
+    printf("  figures   median of %u round%s, after untimed warm-up "
+           "cycles\n", o.rounds, o.rounds == 1 ? "" : "s");
+    printf("  raw LMDB  the same three write transactions on bare LMDB, "
+           "with the library's\n            flags for the mode and records "
+           "of the same sizes; \"+ log\" also\n            appends a "
+           "change-log event in each, as the library does\n");
+    printf("  ratio     jobboard's cycles/s over the floor's (1.00: as fast "
+           "as bare LMDB)\n");
+    if (o.procs > 0)
+      printf("  racing    cycles/s of all processes together; us/cycle is "
+             "wall time over\n            all their cycles\n");
+    printf("\n");
+    printf("%-18s %12s %11s %7s", "", "cycles/s", "us/cycle", "ratio");
   }
   fflush(stdout);
 
-  int ret = 0;
   static const jb_durability order[] = {JB_DURABILITY_FULL,
                                         JB_DURABILITY_NORMAL,
                                         JB_DURABILITY_NONE};
   for (size_t i = 0; ret == 0 && i < 3; i++) {
     jb_durability d = order[i];
     if (!o.mode[d]) continue;
-    bench_fig l, r;
-    if ((ret = bench_single(&l, &r, &x, &o, d))) break;
+    bench_fig fig[NSIDES];
+    if ((ret = bench_single(fig, &x, &o, d))) break;
     if (o.json) {
-      json_t *v = json_figs("single", jb_durability_name(d), 1, &l, &r,
-                            o.rounds, bench_raw_flags_name(d));
-      if (v) json_object_set_new(v, "posting_bytes",
-                                 json_integer((json_int_t)x.posting_len));
-      if (v) json_object_set_new(v, "raw_value_bytes",
-                                 json_integer((json_int_t)x.value_len));
-      json_line(v);
+      json_line(json_figs("single", d, 1, fig, o.rounds));
     } else {
-      print_row(jb_durability_name(d), &l, &r);
+      char title[160];
+      snprintf(title, sizeof title, "%s, 1 process, %zu cycles (%s)",
+               jb_durability_name(d), fig[0].cycles, bench_raw_flags_name(d));
+      print_block(title, fig);
     }
     fflush(stdout);
   }
 
   if (ret == 0 && o.procs > 0) {
-    bench_fig l, r;
-    if (!o.json)
-      printf("\n%u processes racing on one board, mode none (%zu cycles in "
-             "all)\n", o.procs, o.jobs);
-    fflush(stdout);
-    if ((ret = bench_multi(&l, &r, &x, &o)) == 0) {
+    bench_fig fig[NSIDES];
+    if ((ret = bench_multi(fig, &x, &o)) == 0) {
       if (o.json) {
-        json_line(json_figs("multi", "none", o.procs, &l, &r, o.rounds,
-                            bench_raw_flags_name(JB_DURABILITY_NONE)));
+        json_line(json_figs("multi", JB_DURABILITY_NONE, o.procs, fig, o.rounds));
       } else {
-        char label[32];
-        snprintf(label, sizeof label, "%u procs", o.procs);
-        print_row(label, &l, &r);
+        char title[160];
+        snprintf(title, sizeof title, "none, %u processes racing on one "
+                 "board, %zu cycles in all", o.procs, o.jobs);
+        print_block(title, fig);
       }
     }
   }
-
-  if (ret == 0 && !o.json) {
-    printf("\n  job      posting %zu bytes; raw value %zu bytes (posting + "
-           "the library's 24-byte header)\n", x.posting_len, x.value_len);
-    printf("  ratio    jobboard/s over raw/s; the raw loop writes no change "
-           "log and checks nothing\n");
-    if (o.keep)
-      printf("  kept     %s\n", x.root);
-  }
+  if (ret == 0 && o.keep && !o.json) printf("\nkept %s\n", x.root);
   fflush(stdout);
+done:
   cleanup(&x, &o);
   return ret;
 }
