@@ -42,3 +42,7 @@ tests_test_threads_SOURCES = tests/test_threads.c $(JB_TEST_HELPERS)
 tests_test_threads_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_threads_LDADD = $(JB_TEST_LIBS)
 endif
+
+# The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
+TESTS += tests/cli.sh
+EXTRA_DIST += tests/cli.sh

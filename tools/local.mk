@@ -1,8 +1,23 @@
 # tools/: the jobboard CLI, built on core/jobboard.h only (bench also drives
-# LMDB directly for its raw floor).
+# LMDB directly for its raw floor). One file per subcommand or small group
+# (curl's src/ on libcurl); json.c maps details between JSON and msgpack.
 bin_PROGRAMS += jobboard
 jobboard_SOURCES = \
-	tools/main.c
+	tools/cli.h \
+	tools/cli_common.h \
+	tools/cli_common.c \
+	tools/json.h \
+	tools/json.c \
+	tools/main.c \
+	tools/cmd_post.c \
+	tools/cmd_list.c \
+	tools/cmd_claim.c \
+	tools/cmd_query.c \
+	tools/cmd_check.c \
+	tools/cmd_demo.c \
+	tools/cmd_bench.c
 jobboard_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h
+
+dist_man_MANS = docs/jobboard.1
