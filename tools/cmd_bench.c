@@ -103,7 +103,8 @@ static const char bench_help[] =
     "  --sync-jobs N   cycles per round in modes full and normal, which\n"
     "                  flush the disk on every commit (default 500)\n"
     "  --modes LIST    comma-separated modes to measure, among full, normal,\n"
-    "                  none (default: full,normal,none)\n"
+    "                  none (default: full,normal,none); --durability LIST\n"
+    "                  is the same\n"
     "  --procs N       processes of the multi-process race (default 4; 0\n"
     "                  skips it)\n"
     "  --rounds N      timed rounds per figure, median reported (default 3)\n"
@@ -130,6 +131,7 @@ static const char bench_help[] =
     "\n"
     "Environment:\n"
     "  TMPDIR          where the temporary directory is made (default /tmp)\n"
+    "  JOBBOARD_DIR    not used: bench never touches a board of yours\n"
     "\n"
     "Exit status:\n"
     "  0  every measurement ran (whatever the figures)\n"
@@ -232,6 +234,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"jobs", required_argument, NULL, OPT_JOBS},
       {"sync-jobs", required_argument, NULL, OPT_SYNC_JOBS},
       {"modes", required_argument, NULL, OPT_MODES},
+      {"durability", required_argument, NULL, OPT_MODES},
       {"procs", required_argument, NULL, OPT_PROCS},
       {"rounds", required_argument, NULL, OPT_ROUNDS},
       {"board", required_argument, NULL, OPT_BOARD},

@@ -101,6 +101,8 @@ static const char demo_help[] =
     "\n"
     "Environment:\n"
     "  TMPDIR              where the temporary board is made (default /tmp)\n"
+    "  JOBBOARD_DIR        not used: the demo never touches a board of yours\n"
+    "                      unless --board names it\n"
     "\n"
     "Exit status:\n"
     "  0  PASS: every posted job was consumed exactly once, and every check\n"
