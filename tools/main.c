@@ -126,11 +126,31 @@ static int finish(int code) {
   return code;
 }
 
-/* Kept in statics so that they stay reachable until exit (LeakSanitizer
- * counts memory only locals point to as leaked once main returns). */
+/* The global options moved after the command ("--board=DIR" strings are
+ * allocated; "--json" is not) and the command's argv, freed before main
+ * returns so that LeakSanitizer has nothing to report. */
 static char **moved, **sub;
+static int nmoved;
+static char json_opt[] = "--json";
+
+static void free_args(void) {
+  for (int i = 0; i < nmoved; i++)
+    if (moved[i] != json_opt) free(moved[i]);
+  free(moved);
+  free(sub);
+  moved = sub = NULL;
+  nmoved = 0;
+}
+
+static int run_main(int argc, char **argv);
 
 int main(int argc, char **argv) {
+  int code = run_main(argc, argv);
+  free_args();
+  return code;
+}
+
+static int run_main(int argc, char **argv) {
   static const struct option globals[] = {
       {"board", required_argument, NULL, 'b'},
       {"durability", required_argument, NULL, 'd'},
@@ -145,7 +165,7 @@ int main(int argc, char **argv) {
     fputs("jobboard: out of memory\n", stderr);
     return CLI_EXIT_ERROR;
   }
-  int nmoved = 0, want_help = 0, c;
+  int want_help = 0, c;
   opterr = 0;
   /* '+': stop at the first operand, the command's name. */
   while ((c = getopt_long(argc, argv, "+:hV", globals, NULL)) != -1) {
@@ -158,7 +178,7 @@ int main(int argc, char **argv) {
       sprintf(moved[nmoved++], "--%s=%s", c == 'b' ? "board" : "durability",
               optarg);
       break;
-    case 'j': moved[nmoved++] = "--json"; break;
+    case 'j': moved[nmoved++] = json_opt; break;
     case 'h': want_help = 1; break;
     case 'V': return finish(version());
     case ':':
