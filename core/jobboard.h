@@ -202,7 +202,10 @@ typedef struct {
 /**
  * Open the board in directory `path` (NULL `opts` means defaults).
  * Clears reader slots left by dead processes. Refuses a board written by a
- * newer schema. On failure *out is NULL.
+ * newer schema. Opening an existing board takes no write transaction, so
+ * it does not wait for another process's write. Something that is not a
+ * board is refused before it is mapped: its files are left as they were.
+ * On failure *out is NULL.
  * Errors: JB_ENOTFOUND (no such directory and JB_OPEN_CREATE not given,
  * or its parent directory is missing: only the board directory is made),
  * JB_EINVAL (path is not a directory, bad options), JB_ECORRUPT (the
@@ -214,7 +217,11 @@ JB_EXTERN int jb_board_open(jb_board **out, const char *path,
 
 /**
  * Close a board handle. No other thread may be using it. NULL is a no-op.
- * Jobs and iterators taken from the board must be freed first.
+ * Jobs and iterators taken from the board must be freed first. A handle
+ * inherited across fork() may be closed in the child: that releases the
+ * handle but leaves its LMDB environment alone (closing it would drop the
+ * child's own locks on the board); the child's memory for it is kept
+ * until exit.
  */
 JB_EXTERN void jb_board_close(jb_board *board);
 
@@ -229,7 +236,8 @@ enum {
 
 /**
  * Number of jobs on the board (claimed included), or with JB_ONLY_UNCLAIMED
- * the number of claimable ones. O(1). Errors: JB_EIO.
+ * the number of claimable ones. O(1). Errors: JB_EINVAL (NULL argument, or
+ * a handle opened before fork() used in the child), JB_EIO.
  */
 JB_EXTERN int jb_board_count(size_t *out, jb_board *board, unsigned int flags);
 
@@ -245,8 +253,11 @@ typedef struct jb_job jb_job;
 /** Free a job. NULL is a no-op. */
 JB_EXTERN void jb_job_free(jb_job *job);
 
+/** The job's uuid, 36 characters (borrowed from the job). */
 JB_EXTERN const char *jb_job_uuid(const jb_job *job);
+/** The job's name, NUL-terminated UTF-8 (borrowed from the job). */
 JB_EXTERN const char *jb_job_name(const jb_job *job);
+/** The job's priority. */
 JB_EXTERN jb_priority jb_job_priority(const jb_job *job);
 /** Board-wide sequence number: strictly increasing in posting order. */
 JB_EXTERN uint64_t jb_job_sequence(const jb_job *job);

@@ -146,7 +146,10 @@ static int adopt_map(jb_store *s) {
   return rc;
 }
 
-static int run(jb_store *s, unsigned flags, jb_txn_body body, void *ctx) {
+/* A read transaction is aborted after its body, unless `keep_dbis`: then it
+ * is committed, which is how LMDB keeps the table handles it opened. */
+static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
+               void *ctx) {
   if (s->fork_gen != jb__fork_generation())
     return jb__err(JB_EINVAL,
                    "board %s: this handle was opened before fork(); open the "
@@ -161,7 +164,8 @@ static int run(jb_store *s, unsigned flags, jb_txn_body body, void *ctx) {
     if (rc == 0) {
       rc = body(s, txn, ctx, &status);
       if (rc == 0)
-        rc = (flags & MDB_RDONLY) ? (mdb_txn_abort(txn), 0) : mdb_txn_commit(txn);
+        rc = (flags & MDB_RDONLY) && !keep_dbis ? (mdb_txn_abort(txn), 0)
+                                                : mdb_txn_commit(txn);
       else
         mdb_txn_abort(txn);
     }
@@ -187,11 +191,11 @@ static int run(jb_store *s, unsigned flags, jb_txn_body body, void *ctx) {
 }
 
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
-  return run(s, 0, body, ctx);
+  return run(s, 0, false, body, ctx);
 }
 
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx) {
-  return run(s, MDB_RDONLY, body, ctx);
+  return run(s, MDB_RDONLY, false, body, ctx);
 }
 
 
@@ -202,18 +206,11 @@ typedef struct {
   const char *path;
 } init_ctx;
 
-static int open_db(MDB_txn *txn, const char *name, unsigned flags,
-                   MDB_dbi *dbi) {
-  return mdb_dbi_open(txn, name, flags, dbi);
-}
-
-/* Open (or, on a new board, create) every table and check the schema.
- * Runs as one write transaction, so two processes creating one board at
- * the same moment cannot both initialise it. */
-static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
-  init_ctx *ctx = vctx;
-  (void)status;
-  int rc = open_db(txn, JB_DB_META, 0, &s->meta);
+/* Is the environment of `txn` a board of a schema we read? JB_OK if so;
+ * MDB_NOTFOUND if it is an empty LMDB environment (no table at all); else
+ * a JB_E* code with its message. `*meta` receives the meta table. */
+static int check_schema(MDB_txn *txn, const char *path, MDB_dbi *meta) {
+  int rc = mdb_dbi_open(txn, JB_DB_META, 0, meta);
   if (rc == MDB_NOTFOUND) {
     MDB_dbi main;
     MDB_stat st;
@@ -223,11 +220,68 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       return jb__err(JB_ECORRUPT,
                      "%s holds an LMDB environment that is not a jobboard "
                      "board",
-                     ctx->path);
+                     path);
+    return MDB_NOTFOUND;
+  }
+  if (rc != 0) return rc;
+  MDB_val k = {6, "schema"}, v;
+  uint32_t schema = 0;
+  rc = mdb_get(txn, *meta, &k, &v);
+  if (rc == 0 && v.mv_size == sizeof schema) memcpy(&schema, v.mv_data, sizeof schema);
+  if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+  if (schema == 0)
+    return jb__err(JB_ECORRUPT, "%s is not a jobboard board (no schema version)",
+                   path);
+  if (schema > JB_SCHEMA_VERSION)
+    return jb__err(JB_EVERSION,
+                   "board %s has schema %u, but this jobboard (%s) reads "
+                   "schema %u at most: upgrade jobboard",
+                   path, schema, JOBBOARD_VERSION_STRING, JB_SCHEMA_VERSION);
+  return JB_OK;
+}
+
+static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
+  int rc;
+  if ((rc = mdb_dbi_open(txn, JB_DB_JOBS, flags, &s->jobs)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_READY, flags, &s->ready)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_CLAIMS, flags, &s->claims)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_TRASH, flags, &s->trash)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_LOG, flags, &s->log)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_QUARANTINE, flags, &s->quarantine)))
+    return rc;
+  return JB_OK;
+}
+
+/* Open the tables of an existing board in a read transaction (committed,
+ * so that the handles stay): readers never wait for a writer, so opening a
+ * board to read it does not queue behind another process's write. Reports
+ * NEEDS_WRITE_INIT when the board is new or lacks a table (init_body then
+ * makes them in a write transaction). */
+#define NEEDS_WRITE_INIT 1
+static int init_read_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  init_ctx *ctx = vctx;
+  int rc = check_schema(txn, ctx->path, &s->meta);
+  if (rc == JB_OK) rc = open_tables(s, txn, 0);
+  if (rc == MDB_NOTFOUND) {
+    *status = NEEDS_WRITE_INIT;
+    return 0;
+  }
+  return rc;
+}
+
+/* Create a new board's tables, or the missing ones of an existing board.
+ * One write transaction, so two processes creating one board at the same
+ * moment cannot both initialise it. */
+static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  init_ctx *ctx = vctx;
+  (void)status;
+  int rc = check_schema(txn, ctx->path, &s->meta);
+  if (rc == MDB_NOTFOUND) {
     if (!ctx->create)
       return jb__err(JB_ENOTFOUND, "no board in %s (its data file is empty)",
                      ctx->path);
-    if ((rc = open_db(txn, JB_DB_META, MDB_CREATE, &s->meta)) != 0) return rc;
+    if ((rc = mdb_dbi_open(txn, JB_DB_META, MDB_CREATE, &s->meta)) != 0)
+      return rc;
     uint32_t schema = JB_SCHEMA_VERSION;
     uint8_t id[16];
     if ((rc = jb__uuid_generate(id)) != JB_OK) return rc;
@@ -236,32 +290,64 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
     k = (MDB_val){8, "board_id"}, v = (MDB_val){16, id};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
-  } else if (rc != 0) {
+  } else if (rc != JB_OK) {
     return rc;
-  } else {
-    MDB_val k = {6, "schema"}, v;
-    uint32_t schema = 0;
-    rc = mdb_get(txn, s->meta, &k, &v);
-    if (rc == 0 && v.mv_size == sizeof schema) memcpy(&schema, v.mv_data, sizeof schema);
-    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
-    if (schema == 0)
-      return jb__err(JB_ECORRUPT,
-                     "%s is not a jobboard board (no schema version)", ctx->path);
-    if (schema > JB_SCHEMA_VERSION)
-      return jb__err(JB_EVERSION,
-                     "board %s has schema %u, but this jobboard (%s) reads "
-                     "schema %u at most: upgrade jobboard",
-                     ctx->path, schema, JOBBOARD_VERSION_STRING,
-                     JB_SCHEMA_VERSION);
   }
-  if ((rc = open_db(txn, JB_DB_JOBS, MDB_CREATE, &s->jobs)) ||
-      (rc = open_db(txn, JB_DB_READY, MDB_CREATE, &s->ready)) ||
-      (rc = open_db(txn, JB_DB_CLAIMS, MDB_CREATE, &s->claims)) ||
-      (rc = open_db(txn, JB_DB_TRASH, MDB_CREATE, &s->trash)) ||
-      (rc = open_db(txn, JB_DB_LOG, MDB_CREATE, &s->log)) ||
-      (rc = open_db(txn, JB_DB_QUARANTINE, MDB_CREATE, &s->quarantine)))
-    return rc;
-  return JB_OK;
+  return open_tables(s, txn, MDB_CREATE);
+}
+
+/*
+ * Look at an existing data file before opening it for real, with LMDB
+ * read-only and without MDB_WRITEMAP: the real open may grow the file (the
+ * map size, and with durability none its blocks are reserved), so it must
+ * not happen to a file that is not a board. Nothing is written here; a
+ * lock file LMDB had to create for a file that turns out not to be a board
+ * is removed. Sets *is_board when the file holds a board of a schema we
+ * read (false: there is no board yet, and `create` allows making one).
+ */
+static int probe(const char *path, bool create, bool *is_board) {
+  *is_board = false;
+  char data[4096], lock[4096], what[4200];
+  snprintf(data, sizeof data, "%s/data.mdb", path);
+  snprintf(lock, sizeof lock, "%s/lock.mdb", path);
+  snprintf(what, sizeof what, "board %s", path);
+  struct stat st;
+  if (stat(data, &st) != 0) {
+    if (errno == ENOENT && create) return JB_OK;
+    if (errno == ENOENT)
+      return jb__err(JB_ENOTFOUND, "no board in %s (no data.mdb)", path);
+    return jb__err_errno(errno, data);
+  }
+  if (st.st_size == 0)
+    return create ? JB_OK
+                  : jb__err(JB_ENOTFOUND,
+                            "no board in %s (its data file is empty)", path);
+  bool had_lock = access(lock, F_OK) == 0;
+  MDB_env *env;
+  int rc = mdb_env_create(&env);
+  if (rc) return jb__store_error(rc, what);
+  MDB_txn *txn = NULL;
+  MDB_dbi meta;
+  if ((rc = mdb_env_set_maxdbs(env, 16)) == 0 &&
+      (rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOTLS, 0664)) == 0 &&
+      (rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) == 0) {
+    rc = check_schema(txn, path, &meta);
+    mdb_txn_abort(txn);
+  }
+  mdb_env_close(env);
+  if (rc == JB_OK) {
+    *is_board = true;
+    return JB_OK;
+  }
+  if (!had_lock) unlink(lock);
+  if (rc == MDB_NOTFOUND)
+    return create ? JB_OK
+                  : jb__err(JB_ENOTFOUND,
+                            "no board in %s (an empty LMDB environment)", path);
+  if (rc == MDB_INVALID)
+    return jb__err(JB_ECORRUPT, "%s is not an LMDB file: not a board", data);
+  if (rc < 0 && rc > -1000) return rc; /* a JB_E* code, message set */
+  return jb__store_error(rc, what);
 }
 
 static int check_dir(const char *path, bool create) {
@@ -315,9 +401,12 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   case JB_DURABILITY_NONE: flags |= MDB_WRITEMAP | MDB_NOSYNC; break;
   }
   s->writemap = (flags & MDB_WRITEMAP) != 0;
+  bool is_board;
+  int rc = probe(path, create, &is_board);
+  if (rc != JB_OK) return rc;
   char what[600];
   snprintf(what, sizeof what, "board %s", path);
-  int rc = mdb_env_create(&s->env);
+  rc = mdb_env_create(&s->env);
   if (rc) {
     s->env = NULL;
     return jb__store_error(rc, what);
@@ -352,6 +441,10 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   int dead = 0;
   mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
   init_ctx ctx = {create, path};
+  if (is_board) {
+    rc = run(s, MDB_RDONLY, true, init_read_body, &ctx);
+    if (rc != NEEDS_WRITE_INIT) return rc;
+  }
   return jb__store_write(s, init_body, &ctx);
 }
 
@@ -417,6 +510,13 @@ int jb__store_open(jb_store **out, const char *path,
   return rc;
 }
 
+/* Stores inherited across fork() and closed in the child. Their
+ * environment is never closed there: mdb_env_close would close the lock
+ * file's descriptors, and closing any descriptor of a file drops every
+ * fcntl lock the process holds on it, including those of the environment
+ * the child opened for itself. They stay reachable here until exit. */
+static jb_store *orphans;
+
 void jb__store_close(jb_store *s) {
   if (s == NULL) return;
   pthread_mutex_lock(&registry_lock);
@@ -429,6 +529,11 @@ void jb__store_close(jb_store *s) {
       }
     }
   }
+  bool inherited = s->fork_gen != jb__fork_generation();
+  if (last && inherited) {
+    s->next = orphans;
+    orphans = s;
+  }
   pthread_mutex_unlock(&registry_lock);
-  if (last) free_store(s);
+  if (last && !inherited) free_store(s);
 }

@@ -435,10 +435,7 @@ static void open_with_create_does_not_create_parents(void **state) {
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.flags = JB_OPEN_CREATE;
   jb_board *b = (jb_board *)1;
-  /* The code is not pinned down by the contract (JB_EIO today; JB_ENOTFOUND
-   * would be kinder to the CLI's exit code); that it fails, says where, and
-   * creates nothing is. */
-  assert_int_not_equal(jb_board_open(&b, path, &o), JB_OK);
+  assert_int_equal(jb_board_open(&b, path, &o), JB_ENOTFOUND);
   assert_null(b);
   jbt_assert_contains(jb_errmsg(), path);
   char *parent = jbt_path(f->dir, "no");
@@ -465,6 +462,21 @@ static void assert_file_is(const char *path, const void *data, size_t len) {
   assert_int_equal(n, len);
   assert_memory_equal(buf, data, len);
   free(buf);
+}
+
+static void assert_no_file(const char *dir, const char *name) {
+  char *path = jbt_path(dir, name);
+  struct stat st;
+  if (stat(path, &st) == 0) fail_msg("%s exists, and should not", path);
+  free(path);
+}
+
+static off_t file_size(const char *dir, const char *name) {
+  char *path = jbt_path(dir, name);
+  struct stat st;
+  if (stat(path, &st) != 0) fail_msg("cannot stat %s", path);
+  free(path);
+  return st.st_size;
 }
 
 static void open_of_a_regular_file_is_invalid_and_leaves_it_alone(
@@ -505,6 +517,7 @@ static void open_of_a_directory_with_garbage_data_is_corrupt(void **state) {
   o.flags = JB_OPEN_CREATE;
   assert_int_equal(jb_board_open(&b, dir, &o), JB_ECORRUPT);
   assert_file_is(data, junk, len);
+  assert_no_file(dir, "lock.mdb");
   free(junk);
   free(data);
   free(dir);
@@ -520,6 +533,25 @@ static void open_of_a_short_garbage_file_is_corrupt(void **state) {
   assert_int_equal(open_plain(&b, dir), JB_ECORRUPT);
   assert_null(b);
   assert_file_is(data, "this is not an LMDB file\n", 25);
+  assert_no_file(dir, "lock.mdb");
+  free(data);
+  free(dir);
+}
+
+static void open_of_an_empty_data_file_is_not_found_and_writes_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *dir = jbt_path(f->dir, "empty");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  char *data = jbt_path(dir, "data.mdb");
+  write_file(data, "", 0);
+  jb_board *b = (jb_board *)1;
+  assert_int_equal(open_plain(&b, dir), JB_ENOTFOUND);
+  assert_null(b);
+  jbt_assert_contains(jb_errmsg(), dir);
+  jbt_assert_contains(jb_errmsg(), "empty");
+  assert_file_is(data, "", 0);
+  assert_no_file(dir, "lock.mdb");
   free(data);
   free(dir);
 }
@@ -543,6 +575,9 @@ static int make_foreign_env(void *arg) {
   return 0;
 }
 
+/* In every durability (none maps the file writable and reserves its
+ * blocks), for a plain open and for one allowed to create: refused, and
+ * neither file of the environment changes, not even in size. */
 static void open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt(
     void **state) {
   jbt_fixture *f = *state;
@@ -550,10 +585,24 @@ static void open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt(
   assert_int_equal(mkdir(dir, 0755), 0);
   jbt_wait_ok(jbt_fork(make_foreign_env, dir, 20), 20000);
   uint64_t before = jbt_board_digest(dir);
-  jb_board *b = (jb_board *)1;
-  assert_int_equal(open_plain(&b, dir), JB_ECORRUPT);
-  assert_null(b);
-  jbt_assert_contains(jb_errmsg(), dir);
+  off_t data_size = file_size(dir, "data.mdb");
+  off_t lock_size = file_size(dir, "lock.mdb");
+  const jb_durability modes[] = {JB_DURABILITY_FULL, JB_DURABILITY_NORMAL,
+                                 JB_DURABILITY_NONE};
+  for (int create = 0; create < 2; create++) {
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+      jb_board_options o = JB_BOARD_OPTIONS_INIT;
+      o.durability = modes[i];
+      o.flags = create ? JB_OPEN_CREATE : 0;
+      jb_board *b = (jb_board *)1;
+      assert_int_equal(jb_board_open(&b, dir, &o), JB_ECORRUPT);
+      assert_null(b);
+      jbt_assert_contains(jb_errmsg(), dir);
+      jbt_assert_contains(jb_errmsg(), "not a jobboard board");
+      assert_int_equal(file_size(dir, "data.mdb"), data_size);
+      assert_int_equal(file_size(dir, "lock.mdb"), lock_size);
+    }
+  }
   assert_int_equal(jbt_board_digest(dir), before);
   free(dir);
 }
@@ -674,6 +723,7 @@ int main(void) {
       T(open_of_a_regular_file_is_invalid_and_leaves_it_alone),
       T(open_of_a_directory_with_garbage_data_is_corrupt),
       T(open_of_a_short_garbage_file_is_corrupt),
+      T(open_of_an_empty_data_file_is_not_found_and_writes_nothing),
       T(open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt),
       T(open_of_a_board_of_a_newer_schema_is_refused),
       T(open_with_an_unknown_durability_is_invalid),

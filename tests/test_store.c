@@ -620,6 +620,91 @@ static void closing_one_of_two_handles_keeps_the_process_lmdb_lock(
   free(lock);
 }
 
+/* In a child: open the board afresh, then close the handle inherited from
+ * the parent. Closing it must not touch the inherited environment (its
+ * close would drop this process's fcntl locks on lock.mdb, the fresh
+ * handle's too). */
+static int close_inherited_child(void *arg) {
+  jbt_fixture *f = arg;
+  char *lock = jbt_path(f->dir, "lock.mdb");
+  jb_board *mine = NULL;
+  if (jb_board_open(&mine, f->dir, NULL) != JB_OK) return 1;
+  if (!holds_posix_lock(lock)) return 2;
+  jb_board_close(f->board);
+  if (!holds_posix_lock(lock)) return 3;
+  char u[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "from-child";
+  if (jb_job_post(u, mine, &p) != JB_OK) return 4;
+  jb_board_close(mine);
+  free(lock);
+  return 0;
+}
+
+static void closing_a_handle_inherited_across_fork_keeps_the_childs_locks(
+    void **state) {
+  jbt_fixture *f = *state;
+  jbt_wait_ok(jbt_fork(close_inherited_child, f, 20), 20000);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 1);
+  jbt_assert_check_ok(f->board);
+}
+
+/* Holds LMDB's writer lock of the board (a write transaction of raw LMDB)
+ * until the parent closes release_fd's write end. */
+static int writer_holder_child(void *arg) {
+  holder_args *a = arg;
+  close(a->release_wfd);
+  MDB_env *env;
+  MDB_txn *txn;
+  if (mdb_env_create(&env)) return 1;
+  mdb_env_set_maxdbs(env, 16);
+  mdb_env_set_maxreaders(env, 1022);
+  if (mdb_env_open(env, a->dir, MDB_NOMETASYNC | MDB_NOTLS, 0664)) return 2;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
+  char c = 'w';
+  if (write(a->ready_fd, &c, 1) != 1) return 4;
+  while (read(a->release_fd, &c, 1) > 0) {}
+  mdb_txn_abort(txn);
+  mdb_env_close(env);
+  return 0;
+}
+
+/* Opening a board and reading it take no write transaction: they finish
+ * while another process holds the writer lock. (Had open waited for the
+ * writer, this test would hang until the holder's alarm kills it, and the
+ * holder would not exit 0.) */
+static void opening_a_board_to_read_does_not_wait_for_a_writer(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "existing", JB_PRIORITY_NORMAL);
+  jb_board_close(f->board);
+  f->board = NULL;
+  int release[2], ready[2];
+  assert_int_equal(pipe(release), 0);
+  assert_int_equal(pipe(ready), 0);
+  holder_args a = {f->dir, release[0], release[1], ready[1]};
+  pid_t pid = jbt_fork(writer_holder_child, &a, 15);
+  close(release[0]);
+  close(ready[1]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  assert_int_equal(jb_board_open(&f->board, f->dir, &o), JB_OK);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 1);
+  char state_owner[JB_WHO_MAX + 1];
+  assert_int_equal(jb_job_find_owner(state_owner, f->board, u), JB_OK);
+  assert_string_equal(state_owner, "");
+  close(release[1]);
+  close(ready[0]);
+  jbt_wait_ok(pid, 20000);
+}
+
 static void a_second_handle_with_another_durability_is_refused(void **state) {
   jbt_fixture *f = *state;
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
@@ -832,6 +917,8 @@ int main(void) {
       T(a_writer_killed_inside_its_transaction_does_not_wedge_the_board),
       T(two_handles_in_one_process_share_the_board),
       T(closing_one_of_two_handles_keeps_the_process_lmdb_lock),
+      T(closing_a_handle_inherited_across_fork_keeps_the_childs_locks),
+      T(opening_a_board_to_read_does_not_wait_for_a_writer),
       T(a_second_handle_with_another_durability_is_refused),
       T(each_handle_keeps_its_own_max_posting),
       T(get_of_a_posting_that_does_not_decode_is_corrupt),
