@@ -16,8 +16,9 @@ struct jb_board {
   size_t max_posting;
 };
 
-/* Largest posting when the options say 0. */
+/* Largest posting when the options say 0, and the least a board may set. */
 #define DEFAULT_MAX_POSTING ((size_t)1 << 20)
+#define MIN_MAX_POSTING ((size_t)256)
 
 int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts) {
@@ -36,9 +37,10 @@ int jb_board_open(jb_board **out, const char *path,
   if (opts->flags & ~(unsigned)JB_OPEN_CREATE)
     return jb__err(JB_EINVAL, "board options: unknown flags 0x%x",
                    opts->flags & ~(unsigned)JB_OPEN_CREATE);
-  if (opts->max_posting && opts->max_posting < 256)
+  if (opts->max_posting && opts->max_posting < MIN_MAX_POSTING)
     return jb__err(JB_EINVAL, "board options: max_posting %zu is below the "
-                   "smallest posting (256 bytes)", opts->max_posting);
+                   "smallest posting (%zu bytes)", opts->max_posting,
+                   MIN_MAX_POSTING);
   jb_board *b = calloc(1, sizeof *b);
   if (b == NULL || (b->path = strdup(path)) == NULL) {
     free(b);
@@ -76,7 +78,7 @@ int jb_board_count(size_t *out, jb_board *b, unsigned flags) {
 
 /* Validate one post and encode its posting prefix into `buf` (appended at
  * buf->len). `idx` names the post in messages of a batch (-1: single). */
-static int prepare(jb_board *b, const jb_post *p, long idx, jb_buf *buf,
+static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
                    jb_store_post *sp, int64_t now_us) {
   char where[40] = "";
   if (idx >= 0) snprintf(where, sizeof where, "post %ld: ", idx);
@@ -124,7 +126,6 @@ static int prepare(jb_board *b, const jb_post *p, long idx, jb_buf *buf,
   size_t start = buf->len;
   if ((rc = jb__posting_prefix(buf, &f)) != JB_OK) return rc;
   size_t size = buf->len - start + JB_SEQ_MAXLEN;
-  size_t max = b->max_posting;
   if (size > max) {
     buf->len = start;
     return jb__err(JB_EINVAL, "%sposting of %zu bytes is larger than the "
@@ -148,7 +149,8 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   int64_t now = jb__now_us();
   int rc = JB_OK;
   for (size_t i = 0; rc == JB_OK && i < n; i++)
-    rc = prepare(b, &posts[i], n == 1 ? -1 : (long)i, &buf, &sp[i], now);
+    rc = prepare(b->max_posting, &posts[i], n == 1 ? -1 : (long)i, &buf,
+                 &sp[i], now);
   if (rc == JB_OK) {
     for (size_t i = 0; i < n; i++)
       sp[i].prefix = buf.data + (uintptr_t)sp[i].prefix;
@@ -158,6 +160,18 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
     for (size_t i = 0; i < n; i++) jb__uuid_format(uuids_out[i], sp[i].uuid);
   jb__buf_free(&buf);
   if (sp != stack_sp) free(sp);
+  return rc;
+}
+
+int jb_post_check(const jb_post *post, size_t max_posting) {
+  if (max_posting && max_posting < MIN_MAX_POSTING)
+    return jb__err(JB_EINVAL, "max_posting %zu is below the smallest posting "
+                   "(%zu bytes)", max_posting, MIN_MAX_POSTING);
+  jb_buf buf = {0};
+  jb_store_post sp;
+  int rc = prepare(max_posting ? max_posting : DEFAULT_MAX_POSTING, post, -1,
+                   &buf, &sp, jb__now_us());
+  jb__buf_free(&buf);
   return rc;
 }
 

@@ -320,6 +320,14 @@ JB_EXTERN int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *boa
                       const jb_post *posts, size_t n);
 
 /**
+ * Check a post by the rules jb_job_post applies (every field above, and the
+ * encoded size against `max_posting`, 0 meaning the default of 1 MiB),
+ * without a board: a tool can refuse bad input before it opens or creates
+ * one. Writes nothing. Errors: JB_EINVAL (names the field), JB_ENOMEM.
+ */
+JB_EXTERN int jb_post_check(const jb_post *post, size_t max_posting);
+
+/**
  * Look a job up by uuid. On success *out is a snapshot the caller frees.
  * Errors: JB_EINVAL (malformed uuid), JB_ENOTFOUND (not on the board),
  * JB_ECORRUPT (its posting does not decode: run `jobboard check`).

@@ -360,6 +360,26 @@ expect_error 2 "object" "refused post on a new board"
 [ ! -e "$ROOT/not-created" ] || fail "a refused post created the board"
 end
 
+begin "a refused post on a new board does not create it, whatever the field"
+bad=$(printf 'bad-\377')
+book=3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f
+run "$JOBBOARD" --board "$B" post "$bad"
+expect_error 2 "UTF-8" "name not UTF-8"
+run "$JOBBOARD" --board "$B" post ok --book-name "$bad" --book-uuid "$book"
+expect_error 2 "book name" "book name not UTF-8"
+run "$JOBBOARD" --board "$B" post ok --book-name b --book-uuid 1234
+expect_error 2 "book uuid" "malformed book uuid"
+run "$JOBBOARD" --board "$B" post ok --book-name b
+expect_error 2 "book" "book name without a uuid"
+head -c 1100000 /dev/zero | tr '\0' a | sed 's/.*/{"name": "big", "details": {"blob": "&"}}/' >"$ROOT/big"
+run_in "$ROOT/big" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "larger than" "posting over 1 MiB"
+printf '{"name": "%s"}\n' "$bad" >"$ROOT/badname"
+run_in "$ROOT/badname" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "line 1" "batch line whose name is not UTF-8"
+[ ! -e "$B" ] || fail "a refused post created the board directory"
+end
+
 begin "a malformed uuid is refused (exit 2) by every command taking one"
 post m0
 for cmd in show owner state "claim --who w" "abandon --who w" "consume --who w" "trash --who w"; do

@@ -673,6 +673,38 @@ static void open_with_unknown_options_version_is_invalid(void **state) {
   free(dir);
 }
 
+/* jb_post_check applies jb_job_post's rules without a board. */
+static void post_check_applies_the_rules_of_post_without_a_board(
+    void **state) {
+  (void)state;
+  jb_post p = JB_POST_INIT;
+  p.name = "fine";
+  assert_int_equal(jb_post_check(&p, 0), JB_OK);
+  p.name = "bad-\xff";
+  assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "UTF-8");
+  p.name = "fine";
+  p.book_name = "book";
+  assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "book");
+  p.book_uuid = "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f";
+  assert_int_equal(jb_post_check(&p, 0), JB_OK);
+  p.priority = (jb_priority)42;
+  assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "priority");
+  p.priority = JB_PRIORITY_LOW;
+  jbt_buf blob = jbt_details_blob(2000, 7);
+  p.details = blob.data;
+  p.details_len = blob.len;
+  assert_int_equal(jb_post_check(&p, 0), JB_OK);
+  assert_int_equal(jb_post_check(&p, 1000), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "larger than");
+  assert_int_equal(jb_post_check(&p, 100), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "max_posting");
+  jbt_buf_free(&blob);
+  assert_int_equal(jb_post_check(NULL, 0), JB_EINVAL);
+}
+
 static void open_of_a_null_path_is_invalid(void **state) {
   (void)state;
   jb_board *b = (jb_board *)1;
@@ -729,6 +761,7 @@ int main(void) {
       T(open_with_an_unknown_durability_is_invalid),
       T(open_with_unknown_options_version_is_invalid),
       cmocka_unit_test(open_of_a_null_path_is_invalid),
+      cmocka_unit_test(post_check_applies_the_rules_of_post_without_a_board),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

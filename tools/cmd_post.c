@@ -19,9 +19,6 @@
  * amortised, small enough that a transaction's dirty pages stay modest. */
 #define CHUNK 1000
 
-/* The board's default max_posting (jb_board_options: 0 = 1 MiB); the CLI
- * always opens with the default. */
-#define MAX_POSTING ((size_t)1 << 20)
 
 const cli_command cli_cmd_post = {
     "post", "post a job (or many from stdin) and print its uuid",
@@ -103,31 +100,6 @@ static const char *json_type_name(const json_t *v) {
   return "a value";
 }
 
-/* Largest size of a msgpack str header for n bytes. */
-static size_t str_head(size_t n) {
-  return n < 32 ? 1 : n < 256 ? 2 : n < 65536 ? 3 : 5;
-}
-
-/*
- * The size of the posting the library will encode (core/posting.c, the
- * taskflow layout), never below it: the created_on datetime is counted at
- * its largest (63 bytes) and the sequence at 9, as the library does. It
- * lets a batch refuse an oversized line before anything is posted.
- */
-static size_t posting_size(const pending *p) {
-  size_t n = 1;                                              /* map header */
-  n += 5 + 2 + 36;                                           /* uuid */
-  n += 5 + str_head(strlen(p->name)) + strlen(p->name);      /* name */
-  n += 9 + 1 + 9;                                            /* priority */
-  n += 11 + 63;                                              /* created_on */
-  n += 8 + (p->details ? p->details_len : 1);                /* details */
-  if (p->book_name)
-    n += 5 + 1 + 5 + str_head(strlen(p->book_name)) + strlen(p->book_name) +
-         5 + 2 + 36;                                         /* book */
-  n += 9 + 9;                                                /* sequence */
-  return n;
-}
-
 /* Parse details text into p. `where` prefixes messages ("--details",
  * "stdin line 3: details"). Returns 0 or an exit code (printed). */
 static int details_from_json(pending *p, const json_t *v, const char *where) {
@@ -205,16 +177,6 @@ static int is_blank(const char *s) {
   return 1;
 }
 
-static int check_uuid_text(const char *s) {
-  if (strlen(s) != 36) return 0;
-  for (int i = 0; i < 36; i++) {
-    int hyphen = i == 8 || i == 13 || i == 18 || i == 23;
-    if (hyphen ? s[i] != '-' : strchr("0123456789abcdefABCDEF", s[i]) == NULL)
-      return 0;
-  }
-  return 1;
-}
-
 /* "stdin line N: " for batch messages, "" for a single post. */
 static const char *where_line(size_t line) {
   static char buf[48];
@@ -224,35 +186,24 @@ static const char *where_line(size_t line) {
 }
 
 /*
- * The library's own rules (core/board.c), checked before the board is
- * opened: a bad batch line is refused before any chunk is posted, and a
- * bad single post does not even create the board directory. The library
- * checks again; this is not the authority, only the early word.
+ * The library's own check (jb_post_check, the rules of jb_job_post), made
+ * before the board is opened: a bad batch line is refused before any chunk
+ * is posted, and a bad single post does not even create the board
+ * directory. The CLI opens boards with the default max_posting.
  */
 static int check_pending(const pending *p, const char *where) {
   if (p->name == NULL)
     return cli_usage_error("%s\"name\" is missing", where);
-  if (p->name[0] == '\0')
-    return cli_usage_error("%sname: must not be empty", where);
-  if (strlen(p->name) > JB_NAME_MAX)
-    return cli_usage_error("%sname: longer than %d bytes", where, JB_NAME_MAX);
-  if ((p->book_name == NULL) != (p->book_uuid == NULL))
-    return cli_usage_error("%sbook: give both a book name and a book uuid, "
-                           "or neither", where);
-  if (p->book_name &&
-      (p->book_name[0] == '\0' || strlen(p->book_name) > JB_NAME_MAX))
-    return cli_usage_error("%sbook name: must be 1..%d bytes", where,
-                           JB_NAME_MAX);
-  if (p->book_uuid && !check_uuid_text(p->book_uuid))
-    return cli_usage_error("%sbook uuid: '%.64s' is not a uuid (expected 36 "
-                           "characters like "
-                           "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f)", where,
-                           p->book_uuid);
-  if (posting_size(p) > MAX_POSTING)
-    return cli_usage_error("%sposting of about %zu bytes is larger than the "
-                           "board's limit of %zu bytes", where,
-                           posting_size(p), MAX_POSTING);
-  return 0;
+  jb_post post = JB_POST_INIT;
+  post.name = p->name;
+  post.details = p->details;
+  post.details_len = p->details_len;
+  post.priority = p->priority;
+  post.book_name = p->book_name;
+  post.book_uuid = p->book_uuid;
+  int st = jb_post_check(&post, 0);
+  if (st == JB_EINVAL) return cli_usage_error("%s%s", where, jb_errmsg());
+  return st == JB_OK ? 0 : cli_fail(st);
 }
 
 /* Take a string member into *out (strdup). Returns 0, or an exit code. */
