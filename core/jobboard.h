@@ -438,7 +438,9 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
  * deleted); sequences and counters are consistent. Reports each problem
  * (and each quarantined record) through `cb` (may be NULL); fills `stats`
  * (may be NULL). Returns JB_OK only when no problem was found and nothing
- * had to be quarantined by this run; JB_ECORRUPT otherwise.
+ * had to be quarantined by this run; JB_ECORRUPT otherwise. The check is
+ * a read: writers go on meanwhile. Only when a posting must move is it
+ * repeated as one write transaction that moves every such posting.
  * Errors: JB_ECORRUPT, JB_EIO.
  */
 JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,

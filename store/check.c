@@ -1,8 +1,11 @@
 /*
  * check.c - verify a board's invariants (store.h) and quarantine postings
- * that do not decode. One write transaction: the quarantine moves commit
- * together, or not at all. Report lines are gathered in memory and handed
- * out after the commit, so no I/O happens under the writer lock.
+ * that do not decode. The check runs in a read transaction, so a board
+ * of any size is checked without holding up its writers. Only when a
+ * posting must move does it run again as one write transaction: the
+ * quarantine moves commit together, or not at all. Report lines are
+ * gathered in memory and handed out after the commit, so no I/O happens
+ * under the writer lock.
  */
 #include "txn.h"
 #include "core/posting.h"
@@ -14,7 +17,9 @@
 typedef struct {
   jb_check_stats *st;
   jb_buf *report;
-  jb_job job; /* scratch for decoding */
+  jb_job job;       /* scratch for decoding */
+  bool read_only;   /* in a read transaction: moves nothing */
+  bool needs_write; /* (read-only) a posting must move: run again to write */
 } check_ctx;
 
 static void note(check_ctx *ctx, bool problem, const char *fmt, ...)
@@ -111,6 +116,10 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
         break;
       }
     }
+    if (why && ctx->read_only) {
+      ctx->needs_write = true;
+      break;
+    }
     if (why) {
       /* quarantine_job deletes the record: the cursor is on the next. */
       if ((rc = quarantine_job(s, txn, cur, &k, &v, why))) break;
@@ -183,7 +192,7 @@ static int check_log(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
     if (k.mv_size != 8 || v.mv_size < sizeof ev ||
         (memcpy(&ev, v.mv_data, sizeof ev),
          v.mv_size != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
-             ev.type > JB_EV_TRASHED))
+             ev.type > JB_EV_LAST))
       note(ctx, true, "log: event %zu is malformed", ctx->st->log_events);
   }
   mdb_cursor_close(cur);
@@ -215,6 +224,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   /* The body may run again after the map grows: start from zero. */
   memset(ctx->st, 0, sizeof *ctx->st);
   ctx->report->len = 0;
+  ctx->needs_write = false;
   /* The next sequence: one past the log's last event (store.h). */
   uint64_t next_seq = 1;
   MDB_cursor *lc;
@@ -230,6 +240,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   mdb_cursor_close(lc);
   if (rc != 0 && rc != MDB_NOTFOUND) return rc;
   if ((rc = check_jobs(s, txn, ctx, next_seq))) return rc;
+  if (ctx->needs_write) return 0;
   if ((rc = check_index(s, txn, ctx, s->ready, "ready", sizeof(jb_readyrec),
                         &ctx->st->ready)))
     return rc;
@@ -247,8 +258,12 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 }
 
 int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report) {
-  check_ctx ctx = {.st = stats, .report = report};
-  int rc = jb__store_write(s, check_body, &ctx);
+  check_ctx ctx = {.st = stats, .report = report, .read_only = true};
+  int rc = jb__store_read(s, check_body, &ctx);
+  if (rc == JB_OK && ctx.needs_write) {
+    ctx.read_only = false;
+    rc = jb__store_write(s, check_body, &ctx);
+  }
   jb__job_clear(&ctx.job);
   if (rc != JB_OK) return rc;
   if (stats->problems || stats->moved)

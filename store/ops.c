@@ -249,8 +249,11 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     *status = jb__err(JB_ECLAIMED, "job %s is already claimed by %.*s (the "
                       "caller itself; its claim was refreshed)",
                       t, (int)rec.owner_len, owner);
-    return put_claim(s, txn, h.jobkey, ctx->uuid, ctx->who, ctx->who_len,
-                     ctx->now_us);
+    if ((rc = put_claim(s, txn, h.jobkey, ctx->uuid, ctx->who, ctx->who_len,
+                        ctx->now_us)))
+      return rc;
+    return log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, ctx->who,
+                     ctx->who_len, ctx->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
   MDB_val k = {JB_JOBKEY_LEN, h.jobkey};

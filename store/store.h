@@ -76,7 +76,9 @@ enum {
   JB_EV_ABANDONED = 3,
   JB_EV_CONSUMED = 4,
   JB_EV_TRASHED = 5,
+  JB_EV_REFRESHED = 6, /* a same-owner re-claim refreshed the claim's time */
 };
+#define JB_EV_LAST JB_EV_REFRESHED
 
 /* The log keeps at least JB_LOG_KEEP events and fewer than JB_LOG_KEEP +
  * JB_LOG_TRIM; a write that reaches the upper bound deletes JB_LOG_TRIM of

@@ -585,8 +585,18 @@ static void every_change_writes_one_change_log_event(void **state) {
   assert_int_equal(log_events(f->board), n0 + 3);
   assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
   assert_int_equal(log_events(f->board), n0 + 4);
-  assert_int_equal(jb_job_trash(f->board, u, "w"), JB_OK);
+  /* A same-owner re-claim changes the claim's time: logged. A refused
+   * claim by another changes nothing: not logged. */
+  assert_int_equal(jb_job_claim(f->board, u, "w"), JB_ECLAIMED);
   assert_int_equal(log_events(f->board), n0 + 5);
+  assert_int_equal(jb_job_claim(f->board, u, "other"), JB_ECLAIMED);
+  assert_int_equal(log_events(f->board), n0 + 5);
+  assert_int_equal(jb_job_trash(f->board, u, "w"), JB_OK);
+  assert_int_equal(log_events(f->board), n0 + 6);
+  jbt_post(u, f->board, "logged-2", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, u, "w");
+  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  assert_int_equal(log_events(f->board), n0 + 9);
 }
 
 static void board_path_is_the_directory_it_was_opened_from(void **state) {

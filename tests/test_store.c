@@ -671,6 +671,23 @@ static int writer_holder_child(void *arg) {
   return 0;
 }
 
+/* Start writer_holder_child on `dir`; returns its pid and, in *release,
+ * the descriptor whose close lets it go. Returns once it holds the lock. */
+static pid_t hold_writer_lock(const char *dir, int *release_out) {
+  int release[2], ready[2];
+  assert_int_equal(pipe(release), 0);
+  assert_int_equal(pipe(ready), 0);
+  holder_args a = {dir, release[0], release[1], ready[1]};
+  pid_t pid = jbt_fork(writer_holder_child, &a, 15);
+  close(release[0]);
+  close(ready[1]);
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  *release_out = release[1];
+  return pid;
+}
+
 /* Opening a board and reading it take no write transaction: they finish
  * while another process holds the writer lock. (Had open waited for the
  * writer, this test would hang until the holder's alarm kills it, and the
@@ -682,15 +699,8 @@ static void opening_a_board_to_read_does_not_wait_for_a_writer(
   jbt_post(u, f->board, "existing", JB_PRIORITY_NORMAL);
   jb_board_close(f->board);
   f->board = NULL;
-  int release[2], ready[2];
-  assert_int_equal(pipe(release), 0);
-  assert_int_equal(pipe(ready), 0);
-  holder_args a = {f->dir, release[0], release[1], ready[1]};
-  pid_t pid = jbt_fork(writer_holder_child, &a, 15);
-  close(release[0]);
-  close(ready[1]);
-  char c;
-  assert_int_equal(read(ready[0], &c, 1), 1);
+  int release;
+  pid_t pid = hold_writer_lock(f->dir, &release);
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
   assert_int_equal(jb_board_open(&f->board, f->dir, &o), JB_OK);
@@ -700,8 +710,24 @@ static void opening_a_board_to_read_does_not_wait_for_a_writer(
   char state_owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(state_owner, f->board, u), JB_OK);
   assert_string_equal(state_owner, "");
-  close(release[1]);
-  close(ready[0]);
+  close(release);
+  jbt_wait_ok(pid, 20000);
+}
+
+/* Checking a healthy board is a read: it finishes while another process
+ * holds the writer lock (as above, a wait would end in the holder's
+ * alarm). */
+static void checking_a_healthy_board_does_not_wait_for_a_writer(
+    void **state) {
+  jbt_fixture *f = *state;
+  for (int i = 0; i < 50; i++)
+    jbt_post(NULL, f->board, "healthy", JB_PRIORITY_NORMAL);
+  int release;
+  pid_t pid = hold_writer_lock(f->dir, &release);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+  assert_int_equal(st.jobs, 50);
+  close(release);
   jbt_wait_ok(pid, 20000);
 }
 
@@ -919,6 +945,7 @@ int main(void) {
       T(closing_one_of_two_handles_keeps_the_process_lmdb_lock),
       T(closing_a_handle_inherited_across_fork_keeps_the_childs_locks),
       T(opening_a_board_to_read_does_not_wait_for_a_writer),
+      T(checking_a_healthy_board_does_not_wait_for_a_writer),
       T(a_second_handle_with_another_durability_is_refused),
       T(each_handle_keeps_its_own_max_posting),
       T(get_of_a_posting_that_does_not_decode_is_corrupt),
