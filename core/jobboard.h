@@ -436,7 +436,8 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
  * claimed; every index entry points at a job; every posting decodes (one
  * that does not is moved to the quarantine table with the reason, never
  * deleted); sequences and counters are consistent. Reports each problem
- * (and each quarantined record) through `cb` (may be NULL); fills `stats`
+ * (and each quarantined record, as a note: a line that starts with
+ * "quarantined: ") through `cb` (may be NULL); fills `stats`
  * (may be NULL). Returns JB_OK only when no problem was found and nothing
  * had to be quarantined by this run; JB_ECORRUPT otherwise. The check is
  * a read: writers go on meanwhile. Only when a posting must move is it

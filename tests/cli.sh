@@ -360,6 +360,19 @@ expect_error 2 "object" "refused post on a new board"
 [ ! -e "$ROOT/not-created" ] || fail "a refused post created the board"
 end
 
+begin "details keep a NUL inside a string; a name may not hold one"
+post nul --details '{"s": "x\u0000y"}'
+jb show "$uuid" --json
+json_check 'j["details"] == {"s": "x\x00y"}'
+printf '%s\n' '{"name": "n", "details": {"k": "v\u0000"}}' >"$ROOT/nul"
+run_in "$ROOT/nul" "$JOBBOARD" --board "$B" post --batch
+expect_rc 0 "batch line with a NUL in details"
+printf '%s\n' '{"name": "a\u0000b"}' >"$ROOT/nulname"
+run_in "$ROOT/nulname" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "NUL" "batch line with a NUL in the name"
+count_is 2 "after the NUL posts"
+end
+
 begin "a refused post on a new board does not create it, whatever the field"
 bad=$(printf 'bad-\377')
 book=3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f

@@ -5,6 +5,7 @@
 #include "json.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const cli_command cli_cmd_check = {
     "check", "verify the board's invariants; quarantine undecodable postings",
@@ -19,7 +20,9 @@ const cli_command cli_cmd_check = {
     "  jobs N, ready N, claimed N, log events N, trashed N, quarantined N,\n"
     "  moved N, problems N\n"
     "and 'board OK' or 'board NOT OK'. With --json, each line is\n"
-    "{\"problem\": \"...\"} and the summary is one object {\"ok\": true, \"jobs\": N,\n"
+    "{\"problem\": \"...\"}, or {\"note\": \"...\"} for a record quarantined by an\n"
+    "earlier run (not a problem), and the summary is one object\n"
+    "{\"ok\": true, \"jobs\": N,\n"
     "\"ready\": N, \"claimed\": N, \"log_events\": N, \"trashed\": N,\n"
     "\"quarantined\": N, \"moved\": N, \"problems\": N}.\n"
     "\n"
@@ -49,7 +52,10 @@ static void on_line(const char *line, void *payload) {
   if (out->json) {
     json_t *v = json_string(line);
     if (v == NULL) v = json_string("(a line that is not UTF-8)");
-    if (cli_json_print(json_pack("{s:o}", "problem", v))) out->failed = 1;
+    /* jb_board_check's notes, unlike its problems, start "quarantined: ". */
+    const char *kind =
+        strncmp(line, "quarantined: ", 13) == 0 ? "note" : "problem";
+    if (cli_json_print(json_pack("{s:o}", kind, v))) out->failed = 1;
   } else {
     cli_put_text(stdout, line);
     if (putchar('\n') == EOF) out->failed = 1;

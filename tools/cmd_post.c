@@ -115,7 +115,8 @@ static int details_from_json(pending *p, const json_t *v, const char *where) {
 
 static int details_from_text(pending *p, const char *text) {
   json_error_t je;
-  json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+  json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
+                                   JSON_ALLOW_NUL, &je);
   if (v == NULL)
     return cli_usage_error("--details: invalid JSON at line %d, column %d "
                            "(position %d): %s", je.line, je.column,
@@ -227,7 +228,10 @@ static int string_member(char **out, const json_t *v, const char *key,
 static int parse_line(pending *p, const char *text, size_t len, size_t line) {
   json_error_t je;
   while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
-  json_t *obj = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+  /* NUL is allowed in strings (details may hold one, as msgpack can);
+   * string_member refuses it where a C string is needed. */
+  json_t *obj = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
+                                          JSON_ALLOW_NUL, &je);
   if (obj == NULL)
     return cli_usage_error("stdin line %zu: invalid JSON at column %d "
                            "(position %d): %s", line, je.column, je.position,
