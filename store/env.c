@@ -339,7 +339,12 @@ static int probe(const char *path, bool create, bool *is_board) {
     *is_board = true;
     return JB_OK;
   }
-  if (!had_lock) unlink(lock);
+  /* Remove the lock file LMDB made for a file that is no LMDB environment
+   * or not a board. Never for an empty environment: that may be a board
+   * being created by another process right now, whose lock file it is
+   * (LMDB makes lock.mdb before it writes data.mdb's first pages, and the
+   * data file's size was read above, before had_lock). */
+  if (!had_lock && (rc == MDB_INVALID || rc == JB_ECORRUPT)) unlink(lock);
   if (rc == MDB_NOTFOUND)
     return create ? JB_OK
                   : jb__err(JB_ENOTFOUND,

@@ -2,7 +2,8 @@
  * test_race.c - processes racing on one board: 8 forked workers doing
  * claim-next + consume over 20,000 jobs consume each exactly once and lose
  * none; racing claims of the same jobs give each job one owner; producers
- * and consumers running at once lose nothing.
+ * and consumers running at once lose nothing; processes creating one
+ * board at the same moment share it.
  *
  * Each child opens the board itself (a handle must not cross fork()) and
  * writes every uuid it consumed, one per line, to its own file; the parent
@@ -236,6 +237,79 @@ static int claimer(void *arg) {
   return fclose(out) == 0 ? 0 : 34;
 }
 
+typedef struct {
+  const char *dir; /* not there yet: every child creates it at once */
+  int start_fd;
+  int index;
+} creator_args;
+
+enum { CREATORS = 8, CREATOR_POSTS = 25, CREATE_ROUNDS = 15 };
+
+static int creator(void *arg) {
+  creator_args *a = arg;
+  char c;
+  if (read(a->start_fd, &c, 1) != 1) return 40;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  /* Mixed durabilities would be refused only within one process. */
+  o.durability = JB_DURABILITY_NONE;
+  o.flags = JB_OPEN_CREATE;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, &o) != JB_OK) {
+    fprintf(stderr, "creator %d: open: %s\n", a->index, jb_errmsg());
+    return 41;
+  }
+  for (int i = 0; i < CREATOR_POSTS; i++) {
+    jb_post p = JB_POST_INIT;
+    p.name = "created";
+    if (jb_job_post(NULL, b, &p) != JB_OK) {
+      fprintf(stderr, "creator %d: post: %s\n", a->index, jb_errmsg());
+      return 42;
+    }
+  }
+  jb_board_close(b);
+  return 0;
+}
+
+/* Eight processes open one board that does not exist yet, all at the same
+ * moment, each allowed to create it: one initialises it, all of them post
+ * on that one board, and nothing is lost. Several rounds, a new directory
+ * each. */
+static void processes_creating_one_board_at_once_share_it(void **state) {
+  jbt_fixture *f = *state;
+  for (int round = 0; round < CREATE_ROUNDS; round++) {
+    char name[32];
+    snprintf(name, sizeof name, "new-%d", round);
+    char *dir = jbt_path(f->dir, name);
+    int start[2];
+    assert_int_equal(pipe(start), 0);
+    pid_t pids[CREATORS];
+    creator_args args[CREATORS];
+    for (int i = 0; i < CREATORS; i++) {
+      args[i] = (creator_args){dir, start[0], i};
+      pids[i] = jbt_fork(creator, &args[i], CHILD_TIMEOUT_S);
+    }
+    start_all(start, CREATORS);
+    for (int i = 0; i < CREATORS; i++)
+      jbt_wait_ok(pids[i], CHILD_TIMEOUT_S * 1000);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      /* Checked in a child: the fixture's board is open in this process
+       * with another durability. */
+      jb_board *b = child_open(dir);
+      size_t n = 0;
+      jb_check_stats st;
+      _exit(b && jb_board_count(&n, b, 0) == JB_OK &&
+                    n == CREATORS * CREATOR_POSTS &&
+                    jb_board_check(&st, b, NULL, NULL) == JB_OK
+                ? 0
+                : 1);
+    }
+    jbt_wait_ok(pid, CHILD_TIMEOUT_S * 1000);
+    free(dir);
+  }
+}
+
 static void racing_claims_of_the_same_jobs_give_each_job_one_owner(
     void **state) {
   jbt_fixture *f = *state;
@@ -341,6 +415,7 @@ int main(void) {
       T(eight_processes_consume_each_of_20000_jobs_exactly_once),
       T(racing_claims_of_the_same_jobs_give_each_job_one_owner),
       T(producers_and_consumers_at_once_lose_nothing),
+      T(processes_creating_one_board_at_once_share_it),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
