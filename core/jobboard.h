@@ -303,8 +303,10 @@ typedef struct {
 
 /**
  * Post one job. Writes its new uuid (36 chars + NUL) to `uuid_out`.
- * The posting is encoded as taskflow's Redis jobboard encodes it (so it can
- * later be published byte for byte) and gets the next board sequence.
+ * The posting is encoded as taskflow's Redis jobboard encodes it and gets
+ * the next board sequence. The sequence is its last field, so a publisher
+ * to Redis copies the bytes before it and writes the sequence Redis gives
+ * (taskflow's sequences must come from one shared counter).
  * Errors: JB_EINVAL (names the field; nothing written), JB_EFULL, JB_EIO.
  */
 JB_EXTERN int jb_job_post(char uuid_out[JB_UUID_STRLEN], jb_board *board,
