@@ -14,7 +14,9 @@ const cli_command cli_cmd_owner = {
     "on the board at all (consumed, trashed, never posted), print nothing\n"
     "and exit 0: use `jobboard state` to tell those apart.\n"
     "With --json: {\"uuid\": \"...\", \"owner\": \"worker-1\"} (owner null when\n"
-    "there is none).\n"
+    "there is none). Text output prints control characters of a name\n"
+    "escaped (a newline as \\n, others as \\xNN), so the answer is one line;\n"
+    "--json gives the name exactly.\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
