@@ -211,6 +211,11 @@ typedef struct {
  * a JB_E* code with its message. `*meta` receives the meta table. */
 static int check_schema(MDB_txn *txn, const char *path, MDB_dbi *meta) {
   int rc = mdb_dbi_open(txn, JB_DB_META, 0, meta);
+  if (rc == MDB_INCOMPATIBLE) /* "meta" is a plain key, not a table */
+    return jb__err(JB_ECORRUPT,
+                   "%s holds an LMDB environment that is not a jobboard "
+                   "board",
+                   path);
   if (rc == MDB_NOTFOUND) {
     MDB_dbi main;
     MDB_stat st;
@@ -328,7 +333,11 @@ static int probe(const char *path, bool create, bool *is_board) {
   if (rc) return jb__store_error(rc, what);
   MDB_txn *txn = NULL;
   MDB_dbi meta;
+  /* A lock file made here gets the board's reader table: LMDB sizes it
+   * once, for whoever opens it first, and later openers that share it take
+   * its size. An existing one is left at its size. */
   if ((rc = mdb_env_set_maxdbs(env, 16)) == 0 &&
+      (had_lock || (rc = mdb_env_set_maxreaders(env, MAX_READERS)) == 0) &&
       (rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOTLS, 0664)) == 0 &&
       (rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) == 0) {
     rc = check_schema(txn, path, &meta);
@@ -339,12 +348,12 @@ static int probe(const char *path, bool create, bool *is_board) {
     *is_board = true;
     return JB_OK;
   }
-  /* Remove the lock file LMDB made for a file that is no LMDB environment
-   * or not a board. Never for an empty environment: that may be a board
-   * being created by another process right now, whose lock file it is
-   * (LMDB makes lock.mdb before it writes data.mdb's first pages, and the
-   * data file's size was read above, before had_lock). */
-  if (!had_lock && (rc == MDB_INVALID || rc == JB_ECORRUPT)) unlink(lock);
+  /* Remove the lock file LMDB made for something that is not a board.
+   * Never for an empty environment: that may be a board being created by
+   * another process right now, whose lock file it is (LMDB makes lock.mdb
+   * before it writes data.mdb's first pages, and the data file's size was
+   * read above, before had_lock). Nor for a board of a newer schema. */
+  if (!had_lock && rc != MDB_NOTFOUND && rc != JB_EVERSION) unlink(lock);
   if (rc == MDB_NOTFOUND)
     return create ? JB_OK
                   : jb__err(JB_ENOTFOUND,
@@ -539,6 +548,9 @@ void jb__store_close(jb_store *s) {
     s->next = orphans;
     orphans = s;
   }
-  pthread_mutex_unlock(&registry_lock);
+  /* Closed under the registry's lock: a thread opening the board meanwhile
+   * must not open a second environment while this one still holds the
+   * lock file (its close would drop the new one's fcntl locks). */
   if (last && !inherited) free_store(s);
+  pthread_mutex_unlock(&registry_lock);
 }

@@ -575,6 +575,48 @@ static int make_foreign_env(void *arg) {
   return 0;
 }
 
+/* An LMDB environment whose main database holds a plain record named
+ * "meta" (where a board has its meta table). */
+static int make_env_with_plain_meta(void *arg) {
+  const char *dir = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  if (mdb_env_create(&env)) return 1;
+  if (mdb_env_open(env, dir, 0, 0644)) return 2;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
+  if (mdb_dbi_open(txn, NULL, 0, &dbi)) return 4;
+  MDB_val k = {4, "meta"}, v = {5, "plain"};
+  if (mdb_put(txn, dbi, &k, &v, 0)) return 5;
+  if (mdb_txn_commit(txn)) return 6;
+  mdb_env_close(env);
+  return 0;
+}
+
+static void open_of_an_environment_with_a_plain_meta_record_is_corrupt(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *dir = jbt_path(f->dir, "plain-meta");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  jbt_wait_ok(jbt_fork(make_env_with_plain_meta, dir, 20), 20000);
+  /* As a data file copied without its lock file: the one LMDB has to make
+   * to look inside must not stay behind. */
+  char *lock = jbt_path(dir, "lock.mdb");
+  assert_int_equal(unlink(lock), 0);
+  off_t data_size = file_size(dir, "data.mdb");
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_CREATE;
+  o.durability = JB_DURABILITY_NONE;
+  jb_board *b = (jb_board *)1;
+  assert_int_equal(jb_board_open(&b, dir, &o), JB_ECORRUPT);
+  assert_null(b);
+  jbt_assert_contains(jb_errmsg(), "not a jobboard board");
+  assert_int_equal(file_size(dir, "data.mdb"), data_size);
+  assert_no_file(dir, "lock.mdb");
+  free(lock);
+  free(dir);
+}
+
 /* In every durability (none maps the file writable and reserves its
  * blocks), for a plain open and for one allowed to create: refused, and
  * neither file of the environment changes, not even in size. */
@@ -757,6 +799,7 @@ int main(void) {
       T(open_of_a_short_garbage_file_is_corrupt),
       T(open_of_an_empty_data_file_is_not_found_and_writes_nothing),
       T(open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt),
+      T(open_of_an_environment_with_a_plain_meta_record_is_corrupt),
       T(open_of_a_board_of_a_newer_schema_is_refused),
       T(open_with_an_unknown_durability_is_invalid),
       T(open_with_unknown_options_version_is_invalid),
