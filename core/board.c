@@ -205,30 +205,72 @@ int jb_job_get(jb_job **out, jb_board *b, const char *uuid) {
   return JB_OK;
 }
 
-int jb_job_claim(jb_board *b, const char *uuid, const char *who) {
-  uint8_t raw[16];
-  size_t who_len;
-  int rc = args(b, uuid, raw);
-  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+/* Check a claim's options and fill the store's request. */
+static int claim_req(jb_store_claim_req *req, const char *who,
+                     const jb_claim_opts *opts) {
+  *req = (jb_store_claim_req){.who = who};
+  int rc = jb__who_check(who, &req->who_len);
   if (rc != JB_OK) return rc;
-  return jb__store_claim(b->store, raw, who, who_len, jb__now_us());
+  if (opts) {
+    if (opts->version != JB_CLAIM_OPTS_VERSION)
+      return jb__err(JB_EINVAL, "claim options: version %u is not %u (use "
+                     "JB_CLAIM_OPTS_INIT)", opts->version,
+                     JB_CLAIM_OPTS_VERSION);
+    if (opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS)
+      return jb__err(JB_EINVAL, "claim options: unknown flags 0x%x",
+                     opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS);
+    if (opts->lease_ms < 0 || opts->lease_ms > JB_LEASE_MAX_MS)
+      return jb__err(JB_EINVAL, "lease: %lld ms is not a lease (expected "
+                     "1..%lld ms, or 0 for no expiry)",
+                     (long long)opts->lease_ms, (long long)JB_LEASE_MAX_MS);
+    req->lease_ms = opts->lease_ms;
+    if (opts->flags & JB_CLAIM_BIND_PROCESS) {
+      req->bind = true;
+      if ((rc = jb__proc_self(&req->holder)) != JB_OK) return rc;
+    }
+  }
+  req->now_us = jb__now_us();
+  return JB_OK;
 }
 
-int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
-                      jb_board *b, const char *who) {
+int jb_job_claim_ex(uint64_t *token_out, jb_board *b, const char *uuid,
+                    const char *who, const jb_claim_opts *opts) {
+  if (token_out) *token_out = 0;
+  uint8_t raw[16];
+  jb_store_claim_req req;
+  int rc = args(b, uuid, raw);
+  if (rc == JB_OK) rc = claim_req(&req, who, opts);
+  if (rc != JB_OK) return rc;
+  uint64_t token = 0;
+  rc = jb__store_claim(b->store, raw, &req, &token);
+  if (token_out && (rc == JB_OK || rc == JB_ECLAIMED)) *token_out = token;
+  return rc;
+}
+
+int jb_job_claim(jb_board *b, const char *uuid, const char *who) {
+  return jb_job_claim_ex(NULL, b, uuid, who, NULL);
+}
+
+int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                         uint64_t *token_out, jb_board *b, const char *who,
+                         const jb_claim_opts *opts) {
   if (job_out) *job_out = NULL;
+  if (token_out) *token_out = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
-  size_t who_len;
-  int rc = jb__who_check(who, &who_len);
+  jb_store_claim_req req;
+  int rc = claim_req(&req, who, opts);
   if (rc != JB_OK) return rc;
   jb_job *job = NULL;
   if (job_out && (job = calloc(1, sizeof *job)) == NULL)
     return jb__err(JB_ENOMEM, "out of memory for a job");
   uint8_t raw[16];
-  rc = jb__store_claim_next(b->store, raw, job, who, who_len, jb__now_us());
+  uint64_t token = 0;
+  rc = jb__store_claim_next(b->store, raw, job, &req, &token);
   /* JB_ECORRUPT after the commit still means the claim stands. */
-  if ((rc == JB_OK || rc == JB_ECORRUPT) && uuid_out)
-    jb__uuid_format(uuid_out, raw);
+  if (rc == JB_OK || rc == JB_ECORRUPT) {
+    if (uuid_out) jb__uuid_format(uuid_out, raw);
+    if (token_out) *token_out = token;
+  }
   if (rc == JB_OK && job_out)
     *job_out = job;
   else
@@ -236,26 +278,79 @@ int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
   return rc;
 }
 
-static int release(jb_board *b, jb_release op, const char *uuid,
-                   const char *who) {
+int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                      jb_board *b, const char *who) {
+  return jb_job_claim_next_ex(uuid_out, job_out, NULL, b, who, NULL);
+}
+
+int jb_job_extend(jb_board *b, const char *uuid, const char *who,
+                  uint64_t token, int64_t lease_ms) {
   uint8_t raw[16];
   size_t who_len;
   int rc = args(b, uuid, raw);
   if (rc == JB_OK) rc = jb__who_check(who, &who_len);
   if (rc != JB_OK) return rc;
-  return jb__store_release(b->store, op, raw, who, who_len, jb__now_us());
+  if (lease_ms <= 0 || lease_ms > JB_LEASE_MAX_MS)
+    return jb__err(JB_EINVAL, "lease: %lld ms is not a lease (expected "
+                   "1..%lld ms)", (long long)lease_ms,
+                   (long long)JB_LEASE_MAX_MS);
+  return jb__store_extend(b->store, raw, who, who_len, token, lease_ms,
+                          jb__now_us());
+}
+
+int jb_job_expires_in(jb_expiry *out, int64_t *ms_out, jb_board *b,
+                      const char *uuid) {
+  if (out == NULL) return jb__err(JB_EINVAL, "expires in: out is NULL");
+  *out = JB_EXPIRY_NOT_CLAIMED;
+  if (ms_out) *ms_out = 0;
+  uint8_t raw[16];
+  int rc = args(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  int kind = JB_EXPIRY_NOT_CLAIMED;
+  int64_t ms = 0;
+  rc = jb__store_expires_in(b->store, raw, &kind, &ms);
+  if (rc != JB_OK) return rc;
+  *out = (jb_expiry)kind;
+  if (ms_out && kind == JB_EXPIRY_AT) *ms_out = ms;
+  return JB_OK;
+}
+
+static int release(jb_board *b, jb_release op, const char *uuid,
+                   const char *who, uint64_t token) {
+  uint8_t raw[16];
+  size_t who_len;
+  int rc = args(b, uuid, raw);
+  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+  if (rc != JB_OK) return rc;
+  return jb__store_release(b->store, op, raw, who, who_len, token,
+                           jb__now_us());
 }
 
 int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {
-  return release(b, JB_RELEASE_ABANDON, uuid, who);
+  return release(b, JB_RELEASE_ABANDON, uuid, who, 0);
 }
 
 int jb_job_consume(jb_board *b, const char *uuid, const char *who) {
-  return release(b, JB_RELEASE_CONSUME, uuid, who);
+  return release(b, JB_RELEASE_CONSUME, uuid, who, 0);
 }
 
 int jb_job_trash(jb_board *b, const char *uuid, const char *who) {
-  return release(b, JB_RELEASE_TRASH, uuid, who);
+  return release(b, JB_RELEASE_TRASH, uuid, who, 0);
+}
+
+int jb_job_abandon_ex(jb_board *b, const char *uuid, const char *who,
+                      uint64_t token) {
+  return release(b, JB_RELEASE_ABANDON, uuid, who, token);
+}
+
+int jb_job_consume_ex(jb_board *b, const char *uuid, const char *who,
+                      uint64_t token) {
+  return release(b, JB_RELEASE_CONSUME, uuid, who, token);
+}
+
+int jb_job_trash_ex(jb_board *b, const char *uuid, const char *who,
+                    uint64_t token) {
+  return release(b, JB_RELEASE_TRASH, uuid, who, token);
 }
 
 int jb_job_find_owner(char out[JB_WHO_MAX + 1], jb_board *b,
@@ -338,6 +433,10 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
                                  ? (const char *)it->bytes.data + item->owner_off
                                  : NULL,
                     .owner_len = item->owner_len,
+                    .token = item->token,
+                    .lease_expires_us = item->lease_expires_us,
+                    .holder_pid = item->holder_pid,
+                    .holder_alive = item->holder_alive,
                     .posting = it->bytes.data + item->posting_off,
                     .posting_len = item->posting_len};
   int rc = jb__job_load(&it->job, &raw);

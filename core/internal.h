@@ -48,6 +48,29 @@ int jb__who_check(const char *who, size_t *len);
 /* Wall-clock time in microseconds since the Unix epoch (UTC). */
 int64_t jb__now_us(void);
 
+/* Microseconds on CLOCK_BOOTTIME: the same for every process of the host,
+ * unmoved by changes of the wall clock, counting time spent suspended.
+ * Lease expiries are kept on it (with the boot they belong to). */
+int64_t jb__boottime_us(void);
+
+/* ------------------------------------------------------------- processes */
+
+/* A process: pid and start time (clock ticks after boot, from
+ * /proc/PID/stat), so that a reused pid is a different process. */
+typedef struct {
+  uint32_t pid;
+  uint64_t start;
+} jb_proc_id;
+
+/* This process (cached; a forked child finds its own). JB_OK or JB_EIO. */
+int jb__proc_self(jb_proc_id *out);
+/* 1 while process `p` runs, 0 once it is gone (exited, a zombie, or its
+ * pid reused). When /proc cannot tell, 1: a claim is never taken from a
+ * holder that may be alive. */
+int jb__proc_alive(const jb_proc_id *p);
+/* The kernel's id of this boot (/proc/sys/kernel/random/boot_id). */
+int jb__boot_id(uint8_t out[16]);
+
 /* ------------------------------------------------------------ growable buf */
 
 typedef struct {
@@ -73,6 +96,10 @@ struct jb_job {
   uint64_t sequence;
   int64_t created_us;
   int64_t modified_us;
+  uint64_t token;          /* claimed: the claim's fencing token */
+  int64_t lease_expires_us;/* claimed with a lease: wall-clock estimate */
+  int holder_pid;          /* claimed and bound to a process */
+  bool holder_alive;
   const char *name;
   const char *book_name; /* NULL when none */
   const char *book_uuid;
@@ -87,8 +114,13 @@ typedef struct {
   jb_priority priority;
   uint64_t sequence;
   int64_t modified_us;
-  const char *owner;       /* NULL when unclaimed; not NUL-terminated */
+  const char *owner;       /* NULL when unclaimed (or its claim lapsed); not
+                              NUL-terminated */
   size_t owner_len;
+  uint64_t token;          /* with owner */
+  int64_t lease_expires_us;
+  int holder_pid;
+  bool holder_alive;
   const void *posting;
   size_t posting_len;
 } jb_job_raw;

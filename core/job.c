@@ -32,6 +32,10 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
                    text);
   job->modified_us = raw->modified_us;
   job->claimed = raw->owner != NULL;
+  job->token = job->claimed ? raw->token : 0;
+  job->lease_expires_us = job->claimed ? raw->lease_expires_us : 0;
+  job->holder_pid = job->claimed ? raw->holder_pid : 0;
+  job->holder_alive = job->claimed && raw->holder_alive;
   job->owner[0] = '\0';
   if (raw->owner) {
     size_t n = raw->owner_len > JB_WHO_MAX ? JB_WHO_MAX : raw->owner_len;
@@ -65,6 +69,12 @@ jb_state jb_job_state(const jb_job *job) {
 const char *jb_job_owner(const jb_job *job) {
   return job->claimed ? job->owner : NULL;
 }
+uint64_t jb_job_token(const jb_job *job) { return job->token; }
+int64_t jb_job_lease_expires(const jb_job *job) {
+  return job->lease_expires_us;
+}
+int jb_job_holder_pid(const jb_job *job) { return job->holder_pid; }
+bool jb_job_holder_alive(const jb_job *job) { return job->holder_alive; }
 const char *jb_job_book_name(const jb_job *job) { return job->book_name; }
 const char *jb_job_book_uuid(const jb_job *job) { return job->book_uuid; }
 

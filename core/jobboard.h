@@ -48,6 +48,7 @@
 #define JOBBOARD_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -269,6 +270,16 @@ JB_EXTERN int64_t jb_job_modified(const jb_job *job);
 JB_EXTERN jb_state jb_job_state(const jb_job *job);
 /** The owner's name, or NULL when unclaimed. */
 JB_EXTERN const char *jb_job_owner(const jb_job *job);
+/** The claim's fencing token; 0 when unclaimed. */
+JB_EXTERN uint64_t jb_job_token(const jb_job *job);
+/** When the claim's lease lapses, microseconds since the epoch (wall
+ *  clock, as estimated when the snapshot was taken); 0 when it has no
+ *  lease or the job is unclaimed. */
+JB_EXTERN int64_t jb_job_lease_expires(const jb_job *job);
+/** The pid of the process the claim is bound to; 0 when not bound. */
+JB_EXTERN int jb_job_holder_pid(const jb_job *job);
+/** Whether that process was running when the snapshot was taken. */
+JB_EXTERN bool jb_job_holder_alive(const jb_job *job);
 /** The book's name and uuid, or NULL when the job was posted without one. */
 JB_EXTERN const char *jb_job_book_name(const jb_job *job);
 JB_EXTERN const char *jb_job_book_uuid(const jb_job *job);
@@ -356,6 +367,101 @@ JB_EXTERN int jb_job_claim(jb_board *board, const char *uuid, const char *who);
 JB_EXTERN int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
                       jb_board *board, const char *who);
 
+/*
+ * Claims that end by themselves.
+ *
+ * A claim may carry a lease (it lapses lease_ms after the claim, unless
+ * extended) and may be bound to a process (it lapses when that process is
+ * gone: exited, killed, or its pid reused; like a ZooKeeper ephemeral
+ * node, with no expiry to wait for). A lapsed claim makes the job
+ * UNCLAIMED for every reader at once and claim-next hands it out again;
+ * the next write that comes across it returns it to the ready index
+ * (claim-next does so for a bounded number of lapsed claims each time).
+ *
+ * Lease expiry is kept on CLOCK_BOOTTIME: it means the same for every
+ * process of the host, survives a restart of any process, is not moved by
+ * changes of the wall clock (NTP, an RTC set at boot on a device without
+ * a battery), and counts time spent suspended. Its values belong to one
+ * boot: the board records the boot id, and leases and process-bound claims
+ * of an earlier boot lapse when the board is first opened after a reboot.
+ *
+ * Every successful claim returns a fencing token, strictly greater than
+ * every token handed out before on the board (by any process, across
+ * reopens). abandon, consume, trash and extend accept it: a holder whose
+ * token is not the current claim's is refused (JB_ENOTOWNER) even under
+ * the right owner name, so a worker whose lease lapsed and whose job was
+ * claimed again under the same name cannot consume it.
+ */
+
+/** Flags of jb_claim_opts. */
+enum {
+  /** Bind the claim to the calling process: it lapses when the process is
+   *  gone. */
+  JB_CLAIM_BIND_PROCESS = 1u << 0,
+};
+
+/** Options of a claim. Start from JB_CLAIM_OPTS_INIT. */
+typedef struct {
+  unsigned int version; /**< JB_CLAIM_OPTS_VERSION */
+  unsigned int flags;   /**< JB_CLAIM_* */
+  int64_t lease_ms;     /**< > 0: the claim lapses after this long; 0: no
+                             expiry */
+} jb_claim_opts;
+
+#define JB_CLAIM_OPTS_VERSION 1
+#define JB_CLAIM_OPTS_INIT { JB_CLAIM_OPTS_VERSION, 0, 0 }
+
+/** The longest lease: 30 days. */
+#define JB_LEASE_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
+
+/**
+ * jb_job_claim with options (NULL: a plain claim, as jb_job_claim) and the
+ * claim's fencing token written to `*token_out` (may be NULL). A same-owner
+ * re-claim refreshes the lease (with opts' lease, or the claim's own) and
+ * the modified time, writes the current token, and still fails with
+ * JB_ECLAIMED naming the owner.
+ * Errors: as jb_job_claim; JB_EINVAL also for a lease <= 0 when given,
+ * longer than JB_LEASE_MAX_MS, or unknown flags.
+ */
+JB_EXTERN int jb_job_claim_ex(uint64_t *token_out, jb_board *board,
+                              const char *uuid, const char *who,
+                              const jb_claim_opts *opts);
+
+/**
+ * jb_job_claim_next with options (NULL: a plain claim) and the claim's
+ * fencing token written to `*token_out` (may be NULL). Jobs whose claims
+ * lapsed are claimable. Errors: as jb_job_claim_next and jb_job_claim_ex.
+ */
+JB_EXTERN int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN],
+                                   jb_job **job_out, uint64_t *token_out,
+                                   jb_board *board, const char *who,
+                                   const jb_claim_opts *opts);
+
+/**
+ * The owner extends its claim's lease: it now lapses `lease_ms` from now
+ * (a claim without a lease gets one). `token` 0 is not checked.
+ * Errors: JB_ENOTFOUND (no such job, not claimed, or its claim lapsed),
+ * JB_ENOTOWNER (another owner, or another claim's token: the message
+ * names both), JB_EINVAL (lease <= 0 or too long).
+ */
+JB_EXTERN int jb_job_extend(jb_board *board, const char *uuid, const char *who,
+                            uint64_t token, int64_t lease_ms);
+
+/** What jb_job_expires_in found. */
+typedef enum {
+  JB_EXPIRY_NOT_CLAIMED = 0, /**< not claimed (or not on the board) */
+  JB_EXPIRY_NONE = 1,        /**< claimed, with no expiry */
+  JB_EXPIRY_AT = 2,          /**< claimed; lapses in *ms_out milliseconds */
+} jb_expiry;
+
+/**
+ * How long the claim on job `uuid` has left. `*ms_out` is set (>= 0) only
+ * for JB_EXPIRY_AT. A process-bound claim without a lease is
+ * JB_EXPIRY_NONE while its holder runs. Errors: JB_EINVAL, JB_EIO.
+ */
+JB_EXTERN int jb_job_expires_in(jb_expiry *out, int64_t *ms_out,
+                                jb_board *board, const char *uuid);
+
 /**
  * Release `who`'s claim: the job becomes claimable again.
  * Errors: JB_ENOTFOUND (no such job, or it is not claimed: no owner known),
@@ -377,6 +483,19 @@ JB_EXTERN int jb_job_consume(jb_board *board, const char *uuid, const char *who)
 JB_EXTERN int jb_job_trash(jb_board *board, const char *uuid, const char *who);
 
 /**
+ * jb_job_abandon, jb_job_consume and jb_job_trash with a fencing token:
+ * refused (JB_ENOTOWNER, naming both tokens) unless `token` is the current
+ * claim's. `token` 0 is not checked. A claim that lapsed has no owner:
+ * JB_ENOTFOUND.
+ */
+JB_EXTERN int jb_job_abandon_ex(jb_board *board, const char *uuid,
+                                const char *who, uint64_t token);
+JB_EXTERN int jb_job_consume_ex(jb_board *board, const char *uuid,
+                                const char *who, uint64_t token);
+JB_EXTERN int jb_job_trash_ex(jb_board *board, const char *uuid,
+                              const char *who, uint64_t token);
+
+/**
  * The owner of job `uuid`, copied to `out` (JB_WHO_MAX + 1 bytes); the
  * empty string when the job is unclaimed or not on the board.
  * Errors: JB_EINVAL (malformed uuid), JB_EIO.
@@ -389,6 +508,50 @@ JB_EXTERN int jb_job_find_owner(char out[JB_WHO_MAX + 1], jb_board *board,
  * the board. Errors: JB_EINVAL (malformed uuid), JB_EIO.
  */
 JB_EXTERN int jb_job_get_state(jb_state *out, jb_board *board, const char *uuid);
+
+/* --------------------------------------------------------------- entities */
+
+/*
+ * Entities: workers and conductors announce themselves on the board by
+ * name, with a kind and metadata, bound to the registering process. An
+ * entity whose process is gone (or that was registered before the host's
+ * last reboot) is no longer listed, and the next registration removes it.
+ */
+
+/** One registered entity, as listed (borrowed: valid during the callback). */
+typedef struct {
+  const char *name;     /**< unique on the board */
+  const char *kind;     /**< e.g. "worker", "conductor" */
+  const void *meta;     /**< msgpack map (may be empty: 0x80) */
+  size_t meta_len;
+  int pid;              /**< the registering process */
+  int64_t registered_us;/**< wall clock, microseconds since the epoch */
+} jb_entity;
+
+/**
+ * Register (or re-register: replace) entity `name` of `kind` (both 1..
+ * JB_NAME_MAX bytes of UTF-8) with metadata `meta` (a msgpack map; NULL
+ * with meta_len 0 means {}), bound to the calling process.
+ * Errors: JB_EINVAL (names the field; nothing written), JB_EFULL, JB_EIO.
+ */
+JB_EXTERN int jb_entity_register(jb_board *board, const char *name,
+                                 const char *kind, const void *meta,
+                                 size_t meta_len);
+
+/**
+ * Remove entity `name`. Errors: JB_ENOTFOUND (not registered), JB_EINVAL.
+ */
+JB_EXTERN int jb_entity_unregister(jb_board *board, const char *name);
+
+/** Called once per live entity, in name order; return non-zero to stop. */
+typedef int (*jb_entity_cb)(const jb_entity *entity, void *payload);
+
+/**
+ * List the live entities (their processes running) in name order. The
+ * callback runs after the read, outside any transaction. Errors: JB_EIO,
+ * JB_ENOMEM.
+ */
+JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
 
 /* -------------------------------------------------------------- iteration */
 

@@ -204,6 +204,7 @@ int jb__store_read(jb_store *s, jb_txn_body body, void *ctx) {
 typedef struct {
   bool create;
   const char *path;
+  uint8_t boot_id[16]; /* this boot's */
 } init_ctx;
 
 /* Is the environment of `txn` a board of a schema we read? JB_OK if so;
@@ -252,9 +253,63 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_CLAIMS, flags, &s->claims)) ||
       (rc = mdb_dbi_open(txn, JB_DB_TRASH, flags, &s->trash)) ||
       (rc = mdb_dbi_open(txn, JB_DB_LOG, flags, &s->log)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_QUARANTINE, flags, &s->quarantine)))
+      (rc = mdb_dbi_open(txn, JB_DB_QUARANTINE, flags, &s->quarantine)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_LEASES, flags, &s->leases)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_HOLDERS, flags, &s->holders)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_ENTITIES, flags, &s->entities)))
     return rc;
   return JB_OK;
+}
+
+uint32_t jb__store_epoch(const jb_store *s) { return s->epoch; }
+
+/* The board's schema number (0 when absent) and boot epoch record. */
+static int read_meta(MDB_txn *txn, MDB_dbi meta, uint32_t *schema,
+                     uint8_t boot_id[16], uint32_t *epoch) {
+  MDB_val k = {6, "schema"}, v;
+  *schema = 0;
+  *epoch = 0;
+  memset(boot_id, 0, 16);
+  int rc = mdb_get(txn, meta, &k, &v);
+  if (rc == 0 && v.mv_size == sizeof *schema) memcpy(schema, v.mv_data, 4);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  k = (MDB_val){7, "boot_id"};
+  rc = mdb_get(txn, meta, &k, &v);
+  if (rc == 0 && v.mv_size == 16) memcpy(boot_id, v.mv_data, 16);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  k = (MDB_val){5, "epoch"};
+  rc = mdb_get(txn, meta, &k, &v);
+  if (rc == 0 && v.mv_size == sizeof *epoch) memcpy(epoch, v.mv_data, 4);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  return 0;
+}
+
+/* Schema 1 -> 2: every claim record becomes format 2, a plain claim with
+ * token 0 (no token was handed out before). Claims are few next to jobs;
+ * this runs once, in the transaction that opens the board first. */
+static int upgrade_claims(jb_store *s, MDB_txn *txn) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->claims, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    jb_claimrec_v1 old;
+    if (v.mv_size < sizeof old) continue; /* check reports it */
+    memcpy(&old, v.mv_data, sizeof old);
+    if (old.format != 1 || v.mv_size != sizeof old + old.owner_len) continue;
+    uint8_t buf[sizeof(jb_claimrec) + JB_WHO_MAX];
+    if (old.owner_len > JB_WHO_MAX) continue;
+    jb_claimrec rec = {.format = 2, .owner_len = old.owner_len,
+                       .claimed_us = old.claimed_us};
+    memcpy(rec.uuid, old.uuid, 16);
+    memcpy(buf, &rec, sizeof rec);
+    memcpy(buf + sizeof rec, (uint8_t *)v.mv_data + sizeof old, old.owner_len);
+    MDB_val nv = {sizeof rec + old.owner_len, buf};
+    if ((rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT))) break;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 /* Open the tables of an existing board in a read transaction (committed,
@@ -266,7 +321,18 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
 static int init_read_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   init_ctx *ctx = vctx;
   int rc = check_schema(txn, ctx->path, &s->meta);
-  if (rc == JB_OK) rc = open_tables(s, txn, 0);
+  if (rc == JB_OK) {
+    uint32_t schema, epoch;
+    uint8_t boot[16];
+    if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
+    if (schema < JB_SCHEMA_VERSION || epoch == 0 ||
+        memcmp(boot, ctx->boot_id, 16) != 0) {
+      *status = NEEDS_WRITE_INIT; /* upgrade, or the first open this boot */
+      return 0;
+    }
+    s->epoch = epoch;
+    rc = open_tables(s, txn, 0);
+  }
   if (rc == MDB_NOTFOUND) {
     *status = NEEDS_WRITE_INIT;
     return 0;
@@ -298,7 +364,27 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   } else if (rc != JB_OK) {
     return rc;
   }
-  return open_tables(s, txn, MDB_CREATE);
+  if ((rc = open_tables(s, txn, MDB_CREATE)) != JB_OK) return rc;
+  uint32_t schema, epoch;
+  uint8_t boot[16];
+  if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
+  if (schema < JB_SCHEMA_VERSION) {
+    if ((rc = upgrade_claims(s, txn))) return rc;
+    schema = JB_SCHEMA_VERSION;
+    MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
+    if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;
+  }
+  /* The first open after a boot starts a new epoch: leases and
+   * process-bound claims of the earlier ones lapse (ops.c). */
+  if (epoch == 0 || memcmp(boot, ctx->boot_id, 16) != 0) {
+    epoch++;
+    MDB_val k = {5, "epoch"}, v = {sizeof epoch, &epoch};
+    if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;
+    k = (MDB_val){7, "boot_id"}, v = (MDB_val){16, ctx->boot_id};
+    if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;
+  }
+  s->epoch = epoch;
+  return JB_OK;
 }
 
 /*
@@ -454,7 +540,8 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   if (rc != JB_OK) return rc;
   int dead = 0;
   mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
-  init_ctx ctx = {create, path};
+  init_ctx ctx = {create, path, {0}};
+  if ((rc = jb__boot_id(ctx.boot_id)) != JB_OK) return rc;
   if (is_board) {
     rc = run(s, MDB_RDONLY, true, init_read_body, &ctx);
     if (rc != NEEDS_WRITE_INIT) return rc;

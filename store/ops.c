@@ -133,7 +133,8 @@ static int find_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return 0;
 }
 
-/* The claim record of a job, or MDB_NOTFOUND. */
+/* The claim record of a job (copied), and its owner (pointing into the
+ * transaction's pages: copy it before writing), or MDB_NOTFOUND. */
 static int get_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
                      jb_claimrec *rec, const char **owner) {
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v;
@@ -141,24 +142,183 @@ static int get_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_L
   if (rc) return rc;
   if (v.mv_size < sizeof *rec) return MDB_CORRUPTED;
   memcpy(rec, v.mv_data, sizeof *rec);
-  if (v.mv_size != sizeof *rec + rec->owner_len) return MDB_CORRUPTED;
+  if (rec->format != 2 || v.mv_size != sizeof *rec + rec->owner_len)
+    return MDB_CORRUPTED;
   *owner = (const char *)v.mv_data + sizeof *rec;
   return 0;
 }
 
-static int put_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
-                     const uint8_t uuid[16], const char *who, size_t who_len,
-                     int64_t now_us) {
+static void put_be32(uint8_t *o, uint32_t v) {
+  for (int i = 0; i < 4; i++) o[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static void put_be64(uint8_t *o, uint64_t v) {
+  for (int i = 0; i < 8; i++) o[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint32_t be32(const void *p) {
+  const uint8_t *b = p;
+  return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
+         b[3];
+}
+
+static void lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
+                      const uint8_t jobkey[JB_JOBKEY_LEN]) {
+  put_be32(out, rec->epoch);
+  put_be64(out + 4, (uint64_t)rec->expires_bt);
+  memcpy(out + 12, jobkey, JB_JOBKEY_LEN);
+}
+
+static void holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
+                       const uint8_t jobkey[JB_JOBKEY_LEN]) {
+  put_be32(out, rec->epoch);
+  put_be32(out + 4, rec->holder_pid);
+  put_be64(out + 8, rec->holder_start);
+  memcpy(out + 16, jobkey, JB_JOBKEY_LEN);
+}
+
+/* Write the claim record of `jobkey` and its index entries. */
+static int put_claim(jb_store *s, MDB_txn *txn,
+                     const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec,
+                     const char *who, size_t who_len) {
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
-  MDB_val v = {sizeof(jb_claimrec) + who_len, NULL};
+  MDB_val v = {sizeof *rec + who_len, NULL};
   int rc = mdb_put(txn, s->claims, &k, &v, MDB_RESERVE);
   if (rc) return rc;
-  jb_claimrec rec = {.format = 1, .owner_len = (uint16_t)who_len,
-                     .claimed_us = now_us};
-  memcpy(rec.uuid, uuid, 16);
-  memcpy(v.mv_data, &rec, sizeof rec);
-  memcpy((uint8_t *)v.mv_data + sizeof rec, who, who_len);
+  memcpy(v.mv_data, rec, sizeof *rec);
+  memcpy((uint8_t *)v.mv_data + sizeof *rec, who, who_len);
+  MDB_val empty = {0, NULL};
+  if (rec->flags & JB_CLAIM_F_LEASE) {
+    uint8_t lk[JB_LEASEKEY_LEN];
+    lease_key(lk, rec, jobkey);
+    MDB_val kk = {sizeof lk, lk};
+    if ((rc = mdb_put(txn, s->leases, &kk, &empty, 0))) return rc;
+  }
+  if (rec->flags & JB_CLAIM_F_BOUND) {
+    uint8_t hk[JB_HOLDERKEY_LEN];
+    holder_key(hk, rec, jobkey);
+    MDB_val kk = {sizeof hk, hk};
+    if ((rc = mdb_put(txn, s->holders, &kk, &empty, 0))) return rc;
+  }
   return 0;
+}
+
+/* Delete the claim record of `jobkey` (whose record is `rec`) and its
+ * index entries. */
+static int drop_claim(jb_store *s, MDB_txn *txn,
+                      const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec) {
+  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
+  int rc = mdb_del(txn, s->claims, &k, NULL);
+  if (rc) return rc;
+  if (rec->flags & JB_CLAIM_F_LEASE) {
+    uint8_t lk[JB_LEASEKEY_LEN];
+    lease_key(lk, rec, jobkey);
+    MDB_val kk = {sizeof lk, lk};
+    rc = mdb_del(txn, s->leases, &kk, NULL);
+    if (rc && rc != MDB_NOTFOUND) return rc;
+  }
+  if (rec->flags & JB_CLAIM_F_BOUND) {
+    uint8_t hk[JB_HOLDERKEY_LEN];
+    holder_key(hk, rec, jobkey);
+    MDB_val kk = {sizeof hk, hk};
+    rc = mdb_del(txn, s->holders, &kk, NULL);
+    if (rc && rc != MDB_NOTFOUND) return rc;
+  }
+  return 0;
+}
+
+/* Liveness of holder processes, remembered for one operation (a listing
+ * of many jobs held by one process reads /proc once). */
+typedef struct {
+  struct {
+    uint32_t pid;
+    uint64_t start;
+    bool alive;
+  } e[32];
+  int n, next;
+} live_cache;
+
+static bool holder_alive(live_cache *lc, uint32_t pid, uint64_t start) {
+  for (int i = 0; i < lc->n; i++)
+    if (lc->e[i].pid == pid && lc->e[i].start == start) return lc->e[i].alive;
+  jb_proc_id p = {pid, start};
+  bool alive = jb__proc_alive(&p) != 0;
+  int slot = lc->n < 32 ? lc->n++ : (lc->next++ % 32);
+  lc->e[slot].pid = pid;
+  lc->e[slot].start = start;
+  lc->e[slot].alive = alive;
+  return alive;
+}
+
+/* Why a claim lapsed, or NULL while it holds. */
+static const char *claim_lapsed(jb_store *s, const jb_claimrec *rec,
+                                int64_t now_bt, live_cache *lc) {
+  if (!(rec->flags & (JB_CLAIM_F_LEASE | JB_CLAIM_F_BOUND))) return NULL;
+  if (rec->epoch != s->epoch) return "it was made before the host rebooted";
+  if ((rec->flags & JB_CLAIM_F_LEASE) && rec->expires_bt <= now_bt)
+    return "its lease expired";
+  if ((rec->flags & JB_CLAIM_F_BOUND) &&
+      !holder_alive(lc, rec->holder_pid, rec->holder_start))
+    return "its holder process is gone";
+  return NULL;
+}
+
+/* A lapsed claim ends: the job is ready again (its modified time now), and
+ * an EXPIRED event names the owner it had. */
+static int lapse_claim(jb_store *s, MDB_txn *txn,
+                       const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec,
+                       const char *owner, int64_t now_us, bool make_ready) {
+  char who[JB_WHO_MAX];
+  size_t who_len = rec->owner_len > JB_WHO_MAX ? JB_WHO_MAX : rec->owner_len;
+  memcpy(who, owner, who_len); /* before the pages change */
+  int rc = drop_claim(s, txn, jobkey, rec);
+  if (rc) return rc;
+  if (make_ready) {
+    jb_readyrec r = {.modified_us = now_us};
+    memcpy(r.uuid, rec->uuid, 16);
+    MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof r, &r};
+    if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
+  }
+  return log_event(s, txn, JB_EV_EXPIRED, rec->uuid, jobkey, who, who_len,
+                   now_us);
+}
+
+/* A new claim record for `req`, with fencing token `token`. */
+static jb_claimrec new_claim(jb_store *s, const uint8_t uuid[16],
+                             const jb_store_claim_req *req, uint64_t token,
+                             int64_t now_bt) {
+  jb_claimrec rec = {.format = 2, .owner_len = (uint16_t)req->who_len,
+                     .epoch = s->epoch, .claimed_us = req->now_us,
+                     .token = token};
+  memcpy(rec.uuid, uuid, 16);
+  if (req->lease_ms > 0) {
+    rec.flags |= JB_CLAIM_F_LEASE;
+    rec.lease_ms = req->lease_ms;
+    rec.expires_bt = now_bt + req->lease_ms * 1000;
+  }
+  if (req->bind) {
+    rec.flags |= JB_CLAIM_F_BOUND;
+    rec.holder_pid = req->holder.pid;
+    rec.holder_start = req->holder.start;
+  }
+  return rec;
+}
+
+/* Claim the ready job `jobkey` (its ready entry already removed): the
+ * claim, its CLAIMED event, and the token (that event's sequence). */
+static int make_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
+                      const uint8_t uuid[16], const jb_store_claim_req *req,
+                      int64_t now_bt, uint64_t *token) {
+  log_writer lw;
+  int rc = log_open(s, txn, &lw);
+  if (rc) return rc;
+  *token = lw.next;
+  jb_claimrec rec = new_claim(s, uuid, req, lw.next, now_bt);
+  rc = put_claim(s, txn, jobkey, &rec, req->who, req->who_len);
+  if (rc == 0)
+    rc = log_put(&lw, JB_EV_CLAIMED, uuid, jobkey, req->who, req->who_len,
+                 req->now_us);
+  return log_close(s, txn, &lw, rc);
 }
 
 static bool same_owner(const char *a, size_t alen, const char *b, size_t blen) {
@@ -222,9 +382,8 @@ int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
 
 typedef struct {
   const uint8_t *uuid;
-  const char *who;
-  size_t who_len;
-  int64_t now_us;
+  const jb_store_claim_req *req;
+  uint64_t token;
   uint8_t *uuid_out;  /* claim-next */
   jb_job *job;        /* claim-next: wants a snapshot */
   jb_job_raw raw;     /* claim-next: what to decode after commit */
@@ -232,6 +391,8 @@ typedef struct {
 
 static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   claim_ctx *ctx = vctx;
+  const jb_store_claim_req *req = ctx->req;
+  int64_t now_bt = jb__boottime_us();
   jb_jobhdr h;
   int rc = find_job(s, txn, ctx->uuid, &h, NULL);
   if (rc) return rc;
@@ -239,46 +400,214 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   const char *owner;
   rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0) {
+    live_cache lc = {.n = 0};
+    if (claim_lapsed(s, &rec, now_bt, &lc)) {
+      /* Lapsed: it ends here, and the job is claimed afresh below. */
+      if ((rc = lapse_claim(s, txn, h.jobkey, &rec, owner, req->now_us, false)))
+        return rc;
+      return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
+    }
     char t[JB_UUID_STRLEN];
     fmt_uuid(t, ctx->uuid);
-    if (!same_owner(owner, rec.owner_len, ctx->who, ctx->who_len))
+    if (!same_owner(owner, rec.owner_len, req->who, req->who_len))
       return jb__err(JB_ECLAIMED, "job %s is already claimed by %.*s", t,
                      (int)rec.owner_len, owner);
-    /* taskflow 5.0: a same-owner re-claim refreshes the claim's time (and,
-     * later, its lease) but still reports "already claimed". */
+    /* taskflow: a same-owner re-claim refreshes the claim's time and its
+     * lease but still reports "already claimed". The token stays. */
     *status = jb__err(JB_ECLAIMED, "job %s is already claimed by %.*s (the "
                       "caller itself; its claim was refreshed)",
                       t, (int)rec.owner_len, owner);
-    if ((rc = put_claim(s, txn, h.jobkey, ctx->uuid, ctx->who, ctx->who_len,
-                        ctx->now_us)))
+    ctx->token = rec.token;
+    jb_claimrec fresh = rec;
+    fresh.claimed_us = req->now_us;
+    fresh.epoch = s->epoch;
+    int64_t lease = req->lease_ms > 0 ? req->lease_ms : rec.lease_ms;
+    if (lease > 0) {
+      fresh.flags |= JB_CLAIM_F_LEASE;
+      fresh.lease_ms = lease;
+      fresh.expires_bt = now_bt + lease * 1000;
+    }
+    if (req->bind) {
+      fresh.flags |= JB_CLAIM_F_BOUND;
+      fresh.holder_pid = req->holder.pid;
+      fresh.holder_start = req->holder.start;
+    }
+    if ((rc = drop_claim(s, txn, h.jobkey, &rec)) ||
+        (rc = put_claim(s, txn, h.jobkey, &fresh, req->who, req->who_len)))
       return rc;
-    return log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, ctx->who,
-                     ctx->who_len, ctx->now_us);
+    return log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, req->who,
+                     req->who_len, req->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
   MDB_val k = {JB_JOBKEY_LEN, h.jobkey};
   rc = mdb_del(txn, s->ready, &k, NULL);
   if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  if ((rc = put_claim(s, txn, h.jobkey, ctx->uuid, ctx->who, ctx->who_len,
-                      ctx->now_us)))
-    return rc;
-  return log_event(s, txn, JB_EV_CLAIMED, ctx->uuid, h.jobkey, ctx->who,
-                   ctx->who_len, ctx->now_us);
+  return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
 }
 
-int jb__store_claim(jb_store *s, const uint8_t uuid[16], const char *who,
-                    size_t who_len, int64_t now_us) {
-  claim_ctx ctx = {.uuid = uuid, .who = who, .who_len = who_len,
-                   .now_us = now_us};
-  return jb__store_write(s, claim_body, &ctx);
+int jb__store_claim(jb_store *s, const uint8_t uuid[16],
+                    const jb_store_claim_req *req, uint64_t *token) {
+  claim_ctx ctx = {.uuid = uuid, .req = req};
+  int rc = jb__store_write(s, claim_body, &ctx);
+  *token = ctx.token;
+  return rc;
+}
+
+/*
+ * Returning lapsed claims to the ready index, done by claim-next before it
+ * takes the first ready job. Bounded: at most REAP_MAX claims per call, so
+ * a write transaction never sweeps an unbounded number.
+ *  - Leases are in expiry order (`leases`), those of an earlier boot
+ *    first: the lapsed ones are at the front.
+ *  - Process-bound claims (`holders`, by process) need a look at /proc
+ *    for each process: a sweep checks up to SWEEP_PROCS processes, once
+ *    per SWEEP_EVERY_US per process, or at once when nothing is ready,
+ *    resuming where the last sweep stopped. Claims of an earlier boot sort
+ *    first and go without a look.
+ */
+#define REAP_MAX 16
+#define SWEEP_PROCS 8
+#define SWEEP_EVERY_US 50000
+
+typedef struct {
+  uint8_t jobkey[JB_JOBKEY_LEN];
+} reap_item;
+
+/* Collect up to `max` jobkeys from `dbi` (leases or holders) whose entries
+ * are lapsed. */
+static int collect_leases(jb_store *s, MDB_txn *txn, int64_t now_bt,
+                          reap_item *out, int max, int *n) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->leases, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && *n < max;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != JB_LEASEKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    uint32_t epoch = be32(k.mv_data);
+    int64_t expires = (int64_t)be64((uint8_t *)k.mv_data + 4);
+    if (epoch == s->epoch && expires > now_bt) break;
+    memcpy(out[(*n)++].jobkey, (uint8_t *)k.mv_data + 12, JB_JOBKEY_LEN);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
+                           bool nothing_ready, reap_item *out, int max,
+                           int *n) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->holders, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  /* Claims of an earlier boot: at the front, no look needed. */
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && *n < max;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    if (be32(k.mv_data) == s->epoch) break;
+    memcpy(out[(*n)++].jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
+  }
+  if (rc == MDB_NOTFOUND) rc = 0;
+  bool due = nothing_ready || now_bt - s->sweep_bt >= SWEEP_EVERY_US;
+  if (rc || *n >= max || !due) {
+    mdb_cursor_close(cur);
+    return rc;
+  }
+  s->sweep_bt = now_bt;
+  /* Resume after the last process looked at (s->sweep_after: its key
+   * prefix, then 0xff, so the range starts past its claims), go round to
+   * the first process of this boot at the end, and stop after SWEEP_PROCS
+   * processes or a full round. */
+  uint8_t resume[JB_HOLDERKEY_LEN], pos[JB_HOLDERKEY_LEN];
+  memcpy(resume, s->sweep_after, sizeof resume);
+  if (be32(resume) != s->epoch) {
+    memset(resume, 0, sizeof resume);
+    put_be32(resume, s->epoch);
+  }
+  bool from_start = memcmp(resume + 4, (uint8_t[12]){0}, 12) == 0;
+  memcpy(pos, resume, sizeof pos);
+  k = (MDB_val){sizeof pos, pos};
+  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  int procs = 0;
+  bool wrapped = false, have_last = false, last_alive = true;
+  uint8_t last[16];
+  live_cache lc = {.n = 0};
+  while (*n < max) {
+    if (rc == MDB_NOTFOUND || (rc == 0 && be32(k.mv_data) != s->epoch)) {
+      if (wrapped || from_start) break;
+      wrapped = true;
+      memset(pos, 0, sizeof pos);
+      put_be32(pos, s->epoch);
+      k = (MDB_val){sizeof pos, pos};
+      rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+      continue;
+    }
+    if (rc) break;
+    if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    if (!have_last || memcmp(k.mv_data, last, 16) != 0) {
+      if (procs == SWEEP_PROCS) break;
+      if (wrapped && memcmp(k.mv_data, resume, 16) >= 0) break; /* a round */
+      procs++;
+      have_last = true;
+      memcpy(last, k.mv_data, 16);
+      last_alive = holder_alive(&lc, be32((uint8_t *)k.mv_data + 4),
+                                be64((uint8_t *)k.mv_data + 8));
+      memcpy(s->sweep_after, k.mv_data, 16);
+      memset(s->sweep_after + 16, 0xff, JB_JOBKEY_LEN);
+    }
+    if (!last_alive)
+      memcpy(out[(*n)++].jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
+    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Return up to REAP_MAX lapsed claims to the ready index. */
+static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
+  reap_item items[REAP_MAX];
+  int n = 0;
+  int rc = collect_leases(s, txn, now_bt, items, REAP_MAX, &n);
+  if (rc) return rc;
+  if (n < REAP_MAX) {
+    MDB_stat st;
+    if ((rc = mdb_stat(txn, s->holders, &st))) return rc;
+    if (st.ms_entries > 0) {
+      bool nothing_ready = false;
+      if (n == 0) {
+        MDB_stat rs;
+        if ((rc = mdb_stat(txn, s->ready, &rs))) return rc;
+        nothing_ready = rs.ms_entries == 0;
+      }
+      rc = collect_holders(s, txn, now_bt, nothing_ready, items + n,
+                           REAP_MAX - n, &n);
+      if (rc) return rc;
+    }
+  }
+  live_cache lc = {.n = 0};
+  for (int i = 0; i < n; i++) {
+    jb_claimrec rec;
+    const char *owner;
+    rc = get_claim(s, txn, items[i].jobkey, &rec, &owner);
+    if (rc == MDB_NOTFOUND) continue; /* already reaped (in both indexes) */
+    if (rc) return rc;
+    if (!claim_lapsed(s, &rec, now_bt, &lc)) continue;
+    if ((rc = lapse_claim(s, txn, items[i].jobkey, &rec, owner, now_us, true)))
+      return rc;
+  }
+  return 0;
 }
 
 static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
                            int *status) {
   claim_ctx *ctx = vctx;
+  const jb_store_claim_req *req = ctx->req;
   (void)status;
+  int64_t now_bt = jb__boottime_us();
+  int rc = reap(s, txn, req->now_us, now_bt);
+  if (rc) return rc;
   MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->ready, &cur);
+  rc = mdb_cursor_open(txn, s->ready, &cur);
   if (rc) return rc;
   MDB_val k, v;
   rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
@@ -294,11 +623,8 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   if (rc == MDB_NOTFOUND)
     return jb__err(JB_ENOTFOUND, "no claimable job on the board");
   if (rc) return rc;
-  if ((rc = put_claim(s, txn, jobkey, ctx->uuid_out, ctx->who, ctx->who_len,
-                      ctx->now_us)))
-    return rc;
-  if ((rc = log_event(s, txn, JB_EV_CLAIMED, ctx->uuid_out, jobkey, ctx->who,
-                      ctx->who_len, ctx->now_us)))
+  if ((rc = make_claim(s, txn, jobkey, ctx->uuid_out, req, now_bt,
+                       &ctx->token)))
     return rc;
   if (ctx->job) {
     /* Copy the posting out now; decode it after the commit, outside the
@@ -313,18 +639,25 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
       return rc;
     ctx->raw = (jb_job_raw){.priority = jb__jobkey_priority(jobkey),
                             .sequence = jb__jobkey_seq(jobkey),
-                            .modified_us = ctx->now_us,
-                            .owner = ctx->who,
-                            .owner_len = ctx->who_len};
+                            .modified_us = req->now_us,
+                            .owner = req->who,
+                            .owner_len = req->who_len,
+                            .token = ctx->token,
+                            .lease_expires_us =
+                                req->lease_ms > 0
+                                    ? req->now_us + req->lease_ms * 1000
+                                    : 0,
+                            .holder_pid = req->bind ? (int)req->holder.pid : 0,
+                            .holder_alive = req->bind};
   }
   return 0;
 }
 
 int jb__store_claim_next(jb_store *s, uint8_t uuid_out[16], jb_job *job,
-                         const char *who, size_t who_len, int64_t now_us) {
-  claim_ctx ctx = {.who = who, .who_len = who_len, .now_us = now_us,
-                   .uuid_out = uuid_out, .job = job};
+                         const jb_store_claim_req *req, uint64_t *token) {
+  claim_ctx ctx = {.req = req, .uuid_out = uuid_out, .job = job};
   int rc = jb__store_write(s, claim_next_body, &ctx);
+  *token = ctx.token;
   if (rc != JB_OK || job == NULL) return rc;
   /* jb__job_load copies from raw.posting into job->posting: decode from a
    * buffer of our own instead. */
@@ -338,14 +671,16 @@ int jb__store_claim_next(jb_store *s, uint8_t uuid_out[16], jb_job *job,
   return rc;
 }
 
-/* -------------------------------------------- abandon, consume, trash */
+/* -------------------------------------- abandon, consume, trash, extend */
 
 typedef struct {
   jb_release op;
   const uint8_t *uuid;
   const char *who;
   size_t who_len;
+  uint64_t token;
   int64_t now_us;
+  int64_t lease_ms; /* extend */
 } release_ctx;
 
 static const char *release_verb(jb_release op) {
@@ -354,33 +689,66 @@ static const char *release_verb(jb_release op) {
                                     : "trash";
 }
 
+/* The live claim of job `uuid` held by ctx->who (and ctx->token): its
+ * header, record and posting, or an error naming what is wrong. */
+static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
+                       const char *verb, jb_jobhdr *h, MDB_val *posting,
+                       jb_claimrec *rec) {
+  int rc = find_job(s, txn, ctx->uuid, h, posting);
+  if (rc) return rc;
+  const char *owner;
+  rc = get_claim(s, txn, h->jobkey, rec, &owner);
+  char t[JB_UUID_STRLEN];
+  fmt_uuid(t, ctx->uuid);
+  if (rc == MDB_NOTFOUND)
+    return jb__err(JB_ENOTFOUND, "cannot %s job %s: it is not claimed (no "
+                   "owner known)", verb, t);
+  if (rc) return rc;
+  live_cache lc = {.n = 0};
+  const char *why = claim_lapsed(s, rec, jb__boottime_us(), &lc);
+  if (why)
+    return jb__err(JB_ENOTFOUND, "cannot %s job %s: its claim by %.*s lapsed "
+                   "(%s); no owner known", verb, t, (int)rec->owner_len, owner,
+                   why);
+  if (!same_owner(owner, rec->owner_len, ctx->who, ctx->who_len))
+    return jb__err(JB_ENOTOWNER, "cannot %s job %s: it is claimed by %.*s, "
+                   "not by %.*s", verb, t, (int)rec->owner_len, owner,
+                   (int)ctx->who_len, ctx->who);
+  if (ctx->token != 0 && ctx->token != rec->token)
+    return jb__err(JB_ENOTOWNER, "cannot %s job %s: token %llu is not the "
+                   "current claim's (%.*s holds it with token %llu)", verb, t,
+                   (unsigned long long)ctx->token, (int)rec->owner_len, owner,
+                   (unsigned long long)rec->token);
+  return 0;
+}
+
 static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   release_ctx *ctx = vctx;
   (void)status;
   jb_jobhdr h;
   MDB_val posting;
-  int rc = find_job(s, txn, ctx->uuid, &h, &posting);
-  if (rc) return rc;
   jb_claimrec rec;
-  const char *owner;
-  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
-  if (rc == MDB_NOTFOUND) {
-    char t[JB_UUID_STRLEN];
-    fmt_uuid(t, ctx->uuid);
-    return jb__err(JB_ENOTFOUND, "cannot %s job %s: it is not claimed (no "
-                   "owner known)", release_verb(ctx->op), t);
-  }
+  int rc = owned_claim(s, txn, ctx, release_verb(ctx->op), &h, &posting, &rec);
   if (rc) return rc;
-  if (!same_owner(owner, rec.owner_len, ctx->who, ctx->who_len)) {
-    char t[JB_UUID_STRLEN];
-    fmt_uuid(t, ctx->uuid);
-    return jb__err(JB_ENOTOWNER, "cannot %s job %s: it is claimed by %.*s, "
-                   "not by %.*s", release_verb(ctx->op), t, (int)rec.owner_len,
-                   owner, (int)ctx->who_len, ctx->who);
-  }
   MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, v;
-  if ((rc = mdb_del(txn, s->claims, &k, NULL))) return rc;
   int event;
+  if (ctx->op == JB_RELEASE_TRASH) {
+    /* Copy the posting to the trash before any other page changes. */
+    MDB_val uk = {16, (void *)ctx->uuid};
+    MDB_val tv = {sizeof(jb_trashrec) + ctx->who_len + posting.mv_size, NULL};
+    if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
+    jb_trashrec tr = {.format = 1, .owner_len = (uint16_t)ctx->who_len,
+                      .posting_len = (uint32_t)posting.mv_size,
+                      .trashed_us = ctx->now_us};
+    memcpy(tr.jobkey, h.jobkey, JB_JOBKEY_LEN);
+    uint8_t *d = tv.mv_data;
+    memcpy(d, &tr, sizeof tr);
+    memcpy(d + sizeof tr, ctx->who, ctx->who_len);
+    /* Only the trash page changed since find_job: the jobs page that
+     * `posting` points into is intact. */
+    memcpy(d + sizeof tr + ctx->who_len, posting.mv_data, posting.mv_size);
+  }
+  if ((rc = drop_claim(s, txn, h.jobkey, &rec))) return rc;
   if (ctx->op == JB_RELEASE_ABANDON) {
     event = JB_EV_ABANDONED;
     jb_readyrec r = {.modified_us = ctx->now_us};
@@ -390,20 +758,6 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   } else {
     event = ctx->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED : JB_EV_TRASHED;
     MDB_val uk = {16, (void *)ctx->uuid};
-    if (ctx->op == JB_RELEASE_TRASH) {
-      MDB_val tv = {sizeof(jb_trashrec) + ctx->who_len + posting.mv_size, NULL};
-      if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
-      jb_trashrec tr = {.format = 1, .owner_len = (uint16_t)ctx->who_len,
-                        .posting_len = (uint32_t)posting.mv_size,
-                        .trashed_us = ctx->now_us};
-      memcpy(tr.jobkey, h.jobkey, JB_JOBKEY_LEN);
-      uint8_t *d = tv.mv_data;
-      memcpy(d, &tr, sizeof tr);
-      memcpy(d + sizeof tr, ctx->who, ctx->who_len);
-      /* Only trash and claims pages changed since find_job: the jobs page
-       * that `posting` points into is intact until the delete below. */
-      memcpy(d + sizeof tr + ctx->who_len, posting.mv_data, posting.mv_size);
-    }
     if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
   }
   return log_event(s, txn, event, ctx->uuid, h.jobkey, ctx->who, ctx->who_len,
@@ -411,16 +765,46 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 }
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
-                      const char *who, size_t who_len, int64_t now_us) {
-  release_ctx ctx = {op, uuid, who, who_len, now_us};
+                      const char *who, size_t who_len, uint64_t token,
+                      int64_t now_us) {
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0};
   return jb__store_write(s, release_body, &ctx);
+}
+
+static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  release_ctx *ctx = vctx;
+  (void)status;
+  jb_jobhdr h;
+  jb_claimrec rec;
+  int rc = owned_claim(s, txn, ctx, "extend the claim on", &h, NULL, &rec);
+  if (rc) return rc;
+  jb_claimrec fresh = rec;
+  fresh.flags |= JB_CLAIM_F_LEASE;
+  fresh.lease_ms = ctx->lease_ms;
+  fresh.expires_bt = jb__boottime_us() + ctx->lease_ms * 1000;
+  char who[JB_WHO_MAX];
+  memcpy(who, ctx->who, ctx->who_len);
+  if ((rc = drop_claim(s, txn, h.jobkey, &rec)) ||
+      (rc = put_claim(s, txn, h.jobkey, &fresh, who, ctx->who_len)))
+    return rc;
+  return log_event(s, txn, JB_EV_EXTENDED, ctx->uuid, h.jobkey, ctx->who,
+                   ctx->who_len, ctx->now_us);
+}
+
+int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
+                     size_t who_len, uint64_t token, int64_t lease_ms,
+                     int64_t now_us) {
+  release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
+                     lease_ms};
+  return jb__store_write(s, extend_body, &ctx);
 }
 
 /* ----------------------------------------------------------------- reads */
 
-/* Fill `raw` (pointers into the transaction's pages) for job `uuid`. */
+/* Fill `raw` (pointers into the transaction's pages) for job `uuid`. A
+ * lapsed claim reads as no claim. */
 static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                    jb_job_raw *raw) {
+                    jb_job_raw *raw, live_cache *lc, int64_t now_bt) {
   jb_jobhdr h;
   MDB_val posting;
   int rc = find_job(s, txn, uuid, &h, &posting);
@@ -435,9 +819,17 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   const char *owner;
   rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0) {
+    raw->modified_us = rec.claimed_us;
+    if (claim_lapsed(s, &rec, now_bt, lc)) return 0;
     raw->owner = owner;
     raw->owner_len = rec.owner_len;
-    raw->modified_us = rec.claimed_us;
+    raw->token = rec.token;
+    if (rec.flags & JB_CLAIM_F_LEASE)
+      raw->lease_expires_us = jb__now_us() + (rec.expires_bt - now_bt);
+    if (rec.flags & JB_CLAIM_F_BOUND) {
+      raw->holder_pid = (int)rec.holder_pid;
+      raw->holder_alive = true; /* claim_lapsed looked */
+    }
     return 0;
   }
   if (rc != MDB_NOTFOUND) return rc;
@@ -458,13 +850,16 @@ typedef struct {
   jb_state *state;
   size_t *count;
   unsigned flags;
+  int *kind;
+  int64_t *ms_left;
 } read_ctx;
 
 static int get_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
   jb_job_raw raw;
-  int rc = read_raw(s, txn, ctx->uuid, &raw);
+  live_cache lc = {.n = 0};
+  int rc = read_raw(s, txn, ctx->uuid, &raw, &lc, jb__boottime_us());
   return rc ? rc : jb__job_load(ctx->job, &raw);
 }
 
@@ -490,7 +885,9 @@ static int owner_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_claimrec rec;
   const char *owner;
   rc = get_claim(s, txn, h.jobkey, &rec, &owner);
-  if (rc == MDB_NOTFOUND) {
+  live_cache lc = {.n = 0};
+  if (rc == MDB_NOTFOUND ||
+      (rc == 0 && claim_lapsed(s, &rec, jb__boottime_us(), &lc))) {
     *ctx->state = JB_STATE_UNCLAIMED;
     return 0;
   }
@@ -508,14 +905,98 @@ int jb__store_owner(jb_store *s, const uint8_t uuid[16],
   return jb__store_read(s, owner_body, &ctx);
 }
 
+/* Lapsed claims not yet returned to the ready index: those at the front
+ * of `leases`, and those of gone processes in `holders` (a claim in both
+ * is counted once). */
+static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
+  int64_t now_bt = jb__boottime_us();
+  live_cache lc = {.n = 0};
+  MDB_cursor *cur;
+  MDB_val k, v;
+  size_t n = 0;
+  int rc = mdb_cursor_open(txn, s->leases, &cur);
+  if (rc) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != JB_LEASEKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    if (be32(k.mv_data) == s->epoch &&
+        (int64_t)be64((uint8_t *)k.mv_data + 4) > now_bt)
+      break;
+    n++;
+  }
+  mdb_cursor_close(cur);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  if ((rc = mdb_cursor_open(txn, s->holders, &cur))) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    const uint8_t *d = k.mv_data;
+    if (be32(d) == s->epoch && holder_alive(&lc, be32(d + 4), be64(d + 8)))
+      continue;
+    /* Lapsed by its holder: counted above if its lease lapsed too. */
+    jb_claimrec rec;
+    const char *owner;
+    int r2 = get_claim(s, txn, d + 16, &rec, &owner);
+    if (r2 == MDB_NOTFOUND) continue;
+    if (r2) { rc = r2; break; }
+    bool lease_lapsed = (rec.flags & JB_CLAIM_F_LEASE) &&
+                        (rec.epoch != s->epoch || rec.expires_bt <= now_bt);
+    if (!lease_lapsed) n++;
+  }
+  mdb_cursor_close(cur);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  *out = n;
+  return 0;
+}
+
 static int count_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
   MDB_stat st;
   int rc = mdb_stat(txn, (ctx->flags & JB_ONLY_UNCLAIMED) ? s->ready : s->jobs,
                     &st);
-  if (rc == 0) *ctx->count = st.ms_entries;
-  return rc;
+  if (rc) return rc;
+  *ctx->count = st.ms_entries;
+  if (ctx->flags & JB_ONLY_UNCLAIMED) {
+    size_t lapsed = 0;
+    if ((rc = count_lapsed(s, txn, &lapsed))) return rc;
+    *ctx->count += lapsed;
+  }
+  return 0;
+}
+
+static int expires_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  read_ctx *ctx = vctx;
+  (void)status;
+  *ctx->kind = JB_EXPIRY_NOT_CLAIMED;
+  MDB_val k = {16, (void *)ctx->uuid}, v;
+  int rc = mdb_get(txn, s->jobs, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  jb_jobhdr h;
+  if (v.mv_size < sizeof h) return MDB_CORRUPTED;
+  memcpy(&h, v.mv_data, sizeof h);
+  jb_claimrec rec;
+  const char *owner;
+  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  int64_t now_bt = jb__boottime_us();
+  live_cache lc = {.n = 0};
+  if (claim_lapsed(s, &rec, now_bt, &lc)) return 0;
+  if (rec.flags & JB_CLAIM_F_LEASE) {
+    *ctx->kind = JB_EXPIRY_AT;
+    *ctx->ms_left = (rec.expires_bt - now_bt + 999) / 1000;
+  } else {
+    *ctx->kind = JB_EXPIRY_NONE;
+  }
+  return 0;
+}
+
+int jb__store_expires_in(jb_store *s, const uint8_t uuid[16], int *kind,
+                         int64_t *ms_left) {
+  read_ctx ctx = {.uuid = uuid, .kind = kind, .ms_left = ms_left};
+  return jb__store_read(s, expires_body, &ctx);
 }
 
 int jb__store_count(jb_store *s, size_t *out, unsigned flags) {
@@ -532,6 +1013,8 @@ typedef struct {
   size_t max;
   jb_buf *bytes;
   size_t n;
+  live_cache lc;
+  int64_t now_bt;
 } scan_ctx;
 
 /* Position `cur` on the first key after ctx->after (or the first key). */
@@ -550,14 +1033,20 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
                     const MDB_val *k, const uint8_t uuid[16]) {
   if (k->mv_size != JB_JOBKEY_LEN) return MDB_CORRUPTED;
   jb_job_raw raw;
-  int rc = read_raw(s, txn, uuid, &raw);
+  int rc = read_raw(s, txn, uuid, &raw, &ctx->lc, ctx->now_bt);
   if (rc == JB_ENOTFOUND) return MDB_CORRUPTED; /* index entry, no job */
   if (rc) return rc;
+  /* Only unclaimed jobs asked for: a live claim is skipped. */
+  if ((ctx->flags & JB_ONLY_UNCLAIMED) && raw.owner) return 0;
   jb_store_item *it = &ctx->items[ctx->n++];
   memcpy(it->key, k->mv_data, JB_JOBKEY_LEN);
   memcpy(it->uuid, uuid, 16);
   it->modified_us = raw.modified_us;
   it->claimed = raw.owner != NULL;
+  it->token = raw.token;
+  it->lease_expires_us = raw.lease_expires_us;
+  it->holder_pid = raw.holder_pid;
+  it->holder_alive = raw.holder_alive;
   it->owner_off = ctx->bytes->len;
   it->owner_len = raw.owner_len;
   if (raw.owner && (rc = jb__buf_append(ctx->bytes, raw.owner, raw.owner_len)))
@@ -570,22 +1059,33 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
 /*
  * The whole board in listing order is the merge of two walks in jobkey
  * order: `ready` (unclaimed) and `claims` (claimed). Each job is in exactly
- * one of them, so the merge sees each job once.
+ * one of them, so the merge sees each job once. Listing only unclaimed
+ * jobs walks the claims too, for the lapsed ones; when nothing has a lease
+ * or a holder process, no claim can lapse and `claims` is not walked.
  */
 static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   scan_ctx *ctx = vctx;
   (void)status;
   ctx->n = 0;
   ctx->bytes->len = 0;
-  bool all = !(ctx->flags & JB_ONLY_UNCLAIMED);
+  ctx->now_bt = jb__boottime_us();
+  bool walk_claims = !(ctx->flags & JB_ONLY_UNCLAIMED);
   MDB_cursor *rcur = NULL, *ccur = NULL;
   MDB_val rk, rv, ck, cv;
   int rr, cr = MDB_NOTFOUND;
-  int rc = mdb_cursor_open(txn, s->ready, &rcur);
-  if (rc == 0 && all) rc = mdb_cursor_open(txn, s->claims, &ccur);
+  int rc = 0;
+  if (!walk_claims) {
+    MDB_stat ls, hs;
+    if ((rc = mdb_stat(txn, s->leases, &ls)) ||
+        (rc = mdb_stat(txn, s->holders, &hs)))
+      return rc;
+    walk_claims = ls.ms_entries + hs.ms_entries > 0;
+  }
+  rc = mdb_cursor_open(txn, s->ready, &rcur);
+  if (rc == 0 && walk_claims) rc = mdb_cursor_open(txn, s->claims, &ccur);
   if (rc) goto out;
   rr = scan_start(rcur, ctx->after, &rk, &rv);
-  if (all) cr = scan_start(ccur, ctx->after, &ck, &cv);
+  if (walk_claims) cr = scan_start(ccur, ctx->after, &ck, &cv);
   while (rc == 0 && ctx->n < ctx->max) {
     if ((rr && rr != MDB_NOTFOUND) || (cr && cr != MDB_NOTFOUND)) {
       rc = rr && rr != MDB_NOTFOUND ? rr : cr;
@@ -614,7 +1114,8 @@ out:
 int jb__store_scan(jb_store *s, unsigned flags,
                    const uint8_t after[JB_JOBKEY_LEN], jb_store_item *items,
                    size_t max, jb_buf *bytes, size_t *n_out) {
-  scan_ctx ctx = {flags, after, items, max, bytes, 0};
+  scan_ctx ctx = {.flags = flags, .after = after, .items = items, .max = max,
+                  .bytes = bytes};
   int rc = jb__store_read(s, scan_body, &ctx);
   *n_out = rc == JB_OK ? ctx.n : 0;
   return rc;

@@ -57,7 +57,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define JB_SCHEMA_VERSION 1u
+/* 2: claim records of format 2 (token, lease, holder process), the boot
+ * epoch in meta, tables leases, holders and entities. A board of schema 1
+ * is upgraded when it is first opened (its claims become plain claims
+ * with token 0). */
+#define JB_SCHEMA_VERSION 2u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -68,6 +72,9 @@
 #define JB_DB_TRASH "trash"
 #define JB_DB_LOG "log"
 #define JB_DB_QUARANTINE "quarantine"
+#define JB_DB_LEASES "leases"
+#define JB_DB_HOLDERS "holders"
+#define JB_DB_ENTITIES "entities"
 
 /* Change-log event types (the `log` table). */
 enum {
@@ -77,8 +84,10 @@ enum {
   JB_EV_CONSUMED = 4,
   JB_EV_TRASHED = 5,
   JB_EV_REFRESHED = 6, /* a same-owner re-claim refreshed the claim's time */
+  JB_EV_EXPIRED = 7,   /* a lapsed claim ended: the job is ready again */
+  JB_EV_EXTENDED = 8,  /* the owner extended its lease */
 };
-#define JB_EV_LAST JB_EV_REFRESHED
+#define JB_EV_LAST JB_EV_EXTENDED
 
 /* The log keeps at least JB_LOG_KEEP events and fewer than JB_LOG_KEEP +
  * JB_LOG_TRIM; a write that reaches the upper bound deletes JB_LOG_TRIM of
@@ -98,6 +107,28 @@ typedef struct {
   int64_t modified_us;
 } jb_readyrec;
 
+/* Claim flags (jb_claimrec.flags). */
+enum {
+  JB_CLAIM_F_LEASE = 1u << 0, /* expires at expires_bt (a `leases` entry) */
+  JB_CLAIM_F_BOUND = 1u << 1, /* lapses with its holder process (`holders`) */
+};
+
+typedef struct {
+  uint8_t uuid[16];
+  uint8_t format; /* 2 */
+  uint8_t flags;  /* JB_CLAIM_F_* */
+  uint16_t owner_len;
+  uint32_t epoch;        /* boot epoch (meta) of expires_bt and the holder */
+  int64_t claimed_us;    /* wall clock: the claim or its last refresh */
+  uint64_t token;        /* fencing token: log sequence of the CLAIMED event */
+  int64_t expires_bt;    /* CLOCK_BOOTTIME microseconds (JB_CLAIM_F_LEASE) */
+  int64_t lease_ms;      /* the lease asked for (a refresh renews it) */
+  uint32_t holder_pid;   /* JB_CLAIM_F_BOUND: the holder process */
+  uint32_t pad;
+  uint64_t holder_start; /* its start time, clock ticks after boot */
+} jb_claimrec; /* followed by the owner's bytes */
+
+/* The claim record of schema 1, upgraded at open. */
 typedef struct {
   uint8_t uuid[16];
   uint8_t format; /* 1 */
@@ -105,7 +136,25 @@ typedef struct {
   uint16_t owner_len;
   uint32_t pad2;
   int64_t claimed_us;
-} jb_claimrec; /* followed by the owner's bytes */
+} jb_claimrec_v1;
+
+/* `leases` key: epoch (u32 BE), expires_bt (u64 BE), jobkey; empty value.
+ * `holders` key: epoch (u32 BE), pid (u32 BE), start (u64 BE), jobkey;
+ * empty value. Both sort the claims of an earlier boot first. */
+#define JB_LEASEKEY_LEN (4 + 8 + JB_JOBKEY_LEN)
+#define JB_HOLDERKEY_LEN (4 + 4 + 8 + JB_JOBKEY_LEN)
+
+/* `entities`: name -> jb_entityrec + kind bytes + metadata (msgpack). */
+typedef struct {
+  uint8_t format; /* 1 */
+  uint8_t pad;
+  uint16_t kind_len;
+  uint32_t epoch;
+  uint32_t pid;
+  uint32_t meta_len;
+  uint64_t start;
+  int64_t registered_us;
+} jb_entityrec;
 
 typedef struct {
   uint8_t format; /* 1 */
@@ -156,13 +205,34 @@ typedef struct {
 int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
                    int64_t now_us);
 
-int jb__store_claim(jb_store *s, const uint8_t uuid[16], const char *who,
-                    size_t who_len, int64_t now_us);
+/* What a claim asks for (core/board.c checks it first). */
+typedef struct {
+  const char *who;
+  size_t who_len;
+  int64_t now_us;   /* wall clock */
+  int64_t lease_ms; /* 0: no expiry */
+  bool bind;        /* bound to `holder` */
+  jb_proc_id holder;
+} jb_store_claim_req;
 
-/* Claim the first ready job. If `job` is not NULL it receives a snapshot
- * (decoded after the commit). */
+/* Claim `uuid`; the token (also on a same-owner refresh) to *token. */
+int jb__store_claim(jb_store *s, const uint8_t uuid[16],
+                    const jb_store_claim_req *req, uint64_t *token);
+
+/* Claim the first claimable job (lapsed claims are returned to the ready
+ * index first, a bounded number per call). If `job` is not NULL it
+ * receives a snapshot (decoded after the commit). */
 int jb__store_claim_next(jb_store *s, uint8_t uuid_out[16], jb_job *job,
-                         const char *who, size_t who_len, int64_t now_us);
+                         const jb_store_claim_req *req, uint64_t *token);
+
+/* Extend the lease of `who`'s claim (token 0: not checked). */
+int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
+                     size_t who_len, uint64_t token, int64_t lease_ms,
+                     int64_t now_us);
+
+/* The claim's expiry: *kind a jb_expiry, *ms_left for JB_EXPIRY_AT. */
+int jb__store_expires_in(jb_store *s, const uint8_t uuid[16], int *kind,
+                         int64_t *ms_left);
 
 typedef enum {
   JB_RELEASE_ABANDON,
@@ -171,7 +241,8 @@ typedef enum {
 } jb_release;
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
-                      const char *who, size_t who_len, int64_t now_us);
+                      const char *who, size_t who_len, uint64_t token,
+                      int64_t now_us);
 
 int jb__store_get(jb_store *s, const uint8_t uuid[16], jb_job *job);
 
@@ -187,6 +258,10 @@ typedef struct {
   uint8_t uuid[16];
   int64_t modified_us;
   bool claimed;
+  uint64_t token;
+  int64_t lease_expires_us;
+  int holder_pid;
+  bool holder_alive;
   size_t owner_off, owner_len;
   size_t posting_off, posting_len;
 } jb_store_item;
@@ -197,6 +272,21 @@ typedef struct {
 int jb__store_scan(jb_store *s, unsigned flags,
                    const uint8_t after[JB_JOBKEY_LEN], jb_store_item *items,
                    size_t max, jb_buf *bytes, size_t *n_out);
+
+/* Entities (store/entities.c). `meta` is a checked msgpack map. */
+int jb__store_entity_register(jb_store *s, const char *name, size_t name_len,
+                              const char *kind, size_t kind_len,
+                              const void *meta, size_t meta_len,
+                              const jb_proc_id *proc, int64_t now_us);
+int jb__store_entity_unregister(jb_store *s, const char *name,
+                                size_t name_len);
+/* Copy every entity record (name, then record) into `bytes` for the
+ * caller to walk after the read; see store/entities.c for the layout. */
+int jb__store_entity_read(jb_store *s, jb_buf *bytes, size_t *n_out);
+
+/* The boot epoch of this board (meta "epoch"), as of this process's open:
+ * claims and entities of an earlier epoch belong to an earlier boot. */
+uint32_t jb__store_epoch(const jb_store *s);
 
 /* Verify the invariants above (and move undecodable postings to
  * quarantine). Lines of the report are appended to `report`, each

@@ -14,6 +14,14 @@
 struct jb_store {
   MDB_env *env;
   MDB_dbi meta, jobs, ready, claims, trash, log, quarantine;
+  MDB_dbi leases, holders, entities;
+  uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
+  /* claim-next's sweep of process-bound claims (ops.c): when it last ran
+   * and the holders key it stopped at. Used only inside write
+   * transactions, which LMDB runs one at a time. */
+  int64_t sweep_bt;
+  uint8_t sweep_after[JB_HOLDERKEY_LEN];
+  bool sweep_wrapped;
   /*
    * Resizing the map is safe only while no transaction of this process is
    * open (LMDB's rule). Every transaction holds this lock shared; growing
