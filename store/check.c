@@ -79,6 +79,9 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
   return mdb_cursor_del(cur, 0);
 }
 
+static bool claim_indexed(jb_store *s, MDB_txn *txn, const jb_claimrec *cr,
+                          const uint8_t *jobkey);
+
 static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
                       uint64_t next_seq) {
   MDB_cursor *cur;
@@ -140,14 +143,92 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       jb_claimrec cr;
       mdb_get(txn, s->claims, &jk, &tmp);
       memcpy(&cr, tmp.mv_data, sizeof cr);
-      if (tmp.mv_size != sizeof cr + cr.owner_len || cr.owner_len == 0)
+      if (tmp.mv_size != sizeof cr + cr.owner_len || cr.owner_len == 0 ||
+          cr.format != 2)
         note(ctx, true, "job %s: its claim record is malformed", ut);
+      else if (!claim_indexed(s, txn, &cr, h.jobkey))
+        note(ctx, true, "job %s: its claim's lease or holder is not indexed",
+             ut);
     }
     if (ready && claimed)
       note(ctx, true, "job %s: both ready and claimed", ut);
     else if (!ready && !claimed)
       note(ctx, true, "job %s: neither ready nor claimed (unreachable)", ut);
     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static void be_put(uint8_t *o, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) o[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+}
+
+/* The `leases` and `holders` keys a claim record must have (store.h). */
+static void lease_key(uint8_t k[JB_LEASEKEY_LEN], const jb_claimrec *cr,
+                      const uint8_t *jobkey) {
+  be_put(k, cr->epoch, 4);
+  be_put(k + 4, (uint64_t)cr->expires_bt, 8);
+  memcpy(k + 12, jobkey, JB_JOBKEY_LEN);
+}
+
+static void holder_key(uint8_t k[JB_HOLDERKEY_LEN], const jb_claimrec *cr,
+                       const uint8_t *jobkey) {
+  be_put(k, cr->epoch, 4);
+  be_put(k + 4, cr->holder_pid, 4);
+  be_put(k + 8, cr->holder_start, 8);
+  memcpy(k + 16, jobkey, JB_JOBKEY_LEN);
+}
+
+/* Does each index the claim's flags call for hold its entry? */
+static bool claim_indexed(jb_store *s, MDB_txn *txn, const jb_claimrec *cr,
+                          const uint8_t *jobkey) {
+  MDB_val v;
+  if (cr->flags & JB_CLAIM_F_LEASE) {
+    uint8_t k[JB_LEASEKEY_LEN];
+    lease_key(k, cr, jobkey);
+    MDB_val kv = {sizeof k, k};
+    if (mdb_get(txn, s->leases, &kv, &v) != 0) return false;
+  }
+  if (cr->flags & JB_CLAIM_F_BOUND) {
+    uint8_t k[JB_HOLDERKEY_LEN];
+    holder_key(k, cr, jobkey);
+    MDB_val kv = {sizeof k, k};
+    if (mdb_get(txn, s->holders, &kv, &v) != 0) return false;
+  }
+  return true;
+}
+
+/* Every `leases` / `holders` entry must be the one its claim calls for. */
+static int check_claim_index(jb_store *s, MDB_txn *txn, check_ctx *ctx,
+                             bool leases) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, leases ? s->leases : s->holders, &cur);
+  if (rc) return rc;
+  size_t klen = leases ? JB_LEASEKEY_LEN : JB_HOLDERKEY_LEN;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    bool ok = k.mv_size == klen;
+    if (ok) {
+      const uint8_t *jobkey = (const uint8_t *)k.mv_data + klen - JB_JOBKEY_LEN;
+      MDB_val ck = {JB_JOBKEY_LEN, (void *)jobkey}, cv;
+      jb_claimrec cr;
+      ok = mdb_get(txn, s->claims, &ck, &cv) == 0 && cv.mv_size >= sizeof cr;
+      if (ok) {
+        memcpy(&cr, cv.mv_data, sizeof cr);
+        uint8_t want[JB_HOLDERKEY_LEN];
+        if (leases)
+          lease_key(want, &cr, jobkey);
+        else
+          holder_key(want, &cr, jobkey);
+        ok = (cr.flags & (leases ? JB_CLAIM_F_LEASE : JB_CLAIM_F_BOUND)) &&
+             memcmp(want, k.mv_data, klen) == 0;
+      }
+    }
+    if (!ok)
+      note(ctx, true, "%s: an entry points at no claim that has it",
+           leases ? "leases" : "holders");
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -253,6 +334,9 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
          ctx->st->ready, ctx->st->claimed, ctx->st->jobs);
   if ((rc = mdb_stat(txn, s->trash, &st))) return rc;
   ctx->st->trashed = st.ms_entries;
+  if ((rc = check_claim_index(s, txn, ctx, true)) ||
+      (rc = check_claim_index(s, txn, ctx, false)))
+    return rc;
   if ((rc = check_log(s, txn, ctx))) return rc;
   return check_quarantine(s, txn, ctx);
 }

@@ -579,8 +579,8 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
         if ((rc = mdb_stat(txn, s->ready, &rs))) return rc;
         nothing_ready = rs.ms_entries == 0;
       }
-      rc = collect_holders(s, txn, now_bt, nothing_ready, items + n,
-                           REAP_MAX - n, &n);
+      rc = collect_holders(s, txn, now_bt, nothing_ready, items, REAP_MAX,
+                           &n);
       if (rc) return rc;
     }
   }

@@ -10,9 +10,11 @@ JB_TEST_LIBS = libjbcore.la $(CMOCKA_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_L
 JB_TEST_HELPERS = tests/helpers.h tests/helpers.c
 
 check_PROGRAMS += tests/test_api tests/test_badinput tests/test_order \
-	tests/test_store tests/test_race tests/test_torture tests/test_threads
+	tests/test_store tests/test_race tests/test_torture tests/test_threads \
+	tests/test_leases
 TESTS += tests/test_api tests/test_badinput tests/test_order \
-	tests/test_store tests/test_race tests/test_torture tests/test_threads
+	tests/test_store tests/test_race tests/test_torture tests/test_threads \
+	tests/test_leases
 
 tests_test_api_SOURCES = tests/test_api.c $(JB_TEST_HELPERS)
 tests_test_api_CFLAGS = $(JB_TEST_CFLAGS)
@@ -41,6 +43,9 @@ tests_test_torture_LDADD = $(JB_TEST_LIBS)
 tests_test_threads_SOURCES = tests/test_threads.c $(JB_TEST_HELPERS)
 tests_test_threads_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_threads_LDADD = $(JB_TEST_LIBS)
+tests_test_leases_SOURCES = tests/test_leases.c $(JB_TEST_HELPERS)
+tests_test_leases_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_leases_LDADD = $(JB_TEST_LIBS)
 endif
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
