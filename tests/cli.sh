@@ -251,7 +251,7 @@ post plain
 jb --json list
 expect_ok "list --json"
 json_check 'len(lines) == 2 and lines[0]["name"] == "plain" and lines[1]["uuid"] == "'"$u1"'"'
-json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","book","details"}'
+json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","book","details"}'
 json_check 'lines[1]["details"] == {"k": {"deep": [1, "two"]}} and lines[1]["priority"] == "LOW"'
 json_check 'lines[1]["book"] == {"name": "bk", "uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"} and lines[0]["book"] is None'
 json_check 'lines[0]["owner"] is None and lines[0]["state"] == "UNCLAIMED" and lines[0]["sequence"] > lines[1]["sequence"]'
@@ -486,11 +486,13 @@ check_help() { # check_help CMD OPTION...
 check_help post --details --priority --book-name --book-uuid --batch
 check_help list --unclaimed --limit '$bin'
 check_help show '$bin'
-check_help claim --who
-check_help claim-next --who
-check_help abandon --who
-check_help consume --who
-check_help trash --who
+check_help claim --who --lease
+check_help claim-next --who --lease
+check_help abandon --who --token
+check_help consume --who --token
+check_help trash --who --token
+check_help extend --who --lease --token
+check_help expires-in
 check_help owner
 check_help state
 check_help count --unclaimed
@@ -502,12 +504,49 @@ for cmd in demo bench; do
 done
 run "$JOBBOARD" --help
 expect_ok "jobboard --help"
-for cmd in post list show claim claim-next abandon consume trash owner state count check demo bench; do
+for cmd in post list show claim claim-next abandon consume trash extend expires-in owner state count check demo bench; do
   printf '%s\n' "$out" | grep -q "^  $cmd " || fail "global help does not list $cmd"
 done
 run "$JOBBOARD" --help claim
 expect_ok "jobboard --help claim"
 case $out in "Usage: jobboard claim "*) ;; *) fail "--help claim is not claim's help" ;; esac
+end
+
+begin "a lease lapses by itself; extend, expires-in and --token"
+post leased
+jb claim --who w1 --lease 0.4 --json "$uuid"
+expect_ok "claim --lease"
+token1=$(printf '%s\n' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+jb expires-in "$uuid"
+expect_ok "expires-in"
+[ "$out" -gt 0 ] && [ "$out" -le 400 ] || fail "expires-in said '$out' for a 0.4 s lease"
+jb claim --who w2 "$uuid"; expect_error 4 "w1" "claim while the lease holds"
+jb show --json "$uuid"
+json_check 'j["claim"]["token"] == '"$token1"' and j["claim"]["lease_expires"] and j["claim"]["holder_pid"] is None'
+sleep 0.6
+jb state "$uuid"; expect_out UNCLAIMED "state after the lease"
+jb expires-in "$uuid"; expect_out "not claimed" "expires-in after the lease"
+jb consume --who w1 "$uuid"; expect_error 3 "lapsed" "consume by the holder of a lapsed claim"
+jb claim --who w1 --json "$uuid"
+expect_ok "claim again under the same name"
+token2=$(printf '%s\n' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+[ "$token2" -gt "$token1" ] || fail "token $token2 is not above $token1"
+jb expires-in "$uuid"; expect_out "no expiry" "expires-in of a plain claim"
+jb consume --who w1 --token "$token1" "$uuid"
+expect_error 5 "token $token1" "consume with the stale token"
+jb extend --who w1 --lease 5 --token "$token1" "$uuid"
+expect_error 5 "token" "extend with the stale token"
+jb extend --who w1 --lease 5 --token "$token2" "$uuid"
+expect_ok "extend with the current token"
+jb expires-in "$uuid"
+[ "$out" -gt 4000 ] && [ "$out" -le 5000 ] || fail "expires-in after extend: '$out'"
+jb extend --who w1 "$uuid"; expect_error 2 "--lease" "extend without --lease"
+jb claim --who w1 --lease 0 "$uuid"; expect_error 2 "lease" "--lease 0"
+jb claim --who w1 --lease abc "$uuid"; expect_error 2 "lease" "--lease abc"
+jb consume --who w1 --token 0 "$uuid"; expect_error 2 "token" "--token 0"
+jb consume --who w1 --token "$token2" "$uuid"
+expect_ok "consume with the current token"
+jb state "$uuid"; expect_out COMPLETE "state after consume"
 end
 
 begin "text output escapes control characters: one job, one line"

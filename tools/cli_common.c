@@ -89,6 +89,8 @@ enum {
   OPT_BATCH,
   OPT_UNCLAIMED,
   OPT_LIMIT,
+  OPT_LEASE,
+  OPT_TOKEN,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -108,6 +110,8 @@ static const struct {
     {{"batch", no_argument, NULL, OPT_BATCH}, CLI_O_POST},
     {{"unclaimed", no_argument, NULL, OPT_UNCLAIMED}, CLI_O_UNCLAIMED},
     {{"limit", required_argument, NULL, OPT_LIMIT}, CLI_O_LIMIT},
+    {{"lease", required_argument, NULL, OPT_LEASE}, CLI_O_LEASE},
+    {{"token", required_argument, NULL, OPT_TOKEN}, CLI_O_TOKEN},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -160,6 +164,32 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
                              "(0 or more)", optarg);
       o->limit = v;
       o->has_limit = 1;
+      break;
+    }
+    case OPT_LEASE: {
+      /* Seconds, fractions allowed; at least a millisecond. */
+      char *end;
+      errno = 0;
+      double sec = strtod(optarg, &end);
+      double ms = sec * 1000.0;
+      if (end == optarg || *end != '\0' || errno != 0 || !(ms >= 1.0) ||
+          ms > (double)JB_LEASE_MAX_MS)
+        return cli_cmd_usage(cmd, "--lease: '%s' is not a lease (seconds, "
+                             "from 0.001 to %lld)", optarg,
+                             (long long)(JB_LEASE_MAX_MS / 1000));
+      o->lease_ms = (int64_t)(ms + 0.5);
+      break;
+    }
+    case OPT_TOKEN: {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (!isdigit((unsigned char)optarg[0]) || *end != '\0' || errno != 0 ||
+          v == 0)
+        return cli_cmd_usage(cmd, "--token: '%s' is not a claim's token (a "
+                             "number from 1, as claim --json prints it)",
+                             optarg);
+      o->token = v;
       break;
     }
     case ':':

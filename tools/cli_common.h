@@ -18,6 +18,8 @@ enum {
   CLI_O_POST = 1u << 1,      /* --details --priority --book-name --book-uuid --batch */
   CLI_O_UNCLAIMED = 1u << 2, /* --unclaimed */
   CLI_O_LIMIT = 1u << 3,     /* --limit N */
+  CLI_O_LEASE = 1u << 4,     /* --lease SECONDS */
+  CLI_O_TOKEN = 1u << 5,     /* --token T */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -45,6 +47,8 @@ typedef struct {
   int unclaimed;
   int has_limit;
   unsigned long long limit;
+  int64_t lease_ms;  /* --lease, in milliseconds; 0 when not given */
+  uint64_t token;    /* --token; 0 when not given */
   char **args; /* operands */
   int nargs;
 } cli_opts;
@@ -109,10 +113,13 @@ int cmd_owner(int argc, char **argv);
 int cmd_state(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_extend(int argc, char **argv);
+int cmd_expires_in(int argc, char **argv);
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
-    cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check;
+    cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
+    cli_cmd_extend, cli_cmd_expires_in;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -10,10 +10,22 @@
 #define WHO_OPTION                                                             \
   "  --who NAME          the owner acting (required; 1..255 bytes)\n"
 
+#define LEASE_OPTION                                                           \
+  "  --lease SECONDS     the claim lapses after this long unless extended\n"  \
+  "                      (fractions allowed: 0.5; at most 30 days). A\n"      \
+  "                      lapsed claim makes the job claimable again.\n"
+
+#define TOKEN_OPTION                                                           \
+  "  --token T           the claim's fencing token (claim --json prints it):\n"\
+  "                      refused (exit 5) unless it is the current claim's,\n" \
+  "                      so a holder whose claim lapsed and was taken again,\n"\
+  "                      even under the same name, cannot act\n"
+
 #define NOT_OWNER_EXITS                                                        \
   ", or the job is not on the board\n"                                         \
-  "     or not claimed by anyone\n"                                            \
-  "  5  the job is claimed by someone else (the message names the owner)\n"   \
+  "     or not claimed by anyone (a claim that lapsed has no owner)\n"         \
+  "  5  the job is claimed by someone else (the message names the owner),\n"  \
+  "     or --token is not the current claim's (the message names both)\n"     \
   "  A malformed UUID or an empty --who is a usage error (2).\n"
 
 const cli_command cli_cmd_claim = {
@@ -25,12 +37,16 @@ const cli_command cli_cmd_claim = {
     "the others fail with 'already claimed by <owner>'. A claimed job is not\n"
     "listed as claimable and claim-next skips it until its owner abandons\n"
     "it; consume or trash removes it. Claiming a job one already owns still\n"
-    "fails (exit 4, naming that same owner), as in taskflow.\n"
+    "fails (exit 4, naming that same owner), as in taskflow, and refreshes\n"
+    "the claim's lease and modified time.\n"
+    "A claim made here lives until its owner acts, or until its --lease\n"
+    "runs out; it is not bound to this short-lived command's process.\n"
     "Prints nothing on success (with --json: {\"uuid\", \"state\": \"CLAIMED\",\n"
-    "\"owner\"}).\n"
+    "\"owner\", \"token\"}: the fencing token for --token).\n"
     "\n"
     "Options:\n"
     WHO_OPTION
+    LEASE_OPTION
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -41,8 +57,8 @@ const cli_command cli_cmd_claim = {
     "\n"
     "Examples:\n"
     "  jobboard claim --who worker-1 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f\n"
-    "  if jobboard claim --who \"$HOSTNAME\" \"$uuid\"; then work; fi\n",
-    CLI_O_WHO, 1, 1, "UUID"};
+    "  if jobboard claim --who \"$HOSTNAME\" --lease 30 \"$uuid\"; then work; fi\n",
+    CLI_O_WHO | CLI_O_LEASE, 1, 1, "UUID"};
 
 const cli_command cli_cmd_claim_next = {
     "claim-next", "claim the first claimable job and print its uuid",
@@ -53,10 +69,12 @@ const cli_command cli_cmd_claim_next = {
     "the claimed job as `jobboard show --json` does. Finding and claiming\n"
     "are one transaction: two workers never get the same job, and claimed\n"
     "jobs are never even looked at. When nothing is claimable, exit 3\n"
-    "without waiting.\n"
+    "without waiting. Jobs whose claims lapsed (lease expired, holder process\n"
+    "gone) are claimable. The --json output includes the claim's token.\n"
     "\n"
     "Options:\n"
     WHO_OPTION
+    LEASE_OPTION
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -69,7 +87,7 @@ const cli_command cli_cmd_claim_next = {
     "    run \"$job\" && jobboard consume --who w1 \"$job\" ||\n"
     "      jobboard abandon --who w1 \"$job\"\n"
     "  done\n",
-    CLI_O_WHO, 0, 0, ""};
+    CLI_O_WHO | CLI_O_LEASE, 0, 0, ""};
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job becomes claimable again",
@@ -82,6 +100,7 @@ const cli_command cli_cmd_abandon = {
     "\n"
     "Options:\n"
     WHO_OPTION
+    TOKEN_OPTION
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -90,7 +109,7 @@ const cli_command cli_cmd_abandon = {
     "\n"
     "Example:\n"
     "  jobboard abandon --who worker-1 \"$uuid\"\n",
-    CLI_O_WHO, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_TOKEN, 1, 1, "UUID"};
 
 const cli_command cli_cmd_consume = {
     "consume", "complete a job: the owner removes it from the board",
@@ -103,6 +122,7 @@ const cli_command cli_cmd_consume = {
     "\n"
     "Options:\n"
     WHO_OPTION
+    TOKEN_OPTION
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -110,8 +130,8 @@ const cli_command cli_cmd_consume = {
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
     "\n"
     "Example:\n"
-    "  jobboard consume --who worker-1 \"$uuid\"\n",
-    CLI_O_WHO, 1, 1, "UUID"};
+    "  jobboard consume --who worker-1 --token \"$token\" \"$uuid\"\n",
+    CLI_O_WHO | CLI_O_TOKEN, 1, 1, "UUID"};
 
 const cli_command cli_cmd_trash = {
     "trash", "remove a bad job: kept in the board's trash for inspection",
@@ -125,6 +145,7 @@ const cli_command cli_cmd_trash = {
     "\n"
     "Options:\n"
     WHO_OPTION
+    TOKEN_OPTION
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -133,14 +154,35 @@ const cli_command cli_cmd_trash = {
     "\n"
     "Example:\n"
     "  jobboard claim --who admin \"$uuid\" && jobboard trash --who admin \"$uuid\"\n",
-    CLI_O_WHO, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_TOKEN, 1, 1, "UUID"};
 
-typedef int (*owner_op)(jb_board *, const char *, const char *);
+/* What an owner's command does, given the parsed options; the token
+ * (for claim's --json) comes back through *token. */
+typedef int (*owner_op)(jb_board *b, const cli_opts *o, uint64_t *token);
+
+static int op_claim(jb_board *b, const cli_opts *o, uint64_t *token) {
+  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  co.lease_ms = o->lease_ms;
+  return jb_job_claim_ex(token, b, o->args[0], o->who, &co);
+}
+static int op_abandon(jb_board *b, const cli_opts *o, uint64_t *token) {
+  (void)token;
+  return jb_job_abandon_ex(b, o->args[0], o->who, o->token);
+}
+static int op_consume(jb_board *b, const cli_opts *o, uint64_t *token) {
+  (void)token;
+  return jb_job_consume_ex(b, o->args[0], o->who, o->token);
+}
+static int op_trash(jb_board *b, const cli_opts *o, uint64_t *token) {
+  (void)token;
+  return jb_job_trash_ex(b, o->args[0], o->who, o->token);
+}
 
 /* claim / abandon / consume / trash: one uuid, one owner, one call. */
 static int run_owner_op(const cli_command *cmd, owner_op op, int argc,
-                        char **argv, json_t *(*result)(const char *uuid,
-                                                       const char *who)) {
+                        char **argv,
+                        json_t *(*result)(const char *uuid, const char *who,
+                                          uint64_t token)) {
   cli_opts o;
   int rc = cli_parse(&o, cmd, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
@@ -148,46 +190,50 @@ static int run_owner_op(const cli_command *cmd, owner_op op, int argc,
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
-  int st = op(b, o.args[0], o.who);
+  uint64_t token = 0;
+  int st = op(b, &o, &token);
   if (st != JB_OK)
     rc = cli_fail(st);
-  else if (o.json && cli_json_print(result(o.args[0], o.who)) != 0)
+  else if (o.json && cli_json_print(result(o.args[0], o.who, token)) != 0)
     rc = CLI_EXIT_ERROR;
   jb_board_close(b);
   return rc;
 }
 
-static json_t *claimed(const char *uuid, const char *who) {
-  return json_pack("{s:s,s:s,s:s}", "uuid", uuid, "state", "CLAIMED", "owner",
-                   who);
+static json_t *claimed(const char *uuid, const char *who, uint64_t token) {
+  return json_pack("{s:s,s:s,s:s,s:I}", "uuid", uuid, "state", "CLAIMED",
+                   "owner", who, "token", (json_int_t)token);
 }
-static json_t *abandoned(const char *uuid, const char *who) {
+static json_t *abandoned(const char *uuid, const char *who, uint64_t token) {
   (void)who;
+  (void)token;
   return json_pack("{s:s,s:s,s:n}", "uuid", uuid, "state", "UNCLAIMED",
                    "owner");
 }
-static json_t *consumed(const char *uuid, const char *who) {
+static json_t *consumed(const char *uuid, const char *who, uint64_t token) {
   (void)who;
+  (void)token;
   return json_pack("{s:s,s:s,s:s}", "uuid", uuid, "state", "COMPLETE",
                    "outcome", "consumed");
 }
-static json_t *trashed(const char *uuid, const char *who) {
+static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
   (void)who;
+  (void)token;
   return json_pack("{s:s,s:s,s:s}", "uuid", uuid, "state", "COMPLETE",
                    "outcome", "trashed");
 }
 
 int cmd_claim(int argc, char **argv) {
-  return run_owner_op(&cli_cmd_claim, jb_job_claim, argc, argv, claimed);
+  return run_owner_op(&cli_cmd_claim, op_claim, argc, argv, claimed);
 }
 int cmd_abandon(int argc, char **argv) {
-  return run_owner_op(&cli_cmd_abandon, jb_job_abandon, argc, argv, abandoned);
+  return run_owner_op(&cli_cmd_abandon, op_abandon, argc, argv, abandoned);
 }
 int cmd_consume(int argc, char **argv) {
-  return run_owner_op(&cli_cmd_consume, jb_job_consume, argc, argv, consumed);
+  return run_owner_op(&cli_cmd_consume, op_consume, argc, argv, consumed);
 }
 int cmd_trash(int argc, char **argv) {
-  return run_owner_op(&cli_cmd_trash, jb_job_trash, argc, argv, trashed);
+  return run_owner_op(&cli_cmd_trash, op_trash, argc, argv, trashed);
 }
 
 int cmd_claim_next(int argc, char **argv) {
@@ -199,7 +245,9 @@ int cmd_claim_next(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   char uuid[JB_UUID_STRLEN] = "";
   jb_job *job = NULL;
-  int st = jb_job_claim_next(uuid, o.json ? &job : NULL, b, o.who);
+  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  co.lease_ms = o.lease_ms;
+  int st = jb_job_claim_next_ex(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
   if (st == JB_OK) {
     int bad = o.json ? cli_json_print(cli_job_to_json(job)) : puts(uuid) == EOF;
     if (bad) rc = CLI_EXIT_ERROR;
@@ -218,4 +266,100 @@ int cmd_claim_next(int argc, char **argv) {
   jb_job_free(job);
   jb_board_close(b);
   return rc;
+}
+
+/* ------------------------------------------------- extend, expires-in */
+
+const cli_command cli_cmd_extend = {
+    "extend", "extend the lease of one's claim",
+    "Usage: jobboard extend --who NAME --lease SECONDS [--token T] [OPTIONS] UUID\n"
+    "\n"
+    "NAME, the job's owner, extends its claim on the job UUID: the claim now\n"
+    "lapses SECONDS from now (a claim that had no lease gets one). Extend\n"
+    "while working, well before the lease runs out. A claim that already\n"
+    "lapsed cannot be extended: claim the job again. Prints nothing on\n"
+    "success (with --json: {\"uuid\", \"expires_in_ms\"}).\n"
+    "\n"
+    "Options:\n"
+    WHO_OPTION
+    "  --lease SECONDS     the new lease, from now (required; fractions\n"
+    "                      allowed; at most 30 days)\n"
+    TOKEN_OPTION
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
+    "\n"
+    "Example:\n"
+    "  while working; do jobboard extend --who w1 --lease 30 \"$uuid\"; sleep 10; done\n",
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_TOKEN, 1, 1, "UUID"};
+
+int cmd_extend(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_extend, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_need_who(&cli_cmd_extend, &o)) != 0) return rc;
+  if (o.lease_ms == 0)
+    return cli_cmd_usage(&cli_cmd_extend, "--lease SECONDS is required");
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = jb_job_extend(b, o.args[0], o.who, o.token, o.lease_ms);
+  if (st != JB_OK)
+    rc = cli_fail(st);
+  else if (o.json &&
+           cli_json_print(json_pack("{s:s,s:I}", "uuid", o.args[0],
+                                    "expires_in_ms", (json_int_t)o.lease_ms)))
+    rc = CLI_EXIT_ERROR;
+  jb_board_close(b);
+  return rc;
+}
+
+const cli_command cli_cmd_expires_in = {
+    "expires-in", "print how long a job's claim has left",
+    "Usage: jobboard expires-in [OPTIONS] UUID\n"
+    "\n"
+    "Print how long the claim on the job UUID has left: a number of\n"
+    "milliseconds (rounded up) when it has a lease; 'no expiry' when it\n"
+    "lives until its owner acts (or, bound to a process, while that process\n"
+    "runs); 'not claimed' when nobody holds it (unclaimed, its claim\n"
+    "lapsed, or the job is not on the board). With --json:\n"
+    "{\"uuid\", \"claimed\": true|false, \"expires_in_ms\": N or null}.\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "  A malformed UUID is a usage error (2).\n"
+    "\n"
+    "Example:\n"
+    "  jobboard expires-in \"$uuid\"\n",
+    0, 1, 1, "UUID"};
+
+int cmd_expires_in(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_expires_in, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_expiry e;
+  int64_t ms = 0;
+  int st = jb_job_expires_in(&e, &ms, b, o.args[0]);
+  jb_board_close(b);
+  if (st != JB_OK) return cli_fail(st);
+  int bad;
+  if (o.json)
+    bad = cli_json_print(json_pack(
+        "{s:s,s:b,s:o}", "uuid", o.args[0], "claimed",
+        e != JB_EXPIRY_NOT_CLAIMED, "expires_in_ms",
+        e == JB_EXPIRY_AT ? json_integer((json_int_t)ms) : json_null()));
+  else if (e == JB_EXPIRY_AT)
+    bad = printf("%lld\n", (long long)ms) < 0;
+  else
+    bad = puts(e == JB_EXPIRY_NONE ? "no expiry" : "not claimed") == EOF;
+  return bad ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

@@ -36,6 +36,10 @@ const cli_command cli_cmd_list = {
     "  {\"uuid\": \"...\", \"name\": \"...\", \"priority\": \"HIGH\", \"sequence\": 42,\n"
     "   \"created\": \"2024-01-02T03:04:05.000006Z\", \"modified\": \"...\",\n"
     "   \"state\": \"CLAIMED\", \"owner\": \"worker-1\" (or null),\n"
+    "   \"claim\": {\"token\": 17, \"lease_expires\": \"...\" (or null),\n"
+    "             \"holder_pid\": 4242 (or null), \"holder_alive\": true}\n"
+    "            (null when unclaimed; a claim whose lease expired or whose\n"
+    "            holder process is gone reads as unclaimed),\n"
     "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"details\": {...}}\n"
     "Times are ISO-8601 UTC with microseconds.\n"
     "\n"
@@ -64,10 +68,13 @@ const cli_command cli_cmd_show = {
     "\n"
     "Print the job UUID with every field, one 'key: value' line each:\n"
     "uuid, name, priority, sequence, created, modified, state, owner ('-'\n"
-    "when unclaimed), book ('-', or 'NAME UUID'), details (compact JSON).\n"
+    "when unclaimed), claim (when claimed: token, lease expiry or 'no\n"
+    "expiry', holder process and whether it runs), book ('-', or 'NAME\n"
+    "UUID'), details (compact JSON).\n"
     "With --json, one JSON object as `jobboard list --json` prints it:\n"
     "uuid, name, priority, sequence, created, modified (ISO-8601 UTC with\n"
-    "microseconds), state, owner (null when unclaimed), book ({name, uuid}\n"
+    "microseconds), state, owner (null when unclaimed), claim ({token,\n"
+    "lease_expires, holder_pid, holder_alive} or null), book ({name, uuid}\n"
     "or null) and details.\n"
     "\n"
     JSON_FORMS
@@ -129,6 +136,20 @@ static int print_job_text(const jb_job *job) {
   printf("state:     %s\n", jb_state_name(jb_job_state(job)));
   fputs("owner:     ", stdout);
   cli_put_text(stdout, owner ? owner : "-");
+  if (owner) {
+    printf("\nclaim:     token %llu", (unsigned long long)jb_job_token(job));
+    int64_t exp = jb_job_lease_expires(job);
+    if (exp) {
+      char when[40];
+      cli_format_time(when, sizeof when, exp);
+      printf(", lease expires %s", when);
+    } else {
+      fputs(", no expiry", stdout);
+    }
+    if (jb_job_holder_pid(job))
+      printf(", holder process %d (%s)", jb_job_holder_pid(job),
+             jb_job_holder_alive(job) ? "running" : "gone");
+  }
   fputs("\nbook:      ", stdout);
   if (book) {
     cli_put_text(stdout, book);

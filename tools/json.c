@@ -286,8 +286,27 @@ json_t *cli_job_to_json(const jb_job *job) {
     json_decref(details);
     return NULL;
   }
+  /* The claim: token, lease expiry, holder process (null when none). */
+  json_t *claim = json_null();
+  if (owner) {
+    int64_t exp = jb_job_lease_expires(job);
+    char expires[40];
+    if (exp) cli_format_time(expires, sizeof expires, exp);
+    int pid = jb_job_holder_pid(job);
+    claim = json_pack("{s:I,s:o,s:o,s:o}", "token",
+                      (json_int_t)jb_job_token(job), "lease_expires",
+                      exp ? json_string(expires) : json_null(), "holder_pid",
+                      pid ? json_integer(pid) : json_null(), "holder_alive",
+                      pid ? json_boolean(jb_job_holder_alive(job))
+                          : json_null());
+    if (claim == NULL) {
+      json_decref(details);
+      json_decref(book);
+      return NULL;
+    }
+  }
   /* "o" steals each reference, also when json_pack fails. */
-  return json_pack("{s:s,s:o,s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:o}",
+  return json_pack("{s:s,s:o,s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:o,s:o}",
                    "uuid", jb_job_uuid(job),
                    "name", text(jb_job_name(job)),
                    "priority", jb_priority_name(jb_job_priority(job)),
@@ -296,6 +315,7 @@ json_t *cli_job_to_json(const jb_job *job) {
                    "modified", modified,
                    "state", jb_state_name(jb_job_state(job)),
                    "owner", owner ? text(owner) : json_null(),
+                   "claim", claim,
                    "book", book,
                    "details", details);
 }

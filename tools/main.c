@@ -23,6 +23,8 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_abandon, "abandon", NULL, cmd_abandon},
     {&cli_cmd_consume, "consume", NULL, cmd_consume},
     {&cli_cmd_trash, "trash", NULL, cmd_trash},
+    {&cli_cmd_extend, "extend", NULL, cmd_extend},
+    {&cli_cmd_expires_in, "expires-in", NULL, cmd_expires_in},
     {&cli_cmd_owner, "owner", NULL, cmd_owner},
     {&cli_cmd_state, "state", NULL, cmd_state},
     {&cli_cmd_count, "count", NULL, cmd_count},
