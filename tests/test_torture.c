@@ -14,6 +14,11 @@
  *  - nothing else appeared: at most the one post the child was making
  *    when it died, and no job is owned by anyone but the dead child.
  *
+ * A second run binds every claim to the child's process (some with a
+ * short lease too): after each kill, no job may still be held by the dead
+ * child; its claims lapse by themselves and the next child's claim-next
+ * hands them out again.
+ *
  * The child writes one line per event with a single write() to a log file
  * (the page cache survives kill -9): "P uuid" after a post returned JB_OK,
  * "C uuid" after a claim, "X uuid" BEFORE calling consume and "x uuid"
@@ -99,6 +104,7 @@ typedef struct {
   jb_durability durability;
   unsigned seed;
   int round;
+  bool bound; /* claims bound to the child's process, some leased */
 } child_args;
 
 static void record(int fd, char type, const char *uuid) {
@@ -150,7 +156,12 @@ static int torture_child(void *arg) {
     for (size_t i = 0; i < k; i++) record(fd, 'P', uuids[i]);
 
     char u[JB_UUID_STRLEN];
-    rc = jb_job_claim_next(u, NULL, b, who);
+    jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+    if (a->bound) {
+      co.flags = JB_CLAIM_BIND_PROCESS;
+      co.lease_ms = (x >> 3) % 3 == 0 ? 30 : 0;
+    }
+    rc = jb_job_claim_next_ex(u, NULL, NULL, b, who, &co);
     if (rc == JB_ENOTFOUND) continue;
     if (rc != JB_OK) {
       fprintf(stderr, "torture child: claim-next: %s\n", jb_errmsg());
@@ -211,7 +222,7 @@ typedef struct {
  * holds the jobs that must be on the board from earlier rounds (value
  * unused), and is updated to the board's jobs after the check. */
 static void verify_round(const char *dir, const char *log, int round,
-                         table *expected, totals *tot) {
+                         bool bound, table *expected, totals *tot) {
   char who[32];
   snprintf(who, sizeof who, "torture-%d", round);
   cut_partial_line(log);
@@ -258,6 +269,9 @@ static void verify_round(const char *dir, const char *log, int round,
     slot *s = t_find(&onboard, u, true);
     if (s->val) fail_msg("round %d: job %s listed twice", round, u);
     s->val = owner ? 2 : 1;
+    if (owner && bound)
+      fail_msg("round %d: job %s is still held by %s, whose process is dead",
+               round, u, owner);
     if (owner) {
       claimed++;
       if (strcmp(owner, who) != 0)
@@ -269,7 +283,7 @@ static void verify_round(const char *dir, const char *log, int round,
     if (ev == 'x')
       fail_msg("round %d: job %s is on the board after an acknowledged "
                "consume", round, u);
-    if ((ev == 'C' || ev == 'X') && !owner)
+    if (!bound && (ev == 'C' || ev == 'X') && !owner)
       fail_msg("round %d: job %s lost its acknowledged claim", round, u);
     if (!l && !t_find(expected, u, false)) orphans++;
   }
@@ -341,7 +355,7 @@ static void verify_round(const char *dir, const char *log, int round,
   t_free(&last);
 }
 
-static void run_rounds(jbt_fixture *f, jb_durability d, int rounds,
+static void run_rounds(jbt_fixture *f, jb_durability d, bool bound, int rounds,
                        unsigned seed, table *expected, totals *tot,
                        int *round) {
   for (int i = 0; i < rounds; i++, (*round)++) {
@@ -349,7 +363,7 @@ static void run_rounds(jbt_fixture *f, jb_durability d, int rounds,
     snprintf(name, sizeof name, "round-%d.log", *round);
     char *log = jbt_path(f->dir, name);
     child_args a = {f->dir, log, d, seed ^ ((unsigned)*round * 2654435761u),
-                    *round};
+                    *round, bound};
     unsigned rs = seed + (unsigned)*round;
     unsigned delay_us = (unsigned)rand_r(&rs) % 20001u; /* 0..20 ms */
     pid_t pid = jbt_fork(torture_child, &a, 30);
@@ -363,7 +377,7 @@ static void run_rounds(jbt_fixture *f, jb_durability d, int rounds,
                "the kill",
                *round, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     tot->kills++;
-    verify_round(f->dir, log, *round, expected, tot);
+    verify_round(f->dir, log, *round, bound, expected, tot);
     unlink(log);
     free(log);
   }
@@ -403,9 +417,9 @@ static void acknowledged_work_survives_kill_9_at_random_moments(
   totals tot = {0};
   int round = 0;
   int64_t t0 = jbt_now_ms();
-  run_rounds(f, JB_DURABILITY_NONE, 200, seed, &expected, &tot, &round);
-  run_rounds(f, JB_DURABILITY_NORMAL, 60, seed, &expected, &tot, &round);
-  run_rounds(f, JB_DURABILITY_FULL, 40, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_NONE, false, 200, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_NORMAL, false, 60, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_FULL, false, 40, seed, &expected, &tot, &round);
   printf("# %zu kills in %lld ms: %zu posts, %zu claims, %zu consumes, %zu "
          "abandons acknowledged; %zu unacknowledged posts found; up to %zu "
          "jobs on the board\n",
@@ -422,11 +436,40 @@ static void acknowledged_work_survives_kill_9_at_random_moments(
   t_free(&expected);
 }
 
+/* The same kills with every claim bound to the child's process (a third
+ * of them leased too): after each, check passes, acknowledged posts are
+ * there, and no job is held by the dead child. */
+static void claims_of_a_killed_process_lapse_after_kill_9(void **state) {
+  jbt_fixture *f = *state;
+  unsigned seed = jbt_seed("kill -9 torture, process-bound claims");
+  jb_board_close(f->board);
+  f->board = NULL;
+  table expected = {0};
+  totals tot = {0};
+  int round = 0;
+  int64_t t0 = jbt_now_ms();
+  run_rounds(f, JB_DURABILITY_NONE, true, 80, seed, &expected, &tot, &round);
+  run_rounds(f, JB_DURABILITY_NORMAL, true, 20, seed, &expected, &tot, &round);
+  printf("# %zu kills (process-bound claims) in %lld ms: %zu posts, %zu "
+         "claims, %zu consumes acknowledged\n",
+         tot.kills, (long long)(jbt_now_ms() - t0), tot.posts, tot.claims,
+         tot.consumes);
+  assert_true(tot.claims >= 50);
+  drain_args da = {f->dir};
+  jbt_wait_ok(jbt_fork(drain_child, &da, 60), 60000);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jbt_assert_check_ok(f->board);
+  t_free(&expected);
+}
+
 int main(void) {
-  jbt_watchdog(300);
+  jbt_watchdog(400);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(
           acknowledged_work_survives_kill_9_at_random_moments, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          claims_of_a_killed_process_lapse_after_kill_9, jbt_setup,
           jbt_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
