@@ -85,6 +85,14 @@ static const char bench_help[] =
     "  normal   MDB_NOMETASYNC|MDB_NOTLS           (one flush per commit)\n"
     "  none     MDB_WRITEMAP|MDB_NOSYNC|MDB_NOTLS  (no syscall per commit)\n"
     "\n"
+    "Kinds of claim: in mode none, one process, the library's cycle with\n"
+    "each kind of claim side by side, on fresh boards, rounds in turns:\n"
+    "  plain     claim-next as above (the claim lives until its owner acts)\n"
+    "  lease     claim-next with a 30 s lease (indexed by expiry)\n"
+    "  process   claim-next bound to this process (indexed by process)\n"
+    "  both      a lease and bound to this process\n"
+    "with each one's cost per cycle beyond plain, in microseconds.\n"
+    "\n"
     "Multiple processes: --procs processes race the same cycle on one board\n"
     "in mode none (each opens the board itself after fork and warms up; all\n"
     "start together), then as many race each raw loop on one environment.\n"
@@ -108,6 +116,8 @@ static const char bench_help[] =
     "  --procs N       processes of the multi-process race (default 4; 0\n"
     "                  skips it)\n"
     "  --rounds N      timed rounds per figure, median reported (default 3)\n"
+    "  --no-claims     skip the kinds of claim (they run when none is\n"
+    "                  measured)\n"
     "  --board DIR     make the boards under DIR, which must be empty or\n"
     "                  missing (default: a new directory under $TMPDIR or\n"
     "                  /tmp). The boards are removed at the end unless --keep\n"
@@ -120,7 +130,9 @@ static const char bench_help[] =
     "                  jobboard_us_per_cycle, raw_cycles_per_s,\n"
     "                  raw_us_per_cycle, raw_log_cycles_per_s,\n"
     "                  raw_log_us_per_cycle, ratio (to raw) and\n"
-    "                  ratio_to_raw_log\n"
+    "                  ratio_to_raw_log; and a \"claims\" line with\n"
+    "                  cycles_per_s and us_per_cycle of plain, lease,\n"
+    "                  process and both\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -149,6 +161,7 @@ typedef struct {
   bool mode[3]; /* by jb_durability */
   const char *board;
   bool keep, json;
+  bool claims; /* the kinds of claim (mode none) */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -226,7 +239,7 @@ static int parse_modes(bool mode[3], const char *text) {
 }
 
 enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
-       OPT_BOARD, OPT_KEEP, OPT_JSON };
+       OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(bench_opts *o, int argc, char **argv) {
@@ -239,12 +252,14 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"rounds", required_argument, NULL, OPT_ROUNDS},
       {"board", required_argument, NULL, OPT_BOARD},
       {"keep", no_argument, NULL, OPT_KEEP},
+      {"no-claims", no_argument, NULL, OPT_NO_CLAIMS},
       {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   *o = (bench_opts){DEFAULT_JOBS, DEFAULT_SYNC_JOBS, DEFAULT_PROCS,
-                    DEFAULT_ROUNDS, {true, true, true}, NULL, false, false};
+                    DEFAULT_ROUNDS, {true, true, true}, NULL, false, false,
+                    true};
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -273,6 +288,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       break;
     case OPT_BOARD: o->board = optarg; break;
     case OPT_KEEP: o->keep = true; break;
+    case OPT_NO_CLAIMS: o->claims = false; break;
     case OPT_JSON: o->json = true; break;
     case ':':
       return cli_usage_error("bench: option '%s' needs an argument (try "
@@ -442,8 +458,10 @@ static int target_open(bench_target *t, bench_side s, const char *dir,
   return -1;
 }
 
-/* Run n cycles. Returns 0, or -1 with the reason in err. */
-static int target_cycles(bench_target *t, size_t n, char *err, size_t errlen) {
+/* Run n cycles, claiming with `co` (NULL: plain claims). Returns 0, or -1
+ * with the reason in err. */
+static int target_cycles_as(bench_target *t, size_t n,
+                            const jb_claim_opts *co, char *err, size_t errlen) {
   if (t->side != SIDE_LIB) {
     int rc = bench_raw_cycles(t->raw, n, NULL);
     if (rc == 0) return 0;
@@ -454,13 +472,18 @@ static int target_cycles(bench_target *t, size_t n, char *err, size_t errlen) {
   char uuid[JB_UUID_STRLEN], claimed[JB_UUID_STRLEN];
   for (size_t i = 0; i < n; i++) {
     if (jb_job_post(uuid, t->board, &p) != JB_OK ||
-        jb_job_claim_next(claimed, NULL, t->board, BENCH_WHO) != JB_OK ||
+        jb_job_claim_next_ex(claimed, NULL, NULL, t->board, BENCH_WHO, co) !=
+            JB_OK ||
         jb_job_consume(t->board, claimed, BENCH_WHO) != JB_OK) {
       snprintf(err, errlen, "%s", jb_errmsg());
       return -1;
     }
   }
   return 0;
+}
+
+static int target_cycles(bench_target *t, size_t n, char *err, size_t errlen) {
+  return target_cycles_as(t, n, NULL, err, errlen);
 }
 
 /* Jobs left on it: 0 after whole cycles; (size_t)-1 when unreadable. */
@@ -560,6 +583,66 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
   }
 out:
   for (s = 0; s < NSIDES; s++) target_close(&t[s]);
+  return ret;
+}
+
+/* ------------------------------------------------------ kinds of claim */
+
+#define NKINDS 4
+static const char *const kind_label[NKINDS] = {"plain", "lease", "process",
+                                               "both"};
+
+static jb_claim_opts kind_opts(int k) {
+  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  if (k == 1 || k == 3) co.lease_ms = 30000;
+  if (k == 2 || k == 3) co.flags = JB_CLAIM_BIND_PROCESS;
+  return co;
+}
+
+/* The library's cycle in mode none with each kind of claim: fresh boards,
+ * warm-up, rounds in turns, medians. */
+static int bench_claims(bench_fig fig[NKINDS], bench_ctx *x,
+                        const bench_opts *o) {
+  bench_target t[NKINDS];
+  char dir[4200], name[64], err[600], what[64];
+  int ret = 0, k;
+  memset(t, 0, sizeof t);
+  for (k = 0; k < NKINDS; k++) {
+    jb_claim_opts co = kind_opts(k);
+    snprintf(name, sizeof name, "claims-%s", kind_label[k]);
+    if ((ret = make_sub(x, name, dir, sizeof dir))) goto out;
+    if (target_open(&t[k], SIDE_LIB, dir, JB_DURABILITY_NONE, 0, 0, err,
+                    sizeof err) ||
+        target_cycles_as(&t[k], WARMUP_JOBS, &co, err, sizeof err)) {
+      snprintf(what, sizeof what, "claims, %s", kind_label[k]);
+      ret = bench_fail(what, err);
+      goto out;
+    }
+  }
+  double secs[NKINDS][MAX_ROUNDS];
+  for (unsigned i = 0; i < o->rounds; i++) {
+    for (k = 0; k < NKINDS; k++) {
+      jb_claim_opts co = kind_opts(k);
+      double t0 = now_s();
+      int rc = target_cycles_as(&t[k], o->jobs, &co, err, sizeof err);
+      secs[k][i] = now_s() - t0;
+      if (rc) {
+        snprintf(what, sizeof what, "claims, %s", kind_label[k]);
+        ret = bench_fail(what, err);
+        goto out;
+      }
+    }
+  }
+  for (k = 0; k < NKINDS; k++) {
+    fig[k] = (bench_fig){o->jobs, median(secs[k], o->rounds)};
+    if (target_left(&t[k]) != 0) {
+      snprintf(what, sizeof what, "claims, %s", kind_label[k]);
+      ret = bench_fail(what, "jobs left behind after whole cycles");
+      goto out;
+    }
+  }
+out:
+  for (k = 0; k < NKINDS; k++) target_close(&t[k]);
   return ret;
 }
 
@@ -864,6 +947,35 @@ int cmd_bench(int argc, char **argv) {
       print_block(title, fig);
     }
     fflush(stdout);
+  }
+
+  if (ret == 0 && o.claims && o.mode[JB_DURABILITY_NONE]) {
+    bench_fig fig[NKINDS];
+    if ((ret = bench_claims(fig, &x, &o)) == 0) {
+      if (o.json) {
+        json_t *v = json_pack("{s:s,s:s,s:I,s:I}", "type", "claims", "mode",
+                              "none", "cycles", (json_int_t)o.jobs, "rounds",
+                              (json_int_t)o.rounds);
+        char key[64];
+        for (int k = 0; v && k < NKINDS; k++) {
+          snprintf(key, sizeof key, "%s_cycles_per_s", kind_label[k]);
+          json_object_set_new(v, key, json_real(rate(&fig[k])));
+          snprintf(key, sizeof key, "%s_us_per_cycle", kind_label[k]);
+          json_object_set_new(v, key, json_real(us_per(&fig[k])));
+        }
+        json_line(v);
+      } else {
+        printf("\nnone, 1 process, %zu cycles, by kind of claim   (us beyond "
+               "plain)\n", o.jobs);
+        for (int k = 0; k < NKINDS; k++) {
+          printf("  %-16s %12.0f %11.2f", kind_label[k], rate(&fig[k]),
+                 us_per(&fig[k]));
+          if (k > 0) printf("   %+5.2f", us_per(&fig[k]) - us_per(&fig[0]));
+          putchar('\n');
+        }
+      }
+      fflush(stdout);
+    }
   }
 
   if (ret == 0 && o.procs > 0) {
