@@ -70,6 +70,15 @@ static const char demo_help[] =
     "same priority: true since all jobs were posted before the workers\n"
     "started). The last line is PASS or FAIL.\n"
     "\n"
+    "The moment users ask about first, a worker dying mid-job, is part of\n"
+    "the tour: the workers' claims are bound to their processes, and once\n"
+    "worker 1 has done a quarter of its share it claims one more job and\n"
+    "the demo kills it with SIGKILL while it holds that claim. Nobody\n"
+    "abandons the job and no expiry is set: the claim lapses by itself with\n"
+    "the dead process, a surviving worker claims and consumes the job, and\n"
+    "the summary shows which worker and how long after the kill. (Needs two\n"
+    "workers or more; --no-kill leaves every worker alive.)\n"
+    "\n"
     "Options:\n"
     "  --jobs N            jobs to post (default 5000; 1 to 10000000)\n"
     "  --workers N         worker processes (default 4; 1 to 64)\n"
@@ -89,14 +98,17 @@ static const char demo_help[] =
     "                      consume them). It is kept. Without --board the\n"
     "                      demo makes a new directory under $TMPDIR (or\n"
     "                      /tmp) and removes it at the end.\n"
+    "  --no-kill           do not kill a worker mid-way\n"
     "  --keep              keep the temporary board directory (its path is\n"
     "                      printed) to look at it with other commands\n"
     "  --json              print the summary as one JSON object on stdout\n"
     "                      (keys: board, durability, jobs, posted_by_priority,\n"
     "                      workers [{worker, pid, consumed, by_priority,\n"
-    "                      finished, error}], post_s, wall_s, jobs_per_s,\n"
-    "                      consumed, duplicates, missing, unknown,\n"
-    "                      left_on_board, check_ok, out_of_order, pass)\n"
+    "                      finished, killed, error}], post_s, wall_s,\n"
+    "                      jobs_per_s, consumed, duplicates, missing,\n"
+    "                      unknown, left_on_board, check_ok, out_of_order,\n"
+    "                      kill {worker, pid, job, taken_over_by,\n"
+    "                      after_s} or null, pass)\n"
     "  -h, --help          print this help and exit\n"
     "\n"
     "Environment:\n"
@@ -123,6 +135,7 @@ typedef struct {
   unsigned workers;
   jb_durability durability;
   bool keep, json;
+  bool kill; /* kill worker 1 while it holds a claim */
 } demo_opts;
 
 /* One posted job. `order` is its place in posting order, which is also
@@ -139,6 +152,8 @@ typedef struct {
  *   'C' uuid[36]          consumed this job
  *   'E' len[2] text[len]  failed (the worker exits 1 after it)
  *   'D'                   done: nothing left to claim (exits 0 after it)
+ *   'H' uuid[36]          (the worker to be killed) holds this job's claim
+ *                         and waits for the SIGKILL
  * A worker whose pipe closes without 'D' or 'E' died.
  */
 typedef struct {
@@ -146,6 +161,7 @@ typedef struct {
   pid_t pid;
   int fd; /* read end, -1 once closed */
   bool ready, done, failed;
+  bool killed; /* by the demo, as planned */
   int wstatus;
   bool reaped;
   char err[512];
@@ -177,6 +193,15 @@ typedef struct {
   size_t ncheck_lines;
   size_t out_of_order;
   bool workers_ok;
+  /* the kill: the job the victim held, who took it over and when */
+  bool killed;
+  unsigned victim;
+  pid_t victim_pid;
+  char held[JB_UUID_STRLEN];
+  long held_job;
+  double kill_at;
+  unsigned taken_by;
+  double taken_after_s;
   bool pass;
 } demo_run;
 
@@ -226,7 +251,7 @@ static int parse_count(size_t *out, const char *opt, const char *text,
   return 0;
 }
 
-enum { OPT_JOBS = 256, OPT_WORKERS, OPT_DURABILITY, OPT_BOARD, OPT_KEEP,
+enum { OPT_JOBS = 256, OPT_WORKERS, OPT_DURABILITY, OPT_BOARD, OPT_KEEP, OPT_NO_KILL,
        OPT_JSON };
 
 /* Returns -1 to go on, else the exit code. */
@@ -238,11 +263,12 @@ static int parse_args(demo_opts *o, int argc, char **argv) {
       {"board", required_argument, NULL, OPT_BOARD},
       {"keep", no_argument, NULL, OPT_KEEP},
       {"json", no_argument, NULL, OPT_JSON},
+      {"no-kill", no_argument, NULL, OPT_NO_KILL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   *o = (demo_opts){NULL, DEFAULT_JOBS, DEFAULT_WORKERS, JB_DURABILITY_FULL,
-                   false, false};
+                   false, false, true};
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -267,6 +293,7 @@ static int parse_args(demo_opts *o, int argc, char **argv) {
     case OPT_BOARD: o->board = optarg; break;
     case OPT_KEEP: o->keep = true; break;
     case OPT_JSON: o->json = true; break;
+    case OPT_NO_KILL: o->kill = false; break;
     case ':':
       return cli_usage_error("demo: option '%s' needs an argument (try "
                              "'jobboard demo --help')", argv[optind - 1]);
@@ -464,10 +491,13 @@ static void worker_fail(worker_out *w, const char *what) {
 /*
  * The child: open the board itself (a handle must not cross fork()), say
  * ready, wait for the start (EOF on `go`), then claim-next + consume until
- * nothing is claimable, reporting each consumed uuid. Never returns.
+ * nothing is claimable, reporting each consumed uuid. Its claims are bound
+ * to its process. With `hold_after` > 0 (the worker the demo kills), after
+ * that many jobs it claims one more, reports it held, and waits to be
+ * killed. Never returns.
  */
 static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
-                        int out_fd, int go_fd) {
+                        int out_fd, int go_fd, size_t hold_after) {
   worker_out w = {out_fd, {0}, 0};
   signal(SIGINT, SIG_DFL); /* the parent's handler is for the parent */
   signal(SIGTERM, SIG_DFL);
@@ -483,11 +513,21 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
   while (read(go_fd, &c, 1) < 0 && errno == EINTR) {
   }
   close(go_fd);
-  for (;;) {
+  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  co.flags = JB_CLAIM_BIND_PROCESS;
+  for (size_t done = 0;; done++) {
     char uuid[JB_UUID_STRLEN];
-    int rc = jb_job_claim_next(uuid, NULL, b, who);
+    int rc = jb_job_claim_next_ex(uuid, NULL, NULL, b, who, &co);
     if (rc == JB_ENOTFOUND) break;
     if (rc != JB_OK) worker_fail(&w, "claim-next");
+    if (hold_after > 0 && done == hold_after) {
+      unsigned char rec[1 + 36];
+      rec[0] = 'H';
+      memcpy(rec + 1, uuid, 36);
+      out_put(&w, rec, sizeof rec);
+      out_flush(&w);
+      for (;;) pause(); /* until the SIGKILL */
+    }
     if (jb_job_consume(b, uuid, who) != JB_OK) worker_fail(&w, "consume");
     unsigned char rec[1 + 36];
     rec[0] = 'C';
@@ -530,7 +570,12 @@ static int spawn_workers(demo_run *r, const demo_opts *o, int *go_write) {
       close(p[0]);
       close(go[1]);
       for (unsigned k = 0; k < i; k++) close(r->w[k].fd);
-      worker_main(o, r->dir, w->idx, p[1], go[0]);
+      /* Worker 1 is killed at a quarter of its share, if there is another
+       * to take over. */
+      size_t share = o->jobs / o->workers;
+      size_t hold_after =
+          o->kill && o->workers >= 2 && i == 0 ? share / 4 + 1 : 0;
+      worker_main(o, r->dir, w->idx, p[1], go[0], hold_after);
     }
     close(p[1]);
     w->pid = pid;
@@ -552,6 +597,25 @@ static void parse_records(demo_run *r, const demo_opts *o, demo_worker *w) {
     switch (p[0]) {
     case 'R': w->ready = true; need = 1; break;
     case 'D': w->done = true; need = 1; break;
+    case 'H': {
+      need = 37;
+      if (left < need) break;
+      memcpy(r->held, p + 1, 36);
+      r->held[36] = '\0';
+      r->held_job = find_job(r, o->jobs, r->held);
+      r->killed = w->killed = true;
+      r->victim = w->idx;
+      r->victim_pid = w->pid;
+      r->kill_at = now_s();
+      kill(w->pid, SIGKILL);
+      if (!o->json || isatty(2) == 1)
+        fprintf(stderr, "%sdemo: killed worker %u (pid %ld) with SIGKILL while "
+                "it held job %s;\n      its claim is bound to its process: "
+                "nobody abandons it, no expiry is set\n",
+                isatty(2) == 1 ? "\r\033[K" : "", w->idx, (long)w->pid,
+                r->held);
+      break;
+    }
     case 'C': {
       need = 37;
       if (left < need) break;
@@ -575,6 +639,10 @@ static void parse_records(demo_run *r, const demo_opts *o, demo_worker *w) {
       }
       w->got[w->ngot++] = (size_t)j;
       r->jobs[j].consumed++;
+      if (r->killed && j == r->held_job) {
+        r->taken_by = w->idx;
+        r->taken_after_s = now_s() - r->kill_at;
+      }
       w->by_priority[r->jobs[j].priority]++;
       break;
     }
@@ -739,11 +807,19 @@ static void verify(demo_run *r, const demo_opts *o) {
     demo_worker *w = &r->w[i];
     r->consumed += w->ngot + w->unknown;
     r->unknown += w->unknown;
-    bool clean = w->done && !w->failed && WIFEXITED(w->wstatus) &&
-                 WEXITSTATUS(w->wstatus) == 0;
+    bool clean = w->killed ? WIFSIGNALED(w->wstatus) &&
+                                 WTERMSIG(w->wstatus) == SIGKILL && !w->failed
+                           : w->done && !w->failed &&
+                                 WIFEXITED(w->wstatus) &&
+                                 WEXITSTATUS(w->wstatus) == 0;
     if (!clean) r->workers_ok = false;
-    for (size_t k = 1; k < w->ngot; k++)
-      if (!before(r, w->got[k - 1], w->got[k])) w->out_of_order++;
+    /* The killed worker's job comes back out of order: not counted. */
+    size_t prev = (size_t)-1;
+    for (size_t k = 0; k < w->ngot; k++) {
+      if (r->killed && (long)w->got[k] == r->held_job) continue;
+      if (prev != (size_t)-1 && !before(r, prev, w->got[k])) w->out_of_order++;
+      prev = w->got[k];
+    }
     r->out_of_order += w->out_of_order;
   }
   for (size_t j = 0; j < o->jobs; j++) {
@@ -756,7 +832,8 @@ static void verify(demo_run *r, const demo_opts *o) {
   if (rc != JB_OK && r->ncheck_lines == 0)
     snprintf(r->check_lines[r->ncheck_lines++], sizeof r->check_lines[0],
              "%s", jb_errmsg());
-  r->pass = r->workers_ok && r->consumed == o->jobs && r->duplicates == 0 &&
+  r->pass = r->workers_ok && (!r->killed || r->taken_by != 0) &&
+            r->consumed == o->jobs && r->duplicates == 0 &&
             r->missing == 0 && r->unknown == 0 && r->count_ok &&
             r->left == 0 && r->check_ok && r->out_of_order == 0;
 }
@@ -780,7 +857,10 @@ static const char *durability_note(jb_durability d) {
 static const char *short_prio[5] = {"VL", "L", "N", "H", "VH"};
 
 static void worker_state(char *out, size_t len, const demo_worker *w) {
-  if (w->failed)
+  if (w->killed && !w->failed && WIFSIGNALED(w->wstatus) &&
+      WTERMSIG(w->wstatus) == SIGKILL)
+    snprintf(out, len, "killed by the demo (SIGKILL) holding a claim");
+  else if (w->failed)
     snprintf(out, len, "FAILED: %s", w->err);
   else if (WIFSIGNALED(w->wstatus))
     snprintf(out, len, "DIED: %s", strsignal(WTERMSIG(w->wstatus)));
@@ -864,13 +944,20 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
   mark(r->out_of_order == 0,
        "each worker got its jobs in board order (higher priority first, "
        "then\n        oldest first): %zu out of order", r->out_of_order);
+  if (r->killed)
+    mark(r->taken_by != 0,
+         "the claim held by killed worker %u lapsed by itself (bound to its "
+         "process,\n        no expiry set): job %s was consumed by worker "
+         "%u,\n        %.3f s after the kill",
+         r->victim, r->held, r->taken_by, r->taken_after_s);
   if (!r->workers_ok)
     mark(false, "every worker finished cleanly (see the worker lines above)");
   printf("\n");
   if (r->pass)
-    printf("PASS: all %zu job%s consumed exactly once by %u worker%s\n",
+    printf("PASS: all %zu job%s consumed exactly once by %u worker%s%s\n",
            o->jobs, o->jobs == 1 ? "" : "s", o->workers,
-           o->workers == 1 ? "" : "s");
+           o->workers == 1 ? "" : "s",
+           r->killed ? ", one of them killed mid-job" : "");
   else
     printf("FAIL: see the checks marked FAIL above\n");
 }
@@ -889,12 +976,12 @@ static void print_json(const demo_run *r, const demo_opts *o) {
     char state[600];
     worker_state(state, sizeof state, w);
     json_array_append_new(
-        workers, json_pack("{s:I,s:I,s:I,s:o,s:b,s:s?}", "worker",
+        workers, json_pack("{s:I,s:I,s:I,s:o,s:b,s:b,s:s?}", "worker",
                            (json_int_t)w->idx, "pid", (json_int_t)w->pid,
                            "consumed", (json_int_t)(w->ngot + w->unknown),
                            "by_priority", bp, "finished",
-                           w->done && state[0] == '\0', "error",
-                           state[0] ? state : NULL));
+                           w->done && state[0] == '\0', "killed", w->killed,
+                           "error", state[0] && !w->killed ? state : NULL));
   }
   json_t *v = json_pack(
       "{s:s,s:b,s:s,s:I,s:o,s:o,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:b,s:I,"
@@ -910,6 +997,14 @@ static void print_json(const demo_run *r, const demo_opts *o) {
       r->check_ok, "out_of_order", (json_int_t)r->out_of_order, "pass",
       r->pass);
   if (v == NULL) return;
+  json_object_set_new(
+      v, "kill",
+      r->killed ? json_pack("{s:I,s:I,s:s,s:I,s:f}", "worker",
+                            (json_int_t)r->victim, "pid",
+                            (json_int_t)r->victim_pid, "job", r->held,
+                            "taken_over_by", (json_int_t)r->taken_by,
+                            "after_s", r->taken_after_s)
+                : json_null());
   json_dumpf(v, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6));
   putchar('\n');
   json_decref(v);
