@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct jb_board {
-  jb_store *store; /* shared by every handle of this process on the board */
-  char *path;
-  size_t max_posting;
-};
-
 /* Largest posting when the options say 0, and the least a board may set. */
 #define DEFAULT_MAX_POSTING ((size_t)1 << 20)
 #define MIN_MAX_POSTING ((size_t)256)

@@ -83,6 +83,17 @@ int jb__buf_reserve(jb_buf *b, size_t more); /* JB_OK or JB_ENOMEM */
 int jb__buf_append(jb_buf *b, const void *p, size_t n);
 void jb__buf_free(jb_buf *b);
 
+/* ----------------------------------------------------------------- board */
+
+/* A board handle (board.c opens it; entity.c reaches the store through
+ * it). */
+struct jb_board {
+  struct jb_store *store; /* shared by every handle of this process on the
+                             board */
+  char *path;
+  size_t max_posting;
+};
+
 /* ------------------------------------------------------------------ jobs */
 
 /* A job snapshot. `mem` holds the posting; the string pointers point into

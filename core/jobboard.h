@@ -529,9 +529,10 @@ typedef struct {
 } jb_entity;
 
 /**
- * Register (or re-register: replace) entity `name` of `kind` (both 1..
- * JB_NAME_MAX bytes of UTF-8) with metadata `meta` (a msgpack map; NULL
- * with meta_len 0 means {}), bound to the calling process.
+ * Register (or re-register: replace) entity `name` (1..JB_WHO_MAX bytes of
+ * UTF-8: an entity is who claims jobs, and its name is an owner name) of
+ * `kind` (1..JB_NAME_MAX bytes of UTF-8) with metadata `meta` (a msgpack
+ * map; NULL with meta_len 0 means {}), bound to the calling process.
  * Errors: JB_EINVAL (names the field; nothing written), JB_EFULL, JB_EIO.
  */
 JB_EXTERN int jb_entity_register(jb_board *board, const char *name,

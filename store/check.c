@@ -299,6 +299,18 @@ static int check_quarantine(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Entity records that do not decode are skipped by listings and never
+ * removed by registrations' sweeps: here is where they are reported. */
+static int check_entity(const MDB_val *k, const MDB_val *v,
+                        const jb_entityrec *rec, void *arg) {
+  (void)v;
+  if (rec == NULL)
+    note(arg, true, "entities: the record of %.*s is malformed",
+         (int)(k->mv_size > JB_WHO_MAX ? JB_WHO_MAX : k->mv_size),
+         (char *)k->mv_data);
+  return 0;
+}
+
 static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   check_ctx *ctx = vctx;
   (void)status;
@@ -338,6 +350,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       (rc = check_claim_index(s, txn, ctx, false)))
     return rc;
   if ((rc = check_log(s, txn, ctx))) return rc;
+  if ((rc = jb__entity_walk(s, txn, check_entity, ctx))) return rc;
   return check_quarantine(s, txn, ctx);
 }
 

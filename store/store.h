@@ -37,7 +37,8 @@
  *  - the log is never trimmed to empty (its last key gives the next
  *    sequence), so sequences never repeat;
  *  - every posting decodes, and names the uuid, priority and sequence that
- *    its keys say.
+ *    its keys say;
+ *  - every `entities` record decodes (store/entities.c).
  * The posting bytes are immutable once written. The modified time lives in
  * the ready record (post / abandon time) or the claim record (claim time),
  * so no operation rewrites a posting.
@@ -144,7 +145,9 @@ typedef struct {
 #define JB_LEASEKEY_LEN (4 + 8 + JB_JOBKEY_LEN)
 #define JB_HOLDERKEY_LEN (4 + 4 + 8 + JB_JOBKEY_LEN)
 
-/* `entities`: name -> jb_entityrec + kind bytes + metadata (msgpack). */
+/* `entities`: name (1..JB_WHO_MAX bytes: LMDB keys are at most 511) ->
+ * jb_entityrec + kind bytes + metadata (a msgpack map). The entity lives
+ * while its process (pid, start) runs in the board's current epoch. */
 typedef struct {
   uint8_t format; /* 1 */
   uint8_t pad;
@@ -280,8 +283,18 @@ int jb__store_entity_register(jb_store *s, const char *name, size_t name_len,
                               const jb_proc_id *proc, int64_t now_us);
 int jb__store_entity_unregister(jb_store *s, const char *name,
                                 size_t name_len);
-/* Copy every entity record (name, then record) into `bytes` for the
- * caller to walk after the read; see store/entities.c for the layout. */
+/* One entity as jb__store_entity_read copies it: this header, then the
+ * name, a NUL, the kind, a NUL, the metadata, and padding up to `size`
+ * (the whole entry, a multiple of 8). See store/entities.c. */
+typedef struct {
+  jb_entityrec rec;
+  uint32_t name_len;
+  uint64_t size; /* meta alone may take 4 GiB */
+} jb_store_entity;
+
+/* Copy every well-formed entity record, in name order, into `bytes`
+ * (reset first) as *n_out consecutive jb_store_entity entries, for the
+ * caller to walk after the read. Liveness is not looked at. */
 int jb__store_entity_read(jb_store *s, jb_buf *bytes, size_t *n_out);
 
 /* The boot epoch of this board (meta "epoch"), as of this process's open:

@@ -56,4 +56,13 @@ int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);
 /* Translate an LMDB or errno code into a JB_E* code with a message. */
 int jb__store_error(int rc, const char *what);
 
+/* Walk the `entities` table in name order inside `txn`: `visit` gets each
+ * key and value with the decoded record, or NULL for a record that does
+ * not decode (check.c reports those; nothing deletes them). A non-zero
+ * return stops the walk and is returned. */
+typedef int (*jb_entity_visit)(const MDB_val *key, const MDB_val *val,
+                               const jb_entityrec *rec, void *arg);
+int jb__entity_walk(jb_store *s, MDB_txn *txn, jb_entity_visit visit,
+                    void *arg);
+
 #endif

@@ -342,6 +342,24 @@ pid_t jbt_fork(int (*fn)(void *arg), void *arg, unsigned timeout_s) {
   return pid;
 }
 
+pid_t jbt_fork_ready(int (*fn)(void *arg), void *arg, int *ready_fd,
+                     unsigned timeout_s, const char *what) {
+  int fds[2];
+  if (pipe(fds) != 0) fail_msg("pipe: %s", strerror(errno));
+  *ready_fd = fds[1];
+  pid_t pid = jbt_fork(fn, arg, timeout_s);
+  close(fds[1]);
+  *ready_fd = -1;
+  char c;
+  ssize_t n = read(fds[0], &c, 1); /* EOF if it exited instead */
+  close(fds[0]);
+  if (n != 1) {
+    int st = jbt_wait(pid, 5000);
+    fail_msg("%s (child wait status %d)", what, st);
+  }
+  return pid;
+}
+
 int jbt_wait(pid_t pid, int timeout_ms) {
   int64_t deadline = jbt_now_ms() + timeout_ms;
   int st = 0;

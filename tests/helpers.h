@@ -115,6 +115,14 @@ void jbt_assert_contains_(const char *haystack, const char *needle,
  * fails). */
 pid_t jbt_fork(int (*fn)(void *arg), void *arg, unsigned timeout_s);
 
+/* Fork a child as jbt_fork that writes one byte to the pipe whose write
+ * end it finds in *ready_fd (a field of `arg`, set here before the fork)
+ * once it holds what the test needs (a transaction, a registration);
+ * returns its pid when it has. A child that exits first fails the test
+ * with `what`. */
+pid_t jbt_fork_ready(int (*fn)(void *arg), void *arg, int *ready_fd,
+                     unsigned timeout_s, const char *what);
+
 /* Wait for child `pid` for up to `timeout_ms` (a pidfd polled with that
  * deadline). Returns its wait status, or -1 if the deadline passed (the
  * child is then killed with SIGKILL and reaped). */

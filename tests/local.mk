@@ -2,7 +2,7 @@
 # (JB_TEST_* names: automake reads any X_LDADD as the LDADD of a program "X".)
 #
 # Each cmocka program is one area (api, bad input, ordering, storage,
-# processes racing, kill -9 torture, threads); tests/helpers.c gives them a
+# processes racing, kill -9 torture, threads, entities); tests/helpers.c gives them a
 # fresh board directory per test and forked children under a deadline.
 if ENABLE_TESTS
 JB_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
@@ -11,10 +11,10 @@ JB_TEST_HELPERS = tests/helpers.h tests/helpers.c
 
 check_PROGRAMS += tests/test_api tests/test_badinput tests/test_order \
 	tests/test_store tests/test_race tests/test_torture tests/test_threads \
-	tests/test_leases
+	tests/test_leases tests/test_entities
 TESTS += tests/test_api tests/test_badinput tests/test_order \
 	tests/test_store tests/test_race tests/test_torture tests/test_threads \
-	tests/test_leases
+	tests/test_leases tests/test_entities
 
 tests_test_api_SOURCES = tests/test_api.c $(JB_TEST_HELPERS)
 tests_test_api_CFLAGS = $(JB_TEST_CFLAGS)
@@ -46,6 +46,10 @@ tests_test_threads_LDADD = $(JB_TEST_LIBS)
 tests_test_leases_SOURCES = tests/test_leases.c $(JB_TEST_HELPERS)
 tests_test_leases_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_leases_LDADD = $(JB_TEST_LIBS)
+
+tests_test_entities_SOURCES = tests/test_entities.c $(JB_TEST_HELPERS)
+tests_test_entities_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_entities_LDADD = $(JB_TEST_LIBS)
 endif
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).

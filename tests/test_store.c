@@ -179,19 +179,10 @@ static void raw(raw_op op, const char *dir, const char *uuid,
 /* Start a child that holds a read or write transaction; returns once it
  * holds it (it is then waiting to be killed). */
 static pid_t raw_hold(raw_op op, const char *dir) {
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  raw_args a = {op, dir, {0}, NULL, fds[1]};
-  pid_t pid = jbt_fork(raw_child, &a, 60);
-  close(fds[1]);
-  char c;
-  ssize_t n = read(fds[0], &c, 1); /* EOF if it died instead */
-  close(fds[0]);
-  if (n != 1) {
-    jbt_wait(pid, 1000);
-    fail_msg("the holding child failed before holding its transaction");
-  }
-  return pid;
+  raw_args a = {op, dir, {0}, NULL, -1};
+  return jbt_fork_ready(raw_child, &a, &a.ready_fd, 60,
+                        "the holding child failed before holding its "
+                        "transaction");
 }
 
 static void kill9(pid_t pid) {
