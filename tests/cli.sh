@@ -19,6 +19,16 @@ if [ ! -x "$JOBBOARD" ]; then
   echo "cli.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
   exit 99 # automake: hard error
 fi
+# A process that registers an entity and holds it (tests/entity_holder.c).
+HOLDER=${ENTITY_HOLDER:-./tests/entity_holder}
+case $HOLDER in
+  /*) ;;
+  *) HOLDER=$PWD/$HOLDER ;;
+esac
+if [ ! -x "$HOLDER" ]; then
+  echo "cli.sh: no entity_holder program at $HOLDER (set ENTITY_HOLDER)" >&2
+  exit 99
+fi
 PYTHON=${PYTHON:-python3}
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
   echo "cli.sh: python3 is needed to check JSON output" >&2
@@ -497,6 +507,7 @@ check_help owner
 check_help state
 check_help count --unclaimed
 check_help check
+check_help entities '$bin'
 for cmd in demo bench; do
   run "$JOBBOARD" "$cmd" --help
   expect_rc 0 "$cmd --help"
@@ -504,7 +515,7 @@ for cmd in demo bench; do
 done
 run "$JOBBOARD" --help
 expect_ok "jobboard --help"
-for cmd in post list show claim claim-next abandon consume trash extend expires-in owner state count check demo bench; do
+for cmd in post list show claim claim-next abandon consume trash extend expires-in owner state count check entities demo bench; do
   printf '%s\n' "$out" | grep -q "^  $cmd " || fail "global help does not list $cmd"
 done
 run "$JOBBOARD" --help claim
@@ -556,6 +567,61 @@ jb list
 case $out in *'two\nlines'*) ;; *) fail "name not escaped: $out" ;; esac
 jb --json list
 json_check 'j["name"] == "two\nlines"'
+end
+
+begin "entities on a board with none prints nothing and exits 0"
+post first
+jb entities; expect_ok "entities"; expect_out "" "entities with none"
+jb --json entities; expect_ok "entities --json"; expect_out "" "entities --json with none"
+jb entities extra; expect_error 2 "unexpected argument" "entities with an operand"
+run "$JOBBOARD" --board "$ROOT/no-such-board" entities
+expect_error 3 "no-such-board" "entities of a missing board"
+end
+
+begin "entities lists a running entity, and not once its process is killed"
+post first
+# entity_holder registers worker-7 of kind worker with {"zone": "a"}.
+coproc HOLD { exec "$HOLDER" "$B" worker-7 worker 81a47a6f6e65a161; }
+holder=$HOLD_PID
+line=""
+read -r -t 20 -u "${HOLD[0]}" line
+[ "$line" = ready ] || fail "entity_holder did not register (said '$line')"
+jb entities
+expect_ok "entities with one running"
+printf '%s\n' "$out" | grep -Eqx "worker-7  worker  $holder  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z  \{\"zone\":\"a\"\}" ||
+  fail "entities line: $out"
+jb --json entities
+expect_ok "entities --json with one running"
+json_check "len(lines) == 1 and j['name'] == 'worker-7' and j['kind'] == 'worker' and j['pid'] == $holder and j['meta'] == {'zone': 'a'} and j['registered'].endswith('Z')"
+kill -9 "$holder"
+wait "$holder" 2>/dev/null
+jb entities
+expect_ok "entities after the kill"; expect_out "" "entities after the kill"
+end
+
+begin "an entity that unregisters is not listed"
+post first
+coproc HOLD { exec "$HOLDER" "$B" conductor-1 conductor; }
+holder=$HOLD_PID
+line=""
+read -r -t 20 -u "${HOLD[0]}" line
+[ "$line" = ready ] || fail "entity_holder did not register (said '$line')"
+jb entities
+printf '%s\n' "$out" | grep -q "^conductor-1  conductor  $holder  .*  {}\$" ||
+  fail "entities line: $out"
+eval "exec ${HOLD[1]}>&-" # its stdin closed: it unregisters and exits
+wait "$holder"; rc=$?
+[ "$rc" = 0 ] || fail "entity_holder exited with $rc"
+jb entities
+expect_ok "entities after unregister"; expect_out "" "entities after unregister"
+end
+
+begin "demo workers register as entities while they run, then unregister"
+run "$JOBBOARD" demo --board "$B" --jobs 30 --workers 2 --durability none --json
+expect_rc 0 "demo"
+json_check "j['pass'] and j['registered'] == 2 and all(w['registered'] for w in j['workers'])"
+jb entities
+expect_ok "entities after the demo"; expect_out "" "entities after the demo"
 end
 
 echo "$tests tests, $failures failed"

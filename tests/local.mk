@@ -54,4 +54,10 @@ endif
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
 TESTS += tests/cli.sh
+# ... and its helper, a process that holds a registered entity. Linked
+# statically (the convenience library) so that its pid is the program's,
+# not a libtool wrapper's.
+check_PROGRAMS += tests/entity_holder
+tests_entity_holder_SOURCES = tests/entity_holder.c
+tests_entity_holder_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
 EXTRA_DIST += tests/cli.sh

@@ -115,11 +115,12 @@ int cmd_count(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_extend(int argc, char **argv);
 int cmd_expires_in(int argc, char **argv);
+int cmd_entities(int argc, char **argv);
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
-    cli_cmd_extend, cli_cmd_expires_in;
+    cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

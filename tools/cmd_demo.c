@@ -51,10 +51,12 @@ static const char demo_help[] =
     "A tour of jobboard in one command. The demo makes a board of its own,\n"
     "posts a few thousand jobs of mixed priorities on it (in batches: one\n"
     "write transaction per 500 jobs), then starts several worker processes\n"
-    "at once. Each worker opens the board itself and loops: claim the next\n"
-    "job (highest priority first, then oldest), consume it, until nothing\n"
-    "is left to claim. Every claim is one atomic transaction, so two\n"
-    "workers can never own the same job.\n"
+    "at once. Each worker opens the board itself, registers as the entity\n"
+    "demo-worker-N of kind worker (bound to its process: see `jobboard\n"
+    "entities`), and loops: claim the next job (highest priority first,\n"
+    "then oldest), consume it, until nothing is left to claim; then it\n"
+    "unregisters. Every claim is one atomic transaction, so two workers can\n"
+    "never own the same job.\n"
     "\n"
     "While they run, a progress line on stderr shows the jobs consumed (on\n"
     "a terminal it is redrawn every 100 ms; otherwise a few plain lines).\n"
@@ -68,7 +70,8 @@ static const char demo_help[] =
     "does), and checks that each worker received its jobs in board order\n"
     "(no job after one of lower priority, or after a younger one of the\n"
     "same priority: true since all jobs were posted before the workers\n"
-    "started). The last line is PASS or FAIL.\n"
+    "started), and that every worker was listed as an entity, with its\n"
+    "pid, before the start. The last line is PASS or FAIL.\n"
     "\n"
     "The moment users ask about first, a worker dying mid-job, is part of\n"
     "the tour: the workers' claims are bound to their processes, and once\n"
@@ -104,11 +107,11 @@ static const char demo_help[] =
     "  --json              print the summary as one JSON object on stdout\n"
     "                      (keys: board, durability, jobs, posted_by_priority,\n"
     "                      workers [{worker, pid, consumed, by_priority,\n"
-    "                      finished, killed, error}], post_s, wall_s,\n"
-    "                      jobs_per_s, consumed, duplicates, missing,\n"
-    "                      unknown, left_on_board, check_ok, out_of_order,\n"
-    "                      kill {worker, pid, job, taken_over_by,\n"
-    "                      after_s} or null, pass)\n"
+    "                      registered, finished, killed, error}], post_s,\n"
+    "                      wall_s, jobs_per_s, consumed, duplicates,\n"
+    "                      missing, unknown, left_on_board, check_ok,\n"
+    "                      out_of_order, registered, kill {worker, pid, job,\n"
+    "                      taken_over_by, after_s} or null, pass)\n"
     "  -h, --help          print this help and exit\n"
     "\n"
     "Environment:\n"
@@ -162,6 +165,7 @@ typedef struct {
   int fd; /* read end, -1 once closed */
   bool ready, done, failed;
   bool killed; /* by the demo, as planned */
+  bool registered; /* listed as an entity, with its pid, before the start */
   int wstatus;
   bool reaped;
   char err[512];
@@ -183,6 +187,7 @@ typedef struct {
   size_t posted_by_priority[5];
   size_t batches;
   demo_worker *w;
+  unsigned nworkers;
   double post_s, wall_s;
   /* verification */
   size_t consumed, duplicates, missing, unknown, left;
@@ -192,6 +197,7 @@ typedef struct {
   char check_lines[5][256];
   size_t ncheck_lines;
   size_t out_of_order;
+  size_t registered; /* workers listed as entities before the start */
   bool workers_ok;
   /* the kill: the job the victim held, who took it over and when */
   bool killed;
@@ -489,12 +495,13 @@ static void worker_fail(worker_out *w, const char *what) {
 }
 
 /*
- * The child: open the board itself (a handle must not cross fork()), say
- * ready, wait for the start (EOF on `go`), then claim-next + consume until
- * nothing is claimable, reporting each consumed uuid. Its claims are bound
- * to its process. With `hold_after` > 0 (the worker the demo kills), after
- * that many jobs it claims one more, reports it held, and waits to be
- * killed. Never returns.
+ * The child: open the board itself (a handle must not cross fork()),
+ * register as entity demo-worker-N, say ready, wait for the start (EOF on
+ * `go`), then claim-next + consume until nothing is claimable, reporting
+ * each consumed uuid, and unregister. Its claims are bound to its process.
+ * With `hold_after` > 0 (the worker the demo kills), after that many jobs
+ * it claims one more, reports it held, and waits to be killed. Never
+ * returns.
  */
 static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
                         int out_fd, int go_fd, size_t hold_after) {
@@ -507,6 +514,10 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
   bo.durability = o->durability;
   jb_board *b = NULL;
   if (jb_board_open(&b, dir, &bo) != JB_OK) worker_fail(&w, "open");
+  /* Announce itself, bound to this process: the parent looks for it
+   * before the start, and `jobboard entities` shows it while it runs. */
+  if (jb_entity_register(b, who, "worker", NULL, 0) != JB_OK)
+    worker_fail(&w, "register");
   out_put(&w, "R", 1);
   out_flush(&w);
   char c;
@@ -534,6 +545,7 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
     memcpy(rec + 1, uuid, 36);
     out_put(&w, rec, sizeof rec);
   }
+  if (jb_entity_unregister(b, who) != JB_OK) worker_fail(&w, "unregister");
   out_put(&w, "D", 1);
   out_flush(&w);
   jb_board_close(b);
@@ -715,6 +727,28 @@ static void show_progress(demo_run *r, const demo_opts *o, bool tty,
   }
 }
 
+/* A listed entity that is one of our workers: named demo-worker-N, with
+ * worker N's pid. */
+static int on_entity(const jb_entity *e, void *payload) {
+  demo_run *r = payload;
+  unsigned idx;
+  int end = 0;
+  if (sscanf(e->name, "demo-worker-%u%n", &idx, &end) == 1 &&
+      e->name[end] == '\0' && idx >= 1 && idx <= r->nworkers &&
+      r->w[idx - 1].pid == e->pid)
+    r->w[idx - 1].registered = true;
+  return 0;
+}
+
+/* Every ready worker has registered and is waiting for the start: each
+ * must be listed now. */
+static void find_entities(demo_run *r, const demo_opts *o) {
+  r->nworkers = o->workers;
+  if (jb_entity_list(r->board, on_entity, r) != JB_OK) return;
+  for (unsigned i = 0; i < o->workers; i++)
+    if (r->w[i].registered) r->registered++;
+}
+
 /*
  * Start the workers together (once each is ready or gone), then read their
  * reports until every pipe is closed, drawing progress on the way; reap
@@ -743,6 +777,7 @@ static int watch_workers(demo_run *r, const demo_opts *o, int go_write) {
     for (unsigned k = 0; rc > 0 && k < n; k++)
       if (pfd[k].revents) drain(r, o, who[k]);
   }
+  find_entities(r, o);
   if (!o->json || tty)
     fprintf(stderr, "demo: %u worker%s started\n", o->workers,
             o->workers == 1 ? "" : "s");
@@ -833,6 +868,7 @@ static void verify(demo_run *r, const demo_opts *o) {
     snprintf(r->check_lines[r->ncheck_lines++], sizeof r->check_lines[0],
              "%s", jb_errmsg());
   r->pass = r->workers_ok && (!r->killed || r->taken_by != 0) &&
+            r->registered == o->workers &&
             r->consumed == o->jobs && r->duplicates == 0 &&
             r->missing == 0 && r->unknown == 0 && r->count_ok &&
             r->left == 0 && r->check_ok && r->out_of_order == 0;
@@ -944,6 +980,9 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
   mark(r->out_of_order == 0,
        "each worker got its jobs in board order (higher priority first, "
        "then\n        oldest first): %zu out of order", r->out_of_order);
+  mark(r->registered == o->workers,
+       "each worker registered itself as an entity (jobboard entities):\n"
+       "        %zu of %u listed before the start", r->registered, o->workers);
   if (r->killed)
     mark(r->taken_by != 0,
          "the claim held by killed worker %u lapsed by itself (bound to its "
@@ -976,16 +1015,17 @@ static void print_json(const demo_run *r, const demo_opts *o) {
     char state[600];
     worker_state(state, sizeof state, w);
     json_array_append_new(
-        workers, json_pack("{s:I,s:I,s:I,s:o,s:b,s:b,s:s?}", "worker",
+        workers, json_pack("{s:I,s:I,s:I,s:o,s:b,s:b,s:b,s:s?}", "worker",
                            (json_int_t)w->idx, "pid", (json_int_t)w->pid,
                            "consumed", (json_int_t)(w->ngot + w->unknown),
-                           "by_priority", bp, "finished",
-                           w->done && state[0] == '\0', "killed", w->killed,
-                           "error", state[0] && !w->killed ? state : NULL));
+                           "by_priority", bp, "registered", w->registered,
+                           "finished", w->done && state[0] == '\0', "killed",
+                           w->killed, "error",
+                           state[0] && !w->killed ? state : NULL));
   }
   json_t *v = json_pack(
       "{s:s,s:b,s:s,s:I,s:o,s:o,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:b,s:I,"
-      "s:b}",
+      "s:I,s:b}",
       "board", r->dir, "temporary", r->temporary, "durability",
       jb_durability_name(o->durability), "jobs", (json_int_t)o->jobs,
       "posted_by_priority", prio, "workers", workers, "post_s", r->post_s,
@@ -994,8 +1034,8 @@ static void print_json(const demo_run *r, const demo_opts *o) {
       (json_int_t)r->consumed, "duplicates", (json_int_t)r->duplicates,
       "missing", (json_int_t)r->missing, "unknown", (json_int_t)r->unknown,
       "left_on_board", (json_int_t)(r->count_ok ? r->left : 0), "check_ok",
-      r->check_ok, "out_of_order", (json_int_t)r->out_of_order, "pass",
-      r->pass);
+      r->check_ok, "out_of_order", (json_int_t)r->out_of_order, "registered",
+      (json_int_t)r->registered, "pass", r->pass);
   if (v == NULL) return;
   json_object_set_new(
       v, "kill",

@@ -327,3 +327,15 @@ int cli_json_print(json_t *value) {
   if (rc != 0 || putchar('\n') == EOF) return -1;
   return 0;
 }
+
+json_t *cli_entity_to_json(const jb_entity *e) {
+  char registered[40];
+  cli_format_time(registered, sizeof registered, e->registered_us);
+  json_t *meta = cli_msgpack_to_json(e->meta, e->meta_len);
+  if (meta == NULL) /* the library checked it: only out of memory */
+    return NULL;
+  /* "o" steals each reference, also when json_pack fails. */
+  return json_pack("{s:o,s:o,s:I,s:s,s:o}", "name", text(e->name), "kind",
+                   text(e->kind), "pid", (json_int_t)e->pid, "registered",
+                   registered, "meta", meta);
+}

@@ -49,6 +49,10 @@ json_t *cli_msgpack_to_json(const void *data, size_t len);
  * modified, state, owner, book, details. NULL only when out of memory. */
 json_t *cli_job_to_json(const jb_job *job);
 
+/* A live entity as one JSON object: name, kind, pid, registered (ISO-8601
+ * UTC), meta. NULL only when out of memory. */
+json_t *cli_entity_to_json(const jb_entity *entity);
+
 /* Print `value` compactly on one line of stdout and decref it. Returns 0,
  * or -1 when it could not be encoded or written. */
 int cli_json_print(json_t *value);
