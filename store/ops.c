@@ -550,7 +550,9 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
     if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
     if (!have_last || memcmp(k.mv_data, last, 16) != 0) {
       if (procs == SWEEP_PROCS) break;
-      if (wrapped && memcmp(k.mv_data, resume, 16) >= 0) break; /* a round */
+      /* Came round past the process the sweep resumed after (which is
+       * looked at again last: it may have died since). */
+      if (wrapped && memcmp(k.mv_data, resume, 16) > 0) break;
       procs++;
       have_last = true;
       memcpy(last, k.mv_data, 16);

@@ -375,6 +375,10 @@ static void a_killed_holder_frees_its_job_without_any_expiry(void **state) {
   assert_true(jb_job_holder_alive(j));
   jb_job_free(j);
   assert_int_equal(jb_job_claim(f->board, u, "other"), JB_ECLAIMED);
+  /* claim-next looks at the holder while it runs (nothing else is ready),
+   * and must look at it again once it is gone. */
+  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "other"),
+                   JB_ENOTFOUND);
   assert_int_equal(kill(pid, SIGKILL), 0);
   /* Dead but not reaped yet (a zombie): it will never act again. Wait
    * until the kernel has marked it so, without reaping it. */

@@ -54,9 +54,10 @@ static const char demo_help[] =
     "at once. Each worker opens the board itself, registers as the entity\n"
     "demo-worker-N of kind worker (bound to its process: see `jobboard\n"
     "entities`), and loops: claim the next job (highest priority first,\n"
-    "then oldest), consume it, until nothing is left to claim; then it\n"
-    "unregisters. Every claim is one atomic transaction, so two workers can\n"
-    "never own the same job.\n"
+    "then oldest), consume it, until the board is empty (when nothing is\n"
+    "claimable while others still hold jobs, it looks again 2 ms later);\n"
+    "then it unregisters. Every claim is one atomic transaction, so two\n"
+    "workers can never own the same job.\n"
     "\n"
     "While they run, a progress line on stderr shows the jobs consumed (on\n"
     "a terminal it is redrawn every 100 ms; otherwise a few plain lines).\n"
@@ -497,7 +498,7 @@ static void worker_fail(worker_out *w, const char *what) {
 /*
  * The child: open the board itself (a handle must not cross fork()),
  * register as entity demo-worker-N, say ready, wait for the start (EOF on
- * `go`), then claim-next + consume until nothing is claimable, reporting
+ * `go`), then claim-next + consume until the board is empty, reporting
  * each consumed uuid, and unregister. Its claims are bound to its process.
  * With `hold_after` > 0 (the worker the demo kills), after that many jobs
  * it claims one more, reports it held, and waits to be killed. Never
@@ -526,10 +527,19 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
   close(go_fd);
   jb_claim_opts co = JB_CLAIM_OPTS_INIT;
   co.flags = JB_CLAIM_BIND_PROCESS;
-  for (size_t done = 0;; done++) {
+  for (size_t done = 0;;) {
     char uuid[JB_UUID_STRLEN];
     int rc = jb_job_claim_next_ex(uuid, NULL, NULL, b, who, &co);
-    if (rc == JB_ENOTFOUND) break;
+    if (rc == JB_ENOTFOUND) {
+      /* Nothing claimable. Done when the board is empty; while others
+       * still hold jobs (one may die holding it), look again shortly. */
+      size_t left = 0;
+      if (jb_board_count(&left, b, 0) != JB_OK) worker_fail(&w, "count");
+      if (left == 0) break;
+      struct timespec ts = {0, 2 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+      continue;
+    }
     if (rc != JB_OK) worker_fail(&w, "claim-next");
     if (hold_after > 0 && done == hold_after) {
       unsigned char rec[1 + 36];
@@ -540,6 +550,7 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
       for (;;) pause(); /* until the SIGKILL */
     }
     if (jb_job_consume(b, uuid, who) != JB_OK) worker_fail(&w, "consume");
+    done++;
     unsigned char rec[1 + 36];
     rec[0] = 'C';
     memcpy(rec + 1, uuid, 36);
@@ -941,7 +952,7 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
     printf("%s %zu%s", jb_priority_name((jb_priority)p),
            r->posted_by_priority[p], p > JB_PRIORITY_VERY_LOW ? ", " : "\n");
   printf("  workers      each opened the board itself and looped claim-next "
-         "+ consume\n               until nothing was left to claim\n");
+         "+ consume\n               until the board was empty\n");
   for (unsigned i = 0; i < o->workers; i++) {
     const demo_worker *w = &r->w[i];
     char state[600];
