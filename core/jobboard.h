@@ -601,7 +601,9 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
  * Verify the board's invariants: every job is in exactly one of ready /
  * claimed; every index entry points at a job; every posting decodes (one
  * that does not is moved to the quarantine table with the reason, never
- * deleted); sequences and counters are consistent. Reports each problem
+ * deleted); sequences and counters are consistent; every lease and
+ * holder index entry matches its claim; every entity record is
+ * well-formed. Reports each problem
  * (and each quarantined record, as a note: a line that starts with
  * "quarantined: ") through `cb` (may be NULL); fills `stats`
  * (may be NULL). Returns JB_OK only when no problem was found and nothing
