@@ -385,6 +385,13 @@ JB_EXTERN int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
  * boot: the board records the boot id, and leases and process-bound claims
  * of an earlier boot lapse when the board is first opened after a reboot.
  *
+ * Processes are named by pid and start time as /proc shows them, so every
+ * process that binds claims or registers entities on a board must see the
+ * same /proc: one PID namespace (not workers in separate containers
+ * sharing the board directory). Where /proc hides other users' processes
+ * (hidepid), their liveness is checked with kill(pid, 0) and a reused pid
+ * cannot be told apart.
+ *
  * Every successful claim returns a fencing token, strictly greater than
  * every token handed out before on the board (by any process, across
  * reopens). abandon, consume, trash and extend accept it: a holder whose

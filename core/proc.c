@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,14 @@ int jb__proc_alive(const jb_proc_id *p) {
   char state;
   uint64_t start;
   int r = read_stat(p->pid, &state, &start);
-  if (r == 0) return 0;
+  if (r == 0) {
+    /* No /proc entry. With /proc mounted hidepid, another user's process
+     * is hidden but there: kill(pid, 0) tells (EPERM: it exists). Its
+     * start time cannot be checked then: counted alive, never reaped
+     * wrongly. */
+    if (kill((pid_t)p->pid, 0) == 0 || errno == EPERM) return 1;
+    return 0;
+  }
   if (r < 0) return 1; /* cannot tell: never take a live holder's claim */
   if (start != p->start) return 0; /* the pid was reused */
   return state != 'Z' && state != 'X';

@@ -73,8 +73,17 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
     MDB_val jk = {JB_JOBKEY_LEN, h.jobkey};
     if (index_names(txn, s->ready, h.jobkey, k->mv_data, sizeof(jb_readyrec)))
       mdb_del(txn, s->ready, &jk, NULL);
-    if (index_names(txn, s->claims, h.jobkey, k->mv_data, sizeof(jb_claimrec)))
-      mdb_del(txn, s->claims, &jk, NULL);
+    if (index_names(txn, s->claims, h.jobkey, k->mv_data, sizeof(jb_claimrec))) {
+      MDB_val cv;
+      jb_claimrec cr;
+      if ((rc = mdb_get(txn, s->claims, &jk, &cv))) return rc;
+      memcpy(&cr, cv.mv_data, sizeof cr);
+      if (cr.format == 2) {
+        if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &cr))) return rc;
+      } else if ((rc = mdb_del(txn, s->claims, &jk, NULL))) {
+        return rc;
+      }
+    }
   }
   return mdb_cursor_del(cur, 0);
 }
@@ -125,10 +134,14 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
     }
     if (why) {
       /* quarantine_job deletes the record: the cursor is on the next. */
+      uint8_t at[16];
+      memcpy(at, k.mv_data, 16);
       if ((rc = quarantine_job(s, txn, cur, &k, &v, why))) break;
       ctx->st->moved++;
       note(ctx, true, "moved to quarantine: %s", why);
-      rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+      /* On to the job after it (there may be none: it was the last). */
+      k = (MDB_val){16, at};
+      rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
       continue;
     }
     ctx->st->jobs++;

@@ -204,9 +204,10 @@ static int put_claim(jb_store *s, MDB_txn *txn,
 }
 
 /* Delete the claim record of `jobkey` (whose record is `rec`) and its
- * index entries. */
-static int drop_claim(jb_store *s, MDB_txn *txn,
-                      const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec) {
+ * index entries. (Also used by check.c's quarantine.) */
+int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
+                         const uint8_t jobkey[JB_JOBKEY_LEN],
+                         const jb_claimrec *rec) {
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
   int rc = mdb_del(txn, s->claims, &k, NULL);
   if (rc) return rc;
@@ -275,7 +276,7 @@ static int lapse_claim(jb_store *s, MDB_txn *txn,
   char who[JB_WHO_MAX];
   size_t who_len = rec->owner_len > JB_WHO_MAX ? JB_WHO_MAX : rec->owner_len;
   memcpy(who, owner, who_len); /* before the pages change */
-  int rc = drop_claim(s, txn, jobkey, rec);
+  int rc = jb__store_drop_claim(s, txn, jobkey, rec);
   if (rc) return rc;
   if (make_ready) {
     jb_readyrec r = {.modified_us = now_us};
@@ -436,7 +437,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       fresh.holder_pid = req->holder.pid;
       fresh.holder_start = req->holder.start;
     }
-    if ((rc = drop_claim(s, txn, h.jobkey, &rec)) ||
+    if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
         (rc = put_claim(s, txn, h.jobkey, &fresh, req->who, req->who_len)))
       return rc;
     return log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, req->who,
@@ -475,7 +476,17 @@ int jb__store_claim(jb_store *s, const uint8_t uuid[16],
 
 typedef struct {
   uint8_t jobkey[JB_JOBKEY_LEN];
+  uint8_t key[JB_HOLDERKEY_LEN]; /* the index entry it came from */
+  bool from_leases;
 } reap_item;
+
+/* Delete the index entry of a reap item whose claim is gone. */
+static int del_dangling(jb_store *s, MDB_txn *txn, const reap_item *it) {
+  MDB_val k = {it->from_leases ? JB_LEASEKEY_LEN : JB_HOLDERKEY_LEN,
+               (void *)it->key};
+  int rc = mdb_del(txn, it->from_leases ? s->leases : s->holders, &k, NULL);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
 
 /* Collect up to `max` jobkeys from `dbi` (leases or holders) whose entries
  * are lapsed. */
@@ -491,7 +502,10 @@ static int collect_leases(jb_store *s, MDB_txn *txn, int64_t now_bt,
     uint32_t epoch = be32(k.mv_data);
     int64_t expires = (int64_t)be64((uint8_t *)k.mv_data + 4);
     if (epoch == s->epoch && expires > now_bt) break;
-    memcpy(out[(*n)++].jobkey, (uint8_t *)k.mv_data + 12, JB_JOBKEY_LEN);
+    reap_item *it = &out[(*n)++];
+    memcpy(it->jobkey, (uint8_t *)k.mv_data + 12, JB_JOBKEY_LEN);
+    memcpy(it->key, k.mv_data, JB_LEASEKEY_LEN);
+    it->from_leases = true;
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -509,7 +523,10 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
     if (be32(k.mv_data) == s->epoch) break;
-    memcpy(out[(*n)++].jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
+    reap_item *it = &out[(*n)++];
+    memcpy(it->jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
+    memcpy(it->key, k.mv_data, JB_HOLDERKEY_LEN);
+    it->from_leases = false;
   }
   if (rc == MDB_NOTFOUND) rc = 0;
   bool due = nothing_ready || now_bt - s->sweep_bt >= SWEEP_EVERY_US;
@@ -560,9 +577,25 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
                                 be64((uint8_t *)k.mv_data + 8));
       memcpy(s->sweep_after, k.mv_data, 16);
       memset(s->sweep_after + 16, 0xff, JB_JOBKEY_LEN);
+      if (last_alive) {
+        /* Past all of this live process's claims in one step: the sweep's
+         * cost is the processes it looks at, not their claims. */
+        memcpy(pos, s->sweep_after, sizeof pos);
+        k = (MDB_val){sizeof pos, pos};
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        continue;
+      }
     }
-    if (!last_alive)
-      memcpy(out[(*n)++].jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
+    reap_item *it = &out[(*n)++];
+    memcpy(it->jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
+    memcpy(it->key, k.mv_data, JB_HOLDERKEY_LEN);
+    it->from_leases = false;
+    if (*n >= max) {
+      /* Cut short inside a dead process's claims: the next sweep starts
+       * at this process again for the rest. */
+      memset(s->sweep_after + 16, 0, JB_JOBKEY_LEN);
+      break;
+    }
     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
   }
   mdb_cursor_close(cur);
@@ -595,7 +628,13 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
     jb_claimrec rec;
     const char *owner;
     rc = get_claim(s, txn, items[i].jobkey, &rec, &owner);
-    if (rc == MDB_NOTFOUND) continue; /* already reaped (in both indexes) */
+    if (rc == MDB_NOTFOUND) {
+      /* Reaped already (a claim in both indexes), or an entry left behind
+       * by damage: remove what names this jobkey, or it would fill every
+       * later reap's slots. */
+      if ((rc = del_dangling(s, txn, &items[i]))) return rc;
+      continue;
+    }
     if (rc) return rc;
     if (!claim_lapsed(s, &rec, now_bt, &lc)) continue;
     if ((rc = lapse_claim(s, txn, items[i].jobkey, &rec, owner, now_us, true)))
@@ -754,7 +793,7 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * `posting` points into is intact. */
     memcpy(d + sizeof tr + ctx->who_len, posting.mv_data, posting.mv_size);
   }
-  if ((rc = drop_claim(s, txn, h.jobkey, &rec))) return rc;
+  if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec))) return rc;
   if (ctx->op == JB_RELEASE_ABANDON) {
     event = JB_EV_ABANDONED;
     jb_readyrec r = {.modified_us = ctx->now_us};
@@ -785,12 +824,16 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   int rc = owned_claim(s, txn, ctx, "extend the claim on", &h, NULL, &rec);
   if (rc) return rc;
   jb_claimrec fresh = rec;
+  /* The claim holds (owned_claim checked it), so it belongs to this boot
+   * from now on: a plain claim made before a reboot, given a lease, must
+   * not read as a lease of the earlier boot. */
+  fresh.epoch = s->epoch;
   fresh.flags |= JB_CLAIM_F_LEASE;
   fresh.lease_ms = ctx->lease_ms;
   fresh.expires_bt = jb__boottime_us() + ctx->lease_ms * 1000;
   char who[JB_WHO_MAX];
   memcpy(who, ctx->who, ctx->who_len);
-  if ((rc = drop_claim(s, txn, h.jobkey, &rec)) ||
+  if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
       (rc = put_claim(s, txn, h.jobkey, &fresh, who, ctx->who_len)))
     return rc;
   return log_event(s, txn, JB_EV_EXTENDED, ctx->uuid, h.jobkey, ctx->who,
@@ -928,7 +971,17 @@ static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
     if (be32(k.mv_data) == s->epoch &&
         (int64_t)be64((uint8_t *)k.mv_data + 4) > now_bt)
       break;
-    n++;
+    /* Only an entry its claim calls for (not one left by damage). */
+    jb_claimrec rec;
+    const char *owner;
+    const uint8_t *jk = (const uint8_t *)k.mv_data + 12;
+    int r2 = get_claim(s, txn, jk, &rec, &owner);
+    if (r2 == MDB_NOTFOUND) continue;
+    if (r2) { rc = r2; break; }
+    uint8_t want[JB_LEASEKEY_LEN];
+    lease_key(want, &rec, jk);
+    if ((rec.flags & JB_CLAIM_F_LEASE) && memcmp(want, k.mv_data, sizeof want) == 0)
+      n++;
   }
   mdb_cursor_close(cur);
   if (rc && rc != MDB_NOTFOUND) return rc;

@@ -53,6 +53,12 @@ typedef int (*jb_txn_body)(jb_store *s, MDB_txn *txn, void *ctx, int *status);
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx);
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);
 
+/* Delete a job's claim record and its `leases` / `holders` entries
+ * (store/ops.c). */
+int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
+                         const uint8_t jobkey[JB_JOBKEY_LEN],
+                         const jb_claimrec *rec);
+
 /* Translate an LMDB or errno code into a JB_E* code with a message. */
 int jb__store_error(int rc, const char *what);
 

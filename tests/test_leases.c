@@ -53,27 +53,48 @@ static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
 
 /* ---------------------------------------------------------------- leases */
 
+/* Monotonic milliseconds (the same clock as the leases). */
+static int64_t boot_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void a_lease_of_200ms_lapses_and_not_before(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "leased", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(200);
-  claim_ok(f->board, u, "first", &o);
-  /* Before: while time is left, the claim holds for everyone. */
+  char owner[JB_WHO_MAX + 1];
   jb_expiry e;
   int64_t left = -1;
-  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
-  assert_int_equal(e, JB_EXPIRY_AT);
-  assert_true(left > 0 && left <= 200);
-  assert_int_equal(jb_job_claim(f->board, u, "second"), JB_ECLAIMED);
-  jbt_assert_contains(jb_errmsg(), "first");
-  assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
-  char owner[JB_WHO_MAX + 1];
-  assert_int_equal(jb_job_find_owner(owner, f->board, u), JB_OK);
-  assert_string_equal(owner, "first");
   size_t n = 9;
-  assert_int_equal(jb_board_count(&n, f->board, JB_ONLY_UNCLAIMED), JB_OK);
-  assert_int_equal(n, 0);
+  /* Before: while time is left, the claim holds for everyone. The checks
+   * take a few milliseconds; should the machine stall past the lease
+   * meanwhile (a loaded CI, a sanitizer build), the attempt says nothing
+   * and is made again with a new job. */
+  size_t posted = 0;
+  for (int attempt = 0;; attempt++) {
+    jbt_post(u, f->board, "leased", JB_PRIORITY_NORMAL);
+    posted++;
+    jb_claim_opts o = lease(200);
+    int64_t t0 = boot_ms();
+    claim_ok(f->board, u, "first", &o);
+    int rc_e = jb_job_expires_in(&e, &left, f->board, u);
+    int rc_c = jb_job_claim(f->board, u, "second");
+    jb_state st = state_of(f->board, u);
+    int rc_o = jb_job_find_owner(owner, f->board, u);
+    int rc_n = jb_board_count(&n, f->board, JB_ONLY_UNCLAIMED);
+    if (boot_ms() - t0 >= 150 && attempt < 5) continue;
+    assert_int_equal(rc_e, JB_OK);
+    assert_int_equal(e, JB_EXPIRY_AT);
+    assert_true(left > 0 && left <= 200);
+    assert_int_equal(rc_c, JB_ECLAIMED);
+    assert_int_equal(st, JB_STATE_CLAIMED);
+    assert_int_equal(rc_o, JB_OK);
+    assert_string_equal(owner, "first");
+    assert_int_equal(rc_n, JB_OK);
+    assert_int_equal(n, 0);
+    break;
+  }
   /* After: unclaimed for every reader, and claimable by another. */
   sleep_ms(260);
   assert_int_equal(state_of(f->board, u), JB_STATE_UNCLAIMED);
@@ -82,7 +103,7 @@ static void a_lease_of_200ms_lapses_and_not_before(void **state) {
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_NOT_CLAIMED);
   assert_int_equal(jb_board_count(&n, f->board, JB_ONLY_UNCLAIMED), JB_OK);
-  assert_int_equal(n, 1);
+  assert_int_equal(n, posted); /* every attempt's lease lapsed */
   jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, u), JB_OK);
   assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
@@ -124,17 +145,17 @@ static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "long", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(200);
+  jb_claim_opts o = lease(400);
   uint64_t t = claim_ok(f->board, u, "w", &o);
   sleep_ms(100);
-  assert_int_equal(jb_job_extend(f->board, u, "w", t, 600), JB_OK);
-  sleep_ms(200); /* 300 ms after the claim: past the first lease */
+  assert_int_equal(jb_job_extend(f->board, u, "w", t, 2000), JB_OK);
+  sleep_ms(500); /* 600 ms after the claim: past the first lease */
   assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
   jb_expiry e;
   int64_t left = 0;
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
-  assert_true(left > 0 && left <= 400);
+  assert_true(left > 0 && left <= 1500);
   assert_int_equal(jb_job_claim(f->board, u, "other"), JB_ECLAIMED);
   /* Only the owner extends, and only with the current token. */
   assert_int_equal(jb_job_extend(f->board, u, "other", 0, 1000), JB_ENOTOWNER);
@@ -163,14 +184,14 @@ static void a_same_owner_reclaim_refreshes_the_lease(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "refresh", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(200);
+  jb_claim_opts o = lease(600);
   uint64_t t = claim_ok(f->board, u, "w", &o);
-  sleep_ms(120);
+  sleep_ms(350);
   uint64_t t2 = 0;
   assert_int_equal(jb_job_claim_ex(&t2, f->board, u, "w", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "w");
   assert_int_equal(t2, t); /* the same claim: the same token */
-  sleep_ms(120); /* 240 ms after the claim, 120 after the refresh */
+  sleep_ms(350); /* 700 ms after the claim, 350 after the refresh */
   assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
   jbt_assert_check_ok(f->board);
 }
@@ -544,6 +565,9 @@ static void claims_of_an_earlier_boot_lapse_at_reopen(void **state) {
    * lives until its owner acts. */
   assert_int_equal(state_of(f->board, leased), JB_STATE_UNCLAIMED);
   assert_int_equal(state_of(f->board, bound), JB_STATE_UNCLAIMED);
+  assert_int_equal(state_of(f->board, plain), JB_STATE_CLAIMED);
+  /* The plain claim, given a lease now, belongs to this boot. */
+  assert_int_equal(jb_job_extend(f->board, plain, "w", 0, 3600 * 1000), JB_OK);
   assert_int_equal(state_of(f->board, plain), JB_STATE_CLAIMED);
   char got[JB_UUID_STRLEN];
   assert_int_equal(jb_job_claim_next(got, NULL, f->board, "n"), JB_OK);

@@ -867,6 +867,40 @@ static void check_moves_an_undecodable_posting_to_quarantine(void **state) {
   done_damaged(d);
 }
 
+/* A claimed job with a lease and a holder process, whose posting does not
+ * decode: quarantine takes its claim's index entries too, so the board is
+ * clean afterwards and nothing dangles in `leases` or `holders`. The job
+ * with the last uuid key is quarantined too (the cursor ends there). */
+static void check_quarantines_a_claimed_job_with_its_lease_and_holder(
+    void **state) {
+  jbt_fixture *f = *state;
+  damaged *d = calloc(1, sizeof *d);
+  f->extra = d;
+  for (int i = 0; i < 3; i++) jbt_post(d->u[i], f->board, "d", JB_PRIORITY_NORMAL);
+  /* The job whose uuid sorts last: quarantine ends the jobs walk there. */
+  int last = 0;
+  for (int i = 1; i < 3; i++)
+    if (strcmp(d->u[i], d->u[last]) > 0) last = i;
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.flags = JB_CLAIM_BIND_PROCESS;
+  o.lease_ms = 3600 * 1000;
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, d->u[last], "w", &o), JB_OK);
+  jb_board_close(f->board);
+  d->saved = jbt_path(f->dir, "saved-record.bin");
+  raw(RAW_CORRUPT_POSTING, f->dir, d->u[last], d->saved);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_ECORRUPT);
+  assert_int_equal(st.moved, 1);
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+  assert_int_equal(st.problems, 0);
+  assert_int_equal(st.jobs, 2);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, f->board, JB_ONLY_UNCLAIMED), JB_OK);
+  assert_int_equal(n, 2);
+  done_damaged(d);
+}
+
 static void check_reports_a_job_that_is_neither_ready_nor_claimed(
     void **state) {
   jbt_fixture *f = *state;
@@ -943,6 +977,7 @@ int main(void) {
       T(iterator_reports_a_corrupt_posting_and_moves_past_it),
       T(claim_next_of_a_corrupt_posting_reports_it_and_keeps_the_claim),
       T(check_moves_an_undecodable_posting_to_quarantine),
+      T(check_quarantines_a_claimed_job_with_its_lease_and_holder),
       T(check_reports_a_job_that_is_neither_ready_nor_claimed),
       T(check_reports_a_job_that_is_both_ready_and_claimed),
       T(check_of_a_healthy_busy_board_finds_nothing),

@@ -159,7 +159,10 @@ static int torture_child(void *arg) {
     jb_claim_opts co = JB_CLAIM_OPTS_INIT;
     if (a->bound) {
       co.flags = JB_CLAIM_BIND_PROCESS;
-      co.lease_ms = (x >> 3) % 3 == 0 ? 30 : 0;
+      /* Long enough never to lapse while the child runs (a stalled child
+       * would lose its claim and fail its consume): these claims lapse
+       * by the child's death. */
+      co.lease_ms = (x >> 3) % 3 == 0 ? 10000 : 0;
     }
     rc = jb_job_claim_next_ex(u, NULL, NULL, b, who, &co);
     if (rc == JB_ENOTFOUND) continue;
