@@ -26,6 +26,9 @@
  * then abandons the dead child's claims so the next child can take them.
  */
 #include "helpers.h"
+#include "store/store.h"
+
+#include <lmdb.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -224,6 +227,52 @@ typedef struct {
 /* Check the board after round `round`'s child was killed; `expected`
  * holds the jobs that must be on the board from earlier rounds (value
  * unused), and is updated to the board's jobs after the check. */
+/* On a failure: print every change-log event that names job `uuid` (who
+ * claimed, consumed or trashed it, and when), read with LMDB directly in
+ * a forked child (this process has the board open). */
+static void print_job_events(const char *dir, const char *uuid) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid != 0) {
+    if (pid > 0) jbt_wait(pid, 10000);
+    return;
+  }
+  uint8_t u[16];
+  for (int i = 0, o = 0; uuid[i] && o < 16; i++) {
+    if (uuid[i] == '-') continue;
+    unsigned v;
+    if (sscanf(uuid + i, "%2x", &v) != 1) _exit(1);
+    u[o++] = (uint8_t)v;
+    i++;
+  }
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi log;
+  MDB_cursor *cur;
+  MDB_val k, v;
+  if (mdb_env_create(&env) || mdb_env_set_maxdbs(env, 16) ||
+      mdb_env_set_maxreaders(env, 1022) ||
+      mdb_env_open(env, dir, MDB_RDONLY, 0644) ||
+      mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) ||
+      mdb_dbi_open(txn, JB_DB_LOG, 0, &log) ||
+      mdb_cursor_open(txn, log, &cur))
+    _exit(1);
+  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    jb_eventrec ev;
+    if (v.mv_size < sizeof ev || k.mv_size != 8) continue;
+    memcpy(&ev, v.mv_data, sizeof ev);
+    if (memcmp(ev.uuid, u, 16) != 0) continue;
+    uint64_t seq = 0;
+    for (int i = 0; i < 8; i++) seq = seq << 8 | ((uint8_t *)k.mv_data)[i];
+    printf("# job %s: event %llu, type %d, owner '%.*s', time %lld\n", uuid,
+           (unsigned long long)seq, ev.type, (int)ev.owner_len,
+           (char *)v.mv_data + sizeof ev, (long long)ev.time_us);
+  }
+  fflush(stdout);
+  _exit(0);
+}
+
 static void verify_round(const char *dir, const char *log, int round,
                          bool bound, table *expected, totals *tot) {
   char who[32];
@@ -316,8 +365,10 @@ static void verify_round(const char *dir, const char *log, int round,
     if (!last.s[i].used) continue;
     const char *u = last.s[i].key;
     int ev = last.s[i].val;
-    if (ev != 'X' && ev != 'x' && !t_find(&onboard, u, false))
+    if (ev != 'X' && ev != 'x' && !t_find(&onboard, u, false)) {
+      print_job_events(dir, u);
       fail_msg("round %d: job %s (last event '%c') is gone", round, u, ev);
+    }
     /* The state read by uuid agrees with the listing. */
     jb_state st;
     assert_int_equal(jb_job_get_state(&st, b, u), JB_OK);
