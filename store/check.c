@@ -173,39 +173,19 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static void be_put(uint8_t *o, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; i++) o[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-}
-
-/* The `leases` and `holders` keys a claim record must have (store.h). */
-static void lease_key(uint8_t k[JB_LEASEKEY_LEN], const jb_claimrec *cr,
-                      const uint8_t *jobkey) {
-  be_put(k, cr->epoch, 4);
-  be_put(k + 4, (uint64_t)cr->expires_bt, 8);
-  memcpy(k + 12, jobkey, JB_JOBKEY_LEN);
-}
-
-static void holder_key(uint8_t k[JB_HOLDERKEY_LEN], const jb_claimrec *cr,
-                       const uint8_t *jobkey) {
-  be_put(k, cr->epoch, 4);
-  be_put(k + 4, cr->holder_pid, 4);
-  be_put(k + 8, cr->holder_start, 8);
-  memcpy(k + 16, jobkey, JB_JOBKEY_LEN);
-}
-
 /* Does each index the claim's flags call for hold its entry? */
 static bool claim_indexed(jb_store *s, MDB_txn *txn, const jb_claimrec *cr,
                           const uint8_t *jobkey) {
   MDB_val v;
   if (cr->flags & JB_CLAIM_F_LEASE) {
     uint8_t k[JB_LEASEKEY_LEN];
-    lease_key(k, cr, jobkey);
+    jb__lease_key(k, cr, jobkey);
     MDB_val kv = {sizeof k, k};
     if (mdb_get(txn, s->leases, &kv, &v) != 0) return false;
   }
   if (cr->flags & JB_CLAIM_F_BOUND) {
     uint8_t k[JB_HOLDERKEY_LEN];
-    holder_key(k, cr, jobkey);
+    jb__holder_key(k, cr, jobkey);
     MDB_val kv = {sizeof k, k};
     if (mdb_get(txn, s->holders, &kv, &v) != 0) return false;
   }
@@ -232,9 +212,9 @@ static int check_claim_index(jb_store *s, MDB_txn *txn, check_ctx *ctx,
         memcpy(&cr, cv.mv_data, sizeof cr);
         uint8_t want[JB_HOLDERKEY_LEN];
         if (leases)
-          lease_key(want, &cr, jobkey);
+          jb__lease_key(want, &cr, jobkey);
         else
-          holder_key(want, &cr, jobkey);
+          jb__holder_key(want, &cr, jobkey);
         ok = (cr.flags & (leases ? JB_CLAIM_F_LEASE : JB_CLAIM_F_BOUND)) &&
              memcmp(want, k.mv_data, klen) == 0;
       }

@@ -162,15 +162,15 @@ static uint32_t be32(const void *p) {
          b[3];
 }
 
-static void lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
-                      const uint8_t jobkey[JB_JOBKEY_LEN]) {
+void jb__lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
+                   const uint8_t jobkey[JB_JOBKEY_LEN]) {
   put_be32(out, rec->epoch);
   put_be64(out + 4, (uint64_t)rec->expires_bt);
   memcpy(out + 12, jobkey, JB_JOBKEY_LEN);
 }
 
-static void holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
-                       const uint8_t jobkey[JB_JOBKEY_LEN]) {
+void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
+                    const uint8_t jobkey[JB_JOBKEY_LEN]) {
   put_be32(out, rec->epoch);
   put_be32(out + 4, rec->holder_pid);
   put_be64(out + 8, rec->holder_start);
@@ -190,13 +190,13 @@ static int put_claim(jb_store *s, MDB_txn *txn,
   MDB_val empty = {0, NULL};
   if (rec->flags & JB_CLAIM_F_LEASE) {
     uint8_t lk[JB_LEASEKEY_LEN];
-    lease_key(lk, rec, jobkey);
+    jb__lease_key(lk, rec, jobkey);
     MDB_val kk = {sizeof lk, lk};
     if ((rc = mdb_put(txn, s->leases, &kk, &empty, 0))) return rc;
   }
   if (rec->flags & JB_CLAIM_F_BOUND) {
     uint8_t hk[JB_HOLDERKEY_LEN];
-    holder_key(hk, rec, jobkey);
+    jb__holder_key(hk, rec, jobkey);
     MDB_val kk = {sizeof hk, hk};
     if ((rc = mdb_put(txn, s->holders, &kk, &empty, 0))) return rc;
   }
@@ -213,14 +213,14 @@ int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
   if (rc) return rc;
   if (rec->flags & JB_CLAIM_F_LEASE) {
     uint8_t lk[JB_LEASEKEY_LEN];
-    lease_key(lk, rec, jobkey);
+    jb__lease_key(lk, rec, jobkey);
     MDB_val kk = {sizeof lk, lk};
     rc = mdb_del(txn, s->leases, &kk, NULL);
     if (rc && rc != MDB_NOTFOUND) return rc;
   }
   if (rec->flags & JB_CLAIM_F_BOUND) {
     uint8_t hk[JB_HOLDERKEY_LEN];
-    holder_key(hk, rec, jobkey);
+    jb__holder_key(hk, rec, jobkey);
     MDB_val kk = {sizeof hk, hk};
     rc = mdb_del(txn, s->holders, &kk, NULL);
     if (rc && rc != MDB_NOTFOUND) return rc;
@@ -480,6 +480,16 @@ typedef struct {
   bool from_leases;
 } reap_item;
 
+static void add_item(reap_item *out, int *n, const MDB_val *k,
+                     bool from_leases) {
+  reap_item *it = &out[(*n)++];
+  size_t klen = from_leases ? JB_LEASEKEY_LEN : JB_HOLDERKEY_LEN;
+  memcpy(it->jobkey, (const uint8_t *)k->mv_data + klen - JB_JOBKEY_LEN,
+         JB_JOBKEY_LEN);
+  memcpy(it->key, k->mv_data, klen);
+  it->from_leases = from_leases;
+}
+
 /* Delete the index entry of a reap item whose claim is gone. */
 static int del_dangling(jb_store *s, MDB_txn *txn, const reap_item *it) {
   MDB_val k = {it->from_leases ? JB_LEASEKEY_LEN : JB_HOLDERKEY_LEN,
@@ -488,8 +498,7 @@ static int del_dangling(jb_store *s, MDB_txn *txn, const reap_item *it) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Collect up to `max` jobkeys from `dbi` (leases or holders) whose entries
- * are lapsed. */
+/* Collect up to `max` lapsed leases (at the front of `leases`). */
 static int collect_leases(jb_store *s, MDB_txn *txn, int64_t now_bt,
                           reap_item *out, int max, int *n) {
   MDB_cursor *cur;
@@ -502,10 +511,7 @@ static int collect_leases(jb_store *s, MDB_txn *txn, int64_t now_bt,
     uint32_t epoch = be32(k.mv_data);
     int64_t expires = (int64_t)be64((uint8_t *)k.mv_data + 4);
     if (epoch == s->epoch && expires > now_bt) break;
-    reap_item *it = &out[(*n)++];
-    memcpy(it->jobkey, (uint8_t *)k.mv_data + 12, JB_JOBKEY_LEN);
-    memcpy(it->key, k.mv_data, JB_LEASEKEY_LEN);
-    it->from_leases = true;
+    add_item(out, n, &k, true);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -523,10 +529,7 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
     if (be32(k.mv_data) == s->epoch) break;
-    reap_item *it = &out[(*n)++];
-    memcpy(it->jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
-    memcpy(it->key, k.mv_data, JB_HOLDERKEY_LEN);
-    it->from_leases = false;
+    add_item(out, n, &k, false);
   }
   if (rc == MDB_NOTFOUND) rc = 0;
   bool due = nothing_ready || now_bt - s->sweep_bt >= SWEEP_EVERY_US;
@@ -586,10 +589,7 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
         continue;
       }
     }
-    reap_item *it = &out[(*n)++];
-    memcpy(it->jobkey, (uint8_t *)k.mv_data + 16, JB_JOBKEY_LEN);
-    memcpy(it->key, k.mv_data, JB_HOLDERKEY_LEN);
-    it->from_leases = false;
+    add_item(out, n, &k, false);
     if (*n >= max) {
       /* Cut short inside a dead process's claims: the next sweep starts
        * at this process again for the rest. */
@@ -979,7 +979,7 @@ static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
     if (r2 == MDB_NOTFOUND) continue;
     if (r2) { rc = r2; break; }
     uint8_t want[JB_LEASEKEY_LEN];
-    lease_key(want, &rec, jk);
+    jb__lease_key(want, &rec, jk);
     if ((rec.flags & JB_CLAIM_F_LEASE) && memcmp(want, k.mv_data, sizeof want) == 0)
       n++;
   }

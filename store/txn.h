@@ -59,6 +59,12 @@ int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
                          const uint8_t jobkey[JB_JOBKEY_LEN],
                          const jb_claimrec *rec);
 
+/* The `leases` / `holders` key a claim record calls for (store.h). */
+void jb__lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
+                   const uint8_t jobkey[JB_JOBKEY_LEN]);
+void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
+                    const uint8_t jobkey[JB_JOBKEY_LEN]);
+
 /* Translate an LMDB or errno code into a JB_E* code with a message. */
 int jb__store_error(int rc, const char *what);
 
