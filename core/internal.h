@@ -7,6 +7,7 @@
 
 #include "jobboard.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,7 +93,30 @@ struct jb_board {
                              board */
   char *path;
   size_t max_posting;
+  atomic_int cancelled; /* jb_board_cancel: every wait ends (sticky) */
 };
+
+/* ------------------------------------------------------------------ waits */
+
+/* A wait attempt's "not yet". */
+#define JB__AGAIN 1
+
+/* One attempt of a wait. It returns JB_OK or a JB_E* code to end the wait
+ * (the wait returns it as is), or JB__AGAIN to sleep until the next commit
+ * on the board. It may lower *retry_mono_us (CLOCK_MONOTONIC microseconds;
+ * INT64_MAX on entry) to be tried again by then without a commit (a lease
+ * lapsing). It runs outside any transaction and does its own reads and
+ * writes. */
+typedef int (*jb_wait_fn)(void *ctx, int64_t *retry_mono_us);
+
+/* Attempt, then sleep on the board's signal and attempt again after each
+ * commit, until the attempt ends it, `timeout_ms` passes (JB_ETIMEDOUT;
+ * < 0: no limit; 0: one attempt) or the handle is cancelled
+ * (JB_ECANCELED). */
+int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms);
+
+/* CLOCK_MONOTONIC in microseconds. */
+int64_t jb__mono_us(void);
 
 /* ------------------------------------------------------------------ jobs */
 

@@ -99,6 +99,7 @@ enum {
   JB_EIO = -9,       /**< an operating-system or storage error */
   JB_ENOMEM = -10,   /**< out of memory */
   JB_EVERSION = -11, /**< the board was written by a newer jobboard */
+  JB_ECANCELED = -12, /**< a wait was cancelled (jb_board_cancel) */
 };
 
 /**
@@ -560,6 +561,66 @@ typedef int (*jb_entity_cb)(const jb_entity *entity, void *payload);
  * JB_ENOMEM.
  */
 JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
+
+/* ------------------------------------------------------------------ waits */
+
+/*
+ * Waiting without polling. Every committed write bumps a counter in the
+ * board's signal file (`signal` in the board directory, memory-mapped by
+ * every process that opens the board) and wakes the processes sleeping on
+ * it (a shared futex). A waiter re-checks the board under a read
+ * transaction after every wake-up, so a spurious wake-up costs one read
+ * and cannot make a wait return wrongly. Waits for claimable jobs also
+ * wake when a lease lapses (a timer set to the first expiry) and when a
+ * process holding a process-bound claim ends (the library's watcher
+ * thread holds a pidfd of each such holder, up to 256 processes; beyond
+ * that such a wait also looks again every second).
+ *
+ * The signal file holds nothing that matters: a missing or corrupt one is
+ * rebuilt, also under running waiters (the watcher thread, started by a
+ * process's first wait, follows the board directory with inotify).
+ * Truncating it under running processes is not safe (a mapped page cut
+ * away is a SIGBUS); deleting it is.
+ *
+ * Timeouts are in milliseconds: < 0 waits without limit, 0 checks once.
+ * They are kept on CLOCK_MONOTONIC, to within the scheduler's wake-up
+ * latency (well under a millisecond here: docs/BENCHMARKS.md).
+ */
+
+/**
+ * Block until the board holds at least one job, or with JB_ONLY_UNCLAIMED
+ * at least one claimable job (a lapsed claim counts), or `timeout_ms`
+ * passes. Errors: JB_ETIMEDOUT, JB_ECANCELED (jb_board_cancel), JB_EINVAL
+ * (NULL handle, unknown flags), JB_EIO (the signal file or the watcher
+ * thread could not be set up: the message says which).
+ */
+JB_EXTERN int jb_board_wait(jb_board *board, unsigned int flags,
+                            int64_t timeout_ms);
+
+/**
+ * jb_job_claim_next_ex that waits, up to `timeout_ms`, until it can claim.
+ * Every waiter tries to claim after a wake-up: of many waiters and one new
+ * job, exactly one gets it and the others sleep again.
+ * Errors: as jb_job_claim_next_ex, but JB_ETIMEDOUT instead of
+ * JB_ENOTFOUND; JB_ECANCELED.
+ */
+JB_EXTERN int jb_job_claim_next_wait(char uuid_out[JB_UUID_STRLEN],
+                                     jb_job **job_out, uint64_t *token_out,
+                                     jb_board *board, const char *who,
+                                     const jb_claim_opts *opts,
+                                     int64_t timeout_ms);
+
+/**
+ * Cancel every wait on this handle, now and later, from any thread: each
+ * returns JB_ECANCELED (waits on other handles, and in other processes,
+ * go on). It stays cancelled until jb_board_cancel_reset. Safe to call
+ * from a signal handler (it only stores a flag and wakes the futex).
+ * Returns JB_OK, or JB_EINVAL for a NULL handle.
+ */
+JB_EXTERN int jb_board_cancel(jb_board *board);
+
+/** Undo jb_board_cancel: later waits on the handle wait again. */
+JB_EXTERN int jb_board_cancel_reset(jb_board *board);
 
 /* -------------------------------------------------------------- iteration */
 

@@ -198,6 +198,12 @@ int64_t jb__now_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t jb__mono_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int jb__buf_reserve(jb_buf *b, size_t more) {
   if (b->cap - b->len >= more) return JB_OK;
   size_t cap = b->cap ? b->cap : 256;

@@ -3,6 +3,7 @@
  * transaction wrappers that grow the map when it is full.
  */
 #include "txn.h"
+#include "wake.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -158,18 +159,24 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
   for (int attempt = 0;; attempt++) {
     int status = JB_OK;
     MDB_txn *txn = NULL;
+    bool wrote = false, stale = false;
     pthread_rwlock_rdlock(&s->resize_lock);
     size_t seen = map_size(s);
     int rc = mdb_txn_begin(s->env, NULL, flags, &txn);
     if (rc == 0) {
       rc = body(s, txn, ctx, &status);
-      if (rc == 0)
-        rc = (flags & MDB_RDONLY) && !keep_dbis ? (mdb_txn_abort(txn), 0)
-                                                : mdb_txn_commit(txn);
-      else
+      if (rc == 0 && (flags & MDB_RDONLY)) {
+        rc = keep_dbis ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
+      } else if (rc == 0) {
+        stale = jb__signal_stale(s, txn);
+        rc = mdb_txn_commit(txn);
+        wrote = rc == 0;
+      } else {
         mdb_txn_abort(txn);
+      }
     }
     pthread_rwlock_unlock(&s->resize_lock);
+    if (wrote) jb__signal_commit(s, stale); /* wake the board's waiters */
     if (rc == 0) return status;
     if (rc == MDB_MAP_RESIZED && attempt < 100) {
       int r2 = adopt_map(s);
@@ -550,6 +557,7 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
 }
 
 static void free_store(jb_store *s) {
+  jb__signal_close(s);
   if (s->env) mdb_env_close(s->env);
   pthread_rwlock_destroy(&s->resize_lock);
   free(s->path);
@@ -600,6 +608,7 @@ int jb__store_open(jb_store **out, const char *path,
   s->ino = st.st_ino;
   s->refs = 1;
   rc = open_env(s, path, o, create);
+  if (rc == JB_OK) rc = jb__signal_open(s);
   if (rc != JB_OK) {
     free_store(s);
   } else {

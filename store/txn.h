@@ -9,6 +9,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 struct jb_store {
@@ -29,6 +30,15 @@ struct jb_store {
    * starved by a stream of readers. A thread never takes it twice.
    */
   pthread_rwlock_t resize_lock;
+  /* The signal file (signal.c): the map in use (older ones chained behind
+   * it), its id, the lock for changing it, the watcher thread (started by
+   * the first wait) and its count of changes seen to the file. */
+  struct jb_sigmap *_Atomic sig;
+  uint8_t sig_id[16];
+  pthread_mutex_t sig_lock;
+  bool sig_ready;
+  struct jb_watcher *watcher;
+  atomic_uint sig_dirgen;
   bool writemap;   /* durability none: the file must be preallocated */
   jb_durability durability;
   unsigned fork_gen; /* jb__fork_generation() at open */

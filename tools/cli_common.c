@@ -6,6 +6,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +16,28 @@
 
 /* -------------------------------------------------------------- cli.h */
 
+static volatile sig_atomic_t caught;
+static jb_board *cancel_board;
+
+static void on_signal(int sig) {
+  caught = sig;
+  jb_board_cancel(cancel_board);
+}
+
+void cli_cancel_on_signals(jb_board *b) {
+  cancel_board = b;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_caught_signal(void) { return caught; }
+
 int cli_exit_code(int status) {
+  if (status == JB_ECANCELED && caught) return 128 + caught;
   switch (status) {
   case JB_OK: return CLI_EXIT_OK;
   case JB_EINVAL: return CLI_EXIT_USAGE;
@@ -91,6 +114,9 @@ enum {
   OPT_LIMIT,
   OPT_LEASE,
   OPT_TOKEN,
+  OPT_TIMEOUT,
+  OPT_WAIT,
+  OPT_CLAIMABLE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -112,6 +138,9 @@ static const struct {
     {{"limit", required_argument, NULL, OPT_LIMIT}, CLI_O_LIMIT},
     {{"lease", required_argument, NULL, OPT_LEASE}, CLI_O_LEASE},
     {{"token", required_argument, NULL, OPT_TOKEN}, CLI_O_TOKEN},
+    {{"timeout", required_argument, NULL, OPT_TIMEOUT}, CLI_O_TIMEOUT},
+    {{"wait", required_argument, NULL, OPT_WAIT}, CLI_O_WAIT},
+    {{"claimable", no_argument, NULL, OPT_CLAIMABLE}, CLI_O_CLAIMABLE},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -137,6 +166,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
 
   memset(o, 0, sizeof *o);
   o->durability = JB_DURABILITY_FULL;
+  o->timeout_ms = -1;
   const char *durability = NULL;
   optind = 0; /* GNU: start afresh (main may have parsed global options) */
   opterr = 0; /* our own one-line messages */
@@ -192,6 +222,22 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       o->token = v;
       break;
     }
+    case OPT_TIMEOUT:
+    case OPT_WAIT: {
+      /* Seconds, fractions allowed; `inf`: no limit. */
+      const char *name = c == OPT_WAIT ? "--wait" : "--timeout";
+      char *end;
+      errno = 0;
+      double sec = strtod(optarg, &end);
+      if (end == optarg || *end != '\0' || errno != 0 || !(sec >= 0.0) ||
+          (sec > 1e9 && sec != HUGE_VAL))
+        return cli_cmd_usage(cmd, "%s: '%s' is not a time (seconds from 0, "
+                             "fractions allowed, or inf)", name, optarg);
+      o->timeout_ms = sec == HUGE_VAL ? -1 : (int64_t)(sec * 1000.0 + 0.5);
+      if (c == OPT_WAIT) o->has_wait = 1;
+      break;
+    }
+    case OPT_CLAIMABLE: o->claimable = 1; break;
     case ':':
       return cli_cmd_usage(cmd, "option '%s' needs an argument",
                            bad_option_text(argv, argc, buf, sizeof buf));

@@ -20,6 +20,9 @@ enum {
   CLI_O_LIMIT = 1u << 3,     /* --limit N */
   CLI_O_LEASE = 1u << 4,     /* --lease SECONDS */
   CLI_O_TOKEN = 1u << 5,     /* --token T */
+  CLI_O_TIMEOUT = 1u << 6,   /* --timeout SECONDS */
+  CLI_O_WAIT = 1u << 7,      /* --wait SECONDS (claim-next) */
+  CLI_O_CLAIMABLE = 1u << 8, /* --claimable */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -49,6 +52,10 @@ typedef struct {
   unsigned long long limit;
   int64_t lease_ms;  /* --lease, in milliseconds; 0 when not given */
   uint64_t token;    /* --token; 0 when not given */
+  int64_t timeout_ms; /* --timeout / --wait in milliseconds; -1: no limit
+                         (`inf`, or not given) */
+  int has_wait;       /* --wait was given */
+  int claimable;      /* --claimable */
   char **args; /* operands */
   int nargs;
 } cli_opts;
@@ -87,6 +94,13 @@ int cli_check_uuid(const char *what, const char *text);
  * so that one job is one line. */
 void cli_put_text(FILE *f, const char *s);
 
+/* Make SIGINT and SIGTERM cancel the waits on `b` (jb_board_cancel) instead
+ * of killing the process, so that a waiting command ends cleanly. */
+void cli_cancel_on_signals(jb_board *b);
+/* The signal that cancelled (0: none). A command that ends with
+ * JB_ECANCELED exits 128 + that signal, as a shell reports a killed one. */
+int cli_caught_signal(void);
+
 /* Print a help text (stdout); return CLI_EXIT_OK. */
 int cli_help(const cli_command *cmd);
 
@@ -116,11 +130,12 @@ int cmd_check(int argc, char **argv);
 int cmd_extend(int argc, char **argv);
 int cmd_expires_in(int argc, char **argv);
 int cmd_entities(int argc, char **argv);
+int cmd_wait(int argc, char **argv);
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
-    cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities;
+    cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
@@ -142,6 +157,11 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "  -h, --help          print this help and exit\n"                           \
   "Global options (--board, --durability, --json) may also come before the\n" \
   "subcommand's name.\n"
+
+/* --timeout's help line(s). */
+#define CLI_HELP_TIMEOUT                                                       \
+  "  --timeout SECONDS   give up after this long (fractions allowed; 0 checks\n" \
+  "                      once; `inf` or no --timeout waits without limit)\n"
 
 #define CLI_HELP_ENV                                                           \
   "Environment:\n"                                                             \

@@ -69,25 +69,33 @@ const cli_command cli_cmd_claim_next = {
     "the claimed job as `jobboard show --json` does. Finding and claiming\n"
     "are one transaction: two workers never get the same job, and claimed\n"
     "jobs are never even looked at. When nothing is claimable, exit 3\n"
-    "without waiting. Jobs whose claims lapsed (lease expired, holder process\n"
-    "gone) are claimable. The --json output includes the claim's token.\n"
+    "at once; with --wait, block until a job can be claimed (woken by the\n"
+    "commit that makes it claimable: no polling) or the time runs out\n"
+    "(exit 7). Of many workers waiting for one new job, exactly one gets it.\n"
+    "Jobs whose claims lapsed (lease expired, holder process gone) are\n"
+    "claimable. The --json output includes the claim's token.\n"
     "\n"
     "Options:\n"
     WHO_OPTION
     LEASE_OPTION
+    "  --wait SECONDS      wait up to this long for a claimable job (fractions\n"
+    "                      allowed; `inf`: without limit). SIGINT or SIGTERM\n"
+    "                      ends the wait (exit 130 or 143)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
     "\n"
-    CLI_HELP_EXIT_COMMON ", or no job is claimable now\n"
+    CLI_HELP_EXIT_COMMON ", or no job is claimable now (without --wait)\n"
+    "  7  --wait ran out: nothing became claimable in time\n"
+    "  130, 143  the wait was ended by SIGINT or SIGTERM\n"
     "  An empty --who is a usage error (2).\n"
     "\n"
     "Examples:\n"
-    "  while job=$(jobboard claim-next --who w1); do\n"
+    "  while job=$(jobboard claim-next --who w1 --wait 60); do\n"
     "    run \"$job\" && jobboard consume --who w1 \"$job\" ||\n"
     "      jobboard abandon --who w1 \"$job\"\n"
     "  done\n",
-    CLI_O_WHO | CLI_O_LEASE, 0, 0, ""};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT, 0, 0, ""};
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job becomes claimable again",
@@ -247,7 +255,14 @@ int cmd_claim_next(int argc, char **argv) {
   jb_job *job = NULL;
   jb_claim_opts co = JB_CLAIM_OPTS_INIT;
   co.lease_ms = o.lease_ms;
-  int st = jb_job_claim_next_ex(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
+  int st;
+  if (o.has_wait) {
+    cli_cancel_on_signals(b);
+    st = jb_job_claim_next_wait(uuid, o.json ? &job : NULL, NULL, b, o.who,
+                                &co, o.timeout_ms);
+  } else {
+    st = jb_job_claim_next_ex(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
+  }
   if (st == JB_OK) {
     int bad = o.json ? cli_json_print(cli_job_to_json(job)) : puts(uuid) == EOF;
     if (bad) rc = CLI_EXIT_ERROR;

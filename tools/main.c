@@ -28,6 +28,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_owner, "owner", NULL, cmd_owner},
     {&cli_cmd_state, "state", NULL, cmd_state},
     {&cli_cmd_count, "count", NULL, cmd_count},
+    {&cli_cmd_wait, "wait", NULL, cmd_wait},
     {&cli_cmd_check, "check", NULL, cmd_check},
     {&cli_cmd_entities, "entities", NULL, cmd_entities},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},

@@ -1,0 +1,91 @@
+/*
+ * wait.c - blocking waits: for jobs, for a claimable job, and the cancel
+ * of a handle's waits. The sleeping is store/wake.c's.
+ */
+#include "internal.h"
+
+#include "store/store.h"
+#include "store/wake.h"
+
+#include <inttypes.h>
+
+int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms) {
+  return jb__store_wait(b->store, fn, ctx, timeout_ms, &b->cancelled);
+}
+
+int jb_board_cancel(jb_board *b) {
+  if (b == NULL) return JB_EINVAL; /* no message: signal handlers call this */
+  atomic_store(&b->cancelled, 1);
+  jb__signal_poke(b->store);
+  return JB_OK;
+}
+
+int jb_board_cancel_reset(jb_board *b) {
+  if (b == NULL) return jb__err(JB_EINVAL, "jb_board_cancel_reset: board is NULL");
+  atomic_store(&b->cancelled, 0);
+  return JB_OK;
+}
+
+typedef struct {
+  jb_board *b;
+  unsigned flags;
+} jobs_ctx;
+
+static int jobs_try(void *vctx, int64_t *retry) {
+  jobs_ctx *c = vctx;
+  size_t n = 0;
+  int rc = jb__store_wait_state(c->b->store, c->flags, &n, retry);
+  if (rc != JB_OK) return rc;
+  return n > 0 ? JB_OK : JB__AGAIN;
+}
+
+int jb_board_wait(jb_board *b, unsigned flags, int64_t timeout_ms) {
+  if (b == NULL) return jb__err(JB_EINVAL, "jb_board_wait: board is NULL");
+  if (flags & ~(unsigned)JB_ONLY_UNCLAIMED)
+    return jb__err(JB_EINVAL, "wait: unknown flags 0x%x",
+                   flags & ~(unsigned)JB_ONLY_UNCLAIMED);
+  jobs_ctx c = {b, flags};
+  int rc = jb__board_wait(b, jobs_try, &c, timeout_ms);
+  if (rc == JB_ETIMEDOUT)
+    jb__err(JB_ETIMEDOUT, "board %s: no %sjob after %" PRId64 " ms", b->path,
+            flags & JB_ONLY_UNCLAIMED ? "claimable " : "", timeout_ms);
+  return rc;
+}
+
+typedef struct {
+  char *uuid_out;
+  jb_job **job_out;
+  uint64_t *token_out;
+  jb_board *b;
+  const char *who;
+  const jb_claim_opts *opts;
+} claim_ctx;
+
+static int claim_try(void *vctx, int64_t *retry) {
+  claim_ctx *c = vctx;
+  int rc = jb_job_claim_next_ex(c->uuid_out, c->job_out, c->token_out, c->b,
+                                c->who, c->opts);
+  if (rc != JB_ENOTFOUND) return rc;
+  size_t n = 0;
+  rc = jb__store_wait_state(c->b->store, JB_ONLY_UNCLAIMED, &n, retry);
+  if (rc != JB_OK) return rc;
+  /* Claimable, yet claim-next found nothing: the claim-next after this one
+   * returns the lapsed claims to the ready index. Not a busy loop: a
+   * millisecond apart. */
+  if (n > 0) *retry = jb__mono_us() + 1000;
+  return JB__AGAIN;
+}
+
+int jb_job_claim_next_wait(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                           uint64_t *token_out, jb_board *b, const char *who,
+                           const jb_claim_opts *opts, int64_t timeout_ms) {
+  if (job_out) *job_out = NULL;
+  if (token_out) *token_out = 0;
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  claim_ctx c = {uuid_out, job_out, token_out, b, who, opts};
+  int rc = jb__board_wait(b, claim_try, &c, timeout_ms);
+  if (rc == JB_ETIMEDOUT)
+    jb__err(JB_ETIMEDOUT, "board %s: nothing claimable after %" PRId64 " ms",
+            b->path, timeout_ms);
+  return rc;
+}

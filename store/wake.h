@@ -1,0 +1,56 @@
+/*
+ * wake.h - the board's shared wake-up signal, and waiting on it.
+ *
+ * Every committed write bumps a 32-bit counter in a small memory-mapped
+ * file of the board directory ("signal") and wakes the processes sleeping
+ * on it with a shared futex. A waiter re-checks the board under a read
+ * transaction after each wake-up, so the file carries no data that matters:
+ * a missing or corrupt one is rebuilt, and a lost or spurious wake-up can
+ * only cost a re-check. See store/signal.c for the protocol.
+ */
+#ifndef JOBBOARD_STORE_WAKE_H
+#define JOBBOARD_STORE_WAKE_H
+
+#include "store.h"
+
+#include <lmdb.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* The file's name inside the board directory. */
+#define JB_SIGNAL_FILE "signal"
+
+/* Map the board's signal file (creating or rebuilding it) and make the
+ * board's meta "signal" name it. Called once the environment is open. */
+int jb__signal_open(jb_store *s);
+/* Stop the watcher thread, unmap the file(s). */
+void jb__signal_close(jb_store *s);
+
+/* Inside a write transaction, just before its commit: does the board name
+ * a signal file other than the one this process has mapped (it was
+ * deleted and rebuilt by another process)? */
+bool jb__signal_stale(jb_store *s, MDB_txn *txn);
+/* After a committed write: bump the counter and wake the waiters (after
+ * first following a rebuilt file when `stale`). */
+void jb__signal_commit(jb_store *s, bool stale);
+
+/* Wake every waiter on the board's signal (without a commit), so that they
+ * re-check. Async-signal-safe: atomics and one futex call per mapping. */
+void jb__signal_poke(jb_store *s);
+
+/* The wait loop behind jb__board_wait (core/internal.h): attempt, sleep on
+ * the futex until a commit, the attempt's retry time, the deadline or a
+ * cancel (`*cancelled` non-zero: JB_ECANCELED), attempt again. */
+int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
+                   const atomic_int *cancelled);
+
+/* What a waiter for jobs needs to know, in one read transaction: the
+ * number of jobs (or, with JB_ONLY_UNCLAIMED, of claimable jobs) and, for
+ * claimable waits, when the first live lease lapses (CLOCK_MONOTONIC
+ * microseconds; INT64_MAX if none). With JB_ONLY_UNCLAIMED the processes
+ * holding bound claims are handed to the watcher, which wakes the board's
+ * waiters when one of them ends. */
+int jb__store_wait_state(jb_store *s, unsigned flags, size_t *count,
+                         int64_t *lapse_mono_us);
+
+#endif
