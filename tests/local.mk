@@ -11,10 +11,10 @@ JB_TEST_HELPERS = tests/helpers.h tests/helpers.c
 
 check_PROGRAMS += tests/test_api tests/test_badinput tests/test_order \
 	tests/test_store tests/test_race tests/test_torture tests/test_threads \
-	tests/test_leases tests/test_entities
+	tests/test_leases tests/test_entities tests/test_wait
 TESTS += tests/test_api tests/test_badinput tests/test_order \
 	tests/test_store tests/test_race tests/test_torture tests/test_threads \
-	tests/test_leases tests/test_entities
+	tests/test_leases tests/test_entities tests/test_wait
 
 tests_test_api_SOURCES = tests/test_api.c $(JB_TEST_HELPERS)
 tests_test_api_CFLAGS = $(JB_TEST_CFLAGS)
@@ -50,6 +50,10 @@ tests_test_leases_LDADD = $(JB_TEST_LIBS)
 tests_test_entities_SOURCES = tests/test_entities.c $(JB_TEST_HELPERS)
 tests_test_entities_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_entities_LDADD = $(JB_TEST_LIBS)
+
+tests_test_wait_SOURCES = tests/test_wait.c $(JB_TEST_HELPERS)
+tests_test_wait_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_wait_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
