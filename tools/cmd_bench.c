@@ -15,6 +15,7 @@
  */
 #include "cli.h"
 #include "bench_raw.h"
+#include "bench_wake.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +43,7 @@
 #define DEFAULT_JOBS 200000u
 #define DEFAULT_SYNC_JOBS 500u
 #define DEFAULT_PROCS 4u
+#define DEFAULT_WAKES 2000u
 #define DEFAULT_ROUNDS 3u
 #define MAX_PROCS 64u
 #define MAX_ROUNDS 99u
@@ -99,6 +101,16 @@ static const char bench_help[] =
     "The figure is all their cycles over the wall time from the common start\n"
     "to the last one's end; us/cycle is that wall time over all cycles.\n"
     "\n"
+    "Wake-up: how soon a waiter learns of a post made by another process.\n"
+    "One process sleeps in `jb_board_wait` on a board (mode none); the other\n"
+    "posts a job once the waiter is asleep. A sample runs from just before\n"
+    "the post call to the waiter's return (the post's transaction and\n"
+    "commit, the futex wake, the waiter's scheduling and its re-check of\n"
+    "the board); p50, p99 and max over --wakes samples. Beside it, the floor:\n"
+    "the same hand-off between two processes with nothing but a futex in\n"
+    "shared memory (increment, FUTEX_WAKE; the sleeper's FUTEX_WAIT\n"
+    "returns). The post call's own duration is shown too.\n"
+    "\n"
     "Benchmarks report, they do not promise: figures depend on the machine,\n"
     "its load and its disk. The first lines name the machine and the file\n"
     "system of the boards (on tmpfs a flush costs nothing, so full and\n"
@@ -116,6 +128,8 @@ static const char bench_help[] =
     "  --procs N       processes of the multi-process race (default 4; 0\n"
     "                  skips it)\n"
     "  --rounds N      timed rounds per figure, median reported (default 3)\n"
+    "  --wakes N       samples of the wake-up latency (default 2000; 0\n"
+    "                  skips it); see \"Wake-up\" above\n"
     "  --no-claims     skip the kinds of claim (they run when none is\n"
     "                  measured)\n"
     "  --board DIR     make the boards under DIR, which must be empty or\n"
@@ -132,7 +146,9 @@ static const char bench_help[] =
     "                  raw_log_us_per_cycle, ratio (to raw) and\n"
     "                  ratio_to_raw_log; and a \"claims\" line with\n"
     "                  cycles_per_s and us_per_cycle of plain, lease,\n"
-    "                  process and both\n"
+    "                  process and both; and a \"wake\" line with samples,\n"
+    "                  p50_us, p99_us, max_us of board and floor, and\n"
+    "                  post_call_p50_us\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -162,6 +178,7 @@ typedef struct {
   const char *board;
   bool keep, json;
   bool claims; /* the kinds of claim (mode none) */
+  size_t wakes; /* wake-up latency samples (0: skip) */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -239,7 +256,7 @@ static int parse_modes(bool mode[3], const char *text) {
 }
 
 enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
-       OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS };
+       OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(bench_opts *o, int argc, char **argv) {
@@ -253,13 +270,14 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"board", required_argument, NULL, OPT_BOARD},
       {"keep", no_argument, NULL, OPT_KEEP},
       {"no-claims", no_argument, NULL, OPT_NO_CLAIMS},
+      {"wakes", required_argument, NULL, OPT_WAKES},
       {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   *o = (bench_opts){DEFAULT_JOBS, DEFAULT_SYNC_JOBS, DEFAULT_PROCS,
                     DEFAULT_ROUNDS, {true, true, true}, NULL, false, false,
-                    true};
+                    true, DEFAULT_WAKES};
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -289,6 +307,9 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     case OPT_BOARD: o->board = optarg; break;
     case OPT_KEEP: o->keep = true; break;
     case OPT_NO_CLAIMS: o->claims = false; break;
+    case OPT_WAKES:
+      if ((rc = parse_count(&o->wakes, "--wakes", optarg, 0, 10000000))) return rc;
+      break;
     case OPT_JSON: o->json = true; break;
     case ':':
       return cli_usage_error("bench: option '%s' needs an argument (try "
@@ -875,6 +896,38 @@ static json_t *json_figs(const char *type, jb_durability d, unsigned procs,
 
 /* ------------------------------------------------------------- command */
 
+/* Wake-up latency (bench_wake.h), printed or as a "wake" JSON line. */
+static int bench_wakes(bench_ctx *x, const bench_opts *o) {
+  char dir[4200], err[512] = "";
+  int rc = make_sub(x, "wake", dir, sizeof dir);
+  if (rc) return rc;
+  bench_lat board, call, fl;
+  if (bench_wake(&board, &call, &fl, dir, o->wakes, err, sizeof err) != 0)
+    return bench_fail("wake-up latency", err);
+  if (o->json) {
+    json_line(json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+                        "type", "wake", "mode", "none", "samples",
+                        (json_int_t)o->wakes, "board_p50_us", board.p50_us,
+                        "board_p99_us", board.p99_us, "board_max_us",
+                        board.max_us, "floor_p50_us", fl.p50_us,
+                        "floor_p99_us", fl.p99_us, "floor_max_us", fl.max_us,
+                        "post_call_p50_us", call.p50_us, "ratio_p50",
+                        fl.p50_us > 0 ? board.p50_us / fl.p50_us : 0.0));
+  } else {
+    printf("\nwake-up, post in one process -> jb_board_wait returns in "
+           "another, %zu samples\n", o->wakes);
+    printf("%-18s %12s %11s %11s\n", "", "p50 us", "p99 us", "max us");
+    printf("  %-16s %12.1f %11.1f %11.1f\n", "jobboard", board.p50_us,
+           board.p99_us, board.max_us);
+    printf("  %-16s %12.1f %11.1f %11.1f\n", "futex floor", fl.p50_us,
+           fl.p99_us, fl.max_us);
+    printf("  p50 over the floor's: %.2f; the post call alone: p50 %.1f us\n",
+           fl.p50_us > 0 ? board.p50_us / fl.p50_us : 0.0, call.p50_us);
+  }
+  fflush(stdout);
+  return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
   bench_opts o;
   int rc = parse_args(&o, argc, argv);
@@ -991,6 +1044,7 @@ int cmd_bench(int argc, char **argv) {
       }
     }
   }
+  if (ret == 0 && o.wakes > 0) ret = bench_wakes(&x, &o);
   if (ret == 0 && o.keep && !o.json) printf("\nkept %s\n", x.root);
   fflush(stdout);
 done:

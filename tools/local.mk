@@ -19,6 +19,7 @@ jobboard_SOURCES = \
 	tools/cmd_bench.c
 jobboard_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
-jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h
+jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
+	tools/bench_wake.c tools/bench_wake.h
 
 dist_man_MANS = docs/jobboard.1

@@ -1,0 +1,198 @@
+/*
+ * bench_wake.c - how fast a waiter in one process learns of a post made in
+ * another, beside the floor of a bare futex ping-pong between two
+ * processes (see bench_wake.h).
+ */
+#include "bench_wake.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The waiter is back asleep well within this after it said it is ready. */
+#define SETTLE_US 500
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void settle(void) {
+  struct timespec ts = {0, SETTLE_US * 1000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Shared between the two processes (an anonymous shared mapping). */
+typedef struct {
+  _Atomic uint32_t word;  /* the floor's futex word */
+  _Atomic uint32_t ready; /* the waiter's "about to wait" count */
+  _Atomic int failed;
+  int64_t woke_ns[];      /* when the waiter returned, per sample */
+} shared;
+
+static long futex(_Atomic uint32_t *a, int op, uint32_t v) {
+  return syscall(SYS_futex, a, op, v, NULL, NULL, 0);
+}
+
+/* Wait until the waiter announced sample i (it is about to sleep). */
+static int await_ready(shared *sh, uint32_t i) {
+  int64_t t0 = mono_ns();
+  while (atomic_load(&sh->ready) <= i) {
+    if (atomic_load(&sh->failed)) return -1;
+    if (mono_ns() - t0 > 10 * 1000000000LL) return -1;
+    sched_yield();
+  }
+  settle();
+  return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void summarise(bench_lat *out, int64_t *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_i64);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += (double)v[i];
+  out->samples = n;
+  out->p50_us = (double)v[n / 2] / 1000.0;
+  out->p99_us = (double)v[(n * 99) / 100] / 1000.0;
+  out->max_us = (double)v[n - 1] / 1000.0;
+  out->mean_us = sum / (double)n / 1000.0;
+}
+
+/* ------------------------------------------------------------ floor */
+
+static int floor_child(shared *sh, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v = atomic_load(&sh->word);
+    atomic_fetch_add(&sh->ready, 1);
+    while (atomic_load(&sh->word) == v) futex(&sh->word, FUTEX_WAIT, v);
+    sh->woke_ns[i] = mono_ns();
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ board */
+
+static int board_child(shared *sh, const char *dir, size_t n) {
+  jb_board *b = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NONE;
+  if (jb_board_open(&b, dir, &o) != JB_OK) return 1;
+  for (size_t i = 0; i < n; i++) {
+    atomic_fetch_add(&sh->ready, 1);
+    if (jb_board_wait(b, 0, 10000) != JB_OK) return 2;
+    sh->woke_ns[i] = mono_ns();
+    /* Empty the board again for the next sample (untimed). */
+    char uuid[JB_UUID_STRLEN];
+    if (jb_job_claim_next(uuid, NULL, b, "waiter") != JB_OK) return 3;
+    if (jb_job_consume(b, uuid, "waiter") != JB_OK) return 4;
+  }
+  jb_board_close(b);
+  return 0;
+}
+
+static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
+               char *err, size_t errlen) {
+  size_t size = sizeof(shared) + n * sizeof(int64_t);
+  shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) {
+    snprintf(err, errlen, "mmap: %s", strerror(errno));
+    return -1;
+  }
+  int64_t *start = calloc(n, sizeof *start), *took = calloc(n, sizeof *took);
+  jb_board *b = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NONE;
+  o.flags = JB_OPEN_CREATE;
+  int rc = 0;
+  if (start == NULL || took == NULL) {
+    snprintf(err, errlen, "out of memory");
+    rc = -1;
+  } else if (dir && jb_board_open(&b, dir, &o) != JB_OK) {
+    snprintf(err, errlen, "%s", jb_errmsg());
+    rc = -1;
+  }
+  pid_t pid = rc == 0 ? fork() : -1;
+  if (rc == 0 && pid < 0) {
+    snprintf(err, errlen, "fork: %s", strerror(errno));
+    rc = -1;
+  }
+  if (pid == 0) {
+    int r = dir ? board_child(sh, dir, n) : floor_child(sh, n);
+    if (r) atomic_store(&sh->failed, 1);
+    _exit(r);
+  }
+  jb_post p = JB_POST_INIT;
+  p.name = "wake";
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (await_ready(sh, (uint32_t)i) != 0) {
+      snprintf(err, errlen, "sample %zu: the waiter did not get ready", i);
+      rc = -1;
+      break;
+    }
+    start[i] = mono_ns();
+    if (dir) {
+      char uuid[JB_UUID_STRLEN];
+      if (jb_job_post(uuid, b, &p) != JB_OK) {
+        snprintf(err, errlen, "post: %s", jb_errmsg());
+        rc = -1;
+      }
+    } else {
+      atomic_fetch_add(&sh->word, 1);
+      futex(&sh->word, FUTEX_WAKE, INT_MAX);
+    }
+    took[i] = mono_ns() - start[i];
+  }
+  if (pid > 0) {
+    if (rc != 0) kill(pid, SIGKILL);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+      snprintf(err, errlen, "the waiter process failed (status %d)", st);
+      rc = -1;
+    }
+  }
+  if (rc == 0) {
+    int64_t *lag = malloc(n * sizeof *lag);
+    if (lag == NULL) {
+      snprintf(err, errlen, "out of memory");
+      rc = -1;
+    } else {
+      for (size_t i = 0; i < n; i++) lag[i] = sh->woke_ns[i] - start[i];
+      summarise(lat, lag, n);
+      if (call) summarise(call, took, n);
+      free(lag);
+    }
+  }
+  jb_board_close(b);
+  free(start);
+  free(took);
+  munmap(sh, size);
+  return rc;
+}
+
+int bench_wake(bench_lat *board, bench_lat *post_call, bench_lat *floor,
+               const char *dir, size_t samples, char *err, size_t errlen) {
+  int rc = run(floor, NULL, NULL, samples, err, errlen);
+  if (rc == 0) rc = run(board, post_call, dir, samples, err, errlen);
+  return rc;
+}

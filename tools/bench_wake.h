@@ -1,0 +1,36 @@
+/*
+ * bench_wake.h - wake-up latency for `jobboard bench`.
+ *
+ * Two processes. One waits on a fresh board (durability none) with
+ * jb_board_wait and no timeout; the other, once the waiter has said it is
+ * about to wait and a further 0.5 ms has passed (so that it sleeps in the
+ * kernel), reads CLOCK_MONOTONIC and posts one job. The sample is the time
+ * from just before the post call to the waiter's return: the post's own
+ * write transaction and commit, the futex wake, the waiter's scheduling
+ * and its re-check of the board (a read transaction). The waiter then
+ * claims and consumes the job, untimed, and waits again.
+ *
+ * The floor is the same hand-off with nothing but a futex: one process
+ * sleeps in FUTEX_WAIT on a word in shared memory, the other increments
+ * the word and calls FUTEX_WAKE; the sample runs from just before the
+ * increment to the sleeper's return.
+ */
+#ifndef JOBBOARD_BENCH_WAKE_H
+#define JOBBOARD_BENCH_WAKE_H
+
+#include <stddef.h>
+
+#include "jobboard.h"
+
+typedef struct {
+  size_t samples;
+  double p50_us, p99_us, max_us, mean_us;
+} bench_lat;
+
+/* Measure the floor, then the board in `dir` (created), `samples` each.
+ * Also the post call's own duration (post_call). Returns 0, or -1 with a
+ * message in err. */
+int bench_wake(bench_lat *board, bench_lat *post_call, bench_lat *floor,
+               const char *dir, size_t samples, char *err, size_t errlen);
+
+#endif
