@@ -624,5 +624,96 @@ jb entities
 expect_ok "entities after the demo"; expect_out "" "entities after the demo"
 end
 
+# --- waits ----------------------------------------------------------------
+
+begin "wait returns when a job is posted by another process, not before"
+post first
+jb claim-next --who holder
+jb consume --who holder "$uuid" # the board exists, empty
+"$JOBBOARD" --board "$B" wait --timeout 20 >"$ROOT/wait.out" 2>"$ROOT/wait.err" &
+waiter=$!
+sleep 0.4
+kill -0 "$waiter" 2>/dev/null || fail "wait returned from an empty board"
+post second
+wait "$waiter"; rc=$?
+[ "$rc" = 0 ] || fail "wait after a post: exit $rc ($(cat "$ROOT/wait.err"))"
+[ "$(cat "$ROOT/wait.out")" = 1 ] || fail "wait printed '$(cat "$ROOT/wait.out")'"
+jb claim-next --who holder # now one claimed job: `wait --claimable` must wait
+"$JOBBOARD" --board "$B" wait --claimable --timeout 20 --json >"$ROOT/wait.out" 2>"$ROOT/wait.err" &
+waiter=$!
+sleep 0.4
+kill -0 "$waiter" 2>/dev/null || fail "wait --claimable returned with nothing claimable"
+post third
+wait "$waiter"; rc=$?
+[ "$rc" = 0 ] || fail "wait --claimable after a post: exit $rc ($(cat "$ROOT/wait.err"))"
+out=$(cat "$ROOT/wait.out")
+json_check "j == {'claimable': 1}"
+end
+
+begin "wait and claim-next --wait time out with exit 7"
+post only
+jb claim-next --who holder
+jb wait --claimable --timeout 0.2
+expect_error 7 "no claimable job after 200 ms" "wait --claimable --timeout 0.2"
+jb claim-next --who w --wait 0.2
+expect_error 7 "nothing claimable after 200 ms" "claim-next --wait 0.2"
+jb claim-next --who w
+expect_error 3 "" "claim-next without --wait"
+jb wait --timeout 0
+expect_ok "wait --timeout 0 with a job"; expect_out 1 "wait --timeout 0"
+end
+
+begin "claim-next --wait gets a job posted meanwhile; one of three gets it"
+post seed
+jb claim-next --who w0
+for i in 1 2 3; do
+  "$JOBBOARD" --board "$B" claim-next --who "w$i" --wait 3 >"$ROOT/cn$i.out" 2>"$ROOT/cn$i.err" &
+  eval "cn$i=\$!"
+done
+sleep 0.4
+post wanted
+got=0 timedout=0
+for i in 1 2 3; do
+  eval "wait \$cn$i"; r=$?
+  case $r in
+    0) got=$((got + 1)); [ "$(cat "$ROOT/cn$i.out")" = "$uuid" ] || fail "w$i got '$(cat "$ROOT/cn$i.out")'" ;;
+    7) timedout=$((timedout + 1)) ;;
+    *) fail "claim-next --wait w$i: exit $r: $(cat "$ROOT/cn$i.err")" ;;
+  esac
+done
+[ "$got" = 1 ] && [ "$timedout" = 2 ] || fail "got $got, timed out $timedout (expected 1 and 2)"
+end
+
+begin "SIGINT and SIGTERM end a wait: exit 130 and 143"
+post held
+jb claim-next --who holder
+"$JOBBOARD" --board "$B" wait --claimable >/dev/null 2>"$ROOT/int.err" &
+waiter=$!
+sleep 0.3
+kill -INT "$waiter"
+wait "$waiter"; rc=$?
+[ "$rc" = 130 ] || fail "SIGINT: exit $rc"
+grep -q "cancelled" "$ROOT/int.err" || fail "SIGINT: stderr '$(cat "$ROOT/int.err")'"
+"$JOBBOARD" --board "$B" claim-next --who w --wait inf >/dev/null 2>&1 &
+waiter=$!
+sleep 0.3
+kill -TERM "$waiter"
+wait "$waiter"; rc=$?
+[ "$rc" = 143 ] || fail "SIGTERM: exit $rc"
+end
+
+begin "bad --timeout and --wait values are usage errors"
+post x
+for v in -1 abc 1e12 ""; do
+  jb wait --timeout "$v"
+  expect_error 2 "--timeout" "wait --timeout '$v'"
+  jb claim-next --who w --wait "$v"
+  expect_error 2 "--wait" "claim-next --wait '$v'"
+done
+jb wait --claimable=yes
+expect_error 2 "claimable" "wait --claimable=yes"
+count_is 1 "after the bad commands"
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]
