@@ -578,7 +578,7 @@ JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
  *
  * The signal file holds nothing that matters: a missing or corrupt one is
  * rebuilt, also under running waiters (the watcher thread, started by a
- * process's first wait, follows the board directory with inotify).
+ * process's first wait, follows the file with inotify).
  * Truncating it under running processes is not safe (a mapped page cut
  * away is a SIGBUS); deleting it is.
  *

@@ -26,9 +26,9 @@
  *    process maps, and a writer that finds them different maps the current
  *    file before it bumps (and bumps the old one too, so its sleepers move);
  *  - a process that waits also runs a watcher thread that follows the
- *    board directory with inotify: when the signal file is deleted,
- *    replaced or rewritten, it wakes this process's waiters, which map the
- *    file at the path again (making it if it is missing);
+ *    mapped file with inotify: when it is deleted or replaced (its link
+ *    count changes) or written to, it wakes this process's waiters, which
+ *    map the file at the path again (making it if it is missing);
  * so waiters sleeping on a deleted file still wake, and no writer keeps
  * bumping a file nobody waits on. Old mappings are kept until the board
  * closes, so a pointer to one stays valid (jb__signal_poke walks them from
@@ -254,26 +254,6 @@ static struct jb_sigmap *current(jb_store *s) {
   return atomic_load(&s->sig);
 }
 
-/* Map the file now at the path, in place of ours, and name it in meta.
- * The old map is kept (see the top) and its sleepers are woken to move. */
-static int follow(jb_store *s) {
-  pthread_mutex_lock(&s->sig_lock);
-  struct jb_sigmap *old = current(s), *m = NULL;
-  int rc = map_file(s, &m);
-  if (rc == JB_OK) {
-    m->older = old;
-    atomic_store(&s->sig, m);
-    if (old) {
-      atomic_fetch_add(&old->hdr->seq, 1);
-      wake_all(old->hdr);
-    }
-    memcpy(s->sig_id, m->id, 16);
-  }
-  pthread_mutex_unlock(&s->sig_lock);
-  if (rc == JB_OK) rc = name_in_meta(s, m->id);
-  return rc;
-}
-
 /* Is the map we use still the file at the path, with our header? */
 static bool still_current(jb_store *s) {
   struct jb_sigmap *m = current(s);
@@ -283,6 +263,48 @@ static bool still_current(jb_store *s) {
   return m && stat(path, &st) == 0 && st.st_dev == m->dev &&
          st.st_ino == m->ino && hdr_valid(m->hdr) &&
          memcmp(m->hdr->id, m->id, 16) == 0;
+}
+
+/* The watcher follows the file at the path (its inode: a deletion or a
+ * replacement changes its link count, IN_ATTRIB), not the directory, whose
+ * data file changes at every commit. Called under sig_lock. */
+static void watch_file(jb_store *s) {
+  if (s->watcher == NULL) return;
+  char path[4200];
+  sig_path(s, path, sizeof path);
+  inotify_add_watch(s->watcher->ino_fd, path,
+                    IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF);
+}
+
+/* Map the file now at the path, in place of ours, and name it in meta.
+ * The old map is kept (see the top) and its sleepers are woken to move.
+ * The watch is set after the map: should the file be replaced between the
+ * two, the map is not current, and the loop maps the newer one. */
+static int follow(jb_store *s) {
+  int rc = JB_OK;
+  for (int attempt = 0; rc == JB_OK; attempt++) {
+    pthread_mutex_lock(&s->sig_lock);
+    struct jb_sigmap *old = current(s), *m = NULL;
+    rc = map_file(s, &m);
+    if (rc == JB_OK && old && m->dev == old->dev && m->ino == old->ino &&
+        memcmp(m->id, old->id, 16) == 0) {
+      munmap(m->hdr, SIG_SIZE); /* the one we have: no new map */
+      free(m);
+    } else if (rc == JB_OK) {
+      m->older = old;
+      atomic_store(&s->sig, m);
+      if (old) {
+        atomic_fetch_add(&old->hdr->seq, 1);
+        wake_all(old->hdr);
+      }
+      memcpy(s->sig_id, m->id, 16);
+    }
+    if (rc == JB_OK) watch_file(s);
+    pthread_mutex_unlock(&s->sig_lock);
+    if (rc != JB_OK || attempt == 3 || still_current(s)) break;
+  }
+  if (rc == JB_OK) rc = name_in_meta(s, s->sig_id);
+  return rc;
 }
 
 int jb__signal_open(jb_store *s) {
@@ -387,8 +409,8 @@ static void *watcher_main(void *arg) {
       bool ours = false;
       for (ssize_t off = 0; off < len;) {
         const struct inotify_event *ev = (const void *)(buf + off);
-        if (ev->len && strcmp(ev->name, JB_SIGNAL_FILE) == 0) ours = true;
-        if (ev->mask & IN_Q_OVERFLOW) ours = true;
+        /* IN_IGNORED: the watch of an old file went with its inode. */
+        if (!(ev->mask & IN_IGNORED)) ours = true;
         off += (ssize_t)(sizeof *ev + ev->len);
       }
       if (ours) {
@@ -429,20 +451,17 @@ static int start_watcher(jb_store *s) {
     }
     w->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     w->wake_fd = -1;
-    if (w->ino_fd < 0 ||
-        inotify_add_watch(w->ino_fd, s->path,
-                          IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
-                              IN_MODIFY | IN_ATTRIB) < 0) {
+    if (w->ino_fd < 0) {
       char what[4200];
-      snprintf(what, sizeof what, "board %s: cannot watch the board directory "
-               "(inotify; see fs.inotify.max_user_instances / max_user_watches)",
-               s->path);
+      snprintf(what, sizeof what, "board %s: cannot watch the signal file "
+               "(inotify; see fs.inotify.max_user_instances)", s->path);
       rc = jb__err_errno(errno, what);
     } else if ((w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
       rc = jb__err_errno(errno, "starting a wait (eventfd)");
     } else {
       pthread_mutex_init(&w->mu, NULL);
       s->watcher = w;
+      watch_file(s);
       /* The thread blocks every signal: they belong to the program. */
       sigset_t all, old;
       sigfillset(&all);
