@@ -14,13 +14,30 @@
 #define DEFAULT_MAX_POSTING ((size_t)1 << 20)
 #define MIN_MAX_POSTING ((size_t)256)
 
+/* The history bounds of `opts` (version 2) into `b`, defaults for 0. */
+static int history_options(jb_board *b, const jb_board_options *opts) {
+  b->history_max = JB_HISTORY_MAX_DEFAULT;
+  b->history_max_age_us = JB_HISTORY_AGE_DEFAULT_MS * 1000;
+  if (opts->version < 2) return JB_OK;
+  if (opts->history_max_age_ms < 0 ||
+      opts->history_max_age_ms > INT64_MAX / 1000)
+    return jb__err(JB_EINVAL, "board options: history_max_age_ms %lld is "
+                   "not an age (expected milliseconds > 0, or 0 for the "
+                   "default of 7 days)", (long long)opts->history_max_age_ms);
+  if (opts->history_max) b->history_max = opts->history_max;
+  if (opts->history_max_age_ms)
+    b->history_max_age_us = opts->history_max_age_ms * 1000;
+  return JB_OK;
+}
+
 int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts) {
   jb_board_options defaults = JB_BOARD_OPTIONS_INIT;
   if (out == NULL) return jb__err(JB_EINVAL, "jb_board_open: out is NULL");
   *out = NULL;
   if (opts == NULL) opts = &defaults;
-  if (opts->version != JB_BOARD_OPTIONS_VERSION)
+  /* Version 1 ended at max_posting: its history fields are not read. */
+  if (opts->version != JB_BOARD_OPTIONS_VERSION && opts->version != 1)
     return jb__err(JB_EINVAL, "board options: version %u is not %u (use "
                    "JB_BOARD_OPTIONS_INIT)", opts->version, JB_BOARD_OPTIONS_VERSION);
   if (path == NULL || path[0] == '\0')
@@ -40,8 +57,14 @@ int jb_board_open(jb_board **out, const char *path,
     free(b);
     return jb__err(JB_ENOMEM, "out of memory opening board %s", path);
   }
+  int rc;
   b->max_posting = opts->max_posting ? opts->max_posting : DEFAULT_MAX_POSTING;
-  int rc = jb__store_open(&b->store, path, opts);
+  if ((rc = history_options(b, opts)) != JB_OK) {
+    free(b->path);
+    free(b);
+    return rc;
+  }
+  rc = jb__store_open(&b->store, path, opts);
   if (rc != JB_OK) {
     free(b->path);
     free(b);
@@ -316,8 +339,15 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   int rc = args(b, uuid, raw);
   if (rc == JB_OK) rc = jb__who_check(who, &who_len);
   if (rc != JB_OK) return rc;
-  return jb__store_release(b->store, op, raw, who, who_len, token,
-                           jb__now_us());
+  if (op == JB_RELEASE_ABANDON)
+    return jb__store_release(b->store, op, raw, who, who_len, token,
+                             jb__now_us());
+  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
+  jb_store_done done = {op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                 : JB_END_TRASHED,
+                        NULL, 0, &hb};
+  return jb__store_finish(b->store, op, raw, who, who_len, token, jb__now_us(),
+                          &done);
 }
 
 int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {
@@ -453,7 +483,8 @@ int jb_board_check(jb_check_stats *stats, jb_board *b, jb_check_cb cb,
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   jb_check_stats local;
   jb_buf report = {0};
-  int rc = jb__store_check(b->store, stats ? stats : &local, &report);
+  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
+  int rc = jb__store_check(b->store, stats ? stats : &local, &report, &hb);
   /* Hand the lines out only now, after the write transaction. */
   for (size_t off = 0; cb && off < report.len;) {
     const char *line = (const char *)report.data + off;

@@ -94,6 +94,10 @@ struct jb_board {
   char *path;
   size_t max_posting;
   atomic_int cancelled; /* jb_board_cancel: every wait ends (sticky) */
+  /* The completion history's bounds (jb_board_options): the records this
+   * handle's writes add trim the history to them. */
+  size_t history_max;
+  int64_t history_max_age_us;
 };
 
 /* ------------------------------------------------------------------ waits */

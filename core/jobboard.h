@@ -172,7 +172,9 @@ JB_EXTERN const char *jb_durability_name(jb_durability durability);
 /** Parse "full", "normal" or "none" (any case). Errors: JB_EINVAL. */
 JB_EXTERN int jb_durability_parse(jb_durability *out, const char *name);
 
-#define JB_BOARD_OPTIONS_VERSION 1
+/* 2 added history_max and history_max_age_ms; version 1 structs (without
+ * them) are still accepted and get the defaults. */
+#define JB_BOARD_OPTIONS_VERSION 2
 
 /** Flags for jb_board_options.flags. */
 enum {
@@ -196,10 +198,15 @@ typedef struct {
   size_t map_size;         /**< initial map size in bytes; 0 = 64 MiB. The
                                 map grows by itself when full. */
   size_t max_posting;      /**< largest posting in bytes; 0 = 1 MiB */
+  /* The completion history (see jb_job_consume_result). Like max_posting,
+   * these are the handle's: the history is trimmed to them by the
+   * completions this handle writes (another process may keep more). */
+  size_t history_max;         /**< records kept; 0 = 10,000 */
+  int64_t history_max_age_ms; /**< age of the oldest kept; 0 = 7 days */
 } jb_board_options;
 
 #define JB_BOARD_OPTIONS_INIT                                                  \
-  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0 }
+  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0, 0, 0 }
 
 /**
  * Open the board in directory `path` (NULL `opts` means defaults).
@@ -479,14 +486,16 @@ JB_EXTERN int jb_job_expires_in(jb_expiry *out, int64_t *ms_out,
 JB_EXTERN int jb_job_abandon(jb_board *board, const char *uuid, const char *who);
 
 /**
- * The owner completes the job: it leaves the board (state COMPLETE).
- * Errors: as jb_job_abandon.
+ * The owner completes the job: it leaves the board (state COMPLETE) and
+ * its history record says JB_END_CONSUMED, with no result (see
+ * jb_job_consume_result). Errors: as jb_job_abandon.
  */
 JB_EXTERN int jb_job_consume(jb_board *board, const char *uuid, const char *who);
 
 /**
  * The owner removes a bad job: it leaves the board and its posting is kept
- * in the board's trash area for inspection. Errors: as jb_job_abandon.
+ * in the board's trash area for inspection; its history record says
+ * JB_END_TRASHED. Errors: as jb_job_abandon.
  */
 JB_EXTERN int jb_job_trash(jb_board *board, const char *uuid, const char *who);
 
@@ -622,6 +631,144 @@ JB_EXTERN int jb_board_cancel(jb_board *board);
 /** Undo jb_board_cancel: later waits on the handle wait again. */
 JB_EXTERN int jb_board_cancel_reset(jb_board *board);
 
+/* ------------------------------------------------------------ completion */
+
+/*
+ * Completion results and the history.
+ *
+ * Every job that leaves the board (reaches COMPLETE) leaves a record in
+ * the board's history, written in the same transaction: how it ended, the
+ * result its owner gave, who owned it, and when it was posted, claimed and
+ * completed. A producer reads it with jb_job_completion or waits for it
+ * with jb_job_wait_done.
+ *
+ * The history is bounded: it keeps at most history_max records (board
+ * option; default 10,000) and drops records older than history_max_age_ms
+ * (default 7 days), oldest first. Trimming is done by the writes that add
+ * records, at most 64 records per write, so an old record outlives its age
+ * until the next completion, and a handle with smaller bounds than the
+ * board's other writers' trims the history down to its own.
+ */
+
+/** What the owner says of a job it consumes. */
+typedef enum {
+  JB_OUTCOME_SUCCESS = 0,
+  JB_OUTCOME_FAILURE = 1,
+} jb_outcome;
+
+/** How a job reached COMPLETE. */
+typedef enum {
+  JB_END_CONSUMED = 1, /**< consumed with JB_OUTCOME_SUCCESS */
+  JB_END_FAILED = 2,   /**< consumed with JB_OUTCOME_FAILURE */
+  JB_END_TRASHED = 3,  /**< trashed by its owner */
+  JB_END_REVOKED = 4,  /**< moved to quarantine by jb_board_check (its
+                            posting did not decode); `reason` says why */
+} jb_end;
+
+/** "consumed", "failed", "trashed", "revoked"; NULL outside the enum. */
+JB_EXTERN const char *jb_end_name(jb_end end);
+
+/**
+ * One history record. Returned through `**out` it belongs to the caller
+ * (free with jb_completion_free); handed out by jb_history_next it is
+ * borrowed. The strings and the result live as long as the record.
+ * Records are made by the library: fields may be added at the end.
+ */
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  jb_end end;
+  const char *name;       /**< the job's name; NULL when it could not be read
+                               (a revoked job) */
+  jb_priority priority;   /**< (jb_priority)-1 when unknown (revoked) */
+  uint64_t sequence;      /**< the job's board sequence (0 when unknown) */
+  const char *owner;      /**< who consumed or trashed it; for a revoked job
+                               the owner of its claim, or NULL */
+  int64_t posted_us;      /**< microseconds since the epoch (0: unknown) */
+  int64_t claimed_us;     /**< the claim (or its last refresh); 0 if none */
+  int64_t completed_us;   /**< when it left the board */
+  const void *result;     /**< the result: one msgpack map (0x80, the empty
+                               map, when none was given) */
+  size_t result_len;
+  const char *reason;     /**< JB_END_REVOKED: why; NULL otherwise */
+  uint64_t history_seq;   /**< its place in the history: larger is newer */
+} jb_completion;
+
+/** Free a record returned through `**out`. NULL is a no-op. */
+JB_EXTERN void jb_completion_free(jb_completion *completion);
+
+/**
+ * jb_job_consume_ex with an outcome and a result: the owner completes the
+ * job, and its history record says JB_END_CONSUMED (JB_OUTCOME_SUCCESS)
+ * or JB_END_FAILED (JB_OUTCOME_FAILURE) and keeps `result`, one complete
+ * msgpack map of at most the board's max_posting bytes (NULL with length
+ * 0: the empty map). `token` 0 is not checked. jb_job_consume and
+ * jb_job_consume_ex are this call with JB_OUTCOME_SUCCESS and no result.
+ * Errors: as jb_job_consume_ex; JB_EINVAL also for an unknown outcome or
+ * a result that is not one msgpack map or is too large (names the field;
+ * the job stays claimed).
+ */
+JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
+                                    const char *who, uint64_t token,
+                                    jb_outcome outcome, const void *result,
+                                    size_t result_len);
+
+/**
+ * The history record of job `uuid` (the newest, should a uuid have
+ * completed twice). On success *out is a record the caller frees.
+ * Errors: JB_EINVAL (malformed uuid), JB_ENOTFOUND (no record: the job is
+ * still on the board, was never on it, or its record was dropped by the
+ * history's bounds; the message says which of "on the board" and "not in
+ * the history"), JB_ECORRUPT (the record does not decode), JB_ENOMEM.
+ */
+JB_EXTERN int jb_job_completion(jb_completion **out, jb_board *board,
+                                const char *uuid);
+
+/**
+ * Wait until job `uuid` completes, then return its history record as
+ * jb_job_completion does. A job already in the history returns at once; a
+ * job on the board is waited for (woken by the commits of any process,
+ * never by polling) for up to `timeout_ms` milliseconds (< 0: no limit;
+ * 0: look once). A uuid that is neither on the board nor in the history
+ * (never posted here, or its record was dropped) is JB_ENOTFOUND at once.
+ * Errors: JB_EINVAL, JB_ENOTFOUND, JB_ETIMEDOUT (still on the board),
+ * JB_ECANCELED (jb_board_cancel), JB_ECORRUPT, JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_job_wait_done(jb_completion **out, jb_board *board,
+                               const char *uuid, int64_t timeout_ms);
+
+/** Records in the history now. Errors: JB_EINVAL, JB_EIO. */
+JB_EXTERN int jb_history_count(size_t *out, jb_board *board);
+
+typedef struct jb_history_iter jb_history_iter;
+
+/** Flags of jb_history_open. */
+enum {
+  /** Oldest record first (the default is newest first). */
+  JB_HISTORY_OLDEST_FIRST = 1u << 0,
+};
+
+/**
+ * Iterate the history, newest record first (JB_HISTORY_OLDEST_FIRST:
+ * oldest first). Like jb_iter it streams: a few dozen records per short
+ * read transaction, and each record is seen at most once. Newest first
+ * starts at the newest record when jb_history_next is first called and
+ * does not see later ones; oldest first sees records added meanwhile.
+ * Records trimmed meanwhile are not seen. Errors: JB_EINVAL, JB_ENOMEM.
+ */
+JB_EXTERN int jb_history_open(jb_history_iter **out, jb_board *board,
+                              unsigned int flags);
+
+/**
+ * Advance. On success *out is the next record, borrowed until the next
+ * call or jb_history_close; at the end, JB_OK with *out NULL.
+ * Errors: JB_ECORRUPT (a record does not decode: the message names its
+ * place; the iterator moves past it), JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_history_next(const jb_completion **out, jb_history_iter *it);
+
+/** Free a history iterator. NULL is a no-op. */
+JB_EXTERN void jb_history_close(jb_history_iter *it);
+
 /* -------------------------------------------------------------- iteration */
 
 typedef struct jb_iter jb_iter;
@@ -660,6 +807,7 @@ typedef struct {
   size_t quarantined; /**< records in quarantine (this run included) */
   size_t moved;       /**< postings moved to quarantine by this run */
   size_t problems;    /**< invariant violations found by this run */
+  size_t history;     /**< completion records in the history */
 } jb_check_stats;
 
 /** Called once per problem or note, with one line of text. */
@@ -671,7 +819,10 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
  * that does not is moved to the quarantine table with the reason, never
  * deleted); sequences and counters are consistent; every lease and
  * holder index entry matches its claim; every entity record is
- * well-formed. Reports each problem
+ * well-formed; every history record decodes, and each job's history entry
+ * names a record of that job. A job moved to quarantine has reached
+ * COMPLETE: it gets a history record (JB_END_REVOKED, with the reason).
+ * Reports each problem
  * (and each quarantined record, as a note: a line that starts with
  * "quarantined: ") through `cb` (may be NULL); fills `stats`
  * (may be NULL). Returns JB_OK only when no problem was found and nothing

@@ -8,6 +8,7 @@
  * under the writer lock.
  */
 #include "txn.h"
+#include "history.h"
 #include "core/posting.h"
 
 #include <stdarg.h>
@@ -20,6 +21,7 @@ typedef struct {
   jb_job job;       /* scratch for decoding */
   bool read_only;   /* in a read transaction: moves nothing */
   bool needs_write; /* (read-only) a posting must move: run again to write */
+  const jb_hist_bounds *hist; /* for the history records of moved jobs */
 } check_ctx;
 
 static void note(check_ctx *ctx, bool problem, const char *fmt, ...)
@@ -52,15 +54,57 @@ static bool index_names(MDB_txn *txn, MDB_dbi dbi, const uint8_t *jobkey,
 
 /* Move jobs[uuid] (value v) to quarantine with `why`, and drop the index
  * entries that point at it. The cursor moves to the next job. */
+/* The history record of a job check moves to quarantine: it reached
+ * COMPLETE, revoked, with `why`. Written before anything else changes, so
+ * `v` and the claim record may still be read from their pages. */
+static int revoke_history(jb_store *s, MDB_txn *txn, const MDB_val *k,
+                          const MDB_val *v, const char *why,
+                          const jb_hist_bounds *hist) {
+  jb_hist_entry e = {.rec = {.end = JB_END_REVOKED,
+                             .priority = JB_HIST_PRIORITY_UNKNOWN,
+                             .completed_us = jb__now_us()},
+                     .reason = why, .reason_len = strlen(why)};
+  memcpy(e.rec.uuid, k->mv_data, 16);
+  char owner[JB_WHO_MAX], name[JB_NAME_MAX];
+  if (v->mv_size >= sizeof(jb_jobhdr)) {
+    jb_jobhdr h;
+    memcpy(&h, v->mv_data, sizeof h);
+    e.rec.priority = (uint8_t)jb__jobkey_priority(h.jobkey);
+    e.rec.job_seq = jb__jobkey_seq(h.jobkey);
+    e.rec.posted_us = h.posted_us;
+    const char *np;
+    if (jb__history_posting_name((uint8_t *)v->mv_data + sizeof h,
+                                 v->mv_size - sizeof h, &np, &e.name_len)) {
+      memcpy(name, np, e.name_len);
+      e.name = name;
+    }
+    MDB_val jk = {JB_JOBKEY_LEN, h.jobkey}, cv;
+    jb_claimrec cr;
+    if (mdb_get(txn, s->claims, &jk, &cv) == 0 && cv.mv_size >= sizeof cr &&
+        (memcpy(&cr, cv.mv_data, sizeof cr), cr.format == 2) &&
+        memcmp(cr.uuid, k->mv_data, 16) == 0 &&
+        cv.mv_size == sizeof cr + cr.owner_len && cr.owner_len <= JB_WHO_MAX) {
+      memcpy(owner, (uint8_t *)cv.mv_data + sizeof cr, cr.owner_len);
+      e.owner = owner;
+      e.owner_len = cr.owner_len;
+      e.rec.claimed_us = cr.claimed_us;
+    }
+  }
+  return jb__history_put(s, txn, &e, hist, e.rec.completed_us);
+}
+
 static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
-                          const MDB_val *k, const MDB_val *v, const char *why) {
+                          const MDB_val *k, const MDB_val *v, const char *why,
+                          const jb_hist_bounds *hist) {
+  int rc = revoke_history(s, txn, k, v, why, hist);
+  if (rc) return rc;
   uint8_t qkey[1 + 16];
   qkey[0] = 'j';
   memcpy(qkey + 1, k->mv_data, 16);
   size_t wlen = strlen(why);
   MDB_val qk = {sizeof qkey, qkey};
   MDB_val qv = {sizeof(jb_quarrec) + wlen + v->mv_size, NULL};
-  int rc = mdb_put(txn, s->quarantine, &qk, &qv, MDB_RESERVE);
+  rc = mdb_put(txn, s->quarantine, &qk, &qv, MDB_RESERVE);
   if (rc) return rc;
   jb_quarrec q = {.quarantined_us = jb__now_us(), .reason_len = (uint16_t)wlen};
   uint8_t *d = qv.mv_data;
@@ -136,7 +180,7 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       /* quarantine_job deletes the record: the cursor is on the next. */
       uint8_t at[16];
       memcpy(at, k.mv_data, 16);
-      if ((rc = quarantine_job(s, txn, cur, &k, &v, why))) break;
+      if ((rc = quarantine_job(s, txn, cur, &k, &v, why, ctx->hist))) break;
       ctx->st->moved++;
       note(ctx, true, "moved to quarantine: %s", why);
       /* On to the job after it (there may be none: it was the last). */
@@ -304,6 +348,30 @@ static int check_entity(const MDB_val *k, const MDB_val *v,
   return 0;
 }
 
+/* Every history record must decode, and every uuid entry must name a
+ * record of its uuid (history.h). */
+static void check_history_item(uint64_t hseq, const uint8_t *uuid,
+                               const char *why, bool dangling, void *arg) {
+  check_ctx *ctx = arg;
+  char ut[JB_UUID_STRLEN] = "?";
+  if (uuid) jb__uuid_format(ut, uuid);
+  if (dangling) {
+    note(ctx, true, "history: the entry of job %s names no record of it", ut);
+    return;
+  }
+  if (why == NULL) {
+    ctx->st->history++;
+    return;
+  }
+  if (hseq == 0) {
+    note(ctx, true, "history: %s", why);
+    return;
+  }
+  ctx->st->history++;
+  note(ctx, true, "history: record %llu does not decode: %s",
+       (unsigned long long)hseq, why);
+}
+
 static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   check_ctx *ctx = vctx;
   (void)status;
@@ -344,11 +412,14 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     return rc;
   if ((rc = check_log(s, txn, ctx))) return rc;
   if ((rc = jb__entity_walk(s, txn, check_entity, ctx))) return rc;
+  if ((rc = jb__history_walk(s, txn, check_history_item, ctx))) return rc;
   return check_quarantine(s, txn, ctx);
 }
 
-int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report) {
-  check_ctx ctx = {.st = stats, .report = report, .read_only = true};
+int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report,
+                    const jb_hist_bounds *hist) {
+  check_ctx ctx = {.st = stats, .report = report, .read_only = true,
+                   .hist = hist};
   int rc = jb__store_read(s, check_body, &ctx);
   if (rc == JB_OK && ctx.needs_write) {
     ctx.read_only = false;

@@ -263,7 +263,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_QUARANTINE, flags, &s->quarantine)) ||
       (rc = mdb_dbi_open(txn, JB_DB_LEASES, flags, &s->leases)) ||
       (rc = mdb_dbi_open(txn, JB_DB_HOLDERS, flags, &s->holders)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_ENTITIES, flags, &s->entities)))
+      (rc = mdb_dbi_open(txn, JB_DB_ENTITIES, flags, &s->entities)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_HISTORY, flags, &s->history)))
     return rc;
   return JB_OK;
 }
@@ -376,7 +377,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   uint8_t boot[16];
   if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
   if (schema < JB_SCHEMA_VERSION) {
-    if ((rc = upgrade_claims(s, txn))) return rc;
+    /* 2 -> 3 only adds the history table, made above by open_tables. */
+    if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     schema = JB_SCHEMA_VERSION;
     MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;

@@ -3,6 +3,7 @@
  * transaction over the tables described in store.h.
  */
 #include "txn.h"
+#include "history.h"
 #include "core/posting.h"
 
 #include <stdio.h>
@@ -726,6 +727,7 @@ typedef struct {
   uint64_t token;
   int64_t now_us;
   int64_t lease_ms; /* extend */
+  const jb_store_done *done; /* consume, trash: the history record */
 } release_ctx;
 
 static const char *release_verb(jb_release op) {
@@ -775,6 +777,14 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_claimrec rec;
   int rc = owned_claim(s, txn, ctx, release_verb(ctx->op), &h, &posting, &rec);
   if (rc) return rc;
+  /* The job's name for its history record, copied before pages change. */
+  char name[JB_NAME_MAX];
+  const char *np;
+  size_t name_len = 0;
+  if (ctx->op != JB_RELEASE_ABANDON &&
+      jb__history_posting_name(posting.mv_data, posting.mv_size, &np,
+                               &name_len))
+    memcpy(name, np, name_len);
   MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, v;
   int event;
   if (ctx->op == JB_RELEASE_TRASH) {
@@ -804,6 +814,22 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     event = ctx->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED : JB_EV_TRASHED;
     MDB_val uk = {16, (void *)ctx->uuid};
     if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
+    /* It reached COMPLETE: its history record, in this transaction. */
+    jb_store_done plain = {ctx->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                         : JB_END_TRASHED,
+                           NULL, 0, NULL};
+    const jb_store_done *d = ctx->done ? ctx->done : &plain;
+    jb_hist_entry e = {.rec = {.end = (uint8_t)d->end,
+                               .priority = (uint8_t)jb__jobkey_priority(h.jobkey),
+                               .job_seq = jb__jobkey_seq(h.jobkey),
+                               .posted_us = h.posted_us,
+                               .claimed_us = rec.claimed_us,
+                               .completed_us = ctx->now_us},
+                       .owner = ctx->who, .owner_len = ctx->who_len,
+                       .name = name, .name_len = name_len,
+                       .result = d->result, .result_len = d->result_len};
+    memcpy(e.rec.uuid, ctx->uuid, 16);
+    if ((rc = jb__history_put(s, txn, &e, d->bounds, ctx->now_us))) return rc;
   }
   return log_event(s, txn, event, ctx->uuid, h.jobkey, ctx->who, ctx->who_len,
                    ctx->now_us);
@@ -812,7 +838,14 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
                       const char *who, size_t who_len, uint64_t token,
                       int64_t now_us) {
-  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0};
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, NULL};
+  return jb__store_write(s, release_body, &ctx);
+}
+
+int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
+                     const char *who, size_t who_len, uint64_t token,
+                     int64_t now_us, const jb_store_done *done) {
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done};
   return jb__store_write(s, release_body, &ctx);
 }
 
@@ -844,7 +877,7 @@ int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
                      size_t who_len, uint64_t token, int64_t lease_ms,
                      int64_t now_us) {
   release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
-                     lease_ms};
+                     lease_ms, NULL};
   return jb__store_write(s, extend_body, &ctx);
 }
 

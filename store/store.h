@@ -61,8 +61,10 @@
 /* 2: claim records of format 2 (token, lease, holder process), the boot
  * epoch in meta, tables leases, holders and entities. A board of schema 1
  * is upgraded when it is first opened (its claims become plain claims
- * with token 0). */
-#define JB_SCHEMA_VERSION 2u
+ * with token 0).
+ * 3: the `history` table (store/history.h). A board of schema 2 is
+ * upgraded when it is first opened: the table is made, empty. */
+#define JB_SCHEMA_VERSION 3u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -76,6 +78,7 @@
 #define JB_DB_LEASES "leases"
 #define JB_DB_HOLDERS "holders"
 #define JB_DB_ENTITIES "entities"
+#define JB_DB_HISTORY "history" /* schema 3: store/history.h */
 
 /* Change-log event types (the `log` table). */
 enum {
@@ -302,9 +305,75 @@ int jb__store_entity_read(jb_store *s, jb_buf *bytes, size_t *n_out);
 uint32_t jb__store_epoch(const jb_store *s);
 
 /* Verify the invariants above (and move undecodable postings to
- * quarantine). Lines of the report are appended to `report`, each
- * NUL-terminated. */
-int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report);
+ * quarantine, adding their history records with `hist`'s bounds). Lines
+ * of the report are appended to `report`, each NUL-terminated. */
+struct jb_hist_bounds;
+int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report,
+                    const struct jb_hist_bounds *hist);
+
+/* ------------------------------------ the completion history (history.c) */
+
+/* The history's bounds, as the writing handle has them (jb_board). */
+typedef struct jb_hist_bounds {
+  size_t max_count;   /* >= 1 */
+  int64_t max_age_us; /* >= 1 */
+} jb_hist_bounds;
+#define JB_HISTORY_MAX_DEFAULT ((size_t)10000)
+#define JB_HISTORY_AGE_DEFAULT_MS ((int64_t)7 * 24 * 3600 * 1000)
+
+/* How consume or trash completes a job: its ending (jb_end), its result
+ * (a checked msgpack map; NULL: the empty map) and the bounds the history
+ * is trimmed to. */
+typedef struct {
+  int end;
+  const void *result;
+  size_t result_len;
+  const jb_hist_bounds *bounds;
+} jb_store_done;
+
+/* jb__store_release for JB_RELEASE_CONSUME and JB_RELEASE_TRASH, with the
+ * history record `done` describes (jb__store_release writes one with no
+ * result and the default bounds). */
+int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
+                     const char *who, size_t who_len, uint64_t token,
+                     int64_t now_us, const jb_store_done *done);
+
+/* A history record read out of a transaction: its value in a jb_buf. */
+typedef struct {
+  uint64_t hseq;
+  size_t off, len;
+} jb_hist_item;
+
+/* What jb__history_find found. */
+enum {
+  JB_HIST_FOUND = 0, /* the record is in `bytes` */
+  JB_HIST_ON_BOARD,  /* no record; the job is on the board */
+  JB_HIST_UNKNOWN,   /* neither on the board nor in the history */
+};
+
+/* Look up the newest record of `uuid` and, when there is none, whether
+ * the job is on the board, in one read transaction: completing a job
+ * removes it and adds its record in one commit, so one of the two is
+ * always seen. `item` (into `bytes`, reset first) is set when found. */
+int jb__history_find(jb_store *s, const uint8_t uuid[16], jb_buf *bytes,
+                     jb_hist_item *item, int *found);
+
+/* Read up to `max` records (and about `budget` bytes, but always one)
+ * after hseq `after` (oldest first) or before it (newest first); with
+ * `from_end`, from the oldest or the newest. Values are copied to `bytes`
+ * (reset first). */
+int jb__history_scan(jb_store *s, bool oldest_first, bool from_end,
+                     uint64_t after, jb_hist_item *items, size_t max,
+                     size_t budget, jb_buf *bytes, size_t *n_out);
+
+/* Records in the history. */
+int jb__history_count(jb_store *s, size_t *out);
+
+/* Decode the record value `val` (from an item) into `c` and its strings
+ * into `mem` (reset first; c's pointers point into it). JB_ECORRUPT with
+ * a message naming the record when it does not decode. */
+int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
+                     const void *val, size_t len);
 
 /* -------------------------------------------------- inside store/ only */
 

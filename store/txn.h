@@ -16,6 +16,7 @@ struct jb_store {
   MDB_env *env;
   MDB_dbi meta, jobs, ready, claims, trash, log, quarantine;
   MDB_dbi leases, holders, entities;
+  MDB_dbi history; /* schema 3 (history.h) */
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write

@@ -54,6 +54,13 @@ tests_test_entities_LDADD = $(JB_TEST_LIBS)
 tests_test_wait_SOURCES = tests/test_wait.c $(JB_TEST_HELPERS)
 tests_test_wait_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_wait_LDADD = $(JB_TEST_LIBS) -lpthread
+
+# Completion results and the history (issue 5, point 3).
+check_PROGRAMS += tests/test_history
+TESTS += tests/test_history
+tests_test_history_SOURCES = tests/test_history.c $(JB_TEST_HELPERS)
+tests_test_history_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_history_LDADD = $(JB_TEST_LIBS)
 endif
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).

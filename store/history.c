@@ -1,0 +1,472 @@
+/*
+ * history.c - the completion history table (history.h): adding records
+ * with their bounded trimming, lookups, scans and the walk check.c makes.
+ */
+#include "history.h"
+#include "core/posting.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A write drops at most this many old records, so its cost stays bounded
+ * (as the change log's trimming, ops.c). Each write adds one record, so
+ * the history converges on its bounds even after they were lowered. */
+#define HIST_TRIM 64
+
+#define SKEY_LEN 9  /* 's' + hseq */
+#define UKEY_LEN 17 /* 'u' + uuid */
+
+static void skey(uint8_t k[SKEY_LEN], uint64_t hseq) {
+  k[0] = 's';
+  for (int i = 0; i < 8; i++) k[1 + i] = (uint8_t)(hseq >> (56 - 8 * i));
+}
+
+static void ukey(uint8_t k[UKEY_LEN], const uint8_t uuid[16]) {
+  k[0] = 'u';
+  memcpy(k + 1, uuid, 16);
+}
+
+static uint64_t be64(const void *p) {
+  const uint8_t *b = p;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | b[i];
+  return v;
+}
+
+static bool is_skey(const MDB_val *k) {
+  return k->mv_size == SKEY_LEN && ((const uint8_t *)k->mv_data)[0] == 's';
+}
+
+/* The oldest and newest hseq (*any false when there is no record). */
+static int ends(MDB_cursor *cur, bool *any, uint64_t *first, uint64_t *last) {
+  *any = false;
+  MDB_val k = {1, "s"}, v;
+  int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  if (rc == MDB_NOTFOUND || (rc == 0 && !is_skey(&k))) return 0;
+  if (rc) return rc;
+  *first = be64((uint8_t *)k.mv_data + 1);
+  /* The newest: the key before the first one past the 's' range. */
+  k = (MDB_val){1, "t"};
+  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  if (rc == 0)
+    rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+  else if (rc == MDB_NOTFOUND)
+    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  if (rc) return rc;
+  if (!is_skey(&k)) return MDB_CORRUPTED;
+  *last = be64((uint8_t *)k.mv_data + 1);
+  *any = true;
+  return 0;
+}
+
+/* The same, with a cursor of its own. */
+static int span(jb_store *s, MDB_txn *txn, bool *any, uint64_t *first,
+                uint64_t *last) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->history, &cur);
+  if (rc) return rc;
+  rc = ends(cur, any, first, last);
+  mdb_cursor_close(cur);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ put */
+
+/* Drop the oldest records the bounds call for, starting at `first`. */
+static int trim(jb_store *s, MDB_txn *txn, uint64_t first, uint64_t last,
+                const jb_hist_bounds *b, int64_t now_us) {
+  uint64_t count = last - first + 1;
+  int64_t cutoff = now_us - b->max_age_us;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->history, &cur);
+  if (rc) return rc;
+  for (int i = 0; rc == 0 && i < HIST_TRIM && count > 0;
+       i++, count--, first++) {
+    uint8_t key[SKEY_LEN];
+    skey(key, first);
+    MDB_val k = {sizeof key, key}, v;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    if (rc) break; /* MDB_NOTFOUND: a gap, which check.c reports */
+    jb_histrec rec;
+    bool whole = v.mv_size >= sizeof rec;
+    if (whole) memcpy(&rec, v.mv_data, sizeof rec);
+    /* One record is being added: keep max_count - 1. A record that does
+     * not decode goes only when the count says so (its age is unknown). */
+    bool over = count + 1 > b->max_count;
+    if (!over && !(whole && rec.completed_us < cutoff)) break;
+    if ((rc = mdb_cursor_del(cur, 0)) || !whole) continue;
+    /* Its uuid's entry, unless a newer record of the uuid took it. */
+    uint8_t uk[UKEY_LEN];
+    ukey(uk, rec.uuid);
+    MDB_val kk = {sizeof uk, uk}, hv;
+    rc = mdb_get(txn, s->history, &kk, &hv);
+    if (rc == 0 && hv.mv_size == 8 && be64(hv.mv_data) == first)
+      rc = mdb_del(txn, s->history, &kk, NULL);
+    if (rc == MDB_NOTFOUND) rc = 0;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
+                    const jb_hist_bounds *b, int64_t now_us) {
+  static const jb_hist_bounds defaults = {JB_HISTORY_MAX_DEFAULT,
+                                          JB_HISTORY_AGE_DEFAULT_MS * 1000};
+  if (b == NULL) b = &defaults;
+  bool any;
+  uint64_t first = 0, last = 0;
+  int rc = span(s, txn, &any, &first, &last);
+  if (rc == 0 && any) rc = trim(s, txn, first, last, b, now_us);
+  if (rc) return rc;
+  static const uint8_t empty_map = 0x80;
+  const void *result = e->result;
+  size_t result_len = e->result_len;
+  if (result == NULL || result_len == 0) {
+    result = &empty_map;
+    result_len = 1;
+  }
+  size_t reason_len =
+      e->reason_len > JB_HIST_REASON_MAX ? JB_HIST_REASON_MAX : e->reason_len;
+  jb_histrec rec = e->rec;
+  rec.format = 1;
+  rec.owner_len = (uint16_t)e->owner_len;
+  rec.name_len = (uint16_t)e->name_len;
+  rec.reason_len = (uint16_t)reason_len;
+  rec.result_len = (uint32_t)result_len;
+  uint64_t hseq = any ? last + 1 : 1;
+  uint8_t key[SKEY_LEN];
+  skey(key, hseq);
+  MDB_val k = {sizeof key, key};
+  MDB_val v = {sizeof rec + e->owner_len + e->name_len + reason_len +
+                   result_len,
+               NULL};
+  if ((rc = mdb_put(txn, s->history, &k, &v, MDB_RESERVE))) return rc;
+  uint8_t *d = v.mv_data;
+  memcpy(d, &rec, sizeof rec);
+  d += sizeof rec;
+  if (e->owner_len) memcpy(d, e->owner, e->owner_len);
+  d += e->owner_len;
+  if (e->name_len) memcpy(d, e->name, e->name_len);
+  d += e->name_len;
+  if (reason_len) memcpy(d, e->reason, reason_len);
+  d += reason_len;
+  memcpy(d, result, result_len);
+  uint8_t uk[UKEY_LEN], hv[8];
+  ukey(uk, rec.uuid);
+  for (int i = 0; i < 8; i++) hv[i] = (uint8_t)(hseq >> (56 - 8 * i));
+  MDB_val kk = {sizeof uk, uk}, vv = {sizeof hv, hv};
+  return mdb_put(txn, s->history, &kk, &vv, 0);
+}
+
+/* A msgpack str header at p[0..len): its length and where it starts. */
+static bool str_at(const uint8_t *p, size_t len, size_t *off, size_t *n) {
+  if (*off >= len) return false;
+  uint8_t t = p[*off];
+  size_t hdr, sz;
+  if ((t & 0xe0) == 0xa0) {
+    hdr = 1;
+    sz = t & 0x1f;
+  } else if (t == 0xd9 && *off + 2 <= len) {
+    hdr = 2;
+    sz = p[*off + 1];
+  } else if (t == 0xda && *off + 3 <= len) {
+    hdr = 3;
+    sz = (size_t)p[*off + 1] << 8 | p[*off + 2];
+  } else {
+    return false; /* names are at most JB_NAME_MAX bytes: no str32 */
+  }
+  if (*off + hdr + sz > len) return false;
+  *off += hdr;
+  *n = sz;
+  return true;
+}
+
+bool jb__history_posting_name(const void *posting, size_t len,
+                              const char **name, size_t *name_len) {
+  const uint8_t *p = posting;
+  size_t off = 0, n;
+  if (len < 1) return false;
+  if ((p[0] & 0xf0) == 0x80)
+    off = 1;
+  else if (p[0] == 0xde)
+    off = 3;
+  else
+    return false;
+  /* "uuid": <str>, "name": <str> */
+  if (!str_at(p, len, &off, &n) || n != 4 || memcmp(p + off, "uuid", 4) != 0)
+    return false;
+  off += n;
+  if (!str_at(p, len, &off, &n)) return false;
+  off += n;
+  if (!str_at(p, len, &off, &n) || n != 4 || memcmp(p + off, "name", 4) != 0)
+    return false;
+  off += n;
+  if (!str_at(p, len, &off, &n) || n > JB_NAME_MAX) return false;
+  *name = (const char *)p + off;
+  *name_len = n;
+  return true;
+}
+
+/* ---------------------------------------------------------------- reads */
+
+int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
+                      size_t whylen) {
+  if (len < sizeof *rec) {
+    snprintf(why, whylen, "record of %zu bytes is shorter than its header",
+             len);
+    return JB_ECORRUPT;
+  }
+  memcpy(rec, val, sizeof *rec);
+  size_t want = sizeof *rec + (size_t)rec->owner_len + rec->name_len +
+                rec->reason_len + rec->result_len;
+  const char *bad = NULL;
+  if (rec->format != 1)
+    bad = "unknown record format";
+  else if (rec->end < JB_END_CONSUMED || rec->end > JB_END_REVOKED)
+    bad = "unknown ending";
+  else if (rec->priority > JB_PRIORITY_VERY_HIGH &&
+           rec->priority != JB_HIST_PRIORITY_UNKNOWN)
+    bad = "unknown priority";
+  else if (len != want)
+    bad = "its lengths do not add up";
+  else if (rec->owner_len > JB_WHO_MAX || rec->name_len > JB_NAME_MAX)
+    bad = "owner or name too long";
+  if (bad) {
+    snprintf(why, whylen, "%s", bad);
+    return JB_ECORRUPT;
+  }
+  const char *p = (const char *)val + sizeof *rec;
+  if (!jb__utf8_valid(p, rec->owner_len) ||
+      !jb__utf8_valid(p + rec->owner_len, rec->name_len)) {
+    snprintf(why, whylen, "owner or name is not UTF-8");
+    return JB_ECORRUPT;
+  }
+  const void *result = p + rec->owner_len + rec->name_len + rec->reason_len;
+  int rc = rec->result_len == 0
+               ? jb__err(JB_EINVAL, "result: empty")
+               : jb__details_check(result, rec->result_len, "result");
+  if (rc == JB_ENOMEM) return rc;
+  if (rc != JB_OK) {
+    snprintf(why, whylen, "%s", jb_errmsg());
+    return JB_ECORRUPT;
+  }
+  return JB_OK;
+}
+
+typedef struct {
+  const uint8_t *uuid;
+  jb_buf *bytes;
+  jb_hist_item *item;
+  int *found;
+  /* scan */
+  bool oldest_first, from_end;
+  uint64_t after;
+  jb_hist_item *items;
+  size_t max, budget, n;
+  size_t *count;
+} hist_ctx;
+
+static int copy_item(jb_buf *bytes, jb_hist_item *it, uint64_t hseq,
+                     const MDB_val *v) {
+  it->hseq = hseq;
+  it->off = bytes->len;
+  it->len = v->mv_size;
+  int rc = jb__buf_append(bytes, v->mv_data, v->mv_size);
+  return rc == JB_OK ? 0 : rc;
+}
+
+static int find_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  hist_ctx *ctx = vctx;
+  (void)status;
+  ctx->bytes->len = 0;
+  uint8_t uk[UKEY_LEN];
+  ukey(uk, ctx->uuid);
+  MDB_val k = {sizeof uk, uk}, v;
+  int rc = mdb_get(txn, s->history, &k, &v);
+  if (rc == 0 && v.mv_size == 8) {
+    uint64_t hseq = be64(v.mv_data);
+    uint8_t key[SKEY_LEN];
+    skey(key, hseq);
+    k = (MDB_val){sizeof key, key};
+    rc = mdb_get(txn, s->history, &k, &v);
+    if (rc == 0) {
+      *ctx->found = JB_HIST_FOUND;
+      return copy_item(ctx->bytes, ctx->item, hseq, &v);
+    }
+  }
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  k = (MDB_val){16, (void *)ctx->uuid};
+  rc = mdb_get(txn, s->jobs, &k, &v);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  *ctx->found = rc == 0 ? JB_HIST_ON_BOARD : JB_HIST_UNKNOWN;
+  return 0;
+}
+
+int jb__history_find(jb_store *s, const uint8_t uuid[16], jb_buf *bytes,
+                     jb_hist_item *item, int *found) {
+  hist_ctx ctx = {.uuid = uuid, .bytes = bytes, .item = item, .found = found};
+  return jb__store_read(s, find_body, &ctx);
+}
+
+static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  hist_ctx *ctx = vctx;
+  (void)status;
+  ctx->n = 0;
+  ctx->bytes->len = 0;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->history, &cur);
+  if (rc) return rc;
+  uint8_t key[SKEY_LEN];
+  MDB_val k, v;
+  MDB_cursor_op step = ctx->oldest_first ? MDB_NEXT : MDB_PREV;
+  if (ctx->oldest_first) {
+    /* The first key past `after` (or the first record). */
+    skey(key, ctx->from_end ? 0 : ctx->after + 1);
+    k = (MDB_val){sizeof key, key};
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  } else {
+    /* The last key before `after` (or the newest record). */
+    if (ctx->from_end) {
+      k = (MDB_val){1, "t"};
+    } else {
+      skey(key, ctx->after);
+      k = (MDB_val){sizeof key, key};
+    }
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    if (rc == 0)
+      rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+      rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  }
+  while (rc == 0 && is_skey(&k) && ctx->n < ctx->max &&
+         (ctx->n == 0 || ctx->bytes->len < ctx->budget)) {
+    rc = copy_item(ctx->bytes, &ctx->items[ctx->n],
+                   be64((uint8_t *)k.mv_data + 1), &v);
+    if (rc) break;
+    ctx->n++;
+    rc = mdb_cursor_get(cur, &k, &v, step);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__history_scan(jb_store *s, bool oldest_first, bool from_end,
+                     uint64_t after, jb_hist_item *items, size_t max,
+                     size_t budget, jb_buf *bytes, size_t *n_out) {
+  hist_ctx ctx = {.bytes = bytes, .oldest_first = oldest_first,
+                  .from_end = from_end, .after = after, .items = items,
+                  .max = max, .budget = budget};
+  int rc = jb__store_read(s, scan_body, &ctx);
+  *n_out = rc == JB_OK ? ctx.n : 0;
+  return rc;
+}
+
+static int count_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  hist_ctx *ctx = vctx;
+  (void)status;
+  bool any;
+  uint64_t first = 0, last = 0;
+  int rc = span(s, txn, &any, &first, &last);
+  *ctx->count = any ? (size_t)(last - first + 1) : 0;
+  return rc;
+}
+
+int jb__history_count(jb_store *s, size_t *out) {
+  hist_ctx ctx = {.count = out};
+  return jb__store_read(s, count_body, &ctx);
+}
+
+/* ---------------------------------------------------------------- check */
+
+int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
+                     void *arg) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->history, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  char why[300];
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    const uint8_t *kd = k.mv_data;
+    if (is_skey(&k)) {
+      jb_histrec rec;
+      int r = jb__histrec_check(v.mv_data, v.mv_size, &rec, why, sizeof why);
+      if (r == JB_ENOMEM) {
+        rc = r;
+        break;
+      }
+      visit(be64(kd + 1), r == JB_OK ? rec.uuid : NULL,
+            r == JB_OK ? NULL : why, false, arg);
+      continue;
+    }
+    if (k.mv_size != UKEY_LEN || kd[0] != 'u') {
+      snprintf(why, sizeof why, "a key of %zu bytes is neither a record's "
+               "nor a uuid's", k.mv_size);
+      visit(0, NULL, why, false, arg);
+      continue;
+    }
+    /* The uuid's entry must name a record of that uuid. */
+    bool ok = v.mv_size == 8;
+    uint64_t hseq = ok ? be64(v.mv_data) : 0;
+    if (ok) {
+      uint8_t key[SKEY_LEN];
+      skey(key, hseq);
+      MDB_val rk = {sizeof key, key}, rv;
+      ok = mdb_get(txn, s->history, &rk, &rv) == 0 &&
+           rv.mv_size >= sizeof(jb_histrec) &&
+           memcmp((uint8_t *)rv.mv_data + offsetof(jb_histrec, uuid), kd + 1,
+                  16) == 0;
+    }
+    if (!ok) visit(hseq, kd + 1, NULL, true, arg);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* ----------------------------------------------------------------- load */
+
+int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
+                     const void *val, size_t len) {
+  jb_histrec rec;
+  char why[300];
+  int rc = jb__histrec_check(val, len, &rec, why, sizeof why);
+  if (rc == JB_ECORRUPT)
+    return jb__err(rc, "history record %llu: %s (run 'jobboard check')",
+                   (unsigned long long)hseq, why);
+  if (rc != JB_OK) return rc;
+  /* owner, name and reason NUL-terminated, then the result. */
+  mem->len = 0;
+  rc = jb__buf_reserve(mem, (size_t)rec.owner_len + rec.name_len +
+                                rec.reason_len + 3 + rec.result_len);
+  if (rc != JB_OK) return rc;
+  const char *p = (const char *)val + sizeof rec;
+  size_t at[3];
+  const size_t lens[3] = {rec.owner_len, rec.name_len, rec.reason_len};
+  for (int i = 0; i < 3; i++) {
+    at[i] = mem->len;
+    jb__buf_append(mem, p, lens[i]);
+    jb__buf_append(mem, "", 1);
+    p += lens[i];
+  }
+  size_t result_at = mem->len;
+  jb__buf_append(mem, p, rec.result_len);
+  const char *m = (const char *)mem->data;
+  memset(c, 0, sizeof *c);
+  jb__uuid_format(c->uuid, rec.uuid);
+  c->end = (jb_end)rec.end;
+  c->priority = rec.priority == JB_HIST_PRIORITY_UNKNOWN
+                    ? (jb_priority)-1
+                    : (jb_priority)rec.priority;
+  c->sequence = rec.job_seq;
+  /* A revoked job may have had no owner, and its name may be unknown. */
+  c->owner = rec.owner_len ? m + at[0] : NULL;
+  c->name = rec.name_len || rec.end != JB_END_REVOKED ? m + at[1] : NULL;
+  c->reason = rec.end == JB_END_REVOKED ? m + at[2] : NULL;
+  c->posted_us = rec.posted_us;
+  c->claimed_us = rec.claimed_us;
+  c->completed_us = rec.completed_us;
+  c->result = mem->data + result_at;
+  c->result_len = rec.result_len;
+  c->history_seq = hseq;
+  return JB_OK;
+}

@@ -1,0 +1,91 @@
+/*
+ * history.h - the completion history (schema 3): one record per job that
+ * reached COMPLETE, written in the write transaction that completed it
+ * (consume, trash, or check's quarantine).
+ *
+ * One table, `history`, with two kinds of keys:
+ *
+ *   's' + hseq (u64 big-endian)  -> jb_histrec + owner + name + reason +
+ *                                   result (a msgpack map)
+ *   'u' + uuid (16 bytes)        -> hseq (u64 big-endian) of the uuid's
+ *                                   newest record
+ *
+ * hseq is one more than the newest record's, so records are contiguous
+ * from the oldest kept to the newest and their count is the difference
+ * of the two ends (no counter, no mdb_stat: the 'u' entries share the
+ * table). Trimming removes the oldest only, before a new record goes in,
+ * so the table never empties once written and hseq never repeats. One
+ * table rather than a table and an index: a commit pays for each table a
+ * transaction touches (store.h), and a consume already touches four.
+ *
+ * A record is written with the bounds of the handle whose write adds it
+ * (jb_board_options): at most HIST_TRIM of the oldest records are dropped
+ * per record added, those beyond the count bound or older than the age
+ * bound.
+ */
+#ifndef JOBBOARD_STORE_HISTORY_H
+#define JOBBOARD_STORE_HISTORY_H
+
+#include "txn.h"
+
+typedef struct {
+  uint8_t format;    /* 1 */
+  uint8_t end;       /* jb_end */
+  uint8_t priority;  /* jb_priority; 0xff when unknown */
+  uint8_t pad;
+  uint16_t owner_len;
+  uint16_t name_len;
+  uint16_t reason_len;
+  uint16_t pad2;
+  uint32_t result_len;
+  uint8_t uuid[16];
+  uint64_t job_seq;  /* 0 when unknown */
+  int64_t posted_us; /* 0 when unknown */
+  int64_t claimed_us;
+  int64_t completed_us;
+} jb_histrec; /* followed by owner, name, reason, result */
+
+#define JB_HIST_PRIORITY_UNKNOWN 0xff
+/* The longest reason kept (check's messages are shorter). */
+#define JB_HIST_REASON_MAX 1024
+
+/* What the writer adds: the record's fixed part and its strings (none of
+ * them may point into pages the transaction has changed or will change:
+ * copy them first). `result` NULL or empty means the empty map. */
+typedef struct {
+  jb_histrec rec; /* lengths are filled in by jb__history_put */
+  const char *owner;
+  size_t owner_len;
+  const char *name;
+  size_t name_len;
+  const char *reason;
+  size_t reason_len;
+  const void *result;
+  size_t result_len;
+} jb_hist_entry;
+
+/* Trim the oldest records the bounds call for (at most HIST_TRIM of them,
+ * measured against `now_us`) and add `e`, inside `txn`. */
+int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
+                    const jb_hist_bounds *b, int64_t now_us);
+
+/* The job's name from a posting in the taskflow layout (posting.h: uuid
+ * first, then name), without decoding the rest: *name points into
+ * `posting`. false when the posting does not start that way. */
+bool jb__history_posting_name(const void *posting, size_t len,
+                              const char **name, size_t *name_len);
+
+/* Check one record's value: JB_OK and its fixed part in *rec, or
+ * JB_ECORRUPT with the reason in why[0..whylen). */
+int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
+                      size_t whylen);
+
+/* check.c: walk the history inside `txn`. For each record, `visit` gets
+ * its hseq and NULL `why` when it decodes, else the reason; for a 'u'
+ * entry that names no record of its uuid, `dangling` is set. */
+typedef void (*jb_hist_visit)(uint64_t hseq, const uint8_t *uuid,
+                              const char *why, bool dangling, void *arg);
+int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
+                     void *arg);
+
+#endif

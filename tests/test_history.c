@@ -1,0 +1,541 @@
+/*
+ * test_history.c - completion results and the history: consume with a
+ * result and an outcome, trash and check's revocation recorded as such,
+ * the history's bounds by count and by age (oldest dropped first, at most
+ * 64 per write), its iteration both ways, a bad result that changes
+ * nothing, the check of history records, and the schema 2 -> 3 upgrade.
+ */
+#include "helpers.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* {"rows": n, "ok": true} as msgpack. */
+typedef struct {
+  uint8_t b[32];
+  size_t len;
+} small_map;
+
+static small_map result_map(uint8_t n) {
+  small_map m = {{0x82, 0xa4, 'r', 'o', 'w', 's', 0, 0xa2, 'o', 'k', 0xc3},
+                 11};
+  m.b[6] = n & 0x7f; /* positive fixint */
+  return m;
+}
+
+static void post_claim(char uuid[JB_UUID_STRLEN], jb_board *b, const char *name,
+                       const char *who) {
+  jbt_post(uuid, b, name, JB_PRIORITY_HIGH);
+  int rc = jb_job_claim(b, uuid, who);
+  if (rc != JB_OK) fail_msg("claim %s: %s", uuid, jb_errmsg());
+}
+
+static jb_completion *completion_of(jb_board *b, const char *uuid) {
+  jb_completion *c = NULL;
+  int rc = jb_job_completion(&c, b, uuid);
+  if (rc != JB_OK)
+    fail_msg("completion of %s: %s (%s)", uuid, jb_strerror(rc), jb_errmsg());
+  assert_non_null(c);
+  return c;
+}
+
+static jb_board *open_with(const char *dir, size_t max, int64_t age_ms) {
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  o.history_max = max;
+  o.history_max_age_ms = age_ms;
+  jb_board *b = NULL;
+  int rc = jb_board_open(&b, dir, &o);
+  if (rc != JB_OK) fail_msg("open: %s", jb_errmsg());
+  return b;
+}
+
+static size_t history_count(jb_board *b) {
+  size_t n = 0;
+  assert_int_equal(jb_history_count(&n, b), JB_OK);
+  return n;
+}
+
+/* Complete `n` jobs named prefix-i (consume with result {"rows": i}),
+ * their uuids to `out` (may be NULL). */
+static void complete_n(jb_board *b, int n, const char *prefix,
+                       char (*out)[JB_UUID_STRLEN]) {
+  for (int i = 0; i < n; i++) {
+    char u[JB_UUID_STRLEN], name[64];
+    snprintf(name, sizeof name, "%s-%d", prefix, i);
+    post_claim(u, b, name, "w");
+    small_map m = result_map((uint8_t)(i % 100));
+    int rc = jb_job_consume_result(b, u, "w", 0, JB_OUTCOME_SUCCESS, m.b, m.len);
+    if (rc != JB_OK) fail_msg("consume %s: %s", name, jb_errmsg());
+    if (out) memcpy(out[i], u, JB_UUID_STRLEN);
+  }
+}
+
+/* ------------------------------------------------------------- results */
+
+static void a_result_round_trips_with_owner_name_and_times(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "resize", "worker-7");
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
+  uint64_t seq = jb_job_sequence(job);
+  int64_t posted = jb_job_created(job), claimed = jb_job_modified(job);
+  jb_job_free(job);
+  small_map m = result_map(42);
+  assert_int_equal(jb_job_consume_result(f->board, u, "worker-7", 0,
+                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+                   JB_OK);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, u), JB_OK);
+  assert_int_equal(st, JB_STATE_COMPLETE);
+  jb_completion *c = completion_of(f->board, u);
+  assert_string_equal(c->uuid, u);
+  assert_int_equal(c->end, JB_END_CONSUMED);
+  assert_string_equal(jb_end_name(c->end), "consumed");
+  assert_string_equal(c->name, "resize");
+  assert_string_equal(c->owner, "worker-7");
+  assert_int_equal(c->priority, JB_PRIORITY_HIGH);
+  assert_int_equal(c->sequence, seq);
+  assert_int_equal(c->result_len, m.len);
+  assert_memory_equal(c->result, m.b, m.len);
+  assert_null(c->reason);
+  /* Posted and claimed as the job said; completed after both. */
+  assert_int_equal(c->posted_us, posted);
+  assert_int_equal(c->claimed_us, claimed);
+  assert_true(c->completed_us >= c->claimed_us);
+  assert_true(c->claimed_us >= c->posted_us);
+  assert_int_equal(history_count(f->board), 1);
+  jb_completion_free(c);
+  jbt_assert_check_ok(f->board);
+}
+
+static void a_failed_outcome_is_recorded_as_failed(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "flaky", "w");
+  small_map m = result_map(1);
+  assert_int_equal(jb_job_consume_result(f->board, u, "w", 0,
+                                         JB_OUTCOME_FAILURE, m.b, m.len),
+                   JB_OK);
+  jb_completion *c = completion_of(f->board, u);
+  assert_int_equal(c->end, JB_END_FAILED);
+  assert_string_equal(jb_end_name(c->end), "failed");
+  assert_memory_equal(c->result, m.b, m.len);
+  jb_completion_free(c);
+}
+
+static void plain_consume_and_trash_are_recorded_with_an_empty_result(
+    void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN], t[JB_UUID_STRLEN];
+  post_claim(a, f->board, "plain", "w");
+  post_claim(t, f->board, "poison", "admin");
+  uint64_t token = 0;
+  assert_int_equal(jb_job_claim_ex(&token, f->board, a, "w", NULL),
+                   JB_ECLAIMED);
+  assert_int_equal(jb_job_consume_ex(f->board, a, "w", token), JB_OK);
+  assert_int_equal(jb_job_trash(f->board, t, "admin"), JB_OK);
+  jb_completion *c = completion_of(f->board, a);
+  assert_int_equal(c->end, JB_END_CONSUMED);
+  assert_int_equal(c->result_len, 1);
+  assert_int_equal(((const uint8_t *)c->result)[0], 0x80);
+  jb_completion_free(c);
+  c = completion_of(f->board, t);
+  assert_int_equal(c->end, JB_END_TRASHED);
+  assert_string_equal(jb_end_name(c->end), "trashed");
+  assert_string_equal(c->owner, "admin");
+  assert_string_equal(c->name, "poison");
+  assert_int_equal(((const uint8_t *)c->result)[0], 0x80);
+  jb_completion_free(c);
+  /* Abandon completes nothing. */
+  char b[JB_UUID_STRLEN];
+  post_claim(b, f->board, "back", "w");
+  assert_int_equal(jb_job_abandon(f->board, b, "w"), JB_OK);
+  assert_int_equal(history_count(f->board), 2);
+}
+
+static void lookups_tell_on_the_board_from_never_seen(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "waiting", JB_PRIORITY_NORMAL);
+  jb_completion *c = (jb_completion *)1;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_ENOTFOUND);
+  assert_null(c);
+  jbt_assert_contains(jb_errmsg(), "on the board");
+  assert_int_equal(jb_job_completion(&c, f->board,
+                                     "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"),
+                   JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "neither on the board nor in its history");
+  assert_int_equal(jb_job_completion(&c, f->board, "not-a-uuid"), JB_EINVAL);
+  assert_int_equal(jb_job_completion(NULL, f->board, u), JB_EINVAL);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+#define EXPECT_REFUSED(f, needle, call)                                        \
+  do {                                                                         \
+    jbt_snapshot before_, after_;                                              \
+    jbt_snapshot_take(&before_, (f)->board);                                   \
+    int rc_ = (call);                                                          \
+    if (rc_ != JB_EINVAL)                                                      \
+      fail_msg("%s returned %s, expected JB_EINVAL (%s)", #call,               \
+               jb_strerror(rc_), jb_errmsg());                                 \
+    jbt_assert_contains(jb_errmsg(), (needle));                                \
+    jbt_snapshot_take(&after_, (f)->board);                                    \
+    jbt_snapshot_assert_same(&before_, &after_);                               \
+    jbt_snapshot_free(&before_);                                               \
+    jbt_snapshot_free(&after_);                                                \
+  } while (0)
+
+static void a_bad_result_changes_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "careful", "w");
+  static const uint8_t not_map[] = {0x01};
+  static const uint8_t truncated[] = {0x82, 0xa1, 'a'};
+  static const uint8_t trailing[] = {0x80, 0x01};
+  static const uint8_t garbage[] = {0xc1};
+  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
+                 JB_OUTCOME_SUCCESS, not_map, sizeof not_map));
+  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
+                 JB_OUTCOME_SUCCESS, truncated, sizeof truncated));
+  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
+                 JB_OUTCOME_SUCCESS, trailing, sizeof trailing));
+  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
+                 JB_OUTCOME_SUCCESS, garbage, sizeof garbage));
+  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
+                 JB_OUTCOME_SUCCESS, NULL, 3));
+  EXPECT_REFUSED(f, "outcome", jb_job_consume_result(f->board, u, "w", 0,
+                 (jb_outcome)7, NULL, 0));
+  /* Larger than the board's max_posting (a handle that says 256). */
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  o.max_posting = 256;
+  jb_board *small = NULL;
+  assert_int_equal(jb_board_open(&small, f->dir, &o), JB_OK);
+  jbt_buf big = jbt_details_blob(300, 1);
+  EXPECT_REFUSED(f, "limit", jb_job_consume_result(small, u, "w", 0,
+                 JB_OUTCOME_SUCCESS, big.data, big.len));
+  jbt_buf_free(&big);
+  jb_board_close(small);
+  /* Still claimed by w, and no record: then a good result goes in. */
+  char owner[JB_WHO_MAX + 1];
+  assert_int_equal(jb_job_find_owner(owner, f->board, u), JB_OK);
+  assert_string_equal(owner, "w");
+  assert_int_equal(history_count(f->board), 0);
+  assert_int_equal(jb_job_consume_result(f->board, u, "w", 0,
+                                         JB_OUTCOME_SUCCESS, NULL, 0),
+                   JB_OK);
+  assert_int_equal(history_count(f->board), 1);
+}
+
+static void a_refused_consume_writes_no_record(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "mine", "owner");
+  small_map m = result_map(3);
+  assert_int_equal(jb_job_consume_result(f->board, u, "thief", 0,
+                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+                   JB_ENOTOWNER);
+  assert_int_equal(jb_job_consume_result(f->board, u, "owner", 999999,
+                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+                   JB_ENOTOWNER);
+  assert_int_equal(history_count(f->board), 0);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_ENOTFOUND);
+}
+
+/* --------------------------------------------------------------- bounds */
+
+static void the_count_bound_drops_the_oldest(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = open_with(f->dir, 3, 0);
+  char u[5][JB_UUID_STRLEN];
+  complete_n(b, 5, "job", u);
+  assert_int_equal(history_count(b), 3);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, b, u[0]), JB_ENOTFOUND);
+  assert_int_equal(jb_job_completion(&c, b, u[1]), JB_ENOTFOUND);
+  for (int i = 2; i < 5; i++) {
+    c = completion_of(b, u[i]);
+    jb_completion_free(c);
+  }
+  jb_board_close(b);
+  jbt_assert_check_ok(f->board);
+}
+
+static void the_age_bound_drops_old_records(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = open_with(f->dir, 0, 150);
+  char old[2][JB_UUID_STRLEN], fresh[1][JB_UUID_STRLEN];
+  complete_n(b, 2, "old", old);
+  sleep_ms(300);
+  complete_n(b, 1, "fresh", fresh);
+  assert_int_equal(history_count(b), 1);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, b, old[0]), JB_ENOTFOUND);
+  assert_int_equal(jb_job_completion(&c, b, old[1]), JB_ENOTFOUND);
+  c = completion_of(b, fresh[0]);
+  jb_completion_free(c);
+  /* The default age (7 days) keeps them all. */
+  complete_n(f->board, 3, "kept", NULL);
+  assert_int_equal(history_count(f->board), 4);
+  jb_board_close(b);
+}
+
+static void a_write_trims_at_most_64_records(void **state) {
+  jbt_fixture *f = *state;
+  complete_n(f->board, 100, "many", NULL);
+  assert_int_equal(history_count(f->board), 100);
+  jb_board *b = open_with(f->dir, 10, 0);
+  complete_n(b, 1, "one", NULL);
+  assert_int_equal(history_count(b), 100 + 1 - 64);
+  complete_n(b, 1, "two", NULL);
+  assert_int_equal(history_count(b), 10);
+  jb_board_close(b);
+  jbt_assert_check_ok(f->board);
+}
+
+/* ------------------------------------------------------------- iterate */
+
+static void the_history_iterates_newest_or_oldest_first(void **state) {
+  jbt_fixture *f = *state;
+  enum { N = 75 }; /* more than one batch */
+  char u[N][JB_UUID_STRLEN];
+  complete_n(f->board, N, "it", u);
+  for (int pass = 0; pass < 2; pass++) {
+    jb_history_iter *it = NULL;
+    assert_int_equal(jb_history_open(&it, f->board,
+                                     pass ? JB_HISTORY_OLDEST_FIRST : 0),
+                     JB_OK);
+    const jb_completion *c;
+    int i = 0;
+    uint64_t prev = 0;
+    while (jb_history_next(&c, it) == JB_OK && c != NULL) {
+      assert_true(i < N);
+      int want = pass ? i : N - 1 - i;
+      assert_string_equal(c->uuid, u[want]);
+      if (i > 0) assert_true(pass ? c->history_seq > prev : c->history_seq < prev);
+      prev = c->history_seq;
+      i++;
+    }
+    assert_int_equal(i, N);
+    /* At the end it stays at the end. */
+    assert_int_equal(jb_history_next(&c, it), JB_OK);
+    assert_null(c);
+    jb_history_close(it);
+  }
+  jb_history_iter *it = NULL;
+  assert_int_equal(jb_history_open(&it, f->board, 0x10), JB_EINVAL);
+  assert_null(it);
+}
+
+/* ------------------------------------------------ raw LMDB in a child */
+
+typedef enum {
+  RAW_CORRUPT_POSTING, /* replace the posting of `uuid`, keep its header */
+  RAW_SCHEMA_2,        /* drop the history table, schema 2 */
+  RAW_SCHEMA_IS_3,     /* exit 0 iff meta says schema 3 */
+  RAW_BREAK_HISTORY,   /* the first history record gets format 9 */
+} raw_op;
+
+typedef struct {
+  raw_op op;
+  const char *dir;
+  const char *uuid;
+} raw_args;
+
+static int raw_child(void *arg) {
+  raw_args *a = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi jobs, meta, hist;
+  if (mdb_env_create(&env)) return 101;
+  mdb_env_set_maxdbs(env, 16);
+  mdb_env_set_maxreaders(env, 1022);
+  if (mdb_env_open(env, a->dir, 0, 0644)) return 102;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 103;
+  if (mdb_dbi_open(txn, JB_DB_JOBS, 0, &jobs) ||
+      mdb_dbi_open(txn, JB_DB_META, 0, &meta))
+    return 104;
+  if (a->op == RAW_CORRUPT_POSTING) {
+    uint8_t u[16];
+    if (jb__uuid_parse(u, a->uuid, "uuid")) return 121;
+    MDB_val k = {16, u}, v;
+    if (mdb_get(txn, jobs, &k, &v)) return 105;
+    static const uint8_t bad[] = {0x83, 0xa4, 'u', 'u', 'i', 'd', 0xc1};
+    uint8_t buf[sizeof(jb_jobhdr) + sizeof bad];
+    memcpy(buf, v.mv_data, sizeof(jb_jobhdr));
+    memcpy(buf + sizeof(jb_jobhdr), bad, sizeof bad);
+    MDB_val nv = {sizeof buf, buf};
+    if (mdb_put(txn, jobs, &k, &nv, 0)) return 106;
+  } else if (a->op == RAW_SCHEMA_2) {
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist)) return 107;
+    if (mdb_drop(txn, hist, 1)) return 108;
+    uint32_t two = 2;
+    MDB_val k = {6, "schema"}, v = {sizeof two, &two};
+    if (mdb_put(txn, meta, &k, &v, 0)) return 109;
+  } else if (a->op == RAW_SCHEMA_IS_3) {
+    MDB_val k = {6, "schema"}, v;
+    uint32_t schema = 0;
+    if (mdb_get(txn, meta, &k, &v) || v.mv_size != 4) return 110;
+    memcpy(&schema, v.mv_data, 4);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return schema == 3 ? 0 : 111;
+  } else {
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist)) return 112;
+    MDB_cursor *cur;
+    if (mdb_cursor_open(txn, hist, &cur)) return 113;
+    MDB_val k = {1, "s"}, v;
+    if (mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) return 114;
+    uint8_t buf[4096];
+    if (v.mv_size > sizeof buf) return 115;
+    memcpy(buf, v.mv_data, v.mv_size);
+    buf[0] = 9;
+    MDB_val nv = {v.mv_size, buf};
+    if (mdb_cursor_put(cur, &k, &nv, MDB_CURRENT)) return 116;
+    mdb_cursor_close(cur);
+  }
+  if (mdb_txn_commit(txn)) return 120;
+  mdb_env_close(env);
+  return 0;
+}
+
+static void run_raw(raw_op op, const char *dir, const char *uuid) {
+  raw_args a = {op, dir, uuid};
+  jbt_wait_ok(jbt_fork(raw_child, &a, 20), 20000);
+}
+
+/* ------------------------------------------------ revocation and check */
+
+static void check_revokes_an_undecodable_job_into_the_history(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN], ok[JB_UUID_STRLEN];
+  post_claim(u, f->board, "doomed", "holder");
+  jbt_post(ok, f->board, "fine", JB_PRIORITY_NORMAL);
+  jb_board_close(f->board);
+  f->board = NULL;
+  run_raw(RAW_CORRUPT_POSTING, f->dir, u);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_ECORRUPT);
+  assert_int_equal(st.moved, 1);
+  assert_int_equal(st.history, 1);
+  jb_completion *c = completion_of(f->board, u);
+  assert_int_equal(c->end, JB_END_REVOKED);
+  assert_string_equal(jb_end_name(c->end), "revoked");
+  assert_non_null(c->reason);
+  jbt_assert_contains(c->reason, u);
+  assert_string_equal(c->owner, "holder");
+  assert_null(c->name); /* the posting's name did not decode */
+  assert_int_equal(c->priority, JB_PRIORITY_HIGH);
+  assert_true(c->claimed_us > 0);
+  jb_completion_free(c);
+  /* A second check finds the record well-formed. */
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+  assert_int_equal(st.history, 1);
+}
+
+static void collect_line(const char *line, void *payload) {
+  FILE *mem = payload;
+  fprintf(mem, "%s\n", line);
+}
+
+static void check_reports_a_history_record_that_does_not_decode(void **state) {
+  jbt_fixture *f = *state;
+  char u[1][JB_UUID_STRLEN];
+  complete_n(f->board, 1, "broken", u);
+  jb_board_close(f->board);
+  f->board = NULL;
+  run_raw(RAW_BREAK_HISTORY, f->dir, NULL);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  char *lines = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&lines, &len);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+                   JB_ECORRUPT);
+  fclose(mem);
+  assert_int_equal(st.problems, 1);
+  assert_int_equal(st.history, 1);
+  jbt_assert_contains(lines, "history: record 1 does not decode");
+  free(lines);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u[0]), JB_ECORRUPT);
+  jbt_assert_contains(jb_errmsg(), "history record 1");
+}
+
+static void a_schema_2_board_is_upgraded_at_open(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "from-before", "w");
+  jb_board_close(f->board);
+  f->board = NULL;
+  run_raw(RAW_SCHEMA_2, f->dir, NULL);
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  run_raw(RAW_SCHEMA_IS_3, f->dir, NULL);
+  assert_int_equal(history_count(f->board), 0);
+  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  jb_completion *c = completion_of(f->board, u);
+  assert_string_equal(c->name, "from-before");
+  jb_completion_free(c);
+  jbt_assert_check_ok(f->board);
+}
+
+static void version_1_board_options_are_still_accepted(void **state) {
+  jbt_fixture *f = *state;
+  /* What a program built against version 1 passes: no history fields. */
+  struct {
+    unsigned int version, flags;
+    jb_durability durability;
+    size_t map_size, max_posting;
+  } v1 = {1, 0, JB_DURABILITY_NORMAL, 0, 0};
+  jb_board *b = NULL;
+  assert_int_equal(jb_board_open(&b, f->dir, (const jb_board_options *)&v1),
+                   JB_OK);
+  complete_n(b, 2, "v1", NULL);
+  assert_int_equal(history_count(b), 2);
+  jb_board_close(b);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  o.history_max_age_ms = -1;
+  assert_int_equal(jb_board_open(&b, f->dir, &o), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "history_max_age_ms");
+  assert_null(b);
+}
+
+int main(void) {
+  jbt_watchdog(240);
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
+  const struct CMUnitTest tests[] = {
+      T(a_result_round_trips_with_owner_name_and_times),
+      T(a_failed_outcome_is_recorded_as_failed),
+      T(plain_consume_and_trash_are_recorded_with_an_empty_result),
+      T(lookups_tell_on_the_board_from_never_seen),
+      T(a_bad_result_changes_nothing),
+      T(a_refused_consume_writes_no_record),
+      T(the_count_bound_drops_the_oldest),
+      T(the_age_bound_drops_old_records),
+      T(a_write_trims_at_most_64_records),
+      T(the_history_iterates_newest_or_oldest_first),
+      T(check_revokes_an_undecodable_job_into_the_history),
+      T(check_reports_a_history_record_that_does_not_decode),
+      T(a_schema_2_board_is_upgraded_at_open),
+      T(version_1_board_options_are_still_accepted),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
