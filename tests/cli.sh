@@ -713,6 +713,63 @@ done
 jb wait --claimable=yes
 expect_error 2 "claimable" "wait --claimable=yes"
 count_is 1 "after the bad commands"
+# --- completion results and the history (issue 5, point 3) ----------------
+
+begin "consume --result keeps the result; --failed says failed; history lists both"
+post done-ok
+a=$uuid
+post done-bad
+b=$uuid
+jb claim --who w1 "$a"; expect_ok "claim a"
+jb claim --who w2 "$b"; expect_ok "claim b"
+jb consume --who w1 --result '{"rows": 3, "files": ["x.png"]}' "$a"
+expect_ok "consume with a result"; expect_out "" "consume prints nothing"
+jb consume --who w2 --failed --result '{"error": "disk full"}' --json "$b"
+expect_ok "consume --failed"
+json_check "j == {'uuid': '$b', 'state': 'COMPLETE', 'outcome': 'failed'}"
+jb state "$a"; expect_out COMPLETE "state after consume"
+jb history
+expect_ok "history"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "history has not 2 lines: $out"
+printf '%s\n' "$out" | head -1 |
+  grep -q "^[0-9T:.-]*Z  failed  $b  w2  done-bad  {\"error\":\"disk full\"}\$" ||
+  fail "history line for b (newest first): $out"
+printf '%s\n' "$out" | tail -1 |
+  grep -q "  consumed  $a  w1  done-ok  {\"rows\":3,\"files\":\[\"x.png\"\]}\$" ||
+  fail "history line for a: $out"
+jb history --json
+expect_ok "history --json"
+json_check "len(lines) == 2 and lines[1]['uuid'] == '$a' and lines[1]['outcome'] == 'consumed' and lines[1]['result'] == {'rows': 3, 'files': ['x.png']} and lines[1]['owner'] == 'w1' and lines[1]['name'] == 'done-ok' and lines[1]['priority'] == 'NORMAL' and lines[1]['reason'] is None and lines[0]['outcome'] == 'failed' and lines[0]['history_seq'] > lines[1]['history_seq']"
+jb history --json --limit 1
+json_check "len(lines) == 1 and j['uuid'] == '$b'"
+jb check --json
+json_check "j['ok'] and j['history'] == 2"
+end
+
+begin "consume with a bad --result is a usage error and changes nothing"
+post careful
+a=$uuid
+jb claim --who w1 "$a"; expect_ok "claim"
+for bad in '{"rows": 3' '[1, 2]' '"text"' '3' '{"a": 1, "a": 2}'; do
+  jb consume --who w1 --result "$bad" "$a"
+  expect_error 2 "--result" "consume --result '$bad'"
+done
+jb owner "$a"; expect_out w1 "still claimed after bad results"
+jb history; expect_ok "history"; expect_out "" "no record after bad results"
+jb consume --who w1 --failed "$a"; expect_ok "consume --failed without a result"
+jb history --json
+json_check "j['outcome'] == 'failed' and j['result'] == {}"
+end
+
+begin "trash is recorded in the history as trashed"
+post poison
+a=$uuid
+jb claim --who admin "$a"; expect_ok "claim"
+jb trash --who admin "$a"; expect_ok "trash"
+jb history --json
+json_check "len(lines) == 1 and j['outcome'] == 'trashed' and j['owner'] == 'admin' and j['result'] == {}"
+jb history --limit x
+expect_error 2 "--limit" "history --limit x"
 end
 
 echo "$tests tests, $failures failed"

@@ -117,6 +117,8 @@ enum {
   OPT_TIMEOUT,
   OPT_WAIT,
   OPT_CLAIMABLE,
+  OPT_RESULT,
+  OPT_FAILED,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -141,6 +143,8 @@ static const struct {
     {{"timeout", required_argument, NULL, OPT_TIMEOUT}, CLI_O_TIMEOUT},
     {{"wait", required_argument, NULL, OPT_WAIT}, CLI_O_WAIT},
     {{"claimable", no_argument, NULL, OPT_CLAIMABLE}, CLI_O_CLAIMABLE},
+    {{"result", required_argument, NULL, OPT_RESULT}, CLI_O_RESULT},
+    {{"failed", no_argument, NULL, OPT_FAILED}, CLI_O_RESULT},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -222,6 +226,8 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       o->token = v;
       break;
     }
+    case OPT_RESULT: o->result = optarg; break;
+    case OPT_FAILED: o->failed = 1; break;
     case OPT_TIMEOUT:
     case OPT_WAIT: {
       /* Seconds, fractions allowed; `inf`: no limit. */

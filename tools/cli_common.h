@@ -23,6 +23,7 @@ enum {
   CLI_O_TIMEOUT = 1u << 6,   /* --timeout SECONDS */
   CLI_O_WAIT = 1u << 7,      /* --wait SECONDS (claim-next) */
   CLI_O_CLAIMABLE = 1u << 8, /* --claimable */
+  CLI_O_RESULT = 1u << 9,    /* --result JSON, --failed (consume) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -56,6 +57,8 @@ typedef struct {
                          (`inf`, or not given) */
   int has_wait;       /* --wait was given */
   int claimable;      /* --claimable */
+  const char *result; /* --result: JSON text, checked by the command */
+  int failed;         /* --failed */
   char **args; /* operands */
   int nargs;
 } cli_opts;
@@ -131,11 +134,14 @@ int cmd_extend(int argc, char **argv);
 int cmd_expires_in(int argc, char **argv);
 int cmd_entities(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
+int cmd_history(int argc, char **argv);   /* cmd_complete.c */
+int cmd_wait_done(int argc, char **argv); /* cmd_complete.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
-    cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait;
+    cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
+    cli_cmd_history, cli_cmd_wait_done;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -15,16 +15,18 @@ const cli_command cli_cmd_check = {
     "one of the ready index and the claims; every index entry points at a\n"
     "job; every posting decodes; sequences and counters agree. A posting\n"
     "that does not decode is moved to the board's quarantine table with the\n"
-    "reason (never deleted), so the rest of the board keeps working.\n"
+    "reason (never deleted), so the rest of the board keeps working, and\n"
+    "its history record says 'revoked' with the reason (jobboard history).\n"
+    "Every history record must decode.\n"
     "Each problem or note is printed as one line on stdout, then a summary:\n"
     "  jobs N, ready N, claimed N, log events N, trashed N, quarantined N,\n"
-    "  moved N, problems N\n"
+    "  moved N, problems N, history N\n"
     "and 'board OK' or 'board NOT OK'. With --json, each line is\n"
     "{\"problem\": \"...\"}, or {\"note\": \"...\"} for a record quarantined by an\n"
     "earlier run (not a problem), and the summary is one object\n"
     "{\"ok\": true, \"jobs\": N,\n"
     "\"ready\": N, \"claimed\": N, \"log_events\": N, \"trashed\": N,\n"
-    "\"quarantined\": N, \"moved\": N, \"problems\": N}.\n"
+    "\"quarantined\": N, \"moved\": N, \"problems\": N, \"history\": N}.\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -80,7 +82,7 @@ int cmd_check(int argc, char **argv) {
     return CLI_EXIT_ERROR;
   }
   if (o.json) {
-    json_t *v = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+    json_t *v = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
                           "ok", st == JB_OK,
                           "jobs", (json_int_t)s.jobs,
                           "ready", (json_int_t)s.ready,
@@ -89,13 +91,14 @@ int cmd_check(int argc, char **argv) {
                           "trashed", (json_int_t)s.trashed,
                           "quarantined", (json_int_t)s.quarantined,
                           "moved", (json_int_t)s.moved,
-                          "problems", (json_int_t)s.problems);
+                          "problems", (json_int_t)s.problems,
+                          "history", (json_int_t)s.history);
     if (cli_json_print(v)) out.failed = 1;
   } else {
     printf("jobs %zu, ready %zu, claimed %zu, log events %zu, trashed %zu, "
-           "quarantined %zu, moved %zu, problems %zu\n",
+           "quarantined %zu, moved %zu, problems %zu, history %zu\n",
            s.jobs, s.ready, s.claimed, s.log_events, s.trashed, s.quarantined,
-           s.moved, s.problems);
+           s.moved, s.problems, s.history);
     puts(st == JB_OK ? "board OK" : "board NOT OK");
   }
   if (out.failed) return CLI_EXIT_ERROR;

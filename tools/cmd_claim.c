@@ -1,6 +1,7 @@
 /*
  * cmd_claim.c - the owner's commands: claim, claim-next, abandon, consume,
- * trash. Each is one write transaction in the library.
+ * trash. Each is one write transaction in the library. (consume, which
+ * takes a result, runs in cmd_complete.c.)
  */
 #include "cli_common.h"
 #include "json.h"
@@ -121,25 +122,37 @@ const cli_command cli_cmd_abandon = {
 
 const cli_command cli_cmd_consume = {
     "consume", "complete a job: the owner removes it from the board",
-    "Usage: jobboard consume --who NAME [OPTIONS] UUID\n"
+    "Usage: jobboard consume --who NAME [--result JSON] [--failed] [OPTIONS] UUID\n"
     "\n"
     "NAME, the job's owner, completes the job UUID: it leaves the board and\n"
     "its state reads COMPLETE from then on. Only the owner may consume.\n"
-    "Prints nothing on success (with --json: {\"uuid\", \"state\": \"COMPLETE\",\n"
-    "\"outcome\": \"consumed\"}).\n"
+    "The board's history keeps a record of it, in the same commit: the\n"
+    "outcome (consumed, or failed with --failed), the --result, the owner\n"
+    "and the job's times; `jobboard wait-done UUID` and `jobboard history`\n"
+    "read it. Prints nothing on success (with --json: {\"uuid\", \"state\":\n"
+    "\"COMPLETE\", \"outcome\": \"consumed\" or \"failed\"}).\n"
     "\n"
     "Options:\n"
     WHO_OPTION
     TOKEN_OPTION
+    "  --result JSON       what the job produced: a JSON object, stored as a\n"
+    "                      msgpack map (at most 1 MiB encoded). Invalid JSON,\n"
+    "                      or JSON that is not an object, is a usage error\n"
+    "                      (2) and the job stays claimed.\n"
+    "  --failed            the job was done but failed: the outcome is\n"
+    "                      'failed' instead of 'consumed' (the job still\n"
+    "                      leaves the board; use abandon to have it retried)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
     "\n"
-    "Example:\n"
-    "  jobboard consume --who worker-1 --token \"$token\" \"$uuid\"\n",
-    CLI_O_WHO | CLI_O_TOKEN, 1, 1, "UUID"};
+    "Examples:\n"
+    "  jobboard consume --who worker-1 --token \"$token\" \"$uuid\"\n"
+    "  jobboard consume --who w1 --result '{\"rows\": 3}' \"$uuid\"\n"
+    "  jobboard consume --who w1 --failed --result '{\"error\": \"timeout\"}' \"$uuid\"\n",
+    CLI_O_WHO | CLI_O_TOKEN | CLI_O_RESULT, 1, 1, "UUID"};
 
 const cli_command cli_cmd_trash = {
     "trash", "remove a bad job: kept in the board's trash for inspection",
@@ -176,10 +189,6 @@ static int op_claim(jb_board *b, const cli_opts *o, uint64_t *token) {
 static int op_abandon(jb_board *b, const cli_opts *o, uint64_t *token) {
   (void)token;
   return jb_job_abandon_ex(b, o->args[0], o->who, o->token);
-}
-static int op_consume(jb_board *b, const cli_opts *o, uint64_t *token) {
-  (void)token;
-  return jb_job_consume_ex(b, o->args[0], o->who, o->token);
 }
 static int op_trash(jb_board *b, const cli_opts *o, uint64_t *token) {
   (void)token;
@@ -218,12 +227,6 @@ static json_t *abandoned(const char *uuid, const char *who, uint64_t token) {
   return json_pack("{s:s,s:s,s:n}", "uuid", uuid, "state", "UNCLAIMED",
                    "owner");
 }
-static json_t *consumed(const char *uuid, const char *who, uint64_t token) {
-  (void)who;
-  (void)token;
-  return json_pack("{s:s,s:s,s:s}", "uuid", uuid, "state", "COMPLETE",
-                   "outcome", "consumed");
-}
 static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
   (void)who;
   (void)token;
@@ -236,9 +239,6 @@ int cmd_claim(int argc, char **argv) {
 }
 int cmd_abandon(int argc, char **argv) {
   return run_owner_op(&cli_cmd_abandon, op_abandon, argc, argv, abandoned);
-}
-int cmd_consume(int argc, char **argv) {
-  return run_owner_op(&cli_cmd_consume, op_consume, argc, argv, consumed);
 }
 int cmd_trash(int argc, char **argv) {
   return run_owner_op(&cli_cmd_trash, op_trash, argc, argv, trashed);

@@ -15,6 +15,7 @@ jobboard_SOURCES = \
 	tools/cmd_query.c tools/cmd_wait.c \
 	tools/cmd_check.c \
 	tools/cmd_entities.c \
+	tools/cmd_complete.c \
 	tools/cmd_demo.c \
 	tools/cmd_bench.c
 jobboard_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)

@@ -31,6 +31,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_wait, "wait", NULL, cmd_wait},
     {&cli_cmd_check, "check", NULL, cmd_check},
     {&cli_cmd_entities, "entities", NULL, cmd_entities},
+    {&cli_cmd_history, "history", NULL, cmd_history},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},
     {NULL, "bench", "measure post/claim-next/consume cycles per second", cmd_bench},
 };

@@ -1,0 +1,216 @@
+/*
+ * cmd_complete.c - completion and its history: consume (with a result and
+ * an outcome), history, wait-done.
+ */
+#include "cli_common.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---------------------------------------------------------------- consume */
+
+/* --result's JSON object as a msgpack map (*out malloc'ed; NULL for {}).
+ * Returns 0 or an exit code (printed). Checked before the board is
+ * opened: bad input changes nothing. */
+static int result_from_text(char **out, size_t *len, const char *text) {
+  *out = NULL;
+  *len = 0;
+  json_error_t je;
+  json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
+                                   JSON_ALLOW_NUL, &je);
+  if (v == NULL)
+    return cli_usage_error("--result: invalid JSON at line %d, column %d "
+                           "(position %d): %s", je.line, je.column,
+                           je.position, je.text);
+  int rc = 0;
+  char err[160];
+  if (!json_is_object(v))
+    rc = cli_usage_error("--result: must be a JSON object like {\"rows\": 3}");
+  else if (json_object_size(v) > 0 &&
+           cli_json_to_msgpack(out, len, v, err, sizeof err))
+    rc = cli_usage_error("--result: %s", err);
+  json_decref(v);
+  return rc;
+}
+
+int cmd_consume(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_consume, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_need_who(&cli_cmd_consume, &o)) != 0) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  char *result = NULL;
+  size_t result_len = 0;
+  if (o.result && (rc = result_from_text(&result, &result_len, o.result)))
+    return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) {
+    free(result);
+    return rc;
+  }
+  int st = jb_job_consume_result(
+      b, o.args[0], o.who, o.token,
+      o.failed ? JB_OUTCOME_FAILURE : JB_OUTCOME_SUCCESS, result, result_len);
+  if (st != JB_OK)
+    rc = cli_fail(st);
+  else if (o.json &&
+           cli_json_print(json_pack("{s:s,s:s,s:s}", "uuid", o.args[0],
+                                    "state", "COMPLETE", "outcome",
+                                    o.failed ? "failed" : "consumed")))
+    rc = CLI_EXIT_ERROR;
+  free(result);
+  jb_board_close(b);
+  return rc;
+}
+
+/* ------------------------------------------------------- a record printed */
+
+#define RECORD_JSON                                                            \
+  "  {\"uuid\": \"...\", \"outcome\": \"consumed\" | \"failed\" | \"trashed\" | \"revoked\",\n" \
+  "   \"result\": {...}, \"owner\": \"worker-1\" (or null), \"name\": \"...\"\n" \
+  "   (null when unknown), \"priority\": \"HIGH\" (or null), \"sequence\": 42,\n" \
+  "   \"posted\": \"2024-01-02T03:04:05.000006Z\", \"claimed\": \"...\" (or\n"  \
+  "   null), \"completed\": \"...\", \"reason\": \"...\" (revoked; else null),\n" \
+  "   \"history_seq\": 7}\n"                                                  \
+  "Times are ISO-8601 UTC with microseconds. The result prints as\n"           \
+  "`jobboard show` prints details (msgpack values JSON has no word for are\n" \
+  "tagged objects, see `jobboard show --help`).\n"
+
+static json_t *time_or_null(int64_t us) {
+  if (us == 0) return json_null();
+  char t[40];
+  cli_format_time(t, sizeof t, us);
+  return json_string(t);
+}
+
+static json_t *text_or_null(const char *s) {
+  return s ? json_string(s) : json_null();
+}
+
+static json_t *completion_to_json(const jb_completion *c) {
+  json_t *result = cli_msgpack_to_json(c->result, c->result_len);
+  if (result == NULL) return NULL; /* the library checked it: no memory */
+  const char *prio = jb_priority_name(c->priority);
+  /* "o" steals each reference, also when json_pack fails. */
+  return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:o,s:I}",
+                   "uuid", c->uuid, "outcome", jb_end_name(c->end), "result",
+                   result, "owner", text_or_null(c->owner), "name",
+                   text_or_null(c->name), "priority", text_or_null(prio),
+                   "sequence", (json_int_t)c->sequence, "posted",
+                   time_or_null(c->posted_us), "claimed",
+                   time_or_null(c->claimed_us), "completed",
+                   time_or_null(c->completed_us), "reason",
+                   text_or_null(c->reason), "history_seq",
+                   (json_int_t)c->history_seq);
+}
+
+/* The result as compact JSON text on `f`. */
+static int put_result(FILE *f, const jb_completion *c) {
+  json_t *r = cli_msgpack_to_json(c->result, c->result_len);
+  if (r == NULL) return -1;
+  int rc = json_dumpf(r, f, JSON_COMPACT | JSON_ENCODE_ANY);
+  json_decref(r);
+  return rc;
+}
+
+/* COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT[  (REASON)] */
+static int print_record_line(const jb_completion *c) {
+  char t[40];
+  cli_format_time(t, sizeof t, c->completed_us);
+  printf("%s  %s  %s  ", t, jb_end_name(c->end), c->uuid);
+  cli_put_text(stdout, c->owner ? c->owner : "-");
+  fputs("  ", stdout);
+  cli_put_text(stdout, c->name ? c->name : "-");
+  fputs("  ", stdout);
+  if (put_result(stdout, c) != 0) return -1;
+  if (c->reason) {
+    fputs("  (", stdout);
+    cli_put_text(stdout, c->reason);
+    fputc(')', stdout);
+  }
+  return putchar('\n') == EOF ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- history */
+
+const cli_command cli_cmd_history = {
+    "history", "list completed jobs with their outcome and result, newest first",
+    "Usage: jobboard history [--limit N] [OPTIONS]\n"
+    "\n"
+    "List the board's history: the jobs that left the board, newest first,\n"
+    "with how each ended and the result its owner gave. A job reaches the\n"
+    "history in the commit that completes it:\n"
+    "  consumed  consumed by its owner (jobboard consume)\n"
+    "  failed    consumed with --failed\n"
+    "  trashed   trashed by its owner (jobboard trash)\n"
+    "  revoked   moved to quarantine by `jobboard check` (its posting did\n"
+    "            not decode); the reason is kept\n"
+    "The history keeps the newest 10,000 records and drops those older than\n"
+    "7 days (the library's board options history_max and\n"
+    "history_max_age_ms), oldest first, a few at each completion: an old\n"
+    "record may outlive its age until the next completion. The records are\n"
+    "streamed a few dozen at a time, so a long history never holds up\n"
+    "writers.\n"
+    "\n"
+    "Each record is one line of text, fields separated by two spaces:\n"
+    "  COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT\n"
+    "where OWNER and NAME are '-' when unknown (a revoked job), RESULT is the\n"
+    "result as compact JSON ({} when none was given), a revoked job's line\n"
+    "ends with its reason in parentheses, and control characters in the\n"
+    "owner, name or reason are written as C escapes (\\n, \\t, \\x01).\n"
+    "With --json, each record is one JSON object:\n"
+    RECORD_JSON
+    "\n"
+    "Options:\n"
+    "  --limit N           stop after the N newest records (0 lists none)\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "A record that does not decode is reported on stderr (run 'jobboard\n"
+    "check'), the listing goes on, and the exit status is 1.\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard history --limit 20\n"
+    "  jobboard history --json | grep '\"outcome\":\"failed\"'\n",
+    CLI_O_LIMIT, 0, 0, ""};
+
+int cmd_history(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_history, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_history_iter *it = NULL;
+  int st = jb_history_open(&it, b, 0);
+  if (st != JB_OK) {
+    jb_board_close(b);
+    return cli_fail(st);
+  }
+  unsigned long long shown = 0;
+  while (!o.has_limit || shown < o.limit) {
+    const jb_completion *c;
+    st = jb_history_next(&c, it);
+    if (st == JB_ECORRUPT) { /* reported; the iterator moved past it */
+      rc = cli_fail(st);
+      continue;
+    }
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      break;
+    }
+    if (c == NULL) break;
+    int bad = o.json ? cli_json_print(completion_to_json(c))
+                     : print_record_line(c);
+    if (bad) {
+      rc = CLI_EXIT_ERROR;
+      break;
+    }
+    shown++;
+  }
+  jb_history_close(it);
+  jb_board_close(b);
+  return rc;
+}
