@@ -181,3 +181,43 @@ void jb_history_close(jb_history_iter *it) {
   jb__buf_free(&it->mem);
   free(it);
 }
+
+/* ----------------------------------------------------------------- wait */
+
+typedef struct {
+  jb_board *b;
+  uint8_t raw[16];
+  jb_completion *out;
+} done_ctx;
+
+/* One look: the record ends the wait, a job still on the board sleeps
+ * until the next commit, and a uuid that is neither ends it (not found):
+ * the look is one read transaction, so a job that completes in between
+ * is seen in one place or the other, never in neither. */
+static int done_try(void *vctx, int64_t *retry) {
+  done_ctx *c = vctx;
+  (void)retry; /* only a commit completes a job */
+  int found;
+  int rc = completion_lookup(&c->out, c->b, c->raw, &found);
+  if (rc == JB_ENOTFOUND && found == JB_HIST_ON_BOARD) return JB__AGAIN;
+  return rc;
+}
+
+int jb_job_wait_done(jb_completion **out, jb_board *b, const char *uuid,
+                     int64_t timeout_ms) {
+  if (out == NULL) return jb__err(JB_EINVAL, "jb_job_wait_done: out is NULL");
+  *out = NULL;
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  done_ctx c = {.b = b};
+  int rc = jb__uuid_parse(c.raw, uuid, "job uuid");
+  if (rc != JB_OK) return rc;
+  rc = jb__board_wait(b, done_try, &c, timeout_ms);
+  if (rc == JB_ETIMEDOUT) {
+    char text[JB_UUID_STRLEN];
+    jb__uuid_format(text, c.raw);
+    jb__err(JB_ETIMEDOUT, "job %s did not complete within %lld ms", text,
+            (long long)timeout_ms);
+  }
+  if (rc == JB_OK) *out = c.out;
+  return rc;
+}

@@ -772,5 +772,32 @@ jb history --limit x
 expect_error 2 "--limit" "history --limit x"
 end
 
+begin "wait-done prints the outcome and result written by another process"
+post awaited
+a=$uuid
+jb claim --who w1 "$a"; expect_ok "claim"
+( sleep 0.3
+  "$JOBBOARD" --board "$B" consume --who w1 --result '{"rows": 7}' "$a" ) &
+consumer=$!
+jb wait-done --timeout 20 "$a"
+wait "$consumer" || fail "the consumer failed"
+expect_ok "wait-done"; expect_out 'consumed  {"rows":7}' "wait-done output"
+jb wait-done --json --timeout 0 "$a"
+expect_ok "wait-done --json on a completed job"
+json_check "j['uuid'] == '$a' and j['outcome'] == 'consumed' and j['result'] == {'rows': 7} and j['owner'] == 'w1'"
+end
+
+begin "wait-done: never posted is not found (3) at once; still on the board times out (7)"
+post pending
+jb wait-done --timeout 20 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f
+expect_error 3 "neither on the board nor in its history" "wait-done of a stranger"
+jb wait-done --timeout 0.2 "$uuid"
+expect_error 7 "did not complete" "wait-done with a timeout"
+jb wait-done --timeout soon "$uuid"
+expect_error 2 "--timeout" "wait-done --timeout soon"
+jb wait-done not-a-uuid
+expect_error 2 "not a uuid" "wait-done not-a-uuid"
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]

@@ -3,7 +3,8 @@
  * result and an outcome, trash and check's revocation recorded as such,
  * the history's bounds by count and by age (oldest dropped first, at most
  * 64 per write), its iteration both ways, a bad result that changes
- * nothing, the check of history records, and the schema 2 -> 3 upgrade.
+ * nothing, the check of history records, the schema 2 -> 3 upgrade, and
+ * waiting for a job's completion across processes.
  */
 #include "helpers.h"
 #include "store/store.h"
@@ -518,6 +519,94 @@ static void version_1_board_options_are_still_accepted(void **state) {
   assert_null(b);
 }
 
+/* ------------------------------------------------------------ wait-done */
+
+typedef struct {
+  const char *dir;
+  const char *uuid;
+} consumer_args;
+
+/* In another process: open the board, wait a little (the parent is then
+ * asleep in its wait), consume with a result. */
+static int consume_later(void *arg) {
+  consumer_args *a = arg;
+  jb_board *b = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  if (jb_board_open(&b, a->dir, &o) != JB_OK) return 10;
+  sleep_ms(300);
+  small_map m = result_map(42);
+  int rc = jb_job_consume_result(b, a->uuid, "far-worker", 0,
+                                 JB_OUTCOME_FAILURE, m.b, m.len);
+  jb_board_close(b);
+  return rc == JB_OK ? 0 : 11;
+}
+
+static void wait_done_returns_the_result_consumed_in_another_process(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "remote", "far-worker");
+  consumer_args a = {f->dir, u};
+  pid_t pid = jbt_fork(consume_later, &a, 30);
+  int64_t t0 = jbt_now_ms();
+  jb_completion *c = NULL;
+  int rc = jb_job_wait_done(&c, f->board, u, 20000);
+  int64_t took = jbt_now_ms() - t0;
+  if (rc != JB_OK) fail_msg("wait-done: %s (%s)", jb_strerror(rc), jb_errmsg());
+  jbt_wait_ok(pid, 20000);
+  /* It slept until the other process's commit, and no longer. */
+  assert_true(took >= 250);
+  assert_true(took < 10000);
+  assert_int_equal(c->end, JB_END_FAILED);
+  assert_string_equal(c->owner, "far-worker");
+  small_map m = result_map(42);
+  assert_int_equal(c->result_len, m.len);
+  assert_memory_equal(c->result, m.b, m.len);
+  jb_completion_free(c);
+  /* Once completed, it answers at once. */
+  t0 = jbt_now_ms();
+  assert_int_equal(jb_job_wait_done(&c, f->board, u, 20000), JB_OK);
+  assert_true(jbt_now_ms() - t0 < 1000);
+  assert_int_equal(c->end, JB_END_FAILED);
+  jb_completion_free(c);
+}
+
+static void wait_done_on_a_never_posted_uuid_is_not_found_at_once(
+    void **state) {
+  jbt_fixture *f = *state;
+  jbt_post(NULL, f->board, "other", JB_PRIORITY_NORMAL);
+  jb_completion *c = (jb_completion *)1;
+  int64_t t0 = jbt_now_ms();
+  assert_int_equal(jb_job_wait_done(&c, f->board,
+                                    "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f",
+                                    20000),
+                   JB_ENOTFOUND);
+  assert_true(jbt_now_ms() - t0 < 1000);
+  assert_null(c);
+  jbt_assert_contains(jb_errmsg(), "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f");
+  assert_int_equal(jb_job_wait_done(&c, f->board, "nope", 0), JB_EINVAL);
+  assert_int_equal(jb_job_wait_done(NULL, f->board,
+                                    "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f", 0),
+                   JB_EINVAL);
+}
+
+static void wait_done_times_out_while_the_job_is_on_the_board(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "slow", "w");
+  jb_completion *c = NULL;
+  int64_t t0 = jbt_now_ms();
+  assert_int_equal(jb_job_wait_done(&c, f->board, u, 200), JB_ETIMEDOUT);
+  int64_t took = jbt_now_ms() - t0;
+  assert_true(took >= 195 && took < 5000);
+  assert_null(c);
+  jbt_assert_contains(jb_errmsg(), u);
+  /* Other commits (an abandon, a post) do not end it. */
+  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_job_wait_done(&c, f->board, u, 0), JB_ETIMEDOUT);
+}
+
 int main(void) {
   jbt_watchdog(240);
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
@@ -536,6 +625,9 @@ int main(void) {
       T(check_reports_a_history_record_that_does_not_decode),
       T(a_schema_2_board_is_upgraded_at_open),
       T(version_1_board_options_are_still_accepted),
+      T(wait_done_returns_the_result_consumed_in_another_process),
+      T(wait_done_on_a_never_posted_uuid_is_not_found_at_once),
+      T(wait_done_times_out_while_the_job_is_on_the_board),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,3 +214,72 @@ int cmd_history(int argc, char **argv) {
   jb_board_close(b);
   return rc;
 }
+
+/* -------------------------------------------------------------- wait-done */
+
+const cli_command cli_cmd_wait_done = {
+    "wait-done", "wait for a job to complete; print its outcome and result",
+    "Usage: jobboard wait-done [--timeout SECONDS] [OPTIONS] UUID\n"
+    "\n"
+    "Wait until the job UUID leaves the board, then print how it ended and\n"
+    "the result its owner gave, from the board's history (see `jobboard\n"
+    "history`). A job already completed answers at once; a job on the board\n"
+    "is waited for: the wait sleeps on the board's signal file and is woken\n"
+    "by the commit that completes the job, in any process (it does not\n"
+    "poll). A UUID that is neither on the board nor in its history (never\n"
+    "posted here, or its record was dropped by the history's bounds) is\n"
+    "'not found' at once.\n"
+    "\n"
+    "Prints one line: the outcome (consumed, failed, trashed or revoked),\n"
+    "two spaces, and the result as compact JSON ({} when none was given);\n"
+    "a revoked job's line ends with its reason in parentheses. With --json,\n"
+    "one object:\n"
+    RECORD_JSON
+    "The exit status is 0 whatever the outcome: read it from the output.\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_TIMEOUT
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or UUID is neither on the board\n"
+    "     nor in its history\n"
+    "  7  timed out: the job is still on the board after --timeout\n"
+    "  130, 143  interrupted by SIGINT or SIGTERM\n"
+    "  A malformed UUID is a usage error (2).\n"
+    "\n"
+    "Examples:\n"
+    "  uuid=$(jobboard post resize --details '{\"path\": \"a.png\"}')\n"
+    "  jobboard wait-done --timeout 60 \"$uuid\"    # consumed  {\"rows\":3}\n"
+    "  jobboard wait-done --json \"$uuid\" | python3 -c \\\n"
+    "    'import json,sys; print(json.load(sys.stdin)[\"result\"])'\n",
+    CLI_O_TIMEOUT, 1, 1, "UUID"};
+
+int cmd_wait_done(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_wait_done, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  cli_cancel_on_signals(b);
+  jb_completion *c = NULL;
+  int st = jb_job_wait_done(&c, b, o.args[0], o.timeout_ms);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    rc = cli_json_print(completion_to_json(c)) ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+  } else {
+    int bad = printf("%s  ", jb_end_name(c->end)) < 0 || put_result(stdout, c);
+    if (!bad && c->reason) {
+      fputs("  (", stdout);
+      cli_put_text(stdout, c->reason);
+      fputc(')', stdout);
+    }
+    if (bad || putchar('\n') == EOF) rc = CLI_EXIT_ERROR;
+  }
+  jb_completion_free(c);
+  jb_board_close(b);
+  return rc;
+}
