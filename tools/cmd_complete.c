@@ -105,13 +105,19 @@ static json_t *completion_to_json(const jb_completion *c) {
                    (json_int_t)c->history_seq);
 }
 
-/* The result as compact JSON text on `f`. */
-static int put_result(FILE *f, const jb_completion *c) {
+/* The result as compact JSON, then a revoked job's reason in parentheses,
+ * and the end of the line. */
+static int put_result_line(const jb_completion *c) {
   json_t *r = cli_msgpack_to_json(c->result, c->result_len);
   if (r == NULL) return -1;
-  int rc = json_dumpf(r, f, JSON_COMPACT | JSON_ENCODE_ANY);
+  int rc = json_dumpf(r, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
   json_decref(r);
-  return rc;
+  if (rc == 0 && c->reason) {
+    fputs("  (", stdout);
+    cli_put_text(stdout, c->reason);
+    fputc(')', stdout);
+  }
+  return rc == 0 && putchar('\n') != EOF ? 0 : -1;
 }
 
 /* COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT[  (REASON)] */
@@ -123,13 +129,7 @@ static int print_record_line(const jb_completion *c) {
   fputs("  ", stdout);
   cli_put_text(stdout, c->name ? c->name : "-");
   fputs("  ", stdout);
-  if (put_result(stdout, c) != 0) return -1;
-  if (c->reason) {
-    fputs("  (", stdout);
-    cli_put_text(stdout, c->reason);
-    fputc(')', stdout);
-  }
-  return putchar('\n') == EOF ? -1 : 0;
+  return put_result_line(c);
 }
 
 /* ---------------------------------------------------------------- history */
@@ -270,14 +270,8 @@ int cmd_wait_done(int argc, char **argv) {
     rc = cli_fail(st);
   } else if (o.json) {
     rc = cli_json_print(completion_to_json(c)) ? CLI_EXIT_ERROR : CLI_EXIT_OK;
-  } else {
-    int bad = printf("%s  ", jb_end_name(c->end)) < 0 || put_result(stdout, c);
-    if (!bad && c->reason) {
-      fputs("  (", stdout);
-      cli_put_text(stdout, c->reason);
-      fputc(')', stdout);
-    }
-    if (bad || putchar('\n') == EOF) rc = CLI_EXIT_ERROR;
+  } else if (printf("%s  ", jb_end_name(c->end)) < 0 || put_result_line(c)) {
+    rc = CLI_EXIT_ERROR;
   }
   jb_completion_free(c);
   jb_board_close(b);
