@@ -72,3 +72,7 @@ check_PROGRAMS += tests/entity_holder
 tests_entity_holder_SOURCES = tests/entity_holder.c
 tests_entity_holder_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
 EXTRA_DIST += tests/cli.sh
+
+# The worker runner (`jobboard work`), end to end: real workers and signals.
+TESTS += tests/work.sh
+EXTRA_DIST += tests/work.sh

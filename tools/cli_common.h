@@ -136,12 +136,13 @@ int cmd_entities(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 int cmd_history(int argc, char **argv);   /* cmd_complete.c */
 int cmd_wait_done(int argc, char **argv); /* cmd_complete.c */
+int cmd_work(int argc, char **argv);      /* cmd_work.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
-    cli_cmd_history, cli_cmd_wait_done;
+    cli_cmd_history, cli_cmd_wait_done, cli_cmd_work;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

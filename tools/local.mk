@@ -15,6 +15,7 @@ jobboard_SOURCES = \
 	tools/cmd_query.c tools/cmd_wait.c \
 	tools/cmd_check.c \
 	tools/cmd_entities.c \
+	tools/cmd_work.c \
 	tools/cmd_complete.c \
 	tools/cmd_demo.c \
 	tools/cmd_bench.c

@@ -33,6 +33,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_entities, "entities", NULL, cmd_entities},
     {&cli_cmd_history, "history", NULL, cmd_history},
     {&cli_cmd_wait_done, "wait-done", NULL, cmd_wait_done},
+    {&cli_cmd_work, "work", NULL, cmd_work},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},
     {NULL, "bench", "measure post/claim-next/consume cycles per second", cmd_bench},
 };

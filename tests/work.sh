@@ -1,0 +1,478 @@
+#!/bin/bash
+# tests/work.sh - `jobboard work`, the worker runner, end to end: real
+# boards, real worker processes, real signals.
+#
+# Runs the built ./jobboard (or $JOBBOARD) under one mktemp -d directory,
+# removed on exit with every process the tests started. Each test prints
+# "ok" or "FAIL" with its name; the script exits 1 if any failed. JSON is
+# checked with python3 (jq is not assumed).
+
+set -u
+
+JOBBOARD=${JOBBOARD:-./jobboard}
+case $JOBBOARD in
+  /*) ;;
+  *) JOBBOARD=$PWD/$JOBBOARD ;;
+esac
+if [ ! -x "$JOBBOARD" ]; then
+  echo "work.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
+  exit 99 # automake: hard error
+fi
+PYTHON=${PYTHON:-python3}
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "work.sh: python3 is needed to check JSON output" >&2
+  exit 99
+fi
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-work.XXXXXX") || exit 99
+# The workers started in the background, and the CMD processes they ran
+# (each test CMD writes its pid to a file named *.pid).
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for f in "$ROOT"/*.pid; do
+    [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+  done
+  rm -rf "$ROOT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+unset JOBBOARD_DIR
+
+failures=0
+tests=0
+name=""
+bad=0
+
+t_begin() { # t_begin NAME: a new test; $B a fresh board with nothing on it
+  name=$1
+  bad=0
+  tests=$((tests + 1))
+  B=$ROOT/b$tests
+  "$JOBBOARD" post --board "$B" setup >/dev/null &&
+    "$JOBBOARD" claim-next --board "$B" --who setup >"$ROOT/u" &&
+    "$JOBBOARD" consume --board "$B" --who setup "$(cat "$ROOT/u")" ||
+    t_fail "cannot make a board"
+}
+t_fail() {
+  echo "  $name: $*"
+  bad=1
+}
+t_end() {
+  if [ "$bad" = 0 ]; then
+    echo "ok   $tests $name"
+  else
+    echo "FAIL $tests $name"
+    failures=$((failures + 1))
+  fi
+}
+
+# jb ARGS: jobboard on $B; sets $out, $err and $rc.
+jb() {
+  "$JOBBOARD" --board "$B" "$@" >"$ROOT/out" 2>"$ROOT/err"
+  rc=$?
+  out=$(cat "$ROOT/out")
+  err=$(cat "$ROOT/err")
+}
+# post NAME [ARGS]: sets $uuid.
+post() {
+  jb post "$@"
+  uuid=$out
+  [ "$rc" = 0 ] || t_fail "post $*: exit $rc: $err"
+}
+want_rc() { # want_rc CODE WHAT
+  [ "$rc" = "$1" ] || t_fail "$2: exit status $rc, expected $1 (stderr: $err)"
+}
+has() { # has TEXT SUBSTRING WHAT
+  case $1 in
+    *"$2"*) ;;
+    *) t_fail "$3: '$2' not in: $1" ;;
+  esac
+}
+# pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first.
+pycheck() {
+  printf '%s\n' "$out" | "$PYTHON" -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
+j = lines[0] if lines else None
+sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
+' "$1" 2>"$ROOT/pyerr" || t_fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
+}
+# record UUID: $out is the history record of job UUID as JSON (or empty).
+record() {
+  jb history --json
+  out=$(printf '%s\n' "$out" | grep -F "\"uuid\":\"$1\"")
+}
+state_is() { # state_is UUID STATE WHAT
+  jb state "$1"
+  [ "$out" = "$2" ] || t_fail "$3: job is '$out', expected $2 ($err)"
+}
+
+# work_bg ARGS: start `jobboard work` on $B in the background; $wpid its
+# pid, its stdout and stderr in $ROOT/wout and $ROOT/werr.
+work_bg() {
+  "$JOBBOARD" work --board "$B" "$@" >"$ROOT/wout" 2>"$ROOT/werr" &
+  wpid=$!
+  PIDS+=("$wpid")
+}
+# wait_exit PID SECONDS: wait for the worker to end; sets $rc (124 if it
+# did not end in time: it is then killed).
+wait_exit() {
+  local i=0 limit=$(($2 * 20))
+  while kill -0 "$1" 2>/dev/null && [ $i -lt $limit ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  if kill -0 "$1" 2>/dev/null; then
+    kill -9 "$1"
+    wait "$1" 2>/dev/null
+    rc=124
+  else
+    wait "$1"
+    rc=$?
+  fi
+  err=$(cat "$ROOT/werr")
+}
+# wait_file FILE: up to 10 s for FILE to exist (CMD started).
+wait_file() {
+  local i=0
+  while [ ! -s "$1" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  [ -s "$1" ] || t_fail "$1 did not appear"
+}
+# start_job NAME WORK-ARGS...: post job NAME ($a its uuid), start a worker
+# with WORK-ARGS in the background and wait until its CMD runs ($cmd_pid).
+start_job() {
+  post "$1"
+  a=$uuid
+  shift
+  rm -f "$CMD_PIDFILE"
+  work_bg "$@"
+  wait_file "$CMD_PIDFILE"
+  cmd_pid=$(cat "$CMD_PIDFILE" 2>/dev/null)
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# A CMD that writes its pid to $ROOT/cmd.pid, then becomes `sleep S`
+# (same pid: killing it kills the sleep), then prints {"slept": S}.
+cat >"$ROOT/sleeper" <<'EOF'
+#!/bin/sh
+echo $$ >"$CMD_PIDFILE.tmp" && mv "$CMD_PIDFILE.tmp" "$CMD_PIDFILE"
+sleep "$1"
+printf '{"slept": %s}\n' "$1"
+EOF
+cat >"$ROOT/exec-sleeper" <<'EOF'
+#!/bin/sh
+echo $$ >"$CMD_PIDFILE.tmp" && mv "$CMD_PIDFILE.tmp" "$CMD_PIDFILE"
+exec sleep "$1"
+EOF
+chmod +x "$ROOT/sleeper" "$ROOT/exec-sleeper"
+export CMD_PIDFILE=$ROOT/cmd.pid
+
+# --- tests ----------------------------------------------------------------
+
+t_begin "the job on stdin and in the environment; CMD's JSON is the result"
+cat >"$ROOT/echo-job" <<'EOF'
+#!/bin/sh
+# The result: the job as read, the environment, and n doubled.
+exec python3 -c '
+import json, os, sys
+job = json.loads(sys.stdin.readline())
+rest = sys.stdin.read()
+print(json.dumps({"job": job, "rest": rest, "double": job["details"]["n"] * 2,
+                  "env": [os.environ.get(k) for k in
+                          ("JOBBOARD_UUID", "JOBBOARD_NAME", "JOBBOARD_BOARD")]}))
+'
+EOF
+chmod +x "$ROOT/echo-job"
+post resize --details '{"n": 21, "path": "/srv/a.png"}' --priority high
+a=$uuid
+# A relative --board: JOBBOARD_BOARD must still be absolute.
+(cd "$ROOT" && "$JOBBOARD" work --board "b$tests" --who w1 --jobs 1 -- \
+  "$ROOT/echo-job" >"$ROOT/out" 2>"$ROOT/err")
+rc=$?
+out=$(cat "$ROOT/out") err=$(cat "$ROOT/err")
+want_rc 0 "work --jobs 1"
+[ -z "$out" ] || t_fail "stdout should be empty without --json: $out"
+has "$err" "work: $a resize: consumed (exit 0, " "progress line"
+record "$a"
+pycheck 'j["outcome"] == "consumed" and j["owner"] == "w1"' "history"
+pycheck 'j["result"]["double"] == 42' "result computed from the details"
+pycheck 'j["result"]["job"]["uuid"] == "'"$a"'" and
+  j["result"]["job"]["name"] == "resize" and
+  j["result"]["job"]["details"] == {"n": 21, "path": "/srv/a.png"} and
+  j["result"]["job"]["state"] == "CLAIMED" and
+  j["result"]["job"]["owner"] == "w1" and
+  j["result"]["job"]["priority"] == "HIGH" and
+  j["result"]["job"]["claim"]["holder_pid"] > 0' "stdin is show --json's object"
+pycheck 'j["result"]["rest"] == ""' "one line on stdin, nothing after it"
+pycheck 'j["result"]["env"] == ["'"$a"'", "resize", "'"$B"'"]' "environment"
+t_end
+
+t_begin "exit 3 fails the job (its result kept), exit 100 trashes it, a signal fails it"
+post three
+a=$uuid
+post hundred
+b=$uuid
+post killed
+c=$uuid
+# Jobs are claimed oldest first: three, hundred, killed.
+cat >"$ROOT/by-name" <<'EOF'
+#!/bin/sh
+case $JOBBOARD_NAME in
+  three) echo '{"error": "bad input"}'; exit 3 ;;
+  hundred) exit 100 ;;
+  killed) kill -9 $$ ;;
+esac
+EOF
+chmod +x "$ROOT/by-name"
+jb work --who w --jobs 3 --json -- "$ROOT/by-name"
+want_rc 0 "work --jobs 3"
+pycheck 'len(lines) == 3' "three progress lines"
+pycheck '[l["outcome"] for l in lines] == ["failed", "trashed", "failed"]' "outcomes"
+pycheck '[l["exit"] for l in lines] == [3, 100, None] and
+  [l["signal"] for l in lines] == [None, None, 9]' "exit and signal"
+pycheck '[l["uuid"] for l in lines] == ["'"$a"'", "'"$b"'", "'"$c"'"] and
+  lines[0]["name"] == "three" and all(l["seconds"] >= 0 for l in lines)' "uuids"
+record "$a"
+pycheck 'j["outcome"] == "failed" and j["result"] == {"error": "bad input"}' "exit 3"
+record "$b"
+pycheck 'j["outcome"] == "trashed"' "exit 100"
+record "$c"
+pycheck 'j["outcome"] == "failed" and j["result"] == {}' "killed by SIGKILL"
+jb count
+[ "$out" = 0 ] || t_fail "jobs left on the board: $out"
+t_end
+
+t_begin "output that is not a JSON object: no result, a warning naming the job"
+post plain
+a=$uuid
+post array
+b=$uuid
+jb work --who w --jobs 2 -- sh -c \
+  'if [ "$JOBBOARD_NAME" = plain ]; then echo hello; else echo "[1, 2]"; fi'
+want_rc 0 "work"
+has "$err" "job $a: CMD's output is not a JSON object" "warning for text"
+has "$err" "job $b: CMD's output is not a JSON object" "warning for an array"
+record "$a"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "text output"
+record "$b"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "array output"
+t_end
+
+t_begin "stdout beyond 1 MiB fails the job, without a result"
+post big
+a=$uuid
+jb work --who w --jobs 1 -- sh -c 'head -c 2000000 /dev/zero | tr "\0" x'
+want_rc 0 "work"
+has "$err" "job $a: CMD wrote more than 1048576 bytes" "message"
+record "$a"
+pycheck 'j["outcome"] == "failed" and j["result"] == {}' "history"
+t_end
+
+t_begin "CMD's own options are not the worker's (with or without --)"
+post one
+a=$uuid
+post two
+b=$uuid
+jb work --who w --jobs 1 sh -c 'echo "{\"argv\": \"$0 $1\"}"' x --who
+want_rc 0 "without --"
+record "$a"
+pycheck 'j["result"] == {"argv": "x --who"}' "CMD's arguments"
+jb work --who w --jobs 1 -- sh -c 'echo "{\"argv\": \"$0\"}"' --jobs
+want_rc 0 "with --"
+record "$b"
+pycheck 'j["result"] == {"argv": "--jobs"}' "CMD's arguments after --"
+t_end
+
+t_begin "a worker killed with SIGKILL mid-job: the job is claimable at once, CMD ends"
+start_job victim --who w --lease 3600 -- "$ROOT/exec-sleeper" 60
+jb claim-next --who other
+want_rc 3 "claim-next while the worker runs"
+jb entities --json
+pycheck 'any(e["name"] == "w" and e["kind"] == "worker" and
+  e["pid"] == '"$wpid"' for e in lines)' "the worker is a registered entity"
+kill -9 "$wpid"
+wait "$wpid" 2>/dev/null
+# Bound to the worker's process: no lease (an hour here) to wait for.
+jb claim-next --who other
+want_rc 0 "claim-next after the kill"
+[ "$out" = "$a" ] || t_fail "claim-next got '$out', expected $a"
+# CMD got SIGTERM when its worker died (it would run beside a new owner).
+i=0
+while kill -0 "$cmd_pid" 2>/dev/null && [ $i -lt 100 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+kill -0 "$cmd_pid" 2>/dev/null && t_fail "CMD $cmd_pid still runs"
+t_end
+
+t_begin "SIGTERM while CMD runs: the job is finished and consumed, exit 0"
+start_job long --who w -- "$ROOT/sleeper" 1
+post next
+b=$uuid
+kill -TERM "$wpid"
+wait_exit "$wpid" 10
+want_rc 0 "worker"
+record "$a"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 1}' "history"
+state_is "$b" UNCLAIMED "the next job (not taken after the signal)"
+jb entities --json
+pycheck 'not any(e["name"] == "w" for e in lines)' "unregistered on exit"
+t_end
+
+t_begin "SIGINT while CMD runs: the same"
+start_job long --who w -- "$ROOT/sleeper" 1
+kill -INT "$wpid"
+wait_exit "$wpid" 10
+want_rc 0 "worker"
+record "$a"
+pycheck 'j["outcome"] == "consumed"' "history"
+t_end
+
+t_begin "a second SIGTERM abandons the job, stops CMD, exit 143"
+start_job doomed --who w --json -- "$ROOT/exec-sleeper" 60
+kill -TERM "$wpid"
+sleep 0.2
+kill -TERM "$wpid"
+wait_exit "$wpid" 10
+want_rc 143 "worker"
+has "$err" "job $a abandoned" "message"
+out=$(cat "$ROOT/wout")
+pycheck 'j["outcome"] == "abandoned" and j["signal"] == 15' "progress line"
+kill -0 "$cmd_pid" 2>/dev/null && t_fail "CMD $cmd_pid still runs"
+state_is "$a" UNCLAIMED "after the abandon"
+jb claim-next --who other
+[ "$out" = "$a" ] || t_fail "claim-next got '$out' (exit $rc)"
+t_end
+
+t_begin "SIGTERM or SIGINT while waiting for a job: exit 0 at once"
+for sig in TERM INT; do
+  work_bg --who "idle-$sig" -- true
+  # Registered: it is past its set-up and waiting.
+  i=0
+  until "$JOBBOARD" entities --board "$B" | grep -q "idle-$sig" || [ $i -ge 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  t0=$(now_ms)
+  kill -"$sig" "$wpid"
+  wait_exit "$wpid" 5
+  ms=$(($(now_ms) - t0))
+  want_rc 0 "SIG$sig"
+  [ "$ms" -lt 1000 ] || t_fail "SIG$sig: the worker took $ms ms to stop"
+done
+t_end
+
+t_begin "--jobs N stops after N jobs; --timeout S stops when idle that long"
+for n in 1 2 3; do post "job$n"; done
+jb work --who w --jobs 2 -- true
+want_rc 0 "--jobs 2"
+jb count
+[ "$out" = 1 ] || t_fail "--jobs 2 left $out jobs, expected 1"
+t0=$(now_ms)
+jb work --who w --timeout 0.5 -- true
+ms=$(($(now_ms) - t0))
+want_rc 0 "--timeout 0.5"
+jb count
+[ "$out" = 0 ] || t_fail "--timeout: the last job was not done: $out left"
+[ "$ms" -ge 450 ] && [ "$ms" -lt 3000 ] ||
+  t_fail "--timeout 0.5 returned after $ms ms"
+t_end
+
+t_begin "bad command lines: clear errors, exit 2, no job claimed"
+post waiting
+a=$uuid
+jb work -- true
+want_rc 2 "no --who"
+has "$err" "--who NAME is required" "no --who"
+jb work --who w
+want_rc 2 "no CMD"
+has "$err" "missing CMD" "no CMD"
+jb work --who w --
+want_rc 2 "only --"
+has "$err" "missing CMD" "only --"
+jb work --who w --frobnicate -- true
+want_rc 2 "unknown option"
+has "$err" "unknown option '--frobnicate'" "unknown option"
+jb work --who w --jobs 0 -- true
+want_rc 2 "--jobs 0"
+has "$err" "--jobs: '0' is not a number of jobs" "--jobs 0"
+jb work --who w --jobs
+want_rc 2 "--jobs without a value"
+has "$err" "option '--jobs' needs an argument" "--jobs without a value"
+jb work --who w --lease soon -- true
+want_rc 2 "bad --lease"
+has "$err" "--lease: 'soon'" "bad --lease"
+jb work --who w -- no-such-command-jobboard-test
+want_rc 2 "CMD not in PATH"
+has "$err" "cannot execute 'no-such-command-jobboard-test': not found in PATH" "CMD"
+jb work --who w -- "$ROOT/no-such-file"
+want_rc 2 "CMD not there"
+has "$err" "No such file or directory" "CMD not there"
+jb work --who w -- /dev/null
+want_rc 2 "CMD not executable"
+has "$err" "Permission denied" "CMD not executable"
+state_is "$a" UNCLAIMED "the job after the bad command lines"
+jb work --board "$ROOT/no-such-board" --who w -- true
+want_rc 3 "no board"
+t_end
+
+t_begin "CMD that fails to execute when its job comes: the job is abandoned, exit 2"
+post unlucky
+a=$uuid
+# Executable, so it passes the check at start, but its interpreter is gone.
+printf '#!/no/such/interpreter\n' >"$ROOT/broken"
+chmod +x "$ROOT/broken"
+jb work --who w -- "$ROOT/broken"
+want_rc 2 "worker"
+has "$err" "job $a: cannot execute '$ROOT/broken': No such file or directory" "message"
+has "$err" "job $a abandoned: it is claimable again" "says what became of the job"
+state_is "$a" UNCLAIMED "the job"
+t_end
+
+t_begin "--lease 1 with a 3 s CMD: the lease is kept alive, nobody else gets the job"
+start_job slow --who w --lease 1 --jobs 1 -- "$ROOT/sleeper" 3
+# A producer waits for the result in another process.
+"$JOBBOARD" wait-done --board "$B" --json --timeout 20 "$a" >"$ROOT/done" 2>&1 &
+dpid=$!
+PIDS+=("$dpid")
+for t in 1 2; do
+  sleep 0.9 # past the 1 s lease by the second look
+  jb claim-next --who other
+  want_rc 3 "claim-next by another worker ($t)"
+done
+jb show --json "$a"
+pycheck 'j["claim"]["lease_expires"] is not None' "the claim has a lease"
+wait_exit "$wpid" 10
+want_rc 0 "worker"
+record "$a"
+pycheck 'j["outcome"] == "consumed" and j["owner"] == "w" and
+  j["result"] == {"slept": 3}' "consumed by its worker at the end"
+wait "$dpid" || t_fail "wait-done: exit $?: $(cat "$ROOT/done")"
+out=$(cat "$ROOT/done")
+pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 3}' "wait-done"
+t_end
+
+t_begin "a worker whose lease lapsed (stopped) is refused when it completes"
+start_job fenced --who w --lease 0.5 --jobs 1 -- "$ROOT/sleeper" 2
+kill -STOP "$wpid" # CMD, in its own process group, runs on
+sleep 1
+# Claimed again under the same name: only the token tells the claims apart.
+jb claim-next --who w --lease 60
+want_rc 0 "claim-next once the lease lapsed"
+[ "$out" = "$a" ] || t_fail "claim-next got '$out'"
+kill -CONT "$wpid"
+wait_exit "$wpid" 10
+want_rc 0 "worker"
+has "$err" "the claim was lost" "warning when the renewal fails"
+has "$err" "job $a: consume refused" "refusal"
+has "$err" "work: $a fenced: refused" "progress line"
+state_is "$a" CLAIMED "the job, still the new claim's"
+t_end
+
+echo "$((tests - failures)) of $tests tests passed"
+[ "$failures" = 0 ]

@@ -1,0 +1,793 @@
+/*
+ * cmd_work.c - `jobboard work`: the worker runner. Claims jobs one at a
+ * time and runs a command for each, the way most users run jobs.
+ *
+ * One thread does everything: it waits for a job (jb_job_claim_next_wait),
+ * then forks CMD and sits in poll() on CMD's stdin and stdout, a self-pipe
+ * written by the signal handlers (SIGINT, SIGTERM, SIGCHLD) and a timer for
+ * the lease's keep-alive. So a signal is never lost between a check and a
+ * sleep, and no lock is shared with a handler.
+ */
+#include "cli_common.h"
+#include "json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* CMD's exit status that trashes the job instead of consuming it. */
+#define WORK_EXIT_TRASH 100
+/* CMD's stdout is kept up to this many bytes: a result must fit in the
+ * board's max_posting, whose default (the CLI's) is 1 MiB. More fails the
+ * job; the rest is read and dropped so that CMD never blocks on a full
+ * pipe. */
+#define WORK_STDOUT_MAX ((size_t)1 << 20)
+/* After the second signal CMD's process group gets SIGTERM, then SIGKILL
+ * if it is still there this much later. */
+#define WORK_KILL_GRACE_MS 5000
+
+const cli_command cli_cmd_work = {
+    "work", "run a command for each job: claim, run, consume (a worker)",
+    "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
+    "                     [--timeout SECONDS] [OPTIONS] [--] CMD [ARGS...]\n"
+    "\n"
+    "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
+    "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
+    "it. CMD is executed directly (no shell; looked up in PATH when it has no\n"
+    "'/') and gets:\n"
+    "  stdin    the job as one JSON object on one line, as `jobboard show\n"
+    "           --json` prints it (uuid, name, priority, details, claim...)\n"
+    "  environment  JOBBOARD_UUID (the job's uuid), JOBBOARD_NAME (its name)\n"
+    "           and JOBBOARD_BOARD (the board directory's absolute path)\n"
+    "  stderr   the worker's own (passed through)\n"
+    "  stdout   captured: the job's result (up to 1 MiB)\n"
+    "CMD runs in its own process group (a Ctrl-C at the terminal reaches the\n"
+    "worker, not CMD) and gets SIGTERM if the worker dies.\n"
+    "\n"
+    "When CMD ends, the job is completed (see `jobboard history`):\n"
+    "  exit 0             consumed: outcome success\n"
+    "  exit 100           trashed (kept in the board's trash area)\n"
+    "  any other exit,    consumed with outcome failure\n"
+    "  or killed by a signal\n"
+    "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
+    "output means no result; other output is ignored with a warning naming\n"
+    "the job. Output beyond 1 MiB fails the job (no result).\n"
+    "\n"
+    "The claim is bound to the worker's process: if the worker dies (even\n"
+    "by SIGKILL) the job is claimable again at once. With --lease the claim\n"
+    "also lapses after SECONDS unless renewed; the worker renews it every\n"
+    "third of that while CMD runs, so the lease only runs out if the worker\n"
+    "stops (SIGSTOP, a hung machine). A worker whose claim lapsed and whose\n"
+    "job was claimed again cannot complete it: the completion is refused\n"
+    "(fencing token), reported, and the worker goes on with the next job.\n"
+    "\n"
+    "Progress: one line per job on stderr:\n"
+    "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
+    "where OUTCOME is consumed, failed, trashed, abandoned or refused. With\n"
+    "--json, one JSON object per job on stdout instead: {\"uuid\", \"name\",\n"
+    "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
+    "\"seconds\"}.\n"
+    "\n"
+    "Stopping: SIGINT or SIGTERM lets the job in hand finish (CMD runs to\n"
+    "its end and the job is completed), then the worker exits 0; a worker\n"
+    "waiting for a job stops at once. A second SIGINT or SIGTERM abandons\n"
+    "the job: CMD's process group gets SIGTERM (SIGKILL 5 s later if it is\n"
+    "still running), the job is released, claimable again, and the worker\n"
+    "exits 128 + the signal (130, 143).\n"
+    "\n"
+    "Options:\n"
+    "  --who NAME          the worker's name: the entity and the jobs' owner\n"
+    "                      (required; 1..255 bytes)\n"
+    "  --lease SECONDS     claims lapse after this long unless renewed (the\n"
+    "                      worker renews them while CMD runs)\n"
+    "  --jobs N            stop after N jobs (1 or more; any outcome counts)\n"
+    "  --timeout SECONDS   stop when no job could be claimed for this long\n"
+    "                      (exit 0; fractions allowed; default: wait forever)\n"
+    "  --                  ends the options: CMD and its ARGS follow\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "  0  also: --jobs N done, idle for --timeout, or stopped by a signal\n"
+    "     after finishing the job in hand\n"
+    "  2  also: CMD cannot be executed (checked before the first claim; if\n"
+    "     it fails later, the job is abandoned: the message says so)\n"
+    "  130, 143  a second SIGINT or SIGTERM: the job in hand was abandoned\n"
+    "A refused completion (the claim was lost) does not change the exit\n"
+    "status; an error completing a job (I/O) stops the worker with exit 1,\n"
+    "and the job, whose claim ends with the worker, is claimable again.\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
+    "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
+    "    jq -c '{keys: (.details | keys)}'\n",
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT, 0, 0, ""};
+
+/* ---------------------------------------------------------------- signals */
+
+static volatile sig_atomic_t stop_signals; /* SIGINT/SIGTERM seen (max 2) */
+static volatile sig_atomic_t last_signal;
+static jb_board *volatile signal_board;
+static int wake_pipe[2] = {-1, -1}; /* written by every handler */
+
+static void poke(void) {
+  int saved = errno;
+  if (wake_pipe[1] >= 0 && write(wake_pipe[1], "", 1) < 0) {
+    /* full: poll will wake anyway */
+  }
+  errno = saved;
+}
+
+static void on_stop(int sig) {
+  last_signal = sig;
+  if (stop_signals < 2) stop_signals++;
+  if (signal_board) jb_board_cancel(signal_board); /* ends a claim wait */
+  poke();
+}
+
+static void on_child(int sig) {
+  (void)sig;
+  poke();
+}
+
+/* No SA_RESTART for SIGINT/SIGTERM: a blocking call they interrupt must
+ * end. SIGCHLD restarts (LMDB's calls must not see EINTR for it). */
+static int install_handlers(void) {
+  if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_stop;
+  if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+    return -1;
+  sa.sa_handler = on_child;
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  if (sigaction(SIGCHLD, &sa, NULL)) return -1;
+  /* CMD closing its stdin early must not kill the worker. */
+  sa.sa_handler = SIG_IGN;
+  sa.sa_flags = 0;
+  return sigaction(SIGPIPE, &sa, NULL);
+}
+
+static void drain_wake_pipe(void) {
+  char buf[64];
+  while (read(wake_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether `path` is a file we may execute; errno says why not. */
+static int executable(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return 0;
+  }
+  return access(path, X_OK) == 0;
+}
+
+/* CMD's program as execve wants it: CMD itself when it has a '/', else
+ * the first executable match in PATH (as execvp looks, without its
+ * fall-back of running a file as a shell script). NULL after printing why
+ * when there is none. Resolved once, before the first claim, so a typo is
+ * a usage error and not a claimed job; the environment is built in the
+ * parent too, as the child of a threaded process may only call
+ * async-signal-safe functions before execve. */
+static char *resolve_command(const char *cmd) {
+  if (strchr(cmd, '/') != NULL) {
+    if (!executable(cmd)) {
+      cli_usage_error("work: cannot execute '%s': %s", cmd, strerror(errno));
+      return NULL;
+    }
+    return strdup(cmd);
+  }
+  const char *path = getenv("PATH");
+  if (path == NULL || path[0] == '\0') path = "/bin:/usr/bin";
+  size_t clen = strlen(cmd);
+  for (const char *p = path;;) {
+    const char *end = strchr(p, ':');
+    size_t dlen = end ? (size_t)(end - p) : strlen(p);
+    char *full = malloc(dlen + clen + 3);
+    if (full == NULL) return NULL;
+    /* An empty PATH entry is the current directory. */
+    sprintf(full, "%.*s/%s", (int)(dlen ? dlen : 1), dlen ? p : ".", cmd);
+    if (executable(full)) return full;
+    free(full);
+    if (end == NULL) break;
+    p = end + 1;
+  }
+  cli_usage_error("work: cannot execute '%s': not found in PATH", cmd);
+  return NULL;
+}
+
+/* environ with JOBBOARD_UUID, JOBBOARD_NAME and JOBBOARD_BOARD set (any
+ * earlier values dropped). The three strings are malloc'ed: free with
+ * free_env. */
+static char **job_env(const char *uuid, const char *name, const char *board) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 4, sizeof *env);
+  if (env == NULL) return NULL;
+  size_t k = 0;
+  env[k] = malloc(strlen(uuid) + 16);
+  env[k + 1] = malloc(strlen(name) + 16);
+  env[k + 2] = malloc(strlen(board) + 16);
+  if (!env[0] || !env[1] || !env[2]) {
+    free(env[0]), free(env[1]), free(env[2]), free(env);
+    return NULL;
+  }
+  sprintf(env[k++], "JOBBOARD_UUID=%s", uuid);
+  sprintf(env[k++], "JOBBOARD_NAME=%s", name);
+  sprintf(env[k++], "JOBBOARD_BOARD=%s", board);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "JOBBOARD_UUID=", 14) != 0 &&
+        strncmp(environ[i], "JOBBOARD_NAME=", 14) != 0 &&
+        strncmp(environ[i], "JOBBOARD_BOARD=", 15) != 0)
+      env[k++] = environ[i];
+  env[k] = NULL;
+  return env;
+}
+
+static void free_env(char **env) {
+  if (env == NULL) return;
+  free(env[0]), free(env[1]), free(env[2]), free(env);
+}
+
+/* ----------------------------------------------------------- one job run */
+
+typedef struct {
+  jb_board *b;
+  const char *who;
+  int64_t lease_ms;
+  char **argv;       /* CMD and its ARGS */
+  char *exe;         /* CMD resolved */
+  char *board_abs;   /* for JOBBOARD_BOARD */
+  int json;
+} worker;
+
+/* What became of CMD. */
+typedef struct {
+  int started;       /* CMD was executed */
+  int exec_errno;    /* else why not */
+  int status;        /* waitpid's, when started */
+  int killed;        /* the second signal stopped it */
+  int lost;          /* keeping the lease failed: the claim is gone */
+  int overflow;      /* stdout passed WORK_STDOUT_MAX */
+  char *out;         /* stdout (NUL-terminated) */
+  size_t out_len;
+} run_result;
+
+static void set_nonblock(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* The child: its own process group, the pipes as stdin and stdout, the
+ * signals as a new program expects them. Only async-signal-safe calls. */
+static void child(const worker *w, char **env, int in, int out, int err,
+                  pid_t parent) {
+  setpgid(0, 0);
+  /* Dying with the worker: a worker killed (kill -9) leaves its job
+   * claimable, and another worker must not run it beside an orphan. */
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(127);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0) goto fail;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGPIPE, &sa, NULL);
+  sigaction(SIGCHLD, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execve(w->exe, w->argv, env);
+fail:;
+  int e = errno;
+  if (write(err, &e, sizeof e) < 0) {
+    /* the parent sees EOF and a status of 127 */
+  }
+  _exit(127);
+}
+
+/* Renew the lease when due; returns when the next renewal is due. */
+static int64_t keep_lease(const worker *w, const char *uuid, uint64_t token,
+                          int64_t due, run_result *r) {
+  if (w->lease_ms <= 0 || r->lost) return -1;
+  int64_t now = now_ms();
+  if (now < due) return due;
+  int st = jb_job_extend(w->b, uuid, w->who, token, w->lease_ms);
+  if (st == JB_ENOTFOUND || st == JB_ENOTOWNER) {
+    fprintf(stderr, "jobboard: work: job %s: the claim was lost (%s); CMD "
+            "goes on but its completion will be refused\n", uuid,
+            jb_errmsg());
+    r->lost = 1;
+    return -1;
+  }
+  if (st != JB_OK) /* I/O: try again at the next period */
+    fprintf(stderr, "jobboard: work: job %s: renewing the lease: %s\n", uuid,
+            jb_errmsg());
+  int64_t period = w->lease_ms / 3;
+  return now + (period > 0 ? period : 1);
+}
+
+/* Keep what CMD wrote; 0 at end of file, -1 when nothing more now. */
+static int read_output(int fd, run_result *r) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n == 0) return 0;
+    if (n < 0) return errno == EINTR ? -1 : (errno == EAGAIN ? -1 : 0);
+    size_t room = WORK_STDOUT_MAX - r->out_len;
+    if ((size_t)n > room) r->overflow = 1;
+    size_t keep = (size_t)n < room ? (size_t)n : room;
+    memcpy(r->out + r->out_len, buf, keep);
+    r->out_len += keep;
+  }
+}
+
+/*
+ * Run CMD for the claimed job: write `input` to its stdin, collect its
+ * stdout, renew the lease, and handle the stop signals, until CMD has
+ * exited. Returns 0, or -1 (printed) when CMD could not be started.
+ */
+static int run_command(const worker *w, const char *uuid, const char *name,
+                       uint64_t token, const char *input, run_result *r) {
+  memset(r, 0, sizeof *r);
+  r->out = malloc(WORK_STDOUT_MAX + 1);
+  char **env = job_env(uuid, name, w->board_abs);
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (r->out == NULL || env == NULL || pipe2(in, O_CLOEXEC) ||
+      pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+    fprintf(stderr, "jobboard: work: job %s: cannot set up CMD: %s\n", uuid,
+            r->out && env ? strerror(errno) : "out of memory");
+    goto fail;
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "jobboard: work: job %s: cannot fork: %s\n", uuid,
+            strerror(errno));
+    goto fail;
+  }
+  if (pid == 0) child(w, env, in[0], out[1], err[1], parent);
+  setpgid(pid, pid); /* also here: no window where a kill misses it */
+  close(in[0]), close(out[1]), close(err[1]);
+  in[0] = out[1] = err[1] = -1;
+  /* EOF: execve succeeded (the pipe is close-on-exec); else its errno. */
+  int e = 0;
+  ssize_t n;
+  while ((n = read(err[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  if (n == (ssize_t)sizeof e) {
+    r->exec_errno = e;
+    while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
+    }
+    goto fail;
+  }
+  r->started = 1;
+  set_nonblock(in[1]);
+  set_nonblock(out[0]);
+
+  size_t in_len = strlen(input), in_off = 0;
+  int64_t lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
+  int64_t kill_at = -1; /* SIGKILL deadline after the second signal */
+  int exited = 0;
+  while (!exited) {
+    struct pollfd p[3];
+    int np = 0;
+    p[np++] = (struct pollfd){wake_pipe[0], POLLIN, 0};
+    int in_i = -1, out_i = -1;
+    if (in[1] >= 0) {
+      in_i = np;
+      p[np++] = (struct pollfd){in[1], POLLOUT, 0};
+    }
+    if (out[0] >= 0) {
+      out_i = np;
+      p[np++] = (struct pollfd){out[0], POLLIN, 0};
+    }
+    int64_t due = lease_due;
+    if (kill_at >= 0 && (due < 0 || kill_at < due)) due = kill_at;
+    int timeout = -1;
+    if (due >= 0) {
+      int64_t left = due - now_ms();
+      timeout = left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+    }
+    int ready = poll(p, (nfds_t)np, timeout);
+    if (ready < 0 && errno != EINTR) {
+      fprintf(stderr, "jobboard: work: poll: %s\n", strerror(errno));
+      break; /* cannot happen with valid fds; reap below */
+    }
+    if (ready > 0 && (p[0].revents & POLLIN)) drain_wake_pipe();
+    if (stop_signals >= 2 && !r->killed) {
+      /* The second signal: stop CMD; the caller abandons the job. */
+      r->killed = 1;
+      kill(-pid, SIGTERM);
+      kill_at = now_ms() + WORK_KILL_GRACE_MS;
+    }
+    if (kill_at >= 0 && now_ms() >= kill_at) {
+      kill(-pid, SIGKILL);
+      kill_at = -1;
+    }
+    if (in_i >= 0 && p[in_i].revents) {
+      ssize_t k = write(in[1], input + in_off, in_len - in_off);
+      if (k > 0) in_off += (size_t)k;
+      /* Done, or CMD closed its stdin (EPIPE): it need not read it all. */
+      if (in_off == in_len || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(in[1]);
+        in[1] = -1;
+      }
+    }
+    if (out_i >= 0 && p[out_i].revents && read_output(out[0], r) == 0) {
+      close(out[0]);
+      out[0] = -1;
+    }
+    lease_due = keep_lease(w, uuid, token, lease_due, r);
+    if (waitpid(pid, &r->status, WNOHANG) == pid) exited = 1;
+  }
+  /* What CMD wrote before it exited is in the pipe now. Reading on to end
+   * of file could wait for ever: a process CMD left behind may hold it. */
+  if (out[0] >= 0) read_output(out[0], r);
+  if (!exited) kill(-pid, SIGKILL), waitpid(pid, &r->status, 0);
+  r->out[r->out_len] = '\0';
+  for (int i = 0; i < 2; i++) {
+    if (in[i] >= 0) close(in[i]);
+    if (out[i] >= 0) close(out[i]);
+    if (err[i] >= 0) close(err[i]);
+  }
+  free_env(env);
+  return 0;
+fail:
+  for (int i = 0; i < 2; i++) {
+    if (in[i] >= 0) close(in[i]);
+    if (out[i] >= 0) close(out[i]);
+    if (err[i] >= 0) close(err[i]);
+  }
+  free_env(env);
+  return -1;
+}
+
+/* ------------------------------------------------------- completing a job */
+
+/* CMD's stdout as a result: a msgpack map in *res (NULL: none). Output
+ * that is not one JSON object is reported and dropped. */
+static void output_to_result(char **res, size_t *res_len, const char *uuid,
+                             const run_result *r) {
+  *res = NULL;
+  *res_len = 0;
+  const char *s = r->out;
+  while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+  if (*s == '\0' && r->out_len == (size_t)(s - r->out)) return; /* none */
+  json_error_t je;
+  json_t *v = json_loadb(r->out, r->out_len,
+                         JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+  char err[160];
+  if (v == NULL || !json_is_object(v)) {
+    fprintf(stderr, "jobboard: work: job %s: CMD's output is not a JSON "
+            "object (%s): no result kept\n", uuid,
+            v ? "another JSON value" : je.text);
+  } else if (json_object_size(v) > 0 &&
+             cli_json_to_msgpack(res, res_len, v, err, sizeof err)) {
+    fprintf(stderr, "jobboard: work: job %s: CMD's output cannot be a "
+            "result (%s): no result kept\n", uuid, err);
+  }
+  json_decref(v);
+}
+
+/* What happened to one job, for its progress line. */
+typedef struct {
+  const char *outcome; /* consumed failed trashed abandoned refused */
+  int exit_code;       /* -1 when none */
+  int signal;          /* 0 when none */
+  double seconds;
+} job_report;
+
+static int report(const worker *w, const char *uuid, const char *name,
+                  const job_report *jr) {
+  /* Flushed line by line: an operator follows it through a pipe. */
+  if (w->json)
+    return cli_json_print(json_pack(
+               "{s:s,s:s,s:s,s:o,s:o,s:f}", "uuid", uuid, "name", name,
+               "outcome", jr->outcome, "exit",
+               jr->exit_code >= 0 ? json_integer(jr->exit_code) : json_null(),
+               "signal", jr->signal ? json_integer(jr->signal) : json_null(),
+               "seconds", jr->seconds)) != 0 || fflush(stdout) != 0
+               ? -1 : 0;
+  fflush(stdout);
+  fprintf(stderr, "work: %s ", uuid);
+  cli_put_text(stderr, name);
+  fprintf(stderr, ": %s (", jr->outcome);
+  if (jr->signal)
+    fprintf(stderr, "signal %d", jr->signal);
+  else if (jr->exit_code >= 0)
+    fprintf(stderr, "exit %d", jr->exit_code);
+  else
+    fputs("not run", stderr);
+  fprintf(stderr, ", %.2f s)\n", jr->seconds);
+  return 0;
+}
+
+/* A completion the board refused because the claim is no longer ours is
+ * reported and the worker goes on; any other error stops it. */
+static int completion_failed(int st, const char *uuid, const char *what,
+                             job_report *jr) {
+  if (st == JB_ENOTOWNER || st == JB_ENOTFOUND) {
+    fprintf(stderr, "jobboard: work: job %s: %s refused: %s (the claim "
+            "lapsed: another worker may have the job)\n", uuid, what,
+            jb_errmsg());
+    jr->outcome = "refused";
+    return 0;
+  }
+  fprintf(stderr, "jobboard: work: job %s: %s: %s\n", uuid, what,
+          jb_errmsg());
+  return cli_exit_code(st);
+}
+
+/*
+ * One claimed job: run CMD and complete the job. Returns 0 to go on, or
+ * the exit code the worker stops with.
+ */
+static int do_job(const worker *w, const char *uuid, const jb_job *job,
+                  uint64_t token) {
+  const char *name = jb_job_name(job);
+  int64_t start = now_ms();
+  job_report jr = {"abandoned", -1, 0, 0.0};
+  char *input = NULL;
+  json_t *j = cli_job_to_json(job);
+  if (j) {
+    input = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+  }
+  int code = 0;
+  run_result r;
+  memset(&r, 0, sizeof r);
+  if (input == NULL) {
+    fprintf(stderr, "jobboard: work: job %s: out of memory\n", uuid);
+    code = CLI_EXIT_ERROR;
+  } else {
+    size_t len = strlen(input);
+    char *line = realloc(input, len + 2);
+    if (line) {
+      input = line;
+      memcpy(input + len, "\n", 2);
+    }
+    if (run_command(w, uuid, name, token, input, &r) != 0) {
+      /* CMD cannot be executed (it was, when the worker started: it was
+       * removed or changed since), or no process could be made. */
+      if (r.exec_errno)
+        fprintf(stderr, "jobboard: work: job %s: cannot execute '%s': %s\n",
+                uuid, w->exe, strerror(r.exec_errno));
+      code = r.exec_errno ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
+    }
+  }
+  free(input);
+
+  if (r.started && WIFEXITED(r.status)) jr.exit_code = WEXITSTATUS(r.status);
+  if (r.started && WIFSIGNALED(r.status)) jr.signal = WTERMSIG(r.status);
+  int st = JB_OK;
+  if (code != 0 || r.killed) {
+    /* Not run, or stopped by the second signal: the job goes back. */
+    st = jb_job_abandon_ex(w->b, uuid, w->who, token);
+    if (st == JB_OK)
+      fprintf(stderr, "jobboard: work: job %s abandoned: it is claimable "
+              "again\n", uuid);
+    else if (completion_failed(st, uuid, "abandon", &jr) != 0 && code == 0)
+      code = cli_exit_code(st);
+  } else {
+    if (jr.exit_code == WORK_EXIT_TRASH) {
+      jr.outcome = "trashed";
+      st = jb_job_trash_ex(w->b, uuid, w->who, token);
+      if (st != JB_OK) code = completion_failed(st, uuid, "trash", &jr);
+    } else {
+      jb_outcome oc = jr.exit_code == 0 ? JB_OUTCOME_SUCCESS
+                                        : JB_OUTCOME_FAILURE;
+      char *res = NULL;
+      size_t res_len = 0;
+      if (r.overflow) {
+        fprintf(stderr, "jobboard: work: job %s: CMD wrote more than %zu "
+                "bytes on stdout: the job fails, with no result\n", uuid,
+                WORK_STDOUT_MAX);
+        oc = JB_OUTCOME_FAILURE;
+      } else {
+        output_to_result(&res, &res_len, uuid, &r);
+      }
+      jr.outcome = oc == JB_OUTCOME_SUCCESS ? "consumed" : "failed";
+      st = jb_job_consume_result(w->b, uuid, w->who, token, oc, res,
+                                 res_len);
+      if (st == JB_EINVAL && res != NULL) {
+        /* Larger than the board takes once encoded: complete it anyway. */
+        fprintf(stderr, "jobboard: work: job %s: the result was refused "
+                "(%s): completed without it\n", uuid, jb_errmsg());
+        st = jb_job_consume_result(w->b, uuid, w->who, token, oc, NULL, 0);
+      }
+      free(res);
+      if (st != JB_OK) code = completion_failed(st, uuid, "consume", &jr);
+    }
+  }
+  free(r.out);
+  jr.seconds = (double)(now_ms() - start) / 1000.0;
+  if (report(w, uuid, name, &jr) != 0 && code == 0) code = CLI_EXIT_ERROR;
+  if (code == 0 && r.killed) code = 128 + last_signal;
+  return code;
+}
+
+/* ------------------------------------------------------------ the command */
+
+/* Split argv at CMD: the worker's options go to cli_parse (their checks
+ * and messages are the other commands'), --jobs is taken here. GNU getopt
+ * would otherwise permute CMD's own options into ours. */
+static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
+                 char **argv, char ***kept) {
+  static const struct option longopts[] = {
+      /* Values from 256: getopt's optopt then tells a short option from
+       * a long one. Only --jobs is told apart. */
+      {"board", required_argument, NULL, 256},
+      {"durability", required_argument, NULL, 256},
+      {"json", no_argument, NULL, 256},
+      {"help", no_argument, NULL, 'h'},
+      {"who", required_argument, NULL, 256},
+      {"lease", required_argument, NULL, 256},
+      {"timeout", required_argument, NULL, 256},
+      {"jobs", required_argument, NULL, 257},
+      {NULL, 0, NULL, 0},
+  };
+  *jobs = 0;
+  *kept = calloc((size_t)argc + 1, sizeof **kept);
+  if (*kept == NULL) return CLI_EXIT_ERROR;
+  int nkept = 0, c;
+  (*kept)[nkept++] = argv[0];
+  optind = 0;
+  opterr = 0;
+  for (;;) {
+    int at = optind ? optind : 1;
+    /* '+': the first operand is CMD; everything after it is CMD's. */
+    c = getopt_long(argc, argv, "+:h", longopts, NULL);
+    if (c == -1) break;
+    if (c == 257) {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno ||
+          v == 0)
+        return cli_cmd_usage(&cli_cmd_work, "--jobs: '%s' is not a number "
+                             "of jobs (1 or more)", optarg);
+      *jobs = v;
+      continue;
+    }
+    if (c == '?' || c == ':') {
+      char shortopt[3] = {'-', (char)optopt, '\0'};
+      const char *t = optopt > 0 && optopt < 256 ? shortopt : argv[optind - 1];
+      return cli_cmd_usage(&cli_cmd_work, c == ':' ? "option '%s' needs an "
+                           "argument" : "unknown option '%s'", t);
+    }
+    for (int i = at; i < optind; i++) (*kept)[nkept++] = argv[i];
+  }
+  *cmd_at = optind;
+  return cli_parse(o, &cli_cmd_work, nkept, *kept);
+}
+
+int cmd_work(int argc, char **argv) {
+  cli_opts o;
+  unsigned long long max_jobs;
+  int cmd_at = 0;
+  char **kept = NULL;
+  int rc = parse(&o, &max_jobs, &cmd_at, argc, argv, &kept);
+  free(kept); /* o's strings point into argv, not into kept */
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_need_who(&cli_cmd_work, &o)) != 0) return rc;
+  if (cmd_at >= argc)
+    return cli_cmd_usage(&cli_cmd_work, "missing CMD (the command to run "
+                         "for each job, after --)");
+  /* CMD's pipes must not land on fds 0-2 (dup2 onto itself would keep
+   * them close-on-exec): a worker started with one closed gets
+   * /dev/null there. */
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd) {
+      fprintf(stderr, "jobboard: work: cannot open /dev/null: %s\n",
+              strerror(errno));
+      return CLI_EXIT_ERROR;
+    }
+  worker w = {0};
+  w.who = o.who;
+  w.lease_ms = o.lease_ms;
+  w.argv = argv + cmd_at;
+  w.json = o.json;
+  if ((w.exe = resolve_command(w.argv[0])) == NULL) return CLI_EXIT_USAGE;
+  if ((rc = cli_open(&w.b, &o, 0)) != 0) {
+    free(w.exe);
+    return rc;
+  }
+  w.board_abs = realpath(jb_board_path(w.b), NULL);
+  if (w.board_abs == NULL || install_handlers() != 0) {
+    fprintf(stderr, "jobboard: work: %s\n", strerror(errno));
+    rc = CLI_EXIT_ERROR;
+    goto out;
+  }
+  signal_board = w.b;
+
+  /* The entity says who works here; its metadata, what it runs. */
+  json_t *meta = json_pack("{s:[]}", "command");
+  for (char **a = w.argv; meta && *a; a++)
+    json_array_append_new(json_object_get(meta, "command"), json_string(*a));
+  char *mp = NULL, err[160];
+  size_t mp_len = 0;
+  if (meta == NULL || cli_json_to_msgpack(&mp, &mp_len, meta, err, sizeof err)) {
+    json_decref(meta);
+    fprintf(stderr, "jobboard: work: out of memory\n");
+    rc = CLI_EXIT_ERROR;
+    goto out;
+  }
+  json_decref(meta);
+  int st = jb_entity_register(w.b, w.who, "worker", mp, mp_len);
+  free(mp);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+    goto out;
+  }
+
+  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  co.flags = JB_CLAIM_BIND_PROCESS;
+  co.lease_ms = w.lease_ms;
+  unsigned long long done = 0;
+  rc = CLI_EXIT_OK;
+  while (rc == CLI_EXIT_OK && stop_signals == 0 &&
+         (max_jobs == 0 || done < max_jobs)) {
+    char uuid[JB_UUID_STRLEN];
+    jb_job *job = NULL;
+    uint64_t token = 0;
+    st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &co,
+                                o.timeout_ms);
+    if (st == JB_ETIMEDOUT || st == JB_ECANCELED) break; /* idle; a signal */
+    if (st == JB_ECORRUPT) {
+      /* Claimed, but its posting does not decode: no one can run it.
+       * Trash keeps it for inspection and takes it out of every queue. */
+      fprintf(stderr, "jobboard: work: %s; job %s trashed (run 'jobboard "
+              "check')\n", jb_errmsg(), uuid);
+      st = jb_job_trash_ex(w.b, uuid, w.who, token);
+      if (st != JB_OK) rc = cli_fail(st);
+      continue;
+    }
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      break;
+    }
+    rc = do_job(&w, uuid, job, token);
+    jb_job_free(job);
+    done++;
+  }
+  /* Process-bound as it is, the entity would vanish with us; removing it
+   * now tells readers at once. */
+  st = jb_entity_unregister(w.b, w.who);
+  if (st != JB_OK && st != JB_ENOTFOUND && rc == CLI_EXIT_OK)
+    rc = cli_fail(st);
+out:
+  signal_board = NULL;
+  jb_board_close(w.b);
+  free(w.board_abs);
+  free(w.exe);
+  return rc;
+}
