@@ -36,10 +36,17 @@ int jb_board_open(jb_board **out, const char *path,
   if (out == NULL) return jb__err(JB_EINVAL, "jb_board_open: out is NULL");
   *out = NULL;
   if (opts == NULL) opts = &defaults;
-  /* Version 1 ended at max_posting: its history fields are not read. */
+  /* Version 1 ended at max_posting: the history and log bounds are not
+   * read from it (they take their defaults). */
   if (opts->version != JB_BOARD_OPTIONS_VERSION && opts->version != 1)
     return jb__err(JB_EINVAL, "board options: version %u is not %u (use "
                    "JB_BOARD_OPTIONS_INIT)", opts->version, JB_BOARD_OPTIONS_VERSION);
+  if (opts->version >= 2 &&
+      (opts->log_max_age_ms < 0 || opts->log_max_age_ms > INT64_MAX / 1000))
+    return jb__err(JB_EINVAL, "board options: log_max_age_ms %lld is not an "
+                   "age (expected 1..%lld ms, or 0 for the default)",
+                   (long long)opts->log_max_age_ms,
+                   (long long)(INT64_MAX / 1000));
   if (path == NULL || path[0] == '\0')
     return jb__err(JB_EINVAL, "board path: must not be empty");
   if ((unsigned)opts->durability > JB_DURABILITY_NONE)

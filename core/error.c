@@ -28,6 +28,7 @@ const char *jb_strerror(int code) {
   case JB_ENOMEM: return "JB_ENOMEM: out of memory";
   case JB_EVERSION: return "JB_EVERSION: board written by a newer jobboard";
   case JB_ECANCELED: return "JB_ECANCELED: the wait was cancelled";
+  case JB_ETRIMMED: return "JB_ETRIMMED: change log trimmed past the sequence";
   default: return "JB_E?: unknown error code";
   }
 }

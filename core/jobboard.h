@@ -100,6 +100,8 @@ enum {
   JB_ENOMEM = -10,   /**< out of memory */
   JB_EVERSION = -11, /**< the board was written by a newer jobboard */
   JB_ECANCELED = -12, /**< a wait was cancelled (jb_board_cancel) */
+  JB_ETRIMMED = -13, /**< the change log no longer holds the sequence asked
+                          for (message and out-value: where it now starts) */
 };
 
 /**
@@ -172,8 +174,9 @@ JB_EXTERN const char *jb_durability_name(jb_durability durability);
 /** Parse "full", "normal" or "none" (any case). Errors: JB_EINVAL. */
 JB_EXTERN int jb_durability_parse(jb_durability *out, const char *name);
 
-/* 2 added history_max and history_max_age_ms; version 1 structs (without
- * them) are still accepted and get the defaults. */
+/* 2 added history_max, history_max_age_ms, log_keep and log_max_age_ms;
+ * version 1 structs (without them) are still accepted, and those fields
+ * then take their defaults. */
 #define JB_BOARD_OPTIONS_VERSION 2
 
 /** Flags for jb_board_options.flags. */
@@ -203,10 +206,18 @@ typedef struct {
    * completions this handle writes (another process may keep more). */
   size_t history_max;         /**< records kept; 0 = 10,000 */
   int64_t history_max_age_ms; /**< age of the oldest kept; 0 = 7 days */
+  /* Version 2: the change log's bounds (see "change log" below). Like
+   * durability they belong to the process, not to the board: every write
+   * of this process trims by them, so a second handle of the process on
+   * the board must ask for the same ones (defaults resolved). */
+  uint64_t log_keep;       /**< events the log keeps at least, unless
+                                too old; 0 = JB_LOG_KEEP_DEFAULT */
+  int64_t log_max_age_ms;  /**< events older than this are trimmed;
+                                0 = JB_LOG_MAX_AGE_DEFAULT_MS */
 } jb_board_options;
 
 #define JB_BOARD_OPTIONS_INIT                                                  \
-  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0, 0, 0 }
+  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Open the board in directory `path` (NULL `opts` means defaults).
@@ -217,7 +228,9 @@ typedef struct {
  * On failure *out is NULL.
  * Errors: JB_ENOTFOUND (no such directory and JB_OPEN_CREATE not given,
  * or its parent directory is missing: only the board directory is made),
- * JB_EINVAL (path is not a directory, bad options), JB_ECORRUPT (the
+ * JB_EINVAL (path is not a directory, bad options: a log_max_age_ms below
+ * 0 or above INT64_MAX / 1000, or a durability or log bounds other than
+ * those of a handle this process already has on the board), JB_ECORRUPT (the
  * directory holds something that is not a board), JB_EVERSION (newer
  * schema), JB_EIO, JB_EFULL, JB_ENOMEM.
  */
@@ -768,6 +781,155 @@ JB_EXTERN int jb_history_next(const jb_completion **out, jb_history_iter *it);
 
 /** Free a history iterator. NULL is a no-op. */
 JB_EXTERN void jb_history_close(jb_history_iter *it);
+
+/* ------------------------------------------------------------ change log */
+
+/*
+ * The change log: every write appends one event per change, in the same
+ * transaction as the change, so the log is exactly the board's history in
+ * commit order. Events are numbered by the log sequence: 1, 2, 3, ...
+ * with no gap and no reuse, across processes and reopens.
+ *
+ * A reader follows it with a cursor it keeps itself: the sequence of the
+ * next event it wants. Start from "now" with the `next` of jb_log_bounds
+ * (or JB_LOG_NOW for a subscription), or from an older sequence to replay.
+ * After reading events, the cursor is the last one's seq + 1.
+ *
+ * The log is trimmed from its oldest end by the writes, behind two bounds
+ * (jb_board_options): it keeps at least log_keep events (and fewer than
+ * log_keep + 64: trimming deletes 64 at a time) unless they are older than
+ * log_max_age_ms (deleted in batches: an event may outlive the bound by
+ * 1/64 of it, at most a minute). Only writes trim, at most 64 events per
+ * write, and the newest event is never trimmed. A reader whose cursor
+ * falls behind the oldest kept event is told so (JB_ETRIMMED, and where
+ * the log now starts): events are never skipped silently.
+ */
+
+/** The event log keeps at least this many events by default. */
+#define JB_LOG_KEEP_DEFAULT 100000u
+/** ... and trims those older than this by default: 7 days. */
+#define JB_LOG_MAX_AGE_DEFAULT_MS ((int64_t)7 * 24 * 3600 * 1000)
+
+/** What happened. The values never change (they are stored). */
+typedef enum {
+  JB_EVENT_POSTED = 1,    /**< a job was posted */
+  JB_EVENT_CLAIMED = 2,   /**< claimed by `owner` */
+  JB_EVENT_ABANDONED = 3, /**< released by `owner`: claimable again */
+  JB_EVENT_CONSUMED = 4,  /**< completed by `owner`: left the board */
+  JB_EVENT_TRASHED = 5,   /**< trashed by `owner`: left the board */
+  JB_EVENT_REFRESHED = 6, /**< `owner` claimed it again: claim renewed */
+  JB_EVENT_EXPIRED = 7,   /**< `owner`'s claim lapsed (lease or process
+                               gone): claimable again */
+  JB_EVENT_EXTENDED = 8,  /**< `owner` extended its lease */
+  /** Not a log event: a subscription's notice that events were trimmed
+   *  before it could read them (see jb_subscribe). */
+  JB_EVENT_TRIMMED = 128,
+} jb_event_type;
+
+/** "POSTED", "CLAIMED", ..., "TRIMMED"; NULL for any other value. */
+JB_EXTERN const char *jb_event_type_name(jb_event_type type);
+
+/** One event, copied out of the log (it owns its strings). */
+typedef struct {
+  uint64_t seq;             /**< log sequence */
+  jb_event_type type;
+  char uuid[JB_UUID_STRLEN];/**< the job */
+  char owner[JB_WHO_MAX + 1]; /**< who acted; "" for POSTED */
+  int64_t time_us;          /**< wall clock, microseconds since the epoch */
+  uint64_t job_seq;         /**< the job's sequence (jb_job_sequence) */
+  jb_priority priority;     /**< the job's priority */
+  uint64_t lost;            /**< JB_EVENT_TRIMMED only: `seq` is the first
+                                 event missed, `lost` how many were; the
+                                 next delivered is seq + lost. Else 0. */
+} jb_event;
+
+/**
+ * The log's extent: `*first_out` the oldest kept event's sequence,
+ * `*next_out` the sequence the next event will get (the log holds
+ * first .. next-1; first == next when it is empty). Either pointer may be
+ * NULL. One short read, two B-tree lookups: cheap to call often.
+ * Errors: JB_EINVAL (NULL board), JB_ECORRUPT, JB_EIO.
+ */
+JB_EXTERN int jb_log_bounds(uint64_t *first_out, uint64_t *next_out,
+                            jb_board *board);
+
+/**
+ * Read up to `max` events from sequence `from` on (from, from + 1, ...),
+ * in log order, into `events`; `*n_out` gets how many (0 when `from` is
+ * the next sequence: nothing new yet). Never blocks. `*first_out` (may be
+ * NULL) gets the oldest kept sequence, also on JB_ETRIMMED.
+ * Errors: JB_ETRIMMED (`from` is older than the oldest kept event: the
+ * message and *first_out say where the log now starts; resume there to
+ * accept the gap), JB_EINVAL (NULL events, n_out or board, max 0, `from`
+ * 0, or `from` beyond the next sequence: the message names it),
+ * JB_ECORRUPT (an event does not decode: run `jobboard check`), JB_EIO.
+ */
+JB_EXTERN int jb_log_read(jb_event *events, size_t *n_out,
+                          uint64_t *first_out, jb_board *board,
+                          uint64_t from, size_t max);
+
+/**
+ * jb_log_read that blocks until at least one event at or after `from`
+ * exists, or `timeout_ms` passes (< 0: no limit; 0: look once). It sleeps
+ * on the board's commit signal: no polling, woken by the commit of any
+ * process. Errors: as jb_log_read; JB_ETIMEDOUT (nothing new in time;
+ * *n_out is 0), JB_ECANCELED (jb_board_cancel on this handle).
+ */
+JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
+                          uint64_t *first_out, jb_board *board,
+                          uint64_t from, size_t max, int64_t timeout_ms);
+
+/** Masks of event types for jb_subscribe. */
+#define JB_EVENT_BIT(type) (1u << (type))
+/** Every event type, including those added later. */
+#define JB_EVENTS_ALL 0xfffffffeu
+/** taskflow's NotifyingJobBoard POSTED: a job was posted. */
+#define JB_EVENTS_POSTED JB_EVENT_BIT(JB_EVENT_POSTED)
+/** taskflow's REMOVAL: a job left the board (consumed or trashed). */
+#define JB_EVENTS_REMOVAL                                                      \
+  (JB_EVENT_BIT(JB_EVENT_CONSUMED) | JB_EVENT_BIT(JB_EVENT_TRASHED))
+/** Pass as `from` to jb_subscribe: start with the next event. */
+#define JB_LOG_NOW UINT64_MAX
+
+typedef struct jb_subscription jb_subscription;
+
+/** A subscriber: `event` is borrowed for the call. */
+typedef void (*jb_event_fn)(const jb_event *event, void *payload);
+
+/**
+ * Call `fn` for every event from sequence `from` (JB_LOG_NOW: from the
+ * next one) whose type is in `mask` (JB_EVENTS_ALL, JB_EVENTS_POSTED,
+ * JB_EVENTS_REMOVAL, or JB_EVENT_BIT(type) ORed). `fn` runs on a thread
+ * of the library's (one per subscription), never inside a transaction:
+ * it may use the board, post jobs included. Calls come in log order, each
+ * event once, one at a time; a slow callback delays only its own
+ * subscription. Events written by any process are delivered, within
+ * microseconds of their commit.
+ * When the log was trimmed past the subscription's cursor (it fell more
+ * than the log's bounds behind), `fn` gets one JB_EVENT_TRIMMED event
+ * (whatever the mask) naming what was lost, then the events from where
+ * the log now starts. The subscription uses a handle of its own on the
+ * board (opened like `board`, sharing its store), so `board` may be
+ * closed before the subscription ends, and jb_board_cancel on `board`
+ * does not stop it.
+ * Errors: JB_EINVAL (NULL out, board or fn; mask without an event type;
+ * `from` 0 or beyond the next sequence), JB_ETRIMMED (`from` is already
+ * trimmed: the message says where the log starts), JB_ENOMEM, JB_EIO
+ * (no thread could be started).
+ */
+JB_EXTERN int jb_subscribe(jb_subscription **out, jb_board *board,
+                           uint64_t from, unsigned int mask, jb_event_fn fn,
+                           void *payload);
+
+/**
+ * Stop a subscription: a callback in progress finishes, no other is made,
+ * its thread is joined, and everything is freed. Must not be called from
+ * the subscription's own callback (JB_EINVAL, nothing freed). NULL is a
+ * no-op (JB_OK). Returns JB_OK, or the error that stopped the delivery
+ * thread earlier (JB_ECORRUPT, JB_EIO, ...: the message names it; the
+ * subscription is freed all the same).
+ */
+JB_EXTERN int jb_unsubscribe(jb_subscription *sub);
 
 /* -------------------------------------------------------------- iteration */
 

@@ -575,6 +575,9 @@ int jb__store_open(jb_store **out, const char *path,
   struct stat st;
   if (stat(path, &st) != 0) return jb__err_errno(errno, path);
   unsigned gen = jb__fork_generation();
+  uint64_t log_keep;
+  int64_t log_max_age_us;
+  jb__log_limits(o, &log_keep, &log_max_age_us);
 
   pthread_mutex_lock(&registry_lock);
   for (jb_store *s = registry; s; s = s->next) {
@@ -585,6 +588,16 @@ int jb__store_open(jb_store **out, const char *path,
                    "durability %s; a second handle cannot use %s", path,
                    jb_durability_name(s->durability),
                    jb_durability_name(o->durability));
+    } else if (s->log_keep != log_keep || s->log_max_age_us != log_max_age_us) {
+      /* The bounds apply to the shared store's writes: one set per
+       * process and board. */
+      rc = jb__err(JB_EINVAL, "board %s is already open in this process "
+                   "with change-log bounds of %llu events and %lld ms; a "
+                   "second handle cannot ask for %llu events and %lld ms",
+                   path, (unsigned long long)s->log_keep,
+                   (long long)(s->log_max_age_us / 1000),
+                   (unsigned long long)log_keep,
+                   (long long)(log_max_age_us / 1000));
     } else {
       s->refs++;
       *out = s;
@@ -609,6 +622,8 @@ int jb__store_open(jb_store **out, const char *path,
   s->dev = st.st_dev;
   s->ino = st.st_ino;
   s->refs = 1;
+  s->log_keep = log_keep;
+  s->log_max_age_us = log_max_age_us;
   rc = open_env(s, path, o, create);
   if (rc == JB_OK) rc = jb__signal_open(s);
   if (rc != JB_OK) {

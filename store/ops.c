@@ -35,17 +35,18 @@ static uint64_t be64(const void *p) {
 
 /*
  * The change log, appended to by every write. Its sequence is the last
- * event's plus one: trimming removes the oldest events only and always
- * keeps JB_LOG_KEEP of them, so the last event is never removed and
- * sequences never repeat, with no counter to write per event.
+ * event's plus one: trimming removes the oldest events only and never the
+ * last one, so sequences never repeat, with no counter to write per event.
  *
- * Trimming is batched: once the log holds JB_LOG_TRIM events more than it
- * keeps, one write deletes JB_LOG_TRIM of the oldest with one cursor
- * descent. A write never deletes more than that.
+ * Trimming is batched (logread.c): once the log holds JB_LOG_TRIM events
+ * more than it keeps, or its oldest are too old, one write deletes up to
+ * JB_LOG_TRIM of the oldest with one cursor descent. A write never
+ * deletes more than that.
  */
 typedef struct {
   MDB_cursor *cur;
   uint64_t next;
+  int64_t now_us; /* the last event's time: the age bound's "now" */
 } log_writer;
 
 static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
@@ -54,6 +55,7 @@ static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
   MDB_val k, v;
   rc = mdb_cursor_get(lw->cur, &k, &v, MDB_LAST);
   lw->next = 1;
+  lw->now_us = 0;
   if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
   if (rc == 0) lw->next = be64(k.mv_data) + 1;
   if (rc == MDB_NOTFOUND) rc = 0;
@@ -71,6 +73,7 @@ static int log_put(log_writer *lw, int type, const uint8_t uuid[16],
   int rc = mdb_cursor_put(lw->cur, &k, &v, MDB_APPEND | MDB_RESERVE);
   if (rc) return rc;
   lw->next++;
+  lw->now_us = now_us;
   jb_eventrec ev = {.type = (uint8_t)type,
                     .priority = (uint8_t)jb__jobkey_priority(jobkey),
                     .owner_len = (uint16_t)who_len,
@@ -82,19 +85,10 @@ static int log_put(log_writer *lw, int type, const uint8_t uuid[16],
   return 0;
 }
 
-/* Trim if due, and close. `rc` is the status so far: on error, only close. */
+/* Trim if due (by size and age: logread.c), and close. `rc` is the status
+ * so far: on error, only close. */
 static int log_close(jb_store *s, MDB_txn *txn, log_writer *lw, int rc) {
-  MDB_stat st;
-  if (rc == 0) rc = mdb_stat(txn, s->log, &st);
-  if (rc == 0 && st.ms_entries >= JB_LOG_KEEP + JB_LOG_TRIM) {
-    MDB_val k, v;
-    rc = mdb_cursor_get(lw->cur, &k, &v, MDB_FIRST);
-    for (size_t i = 0; rc == 0 && i < JB_LOG_TRIM; i++) {
-      rc = mdb_cursor_del(lw->cur, 0);
-      if (rc == 0 && i + 1 < JB_LOG_TRIM)
-        rc = mdb_cursor_get(lw->cur, &k, &v, MDB_GET_CURRENT);
-    }
-  }
+  if (rc == 0) rc = jb__log_trim(s, txn, lw->cur, lw->now_us);
   mdb_cursor_close(lw->cur);
   return rc;
 }

@@ -93,10 +93,11 @@ enum {
 };
 #define JB_EV_LAST JB_EV_EXTENDED
 
-/* The log keeps at least JB_LOG_KEEP events and fewer than JB_LOG_KEEP +
- * JB_LOG_TRIM; a write that reaches the upper bound deletes JB_LOG_TRIM of
- * the oldest (the events issue adds readers' cursors to this rule). */
-#define JB_LOG_KEEP 100000u
+/* The log keeps at least log_keep events (a board option, by default
+ * JB_LOG_KEEP) and fewer than log_keep + JB_LOG_TRIM; a write that reaches
+ * the upper bound deletes JB_LOG_TRIM of the oldest. Events older than
+ * log_max_age_ms go too, at most JB_LOG_TRIM per write (logread.c). */
+#define JB_LOG_KEEP JB_LOG_KEEP_DEFAULT
 #define JB_LOG_TRIM 64u
 
 typedef struct {
@@ -303,6 +304,18 @@ int jb__store_entity_read(jb_store *s, jb_buf *bytes, size_t *n_out);
 /* The boot epoch of this board (meta "epoch"), as of this process's open:
  * claims and entities of an earlier epoch belong to an earlier boot. */
 uint32_t jb__store_epoch(const jb_store *s);
+
+/* The change log (store/logread.c). The extent: oldest kept sequence and
+ * the next one (first == next when empty). */
+int jb__store_log_bounds(jb_store *s, uint64_t *first, uint64_t *next);
+/* Up to `max` events from sequence `from` (>= 1) into `out`, count to
+ * *n; *first the oldest kept. JB_ETRIMMED / JB_EINVAL with a message when
+ * `from` is before the oldest kept / after the next sequence. */
+int jb__store_log_read(jb_store *s, uint64_t from, jb_event *out, size_t max,
+                       size_t *n, uint64_t *first);
+/* The options this process's store was opened with (durability and the
+ * log bounds, resolved), to open another handle like it. */
+void jb__store_options(const jb_store *s, jb_board_options *o);
 
 /* Verify the invariants above (and move undecodable postings to
  * quarantine, adding their history records with `hist`'s bounds). Lines

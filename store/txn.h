@@ -24,6 +24,13 @@ struct jb_store {
   int64_t sweep_bt;
   uint8_t sweep_after[JB_HOLDERKEY_LEN];
   bool sweep_wrapped;
+  /* The change log's bounds (resolved from the options at open) and when
+   * its oldest event may next be too old, a hint that spares most writes
+   * a look at it (logread.c). The hint is used only inside write
+   * transactions. */
+  uint64_t log_keep;
+  int64_t log_max_age_us;
+  int64_t log_age_due_us;
   /*
    * Resizing the map is safe only while no transaction of this process is
    * open (LMDB's rule). Every transaction holds this lock shared; growing
@@ -75,6 +82,14 @@ void jb__lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
                    const uint8_t jobkey[JB_JOBKEY_LEN]);
 void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
                     const uint8_t jobkey[JB_JOBKEY_LEN]);
+
+/* The change log's trimming, after a write appended to it (`cur` is a
+ * cursor on the log): by size and by age, at most JB_LOG_TRIM events,
+ * never the newest (logread.c). */
+int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us);
+/* The log bounds `o` asks for, defaults resolved. */
+void jb__log_limits(const jb_board_options *o, uint64_t *keep,
+                    int64_t *max_age_us);
 
 /* Translate an LMDB or errno code into a JB_E* code with a message. */
 int jb__store_error(int rc, const char *what);
