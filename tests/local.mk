@@ -61,6 +61,13 @@ TESTS += tests/test_history
 tests_test_history_SOURCES = tests/test_history.c $(JB_TEST_HELPERS)
 tests_test_history_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_history_LDADD = $(JB_TEST_LIBS)
+
+# The change log: reading, waiting, trimming, subscriptions (test_watch.c).
+check_PROGRAMS += tests/test_watch
+TESTS += tests/test_watch
+tests_test_watch_SOURCES = tests/test_watch.c $(JB_TEST_HELPERS)
+tests_test_watch_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_watch_LDADD = $(JB_TEST_LIBS)
 endif
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
