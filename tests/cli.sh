@@ -799,5 +799,127 @@ jb wait-done not-a-uuid
 expect_error 2 "not a uuid" "wait-done not-a-uuid"
 end
 
+# --- watch ----------------------------------------------------------------
+
+# fields_are TEXT WHAT: $out's lines without their TIME field (the last).
+fields_are() {
+  local got
+  got=$(printf '%s\n' "$out" | sed 's/  [^ ]*$//')
+  [ "$got" = "$1" ] || fail "$2: lines were
+$out
+expected (without times)
+$1"
+}
+
+begin "watch --from 1 prints every event in commit order, text and JSON"
+post a; a=$uuid
+post b; b=$uuid
+jb claim --who "w 1" "$a"
+jb abandon --who "w 1" "$a"
+jb claim --who w2 "$a"
+jb consume --who w2 "$a"
+jb claim --who w3 "$b"
+jb trash --who w3 "$b"
+jb watch --from 1 --timeout 0
+expect_ok "watch --from 1 --timeout 0"
+fields_are "1  POSTED  $a  -
+2  POSTED  $b  -
+3  CLAIMED  $a  w 1
+4  ABANDONED  $a  w 1
+5  CLAIMED  $a  w2
+6  CONSUMED  $a  w2
+7  CLAIMED  $b  w3
+8  TRASHED  $b  w3" "watch text"
+printf '%s\n' "$out" | grep -Eq '  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{15}Z$' ||
+  fail "watch: no ISO-8601 time: $out"
+jb watch --from 5 --count 2 --json
+expect_ok "watch --from 5 --count 2 --json"
+json_check "len(lines) == 2 and lines[0]['seq'] == 5 and lines[0]['type'] == 'CLAIMED' and lines[0]['uuid'] == '$a' and lines[0]['owner'] == 'w2' and lines[0]['job_seq'] == 1 and lines[0]['priority'] == 'NORMAL' and lines[1]['type'] == 'CONSUMED' and lines[1]['time'].endswith('Z')"
+jb --json watch --from 1 --count 1
+json_check "len(lines) == 1 and j['type'] == 'POSTED' and j['owner'] is None"
+end
+
+begin "watch follows other processes from now; --count ends it"
+post before
+"$JOBBOARD" --board "$B" watch --count 3 --timeout 20 >"$ROOT/watch.out" 2>"$ROOT/watch.err" &
+watcher=$!
+sleep 0.3
+kill -0 "$watcher" 2>/dev/null || fail "watch ended with nothing new"
+post live
+jb claim --who w "$uuid"
+jb consume --who w "$uuid"
+wait "$watcher"; rc=$?
+[ "$rc" = 0 ] || fail "watch --count 3: exit $rc ($(cat "$ROOT/watch.err"))"
+out=$(cat "$ROOT/watch.out")
+fields_are "2  POSTED  $uuid  -
+3  CLAIMED  $uuid  w
+4  CONSUMED  $uuid  w" "watch from now"
+end
+
+begin "watch --timeout: the normal end without --count; exit 7 when --count is unmet"
+post x
+jb watch --timeout 0.2
+expect_ok "watch --timeout 0.2 with nothing new"; expect_out "" "watch with nothing new"
+jb watch --from 1 --count 2 --timeout 0.2
+expect_rc 7 "watch --count 2 with one event"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "watch --count 2: printed '$out'"
+case $err in
+  *"no event from sequence 2 on after 200 ms"*) ;;
+  *) fail "watch --count 2 --timeout: stderr '$err'" ;;
+esac
+end
+
+begin "watch --from a trimmed event: exit 8 naming the oldest kept"
+# Past the default bound of 100,000 events (+ 64, trimmed in one batch).
+yes '{"name": "n"}' | head -100100 >"$ROOT/many"
+run_in "$ROOT/many" "$JOBBOARD" --board "$B" --durability none post --batch
+expect_rc 0 "post --batch of 100,100"
+jb watch --from 1 --timeout 0
+expect_error 8 "event 1 is no longer kept (trimmed); the log now starts at 65 (watch --from 65 goes on from there)" "watch --from 1 after trimming"
+jb watch --from 65 --count 1 --timeout 0
+expect_ok "watch --from 65"
+case $out in 65"  POSTED  "*) ;; *) fail "watch --from 65: '$out'" ;; esac
+end
+
+begin "SIGINT and SIGTERM end a watch: exit 130 and 143, events printed"
+post x
+for sig in INT TERM; do
+  "$JOBBOARD" --board "$B" watch >"$ROOT/watch.out" 2>"$ROOT/watch.err" &
+  watcher=$!
+  sleep 0.3
+  post "y$sig"
+  for _ in $(seq 50); do [ -s "$ROOT/watch.out" ] && break; sleep 0.1; done
+  # Each event reaches the file as it comes, not when watch ends.
+  [ -s "$ROOT/watch.out" ] || fail "SIG$sig: nothing printed while running"
+  kill -"$sig" "$watcher"
+  wait "$watcher"; rc=$?
+  want=130; [ "$sig" = TERM ] && want=143
+  [ "$rc" = "$want" ] || fail "SIG$sig: exit $rc, expected $want"
+  grep -q "  POSTED  $uuid  -  " "$ROOT/watch.out" ||
+    fail "SIG$sig: the event was not printed: $(cat "$ROOT/watch.out")"
+  [ ! -s "$ROOT/watch.err" ] || fail "SIG$sig: stderr '$(cat "$ROOT/watch.err")'"
+done
+end
+
+begin "bad watch values are usage errors"
+post x
+jb watch --from 0
+expect_error 2 "--from: '0' is not a log sequence" "watch --from 0"
+jb watch --from -3
+expect_error 2 "--from" "watch --from -3"
+jb watch --from 3
+expect_error 2 "sequence 3 is beyond its end (the next event will be 2)" "watch --from 3"
+jb watch --count 0
+expect_error 2 "--count: '0'" "watch --count 0"
+jb watch --count x
+expect_error 2 "--count" "watch --count x"
+jb watch --timeout -1
+expect_error 2 "--timeout" "watch --timeout -1"
+jb watch 1
+expect_error 2 "unexpected argument '1'" "watch 1"
+run "$JOBBOARD" --board "$ROOT/none" watch --timeout 0
+expect_error 3 "" "watch of a missing board"
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]

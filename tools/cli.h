@@ -17,6 +17,7 @@ enum {
   CLI_EXIT_NOTOWNER = 5,  /* JB_ENOTOWNER */
   CLI_EXIT_OFFLINE = 6,   /* JB_EOFFLINE */
   CLI_EXIT_TIMEDOUT = 7,  /* JB_ETIMEDOUT */
+  CLI_EXIT_TRIMMED = 8,   /* JB_ETRIMMED: the change log moved past --from */
 };
 
 /* The exit code for a JB_* status. */

@@ -46,6 +46,7 @@ int cli_exit_code(int status) {
   case JB_ENOTOWNER: return CLI_EXIT_NOTOWNER;
   case JB_EOFFLINE: return CLI_EXIT_OFFLINE;
   case JB_ETIMEDOUT: return CLI_EXIT_TIMEDOUT;
+  case JB_ETRIMMED: return CLI_EXIT_TRIMMED;
   default: return CLI_EXIT_ERROR;
   }
 }
@@ -119,6 +120,8 @@ enum {
   OPT_CLAIMABLE,
   OPT_RESULT,
   OPT_FAILED,
+  OPT_FROM,
+  OPT_COUNT,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -145,6 +148,8 @@ static const struct {
     {{"claimable", no_argument, NULL, OPT_CLAIMABLE}, CLI_O_CLAIMABLE},
     {{"result", required_argument, NULL, OPT_RESULT}, CLI_O_RESULT},
     {{"failed", no_argument, NULL, OPT_FAILED}, CLI_O_RESULT},
+    {{"from", required_argument, NULL, OPT_FROM}, CLI_O_WATCH},
+    {{"count", required_argument, NULL, OPT_COUNT}, CLI_O_WATCH},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -244,6 +249,26 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       break;
     }
     case OPT_CLAIMABLE: o->claimable = 1; break;
+    case OPT_FROM:
+    case OPT_COUNT: {
+      /* Whole numbers from 1. */
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (!isdigit((unsigned char)optarg[0]) || *end != '\0' || errno != 0 ||
+          v == 0)
+        return cli_cmd_usage(cmd, c == OPT_FROM
+                                      ? "--from: '%s' is not a log sequence "
+                                        "(a number from 1)"
+                                      : "--count: '%s' is not a number of "
+                                        "events (1 or more)",
+                             optarg);
+      if (c == OPT_FROM)
+        o->from = v;
+      else
+        o->count = v;
+      break;
+    }
     case ':':
       return cli_cmd_usage(cmd, "option '%s' needs an argument",
                            bad_option_text(argv, argc, buf, sizeof buf));

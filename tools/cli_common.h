@@ -24,6 +24,7 @@ enum {
   CLI_O_WAIT = 1u << 7,      /* --wait SECONDS (claim-next) */
   CLI_O_CLAIMABLE = 1u << 8, /* --claimable */
   CLI_O_RESULT = 1u << 9,    /* --result JSON, --failed (consume) */
+  CLI_O_WATCH = 1u << 10,    /* --from SEQ --count N (watch) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -59,6 +60,8 @@ typedef struct {
   int claimable;      /* --claimable */
   const char *result; /* --result: JSON text, checked by the command */
   int failed;         /* --failed */
+  uint64_t from;      /* --from: a log sequence (>= 1); 0 when not given */
+  uint64_t count;     /* --count (>= 1); 0 when not given */
   char **args; /* operands */
   int nargs;
 } cli_opts;
@@ -137,12 +140,13 @@ int cmd_wait(int argc, char **argv);
 int cmd_history(int argc, char **argv);   /* cmd_complete.c */
 int cmd_wait_done(int argc, char **argv); /* cmd_complete.c */
 int cmd_work(int argc, char **argv);      /* cmd_work.c */
+int cmd_watch(int argc, char **argv);
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
-    cli_cmd_history, cli_cmd_wait_done, cli_cmd_work;
+    cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -29,6 +29,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_state, "state", NULL, cmd_state},
     {&cli_cmd_count, "count", NULL, cmd_count},
     {&cli_cmd_wait, "wait", NULL, cmd_wait},
+    {&cli_cmd_watch, "watch", NULL, cmd_watch},
     {&cli_cmd_check, "check", NULL, cmd_check},
     {&cli_cmd_entities, "entities", NULL, cmd_entities},
     {&cli_cmd_history, "history", NULL, cmd_history},
@@ -79,6 +80,7 @@ static const char global_help_tail[] =
     "  5  not the owner (the message names the owner)\n"
     "  6  backend unavailable\n"
     "  7  timed out\n"
+    "  8  the change log no longer holds the events asked for (watch --from)\n"
     "Errors are one line on stderr: 'jobboard: <message>'.\n"
     "\n"
     "Examples:\n"

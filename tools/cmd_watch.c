@@ -1,0 +1,149 @@
+/*
+ * cmd_watch.c - `jobboard watch`: follow the board's change log, one event
+ * per line, as the commits of any process make them.
+ */
+#include "cli_common.h"
+#include "json.h"
+
+#include <stdio.h>
+
+const cli_command cli_cmd_watch = {
+    "watch", "print the board's events as they happen (the change log)",
+    "Usage: jobboard watch [--from SEQ] [--count N] [--timeout SECONDS]\n"
+    "                      [OPTIONS]\n"
+    "\n"
+    "Print the board's change log, one event per line, and keep printing\n"
+    "new events as they are committed, by any process, until interrupted\n"
+    "(SIGINT or SIGTERM: the events read so far are all printed) or, with\n"
+    "--count, until N events were printed. Every write to the board logs\n"
+    "one event per change, in the same transaction: the log is the board's\n"
+    "history in commit order, numbered 1, 2, 3, ... without gaps. watch\n"
+    "sleeps on the board's signal file between events: it does not poll.\n"
+    "\n"
+    "Events:\n"
+    "  POSTED     a job was posted\n"
+    "  CLAIMED    OWNER claimed it\n"
+    "  ABANDONED  OWNER released it: it is claimable again\n"
+    "  CONSUMED   OWNER completed it: it left the board\n"
+    "  TRASHED    OWNER trashed it: it left the board (kept in the trash)\n"
+    "  REFRESHED  OWNER claimed it again: its claim was renewed\n"
+    "  EXPIRED    OWNER's claim lapsed (its lease ran out, or its process\n"
+    "             ended): the job is claimable again\n"
+    "  EXTENDED   OWNER extended its claim's lease\n"
+    "\n"
+    "Each event is one line of text, fields separated by two spaces:\n"
+    "  SEQ  TYPE  UUID  OWNER  TIME\n"
+    "where SEQ is the event's log sequence, OWNER is - for POSTED (control\n"
+    "characters in a name are written as C escapes: \\n, \\t, \\x01) and TIME\n"
+    "is when it happened, ISO-8601 UTC with microseconds.\n"
+    "With --json, each event is one JSON object:\n"
+    "  {\"seq\": 12, \"type\": \"CLAIMED\", \"uuid\": \"...\", \"owner\": \"w1\",\n"
+    "   \"time\": \"2024-01-02T03:04:05.000006Z\", \"job_seq\": 7,\n"
+    "   \"priority\": \"NORMAL\"}\n"
+    "(owner null for POSTED; job_seq is the job's sequence, as list shows).\n"
+    "\n"
+    "The board keeps the newest events only: at least 100,000, and none\n"
+    "older than 7 days (the library's defaults; a program may set others).\n"
+    "An event that was dropped is never skipped silently: when --from names\n"
+    "one, or when watch falls that far behind, it stops with an error that\n"
+    "names the oldest event kept (exit 8); run it again with --from that\n"
+    "sequence to go on from there.\n"
+    "\n"
+    "Options:\n"
+    "  --from SEQ          start with event SEQ (default: with the next event\n"
+    "                      committed after watch starts). --from 1 replays the\n"
+    "                      whole log when nothing was dropped yet.\n"
+    "  --count N           stop after printing N events\n"
+    "  --timeout SECONDS   stop once no event has come for this long\n"
+    "                      (fractions allowed; 0 prints what the log holds\n"
+    "                      and stops; `inf` or no --timeout: no limit)\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "  2  also: --from is 0, or beyond the next event's sequence\n"
+    "  7  --count N was given and --timeout passed before N events\n"
+    "     (without --count, reaching --timeout is the normal end: 0)\n"
+    "  8  the change log no longer holds event --from (or watch fell behind\n"
+    "     what it keeps): the message names the oldest event kept\n"
+    "  130, 143  interrupted by SIGINT or SIGTERM (every event read was\n"
+    "     printed first)\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard watch                      # follow the board live\n"
+    "  jobboard watch --from 1 --timeout 0 # print the whole log kept\n"
+    "  jobboard watch --count 1 --timeout 30 --json   # the next event\n"
+    "  jobboard watch --json | jq -r 'select(.type == \"CONSUMED\") | .uuid'\n",
+    CLI_O_WATCH | CLI_O_TIMEOUT, 0, 0, ""};
+
+/* Events read per transaction. */
+#define BATCH 64
+
+static int print_event(const jb_event *e, int json) {
+  char when[40];
+  cli_format_time(when, sizeof when, e->time_us);
+  const char *type = jb_event_type_name(e->type);
+  if (json) {
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s?, s:s, s:I, s:s?}", "seq",
+                          (json_int_t)e->seq, "type", type ? type : "?",
+                          "uuid", e->uuid, "owner",
+                          e->owner[0] ? e->owner : NULL, "time", when,
+                          "job_seq", (json_int_t)e->job_seq, "priority",
+                          jb_priority_name(e->priority));
+    return o ? cli_json_print(o) : -1;
+  }
+  printf("%llu  %s  %s  ", (unsigned long long)e->seq, type ? type : "?",
+         e->uuid);
+  cli_put_text(stdout, e->owner[0] ? e->owner : "-");
+  return printf("  %s\n", when) < 0 ? -1 : 0;
+}
+
+int cmd_watch(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_watch, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  cli_cancel_on_signals(b);
+  uint64_t cursor = o.from;
+  int st = JB_OK;
+  if (cursor == 0) st = jb_log_bounds(NULL, &cursor, b); /* from now */
+  static jb_event ev[BATCH];
+  uint64_t printed = 0, first = 0;
+  rc = CLI_EXIT_OK;
+  while (st == JB_OK && (o.count == 0 || printed < o.count)) {
+    size_t n = 0;
+    st = jb_log_wait(ev, &n, &first, b, cursor, BATCH, o.timeout_ms);
+    for (size_t i = 0; st == JB_OK && i < n; i++) {
+      if (print_event(&ev[i], o.json) != 0) {
+        rc = CLI_EXIT_ERROR; /* main reports a failed write to stdout */
+        st = JB_EIO;
+        break;
+      }
+      cursor = ev[i].seq + 1;
+      if (++printed == o.count) break;
+    }
+    /* Lines reach a pipe as the events come, not when a buffer fills. */
+    if (fflush(stdout) != 0) {
+      rc = CLI_EXIT_ERROR;
+      st = JB_EIO;
+    }
+  }
+  if (rc == CLI_EXIT_OK) {
+    if (st == JB_ETIMEDOUT && o.count == 0)
+      rc = CLI_EXIT_OK; /* --timeout without --count: the normal end */
+    else if (st == JB_ECANCELED)
+      rc = cli_exit_code(st); /* interrupted: 128 + the signal, no message */
+    else if (st == JB_ETRIMMED) {
+      /* The library's message names the oldest event kept; say how to go
+       * on (one line, as every error). */
+      cli_usage_error("%s (watch --from %llu goes on from there)",
+                      jb_errmsg(), (unsigned long long)first);
+      rc = CLI_EXIT_TRIMMED;
+    } else if (st != JB_OK)
+      rc = cli_fail(st);
+  }
+  jb_board_close(b);
+  return rc;
+}
