@@ -903,15 +903,16 @@ typedef void (*jb_event_fn)(const jb_event *event, void *payload);
  * of the library's (one per subscription), never inside a transaction:
  * it may use the board, post jobs included. Calls come in log order, each
  * event once, one at a time; a slow callback delays only its own
- * subscription. Events written by any process are delivered, within
- * microseconds of their commit.
+ * subscription. Events written by any process are delivered, the thread
+ * woken by their commit (no polling).
  * When the log was trimmed past the subscription's cursor (it fell more
  * than the log's bounds behind), `fn` gets one JB_EVENT_TRIMMED event
  * (whatever the mask) naming what was lost, then the events from where
  * the log now starts. The subscription uses a handle of its own on the
  * board (opened like `board`, sharing its store), so `board` may be
  * closed before the subscription ends, and jb_board_cancel on `board`
- * does not stop it.
+ * does not stop it. Its thread does not survive fork(): in a child,
+ * jb_unsubscribe only frees the child's copy.
  * Errors: JB_EINVAL (NULL out, board or fn; mask without an event type;
  * `from` 0 or beyond the next sequence), JB_ETRIMMED (`from` is already
  * trimmed: the message says where the log starts), JB_ENOMEM, JB_EIO
@@ -925,9 +926,10 @@ JB_EXTERN int jb_subscribe(jb_subscription **out, jb_board *board,
  * Stop a subscription: a callback in progress finishes, no other is made,
  * its thread is joined, and everything is freed. Must not be called from
  * the subscription's own callback (JB_EINVAL, nothing freed). NULL is a
- * no-op (JB_OK). Returns JB_OK, or the error that stopped the delivery
- * thread earlier (JB_ECORRUPT, JB_EIO, ...: the message names it; the
- * subscription is freed all the same).
+ * no-op (JB_OK). In a child of fork(), it frees the inherited copy (the
+ * parent's subscription goes on). Returns JB_OK, or the error that
+ * stopped the delivery thread earlier (JB_ECORRUPT, JB_EIO, ...: the
+ * message names it; the subscription is freed all the same).
  */
 JB_EXTERN int jb_unsubscribe(jb_subscription *sub);
 

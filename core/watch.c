@@ -110,6 +110,7 @@ int jb_log_wait(jb_event *events, size_t *n_out, uint64_t *first_out,
 struct jb_subscription {
   jb_board *board; /* its own handle: cancelling it stops only this */
   pthread_t thread;
+  unsigned fork_gen; /* a child of fork() has no such thread */
   unsigned mask;
   jb_event_fn fn;
   void *payload;
@@ -188,6 +189,7 @@ int jb_subscribe(jb_subscription **out, jb_board *b, uint64_t from,
   sub->fn = fn;
   sub->payload = payload;
   sub->cursor = from;
+  sub->fork_gen = jb__fork_generation();
   atomic_init(&sub->stop, false);
   int err = pthread_create(&sub->thread, NULL, sub_thread, sub);
   if (err != 0) {
@@ -201,6 +203,13 @@ int jb_subscribe(jb_subscription **out, jb_board *b, uint64_t from,
 
 int jb_unsubscribe(jb_subscription *sub) {
   if (sub == NULL) return JB_OK;
+  if (sub->fork_gen != jb__fork_generation()) {
+    /* Inherited across fork(): the thread stayed in the parent. Free what
+     * the child holds; closing the inherited handle is allowed. */
+    jb_board_close(sub->board);
+    free(sub);
+    return JB_OK;
+  }
   if (pthread_equal(pthread_self(), sub->thread))
     return jb__err(JB_EINVAL, "unsubscribe: called from the subscription's "
                    "own callback (it would wait for itself); call it from "

@@ -836,6 +836,15 @@ static void trimming_past_a_slow_subscriber_is_delivered_to_it(void **state) {
   collector_destroy(&c);
 }
 
+static jb_subscription *inherited;
+
+/* In a child of fork(): the subscription's thread stayed in the parent,
+ * so unsubscribing must only free (a join would wait for nothing). */
+static int unsubscribe_inherited(void *arg) {
+  (void)arg;
+  return jb_unsubscribe(inherited) == JB_OK ? 0 : 1;
+}
+
 static void unsubscribe_from_its_own_callback_is_refused(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = f->board;
@@ -851,6 +860,15 @@ static void unsubscribe_from_its_own_callback_is_refused(void **state) {
   jbt_post(NULL, b, "x", JB_PRIORITY_NORMAL);
   wait_seen(&c, 1);
   assert_int_equal(c.self_unsub, JB_EINVAL);
+  pthread_mutex_lock(&c.mu);
+  c.self = NULL;
+  pthread_mutex_unlock(&c.mu);
+  /* A child that unsubscribes its copy ends quickly, and the parent's
+   * subscription goes on. */
+  inherited = sub;
+  jbt_wait_ok(jbt_fork(unsubscribe_inherited, NULL, 10), 10000);
+  jbt_post(NULL, b, "y", JB_PRIORITY_NORMAL);
+  wait_seen(&c, 2);
   /* The user's handle may close first: the subscription has its own. */
   jb_board_close(f->board);
   f->board = NULL;
