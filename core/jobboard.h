@@ -600,7 +600,9 @@ JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
  *
  * The signal file holds nothing that matters: a missing or corrupt one is
  * rebuilt, also under running waiters (the watcher thread, started by a
- * process's first wait, follows the file with inotify).
+ * process's first wait, follows the file with inotify; where inotify is
+ * out of instances or watches, fs.inotify.max_user_instances being 128 by
+ * default, that process's waits look at the file once a second instead).
  * Truncating it under running processes is not safe (a mapped page cut
  * away is a SIGBUS); deleting it is.
  *
@@ -821,6 +823,9 @@ typedef enum {
   JB_EVENT_EXPIRED = 7,   /**< `owner`'s claim lapsed (lease or process
                                gone): claimable again */
   JB_EVENT_EXTENDED = 8,  /**< `owner` extended its lease */
+  JB_EVENT_REVOKED = 9,   /**< `jobboard check` moved it to quarantine (its
+                               posting does not decode): left the board;
+                               `owner` is its claim's, if any */
   /** Not a log event: a subscription's notice that events were trimmed
    *  before it could read them (see jb_subscribe). */
   JB_EVENT_TRIMMED = 128,
@@ -885,9 +890,11 @@ JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
 #define JB_EVENTS_ALL 0xfffffffeu
 /** taskflow's NotifyingJobBoard POSTED: a job was posted. */
 #define JB_EVENTS_POSTED JB_EVENT_BIT(JB_EVENT_POSTED)
-/** taskflow's REMOVAL: a job left the board (consumed or trashed). */
+/** taskflow's REMOVAL: a job left the board (consumed, trashed or
+ *  revoked). */
 #define JB_EVENTS_REMOVAL                                                      \
-  (JB_EVENT_BIT(JB_EVENT_CONSUMED) | JB_EVENT_BIT(JB_EVENT_TRASHED))
+  (JB_EVENT_BIT(JB_EVENT_CONSUMED) | JB_EVENT_BIT(JB_EVENT_TRASHED) |        \
+   JB_EVENT_BIT(JB_EVENT_REVOKED))
 /** Pass as `from` to jb_subscribe: start with the next event. */
 #define JB_LOG_NOW UINT64_MAX
 

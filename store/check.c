@@ -111,9 +111,16 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
   memcpy(d, &q, sizeof q);
   memcpy(d + sizeof q, why, wlen);
   memcpy(d + sizeof q + wlen, v->mv_data, v->mv_size);
+  /* The change log says the job left the board (REVOKED), with the owner
+   * of its claim if it had one; the owner is copied before the claim
+   * record goes. */
+  uint8_t jobkey[JB_JOBKEY_LEN] = {0};
+  char owner[JB_WHO_MAX];
+  size_t owner_len = 0;
   if (v->mv_size >= sizeof(jb_jobhdr)) {
     jb_jobhdr h;
     memcpy(&h, v->mv_data, sizeof h);
+    memcpy(jobkey, h.jobkey, sizeof jobkey);
     MDB_val jk = {JB_JOBKEY_LEN, h.jobkey};
     if (index_names(txn, s->ready, h.jobkey, k->mv_data, sizeof(jb_readyrec)))
       mdb_del(txn, s->ready, &jk, NULL);
@@ -122,6 +129,11 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
       jb_claimrec cr;
       if ((rc = mdb_get(txn, s->claims, &jk, &cv))) return rc;
       memcpy(&cr, cv.mv_data, sizeof cr);
+      size_t at = cr.format == 2 ? sizeof cr : sizeof(jb_claimrec_v1);
+      if (cr.owner_len <= sizeof owner && cv.mv_size >= at + cr.owner_len) {
+        owner_len = cr.owner_len;
+        memcpy(owner, (const uint8_t *)cv.mv_data + at, owner_len);
+      }
       if (cr.format == 2) {
         if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &cr))) return rc;
       } else if ((rc = mdb_del(txn, s->claims, &jk, NULL))) {
@@ -129,6 +141,9 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
       }
     }
   }
+  if ((rc = jb__log_event(s, txn, JB_EV_REVOKED, k->mv_data, jobkey, owner,
+                          owner_len, jb__now_us())))
+    return rc;
   return mdb_cursor_del(cur, 0);
 }
 

@@ -547,6 +547,14 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   if (rc == JB_OK) rc = reserve_file(s, map_size(s));
   close(fd); /* also drops the flock */
   if (rc != JB_OK) return rc;
+  /* LMDB opens the data file without O_CLOEXEC: a program this process
+   * runs (jobboard work runs commands) would inherit a writable
+   * descriptor of the board. */
+  int dfd;
+  if (mdb_env_get_fd(s->env, &dfd) == 0 && dfd >= 0) {
+    int fl = fcntl(dfd, F_GETFD);
+    if (fl >= 0) fcntl(dfd, F_SETFD, fl | FD_CLOEXEC);
+  }
   int dead = 0;
   mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
   init_ctx ctx = {create, path, {0}};

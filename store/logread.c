@@ -40,21 +40,28 @@ void jb__log_limits(const jb_board_options *o, uint64_t *keep,
                                          : JB_LOG_MAX_AGE_DEFAULT_MS) * 1000;
 }
 
-int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us) {
+int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
+                 uint64_t appended) {
   MDB_stat st;
   int rc = mdb_stat(txn, s->log, &st);
   if (rc) return rc;
   size_t n = st.ms_entries;
-  /* By size: once JB_LOG_TRIM over the bound, delete JB_LOG_TRIM. */
+  /* At most JB_LOG_TRIM plus what this write appended: a batch of posts
+   * must not push the log past its bound (each appends one event). */
+  size_t max = JB_LOG_TRIM + (size_t)appended;
+  /* By size: once JB_LOG_TRIM over the bound, delete down to it. */
   size_t by_size = n >= JB_LOG_TRIM && n - JB_LOG_TRIM >= s->log_keep
-                       ? JB_LOG_TRIM
+                       ? n - s->log_keep
                        : 0;
+  if (by_size > max) by_size = max;
+  /* The age bound alone takes at most JB_LOG_TRIM per write. */
+  size_t limit = by_size > JB_LOG_TRIM ? by_size : JB_LOG_TRIM;
   bool by_age = now_us >= s->log_age_due_us;
   if (by_size == 0 && !by_age) return 0;
   int64_t cutoff = now_us - s->log_max_age_us; /* older than this: too old */
   MDB_val k, v;
   rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-  for (size_t i = 0; rc == 0 && i < JB_LOG_TRIM && n > 1; i++) {
+  for (size_t i = 0; rc == 0 && i < limit && n > 1; i++) {
     if (i >= by_size) {
       /* Only the age bound can take this one. */
       jb_eventrec ev;
@@ -80,7 +87,7 @@ int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us) {
     rc = mdb_cursor_del(cur, 0);
     n--;
     /* After a delete the cursor stands on the next event. */
-    if (rc == 0 && i + 1 < JB_LOG_TRIM && n > 1)
+    if (rc == 0 && i + 1 < limit && n > 1)
       rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
   }
   return rc;

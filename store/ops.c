@@ -40,12 +40,14 @@ static uint64_t be64(const void *p) {
  *
  * Trimming is batched (logread.c): once the log holds JB_LOG_TRIM events
  * more than it keeps, or its oldest are too old, one write deletes up to
- * JB_LOG_TRIM of the oldest with one cursor descent. A write never
- * deletes more than that.
+ * JB_LOG_TRIM of the oldest, plus as many as it appended (a batch post
+ * appends one per job), with one cursor descent. A write never deletes
+ * more than that, so its work stays proportional to its own.
  */
 typedef struct {
   MDB_cursor *cur;
   uint64_t next;
+  uint64_t first_new; /* the first sequence this transaction appends */
   int64_t now_us; /* the last event's time: the age bound's "now" */
 } log_writer;
 
@@ -58,6 +60,7 @@ static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
   lw->now_us = 0;
   if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
   if (rc == 0) lw->next = be64(k.mv_data) + 1;
+  lw->first_new = lw->next;
   if (rc == MDB_NOTFOUND) rc = 0;
   if (rc) mdb_cursor_close(lw->cur);
   return rc;
@@ -88,13 +91,14 @@ static int log_put(log_writer *lw, int type, const uint8_t uuid[16],
 /* Trim if due (by size and age: logread.c), and close. `rc` is the status
  * so far: on error, only close. */
 static int log_close(jb_store *s, MDB_txn *txn, log_writer *lw, int rc) {
-  if (rc == 0) rc = jb__log_trim(s, txn, lw->cur, lw->now_us);
+  if (rc == 0)
+    rc = jb__log_trim(s, txn, lw->cur, lw->now_us, lw->next - lw->first_new);
   mdb_cursor_close(lw->cur);
   return rc;
 }
 
 /* Append one event (open, put, close). */
-static int log_event(jb_store *s, MDB_txn *txn, int type,
+int jb__log_event(jb_store *s, MDB_txn *txn, int type,
                      const uint8_t uuid[16], const uint8_t jobkey[JB_JOBKEY_LEN],
                      const char *who, size_t who_len, int64_t now_us) {
   log_writer lw;
@@ -279,7 +283,7 @@ static int lapse_claim(jb_store *s, MDB_txn *txn,
     MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof r, &r};
     if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
   }
-  return log_event(s, txn, JB_EV_EXPIRED, rec->uuid, jobkey, who, who_len,
+  return jb__log_event(s, txn, JB_EV_EXPIRED, rec->uuid, jobkey, who, who_len,
                    now_us);
 }
 
@@ -435,7 +439,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
         (rc = put_claim(s, txn, h.jobkey, &fresh, req->who, req->who_len)))
       return rc;
-    return log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, req->who,
+    return jb__log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, req->who,
                      req->who_len, req->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
@@ -825,7 +829,7 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     memcpy(e.rec.uuid, ctx->uuid, 16);
     if ((rc = jb__history_put(s, txn, &e, d->bounds, ctx->now_us))) return rc;
   }
-  return log_event(s, txn, event, ctx->uuid, h.jobkey, ctx->who, ctx->who_len,
+  return jb__log_event(s, txn, event, ctx->uuid, h.jobkey, ctx->who, ctx->who_len,
                    ctx->now_us);
 }
 
@@ -863,7 +867,7 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
       (rc = put_claim(s, txn, h.jobkey, &fresh, who, ctx->who_len)))
     return rc;
-  return log_event(s, txn, JB_EV_EXTENDED, ctx->uuid, h.jobkey, ctx->who,
+  return jb__log_event(s, txn, JB_EV_EXTENDED, ctx->uuid, h.jobkey, ctx->who,
                    ctx->who_len, ctx->now_us);
 }
 

@@ -90,8 +90,9 @@ enum {
   JB_EV_REFRESHED = 6, /* a same-owner re-claim refreshed the claim's time */
   JB_EV_EXPIRED = 7,   /* a lapsed claim ended: the job is ready again */
   JB_EV_EXTENDED = 8,  /* the owner extended its lease */
+  JB_EV_REVOKED = 9,   /* check moved it to quarantine: it left the board */
 };
-#define JB_EV_LAST JB_EV_EXTENDED
+#define JB_EV_LAST JB_EV_REVOKED
 
 /* The log keeps at least log_keep events (a board option, by default
  * JB_LOG_KEEP) and fewer than log_keep + JB_LOG_TRIM; a write that reaches

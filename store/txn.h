@@ -86,7 +86,13 @@ void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
 /* The change log's trimming, after a write appended to it (`cur` is a
  * cursor on the log): by size and by age, at most JB_LOG_TRIM events,
  * never the newest (logread.c). */
-int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us);
+/* Append one change-log event in `txn` (and trim the log if due). */
+int jb__log_event(jb_store *s, MDB_txn *txn, int type, const uint8_t uuid[16],
+                  const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                  size_t who_len, int64_t now_us);
+
+int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
+                 uint64_t appended);
 /* The log bounds `o` asks for, defaults resolved. */
 void jb__log_limits(const jb_board_options *o, uint64_t *keep,
                     int64_t *max_age_us);

@@ -109,6 +109,12 @@ struct jb_watcher {
   bool changed;
   watched held[MAX_WATCHED]; /* the watcher's own, no lock */
   size_t n_held;
+  /* Holders it could not follow (no pidfd: out of descriptors): waits
+   * for claimable jobs then look again every second. */
+  atomic_bool unfollowed;
+  /* Whether the current signal file is watched (inotify may be out of
+   * instances or watches: then waits look at the file every second). */
+  atomic_bool watching;
 };
 
 static const MDB_val meta_key = {6, "signal"};
@@ -269,11 +275,15 @@ static bool still_current(jb_store *s) {
  * replacement changes its link count, IN_ATTRIB), not the directory, whose
  * data file changes at every commit. Called under sig_lock. */
 static void watch_file(jb_store *s) {
-  if (s->watcher == NULL) return;
+  struct jb_watcher *w = s->watcher;
+  if (w == NULL) return;
   char path[4200];
   sig_path(s, path, sizeof path);
-  inotify_add_watch(s->watcher->ino_fd, path,
-                    IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF);
+  atomic_store(&w->watching,
+               w->ino_fd >= 0 &&
+                   inotify_add_watch(w->ino_fd, path,
+                                     IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF |
+                                         IN_MOVE_SELF) >= 0);
 }
 
 /* Map the file now at the path, in place of ours, and name it in meta.
@@ -364,7 +374,7 @@ static void watcher_sync(struct jb_watcher *w, jb_store *s) {
   w->n_held = keep;
   /* Follow what is new. A holder that is already gone (or whose pid is
    * another process now) is reported at once. */
-  bool gone = false;
+  bool gone = false, lost = false;
   for (size_t j = 0; j < n_want; j++) {
     bool have = false;
     for (size_t i = 0; i < w->n_held && !have; i++)
@@ -375,6 +385,7 @@ static void watcher_sync(struct jb_watcher *w, jb_store *s) {
      * time read after it is that process's (or it is gone already). */
     int fd = (int)syscall(SYS_pidfd_open, (pid_t)want[j].pid, 0);
     bool dead = fd < 0 && errno == ESRCH;
+    lost = lost || (fd < 0 && !dead);
     if (fd >= 0 && !jb__proc_alive(&want[j])) {
       close(fd);
       fd = -1;
@@ -385,6 +396,11 @@ static void watcher_sync(struct jb_watcher *w, jb_store *s) {
     /* Kept even when it could not be followed (fd -1): reported once. */
     w->held[w->n_held++] = (watched){want[j], fd};
   }
+  for (size_t i = 0; i < w->n_held && !lost; i++)
+    lost = w->held[i].fd < 0 && jb__proc_alive(&w->held[i].proc);
+  /* A change either way wakes the waiters, so that they sleep with (or
+   * without) the one-second bound. */
+  if (atomic_exchange(&w->unfollowed, lost) != lost) gone = true;
   if (gone) jb__signal_poke(s);
 }
 
@@ -449,14 +465,11 @@ static int start_watcher(jb_store *s) {
       pthread_mutex_unlock(&s->sig_lock);
       return jb__err(JB_ENOMEM, "out of memory starting a wait");
     }
+    /* Without inotify (fs.inotify.max_user_instances reached: 128 by
+     * default) waits still work, and look at the signal file once a
+     * second instead of being told when it is deleted. */
     w->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    w->wake_fd = -1;
-    if (w->ino_fd < 0) {
-      char what[4200];
-      snprintf(what, sizeof what, "board %s: cannot watch the signal file "
-               "(inotify; see fs.inotify.max_user_instances)", s->path);
-      rc = jb__err_errno(errno, what);
-    } else if ((w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+    if ((w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
       rc = jb__err_errno(errno, "starting a wait (eventfd)");
     } else {
       pthread_mutex_init(&w->mu, NULL);
@@ -517,7 +530,7 @@ void jb__signal_close(jb_store *s) {
     pthread_join(w->thread, NULL);
     for (size_t i = 0; i < w->n_held; i++)
       if (w->held[i].fd >= 0) close(w->held[i].fd);
-    close(w->ino_fd);
+    if (w->ino_fd >= 0) close(w->ino_fd);
     close(w->wake_fd);
     pthread_mutex_destroy(&w->mu);
     free(w);
@@ -543,13 +556,18 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
   if (timeout_ms >= 0 && timeout_ms < (INT64_MAX - start) / 1000 - 1)
     deadline = start + timeout_ms * 1000;
   int rc = JB_OK;
-  if (timeout_ms != 0 && (rc = start_watcher(s)) != JB_OK) return rc;
+  /* Read before the watcher's first look at the file: a change it reports
+   * from then on is a change this wait has not seen. */
   unsigned seen = atomic_load(&s->sig_dirgen);
+  if (timeout_ms != 0 && (rc = start_watcher(s)) != JB_OK) return rc;
   for (;;) {
     if (atomic_load(cancelled))
       return jb__err(JB_ECANCELED, "wait on board %s: cancelled", s->path);
     unsigned now_gen = atomic_load(&s->sig_dirgen);
-    if (now_gen != seen) {
+    /* Without an inotify watch on the file (none to be had), look at the
+     * file at every turn, and turn at least every second. */
+    bool blind = s->watcher && !atomic_load(&s->watcher->watching);
+    if (now_gen != seen || blind) {
       seen = now_gen;
       if (!still_current(s) && (rc = follow(s)) != JB_OK) return rc;
     }
@@ -563,6 +581,7 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
       return jb__err(JB_ETIMEDOUT, "wait on board %s: timed out after %lld ms",
                      s->path, (long long)timeout_ms);
     int64_t until = retry < deadline ? retry : deadline;
+    if (blind && until - now > 1000000) until = now + 1000000;
     if (until <= now) continue;
     atomic_fetch_add(&m->hdr->waiters, 1);
     if (atomic_load(&m->hdr->seq) == v && !atomic_load(cancelled) &&
@@ -660,8 +679,10 @@ int jb__store_wait_state(jb_store *s, unsigned flags, size_t *count,
       int64_t left = c->first_lease_bt - jb__boottime_us();
       *lapse_mono_us = mono_us() + (left > 0 ? left : 0);
     }
-    if (c->more_holders) {
-      /* More holders than the watcher follows: look again every second. */
+    if (c->more_holders ||
+        (s->watcher && atomic_load(&s->watcher->unfollowed))) {
+      /* More holders than the watcher follows, or some it could not
+       * follow: look again every second. */
       int64_t t = mono_us() + 1000000;
       if (t < *lapse_mono_us) *lapse_mono_us = t;
     }

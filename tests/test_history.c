@@ -446,6 +446,18 @@ static void check_revokes_an_undecodable_job_into_the_history(void **state) {
   assert_int_equal(c->priority, JB_PRIORITY_HIGH);
   assert_true(c->claimed_us > 0);
   jb_completion_free(c);
+  /* The change log says so too, last, with the claim's owner: watchers
+   * and REMOVAL subscribers learn that the job left the board. */
+  uint64_t first = 0, next = 0;
+  assert_int_equal(jb_log_bounds(&first, &next, f->board), JB_OK);
+  jb_event ev[1];
+  size_t n = 0;
+  assert_int_equal(jb_log_read(ev, &n, NULL, f->board, next - 1, 1), JB_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(ev[0].type, JB_EVENT_REVOKED);
+  assert_string_equal(ev[0].uuid, u);
+  assert_string_equal(ev[0].owner, "holder");
+  assert_true((JB_EVENTS_REMOVAL & JB_EVENT_BIT(JB_EVENT_REVOKED)) != 0);
   /* A second check finds the record well-formed. */
   assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
   assert_int_equal(st.history, 1);

@@ -14,6 +14,7 @@
  */
 #include "helpers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -460,6 +461,33 @@ static void bad_input(void **state) {
   free(dir);
 }
 
+/* A program the process runs (jobboard work runs commands) must not
+ * inherit a descriptor of the board's files: every one is close-on-exec. */
+static void board_descriptors_are_close_on_exec(void **state) {
+  jbt_fixture *f = *state;
+  assert_int_equal(jb_board_wait(f->board, 0, 0), JB_ETIMEDOUT);
+  DIR *d = opendir("/proc/self/fd");
+  assert_non_null(d);
+  int seen = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    int fd = atoi(e->d_name);
+    char link[64], target[4200];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (strncmp(target, f->dir, strlen(f->dir)) != 0) continue;
+    seen++;
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || !(flags & FD_CLOEXEC))
+      fail_msg("descriptor %d of %s is inherited by exec", fd, target);
+  }
+  closedir(d);
+  assert_true(seen >= 2); /* data.mdb and lock.mdb at least */
+}
+
 int main(void) {
   jbt_watchdog(600);
   const struct CMUnitTest tests[] = {
@@ -476,6 +504,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(cancel_from_another_thread, jbt_setup, jbt_teardown),
       cmocka_unit_test_setup_teardown(no_lost_wakeups, jbt_setup, jbt_teardown),
       cmocka_unit_test_setup_teardown(bad_input, jbt_setup, jbt_teardown),
+      cmocka_unit_test_setup_teardown(board_descriptors_are_close_on_exec, jbt_setup, jbt_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,7 +220,8 @@ static void bad_cursors_and_arguments_are_refused(void **state) {
   assert_string_equal(jb_event_type_name(JB_EVENT_EXPIRED), "EXPIRED");
   assert_string_equal(jb_event_type_name(JB_EVENT_TRIMMED), "TRIMMED");
   assert_null(jb_event_type_name((jb_event_type)0));
-  assert_null(jb_event_type_name((jb_event_type)9));
+  assert_string_equal(jb_event_type_name(JB_EVENT_REVOKED), "REVOKED");
+  assert_null(jb_event_type_name((jb_event_type)10));
 }
 
 /* A second handle of the process must ask for the bounds the first has;
@@ -289,6 +290,30 @@ static void a_reader_behind_the_size_bound_is_told_where_the_log_starts(
   assert_int_equal(jb_log_read(ev, &n, NULL, b, start, 8), JB_OK);
   assert_int_equal(n, 8);
   assert_int_equal(ev[0].seq, first);
+  jbt_assert_check_ok(b);
+}
+
+/* A batch of posts appends one event per job in one write: the write
+ * trims as many more, so a producer that only posts in batches cannot
+ * grow the log past its bound. */
+static void batch_posts_keep_the_log_within_its_bound(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = reopen_bounded(f, 10, 0);
+  jb_post posts[500];
+  for (int i = 0; i < 500; i++) {
+    posts[i] = (jb_post)JB_POST_INIT;
+    posts[i].name = "batched";
+  }
+  static char uuids[500][JB_UUID_STRLEN];
+  for (int round = 0; round < 3; round++) {
+    assert_int_equal(jb_job_post_batch(uuids, b, posts, 500), JB_OK);
+    uint64_t first = 0, next = 0;
+    assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
+    assert_true(next - first >= 10);
+    if (next - first >= 10 + 64)
+      fail_msg("round %d: the log holds %llu events, bound 10 + 64", round,
+               (unsigned long long)(next - first));
+  }
   jbt_assert_check_ok(b);
 }
 
@@ -884,6 +909,7 @@ int main(void) {
       T(bad_cursors_and_arguments_are_refused),
       T(log_bounds_are_one_per_process_and_board),
       T(a_reader_behind_the_size_bound_is_told_where_the_log_starts),
+      T(batch_posts_keep_the_log_within_its_bound),
       T(the_age_bound_trims_old_events_but_never_the_last),
       T(the_age_bound_is_batched_per_write),
       T(a_watcher_sees_every_event_of_many_processes_once_in_order),

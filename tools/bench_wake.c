@@ -41,6 +41,7 @@ typedef struct {
   _Atomic uint32_t word;  /* the floor's futex word */
   _Atomic uint32_t ready; /* the waiter's "about to wait" count */
   _Atomic int failed;
+  char why[512];          /* the waiter's error, when it failed */
   int64_t woke_ns[];      /* when the waiter returned, per sample */
 } shared;
 
@@ -90,19 +91,27 @@ static int floor_child(shared *sh, size_t n) {
 
 /* ------------------------------------------------------------ board */
 
+static int child_fail(shared *sh, size_t i, const char *what) {
+  snprintf(sh->why, sizeof sh->why, "sample %zu: the waiter's %s failed: %s",
+           i, what, jb_errmsg());
+  return 1;
+}
+
 static int board_child(shared *sh, const char *dir, size_t n) {
   jb_board *b = NULL;
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NONE;
-  if (jb_board_open(&b, dir, &o) != JB_OK) return 1;
+  if (jb_board_open(&b, dir, &o) != JB_OK) return child_fail(sh, 0, "open");
   for (size_t i = 0; i < n; i++) {
     atomic_fetch_add(&sh->ready, 1);
-    if (jb_board_wait(b, 0, 10000) != JB_OK) return 2;
+    if (jb_board_wait(b, 0, 10000) != JB_OK) return child_fail(sh, i, "wait");
     sh->woke_ns[i] = mono_ns();
     /* Empty the board again for the next sample (untimed). */
     char uuid[JB_UUID_STRLEN];
-    if (jb_job_claim_next(uuid, NULL, b, "waiter") != JB_OK) return 3;
-    if (jb_job_consume(b, uuid, "waiter") != JB_OK) return 4;
+    if (jb_job_claim_next(uuid, NULL, b, "waiter") != JB_OK)
+      return child_fail(sh, i, "claim-next");
+    if (jb_job_consume(b, uuid, "waiter") != JB_OK)
+      return child_fail(sh, i, "consume");
   }
   jb_board_close(b);
   return 0;
@@ -144,7 +153,11 @@ static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
   p.name = "wake";
   for (size_t i = 0; rc == 0 && i < n; i++) {
     if (await_ready(sh, (uint32_t)i) != 0) {
-      snprintf(err, errlen, "sample %zu: the waiter did not get ready", i);
+      if (sh->why[0])
+        snprintf(err, errlen, "%s", sh->why);
+      else
+        snprintf(err, errlen, "sample %zu: the waiter did not get ready "
+                 "within 10 s", i);
       rc = -1;
       break;
     }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 /* -------------------------------------------------------------- cli.h */
 
 static volatile sig_atomic_t caught;
-static jb_board *cancel_board;
+static jb_board *_Atomic cancel_board;
 
 static void on_signal(int sig) {
   caught = sig;
@@ -26,6 +27,7 @@ static void on_signal(int sig) {
 
 void cli_cancel_on_signals(jb_board *b) {
   cancel_board = b;
+  if (b == NULL) return; /* the board is about to close: forget it */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -279,6 +279,7 @@ int cmd_claim_next(int argc, char **argv) {
     rc = cli_fail(st);
   }
   jb_job_free(job);
+  cli_cancel_on_signals(NULL);
   jb_board_close(b);
   return rc;
 }

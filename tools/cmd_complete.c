@@ -274,6 +274,7 @@ int cmd_wait_done(int argc, char **argv) {
     rc = CLI_EXIT_ERROR;
   }
   jb_completion_free(c);
+  cli_cancel_on_signals(NULL);
   jb_board_close(b);
   return rc;
 }

@@ -52,6 +52,7 @@ int cmd_wait(int argc, char **argv) {
   } else {
     rc = cli_fail(st);
   }
+  cli_cancel_on_signals(NULL);
   jb_board_close(b);
   return rc;
 }

@@ -30,6 +30,8 @@ const cli_command cli_cmd_watch = {
     "  EXPIRED    OWNER's claim lapsed (its lease ran out, or its process\n"
     "             ended): the job is claimable again\n"
     "  EXTENDED   OWNER extended its claim's lease\n"
+    "  REVOKED    `jobboard check` moved it to quarantine (its posting does\n"
+    "             not decode): it left the board\n"
     "\n"
     "Each event is one line of text, fields separated by two spaces:\n"
     "  SEQ  TYPE  UUID  OWNER  TIME\n"
@@ -144,6 +146,7 @@ int cmd_watch(int argc, char **argv) {
     } else if (st != JB_OK)
       rc = cli_fail(st);
   }
+  cli_cancel_on_signals(NULL);
   jb_board_close(b);
   return rc;
 }

@@ -756,13 +756,13 @@ int cmd_work(int argc, char **argv) {
   rc = CLI_EXIT_OK;
   while (rc == CLI_EXIT_OK && stop_signals == 0 &&
          (max_jobs == 0 || done < max_jobs)) {
-    char uuid[JB_UUID_STRLEN];
+    char uuid[JB_UUID_STRLEN] = "";
     jb_job *job = NULL;
     uint64_t token = 0;
     st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &co,
                                 o.timeout_ms);
     if (st == JB_ETIMEDOUT || st == JB_ECANCELED) break; /* idle; a signal */
-    if (st == JB_ECORRUPT) {
+    if (st == JB_ECORRUPT && uuid[0] != '\0') {
       /* Claimed, but its posting does not decode: no one can run it.
        * Trash keeps it for inspection and takes it out of every queue. */
       fprintf(stderr, "jobboard: work: %s; job %s trashed (run 'jobboard "
