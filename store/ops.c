@@ -3,6 +3,7 @@
  * transaction over the tables described in store.h.
  */
 #include "txn.h"
+#include "wake.h"
 #include "history.h"
 #include "core/posting.h"
 
@@ -230,6 +231,7 @@ int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
 /* Liveness of holder processes, remembered for one operation (a listing
  * of many jobs held by one process reads /proc once). */
 typedef struct {
+  jb_store *s;
   struct {
     uint32_t pid;
     uint64_t start;
@@ -246,7 +248,12 @@ static bool holder_alive(live_cache *lc, uint32_t pid, uint64_t start) {
   for (int i = 0; i < lc->n; i++)
     if (lc->e[i].pid == pid && lc->e[i].start == start) return lc->e[i].alive;
   jb_proc_id p = {pid, start};
-  bool alive = jb__proc_alive(&p) != 0;
+  /* A process this process's watcher follows with a pidfd that has not
+   * signalled its end is alive, without a read of /proc (waiters for
+   * claimable jobs count lapsed claims at every commit); its end wakes
+   * them (store/wake.c). */
+  bool alive = (lc->s && jb__signal_follows(lc->s, &p)) ||
+               jb__proc_alive(&p) != 0;
   int slot = lc->n < 32 ? lc->n++ : (lc->next++ % 32);
   lc->e[slot].pid = pid;
   lc->e[slot].start = start;
@@ -404,7 +411,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   const char *owner;
   rc = get_claim(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0) {
-    live_cache lc = {.n = 0};
+    live_cache lc = {.s = s};
     if (claim_lapsed(s, &rec, now_bt, &lc)) {
       /* Lapsed: it ends here, and the job is claimed afresh below. */
       if ((rc = lapse_claim(s, txn, h.jobkey, &rec, owner, req->now_us, false)))
@@ -554,7 +561,7 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
   int procs = 0;
   bool wrapped = false, have_last = false, last_alive = true;
   uint8_t last[16];
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   while (*n < max) {
     if (rc == MDB_NOTFOUND || (rc == 0 && be32(k.mv_data) != s->epoch)) {
       if (wrapped || from_start) break;
@@ -622,7 +629,7 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
       if (rc) return rc;
     }
   }
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   for (int i = 0; i < n; i++) {
     jb_claimrec rec;
     const char *owner;
@@ -749,7 +756,7 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
     return jb__err(JB_ENOTFOUND, "cannot %s job %s: it is not claimed (no "
                    "owner known)", verb, t);
   if (rc) return rc;
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   const char *why = claim_lapsed(s, rec, jb__boottime_us(), &lc);
   if (why)
     return jb__err(JB_ENOTFOUND, "cannot %s job %s: its claim by %.*s lapsed "
@@ -938,7 +945,7 @@ static int get_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
   jb_job_raw raw;
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   int rc = read_raw(s, txn, ctx->uuid, &raw, &lc, jb__boottime_us());
   return rc ? rc : jb__job_load(ctx->job, &raw);
 }
@@ -965,7 +972,7 @@ static int owner_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_claimrec rec;
   const char *owner;
   rc = get_claim(s, txn, h.jobkey, &rec, &owner);
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   if (rc == MDB_NOTFOUND ||
       (rc == 0 && claim_lapsed(s, &rec, jb__boottime_us(), &lc))) {
     *ctx->state = JB_STATE_UNCLAIMED;
@@ -990,7 +997,7 @@ int jb__store_owner(jb_store *s, const uint8_t uuid[16],
  * is counted once). */
 static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
   int64_t now_bt = jb__boottime_us();
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   MDB_cursor *cur;
   MDB_val k, v;
   size_t n = 0;
@@ -1072,7 +1079,7 @@ static int expires_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc == MDB_NOTFOUND) return 0;
   if (rc) return rc;
   int64_t now_bt = jb__boottime_us();
-  live_cache lc = {.n = 0};
+  live_cache lc = {.s = s};
   if (claim_lapsed(s, &rec, now_bt, &lc)) return 0;
   if (rec.flags & JB_CLAIM_F_LEASE) {
     *ctx->kind = JB_EXPIRY_AT;

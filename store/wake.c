@@ -109,6 +109,10 @@ struct jb_watcher {
   bool changed;
   watched held[MAX_WATCHED]; /* the watcher's own, no lock */
   size_t n_held;
+  /* The holders it follows whose end has not been signalled (under mu):
+   * alive, as far as any reader of this process needs to know. */
+  jb_proc_id alive[MAX_WATCHED];
+  size_t n_alive;
   /* Holders it could not follow (no pidfd: out of descriptors): waits
    * for claimable jobs then look again every second. */
   atomic_bool unfollowed;
@@ -350,6 +354,28 @@ void jb__signal_poke(jb_store *s) {
 
 /* -------------------------------------------------------------- watcher */
 
+/* Publish which holders the watcher follows (an open pidfd that has not
+ * signalled): done before any poke, so that a waiter woken by a holder's
+ * end does not find it still listed. */
+static void publish_alive(struct jb_watcher *w) {
+  pthread_mutex_lock(&w->mu);
+  w->n_alive = 0;
+  for (size_t i = 0; i < w->n_held; i++)
+    if (w->held[i].fd >= 0) w->alive[w->n_alive++] = w->held[i].proc;
+  pthread_mutex_unlock(&w->mu);
+}
+
+bool jb__signal_follows(jb_store *s, const jb_proc_id *p) {
+  struct jb_watcher *w = s->watcher;
+  if (w == NULL) return false;
+  bool found = false;
+  pthread_mutex_lock(&w->mu);
+  for (size_t i = 0; i < w->n_alive && !found; i++)
+    found = w->alive[i].pid == p->pid && w->alive[i].start == p->start;
+  pthread_mutex_unlock(&w->mu);
+  return found;
+}
+
 static void watcher_sync(struct jb_watcher *w, jb_store *s) {
   jb_proc_id want[MAX_WATCHED];
   size_t n_want;
@@ -401,6 +427,7 @@ static void watcher_sync(struct jb_watcher *w, jb_store *s) {
   /* A change either way wakes the waiters, so that they sleep with (or
    * without) the one-second bound. */
   if (atomic_exchange(&w->unfollowed, lost) != lost) gone = true;
+  publish_alive(w);
   if (gone) jb__signal_poke(s);
 }
 
@@ -449,7 +476,10 @@ static void *watcher_main(void *arg) {
       h->fd = -1; /* reported: kept until no longer wanted */
       ended = true;
     }
-    if (ended) jb__signal_poke(s);
+    if (ended) {
+      publish_alive(w);
+      jb__signal_poke(s);
+    }
   }
   return NULL;
 }
@@ -482,12 +512,17 @@ static int start_watcher(jb_store *s) {
       int e = pthread_create(&w->thread, NULL, watcher_main, s);
       pthread_sigmask(SIG_SETMASK, &old, NULL);
       if (e != 0) {
+        /* Another thread may be reading the watcher (jb__signal_follows)
+         * right now: it is unpublished but not freed (a rare error path). */
         s->watcher = NULL;
-        pthread_mutex_destroy(&w->mu);
         rc = jb__err_errno(e, "starting the board's watcher thread");
+        w->n_alive = 0;
+        if (w->ino_fd >= 0) close(w->ino_fd);
+        close(w->wake_fd);
+        w = NULL;
       }
     }
-    if (rc != JB_OK) {
+    if (rc != JB_OK && w != NULL) {
       if (w->ino_fd >= 0) close(w->ino_fd);
       if (w->wake_fd >= 0) close(w->wake_fd);
       free(w);

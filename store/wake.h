@@ -34,6 +34,11 @@ bool jb__signal_stale(jb_store *s, MDB_txn *txn);
  * first following a rebuilt file when `stale`). */
 void jb__signal_commit(jb_store *s, bool stale);
 
+/* Does this process's watcher follow process `p` (a pidfd open, its end
+ * not signalled)? Then `p` runs, as far as any reader here needs to know:
+ * its end wakes the waiters. false when there is no watcher. */
+bool jb__signal_follows(jb_store *s, const jb_proc_id *p);
+
 /* Wake every waiter on the board's signal (without a commit), so that they
  * re-check. Async-signal-safe: atomics and one futex call per mapping. */
 void jb__signal_poke(jb_store *s);
