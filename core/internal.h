@@ -14,12 +14,8 @@
 
 /* ------------------------------------------------------------- errors */
 
-/* Set this thread's message (printf-style) and return `code`. */
-int jb__err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Set the message from errno `err` for an operation on `what`, choosing
- * JB_EFULL for ENOSPC/EDQUOT, JB_ENOMEM for ENOMEM, JB_EIO otherwise. */
-int jb__err_errno(int err, const char *what);
+/* jb__err and jb__err_errno: see errmsg.h (shared with sync/). */
+#include "errmsg.h"
 
 /* ---------------------------------------------------------------- uuids */
 

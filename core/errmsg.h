@@ -1,0 +1,25 @@
+/*
+ * errmsg.h - setting the calling thread's jb_errmsg() text. Not API.
+ *
+ * These two are the only internals libjobboard exports (default
+ * visibility, "jb__" names, absent from jobboard.h): libjbsync is a separate
+ * shared library layered on libjobboard, and its failures must leave their
+ * message where jb_errmsg() reads it, so that a caller mixing board and
+ * Redis calls has one message to print, not two to choose from. The core
+ * never includes anything of sync/; this header is the whole contract in
+ * that direction.
+ */
+#ifndef JOBBOARD_ERRMSG_H
+#define JOBBOARD_ERRMSG_H
+
+#include "jobboard.h"
+
+/* Set this thread's message (printf-style) and return `code`. */
+JB_EXTERN int jb__err(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Set the message from errno `err` for an operation on `what`, choosing
+ * JB_EFULL for ENOSPC/EDQUOT, JB_ENOMEM for ENOMEM, JB_EIO otherwise. */
+JB_EXTERN int jb__err_errno(int err, const char *what);
+
+#endif
