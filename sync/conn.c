@@ -1,0 +1,560 @@
+/*
+ * conn.c - one connection to a Redis server: connect and handshake (AUTH,
+ * SELECT, version and scripting checks), commands with timeouts, and the
+ * script registry (EVALSHA, reloaded after NOSCRIPT).
+ *
+ * hiredis's blocking context is used: a command timeout is SO_RCVTIMEO /
+ * SO_SNDTIMEO on the socket (redisSetTimeout). After any I/O error hiredis
+ * leaves the context unusable, so we free it and reconnect at the next
+ * call; what was in flight is not resent (its reply was lost, and only the
+ * caller knows whether running it twice is harmless).
+ */
+#include "conn.h"
+#include "errmsg.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_CONNECT_MS 2000
+#define DEFAULT_COMMAND_MS 5000
+
+typedef struct {
+  char *name;
+  char *source;
+  char sha[41];
+} script;
+
+struct jb_sync_conn {
+  jb_sync_url *url;
+  char *ns;
+  int connect_ms, command_ms;
+  char where[160];   /* "127.0.0.1:6379" or "unix socket /run/r.sock" */
+  redisContext *ctx; /* NULL while disconnected */
+  char version[32];  /* redis_version of the last handshake */
+  script *scripts;
+  int nscripts, cap;
+  unsigned long reloads;
+};
+
+static struct timeval ms_tv(int ms) {
+  struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+  return tv;
+}
+
+static void disconnect(jb_sync_conn *c) {
+  if (c->ctx)
+    redisFree(c->ctx);
+  c->ctx = NULL;
+}
+
+/* hiredis reports a socket timeout as an I/O error with errno EAGAIN
+ * ("Resource temporarily unavailable") or ETIMEDOUT (connect); errno may
+ * not survive hiredis's cleanup, so its text is checked too. */
+static bool timed_out(int err, const char *errstr) {
+  return err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT ||
+         strstr(errstr, "temporarily unavailable") ||
+         strstr(errstr, "timed out");
+}
+
+/*
+ * Send one command and read its reply, with SIGPIPE blocked in this thread
+ * so that writing to a socket the server closed fails with EPIPE instead of
+ * killing the process. A SIGPIPE raised meanwhile is consumed unless one
+ * was already pending before (that one belongs to someone else). Changes
+ * no process-wide state.
+ */
+static redisReply *exchange(jb_sync_conn *c, int argc, const char **argv,
+                            const size_t *lens, int *err) {
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  errno = 0;
+  redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
+  *err = errno;
+  if (!was_pending) {
+    sigemptyset(&pending);
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) == 1) {
+      struct timespec zero = {0, 0};
+      sigtimedwait(&pipe_set, NULL, &zero);
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return r;
+}
+
+/* Run a command on the open context. JB_OK with any reply, error replies
+ * included; an I/O failure drops the connection: JB_EOFFLINE. */
+static int raw(redisReply **out, jb_sync_conn *c, int argc, const char **argv,
+               const size_t *lens) {
+  *out = NULL;
+  int err;
+  redisReply *r = exchange(c, argc, argv, lens, &err);
+  if (r) {
+    *out = r;
+    return JB_OK;
+  }
+  int rc;
+  if (c->ctx->err == REDIS_ERR_OOM)
+    rc = jb__err(JB_ENOMEM, "out of memory talking to redis at %s", c->where);
+  else if (c->ctx->err == REDIS_ERR_IO && timed_out(err, c->ctx->errstr))
+    rc = jb__err(JB_EOFFLINE,
+                 "redis at %s: timed out after %d ms waiting for the reply "
+                 "to %s (connection dropped)",
+                 c->where, c->command_ms, argv[0]);
+  else if (c->ctx->err == REDIS_ERR_EOF)
+    rc = jb__err(JB_EOFFLINE,
+                 "redis at %s closed the connection during %s", c->where,
+                 argv[0]);
+  else
+    rc = jb__err(JB_EOFFLINE, "redis at %s: %s failed: %s", c->where,
+                 argv[0], c->ctx->errstr);
+  disconnect(c);
+  return rc;
+}
+
+static bool starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Turn an error reply into a code and message (freeing it), or return
+ * JB_OK for any other reply. */
+static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
+  redisReply *r = *reply;
+  if (r->type != REDIS_REPLY_ERROR)
+    return JB_OK;
+  int code = JB_EIO;
+  const char *hint = "";
+  if (starts(r->str, "LOADING") || starts(r->str, "BUSY") ||
+      starts(r->str, "MASTERDOWN") || starts(r->str, "TRYAGAIN") ||
+      starts(r->str, "CLUSTERDOWN"))
+    code = JB_EOFFLINE;
+  else if (starts(r->str, "NOAUTH")) {
+    code = JB_EINVAL;
+    hint = ": the server requires a password and the URL gives none";
+  } else if (starts(r->str, "WRONGPASS")) {
+    code = JB_EINVAL;
+    hint = ": wrong password";
+  } else if (starts(r->str, "NOSCRIPT"))
+    code = JB_ENOTFOUND;
+  jb__err(code, "redis at %s: %s: %s%s", c->where, what, r->str, hint);
+  freeReplyObject(r);
+  *reply = NULL;
+  return code;
+}
+
+/* raw + classify; the command name is what the message names. */
+static int checked(redisReply **out, jb_sync_conn *c, int argc,
+                   const char **argv, const size_t *lens, const char *what) {
+  int rc = raw(out, c, argc, argv, lens);
+  if (rc == JB_OK)
+    rc = classify(out, c, what);
+  return rc;
+}
+
+int jb__sync_version_at_least(const char *version, int major, int minor) {
+  int ma, mi, n = 0;
+  if (sscanf(version, "%d.%d%n", &ma, &mi, &n) != 2 || n == 0)
+    return -1;
+  return ma > major || (ma == major && mi >= minor);
+}
+
+static int auth(jb_sync_conn *c) {
+  const jb_sync_url *u = c->url;
+  const char *argv[3] = {"AUTH", u->user ? u->user : u->password,
+                         u->password};
+  int argc = u->user ? 3 : 2;
+  redisReply *r;
+  int rc = raw(&r, c, argc, argv, NULL);
+  if (rc != JB_OK)
+    return rc;
+  if (r->type == REDIS_REPLY_ERROR) {
+    /* "WRONGPASS ..." (Redis >= 6), "ERR invalid password" (older), or
+     * "ERR AUTH <password> called without any password configured" */
+    bool none = strstr(r->str, "without any password") ||
+                strstr(r->str, "no password is set");
+    rc = jb__err(JB_EINVAL, "redis at %s: %s (server: %s)", c->where,
+                 none ? "the URL gives a password but the server has none set"
+                 : u->user ? "wrong user or password"
+                           : "wrong password",
+                 r->str);
+    freeReplyObject(r);
+    return rc;
+  }
+  freeReplyObject(r);
+  return JB_OK;
+}
+
+static int select_db(jb_sync_conn *c) {
+  char db[16];
+  snprintf(db, sizeof db, "%d", c->url->db);
+  const char *argv[2] = {"SELECT", db};
+  redisReply *r;
+  int rc = raw(&r, c, 2, argv, NULL);
+  if (rc != JB_OK)
+    return rc;
+  if (r->type == REDIS_REPLY_ERROR && !starts(r->str, "NOAUTH") &&
+      !starts(r->str, "LOADING")) {
+    rc = jb__err(JB_EINVAL, "redis at %s: cannot select db %d: %s", c->where,
+                 c->url->db, r->str);
+    freeReplyObject(r);
+    return rc;
+  }
+  char what[40];
+  snprintf(what, sizeof what, "SELECT %d", c->url->db);
+  rc = classify(&r, c, what);
+  if (r)
+    freeReplyObject(r);
+  return rc;
+}
+
+/* INFO server -> redis_version, which must be >= 2.6. */
+static int check_version(jb_sync_conn *c) {
+  const char *argv[2] = {"INFO", "server"};
+  redisReply *r;
+  int rc = checked(&r, c, 2, argv, NULL, "INFO server");
+  if (rc != JB_OK)
+    return rc;
+  const char *v = r->type == REDIS_REPLY_STRING
+                      ? strstr(r->str, "redis_version:")
+                      : NULL;
+  if (!v) {
+    freeReplyObject(r);
+    return jb__err(JB_EIO, "redis at %s: INFO server has no redis_version",
+                   c->where);
+  }
+  v += strlen("redis_version:");
+  size_t n = strcspn(v, "\r\n");
+  snprintf(c->version, sizeof c->version, "%.*s", (int)n, v);
+  freeReplyObject(r);
+  int ok = jb__sync_version_at_least(c->version, 2, 6);
+  if (ok < 0)
+    return jb__err(JB_EIO, "redis at %s: cannot read redis_version \"%s\"",
+                   c->where, c->version);
+  if (!ok)
+    return jb__err(JB_EINVAL,
+                   "redis at %s: Redis %s is too old: Lua scripting "
+                   "(Redis 2.6 or newer) is needed",
+                   c->where, c->version);
+  return JB_OK;
+}
+
+/* SCRIPT LOAD `source` into sha[41]. */
+static int load(char sha[41], jb_sync_conn *c, const char *name,
+                const char *source) {
+  const char *argv[3] = {"SCRIPT", "LOAD", source};
+  redisReply *r;
+  int rc = raw(&r, c, 3, argv, NULL);
+  if (rc != JB_OK)
+    return rc;
+  if (r->type == REDIS_REPLY_ERROR &&
+      (starts(r->str, "ERR unknown command") ||
+       starts(r->str, "ERR unknown subcommand") ||
+       strstr(r->str, "scripting"))) {
+    rc = jb__err(JB_EINVAL,
+                 "redis at %s: the server does not run Lua scripts "
+                 "(SCRIPT LOAD: %s)",
+                 c->where, r->str);
+    freeReplyObject(r);
+    return rc;
+  }
+  if (r->type == REDIS_REPLY_ERROR && starts(r->str, "ERR")) {
+    /* a compile error of the script itself */
+    rc = jb__err(JB_EINVAL, "redis at %s: script %s does not load: %s",
+                 c->where, name, r->str);
+    freeReplyObject(r);
+    return rc;
+  }
+  char what[80];
+  snprintf(what, sizeof what, "SCRIPT LOAD of %s", name);
+  if ((rc = classify(&r, c, what)) != JB_OK)
+    return rc;
+  if (r->type != REDIS_REPLY_STRING || r->len != 40) {
+    freeReplyObject(r);
+    return jb__err(JB_EIO, "redis at %s: SCRIPT LOAD of %s: not a SHA1 reply",
+                   c->where, name);
+  }
+  memcpy(sha, r->str, 41);
+  freeReplyObject(r);
+  return JB_OK;
+}
+
+/* Prove that scripts run: load and run "return 1". A server may have
+ * EVALSHA renamed away while SCRIPT works, hence both. */
+static int check_scripting(jb_sync_conn *c) {
+  char sha[41];
+  int rc = load(sha, c, "the scripting check", "return 1");
+  if (rc != JB_OK)
+    return rc;
+  const char *argv[3] = {"EVALSHA", sha, "0"};
+  redisReply *r;
+  if ((rc = raw(&r, c, 3, argv, NULL)) != JB_OK)
+    return rc;
+  bool ok = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+  if (!ok)
+    rc = jb__err(JB_EINVAL,
+                 "redis at %s: the server does not run Lua scripts "
+                 "(EVALSHA of \"return 1\": %s)",
+                 c->where,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+  freeReplyObject(r);
+  return rc;
+}
+
+/* Open the socket and run the handshake; on failure c->ctx stays NULL. */
+static int connect_now(jb_sync_conn *c) {
+  const jb_sync_url *u = c->url;
+  c->version[0] = '\0';
+  struct timeval tv = ms_tv(c->connect_ms);
+  c->ctx = u->path ? redisConnectUnixWithTimeout(u->path, tv)
+                   : redisConnectWithTimeout(u->host, u->port, tv);
+  int err = errno;
+  if (!c->ctx)
+    return jb__err(JB_ENOMEM, "out of memory connecting to redis at %s",
+                   c->where);
+  if (c->ctx->err) {
+    int rc;
+    if (strstr(c->ctx->errstr, "refused"))
+      rc = jb__err(JB_EOFFLINE, "connection refused to %s", c->where);
+    else if (timed_out(err, c->ctx->errstr))
+      rc = jb__err(JB_EOFFLINE, "timed out after %d ms connecting to %s",
+                   c->connect_ms, c->where);
+    else
+      rc = jb__err(JB_EOFFLINE, "cannot connect to redis at %s: %s",
+                   c->where, c->ctx->errstr);
+    disconnect(c);
+    return rc;
+  }
+  int rc = JB_OK;
+  if (redisSetTimeout(c->ctx, ms_tv(c->command_ms)) != REDIS_OK)
+    rc = jb__err(JB_EIO, "redis at %s: cannot set the command timeout: %s",
+                 c->where, c->ctx->errstr);
+  else if (!u->path && redisEnableKeepAlive(c->ctx) != REDIS_OK)
+    rc = jb__err(JB_EIO, "redis at %s: cannot enable TCP keep-alive: %s",
+                 c->where, c->ctx->errstr);
+  if (rc == JB_OK && u->password)
+    rc = auth(c);
+  if (rc == JB_OK && u->db != 0)
+    rc = select_db(c);
+  if (rc == JB_OK)
+    rc = check_version(c);
+  if (rc == JB_OK)
+    rc = check_scripting(c);
+  if (rc != JB_OK)
+    disconnect(c);
+  return rc;
+}
+
+static int ensure(jb_sync_conn *c) {
+  return c->ctx ? JB_OK : connect_now(c);
+}
+
+void jb_sync_options_init(jb_sync_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->ns = JB_SYNC_NAMESPACE_DEFAULT;
+  opts->connect_timeout_ms = DEFAULT_CONNECT_MS;
+  opts->command_timeout_ms = DEFAULT_COMMAND_MS;
+}
+
+int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts) {
+  *out = NULL;
+  if (!opts)
+    return jb__err(JB_EINVAL, "jb_sync_connect: no options given");
+  if (opts->connect_timeout_ms < 0 || opts->command_timeout_ms < 0)
+    return jb__err(JB_EINVAL,
+                   "jb_sync_connect: negative timeout (connect %d ms, "
+                   "command %d ms)",
+                   opts->connect_timeout_ms, opts->command_timeout_ms);
+  const char *ns = opts->ns ? opts->ns : JB_SYNC_NAMESPACE_DEFAULT;
+  int rc = jb_sync_namespace_check(ns);
+  if (rc != JB_OK)
+    return rc;
+  jb_sync_conn *c = calloc(1, sizeof *c);
+  if (!c || !(c->ns = strdup(ns))) {
+    free(c);
+    return jb__err(JB_ENOMEM, "out of memory connecting to redis");
+  }
+  if ((rc = jb_sync_url_parse(&c->url, opts->url)) != JB_OK) {
+    jb_sync_close(c);
+    return rc;
+  }
+  c->connect_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms
+                                           : DEFAULT_CONNECT_MS;
+  c->command_ms = opts->command_timeout_ms ? opts->command_timeout_ms
+                                           : DEFAULT_COMMAND_MS;
+  if (c->url->path)
+    snprintf(c->where, sizeof c->where, "unix socket %s", c->url->path);
+  else if (strchr(c->url->host, ':'))
+    snprintf(c->where, sizeof c->where, "[%s]:%d", c->url->host,
+             c->url->port);
+  else
+    snprintf(c->where, sizeof c->where, "%s:%d", c->url->host, c->url->port);
+  if ((rc = connect_now(c)) != JB_OK) {
+    jb_sync_close(c);
+    return rc;
+  }
+  *out = c;
+  return JB_OK;
+}
+
+void jb_sync_close(jb_sync_conn *c) {
+  if (!c)
+    return;
+  disconnect(c);
+  for (int i = 0; i < c->nscripts; i++) {
+    free(c->scripts[i].name);
+    free(c->scripts[i].source);
+  }
+  free(c->scripts);
+  jb_sync_url_free(c->url);
+  free(c->ns);
+  free(c);
+}
+
+int jb__sync_command(redisReply **out, jb_sync_conn *c, int argc,
+                     const char **argv, const size_t *argvlen) {
+  *out = NULL;
+  if (argc < 1 || !argv)
+    return jb__err(JB_EINVAL, "redis command: no arguments");
+  int rc = ensure(c);
+  if (rc != JB_OK)
+    return rc;
+  return checked(out, c, argc, argv, argvlen, argv[0]);
+}
+
+int jb_sync_ping(jb_sync_conn *c) {
+  const char *argv[1] = {"PING"};
+  redisReply *r;
+  int rc = jb__sync_command(&r, c, 1, argv, NULL);
+  if (rc != JB_OK)
+    return rc;
+  bool pong = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+  freeReplyObject(r);
+  return pong ? JB_OK
+              : jb__err(JB_EIO, "redis at %s: PING did not answer PONG",
+                        c->where);
+}
+
+bool jb_sync_connected(const jb_sync_conn *c) { return c->ctx != NULL; }
+
+const char *jb_sync_server_version(const jb_sync_conn *c) {
+  return c->version;
+}
+
+const char *jb_sync_namespace(const jb_sync_conn *c) { return c->ns; }
+
+int jb_sync_key(char *buf, size_t size, const jb_sync_conn *c,
+                const char *piece) {
+  if (!piece || !*piece)
+    return jb__err(JB_EINVAL, "redis key: empty piece");
+  int n = snprintf(buf, size, "%s:%s", c->ns, piece);
+  if (n < 0 || (size_t)n >= size)
+    return jb__err(JB_EINVAL, "redis key \"%s:%s\" does not fit in %zu bytes",
+                   c->ns, piece, size);
+  return n;
+}
+
+/* ------------------------------------------------------------- scripts */
+
+int jb__sync_script_add(int *id, jb_sync_conn *c, const char *name,
+                        const char *source) {
+  *id = -1;
+  if (!name || !source)
+    return jb__err(JB_EINVAL, "script: no name or source");
+  if (c->nscripts == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 8;
+    script *s = realloc(c->scripts, (size_t)cap * sizeof *s);
+    if (!s)
+      return jb__err(JB_ENOMEM, "out of memory adding script %s", name);
+    c->scripts = s;
+    c->cap = cap;
+  }
+  script *s = &c->scripts[c->nscripts];
+  memset(s, 0, sizeof *s);
+  int rc = ensure(c);
+  if (rc == JB_OK)
+    rc = load(s->sha, c, name, source);
+  if (rc != JB_OK)
+    return rc;
+  if (!(s->name = strdup(name)) || !(s->source = strdup(source))) {
+    free(s->name);
+    return jb__err(JB_ENOMEM, "out of memory adding script %s", name);
+  }
+  *id = c->nscripts++;
+  return JB_OK;
+}
+
+const char *jb__sync_script_sha(const jb_sync_conn *c, int id) {
+  return id >= 0 && id < c->nscripts ? c->scripts[id].sha : NULL;
+}
+
+unsigned long jb__sync_script_reloads(const jb_sync_conn *c) {
+  return c->reloads;
+}
+
+int jb__sync_evalsha(redisReply **out, jb_sync_conn *c, int id, int nkeys,
+                     const char *const *keys, const size_t *keylens,
+                     int nargs, const char *const *args,
+                     const size_t *arglens) {
+  *out = NULL;
+  if (id < 0 || id >= c->nscripts || nkeys < 0 || nargs < 0 ||
+      (nkeys && !keys) || (nargs && !args))
+    return jb__err(JB_EINVAL, "EVALSHA: bad script id %d or counts", id);
+  script *s = &c->scripts[id];
+  int argc = 3 + nkeys + nargs;
+  const char **argv = malloc((size_t)argc * sizeof *argv);
+  size_t *lens = malloc((size_t)argc * sizeof *lens);
+  char nk[16];
+  if (!argv || !lens) {
+    free(argv);
+    free(lens);
+    return jb__err(JB_ENOMEM, "out of memory running script %s", s->name);
+  }
+  snprintf(nk, sizeof nk, "%d", nkeys);
+  argv[0] = "EVALSHA";
+  argv[1] = s->sha;
+  argv[2] = nk;
+  for (int i = 0; i < nkeys; i++) {
+    argv[3 + i] = keys[i];
+    lens[3 + i] = keylens ? keylens[i] : strlen(keys[i]);
+  }
+  for (int i = 0; i < nargs; i++) {
+    argv[3 + nkeys + i] = args[i];
+    lens[3 + nkeys + i] = arglens ? arglens[i] : strlen(args[i]);
+  }
+  for (int i = 0; i < 3; i++)
+    lens[i] = strlen(argv[i]);
+  char what[80];
+  snprintf(what, sizeof what, "script %s", s->name);
+  int rc = ensure(c);
+  if (rc == JB_OK)
+    rc = checked(out, c, argc, argv, lens, what);
+  if (rc == JB_ENOTFOUND) {
+    /* NOSCRIPT: the server's cache lost it and did not run it, so loading
+     * it again and retrying once cannot run it twice. */
+    char sha[41];
+    rc = load(sha, c, s->name, s->source);
+    if (rc == JB_OK && strcmp(sha, s->sha) != 0)
+      rc = jb__err(JB_EIO, "redis at %s: script %s reloaded with SHA1 %s, "
+                           "not %s",
+                   c->where, s->name, sha, s->sha);
+    if (rc == JB_OK) {
+      c->reloads++;
+      rc = checked(out, c, argc, argv, lens, what);
+      if (rc == JB_ENOTFOUND)
+        rc = JB_EIO; /* NOSCRIPT twice: the message says so; no third try */
+    }
+  }
+  free(argv);
+  free(lens);
+  return rc;
+}

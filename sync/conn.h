@@ -1,0 +1,70 @@
+/*
+ * conn.h - what sync/ shares inside libjbsync: raw commands and the script
+ * registry. Not API (hidden symbols; tests link the convenience library).
+ * It is the only sync header that includes hiredis: the public
+ * jobboard_sync.h keeps hiredis types out of its users' code.
+ */
+#ifndef JOBBOARD_SYNC_CONN_H
+#define JOBBOARD_SYNC_CONN_H
+
+#include "jobboard_sync.h"
+
+#include <hiredis/hiredis.h>
+
+/*
+ * Run one command given as argv (binary-safe: argvlen may be NULL for
+ * NUL-terminated strings). Connects first if the connection was dropped.
+ * On JB_OK *out is the reply (free it with freeReplyObject); it is never an
+ * error reply: those become codes, and the message quotes the server:
+ *  - LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> JB_EOFFLINE
+ *    (transient states of the server);
+ *  - NOAUTH, WRONGPASS -> JB_EINVAL;
+ *  - NOSCRIPT -> JB_ENOTFOUND (jb__sync_evalsha handles it);
+ *  - any other -> JB_EIO.
+ * An I/O failure or timeout drops the connection and gives JB_EOFFLINE;
+ * the command is not resent.
+ */
+int jb__sync_command(redisReply **out, jb_sync_conn *conn, int argc,
+                     const char **argv, const size_t *argvlen);
+
+/* 1 if the version text ("7.0.15", "2.6.0-rc1") is at least major.minor,
+ * 0 if it is older, -1 if it does not start with "N.N". */
+int jb__sync_version_at_least(const char *version, int major, int minor);
+
+/* ------------------------------------------------------------- scripts */
+
+/*
+ * The script registry of a connection. A script is added once (its source
+ * is copied and loaded with SCRIPT LOAD, which gives its SHA1) and then run
+ * by id with EVALSHA. When the server answers NOSCRIPT (its script cache
+ * was flushed: SCRIPT FLUSH, a restart, a failover) the script is loaded
+ * again and the call retried once; the server did not run it, so the retry
+ * cannot run it twice.
+ *
+ * jb__sync_script_add: *id receives the script's id (0, 1, ... in the order
+ * added). Errors: JB_EINVAL for a script the server does not compile (the
+ * message quotes the server), JB_EOFFLINE, JB_ENOMEM.
+ */
+int jb__sync_script_add(int *id, jb_sync_conn *conn, const char *name,
+                        const char *source);
+
+/* The SHA1 (40 hex digits) of script `id`, or NULL for a bad id. */
+const char *jb__sync_script_sha(const jb_sync_conn *conn, int id);
+
+/*
+ * EVALSHA script `id` with nkeys keys then nargs arguments (each array
+ * binary-safe; a NULL lens array means NUL-terminated strings). The reply
+ * is as jb__sync_command's; a runtime error of the script is JB_EIO with
+ * the script's name and the server's error. Errors: JB_EINVAL for a bad
+ * id or counts; as jb__sync_command.
+ */
+int jb__sync_evalsha(redisReply **out, jb_sync_conn *conn, int id, int nkeys,
+                     const char *const *keys, const size_t *keylens,
+                     int nargs, const char *const *args,
+                     const size_t *arglens);
+
+/* How many times this connection has (re)loaded a script after NOSCRIPT
+ * (for tests and, later, status). */
+unsigned long jb__sync_script_reloads(const jb_sync_conn *conn);
+
+#endif

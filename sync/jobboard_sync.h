@@ -1,0 +1,193 @@
+/*
+ * jobboard_sync.h - libjbsync: sharing boards through Redis, wire-compatible
+ * with OpenStack taskflow's Redis jobboard. IN PROGRESS: this header has the
+ * foundation only, the connection to a Redis server. The replicator comes
+ * later (issue 6).
+ *
+ * libjbsync is built only when configure finds hiredis; it is layered on
+ * libjobboard (link both: -ljbsync -ljobboard). libjobboard itself never
+ * links hiredis, and this header does not include hiredis either.
+ *
+ * Conventions are those of jobboard.h: functions return JB_OK or a negative
+ * JB_E* code, and a failure leaves a message for the calling thread in
+ * jb_errmsg() (the same per-thread message as the board's calls, so one
+ * place to read whichever layer failed). Out-parameters come first; objects
+ * returned through **out are freed with the matching *_free / *_close,
+ * which accept NULL. A failed call leaves *out NULL.
+ *
+ * Which code for which failure (the replicator retries only JB_EOFFLINE):
+ *  - JB_EOFFLINE: the server cannot be used right now but may be later:
+ *    connection refused, host unreachable or unknown, a connect or command
+ *    timeout ("timed out after 500 ms"), the connection lost, a server that
+ *    is loading its data set or busy running a script.
+ *  - JB_EINVAL: the configuration is wrong and retrying will not help: a
+ *    bad URL or namespace, a wrong password or ACL user ("wrong password"),
+ *    a server that wants a password when none was given, a db number the
+ *    server does not have, a server older than Redis 2.6 or without Lua
+ *    scripting.
+ *  - JB_ENOMEM: out of memory. JB_EIO: an unexpected reply from the server
+ *    (the message quotes it).
+ *
+ * Threads and processes: there is no global state. A jb_sync_conn is one
+ * connection; use it from one thread at a time (give each thread its own,
+ * or lock around it). Writes to a server that has closed the connection do
+ * not raise SIGPIPE in the process: the signal is blocked in the calling
+ * thread around every exchange and a pending one is consumed, so callers
+ * need not ignore SIGPIPE. A connection made before fork() must not be used
+ * in the child (both would read the same socket); jb_sync_close() in the
+ * child is safe and does not disturb the parent's connection.
+ */
+#ifndef JOBBOARD_SYNC_H
+#define JOBBOARD_SYNC_H
+
+#include "jobboard.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------- URLs */
+
+/**
+ * Where and how to connect, as parsed from a URL:
+ *
+ *   redis://[[user]:password@]host[:port][/db]
+ *   unix://[[user]:password@]/path/to.sock[?db=N]
+ *
+ * - host is a name, an IPv4 address, or an IPv6 address in brackets
+ *   ("redis://[::1]:6380/2"). port defaults to 6379, db to 0.
+ * - "redis://:secret@host" gives a password only (Redis's AUTH password);
+ *   "redis://alice:secret@host" an ACL user and password (Redis >= 6).
+ *   A user with no password ("redis://alice@host") is refused.
+ * - user, password and the socket path may hold %XX escapes, for ':', '@',
+ *   '/' or '?' in them ("redis://:p%40ss@host" has the password "p@ss").
+ * - The socket path must be absolute: "unix:///run/redis.sock" (three
+ *   slashes: the scheme's two and the path's first).
+ * - db is a decimal number 0..2147483647 (Redis's default config has 16).
+ * - TLS ("rediss://") is not supported; nor are other query parameters.
+ */
+typedef struct {
+  char *host;     /**< TCP host (no brackets), or NULL for a unix socket */
+  int port;       /**< TCP port (6379 by default); 0 for a unix socket */
+  char *path;     /**< unix socket path, or NULL for TCP */
+  char *user;     /**< ACL user, or NULL (the default user) */
+  char *password; /**< password, or NULL (no AUTH) */
+  int db;         /**< database number for SELECT (0 by default) */
+} jb_sync_url;
+
+/**
+ * Parse `text` into a new jb_sync_url (free it with jb_sync_url_free).
+ * Errors: JB_EINVAL with a message naming what is wrong ("redis URL
+ * "redis://h:99999": port 99999 is not in 1..65535"; the password is never
+ * shown), JB_ENOMEM.
+ */
+JB_EXTERN int jb_sync_url_parse(jb_sync_url **out, const char *text);
+
+/** Free a parsed URL (NULL is fine). */
+JB_EXTERN void jb_sync_url_free(jb_sync_url *url);
+
+/* -------------------------------------------------------------- namespace */
+
+/** The namespace used when none is given: taskflow's default. */
+#define JB_SYNC_NAMESPACE_DEFAULT "taskflow"
+/** Longest namespace accepted, in bytes. */
+#define JB_SYNC_NAMESPACE_MAX 200
+
+/**
+ * Check a namespace: 1..JB_SYNC_NAMESPACE_MAX bytes, none of them a space
+ * or a control character (bytes 0x00-0x20 and 0x7f). Other bytes, UTF-8
+ * included, are allowed, and so are ':' and a hash tag ("{fleet}") that
+ * keeps every key in one Redis Cluster slot. Every key is the namespace,
+ * ':' and a piece, as taskflow builds them ("taskflow:listings").
+ * Errors: JB_EINVAL naming the problem.
+ */
+JB_EXTERN int jb_sync_namespace_check(const char *ns);
+
+/* ------------------------------------------------------------- connection */
+
+/** Options of jb_sync_connect. Initialise with jb_sync_options_init. */
+typedef struct {
+  /** Where to connect (see jb_sync_url). Required. */
+  const char *url;
+  /** Key namespace; NULL means JB_SYNC_NAMESPACE_DEFAULT. */
+  const char *ns;
+  /** Time allowed to establish a TCP or unix socket connection, in ms.
+   *  0 means the default, 2000. */
+  int connect_timeout_ms;
+  /** Time allowed for one command's reply, in ms; the connection is
+   *  dropped when it runs out (see jb_sync_ping). 0 means the default,
+   *  5000. */
+  int command_timeout_ms;
+} jb_sync_options;
+
+/** Fill `opts` with the defaults (url NULL: set it before connecting). */
+JB_EXTERN void jb_sync_options_init(jb_sync_options *opts);
+
+/** A connection to one Redis server (opaque). */
+typedef struct jb_sync_conn jb_sync_conn;
+
+/**
+ * Connect to the server of opts->url and make it ready for use:
+ *  1. connect (TCP with keep-alive, or the unix socket), within
+ *     connect_timeout_ms;
+ *  2. AUTH with the URL's password (and user), if it has one;
+ *  3. SELECT the URL's db (skipped for db 0);
+ *  4. read redis_version from INFO server and require Redis >= 2.6 (Lua
+ *     scripting, PTTL/PEXPIRE: what taskflow requires too);
+ *  5. prove scripting works: load a trivial script with SCRIPT LOAD and
+ *     run it with EVALSHA (servers may disable or rename those commands).
+ * Each exchange is bounded by command_timeout_ms.
+ *
+ * Errors (see the top of this file for the rule):
+ *  - JB_EINVAL: no or bad URL, bad namespace, negative timeouts; "wrong
+ *    password" (or wrong user); "server requires a password" when the URL
+ *    gives none; a db the server does not have; "Redis 2.4.0 is too old";
+ *    "server does not run Lua scripts" (with the server's error).
+ *  - JB_EOFFLINE: "connection refused to 127.0.0.1:1", "timed out after
+ *    2000 ms connecting to ...", unknown host, a server loading or busy,
+ *    the connection lost during the handshake.
+ *  - JB_ENOMEM; JB_EIO for a reply that makes no sense.
+ */
+JB_EXTERN int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts);
+
+/** Close the connection and free it (NULL is fine). */
+JB_EXTERN void jb_sync_close(jb_sync_conn *conn);
+
+/**
+ * Check that the server answers (PING). If the connection was dropped by
+ * an earlier failure, this first reconnects (the whole handshake of
+ * jb_sync_connect). Every command behaves so: after a lost connection or a
+ * timeout the connection is closed, that call fails with JB_EOFFLINE, and
+ * the next call reconnects. A command whose reply was lost is never sent
+ * again by this layer: only its caller can tell whether that is safe.
+ * Errors: as jb_sync_connect; JB_EOFFLINE "timed out after N ms" when the
+ * server does not answer within command_timeout_ms.
+ */
+JB_EXTERN int jb_sync_ping(jb_sync_conn *conn);
+
+/** true while the connection is open (false after a failure dropped it,
+ *  until the next call reconnects). */
+JB_EXTERN bool jb_sync_connected(const jb_sync_conn *conn);
+
+/** The server's version ("7.0.15") as read at the last (re)connect.
+ *  Borrowed: lives until the next reconnect or jb_sync_close. */
+JB_EXTERN const char *jb_sync_server_version(const jb_sync_conn *conn);
+
+/** The connection's namespace (borrowed, lives as long as `conn`). */
+JB_EXTERN const char *jb_sync_namespace(const jb_sync_conn *conn);
+
+/**
+ * Write the key "NS:piece" (the connection's namespace, ':', piece), as
+ * taskflow names its keys, into buf (NUL-terminated), e.g.
+ * "taskflow:listings" or "taskflow:<uuid>.owned". Returns the key's length.
+ * Errors: JB_EINVAL if piece is NULL or empty or buf (of `size` bytes) is
+ * too small.
+ */
+JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
+                          const char *piece);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

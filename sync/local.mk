@@ -1,0 +1,23 @@
+# sync/: libjbsync, the Redis sync (in progress: the connection layer so
+# far), built only when configure finds hiredis. It is a library of its own,
+# layered on libjobboard, so that libjobboard never links hiredis. As in
+# the core, the code is built once as a convenience library: libjbsync.la
+# exports the JB_EXTERN symbols of sync/jobboard_sync.h, and tests link the
+# convenience library to reach sync/conn.h.
+if WITH_REDIS
+noinst_LTLIBRARIES += libjbsyncconv.la
+libjbsyncconv_la_SOURCES = \
+	sync/jobboard_sync.h \
+	sync/conn.h \
+	sync/url.c \
+	sync/conn.c
+libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) -fvisibility=hidden
+libjbsyncconv_la_LIBADD = $(HIREDIS_LIBS)
+
+lib_LTLIBRARIES += libjbsync.la
+include_HEADERS += sync/jobboard_sync.h
+libjbsync_la_SOURCES =
+libjbsync_la_LIBADD = libjbsyncconv.la libjobboard.la $(HIREDIS_LIBS)
+libjbsync_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+endif

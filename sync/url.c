@@ -1,0 +1,276 @@
+/*
+ * url.c - Redis URLs and namespaces: parsing and checking, no I/O.
+ */
+#include "conn.h"
+#include "errmsg.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+/* The URL as shown in messages: the password, if any, replaced by "***",
+ * since messages end up in logs. */
+static void redact(char *out, size_t size, const char *text) {
+  const char *auth = strstr(text, "://");
+  const char *at = NULL, *colon = NULL;
+  if (auth) {
+    auth += 3;
+    /* userinfo ends at the last '@' before the path starts */
+    for (const char *p = auth; *p && *p != '/' && *p != '?'; p++)
+      if (*p == '@')
+        at = p;
+    if (!at && auth[0] != '/') {
+      /* unix://user:pass@/path: the '@' is just before the first '/' */
+      const char *slash = strchr(auth, '/');
+      if (slash && slash > auth && slash[-1] == '@')
+        at = slash - 1;
+    }
+    if (at)
+      colon = memchr(auth, ':', (size_t)(at - auth));
+  }
+  if (colon)
+    snprintf(out, size, "%.*s***%s", (int)(colon + 1 - text), text, at);
+  else
+    snprintf(out, size, "%s", text);
+}
+
+/* Set the message "redis URL "...": <what>" and return JB_EINVAL. */
+__attribute__((format(printf, 2, 3)))
+static int bad(const char *text, const char *fmt, ...) {
+  char shown[300], what[300];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  redact(shown, sizeof shown, text);
+  return jb__err(JB_EINVAL, "redis URL \"%s\": %s", shown, what);
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Decode s[0..len) with %XX escapes into a new string in *out. */
+static int decode(char **out, const char *s, size_t len, const char *text,
+                  const char *field) {
+  char *d = malloc(len + 1), *w = d;
+  if (!d)
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] != '%') {
+      *w++ = s[i];
+      continue;
+    }
+    int hi = i + 2 < len ? hexval(s[i + 1]) : -1;
+    int lo = i + 2 < len ? hexval(s[i + 2]) : -1;
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+      free(d);
+      return bad(text, "bad %%-escape in the %s", field);
+    }
+    *w++ = (char)(hi * 16 + lo);
+    i += 2;
+  }
+  *w = '\0';
+  *out = d;
+  return JB_OK;
+}
+
+/* A decimal number in s[0..len) within [lo, hi], or -1. */
+static long number(const char *s, size_t len, long lo, long hi) {
+  if (len == 0 || len > 10)
+    return -1;
+  long v = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v >= lo && v <= hi ? v : -1;
+}
+
+/* userinfo "[user]:password" (s[0..len)) into url->user, url->password. */
+static int userinfo(jb_sync_url *url, const char *s, size_t len,
+                    const char *text) {
+  const char *colon = memchr(s, ':', len);
+  if (!colon)
+    return bad(text, "a user needs a password (\"user:password@\"), and a "
+                     "password alone is written \":password@\"");
+  size_t ulen = (size_t)(colon - s), plen = len - ulen - 1;
+  if (plen == 0)
+    return bad(text, "the password is empty");
+  int rc = decode(&url->password, colon + 1, plen, text, "password");
+  if (rc == JB_OK && ulen > 0)
+    rc = decode(&url->user, s, ulen, text, "user");
+  return rc;
+}
+
+static int parse_tcp(jb_sync_url *url, const char *text, const char *s) {
+  size_t alen = strcspn(s, "/?#");
+  if (s[alen] == '?' || s[alen] == '#')
+    return bad(text, "query parameters and fragments are not supported "
+                     "in redis:// URLs (the db goes in the path: /N)");
+  const char *at = NULL;
+  for (size_t i = 0; i < alen; i++)
+    if (s[i] == '@')
+      at = s + i;
+  const char *hp = s;
+  if (at) {
+    int rc = userinfo(url, s, (size_t)(at - s), text);
+    if (rc != JB_OK)
+      return rc;
+    hp = at + 1;
+  }
+  size_t hplen = (size_t)(s + alen - hp);
+  const char *host = hp, *port = NULL;
+  size_t hlen = hplen, portlen = 0;
+  if (hplen > 0 && hp[0] == '[') {
+    const char *close = memchr(hp, ']', hplen);
+    if (!close)
+      return bad(text, "'[' of an IPv6 address has no ']'");
+    host = hp + 1;
+    hlen = (size_t)(close - host);
+    const char *rest = close + 1;
+    if (rest < hp + hplen) {
+      if (*rest != ':')
+        return bad(text, "unexpected text after the IPv6 address");
+      port = rest + 1;
+      portlen = (size_t)(hp + hplen - port);
+    }
+  } else {
+    const char *colon = NULL;
+    for (size_t i = 0; i < hplen; i++)
+      if (hp[i] == ':') {
+        if (colon)
+          return bad(text, "an IPv6 address must be written in brackets "
+                           "(redis://[::1]:6379)");
+        colon = hp + i;
+      }
+    if (colon) {
+      hlen = (size_t)(colon - hp);
+      port = colon + 1;
+      portlen = (size_t)(hp + hplen - port);
+    }
+  }
+  if (hlen == 0)
+    return bad(text, "no host");
+  if (!(url->host = strndup(host, hlen)))
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  url->port = 6379;
+  if (port) {
+    long p = number(port, portlen, 1, 65535);
+    if (p < 0)
+      return bad(text, "port \"%.*s\" is not a number in 1..65535",
+                 (int)portlen, port);
+    url->port = (int)p;
+  }
+  const char *path = s + alen;
+  if (path[0] == '/' && path[1] != '\0') {
+    long db = number(path + 1, strlen(path + 1), 0, INT_MAX);
+    if (db < 0)
+      return bad(text, "db \"%s\" is not a number in 0..%d", path + 1,
+                 INT_MAX);
+    url->db = (int)db;
+  }
+  return JB_OK;
+}
+
+static int parse_unix(jb_sync_url *url, const char *text, const char *s) {
+  const char *slash = strchr(s, '/');
+  if (!slash && *s)
+    return bad(text, "the socket path must be absolute: "
+                     "unix:///path/to.sock (three slashes)");
+  if (!slash)
+    return bad(text, "no socket path (unix:///path/to.sock)");
+  if (slash > s) {
+    if (slash[-1] != '@')
+      return bad(text, "the socket path must be absolute: "
+                       "unix:///path/to.sock (three slashes)");
+    int rc = userinfo(url, s, (size_t)(slash - 1 - s), text);
+    if (rc != JB_OK)
+      return rc;
+  }
+  size_t plen = strcspn(slash, "?#");
+  if (slash[plen] == '#')
+    return bad(text, "fragments are not supported");
+  int rc = decode(&url->path, slash, plen, text, "socket path");
+  if (rc != JB_OK)
+    return rc;
+  if (strlen(url->path) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+    return bad(text, "the socket path is longer than %zu bytes",
+               sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+  if (strcmp(url->path, "/") == 0)
+    return bad(text, "no socket path (unix:///path/to.sock)");
+  if (slash[plen] == '?') {
+    const char *q = slash + plen + 1;
+    if (strncmp(q, "db=", 3) != 0)
+      return bad(text, "the only query parameter is db=N");
+    long db = number(q + 3, strlen(q + 3), 0, INT_MAX);
+    if (db < 0)
+      return bad(text, "db \"%s\" is not a number in 0..%d", q + 3, INT_MAX);
+    url->db = (int)db;
+  }
+  return JB_OK;
+}
+
+int jb_sync_url_parse(jb_sync_url **out, const char *text) {
+  *out = NULL;
+  if (!text || !*text)
+    return jb__err(JB_EINVAL, "no redis URL given (redis://host:port/db or "
+                              "unix:///path/to.sock)");
+  jb_sync_url *url = calloc(1, sizeof *url);
+  if (!url)
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  int rc;
+  if (strncmp(text, "redis://", 8) == 0)
+    rc = parse_tcp(url, text, text + 8);
+  else if (strncmp(text, "unix://", 7) == 0)
+    rc = parse_unix(url, text, text + 7);
+  else if (strncmp(text, "rediss://", 9) == 0)
+    rc = bad(text, "TLS (rediss://) is not supported");
+  else
+    rc = bad(text, "the scheme must be redis:// or unix://");
+  if (rc != JB_OK) {
+    jb_sync_url_free(url);
+    return rc;
+  }
+  *out = url;
+  return JB_OK;
+}
+
+void jb_sync_url_free(jb_sync_url *url) {
+  if (!url)
+    return;
+  free(url->host);
+  free(url->path);
+  free(url->user);
+  free(url->password);
+  free(url);
+}
+
+int jb_sync_namespace_check(const char *ns) {
+  if (!ns || !*ns)
+    return jb__err(JB_EINVAL, "namespace is empty");
+  size_t len = strlen(ns);
+  if (len > JB_SYNC_NAMESPACE_MAX)
+    return jb__err(JB_EINVAL, "namespace is %zu bytes long (at most %d)", len,
+                   JB_SYNC_NAMESPACE_MAX);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)ns[i];
+    if (c <= 0x20 || c == 0x7f)
+      /* the namespace itself is not shown: it holds a control character */
+      return jb__err(JB_EINVAL,
+                     "namespace: byte %zu is a %s (0x%02x); spaces and "
+                     "control characters are not allowed",
+                     i, c == ' ' ? "space" : "control character", c);
+  }
+  return JB_OK;
+}
