@@ -83,3 +83,19 @@ EXTRA_DIST += tests/cli.sh
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
+
+# sync/'s connection layer against redis-servers the test starts itself
+# (tests/redis_helper.c); built only when configure found hiredis. The
+# server binary is needed when the test runs: without it the test fails
+# and says how to install it.
+if ENABLE_TESTS
+if WITH_REDIS
+check_PROGRAMS += tests/test_sync_conn
+TESTS += tests/test_sync_conn
+tests_test_sync_conn_SOURCES = tests/test_sync_conn.c \
+	tests/redis_helper.h tests/redis_helper.c $(JB_TEST_HELPERS)
+tests_test_sync_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+tests_test_sync_conn_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
+tests_test_sync_conn_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+endif
+endif

@@ -1,0 +1,598 @@
+/*
+ * test_sync_conn.c - sync/'s connection layer against real redis-servers
+ * that the tests start (tests/redis_helper.h): URLs, namespaces, TCP and
+ * unix sockets, AUTH, SELECT, the version and scripting checks, EVALSHA and
+ * its reload after NOSCRIPT, and the failures: refused, timed out, lost.
+ */
+#include "conn.h"
+#include "helpers.h"
+#include "redis_helper.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- fixtures */
+
+/* A server of the test's own, started with `extra` arguments. */
+static int start_redis(void **state, const char *const *extra) {
+  jbt_redis *r = calloc(1, sizeof *r);
+  assert_non_null(r);
+  jbt_redis_start(r, extra);
+  *state = r;
+  return 0;
+}
+
+static int setup_redis(void **state) { return start_redis(state, NULL); }
+
+static const char *const with_password[] = {"--requirepass", "s3cret", NULL};
+
+static int setup_redis_password(void **state) {
+  return start_redis(state, with_password);
+}
+
+/* Scripting renamed away, as an operator may do. */
+static const char *const no_scripts[] = {"--rename-command", "SCRIPT", "",
+                                         "--rename-command", "EVALSHA", "",
+                                         NULL};
+
+static int setup_redis_no_scripts(void **state) {
+  return start_redis(state, no_scripts);
+}
+
+static int teardown_redis(void **state) {
+  jbt_redis *r = *state;
+  if (r) {
+    jbt_redis_stop(r);
+    free(r);
+  }
+  return 0;
+}
+
+/* Connect to `url` with the given command timeout (0: default); fails the
+ * test unless it works. */
+static jb_sync_conn *conn_to(const char *url, int command_ms) {
+  jb_sync_options o;
+  jb_sync_options_init(&o);
+  o.url = url;
+  o.command_timeout_ms = command_ms;
+  jb_sync_conn *c = NULL;
+  int rc = jb_sync_connect(&c, &o);
+  if (rc != JB_OK)
+    fail_msg("connect %s: %s: %s", url, jb_strerror(rc), jb_errmsg());
+  assert_non_null(c);
+  return c;
+}
+
+/* Expect jb_sync_connect(url) to fail with `code` and a message holding
+ * `needle`; returns how long it took in ms. */
+static int64_t connect_fails(const char *url, int command_ms, int code,
+                             const char *needle) {
+  jb_sync_options o;
+  jb_sync_options_init(&o);
+  o.url = url;
+  o.command_timeout_ms = command_ms;
+  jb_sync_conn *c = (jb_sync_conn *)&o; /* must come back NULL */
+  int64_t t0 = jbt_now_ms();
+  int rc = jb_sync_connect(&c, &o);
+  int64_t took = jbt_now_ms() - t0;
+  if (rc != code)
+    fail_msg("connect %s: %s (%s), expected %s", url, jb_strerror(rc),
+             jb_errmsg(), jb_strerror(code));
+  assert_null(c);
+  jbt_assert_contains(jb_errmsg(), needle);
+  return took;
+}
+
+/* Run a command (NULL-terminated words) and return its reply. */
+static redisReply *cmd(jb_sync_conn *c, const char *w0, ...) {
+  const char *argv[16] = {w0};
+  int argc = 1;
+  va_list ap;
+  va_start(ap, w0);
+  const char *w;
+  while ((w = va_arg(ap, const char *)) != NULL && argc < 16)
+    argv[argc++] = w;
+  va_end(ap);
+  redisReply *r = NULL;
+  int rc = jb__sync_command(&r, c, argc, argv, NULL);
+  if (rc != JB_OK)
+    fail_msg("%s: %s: %s", w0, jb_strerror(rc), jb_errmsg());
+  return r;
+}
+
+static void reply_is(redisReply *r, const char *s) {
+  assert_non_null(r);
+  assert_int_equal(r->type, REDIS_REPLY_STRING);
+  assert_string_equal(r->str, s);
+  freeReplyObject(r);
+}
+
+/* ----------------------------------------------------------------- URLs */
+
+static void test_url_good(void **state) {
+  (void)state;
+  struct {
+    const char *text, *host, *path, *user, *password;
+    int port, db;
+  } cases[] = {
+      {"redis://localhost", "localhost", NULL, NULL, NULL, 6379, 0},
+      {"redis://localhost/", "localhost", NULL, NULL, NULL, 6379, 0},
+      {"redis://10.0.0.7:6380/3", "10.0.0.7", NULL, NULL, NULL, 6380, 3},
+      {"redis://:pw@h", "h", NULL, NULL, "pw", 6379, 0},
+      {"redis://alice:pw@h:1/15", "h", NULL, "alice", "pw", 1, 15},
+      {"redis://:p%40ss%3Aw@h", "h", NULL, NULL, "p@ss:w", 6379, 0},
+      {"redis://[::1]:7000/2", "::1", NULL, NULL, NULL, 7000, 2},
+      {"redis://[::1]", "::1", NULL, NULL, NULL, 6379, 0},
+      {"redis://h:65535/2147483647", "h", NULL, NULL, NULL, 65535,
+       2147483647},
+      {"unix:///run/redis.sock", NULL, "/run/redis.sock", NULL, NULL, 0, 0},
+      {"unix:///run/redis.sock?db=4", NULL, "/run/redis.sock", NULL, NULL, 0,
+       4},
+      {"unix://:pw@/r.sock", NULL, "/r.sock", NULL, "pw", 0, 0},
+      {"unix://bob:pw@/r%20s.sock?db=1", NULL, "/r s.sock", "bob", "pw", 0, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    jb_sync_url *u = NULL;
+    int rc = jb_sync_url_parse(&u, cases[i].text);
+    if (rc != JB_OK)
+      fail_msg("%s: %s", cases[i].text, jb_errmsg());
+#define SAME(field)                                                            \
+  do {                                                                         \
+    if (cases[i].field == NULL)                                                \
+      assert_null(u->field);                                                   \
+    else                                                                       \
+      assert_string_equal(u->field, cases[i].field);                           \
+  } while (0)
+    SAME(host);
+    SAME(path);
+    SAME(user);
+    SAME(password);
+#undef SAME
+    assert_int_equal(u->port, cases[i].port);
+    assert_int_equal(u->db, cases[i].db);
+    jb_sync_url_free(u);
+  }
+  jb_sync_url_free(NULL);
+}
+
+static void test_url_bad(void **state) {
+  (void)state;
+  struct {
+    const char *text, *needle;
+  } cases[] = {
+      {"", "no redis URL"},
+      {"http://h", "scheme must be redis:// or unix://"},
+      {"rediss://h", "TLS"},
+      {"redis://", "no host"},
+      {"redis://:6379", "no host"},
+      {"redis://h:0", "port \"0\" is not a number in 1..65535"},
+      {"redis://h:65536", "port \"65536\""},
+      {"redis://h:", "port \"\""},
+      {"redis://h:x1", "port \"x1\""},
+      {"redis://h/x", "db \"x\" is not a number"},
+      {"redis://h/-1", "db \"-1\""},
+      {"redis://h/2147483648", "db \"2147483648\""},
+      {"redis://h/1/2", "db \"1/2\""},
+      {"redis://h?db=1", "query parameters"},
+      {"redis://::1:6379", "IPv6 address must be written in brackets"},
+      {"redis://[::1:6379", "no ']'"},
+      {"redis://[::1]x", "after the IPv6 address"},
+      {"redis://alice@h", "a user needs a password"},
+      {"redis://alice:@h", "password is empty"},
+      {"redis://:p%4@h", "bad %-escape in the password"},
+      {"redis://:p%00@h", "bad %-escape"},
+      {"unix://", "no socket path"},
+      {"unix:///", "no socket path"},
+      {"unix://relative.sock", "must be absolute"},
+      {"unix:///r.sock?password=x", "the only query parameter is db=N"},
+      {"unix:///r.sock?db=", "db \"\""},
+      {"unix:///r.sock#frag", "fragments"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    jb_sync_url *u = (jb_sync_url *)&cases[i]; /* must come back NULL */
+    int rc = jb_sync_url_parse(&u, cases[i].text);
+    if (rc != JB_EINVAL)
+      fail_msg("%s: %s, expected JB_EINVAL", cases[i].text, jb_strerror(rc));
+    assert_null(u);
+    jbt_assert_contains(jb_errmsg(), cases[i].needle);
+  }
+  /* A socket path longer than sun_path allows. */
+  char longurl[300] = "unix:///";
+  memset(longurl + 8, 'x', 200);
+  jb_sync_url *u = NULL;
+  assert_int_equal(jb_sync_url_parse(&u, longurl), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "longer than");
+  /* Messages never show the password. */
+  assert_int_equal(jb_sync_url_parse(&u, "redis://bob:hunter2@h:99999"),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "redis://bob:***@h:99999");
+  assert_null(strstr(jb_errmsg(), "hunter2"));
+  assert_int_equal(jb_sync_url_parse(&u, "unix://:hunter2@/s?db=x"),
+                   JB_EINVAL);
+  assert_null(strstr(jb_errmsg(), "hunter2"));
+}
+
+static void test_namespace(void **state) {
+  (void)state;
+  assert_int_equal(jb_sync_namespace_check("taskflow"), JB_OK);
+  assert_int_equal(jb_sync_namespace_check("{fleet}:jobs"), JB_OK);
+  assert_int_equal(jb_sync_namespace_check("flöße"), JB_OK);
+  assert_int_equal(jb_sync_namespace_check(""), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "namespace is empty");
+  assert_int_equal(jb_sync_namespace_check(NULL), JB_EINVAL);
+  assert_int_equal(jb_sync_namespace_check("a b"), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "byte 1 is a space");
+  assert_int_equal(jb_sync_namespace_check("ab\n"), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "byte 2 is a control character (0x0a)");
+  assert_int_equal(jb_sync_namespace_check("a\x7f"), JB_EINVAL);
+  char big[JB_SYNC_NAMESPACE_MAX + 2];
+  memset(big, 'n', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  assert_int_equal(jb_sync_namespace_check(big), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "at most 200");
+  big[JB_SYNC_NAMESPACE_MAX] = '\0';
+  assert_int_equal(jb_sync_namespace_check(big), JB_OK);
+
+  /* jb_sync_connect checks the namespace and the options before any I/O
+   * (the URL's port is closed: reaching it would say "refused"). */
+  jb_sync_options o;
+  jb_sync_options_init(&o);
+  o.url = "redis://127.0.0.1:1";
+  o.ns = "two words";
+  jb_sync_conn *c = NULL;
+  assert_int_equal(jb_sync_connect(&c, &o), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "space");
+  o.ns = NULL;
+  o.command_timeout_ms = -1;
+  assert_int_equal(jb_sync_connect(&c, &o), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "negative timeout");
+  assert_int_equal(jb_sync_connect(&c, NULL), JB_EINVAL);
+  o.command_timeout_ms = 0;
+  o.url = NULL;
+  assert_int_equal(jb_sync_connect(&c, &o), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "no redis URL");
+  assert_null(c);
+}
+
+static void test_version_compare(void **state) {
+  (void)state;
+  assert_int_equal(jb__sync_version_at_least("7.0.15", 2, 6), 1);
+  assert_int_equal(jb__sync_version_at_least("2.6.0", 2, 6), 1);
+  assert_int_equal(jb__sync_version_at_least("2.6.0-rc1", 2, 6), 1);
+  assert_int_equal(jb__sync_version_at_least("3.0", 2, 6), 1);
+  assert_int_equal(jb__sync_version_at_least("2.4.18", 2, 6), 0);
+  assert_int_equal(jb__sync_version_at_least("1.9", 2, 6), 0);
+  assert_int_equal(jb__sync_version_at_least("x", 2, 6), -1);
+  assert_int_equal(jb__sync_version_at_least("7", 2, 6), -1);
+  assert_int_equal(jb__sync_version_at_least("", 2, 6), -1);
+}
+
+/* ------------------------------------------------------------ connecting */
+
+/* The things every fresh connection can do. */
+static void check_usable(jb_sync_conn *c) {
+  assert_true(jb_sync_connected(c));
+  assert_int_equal(jb_sync_ping(c), JB_OK);
+  assert_int_equal(jb__sync_version_at_least(jb_sync_server_version(c), 2, 6),
+                   1);
+  assert_string_equal(jb_sync_namespace(c), "taskflow");
+  char key[64];
+  assert_int_equal(jb_sync_key(key, sizeof key, c, "listings"), 17);
+  assert_string_equal(key, "taskflow:listings");
+  assert_int_equal(jb_sync_key(key, 17, c, "listings"), JB_EINVAL);
+  assert_int_equal(jb_sync_key(key, sizeof key, c, ""), JB_EINVAL);
+}
+
+static void test_connect_unix(void **state) {
+  jbt_redis *r = *state;
+  jb_sync_conn *c = conn_to(r->unix_url, 0);
+  check_usable(c);
+  jb_sync_close(c);
+  jb_sync_close(NULL);
+}
+
+static void test_connect_tcp(void **state) {
+  jbt_redis *r = *state;
+  jb_sync_conn *c = conn_to(r->tcp_url, 0);
+  check_usable(c);
+  /* The version is the server's own. */
+  redisReply *info = cmd(c, "INFO", "server", NULL);
+  char want[64];
+  snprintf(want, sizeof want, "redis_version:%s\r\n",
+           jb_sync_server_version(c));
+  jbt_assert_contains(info->str, want);
+  freeReplyObject(info);
+  jb_sync_close(c);
+  /* "localhost" resolves; the namespace given is the one used. */
+  char url[64];
+  snprintf(url, sizeof url, "redis://localhost:%d/0", r->port);
+  jb_sync_options o;
+  jb_sync_options_init(&o);
+  o.url = url;
+  o.ns = "{fleet}";
+  assert_int_equal(jb_sync_connect(&c, &o), JB_OK);
+  char key[64];
+  assert_int_equal(jb_sync_key(key, sizeof key, c, "sequence"), 16);
+  assert_string_equal(key, "{fleet}:sequence");
+  jb_sync_close(c);
+}
+
+static void test_auth(void **state) {
+  jbt_redis *r = *state;
+  char url[160];
+  snprintf(url, sizeof url, "redis://:s3cret@127.0.0.1:%d", r->port);
+  jb_sync_conn *c = conn_to(url, 0);
+  assert_int_equal(jb_sync_ping(c), JB_OK);
+  /* An ACL user (Redis >= 6) with a password of its own. */
+  freeReplyObject(cmd(c, "ACL", "SETUSER", "alice", "on", ">w0nder", "~*",
+                      "+@all", NULL));
+  jb_sync_close(c);
+  snprintf(url, sizeof url, "unix://alice:w0nder@%s", r->sock);
+  c = conn_to(url, 0);
+  assert_int_equal(jb_sync_ping(c), JB_OK);
+  redisReply *who = cmd(c, "ACL", "WHOAMI", NULL);
+  reply_is(who, "alice");
+  jb_sync_close(c);
+
+  snprintf(url, sizeof url, "redis://:wrong@127.0.0.1:%d", r->port);
+  connect_fails(url, 0, JB_EINVAL, "wrong password");
+  snprintf(url, sizeof url, "unix://alice:wrong@%s", r->sock);
+  connect_fails(url, 0, JB_EINVAL, "wrong user or password");
+  assert_null(strstr(jb_errmsg(), "wrong@")); /* no password shown */
+  connect_fails(r->tcp_url, 0, JB_EINVAL,
+                "the server requires a password and the URL gives none");
+  snprintf(url, sizeof url, "%s?db=2", r->unix_url);
+  connect_fails(url, 0, JB_EINVAL, "requires a password");
+}
+
+/* A password given to a server that has none. */
+static void test_auth_unneeded(void **state) {
+  jbt_redis *r = *state;
+  char url[160];
+  snprintf(url, sizeof url, "unix://:pw@%s", r->sock);
+  connect_fails(url, 0, JB_EINVAL, "the server has none set");
+}
+
+static void test_select_db(void **state) {
+  jbt_redis *r = *state;
+  char url3[160];
+  snprintf(url3, sizeof url3, "%s/3", r->tcp_url);
+  jb_sync_conn *c3 = conn_to(url3, 0);
+  jb_sync_conn *c0 = conn_to(r->unix_url, 0);
+  freeReplyObject(cmd(c3, "SET", "k", "in-db-3", NULL));
+  /* two connections at once, each in its db */
+  redisReply *rep = cmd(c0, "GET", "k", NULL);
+  assert_int_equal(rep->type, REDIS_REPLY_NIL);
+  freeReplyObject(rep);
+  reply_is(cmd(c3, "GET", "k", NULL), "in-db-3");
+  freeReplyObject(cmd(c0, "SELECT", "3", NULL));
+  reply_is(cmd(c0, "GET", "k", NULL), "in-db-3");
+  /* over the unix socket too */
+  char urlu[160];
+  snprintf(urlu, sizeof urlu, "%s?db=3", r->unix_url);
+  jb_sync_conn *cu = conn_to(urlu, 0);
+  reply_is(cmd(cu, "GET", "k", NULL), "in-db-3");
+  jb_sync_close(cu);
+  jb_sync_close(c0);
+  jb_sync_close(c3);
+  /* The default config has dbs 0..15. */
+  snprintf(url3, sizeof url3, "%s/16", r->tcp_url);
+  connect_fails(url3, 0, JB_EINVAL, "cannot select db 16");
+}
+
+static void test_no_scripting(void **state) {
+  jbt_redis *r = *state;
+  connect_fails(r->unix_url, 0, JB_EINVAL,
+                "the server does not run Lua scripts");
+  jbt_assert_contains(jb_errmsg(), "unknown command 'SCRIPT'");
+}
+
+/* --------------------------------------------------------------- scripts */
+
+static const char *const echo_lua =
+    "return {KEYS[1], ARGV[1], redis.call('INCR', KEYS[1])}";
+
+static void run_echo(jb_sync_conn *c, int id, long long want_count) {
+  const char *keys[1] = {"taskflow:counter"};
+  const char *args[1] = {"x\0y"};
+  size_t arglens[1] = {3}; /* binary-safe */
+  redisReply *r = NULL;
+  int rc = jb__sync_evalsha(&r, c, id, 1, keys, NULL, 1, args, arglens);
+  if (rc != JB_OK)
+    fail_msg("evalsha: %s: %s", jb_strerror(rc), jb_errmsg());
+  assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+  assert_int_equal(r->elements, 3);
+  assert_string_equal(r->element[0]->str, "taskflow:counter");
+  assert_int_equal(r->element[1]->len, 3);
+  assert_memory_equal(r->element[1]->str, "x\0y", 3);
+  assert_int_equal(r->element[2]->integer, want_count);
+  freeReplyObject(r);
+}
+
+static void test_evalsha(void **state) {
+  jbt_redis *r = *state;
+  jb_sync_conn *c = conn_to(r->unix_url, 0);
+  int id = -1;
+  assert_int_equal(jb__sync_script_add(&id, c, "echo", echo_lua), JB_OK);
+  assert_int_equal(id, 0);
+  const char *sha = jb__sync_script_sha(c, id);
+  assert_non_null(sha);
+  assert_int_equal(strlen(sha), 40);
+  assert_null(jb__sync_script_sha(c, 1));
+  /* The script is in the server's cache under that SHA1. */
+  redisReply *ex = cmd(c, "SCRIPT", "EXISTS", sha, NULL);
+  assert_int_equal(ex->element[0]->integer, 1);
+  freeReplyObject(ex);
+  run_echo(c, id, 1);
+  run_echo(c, id, 2);
+  assert_int_equal(jb__sync_script_reloads(c), 0);
+
+  /* A script the server does not compile; one that fails when run. */
+  int bad = -1;
+  assert_int_equal(jb__sync_script_add(&bad, c, "broken", "return {"),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "script broken does not load");
+  assert_int_equal(bad, -1);
+  int fails = -1;
+  assert_int_equal(
+      jb__sync_script_add(&fails, c, "fails", "return redis.call('NOPE')"),
+      JB_OK);
+  assert_int_equal(fails, 1);
+  redisReply *rep = NULL;
+  assert_int_equal(jb__sync_evalsha(&rep, c, fails, 0, NULL, NULL, 0, NULL,
+                                    NULL),
+                   JB_EIO);
+  assert_null(rep);
+  jbt_assert_contains(jb_errmsg(), "script fails:");
+  /* bad ids and counts */
+  assert_int_equal(jb__sync_evalsha(&rep, c, 7, 0, NULL, NULL, 0, NULL, NULL),
+                   JB_EINVAL);
+  assert_int_equal(jb__sync_evalsha(&rep, c, id, 1, NULL, NULL, 0, NULL, NULL),
+                   JB_EINVAL);
+  /* the connection is still fine after all that */
+  run_echo(c, id, 3);
+  jb_sync_close(c);
+}
+
+static void test_noscript_reload(void **state) {
+  jbt_redis *r = *state;
+  jb_sync_conn *c = conn_to(r->tcp_url, 0);
+  int id = -1;
+  assert_int_equal(jb__sync_script_add(&id, c, "echo", echo_lua), JB_OK);
+  run_echo(c, id, 1);
+  /* SCRIPT FLUSH empties the cache: the next call meets NOSCRIPT, loads
+   * the script again and runs it once (the counter goes up by one). */
+  freeReplyObject(cmd(c, "SCRIPT", "FLUSH", NULL));
+  redisReply *ex = cmd(c, "SCRIPT", "EXISTS", jb__sync_script_sha(c, id), NULL);
+  assert_int_equal(ex->element[0]->integer, 0);
+  freeReplyObject(ex);
+  run_echo(c, id, 2);
+  assert_int_equal(jb__sync_script_reloads(c), 1);
+  run_echo(c, id, 3);
+  assert_int_equal(jb__sync_script_reloads(c), 1);
+
+  /* A restart loses the connection and the cache (and, without
+   * persistence, the data): the first call after it fails, offline; the
+   * next reconnects, reloads and runs. */
+  jbt_redis_restart(r);
+  const char *keys[1] = {"taskflow:counter"};
+  const char *args[1] = {"x"};
+  redisReply *rep = NULL;
+  assert_int_equal(
+      jb__sync_evalsha(&rep, c, id, 1, keys, NULL, 1, args, NULL),
+      JB_EOFFLINE);
+  assert_null(rep);
+  assert_false(jb_sync_connected(c));
+  run_echo(c, id, 1);
+  assert_true(jb_sync_connected(c));
+  assert_int_equal(jb__sync_script_reloads(c), 2);
+  jb_sync_close(c);
+}
+
+/* -------------------------------------------------------------- failures */
+
+static void test_refused(void **state) {
+  (void)state;
+  int port = jbt_free_port();
+  char url[64], want[64];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  snprintf(want, sizeof want, "connection refused to 127.0.0.1:%d", port);
+  int64_t took = connect_fails(url, 0, JB_EOFFLINE, want);
+  assert_true(took < 1000);
+  /* a socket path where nothing listens */
+  char *dir = jbt_mkdtemp();
+  char *sock = jbt_path(dir, "none.sock");
+  snprintf(url, sizeof url, "unix://%s", sock);
+  took = connect_fails(url, 0, JB_EOFFLINE, "cannot connect to redis at unix");
+  jbt_assert_contains(jb_errmsg(), "No such file");
+  assert_true(took < 1000);
+  free(sock);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+/* A server that stops answering (SIGSTOP): a command fails offline after
+ * about the command timeout and drops the connection; once the server runs
+ * again (SIGCONT) the next call reconnects. */
+static void test_command_timeout(void **state) {
+  jbt_redis *r = *state;
+  jb_sync_conn *c = conn_to(r->tcp_url, 300);
+  assert_int_equal(kill(r->pid, SIGSTOP), 0);
+  int64_t t0 = jbt_now_ms();
+  int rc = jb_sync_ping(c);
+  int64_t took = jbt_now_ms() - t0;
+  assert_int_equal(kill(r->pid, SIGCONT), 0);
+  assert_int_equal(rc, JB_EOFFLINE);
+  jbt_assert_contains(jb_errmsg(), "timed out after 300 ms");
+  if (took < 250 || took > 1500)
+    fail_msg("the timeout took %lld ms, not about 300", (long long)took);
+  assert_false(jb_sync_connected(c));
+  assert_int_equal(jb_sync_ping(c), JB_OK);
+  assert_true(jb_sync_connected(c));
+  jb_sync_close(c);
+
+  /* Connecting to a stopped server: the kernel accepts the connection,
+   * the handshake gets no answer. */
+  assert_int_equal(kill(r->pid, SIGSTOP), 0);
+  t0 = jbt_now_ms();
+  connect_fails(r->unix_url, 300, JB_EOFFLINE, "timed out after 300 ms");
+  took = jbt_now_ms() - t0;
+  assert_int_equal(kill(r->pid, SIGCONT), 0);
+  assert_true(took < 1500);
+  c = conn_to(r->unix_url, 300);
+  jb_sync_close(c);
+}
+
+/* The server dies under an open connection: the call fails offline (no
+ * SIGPIPE kills the process, though the write hits a closed socket), and
+ * later calls keep failing offline until it is back. */
+static void test_server_gone(void **state) {
+  jbt_redis *r = *state;
+  void (*old)(int) = signal(SIGPIPE, SIG_DFL); /* SIGPIPE would kill us */
+  jb_sync_conn *c = conn_to(r->unix_url, 0);
+  jbt_redis_kill(r);
+  int rc = jb_sync_ping(c);
+  assert_int_equal(rc, JB_EOFFLINE);
+  assert_false(jb_sync_connected(c));
+  assert_int_equal(jb_sync_ping(c), JB_EOFFLINE);
+  jbt_assert_contains(jb_errmsg(), "cannot connect to redis at unix socket");
+  jbt_redis_restart(r);
+  assert_int_equal(jb_sync_ping(c), JB_OK);
+  jb_sync_close(c);
+  signal(SIGPIPE, old);
+}
+
+int main(void) {
+  jbt_watchdog(240);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_url_good),
+      cmocka_unit_test(test_url_bad),
+      cmocka_unit_test(test_namespace),
+      cmocka_unit_test(test_version_compare),
+      cmocka_unit_test_setup_teardown(test_connect_unix, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_connect_tcp, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_auth, setup_redis_password,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_auth_unneeded, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_select_db, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_no_scripting,
+                                      setup_redis_no_scripts, teardown_redis),
+      cmocka_unit_test_setup_teardown(test_evalsha, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_noscript_reload, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test(test_refused),
+      cmocka_unit_test_setup_teardown(test_command_timeout, setup_redis,
+                                      teardown_redis),
+      cmocka_unit_test_setup_teardown(test_server_gone, setup_redis,
+                                      teardown_redis),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
