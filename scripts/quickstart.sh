@@ -16,7 +16,8 @@ esac
 cd "$(dirname "$0")/.."
 
 packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
-  libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3"
+  libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3
+  libhiredis-dev redis-server"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -39,7 +40,8 @@ if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt con
   ./autogen.sh
 fi
 if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
-  ./configure --enable-werror --quiet
+  # hiredis is installed above, so the Redis sync is built and tested
+  ./configure --enable-werror --with-redis=yes --quiet
 fi
 make -s -j"$jobs"
 if [ "$mode" = demo ]; then
