@@ -1,0 +1,72 @@
+-- jobboard sync: claim one job (taskflow's claim contract, plus a claim id
+-- and a fencing token). Runs atomically on the server,
+-- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_take).
+--
+-- KEYS[1] NS:<K>.owned          owner key (taskflow's)
+-- KEYS[2] NS:listings           listings hash (taskflow's)
+-- KEYS[3] NS:<K>.last_modified  last-modified key (taskflow's)
+-- KEYS[4] NS:<K>.claim          claim record, a hash (ours; taskflow never reads it)
+-- KEYS[5] NS:fence              fencing counter (ours)
+-- ARGV[1] who       owner name, non-empty UTF-8 (stored raw in the owner key)
+-- ARGV[2] K         job key: the field in the listings hash (the uuid text)
+-- ARGV[3] lm        last-modified value: oslo msgpack datetime, ext type 1
+-- ARGV[4] expiry    "none" (no expiry) or a positive integer of milliseconds
+-- ARGV[5] claim id  non-empty opaque bytes chosen by the caller (a uuid)
+-- ARGV[6] channel   notice channel (NS:notices), or "" to publish nothing
+--
+-- Reply: one msgpack map, as taskflow's scripts reply, with our extra entries:
+--   {status="ok", claim=<ARGV[5]>, fence=<n>}
+--       the job was listed and unowned; it is now ours.
+--   {status="error", reason="Unknown job!"}
+--       K is not in the listings hash (consumed, trashed or never posted).
+--   {status="error", reason="Job already claimed!", owner=<owner>[, claim=<id>, fence=<n>]}
+--       someone holds it. When owner == who this is a re-claim by the same
+--       owner name (taskflow 5.0 replies the same way); as in taskflow it
+--       refreshes last_modified and, if ARGV[4] is a number, the expiry (of
+--       the claim record too); "none" keeps the current expiry. claim/fence
+--       are the holder's, when the holder claimed through these scripts: a
+--       caller whose reply was lost re-sends its claim and finds its own id.
+--   {status="error", reason="Invalid argument!"}   (ours) bad who, expiry or claim id;
+--       nothing was read or written.
+--
+-- Writes, on success: SET owner key = who; SET last_modified = lm; INCR the
+-- fencing counter; HSET claim record id=<claim id> fence=<n>; with an
+-- expiry, PEXPIRE owner key and claim record by the same milliseconds;
+-- PUBLISH channel "claim <K> <fence>".
+local owner_key, listings, lm_key, claim_key, fence_key =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local who, job, lm, expiry, claim_id, channel =
+    ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+
+local ms = jb_expiry(expiry, true)
+if ms == nil or who == "" or claim_id == "" then
+    return jb_error("Invalid argument!")
+end
+
+if redis.call("HEXISTS", listings, job) == 0 then
+    return jb_error("Unknown job!")
+end
+
+local owner = redis.call("GET", owner_key)
+if owner then
+    local reply = {owner = owner}
+    local held = redis.call("HMGET", claim_key, "id", "fence")
+    if held[1] then
+        reply.claim = held[1]
+        reply.fence = tonumber(held[2])
+    end
+    if owner == who then
+        redis.call("SET", lm_key, lm)
+        if ms then
+            redis.call("PEXPIRE", owner_key, ms)
+            redis.call("PEXPIRE", claim_key, ms)
+        end
+    end
+    return jb_error("Job already claimed!", reply)
+end
+
+local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id)
+if channel ~= "" then
+    redis.call("PUBLISH", channel, "claim " .. job .. " " .. fence)
+end
+return cmsgpack.pack({status = "ok", claim = claim_id, fence = fence})

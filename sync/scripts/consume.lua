@@ -1,0 +1,39 @@
+-- jobboard sync: consume a claimed job (taskflow's consume contract, plus an
+-- optional claim id check). Runs atomically on the server,
+-- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_take).
+--
+-- KEYS[1] NS:<K>.owned          owner key (taskflow's)
+-- KEYS[2] NS:listings           listings hash (taskflow's)
+-- KEYS[3] NS:<K>.last_modified  last-modified key (taskflow's)
+-- KEYS[4] NS:<K>.claim          claim record (ours)
+-- ARGV[1] who       the owner name the caller claimed with
+-- ARGV[2] K         job key (field in the listings hash)
+-- ARGV[3] claim id  the id given to claim.lua, or "" to check the owner name only
+-- ARGV[4] channel   notice channel, or "" to publish nothing
+--
+-- Reply (msgpack map), checks in this order, an error writes nothing:
+--   {status="ok"}                                  the job is gone from Redis
+--   {status="error", reason="Unknown job!"}
+--   {status="error", reason="Unknown owner!"}
+--   {status="error", reason="Not expected owner!", owner=<owner>}
+--   {status="error", reason="Not expected claim!", owner=<owner>[, claim=<id>]}   (ours)
+--
+-- Writes, on success: DEL owner key, last_modified and claim record; HDEL K
+-- from the listings hash (nothing of the job is left, as with taskflow);
+-- PUBLISH channel "consume <K>".
+local owner_key, listings, lm_key, claim_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local who, job, claim_id, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+local refusal = jb_refusal(listings, job, owner_key, claim_key, who, claim_id)
+if refusal then
+    return refusal
+end
+
+-- The owner key goes first (with the others), the listing after: never a
+-- listing without its owner key gone, as taskflow's readers expect.
+redis.call("DEL", owner_key, lm_key, claim_key)
+redis.call("HDEL", listings, job)
+if channel ~= "" then
+    redis.call("PUBLISH", channel, "consume " .. job)
+end
+return cmsgpack.pack({status = "ok"})

@@ -1,0 +1,43 @@
+-- jobboard sync: trash a claimed job (taskflow's trash contract, plus an
+-- optional claim id check). Runs atomically on the server,
+-- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_take).
+--
+-- KEYS[1] NS:<K>.owned          owner key (taskflow's)
+-- KEYS[2] NS:listings           listings hash (taskflow's)
+-- KEYS[3] NS:<K>.last_modified  last-modified key (taskflow's)
+-- KEYS[4] NS:trash              trash hash (taskflow's)
+-- KEYS[5] NS:<K>.claim          claim record (ours)
+-- ARGV[1] who       the owner name the caller claimed with
+-- ARGV[2] K         job key (field in the listings hash)
+-- ARGV[3] lm        last-modified value (oslo msgpack datetime, ext type 1)
+-- ARGV[4] claim id  the id given to claim.lua, or "" to check the owner name only
+-- ARGV[5] channel   notice channel, or "" to publish nothing
+--
+-- Reply (msgpack map), checks in this order, an error writes nothing:
+--   {status="ok"}                                  the job moved to the trash
+--   {status="error", reason="Unknown job!"}
+--   {status="error", reason="Unknown owner!"}
+--   {status="error", reason="Not expected owner!", owner=<owner>}
+--   {status="error", reason="Not expected claim!", owner=<owner>[, claim=<id>]}   (ours)
+--
+-- Writes, on success: HSET trash K = the posting bytes, verbatim; SET
+-- last_modified = lm (kept, as taskflow keeps it); DEL owner key and claim
+-- record; HDEL K from the listings hash; PUBLISH channel "trash <K>".
+local owner_key, listings, lm_key, trash_key, claim_key =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local who, job, lm, claim_id, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+local refusal = jb_refusal(listings, job, owner_key, claim_key, who, claim_id)
+if refusal then
+    return refusal
+end
+local posting = redis.call("HGET", listings, job)
+
+redis.call("HSET", trash_key, job, posting)
+redis.call("SET", lm_key, lm)
+redis.call("DEL", owner_key, claim_key)
+redis.call("HDEL", listings, job)
+if channel ~= "" then
+    redis.call("PUBLISH", channel, "trash " .. job)
+end
+return cmsgpack.pack({status = "ok"})
