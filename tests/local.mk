@@ -70,6 +70,14 @@ tests_test_watch_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_watch_LDADD = $(JB_TEST_LIBS)
 endif
 
+# Our Redis scripts (issue 6): sync/scripts.c holds sync/scripts/*.lua
+# byte for byte (needs only a C compiler).
+TESTS += tests/sync_scripts_embed.sh
+EXTRA_DIST += tests/sync_scripts_embed.sh sync/scripts.h sync/scripts.c \
+	sync/scripts/embed.sh sync/scripts/lib.lua sync/scripts/claim.lua \
+	sync/scripts/abandon.lua sync/scripts/consume.lua sync/scripts/trash.lua \
+	sync/scripts/extend.lua sync/scripts/post.lua
+
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
 TESTS += tests/cli.sh
 # ... and its helper, a process that holds a registered entity. Linked
