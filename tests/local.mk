@@ -71,8 +71,11 @@ tests_test_watch_LDADD = $(JB_TEST_LIBS)
 endif
 
 # Our Redis scripts (issue 6): sync/scripts.c holds sync/scripts/*.lua
-# byte for byte (needs only a C compiler).
-TESTS += tests/sync_scripts_embed.sh
+# byte for byte (needs only a C compiler); the scripts against a real
+# redis-server and Debian's python3-taskflow (JOBBOARD_SKIP_REDIS=1 skips it,
+# nothing else does: without the packages it fails and names them).
+TESTS += tests/sync_scripts_embed.sh tests/test_sync_scripts.sh
+EXTRA_DIST += tests/test_sync_scripts.sh tests/sync_scripts_test.py
 EXTRA_DIST += tests/sync_scripts_embed.sh sync/scripts.h sync/scripts.c \
 	sync/scripts/embed.sh sync/scripts/lib.lua sync/scripts/claim.lua \
 	sync/scripts/abandon.lua sync/scripts/consume.lua sync/scripts/trash.lua \
