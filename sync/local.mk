@@ -10,7 +10,9 @@ libjbsyncconv_la_SOURCES = \
 	sync/jobboard_sync.h \
 	sync/conn.h \
 	sync/url.c \
-	sync/conn.c
+	sync/conn.c \
+	sync/scripts.h \
+	sync/scripts.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) -fvisibility=hidden
 libjbsyncconv_la_LIBADD = $(HIREDIS_LIBS)
