@@ -190,3 +190,16 @@ void jbt_redis_stop(jbt_redis *r) {
     r->dir[0] = '\0';
   }
 }
+
+jb_sync_conn *jbt_redis_connect(const char *url, int command_ms) {
+  jb_sync_options o;
+  jb_sync_options_init(&o);
+  o.url = url;
+  o.command_timeout_ms = command_ms;
+  jb_sync_conn *c = NULL;
+  int rc = jb_sync_connect(&c, &o);
+  if (rc != JB_OK)
+    fail_msg("connect %s: %s: %s", url, jb_strerror(rc), jb_errmsg());
+  assert_non_null(c);
+  return c;
+}

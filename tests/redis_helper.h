@@ -12,6 +12,8 @@
 #ifndef JB_TESTS_REDIS_HELPER_H
 #define JB_TESTS_REDIS_HELPER_H
 
+#include "jobboard_sync.h"
+
 #include <sys/types.h>
 
 typedef struct {
@@ -39,6 +41,10 @@ void jbt_redis_restart(jbt_redis *r);
 
 /* Kill it if running and remove its directory. */
 void jbt_redis_stop(jbt_redis *r);
+
+/* Connect to `url` (jb_sync_connect) with the given command timeout in ms
+ * (0: the default); fails the test unless it works. */
+jb_sync_conn *jbt_redis_connect(const char *url, int command_ms);
 
 /* A TCP port of 127.0.0.1 that nothing listened on a moment ago. */
 int jbt_free_port(void);

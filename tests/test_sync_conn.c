@@ -51,21 +51,6 @@ static int teardown_redis(void **state) {
   return 0;
 }
 
-/* Connect to `url` with the given command timeout (0: default); fails the
- * test unless it works. */
-static jb_sync_conn *conn_to(const char *url, int command_ms) {
-  jb_sync_options o;
-  jb_sync_options_init(&o);
-  o.url = url;
-  o.command_timeout_ms = command_ms;
-  jb_sync_conn *c = NULL;
-  int rc = jb_sync_connect(&c, &o);
-  if (rc != JB_OK)
-    fail_msg("connect %s: %s: %s", url, jb_strerror(rc), jb_errmsg());
-  assert_non_null(c);
-  return c;
-}
-
 /* Expect jb_sync_connect(url) to fail with `code` and a message holding
  * `needle`; returns how long it took in ms. */
 static int64_t connect_fails(const char *url, int command_ms, int code,
@@ -288,7 +273,7 @@ static void check_usable(jb_sync_conn *c) {
 
 static void test_connect_unix(void **state) {
   jbt_redis *r = *state;
-  jb_sync_conn *c = conn_to(r->unix_url, 0);
+  jb_sync_conn *c = jbt_redis_connect(r->unix_url, 0);
   check_usable(c);
   jb_sync_close(c);
   jb_sync_close(NULL);
@@ -296,7 +281,7 @@ static void test_connect_unix(void **state) {
 
 static void test_connect_tcp(void **state) {
   jbt_redis *r = *state;
-  jb_sync_conn *c = conn_to(r->tcp_url, 0);
+  jb_sync_conn *c = jbt_redis_connect(r->tcp_url, 0);
   check_usable(c);
   /* The version is the server's own. */
   redisReply *info = cmd(c, "INFO", "server", NULL);
@@ -324,14 +309,14 @@ static void test_auth(void **state) {
   jbt_redis *r = *state;
   char url[160];
   snprintf(url, sizeof url, "redis://:s3cret@127.0.0.1:%d", r->port);
-  jb_sync_conn *c = conn_to(url, 0);
+  jb_sync_conn *c = jbt_redis_connect(url, 0);
   assert_int_equal(jb_sync_ping(c), JB_OK);
   /* An ACL user (Redis >= 6) with a password of its own. */
   freeReplyObject(cmd(c, "ACL", "SETUSER", "alice", "on", ">w0nder", "~*",
                       "+@all", NULL));
   jb_sync_close(c);
   snprintf(url, sizeof url, "unix://alice:w0nder@%s", r->sock);
-  c = conn_to(url, 0);
+  c = jbt_redis_connect(url, 0);
   assert_int_equal(jb_sync_ping(c), JB_OK);
   redisReply *who = cmd(c, "ACL", "WHOAMI", NULL);
   reply_is(who, "alice");
@@ -360,8 +345,8 @@ static void test_select_db(void **state) {
   jbt_redis *r = *state;
   char url3[160];
   snprintf(url3, sizeof url3, "%s/3", r->tcp_url);
-  jb_sync_conn *c3 = conn_to(url3, 0);
-  jb_sync_conn *c0 = conn_to(r->unix_url, 0);
+  jb_sync_conn *c3 = jbt_redis_connect(url3, 0);
+  jb_sync_conn *c0 = jbt_redis_connect(r->unix_url, 0);
   freeReplyObject(cmd(c3, "SET", "k", "in-db-3", NULL));
   /* two connections at once, each in its db */
   redisReply *rep = cmd(c0, "GET", "k", NULL);
@@ -373,7 +358,7 @@ static void test_select_db(void **state) {
   /* over the unix socket too */
   char urlu[160];
   snprintf(urlu, sizeof urlu, "%s?db=3", r->unix_url);
-  jb_sync_conn *cu = conn_to(urlu, 0);
+  jb_sync_conn *cu = jbt_redis_connect(urlu, 0);
   reply_is(cmd(cu, "GET", "k", NULL), "in-db-3");
   jb_sync_close(cu);
   jb_sync_close(c0);
@@ -414,7 +399,7 @@ static void run_echo(jb_sync_conn *c, int id, long long want_count) {
 
 static void test_evalsha(void **state) {
   jbt_redis *r = *state;
-  jb_sync_conn *c = conn_to(r->unix_url, 0);
+  jb_sync_conn *c = jbt_redis_connect(r->unix_url, 0);
   int id = -1;
   assert_int_equal(jb__sync_script_add(&id, c, "echo", echo_lua), JB_OK);
   assert_int_equal(id, 0);
@@ -459,7 +444,7 @@ static void test_evalsha(void **state) {
 
 static void test_noscript_reload(void **state) {
   jbt_redis *r = *state;
-  jb_sync_conn *c = conn_to(r->tcp_url, 0);
+  jb_sync_conn *c = jbt_redis_connect(r->tcp_url, 0);
   int id = -1;
   assert_int_equal(jb__sync_script_add(&id, c, "echo", echo_lua), JB_OK);
   run_echo(c, id, 1);
@@ -519,7 +504,7 @@ static void test_refused(void **state) {
  * again (SIGCONT) the next call reconnects. */
 static void test_command_timeout(void **state) {
   jbt_redis *r = *state;
-  jb_sync_conn *c = conn_to(r->tcp_url, 300);
+  jb_sync_conn *c = jbt_redis_connect(r->tcp_url, 300);
   assert_int_equal(kill(r->pid, SIGSTOP), 0);
   int64_t t0 = jbt_now_ms();
   int rc = jb_sync_ping(c);
@@ -542,7 +527,7 @@ static void test_command_timeout(void **state) {
   took = jbt_now_ms() - t0;
   assert_int_equal(kill(r->pid, SIGCONT), 0);
   assert_true(took < 1500);
-  c = conn_to(r->unix_url, 300);
+  c = jbt_redis_connect(r->unix_url, 300);
   jb_sync_close(c);
 }
 
@@ -552,7 +537,7 @@ static void test_command_timeout(void **state) {
 static void test_server_gone(void **state) {
   jbt_redis *r = *state;
   void (*old)(int) = signal(SIGPIPE, SIG_DFL); /* SIGPIPE would kill us */
-  jb_sync_conn *c = conn_to(r->unix_url, 0);
+  jb_sync_conn *c = jbt_redis_connect(r->unix_url, 0);
   jbt_redis_kill(r);
   int rc = jb_sync_ping(c);
   assert_int_equal(rc, JB_EOFFLINE);
