@@ -12,14 +12,18 @@ libjbsyncconv_la_SOURCES = \
 	sync/url.c \
 	sync/conn.c \
 	sync/scripts.h \
-	sync/scripts.c
+	sync/scripts.c \
+	sync/remote.h \
+	sync/remote.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
-libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) -fvisibility=hidden
-libjbsyncconv_la_LIBADD = $(HIREDIS_LIBS)
+libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \
+	-fvisibility=hidden
+libjbsyncconv_la_LIBADD = $(HIREDIS_LIBS) $(MSGPACK_LIBS)
 
 lib_LTLIBRARIES += libjbsync.la
 include_HEADERS += sync/jobboard_sync.h
 libjbsync_la_SOURCES =
-libjbsync_la_LIBADD = libjbsyncconv.la libjobboard.la $(HIREDIS_LIBS)
+libjbsync_la_LIBADD = libjbsyncconv.la libjobboard.la $(HIREDIS_LIBS) \
+	$(MSGPACK_LIBS)
 libjbsync_la_LDFLAGS = -version-info 0:0:0 -no-undefined
 endif

@@ -1,0 +1,640 @@
+/*
+ * remote.c - the job operations on a Redis board through our scripts, and
+ * the reads that resolve a lost reply (remote.h). Replies are msgpack maps
+ * (cmsgpack on the server); they are decoded with msgpack-c, which the core
+ * links already.
+ */
+#include "remote.h"
+
+#include "../core/errmsg.h"
+
+#include <errno.h>
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+/* A key is the namespace (<= JB_SYNC_NAMESPACE_MAX), ':', the uuid and a
+ * suffix. */
+#define KEY_MAX (JB_SYNC_NAMESPACE_MAX + 64)
+
+enum { S_CLAIM, S_ABANDON, S_CONSUME, S_TRASH, S_EXTEND, S_POST };
+
+int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
+  memset(r, 0, sizeof *r);
+  r->conn = conn;
+  r->notices = notices;
+  for (int i = 0; i < JB__SYNC_SCRIPT_COUNT; i++) {
+    int rc = jb__sync_script_add(&r->ids[i], conn, jb__sync_scripts[i].name,
+                                 jb__sync_scripts[i].source);
+    if (rc) return rc;
+  }
+  return JB_OK;
+}
+
+int jb__remote_claim_id(char out[JB_UUID_STRLEN]) {
+  uint8_t b[16];
+  size_t got = 0;
+  while (got < sizeof b) {
+    ssize_t n = getrandom(b + got, sizeof b - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return jb__err_errno(errno, "getrandom (making a claim id)");
+    got += (size_t)n;
+  }
+  b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
+  b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  static const char hex[] = "0123456789abcdef";
+  char *p = out;
+  for (int i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
+    *p++ = hex[b[i] >> 4];
+    *p++ = hex[b[i] & 15];
+  }
+  *p = '\0';
+  return JB_OK;
+}
+
+/* taskflow's job keys are uuid4 texts, lowercase; we send nothing else
+ * (an upper-case uuid would name other owner keys than taskflow's). */
+static bool uuid_ok(const char *u) {
+  if (u == NULL || strlen(u) != JB_UUID_STRLEN - 1) return false;
+  for (int i = 0; i < JB_UUID_STRLEN - 1; i++) {
+    char c = u[i];
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-'
+             : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return false;
+  }
+  return true;
+}
+
+static bool who_ok(const char *who) {
+  return who != NULL && who[0] != '\0' && strlen(who) <= JB_WHO_MAX;
+}
+
+int jb__remote_posting_prefix(size_t *prefix_len, const void *posting,
+                              size_t len) {
+  static const char key[] = "\xa8sequence";
+  const size_t klen = sizeof key - 1;
+  const uint8_t *p = posting;
+  /* The value is one msgpack unsigned int, in any width: fixint, cc, cd,
+   * ce, cf. At most one width can fit, as the key ends in 'e'. */
+  static const struct { uint8_t tag; size_t w; } widths[] = {
+      {0, 1}, {0xcc, 2}, {0xcd, 3}, {0xce, 5}, {0xcf, 9}};
+  for (size_t i = 0; p && i < sizeof widths / sizeof widths[0]; i++) {
+    size_t w = widths[i].w;
+    if (len < klen + w + 1) continue;
+    const uint8_t *v = p + len - w;
+    if (widths[i].tag ? v[0] != widths[i].tag : v[0] > 0x7f) continue;
+    if (memcmp(v - klen, key, klen) != 0) continue;
+    *prefix_len = len - w;
+    return JB_OK;
+  }
+  return jb__err(JB_EINVAL, "posting of %zu bytes does not end with the "
+                 "entry \"sequence\" and an unsigned integer", len);
+}
+
+/* The oslo datetime (ext type 1, a 7-entry map of naive UTC fields) of
+ * `us` (UTC microseconds; 0: now) into out (at most 63 bytes). Encoded
+ * here, not by the core's codec, which libjobboard does not export;
+ * tests/test_sync_remote.c checks it against the wire document's example. */
+static int lm_blob(msgpack_sbuffer *out, int64_t us) {
+  if (us == 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  }
+  time_t secs = (time_t)(us / 1000000);
+  struct tm tm;
+  if (us < 0 || gmtime_r(&secs, &tm) == NULL)
+    return jb__err(JB_EINVAL, "last-modified time %lld us is out of range",
+                   (long long)us);
+  const struct { const char *k; int v; } f[7] = {
+      {"day", tm.tm_mday},      {"month", tm.tm_mon + 1},
+      {"year", tm.tm_year + 1900}, {"hour", tm.tm_hour},
+      {"minute", tm.tm_min},    {"second", tm.tm_sec},
+      {"microsecond", (int)(us % 1000000)}};
+  msgpack_sbuffer body;
+  msgpack_sbuffer_init(&body);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, &body, msgpack_sbuffer_write);
+  int bad = msgpack_pack_map(&pk, 7);
+  for (int i = 0; i < 7; i++) {
+    size_t n = strlen(f[i].k);
+    bad |= msgpack_pack_str(&pk, n) | msgpack_pack_str_body(&pk, f[i].k, n) |
+           msgpack_pack_int(&pk, f[i].v);
+  }
+  msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
+  bad |= msgpack_pack_ext(&pk, body.size, 1) |
+         msgpack_pack_ext_body(&pk, body.data, body.size);
+  msgpack_sbuffer_destroy(&body);
+  return bad ? jb__err(JB_ENOMEM, "out of memory encoding a datetime")
+             : JB_OK;
+}
+
+/* ------------------------------------------------------------- replies */
+
+typedef struct {
+  bool ok;
+  char reason[40];
+  bool has_sequence;
+  uint64_t sequence, fence;
+  char owner[JB_WHO_MAX + 1];
+  char claim[JB_UUID_STRLEN + 28];
+} reply;
+
+static void copy_str(char *dst, size_t size, const char *s, size_t n) {
+  if (n >= size) n = size - 1;
+  memcpy(dst, s, n);
+  dst[n] = '\0';
+}
+
+static bool obj_uint(const msgpack_object *o, uint64_t *v) {
+  if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+    *v = o->via.u64;
+    return true;
+  }
+  /* Lua numbers are doubles; cmsgpack packs integral ones as integers,
+   * but accept an integral float too. */
+  if (o->type == MSGPACK_OBJECT_FLOAT64 && o->via.f64 >= 0 &&
+      o->via.f64 < 18446744073709551616.0 &&
+      o->via.f64 == (double)(uint64_t)o->via.f64) {
+    *v = (uint64_t)o->via.f64;
+    return true;
+  }
+  return false;
+}
+
+static bool key_is(const msgpack_object *k, const char *name) {
+  size_t n = strlen(name);
+  return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+         memcmp(k->via.str.ptr, name, n) == 0;
+}
+
+/* Decode a script's reply (one bulk string holding a msgpack map; the
+ * order of its entries is not fixed). */
+static int parse_reply(reply *out, const redisReply *r, const char *script) {
+  memset(out, 0, sizeof *out);
+  if (r->type != REDIS_REPLY_STRING)
+    return jb__err(JB_EIO, "script %s: reply of type %d, not a string",
+                   script, r->type);
+  msgpack_unpacked u;
+  msgpack_unpacked_init(&u);
+  size_t off = 0;
+  int rc = JB_OK;
+  bool status = false;
+  if (msgpack_unpack_next(&u, r->str, r->len, &off) != MSGPACK_UNPACK_SUCCESS
+      || off != r->len || u.data.type != MSGPACK_OBJECT_MAP) {
+    rc = jb__err(JB_EIO, "script %s: reply of %zu bytes is not one msgpack "
+                 "map", script, r->len);
+    goto out;
+  }
+  const msgpack_object_map *m = &u.data.via.map;
+  for (uint32_t i = 0; i < m->size; i++) {
+    const msgpack_object *k = &m->ptr[i].key, *v = &m->ptr[i].val;
+    bool str = v->type == MSGPACK_OBJECT_STR;
+    if (key_is(k, "status") && str) {
+      status = true;
+      out->ok = v->via.str.size == 2 && memcmp(v->via.str.ptr, "ok", 2) == 0;
+    } else if (key_is(k, "reason") && str)
+      copy_str(out->reason, sizeof out->reason, v->via.str.ptr,
+               v->via.str.size);
+    else if (key_is(k, "owner") && str)
+      copy_str(out->owner, sizeof out->owner, v->via.str.ptr,
+               v->via.str.size);
+    else if (key_is(k, "claim") && str)
+      copy_str(out->claim, sizeof out->claim, v->via.str.ptr,
+               v->via.str.size);
+    else if (key_is(k, "fence"))
+      obj_uint(v, &out->fence);
+    else if (key_is(k, "sequence"))
+      out->has_sequence = obj_uint(v, &out->sequence);
+  }
+  if (!status || (!out->ok && out->reason[0] == '\0'))
+    rc = jb__err(JB_EIO, "script %s: reply has no status or no reason",
+                 script);
+out:
+  msgpack_unpacked_destroy(&u);
+  return rc;
+}
+
+/* ------------------------------------------------------------- running */
+
+/* Every key an operation on job `uuid` may name, and the notice channel
+ * ("" when notices are off). */
+typedef struct {
+  char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX];
+  char listings[KEY_MAX], trash[KEY_MAX], sequence[KEY_MAX];
+  char fence[KEY_MAX], notices[KEY_MAX];
+  const char *channel;
+} job_keys;
+
+static int key(char *buf, jb__remote *r, const char *uuid, const char *sfx) {
+  char piece[64];
+  snprintf(piece, sizeof piece, "%s%s", uuid ? uuid : "", sfx);
+  int n = jb_sync_key(buf, KEY_MAX, r->conn, piece);
+  return n < 0 ? n : JB_OK;
+}
+
+static int job_keys_make(job_keys *k, jb__remote *r, const char *uuid) {
+  int rc;
+  if ((rc = key(k->owned, r, uuid, ".owned")) ||
+      (rc = key(k->lm, r, uuid, ".last_modified")) ||
+      (rc = key(k->claim, r, uuid, ".claim")) ||
+      (rc = key(k->listings, r, NULL, "listings")) ||
+      (rc = key(k->trash, r, NULL, "trash")) ||
+      (rc = key(k->sequence, r, NULL, "sequence")) ||
+      (rc = key(k->fence, r, NULL, "fence")) ||
+      (rc = key(k->notices, r, NULL, "notices")))
+    return rc;
+  k->channel = r->notices ? k->notices : "";
+  return JB_OK;
+}
+
+/* Run script `s` and decode its reply. `verb` and `uuid` name the
+ * operation in an offline message. Sets res->unsure (see remote.h). */
+static int run(reply *rep, jb__remote_result *res, jb__remote *r, int s,
+               const char *verb, const char *uuid, int nkeys,
+               const char *const *keys, int nargs, const char *const *args,
+               const size_t *arglens) {
+  /* Reconnect first, so that a failure of the EVALSHA itself means the
+   * script may have reached the server, and one of the reconnect does
+   * not. */
+  int rc = jb_sync_connected(r->conn) ? JB_OK : jb_sync_ping(r->conn);
+  redisReply *out = NULL;
+  if (rc == JB_OK) {
+    rc = jb__sync_evalsha(&out, r->conn, r->ids[s], nkeys, keys, NULL, nargs,
+                          args, arglens);
+    if (rc == JB_EOFFLINE) res->unsure = true;
+  }
+  if (rc == JB_EOFFLINE) {
+    char why[512];
+    copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
+    return jb__err(JB_EOFFLINE, "cannot %s job %s: backend unavailable (%s)%s",
+                   verb, uuid, why,
+                   res->unsure ? "; the script may have run: resolve it "
+                                 "before retrying" : "");
+  }
+  if (rc) return rc;
+  rc = parse_reply(rep, out, jb__sync_scripts[s].name);
+  freeReplyObject(out);
+  return rc;
+}
+
+static int bad_reason(const reply *rep, const char *script) {
+  return jb__err(JB_EIO, "script %s: unexpected reply \"%s\"", script,
+                 rep->ok ? "ok" : rep->reason);
+}
+
+static void expiry_text(char out[24], int64_t ms) {
+  if (ms > 0)
+    snprintf(out, 24, "%lld", (long long)ms);
+  else
+    strcpy(out, "none");
+}
+
+static int check_owner(const jb__remote_owner *o, const char *what) {
+  if (o == NULL || !who_ok(o->who))
+    return jb__err(JB_EINVAL, "%s: owner must be 1..%d bytes", what,
+                   JB_WHO_MAX);
+  if (o->expiry_ms < 0)
+    return jb__err(JB_EINVAL, "%s: expiry %lld ms is negative", what,
+                   (long long)o->expiry_ms);
+  if (o->claim_id == NULL || o->claim_id[0] == '\0' ||
+      strlen(o->claim_id) >= sizeof ((reply *)0)->claim)
+    return jb__err(JB_EINVAL, "%s: claim id must be 1..%zu bytes", what,
+                   sizeof ((reply *)0)->claim - 1);
+  return JB_OK;
+}
+
+int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
+                    const void *posting, size_t len,
+                    const jb__remote_owner *owner) {
+  memset(res, 0, sizeof *res);
+  if (!uuid_ok(uuid))
+    return jb__err(JB_EINVAL, "post to redis: \"%s\" is not a lowercase uuid",
+                   uuid ? uuid : "(null)");
+  size_t plen;
+  int rc = jb__remote_posting_prefix(&plen, posting, len);
+  if (rc) return rc;
+  if (owner && (rc = check_owner(owner, "post to redis"))) return rc;
+  job_keys k;
+  if ((rc = job_keys_make(&k, r, uuid))) return rc;
+  msgpack_sbuffer lm;
+  msgpack_sbuffer_init(&lm);
+  char exp[24] = "none";
+  if (owner) {
+    if ((rc = lm_blob(&lm, owner->now_us))) goto out;
+    expiry_text(exp, owner->expiry_ms);
+  }
+  const char *keys[6] = {k.listings, k.sequence, k.owned, k.lm, k.claim,
+                         k.fence};
+  const char *args[7] = {uuid, (const char *)posting, k.channel,
+                         owner ? owner->who : "",
+                         owner ? lm.data : "", exp,
+                         owner ? owner->claim_id : ""};
+  size_t lens[7] = {strlen(uuid), plen, strlen(k.channel), strlen(args[3]),
+                    owner ? lm.size : 0, strlen(exp), strlen(args[6])};
+  reply rep;
+  rc = run(&rep, res, r, S_POST, "post", uuid, JB__SYNC_POST_NKEYS, keys,
+           JB__SYNC_POST_NARGS, args, lens);
+  if (rc) goto out;
+  if (rep.ok && rep.has_sequence) {
+    res->sequence = rep.sequence;
+    res->fence = rep.fence;
+  } else if (!rep.ok && strcmp(rep.reason, JB__SYNC_ALREADY_POSTED) == 0) {
+    if (rep.has_sequence) {
+      /* The same bytes are listed: our own post, whose reply we lost. */
+      res->sequence = rep.sequence;
+      res->again = true;
+    } else
+      rc = jb__err(JB_EINVAL, "job %s is already on the board", uuid);
+  } else
+    rc = bad_reason(&rep, "post");
+out:
+  msgpack_sbuffer_destroy(&lm);
+  return rc;
+}
+
+int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
+                     const jb__remote_owner *owner) {
+  memset(res, 0, sizeof *res);
+  if (!uuid_ok(uuid))
+    return jb__err(JB_EINVAL, "claim in redis: \"%s\" is not a lowercase "
+                   "uuid", uuid ? uuid : "(null)");
+  int rc = check_owner(owner, "claim in redis");
+  if (rc) return rc;
+  job_keys k;
+  if ((rc = job_keys_make(&k, r, uuid))) return rc;
+  msgpack_sbuffer lm;
+  msgpack_sbuffer_init(&lm);
+  if ((rc = lm_blob(&lm, owner->now_us))) goto out;
+  char exp[24];
+  expiry_text(exp, owner->expiry_ms);
+  const char *keys[5] = {k.owned, k.listings, k.lm, k.claim, k.fence};
+  const char *args[6] = {owner->who, uuid,          lm.data,
+                         exp,        owner->claim_id, k.channel};
+  size_t lens[6] = {strlen(owner->who), strlen(uuid), lm.size, strlen(exp),
+                    strlen(owner->claim_id), strlen(k.channel)};
+  reply rep;
+  rc = run(&rep, res, r, S_CLAIM, "claim", uuid, JB__SYNC_CLAIM_NKEYS, keys,
+           JB__SYNC_CLAIM_NARGS, args, lens);
+  if (rc) goto out;
+  if (rep.ok) {
+    res->fence = rep.fence;
+    copy_str(res->owner, sizeof res->owner, owner->who, strlen(owner->who));
+    copy_str(res->claim, sizeof res->claim, owner->claim_id,
+             strlen(owner->claim_id));
+  } else if (strcmp(rep.reason, JB__SYNC_UNKNOWN_JOB) == 0)
+    rc = jb__err(JB_ENOTFOUND, "job %s is not on the board", uuid);
+  else if (strcmp(rep.reason, JB__SYNC_ALREADY_CLAIMED) == 0) {
+    memcpy(res->owner, rep.owner, sizeof res->owner);
+    memcpy(res->claim, rep.claim, sizeof res->claim);
+    res->fence = rep.fence;
+    bool self = strcmp(rep.owner, owner->who) == 0;
+    if (self && strcmp(rep.claim, owner->claim_id) == 0)
+      res->again = true; /* this very claim, taken by an earlier send */
+    else if (self)
+      rc = jb__err(JB_ECLAIMED, "job %s is already claimed by %s (the "
+                   "caller itself; its claim was refreshed)", uuid,
+                   rep.owner);
+    else
+      rc = jb__err(JB_ECLAIMED, "job %s is already claimed by %s", uuid,
+                   rep.owner);
+  } else
+    rc = bad_reason(&rep, "claim");
+out:
+  msgpack_sbuffer_destroy(&lm);
+  return rc;
+}
+
+/* A refusal of abandon, consume, trash or extend, as the local board words
+ * it (store/ops.c, owned_claim). */
+static int refusal(const reply *rep, const char *verb, const char *uuid,
+                   const char *who, const char *claim_id, const char *script,
+                   jb__remote_result *res) {
+  memcpy(res->owner, rep->owner, sizeof res->owner);
+  memcpy(res->claim, rep->claim, sizeof res->claim);
+  if (strcmp(rep->reason, JB__SYNC_UNKNOWN_JOB) == 0)
+    return jb__err(JB_ENOTFOUND, "job %s is not on the board", uuid);
+  if (strcmp(rep->reason, JB__SYNC_UNKNOWN_OWNER) == 0)
+    return jb__err(JB_ENOTFOUND, "cannot %s job %s: it is not claimed (no "
+                   "owner known)", verb, uuid);
+  if (strcmp(rep->reason, JB__SYNC_NOT_EXPECTED_OWNER) == 0)
+    return jb__err(JB_ENOTOWNER, "cannot %s job %s: it is claimed by %s, "
+                   "not by %s", verb, uuid, rep->owner, who);
+  if (strcmp(rep->reason, JB__SYNC_NOT_EXPECTED_CLAIM) == 0)
+    return jb__err(JB_ENOTOWNER, "cannot %s job %s: claim %s is not the "
+                   "current claim's (%s holds it with %s)", verb, uuid,
+                   claim_id, rep->owner,
+                   rep->claim[0] ? rep->claim : "no claim id");
+  return bad_reason(rep, script);
+}
+
+static const char *release_verb(jb__remote_release_op op) {
+  return op == JB__REMOTE_ABANDON ? "abandon"
+         : op == JB__REMOTE_CONSUME ? "consume"
+                                    : "trash";
+}
+
+static int check_release(const char *uuid, const char *who,
+                         const char *verb) {
+  if (!uuid_ok(uuid))
+    return jb__err(JB_EINVAL, "%s in redis: \"%s\" is not a lowercase uuid",
+                   verb, uuid ? uuid : "(null)");
+  if (!who_ok(who))
+    return jb__err(JB_EINVAL, "%s in redis: owner must be 1..%d bytes", verb,
+                   JB_WHO_MAX);
+  return JB_OK;
+}
+
+int jb__remote_release(jb__remote_result *res, jb__remote *r,
+                       jb__remote_release_op op, const char *uuid,
+                       const char *who, const char *claim_id) {
+  memset(res, 0, sizeof *res);
+  const char *verb = release_verb(op);
+  int rc = check_release(uuid, who, verb);
+  if (rc) return rc;
+  if (claim_id == NULL) claim_id = "";
+  job_keys k;
+  if ((rc = job_keys_make(&k, r, uuid))) return rc;
+  msgpack_sbuffer lm;
+  msgpack_sbuffer_init(&lm);
+  if (op != JB__REMOTE_CONSUME && (rc = lm_blob(&lm, 0))) goto out;
+  int script = op == JB__REMOTE_ABANDON ? S_ABANDON
+               : op == JB__REMOTE_CONSUME ? S_CONSUME
+                                          : S_TRASH;
+  reply rep;
+  if (op == JB__REMOTE_CONSUME) {
+    /* KEYS owner, listings, last_modified, claim; ARGV who, K, id, channel */
+    const char *keys[4] = {k.owned, k.listings, k.lm, k.claim};
+    const char *args[4] = {who, uuid, claim_id, k.channel};
+    rc = run(&rep, res, r, script, verb, uuid, JB__SYNC_CONSUME_NKEYS, keys,
+             JB__SYNC_CONSUME_NARGS, args, NULL);
+  } else {
+    /* abandon KEYS: owner, listings, last_modified, claim; trash KEYS: the
+     * same with the trash hash before the claim record. ARGV (both): who,
+     * K, lm, claim id, channel. */
+    bool trash = op == JB__REMOTE_TRASH;
+    const char *keys[5] = {k.owned, k.listings, k.lm,
+                           trash ? k.trash : k.claim, k.claim};
+    const char *args[5] = {who, uuid, lm.data, claim_id, k.channel};
+    size_t lens[5] = {strlen(who), strlen(uuid), lm.size, strlen(claim_id),
+                      strlen(k.channel)};
+    _Static_assert(JB__SYNC_ABANDON_NARGS == 5 && JB__SYNC_TRASH_NARGS == 5,
+                   "abandon and trash take the same arguments");
+    rc = run(&rep, res, r, script, verb, uuid,
+             trash ? JB__SYNC_TRASH_NKEYS : JB__SYNC_ABANDON_NKEYS, keys, 5,
+             args, lens);
+  }
+  if (rc == JB_OK && !rep.ok)
+    rc = refusal(&rep, verb, uuid, who, claim_id,
+                 jb__sync_scripts[script].name, res);
+out:
+  msgpack_sbuffer_destroy(&lm);
+  return rc;
+}
+
+int jb__remote_extend(jb__remote_result *res, jb__remote *r, const char *uuid,
+                      const char *who, const char *claim_id,
+                      int64_t expiry_ms) {
+  memset(res, 0, sizeof *res);
+  const char *verb = "extend the claim on";
+  int rc = check_release(uuid, who, "extend");
+  if (rc) return rc;
+  if (expiry_ms <= 0)
+    return jb__err(JB_EINVAL, "extend in redis: expiry %lld ms is not "
+                   "positive", (long long)expiry_ms);
+  if (claim_id == NULL) claim_id = "";
+  job_keys k;
+  if ((rc = job_keys_make(&k, r, uuid))) return rc;
+  char exp[24];
+  expiry_text(exp, expiry_ms);
+  const char *keys[3] = {k.owned, k.listings, k.claim};
+  const char *args[5] = {who, uuid, exp, claim_id, k.channel};
+  reply rep;
+  rc = run(&rep, res, r, S_EXTEND, verb, uuid, JB__SYNC_EXTEND_NKEYS, keys,
+           JB__SYNC_EXTEND_NARGS, args, NULL);
+  if (rc == JB_OK && !rep.ok)
+    rc = refusal(&rep, verb, uuid, who, claim_id, "extend", res);
+  return rc;
+}
+
+/* ----------------------------------------------------------- lost replies */
+
+static int cmd(redisReply **out, jb__remote *r, int argc, const char **argv) {
+  return jb__sync_command(out, r->conn, argc, argv, NULL);
+}
+
+static bool queued(const redisReply *q) {
+  return q->type == REDIS_REPLY_STATUS && strcmp(q->str, "QUEUED") == 0;
+}
+
+int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
+  memset(st, 0, sizeof *st);
+  st->pttl_ms = -2;
+  if (!uuid_ok(uuid))
+    return jb__err(JB_EINVAL, "read from redis: \"%s\" is not a lowercase "
+                   "uuid", uuid ? uuid : "(null)");
+  job_keys k;
+  int rc = job_keys_make(&k, r, uuid);
+  if (rc) return rc;
+  /* One transaction, so that the owner key and the claim record are of the
+   * same moment. A connection lost in the middle fails the command that
+   * met it (the server drops the half-made transaction with the
+   * connection); nothing here is a write, so the caller just reads again. */
+  const char *cmds[5][5] = {
+      {"HEXISTS", k.listings, uuid},
+      {"HEXISTS", k.trash, uuid},
+      {"GET", k.owned},
+      {"HMGET", k.claim, "id", "fence"},
+      {"PTTL", k.owned}};
+  const int argcs[5] = {3, 3, 2, 4, 2};
+  redisReply *q = NULL;
+  const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"}, *discard[] = {"DISCARD"};
+  if ((rc = cmd(&q, r, 1, multi))) return rc;
+  freeReplyObject(q);
+  for (int i = 0; i < 5; i++) {
+    if ((rc = cmd(&q, r, argcs[i], cmds[i]))) break;
+    bool ok = queued(q);
+    freeReplyObject(q);
+    if (!ok) {
+      rc = jb__err(JB_EIO, "redis: %s of job %s not queued in MULTI",
+                   cmds[i][0], uuid);
+      break;
+    }
+  }
+  if (rc) {
+    if (jb_sync_connected(r->conn) && cmd(&q, r, 1, discard) == JB_OK)
+      freeReplyObject(q);
+    return rc;
+  }
+  if ((rc = cmd(&q, r, 1, exec))) return rc;
+  const redisReply *e = q;
+  if (e->type != REDIS_REPLY_ARRAY || e->elements != 5 ||
+      e->element[0]->type != REDIS_REPLY_INTEGER ||
+      e->element[1]->type != REDIS_REPLY_INTEGER ||
+      (e->element[2]->type != REDIS_REPLY_STRING &&
+       e->element[2]->type != REDIS_REPLY_NIL) ||
+      e->element[3]->type != REDIS_REPLY_ARRAY ||
+      e->element[3]->elements != 2 ||
+      e->element[4]->type != REDIS_REPLY_INTEGER) {
+    freeReplyObject(q);
+    return jb__err(JB_EIO, "redis: unexpected EXEC reply reading job %s",
+                   uuid);
+  }
+  st->listed = e->element[0]->integer == 1;
+  st->trashed = e->element[1]->integer == 1;
+  if (e->element[2]->type == REDIS_REPLY_STRING) {
+    st->owned = true;
+    copy_str(st->owner, sizeof st->owner, e->element[2]->str,
+             e->element[2]->len);
+  }
+  const redisReply *id = e->element[3]->element[0],
+                   *fence = e->element[3]->element[1];
+  if (id->type == REDIS_REPLY_STRING)
+    copy_str(st->claim, sizeof st->claim, id->str, id->len);
+  if (fence->type == REDIS_REPLY_STRING)
+    st->fence = strtoull(fence->str, NULL, 10);
+  st->pttl_ms = e->element[4]->integer;
+  freeReplyObject(q);
+  return JB_OK;
+}
+
+int jb__remote_resolve_claim(jb__remote_state *st, jb__remote *r,
+                             const char *uuid, const char *who,
+                             const char *claim_id) {
+  jb__remote_state local;
+  if (st == NULL) st = &local;
+  if (!who_ok(who) || claim_id == NULL || claim_id[0] == '\0')
+    return jb__err(JB_EINVAL, "resolve claim: an owner and a claim id are "
+                   "needed");
+  int rc = jb__remote_read(st, r, uuid);
+  if (rc) return rc;
+  if (!st->listed || !st->owned) return JB__REMOTE_NOBODY;
+  /* Both the name and the id: the name alone would take a newer claim
+   * under the same name for ours. */
+  if (strcmp(st->owner, who) == 0 && strcmp(st->claim, claim_id) == 0)
+    return JB__REMOTE_HELD;
+  return JB__REMOTE_OTHER;
+}
+
+int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
+                               jb__remote_release_op op, const char *uuid,
+                               const char *who, const char *claim_id) {
+  jb__remote_state local;
+  if (st == NULL) st = &local;
+  int held = jb__remote_resolve_claim(st, r, uuid, who, claim_id);
+  if (held < 0) return held;
+  switch (op) {
+  case JB__REMOTE_ABANDON:
+    return held != JB__REMOTE_HELD;
+  case JB__REMOTE_CONSUME:
+    return !st->listed && !st->trashed;
+  case JB__REMOTE_TRASH:
+    return !st->listed && st->trashed;
+  }
+  return jb__err(JB_EINVAL, "resolve release: unknown operation %d", (int)op);
+}

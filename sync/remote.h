@@ -1,0 +1,206 @@
+/*
+ * remote.h - the job operations on a Redis board, run through our scripts
+ * (the .lua files of sync/scripts/): post, claim, abandon, consume, trash,
+ * extend, and the reads that resolve an operation whose reply was lost. Not
+ * API (hidden symbols; the replicator and the tests use it). One call is
+ * one EVALSHA (or one read transaction); nothing here touches a local
+ * board: recording the outcome locally is the caller's, after Redis has
+ * decided (DESIGN.md section 6).
+ *
+ * Codes and messages are the local board's, so a caller (and the CLI) reads
+ * the same text whichever side decided:
+ *  - JB_ENOTFOUND "job U is not on the board" (not in NS:listings), or
+ *    "cannot consume job U: it is not claimed (no owner known)";
+ *  - JB_ECLAIMED "job U is already claimed by O";
+ *  - JB_ENOTOWNER "cannot trash job U: it is claimed by O, not by W", or
+ *    "... claim C is not the current claim's (O holds it with claim D)";
+ *  - JB_EINVAL "job U is already on the board" (post of another posting
+ *    under a listed uuid), or a bad argument (refused before any I/O);
+ *  - JB_EOFFLINE "cannot claim job U: backend unavailable (redis at ...:
+ *    timed out after 500 ms ...)": Redis could not be reached or did not
+ *    answer in time. res->unsure then says whether the script may have
+ *    been sent (the connection was up when the call began): if so it may
+ *    have run on the server, and only a resolve_* read after reconnecting
+ *    tells (never guess, never re-send blindly);
+ *  - JB_EIO a reply that is not what the scripts return (quoted);
+ *    JB_ENOMEM.
+ * The owner named in messages and in res->owner is what Redis holds (the
+ * raw bytes of NS:U.owned, cut at JB_WHO_MAX).
+ */
+#ifndef JOBBOARD_SYNC_REMOTE_H
+#define JOBBOARD_SYNC_REMOTE_H
+
+#include "conn.h"
+#include "scripts.h"
+
+#include <stdint.h>
+
+/* Our scripts registered on one connection (its registry is per
+ * connection and survives reconnects: NOSCRIPT reloads them). */
+typedef struct {
+  jb_sync_conn *conn;                /* borrowed */
+  int ids[JB__SYNC_SCRIPT_COUNT];    /* registry ids, jb__sync_scripts order */
+  bool notices;                      /* PUBLISH change notices on NS:notices */
+} jb__remote;
+
+/* Register the scripts on `conn` (SCRIPT LOAD each: the server must be
+ * reachable). notices: whether our writes PUBLISH on NS:notices (the
+ * replicators' wake-up; tests turn it off to look at the bare writes).
+ * Errors: as jb__sync_script_add (JB_EOFFLINE, JB_EINVAL, JB_ENOMEM). */
+int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices);
+
+/* What a call learnt, beyond its code. Fields a call does not set are
+ * zero / "". */
+typedef struct {
+  uint64_t sequence;        /* post: the Redis sequence of the posting */
+  uint64_t fence;           /* claim: the fencing token of the claim (ours
+                               when won; the holder's on JB_ECLAIMED when
+                               the holder claimed through our scripts) */
+  char owner[JB_WHO_MAX + 1]; /* the owner Redis names on a refusal */
+  char claim[JB_UUID_STRLEN + 28]; /* the claim id Redis holds, if any */
+  bool again;               /* the call found its own earlier effect: a
+                               post already listed with these bytes, a
+                               claim already held under this claim id */
+  bool unsure;              /* JB_EOFFLINE after the script may have been
+                               sent: resolve before doing anything else */
+} jb__remote_result;
+
+/* A new claim id: a random uuid4 text (36 chars + NUL). Errors: JB_EIO
+ * (getrandom failed). */
+int jb__remote_claim_id(char out[JB_UUID_STRLEN]);
+
+/*
+ * The posting without its sequence value: `posting` (len bytes) is a whole
+ * posting as the core stores it (jb_job_posting(): taskflow's layout with
+ * the entry "sequence" last); *prefix_len is set to the length up to and
+ * including the key "sequence", which is what the post script takes.
+ * Errors: JB_EINVAL when the posting does not end with that key and one
+ * msgpack unsigned integer.
+ */
+int jb__remote_posting_prefix(size_t *prefix_len, const void *posting,
+                              size_t len);
+
+/* An owner to publish a job with (a job claimed locally before it was
+ * published goes to Redis already claimed, in the same script). */
+typedef struct {
+  const char *who;        /* 1..JB_WHO_MAX bytes of UTF-8 */
+  int64_t expiry_ms;      /* > 0, or 0: no expiry (as taskflow's conductors) */
+  const char *claim_id;   /* from jb__remote_claim_id */
+  int64_t now_us;         /* last_modified (UTC us); 0: the clock now */
+} jb__remote_owner;
+
+/*
+ * Publish the posting of job `uuid` (a whole posting, see
+ * jb__remote_posting_prefix) under a new number from NS:sequence;
+ * res->sequence is that number. With `owner` the job is listed already
+ * claimed (res->fence is the claim's token). Re-sending a post whose reply
+ * was lost is safe while the job is listed: the script finds the same
+ * bytes and returns their number (JB_OK, res->again). Not once it is gone:
+ * a consumed job leaves nothing in Redis, so a post re-sent after another
+ * host consumed it would list it again; resolve with jb__remote_resolve
+ * (listed? in the trash?) before re-sending, and do not re-send a post
+ * whose outcome stays unknown for longer than a job can take.
+ * Errors: JB_EINVAL "job U is already on the board" (another posting under
+ * that uuid), bad arguments; the rest as at the top.
+ */
+int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
+                    const void *posting, size_t len,
+                    const jb__remote_owner *owner);
+
+/*
+ * Claim job `uuid` for owner->who under owner->claim_id, expiring in
+ * owner->expiry_ms (0: never). JB_OK: ours, res->fence the fencing token;
+ * also when Redis already holds this very claim (same owner and claim id:
+ * a re-sent claim whose first reply was lost; res->again).
+ * JB_ECLAIMED: someone holds it, res->owner (and res->claim, res->fence
+ * when taken through our scripts); when that is owner->who under another
+ * claim id, the message says so, and Redis refreshed that claim's time
+ * (and its expiry if one is given) as taskflow 5.0 does. JB_ENOTFOUND: not
+ * listed. Others as at the top.
+ */
+int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
+                     const jb__remote_owner *owner);
+
+/* The releases: abandon (the job stays listed, unclaimed), consume (gone
+ * from Redis), trash (moved to NS:trash). */
+typedef enum {
+  JB__REMOTE_ABANDON,
+  JB__REMOTE_CONSUME,
+  JB__REMOTE_TRASH
+} jb__remote_release_op;
+
+/*
+ * Release the claim of `who` on job `uuid`. claim_id: the id it was
+ * claimed under (checked against NS:U.claim), or NULL / "" to check the
+ * owner name only, as taskflow does (a claim taken by taskflow's scripts
+ * has no record). JB_OK: done. JB_ENOTFOUND: not listed, or not claimed
+ * (lapsed, abandoned). JB_ENOTOWNER: claimed by res->owner, or by `who`
+ * under another claim (res->claim). Others as at the top.
+ */
+int jb__remote_release(jb__remote_result *res, jb__remote *r,
+                       jb__remote_release_op op, const char *uuid,
+                       const char *who, const char *claim_id);
+
+/*
+ * Set the claim's expiry (owner key and claim record) to expiry_ms (> 0)
+ * from now; it may shorten it. Refusals as jb__remote_release's, with the
+ * verb "extend the claim on".
+ */
+int jb__remote_extend(jb__remote_result *res, jb__remote *r, const char *uuid,
+                      const char *who, const char *claim_id,
+                      int64_t expiry_ms);
+
+/* ----------------------------------------------------------- lost replies */
+
+/* What Redis holds about one job, read in one MULTI/EXEC (so the owner key
+ * and the claim record are from the same moment). */
+typedef struct {
+  bool listed;              /* in NS:listings */
+  bool trashed;             /* in NS:trash */
+  bool owned;               /* NS:U.owned exists */
+  char owner[JB_WHO_MAX + 1];
+  char claim[JB_UUID_STRLEN + 28]; /* NS:U.claim id, "" when none */
+  uint64_t fence;           /* NS:U.claim fence, 0 when none */
+  int64_t pttl_ms;          /* PTTL of the owner key: -1 no expiry, -2 none */
+} jb__remote_state;
+
+/* Read that state. Errors: JB_EOFFLINE (still unreachable: try later),
+ * JB_EIO, JB_ENOMEM. */
+int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid);
+
+/* Who holds a claim, as resolve_claim finds it. */
+typedef enum {
+  JB__REMOTE_HELD = 1, /* we do: owner key = who and claim record = our id */
+  JB__REMOTE_OTHER,    /* someone else (another owner, or `who` under
+                          another claim id: not this claim) */
+  JB__REMOTE_NOBODY    /* nobody: not listed, or listed and unclaimed */
+} jb__remote_holder;
+
+/*
+ * Resolve a claim whose reply was lost (or any claim: a holder checking
+ * that it still holds one): JB__REMOTE_HELD means the script ran and the
+ * claim is ours now (st->fence is its token); OTHER that it is not ours
+ * (it did not run, or ran and lapsed and was taken again); NOBODY that
+ * nobody holds it (it did not run, or ran and lapsed or was released).
+ * Only HELD is a claim to record. Returns the holder (> 0), or a negative
+ * code as jb__remote_read. `st` (may be NULL) receives what was read.
+ */
+int jb__remote_resolve_claim(jb__remote_state *st, jb__remote *r,
+                             const char *uuid, const char *who,
+                             const char *claim_id);
+
+/*
+ * Resolve a release whose reply was lost. Returns 1 if its effect is in
+ * Redis (abandon: the claim `claim_id` is gone; consume: the job is gone
+ * from the listings and not in the trash; trash: the job is in the trash
+ * and not listed), 0 if not: the claim is still ours (HELD: re-sending is
+ * safe) or the job is no longer ours to release (see st). A consume or
+ * trash resolved 1 may, in one case, have been another holder's: our claim
+ * lapsed first and that holder consumed or trashed it; either way the job
+ * is done and off the board, which is what the caller records.
+ */
+int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
+                               jb__remote_release_op op, const char *uuid,
+                               const char *who, const char *claim_id);
+
+#endif
