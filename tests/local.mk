@@ -108,5 +108,14 @@ tests_test_sync_conn_SOURCES = tests/test_sync_conn.c \
 tests_test_sync_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 tests_test_sync_conn_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_conn_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+# The job operations on Redis (sync/remote.c), with python3-taskflow as the
+# peer (run as /usr/bin/python3 from the test).
+check_PROGRAMS += tests/test_sync_remote
+TESTS += tests/test_sync_remote
+tests_test_sync_remote_SOURCES = tests/test_sync_remote.c \
+	tests/redis_helper.h tests/redis_helper.c $(JB_TEST_HELPERS)
+tests_test_sync_remote_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+tests_test_sync_remote_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
+tests_test_sync_remote_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
