@@ -139,7 +139,7 @@ static int lm_blob(msgpack_sbuffer *out, int64_t us) {
 typedef struct {
   bool ok;
   char reason[40];
-  bool has_sequence;
+  bool has_sequence, listed;
   uint64_t sequence, fence;
   char owner[JB_WHO_MAX + 1];
   char claim[JB_UUID_STRLEN + 28];
@@ -211,6 +211,8 @@ static int parse_reply(reply *out, const redisReply *r, const char *script) {
       obj_uint(v, &out->fence);
     else if (key_is(k, "sequence"))
       out->has_sequence = obj_uint(v, &out->sequence);
+    else if (key_is(k, "listed") && v->type == MSGPACK_OBJECT_BOOLEAN)
+      out->listed = v->via.boolean;
   }
   if (!status || (!out->ok && out->reason[0] == '\0'))
     rc = jb__err(JB_EIO, "script %s: reply has no status or no reason",
@@ -225,7 +227,7 @@ out:
 /* Every key an operation on job `uuid` may name, and the notice channel
  * ("" when notices are off). */
 typedef struct {
-  char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX];
+  char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX], posted[KEY_MAX];
   char listings[KEY_MAX], trash[KEY_MAX], sequence[KEY_MAX];
   char fence[KEY_MAX], notices[KEY_MAX];
   const char *channel;
@@ -243,6 +245,7 @@ static int job_keys_make(job_keys *k, jb__remote *r, const char *uuid) {
   if ((rc = key(k->owned, r, uuid, ".owned")) ||
       (rc = key(k->lm, r, uuid, ".last_modified")) ||
       (rc = key(k->claim, r, uuid, ".claim")) ||
+      (rc = key(k->posted, r, uuid, ".posted")) ||
       (rc = key(k->listings, r, NULL, "listings")) ||
       (rc = key(k->trash, r, NULL, "trash")) ||
       (rc = key(k->sequence, r, NULL, "sequence")) ||
@@ -324,19 +327,21 @@ int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
   if ((rc = job_keys_make(&k, r, uuid))) return rc;
   msgpack_sbuffer lm;
   msgpack_sbuffer_init(&lm);
-  char exp[24] = "none";
+  char exp[24] = "none", marker[24];
+  snprintf(marker, sizeof marker, "%lld", (long long)JB__REMOTE_POSTED_TTL_MS);
   if (owner) {
     if ((rc = lm_blob(&lm, owner->now_us))) goto out;
     expiry_text(exp, owner->expiry_ms);
   }
-  const char *keys[6] = {k.listings, k.sequence, k.owned, k.lm, k.claim,
-                         k.fence};
-  const char *args[7] = {uuid, (const char *)posting, k.channel,
+  const char *keys[7] = {k.listings, k.sequence, k.owned, k.lm, k.claim,
+                         k.fence, k.posted};
+  const char *args[8] = {uuid, (const char *)posting, k.channel,
                          owner ? owner->who : "",
                          owner ? lm.data : "", exp,
-                         owner ? owner->claim_id : ""};
-  size_t lens[7] = {strlen(uuid), plen, strlen(k.channel), strlen(args[3]),
-                    owner ? lm.size : 0, strlen(exp), strlen(args[6])};
+                         owner ? owner->claim_id : "", marker};
+  size_t lens[8] = {strlen(uuid), plen, strlen(k.channel), strlen(args[3]),
+                    owner ? lm.size : 0, strlen(exp), strlen(args[6]),
+                    strlen(marker)};
   reply rep;
   rc = run(&rep, res, r, S_POST, "post", uuid, JB__SYNC_POST_NKEYS, keys,
            JB__SYNC_POST_NARGS, args, lens);
@@ -346,9 +351,11 @@ int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
     res->fence = rep.fence;
   } else if (!rep.ok && strcmp(rep.reason, JB__SYNC_ALREADY_POSTED) == 0) {
     if (rep.has_sequence) {
-      /* The same bytes are listed: our own post, whose reply we lost. */
+      /* Our own post, whose reply was lost: the same bytes are listed, or
+       * the job is gone (consumed or trashed) and its marker remains. */
       res->sequence = rep.sequence;
       res->again = true;
+      res->gone = !rep.listed;
     } else
       rc = jb__err(JB_EINVAL, "job %s is already on the board", uuid);
   } else
@@ -532,6 +539,9 @@ static bool queued(const redisReply *q) {
   return q->type == REDIS_REPLY_STATUS && strcmp(q->str, "QUEUED") == 0;
 }
 
+/* The reads of jb__remote_read, in one transaction. */
+#define N_READS 6
+
 int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
   memset(st, 0, sizeof *st);
   st->pttl_ms = -2;
@@ -545,18 +555,19 @@ int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
    * same moment. A connection lost in the middle fails the command that
    * met it (the server drops the half-made transaction with the
    * connection); nothing here is a write, so the caller just reads again. */
-  const char *cmds[5][5] = {
+  const char *cmds[N_READS][5] = {
       {"HEXISTS", k.listings, uuid},
       {"HEXISTS", k.trash, uuid},
       {"GET", k.owned},
       {"HMGET", k.claim, "id", "fence"},
-      {"PTTL", k.owned}};
-  const int argcs[5] = {3, 3, 2, 4, 2};
+      {"PTTL", k.owned},
+      {"GET", k.posted}};
+  const int argcs[N_READS] = {3, 3, 2, 4, 2, 2};
   redisReply *q = NULL;
   const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"}, *discard[] = {"DISCARD"};
   if ((rc = cmd(&q, r, 1, multi))) return rc;
   freeReplyObject(q);
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < N_READS; i++) {
     if ((rc = cmd(&q, r, argcs[i], cmds[i]))) break;
     bool ok = queued(q);
     freeReplyObject(q);
@@ -573,14 +584,16 @@ int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
   }
   if ((rc = cmd(&q, r, 1, exec))) return rc;
   const redisReply *e = q;
-  if (e->type != REDIS_REPLY_ARRAY || e->elements != 5 ||
+  if (e->type != REDIS_REPLY_ARRAY || e->elements != N_READS ||
       e->element[0]->type != REDIS_REPLY_INTEGER ||
       e->element[1]->type != REDIS_REPLY_INTEGER ||
       (e->element[2]->type != REDIS_REPLY_STRING &&
        e->element[2]->type != REDIS_REPLY_NIL) ||
       e->element[3]->type != REDIS_REPLY_ARRAY ||
       e->element[3]->elements != 2 ||
-      e->element[4]->type != REDIS_REPLY_INTEGER) {
+      e->element[4]->type != REDIS_REPLY_INTEGER ||
+      (e->element[5]->type != REDIS_REPLY_STRING &&
+       e->element[5]->type != REDIS_REPLY_NIL)) {
     freeReplyObject(q);
     return jb__err(JB_EIO, "redis: unexpected EXEC reply reading job %s",
                    uuid);
@@ -599,6 +612,20 @@ int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
   if (fence->type == REDIS_REPLY_STRING)
     st->fence = strtoull(fence->str, NULL, 10);
   st->pttl_ms = e->element[4]->integer;
+  if (e->element[5]->type == REDIS_REPLY_STRING) {
+    char text[24];
+    char *end;
+    copy_str(text, sizeof text, e->element[5]->str, e->element[5]->len);
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0) {
+      freeReplyObject(q);
+      return jb__err(JB_EIO, "redis: marker of job %s holds \"%s\", not a "
+                     "sequence", uuid, text);
+    }
+    st->posted = true;
+    st->posted_sequence = n;
+  }
   freeReplyObject(q);
   return JB_OK;
 }
@@ -637,4 +664,13 @@ int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
     return !st->listed && st->trashed;
   }
   return jb__err(JB_EINVAL, "resolve release: unknown operation %d", (int)op);
+}
+
+int jb__remote_resolve_post(jb__remote_state *st, jb__remote *r,
+                            const char *uuid) {
+  jb__remote_state local;
+  if (st == NULL) st = &local;
+  int rc = jb__remote_read(st, r, uuid);
+  if (rc) return rc;
+  return st->posted ? 1 : 0;
 }

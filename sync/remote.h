@@ -1,7 +1,8 @@
 /*
  * remote.h - the job operations on a Redis board, run through our scripts
  * (the .lua files of sync/scripts/): post, claim, abandon, consume, trash,
- * extend, and the reads that resolve an operation whose reply was lost. Not
+ * extend, and the reads that resolve an operation whose reply was lost
+ * (resolve_post, resolve_claim, resolve_release). Not
  * API (hidden symbols; the replicator and the tests use it). One call is
  * one EVALSHA (or one read transaction); nothing here touches a local
  * board: recording the outcome locally is the caller's, after Redis has
@@ -59,8 +60,12 @@ typedef struct {
   char owner[JB_WHO_MAX + 1]; /* the owner Redis names on a refusal */
   char claim[JB_UUID_STRLEN + 28]; /* the claim id Redis holds, if any */
   bool again;               /* the call found its own earlier effect: a
-                               post already listed with these bytes, a
+                               post already published (listed with these
+                               bytes, or gone with its marker left), a
                                claim already held under this claim id */
+  bool gone;                /* post, with again: published earlier and no
+                               longer listed (consumed or trashed since);
+                               it was not listed again */
   bool unsure;              /* JB_EOFFLINE after the script may have been
                                sent: resolve before doing anything else */
 } jb__remote_result;
@@ -89,17 +94,26 @@ typedef struct {
   int64_t now_us;         /* last_modified (UTC us); 0: the clock now */
 } jb__remote_owner;
 
+/* How long the publication marker NS:U.posted of a post lasts: 30 days.
+ * It is what makes a post whose reply was lost safe to resolve and to
+ * re-send for that long (docs/DESIGN-NOTES.md, "Resolving an unsure
+ * post"); about 140 bytes of Redis memory per job posted in that time. */
+#define JB__REMOTE_POSTED_TTL_MS (INT64_C(30) * 24 * 3600 * 1000)
+
 /*
  * Publish the posting of job `uuid` (a whole posting, see
  * jb__remote_posting_prefix) under a new number from NS:sequence;
  * res->sequence is that number. With `owner` the job is listed already
- * claimed (res->fence is the claim's token). Re-sending a post whose reply
- * was lost is safe while the job is listed: the script finds the same
- * bytes and returns their number (JB_OK, res->again). Not once it is gone:
- * a consumed job leaves nothing in Redis, so a post re-sent after another
- * host consumed it would list it again; resolve with jb__remote_resolve
- * (listed? in the trash?) before re-sending, and do not re-send a post
- * whose outcome stays unknown for longer than a job can take.
+ * claimed (res->fence is the claim's token). The script also writes the
+ * marker NS:U.posted (the number, for JB__REMOTE_POSTED_TTL_MS), which no
+ * operation deletes, and refuses a uuid that is listed or marked. So
+ * re-sending a post whose reply was lost is safe, whatever happened to
+ * the job since: it gets JB_OK, res->again and the number it was
+ * published under, with res->gone when the job is no longer listed
+ * (another host consumed or trashed it: the job is done, and it is not
+ * listed again). jb__remote_resolve_post tells the same without writing.
+ * The guarantee lasts as long as the marker: do not re-send a post whose
+ * outcome stayed unknown for 30 days.
  * Errors: JB_EINVAL "job U is already on the board" (another posting under
  * that uuid), bad arguments; the rest as at the top.
  */
@@ -162,6 +176,9 @@ typedef struct {
   char claim[JB_UUID_STRLEN + 28]; /* NS:U.claim id, "" when none */
   uint64_t fence;           /* NS:U.claim fence, 0 when none */
   int64_t pttl_ms;          /* PTTL of the owner key: -1 no expiry, -2 none */
+  bool posted;              /* the marker NS:U.posted exists: our post of
+                               U ran (within JB__REMOTE_POSTED_TTL_MS) */
+  uint64_t posted_sequence; /* the number it was published under, or 0 */
 } jb__remote_state;
 
 /* Read that state. Errors: JB_EOFFLINE (still unreachable: try later),
@@ -202,5 +219,17 @@ int jb__remote_resolve_claim(jb__remote_state *st, jb__remote *r,
 int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
                                jb__remote_release_op op, const char *uuid,
                                const char *who, const char *claim_id);
+
+/*
+ * Resolve a post whose reply was lost: 1 if it ran (the marker exists:
+ * st->posted_sequence is the number the job was published under; st->listed
+ * and st->trashed say where it is now, neither when it was consumed), 0 if
+ * it did not: the script writes the marker with the listing, so no marker
+ * means no publication by our post, and re-sending it is safe. Returns a
+ * negative code as jb__remote_read. Reliable for JB__REMOTE_POSTED_TTL_MS
+ * after the post was sent.
+ */
+int jb__remote_resolve_post(jb__remote_state *st, jb__remote *r,
+                            const char *uuid);
 
 #endif

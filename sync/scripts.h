@@ -15,6 +15,9 @@
  *   NS:K.claim   ours: hash {id, fence} of the claim taken through claim.lua
  *                or post.lua; it has the owner key's expiry;
  *   NS:fence     ours: the fencing counter (INCR once per claim);
+ *   NS:K.posted  ours: the sequence K was published under, written by
+ *                post.lua with a long expiry (30 days from our client) and
+ *                deleted by no script: a uuid is posted at most once;
  *   NS:notices   ours: the pub/sub channel of change notices (not a key).
  * With no namespace there is no "NS:" prefix.
  *
@@ -37,7 +40,7 @@ enum {
     JB__SYNC_CONSUME_NKEYS = 4, JB__SYNC_CONSUME_NARGS = 4,
     JB__SYNC_TRASH_NKEYS = 5,   JB__SYNC_TRASH_NARGS = 5,
     JB__SYNC_EXTEND_NKEYS = 3,  JB__SYNC_EXTEND_NARGS = 5,
-    JB__SYNC_POST_NKEYS = 6,    JB__SYNC_POST_NARGS = 7,
+    JB__SYNC_POST_NKEYS = 7,    JB__SYNC_POST_NARGS = 8,
     JB__SYNC_SCRIPT_COUNT = 6
 };
 

@@ -129,6 +129,11 @@ def utcnow():
 
 # ------------------------------------------------------------ our client
 
+# The publication marker's lifetime our C client sends
+# (JB__REMOTE_POSTED_TTL_MS in sync/remote.h): 30 days.
+POSTED_TTL_MS = 30 * 24 * 3600 * 1000
+
+
 def read_script(name):
     with open(os.path.join(SRCDIR, "sync", "scripts", name + ".lua"),
               "rb") as f:
@@ -196,13 +201,16 @@ class Ours:
                          self.key(k + ".claim")],
                         [who, k, str(ms), cid, self.channel])
 
-    def post(self, k, prefix, who="", lm=b"", ms=None, cid=""):
+    def post(self, k, prefix, who="", lm=b"", ms=None, cid="",
+             marker_ms=POSTED_TTL_MS):
         return self.run("post",
                         [self.key("listings"), self.key("sequence"),
                          self.key(k + ".owned"), self.key(k + ".last_modified"),
-                         self.key(k + ".claim"), self.key("fence")],
+                         self.key(k + ".claim"), self.key("fence"),
+                         self.key(k + ".posted")],
                         [k, prefix, self.channel, who, lm,
-                         "none" if ms is None else str(ms), cid])
+                         "none" if ms is None else str(ms), cid,
+                         str(marker_ms)])
 
     def post_new(self, name="jb-job", priority="NORMAL", details=None, **kw):
         k = str(uuid.uuid4())
@@ -332,12 +340,21 @@ def test_we_post_taskflow_lists_claims_consumes(srv):
 
     again = ours.post(k, prefix)
     check(err(again, "Job already posted!") and
-          again.get("sequence") == first.sequence + 1,
+          again.get("sequence") == first.sequence + 1
+          and again.get("listed") is True,
           "posting the same job again is refused and names its sequence", again)
     other = posting_prefix(k, "another", "LOW", created, details)
     again = ours.post(k, other)
-    check(err(again, "Job already posted!") and "sequence" not in again,
+    check(err(again, "Job already posted!") and "sequence" not in again
+          and again.get("listed") is True,
           "a different posting under a listed uuid is refused, no sequence",
+          again)
+    # A listed taskflow posting (no marker) is refused the same way.
+    again = ours.post(first.uuid, posting_prefix(first.uuid, "x", "LOW",
+                                                 created))
+    check(err(again, "Job already posted!") and "sequence" not in again
+          and not ours.r.exists(ours.key(first.uuid + ".posted")),
+          "our post of a uuid taskflow listed is refused, writes no marker",
           again)
     check(int(ours.r.get(ours.key("sequence"))) == last.sequence,
           "a refused post takes no number")
@@ -349,13 +366,16 @@ def test_we_post_taskflow_lists_claims_consumes(srv):
     for kw in (dict(who="jb", lm=b"x", ms=0, cid="c"),
                dict(who="jb", lm=b"x", ms="soon", cid="c"),
                dict(who="jb", lm=b"x", ms=None, cid=""),
-               dict(who="jb", lm=b"", ms=None, cid="c")):
+               dict(who="jb", lm=b"", ms=None, cid="c"),
+               dict(marker_ms=0), dict(marker_ms="none"),
+               dict(marker_ms="")):
         bad = ours.post(k_bad, p_bad, **kw)
         check(err(bad, "Invalid argument!"),
               "a claimed post with a bad argument is refused %r" % kw, bad)
     check(ours.r.hlen(ours.key("listings")) == 3
           and int(ours.r.get(ours.key("sequence"))) == last.sequence
-          and not ours.r.exists(ours.key(k_bad + ".owned")),
+          and not ours.r.exists(ours.key(k_bad + ".owned"),
+                                ours.key(k_bad + ".posted")),
           "refusals wrote nothing")
 
     jobs = list(tf.iterjobs(ensure_fresh=True))
@@ -403,6 +423,89 @@ def test_we_post_taskflow_lists_claims_consumes(srv):
                   "taskflow cannot claim it", "already claimed by jb-local")
     check(ours.consume(k2, "jb-local", "cid-pre") == {"status": "ok"},
           "and we consume it with the claim id of the post")
+
+
+def test_posted_marker(srv):
+    """The publication marker: a uuid is posted once, even after the job
+    was consumed (nothing else of it left) or trashed; taskflow's listing,
+    consume and trash ignore the marker."""
+    ns = "t7"
+    tf = taskflow_board(srv.sock, ns)
+    ours = Ours(srv.sock, ns)
+    tf.post("tf-first")
+    k = str(uuid.uuid4())
+    prefix = posting_prefix(k, "jb-once", "NORMAL", utcnow())
+    rep = ours.post(k, prefix)
+    check(rep.get("status") == "ok", "our post", rep)
+    seq = rep["sequence"]
+    marker = ours.key(k + ".posted")
+    check(ours.r.get(marker) == str(seq).encode(),
+          "the marker holds the sequence as decimal text", ours.r.get(marker))
+    pttl = ours.r.pttl(marker)
+    check(POSTED_TTL_MS - 60000 < pttl <= POSTED_TTL_MS,
+          "the marker's PTTL is the marker ms (30 days)", pttl)
+    size = ours.r.memory_usage(marker)
+    check(size is not None and size < 200,
+          "the marker costs well under 200 bytes (MEMORY USAGE)", size)
+    print("  marker: MEMORY USAGE %d bytes (plus its expiry entry)" % size)
+
+    # Claimed and consumed by a taskflow worker: nothing of the job is left
+    # but the marker.
+    job = tf_job(tf, k)
+    check(job is not None and job.sequence == seq,
+          "taskflow lists our posting with the marker beside it")
+    tf.claim(job, "tf-owner")
+    check(tf.find_owner(job) == "tf-owner", "taskflow claims it")
+    tf.consume(job, "tf-owner")
+    check(tf_job(tf, k) is None, "taskflow consumed it")
+    left = sorted(x for x in ours.r.keys(ns + ":*") if k.encode() in x)
+    check(left == [marker], "only the marker is left of the job", left)
+    again = ours.post(k, prefix)
+    check(err(again, "Job already posted!") and again.get("sequence") == seq
+          and again.get("listed") is False,
+          "re-posting the consumed uuid is refused with its sequence", again)
+    check(tf_job(tf, k) is None and not ours.r.hexists(ours.key("listings"), k),
+          "and it is not listed again")
+    again = ours.post(k, prefix, who="jb", lm=mp_datetime(utcnow()), ms=None,
+                      cid="cid-2")
+    check(err(again, "Job already posted!") and again.get("sequence") == seq
+          and not ours.r.exists(ours.key(k + ".owned")),
+          "a claimed re-post is refused too and claims nothing", again)
+    check(int(ours.r.get(ours.key("sequence"))) == seq,
+          "refused re-posts took no number")
+
+    # Our consume and taskflow's trash leave the marker too.
+    k2, rep2 = ours.post_new(name="jb-consumed")
+    check(ours.claim(k2, "jb", None, "c2").get("status") == "ok", "claim k2")
+    check(ours.consume(k2, "jb", "c2") == {"status": "ok"}, "consume k2")
+    k3, rep3 = ours.post_new(name="jb-trashed")
+    job3 = tf_job(tf, k3)
+    tf.claim(job3, "tf-trasher")
+    tf.trash(job3, "tf-trasher")
+    check(ours.r.hexists(ours.key("trash"), k3) and tf_job(tf, k3) is None,
+          "taskflow trashed our posting")
+    k4, rep4 = ours.post_new(name="jb-abandoned")
+    check(ours.claim(k4, "jb", None, "c4").get("status") == "ok", "claim k4")
+    check(ours.abandon(k4, "jb", "c4") == {"status": "ok"}, "abandon k4")
+    for kk, r0, what in ((k2, rep2, "our consume"), (k3, rep3, "a trash"),
+                         (k4, rep4, "our abandon")):
+        check(ours.r.get(ours.key(kk + ".posted")) ==
+              str(r0["sequence"]).encode(),
+              "the marker survives " + what)
+        again = ours.post(kk, posting_prefix(kk, "again", "NORMAL", utcnow()))
+        check(err(again, "Job already posted!")
+              and again.get("sequence") == (None if kk == k4
+                                            else r0["sequence"]),
+              "re-post after %s refused" % what, again)
+    # taskflow still lists, claims and consumes normally beside markers.
+    names = sorted(j.name for j in tf.iterjobs(ensure_fresh=True))
+    check(names == ["jb-abandoned", "tf-first"],
+          "taskflow lists exactly the listed jobs", names)
+    job4 = tf_job(tf, k4)
+    tf.claim(job4, "tf-w")
+    tf.consume(job4, "tf-w")
+    check(tf_job(tf, k4) is None and ours.r.exists(ours.key(k4 + ".posted")),
+          "taskflow consumes beside the marker, which stays")
 
 
 def test_bytes_match_taskflow(srv):
@@ -811,6 +914,7 @@ def main():
               % (srv.version, impl_redis.__file__))
         for t in (test_taskflow_posts_we_claim_and_consume,
                   test_we_post_taskflow_lists_claims_consumes,
+                  test_posted_marker,
                   test_bytes_match_taskflow,
                   test_refusals_and_expiry,
                   test_notices,

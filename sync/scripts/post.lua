@@ -10,6 +10,7 @@
 -- KEYS[4] NS:<K>.last_modified  last-modified key (taskflow's)
 -- KEYS[5] NS:<K>.claim          claim record (ours)
 -- KEYS[6] NS:fence              fencing counter (ours)
+-- KEYS[7] NS:<K>.posted         publication marker (ours)
 -- ARGV[1] K         job key: the uuid text (lowercase, hyphenated, 36 chars)
 -- ARGV[2] posting   the posting without its sequence value: the msgpack map
 --                   header, every entry in taskflow's order, then the key
@@ -20,27 +21,42 @@
 -- ARGV[5] lm        with an owner: last-modified value (oslo datetime ext 1); else ignored
 -- ARGV[6] expiry    with an owner: "none" or positive milliseconds; else ignored
 -- ARGV[7] claim id  with an owner: non-empty claim id; else ignored
+-- ARGV[8] marker ms lifetime of the publication marker: positive milliseconds
+--                   (our client sends 30 days, JB__REMOTE_POSTED_TTL_MS)
+--
+-- The marker NS:<K>.posted holds the sequence K was published under (decimal
+-- text) for ARGV[8] ms. No script deletes it (consume, abandon and trash
+-- leave it; taskflow never reads it), so while it lasts a uuid is published
+-- at most once, even after the job was consumed and left nothing else.
 --
 -- Reply (msgpack map); all of these are ours (taskflow's post has no reply):
 --   {status="ok", sequence=<n>}                    posted (unclaimed)
 --   {status="ok", sequence=<n>, claim=<id>, fence=<f>}   posted, claimed by who
---   {status="error", reason="Job already posted!"[, sequence=<n>]}
---       K is already listed; nothing written, no number taken. sequence is
---       given when the listed posting is this one (same bytes up to the
---       sequence): a caller whose reply was lost learns its number.
---   {status="error", reason="Invalid argument!"}   bad K, posting, owner, expiry or claim id
+--   {status="error", reason="Job already posted!", listed=<bool>[, sequence=<n>]}
+--       K is listed, or its marker exists; nothing written, no number
+--       taken. listed: whether K is in the listings hash now. sequence is
+--       the number this posting was published under: given when K is
+--       listed with the same bytes (up to the sequence), or when K is not
+--       listed but its marker exists (uuids are one job's: a marker is this
+--       job's publication, since consumed or trashed); not given when K is
+--       listed with other bytes (another posting under that uuid). A
+--       caller whose reply was lost learns its number either way.
+--   {status="error", reason="Invalid argument!"}   bad K, posting, owner,
+--       expiry, claim id or marker ms
 --
 -- Writes, on success: INCR NS:sequence; HSETNX listings K = posting ..
--- sequence; with an owner, as claim.lua: SET owner key, SET last_modified,
--- INCR fence, HSET claim record, PEXPIRE both with an expiry; PUBLISH
--- channel "post <K> <n>".
-local listings, seq_key, owner_key, lm_key, claim_key, fence_key =
-    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local job, prefix, channel, who, lm, expiry, claim_id =
-    ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+-- sequence; SET marker = sequence, PEXPIRE marker ARGV[8]; with an owner,
+-- as claim.lua: SET owner key, SET last_modified, INCR fence, HSET claim
+-- record, PEXPIRE both with an expiry; PUBLISH channel "post <K> <n>".
+local listings, seq_key, owner_key, lm_key, claim_key, fence_key, marker_key =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local job, prefix, channel, who, lm, expiry, claim_id, marker_ms =
+    ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 
 local suffix = "\168sequence"
-if job == "" or #prefix <= #suffix or prefix:sub(-#suffix) ~= suffix then
+marker_ms = jb_expiry(marker_ms, false)
+if job == "" or #prefix <= #suffix or prefix:sub(-#suffix) ~= suffix
+        or not marker_ms then
     return jb_error("Invalid argument!")
 end
 local ms = false
@@ -52,8 +68,9 @@ if who ~= "" then
 end
 
 local listed = redis.call("HGET", listings, job)
+local marker = redis.call("GET", marker_key)
 if listed then
-    local reply = {}
+    local reply = {listed = true}
     if #listed > #prefix and listed:sub(1, #prefix) == prefix then
         local ok, n = pcall(cmsgpack.unpack, listed:sub(#prefix + 1))
         if ok and type(n) == "number" then
@@ -62,9 +79,15 @@ if listed then
     end
     return jb_error("Job already posted!", reply)
 end
+if marker then
+    return jb_error("Job already posted!",
+                    {listed = false, sequence = tonumber(marker)})
+end
 
 local seq = redis.call("INCR", seq_key)
 redis.call("HSETNX", listings, job, prefix .. cmsgpack.pack(seq))
+redis.call("SET", marker_key, string.format("%d", seq))
+redis.call("PEXPIRE", marker_key, marker_ms)
 local reply = {status = "ok", sequence = seq}
 if who ~= "" then
     local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id)
