@@ -5,7 +5,8 @@
  * consume, trash and extend with the local board's messages; our postings
  * read by taskflow; taskflow's jobs claimed by us as taskflow sees it;
  * racing claimer processes; a reply lost to a stopped server, resolved by
- * reading what Redis holds.
+ * reading what Redis holds (for a post: its marker, after another client
+ * consumed the job).
  */
 #include "remote.h"
 #include "helpers.h"
@@ -143,13 +144,42 @@ static void python(char *out, size_t size, fixture *f, const char *body,
     fail_msg("python failed (status %d): %s\n%s", st, body, out);
 }
 
+/* Job u was published under `sequence` and is gone (consumed): resolve_post
+ * says so, from the marker; re-sending its posting is JB_OK, again and
+ * gone, and lists nothing; NS:sequence stays `counter`. */
+static void assert_posted_and_gone(fixture *f, const char *u,
+                                   const jbt_buf *posting, uint64_t sequence,
+                                   uint64_t counter) {
+  jb__remote_state st;
+  assert_int_equal(jb__remote_resolve_post(&st, &f->rm, u), 1);
+  assert_true(st.posted);
+  assert_int_equal(st.posted_sequence, sequence);
+  assert_false(st.listed);
+  assert_false(st.trashed);
+  assert_false(st.owned);
+  jb__remote_result res;
+  assert_int_equal(jb__remote_post(&res, &f->rm, u, posting->data,
+                                   posting->len, NULL), JB_OK);
+  assert_true(res.again);
+  assert_true(res.gone);
+  assert_int_equal(res.sequence, sequence);
+  char out[64], want[32];
+  const char *hexists[] = {"HEXISTS", "taskflow:listings", u};
+  redis_get(out, sizeof out, f, 3, hexists);
+  assert_string_equal(out, "0");
+  const char *seq[] = {"GET", "taskflow:sequence"};
+  redis_get(out, sizeof out, f, 2, seq);
+  snprintf(want, sizeof want, "%llu", (unsigned long long)counter);
+  assert_string_equal(out, want);
+}
+
 /* ------------------------------------------------------------------ post */
 
 /* Our post lists the local posting with the shared counter's number: the
  * bytes in Redis are the local ones with the sequence replaced, and
  * taskflow lists, reads and consumes the job unchanged. A re-sent post
- * (its reply lost) finds its own bytes; another posting under a listed
- * uuid is refused. */
+ * (its reply lost) finds its own bytes, and once taskflow consumed the
+ * job, its marker; another posting under a listed uuid is refused. */
 static void test_post(void **state) {
   fixture *f = *state;
   char u1[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], out[4096];
@@ -215,6 +245,9 @@ static void test_post(void **state) {
          "print(len(list(b.iterjobs(ensure_fresh=True))))",
          u1);
   assert_string_equal(out, "py\n1\n");
+  /* Consumed by taskflow: only our marker is left of u1, so re-sending its
+   * post finds it published and gone, and does not list it again. */
+  assert_posted_and_gone(f, u1, &p1, 301, 302);
 
   /* Bad postings are refused before any I/O. */
   assert_int_equal(jb__remote_post(&res, &f->rm, u2, p2.data, p2.len - 1,
@@ -616,6 +649,74 @@ static void test_lost_reply(void **state) {
   assert_true(st.listed);
 }
 
+/* A post whose reply is lost (the server stopped past the command
+ * timeout), then claimed and consumed by another host before we look: the
+ * marker NS:U.posted tells that it ran and under which number, and a
+ * re-send does not list the job again (it would run twice). */
+static void test_lost_post(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], v[JB_UUID_STRLEN], id[JB_UUID_STRLEN], out[256];
+  jbt_buf p, pv;
+  local_job(u, &p, f, "lost", true);
+  local_job(v, &pv, f, "never-sent", false);
+  jb__remote_result res;
+  jb__remote_state st;
+
+  assert_int_equal(jb_sync_ping(f->conn), JB_OK);
+  assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
+  int rc = jb__remote_post(&res, &f->rm, u, p.data, p.len, NULL);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  assert_int_equal(kill(f->redis.pid, SIGCONT), 0);
+  assert_int_equal(rc, JB_EOFFLINE);
+  assert_true(res.unsure);
+  jbt_assert_contains(msg, "cannot post job");
+  jbt_assert_contains(msg, "timed out after 500 ms");
+
+  /* Another host claims and consumes the job before we resolve. */
+  jb_sync_conn *other = jbt_redis_connect(f->redis.unix_url, 2000);
+  jb__remote rm2;
+  assert_int_equal(jb__remote_init(&rm2, other, false), JB_OK);
+  assert_int_equal(jb__remote_claim_id(id), JB_OK);
+  jb__remote_owner o = owner("host-b:1", id, 0);
+  jb__remote_result res2;
+  assert_int_equal(jb__remote_claim(&res2, &rm2, u, &o), JB_OK);
+  assert_int_equal(jb__remote_release(&res2, &rm2, JB__REMOTE_CONSUME, u,
+                                      "host-b:1", id), JB_OK);
+  jb_sync_close(other);
+
+  /* Nothing of the job is listed, owned or trashed; the marker says it was
+   * published, and under which number; re-sent anyway, the post is refused
+   * as published and gone. */
+  assert_posted_and_gone(f, u, &p, 1, 1);
+  char marker[128];
+  snprintf(marker, sizeof marker, "taskflow:%s.posted", u);
+  const char *pttl[] = {"PTTL", marker};
+  redis_get(out, sizeof out, f, 2, pttl);
+  long long ms = atoll(out);
+  assert_true(ms > JB__REMOTE_POSTED_TTL_MS - 60000 &&
+              ms <= JB__REMOTE_POSTED_TTL_MS);
+  /* taskflow sees no job. */
+  python(out, sizeof out, f,
+         "print(len(list(b.iterjobs(ensure_fresh=True))))", "");
+  assert_string_equal(out, "0\n");
+
+  /* A post that never ran: no marker; sending it now posts it. */
+  assert_int_equal(jb__remote_resolve_post(&st, &f->rm, v), 0);
+  assert_false(st.posted);
+  assert_false(st.listed);
+  assert_int_equal(jb__remote_post(&res, &f->rm, v, pv.data, pv.len, NULL),
+                   JB_OK);
+  assert_false(res.again);
+  assert_false(res.gone);
+  assert_int_equal(res.sequence, 2);
+  assert_int_equal(jb__remote_resolve_post(&st, &f->rm, v), 1);
+  assert_int_equal(st.posted_sequence, 2);
+  assert_true(st.listed);
+  jbt_buf_free(&p);
+  jbt_buf_free(&pv);
+}
+
 /* Change notices: with notices on, a claim PUBLISHes on NS:notices. */
 static void test_notices(void **state) {
   fixture *f = *state;
@@ -677,6 +778,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_taskflow_job, setup, teardown),
       cmocka_unit_test_setup_teardown(test_racing_claimers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lost_reply, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lost_post, setup, teardown),
       cmocka_unit_test_setup_teardown(test_notices, setup, teardown),
       cmocka_unit_test_setup_teardown(test_offline, setup, teardown),
   };
