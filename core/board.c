@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 #include "posting.h"
+#include "remote_hook.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -257,6 +258,43 @@ static int claim_req(jb_store_claim_req *req, const char *who,
   return JB_OK;
 }
 
+/* ------------------------------------------ Redis-decided jobs (DESIGN 6) */
+
+void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops, void *ctx) {
+  if (b == NULL) return;
+  b->remote_ops = ops;
+  b->remote_ctx = ops ? ctx : NULL;
+}
+
+int jb__board_mark_remote(jb_board *b, const char *uuid) {
+  uint8_t raw[16];
+  int rc = args(b, uuid, raw);
+  return rc != JB_OK ? rc : jb__store_mark_remote(b->store, raw);
+}
+
+/* The refusal of a Redis-decided job on a handle without the hook. */
+static int not_attached(const char *verb, const uint8_t raw[16]) {
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  return jb__err(JB_EOFFLINE, "cannot %s job %s: backend unavailable (job %s "
+                 "is decided by Redis and this handle is not connected to "
+                 "it)", verb, t, t);
+}
+
+/* A claim of a Redis-decided job: Redis first, then the same claim
+ * recorded locally (nothing local changes when Redis refuses or is away). */
+static int remote_claim(jb_board *b, const uint8_t raw[16],
+                        const jb_store_claim_req *req, uint64_t *token) {
+  if (b->remote_ops == NULL) return not_attached("claim", raw);
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  uint64_t fence = 0;
+  int rc = b->remote_ops->claim(b->remote_ctx, t, req->who, req->lease_ms,
+                                &fence);
+  if (rc != JB_OK) return rc;
+  return jb__store_claim_x(b->store, raw, req, token, JB_STORE_DECIDED);
+}
+
 int jb_job_claim_ex(uint64_t *token_out, jb_board *b, const char *uuid,
                     const char *who, const jb_claim_opts *opts) {
   if (token_out) *token_out = 0;
@@ -267,6 +305,7 @@ int jb_job_claim_ex(uint64_t *token_out, jb_board *b, const char *uuid,
   if (rc != JB_OK) return rc;
   uint64_t token = 0;
   rc = jb__store_claim(b->store, raw, &req, &token);
+  if (rc == JB__REMOTE) rc = remote_claim(b, raw, &req, &token);
   if (token_out && (rc == JB_OK || rc == JB_ECLAIMED)) *token_out = token;
   return rc;
 }
@@ -289,7 +328,36 @@ int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
     return jb__err(JB_ENOMEM, "out of memory for a job");
   uint8_t raw[16];
   uint64_t token = 0;
-  rc = jb__store_claim_next(b->store, raw, job, &req, &token);
+  /* Redis-decided jobs: skipped without the hook; with it, the walk stops
+   * at each one in claim-next order and it is claimed through Redis; one
+   * Redis refuses (claimed elsewhere, gone) is passed over, and when Redis
+   * is away the rest are skipped so that local jobs can still be claimed. */
+  const struct jb_remote_ops *ops = b->remote_ops;
+  uint8_t after[JB_JOBKEY_LEN], key[JB_JOBKEY_LEN];
+  bool started = false, skip = ops == NULL;
+  char away[256] = "";
+  for (;;) {
+    rc = jb__store_claim_next_x(b->store, raw, job, &req, &token,
+                                started ? after : NULL, skip, key);
+    if (rc != JB__REMOTE) break;
+    memcpy(after, key, JB_JOBKEY_LEN);
+    started = true;
+    rc = remote_claim(b, raw, &req, &token);
+    if (rc == JB_OK) {
+      if (job) rc = jb__store_get(b->store, raw, job);
+      if (rc != JB_OK) rc = JB_ECORRUPT; /* the claim stands */
+      break;
+    }
+    if (rc == JB_EOFFLINE) {
+      snprintf(away, sizeof away, "%s", jb_errmsg());
+      skip = true;
+    } else if (rc != JB_ECLAIMED && rc != JB_ENOTFOUND) {
+      break;
+    }
+  }
+  if (rc == JB_ENOTFOUND && away[0])
+    rc = jb__err(JB_ENOTFOUND, "no claimable job on the board (Redis-decided "
+                 "jobs were not tried: %s)", away);
   /* JB_ECORRUPT after the commit still means the claim stands. */
   if (rc == JB_OK || rc == JB_ECORRUPT) {
     if (uuid_out) jb__uuid_format(uuid_out, raw);
@@ -318,8 +386,16 @@ int jb_job_extend(jb_board *b, const char *uuid, const char *who,
     return jb__err(JB_EINVAL, "lease: %lld ms is not a lease (expected "
                    "1..%lld ms)", (long long)lease_ms,
                    (long long)JB_LEASE_MAX_MS);
+  rc = jb__store_extend(b->store, raw, who, who_len, token, lease_ms,
+                        jb__now_us(), 0);
+  if (rc != JB__REMOTE) return rc;
+  if (b->remote_ops == NULL) return not_attached("extend the claim on", raw);
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  rc = b->remote_ops->extend(b->remote_ctx, t, who, lease_ms);
+  if (rc != JB_OK) return rc;
   return jb__store_extend(b->store, raw, who, who_len, token, lease_ms,
-                          jb__now_us());
+                          jb__now_us(), JB_STORE_DECIDED);
 }
 
 int jb_job_expires_in(jb_expiry *out, int64_t *ms_out, jb_board *b,
@@ -339,6 +415,35 @@ int jb_job_expires_in(jb_expiry *out, int64_t *ms_out, jb_board *b,
   return JB_OK;
 }
 
+/* One local attempt of a release (xflags: JB_STORE_DECIDED or 0). */
+static int release_local(jb_board *b, jb_release op, const uint8_t raw[16],
+                         const char *who, size_t who_len, uint64_t token,
+                         const jb_store_done *done, unsigned xflags) {
+  if (op == JB_RELEASE_ABANDON)
+    return jb__store_release(b->store, op, raw, who, who_len, token,
+                             jb__now_us(), xflags);
+  return jb__store_finish(b->store, op, raw, who, who_len, token, jb__now_us(),
+                          done, xflags);
+}
+
+int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
+                      const char *who, size_t who_len, uint64_t token,
+                      const jb_store_done *done) {
+  int rc = release_local(b, op, raw, who, who_len, token, done, 0);
+  if (rc != JB__REMOTE) return rc;
+  static const char *const verbs[] = {"abandon", "consume", "trash"};
+  if (b->remote_ops == NULL) return not_attached(verbs[op], raw);
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  const struct jb_remote_ops *o = b->remote_ops;
+  rc = (op == JB_RELEASE_ABANDON ? o->abandon
+        : op == JB_RELEASE_CONSUME ? o->consume
+                                   : o->trash)(b->remote_ctx, t, who);
+  if (rc != JB_OK) return rc;
+  return release_local(b, op, raw, who, who_len, token, done,
+                       JB_STORE_DECIDED);
+}
+
 static int release(jb_board *b, jb_release op, const char *uuid,
                    const char *who, uint64_t token) {
   uint8_t raw[16];
@@ -346,15 +451,12 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   int rc = args(b, uuid, raw);
   if (rc == JB_OK) rc = jb__who_check(who, &who_len);
   if (rc != JB_OK) return rc;
-  if (op == JB_RELEASE_ABANDON)
-    return jb__store_release(b->store, op, raw, who, who_len, token,
-                             jb__now_us());
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
   jb_store_done done = {op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
                                                  : JB_END_TRASHED,
                         NULL, 0, &hb};
-  return jb__store_finish(b->store, op, raw, who, who_len, token, jb__now_us(),
-                          &done);
+  return jb__board_release(b, op, raw, who, who_len, token,
+                           op == JB_RELEASE_ABANDON ? NULL : &done);
 }
 
 int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {

@@ -58,8 +58,8 @@ int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
   jb_store_done done = {outcome == JB_OUTCOME_SUCCESS ? JB_END_CONSUMED
                                                       : JB_END_FAILED,
                         result, result_len, &hb};
-  return jb__store_finish(b->store, JB_RELEASE_CONSUME, raw, who, who_len,
-                          token, jb__now_us(), &done);
+  return jb__board_release(b, JB_RELEASE_CONSUME, raw, who, who_len, token,
+                           &done);
 }
 
 /* ---------------------------------------------------------------- lookup */

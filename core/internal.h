@@ -94,6 +94,9 @@ struct jb_board {
    * handle's writes add trim the history to them. */
   size_t history_max;
   int64_t history_max_age_us;
+  /* Redis-decided jobs go through these first (remote_hook.h); NULL: none. */
+  const struct jb_remote_ops *remote_ops;
+  void *remote_ctx;
 };
 
 /* ------------------------------------------------------------------ waits */
@@ -135,6 +138,7 @@ struct jb_job {
   int64_t lease_expires_us;/* claimed with a lease: wall-clock estimate */
   int holder_pid;          /* claimed and bound to a process */
   bool holder_alive;
+  bool remote;             /* Redis decides its ownership (DESIGN 6) */
   const char *name;
   const char *book_name; /* NULL when none */
   const char *book_uuid;
@@ -156,6 +160,7 @@ typedef struct {
   int64_t lease_expires_us;
   int holder_pid;
   bool holder_alive;
+  bool remote;             /* Redis-decided */
   const void *posting;
   size_t posting_len;
 } jb_job_raw;

@@ -36,6 +36,7 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
   job->lease_expires_us = job->claimed ? raw->lease_expires_us : 0;
   job->holder_pid = job->claimed ? raw->holder_pid : 0;
   job->holder_alive = job->claimed && raw->holder_alive;
+  job->remote = raw->remote;
   job->owner[0] = '\0';
   if (raw->owner) {
     size_t n = raw->owner_len > JB_WHO_MAX ? JB_WHO_MAX : raw->owner_len;
@@ -75,6 +76,7 @@ int64_t jb_job_lease_expires(const jb_job *job) {
 }
 int jb_job_holder_pid(const jb_job *job) { return job->holder_pid; }
 bool jb_job_holder_alive(const jb_job *job) { return job->holder_alive; }
+bool jb_job_remote(const jb_job *job) { return job->remote; }
 const char *jb_job_book_name(const jb_job *job) { return job->book_name; }
 const char *jb_job_book_uuid(const jb_job *job) { return job->book_uuid; }
 

@@ -301,6 +301,12 @@ JB_EXTERN int64_t jb_job_lease_expires(const jb_job *job);
 JB_EXTERN int jb_job_holder_pid(const jb_job *job);
 /** Whether that process was running when the snapshot was taken. */
 JB_EXTERN bool jb_job_holder_alive(const jb_job *job);
+/** true when Redis decides this job's ownership (DESIGN.md section 6: it
+ *  was published to, or came from, a Redis board): claim, abandon,
+ *  consume, trash and extend of it go through Redis first, and fail with
+ *  JB_EOFFLINE on a handle not attached to Redis (jb_sync_attach). false
+ *  for a job decided locally (never published). */
+JB_EXTERN bool jb_job_remote(const jb_job *job);
 /** The book's name and uuid, or NULL when the job was posted without one. */
 JB_EXTERN const char *jb_job_book_name(const jb_job *job);
 JB_EXTERN const char *jb_job_book_uuid(const jb_job *job);

@@ -395,6 +395,10 @@ typedef struct {
   const uint8_t *uuid;
   const jb_store_claim_req *req;
   uint64_t token;
+  unsigned xflags;    /* JB_STORE_DECIDED */
+  const uint8_t *after; /* claim-next: start after this jobkey */
+  bool skip_remote;   /* claim-next */
+  uint8_t *key_out;   /* claim-next: the Redis-decided job met */
   uint8_t *uuid_out;  /* claim-next */
   jb_job *job;        /* claim-next: wants a snapshot */
   jb_job_raw raw;     /* claim-next: what to decode after commit */
@@ -407,9 +411,17 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_jobhdr h;
   int rc = find_job(s, txn, ctx->uuid, &h, NULL);
   if (rc) return rc;
+  bool decided = (h.flags & JB_JOB_F_REMOTE) && (ctx->xflags & JB_STORE_DECIDED);
+  if ((h.flags & JB_JOB_F_REMOTE) && !decided) return JB__REMOTE;
   jb_claimrec rec;
   const char *owner;
   rc = get_claim(s, txn, h.jobkey, &rec, &owner);
+  if (rc == 0 && decided) {
+    /* Redis gave the claim to req->who: whatever the local record said
+     * (it follows Redis, late), the claim is recorded afresh. */
+    if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec))) return rc;
+    return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
+  }
   if (rc == 0) {
     live_cache lc = {.s = s};
     if (claim_lapsed(s, &rec, now_bt, &lc)) {
@@ -456,12 +468,42 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
 }
 
-int jb__store_claim(jb_store *s, const uint8_t uuid[16],
-                    const jb_store_claim_req *req, uint64_t *token) {
-  claim_ctx ctx = {.uuid = uuid, .req = req};
+int jb__store_claim_x(jb_store *s, const uint8_t uuid[16],
+                      const jb_store_claim_req *req, uint64_t *token,
+                      unsigned xflags) {
+  claim_ctx ctx = {.uuid = uuid, .req = req, .xflags = xflags};
   int rc = jb__store_write(s, claim_body, &ctx);
   *token = ctx.token;
   return rc;
+}
+
+int jb__store_claim(jb_store *s, const uint8_t uuid[16],
+                    const jb_store_claim_req *req, uint64_t *token) {
+  return jb__store_claim_x(s, uuid, req, token, 0);
+}
+
+static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  const uint8_t *uuid = vctx;
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = find_job(s, txn, uuid, &h, &posting);
+  if (rc || (h.flags & JB_JOB_F_REMOTE)) return rc;
+  /* The same value with one flag set: the posting is copied out of the
+   * page before the put may reuse it. */
+  h.flags |= JB_JOB_F_REMOTE;
+  jb_buf copy = {0};
+  if ((rc = jb__buf_append(&copy, &h, sizeof h)) ||
+      (rc = jb__buf_append(&copy, posting.mv_data, posting.mv_size)))
+    return jb__buf_free(&copy), rc;
+  MDB_val k = {16, (void *)uuid}, v = {copy.len, copy.data};
+  rc = mdb_put(txn, s->jobs, &k, &v, 0);
+  jb__buf_free(&copy);
+  return rc;
+}
+
+int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]) {
+  return jb__store_write(s, mark_body, (void *)uuid);
 }
 
 /*
@@ -649,6 +691,9 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
   return 0;
 }
 
+static int scan_start(MDB_cursor *cur, const uint8_t *after, MDB_val *k,
+                      MDB_val *v);
+
 static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
                            int *status) {
   claim_ctx *ctx = vctx;
@@ -661,15 +706,28 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   rc = mdb_cursor_open(txn, s->ready, &cur);
   if (rc) return rc;
   MDB_val k, v;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  rc = scan_start(cur, ctx->after, &k, &v);
   uint8_t jobkey[JB_JOBKEY_LEN];
-  if (rc == 0 && (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)))
-    rc = MDB_CORRUPTED;
-  if (rc == 0) {
+  for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)) {
+      rc = MDB_CORRUPTED;
+      break;
+    }
     memcpy(jobkey, k.mv_data, JB_JOBKEY_LEN);
     memcpy(ctx->uuid_out, v.mv_data, 16); /* jb_readyrec.uuid is first */
-    rc = mdb_cursor_del(cur, 0);
+    /* The job's flags: one get of its header (DESIGN 6: a Redis-decided
+     * job is never claimed here without Redis). */
+    jb_jobhdr h;
+    if ((rc = find_job(s, txn, ctx->uuid_out, &h, NULL)))
+      return mdb_cursor_close(cur), rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
+    if (!(h.flags & JB_JOB_F_REMOTE)) break;
+    if (!ctx->skip_remote) {
+      mdb_cursor_close(cur);
+      memcpy(ctx->key_out, jobkey, JB_JOBKEY_LEN);
+      return JB__REMOTE;
+    }
   }
+  if (rc == 0) rc = mdb_cursor_del(cur, 0);
   mdb_cursor_close(cur);
   if (rc == MDB_NOTFOUND)
     return jb__err(JB_ENOTFOUND, "no claimable job on the board");
@@ -706,7 +764,17 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
 
 int jb__store_claim_next(jb_store *s, uint8_t uuid_out[16], jb_job *job,
                          const jb_store_claim_req *req, uint64_t *token) {
-  claim_ctx ctx = {.req = req, .uuid_out = uuid_out, .job = job};
+  uint8_t key[JB_JOBKEY_LEN];
+  return jb__store_claim_next_x(s, uuid_out, job, req, token, NULL, true, key);
+}
+
+int jb__store_claim_next_x(jb_store *s, uint8_t uuid_out[16], jb_job *job,
+                           const jb_store_claim_req *req, uint64_t *token,
+                           const uint8_t *after, bool skip_remote,
+                           uint8_t key_out[JB_JOBKEY_LEN]) {
+  claim_ctx ctx = {.req = req, .uuid_out = uuid_out, .job = job,
+                   .after = after, .skip_remote = skip_remote,
+                   .key_out = key_out};
   int rc = jb__store_write(s, claim_next_body, &ctx);
   *token = ctx.token;
   if (rc != JB_OK || job == NULL) return rc;
@@ -733,6 +801,7 @@ typedef struct {
   int64_t now_us;
   int64_t lease_ms; /* extend */
   const jb_store_done *done; /* consume, trash: the history record */
+  unsigned xflags;  /* JB_STORE_DECIDED */
 } release_ctx;
 
 static const char *release_verb(jb_release op) {
@@ -748,8 +817,13 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
                        jb_claimrec *rec) {
   int rc = find_job(s, txn, ctx->uuid, h, posting);
   if (rc) return rc;
+  bool decided = (h->flags & JB_JOB_F_REMOTE) && (ctx->xflags & JB_STORE_DECIDED);
+  if ((h->flags & JB_JOB_F_REMOTE) && !decided) return JB__REMOTE;
   const char *owner;
   rc = get_claim(s, txn, h->jobkey, rec, &owner);
+  /* Redis decided: the local claim (if any) is not checked. 1 = no local
+   * claim record. */
+  if (decided) return rc == MDB_NOTFOUND ? 1 : rc;
   char t[JB_UUID_STRLEN];
   fmt_uuid(t, ctx->uuid);
   if (rc == MDB_NOTFOUND)
@@ -781,6 +855,12 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   MDB_val posting;
   jb_claimrec rec;
   int rc = owned_claim(s, txn, ctx, release_verb(ctx->op), &h, &posting, &rec);
+  bool claimed = rc == 0;
+  if (rc == 1) { /* Redis-decided, no local claim record */
+    if (ctx->op == JB_RELEASE_ABANDON) return 0; /* already ready here */
+    rec = (jb_claimrec){.claimed_us = h.posted_us};
+    rc = 0;
+  }
   if (rc) return rc;
   /* The job's name for its history record, copied before pages change. */
   char name[JB_NAME_MAX];
@@ -808,7 +888,10 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * `posting` points into is intact. */
     memcpy(d + sizeof tr + ctx->who_len, posting.mv_data, posting.mv_size);
   }
-  if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec))) return rc;
+  if (claimed && (rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)))
+    return rc;
+  if (!claimed && (rc = mdb_del(txn, s->ready, &k, NULL)))
+    return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
   if (ctx->op == JB_RELEASE_ABANDON) {
     event = JB_EV_ABANDONED;
     jb_readyrec r = {.modified_us = ctx->now_us};
@@ -842,15 +925,16 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
                       const char *who, size_t who_len, uint64_t token,
-                      int64_t now_us) {
-  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, NULL};
+                      int64_t now_us, unsigned xflags) {
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, NULL, xflags};
   return jb__store_write(s, release_body, &ctx);
 }
 
 int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
                      const char *who, size_t who_len, uint64_t token,
-                     int64_t now_us, const jb_store_done *done) {
-  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done};
+                     int64_t now_us, const jb_store_done *done,
+                     unsigned xflags) {
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, xflags};
   return jb__store_write(s, release_body, &ctx);
 }
 
@@ -860,6 +944,13 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_jobhdr h;
   jb_claimrec rec;
   int rc = owned_claim(s, txn, ctx, "extend the claim on", &h, NULL, &rec);
+  if (rc == 1) { /* Redis extended a claim this board has no record of */
+    char t[JB_UUID_STRLEN];
+    fmt_uuid(t, ctx->uuid);
+    return jb__err(JB_ENOTFOUND, "job %s: Redis extended the claim of %.*s, "
+                   "but this board has no local record of that claim (the "
+                   "replicator records it)", t, (int)ctx->who_len, ctx->who);
+  }
   if (rc) return rc;
   jb_claimrec fresh = rec;
   /* The claim holds (owned_claim checked it), so it belongs to this boot
@@ -880,9 +971,9 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
                      size_t who_len, uint64_t token, int64_t lease_ms,
-                     int64_t now_us) {
+                     int64_t now_us, unsigned xflags) {
   release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
-                     lease_ms, NULL};
+                     lease_ms, NULL, xflags};
   return jb__store_write(s, extend_body, &ctx);
 }
 
@@ -900,6 +991,7 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                       .priority = jb__jobkey_priority(h.jobkey),
                       .sequence = jb__jobkey_seq(h.jobkey),
                       .modified_us = h.posted_us,
+                      .remote = (h.flags & JB_JOB_F_REMOTE) != 0,
                       .posting = posting.mv_data,
                       .posting_len = posting.mv_size};
   jb_claimrec rec;
@@ -1144,6 +1236,7 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
   it->lease_expires_us = raw.lease_expires_us;
   it->holder_pid = raw.holder_pid;
   it->holder_alive = raw.holder_alive;
+  it->remote = raw.remote;
   it->owner_off = ctx->bytes->len;
   it->owner_len = raw.owner_len;
   if (raw.owner && (rc = jb__buf_append(ctx->bytes, raw.owner, raw.owner_len)))

@@ -101,10 +101,17 @@ enum {
 #define JB_LOG_KEEP JB_LOG_KEEP_DEFAULT
 #define JB_LOG_TRIM 64u
 
+/* Job flags (jb_jobhdr.flags): a byte that was padding before, so old
+ * records read 0 (decided locally) and no schema change is needed. */
+enum {
+  JB_JOB_F_REMOTE = 1u << 0, /* Redis decides its ownership (DESIGN 6) */
+};
+
 typedef struct {
   uint8_t format; /* 1 */
   uint8_t jobkey[JB_JOBKEY_LEN];
-  uint8_t pad[6];
+  uint8_t flags;  /* JB_JOB_F_*; was padding (0) */
+  uint8_t pad[5];
   int64_t posted_us;
 } jb_jobhdr; /* followed by the posting */
 
@@ -223,20 +230,47 @@ typedef struct {
   jb_proc_id holder;
 } jb_store_claim_req;
 
+/*
+ * Redis-decided jobs (JB_JOB_F_REMOTE). Without JB_STORE_DECIDED, claim,
+ * release, finish and extend of such a job change nothing and return
+ * JB__REMOTE (no message; the transaction is aborted): the caller must ask Redis first. With it, Redis
+ * has decided and the outcome is recorded as Redis says: a claim replaces
+ * whatever local claim there is; a release or extend does not check the
+ * local owner or token (a consume or trash of a job with no local claim
+ * takes it out of `ready`; an abandon of one is a no-op).
+ */
+#define JB__REMOTE (-900) /* internal: never returned by the API */
+#define JB_STORE_DECIDED 1u
+
+/* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
+ * are not rewritten). JB_ENOTFOUND when not on the board. */
+int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]);
+
 /* Claim `uuid`; the token (also on a same-owner refresh) to *token. */
 int jb__store_claim(jb_store *s, const uint8_t uuid[16],
                     const jb_store_claim_req *req, uint64_t *token);
+int jb__store_claim_x(jb_store *s, const uint8_t uuid[16],
+                      const jb_store_claim_req *req, uint64_t *token,
+                      unsigned xflags);
 
 /* Claim the first claimable job (lapsed claims are returned to the ready
  * index first, a bounded number per call). If `job` is not NULL it
- * receives a snapshot (decoded after the commit). */
+ * receives a snapshot (decoded after the commit). Only jobs after jobkey
+ * `after` are looked at (NULL: all). A Redis-decided job is skipped with
+ * `skip_remote`; otherwise the walk stops at it and JB__REMOTE is
+ * returned with its uuid in uuid_out and its jobkey in key_out (nothing
+ * changes). */
 int jb__store_claim_next(jb_store *s, uint8_t uuid_out[16], jb_job *job,
                          const jb_store_claim_req *req, uint64_t *token);
+int jb__store_claim_next_x(jb_store *s, uint8_t uuid_out[16], jb_job *job,
+                           const jb_store_claim_req *req, uint64_t *token,
+                           const uint8_t *after, bool skip_remote,
+                           uint8_t key_out[JB_JOBKEY_LEN]);
 
 /* Extend the lease of `who`'s claim (token 0: not checked). */
 int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
                      size_t who_len, uint64_t token, int64_t lease_ms,
-                     int64_t now_us);
+                     int64_t now_us, unsigned xflags);
 
 /* The claim's expiry: *kind a jb_expiry, *ms_left for JB_EXPIRY_AT. */
 int jb__store_expires_in(jb_store *s, const uint8_t uuid[16], int *kind,
@@ -250,7 +284,7 @@ typedef enum {
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
                       const char *who, size_t who_len, uint64_t token,
-                      int64_t now_us);
+                      int64_t now_us, unsigned xflags);
 
 int jb__store_get(jb_store *s, const uint8_t uuid[16], jb_job *job);
 
@@ -270,6 +304,7 @@ typedef struct {
   int64_t lease_expires_us;
   int holder_pid;
   bool holder_alive;
+  bool remote; /* JB_JOB_F_REMOTE */
   size_t owner_off, owner_len;
   size_t posting_off, posting_len;
 } jb_store_item;
@@ -350,7 +385,15 @@ typedef struct {
  * result and the default bounds). */
 int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
                      const char *who, size_t who_len, uint64_t token,
-                     int64_t now_us, const jb_store_done *done);
+                     int64_t now_us, const jb_store_done *done,
+                     unsigned xflags);
+
+/* A release through the board handle (core/board.c): local, or for a
+ * Redis-decided job through the handle's hook first (DESIGN 6). `done`
+ * for consume and trash, NULL for abandon. */
+int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
+                      const char *who, size_t who_len, uint64_t token,
+                      const jb_store_done *done);
 
 /* A history record read out of a transaction: its value in a jb_buf. */
 typedef struct {

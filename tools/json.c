@@ -306,7 +306,7 @@ json_t *cli_job_to_json(const jb_job *job) {
     }
   }
   /* "o" steals each reference, also when json_pack fails. */
-  return json_pack("{s:s,s:o,s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:o,s:o}",
+  return json_pack("{s:s,s:o,s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:b,s:o,s:o}",
                    "uuid", jb_job_uuid(job),
                    "name", text(jb_job_name(job)),
                    "priority", jb_priority_name(jb_job_priority(job)),
@@ -316,6 +316,7 @@ json_t *cli_job_to_json(const jb_job *job) {
                    "state", jb_state_name(jb_job_state(job)),
                    "owner", owner ? text(owner) : json_null(),
                    "claim", claim,
+                   "remote", (int)jb_job_remote(job),
                    "book", book,
                    "details", details);
 }
