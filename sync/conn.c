@@ -39,6 +39,8 @@ struct jb_sync_conn {
   script *scripts;
   int nscripts, cap;
   unsigned long reloads;
+  void *attach;                  /* attach.c's state, or NULL */
+  void (*attach_free)(void *);
 };
 
 static struct timeval ms_tv(int ms) {
@@ -406,9 +408,19 @@ int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts) {
   return JB_OK;
 }
 
+void *jb__sync_conn_attachment(const jb_sync_conn *c) { return c->attach; }
+
+void jb__sync_conn_set_attachment(jb_sync_conn *c, void *a,
+                                  void (*free_fn)(void *)) {
+  c->attach = a;
+  c->attach_free = free_fn;
+}
+
 void jb_sync_close(jb_sync_conn *c) {
   if (!c)
     return;
+  if (c->attach_free)
+    c->attach_free(c->attach);
   disconnect(c);
   for (int i = 0; i < c->nscripts; i++) {
     free(c->scripts[i].name);

@@ -67,4 +67,10 @@ int jb__sync_evalsha(redisReply **out, jb_sync_conn *conn, int id, int nkeys,
  * (for tests and, later, status). */
 unsigned long jb__sync_script_reloads(const jb_sync_conn *conn);
 
+/* The connection's board attachment (sync/attach.c), created on first use
+ * and freed (free_fn) by jb_sync_close. */
+void *jb__sync_conn_attachment(const jb_sync_conn *conn);
+void jb__sync_conn_set_attachment(jb_sync_conn *conn, void *a,
+                                  void (*free_fn)(void *));
+
 #endif

@@ -186,6 +186,51 @@ JB_EXTERN const char *jb_sync_namespace(const jb_sync_conn *conn);
 JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
                           const char *piece);
 
+/* ------------------------------------------- the authority rule (DESIGN 6) */
+
+/**
+ * Let board handle `b` decide its Redis-decided jobs (jb_job_remote())
+ * through connection `c`: from now on a claim, abandon, consume, trash or
+ * extend of such a job on `b` (claim-next included) runs our Redis script
+ * first, and only when Redis agrees is the same change recorded in the
+ * local board, in one write transaction. When Redis refuses (claimed
+ * elsewhere: JB_ECLAIMED naming the owner Redis holds; JB_ENOTOWNER;
+ * JB_ENOTFOUND) or cannot be reached (JB_EOFFLINE "backend unavailable")
+ * nothing local changes. Jobs decided locally (never published) are not
+ * affected and never touch Redis. Without an attachment every operation of
+ * a Redis-decided job fails with JB_EOFFLINE and changes nothing.
+ *
+ * The claim ids of the claims made through `c` are kept in memory with the
+ * connection, so releases of them are checked against the claim itself;
+ * other claims are released by owner name, as taskflow does. claim-next
+ * walks the jobs in its usual order and claims each Redis-decided one
+ * through Redis, passing over those Redis refuses; when Redis is away it
+ * skips them and claims local jobs only. Fencing tokens returned for a
+ * Redis-decided claim are the local board's.
+ *
+ * `c` must outlive the attachment (jb_sync_detach, or jb_board_close of
+ * `b`), is used from the threads that use `b` (one at a time, see above),
+ * and one connection may serve several handles. Errors: JB_EINVAL (NULL),
+ * JB_EOFFLINE (the scripts could not be registered), JB_ENOMEM.
+ */
+JB_EXTERN int jb_sync_attach(jb_board *b, jb_sync_conn *c);
+
+/** Undo jb_sync_attach on `b` (NULL or not attached: nothing happens). */
+JB_EXTERN void jb_sync_detach(jb_board *b);
+
+/**
+ * Publish job `uuid` of board `b` to Redis through `c` (the minimal
+ * publisher): mark it Redis-decided in the local board, then post its
+ * posting, unchanged, under a new sequence number (with its owner and what
+ * is left of its lease when it is claimed locally). It may be called again
+ * after a failure: a post that already ran is recognised (not posted
+ * twice). From the mark on, its ownership is decided by Redis (see
+ * jb_sync_attach); until the post has run, claims of it are refused.
+ * Errors: JB_EINVAL, JB_ENOTFOUND (not on the board), JB_EOFFLINE, JB_EIO,
+ * JB_ENOMEM.
+ */
+JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
+
 #ifdef __cplusplus
 }
 #endif

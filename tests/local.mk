@@ -117,5 +117,13 @@ tests_test_sync_remote_SOURCES = tests/test_sync_remote.c \
 tests_test_sync_remote_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 tests_test_sync_remote_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_remote_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+# The authority rule through the board API (sync/attach.c, core/board.c).
+check_PROGRAMS += tests/test_sync_authority
+TESTS += tests/test_sync_authority
+tests_test_sync_authority_SOURCES = tests/test_sync_authority.c \
+	tests/redis_helper.h tests/redis_helper.c $(JB_TEST_HELPERS)
+tests_test_sync_authority_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+tests_test_sync_authority_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
+tests_test_sync_authority_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif

@@ -1,0 +1,243 @@
+/*
+ * attach.c - a board handle deciding its Redis-decided jobs through one
+ * connection (jb_sync_attach), and the minimal publisher (jb_sync_publish).
+ * DESIGN.md section 6; docs/DESIGN-NOTES.md "Attaching a board to Redis".
+ *
+ * The attachment lives with the connection (created by the first attach or
+ * publish, freed by jb_sync_close): the scripts registered on it and the
+ * claim ids of the claims made through it, in memory, by (job, owner). A
+ * release or extend of a claim this attachment made sends its claim id, so
+ * Redis checks that it is this very claim; one it did not make (another
+ * process's, or from before a restart) is checked by owner name only, as
+ * taskflow does.
+ */
+#include "remote.h"
+
+#include "../core/errmsg.h"
+#include "../core/remote_hook.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  char who[JB_WHO_MAX + 1];
+  char claim_id[JB_UUID_STRLEN];
+} held;
+
+typedef struct {
+  jb__remote rm;
+  bool ready; /* rm registered */
+  held *held;
+  size_t n, cap;
+} attachment;
+
+static void attachment_free(void *p) {
+  attachment *a = p;
+  if (a == NULL) return;
+  free(a->held);
+  free(a);
+}
+
+/* The connection's attachment, made (and its scripts registered) on first
+ * use. */
+static int get_attachment(attachment **out, jb_sync_conn *c) {
+  attachment *a = jb__sync_conn_attachment(c);
+  if (a == NULL) {
+    if ((a = calloc(1, sizeof *a)) == NULL)
+      return jb__err(JB_ENOMEM, "out of memory attaching a board");
+    jb__sync_conn_set_attachment(c, a, attachment_free);
+  }
+  if (!a->ready) {
+    int rc = jb__remote_init(&a->rm, c, true);
+    if (rc != JB_OK) return rc;
+    a->ready = true;
+  }
+  *out = a;
+  return JB_OK;
+}
+
+static held *find_held(attachment *a, const char *uuid, const char *who) {
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->held[i].uuid, uuid) == 0 && strcmp(a->held[i].who, who) == 0)
+      return &a->held[i];
+  return NULL;
+}
+
+static int add_held(attachment *a, const char *uuid, const char *who,
+                    const char *claim_id) {
+  held *h = find_held(a, uuid, who);
+  if (h == NULL) {
+    if (a->n == a->cap) {
+      size_t cap = a->cap ? a->cap * 2 : 16;
+      held *n = realloc(a->held, cap * sizeof *n);
+      if (n == NULL) return jb__err(JB_ENOMEM, "out of memory for a claim id");
+      a->held = n;
+      a->cap = cap;
+    }
+    h = &a->held[a->n++];
+    snprintf(h->uuid, sizeof h->uuid, "%s", uuid);
+    snprintf(h->who, sizeof h->who, "%s", who);
+  }
+  snprintf(h->claim_id, sizeof h->claim_id, "%s", claim_id);
+  return JB_OK;
+}
+
+static void drop_held(attachment *a, const char *uuid, const char *who) {
+  held *h = find_held(a, uuid, who);
+  if (h) *h = a->held[--a->n];
+}
+
+/* ------------------------------------------------------------- the hook */
+
+/*
+ * A claim. The claim id is remembered before the script is sent, so that a
+ * claim whose reply was lost is resolved by reading Redis (never guessed):
+ * at once if the server answers again, else by the next claim of the same
+ * job by the same owner, which re-sends the same claim id (Redis answers
+ * "already held under this claim id": ours).
+ */
+static int hook_claim(void *ctx, const char *uuid, const char *who,
+                      int64_t lease_ms, uint64_t *fence) {
+  attachment *a = ctx;
+  char id[JB_UUID_STRLEN];
+  held *h = find_held(a, uuid, who);
+  int rc;
+  if (h)
+    snprintf(id, sizeof id, "%s", h->claim_id);
+  else if ((rc = jb__remote_claim_id(id)) != JB_OK)
+    return rc;
+  if ((rc = add_held(a, uuid, who, id)) != JB_OK) return rc;
+  jb__remote_owner o = {who, lease_ms, id, 0};
+  jb__remote_result res;
+  rc = jb__remote_claim(&res, &a->rm, uuid, &o);
+  if (rc == JB_EOFFLINE && res.unsure) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", jb_errmsg());
+    jb__remote_state st;
+    int held_by = jb__remote_resolve_claim(&st, &a->rm, uuid, who, id);
+    if (held_by == JB__REMOTE_HELD) {
+      *fence = st.fence;
+      return JB_OK;
+    }
+    if (held_by < 0) /* still away: the claim id stays for a retry */
+      return jb__err(JB_EOFFLINE, "%s (the claim may have run in Redis: "
+                     "claiming again resolves it)", msg);
+    drop_held(a, uuid, who);
+    return jb__err(JB_EOFFLINE, "%s", msg);
+  }
+  if (rc != JB_OK) {
+    drop_held(a, uuid, who);
+    return rc;
+  }
+  *fence = res.fence;
+  return JB_OK;
+}
+
+static int hook_release(attachment *a, jb__remote_release_op op,
+                        const char *uuid, const char *who) {
+  held *h = find_held(a, uuid, who);
+  char id[JB_UUID_STRLEN] = "";
+  if (h) snprintf(id, sizeof id, "%s", h->claim_id);
+  jb__remote_result res;
+  int rc = jb__remote_release(&res, &a->rm, op, uuid, who, id[0] ? id : NULL);
+  if (rc == JB_EOFFLINE && res.unsure) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", jb_errmsg());
+    int done = jb__remote_resolve_release(NULL, &a->rm, op, uuid, who,
+                                          id[0] ? id : NULL);
+    if (done != 1) return jb__err(JB_EOFFLINE, "%s", msg);
+    rc = JB_OK;
+  }
+  if (rc == JB_OK) drop_held(a, uuid, who);
+  return rc;
+}
+
+static int hook_abandon(void *ctx, const char *uuid, const char *who) {
+  return hook_release(ctx, JB__REMOTE_ABANDON, uuid, who);
+}
+
+static int hook_consume(void *ctx, const char *uuid, const char *who) {
+  return hook_release(ctx, JB__REMOTE_CONSUME, uuid, who);
+}
+
+static int hook_trash(void *ctx, const char *uuid, const char *who) {
+  return hook_release(ctx, JB__REMOTE_TRASH, uuid, who);
+}
+
+/* An extend whose reply was lost is not resolved: setting an expiry is
+ * idempotent, so the caller may simply extend again. */
+static int hook_extend(void *ctx, const char *uuid, const char *who,
+                       int64_t lease_ms) {
+  attachment *a = ctx;
+  held *h = find_held(a, uuid, who);
+  jb__remote_result res;
+  return jb__remote_extend(&res, &a->rm, uuid, who, h ? h->claim_id : NULL,
+                           lease_ms);
+}
+
+static const jb_remote_ops hook = {hook_claim, hook_abandon, hook_consume,
+                                   hook_trash, hook_extend};
+
+int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
+  if (b == NULL || c == NULL)
+    return jb__err(JB_EINVAL, "jb_sync_attach: NULL board or connection");
+  attachment *a;
+  int rc = get_attachment(&a, c);
+  if (rc != JB_OK) return rc;
+  jb__board_set_remote(b, &hook, a);
+  return JB_OK;
+}
+
+void jb_sync_detach(jb_board *b) { jb__board_set_remote(b, NULL, NULL); }
+
+/* ------------------------------------------------------------ publish */
+
+int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
+  if (b == NULL || c == NULL)
+    return jb__err(JB_EINVAL, "publish: NULL board or connection");
+  attachment *a;
+  int rc = get_attachment(&a, c);
+  if (rc != JB_OK) return rc;
+  /* Marked first: from here on no local claim can slip in between the
+   * snapshot and the post (every ownership change of the job now goes
+   * through Redis, which refuses it until the post has run). */
+  if ((rc = jb__board_mark_remote(b, uuid)) != JB_OK) return rc;
+  jb_job *job = NULL;
+  if ((rc = jb_job_get(&job, b, uuid)) != JB_OK) return rc;
+  size_t len = 0;
+  const void *posting = jb_job_posting(job, &len);
+  const char *who = jb_job_owner(job);
+  char id[JB_UUID_STRLEN];
+  jb__remote_owner o = {0};
+  if (who) {
+    /* Claimed locally before publication: published with its owner and
+     * what is left of its lease. */
+    int64_t exp = jb_job_lease_expires(job);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t left = exp ? exp / 1000 - now_ms : 0;
+    if (exp && left < 1) left = 1; /* lapsing now: lapses in Redis too */
+    held *h = find_held(a, uuid, who);
+    if (h)
+      snprintf(id, sizeof id, "%s", h->claim_id);
+    else if ((rc = jb__remote_claim_id(id)) != JB_OK ||
+             (rc = add_held(a, uuid, who, id)) != JB_OK) {
+      jb_job_free(job);
+      return rc;
+    }
+    o = (jb__remote_owner){who, left, id, jb_job_modified(job)};
+  }
+  jb__remote_result res;
+  rc = jb__remote_post(&res, &a->rm, uuid, posting, len, who ? &o : NULL);
+  if (rc == JB_EOFFLINE && res.unsure) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", jb_errmsg());
+    int ran = jb__remote_resolve_post(NULL, &a->rm, uuid);
+    rc = ran == 1 ? JB_OK : jb__err(JB_EOFFLINE, "%s", msg);
+  }
+  jb_job_free(job);
+  return rc;
+}

@@ -1,0 +1,322 @@
+/*
+ * test_sync_authority.c - the authority rule (DESIGN.md section 6) through
+ * the board API: a job published with jb_sync_publish is decided by Redis;
+ * a handle attached with jb_sync_attach claims, abandons, extends and
+ * consumes it in Redis first and then locally; a handle that is not
+ * attached, or Redis stopped, or a claim held elsewhere in Redis, changes
+ * nothing local. Each test runs its own redis-server
+ * (tests/redis_helper.h).
+ */
+#include "remote.h"
+#include "helpers.h"
+#include "redis_helper.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+  jbt_redis redis;
+  char *dir;
+  jb_board *board;     /* attached (in the tests that attach) */
+  jb_sync_conn *conn;  /* the board's connection */
+  jb_sync_conn *peer;  /* another client: reads Redis, claims as "bob" */
+  jb__remote rm;       /* on peer */
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  jbt_redis_start(&f->redis, NULL);
+  f->dir = jbt_mkdtemp();
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  f->conn = jbt_redis_connect(f->redis.unix_url, 500);
+  f->peer = jbt_redis_connect(f->redis.unix_url, 2000);
+  assert_int_equal(jb__remote_init(&f->rm, f->peer, false), JB_OK);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  jb_board_close(f->board);
+  jb_sync_close(f->conn);
+  jb_sync_close(f->peer);
+  jbt_rmtree(f->dir);
+  free(f->dir);
+  jbt_redis_stop(&f->redis);
+  free(f);
+  return 0;
+}
+
+/* The raw value of key NS:<uuid><suffix> ("(nil)" when absent). */
+static void key_get(char *out, size_t size, fixture *f, const char *u,
+                    const char *suffix) {
+  char piece[128], key[256];
+  snprintf(piece, sizeof piece, "%s%s", u, suffix);
+  assert_true(jb_sync_key(key, sizeof key, f->peer, piece) > 0);
+  const char *argv[] = {"GET", key};
+  redisReply *r = NULL;
+  if (jb__sync_command(&r, f->peer, 2, argv, NULL))
+    fail_msg("GET %s: %s", key, jb_errmsg());
+  if (r->type == REDIS_REPLY_STRING)
+    snprintf(out, size, "%.*s", (int)r->len, r->str);
+  else
+    snprintf(out, size, "(nil)");
+  freeReplyObject(r);
+}
+
+static jb__remote_state redis_state(fixture *f, const char *u) {
+  jb__remote_state st;
+  if (jb__remote_read(&st, &f->rm, u)) fail_msg("read %s: %s", u, jb_errmsg());
+  return st;
+}
+
+static void local_owner(char *out, jb_board *b, const char *u) {
+  assert_int_equal(jb_job_find_owner(out, b, u), JB_OK);
+}
+
+/* Post locally and publish. */
+static void published(char u[JB_UUID_STRLEN], fixture *f, const char *name) {
+  jbt_post(u, f->board, name, JB_PRIORITY_NORMAL);
+  if (jb_sync_publish(f->board, f->conn, u))
+    fail_msg("publish %s: %s", u, jb_errmsg());
+}
+
+static void test_publish_claim_consume(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1], v[256];
+  jbt_post(u, f->board, "job", JB_PRIORITY_NORMAL);
+  jb_job *job;
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
+  assert_false(jb_job_remote(job));
+  jb_job_free(job);
+  assert_false(redis_state(f, u).listed);
+
+  assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
+  assert_true(redis_state(f, u).listed);
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
+  assert_true(jb_job_remote(job));
+  assert_int_equal(jb_job_state(job), JB_STATE_UNCLAIMED);
+  jb_job_free(job);
+  /* Publishing again is recognised, not a second post. */
+  assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
+  jbt_assert_check_ok(f->board);
+
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "alice");
+  local_owner(owner, f->board, u);
+  assert_string_equal(owner, "alice");
+
+  /* extend: the owner key gets an expiry, the local claim a lease. */
+  assert_int_equal(jb_job_extend(f->board, u, "alice", 0, 60000), JB_OK);
+  jb__remote_state st = redis_state(f, u);
+  assert_true(st.pttl_ms > 50000 && st.pttl_ms <= 60000);
+  jb_expiry ex;
+  int64_t ms;
+  assert_int_equal(jb_job_expires_in(&ex, &ms, f->board, u), JB_OK);
+  assert_int_equal(ex, JB_EXPIRY_AT);
+
+  /* abandon: unowned in Redis and locally; then claimed again. */
+  assert_int_equal(jb_job_abandon(f->board, u, "alice"), JB_OK);
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "(nil)");
+  local_owner(owner, f->board, u);
+  assert_string_equal(owner, "");
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+
+  /* A wrong owner is refused by Redis; nothing changes. */
+  assert_int_equal(jb_job_consume(f->board, u, "mallory"), JB_ENOTOWNER);
+  jbt_assert_contains(jb_errmsg(), "alice");
+  assert_true(redis_state(f, u).listed);
+
+  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  st = redis_state(f, u);
+  assert_false(st.listed);
+  assert_false(st.owned);
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_ENOTFOUND);
+  /* Its completion is in the local history, as for a local consume. */
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
+  jb_completion_free(c);
+  jbt_assert_check_ok(f->board);
+
+  /* trash goes to Redis's trash. */
+  published(u, f, "job2");
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_job_trash(f->board, u, "alice"), JB_OK);
+  st = redis_state(f, u);
+  assert_true(st.trashed);
+  assert_false(st.listed);
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_ENOTFOUND);
+  jbt_assert_check_ok(f->board);
+}
+
+/* A handle without the hook: every operation of a published job fails with
+ * JB_EOFFLINE and changes nothing, locally or in Redis; claim-next skips
+ * the job; local jobs work. */
+static void test_not_attached(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
+  published(u, f, "remote");
+  jb_board *h2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_claim(h2, u, "alice"), JB_EOFFLINE);
+  jbt_assert_contains(jb_errmsg(), "is decided by Redis and this handle is "
+                                   "not connected to it");
+  jbt_assert_contains(jb_errmsg(), u);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_claim_next(got, &job, h2, "alice"), JB_ENOTFOUND);
+  assert_null(job);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&after);
+  assert_false(redis_state(f, u).owned);
+
+  /* Claimed through the attached handle; h2 can release nothing. */
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_consume(h2, u, "alice"), JB_EOFFLINE);
+  assert_int_equal(jb_job_abandon(h2, u, "alice"), JB_EOFFLINE);
+  assert_int_equal(jb_job_trash(h2, u, "alice"), JB_EOFFLINE);
+  assert_int_equal(jb_job_extend(h2, u, "alice", 0, 1000), JB_EOFFLINE);
+  assert_int_equal(jb_job_consume_result(h2, u, "alice", 0,
+                                         JB_OUTCOME_SUCCESS, NULL, 0),
+                   JB_EOFFLINE);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&after);
+  jbt_snapshot_free(&before);
+  char v[256];
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "alice");
+  assert_true(redis_state(f, u).listed);
+
+  /* Detached: the first handle is refused too. */
+  jb_sync_detach(f->board);
+  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_EOFFLINE);
+
+  /* Local jobs are untouched by all this. */
+  jbt_post(l, h2, "local", JB_PRIORITY_LOW);
+  assert_int_equal(jb_job_claim_next(got, NULL, h2, "carol"), JB_OK);
+  assert_string_equal(got, l);
+  assert_int_equal(jb_job_consume(h2, l, "carol"), JB_OK);
+  jb_board_close(h2);
+}
+
+/* Redis stopped past the command timeout: the claim fails with JB_EOFFLINE
+ * and nothing local changes; local jobs still work (claim-next passes over
+ * the Redis-decided one). The claim whose reply was lost is resolved by
+ * claiming again once Redis is back. */
+static void test_redis_stopped(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN], v[256];
+  char owner[JB_WHO_MAX + 1];
+  published(u, f, "remote");
+  jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(jb_sync_ping(f->conn), JB_OK);
+
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
+  int rc = jb_job_claim(f->board, u, "alice");
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  jbt_snapshot_take(&after, f->board);
+  /* Local work goes on while Redis is away. */
+  int rc_next = jb_job_claim_next(got, NULL, f->board, "carol");
+  int rc_cons = rc_next == JB_OK ? jb_job_consume(f->board, got, "carol")
+                                 : rc_next;
+  char next_msg[1024];
+  snprintf(next_msg, sizeof next_msg, "%s", jb_errmsg());
+  assert_int_equal(kill(f->redis.pid, SIGCONT), 0);
+
+  assert_int_equal(rc, JB_EOFFLINE);
+  jbt_assert_contains(msg, "backend unavailable");
+  jbt_assert_contains(msg, "timed out");
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  if (rc_next != JB_OK) fail_msg("claim-next: %d %s", rc_next, next_msg);
+  assert_string_equal(got, l);
+  assert_int_equal(rc_cons, JB_OK);
+
+  /* The script reached the server and ran when it resumed: Redis says
+   * alice, the board does not (yet). Claiming again re-sends the same
+   * claim id, which Redis recognises: now both agree. */
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "alice");
+  local_owner(owner, f->board, u);
+  assert_string_equal(owner, "");
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  local_owner(owner, f->board, u);
+  assert_string_equal(owner, "alice");
+  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  assert_false(redis_state(f, u).listed);
+  jbt_assert_check_ok(f->board);
+}
+
+/* Claimed in Redis by another client: our claim fails with JB_ECLAIMED
+ * naming that owner, and nothing local changes; claim-next passes over
+ * it. */
+static void test_claimed_elsewhere(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN], id[40];
+  published(u, f, "remote");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(jb__remote_claim_id(id), JB_OK);
+  jb__remote_owner bob = {"bob", 0, id, 0};
+  jb__remote_result res;
+  assert_int_equal(jb__remote_claim(&res, &f->rm, u, &bob), JB_OK);
+
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_ECLAIMED);
+  jbt_assert_contains(jb_errmsg(), "already claimed by bob");
+  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "alice"),
+                   JB_ENOTFOUND);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  char v[256];
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "bob");
+
+  /* A local job posted after it is claimed by claim-next. */
+  jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "alice"), JB_OK);
+  assert_string_equal(got, l);
+  /* Bob lets go: claim-next now claims the published job through Redis. */
+  assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_ABANDON, u,
+                                      "bob", id), JB_OK);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_claim_next(got, &job, f->board, "alice"), JB_OK);
+  assert_string_equal(got, u);
+  assert_string_equal(jb_job_owner(job), "alice");
+  assert_true(jb_job_remote(job));
+  jb_job_free(job);
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "alice");
+  jbt_assert_check_ok(f->board);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_publish_claim_consume, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_not_attached, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_redis_stopped, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_claimed_elsewhere, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
