@@ -288,6 +288,13 @@ static int remote_claim(jb_board *b, const uint8_t raw[16],
   if (b->remote_ops == NULL) return not_attached("claim", raw);
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
+  /* Redis cannot see this host's processes: a claim bound to one would
+   * never lapse there. Until the replicator keeps such claims alive by
+   * renewing a lease while the holder runs, the caller must give one. */
+  if (req->bind && req->lease_ms <= 0)
+    return jb__err(JB_EINVAL, "cannot claim job %s bound to this process "
+                   "without a lease: it is decided by Redis, which cannot "
+                   "see this host's processes (give a lease)", t);
   uint64_t fence = 0;
   int rc = b->remote_ops->claim(b->remote_ctx, t, req->who, req->lease_ms,
                                 &fence);

@@ -818,14 +818,36 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
   int rc = find_job(s, txn, ctx->uuid, h, posting);
   if (rc) return rc;
   bool decided = (h->flags & JB_JOB_F_REMOTE) && (ctx->xflags & JB_STORE_DECIDED);
-  if ((h->flags & JB_JOB_F_REMOTE) && !decided) return JB__REMOTE;
   const char *owner;
-  rc = get_claim(s, txn, h->jobkey, rec, &owner);
-  /* Redis decided: the local claim (if any) is not checked. 1 = no local
-   * claim record. */
-  if (decided) return rc == MDB_NOTFOUND ? 1 : rc;
   char t[JB_UUID_STRLEN];
   fmt_uuid(t, ctx->uuid);
+  if ((h->flags & JB_JOB_F_REMOTE) && !decided) {
+    /* A fencing token is checked here, before Redis is asked: Redis knows
+     * owners by name, and a holder whose claim lapsed and was taken again
+     * under the same name must be refused (jobboard.h). */
+    if (ctx->token == 0) return JB__REMOTE;
+    rc = get_claim(s, txn, h->jobkey, rec, &owner);
+    if (rc == MDB_NOTFOUND)
+      return jb__err(JB_ENOTOWNER, "cannot %s job %s: token %llu is not the "
+                     "current claim's (it is not claimed here)", verb, t,
+                     (unsigned long long)ctx->token);
+    if (rc) return rc;
+    if (rec->token != ctx->token)
+      return jb__err(JB_ENOTOWNER, "cannot %s job %s: token %llu is not the "
+                     "current claim's (%.*s holds it with token %llu)", verb,
+                     t, (unsigned long long)ctx->token, (int)rec->owner_len,
+                     owner, (unsigned long long)rec->token);
+    return JB__REMOTE;
+  }
+  rc = get_claim(s, txn, h->jobkey, rec, &owner);
+  /* Redis decided: 1 = no local claim record; 2 = a local record of
+   * another owner (a claim recorded after Redis agreed to this caller's
+   * release: it is not this caller's to change). */
+  if (decided) {
+    if (rc == MDB_NOTFOUND) return 1;
+    if (rc) return rc;
+    return same_owner(owner, rec->owner_len, ctx->who, ctx->who_len) ? 0 : 2;
+  }
   if (rc == MDB_NOTFOUND)
     return jb__err(JB_ENOTFOUND, "cannot %s job %s: it is not claimed (no "
                    "owner known)", verb, t);
@@ -856,8 +878,14 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_claimrec rec;
   int rc = owned_claim(s, txn, ctx, release_verb(ctx->op), &h, &posting, &rec);
   bool claimed = rc == 0;
-  if (rc == 1) { /* Redis-decided, no local claim record */
-    if (ctx->op == JB_RELEASE_ABANDON) return 0; /* already ready here */
+  /* Redis-decided, and no local claim record of this caller's: an abandon
+   * leaves the board as it is (ready, or another owner's newer claim); a
+   * consume or trash takes the job off the board, as Redis did. */
+  if ((rc == 1 || rc == 2) && ctx->op == JB_RELEASE_ABANDON) return 0;
+  if (rc == 2) {
+    claimed = true;
+    rc = 0;
+  } else if (rc == 1) {
     rec = (jb_claimrec){.claimed_us = h.posted_us};
     rc = 0;
   }
@@ -944,6 +972,7 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_jobhdr h;
   jb_claimrec rec;
   int rc = owned_claim(s, txn, ctx, "extend the claim on", &h, NULL, &rec);
+  if (rc == 2) return 0; /* another owner's record: not this caller's */
   if (rc == 1) { /* Redis extended a claim this board has no record of */
     char t[JB_UUID_STRLEN];
     fmt_uuid(t, ctx->uuid);

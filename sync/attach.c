@@ -203,8 +203,20 @@ int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
   /* Marked first: from here on no local claim can slip in between the
    * snapshot and the post (every ownership change of the job now goes
    * through Redis, which refuses it until the post has run). */
-  if ((rc = jb__board_mark_remote(b, uuid)) != JB_OK) return rc;
+  /* A claim bound to a process of this host and with no lease would never
+   * lapse in Redis (see core/board.c: remote_claim): refused, unmarked. */
   jb_job *job = NULL;
+  if ((rc = jb_job_get(&job, b, uuid)) != JB_OK) return rc;
+  bool stuck = jb_job_owner(job) && jb_job_holder_pid(job) != 0 &&
+               jb_job_lease_expires(job) == 0;
+  jb_job_free(job);
+  job = NULL;
+  if (stuck)
+    return jb__err(JB_EINVAL, "cannot publish job %s: its claim is bound to "
+                   "a process of this host and has no lease, so it would "
+                   "never lapse in Redis (extend it with a lease first)",
+                   uuid);
+  if ((rc = jb__board_mark_remote(b, uuid)) != JB_OK) return rc;
   if ((rc = jb_job_get(&job, b, uuid)) != JB_OK) return rc;
   size_t len = 0;
   const void *posting = jb_job_posting(job, &len);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -310,6 +311,60 @@ static void test_claimed_elsewhere(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* Review fixes: a stale fencing token is refused before Redis is asked
+ * (Redis knows owners by name only); a claim bound to this host's process
+ * with no lease is refused (it would never lapse in Redis), and so is the
+ * publication of a job held that way. */
+static void test_tokens_and_bound_claims(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1];
+  published(u, f, "fenced");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = 200;
+  uint64_t t1 = 0, t2 = 0;
+  assert_int_equal(jb_job_claim_ex(&t1, f->board, u, "w", &o), JB_OK);
+  struct timespec ts = {0, 400 * 1000000L};
+  nanosleep(&ts, NULL); /* the lease lapses, here and in Redis */
+  o.lease_ms = 60000;
+  assert_int_equal(jb_job_claim_ex(&t2, f->board, u, "w", &o), JB_OK);
+  assert_true(t2 > t1);
+  assert_int_equal(jb_job_consume_ex(f->board, u, "w", t1), JB_ENOTOWNER);
+  jbt_assert_contains(jb_errmsg(), "is not the current claim's");
+  local_owner(owner, f->board, u);
+  assert_string_equal(owner, "w");
+  assert_true(redis_state(f, u).listed);
+  assert_int_equal(jb_job_consume_ex(f->board, u, "w", t2), JB_OK);
+  assert_false(redis_state(f, u).listed);
+
+  /* Bound without a lease: refused, nothing claimed anywhere. */
+  published(u, f, "bound");
+  jb_claim_opts b = JB_CLAIM_OPTS_INIT;
+  b.flags = JB_CLAIM_BIND_PROCESS;
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &b), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "without a lease");
+  local_owner(owner, f->board, u);
+  assert_string_equal(owner, "");
+  char v[256];
+  key_get(v, sizeof v, f, u, ".owned");
+  assert_string_equal(v, "(nil)");
+  b.lease_ms = 30000; /* with a lease it is fine */
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &b), JB_OK);
+
+  /* A local job held bound without a lease is not published. */
+  char l[JB_UUID_STRLEN];
+  jbt_post(l, f->board, "held here", JB_PRIORITY_NORMAL);
+  b.lease_ms = 0;
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, l, "w", &b), JB_OK);
+  assert_int_equal(jb_sync_publish(f->board, f->conn, l), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "has no lease");
+  jb_job *job;
+  assert_int_equal(jb_job_get(&job, f->board, l), JB_OK);
+  assert_false(jb_job_remote(job));
+  jb_job_free(job);
+  assert_false(redis_state(f, l).listed);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_publish_claim_consume, setup,
@@ -317,6 +372,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_attached, setup, teardown),
       cmocka_unit_test_setup_teardown(test_redis_stopped, setup, teardown),
       cmocka_unit_test_setup_teardown(test_claimed_elsewhere, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tokens_and_bound_claims, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
