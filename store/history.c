@@ -26,13 +26,6 @@ static void ukey(uint8_t k[UKEY_LEN], const uint8_t uuid[16]) {
   memcpy(k + 1, uuid, 16);
 }
 
-static uint64_t be64(const void *p) {
-  const uint8_t *b = p;
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | b[i];
-  return v;
-}
-
 static bool is_skey(const MDB_val *k) {
   return k->mv_size == SKEY_LEN && ((const uint8_t *)k->mv_data)[0] == 's';
 }
@@ -44,7 +37,7 @@ static int ends(MDB_cursor *cur, bool *any, uint64_t *first, uint64_t *last) {
   int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
   if (rc == MDB_NOTFOUND || (rc == 0 && !is_skey(&k))) return 0;
   if (rc) return rc;
-  *first = be64((uint8_t *)k.mv_data + 1);
+  *first = jb__be64((uint8_t *)k.mv_data + 1);
   /* The newest: the key before the first one past the 's' range. */
   k = (MDB_val){1, "t"};
   rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
@@ -54,7 +47,7 @@ static int ends(MDB_cursor *cur, bool *any, uint64_t *first, uint64_t *last) {
     rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
   if (rc) return rc;
   if (!is_skey(&k)) return MDB_CORRUPTED;
-  *last = be64((uint8_t *)k.mv_data + 1);
+  *last = jb__be64((uint8_t *)k.mv_data + 1);
   *any = true;
   return 0;
 }
@@ -100,7 +93,7 @@ static int trim(jb_store *s, MDB_txn *txn, uint64_t first, uint64_t last,
     ukey(uk, rec.uuid);
     MDB_val kk = {sizeof uk, uk}, hv;
     rc = mdb_get(txn, s->history, &kk, &hv);
-    if (rc == 0 && hv.mv_size == 8 && be64(hv.mv_data) == first)
+    if (rc == 0 && hv.mv_size == 8 && jb__be64(hv.mv_data) == first)
       rc = mdb_del(txn, s->history, &kk, NULL);
     if (rc == MDB_NOTFOUND) rc = 0;
   }
@@ -284,7 +277,7 @@ static int find_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   MDB_val k = {sizeof uk, uk}, v;
   int rc = mdb_get(txn, s->history, &k, &v);
   if (rc == 0 && v.mv_size == 8) {
-    uint64_t hseq = be64(v.mv_data);
+    uint64_t hseq = jb__be64(v.mv_data);
     uint8_t key[SKEY_LEN];
     skey(key, hseq);
     k = (MDB_val){sizeof key, key};
@@ -341,7 +334,7 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   while (rc == 0 && is_skey(&k) && ctx->n < ctx->max &&
          (ctx->n == 0 || ctx->bytes->len < ctx->budget)) {
     rc = copy_item(ctx->bytes, &ctx->items[ctx->n],
-                   be64((uint8_t *)k.mv_data + 1), &v);
+                   jb__be64((uint8_t *)k.mv_data + 1), &v);
     if (rc) break;
     ctx->n++;
     rc = mdb_cursor_get(cur, &k, &v, step);
@@ -395,7 +388,7 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
         rc = r;
         break;
       }
-      visit(be64(kd + 1), r == JB_OK ? rec.uuid : NULL,
+      visit(jb__be64(kd + 1), r == JB_OK ? rec.uuid : NULL,
             r == JB_OK ? NULL : why, false, arg);
       continue;
     }
@@ -407,7 +400,7 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
     }
     /* The uuid's entry must name a record of that uuid. */
     bool ok = v.mv_size == 8;
-    uint64_t hseq = ok ? be64(v.mv_data) : 0;
+    uint64_t hseq = ok ? jb__be64(v.mv_data) : 0;
     if (ok) {
       uint8_t key[SKEY_LEN];
       skey(key, hseq);

@@ -12,13 +12,6 @@
 
 #include <string.h>
 
-static uint64_t be64(const void *p) {
-  const uint8_t *b = p;
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | b[i];
-  return v;
-}
-
 /* ------------------------------------------------------------ trimming */
 
 /* Batching of the age bound: an event is trimmed once it is older than
@@ -106,10 +99,10 @@ static int bounds(jb_store *s, MDB_txn *txn, MDB_cursor **curp,
   rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
   if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
   if (rc == 0) {
-    *next = be64(k.mv_data) + 1;
+    *next = jb__be64(k.mv_data) + 1;
     rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
     if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
-    if (rc == 0) *first = be64(k.mv_data);
+    if (rc == 0) *first = jb__be64(k.mv_data);
   } else if (rc == MDB_NOTFOUND) {
     rc = 0;
   }
@@ -147,7 +140,7 @@ int jb__store_log_bounds(jb_store *s, uint64_t *first, uint64_t *next) {
 static int decode(jb_store *s, const MDB_val *k, const MDB_val *v,
                   uint64_t seq, jb_event *e) {
   jb_eventrec ev;
-  if (k->mv_size != 8 || be64(k->mv_data) != seq)
+  if (k->mv_size != 8 || jb__be64(k->mv_data) != seq)
     return jb__err(JB_ECORRUPT, "board %s: change log: event %llu is "
                    "missing (run jobboard check)", s->path,
                    (unsigned long long)seq);

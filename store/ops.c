@@ -27,13 +27,6 @@ uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
   return v;
 }
 
-static uint64_t be64(const void *p) {
-  const uint8_t *b = p;
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | b[i];
-  return v;
-}
-
 /*
  * The change log, appended to by every write. Its sequence is the last
  * event's plus one: trimming removes the oldest events only and never the
@@ -60,7 +53,7 @@ static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
   lw->next = 1;
   lw->now_us = 0;
   if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
-  if (rc == 0) lw->next = be64(k.mv_data) + 1;
+  if (rc == 0) lw->next = jb__be64(k.mv_data) + 1;
   lw->first_new = lw->next;
   if (rc == MDB_NOTFOUND) rc = 0;
   if (rc) mdb_cursor_close(lw->cur);
@@ -148,32 +141,18 @@ static int get_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_L
   return 0;
 }
 
-static void put_be32(uint8_t *o, uint32_t v) {
-  for (int i = 0; i < 4; i++) o[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-
-static void put_be64(uint8_t *o, uint64_t v) {
-  for (int i = 0; i < 8; i++) o[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-static uint32_t be32(const void *p) {
-  const uint8_t *b = p;
-  return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
-         b[3];
-}
-
 void jb__lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
                    const uint8_t jobkey[JB_JOBKEY_LEN]) {
-  put_be32(out, rec->epoch);
-  put_be64(out + 4, (uint64_t)rec->expires_bt);
+  jb__put_be32(out, rec->epoch);
+  jb__put_be64(out + 4, (uint64_t)rec->expires_bt);
   memcpy(out + 12, jobkey, JB_JOBKEY_LEN);
 }
 
 void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
                     const uint8_t jobkey[JB_JOBKEY_LEN]) {
-  put_be32(out, rec->epoch);
-  put_be32(out + 4, rec->holder_pid);
-  put_be64(out + 8, rec->holder_start);
+  jb__put_be32(out, rec->epoch);
+  jb__put_be32(out + 4, rec->holder_pid);
+  jb__put_be64(out + 8, rec->holder_start);
   memcpy(out + 16, jobkey, JB_JOBKEY_LEN);
 }
 
@@ -556,8 +535,8 @@ static int collect_leases(jb_store *s, MDB_txn *txn, int64_t now_bt,
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && *n < max;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != JB_LEASEKEY_LEN) { rc = MDB_CORRUPTED; break; }
-    uint32_t epoch = be32(k.mv_data);
-    int64_t expires = (int64_t)be64((uint8_t *)k.mv_data + 4);
+    uint32_t epoch = jb__be32(k.mv_data);
+    int64_t expires = (int64_t)jb__be64((uint8_t *)k.mv_data + 4);
     if (epoch == s->epoch && expires > now_bt) break;
     add_item(out, n, &k, true);
   }
@@ -576,7 +555,7 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && *n < max;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
-    if (be32(k.mv_data) == s->epoch) break;
+    if (jb__be32(k.mv_data) == s->epoch) break;
     add_item(out, n, &k, false);
   }
   if (rc == MDB_NOTFOUND) rc = 0;
@@ -592,9 +571,9 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
    * processes or a full round. */
   uint8_t resume[JB_HOLDERKEY_LEN], pos[JB_HOLDERKEY_LEN];
   memcpy(resume, s->sweep_after, sizeof resume);
-  if (be32(resume) != s->epoch) {
+  if (jb__be32(resume) != s->epoch) {
     memset(resume, 0, sizeof resume);
-    put_be32(resume, s->epoch);
+    jb__put_be32(resume, s->epoch);
   }
   bool from_start = memcmp(resume + 4, (uint8_t[12]){0}, 12) == 0;
   memcpy(pos, resume, sizeof pos);
@@ -605,11 +584,11 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
   uint8_t last[16];
   live_cache lc = {.s = s};
   while (*n < max) {
-    if (rc == MDB_NOTFOUND || (rc == 0 && be32(k.mv_data) != s->epoch)) {
+    if (rc == MDB_NOTFOUND || (rc == 0 && jb__be32(k.mv_data) != s->epoch)) {
       if (wrapped || from_start) break;
       wrapped = true;
       memset(pos, 0, sizeof pos);
-      put_be32(pos, s->epoch);
+      jb__put_be32(pos, s->epoch);
       k = (MDB_val){sizeof pos, pos};
       rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
       continue;
@@ -624,8 +603,8 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
       procs++;
       have_last = true;
       memcpy(last, k.mv_data, 16);
-      last_alive = holder_alive(&lc, be32((uint8_t *)k.mv_data + 4),
-                                be64((uint8_t *)k.mv_data + 8));
+      last_alive = holder_alive(&lc, jb__be32((uint8_t *)k.mv_data + 4),
+                                jb__be64((uint8_t *)k.mv_data + 8));
       memcpy(s->sweep_after, k.mv_data, 16);
       memset(s->sweep_after + 16, 0xff, JB_JOBKEY_LEN);
       if (last_alive) {
@@ -1127,8 +1106,8 @@ static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != JB_LEASEKEY_LEN) { rc = MDB_CORRUPTED; break; }
-    if (be32(k.mv_data) == s->epoch &&
-        (int64_t)be64((uint8_t *)k.mv_data + 4) > now_bt)
+    if (jb__be32(k.mv_data) == s->epoch &&
+        (int64_t)jb__be64((uint8_t *)k.mv_data + 4) > now_bt)
       break;
     /* Only an entry its claim calls for (not one left by damage). */
     jb_claimrec rec;
@@ -1149,7 +1128,7 @@ static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != JB_HOLDERKEY_LEN) { rc = MDB_CORRUPTED; break; }
     const uint8_t *d = k.mv_data;
-    if (be32(d) == s->epoch && holder_alive(&lc, be32(d + 4), be64(d + 8)))
+    if (jb__be32(d) == s->epoch && holder_alive(&lc, jb__be32(d + 4), jb__be64(d + 8)))
       continue;
     /* Lapsed by its holder: counted above if its lease lapsed too. */
     jb_claimrec rec;

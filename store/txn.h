@@ -12,6 +12,28 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
+/* Big-endian integers in keys (LMDB sorts keys bytewise). */
+static inline uint64_t jb__be64(const void *p) {
+  const uint8_t *b = p;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | b[i];
+  return v;
+}
+
+static inline uint32_t jb__be32(const void *p) {
+  const uint8_t *b = p;
+  return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
+         b[3];
+}
+
+static inline void jb__put_be32(uint8_t *o, uint32_t v) {
+  for (int i = 0; i < 4; i++) o[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static inline void jb__put_be64(uint8_t *o, uint64_t v) {
+  for (int i = 0; i < 8; i++) o[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
 struct jb_store {
   MDB_env *env;
   MDB_dbi meta, jobs, ready, claims, trash, log, quarantine;
@@ -38,11 +60,11 @@ struct jb_store {
    * starved by a stream of readers. A thread never takes it twice.
    */
   pthread_rwlock_t resize_lock;
-  /* The signal file (signal.c): the map in use (older ones chained behind
-   * it), its id, the lock for changing it, the watcher thread (started by
-   * the first wait) and its count of changes seen to the file. */
+  /* The signal file (wake.c): the map in use (older ones chained behind
+   * it; its id names the file in meta), the lock for changing it, the
+   * watcher thread (started by the first wait) and its count of changes
+   * seen to the file. */
   struct jb_sigmap *_Atomic sig;
-  uint8_t sig_id[16];
   pthread_mutex_t sig_lock;
   bool sig_ready;
   struct jb_watcher *watcher;

@@ -146,12 +146,6 @@ static void wait_on(sig_hdr *h, uint32_t val, int64_t deadline) {
   futex(&h->seq, FUTEX_WAIT_BITSET, val, tp, FUTEX_BITSET_MATCH_ANY);
 }
 
-static int64_t mono_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* ----------------------------------------------------------------- file */
 
 static bool hdr_valid(const sig_hdr *h) {
@@ -311,13 +305,12 @@ static int follow(jb_store *s) {
         atomic_fetch_add(&old->hdr->seq, 1);
         wake_all(old->hdr);
       }
-      memcpy(s->sig_id, m->id, 16);
     }
     if (rc == JB_OK) watch_file(s);
     pthread_mutex_unlock(&s->sig_lock);
     if (rc != JB_OK || attempt == 3 || still_current(s)) break;
   }
-  if (rc == JB_OK) rc = name_in_meta(s, s->sig_id);
+  if (rc == JB_OK) rc = name_in_meta(s, current(s)->id);
   return rc;
 }
 
@@ -328,10 +321,11 @@ int jb__signal_open(jb_store *s) {
 }
 
 bool jb__signal_stale(jb_store *s, MDB_txn *txn) {
-  if (current(s) == NULL) return false;
+  struct jb_sigmap *m = current(s);
+  if (m == NULL) return false;
   MDB_val v;
   int rc = mdb_get(txn, s->meta, (MDB_val *)&meta_key, &v);
-  return rc != 0 || v.mv_size != 16 || memcmp(v.mv_data, s->sig_id, 16) != 0;
+  return rc != 0 || v.mv_size != 16 || memcmp(v.mv_data, m->id, 16) != 0;
 }
 
 void jb__signal_commit(jb_store *s, bool stale) {
@@ -586,7 +580,7 @@ void jb__signal_close(jb_store *s) {
 
 int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
                    const atomic_int *cancelled) {
-  int64_t start = mono_us();
+  int64_t start = jb__mono_us();
   int64_t deadline = INT64_MAX;
   if (timeout_ms >= 0 && timeout_ms < (INT64_MAX - start) / 1000 - 1)
     deadline = start + timeout_ms * 1000;
@@ -611,7 +605,7 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
     int64_t retry = INT64_MAX;
     rc = fn(ctx, &retry);
     if (rc != JB__AGAIN) return rc;
-    int64_t now = mono_us();
+    int64_t now = jb__mono_us();
     if (now >= deadline)
       return jb__err(JB_ETIMEDOUT, "wait on board %s: timed out after %lld ms",
                      s->path, (long long)timeout_ms);
@@ -636,21 +630,6 @@ typedef struct {
   bool more_holders;
 } state_ctx;
 
-static void put_be32(uint8_t *o, uint32_t v) {
-  for (int i = 0; i < 4; i++) o[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-static uint32_t get_be32(const uint8_t *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t get_be64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-  return v;
-}
-static void put_be64(uint8_t *o, uint64_t v) {
-  for (int i = 0; i < 8; i++) o[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
 /* The first lease of this boot, and the distinct processes holding bound
  * claims of this boot (a skip from one process to the next). */
 static int state_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -661,39 +640,39 @@ static int state_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   uint8_t key[4 + 4 + 8];
   int rc = mdb_cursor_open(txn, s->leases, &cur);
   if (rc) return rc;
-  put_be32(key, s->epoch);
+  jb__put_be32(key, s->epoch);
   memset(key + 4, 0, 8);
   k = (MDB_val){4 + 8, key};
   rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
   if (rc == 0 && k.mv_size == JB_LEASEKEY_LEN &&
-      get_be32(k.mv_data) == s->epoch)
-    c->first_lease_bt = (int64_t)get_be64((const uint8_t *)k.mv_data + 4);
+      jb__be32(k.mv_data) == s->epoch)
+    c->first_lease_bt = (int64_t)jb__be64((const uint8_t *)k.mv_data + 4);
   mdb_cursor_close(cur);
   if (rc && rc != MDB_NOTFOUND) return rc;
   if ((rc = mdb_cursor_open(txn, s->holders, &cur))) return rc;
   memset(key, 0, sizeof key);
-  put_be32(key, s->epoch);
+  jb__put_be32(key, s->epoch);
   for (;;) {
     k = (MDB_val){sizeof key, key};
     rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    if (rc || k.mv_size != JB_HOLDERKEY_LEN || get_be32(k.mv_data) != s->epoch)
+    if (rc || k.mv_size != JB_HOLDERKEY_LEN || jb__be32(k.mv_data) != s->epoch)
       break;
     const uint8_t *p = k.mv_data;
     if (c->n_holders == MAX_WATCHED) {
       c->more_holders = true;
       break;
     }
-    uint32_t pid = get_be32(p + 4);
-    uint64_t st = get_be64(p + 8);
+    uint32_t pid = jb__be32(p + 4);
+    uint64_t st = jb__be64(p + 8);
     c->holders[c->n_holders++] = (jb_proc_id){pid, st};
     /* The next process: (pid, start + 1), or (pid + 1, 0) at the end. */
     memcpy(key, p, 16);
     if (st == UINT64_MAX) {
       if (pid == UINT32_MAX) break;
-      put_be32(key + 4, pid + 1);
-      put_be64(key + 8, 0);
+      jb__put_be32(key + 4, pid + 1);
+      jb__put_be64(key + 8, 0);
     } else {
-      put_be64(key + 8, st + 1);
+      jb__put_be64(key + 8, st + 1);
     }
   }
   mdb_cursor_close(cur);
@@ -712,13 +691,13 @@ int jb__store_wait_state(jb_store *s, unsigned flags, size_t *count,
   if (rc == JB_OK) {
     if (c->first_lease_bt) {
       int64_t left = c->first_lease_bt - jb__boottime_us();
-      *lapse_mono_us = mono_us() + (left > 0 ? left : 0);
+      *lapse_mono_us = jb__mono_us() + (left > 0 ? left : 0);
     }
     if (c->more_holders ||
         (s->watcher && atomic_load(&s->watcher->unfollowed))) {
       /* More holders than the watcher follows, or some it could not
        * follow: look again every second. */
-      int64_t t = mono_us() + 1000000;
+      int64_t t = jb__mono_us() + 1000000;
       if (t < *lapse_mono_us) *lapse_mono_us = t;
     }
     watch_holders(s, c->holders, c->n_holders);

@@ -6,7 +6,7 @@
  * on it with a shared futex. A waiter re-checks the board under a read
  * transaction after each wake-up, so the file carries no data that matters:
  * a missing or corrupt one is rebuilt, and a lost or spurious wake-up can
- * only cost a re-check. See store/signal.c for the protocol.
+ * only cost a re-check. See store/wake.c for the protocol.
  */
 #ifndef JOBBOARD_STORE_WAKE_H
 #define JOBBOARD_STORE_WAKE_H
