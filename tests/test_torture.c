@@ -250,25 +250,40 @@ static void print_job_events(const char *dir, const char *uuid) {
   MDB_dbi log;
   MDB_cursor *cur;
   MDB_val k, v;
-  if (mdb_env_create(&env) || mdb_env_set_maxdbs(env, 16) ||
-      mdb_env_set_maxreaders(env, 1022) ||
-      mdb_env_open(env, dir, MDB_RDONLY, 0644) ||
-      mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) ||
-      mdb_dbi_open(txn, JB_DB_LOG, 0, &log) ||
-      mdb_cursor_open(txn, log, &cur))
+  int rc;
+  if ((rc = mdb_env_create(&env)) || (rc = mdb_env_set_maxdbs(env, 16)) ||
+      (rc = mdb_env_set_maxreaders(env, 1022)) ||
+      (rc = mdb_env_open(env, dir, MDB_RDONLY, 0644)) ||
+      (rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_LOG, 0, &log)) ||
+      (rc = mdb_cursor_open(txn, log, &cur))) {
+    /* Say so: an empty report must mean "no event names the job". */
+    printf("# job %s: cannot read the change log: %s\n", uuid,
+           mdb_strerror(rc));
+    fflush(stdout);
     _exit(1);
-  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+  }
+  size_t found = 0;
+  uint64_t first = 0, lastseq = 0;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     jb_eventrec ev;
     if (v.mv_size < sizeof ev || k.mv_size != 8) continue;
+    lastseq = 0;
+    for (int i = 0; i < 8; i++) lastseq = lastseq << 8 | ((uint8_t *)k.mv_data)[i];
+    if (first == 0) first = lastseq;
     memcpy(&ev, v.mv_data, sizeof ev);
     if (memcmp(ev.uuid, u, 16) != 0) continue;
+    found++;
     uint64_t seq = 0;
     for (int i = 0; i < 8; i++) seq = seq << 8 | ((uint8_t *)k.mv_data)[i];
     printf("# job %s: event %llu, type %d, owner '%.*s', time %lld\n", uuid,
            (unsigned long long)seq, ev.type, (int)ev.owner_len,
            (char *)v.mv_data + sizeof ev, (long long)ev.time_us);
   }
+  if (found == 0)
+    printf("# job %s: no event of the log (events %llu..%llu) names it\n",
+           uuid, (unsigned long long)first, (unsigned long long)lastseq);
   fflush(stdout);
   _exit(0);
 }
