@@ -18,6 +18,7 @@
 
 #include "jobboard.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct jb_remote_ops {
@@ -42,5 +43,113 @@ JB_EXTERN void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops,
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */
 JB_EXTERN int jb__board_mark_remote(jb_board *b, const char *uuid);
+
+/* ------------------------------------------- the replicator's mirror (pull)
+ *
+ * What libjbsync's replicator (sync/replicator.c) uses to bring what Redis
+ * holds into the local board, so local readers, waiters and watchers see
+ * it. Each call is one write transaction (all or nothing), bumps the board's
+ * signal like every commit, and logs the usual events (POSTED, CLAIMED,
+ * ABANDONED, CONSUMED, TRASHED) so watchers see remote changes as local
+ * ones. None of them goes through the hook: Redis has decided.
+ */
+
+/* One job as Redis lists it. */
+typedef struct {
+  const char *uuid;        /* the NS:listings field: 36-char uuid text */
+  const void *posting;     /* the posting bytes, as listed */
+  size_t posting_len;
+  const char *owner;       /* NS:uuid.owned, NUL-terminated, or NULL when
+                              unclaimed (1..JB_WHO_MAX bytes) */
+  int64_t expires_us;      /* the owner key's expiry (UTC us), 0: none */
+} jb_remote_listing;
+
+/* What jb__board_mirror_listings did with each listing. */
+typedef enum {
+  JB_MIRROR_NEW = 1,     /* inserted (Redis-decided; with its claim) */
+  JB_MIRROR_UPDATED,     /* on the board; its claim changed to Redis's */
+  JB_MIRROR_SAME,        /* on the board and already as Redis says, or
+                            changed locally at or after `read_us` (left
+                            alone: the local change is newer) */
+  JB_MIRROR_LOCAL,       /* on the board and decided locally (not yet
+                            published from here): left alone */
+  JB_MIRROR_DONE,        /* completed on this board (its history holds the
+                            uuid): not brought back */
+  JB_MIRROR_QUARANTINED  /* the posting does not decode, or its uuid is not
+                            the field's: not inserted; kept in the
+                            quarantine table with the reason (once per
+                            uuid), so check reports it */
+} jb_mirror_result;
+
+/*
+ * Bring n listings into the board, in one write transaction:
+ *  - a uuid not on the board: inserted, marked Redis-decided, its posting
+ *    bytes verbatim (so the posting's sequence is Redis's; the job still
+ *    gets the board's next local sequence, which orders it locally),
+ *    event POSTED; with an owner it is inserted claimed (owner, the expiry
+ *    as its lease, no holder), event CLAIMED too.
+ *  - a Redis-decided job on the board whose claim record (or, unclaimed,
+ *    the job) was last changed before `read_us` (UTC us: when the caller
+ *    began reading Redis; 0: no such check): its claim is made to match.
+ *    Another owner, or an owner where there was none: the claim replaced
+ *    (event CLAIMED); unclaimed in Redis: the local claim removed (event
+ *    ABANDONED naming the old owner). The same owner: only a different
+ *    expiry is copied, and a claim bound to a process of this host keeps
+ *    its binding and its (absent) lease (the replicator keeps those alive
+ *    in Redis with short expiries).
+ *  - a job decided locally: left alone (LOCAL).
+ *  - a uuid the board's completion history holds: left out (DONE).
+ *  - a posting that does not decode, or whose uuid differs from the field:
+ *    not inserted; a quarantine record (its reason says why it does not
+ *    decode and that it was received from Redis) unless one exists for
+ *    that uuid (QUARANTINED). The job is not deleted from Redis.
+ * results (may be NULL) receives one jb_mirror_result per listing.
+ * Errors: JB_EINVAL (a bad uuid text or owner, naming it: nothing is
+ * written), JB_EFULL / JB_EIO / JB_ENOMEM.
+ */
+JB_EXTERN int jb__board_mirror_listings(jb_board *b,
+                                        const jb_remote_listing *l, size_t n,
+                                        int64_t read_us, int *results);
+
+/*
+ * Remove n Redis-decided jobs that Redis no longer lists (consumed or
+ * trashed elsewhere): trashed[i] says which (trashed NULL: all consumed).
+ * Each leaves the board with event CONSUMED or TRASHED and a history
+ * record (consumed: success; trashed: failure "trashed"; no result; owner
+ * the local claim's, if any). A uuid not on the board, or decided
+ * locally, is skipped. *removed (may be NULL) = how many left. One write
+ * transaction. Errors: JB_EINVAL (bad uuid text), JB_EFULL, JB_EIO.
+ */
+JB_EXTERN int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
+                                    const bool *trashed, size_t n,
+                                    size_t *removed);
+
+/* ---------------------------------------------------- the board's settings
+ *
+ * Small text values the board keeps for libjbsync (the Redis URL and the
+ * namespace it is synced with). Keys start with "sync." (at most 64
+ * bytes); values are 0..4096 bytes of text. Kept in the board's meta
+ * table, so they live with the board (and are not exported).
+ */
+
+/* Read setting `key` into buf (size bytes, NUL-terminated; *len, may be
+ * NULL, its length). JB_ENOTFOUND when not set; JB_EINVAL for a bad key or
+ * a buffer too small (the message says the size needed). */
+JB_EXTERN int jb__board_setting_get(jb_board *b, const char *key, char *buf,
+                                    size_t size, size_t *len);
+
+/* Write setting `key` (value NUL-terminated; NULL deletes it). One write
+ * transaction. Errors: JB_EINVAL (bad key, value too long), JB_EFULL,
+ * JB_EIO. */
+JB_EXTERN int jb__board_setting_set(jb_board *b, const char *key,
+                                    const char *value);
+
+/* Write setting `key` only if it is not set, in one write transaction:
+ * JB_OK when it was unset (now `value`) or already equal to `value`;
+ * JB_ECLAIMED when it holds another value, which is copied into cur (size
+ * bytes, NUL-terminated; cur may be NULL) and named in the message. */
+JB_EXTERN int jb__board_setting_claim(jb_board *b, const char *key,
+                                      const char *value, char *cur,
+                                      size_t size);
 
 #endif

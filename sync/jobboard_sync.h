@@ -231,6 +231,126 @@ JB_EXTERN void jb_sync_detach(jb_board *b);
  */
 JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
 
+/* ------------------------------------------------------------ replicator */
+
+/*
+ * The replicator (DESIGN.md section 6, docs/DESIGN-NOTES.md "The
+ * replicator"): one per board at a time, a thread in any process that
+ * opts in (jb_sync_replicator_start) or the `jobboard sync` daemon. The
+ * processes that start one on a board elect one of them through a lock
+ * file in the board directory (`sync.lock`, flock); the others stand by
+ * and take over within a second when the holder exits or dies.
+ *
+ * The elected one:
+ *  - publishes every job decided locally, oldest first (board sequence),
+ *    under a new number from the shared NS:sequence counter, with its
+ *    owner and expiry when it was claimed before publication; a job
+ *    consumed or trashed before it was published is never published.
+ *    While Redis is away local posts wait in the board (decided locally)
+ *    and go out in order when it returns;
+ *  - pulls remote postings, ownership and removals into the board (see
+ *    core/remote_hook.h), at once on our scripts' change notices
+ *    (NS:notices) and by polling every poll_ms for taskflow peers, which
+ *    publish none. A poll reads NS:sequence, the listings' length and the
+ *    owner keys of the Redis-decided jobs on the board; the listings hash
+ *    is read only when the first two say jobs came or went;
+ *  - keeps process-bound claims on Redis-decided jobs alive: their owner
+ *    keys get an expiry of keepalive_ms, refreshed every third of it while
+ *    the holder process lives, so a dead host's claims lapse in Redis by
+ *    themselves, and a dead holder's claim is abandoned in Redis;
+ *  - reconnects with exponential back-off and jitter (backoff_min_ms
+ *    doubling up to backoff_max_ms, each wait drawn from [d/2, d]).
+ * It records its state (see jb_sync_status) in the board directory's
+ * `sync.status` file, which jb_sync_status_read reads from any process.
+ */
+
+/** Options of jb_sync_replicator_start. Initialise with
+ *  jb_sync_replicator_options_init. */
+typedef struct {
+  /** The connection's options (url required; ns NULL: the default). */
+  jb_sync_options conn;
+  /** Longest time before a change made by a taskflow peer (which sends
+   *  no notice) is seen, in ms. 0: the default, 1000. */
+  int poll_ms;
+  /** Reconnect back-off bounds in ms. 0: defaults 100 and 30000. */
+  int backoff_min_ms;
+  int backoff_max_ms;
+  /** Expiry given in Redis to process-bound claims (refreshed every third
+   *  of it). 0: the default, 30000. */
+  int keepalive_ms;
+  /** Called from the replicator's thread for each line worth logging
+   *  (connected, lost, published, errors). level: 0 info, 1 warning, 2
+   *  error. NULL: nothing is logged. */
+  void (*log)(void *ctx, int level, const char *line);
+  void *log_ctx;
+} jb_sync_replicator_options;
+
+/** Fill `o` with the defaults (conn.url NULL: set it). */
+JB_EXTERN void jb_sync_replicator_options_init(jb_sync_replicator_options *o);
+
+/** A running replicator (opaque). */
+typedef struct jb_sync_replicator jb_sync_replicator;
+
+/**
+ * Start a replicator thread for the board at `path` (it opens its own
+ * handle with `bopts`, NULL for the defaults). It returns at once: the
+ * thread stands by until elected, and then connects and syncs. Errors
+ * known before the thread starts: JB_EINVAL (bad URL, namespace or
+ * option), JB_ENOTFOUND (no board), JB_ECLAIMED (the board is synced with
+ * another namespace: the message names both), JB_ENOMEM, JB_EIO.
+ */
+JB_EXTERN int jb_sync_replicator_start(jb_sync_replicator **out,
+                                       const char *path,
+                                       const jb_board_options *bopts,
+                                       const jb_sync_replicator_options *o);
+
+/** Stop the thread (within about a command timeout), give up the lock,
+ *  close and free. NULL is fine. */
+JB_EXTERN void jb_sync_replicator_stop(jb_sync_replicator *r);
+
+/** The sync state, as `jobboard status` shows it. */
+typedef struct {
+  bool running;        /**< a replicator holds the board's lock */
+  int pid;             /**< its process id (0 if none) */
+  bool connected;      /**< it is connected to Redis */
+  char url[512];       /**< the Redis URL, password replaced by "***" */
+  char ns[JB_SYNC_NAMESPACE_MAX + 1]; /**< the namespace */
+  uint64_t unpublished; /**< jobs decided locally, waiting to be published */
+  uint64_t lag_events; /**< change-log events not yet handled */
+  double lag_seconds;  /**< age of the oldest job waiting to be published
+                            (0 when none) */
+  uint64_t published;  /**< jobs published since it started */
+  uint64_t pulled;     /**< remote changes brought in since it started */
+  int64_t last_sync_us; /**< when it last finished a pass (UTC us) */
+  int64_t last_error_us; /**< when the last error happened (0: none) */
+  char last_error[512]; /**< the last error's message ("" when none) */
+} jb_sync_status;
+
+/** The state of replicator `r` (of this process). */
+JB_EXTERN int jb_sync_replicator_status(jb_sync_replicator *r,
+                                        jb_sync_status *st);
+
+/**
+ * The sync state of board `b` as any process sees it: what its
+ * replicator last wrote to `sync.status` (running false when no process
+ * holds the lock), with unpublished and lag_seconds counted from the board
+ * now. Errors: JB_EIO, JB_ENOMEM (no replicator is not an error).
+ */
+JB_EXTERN int jb_sync_status_read(jb_sync_status *st, jb_board *b);
+
+/**
+ * Which Redis and namespace board `b` is synced with. url / ns: what the
+ * caller gives (NULL: not given). The board remembers both the first time
+ * they are given (settings sync.url and sync.namespace): given values
+ * replace the remembered URL (a server may move) but never the namespace:
+ * another namespace than the remembered one is refused (JB_ECLAIMED,
+ * naming both). On JB_OK *url_out and *ns_out (free() them) are the ones
+ * to use; *url_out NULL means none is known (the board is not synced).
+ */
+JB_EXTERN int jb_sync_board_config(jb_board *b, const char *url,
+                                   const char *ns, char **url_out,
+                                   char **ns_out);
+
 #ifdef __cplusplus
 }
 #endif
