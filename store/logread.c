@@ -1,7 +1,7 @@
 /*
  * logread.c - the change log's readers and its trimming.
  *
- * ops.c appends events (log_open / log_put / log_close); this file reads
+ * ops.c appends events (jb__log_open / _put / _close); this file reads
  * them back for watchers and decides, at the end of every write, which of
  * the oldest to delete. Sequences are contiguous: a write appends at the
  * last key + 1 and trimming removes only from the front, never the last

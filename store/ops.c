@@ -38,14 +38,7 @@ uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
  * appends one per job), with one cursor descent. A write never deletes
  * more than that, so its work stays proportional to its own.
  */
-typedef struct {
-  MDB_cursor *cur;
-  uint64_t next;
-  uint64_t first_new; /* the first sequence this transaction appends */
-  int64_t now_us; /* the last event's time: the age bound's "now" */
-} log_writer;
-
-static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
+int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw) {
   int rc = mdb_cursor_open(txn, s->log, &lw->cur);
   if (rc) return rc;
   MDB_val k, v;
@@ -60,9 +53,9 @@ static int log_open(jb_store *s, MDB_txn *txn, log_writer *lw) {
   return rc;
 }
 
-static int log_put(log_writer *lw, int type, const uint8_t uuid[16],
-                   const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
-                   size_t who_len, int64_t now_us) {
+int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
+                const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                size_t who_len, int64_t now_us) {
   uint8_t key[8];
   uint64_t seq = lw->next;
   for (int i = 0; i < 8; i++) key[i] = (uint8_t)(seq >> (56 - 8 * i));
@@ -84,7 +77,7 @@ static int log_put(log_writer *lw, int type, const uint8_t uuid[16],
 
 /* Trim if due (by size and age: logread.c), and close. `rc` is the status
  * so far: on error, only close. */
-static int log_close(jb_store *s, MDB_txn *txn, log_writer *lw, int rc) {
+int jb__log_close(jb_store *s, MDB_txn *txn, jb_log_writer *lw, int rc) {
   if (rc == 0)
     rc = jb__log_trim(s, txn, lw->cur, lw->now_us, lw->next - lw->first_new);
   mdb_cursor_close(lw->cur);
@@ -95,28 +88,21 @@ static int log_close(jb_store *s, MDB_txn *txn, log_writer *lw, int rc) {
 int jb__log_event(jb_store *s, MDB_txn *txn, int type,
                      const uint8_t uuid[16], const uint8_t jobkey[JB_JOBKEY_LEN],
                      const char *who, size_t who_len, int64_t now_us) {
-  log_writer lw;
-  int rc = log_open(s, txn, &lw);
+  jb_log_writer lw;
+  int rc = jb__log_open(s, txn, &lw);
   if (rc) return rc;
-  rc = log_put(&lw, type, uuid, jobkey, who, who_len, now_us);
-  return log_close(s, txn, &lw, rc);
+  rc = jb__log_put(&lw, type, uuid, jobkey, who, who_len, now_us);
+  return jb__log_close(s, txn, &lw, rc);
 }
 
 static void fmt_uuid(char out[JB_UUID_STRLEN], const uint8_t uuid[16]) {
   jb__uuid_format(out, uuid);
 }
 
-/* Find a job by uuid: its header (copied) and its posting (pointing into
- * the transaction's pages). JB_ENOTFOUND with a message when absent. */
-static int find_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                    jb_jobhdr *hdr, MDB_val *posting) {
+int jb__job_header(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   jb_jobhdr *hdr, MDB_val *posting) {
   MDB_val k = {16, (void *)uuid}, v;
   int rc = mdb_get(txn, s->jobs, &k, &v);
-  if (rc == MDB_NOTFOUND) {
-    char t[JB_UUID_STRLEN];
-    fmt_uuid(t, uuid);
-    return jb__err(JB_ENOTFOUND, "job %s is not on the board", t);
-  }
   if (rc) return rc;
   if (v.mv_size < sizeof *hdr) return MDB_CORRUPTED;
   memcpy(hdr, v.mv_data, sizeof *hdr);
@@ -126,10 +112,23 @@ static int find_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return 0;
 }
 
+/* jb__job_header, with JB_ENOTFOUND and a message when the job is absent. */
+static int find_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                    jb_jobhdr *hdr, MDB_val *posting) {
+  int rc = jb__job_header(s, txn, uuid, hdr, posting);
+  if (rc == MDB_NOTFOUND) {
+    char t[JB_UUID_STRLEN];
+    fmt_uuid(t, uuid);
+    return jb__err(JB_ENOTFOUND, "job %s is not on the board", t);
+  }
+  return rc;
+}
+
 /* The claim record of a job (copied), and its owner (pointing into the
  * transaction's pages: copy it before writing), or MDB_NOTFOUND. */
-static int get_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
-                     jb_claimrec *rec, const char **owner) {
+int jb__claim_get(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], jb_claimrec *rec,
+                  const char **owner) {
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v;
   int rc = mdb_get(txn, s->claims, &k, &v);
   if (rc) return rc;
@@ -157,9 +156,9 @@ void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
 }
 
 /* Write the claim record of `jobkey` and its index entries. */
-static int put_claim(jb_store *s, MDB_txn *txn,
-                     const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec,
-                     const char *who, size_t who_len) {
+int jb__claim_put(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec,
+                  const char *who, size_t who_len) {
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
   MDB_val v = {sizeof *rec + who_len, NULL};
   int rc = mdb_put(txn, s->claims, &k, &v, MDB_RESERVE);
@@ -299,16 +298,16 @@ static jb_claimrec new_claim(jb_store *s, const uint8_t uuid[16],
 static int make_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
                       const uint8_t uuid[16], const jb_store_claim_req *req,
                       int64_t now_bt, uint64_t *token) {
-  log_writer lw;
-  int rc = log_open(s, txn, &lw);
+  jb_log_writer lw;
+  int rc = jb__log_open(s, txn, &lw);
   if (rc) return rc;
   *token = lw.next;
   jb_claimrec rec = new_claim(s, uuid, req, lw.next, now_bt);
-  rc = put_claim(s, txn, jobkey, &rec, req->who, req->who_len);
+  rc = jb__claim_put(s, txn, jobkey, &rec, req->who, req->who_len);
   if (rc == 0)
-    rc = log_put(&lw, JB_EV_CLAIMED, uuid, jobkey, req->who, req->who_len,
+    rc = jb__log_put(&lw, JB_EV_CLAIMED, uuid, jobkey, req->who, req->who_len,
                  req->now_us);
-  return log_close(s, txn, &lw, rc);
+  return jb__log_close(s, txn, &lw, rc);
 }
 
 static bool same_owner(const char *a, size_t alen, const char *b, size_t blen) {
@@ -326,8 +325,8 @@ typedef struct {
 static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   post_ctx *ctx = vctx;
   (void)status;
-  log_writer lw;
-  int rc = log_open(s, txn, &lw);
+  jb_log_writer lw;
+  int rc = jb__log_open(s, txn, &lw);
   if (rc) return rc;
   for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
     const jb_store_post *p = &ctx->posts[i];
@@ -357,9 +356,9 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     k = (MDB_val){JB_JOBKEY_LEN, jobkey};
     v = (MDB_val){sizeof r, &r};
     if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) break;
-    rc = log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0, ctx->now_us);
+    rc = jb__log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0, ctx->now_us);
   }
-  return log_close(s, txn, &lw, rc);
+  return jb__log_close(s, txn, &lw, rc);
 }
 
 int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
@@ -394,7 +393,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((h.flags & JB_JOB_F_REMOTE) && !decided) return JB__REMOTE;
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
+  rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0 && decided) {
     /* Redis gave the claim to req->who: whatever the local record said
      * (it follows Redis, late), the claim is recorded afresh. */
@@ -435,7 +434,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       fresh.holder_start = req->holder.start;
     }
     if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
-        (rc = put_claim(s, txn, h.jobkey, &fresh, req->who, req->who_len)))
+        (rc = jb__claim_put(s, txn, h.jobkey, &fresh, req->who, req->who_len)))
       return rc;
     return jb__log_event(s, txn, JB_EV_REFRESHED, ctx->uuid, h.jobkey, req->who,
                      req->who_len, req->now_us);
@@ -654,7 +653,7 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
   for (int i = 0; i < n; i++) {
     jb_claimrec rec;
     const char *owner;
-    rc = get_claim(s, txn, items[i].jobkey, &rec, &owner);
+    rc = jb__claim_get(s, txn, items[i].jobkey, &rec, &owner);
     if (rc == MDB_NOTFOUND) {
       /* Reaped already (a claim in both indexes), or an entry left behind
        * by damage: remove what names this jobkey, or it would fill every
@@ -805,7 +804,7 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
      * owners by name, and a holder whose claim lapsed and was taken again
      * under the same name must be refused (jobboard.h). */
     if (ctx->token == 0) return JB__REMOTE;
-    rc = get_claim(s, txn, h->jobkey, rec, &owner);
+    rc = jb__claim_get(s, txn, h->jobkey, rec, &owner);
     if (rc == MDB_NOTFOUND)
       return jb__err(JB_ENOTOWNER, "cannot %s job %s: token %llu is not the "
                      "current claim's (it is not claimed here)", verb, t,
@@ -818,7 +817,7 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
                      owner, (unsigned long long)rec->token);
     return JB__REMOTE;
   }
-  rc = get_claim(s, txn, h->jobkey, rec, &owner);
+  rc = jb__claim_get(s, txn, h->jobkey, rec, &owner);
   /* Redis decided: 1 = no local claim record; 2 = a local record of
    * another owner (a claim recorded after Redis agreed to this caller's
    * release: it is not this caller's to change). */
@@ -849,6 +848,62 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
   return 0;
 }
 
+/* Take a job off the board for a consume or trash (store.h, txn.h). */
+int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
+  const jb_jobhdr *h = c->h;
+  MDB_val posting = c->posting;
+  int rc;
+  /* The job's name for its history record, copied before pages change. */
+  char name[JB_NAME_MAX];
+  const char *np;
+  size_t name_len = 0;
+  if (jb__history_posting_name(posting.mv_data, posting.mv_size, &np,
+                               &name_len))
+    memcpy(name, np, name_len);
+  if (c->op == JB_RELEASE_TRASH) {
+    /* Copy the posting to the trash before any other page changes. */
+    MDB_val uk = {16, (void *)c->uuid};
+    MDB_val tv = {sizeof(jb_trashrec) + c->who_len + posting.mv_size, NULL};
+    if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
+    jb_trashrec tr = {.format = 1, .owner_len = (uint16_t)c->who_len,
+                      .posting_len = (uint32_t)posting.mv_size,
+                      .trashed_us = c->now_us};
+    memcpy(tr.jobkey, h->jobkey, JB_JOBKEY_LEN);
+    uint8_t *d = tv.mv_data;
+    memcpy(d, &tr, sizeof tr);
+    if (c->who_len) memcpy(d + sizeof tr, c->who, c->who_len);
+    /* Only the trash page changed since the job was read: the jobs page
+     * that `posting` points into is intact. */
+    memcpy(d + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
+  }
+  MDB_val k = {JB_JOBKEY_LEN, (void *)h->jobkey};
+  if (c->claim && (rc = jb__store_drop_claim(s, txn, h->jobkey, c->claim)))
+    return rc;
+  if (!c->claim && (rc = mdb_del(txn, s->ready, &k, NULL)))
+    return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  MDB_val uk = {16, (void *)c->uuid};
+  if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
+  /* It reached COMPLETE: its history record, in this transaction. */
+  jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                     : JB_END_TRASHED,
+                         NULL, 0, NULL};
+  const jb_store_done *d = c->done ? c->done : &plain;
+  jb_hist_entry e = {.rec = {.end = (uint8_t)d->end,
+                             .priority = (uint8_t)jb__jobkey_priority(h->jobkey),
+                             .job_seq = jb__jobkey_seq(h->jobkey),
+                             .posted_us = h->posted_us,
+                             .claimed_us = c->claimed_us,
+                             .completed_us = c->now_us},
+                     .owner = c->who, .owner_len = c->who_len,
+                     .name = name, .name_len = name_len,
+                     .result = d->result, .result_len = d->result_len};
+  memcpy(e.rec.uuid, c->uuid, 16);
+  if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
+  return jb__log_event(s, txn, c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
+                                                           : JB_EV_TRASHED,
+                       c->uuid, h->jobkey, c->who, c->who_len, c->now_us);
+}
+
 static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   release_ctx *ctx = vctx;
   (void)status;
@@ -869,65 +924,22 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     rc = 0;
   }
   if (rc) return rc;
-  /* The job's name for its history record, copied before pages change. */
-  char name[JB_NAME_MAX];
-  const char *np;
-  size_t name_len = 0;
-  if (ctx->op != JB_RELEASE_ABANDON &&
-      jb__history_posting_name(posting.mv_data, posting.mv_size, &np,
-                               &name_len))
-    memcpy(name, np, name_len);
-  MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, v;
-  int event;
-  if (ctx->op == JB_RELEASE_TRASH) {
-    /* Copy the posting to the trash before any other page changes. */
-    MDB_val uk = {16, (void *)ctx->uuid};
-    MDB_val tv = {sizeof(jb_trashrec) + ctx->who_len + posting.mv_size, NULL};
-    if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
-    jb_trashrec tr = {.format = 1, .owner_len = (uint16_t)ctx->who_len,
-                      .posting_len = (uint32_t)posting.mv_size,
-                      .trashed_us = ctx->now_us};
-    memcpy(tr.jobkey, h.jobkey, JB_JOBKEY_LEN);
-    uint8_t *d = tv.mv_data;
-    memcpy(d, &tr, sizeof tr);
-    memcpy(d + sizeof tr, ctx->who, ctx->who_len);
-    /* Only the trash page changed since find_job: the jobs page that
-     * `posting` points into is intact. */
-    memcpy(d + sizeof tr + ctx->who_len, posting.mv_data, posting.mv_size);
+  if (ctx->op != JB_RELEASE_ABANDON) {
+    jb_completing c = {.op = ctx->op, .uuid = ctx->uuid, .h = &h,
+                       .posting = posting, .claim = claimed ? &rec : NULL,
+                       .claimed_us = rec.claimed_us, .who = ctx->who,
+                       .who_len = ctx->who_len, .now_us = ctx->now_us,
+                       .done = ctx->done};
+    return jb__job_complete(s, txn, &c);
   }
-  if (claimed && (rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)))
-    return rc;
-  if (!claimed && (rc = mdb_del(txn, s->ready, &k, NULL)))
-    return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  if (ctx->op == JB_RELEASE_ABANDON) {
-    event = JB_EV_ABANDONED;
-    jb_readyrec r = {.modified_us = ctx->now_us};
-    memcpy(r.uuid, ctx->uuid, 16);
-    v = (MDB_val){sizeof r, &r};
-    if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
-  } else {
-    event = ctx->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED : JB_EV_TRASHED;
-    MDB_val uk = {16, (void *)ctx->uuid};
-    if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
-    /* It reached COMPLETE: its history record, in this transaction. */
-    jb_store_done plain = {ctx->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
-                                                         : JB_END_TRASHED,
-                           NULL, 0, NULL};
-    const jb_store_done *d = ctx->done ? ctx->done : &plain;
-    jb_hist_entry e = {.rec = {.end = (uint8_t)d->end,
-                               .priority = (uint8_t)jb__jobkey_priority(h.jobkey),
-                               .job_seq = jb__jobkey_seq(h.jobkey),
-                               .posted_us = h.posted_us,
-                               .claimed_us = rec.claimed_us,
-                               .completed_us = ctx->now_us},
-                       .owner = ctx->who, .owner_len = ctx->who_len,
-                       .name = name, .name_len = name_len,
-                       .result = d->result, .result_len = d->result_len};
-    memcpy(e.rec.uuid, ctx->uuid, 16);
-    if ((rc = jb__history_put(s, txn, &e, d->bounds, ctx->now_us))) return rc;
-  }
-  return jb__log_event(s, txn, event, ctx->uuid, h.jobkey, ctx->who, ctx->who_len,
-                   ctx->now_us);
+  /* An abandon: the caller's claim (owned_claim found it) ends. */
+  if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec))) return rc;
+  jb_readyrec r = {.modified_us = ctx->now_us};
+  memcpy(r.uuid, ctx->uuid, 16);
+  MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, v = {sizeof r, &r};
+  if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
+  return jb__log_event(s, txn, JB_EV_ABANDONED, ctx->uuid, h.jobkey, ctx->who,
+                       ctx->who_len, ctx->now_us);
 }
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
@@ -971,7 +983,7 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   char who[JB_WHO_MAX];
   memcpy(who, ctx->who, ctx->who_len);
   if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
-      (rc = put_claim(s, txn, h.jobkey, &fresh, who, ctx->who_len)))
+      (rc = jb__claim_put(s, txn, h.jobkey, &fresh, who, ctx->who_len)))
     return rc;
   return jb__log_event(s, txn, JB_EV_EXTENDED, ctx->uuid, h.jobkey, ctx->who,
                    ctx->who_len, ctx->now_us);
@@ -1004,7 +1016,7 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                       .posting_len = posting.mv_size};
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
+  rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
   if (rc == 0) {
     raw->modified_us = rec.claimed_us;
     if (claim_lapsed(s, &rec, now_bt, lc)) return 0;
@@ -1071,7 +1083,7 @@ static int owner_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   memcpy(&h, v.mv_data, sizeof h);
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
+  rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
   live_cache lc = {.s = s};
   if (rc == MDB_NOTFOUND ||
       (rc == 0 && claim_lapsed(s, &rec, jb__boottime_us(), &lc))) {
@@ -1113,7 +1125,7 @@ static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
     jb_claimrec rec;
     const char *owner;
     const uint8_t *jk = (const uint8_t *)k.mv_data + 12;
-    int r2 = get_claim(s, txn, jk, &rec, &owner);
+    int r2 = jb__claim_get(s, txn, jk, &rec, &owner);
     if (r2 == MDB_NOTFOUND) continue;
     if (r2) { rc = r2; break; }
     uint8_t want[JB_LEASEKEY_LEN];
@@ -1133,7 +1145,7 @@ static int count_lapsed(jb_store *s, MDB_txn *txn, size_t *out) {
     /* Lapsed by its holder: counted above if its lease lapsed too. */
     jb_claimrec rec;
     const char *owner;
-    int r2 = get_claim(s, txn, d + 16, &rec, &owner);
+    int r2 = jb__claim_get(s, txn, d + 16, &rec, &owner);
     if (r2 == MDB_NOTFOUND) continue;
     if (r2) { rc = r2; break; }
     bool lease_lapsed = (rec.flags & JB_CLAIM_F_LEASE) &&
@@ -1175,7 +1187,7 @@ static int expires_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   memcpy(&h, v.mv_data, sizeof h);
   jb_claimrec rec;
   const char *owner;
-  rc = get_claim(s, txn, h.jobkey, &rec, &owner);
+  rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
   if (rc == MDB_NOTFOUND) return 0;
   if (rc) return rc;
   int64_t now_bt = jb__boottime_us();

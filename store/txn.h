@@ -93,6 +93,43 @@ typedef int (*jb_txn_body)(jb_store *s, MDB_txn *txn, void *ctx, int *status);
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx);
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);
 
+/* ------------------------------------- job and claim records (store/ops.c)
+ * Shared by the files of store/ that write jobs (ops.c, mirror.c). */
+
+/* A job's header (copied) and its posting (pointing into the
+ * transaction's pages), or MDB_NOTFOUND (no message). */
+int jb__job_header(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   jb_jobhdr *hdr, MDB_val *posting);
+
+/* The claim record of `jobkey` (copied) and its owner (pointing into the
+ * transaction's pages: copy it before writing), or MDB_NOTFOUND. */
+int jb__claim_get(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], jb_claimrec *rec,
+                  const char **owner);
+
+/* Write the claim record of `jobkey` and the `leases` / `holders` entries
+ * its flags call for (`who` must not point into the claims table). */
+int jb__claim_put(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec,
+                  const char *who, size_t who_len);
+
+/* A consume or trash taking a job off the board: the trash copy (trash),
+ * its claim record with its index entries (or its `ready` entry), the job,
+ * its history record and its CONSUMED / TRASHED event naming `who`. */
+typedef struct {
+  jb_release op;            /* JB_RELEASE_CONSUME or JB_RELEASE_TRASH */
+  const uint8_t *uuid;
+  const jb_jobhdr *h;
+  MDB_val posting;          /* in the jobs page, not yet changed */
+  const jb_claimrec *claim; /* the claim record to drop; NULL: ready */
+  int64_t claimed_us;       /* for the history record (0: none) */
+  const char *who;          /* may be empty; not in a page this changes */
+  size_t who_len;
+  int64_t now_us;
+  const jb_store_done *done; /* NULL: no result, the default bounds */
+} jb_completing;
+int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
+
 /* Delete a job's claim record and its `leases` / `holders` entries
  * (store/ops.c). */
 int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
@@ -105,14 +142,31 @@ void jb__lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,
 void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
                     const uint8_t jobkey[JB_JOBKEY_LEN]);
 
-/* The change log's trimming, after a write appended to it (`cur` is a
- * cursor on the log): by size and by age, at most JB_LOG_TRIM events,
- * never the newest (logread.c). */
+/* Appending to the change log (ops.c): open a writer (its `next` is the
+ * sequence the next event gets), put events, and close it, which trims
+ * the log if due; jb__log_close takes the status so far and only closes
+ * on error. A writer's cursor must be the only one appending in `txn`
+ * until it is closed (jb__log_event opens its own). */
+typedef struct {
+  MDB_cursor *cur;
+  uint64_t next;
+  uint64_t first_new; /* the first sequence this writer appends */
+  int64_t now_us;     /* the last event's time: the age bound's "now" */
+} jb_log_writer;
+int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw);
+int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
+                const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                size_t who_len, int64_t now_us);
+int jb__log_close(jb_store *s, MDB_txn *txn, jb_log_writer *lw, int rc);
+
 /* Append one change-log event in `txn` (and trim the log if due). */
 int jb__log_event(jb_store *s, MDB_txn *txn, int type, const uint8_t uuid[16],
                   const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
                   size_t who_len, int64_t now_us);
 
+/* The change log's trimming, after a write appended to it (`cur` is a
+ * cursor on the log): by size and by age, at most JB_LOG_TRIM events,
+ * never the newest (logread.c). */
 int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
                  uint64_t appended);
 /* The log bounds `o` asks for, defaults resolved. */
