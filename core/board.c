@@ -577,6 +577,7 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
                     .lease_expires_us = item->lease_expires_us,
                     .holder_pid = item->holder_pid,
                     .holder_alive = item->holder_alive,
+                    .remote = item->remote,
                     .posting = it->bytes.data + item->posting_off,
                     .posting_len = item->posting_len};
   int rc = jb__job_load(&it->job, &raw);

@@ -25,11 +25,16 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
                    "job %s: its posting names uuid %s (run 'jobboard check')",
                    text, job->uuid);
   memcpy(job->uuid, text, sizeof text);
-  if (job->sequence != raw->sequence || job->priority != raw->priority)
+  /* A job mirrored from Redis keeps Redis's posting bytes, whose sequence
+   * is Redis's; its board sequence (the one that orders it here) is the
+   * index's, and that is the job's sequence on this board. */
+  if ((!raw->remote && job->sequence != raw->sequence) ||
+      job->priority != raw->priority)
     return jb__err(JB_ECORRUPT,
                    "job %s: posting sequence/priority disagree with the "
                    "board's index (run 'jobboard check')",
                    text);
+  job->sequence = raw->sequence;
   job->modified_us = raw->modified_us;
   job->claimed = raw->owner != NULL;
   job->token = job->claimed ? raw->token : 0;

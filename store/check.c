@@ -52,6 +52,27 @@ static bool index_names(MDB_txn *txn, MDB_dbi dbi, const uint8_t *jobkey,
          memcmp(v.mv_data, uuid, 16) == 0;
 }
 
+int jb__quarantine_put(jb_store *s, MDB_txn *txn, uint8_t table,
+                       const uint8_t uuid[16], const char *why,
+                       const void *value, size_t value_len, int64_t now_us,
+                       unsigned flags) {
+  uint8_t qkey[1 + 16];
+  qkey[0] = table;
+  memcpy(qkey + 1, uuid, 16);
+  size_t wlen = strlen(why);
+  if (wlen > UINT16_MAX) wlen = UINT16_MAX;
+  MDB_val qk = {sizeof qkey, qkey};
+  MDB_val qv = {sizeof(jb_quarrec) + wlen + value_len, NULL};
+  int rc = mdb_put(txn, s->quarantine, &qk, &qv, MDB_RESERVE | flags);
+  if (rc) return rc;
+  jb_quarrec q = {.quarantined_us = now_us, .reason_len = (uint16_t)wlen};
+  uint8_t *d = qv.mv_data;
+  memcpy(d, &q, sizeof q);
+  memcpy(d + sizeof q, why, wlen);
+  if (value_len) memcpy(d + sizeof q + wlen, value, value_len);
+  return 0;
+}
+
 /* Move jobs[uuid] (value v) to quarantine with `why`, and drop the index
  * entries that point at it. The cursor moves to the next job. */
 /* The history record of a job check moves to quarantine: it reached
@@ -98,19 +119,9 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
                           const jb_hist_bounds *hist) {
   int rc = revoke_history(s, txn, k, v, why, hist);
   if (rc) return rc;
-  uint8_t qkey[1 + 16];
-  qkey[0] = 'j';
-  memcpy(qkey + 1, k->mv_data, 16);
-  size_t wlen = strlen(why);
-  MDB_val qk = {sizeof qkey, qkey};
-  MDB_val qv = {sizeof(jb_quarrec) + wlen + v->mv_size, NULL};
-  rc = mdb_put(txn, s->quarantine, &qk, &qv, MDB_RESERVE);
-  if (rc) return rc;
-  jb_quarrec q = {.quarantined_us = jb__now_us(), .reason_len = (uint16_t)wlen};
-  uint8_t *d = qv.mv_data;
-  memcpy(d, &q, sizeof q);
-  memcpy(d + sizeof q, why, wlen);
-  memcpy(d + sizeof q + wlen, v->mv_data, v->mv_size);
+  if ((rc = jb__quarantine_put(s, txn, 'j', k->mv_data, why, v->mv_data,
+                                v->mv_size, jb__now_us(), 0)))
+    return rc;
   /* The change log says the job left the board (REVOKED), with the owner
    * of its claim if it had one; the owner is copied before the claim
    * record goes. */
@@ -176,6 +187,7 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       jb_job_raw raw = {.uuid = k.mv_data,
                         .priority = jb__jobkey_priority(h.jobkey),
                         .sequence = jb__jobkey_seq(h.jobkey),
+                        .remote = (h.flags & JB_JOB_F_REMOTE) != 0,
                         .posting = (uint8_t *)v.mv_data + sizeof h,
                         .posting_len = v.mv_size - sizeof h};
       int dr = jb__job_load(&ctx->job, &raw);

@@ -268,6 +268,16 @@ static int copy_item(jb_buf *bytes, jb_hist_item *it, uint64_t hseq,
   return rc == JB_OK ? 0 : rc;
 }
 
+int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                    bool *found) {
+  uint8_t uk[UKEY_LEN];
+  ukey(uk, uuid);
+  MDB_val k = {sizeof uk, uk}, v;
+  int rc = mdb_get(txn, s->history, &k, &v);
+  *found = rc == 0;
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 static int find_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   hist_ctx *ctx = vctx;
   (void)status;

@@ -69,6 +69,11 @@ typedef struct {
 int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
                     const jb_hist_bounds *b, int64_t now_us);
 
+/* Does the history hold a record of `uuid` (its 'u' entry), inside
+ * `txn`? 0 with *found set, or an LMDB code. */
+int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                    bool *found);
+
 /* The job's name from a posting in the taskflow layout (posting.h: uuid
  * first, then name), without decoding the rest: *name points into
  * `posting`. false when the posting does not start that way. */

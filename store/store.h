@@ -5,12 +5,16 @@
  *
  *   meta     "schema"   -> u32 (JB_SCHEMA_VERSION)
  *            "board_id" -> 16 bytes, random at creation
+ *            (also "boot_id", "epoch", "signal": see env.c and wake.c)
+ *            "setting." + key -> text (settings: store/mirror.c)
  *   jobs     uuid (16 bytes) -> jb_jobhdr + posting bytes
  *   ready    jobkey -> jb_readyrec (uuid, modified time): unclaimed jobs
  *   claims   jobkey -> jb_claimrec + owner bytes: claimed jobs
  *   trash    uuid -> jb_trashrec + owner bytes + posting bytes
  *   log      event sequence (u64 big-endian) -> jb_eventrec + owner bytes
  *   quarantine  table byte + original key -> jb_quarrec + reason + value
+ *            ('j' + uuid: a job check moved; 'r' + uuid: a listing the
+ *            mirror refused, value its posting bytes)
  *
  * A jobkey is 9 bytes: the priority's rank (0 = VERY_HIGH .. 4 = VERY_LOW)
  * and then the job sequence as big-endian u64. LMDB sorts keys bytewise, so
@@ -37,7 +41,9 @@
  *  - the log is never trimmed to empty (its last key gives the next
  *    sequence), so sequences never repeat;
  *  - every posting decodes, and names the uuid, priority and sequence that
- *    its keys say;
+ *    its keys say (the sequence only for a job decided locally: a job
+ *    mirrored from Redis keeps Redis's posting bytes, whose sequence is
+ *    Redis's, and gets the board's next sequence in its jobkey);
  *  - every `entities` record decodes (store/entities.c).
  * The posting bytes are immutable once written. The modified time lives in
  * the ready record (post / abandon time) or the claim record (claim time),
@@ -245,6 +251,77 @@ typedef struct {
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * are not rewritten). JB_ENOTFOUND when not on the board. */
 int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]);
+
+/* ------------------------------------------- the mirror (store/mirror.c)
+ *
+ * Bringing jobs decided elsewhere (JB_JOB_F_REMOTE) into the board, as
+ * the remote side lists them (core/remote_hook.h says what each case
+ * means; core/ checks the arguments and decodes the postings first). */
+
+/* One listing, prepared outside the transaction. */
+typedef struct {
+  uint8_t uuid[16];
+  jb_priority priority;     /* the posting's (when it decodes) */
+  const void *posting;      /* the bytes, stored verbatim */
+  size_t posting_len;
+  const char *owner;        /* NULL: unclaimed */
+  size_t owner_len;
+  int64_t expires_us;       /* the claim's expiry, wall clock; 0: none */
+  const char *quarantine;   /* non-NULL: why the posting must not go on
+                               the board (the quarantine record's reason) */
+} jb_store_listing;
+
+/* What happened to each listing (same values as remote_hook.h's
+ * jb_mirror_result). */
+enum {
+  JB_STORE_MIRROR_NEW = 1,
+  JB_STORE_MIRROR_UPDATED,
+  JB_STORE_MIRROR_SAME,
+  JB_STORE_MIRROR_LOCAL,
+  JB_STORE_MIRROR_DONE,
+  JB_STORE_MIRROR_QUARANTINED,
+};
+
+/* Two expiries closer than this are the same: the remote side's expiry
+ * comes with the jitter of reading it (a remaining time plus the time it
+ * was read), and copying that jitter would write a change on every pass. */
+#define JB_MIRROR_EXPIRY_SLACK_US ((int64_t)1000000)
+
+/* Quarantine key of a listing that was not put on the board: this byte,
+ * then the listing's uuid (check.c's moved jobs use 'j'). */
+#define JB_QUAR_LISTING 'r'
+
+/* Mirror n listings in one write transaction; results (may be NULL) gets
+ * a JB_STORE_MIRROR_* per listing. read_us: local records changed at or
+ * after it are left alone (0: no such check). */
+int jb__store_mirror(jb_store *s, const jb_store_listing *l, size_t n,
+                     int64_t read_us, int64_t now_us, int *results);
+
+struct jb_hist_bounds;
+/* Take the remotely decided jobs among `uuids` off the board, consumed
+ * (or trashed, trashed[i]), in one write transaction; others are skipped.
+ * *removed: how many left. */
+int jb__store_mirror_gone(jb_store *s, const uint8_t (*uuids)[16],
+                          const bool *trashed, size_t n, int64_t now_us,
+                          const struct jb_hist_bounds *hist, size_t *removed);
+
+/* Settings (store/mirror.c): small values in `meta` under
+ * JB_META_SETTING_PREFIX + key, so that no key given can be one of the
+ * board's own meta keys. core/ checks keys and values. */
+#define JB_META_SETTING_PREFIX "setting."
+#define JB_SETTING_KEY_MAX 64
+#define JB_SETTING_VALUE_MAX 4096
+/* The value into `out` (reset first); *found false when not set. */
+int jb__store_setting_get(jb_store *s, const char *key, size_t key_len,
+                          jb_buf *out, bool *found);
+/* Write (value NULL: delete) the setting. */
+int jb__store_setting_put(jb_store *s, const char *key, size_t key_len,
+                          const char *value, size_t value_len);
+/* Write it only if unset: JB_OK (written, or already `value`); else
+ * *taken is set, `cur` holds the value, and nothing is written. */
+int jb__store_setting_claim(jb_store *s, const char *key, size_t key_len,
+                            const char *value, size_t value_len, jb_buf *cur,
+                            bool *taken);
 
 /* Claim `uuid`; the token (also on a same-owner refresh) to *token. */
 int jb__store_claim(jb_store *s, const uint8_t uuid[16],

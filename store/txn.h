@@ -130,6 +130,14 @@ typedef struct {
 } jb_completing;
 int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
 
+/* Write a quarantine record (check.c): key `table` + uuid, value
+ * jb_quarrec, `why`, then the value kept. flags: 0, or MDB_NOOVERWRITE
+ * (an existing record stays: MDB_KEYEXIST). */
+int jb__quarantine_put(jb_store *s, MDB_txn *txn, uint8_t table,
+                       const uint8_t uuid[16], const char *why,
+                       const void *value, size_t value_len, int64_t now_us,
+                       unsigned flags);
+
 /* Delete a job's claim record and its `leases` / `holders` entries
  * (store/ops.c). */
 int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
