@@ -15,7 +15,8 @@ libjbsyncconv_la_SOURCES = \
 	sync/scripts.c \
 	sync/remote.h \
 	sync/remote.c \
-	sync/attach.c
+	sync/attach.c \
+	sync/config.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \
 	-fvisibility=hidden

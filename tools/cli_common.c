@@ -64,7 +64,14 @@ static void put_line(const char *msg) {
 
 int cli_fail(int status) {
   fflush(stdout); /* keep stdout's lines before the error when both are a tty */
-  put_line(jb_errmsg());
+  const char *note = status == JB_EOFFLINE ? cli_sync_offline_note() : "";
+  if (note[0] == '\0') {
+    put_line(jb_errmsg());
+  } else {
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s (%s)", jb_errmsg(), note);
+    put_line(msg);
+  }
   return cli_exit_code(status);
 }
 
@@ -124,6 +131,10 @@ enum {
   OPT_FAILED,
   OPT_FROM,
   OPT_COUNT,
+  OPT_REDIS,
+  OPT_NAMESPACE,
+  OPT_POLL,
+  OPT_KEEPALIVE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -152,6 +163,10 @@ static const struct {
     {{"failed", no_argument, NULL, OPT_FAILED}, CLI_O_RESULT},
     {{"from", required_argument, NULL, OPT_FROM}, CLI_O_WATCH},
     {{"count", required_argument, NULL, OPT_COUNT}, CLI_O_WATCH},
+    {{"redis", required_argument, NULL, OPT_REDIS}, CLI_O_REDIS},
+    {{"namespace", required_argument, NULL, OPT_NAMESPACE}, CLI_O_REDIS},
+    {{"poll", required_argument, NULL, OPT_POLL}, CLI_O_SYNC},
+    {{"keepalive", required_argument, NULL, OPT_KEEPALIVE}, CLI_O_SYNC},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -176,6 +191,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
   memset(&longopts[n], 0, sizeof longopts[n]);
 
   memset(o, 0, sizeof *o);
+  o->options = cmd->options;
   o->durability = JB_DURABILITY_FULL;
   o->timeout_ms = -1;
   const char *durability = NULL;
@@ -271,6 +287,25 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
         o->count = v;
       break;
     }
+    case OPT_REDIS: o->redis = optarg; break;
+    case OPT_NAMESPACE: o->ns = optarg; break;
+    case OPT_POLL:
+    case OPT_KEEPALIVE: {
+      /* Seconds, fractions allowed: from a millisecond to a day. */
+      char *end;
+      errno = 0;
+      double ms = strtod(optarg, &end) * 1000.0;
+      if (end == optarg || *end != '\0' || errno != 0 || !(ms >= 1.0) ||
+          ms > 86400000.0)
+        return cli_cmd_usage(cmd, "%s: '%s' is not a time (seconds, from "
+                             "0.001 to 86400, fractions allowed)",
+                             c == OPT_POLL ? "--poll" : "--keepalive", optarg);
+      if (c == OPT_POLL)
+        o->poll_ms = (int)(ms + 0.5);
+      else
+        o->keepalive_ms = (int)(ms + 0.5);
+      break;
+    }
     case ':':
       return cli_cmd_usage(cmd, "option '%s' needs an argument",
                            bad_option_text(argv, argc, buf, sizeof buf));
@@ -300,6 +335,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     int rc = jb_durability_parse(&o->durability, durability);
     if (rc != JB_OK) return cli_fail(rc);
   }
+  if (cli_sync_check(cmd, o) != 0) return CLI_EXIT_USAGE;
   return CLI_CONTINUE;
 }
 
@@ -333,7 +369,14 @@ int cli_open(jb_board **out, const cli_opts *o, unsigned flags) {
   bo.flags = flags;
   bo.durability = o->durability;
   int rc = jb_board_open(out, cli_board_dir(o->board), &bo);
-  return rc == JB_OK ? 0 : cli_fail(rc);
+  if (rc != JB_OK) return cli_fail(rc);
+  if ((o->options & CLI_O_REDIS) && !(o->options & CLI_O_SYNC) &&
+      (rc = cli_sync_join(*out, o)) != 0) {
+    jb_board_close(*out);
+    *out = NULL;
+    return rc;
+  }
+  return 0;
 }
 
 void cli_put_text(FILE *f, const char *s) {

@@ -25,6 +25,10 @@ enum {
   CLI_O_CLAIMABLE = 1u << 8, /* --claimable */
   CLI_O_RESULT = 1u << 9,    /* --result JSON, --failed (consume) */
   CLI_O_WATCH = 1u << 10,    /* --from SEQ --count N (watch) */
+  CLI_O_REDIS = 1u << 11,    /* --redis URL --namespace NS: cli_open
+                                connects the board to its Redis (cli_sync.c) */
+  CLI_O_SYNC = 1u << 12,     /* --poll S --keepalive S (sync; with
+                                CLI_O_REDIS, but cli_open does not connect) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -62,6 +66,11 @@ typedef struct {
   int failed;         /* --failed */
   uint64_t from;      /* --from: a log sequence (>= 1); 0 when not given */
   uint64_t count;     /* --count (>= 1); 0 when not given */
+  const char *redis;  /* --redis URL */
+  const char *ns;     /* --namespace NS */
+  int poll_ms;        /* --poll, in milliseconds; 0 when not given */
+  int keepalive_ms;   /* --keepalive, in milliseconds; 0 when not given */
+  unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
 } cli_opts;
@@ -84,9 +93,58 @@ int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
 
 /*
  * Open the board named by the options (JB_OPEN_CREATE in `flags` for post
- * only). Returns 0, or prints the error and returns its exit code.
+ * only). For a command with CLI_O_REDIS (and not CLI_O_SYNC) the board is
+ * then connected to the Redis it is synced with (cli_sync_join). Returns 0,
+ * or prints the error and returns its exit code.
  */
 int cli_open(jb_board **out, const cli_opts *opts, unsigned flags);
+
+/* ------------------------------------------------ Redis (cli_sync.c) */
+
+/* Without Redis support: --redis, --namespace or $JOBBOARD_REDIS given to
+ * `cmd` is a usage error ("built without Redis support"). Returns 0 or,
+ * after printing why, CLI_EXIT_USAGE. With Redis support: 0. */
+int cli_sync_check(const cli_command *cmd, const cli_opts *opts);
+
+/*
+ * Connect board handle `b` to the Redis it is synced with, for the jobs
+ * Redis decides. The URL and namespace: --redis / --namespace, else
+ * $JOBBOARD_REDIS / $JOBBOARD_NAMESPACE, else what the board remembers
+ * (given ones are remembered: jb_sync_board_config). None known: nothing
+ * to do. A server that cannot be reached is not an error (local jobs work
+ * without it): the reason is kept for cli_fail's message. Returns 0, or
+ * prints the error (bad URL or namespace, wrong password, another
+ * namespace than the board's) and returns the exit code (2 for those).
+ * The connection lives until cli_sync_end (after `b` is closed).
+ */
+int cli_sync_join(jb_board *b, const cli_opts *opts);
+
+/* Close the connection cli_sync_join made, if any (main calls it once the
+ * command has returned and closed its board). */
+void cli_sync_end(void);
+
+/* What cli_fail adds to the message of a JB_EOFFLINE failure: why Redis
+ * could not be used ("" when nothing is known). */
+const char *cli_sync_offline_note(void);
+
+/* While cli_sync_join's connection failed: try again (at most every few
+ * seconds; 1 when now connected). For long-running commands (work). */
+int cli_sync_retry(jb_board *b);
+/* 1 when a URL is known but the board is not connected to it. */
+int cli_sync_pending(void);
+
+/* With Redis support only (cmd_sync.c uses them):
+ * cli_sync_resolve: the URL and namespace to use for `b` (*url NULL: none
+ * known; free() both), *given set when the command line or the
+ * environment named either. Nothing is written to the board.
+ * cli_sync_remember: have the board remember what the command line or the
+ * environment gave (once it proved usable: a bad URL or a wrong password
+ * is never remembered).
+ * Both return 0 or, after printing the error, its exit code (2 for
+ * another namespace than the board's). */
+int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
+                     const cli_opts *opts);
+int cli_sync_remember(jb_board *b, const cli_opts *opts);
 
 /* --who must be given and not empty. Returns 0 or, after printing why,
  * CLI_EXIT_USAGE. */
@@ -143,12 +201,15 @@ int cmd_history(int argc, char **argv);   /* cmd_complete.c */
 int cmd_wait_done(int argc, char **argv); /* cmd_complete.c */
 int cmd_work(int argc, char **argv);      /* cmd_work.c */
 int cmd_watch(int argc, char **argv);
+int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
+int cmd_status(int argc, char **argv); /* cmd_sync.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
-    cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch;
+    cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
+    cli_cmd_sync, cli_cmd_status;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
@@ -179,6 +240,28 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 #define CLI_HELP_ENV                                                           \
   "Environment:\n"                                                             \
   "  JOBBOARD_DIR        the board directory when --board is not given\n"
+
+/* --redis and --namespace (CLI_O_REDIS): the help lines and environment. */
+#define CLI_HELP_REDIS_OPTIONS                                                 \
+  "  --redis URL         the Redis server the board is shared through:\n"     \
+  "                      redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or\n"     \
+  "                      unix://[[USER]:PASSWORD@]/PATH/TO.SOCK[?db=N]. The\n"\
+  "                      board remembers it (and its namespace): leave it\n" \
+  "                      out afterwards. Only jobs Redis decides (published\n"\
+  "                      or posted elsewhere) need the server.\n"            \
+  "  --namespace NS      the key namespace on that server (default: the\n"    \
+  "                      board's, else taskflow). A board has one: another\n" \
+  "                      is refused (exit 2).\n"
+
+#define CLI_HELP_ENV_REDIS                                                     \
+  CLI_HELP_ENV                                                                 \
+  "  JOBBOARD_REDIS      the Redis URL when --redis is not given\n"           \
+  "  JOBBOARD_NAMESPACE  the namespace when --namespace is not given\n"
+
+/* The exit status 6 of the commands that may need Redis. */
+#define CLI_HELP_EXIT_OFFLINE                                                  \
+  "  6  backend unavailable: the job is decided by Redis and the server\n"    \
+  "     cannot be reached (the message says why); nothing changed\n"
 
 /* The first lines of "Exit status" that hold for every command. */
 #define CLI_HELP_EXIT_COMMON                                                   \

@@ -48,18 +48,20 @@ const cli_command cli_cmd_claim = {
     "Options:\n"
     WHO_OPTION
     LEASE_OPTION
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON ", or the job is not on the board\n"
     "  4  the job is already claimed (the message names the owner)\n"
     "  A malformed UUID or an empty --who is a usage error (2).\n"
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Examples:\n"
     "  jobboard claim --who worker-1 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f\n"
     "  if jobboard claim --who \"$HOSTNAME\" --lease 30 \"$uuid\"; then work; fi\n",
-    CLI_O_WHO | CLI_O_LEASE, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_REDIS, 1, 1, "UUID"};
 
 const cli_command cli_cmd_claim_next = {
     "claim-next", "claim the first claimable job and print its uuid",
@@ -75,6 +77,9 @@ const cli_command cli_cmd_claim_next = {
     "(exit 7). Of many workers waiting for one new job, exactly one gets it.\n"
     "Jobs whose claims lapsed (lease expired, holder process gone) are\n"
     "claimable. The --json output includes the claim's token.\n"
+    "On a board shared through Redis, jobs Redis decides are claimed through\n"
+    "Redis; while it cannot be reached they are passed over, and local jobs\n"
+    "are claimed as usual.\n"
     "\n"
     "Options:\n"
     WHO_OPTION
@@ -82,21 +87,23 @@ const cli_command cli_cmd_claim_next = {
     "  --wait SECONDS      wait up to this long for a claimable job (fractions\n"
     "                      allowed; `inf`: without limit). SIGINT or SIGTERM\n"
     "                      ends the wait (exit 130 or 143)\n"
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON ", or no job is claimable now (without --wait)\n"
     "  7  --wait ran out: nothing became claimable in time\n"
     "  130, 143  the wait was ended by SIGINT or SIGTERM\n"
     "  An empty --who is a usage error (2).\n"
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Examples:\n"
     "  while job=$(jobboard claim-next --who w1 --wait 60); do\n"
     "    run \"$job\" && jobboard consume --who w1 \"$job\" ||\n"
     "      jobboard abandon --who w1 \"$job\"\n"
     "  done\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT, 0, 0, ""};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS, 0, 0, ""};
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job becomes claimable again",
@@ -110,15 +117,17 @@ const cli_command cli_cmd_abandon = {
     "Options:\n"
     WHO_OPTION
     TOKEN_OPTION
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Example:\n"
     "  jobboard abandon --who worker-1 \"$uuid\"\n",
-    CLI_O_WHO | CLI_O_TOKEN, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_TOKEN | CLI_O_REDIS, 1, 1, "UUID"};
 
 const cli_command cli_cmd_consume = {
     "consume", "complete a job: the owner removes it from the board",
@@ -142,17 +151,19 @@ const cli_command cli_cmd_consume = {
     "  --failed            the job was done but failed: the outcome is\n"
     "                      'failed' instead of 'consumed' (the job still\n"
     "                      leaves the board; use abandon to have it retried)\n"
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Examples:\n"
     "  jobboard consume --who worker-1 --token \"$token\" \"$uuid\"\n"
     "  jobboard consume --who w1 --result '{\"rows\": 3}' \"$uuid\"\n"
     "  jobboard consume --who w1 --failed --result '{\"error\": \"timeout\"}' \"$uuid\"\n",
-    CLI_O_WHO | CLI_O_TOKEN | CLI_O_RESULT, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_TOKEN | CLI_O_RESULT | CLI_O_REDIS, 1, 1, "UUID"};
 
 const cli_command cli_cmd_trash = {
     "trash", "remove a bad job: kept in the board's trash for inspection",
@@ -167,15 +178,17 @@ const cli_command cli_cmd_trash = {
     "Options:\n"
     WHO_OPTION
     TOKEN_OPTION
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Example:\n"
     "  jobboard claim --who admin \"$uuid\" && jobboard trash --who admin \"$uuid\"\n",
-    CLI_O_WHO | CLI_O_TOKEN, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_TOKEN | CLI_O_REDIS, 1, 1, "UUID"};
 
 /* What an owner's command does, given the parsed options; the token
  * (for claim's --json) comes back through *token. */
@@ -301,15 +314,17 @@ const cli_command cli_cmd_extend = {
     "  --lease SECONDS     the new lease, from now (required; fractions\n"
     "                      allowed; at most 30 days)\n"
     TOKEN_OPTION
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Example:\n"
     "  while working; do jobboard extend --who w1 --lease 30 \"$uuid\"; sleep 10; done\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_TOKEN, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_TOKEN | CLI_O_REDIS, 1, 1, "UUID"};
 
 int cmd_extend(int argc, char **argv) {
   cli_opts o;

@@ -38,6 +38,9 @@ extern char **environ;
 /* After the second signal CMD's process group gets SIGTERM, then SIGKILL
  * if it is still there this much later. */
 #define WORK_KILL_GRACE_MS 5000
+/* While the board's Redis cannot be reached, the worker tries it again
+ * this often (between waits for a job). */
+#define WORK_REDIS_RETRY_MS 5000
 
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
@@ -74,6 +77,11 @@ const cli_command cli_cmd_work = {
     "job was claimed again cannot complete it: the completion is refused\n"
     "(fencing token), reported, and the worker goes on with the next job.\n"
     "\n"
+    "On a board shared through Redis (see `jobboard sync`), jobs Redis\n"
+    "decides are claimed and completed through Redis. While it cannot be\n"
+    "reached the worker runs local jobs only and tries Redis again every\n"
+    "5 s. Such claims need --lease (Redis cannot see this process).\n"
+    "\n"
     "Progress: one line per job on stderr:\n"
     "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
     "where OUTCOME is consumed, failed, trashed, abandoned or refused. With\n"
@@ -97,9 +105,10 @@ const cli_command cli_cmd_work = {
     "  --timeout SECONDS   stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
     "  --                  ends the options: CMD and its ARGS follow\n"
+    CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "  0  also: --jobs N done, idle for --timeout, or stopped by a signal\n"
@@ -110,12 +119,13 @@ const cli_command cli_cmd_work = {
     "A refused completion (the claim was lost) does not change the exit\n"
     "status; an error completing a job (I/O) stops the worker with exit 1,\n"
     "and the job, whose claim ends with the worker, is claimable again.\n"
+    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Examples:\n"
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT, 0, 0, ""};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS, 0, 0, ""};
 
 /* ---------------------------------------------------------------- signals */
 
@@ -652,6 +662,8 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
       {"who", required_argument, NULL, 256},
       {"lease", required_argument, NULL, 256},
       {"timeout", required_argument, NULL, 256},
+      {"redis", required_argument, NULL, 256},
+      {"namespace", required_argument, NULL, 256},
       {"jobs", required_argument, NULL, 257},
       {NULL, 0, NULL, 0},
   };
@@ -754,13 +766,27 @@ int cmd_work(int argc, char **argv) {
   co.lease_ms = w.lease_ms;
   unsigned long long done = 0;
   rc = CLI_EXIT_OK;
+  int64_t idle_since = now_ms();
   while (rc == CLI_EXIT_OK && stop_signals == 0 &&
          (max_jobs == 0 || done < max_jobs)) {
     char uuid[JB_UUID_STRLEN] = "";
     jb_job *job = NULL;
     uint64_t token = 0;
+    /* While the Redis the board is synced with cannot be reached, jobs it
+     * decides are passed over: wait in slices and try it again between
+     * them, so that a worker started during an outage gets them later. */
+    int64_t left = o.timeout_ms;
+    if (left >= 0) left -= now_ms() - idle_since;
+    if (left < 0 && o.timeout_ms >= 0) left = 0;
+    int sliced = cli_sync_pending() && (left < 0 || left > WORK_REDIS_RETRY_MS);
     st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &co,
-                                o.timeout_ms);
+                                sliced ? WORK_REDIS_RETRY_MS : left);
+    if (st == JB_ETIMEDOUT && sliced) {
+      if (cli_sync_retry(w.b))
+        fprintf(stderr, "jobboard: work: connected to redis: claiming the "
+                "jobs it decides again\n");
+      continue;
+    }
     if (st == JB_ETIMEDOUT || st == JB_ECANCELED) break; /* idle; a signal */
     if (st == JB_ECORRUPT && uuid[0] != '\0') {
       /* Claimed, but its posting does not decode: no one can run it.
@@ -778,6 +804,7 @@ int cmd_work(int argc, char **argv) {
     rc = do_job(&w, uuid, job, token);
     jb_job_free(job);
     done++;
+    idle_since = now_ms();
   }
   /* Process-bound as it is, the entity would vanish with us; removing it
    * now tells readers at once. */

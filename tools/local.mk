@@ -1,5 +1,6 @@
-# tools/: the jobboard CLI, built on core/jobboard.h only (bench also drives
-# LMDB directly for its raw floor). One file per subcommand or small group
+# tools/: the jobboard CLI, built on core/jobboard.h (and, with Redis,
+# sync/jobboard_sync.h) only (bench also drives LMDB directly for its raw
+# floor). One file per subcommand or small group
 # (curl's src/ on libcurl); json.c maps details between JSON and msgpack.
 bin_PROGRAMS += jobboard
 jobboard_SOURCES = \
@@ -19,9 +20,18 @@ jobboard_SOURCES = \
 	tools/cmd_work.c \
 	tools/cmd_complete.c \
 	tools/cmd_demo.c \
-	tools/cmd_bench.c
+	tools/cmd_bench.c \
+	tools/cli_sync.c \
+	tools/cmd_sync.c
+# The Redis sync (sync, status, --redis) only when configure found hiredis:
+# then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
+if WITH_REDIS
+JB_CLI_SYNC_LIBS = libjbsync.la
+else
+JB_CLI_SYNC_LIBS =
+endif
 jobboard_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
-jobboard_LDADD = libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
+jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 	tools/bench_wake.c tools/bench_wake.h
 

@@ -35,6 +35,8 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_history, "history", NULL, cmd_history},
     {&cli_cmd_wait_done, "wait-done", NULL, cmd_wait_done},
     {&cli_cmd_work, "work", NULL, cmd_work},
+    {&cli_cmd_sync, "sync", NULL, cmd_sync},
+    {&cli_cmd_status, "status", NULL, cmd_status},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},
     {NULL, "bench", "measure post/claim-next/consume cycles per second", cmd_bench},
 };
@@ -68,7 +70,7 @@ static const char global_help_tail[] =
     "Run 'jobboard COMMAND --help' (or 'jobboard help COMMAND') for a\n"
     "command's options.\n"
     "\n"
-    CLI_HELP_ENV
+    CLI_HELP_ENV_REDIS
     "\n"
     "Exit status (the same for every command; never changes):\n"
     "  0  success\n"
@@ -78,7 +80,8 @@ static const char global_help_tail[] =
     "     nothing to claim\n"
     "  4  already claimed (the message names the owner)\n"
     "  5  not the owner (the message names the owner)\n"
-    "  6  backend unavailable\n"
+    "  6  backend unavailable: a job Redis decides, and Redis cannot be\n"
+    "     reached (the message says why)\n"
     "  7  timed out\n"
     "  8  the change log no longer holds the events asked for (watch --from)\n"
     "Errors are one line on stderr: 'jobboard: <message>'.\n"
@@ -155,6 +158,7 @@ static int run_main(int argc, char **argv);
 
 int main(int argc, char **argv) {
   int code = run_main(argc, argv);
+  cli_sync_end(); /* after the command closed its board */
   free_args();
   return code;
 }
