@@ -266,6 +266,23 @@ void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops, void *ctx) {
   b->remote_ctx = ops ? ctx : NULL;
 }
 
+int jb__board_set_published(jb_board *b, const char *const *uuids, size_t n,
+                            jb_pub_state state, int *results) {
+  if (b == NULL || (n && uuids == NULL) || (unsigned)state > JB_PUB_DONE)
+    return jb__err(JB_EINVAL, "set_published: bad arguments");
+  uint8_t(*raw)[16] = n ? malloc(n * sizeof *raw) : NULL;
+  if (n && raw == NULL)
+    return jb__err(JB_ENOMEM, "out of memory marking %zu jobs", n);
+  int rc = JB_OK;
+  for (size_t i = 0; i < n && rc == JB_OK; i++)
+    rc = jb__uuid_parse(raw[i], uuids[i], "job uuid");
+  if (rc == JB_OK)
+    rc = jb__store_set_published(b->store, (const uint8_t(*)[16])raw, n, state,
+                                 results);
+  free(raw);
+  return rc;
+}
+
 int jb__board_mark_remote(jb_board *b, const char *uuid) {
   uint8_t raw[16];
   int rc = args(b, uuid, raw);
@@ -288,15 +305,14 @@ static int remote_claim(jb_board *b, const uint8_t raw[16],
   if (b->remote_ops == NULL) return not_attached("claim", raw);
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
-  /* Redis cannot see this host's processes: a claim bound to one would
-   * never lapse there. Until the replicator keeps such claims alive by
-   * renewing a lease while the holder runs, the caller must give one. */
-  if (req->bind && req->lease_ms <= 0)
-    return jb__err(JB_EINVAL, "cannot claim job %s bound to this process "
-                   "without a lease: it is decided by Redis, which cannot "
-                   "see this host's processes (give a lease)", t);
+  /* Redis cannot see this host's processes: a claim bound to one, with no
+   * lease, is kept alive in Redis by the board's replicator (the hook
+   * checks that one runs) with a short expiry renewed while the holder
+   * lives (JB_REMOTE_KEEPALIVE). */
+  int64_t lease_ms = req->lease_ms;
+  if (req->bind && lease_ms <= 0) lease_ms = JB_REMOTE_KEEPALIVE;
   uint64_t fence = 0;
-  int rc = b->remote_ops->claim(b->remote_ctx, t, req->who, req->lease_ms,
+  int rc = b->remote_ops->claim(b->remote_ctx, b->path, t, req->who, lease_ms,
                                 &fence);
   if (rc != JB_OK) return rc;
   return jb__store_claim_x(b->store, raw, req, token, JB_STORE_DECIDED);
@@ -447,8 +463,11 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
         : op == JB_RELEASE_CONSUME ? o->consume
                                    : o->trash)(b->remote_ctx, t, who);
   if (rc != JB_OK) return rc;
-  return release_local(b, op, raw, who, who_len, token, done,
-                       JB_STORE_DECIDED);
+  rc = release_local(b, op, raw, who, who_len, token, done, JB_STORE_DECIDED);
+  /* Redis has done it; the job can only be gone here because the
+   * replicator saw it leave Redis (our own release) first and removed it:
+   * what the caller asked for happened. */
+  return rc == JB_ENOTFOUND ? JB_OK : rc;
 }
 
 static int release(jb_board *b, jb_release op, const char *uuid,
@@ -578,6 +597,8 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
                     .holder_pid = item->holder_pid,
                     .holder_alive = item->holder_alive,
                     .remote = item->remote,
+                    .publishing = item->publishing,
+                    .ours = item->ours,
                     .posting = it->bytes.data + item->posting_off,
                     .posting_len = item->posting_len};
   int rc = jb__job_load(&it->job, &raw);

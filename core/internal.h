@@ -139,6 +139,8 @@ struct jb_job {
   int holder_pid;          /* claimed and bound to a process */
   bool holder_alive;
   bool remote;             /* Redis decides its ownership (DESIGN 6) */
+  bool publishing;         /* remote, and its publication not confirmed */
+  bool ours;               /* remote, published from this board */
   const char *name;
   const char *book_name; /* NULL when none */
   const char *book_uuid;
@@ -161,6 +163,8 @@ typedef struct {
   int holder_pid;
   bool holder_alive;
   bool remote;             /* Redis-decided */
+  bool publishing;         /* its publication not confirmed yet */
+  bool ours;               /* published from this board */
   const void *posting;
   size_t posting_len;
 } jb_job_raw;

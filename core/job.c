@@ -3,6 +3,7 @@
  */
 #include "internal.h"
 #include "posting.h"
+#include "remote_hook.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
   job->holder_pid = job->claimed ? raw->holder_pid : 0;
   job->holder_alive = job->claimed && raw->holder_alive;
   job->remote = raw->remote;
+  job->publishing = raw->publishing;
+  job->ours = raw->ours;
   job->owner[0] = '\0';
   if (raw->owner) {
     size_t n = raw->owner_len > JB_WHO_MAX ? JB_WHO_MAX : raw->owner_len;
@@ -82,6 +85,10 @@ int64_t jb_job_lease_expires(const jb_job *job) {
 int jb_job_holder_pid(const jb_job *job) { return job->holder_pid; }
 bool jb_job_holder_alive(const jb_job *job) { return job->holder_alive; }
 bool jb_job_remote(const jb_job *job) { return job->remote; }
+
+bool jb__job_publishing(const jb_job *job) { return job->publishing; }
+
+bool jb__job_ours(const jb_job *job) { return job->ours; }
 const char *jb_job_book_name(const jb_job *job) { return job->book_name; }
 const char *jb_job_book_uuid(const jb_job *job) { return job->book_uuid; }
 

@@ -21,11 +21,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The lease_ms of a claim bound to a process of this host with no lease. */
+#define JB_REMOTE_KEEPALIVE (-1)
+
 typedef struct jb_remote_ops {
-  /* Claim for `who`, expiring lease_ms from now (0: never). *fence: the
-   * Redis fencing token of the claim (0 if none). */
-  int (*claim)(void *ctx, const char *uuid, const char *who, int64_t lease_ms,
-               uint64_t *fence);
+  /* Claim for `who`, expiring lease_ms from now (0: never;
+   * JB_REMOTE_KEEPALIVE: bound to a process of this host with no lease,
+   * to be kept alive by the replicator of board directory `board`).
+   * *fence: the Redis fencing token of the claim (0 if none). */
+  int (*claim)(void *ctx, const char *board, const char *uuid,
+               const char *who, int64_t lease_ms, uint64_t *fence);
   int (*abandon)(void *ctx, const char *uuid, const char *who);
   int (*consume)(void *ctx, const char *uuid, const char *who);
   int (*trash)(void *ctx, const char *uuid, const char *who);
@@ -43,6 +48,34 @@ JB_EXTERN void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops,
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */
 JB_EXTERN int jb__board_mark_remote(jb_board *b, const char *uuid);
+
+/*
+ * A job's publication, as the replicator moves it (DESIGN-NOTES "The
+ * replicator"): decided locally; marked for publication (Redis decides
+ * from now on, but the post may not have run: a crash here is resolved by
+ * reading Redis's publication marker); published (the post ran).
+ */
+typedef enum {
+  JB_PUB_LOCAL = 0,   /* decided locally (the post did not and will not run) */
+  JB_PUB_PENDING = 1, /* Redis-decided, the post not confirmed */
+  JB_PUB_DONE = 2     /* Redis-decided, published */
+} jb_pub_state;
+
+/* Set the publication state of n jobs (uuid texts) in one write
+ * transaction. results (may be NULL) gets JB_OK or JB_ENOTFOUND per job.
+ * Errors: JB_EINVAL (a bad uuid text: nothing written), JB_ENOTFOUND (n is
+ * 1 and the job is not on the board), JB_EFULL, JB_EIO, JB_ENOMEM. */
+JB_EXTERN int jb__board_set_published(jb_board *b, const char *const *uuids,
+                                      size_t n, jb_pub_state state,
+                                      int *results);
+
+/* true when `job` is marked for publication and the post is not
+ * confirmed (JB_PUB_PENDING). */
+JB_EXTERN bool jb__job_publishing(const jb_job *job);
+
+/* true when `job` was published from this board (marked JB_PUB_PENDING
+ * here at some point), as opposed to mirrored in from Redis. */
+JB_EXTERN bool jb__job_ours(const jb_job *job);
 
 /* ------------------------------------------- the replicator's mirror (pull)
  *

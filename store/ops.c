@@ -460,28 +460,65 @@ int jb__store_claim(jb_store *s, const uint8_t uuid[16],
   return jb__store_claim_x(s, uuid, req, token, 0);
 }
 
+typedef struct {
+  const uint8_t (*uuids)[16];
+  size_t n;
+  jb_pub_state state;
+  int *results;
+} mark_ctx;
+
+/* The flags a publication state gives a job. */
+static uint8_t pub_flags(uint8_t flags, jb_pub_state state) {
+  uint8_t ours = flags & JB_JOB_F_OURS;
+  flags &= (uint8_t)~(JB_JOB_F_REMOTE | JB_JOB_F_PUBLISHING | JB_JOB_F_OURS);
+  if (state == JB_PUB_PENDING)
+    flags |= JB_JOB_F_REMOTE | JB_JOB_F_PUBLISHING | JB_JOB_F_OURS;
+  else if (state == JB_PUB_DONE)
+    flags |= JB_JOB_F_REMOTE | ours;
+  return flags;
+}
+
 static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
-  const uint8_t *uuid = vctx;
-  jb_jobhdr h;
-  MDB_val posting;
-  int rc = find_job(s, txn, uuid, &h, &posting);
-  if (rc || (h.flags & JB_JOB_F_REMOTE)) return rc;
-  /* The same value with one flag set: the posting is copied out of the
-   * page before the put may reuse it. */
-  h.flags |= JB_JOB_F_REMOTE;
+  mark_ctx *ctx = vctx;
   jb_buf copy = {0};
-  if ((rc = jb__buf_append(&copy, &h, sizeof h)) ||
-      (rc = jb__buf_append(&copy, posting.mv_data, posting.mv_size)))
-    return jb__buf_free(&copy), rc;
-  MDB_val k = {16, (void *)uuid}, v = {copy.len, copy.data};
-  rc = mdb_put(txn, s->jobs, &k, &v, 0);
+  int rc = 0;
+  for (size_t i = 0; i < ctx->n && rc == 0; i++) {
+    const uint8_t *uuid = ctx->uuids[i];
+    jb_jobhdr h;
+    MDB_val posting;
+    rc = find_job(s, txn, uuid, &h, &posting);
+    if (ctx->results) ctx->results[i] = rc == JB_ENOTFOUND ? JB_ENOTFOUND : JB_OK;
+    if (rc == JB_ENOTFOUND && ctx->n > 1) {
+      rc = 0; /* a batch goes on: the caller reads results[i] */
+      continue;
+    }
+    uint8_t flags = rc ? 0 : pub_flags(h.flags, ctx->state);
+    if (rc || flags == h.flags) continue;
+    /* The same value with other flags: the posting is copied out of the
+     * page before the put may reuse it. */
+    h.flags = flags;
+    copy.len = 0;
+    if ((rc = jb__buf_append(&copy, &h, sizeof h)) ||
+        (rc = jb__buf_append(&copy, posting.mv_data, posting.mv_size)))
+      break;
+    MDB_val k = {16, (void *)uuid}, v = {copy.len, copy.data};
+    rc = mdb_put(txn, s->jobs, &k, &v, 0);
+  }
   jb__buf_free(&copy);
   return rc;
 }
 
+int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
+                            jb_pub_state state, int *results) {
+  if (n == 0) return JB_OK;
+  mark_ctx ctx = {uuids, n, state, results};
+  return jb__store_write(s, mark_body, &ctx);
+}
+
 int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]) {
-  return jb__store_write(s, mark_body, (void *)uuid);
+  return jb__store_set_published(s, (const uint8_t(*)[16])uuid, 1,
+                                 JB_PUB_DONE, NULL);
 }
 
 /*
@@ -1012,6 +1049,8 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                       .sequence = jb__jobkey_seq(h.jobkey),
                       .modified_us = h.posted_us,
                       .remote = (h.flags & JB_JOB_F_REMOTE) != 0,
+                      .publishing = (h.flags & JB_JOB_F_PUBLISHING) != 0,
+                      .ours = (h.flags & JB_JOB_F_OURS) != 0,
                       .posting = posting.mv_data,
                       .posting_len = posting.mv_size};
   jb_claimrec rec;
@@ -1257,6 +1296,8 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
   it->holder_pid = raw.holder_pid;
   it->holder_alive = raw.holder_alive;
   it->remote = raw.remote;
+  it->publishing = raw.publishing;
+  it->ours = raw.ours;
   it->owner_off = ctx->bytes->len;
   it->owner_len = raw.owner_len;
   if (raw.owner && (rc = jb__buf_append(ctx->bytes, raw.owner, raw.owner_len)))

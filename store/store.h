@@ -60,6 +60,7 @@
 #define JOBBOARD_STORE_H
 
 #include "core/internal.h"
+#include "core/remote_hook.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -111,6 +112,12 @@ enum {
  * records read 0 (decided locally) and no schema change is needed. */
 enum {
   JB_JOB_F_REMOTE = 1u << 0, /* Redis decides its ownership (DESIGN 6) */
+  /* With REMOTE: marked for publication, the post not confirmed yet (the
+   * replicator resolves it by reading Redis's publication marker). */
+  JB_JOB_F_PUBLISHING = 1u << 1,
+  /* With REMOTE: published from this board (not mirrored in), so this
+   * board publishes it again should Redis lose it. */
+  JB_JOB_F_OURS = 1u << 2,
 };
 
 typedef struct {
@@ -322,6 +329,11 @@ int jb__store_setting_put(jb_store *s, const char *key, size_t key_len,
 int jb__store_setting_claim(jb_store *s, const char *key, size_t key_len,
                             const char *value, size_t value_len, jb_buf *cur,
                             bool *taken);
+/* Set the publication state of n jobs in one write transaction (see
+ * jb_pub_state in core/remote_hook.h). results (may be NULL) gets JB_OK or
+ * JB_ENOTFOUND per job; a batch of one fails with JB_ENOTFOUND. */
+int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
+                            jb_pub_state state, int *results);
 
 /* Claim `uuid`; the token (also on a same-owner refresh) to *token. */
 int jb__store_claim(jb_store *s, const uint8_t uuid[16],
@@ -382,6 +394,8 @@ typedef struct {
   int holder_pid;
   bool holder_alive;
   bool remote; /* JB_JOB_F_REMOTE */
+  bool publishing; /* JB_JOB_F_PUBLISHING */
+  bool ours;       /* JB_JOB_F_OURS */
   size_t owner_off, owner_len;
   size_t posting_off, posting_len;
 } jb_store_item;

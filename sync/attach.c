@@ -98,9 +98,21 @@ static void drop_held(attachment *a, const char *uuid, const char *who) {
  * job by the same owner, which re-sends the same claim id (Redis answers
  * "already held under this claim id": ours).
  */
-static int hook_claim(void *ctx, const char *uuid, const char *who,
-                      int64_t lease_ms, uint64_t *fence) {
+static int hook_claim(void *ctx, const char *board, const char *uuid,
+                      const char *who, int64_t lease_ms, uint64_t *fence) {
   attachment *a = ctx;
+  if (lease_ms == JB_REMOTE_KEEPALIVE) {
+    /* Redis cannot see this host's processes: only a running replicator,
+     * refreshing the expiry while the holder lives, makes such a claim
+     * lapse when the host dies and not before. */
+    if (!jb__sync_replicator_runs(board))
+      return jb__err(JB_EOFFLINE, "cannot claim job %s bound to this process "
+                     "without a lease: backend unavailable (it is decided by "
+                     "Redis, which cannot see this host's processes, and no "
+                     "replicator runs on board %s to keep the claim alive: "
+                     "run `jobboard sync`, or give a lease)", uuid, board);
+    lease_ms = JB_SYNC_KEEPALIVE_MS;
+  }
   char id[JB_UUID_STRLEN];
   held *h = find_held(a, uuid, who);
   int rc;
@@ -194,62 +206,122 @@ void jb_sync_detach(jb_board *b) { jb__board_set_remote(b, NULL, NULL); }
 
 /* ------------------------------------------------------------ publish */
 
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int jb__sync_post_marked(jb__remote_result *res, jb__remote *rm, jb_board *b,
+                         const char *uuid, int64_t keepalive_ms,
+                         char claim_id[JB_UUID_STRLEN]) {
+  memset(res, 0, sizeof *res);
+  jb_job *job = NULL;
+  int rc = jb_job_get(&job, b, uuid);
+  if (rc != JB_OK) return rc;
+  if (!jb_job_remote(job)) {
+    jb_job_free(job);
+    return jb__err(JB_EINVAL, "cannot publish job %s: it is not marked for "
+                   "publication", uuid);
+  }
+  size_t len = 0;
+  const void *posting = jb_job_posting(job, &len);
+  const char *who = jb_job_owner(job);
+  jb__remote_owner o = {0};
+  if (who) {
+    /* Claimed locally before publication: published with its owner and
+     * what is left of its lease; a process-bound claim without a lease
+     * with the keep-alive expiry, which the replicator refreshes while
+     * the process lives. */
+    int64_t exp = jb_job_lease_expires(job);
+    int64_t left = exp ? exp / 1000 - wall_ms() : 0;
+    if (exp && left < 1) left = 1; /* lapsing now: lapses in Redis too */
+    if (!exp && jb_job_holder_pid(job) != 0) {
+      if (keepalive_ms <= 0) {
+        jb_job_free(job);
+        return jb__err(JB_EINVAL, "cannot publish job %s: its claim is bound "
+                       "to a process of this host and has no lease, so it "
+                       "would never lapse in Redis (extend it with a lease "
+                       "first, or let the replicator publish it)", uuid);
+      }
+      left = keepalive_ms;
+    }
+    if (claim_id[0] == '\0' && (rc = jb__remote_claim_id(claim_id)) != JB_OK) {
+      jb_job_free(job);
+      return rc;
+    }
+    o = (jb__remote_owner){who, left, claim_id, jb_job_modified(job)};
+  }
+  rc = jb__remote_post(res, rm, uuid, posting, len, who ? &o : NULL);
+  if (rc == JB_EOFFLINE && res->unsure) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", jb_errmsg());
+    jb__remote_state st;
+    int ran = jb__remote_resolve_post(&st, rm, uuid);
+    if (ran == 1) {
+      res->again = true;
+      res->gone = !st.listed;
+      res->sequence = st.posted_sequence;
+      res->unsure = false;
+      rc = JB_OK;
+    } else {
+      rc = jb__err(JB_EOFFLINE, "%s", msg);
+    }
+  }
+  jb_job_free(job);
+  return rc;
+}
+
 int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
   if (b == NULL || c == NULL)
     return jb__err(JB_EINVAL, "publish: NULL board or connection");
   attachment *a;
   int rc = get_attachment(&a, c);
   if (rc != JB_OK) return rc;
-  /* Marked first: from here on no local claim can slip in between the
-   * snapshot and the post (every ownership change of the job now goes
-   * through Redis, which refuses it until the post has run). */
   /* A claim bound to a process of this host and with no lease would never
-   * lapse in Redis (see core/board.c: remote_claim): refused, unmarked. */
+   * lapse in Redis (nobody here keeps it alive): refused, unmarked. */
   jb_job *job = NULL;
   if ((rc = jb_job_get(&job, b, uuid)) != JB_OK) return rc;
-  bool stuck = jb_job_owner(job) && jb_job_holder_pid(job) != 0 &&
+  bool bound = jb_job_owner(job) && jb_job_holder_pid(job) != 0 &&
                jb_job_lease_expires(job) == 0;
+  bool stuck = bound && !jb__sync_replicator_runs(jb_board_path(b));
+  char who[JB_WHO_MAX + 1] = "";
+  if (jb_job_owner(job)) snprintf(who, sizeof who, "%s", jb_job_owner(job));
   jb_job_free(job);
-  job = NULL;
   if (stuck)
     return jb__err(JB_EINVAL, "cannot publish job %s: its claim is bound to "
                    "a process of this host and has no lease, so it would "
-                   "never lapse in Redis (extend it with a lease first)",
+                   "never lapse in Redis and no replicator runs on the board "
+                   "to keep it alive (extend it with a lease first)",
                    uuid);
-  if ((rc = jb__board_mark_remote(b, uuid)) != JB_OK) return rc;
-  if ((rc = jb_job_get(&job, b, uuid)) != JB_OK) return rc;
-  size_t len = 0;
-  const void *posting = jb_job_posting(job, &len);
-  const char *who = jb_job_owner(job);
-  char id[JB_UUID_STRLEN];
-  jb__remote_owner o = {0};
-  if (who) {
-    /* Claimed locally before publication: published with its owner and
-     * what is left of its lease. */
-    int64_t exp = jb_job_lease_expires(job);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    int64_t left = exp ? exp / 1000 - now_ms : 0;
-    if (exp && left < 1) left = 1; /* lapsing now: lapses in Redis too */
-    held *h = find_held(a, uuid, who);
-    if (h)
-      snprintf(id, sizeof id, "%s", h->claim_id);
-    else if ((rc = jb__remote_claim_id(id)) != JB_OK ||
-             (rc = add_held(a, uuid, who, id)) != JB_OK) {
-      jb_job_free(job);
-      return rc;
-    }
-    o = (jb__remote_owner){who, left, id, jb_job_modified(job)};
-  }
+  /* Marked first: from here on no local claim can slip in between the
+   * snapshot and the post (every ownership change of the job now goes
+   * through Redis, which refuses it until the post has run). */
+  if ((rc = jb__board_set_published(b, &uuid, 1, JB_PUB_PENDING, NULL)))
+    return rc;
+  char id[JB_UUID_STRLEN] = "";
+  held *h = who[0] ? find_held(a, uuid, who) : NULL;
+  if (h) snprintf(id, sizeof id, "%s", h->claim_id);
   jb__remote_result res;
-  rc = jb__remote_post(&res, &a->rm, uuid, posting, len, who ? &o : NULL);
-  if (rc == JB_EOFFLINE && res.unsure) {
+  rc = jb__sync_post_marked(&res, &a->rm, b, uuid,
+                            bound ? JB_SYNC_KEEPALIVE_MS : 0, id);
+  if (rc == JB_OK) {
+    /* The claim id the job went out with, for this connection's releases
+     * (the owner read at the snapshot may differ from `who`: look again). */
+    jb_job *now = NULL;
+    if (id[0] && jb_job_get(&now, b, uuid) == JB_OK && jb_job_owner(now))
+      add_held(a, uuid, jb_job_owner(now), id);
+    jb_job_free(now);
+    int src = rc;
+    rc = jb__board_set_published(b, &uuid, 1, JB_PUB_DONE, NULL);
+    if (rc == JB_ENOTFOUND) rc = src; /* completed since: nothing to mark */
+  } else if (rc == JB_EINVAL) {
+    /* Refused by Redis before anything was written (another posting under
+     * this uuid): the job stays decided here. */
     char msg[512];
     snprintf(msg, sizeof msg, "%s", jb_errmsg());
-    int ran = jb__remote_resolve_post(NULL, &a->rm, uuid);
-    rc = ran == 1 ? JB_OK : jb__err(JB_EOFFLINE, "%s", msg);
+    jb__board_set_published(b, &uuid, 1, JB_PUB_LOCAL, NULL);
+    rc = jb__err(JB_EINVAL, "%s", msg);
   }
-  jb_job_free(job);
   return rc;
 }

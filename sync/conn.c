@@ -570,3 +570,106 @@ int jb__sync_evalsha(redisReply **out, jb_sync_conn *c, int id, int nkeys,
   free(lens);
   return rc;
 }
+
+/* ------------------------------------------------- pipelines, pub/sub */
+
+/* The I/O error of the open context as a code (and the connection
+ * dropped), after hiredis failed on it during `what`. */
+static int io_failed(jb_sync_conn *c, int err, const char *what) {
+  int rc;
+  if (c->ctx->err == REDIS_ERR_OOM)
+    rc = jb__err(JB_ENOMEM, "out of memory talking to redis at %s", c->where);
+  else if (c->ctx->err == REDIS_ERR_IO && timed_out(err, c->ctx->errstr))
+    rc = jb__err(JB_EOFFLINE, "redis at %s: timed out after %d ms waiting "
+                 "for the reply to %s (connection dropped)", c->where,
+                 c->command_ms, what);
+  else if (c->ctx->err == REDIS_ERR_EOF)
+    rc = jb__err(JB_EOFFLINE, "redis at %s closed the connection during %s",
+                 c->where, what);
+  else
+    rc = jb__err(JB_EOFFLINE, "redis at %s: %s failed: %s", c->where, what,
+                 c->ctx->errstr);
+  disconnect(c);
+  return rc;
+}
+
+int jb__sync_append(jb_sync_conn *c, int argc, const char **argv,
+                    const size_t *lens) {
+  int rc = ensure(c);
+  if (rc != JB_OK) return rc;
+  if (redisAppendCommandArgv(c->ctx, argc, argv, lens) != REDIS_OK)
+    return io_failed(c, errno, argv[0]);
+  return JB_OK;
+}
+
+int jb__sync_read(redisReply **out, jb_sync_conn *c, const char *what) {
+  *out = NULL;
+  if (c->ctx == NULL)
+    return jb__err(JB_EOFFLINE, "redis at %s: connection lost before the "
+                   "reply to %s", c->where, what);
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  void *r = NULL;
+  errno = 0;
+  int st = redisGetReply(c->ctx, &r);
+  int err = errno;
+  if (!was_pending) {
+    sigemptyset(&pending);
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) == 1) {
+      struct timespec zero = {0, 0};
+      sigtimedwait(&pipe_set, NULL, &zero);
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (st != REDIS_OK || r == NULL) return io_failed(c, err, what);
+  *out = r;
+  return classify(out, c, what);
+}
+
+int jb__sync_subscribe(jb_sync_conn *c, const char *channel) {
+  const char *argv[2] = {"SUBSCRIBE", channel};
+  redisReply *r;
+  int rc = jb__sync_append(c, 2, argv, NULL);
+  if (rc == JB_OK) rc = jb__sync_read(&r, c, "SUBSCRIBE");
+  if (rc != JB_OK) return rc;
+  bool ok = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+            r->element[0]->type == REDIS_REPLY_STRING &&
+            strcmp(r->element[0]->str, "subscribe") == 0;
+  freeReplyObject(r);
+  if (!ok) {
+    disconnect(c);
+    return jb__err(JB_EIO, "redis at %s: unexpected reply to SUBSCRIBE",
+                   c->where);
+  }
+  return JB_OK;
+}
+
+int jb__sync_fd(const jb_sync_conn *c) { return c->ctx ? c->ctx->fd : -1; }
+
+int jb__sync_message(redisReply **out, jb_sync_conn *c, bool readable) {
+  *out = NULL;
+  if (c->ctx == NULL)
+    return jb__err(JB_EOFFLINE, "redis at %s: subscription lost", c->where);
+  void *r = NULL;
+  if (redisGetReplyFromReader(c->ctx, &r) != REDIS_OK)
+    return io_failed(c, errno, "a notice");
+  if (r == NULL && readable) {
+    errno = 0;
+    if (redisBufferRead(c->ctx) != REDIS_OK)
+      return io_failed(c, errno, "a notice");
+    if (redisGetReplyFromReader(c->ctx, &r) != REDIS_OK)
+      return io_failed(c, errno, "a notice");
+  }
+  *out = r;
+  return JB_OK;
+}
+
+void jb__sync_drop(jb_sync_conn *c) { disconnect(c); }
+
+const char *jb__sync_where(const jb_sync_conn *c) { return c->where; }

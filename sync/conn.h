@@ -73,4 +73,38 @@ void *jb__sync_conn_attachment(const jb_sync_conn *conn);
 void jb__sync_conn_set_attachment(jb_sync_conn *conn, void *a,
                                   void (*free_fn)(void *));
 
+/* ------------------------------------------------- pipelines, pub/sub */
+
+/* Queue one command (connecting first if needed); nothing is sent until
+ * the first jb__sync_read. Errors: JB_EOFFLINE (not connected and the
+ * reconnect failed), JB_ENOMEM. */
+int jb__sync_append(jb_sync_conn *conn, int argc, const char **argv,
+                    const size_t *lens);
+
+/* Read the next reply of what was queued, in order (sends the queue
+ * first). As jb__sync_command: error replies become codes (what names the
+ * command in messages); an I/O failure or timeout drops the connection
+ * (JB_EOFFLINE), and so every queued reply is lost. */
+int jb__sync_read(redisReply **out, jb_sync_conn *conn, const char *what);
+
+/* Put this connection in subscriber mode on `channel` (only
+ * jb__sync_message may be used on it afterwards; after a drop, reconnect
+ * with jb_sync_ping then subscribe again). */
+int jb__sync_subscribe(jb_sync_conn *conn, const char *channel);
+
+/* The socket of the connection, to poll(2) it (-1 while disconnected). */
+int jb__sync_fd(const jb_sync_conn *conn);
+
+/* The next message of a subscribed connection, without blocking: one
+ * already read, else (readable: poll said so) one read(2) of what the
+ * socket holds. *out NULL when no whole message is there yet. Errors:
+ * JB_EOFFLINE (the connection was lost: it is dropped). */
+int jb__sync_message(redisReply **out, jb_sync_conn *conn, bool readable);
+
+/* Drop the connection (the next command reconnects). */
+void jb__sync_drop(jb_sync_conn *conn);
+
+/* "127.0.0.1:6379" or "unix socket /path" (for messages). */
+const char *jb__sync_where(const jb_sync_conn *conn);
+
 #endif

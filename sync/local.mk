@@ -16,7 +16,8 @@ libjbsyncconv_la_SOURCES = \
 	sync/remote.h \
 	sync/remote.c \
 	sync/attach.c \
-	sync/config.c
+	sync/config.c \
+	sync/replicator.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \
 	-fvisibility=hidden

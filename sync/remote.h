@@ -232,4 +232,33 @@ int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
 int jb__remote_resolve_post(jb__remote_state *st, jb__remote *r,
                             const char *uuid);
 
+/* ------------------------------------------------------- publication */
+
+/* The expiry a claim bound to a process of this host, with no lease, gets
+ * in Redis when it is made (the replicator then renews it with its own
+ * keepalive_ms, every third of that). */
+#define JB_SYNC_KEEPALIVE_MS 30000
+
+/* true when a replicator holds board directory `path`'s lock (its
+ * `sync.lock`). (sync/replicator.c) */
+bool jb__sync_replicator_runs(const char *path);
+
+/*
+ * Post job `uuid` of board `b`, which the caller has marked for publication
+ * (jb__board_set_published JB_PUB_PENDING): its posting as stored, with its
+ * owner and what is left of its lease when it is claimed; a process-bound
+ * claim without a lease goes with keepalive_ms (0: refused, JB_EINVAL).
+ * claim_id: the id to publish the claim under; "" makes a new one (written
+ * back). A post whose reply was lost is resolved by reading the marker.
+ * JB_OK: published (res->again: found published already; res->gone: and
+ * no longer listed). Errors: JB_EINVAL (not marked; another posting under
+ * this uuid in Redis; the claim above), JB_ENOTFOUND (not on the board),
+ * JB_EOFFLINE (not sent, or sent and still unresolved: the job stays
+ * marked, and posting again later is safe), JB_EIO, JB_ENOMEM.
+ * (sync/attach.c)
+ */
+int jb__sync_post_marked(jb__remote_result *res, jb__remote *rm, jb_board *b,
+                         const char *uuid, int64_t keepalive_ms,
+                         char claim_id[JB_UUID_STRLEN]);
+
 #endif

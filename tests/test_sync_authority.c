@@ -337,12 +337,13 @@ static void test_tokens_and_bound_claims(void **state) {
   assert_int_equal(jb_job_consume_ex(f->board, u, "w", t2), JB_OK);
   assert_false(redis_state(f, u).listed);
 
-  /* Bound without a lease: refused, nothing claimed anywhere. */
+  /* Bound without a lease and no replicator to keep it alive in Redis:
+   * refused, nothing claimed anywhere. */
   published(u, f, "bound");
   jb_claim_opts b = JB_CLAIM_OPTS_INIT;
   b.flags = JB_CLAIM_BIND_PROCESS;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &b), JB_EINVAL);
-  jbt_assert_contains(jb_errmsg(), "without a lease");
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &b), JB_EOFFLINE);
+  jbt_assert_contains(jb_errmsg(), "no replicator runs on board");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "");
   char v[256];

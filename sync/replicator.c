@@ -1,0 +1,1246 @@
+/*
+ * replicator.c - one board kept in step with a Redis board (DESIGN.md
+ * section 6; docs/DESIGN-NOTES.md "The replicator").
+ *
+ * Threads: the replicator's own (run()), which alone talks to Redis and
+ * writes the mirror; and a watcher (watch_local()) that sleeps on the
+ * board's change log and pokes run() through a pipe when a local commit
+ * happens. run() sleeps in poll(2) on that pipe and on the subscriber
+ * connection's socket (our scripts' notices), with a timeout to the next
+ * poll of Redis or keep-alive round.
+ *
+ * One per board: the lock is flock(2) on `sync.lock` in the board
+ * directory, held for as long as the thread is elected. A standing-by
+ * replicator tries it every second; a dead holder's lock is released by
+ * the kernel.
+ *
+ * State lives in the board (what is published: the job flags; what Redis
+ * holds: the mirrored jobs), so a restart resumes with one full pass:
+ * publish every job still decided locally or marked and unconfirmed (in
+ * board sequence order), then read the listings once.
+ */
+#include "remote.h"
+
+#include "../core/errmsg.h"
+#include "../core/remote_hook.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_POLL_MS 1000
+#define DEFAULT_BACKOFF_MIN_MS 100
+#define DEFAULT_BACKOFF_MAX_MS 30000
+#define DEFAULT_KEEPALIVE_MS JB_SYNC_KEEPALIVE_MS
+#define STANDBY_MS 1000
+/* Jobs per mirror transaction / per pipeline. */
+#define CHUNK 512
+/* Jobs marked for publication per transaction. */
+#define PUB_BATCH 32
+/* Two expiries closer than this are the same (clocks and round trips). */
+#define EXPIRY_SLACK_US 2000000
+
+struct jb_sync_replicator {
+  char *path;
+  jb_board_options bopts;
+  jb_sync_replicator_options o;
+  char *url, *ns;
+  jb_board *b;       /* run()'s handle */
+  jb_board *wb;      /* the watcher's handle */
+  pthread_t thread, watcher;
+  bool started, watcher_started;
+  int pipe[2];
+  atomic_bool stop;
+  /* run()'s state */
+  jb_sync_conn *cmd, *sub;
+  jb__remote rm;
+  bool rm_ready;
+  bool online;
+  int lock_fd;
+  bool elected;
+  bool need_full;
+  uint64_t cursor;     /* change log: next event to look at */
+  uint64_t seq_seen;   /* NS:sequence as last read (or followed) */
+  bool sub_readable;
+  int64_t next_poll, next_keepalive; /* monotonic ms */
+  int64_t status_written;            /* monotonic ms */
+  char **quarantined;  /* uuids already reported */
+  size_t nquar;
+  /* shared with status callers */
+  pthread_mutex_t mu;
+  jb_sync_status st;
+};
+
+/* ---------------------------------------------------------------- time */
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ----------------------------------------------------------- logging */
+
+static void say(jb_sync_replicator *r, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(jb_sync_replicator *r, int level, const char *fmt, ...) {
+  if (r->o.log == NULL) return;
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  r->o.log(r->o.log_ctx, level, line);
+}
+
+/* Record an error (its message is jb_errmsg()) in the status and log it. */
+static void note_error(jb_sync_replicator *r, int rc, const char *doing) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s: %s", doing, jb_errmsg());
+  pthread_mutex_lock(&r->mu);
+  snprintf(r->st.last_error, sizeof r->st.last_error, "%s", msg);
+  r->st.last_error_us = wall_us();
+  pthread_mutex_unlock(&r->mu);
+  say(r, rc == JB_EOFFLINE ? 1 : 2, "%s", msg);
+}
+
+/* ----------------------------------------------------- the status file */
+
+/* The URL with its password replaced by "***". */
+static void redact(char *out, size_t size, const char *url) {
+  const char *scheme = strstr(url, "://");
+  const char *auth = scheme ? scheme + 3 : url;
+  const char *at = strchr(auth, '@');
+  const char *slash = strchr(auth, '/');
+  const char *colon = strchr(auth, ':');
+  if (at == NULL || (slash && slash < at) || colon == NULL || colon > at) {
+    snprintf(out, size, "%s", url);
+    return;
+  }
+  snprintf(out, size, "%.*s:***%s", (int)(colon - url), url, at);
+}
+
+static char *status_path(const char *board) {
+  char *p = NULL;
+  if (asprintf(&p, "%s/sync.status", board) < 0) return NULL;
+  return p;
+}
+
+/* Write the status file (a temporary file renamed over it). */
+static void write_status(jb_sync_replicator *r) {
+  char *path = status_path(r->path), *tmp = NULL;
+  if (path == NULL || asprintf(&tmp, "%s.%d", path, (int)getpid()) < 0) {
+    free(path);
+    return;
+  }
+  FILE *f = fopen(tmp, "w");
+  if (f) {
+    pthread_mutex_lock(&r->mu);
+    jb_sync_status s = r->st;
+    pthread_mutex_unlock(&r->mu);
+    /* One value per line; the error last, as it may hold anything. */
+    fprintf(f, "pid %d\nconnected %d\nurl %s\nns %s\ncursor %llu\n"
+            "published %llu\npulled %llu\nlast_sync_us %lld\n"
+            "last_error_us %lld\nlast_error %s\n",
+            s.pid, s.connected ? 1 : 0, s.url, s.ns,
+            (unsigned long long)r->cursor, (unsigned long long)s.published,
+            (unsigned long long)s.pulled, (long long)s.last_sync_us,
+            (long long)s.last_error_us, s.last_error);
+    if (fclose(f) == 0) rename(tmp, path);
+    else unlink(tmp);
+  }
+  free(tmp);
+  free(path);
+  r->status_written = mono_ms();
+}
+
+/* ------------------------------------------------------------- waking */
+
+static void poke(jb_sync_replicator *r) {
+  char c = 1;
+  ssize_t n = write(r->pipe[1], &c, 1);
+  (void)n; /* a full pipe already says "wake up" */
+}
+
+/* Sleep up to ms, or until poked, a notice arrives or stop is asked. */
+static void sleep_wake(jb_sync_replicator *r, int64_t ms) {
+  if (ms < 0) ms = 0;
+  struct pollfd p[2] = {{r->pipe[0], POLLIN, 0}, {-1, POLLIN, 0}};
+  int n = 1;
+  if (r->sub && jb__sync_fd(r->sub) >= 0) {
+    p[1].fd = jb__sync_fd(r->sub);
+    n = 2;
+  }
+  int got = poll(p, (nfds_t)n, (int)(ms > 600000 ? 600000 : ms));
+  if (got <= 0) return;
+  if (p[0].revents) {
+    char buf[64];
+    while (read(r->pipe[0], buf, sizeof buf) == (ssize_t)sizeof buf) {
+    }
+  }
+  if (n == 2 && p[1].revents) r->sub_readable = true;
+}
+
+/* The watcher: one event read per commit batch, then a poke. */
+static void *watch_local(void *arg) {
+  jb_sync_replicator *r = arg;
+  uint64_t from = 0;
+  jb_log_bounds(NULL, &from, r->wb);
+  while (!atomic_load(&r->stop)) {
+    jb_event ev[16];
+    size_t n = 0;
+    uint64_t first = 0;
+    int rc = jb_log_wait(ev, &n, &first, r->wb, from, 16, 1000);
+    if (rc == JB_ECANCELED) break;
+    if (rc == JB_ETRIMMED) {
+      from = first;
+      poke(r);
+    } else if (rc == JB_OK && n > 0) {
+      from = ev[n - 1].seq + 1;
+      poke(r);
+    } else if (rc != JB_OK && rc != JB_ETIMEDOUT) {
+      struct timespec ts = {0, 100 * 1000000};
+      nanosleep(&ts, NULL); /* a transient read failure: do not spin */
+    }
+  }
+  return NULL;
+}
+
+/* --------------------------------------------------------- connections */
+
+static void go_offline(jb_sync_replicator *r) {
+  if (r->cmd) jb__sync_drop(r->cmd);
+  jb_sync_close(r->sub);
+  r->sub = NULL;
+  r->sub_readable = false;
+  if (r->online && !atomic_load(&r->stop))
+    say(r, 1, "disconnected from redis");
+  r->online = false;
+  pthread_mutex_lock(&r->mu);
+  r->st.connected = false;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static int go_online(jb_sync_replicator *r) {
+  jb_sync_options co = r->o.conn;
+  co.url = r->url;
+  co.ns = r->ns;
+  int rc;
+  if (r->cmd == NULL) {
+    if ((rc = jb_sync_connect(&r->cmd, &co)) != JB_OK) return rc;
+  } else if ((rc = jb_sync_ping(r->cmd)) != JB_OK) {
+    return rc;
+  }
+  if (!r->rm_ready) {
+    if ((rc = jb__remote_init(&r->rm, r->cmd, true)) != JB_OK) return rc;
+    r->rm_ready = true;
+  }
+  if ((rc = jb_sync_connect(&r->sub, &co)) != JB_OK) return rc;
+  char chan[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(chan, sizeof chan, r->sub, "notices");
+  if ((rc = jb__sync_subscribe(r->sub, chan)) != JB_OK) {
+    jb_sync_close(r->sub);
+    r->sub = NULL;
+    return rc;
+  }
+  r->online = true;
+  pthread_mutex_lock(&r->mu);
+  r->st.connected = true;
+  pthread_mutex_unlock(&r->mu);
+  say(r, 0, "connected to redis at %s (redis %s), namespace %s",
+      jb__sync_where(r->cmd), jb_sync_server_version(r->cmd), r->ns);
+  return JB_OK;
+}
+
+/* ------------------------------------------------------------ publish */
+
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  uint64_t seq;
+} pending;
+
+static int by_seq(const void *a, const void *b) {
+  const pending *x = a, *y = b;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Publish jobs uuids[0..n) (in that order): mark them, post each, then
+ * confirm the posted ones. Stops at the first JB_EOFFLINE (the rest stay
+ * marked: the next full pass resolves them). */
+static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
+  int marked[PUB_BATCH];
+  const char *done[PUB_BATCH], *local[PUB_BATCH];
+  size_t ndone = 0, nlocal = 0;
+  int rc = jb__board_set_published(r->b, uuids, n, JB_PUB_PENDING, marked);
+  if (rc != JB_OK && rc != JB_ENOTFOUND) return rc;
+  rc = JB_OK;
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    if (marked[i] != JB_OK) continue; /* completed before publication */
+    jb__remote_result res;
+    char id[JB_UUID_STRLEN] = "";
+    int prc = jb__sync_post_marked(&res, &r->rm, r->b, uuids[i],
+                                   r->o.keepalive_ms, id);
+    if (prc == JB_OK) {
+      done[ndone++] = uuids[i];
+      if (!res.again)
+        say(r, 0, "published job %s as number %llu", uuids[i],
+            (unsigned long long)res.sequence);
+      if (res.sequence == r->seq_seen + 1) r->seq_seen = res.sequence;
+    } else if (prc == JB_EINVAL) {
+      /* Redis refuses this job for good (another posting under its
+       * uuid): it stays decided here. */
+      note_error(r, prc, "publishing");
+      local[nlocal++] = uuids[i];
+    } else if (prc == JB_ENOTFOUND) {
+      continue; /* completed meanwhile */
+    } else {
+      rc = prc;
+    }
+  }
+  int urc = JB_OK;
+  if (ndone) urc = jb__board_set_published(r->b, done, ndone, JB_PUB_DONE, NULL);
+  if (nlocal && urc == JB_OK)
+    urc = jb__board_set_published(r->b, local, nlocal, JB_PUB_LOCAL, NULL);
+  if (urc == JB_ENOTFOUND) urc = JB_OK;
+  pthread_mutex_lock(&r->mu);
+  r->st.published += ndone;
+  pthread_mutex_unlock(&r->mu);
+  return rc != JB_OK ? rc : urc;
+}
+
+static int publish_list(jb_sync_replicator *r, pending *p, size_t n) {
+  const char *batch[PUB_BATCH];
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    batch[k++] = p[i].uuid;
+    if (k == PUB_BATCH || i + 1 == n) {
+      int rc = publish_batch(r, batch, k);
+      if (rc != JB_OK) return rc;
+      k = 0;
+    }
+  }
+  return JB_OK;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap) return JB_OK;
+  size_t c = *cap ? *cap * 2 : 64;
+  void *a = realloc(*arr, c * elem);
+  if (a == NULL) return jb__err(JB_ENOMEM, "out of memory in the replicator");
+  *arr = a;
+  *cap = c;
+  return JB_OK;
+}
+
+/* Every job not yet published (decided locally, or marked and not
+ * confirmed), oldest first; the log cursor then starts from before the
+ * scan, so nothing posted during it is missed. */
+static int publish_all(jb_sync_replicator *r) {
+  uint64_t next = 0;
+  int rc = jb_log_bounds(NULL, &next, r->b);
+  if (rc != JB_OK) return rc;
+  jb_iter *it = NULL;
+  if ((rc = jb_iter_open(&it, r->b, 0)) != JB_OK) return rc;
+  pending *p = NULL;
+  size_t n = 0, cap = 0;
+  const jb_job *job;
+  for (;;) {
+    rc = jb_iter_next(&job, it);
+    if (rc == JB_ECORRUPT) continue; /* check's business */
+    if (rc != JB_OK || job == NULL) break;
+    if (jb_job_remote(job) && !jb__job_publishing(job)) continue;
+    if ((rc = grow((void **)&p, &cap, n, sizeof *p)) != JB_OK) break;
+    snprintf(p[n].uuid, sizeof p[n].uuid, "%s", jb_job_uuid(job));
+    p[n++].seq = jb_job_sequence(job);
+  }
+  jb_iter_close(it);
+  if (rc == JB_OK) {
+    qsort(p, n, sizeof *p, by_seq);
+    rc = publish_list(r, p, n);
+  }
+  free(p);
+  if (rc == JB_OK) r->cursor = next;
+  return rc;
+}
+
+/* The jobs posted since the cursor, in log order. */
+static int publish_new(jb_sync_replicator *r) {
+  for (;;) {
+    jb_event ev[256];
+    size_t n = 0;
+    uint64_t first = 0;
+    int rc = jb_log_read(ev, &n, &first, r->b, r->cursor, 256);
+    if (rc == JB_ETRIMMED) return publish_all(r);
+    if (rc != JB_OK) return rc;
+    if (n == 0) return JB_OK;
+    pending p[256];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (ev[i].type != JB_EVENT_POSTED) continue;
+      jb_job *job = NULL;
+      if (jb_job_get(&job, r->b, ev[i].uuid) == JB_OK &&
+          (!jb_job_remote(job) || jb__job_publishing(job))) {
+        snprintf(p[k].uuid, sizeof p[k].uuid, "%s", ev[i].uuid);
+        p[k++].seq = ev[i].job_seq;
+      }
+      jb_job_free(job);
+    }
+    if ((rc = publish_list(r, p, k)) != JB_OK) return rc;
+    r->cursor = ev[n - 1].seq + 1;
+  }
+}
+
+/* --------------------------------------------------------------- pull */
+
+static bool is_uuid(const char *s, size_t len) {
+  if (len != 36) return false;
+  for (size_t i = 0; i < 36; i++) {
+    char c = s[i];
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return false;
+  }
+  return true;
+}
+
+static void key_of(char *buf, size_t size, jb_sync_replicator *r,
+                   const char *uuid, const char *suffix) {
+  char piece[64];
+  snprintf(piece, sizeof piece, "%s%s", uuid, suffix);
+  jb_sync_key(buf, size, r->cmd, piece);
+}
+
+/* What Redis holds of one job, read for the mirror. */
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  redisReply *posting;   /* borrowed from a reply, or owned (see owns) */
+  bool owns;
+  bool listed, trashed;
+  char owner[JB_WHO_MAX + 1];
+  bool owned;
+  int64_t pttl;
+} seen;
+
+/* Owner and PTTL of seen[0..n), one pipeline. */
+static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
+  char key[JB_SYNC_NAMESPACE_MAX + 64];
+  int rc = JB_OK;
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    key_of(key, sizeof key, r, s[i].uuid, ".owned");
+    const char *get[2] = {"GET", key}, *pttl[2] = {"PTTL", key};
+    if ((rc = jb__sync_append(r->cmd, 2, get, NULL)) == JB_OK)
+      rc = jb__sync_append(r->cmd, 2, pttl, NULL);
+  }
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    redisReply *a = NULL, *b = NULL;
+    if ((rc = jb__sync_read(&a, r->cmd, "GET")) == JB_OK &&
+        (rc = jb__sync_read(&b, r->cmd, "PTTL")) == JB_OK) {
+      s[i].owned = a->type == REDIS_REPLY_STRING && a->len > 0 &&
+                   b->type == REDIS_REPLY_INTEGER && b->integer != -2;
+      if (s[i].owned) {
+        size_t l = a->len > JB_WHO_MAX ? JB_WHO_MAX : a->len;
+        memcpy(s[i].owner, a->str, l);
+        s[i].owner[l] = '\0';
+        s[i].pttl = b->integer;
+      }
+    }
+    freeReplyObject(a);
+    freeReplyObject(b);
+  }
+  return rc;
+}
+
+/* HEXISTS NS:piece for each of seen[0..n), into ->trashed or ->listed. */
+static int read_hexists(jb_sync_replicator *r, seen *s, size_t n,
+                        const char *piece) {
+  char hash[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(hash, sizeof hash, r->cmd, piece);
+  bool trash = strcmp(piece, "trash") == 0;
+  int rc = JB_OK;
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    const char *argv[3] = {"HEXISTS", hash, s[i].uuid};
+    rc = jb__sync_append(r->cmd, 3, argv, NULL);
+  }
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    redisReply *a = NULL;
+    if ((rc = jb__sync_read(&a, r->cmd, "HEXISTS")) == JB_OK) {
+      bool yes = a->type == REDIS_REPLY_INTEGER && a->integer == 1;
+      if (trash)
+        s[i].trashed = yes;
+      else
+        s[i].listed = yes;
+    }
+    freeReplyObject(a);
+  }
+  return rc;
+}
+
+static void note_quarantine(jb_sync_replicator *r, const char *uuid) {
+  for (size_t i = 0; i < r->nquar; i++)
+    if (strcmp(r->quarantined[i], uuid) == 0) return;
+  char **q = realloc(r->quarantined, (r->nquar + 1) * sizeof *q);
+  if (q == NULL) return;
+  r->quarantined = q;
+  if ((q[r->nquar] = strdup(uuid)) != NULL) r->nquar++;
+  say(r, 1, "job %s listed in redis does not decode: quarantined here (see "
+      "`jobboard check`), left in redis", uuid);
+}
+
+/*
+ * Of the jobs Redis no longer lists (gone[0..*n)), keep those to remove
+ * here: Redis-decided and confirmed on the board. A job published from
+ * this board that Redis lost without a trace (not in the trash, and its
+ * publication marker gone too: a server restarted without its data) is
+ * published again, with its claim as the board holds it, rather than
+ * removed: Redis losing its data must not lose a posted job.
+ */
+static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
+                     size_t *n) {
+  size_t keep = 0, nl = 0, nrep = 0;
+  const char **cand = calloc(*n, sizeof *cand);
+  pending *rep = calloc(*n, sizeof *rep);
+  uint64_t *seqs = calloc(*n, sizeof *seqs);
+  int rc = JB_OK;
+  if (!cand || !rep || !seqs) {
+    rc = jb__err(JB_ENOMEM, "out of memory");
+    goto out;
+  }
+  char key[JB_SYNC_NAMESPACE_MAX + 64];
+  for (size_t i = 0; i < *n && rc == JB_OK; i++) {
+    jb_job *job = NULL;
+    if (jb_job_get(&job, r->b, gone[i]) != JB_OK || !jb_job_remote(job) ||
+        jb__job_publishing(job)) {
+      jb_job_free(job);
+      continue;
+    }
+    if (jb__job_ours(job) && !trashed[i]) {
+      seqs[nl] = jb_job_sequence(job);
+      cand[nl++] = gone[i];
+      key_of(key, sizeof key, r, gone[i], ".posted");
+      const char *argv[2] = {"EXISTS", key};
+      rc = jb__sync_append(r->cmd, 2, argv, NULL);
+    } else {
+      gone[keep] = gone[i];
+      trashed[keep++] = trashed[i];
+    }
+    jb_job_free(job);
+  }
+  for (size_t i = 0; i < nl && rc == JB_OK; i++) {
+    redisReply *a = NULL;
+    if ((rc = jb__sync_read(&a, r->cmd, "EXISTS")) != JB_OK) break;
+    if (a->type == REDIS_REPLY_INTEGER && a->integer == 1) {
+      gone[keep] = cand[i]; /* consumed: the marker outlives the listing */
+      trashed[keep++] = false;
+    } else {
+      snprintf(rep[nrep].uuid, sizeof rep[nrep].uuid, "%s", cand[i]);
+      rep[nrep++].seq = seqs[i];
+    }
+    freeReplyObject(a);
+  }
+  if (rc == JB_OK && nrep) {
+    say(r, 1, "redis lost %zu job%s published from this board (no listing, "
+        "no trace): publishing again", nrep, nrep == 1 ? "" : "s");
+    qsort(rep, nrep, sizeof *rep, by_seq);
+    rc = publish_list(r, rep, nrep);
+  }
+  *n = keep;
+out:
+  free(cand);
+  free(rep);
+  free(seqs);
+  return rc;
+}
+
+/* Mirror the listed ones of s[0..n) and remove the gone ones. */
+static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
+  jb_remote_listing *l = calloc(n ? n : 1, sizeof *l);
+  int *res = calloc(n ? n : 1, sizeof *res);
+  const char **gone = calloc(n ? n : 1, sizeof *gone);
+  bool *trashed = calloc(n ? n : 1, sizeof *trashed);
+  int rc = JB_OK;
+  if (!l || !res || !gone || !trashed) {
+    rc = jb__err(JB_ENOMEM, "out of memory mirroring %zu jobs", n);
+    goto out;
+  }
+  size_t nl = 0, ng = 0;
+  int64_t now = wall_us();
+  for (size_t i = 0; i < n; i++) {
+    if (s[i].listed) {
+      l[nl] = (jb_remote_listing){
+          .uuid = s[i].uuid,
+          .posting = s[i].posting->str,
+          .posting_len = s[i].posting->len,
+          .owner = s[i].owned ? s[i].owner : NULL,
+          .expires_us = s[i].owned && s[i].pttl > 0
+                            ? now + s[i].pttl * 1000
+                            : 0};
+      nl++;
+    } else {
+      gone[ng] = s[i].uuid;
+      trashed[ng++] = s[i].trashed;
+    }
+  }
+  if (ng) rc = sort_gone(r, gone, trashed, &ng);
+  if (rc != JB_OK) goto out;
+  uint64_t pulled = 0;
+  if (nl) {
+    rc = jb__board_mirror_listings(r->b, l, nl, read_us, res);
+    for (size_t i = 0; rc == JB_OK && i < nl; i++) {
+      if (res[i] == JB_MIRROR_NEW || res[i] == JB_MIRROR_UPDATED) pulled++;
+      if (res[i] == JB_MIRROR_QUARANTINED) note_quarantine(r, l[i].uuid);
+    }
+  }
+  if (rc == JB_OK && ng) {
+    size_t removed = 0;
+    rc = jb__board_mirror_gone(r->b, gone, trashed, ng, &removed);
+    pulled += removed;
+  }
+  pthread_mutex_lock(&r->mu);
+  r->st.pulled += pulled;
+  pthread_mutex_unlock(&r->mu);
+out:
+  free(l);
+  free(res);
+  free(gone);
+  free(trashed);
+  return rc;
+}
+
+/* Read NS:sequence. */
+static int read_sequence(jb_sync_replicator *r, uint64_t *seq) {
+  char key[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(key, sizeof key, r->cmd, "sequence");
+  const char *argv[2] = {"GET", key};
+  redisReply *a = NULL;
+  int rc = jb__sync_command(&a, r->cmd, 2, argv, NULL);
+  if (rc != JB_OK) return rc;
+  *seq = a->type == REDIS_REPLY_STRING ? strtoull(a->str, NULL, 10) : 0;
+  freeReplyObject(a);
+  return JB_OK;
+}
+
+/* The Redis-decided jobs on the board (published, not pending). */
+static int local_remote(jb_sync_replicator *r, seen **out, size_t *nout,
+                        bool with_claims) {
+  *out = NULL;
+  *nout = 0;
+  jb_iter *it = NULL;
+  int rc = jb_iter_open(&it, r->b, 0);
+  if (rc != JB_OK) return rc;
+  seen *s = NULL;
+  size_t n = 0, cap = 0;
+  const jb_job *job;
+  for (;;) {
+    rc = jb_iter_next(&job, it);
+    if (rc == JB_ECORRUPT) continue;
+    if (rc != JB_OK || job == NULL) break;
+    if (!jb_job_remote(job) || jb__job_publishing(job)) continue;
+    if ((rc = grow((void **)&s, &cap, n, sizeof *s)) != JB_OK) break;
+    memset(&s[n], 0, sizeof s[n]);
+    snprintf(s[n].uuid, sizeof s[n].uuid, "%s", jb_job_uuid(job));
+    if (with_claims && jb_job_owner(job)) {
+      /* reuse the fields as "what the board holds" */
+      s[n].owned = true;
+      snprintf(s[n].owner, sizeof s[n].owner, "%s", jb_job_owner(job));
+      s[n].pttl = jb_job_lease_expires(job); /* UTC us, 0: none */
+      s[n].trashed = jb_job_holder_pid(job) != 0; /* bound */
+    }
+    n++;
+  }
+  jb_iter_close(it);
+  if (rc != JB_OK) {
+    free(s);
+    return rc;
+  }
+  *out = s;
+  *nout = n;
+  return JB_OK;
+}
+
+static int cmp_uuid(const void *a, const void *b) {
+  return strcmp(((const seen *)a)->uuid, ((const seen *)b)->uuid);
+}
+
+/*
+ * Read what Redis holds now of s[0..n) (listing, owner, trash; one
+ * pipeline each) and bring it into the board: the listed ones mirrored,
+ * the others removed (when Redis-decided on the board).
+ */
+static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
+  int64_t read_us = wall_us();
+  char key[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(key, sizeof key, r->cmd, "listings");
+  int rc = JB_OK;
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    const char *argv[3] = {"HGET", key, s[i].uuid};
+    rc = jb__sync_append(r->cmd, 3, argv, NULL);
+  }
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    redisReply *a = NULL;
+    rc = jb__sync_read(&a, r->cmd, "HGET");
+    if (rc != JB_OK) break;
+    s[i].listed = a->type == REDIS_REPLY_STRING;
+    s[i].owned = false;
+    if (s[i].listed) {
+      s[i].posting = a;
+      s[i].owns = true;
+    } else {
+      freeReplyObject(a);
+    }
+  }
+  if (rc == JB_OK) rc = read_owners(r, s, n);
+  if (rc == JB_OK) rc = read_hexists(r, s, n, "trash");
+  if (rc == JB_OK) rc = apply(r, s, n, read_us);
+  for (size_t i = 0; i < n; i++) {
+    if (s[i].owns) freeReplyObject(s[i].posting);
+    s[i].owns = false;
+    s[i].posting = NULL;
+  }
+  return rc;
+}
+
+/*
+ * The full pull: every listing (HGETALL), its owner, into the board; and
+ * the board's Redis-decided jobs no longer listed out of it (checked once
+ * more by HEXISTS, so that a job published by another process after the
+ * read is not taken for gone).
+ */
+static int pull_full(jb_sync_replicator *r) {
+  int64_t read_us = wall_us();
+  uint64_t seq = 0;
+  int rc = read_sequence(r, &seq);
+  if (rc != JB_OK) return rc;
+  char key[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(key, sizeof key, r->cmd, "listings");
+  const char *argv[2] = {"HGETALL", key};
+  redisReply *all = NULL;
+  if ((rc = jb__sync_command(&all, r->cmd, 2, argv, NULL)) != JB_OK) return rc;
+  size_t n = all->type == REDIS_REPLY_ARRAY ? all->elements / 2 : 0;
+  seen *s = calloc(n ? n : 1, sizeof *s);
+  if (s == NULL) {
+    freeReplyObject(all);
+    return jb__err(JB_ENOMEM, "out of memory reading %zu listings", n);
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    redisReply *f = all->element[2 * i], *v = all->element[2 * i + 1];
+    if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+        !is_uuid(f->str, f->len)) {
+      if (f->type == REDIS_REPLY_STRING)
+        say(r, 1, "listing field \"%.*s\" is not a job uuid: ignored",
+            (int)(f->len > 64 ? 64 : f->len), f->str);
+      continue;
+    }
+    memcpy(s[k].uuid, f->str, 36);
+    s[k].uuid[36] = '\0';
+    s[k].posting = v;
+    s[k].listed = true;
+    k++;
+  }
+  for (size_t i = 0; i < k && rc == JB_OK; i += CHUNK)
+    rc = read_owners(r, s + i, k - i < CHUNK ? k - i : CHUNK);
+  for (size_t i = 0; i < k && rc == JB_OK; i += CHUNK)
+    rc = apply(r, s + i, k - i < CHUNK ? k - i : CHUNK, read_us);
+  /* Gone: on the board as Redis-decided, not in the listings read. */
+  seen *mine = NULL;
+  size_t nm = 0;
+  if (rc == JB_OK) rc = local_remote(r, &mine, &nm, false);
+  if (rc == JB_OK && nm) {
+    qsort(s, k, sizeof *s, cmp_uuid);
+    size_t ng = 0;
+    for (size_t i = 0; i < nm; i++)
+      if (!bsearch(&mine[i], s, k, sizeof *s, cmp_uuid)) mine[ng++] = mine[i];
+    rc = JB_OK;
+    for (size_t i = 0; i < ng && rc == JB_OK; i += CHUNK) {
+      size_t m = ng - i < CHUNK ? ng - i : CHUNK;
+      rc = pull_some(r, mine + i, m);
+    }
+  }
+  free(mine);
+  free(s);
+  freeReplyObject(all);
+  if (rc == JB_OK) r->seq_seen = seq;
+  return rc;
+}
+
+/*
+ * A poll, for the changes of peers that send no notice (taskflow): when
+ * NS:sequence moved, someone posted: the full pull. Otherwise only the
+ * Redis-decided jobs on the board are looked at (listed? owner? expiry?),
+ * one pipeline per CHUNK, and those that differ are pulled.
+ */
+static int poll_redis(jb_sync_replicator *r) {
+  uint64_t seq = 0;
+  int rc = read_sequence(r, &seq);
+  if (rc != JB_OK) return rc;
+  if (seq != r->seq_seen) return pull_full(r);
+  seen *mine = NULL;
+  size_t n = 0;
+  if ((rc = local_remote(r, &mine, &n, true)) != JB_OK) return rc;
+  seen *red = calloc(n ? n : 1, sizeof *red);
+  if (red == NULL) {
+    free(mine);
+    return jb__err(JB_ENOMEM, "out of memory polling %zu jobs", n);
+  }
+  for (size_t i = 0; i < n; i++) memcpy(red[i].uuid, mine[i].uuid, sizeof red[i].uuid);
+  for (size_t i = 0; i < n && rc == JB_OK; i += CHUNK) {
+    size_t m = n - i < CHUNK ? n - i : CHUNK;
+    if ((rc = read_hexists(r, red + i, m, "listings")) == JB_OK)
+      rc = read_owners(r, red + i, m);
+  }
+  size_t nc = 0;
+  int64_t now = wall_us();
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    const seen *l = &mine[i], *x = &red[i];
+    bool differs = !x->listed || l->owned != x->owned ||
+                   (x->owned && strcmp(l->owner, x->owner) != 0);
+    if (!differs && x->owned && !l->trashed /* not process-bound */) {
+      int64_t want = x->pttl > 0 ? now + x->pttl * 1000 : 0;
+      int64_t have = l->pttl;
+      differs = (want == 0) != (have == 0) ||
+                (want && (want - have > EXPIRY_SLACK_US ||
+                          have - want > EXPIRY_SLACK_US));
+    }
+    if (differs) {
+      memset(&red[nc], 0, sizeof red[nc]);
+      memcpy(red[nc].uuid, l->uuid, sizeof red[nc].uuid);
+      nc++;
+    }
+  }
+  for (size_t i = 0; i < nc && rc == JB_OK; i += CHUNK)
+    rc = pull_some(r, red + i, nc - i < CHUNK ? nc - i : CHUNK);
+  free(red);
+  free(mine);
+  return rc;
+}
+
+/* ---------------------------------------------------------- notices */
+
+/*
+ * Our scripts' notices ("post U n", "claim U f", "abandon U", "consume U",
+ * "trash U", "extend U ms"): the jobs named are pulled at once, in one
+ * batch. A post numbered just after the last sequence seen moves it on,
+ * so the next poll does not take our own posts for a peer's.
+ */
+static int take_notices(jb_sync_replicator *r) {
+  if (r->sub == NULL) return JB_OK;
+  seen *s = NULL;
+  size_t n = 0, cap = 0;
+  int rc = JB_OK;
+  bool readable = r->sub_readable;
+  r->sub_readable = false;
+  for (;;) {
+    redisReply *m = NULL;
+    rc = jb__sync_message(&m, r->sub, readable);
+    readable = false;
+    if (rc != JB_OK || m == NULL) break;
+    if (m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
+        m->element[2]->type == REDIS_REPLY_STRING) {
+      const char *p = m->element[2]->str;
+      const char *sp = strchr(p, ' ');
+      if (sp && strnlen(sp + 1, 37) >= 36 && is_uuid(sp + 1, 36) &&
+          (sp[37] == '\0' || sp[37] == ' ')) {
+        if (strncmp(p, "post ", 5) == 0 && sp[37] == ' ') {
+          uint64_t num = strtoull(sp + 38, NULL, 10);
+          if (num == r->seq_seen + 1) r->seq_seen = num;
+        }
+        bool dup = false;
+        for (size_t i = 0; i < n && !dup; i++)
+          dup = memcmp(s[i].uuid, sp + 1, 36) == 0;
+        if (!dup && (rc = grow((void **)&s, &cap, n, sizeof *s)) == JB_OK) {
+          memset(&s[n], 0, sizeof s[n]);
+          memcpy(s[n].uuid, sp + 1, 36);
+          n++;
+        }
+      }
+    }
+    freeReplyObject(m);
+    if (rc != JB_OK || n >= CHUNK) break;
+  }
+  if (rc == JB_OK && n) rc = pull_some(r, s, n);
+  if (rc == JB_OK && n >= CHUNK) r->sub_readable = true; /* more to read */
+  free(s);
+  return rc;
+}
+
+/* --------------------------------------------------------- keep-alive */
+
+/*
+ * Claims bound to a process of this host, with no lease, on Redis-decided
+ * jobs: their owner keys get keepalive_ms more while the process lives;
+ * a dead holder's claim is abandoned in Redis (by owner name: the claim
+ * was made by another process).
+ */
+static int keep_alive(jb_sync_replicator *r) {
+  jb_iter *it = NULL;
+  int rc = jb_iter_open(&it, r->b, 0);
+  if (rc != JB_OK) return rc;
+  const jb_job *job;
+  for (;;) {
+    rc = jb_iter_next(&job, it);
+    if (rc == JB_ECORRUPT) continue;
+    if (rc != JB_OK || job == NULL) break;
+    if (!jb_job_remote(job) || jb__job_publishing(job) ||
+        !jb_job_owner(job) || jb_job_holder_pid(job) == 0 ||
+        jb_job_lease_expires(job) != 0)
+      continue;
+    jb__remote_result res;
+    int xrc;
+    if (jb_job_holder_alive(job)) {
+      xrc = jb__remote_extend(&res, &r->rm, jb_job_uuid(job),
+                              jb_job_owner(job), NULL, r->o.keepalive_ms);
+    } else {
+      xrc = jb__remote_release(&res, &r->rm, JB__REMOTE_ABANDON,
+                               jb_job_uuid(job), jb_job_owner(job), NULL);
+      if (xrc == JB_OK)
+        say(r, 0, "abandoned job %s in redis: its holder (pid %d) is gone",
+            jb_job_uuid(job), jb_job_holder_pid(job));
+    }
+    if (xrc == JB_EOFFLINE) {
+      rc = xrc;
+      break;
+    }
+    /* Refused (no longer its owner's): the mirror brings the board in
+     * line at the next poll. */
+  }
+  jb_iter_close(it);
+  return rc;
+}
+
+/* ---------------------------------------------------------- the thread */
+
+static bool try_lock(jb_sync_replicator *r) {
+  if (r->lock_fd < 0) {
+    char *p = NULL;
+    if (asprintf(&p, "%s/sync.lock", r->path) < 0) return false;
+    r->lock_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(p);
+    if (r->lock_fd < 0) return false;
+  }
+  return flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+static int64_t backoff_wait(jb_sync_replicator *r, int attempt) {
+  int64_t d = r->o.backoff_min_ms;
+  for (int i = 0; i < attempt && d < r->o.backoff_max_ms; i++) d *= 2;
+  if (d > r->o.backoff_max_ms) d = r->o.backoff_max_ms;
+  uint32_t x = 0;
+  if (getrandom(&x, sizeof x, GRND_NONBLOCK) != (ssize_t)sizeof x)
+    x = (uint32_t)mono_ms();
+  return d / 2 + (int64_t)(x % (uint32_t)(d / 2 + 1));
+}
+
+/* One pass: what is due. */
+static int pass(jb_sync_replicator *r) {
+  int rc = JB_OK;
+  if (r->need_full) {
+    if ((rc = publish_all(r)) != JB_OK) return rc;
+    if ((rc = pull_full(r)) != JB_OK) return rc;
+    r->need_full = false;
+    r->next_poll = mono_ms() + r->o.poll_ms;
+  }
+  if ((rc = take_notices(r)) != JB_OK) return rc;
+  if ((rc = publish_new(r)) != JB_OK) return rc;
+  int64_t now = mono_ms();
+  if (now >= r->next_poll) {
+    if ((rc = poll_redis(r)) != JB_OK) return rc;
+    r->next_poll = mono_ms() + r->o.poll_ms;
+  }
+  if (now >= r->next_keepalive) {
+    if ((rc = keep_alive(r)) != JB_OK) return rc;
+    r->next_keepalive = mono_ms() + r->o.keepalive_ms / 3;
+  }
+  pthread_mutex_lock(&r->mu);
+  r->st.last_sync_us = wall_us();
+  pthread_mutex_unlock(&r->mu);
+  return JB_OK;
+}
+
+static void *run(void *arg) {
+  jb_sync_replicator *r = arg;
+  int attempt = 0;
+  while (!atomic_load(&r->stop)) {
+    if (!r->elected) {
+      if (!try_lock(r)) {
+        sleep_wake(r, STANDBY_MS);
+        continue;
+      }
+      r->elected = true;
+      pthread_mutex_lock(&r->mu);
+      r->st.running = true;
+      r->st.pid = (int)getpid();
+      pthread_mutex_unlock(&r->mu);
+      say(r, 0, "elected: this process syncs board %s", r->path);
+      write_status(r);
+    }
+    if (!r->online) {
+      int rc = go_online(r);
+      if (rc != JB_OK) {
+        note_error(r, rc, "connecting");
+        go_offline(r);
+        write_status(r);
+        sleep_wake(r, backoff_wait(r, attempt++));
+        continue;
+      }
+      attempt = 0;
+      r->need_full = true;
+    }
+    int rc = pass(r);
+    if (rc == JB_EOFFLINE) {
+      note_error(r, rc, "syncing");
+      go_offline(r);
+      write_status(r);
+      sleep_wake(r, backoff_wait(r, attempt++));
+      continue;
+    }
+    if (rc != JB_OK) {
+      note_error(r, rc, "syncing");
+      r->need_full = true;
+      write_status(r);
+      sleep_wake(r, backoff_wait(r, attempt++));
+      continue;
+    }
+    attempt = 0;
+    int64_t now = mono_ms();
+    if (now - r->status_written >= 1000) write_status(r);
+    int64_t until = r->next_poll < r->next_keepalive ? r->next_poll
+                                                      : r->next_keepalive;
+    if (!r->sub_readable) sleep_wake(r, until - now);
+  }
+  go_offline(r);
+  if (r->elected) {
+    pthread_mutex_lock(&r->mu);
+    r->st.running = false;
+    r->st.pid = 0;
+    pthread_mutex_unlock(&r->mu);
+    write_status(r);
+    flock(r->lock_fd, LOCK_UN);
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ API */
+
+void jb_sync_replicator_options_init(jb_sync_replicator_options *o) {
+  memset(o, 0, sizeof *o);
+  jb_sync_options_init(&o->conn);
+  o->conn.url = NULL;
+  o->poll_ms = DEFAULT_POLL_MS;
+  o->backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
+  o->backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
+  o->keepalive_ms = DEFAULT_KEEPALIVE_MS;
+}
+
+static void destroy(jb_sync_replicator *r) {
+  if (r == NULL) return;
+  jb_sync_close(r->sub);
+  jb_sync_close(r->cmd);
+  if (r->lock_fd >= 0) close(r->lock_fd);
+  if (r->pipe[0] >= 0) close(r->pipe[0]);
+  if (r->pipe[1] >= 0) close(r->pipe[1]);
+  jb_board_close(r->wb);
+  jb_board_close(r->b);
+  for (size_t i = 0; i < r->nquar; i++) free(r->quarantined[i]);
+  free(r->quarantined);
+  pthread_mutex_destroy(&r->mu);
+  free(r->path);
+  free(r->url);
+  free(r->ns);
+  free(r);
+}
+
+int jb_sync_replicator_start(jb_sync_replicator **out, const char *path,
+                             const jb_board_options *bopts,
+                             const jb_sync_replicator_options *o) {
+  if (out == NULL || path == NULL || o == NULL)
+    return jb__err(JB_EINVAL, "jb_sync_replicator_start: NULL argument");
+  *out = NULL;
+  if (o->poll_ms < 0 || o->backoff_min_ms < 0 || o->backoff_max_ms < 0 ||
+      o->keepalive_ms < 0)
+    return jb__err(JB_EINVAL, "replicator options: negative time (poll %d, "
+                   "back-off %d..%d, keep-alive %d ms)", o->poll_ms,
+                   o->backoff_min_ms, o->backoff_max_ms, o->keepalive_ms);
+  if (o->keepalive_ms && o->keepalive_ms < 300)
+    return jb__err(JB_EINVAL, "replicator options: keep-alive %d ms is too "
+                   "short (at least 300 ms: it is refreshed every third)",
+                   o->keepalive_ms);
+  jb_sync_replicator *r = calloc(1, sizeof *r);
+  if (r == NULL) return jb__err(JB_ENOMEM, "out of memory for a replicator");
+  r->lock_fd = r->pipe[0] = r->pipe[1] = -1;
+  pthread_mutex_init(&r->mu, NULL);
+  r->o = *o;
+  if (!r->o.poll_ms) r->o.poll_ms = DEFAULT_POLL_MS;
+  if (!r->o.backoff_min_ms) r->o.backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
+  if (!r->o.backoff_max_ms) r->o.backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
+  if (r->o.backoff_max_ms < r->o.backoff_min_ms)
+    r->o.backoff_max_ms = r->o.backoff_min_ms;
+  if (!r->o.keepalive_ms) r->o.keepalive_ms = DEFAULT_KEEPALIVE_MS;
+  if (bopts) r->bopts = *bopts;
+  else r->bopts = (jb_board_options)JB_BOARD_OPTIONS_INIT;
+  r->bopts.flags &= ~(unsigned)JB_OPEN_CREATE;
+  int rc;
+  if ((r->path = strdup(path)) == NULL) {
+    rc = jb__err(JB_ENOMEM, "out of memory for a replicator");
+    goto fail;
+  }
+  if ((rc = jb_board_open(&r->b, path, &r->bopts)) != JB_OK) goto fail;
+  if ((rc = jb_sync_board_config(r->b, o->conn.url, o->conn.ns, &r->url,
+                                 &r->ns)) != JB_OK)
+    goto fail;
+  if (r->url == NULL) {
+    rc = jb__err(JB_EINVAL, "board %s is not synced with any redis: give "
+                 "the redis URL", path);
+    goto fail;
+  }
+  jb_sync_url *u = NULL;
+  if ((rc = jb_sync_url_parse(&u, r->url)) != JB_OK) goto fail;
+  jb_sync_url_free(u);
+  if ((rc = jb_board_open(&r->wb, path, &r->bopts)) != JB_OK) goto fail;
+  if (pipe2(r->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    rc = jb__err_errno(errno, "pipe (replicator wake-up)");
+    goto fail;
+  }
+  redact(r->st.url, sizeof r->st.url, r->url);
+  snprintf(r->st.ns, sizeof r->st.ns, "%s", r->ns);
+  r->next_keepalive = mono_ms() + r->o.keepalive_ms / 3;
+  if (pthread_create(&r->watcher, NULL, watch_local, r) != 0) {
+    rc = jb__err(JB_EIO, "cannot start the replicator's watcher thread");
+    goto fail;
+  }
+  r->watcher_started = true;
+  if (pthread_create(&r->thread, NULL, run, r) != 0) {
+    rc = jb__err(JB_EIO, "cannot start the replicator thread");
+    goto fail;
+  }
+  r->started = true;
+  *out = r;
+  return JB_OK;
+fail:
+  if (r->watcher_started) {
+    atomic_store(&r->stop, true);
+    jb_board_cancel(r->wb);
+    pthread_join(r->watcher, NULL);
+  }
+  destroy(r);
+  return rc;
+}
+
+void jb_sync_replicator_stop(jb_sync_replicator *r) {
+  if (r == NULL) return;
+  atomic_store(&r->stop, true);
+  poke(r);
+  jb_board_cancel(r->wb);
+  if (r->started) pthread_join(r->thread, NULL);
+  if (r->watcher_started) pthread_join(r->watcher, NULL);
+  destroy(r);
+}
+
+/* Jobs waiting to be published and the age of the oldest. */
+static int count_unpublished(jb_board *b, jb_sync_status *st) {
+  jb_iter *it = NULL;
+  int rc = jb_iter_open(&it, b, 0);
+  if (rc != JB_OK) return rc;
+  int64_t oldest = 0;
+  const jb_job *job;
+  st->unpublished = 0;
+  for (;;) {
+    rc = jb_iter_next(&job, it);
+    if (rc == JB_ECORRUPT) continue;
+    if (rc != JB_OK || job == NULL) break;
+    if (jb_job_remote(job) && !jb__job_publishing(job)) continue;
+    st->unpublished++;
+    if (oldest == 0 || jb_job_created(job) < oldest) oldest = jb_job_created(job);
+  }
+  jb_iter_close(it);
+  st->lag_seconds = oldest ? (double)(wall_us() - oldest) / 1e6 : 0;
+  if (st->lag_seconds < 0) st->lag_seconds = 0;
+  return rc;
+}
+
+int jb_sync_replicator_status(jb_sync_replicator *r, jb_sync_status *st) {
+  if (r == NULL || st == NULL)
+    return jb__err(JB_EINVAL, "jb_sync_replicator_status: NULL argument");
+  pthread_mutex_lock(&r->mu);
+  *st = r->st;
+  pthread_mutex_unlock(&r->mu);
+  uint64_t next = 0;
+  int rc = jb_log_bounds(NULL, &next, r->wb);
+  if (rc != JB_OK) return rc;
+  st->lag_events = next > r->cursor && st->running ? next - r->cursor : 0;
+  return count_unpublished(r->wb, st);
+}
+
+bool jb__sync_replicator_runs(const char *path) {
+  char *lp = NULL;
+  if (asprintf(&lp, "%s/sync.lock", path) < 0) return false;
+  int fd = open(lp, O_RDONLY | O_CLOEXEC);
+  free(lp);
+  if (fd < 0) return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
+
+int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
+  if (st == NULL || b == NULL)
+    return jb__err(JB_EINVAL, "jb_sync_status_read: NULL argument");
+  memset(st, 0, sizeof *st);
+  const char *path = jb_board_path(b);
+  st->running = jb__sync_replicator_runs(path);
+  uint64_t cursor = 0;
+  char *sp = status_path(path);
+  FILE *f = sp ? fopen(sp, "r") : NULL;
+  free(sp);
+  if (f) {
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+      line[strcspn(line, "\n")] = '\0';
+      char *v = strchr(line, ' ');
+      if (v == NULL) continue;
+      *v++ = '\0';
+      if (!strcmp(line, "pid")) st->pid = atoi(v);
+      else if (!strcmp(line, "connected")) st->connected = atoi(v) != 0;
+      else if (!strcmp(line, "url")) snprintf(st->url, sizeof st->url, "%s", v);
+      else if (!strcmp(line, "ns")) snprintf(st->ns, sizeof st->ns, "%s", v);
+      else if (!strcmp(line, "cursor")) cursor = strtoull(v, NULL, 10);
+      else if (!strcmp(line, "published")) st->published = strtoull(v, NULL, 10);
+      else if (!strcmp(line, "pulled")) st->pulled = strtoull(v, NULL, 10);
+      else if (!strcmp(line, "last_sync_us")) st->last_sync_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "last_error_us")) st->last_error_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "last_error"))
+        snprintf(st->last_error, sizeof st->last_error, "%s", v);
+    }
+    fclose(f);
+  }
+  if (!st->running) {
+    st->connected = false;
+    st->pid = 0;
+  }
+  /* The board's own word on what it is synced with. */
+  char url[4096], ns[JB_SYNC_NAMESPACE_MAX + 1];
+  if (jb__board_setting_get(b, "sync.url", url, sizeof url, NULL) == JB_OK)
+    redact(st->url, sizeof st->url, url);
+  if (jb__board_setting_get(b, "sync.namespace", ns, sizeof ns, NULL) == JB_OK)
+    snprintf(st->ns, sizeof st->ns, "%s", ns);
+  uint64_t next = 0;
+  int rc = jb_log_bounds(NULL, &next, b);
+  if (rc != JB_OK) return rc;
+  st->lag_events = st->running && next > cursor ? next - cursor : 0;
+  return count_unpublished(b, st);
+}
