@@ -127,3 +127,11 @@ tests_test_sync_authority_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_authority_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
+
+# `jobboard bench --redis`, tools/bench-taskflow.py and tools/bench-redis.sh
+# still run (tiny counts against a redis-server of the test's own; no
+# figure is checked). Only with Redis sync built.
+if WITH_REDIS
+TESTS += tests/bench_redis.sh
+endif
+EXTRA_DIST += tests/bench_redis.sh

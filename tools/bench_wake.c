@@ -66,7 +66,7 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void summarise(bench_lat *out, int64_t *v, size_t n) {
+void bench_lat_summarise(bench_lat *out, int64_t *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_i64);
   double sum = 0;
   for (size_t i = 0; i < n; i++) sum += (double)v[i];
@@ -191,8 +191,8 @@ static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
       rc = -1;
     } else {
       for (size_t i = 0; i < n; i++) lag[i] = sh->woke_ns[i] - start[i];
-      summarise(lat, lag, n);
-      if (call) summarise(call, took, n);
+      bench_lat_summarise(lat, lag, n);
+      if (call) bench_lat_summarise(call, took, n);
       free(lag);
     }
   }

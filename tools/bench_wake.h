@@ -19,6 +19,7 @@
 #define JOBBOARD_BENCH_WAKE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "jobboard.h"
 
@@ -26,6 +27,9 @@ typedef struct {
   size_t samples;
   double p50_us, p99_us, max_us, mean_us;
 } bench_lat;
+
+/* Summarise n > 0 samples in nanoseconds (sorts v in place). */
+void bench_lat_summarise(bench_lat *out, int64_t *v, size_t n);
 
 /* Measure the floor, then the board in `dir` (created), `samples` each.
  * Also the post call's own duration (post_call). Returns 0, or -1 with a

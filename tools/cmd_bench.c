@@ -16,6 +16,9 @@
 #include "cli.h"
 #include "bench_raw.h"
 #include "bench_wake.h"
+#ifdef JB_WITH_REDIS
+#include "bench_redis.h"
+#endif
 
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +26,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +48,7 @@
 #define DEFAULT_SYNC_JOBS 500u
 #define DEFAULT_PROCS 4u
 #define DEFAULT_WAKES 2000u
+#define DEFAULT_REDIS_JOBS 2000u
 #define DEFAULT_ROUNDS 3u
 #define MAX_PROCS 64u
 #define MAX_ROUNDS 99u
@@ -111,6 +116,26 @@ static const char bench_help[] =
     "shared memory (increment, FUTEX_WAKE; the sleeper's FUTEX_WAIT\n"
     "returns). The post call's own duration is shown too.\n"
     "\n"
+    "Through Redis (--redis URL; only these are measured then): on a fresh\n"
+    "board (mode none unless --modes names one mode) attached to that server\n"
+    "under a namespace of the bench's own, through the public API, --jobs\n"
+    "jobs (default 2000) after 50 untimed ones:\n"
+    "  round trip      jb_sync_ping: one PING and its reply\n"
+    "  local commit    jb_job_claim, then jb_job_abandon, of a job never\n"
+    "                  published: one write transaction each, no Redis\n"
+    "  post + publish  jb_job_post, then jb_sync_publish (marks the job\n"
+    "                  Redis-decided, then runs our post script)\n"
+    "  claim           jb_job_claim of each published job: our claim script\n"
+    "                  in Redis, then the local commit\n"
+    "  consume         jb_job_consume of each: our consume script, then the\n"
+    "                  local commit\n"
+    "all jobs posted, then all claimed, then all consumed. Per operation\n"
+    "p50, p99 and max, and the phase's operations per second; and the claim's\n"
+    "p50 over (round trip p50 + local claim p50). It leaves in Redis the\n"
+    "namespace's counters and one publication marker per job (expiring after\n"
+    "30 days): use a server of its own (tools/bench-redis.sh starts one, and\n"
+    "runs taskflow's client beside it). Needs a build with Redis sync.\n"
+    "\n"
     "Benchmarks report, they do not promise: figures depend on the machine,\n"
     "its load and its disk. The first lines name the machine and the file\n"
     "system of the boards (on tmpfs a flush costs nothing, so full and\n"
@@ -137,6 +162,11 @@ static const char bench_help[] =
     "                  /tmp). The boards are removed at the end unless --keep\n"
     "                  is given.\n"
     "  --keep          keep the boards (and the directory bench made)\n"
+    "  --redis URL     measure the operations through Redis instead (see\n"
+    "                  \"Through Redis\" above); URL as redis://host:port/db\n"
+    "                  or unix:///path/to.sock\n"
+    "  --namespace NS  with --redis: the key namespace (default\n"
+    "                  jobboard-bench-PID-USEC, new each run)\n"
     "  --json          print one JSON object per line on stdout: a \"setup\"\n"
     "                  line (machine, sizes), one \"single\" line per mode and\n"
     "                  a \"multi\" line, each with mode, procs, cycles, rounds,\n"
@@ -148,7 +178,11 @@ static const char bench_help[] =
     "                  cycles_per_s and us_per_cycle of plain, lease,\n"
     "                  process and both; and a \"wake\" line with samples,\n"
     "                  p50_us, p99_us, max_us of board and floor, and\n"
-    "                  post_call_p50_us\n"
+    "                  post_call_p50_us; with --redis, a \"redis\" line with\n"
+    "                  url, namespace, server, mode, jobs, claim_ratio and,\n"
+    "                  for ping, local_claim, local_abandon, post, publish,\n"
+    "                  post_publish, claim and consume, NAME_p50_us,\n"
+    "                  NAME_p99_us, NAME_max_us and NAME_per_s\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -169,7 +203,8 @@ static const char bench_help[] =
     "Examples:\n"
     "  jobboard bench\n"
     "  jobboard bench --modes none --jobs 1000000 --procs 2\n"
-    "  jobboard bench --json | jq 'select(.type != \"setup\") | .ratio'\n";
+    "  jobboard bench --json | jq 'select(.type != \"setup\") | .ratio'\n"
+    "  jobboard bench --redis unix:///tmp/redis.sock --jobs 5000\n";
 
 typedef struct {
   size_t jobs, sync_jobs;
@@ -179,6 +214,8 @@ typedef struct {
   bool keep, json;
   bool claims; /* the kinds of claim (mode none) */
   size_t wakes; /* wake-up latency samples (0: skip) */
+  const char *redis, *ns; /* --redis URL, --namespace */
+  bool jobs_given, modes_given;
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -256,7 +293,8 @@ static int parse_modes(bool mode[3], const char *text) {
 }
 
 enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
-       OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES };
+       OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES, OPT_REDIS,
+       OPT_NAMESPACE };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(bench_opts *o, int argc, char **argv) {
@@ -272,12 +310,14 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"no-claims", no_argument, NULL, OPT_NO_CLAIMS},
       {"wakes", required_argument, NULL, OPT_WAKES},
       {"json", no_argument, NULL, OPT_JSON},
+      {"redis", required_argument, NULL, OPT_REDIS},
+      {"namespace", required_argument, NULL, OPT_NAMESPACE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   *o = (bench_opts){DEFAULT_JOBS, DEFAULT_SYNC_JOBS, DEFAULT_PROCS,
                     DEFAULT_ROUNDS, {true, true, true}, NULL, false, false,
-                    true, DEFAULT_WAKES};
+                    true, DEFAULT_WAKES, NULL, NULL, false, false};
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -288,6 +328,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     case OPT_JOBS:
       if ((rc = parse_count(&o->jobs, "--jobs", optarg, 1, 1000000000)))
         return rc;
+      o->jobs_given = true;
       break;
     case OPT_SYNC_JOBS:
       if ((rc = parse_count(&o->sync_jobs, "--sync-jobs", optarg, 1, 100000000)))
@@ -295,6 +336,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       break;
     case OPT_MODES:
       if ((rc = parse_modes(o->mode, optarg))) return rc;
+      o->modes_given = true;
       break;
     case OPT_PROCS:
       if ((rc = parse_count(&v, "--procs", optarg, 0, MAX_PROCS))) return rc;
@@ -311,6 +353,8 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       if ((rc = parse_count(&o->wakes, "--wakes", optarg, 0, 10000000))) return rc;
       break;
     case OPT_JSON: o->json = true; break;
+    case OPT_REDIS: o->redis = optarg; break;
+    case OPT_NAMESPACE: o->ns = optarg; break;
     case ':':
       return cli_usage_error("bench: option '%s' needs an argument (try "
                              "'jobboard bench --help')", argv[optind - 1]);
@@ -324,6 +368,17 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                            "bench --help')", argv[optind]);
   if (o->board != NULL && o->board[0] == '\0')
     return cli_usage_error("bench: --board: the directory must not be empty");
+  if (o->ns != NULL && o->redis == NULL)
+    return cli_usage_error("bench: --namespace needs --redis");
+  if (o->redis != NULL) {
+    if (o->modes_given && o->mode[0] + o->mode[1] + o->mode[2] != 1)
+      return cli_usage_error("bench: with --redis, --modes names one mode");
+    if (!o->modes_given) o->mode[0] = o->mode[1] = false;
+    if (!o->jobs_given) o->jobs = DEFAULT_REDIS_JOBS;
+    if (o->jobs > 10000000)
+      return cli_usage_error("bench: with --redis, --jobs is at most "
+                             "10000000");
+  }
   return -1;
 }
 
@@ -928,6 +983,87 @@ static int bench_wakes(bench_ctx *x, const bench_opts *o) {
   return 0;
 }
 
+/* ------------------------------------------------------ through Redis */
+
+#ifdef JB_WITH_REDIS
+static jb_durability only_mode(const bench_opts *o) {
+  return o->mode[JB_DURABILITY_FULL]     ? JB_DURABILITY_FULL
+         : o->mode[JB_DURABILITY_NORMAL] ? JB_DURABILITY_NORMAL
+                                         : JB_DURABILITY_NONE;
+}
+
+static const struct {
+  const char *key, *label;
+  size_t off;
+} redis_rows[] = {
+    {"ping", "round trip (PING)", offsetof(bench_redis_figs, ping)},
+    {"local_claim", "local claim", offsetof(bench_redis_figs, local_claim)},
+    {"local_abandon", "local abandon",
+     offsetof(bench_redis_figs, local_abandon)},
+    {"post_publish", "post + publish",
+     offsetof(bench_redis_figs, post_publish)},
+    {"post", "  post (local)", offsetof(bench_redis_figs, post)},
+    {"publish", "  publish", offsetof(bench_redis_figs, publish)},
+    {"claim", "claim via Redis", offsetof(bench_redis_figs, claim)},
+    {"consume", "consume via Redis", offsetof(bench_redis_figs, consume)},
+};
+
+static const bench_redis_phase *redis_row(const bench_redis_figs *f,
+                                          size_t i) {
+  return (const bench_redis_phase *)((const char *)f + redis_rows[i].off);
+}
+
+static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
+  char dir[4200], err[700] = "";
+  int rc = make_sub(x, "redis", dir, sizeof dir);
+  if (rc) return rc;
+  jb_post p = bench_post();
+  bench_redis_opts ro = {o->redis, o->ns, o->jobs, only_mode(o), &p,
+                         BENCH_WHO};
+  bench_redis_figs f;
+  if (bench_redis(&f, dir, &ro, err, sizeof err) != 0)
+    return bench_fail("through Redis", err);
+  const size_t nrows = sizeof redis_rows / sizeof redis_rows[0];
+  if (o->json) {
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:f}", "type", "redis",
+                          "url", o->redis, "namespace", f.ns, "server",
+                          f.server_version, "mode",
+                          jb_durability_name(ro.durability), "jobs",
+                          (json_int_t)o->jobs, "claim_ratio", f.claim_ratio);
+    char key[64];
+    for (size_t i = 0; v && i < nrows; i++) {
+      const bench_redis_phase *ph = redis_row(&f, i);
+      snprintf(key, sizeof key, "%s_p50_us", redis_rows[i].key);
+      json_object_set_new(v, key, json_real(ph->lat.p50_us));
+      snprintf(key, sizeof key, "%s_p99_us", redis_rows[i].key);
+      json_object_set_new(v, key, json_real(ph->lat.p99_us));
+      snprintf(key, sizeof key, "%s_max_us", redis_rows[i].key);
+      json_object_set_new(v, key, json_real(ph->lat.max_us));
+      snprintf(key, sizeof key, "%s_per_s", redis_rows[i].key);
+      json_object_set_new(v, key, json_real(ph->ops_per_s));
+    }
+    json_line(v);
+  } else {
+    printf("  redis     %s, Redis %s, namespace %s\n", o->redis,
+           f.server_version, f.ns);
+    printf("  board     mode %s; %zu jobs per phase after 50 untimed\n\n",
+           jb_durability_name(ro.durability), o->jobs);
+    printf("%-20s %10s %10s %10s %10s\n", "", "ops/s", "p50 us", "p99 us",
+           "max us");
+    for (size_t i = 0; i < nrows; i++) {
+      const bench_redis_phase *ph = redis_row(&f, i);
+      printf("  %-18s %10.0f %10.1f %10.1f %10.1f\n", redis_rows[i].label,
+             ph->ops_per_s, ph->lat.p50_us, ph->lat.p99_us, ph->lat.max_us);
+    }
+    printf("\n  claim p50 / (round trip p50 + local claim p50): %.2f "
+           "(%.1f / (%.1f + %.1f) us)\n", f.claim_ratio, f.claim.lat.p50_us,
+           f.ping.lat.p50_us, f.local_claim.lat.p50_us);
+  }
+  fflush(stdout);
+  return 0;
+}
+#endif
+
 int cmd_bench(int argc, char **argv) {
   bench_opts o;
   int rc = parse_args(&o, argc, argv);
@@ -943,7 +1079,27 @@ int cmd_bench(int argc, char **argv) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   const char *fs = fs_name(x.root);
 
-  int ret = learn_sizes(&x);
+  int ret;
+  if (o.redis != NULL) {
+#ifdef JB_WITH_REDIS
+    if (o.json)
+      json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s}", "type", "setup",
+                          "version", jb_version(NULL, NULL, NULL), "cpus",
+                          (json_int_t)ncpu, "cpu", cpu, "kernel", un.release,
+                          "dir", x.root, "filesystem", fs));
+    else
+      printf("jobboard bench %s: the job operations through Redis\n\n"
+             "  machine   %ld cpus, %s, Linux %s\n  boards    %s (%s)\n",
+             jb_version(NULL, NULL, NULL), ncpu, cpu, un.release, x.root, fs);
+    fflush(stdout);
+    ret = bench_through_redis(&x, &o);
+#else
+    ret = cli_usage_error("bench: --redis: this jobboard was built without "
+                          "Redis sync (configure --with-redis, with hiredis)");
+#endif
+    goto done;
+  }
+  ret = learn_sizes(&x);
   if (ret) goto done;
   if (o.json) {
     json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}",

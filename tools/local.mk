@@ -36,3 +36,18 @@ jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 	tools/bench_wake.c tools/bench_wake.h
 
 dist_man_MANS = docs/jobboard.1
+
+# `jobboard bench --redis URL` (tools/bench_redis.c) needs libjbsync: built
+# and linked only when configure found hiredis (JB_WITH_REDIS tells
+# cmd_bench.c). tools/bench-redis.sh runs it beside taskflow's own client
+# (tools/bench-taskflow.py) against a redis-server of its own.
+JB_TOOLS_REDIS_CPPFLAGS =
+JB_TOOLS_REDIS_LIBS =
+if WITH_REDIS
+jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h
+JB_TOOLS_REDIS_CPPFLAGS += -I$(top_srcdir)/sync -DJB_WITH_REDIS=1
+JB_TOOLS_REDIS_LIBS += libjbsync.la
+endif
+jobboard_CPPFLAGS = $(AM_CPPFLAGS) $(JB_TOOLS_REDIS_CPPFLAGS)
+jobboard_LDADD += $(JB_TOOLS_REDIS_LIBS)
+EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py

@@ -1,0 +1,112 @@
+#!/bin/sh
+# tests/bench_redis.sh - `jobboard bench --redis`, tools/bench-taskflow.py
+# and tools/bench-redis.sh still run (so they cannot rot): tiny job counts,
+# a redis-server of the test's own on a unix socket, exit status and the
+# rows printed. Nothing about speed is checked.
+#
+# Needs redis-server and /usr/bin/python3 with python3-taskflow (as
+# tests/test_sync_scripts.sh); JOBBOARD_SKIP_REDIS=1 skips it (exit 77).
+set -u
+srcdir=${srcdir:-.}
+JOBBOARD=${JOBBOARD:-./jobboard}
+py=/usr/bin/python3
+
+if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
+    echo "SKIP: JOBBOARD_SKIP_REDIS=1"
+    exit 77
+fi
+command -v redis-server >/dev/null 2>&1 && [ -x "$py" ] &&
+    "$py" -c 'import taskflow.jobs.backends.impl_redis' 2>/dev/null || {
+    echo "FAIL: needs redis-server and python3-taskflow" >&2
+    echo "  install: apt-get install -y redis-server python3-taskflow" >&2
+    exit 1
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-bench-redis-test.XXXXXX") || exit 99
+server=""
+stop() {
+    [ -z "$server" ] || { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
+    rm -rf "$tmp"
+}
+trap stop EXIT
+trap 'exit 1' INT TERM
+
+passed=0
+failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL - $1"; failed=$((failed + 1)); [ ! -f "$2" ] || sed 's/^/  | /' "$2"; }
+# has FILE PATTERN...: every pattern (grep -E) is in FILE
+has() {
+    f=$1; shift
+    for p in "$@"; do grep -Eq -- "$p" "$f" || return 1; done
+}
+
+# The driver: its own server, both sides, side by side.
+if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" \
+        >"$tmp/driver" 2>&1 &&
+    has "$tmp/driver" '^round trip .*x' '^post .*x' '^claim .*x' \
+        '^consume .*x' 'claim p50 / \(round trip p50'; then
+    ok "tools/bench-redis.sh --jobs 20"
+else
+    bad "tools/bench-redis.sh --jobs 20" "$tmp/driver"
+fi
+
+sock=$tmp/redis.sock
+redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save "" \
+    --appendonly no --dir "$tmp" --logfile "$tmp/redis.log" &
+server=$!
+n=0
+while ! "$py" -c 'import redis, sys; redis.Redis(unix_socket_path=sys.argv[1]).ping()' "$sock" 2>/dev/null; do
+    n=$((n + 1))
+    if [ $n -gt 200 ]; then echo "FAIL: redis-server did not start" >&2; exit 1; fi
+    sleep 0.05
+done
+
+if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 >"$tmp/text" 2>&1 &&
+    has "$tmp/text" '^  round trip \(PING\) +[0-9]' '^  local claim +[0-9]' \
+        '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
+        '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50'; then
+    ok "bench --redis --jobs 50"
+else
+    bad "bench --redis --jobs 50" "$tmp/text"
+fi
+
+if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --namespace t-json \
+        --json >"$tmp/ours.json" 2>&1 &&
+    "$py" - "$tmp/ours.json" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+r = [l for l in lines if l["type"] == "redis"][0]
+assert r["namespace"] == "t-json" and r["jobs"] == 50, r
+for op in ("ping", "local_claim", "post_publish", "claim", "consume"):
+    for k in ("p50_us", "p99_us", "max_us", "per_s"):
+        assert r[op + "_" + k] > 0, (op, k, r)
+assert r["claim_ratio"] > 0, r
+EOF
+then
+    ok "bench --redis --json"
+else
+    bad "bench --redis --json" "$tmp/ours.json"
+fi
+
+if "$py" "$srcdir/tools/bench-taskflow.py" --socket "$sock" --jobs 20 \
+        --json >"$tmp/tf.json" 2>&1 &&
+    "$py" "$srcdir/tools/bench-taskflow.py" --compare "$tmp/ours.json" \
+        "$tmp/tf.json" >"$tmp/cmp" 2>&1 && has "$tmp/cmp" '^claim .*x'; then
+    ok "bench-taskflow.py --jobs 20, --compare"
+else
+    bad "bench-taskflow.py --jobs 20, --compare" "$tmp/cmp"
+fi
+
+"$JOBBOARD" bench --namespace x >"$tmp/usage" 2>&1
+if [ $? -eq 2 ]; then ok "--namespace without --redis: usage error"
+else bad "--namespace without --redis: usage error" "$tmp/usage"; fi
+"$JOBBOARD" bench --redis "unix://$sock" --modes none,full >"$tmp/usage" 2>&1
+if [ $? -eq 2 ]; then ok "--redis with two modes: usage error"
+else bad "--redis with two modes: usage error" "$tmp/usage"; fi
+"$JOBBOARD" bench --redis "redis://127.0.0.1:1" --jobs 5 >"$tmp/refused" 2>&1
+if [ $? -eq 1 ] && has "$tmp/refused" 'connect'; then ok "--redis, no server: exit 1"
+else bad "--redis, no server: exit 1" "$tmp/refused"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

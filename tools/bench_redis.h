@@ -1,0 +1,70 @@
+/*
+ * bench_redis.h - `jobboard bench --redis URL`: the job operations through
+ * Redis (libjbsync), measured through the public API on a fresh board
+ * attached to that server under a namespace of the bench's own.
+ *
+ * One process, one connection, one board (in the given durability mode):
+ *  - round trip: jb_sync_ping, one PING and its reply;
+ *  - local commit: jb_job_claim then jb_job_abandon of a job decided
+ *    locally (never published): one write transaction each, no Redis;
+ *  - post + publish: jb_job_post (a local commit), then jb_sync_publish
+ *    (marks the job Redis-decided, a local commit, and runs our post
+ *    script in Redis);
+ *  - claim through Redis: jb_job_claim of each published job (our claim
+ *    script, then the local commit);
+ *  - consume through Redis: jb_job_consume of each (our consume script,
+ *    then the local commit).
+ * Each phase runs over all --jobs jobs in turn (all posted, then all
+ * claimed, then all consumed), as the taskflow side (tools/bench-taskflow.py)
+ * does, after a few untimed warm-up jobs. Per-operation latencies (p50,
+ * p99, max) and the phase's rate (operations over its wall time).
+ *
+ * The bench leaves in Redis what our scripts keep after a consume: the
+ * namespace's sequence and fence counters and one publication marker per
+ * job (NS:<uuid>.posted, expiring after 30 days, about 140 bytes each).
+ * Use a server of its own (tools/bench-redis.sh starts one).
+ */
+#ifndef JOBBOARD_BENCH_REDIS_H
+#define JOBBOARD_BENCH_REDIS_H
+
+#include "bench_wake.h"
+#include "jobboard.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+  const char *url;       /* the Redis URL (jobboard_sync.h) */
+  const char *ns;        /* namespace; NULL: "jobboard-bench-PID-USEC" */
+  size_t jobs;           /* jobs per phase (and round trips, local commits) */
+  jb_durability durability;
+  const jb_post *post;   /* what each job posts */
+  const char *who;       /* owner name of the claims */
+} bench_redis_opts;
+
+/* One phase: per-operation latency and the rate over the phase. */
+typedef struct {
+  bench_lat lat;
+  double ops_per_s;
+} bench_redis_phase;
+
+typedef struct {
+  char ns[256];             /* the namespace used */
+  char server_version[32];  /* redis_version of the server */
+  bench_redis_phase ping;   /* one round trip (PING) */
+  bench_redis_phase local_claim, local_abandon; /* local commits */
+  bench_redis_phase post;   /* jb_job_post alone (local) */
+  bench_redis_phase publish; /* jb_sync_publish alone */
+  bench_redis_phase post_publish; /* both, per job */
+  bench_redis_phase claim;  /* jb_job_claim through Redis */
+  bench_redis_phase consume; /* jb_job_consume through Redis */
+  /* claim p50 over (round-trip p50 + local-claim p50) */
+  double claim_ratio;
+} bench_redis_figs;
+
+/* Measure all of it on a new board in `dir` (must not hold a board).
+ * Returns 0, or -1 with the reason in err. */
+int bench_redis(bench_redis_figs *f, const char *dir,
+                const bench_redis_opts *o, char *err, size_t errlen);
+
+#endif
