@@ -37,17 +37,11 @@ jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 
 dist_man_MANS = docs/jobboard.1
 
-# `jobboard bench --redis URL` (tools/bench_redis.c) needs libjbsync: built
-# and linked only when configure found hiredis (JB_WITH_REDIS tells
-# cmd_bench.c). tools/bench-redis.sh runs it beside taskflow's own client
-# (tools/bench-taskflow.py) against a redis-server of its own.
-JB_TOOLS_REDIS_CPPFLAGS =
-JB_TOOLS_REDIS_LIBS =
+# `jobboard bench --redis URL` (tools/bench_redis.c) needs libjbsync, so
+# it is built only with it (see above). tools/bench-redis.sh runs it beside
+# taskflow's own client (tools/bench-taskflow.py) against a redis-server of
+# its own.
 if WITH_REDIS
 jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h
-JB_TOOLS_REDIS_CPPFLAGS += -I$(top_srcdir)/sync -DJB_WITH_REDIS=1
-JB_TOOLS_REDIS_LIBS += libjbsync.la
 endif
-jobboard_CPPFLAGS = $(AM_CPPFLAGS) $(JB_TOOLS_REDIS_CPPFLAGS)
-jobboard_LDADD += $(JB_TOOLS_REDIS_LIBS)
 EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py
