@@ -950,8 +950,10 @@ static int64_t backoff_wait(jb_sync_replicator *r, int attempt) {
 static int pass(jb_sync_replicator *r) {
   int rc = JB_OK;
   if (r->need_full) {
-    if ((rc = publish_all(r)) != JB_OK) return rc;
+    /* The pull first: jobs Redis lost (a server restarted empty) go out
+     * again before the board's newer ones. */
     if ((rc = pull_full(r)) != JB_OK) return rc;
+    if ((rc = publish_all(r)) != JB_OK) return rc;
     r->need_full = false;
     r->next_poll = mono_ms() + r->o.poll_ms;
   }
@@ -1000,6 +1002,7 @@ static void *run(void *arg) {
       }
       attempt = 0;
       r->need_full = true;
+      write_status(r);
     }
     int rc = pass(r);
     if (rc == JB_EOFFLINE) {

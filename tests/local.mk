@@ -125,6 +125,16 @@ tests_test_sync_authority_SOURCES = tests/test_sync_authority.c \
 tests_test_sync_authority_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 tests_test_sync_authority_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_authority_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+# The replicator (sync/replicator.c) between a board and a redis-server of
+# its own: publication order, pulls with and without notices, outage,
+# election, keep-alive of bound claims, malformed postings.
+check_PROGRAMS += tests/test_sync_replicator
+TESTS += tests/test_sync_replicator
+tests_test_sync_replicator_SOURCES = tests/test_sync_replicator.c \
+	tests/redis_helper.h tests/redis_helper.c $(JB_TEST_HELPERS)
+tests_test_sync_replicator_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+tests_test_sync_replicator_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
+tests_test_sync_replicator_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
 

@@ -13,6 +13,7 @@
  * It reports; it asserts nothing about speed. It does fail when a cycle
  * fails or when jobs are left behind, since then the figure means nothing.
  */
+#include "config.h"
 #include "cli.h"
 #include "bench_raw.h"
 #include "bench_wake.h"

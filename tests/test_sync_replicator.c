@@ -1,0 +1,449 @@
+/*
+ * test_sync_replicator.c - the replicator (sync/replicator.c) between a
+ * real board and a real redis-server the test starts: publication in
+ * order (a job claimed before publication goes with its owner, one
+ * consumed before is never published), remote postings, claims and
+ * removals pulled into the board (with our notices, and from writes that
+ * send none, as taskflow's), a server lost and restarted empty (offline
+ * posts published in order afterwards; jobs Redis lost published again),
+ * the election (one replicator per board; a stand-by takes over), claims
+ * bound to a process kept alive in Redis and abandoned when it dies, and a
+ * malformed posting quarantined here and left in Redis.
+ */
+#include "remote.h"
+#include "helpers.h"
+#include "redis_helper.h"
+
+#include "../core/remote_hook.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+  jbt_redis redis;
+  char *dir;
+  jb_board *board;
+  jb_sync_conn *peer; /* another client: reads Redis, acts as a peer */
+  jb__remote rm;      /* on peer, with notices */
+  jb__remote quiet;   /* on peer, without (a taskflow-like writer) */
+  jb_sync_replicator *rep;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  jbt_redis_start(&f->redis, NULL);
+  f->dir = jbt_mkdtemp();
+  f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  f->peer = jbt_redis_connect(f->redis.unix_url, 2000);
+  assert_int_equal(jb__remote_init(&f->rm, f->peer, true), JB_OK);
+  assert_int_equal(jb__remote_init(&f->quiet, f->peer, false), JB_OK);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  jb_sync_replicator_stop(f->rep);
+  jb_board_close(f->board);
+  jb_sync_close(f->peer);
+  jbt_rmtree(f->dir);
+  free(f->dir);
+  jbt_redis_stop(&f->redis);
+  free(f);
+  return 0;
+}
+
+static jb_sync_replicator *start(fixture *f, const char *dir) {
+  jb_sync_replicator_options o;
+  jb_sync_replicator_options_init(&o);
+  o.conn.url = f->redis.unix_url;
+  o.conn.command_timeout_ms = 500;
+  o.conn.connect_timeout_ms = 500;
+  o.poll_ms = 200;
+  o.backoff_min_ms = 50;
+  o.backoff_max_ms = 400;
+  o.keepalive_ms = 900;
+  jb_board_options bo = JB_BOARD_OPTIONS_INIT;
+  bo.durability = JB_DURABILITY_NORMAL; /* as the test's own handle */
+  jb_sync_replicator *r = NULL;
+  if (jb_sync_replicator_start(&r, dir, &bo, &o) != JB_OK)
+    fail_msg("start: %s", jb_errmsg());
+  return r;
+}
+
+/* ------------------------------------------------------------- reading */
+
+static jb__remote_state rstate(fixture *f, const char *u) {
+  jb__remote_state st;
+  if (jb__remote_read(&st, &f->rm, u)) fail_msg("read %s: %s", u, jb_errmsg());
+  return st;
+}
+
+typedef bool (*cond_fn)(fixture *f, const char *u);
+
+/* Wait (polling every 20 ms, up to 10 s) until cond holds. */
+static bool eventually(cond_fn cond, fixture *f, const char *u) {
+  for (int i = 0; i < 500; i++) {
+    if (cond(f, u)) return true;
+    struct timespec ts = {0, 20 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return cond(f, u);
+}
+
+static bool listed(fixture *f, const char *u) { return rstate(f, u).listed; }
+
+static bool published(fixture *f, const char *u) {
+  jb_job *job = NULL;
+  if (jb_job_get(&job, f->board, u) != JB_OK) return false;
+  bool done = jb_job_remote(job) && !jb__job_publishing(job);
+  jb_job_free(job);
+  return done && rstate(f, u).listed;
+}
+
+static bool on_board(fixture *f, const char *u) {
+  jb_state st;
+  return jb_job_get_state(&st, f->board, u) == JB_OK && st != JB_STATE_COMPLETE;
+}
+
+static bool off_board(fixture *f, const char *u) { return !on_board(f, u); }
+
+static bool owned_by_bob(fixture *f, const char *u) {
+  char o[JB_WHO_MAX + 1] = "";
+  return jb_job_find_owner(o, f->board, u) == JB_OK && !strcmp(o, "bob");
+}
+
+static bool unowned(fixture *f, const char *u) {
+  char o[JB_WHO_MAX + 1] = "x";
+  return jb_job_find_owner(o, f->board, u) == JB_OK && o[0] == '\0';
+}
+
+static bool redis_unowned(fixture *f, const char *u) {
+  return !rstate(f, u).owned;
+}
+
+/* A posting as the core encodes it (from a scratch board). */
+static void make_posting(char uuid[JB_UUID_STRLEN], void **bytes, size_t *len,
+                         const char *name) {
+  char *dir = jbt_mkdtemp();
+  jb_board *b = jbt_open(dir, JB_DURABILITY_NONE, 0);
+  jbt_post(uuid, b, name, JB_PRIORITY_HIGH);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, b, uuid), JB_OK);
+  const void *p = jb_job_posting(job, len);
+  *bytes = malloc(*len);
+  memcpy(*bytes, p, *len);
+  jb_job_free(job);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+static void redis_cmd(fixture *f, int argc, const char **argv,
+                      const size_t *lens) {
+  redisReply *r = NULL;
+  if (jb__sync_command(&r, f->peer, argc, argv, lens))
+    fail_msg("%s: %s", argv[0], jb_errmsg());
+  freeReplyObject(r);
+}
+
+static void key(char *out, size_t size, fixture *f, const char *piece) {
+  assert_true(jb_sync_key(out, size, f->peer, piece) > 0);
+}
+
+/* --------------------------------------------------------------- tests */
+
+/* Local jobs go out in board order, a claimed one with its owner and
+ * expiry; one consumed before publication never reaches Redis. */
+static void test_publish_in_order(void **state) {
+  fixture *f = *state;
+  char u[5][JB_UUID_STRLEN];
+  for (int i = 0; i < 5; i++) jbt_post(u[i], f->board, "local", JB_PRIORITY_NORMAL);
+  jb_claim_opts lease = JB_CLAIM_OPTS_INIT;
+  lease.lease_ms = 60000;
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, u[1], "alice", &lease), JB_OK);
+  assert_int_equal(jb_job_claim(f->board, u[3], "carol"), JB_OK);
+  assert_int_equal(jb_job_consume(f->board, u[3], "carol"), JB_OK);
+  f->rep = start(f, f->dir);
+  for (int i = 0; i < 5; i++)
+    if (i != 3) assert_true(eventually(published, f, u[i]));
+  uint64_t last = 0;
+  for (int i = 0; i < 5; i++) {
+    jb__remote_state st = rstate(f, u[i]);
+    if (i == 3) {
+      assert_false(st.listed);
+      assert_false(st.posted); /* never published */
+      continue;
+    }
+    assert_true(st.posted_sequence > last); /* in board order */
+    last = st.posted_sequence;
+  }
+  jb__remote_state st = rstate(f, u[1]);
+  assert_true(st.owned);
+  assert_string_equal(st.owner, "alice");
+  assert_true(st.pttl_ms > 50000 && st.pttl_ms <= 60000);
+  /* One posted while it runs goes out too, after the others. */
+  char late[JB_UUID_STRLEN];
+  jbt_post(late, f->board, "late", JB_PRIORITY_VERY_HIGH);
+  assert_true(eventually(published, f, late));
+  assert_true(rstate(f, late).posted_sequence > last);
+  jb_sync_status s;
+  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
+  assert_true(s.running);
+  assert_int_equal(s.pid, getpid());
+  assert_true(s.connected);
+  assert_int_equal(s.unpublished, 0);
+  jbt_assert_check_ok(f->board);
+}
+
+/* Postings, claims and removals made elsewhere reach the board: with our
+ * notices, and from writes that send none (found by the poll). */
+static void test_pull(void **state) {
+  fixture *f = *state;
+  f->rep = start(f, f->dir);
+  char u[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  make_posting(u, &posting, &len, "from afar");
+  jb__remote_result res;
+  assert_int_equal(jb__remote_post(&res, &f->rm, u, posting, len, NULL), JB_OK);
+  free(posting);
+  /* A waiter on the board wakes for it. */
+  assert_int_equal(jb_board_wait(f->board, 0, 10000), JB_OK);
+  assert_true(eventually(on_board, f, u));
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
+  assert_true(jb_job_remote(job));
+  assert_string_equal(jb_job_name(job), "from afar");
+  jb_job_free(job);
+  /* Claimed in Redis by bob: the board shows bob. */
+  char id[JB_UUID_STRLEN];
+  assert_int_equal(jb__remote_claim_id(id), JB_OK);
+  jb__remote_owner bob = {"bob", 60000, id, 0};
+  assert_int_equal(jb__remote_claim(&res, &f->rm, u, &bob), JB_OK);
+  assert_true(eventually(owned_by_bob, f, u));
+  /* Abandoned without a notice (as taskflow would): found by the poll. */
+  char k[256], piece[64];
+  snprintf(piece, sizeof piece, "%s.owned", u);
+  key(k, sizeof k, f, piece);
+  const char *del[2] = {"DEL", k};
+  redis_cmd(f, 2, del, NULL);
+  assert_true(eventually(unowned, f, u));
+  /* Claimed again without a notice. */
+  const char *set[3] = {"SET", k, "bob"};
+  redis_cmd(f, 3, set, NULL);
+  assert_true(eventually(owned_by_bob, f, u));
+  /* Consumed with a notice: gone here, with a history record. */
+  assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_CONSUME, u,
+                                      "bob", NULL), JB_OK);
+  assert_true(eventually(off_board, f, u));
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
+  jb_completion_free(c);
+  /* A posting written as taskflow writes one (INCR + HSETNX, no notice)
+   * is found by the poll; trashed the same way, it leaves as trashed. */
+  char t[JB_UUID_STRLEN];
+  make_posting(t, &posting, &len, "taskflow's");
+  char lk[256], sk[256], tk[256];
+  key(lk, sizeof lk, f, "listings");
+  key(sk, sizeof sk, f, "sequence");
+  key(tk, sizeof tk, f, "trash");
+  const char *incr[2] = {"INCR", sk};
+  redis_cmd(f, 2, incr, NULL);
+  const char *hset[4] = {"HSETNX", lk, t, posting};
+  size_t hl[4] = {6, strlen(lk), strlen(t), len};
+  redis_cmd(f, 4, hset, hl);
+  assert_true(eventually(on_board, f, t));
+  const char *tr[4] = {"HSET", tk, t, posting};
+  size_t tl[4] = {4, strlen(tk), strlen(t), len};
+  redis_cmd(f, 4, tr, tl);
+  const char *hdel[3] = {"HDEL", lk, t};
+  redis_cmd(f, 3, hdel, NULL);
+  free(posting);
+  assert_true(eventually(off_board, f, t));
+  assert_int_equal(jb_job_completion(&c, f->board, t), JB_OK);
+  assert_int_equal(c->end, JB_END_TRASHED);
+  jb_completion_free(c);
+  jbt_assert_check_ok(f->board);
+}
+
+/* Redis killed: Redis-decided jobs refuse claims (JB_EOFFLINE), local
+ * posts wait; restarted empty: the jobs Redis lost are published again
+ * and the posts made meanwhile go out after them, in order. */
+static void test_outage(void **state) {
+  fixture *f = *state;
+  char a[JB_UUID_STRLEN];
+  jbt_post(a, f->board, "before", JB_PRIORITY_NORMAL);
+  f->rep = start(f, f->dir);
+  assert_true(eventually(published, f, a));
+  jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 300);
+  assert_int_equal(jb_sync_attach(f->board, c), JB_OK);
+  jbt_redis_kill(&f->redis);
+  char off[3][JB_UUID_STRLEN];
+  for (int i = 0; i < 3; i++) jbt_post(off[i], f->board, "offline", JB_PRIORITY_LOW);
+  /* attached handle: the Redis-decided job cannot be claimed */
+  assert_int_equal(jb_job_claim(f->board, a, "w"), JB_EOFFLINE);
+  jbt_assert_contains(jb_errmsg(), "backend unavailable");
+  jb_sync_detach(f->board);
+  jb_sync_close(c);
+  /* offline posts are still decided here (claimable locally) */
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, f->board, off[0]), JB_OK);
+  assert_false(jb_job_remote(job));
+  jb_job_free(job);
+  jb_sync_status s;
+  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
+  jbt_redis_restart(&f->redis);
+  jb_sync_close(f->peer);
+  f->peer = jbt_redis_connect(f->redis.unix_url, 2000);
+  assert_int_equal(jb__remote_init(&f->rm, f->peer, true), JB_OK);
+  assert_true(eventually(listed, f, a));
+  uint64_t last = rstate(f, a).posted_sequence;
+  for (int i = 0; i < 3; i++) {
+    assert_true(eventually(published, f, off[i]));
+    uint64_t n = rstate(f, off[i]).posted_sequence;
+    assert_true(n > last);
+    last = n;
+  }
+  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
+  assert_true(s.last_error[0] != '\0'); /* the outage was noted */
+  jbt_assert_check_ok(f->board);
+}
+
+static bool running_elsewhere(fixture *f, const char *u) {
+  (void)u;
+  jb_sync_status s;
+  return jb_sync_status_read(&s, f->board) == JB_OK && s.running;
+}
+
+/* Two replicators on one board: one is elected; when it stops the other
+ * takes over and publishes. */
+static void test_election(void **state) {
+  fixture *f = *state;
+  f->rep = start(f, f->dir);
+  jb_sync_replicator *second = start(f, f->dir);
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "one", JB_PRIORITY_NORMAL);
+  assert_true(eventually(published, f, u));
+  jb_sync_status a, b;
+  assert_int_equal(jb_sync_replicator_status(f->rep, &a), JB_OK);
+  assert_int_equal(jb_sync_replicator_status(second, &b), JB_OK);
+  assert_true(a.running != b.running); /* exactly one elected */
+  jb_sync_replicator *elected = a.running ? f->rep : second;
+  jb_sync_replicator *standby = a.running ? second : f->rep;
+  jb_sync_replicator_stop(elected);
+  f->rep = standby;
+  char v[JB_UUID_STRLEN];
+  jbt_post(v, f->board, "two", JB_PRIORITY_NORMAL);
+  assert_true(eventually(published, f, v));
+  assert_true(eventually(running_elsewhere, f, NULL));
+  assert_int_equal(jb_sync_replicator_status(f->rep, &b), JB_OK);
+  assert_true(b.running);
+}
+
+/* A child that claims `u` bound to itself (no lease) through an attached
+ * handle, reports, and then sleeps until killed. */
+typedef struct {
+  const char *dir, *url, *uuid;
+  int ready; /* the write end of jbt_fork_ready's pipe */
+} holder_arg;
+
+static int hold(void *p) {
+  holder_arg *h = p;
+  jb_board *b = NULL;
+  jb_sync_conn *c = NULL;
+  jb_sync_options o;
+  jb_sync_options_init(&o);
+  o.url = h->url;
+  if (jb_board_open(&b, h->dir, NULL) || jb_sync_connect(&c, &o) ||
+      jb_sync_attach(b, c))
+    return 2;
+  jb_claim_opts bind = JB_CLAIM_OPTS_INIT;
+  bind.flags = JB_CLAIM_BIND_PROCESS;
+  if (jb_job_claim_ex(NULL, b, h->uuid, "holder", &bind) != JB_OK) {
+    fprintf(stderr, "holder: %s\n", jb_errmsg());
+    return 3;
+  }
+  char one = 1;
+  if (write(h->ready, &one, 1) != 1) return 4;
+  for (;;) pause(); /* until killed */
+}
+
+static bool redis_owner_holder(fixture *f, const char *u) {
+  jb__remote_state st = rstate(f, u);
+  return st.owned && !strcmp(st.owner, "holder");
+}
+
+/* A claim bound to a process of this host: kept alive in Redis past its
+ * first expiry while the process lives; abandoned when it dies. */
+static void test_keepalive(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "held", JB_PRIORITY_NORMAL);
+  f->rep = start(f, f->dir);
+  assert_true(eventually(published, f, u));
+  holder_arg h = {f->dir, f->redis.unix_url, u, -1};
+  pid_t pid = jbt_fork_ready(hold, &h, &h.ready, 60, "the holder claimed");
+  assert_true(redis_owner_holder(f, u));
+  /* The claim went out with the default keep-alive expiry (30 s); the
+   * replicator renews it with its own (0.9 s) every 0.3 s. */
+  struct timespec ts = {2, 0};
+  nanosleep(&ts, NULL);
+  jb__remote_state st = rstate(f, u);
+  assert_true(st.owned);
+  assert_true(st.pttl_ms > 0 && st.pttl_ms <= 900);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  assert_true(eventually(redis_unowned, f, u));
+  assert_true(eventually(unowned, f, u));
+}
+
+static bool quarantined(fixture *f, const char *u) {
+  (void)u;
+  jb_check_stats st;
+  memset(&st, 0, sizeof st);
+  jb_board_check(&st, f->board, NULL, NULL);
+  return st.quarantined > 0;
+}
+
+/* A malformed posting placed in Redis by hand: quarantined here, reported
+ * by check, left in Redis; the good ones around it still come in. */
+static void test_malformed(void **state) {
+  fixture *f = *state;
+  f->rep = start(f, f->dir);
+  const char *bad = "11111111-2222-4333-8444-555555555555";
+  char lk[256];
+  key(lk, sizeof lk, f, "listings");
+  const char *hset[4] = {"HSET", lk, bad, "\x93\x01\x02\x03"};
+  size_t hl[4] = {4, strlen(lk), 36, 4};
+  redis_cmd(f, 4, hset, hl);
+  char u[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  make_posting(u, &posting, &len, "fine");
+  jb__remote_result res;
+  assert_int_equal(jb__remote_post(&res, &f->rm, u, posting, len, NULL), JB_OK);
+  free(posting);
+  assert_true(eventually(on_board, f, u));
+  assert_true(eventually(quarantined, f, bad));
+  assert_false(on_board(f, bad));
+  assert_true(listed(f, bad)); /* never deleted from Redis by us */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_publish_in_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pull, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_outage, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_election, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
