@@ -127,9 +127,11 @@ typedef enum {
  *    Another owner, or an owner where there was none: the claim replaced
  *    (event CLAIMED); unclaimed in Redis: the local claim removed (event
  *    ABANDONED naming the old owner). The same owner: only a different
- *    expiry is copied, and a claim bound to a process of this host keeps
- *    its binding and its (absent) lease (the replicator keeps those alive
- *    in Redis with short expiries).
+ *    expiry is copied (event EXTENDED; expiries less than
+ *    JB_MIRROR_EXPIRY_SLACK_US (1 s, store/store.h) apart are the same),
+ *    and a claim bound to a process of this host keeps its binding and
+ *    its (absent) lease (the replicator keeps those alive in Redis with
+ *    short expiries).
  *  - a job decided locally: left alone (LOCAL).
  *  - a uuid the board's completion history holds: left out (DONE).
  *  - a posting that does not decode, or whose uuid differs from the field:
@@ -166,8 +168,10 @@ JB_EXTERN int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
  */
 
 /* Read setting `key` into buf (size bytes, NUL-terminated; *len, may be
- * NULL, its length). JB_ENOTFOUND when not set; JB_EINVAL for a bad key or
- * a buffer too small (the message says the size needed). */
+ * NULL, its length, also set when the buffer is too small). JB_ENOTFOUND
+ * when not set; JB_EINVAL for a bad key or a buffer too small (the message
+ * says the size needed). A key is "sync." and 1.. printable ASCII
+ * characters (no space); a value is UTF-8 text. */
 JB_EXTERN int jb__board_setting_get(jb_board *b, const char *key, char *buf,
                                     size_t size, size_t *len);
 

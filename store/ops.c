@@ -76,9 +76,10 @@ int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
 }
 
 /* Trim if due (by size and age: logread.c), and close. `rc` is the status
- * so far: on error, only close. */
+ * so far: on error, only close. A writer that appended nothing (the
+ * mirror's transactions may not) trims nothing: the log may be empty. */
 int jb__log_close(jb_store *s, MDB_txn *txn, jb_log_writer *lw, int rc) {
-  if (rc == 0)
+  if (rc == 0 && lw->next > lw->first_new)
     rc = jb__log_trim(s, txn, lw->cur, lw->now_us, lw->next - lw->first_new);
   mdb_cursor_close(lw->cur);
   return rc;

@@ -132,6 +132,27 @@ jbt_buf jbt_details_store(int x) {
   return from_sbuffer(&sb);
 }
 
+jbt_buf jbt_from_hex(const char *hex) {
+  size_t n = strlen(hex) / 2;
+  jbt_buf b = {malloc(n ? n : 1), n};
+  assert_non_null(b.data);
+  for (size_t i = 0; i < n; i++) {
+    unsigned v;
+    assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+    b.data[i] = (char)v;
+  }
+  return b;
+}
+
+const char jbt_wire_posting_hex[] =
+    "87a475756964d92433663064376539632d316232612d346335642d386536662d3061"
+    "31623263336434653566a46e616d65a864656d6f2d6a6f62a87072696f72697479a4"
+    "48494748aa637265617465645f6f6ec7380187a364617902a56d6f6e746801a47965"
+    "6172cd07e8a4686f757203a66d696e75746504a67365636f6e6405ab6d6963726f73"
+    "65636f6e6406a764657461696c7381a573746f726581a17801a4626f6f6b82a46e61"
+    "6d65a76d792d626f6f6ba475756964d92430623163326433652d346635302d343631"
+    "372d383239332d613462356336643765386639a873657175656e63652a";
+
 jbt_buf jbt_details_blob(size_t n, unsigned seed) {
   msgpack_sbuffer sb;
   msgpack_packer pk;

@@ -68,6 +68,13 @@ TESTS += tests/test_watch
 tests_test_watch_SOURCES = tests/test_watch.c $(JB_TEST_HELPERS)
 tests_test_watch_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_watch_LDADD = $(JB_TEST_LIBS)
+
+# The replicator's mirror and the board's settings (core/remote_hook.h).
+check_PROGRAMS += tests/test_mirror
+TESTS += tests/test_mirror
+tests_test_mirror_SOURCES = tests/test_mirror.c $(JB_TEST_HELPERS)
+tests_test_mirror_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_mirror_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
 
 # Our Redis scripts (issue 6): sync/scripts.c holds sync/scripts/*.lua

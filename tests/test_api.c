@@ -792,17 +792,6 @@ static jbt_buf taskflow_posting(const char *uuid, const char *name,
   return b;
 }
 
-static jbt_buf from_hex(const char *hex) {
-  size_t n = strlen(hex) / 2;
-  jbt_buf b = {malloc(n), n};
-  for (size_t i = 0; i < n; i++) {
-    unsigned v;
-    sscanf(hex + 2 * i, "%2x", &v);
-    b.data[i] = (char)v;
-  }
-  return b;
-}
-
 static void expect_str(const msgpack_object *o, const char *s) {
   assert_int_equal(o->type, MSGPACK_OBJECT_STR);
   assert_int_equal(o->via.str.size, strlen(s));
@@ -896,14 +885,7 @@ static void posting_bytes_equal_what_taskflow_writes(void **state) {
       "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f", "demo-job", "HIGH",
       INT64_C(1704164645000006), d.data, d.len, "my-book",
       "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9", 42);
-  jbt_buf doc = from_hex(
-      "87a475756964d92433663064376539632d316232612d346335642d386536662d3061"
-      "31623263336434653566a46e616d65a864656d6f2d6a6f62a87072696f72697479a4"
-      "48494748aa637265617465645f6f6ec7380187a364617902a56d6f6e746801a47965"
-      "6172cd07e8a4686f757203a66d696e75746504a67365636f6e6405ab6d6963726f73"
-      "65636f6e6406a764657461696c7381a573746f726581a17801a4626f6f6b82a46e61"
-      "6d65a76d792d626f6f6ba475756964d92430623163326433652d346635302d343631"
-      "372d383239332d613462356336643765386639a873657175656e63652a");
+  jbt_buf doc = jbt_from_hex(jbt_wire_posting_hex);
   assert_int_equal(doc.len, 233);
   assert_int_equal(ref.len, doc.len);
   assert_memory_equal(ref.data, doc.data, doc.len);
