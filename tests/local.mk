@@ -142,6 +142,14 @@ tests_test_sync_replicator_SOURCES = tests/test_sync_replicator.c \
 tests_test_sync_replicator_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 tests_test_sync_replicator_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_replicator_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+# Which Redis and namespace a board is synced with (sync/config.c): no
+# server needed.
+check_PROGRAMS += tests/test_sync_config
+TESTS += tests/test_sync_config
+tests_test_sync_config_SOURCES = tests/test_sync_config.c $(JB_TEST_HELPERS)
+tests_test_sync_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+tests_test_sync_config_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_sync_config_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
 
@@ -152,3 +160,11 @@ if WITH_REDIS
 TESTS += tests/bench_redis.sh
 endif
 EXTRA_DIST += tests/bench_redis.sh
+
+# The CLI's Redis side (--redis, sync, status) end to end, against a
+# redis-server the script starts on a unix socket (skipped, exit 77, when
+# redis-server is missing or JOBBOARD_SKIP_REDIS=1).
+if WITH_REDIS
+TESTS += tests/sync_cli.sh
+endif
+EXTRA_DIST += tests/sync_cli.sh

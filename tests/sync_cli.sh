@@ -1,0 +1,334 @@
+#!/bin/bash
+# tests/sync_cli.sh - the command line's Redis side, end to end: --redis and
+# --namespace (and JOBBOARD_REDIS, JOBBOARD_NAMESPACE), what a board
+# remembers, `jobboard sync` and `jobboard status`, and the operations on
+# Redis-decided jobs when Redis cannot be reached (exit 6).
+#
+# Starts its own redis-server (with a password) on a unix socket in a
+# mktemp -d directory and stops it; checks Redis with redis-cli. Without
+# redis-server or redis-cli, or with JOBBOARD_SKIP_REDIS=1, it is skipped
+# (exit 77). Runs the built ./jobboard (or $JOBBOARD). Each test prints "ok"
+# or "FAIL" with its name; the script exits 1 if any failed.
+set -u
+
+JOBBOARD=${JOBBOARD:-./jobboard}
+case $JOBBOARD in
+  /*) ;;
+  *) JOBBOARD=$PWD/$JOBBOARD ;;
+esac
+if [ ! -x "$JOBBOARD" ]; then
+  echo "sync_cli.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
+  exit 99
+fi
+if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
+  echo "SKIP: JOBBOARD_SKIP_REDIS=1"
+  exit 77
+fi
+for p in redis-server redis-cli python3; do
+  if ! command -v $p >/dev/null 2>&1; then
+    echo "SKIP: $p is missing (apt-get install redis-server python3)"
+    exit 77
+  fi
+done
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-sync-cli.XXXXXX") || exit 99
+REDIS_PID=""
+SYNC_PID=""
+cleanup() {
+  # Only what this script started.
+  [ -n "$SYNC_PID" ] && kill -KILL "$SYNC_PID" 2>/dev/null
+  [ -n "$REDIS_PID" ] && kill -KILL "$REDIS_PID" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$ROOT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+unset JOBBOARD_DIR JOBBOARD_REDIS JOBBOARD_NAMESPACE
+
+SOCK=$ROOT/redis.sock
+PASS=s3cret
+URL="unix://:$PASS@$SOCK"
+export REDISCLI_AUTH=$PASS
+
+redis-server --port 0 --unixsocket "$SOCK" --unixsocketperm 700 \
+  --requirepass "$PASS" --save '' --appendonly no --daemonize no \
+  --dir "$ROOT" >"$ROOT/redis.log" 2>&1 &
+REDIS_PID=$!
+for _ in $(seq 100); do
+  [ "$(redis-cli -s "$SOCK" ping 2>/dev/null)" = PONG ] && break
+  sleep 0.05
+done
+if [ "$(redis-cli -s "$SOCK" ping 2>/dev/null)" != PONG ]; then
+  echo "sync_cli.sh: redis-server did not start:" >&2
+  cat "$ROOT/redis.log" >&2
+  exit 99
+fi
+
+failures=0
+tests=0
+current=""
+test_failed=0
+
+begin() {
+  current=$1
+  test_failed=0
+  tests=$((tests + 1))
+}
+fail() {
+  echo "  $current: $*"
+  test_failed=1
+}
+end() {
+  if [ "$test_failed" = 0 ]; then
+    echo "ok   $tests $current"
+  else
+    echo "FAIL $tests $current"
+    failures=$((failures + 1))
+  fi
+}
+
+# jb BOARD ARGS: run jobboard on board BOARD; sets $out, $err, $rc.
+jb() {
+  local board=$1
+  shift
+  "$JOBBOARD" --board "$ROOT/$board" "$@" >"$ROOT/out" 2>"$ROOT/err"
+  rc=$?
+  out=$(cat "$ROOT/out")
+  err=$(cat "$ROOT/err")
+}
+expect_rc() { # expect_rc CODE WHAT
+  [ "$rc" = "$1" ] || fail "$2: exit status $rc, expected $1 (stderr: $err)"
+}
+expect_ok() {
+  expect_rc 0 "$1"
+  [ -z "$err" ] || fail "$1: unexpected stderr: $err"
+}
+# expect_err SUBSTRING WHAT: stderr holds SUBSTRING.
+expect_err() {
+  case $err in
+    *"$1"*) ;;
+    *) fail "$2: stderr does not mention '$1': $err" ;;
+  esac
+}
+# not_in TEXT SUBSTRING WHAT
+not_in() {
+  case $1 in
+    *"$2"*) fail "$3: '$2' should not appear in: $1" ;;
+  esac
+}
+# status_field BOARD FIELD: $val = that field of `status --json` (Python
+# repr: True, None, 3, 'text').
+status_field() {
+  jb "$1" status --json
+  [ "$rc" = 0 ] || { fail "status --json: exit $rc: $err"; val=""; return; }
+  val=$(printf '%s\n' "$out" | python3 -c \
+    'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2")
+}
+# wait_for SECONDS COMMAND...: true once COMMAND succeeds.
+wait_for() {
+  local n=$(($1 * 20))
+  shift
+  for _ in $(seq "$n"); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+running_connected() {
+  status_field "$1" running
+  [ "$val" = True ] || return 1
+  status_field "$1" connected
+  [ "$val" = True ]
+}
+listed() { # listed NS UUID: NS:listings holds UUID
+  [ "$(redis-cli -s "$SOCK" hexists "$1:listings" "$2")" = 1 ]
+}
+
+# --- tests ----------------------------------------------------------------
+
+begin "status of a board never synced: not synced, not running"
+jb b1 post local-a
+LOCAL_A=$out
+jb b1 status
+expect_ok "status"
+expect_err "" "status"
+case $out in
+  *"not synced"*"not running"*) ;;
+  *) fail "status: $out" ;;
+esac
+status_field b1 synced
+[ "$val" = False ] || fail "synced: $val"
+status_field b1 url
+[ "$val" = None ] || fail "url: $val"
+end
+
+begin "a bad URL or namespace is refused, naming it, and the board is unchanged"
+jb b1 claim --who w --redis 'redis://h:99999' "$LOCAL_A"
+expect_rc 2 "bad port"
+expect_err 'redis://h:99999' "bad port"
+expect_err '99999' "bad port"
+jb b1 claim --who w --redis 'http://h' "$LOCAL_A"
+expect_rc 2 "bad scheme"
+expect_err 'http://h' "bad scheme"
+jb b1 claim --who w --redis "$URL" --namespace 'has space' "$LOCAL_A"
+expect_rc 2 "bad namespace"
+expect_err 'namespace' "bad namespace"
+JOBBOARD_REDIS='redis://h:99999' jb b1 claim --who w "$LOCAL_A"
+expect_rc 2 "bad JOBBOARD_REDIS"
+expect_err 'redis://h:99999' "bad JOBBOARD_REDIS"
+status_field b1 synced
+[ "$val" = False ] || fail "the board remembers a bad URL"
+jb b1 owner "$LOCAL_A"
+[ "$rc" = 3 ] || [ -z "$out" ] || fail "the job was claimed: $out"
+jb b1 sync --redis 'redis://h:99999'
+expect_rc 2 "sync, bad port"
+expect_err 'redis://h:99999' "sync, bad port"
+end
+
+begin "a wrong or missing password is refused (exit 2), never shown, not remembered"
+jb b1 claim --who w --redis "unix://:wr0ng@$SOCK" "$LOCAL_A"
+expect_rc 2 "wrong password"
+expect_err "password" "wrong password"
+not_in "$err" "wr0ng" "wrong password"
+jb b1 claim --who w --redis "unix://$SOCK" "$LOCAL_A"
+expect_rc 2 "no password"
+expect_err "password" "no password"
+jb b1 sync --redis "unix://:wr0ng@$SOCK"
+expect_rc 2 "sync, wrong password"
+expect_err "password" "sync, wrong password"
+not_in "$err" "wr0ng" "sync, wrong password"
+status_field b1 synced
+[ "$val" = False ] || fail "the board remembers a wrong password"
+end
+
+begin "sync with no URL given or remembered: exit 2, saying what to do"
+jb b1 sync
+expect_rc 2 "sync"
+expect_err "--redis" "sync"
+end
+
+begin "the board remembers the URL and namespace; another namespace is refused"
+jb b1 claim --who w --redis "$URL" --namespace ns1 "$LOCAL_A"
+expect_ok "claim with --redis"
+jb b1 status
+expect_ok "status"
+case $out in
+  *"unix://:***@$SOCK"*"namespace ns1"*) ;;
+  *) fail "status does not show the URL (password hidden) and ns1: $out" ;;
+esac
+not_in "$out" "$PASS" "status"
+status_field b1 namespace
+[ "$val" = ns1 ] || fail "namespace: $val"
+jb b1 post local-b
+LOCAL_B=$out
+jb b1 claim --who w "$LOCAL_B" # the remembered URL, no --redis
+expect_ok "claim without --redis"
+jb b1 abandon --who w --namespace other "$LOCAL_B"
+expect_rc 2 "--namespace other"
+expect_err '"ns1"' "--namespace other"
+expect_err '"other"' "--namespace other"
+JOBBOARD_NAMESPACE=other jb b1 abandon --who w "$LOCAL_B"
+expect_rc 2 "JOBBOARD_NAMESPACE=other"
+expect_err '"other"' "JOBBOARD_NAMESPACE=other"
+jb b1 sync --namespace other
+expect_rc 2 "sync --namespace other"
+expect_err '"ns1"' "sync --namespace other"
+jb b1 owner "$LOCAL_B"
+[ "$out" = w ] || fail "a refused abandon changed the owner: $out"
+end
+
+begin "JOBBOARD_REDIS and JOBBOARD_NAMESPACE are honoured"
+jb b2 post local-c
+LOCAL_C=$out
+JOBBOARD_REDIS=$URL JOBBOARD_NAMESPACE=ns2 jb b2 claim --who w "$LOCAL_C"
+expect_ok "claim with the environment"
+status_field b2 namespace
+[ "$val" = ns2 ] || fail "namespace: $val"
+status_field b2 synced
+[ "$val" = True ] || fail "synced: $val"
+# A flag beats the environment.
+JOBBOARD_NAMESPACE=other jb b2 consume --who w --namespace ns2 "$LOCAL_C"
+expect_ok "consume: --namespace over JOBBOARD_NAMESPACE"
+end
+
+begin "jobboard sync: runs, publishes local jobs, status shows it running"
+jb b1 post to-publish
+PUB=$out
+jb b1 post to-publish-2
+PUB2=$out
+"$JOBBOARD" --board "$ROOT/b1" sync --poll 0.2 2>"$ROOT/sync.log" &
+SYNC_PID=$!
+wait_for 15 running_connected b1 || fail "status never showed running+connected"
+status_field b1 pid
+[ "$val" = "$SYNC_PID" ] || fail "pid: $val, expected $SYNC_PID"
+jb b1 status
+case $out in
+  *"running (pid $SYNC_PID), connected"*) ;;
+  *) fail "status: $out" ;;
+esac
+wait_for 15 listed ns1 "$PUB" || fail "$PUB never listed in ns1:listings"
+wait_for 15 listed ns1 "$PUB2" || fail "$PUB2 never listed in ns1:listings"
+# The local claims went out with their owner; nothing is left to publish.
+wait_for 10 eval 'status_field b1 unpublished; [ "$val" = 0 ]' ||
+  fail "unpublished: $val"
+grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z sync: ' "$ROOT/sync.log" ||
+  fail "the log has no timestamped lines: $(cat "$ROOT/sync.log")"
+end
+
+begin "a published job is claimed through Redis by jobboard claim"
+jb b1 claim --who alice "$PUB"
+expect_ok "claim of a published job"
+owned=$(redis-cli -s "$SOCK" get "ns1:$PUB.owned")
+[ "$owned" = alice ] || fail "ns1:$PUB.owned is '$owned', expected alice"
+jb b1 owner "$PUB"
+[ "$out" = alice ] || fail "local owner: $out"
+# Claimed in Redis: another claimer is refused, naming alice.
+jb b1 claim --who bob "$PUB"
+expect_rc 4 "claim by bob"
+expect_err alice "claim by bob"
+end
+
+begin "SIGTERM stops jobboard sync: exit 0, status then says not running"
+kill -TERM "$SYNC_PID"
+code=""
+for _ in $(seq 200); do
+  if ! kill -0 "$SYNC_PID" 2>/dev/null; then break; fi
+  sleep 0.05
+done
+if kill -0 "$SYNC_PID" 2>/dev/null; then
+  fail "still running 10 s after SIGTERM"
+else
+  wait "$SYNC_PID"
+  code=$?
+  [ "$code" = 0 ] || fail "exit status $code, expected 0: $(cat "$ROOT/sync.log")"
+fi
+SYNC_PID=""
+status_field b1 running
+[ "$val" = False ] || fail "running: $val"
+grep -q "stopping (SIGTERM)" "$ROOT/sync.log" || fail "no stop in the log"
+end
+
+begin "Redis unreachable: a Redis-decided job fails with exit 6 and the reason, a local one works"
+{ kill -KILL "$REDIS_PID" && wait "$REDIS_PID"; } 2>/dev/null # no "Killed"
+REDIS_PID=""
+jb b1 post local-d
+LOCAL_D=$out
+jb b1 claim --who w "$PUB2"
+expect_rc 6 "claim of a Redis-decided job"
+expect_err "backend unavailable" "claim of a Redis-decided job"
+expect_err "$SOCK" "claim of a Redis-decided job" # the connect error names it
+[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "stderr is not one line: $err"
+jb b1 consume --who alice "$PUB"
+expect_rc 6 "consume of a Redis-decided job"
+expect_err "backend unavailable" "consume"
+jb b1 owner "$PUB"
+[ "$out" = alice ] || fail "a failed consume changed the job: $out"
+jb b1 claim --who w "$LOCAL_D"
+expect_ok "claim of a local job with Redis down"
+jb b1 claim-next --who w2
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "claim-next: exit $rc: $err"
+[ "$out" != "$PUB2" ] || fail "claim-next claimed a Redis-decided job with Redis down"
+end
+
+echo "$tests tests, $failures failed"
+[ "$failures" = 0 ]
