@@ -27,6 +27,7 @@
   "     or not claimed by anyone (a claim that lapsed has no owner)\n"         \
   "  5  the job is claimed by someone else (the message names the owner),\n"  \
   "     or --token is not the current claim's (the message names both)\n"     \
+  CLI_HELP_EXIT_OFFLINE                                                        \
   "  A malformed UUID or an empty --who is a usage error (2).\n"
 
 const cli_command cli_cmd_claim = {
@@ -55,8 +56,8 @@ const cli_command cli_cmd_claim = {
     "\n"
     CLI_HELP_EXIT_COMMON ", or the job is not on the board\n"
     "  4  the job is already claimed (the message names the owner)\n"
-    "  A malformed UUID or an empty --who is a usage error (2).\n"
     CLI_HELP_EXIT_OFFLINE
+    "  A malformed UUID or an empty --who is a usage error (2).\n"
     "\n"
     "Examples:\n"
     "  jobboard claim --who worker-1 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f\n"
@@ -96,7 +97,6 @@ const cli_command cli_cmd_claim_next = {
     "  7  --wait ran out: nothing became claimable in time\n"
     "  130, 143  the wait was ended by SIGINT or SIGTERM\n"
     "  An empty --who is a usage error (2).\n"
-    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Examples:\n"
     "  while job=$(jobboard claim-next --who w1 --wait 60); do\n"
@@ -123,7 +123,6 @@ const cli_command cli_cmd_abandon = {
     CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
-    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Example:\n"
     "  jobboard abandon --who worker-1 \"$uuid\"\n",
@@ -157,7 +156,6 @@ const cli_command cli_cmd_consume = {
     CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
-    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Examples:\n"
     "  jobboard consume --who worker-1 --token \"$token\" \"$uuid\"\n"
@@ -184,7 +182,6 @@ const cli_command cli_cmd_trash = {
     CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
-    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Example:\n"
     "  jobboard claim --who admin \"$uuid\" && jobboard trash --who admin \"$uuid\"\n",
@@ -320,7 +317,6 @@ const cli_command cli_cmd_extend = {
     CLI_HELP_ENV_REDIS
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
-    CLI_HELP_EXIT_OFFLINE
     "\n"
     "Example:\n"
     "  while working; do jobboard extend --who w1 --lease 30 \"$uuid\"; sleep 10; done\n",

@@ -118,8 +118,8 @@ const cli_command cli_cmd_status = {
     "\n"
     "Examples:\n"
     "  jobboard status --board /srv/board\n"
-    "  jobboard status --json | python3 -c 'import json,sys; "
-    "print(json.load(sys.stdin)[\"unpublished\"])'\n",
+    "  jobboard status --json | python3 -c \\\n"
+    "    'import json,sys; print(json.load(sys.stdin)[\"unpublished\"])'\n",
     0, 0, 0, ""};
 
 #ifndef JB_WITH_REDIS

@@ -119,7 +119,9 @@ const cli_command cli_cmd_work = {
     "A refused completion (the claim was lost) does not change the exit\n"
     "status; an error completing a job (I/O) stops the worker with exit 1,\n"
     "and the job, whose claim ends with the worker, is claimable again.\n"
-    CLI_HELP_EXIT_OFFLINE
+    "  6  a job Redis decides could not be completed: Redis could not be\n"
+    "     reached (the message says why). The worker stops; the claim\n"
+    "     lapses in Redis after its lease and the job is claimable again.\n"
     "\n"
     "Examples:\n"
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
