@@ -81,9 +81,9 @@ static jb_job *get(jb_board *b, const char *uuid) {
 
 /* A hook that says yes to everything: Redis decided in the caller's
  * favour (the local half of the authority rule is what is tested). */
-static int yes_claim(void *c, const char *u, const char *w, int64_t l,
-                     uint64_t *fence) {
-  (void)c, (void)u, (void)w, (void)l;
+static int yes_claim(void *c, const char *board, const char *u, const char *w,
+                     int64_t l, uint64_t *fence) {
+  (void)c, (void)board, (void)u, (void)w, (void)l;
   *fence = 0;
   return JB_OK;
 }
