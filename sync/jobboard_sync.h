@@ -1,8 +1,9 @@
 /*
  * jobboard_sync.h - libjbsync: sharing boards through Redis, wire-compatible
- * with OpenStack taskflow's Redis jobboard. IN PROGRESS: this header has the
- * foundation only, the connection to a Redis server. The replicator comes
- * later (issue 6).
+ * with OpenStack taskflow's Redis jobboard: URLs and connections, the
+ * authority rule through the board API (jb_sync_attach, jb_sync_publish),
+ * and the replicator that keeps a board in step with a Redis board
+ * (jb_sync_replicator_start; `jobboard sync`).
  *
  * libjbsync is built only when configure finds hiredis; it is layered on
  * libjobboard (link both: -ljbsync -ljobboard). libjobboard itself never
