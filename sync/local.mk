@@ -1,7 +1,7 @@
 # sync/: libjbsync, the Redis sync (connection, scripts, remote operations,
 # the authority hook, the replicator), built only when configure finds
-# hiredis. It is a library of its own, layered on libjobboard, so that libjobboard never links hiredis. As in
-# the core, the code is built once as a convenience library: libjbsync.la
+# hiredis. It is a library of its own, layered on libjobboard, so that
+# libjobboard never links hiredis. As in the core, the code is built once as a convenience library: libjbsync.la
 # exports the JB_EXTERN symbols of sync/jobboard_sync.h, and tests link the
 # convenience library to reach sync/conn.h.
 if WITH_REDIS
