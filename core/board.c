@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Largest posting when the options say 0, and the least a board may set. */
 #define DEFAULT_MAX_POSTING ((size_t)1 << 20)
@@ -298,6 +299,25 @@ static int not_attached(const char *verb, const uint8_t raw[16]) {
                  "it)", verb, t, t);
 }
 
+/*
+ * Whether Redis's "not on the board" for job `raw` may be the moment
+ * between the replicator marking it for publication and its post running
+ * (a few hundred microseconds): then the caller's operation is tried
+ * again, for up to about a second, rather than failed. Returns true after
+ * a short sleep when the job is still marked; false at once otherwise.
+ */
+static bool wait_publication(jb_board *b, const uint8_t raw[16], int round) {
+  if (round >= 200) return false;
+  jb_job job;
+  memset(&job, 0, sizeof job);
+  bool marked = jb__store_get(b->store, raw, &job) == JB_OK && job.publishing;
+  jb__job_clear(&job);
+  if (!marked) return false;
+  struct timespec ts = {0, (round < 10 ? 1 : 5) * 1000000L};
+  nanosleep(&ts, NULL);
+  return true;
+}
+
 /* A claim of a Redis-decided job: Redis first, then the same claim
  * recorded locally (nothing local changes when Redis refuses or is away). */
 static int remote_claim(jb_board *b, const uint8_t raw[16],
@@ -312,8 +332,12 @@ static int remote_claim(jb_board *b, const uint8_t raw[16],
   int64_t lease_ms = req->lease_ms;
   if (req->bind && lease_ms <= 0) lease_ms = JB_REMOTE_KEEPALIVE;
   uint64_t fence = 0;
-  int rc = b->remote_ops->claim(b->remote_ctx, b->path, t, req->who, lease_ms,
-                                &fence);
+  int rc;
+  for (int i = 0;; i++) {
+    rc = b->remote_ops->claim(b->remote_ctx, b->path, t, req->who, lease_ms,
+                              &fence);
+    if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
+  }
   if (rc != JB_OK) return rc;
   return jb__store_claim_x(b->store, raw, req, token, JB_STORE_DECIDED);
 }
@@ -415,7 +439,10 @@ int jb_job_extend(jb_board *b, const char *uuid, const char *who,
   if (b->remote_ops == NULL) return not_attached("extend the claim on", raw);
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
-  rc = b->remote_ops->extend(b->remote_ctx, t, who, lease_ms);
+  for (int i = 0;; i++) {
+    rc = b->remote_ops->extend(b->remote_ctx, t, who, lease_ms);
+    if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
+  }
   if (rc != JB_OK) return rc;
   return jb__store_extend(b->store, raw, who, who_len, token, lease_ms,
                           jb__now_us(), JB_STORE_DECIDED);
@@ -459,9 +486,12 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
   const struct jb_remote_ops *o = b->remote_ops;
-  rc = (op == JB_RELEASE_ABANDON ? o->abandon
-        : op == JB_RELEASE_CONSUME ? o->consume
-                                   : o->trash)(b->remote_ctx, t, who);
+  for (int i = 0;; i++) {
+    rc = (op == JB_RELEASE_ABANDON ? o->abandon
+          : op == JB_RELEASE_CONSUME ? o->consume
+                                     : o->trash)(b->remote_ctx, t, who);
+    if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
+  }
   if (rc != JB_OK) return rc;
   rc = release_local(b, op, raw, who, who_len, token, done, JB_STORE_DECIDED);
   /* Redis has done it; the job can only be gone here because the

@@ -16,6 +16,7 @@
 
 #include "../core/remote_hook.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,6 +437,53 @@ static void test_malformed(void **state) {
   assert_true(listed(f, bad)); /* never deleted from Redis by us */
 }
 
+typedef struct {
+  fixture *f;
+  const char *uuid;
+  int rc;
+} late_post;
+
+/* After 100 ms, post the marked job and confirm it (what the replicator's
+ * publication does, slowed down). */
+static void *post_late(void *p) {
+  late_post *lp = p;
+  struct timespec ts = {0, 100 * 1000000};
+  nanosleep(&ts, NULL);
+  jb__remote_result res;
+  char id[JB_UUID_STRLEN] = "";
+  lp->rc = jb__sync_post_marked(&res, &lp->f->quiet, lp->f->board, lp->uuid,
+                                0, id);
+  if (lp->rc == JB_OK)
+    lp->rc = jb__board_set_published(lp->f->board, &lp->uuid, 1, JB_PUB_DONE,
+                                     NULL);
+  return NULL;
+}
+
+/* A claim that reaches Redis between the job's mark and its post waits
+ * for the post instead of failing with "not on the board". */
+static void test_claim_during_publication(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "being published", JB_PRIORITY_NORMAL);
+  const char *up = u;
+  assert_int_equal(jb__board_set_published(f->board, &up, 1, JB_PUB_PENDING,
+                                           NULL), JB_OK);
+  jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 2000);
+  jb_board *b = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  assert_int_equal(jb_sync_attach(b, c), JB_OK);
+  late_post lp = {f, u, -1};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, post_late, &lp), 0);
+  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
+  pthread_join(t, NULL);
+  assert_int_equal(lp.rc, JB_OK);
+  jb__remote_state st = rstate(f, u);
+  assert_true(st.owned);
+  assert_string_equal(st.owner, "w");
+  jb_board_close(b);
+  jb_sync_close(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_publish_in_order, setup, teardown),
@@ -444,6 +492,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_election, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
       cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_claim_during_publication, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
