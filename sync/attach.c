@@ -20,23 +20,31 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct {
+/* A claim made through this attachment: its id, by (job, owner), in a
+ * chained hash table (a worker may hold thousands at once). */
+typedef struct held {
   char uuid[JB_UUID_STRLEN];
   char who[JB_WHO_MAX + 1];
   char claim_id[JB_UUID_STRLEN];
+  struct held *next;
 } held;
 
 typedef struct {
   jb__remote rm;
   bool ready; /* rm registered */
-  held *held;
-  size_t n, cap;
+  held **buckets;
+  size_t nbuckets, n; /* nbuckets: 0 or a power of two */
 } attachment;
 
 static void attachment_free(void *p) {
   attachment *a = p;
   if (a == NULL) return;
-  free(a->held);
+  for (size_t i = 0; i < a->nbuckets; i++)
+    for (held *h = a->buckets[i], *next; h; h = next) {
+      next = h->next;
+      free(h);
+    }
+  free(a->buckets);
   free(a);
 }
 
@@ -58,35 +66,70 @@ static int get_attachment(attachment **out, jb_sync_conn *c) {
   return JB_OK;
 }
 
+/* FNV-1a over the uuid, a separator and the owner. */
+static size_t slot(const attachment *a, const char *uuid, const char *who) {
+  uint64_t h = 1469598103934665603u;
+  for (const char *p = uuid; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211u;
+  h = (h ^ 0xff) * 1099511628211u;
+  for (const char *p = who; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211u;
+  return (size_t)h & (a->nbuckets - 1);
+}
+
+static held **find_link(attachment *a, const char *uuid, const char *who) {
+  if (a->nbuckets == 0) return NULL;
+  held **l = &a->buckets[slot(a, uuid, who)];
+  while (*l && (strcmp((*l)->uuid, uuid) != 0 || strcmp((*l)->who, who) != 0))
+    l = &(*l)->next;
+  return *l ? l : NULL;
+}
+
 static held *find_held(attachment *a, const char *uuid, const char *who) {
-  for (size_t i = 0; i < a->n; i++)
-    if (strcmp(a->held[i].uuid, uuid) == 0 && strcmp(a->held[i].who, who) == 0)
-      return &a->held[i];
-  return NULL;
+  held **l = find_link(a, uuid, who);
+  return l ? *l : NULL;
 }
 
 static int add_held(attachment *a, const char *uuid, const char *who,
                     const char *claim_id) {
   held *h = find_held(a, uuid, who);
   if (h == NULL) {
-    if (a->n == a->cap) {
-      size_t cap = a->cap ? a->cap * 2 : 16;
-      held *n = realloc(a->held, cap * sizeof *n);
-      if (n == NULL) return jb__err(JB_ENOMEM, "out of memory for a claim id");
-      a->held = n;
-      a->cap = cap;
+    if (a->n >= a->nbuckets) { /* load factor 1: double and rehash */
+      size_t nb = a->nbuckets ? a->nbuckets * 2 : 64;
+      held **b = calloc(nb, sizeof *b);
+      if (b == NULL) return jb__err(JB_ENOMEM, "out of memory for a claim id");
+      attachment grown = *a;
+      grown.buckets = b;
+      grown.nbuckets = nb;
+      for (size_t i = 0; i < a->nbuckets; i++)
+        for (held *e = a->buckets[i], *next; e; e = next) {
+          next = e->next;
+          size_t k = slot(&grown, e->uuid, e->who);
+          e->next = b[k];
+          b[k] = e;
+        }
+      free(a->buckets);
+      a->buckets = b;
+      a->nbuckets = nb;
     }
-    h = &a->held[a->n++];
+    if ((h = calloc(1, sizeof *h)) == NULL)
+      return jb__err(JB_ENOMEM, "out of memory for a claim id");
     snprintf(h->uuid, sizeof h->uuid, "%s", uuid);
     snprintf(h->who, sizeof h->who, "%s", who);
+    size_t k = slot(a, uuid, who);
+    h->next = a->buckets[k];
+    a->buckets[k] = h;
+    a->n++;
   }
   snprintf(h->claim_id, sizeof h->claim_id, "%s", claim_id);
   return JB_OK;
 }
 
 static void drop_held(attachment *a, const char *uuid, const char *who) {
-  held *h = find_held(a, uuid, who);
-  if (h) *h = a->held[--a->n];
+  held **l = find_link(a, uuid, who);
+  if (l == NULL) return;
+  held *h = *l;
+  *l = h->next;
+  free(h);
+  a->n--;
 }
 
 /* ------------------------------------------------------------- the hook */
