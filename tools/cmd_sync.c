@@ -148,6 +148,30 @@ int cmd_status(int argc, char **argv) {
 
 /* ------------------------------------------------------------------ sync */
 
+/* The URL for a human: the password as "***". Built from the parsed URL,
+ * so whatever the spelling the password never shows. */
+static void shown_url(char *buf, size_t size, const char *text) {
+  jb_sync_url *u = NULL;
+  if (jb_sync_url_parse(&u, text) != JB_OK) {
+    snprintf(buf, size, "(a URL that does not parse)");
+    return;
+  }
+  char auth[300] = "";
+  if (u->user || u->password)
+    snprintf(auth, sizeof auth, "%s%s@", u->user ? u->user : "",
+             u->password ? ":***" : "");
+  if (u->path)
+    snprintf(buf, size, "unix://%s%s%s%d", auth, u->path,
+             u->db ? "?db=" : "", u->db);
+  else
+    snprintf(buf, size, "redis://%s%s%s%s:%d/%d", auth,
+             strchr(u->host, ':') ? "[" : "", u->host,
+             strchr(u->host, ':') ? "]" : "", u->port, u->db);
+  if (u->path && u->db == 0) buf[strlen(buf) - 1] = '\0'; /* the "0" */
+  jb_sync_url_free(u);
+}
+
+
 static void log_line(void *ctx, int level, const char *line) {
   (void)ctx;
   struct timespec ts;
@@ -189,9 +213,18 @@ int cmd_sync(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_sync, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
-  jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  /* SIGINT and SIGTERM are blocked from here on, so that the replicator's
+   * thread inherits the mask, and taken by sigwait below: the stop is a
+   * plain return, never a handler racing the thread. One that comes while
+   * starting stops the daemon as soon as it runs. */
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, &old);
   char *url = NULL, *ns = NULL;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) goto out;
   int given = 0;
   rc = cli_sync_resolve(&url, &ns, &given, b, &o);
   if (rc == 0 && url == NULL)
@@ -202,16 +235,6 @@ int cmd_sync(int argc, char **argv) {
   if (rc == 0 && given) rc = cli_sync_remember(b, &o);
   jb_board_close(b);
   if (rc != 0) goto out;
-
-  /* SIGINT and SIGTERM are blocked before the replicator's thread starts
-   * (it inherits the mask) and taken by sigwait below: the stop is then a
-   * plain return, never a handler racing the thread. */
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  sigset_t old;
-  pthread_sigmask(SIG_BLOCK, &stop, &old);
 
   jb_sync_replicator_options ro;
   jb_sync_replicator_options_init(&ro);
@@ -224,20 +247,16 @@ int cmd_sync(int argc, char **argv) {
   bo.durability = o.durability;
   jb_sync_replicator *r = NULL;
   const char *dir = cli_board_dir(o.board);
+  char line[1400], shown[600];
+  shown_url(shown, sizeof shown, url);
+  snprintf(line, sizeof line, "starting (pid %d): board %s, redis %s, "
+           "namespace %s", (int)getpid(), dir, shown, ns);
+  log_line(NULL, 0, line);
   int st = jb_sync_replicator_start(&r, dir, &bo, &ro);
   if (st != JB_OK) {
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     rc = st == JB_ECLAIMED ? (cli_fail(st), CLI_EXIT_USAGE) : cli_fail(st);
     goto out;
   }
-  char line[1400];
-  jb_sync_status now;
-  memset(&now, 0, sizeof now);
-  jb_sync_replicator_status(r, &now);
-  snprintf(line, sizeof line, "started (pid %d): board %s, redis %s, "
-           "namespace %s", (int)getpid(), dir, now.url[0] ? now.url : "(set)",
-           ns);
-  log_line(NULL, 0, line);
   int sig = 0;
   while (sigwait(&stop, &sig) != 0) {
   }
@@ -246,38 +265,17 @@ int cmd_sync(int argc, char **argv) {
   log_line(NULL, 0, line);
   jb_sync_replicator_stop(r);
   log_line(NULL, 0, "stopped");
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   rc = CLI_EXIT_OK;
 out:
+  /* After a clean stop they stay blocked: a second signal during the stop
+   * must not turn exit 0 into a death by signal as the process ends. */
+  if (rc != CLI_EXIT_OK) pthread_sigmask(SIG_SETMASK, &old, NULL);
   free(url);
   free(ns);
   return rc;
 }
 
 /* ---------------------------------------------------------------- status */
-
-/* The URL for a human: the password as "***". Built from the parsed URL,
- * so whatever the spelling the password never shows. */
-static void shown_url(char *buf, size_t size, const char *text) {
-  jb_sync_url *u = NULL;
-  if (jb_sync_url_parse(&u, text) != JB_OK) {
-    snprintf(buf, size, "(a URL that does not parse)");
-    return;
-  }
-  char auth[300] = "";
-  if (u->user || u->password)
-    snprintf(auth, sizeof auth, "%s%s@", u->user ? u->user : "",
-             u->password ? ":***" : "");
-  if (u->path)
-    snprintf(buf, size, "unix://%s%s%s%d", auth, u->path,
-             u->db ? "?db=" : "", u->db);
-  else
-    snprintf(buf, size, "redis://%s%s%s%s:%d/%d", auth,
-             strchr(u->host, ':') ? "[" : "", u->host,
-             strchr(u->host, ':') ? "]" : "", u->port, u->db);
-  if (u->path && u->db == 0) buf[strlen(buf) - 1] = '\0'; /* the "0" */
-  jb_sync_url_free(u);
-}
 
 static json_t *time_or_null(int64_t us) {
   if (us <= 0) return json_null();
