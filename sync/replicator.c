@@ -370,7 +370,7 @@ static int publish_all(jb_sync_replicator *r) {
     p[n++].seq = jb_job_sequence(job);
   }
   jb_iter_close(it);
-  if (rc == JB_OK) {
+  if (rc == JB_OK && n) {
     qsort(p, n, sizeof *p, by_seq);
     rc = publish_list(r, p, n);
   }
