@@ -42,10 +42,13 @@ has() {
 }
 
 # The driver: its own server, both sides, side by side.
-if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" \
+if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" -- \
+        --wakes 3 --poll 20 --poll-wakes 2 --cycles 20 --rounds 1 \
         >"$tmp/driver" 2>&1 &&
     has "$tmp/driver" '^round trip .*x' '^post .*x' '^claim .*x' \
-        '^consume .*x' 'claim p50 / \(round trip p50'; then
+        '^consume .*x' 'claim p50 / \(round trip p50' \
+        '^publish +1000 +3 ' '^replicated +1000 +3 ' '^taskflow +20 +2 ' \
+        '^replicator .*cycles/s'; then
     ok "tools/bench-redis.sh --jobs 20"
 else
     bad "tools/bench-redis.sh --jobs 20" "$tmp/driver"
@@ -62,7 +65,8 @@ while ! "$py" -c 'import redis, sys; redis.Redis(unix_socket_path=sys.argv[1]).p
     sleep 0.05
 done
 
-if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 >"$tmp/text" 2>&1 &&
+if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
+        --cycles 0 >"$tmp/text" 2>&1 &&
     has "$tmp/text" '^  round trip \(PING\) +[0-9]' '^  local claim +[0-9]' \
         '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
         '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50'; then
@@ -71,7 +75,28 @@ else
     bad "bench --redis --jobs 50" "$tmp/text"
 fi
 
+# The replicator's part: wake-ups with each poster (the taskflow one at
+# two poll intervals), the local cycle in its three settings; tiny counts.
+if "$JOBBOARD" bench --redis "unix://$sock" --jobs 5 --wakes 3 \
+        --poll 20,10 --poll-wakes 2 --cycles 30 --rounds 1 >"$tmp/sync" 2>&1 &&
+    has "$tmp/sync" '^  publish \(notice\) +1000 +3 +[0-9]' \
+        '^  replicated \(notice\) +1000 +3 +[0-9]' \
+        '^  taskflow \(no notice\) +20 +2 +[0-9]' \
+        '^  taskflow \(no notice\) +10 +2 +[0-9]' \
+        '^  plain +[0-9]' '^  attached +[0-9]' '^  replicator +[0-9]' \
+        '^  kept local +[0-9]' '^  through Redis +[0-9]'; then
+    ok "bench --redis: wake-ups through Redis, cycles with the sync on"
+else
+    bad "bench --redis: wake-ups through Redis, cycles with the sync on" "$tmp/sync"
+fi
+"$JOBBOARD" bench --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
+    --cycles 0 >"$tmp/none" 2>&1
+if [ $? -eq 0 ] && ! grep -q 'wake-up through Redis\|local cycle' "$tmp/none"
+then ok "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped"
+else bad "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped" "$tmp/none"; fi
+
 if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --namespace t-json \
+        --wakes 2 --poll 10 --poll-wakes 2 --cycles 20 --rounds 1 \
         --json >"$tmp/ours.json" 2>&1 &&
     "$py" - "$tmp/ours.json" <<'EOF'
 import json, sys
@@ -82,6 +107,16 @@ for op in ("ping", "local_claim", "post_publish", "claim", "consume"):
     for k in ("p50_us", "p99_us", "max_us", "per_s"):
         assert r[op + "_" + k] > 0, (op, k, r)
 assert r["claim_ratio"] > 0, r
+w = [l for l in lines if l["type"] == "redis_wake"]
+assert [(x["poster"], x["poll_ms"]) for x in w] == [
+    ("publish", 1000), ("replicated", 1000), ("taskflow", 10)], w
+for x in w:
+    assert x["samples"] == 2 and x["p50_us"] > 0 and x["min_us"] > 0, x
+c = [l for l in lines if l["type"] == "redis_cycles"][0]
+for k in ("plain", "attached", "replicator"):
+    assert c[k + "_cycles_per_s"] > 0 and c[k + "_us_per_cycle"] > 0, c
+assert (c["replicator_kept_local_cycles"] +
+        c["replicator_via_redis_cycles"]) == 20, c
 EOF
 then
     ok "bench --redis --json"
@@ -104,6 +139,12 @@ else bad "--namespace without --redis: usage error" "$tmp/usage"; fi
 "$JOBBOARD" bench --redis "unix://$sock" --modes none,full >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then ok "--redis with two modes: usage error"
 else bad "--redis with two modes: usage error" "$tmp/usage"; fi
+"$JOBBOARD" bench --poll 100 >"$tmp/usage" 2>&1
+if [ $? -eq 2 ]; then ok "--poll without --redis: usage error"
+else bad "--poll without --redis: usage error" "$tmp/usage"; fi
+"$JOBBOARD" bench --redis "unix://$sock" --poll 100,0 >"$tmp/usage" 2>&1
+if [ $? -eq 2 ]; then ok "--poll 100,0: usage error"
+else bad "--poll 100,0: usage error" "$tmp/usage"; fi
 "$JOBBOARD" bench --redis "redis://127.0.0.1:1" --jobs 5 >"$tmp/refused" 2>&1
 if [ $? -eq 1 ] && has "$tmp/refused" 'connect'; then ok "--redis, no server: exit 1"
 else bad "--redis, no server: exit 1" "$tmp/refused"; fi

@@ -21,7 +21,9 @@ phase's operations per second over its wall time.
 --json prints one line: {"type": "taskflow", ..., "NAME_p50_us", ...} with
 the key names of `jobboard bench --redis --json` (ping, post, claim,
 consume). --compare reads a file of `jobboard bench --redis --json` lines
-and a file of this script's --json line, and prints them side by side.
+and a file of this script's --json line, and prints them side by side,
+then jobboard's replicator figures from the first file (its redis_wake
+and redis_cycles lines), when it has them.
 
 It reports, it asserts nothing about speed; it exits 1 if an operation
 fails or a job is left behind.
@@ -120,14 +122,11 @@ def run(args):
 
 
 def read_line(path, kind):
-    with open(path) as f:
-        for text in f:
-            text = text.strip()
-            if text.startswith("{"):
-                d = json.loads(text)
-                if d.get("type") == kind:
-                    return d
-    raise SystemExit("bench-taskflow: no \"%s\" line in %s" % (kind, path))
+    lines = read_all(path, kind)
+    if not lines:
+        raise SystemExit("bench-taskflow: no \"%s\" line in %s"
+                         % (kind, path))
+    return lines[0]
 
 
 def compare(ours_path, theirs_path):
@@ -157,7 +156,51 @@ def compare(ours_path, theirs_path):
           "local commit. Round trip: PING from each client.")
     print("jobboard claim p50 / (round trip p50 + local claim p50): %.2f "
           "(aim: at most 1.5)" % ours["claim_ratio"])
+    print_sync(ours_path)
     return 0
+
+
+def read_all(path, kind):
+    """Every JSON line of type `kind` in the file, in order."""
+    out = []
+    with open(path) as f:
+        for text in f:
+            text = text.strip()
+            if text.startswith("{"):
+                d = json.loads(text)
+                if d.get("type") == kind:
+                    out.append(d)
+    return out
+
+
+def print_sync(ours_path):
+    """jobboard's replicator figures (redis_wake, redis_cycles lines)."""
+    wakes = read_all(ours_path, "redis_wake")
+    if wakes:
+        print("\nWake-up through Redis (jobboard): post -> jb_board_wait "
+              "returns on board B,\nwhose replicator runs in the bench "
+              "process; taskflow = INCR + HSETNX, no notice")
+        print("%-12s %7s %6s %9s %9s %9s %9s"
+              % ("poster", "poll ms", "n", "min us", "p50 us", "p99 us",
+                 "mean us"))
+        for w in wakes:
+            print("%-12s %7d %6d %9.1f %9.1f %9.1f %9.1f"
+                  % (w["poster"], w["poll_ms"], w["samples"], w["min_us"],
+                     w["p50_us"], w["p99_us"], w["mean_us"]))
+    for c in read_all(ours_path, "redis_cycles"):
+        print("\nLocal cycle with the sync on (jobboard), %d cycles x %d "
+              "rounds:" % (c["cycles"], c["rounds"]))
+        for k in ("plain", "attached", "replicator"):
+            print("%-12s %9.0f cycles/s %7.2f us/cycle  p50 %6.1f us  "
+                  "p99 %7.1f us"
+                  % (k, c[k + "_cycles_per_s"], c[k + "_us_per_cycle"],
+                     c[k + "_p50_us"], c[k + "_p99_us"]))
+        print("replicator: %d cycles kept local (mean %.2f us), %d through "
+              "Redis (mean %.1f us)"
+              % (c["replicator_kept_local_cycles"],
+                 c["replicator_kept_local_mean_us"],
+                 c["replicator_via_redis_cycles"],
+                 c["replicator_via_redis_mean_us"]))
 
 
 def main():

@@ -74,6 +74,7 @@ void bench_lat_summarise(bench_lat *out, int64_t *v, size_t n) {
   out->p50_us = (double)v[n / 2] / 1000.0;
   out->p99_us = (double)v[(n * 99) / 100] / 1000.0;
   out->max_us = (double)v[n - 1] / 1000.0;
+  out->min_us = (double)v[0] / 1000.0;
   out->mean_us = sum / (double)n / 1000.0;
 }
 

@@ -25,7 +25,7 @@
 
 typedef struct {
   size_t samples;
-  double p50_us, p99_us, max_us, mean_us;
+  double p50_us, p99_us, max_us, mean_us, min_us;
 } bench_lat;
 
 /* Summarise n > 0 samples in nanoseconds (sorts v in place). */

@@ -19,6 +19,7 @@
 #include "bench_wake.h"
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
+#include "bench_sync.h"
 #endif
 
 #include <errno.h>
@@ -50,6 +51,10 @@
 #define DEFAULT_PROCS 4u
 #define DEFAULT_WAKES 2000u
 #define DEFAULT_REDIS_JOBS 2000u
+#define DEFAULT_REDIS_WAKES 300u
+#define DEFAULT_POLL_WAKES 40u
+#define DEFAULT_SYNC_CYCLES 20000u
+#define MAX_POLLS 8u
 #define DEFAULT_ROUNDS 3u
 #define MAX_PROCS 64u
 #define MAX_ROUNDS 99u
@@ -137,6 +142,28 @@ static const char bench_help[] =
     "30 days): use a server of its own (tools/bench-redis.sh starts one, and\n"
     "runs taskflow's client beside it). Needs a build with Redis sync.\n"
     "\n"
+    "Then, with a replicator (jb_sync_replicator_start) in the bench process:\n"
+    "  wake-up         a waiter thread sleeps in jb_board_wait on board B,\n"
+    "                  whose replicator runs here; a job is posted to Redis\n"
+    "                  and the sample runs from just before the post call to\n"
+    "                  the waiter's return (it then claims and consumes the\n"
+    "                  job through Redis, untimed). Posters: publish\n"
+    "                  (jb_job_post + jb_sync_publish on a board A: our post\n"
+    "                  script and its notice), replicated (jb_job_post on A,\n"
+    "                  whose own replicator publishes it), --wakes samples\n"
+    "                  each (default 300 with --redis), B polling at the\n"
+    "                  default 1000 ms; and taskflow (INCR + HSETNX on a raw\n"
+    "                  connection, no notice, at a random point of the poll\n"
+    "                  interval: found by B's next poll), --poll-wakes\n"
+    "                  samples for each --poll interval\n"
+    "  sync on         the local cycle (post, claim-next, consume) on one\n"
+    "                  board: plain, attached (jb_sync_attach), and attached\n"
+    "                  with a replicator running on it; --cycles cycles per\n"
+    "                  setting and round, --rounds rounds, median round. The\n"
+    "                  replicator publishes the jobs it reaches before their\n"
+    "                  consume: its cycles are also shown split by where the\n"
+    "                  job went (kept local, or through Redis)\n"
+    "\n"
     "Benchmarks report, they do not promise: figures depend on the machine,\n"
     "its load and its disk. The first lines name the machine and the file\n"
     "system of the boards (on tmpfs a flush costs nothing, so full and\n"
@@ -155,7 +182,8 @@ static const char bench_help[] =
     "                  skips it)\n"
     "  --rounds N      timed rounds per figure, median reported (default 3)\n"
     "  --wakes N       samples of the wake-up latency (default 2000; 0\n"
-    "                  skips it); see \"Wake-up\" above\n"
+    "                  skips it); see \"Wake-up\" above. With --redis:\n"
+    "                  samples per notice poster (default 300)\n"
     "  --no-claims     skip the kinds of claim (they run when none is\n"
     "                  measured)\n"
     "  --board DIR     make the boards under DIR, which must be empty or\n"
@@ -167,7 +195,12 @@ static const char bench_help[] =
     "                  \"Through Redis\" above); URL as redis://host:port/db\n"
     "                  or unix:///path/to.sock\n"
     "  --namespace NS  with --redis: the key namespace (default\n"
-    "                  jobboard-bench-PID-USEC, new each run)\n"
+    "                  jobboard-bench-PID-USEC, new each run)\n"    "  --poll LIST     with --redis: poll intervals in ms for the taskflow\n"
+    "                  poster (default 1000,100)\n"
+    "  --poll-wakes N  with --redis: samples per poll interval (default 40;\n"
+    "                  0 skips the taskflow poster)\n"
+    "  --cycles N      with --redis: local cycles per setting and round for\n"
+    "                  the sync-on comparison (default 20000; 0 skips it)\n"
     "  --json          print one JSON object per line on stdout: a \"setup\"\n"
     "                  line (machine, sizes), one \"single\" line per mode and\n"
     "                  a \"multi\" line, each with mode, procs, cycles, rounds,\n"
@@ -183,7 +216,16 @@ static const char bench_help[] =
     "                  url, namespace, server, mode, jobs, claim_ratio and,\n"
     "                  for ping, local_claim, local_abandon, post, publish,\n"
     "                  post_publish, claim and consume, NAME_p50_us,\n"
-    "                  NAME_p99_us, NAME_max_us and NAME_per_s\n"
+    "                  NAME_p99_us, NAME_max_us and NAME_per_s; then one\n"
+    "                  \"redis_wake\" line per poster (poster, poll_ms,\n"
+    "                  samples, min_us, p50_us, p99_us, max_us, mean_us,\n"
+    "                  post_call_p50_us) and a \"redis_cycles\" line (cycles,\n"
+    "                  rounds, published, claim_waits, and for plain,\n"
+    "                  attached and replicator NAME_cycles_per_s,\n"
+    "                  NAME_us_per_cycle, NAME_p50_us, NAME_p99_us,\n"
+    "                  NAME_max_us; replicator_kept_local_* and\n"
+    "                  replicator_via_redis_*: cycles, mean_us, p50_us,\n"
+    "                  p99_us)\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -216,7 +258,12 @@ typedef struct {
   bool claims; /* the kinds of claim (mode none) */
   size_t wakes; /* wake-up latency samples (0: skip) */
   const char *redis, *ns; /* --redis URL, --namespace */
-  bool jobs_given, modes_given;
+  bool jobs_given, modes_given, wakes_given;
+  int polls[MAX_POLLS];   /* --poll LIST (ms) */
+  size_t npolls;
+  size_t poll_wakes;      /* --poll-wakes N */
+  size_t sync_cycles;     /* --cycles N */
+  bool redis_only_given;  /* one of the three above */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -293,9 +340,31 @@ static int parse_modes(bool mode[3], const char *text) {
   return 0;
 }
 
+/* --poll LIST: comma-separated intervals in ms, 1..60000, at most
+ * MAX_POLLS of them. */
+static int parse_polls(bench_opts *o, const char *text) {
+  char buf[256];
+  if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+    return cli_usage_error("bench: --poll: list too long");
+  o->npolls = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    size_t v;
+    int rc = parse_count(&v, "--poll", t, 1, 60000);
+    if (rc) return rc;
+    if (o->npolls == MAX_POLLS)
+      return cli_usage_error("bench: --poll: at most %u intervals",
+                             MAX_POLLS);
+    o->polls[o->npolls++] = (int)v;
+  }
+  if (o->npolls == 0)
+    return cli_usage_error("bench: --poll: give at least one interval");
+  return 0;
+}
+
 enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
        OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES, OPT_REDIS,
-       OPT_NAMESPACE };
+       OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(bench_opts *o, int argc, char **argv) {
@@ -313,12 +382,17 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"json", no_argument, NULL, OPT_JSON},
       {"redis", required_argument, NULL, OPT_REDIS},
       {"namespace", required_argument, NULL, OPT_NAMESPACE},
+      {"poll", required_argument, NULL, OPT_POLL},
+      {"poll-wakes", required_argument, NULL, OPT_POLL_WAKES},
+      {"cycles", required_argument, NULL, OPT_CYCLES},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   *o = (bench_opts){DEFAULT_JOBS, DEFAULT_SYNC_JOBS, DEFAULT_PROCS,
                     DEFAULT_ROUNDS, {true, true, true}, NULL, false, false,
-                    true, DEFAULT_WAKES, NULL, NULL, false, false};
+                    true, DEFAULT_WAKES, NULL, NULL, false, false, false,
+                    {1000, 100}, 2, DEFAULT_POLL_WAKES, DEFAULT_SYNC_CYCLES,
+                    false};
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -352,6 +426,23 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     case OPT_NO_CLAIMS: o->claims = false; break;
     case OPT_WAKES:
       if ((rc = parse_count(&o->wakes, "--wakes", optarg, 0, 10000000))) return rc;
+      o->wakes_given = true;
+      break;
+    case OPT_POLL:
+      if ((rc = parse_polls(o, optarg))) return rc;
+      o->redis_only_given = true;
+      break;
+    case OPT_POLL_WAKES:
+      if ((rc = parse_count(&o->poll_wakes, "--poll-wakes", optarg, 0,
+                            1000000)))
+        return rc;
+      o->redis_only_given = true;
+      break;
+    case OPT_CYCLES:
+      if ((rc = parse_count(&o->sync_cycles, "--cycles", optarg, 0,
+                            100000000)))
+        return rc;
+      o->redis_only_given = true;
       break;
     case OPT_JSON: o->json = true; break;
     case OPT_REDIS: o->redis = optarg; break;
@@ -371,11 +462,15 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     return cli_usage_error("bench: --board: the directory must not be empty");
   if (o->ns != NULL && o->redis == NULL)
     return cli_usage_error("bench: --namespace needs --redis");
+  if (o->redis_only_given && o->redis == NULL)
+    return cli_usage_error("bench: --poll, --poll-wakes and --cycles need "
+                           "--redis");
   if (o->redis != NULL) {
     if (o->modes_given && o->mode[0] + o->mode[1] + o->mode[2] != 1)
       return cli_usage_error("bench: with --redis, --modes names one mode");
     if (!o->modes_given) o->mode[0] = o->mode[1] = false;
     if (!o->jobs_given) o->jobs = DEFAULT_REDIS_JOBS;
+    if (!o->wakes_given) o->wakes = DEFAULT_REDIS_WAKES;
     if (o->jobs > 10000000)
       return cli_usage_error("bench: with --redis, --jobs is at most "
                              "10000000");
@@ -448,15 +543,22 @@ static int make_sub(bench_ctx *x, const char *name, char *out, size_t len) {
   return 0;
 }
 
-/* Remove the files of a directory we made (boards hold no subdirectories),
- * then the directory. */
+/* Remove a directory we made: its files, and the boards in it (the
+ * Redis bench's "sync" directory holds one per board). */
 static void remove_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (d != NULL) {
     struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-        unlinkat(dirfd(d), e->d_name, 0);
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno == EISDIR) {
+        char sub[4600];
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) <
+            sizeof sub)
+          remove_dir(sub);
+      }
+    }
     closedir(d);
   }
   rmdir(dir);
@@ -1014,6 +1116,145 @@ static const bench_redis_phase *redis_row(const bench_redis_figs *f,
   return (const bench_redis_phase *)((const char *)f + redis_rows[i].off);
 }
 
+/* The replicator's part (bench_sync.h): wake-up through Redis, and the
+ * local cycle with the sync on. */
+static void print_wake_row(const char *label, const bench_sync_wake *w) {
+  printf("  %-21s %5d %5zu %9.1f %9.1f %9.1f %9.1f %9.1f %6.1f\n", label,
+         w->poll_ms, w->lat.samples, w->lat.min_us, w->lat.p50_us,
+         w->lat.p99_us, w->lat.max_us, w->lat.mean_us, w->post_call.p50_us);
+}
+
+static json_t *json_wake(const char *poster, const bench_sync_wake *w) {
+  return json_pack("{s:s,s:s,s:i,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "type",
+                   "redis_wake", "poster", poster, "poll_ms", w->poll_ms,
+                   "samples", (json_int_t)w->lat.samples, "min_us",
+                   w->lat.min_us, "p50_us",
+                   w->lat.p50_us, "p99_us", w->lat.p99_us, "max_us",
+                   w->lat.max_us, "mean_us", w->lat.mean_us,
+                   "post_call_p50_us", w->post_call.p50_us);
+}
+
+static int bench_with_replicator(bench_ctx *x, const bench_opts *o,
+                                 const bench_redis_opts *ro, const char *ns) {
+  if (o->wakes == 0 && (o->poll_wakes == 0 || o->npolls == 0) &&
+      o->sync_cycles == 0)
+    return 0;
+  char dir[4200], err[700] = "";
+  int rc = make_sub(x, "sync", dir, sizeof dir);
+  if (rc) return rc;
+  bench_sync_opts so;
+  memset(&so, 0, sizeof so);
+  so.url = ro->url;
+  so.ns = ns;
+  so.durability = ro->durability;
+  so.post = ro->post;
+  so.who = ro->who;
+  so.wakes = o->wakes;
+  memcpy(so.polls, o->polls, sizeof so.polls);
+  so.npolls = o->npolls;
+  so.poll_wakes = o->poll_wakes;
+  so.cycles = o->sync_cycles;
+  so.rounds = o->rounds;
+  bench_sync_figs f;
+  if (bench_sync(&f, dir, &so, err, sizeof err) != 0)
+    return bench_fail("with a replicator", err);
+  if (o->json) {
+    if (o->wakes) {
+      json_line(json_wake("publish", &f.publish));
+      json_line(json_wake("replicated", &f.replicated));
+    }
+    for (size_t i = 0; i < f.ntaskflow; i++)
+      json_line(json_wake("taskflow", &f.taskflow[i]));
+    if (o->sync_cycles) {
+      json_t *v = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I}", "type",
+                            "redis_cycles", "mode",
+                            jb_durability_name(ro->durability), "cycles",
+                            (json_int_t)o->sync_cycles, "rounds",
+                            (json_int_t)o->rounds, "published",
+                            (json_int_t)f.published, "claim_waits",
+                            (json_int_t)f.claim_waits);
+      char key[64];
+      for (int k = 0; v && k < BENCH_SYNC_NSETTINGS; k++) {
+        const char *n = bench_sync_setting[k];
+        snprintf(key, sizeof key, "%s_cycles_per_s", n);
+        json_object_set_new(v, key, json_real(f.cycles_per_s[k]));
+        snprintf(key, sizeof key, "%s_us_per_cycle", n);
+        json_object_set_new(v, key, json_real(f.cycle_us[k]));
+        snprintf(key, sizeof key, "%s_p50_us", n);
+        json_object_set_new(v, key, json_real(f.cycle_lat[k].p50_us));
+        snprintf(key, sizeof key, "%s_p99_us", n);
+        json_object_set_new(v, key, json_real(f.cycle_lat[k].p99_us));
+        snprintf(key, sizeof key, "%s_max_us", n);
+        json_object_set_new(v, key, json_real(f.cycle_lat[k].max_us));
+      }
+      const struct { const char *n; const bench_lat *l; } part[] = {
+          {"kept_local", &f.kept_local}, {"via_redis", &f.via_redis}};
+      for (size_t i = 0; v && i < 2; i++) {
+        snprintf(key, sizeof key, "replicator_%s_cycles", part[i].n);
+        json_object_set_new(v, key, json_integer((json_int_t)part[i].l->samples));
+        snprintf(key, sizeof key, "replicator_%s_mean_us", part[i].n);
+        json_object_set_new(v, key, json_real(part[i].l->mean_us));
+        snprintf(key, sizeof key, "replicator_%s_p50_us", part[i].n);
+        json_object_set_new(v, key, json_real(part[i].l->p50_us));
+        snprintf(key, sizeof key, "replicator_%s_p99_us", part[i].n);
+        json_object_set_new(v, key, json_real(part[i].l->p99_us));
+      }
+      json_line(v);
+    }
+  } else {
+    if (o->wakes || f.ntaskflow) {
+      printf("\nwake-up through Redis: post -> jb_board_wait returns on "
+             "board B, whose\nreplicator runs in this process (namespaces "
+             "%s-*)\n", ns);
+      printf("  %-21s %5s %5s %9s %9s %9s %9s %9s %6s\n", "poster (us)", "poll",
+             "n", "min", "p50", "p99", "max", "mean", "post");
+      if (o->wakes) {
+        print_wake_row("publish (notice)", &f.publish);
+        print_wake_row("replicated (notice)", &f.replicated);
+      }
+      for (size_t i = 0; i < f.ntaskflow; i++)
+        print_wake_row("taskflow (no notice)", &f.taskflow[i]);
+      printf("  poll: B's replicator's poll interval (ms); post: the post "
+             "call alone, p50.\n  publish: jb_job_post + jb_sync_publish on "
+             "board A; replicated: jb_job_post\n  on A, whose own replicator "
+             "publishes it; taskflow: INCR + HSETNX at a random\n  point of "
+             "B's poll interval, found by its next poll\n");
+    }
+    if (o->sync_cycles) {
+      printf("\nlocal cycle (post + claim-next + consume) with the sync on, "
+             "%zu cycles x %u\nround%s, median round; p50/p99/max over every "
+             "cycle\n", o->sync_cycles, o->rounds, o->rounds == 1 ? "" : "s");
+      printf("  %-14s %10s %9s %8s %8s %9s %8s\n", "", "cycles/s",
+             "us/cycle", "p50 us", "p99 us", "max us", "+us");
+      for (int k = 0; k < BENCH_SYNC_NSETTINGS; k++)
+        printf("  %-14s %10.0f %9.2f %8.1f %8.1f %9.1f %+8.2f\n",
+               bench_sync_setting[k], f.cycles_per_s[k], f.cycle_us[k],
+               f.cycle_lat[k].p50_us, f.cycle_lat[k].p99_us,
+               f.cycle_lat[k].max_us, f.cycle_us[k] - f.cycle_us[0]);
+      printf("  plain: no sync; attached: jb_sync_attach, no replicator; "
+             "replicator: attached,\n  and a replicator on the board in this "
+             "process. +us: us/cycle beyond plain.\n");
+      printf("  replicator's cycles by where the job went (its publication "
+             "marker in Redis):\n");
+      printf("  %-18s %8s %9s %8s %8s %9s\n", "", "cycles", "mean us",
+             "p50 us", "p99 us", "max us");
+      const struct { const char *n; const bench_lat *l; } part[] = {
+          {"kept local", &f.kept_local},
+          {"through Redis", &f.via_redis}};
+      for (size_t i = 0; i < 2; i++)
+        printf("  %-18s %8zu %9.2f %8.1f %8.1f %9.1f\n", part[i].n,
+               part[i].l->samples, part[i].l->mean_us, part[i].l->p50_us,
+               part[i].l->p99_us, part[i].l->max_us);
+      printf("  (plain: mean %.2f us); claim-next or consume waited for a "
+             "publication %llu time%s\n", f.cycle_lat[0].mean_us,
+             (unsigned long long)f.claim_waits,
+             f.claim_waits == 1 ? "" : "s");
+    }
+  }
+  fflush(stdout);
+  return 0;
+}
+
 static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
   char dir[4200], err[700] = "";
   int rc = make_sub(x, "redis", dir, sizeof dir);
@@ -1061,7 +1302,7 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
            f.ping.lat.p50_us, f.local_claim.lat.p50_us);
   }
   fflush(stdout);
-  return 0;
+  return bench_with_replicator(x, o, &ro, f.ns);
 }
 #endif
 

@@ -25,12 +25,16 @@ jobboard_SOURCES = \
 	tools/cmd_sync.c
 # The Redis sync (sync, status, --redis) only when configure found hiredis:
 # then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
+# bench's taskflow-like poster (tools/bench_sync.c) talks to Redis with
+# hiredis directly, as a peer that is not libjbsync would.
 if WITH_REDIS
-JB_CLI_SYNC_LIBS = libjbsync.la
+JB_CLI_SYNC_LIBS = libjbsync.la $(HIREDIS_LIBS)
+JB_CLI_SYNC_CFLAGS = $(HIREDIS_CFLAGS)
 else
 JB_CLI_SYNC_LIBS =
+JB_CLI_SYNC_CFLAGS =
 endif
-jobboard_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
+jobboard_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 	tools/bench_wake.c tools/bench_wake.h
@@ -42,6 +46,7 @@ dist_man_MANS = docs/jobboard.1
 # taskflow's own client (tools/bench-taskflow.py) against a redis-server of
 # its own.
 if WITH_REDIS
-jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h
+jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h \
+	tools/bench_sync.c tools/bench_sync.h
 endif
 EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py
