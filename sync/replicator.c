@@ -49,6 +49,11 @@
 #define PUB_BATCH 32
 /* Two expiries closer than this are the same (clocks and round trips). */
 #define EXPIRY_SLACK_US 2000000
+/* After a local commit, the replicator waits this long before publishing
+ * (our notices still wake it at once): a burst of commits is handled in
+ * one pass, and a job claimed and completed within it, decided locally,
+ * is never published. The watcher sleeps as long after each poke. */
+#define SETTLE_MS 1
 
 struct jb_sync_replicator {
   char *path;
@@ -189,12 +194,17 @@ static void sleep_wake(jb_sync_replicator *r, int64_t ms) {
   }
   int got = poll(p, (nfds_t)n, (int)(ms > 600000 ? 600000 : ms));
   if (got <= 0) return;
+  if (n == 2 && p[1].revents) r->sub_readable = true;
   if (p[0].revents) {
+    if (!r->sub_readable && !atomic_load(&r->stop)) {
+      /* a local commit: let the burst settle (a notice ends the wait) */
+      struct pollfd q = {p[1].fd, POLLIN, 0};
+      if (poll(&q, n == 2 ? 1 : 0, SETTLE_MS) > 0) r->sub_readable = true;
+    }
     char buf[64];
     while (read(r->pipe[0], buf, sizeof buf) == (ssize_t)sizeof buf) {
     }
   }
-  if (n == 2 && p[1].revents) r->sub_readable = true;
 }
 
 /* The watcher: one event read per commit batch, then a poke. */
@@ -214,6 +224,9 @@ static void *watch_local(void *arg) {
     } else if (rc == JB_OK && n > 0) {
       from = ev[n - 1].seq + 1;
       poke(r);
+      /* the commits of the next moment are read (and poked for) at once */
+      struct timespec ts = {0, SETTLE_MS * 1000000L};
+      nanosleep(&ts, NULL);
     } else if (rc != JB_OK && rc != JB_ETIMEDOUT) {
       struct timespec ts = {0, 100 * 1000000};
       nanosleep(&ts, NULL); /* a transient read failure: do not spin */
