@@ -334,12 +334,20 @@ static int remote_claim(jb_board *b, const uint8_t raw[16],
   uint64_t fence = 0;
   int rc;
   for (int i = 0;; i++) {
-    rc = b->remote_ops->claim(b->remote_ctx, b->path, t, req->who, lease_ms,
+    rc = b->remote_ops->claim(b->remote_ctx, b, t, req->who, lease_ms,
                               &fence);
     if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
   }
   if (rc != JB_OK) return rc;
-  return jb__store_claim_x(b->store, raw, req, token, JB_STORE_DECIDED);
+  /* Stamped now, after Redis decided: the replicator's mirror leaves alone
+   * a local claim changed at or after its read of Redis began, and a
+   * stamp from before the Redis claim (the request was built earlier:
+   * claim-next's walk, a wait for publication) could make a claim Redis
+   * granted look older than a read that found the job unclaimed, and be
+   * undone by it. */
+  jb_store_claim_req now = *req;
+  now.now_us = jb__now_us();
+  return jb__store_claim_x(b->store, raw, &now, token, JB_STORE_DECIDED);
 }
 
 int jb_job_claim_ex(uint64_t *token_out, jb_board *b, const char *uuid,

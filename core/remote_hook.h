@@ -27,9 +27,9 @@
 typedef struct jb_remote_ops {
   /* Claim for `who`, expiring lease_ms from now (0: never;
    * JB_REMOTE_KEEPALIVE: bound to a process of this host with no lease,
-   * to be kept alive by the replicator of board directory `board`).
-   * *fence: the Redis fencing token of the claim (0 if none). */
-  int (*claim)(void *ctx, const char *board, const char *uuid,
+   * to be kept alive by the replicator of `board`). *fence: the Redis
+   * fencing token of the claim (0 if none). */
+  int (*claim)(void *ctx, jb_board *board, const char *uuid,
                const char *who, int64_t lease_ms, uint64_t *fence);
   int (*abandon)(void *ctx, const char *uuid, const char *who);
   int (*consume)(void *ctx, const char *uuid, const char *who);

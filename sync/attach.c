@@ -26,6 +26,7 @@ typedef struct held {
   char uuid[JB_UUID_STRLEN];
   char who[JB_WHO_MAX + 1];
   char claim_id[JB_UUID_STRLEN];
+  int unsure; /* 1 + the release op whose reply was lost, or 0 */
   struct held *next;
 } held;
 
@@ -141,20 +142,27 @@ static void drop_held(attachment *a, const char *uuid, const char *who) {
  * job by the same owner, which re-sends the same claim id (Redis answers
  * "already held under this claim id": ours).
  */
-static int hook_claim(void *ctx, const char *board, const char *uuid,
+static int hook_claim(void *ctx, jb_board *b, const char *uuid,
                       const char *who, int64_t lease_ms, uint64_t *fence) {
   attachment *a = ctx;
   if (lease_ms == JB_REMOTE_KEEPALIVE) {
     /* Redis cannot see this host's processes: only a running replicator,
      * refreshing the expiry while the holder lives, makes such a claim
-     * lapse when the host dies and not before. */
+     * lapse when the host dies and not before. The first expiry is the
+     * replicator's keep-alive (it records it in the board's settings). */
+    const char *board = jb_board_path(b);
     if (!jb__sync_replicator_runs(board))
       return jb__err(JB_EOFFLINE, "cannot claim job %s bound to this process "
                      "without a lease: backend unavailable (it is decided by "
                      "Redis, which cannot see this host's processes, and no "
                      "replicator runs on board %s to keep the claim alive: "
                      "run `jobboard sync`, or give a lease)", uuid, board);
-    lease_ms = JB_SYNC_KEEPALIVE_MS;
+    char v[32];
+    long long ka = 0;
+    if (jb__board_setting_get(b, "sync.keepalive_ms", v, sizeof v, NULL) ==
+        JB_OK)
+      ka = strtoll(v, NULL, 10);
+    lease_ms = ka > 0 ? ka : JB_SYNC_KEEPALIVE_MS;
   }
   char id[JB_UUID_STRLEN];
   held *h = find_held(a, uuid, who);
@@ -195,6 +203,18 @@ static int hook_release(attachment *a, jb__remote_release_op op,
   held *h = find_held(a, uuid, who);
   char id[JB_UUID_STRLEN] = "";
   if (h) snprintf(id, sizeof id, "%s", h->claim_id);
+  if (h && h->unsure == (int)op + 1) {
+    /* This release was sent before and its reply lost: what Redis holds
+     * says whether it ran (sending it again would be refused if it did). */
+    int done = jb__remote_resolve_release(NULL, &a->rm, op, uuid, who,
+                                          id[0] ? id : NULL);
+    if (done < 0) return done;
+    if (done == 1) {
+      drop_held(a, uuid, who);
+      return JB_OK;
+    }
+    h->unsure = 0;
+  }
   jb__remote_result res;
   int rc = jb__remote_release(&res, &a->rm, op, uuid, who, id[0] ? id : NULL);
   if (rc == JB_EOFFLINE && res.unsure) {
@@ -202,7 +222,11 @@ static int hook_release(attachment *a, jb__remote_release_op op,
     snprintf(msg, sizeof msg, "%s", jb_errmsg());
     int done = jb__remote_resolve_release(NULL, &a->rm, op, uuid, who,
                                           id[0] ? id : NULL);
-    if (done != 1) return jb__err(JB_EOFFLINE, "%s", msg);
+    if (done != 1) {
+      if (h) h->unsure = (int)op + 1; /* resolved by the next try */
+      return jb__err(JB_EOFFLINE, "%s%s", msg,
+                     h ? " (trying again resolves it)" : "");
+    }
     rc = JB_OK;
   }
   if (rc == JB_OK) drop_held(a, uuid, who);

@@ -79,6 +79,8 @@ struct jb_sync_replicator {
   bool sub_readable;
   int64_t next_poll, next_keepalive; /* monotonic ms */
   int64_t status_written;            /* monotonic ms */
+  struct bound *bound; /* keep_alive's last round */
+  size_t nbound;
   char **quarantined;  /* uuids already reported */
   size_t nquar;
   /* shared with status callers */
@@ -894,16 +896,32 @@ static int take_notices(jb_sync_replicator *r) {
 
 /* --------------------------------------------------------- keep-alive */
 
+/* A claim bound to a process of this host that the last round renewed. */
+typedef struct bound {
+  char uuid[JB_UUID_STRLEN];
+  char owner[JB_WHO_MAX + 1];
+  int pid;
+} bound;
+
+static int cmp_bound(const void *a, const void *b) {
+  return strcmp(((const bound *)a)->uuid, ((const bound *)b)->uuid);
+}
+
 /*
  * Claims bound to a process of this host, with no lease, on Redis-decided
- * jobs: their owner keys get keepalive_ms more while the process lives;
- * a dead holder's claim is abandoned in Redis (by owner name: the claim
- * was made by another process).
+ * jobs: their owner keys get keepalive_ms more while the process lives.
+ * A claim renewed last round that the board no longer shows (its holder
+ * died: the board reads such a claim as lapsed; or it was released) is
+ * abandoned in Redis by owner name, so that the job is free at once
+ * rather than when the expiry runs out; a claim that was released or
+ * taken by another owner meanwhile makes Redis refuse, harmlessly.
  */
 static int keep_alive(jb_sync_replicator *r) {
   jb_iter *it = NULL;
   int rc = jb_iter_open(&it, r->b, 0);
   if (rc != JB_OK) return rc;
+  bound *now = NULL;
+  size_t n = 0, cap = 0;
   const jb_job *job;
   for (;;) {
     rc = jb_iter_next(&job, it);
@@ -913,26 +931,46 @@ static int keep_alive(jb_sync_replicator *r) {
         !jb_job_owner(job) || jb_job_holder_pid(job) == 0 ||
         jb_job_lease_expires(job) != 0)
       continue;
+    if ((rc = grow((void **)&now, &cap, n, sizeof *now)) != JB_OK) break;
+    snprintf(now[n].uuid, sizeof now[n].uuid, "%s", jb_job_uuid(job));
+    snprintf(now[n].owner, sizeof now[n].owner, "%s", jb_job_owner(job));
+    now[n++].pid = jb_job_holder_pid(job);
+  }
+  jb_iter_close(it);
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
     jb__remote_result res;
-    int xrc;
-    if (jb_job_holder_alive(job)) {
-      xrc = jb__remote_extend(&res, &r->rm, jb_job_uuid(job),
-                              jb_job_owner(job), NULL, r->o.keepalive_ms);
-    } else {
-      xrc = jb__remote_release(&res, &r->rm, JB__REMOTE_ABANDON,
-                               jb_job_uuid(job), jb_job_owner(job), NULL);
-      if (xrc == JB_OK)
-        say(r, 0, "abandoned job %s in redis: its holder (pid %d) is gone",
-            jb_job_uuid(job), jb_job_holder_pid(job));
-    }
-    if (xrc == JB_EOFFLINE) {
-      rc = xrc;
-      break;
-    }
+    int xrc = jb__remote_extend(&res, &r->rm, now[i].uuid, now[i].owner, NULL,
+                                r->o.keepalive_ms);
+    if (xrc == JB_EOFFLINE) rc = xrc;
     /* Refused (no longer its owner's): the mirror brings the board in
      * line at the next poll. */
   }
-  jb_iter_close(it);
+  if (n) qsort(now, n, sizeof *now, cmp_bound);
+  for (size_t i = 0; i < r->nbound && rc == JB_OK; i++) {
+    bound *was = &r->bound[i];
+    bound *still = n ? bsearch(was, now, n, sizeof *now, cmp_bound) : NULL;
+    if (still && !strcmp(still->owner, was->owner)) continue;
+    jb_job *j = NULL;
+    bool gone_here = jb_job_get(&j, r->b, was->uuid) != JB_OK ||
+                     !jb_job_remote(j) || jb_job_owner(j) != NULL;
+    jb_job_free(j);
+    if (gone_here) continue; /* completed, or claimed again: not ours */
+    jb__remote_result res;
+    int xrc = jb__remote_release(&res, &r->rm, JB__REMOTE_ABANDON, was->uuid,
+                                 was->owner, NULL);
+    if (xrc == JB_OK)
+      say(r, 0, "abandoned job %s in redis: its holder %s (pid %d) is gone",
+          was->uuid, was->owner, was->pid);
+    else if (xrc == JB_EOFFLINE)
+      rc = xrc;
+  }
+  if (rc == JB_OK) {
+    free(r->bound);
+    r->bound = now;
+    r->nbound = n;
+  } else {
+    free(now);
+  }
   return rc;
 }
 
@@ -1002,6 +1040,11 @@ static void *run(void *arg) {
       r->st.pid = (int)getpid();
       pthread_mutex_unlock(&r->mu);
       say(r, 0, "elected: this process syncs board %s", r->path);
+      /* The first expiry of claims bound to a process (sync/attach.c). */
+      char ka[32];
+      snprintf(ka, sizeof ka, "%d", r->o.keepalive_ms);
+      if (jb__board_setting_set(r->b, "sync.keepalive_ms", ka) != JB_OK)
+        note_error(r, JB_EIO, "recording the keep-alive");
       write_status(r);
     }
     if (!r->online) {
@@ -1072,6 +1115,7 @@ static void destroy(jb_sync_replicator *r) {
   if (r->pipe[1] >= 0) close(r->pipe[1]);
   jb_board_close(r->wb);
   jb_board_close(r->b);
+  free(r->bound);
   for (size_t i = 0; i < r->nquar; i++) free(r->quarantined[i]);
   free(r->quarantined);
   pthread_mutex_destroy(&r->mu);

@@ -81,7 +81,7 @@ static jb_job *get(jb_board *b, const char *uuid) {
 
 /* A hook that says yes to everything: Redis decided in the caller's
  * favour (the local half of the authority rule is what is tested). */
-static int yes_claim(void *c, const char *board, const char *u, const char *w,
+static int yes_claim(void *c, jb_board *board, const char *u, const char *w,
                      int64_t l, uint64_t *fence) {
   (void)c, (void)board, (void)u, (void)w, (void)l;
   *fence = 0;

@@ -80,7 +80,11 @@ const cli_command cli_cmd_work = {
     "On a board shared through Redis (see `jobboard sync`), jobs Redis\n"
     "decides are claimed and completed through Redis. While it cannot be\n"
     "reached the worker runs local jobs only and tries Redis again every\n"
-    "5 s. Such claims need --lease (Redis cannot see this process).\n"
+    "5 s; a completion that finds Redis away is tried again until Redis\n"
+    "answers (a second signal gives up). Without --lease, Redis cannot see\n"
+    "this process: the board's replicator (`jobboard sync`) keeps the claim\n"
+    "alive in Redis while the worker lives, and claims are refused when no\n"
+    "replicator runs.\n"
     "\n"
     "Progress: one line per job on stderr:\n"
     "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
@@ -560,6 +564,30 @@ static int completion_failed(int st, const char *uuid, const char *what,
 }
 
 /*
+ * A completion (consume, trash, abandon) that found Redis away (JB_EOFFLINE)
+ * is tried again, with waits from 0.1 s doubling to 5 s, until it goes
+ * through, fails otherwise, or a second SIGINT/SIGTERM says to stop: giving
+ * up would leave the job claimed until its claim lapses and another worker
+ * runs it again. A completion whose reply was lost is resolved by the
+ * library on the next try (it reads what Redis holds). Returns true to try
+ * again (after sleeping), false to stop.
+ */
+static bool retry_offline(int st, const char *uuid, const char *what,
+                          int64_t *wait_ms) {
+  if (st != JB_EOFFLINE || stop_signals >= 2) return false;
+  if (*wait_ms == 0) {
+    fprintf(stderr, "jobboard: work: job %s: %s: %s (trying again until "
+            "Redis answers)\n", uuid, what, jb_errmsg());
+    *wait_ms = 100;
+  } else if (*wait_ms < 5000) {
+    *wait_ms *= 2;
+  }
+  struct timespec ts = {*wait_ms / 1000, (*wait_ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+  return stop_signals < 2;
+}
+
+/*
  * One claimed job: run CMD and complete the job. Returns 0 to go on, or
  * the exit code the worker stops with.
  */
@@ -603,7 +631,10 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
   int st = JB_OK;
   if (code != 0 || r.killed) {
     /* Not run, or stopped by the second signal: the job goes back. */
-    st = jb_job_abandon_ex(w->b, uuid, w->who, token);
+    int64_t wait = 0;
+    do
+      st = jb_job_abandon_ex(w->b, uuid, w->who, token);
+    while (retry_offline(st, uuid, "abandon", &wait));
     if (st == JB_OK)
       fprintf(stderr, "jobboard: work: job %s abandoned: it is claimable "
               "again\n", uuid);
@@ -612,7 +643,10 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
   } else {
     if (jr.exit_code == WORK_EXIT_TRASH) {
       jr.outcome = "trashed";
-      st = jb_job_trash_ex(w->b, uuid, w->who, token);
+      int64_t wait = 0;
+      do
+        st = jb_job_trash_ex(w->b, uuid, w->who, token);
+      while (retry_offline(st, uuid, "trash", &wait));
       if (st != JB_OK) code = completion_failed(st, uuid, "trash", &jr);
     } else {
       jb_outcome oc = jr.exit_code == 0 ? JB_OUTCOME_SUCCESS
@@ -628,8 +662,11 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
         output_to_result(&res, &res_len, uuid, &r);
       }
       jr.outcome = oc == JB_OUTCOME_SUCCESS ? "consumed" : "failed";
-      st = jb_job_consume_result(w->b, uuid, w->who, token, oc, res,
-                                 res_len);
+      int64_t wait = 0;
+      do
+        st = jb_job_consume_result(w->b, uuid, w->who, token, oc, res,
+                                   res_len);
+      while (retry_offline(st, uuid, "consume", &wait));
       if (st == JB_EINVAL && res != NULL) {
         /* Larger than the board takes once encoded: complete it anyway. */
         fprintf(stderr, "jobboard: work: job %s: the result was refused "
