@@ -168,3 +168,13 @@ if WITH_REDIS
 TESTS += tests/sync_cli.sh
 endif
 EXTRA_DIST += tests/sync_cli.sh
+
+# The replicator end to end (issue 6, point 6): `jobboard sync` daemons,
+# `jobboard work --redis` workers and taskflow processes on a redis-server
+# each test starts (tests/sync_lib.sh: skipped, exit 77, without
+# redis-server, redis-cli or Debian's python3-taskflow).
+if WITH_REDIS
+TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh
+endif
+EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
+	tests/sync_outage.sh tests/sync_holder.sh

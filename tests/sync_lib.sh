@@ -1,0 +1,224 @@
+# tests/sync_lib.sh - shared by the replicator's integration tests
+# (tests/sync_fleet.sh, tests/sync_outage.sh, tests/sync_holder.sh), which
+# source it with bash. Not a test itself.
+#
+# What it gives:
+#  - the checks every test makes first: redis-server, redis-cli and
+#    /usr/bin/python3 with Debian's python3-taskflow (never PyPI). Any of
+#    them missing skips the test (exit 77), and so does
+#    JOBBOARD_SKIP_REDIS=1. The built ./jobboard (or $JOBBOARD) is needed
+#    (exit 99 without it) and must have the `sync` command: without it the
+#    test FAILS (the product piece it tests is missing).
+#  - $ROOT, one mktemp -d directory, removed at exit with every process the
+#    test started (only those: their pids are recorded, see track); the
+#    EXIT trap kills them with SIGKILL after a SIGCONT (a paused redis).
+#  - redis_start / redis_kill / redis_restart / rcli: a redis-server of the
+#    test's own on a unix socket in $ROOT (--port 0 --save '' and, unless
+#    the test asks for AOF, --appendonly no).
+#  - sync_start DIR NAME [ARGS]: a `jobboard sync` daemon for board DIR,
+#    its stderr in $ROOT/NAME.log; sync_stop NAME checks it exits 0 on
+#    SIGTERM.
+#  - fail / note / finish: failures are counted, the test exits 1 if any.
+
+set -u
+
+T0=$(date +%s.%N)
+since() { # seconds since the test began, e.g. 12.3
+  awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
+}
+note() { echo "[$(since)s] $*"; }
+failures=0
+fail() {
+  echo "FAIL [$(since)s]: $*" >&2
+  failures=$((failures + 1))
+}
+# die MSG: a failure that makes the rest meaningless.
+die() {
+  fail "$*"
+  finish
+}
+
+if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
+  echo "SKIP: JOBBOARD_SKIP_REDIS=1"
+  exit 77
+fi
+missing=""
+command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+command -v redis-cli >/dev/null 2>&1 || missing="$missing redis-cli(redis-tools)"
+PY=/usr/bin/python3
+if [ ! -x "$PY" ]; then
+  missing="$missing python3"
+else
+  "$PY" -c 'import taskflow.jobs.backends.impl_redis' 2>/dev/null ||
+    missing="$missing python3-taskflow"
+  "$PY" -c 'import redis' 2>/dev/null || missing="$missing python3-redis"
+fi
+if [ -n "$missing" ]; then
+  echo "SKIP: missing:$missing (apt-get install -y redis-server" \
+    "python3-taskflow python3-redis)"
+  exit 77
+fi
+
+srcdir=${srcdir:-.}
+case $srcdir in
+  /*) ;;
+  *) srcdir=$PWD/$srcdir ;;
+esac
+PEER=$srcdir/tests/sync_peer.py
+JOBBOARD=${JOBBOARD:-./jobboard}
+case $JOBBOARD in
+  /*) ;;
+  *) JOBBOARD=$PWD/$JOBBOARD ;;
+esac
+if [ ! -x "$JOBBOARD" ]; then
+  echo "no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
+  exit 99
+fi
+unset JOBBOARD_DIR JOBBOARD_REDIS JOBBOARD_NAMESPACE
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jb-sync.XXXXXX") || exit 99
+PIDS=()
+REDIS_PID=""
+track() { PIDS+=("$1"); }
+cleanup() {
+  local p
+  [ -n "$REDIS_PID" ] && kill -CONT "$REDIS_PID" 2>/dev/null
+  for p in "${PIDS[@]}"; do
+    kill -CONT "$p" 2>/dev/null
+    kill -9 "$p" 2>/dev/null
+  done
+  # The CMDs our workers ran write their pid to *.cmdpid.
+  for p in "$ROOT"/*.cmdpid; do
+    [ -f "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null
+  done
+  if [ "${JB_SYNC_KEEP:-}" = 1 ]; then
+    echo "kept $ROOT" >&2
+  else
+    rm -rf "$ROOT"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+finish() {
+  if [ "$failures" = 0 ]; then
+    note "PASS"
+    exit 0
+  fi
+  echo "$failures failure(s); the daemons' logs:" >&2
+  local f
+  for f in "$ROOT"/sync-*.log; do
+    [ -f "$f" ] && { echo "--- $f (last 30 lines)" >&2; tail -n 30 "$f" >&2; }
+  done
+  exit 1
+}
+
+# The product piece every test needs.
+if ! "$JOBBOARD" sync --help >/dev/null 2>&1; then
+  echo "FAIL: '$JOBBOARD sync --help' fails: the replicator daemon" \
+    "(jobboard sync) is missing:" >&2
+  "$JOBBOARD" sync --help 2>&1 | head -3 >&2
+  exit 1
+fi
+
+# ------------------------------------------------------------------ redis
+SOCK=$ROOT/redis.sock
+URL=unix://$SOCK
+NS=${NS:-jbt}
+REDIS_EXTRA=()
+mkdir -p "$ROOT/redis"
+redis_start() {
+  redis-server --port 0 --unixsocket "$SOCK" --unixsocketperm 700 \
+    --save '' --appendonly no --dir "$ROOT/redis" \
+    --logfile "$ROOT/redis/log" "${REDIS_EXTRA[@]}" >/dev/null 2>&1 &
+  REDIS_PID=$!
+  track "$REDIS_PID"
+  local i=0
+  while [ "$(redis-cli -s "$SOCK" ping 2>/dev/null)" != PONG ]; do
+    i=$((i + 1))
+    if [ $i -gt 200 ] || ! kill -0 "$REDIS_PID" 2>/dev/null; then
+      tail -5 "$ROOT/redis/log" >&2
+      die "redis-server did not start"
+    fi
+    sleep 0.05
+  done
+}
+redis_kill() {
+  kill -9 "$REDIS_PID"
+  wait "$REDIS_PID" 2>/dev/null
+  REDIS_PID=""
+}
+rcli() { redis-cli -s "$SOCK" "$@"; }
+
+# ----------------------------------------------------------------- boards
+# new_board DIR: an initialised empty board (a job posted and consumed
+# before any replicator runs: decided locally, never published).
+new_board() {
+  local u
+  u=$("$JOBBOARD" post --board "$1" --durability none setup) &&
+    "$JOBBOARD" claim --board "$1" --who setup "$u" &&
+    "$JOBBOARD" consume --board "$1" --who setup "$u" ||
+    die "cannot make board $1"
+}
+jb() { "$JOBBOARD" --durability none "$@"; }
+count() { "$JOBBOARD" count --board "$1" 2>/dev/null; }
+
+# sync_start DIR NAME [ARGS]: the replicator daemon of board DIR; pid in
+# SYNC_PID[NAME], log in $ROOT/sync-NAME.log.
+declare -A SYNC_PID
+sync_start() {
+  local dir=$1 name=$2
+  shift 2
+  "$JOBBOARD" --board "$dir" sync --redis "$URL" --namespace "$NS" "$@" \
+    2>>"$ROOT/sync-$name.log" &
+  SYNC_PID[$name]=$!
+  track $!
+}
+# sync_stop NAME: SIGTERM; it must exit 0 within 15 s.
+sync_stop() {
+  local p=${SYNC_PID[$1]} i=0 rc
+  kill -TERM "$p" 2>/dev/null
+  while kill -0 "$p" 2>/dev/null && [ $i -lt 300 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  if kill -0 "$p" 2>/dev/null; then
+    fail "sync daemon $1 did not exit within 15 s of SIGTERM"
+    kill -9 "$p"
+    wait "$p" 2>/dev/null
+    return
+  fi
+  wait "$p"
+  rc=$?
+  [ "$rc" = 0 ] || fail "sync daemon $1 exited $rc on SIGTERM, expected 0"
+}
+sync_alive() { # sync_alive NAME: fail if the daemon died
+  kill -0 "${SYNC_PID[$1]}" 2>/dev/null || {
+    wait "${SYNC_PID[$1]}"
+    die "sync daemon $1 is not running (exit $?)"
+  }
+}
+
+# wait_until SECONDS WHAT CMD...: poll CMD every 0.1 s until it succeeds;
+# fail naming WHAT when it has not within SECONDS. Returns CMD's last status.
+wait_until() {
+  local limit=$1 what=$2 i=0
+  shift 2
+  local n
+  n=$(awk -v s="$limit" 'BEGIN { printf "%d", s * 10 }')
+  until "$@"; do
+    i=$((i + 1))
+    if [ $i -ge "$n" ]; then
+      fail "$what (waited $limit s)"
+      return 1
+    fi
+    sleep 0.1
+  done
+  return 0
+}
+listed() { # listed UUID: Redis lists the job
+  [ "$(rcli hexists "$NS:listings" "$1")" = 1 ]
+}
+on_board() { # on_board DIR UUID
+  "$JOBBOARD" show --board "$1" "$2" >/dev/null 2>&1
+}
