@@ -48,7 +48,7 @@ for h in A B; do
   [ $h = B ] && dir=$B
   for i in 1 2 3 4; do
     w=$h-w$i
-    jb --board "$dir" work --who "$w" --redis "$URL" --namespace "$NS" -- \
+    "${JB[@]}" --board "$dir" work --who "$w" --redis "$URL" --namespace "$NS" -- \
       sh -c 'echo "$JOBBOARD_UUID" >>"$1"' sh "$ROOT/run-$w.log" \
       2>"$ROOT/$w.err" &
     WPID[$w]=$!

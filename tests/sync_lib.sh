@@ -86,6 +86,7 @@ cleanup() {
   for p in "${PIDS[@]}"; do
     kill -CONT "$p" 2>/dev/null
     kill -9 "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
   done
   # The CMDs our workers ran write their pid to *.cmdpid.
   for p in "$ROOT"/*.cmdpid; do
@@ -161,6 +162,9 @@ new_board() {
     die "cannot make board $1"
 }
 jb() { "$JOBBOARD" --durability none "$@"; }
+# For processes started in the background ($! must be jobboard itself, not
+# a subshell running a function): "${JB[@]}" ARGS &
+JB=("$JOBBOARD" --durability none)
 count() { "$JOBBOARD" count --board "$1" 2>/dev/null; }
 
 # sync_start DIR NAME [ARGS]: the replicator daemon of board DIR; pid in

@@ -75,7 +75,7 @@ declare -A WPID
 for w in "${WORKERS[@]}"; do
   dir=$A
   [ "${w%%-*}" = B ] && dir=$B
-  jb --board "$dir" work --who "$w" --redis "$URL" --namespace "$NS" -- \
+  "${JB[@]}" --board "$dir" work --who "$w" --redis "$URL" --namespace "$NS" -- \
     sh -c 'echo "$JOBBOARD_UUID" >>"$1"; sleep 0.05' sh "$ROOT/run-$w.log" \
     2>"$ROOT/$w.err" &
   WPID[$w]=$!
@@ -190,6 +190,18 @@ else
   fail "parker's consume of P2 after Redis resumed: exit $rc: $err"
 fi
 
+# The workers must have lived through both outages (a worker that stops
+# leaves its job in hand to lapse and run again, and the rest to nobody).
+declare -A WDEAD
+for w in "${WORKERS[@]}"; do
+  if ! kill -0 "${WPID[$w]}" 2>/dev/null; then
+    wait "${WPID[$w]}"
+    WDEAD[$w]=$?
+    fail "worker $w exited ${WDEAD[$w]} during the outages: $(grep -v ': consumed (' "$ROOT/$w.err" | tail -3)"
+  fi
+done
+[ "${#WDEAD[@]}" = "${#WORKERS[@]}" ] && die "no worker left to run the jobs"
+
 # --- the end: stop posting, let everything run
 sleep 2
 touch "$STOP"
@@ -210,6 +222,7 @@ empty() {
 wait_until 30 "Redis and the boards empty" empty ||
   fail "  Redis lists $(rcli hlen "$NS:listings"); boards count A $(count "$A"), B $(count "$B"), C $(count "$C")"
 for w in "${WORKERS[@]}"; do
+  [ -n "${WDEAD[$w]:-}" ] && continue
   kill -TERM "${WPID[$w]}" 2>/dev/null
   wait "${WPID[$w]}"
   rc=$?
