@@ -80,6 +80,8 @@ struct jb_sync_replicator {
   int64_t next_poll, next_keepalive; /* monotonic ms */
   int64_t status_written;            /* monotonic ms */
   struct bound *bound; /* keep_alive's last round */
+  char logged[512];    /* the last error logged, and when (mono ms) */
+  int64_t logged_ms;
   size_t nbound;
   char **quarantined;  /* uuids already reported */
   size_t nquar;
@@ -116,7 +118,9 @@ static void say(jb_sync_replicator *r, int level, const char *fmt, ...) {
   r->o.log(r->o.log_ctx, level, line);
 }
 
-/* Record an error (its message is jb_errmsg()) in the status and log it. */
+/* Record an error (its message is jb_errmsg()) in the status and log it;
+ * the same message again within a minute (a server down, retried with
+ * back-off) is recorded but not logged again. */
 static void note_error(jb_sync_replicator *r, int rc, const char *doing) {
   char msg[512];
   snprintf(msg, sizeof msg, "%s: %s", doing, jb_errmsg());
@@ -124,6 +128,10 @@ static void note_error(jb_sync_replicator *r, int rc, const char *doing) {
   snprintf(r->st.last_error, sizeof r->st.last_error, "%s", msg);
   r->st.last_error_us = wall_us();
   pthread_mutex_unlock(&r->mu);
+  int64_t now = mono_ms();
+  if (strcmp(msg, r->logged) == 0 && now - r->logged_ms < 60000) return;
+  snprintf(r->logged, sizeof r->logged, "%s", msg);
+  r->logged_ms = now;
   say(r, rc == JB_EOFFLINE ? 1 : 2, "%s", msg);
 }
 
@@ -275,6 +283,7 @@ static int go_online(jb_sync_replicator *r) {
     return rc;
   }
   r->online = true;
+  r->logged[0] = '\0'; /* the next failure is news again */
   pthread_mutex_lock(&r->mu);
   r->st.connected = true;
   pthread_mutex_unlock(&r->mu);
