@@ -461,6 +461,16 @@ typedef struct {
   int64_t pttl;
 } seen;
 
+/* The next reply of a pipeline. Any failure, an error reply included,
+ * drops the connection (the next command reconnects): the replies still
+ * queued behind it must never be read as the answers to later commands. */
+static int next_reply(jb_sync_replicator *r, redisReply **out,
+                      const char *what) {
+  int rc = jb__sync_read(out, r->cmd, what);
+  if (rc != JB_OK) jb__sync_drop(r->cmd);
+  return rc;
+}
+
 /* Owner and PTTL of seen[0..n), one pipeline. */
 static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
   char key[JB_SYNC_NAMESPACE_MAX + 64];
@@ -473,8 +483,8 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
   }
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL, *b = NULL;
-    if ((rc = jb__sync_read(&a, r->cmd, "GET")) == JB_OK &&
-        (rc = jb__sync_read(&b, r->cmd, "PTTL")) == JB_OK) {
+    if ((rc = next_reply(r, &a, "GET")) == JB_OK &&
+        (rc = next_reply(r, &b, "PTTL")) == JB_OK) {
       s[i].owned = a->type == REDIS_REPLY_STRING && a->len > 0 &&
                    b->type == REDIS_REPLY_INTEGER && b->integer != -2;
       if (s[i].owned) {
@@ -503,7 +513,7 @@ static int read_hexists(jb_sync_replicator *r, seen *s, size_t n,
   }
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL;
-    if ((rc = jb__sync_read(&a, r->cmd, "HEXISTS")) == JB_OK) {
+    if ((rc = next_reply(r, &a, "HEXISTS")) == JB_OK) {
       bool yes = a->type == REDIS_REPLY_INTEGER && a->integer == 1;
       if (trash)
         s[i].trashed = yes;
@@ -567,7 +577,7 @@ static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
   }
   for (size_t i = 0; i < nl && rc == JB_OK; i++) {
     redisReply *a = NULL;
-    if ((rc = jb__sync_read(&a, r->cmd, "EXISTS")) != JB_OK) break;
+    if ((rc = next_reply(r, &a, "EXISTS")) != JB_OK) break;
     if (a->type == REDIS_REPLY_INTEGER && a->integer == 1) {
       gone[keep] = cand[i]; /* consumed: the marker outlives the listing */
       trashed[keep++] = false;
@@ -717,7 +727,7 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
   }
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL;
-    rc = jb__sync_read(&a, r->cmd, "HGET");
+    rc = next_reply(r, &a, "HGET");
     if (rc != JB_OK) break;
     s[i].listed = a->type == REDIS_REPLY_STRING;
     s[i].owned = false;
