@@ -135,6 +135,18 @@ static void drop_held(attachment *a, const char *uuid, const char *who) {
 
 /* ------------------------------------------------------------- the hook */
 
+/* The expiry a claim bound to a process, with no lease, gets in Redis:
+ * the keep-alive of the board's replicator, which records it when it is
+ * elected (else the default). */
+static int64_t keepalive_of(jb_board *b) {
+  char v[32];
+  long long ka = 0;
+  if (jb__board_setting_get(b, "sync.keepalive_ms", v, sizeof v, NULL) ==
+      JB_OK)
+    ka = strtoll(v, NULL, 10);
+  return ka > 0 ? ka : JB_SYNC_KEEPALIVE_MS;
+}
+
 /*
  * A claim. The claim id is remembered before the script is sent, so that a
  * claim whose reply was lost is resolved by reading Redis (never guessed):
@@ -157,17 +169,12 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
                      "Redis, which cannot see this host's processes, and no "
                      "replicator runs on board %s to keep the claim alive: "
                      "run `jobboard sync`, or give a lease)", uuid, board);
-    char v[32];
-    long long ka = 0;
-    if (jb__board_setting_get(b, "sync.keepalive_ms", v, sizeof v, NULL) ==
-        JB_OK)
-      ka = strtoll(v, NULL, 10);
-    lease_ms = ka > 0 ? ka : JB_SYNC_KEEPALIVE_MS;
+    lease_ms = keepalive_of(b);
   }
   char id[JB_UUID_STRLEN];
   held *h = find_held(a, uuid, who);
   int rc;
-  if (h)
+  if (h && h->claim_id[0])
     snprintf(id, sizeof id, "%s", h->claim_id);
   else if ((rc = jb__remote_claim_id(id)) != JB_OK)
     return rc;
@@ -223,7 +230,11 @@ static int hook_release(attachment *a, jb__remote_release_op op,
     int done = jb__remote_resolve_release(NULL, &a->rm, op, uuid, who,
                                           id[0] ? id : NULL);
     if (done != 1) {
-      if (h) h->unsure = (int)op + 1; /* resolved by the next try */
+      /* Resolved by the next try (a release by owner name is remembered
+       * with no claim id). */
+      if (h == NULL && add_held(a, uuid, who, "") == JB_OK)
+        h = find_held(a, uuid, who);
+      if (h) h->unsure = (int)op + 1;
       return jb__err(JB_EOFFLINE, "%s%s", msg,
                      h ? " (trying again resolves it)" : "");
     }
@@ -371,7 +382,7 @@ int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
   if (h) snprintf(id, sizeof id, "%s", h->claim_id);
   jb__remote_result res;
   rc = jb__sync_post_marked(&res, &a->rm, b, uuid,
-                            bound ? JB_SYNC_KEEPALIVE_MS : 0, id);
+                            bound ? keepalive_of(b) : 0, id);
   if (rc == JB_OK) {
     /* The claim id the job went out with, for this connection's releases
      * (the owner read at the snapshot may differ from `who`: look again). */

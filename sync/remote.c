@@ -653,8 +653,19 @@ int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
                                const char *who, const char *claim_id) {
   jb__remote_state local;
   if (st == NULL) st = &local;
-  int held = jb__remote_resolve_claim(st, r, uuid, who, claim_id);
-  if (held < 0) return held;
+  int held;
+  if (claim_id == NULL || claim_id[0] == '\0') {
+    /* A release by owner name (a claim this caller did not make): the
+     * claim is "held" while the owner key names `who`. */
+    int rc = jb__remote_read(st, r, uuid);
+    if (rc) return rc;
+    held = st->listed && st->owned && strcmp(st->owner, who) == 0
+               ? JB__REMOTE_HELD
+               : JB__REMOTE_OTHER;
+  } else {
+    held = jb__remote_resolve_claim(st, r, uuid, who, claim_id);
+    if (held < 0) return held;
+  }
   switch (op) {
   case JB__REMOTE_ABANDON:
     return held != JB__REMOTE_HELD;

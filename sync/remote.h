@@ -208,7 +208,8 @@ int jb__remote_resolve_claim(jb__remote_state *st, jb__remote *r,
 
 /*
  * Resolve a release whose reply was lost. Returns 1 if its effect is in
- * Redis (abandon: the claim `claim_id` is gone; consume: the job is gone
+ * Redis (abandon: the claim `claim_id` is gone, or with claim_id NULL or
+ * "" the owner key no longer names `who`; consume: the job is gone
  * from the listings and not in the trash; trash: the job is in the trash
  * and not listed), 0 if not: the claim is still ours (HELD: re-sending is
  * safe) or the job is no longer ours to release (see st). A consume or

@@ -80,6 +80,8 @@ struct jb_sync_replicator {
   int64_t next_poll, next_keepalive; /* monotonic ms */
   int64_t status_written;            /* monotonic ms */
   struct bound *bound; /* keep_alive's last round */
+  bool data_lost;      /* Redis's epoch is not the board's (read_epoch) */
+  bool recheck;        /* the last full pull saw NS:sequence move */
   char logged[512];    /* the last error logged, and when (mono ms) */
   int64_t logged_ms;
   size_t nbound;
@@ -461,6 +463,49 @@ typedef struct {
   int64_t pttl;
 } seen;
 
+/* Length of the longest prefix of s[0..len) that is whole UTF-8 with no
+ * NUL, or (size_t)-1 when a byte before that is not UTF-8 at all. */
+static size_t utf8_prefix(const unsigned char *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = s[i];
+    size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+             : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (c == 0 || n == 0 || (n == 2 && c < 0xc2) || c > 0xf4)
+      return (size_t)-1;
+    if (i + n > len) return i; /* cut inside a character */
+    for (size_t k = 1; k < n; k++)
+      if ((s[i + k] & 0xc0) != 0x80) return (size_t)-1;
+    unsigned char d = s[i + 1 < len ? i + 1 : i];
+    if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0) || /* overlong, */
+        (c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))  /* surrogate, */
+      return (size_t)-1;                                        /* > U+10FFFF */
+    i += n;
+  }
+  return i;
+}
+
+/* The owner named by an owner key's bytes, as the board can hold it: cut
+ * to JB_WHO_MAX bytes on a character boundary; bytes that are not UTF-8
+ * (taskflow does not check) become "invalid-owner:" and their hex, so a
+ * bad key shows as claimed by someone rather than stopping the mirror. */
+static void owner_text(char out[JB_WHO_MAX + 1], const char *b, size_t len) {
+  size_t cut = len > JB_WHO_MAX ? JB_WHO_MAX : len;
+  size_t ok = utf8_prefix((const unsigned char *)b, cut);
+  if (ok != (size_t)-1 && ok > 0) {
+    memcpy(out, b, ok);
+    out[ok] = '\0';
+    return;
+  }
+  static const char hex[] = "0123456789abcdef";
+  size_t o = (size_t)snprintf(out, JB_WHO_MAX + 1, "invalid-owner:");
+  for (size_t i = 0; i < len && o + 2 <= JB_WHO_MAX; i++) {
+    out[o++] = hex[(unsigned char)b[i] >> 4];
+    out[o++] = hex[(unsigned char)b[i] & 15];
+  }
+  out[o] = '\0';
+}
+
 /* The next reply of a pipeline. Any failure, an error reply included,
  * drops the connection (the next command reconnects): the replies still
  * queued behind it must never be read as the answers to later commands. */
@@ -488,9 +533,7 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
       s[i].owned = a->type == REDIS_REPLY_STRING && a->len > 0 &&
                    b->type == REDIS_REPLY_INTEGER && b->integer != -2;
       if (s[i].owned) {
-        size_t l = a->len > JB_WHO_MAX ? JB_WHO_MAX : a->len;
-        memcpy(s[i].owner, a->str, l);
-        s[i].owner[l] = '\0';
+        owner_text(s[i].owner, a->str, a->len);
         s[i].pttl = b->integer;
       }
     }
@@ -563,7 +606,7 @@ static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
       jb_job_free(job);
       continue;
     }
-    if (jb__job_ours(job) && !trashed[i]) {
+    if (r->data_lost && jb__job_ours(job) && !trashed[i]) {
       seqs[nl] = jb_job_sequence(job);
       cand[nl++] = gone[i];
       key_of(key, sizeof key, r, gone[i], ".posted");
@@ -654,6 +697,44 @@ out:
   free(gone);
   free(trashed);
   return rc;
+}
+
+/*
+ * The data set's epoch: NS:epoch, a random id the first replicator to find
+ * it missing writes (SET NX), and which the board remembers (setting
+ * sync.epoch). A board that remembers another epoch than Redis holds now
+ * has seen Redis lose its data (a restart without persistence, a flush):
+ * only then are its jobs that Redis no longer lists and that left no
+ * trace published again (sort_gone). A job merely consumed more than 30
+ * days after its publication (its marker expired) is not taken for lost.
+ */
+static int read_epoch(jb_sync_replicator *r, char epoch[64]) {
+  char key[JB_SYNC_NAMESPACE_MAX + 16], mine[64] = "";
+  jb_sync_key(key, sizeof key, r->cmd, "epoch");
+  char fresh[JB_UUID_STRLEN];
+  int rc = jb__remote_claim_id(fresh);
+  if (rc != JB_OK) return rc;
+  const char *set[4] = {"SET", key, fresh, "NX"};
+  const char *get[2] = {"GET", key};
+  redisReply *a = NULL;
+  if ((rc = jb__sync_command(&a, r->cmd, 4, set, NULL)) != JB_OK) return rc;
+  freeReplyObject(a);
+  if ((rc = jb__sync_command(&a, r->cmd, 2, get, NULL)) != JB_OK) return rc;
+  snprintf(epoch, 64, "%.*s", a->type == REDIS_REPLY_STRING ? (int)a->len : 0,
+           a->type == REDIS_REPLY_STRING ? a->str : "");
+  freeReplyObject(a);
+  rc = jb__board_setting_get(r->b, "sync.epoch", mine, sizeof mine, NULL);
+  if (rc == JB_ENOTFOUND)
+    return jb__board_setting_set(r->b, "sync.epoch", epoch);
+  if (rc != JB_OK) return rc;
+  if (strcmp(mine, epoch) != 0) {
+    if (!r->data_lost)
+      say(r, 1, "redis holds another data set than this board last saw (it "
+          "lost its data): jobs of this board it no longer lists are "
+          "published again");
+    r->data_lost = true;
+  }
+  return JB_OK;
 }
 
 /* Read NS:sequence. */
@@ -758,7 +839,9 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
 static int pull_full(jb_sync_replicator *r) {
   int64_t read_us = wall_us();
   uint64_t seq = 0;
-  int rc = read_sequence(r, &seq);
+  char epoch[64];
+  int rc = read_epoch(r, epoch);
+  if (rc == JB_OK) rc = read_sequence(r, &seq);
   if (rc != JB_OK) return rc;
   char key[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "listings");
@@ -809,7 +892,18 @@ static int pull_full(jb_sync_replicator *r) {
   free(mine);
   free(s);
   freeReplyObject(all);
-  if (rc == JB_OK) r->seq_seen = seq;
+  if (rc == JB_OK) {
+    /* taskflow posts in two commands (INCR, then HSETNX): a read between
+     * them sees the number moved and no listing yet. So after a pull that
+     * found the number moved, the next poll pulls once more. */
+    r->recheck = seq != r->seq_seen;
+    r->seq_seen = seq;
+  }
+  if (rc == JB_OK && r->data_lost) {
+    /* Republished: from now on this data set is the one to compare with. */
+    rc = jb__board_setting_set(r->b, "sync.epoch", epoch);
+    if (rc == JB_OK) r->data_lost = false;
+  }
   return rc;
 }
 
@@ -823,7 +917,7 @@ static int poll_redis(jb_sync_replicator *r) {
   uint64_t seq = 0;
   int rc = read_sequence(r, &seq);
   if (rc != JB_OK) return rc;
-  if (seq != r->seq_seen) return pull_full(r);
+  if (seq != r->seq_seen || r->recheck) return pull_full(r);
   seen *mine = NULL;
   size_t n = 0;
   if ((rc = local_remote(r, &mine, &n, true)) != JB_OK) return rc;
@@ -1022,8 +1116,12 @@ static int pass(jb_sync_replicator *r) {
   if (r->need_full) {
     /* The pull first: jobs Redis lost (a server restarted empty) go out
      * again before the board's newer ones. */
-    if ((rc = pull_full(r)) != JB_OK) return rc;
+    int prc = pull_full(r);
+    if (prc == JB_EOFFLINE) return prc;
+    /* A pull that fails otherwise (a listing the board refuses) must not
+     * stop the publication of the board's own jobs. */
     if ((rc = publish_all(r)) != JB_OK) return rc;
+    if (prc != JB_OK) return prc; /* need_full stays: the pull is retried */
     r->need_full = false;
     r->next_poll = mono_ms() + r->o.poll_ms;
   }

@@ -125,6 +125,12 @@ static bool unowned(fixture *f, const char *u) {
   return jb_job_find_owner(o, f->board, u) == JB_OK && o[0] == '\0';
 }
 
+static bool owned_by_invalid(fixture *f, const char *u) {
+  char o[JB_WHO_MAX + 1] = "";
+  return jb_job_find_owner(o, f->board, u) == JB_OK &&
+         !strcmp(o, "invalid-owner:fffe");
+}
+
 static bool redis_unowned(fixture *f, const char *u) {
   return !rstate(f, u).owned;
 }
@@ -435,6 +441,43 @@ static void test_malformed(void **state) {
   assert_true(eventually(quarantined, f, bad));
   assert_false(on_board(f, bad));
   assert_true(listed(f, bad)); /* never deleted from Redis by us */
+  /* An owner key that is not UTF-8 (taskflow does not check) shows as
+   * claimed by an "invalid-owner:" name and stops nothing: a local post
+   * is still published. */
+  char k[256], piece[64];
+  snprintf(piece, sizeof piece, "%s.owned", u);
+  key(k, sizeof k, f, piece);
+  const char *set[3] = {"SET", k, "\xff\xfe"};
+  size_t sl[3] = {3, strlen(k), 2};
+  redis_cmd(f, 3, set, sl);
+  char mine[JB_UUID_STRLEN];
+  jbt_post(mine, f->board, "still published", JB_PRIORITY_NORMAL);
+  assert_true(eventually(published, f, mine));
+  assert_true(eventually(owned_by_invalid, f, u));
+}
+
+/* A job published from here, consumed by a peer that leaves no trace (as
+ * taskflow: no notice) after its publication marker expired, leaves the
+ * board: it is not taken for lost and published again. */
+static void test_old_consume_not_republished(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "old", JB_PRIORITY_NORMAL);
+  f->rep = start(f, f->dir);
+  assert_true(eventually(published, f, u));
+  char mk[256], lk[256], piece[64];
+  snprintf(piece, sizeof piece, "%s.posted", u);
+  key(mk, sizeof mk, f, piece);
+  key(lk, sizeof lk, f, "listings");
+  const char *del[2] = {"DEL", mk};
+  redis_cmd(f, 2, del, NULL); /* the 30 days are over */
+  const char *hdel[3] = {"HDEL", lk, u};
+  redis_cmd(f, 3, hdel, NULL); /* consumed by taskflow */
+  assert_true(eventually(off_board, f, u));
+  struct timespec ts = {1, 0}; /* a few polls: never listed again */
+  nanosleep(&ts, NULL);
+  assert_false(listed(f, u));
+  assert_false(on_board(f, u));
 }
 
 typedef struct {
@@ -493,6 +536,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
       cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_claim_during_publication, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_old_consume_not_republished, setup,
                                       teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
