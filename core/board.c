@@ -503,9 +503,18 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
   if (rc != JB_OK) return rc;
   rc = release_local(b, op, raw, who, who_len, token, done, JB_STORE_DECIDED);
   /* Redis has done it; the job can only be gone here because the
-   * replicator saw it leave Redis (our own release) first and removed it:
-   * what the caller asked for happened. */
-  return rc == JB_ENOTFOUND ? JB_OK : rc;
+   * replicator saw it leave Redis (our own release) first and removed it
+   * with a plain history record: what the caller asked for happened, and
+   * the record is given the caller's ending and result. */
+  if (rc == JB_ENOTFOUND) {
+    if (done) {
+      int arc = jb__store_amend_completion(b->store, raw, done, who, who_len,
+                                           jb__now_us());
+      if (arc != JB_OK && arc != JB_ENOTFOUND) return arc;
+    }
+    rc = JB_OK;
+  }
+  return rc;
 }
 
 static int release(jb_board *b, jb_release op, const char *uuid,

@@ -473,3 +473,61 @@ int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
   c->history_seq = hseq;
   return JB_OK;
 }
+
+/* ---------------------------------------------------------------- amend */
+
+typedef struct {
+  const uint8_t *uuid;
+  const jb_store_done *done;
+  const char *who;
+  size_t who_len;
+  int64_t now_us;
+} amend_ctx;
+
+static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  amend_ctx *a = vctx;
+  uint8_t uk[UKEY_LEN], sk[SKEY_LEN];
+  ukey(uk, a->uuid);
+  MDB_val k = {sizeof uk, uk}, v;
+  int rc = mdb_get(txn, s->history, &k, &v);
+  if (rc == MDB_NOTFOUND) {
+    *status = JB_ENOTFOUND;
+    return 0;
+  }
+  if (rc) return rc;
+  if (v.mv_size != 8) {
+    *status = JB_ECORRUPT;
+    return 0;
+  }
+  skey(sk, jb__be64(v.mv_data));
+  MDB_val rk = {sizeof sk, sk}, rv;
+  if ((rc = mdb_get(txn, s->history, &rk, &rv))) return rc;
+  jb_histrec rec;
+  char why[128];
+  if (jb__histrec_check(rv.mv_data, rv.mv_size, &rec, why, sizeof why)) {
+    *status = JB_ECORRUPT;
+    return 0;
+  }
+  /* The name is copied out before the pages change. */
+  char name[JB_NAME_MAX + 1];
+  size_t name_len = rec.name_len > JB_NAME_MAX ? JB_NAME_MAX : rec.name_len;
+  memcpy(name, (const uint8_t *)rv.mv_data + sizeof rec + rec.owner_len,
+         name_len);
+  if ((rc = mdb_del(txn, s->history, &rk, NULL))) return rc;
+  jb_hist_entry e = {.rec = rec,
+                     .owner = a->who,
+                     .owner_len = a->who_len,
+                     .name = name,
+                     .name_len = name_len,
+                     .result = a->done->result,
+                     .result_len = a->done->result_len};
+  e.rec.end = (uint8_t)a->done->end;
+  return jb__history_put(s, txn, &e, a->done->bounds, a->now_us);
+}
+
+int jb__store_amend_completion(jb_store *s, const uint8_t uuid[16],
+                               const jb_store_done *done, const char *who,
+                               size_t who_len, int64_t now_us) {
+  amend_ctx a = {uuid, done, who, who_len, now_us};
+  return jb__store_write(s, amend_body, &a);
+}

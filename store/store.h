@@ -471,6 +471,15 @@ typedef struct {
   const jb_hist_bounds *bounds;
 } jb_store_done;
 
+/* Rewrite the history record of `uuid` with done's ending and result and
+ * `who` as the owner (it becomes the newest record): for a completion
+ * through Redis whose job the replicator's mirror took off the board, with
+ * a plain record, before the caller's own local step. JB_ENOTFOUND when
+ * the history holds no record of it. */
+int jb__store_amend_completion(jb_store *s, const uint8_t uuid[16],
+                               const jb_store_done *done, const char *who,
+                               size_t who_len, int64_t now_us);
+
 /* jb__store_release for JB_RELEASE_CONSUME and JB_RELEASE_TRASH, with the
  * history record `done` describes (jb__store_release writes one with no
  * result and the default bounds). */

@@ -527,6 +527,61 @@ static void test_claim_during_publication(void **state) {
   jb_sync_close(c);
 }
 
+/* A hook whose Redis always agrees, and whose consume lets the mirror
+ * take the job off the board first (what the replicator does when it reads
+ * the consume in Redis before the caller's local step). */
+static int ok_claim(void *c, jb_board *b, const char *u, const char *w,
+                    int64_t l, uint64_t *fence) {
+  (void)c, (void)b, (void)u, (void)w, (void)l;
+  *fence = 0;
+  return JB_OK;
+}
+static int ok_release(void *c, const char *u, const char *w) {
+  (void)c, (void)u, (void)w;
+  return JB_OK;
+}
+static int mirror_first(void *c, const char *u, const char *w) {
+  (void)w;
+  size_t removed = 0;
+  int rc = jb__board_mirror_gone(c, &u, NULL, 1, &removed);
+  return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
+}
+static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
+  (void)c, (void)u, (void)w, (void)l;
+  return JB_OK;
+}
+static const jb_remote_ops mirror_wins = {ok_claim, ok_release, mirror_first,
+                                          ok_release, ok_extend};
+
+/* A consume with a result through Redis whose job the mirror took off the
+ * board in between: the call succeeds and the history record carries the
+ * caller's ending and result, not the mirror's plain "consumed". */
+static void test_result_kept_when_mirror_wins(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "with a result", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb__board_mark_remote(f->board, u), JB_OK);
+  jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb__board_set_remote(f->board, &mirror_wins, other);
+  uint64_t token = 0;
+  assert_int_equal(jb_job_claim_ex(&token, f->board, u, "w", NULL), JB_OK);
+  static const uint8_t result[] = {0x81, 0xa3, 'e', 'r', 'r', 0xa4, 'd', 'i',
+                                   's', 'k'}; /* {"err": "disk"} */
+  assert_int_equal(jb_job_consume_result(f->board, u, "w", token,
+                                         JB_OUTCOME_FAILURE, result,
+                                         sizeof result), JB_OK);
+  jb_completion *cp = NULL;
+  assert_int_equal(jb_job_completion(&cp, f->board, u), JB_OK);
+  assert_int_equal(cp->end, JB_END_FAILED);
+  assert_string_equal(cp->owner, "w");
+  assert_int_equal(cp->result_len, sizeof result);
+  assert_memory_equal(cp->result, result, sizeof result);
+  jb_completion_free(cp);
+  jb__board_set_remote(f->board, NULL, NULL);
+  jb_board_close(other);
+  jbt_assert_check_ok(f->board);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_publish_in_order, setup, teardown),
@@ -538,6 +593,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_claim_during_publication, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_old_consume_not_republished, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_result_kept_when_mirror_wins, setup,
                                       teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
