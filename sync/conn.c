@@ -64,34 +64,70 @@ static bool timed_out(int err, const char *errstr) {
 }
 
 /*
- * Send one command and read its reply, with SIGPIPE blocked in this thread
- * so that writing to a socket the server closed fails with EPIPE instead of
- * killing the process. A SIGPIPE raised meanwhile is consumed unless one
- * was already pending before (that one belongs to someone else). Changes
- * no process-wide state.
+ * SIGPIPE blocked in this thread around an exchange, so that writing to a
+ * socket the server closed fails with EPIPE instead of killing the
+ * process. A SIGPIPE raised meanwhile is consumed unless one was already
+ * pending before (that one belongs to someone else). Changes no
+ * process-wide state.
  */
-static redisReply *exchange(jb_sync_conn *c, int argc, const char **argv,
-                            const size_t *lens, int *err) {
-  sigset_t pipe_set, old, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
+typedef struct {
+  sigset_t pipe_set, old;
+  bool was_pending;
+} pipe_guard;
+
+static void pipe_block(pipe_guard *g) {
+  sigset_t pending;
+  sigemptyset(&g->pipe_set);
+  sigaddset(&g->pipe_set, SIGPIPE);
   sigemptyset(&pending);
   sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  errno = 0;
-  redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
-  *err = errno;
-  if (!was_pending) {
+  g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &g->pipe_set, &g->old);
+}
+
+static void pipe_restore(pipe_guard *g) {
+  if (!g->was_pending) {
+    sigset_t pending;
     sigemptyset(&pending);
     sigpending(&pending);
     if (sigismember(&pending, SIGPIPE) == 1) {
       struct timespec zero = {0, 0};
-      sigtimedwait(&pipe_set, NULL, &zero);
+      sigtimedwait(&g->pipe_set, NULL, &zero);
     }
   }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* Send one command and read its reply under the guard. */
+static redisReply *exchange(jb_sync_conn *c, int argc, const char **argv,
+                            const size_t *lens, int *err) {
+  pipe_guard g;
+  pipe_block(&g);
+  errno = 0;
+  redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
+  *err = errno;
+  pipe_restore(&g);
   return r;
+}
+
+/* The I/O error of the open context as a code (and the connection
+ * dropped), after hiredis failed on it during `what`. */
+static int io_failed(jb_sync_conn *c, int err, const char *what) {
+  int rc;
+  if (c->ctx->err == REDIS_ERR_OOM)
+    rc = jb__err(JB_ENOMEM, "out of memory talking to redis at %s", c->where);
+  else if (c->ctx->err == REDIS_ERR_IO && timed_out(err, c->ctx->errstr))
+    rc = jb__err(JB_EOFFLINE, "redis at %s: timed out after %d ms waiting "
+                 "for the reply to %s (connection dropped)", c->where,
+                 c->command_ms, what);
+  else if (c->ctx->err == REDIS_ERR_EOF)
+    rc = jb__err(JB_EOFFLINE, "redis at %s closed the connection during %s",
+                 c->where, what);
+  else
+    rc = jb__err(JB_EOFFLINE, "redis at %s: %s failed: %s", c->where, what,
+                 c->ctx->errstr);
+  disconnect(c);
+  return rc;
 }
 
 /* Run a command on the open context. JB_OK with any reply, error replies
@@ -105,23 +141,7 @@ static int raw(redisReply **out, jb_sync_conn *c, int argc, const char **argv,
     *out = r;
     return JB_OK;
   }
-  int rc;
-  if (c->ctx->err == REDIS_ERR_OOM)
-    rc = jb__err(JB_ENOMEM, "out of memory talking to redis at %s", c->where);
-  else if (c->ctx->err == REDIS_ERR_IO && timed_out(err, c->ctx->errstr))
-    rc = jb__err(JB_EOFFLINE,
-                 "redis at %s: timed out after %d ms waiting for the reply "
-                 "to %s (connection dropped)",
-                 c->where, c->command_ms, argv[0]);
-  else if (c->ctx->err == REDIS_ERR_EOF)
-    rc = jb__err(JB_EOFFLINE,
-                 "redis at %s closed the connection during %s", c->where,
-                 argv[0]);
-  else
-    rc = jb__err(JB_EOFFLINE, "redis at %s: %s failed: %s", c->where,
-                 argv[0], c->ctx->errstr);
-  disconnect(c);
-  return rc;
+  return io_failed(c, err, argv[0]);
 }
 
 static bool starts(const char *s, const char *prefix) {
@@ -573,26 +593,6 @@ int jb__sync_evalsha(redisReply **out, jb_sync_conn *c, int id, int nkeys,
 
 /* ------------------------------------------------- pipelines, pub/sub */
 
-/* The I/O error of the open context as a code (and the connection
- * dropped), after hiredis failed on it during `what`. */
-static int io_failed(jb_sync_conn *c, int err, const char *what) {
-  int rc;
-  if (c->ctx->err == REDIS_ERR_OOM)
-    rc = jb__err(JB_ENOMEM, "out of memory talking to redis at %s", c->where);
-  else if (c->ctx->err == REDIS_ERR_IO && timed_out(err, c->ctx->errstr))
-    rc = jb__err(JB_EOFFLINE, "redis at %s: timed out after %d ms waiting "
-                 "for the reply to %s (connection dropped)", c->where,
-                 c->command_ms, what);
-  else if (c->ctx->err == REDIS_ERR_EOF)
-    rc = jb__err(JB_EOFFLINE, "redis at %s closed the connection during %s",
-                 c->where, what);
-  else
-    rc = jb__err(JB_EOFFLINE, "redis at %s: %s failed: %s", c->where, what,
-                 c->ctx->errstr);
-  disconnect(c);
-  return rc;
-}
-
 int jb__sync_append(jb_sync_conn *c, int argc, const char **argv,
                     const size_t *lens) {
   int rc = ensure(c);
@@ -607,26 +607,13 @@ int jb__sync_read(redisReply **out, jb_sync_conn *c, const char *what) {
   if (c->ctx == NULL)
     return jb__err(JB_EOFFLINE, "redis at %s: connection lost before the "
                    "reply to %s", c->where, what);
-  sigset_t pipe_set, old, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigemptyset(&pending);
-  sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  pipe_guard g;
+  pipe_block(&g);
   void *r = NULL;
   errno = 0;
   int st = redisGetReply(c->ctx, &r);
   int err = errno;
-  if (!was_pending) {
-    sigemptyset(&pending);
-    sigpending(&pending);
-    if (sigismember(&pending, SIGPIPE) == 1) {
-      struct timespec zero = {0, 0};
-      sigtimedwait(&pipe_set, NULL, &zero);
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pipe_restore(&g);
   if (st != REDIS_OK || r == NULL) return io_failed(c, err, what);
   *out = r;
   return classify(out, c, what);

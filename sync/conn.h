@@ -27,6 +27,10 @@
 int jb__sync_command(redisReply **out, jb_sync_conn *conn, int argc,
                      const char **argv, const size_t *argvlen);
 
+/* The URL as shown in messages and status: the password, if any, replaced
+ * by "***" (sync/url.c). */
+void jb__sync_url_redact(char *out, size_t size, const char *text);
+
 /* 1 if the version text ("7.0.15", "2.6.0-rc1") is at least major.minor,
  * 0 if it is older, -1 if it does not start with "N.N". */
 int jb__sync_version_at_least(const char *version, int major, int minor);

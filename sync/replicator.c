@@ -139,20 +139,6 @@ static void note_error(jb_sync_replicator *r, int rc, const char *doing) {
 
 /* ----------------------------------------------------- the status file */
 
-/* The URL with its password replaced by "***". */
-static void redact(char *out, size_t size, const char *url) {
-  const char *scheme = strstr(url, "://");
-  const char *auth = scheme ? scheme + 3 : url;
-  const char *at = strchr(auth, '@');
-  const char *slash = strchr(auth, '/');
-  const char *colon = strchr(auth, ':');
-  if (at == NULL || (slash && slash < at) || colon == NULL || colon > at) {
-    snprintf(out, size, "%s", url);
-    return;
-  }
-  snprintf(out, size, "%.*s:***%s", (int)(colon - url), url, at);
-}
-
 static char *status_path(const char *board) {
   char *p = NULL;
   if (asprintf(&p, "%s/sync.status", board) < 0) return NULL;
@@ -461,6 +447,9 @@ typedef struct {
   char owner[JB_WHO_MAX + 1];
   bool owned;
   int64_t pttl;
+  /* local_remote(with_claims): the board's own claim of the job */
+  int64_t lease_us; /* its lease's expiry (UTC us), 0: none */
+  bool bound;       /* bound to a process of this host */
 } seen;
 
 /* Length of the longest prefix of s[0..len) that is whole UTF-8 with no
@@ -770,11 +759,10 @@ static int local_remote(jb_sync_replicator *r, seen **out, size_t *nout,
     memset(&s[n], 0, sizeof s[n]);
     snprintf(s[n].uuid, sizeof s[n].uuid, "%s", jb_job_uuid(job));
     if (with_claims && jb_job_owner(job)) {
-      /* reuse the fields as "what the board holds" */
       s[n].owned = true;
       snprintf(s[n].owner, sizeof s[n].owner, "%s", jb_job_owner(job));
-      s[n].pttl = jb_job_lease_expires(job); /* UTC us, 0: none */
-      s[n].trashed = jb_job_holder_pid(job) != 0; /* bound */
+      s[n].lease_us = jb_job_lease_expires(job);
+      s[n].bound = jb_job_holder_pid(job) != 0;
     }
     n++;
   }
@@ -938,9 +926,9 @@ static int poll_redis(jb_sync_replicator *r) {
     const seen *l = &mine[i], *x = &red[i];
     bool differs = !x->listed || l->owned != x->owned ||
                    (x->owned && strcmp(l->owner, x->owner) != 0);
-    if (!differs && x->owned && !l->trashed /* not process-bound */) {
+    if (!differs && x->owned && !l->bound) {
       int64_t want = x->pttl > 0 ? now + x->pttl * 1000 : 0;
-      int64_t have = l->pttl;
+      int64_t have = l->lease_us;
       differs = (want == 0) != (have == 0) ||
                 (want && (want - have > EXPIRY_SLACK_US ||
                           have - want > EXPIRY_SLACK_US));
@@ -1293,7 +1281,7 @@ int jb_sync_replicator_start(jb_sync_replicator **out, const char *path,
     rc = jb__err_errno(errno, "pipe (replicator wake-up)");
     goto fail;
   }
-  redact(r->st.url, sizeof r->st.url, r->url);
+  jb__sync_url_redact(r->st.url, sizeof r->st.url, r->url);
   snprintf(r->st.ns, sizeof r->st.ns, "%s", r->ns);
   r->next_keepalive = mono_ms() + r->o.keepalive_ms / 3;
   if (pthread_create(&r->watcher, NULL, watch_local, r) != 0) {
@@ -1412,7 +1400,7 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
   /* The board's own word on what it is synced with. */
   char url[4096], ns[JB_SYNC_NAMESPACE_MAX + 1];
   if (jb__board_setting_get(b, "sync.url", url, sizeof url, NULL) == JB_OK)
-    redact(st->url, sizeof st->url, url);
+    jb__sync_url_redact(st->url, sizeof st->url, url);
   if (jb__board_setting_get(b, "sync.namespace", ns, sizeof ns, NULL) == JB_OK)
     snprintf(st->ns, sizeof st->ns, "%s", ns);
   uint64_t next = 0;

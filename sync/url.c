@@ -13,7 +13,7 @@
 
 /* The URL as shown in messages: the password, if any, replaced by "***",
  * since messages end up in logs. */
-static void redact(char *out, size_t size, const char *text) {
+void jb__sync_url_redact(char *out, size_t size, const char *text) {
   const char *auth = strstr(text, "://");
   const char *at = NULL, *colon = NULL;
   if (auth) {
@@ -45,7 +45,7 @@ static int bad(const char *text, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  redact(shown, sizeof shown, text);
+  jb__sync_url_redact(shown, sizeof shown, text);
   return jb__err(JB_EINVAL, "redis URL \"%s\": %s", shown, what);
 }
 
