@@ -484,10 +484,41 @@ static int release_local(jb_board *b, jb_release op, const uint8_t raw[16],
                           done, xflags);
 }
 
+/*
+ * A release of a job that is not on the board, by a handle whose earlier
+ * try of the same release lost its reply (Redis went away after the script
+ * was sent): if the script ran, the replicator may have seen the job leave
+ * Redis and taken it off the board before this retry. Then the release
+ * happened, and the retry says so (the mirror's plain history record gets
+ * the caller's ending and result) instead of "not on the board".
+ */
+static int settle_lost(jb_board *b, jb_release op, const uint8_t raw[16],
+                       const char *who, size_t who_len,
+                       const jb_store_done *done) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  int rop = op == JB_RELEASE_ABANDON ? JB_REMOTE_ABANDON
+            : op == JB_RELEASE_CONSUME ? JB_REMOTE_CONSUME
+                                       : JB_REMOTE_TRASH;
+  int ran = b->remote_ops->settle(b->remote_ctx, rop, t, who);
+  if (ran < 0) return ran;
+  if (ran == 0) return jb__err(JB_ENOTFOUND, "%s", msg);
+  if (done) {
+    int arc = jb__store_amend_completion(b->store, raw, done, who, who_len,
+                                         jb__now_us());
+    if (arc != JB_OK && arc != JB_ENOTFOUND) return arc;
+  }
+  return JB_OK;
+}
+
 int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
                       const char *who, size_t who_len, uint64_t token,
                       const jb_store_done *done) {
   int rc = release_local(b, op, raw, who, who_len, token, done, 0);
+  if (rc == JB_ENOTFOUND && b->remote_ops && b->remote_ops->settle)
+    return settle_lost(b, op, raw, who, who_len, done);
   if (rc != JB__REMOTE) return rc;
   static const char *const verbs[] = {"abandon", "consume", "trash"};
   if (b->remote_ops == NULL) return not_attached(verbs[op], raw);

@@ -37,7 +37,20 @@ typedef struct jb_remote_ops {
   /* Set the claim's expiry to lease_ms (> 0) from now. */
   int (*extend)(void *ctx, const char *uuid, const char *who,
                 int64_t lease_ms);
+  /* A release (op: one of JB_REMOTE_ABANDON/CONSUME/TRASH) of a job that
+   * is no longer on the board. If this hook sent that release for `who`
+   * earlier and its reply was lost, Redis is read to tell whether it ran:
+   * 1 if it did (the caller's release happened; the replicator took the
+   * job off the board since), 0 if it did not or no such release is
+   * pending (the message is left alone), JB_EOFFLINE if Redis cannot say
+   * yet. May be NULL. */
+  int (*settle)(void *ctx, int op, const char *uuid, const char *who);
 } jb_remote_ops;
+
+/* The op of jb_remote_ops.settle. */
+#define JB_REMOTE_ABANDON 0
+#define JB_REMOTE_CONSUME 1
+#define JB_REMOTE_TRASH 2
 
 /* Install (ops non-NULL) or remove (NULL) the hook of handle `b`. The ops
  * and ctx must outlive the handle or the next call. Not thread-safe

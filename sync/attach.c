@@ -267,8 +267,24 @@ static int hook_extend(void *ctx, const char *uuid, const char *who,
                            lease_ms);
 }
 
+/* A release of a job no longer on the board (remote_hook.h): only one this
+ * handle sent before, whose reply was lost, is looked up in Redis. */
+static int hook_settle(void *ctx, int op, const char *uuid, const char *who) {
+  attachment *a = ctx;
+  jb__remote_release_op rop = op == JB_REMOTE_ABANDON   ? JB__REMOTE_ABANDON
+                              : op == JB_REMOTE_CONSUME ? JB__REMOTE_CONSUME
+                                                        : JB__REMOTE_TRASH;
+  held *h = find_held(a, uuid, who);
+  if (h == NULL || h->unsure != (int)rop + 1) return 0;
+  int done = jb__remote_resolve_release(NULL, &a->rm, rop, uuid, who,
+                                        h->claim_id[0] ? h->claim_id : NULL);
+  if (done < 0) return done; /* still unsure: the next try asks again */
+  drop_held(a, uuid, who);
+  return done;
+}
+
 static const jb_remote_ops hook = {hook_claim, hook_abandon, hook_consume,
-                                   hook_trash, hook_extend};
+                                   hook_trash, hook_extend, hook_settle};
 
 int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   if (b == NULL || c == NULL)

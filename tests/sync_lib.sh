@@ -28,9 +28,11 @@ since() { # seconds since the test began, e.g. 12.3
 }
 note() { echo "[$(since)s] $*"; }
 failures=0
+FAILED=()
 fail() {
   echo "FAIL [$(since)s]: $*" >&2
   failures=$((failures + 1))
+  FAILED+=("FAIL [$(since)s]: $*")
 }
 # die MSG: a failure that makes the rest meaningless.
 die() {
@@ -109,8 +111,13 @@ finish() {
   echo "$failures failure(s); the daemons' logs:" >&2
   local f
   for f in "$ROOT"/sync-*.log; do
-    [ -f "$f" ] && { echo "--- $f (last 30 lines)" >&2; tail -n 30 "$f" >&2; }
+    [ -f "$f" ] || continue
+    echo "--- $f (last 30 lines but the routine 'published job' ones)" >&2
+    grep -v ' sync: published job ' "$f" | tail -n 30 >&2
   done
+  # Last, so that a CI log's tail shows them.
+  echo "--- the failures again:" >&2
+  printf '%s\n' "${FAILED[@]}" >&2
   exit 1
 }
 

@@ -192,7 +192,7 @@ fi
 
 # The workers must have lived through both outages (a worker that stops
 # leaves its job in hand to lapse and run again, and the rest to nobody).
-declare -A WDEAD
+declare -A WDEAD=()
 for w in "${WORKERS[@]}"; do
   if ! kill -0 "${WPID[$w]}" 2>/dev/null; then
     wait "${WPID[$w]}"

@@ -551,7 +551,19 @@ static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
   return JB_OK;
 }
 static const jb_remote_ops mirror_wins = {ok_claim, ok_release, mirror_first,
-                                          ok_release, ok_extend};
+                                          ok_release, ok_extend, NULL};
+
+/* Job u's history record: ended `end` by "w", with this result. */
+static void completed_with(jb_board *b, const char *u, jb_end end,
+                           const uint8_t *result, size_t len) {
+  jb_completion *cp = NULL;
+  assert_int_equal(jb_job_completion(&cp, b, u), JB_OK);
+  assert_int_equal(cp->end, end);
+  assert_string_equal(cp->owner, "w");
+  assert_int_equal(cp->result_len, len);
+  assert_memory_equal(cp->result, result, len);
+  jb_completion_free(cp);
+}
 
 /* A consume with a result through Redis whose job the mirror took off the
  * board in between: the call succeeds and the history record carries the
@@ -570,15 +582,63 @@ static void test_result_kept_when_mirror_wins(void **state) {
   assert_int_equal(jb_job_consume_result(f->board, u, "w", token,
                                          JB_OUTCOME_FAILURE, result,
                                          sizeof result), JB_OK);
-  jb_completion *cp = NULL;
-  assert_int_equal(jb_job_completion(&cp, f->board, u), JB_OK);
-  assert_int_equal(cp->end, JB_END_FAILED);
-  assert_string_equal(cp->owner, "w");
-  assert_int_equal(cp->result_len, sizeof result);
-  assert_memory_equal(cp->result, result, sizeof result);
-  jb_completion_free(cp);
+  completed_with(f->board, u, JB_END_FAILED, result, sizeof result);
   jb__board_set_remote(f->board, NULL, NULL);
   jb_board_close(other);
+  jbt_assert_check_ok(f->board);
+}
+
+/* A consume through Redis whose reply is lost (the server stopped past the
+ * command timeout); the server runs it when it continues, and the
+ * replicator takes the job off the board. The caller's retry is told the
+ * consume happened (it was "not on the board", and `work` reported a
+ * completion refused), and the history record gets its ending and result.
+ * A retry by a handle that sent no such consume is still refused. */
+static void test_lost_consume_reply_then_mirror(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "lost reply", JB_PRIORITY_NORMAL);
+  f->rep = start(f, f->dir);
+  assert_true(eventually(published, f, u));
+  jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 300);
+  assert_int_equal(jb_sync_attach(f->board, c), JB_OK);
+  uint64_t token = 0;
+  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  co.lease_ms = 60000;
+  assert_int_equal(jb_job_claim_ex(&token, f->board, u, "w", &co), JB_OK);
+  static const uint8_t result[] = {0x81, 0xa2, 'o', 'k', 0xc3}; /* {ok: true} */
+
+  assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
+  int rc = jb_job_consume_result(f->board, u, "w", token, JB_OUTCOME_SUCCESS,
+                                 result, sizeof result);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  assert_int_equal(kill(f->redis.pid, SIGCONT), 0);
+  assert_int_equal(rc, JB_EOFFLINE);
+  jbt_assert_contains(msg, "may have run");
+  /* The late script ran; the replicator mirrors the removal. */
+  assert_true(eventually(off_board, f, u));
+  assert_false(rstate(f, u).listed);
+
+  /* Another handle never sent it: not on the board. */
+  jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb_sync_conn *c2 = jbt_redis_connect(f->redis.unix_url, 2000);
+  assert_int_equal(jb_sync_attach(other, c2), JB_OK);
+  assert_int_equal(jb_job_consume(other, u, "w"), JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "not on the board");
+  jb_sync_detach(other);
+  jb_sync_close(c2);
+  jb_board_close(other);
+
+  /* The caller's retry: done, with its result. */
+  assert_int_equal(jb_job_consume_result(f->board, u, "w", token,
+                                         JB_OUTCOME_SUCCESS, result,
+                                         sizeof result), JB_OK);
+  completed_with(f->board, u, JB_END_CONSUMED, result, sizeof result);
+  /* Settled once: a third try is refused as any other. */
+  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_ENOTFOUND);
+  jb_sync_detach(f->board);
+  jb_sync_close(c);
   jbt_assert_check_ok(f->board);
 }
 
@@ -596,6 +656,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_result_kept_when_mirror_wins, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_lost_consume_reply_then_mirror,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
