@@ -495,7 +495,7 @@ static int release_local(jb_board *b, jb_release op, const uint8_t raw[16],
 static int settle_lost(jb_board *b, jb_release op, const uint8_t raw[16],
                        const char *who, size_t who_len,
                        const jb_store_done *done) {
-  char msg[512];
+  char msg[1024]; /* as long as any message (core/error.c) */
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);

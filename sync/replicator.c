@@ -449,7 +449,7 @@ typedef struct {
   int64_t pttl;
   /* local_remote(with_claims): the board's own claim of the job */
   int64_t lease_us; /* its lease's expiry (UTC us), 0: none */
-  bool bound;       /* bound to a process of this host */
+  int holder_pid;   /* the process of this host it is bound to, 0: none */
 } seen;
 
 /* Length of the longest prefix of s[0..len) that is whole UTF-8 with no
@@ -762,7 +762,7 @@ static int local_remote(jb_sync_replicator *r, seen **out, size_t *nout,
       s[n].owned = true;
       snprintf(s[n].owner, sizeof s[n].owner, "%s", jb_job_owner(job));
       s[n].lease_us = jb_job_lease_expires(job);
-      s[n].bound = jb_job_holder_pid(job) != 0;
+      s[n].holder_pid = jb_job_holder_pid(job);
     }
     n++;
   }
@@ -926,7 +926,7 @@ static int poll_redis(jb_sync_replicator *r) {
     const seen *l = &mine[i], *x = &red[i];
     bool differs = !x->listed || l->owned != x->owned ||
                    (x->owned && strcmp(l->owner, x->owner) != 0);
-    if (!differs && x->owned && !l->bound) {
+    if (!differs && x->owned && l->holder_pid == 0) {
       int64_t want = x->pttl > 0 ? now + x->pttl * 1000 : 0;
       int64_t have = l->lease_us;
       differs = (want == 0) != (have == 0) ||
@@ -1018,26 +1018,21 @@ static int cmp_bound(const void *a, const void *b) {
  * taken by another owner meanwhile makes Redis refuse, harmlessly.
  */
 static int keep_alive(jb_sync_replicator *r) {
-  jb_iter *it = NULL;
-  int rc = jb_iter_open(&it, r->b, 0);
+  seen *mine = NULL;
+  size_t nm = 0;
+  int rc = local_remote(r, &mine, &nm, true);
   if (rc != JB_OK) return rc;
   bound *now = NULL;
   size_t n = 0, cap = 0;
-  const jb_job *job;
-  for (;;) {
-    rc = jb_iter_next(&job, it);
-    if (rc == JB_ECORRUPT) continue;
-    if (rc != JB_OK || job == NULL) break;
-    if (!jb_job_remote(job) || jb__job_publishing(job) ||
-        !jb_job_owner(job) || jb_job_holder_pid(job) == 0 ||
-        jb_job_lease_expires(job) != 0)
-      continue;
+  for (size_t i = 0; i < nm; i++) {
+    const seen *m = &mine[i];
+    if (!m->owned || m->holder_pid == 0 || m->lease_us != 0) continue;
     if ((rc = grow((void **)&now, &cap, n, sizeof *now)) != JB_OK) break;
-    snprintf(now[n].uuid, sizeof now[n].uuid, "%s", jb_job_uuid(job));
-    snprintf(now[n].owner, sizeof now[n].owner, "%s", jb_job_owner(job));
-    now[n++].pid = jb_job_holder_pid(job);
+    snprintf(now[n].uuid, sizeof now[n].uuid, "%s", m->uuid);
+    snprintf(now[n].owner, sizeof now[n].owner, "%s", m->owner);
+    now[n++].pid = m->holder_pid;
   }
-  jb_iter_close(it);
+  free(mine);
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     jb__remote_result res;
     int xrc = jb__remote_extend(&res, &r->rm, now[i].uuid, now[i].owner, NULL,
