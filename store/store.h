@@ -70,8 +70,13 @@
  * is upgraded when it is first opened (its claims become plain claims
  * with token 0).
  * 3: the `history` table (store/history.h). A board of schema 2 is
- * upgraded when it is first opened: the table is made, empty. */
-#define JB_SCHEMA_VERSION 3u
+ * upgraded when it is first opened: the table is made, empty.
+ * 4: nothing new in the data; the number keeps out the jobboard releases
+ * that mapped the board with MDB_WRITEMAP in durability none (LMDB forbids
+ * mixing processes with and without it on one environment; see env.c).
+ * Such a release refuses a board of schema 4 ("upgrade jobboard"). A board
+ * of schema 3 is marked 4 when it is first opened for writing. */
+#define JB_SCHEMA_VERSION 4u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -221,6 +226,10 @@ typedef struct jb_store jb_store;
 int jb__store_open(jb_store **out, const char *path,
                    const jb_board_options *opts);
 void jb__store_close(jb_store *s);
+/* Tests only (tests/crash_step.c): make this process's later opens in
+ * durability none map with MDB_WRITEMAP, as releases before schema 4 did,
+ * to show the crash test catches the loss that made us drop it (env.c). */
+void jb__store_test_writemap(bool on);
 
 typedef struct {
   uint8_t uuid[16];

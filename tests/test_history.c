@@ -349,7 +349,7 @@ static void the_history_iterates_newest_or_oldest_first(void **state) {
 typedef enum {
   RAW_CORRUPT_POSTING, /* replace the posting of `uuid`, keep its header */
   RAW_SCHEMA_2,        /* drop the history table, schema 2 */
-  RAW_SCHEMA_IS_3,     /* exit 0 iff meta says schema 3 */
+  RAW_SCHEMA_IS_CURRENT, /* exit 0 iff meta says JB_SCHEMA_VERSION */
   RAW_BREAK_HISTORY,   /* the first history record gets format 9 */
 } raw_op;
 
@@ -389,14 +389,14 @@ static int raw_child(void *arg) {
     uint32_t two = 2;
     MDB_val k = {6, "schema"}, v = {sizeof two, &two};
     if (mdb_put(txn, meta, &k, &v, 0)) return 109;
-  } else if (a->op == RAW_SCHEMA_IS_3) {
+  } else if (a->op == RAW_SCHEMA_IS_CURRENT) {
     MDB_val k = {6, "schema"}, v;
     uint32_t schema = 0;
     if (mdb_get(txn, meta, &k, &v) || v.mv_size != 4) return 110;
     memcpy(&schema, v.mv_data, 4);
     mdb_txn_abort(txn);
     mdb_env_close(env);
-    return schema == 3 ? 0 : 111;
+    return schema == JB_SCHEMA_VERSION ? 0 : 111;
   } else {
     if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist)) return 112;
     MDB_cursor *cur;
@@ -500,7 +500,7 @@ static void a_schema_2_board_is_upgraded_at_open(void **state) {
   f->board = NULL;
   run_raw(RAW_SCHEMA_2, f->dir, NULL);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  run_raw(RAW_SCHEMA_IS_3, f->dir, NULL);
+  run_raw(RAW_SCHEMA_IS_CURRENT, f->dir, NULL);
   assert_int_equal(history_count(f->board), 0);
   assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
   jb_completion *c = completion_of(f->board, u);

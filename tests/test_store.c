@@ -278,13 +278,96 @@ static void map_grows_past_its_initial_size_one_post_at_a_time(void **state) {
   grows_with(*state, JB_DURABILITY_NORMAL, 5000, 1);
 }
 
-static void map_grows_past_its_initial_size_with_writemap(void **state) {
+static void map_grows_past_its_initial_size_in_mode_none(void **state) {
   grows_with(*state, JB_DURABILITY_NONE, 5000, 1);
 }
 
 static void map_grows_for_a_batch_bigger_than_the_whole_map(void **state) {
   /* 1000 postings of ~1 KiB in one transaction: four times the map. */
   grows_with(*state, JB_DURABILITY_NONE, 3000, 1000);
+}
+
+/* Set the board's schema number to `schema` (raw LMDB, in a child). */
+typedef struct {
+  const char *dir;
+  uint32_t schema; /* 0: only read it into `seen` */
+  uint32_t seen;
+} schema_args;
+
+static int schema_child(void *arg) {
+  schema_args *a = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  if (mdb_env_create(&env)) return 1;
+  mdb_env_set_maxdbs(env, 16);
+  mdb_env_set_maxreaders(env, 1022);
+  if (mdb_env_open(env, a->dir, 0, 0644)) return 2;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
+  if (mdb_dbi_open(txn, JB_DB_META, 0, &dbi)) return 4;
+  MDB_val k = {6, "schema"}, v = {sizeof a->schema, &a->schema};
+  if (a->schema) {
+    if (mdb_put(txn, dbi, &k, &v, 0)) return 5;
+  } else {
+    if (mdb_get(txn, dbi, &k, &v) || v.mv_size != 4) return 6;
+    uint32_t seen;
+    memcpy(&seen, v.mv_data, 4);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return (int)seen; /* the exit status carries it */
+  }
+  if (mdb_txn_commit(txn)) return 7;
+  mdb_env_close(env);
+  return 0;
+}
+
+static uint32_t schema_of(const char *dir) {
+  schema_args a = {dir, 0, 0};
+  int st = jbt_wait(jbt_fork(schema_child, &a, 20), 20000);
+  assert_true(st != -1 && WIFEXITED(st));
+  return (uint32_t)WEXITSTATUS(st);
+}
+
+/* A board written by a release that mapped it with MDB_WRITEMAP (schema 3;
+ * the file preallocated to the map size) opens in every mode of this one,
+ * keeps every job and owner, is marked schema 4 (so that such a release
+ * now refuses it instead of mixing map modes with us), and takes writes. */
+static void a_schema_3_board_made_with_writemap_opens_in_every_mode(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  f->board = NULL;
+  static const jb_durability modes[] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
+                                        JB_DURABILITY_FULL};
+  for (size_t m = 0; m < 3; m++) {
+    char name[16];
+    snprintf(name, sizeof name, "old%zu", m);
+    char *dir = jbt_path(f->dir, name);
+    jb__store_test_writemap(true);
+    jb_board *b = jbt_open(dir, JB_DURABILITY_NONE, 256 * 1024);
+    jb__store_test_writemap(false);
+    jbt_uuids posted = {0};
+    post_blobs(b, &posted, 300, 1, 5); /* grows the map twice */
+    char claimed[JB_UUID_STRLEN];
+    assert_int_equal(jb_job_claim_next(claimed, NULL, b, "old-owner"), JB_OK);
+    jb_board_close(b);
+    schema_args set = {dir, 3, 0};
+    jbt_wait_ok(jbt_fork(schema_child, &set, 20), 20000);
+    assert_int_equal(schema_of(dir), 3);
+
+    b = jbt_open(dir, modes[m], 0);
+    assert_blobs_readable(b, &posted, 5);
+    char owner[JB_WHO_MAX + 1];
+    assert_int_equal(jb_job_find_owner(owner, b, claimed), JB_OK);
+    assert_string_equal(owner, "old-owner");
+    jbt_post(NULL, b, "after-upgrade", JB_PRIORITY_NORMAL);
+    jbt_assert_check_ok(b);
+    jb_board_close(b);
+    assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
+    assert_int_equal(JB_SCHEMA_VERSION, 4);
+    jbt_uuids_free(&posted);
+    free(dir);
+  }
 }
 
 typedef struct {
@@ -958,10 +1041,11 @@ int main(void) {
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
       T(map_grows_past_its_initial_size_one_post_at_a_time),
-      T(map_grows_past_its_initial_size_with_writemap),
+      T(map_grows_past_its_initial_size_in_mode_none),
       T(map_grows_for_a_batch_bigger_than_the_whole_map),
       T(another_process_adopts_the_grown_map),
       T(reopening_keeps_jobs_owners_and_details),
+      T(a_schema_3_board_made_with_writemap_opens_in_every_mode),
       T(sequences_keep_increasing_across_reopen_of_an_emptied_board),
       T(a_handle_opened_before_fork_is_refused_in_the_child),
       T(open_clears_reader_slots_of_dead_processes),
