@@ -33,16 +33,22 @@
  *    use the same durability; each keeps its own max_posting.
  *  - jb_job and jb_iter objects are not shared between threads.
  *
- * Durability (jb_board_options.durability):
- *  - JB_DURABILITY_FULL (default): every commit is flushed to disk. Survives
- *    process crashes, power loss and kernel crashes.
- *  - JB_DURABILITY_NORMAL: one flush per commit (metadata is not flushed).
- *    A power loss may undo the last commit, never corrupt the board.
- *  - JB_DURABILITY_NONE: the OS decides when to write (MDB_WRITEMAP |
- *    MDB_NOSYNC): the fastest mode. It survives a crash of any process
- *    (kill -9 included), but a power loss or kernel crash can lose recent
- *    commits AND CORRUPT THE BOARD. Do not use it on devices that can lose
- *    power unless the board can be thrown away.
+ * Durability (jb_board_options.durability). In every mode a crash of any
+ * process (kill -9 included, at any instruction) loses nothing that was
+ * acknowledged: a commit's pages and then its meta page are written with
+ * pwrite, and the page cache outlives the process.
+ *  - JB_DURABILITY_FULL (default): every commit is flushed to disk (pages,
+ *    then the meta page). A power loss or kernel crash loses nothing that
+ *    was acknowledged.
+ *  - JB_DURABILITY_NORMAL: one flush per commit (the meta page is not
+ *    flushed). A power loss may undo the last commit, never damage the
+ *    board.
+ *  - JB_DURABILITY_NONE: no flush (MDB_NOSYNC): the fastest mode. A power
+ *    loss or kernel crash can lose recent commits AND DAMAGE THE BOARD. Do
+ *    not use it on devices that can lose power unless the board can be
+ *    thrown away.
+ * No mode maps the board with MDB_WRITEMAP: LMDB 0.9.24 on x86-64 cannot
+ * make that safe against kill -9 (docs/DESIGN-NOTES.md).
  */
 #ifndef JOBBOARD_H
 #define JOBBOARD_H

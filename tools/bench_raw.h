@@ -37,11 +37,11 @@
 typedef struct bench_raw bench_raw;
 
 /* The LMDB environment flags the library uses for `durability` (MDB_NOTLS
- * always; full: nothing more; normal: MDB_NOMETASYNC; none: MDB_WRITEMAP |
- * MDB_NOSYNC). */
+ * always; full: nothing more; normal: MDB_NOMETASYNC; none: MDB_NOSYNC.
+ * No mode uses MDB_WRITEMAP: store/env.c says why). */
 unsigned bench_raw_env_flags(jb_durability durability);
 
-/* Text of those flags, "MDB_WRITEMAP|MDB_NOSYNC|MDB_NOTLS" (static). */
+/* Text of those flags, "MDB_NOSYNC|MDB_NOTLS" (static). */
 const char *bench_raw_flags_name(jb_durability durability);
 
 /* Flags for bench_raw_open. */
