@@ -185,9 +185,12 @@ EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
 # run: JB_POWERLOSS_LONG=1 tests/test_powerloss.
 if ENABLE_TESTS
 JB_IOLAYER = tests/iolayer.h tests/iolayer.c
-check_PROGRAMS += tests/test_powerloss
-TESTS += tests/test_powerloss
+check_PROGRAMS += tests/test_powerloss tests/test_iofault
+TESTS += tests/test_powerloss tests/test_iofault
 tests_test_powerloss_SOURCES = tests/test_powerloss.c $(JB_IOLAYER) $(JB_TEST_HELPERS)
 tests_test_powerloss_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_powerloss_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
+tests_test_iofault_SOURCES = tests/test_iofault.c $(JB_IOLAYER) $(JB_TEST_HELPERS)
+tests_test_iofault_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_iofault_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
 endif
