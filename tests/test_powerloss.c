@@ -254,6 +254,21 @@ static uint64_t img_hash(const image *im) {
   return h;
 }
 
+/* The map size the newer of the file's two meta pages records. LMDB's
+ * layout (mdb.c, MDB_meta after a 16-byte page header): magic, version,
+ * address, mapsize, ..., and the txnid last of its 136 bytes. */
+static uint64_t map_size_of(const image *im) {
+  enum { PAGE = 4096, META = 16, MAPSIZE = META + 16, TXNID = META + 128 };
+  uint64_t best_txn = 0, size = 0;
+  for (size_t p = 0; p < 2 && (p + 1) * PAGE <= im->size; p++) {
+    uint64_t txn, ms;
+    memcpy(&txn, im->buf + p * PAGE + TXNID, 8);
+    memcpy(&ms, im->buf + p * PAGE + MAPSIZE, 8);
+    if (p == 0 || txn > best_txn) best_txn = txn, size = ms;
+  }
+  return size;
+}
+
 /* ---------------------------------------------------------- crash states */
 
 typedef struct {
@@ -641,6 +656,8 @@ static void run_mode(jb_durability mode) {
   read_file(&real, data);
   assert_int_equal(all.size, real.size);
   assert_true(memcmp(all.buf, real.buf, all.size) == 0);
+  /* ... and the map grew while it was recorded. */
+  assert_true(map_size_of(&all) > map_size_of(&base));
 
   run_ctx x = {.mode = mode, .r = &r, .m = &m};
   x.dir = jbt_path(top, "crash");
