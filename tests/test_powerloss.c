@@ -22,8 +22,7 @@
  * and for the torn ones, seeded random samples (the seed is printed).
  *
  * Each state is written to a fresh directory (data.mdb only: the lock and
- * signal files are rebuilt) and opened by the library in a forked child
- * (a crash there is a failed state, not a failed run), which requires:
+ * signal files are rebuilt) and opened by the library, which requires:
  * it opens; jb_board_check finds nothing; the listing (uuid, owner,
  * sequence of every job) equals the one the workload saw after an
  * acknowledged call: in durability full, the last acknowledged one or the
@@ -39,6 +38,9 @@
  * asserted (it never flushes: a power loss may lose or corrupt anything),
  * except its crash states that keep every write in order up to the crash
  * point, which are what kill -9 leaves and must be as good as full's.
+ * Its states are opened in forked children with a deadline (a damaged
+ * tree can crash or loop the reader); full's and normal's in this
+ * process, where a crash is this test's failure.
  *
  * The count of crash states is printed. The long run (thousands of
  * states; a longer workload, more samples per point):
@@ -364,21 +366,17 @@ typedef struct {
   const models *m;
   unsigned acks;   /* acknowledged calls before the crash */
   unsigned oldest; /* the oldest acknowledged state the mode allows */
-  int out_fd;      /* the child's report, one line */
-  bool quiet;      /* stderr to /dev/null */
 } check_args;
 
-static void report(int fd, outcome o, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void report(int fd, outcome o, const char *fmt, ...) {
-  char line[1024];
-  int n = snprintf(line, sizeof line, "%d ", (int)o);
+/* The verdict on a state, with why (into msg). */
+static outcome verdict(char *msg, size_t n, outcome o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static outcome verdict(char *msg, size_t n, outcome o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  vsnprintf(msg, n, fmt, ap);
   va_end(ap);
-  ssize_t w = write(fd, line, strlen(line));
-  (void)w;
+  return o;
 }
 
 static void count_problem(const char *line, void *payload) {
@@ -386,49 +384,24 @@ static void count_problem(const char *line, void *payload) {
   (*(unsigned *)payload)++;
 }
 
-static int check_child(void *arg) {
-  check_args *a = arg;
-  /* A crash here is the state's failure: die of it (cmocka's handlers,
-   * inherited, would go on running the tests in this child). */
-  const int sigs[] = {SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGABRT};
-  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
-  if (a->quiet) { /* none's damaged states: LMDB's and ASan's cries */
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) dup2(null, 2);
-  }
-  jb_board_options o = JB_BOARD_OPTIONS_INIT;
-  o.durability = JB_DURABILITY_NONE; /* a scratch copy: no flush needed */
-  jb_board *b = NULL;
-  int rc = jb_board_open(&b, a->dir, &o);
-  if (rc != JB_OK) {
-    report(a->out_fd, ST_BROKEN, "open: %s", jb_errmsg());
-    return 0;
-  }
-  unsigned lines = 0;
-  jb_check_stats st;
-  rc = jb_board_check(&st, b, count_problem, &lines);
-  if (rc != JB_OK || st.problems) {
-    report(a->out_fd, ST_BROKEN, "check: %s, %zu problems", jb_errmsg(),
-           st.problems);
-    return 0;
-  }
+/* The newest acknowledged state (or the one in flight) whose listing the
+ * board's equals, or -1 (-2: the board cannot be listed). */
+static long matching_state(jb_board *b, const check_args *a) {
   char *l = listing(b);
-  if (l == NULL) {
-    report(a->out_fd, ST_BROKEN, "listing: %s", jb_errmsg());
-    return 0;
-  }
-  /* The newest acknowledged state it equals (or the one in flight). */
+  if (l == NULL) return -2;
   long match = -1;
   unsigned top = a->acks + 1 < a->m->n ? a->acks + 1 : (unsigned)a->m->n - 1;
-  for (long k = (long)top; k >= 0; k--)
-    if (strcmp(l, a->m->v[k]) == 0) {
-      match = k;
-      break;
-    }
+  for (long k = (long)top; k >= 0 && match < 0; k--)
+    if (strcmp(l, a->m->v[k]) == 0) match = k;
   free(l);
-  /* Four writes and a second check: the recovered board must keep
-   * working (a free list that marks live pages free shows here). */
+  return match;
+}
+
+/* Four writes and a second check: the recovered board must keep working
+ * (a free list that marks live pages free shows here). */
+static int write_after_recovery(jb_board *b) {
   char u[JB_UUID_STRLEN];
+  int rc = JB_OK;
   for (int i = 0; i < 2 && rc == JB_OK; i++) {
     jbt_buf d = jbt_details_blob(3000, (unsigned)i);
     jb_post p = JB_POST_INIT;
@@ -440,24 +413,99 @@ static int check_child(void *arg) {
   }
   if (rc == JB_OK) rc = jb_job_claim_next(u, NULL, b, "after");
   if (rc == JB_OK) rc = jb_job_consume(b, u, "after");
+  unsigned lines = 0;
+  jb_check_stats st;
   if (rc == JB_OK) rc = jb_board_check(&st, b, count_problem, &lines);
-  if (rc != JB_OK) {
-    report(a->out_fd, ST_BROKEN, "writing after recovery: %s", jb_errmsg());
-    return 0;
-  }
-  jb_board_close(b);
-  if (match < 0)
-    report(a->out_fd, ST_UNKNOWN,
-           "its jobs are no acknowledged state (%u calls acknowledged)",
-           a->acks);
+  return rc;
+}
+
+/* Open the state in a->dir and judge it. */
+static outcome judge(const check_args *a, char *msg, size_t n) {
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NONE; /* a scratch copy: no flush needed */
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, &o) != JB_OK)
+    return verdict(msg, n, ST_BROKEN, "open: %s", jb_errmsg());
+  unsigned lines = 0;
+  jb_check_stats st;
+  int rc = jb_board_check(&st, b, count_problem, &lines);
+  long match = rc == JB_OK && !st.problems ? matching_state(b, a) : -3;
+  outcome out;
+  if (match == -3)
+    out = verdict(msg, n, ST_BROKEN, "check: %s, %zu problems", jb_errmsg(),
+                  st.problems);
+  else if (match == -2)
+    out = verdict(msg, n, ST_BROKEN, "listing: %s", jb_errmsg());
+  else if (write_after_recovery(b) != JB_OK)
+    out = verdict(msg, n, ST_BROKEN, "writing after recovery: %s",
+                  jb_errmsg());
+  else if (match < 0)
+    out = verdict(msg, n, ST_UNKNOWN,
+                  "its jobs are no acknowledged state (%u calls "
+                  "acknowledged)",
+                  a->acks);
   else if ((unsigned)match < a->oldest)
-    report(a->out_fd, ST_LOST,
-           "holds the state after call %ld, but %u calls were "
-           "acknowledged",
-           match, a->acks);
+    out = verdict(msg, n, ST_LOST,
+                  "holds the state after call %ld, but %u calls were "
+                  "acknowledged",
+                  match, a->acks);
   else
-    report(a->out_fd, ST_OK, "state %ld", match);
+    out = verdict(msg, n, ST_OK, "state %ld", match);
+  jb_board_close(b);
+  return out;
+}
+
+/* Durability none's states may crash or hang the reader: judged in a
+ * child, which reports "<outcome> <why>" on `fd`. */
+typedef struct {
+  const check_args *a;
+  int fd;
+} child_args;
+
+static int judge_child(void *arg) {
+  child_args *c = arg;
+  /* A crash here is the state's failure: die of it (cmocka's handlers,
+   * inherited, would go on running the tests in this child), with
+   * LMDB's and ASan's cries to /dev/null. */
+  const int sigs[] = {SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGABRT};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    signal(sigs[i], SIG_DFL);
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) dup2(null, 2);
+  char msg[1000], line[1024];
+  outcome o = judge(c->a, msg, sizeof msg);
+  snprintf(line, sizeof line, "%d %s", (int)o, msg);
+  ssize_t w = write(c->fd, line, strlen(line));
+  (void)w;
   return 0;
+}
+
+/* Judge in a child with a deadline of `limit` seconds; `hung` counts
+ * readers that ran out of it. */
+static outcome judge_forked(const check_args *a, char *msg, size_t n,
+                            unsigned limit, unsigned *hung) {
+  int fds[2];
+  if (pipe(fds) != 0) fail_msg("pipe: %s", strerror(errno));
+  child_args c = {a, fds[1]};
+  pid_t pid = jbt_fork(judge_child, &c, limit);
+  close(fds[1]);
+  char line[1024] = "";
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof line - 1 &&
+         (r = read(fds[0], line + got, sizeof line - 1 - got)) > 0)
+    got += (size_t)r;
+  line[got] = '\0';
+  close(fds[0]);
+  int st = jbt_wait(pid, (int)limit * 1000 + 1000);
+  if (st != -1 && WIFEXITED(st) && got >= 2)
+    return verdict(msg, n, (outcome)(line[0] - '0'), "%s", line + 2);
+  if (st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
+    (*hung)++;
+    return verdict(msg, n, ST_BROKEN, "the reader did not finish in %u s",
+                   limit);
+  }
+  return verdict(msg, n, ST_BROKEN, "the reader died (wait status %d)", st);
 }
 
 typedef struct {
@@ -495,41 +543,16 @@ static void check_state(run_ctx *x, const image *im, const crash_point *p,
   char *data = jbt_path(x->dir, "data.mdb");
   write_file(data, im);
   free(data);
-  int fds[2];
-  if (pipe(fds) != 0) fail_msg("pipe: %s", strerror(errno));
   unsigned allowed_back = x->mode == JB_DURABILITY_NORMAL ? 1 : 0;
   check_args a = {x->dir, x->m, p->acks,
-                  p->acks >= allowed_back ? p->acks - allowed_back : 0, fds[1],
-                  x->mode == JB_DURABILITY_NONE};
-  /* A damaged tree can loop: none's states get a short deadline (a
-   * reader that runs out of it counts as broken). */
-  unsigned limit = x->mode == JB_DURABILITY_NONE ? 1 : 30;
-  pid_t pid = jbt_fork(check_child, &a, limit);
-  close(fds[1]);
-  char line[1024] = "";
-  size_t got = 0;
-  ssize_t n;
-  while (got < sizeof line - 1 &&
-         (n = read(fds[0], line + got, sizeof line - 1 - got)) > 0)
-    got += (size_t)n;
-  line[got] = '\0';
-  close(fds[0]);
-  int st = jbt_wait(pid, (int)limit * 1000 + 1000);
-  outcome o;
-  const char *msg = line;
-  char sig[64];
-  if (st == -1 || !WIFEXITED(st) || got < 2) {
-    o = ST_BROKEN;
-    if (st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
-      snprintf(sig, sizeof sig, "the reader did not finish in %u s", limit);
-      x->hung++;
-    } else
-      snprintf(sig, sizeof sig, "the reader died (wait status %d)", st);
-    msg = sig;
-  } else {
-    o = (outcome)(line[0] - '0');
-    msg = line + 2;
-  }
+                  p->acks >= allowed_back ? p->acks - allowed_back : 0};
+  /* Full's and normal's states are judged here: a crash or a loop in
+   * them is this test's failure. None's, in a child with a short
+   * deadline (a damaged tree can loop). */
+  char msg[1000];
+  outcome o = x->mode == JB_DURABILITY_NONE
+                  ? judge_forked(&a, msg, sizeof msg, 1, &x->hung)
+                  : judge(&a, msg, sizeof msg);
   x->states++;
   x->by[o]++;
   if (o == ST_OK && strtol(msg + 6, NULL, 10) < (long)p->acks)
