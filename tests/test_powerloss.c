@@ -48,7 +48,8 @@
  *   JB_POWERLOSS_LONG=1 tests/test_powerloss
  *
  * (tests/test_powerloss --help says so too). JB_TEST_SEED=<n> repeats a
- * run's random choices.
+ * run's random choices; JB_POWERLOSS_TRACE=1 prints each state before it
+ * is judged (to name the one that crashed the test).
  */
 #include "helpers.h"
 #include "iolayer.h"
@@ -550,6 +551,11 @@ static void check_state(run_ctx *x, const image *im, const crash_point *p,
    * them is this test's failure. None's, in a child with a short
    * deadline (a damaged tree can loop). */
   char msg[1000];
+  if (getenv("JB_POWERLOSS_TRACE")) { /* which state crashed the test */
+    printf("# judging: crash after event %zu (%u acknowledged, %zu pending, "
+           "%s)\n", p->c, p->acks, p->npending, how);
+    fflush(stdout);
+  }
   outcome o = x->mode == JB_DURABILITY_NONE
                   ? judge_forked(&a, msg, sizeof msg, 1, &x->hung)
                   : judge(&a, msg, sizeof msg);
@@ -761,7 +767,8 @@ int main(int argc, char **argv) {
            "Power loss simulated from every write and flush of the board "
            "(durability full, normal; none is reported).\n"
            "Long run (thousands of crash states): JB_POWERLOSS_LONG=1 %s\n"
-           "Repeat a run: JB_TEST_SEED=<seed printed by the run>\n",
+           "Repeat a run: JB_TEST_SEED=<seed printed by the run>; "
+           "JB_POWERLOSS_TRACE=1 prints each state before judging it\n",
            argv[0], argv[0]);
     return 0;
   }
