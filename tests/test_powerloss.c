@@ -79,7 +79,7 @@ typedef struct {
 static plan the_plan(void) {
   const char *l = getenv("JB_POWERLOSS_LONG");
   bool longr = l && *l && strcmp(l, "0") != 0;
-  return longr ? (plan){true, 160, 8, 1} : (plan){false, 16, 1, 3};
+  return longr ? (plan){true, 160, 8, 4} : (plan){false, 16, 1, 3};
 }
 
 /* ------------------------------------------------------------ listings */
@@ -763,7 +763,8 @@ static void none_is_reported_not_promised_through_power_loss(void **state) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-    printf("usage: %s\n"
+    printf("usage: %s [PATTERN]  (run only the tests whose name matches, "
+           "e.g. '*full*')\n"
            "Power loss simulated from every write and flush of the board "
            "(durability full, normal; none is reported).\n"
            "Long run (thousands of crash states): JB_POWERLOSS_LONG=1 %s\n"
@@ -772,6 +773,7 @@ int main(int argc, char **argv) {
            argv[0], argv[0]);
     return 0;
   }
+  if (argc > 1) cmocka_set_test_filter(argv[1]);
   jbt_watchdog(the_plan().long_run ? 3600 : 600);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(full_keeps_every_acknowledged_commit_through_power_loss),
