@@ -147,6 +147,83 @@ static int adopt_map(jb_store *s) {
   return rc;
 }
 
+/*
+ * After a failed commit.
+ *
+ * LMDB's commit writes the transaction's pages (pwrite, writev), flushes
+ * them (fdatasync), and only then writes the meta page that makes them
+ * the board (on an O_DSYNC descriptor in durability full). A commit that
+ * fails changed nothing a reader sees: the pages it wrote are free ones,
+ * and the meta page is either untouched or, after a failed meta write,
+ * put back by LMDB. What the system did with those writes is another
+ * matter when a flush failed: Linux reports a writeback error once and
+ * marks the pages clean, so a later fsync returns 0 although the data
+ * never reached the disk (PostgreSQL's "fsyncgate", 2018). Retrying the
+ * flush would be a lie, and LMDB reports a failed write, a short write
+ * (its "EIO") and a failed flush alike, so the rule is:
+ *
+ *  - EIO, or any errno not named below, from a commit, and MDB_PANIC
+ *    (LMDB's own verdict after a failed meta-page write: it then refuses
+ *    every transaction of the environment, reads too) mark the store
+ *    failed. That commit fails with JB_EIO, and every later write of this
+ *    process on the board, through any handle, is refused naming the
+ *    cause, as is a new open of it in this process, until every handle is
+ *    closed and the board opened again (a fresh environment). Reads go on,
+ *    except after MDB_PANIC. Other processes are not affected: each
+ *    commit flushes its own pages and learns of its own errors.
+ *  - ENOSPC and EDQUOT (a write found no room) and ENOMEM: nothing was
+ *    committed and the handle stays usable (JB_EFULL, JB_ENOMEM); unless
+ *    it was the meta page's write, which LMDB marks fatal: a read
+ *    transaction begun after the failure then says MDB_PANIC.
+ *  - EINTR: LMDB retries its interrupted writes itself, but returns an
+ *    interrupted fdatasync, which comes before the meta write: nothing was
+ *    committed, so the whole transaction runs again.
+ * tests/test_iofault.c injects each of these at every write and flush of
+ * a commit (tests/iolayer.c).
+ */
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool env_panicked(jb_store *s) {
+  MDB_txn *txn;
+  int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+  if (rc == 0) mdb_txn_abort(txn);
+  return rc == MDB_PANIC;
+}
+
+/* Does the failure `rc` of a commit leave unknown what the system kept?
+ * Called with the resize lock held (it may begin a read transaction). */
+static bool commit_left_unknown(jb_store *s, int rc) {
+  if (rc == MDB_PANIC) return true;
+  if (rc <= 0) return false; /* MDB_MAP_FULL and the like: nothing written */
+  if (rc == ENOSPC || rc == EDQUOT || rc == ENOMEM) return env_panicked(s);
+  return true;
+}
+
+static void mark_failed(jb_store *s, int rc) {
+  pthread_mutex_lock(&fail_lock);
+  if (!atomic_load(&s->failed)) {
+    snprintf(s->failed_why, sizeof s->failed_why, "%s", mdb_strerror(rc));
+    atomic_store(&s->failed, true);
+  }
+  pthread_mutex_unlock(&fail_lock);
+}
+
+/* The error of a write (`opening`: an open) refused by a failed store. */
+static int refused(jb_store *s, bool opening) {
+  char why[sizeof s->failed_why];
+  pthread_mutex_lock(&fail_lock);
+  memcpy(why, s->failed_why, sizeof why);
+  pthread_mutex_unlock(&fail_lock);
+  return jb__err(JB_EIO,
+                 "board %s: %s: an earlier commit of this process failed "
+                 "(%s) and what the system kept of its writes is unknown; "
+                 "close every handle of the board in this process and "
+                 "reopen the board",
+                 s->path,
+                 opening ? "cannot open it again yet" : "refusing to write",
+                 why);
+}
+
 /* A read transaction is aborted after its body, unless `keep_dbis`: then it
  * is committed, which is how LMDB keeps the table handles it opened. */
 static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
@@ -157,9 +234,11 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
                    "board again in the child process",
                    s->path);
   for (int attempt = 0;; attempt++) {
+    if (!(flags & MDB_RDONLY) && atomic_load(&s->failed))
+      return refused(s, false);
     int status = JB_OK;
     MDB_txn *txn = NULL;
-    bool wrote = false, stale = false;
+    bool wrote = false, stale = false, unknown = false;
     pthread_rwlock_rdlock(&s->resize_lock);
     size_t seen = map_size(s);
     int rc = mdb_txn_begin(s->env, NULL, flags, &txn);
@@ -171,6 +250,7 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
         stale = jb__signal_stale(s, txn);
         rc = mdb_txn_commit(txn);
         wrote = rc == 0;
+        unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, rc);
       } else {
         mdb_txn_abort(txn);
       }
@@ -178,6 +258,16 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
     pthread_rwlock_unlock(&s->resize_lock);
     if (wrote) jb__signal_commit(s, stale); /* wake the board's waiters */
     if (rc == 0) return status;
+    if (unknown || rc == MDB_PANIC) {
+      mark_failed(s, rc);
+      return jb__err(rc == ENOSPC || rc == EDQUOT ? JB_EFULL : JB_EIO,
+                     "board %s: a commit failed (%s) and what the system "
+                     "kept of its writes is unknown: this process writes "
+                     "no more to the board; close every handle of the "
+                     "board in this process and reopen the board",
+                     s->path, mdb_strerror(rc));
+    }
+    if (rc == EINTR && attempt < 100) continue; /* an interrupted flush */
     if (rc == MDB_MAP_RESIZED && attempt < 100) {
       int r2 = adopt_map(s);
       if (r2 != JB_OK) return r2;
@@ -615,7 +705,11 @@ int jb__store_open(jb_store **out, const char *path,
   for (jb_store *s = registry; s; s = s->next) {
     if (s->dev != st.st_dev || s->ino != st.st_ino || s->fork_gen != gen)
       continue;
-    if (s->durability != o->durability) {
+    if (atomic_load(&s->failed)) {
+      /* LMDB allows one environment per board and process, and this
+       * one's writes may be gone: no new handle until it is closed. */
+      rc = refused(s, true);
+    } else if (s->durability != o->durability) {
       rc = jb__err(JB_EINVAL, "board %s is already open in this process with "
                    "durability %s; a second handle cannot use %s", path,
                    jb_durability_name(s->durability),

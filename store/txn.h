@@ -71,6 +71,14 @@ struct jb_store {
   atomic_uint sig_dirgen;
   bool writemap;   /* durability none: the file must be preallocated */
   jb_durability durability;
+  /* A commit of this process failed in a way that leaves unknown what
+   * the system kept of its writes (env.c, "After a failed commit"): every
+   * later write through the store is refused, and so is a new open of the
+   * board in this process while the store lives. `failed_why` (the cause)
+   * is written once, under env.c's registry lock, before `failed` is
+   * set. */
+  atomic_bool failed;
+  char failed_why[256];
   unsigned fork_gen; /* jb__fork_generation() at open */
   char *path;
   /* The registry of open stores (env.c), under its mutex. */

@@ -178,3 +178,19 @@ TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh
 endif
 EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
 	tests/sync_outage.sh tests/sync_holder.sh
+
+# Power loss and I/O faults (issue 11, points 3 and 4): tests/iolayer.c
+# defines the file-system calls in the test program itself, so liblmdb's
+# writes and flushes go through it (see iolayer.h). The long power-loss
+# run: JB_POWERLOSS_LONG=1 tests/test_powerloss.
+if ENABLE_TESTS
+JB_IOLAYER = tests/iolayer.h tests/iolayer.c
+check_PROGRAMS += tests/test_powerloss tests/test_iofault
+TESTS += tests/test_powerloss tests/test_iofault
+tests_test_powerloss_SOURCES = tests/test_powerloss.c $(JB_IOLAYER) $(JB_TEST_HELPERS)
+tests_test_powerloss_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_powerloss_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
+tests_test_iofault_SOURCES = tests/test_iofault.c $(JB_IOLAYER) $(JB_TEST_HELPERS)
+tests_test_iofault_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_iofault_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
+endif

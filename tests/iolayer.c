@@ -1,0 +1,476 @@
+/*
+ * iolayer.c - the file-system layer of the power-loss and I/O-fault tests
+ * (see iolayer.h). What liblmdb 0.9.24 calls on Linux, read from its
+ * mdb.c and confirmed by the record matching the file (test_powerloss):
+ * data pages with pwrite (one page) or lseek + writev (a run of pages);
+ * the meta page with pwrite, in durability full on a second descriptor
+ * opened O_WRONLY | O_DSYNC; flushes with fdatasync (fsync where it
+ * distrusts fdatasync: ext3/4 on kernels before 3.6). pwritev and write
+ * are covered too in case another build of LMDB uses them; ftruncate on a
+ * followed file is refused loudly, since nothing here models it.
+ */
+#undef _FORTIFY_SOURCE
+#include "iolayer.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ----------------------------------------------------- the real calls */
+
+typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
+typedef int (*close_fn)(int);
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
+typedef ssize_t (*writev_fn)(int, const struct iovec *, int);
+typedef ssize_t (*pwritev_fn)(int, const struct iovec *, int, off_t);
+typedef int (*sync_fn)(int);
+typedef int (*truncate_fn)(int, off_t);
+typedef off_t (*lseek_fn)(int, off_t, int);
+
+static struct {
+  open_fn open, open64;
+  openat_fn openat, openat64;
+  close_fn close;
+  write_fn write;
+  pwrite_fn pwrite, pwrite64;
+  writev_fn writev;
+  pwritev_fn pwritev, pwritev64;
+  sync_fn fsync, fdatasync;
+  truncate_fn ftruncate, ftruncate64;
+  lseek_fn lseek;
+} real;
+
+static void *next_sym(const char *name) {
+  void *p = dlsym(RTLD_NEXT, name);
+  if (p == NULL) {
+    static const char msg[] = "iolayer: a libc call is missing\n";
+    /* stderr's FILE may need write() itself: use the raw call. */
+    ssize_t r = ((write_fn)dlsym(RTLD_NEXT, "write"))(2, msg, sizeof msg - 1);
+    (void)r;
+    abort();
+  }
+  return p;
+}
+
+static pthread_once_t resolved = PTHREAD_ONCE_INIT;
+
+static void resolve_all(void) {
+  real.open = (open_fn)next_sym("open");
+  real.open64 = (open_fn)next_sym("open64");
+  real.openat = (openat_fn)next_sym("openat");
+  real.openat64 = (openat_fn)next_sym("openat64");
+  real.close = (close_fn)next_sym("close");
+  real.write = (write_fn)next_sym("write");
+  real.pwrite = (pwrite_fn)next_sym("pwrite");
+  real.pwrite64 = (pwrite_fn)next_sym("pwrite64");
+  real.writev = (writev_fn)next_sym("writev");
+  real.pwritev = (pwritev_fn)next_sym("pwritev");
+  real.pwritev64 = (pwritev_fn)next_sym("pwritev64");
+  real.fsync = (sync_fn)next_sym("fsync");
+  real.fdatasync = (sync_fn)next_sym("fdatasync");
+  real.ftruncate = (truncate_fn)next_sym("ftruncate");
+  real.ftruncate64 = (truncate_fn)next_sym("ftruncate64");
+  real.lseek = (lseek_fn)next_sym("lseek");
+}
+
+static void resolve(void) { pthread_once(&resolved, resolve_all); }
+
+/* ------------------------------------------------------------- state */
+
+#define MAX_FD 4096
+enum { UNTRACKED = 0, TRACKED = 1, TRACKED_DSYNC = 2 };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char fds[MAX_FD];
+static char follow[4200];
+static bool recording;
+static iol_event *events;
+static size_t n_events, cap_events;
+static iol_counts counts;
+
+typedef struct {
+  unsigned at;    /* fire on this call number (counted from arming) */
+  unsigned seen;  /* calls of this kind since arming */
+  unsigned times; /* fire on `times` consecutive calls from `at` */
+  int err;        /* errno; 0 = short write */
+  bool armed;
+} fault;
+static fault wfault, ffault;
+static unsigned fired;
+static uint64_t fired_off;
+
+static int tracked(int fd) {
+  return fd >= 0 && fd < MAX_FD ? fds[fd] : UNTRACKED;
+}
+
+/* Does this call (of fault `f`'s kind) fail? Called under the lock. */
+static bool fault_fires(fault *f) {
+  if (!f->armed) return false;
+  f->seen++;
+  if (f->seen < f->at || f->seen >= f->at + f->times) return false;
+  fired++;
+  return true;
+}
+
+static void push(iol_kind kind, bool dsync, uint64_t off, const void *data,
+                 size_t len) {
+  if (!recording) return;
+  if (n_events == cap_events) {
+    cap_events = cap_events ? cap_events * 2 : 1024;
+    events = realloc(events, cap_events * sizeof *events);
+    if (events == NULL) abort();
+  }
+  iol_event *e = &events[n_events++];
+  memset(e, 0, sizeof *e);
+  e->kind = kind;
+  e->dsync = dsync;
+  e->off = off;
+  e->len = len;
+  if (len) {
+    e->data = malloc(len);
+    if (e->data == NULL) abort();
+    memcpy(e->data, data, len);
+  }
+}
+
+static void note_open(int fd, const char *path, int flags) {
+  if (fd < 0 || fd >= MAX_FD) return;
+  pthread_mutex_lock(&lock);
+  fds[fd] = UNTRACKED;
+  if (follow[0] && strcmp(path, follow) == 0) {
+    fds[fd] = (flags & O_DSYNC) == O_DSYNC ? TRACKED_DSYNC : TRACKED;
+    counts.tracked_opens++;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* ----------------------------------------------------------- the API */
+
+void iol_follow(const char *dir) {
+  pthread_mutex_lock(&lock);
+  if (dir)
+    snprintf(follow, sizeof follow, "%s/data.mdb", dir);
+  else
+    follow[0] = '\0';
+  pthread_mutex_unlock(&lock);
+}
+
+void iol_clear(void) {
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < n_events; i++) free(events[i].data);
+  free(events);
+  events = NULL;
+  n_events = cap_events = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+void iol_record(bool on) {
+  if (on) iol_clear();
+  pthread_mutex_lock(&lock);
+  recording = on;
+  pthread_mutex_unlock(&lock);
+}
+
+void iol_ack(void) {
+  pthread_mutex_lock(&lock);
+  push(IOL_ACK, false, 0, NULL, 0);
+  pthread_mutex_unlock(&lock);
+}
+
+const iol_event *iol_events(size_t *n) {
+  *n = n_events;
+  return events;
+}
+
+iol_counts iol_counts_get(void) {
+  pthread_mutex_lock(&lock);
+  iol_counts c = counts;
+  pthread_mutex_unlock(&lock);
+  return c;
+}
+
+void iol_counts_reset(void) {
+  pthread_mutex_lock(&lock);
+  unsigned opens = counts.tracked_opens;
+  memset(&counts, 0, sizeof counts);
+  counts.tracked_opens = opens;
+  pthread_mutex_unlock(&lock);
+}
+
+static void arm(fault *f, unsigned n, int err, unsigned times) {
+  pthread_mutex_lock(&lock);
+  *f = (fault){.at = n, .times = times ? times : 1, .err = err, .armed = true};
+  pthread_mutex_unlock(&lock);
+}
+
+void iol_fault_write(unsigned n, int err, unsigned times) {
+  arm(&wfault, n, err, times);
+}
+
+void iol_fault_flush(unsigned n, int err, unsigned times) {
+  arm(&ffault, n, err, times);
+}
+
+void iol_fault_clear(void) {
+  pthread_mutex_lock(&lock);
+  memset(&wfault, 0, sizeof wfault);
+  memset(&ffault, 0, sizeof ffault);
+  fired = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+uint64_t iol_fault_offset(void) {
+  pthread_mutex_lock(&lock);
+  uint64_t off = fired_off;
+  pthread_mutex_unlock(&lock);
+  return off;
+}
+
+unsigned iol_faults_fired(void) {
+  pthread_mutex_lock(&lock);
+  unsigned n = fired;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+/* --------------------------------------------------- opening, closing */
+
+static int do_open(open_fn fn, const char *path, int flags, va_list ap) {
+  mode_t mode = 0;
+  if (flags & (O_CREAT | __O_TMPFILE)) mode = (mode_t)va_arg(ap, int);
+  int fd = fn(path, flags, mode);
+  if (fd >= 0) note_open(fd, path, flags);
+  return fd;
+}
+
+int open(const char *path, int flags, ...) {
+  resolve();
+  va_list ap;
+  va_start(ap, flags);
+  int fd = do_open(real.open, path, flags, ap);
+  va_end(ap);
+  return fd;
+}
+
+int open64(const char *path, int flags, ...) {
+  resolve();
+  va_list ap;
+  va_start(ap, flags);
+  int fd = do_open(real.open64, path, flags, ap);
+  va_end(ap);
+  return fd;
+}
+
+static int do_openat(openat_fn fn, int dirfd, const char *path, int flags,
+                     va_list ap) {
+  mode_t mode = 0;
+  if (flags & (O_CREAT | __O_TMPFILE)) mode = (mode_t)va_arg(ap, int);
+  int fd = fn(dirfd, path, flags, mode);
+  /* Only absolute or cwd-relative names can match the followed path. */
+  if (fd >= 0 && (dirfd == AT_FDCWD || path[0] == '/'))
+    note_open(fd, path, flags);
+  else if (fd >= 0 && fd < MAX_FD)
+    fds[fd] = UNTRACKED;
+  return fd;
+}
+
+int openat(int dirfd, const char *path, int flags, ...) {
+  resolve();
+  va_list ap;
+  va_start(ap, flags);
+  int fd = do_openat(real.openat, dirfd, path, flags, ap);
+  va_end(ap);
+  return fd;
+}
+
+int openat64(int dirfd, const char *path, int flags, ...) {
+  resolve();
+  va_list ap;
+  va_start(ap, flags);
+  int fd = do_openat(real.openat64, dirfd, path, flags, ap);
+  va_end(ap);
+  return fd;
+}
+
+int close(int fd) {
+  resolve();
+  if (fd >= 0 && fd < MAX_FD && fds[fd]) {
+    pthread_mutex_lock(&lock);
+    fds[fd] = UNTRACKED;
+    pthread_mutex_unlock(&lock);
+  }
+  return real.close(fd);
+}
+
+/* ------------------------------------------------------------ writes */
+
+/* One write of `len` bytes gathered in `buf` at `off` on followed
+ * descriptor `fd` (kind `t`): inject the armed fault or do it, and record
+ * what was written. `advance`: a write at the file offset (write, writev),
+ * which must move the offset as the real call would. */
+static ssize_t tracked_write(int fd, int t, const void *buf, size_t len,
+                             uint64_t off, bool advance) {
+  pthread_mutex_lock(&lock);
+  counts.writes++;
+  if (t == TRACKED_DSYNC) counts.dsync_writes++;
+  bool fail = fault_fires(&wfault);
+  int err = wfault.err;
+  if (fail) fired_off = off;
+  size_t n = len;
+  if (fail && err != 0) {
+    pthread_mutex_unlock(&lock);
+    errno = err;
+    return -1;
+  }
+  if (fail) n = len / 2; /* short */
+  ssize_t r = real.pwrite(fd, buf, n, (off_t)off);
+  int saved = errno;
+  if (r > 0) {
+    push(IOL_WRITE, t == TRACKED_DSYNC, off, buf, (size_t)r);
+    if (advance) real.lseek(fd, (off_t)(off + (uint64_t)r), SEEK_SET);
+  }
+  pthread_mutex_unlock(&lock);
+  errno = saved;
+  return r;
+}
+
+/* Gather an iovec into one buffer (NULL on failure: ENOMEM). */
+static void *gather(const struct iovec *iov, int n, size_t *len) {
+  size_t total = 0;
+  for (int i = 0; i < n; i++) total += iov[i].iov_len;
+  char *buf = malloc(total ? total : 1);
+  if (buf == NULL) return NULL;
+  size_t at = 0;
+  for (int i = 0; i < n; i++) {
+    memcpy(buf + at, iov[i].iov_base, iov[i].iov_len);
+    at += iov[i].iov_len;
+  }
+  *len = total;
+  return buf;
+}
+
+static ssize_t tracked_writev(int fd, int t, const struct iovec *iov, int n,
+                              uint64_t off, bool advance) {
+  size_t len;
+  void *buf = gather(iov, n, &len);
+  if (buf == NULL) {
+    errno = ENOMEM;
+    return -1;
+  }
+  ssize_t r = tracked_write(fd, t, buf, len, off, advance);
+  int saved = errno;
+  free(buf);
+  errno = saved;
+  return r;
+}
+
+static uint64_t cur_offset(int fd) {
+  return (uint64_t)real.lseek(fd, 0, SEEK_CUR);
+}
+
+ssize_t write(int fd, const void *buf, size_t len) {
+  resolve();
+  int t = tracked(fd);
+  if (!t) return real.write(fd, buf, len);
+  return tracked_write(fd, t, buf, len, cur_offset(fd), true);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t len, off_t off) {
+  resolve();
+  int t = tracked(fd);
+  if (!t) return real.pwrite(fd, buf, len, off);
+  return tracked_write(fd, t, buf, len, (uint64_t)off, false);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off) {
+  resolve();
+  int t = tracked(fd);
+  if (!t) return real.pwrite64(fd, buf, len, off);
+  return tracked_write(fd, t, buf, len, (uint64_t)off, false);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n) {
+  resolve();
+  int t = tracked(fd);
+  if (!t) return real.writev(fd, iov, n);
+  return tracked_writev(fd, t, iov, n, cur_offset(fd), true);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
+  resolve();
+  int t = tracked(fd);
+  if (!t) return real.pwritev(fd, iov, n, off);
+  return tracked_writev(fd, t, iov, n, (uint64_t)off, false);
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off) {
+  resolve();
+  int t = tracked(fd);
+  if (!t) return real.pwritev64(fd, iov, n, off);
+  return tracked_writev(fd, t, iov, n, (uint64_t)off, false);
+}
+
+/* ----------------------------------------------------------- flushes */
+
+static int tracked_flush(sync_fn fn, int fd) {
+  pthread_mutex_lock(&lock);
+  counts.flushes++;
+  if (fault_fires(&ffault)) {
+    int err = ffault.err;
+    pthread_mutex_unlock(&lock);
+    errno = err;
+    return -1;
+  }
+  int r = fn(fd);
+  int saved = errno;
+  if (r == 0) push(IOL_FLUSH, false, 0, NULL, 0);
+  pthread_mutex_unlock(&lock);
+  errno = saved;
+  return r;
+}
+
+int fdatasync(int fd) {
+  resolve();
+  if (!tracked(fd)) return real.fdatasync(fd);
+  return tracked_flush(real.fdatasync, fd);
+}
+
+int fsync(int fd) {
+  resolve();
+  if (!tracked(fd)) return real.fsync(fd);
+  return tracked_flush(real.fsync, fd);
+}
+
+/* Nothing here models a size change: make it loud if LMDB ever does one
+ * on the followed file (it does only with MDB_WRITEMAP, which no mode
+ * uses). */
+static void refuse_truncate(void) {
+  static const char msg[] =
+      "iolayer: ftruncate on the followed data.mdb: not modelled\n";
+  ssize_t r = real.write(2, msg, sizeof msg - 1);
+  (void)r;
+  abort();
+}
+
+int ftruncate(int fd, off_t len) {
+  resolve();
+  if (tracked(fd) && recording) refuse_truncate();
+  return real.ftruncate(fd, len);
+}
+
+int ftruncate64(int fd, off_t len) {
+  resolve();
+  if (tracked(fd) && recording) refuse_truncate();
+  return real.ftruncate64(fd, len);
+}
