@@ -238,7 +238,16 @@ typedef struct {
  * 0 or above INT64_MAX / 1000, or a durability or log bounds other than
  * those of a handle this process already has on the board), JB_ECORRUPT (the
  * directory holds something that is not a board), JB_EVERSION (newer
- * schema), JB_EIO, JB_EFULL, JB_ENOMEM.
+ * schema), JB_EIO (also while an earlier commit of this process on the
+ * board failed in a way that leaves the disk's contents unknown: see
+ * below), JB_EFULL, JB_ENOMEM.
+ *
+ * I/O errors: a commit whose write or flush fails with an I/O error returns
+ * JB_EIO, and every later write through any handle of this process on that
+ * board, and any new open of it, fails with JB_EIO ("reopen the board")
+ * until every handle of it is closed: after a failed flush the kernel may
+ * have dropped the data while a later flush reports success. Reads go on.
+ * A full disk (JB_EFULL) changes nothing and leaves the handle usable.
  */
 JB_EXTERN int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts);
