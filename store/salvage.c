@@ -379,12 +379,15 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* Post the candidates (sorted by jobkey) into `dst`, in batches. */
 static int post_all(salv *sv, jb_store *dst) {
-  enum { BATCH = 256 };
-  jb_store_post sp[BATCH];
+  /* Few commits (each is flushed in durability full), each of a size
+   * LMDB takes easily (its limit is some 100,000 dirty pages). */
+  enum { BATCH = 4096 };
+  jb_store_post *sp = malloc(BATCH * sizeof *sp);
+  size_t *offs = malloc(BATCH * sizeof *offs);
   jb_buf pre = {0};
-  size_t offs[BATCH];
   jb_job job = {0};
-  int rc = JB_OK;
+  int rc = sp && offs ? JB_OK
+                      : jb__err(JB_ENOMEM, "out of memory for the copies");
   size_t n = 0;
   for (size_t i = 0; rc == JB_OK && i <= sv->nc; i++) {
     if (i < sv->nc) {
@@ -442,6 +445,8 @@ static int post_all(salv *sv, jb_store *dst) {
   }
   jb__job_clear(&job);
   jb__buf_free(&pre);
+  free(sp);
+  free(offs);
   return rc;
 }
 
