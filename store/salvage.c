@@ -576,8 +576,9 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
   scan_orphans(sv);
 
   /* Each job once (a tree's copy first), never one that completed. */
-  qsort(sv->done, sv->nd, 16, cmp_uuid);
-  qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_uuid);
+  /* (qsort of an empty, NULL array is undefined: UBSan says so.) */
+  if (sv->nd) qsort(sv->done, sv->nd, 16, cmp_uuid);
+  if (sv->nc) qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_uuid);
   size_t keep = 0;
   for (size_t i = 0; i < sv->nc; i++) {
     if (keep && memcmp(sv->c[keep - 1].uuid, sv->c[i].uuid, 16) == 0) continue;
@@ -588,8 +589,8 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     sv->c[keep++] = sv->c[i];
   }
   sv->nc = keep;
-  qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_key);
-  qsort(sv->bad, sv->nbad, sizeof *sv->bad, cmp_u64);
+  if (sv->nc) qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_key);
+  if (sv->nbad) qsort(sv->bad, sv->nbad, sizeof *sv->bad, cmp_u64);
   size_t nb = 0;
   for (size_t i = 0; i < sv->nbad; i++)
     if (nb == 0 || sv->bad[nb - 1] != sv->bad[i]) sv->bad[nb++] = sv->bad[i];

@@ -7,7 +7,7 @@
  * leaked page, a page in two trees and a page overwritten with garbage
  * are each reported; a healthy busy board passes.
  *
- * salvage: one board of a few thousand jobs (some with details large
+ * salvage: one board of 1,200 jobs (some with details large
  * enough for overflow pages, some claimed, some consumed), then many
  * copies of it, each with random pages overwritten by random bytes or
  * zeros (sometimes a meta page too). For each: salvage does not crash
@@ -17,7 +17,7 @@
  * no consumed job comes back. The seed is printed.
  *
  * Long form: JB_SALVAGE_BOARDS=2000 JB_SALVAGE_SEED=N tests/test_pages
- * (default 150 boards; the seed defaults to the time).
+ * (default 200 boards; the seed defaults to the time).
  */
 #include "helpers.h"
 #include "store/pages.h"
@@ -432,18 +432,24 @@ static void salvage_of_randomly_damaged_boards(void **state) {
   jb_board_close(fx->board);
   fx->board = NULL;
   const char *e = getenv("JB_SALVAGE_BOARDS");
-  long boards = e ? atol(e) : 150;
+  long boards = e ? atol(e) : 200;
   e = getenv("JB_SALVAGE_SEED");
   unsigned seed = e ? (unsigned)strtoul(e, NULL, 10) : (unsigned)time(NULL);
   print_message("salvage: %ld damaged boards, seed %u "
                 "(JB_SALVAGE_SEED=%u JB_SALVAGE_BOARDS=%ld to repeat)\n",
                 boards, seed, seed, boards);
-  filled f = make_board(fx->dir, 3000);
+  filled f = make_board(fx->dir, 1200);
   jobmap m = map_jobs(fx->dir);
   rawfile base = raw_read(fx->dir);
   uint64_t npages = base.len / base.ps;
   uint8_t *hit = calloc(npages, 1);
+  int *idx = calloc(m.n, sizeof *idx);
   assert_non_null(hit);
+  assert_non_null(idx);
+  for (size_t i = 0; i < m.n; i++) {
+    idx[i] = uuid_of(&f, m.j[i].uuid);
+    assert_true(idx[i] >= 0);
+  }
   srand(seed);
   size_t want_total = 0, got_total = 0, extra_total = 0;
   for (long k = 0; k < boards; k++) {
@@ -476,17 +482,15 @@ static void salvage_of_randomly_damaged_boards(void **state) {
     /* Every job whose pages are intact is there; no consumed one is. */
     size_t want = 0, got = 0;
     for (size_t i = 0; i < m.n; i++) {
-      int idx = uuid_of(&f, m.j[i].uuid);
-      assert_true(idx >= 0);
       bool intact = !hit[m.j[i].leaf];
       for (uint64_t q = 0; q < m.j[i].ovn; q++)
         if (hit[m.j[i].ov + q]) intact = false;
       jb_state s;
-      int gr = jb_job_get_state(&s, b, f.uuids[idx]);
+      int gr = jb_job_get_state(&s, b, f.uuids[idx[i]]);
       bool there = gr == JB_OK && s == JB_STATE_UNCLAIMED;
       if (intact && !there)
         fail_msg("board %ld (seed %u): job %s (leaf page %llu) is intact but "
-                 "was not salvaged", k, seed, f.uuids[idx],
+                 "was not salvaged", k, seed, f.uuids[idx[i]],
                  (unsigned long long)m.j[i].leaf);
       want += intact;
       got += there;
@@ -513,6 +517,7 @@ static void salvage_of_randomly_damaged_boards(void **state) {
                 "copied (of %zu live per board), %zu others\n", boards,
                 want_total, got_total, m.n, extra_total);
   free(hit);
+  free(idx);
   free(base.d);
   free(m.j);
   free_filled(&f);
@@ -534,6 +539,43 @@ static void salvage_refuses_a_missing_source_and_a_file_as_target(void **state) 
   free(file);
 }
 
+/* With both free lists unreadable, the stale copies on free pages look
+ * like pages cut off by damage: only the history and log keep the jobs
+ * consumed since from coming back. */
+static void salvage_never_returns_a_consumed_job_when_free_lists_are_lost(
+    void **state) {
+  jbt_fixture *fx = *state;
+  jb_board_close(fx->board);
+  fx->board = NULL;
+  filled f = make_board(fx->dir, 600);
+  rawfile r = raw_read(fx->dir);
+  size_t nm, om;
+  metas(&r, &nm, &om);
+  uint64_t roots[2] = {u64at(r.d + nm + 24 + 40), u64at(r.d + om + 24 + 40)};
+  for (int i = 0; i < 2; i++) memset(r.d + roots[i] * r.ps, 0, r.ps);
+  raw_write(fx->dir, &r);
+  free(r.d);
+  char *dst = jbt_path(fx->dir, "salvaged");
+  jb_salvage_stats st;
+  assert_int_equal(jb_board_salvage(&st, fx->dir, dst, NULL, NULL), JB_OK);
+  print_message("free lists lost: %zu copied, %zu left out as completed\n",
+                st.copied, st.completed);
+  jb_board *b = open_board(dst);
+  for (size_t i = 0; i < f.n; i++) {
+    jb_job *j = NULL;
+    int rc = jb_job_get(&j, b, f.uuids[i]);
+    jb_job_free(j);
+    if (f.consumed[i] && rc == JB_OK)
+      fail_msg("consumed job %s came back", f.uuids[i]);
+    if (!f.consumed[i] && rc != JB_OK)
+      fail_msg("live job %s was not salvaged", f.uuids[i]);
+  }
+  assert_true(st.completed > 0); /* stale copies were met, and refused */
+  jb_board_close(b);
+  free(dst);
+  free_filled(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(healthy_busy_board_passes_page_accounting,
@@ -553,6 +595,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           salvage_refuses_a_missing_source_and_a_file_as_target, jbt_setup,
           jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          salvage_never_returns_a_consumed_job_when_free_lists_are_lost,
+          jbt_setup, jbt_teardown),
       cmocka_unit_test_setup_teardown(salvage_of_randomly_damaged_boards,
                                       jbt_setup, jbt_teardown),
   };
