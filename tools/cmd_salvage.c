@@ -61,10 +61,6 @@ const cli_command cli_cmd_salvage = {
     "    jobboard check --board /srv/board.salvaged\n",
     0, 2, 2, "SRC DST"};
 
-/* Exit status when SRC has no readable meta page (JB_ECORRUPT before
- * anything is written). */
-#define EXIT_NO_META 9
-
 typedef struct {
   int json;
   int failed;
@@ -81,9 +77,10 @@ static void on_line(jb_salvage_kind kind, const char *line, void *payload) {
     json_t *v = json_string(line);
     if (v == NULL) v = json_string("(a line that is not UTF-8)");
     if (cli_json_print(json_pack("{s:o}", key[k], v))) out->failed = 1;
-  } else if (printf("%s: ", text[k]) < 0 || (cli_put_text(stdout, line), 0) ||
-             putchar('\n') == EOF) {
-    out->failed = 1;
+  } else {
+    if (printf("%s: ", text[k]) < 0) out->failed = 1;
+    cli_put_text(stdout, line);
+    if (putchar('\n') == EOF) out->failed = 1;
   }
 }
 
@@ -100,7 +97,7 @@ int cmd_salvage(int argc, char **argv) {
   if (st != JB_OK) {
     if (st == JB_ECORRUPT) {
       cli_fail(st);
-      return EXIT_NO_META;
+      return CLI_EXIT_NO_META; /* JB_ECORRUPT: nothing written */
     }
     return cli_fail(st);
   }
