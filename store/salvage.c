@@ -37,7 +37,15 @@
 #include <unistd.h>
 
 /* What each page of the source is to the salvage. */
-enum { PG_UNSEEN, PG_META, PG_TREE, PG_OLD, PG_FREE, PG_ORPHAN };
+enum {
+  PG_UNSEEN,
+  PG_META,
+  PG_TREE,    /* a page of the chosen meta's trees */
+  PG_OLD,     /* a page of the other meta's trees only */
+  PG_FREE,    /* listed by the chosen meta's free list */
+  PG_OLDFREE, /* listed by the other meta's free list only */
+  PG_ORPHAN,  /* none of those: read by scan_orphans */
+};
 
 typedef struct {
   uint8_t uuid[16];
@@ -67,6 +75,7 @@ typedef struct {
   uint64_t *bad;
   size_t nbad, badcap;
   uint64_t last_pg; /* the highest last page of the sane metas */
+  uint8_t free_mark; /* on_free marks PG_FREE or PG_OLDFREE */
   int err;
 } salv;
 
@@ -110,7 +119,18 @@ static bool on_page(jb_pgwalk *w, uint64_t pgno, uint64_t n, unsigned flags) {
   salv *sv = w->arg;
   (void)flags;
   if (pgno >= sv->f.npages) return true; /* the walk reports it */
-  if (sv->state[pgno] != PG_UNSEEN) return false; /* seen: once is enough */
+  if (sv->table == NULL) {
+    /* scan_orphans reading an entry's overflow run: any run no tree owns
+     * (a free page's entry is read for completion records only). */
+    uint8_t s = sv->state[pgno];
+    return s == PG_UNSEEN || s == PG_FREE || s == PG_OLDFREE ||
+           s == PG_ORPHAN;
+  }
+  /* Seen: once is enough (this also ends a walk of pages that point in
+   * circles). A page the older free list lists may have been reused by
+   * the newer commit: the chosen free list's tree can be there. */
+  if (sv->state[pgno] != PG_UNSEEN && sv->state[pgno] != PG_OLDFREE)
+    return false;
   for (uint64_t p = pgno; p - pgno < n && p < sv->f.npages; p++)
     sv->state[p] = sv->mark;
   return true;
@@ -316,33 +336,54 @@ static void on_free(jb_pgwalk *w, const uint8_t *key, size_t klen,
   if (!jb__pg_idl(data, dlen, &n, &list)) return;
   for (uint64_t i = 0; i < n; i++) {
     uint64_t p = jb__pg_u64(list + 8 * i);
-    if (p < sv->f.npages && sv->state[p] == PG_UNSEEN) sv->state[p] = PG_FREE;
+    /* The chosen meta's list is walked last: a page both lists hold is
+     * free in the chosen snapshot. */
+    if (p < sv->f.npages &&
+        (sv->state[p] == PG_UNSEEN || sv->state[p] == PG_OLDFREE))
+      sv->state[p] = sv->free_mark;
   }
 }
 
-static void walk_free(salv *sv, const jb_pgmeta *m) {
-  jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_free, .arg = sv};
+/* Mark the pages `m`'s free list lists (and its tree's pages, as known
+ * ones) with `mark`. false when a page of its tree cannot be read. */
+static bool walk_free(salv *sv, const jb_pgmeta *m, uint8_t mark,
+                      bool report) {
+  jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_free,
+                 .bad = report ? on_bad : NULL, .arg = sv};
+  size_t nbad = sv->nbad;
   sv->mark = PG_OLD;
+  sv->free_mark = mark;
   sv->table = "the free list";
   jb__pg_walk(&w, &m->dbs[0]);
+  return sv->nbad == nbad;
 }
 
-/* Pages neither tree reaches nor a free list lists. */
-static void scan_orphans(salv *sv) {
+/*
+ * Read the pages no tree reaches. Those no free list lists either were
+ * cut off from their tree by damage above them, or written after the
+ * chosen meta: their jobs are taken. So are those only the other meta's
+ * free list lists, when the chosen meta's is whole: the chosen commit
+ * reused them (it can reuse pages its predecessor's list holds), so they
+ * hold its data. Pages a free list of `trusted` lists hold stale copies:
+ * only their completion records are read (a job that completed stays
+ * completed, however old the record).
+ */
+static void scan_orphans(salv *sv, bool free_whole) {
   jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_leaf, .arg = sv};
   sv->table = NULL;
-  sv->take_jobs = true;
-  sv->mark = PG_ORPHAN;
   for (uint64_t p = 2; p < sv->f.npages; p++) {
-    if (sv->state[p] != PG_UNSEEN) continue;
+    uint8_t s = sv->state[p];
+    if (s != PG_UNSEEN && s != PG_FREE && s != PG_OLDFREE) continue;
     const uint8_t *pg = sv->f.base + p * sv->f.psize;
     unsigned fl = (unsigned)(pg[10] | pg[11] << 8) & ~(unsigned)JB_PG_DIRTY;
     bool header = jb__pg_u64(pg) == p;
     if (header && fl == JB_PG_LEAF && jb__pg_node_page(&sv->f, p) == NULL) {
-      sv->state[p] = PG_ORPHAN;
+      sv->take_jobs = s == PG_UNSEEN || (s == PG_OLDFREE && free_whole);
+      if (s == PG_UNSEEN) sv->state[p] = PG_ORPHAN;
       jb__pg_leaf_entries(&w, p);
       continue;
     }
+    if (s != PG_UNSEEN) continue; /* a free page may hold anything */
     if (header && (fl == JB_PG_BRANCH || fl == JB_PG_OVERFLOW ||
                    fl == (JB_PG_LEAF | JB_PG_LEAF2)))
       continue; /* no jobs on it; its leaves are scanned on their own */
@@ -571,9 +612,17 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     if (walk_main(&sm, &meta[other], &ts[other], false))
       walk_tables(sv, &ts[other], false);
   }
-  for (int i = 0; i < 2; i++)
-    if (ok[i]) walk_free(sv, &meta[i]);
-  scan_orphans(sv);
+  /* The other meta's free list first: its own pages are freed by the
+   * newer commit, so the chosen list names them, and marking those first
+   * would stop the walk of the other at its root. */
+  if (ok[other]) walk_free(sv, &meta[other], PG_OLDFREE, false);
+  bool free_whole = walk_free(sv, &meta[chosen], PG_FREE, true);
+  if (!free_whole)
+    say(sv, JB_SALVAGE_NOTE, "the free list of meta page %d cannot be read "
+        "whole: pages the other meta's free list lists are read for "
+        "completion records only (jobs its last commit wrote there may be "
+        "missed)", chosen);
+  scan_orphans(sv, free_whole);
 
   /* Each job once (a tree's copy first), never one that completed. */
   /* (qsort of an empty, NULL array is undefined: UBSan says so.) */
