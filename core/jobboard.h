@@ -1052,8 +1052,9 @@ typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
  * are dropped), in its original order (priority, then sequence); it gets
  * `dst`'s sequences. Jobs are read from the jobs table of the newest meta
  * page whose tree is readable, and, for leaf pages cut off by a damaged
- * page above them, from every page that no tree reaches and that no free
- * list lists (pages freed hold stale copies, which are never read). A job
+ * page above them, from every page that no tree reaches and that its free
+ * list does not list (free pages hold stale copies: only their completion
+ * records are read). A job
  * the readable history, log, trash or quarantine of either meta page
  * says has completed is never copied. Completion records of the history
  * that decode are copied (in order, newest kept within `dst`'s bounds);

@@ -13,12 +13,17 @@
  *    earliest, which does not exist), and every page they reach is marked
  *    as known. Their history, log, trash and quarantine say which jobs
  *    completed; a completed job is never copied;
- *  - both free lists are read: their pages hold stale copies of records,
- *    consumed jobs among them, and are never scanned;
- *  - every other page (no tree of either meta reaches it, no free list
- *    lists it) is a page cut off by damage above it, or one written after
- *    the chosen meta (by the commit of a damaged newer meta, or a commit
- *    that never finished): its leaf entries are read like the trees'. An
+ *  - the chosen meta's free list names the pages that hold stale copies
+ *    of records, consumed jobs among them: their jobs are never taken,
+ *    only their completion records (a completed job stays completed);
+ *  - every other page (no tree of either meta reaches it, the chosen free
+ *    list does not name it) is a page cut off by damage above it, or one
+ *    written after the chosen meta's snapshot (by the commit of a damaged
+ *    or torn newer meta, or a commit that never finished): its leaf
+ *    entries are read like the trees'. Pages only the other meta's free
+ *    list names are among them: the newer commit may reuse pages freed
+ *    two commits back, so they hold its data (unless the chosen free list
+ *    is unreadable: then they are read for completion records only). An
  *    unfinished commit's pages hold at worst a post that was never
  *    acknowledged, never a job consumed before it (a page past the last
  *    page of meta N was first written after N).
