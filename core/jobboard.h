@@ -1026,6 +1026,69 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
 JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,
                    void *payload);
 
+/* ---------------------------------------------------------------- salvage */
+
+/** What jb_board_salvage found and copied. */
+typedef struct {
+  size_t copied;      /**< jobs posted into the new board */
+  size_t orphaned;    /**< of those, found on pages no tree reaches */
+  size_t undecodable; /**< job records whose posting does not decode */
+  size_t completed;   /**< job records left out: the history, log, trash or
+                           quarantine say the job completed */
+  size_t bad_pages;   /**< pages that could not be read */
+  size_t bad_tables;  /**< tables whose tree could not be walked */
+  size_t history;     /**< completion records copied into the history */
+} jb_salvage_stats;
+
+/** What a jb_salvage_cb line is about. */
+typedef enum {
+  JB_SALVAGE_COPIED = 1,  /**< "job UUID (NAME)": copied */
+  JB_SALVAGE_UNDECODABLE, /**< a job record that was not copied, and why */
+  JB_SALVAGE_BAD_PAGE,    /**< "page N: why": a page that cannot be read */
+  JB_SALVAGE_BAD_TABLE,   /**< a table (or meta page) that cannot be read */
+  JB_SALVAGE_NOTE,        /**< anything else worth knowing */
+} jb_salvage_kind;
+
+/** Called once per line of the salvage's report. */
+typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
+                              void *payload);
+
+/**
+ * Copy what can be read of the damaged board in directory `src` into a new
+ * board in directory `dst`. `src` is only read: its data file is opened
+ * read-only and mapped, no lock file is made (it may be on a read-only
+ * mount), and its pages are read by jobboard's own reader of LMDB's file
+ * format, which checks every page before using it (LMDB itself trusts
+ * its file and may crash on a damaged one). No process may write `src`
+ * meanwhile.
+ *
+ * Every job record whose posting decodes is posted into `dst` with its
+ * uuid, name, details, priority, creation time and book, UNCLAIMED (claims
+ * are dropped), in its original order (priority, then sequence); it gets
+ * `dst`'s sequences. Jobs are read from the jobs table of the newest meta
+ * page whose tree is readable, and, for leaf pages cut off by a damaged
+ * page above them, from every page that no tree reaches and that its free
+ * list does not list (free pages hold stale copies: only their completion
+ * records are read). A job
+ * the readable history, log, trash or quarantine of either meta page
+ * says has completed is never copied. Completion records of the history
+ * that decode are copied (in order, newest kept within `dst`'s bounds);
+ * the change log and the trash are not (`dst` starts its own log with the
+ * POSTED events).
+ *
+ * `dst` must not exist (its parent must) or be an empty directory.
+ * Reports each copied job, each undecodable record, each unreadable page
+ * and table through `cb` (may be NULL); fills `stats` (may be NULL).
+ * Returns JB_OK when the salvage ran, however much it lost (see stats).
+ * Errors: JB_EINVAL (`dst` exists and is not an empty directory, NULL
+ * arguments), JB_ENOTFOUND (`src` holds no data.mdb, or `dst`'s parent is
+ * missing), JB_ECORRUPT (neither meta page of `src` is readable: nothing
+ * is written), JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_board_salvage(jb_salvage_stats *stats, const char *src,
+                               const char *dst, jb_salvage_cb cb,
+                               void *payload);
+
 #ifdef __cplusplus
 }
 #endif

@@ -460,6 +460,15 @@ struct jb_hist_bounds;
 int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report,
                     const struct jb_hist_bounds *hist);
 
+/* jb_board_salvage (store/salvage.c): read the board in `src` with the
+ * defensive page reader (never LMDB, never a write), then ask open_dst for
+ * the new board's store (only once the source proved readable: nothing is
+ * made when it is not) and copy the jobs and history into it. Lines go to
+ * `cb`, counts to `st` (zeroed by the caller). */
+int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
+                void *payload, jb_store *(*open_dst)(void *arg, int *rc),
+                void *dst_arg);
+
 /* ------------------------------------ the completion history (history.c) */
 
 /* The history's bounds, as the writing handle has them (jb_board). */

@@ -189,6 +189,17 @@ int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
 void jb__log_limits(const jb_board_options *o, uint64_t *keep,
                     int64_t *max_age_us);
 
+/* Check's page accounting (pagecheck.c), inside the read transaction
+ * `txn` of the check: problem lines are appended to `report` (each
+ * NUL-terminated) and counted in *problems; *unreadable says whether a
+ * page of a tree could not be read (then LMDB must not walk the tables:
+ * it trusts its pages and may crash on them). JB__PAGES_AGAIN: the meta page
+ * of txn's snapshot was rewritten before it could be read (two commits
+ * since txn began): run it again in a fresh transaction. */
+#define JB__PAGES_AGAIN (-901)
+int jb__check_pages(jb_store *s, MDB_txn *txn, jb_buf *report,
+                    size_t *problems, bool *unreadable);
+
 /* Translate an LMDB or errno code into a JB_E* code with a message. */
 int jb__store_error(int rc, const char *what);
 

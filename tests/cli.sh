@@ -923,5 +923,47 @@ run "$JOBBOARD" --board "$ROOT/none" watch --timeout 0
 expect_error 3 "" "watch of a missing board"
 end
 
+# --- salvage (issue 11) ----------------------------------------------------
+
+begin "salvage copies a board into a new directory without writing the source"
+post keep-1; u1=$uuid
+post keep-2; u2=$uuid
+post gone; u3=$uuid
+jb claim --who w1 "$u2"; expect_ok "claim"
+jb claim --who w1 "$u3"; jb consume --who w1 "$u3"; expect_ok "consume"
+rm -f "$B/lock.mdb"
+sum=$(md5sum <"$B/data.mdb")
+chmod a-w "$B" "$B/data.mdb"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+expect_ok "salvage"
+printf '%s\n' "$out" | grep -qx "copied: job $u1 (keep-1)" || fail "no copied line for $u1: $out"
+printf '%s\n' "$out" | tail -1 | grep -q "^copied 2 (from unreachable pages 0), undecodable 0, completed 0, bad pages 0, bad tables 0, history 1$" ||
+  fail "salvage summary: $out"
+[ ! -e "$B/lock.mdb" ] || fail "salvage made a lock file in the source"
+[ "$(md5sum <"$B/data.mdb")" = "$sum" ] || fail "salvage changed the source"
+chmod u+w "$B" "$B/data.mdb"
+run "$JOBBOARD" --board "$ROOT/salv$tests" check; expect_ok "check of the salvaged board"
+run "$JOBBOARD" --board "$ROOT/salv$tests" state "$u2"; expect_out UNCLAIMED "the claim was dropped"
+run "$JOBBOARD" --board "$ROOT/salv$tests" state "$u3"; expect_out COMPLETE "the consumed job stays consumed"
+run "$JOBBOARD" salvage --json "$B" "$ROOT/salvj$tests"; expect_ok "salvage --json"
+json_check 'lines[-1] == {"copied": 2, "orphaned": 0, "undecodable": 0, "completed": 0, "bad_pages": 0, "bad_tables": 0, "history": 1} and lines[0]["copied"].startswith("job ")'
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+expect_error 2 "is not empty" "salvage into a board"
+run "$JOBBOARD" salvage "$ROOT/no-such" "$ROOT/salvn$tests"
+expect_error 3 "does not exist" "salvage of a missing board"
+run "$JOBBOARD" salvage "$B"
+expect_error 2 "DST" "salvage without DST"
+run "$JOBBOARD" --board "$B" salvage "$B" "$ROOT/salvb$tests"
+expect_error 2 "not --board" "salvage with --board"
+end
+
+begin "salvage of a board with both meta pages overwritten writes nothing, exit 9"
+post one
+"$PYTHON" -c 'import sys; f = open(sys.argv[1], "r+b"); f.write(bytes(8192))' "$B/data.mdb"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+expect_error 9 "neither meta page can be read" "salvage without a meta page"
+[ ! -e "$ROOT/salv$tests" ] || fail "salvage made its target anyway"
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]

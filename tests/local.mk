@@ -62,6 +62,13 @@ tests_test_history_SOURCES = tests/test_history.c $(JB_TEST_HELPERS)
 tests_test_history_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_history_LDADD = $(JB_TEST_LIBS)
 
+# Check's page accounting and salvage (issue 11, points 5 and 6).
+check_PROGRAMS += tests/test_pages
+TESTS += tests/test_pages
+tests_test_pages_SOURCES = tests/test_pages.c $(JB_TEST_HELPERS)
+tests_test_pages_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_pages_LDADD = $(JB_TEST_LIBS)
+
 # The change log: reading, waiting, trimming, subscriptions (test_watch.c).
 check_PROGRAMS += tests/test_watch
 TESTS += tests/test_watch

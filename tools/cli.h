@@ -18,6 +18,7 @@ enum {
   CLI_EXIT_OFFLINE = 6,   /* JB_EOFFLINE */
   CLI_EXIT_TIMEDOUT = 7,  /* JB_ETIMEDOUT */
   CLI_EXIT_TRIMMED = 8,   /* JB_ETRIMMED: the change log moved past --from */
+  CLI_EXIT_NO_META = 9,   /* salvage: no readable meta page in SRC */
 };
 
 /* The exit code for a JB_* status. */

@@ -193,6 +193,7 @@ int cmd_owner(int argc, char **argv);
 int cmd_state(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_salvage(int argc, char **argv); /* cmd_salvage.c */
 int cmd_extend(int argc, char **argv);
 int cmd_expires_in(int argc, char **argv);
 int cmd_entities(int argc, char **argv);
@@ -209,7 +210,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
-    cli_cmd_sync, cli_cmd_status;
+    cli_cmd_sync, cli_cmd_status, cli_cmd_salvage;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

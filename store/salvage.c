@@ -1,0 +1,680 @@
+/*
+ * salvage.c - read what a damaged board still holds (jb_board_salvage,
+ * issue 11 point 6), with the defensive reader of pages.h, never LMDB:
+ * LMDB trusts its pages and asserts, loops or reads out of bounds on bad
+ * ones. The source is mapped read-only and never locked or written.
+ *
+ * What is read, and why it is safe:
+ *  - both meta pages. Transaction N writes meta N % 2, so the two are N
+ *    and N-1. The jobs come from the newest meta whose jobs tree is
+ *    readable (a damaged newer meta falls back to the older);
+ *  - the trees of BOTH metas are walked: the older meta's pages are all
+ *    intact in a healthy file (pages N frees can be reused by N+2 at the
+ *    earliest, which does not exist), and every page they reach is marked
+ *    as known. Their history, log, trash and quarantine say which jobs
+ *    completed; a completed job is never copied;
+ *  - the chosen meta's free list names the pages that hold stale copies
+ *    of records, consumed jobs among them: their jobs are never taken,
+ *    only their completion records (a completed job stays completed);
+ *  - every other page (no tree of either meta reaches it, the chosen free
+ *    list does not name it) is a page cut off by damage above it, or one
+ *    written after the chosen meta's snapshot (by the commit of a damaged
+ *    or torn newer meta, or a commit that never finished): its leaf
+ *    entries are read like the trees'. Pages only the other meta's free
+ *    list names are among them: the newer commit may reuse pages freed
+ *    two commits back, so they hold its data (unless the chosen free list
+ *    is unreadable: then they are read for completion records only). An
+ *    unfinished commit's pages hold at worst a post that was never
+ *    acknowledged, never a job consumed before it (a page past the last
+ *    page of meta N was first written after N).
+ */
+#include "txn.h"
+#include "history.h"
+#include "pages.h"
+#include "core/posting.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What each page of the source is to the salvage. */
+enum {
+  PG_UNSEEN,
+  PG_META,
+  PG_TREE,    /* a page of the chosen meta's trees */
+  PG_OLD,     /* a page of the other meta's trees only */
+  PG_FREE,    /* listed by the chosen meta's free list */
+  PG_OLDFREE, /* listed by the other meta's free list only */
+  PG_ORPHAN,  /* none of those: read by scan_orphans */
+};
+
+typedef struct {
+  uint8_t uuid[16];
+  uint8_t jobkey[JB_JOBKEY_LEN];
+  bool orphan;
+  size_t off, len; /* the posting, in sv->bytes */
+} cand;
+
+typedef struct {
+  jb_salvage_stats *st;
+  jb_salvage_cb cb;
+  void *payload;
+  jb_pgfile f;
+  uint8_t *state;  /* per page of the file */
+  uint8_t mark;    /* what the walk marks: PG_TREE, PG_OLD, PG_ORPHAN */
+  const char *table; /* the table walked; NULL: a page no tree reaches */
+  bool take_jobs;  /* the jobs of this walk are candidates */
+  bool take_hist;  /* the history records of this walk are copied */
+  cand *c;
+  size_t nc, ccap;
+  jb_buf bytes;    /* postings of candidates; history records */
+  uint8_t (*done)[16];
+  size_t nd, dcap;
+  size_t *hist;    /* offsets in bytes of history records: u64 hseq, u32
+                      len, value */
+  size_t nh, hcap;
+  uint64_t *bad;
+  size_t nbad, badcap;
+  uint64_t last_pg; /* the highest last page of the sane metas */
+  uint8_t free_mark; /* on_free marks PG_FREE or PG_OLDFREE */
+  int err;
+} salv;
+
+static void say(salv *sv, jb_salvage_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(salv *sv, jb_salvage_kind kind, const char *fmt, ...) {
+  if (sv->cb == NULL) return;
+  char line[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  sv->cb(kind, line, sv->payload);
+}
+
+static bool grow(salv *sv, void **p, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return true;
+  size_t nc = *cap ? *cap * 2 : 256;
+  void *q = realloc(*p, nc * size);
+  if (q == NULL) {
+    sv->err = JB_ENOMEM;
+    return false;
+  }
+  *p = q;
+  *cap = nc;
+  return true;
+}
+
+static void add_done(salv *sv, const uint8_t *uuid) {
+  if (!grow(sv, (void **)&sv->done, &sv->dcap, sv->nd, 16)) return;
+  memcpy(sv->done[sv->nd++], uuid, 16);
+}
+
+static void add_bad(salv *sv, uint64_t pgno) {
+  if (!grow(sv, (void **)&sv->bad, &sv->badcap, sv->nbad, sizeof *sv->bad))
+    return;
+  sv->bad[sv->nbad++] = pgno;
+}
+
+static bool on_page(jb_pgwalk *w, uint64_t pgno, uint64_t n, unsigned flags) {
+  salv *sv = w->arg;
+  (void)flags;
+  if (pgno >= sv->f.npages) return true; /* the walk reports it */
+  if (sv->table == NULL) {
+    /* scan_orphans reading an entry's overflow run: any run no tree owns
+     * (a free page's entry is read for completion records only). */
+    uint8_t s = sv->state[pgno];
+    return s == PG_UNSEEN || s == PG_FREE || s == PG_OLDFREE ||
+           s == PG_ORPHAN;
+  }
+  /* Seen: once is enough (this also ends a walk of pages that point in
+   * circles). A page the older free list lists may have been reused by
+   * the newer commit: the chosen free list's tree can be there. */
+  if (sv->state[pgno] != PG_UNSEEN && sv->state[pgno] != PG_OLDFREE)
+    return false;
+  for (uint64_t p = pgno; p - pgno < n && p < sv->f.npages; p++)
+    sv->state[p] = sv->mark;
+  return true;
+}
+
+static void on_bad(jb_pgwalk *w, uint64_t pgno, const char *why) {
+  salv *sv = w->arg;
+  add_bad(sv, pgno);
+  say(sv, JB_SALVAGE_BAD_PAGE, "page %llu (%s): %s", (unsigned long long)pgno,
+      sv->table ? sv->table : "a page no tree reaches", why);
+}
+
+static bool is(const salv *sv, const char *table) {
+  return sv->table == NULL || strcmp(sv->table, table) == 0;
+}
+
+/* A job record: uuid -> jb_jobhdr + posting. */
+static bool job_entry(salv *sv, const uint8_t *key, size_t klen,
+                      const uint8_t *data, size_t dlen) {
+  jb_jobhdr h;
+  if (klen != 16 || dlen <= sizeof h) return false;
+  memcpy(&h, data, sizeof h);
+  if (h.format != 1 || h.jobkey[0] > 4) return false;
+  if (!sv->take_jobs) return true;
+  if (!grow(sv, (void **)&sv->c, &sv->ccap, sv->nc, sizeof *sv->c) ||
+      jb__buf_append(&sv->bytes, data + sizeof h, dlen - sizeof h)) {
+    sv->err = JB_ENOMEM;
+    return true;
+  }
+  cand *c = &sv->c[sv->nc++];
+  memcpy(c->uuid, key, 16);
+  memcpy(c->jobkey, h.jobkey, JB_JOBKEY_LEN);
+  c->orphan = sv->table == NULL;
+  c->len = dlen - sizeof h;
+  c->off = sv->bytes.len - c->len;
+  return true;
+}
+
+static bool history_entry(salv *sv, const uint8_t *key, size_t klen,
+                          const uint8_t *data, size_t dlen) {
+  if (klen == 17 && key[0] == 'u' && dlen == 8) {
+    add_done(sv, key + 1);
+    return true;
+  }
+  if (klen != 9 || key[0] != 's') return false;
+  jb_histrec rec;
+  char why[200];
+  if (jb__histrec_check(data, dlen, &rec, why, sizeof why) != JB_OK)
+    return false;
+  add_done(sv, rec.uuid);
+  if (!sv->take_hist) return true;
+  uint8_t head[12];
+  uint64_t hseq = jb__be64(key + 1);
+  uint32_t len = (uint32_t)dlen;
+  memcpy(head, &hseq, 8);
+  memcpy(head + 8, &len, 4);
+  if (!grow(sv, (void **)&sv->hist, &sv->hcap, sv->nh, sizeof *sv->hist))
+    return true;
+  sv->hist[sv->nh++] = sv->bytes.len;
+  if (jb__buf_append(&sv->bytes, head, sizeof head) ||
+      jb__buf_append(&sv->bytes, data, dlen))
+    sv->err = JB_ENOMEM;
+  return true;
+}
+
+static bool log_entry(salv *sv, size_t klen, const uint8_t *data,
+                      size_t dlen) {
+  jb_eventrec ev;
+  if (klen != 8 || dlen < sizeof ev) return false;
+  memcpy(&ev, data, sizeof ev);
+  if (dlen != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
+      ev.type > JB_EV_LAST)
+    return false;
+  if (ev.type == JB_EV_CONSUMED || ev.type == JB_EV_TRASHED ||
+      ev.type == JB_EV_REVOKED)
+    add_done(sv, ev.uuid);
+  return true;
+}
+
+static bool trash_entry(salv *sv, const uint8_t *key, size_t klen,
+                        const uint8_t *data, size_t dlen) {
+  jb_trashrec t;
+  if (klen != 16 || dlen < sizeof t) return false;
+  memcpy(&t, data, sizeof t);
+  if (t.format != 1 ||
+      dlen != sizeof t + (size_t)t.owner_len + t.posting_len)
+    return false;
+  add_done(sv, key);
+  return true;
+}
+
+static void on_leaf(jb_pgwalk *w, const uint8_t *key, size_t klen,
+                    const uint8_t *data, size_t dlen, unsigned nflags) {
+  salv *sv = w->arg;
+  if (data == NULL || (nflags & JB_PGN_SUBDATA)) return;
+  /* A page no tree reaches could be any table's: the shapes tell them
+   * apart (a trash record is tried before a job: its posting sits at
+   * another offset and would not decode as a job's anyway). */
+  if (is(sv, JB_DB_HISTORY) && history_entry(sv, key, klen, data, dlen)) return;
+  if (is(sv, JB_DB_LOG) && log_entry(sv, klen, data, dlen)) return;
+  if (is(sv, JB_DB_TRASH) && trash_entry(sv, key, klen, data, dlen)) return;
+  if (is(sv, JB_DB_QUARANTINE) && klen == 17 && key[0] == 'j' &&
+      dlen >= sizeof(jb_quarrec)) {
+    add_done(sv, key + 1);
+    return;
+  }
+  if (is(sv, JB_DB_JOBS) && job_entry(sv, key, klen, data, dlen)) return;
+  if (sv->table && strcmp(sv->table, JB_DB_JOBS) == 0) {
+    char ut[JB_UUID_STRLEN] = "(no uuid)";
+    if (klen == 16) jb__uuid_format(ut, key);
+    sv->st->undecodable++;
+    say(sv, JB_SALVAGE_UNDECODABLE, "job %s: its record is malformed", ut);
+  }
+}
+
+/* ------------------------------------------------------------- the trees */
+
+typedef struct {
+  char name[32];
+  jb_pgdb db;
+} table;
+
+typedef struct {
+  table t[32];
+  unsigned n;
+} tables;
+
+/* salv followed by the tables the main tree's walk fills (on_main); the
+ * walk's callbacks take it as the salv it starts with. */
+typedef struct {
+  salv sv;
+  tables *out;
+} salv_main;
+
+static void on_main(jb_pgwalk *w, const uint8_t *key, size_t klen,
+                    const uint8_t *data, size_t dlen, unsigned nflags) {
+  tables *out = ((salv_main *)w->arg)->out;
+  if (!(nflags & JB_PGN_SUBDATA) || data == NULL || klen == 0 ||
+      klen >= sizeof out->t[0].name || out->n == 32)
+    return;
+  table *t = &out->t[out->n];
+  if (!jb__pg_db(data, dlen, &t->db)) return;
+  memcpy(t->name, key, klen);
+  t->name[klen] = '\0';
+  out->n++;
+}
+
+/* Walk the main tree of `m`: its tables into *ts. false when its root
+ * page cannot be read. */
+static bool walk_main(salv_main *sm, const jb_pgmeta *m, tables *ts,
+                      bool report) {
+  salv *sv = &sm->sv;
+  memset(ts, 0, sizeof *ts);
+  sm->out = ts;
+  if (m->dbs[1].root == JB_PG_NONE) return true;
+  if (jb__pg_node_page(&sv->f, m->dbs[1].root)) {
+    if (report) on_bad(&(jb_pgwalk){.arg = sv}, m->dbs[1].root,
+                       jb__pg_node_page(&sv->f, m->dbs[1].root));
+    return false;
+  }
+  jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_main,
+                 .bad = report ? on_bad : NULL, .arg = sm};
+  sv->table = "the main tree";
+  jb__pg_walk(&w, &m->dbs[1]);
+  return true;
+}
+
+static const table *find(const tables *ts, const char *name) {
+  for (unsigned i = 0; i < ts->n; i++)
+    if (strcmp(ts->t[i].name, name) == 0) return &ts->t[i];
+  return NULL;
+}
+
+/* Walk every table of `ts`: jobs and history taken with `chosen`. */
+static void walk_tables(salv *sv, const tables *ts, bool chosen) {
+  jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_leaf,
+                 .bad = chosen ? on_bad : NULL, .arg = sv};
+  for (unsigned i = 0; i < ts->n; i++) {
+    const table *t = &ts->t[i];
+    if (chosen && t->db.root != JB_PG_NONE &&
+        jb__pg_node_page(&sv->f, t->db.root)) {
+      sv->st->bad_tables++;
+      say(sv, JB_SALVAGE_BAD_TABLE, "table %s: its root page %llu cannot be "
+          "read (%s)", t->name, (unsigned long long)t->db.root,
+          jb__pg_node_page(&sv->f, t->db.root));
+    }
+    sv->table = t->name;
+    sv->take_jobs = chosen;
+    sv->take_hist = chosen;
+    jb__pg_walk(&w, &t->db);
+  }
+  sv->take_jobs = sv->take_hist = false;
+}
+
+static void on_free(jb_pgwalk *w, const uint8_t *key, size_t klen,
+                    const uint8_t *data, size_t dlen, unsigned nflags) {
+  salv *sv = w->arg;
+  (void)key;
+  (void)klen;
+  (void)nflags;
+  uint64_t n;
+  const uint8_t *list;
+  if (!jb__pg_idl(data, dlen, &n, &list)) return;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t p = jb__pg_u64(list + 8 * i);
+    /* The chosen meta's list is walked last: a page both lists hold is
+     * free in the chosen snapshot. */
+    if (p < sv->f.npages &&
+        (sv->state[p] == PG_UNSEEN || sv->state[p] == PG_OLDFREE))
+      sv->state[p] = sv->free_mark;
+  }
+}
+
+/* Mark the pages `m`'s free list lists (and its tree's pages, as known
+ * ones) with `mark`. false when a page of its tree cannot be read. */
+static bool walk_free(salv *sv, const jb_pgmeta *m, uint8_t mark,
+                      bool report) {
+  jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_free,
+                 .bad = report ? on_bad : NULL, .arg = sv};
+  size_t nbad = sv->nbad;
+  sv->mark = PG_OLD;
+  sv->free_mark = mark;
+  sv->table = "the free list";
+  jb__pg_walk(&w, &m->dbs[0]);
+  return sv->nbad == nbad;
+}
+
+/*
+ * Read the pages no tree reaches. Those no free list lists either were
+ * cut off from their tree by damage above them, or written after the
+ * chosen meta: their jobs are taken. So are those only the other meta's
+ * free list lists, when the chosen meta's is whole: the chosen commit
+ * reused them (it can reuse pages its predecessor's list holds), so they
+ * hold its data. Pages a free list of `trusted` lists hold stale copies:
+ * only their completion records are read (a job that completed stays
+ * completed, however old the record).
+ */
+static void scan_orphans(salv *sv, bool free_whole) {
+  jb_pgwalk w = {.f = &sv->f, .page = on_page, .leaf = on_leaf, .arg = sv};
+  sv->table = NULL;
+  for (uint64_t p = 2; p < sv->f.npages; p++) {
+    uint8_t s = sv->state[p];
+    if (s != PG_UNSEEN && s != PG_FREE && s != PG_OLDFREE) continue;
+    const uint8_t *pg = sv->f.base + p * sv->f.psize;
+    unsigned fl = (unsigned)(pg[10] | pg[11] << 8) & ~(unsigned)JB_PG_DIRTY;
+    bool header = jb__pg_u64(pg) == p;
+    if (header && fl == JB_PG_LEAF && jb__pg_node_page(&sv->f, p) == NULL) {
+      sv->take_jobs = s == PG_UNSEEN || (s == PG_OLDFREE && free_whole);
+      if (s == PG_UNSEEN) sv->state[p] = PG_ORPHAN;
+      jb__pg_leaf_entries(&w, p);
+      continue;
+    }
+    if (s != PG_UNSEEN) continue; /* a free page may hold anything */
+    if (header && (fl == JB_PG_BRANCH || fl == JB_PG_OVERFLOW ||
+                   fl == (JB_PG_LEAF | JB_PG_LEAF2)))
+      continue; /* no jobs on it; its leaves are scanned on their own */
+    /* Within the snapshot's pages every page belongs somewhere: this one
+     * was overwritten. Past them, it may never have been written. */
+    if (p <= sv->last_pg) {
+      add_bad(sv, p);
+      say(sv, JB_SALVAGE_BAD_PAGE, "page %llu (no tree reaches it): not a "
+          "readable page", (unsigned long long)p);
+    }
+  }
+  sv->take_jobs = false;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static int cmp_uuid(const void *a, const void *b) { return memcmp(a, b, 16); }
+
+static int cmp_cand_uuid(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  int c = memcmp(x->uuid, y->uuid, 16);
+  return c ? c : (int)x->orphan - (int)y->orphan;
+}
+
+static int cmp_cand_key(const void *a, const void *b) {
+  const cand *x = a, *y = b;
+  return memcmp(x->jobkey, y->jobkey, JB_JOBKEY_LEN);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Post the candidates (sorted by jobkey) into `dst`, in batches. */
+static int post_all(salv *sv, jb_store *dst) {
+  /* Few commits (each is flushed in durability full), each of a size
+   * LMDB takes easily (its limit is some 100,000 dirty pages). */
+  enum { BATCH = 4096 };
+  jb_store_post *sp = malloc(BATCH * sizeof *sp);
+  size_t *offs = malloc(BATCH * sizeof *offs);
+  jb_buf pre = {0};
+  jb_job job = {0};
+  int rc = sp && offs ? JB_OK
+                      : jb__err(JB_ENOMEM, "out of memory for the copies");
+  size_t n = 0;
+  for (size_t i = 0; rc == JB_OK && i <= sv->nc; i++) {
+    if (i < sv->nc) {
+      const cand *c = &sv->c[i];
+      char ut[JB_UUID_STRLEN], why[300];
+      jb__uuid_format(ut, c->uuid);
+      int dr = jb__posting_decode(&job, sv->bytes.data + c->off, c->len, why,
+                                  sizeof why);
+      if (dr == JB_ENOMEM) {
+        rc = dr;
+        break;
+      }
+      if (dr == JB_OK && strcmp(job.uuid, ut) != 0) {
+        snprintf(why, sizeof why, "its posting names job %s", job.uuid);
+        dr = JB_ECORRUPT;
+      }
+      if (dr == JB_OK && job.priority != jb__jobkey_priority(c->jobkey)) {
+        snprintf(why, sizeof why, "its posting's priority is not its key's");
+        dr = JB_ECORRUPT;
+      }
+      if (dr != JB_OK) {
+        /* A page no tree reaches may hold anything: only the records of
+         * the jobs tree are reported. */
+        if (!c->orphan) {
+          sv->st->undecodable++;
+          say(sv, JB_SALVAGE_UNDECODABLE, "job %s: %s", ut, why);
+        }
+        continue;
+      }
+      size_t dl;
+      const void *d = jb_job_details(&job, &dl);
+      jb_posting_fields f = {.uuid = ut, .name = job.name,
+                             .name_len = strlen(job.name),
+                             .priority = job.priority,
+                             .created_us = job.created_us, .details = d,
+                             .details_len = dl, .book_name = job.book_name,
+                             .book_uuid = job.book_uuid};
+      offs[n] = pre.len;
+      if ((rc = jb__posting_prefix(&pre, &f)) != JB_OK) break;
+      memcpy(sp[n].uuid, c->uuid, 16);
+      sp[n].priority = job.priority;
+      sp[n].prefix_len = pre.len - offs[n];
+      n++;
+      sv->st->copied++;
+      if (c->orphan) sv->st->orphaned++;
+      say(sv, JB_SALVAGE_COPIED, "job %s (%s)%s", ut, job.name,
+          c->orphan ? ": from a page no tree reaches" : "");
+    }
+    if (n == BATCH || (i == sv->nc && n)) {
+      for (size_t k = 0; k < n; k++) sp[k].prefix = pre.data + offs[k];
+      rc = jb__store_post(dst, sp, n, jb__now_us());
+      n = 0;
+      pre.len = 0;
+    }
+  }
+  jb__job_clear(&job);
+  jb__buf_free(&pre);
+  free(sp);
+  free(offs);
+  return rc;
+}
+
+static int hist_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  salv *sv = vctx;
+  (void)status;
+  for (size_t i = 0; i < sv->nh; i++) {
+    const uint8_t *h = sv->bytes.data + sv->hist[i];
+    uint32_t len;
+    memcpy(&len, h + 8, 4);
+    const uint8_t *v = h + 12;
+    jb_hist_entry e = {0};
+    char why[200];
+    if (jb__histrec_check(v, len, &e.rec, why, sizeof why) != JB_OK) continue;
+    const char *p = (const char *)v + sizeof e.rec;
+    e.owner = p;
+    e.owner_len = e.rec.owner_len;
+    e.name = p + e.owner_len;
+    e.name_len = e.rec.name_len;
+    e.reason = e.name + e.name_len;
+    e.reason_len = e.rec.reason_len;
+    e.result = e.reason + e.reason_len;
+    e.result_len = e.rec.result_len;
+    int rc = jb__history_put(s, txn, &e, NULL, jb__now_us());
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int cmp_hist(const void *a, const void *b, void *arg);
+
+/* ------------------------------------------------------------------ main */
+
+static void pick_metas(salv_main *sm, jb_pgmeta meta[2], bool ok[2],
+                       int order[2], int *chosen, tables ts[2]) {
+  salv *sv = &sm->sv;
+  order[0] = ok[0] && (!ok[1] || meta[0].txnid > meta[1].txnid) ? 0 : 1;
+  order[1] = 1 - order[0];
+  *chosen = -1;
+  /* The newest meta whose main tree and jobs tree can be read. */
+  for (int k = 0; k < 2 && *chosen < 0; k++) {
+    int i = order[k];
+    if (!ok[i]) continue;
+    sv->mark = PG_TREE;
+    memset(sv->state, 0, sv->f.npages);
+    bool main_ok = walk_main(sm, &meta[i], &ts[i], false);
+    const table *jobs = main_ok ? find(&ts[i], JB_DB_JOBS) : NULL;
+    if (jobs && (jobs->db.root == JB_PG_NONE ||
+                 jb__pg_node_page(&sv->f, jobs->db.root) == NULL))
+      *chosen = i;
+    else
+      say(sv, JB_SALVAGE_BAD_TABLE, "meta page %d (transaction %llu): %s", i,
+          (unsigned long long)meta[i].txnid,
+          !main_ok ? "its main tree's root page cannot be read"
+          : jobs ? "the root page of its jobs table cannot be read"
+                 : "its main tree names no jobs table");
+  }
+  if (*chosen < 0) *chosen = ok[order[0]] ? order[0] : order[1];
+}
+
+int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
+                void *payload, jb_store *(*open_dst)(void *arg, int *rc),
+                void *dst_arg) {
+  char data[4200];
+  snprintf(data, sizeof data, "%s/data.mdb", src);
+  int fd = open(data, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return jb__err(JB_ENOTFOUND, "no board in %s (no data.mdb)", src);
+    return jb__err_errno(errno, data);
+  }
+  salv_main sm = {.sv = {.st = st, .cb = cb, .payload = payload}};
+  salv *sv = &sm.sv;
+  uint64_t fsize;
+  int rc = jb__pg_map(&sv->f, &fsize, fd, 0);
+  close(fd);
+  if (rc) return jb__err_errno(rc, data);
+  jb_pgmeta meta[2];
+  bool ok[2];
+  char why[2][128];
+  jb__pg_metas(sv->f.base, fsize, meta, ok, why);
+  if (!ok[0] && !ok[1]) {
+    jb__pg_unmap(&sv->f);
+    return jb__err(JB_ECORRUPT, "%s: neither meta page can be read (meta 0: "
+                   "%s; meta 1: %s): nothing to salvage from", data, why[0],
+                   why[1]);
+  }
+  for (int i = 0; i < 2; i++)
+    if (!ok[i]) {
+      st->bad_pages++;
+      say(sv, JB_SALVAGE_BAD_PAGE, "page %d (meta page): %s", i, why[i]);
+    }
+  uint32_t psize = meta[ok[0] ? 0 : 1].dbs[0].pad;
+  sv->f.psize = psize;
+  sv->f.npages = fsize / psize;
+  sv->last_pg = 0;
+  for (int i = 0; i < 2; i++)
+    if (ok[i] && meta[i].last_pg > sv->last_pg) sv->last_pg = meta[i].last_pg;
+  sv->state = calloc(sv->f.npages ? sv->f.npages : 1, 1);
+  if (sv->state == NULL) {
+    jb__pg_unmap(&sv->f);
+    return jb__err(JB_ENOMEM, "out of memory for %llu pages",
+                   (unsigned long long)sv->f.npages);
+  }
+  tables ts[2];
+  int order[2], chosen;
+  pick_metas(&sm, meta, ok, order, &chosen, ts);
+  /* Walk again from a clean slate: the chosen meta's trees, reporting. */
+  memset(sv->state, 0, sv->f.npages);
+  sv->state[0] = sv->state[1] = PG_META;
+  sv->mark = PG_TREE;
+  walk_main(&sm, &meta[chosen], &ts[chosen], true);
+  if (find(&ts[chosen], JB_DB_JOBS) == NULL) {
+    st->bad_tables++;
+    say(sv, JB_SALVAGE_BAD_TABLE, "table jobs: not found in the main tree "
+        "of meta page %d", chosen);
+  }
+  walk_tables(sv, &ts[chosen], true);
+  int other = 1 - chosen;
+  if (ok[other]) {
+    sv->mark = PG_OLD;
+    if (walk_main(&sm, &meta[other], &ts[other], false))
+      walk_tables(sv, &ts[other], false);
+  }
+  /* The other meta's free list first: its own pages are freed by the
+   * newer commit, so the chosen list names them, and marking those first
+   * would stop the walk of the other at its root. */
+  if (ok[other]) walk_free(sv, &meta[other], PG_OLDFREE, false);
+  bool free_whole = walk_free(sv, &meta[chosen], PG_FREE, true);
+  if (!free_whole)
+    say(sv, JB_SALVAGE_NOTE, "the free list of meta page %d cannot be read "
+        "whole: pages the other meta's free list lists are read for "
+        "completion records only (jobs its last commit wrote there may be "
+        "missed)", chosen);
+  scan_orphans(sv, free_whole);
+
+  /* Each job once (a tree's copy first), never one that completed. */
+  /* (qsort of an empty, NULL array is undefined: UBSan says so.) */
+  if (sv->nd) qsort(sv->done, sv->nd, 16, cmp_uuid);
+  if (sv->nc) qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_uuid);
+  size_t keep = 0;
+  for (size_t i = 0; i < sv->nc; i++) {
+    if (keep && memcmp(sv->c[keep - 1].uuid, sv->c[i].uuid, 16) == 0) continue;
+    if (sv->nd && bsearch(sv->c[i].uuid, sv->done, sv->nd, 16, cmp_uuid)) {
+      st->completed++;
+      continue;
+    }
+    sv->c[keep++] = sv->c[i];
+  }
+  sv->nc = keep;
+  if (sv->nc) qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_key);
+  if (sv->nbad) qsort(sv->bad, sv->nbad, sizeof *sv->bad, cmp_u64);
+  size_t nb = 0;
+  for (size_t i = 0; i < sv->nbad; i++)
+    if (nb == 0 || sv->bad[nb - 1] != sv->bad[i]) sv->bad[nb++] = sv->bad[i];
+  st->bad_pages += nb;
+  if (sv->nh > 1) qsort_r(sv->hist, sv->nh, sizeof *sv->hist, cmp_hist, sv);
+
+  if (sv->err) rc = jb__err(JB_ENOMEM, "out of memory salvaging %s", src);
+  jb_store *dst = rc == JB_OK ? open_dst(dst_arg, &rc) : NULL;
+  if (rc == JB_OK) rc = post_all(sv, dst);
+  if (rc == JB_OK && sv->nh) {
+    rc = jb__store_write(dst, hist_body, sv);
+    if (rc == JB_OK) st->history = sv->nh;
+  }
+  if (rc == JB_OK)
+    say(sv, JB_SALVAGE_NOTE, "the change log and the trash are not copied: "
+        "the new board's log starts with the POSTED events of the copies");
+  free(sv->state);
+  free(sv->c);
+  free(sv->done);
+  free(sv->hist);
+  free(sv->bad);
+  jb__buf_free(&sv->bytes);
+  jb__pg_unmap(&sv->f);
+  return rc;
+}
+
+static int cmp_hist(const void *a, const void *b, void *arg) {
+  const salv *sv = arg;
+  uint64_t x, y;
+  memcpy(&x, sv->bytes.data + *(const size_t *)a, 8);
+  memcpy(&y, sv->bytes.data + *(const size_t *)b, 8);
+  return x < y ? -1 : x > y;
+}
