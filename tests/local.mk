@@ -178,3 +178,13 @@ TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh
 endif
 EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
 	tests/sync_outage.sh tests/sync_holder.sh
+
+# SIGKILL at each instruction of a write, by ptrace (issue 11): the short
+# form here; `tests/crash_step --full` is the whole sweep.
+if ENABLE_TESTS
+check_PROGRAMS += tests/crash_step
+TESTS += tests/crash_step
+tests_crash_step_SOURCES = tests/crash_step.c
+tests_crash_step_CFLAGS = $(JB_TEST_CFLAGS)
+tests_crash_step_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS) -ldl
+endif
