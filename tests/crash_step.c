@@ -747,6 +747,33 @@ static bool run_to(tracee *t, uint64_t addr, size_t count) {
 }
 
 
+/* The tracees' vDSO: its clock_gettime loops until it reads the clock
+ * undisturbed, as many times as the timing of the run makes it, so it is
+ * never recorded instruction by instruction: a call into it is run to its
+ * return as one step (step_over). */
+static uint64_t vdso_lo, vdso_hi;
+
+static void find_vdso(pid_t pid) {
+  char name[64], line[1024];
+  snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
+  FILE *f = fopen(name, "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "[vdso]"))
+      sscanf(line, "%" SCNx64 "-%" SCNx64, &vdso_lo, &vdso_hi);
+  if (f) fclose(f);
+}
+
+/* One step of a recording: an instruction, or a whole call into the vDSO
+ * (run to its return address). True when it was a syscall. */
+static bool step_over(tracee *t) {
+  bool sys = step(t);
+  if (t->regs.rip >= vdso_lo && t->regs.rip < vdso_hi) {
+    uint64_t ret = (uint64_t)peek(t, t->regs.rsp);
+    if (!run_to(t, ret, 1)) die("the tracee ended in the vDSO (status %#x)", t->status);
+  }
+  return sys;
+}
+
 /* -------------------------------------------------------- recorded run */
 
 enum {
@@ -886,7 +913,7 @@ static void record_run(const run_cfg *c, recording *r, bool whole) {
   size_t cap = 1 << 16;
   r->steps = malloc(cap * sizeof *r->steps);
   r->flags = malloc(cap);
-  if (ntmaps == 0) ntmaps = read_maps(t.pid, tmaps, 512);
+  if (ntmaps == 0) ntmaps = read_maps(t.pid, tmaps, 512), find_vdso(t.pid);
   uint64_t meta_at = meta_map(t.pid);
   if (meta_at == 0) die("the tracee has no map of data.mdb");
   static unsigned char meta[2][META_BYTES];
@@ -916,7 +943,7 @@ static void record_run(const run_cfg *c, recording *r, bool whole) {
         r->commit_out == SIZE_MAX)
       r->commit_out = i;
     bool in_commit = r->commit_in != SIZE_MAX && r->commit_out == SIZE_MAX;
-    bool sys = step(&t);
+    bool sys = step_over(&t);
     if (!in_commit) continue;
     if (sys) {
       r->flags[i] |= F_SYSCALL;
@@ -990,7 +1017,7 @@ static void kill_at(const run_cfg *c, const recording *r, size_t i) {
   size_t j = anchor(r, i);
   if (j > 0 && !run_to(&t, r->steps[j].rip, r->occ[j]))
     die("kill point %zu: the tracee ended before it (status %#x)", i, t.status);
-  for (size_t s = j; s < i; s++) step(&t);
+  for (size_t s = j; s < i; s++) step_over(&t);
   char at[200];
   where(r->steps[i].rip, at, sizeof at);
   if (t.regs.rip != r->steps[i].rip || t.regs.rsp - sp0 != r->steps[i].rsp) {
@@ -1065,6 +1092,14 @@ static bool one_point(const run_cfg *c, recording *r, const char *base,
     ok = false, snprintf(why, sizeof why, "the operation is lost, killed after mdb_txn_commit returned");
   res->points++;
   if (ok && applied && res->flip == SIZE_MAX) res->flip = i;
+  static double last_note;
+  if (now_s() - last_note > 60) { /* long runs say how far they are */
+    if (last_note > 0)
+      printf("# ... %s/%s%s: %zu kill points done, at instruction %zu of %zu\n",
+             op_names[c->op], jb_durability_name(c->mode), c->writemap ? "+WRITEMAP" : "",
+             res->points, i, r->n);
+    last_note = now_s();
+  }
   if (!ok) {
     res->fails++;
     if (strstr(why, "acknowledged") != NULL) res->lost_ack++;
@@ -1177,6 +1212,8 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
            "the commit) and every %zu-th instruction%s\n", k, nkey, k,
            o->every ? "" : res->cut ? " (k from the time budget, which ran out first)"
                             : " (k from the time budget)");
+  printf("#   verified in %s, every second kill point in %s\n", mode,
+         jb_durability_name(modes[(c.mode + 1) % 3]));
   printf("#   kill points %zu = %.2f%% of the window; from the commit's first write "
          "syscall to its return %zu/%zu instructions (own code %zu/%zu); the change "
          "is there from kill point %zu (%s) on; %zu failed; %.1f s (%.1f ms per kill "
@@ -1310,7 +1347,7 @@ int main(int argc, char **argv) {
   scenario sc;
   make_base(base, &sc);
   printf("# crash_step: %s\n",
-         o.full ? "full sweep (k = 1)" : "short form (--full: every instruction)");
+         o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
   o.ncombos = 0;
   for (int op = 0; op < OP_COUNT; op++)
