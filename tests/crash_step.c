@@ -53,7 +53,10 @@
  *    mdb_txn_commit to the window's end, and takes every k-th of those, k
  *    from a time budget (--budget, 30 s for the whole run by default;
  *    visited coarse to fine, so a run cut by the budget is still spread
- *    evenly);
+ *    evenly); before the commit, where the window is not single-stepped,
+ *    it kills the writer on entering each LMDB call of the transaction's
+ *    body (mdb_txn_begin, mdb_get, mdb_put, mdb_cursor_put, ...: found by
+ *    breakpoints on their entries, and counted);
  *  - --whole records the whole window (from before the transaction
  *    begins), k from the budget or --every;
  *  - --full: the whole window, k = 1: every instruction of every operation
@@ -512,6 +515,13 @@ typedef struct {
 } run_cfg;
 
 static uint64_t win_begin, win_end;  /* the markers, in the tracees */
+/* LMDB's calls that make up a transaction's body: the short form kills the
+ * writer on entering each call it makes before mdb_txn_commit. */
+static const char *const lmdb_calls[] = {
+    "mdb_txn_begin", "mdb_get",        "mdb_put",        "mdb_del",
+    "mdb_cursor_open", "mdb_cursor_get", "mdb_cursor_put", "mdb_cursor_del"};
+#define NCALLS (sizeof lmdb_calls / sizeof lmdb_calls[0])
+static uint64_t call_at[NCALLS]; /* their addresses, in the tracees */
 static uint64_t commit_lo, commit_hi; /* mdb_txn_commit's code, in them */
 static void find_commit(void);
 
@@ -523,6 +533,10 @@ static void tracee_main(const run_cfg *c, int fd) {
   dprintf(fd, "addr %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 "\n",
           (uint64_t)(uintptr_t)crash_step_window_begin,
           (uint64_t)(uintptr_t)crash_step_window_end, commit_lo, commit_hi);
+  dprintf(fd, "calls");
+  for (size_t i = 0; i < NCALLS; i++)
+    dprintf(fd, " %" PRIx64, (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, lmdb_calls[i]));
+  dprintf(fd, "\n");
   if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0) _exit(90);
   raise(SIGSTOP);
   if (c->writemap) jb__store_test_writemap(true);
@@ -664,9 +678,23 @@ static void spawn(tracee *t, const run_cfg *c) {
   if (sscanf(line, "addr %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1],
              &a[2], &a[3]) != 4)
     die("the tracee did not say where it is: '%s'", line);
+  uint64_t calls[NCALLS];
+  n = 0;
+  while (n < sizeof line - 1 && read(t->fd, line + n, 1) == 1 && line[n] != '\n') n++;
+  line[n] = '\0';
+  char *cur = strncmp(line, "calls", 5) == 0 ? line + 5 : NULL;
+  for (size_t i = 0; i < NCALLS; i++) {
+    char *end = NULL;
+    calls[i] = cur ? strtoull(cur, &end, 16) : 0;
+    if (cur == NULL || end == cur || calls[i] == 0)
+      die("the tracee did not say where LMDB's %s is: '%s'", lmdb_calls[i], line);
+    cur = end;
+  }
   if (win_begin == 0) {
     win_begin = a[0], win_end = a[1], commit_lo = a[2], commit_hi = a[3];
-  } else if (win_begin != a[0] || win_end != a[1] || commit_lo != a[2] || commit_hi != a[3]) {
+    memcpy(call_at, calls, sizeof call_at);
+  } else if (win_begin != a[0] || win_end != a[1] || commit_lo != a[2] ||
+             commit_hi != a[3] || memcmp(call_at, calls, sizeof call_at) != 0) {
     die("the tracee's addresses moved from run to run (address randomisation "
         "could not be turned off)");
   }
@@ -786,6 +814,8 @@ enum {
 
 typedef struct {
   bool whole;         /* from the window's start; else from mdb_txn_commit's */
+  bool calls;         /* not every instruction: the entries of LMDB's calls
+                         before mdb_txn_commit (record_calls) */
   step_rec *steps;
   size_t n;
   uint32_t *occ;      /* occ[i]: how many times steps[i].rip ran up to i */
@@ -994,9 +1024,56 @@ static void free_recording(recording *r) {
   free(r->flags);
 }
 
+/* The entries of the LMDB calls the writer makes in the window before
+ * mdb_txn_commit, in order (a breakpoint on each; the run is not
+ * single-stepped). */
+static void record_calls(const run_cfg *c, recording *r) {
+  memset(r, 0, sizeof *r);
+  r->whole = r->calls = true;
+  tracee t;
+  spawn(&t, c);
+  reach_start(&t, r);
+  uint64_t sp0 = t.regs.rsp, at[NCALLS + 1];
+  long orig[NCALLS + 1];
+  memcpy(at, call_at, sizeof call_at);
+  at[NCALLS] = commit_lo;
+  for (size_t k = 0; k <= NCALLS; k++) {
+    orig[k] = peek(&t, at[k]);
+    poke(&t, at[k], (orig[k] & ~0xffL) | 0xcc);
+  }
+  size_t cap = 0;
+  uint32_t hits[NCALLS] = {0};
+  for (;;) {
+    if (!resume(&t)) die("the tracee ended before mdb_txn_commit (status %#x)", t.status);
+    get_regs(&t);
+    size_t k = 0;
+    while (k <= NCALLS && at[k] != t.regs.rip - 1) k++;
+    if (k > NCALLS) die("unexpected SIGTRAP at %#llx", (unsigned long long)t.regs.rip);
+    if (k == NCALLS) break; /* mdb_txn_commit */
+    if (r->n == cap) {
+      cap = cap ? cap * 2 : 64;
+      r->steps = realloc(r->steps, cap * sizeof *r->steps);
+      r->occ = realloc(r->occ, cap * sizeof *r->occ);
+      if (r->steps == NULL || r->occ == NULL) die("out of memory");
+    }
+    r->steps[r->n] = (step_rec){at[k], t.regs.rsp - sp0};
+    r->occ[r->n++] = ++hits[k];
+    poke(&t, at[k], orig[k]);
+    t.regs.rip = at[k];
+    set_regs(&t);
+    step(&t);
+    poke(&t, at[k], (orig[k] & ~0xffL) | 0xcc);
+  }
+  reap(&t);
+  r->commit_in = r->commit_out = r->first_write = r->n; /* all before it */
+  r->flags = calloc(r->n + 1, 1);
+  if (r->flags == NULL) die("out of memory");
+}
+
 /* The cheapest way to stand before instruction i: a breakpoint at some
  * j <= i hit occ[j] times, then i - j single steps. */
 static size_t anchor(const recording *r, size_t i) {
+  if (r->calls) return i;
   size_t best = i;
   uint64_t best_cost = (uint64_t)r->occ[i] * TRAP_COST;
   for (size_t j = i; j-- > 0;) {
@@ -1015,7 +1092,7 @@ static void kill_at(const run_cfg *c, const recording *r, size_t i) {
   reach_start(&t, r);
   uint64_t sp0 = t.regs.rsp;
   size_t j = anchor(r, i);
-  if (j > 0 && !run_to(&t, r->steps[j].rip, r->occ[j]))
+  if ((j > 0 || r->calls) && !run_to(&t, r->steps[j].rip, r->occ[j]))
     die("kill point %zu: the tracee ended before it (status %#x)", i, t.status);
   for (size_t s = j; s < i; s++) step_over(&t);
   char at[200];
@@ -1082,7 +1159,7 @@ static bool one_point(const run_cfg *c, recording *r, const char *base,
   fresh_copy(base, c->dir);
   kill_at(c, r, i);
   /* every second kill point is verified in another durability */
-  jb_durability vm = ordinal % 2 ? modes[(c->mode + 1) % 3] : c->mode;
+  jb_durability vm = ordinal % 2 ? (jb_durability)((c->mode + 1) % 3) : c->mode;
   bool applied = false;
   char why[700] = "";
   bool ok = verify(c->dir, vm, c->op, sc, &applied, why, sizeof why);
@@ -1146,6 +1223,19 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   double td = now_s();
   for (size_t i = 0; i < r.n; i++)
     if (r.flags[i] & F_KEY) nkey++, one_point(&c, &r, base, sc, i, ordinal++, res);
+  /* Before the commit (short form): on entering each LMDB call of the
+   * transaction's body. */
+  size_t ncalls_points = 0, calls_failed = 0;
+  if (!r.whole && !key_only) {
+    recording rc;
+    size_t failed = res->fails;
+    fresh_copy(base, work);
+    record_calls(&c, &rc);
+    for (size_t i = 0; i < rc.n; i++) one_point(&c, &rc, base, sc, i, ordinal++, res);
+    ncalls_points = rc.n;
+    calls_failed = res->fails - failed;
+    free_recording(&rc);
+  }
   double per = ordinal ? (now_s() - td) / (double)ordinal : 0.01;
   size_t k = 1;
   if (!key_only) {
@@ -1209,17 +1299,21 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
     printf("#   k=1: every instruction\n");
   else
     printf("#   k=%zu: the %zu key points (around the meta change and each syscall of "
-           "the commit) and every %zu-th instruction%s\n", k, nkey, k,
+           "the commit) and one instruction in every %zu%s\n", k, nkey, k,
            o->every ? "" : res->cut ? " (k from the time budget, which ran out first)"
                             : " (k from the time budget)");
+  if (ncalls_points)
+    printf("#   and before mdb_txn_commit: killed on entering each of the %zu LMDB calls "
+           "of the transaction (%zu failed)\n", ncalls_points, calls_failed);
   printf("#   verified in %s, every second kill point in %s\n", mode,
-         jb_durability_name(modes[(c.mode + 1) % 3]));
-  printf("#   kill points %zu = %.2f%% of the window; from the commit's first write "
-         "syscall to its return %zu/%zu instructions (own code %zu/%zu); the change "
-         "is there from kill point %zu (%s) on; %zu failed; %.1f s (%.1f ms per kill "
-         "point: k=1 would take about %.0f s)\n",
-         res->points, 100.0 * (double)res->points / (double)r.n, ext_done, ext, own_done,
-         own, res->flip, at, res->fails, res->secs, res->per_kill * 1e3,
+         jb_durability_name((jb_durability)((c.mode + 1) % 3)));
+  size_t in_rec = res->points - ncalls_points;
+  printf("#   kill points %zu: %zu = %.2f%% of the N recorded instructions (from the "
+         "commit's first write syscall to its return %zu/%zu, its own code %zu/%zu), "
+         "%zu on LMDB calls; the change is there from kill point %zu (%s) on; %zu "
+         "failed; %.1f s (%.1f ms per kill point: k=1 would take about %.0f s)\n",
+         res->points, in_rec, 100.0 * (double)in_rec / (double)r.n, ext_done, ext, own_done,
+         own, ncalls_points, res->flip, at, res->fails, res->secs, res->per_kill * 1e3,
          res->per_kill * (double)r.n);
   free_recording(&r);
 }
