@@ -1195,6 +1195,20 @@ static bool one_point(const run_cfg *c, recording *r, const char *base,
   return ok;
 }
 
+/* Points are visited coarse to fine (bit-reversed order), so that a run
+ * stopped by its deadline is still spread evenly. */
+static size_t spread_bits(size_t m) {
+  size_t bits = 0;
+  while (((size_t)1 << bits) < m) bits++;
+  return bits;
+}
+
+static size_t spread(size_t x, size_t bits) {
+  size_t j = 0;
+  for (size_t b = 0; b < bits; b++) j |= ((x >> b) & 1) << (bits - 1 - b);
+  return j;
+}
+
 static void sweep(const run_cfg *c0, const char *base, const char *work, scenario *sc,
                   sweep_opts *o, bool key_only, sweep_result *res) {
   run_cfg c = *c0;
@@ -1225,14 +1239,26 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
     if (r.flags[i] & F_KEY) nkey++, one_point(&c, &r, base, sc, i, ordinal++, res);
   /* Before the commit (short form): on entering each LMDB call of the
    * transaction's body. */
-  size_t ncalls_points = 0, calls_failed = 0;
+  size_t ncalls = 0, ncalls_points = 0, calls_failed = 0;
+  double deadline = t0 + o->budget / o->ncombos;
+  bool timed = !o->full && !o->every; /* the budget decides */
   if (!r.whole && !key_only) {
     recording rc;
-    size_t failed = res->fails;
+    size_t failed = res->fails, before = res->points;
     fresh_copy(base, work);
     record_calls(&c, &rc);
-    for (size_t i = 0; i < rc.n; i++) one_point(&c, &rc, base, sc, i, ordinal++, res);
-    ncalls_points = rc.n;
+    size_t bits = spread_bits(rc.n);
+    for (size_t x = 0; x < ((size_t)1 << bits); x++) {
+      size_t i = spread(x, bits);
+      if (i >= rc.n) continue;
+      if (timed && now_s() > deadline) {
+        res->cut = true;
+        break;
+      }
+      one_point(&c, &rc, base, sc, i, ordinal++, res);
+    }
+    ncalls = rc.n;
+    ncalls_points = res->points - before;
     calls_failed = res->fails - failed;
     free_recording(&rc);
   }
@@ -1249,16 +1275,11 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
       if (can < 10) can = 10; /* a few outside the key points */
       k = (size_t)((double)r.n / can) + 1;
     }
-    /* Visited coarse to fine (bit-reversed order of the multiples of k),
-     * so that a run stopped by its deadline is still spread evenly. */
-    size_t m = (r.n + k - 1) / k, bits = 0;
-    while (((size_t)1 << bits) < m) bits++;
-    double deadline = t0 + o->budget / o->ncombos;
+    size_t m = (r.n + k - 1) / k, bits = spread_bits(m);
     for (size_t x = 0; x < ((size_t)1 << bits); x++) {
-      size_t j = 0;
-      for (size_t b = 0; b < bits; b++) j |= ((x >> b) & 1) << (bits - 1 - b);
+      size_t j = spread(x, bits);
       if (j >= m || (r.flags[j * k] & F_DONE)) continue;
-      if (!o->full && !o->every && now_s() > deadline) {
+      if (timed && now_s() > deadline) {
         res->cut = true;
         break;
       }
@@ -1302,9 +1323,10 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
            "the commit) and one instruction in every %zu%s\n", k, nkey, k,
            o->every ? "" : res->cut ? " (k from the time budget, which ran out first)"
                             : " (k from the time budget)");
-  if (ncalls_points)
-    printf("#   and before mdb_txn_commit: killed on entering each of the %zu LMDB calls "
-           "of the transaction (%zu failed)\n", ncalls_points, calls_failed);
+  if (ncalls)
+    printf("#   and before mdb_txn_commit: killed on entering %zu of the %zu LMDB calls "
+           "of the transaction%s (%zu failed)\n", ncalls_points, ncalls,
+           ncalls_points < ncalls ? " (the budget ran out)" : "", calls_failed);
   printf("#   verified in %s, every second kill point in %s\n", mode,
          jb_durability_name((jb_durability)((c.mode + 1) % 3)));
   size_t in_rec = res->points - ncalls_points;
