@@ -664,6 +664,11 @@ static void spawn(tracee *t, const run_cfg *c) {
       printf("1..0 # SKIP ptrace is not allowed here (PTRACE_TRACEME failed)\n");
       exit(77);
     }
+    if (WIFEXITED(t->status) && WEXITSTATUS(t->status) == 95) {
+      printf("1..0 # SKIP address randomisation cannot be turned off here "
+             "(personality(ADDR_NO_RANDOMIZE) refused)\n");
+      exit(77);
+    }
     die("the tracee did not stop (status %#x): %s", t->status, buf);
   }
   if (ptrace(PTRACE_SETOPTIONS, t->pid, NULL,
