@@ -1154,9 +1154,9 @@ typedef struct {
 } sweep_opts;
 
 typedef struct {
-  size_t points, fails, lost_ack;
-  size_t first_lost; /* kill point of the first lost acknowledged change */
-  char first_why[1600];
+  size_t points, fails;
+  size_t lost_ack;     /* failures that lost an acknowledged change */
+  char first_why[1600]; /* the first failure (the first such loss if any) */
   size_t flip;       /* first kill point where the op is there */
   size_t k;
   bool cut; /* the budget ran out before every k-th instruction */
@@ -1262,14 +1262,13 @@ static bool one_point(const run_cfg *c, recording *r, const char *base,
   }
   if (!ok) {
     res->fails++;
-    if (strstr(why, "acknowledged") != NULL) res->lost_ack++;
+    bool lost = strstr(why, "acknowledged") != NULL;
     char at[200];
     where(r->steps[i].rip, at, sizeof at);
-    if (res->fails == 1) {
-      res->first_lost = i;
+    if (res->fails == 1 || (lost && res->lost_ack == 0))
       snprintf(res->first_why, sizeof res->first_why, "kill point %zu of %zu at %s "
                "(verified in %s): %s", i, r->n, at, jb_durability_name(vm), why);
-    }
+    res->lost_ack += lost;
     if (verbose || (!c->writemap && res->fails <= 5))
       printf("# %s/%s%s: kill point %zu at %s (verified in %s): %s\n",
              op_names[c->op], jb_durability_name(c->mode), c->writemap ? "+WRITEMAP" : "",
@@ -1589,8 +1588,8 @@ int main(int argc, char **argv) {
     o.tests++;
     if (res.lost_ack == 0) o.failed++;
     if (res.lost_ack)
-      printf("# writemap demo: %zu of %zu kill points lost or damaged acknowledged "
-             "data; the first: %s\n", res.lost_ack, res.points, res.first_why);
+      printf("# writemap demo: %zu of %zu kill points lost an acknowledged change; "
+             "the first: %s\n", res.lost_ack, res.points, res.first_why);
     printf("%s %d - writemap demo: with MDB_WRITEMAP forced, the sweep %s\n",
            res.lost_ack ? "ok" : "not ok", o.tests,
            res.lost_ack ? "catches the loss of the acknowledged commit before the killed one"
