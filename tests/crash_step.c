@@ -1453,7 +1453,8 @@ static void usage(FILE *f) {
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
-        "                forced must lose an acknowledged job (fails if not)\n"
+        "                forced must lose an acknowledged job (fails if not); its\n"
+        "                key points, or with --full every instruction\n"
         "  -v            print every failed kill point\n"
         "Boards go to /dev/shm if writable, else $TMPDIR or /tmp (CRASH_STEP_DIR\n"
         "overrides). Exit: 0 passed, 1 failed, 2 usage, 77 skipped.\n",
@@ -1583,8 +1584,8 @@ int main(int argc, char **argv) {
     run_cfg c = {NULL, JB_DURABILITY_NONE, OP_POST, true, NULL};
     sweep_result res;
     sweep_opts d = o;
-    d.full = false;
-    sweep(&c, base, work, &sc, &d, true, &res);
+    /* the key points; with --full, every instruction of the window */
+    sweep(&c, base, work, &sc, &d, !o.full, &res);
     o.tests++;
     if (res.lost_ack == 0) o.failed++;
     if (res.lost_ack)
