@@ -20,9 +20,10 @@
  *     crash_step_window_end() and acknowledges (one write() on a pipe).
  *     The test single-steps one run and records every instruction (address
  *     and stack pointer): N of them. Uuids come from getrandom(), whose
- *     bytes the test replaces by fixed ones in every run, so that every
- *     run takes the same path (a job's key decides where it goes in the
- *     B-trees). Inside mdb_txn_commit it also notes each syscall and each
+ *     bytes the test replaces by fixed ones in every run, and the writer's
+ *     clock reads whole seconds and a half (see writer_clock), so that
+ *     every run takes the same path (a job's key decides where it goes in
+ *     the B-trees, its time's value how long its posting is). Inside mdb_txn_commit it also notes each syscall and each
  *     instruction after which the data file's meta pages (read through the
  *     writer's map of it) changed.
  *  3. For each kill point i, a fresh writer on a fresh copy is brought to
