@@ -201,3 +201,13 @@ tests_test_iofault_SOURCES = tests/test_iofault.c $(JB_IOLAYER) $(JB_TEST_HELPER
 tests_test_iofault_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_iofault_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
 endif
+
+# SIGKILL at each instruction of a write, by ptrace (issue 11): the short
+# form here; `tests/crash_step --full` is the whole sweep.
+if ENABLE_TESTS
+check_PROGRAMS += tests/crash_step
+TESTS += tests/crash_step
+tests_crash_step_SOURCES = tests/crash_step.c
+tests_crash_step_CFLAGS = $(JB_TEST_CFLAGS)
+tests_crash_step_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS) -ldl
+endif
