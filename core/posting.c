@@ -115,7 +115,8 @@ static const char *type_name(msgpack_object_type t) {
   return "an unknown value";
 }
 
-int jb__details_check(const void *d, size_t len, const char *field) {
+int jb__details_check(const void *d, size_t len, int max_depth,
+                      const char *field) {
   if (d == NULL || len == 0) {
     if (d == NULL && len != 0)
       return jb__err(JB_EINVAL, "%s: NULL with length %zu", field, len);
@@ -123,6 +124,14 @@ int jb__details_check(const void *d, size_t len, const char *field) {
   }
   const uint8_t *p = d;
   if (len == 1 && p[0] == 0x80) return JB_OK; /* the empty map, often */
+  size_t end;
+  jb_mp_verdict v = jb__mp_scan(d, len, &end, max_depth);
+  if (v == JB_MP_TOO_DEEP)
+    return jb__err(JB_EINVAL, "%s: nested deeper than %d levels", field,
+                   max_depth);
+  if (v == JB_MP_TRUNCATED)
+    return jb__err(JB_EINVAL, "%s: truncated msgpack (%zu bytes)", field, len);
+  if (v != JB_MP_OK) return jb__err(JB_EINVAL, "%s: not valid msgpack", field);
   msgpack_unpacked u;
   msgpack_unpacked_init(&u);
   size_t off = 0;
@@ -174,6 +183,9 @@ int jb__datetime_decode(int64_t *us, const void *payload, size_t len) {
                                        "microsecond"};
   int64_t v[7];
   bool seen[7] = {false};
+  size_t end;
+  if (jb__mp_scan(payload, len, &end, JB_MP_MAX_DEPTH) != JB_MP_OK)
+    return JB_ECORRUPT;
   msgpack_unpacked u;
   msgpack_unpacked_init(&u);
   size_t off = 0;
@@ -309,6 +321,13 @@ static int decode_map(jb_job *job, const msgpack_object *m, char *why,
 
 int jb__posting_decode(jb_job *job, const void *bytes, size_t len, char *why,
                        size_t whylen) {
+  size_t end;
+  jb_mp_verdict v = jb__mp_scan(bytes, len, &end, JB_MP_MAX_DEPTH);
+  if (v == JB_MP_TOO_DEEP)
+    return fail(why, whylen, "posting nests containers deeper than %d "
+                "levels (the most msgpack-c reads)", JB_MP_MAX_DEPTH);
+  if (v != JB_MP_OK)
+    return fail(why, whylen, "posting is not valid msgpack (%zu bytes)", len);
   msgpack_unpacked u;
   msgpack_unpacked_init(&u);
   size_t off = 0;

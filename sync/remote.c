@@ -7,6 +7,7 @@
 #include "remote.h"
 
 #include "../core/errmsg.h"
+#include "../core/mpscan.h"
 
 #include <errno.h>
 #include <msgpack.h>
@@ -177,7 +178,11 @@ int jb__remote_parse_reply(reply *out, const redisReply *r,
   size_t off = 0;
   int rc = JB_OK;
   bool status = false;
-  if (msgpack_unpack_next(&u, r->str, r->len, &off) != MSGPACK_UNPACK_SUCCESS
+  size_t end;
+  /* The scan first: msgpack-c would allocate what a bad header declares
+   * (core/mpscan.h). */
+  if (jb__mp_scan(r->str, r->len, &end, JB_MP_MAX_DEPTH) != JB_MP_OK ||
+      msgpack_unpack_next(&u, r->str, r->len, &off) != MSGPACK_UNPACK_SUCCESS
       || off != r->len || u.data.type != MSGPACK_OBJECT_MAP) {
     rc = jb__err(JB_EIO, "script %s: reply of %zu bytes is not one msgpack "
                  "map", script, r->len);
