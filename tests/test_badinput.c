@@ -232,6 +232,10 @@ static void post_with_a_malformed_book_uuid_is_refused(void **state) {
   EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
   p.book_uuid = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8fz";
   EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
+  /* A bad first digit of a pair: the parser shifted its -1 (undefined
+   * behaviour, caught by UBSan; found by tests/fuzz/fuzz_batch.c). */
+  p.book_uuid = "zb1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
+  EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
 }
 
 /* Reopen the fixture's board with a 4 KiB posting limit. */
