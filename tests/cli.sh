@@ -381,6 +381,12 @@ expect_rc 0 "batch line with a NUL in details"
 printf '%s\n' '{"name": "a\u0000b"}' >"$ROOT/nulname"
 run_in "$ROOT/nulname" "$JOBBOARD" --board "$B" post --batch
 expect_error 2 "NUL" "batch line with a NUL in the name"
+# A raw NUL byte (not \u0000): the line was taken for blank up to it and
+# skipped, so the batch posted without it (issue 11, found by
+# tests/fuzz/fuzz_batch.c).
+printf '{"name": "a"}\n \000{"name": "b"}\n' >"$ROOT/nulbyte"
+run_in "$ROOT/nulbyte" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "stdin line 2: a NUL byte at column 2" "batch line with a NUL byte"
 count_is 2 "after the NUL posts"
 end
 

@@ -60,9 +60,11 @@ int cli_details_from_text(cli_pending *p, const char *text) {
   return rc;
 }
 
-static int is_blank(const char *s) {
-  for (; *s; s++)
-    if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n') return 0;
+/* s[0..len) holds only blanks. Not a C-string walk: a NUL byte is not
+ * the line's end, and makes it a line to parse (and refuse). */
+static int is_blank(const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
   return 1;
 }
 
@@ -121,6 +123,11 @@ static int string_member(char **out, const json_t *v, const char *key,
 static int parse_line(cli_pending *p, const char *text, size_t len, size_t line) {
   json_error_t je;
   while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+  const char *nul = memchr(text, '\0', len);
+  if (nul != NULL) /* jansson would call it the end of the input */
+    return cli_usage_error("stdin line %zu: a NUL byte at column %zu (JSON "
+                           "text holds none; inside a string write \\u0000)",
+                           line, (size_t)(nul - text) + 1);
   /* NUL is allowed in strings (details may hold one, as msgpack can);
    * string_member refuses it where a C string is needed. */
   json_t *obj = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
@@ -185,7 +192,7 @@ int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
   int rc = 0;
   while (rc == 0 && (len = getline(&line, &linecap, in)) != -1) {
     lineno++;
-    if (is_blank(line)) continue;
+    if (is_blank(line, (size_t)len)) continue;
     if (n == cap) {
       size_t ncap = cap ? cap * 2 : 256;
       cli_pending *nj = realloc(jobs, ncap * sizeof *nj);
