@@ -160,6 +160,24 @@ static char *key_text(const msgpack_object *k) {
   if (v == NULL) return NULL;
   char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
   json_decref(v);
+  if (t == NULL || strlen(t) <= CLI_KEY_TEXT_MAX) return t;
+  /* A long key is a map or an array (or holds one). Its text, a string
+   * inside the text of a key holding it, is escaped again at each level
+   * (quotes and backslashes double): a 100-byte map of keys nested 31
+   * deep printed as gigabytes. Its msgpack bytes do not grow so. */
+  free(t);
+  msgpack_sbuffer sb;
+  msgpack_packer pk;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  char *b64 = msgpack_pack_object(&pk, *k) == 0 ? cli_base64(sb.data, sb.size)
+                                               : NULL;
+  msgpack_sbuffer_destroy(&sb);
+  if (b64 == NULL) return NULL;
+  size_t n = strlen("$msgpack:") + strlen(b64) + 1;
+  t = malloc(n);
+  if (t != NULL) snprintf(t, n, "$msgpack:%s", b64);
+  free(b64);
   return t;
 }
 

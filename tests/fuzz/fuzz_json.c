@@ -6,7 +6,8 @@
  *    (json.h: the mapping is exact), and the library takes the map as
  *    details (jb_post_check);
  *  - as msgpack, the way `show`/`list` print details and entity meta:
- *    whatever decodes prints as JSON that jansson reads back;
+ *    whatever decodes prints as JSON that jansson reads back, and of a
+ *    size linear in the input;
  *  - as a posting (from Redis), decoded by the core and printed whole by
  *    cli_job_to_json, as `list` prints a job mirrored from Redis.
  */
@@ -61,6 +62,10 @@ static void msgpack_side(const uint8_t *data, size_t size) {
   if (v == NULL) return;
   char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
   FUZZ_CHECK(text != NULL, "decoded msgpack does not print");
+  /* Linear in the input: keys that are maps once printed a text that
+   * doubled with each level of nesting (tools/json.c, key_text). */
+  FUZZ_CHECK(strlen(text) <= 32 * size + 4096, "%zu bytes print as %zu",
+             size, strlen(text));
   json_error_t je;
   json_t *again = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
   FUZZ_CHECK(again != NULL, "printed JSON does not read back: %s: %s",
