@@ -16,14 +16,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A property the code under test broke: say which, and abort, so that
- * libFuzzer saves the input and replay.c fails. */
+ * libFuzzer saves the input and replay.c fails. The message goes to
+ * stdout: run.sh silences fuzz_batch's stderr (-close_fd_mask=2: the
+ * CLI's own messages), and libFuzzer's report stays on its own. */
 #define FUZZ_CHECK(cond, ...)                                              \
   do {                                                                     \
     if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: property broken: %s: ", __FILE__, __LINE__, \
-              #cond);                                                      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fputc('\n', stderr);                                                 \
+      printf("%s:%d: property broken: %s: ", __FILE__, __LINE__, #cond);   \
+      printf(__VA_ARGS__);                                                 \
+      printf("\n");                                                        \
+      fflush(stdout);                                                      \
       abort();                                                             \
     }                                                                      \
   } while (0)
