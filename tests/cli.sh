@@ -371,6 +371,14 @@ expect_error 2 "object" "refused post on a new board"
 [ ! -e "$ROOT/not-created" ] || fail "a refused post created the board"
 end
 
+begin "an empty key in details prints back as an empty key"
+# It printed as {"$bin": ""} (msgpack-c gives an empty key no pointer);
+# issue 11, found by tests/fuzz/fuzz_json.c.
+post emptykey --details '{"": {"t": 1}, "e": ""}'
+jb show "$uuid" --json
+json_check 'j["details"] == {"": {"t": 1}, "e": ""}'
+end
+
 begin "details keep a NUL inside a string; a name may not hold one"
 post nul --details '{"s": "x\u0000y"}'
 jb show "$uuid" --json

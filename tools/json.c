@@ -143,10 +143,16 @@ static json_t *tagged_base64(const char *tag, const void *data, size_t len) {
 
 static json_t *to_json(const msgpack_object *o);
 
+/* A str's bytes: msgpack-c leaves ptr NULL for an empty map key, and
+ * jansson refuses json_stringn(NULL, 0), which printed "" as {"$bin": ""}. */
+static const char *str_ptr(const msgpack_object *o) {
+  return o->via.str.size ? o->via.str.ptr : "";
+}
+
 /* The text a map key stands for in JSON, malloc'ed. */
 static char *key_text(const msgpack_object *k) {
   if (k->type == MSGPACK_OBJECT_STR) {
-    json_t *s = json_stringn(k->via.str.ptr, k->via.str.size);
+    json_t *s = json_stringn(str_ptr(k), k->via.str.size);
     if (s != NULL) { /* valid UTF-8: the key as it is */
       char *t = strdup(json_string_value(s));
       json_decref(s);
@@ -205,7 +211,7 @@ static json_t *to_json(const msgpack_object *o) {
                      isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
   }
   case MSGPACK_OBJECT_STR: {
-    json_t *s = json_stringn(o->via.str.ptr, o->via.str.size);
+    json_t *s = json_stringn(str_ptr(o), o->via.str.size);
     return s ? s : tagged_base64("$bin", o->via.str.ptr, o->via.str.size);
   }
   case MSGPACK_OBJECT_BIN:
