@@ -125,7 +125,8 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
                    (int)p->priority);
   char field[64];
   snprintf(field, sizeof field, "%sdetails", where);
-  int rc = jb__details_check(p->details, p->details_len, field);
+  int rc = jb__details_check(p->details, p->details_len,
+                             JB_DETAILS_MAX_DEPTH, field);
   if (rc != JB_OK) return rc;
   if ((p->book_name == NULL) != (p->book_uuid == NULL))
     return jb__err(JB_EINVAL, "%sbook: give both a book name and a book uuid, "

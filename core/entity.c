@@ -35,7 +35,8 @@ int jb_entity_register(jb_board *b, const char *name, const char *kind,
   if (rc == JB_OK && meta_len > UINT32_MAX) /* the record's length field */
     rc = jb__err(JB_EINVAL, "entity meta: %zu bytes is more than a record "
                  "holds (%u)", meta_len, UINT32_MAX);
-  if (rc == JB_OK) rc = jb__details_check(meta, meta_len, "entity meta");
+  if (rc == JB_OK) rc = jb__details_check(meta, meta_len, JB_MP_MAX_DEPTH,
+                                          "entity meta");
   if (rc != JB_OK) return rc;
   if (meta == NULL || meta_len == 0) {
     meta = &empty_map;

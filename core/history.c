@@ -52,7 +52,8 @@ int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
   if (result_len > b->max_posting)
     return jb__err(JB_EINVAL, "result: %zu bytes is larger than the board's "
                    "limit of %zu bytes", result_len, b->max_posting);
-  if ((rc = jb__details_check(result, result_len, "result")) != JB_OK)
+  if ((rc = jb__details_check(result, result_len, JB_MP_MAX_DEPTH,
+                              "result")) != JB_OK)
     return rc;
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
   jb_store_done done = {outcome == JB_OUTCOME_SUCCESS ? JB_END_CONSUMED

@@ -115,9 +115,8 @@ static const char *type_name(msgpack_object_type t) {
   return "an unknown value";
 }
 
-static bool msgpack_fits(const uint8_t *d, size_t len);
-
-int jb__details_check(const void *d, size_t len, const char *field) {
+int jb__details_check(const void *d, size_t len, int max_depth,
+                      const char *field) {
   if (d == NULL || len == 0) {
     if (d == NULL && len != 0)
       return jb__err(JB_EINVAL, "%s: NULL with length %zu", field, len);
@@ -125,9 +124,14 @@ int jb__details_check(const void *d, size_t len, const char *field) {
   }
   const uint8_t *p = d;
   if (len == 1 && p[0] == 0x80) return JB_OK; /* the empty map, often */
-  if (!msgpack_fits(p, len))
-    return jb__err(JB_EINVAL, "%s: not valid msgpack (a length or count "
-                   "runs past its %zu bytes)", field, len);
+  size_t end;
+  jb_mp_verdict v = jb__mp_scan(d, len, &end, max_depth);
+  if (v == JB_MP_TOO_DEEP)
+    return jb__err(JB_EINVAL, "%s: nested deeper than %d levels", field,
+                   max_depth);
+  if (v == JB_MP_TRUNCATED)
+    return jb__err(JB_EINVAL, "%s: truncated msgpack (%zu bytes)", field, len);
+  if (v != JB_MP_OK) return jb__err(JB_EINVAL, "%s: not valid msgpack", field);
   msgpack_unpacked u;
   msgpack_unpacked_init(&u);
   size_t off = 0;
@@ -150,70 +154,6 @@ int jb__details_check(const void *d, size_t len, const char *field) {
 }
 
 /* ----------------------------------------------------------------- decode */
-
-/*
- * Does d[0..len) start with one msgpack object whose every declared
- * length and count fits in the bytes? msgpack-c's unpacker allocates a
- * container's elements from its declared count before reading them, so a
- * damaged or hostile count (a map "of 2^32 entries" in 5 bytes) would ask
- * for gigabytes (and abort a sanitizer build) before failing. Each element
- * takes at least one byte, so a count above the bytes left is a lie; with
- * this check the unpacker's memory stays proportional to `len`. One pass,
- * no recursion: `pending` counts the elements still to read.
- */
-static bool msgpack_fits(const uint8_t *d, size_t len) {
-  size_t pos = 0, pending = 1;
-  while (pending > 0) {
-    if (pos >= len) return false;
-    uint8_t b = d[pos++];
-    size_t left = len - pos, body = 0, n = 0, hdr = 0;
-    pending--;
-    if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
-      continue;
-    } else if (b <= 0x8f) {
-      n = 2u * (b & 0x0f);
-    } else if (b <= 0x9f) {
-      n = b & 0x0f;
-    } else if (b <= 0xbf) {
-      body = b & 0x1f;
-    } else if (b == 0xc1) {
-      return false;
-    } else {
-      /* Fixed sizes after the type byte; lengths of 1, 2 or 4 bytes. */
-      static const uint8_t fixed[] = {
-          [0xca - 0xc4] = 4, [0xcb - 0xc4] = 8, [0xcc - 0xc4] = 1,
-          [0xcd - 0xc4] = 2, [0xce - 0xc4] = 4, [0xcf - 0xc4] = 8,
-          [0xd0 - 0xc4] = 1, [0xd1 - 0xc4] = 2, [0xd2 - 0xc4] = 4,
-          [0xd3 - 0xc4] = 8, [0xd4 - 0xc4] = 2, [0xd5 - 0xc4] = 3,
-          [0xd6 - 0xc4] = 5, [0xd7 - 0xc4] = 9, [0xd8 - 0xc4] = 17};
-      static const uint8_t lenbytes[] = {
-          [0xc4 - 0xc4] = 1, [0xc5 - 0xc4] = 2, [0xc6 - 0xc4] = 4,
-          [0xc7 - 0xc4] = 1, [0xc8 - 0xc4] = 2, [0xc9 - 0xc4] = 4,
-          [0xd9 - 0xc4] = 1, [0xda - 0xc4] = 2, [0xdb - 0xc4] = 4,
-          [0xdc - 0xc4] = 2, [0xdd - 0xc4] = 4, [0xde - 0xc4] = 2,
-          [0xdf - 0xc4] = 4};
-      unsigned i = b - 0xc4u;
-      if (i < sizeof fixed && fixed[i]) {
-        body = fixed[i];
-      } else {
-        hdr = lenbytes[i];
-        if (hdr > left) return false;
-        size_t v = 0;
-        for (size_t k = 0; k < hdr; k++) v = v << 8 | d[pos + k];
-        pos += hdr;
-        left -= hdr;
-        if (b >= 0xdc) /* array16/32, map16/32 */
-          n = b >= 0xde ? 2 * v : v;
-        else
-          body = v + (b >= 0xc7 && b <= 0xc9); /* ext: its type byte */
-      }
-    }
-    if (body > left || n > left) return false;
-    pos += body;
-    pending += n;
-  }
-  return true;
-}
 
 static bool key_is(const msgpack_object *k, const char *lit) {
   size_t n = strlen(lit);
@@ -243,7 +183,9 @@ int jb__datetime_decode(int64_t *us, const void *payload, size_t len) {
                                        "microsecond"};
   int64_t v[7];
   bool seen[7] = {false};
-  if (!msgpack_fits(payload, len)) return JB_ECORRUPT;
+  size_t end;
+  if (jb__mp_scan(payload, len, &end, JB_MP_MAX_DEPTH) != JB_MP_OK)
+    return JB_ECORRUPT;
   msgpack_unpacked u;
   msgpack_unpacked_init(&u);
   size_t off = 0;
@@ -379,9 +321,13 @@ static int decode_map(jb_job *job, const msgpack_object *m, char *why,
 
 int jb__posting_decode(jb_job *job, const void *bytes, size_t len, char *why,
                        size_t whylen) {
-  if (!msgpack_fits(bytes, len))
-    return fail(why, whylen, "posting is not valid msgpack (a length or "
-                "count runs past its %zu bytes)", len);
+  size_t end;
+  jb_mp_verdict v = jb__mp_scan(bytes, len, &end, JB_MP_MAX_DEPTH);
+  if (v == JB_MP_TOO_DEEP)
+    return fail(why, whylen, "posting nests containers deeper than %d "
+                "levels (the most msgpack-c reads)", JB_MP_MAX_DEPTH);
+  if (v != JB_MP_OK)
+    return fail(why, whylen, "posting is not valid msgpack (%zu bytes)", len);
   msgpack_unpacked u;
   msgpack_unpacked_init(&u);
   size_t off = 0;

@@ -19,6 +19,7 @@
 #define JOBBOARD_POSTING_H
 
 #include "internal.h"
+#include "mpscan.h"
 
 /* The oslo_serialization ext type of a datetime. */
 #define JB_EXT_DATETIME 1
@@ -43,9 +44,16 @@ int jb__posting_prefix(jb_buf *out, const jb_posting_fields *f);
 /* Encode `seq` as msgpack uint in its smallest form; returns its length. */
 size_t jb__posting_seq(uint8_t out[JB_SEQ_MAXLEN], uint64_t seq);
 
-/* Check that d[0..len) is exactly one msgpack map. NULL/0 is accepted (the
- * caller substitutes the empty map). Sets a message naming `field`. */
-int jb__details_check(const void *d, size_t len, const char *field);
+/* Check that d[0..len) is exactly one msgpack map nested at most
+ * max_depth containers deep (itself included; see mpscan.h). NULL/0 is
+ * accepted (the caller substitutes the empty map). JB_EINVAL with a
+ * message naming `field`, or JB_ENOMEM. */
+int jb__details_check(const void *d, size_t len, int max_depth,
+                      const char *field);
+
+/* How deep a posting's details may nest: the posting map holds them, and
+ * msgpack-c reads at most JB_MP_MAX_DEPTH (mpscan.h) levels in all. */
+#define JB_DETAILS_MAX_DEPTH (JB_MP_MAX_DEPTH - 1)
 
 /* Decode a posting into the fields of `job` (name, priority, created,
  * details, book, sequence, uuid text). On failure returns JB_ECORRUPT and

@@ -91,7 +91,7 @@ int jb__uuid_parse(uint8_t out[16], const char *text, const char *field) {
     }
     int hi = hexval((unsigned char)text[i]), lo = hexval((unsigned char)text[i + 1]);
     ok = hi >= 0 && lo >= 0;
-    out[o++] = (uint8_t)(hi << 4 | lo);
+    if (ok) out[o++] = (uint8_t)(hi << 4 | lo); /* hi < 0: no shift of it */
     i += 2;
   }
   if (!ok)

@@ -237,7 +237,8 @@ int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
   const void *result = p + rec->owner_len + rec->name_len + rec->reason_len;
   int rc = rec->result_len == 0
                ? jb__err(JB_EINVAL, "result: empty")
-               : jb__details_check(result, rec->result_len, "result");
+               : jb__details_check(result, rec->result_len,
+                                   JB_MP_MAX_DEPTH, "result");
   if (rc == JB_ENOMEM) return rc;
   if (rc != JB_OK) {
     snprintf(why, whylen, "%s", jb_errmsg());

@@ -239,6 +239,17 @@ static int select_db(jb_sync_conn *c) {
   return rc;
 }
 
+bool jb__sync_info_version(char *out, size_t size, const redisReply *r) {
+  const char *v = r->type == REDIS_REPLY_STRING
+                      ? strstr(r->str, "redis_version:")
+                      : NULL;
+  if (!v) return false;
+  v += strlen("redis_version:");
+  size_t n = strcspn(v, "\r\n");
+  snprintf(out, size, "%.*s", (int)n, v);
+  return true;
+}
+
 /* INFO server -> redis_version, which must be >= 2.6. */
 static int check_version(jb_sync_conn *c) {
   const char *argv[2] = {"INFO", "server"};
@@ -246,18 +257,11 @@ static int check_version(jb_sync_conn *c) {
   int rc = checked(&r, c, 2, argv, NULL, "INFO server");
   if (rc != JB_OK)
     return rc;
-  const char *v = r->type == REDIS_REPLY_STRING
-                      ? strstr(r->str, "redis_version:")
-                      : NULL;
-  if (!v) {
-    freeReplyObject(r);
+  bool found = jb__sync_info_version(c->version, sizeof c->version, r);
+  freeReplyObject(r);
+  if (!found)
     return jb__err(JB_EIO, "redis at %s: INFO server has no redis_version",
                    c->where);
-  }
-  v += strlen("redis_version:");
-  size_t n = strcspn(v, "\r\n");
-  snprintf(c->version, sizeof c->version, "%.*s", (int)n, v);
-  freeReplyObject(r);
   int ok = jb__sync_version_at_least(c->version, 2, 6);
   if (ok < 0)
     return jb__err(JB_EIO, "redis at %s: cannot read redis_version \"%s\"",

@@ -31,6 +31,10 @@ int jb__sync_command(redisReply **out, jb_sync_conn *conn, int argc,
  * by "***" (sync/url.c). */
 void jb__sync_url_redact(char *out, size_t size, const char *text);
 
+/* The redis_version of an INFO reply into out[0..size): false when the
+ * reply is not a string naming one. */
+bool jb__sync_info_version(char *out, size_t size, const redisReply *r);
+
 /* 1 if the version text ("7.0.15", "2.6.0-rc1") is at least major.minor,
  * 0 if it is older, -1 if it does not start with "N.N". */
 int jb__sync_version_at_least(const char *version, int major, int minor);

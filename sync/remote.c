@@ -7,6 +7,7 @@
 #include "remote.h"
 
 #include "../core/errmsg.h"
+#include "../core/mpscan.h"
 
 #include <errno.h>
 #include <msgpack.h>
@@ -136,14 +137,7 @@ static int lm_blob(msgpack_sbuffer *out, int64_t us) {
 
 /* ------------------------------------------------------------- replies */
 
-typedef struct {
-  bool ok;
-  char reason[40];
-  bool has_sequence, listed;
-  uint64_t sequence, fence;
-  char owner[JB_WHO_MAX + 1];
-  char claim[JB_UUID_STRLEN + 28];
-} reply;
+typedef jb__remote_reply reply;
 
 static void copy_str(char *dst, size_t size, const char *s, size_t n) {
   if (n >= size) n = size - 1;
@@ -173,9 +167,8 @@ static bool key_is(const msgpack_object *k, const char *name) {
          memcmp(k->via.str.ptr, name, n) == 0;
 }
 
-/* Decode a script's reply (one bulk string holding a msgpack map; the
- * order of its entries is not fixed). */
-static int parse_reply(reply *out, const redisReply *r, const char *script) {
+int jb__remote_parse_reply(reply *out, const redisReply *r,
+                           const char *script) {
   memset(out, 0, sizeof *out);
   if (r->type != REDIS_REPLY_STRING)
     return jb__err(JB_EIO, "script %s: reply of type %d, not a string",
@@ -185,7 +178,11 @@ static int parse_reply(reply *out, const redisReply *r, const char *script) {
   size_t off = 0;
   int rc = JB_OK;
   bool status = false;
-  if (msgpack_unpack_next(&u, r->str, r->len, &off) != MSGPACK_UNPACK_SUCCESS
+  size_t end;
+  /* The scan first: msgpack-c would allocate what a bad header declares
+   * (core/mpscan.h). */
+  if (jb__mp_scan(r->str, r->len, &end, JB_MP_MAX_DEPTH) != JB_MP_OK ||
+      msgpack_unpack_next(&u, r->str, r->len, &off) != MSGPACK_UNPACK_SUCCESS
       || off != r->len || u.data.type != MSGPACK_OBJECT_MAP) {
     rc = jb__err(JB_EIO, "script %s: reply of %zu bytes is not one msgpack "
                  "map", script, r->len);
@@ -281,7 +278,7 @@ static int run(reply *rep, jb__remote_result *res, jb__remote *r, int s,
                                  "before retrying" : "");
   }
   if (rc) return rc;
-  rc = parse_reply(rep, out, jb__sync_scripts[s].name);
+  rc = jb__remote_parse_reply(rep, out, jb__sync_scripts[s].name);
   freeReplyObject(out);
   return rc;
 }
@@ -542,6 +539,49 @@ static bool queued(const redisReply *q) {
 /* The reads of jb__remote_read, in one transaction. */
 #define N_READS 6
 
+int jb__remote_read_reply(jb__remote_state *st, const redisReply *e,
+                          const char *uuid) {
+  if (e->type != REDIS_REPLY_ARRAY || e->elements != N_READS ||
+      e->element[0]->type != REDIS_REPLY_INTEGER ||
+      e->element[1]->type != REDIS_REPLY_INTEGER ||
+      (e->element[2]->type != REDIS_REPLY_STRING &&
+       e->element[2]->type != REDIS_REPLY_NIL) ||
+      e->element[3]->type != REDIS_REPLY_ARRAY ||
+      e->element[3]->elements != 2 ||
+      e->element[4]->type != REDIS_REPLY_INTEGER ||
+      (e->element[5]->type != REDIS_REPLY_STRING &&
+       e->element[5]->type != REDIS_REPLY_NIL))
+    return jb__err(JB_EIO, "redis: unexpected EXEC reply reading job %s",
+                   uuid);
+  st->listed = e->element[0]->integer == 1;
+  st->trashed = e->element[1]->integer == 1;
+  if (e->element[2]->type == REDIS_REPLY_STRING) {
+    st->owned = true;
+    copy_str(st->owner, sizeof st->owner, e->element[2]->str,
+             e->element[2]->len);
+  }
+  const redisReply *id = e->element[3]->element[0],
+                   *fence = e->element[3]->element[1];
+  if (id->type == REDIS_REPLY_STRING)
+    copy_str(st->claim, sizeof st->claim, id->str, id->len);
+  if (fence->type == REDIS_REPLY_STRING)
+    st->fence = strtoull(fence->str, NULL, 10);
+  st->pttl_ms = e->element[4]->integer;
+  if (e->element[5]->type == REDIS_REPLY_STRING) {
+    char text[24];
+    char *end;
+    copy_str(text, sizeof text, e->element[5]->str, e->element[5]->len);
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
+      return jb__err(JB_EIO, "redis: marker of job %s holds \"%s\", not a "
+                     "sequence", uuid, text);
+    st->posted = true;
+    st->posted_sequence = n;
+  }
+  return JB_OK;
+}
+
 int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
   memset(st, 0, sizeof *st);
   st->pttl_ms = -2;
@@ -583,51 +623,9 @@ int jb__remote_read(jb__remote_state *st, jb__remote *r, const char *uuid) {
     return rc;
   }
   if ((rc = cmd(&q, r, 1, exec))) return rc;
-  const redisReply *e = q;
-  if (e->type != REDIS_REPLY_ARRAY || e->elements != N_READS ||
-      e->element[0]->type != REDIS_REPLY_INTEGER ||
-      e->element[1]->type != REDIS_REPLY_INTEGER ||
-      (e->element[2]->type != REDIS_REPLY_STRING &&
-       e->element[2]->type != REDIS_REPLY_NIL) ||
-      e->element[3]->type != REDIS_REPLY_ARRAY ||
-      e->element[3]->elements != 2 ||
-      e->element[4]->type != REDIS_REPLY_INTEGER ||
-      (e->element[5]->type != REDIS_REPLY_STRING &&
-       e->element[5]->type != REDIS_REPLY_NIL)) {
-    freeReplyObject(q);
-    return jb__err(JB_EIO, "redis: unexpected EXEC reply reading job %s",
-                   uuid);
-  }
-  st->listed = e->element[0]->integer == 1;
-  st->trashed = e->element[1]->integer == 1;
-  if (e->element[2]->type == REDIS_REPLY_STRING) {
-    st->owned = true;
-    copy_str(st->owner, sizeof st->owner, e->element[2]->str,
-             e->element[2]->len);
-  }
-  const redisReply *id = e->element[3]->element[0],
-                   *fence = e->element[3]->element[1];
-  if (id->type == REDIS_REPLY_STRING)
-    copy_str(st->claim, sizeof st->claim, id->str, id->len);
-  if (fence->type == REDIS_REPLY_STRING)
-    st->fence = strtoull(fence->str, NULL, 10);
-  st->pttl_ms = e->element[4]->integer;
-  if (e->element[5]->type == REDIS_REPLY_STRING) {
-    char text[24];
-    char *end;
-    copy_str(text, sizeof text, e->element[5]->str, e->element[5]->len);
-    errno = 0;
-    unsigned long long n = strtoull(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0) {
-      freeReplyObject(q);
-      return jb__err(JB_EIO, "redis: marker of job %s holds \"%s\", not a "
-                     "sequence", uuid, text);
-    }
-    st->posted = true;
-    st->posted_sequence = n;
-  }
+  rc = jb__remote_read_reply(st, q, uuid);
   freeReplyObject(q);
-  return JB_OK;
+  return rc;
 }
 
 int jb__remote_resolve_claim(jb__remote_state *st, jb__remote *r,

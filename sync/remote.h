@@ -233,6 +233,46 @@ int jb__remote_resolve_release(jb__remote_state *st, jb__remote *r,
 int jb__remote_resolve_post(jb__remote_state *st, jb__remote *r,
                             const char *uuid);
 
+/* ----------------------------------------------- replies, for fuzzing */
+
+/* A script's reply, decoded (what jb__remote_post and the others read). */
+typedef struct {
+  bool ok;                  /* status "ok" */
+  char reason[40];          /* the refusal's reason, cut */
+  bool has_sequence, listed;
+  uint64_t sequence, fence;
+  char owner[JB_WHO_MAX + 1];
+  char claim[JB_UUID_STRLEN + 28];
+} jb__remote_reply;
+
+/* Decode script `script`'s reply `r` (one bulk string holding a msgpack
+ * map, in any order) into *out. Errors: JB_EIO (not a string, not one
+ * map, no status, or a refusal without a reason). The calls above use it;
+ * exposed for tests/fuzz/fuzz_redis.c. */
+int jb__remote_parse_reply(jb__remote_reply *out, const redisReply *r,
+                           const char *script);
+
+/* Take the EXEC reply of jb__remote_read's transaction into *st (which
+ * the caller zeroed, pttl_ms -2). Errors: JB_EIO (not the six replies of
+ * the reads, or a marker that is not a number). Does not free `e`. */
+int jb__remote_read_reply(jb__remote_state *st, const redisReply *e,
+                          const char *uuid);
+
+/* A job key as taskflow writes it: 36 bytes of lowercase hyphenated uuid
+ * text. (sync/replicator.c) */
+bool jb__sync_is_uuid(const char *s, size_t len);
+
+/* The owner named by an owner key's bytes b[0..len), as the board can hold
+ * it (see replicator.c). */
+void jb__sync_owner_text(char out[JB_WHO_MAX + 1], const char *b,
+                         size_t len);
+
+/* A message of the notice channel ("message", channel, "VERB U [n]"):
+ * true when it names a job, whose uuid goes to uuid[]; *post and *num
+ * tell a post notice's number. (sync/replicator.c) */
+bool jb__sync_notice_parse(char uuid[JB_UUID_STRLEN], bool *post,
+                           uint64_t *num, const redisReply *m);
+
 /* ------------------------------------------------------- publication */
 
 /* The expiry a claim bound to a process of this host, with no lease, gets

@@ -420,7 +420,7 @@ static int publish_new(jb_sync_replicator *r) {
 
 /* --------------------------------------------------------------- pull */
 
-static bool is_uuid(const char *s, size_t len) {
+bool jb__sync_is_uuid(const char *s, size_t len) {
   if (len != 36) return false;
   for (size_t i = 0; i < 36; i++) {
     char c = s[i];
@@ -478,7 +478,8 @@ static size_t utf8_prefix(const unsigned char *s, size_t len) {
  * to JB_WHO_MAX bytes on a character boundary; bytes that are not UTF-8
  * (taskflow does not check) become "invalid-owner:" and their hex, so a
  * bad key shows as claimed by someone rather than stopping the mirror. */
-static void owner_text(char out[JB_WHO_MAX + 1], const char *b, size_t len) {
+void jb__sync_owner_text(char out[JB_WHO_MAX + 1], const char *b,
+                         size_t len) {
   size_t cut = len > JB_WHO_MAX ? JB_WHO_MAX : len;
   size_t ok = utf8_prefix((const unsigned char *)b, cut);
   if (ok != (size_t)-1 && ok > 0) {
@@ -522,7 +523,7 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
       s[i].owned = a->type == REDIS_REPLY_STRING && a->len > 0 &&
                    b->type == REDIS_REPLY_INTEGER && b->integer != -2;
       if (s[i].owned) {
-        owner_text(s[i].owner, a->str, a->len);
+        jb__sync_owner_text(s[i].owner, a->str, a->len);
         s[i].pttl = b->integer;
       }
     }
@@ -846,7 +847,7 @@ static int pull_full(jb_sync_replicator *r) {
   for (size_t i = 0; i < n; i++) {
     redisReply *f = all->element[2 * i], *v = all->element[2 * i + 1];
     if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-        !is_uuid(f->str, f->len)) {
+        !jb__sync_is_uuid(f->str, f->len)) {
       if (f->type == REDIS_REPLY_STRING)
         say(r, 1, "listing field \"%.*s\" is not a job uuid: ignored",
             (int)(f->len > 64 ? 64 : f->len), f->str);
@@ -948,6 +949,27 @@ static int poll_redis(jb_sync_replicator *r) {
 
 /* ---------------------------------------------------------- notices */
 
+bool jb__sync_notice_parse(char uuid[JB_UUID_STRLEN], bool *post,
+                           uint64_t *num, const redisReply *m) {
+  *post = false;
+  *num = 0;
+  if (m->type != REDIS_REPLY_ARRAY || m->elements != 3 ||
+      m->element[2]->type != REDIS_REPLY_STRING)
+    return false;
+  const char *p = m->element[2]->str;
+  const char *sp = strchr(p, ' ');
+  if (!sp || strnlen(sp + 1, 37) < 36 || !jb__sync_is_uuid(sp + 1, 36) ||
+      (sp[37] != '\0' && sp[37] != ' '))
+    return false;
+  if (strncmp(p, "post ", 5) == 0 && sp[37] == ' ') {
+    *post = true;
+    *num = strtoull(sp + 38, NULL, 10);
+  }
+  memcpy(uuid, sp + 1, 36);
+  uuid[36] = '\0';
+  return true;
+}
+
 /*
  * Our scripts' notices ("post U n", "claim U f", "abandon U", "consume U",
  * "trash U", "extend U ms"): the jobs named are pulled at once, in one
@@ -966,24 +988,18 @@ static int take_notices(jb_sync_replicator *r) {
     rc = jb__sync_message(&m, r->sub, readable);
     readable = false;
     if (rc != JB_OK || m == NULL) break;
-    if (m->type == REDIS_REPLY_ARRAY && m->elements == 3 &&
-        m->element[2]->type == REDIS_REPLY_STRING) {
-      const char *p = m->element[2]->str;
-      const char *sp = strchr(p, ' ');
-      if (sp && strnlen(sp + 1, 37) >= 36 && is_uuid(sp + 1, 36) &&
-          (sp[37] == '\0' || sp[37] == ' ')) {
-        if (strncmp(p, "post ", 5) == 0 && sp[37] == ' ') {
-          uint64_t num = strtoull(sp + 38, NULL, 10);
-          if (num == r->seq_seen + 1) r->seq_seen = num;
-        }
-        bool dup = false;
-        for (size_t i = 0; i < n && !dup; i++)
-          dup = memcmp(s[i].uuid, sp + 1, 36) == 0;
-        if (!dup && (rc = grow((void **)&s, &cap, n, sizeof *s)) == JB_OK) {
-          memset(&s[n], 0, sizeof s[n]);
-          memcpy(s[n].uuid, sp + 1, 36);
-          n++;
-        }
+    char uuid[JB_UUID_STRLEN];
+    bool post;
+    uint64_t num;
+    if (jb__sync_notice_parse(uuid, &post, &num, m)) {
+      if (post && num == r->seq_seen + 1) r->seq_seen = num;
+      bool dup = false;
+      for (size_t i = 0; i < n && !dup; i++)
+        dup = memcmp(s[i].uuid, uuid, 36) == 0;
+      if (!dup && (rc = grow((void **)&s, &cap, n, sizeof *s)) == JB_OK) {
+        memset(&s[n], 0, sizeof s[n]);
+        memcpy(s[n].uuid, uuid, sizeof s[n].uuid);
+        n++;
       }
     }
     freeReplyObject(m);

@@ -371,6 +371,14 @@ expect_error 2 "object" "refused post on a new board"
 [ ! -e "$ROOT/not-created" ] || fail "a refused post created the board"
 end
 
+begin "an empty key in details prints back as an empty key"
+# It printed as {"$bin": ""} (msgpack-c gives an empty key no pointer);
+# issue 11, found by tests/fuzz/fuzz_json.c.
+post emptykey --details '{"": {"t": 1}, "e": ""}'
+jb show "$uuid" --json
+json_check 'j["details"] == {"": {"t": 1}, "e": ""}'
+end
+
 begin "details keep a NUL inside a string; a name may not hold one"
 post nul --details '{"s": "x\u0000y"}'
 jb show "$uuid" --json
@@ -381,6 +389,12 @@ expect_rc 0 "batch line with a NUL in details"
 printf '%s\n' '{"name": "a\u0000b"}' >"$ROOT/nulname"
 run_in "$ROOT/nulname" "$JOBBOARD" --board "$B" post --batch
 expect_error 2 "NUL" "batch line with a NUL in the name"
+# A raw NUL byte (not \u0000): the line was taken for blank up to it and
+# skipped, so the batch posted without it (issue 11, found by
+# tests/fuzz/fuzz_batch.c).
+printf '{"name": "a"}\n \000{"name": "b"}\n' >"$ROOT/nulbyte"
+run_in "$ROOT/nulbyte" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "stdin line 2: a NUL byte at column 2" "batch line with a NUL byte"
 count_is 2 "after the NUL posts"
 end
 

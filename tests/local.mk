@@ -211,3 +211,49 @@ tests_crash_step_SOURCES = tests/crash_step.c
 tests_crash_step_CFLAGS = $(JB_TEST_CFLAGS)
 tests_crash_step_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS) -ldl
 endif
+
+# Fuzz targets (issue 11, tests/fuzz/README): each tests/fuzz/fuzz_*.c is
+# built here with tests/fuzz/replay.c as its main() and replays its seed
+# corpus and every regression input (tests/fuzz/corpus/T, regress/T), so
+# each input that once crashed runs in every build, the ASan one included,
+# without clang. tests/fuzz/run.sh builds the same files with libFuzzer
+# and fuzzes them (CI: a bounded run; `tests/fuzz/run.sh 3600` the long one).
+JB_FUZZ_SRC = tests/fuzz/fuzz.h tests/fuzz/fuzz_decode.h tests/fuzz/replay.c
+check_PROGRAMS += tests/fuzz/replay_posting tests/fuzz/replay_json \
+	tests/fuzz/replay_batch
+TESTS += tests/fuzz/replay_posting tests/fuzz/replay_json \
+	tests/fuzz/replay_batch
+tests_fuzz_replay_posting_SOURCES = tests/fuzz/fuzz_posting.c $(JB_FUZZ_SRC)
+tests_fuzz_replay_posting_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"posting\"
+tests_fuzz_replay_posting_CFLAGS = $(AM_CFLAGS) $(MSGPACK_CFLAGS)
+tests_fuzz_replay_posting_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) \
+	$(UUID_LIBS)
+tests_fuzz_replay_json_SOURCES = tests/fuzz/fuzz_json.c tools/json.c \
+	$(JB_FUZZ_SRC)
+tests_fuzz_replay_json_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"json\"
+tests_fuzz_replay_json_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MSGPACK_CFLAGS)
+tests_fuzz_replay_json_LDADD = libjbcore.la $(JANSSON_LIBS) $(LMDB_LIBS) \
+	$(MSGPACK_LIBS) $(UUID_LIBS)
+# The batch reader is the CLI's own code on the public API: linked as the
+# CLI is (tools/local.mk).
+tests_fuzz_replay_batch_SOURCES = tests/fuzz/fuzz_batch.c \
+	tools/post_input.c tools/json.c tools/cli_common.c tools/cli_sync.c \
+	$(JB_FUZZ_SRC)
+tests_fuzz_replay_batch_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"batch\"
+tests_fuzz_replay_batch_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) \
+	$(JANSSON_CFLAGS) $(MSGPACK_CFLAGS)
+tests_fuzz_replay_batch_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la \
+	$(JANSSON_LIBS) $(MSGPACK_LIBS)
+if WITH_REDIS
+check_PROGRAMS += tests/fuzz/replay_redis
+TESTS += tests/fuzz/replay_redis
+tests_fuzz_replay_redis_SOURCES = tests/fuzz/fuzz_redis.c $(JB_FUZZ_SRC)
+tests_fuzz_replay_redis_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"redis\"
+tests_fuzz_replay_redis_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS)
+tests_fuzz_replay_redis_LDADD = libjbsyncconv.la libjbcore.la $(HIREDIS_LIBS) \
+	$(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
+endif
+EXTRA_DIST += tests/fuzz/fuzz_redis.c tests/fuzz/run.sh \
+	tests/fuzz/make_seeds.py tests/fuzz/capture_seeds.py tests/fuzz/README \
+	tests/fuzz/corpus \
+	tests/fuzz/regress

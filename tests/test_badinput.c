@@ -159,6 +159,59 @@ static void post_with_null_details_and_a_length_is_refused(void **state) {
   post_details(*state, NULL, 3);
 }
 
+/* {"k": {"k": ... 1}}, `depth` maps deep. */
+static size_t nested_maps(unsigned char *out, int depth) {
+  size_t n = 0;
+  for (int i = 0; i < depth; i++) {
+    out[n++] = 0x81;
+    out[n++] = 0xa1;
+    out[n++] = 'k';
+  }
+  out[n++] = 0x01;
+  return n;
+}
+
+/* Issue 11 (found by tests/fuzz/fuzz_posting.c): details 32 maps deep were
+ * stored, and the posting holding them (33 levels) was then beyond what
+ * msgpack-c reads: every jb_job_get of the job, every list, said "out of
+ * memory". Details 33 deep were refused as JB_ENOMEM, not as bad input. */
+static void post_with_details_nested_deeper_than_a_posting_holds_is_refused(
+    void **state) {
+  jbt_fixture *f = *state;
+  unsigned char d[200];
+  post_details(f, d, nested_maps(d, 32));
+  jbt_assert_contains(jb_errmsg(), "nested deeper than 31 levels");
+  post_details(f, d, nested_maps(d, 33));
+  jbt_assert_contains(jb_errmsg(), "nested deeper than 31 levels");
+  /* 31 levels go on, and read back. */
+  jb_post p = JB_POST_INIT;
+  p.name = "deep";
+  p.details = d;
+  p.details_len = nested_maps(d, 31);
+  char u[JB_UUID_STRLEN];
+  assert_int_equal(jb_job_post(u, f->board, &p), JB_OK);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
+  size_t len = 0;
+  const void *got = jb_job_details(job, &len);
+  assert_int_equal(len, p.details_len);
+  assert_memory_equal(got, d, len);
+  jb_job_free(job);
+}
+
+/* A map header declaring 2^32-1 entries in 5 bytes: msgpack-c would
+ * allocate 128 GiB for it before reading on (core/mpscan.h). */
+static void post_with_details_declaring_more_than_they_hold_is_refused(
+    void **state) {
+  static const unsigned char huge[] = {0xdf, 0xff, 0xff, 0xff, 0xff};
+  post_details(*state, huge, sizeof huge);
+  jbt_assert_contains(jb_errmsg(), "truncated");
+  static const unsigned char inner[] = {0x81, 0xa1, 'x', 0xdd, 0xff, 0xff,
+                                        0xff, 0xff};
+  post_details(*state, inner, sizeof inner);
+  jbt_assert_contains(jb_errmsg(), "truncated");
+}
+
 static void post_without_book_uuid_for_a_book_name_is_refused(void **state) {
   jbt_fixture *f = *state;
   jb_post p = JB_POST_INIT;
@@ -178,6 +231,10 @@ static void post_with_a_malformed_book_uuid_is_refused(void **state) {
   p.book_uuid = "not-a-uuid";
   EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
   p.book_uuid = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8fz";
+  EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
+  /* A bad first digit of a pair: the parser shifted its -1 (undefined
+   * behaviour, caught by UBSan; found by tests/fuzz/fuzz_batch.c). */
+  p.book_uuid = "zb1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
   EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
 }
 
@@ -769,6 +826,8 @@ int main(void) {
       T(post_with_truncated_details_is_refused),
       T(post_with_details_holding_an_invalid_byte_is_refused),
       T(post_with_null_details_and_a_length_is_refused),
+      T(post_with_details_nested_deeper_than_a_posting_holds_is_refused),
+      T(post_with_details_declaring_more_than_they_hold_is_refused),
       T(post_without_book_uuid_for_a_book_name_is_refused),
       T(post_with_a_malformed_book_uuid_is_refused),
       T(post_bigger_than_max_posting_is_refused),

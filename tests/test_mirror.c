@@ -598,6 +598,46 @@ static void an_undecodable_posting_is_quarantined_once(void **state) {
   jbt_assert_check_ok(b);
 }
 
+/* Issue 11 (found by tests/fuzz/fuzz_posting.c): msgpack-c reports a
+ * value nested deeper than 32 containers, and a container header it
+ * cannot allocate for, as out of memory; the decoder passed that on, and
+ * one such listing (a taskflow poster's details 32 deep are enough) made
+ * every mirror of the batch fail with JB_ENOMEM instead of quarantining
+ * it. */
+static void a_posting_msgpack_c_cannot_read_is_quarantined(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char deep[JB_UUID_STRLEN], huge[JB_UUID_STRLEN], good[JB_UUID_STRLEN];
+  new_uuid(deep);
+  new_uuid(huge);
+  new_uuid(good);
+  jbt_buf pd = {malloc(40), 40};
+  memset(pd.data, 0x91, 39); /* [[[...[1]...]]], 39 arrays */
+  pd.data[39] = 0x01;
+  jbt_buf ph = {malloc(5), 5};
+  memcpy(ph.data, "\xdf\xff\xff\xff\xff", 5); /* a map of 2^32-1 entries */
+  jbt_buf pg = posting_for(good, "good", JB_PRIORITY_NORMAL, 2);
+  jb_remote_listing ls[3] = {listing(deep, &pd, NULL, 0),
+                             listing(huge, &ph, NULL, 0),
+                             listing(good, &pg, NULL, 0)};
+  int res[3];
+  int rc = jb__board_mirror_listings(b, ls, 3, 0, res);
+  if (rc != JB_OK) fail_msg("mirror: %s (%s)", jb_strerror(rc), jb_errmsg());
+  assert_int_equal(res[0], JB_MIRROR_QUARANTINED);
+  assert_int_equal(res[1], JB_MIRROR_QUARANTINED);
+  assert_int_equal(res[2], JB_MIRROR_NEW);
+  report r = {""};
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, b, collect, &r), JB_OK);
+  assert_int_equal(st.quarantined, 2);
+  jbt_assert_contains(r.text, "deeper than 32 levels");
+  jbt_assert_contains(r.text, "not valid msgpack (5 bytes)");
+  jbt_buf_free(&pd);
+  jbt_buf_free(&ph);
+  jbt_buf_free(&pg);
+  jbt_assert_check_ok(b);
+}
+
 static void a_posting_naming_another_uuid_is_quarantined(void **state) {
   jbt_fixture *fx = *state;
   jb_board *b = fx->board;
@@ -859,6 +899,7 @@ int main(void) {
       T(a_job_completed_here_is_not_brought_back),
       T(an_undecodable_posting_is_quarantined_once),
       T(a_posting_naming_another_uuid_is_quarantined),
+      T(a_posting_msgpack_c_cannot_read_is_quarantined),
       T(a_bad_uuid_or_owner_writes_nothing),
       T(jobs_gone_from_redis_leave_with_history),
       T(settings_round_trip),

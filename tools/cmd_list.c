@@ -15,7 +15,8 @@
   "  an extension value (oslo's datetime is 1)    {\"$ext\": 1, \"$data\": \"<base64>\"}\n" \
   "  an unsigned integer above 2^63-1             {\"$uint64\": \"<digits>\"}\n" \
   "  NaN or an infinity                           {\"$float\": \"NaN\"}\n"     \
-  "  a map key that is not a string               its JSON text (\"1\", \"true\")\n"
+  "  a map key that is not a string               its JSON text (\"1\", \"true\"),\n" \
+  "    or, beyond 256 bytes of it, \"$msgpack:<base64 of the key's msgpack>\"\n"
 
 const cli_command cli_cmd_list = {
     "list", "list the jobs on the board, in claim order",

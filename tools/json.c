@@ -143,10 +143,16 @@ static json_t *tagged_base64(const char *tag, const void *data, size_t len) {
 
 static json_t *to_json(const msgpack_object *o);
 
+/* A str's bytes: msgpack-c leaves ptr NULL for an empty map key, and
+ * jansson refuses json_stringn(NULL, 0), which printed "" as {"$bin": ""}. */
+static const char *str_ptr(const msgpack_object *o) {
+  return o->via.str.size ? o->via.str.ptr : "";
+}
+
 /* The text a map key stands for in JSON, malloc'ed. */
 static char *key_text(const msgpack_object *k) {
   if (k->type == MSGPACK_OBJECT_STR) {
-    json_t *s = json_stringn(k->via.str.ptr, k->via.str.size);
+    json_t *s = json_stringn(str_ptr(k), k->via.str.size);
     if (s != NULL) { /* valid UTF-8: the key as it is */
       char *t = strdup(json_string_value(s));
       json_decref(s);
@@ -160,6 +166,24 @@ static char *key_text(const msgpack_object *k) {
   if (v == NULL) return NULL;
   char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
   json_decref(v);
+  if (t == NULL || strlen(t) <= CLI_KEY_TEXT_MAX) return t;
+  /* A long key is a map or an array (or holds one). Its text, a string
+   * inside the text of a key holding it, is escaped again at each level
+   * (quotes and backslashes double): a 100-byte map of keys nested 31
+   * deep printed as gigabytes. Its msgpack bytes do not grow so. */
+  free(t);
+  msgpack_sbuffer sb;
+  msgpack_packer pk;
+  msgpack_sbuffer_init(&sb);
+  msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+  char *b64 = msgpack_pack_object(&pk, *k) == 0 ? cli_base64(sb.data, sb.size)
+                                               : NULL;
+  msgpack_sbuffer_destroy(&sb);
+  if (b64 == NULL) return NULL;
+  size_t n = strlen("$msgpack:") + strlen(b64) + 1;
+  t = malloc(n);
+  if (t != NULL) snprintf(t, n, "$msgpack:%s", b64);
+  free(b64);
   return t;
 }
 
@@ -187,7 +211,7 @@ static json_t *to_json(const msgpack_object *o) {
                      isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
   }
   case MSGPACK_OBJECT_STR: {
-    json_t *s = json_stringn(o->via.str.ptr, o->via.str.size);
+    json_t *s = json_stringn(str_ptr(o), o->via.str.size);
     return s ? s : tagged_base64("$bin", o->via.str.ptr, o->via.str.size);
   }
   case MSGPACK_OBJECT_BIN:

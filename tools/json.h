@@ -12,7 +12,10 @@
  *   ext (e.g. oslo's datetime)       {"$ext": <type>, "$data": "<base64>"}
  *   unsigned integer > 2^63-1        {"$uint64": "<decimal digits>"}
  *   NaN, +-infinity                  {"$float": "NaN" | "Infinity" | "-Infinity"}
- *   a map key that is not a string   the key's JSON text ("1", "true", ...)
+ *   a map key that is not a string   the key's JSON text ("1", "true", ...),
+ *                                    or when that is longer than
+ *                                    CLI_KEY_TEXT_MAX bytes (a map or array
+ *                                    key) "$msgpack:<base64 of its msgpack>"
  *
  * The tags are output only: input JSON is taken literally.
  */
@@ -24,6 +27,9 @@
 #include <stdint.h>
 
 #include "jobboard.h"
+
+/* The longest JSON text a map key that is not a string is shown as. */
+#define CLI_KEY_TEXT_MAX 256
 
 /* Deepest nesting of details (the top object counts as 1): msgpack-c's
  * unpacker keeps a fixed stack of 32 containers (MSGPACK_EMBED_STACK_SIZE)

@@ -11,6 +11,8 @@ jobboard_SOURCES = \
 	tools/json.c \
 	tools/main.c \
 	tools/cmd_post.c \
+	tools/post_input.h \
+	tools/post_input.c \
 	tools/cmd_list.c \
 	tools/cmd_claim.c \
 	tools/cmd_query.c tools/cmd_wait.c \
