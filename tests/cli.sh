@@ -699,20 +699,31 @@ done
 [ "$got" = 1 ] && [ "$timedout" = 2 ] || fail "got $got, timed out $timedout (expected 1 and 2)"
 end
 
+# Signal a background process until it is gone (at most 10 s). A
+# background job of a non-interactive shell starts with SIGINT ignored,
+# so a signal sent before the command installs its handler is lost: one
+# kill after a fixed sleep hung the test on a loaded machine.
+signal_until_gone() {
+  for _ in $(seq 50); do
+    kill -"$1" "$2" 2>/dev/null || return 0
+    sleep 0.2
+  done
+}
+
 begin "SIGINT and SIGTERM end a wait: exit 130 and 143"
 post held
 jb claim-next --who holder
-"$JOBBOARD" --board "$B" wait --claimable >/dev/null 2>"$ROOT/int.err" &
+"$JOBBOARD" --board "$B" wait --claimable --timeout 60 >/dev/null 2>"$ROOT/int.err" &
 waiter=$!
 sleep 0.3
-kill -INT "$waiter"
+signal_until_gone INT "$waiter"
 wait "$waiter"; rc=$?
 [ "$rc" = 130 ] || fail "SIGINT: exit $rc"
 grep -q "cancelled" "$ROOT/int.err" || fail "SIGINT: stderr '$(cat "$ROOT/int.err")'"
-"$JOBBOARD" --board "$B" claim-next --who w --wait inf >/dev/null 2>&1 &
+"$JOBBOARD" --board "$B" claim-next --who w --wait 60 >/dev/null 2>&1 &
 waiter=$!
 sleep 0.3
-kill -TERM "$waiter"
+signal_until_gone TERM "$waiter"
 wait "$waiter"; rc=$?
 [ "$rc" = 143 ] || fail "SIGTERM: exit $rc"
 end
@@ -900,14 +911,14 @@ end
 begin "SIGINT and SIGTERM end a watch: exit 130 and 143, events printed"
 post x
 for sig in INT TERM; do
-  "$JOBBOARD" --board "$B" watch >"$ROOT/watch.out" 2>"$ROOT/watch.err" &
+  "$JOBBOARD" --board "$B" watch --timeout 60 >"$ROOT/watch.out" 2>"$ROOT/watch.err" &
   watcher=$!
   sleep 0.3
   post "y$sig"
   for _ in $(seq 50); do [ -s "$ROOT/watch.out" ] && break; sleep 0.1; done
   # Each event reaches the file as it comes, not when watch ends.
   [ -s "$ROOT/watch.out" ] || fail "SIG$sig: nothing printed while running"
-  kill -"$sig" "$watcher"
+  signal_until_gone "$sig" "$watcher"
   wait "$watcher"; rc=$?
   want=130; [ "$sig" = TERM ] && want=143
   [ "$rc" = "$want" ] || fail "SIG$sig: exit $rc, expected $want"
