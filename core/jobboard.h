@@ -246,8 +246,10 @@ typedef struct {
  * JB_EIO, and every later write through any handle of this process on that
  * board, and any new open of it, fails with JB_EIO ("reopen the board")
  * until every handle of it is closed: after a failed flush the kernel may
- * have dropped the data while a later flush reports success. Reads go on.
- * A full disk (JB_EFULL) changes nothing and leaves the handle usable.
+ * have dropped the data while a later flush reports success. Reads go on,
+ * unless the failure hit the meta page's write (LMDB then refuses reads
+ * too). A full disk (JB_EFULL) changes nothing and leaves the handle
+ * usable, unless it hit the meta page's write: then as an I/O error.
  */
 JB_EXTERN int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts);

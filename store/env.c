@@ -165,16 +165,26 @@ static int adopt_map(jb_store *s) {
  *  - EIO, or any errno not named below, from a commit, and MDB_PANIC
  *    (LMDB's own verdict after a failed meta-page write: it then refuses
  *    every transaction of the environment, reads too) mark the store
- *    failed. That commit fails with JB_EIO, and every later write of this
+ *    failed. That commit fails with JB_EIO (JB_EFULL when the cause was
+ *    ENOSPC or EDQUOT on the meta page), and every later write of this
  *    process on the board, through any handle, is refused naming the
  *    cause, as is a new open of it in this process, until every handle is
  *    closed and the board opened again (a fresh environment). Reads go on,
- *    except after MDB_PANIC. Other processes are not affected: each
+ *    except after MDB_PANIC. "Later" is a write begun after the failing
+ *    commit returned: a thread already waiting for LMDB's writer lock may
+ *    still commit in between (harmless: the failed commit's pages are free
+ *    ones, never referenced). Other processes are not affected: each
  *    commit flushes its own pages and learns of its own errors.
  *  - ENOSPC and EDQUOT (a write found no room) and ENOMEM: nothing was
  *    committed and the handle stays usable (JB_EFULL, JB_ENOMEM); unless
  *    it was the meta page's write, which LMDB marks fatal: a read
- *    transaction begun after the failure then says MDB_PANIC.
+ *    transaction begun after the failure then says MDB_PANIC. A limit:
+ *    LMDB returns ENOSPC from the data flush (fdatasync: a thin-provisioned
+ *    or network file system) exactly as from a page write, so that case is
+ *    taken for "nothing written" too, although the kernel may have dropped
+ *    pages of that commit: they are free pages of a commit that failed,
+ *    but in normal the previous commit's unflushed meta page may be among
+ *    them, and a power loss then undoes two commits, not one.
  *  - EINTR: LMDB retries its interrupted writes itself, but returns an
  *    interrupted fdatasync, which comes before the meta write: nothing was
  *    committed, so the whole transaction runs again.

@@ -182,6 +182,14 @@ static const char *nodes_why(const uint8_t *p, size_t len, unsigned kind,
     if (off < upper || off + JB_PG_NODE > len) return "a node lies outside it";
     const uint8_t *nd = p + off;
     size_t need = JB_PG_NODE + rd16(nd + 6);
+    /* LMDB never marks a node both big (its data on overflow pages, 8
+     * bytes here) and duplicates or a table (data here, dsize bytes): with
+     * both, node_stored would vouch for 8 bytes that leaf_node then reads
+     * as dsize. */
+    unsigned nfl = rd16(nd + 4);
+    if ((kind & JB_PG_LEAF) && (nfl & JB_PGN_BIGDATA) &&
+        (nfl & (JB_PGN_SUBDATA | JB_PGN_DUPDATA)))
+      return "a node is marked both big and duplicates or a table";
     if (kind & JB_PG_LEAF) need += node_stored(nd);
     if (off + need > len) return "a node runs past its end";
   }

@@ -75,8 +75,7 @@ struct jb_store {
    * the system kept of its writes (env.c, "After a failed commit"): every
    * later write through the store is refused, and so is a new open of the
    * board in this process while the store lives. `failed_why` (the cause)
-   * is written once, under env.c's registry lock, before `failed` is
-   * set. */
+   * is written once, under env.c's fail_lock, before `failed` is set. */
   atomic_bool failed;
   char failed_why[256];
   unsigned fork_gen; /* jb__fork_generation() at open */

@@ -353,6 +353,53 @@ static void garbage_page_header_is_reported_without_crash(void **state) {
   free_filled(&f);
 }
 
+/* A leaf node marked both big (8 bytes of overflow page number) and
+ * duplicates (its data here, dsize bytes) is refused before its data is
+ * read: with both, the page check vouched for 8 bytes and the reader then
+ * read dsize (up to 4 GiB) as a sub-page, past the page and the map. */
+static void node_marked_big_and_duplicates_is_refused(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board_close(fx->board);
+  fx->board = NULL;
+  filled f = make_board(fx->dir, 2000);
+  rawfile r = raw_read(fx->dir);
+  /* The jobs root is a branch page; its first child a leaf. */
+  uint64_t root = u64at(table_record(&r, "jobs") + 40);
+  const uint8_t *bp = r.d + root * r.ps;
+  uint16_t boff;
+  memcpy(&boff, bp + 16, 2);
+  uint16_t lo, hi, fl;
+  memcpy(&lo, bp + boff, 2);
+  memcpy(&hi, bp + boff + 2, 2);
+  memcpy(&fl, bp + boff + 4, 2);
+  uint64_t leaf = (uint64_t)lo | (uint64_t)hi << 16 | (uint64_t)fl << 32;
+  uint8_t *lp = r.d + leaf * r.ps;
+  uint16_t noff;
+  memcpy(&noff, lp + 16, 2);
+  uint8_t *nd = lp + noff;
+  uint16_t flags = 0x01 | 0x04, big = 0xffff; /* BIGDATA | DUPDATA */
+  memcpy(nd, &big, 2);
+  memcpy(nd + 2, &big, 2);
+  memcpy(nd + 4, &flags, 2);
+  /* Its data made to look like a sub-page that claims 64 KiB of nodes. */
+  uint16_t ks, subp = 0x40 | 0x02, lower = 0xfff0, upper = 0xfff0;
+  memcpy(&ks, nd + 6, 2);
+  memcpy(nd + 8 + ks + 10, &subp, 2);
+  memcpy(nd + 8 + ks + 12, &lower, 2);
+  memcpy(nd + 8 + ks + 14, &upper, 2);
+  raw_write(fx->dir, &r);
+  free(r.d);
+  check_seen seen;
+  assert_int_equal(run_check(fx->dir, &seen), JB_ECORRUPT);
+  char want[120];
+  snprintf(want, sizeof want, "page %llu of table jobs cannot be read",
+           (unsigned long long)leaf);
+  if (strstr(seen.all, want) == NULL ||
+      strstr(seen.all, "marked both big and duplicates") == NULL)
+    fail_msg("check did not refuse the node:\n%s", seen.all);
+  free_filled(&f);
+}
+
 /* ---------------------------------------------------------------- salvage */
 
 /* Which pages each job of a healthy board needs: its leaf page and its
@@ -704,6 +751,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           garbage_page_header_is_reported_without_crash, jbt_setup,
           jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          node_marked_big_and_duplicates_is_refused, jbt_setup, jbt_teardown),
       cmocka_unit_test_setup_teardown(
           salvage_of_healthy_board_copies_every_job_in_order, jbt_setup,
           jbt_teardown),
