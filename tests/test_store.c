@@ -67,6 +67,20 @@ static int raw_jobkey(MDB_txn *txn, MDB_dbi jobs, const char *uuid,
   return 0;
 }
 
+/* Open the board with raw LMDB as the library does (its table and reader
+ * counts); 0 or the LMDB error, printed. Only in a forked child. */
+static int raw_env(MDB_env **env, const char *dir, unsigned flags,
+                   mdb_mode_t mode) {
+  int rc = mdb_env_create(env);
+  if (rc == 0) {
+    mdb_env_set_maxdbs(*env, 16);
+    mdb_env_set_maxreaders(*env, 1022);
+    if ((rc = mdb_env_open(*env, dir, flags, mode)))
+      fprintf(stderr, "raw open of %s: %s\n", dir, mdb_strerror(rc));
+  }
+  return rc;
+}
+
 static int raw_child(void *arg) {
   raw_args *a = arg;
   MDB_env *env;
@@ -74,13 +88,7 @@ static int raw_child(void *arg) {
   MDB_dbi jobs, ready, claims, quarantine;
   uint8_t key[JB_JOBKEY_LEN];
   int rc;
-  if (mdb_env_create(&env)) return 101;
-  mdb_env_set_maxdbs(env, 16);
-  mdb_env_set_maxreaders(env, 1022);
-  if ((rc = mdb_env_open(env, a->dir, 0, 0644))) {
-    fprintf(stderr, "raw open: %s\n", mdb_strerror(rc));
-    return 102;
-  }
+  if (raw_env(&env, a->dir, 0, 0644)) return 102;
   bool rdonly = a->op == RAW_HOLD_READER || a->op == RAW_QUARANTINE_HAS;
   if (a->op == RAW_READER_CHECK) {
     int dead = -1;
@@ -299,10 +307,7 @@ static int schema_child(void *arg) {
   MDB_env *env;
   MDB_txn *txn;
   MDB_dbi dbi;
-  if (mdb_env_create(&env)) return 1;
-  mdb_env_set_maxdbs(env, 16);
-  mdb_env_set_maxreaders(env, 1022);
-  if (mdb_env_open(env, a->dir, 0, 0644)) return 2;
+  if (raw_env(&env, a->dir, 0, 0644)) return 2;
   if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
   if (mdb_dbi_open(txn, JB_DB_META, 0, &dbi)) return 4;
   MDB_val k = {6, "schema"}, v = {sizeof a->schema, &a->schema};
@@ -732,10 +737,7 @@ static int writer_holder_child(void *arg) {
   close(a->release_wfd);
   MDB_env *env;
   MDB_txn *txn;
-  if (mdb_env_create(&env)) return 1;
-  mdb_env_set_maxdbs(env, 16);
-  mdb_env_set_maxreaders(env, 1022);
-  if (mdb_env_open(env, a->dir, MDB_NOMETASYNC | MDB_NOTLS, 0664)) return 2;
+  if (raw_env(&env, a->dir, MDB_NOMETASYNC | MDB_NOTLS, 0664)) return 2;
   if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
   char c = 'w';
   if (write(a->ready_fd, &c, 1) != 1) return 4;
