@@ -234,6 +234,41 @@ static int refused(jb_store *s, bool opening) {
                  why);
 }
 
+/* What follows a transaction of run() or run_group() that did not commit
+ * (rc: the LMDB, errno or JB_E* code; `unknown`: the commit failed in a
+ * way that leaves unknown what was written; `seen`: the map size when
+ * the transaction began): AGAIN to run it once more (an interrupted
+ * flush, a map grown here or by another process), or the JB_E* code to
+ * return, its message set. */
+#define AGAIN 1
+static int after_failure(jb_store *s, int rc, bool unknown, int attempt,
+                         size_t seen) {
+  if (unknown || rc == MDB_PANIC) {
+    mark_failed(s, rc);
+    return jb__err(rc == ENOSPC || rc == EDQUOT ? JB_EFULL : JB_EIO,
+                   "board %s: a commit failed (%s) and what the system "
+                   "kept of its writes is unknown: this process writes "
+                   "no more to the board; close every handle of the "
+                   "board in this process and reopen the board",
+                   s->path, mdb_strerror(rc));
+  }
+  if (rc == EINTR && attempt < 100) return AGAIN; /* an interrupted flush */
+  if (rc == MDB_MAP_RESIZED && attempt < 100) {
+    int r2 = adopt_map(s);
+    return r2 == JB_OK ? AGAIN : r2;
+  }
+  if (rc == MDB_MAP_FULL && attempt < 100) {
+    pthread_rwlock_wrlock(&s->resize_lock);
+    int r2 = grow_map(s, seen);
+    pthread_rwlock_unlock(&s->resize_lock);
+    return r2 == JB_OK ? AGAIN : r2;
+  }
+  if (rc < 0 && rc > -1000) return rc; /* a JB_E* code, message set */
+  char what[600];
+  snprintf(what, sizeof what, "board %s", s->path);
+  return jb__store_error(rc, what);
+}
+
 /* A read transaction is aborted after its body, unless `keep_dbis`: then it
  * is committed, which is how LMDB keeps the table handles it opened. */
 static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
@@ -268,37 +303,298 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
     pthread_rwlock_unlock(&s->resize_lock);
     if (wrote) jb__signal_commit(s, stale); /* wake the board's waiters */
     if (rc == 0) return status;
-    if (unknown || rc == MDB_PANIC) {
-      mark_failed(s, rc);
-      return jb__err(rc == ENOSPC || rc == EDQUOT ? JB_EFULL : JB_EIO,
-                     "board %s: a commit failed (%s) and what the system "
-                     "kept of its writes is unknown: this process writes "
-                     "no more to the board; close every handle of the "
-                     "board in this process and reopen the board",
-                     s->path, mdb_strerror(rc));
-    }
-    if (rc == EINTR && attempt < 100) continue; /* an interrupted flush */
-    if (rc == MDB_MAP_RESIZED && attempt < 100) {
-      int r2 = adopt_map(s);
-      if (r2 != JB_OK) return r2;
-      continue;
-    }
-    if (rc == MDB_MAP_FULL && attempt < 100) {
-      pthread_rwlock_wrlock(&s->resize_lock);
-      int r2 = grow_map(s, seen);
-      pthread_rwlock_unlock(&s->resize_lock);
-      if (r2 != JB_OK) return r2;
-      continue;
-    }
-    if (rc < 0 && rc > -1000) return rc; /* a JB_E* code, message set */
-    char what[600];
-    snprintf(what, sizeof what, "board %s", s->path);
-    return jb__store_error(rc, what);
+    rc = after_failure(s, rc, unknown, attempt, seen);
+    if (rc != AGAIN) return rc;
   }
 }
 
+/*
+ * Gathered commits.
+ *
+ * A commit costs the same whether it carries one change or many: the
+ * pages it dirtied are written, and in durability full and normal the
+ * disk is flushed (one or two fdatasyncs, a millisecond or more on most
+ * disks). Threads of one process that write while another's commit is
+ * under way therefore queue up, and when that commit ends the first of
+ * them (the leader) runs every queued write (up to gather_max) in one
+ * LMDB write transaction and commits once for all. The others sleep on
+ * their own condition variable until the leader has their result.
+ *
+ * Each write keeps its own outcome: its body runs in a child transaction
+ * of the group's (LMDB's nested transactions), committed into the group
+ * when the body succeeds and aborted when it fails, so a failing write
+ * leaves no trace and the others go on. Its result, its status and the
+ * message the body set (the message is per thread: the leader copies it
+ * into the request, and the caller's thread sets it again) are returned
+ * to its caller as if it had run alone. A write that finds nobody else
+ * queued runs alone, with no child transaction, exactly as before.
+ *
+ * What a caller is told is true of the board: a write returns success
+ * only after the one commit that holds it succeeded, in the board's
+ * durability; should that commit fail, every write it held fails with
+ * its error (and a commit whose outcome is unknown stops the store as
+ * for a single write: "After a failed commit" above). A process killed
+ * during a gathered commit loses at most the writes of that commit, none
+ * of which was acknowledged. An MDB_MAP_FULL in any body grows the map
+ * and runs the whole group again (bodies may run more than once: the
+ * txn.h contract), as an interrupted flush (EINTR) does.
+ *
+ * Gathering needs LMDB's nested transactions, which MDB_WRITEMAP does
+ * not support: the tests-only WRITEMAP switch turns it off.
+ */
+typedef struct jb_wreq {
+  jb_store_req req;
+  bool done;
+  pthread_cond_t cv;
+  struct jb_wreq *next;
+} jb_wreq;
+
+#define GATHER_MAX_DEFAULT 64u
+static _Atomic unsigned gather_max = GATHER_MAX_DEFAULT;
+
+unsigned jb__store_test_gather_max(unsigned max) {
+  return atomic_exchange(&gather_max, max ? max : GATHER_MAX_DEFAULT);
+}
+
+/* Tests only: gathered commits so far, and a leader that waits for
+ * `hold` writes to be queued (at most 10 s) before it takes its group. */
+static atomic_ulong test_groups;
+static _Atomic unsigned test_hold;
+
+unsigned long jb__store_test_groups(void) { return atomic_load(&test_groups); }
+void jb__store_test_hold(unsigned hold) { atomic_store(&test_hold, hold); }
+
+static void req_save_msg(jb_store_req *r) {
+  snprintf(r->msg, sizeof r->msg, "%s", jb_errmsg());
+}
+
+/* An error of a body after which the group's transaction cannot go on:
+ * the whole group is run again (after growing the map) or fails. */
+static bool group_wide(int rc) {
+  return rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED || rc == MDB_PANIC ||
+         rc == MDB_BAD_TXN;
+}
+
+/* The error of a body (or of its child transaction) for its caller. */
+static int body_error(jb_store *s, int rc) {
+  return after_failure(s, rc, false, 100, 0);
+}
+
+/* Give every request the error `rc` (its message set on this thread). */
+static int fail_all(jb_store_req **reqs, size_t n, int rc) {
+  for (size_t i = 0; i < n; i++) {
+    reqs[i]->rc = rc;
+    req_save_msg(reqs[i]);
+  }
+  return rc;
+}
+
+/* Run `n` (at most GATHER_MAX_DEFAULT) requests as one commit. */
+static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
+  bool alone[GATHER_MAX_DEFAULT]; /* failed alone in this attempt */
+  for (int attempt = 0;; attempt++) {
+    if (atomic_load(&s->failed)) return fail_all(reqs, n, refused(s, false));
+    memset(alone, 0, sizeof alone);
+    MDB_txn *txn = NULL;
+    bool wrote = false, stale = false, unknown = false;
+    size_t succeeded = 0;
+    pthread_rwlock_rdlock(&s->resize_lock);
+    size_t seen = map_size(s);
+    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+      jb_store_req *r = reqs[i];
+      int status = JB_OK;
+      MDB_txn *child = NULL;
+      int brc = mdb_txn_begin(s->env, txn, 0, &child);
+      if (brc == 0) {
+        brc = r->body(s, child, r->ctx, &status);
+        if (brc == 0)
+          brc = mdb_txn_commit(child);
+        else
+          mdb_txn_abort(child);
+      }
+      if (brc == 0) {
+        r->rc = status;
+        if (status != JB_OK) req_save_msg(r);
+        succeeded++;
+      } else if (group_wide(brc)) {
+        rc = brc;
+      } else {
+        r->rc = body_error(s, brc);
+        req_save_msg(r);
+        alone[i] = true;
+      }
+    }
+    if (rc == 0 && succeeded > 0) {
+      stale = jb__signal_stale(s, txn);
+      rc = mdb_txn_commit(txn);
+      wrote = rc == 0;
+      unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, rc);
+    } else if (txn != NULL) {
+      mdb_txn_abort(txn);
+    }
+    pthread_rwlock_unlock(&s->resize_lock);
+    if (wrote) jb__signal_commit(s, stale); /* wake the board's waiters */
+    if (rc == 0) return JB_OK;
+    rc = after_failure(s, rc, unknown, attempt, seen);
+    if (rc == AGAIN) continue;
+    /* The group did not commit: every write but those that failed alone
+     * gets its error. */
+    for (size_t i = 0; i < n; i++) {
+      if (alone[i]) continue;
+      reqs[i]->rc = rc;
+      req_save_msg(reqs[i]);
+    }
+    return rc;
+  }
+}
+
+int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
+  if (n == 0) return JB_OK;
+  jb_store_req *list[GATHER_MAX_DEFAULT];
+  if (s->fork_gen != jb__fork_generation()) {
+    /* run() refuses a handle from before fork() before any body runs. */
+    int rc = run(s, 0, false, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+      reqs[i].rc = rc;
+      req_save_msg(&reqs[i]);
+    }
+    return rc;
+  }
+  int first_error = JB_OK;
+  for (size_t done = 0; done < n;) {
+    size_t k = n - done < GATHER_MAX_DEFAULT ? n - done : GATHER_MAX_DEFAULT;
+    for (size_t i = 0; i < k; i++) {
+      list[i] = &reqs[done + i];
+      list[i]->rc = JB_OK;
+      list[i]->msg[0] = '\0';
+    }
+    int rc;
+    if (s->writemap) { /* no nested transactions: one at a time */
+      rc = JB_OK;
+      for (size_t i = 0; i < k; i++) {
+        list[i]->rc = run(s, 0, false, list[i]->body, list[i]->ctx);
+        if (list[i]->rc != JB_OK) req_save_msg(list[i]);
+      }
+    } else {
+      rc = run_group(s, list, k);
+    }
+    if (rc != JB_OK && first_error == JB_OK) first_error = rc;
+    done += k;
+  }
+  return first_error;
+}
+
+/*
+ * A leader in durability full or normal, whose commit will wait for the
+ * disk, lets the writers that the last commit just released queue up
+ * before it takes its group: while others keep coming (one at least
+ * every LINGER_GAP_US), up to a quarter of the last commit's duration.
+ * Only after a commit that gathered several writes: a thread writing
+ * alone never waits. Called with gc_lock held.
+ */
+#define LINGER_GAP_US 50
+static void linger(jb_store *s, jb_wreq *w, unsigned max) {
+  unsigned hold = atomic_load(&test_hold);
+  if (hold > 1) {
+    int64_t end = jb__mono_us() + 10 * 1000000;
+    s->gc_lingering = true;
+    while (s->gc_len < hold && s->gc_len < max && jb__mono_us() < end) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_sec += 1;
+      pthread_cond_timedwait(&w->cv, &s->gc_lock, &ts);
+    }
+    s->gc_lingering = false;
+    return;
+  }
+  if (s->durability == JB_DURABILITY_NONE || s->gc_last_n < 2) return;
+  int64_t budget = s->gc_last_us / 4;
+  if (budget > 2000) budget = 2000;
+  int64_t start = jb__mono_us();
+  s->gc_lingering = true;
+  while (s->gc_len < max) {
+    size_t seen = s->gc_len;
+    int64_t now = jb__mono_us();
+    if (now - start >= budget) break;
+    int64_t wait = budget - (now - start);
+    if (wait > LINGER_GAP_US) wait = LINGER_GAP_US;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += wait * 1000;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&w->cv, &s->gc_lock, &ts);
+    if (s->gc_len == seen) break; /* nobody came within the gap */
+  }
+  s->gc_lingering = false;
+}
+
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
-  return run(s, 0, false, body, ctx);
+  unsigned max = atomic_load(&gather_max);
+  if (s->writemap || max <= 1 || s->fork_gen != jb__fork_generation())
+    return run(s, 0, false, body, ctx);
+  if (max > GATHER_MAX_DEFAULT) max = GATHER_MAX_DEFAULT;
+  jb_wreq w = {.req = {.body = body, .ctx = ctx}};
+  pthread_cond_init(&w.cv, NULL);
+  pthread_mutex_lock(&s->gc_lock);
+  if (s->gc_tail)
+    s->gc_tail->next = &w;
+  else
+    s->gc_head = &w;
+  s->gc_tail = &w;
+  s->gc_len++;
+  if (s->gc_lingering && s->gc_head != &w) pthread_cond_signal(&s->gc_head->cv);
+  while (!w.done && (s->gc_head != &w || s->gc_busy))
+    pthread_cond_wait(&w.cv, &s->gc_lock);
+  if (w.done) { /* a leader ran it */
+    pthread_mutex_unlock(&s->gc_lock);
+    pthread_cond_destroy(&w.cv);
+    if (w.req.rc != JB_OK) jb__err(w.req.rc, "%s", w.req.msg);
+    return w.req.rc;
+  }
+  /* This thread leads: take the queue's first writes, its own first. */
+  s->gc_busy = true;
+  linger(s, &w, max);
+  jb_store_req *list[GATHER_MAX_DEFAULT];
+  size_t n = 0;
+  for (jb_wreq *q = &w; q != NULL && n < max; q = q->next) list[n++] = &q->req;
+  pthread_mutex_unlock(&s->gc_lock);
+
+  int rc;
+  if (n > 1) atomic_fetch_add(&test_groups, 1);
+  int64_t t0 = jb__mono_us();
+  if (n == 1) {
+    rc = run(s, 0, false, body, ctx); /* alone: as it always ran */
+  } else {
+    run_group(s, list, n);
+    rc = w.req.rc;
+    if (rc != JB_OK) jb__err(rc, "%s", w.req.msg);
+  }
+
+  int64_t took = jb__mono_us() - t0;
+  pthread_mutex_lock(&s->gc_lock);
+  s->gc_last_n = n;
+  s->gc_last_us = took;
+  s->gc_len -= n;
+  jb_wreq *q = s->gc_head; /* the n taken are still the first n */
+  for (size_t i = 0; i < n; i++) {
+    jb_wreq *next = q->next;
+    if (q != &w) {
+      q->done = true;
+      pthread_cond_signal(&q->cv);
+    }
+    q = next;
+  }
+  s->gc_head = q;
+  if (q == NULL) s->gc_tail = NULL;
+  s->gc_busy = false;
+  if (q != NULL) pthread_cond_signal(&q->cv); /* the next leader */
+  pthread_mutex_unlock(&s->gc_lock);
+  pthread_cond_destroy(&w.cv);
+  return rc;
 }
 
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx) {
@@ -694,6 +990,7 @@ static void free_store(jb_store *s) {
   jb__signal_close(s);
   if (s->env) mdb_env_close(s->env);
   pthread_rwlock_destroy(&s->resize_lock);
+  pthread_mutex_destroy(&s->gc_lock);
   free(s->path);
   free(s);
 }
@@ -753,6 +1050,7 @@ int jb__store_open(jb_store **out, const char *path,
   pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&s->resize_lock, &attr);
   pthread_rwlockattr_destroy(&attr);
+  pthread_mutex_init(&s->gc_lock, NULL);
   s->fork_gen = gen;
   s->durability = o->durability;
   s->dev = st.st_dev;

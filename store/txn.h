@@ -79,6 +79,16 @@ struct jb_store {
   atomic_bool failed;
   char failed_why[256];
   unsigned fork_gen; /* jb__fork_generation() at open */
+  /* Group commit (env.c, "Gathered commits"): the writes of this
+   * process's threads waiting for their turn, in arrival order, and
+   * whether a leader is running some of them now. Under gc_lock. */
+  pthread_mutex_t gc_lock;
+  struct jb_wreq *gc_head, *gc_tail;
+  size_t gc_len;        /* writes queued */
+  bool gc_busy;         /* a leader is running some */
+  bool gc_lingering;    /* the next leader waits for more to come */
+  size_t gc_last_n;     /* the size of the last group */
+  int64_t gc_last_us;   /* how long its commit took */
   char *path;
   /* The registry of open stores (env.c), under its mutex. */
   dev_t dev;
@@ -97,8 +107,41 @@ struct jb_store {
  */
 typedef int (*jb_txn_body)(jb_store *s, MDB_txn *txn, void *ctx, int *status);
 
+/* A write transaction running `body`. Writes that threads of this
+ * process start while another one's commit is under way are gathered
+ * into one LMDB transaction (env.c, "Gathered commits"): each body runs
+ * in a child transaction of its own, so one that fails leaves no trace
+ * and fails alone; the result, the status and the message are the
+ * caller's own, as if it had run alone. */
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx);
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);
+
+/* One write of a jb__store_write_many group. */
+typedef struct {
+  jb_txn_body body;
+  void *ctx;
+  int rc;          /* out: JB_OK, the body's *status, or its error */
+  char msg[1024];  /* out: the message when rc is not JB_OK */
+} jb_store_req;
+
+/* Run `n` writes in ONE write transaction, each body in a child
+ * transaction of its own: a body that fails (its req's rc says how)
+ * leaves nothing behind, and the others commit. Returns JB_OK when the
+ * transaction committed (or when every body failed: nothing to commit),
+ * or the error that kept it from committing (then every req that had
+ * succeeded carries it too, and nothing was written). A group is one
+ * commit: acknowledged together, lost together by nothing short of what
+ * loses a single commit in the board's durability. */
+int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n);
+/* Tests only: the most writes one gathered commit takes (default 64;
+ * 1 turns gathering off for the process). Returns the previous value. */
+unsigned jb__store_test_gather_max(unsigned max);
+/* Tests only: gathered commits (of more than one write) so far in this
+ * process; and make every leader wait until `hold` writes are queued
+ * (at most 10 s; 0 or 1: no waiting) before it takes its group, so a
+ * test gathers exactly the writes it starts together. */
+unsigned long jb__store_test_groups(void);
+void jb__store_test_hold(unsigned hold);
 
 /* ------------------------------------- job and claim records (store/ops.c)
  * Shared by the files of store/ that write jobs (ops.c, mirror.c). */

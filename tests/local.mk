@@ -257,3 +257,12 @@ EXTRA_DIST += tests/fuzz/fuzz_redis.c tests/fuzz/run.sh \
 	tests/fuzz/make_seeds.py tests/fuzz/capture_seeds.py tests/fuzz/README \
 	tests/fuzz/corpus \
 	tests/fuzz/regress
+
+# Gathered commits: threads of one process sharing a commit (issue 12).
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_group
+TESTS += tests/test_group
+tests_test_group_SOURCES = tests/test_group.c $(JB_TEST_HELPERS)
+tests_test_group_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_group_LDADD = $(JB_TEST_LIBS) -lpthread
+endif
