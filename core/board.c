@@ -142,7 +142,7 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
     if ((rc = jb__uuid_parse(raw, p->book_uuid, field)) != JB_OK) return rc;
     jb__uuid_format(book_uuid, raw); /* stored lowercase, as taskflow does */
   }
-  if ((rc = jb__uuid_generate(sp->uuid)) != JB_OK) return rc;
+  if ((rc = jb__uuid_generate_job(sp->uuid)) != JB_OK) return rc;
   char text[JB_UUID_STRLEN];
   jb__uuid_format(text, sp->uuid);
   jb_posting_fields f = {.uuid = text, .name = p->name, .name_len = name_len,

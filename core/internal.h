@@ -27,6 +27,8 @@ void jb__uuid_format(char out[JB_UUID_STRLEN], const uint8_t in[16]);
 /* A new random (version 4) uuid. JB_OK, or JB_EIO if the kernel gives no
  * randomness. */
 int jb__uuid_generate(uint8_t out[16]);
+/* A job's uuid: version 7, time-ordered (util.c says why). */
+int jb__uuid_generate_job(uint8_t out[16]);
 
 /* Incremented in every child after fork(): state made before a fork (a
  * board handle, the uuid pool) sees a different generation. */

@@ -18,8 +18,11 @@
  *    are borrowed from their parent object and live as long as it does.
  *  - A failed open or lookup leaves `*out` NULL: there is nothing to free.
  *    Every *_free / *_close accepts NULL as a harmless no-op.
- *  - Uuids are 36-character lowercase hyphenated text (uuid4, as taskflow
- *    writes them); input is accepted in either case.
+ *  - Uuids are 36-character lowercase hyphenated text; input is accepted
+ *    in either case. The board makes version 7 uuids (RFC 9562: they
+ *    begin with the posting time, so later posts sort later, which keeps
+ *    the board's uuid-keyed tables compact); it accepts any uuid from
+ *    elsewhere (taskflow's are version 4).
  *
  * Threads and processes:
  *  - A jb_board handle is safe to use from many threads at once. Write

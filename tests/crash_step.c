@@ -174,10 +174,19 @@ __attribute__((noipa)) void crash_step_window_end(void) { window_marker = 2; }
  * often as the timing makes them), and only the writer (--tracee) rounds.
  */
 static bool writer_clock;
+/* The writer's wall clock also stands still at one second, fixed by the
+ * main process for the whole run (WRITER_SECONDS in the environment): a
+ * job's uuid begins with the time in milliseconds (version 7, core/util.c),
+ * so every run of the writer must post the same uuid at the same time. */
+static time_t writer_seconds;
+#define WRITER_SECONDS "JB_CRASH_STEP_WALL_SECONDS"
 
 int clock_gettime(clockid_t clock, struct timespec *ts) {
   int rc = (int)syscall(SYS_clock_gettime, clock, ts);
-  if (rc == 0 && writer_clock) ts->tv_nsec = 500000000;
+  if (rc == 0 && writer_clock) {
+    ts->tv_nsec = 500000000;
+    if (clock == CLOCK_REALTIME && writer_seconds) ts->tv_sec = writer_seconds;
+  }
   return rc;
 }
 
@@ -587,6 +596,8 @@ static void find_commit(void);
  * randomisation), so that every run starts from the same state. It tells
  * the tracer where its markers and mdb_txn_commit are, then stops. */
 static void tracee_main(const run_cfg *c, int fd) {
+  const char *secs = getenv(WRITER_SECONDS);
+  writer_seconds = secs ? (time_t)strtoll(secs, NULL, 10) : 0;
   writer_clock = true;
   find_commit();
   dprintf(fd, "addr %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 "\n",
@@ -1540,6 +1551,10 @@ int main(int argc, char **argv) {
     tracee_main(&c, TRACEE_FD);
   }
   sweep_opts o = {.budget = 30};
+  /* Every writer's wall clock: a second after now, fixed for the run. */
+  char secs[32];
+  snprintf(secs, sizeof secs, "%lld", (long long)time(NULL) + 1);
+  setenv(WRITER_SECONDS, secs, 1);
   const char *ops = NULL, *mlist = NULL;
   bool demo = true, only_demo = false;
   for (int i = 1; i < argc; i++) {

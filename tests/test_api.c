@@ -91,7 +91,7 @@ static void post_stores_name_details_priority_and_book(void **state) {
   jbt_buf_free(&d);
 }
 
-static void post_returns_a_lowercase_uuid4(void **state) {
+static void post_returns_lowercase_time_ordered_uuids(void **state) {
   jbt_fixture *f = *state;
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "x", JB_PRIORITY_NORMAL);
@@ -101,9 +101,33 @@ static void post_returns_a_lowercase_uuid4(void **state) {
     else
       assert_non_null(strchr("0123456789abcdef", uuid[i]));
   }
-  assert_int_equal(uuid[14], '4'); /* version 4, as taskflow writes */
+  assert_int_equal(uuid[14], '7'); /* version 7: time-ordered (core/util.c) */
   assert_non_null(strchr("89ab", uuid[19]));
   assert_int_equal(uuid[36], '\0');
+  /* Its first 48 bits are the wall clock in milliseconds. */
+  char hex[13];
+  memcpy(hex, uuid, 8);
+  memcpy(hex + 8, uuid + 9, 4);
+  hex[12] = '\0';
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  long long now_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  long long ms = strtoll(hex, NULL, 16);
+  assert_true(ms <= now_ms && ms > now_ms - 10000);
+  /* Each later post's uuid sorts after the one before, within one
+   * millisecond too (a batch's thousand all fall in one or two). */
+  enum { N = 1000 };
+  jb_post posts[N];
+  for (int i = 0; i < N; i++) {
+    posts[i] = (jb_post)JB_POST_INIT;
+    posts[i].name = "x";
+  }
+  char(*u)[JB_UUID_STRLEN] = calloc(N, JB_UUID_STRLEN);
+  assert_non_null(u);
+  assert_int_equal(jb_job_post_batch(u, f->board, posts, N), JB_OK);
+  assert_true(strcmp(uuid, u[0]) < 0);
+  for (int i = 1; i < N; i++) assert_true(strcmp(u[i - 1], u[i]) < 0);
+  free(u);
 }
 
 static void post_without_details_stores_an_empty_map(void **state) {
@@ -945,7 +969,7 @@ int main(void) {
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
       T(post_stores_name_details_priority_and_book),
-      T(post_returns_a_lowercase_uuid4),
+      T(post_returns_lowercase_time_ordered_uuids),
       T(post_without_details_stores_an_empty_map),
       T(posts_get_strictly_increasing_sequences),
       T(batch_post_returns_uuids_in_order_with_increasing_sequences),

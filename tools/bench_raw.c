@@ -59,8 +59,7 @@ const char *bench_raw_flags_name(jb_durability durability) {
 
 const char *bench_raw_strerror(int rc) { return mdb_strerror(rc); }
 
-/* xorshift64*: cheap and good enough to scatter uuids over the B-tree as
- * random uuid4s do. */
+/* xorshift64*: the random half of a uuid. */
 static uint64_t next_rand(bench_raw *r) {
   uint64_t x = r->rng;
   x ^= x >> 12;
@@ -168,9 +167,11 @@ static int raw_log(bench_raw *r, MDB_txn *txn, const uint8_t uuid[16]) {
 
 /* post: the job and its ready entry. */
 static int raw_post(bench_raw *r) {
+  /* Time-ordered, as the library's version 7 job uuids (core/util.c):
+   * a big-endian count (the time's place), then random bytes. */
   uint8_t uuid[16], key[KEY_LEN];
-  uint64_t a = next_rand(r), b = next_rand(r);
-  memcpy(uuid, &a, 8);
+  uint64_t b = next_rand(r);
+  put_be64(uuid, ((r->seq + 1) << 8) | r->tag);
   memcpy(uuid + 8, &b, 8);
   key[0] = 2; /* NORMAL's rank, as the library's jobkey */
   put_be64(key + 1, (++r->seq << 8) | r->tag);
