@@ -104,10 +104,18 @@ int jb_board_count(size_t *out, jb_board *b, unsigned flags) {
 
 /* Validate one post and encode its posting prefix into `buf` (appended at
  * buf->len). `idx` names the post in messages of a batch (-1: single). */
+static const char *where_of(long idx, char buf[40]) {
+  if (idx < 0) return "";
+  snprintf(buf, 40, "post %ld: ", idx);
+  return buf;
+}
+
 static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
                    jb_store_post *sp, int64_t now_us) {
-  char where[40] = "";
-  if (idx >= 0) snprintf(where, sizeof where, "post %ld: ", idx);
+  /* The batch index for messages, made only when one is needed: this
+   * runs for every job of a batch. */
+  char wbuf[40];
+#define where where_of(idx, wbuf)
   if (p == NULL) return jb__err(JB_EINVAL, "%spost is NULL", where);
   if (p->version != JB_POST_VERSION)
     return jb__err(JB_EINVAL, "%spost version %u is not %u (use JB_POST_INIT)",
@@ -124,9 +132,13 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
                    "JB_PRIORITY_VERY_LOW..JB_PRIORITY_VERY_HIGH)", where,
                    (int)p->priority);
   char field[64];
-  snprintf(field, sizeof field, "%sdetails", where);
   int rc = jb__details_check(p->details, p->details_len,
-                             JB_DETAILS_MAX_DEPTH, field);
+                             JB_DETAILS_MAX_DEPTH, "details");
+  if (rc != JB_OK && idx >= 0) { /* again, for the message */
+    snprintf(field, sizeof field, "%sdetails", where);
+    rc = jb__details_check(p->details, p->details_len, JB_DETAILS_MAX_DEPTH,
+                           field);
+  }
   if (rc != JB_OK) return rc;
   if ((p->book_name == NULL) != (p->book_uuid == NULL))
     return jb__err(JB_EINVAL, "%sbook: give both a book name and a book uuid, "
@@ -163,6 +175,7 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
   sp->prefix = (const uint8_t *)(uintptr_t)start; /* an offset until done */
   return JB_OK;
 }
+#undef where
 
 int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
                       const jb_post *posts, size_t n) {
