@@ -316,7 +316,7 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
  * disk is flushed (one or two fdatasyncs, a millisecond or more on most
  * disks). Threads of one process that write while another's commit is
  * under way therefore queue up, and when that commit ends the first of
- * them (the leader) runs every queued write (up to gather_max) in one
+ * them (the leader) runs every queued write (up to GATHER_MAX, 64) in one
  * LMDB write transaction and commits once for all. The others sleep on
  * their own condition variable until the leader has their result.
  *
@@ -349,12 +349,7 @@ typedef struct jb_wreq {
   struct jb_wreq *next;
 } jb_wreq;
 
-#define GATHER_MAX_DEFAULT 64u
-static _Atomic unsigned gather_max = GATHER_MAX_DEFAULT;
-
-unsigned jb__store_test_gather_max(unsigned max) {
-  return atomic_exchange(&gather_max, max ? max : GATHER_MAX_DEFAULT);
-}
+#define GATHER_MAX 64u
 
 /* Tests only: gathered commits so far, and a leader that waits for
  * `hold` writes to be queued (at most 10 s) before it takes its group. */
@@ -389,9 +384,9 @@ static int fail_all(jb_store_req **reqs, size_t n, int rc) {
   return rc;
 }
 
-/* Run `n` (at most GATHER_MAX_DEFAULT) requests as one commit. */
+/* Run `n` (at most GATHER_MAX) requests as one commit. */
 static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
-  bool alone[GATHER_MAX_DEFAULT]; /* failed alone in this attempt */
+  bool alone[GATHER_MAX]; /* failed alone in this attempt */
   for (int attempt = 0;; attempt++) {
     if (atomic_load(&s->failed)) return fail_all(reqs, n, refused(s, false));
     memset(alone, 0, sizeof alone);
@@ -451,7 +446,7 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
 
 int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
   if (n == 0) return JB_OK;
-  jb_store_req *list[GATHER_MAX_DEFAULT];
+  jb_store_req *list[GATHER_MAX];
   if (s->fork_gen != jb__fork_generation()) {
     /* run() refuses a handle from before fork() before any body runs. */
     int rc = run(s, 0, false, NULL, NULL);
@@ -463,7 +458,7 @@ int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
   }
   int first_error = JB_OK;
   for (size_t done = 0; done < n;) {
-    size_t k = n - done < GATHER_MAX_DEFAULT ? n - done : GATHER_MAX_DEFAULT;
+    size_t k = n - done < GATHER_MAX ? n - done : GATHER_MAX;
     for (size_t i = 0; i < k; i++) {
       list[i] = &reqs[done + i];
       list[i]->rc = JB_OK;
@@ -533,10 +528,9 @@ static void linger(jb_store *s, jb_wreq *w, unsigned max) {
 }
 
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
-  unsigned max = atomic_load(&gather_max);
-  if (s->writemap || max <= 1 || s->fork_gen != jb__fork_generation())
+  const unsigned max = GATHER_MAX;
+  if (s->writemap || s->fork_gen != jb__fork_generation())
     return run(s, 0, false, body, ctx);
-  if (max > GATHER_MAX_DEFAULT) max = GATHER_MAX_DEFAULT;
   jb_wreq w = {.req = {.body = body, .ctx = ctx}};
   pthread_cond_init(&w.cv, NULL);
   pthread_mutex_lock(&s->gc_lock);
@@ -558,7 +552,7 @@ int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   /* This thread leads: take the queue's first writes, its own first. */
   s->gc_busy = true;
   linger(s, &w, max);
-  jb_store_req *list[GATHER_MAX_DEFAULT];
+  jb_store_req *list[GATHER_MAX];
   size_t n = 0;
   for (jb_wreq *q = &w; q != NULL && n < max; q = q->next) list[n++] = &q->req;
   pthread_mutex_unlock(&s->gc_lock);

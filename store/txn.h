@@ -133,9 +133,6 @@ typedef struct {
  * commit: acknowledged together, lost together by nothing short of what
  * loses a single commit in the board's durability. */
 int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n);
-/* Tests only: the most writes one gathered commit takes (default 64;
- * 1 turns gathering off for the process). Returns the previous value. */
-unsigned jb__store_test_gather_max(unsigned max);
 /* Tests only: gathered commits (of more than one write) so far in this
  * process; and make every leader wait until `hold` writes are queued
  * (at most 10 s; 0 or 1: no waiting) before it takes its group, so a
