@@ -109,6 +109,12 @@ EXTRA_DIST += tests/cli.sh
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
 
+# bench's parts of issue 12 (--threads, --procs LIST, posting in batches,
+# --peers with SQLite or its refusal without) still run and print their
+# lines: tiny sizes, no figure checked.
+TESTS += tests/bench_parts.sh
+EXTRA_DIST += tests/bench_parts.sh
+
 # sync/'s connection layer against redis-servers the test starts itself
 # (tests/redis_helper.c); built only when configure found hiredis. The
 # server binary is needed when the test runs: without it the test fails

@@ -6,6 +6,7 @@
  * return codes, uuids from a xorshift generator instead of getrandom().
  */
 #include "bench_raw.h"
+#include "bench_util.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -13,8 +14,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define KEY_LEN 9   /* priority byte + big-endian sequence, as the library */
 #define READY_LEN 24 /* uuid + modified time, as the library's ready record */
@@ -59,16 +58,6 @@ const char *bench_raw_flags_name(jb_durability durability) {
 
 const char *bench_raw_strerror(int rc) { return mdb_strerror(rc); }
 
-/* xorshift64*: the random half of a uuid. */
-static uint64_t next_rand(bench_raw *r) {
-  uint64_t x = r->rng;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  r->rng = x;
-  return x * 0x2545F4914F6CDD1DULL;
-}
-
 static void put_be64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (56 - 8 * i));
 }
@@ -88,11 +77,7 @@ int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
   r->value_len = value_len;
   r->tag = tag & 0xff;
   r->with_log = (flags & BENCH_RAW_LOG) != 0;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  r->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid() ^
-           ((uint64_t)r->tag << 56) ^ 0x9E3779B97F4A7C15ULL;
-  if (r->rng == 0) r->rng = 1;
+  r->rng = bench_rand_seed(r->tag);
 
   int rc;
   MDB_txn *txn = NULL;
@@ -170,7 +155,7 @@ static int raw_post(bench_raw *r) {
   /* Time-ordered, as the library's version 7 job uuids (core/util.c):
    * a big-endian count (the time's place), then random bytes. */
   uint8_t uuid[16], key[KEY_LEN];
-  uint64_t b = next_rand(r);
+  uint64_t b = bench_rand(&r->rng);
   put_be64(uuid, ((r->seq + 1) << 8) | r->tag);
   memcpy(uuid + 8, &b, 8);
   key[0] = 2; /* NORMAL's rank, as the library's jobkey */

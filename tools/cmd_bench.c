@@ -16,6 +16,10 @@
 #include "config.h"
 #include "cli.h"
 #include "bench_raw.h"
+#include "bench_util.h"
+#include "bench_peers.h"
+#include "bench_threads.h"
+#include "bench_batch.h"
 #include "bench_wake.h"
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
@@ -42,13 +46,23 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Defaults: `jobboard bench` should finish in well under a minute on a
- * 2-core machine where a flushed commit takes about a millisecond (3
+/* Defaults: `jobboard bench` should finish in about a minute and a half on
+ * a 2-core machine where a flushed commit takes about a millisecond (3
  * flushed commits per cycle: ~1,000 cycles/s in full and normal) and an
- * unflushed cycle a few microseconds. */
-#define DEFAULT_JOBS 200000u
+ * unflushed cycle about 70 microseconds (issue 11: no MDB_WRITEMAP, every
+ * commit writes its pages with pwrite). */
+#define DEFAULT_JOBS 20000u
 #define DEFAULT_SYNC_JOBS 500u
-#define DEFAULT_PROCS 4u
+/* --procs 4,16, --threads 1,8 and --batch 100,1000: the counts issue 12
+ * asks about. */
+#define DEFAULT_PROCS {4, 16}
+#define DEFAULT_NPROCS 2
+#define DEFAULT_THREADS {1, 8}
+#define DEFAULT_NTHREADS 2
+#define DEFAULT_BATCH {100, 1000}
+#define DEFAULT_NBATCH 2
+/* Jobs per round and kind of the posting part in mode none. */
+#define DEFAULT_POST_JOBS 20000u
 #define DEFAULT_WAKES 2000u
 #define DEFAULT_REDIS_JOBS 2000u
 #define DEFAULT_REDIS_WAKES 300u
@@ -57,7 +71,6 @@
 #define MAX_POLLS 8u
 #define DEFAULT_ROUNDS 3u
 #define MAX_PROCS 64u
-#define MAX_ROUNDS 99u
 /* Untimed cycles before the rounds: the first ones fault in pages, grow
  * the file and fill LMDB's free list, which no later cycle pays for. */
 #define WARMUP_JOBS 2000u
@@ -65,8 +78,6 @@
 /* The library keeps a 24-byte header beside each posting in `jobs`
  * (store/store.h, jb_jobhdr); the raw value is posting + header long. */
 #define JOB_HEADER_LEN 24u
-/* Both sides map this much at open, as the library's default does. */
-#define MAP_SIZE ((size_t)64 << 20)
 
 static const char bench_help[] =
     "Usage: jobboard bench [OPTIONS]\n"
@@ -89,6 +100,9 @@ static const char bench_help[] =
     "first ratio is what the library costs on top of LMDB; the second, what\n"
     "it costs beyond the log it must write.\n"
     "\n"
+    "With --peers, SQLite doing the same job is measured beside each of\n"
+    "these figures (see \"SQLite\" below), in the same rounds.\n"
+    "\n"
     "Single process: for each mode, a fresh board and fresh raw\n"
     "environments; untimed warm-up cycles (2000; 20 for full and normal),\n"
     "then --rounds timed rounds of each, taken in turns; each figure is the\n"
@@ -107,11 +121,71 @@ static const char bench_help[] =
     "  both      a lease and bound to this process\n"
     "with each one's cost per cycle beyond plain, in microseconds.\n"
     "\n"
-    "Multiple processes: --procs processes race the same cycle on one board\n"
-    "in mode none (each opens the board itself after fork and warms up; all\n"
-    "start together), then as many race each raw loop on one environment.\n"
-    "The figure is all their cycles over the wall time from the common start\n"
-    "to the last one's end; us/cycle is that wall time over all cycles.\n"
+    "Threads (--threads LIST, default 1,8): for each mode and each count T,\n"
+    "T threads of this process share ONE board handle and race the cycle on\n"
+    "one board (the library may gather the writes of threads that arrive\n"
+    "together into one LMDB transaction: group commit); --jobs cycles in all\n"
+    "in mode none, --sync-jobs in full and normal, split evenly over the\n"
+    "threads, all started together. With --peers, T threads race SQLite's\n"
+    "cycle, each with its own connection. Each mode has a fresh board (and\n"
+    "database) and untimed warm-up cycles; each round runs every count on\n"
+    "both, in turns; median round. Columns: cycles/s of all threads\n"
+    "together, us/cycle (wall time over all cycles), scaling (cycles/s over\n"
+    "those of the list's first count, 1 by default), and with --peers\n"
+    "SQLite's cycles/s and scaling and the ratio jobboard/SQLite.\n"
+    "\n"
+    "Multiple processes (--procs LIST, default 4,16): for each count N, N\n"
+    "processes race the same cycle on one board in mode none (each opens\n"
+    "the board itself after fork and warms up; all start together), then as\n"
+    "many race each raw loop on one environment, and with --peers SQLite's\n"
+    "cycle on one database (synchronous=OFF, a connection per process).\n"
+    "--jobs cycles in all. The figure is all their cycles over the wall time\n"
+    "from the common start to the last one's end; us/cycle is that wall\n"
+    "time over all cycles.\n"
+    "\n"
+    "Posting: for each mode, jobs per second of single posts (jb_job_post,\n"
+    "one write transaction per job) and of batches (jb_job_post_batch of\n"
+    "each --batch size, default 100,1000: one transaction per batch), and\n"
+    "gain, their jobs/s over single posts'. Jobs per round and kind: in mode\n"
+    "none --post-jobs (default 20000, rounded up to whole batches); in full\n"
+    "and normal, --sync-jobs single posts and at least 10 batches of each\n"
+    "size. Each round posts every kind on a fresh board (removed after it)\n"
+    "after one untimed commit; median round. With --peers, SQLite posts the\n"
+    "same jobs: one INSERT per transaction, or BEGIN IMMEDIATE, a batch of\n"
+    "INSERTs, COMMIT. (`jobboard post --batch` posts in chunks of 1000 per\n"
+    "transaction.)\n"
+    "\n"
+    "SQLite (--peers; only in a build with libsqlite3: configure\n"
+    "--with-sqlite): SQLite in WAL mode doing the same job, so that jobboard\n"
+    "can be weighed against \"a table in SQLite\". A table of jobs (seq\n"
+    "INTEGER PRIMARY KEY AUTOINCREMENT: the board sequence, never reused; a\n"
+    "unique 16-byte uuid blob; name; a details blob sized so that name and\n"
+    "details are as many bytes as our posting; priority, state, owner,\n"
+    "token, times), a partial index on (priority, seq) over unclaimed jobs\n"
+    "(claim-next order), and a history table with one row per completion\n"
+    "(indexed by uuid; the oldest beyond 10,000 deleted 64 at a time, as\n"
+    "ours). Per job, each its own transaction, prepared statements:\n"
+    "  post        INSERT INTO jobs\n"
+    "  claim-next  BEGIN IMMEDIATE; UPDATE jobs SET state, owner, token,\n"
+    "              times WHERE seq = (SELECT seq ... WHERE state = 0 ORDER\n"
+    "              BY priority, seq LIMIT 1) RETURNING uuid; COMMIT\n"
+    "  consume     BEGIN IMMEDIATE; INSERT INTO history SELECT ... FROM\n"
+    "              jobs WHERE uuid = ? AND the claim is the owner's; DELETE\n"
+    "              the job; COMMIT\n"
+    "SQLite has no change log to keep; its token is the claim's time, not a\n"
+    "board-wide counter (both in its favour). Threads and processes each\n"
+    "open their own connection with busy_timeout 10 s; an operation that\n"
+    "still meets SQLITE_BUSY is rolled back and run again (counted).\n"
+    "journal_mode=WAL, and synchronous by mode:\n"
+    "  mode     SQLite      SQLite flushes             jobboard flushes\n"
+    "  full     FULL        the WAL, once per commit   twice per commit (the\n"
+    "                                                  pages, then the meta\n"
+    "                                                  page)\n"
+    "  normal   NORMAL      never at commit; the WAL   once per commit (the\n"
+    "                       at checkpoints             pages)\n"
+    "  none     OFF         never                      never\n"
+    "In normal SQLite flushes less than jobboard: a power loss may lose its\n"
+    "last commits (ours: the last one), neither corrupts.\n"
     "\n"
     "Wake-up: how soon a waiter learns of a post made by another process.\n"
     "One process sleeps in `jb_board_wait` on a board (mode none); the other\n"
@@ -173,14 +247,25 @@ static const char bench_help[] =
     "\n"
     "Options:\n"
     "  --jobs N        cycles per round in mode none, and the total of the\n"
-    "                  multi-process race (default 200000)\n"
+    "                  threads' and the processes' races (default 20000)\n"
     "  --sync-jobs N   cycles per round in modes full and normal, which\n"
     "                  flush the disk on every commit (default 500)\n"
     "  --modes LIST    comma-separated modes to measure, among full, normal,\n"
     "                  none (default: full,normal,none); --durability LIST\n"
     "                  is the same\n"
-    "  --procs N       processes of the multi-process race (default 4; 0\n"
-    "                  skips it)\n"
+    "  --procs LIST    comma-separated counts of racing processes, each 1 to\n"
+    "                  64, at most 8 counts (default 4,16; 0 skips the race)\n"
+    "  --threads LIST  comma-separated counts of threads sharing one handle,\n"
+    "                  each 1 to 64, at most 8; the first is the base of\n"
+    "                  \"scaling\" (default 1,8; 0 skips the part)\n"
+    "  --batch LIST    comma-separated batch sizes of the posting part, each\n"
+    "                  2 to 100000, at most 8 (default 100,1000; 0 skips the\n"
+    "                  part)\n"
+    "  --post-jobs N   jobs per round and kind of the posting part in mode\n"
+    "                  none (default 20000)\n"
+    "  --peers         measure SQLite doing the same job beside each figure\n"
+    "                  (see \"SQLite\" above); a build without SQLite refuses\n"
+    "                  it (exit 2) and says how to get one\n"
     "  --rounds N      timed rounds per figure, median reported (default 3)\n"
     "  --wakes N       samples of the wake-up latency (default 2000; 0\n"
     "                  skips it); see \"Wake-up\" above. With --redis:\n"
@@ -203,13 +288,32 @@ static const char bench_help[] =
     "  --cycles N      with --redis: local cycles per setting and round for\n"
     "                  the sync-on comparison (default 20000; 0 skips it)\n"
     "  --json          print one JSON object per line on stdout: a \"setup\"\n"
-    "                  line (machine, sizes), one \"single\" line per mode and\n"
-    "                  a \"multi\" line, each with mode, procs, cycles, rounds,\n"
+    "                  line (machine, sizes, the procs, threads and batch\n"
+    "                  lists, post_jobs, sqlite: SQLite's version with\n"
+    "                  --peers or else null, sqlite_details_bytes), one\n"
+    "                  \"single\" line per mode\n"
+    "                  and one \"multi\" line per count of --procs, each with\n"
+    "                  mode, procs, cycles, rounds,\n"
     "                  raw_flags, jobboard_cycles_per_s,\n"
     "                  jobboard_us_per_cycle, raw_cycles_per_s,\n"
     "                  raw_us_per_cycle, raw_log_cycles_per_s,\n"
     "                  raw_log_us_per_cycle, ratio (to raw) and\n"
-    "                  ratio_to_raw_log; and a \"claims\" line with\n"
+    "                  ratio_to_raw_log, and with --peers\n"
+    "                  sqlite_synchronous, sqlite_cycles_per_s,\n"
+    "                  sqlite_us_per_cycle and ratio_to_sqlite (jobboard's\n"
+    "                  over SQLite's); one \"threads\" line per mode and\n"
+    "                  count with mode, threads, cycles, rounds, base_threads,\n"
+    "                  jobboard_cycles_per_s, jobboard_us_per_cycle,\n"
+    "                  jobboard_scaling, and with --peers sqlite_synchronous,\n"
+    "                  sqlite_cycles_per_s, sqlite_us_per_cycle,\n"
+    "                  sqlite_scaling, sqlite_busy_retries and\n"
+    "                  ratio_to_sqlite; one \"batch\" line per mode and kind\n"
+    "                  with mode, batch (1: single posts), jobs, rounds,\n"
+    "                  jobboard_jobs_per_s, jobboard_us_per_job,\n"
+    "                  jobboard_ratio_to_single, and with --peers\n"
+    "                  sqlite_synchronous, sqlite_jobs_per_s,\n"
+    "                  sqlite_us_per_job, sqlite_ratio_to_single and\n"
+    "                  ratio_to_sqlite; a \"claims\" line with\n"
     "                  cycles_per_s and us_per_cycle of plain, lease,\n"
     "                  process and both; and a \"wake\" line with samples,\n"
     "                  p50_us, p99_us, max_us of board and floor, and\n"
@@ -239,20 +343,27 @@ static const char bench_help[] =
     "  TMPDIR          where the temporary directory is made (default /tmp)\n"
     "  JOBBOARD_DIR    not used: bench never touches a board of yours\n"
     "\n"
+    "Run time: the defaults take about a minute and a half on a 2-core\n"
+    "machine whose flush costs about a millisecond (most of it the\n"
+    "unflushed parts: --jobs); --peers adds about a third.\n"
+    "\n"
     "Exit status:\n"
     "  0  every measurement ran (whatever the figures)\n"
-    "  1  a cycle failed, a racing process failed, or jobs were left behind\n"
-    "  2  usage error\n"
+    "  1  a cycle failed, a racing process or thread failed, or jobs were\n"
+    "     left behind (or, posting, missing)\n"
+    "  2  usage error (also --peers in a build without SQLite)\n"
     "\n"
     "Examples:\n"
     "  jobboard bench\n"
     "  jobboard bench --modes none --jobs 1000000 --procs 2\n"
+    "  jobboard bench --peers --threads 1,8 --procs 4,16\n"
+    "  jobboard bench --peers --modes full --threads 1,8 --procs 0 --batch 0\n"
     "  jobboard bench --json | jq 'select(.type != \"setup\") | .ratio'\n"
     "  jobboard bench --redis unix:///tmp/redis.sock --jobs 5000\n";
 
 typedef struct {
   size_t jobs, sync_jobs;
-  unsigned procs, rounds;
+  unsigned rounds;
   bool mode[3]; /* by jb_durability */
   const char *board;
   bool keep, json;
@@ -265,6 +376,14 @@ typedef struct {
   size_t poll_wakes;      /* --poll-wakes N */
   size_t sync_cycles;     /* --cycles N */
   bool redis_only_given;  /* one of the three above */
+  unsigned procs[BENCH_MAX_LIST]; /* --procs LIST (none: the race skipped) */
+  size_t nprocs;
+  bool peers;             /* --peers: SQLite beside each figure */
+  unsigned threads[BENCH_MAX_LIST]; /* --threads LIST (none: skipped) */
+  size_t nthreads;
+  size_t batch[BENCH_MAX_LIST];     /* --batch LIST (none: skipped) */
+  size_t nbatch;
+  size_t post_jobs;       /* --post-jobs N */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -276,18 +395,14 @@ typedef struct {
 typedef struct {
   char root[4096];
   bool made_root;  /* we created root (remove it too) */
-  char made[16][64]; /* subdirectories we created, to remove at the end */
+  char made[48][64]; /* subdirectories we created, to remove at the end */
   size_t nmade;
   size_t posting_len, value_len;
+  size_t details_len; /* SQLite's details blob: name + it = our posting */
+  int nsides;         /* sides measured: NSIDES with --peers, else 3 */
 } bench_ctx;
 
 /* ------------------------------------------------------------- helpers */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double rate(const bench_fig *f) {
   return f->secs > 0 ? (double)f->cycles / f->secs : 0;
@@ -295,17 +410,6 @@ static double rate(const bench_fig *f) {
 
 static double us_per(const bench_fig *f) {
   return f->cycles ? f->secs * 1e6 / (double)f->cycles : 0;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The median of the rounds' seconds (all rounds ran the same cycles). */
-static double median(double *v, unsigned n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static int parse_count(size_t *out, const char *opt, const char *text,
@@ -341,31 +445,54 @@ static int parse_modes(bool mode[3], const char *text) {
   return 0;
 }
 
+/* A comma-separated LIST of numbers from min to max for option `opt`, at
+ * most `cap` of them, into out[0..*n-1] in the order given. With
+ * `zero_skips`, the list "0" is the empty list (the part is skipped). */
+static int parse_list(size_t *out, size_t *n, size_t cap, const char *opt,
+                      const char *text, size_t min, size_t max,
+                      bool zero_skips) {
+  char buf[256];
+  if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+    return cli_usage_error("bench: %s: list too long", opt);
+  *n = 0;
+  if (zero_skips && strcmp(text, "0") == 0) return 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (*n == cap)
+      return cli_usage_error("bench: %s: at most %zu values", opt, cap);
+    int rc = parse_count(&out[*n], opt, t, min, max);
+    if (rc) return rc;
+    (*n)++;
+  }
+  if (*n == 0)
+    return cli_usage_error("bench: %s: give at least one value%s", opt,
+                           zero_skips ? " (0 skips the part)" : "");
+  return 0;
+}
+
 /* --poll LIST: comma-separated intervals in ms, 1..60000, at most
  * MAX_POLLS of them. */
 static int parse_polls(bench_opts *o, const char *text) {
-  char buf[256];
-  if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
-    return cli_usage_error("bench: --poll: list too long");
-  o->npolls = 0;
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    size_t v;
-    int rc = parse_count(&v, "--poll", t, 1, 60000);
-    if (rc) return rc;
-    if (o->npolls == MAX_POLLS)
-      return cli_usage_error("bench: --poll: at most %u intervals",
-                             MAX_POLLS);
-    o->polls[o->npolls++] = (int)v;
-  }
-  if (o->npolls == 0)
-    return cli_usage_error("bench: --poll: give at least one interval");
-  return 0;
+  size_t v[MAX_POLLS];
+  int rc = parse_list(v, &o->npolls, MAX_POLLS, "--poll", text, 1, 60000,
+                      false);
+  for (size_t i = 0; rc == 0 && i < o->npolls; i++) o->polls[i] = (int)v[i];
+  return rc;
+}
+
+/* --threads and --procs: counts of 1..max, or 0 to skip. */
+static int parse_counts(unsigned out[BENCH_MAX_LIST], size_t *n,
+                        const char *opt, const char *text, size_t max) {
+  size_t v[BENCH_MAX_LIST];
+  int rc = parse_list(v, n, BENCH_MAX_LIST, opt, text, 1, max, true);
+  for (size_t i = 0; rc == 0 && i < *n; i++) out[i] = (unsigned)v[i];
+  return rc;
 }
 
 enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
        OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES, OPT_REDIS,
-       OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES };
+       OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES, OPT_PEERS,
+       OPT_THREADS, OPT_BATCH, OPT_POST_JOBS };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(bench_opts *o, int argc, char **argv) {
@@ -386,14 +513,31 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"poll", required_argument, NULL, OPT_POLL},
       {"poll-wakes", required_argument, NULL, OPT_POLL_WAKES},
       {"cycles", required_argument, NULL, OPT_CYCLES},
+      {"peers", no_argument, NULL, OPT_PEERS},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"batch", required_argument, NULL, OPT_BATCH},
+      {"post-jobs", required_argument, NULL, OPT_POST_JOBS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  *o = (bench_opts){DEFAULT_JOBS, DEFAULT_SYNC_JOBS, DEFAULT_PROCS,
-                    DEFAULT_ROUNDS, {true, true, true}, NULL, false, false,
-                    true, DEFAULT_WAKES, NULL, NULL, false, false, false,
-                    {1000, 100}, 2, DEFAULT_POLL_WAKES, DEFAULT_SYNC_CYCLES,
-                    false};
+  *o = (bench_opts){.jobs = DEFAULT_JOBS,
+                    .sync_jobs = DEFAULT_SYNC_JOBS,
+                    .rounds = DEFAULT_ROUNDS,
+                    .mode = {true, true, true},
+                    .claims = true,
+                    .wakes = DEFAULT_WAKES,
+                    .polls = {1000, 100},
+                    .npolls = 2,
+                    .poll_wakes = DEFAULT_POLL_WAKES,
+                    .sync_cycles = DEFAULT_SYNC_CYCLES,
+                    .procs = DEFAULT_PROCS,
+                    .nprocs = DEFAULT_NPROCS,
+                    .threads = DEFAULT_THREADS,
+                    .nthreads = DEFAULT_NTHREADS,
+                    .batch = DEFAULT_BATCH,
+                    .nbatch = DEFAULT_NBATCH,
+                    .post_jobs = DEFAULT_POST_JOBS};
+  bool local_given = false; /* --threads, --batch, --post-jobs */
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -415,11 +559,35 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       o->modes_given = true;
       break;
     case OPT_PROCS:
-      if ((rc = parse_count(&v, "--procs", optarg, 0, MAX_PROCS))) return rc;
-      o->procs = (unsigned)v;
+      if ((rc = parse_counts(o->procs, &o->nprocs, "--procs", optarg,
+                             MAX_PROCS)))
+        return rc;
+      break;
+    case OPT_PEERS:
+      if (!BENCH_PEER_BUILT)
+        return cli_usage_error("bench: --peers: %s", BENCH_PEER_MISSING);
+      o->peers = true;
+      break;
+    case OPT_THREADS:
+      if ((rc = parse_counts(o->threads, &o->nthreads, "--threads", optarg,
+                             BENCH_MAX_THREADS)))
+        return rc;
+      local_given = true;
+      break;
+    case OPT_BATCH:
+      if ((rc = parse_list(o->batch, &o->nbatch, BENCH_MAX_LIST, "--batch",
+                           optarg, 2, 100000, true)))
+        return rc;
+      local_given = true;
+      break;
+    case OPT_POST_JOBS:
+      if ((rc = parse_count(&o->post_jobs, "--post-jobs", optarg, 1,
+                            100000000)))
+        return rc;
+      local_given = true;
       break;
     case OPT_ROUNDS:
-      if ((rc = parse_count(&v, "--rounds", optarg, 1, MAX_ROUNDS))) return rc;
+      if ((rc = parse_count(&v, "--rounds", optarg, 1, BENCH_MAX_ROUNDS))) return rc;
       o->rounds = (unsigned)v;
       break;
     case OPT_BOARD: o->board = optarg; break;
@@ -466,6 +634,10 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
   if (o->redis_only_given && o->redis == NULL)
     return cli_usage_error("bench: --poll, --poll-wakes and --cycles need "
                            "--redis");
+  if (o->redis != NULL && (o->peers || local_given))
+    return cli_usage_error("bench: --peers, --threads, --batch and "
+                           "--post-jobs do not go with --redis (it measures "
+                           "only the operations through Redis)");
   if (o->redis != NULL) {
     if (o->modes_given && o->mode[0] + o->mode[1] + o->mode[2] != 1)
       return cli_usage_error("bench: with --redis, --modes names one mode");
@@ -541,125 +713,86 @@ static int make_sub(bench_ctx *x, const char *name, char *out, size_t len) {
   }
   if (x->nmade < sizeof x->made / sizeof x->made[0])
     snprintf(x->made[x->nmade++], sizeof x->made[0], "%s", name);
+  else if (!x->made_root) {
+    /* Cleanup could not find it again in a directory of the user's. */
+    bench_remove_dir(out);
+    return bench_fail(name, "too many directories to keep track of");
+  }
   return 0;
 }
 
-/* Remove a directory we made: its files, and the boards in it (the
- * Redis bench's "sync" directory holds one per board). */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d != NULL) {
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno == EISDIR) {
-        char sub[4600];
-        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) <
-            sizeof sub)
-          remove_dir(sub);
-      }
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
-
+/* A root bench made goes whole; in a directory of the user's (--board),
+ * only what bench made there. */
 static void cleanup(bench_ctx *x, const bench_opts *o) {
   if (o->keep) return;
+  if (x->made_root) {
+    bench_remove_dir(x->root);
+    return;
+  }
   char path[4200];
   for (size_t i = 0; i < x->nmade; i++) {
     snprintf(path, sizeof path, "%s/%s", x->root, x->made[i]);
-    remove_dir(path);
+    bench_remove_dir(path);
   }
-  if (x->made_root) rmdir(x->root);
 }
 
 /* ------------------------------------------------------------ the sides */
 
-/* What is measured: the library, and two raw LMDB floors. */
-typedef enum { SIDE_LIB, SIDE_RAW, SIDE_RAWLOG, NSIDES } bench_side;
+/* What is measured: the library, two raw LMDB floors, and with --peers
+ * SQLite doing the same job (bench_peers.h). */
+typedef enum { SIDE_LIB, SIDE_RAW, SIDE_RAWLOG, SIDE_SQL, NSIDES } bench_side;
 static const char *const side_label[NSIDES] = {"jobboard", "raw LMDB",
-                                               "raw LMDB + log"};
-static const char *const side_key[NSIDES] = {"jobboard", "raw", "raw_log"};
-static const char *const side_dir[NSIDES] = {"", "raw-", "rawlog-"};
+                                               "raw LMDB + log", "SQLite"};
+static const char *const side_key[NSIDES] = {"jobboard", "raw", "raw_log",
+                                             "sqlite"};
+static const char *const side_dir[NSIDES] = {"", "raw-", "rawlog-",
+                                             "sqlite-"};
 
-/* {"task": "resize", "width": 640, "height": 480}: details of a plausible
- * size, in msgpack. */
-static const unsigned char bench_details[] = {
-    0x83, 0xa4, 't', 'a', 's', 'k', 0xa6, 'r', 'e', 's', 'i', 'z', 'e',
-    0xa5, 'w', 'i', 'd', 't', 'h', 0xcd, 0x02, 0x80,
-    0xa6, 'h', 'e', 'i', 'g', 'h', 't', 0xcd, 0x01, 0xe0};
-
-static jb_post bench_post(void) {
-  jb_post p = JB_POST_INIT;
-  p.name = "bench.resize-image";
-  p.details = bench_details;
-  p.details_len = sizeof bench_details;
-  p.priority = JB_PRIORITY_NORMAL;
-  return p;
-}
-
-#define BENCH_WHO "bench-worker"
-
-/* An open board or raw environment. */
+/* An open board, raw environment or SQLite connection. */
 typedef struct {
   bench_side side;
   jb_board *board;
   bench_raw *raw;
+  bench_peer *peer;
 } bench_target;
 
 static void target_close(bench_target *t) {
   jb_board_close(t->board);
   bench_raw_close(t->raw);
+  bench_peer_close(t->peer);
   t->board = NULL;
   t->raw = NULL;
+  t->peer = NULL;
 }
 
-/* Open side `s` in `dir` (made fresh, or opened again). Returns 0, or -1
- * with the reason in err. */
+/* Open side `s` in `dir` (made fresh, or opened again). Tag 0 is the
+ * process that makes it (SQLite's schema); racing processes have their
+ * own tags. Returns 0, or -1 with the reason in err. */
 static int target_open(bench_target *t, bench_side s, const char *dir,
-                       jb_durability d, size_t value_len, unsigned tag,
+                       jb_durability d, const bench_ctx *x, unsigned tag,
                        char *err, size_t errlen) {
-  *t = (bench_target){s, NULL, NULL};
-  if (s == SIDE_LIB) {
-    jb_board_options bo = JB_BOARD_OPTIONS_INIT;
-    bo.flags = JB_OPEN_CREATE;
-    bo.durability = d;
-    bo.map_size = MAP_SIZE;
-    if (jb_board_open(&t->board, dir, &bo) == JB_OK) return 0;
-    snprintf(err, errlen, "%s", jb_errmsg());
-    return -1;
-  }
-  int rc = bench_raw_open(&t->raw, dir, d, MAP_SIZE, value_len, tag,
+  *t = (bench_target){s, NULL, NULL, NULL};
+  if (s == SIDE_LIB) return bench_lib_open(&t->board, dir, d, err, errlen);
+  if (s == SIDE_SQL)
+    return bench_peer_open(&t->peer, dir, d, x->details_len, tag, tag == 0,
+                           err, errlen);
+  int rc = bench_raw_open(&t->raw, dir, d, BENCH_MAP_SIZE, x->value_len, tag,
                           s == SIDE_RAWLOG ? BENCH_RAW_LOG : 0);
   if (rc == 0) return 0;
   snprintf(err, errlen, "raw LMDB in %s: %s", dir, bench_raw_strerror(rc));
   return -1;
 }
 
-/* Run n cycles, claiming with `co` (NULL: plain claims). Returns 0, or -1
- * with the reason in err. */
+/* Run n cycles, claiming with `co` (NULL: plain claims; the library's side
+ * only). Returns 0, or -1 with the reason in err. */
 static int target_cycles_as(bench_target *t, size_t n,
                             const jb_claim_opts *co, char *err, size_t errlen) {
-  if (t->side != SIDE_LIB) {
-    int rc = bench_raw_cycles(t->raw, n, NULL);
-    if (rc == 0) return 0;
-    snprintf(err, errlen, "raw LMDB cycle: %s", bench_raw_strerror(rc));
-    return -1;
-  }
-  jb_post p = bench_post();
-  char uuid[JB_UUID_STRLEN], claimed[JB_UUID_STRLEN];
-  for (size_t i = 0; i < n; i++) {
-    if (jb_job_post(uuid, t->board, &p) != JB_OK ||
-        jb_job_claim_next_ex(claimed, NULL, NULL, t->board, BENCH_WHO, co) !=
-            JB_OK ||
-        jb_job_consume(t->board, claimed, BENCH_WHO) != JB_OK) {
-      snprintf(err, errlen, "%s", jb_errmsg());
-      return -1;
-    }
-  }
-  return 0;
+  if (t->side == SIDE_LIB) return bench_lib_cycles(t->board, n, co, err, errlen);
+  if (t->side == SIDE_SQL) return bench_peer_cycles(t->peer, n, err, errlen);
+  int rc = bench_raw_cycles(t->raw, n, NULL);
+  if (rc == 0) return 0;
+  snprintf(err, errlen, "raw LMDB cycle: %s", bench_raw_strerror(rc));
+  return -1;
 }
 
 static int target_cycles(bench_target *t, size_t n, char *err, size_t errlen) {
@@ -668,6 +801,7 @@ static int target_cycles(bench_target *t, size_t n, char *err, size_t errlen) {
 
 /* Jobs left on it: 0 after whole cycles; (size_t)-1 when unreadable. */
 static size_t target_left(bench_target *t) {
+  if (t->side == SIDE_SQL) return bench_peer_left(t->peer);
   if (t->side != SIDE_LIB) return bench_raw_count(t->raw);
   size_t n;
   return jb_board_count(&n, t->board, 0) == JB_OK ? n : (size_t)-1;
@@ -689,12 +823,6 @@ static int measure_posting(size_t *len, jb_board *b) {
   return jb_job_consume(b, uuid, BENCH_WHO);
 }
 
-static int bench_fail(const char *what, const char *err) {
-  fflush(stdout);
-  fprintf(stderr, "jobboard: bench: %s: %s\n", what, err);
-  return CLI_EXIT_ERROR;
-}
-
 /* Learn the posting's size (once) from a scratch board. */
 static int learn_sizes(bench_ctx *x) {
   if (x->posting_len != 0) return 0;
@@ -702,7 +830,7 @@ static int learn_sizes(bench_ctx *x) {
   int rc = make_sub(x, "size", dir, sizeof dir);
   if (rc) return rc;
   bench_target t;
-  if (target_open(&t, SIDE_LIB, dir, JB_DURABILITY_NONE, 0, 0, err,
+  if (target_open(&t, SIDE_LIB, dir, JB_DURABILITY_NONE, x, 0, err,
                   sizeof err))
     return bench_fail("open", err);
   rc = measure_posting(&x->posting_len, t.board);
@@ -710,6 +838,8 @@ static int learn_sizes(bench_ctx *x) {
   target_close(&t);
   if (rc != JB_OK) return bench_fail("posting size", err);
   x->value_len = x->posting_len + JOB_HEADER_LEN;
+  size_t name_len = strlen(bench_post().name);
+  x->details_len = x->posting_len > name_len ? x->posting_len - name_len : 1;
   return 0;
 }
 
@@ -726,23 +856,22 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
   char dir[4200], name[64], err[600], what[64];
   int rc, ret = 0, s;
   memset(t, 0, sizeof t);
-  for (s = 0; s < NSIDES; s++) {
+  for (s = 0; s < x->nsides; s++) {
     snprintf(name, sizeof name, "%s%s", side_dir[s], mode);
     if ((ret = make_sub(x, name, dir, sizeof dir))) goto out;
-    if (target_open(&t[s], (bench_side)s, dir, d, x->value_len, 0, err,
-                    sizeof err) ||
+    if (target_open(&t[s], (bench_side)s, dir, d, x, 0, err, sizeof err) ||
         target_cycles(&t[s], warm, err, sizeof err)) {
       snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
       ret = bench_fail(what, err);
       goto out;
     }
   }
-  double secs[NSIDES][MAX_ROUNDS];
+  double secs[NSIDES][BENCH_MAX_ROUNDS];
   for (unsigned i = 0; i < o->rounds; i++) {
-    for (s = 0; s < NSIDES; s++) {
-      double t0 = now_s();
+    for (s = 0; s < x->nsides; s++) {
+      double t0 = bench_now_s();
       rc = target_cycles(&t[s], n, err, sizeof err);
-      secs[s][i] = now_s() - t0;
+      secs[s][i] = bench_now_s() - t0;
       if (rc) {
         snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
         ret = bench_fail(what, err);
@@ -750,8 +879,8 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
       }
     }
   }
-  for (s = 0; s < NSIDES; s++) {
-    fig[s] = (bench_fig){n, median(secs[s], o->rounds)};
+  for (s = 0; s < x->nsides; s++) {
+    fig[s] = (bench_fig){n, bench_median(secs[s], o->rounds)};
     size_t left = target_left(&t[s]);
     if (left != 0) {
       snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
@@ -791,7 +920,7 @@ static int bench_claims(bench_fig fig[NKINDS], bench_ctx *x,
     jb_claim_opts co = kind_opts(k);
     snprintf(name, sizeof name, "claims-%s", kind_label[k]);
     if ((ret = make_sub(x, name, dir, sizeof dir))) goto out;
-    if (target_open(&t[k], SIDE_LIB, dir, JB_DURABILITY_NONE, 0, 0, err,
+    if (target_open(&t[k], SIDE_LIB, dir, JB_DURABILITY_NONE, x, 0, err,
                     sizeof err) ||
         target_cycles_as(&t[k], WARMUP_JOBS, &co, err, sizeof err)) {
       snprintf(what, sizeof what, "claims, %s", kind_label[k]);
@@ -799,13 +928,13 @@ static int bench_claims(bench_fig fig[NKINDS], bench_ctx *x,
       goto out;
     }
   }
-  double secs[NKINDS][MAX_ROUNDS];
+  double secs[NKINDS][BENCH_MAX_ROUNDS];
   for (unsigned i = 0; i < o->rounds; i++) {
     for (k = 0; k < NKINDS; k++) {
       jb_claim_opts co = kind_opts(k);
-      double t0 = now_s();
+      double t0 = bench_now_s();
       int rc = target_cycles_as(&t[k], o->jobs, &co, err, sizeof err);
-      secs[k][i] = now_s() - t0;
+      secs[k][i] = bench_now_s() - t0;
       if (rc) {
         snprintf(what, sizeof what, "claims, %s", kind_label[k]);
         ret = bench_fail(what, err);
@@ -814,7 +943,7 @@ static int bench_claims(bench_fig fig[NKINDS], bench_ctx *x,
     }
   }
   for (k = 0; k < NKINDS; k++) {
-    fig[k] = (bench_fig){o->jobs, median(secs[k], o->rounds)};
+    fig[k] = (bench_fig){o->jobs, bench_median(secs[k], o->rounds)};
     if (target_left(&t[k]) != 0) {
       snprintf(what, sizeof what, "claims, %s", kind_label[k]);
       ret = bench_fail(what, "jobs left behind after whole cycles");
@@ -846,12 +975,12 @@ static void write_all(int fd, const void *buf, size_t len) {
  * `go`), run `n` cycles, exit. Never returns. An error is one line on
  * stderr and exit status 1.
  */
-static void mp_child(bench_side side, const char *dir, size_t value_len,
+static void mp_child(bench_side side, const char *dir, const bench_ctx *x,
                      unsigned idx, size_t n, int ready_fd, int go_fd) {
   bench_target t;
   char err[600];
-  int rc = target_open(&t, side, dir, JB_DURABILITY_NONE, value_len, idx + 1,
-                       err, sizeof err);
+  int rc = target_open(&t, side, dir, JB_DURABILITY_NONE, x, idx + 1, err,
+                       sizeof err);
   if (rc == 0) rc = target_cycles(&t, WARMUP_JOBS / 4, err, sizeof err);
   if (rc == 0) {
     char one = 'R';
@@ -874,10 +1003,10 @@ static void mp_child(bench_side side, const char *dir, size_t value_len,
   _exit(0);
 }
 
-/* One race of o->procs processes over `total` cycles; *secs is the wall
+/* One race of `procs` processes over `total` cycles; *secs is the wall
  * time from the common start to the last exit. */
 static int mp_round(double *secs, bench_side side, const char *dir,
-                    size_t value_len, const bench_opts *o, size_t total) {
+                    const bench_ctx *x, unsigned procs, size_t total) {
   int ready[2], go[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return bench_fail("pipe", strerror(errno));
   if (pipe2(go, O_CLOEXEC) != 0) {
@@ -891,8 +1020,8 @@ static int mp_round(double *secs, bench_side side, const char *dir,
   int fork_errno = 0;
   fflush(stdout);
   fflush(stderr);
-  for (unsigned i = 0; i < o->procs; i++) {
-    size_t n = total / o->procs + (i < total % o->procs ? 1 : 0);
+  for (unsigned i = 0; i < procs; i++) {
+    size_t n = total / procs + (i < total % procs ? 1 : 0);
     pid_t pid = fork();
     if (pid < 0) {
       fork_errno = errno;
@@ -901,7 +1030,7 @@ static int mp_round(double *secs, bench_side side, const char *dir,
     if (pid == 0) {
       close(ready[0]);
       close(go[1]);
-      mp_child(side, dir, value_len, i, n, ready[1], go[0]);
+      mp_child(side, dir, x, i, n, ready[1], go[0]);
     }
     pids[started++] = pid;
   }
@@ -918,7 +1047,7 @@ static int mp_round(double *secs, bench_side side, const char *dir,
     nready += (unsigned)got;
   }
   close(ready[0]);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   close(go[1]); /* the start: EOF for every child at once */
   int failed = 0;
   for (unsigned i = 0; i < started; i++) {
@@ -932,39 +1061,41 @@ static int mp_round(double *secs, bench_side side, const char *dir,
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) failed = 1;
   }
-  *secs = now_s() - t0;
+  *secs = bench_now_s() - t0;
   if (fork_errno) return bench_fail("fork", strerror(fork_errno));
   return failed ? CLI_EXIT_ERROR : 0;
 }
 
+/* The race of `procs` processes on each side: fresh boards, rounds in
+ * turns, medians. */
 static int bench_multi(bench_fig fig[NSIDES], bench_ctx *x,
-                       const bench_opts *o) {
+                       const bench_opts *o, unsigned procs) {
   char dir[NSIDES][4200], name[64], err[600];
   bench_target t;
   int rc, s;
   /* Create each here, so that the children only open it; and close it
    * before forking: a handle must not cross a fork. */
-  for (s = 0; s < NSIDES; s++) {
-    snprintf(name, sizeof name, "%smp-none", side_dir[s]);
+  for (s = 0; s < x->nsides; s++) {
+    snprintf(name, sizeof name, "%smp-none-%u", side_dir[s], procs);
     if ((rc = make_sub(x, name, dir[s], sizeof dir[s]))) return rc;
-    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE,
-                    x->value_len, 0, err, sizeof err))
+    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE, x, 0,
+                    err, sizeof err))
       return bench_fail(side_label[s], err);
     target_close(&t);
   }
-  double secs[NSIDES][MAX_ROUNDS];
+  double secs[NSIDES][BENCH_MAX_ROUNDS];
   for (unsigned i = 0; i < o->rounds; i++)
-    for (s = 0; s < NSIDES; s++)
-      if ((rc = mp_round(&secs[s][i], (bench_side)s, dir[s], x->value_len, o,
+    for (s = 0; s < x->nsides; s++)
+      if ((rc = mp_round(&secs[s][i], (bench_side)s, dir[s], x, procs,
                          o->jobs)))
         return rc;
   /* Every race leaves each board empty: whatever a process posted, some
    * process claimed and consumed. Checked, since a figure over lost jobs
    * is no figure. */
-  for (s = 0; s < NSIDES; s++) {
-    fig[s] = (bench_fig){o->jobs, median(secs[s], o->rounds)};
-    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE,
-                    x->value_len, 0, err, sizeof err))
+  for (s = 0; s < x->nsides; s++) {
+    fig[s] = (bench_fig){o->jobs, bench_median(secs[s], o->rounds)};
+    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE, x, 0,
+                    err, sizeof err))
       return bench_fail(side_label[s], err);
     size_t left = target_left(&t);
     target_close(&t);
@@ -1013,26 +1144,26 @@ static const char *fs_name(const char *path) {
   }
 }
 
-static void print_block(const char *title, const bench_fig fig[NSIDES]) {
+/* The sides' rows; SQLite's is labelled with its synchronous setting. */
+static void print_block(const char *title, const bench_fig fig[NSIDES],
+                        int nsides, jb_durability d) {
   printf("\n%s\n", title);
-  for (int s = 0; s < NSIDES; s++) {
-    printf("  %-16s %12.0f %11.2f", side_label[s], rate(&fig[s]),
-           us_per(&fig[s]));
+  for (int s = 0; s < nsides; s++) {
+    char label[40];
+    if (s == SIDE_SQL)
+      snprintf(label, sizeof label, "SQLite %s", bench_peer_sync_name(d));
+    else
+      snprintf(label, sizeof label, "%s", side_label[s]);
+    printf("  %-16s %12.0f %11.2f", label, rate(&fig[s]), us_per(&fig[s]));
     if (s != SIDE_LIB && rate(&fig[s]) > 0)
       printf("   %5.2f", rate(&fig[SIDE_LIB]) / rate(&fig[s]));
     putchar('\n');
   }
 }
 
-static void json_line(json_t *v) {
-  if (v == NULL) return;
-  json_dumpf(v, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6));
-  putchar('\n');
-  json_decref(v);
-}
-
 static json_t *json_figs(const char *type, jb_durability d, unsigned procs,
-                         const bench_fig fig[NSIDES], unsigned rounds) {
+                         const bench_fig fig[NSIDES], int nsides,
+                         unsigned rounds) {
   json_t *v = json_pack("{s:s,s:s,s:I,s:I,s:I,s:s}", "type", type, "mode",
                         jb_durability_name(d), "procs", (json_int_t)procs,
                         "cycles", (json_int_t)fig[0].cycles, "rounds",
@@ -1040,7 +1171,7 @@ static json_t *json_figs(const char *type, jb_durability d, unsigned procs,
                         bench_raw_flags_name(d));
   if (v == NULL) return NULL;
   char key[64];
-  for (int s = 0; s < NSIDES; s++) {
+  for (int s = 0; s < nsides; s++) {
     snprintf(key, sizeof key, "%s_cycles_per_s", side_key[s]);
     json_object_set_new(v, key, json_real(rate(&fig[s])));
     snprintf(key, sizeof key, "%s_us_per_cycle", side_key[s]);
@@ -1050,10 +1181,66 @@ static json_t *json_figs(const char *type, jb_durability d, unsigned procs,
          rl = rate(&fig[SIDE_RAWLOG]);
   json_object_set_new(v, "ratio", json_real(r > 0 ? l / r : 0));
   json_object_set_new(v, "ratio_to_raw_log", json_real(rl > 0 ? l / rl : 0));
+  if (nsides > SIDE_SQL) {
+    double q = rate(&fig[SIDE_SQL]);
+    json_object_set_new(v, "sqlite_synchronous",
+                        json_string(bench_peer_sync_name(d)));
+    json_object_set_new(v, "ratio_to_sqlite", json_real(q > 0 ? l / q : 0));
+  }
   return v;
 }
 
 /* ------------------------------------------------------------- command */
+
+/* The parts in files of their own (bench_threads.c, bench_batch.c): in a
+ * directory of their own under the root, told what they need. Skipped
+ * when `count` (their list's length) is 0. */
+static int run_part(bench_ctx *x, const bench_opts *o, const char *name,
+                    size_t count,
+                    int (*part)(const bench_part_opts *, const char *)) {
+  if (count == 0) return 0;
+  char dir[4200];
+  int rc = make_sub(x, name, dir, sizeof dir);
+  if (rc) return rc;
+  bench_part_opts po;
+  memset(&po, 0, sizeof po);
+  memcpy(po.mode, o->mode, sizeof po.mode);
+  po.jobs = o->jobs;
+  po.sync_jobs = o->sync_jobs;
+  po.rounds = o->rounds;
+  po.json = o->json;
+  po.peers = o->peers;
+  po.details_len = x->details_len;
+  memcpy(po.threads, o->threads, sizeof po.threads);
+  po.nthreads = o->nthreads;
+  memcpy(po.batch, o->batch, sizeof po.batch);
+  po.nbatch = o->nbatch;
+  po.post_jobs = o->post_jobs;
+  return part(&po, dir);
+}
+
+/* The setup line's parts: the lists, and SQLite's version with --peers
+ * (null without). */
+static void json_setup_parts(json_t *v, const bench_opts *o,
+                             const bench_ctx *x) {
+  if (v == NULL) return;
+  json_t *procs = json_array(), *threads = json_array(),
+         *batch = json_array();
+  for (size_t i = 0; i < o->nprocs; i++)
+    json_array_append_new(procs, json_integer(o->procs[i]));
+  for (size_t i = 0; i < o->nthreads; i++)
+    json_array_append_new(threads, json_integer(o->threads[i]));
+  for (size_t i = 0; i < o->nbatch; i++)
+    json_array_append_new(batch, json_integer((json_int_t)o->batch[i]));
+  json_object_set_new(v, "procs", procs);
+  json_object_set_new(v, "threads", threads);
+  json_object_set_new(v, "batch", batch);
+  json_object_set_new(v, "post_jobs", json_integer((json_int_t)o->post_jobs));
+  json_object_set_new(v, "sqlite", o->peers ? json_string(bench_peer_version())
+                                            : json_null());
+  json_object_set_new(v, "sqlite_details_bytes",
+                      json_integer((json_int_t)x->details_len));
+}
 
 /* Wake-up latency (bench_wake.h), printed or as a "wake" JSON line. */
 static int bench_wakes(bench_ctx *x, const bench_opts *o) {
@@ -1064,7 +1251,7 @@ static int bench_wakes(bench_ctx *x, const bench_opts *o) {
   if (bench_wake(&board, &call, &fl, dir, o->wakes, err, sizeof err) != 0)
     return bench_fail("wake-up latency", err);
   if (o->json) {
-    json_line(json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+    bench_json_line(json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
                         "type", "wake", "mode", "none", "samples",
                         (json_int_t)o->wakes, "board_p50_us", board.p50_us,
                         "board_p99_us", board.p99_us, "board_max_us",
@@ -1161,11 +1348,11 @@ static int bench_with_replicator(bench_ctx *x, const bench_opts *o,
     return bench_fail("with a replicator", err);
   if (o->json) {
     if (o->wakes) {
-      json_line(json_wake("publish", &f.publish));
-      json_line(json_wake("replicated", &f.replicated));
+      bench_json_line(json_wake("publish", &f.publish));
+      bench_json_line(json_wake("replicated", &f.replicated));
     }
     for (size_t i = 0; i < f.ntaskflow; i++)
-      json_line(json_wake("taskflow", &f.taskflow[i]));
+      bench_json_line(json_wake("taskflow", &f.taskflow[i]));
     if (o->sync_cycles) {
       json_t *v = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I}", "type",
                             "redis_cycles", "mode",
@@ -1200,7 +1387,7 @@ static int bench_with_replicator(bench_ctx *x, const bench_opts *o,
         snprintf(key, sizeof key, "replicator_%s_p99_us", part[i].n);
         json_object_set_new(v, key, json_real(part[i].l->p99_us));
       }
-      json_line(v);
+      bench_json_line(v);
     }
   } else {
     if (o->wakes || f.ntaskflow) {
@@ -1285,7 +1472,7 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
       snprintf(key, sizeof key, "%s_per_s", redis_rows[i].key);
       json_object_set_new(v, key, json_real(ph->ops_per_s));
     }
-    json_line(v);
+    bench_json_line(v);
   } else {
     printf("  redis     %s, Redis %s, namespace %s\n", o->redis,
            f.server_version, f.ns);
@@ -1313,6 +1500,7 @@ int cmd_bench(int argc, char **argv) {
   if (rc >= 0) return rc;
   bench_ctx x;
   memset(&x, 0, sizeof x);
+  x.nsides = o.peers ? NSIDES : SIDE_SQL;
   if ((rc = make_root(&x, &o))) return rc;
 
   char cpu[256];
@@ -1326,7 +1514,7 @@ int cmd_bench(int argc, char **argv) {
   if (o.redis != NULL) {
 #ifdef JB_WITH_REDIS
     if (o.json)
-      json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s}", "type", "setup",
+      bench_json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s}", "type", "setup",
                           "version", jb_version(NULL, NULL, NULL), "cpus",
                           (json_int_t)ncpu, "cpu", cpu, "kernel", un.release,
                           "dir", x.root, "filesystem", fs));
@@ -1345,7 +1533,7 @@ int cmd_bench(int argc, char **argv) {
   ret = learn_sizes(&x);
   if (ret) goto done;
   if (o.json) {
-    json_line(json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}",
+    json_t *v = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}",
                         "type", "setup", "version",
                         jb_version(NULL, NULL, NULL), "cpus",
                         (json_int_t)ncpu, "cpu", cpu, "kernel", un.release,
@@ -1354,7 +1542,9 @@ int cmd_bench(int argc, char **argv) {
                         (json_int_t)o.sync_jobs, "rounds",
                         (json_int_t)o.rounds, "posting_bytes",
                         (json_int_t)x.posting_len, "raw_value_bytes",
-                        (json_int_t)x.value_len));
+                        (json_int_t)x.value_len);
+    json_setup_parts(v, &o, &x);
+    bench_json_line(v);
   } else {
     printf("jobboard bench %s: one cycle = post + claim-next + consume, "
            "three write\ntransactions per job\n\n",
@@ -1374,29 +1564,31 @@ int cmd_bench(int argc, char **argv) {
            "change-log event in each, as the library does\n");
     printf("  ratio     jobboard's cycles/s over the floor's (1.00: as fast "
            "as bare LMDB)\n");
-    if (o.procs > 0)
-      printf("  racing    cycles/s of all processes together; us/cycle is "
-             "wall time over\n            all their cycles\n");
+    if (o.nprocs > 0 || o.nthreads > 0)
+      printf("  racing    cycles/s of all processes (threads) together; "
+             "us/cycle is wall\n            time over all their cycles\n");
+    if (o.peers)
+      printf("  SQLite    %s, WAL, the same job (jobboard bench --help); "
+             "synchronous FULL,\n            NORMAL, OFF for full, normal, "
+             "none; \"ratio\" on its row: jobboard's\n            cycles/s "
+             "over SQLite's\n", bench_peer_version());
     printf("\n");
     printf("%-18s %12s %11s %7s", "", "cycles/s", "us/cycle", "ratio");
   }
   fflush(stdout);
 
-  static const jb_durability order[] = {JB_DURABILITY_FULL,
-                                        JB_DURABILITY_NORMAL,
-                                        JB_DURABILITY_NONE};
   for (size_t i = 0; ret == 0 && i < 3; i++) {
-    jb_durability d = order[i];
+    jb_durability d = bench_mode_order[i];
     if (!o.mode[d]) continue;
     bench_fig fig[NSIDES];
     if ((ret = bench_single(fig, &x, &o, d))) break;
     if (o.json) {
-      json_line(json_figs("single", d, 1, fig, o.rounds));
+      bench_json_line(json_figs("single", d, 1, fig, x.nsides, o.rounds));
     } else {
       char title[160];
       snprintf(title, sizeof title, "%s, 1 process, %zu cycles (%s)",
                jb_durability_name(d), fig[0].cycles, bench_raw_flags_name(d));
-      print_block(title, fig);
+      print_block(title, fig, x.nsides, d);
     }
     fflush(stdout);
   }
@@ -1415,7 +1607,7 @@ int cmd_bench(int argc, char **argv) {
           snprintf(key, sizeof key, "%s_us_per_cycle", kind_label[k]);
           json_object_set_new(v, key, json_real(us_per(&fig[k])));
         }
-        json_line(v);
+        bench_json_line(v);
       } else {
         printf("\nnone, 1 process, %zu cycles, by kind of claim   (us beyond "
                "plain)\n", o.jobs);
@@ -1430,19 +1622,26 @@ int cmd_bench(int argc, char **argv) {
     }
   }
 
-  if (ret == 0 && o.procs > 0) {
+  if (ret == 0) ret = run_part(&x, &o, "threads", o.nthreads,
+                                bench_threads_part);
+  for (size_t k = 0; ret == 0 && k < o.nprocs; k++) {
     bench_fig fig[NSIDES];
-    if ((ret = bench_multi(fig, &x, &o)) == 0) {
+    unsigned procs = o.procs[k];
+    if ((ret = bench_multi(fig, &x, &o, procs)) == 0) {
       if (o.json) {
-        json_line(json_figs("multi", JB_DURABILITY_NONE, o.procs, fig, o.rounds));
+        bench_json_line(json_figs("multi", JB_DURABILITY_NONE, procs, fig,
+                                  x.nsides, o.rounds));
       } else {
         char title[160];
         snprintf(title, sizeof title, "none, %u processes racing on one "
-                 "board, %zu cycles in all", o.procs, o.jobs);
-        print_block(title, fig);
+                 "board, %zu cycles in all", procs, o.jobs);
+        print_block(title, fig, x.nsides, JB_DURABILITY_NONE);
       }
+      fflush(stdout);
     }
   }
+  if (ret == 0) ret = run_part(&x, &o, "posting", o.nbatch,
+                                bench_batch_part);
   if (ret == 0 && o.wakes > 0) ret = bench_wakes(&x, &o);
   if (ret == 0 && o.keep && !o.json) printf("\nkept %s\n", x.root);
   fflush(stdout);

@@ -40,7 +40,19 @@ endif
 jobboard_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
-	tools/bench_wake.c tools/bench_wake.h
+	tools/bench_wake.c tools/bench_wake.h \
+	tools/bench_util.c tools/bench_util.h \
+	tools/bench_threads.c tools/bench_threads.h \
+	tools/bench_batch.c tools/bench_batch.h \
+	tools/bench_peers.h
+# `jobboard bench --peers` (tools/bench_peers.c): SQLite WAL doing the same
+# job, only when configure found libsqlite3 (HAVE_SQLITE3). Linked into the
+# jobboard program only: libjobboard never sees SQLite.
+if WITH_SQLITE
+jobboard_SOURCES += tools/bench_peers.c
+jobboard_CFLAGS += $(SQLITE3_CFLAGS)
+jobboard_LDADD += $(SQLITE3_LIBS)
+endif
 
 dist_man_MANS = docs/jobboard.1
 

@@ -1,0 +1,235 @@
+#!/bin/sh
+# tests/bench_parts.sh - the parts of `jobboard bench` that issue 12 added
+# still run and print their lines: threads sharing one handle (--threads),
+# processes racing (--procs LIST), posting single and in batches (--batch),
+# and SQLite doing the same job (--peers) when the build has SQLite; in a
+# build without it, --peers is refused with a message that says how to get
+# it. Tiny sizes; nothing about speed is checked. Bad lists are refused.
+#
+# Under `make check` the working directory is the build directory: its
+# config.h says whether SQLite was built in (HAVE_SQLITE3). JB_SQLITE=yes
+# or no overrides that (for a jobboard from elsewhere).
+set -u
+JOBBOARD=${JOBBOARD:-./jobboard}
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 || {
+    echo "bench_parts.sh: python3 is needed to check JSON lines" >&2
+    exit 99
+}
+if [ -z "${JB_SQLITE:-}" ]; then
+    if [ -f config.h ] && grep -q '^#define HAVE_SQLITE3 1' config.h; then
+        JB_SQLITE=yes
+    else
+        JB_SQLITE=no
+    fi
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-bench-parts.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+passed=0
+failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+bad() {
+    echo "FAIL - $1"
+    failed=$((failed + 1))
+    for f in "$2" "$2.err"; do [ ! -s "$f" ] || sed 's/^/  | /' "$f"; done
+}
+# has FILE PATTERN...: every pattern (grep -E) is in FILE
+has() {
+    f=$1; shift
+    for p in "$@"; do grep -Eq -- "$p" "$f" || return 1; done
+}
+# check NAME FILE PATTERN...: ok when every pattern is in FILE
+check() {
+    name=$1 f=$2; shift 2
+    if has "$f" "$@"; then ok "$name"; else bad "$name" "$f"; fi
+}
+
+# Tiny sizes: every mode, two thread counts, two process counts, two batch
+# sizes. The claims and wake-up parts are skipped (tested elsewhere).
+tiny="--jobs 40 --sync-jobs 3 --rounds 1 --wakes 0 --no-claims \
+--threads 1,2 --procs 2,3 --batch 2,5 --post-jobs 12"
+
+# --- without --peers: the text lines --------------------------------------
+# shellcheck disable=SC2086
+if "$JOBBOARD" bench $tiny >"$tmp/text" 2>"$tmp/text.err"; then
+    ok "bench (tiny) exits 0"
+else
+    bad "bench (tiny) exits 0" "$tmp/text"
+fi
+check "threads part: a block per mode, a row per count" "$tmp/text" \
+    '^full, threads of one process sharing one board handle, 3 cycles' \
+    '^normal, threads of one process sharing one board handle, 3 cycles' \
+    '^none, threads of one process sharing one board handle, 40 cycles' \
+    '^  1 +[0-9]+ +[0-9.]+ +1\.00$' '^  2 +[0-9]+ +[0-9.]+ +[0-9.]+$' \
+    'scaling: cycles/s over those of 1 thread'
+check "processes part: a block per count of --procs" "$tmp/text" \
+    '^none, 2 processes racing on one board, 40 cycles in all' \
+    '^none, 3 processes racing on one board, 40 cycles in all'
+check "posting part: single and each batch size, per mode" "$tmp/text" \
+    '^full, posting: single posts' '^normal, posting: single posts' \
+    '^none, posting: single posts' \
+    '^  single +3 +[0-9]+ +[0-9.]+ +1\.00$' \
+    '^  batch of 2 +20 +[0-9]+' '^  batch of 5 +50 +[0-9]+' \
+    '^  single +12 +[0-9]+ +[0-9.]+ +1\.00$' \
+    '^  batch of 2 +12 +[0-9]+' '^  batch of 5 +15 +[0-9]+'
+if grep -q SQLite "$tmp/text"; then
+    bad "no SQLite rows without --peers" "$tmp/text"
+else
+    ok "no SQLite rows without --peers"
+fi
+
+# --- JSON lines: count them by type, check their keys ---------------------
+# jsoncheck FILE PEERS: every line is JSON; the line counts and keys are
+# those of $tiny (PEERS: 1 when --peers was given).
+cat >"$tmp/check.py" <<'EOF'
+import json, sys
+path, peers = sys.argv[1], sys.argv[2] == "1"
+lines = [json.loads(l) for l in open(path)]
+by = {}
+for v in lines:
+    by.setdefault(v["type"], []).append(v)
+def need(cond, what):
+    if not cond:
+        sys.exit("bad: " + what)
+need(len(by.get("setup", [])) == 1, "one setup line")
+s = by["setup"][0]
+need(s["procs"] == [2, 3] and s["threads"] == [1, 2] and s["batch"] == [2, 5]
+     and s["post_jobs"] == 12, "setup lists")
+need((s["sqlite"] is not None) == peers, "setup sqlite: version iff --peers")
+need(len(by.get("single", [])) == 3, "three single lines")
+need([v["procs"] for v in by.get("multi", [])] == [2, 3], "multi per count")
+th = by.get("threads", [])
+need([(v["mode"], v["threads"]) for v in th] ==
+     [(m, t) for m in ("full", "normal", "none") for t in (1, 2)],
+     "threads lines per mode and count")
+for v in th:
+    need(v["cycles"] == (40 if v["mode"] == "none" else 3), "threads cycles")
+    need(v["base_threads"] == 1 and v["jobboard_cycles_per_s"] > 0 and
+         v["jobboard_us_per_cycle"] > 0 and v["jobboard_scaling"] > 0,
+         "threads jobboard keys")
+    if v["threads"] == 1:
+        need(abs(v["jobboard_scaling"] - 1) < 1e-9, "scaling 1 at base")
+ba = by.get("batch", [])
+need([(v["mode"], v["batch"], v["jobs"]) for v in ba] ==
+     [("full", 1, 3), ("full", 2, 20), ("full", 5, 50),
+      ("normal", 1, 3), ("normal", 2, 20), ("normal", 5, 50),
+      ("none", 1, 12), ("none", 2, 12), ("none", 5, 15)],
+     "batch lines per mode and kind, with their job counts")
+for v in ba:
+    need(v["jobboard_jobs_per_s"] > 0 and v["jobboard_us_per_job"] > 0 and
+         v["jobboard_ratio_to_single"] > 0, "batch jobboard keys")
+sync = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}
+for v in by["single"] + by["multi"]:
+    if peers:
+        need(v["sqlite_cycles_per_s"] > 0 and v["sqlite_us_per_cycle"] > 0
+             and v["ratio_to_sqlite"] > 0 and
+             v["sqlite_synchronous"] == sync[v["mode"]],
+             "sqlite keys in " + v["type"])
+    else:
+        need(not any(k.startswith("sqlite") for k in v) and
+             "ratio_to_sqlite" not in v, "no sqlite keys in " + v["type"])
+for v in th:
+    if peers:
+        need(v["sqlite_cycles_per_s"] > 0 and v["sqlite_scaling"] > 0 and
+             v["sqlite_busy_retries"] >= 0 and v["ratio_to_sqlite"] > 0 and
+             v["sqlite_synchronous"] == sync[v["mode"]],
+             "sqlite keys in threads")
+    else:
+        need(not any(k.startswith("sqlite") for k in v), "no sqlite keys")
+for v in ba:
+    if peers:
+        need(v["sqlite_jobs_per_s"] > 0 and v["sqlite_ratio_to_single"] > 0
+             and v["ratio_to_sqlite"] > 0 and
+             v["sqlite_synchronous"] == sync[v["mode"]],
+             "sqlite keys in batch")
+    else:
+        need(not any(k.startswith("sqlite") for k in v), "no sqlite keys")
+EOF
+jsoncheck() {
+    if "$PYTHON" "$tmp/check.py" "$1" "$2" >"$1.check" 2>&1; then
+        return 0
+    fi
+    cat "$1.check" >>"$1.err"
+    return 1
+}
+# shellcheck disable=SC2086
+if "$JOBBOARD" bench $tiny --json >"$tmp/json" 2>"$tmp/json.err" &&
+    jsoncheck "$tmp/json" 0; then
+    ok "bench --json (tiny): threads, multi and batch lines, no sqlite keys"
+else
+    bad "bench --json (tiny): threads, multi and batch lines, no sqlite keys" \
+        "$tmp/json"
+fi
+
+# --- --peers --------------------------------------------------------------
+if [ "$JB_SQLITE" = yes ]; then
+    # shellcheck disable=SC2086
+    if "$JOBBOARD" bench $tiny --peers >"$tmp/peers" 2>"$tmp/peers.err"; then
+        ok "bench --peers (tiny) exits 0"
+    else
+        bad "bench --peers (tiny) exits 0" "$tmp/peers"
+    fi
+    check "--peers: SQLite rows beside each single and racing figure" \
+        "$tmp/peers" '^  SQLite +3\.[0-9]+\.[0-9]+, WAL' \
+        '^  SQLite FULL +[0-9]+ +[0-9.]+ +[0-9.]+$' \
+        '^  SQLite NORMAL +[0-9]+ +[0-9.]+ +[0-9.]+$' \
+        '^  SQLite OFF +[0-9]+ +[0-9.]+ +[0-9.]+$'
+    [ "$(grep -c '^  SQLite OFF ' "$tmp/peers")" = 3 ] &&
+        ok "--peers: SQLite OFF in the single figure and both races" ||
+        bad "--peers: SQLite OFF in the single figure and both races" \
+            "$tmp/peers"
+    check "--peers: SQLite columns in the threads and posting parts" \
+        "$tmp/peers" 'SQLite cycles/s +scaling +ratio' \
+        'SQLite: WAL, synchronous=FULL, a connection per thread' \
+        'SQLite: WAL, synchronous=OFF; an INSERT per job' \
+        '^  2 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$' \
+        '^  batch of 5 +50 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
+    # shellcheck disable=SC2086
+    if "$JOBBOARD" bench $tiny --peers --json >"$tmp/pjson" \
+        2>"$tmp/pjson.err" && jsoncheck "$tmp/pjson" 1; then
+        ok "bench --peers --json (tiny): sqlite keys in every line"
+    else
+        bad "bench --peers --json (tiny): sqlite keys in every line" \
+            "$tmp/pjson"
+    fi
+else
+    "$JOBBOARD" bench --peers --jobs 5 >"$tmp/nope" 2>&1
+    rc=$?
+    if [ "$rc" = 2 ] && has "$tmp/nope" 'built without SQLite' \
+        'libsqlite3-dev' 'configure' && ! grep -q cycles "$tmp/nope"; then
+        ok "--peers in a build without SQLite: exit 2, says how to get it"
+    else
+        bad "--peers in a build without SQLite: exit 2 (got $rc), says how" \
+            "$tmp/nope"
+    fi
+fi
+
+# --- bad lists: exit 2, the message names the option ----------------------
+refuse() {
+    name=$1 pattern=$2; shift 2
+    "$JOBBOARD" bench "$@" >"$tmp/usage" 2>&1
+    rc=$?
+    if [ "$rc" = 2 ] && has "$tmp/usage" "$pattern"; then
+        ok "refused: $name"
+    else
+        bad "refused: $name (exit $rc)" "$tmp/usage"
+    fi
+}
+refuse "--threads 0,2" "--threads: '0' is not a number from 1 to 64" \
+    --threads 0,2
+refuse "--threads 65" "--threads: '65' is not a number from 1 to 64" \
+    --threads 65
+refuse "--procs with nine counts" "--procs: at most 8 values" \
+    --procs 1,2,3,4,5,6,7,8,9
+refuse "--procs ''" "--procs: give at least one value" --procs ""
+refuse "--batch 1" "--batch: '1' is not a number from 2 to 100000" --batch 1
+refuse "--batch 10,x" "--batch: 'x' is not a number" --batch 10,x
+refuse "--post-jobs 0" "--post-jobs: '0' is not a number" --post-jobs 0
+refuse "--threads with --redis" "do not go with --redis" \
+    --redis unix:///nonexistent.sock --threads 2
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,91 @@
+/*
+ * bench_util.h - what the parts of `jobboard bench` share: the job they
+ * post, the library's cycle, timing, the median of rounds, output lines,
+ * and the options of the parts that live in files of their own
+ * (bench_threads.c, bench_batch.c).
+ */
+#ifndef JOBBOARD_BENCH_UTIL_H
+#define JOBBOARD_BENCH_UTIL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobboard.h"
+
+/* The owner every bench claim is made for. */
+#define BENCH_WHO "bench-worker"
+/* At most this many counts in --threads and --procs, sizes in --batch. */
+#define BENCH_MAX_LIST 8u
+#define BENCH_MAX_THREADS 64u
+#define BENCH_MAX_ROUNDS 99u
+/* Boards and raw environments map this much at open, as the library's
+ * default does. */
+#define BENCH_MAP_SIZE ((size_t)64 << 20)
+
+/* The modes in the order bench measures them: full, normal, none. */
+extern const jb_durability bench_mode_order[3];
+
+/* The job bench posts: "bench.resize-image" with msgpack details of a
+ * plausible size (its fields borrow static storage). */
+jb_post bench_post(void);
+
+/* xorshift64*: cheap, and good enough to scatter uuids over a B-tree as
+ * random uuid4s do. bench_rand_seed gives a non-zero state that differs
+ * by time, process and `tag`. */
+uint64_t bench_rand(uint64_t *state);
+uint64_t bench_rand_seed(unsigned tag);
+
+/* CLOCK_MONOTONIC in seconds. */
+double bench_now_s(void);
+
+/* The median of n > 0 values (sorts v). */
+double bench_median(double *v, unsigned n);
+
+/* "jobboard: bench: WHAT: ERR" on stderr; returns the exit code 1. */
+int bench_fail(const char *what, const char *err);
+
+/* Print v as one compact JSON line on stdout and free it (NULL: nothing). */
+void bench_json_line(json_t *v);
+
+/* Make directory `path` (0, or 1 after "jobboard: bench: WHAT: cannot
+ * make PATH: REASON" on stderr). */
+int bench_mkdir(const char *path, const char *what);
+
+/* Remove a directory bench made, with its files and subdirectories. */
+void bench_remove_dir(const char *dir);
+
+/* The library's cycle, n times on `board`: jb_job_post, then
+ * jb_job_claim_next_ex for BENCH_WHO with `co` (NULL: a plain claim), then
+ * jb_job_consume of the job claimed. Safe from many threads on one handle.
+ * Returns 0, or -1 with jb_errmsg() in err. */
+int bench_lib_cycles(jb_board *board, size_t n, const jb_claim_opts *co,
+                     char *err, size_t errlen);
+
+/* Open (creating it) a board in `dir` with durability d and the map bench
+ * uses. Returns 0, or -1 with the reason in err. */
+int bench_lib_open(jb_board **out, const char *dir, jb_durability d,
+                   char *err, size_t errlen);
+
+/* What the parts in files of their own are told. */
+typedef struct {
+  bool mode[3];         /* by jb_durability */
+  size_t jobs;          /* cycles per round in mode none */
+  size_t sync_jobs;     /* cycles per round in full and normal */
+  unsigned rounds;
+  bool json;
+  bool peers;           /* SQLite beside each figure (--peers) */
+  size_t details_len;   /* the SQLite row's details blob (bench_peers.h) */
+  unsigned threads[BENCH_MAX_LIST]; /* --threads LIST */
+  size_t nthreads;
+  size_t batch[BENCH_MAX_LIST];     /* --batch LIST (sizes > 1) */
+  size_t nbatch;
+  size_t post_jobs;     /* jobs posted per round and kind in mode none */
+} bench_part_opts;
+
+/* "us per op" and "ops per s" of a count over seconds (0 when empty). */
+double bench_per_s(size_t n, double secs);
+double bench_us_per(size_t n, double secs);
+
+#endif
