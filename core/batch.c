@@ -162,16 +162,18 @@ int jb_job_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
                                   uint64_t token, jb_outcome outcome,
                                   const void *result, size_t result_len,
                                   const jb_claim_opts *opts) {
-  if (next_uuid_out) next_uuid_out[0] = '\0';
-  if (next_job_out) *next_job_out = NULL;
-  if (next_token_out) *next_token_out = 0;
   uint8_t raw[16];
   size_t who_len;
   jb_hist_bounds hb;
   jb_store_done done;
   jb_store_claim_req req;
+  /* `uuid` is read before the outputs are cleared: a loop may pass the
+   * same buffer as uuid and next_uuid_out. */
   int rc = jb__consume_args(b, uuid, who, outcome, result, result_len, raw,
                             &who_len, &hb, &done);
+  if (next_uuid_out) next_uuid_out[0] = '\0';
+  if (next_job_out) *next_job_out = NULL;
+  if (next_token_out) *next_token_out = 0;
   if (rc == JB_OK) rc = jb__board_claim_req(&req, who, opts);
   if (rc != JB_OK) return rc;
   jb_job *job = NULL;

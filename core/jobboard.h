@@ -824,7 +824,9 @@ JB_EXTERN int jb_job_claim_next_many(size_t *n_out,
  *    `*next_token_out` 0 and `*next_job_out` NULL. Nothing was claimable;
  *    or, only on the fallback below, the separate claim failed (the
  *    caller's next jb_job_claim_next_wait meets that error again).
- * next_uuid_out, next_job_out and next_token_out may each be NULL.
+ * next_uuid_out, next_job_out and next_token_out may each be NULL;
+ * next_uuid_out may be the buffer `uuid` points to (`uuid` is read
+ * first), so a loop can pass one buffer for both.
  * Redis-decided jobs: a Redis-decided `uuid` is consumed through Redis
  * first, as jb_job_consume_result does, and the next job is then claimed
  * by jb_job_claim_next_ex: two transactions. The same happens when the

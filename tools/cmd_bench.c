@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "bench_raw.h"
 #include "bench_wake.h"
+#include "bench_worker.h"
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
 #include "bench_sync.h"
@@ -276,7 +277,7 @@ typedef struct {
 typedef struct {
   char root[4096];
   bool made_root;  /* we created root (remove it too) */
-  char made[16][64]; /* subdirectories we created, to remove at the end */
+  char made[32][64]; /* subdirectories we created, to remove at the end */
   size_t nmade;
   size_t posting_len, value_len;
 } bench_ctx;
@@ -764,6 +765,22 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
 out:
   for (s = 0; s < NSIDES; s++) target_close(&t[s]);
   return ret;
+}
+
+/* The worker path beside the plain API (tools/bench_worker.c), --jobs / 4
+ * jobs per round in mode none. */
+static int bench_worker_part(bench_ctx *x, const bench_opts *o,
+                             jb_durability d) {
+  char name[32], dir[4200];
+  snprintf(name, sizeof name, "worker-%s", jb_durability_name(d));
+  int rc = make_sub(x, name, dir, sizeof dir);
+  if (rc) return rc;
+  jb_post p = bench_post();
+  bool none = d == JB_DURABILITY_NONE;
+  bench_worker_opts wo = {dir, d, none ? (o->jobs + 3) / 4 : o->sync_jobs,
+                          none ? WARMUP_JOBS : WARMUP_SYNC_JOBS, o->rounds,
+                          &p, o->json};
+  return bench_worker(&wo) ? CLI_EXIT_ERROR : 0;
 }
 
 /* ------------------------------------------------------ kinds of claim */
@@ -1399,6 +1416,7 @@ int cmd_bench(int argc, char **argv) {
       print_block(title, fig);
     }
     fflush(stdout);
+    ret = bench_worker_part(&x, &o, d);
   }
 
   if (ret == 0 && o.claims && o.mode[JB_DURABILITY_NONE]) {

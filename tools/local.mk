@@ -40,7 +40,8 @@ endif
 jobboard_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
-	tools/bench_wake.c tools/bench_wake.h
+	tools/bench_wake.c tools/bench_wake.h \
+	tools/bench_worker.c tools/bench_worker.h
 
 dist_man_MANS = docs/jobboard.1
 
