@@ -1034,5 +1034,16 @@ jb consume --who w1 --token 7 "$1" "$2"
 expect_error 2 "one UUID" "consume --token with two uuids"
 end
 
+begin "demo: a plain API round, then the worker path's, each verified; --api picks one (issue 12)"
+run "$JOBBOARD" demo --board "$B" --jobs 40 --workers 2 --durability none --json
+expect_rc 0 "demo"
+json_check 'j["api"] == "worker" and j["pass"] and j["consumed"] == 40 and j["plain_round"]["jobs"] == 10 and j["plain_round"]["pass"] and j["worker_vs_plain"] > 0'
+run "$JOBBOARD" demo --board "$B" --jobs 20 --workers 2 --durability none --json --api plain
+expect_rc 0 "demo --api plain"
+json_check 'j["api"] == "plain" and j["pass"] and j["plain_round"] is None and j["worker_vs_plain"] is None'
+run "$JOBBOARD" demo --api sideways
+expect_error 2 "--api" "demo --api sideways"
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]
