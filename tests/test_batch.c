@@ -555,6 +555,23 @@ static int log_waiter(void *varg) {
   return rc == JB_OK && n > 0 ? 0 : 4;
 }
 
+/* Wait (up to 10 s) until process `pid`'s main thread sleeps in the
+ * kernel's futex wait: the waiter is asleep on the board's signal, so
+ * only a wake-up can end its wait before its timeout. */
+static void wait_asleep(pid_t pid) {
+  char path[64], wchan[128];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", (int)pid, (int)pid);
+  for (int i = 0; i < 10000; i++) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(wchan, 1, sizeof wchan - 1, f) : 0;
+    if (f) fclose(f);
+    wchan[n] = '\0';
+    if (strstr(wchan, "futex")) return;
+    sleep_ms(1);
+  }
+  fail_msg("waiter %d never slept on a futex (wchan '%s')", (int)pid, wchan);
+}
+
 static void each_batch_commit_wakes_a_waiter_in_another_process(
     void **state) {
   jbt_fixture *f = *state;
@@ -564,7 +581,7 @@ static void each_batch_commit_wakes_a_waiter_in_another_process(
     waiter_arg a = {f->dir, log_next(f->board), -1};
     pid_t pid = jbt_fork_ready(log_waiter, &a, &a.ready_fd, 30,
                                "the waiter exited before it waited");
-    sleep_ms(20); /* most likely asleep by now; either way it must wake */
+    wait_asleep(pid);
     size_t n = 0;
     char got[2][JB_UUID_STRLEN];
     uint64_t tok[2];
