@@ -724,3 +724,15 @@ int jb_board_check(jb_check_stats *stats, jb_board *b, jb_check_cb cb,
   jb__buf_free(&report);
   return rc;
 }
+
+/* ------------------------------------ for the worker's path (batch.c) */
+
+int jb__board_claim_req(jb_store_claim_req *req, const char *who,
+                        const jb_claim_opts *opts) {
+  return claim_req(req, who, opts);
+}
+
+int jb__board_remote_claim(jb_board *b, const uint8_t raw[16],
+                           const jb_store_claim_req *req, uint64_t *token) {
+  return remote_claim(b, raw, req, token);
+}

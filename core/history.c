@@ -35,14 +35,13 @@ void jb_completion_free(jb_completion *completion) {
   free(box);
 }
 
-int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
-                          uint64_t token, jb_outcome outcome,
-                          const void *result, size_t result_len) {
+int jb__consume_args(jb_board *b, const char *uuid, const char *who,
+                     jb_outcome outcome, const void *result,
+                     size_t result_len, uint8_t raw[16], size_t *who_len,
+                     jb_hist_bounds *hb, jb_store_done *done) {
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
-  uint8_t raw[16];
-  size_t who_len;
   int rc = jb__uuid_parse(raw, uuid, "job uuid");
-  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+  if (rc == JB_OK) rc = jb__who_check(who, who_len);
   if (rc != JB_OK) return rc;
   if (outcome != JB_OUTCOME_SUCCESS && outcome != JB_OUTCOME_FAILURE)
     return jb__err(JB_EINVAL, "outcome: %d is neither JB_OUTCOME_SUCCESS nor "
@@ -55,10 +54,23 @@ int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
   if ((rc = jb__details_check(result, result_len, JB_MP_MAX_DEPTH,
                               "result")) != JB_OK)
     return rc;
-  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-  jb_store_done done = {outcome == JB_OUTCOME_SUCCESS ? JB_END_CONSUMED
-                                                      : JB_END_FAILED,
-                        result, result_len, &hb};
+  *hb = (jb_hist_bounds){b->history_max, b->history_max_age_us};
+  *done = (jb_store_done){outcome == JB_OUTCOME_SUCCESS ? JB_END_CONSUMED
+                                                        : JB_END_FAILED,
+                          result, result_len, hb};
+  return JB_OK;
+}
+
+int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
+                          uint64_t token, jb_outcome outcome,
+                          const void *result, size_t result_len) {
+  uint8_t raw[16];
+  size_t who_len;
+  jb_hist_bounds hb;
+  jb_store_done done;
+  int rc = jb__consume_args(b, uuid, who, outcome, result, result_len, raw,
+                            &who_len, &hb, &done);
+  if (rc != JB_OK) return rc;
   return jb__board_release(b, JB_RELEASE_CONSUME, raw, who, who_len, token,
                            &done);
 }

@@ -753,6 +753,149 @@ JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
                                     jb_outcome outcome, const void *result,
                                     size_t result_len);
 
+/* ---------------------------------------------------- the worker's path */
+
+/*
+ * Fewer commits per job. A commit costs about the same whether it carries
+ * one change or many (every page it dirties is copied and written once,
+ * and in durability full flushed), so a worker that ends a job and claims
+ * the next in one commit, or claims or consumes several jobs at once,
+ * pays for fewer commits: the calls below do in ONE write transaction
+ * what their single forms do in several, with the same rules, events,
+ * history records, fencing tokens and wake-ups (each commit wakes the
+ * board's waiters once).
+ *
+ * Jobs Redis decides (a board shared through Redis, DESIGN section 6)
+ * keep their rule: Redis decides first, then the board records it. A
+ * local transaction cannot include a Redis decision, so these calls fall
+ * back to the separate operations for such a job: they commit what they
+ * did locally, then claim or consume that job through Redis (as
+ * jb_job_claim_next_ex and jb_job_consume_result do, in a transaction of
+ * its own), and go on. Each entry says where.
+ */
+
+/** The most jobs one batch call takes (one write transaction stays
+ *  short: other writers wait for it). */
+#define JB_BATCH_MAX 4096
+
+/**
+ * Claim up to `max` (1..JB_BATCH_MAX) claimable jobs for `who` in one write
+ * transaction: the jobs jb_job_claim_next_ex would claim one after the
+ * other, in that order (highest priority, then oldest; jobs whose claims
+ * lapsed are claimable, and lapsed claims are returned to the board as
+ * claim-next does), each with its own CLAIMED event and its own fencing
+ * token, strictly increasing in claim order. `opts` (NULL: plain claims)
+ * apply to every claim. When the board holds fewer claimable jobs than
+ * `max`, those there are claimed: `*n_out` says how many (1..max), and
+ * uuids_out[i], tokens_out[i] and jobs_out[i] (each array may be NULL;
+ * else it has room for `max`) describe claim i < *n_out. jobs_out gets
+ * snapshots the caller frees with jb_job_free (slots from *n_out on are
+ * set to NULL).
+ * Redis-decided jobs: without Redis (no hook) they are skipped, as
+ * claim-next skips them. With it, the transaction ends at the first one
+ * met (its claims so far are committed), that job is claimed through
+ * Redis (passed over if Redis refuses; Redis-decided jobs are skipped
+ * from then on when Redis is away), and the walk goes on after it in a
+ * new transaction: the jobs still come in claim-next order. An error
+ * after some claims were committed ends the call with JB_OK and those
+ * claims (the next call meets the error again).
+ * Errors: JB_ENOTFOUND (nothing claimable; *n_out 0), JB_EINVAL (NULL
+ * n_out or board, `max` 0 or above JB_BATCH_MAX, a bad `who` or options,
+ * as jb_job_claim_next_ex), JB_ECORRUPT (jobs_out asked for and a
+ * posting does not decode: every claim stands and *n_out counts them;
+ * that job's jobs_out[i] is NULL, and the message names the first such
+ * job), JB_EFULL, JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_job_claim_next_many(size_t *n_out,
+                                     char (*uuids_out)[JB_UUID_STRLEN],
+                                     uint64_t *tokens_out, jb_job **jobs_out,
+                                     jb_board *board, const char *who,
+                                     const jb_claim_opts *opts, size_t max);
+
+/**
+ * jb_job_consume_result and then jb_job_claim_next_ex for the same owner,
+ * in one write transaction: the owner `who` completes job `uuid` (token,
+ * outcome and result exactly as jb_job_consume_result takes them) and
+ * claims the next claimable job with `opts` (NULL: a plain claim).
+ * If the consume fails, nothing is claimed, nothing changes, and the
+ * consume's error is returned (as jb_job_consume_result returns it).
+ * On JB_OK the job was consumed, and:
+ *  - a job was claimed: its uuid is in `next_uuid_out`, its token in
+ *    `*next_token_out` and, when `next_job_out` is not NULL, a snapshot
+ *    the caller frees in `*next_job_out`;
+ *  - nothing was claimed: `next_uuid_out` is the empty string (""),
+ *    `*next_token_out` 0 and `*next_job_out` NULL. Nothing was claimable;
+ *    or, only on the fallback below, the separate claim failed (the
+ *    caller's next jb_job_claim_next_wait meets that error again).
+ * next_uuid_out, next_job_out and next_token_out may each be NULL;
+ * next_uuid_out may be the buffer `uuid` points to (`uuid` is read
+ * first), so a loop can pass one buffer for both.
+ * Redis-decided jobs: a Redis-decided `uuid` is consumed through Redis
+ * first, as jb_job_consume_result does, and the next job is then claimed
+ * by jb_job_claim_next_ex: two transactions. The same happens when the
+ * next job in claim-next order is Redis-decided and the handle is
+ * connected to Redis: the consume commits alone, then that claim goes
+ * through Redis. A handle with no Redis skips such jobs, as claim-next
+ * does.
+ * Errors: those of jb_job_consume_result (JB_ENOTFOUND, JB_ENOTOWNER,
+ * JB_EINVAL, JB_EOFFLINE, ...: nothing consumed, nothing claimed);
+ * JB_EINVAL also for bad claim options; JB_ECORRUPT (next_job_out asked
+ * for and the next job's posting does not decode: the consume and the
+ * claim stand, next_uuid_out and *next_token_out are set: trash it).
+ */
+JB_EXTERN int jb_job_consume_and_claim_next(
+    char next_uuid_out[JB_UUID_STRLEN], jb_job **next_job_out,
+    uint64_t *next_token_out, jb_board *board, const char *uuid,
+    const char *who, uint64_t token, jb_outcome outcome, const void *result,
+    size_t result_len, const jb_claim_opts *opts);
+
+/**
+ * One completion of jb_job_consume_many: what jb_job_consume_result
+ * takes. The layout is fixed (arrays of it are passed): later fields
+ * would come with a new function.
+ */
+typedef struct {
+  const char *uuid;   /**< the job */
+  const char *who;    /**< its owner */
+  uint64_t token;     /**< the claim's fencing token; 0: not checked */
+  jb_outcome outcome; /**< JB_OUTCOME_SUCCESS or JB_OUTCOME_FAILURE */
+  const void *result; /**< one msgpack map, or NULL with result_len 0 */
+  size_t result_len;
+} jb_consume_item;
+
+/** Called once per failed item of jb_job_consume_many, in item order,
+ *  after the commit: its index, its status and its message (borrowed for
+ *  the call). */
+typedef void (*jb_item_cb)(size_t index, int status, const char *message,
+                           void *payload);
+
+/**
+ * Consume `n` (1..JB_BATCH_MAX) jobs in one write transaction, each as
+ * jb_job_consume_result would. Every item gets its own status in
+ * status_out[i] (n ints): JB_OK, or the error jb_job_consume_result would
+ * have returned for it. A failing item fails alone and changes nothing:
+ * an invalid one (a malformed uuid, an empty owner, an unknown outcome, a
+ * result that is not one msgpack map or is too large: checked first,
+ * before the transaction, JB_EINVAL naming "item I") or one refused
+ * (not on the board, not claimed, another owner or token: JB_ENOTFOUND,
+ * JB_ENOTOWNER); the others commit. Items are applied in order, so a uuid
+ * given twice is consumed by the first and not found by the second.
+ * `cb` (may be NULL) is called for each failed item with its message;
+ * jb_errmsg() then holds the first failed item's message.
+ * Redis-decided jobs among the items are consumed through Redis after the
+ * transaction, one by one, as jb_job_consume_result does (their status
+ * is that call's: JB_EOFFLINE when Redis is away).
+ * Returns JB_OK when the transaction committed, whatever the items'
+ * statuses (read them); the call fails as a whole only when the
+ * transaction cannot commit (then nothing changed, status_out is not
+ * meaningful and `cb` is not called).
+ * Errors: JB_EINVAL (NULL status_out, board or items, `n` 0 or above
+ * JB_BATCH_MAX), JB_EFULL, JB_EIO, JB_ENOMEM, JB_ECORRUPT.
+ */
+JB_EXTERN int jb_job_consume_many(int *status_out, jb_board *board,
+                                  const jb_consume_item *items, size_t n,
+                                  jb_item_cb cb, void *payload);
+
 /**
  * The history record of job `uuid` (the newest, should a uuid have
  * completed twice). On success *out is a record the caller frees.

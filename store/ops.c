@@ -818,6 +818,7 @@ typedef struct {
   int64_t lease_ms; /* extend */
   const jb_store_done *done; /* consume, trash: the history record */
   unsigned xflags;  /* JB_STORE_DECIDED */
+  bool refused;     /* out: owned_claim refused it; nothing was written */
 } release_ctx;
 
 static const char *release_verb(jb_release op) {
@@ -961,7 +962,10 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     rec = (jb_claimrec){.claimed_us = h.posted_us};
     rc = 0;
   }
-  if (rc) return rc;
+  if (rc) {
+    ctx->refused = true;
+    return rc;
+  }
   if (ctx->op != JB_RELEASE_ABANDON) {
     jb_completing c = {.op = ctx->op, .uuid = ctx->uuid, .h = &h,
                        .posting = posting, .claim = claimed ? &rec : NULL,
@@ -983,7 +987,8 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
                       const char *who, size_t who_len, uint64_t token,
                       int64_t now_us, unsigned xflags) {
-  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, NULL, xflags};
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, NULL, xflags,
+                     false};
   return jb__store_write(s, release_body, &ctx);
 }
 
@@ -991,7 +996,8 @@ int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
                      const char *who, size_t who_len, uint64_t token,
                      int64_t now_us, const jb_store_done *done,
                      unsigned xflags) {
-  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, xflags};
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, xflags,
+                     false};
   return jb__store_write(s, release_body, &ctx);
 }
 
@@ -1031,7 +1037,7 @@ int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
                      size_t who_len, uint64_t token, int64_t lease_ms,
                      int64_t now_us, unsigned xflags) {
   release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
-                     lease_ms, NULL, xflags};
+                     lease_ms, NULL, xflags, false};
   return jb__store_write(s, extend_body, &ctx);
 }
 
@@ -1370,5 +1376,32 @@ int jb__store_scan(jb_store *s, unsigned flags,
                   .bytes = bytes};
   int rc = jb__store_read(s, scan_body, &ctx);
   *n_out = rc == JB_OK ? ctx.n : 0;
+  return rc;
+}
+
+/* ------------------------------- in-transaction forms (store/batch.c) */
+
+int jb__txn_claim_next(jb_store *s, MDB_txn *txn, const jb_store_claim_req *req,
+                       const uint8_t *after, bool skip_remote,
+                       uint8_t uuid_out[16], uint8_t key_out[JB_JOBKEY_LEN],
+                       uint64_t *token, jb_job *job, jb_job_raw *raw) {
+  claim_ctx ctx = {.req = req, .uuid_out = uuid_out, .job = job,
+                   .after = after, .skip_remote = skip_remote,
+                   .key_out = key_out};
+  int status = JB_OK;
+  int rc = claim_next_body(s, txn, &ctx, &status);
+  *token = ctx.token;
+  if (raw) *raw = ctx.raw;
+  return rc;
+}
+
+int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
+                   const uint8_t uuid[16], const char *who, size_t who_len,
+                   uint64_t token, int64_t now_us, const jb_store_done *done,
+                   bool *refused) {
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, 0, false};
+  int status = JB_OK;
+  int rc = release_body(s, txn, &ctx, &status);
+  *refused = ctx.refused;
   return rc;
 }

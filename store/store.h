@@ -513,6 +513,21 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
                       const char *who, size_t who_len, uint64_t token,
                       const jb_store_done *done);
 
+/* jb_job_consume_result's argument checks (core/history.c): the uuid
+ * into `raw`, the owner's length, and `done` (pointing at `hb`, the
+ * handle's history bounds) for the release. JB_EINVAL naming the field. */
+int jb__consume_args(jb_board *b, const char *uuid, const char *who,
+                     jb_outcome outcome, const void *result,
+                     size_t result_len, uint8_t raw[16], size_t *who_len,
+                     jb_hist_bounds *hb, jb_store_done *done);
+
+/* claim-next's request from a claim's options, and a claim of a
+ * Redis-decided job through the handle's hook (core/board.c). */
+int jb__board_claim_req(jb_store_claim_req *req, const char *who,
+                        const jb_claim_opts *opts);
+int jb__board_remote_claim(jb_board *b, const uint8_t raw[16],
+                           const jb_store_claim_req *req, uint64_t *token);
+
 /* A history record read out of a transaction: its value in a jb_buf. */
 typedef struct {
   uint64_t hseq;
@@ -549,6 +564,65 @@ int jb__history_count(jb_store *s, size_t *out);
  * a message naming the record when it does not decode. */
 int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
                      const void *val, size_t len);
+
+/* ------------------------------ the worker's path (store/batch.c)
+ * Several operations in one write transaction, each exactly as its single
+ * form does it (claim-next order, reaping, tokens, events, history). */
+
+/* Claim up to `max` (>= 1) jobs in one write transaction, each as
+ * jb__store_claim_next_x would claim it next: uuids[i] and tokens[i] for
+ * i < *n_out, and with `jobs` (max zeroed snapshots) each job decoded
+ * after the commit, load_rc[i] saying how that went (JB_ECORRUPT: the
+ * posting does not decode; the claim stands). Returns JB_OK (1..max
+ * claimed), JB_ENOTFOUND (none claimable), or JB__REMOTE (without
+ * skip_remote: the walk met a Redis-decided job, whose uuid is
+ * uuids[*n_out] and jobkey key_out; the *n_out claims before it,
+ * possibly none, are committed). */
+int jb__store_claim_many(jb_store *s, const jb_store_claim_req *req,
+                         size_t max, const uint8_t *after, bool skip_remote,
+                         uint8_t (*uuids)[16], uint64_t *tokens, jb_job *jobs,
+                         int *load_rc, size_t *n_out,
+                         uint8_t key_out[JB_JOBKEY_LEN]);
+
+/* What jb__store_consume_claim claimed after its consume. */
+enum {
+  JB_STORE_NEXT_NONE = 0,    /* nothing claimable */
+  JB_STORE_NEXT_CLAIMED = 1, /* next_uuid, next_token (and next_job) */
+  JB_STORE_NEXT_REMOTE = 2,  /* the next job in claim-next order is
+                                Redis-decided: not claimed here */
+};
+
+/* Consume `uuid` (as jb__store_finish with JB_RELEASE_CONSUME, no
+ * JB_STORE_DECIDED) and claim the next job for req->who (as
+ * jb__store_claim_next_x from the start) in one write transaction, at
+ * req->now_us. When the consume is refused (any error, JB__REMOTE
+ * included) nothing is written and that is returned. Else JB_OK with
+ * *next a JB_STORE_NEXT_*; JB_ECORRUPT when next_job was asked for and
+ * the posting does not decode (both stand). */
+int jb__store_consume_claim(jb_store *s, const uint8_t uuid[16],
+                            const char *who, size_t who_len, uint64_t token,
+                            const jb_store_done *done,
+                            const jb_store_claim_req *req, bool skip_remote,
+                            uint8_t next_uuid[16], uint64_t *next_token,
+                            jb_job *next_job, int *next);
+
+/* One consume of jb__store_consume_many. */
+typedef struct {
+  uint8_t uuid[16];
+  const char *who;
+  size_t who_len;
+  uint64_t token;
+  jb_store_done done;
+} jb_store_finish_item;
+
+/* Consume n items in one write transaction. status[i]: JB_OK, or the
+ * refusal of item i (nothing of it written; its message at msgs->data +
+ * msg_off[i], NUL-terminated), or JB__REMOTE (Redis-decided: the caller
+ * goes through Redis; empty message). Returns JB_OK once committed, else
+ * the error that aborted the whole transaction (statuses undefined). */
+int jb__store_consume_many(jb_store *s, const jb_store_finish_item *items,
+                           size_t n, int64_t now_us, int *status,
+                           jb_buf *msgs, size_t *msg_off);
 
 /* -------------------------------------------------- inside store/ only */
 

@@ -177,6 +177,23 @@ typedef struct {
 } jb_completing;
 int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
 
+/* claim-next and consume / trash inside a transaction of the caller's
+ * (store/batch.c gathers several into one): exactly what
+ * jb__store_claim_next_x and jb__store_finish do in theirs, errors and
+ * JB__REMOTE included. jb__txn_claim_next fills `job`'s posting and
+ * `raw` (may be NULL) for decoding after the commit, as claim-next does.
+ * jb__txn_finish sets *refused when the ownership check refused the
+ * release (nothing was written: the transaction may go on); any other
+ * error may follow writes, and the transaction must be aborted. */
+int jb__txn_claim_next(jb_store *s, MDB_txn *txn, const jb_store_claim_req *req,
+                       const uint8_t *after, bool skip_remote,
+                       uint8_t uuid_out[16], uint8_t key_out[JB_JOBKEY_LEN],
+                       uint64_t *token, jb_job *job, jb_job_raw *raw);
+int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
+                   const uint8_t uuid[16], const char *who, size_t who_len,
+                   uint64_t token, int64_t now_us, const jb_store_done *done,
+                   bool *refused);
+
 /* Write a quarantine record (check.c): key `table` + uuid, value
  * jb_quarrec, `why`, then the value kept. flags: 0, or MDB_NOOVERWRITE
  * (an existing record stays: MDB_KEYEXIST). */

@@ -990,5 +990,65 @@ expect_error 9 "neither meta page can be read" "salvage without a meta page"
 [ ! -e "$ROOT/salv$tests" ] || fail "salvage made its target anyway"
 end
 
+begin "claim-next --count N claims up to N in claim order; all there are when fewer (issue 12)"
+post low --priority LOW; low=$uuid
+post high --priority HIGH; high=$uuid
+post mid; mid=$uuid
+jb claim-next --who w1 --count 2
+expect_ok "claim-next --count 2"
+expect_out "$high
+$mid" "claim-next --count 2"
+jb --json claim-next --who w2 --count 10 --lease 30
+expect_ok "claim-next --count 10 on a board of one claimable"
+json_check 'len(lines) == 1 and j["uuid"] == "'"$low"'" and j["owner"] == "w2" and j["claim"]["token"] > 0 and j["claim"]["lease_expires"]'
+jb claim-next --who w3 --count 5
+expect_error 3 "no claimable job" "claim-next --count with nothing claimable"
+jb claim-next --who w3 --count 0
+expect_error 2 "number of jobs" "claim-next --count 0"
+jb claim-next --who w3 --count 4097
+expect_error 2 "4096" "claim-next --count 4097"
+end
+
+begin "consume of several uuids: one commit, a status each, exit of the first failure (issue 12)"
+for i in 1 2 3; do post "c$i"; done
+jb claim-next --who w1 --count 3
+expect_ok "claim three"
+set -- $out
+jb --json consume --who w1 --result '{"rows": 3}' "$1" "$2"
+expect_ok "consume two"
+json_check 'len(lines) == 2 and all(l["state"] == "COMPLETE" and l["outcome"] == "consumed" for l in lines)'
+jb history --json
+json_check 'len(lines) == 2 and all(l["result"] == {"rows": 3} for l in lines)'
+jb consume --who w2 "$3" "$1"
+expect_rc 5 "consume: another owner's first, then one already consumed"
+[ -z "$out" ] || fail "consume with failures printed: $out"
+[ "$(printf '%s\n' "$err" | wc -l)" = 2 ] || fail "two failures, stderr: $err"
+case $err in *"$3"*"not by w2"*"$1"*"not on the board"*) ;; *) fail "messages: $err" ;; esac
+jb --json consume --who w1 "$1" "$3"
+expect_rc 3 "consume: the first not found, the second consumed"
+json_check 'lines[0]["uuid"] == "'"$1"'" and lines[0]["exit"] == 3 and lines[1]["outcome"] == "consumed"'
+count_is 0 "after the consumes"
+jb consume --who w1 "$1" not-a-uuid
+expect_error 2 "not a uuid" "consume with a malformed uuid"
+jb consume --who w1 --token 7 "$1" "$2"
+expect_error 2 "one UUID" "consume --token with two uuids"
+end
+
+begin "demo: a plain API round, then the worker path's, each verified; --api picks one (issue 12)"
+run "$JOBBOARD" demo --board "$B" --jobs 40 --workers 2 --durability none --json
+expect_rc 0 "demo"
+json_check 'j["api"] == "worker" and j["pass"] and j["consumed"] == 40 and j["plain_round"]["jobs"] == 10 and j["plain_round"]["pass"] and j["worker_vs_plain"] > 0'
+# The log tells the loops apart: on the worker path a CONSUMED and the
+# same worker's next CLAIMED share one commit (one time); the plain
+# round's jobs (the first 10 posted) never do.
+jb watch --from 1 --json --timeout 0
+json_check '(lambda ev: (lambda fused, plain: len(fused) > 0 and not (fused & plain))({(e["time"], e["owner"]) for e in ev if e["type"] == "CLAIMED"} & {(e["time"], e["owner"]) for e in ev if e["type"] == "CONSUMED"}, {(e["time"], e["owner"]) for e in ev if e["type"] in ("CLAIMED", "CONSUMED") and e["uuid"] in [p["uuid"] for p in ev if p["type"] == "POSTED"][:10]}))(lines)'
+run "$JOBBOARD" demo --board "$B" --jobs 20 --workers 2 --durability none --json --api plain
+expect_rc 0 "demo --api plain"
+json_check 'j["api"] == "plain" and j["pass"] and j["plain_round"] is None and j["worker_vs_plain"] is None'
+run "$JOBBOARD" demo --api sideways
+expect_error 2 "--api" "demo --api sideways"
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]

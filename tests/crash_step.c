@@ -12,7 +12,8 @@
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
  *     of it (all its files but the lock file).
- *  2. For each operation (post, claim-next, consume, a batch post of five)
+ *  2. For each operation (post, claim-next, consume, a batch post of five,
+ *     consume-claim: jb_job_consume_and_claim_next of the holder's job)
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -39,7 +40,9 @@
  *     there or wholly absent (a post: the job with its posting intact, or
  *     nothing; a batch: all five or none; claim-next: the oldest ready job
  *     claimed by the killed owner, or unclaimed; consume: the job gone with
- *     its history record, or still claimed by its owner, without one);
+ *     its history record, or still claimed by its owner, without one;
+ *     consume-claim: that, and the oldest ready job claimed by the holder
+ *     exactly when the consume is there);
  *     absent when the kill came before mdb_txn_commit, there when it came
  *     after mdb_txn_commit returned; and a next writer works (posts,
  *     claims and consumes a job, posts another; all checked again).
@@ -92,7 +95,8 @@
  * Usage:
  *   tests/crash_step                 the short form (as make check runs it)
  *   tests/crash_step --full          every instruction, every op and mode
- *   options: --ops=post,claim-next,consume,batch --modes=none,normal,full
+ *   options: --ops=post,claim-next,consume,batch,consume-claim
+ *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
  * Output is TAP. Exit status: 0 all passed, 1 a check failed, 2 bad usage,
@@ -147,9 +151,10 @@ int main(void) {
 /* Cost of reaching an instruction by a breakpoint hit, in single steps. */
 #define TRAP_COST 4
 
-typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_COUNT } op_kind;
+typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
+               OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {"post", "claim-next", "consume",
-                                               "batch"};
+                                               "batch", "consume-claim"};
 static const jb_durability modes[3] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
                                        JB_DURABILITY_FULL};
 
@@ -353,6 +358,10 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   case OP_CLAIM: return jb_job_claim_next(out[0], NULL, b, CRASHER);
   case OP_CONSUME: return jb_job_consume(b, sc->base[0], HOLDER);
   case OP_BATCH: return jb_job_post_batch(out, b, posts, BATCH);
+  case OP_FUSED: /* holder consumes its job and claims the oldest ready */
+    return jb_job_consume_and_claim_next(out[0], NULL, NULL, b, sc->base[0],
+                                         HOLDER, 0, JB_OUTCOME_SUCCESS, NULL,
+                                         0, NULL);
   default: return JB_EINVAL;
   }
 }
@@ -388,7 +397,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   int rc;
   bool seen[NBASE] = {false}, extra_seen = false;
   int nfresh = 0;
-  bool claimed_by_crasher = false;
+  bool claimed_by_crasher = false, claimed_by_holder = false;
   jb_iter *it = NULL;
   if (jb_iter_open(&it, b, 0) != JB_OK) return vfail(v, "iter: %s", jb_errmsg());
   const jb_job *j;
@@ -412,6 +421,8 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                    jb_state_name(jb_job_state(j)), claimed ? owner : "");
       else if (k == 1 && op == OP_CLAIM && claimed && strcmp(owner, CRASHER) == 0)
         claimed_by_crasher = true;
+      else if (k == 1 && op == OP_FUSED && claimed && strcmp(owner, HOLDER) == 0)
+        claimed_by_holder = true;
       else if (k > 0 && claimed)
         ok = vfail(v, "job %s (%s) is claimed by %s", u, base_names[k], owner);
     } else if (is_fresh(sc, u, &k)) {
@@ -430,7 +441,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   jb_iter_close(it);
   if (!ok) return false;
   for (int i = 0; i < NBASE; i++)
-    if (!seen[i] && !(i == 0 && op == OP_CONSUME))
+    if (!seen[i] && !(i == 0 && (op == OP_CONSUME || op == OP_FUSED)))
       return vfail(v, "acknowledged job %s (%s) is missing", sc->base[i], base_names[i]);
   if (extra && !extra_seen) return vfail(v, "the next writer's job %s is missing", extra);
   switch (op) {
@@ -441,8 +452,15 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
     *applied = nfresh != 0;
     break;
   case OP_CLAIM: *applied = claimed_by_crasher; break;
-  case OP_CONSUME: {
+  case OP_CONSUME:
+  case OP_FUSED: {
     *applied = !seen[0];
+    /* consume-claim: the consume and the claim of the oldest ready job
+     * (base-1) are one commit: both there or neither. */
+    if (op == OP_FUSED && *applied != claimed_by_holder)
+      return vfail(v, "consume-claim torn: the consumed job is %s, the next "
+                   "job %s", *applied ? "gone" : "there",
+                   claimed_by_holder ? "claimed by the holder" : "unclaimed");
     jb_completion *c = NULL;
     rc = jb_job_completion(&c, b, sc->base[0]);
     bool rec = rc == JB_OK && c->end == JB_END_CONSUMED && strcmp(c->owner, HOLDER) == 0;
@@ -1502,7 +1520,8 @@ static void usage(FILE *f) {
         "  --full        every instruction of the whole window (k = 1), every op\n"
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
         "  --every=K     k fixed instead of from the budget\n"
-        "  --ops=LIST    of post,claim-next,consume,batch (default all)\n"
+        "  --ops=LIST    of post,claim-next,consume,batch,consume-claim\n"
+        "                (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"

@@ -82,6 +82,13 @@ TESTS += tests/test_mirror
 tests_test_mirror_SOURCES = tests/test_mirror.c $(JB_TEST_HELPERS)
 tests_test_mirror_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_mirror_LDADD = $(JB_TEST_LIBS) -lpthread
+
+# The worker's path: fused and batch operations (issue 12).
+check_PROGRAMS += tests/test_batch
+TESTS += tests/test_batch
+tests_test_batch_SOURCES = tests/test_batch.c $(JB_TEST_HELPERS)
+tests_test_batch_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_batch_LDADD = $(JB_TEST_LIBS)
 endif
 
 # Our Redis scripts (issue 6): sync/scripts.c holds sync/scripts/*.lua

@@ -474,5 +474,18 @@ has "$err" "work: $a fenced: refused" "progress line"
 state_is "$a" CLAIMED "the job, still the new claim's"
 t_end
 
+t_begin "a consume claims the next job in its commit; the last of --jobs claims none (issue 12)"
+for n in 1 2 3; do post "job$n"; done
+jb work --who w --jobs 2 -- true
+want_rc 0 "--jobs 2"
+jb state "$uuid"
+[ "$out" = UNCLAIMED ] || t_fail "the third job is '$out', expected UNCLAIMED"
+jb watch --from 1 --json --timeout 0
+# The setup job's events come first; then job1 claimed by a wait, its
+# CONSUMED and job2's CLAIMED in one commit (one time), job2 CONSUMED,
+# and no claim after it.
+pycheck '[(e["type"], e["owner"]) for e in lines[-5:]] == [("POSTED", None), ("CLAIMED", "w"), ("CONSUMED", "w"), ("CLAIMED", "w"), ("CONSUMED", "w")] and lines[-3]["time"] == lines[-2]["time"] and lines[-3]["uuid"] != lines[-2]["uuid"]' "events"
+t_end
+
 echo "$((tests - failures)) of $tests tests passed"
 [ "$failures" = 0 ]

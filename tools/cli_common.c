@@ -162,7 +162,8 @@ static const struct {
     {{"result", required_argument, NULL, OPT_RESULT}, CLI_O_RESULT},
     {{"failed", no_argument, NULL, OPT_FAILED}, CLI_O_RESULT},
     {{"from", required_argument, NULL, OPT_FROM}, CLI_O_WATCH},
-    {{"count", required_argument, NULL, OPT_COUNT}, CLI_O_WATCH},
+    {{"count", required_argument, NULL, OPT_COUNT},
+     CLI_O_WATCH | CLI_O_COUNT},
     {{"redis", required_argument, NULL, OPT_REDIS}, CLI_O_REDIS},
     {{"namespace", required_argument, NULL, OPT_NAMESPACE}, CLI_O_REDIS},
     {{"poll", required_argument, NULL, OPT_POLL}, CLI_O_SYNC},
@@ -278,6 +279,9 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
         return cli_cmd_usage(cmd, c == OPT_FROM
                                       ? "--from: '%s' is not a log sequence "
                                         "(a number from 1)"
+                                  : (cmd->options & CLI_O_COUNT)
+                                      ? "--count: '%s' is not a number of "
+                                        "jobs (1 or more)"
                                       : "--count: '%s' is not a number of "
                                         "events (1 or more)",
                              optarg);

@@ -29,6 +29,7 @@ enum {
                                 connects the board to its Redis (cli_sync.c) */
   CLI_O_SYNC = 1u << 12,     /* --poll S --keepalive S (sync; with
                                 CLI_O_REDIS, but cli_open does not connect) */
+  CLI_O_COUNT = 1u << 13,    /* --count N (claim-next: jobs to claim) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */

@@ -21,6 +21,7 @@
 #include "bench_threads.h"
 #include "bench_batch.h"
 #include "bench_wake.h"
+#include "bench_worker.h"
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
 #include "bench_sync.h"
@@ -112,6 +113,22 @@ static const char bench_help[] =
     "  normal   MDB_NOMETASYNC|MDB_NOTLS (one flush per commit)\n"
     "  none     MDB_NOSYNC|MDB_NOTLS     (no flush; pages written with\n"
     "                                     pwrite/writev, no MDB_WRITEMAP)\n"
+    "\n"
+    "Worker path: after each mode's figures, in that mode, one process, on\n"
+    "boards of its own, rounds in turns, the same jobs three ways:\n"
+    "  plain API           post, claim-next, consume (3 commits per job)\n"
+    "  consume+claim-next  the jobs posted with jb_job_post_batch, 64 per\n"
+    "                      commit, then claim-next once and\n"
+    "                      jb_job_consume_and_claim_next to the end of them\n"
+    "                      (1 commit per job)\n"
+    "  claim/consume x64   the same posts, then jb_job_claim_next_many(64)\n"
+    "                      and jb_job_consume_many of those (2 commits per\n"
+    "                      64 jobs)\n"
+    "The posts are timed (each 64 are posted when the last 64 are done, so\n"
+    "the board holds at most 64 jobs, as a worker keeping up with its\n"
+    "producers sees it). --jobs / 4 jobs per round in mode none, --sync-jobs\n"
+    "in full and normal; jobs per second (median round), and each loop's\n"
+    "ratio to the plain API's.\n"
     "\n"
     "Kinds of claim: in mode none, one process, the library's cycle with\n"
     "each kind of claim side by side, on fresh boards, rounds in turns:\n"
@@ -313,7 +330,11 @@ static const char bench_help[] =
     "                  jobboard_ratio_to_single, and with --peers\n"
     "                  sqlite_synchronous, sqlite_jobs_per_s,\n"
     "                  sqlite_us_per_job, sqlite_ratio_to_single and\n"
-    "                  ratio_to_sqlite; a \"claims\" line with\n"
+    "                  ratio_to_sqlite; after each \"single\" line a\n"
+    "                  \"worker\" line (mode, jobs, rounds, batch,\n"
+    "                  post_batch, posts: \"timed\", plain_, fused_ and\n"
+    "                  many_jobs_per_s and _us_per_job, fused_ratio,\n"
+    "                  many_ratio); a \"claims\" line with\n"
     "                  cycles_per_s and us_per_cycle of plain, lease,\n"
     "                  process and both; and a \"wake\" line with samples,\n"
     "                  p50_us, p99_us, max_us of board and floor, and\n"
@@ -893,6 +914,22 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
 out:
   for (s = 0; s < NSIDES; s++) target_close(&t[s]);
   return ret;
+}
+
+/* The worker path beside the plain API (tools/bench_worker.c), --jobs / 4
+ * jobs per round in mode none. */
+static int bench_worker_part(bench_ctx *x, const bench_opts *o,
+                             jb_durability d) {
+  char name[32], dir[4200];
+  snprintf(name, sizeof name, "worker-%s", jb_durability_name(d));
+  int rc = make_sub(x, name, dir, sizeof dir);
+  if (rc) return rc;
+  jb_post p = bench_post();
+  bool none = d == JB_DURABILITY_NONE;
+  bench_worker_opts wo = {dir, d, none ? (o->jobs + 3) / 4 : o->sync_jobs,
+                          none ? WARMUP_JOBS : WARMUP_SYNC_JOBS, o->rounds,
+                          &p, o->json};
+  return bench_worker(&wo) ? CLI_EXIT_ERROR : 0;
 }
 
 /* ------------------------------------------------------ kinds of claim */
@@ -1591,6 +1628,7 @@ int cmd_bench(int argc, char **argv) {
       print_block(title, fig, x.nsides, d);
     }
     fflush(stdout);
+    ret = bench_worker_part(&x, &o, d);
   }
 
   if (ret == 0 && o.claims && o.mode[JB_DURABILITY_NONE]) {

@@ -7,6 +7,7 @@
 #include "json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define WHO_OPTION                                                             \
   "  --who NAME          the owner acting (required; 1..255 bytes)\n"
@@ -81,10 +82,18 @@ const cli_command cli_cmd_claim_next = {
     "On a board shared through Redis, jobs Redis decides are claimed through\n"
     "Redis; while it cannot be reached they are passed over, and local jobs\n"
     "are claimed as usual.\n"
+    "With --count N, up to N jobs are claimed in one commit, in the same\n"
+    "order, each with its own token: all there are when fewer are\n"
+    "claimable. One uuid per line (with --json, one job per line), in claim\n"
+    "order; exit 3 only when none was claimable. With --wait too, the wait\n"
+    "ends when one job can be claimed, and up to N-1 more are then claimed\n"
+    "in a second commit. (A Redis-decided job among them is claimed through\n"
+    "Redis on its own, in its place in the order.)\n"
     "\n"
     "Options:\n"
     WHO_OPTION
     LEASE_OPTION
+    "  --count N           claim up to N jobs (1 to 4096) at once\n"
     "  --wait SECONDS      wait up to this long for a claimable job (fractions\n"
     "                      allowed; `inf`: without limit). SIGINT or SIGTERM\n"
     "                      ends the wait (exit 130 or 143)\n"
@@ -102,8 +111,10 @@ const cli_command cli_cmd_claim_next = {
     "  while job=$(jobboard claim-next --who w1 --wait 60); do\n"
     "    run \"$job\" && jobboard consume --who w1 \"$job\" ||\n"
     "      jobboard abandon --who w1 \"$job\"\n"
-    "  done\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS, 0, 0, ""};
+    "  done\n"
+    "  jobboard claim-next --who w1 --count 20 --lease 60 > batch.txt\n",
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS | CLI_O_COUNT, 0, 0,
+    ""};
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job becomes claimable again",
@@ -130,7 +141,8 @@ const cli_command cli_cmd_abandon = {
 
 const cli_command cli_cmd_consume = {
     "consume", "complete a job: the owner removes it from the board",
-    "Usage: jobboard consume --who NAME [--result JSON] [--failed] [OPTIONS] UUID\n"
+    "Usage: jobboard consume --who NAME [--result JSON] [--failed] [OPTIONS]\n"
+    "                        UUID [UUID...]\n"
     "\n"
     "NAME, the job's owner, completes the job UUID: it leaves the board and\n"
     "its state reads COMPLETE from then on. Only the owner may consume.\n"
@@ -139,6 +151,18 @@ const cli_command cli_cmd_consume = {
     "and the job's times; `jobboard wait-done UUID` and `jobboard history`\n"
     "read it. Prints nothing on success (with --json: {\"uuid\", \"state\":\n"
     "\"COMPLETE\", \"outcome\": \"consumed\" or \"failed\"}).\n"
+    "\n"
+    "Several UUIDs (up to 4096) are consumed in one commit, each with the\n"
+    "same --result and outcome. Each job succeeds or fails on its own: one\n"
+    "that is not NAME's (or not on the board, or not claimed) is left as it\n"
+    "is, with 'jobboard: UUID: <why>' on stderr, and the others are\n"
+    "consumed. With --json, one line per UUID in the order given: the\n"
+    "object above, or {\"uuid\", \"error\": \"<why>\", \"exit\": N} for one\n"
+    "that failed (N: the exit status it alone would give). The exit status\n"
+    "is 0 when every UUID was consumed, else that of the first UUID that\n"
+    "failed, in the order given (3 not found, 5 another owner, ...); a\n"
+    "malformed UUID is a usage error before anything is done. --token\n"
+    "names one claim and takes one UUID.\n"
     "\n"
     "Options:\n"
     WHO_OPTION
@@ -160,8 +184,10 @@ const cli_command cli_cmd_consume = {
     "Examples:\n"
     "  jobboard consume --who worker-1 --token \"$token\" \"$uuid\"\n"
     "  jobboard consume --who w1 --result '{\"rows\": 3}' \"$uuid\"\n"
-    "  jobboard consume --who w1 --failed --result '{\"error\": \"timeout\"}' \"$uuid\"\n",
-    CLI_O_WHO | CLI_O_TOKEN | CLI_O_RESULT | CLI_O_REDIS, 1, 1, "UUID"};
+    "  jobboard consume --who w1 --failed --result '{\"error\": \"timeout\"}' \"$uuid\"\n"
+    "  jobboard consume --who w1 $(jobboard claim-next --who w1 --count 10)\n",
+    CLI_O_WHO | CLI_O_TOKEN | CLI_O_RESULT | CLI_O_REDIS, 1, JB_BATCH_MAX,
+    "UUID"};
 
 const cli_command cli_cmd_trash = {
     "trash", "remove a bad job: kept in the board's trash for inspection",
@@ -254,11 +280,56 @@ int cmd_trash(int argc, char **argv) {
   return run_owner_op(&cli_cmd_trash, op_trash, argc, argv, trashed);
 }
 
+/* Print claimed job `uuid` (snapshot `job`, NULL when its posting does
+ * not decode) as claim-next does. Returns 0 or CLI_EXIT_ERROR. */
+static int print_claimed(const cli_opts *o, const char *uuid,
+                         const jb_job *job) {
+  if (!o->json) return puts(uuid) == EOF ? CLI_EXIT_ERROR : 0;
+  json_t *v = job ? cli_job_to_json(job)
+                  : json_pack("{s:s,s:s,s:s}", "uuid", uuid, "state",
+                              "CLAIMED", "owner", o->who);
+  return cli_json_print(v) ? CLI_EXIT_ERROR : 0;
+}
+
+/* claim-next --count N: up to N jobs in one commit (after one claimed by
+ * --wait, if given: uuid and job hold it). */
+static int claim_next_count(jb_board *b, const cli_opts *o,
+                            const jb_claim_opts *co, const char *uuid,
+                            jb_job *job) {
+  size_t max = o->count, first = uuid[0] != '\0';
+  int rc = first ? print_claimed(o, uuid, job) : 0;
+  if (rc || max == first) return rc;
+  char(*uuids)[JB_UUID_STRLEN] = calloc(max, sizeof *uuids);
+  jb_job **jobs = calloc(max, sizeof *jobs);
+  if (uuids == NULL || jobs == NULL) {
+    free(uuids);
+    free(jobs);
+    fprintf(stderr, "jobboard: claim-next: out of memory\n");
+    return CLI_EXIT_ERROR;
+  }
+  size_t n = 0;
+  int st = jb_job_claim_next_many(&n, uuids, NULL, o->json ? jobs : NULL, b,
+                                  o->who, co, max - first);
+  /* JB_ECORRUPT: every claim stands; those not decoded print bare. */
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    rc = print_claimed(o, uuids[i], jobs[i]);
+  if (st != JB_OK && !(first && st == JB_ENOTFOUND) && rc == 0)
+    rc = cli_fail(st);
+  for (size_t i = 0; i < n; i++) jb_job_free(jobs[i]);
+  free(uuids);
+  free(jobs);
+  return rc;
+}
+
 int cmd_claim_next(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_claim_next, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_need_who(&cli_cmd_claim_next, &o)) != 0) return rc;
+  if (o.count > JB_BATCH_MAX)
+    return cli_cmd_usage(&cli_cmd_claim_next, "--count: %llu is more than "
+                         "%d jobs", (unsigned long long)o.count,
+                         JB_BATCH_MAX);
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   char uuid[JB_UUID_STRLEN] = "";
@@ -270,10 +341,14 @@ int cmd_claim_next(int argc, char **argv) {
     cli_cancel_on_signals(b);
     st = jb_job_claim_next_wait(uuid, o.json ? &job : NULL, NULL, b, o.who,
                                 &co, o.timeout_ms);
+  } else if (o.count) {
+    st = JB_OK; /* all of them in one commit below */
   } else {
     st = jb_job_claim_next_ex(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
   }
-  if (st == JB_OK) {
+  if (st == JB_OK && o.count) {
+    rc = claim_next_count(b, &o, &co, uuid, job);
+  } else if (st == JB_OK) {
     int bad = o.json ? cli_json_print(cli_job_to_json(job)) : puts(uuid) == EOF;
     if (bad) rc = CLI_EXIT_ERROR;
   } else {

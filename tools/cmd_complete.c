@@ -34,12 +34,69 @@ static int result_from_text(char **out, size_t *len, const char *text) {
   return rc;
 }
 
+/* jb_job_consume_many's callback: each failed uuid's message. */
+typedef struct {
+  const cli_opts *o;
+  int first; /* the exit code of the first failure (0: none) */
+} many_fail;
+
+static void on_item_failed(size_t i, int status, const char *message,
+                           void *payload) {
+  many_fail *mf = payload;
+  const char *uuid = mf->o->args[i];
+  int code = cli_exit_code(status);
+  if (mf->first == 0) mf->first = code;
+  fflush(stdout);
+  fprintf(stderr, "jobboard: %s: %s\n", uuid, message);
+  if (mf->o->json)
+    cli_json_print(json_pack("{s:s,s:s,s:i}", "uuid", uuid, "error", message,
+                             "exit", code));
+}
+
+/* Several uuids: one transaction (jb_job_consume_many), a status each. */
+static int consume_many(jb_board *b, const cli_opts *o, const char *result,
+                        size_t result_len) {
+  size_t n = (size_t)o->nargs;
+  jb_consume_item *items = calloc(n, sizeof *items);
+  int *st = calloc(n, sizeof *st);
+  if (items == NULL || st == NULL) {
+    free(items);
+    free(st);
+    fprintf(stderr, "jobboard: consume: out of memory\n");
+    return CLI_EXIT_ERROR;
+  }
+  jb_outcome oc = o->failed ? JB_OUTCOME_FAILURE : JB_OUTCOME_SUCCESS;
+  for (size_t i = 0; i < n; i++)
+    items[i] = (jb_consume_item){o->args[i], o->who, 0, oc, result,
+                                 result_len};
+  many_fail mf = {o, 0};
+  int rc = jb_job_consume_many(st, b, items, n, on_item_failed, &mf);
+  if (rc != JB_OK) {
+    rc = cli_fail(rc);
+  } else {
+    for (size_t i = 0; o->json && i < n; i++)
+      if (st[i] == JB_OK &&
+          cli_json_print(json_pack("{s:s,s:s,s:s}", "uuid", o->args[i],
+                                   "state", "COMPLETE", "outcome",
+                                   o->failed ? "failed" : "consumed")))
+        mf.first = mf.first ? mf.first : CLI_EXIT_ERROR;
+    rc = mf.first;
+  }
+  free(items);
+  free(st);
+  return rc;
+}
+
 int cmd_consume(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_consume, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_need_who(&cli_cmd_consume, &o)) != 0) return rc;
-  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  for (int i = 0; i < o.nargs; i++)
+    if ((rc = cli_check_uuid("job uuid", o.args[i])) != 0) return rc;
+  if (o.token && o.nargs > 1)
+    return cli_cmd_usage(&cli_cmd_consume, "--token names one claim: give "
+                         "one UUID with it");
   char *result = NULL;
   size_t result_len = 0;
   if (o.result && (rc = result_from_text(&result, &result_len, o.result)))
@@ -47,6 +104,12 @@ int cmd_consume(int argc, char **argv) {
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) {
     free(result);
+    return rc;
+  }
+  if (o.nargs > 1) {
+    rc = consume_many(b, &o, result, result_len);
+    free(result);
+    jb_board_close(b);
     return rc;
   }
   int st = jb_job_consume_result(

@@ -59,6 +59,13 @@ static const char demo_help[] =
     "then it unregisters. Every claim is one atomic transaction, so two\n"
     "workers can never own the same job.\n"
     "\n"
+    "The workers loop on the worker path: each consume also claims the\n"
+    "worker's next job, in the same commit (jb_job_consume_and_claim_next),\n"
+    "so a job costs one commit instead of two. By default a first round\n"
+    "runs the plain API (claim-next, then consume: two commits per job) on\n"
+    "a quarter of the jobs with the same workers, no kill, and the summary\n"
+    "shows both rounds' jobs/s and their ratio (--api chooses one).\n"
+    "\n"
     "While they run, a progress line on stderr shows the jobs consumed (on\n"
     "a terminal it is redrawn every 100 ms; otherwise a few plain lines).\n"
     "Then a one-screen summary on stdout: the board and its durability, the\n"
@@ -103,6 +110,10 @@ static const char demo_help[] =
     "                      demo makes a new directory under $TMPDIR (or\n"
     "                      /tmp) and removes it at the end.\n"
     "  --no-kill           do not kill a worker mid-way\n"
+    "  --api LOOP          the workers' loop: worker (consume and claim\n"
+    "                      next), plain (claim-next, then consume), or both\n"
+    "                      (the default: a plain round on a quarter of the\n"
+    "                      jobs first, then the worker path's round)\n"
     "  --keep              keep the temporary board directory (its path is\n"
     "                      printed) to look at it with other commands\n"
     "  --json              print the summary as one JSON object on stdout\n"
@@ -112,7 +123,10 @@ static const char demo_help[] =
     "                      wall_s, jobs_per_s, consumed, duplicates,\n"
     "                      missing, unknown, left_on_board, check_ok,\n"
     "                      out_of_order, registered, kill {worker, pid, job,\n"
-    "                      taken_over_by, after_s} or null, pass)\n"
+    "                      taken_over_by, after_s} or null, api (worker or\n"
+    "                      plain: the round above), plain_round {jobs,\n"
+    "                      wall_s, jobs_per_s, pass} or null,\n"
+    "                      worker_vs_plain (ratio of jobs/s) or null, pass)\n"
     "  -h, --help          print this help and exit\n"
     "\n"
     "Environment:\n"
@@ -140,7 +154,13 @@ typedef struct {
   jb_durability durability;
   bool keep, json;
   bool kill; /* kill worker 1 while it holds a claim */
+  int api;   /* DEMO_API_*: the workers' loop */
 } demo_opts;
+
+/* The workers' loop: the worker path (a consume claims the next job in
+ * its commit), the plain API (claim-next, then consume), or a round of
+ * each (the plain one first, on a quarter of the jobs). */
+enum { DEMO_API_BOTH, DEMO_API_WORKER, DEMO_API_PLAIN };
 
 /* One posted job. `order` is its place in posting order, which is also
  * its board sequence order (batches are posted in order). */
@@ -259,7 +279,7 @@ static int parse_count(size_t *out, const char *opt, const char *text,
 }
 
 enum { OPT_JOBS = 256, OPT_WORKERS, OPT_DURABILITY, OPT_BOARD, OPT_KEEP, OPT_NO_KILL,
-       OPT_JSON };
+       OPT_JSON, OPT_API };
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(demo_opts *o, int argc, char **argv) {
@@ -271,11 +291,12 @@ static int parse_args(demo_opts *o, int argc, char **argv) {
       {"keep", no_argument, NULL, OPT_KEEP},
       {"json", no_argument, NULL, OPT_JSON},
       {"no-kill", no_argument, NULL, OPT_NO_KILL},
+      {"api", required_argument, NULL, OPT_API},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   *o = (demo_opts){NULL, DEFAULT_JOBS, DEFAULT_WORKERS, JB_DURABILITY_FULL,
-                   false, false, true};
+                   false, false, true, DEMO_API_BOTH};
   optind = 0;
   opterr = 0;
   int c, rc;
@@ -301,6 +322,17 @@ static int parse_args(demo_opts *o, int argc, char **argv) {
     case OPT_KEEP: o->keep = true; break;
     case OPT_JSON: o->json = true; break;
     case OPT_NO_KILL: o->kill = false; break;
+    case OPT_API:
+      if (strcmp(optarg, "both") == 0)
+        o->api = DEMO_API_BOTH;
+      else if (strcmp(optarg, "worker") == 0)
+        o->api = DEMO_API_WORKER;
+      else if (strcmp(optarg, "plain") == 0)
+        o->api = DEMO_API_PLAIN;
+      else
+        return cli_usage_error("demo: --api: '%s' is not worker, plain or "
+                               "both (try 'jobboard demo --help')", optarg);
+      break;
     case ':':
       return cli_usage_error("demo: option '%s' needs an argument (try "
                              "'jobboard demo --help')", argv[optind - 1]);
@@ -527,20 +559,25 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
   close(go_fd);
   jb_claim_opts co = JB_CLAIM_OPTS_INIT;
   co.flags = JB_CLAIM_BIND_PROCESS;
+  bool fused = o->api != DEMO_API_PLAIN;
+  char uuid[JB_UUID_STRLEN] = ""; /* the job in hand (claimed), or "" */
+  uint64_t token = 0;
   for (size_t done = 0;;) {
-    char uuid[JB_UUID_STRLEN];
-    int rc = jb_job_claim_next_ex(uuid, NULL, NULL, b, who, &co);
-    if (rc == JB_ENOTFOUND) {
-      /* Nothing claimable. Done when the board is empty; while others
-       * still hold jobs (one may die holding it), look again shortly. */
-      size_t left = 0;
-      if (jb_board_count(&left, b, 0) != JB_OK) worker_fail(&w, "count");
-      if (left == 0) break;
-      struct timespec ts = {0, 2 * 1000 * 1000};
-      nanosleep(&ts, NULL);
-      continue;
+    if (uuid[0] == '\0') {
+      int rc = jb_job_claim_next_ex(uuid, NULL, &token, b, who, &co);
+      if (rc == JB_ENOTFOUND) {
+        /* Nothing claimable. Done when the board is empty; while others
+         * still hold jobs (one may die holding it), look again shortly. */
+        uuid[0] = '\0';
+        size_t left = 0;
+        if (jb_board_count(&left, b, 0) != JB_OK) worker_fail(&w, "count");
+        if (left == 0) break;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        continue;
+      }
+      if (rc != JB_OK) worker_fail(&w, "claim-next");
     }
-    if (rc != JB_OK) worker_fail(&w, "claim-next");
     if (hold_after > 0 && done == hold_after) {
       unsigned char rec[1 + 36];
       rec[0] = 'H';
@@ -549,11 +586,21 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
       out_flush(&w);
       for (;;) pause(); /* until the SIGKILL */
     }
-    if (jb_job_consume(b, uuid, who) != JB_OK) worker_fail(&w, "consume");
-    done++;
     unsigned char rec[1 + 36];
     rec[0] = 'C';
     memcpy(rec + 1, uuid, 36);
+    if (fused) {
+      /* The worker path: the consume claims the next job in its commit
+       * (uuid and token become the next job's, or "" when none). */
+      if (jb_job_consume_and_claim_next(uuid, NULL, &token, b, uuid, who,
+                                        token, JB_OUTCOME_SUCCESS, NULL, 0,
+                                        &co) != JB_OK)
+        worker_fail(&w, "consume and claim next");
+    } else {
+      if (jb_job_consume(b, uuid, who) != JB_OK) worker_fail(&w, "consume");
+      uuid[0] = '\0';
+    }
+    done++;
     out_put(&w, rec, sizeof rec);
   }
   if (jb_entity_unregister(b, who) != JB_OK) worker_fail(&w, "unregister");
@@ -931,7 +978,14 @@ static void mark(bool ok, const char *fmt, ...) {
   putchar('\n');
 }
 
-static void print_summary(const demo_run *r, const demo_opts *o) {
+/* jobs/s of a round. */
+static double round_rate(const demo_run *r) {
+  return r->wall_s > 0 ? (double)r->consumed / r->wall_s : 0.0;
+}
+
+static void print_summary(const demo_run *r, const demo_opts *o,
+                          const demo_run *plain, const demo_opts *po) {
+  bool fused = o->api != DEMO_API_PLAIN;
   printf("\njobboard demo: %u worker process%s raced to claim %zu job%s on "
          "one board\n\n", o->workers, o->workers == 1 ? "" : "es", o->jobs,
          o->jobs == 1 ? "" : "s");
@@ -951,8 +1005,13 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
   for (int p = JB_PRIORITY_VERY_HIGH; p >= JB_PRIORITY_VERY_LOW; p--)
     printf("%s %zu%s", jb_priority_name((jb_priority)p),
            r->posted_by_priority[p], p > JB_PRIORITY_VERY_LOW ? ", " : "\n");
-  printf("  workers      each opened the board itself and looped claim-next "
-         "+ consume\n               until the board was empty\n");
+  if (fused)
+    printf("  workers      each opened the board itself and looped on the "
+           "worker path:\n               a consume that claims the next job "
+           "in its commit, until the\n               board was empty\n");
+  else
+    printf("  workers      each opened the board itself and looped claim-next "
+           "+ consume\n               until the board was empty\n");
   for (unsigned i = 0; i < o->workers; i++) {
     const demo_worker *w = &r->w[i];
     char state[600];
@@ -967,9 +1026,16 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
   }
   printf("  wall time    %.2f s, from the start signal to the last worker's "
          "end\n", r->wall_s);
-  printf("  throughput   %.0f jobs/s (each job: a claim-next and a consume, "
-         "two commits)\n\n",
-         r->wall_s > 0 ? (double)r->consumed / r->wall_s : 0.0);
+  printf("  throughput   %.0f jobs/s (each job: %s)\n", round_rate(r),
+         fused ? "one commit: its consume claims the next"
+               : "a claim-next and a consume, two commits");
+  if (plain)
+    printf("  plain API    %.0f jobs/s in a first round of %zu jobs (claim-"
+           "next, then\n               consume: two commits per job)\n"
+           "  ratio        the worker path did %.2f times the plain API's "
+           "jobs/s\n", round_rate(plain), po->jobs,
+           round_rate(plain) > 0 ? round_rate(r) / round_rate(plain) : 0.0);
+  putchar('\n');
 
   printf("Verification (checked, not assumed)\n");
   mark(r->consumed == o->jobs && r->duplicates == 0 && r->missing == 0 &&
@@ -1002,8 +1068,12 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
          r->victim, r->held, r->taken_by, r->taken_after_s);
   if (!r->workers_ok)
     mark(false, "every worker finished cleanly (see the worker lines above)");
+  if (plain)
+    mark(plain->pass, "the plain API's round: %zu jobs consumed exactly once, "
+         "board empty\n        and consistent, jobs in board order",
+         po->jobs);
   printf("\n");
-  if (r->pass)
+  if (r->pass && (!plain || plain->pass))
     printf("PASS: all %zu job%s consumed exactly once by %u worker%s%s\n",
            o->jobs, o->jobs == 1 ? "" : "s", o->workers,
            o->workers == 1 ? "" : "s",
@@ -1012,7 +1082,8 @@ static void print_summary(const demo_run *r, const demo_opts *o) {
     printf("FAIL: see the checks marked FAIL above\n");
 }
 
-static void print_json(const demo_run *r, const demo_opts *o) {
+static void print_json(const demo_run *r, const demo_opts *o,
+                       const demo_run *plain, const demo_opts *po) {
   json_t *prio = json_object(), *workers = json_array();
   for (int p = JB_PRIORITY_VERY_HIGH; p >= JB_PRIORITY_VERY_LOW; p--)
     json_object_set_new(prio, jb_priority_name((jb_priority)p),
@@ -1048,6 +1119,19 @@ static void print_json(const demo_run *r, const demo_opts *o) {
       r->check_ok, "out_of_order", (json_int_t)r->out_of_order, "registered",
       (json_int_t)r->registered, "pass", r->pass);
   if (v == NULL) return;
+  json_object_set_new(v, "api", json_string(o->api == DEMO_API_PLAIN
+                                                ? "plain" : "worker"));
+  json_object_set_new(
+      v, "plain_round",
+      plain ? json_pack("{s:I,s:f,s:f,s:b}", "jobs", (json_int_t)po->jobs,
+                        "wall_s", plain->wall_s, "jobs_per_s",
+                        round_rate(plain), "pass", plain->pass)
+            : json_null());
+  json_object_set_new(v, "worker_vs_plain",
+                      plain && round_rate(plain) > 0
+                          ? json_real(round_rate(r) / round_rate(plain))
+                          : json_null());
+  if (plain && !plain->pass) json_object_set_new(v, "pass", json_false());
   json_object_set_new(
       v, "kill",
       r->killed ? json_pack("{s:I,s:I,s:s,s:I,s:f}", "worker",
@@ -1063,44 +1147,35 @@ static void print_json(const demo_run *r, const demo_opts *o) {
 
 /* ------------------------------------------------------------- command */
 
-int cmd_demo(int argc, char **argv) {
-  demo_opts o;
-  int ret = parse_args(&o, argc, argv);
-  if (ret >= 0) return ret;
-  demo_run r;
-  memset(&r, 0, sizeof r);
-  r.w = calloc(o.workers, sizeof *r.w);
-  if (r.w == NULL) {
-    fprintf(stderr, "jobboard: demo: out of memory\n");
-    return CLI_EXIT_ERROR;
-  }
-  for (unsigned i = 0; i < o.workers; i++) r.w[i].fd = -1;
+/* Post, race, verify: one round of the demo on r's board (r->w holds
+ * o->workers zeroed workers). */
+static int run_round(demo_run *r, const demo_opts *o) {
+  int ret;
+  for (unsigned i = 0; i < o->workers; i++) r->w[i].fd = -1;
+  if (!o->json)
+    fprintf(stderr, "demo: %s: posting %zu jobs on %s\n",
+            o->api == DEMO_API_PLAIN ? "the plain API (claim-next, then "
+                                       "consume)"
+                                     : "the worker path (consume and claim "
+                                       "next)",
+            o->jobs, r->dir);
+  if ((ret = post_jobs(r, o)) != 0) return ret;
+  if (demo_interrupted) return interrupted();
   int go_write = -1;
-  catch_signals();
-  if ((ret = open_board(&r, &o)) != 0) goto out;
-  if (!o.json)
-    fprintf(stderr, "demo: posting %zu jobs on %s\n", o.jobs, r.dir);
-  if ((ret = post_jobs(&r, &o)) != 0) goto out;
-  if (demo_interrupted) {
-    ret = interrupted();
-    goto out;
+  if ((ret = spawn_workers(r, o, &go_write)) != 0) {
+    if (go_write >= 0) close(go_write);
+    return ret;
   }
-  if ((ret = spawn_workers(&r, &o, &go_write)) != 0) goto out;
-  if ((ret = watch_workers(&r, &o, go_write)) != 0) goto out;
-  go_write = -1;
-  verify(&r, &o);
-  if (o.json)
-    print_json(&r, &o);
-  else
-    print_summary(&r, &o);
-  fflush(stdout);
-  ret = r.pass ? CLI_EXIT_OK : CLI_EXIT_ERROR;
-out:
-  if (go_write >= 0) close(go_write);
-  /* On an early error or an interrupt, end the workers started so far
-   * (closing go_write just started them: kill them instead). */
-  for (unsigned i = 0; i < o.workers; i++) {
-    demo_worker *w = &r.w[i];
+  if ((ret = watch_workers(r, o, go_write)) != 0) return ret;
+  verify(r, o);
+  return 0;
+}
+
+/* End a round's workers that are still there (an early error or an
+ * interrupt) and free what it holds. */
+static void end_round(demo_run *r, const demo_opts *o) {
+  for (unsigned i = 0; r->w && i < o->workers; i++) {
+    demo_worker *w = &r->w[i];
     if (w->pid > 0 && !w->reaped) {
       kill(w->pid, SIGKILL);
       waitpid(w->pid, NULL, 0);
@@ -1108,10 +1183,58 @@ out:
     if (w->fd >= 0) close(w->fd);
     free(w->got);
   }
+  free(r->w);
+  free(r->jobs);
+  free(r->by_uuid);
+  r->w = NULL;
+  r->jobs = NULL;
+  r->by_uuid = NULL;
+}
+
+int cmd_demo(int argc, char **argv) {
+  demo_opts o;
+  int ret = parse_args(&o, argc, argv);
+  if (ret >= 0) return ret;
+  demo_run r, plain;
+  memset(&r, 0, sizeof r);
+  memset(&plain, 0, sizeof plain);
+  /* With --api both (the default): first a round of the plain API on a
+   * quarter of the jobs, no kill, then the worker path's round. */
+  demo_opts po = o;
+  po.api = DEMO_API_PLAIN;
+  po.jobs = o.jobs / 4 ? o.jobs / 4 : 1;
+  po.kill = false;
+  bool both = o.api == DEMO_API_BOTH;
+  r.w = calloc(o.workers, sizeof *r.w);
+  plain.w = both ? calloc(o.workers, sizeof *plain.w) : NULL;
+  if (r.w == NULL || (both && plain.w == NULL)) {
+    fprintf(stderr, "jobboard: demo: out of memory\n");
+    free(r.w);
+    free(plain.w);
+    return CLI_EXIT_ERROR;
+  }
+  for (unsigned i = 0; i < o.workers; i++) {
+    r.w[i].fd = -1;
+    if (both) plain.w[i].fd = -1;
+  }
+  catch_signals();
+  if ((ret = open_board(&r, &o)) != 0) goto out;
+  if (both) {
+    memcpy(plain.dir, r.dir, sizeof plain.dir);
+    plain.board = r.board;
+    if ((ret = run_round(&plain, &po)) != 0) goto out;
+  }
+  if ((ret = run_round(&r, &o)) != 0) goto out;
+  if (o.json)
+    print_json(&r, &o, both ? &plain : NULL, &po);
+  else
+    print_summary(&r, &o, both ? &plain : NULL, &po);
+  fflush(stdout);
+  ret = r.pass && (!both || plain.pass) ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+out:
+  end_round(&plain, &po);
+  end_round(&r, &o);
   jb_board_close(r.board);
   remove_board_dir(&r, &o);
-  free(r.w);
-  free(r.jobs);
-  free(r.by_uuid);
   return ret;
 }

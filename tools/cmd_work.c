@@ -2,7 +2,8 @@
  * cmd_work.c - `jobboard work`: the worker runner. Claims jobs one at a
  * time and runs a command for each, the way most users run jobs.
  *
- * One thread does everything: it waits for a job (jb_job_claim_next_wait),
+ * One thread does everything: it waits for a job (jb_job_claim_next_wait,
+ * or none: a consume claims the next job in its commit),
  * then forks CMD and sits in poll() on CMD's stdin and stdout, a self-pipe
  * written by the signal handlers (SIGINT, SIGTERM, SIGCHLD) and a timer for
  * the lease's keep-alive. So a signal is never lost between a check and a
@@ -67,7 +68,12 @@ const cli_command cli_cmd_work = {
     "  or killed by a signal\n"
     "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
     "output means no result; other output is ignored with a warning naming\n"
-    "the job. Output beyond 1 MiB fails the job (no result).\n"
+    "the job. Output beyond 1 MiB fails the job (no result).\n"    "When a job is consumed (exit 0, or a failure) and the worker goes on,\n"
+    "the consume and the claim of the next claimable job are one commit\n"
+    "(jb_job_consume_and_claim_next): that job's CMD starts without a wait\n"
+    "and the board pays one commit per job instead of two. A job claimed so\n"
+    "but not run (a signal came, or the worker stops on an error) is\n"
+    "abandoned at once.\n"
     "\n"
     "The claim is bound to the worker's process: if the worker dies (even\n"
     "by SIGKILL) the job is claimable again at once. With --lease the claim\n"
@@ -277,6 +283,7 @@ typedef struct {
   jb_board *b;
   const char *who;
   int64_t lease_ms;
+  jb_claim_opts co;  /* every claim's: bound to this process, --lease */
   char **argv;       /* CMD and its ARGS */
   char *exe;         /* CMD resolved */
   char *board_abs;   /* for JOBBOARD_BOARD */
@@ -587,12 +594,40 @@ static bool retry_offline(int st, const char *uuid, const char *what,
   return stop_signals < 2;
 }
 
+/* The job a consume claimed next (jb_job_consume_and_claim_next): the
+ * worker runs it without a wait. st is JB_ECORRUPT when it was claimed
+ * but its posting does not decode (job NULL). */
+typedef struct {
+  bool wanted; /* in: claim one (more jobs are to be run) */
+  char uuid[JB_UUID_STRLEN]; /* "" when none was claimed */
+  jb_job *job;
+  uint64_t token;
+  int st;
+} next_job;
+
+/* Consume the job and, when `next` wants it and no stop signal came,
+ * claim the next one in the same commit. */
+static int consume_job(const worker *w, const char *uuid, uint64_t token,
+                       jb_outcome oc, const char *res, size_t res_len,
+                       next_job *next) {
+  if (next == NULL || !next->wanted || stop_signals != 0)
+    return jb_job_consume_result(w->b, uuid, w->who, token, oc, res,
+                                 res_len);
+  int st = jb_job_consume_and_claim_next(next->uuid, &next->job,
+                                         &next->token, w->b, uuid, w->who,
+                                         token, oc, res, res_len, &w->co);
+  next->st = st;
+  /* JB_ECORRUPT: consumed, and the next job claimed but undecodable. */
+  return st == JB_ECORRUPT ? JB_OK : st;
+}
+
 /*
  * One claimed job: run CMD and complete the job. Returns 0 to go on, or
- * the exit code the worker stops with.
+ * the exit code the worker stops with. A consume claims the next job too
+ * when `next` asks for it (one commit instead of two).
  */
 static int do_job(const worker *w, const char *uuid, const jb_job *job,
-                  uint64_t token) {
+                  uint64_t token, next_job *next) {
   const char *name = jb_job_name(job);
   int64_t start = now_ms();
   job_report jr = {"abandoned", -1, 0, 0.0};
@@ -664,14 +699,13 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       jr.outcome = oc == JB_OUTCOME_SUCCESS ? "consumed" : "failed";
       int64_t wait = 0;
       do
-        st = jb_job_consume_result(w->b, uuid, w->who, token, oc, res,
-                                   res_len);
+        st = consume_job(w, uuid, token, oc, res, res_len, next);
       while (retry_offline(st, uuid, "consume", &wait));
       if (st == JB_EINVAL && res != NULL) {
         /* Larger than the board takes once encoded: complete it anyway. */
         fprintf(stderr, "jobboard: work: job %s: the result was refused "
                 "(%s): completed without it\n", uuid, jb_errmsg());
-        st = jb_job_consume_result(w->b, uuid, w->who, token, oc, NULL, 0);
+        st = consume_job(w, uuid, token, oc, NULL, 0, next);
       }
       free(res);
       if (st != JB_OK) code = completion_failed(st, uuid, "consume", &jr);
@@ -800,12 +834,13 @@ int cmd_work(int argc, char **argv) {
     goto out;
   }
 
-  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
-  co.flags = JB_CLAIM_BIND_PROCESS;
-  co.lease_ms = w.lease_ms;
+  w.co = (jb_claim_opts)JB_CLAIM_OPTS_INIT;
+  w.co.flags = JB_CLAIM_BIND_PROCESS;
+  w.co.lease_ms = w.lease_ms;
   unsigned long long done = 0;
   rc = CLI_EXIT_OK;
   int64_t idle_since = now_ms();
+  next_job next = {0};
   while (rc == CLI_EXIT_OK && stop_signals == 0 &&
          (max_jobs == 0 || done < max_jobs)) {
     char uuid[JB_UUID_STRLEN] = "";
@@ -818,8 +853,17 @@ int cmd_work(int argc, char **argv) {
     if (left >= 0) left -= now_ms() - idle_since;
     if (left < 0 && o.timeout_ms >= 0) left = 0;
     int sliced = cli_sync_pending() && (left < 0 || left > WORK_REDIS_RETRY_MS);
-    st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &co,
-                                sliced ? WORK_REDIS_RETRY_MS : left);
+    if (next.uuid[0] != '\0') {
+      /* Claimed by the last job's consume, in its commit: no wait. */
+      memcpy(uuid, next.uuid, JB_UUID_STRLEN);
+      job = next.job;
+      token = next.token;
+      st = next.st;
+      next = (next_job){0};
+    } else {
+      st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &w.co,
+                                  sliced ? WORK_REDIS_RETRY_MS : left);
+    }
     if (st == JB_ETIMEDOUT && sliced) {
       if (cli_sync_retry(w.b))
         fprintf(stderr, "jobboard: work: connected to redis: claiming the "
@@ -840,10 +884,18 @@ int cmd_work(int argc, char **argv) {
       rc = cli_fail(st);
       break;
     }
-    rc = do_job(&w, uuid, job, token);
+    next.wanted = max_jobs == 0 || done + 1 < max_jobs;
+    rc = do_job(&w, uuid, job, token, &next);
     jb_job_free(job);
     done++;
     idle_since = now_ms();
+  }
+  if (next.uuid[0] != '\0') {
+    /* Claimed with the last consume, but the worker stops (a signal, an
+     * error): it goes back at once (its claim would lapse with us). */
+    st = jb_job_abandon_ex(w.b, next.uuid, w.who, next.token);
+    if (st != JB_OK && rc == CLI_EXIT_OK) rc = cli_fail(st);
+    jb_job_free(next.job);
   }
   /* Process-bound as it is, the entity would vanish with us; removing it
    * now tells readers at once. */

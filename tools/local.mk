@@ -44,7 +44,8 @@ jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 	tools/bench_util.c tools/bench_util.h \
 	tools/bench_threads.c tools/bench_threads.h \
 	tools/bench_batch.c tools/bench_batch.h \
-	tools/bench_peers.h
+	tools/bench_peers.h \
+	tools/bench_worker.c tools/bench_worker.h
 # `jobboard bench --peers` (tools/bench_peers.c): SQLite WAL doing the same
 # job, only when configure found libsqlite3 (HAVE_SQLITE3). Linked into the
 # jobboard program only: libjobboard never sees SQLite.

@@ -1,0 +1,881 @@
+/*
+ * test_batch.c - the worker's path (issue 12): jb_job_claim_next_many,
+ * jb_job_consume_and_claim_next and jb_job_consume_many keep the
+ * contracts of the single operations they gather, in one commit each.
+ *
+ * "One commit" is read off LMDB itself: a forked child opens the board's
+ * environment read-only and reports its last transaction id, which each
+ * commit raises by one. The rest reads the board through the API: claim
+ * order, tokens, the change log, the history, the state of every job
+ * after a refusal (a snapshot of every table: a failed call changes
+ * nothing), a waiter in another process, lapsed leases, Redis-decided
+ * jobs through a hook that records what it was asked, and forked
+ * processes racing.
+ */
+#include "helpers.h"
+#include "internal.h"
+#include "remote_hook.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* LMDB's last committed transaction id of the board in `dir`, read in a
+ * forked child (this process must not open the environment twice). */
+static uint64_t last_txnid(const char *dir) {
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(p[0]);
+    MDB_env *env = NULL;
+    MDB_envinfo info;
+    uint64_t id = 0;
+    if (mdb_env_create(&env) == 0 && mdb_env_set_maxdbs(env, 64) == 0 &&
+        mdb_env_open(env, dir, MDB_RDONLY, 0644) == 0 &&
+        mdb_env_info(env, &info) == 0)
+      id = (uint64_t)info.me_last_txnid;
+    _exit(write(p[1], &id, sizeof id) == (ssize_t)sizeof id && id ? 0 : 1);
+  }
+  close(p[1]);
+  uint64_t id = 0;
+  ssize_t got = read(p[0], &id, sizeof id);
+  close(p[0]);
+  jbt_wait_ok(pid, 10000);
+  assert_int_equal(got, sizeof id);
+  return id;
+}
+
+/* Post n jobs with priorities from `prios` (cycled); uuids to out. */
+static void post_n(jb_board *b, char (*out)[JB_UUID_STRLEN], size_t n,
+                   const jb_priority *prios, size_t nprios) {
+  for (size_t i = 0; i < n; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "job-%zu", i);
+    jbt_post(out ? out[i] : NULL, b, name, prios[i % nprios]);
+  }
+}
+
+static const jb_priority normal[] = {JB_PRIORITY_NORMAL};
+
+/* The uuids of the claimable jobs in listing (= claim-next) order. */
+static size_t listing(jb_board *b, char (*out)[JB_UUID_STRLEN], size_t max) {
+  jb_iter *it = NULL;
+  assert_int_equal(jb_iter_open(&it, b, JB_ONLY_UNCLAIMED), JB_OK);
+  size_t n = 0;
+  const jb_job *j;
+  while (n < max && jb_iter_next(&j, it) == JB_OK && j)
+    memcpy(out[n++], jb_job_uuid(j), JB_UUID_STRLEN);
+  jb_iter_close(it);
+  return n;
+}
+
+static jb_state state_of(jb_board *b, const char *uuid) {
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, b, uuid), JB_OK);
+  return st;
+}
+
+static uint64_t log_next(jb_board *b) {
+  uint64_t next = 0;
+  assert_int_equal(jb_log_bounds(NULL, &next, b), JB_OK);
+  return next;
+}
+
+/* Events from `from` on, into ev (up to max). */
+static size_t events_from(jb_board *b, uint64_t from, jb_event *ev,
+                          size_t max) {
+  size_t n = 0;
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, from, max), JB_OK);
+  return n;
+}
+
+static uint64_t claim_one(jb_board *b, const char *uuid, const char *who) {
+  uint64_t t = 0;
+  assert_int_equal(jb_job_claim_ex(&t, b, uuid, who, NULL), JB_OK);
+  return t;
+}
+
+/* Fail unless the board is as `before` shows it; frees `before`. */
+static void assert_unchanged(jbt_snapshot *before, jb_board *b) {
+  jbt_snapshot after;
+  jbt_snapshot_take(&after, b);
+  jbt_snapshot_assert_same(before, &after);
+  jbt_snapshot_free(before);
+  jbt_snapshot_free(&after);
+}
+
+/* {"rows": n} */
+static const char rows3[] = {(char)0x81, (char)0xa4, 'r', 'o', 'w', 's', 3};
+
+/* ---------------------------------------------------- claim next many */
+
+static void claim_next_many_of_n_on_a_board_of_fewer_returns_those_there(
+    void **state) {
+  jbt_fixture *f = *state;
+  char posted[3][JB_UUID_STRLEN], want[3][JB_UUID_STRLEN];
+  static const jb_priority mix[] = {JB_PRIORITY_LOW, JB_PRIORITY_VERY_HIGH,
+                                    JB_PRIORITY_NORMAL};
+  post_n(f->board, posted, 3, mix, 3);
+  assert_int_equal(listing(f->board, want, 3), 3);
+  uint64_t before = last_txnid(f->dir);
+  char got[10][JB_UUID_STRLEN];
+  uint64_t tokens[10];
+  jb_job *jobs[10];
+  size_t n = 99;
+  assert_int_equal(jb_job_claim_next_many(&n, got, tokens, jobs, f->board,
+                                          "w1", NULL, 10),
+                   JB_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(last_txnid(f->dir), before + 1); /* one commit */
+  for (size_t i = 0; i < 3; i++) {
+    assert_string_equal(got[i], want[i]); /* claim-next order */
+    assert_non_null(jobs[i]);
+    assert_string_equal(jb_job_uuid(jobs[i]), got[i]);
+    assert_string_equal(jb_job_owner(jobs[i]), "w1");
+    assert_int_equal(jb_job_token(jobs[i]), tokens[i]);
+    assert_int_equal(state_of(f->board, got[i]), JB_STATE_CLAIMED);
+    if (i) assert_true(tokens[i] > tokens[i - 1]);
+    jb_job_free(jobs[i]);
+  }
+  for (size_t i = 3; i < 10; i++) assert_null(jobs[i]);
+  /* Nothing left: JB_ENOTFOUND, and nothing written. */
+  before = last_txnid(f->dir);
+  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "w2",
+                                          NULL, 4),
+                   JB_ENOTFOUND);
+  assert_int_equal(n, 0);
+  assert_int_equal(last_txnid(f->dir), before);
+  jbt_assert_check_ok(f->board);
+}
+
+static void claim_next_many_takes_max_in_claim_next_order_and_logs_each(
+    void **state) {
+  jbt_fixture *f = *state;
+  static const jb_priority mix[] = {JB_PRIORITY_LOW, JB_PRIORITY_HIGH,
+                                    JB_PRIORITY_NORMAL, JB_PRIORITY_VERY_LOW,
+                                    JB_PRIORITY_HIGH};
+  post_n(f->board, NULL, 12, mix, 5);
+  char want[12][JB_UUID_STRLEN];
+  assert_int_equal(listing(f->board, want, 12), 12);
+  uint64_t from = log_next(f->board);
+  char got[5][JB_UUID_STRLEN];
+  uint64_t tokens[5];
+  size_t n = 0;
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = 60000;
+  assert_int_equal(jb_job_claim_next_many(&n, got, tokens, NULL, f->board,
+                                          "w1", &o, 5),
+                   JB_OK);
+  assert_int_equal(n, 5);
+  jb_event ev[16];
+  assert_int_equal(events_from(f->board, from, ev, 16), 5);
+  for (size_t i = 0; i < 5; i++) {
+    assert_string_equal(got[i], want[i]);
+    /* Each claim's CLAIMED event, whose sequence is its token. */
+    assert_int_equal(ev[i].type, JB_EVENT_CLAIMED);
+    assert_string_equal(ev[i].uuid, got[i]);
+    assert_string_equal(ev[i].owner, "w1");
+    assert_int_equal(ev[i].seq, tokens[i]);
+    jb_expiry e;
+    int64_t ms;
+    assert_int_equal(jb_job_expires_in(&e, &ms, f->board, got[i]), JB_OK);
+    assert_int_equal(e, JB_EXPIRY_AT); /* the options hold for each */
+  }
+  /* The next claim-next goes on where the batch stopped. */
+  char next[JB_UUID_STRLEN];
+  assert_int_equal(jb_job_claim_next(next, NULL, f->board, "w2"), JB_OK);
+  assert_string_equal(next, want[5]);
+  jbt_assert_check_ok(f->board);
+}
+
+static void claim_next_many_hands_out_jobs_whose_leases_lapsed(void **state) {
+  jbt_fixture *f = *state;
+  char u[2][JB_UUID_STRLEN];
+  post_n(f->board, u, 2, normal, 1);
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = 50;
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, u[0], "old", &o), JB_OK);
+  sleep_ms(120);
+  uint64_t from = log_next(f->board);
+  char got[4][JB_UUID_STRLEN];
+  size_t n = 0;
+  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board,
+                                          "new", NULL, 4),
+                   JB_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(got[0], u[0]); /* the lapsed one, first in order */
+  assert_string_equal(got[1], u[1]);
+  char owner[JB_WHO_MAX + 1];
+  assert_int_equal(jb_job_find_owner(owner, f->board, u[0]), JB_OK);
+  assert_string_equal(owner, "new");
+  /* The lapse was logged as claim-next logs it. */
+  jb_event ev[8];
+  size_t ne = events_from(f->board, from, ev, 8);
+  assert_int_equal(ne, 3);
+  assert_int_equal(ev[0].type, JB_EVENT_EXPIRED);
+  assert_string_equal(ev[0].owner, "old");
+  assert_int_equal(jb_job_consume(f->board, u[0], "old"), JB_ENOTOWNER);
+  jbt_assert_check_ok(f->board);
+}
+
+static void claim_next_many_refuses_bad_arguments_and_changes_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  post_n(f->board, NULL, 2, normal, 1);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  size_t n = 7;
+  char got[2][JB_UUID_STRLEN];
+  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "w",
+                                          NULL, 0),
+                   JB_EINVAL);
+  assert_int_equal(n, 0);
+  jbt_assert_contains(jb_errmsg(), "max 0");
+  assert_int_equal(jb_job_claim_next_many(&n, NULL, NULL, NULL, f->board, "w",
+                                          NULL, JB_BATCH_MAX + 1),
+                   JB_EINVAL);
+  assert_int_equal(jb_job_claim_next_many(NULL, got, NULL, NULL, f->board,
+                                          "w", NULL, 2),
+                   JB_EINVAL);
+  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "",
+                                          NULL, 2),
+                   JB_EINVAL);
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = -5;
+  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "w",
+                                          &o, 2),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "lease");
+  assert_unchanged(&before, f->board);
+}
+
+/* ---------------------------------------------- consume and claim next */
+
+static void consume_and_claim_next_does_both_in_one_commit(void **state) {
+  jbt_fixture *f = *state;
+  char u[3][JB_UUID_STRLEN];
+  post_n(f->board, u, 3, normal, 1);
+  uint64_t t0 = claim_one(f->board, u[0], "w1");
+  uint64_t from = log_next(f->board);
+  uint64_t before = last_txnid(f->dir);
+  char next[JB_UUID_STRLEN];
+  jb_job *job = NULL;
+  uint64_t t1 = 0;
+  assert_int_equal(jb_job_consume_and_claim_next(next, &job, &t1, f->board,
+                                                 u[0], "w1", t0,
+                                                 JB_OUTCOME_FAILURE, rows3,
+                                                 sizeof rows3, NULL),
+                   JB_OK);
+  assert_int_equal(last_txnid(f->dir), before + 1);
+  assert_string_equal(next, u[1]);
+  assert_true(t1 > t0);
+  assert_non_null(job);
+  assert_string_equal(jb_job_uuid(job), u[1]);
+  assert_string_equal(jb_job_owner(job), "w1");
+  assert_int_equal(jb_job_token(job), t1);
+  jb_job_free(job);
+  assert_int_equal(state_of(f->board, u[0]), JB_STATE_COMPLETE);
+  assert_int_equal(state_of(f->board, u[1]), JB_STATE_CLAIMED);
+  /* The history record, as consume_result writes it. */
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u[0]), JB_OK);
+  assert_int_equal(c->end, JB_END_FAILED);
+  assert_string_equal(c->owner, "w1");
+  assert_int_equal(c->result_len, sizeof rows3);
+  assert_memory_equal(c->result, rows3, sizeof rows3);
+  jb_completion_free(c);
+  /* CONSUMED, then CLAIMED whose sequence is the new token. */
+  jb_event ev[4];
+  assert_int_equal(events_from(f->board, from, ev, 4), 2);
+  assert_int_equal(ev[0].type, JB_EVENT_CONSUMED);
+  assert_string_equal(ev[0].uuid, u[0]);
+  assert_int_equal(ev[1].type, JB_EVENT_CLAIMED);
+  assert_string_equal(ev[1].uuid, u[1]);
+  assert_int_equal(ev[1].seq, t1);
+  /* The old token no longer acts on anything; the new one does, and a
+   * loop may pass one buffer as both the job and the next job. */
+  assert_int_equal(jb_job_consume_ex(f->board, u[1], "w1", t0), JB_ENOTOWNER);
+  char buf[JB_UUID_STRLEN];
+  memcpy(buf, u[1], JB_UUID_STRLEN);
+  assert_int_equal(jb_job_consume_and_claim_next(buf, NULL, &t1, f->board,
+                                                 buf, "w1", t1,
+                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 NULL),
+                   JB_OK);
+  assert_string_equal(buf, u[2]);
+  assert_int_equal(state_of(f->board, u[1]), JB_STATE_COMPLETE);
+  jbt_assert_check_ok(f->board);
+}
+
+static void consume_and_claim_next_with_nothing_claimable_says_so(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "only", JB_PRIORITY_NORMAL);
+  uint64_t t = claim_one(f->board, u, "w1");
+  char next[JB_UUID_STRLEN] = "junk";
+  jb_job *job = (jb_job *)&next; /* must be overwritten */
+  uint64_t nt = 77;
+  assert_int_equal(jb_job_consume_and_claim_next(next, &job, &nt, f->board, u,
+                                                 "w1", t, JB_OUTCOME_SUCCESS,
+                                                 NULL, 0, NULL),
+                   JB_OK);
+  assert_string_equal(next, "");
+  assert_null(job);
+  assert_int_equal(nt, 0);
+  assert_int_equal(state_of(f->board, u), JB_STATE_COMPLETE);
+  /* All out-parameters may be NULL. */
+  jbt_post(u, f->board, "two", JB_PRIORITY_NORMAL);
+  t = claim_one(f->board, u, "w1");
+  assert_int_equal(jb_job_consume_and_claim_next(NULL, NULL, NULL, f->board,
+                                                 u, "w1", t,
+                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 NULL),
+                   JB_OK);
+  jbt_assert_check_ok(f->board);
+}
+
+/* The consume of `uuid` by `who` with `token` fails with `want`, and
+ * nothing changes: no claim of the job that is waiting. */
+static void refused_changes_nothing(jbt_fixture *f, const char *uuid,
+                                    const char *who, uint64_t token,
+                                    jb_outcome oc, const void *res,
+                                    size_t res_len, int want,
+                                    const char *msg) {
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  char next[JB_UUID_STRLEN] = "x";
+  jb_job *job = NULL;
+  uint64_t nt = 5;
+  assert_int_equal(jb_job_consume_and_claim_next(next, &job, &nt, f->board,
+                                                 uuid, who, token, oc, res,
+                                                 res_len, NULL),
+                   want);
+  jbt_assert_contains(jb_errmsg(), msg);
+  assert_string_equal(next, "");
+  assert_null(job);
+  assert_int_equal(nt, 0);
+  assert_unchanged(&before, f->board);
+}
+
+static void consume_and_claim_next_whose_consume_fails_claims_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[3][JB_UUID_STRLEN];
+  post_n(f->board, u, 3, normal, 1);
+  uint64_t t = claim_one(f->board, u[0], "owner");
+  /* u[1] and u[2] are claimable all along: a claim would show. */
+  refused_changes_nothing(f, u[0], "other", 0, JB_OUTCOME_SUCCESS, NULL, 0,
+                          JB_ENOTOWNER, "claimed by owner");
+  refused_changes_nothing(f, u[0], "owner", t + 1000, JB_OUTCOME_SUCCESS,
+                          NULL, 0, JB_ENOTOWNER, "token");
+  refused_changes_nothing(f, u[1], "owner", 0, JB_OUTCOME_SUCCESS, NULL, 0,
+                          JB_ENOTFOUND, "not claimed");
+  refused_changes_nothing(f, "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f", "owner",
+                          0, JB_OUTCOME_SUCCESS, NULL, 0, JB_ENOTFOUND,
+                          "not on the board");
+  static const char not_a_map[] = {(char)0x92, 1, 2};
+  refused_changes_nothing(f, u[0], "owner", t, JB_OUTCOME_SUCCESS, not_a_map,
+                          sizeof not_a_map, JB_EINVAL, "result");
+  refused_changes_nothing(f, u[0], "owner", t, (jb_outcome)7, NULL, 0,
+                          JB_EINVAL, "outcome");
+  refused_changes_nothing(f, "not-a-uuid", "owner", t, JB_OUTCOME_SUCCESS,
+                          NULL, 0, JB_EINVAL, "uuid");
+  jb_claim_opts bad = JB_CLAIM_OPTS_INIT;
+  bad.flags = 0x40;
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_consume_and_claim_next(NULL, NULL, NULL, f->board,
+                                                 u[0], "owner", t,
+                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 &bad),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "flags");
+  assert_unchanged(&before, f->board);
+  /* A lapsed claim is nobody's: refused as consume refuses it. */
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = 30;
+  uint64_t t2 = 0;
+  assert_int_equal(jb_job_claim_ex(&t2, f->board, u[1], "owner", &o), JB_OK);
+  sleep_ms(80);
+  refused_changes_nothing(f, u[1], "owner", t2, JB_OUTCOME_SUCCESS, NULL, 0,
+                          JB_ENOTFOUND, "lapsed");
+  jbt_assert_check_ok(f->board);
+}
+
+/* ------------------------------------------------------- consume many */
+
+typedef struct {
+  size_t n;
+  size_t index[8];
+  int status[8];
+  char msg[8][256];
+} failures;
+
+static void on_failed(size_t index, int status, const char *message,
+                      void *payload) {
+  failures *fl = payload;
+  if (fl->n < 8) {
+    fl->index[fl->n] = index;
+    fl->status[fl->n] = status;
+    snprintf(fl->msg[fl->n], sizeof fl->msg[0], "%s", message);
+  }
+  fl->n++;
+}
+
+static void consume_many_with_bad_items_commits_the_others(void **state) {
+  jbt_fixture *f = *state;
+  char u[4][JB_UUID_STRLEN];
+  post_n(f->board, u, 4, normal, 1);
+  uint64_t t[4];
+  for (int i = 0; i < 4; i++) t[i] = claim_one(f->board, u[i], "w1");
+  static const char not_a_map[] = {(char)0x92, 1, 2};
+  jb_consume_item items[7] = {
+      {u[0], "w1", t[0], JB_OUTCOME_SUCCESS, rows3, sizeof rows3},
+      {u[1], "w2", 0, JB_OUTCOME_SUCCESS, NULL, 0},           /* not owner */
+      {"nope", "w1", 0, JB_OUTCOME_SUCCESS, NULL, 0},         /* bad uuid */
+      {u[2], "w1", t[2], JB_OUTCOME_FAILURE, NULL, 0},
+      {u[3], "w1", t[3] + 1, JB_OUTCOME_SUCCESS, NULL, 0},    /* token */
+      {u[3], "w1", 0, JB_OUTCOME_SUCCESS, not_a_map, sizeof not_a_map},
+      {u[0], "w1", 0, JB_OUTCOME_SUCCESS, NULL, 0},           /* again */
+  };
+  int st[7];
+  failures fl = {0};
+  uint64_t before = last_txnid(f->dir);
+  assert_int_equal(jb_job_consume_many(st, f->board, items, 7, on_failed,
+                                       &fl),
+                   JB_OK);
+  assert_int_equal(last_txnid(f->dir), before + 1);
+  assert_int_equal(st[0], JB_OK);
+  assert_int_equal(st[1], JB_ENOTOWNER);
+  assert_int_equal(st[2], JB_EINVAL);
+  assert_int_equal(st[3], JB_OK);
+  assert_int_equal(st[4], JB_ENOTOWNER);
+  assert_int_equal(st[5], JB_EINVAL);
+  assert_int_equal(st[6], JB_ENOTFOUND); /* item 0 consumed it */
+  /* The callback saw each failed item, in order, with its own message. */
+  assert_int_equal(fl.n, 5);
+  static const size_t want_idx[] = {1, 2, 4, 5, 6};
+  for (size_t i = 0; i < 5; i++) {
+    assert_int_equal(fl.index[i], want_idx[i]);
+    assert_int_equal(fl.status[i], st[want_idx[i]]);
+    char pre[16];
+    snprintf(pre, sizeof pre, "item %zu: ", want_idx[i]);
+    assert_memory_equal(fl.msg[i], pre, strlen(pre));
+  }
+  jbt_assert_contains(fl.msg[0], "claimed by w1, not by w2");
+  jbt_assert_contains(fl.msg[1], "uuid");
+  jbt_assert_contains(fl.msg[2], "token");
+  jbt_assert_contains(fl.msg[3], "result");
+  jbt_assert_contains(fl.msg[4], "not on the board");
+  assert_string_equal(jb_errmsg(), fl.msg[0]); /* the first failure */
+  /* The good ones are complete with their records; the others are
+   * still claimed by their owner. */
+  assert_int_equal(state_of(f->board, u[0]), JB_STATE_COMPLETE);
+  assert_int_equal(state_of(f->board, u[2]), JB_STATE_COMPLETE);
+  assert_int_equal(state_of(f->board, u[1]), JB_STATE_CLAIMED);
+  assert_int_equal(state_of(f->board, u[3]), JB_STATE_CLAIMED);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u[0]), JB_OK);
+  assert_int_equal(c->end, JB_END_CONSUMED);
+  assert_memory_equal(c->result, rows3, sizeof rows3);
+  jb_completion_free(c);
+  assert_int_equal(jb_job_completion(&c, f->board, u[2]), JB_OK);
+  assert_int_equal(c->end, JB_END_FAILED);
+  jb_completion_free(c);
+  assert_int_equal(jb_job_consume_ex(f->board, u[3], "w1", t[3]), JB_OK);
+  jbt_assert_check_ok(f->board);
+}
+
+static void consume_many_whose_items_all_fail_changes_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char u[2][JB_UUID_STRLEN];
+  post_n(f->board, u, 2, normal, 1);
+  claim_one(f->board, u[0], "w1");
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  jb_consume_item items[2] = {
+      {u[0], "w2", 0, JB_OUTCOME_SUCCESS, NULL, 0},
+      {u[1], "w1", 0, JB_OUTCOME_SUCCESS, NULL, 0},
+  };
+  int st[2];
+  assert_int_equal(jb_job_consume_many(st, f->board, items, 2, NULL, NULL),
+                   JB_OK);
+  assert_int_equal(st[0], JB_ENOTOWNER);
+  assert_int_equal(st[1], JB_ENOTFOUND);
+  assert_unchanged(&before, f->board);
+  jbt_snapshot_take(&before, f->board);
+  /* The call's own arguments: refused whole. */
+  assert_int_equal(jb_job_consume_many(st, f->board, items, 0, NULL, NULL),
+                   JB_EINVAL);
+  assert_int_equal(jb_job_consume_many(st, f->board, items, JB_BATCH_MAX + 1,
+                                       NULL, NULL),
+                   JB_EINVAL);
+  assert_int_equal(jb_job_consume_many(NULL, f->board, items, 2, NULL, NULL),
+                   JB_EINVAL);
+  assert_int_equal(jb_job_consume_many(st, f->board, NULL, 2, NULL, NULL),
+                   JB_EINVAL);
+  assert_unchanged(&before, f->board);
+}
+
+/* ------------------------------------------------------------ waiters */
+
+typedef struct {
+  const char *dir;
+  uint64_t from;
+  int ready_fd;
+} waiter_arg;
+
+/* Wait for an event at or after `from`: exit 0 when woken with one. */
+static int log_waiter(void *varg) {
+  waiter_arg *a = varg;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, &o) != JB_OK) return 2;
+  if (write(a->ready_fd, "r", 1) != 1) return 3;
+  close(a->ready_fd);
+  jb_event ev[4];
+  size_t n = 0;
+  int rc = jb_log_wait(ev, &n, NULL, b, a->from, 4, 20000);
+  jb_board_close(b);
+  return rc == JB_OK && n > 0 ? 0 : 4;
+}
+
+/* Wait (up to 10 s) until process `pid`'s main thread sleeps in the
+ * kernel's futex wait: the waiter is asleep on the board's signal, so
+ * only a wake-up can end its wait before its timeout. */
+static void wait_asleep(pid_t pid) {
+  char path[64], wchan[128];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", (int)pid, (int)pid);
+  for (int i = 0; i < 10000; i++) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(wchan, 1, sizeof wchan - 1, f) : 0;
+    if (f) fclose(f);
+    wchan[n] = '\0';
+    if (strstr(wchan, "futex")) return;
+    sleep_ms(1);
+  }
+  fail_msg("waiter %d never slept on a futex (wchan '%s')", (int)pid, wchan);
+}
+
+static void each_batch_commit_wakes_a_waiter_in_another_process(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[4][JB_UUID_STRLEN];
+  post_n(f->board, u, 4, normal, 1);
+  for (int op = 0; op < 3; op++) {
+    waiter_arg a = {f->dir, log_next(f->board), -1};
+    pid_t pid = jbt_fork_ready(log_waiter, &a, &a.ready_fd, 30,
+                               "the waiter exited before it waited");
+    wait_asleep(pid);
+    size_t n = 0;
+    char got[2][JB_UUID_STRLEN];
+    uint64_t tok[2];
+    int st[2];
+    if (op == 0) {
+      assert_int_equal(jb_job_claim_next_many(&n, got, tok, NULL, f->board,
+                                              "w", NULL, 2),
+                       JB_OK);
+    } else if (op == 1) {
+      char next[JB_UUID_STRLEN];
+      assert_int_equal(jb_job_consume_and_claim_next(
+                           next, NULL, NULL, f->board, u[0], "w", 0,
+                           JB_OUTCOME_SUCCESS, NULL, 0, NULL),
+                       JB_OK);
+    } else {
+      jb_consume_item items[2] = {{u[1], "w", 0, JB_OUTCOME_SUCCESS, NULL, 0},
+                                  {u[2], "w", 0, JB_OUTCOME_SUCCESS, NULL, 0}};
+      assert_int_equal(jb_job_consume_many(st, f->board, items, 2, NULL, NULL),
+                       JB_OK);
+      assert_int_equal(st[0], JB_OK);
+      assert_int_equal(st[1], JB_OK);
+    }
+    jbt_wait_ok(pid, 20000);
+  }
+}
+
+/* ------------------------------------------------------ Redis-decided */
+
+/* A hook that says yes and records each call: "claim UUID", "consume
+ * UUID". Redis decides first; the board records after. */
+static char hook_log[8][64];
+static int hook_n;
+
+static void hook_note(const char *what, const char *uuid) {
+  if (hook_n < 8) snprintf(hook_log[hook_n], 64, "%s %s", what, uuid);
+  hook_n++;
+}
+static int yes_claim(void *c, jb_board *board, const char *u, const char *w,
+                     int64_t l, uint64_t *fence) {
+  (void)c, (void)board, (void)w, (void)l;
+  hook_note("claim", u);
+  *fence = 0;
+  return JB_OK;
+}
+static int yes_consume(void *c, const char *u, const char *w) {
+  (void)c, (void)w;
+  hook_note("consume", u);
+  return JB_OK;
+}
+static int no_release(void *c, const char *u, const char *w) {
+  (void)c, (void)u, (void)w;
+  return jb__err(JB_EOFFLINE, "not in this test");
+}
+static int no_extend(void *c, const char *u, const char *w, int64_t l) {
+  (void)c, (void)u, (void)w, (void)l;
+  return jb__err(JB_EOFFLINE, "not in this test");
+}
+static const jb_remote_ops yes_ops = {yes_claim, no_release, yes_consume,
+                                      no_release, no_extend, NULL};
+
+static void redis_decided_jobs_go_through_redis_first(void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN], r[JB_UUID_STRLEN], z[JB_UUID_STRLEN];
+  jbt_post(a, f->board, "local-high", JB_PRIORITY_HIGH);
+  jbt_post(r, f->board, "remote", JB_PRIORITY_NORMAL);
+  jbt_post(z, f->board, "local-low", JB_PRIORITY_LOW);
+  assert_int_equal(jb__board_mark_remote(f->board, r), JB_OK);
+  /* Without Redis the remote job is skipped, as claim-next skips it. */
+  char got[3][JB_UUID_STRLEN];
+  uint64_t tok[3];
+  size_t n = 0;
+  hook_n = 0;
+  assert_int_equal(jb_job_claim_next_many(&n, got, tok, NULL, f->board, "w",
+                                          NULL, 3),
+                   JB_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(got[0], a);
+  assert_string_equal(got[1], z);
+  assert_int_equal(jb_job_abandon(f->board, a, "w"), JB_OK);
+  assert_int_equal(jb_job_abandon(f->board, z, "w"), JB_OK);
+  /* With it: in claim-next order, the remote one claimed through Redis. */
+  jb__board_set_remote(f->board, &yes_ops, NULL);
+  jb_job *jobs[3];
+  assert_int_equal(jb_job_claim_next_many(&n, got, tok, jobs, f->board, "w",
+                                          NULL, 3),
+                   JB_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(got[0], a);
+  assert_string_equal(got[1], r);
+  assert_string_equal(got[2], z);
+  assert_int_equal(hook_n, 1);
+  char want[64];
+  snprintf(want, sizeof want, "claim %s", r);
+  assert_string_equal(hook_log[0], want);
+  for (int i = 0; i < 3; i++) {
+    assert_non_null(jobs[i]);
+    assert_string_equal(jb_job_uuid(jobs[i]), got[i]);
+    jb_job_free(jobs[i]);
+  }
+  /* consume_and_claim_next of the remote job: Redis consumes it first. */
+  char next[JB_UUID_STRLEN] = "x";
+  assert_int_equal(jb_job_consume_and_claim_next(next, NULL, NULL, f->board,
+                                                 r, "w", tok[1],
+                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 NULL),
+                   JB_OK);
+  assert_int_equal(hook_n, 2);
+  snprintf(want, sizeof want, "consume %s", r);
+  assert_string_equal(hook_log[1], want);
+  assert_string_equal(next, ""); /* nothing else claimable */
+  assert_int_equal(state_of(f->board, r), JB_STATE_COMPLETE);
+  /* consume_many: the local ones in the batch, never through Redis. */
+  int st[2];
+  jb_consume_item items[2] = {{a, "w", 0, JB_OUTCOME_SUCCESS, NULL, 0},
+                              {z, "w", 0, JB_OUTCOME_SUCCESS, NULL, 0}};
+  assert_int_equal(jb_job_consume_many(st, f->board, items, 2, NULL, NULL),
+                   JB_OK);
+  assert_int_equal(st[0], JB_OK);
+  assert_int_equal(st[1], JB_OK);
+  assert_int_equal(hook_n, 2);
+  jb__board_set_remote(f->board, NULL, NULL);
+  jbt_assert_check_ok(f->board);
+}
+
+/* ------------------------------------------------------------- racing */
+
+#define RACERS 4
+#define RACE_JOBS 3000
+
+typedef struct {
+  const char *dir;
+  char *out;
+  int index;
+  int start_fd;
+} racer_arg;
+
+/* claim_next_many of a few, then consume them all in one batch (every
+ * other round with consume_and_claim_next for the last one), until
+ * nothing is claimable. Each consumed uuid is written to `out`. */
+static int racer(void *varg) {
+  racer_arg *a = varg;
+  char c;
+  if (read(a->start_fd, &c, 1) != 1) return 10;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NONE;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, &o) != JB_OK) return 11;
+  FILE *out = fopen(a->out, "w");
+  if (out == NULL) return 12;
+  char who[16];
+  snprintf(who, sizeof who, "racer-%d", a->index);
+  uint64_t last_token = 0;
+  for (unsigned round = 0;; round++) {
+    char got[7][JB_UUID_STRLEN];
+    uint64_t tok[7];
+    size_t n = 0;
+    size_t want = 1 + (round + (unsigned)a->index) % 7;
+    int rc = jb_job_claim_next_many(&n, got, tok, NULL, b, who, NULL, want);
+    if (rc == JB_ENOTFOUND) break;
+    if (rc != JB_OK || n == 0 || n > want) return 13;
+    for (size_t i = 0; i < n; i++) {
+      if (tok[i] <= last_token) return 14; /* strictly increasing */
+      last_token = tok[i];
+    }
+    jb_consume_item items[7];
+    for (size_t i = 0; i < n; i++)
+      items[i] = (jb_consume_item){got[i], who, tok[i], JB_OUTCOME_SUCCESS,
+                                   NULL, 0};
+    int st[7];
+    if (jb_job_consume_many(st, b, items, n, NULL, NULL) != JB_OK) return 15;
+    for (size_t i = 0; i < n; i++) {
+      if (st[i] != JB_OK) return 16;
+      fprintf(out, "%s\n", got[i]);
+    }
+    if (round % 2) { /* the fused path too */
+      char u[JB_UUID_STRLEN];
+      uint64_t t = 0;
+      rc = jb_job_claim_next_ex(u, NULL, &t, b, who, NULL);
+      while (rc == JB_OK) {
+        char next[JB_UUID_STRLEN];
+        uint64_t nt = 0;
+        if (t <= last_token) return 17;
+        last_token = t;
+        if (jb_job_consume_and_claim_next(next, NULL, &nt, b, u, who, t,
+                                          JB_OUTCOME_SUCCESS, NULL, 0,
+                                          NULL) != JB_OK)
+          return 18;
+        fprintf(out, "%s\n", u);
+        if (next[0] == '\0' || round % 4 == 1) {
+          if (next[0]) { /* hand it back: claimable again */
+            if (jb_job_abandon_ex(b, next, who, nt) != JB_OK) return 19;
+          }
+          break;
+        }
+        memcpy(u, next, JB_UUID_STRLEN);
+        t = nt;
+      }
+      if (rc != JB_OK && rc != JB_ENOTFOUND) return 20;
+    }
+  }
+  fclose(out);
+  jb_board_close(b);
+  return 0;
+}
+
+static void processes_racing_claim_next_many_never_share_a_job(void **state) {
+  jbt_fixture *f = *state;
+  jbt_uuids posted = {0}, done = {0};
+  enum { CHUNK = 500 };
+  static jb_post posts[CHUNK];
+  static char uu[CHUNK][JB_UUID_STRLEN];
+  for (size_t k = 0; k < RACE_JOBS; k += CHUNK) {
+    for (size_t i = 0; i < CHUNK; i++) {
+      posts[i] = (jb_post)JB_POST_INIT;
+      posts[i].name = "race";
+      posts[i].priority = (jb_priority)((k + i) % 5);
+    }
+    assert_int_equal(jb_job_post_batch(uu, f->board, posts, CHUNK), JB_OK);
+    for (size_t i = 0; i < CHUNK; i++) jbt_uuids_add(&posted, uu[i]);
+  }
+  int start[2];
+  assert_int_equal(pipe(start), 0);
+  racer_arg args[RACERS];
+  pid_t pid[RACERS];
+  for (int i = 0; i < RACERS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "racer-%d.txt", i);
+    args[i] = (racer_arg){f->dir, jbt_path(f->dir, name), i, start[0]};
+    pid[i] = jbt_fork(racer, &args[i], 120);
+  }
+  close(start[0]);
+  for (int i = 0; i < RACERS; i++)
+    assert_int_equal(write(start[1], "g", 1), 1);
+  close(start[1]);
+  for (int i = 0; i < RACERS; i++) {
+    int ws = jbt_wait(pid[i], 120000);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+      fail_msg("racer %d: wait status 0x%x", i, ws);
+    jbt_uuids_read_file(&done, args[i].out);
+    free(args[i].out);
+  }
+  jbt_uuids_sort(&done);
+  jbt_uuids_sort(&posted);
+  const char *dup = jbt_uuids_duplicate(&done);
+  if (dup) fail_msg("job %s was consumed twice", dup);
+  assert_int_equal(done.n, RACE_JOBS);
+  for (size_t i = 0; i < posted.n; i++)
+    assert_true(jbt_uuids_find(&done, posted.v[i]) >= 0);
+  size_t left = 1;
+  assert_int_equal(jb_board_count(&left, f->board, 0), JB_OK);
+  assert_int_equal(left, 0);
+  jbt_assert_check_ok(f->board);
+  jbt_uuids_free(&posted);
+  jbt_uuids_free(&done);
+}
+
+int main(void) {
+  jbt_watchdog(600);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(
+          claim_next_many_of_n_on_a_board_of_fewer_returns_those_there,
+          jbt_setup, jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          claim_next_many_takes_max_in_claim_next_order_and_logs_each,
+          jbt_setup, jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          claim_next_many_hands_out_jobs_whose_leases_lapsed, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          claim_next_many_refuses_bad_arguments_and_changes_nothing,
+          jbt_setup, jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          consume_and_claim_next_does_both_in_one_commit, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          consume_and_claim_next_with_nothing_claimable_says_so, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          consume_and_claim_next_whose_consume_fails_claims_nothing,
+          jbt_setup, jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          consume_many_with_bad_items_commits_the_others, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          consume_many_whose_items_all_fail_changes_nothing, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          each_batch_commit_wakes_a_waiter_in_another_process, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          redis_decided_jobs_go_through_redis_first, jbt_setup, jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          processes_racing_claim_next_many_never_share_a_job, jbt_setup,
+          jbt_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
