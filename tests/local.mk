@@ -257,3 +257,15 @@ EXTRA_DIST += tests/fuzz/fuzz_redis.c tests/fuzz/run.sh \
 	tests/fuzz/make_seeds.py tests/fuzz/capture_seeds.py tests/fuzz/README \
 	tests/fuzz/corpus \
 	tests/fuzz/regress
+
+# Pages per commit (issue 12): each kind of commit's dirty pages, by tree,
+# through tests/iolayer.c and the page reader; `--table` prints them with
+# the default bounds beside bench's raw LMDB floor.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_commitpages
+TESTS += tests/test_commitpages
+tests_test_commitpages_SOURCES = tests/test_commitpages.c tools/bench_raw.c \
+	tools/bench_raw.h $(JB_IOLAYER) $(JB_TEST_HELPERS)
+tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_commitpages_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
+endif
