@@ -3,7 +3,7 @@
  * post, claim-next (plain, with a lease, bound to the process), consume
  * and abandon through the public API, and bench's raw LMDB floor
  * (tools/bench_raw.c: the same three transactions on bare LMDB), in
- * durability none.
+ * durability none (and bench's "raw LMDB + log").
  *
  * Every write call liblmdb makes on data.mdb goes through tests/iolayer.c,
  * which records its offset and length. A commit writes its dirty pages
@@ -134,13 +134,11 @@ typedef struct {
   double by_table[MAX_TABLES];
 } tally;
 
-/* Add the commits of the record so far to t (each commit ends at its
- * meta page's write). */
-static void add_record(tally *t, owners *o, const char *dir) {
-  size_t n;
-  const iol_event *ev = iol_events(&n);
-  read_owners(o, dir);
-  for (size_t i = 0; i < n; i++) {
+/* Add events [from, to) of the record to t: each commit ends at its meta
+ * page's write; pages are put to their trees' account when `by_tree`. */
+static void tally_events(tally *t, const owners *o, const iol_event *ev,
+                         size_t from, size_t to, bool by_tree) {
+  for (size_t i = from; i < to; i++) {
     if (ev[i].kind != IOL_WRITE) continue;
     if (ev[i].off < META_END) {
       t->commits++;
@@ -152,9 +150,17 @@ static void add_record(tally *t, owners *o, const char *dir) {
          pg++) {
       t->pages++;
       int who = pg < o->npages ? o->owner[pg] : 0;
-      if (who) t->by_table[who - 1]++;
+      if (who && by_tree) t->by_table[who - 1]++;
     }
   }
+}
+
+/* Add the commits of the record so far to t. */
+static void add_record(tally *t, owners *o, const char *dir) {
+  size_t n;
+  const iol_event *ev = iol_events(&n);
+  read_owners(o, dir);
+  tally_events(t, o, ev, 0, n, true);
 }
 
 static void print_tally(const tally *t, const owners *o) {
@@ -171,11 +177,12 @@ static void print_tally(const tally *t, const owners *o) {
 
 typedef enum { K_POST, K_CLAIM, K_CLAIM_LEASE, K_CLAIM_BOUND, K_CONSUME,
                K_CONSUME_LEASED, K_ABANDON, K_RAW_POST, K_RAW_CLAIM,
-               K_RAW_CONSUME, NKINDS } kind;
+               K_RAW_CONSUME, K_RAWLOG_POST, K_RAWLOG_CLAIM, K_RAWLOG_CONSUME,
+               NKINDS } kind;
 static const char *const kind_label[NKINDS] = {
     "post", "claim-next", "claim-next lease", "claim-next bound", "consume",
     "consume (leased)", "abandon", "raw post", "raw claim-next",
-    "raw consume"};
+    "raw consume", "raw+log post", "raw+log claim-next", "raw+log consume"};
 
 static const unsigned char details[] = {
     0x83, 0xa4, 't', 'a', 's', 'k', 0xa6, 'r', 'e', 's', 'i', 'z', 'e',
@@ -259,14 +266,15 @@ static void run_all(lab *l, size_t warm, size_t measure) {
   }
 }
 
-/* The raw floor: bench_raw's cycle, split into its three commits. */
-static void run_raw(lab *l, size_t warm, size_t measure, uint64_t log_keep) {
-  (void)log_keep;
+/* A raw floor (bench_raw's cycle; `flags` BENCH_RAW_LOG for "raw LMDB +
+ * log"), split into its three commits, tallied from kind `first`. */
+static void run_raw(lab *l, size_t warm, size_t measure, unsigned flags,
+                    kind first) {
   char *dir = jbt_mkdtemp();
   iol_follow(dir);
   bench_raw *r;
   assert_int_equal(bench_raw_open(&r, dir, JB_DURABILITY_NONE, 64u << 20, 232,
-                                  1, 0),
+                                  1, flags),
                    0);
   assert_int_equal(bench_raw_cycles(r, warm, NULL), 0);
   for (size_t i = 0; i < measure; i++) {
@@ -288,25 +296,10 @@ static void run_raw(lab *l, size_t warm, size_t measure, uint64_t log_keep) {
         }
         commit++;
       }
-      /* Tally events [from, to) as one commit. */
-      tally *t = &l->t[K_RAW_POST + step];
+      /* Only the cycle's last commit by tree: the earlier ones' pages
+       * may have been freed and reused by the later ones since. */
       read_owners(&l->o, dir);
-      for (size_t j = from; j < to; j++) {
-        if (ev[j].kind != IOL_WRITE) continue;
-        if (ev[j].off < META_END) {
-          t->commits++;
-          continue;
-        }
-        t->calls++;
-        for (uint64_t pg = ev[j].off / 4096;
-             pg < (ev[j].off + ev[j].len) / 4096; pg++) {
-          t->pages++;
-          /* Only the cycle's last commit: the earlier ones' pages may
-           * have been freed and reused by the later ones since. */
-          int who = pg < l->o.npages ? l->o.owner[pg] : 0;
-          if (who && step == 2) t->by_table[who - 1]++;
-        }
-      }
+      tally_events(&l->t[first + step], &l->o, ev, from, to, step == 2);
     }
   }
   bench_raw_close(r);
@@ -353,7 +346,8 @@ int main(int argc, char **argv) {
     printf("pages and write calls per commit, durability none, default "
            "bounds, after %zu cycles\n", warm);
     run_all(&l, warm, 300);
-    run_raw(&l, warm, 300, 0);
+    run_raw(&l, warm, 300, 0, K_RAW_POST);
+    run_raw(&l, warm, 300, BENCH_RAW_LOG, K_RAWLOG_POST);
     print_all(&l);
     lab_close(&l);
     return 0;
