@@ -903,6 +903,11 @@ JB_EXTERN int jb_job_consume_many(int *status_out, jb_board *board,
  * still on the board, was never on it, or its record was dropped by the
  * history's bounds; the message says which of "on the board" and "not in
  * the history"), JB_ECORRUPT (the record does not decode), JB_ENOMEM.
+ * The history has no index by uuid: a job still on the board is answered
+ * at once, otherwise the records are read newest first, so a recent
+ * completion is found after a few and a uuid the history does not hold
+ * reads all of them (0.6 ms for 10,000 records on a 2-core test machine,
+ * against 1 us for a recent one).
  */
 JB_EXTERN int jb_job_completion(jb_completion **out, jb_board *board,
                                 const char *uuid);

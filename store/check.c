@@ -333,23 +333,37 @@ static int check_index(jb_store *s, MDB_txn *txn, check_ctx *ctx, MDB_dbi dbi,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Every event of `log` and `logtail` must decode, and the tail's keys
+ * must come after the log's (store.h). */
 static int check_log(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->log, &cur);
-  if (rc) return rc;
-  MDB_val k, v;
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    ctx->st->log_events++;
-    jb_eventrec ev;
-    if (k.mv_size != 8 || v.mv_size < sizeof ev ||
-        (memcpy(&ev, v.mv_data, sizeof ev),
-         v.mv_size != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
-             ev.type > JB_EV_LAST))
-      note(ctx, true, "log: event %zu is malformed", ctx->st->log_events);
+  uint64_t prev = 0;
+  int rc = 0;
+  for (int t = 0; rc == 0 && t < 2; t++) {
+    MDB_cursor *cur;
+    if ((rc = mdb_cursor_open(txn, t == 0 ? s->log : s->logtail, &cur)))
+      return rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+      ctx->st->log_events++;
+      jb_eventrec ev;
+      if (k.mv_size != 8 || v.mv_size < sizeof ev ||
+          (memcpy(&ev, v.mv_data, sizeof ev),
+           v.mv_size != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
+               ev.type > JB_EV_LAST)) {
+        note(ctx, true, "log: event %zu is malformed", ctx->st->log_events);
+        continue;
+      }
+      uint64_t seq = jb__be64(k.mv_data);
+      if (seq <= prev)
+        note(ctx, true, "log: event %llu of the tail is not after the log's "
+             "last (%llu)", (unsigned long long)seq, (unsigned long long)prev);
+      prev = seq;
+    }
+    mdb_cursor_close(cur);
+    if (rc == MDB_NOTFOUND) rc = 0;
   }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
+  return rc;
 }
 
 static int check_quarantine(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
@@ -430,17 +444,15 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   /* The next sequence: one past the log's last event (store.h). */
   uint64_t next_seq = 1;
   MDB_cursor *lc;
-  MDB_val lk, lv;
-  int rc = mdb_cursor_open(txn, s->log, &lc);
+  int rc = mdb_cursor_open(txn, s->logtail, &lc);
   if (rc) return rc;
-  rc = mdb_cursor_get(lc, &lk, &lv, MDB_LAST);
-  if (rc == 0 && lk.mv_size == 8) {
-    next_seq = 0;
-    for (int i = 0; i < 8; i++) next_seq = next_seq << 8 | ((uint8_t *)lk.mv_data)[i];
-    next_seq++;
-  }
+  rc = jb__log_next(s, txn, lc, &next_seq);
   mdb_cursor_close(lc);
-  if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+  if (rc == MDB_CORRUPTED) {
+    next_seq = 1; /* as with no event: check_log names the key */
+    rc = 0;
+  }
+  if (rc) return rc;
   if ((rc = check_jobs(s, txn, ctx, next_seq))) return rc;
   if (ctx->needs_write) return 0;
   if ((rc = check_index(s, txn, ctx, s->ready, "ready", sizeof(jb_readyrec),

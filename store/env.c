@@ -654,7 +654,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_LEASES, flags, &s->leases)) ||
       (rc = mdb_dbi_open(txn, JB_DB_HOLDERS, flags, &s->holders)) ||
       (rc = mdb_dbi_open(txn, JB_DB_ENTITIES, flags, &s->entities)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_HISTORY, flags, &s->history)))
+      (rc = mdb_dbi_open(txn, JB_DB_HISTORY, flags, &s->history)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_LOGTAIL, flags, &s->logtail)))
     return rc;
   return JB_OK;
 }
@@ -705,6 +706,24 @@ static int upgrade_claims(jb_store *s, MDB_txn *txn) {
     memcpy(buf + sizeof rec, (uint8_t *)v.mv_data + sizeof old, old.owner_len);
     MDB_val nv = {sizeof rec + old.owner_len, buf};
     if ((rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT))) break;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Schema 4 -> 5: the history's 'u' + uuid entries go (history.h: no
+ * index by uuid any more). Once, in the transaction that opens the board
+ * first; about 35 bytes each, so 10,000 of them are some 90 pages. */
+static int upgrade_history(jb_store *s, MDB_txn *txn) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->history, &cur);
+  if (rc) return rc;
+  MDB_val k = {1, "u"}, v;
+  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  while (rc == 0 && k.mv_size == 17 && ((uint8_t *)k.mv_data)[0] == 'u') {
+    /* After a delete the cursor stands on the next key. */
+    if ((rc = mdb_cursor_del(cur, 0))) break;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -768,8 +787,10 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
   if (schema < JB_SCHEMA_VERSION) {
     /* 2 -> 3 only adds the history table, made above by open_tables;
-     * 3 -> 4 changes no data (store.h). */
+     * 3 -> 4 changes no data; 4 -> 5 adds `logtail`, made above, empty,
+     * and drops the history's uuid entries (store.h, history.h). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
+    if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     schema = JB_SCHEMA_VERSION;
     MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;

@@ -6,6 +6,7 @@
 #include "core/posting.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A write drops at most this many old records, so its cost stays bounded
@@ -14,16 +15,10 @@
 #define HIST_TRIM 64
 
 #define SKEY_LEN 9  /* 's' + hseq */
-#define UKEY_LEN 17 /* 'u' + uuid */
 
 static void skey(uint8_t k[SKEY_LEN], uint64_t hseq) {
   k[0] = 's';
   for (int i = 0; i < 8; i++) k[1 + i] = (uint8_t)(hseq >> (56 - 8 * i));
-}
-
-static void ukey(uint8_t k[UKEY_LEN], const uint8_t uuid[16]) {
-  k[0] = 'u';
-  memcpy(k + 1, uuid, 16);
 }
 
 static bool is_skey(const MDB_val *k) {
@@ -87,15 +82,7 @@ static int trim(jb_store *s, MDB_txn *txn, uint64_t first, uint64_t last,
      * not decode goes only when the count says so (its age is unknown). */
     bool over = count + 1 > b->max_count;
     if (!over && !(whole && rec.completed_us < cutoff)) break;
-    if ((rc = mdb_cursor_del(cur, 0)) || !whole) continue;
-    /* Its uuid's entry, unless a newer record of the uuid took it. */
-    uint8_t uk[UKEY_LEN];
-    ukey(uk, rec.uuid);
-    MDB_val kk = {sizeof uk, uk}, hv;
-    rc = mdb_get(txn, s->history, &kk, &hv);
-    if (rc == 0 && hv.mv_size == 8 && jb__be64(hv.mv_data) == first)
-      rc = mdb_del(txn, s->history, &kk, NULL);
-    if (rc == MDB_NOTFOUND) rc = 0;
+    rc = mdb_cursor_del(cur, 0);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -144,11 +131,7 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   if (reason_len) memcpy(d, e->reason, reason_len);
   d += reason_len;
   memcpy(d, result, result_len);
-  uint8_t uk[UKEY_LEN], hv[8];
-  ukey(uk, rec.uuid);
-  for (int i = 0; i < 8; i++) hv[i] = (uint8_t)(hseq >> (56 - 8 * i));
-  MDB_val kk = {sizeof uk, uk}, vv = {sizeof hv, hv};
-  return mdb_put(txn, s->history, &kk, &vv, 0);
+  return 0;
 }
 
 /* A msgpack str header at p[0..len): its length and where it starts. */
@@ -269,41 +252,101 @@ static int copy_item(jb_buf *bytes, jb_hist_item *it, uint64_t hseq,
   return rc == JB_OK ? 0 : rc;
 }
 
+/* The newest record of `uuid`: newest first through the records, since
+ * the history has no index by uuid (history.h). *hseq 0 when none. */
+static int newest_of(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                     uint64_t *hseq, MDB_val *val) {
+  *hseq = 0;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->history, &cur);
+  if (rc) return rc;
+  MDB_val k = {1, "t"}, v;
+  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  if (rc == 0)
+    rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+  else if (rc == MDB_NOTFOUND)
+    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  for (; rc == 0 && is_skey(&k); rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) {
+    if (v.mv_size >= sizeof(jb_histrec) &&
+        memcmp((const uint8_t *)v.mv_data + offsetof(jb_histrec, uuid), uuid,
+               16) == 0) {
+      *hseq = jb__be64((const uint8_t *)k.mv_data + 1);
+      *val = v;
+      break;
+    }
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                     bool *found) {
-  uint8_t uk[UKEY_LEN];
-  ukey(uk, uuid);
-  MDB_val k = {sizeof uk, uk}, v;
-  int rc = mdb_get(txn, s->history, &k, &v);
-  *found = rc == 0;
-  return rc == MDB_NOTFOUND ? 0 : rc;
+  uint64_t hseq;
+  MDB_val v;
+  int rc = newest_of(s, txn, uuid, &hseq, &v);
+  *found = rc == 0 && hseq != 0;
+  return rc;
+}
+
+static int cmp_uuid(const void *a, const void *b) { return memcmp(a, b, 16); }
+
+int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
+                        const uint8_t uuid[16], bool *found) {
+  *found = false;
+  if (!set->built) {
+    set->n = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, s->history, &cur);
+    if (rc) return rc;
+    MDB_val k = {1, "s"}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+         rc == 0 && is_skey(&k); rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+      if (v.mv_size < sizeof(jb_histrec)) continue; /* check reports it */
+      if (set->n == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 256;
+        void *u = realloc(set->u, cap * sizeof *set->u);
+        if (u == NULL) {
+          rc = jb__err(JB_ENOMEM, "out of memory reading the history");
+          break;
+        }
+        set->u = u;
+        set->cap = cap;
+      }
+      memcpy(set->u[set->n++],
+             (const uint8_t *)v.mv_data + offsetof(jb_histrec, uuid), 16);
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    if (set->n) qsort(set->u, set->n, sizeof *set->u, cmp_uuid);
+    set->built = true;
+  }
+  *found = set->n && bsearch(uuid, set->u, set->n, sizeof *set->u,
+                             cmp_uuid) != NULL;
+  return 0;
+}
+
+void jb__history_set_free(jb_hist_set *set) {
+  free(set->u);
+  *set = (jb_hist_set){0};
 }
 
 static int find_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   hist_ctx *ctx = vctx;
   (void)status;
   ctx->bytes->len = 0;
-  uint8_t uk[UKEY_LEN];
-  ukey(uk, ctx->uuid);
-  MDB_val k = {sizeof uk, uk}, v;
-  int rc = mdb_get(txn, s->history, &k, &v);
-  if (rc == 0 && v.mv_size == 8) {
-    uint64_t hseq = jb__be64(v.mv_data);
-    uint8_t key[SKEY_LEN];
-    skey(key, hseq);
-    k = (MDB_val){sizeof key, key};
-    rc = mdb_get(txn, s->history, &k, &v);
-    if (rc == 0) {
-      *ctx->found = JB_HIST_FOUND;
-      return copy_item(ctx->bytes, ctx->item, hseq, &v);
-    }
+  /* On the board: no record to look for (completing a job takes it off
+   * the board and adds its record in one commit). */
+  MDB_val k = {16, (void *)ctx->uuid}, v;
+  int rc = mdb_get(txn, s->jobs, &k, &v);
+  if (rc == 0) {
+    *ctx->found = JB_HIST_ON_BOARD;
+    return 0;
   }
-  if (rc && rc != MDB_NOTFOUND) return rc;
-  k = (MDB_val){16, (void *)ctx->uuid};
-  rc = mdb_get(txn, s->jobs, &k, &v);
-  if (rc && rc != MDB_NOTFOUND) return rc;
-  *ctx->found = rc == 0 ? JB_HIST_ON_BOARD : JB_HIST_UNKNOWN;
-  return 0;
+  if (rc != MDB_NOTFOUND) return rc;
+  uint64_t hseq;
+  if ((rc = newest_of(s, txn, ctx->uuid, &hseq, &v))) return rc;
+  *ctx->found = hseq ? JB_HIST_FOUND : JB_HIST_UNKNOWN;
+  return hseq ? copy_item(ctx->bytes, ctx->item, hseq, &v) : 0;
 }
 
 int jb__history_find(jb_store *s, const uint8_t uuid[16], jb_buf *bytes,
@@ -403,25 +446,10 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
             r == JB_OK ? NULL : why, false, arg);
       continue;
     }
-    if (k.mv_size != UKEY_LEN || kd[0] != 'u') {
-      snprintf(why, sizeof why, "a key of %zu bytes is neither a record's "
-               "nor a uuid's", k.mv_size);
-      visit(0, NULL, why, false, arg);
-      continue;
-    }
-    /* The uuid's entry must name a record of that uuid. */
-    bool ok = v.mv_size == 8;
-    uint64_t hseq = ok ? jb__be64(v.mv_data) : 0;
-    if (ok) {
-      uint8_t key[SKEY_LEN];
-      skey(key, hseq);
-      MDB_val rk = {sizeof key, key}, rv;
-      ok = mdb_get(txn, s->history, &rk, &rv) == 0 &&
-           rv.mv_size >= sizeof(jb_histrec) &&
-           memcmp((uint8_t *)rv.mv_data + offsetof(jb_histrec, uuid), kd + 1,
-                  16) == 0;
-    }
-    if (!ok) visit(hseq, kd + 1, NULL, true, arg);
+    /* Schema 4's 'u' entries went at the upgrade (history.h). */
+    snprintf(why, sizeof why, "a key of %zu bytes is not a record's",
+             k.mv_size);
+    visit(0, NULL, why, false, arg);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -487,22 +515,17 @@ typedef struct {
 
 static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   amend_ctx *a = vctx;
-  uint8_t uk[UKEY_LEN], sk[SKEY_LEN];
-  ukey(uk, a->uuid);
-  MDB_val k = {sizeof uk, uk}, v;
-  int rc = mdb_get(txn, s->history, &k, &v);
-  if (rc == MDB_NOTFOUND) {
+  uint64_t hseq;
+  MDB_val rv;
+  int rc = newest_of(s, txn, a->uuid, &hseq, &rv);
+  if (rc) return rc;
+  if (hseq == 0) {
     *status = JB_ENOTFOUND;
     return 0;
   }
-  if (rc) return rc;
-  if (v.mv_size != 8) {
-    *status = JB_ECORRUPT;
-    return 0;
-  }
-  skey(sk, jb__be64(v.mv_data));
-  MDB_val rk = {sizeof sk, sk}, rv;
-  if ((rc = mdb_get(txn, s->history, &rk, &rv))) return rc;
+  uint8_t sk[SKEY_LEN];
+  skey(sk, hseq);
+  MDB_val rk = {sizeof sk, sk};
   jb_histrec rec;
   char why[128];
   if (jb__histrec_check(rv.mv_data, rv.mv_size, &rec, why, sizeof why)) {

@@ -3,20 +3,26 @@
  * reached COMPLETE, written in the write transaction that completed it
  * (consume, trash, or check's quarantine).
  *
- * One table, `history`, with two kinds of keys:
+ * One table, `history`:
  *
  *   's' + hseq (u64 big-endian)  -> jb_histrec + owner + name + reason +
  *                                   result (a msgpack map)
- *   'u' + uuid (16 bytes)        -> hseq (u64 big-endian) of the uuid's
- *                                   newest record
  *
  * hseq is one more than the newest record's, so records are contiguous
  * from the oldest kept to the newest and their count is the difference
- * of the two ends (no counter, no mdb_stat: the 'u' entries share the
- * table). Trimming removes the oldest only, before a new record goes in,
- * so the table never empties once written and hseq never repeats. One
- * table rather than a table and an index: a commit pays for each table a
- * transaction touches (store.h), and a consume already touches four.
+ * of the two ends (no counter). Trimming removes the oldest only, before
+ * a new record goes in, so the table never empties once written and hseq
+ * never repeats.
+ *
+ * No index by uuid (schema 5; schemas 3 and 4 kept 'u' + uuid -> hseq,
+ * deleted at the upgrade): that entry sat at a random place in the tree,
+ * and adding one and dropping the trimmed record's cost a consume about
+ * three of its pages (DESIGN-NOTES, "Pages per commit"). A lookup by uuid
+ * reads the records newest first, so a job that completed recently is
+ * found after a few; one that is not in the history reads them all (a
+ * job still on the board is answered from `jobs` first). The mirror asks
+ * for many uuids in one transaction: jb__history_set_has reads the
+ * records once for all of them.
  *
  * A record is written with the bounds of the handle whose write adds it
  * (jb_board_options): at most HIST_TRIM of the oldest records are dropped
@@ -69,10 +75,23 @@ typedef struct {
 int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
                     const jb_hist_bounds *b, int64_t now_us);
 
-/* Does the history hold a record of `uuid` (its 'u' entry), inside
- * `txn`? 0 with *found set, or an LMDB code. */
+/* Does the history hold a record of `uuid`, inside `txn`? 0 with *found
+ * set, or an LMDB code. Reads the records newest first. */
 int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                     bool *found);
+
+/* The same for many uuids in one transaction: the first call reads the
+ * uuids of every record into `set` (zeroed first; built false), later
+ * ones search it. Only while `txn` adds no record; free with
+ * jb__history_set_free. */
+typedef struct {
+  uint8_t (*u)[16];
+  size_t n, cap;
+  bool built;
+} jb_hist_set;
+int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
+                        const uint8_t uuid[16], bool *found);
+void jb__history_set_free(jb_hist_set *set);
 
 /* The job's name from a posting in the taskflow layout (posting.h: uuid
  * first, then name), without decoding the rest: *name points into
@@ -86,8 +105,9 @@ int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
                       size_t whylen);
 
 /* check.c: walk the history inside `txn`. For each record, `visit` gets
- * its hseq and NULL `why` when it decodes, else the reason; for a 'u'
- * entry that names no record of its uuid, `dangling` is set. */
+ * its hseq and NULL `why` when it decodes, else the reason (hseq 0: a key
+ * that is not a record's). `dangling` is never set since schema 5 (no
+ * uuid entries). */
 typedef void (*jb_hist_visit)(uint64_t hseq, const uint8_t *uuid,
                               const char *why, bool dangling, void *arg);
 int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,

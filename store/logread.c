@@ -1,15 +1,17 @@
 /*
  * logread.c - the change log's readers and its trimming.
  *
- * ops.c appends events (jb__log_open / _put / _close); this file reads
- * them back for watchers and decides, at the end of every write, which of
- * the oldest to delete. Sequences are contiguous: a write appends at the
- * last key + 1 and trimming removes only from the front, never the last
- * event, so the log holds exactly first .. next-1 and a cursor below
- * `first` is a reader that fell behind.
+ * ops.c appends events (jb__log_open / _put / _close) to `logtail`; this
+ * file reads them back for watchers, moves the tail to `log` and decides,
+ * at the end of every write, which of the oldest to delete (store.h).
+ * Sequences are contiguous: a write appends at the last key + 1 and
+ * trimming removes only from the front, never the last event, so `log`
+ * then `logtail` hold exactly first .. next-1 and a cursor below `first`
+ * is a reader that fell behind.
  */
 #include "txn.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ trimming */
@@ -33,12 +35,71 @@ void jb__log_limits(const jb_board_options *o, uint64_t *keep,
                                          : JB_LOG_MAX_AGE_DEFAULT_MS) * 1000;
 }
 
-int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
-                 uint64_t appended) {
-  MDB_stat st;
-  int rc = mdb_stat(txn, s->log, &st);
+/* The first (MDB_FIRST) or last (MDB_LAST) key of the table `cur` is
+ * on, into *seq (*found false when the table is empty). */
+static int end_seq(MDB_cursor *cur, MDB_cursor_op op, bool *found,
+                   uint64_t *seq) {
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cur, &k, &v, op);
+  *found = rc == 0;
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc == 0 && k.mv_size != 8) return MDB_CORRUPTED;
+  if (rc == 0) *seq = jb__be64(k.mv_data);
+  return rc;
+}
+
+int jb__log_next(jb_store *s, MDB_txn *txn, MDB_cursor *cur, uint64_t *next) {
+  bool found;
+  uint64_t last = 0;
+  int rc = end_seq(cur, MDB_LAST, &found, &last);
+  if (rc == 0 && !found) {
+    MDB_cursor *lc;
+    if ((rc = mdb_cursor_open(txn, s->log, &lc))) return rc;
+    rc = end_seq(lc, MDB_LAST, &found, &last);
+    mdb_cursor_close(lc);
+  }
+  *next = found ? last + 1 : 1;
+  return rc;
+}
+
+/* Move every event of `logtail` to the end of `log` and empty the tail
+ * (its page is freed; the next append makes a new one). */
+static int move_tail(jb_store *s, MDB_txn *txn) {
+  MDB_cursor *tc, *lc;
+  int rc = mdb_cursor_open(txn, s->logtail, &tc);
   if (rc) return rc;
-  size_t n = st.ms_entries;
+  if ((rc = mdb_cursor_open(txn, s->log, &lc))) {
+    mdb_cursor_close(tc);
+    return rc;
+  }
+  MDB_val k, v;
+  jb_buf copy = {0};
+  for (rc = mdb_cursor_get(tc, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(tc, &k, &v, MDB_NEXT)) {
+    /* Copied first: a write to `log` may spill the tail's dirty page out
+     * of memory in a transaction of very many pages. */
+    copy.len = 0;
+    if ((rc = jb__buf_append(&copy, k.mv_data, k.mv_size)) ||
+        (rc = jb__buf_append(&copy, v.mv_data, v.mv_size)))
+      break;
+    MDB_val ck = {k.mv_size, copy.data};
+    MDB_val cv = {v.mv_size, copy.data + k.mv_size};
+    if ((rc = mdb_cursor_put(lc, &ck, &cv, MDB_APPEND))) break;
+  }
+  jb__buf_free(&copy);
+  mdb_cursor_close(lc);
+  mdb_cursor_close(tc);
+  if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED; /* a tail key not above log's */
+  if (rc != MDB_NOTFOUND) return rc;
+  return mdb_drop(txn, s->logtail, 0);
+}
+
+int jb__log_trim(jb_store *s, MDB_txn *txn, int64_t now_us,
+                 uint64_t appended) {
+  MDB_stat st, ts;
+  int rc = mdb_stat(txn, s->log, &st);
+  if (rc || (rc = mdb_stat(txn, s->logtail, &ts))) return rc;
+  size_t n = st.ms_entries + ts.ms_entries;
   /* At most JB_LOG_TRIM plus what this write appended: a batch of posts
    * must not push the log past its bound (each appends one event). */
   size_t max = JB_LOG_TRIM + (size_t)appended;
@@ -50,8 +111,14 @@ int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
   /* The age bound alone takes at most JB_LOG_TRIM per write. */
   size_t limit = by_size > JB_LOG_TRIM ? by_size : JB_LOG_TRIM;
   bool by_age = now_us >= s->log_age_due_us;
+  /* Trimming takes from the front of `log`: the tail goes there first. */
+  if (ts.ms_entries >= JB_LOGTAIL_MOVE || by_size > 0 || by_age) {
+    if ((rc = move_tail(s, txn))) return rc;
+  }
   if (by_size == 0 && !by_age) return 0;
   int64_t cutoff = now_us - s->log_max_age_us; /* older than this: too old */
+  MDB_cursor *cur;
+  if ((rc = mdb_cursor_open(txn, s->log, &cur))) return rc;
   MDB_val k, v;
   rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
   for (size_t i = 0; rc == 0 && i < limit && n > 1; i++) {
@@ -83,33 +150,29 @@ int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
     if (rc == 0 && i + 1 < limit && n > 1)
       rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
   }
-  return rc;
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 /* -------------------------------------------------------------- reading */
 
-/* The extent of the log as `txn` sees it. */
-static int bounds(jb_store *s, MDB_txn *txn, MDB_cursor **curp,
-                  uint64_t *first, uint64_t *next) {
+/* The extent of the log as `txn` sees it: `log`, then `logtail`. */
+static int bounds(jb_store *s, MDB_txn *txn, uint64_t *first,
+                  uint64_t *next) {
   MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->log, &cur);
+  int rc = mdb_cursor_open(txn, s->logtail, &cur);
   if (rc) return rc;
-  MDB_val k, v;
-  *first = *next = 1;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
-  if (rc == 0) {
-    *next = jb__be64(k.mv_data) + 1;
-    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
-    if (rc == 0) *first = jb__be64(k.mv_data);
-  } else if (rc == MDB_NOTFOUND) {
-    rc = 0;
-  }
-  if (rc == 0 && curp)
-    *curp = cur;
-  else
+  rc = jb__log_next(s, txn, cur, next);
+  mdb_cursor_close(cur);
+  *first = *next;
+  bool found = false;
+  for (int t = 0; rc == 0 && t < 2 && !found; t++) {
+    if ((rc = mdb_cursor_open(txn, t == 0 ? s->log : s->logtail, &cur)))
+      break;
+    rc = end_seq(cur, MDB_FIRST, &found, first);
     mdb_cursor_close(cur);
+  }
+  if (rc == 0 && !found) *first = *next;
   return rc;
 }
 
@@ -124,7 +187,7 @@ typedef struct {
 static int bounds_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
-  return bounds(s, txn, NULL, &ctx->first, &ctx->next);
+  return bounds(s, txn, &ctx->first, &ctx->next);
 }
 
 int jb__store_log_bounds(jb_store *s, uint64_t *first, uint64_t *next) {
@@ -168,22 +231,27 @@ static int read_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
   ctx->n = 0;
-  MDB_cursor *cur;
-  int rc = bounds(s, txn, &cur, &ctx->first, &ctx->next);
+  int rc = bounds(s, txn, &ctx->first, &ctx->next);
   if (rc) return rc;
-  if (ctx->from > ctx->next) {
-    rc = jb__err(JB_EINVAL, "board %s: change log: sequence %llu is beyond "
-                 "its end (the next event will be %llu)", s->path,
-                 (unsigned long long)ctx->from,
-                 (unsigned long long)ctx->next);
-  } else if (ctx->from < ctx->first) {
-    rc = jb__err(JB_ETRIMMED, "board %s: change log: event %llu is no "
-                 "longer kept (trimmed); the log now starts at %llu", s->path,
-                 (unsigned long long)ctx->from,
-                 (unsigned long long)ctx->first);
-  } else if (ctx->from < ctx->next) {
+  if (ctx->from > ctx->next)
+    return jb__err(JB_EINVAL, "board %s: change log: sequence %llu is "
+                   "beyond its end (the next event will be %llu)", s->path,
+                   (unsigned long long)ctx->from,
+                   (unsigned long long)ctx->next);
+  if (ctx->from < ctx->first)
+    return jb__err(JB_ETRIMMED, "board %s: change log: event %llu is no "
+                   "longer kept (trimmed); the log now starts at %llu",
+                   s->path, (unsigned long long)ctx->from,
+                   (unsigned long long)ctx->first);
+  /* `log`, then the newer events of `logtail`. */
+  for (int t = 0; rc == 0 && t < 2 && ctx->n < ctx->max &&
+                  ctx->from + ctx->n < ctx->next;
+       t++) {
+    MDB_cursor *cur;
+    if ((rc = mdb_cursor_open(txn, t == 0 ? s->log : s->logtail, &cur)))
+      break;
     uint8_t key[8];
-    for (int i = 0; i < 8; i++) key[i] = (uint8_t)(ctx->from >> (56 - 8 * i));
+    jb__put_be64(key, ctx->from + ctx->n);
     MDB_val k = {8, key}, v;
     rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
     while (rc == 0 && ctx->n < ctx->max) {
@@ -192,9 +260,9 @@ static int read_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       ctx->n++;
       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
+    mdb_cursor_close(cur);
     if (rc == MDB_NOTFOUND) rc = 0;
   }
-  mdb_cursor_close(cur);
   return rc;
 }
 

@@ -22,6 +22,7 @@ typedef struct {
   int64_t now_us;
   int64_t now_bt;
   int *results;
+  jb_hist_set *done; /* the history's uuids, read once per transaction */
 } mirror_ctx;
 
 /* Give `rec` the wall-clock expiry `expires_us` (0: none) as a lease on
@@ -182,7 +183,8 @@ static int mirror_one(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
   }
   if (rc != MDB_NOTFOUND) return rc;
   bool done;
-  if ((rc = jb__history_has(s, txn, l->uuid, &done))) return rc;
+  if ((rc = jb__history_set_has(s, txn, ctx->done, l->uuid, &done)))
+    return rc;
   if (done) {
     *res = JB_STORE_MIRROR_DONE;
     return 0;
@@ -203,6 +205,7 @@ static int mirror_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   mirror_ctx *ctx = vctx;
   (void)status;
   ctx->now_bt = jb__boottime_us();
+  ctx->done->built = false; /* the body may run again: read afresh */
   jb_log_writer lw;
   int rc = jb__log_open(s, txn, &lw);
   if (rc) return rc;
@@ -216,9 +219,12 @@ static int mirror_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 int jb__store_mirror(jb_store *s, const jb_store_listing *l, size_t n,
                      int64_t read_us, int64_t now_us, int *results) {
+  jb_hist_set done = {0};
   mirror_ctx ctx = {.l = l, .n = n, .read_us = read_us, .now_us = now_us,
-                    .results = results};
-  return jb__store_write(s, mirror_body, &ctx);
+                    .results = results, .done = &done};
+  int rc = jb__store_write(s, mirror_body, &ctx);
+  jb__history_set_free(&done);
+  return rc;
 }
 
 /* ----------------------------------------------------------------- gone */

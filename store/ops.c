@@ -39,16 +39,11 @@ uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
  * more than that, so its work stays proportional to its own.
  */
 int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw) {
-  int rc = mdb_cursor_open(txn, s->log, &lw->cur);
+  int rc = mdb_cursor_open(txn, s->logtail, &lw->cur);
   if (rc) return rc;
-  MDB_val k, v;
-  rc = mdb_cursor_get(lw->cur, &k, &v, MDB_LAST);
-  lw->next = 1;
   lw->now_us = 0;
-  if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
-  if (rc == 0) lw->next = jb__be64(k.mv_data) + 1;
+  rc = jb__log_next(s, txn, lw->cur, &lw->next);
   lw->first_new = lw->next;
-  if (rc == MDB_NOTFOUND) rc = 0;
   if (rc) mdb_cursor_close(lw->cur);
   return rc;
 }
@@ -79,9 +74,9 @@ int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
  * so far: on error, only close. A writer that appended nothing (the
  * mirror's transactions may not) trims nothing: the log may be empty. */
 int jb__log_close(jb_store *s, MDB_txn *txn, jb_log_writer *lw, int rc) {
-  if (rc == 0 && lw->next > lw->first_new)
-    rc = jb__log_trim(s, txn, lw->cur, lw->now_us, lw->next - lw->first_new);
   mdb_cursor_close(lw->cur);
+  if (rc == 0 && lw->next > lw->first_new)
+    rc = jb__log_trim(s, txn, lw->now_us, lw->next - lw->first_new);
   return rc;
 }
 

@@ -12,6 +12,7 @@
  *   claims   jobkey -> jb_claimrec + owner bytes: claimed jobs
  *   trash    uuid -> jb_trashrec + owner bytes + posting bytes
  *   log      event sequence (u64 big-endian) -> jb_eventrec + owner bytes
+ *   logtail  the newest events, as in `log` (schema 5; see below)
  *   quarantine  table byte + original key -> jb_quarrec + reason + value
  *            ('j' + uuid: a job check moved; 'r' + uuid: a listing the
  *            mirror refused, value its posting bytes)
@@ -32,6 +33,17 @@
  * and dropping them took the post/claim/consume cycle from 179,000/s to
  * the figure in docs/BENCHMARKS.md.) Sequences therefore have gaps (the
  * claims and consumes between posts), as taskflow's Redis sequences do.
+ *
+ * The change log is two tables (schema 5): a write appends its events to
+ * `logtail`, a table of at most a page, and a write that finds
+ * JB_LOGTAIL_MOVE events there (or must trim the log) first moves them
+ * all to the end of `log`. LMDB copies every page on the path from a
+ * table's root to the leaf a write changes: `log` keeps 100,000 events by
+ * default, three levels, so appending there cost three pages per commit;
+ * the tail costs one, and the move three for JB_LOGTAIL_MOVE events
+ * (DESIGN-NOTES, "Pages per commit"). Every key of `logtail` is above
+ * every key of `log`; the two hold the log's events first .. next-1
+ * together, and readers read `log` and then `logtail`.
  *
  * Invariants (verified by jb__store_check):
  *  - every job is in exactly one of `ready` and `claims`, under the jobkey
@@ -75,8 +87,15 @@
  * that mapped the board with MDB_WRITEMAP in durability none (LMDB forbids
  * mixing processes with and without it on one environment; see env.c).
  * Such a release refuses a board of schema 4 ("upgrade jobboard"). A board
- * of schema 3 is marked 4 when it is first opened for writing. */
-#define JB_SCHEMA_VERSION 4u
+ * of schema 3 is marked 4 when it is first opened for writing.
+ * 5: the table `logtail` (the change log's newest events, above), and
+ * no 'u' entries in `history` (history.h). A release of schema 4 would
+ * take the next sequence from `log` alone and reuse the tail's, and find
+ * no completion by uuid, so it must refuse such a board: the number does
+ * that. A board of schema 4 is upgraded when it is first opened: the
+ * table is made, empty (all its events stay in `log`), and the history's
+ * 'u' entries are deleted. */
+#define JB_SCHEMA_VERSION 5u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -86,6 +105,7 @@
 #define JB_DB_CLAIMS "claims"
 #define JB_DB_TRASH "trash"
 #define JB_DB_LOG "log"
+#define JB_DB_LOGTAIL "logtail" /* schema 5 */
 #define JB_DB_QUARANTINE "quarantine"
 #define JB_DB_LEASES "leases"
 #define JB_DB_HOLDERS "holders"
@@ -112,6 +132,10 @@ enum {
  * log_max_age_ms go too, at most JB_LOG_TRIM per write (logread.c). */
 #define JB_LOG_KEEP JB_LOG_KEEP_DEFAULT
 #define JB_LOG_TRIM 64u
+/* A write that finds this many events in `logtail` moves them to `log`
+ * (with the eventrec of 40 bytes and a short owner, 24 events fill about
+ * 1.7 KiB: the tail stays one page). */
+#define JB_LOGTAIL_MOVE 24u
 
 /* Job flags (jb_jobhdr.flags): a byte that was padding before, so old
  * records read 0 (decided locally) and no schema change is needed. */

@@ -39,6 +39,7 @@ struct jb_store {
   MDB_dbi meta, jobs, ready, claims, trash, log, quarantine;
   MDB_dbi leases, holders, entities;
   MDB_dbi history; /* schema 3 (history.h) */
+  MDB_dbi logtail; /* schema 5 (store.h) */
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write
@@ -215,10 +216,11 @@ void jb__holder_key(uint8_t out[JB_HOLDERKEY_LEN], const jb_claimrec *rec,
                     const uint8_t jobkey[JB_JOBKEY_LEN]);
 
 /* Appending to the change log (ops.c): open a writer (its `next` is the
- * sequence the next event gets), put events, and close it, which trims
- * the log if due; jb__log_close takes the status so far and only closes
- * on error. A writer's cursor must be the only one appending in `txn`
- * until it is closed (jb__log_event opens its own). */
+ * sequence the next event gets), put events, and close it, which moves
+ * the tail to `log` and trims the log if due; jb__log_close takes the
+ * status so far and only closes on error. A writer's cursor (on
+ * `logtail`) must be the only one appending in `txn` until it is closed
+ * (jb__log_event opens its own). */
 typedef struct {
   MDB_cursor *cur;
   uint64_t next;
@@ -236,11 +238,14 @@ int jb__log_event(jb_store *s, MDB_txn *txn, int type, const uint8_t uuid[16],
                   const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
                   size_t who_len, int64_t now_us);
 
-/* The change log's trimming, after a write appended to it (`cur` is a
- * cursor on the log): by size and by age, at most JB_LOG_TRIM events,
- * never the newest (logread.c). */
-int jb__log_trim(jb_store *s, MDB_txn *txn, MDB_cursor *cur, int64_t now_us,
-                 uint64_t appended);
+/* The sequence the next event gets: one past the last of `logtail` (`cur`
+ * is a cursor on it), else of `log`, else 1 (logread.c). */
+int jb__log_next(jb_store *s, MDB_txn *txn, MDB_cursor *cur, uint64_t *next);
+/* After a write appended to the change log: the tail's move to `log` when
+ * it holds JB_LOGTAIL_MOVE events or the log must be trimmed, and the
+ * trimming, by size and by age, at most JB_LOG_TRIM events, never the
+ * newest (logread.c). */
+int jb__log_trim(jb_store *s, MDB_txn *txn, int64_t now_us, uint64_t appended);
 /* The log bounds `o` asks for, defaults resolved. */
 void jb__log_limits(const jb_board_options *o, uint64_t *keep,
                     int64_t *max_age_us);

@@ -279,3 +279,15 @@ tests_test_group_SOURCES = tests/test_group.c $(JB_TEST_HELPERS)
 tests_test_group_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_group_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
+
+# Pages per commit (issue 12): each kind of commit's dirty pages, by tree,
+# through tests/iolayer.c and the page reader; `--table` prints them with
+# the default bounds beside bench's raw LMDB floor.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_commitpages
+TESTS += tests/test_commitpages
+tests_test_commitpages_SOURCES = tests/test_commitpages.c tools/bench_raw.c \
+	tools/bench_raw.h $(JB_IOLAYER) $(JB_TEST_HELPERS)
+tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_commitpages_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
+endif

@@ -369,10 +369,156 @@ static void a_schema_3_board_made_with_writemap_opens_in_every_mode(
     jbt_assert_check_ok(b);
     jb_board_close(b);
     assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
-    assert_int_equal(JB_SCHEMA_VERSION, 4);
+    assert_int_equal(JB_SCHEMA_VERSION, 5);
     jbt_uuids_free(&posted);
     free(dir);
   }
+}
+
+/* Make the board in `dir` look as schema 4 left it (raw LMDB, in a
+ * child): the change log in `log` alone (the events of `logtail` moved
+ * there, the table dropped), a 'u' + uuid -> hseq entry for each history
+ * record, and schema 4 in meta. Exit status 0, or the step that failed. */
+static int schema4_child(void *arg) {
+  const char *dir = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi meta, log, tail, hist;
+  MDB_cursor *cur;
+  MDB_val k, v;
+  if (raw_env(&env, dir, 0, 0644)) return 2;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
+  if (mdb_dbi_open(txn, JB_DB_META, 0, &meta) ||
+      mdb_dbi_open(txn, JB_DB_LOG, 0, &log) ||
+      mdb_dbi_open(txn, JB_DB_LOGTAIL, 0, &tail) ||
+      mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist))
+    return 4;
+  if (mdb_cursor_open(txn, tail, &cur)) return 5;
+  size_t moved = 0;
+  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    uint8_t buf[512];
+    if (v.mv_size > sizeof buf) return 6;
+    memcpy(buf, v.mv_data, v.mv_size);
+    MDB_val nv = {v.mv_size, buf};
+    if (mdb_put(txn, log, &k, &nv, MDB_APPEND)) return 7;
+    moved++;
+  }
+  mdb_cursor_close(cur);
+  if (moved == 0) return 8; /* the test wants events in the tail */
+  if (mdb_drop(txn, tail, 1)) return 9;
+  if (mdb_cursor_open(txn, hist, &cur)) return 10;
+  uint8_t (*uk)[17] = calloc(4096, 17);
+  uint8_t (*hv)[8] = calloc(4096, 8);
+  size_t nu = 0;
+  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 9 || ((uint8_t *)k.mv_data)[0] != 's' || nu == 4096)
+      return 11;
+    uk[nu][0] = 'u';
+    memcpy(uk[nu] + 1, (uint8_t *)v.mv_data + 16, 16); /* jb_histrec.uuid */
+    memcpy(hv[nu], (uint8_t *)k.mv_data + 1, 8);
+    nu++;
+  }
+  mdb_cursor_close(cur);
+  for (size_t i = 0; i < nu; i++) {
+    MDB_val kk = {17, uk[i]}, vv = {8, hv[i]};
+    if (mdb_put(txn, hist, &kk, &vv, 0)) return 12;
+  }
+  free(uk);
+  free(hv);
+  uint32_t four = 4;
+  k = (MDB_val){6, "schema"};
+  v = (MDB_val){sizeof four, &four};
+  if (mdb_put(txn, meta, &k, &v, 0)) return 13;
+  if (mdb_txn_commit(txn)) return 14;
+  mdb_env_close(env);
+  return 0;
+}
+
+/* Entries of the board's history whose key starts with 'u' (raw LMDB, in
+ * a child): the exit status. */
+static int count_u_child(void *arg) {
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi hist;
+  MDB_cursor *cur;
+  if (raw_env(&env, arg, MDB_RDONLY, 0644)) return 250;
+  if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) ||
+      mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist) ||
+      mdb_cursor_open(txn, hist, &cur))
+    return 251;
+  MDB_val k = {1, "u"}, v;
+  int n = 0;
+  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+       rc == 0 && ((uint8_t *)k.mv_data)[0] == 'u' && n < 200;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+    n++;
+  return n;
+}
+
+static int count_u(const char *dir) {
+  int st = jbt_wait(jbt_fork(count_u_child, (void *)dir, 20), 20000);
+  assert_true(st != -1 && WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+/* A board of schema 4 (its change log in `log` alone, its history indexed
+ * by 'u' entries) opens, is marked schema 5, keeps every event and every
+ * completion, and its sequences go on after the last event: the next post
+ * gets the next sequence, its event follows the old ones in the log. */
+static void a_schema_4_board_upgrades_to_the_log_tail(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  f->board = NULL;
+  char *dir = jbt_path(f->dir, "old4");
+  jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+  char done[40][JB_UUID_STRLEN];
+  for (int i = 0; i < 40; i++) {
+    char c[JB_UUID_STRLEN];
+    jbt_post(done[i], b, "old-job", JB_PRIORITY_NORMAL);
+    assert_int_equal(jb_job_claim_next(c, NULL, b, "old-owner"), JB_OK);
+    assert_int_equal(jb_job_consume(b, c, "old-owner"), JB_OK);
+  }
+  char waiting[JB_UUID_STRLEN];
+  jbt_post(waiting, b, "still-there", JB_PRIORITY_NORMAL);
+  uint64_t first, next;
+  assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
+  jb_board_close(b);
+  jbt_wait_ok(jbt_fork(schema4_child, dir, 20), 20000);
+  assert_int_equal(schema_of(dir), 4);
+  assert_int_equal(count_u(dir), 40);
+
+  b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+  assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
+  assert_int_equal(count_u(dir), 0);
+  uint64_t f2, n2;
+  assert_int_equal(jb_log_bounds(&f2, &n2, b), JB_OK);
+  assert_int_equal(f2, first);
+  assert_int_equal(n2, next);
+  jb_event ev[128];
+  size_t n = 0;
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, first, 128), JB_OK);
+  assert_int_equal(n, next - first);
+  for (size_t i = 0; i < n; i++) assert_int_equal(ev[i].seq, first + i);
+  for (int i = 0; i < 40; i++) {
+    jb_completion *c = NULL;
+    assert_int_equal(jb_job_completion(&c, b, done[i]), JB_OK);
+    assert_string_equal(c->owner, "old-owner");
+    jb_completion_free(c);
+  }
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, b, "after-upgrade", JB_PRIORITY_NORMAL);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, b, u), JB_OK);
+  assert_int_equal(jb_job_sequence(job), next);
+  jb_job_free(job);
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, next, 128), JB_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(ev[0].uuid, u);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  free(dir);
 }
 
 typedef struct {
@@ -1048,6 +1194,7 @@ int main(void) {
       T(another_process_adopts_the_grown_map),
       T(reopening_keeps_jobs_owners_and_details),
       T(a_schema_3_board_made_with_writemap_opens_in_every_mode),
+      T(a_schema_4_board_upgrades_to_the_log_tail),
       T(sequences_keep_increasing_across_reopen_of_an_emptied_board),
       T(a_handle_opened_before_fork_is_refused_in_the_child),
       T(open_clears_reader_slots_of_dead_processes),
