@@ -287,7 +287,8 @@ if ENABLE_TESTS
 check_PROGRAMS += tests/test_commitpages
 TESTS += tests/test_commitpages
 tests_test_commitpages_SOURCES = tests/test_commitpages.c tools/bench_raw.c \
+	tools/bench_util.c tools/bench_util.h \
 	tools/bench_raw.h $(JB_IOLAYER) $(JB_TEST_HELPERS)
-tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS)
-tests_test_commitpages_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
+tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_test_commitpages_LDADD = $(JB_TEST_LIBS) $(JANSSON_LIBS) -ldl -lpthread
 endif
