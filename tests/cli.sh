@@ -1034,15 +1034,15 @@ jb consume --who w1 --token 7 "$1" "$2"
 expect_error 2 "one UUID" "consume --token with two uuids"
 end
 
-begin "demo: a plain API round, then the worker path's, each verified; --api picks one (issue 12)"
+begin "demo: a plain API round on half the jobs, then the worker path on the rest, each verified; --api picks one (issue 12)"
 run "$JOBBOARD" demo --board "$B" --jobs 40 --workers 2 --durability none --json
 expect_rc 0 "demo"
-json_check 'j["api"] == "worker" and j["pass"] and j["consumed"] == 40 and j["plain_round"]["jobs"] == 10 and j["plain_round"]["pass"] and j["worker_vs_plain"] > 0'
+json_check 'j["api"] == "worker" and j["pass"] and j["consumed"] == 20 and j["plain_round"]["jobs"] == 20 and j["plain_round"]["pass"] and j["worker_vs_plain"] > 0'
 # The log tells the loops apart: on the worker path a CONSUMED and the
 # same worker's next CLAIMED share one commit (one time); the plain
-# round's jobs (the first 10 posted) never do.
+# round's jobs (the first 20 posted) never do.
 jb watch --from 1 --json --timeout 0
-json_check '(lambda ev: (lambda fused, plain: len(fused) > 0 and not (fused & plain))({(e["time"], e["owner"]) for e in ev if e["type"] == "CLAIMED"} & {(e["time"], e["owner"]) for e in ev if e["type"] == "CONSUMED"}, {(e["time"], e["owner"]) for e in ev if e["type"] in ("CLAIMED", "CONSUMED") and e["uuid"] in [p["uuid"] for p in ev if p["type"] == "POSTED"][:10]}))(lines)'
+json_check '(lambda ev: (lambda fused, plain: len(fused) > 0 and not (fused & plain))({(e["time"], e["owner"]) for e in ev if e["type"] == "CLAIMED"} & {(e["time"], e["owner"]) for e in ev if e["type"] == "CONSUMED"}, {(e["time"], e["owner"]) for e in ev if e["type"] in ("CLAIMED", "CONSUMED") and e["uuid"] in [p["uuid"] for p in ev if p["type"] == "POSTED"][:20]}))(lines)'
 run "$JOBBOARD" demo --board "$B" --jobs 20 --workers 2 --durability none --json --api plain
 expect_rc 0 "demo --api plain"
 json_check 'j["api"] == "plain" and j["pass"] and j["plain_round"] is None and j["worker_vs_plain"] is None'

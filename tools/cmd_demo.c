@@ -61,10 +61,12 @@ static const char demo_help[] =
     "\n"
     "The workers loop on the worker path: each consume also claims the\n"
     "worker's next job, in the same commit (jb_job_consume_and_claim_next),\n"
-    "so a job costs one commit instead of two. By default a first round\n"
-    "runs the plain API (claim-next, then consume: two commits per job) on\n"
-    "a quarter of the jobs with the same workers, no kill, and the summary\n"
-    "shows both rounds' jobs/s and their ratio (--api chooses one).\n"
+    "so a job costs one commit instead of two. By default the jobs are\n"
+    "split in two rounds of the same size, so that both meet boards of one\n"
+    "size: first the plain API (claim-next, then consume: two commits per\n"
+    "job) with as many workers, no kill; then the worker path. The summary\n"
+    "shows both rounds' jobs/s and their ratio (--api chooses one loop for\n"
+    "all the jobs).\n"
     "\n"
     "While they run, a progress line on stderr shows the jobs consumed (on\n"
     "a terminal it is redrawn every 100 ms; otherwise a few plain lines).\n"
@@ -112,8 +114,8 @@ static const char demo_help[] =
     "  --no-kill           do not kill a worker mid-way\n"
     "  --api LOOP          the workers' loop: worker (consume and claim\n"
     "                      next), plain (claim-next, then consume), or both\n"
-    "                      (the default: a plain round on a quarter of the\n"
-    "                      jobs first, then the worker path's round)\n"
+    "                      (the default: half the jobs in a plain round\n"
+    "                      first, the other half on the worker path)\n"
     "  --keep              keep the temporary board directory (its path is\n"
     "                      printed) to look at it with other commands\n"
     "  --json              print the summary as one JSON object on stdout\n"
@@ -159,7 +161,7 @@ typedef struct {
 
 /* The workers' loop: the worker path (a consume claims the next job in
  * its commit), the plain API (claim-next, then consume), or a round of
- * each (the plain one first, on a quarter of the jobs). */
+ * each (the plain one first, on half of the jobs). */
 enum { DEMO_API_BOTH, DEMO_API_WORKER, DEMO_API_PLAIN };
 
 /* One posted job. `order` is its place in posting order, which is also
@@ -1198,13 +1200,16 @@ int cmd_demo(int argc, char **argv) {
   demo_run r, plain;
   memset(&r, 0, sizeof r);
   memset(&plain, 0, sizeof plain);
-  /* With --api both (the default): first a round of the plain API on a
-   * quarter of the jobs, no kill, then the worker path's round. */
+  /* With --api both (the default): half the jobs in a round of the plain
+   * API, no kill, then the other half on the worker path. Rounds of one
+   * size meet boards of one size (a larger board has deeper trees, and
+   * each commit dirties more pages). */
   demo_opts po = o;
   po.api = DEMO_API_PLAIN;
-  po.jobs = o.jobs / 4 ? o.jobs / 4 : 1;
+  po.jobs = o.jobs / 2 ? o.jobs / 2 : 1;
   po.kill = false;
   bool both = o.api == DEMO_API_BOTH;
+  if (both && o.jobs > 1) o.jobs -= po.jobs;
   r.w = calloc(o.workers, sizeof *r.w);
   plain.w = both ? calloc(o.workers, sizeof *plain.w) : NULL;
   if (r.w == NULL || (both && plain.w == NULL)) {
