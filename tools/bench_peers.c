@@ -45,8 +45,7 @@ static const char schema[] =
     " claimed INTEGER,"
     " completed INTEGER NOT NULL,"
     " ending INTEGER NOT NULL,"
-    " result BLOB NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS history_uuid ON history(uuid);";
+    " result BLOB NOT NULL);";
 
 /* The prepared statements, in the order of stmt_sql. */
 enum { S_BEGIN, S_COMMIT, S_ROLLBACK, S_POST, S_CLAIM, S_DONE, S_DELETE,

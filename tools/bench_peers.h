@@ -16,9 +16,9 @@
  *   history  one row per completion (uuid, name, priority, seq, owner,
  *            times, ending, result) under an INTEGER PRIMARY KEY (the
  *            newest row is never deleted, so max + 1 never goes back),
- *            with an index on uuid, as ours (keyed by its sequence and by
- *            uuid); the oldest beyond 10,000 rows deleted 64 at a time, as
- *            ours
+ *            and no index on uuid, as ours (keyed by its sequence only
+ *            since schema 5); the oldest beyond 10,000 rows deleted 64 at a
+ *            time, as ours
  * and per job:
  *   post        INSERT INTO jobs (one statement: its own transaction)
  *   claim-next  BEGIN IMMEDIATE; UPDATE jobs SET state, owner, token,
