@@ -269,10 +269,29 @@ static int after_failure(jb_store *s, int rc, bool unknown, int attempt,
   return jb__store_error(rc, what);
 }
 
+/* What a write's commit owes the board's waiters: jb__signal_commit, once
+ * the writer holds nothing of the store. A commit that finds the signal
+ * file replaced (`stale`) follows it, which may write to meta, and a
+ * write from there must not wait behind the leader of a gathered commit
+ * that is still its own caller ("Gathered commits"). NULL: signal at
+ * once, as run() always did. */
+typedef struct {
+  bool wrote, stale;
+} commit_note;
+
+static void signal_or_note(jb_store *s, bool stale, commit_note *note) {
+  if (note) {
+    note->wrote = true;
+    note->stale = note->stale || stale;
+  } else {
+    jb__signal_commit(s, stale); /* wake the board's waiters */
+  }
+}
+
 /* A read transaction is aborted after its body, unless `keep_dbis`: then it
  * is committed, which is how LMDB keeps the table handles it opened. */
-static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
-               void *ctx) {
+static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
+                  jb_txn_body body, void *ctx, commit_note *note) {
   if (s->fork_gen != jb__fork_generation())
     return jb__err(JB_EINVAL,
                    "board %s: this handle was opened before fork(); open the "
@@ -301,11 +320,16 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
       }
     }
     pthread_rwlock_unlock(&s->resize_lock);
-    if (wrote) jb__signal_commit(s, stale); /* wake the board's waiters */
+    if (wrote) signal_or_note(s, stale, note);
     if (rc == 0) return status;
     rc = after_failure(s, rc, unknown, attempt, seen);
     if (rc != AGAIN) return rc;
   }
+}
+
+static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
+               void *ctx) {
+  return run_ex(s, flags, keep_dbis, body, ctx, NULL);
 }
 
 /*
@@ -337,7 +361,18 @@ static int run(jb_store *s, unsigned flags, bool keep_dbis, jb_txn_body body,
  * during a gathered commit loses at most the writes of that commit, none
  * of which was acknowledged. An MDB_MAP_FULL in any body grows the map
  * and runs the whole group again (bodies may run more than once: the
- * txn.h contract), as an interrupted flush (EINTR) does.
+ * txn.h contract), as an interrupted flush (EINTR) does. A body that
+ * fills the transaction's room for dirty pages (MDB_TXN_FULL: a child
+ * has only what its parent left) or leaves it unusable (MDB_BAD_TXN) makes
+ * the leader run every write of the group alone instead, each as if it
+ * had never been gathered. The hints bodies keep in the store (the log's
+ * age bound, the sweep of process-bound claims) are put back when the
+ * group's transaction does not commit.
+ *
+ * The commit's wake-up of the board's waiters (jb__signal_commit) runs
+ * after the leader has handed the queue on: following a replaced signal
+ * file writes to meta through jb__store_write, which would otherwise
+ * wait behind its own caller.
  *
  * Gathering needs LMDB's nested transactions, which MDB_WRITEMAP does
  * not support: the tests-only WRITEMAP switch turns it off.
@@ -384,12 +419,45 @@ static int fail_all(jb_store_req **reqs, size_t n, int rc) {
   return rc;
 }
 
+/* The hints that write bodies keep in the store (the change log's age
+ * bound, the sweep of process-bound claims: store/txn.h). A body that
+ * commits into a group whose parent transaction then aborts must not
+ * leave them as if its changes had been kept. */
+typedef struct {
+  int64_t log_age_due_us, sweep_bt;
+  uint8_t sweep_after[JB_HOLDERKEY_LEN];
+  bool sweep_wrapped;
+} store_hints;
+
+static void hints_save(const jb_store *s, store_hints *h) {
+  h->log_age_due_us = s->log_age_due_us;
+  h->sweep_bt = s->sweep_bt;
+  memcpy(h->sweep_after, s->sweep_after, sizeof h->sweep_after);
+  h->sweep_wrapped = s->sweep_wrapped;
+}
+
+static void hints_restore(jb_store *s, const store_hints *h) {
+  s->log_age_due_us = h->log_age_due_us;
+  s->sweep_bt = h->sweep_bt;
+  memcpy(s->sweep_after, h->sweep_after, sizeof s->sweep_after);
+  s->sweep_wrapped = h->sweep_wrapped;
+}
+
+/* The group cannot go on as one transaction, but its writes may each
+ * succeed alone: a body filled the transaction's room for dirty pages
+ * (a child's room is what its parent has left, and the parent cannot
+ * spill while a child is open), or left the transaction unusable. */
+#define ALONE (-902)
+
 /* Run `n` (at most GATHER_MAX) requests as one commit. */
-static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
+static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
+                     commit_note *note) {
   bool alone[GATHER_MAX]; /* failed alone in this attempt */
+  store_hints hints;
   for (int attempt = 0;; attempt++) {
     if (atomic_load(&s->failed)) return fail_all(reqs, n, refused(s, false));
     memset(alone, 0, sizeof alone);
+    hints_save(s, &hints);
     MDB_txn *txn = NULL;
     bool wrote = false, stale = false, unknown = false;
     size_t succeeded = 0;
@@ -400,6 +468,7 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
       jb_store_req *r = reqs[i];
       int status = JB_OK;
       MDB_txn *child = NULL;
+      jb__err(JB_OK, "%s", ""); /* no message of another write's */
       int brc = mdb_txn_begin(s->env, txn, 0, &child);
       if (brc == 0) {
         brc = r->body(s, child, r->ctx, &status);
@@ -414,6 +483,8 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
         succeeded++;
       } else if (group_wide(brc)) {
         rc = brc;
+      } else if (brc == MDB_TXN_FULL || brc == MDB_BAD_TXN) {
+        rc = ALONE;
       } else {
         r->rc = body_error(s, brc);
         req_save_msg(r);
@@ -429,8 +500,17 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n) {
       mdb_txn_abort(txn);
     }
     pthread_rwlock_unlock(&s->resize_lock);
-    if (wrote) jb__signal_commit(s, stale); /* wake the board's waiters */
+    if (wrote) signal_or_note(s, stale, note);
     if (rc == 0) return JB_OK;
+    hints_restore(s, &hints); /* nothing of this attempt was kept */
+    if (rc == ALONE) {
+      /* Each write in a transaction of its own, as if never gathered. */
+      for (size_t i = 0; i < n; i++) {
+        reqs[i]->rc = run_ex(s, 0, false, reqs[i]->body, reqs[i]->ctx, note);
+        if (reqs[i]->rc != JB_OK) req_save_msg(reqs[i]);
+      }
+      return JB_OK;
+    }
     rc = after_failure(s, rc, unknown, attempt, seen);
     if (rc == AGAIN) continue;
     /* The group did not commit: every write but those that failed alone
@@ -472,7 +552,7 @@ int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
         if (list[i]->rc != JB_OK) req_save_msg(list[i]);
       }
     } else {
-      rc = run_group(s, list, k);
+      rc = run_group(s, list, k, NULL);
     }
     if (rc != JB_OK && first_error == JB_OK) first_error = rc;
     done += k;
@@ -485,8 +565,10 @@ int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
  * disk, lets the writers that the last commit just released queue up
  * before it takes its group: while others keep coming (one at least
  * every LINGER_GAP_US), up to a quarter of the last commit's duration.
- * Only after a commit that gathered several writes: a thread writing
- * alone never waits. Called with gc_lock held.
+ * Only after a commit that gathered several writes: a thread that writes
+ * alone waits at most one gap (50 us), once, after the last gathered
+ * commit, and never again while its commits run alone. Called with
+ * gc_lock held.
  */
 #define LINGER_GAP_US 50
 static void linger(jb_store *s, jb_wreq *w, unsigned max) {
@@ -560,10 +642,11 @@ int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   int rc;
   if (n > 1) atomic_fetch_add(&test_groups, 1);
   int64_t t0 = jb__mono_us();
+  commit_note note = {false, false};
   if (n == 1) {
-    rc = run(s, 0, false, body, ctx); /* alone: as it always ran */
+    rc = run_ex(s, 0, false, body, ctx, &note); /* alone: as it always ran */
   } else {
-    run_group(s, list, n);
+    run_group(s, list, n, &note);
     rc = w.req.rc;
     if (rc != JB_OK) jb__err(rc, "%s", w.req.msg);
   }
@@ -588,6 +671,15 @@ int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   if (q != NULL) pthread_cond_signal(&q->cv); /* the next leader */
   pthread_mutex_unlock(&s->gc_lock);
   pthread_cond_destroy(&w.cv);
+  /* Only now, leading nothing: following a replaced signal file may
+   * write to meta through this function (wake.c). The message is the
+   * caller's again afterwards. */
+  if (note.wrote) {
+    char msg[sizeof w.req.msg];
+    if (rc != JB_OK) snprintf(msg, sizeof msg, "%s", jb_errmsg());
+    jb__signal_commit(s, note.stale);
+    if (rc != JB_OK) jb__err(rc, "%s", msg);
+  }
   return rc;
 }
 

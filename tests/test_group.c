@@ -79,6 +79,11 @@ static void gathered_writes_keep_their_own_results_and_messages(void **state) {
       {.kind = OP_RECLAIM, .uuid = held},
       {.kind = OP_POST},
   };
+  jb_job *before = NULL;
+  assert_int_equal(jb_job_get(&before, f->board, held), JB_OK);
+  int64_t claimed_before = jb_job_modified(before);
+  jb_job_free(before);
+  usleep(2000); /* the refresh's time must differ */
   unsigned long groups = jb__store_test_groups();
   jb__store_test_hold(N);
   pthread_t t[N];
@@ -105,7 +110,7 @@ static void gathered_writes_keep_their_own_results_and_messages(void **state) {
     }
     case OP_CONSUME_OTHERS:
       assert_int_equal(args[i].rc, JB_ENOTOWNER);
-      jbt_assert_contains(args[i].msg, "alice");
+      jbt_assert_contains(args[i].msg, "not by mallory");
       break;
     case OP_CLAIM_UNKNOWN:
       assert_int_equal(args[i].rc, JB_ENOTFOUND);
@@ -113,13 +118,18 @@ static void gathered_writes_keep_their_own_results_and_messages(void **state) {
       break;
     case OP_RECLAIM: /* committed (the refresh) and reported */
       assert_int_equal(args[i].rc, JB_ECLAIMED);
-      jbt_assert_contains(args[i].msg, "alice");
+      jbt_assert_contains(args[i].msg, "its claim was refreshed");
       break;
     }
   }
   char owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(owner, f->board, held), JB_OK);
   assert_string_equal(owner, "alice");
+  /* The refresh was committed with the others (its status is a report). */
+  jb_job *after = NULL;
+  assert_int_equal(jb_job_get(&after, f->board, held), JB_OK);
+  assert_true(jb_job_modified(after) > claimed_before);
+  jb_job_free(after);
   jbt_assert_check_ok(f->board);
 }
 
@@ -169,9 +179,7 @@ static void a_failing_body_in_a_group_leaves_no_trace(void **state) {
                   {"test.c", 100, 0, 0}};
   jb_store_req reqs[3];
   for (int i = 0; i < 3; i++) reqs[i] = (jb_store_req){put_body, &c[i], 0, ""};
-  unsigned long groups = jb__store_test_groups();
   assert_int_equal(jb__store_write_many(f->board->store, reqs, 3), JB_OK);
-  (void)groups;
   assert_int_equal(reqs[0].rc, JB_OK);
   assert_int_equal(reqs[1].rc, JB_EINVAL);
   jbt_assert_contains(reqs[1].msg, "body test.b refused on purpose");
@@ -202,7 +210,7 @@ static void a_group_that_fills_the_map_grows_it_and_commits_whole(
   enum { N = 12 };
   put_ctx c[N];
   jb_store_req reqs[N];
-  char keys[N][16];
+  char keys[N][32];
   for (int i = 0; i < N; i++) {
     snprintf(keys[i], sizeof keys[i], "test.big%d", i);
     c[i] = (put_ctx){keys[i], 200 * 1024, 0, 0}; /* 2.4 MB in all */
@@ -221,6 +229,43 @@ static void a_group_that_fills_the_map_grows_it_and_commits_whole(
   jbt_rmtree(dir);
   free(dir);
   (void)state;
+}
+
+/* ------------------------------------ a commit that follows a new file */
+
+static int reopen_child(void *arg) {
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  jb_board *b;
+  if (jb_board_open(&b, arg, &o) != JB_OK) return 2;
+  jb_board_close(b);
+  return 0;
+}
+
+/* The signal file is replaced twice behind this process's back: the
+ * commit of its next write finds meta naming a file it does not map and
+ * follows it, which writes meta through the store again. That write
+ * must not wait behind the very write whose commit it follows (it did,
+ * for ever, when the commit's wake-up ran while its thread still led the
+ * queue of gathered writes). */
+static void a_write_that_follows_a_replaced_signal_file_completes(
+    void **state) {
+  jbt_fixture *f = *state;
+  jbt_post(NULL, f->board, "first", JB_PRIORITY_NORMAL);
+  char *sig = jbt_path(f->dir, "signal");
+  assert_int_equal(unlink(sig), 0);
+  jbt_wait_ok(jbt_fork(reopen_child, f->dir, 20), 20000); /* makes a new one */
+  assert_int_equal(unlink(sig), 0);
+  /* A hang fails here (SIGALRM), then the watchdog is back as it was. */
+  unsigned watchdog = alarm(20);
+  char uuid[JB_UUID_STRLEN];
+  jbt_post(uuid, f->board, "after", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, f->board, "and again", JB_PRIORITY_NORMAL);
+  alarm(watchdog);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, uuid), JB_OK);
+  assert_int_equal(st, JB_STATE_UNCLAIMED);
+  free(sig);
 }
 
 /* -------------------------------------------------- kill -9 mid-group */
@@ -276,8 +321,6 @@ static void a_process_killed_during_gathered_commits_loses_nothing_acked(
   jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
   jb_board_close(b);
   jbt_uuids acked = {0};
-  unsigned long before_groups = 0;
-  (void)before_groups;
   for (int k = 0; k < kills; k++) {
     jb_durability d = (jb_durability)(k % 3);
     int p[2];
@@ -334,6 +377,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_failing_body_in_a_group_leaves_no_trace,
                                       jbt_setup, jbt_teardown),
       cmocka_unit_test(a_group_that_fills_the_map_grows_it_and_commits_whole),
+      cmocka_unit_test_setup_teardown(
+          a_write_that_follows_a_replaced_signal_file_completes, jbt_setup,
+          jbt_teardown),
       cmocka_unit_test(
           a_process_killed_during_gathered_commits_loses_nothing_acked),
   };
