@@ -3,6 +3,7 @@
  * API's cycle beside the worker's loops (bench_worker.h).
  */
 #include "bench_worker.h"
+#include "bench_util.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -16,17 +17,6 @@
 
 enum { WAY_PLAIN, WAY_FUSED, WAY_MANY, NWAYS };
 static const char *const way_key[NWAYS] = {"plain", "fused", "many"};
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static int fail(const char *way, const char *what) {
   fflush(stdout);
@@ -192,9 +182,9 @@ int bench_worker(const bench_worker_opts *o) {
   }
   for (unsigned r = 0; r < rounds; r++)
     for (int w = 0; w < NWAYS; w++) {
-      double t0 = now_s();
+      double t0 = bench_now_s();
       if (run_way(w, b[w], o->post, o->jobs)) goto out;
-      secs[w][r] = now_s() - t0;
+      secs[w][r] = bench_now_s() - t0;
     }
   double rate[NWAYS];
   for (int w = 0; w < NWAYS; w++) {
@@ -203,8 +193,7 @@ int bench_worker(const bench_worker_opts *o) {
       fail(way_key[w], "jobs left behind");
       goto out;
     }
-    qsort(secs[w], rounds, sizeof secs[w][0], cmp_double);
-    double med = secs[w][rounds / 2];
+    double med = bench_median(secs[w], rounds);
     rate[w] = med > 0 ? (double)o->jobs / med : 0;
   }
   print(o, rate);
