@@ -48,7 +48,8 @@ check() {
 }
 
 # Tiny sizes: every mode, two thread counts, two process counts, two batch
-# sizes. The claims and wake-up parts are skipped (tested elsewhere).
+# sizes. The claims and wake-up parts are skipped (the wake-up part is
+# checked at the end).
 tiny="--jobs 40 --sync-jobs 3 --rounds 1 --wakes 0 --no-claims \
 --threads 1,2 --procs 2,3 --batch 2,5 --post-jobs 12"
 
@@ -230,6 +231,47 @@ refuse "--batch 10,x" "--batch: 'x' is not a number" --batch 10,x
 refuse "--post-jobs 0" "--post-jobs: '0' is not a number" --post-jobs 0
 refuse "--threads with --redis" "do not go with --redis" \
     --redis unix:///nonexistent.sock --threads 2
+
+# --- the wake-up part: timed from the post's commit -----------------------
+# Each sample's wake-up runs from the commit (seen by the bench's own
+# mdb_txn_commit in front of liblmdb's: no sample without it) and, in a
+# second row, from the post call's start, which comes first: its p50 is
+# never below the commit's.
+cat >"$tmp/wake.py" <<'EOF'
+import json, sys
+w = [v for v in map(json.loads, open(sys.argv[1])) if v["type"] == "wake"]
+if len(w) != 1: sys.exit("bad: one wake line, got %d" % len(w))
+w = w[0]
+for k in ("board", "from_call", "floor"):
+    for q in ("p50", "p99", "max"):
+        if not w[k + "_" + q + "_us"] > 0: sys.exit("bad: %s_%s_us" % (k, q))
+if w["samples"] != 30: sys.exit("bad: samples")
+if not w["from_call_p50_us"] >= w["board_p50_us"]:
+    sys.exit("bad: from the call (%s) below from the commit (%s)" %
+             (w["from_call_p50_us"], w["board_p50_us"]))
+if abs(w["ratio_p50"] / (w["board_p50_us"] / w["floor_p50_us"]) - 1) > 1e-4:
+    sys.exit("bad: ratio_p50 is not board over floor")
+EOF
+if "$JOBBOARD" bench --modes none --jobs 10 --rounds 1 --wakes 30 \
+    --no-claims --threads 1 --procs 2 --batch 2 --post-jobs 4 --json \
+    >"$tmp/wake" 2>"$tmp/wake.err" &&
+    "$PYTHON" "$tmp/wake.py" "$tmp/wake" >>"$tmp/wake.err" 2>&1; then
+    ok "wake-up part: timed from the commit and from the post call"
+else
+    bad "wake-up part: timed from the commit and from the post call" \
+        "$tmp/wake"
+fi
+if "$JOBBOARD" bench --modes none --jobs 10 --rounds 1 --wakes 5 \
+    --no-claims --threads 1 --procs 2 --batch 2 --post-jobs 4 \
+    >"$tmp/waket" 2>"$tmp/waket.err"; then
+    check "wake-up part: its rows" "$tmp/waket" \
+        '^  jobboard, from commit +[0-9.]+ +[0-9.]+ +[0-9.]+$' \
+        '^  futex floor +[0-9.]+ +[0-9.]+ +[0-9.]+$' \
+        '^  jobboard, from post call +[0-9.]+ +[0-9.]+ +[0-9.]+$' \
+        'p50 from the commit over the floor.s: [0-9.]+'
+else
+    bad "wake-up part: its rows" "$tmp/waket"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -3,11 +3,14 @@
  * another, beside the floor of a bare futex ping-pong between two
  * processes (see bench_wake.h).
  */
+/* RTLD_NEXT needs _GNU_SOURCE, which the build defines. */
 #include "bench_wake.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <lmdb.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -34,6 +37,37 @@ static void settle(void) {
   struct timespec ts = {0, SETTLE_US * 1000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+/*
+ * When the post's commit returned. This program defines mdb_txn_commit:
+ * the dynamic linker binds libjobboard's calls of it to the program's
+ * definition before liblmdb's, so every commit this process makes passes
+ * here on its way to LMDB's own (found with dlsym(RTLD_NEXT)). While a
+ * sample is armed, the first commit to return notes the time. Outside the
+ * bench nothing is armed and a commit pays one atomic load.
+ */
+static _Atomic int armed;
+static _Atomic int64_t commit_ns; /* 0: no commit returned while armed */
+
+int mdb_txn_commit(MDB_txn *txn) {
+  static int (*_Atomic lmdb_commit)(MDB_txn *);
+  int (*f)(MDB_txn *) = atomic_load(&lmdb_commit);
+  if (f == NULL) {
+    *(void **)&f = dlsym(RTLD_NEXT, "mdb_txn_commit");
+    if (f == NULL) {
+      fprintf(stderr, "jobboard: liblmdb's mdb_txn_commit not found: %s\n",
+              dlerror());
+      abort();
+    }
+    atomic_store(&lmdb_commit, f);
+  }
+  int rc = f(txn);
+  if (atomic_load_explicit(&armed, memory_order_relaxed)) {
+    int64_t none = 0;
+    atomic_compare_exchange_strong(&commit_ns, &none, mono_ns());
+  }
+  return rc;
 }
 
 /* Shared between the two processes (an anonymous shared mapping). */
@@ -118,8 +152,8 @@ static int board_child(shared *sh, const char *dir, size_t n) {
   return 0;
 }
 
-static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
-               char *err, size_t errlen) {
+static int run(bench_lat *lat, bench_lat *call, bench_lat *from_commit,
+               const char *dir, size_t n, char *err, size_t errlen) {
   size_t size = sizeof(shared) + n * sizeof(int64_t);
   shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -128,12 +162,13 @@ static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
     return -1;
   }
   int64_t *start = calloc(n, sizeof *start), *took = calloc(n, sizeof *took);
+  int64_t *committed = calloc(n, sizeof *committed);
   jb_board *b = NULL;
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NONE;
   o.flags = JB_OPEN_CREATE;
   int rc = 0;
-  if (start == NULL || took == NULL) {
+  if (start == NULL || took == NULL || committed == NULL) {
     snprintf(err, errlen, "out of memory");
     rc = -1;
   } else if (dir && jb_board_open(&b, dir, &o) != JB_OK) {
@@ -162,11 +197,20 @@ static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
       rc = -1;
       break;
     }
+    atomic_store(&commit_ns, 0);
+    atomic_store(&armed, 1);
     start[i] = mono_ns();
     if (dir) {
       char uuid[JB_UUID_STRLEN];
       if (jb_job_post(uuid, b, &p) != JB_OK) {
         snprintf(err, errlen, "post: %s", jb_errmsg());
+        rc = -1;
+      }
+      atomic_store(&armed, 0);
+      committed[i] = atomic_load(&commit_ns);
+      if (rc == 0 && committed[i] == 0) {
+        snprintf(err, errlen, "sample %zu: the post's commit was not seen "
+                 "(is liblmdb linked statically?)", i);
         rc = -1;
       }
     } else {
@@ -193,6 +237,10 @@ static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
     } else {
       for (size_t i = 0; i < n; i++) lag[i] = sh->woke_ns[i] - start[i];
       bench_lat_summarise(lat, lag, n);
+      if (from_commit) {
+        for (size_t i = 0; i < n; i++) lag[i] = sh->woke_ns[i] - committed[i];
+        bench_lat_summarise(from_commit, lag, n);
+      }
       if (call) bench_lat_summarise(call, took, n);
       free(lag);
     }
@@ -200,13 +248,16 @@ static int run(bench_lat *lat, bench_lat *call, const char *dir, size_t n,
   jb_board_close(b);
   free(start);
   free(took);
+  free(committed);
   munmap(sh, size);
   return rc;
 }
 
-int bench_wake(bench_lat *board, bench_lat *post_call, bench_lat *floor,
-               const char *dir, size_t samples, char *err, size_t errlen) {
-  int rc = run(floor, NULL, NULL, samples, err, errlen);
-  if (rc == 0) rc = run(board, post_call, dir, samples, err, errlen);
+int bench_wake(bench_lat *board, bench_lat *post_call, bench_lat *from_commit,
+               bench_lat *floor, const char *dir, size_t samples, char *err,
+               size_t errlen) {
+  int rc = run(floor, NULL, NULL, NULL, samples, err, errlen);
+  if (rc == 0)
+    rc = run(board, post_call, from_commit, dir, samples, err, errlen);
   return rc;
 }
