@@ -318,12 +318,34 @@ typedef struct {
   int64_t now_us;
 } post_ctx;
 
+/* Put through `cur`, at the table's end when the key sorts after all of
+ * its keys: with MDB_APPEND LMDB skips the search and fills a leaf before
+ * it starts the next, where a put in order splits each leaf in the middle
+ * and leaves it half full. `*append` says whether to try; once a key does
+ * not sort last (LMDB refuses the append with MDB_KEYEXIST before it
+ * changes anything), the put is an ordinary one, and so are the rest. */
+static int put_at_end(MDB_cursor *cur, MDB_val *k, MDB_val *v, unsigned flags,
+                      bool *append) {
+  if (*append) {
+    int rc = mdb_cursor_put(cur, k, v, flags | MDB_APPEND);
+    if (rc != MDB_KEYEXIST) return rc;
+    *append = false;
+  }
+  return mdb_cursor_put(cur, k, v, flags);
+}
+
 static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   post_ctx *ctx = vctx;
   (void)status;
   jb_log_writer lw;
+  MDB_cursor *jobs = NULL, *ready = NULL;
   int rc = jb__log_open(s, txn, &lw);
   if (rc) return rc;
+  /* A process's job uuids increase (version 7) and so do sequences: the
+   * posts of a batch usually go at the end of `jobs` and of `ready`. */
+  bool jobs_end = true, ready_end = true;
+  if ((rc = mdb_cursor_open(txn, s->jobs, &jobs)) == 0)
+    rc = mdb_cursor_open(txn, s->ready, &ready);
   for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
     const jb_store_post *p = &ctx->posts[i];
     uint8_t jobkey[JB_JOBKEY_LEN], seqbuf[JB_SEQ_MAXLEN];
@@ -333,7 +355,7 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
     MDB_val k = {16, (void *)p->uuid};
     MDB_val v = {sizeof(jb_jobhdr) + p->prefix_len + seqlen, NULL};
-    rc = mdb_put(txn, s->jobs, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+    rc = put_at_end(jobs, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE, &jobs_end);
     if (rc == MDB_KEYEXIST) {
       char t[JB_UUID_STRLEN];
       fmt_uuid(t, p->uuid);
@@ -351,9 +373,11 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     memcpy(r.uuid, p->uuid, 16);
     k = (MDB_val){JB_JOBKEY_LEN, jobkey};
     v = (MDB_val){sizeof r, &r};
-    if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) break;
+    if ((rc = put_at_end(ready, &k, &v, 0, &ready_end))) break;
     rc = jb__log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0, ctx->now_us);
   }
+  if (ready) mdb_cursor_close(ready);
+  if (jobs) mdb_cursor_close(jobs);
   return jb__log_close(s, txn, &lw, rc);
 }
 

@@ -14,7 +14,9 @@
  */
 #include "helpers.h"
 #include "internal.h"
+#include "posting.h"
 #include "remote_hook.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -838,6 +840,80 @@ static void processes_racing_claim_next_many_never_share_a_job(void **state) {
   jbt_uuids_free(&done);
 }
 
+/* Posts go at the end of `jobs` and `ready` with MDB_APPEND while their
+ * keys sort last, and anywhere with an ordinary put once one does not
+ * (store/ops.c, put_at_end): a batch of mixed priorities after a
+ * VERY_LOW job (its ready keys stop sorting last at the second post),
+ * then postings under uuids that sort before the board's (written with
+ * the store's own post, as salvage does), in descending order; each job
+ * is found and listed in order, a uuid already there refuses the whole
+ * batch, and check finds nothing wrong. */
+static void posts_whose_keys_do_not_sort_last_go_in_their_place(void **state) {
+  jbt_fixture *f = *state;
+  char first[JB_UUID_STRLEN];
+  jbt_post(first, f->board, "lowest", JB_PRIORITY_VERY_LOW);
+  static const jb_priority mixed[] = {JB_PRIORITY_LOW, JB_PRIORITY_HIGH,
+                                      JB_PRIORITY_NORMAL,
+                                      JB_PRIORITY_VERY_HIGH,
+                                      JB_PRIORITY_NORMAL};
+  jb_post posts[5];
+  char names[5][16], ids[5][JB_UUID_STRLEN];
+  for (int i = 0; i < 5; i++) {
+    posts[i] = (jb_post)JB_POST_INIT;
+    snprintf(names[i], sizeof names[i], "mixed-%d", i);
+    posts[i].name = names[i];
+    posts[i].priority = mixed[i];
+  }
+  assert_int_equal(jb_job_post_batch(ids, f->board, posts, 5), JB_OK);
+
+  /* Three postings under uuids below every version 7 uuid, highest
+   * first: none sorts last in `jobs`. */
+  static const char *const low[] = {"00000000-0000-4000-8000-000000000003",
+                                    "00000000-0000-4000-8000-000000000002",
+                                    "00000000-0000-4000-8000-000000000001"};
+  jb_store_post sp[3];
+  jb_buf buf[3] = {{0}};
+  for (int i = 0; i < 3; i++) {
+    jb_posting_fields pf = {.uuid = low[i], .name = "low-uuid",
+                            .name_len = 8, .priority = JB_PRIORITY_NORMAL,
+                            .created_us = jb__now_us()};
+    assert_int_equal(jb__posting_prefix(&buf[i], &pf), JB_OK);
+    assert_int_equal(jb__uuid_parse(sp[i].uuid, low[i], "uuid"), JB_OK);
+    sp[i].priority = JB_PRIORITY_NORMAL;
+    sp[i].prefix = buf[i].data;
+    sp[i].prefix_len = buf[i].len;
+  }
+  assert_int_equal(jb__store_post(f->board->store, sp, 3, jb__now_us()),
+                   JB_OK);
+  /* Again with one of them: the whole batch is refused. */
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  jb_store_post again[2] = {sp[0], sp[1]};
+  assert_int_equal(jb__uuid_parse(again[0].uuid,
+                                  "ffffffff-ffff-4fff-bfff-ffffffffffff",
+                                  "uuid"), JB_OK);
+  assert_int_equal(jb__store_post(f->board->store, again, 2, jb__now_us()),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "job 00000000-0000-4000-8000-"
+                      "000000000002 is already on the board");
+  assert_unchanged(&before, f->board);
+
+  for (int i = 0; i < 3; i++) {
+    jb_job *j = NULL;
+    assert_int_equal(jb_job_get(&j, f->board, low[i]), JB_OK);
+    assert_string_equal(jb_job_name(j), "low-uuid");
+    jb_job_free(j);
+    jb__buf_free(&buf[i]);
+  }
+  /* Listing order: priority, then posting order. */
+  const char *want[9] = {ids[3], ids[1], ids[2], ids[4], low[0], low[1],
+                         low[2], ids[0], first};
+  char got[10][JB_UUID_STRLEN];
+  assert_int_equal(listing(f->board, got, 10), 9);
+  for (int i = 0; i < 9; i++) assert_string_equal(got[i], want[i]);
+  jbt_assert_check_ok(f->board);
+}
+
 int main(void) {
   jbt_watchdog(600);
   const struct CMUnitTest tests[] = {
@@ -875,6 +951,9 @@ int main(void) {
           redis_decided_jobs_go_through_redis_first, jbt_setup, jbt_teardown),
       cmocka_unit_test_setup_teardown(
           processes_racing_claim_next_many_never_share_a_job, jbt_setup,
+          jbt_teardown),
+      cmocka_unit_test_setup_teardown(
+          posts_whose_keys_do_not_sort_last_go_in_their_place, jbt_setup,
           jbt_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
