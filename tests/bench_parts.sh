@@ -72,9 +72,10 @@ check "processes part: a block per count of --procs" "$tmp/text" \
 check "posting part: single and each batch size, per mode" "$tmp/text" \
     '^full, posting: single posts' '^normal, posting: single posts' \
     '^none, posting: single posts' \
-    '^  single +3 +[0-9]+ +[0-9.]+ +1\.00$' \
+    '^  single +3 +[0-9]+ +[0-9.]+ +1\.00 +[0-9]+ +[0-9.]+ +1\.00 +[0-9.]+$' \
     '^  batch of 2 +20 +[0-9]+' '^  batch of 5 +50 +[0-9]+' \
-    '^  single +12 +[0-9]+ +[0-9.]+ +1\.00$' \
+    '^  single +12 +[0-9]+ +[0-9.]+ +1\.00 +[0-9]+ +[0-9.]+ +1\.00 +[0-9.]+$' \
+    'raw: bare LMDB, the same records' \
     '^  batch of 2 +12 +[0-9]+' '^  batch of 5 +15 +[0-9]+'
 if grep -q SQLite "$tmp/text"; then
     bad "no SQLite rows without --peers" "$tmp/text"
@@ -122,6 +123,11 @@ need([(v["mode"], v["batch"], v["jobs"]) for v in ba] ==
 for v in ba:
     need(v["jobboard_jobs_per_s"] > 0 and v["jobboard_us_per_job"] > 0 and
          v["jobboard_ratio_to_single"] > 0, "batch jobboard keys")
+    need(v["raw_jobs_per_s"] > 0 and v["raw_us_per_job"] > 0 and
+         v["raw_ratio_to_single"] > 0 and v["ratio_to_raw"] > 0,
+         "batch raw keys")
+    if v["batch"] == 1:
+        need(abs(v["raw_ratio_to_single"] - 1) < 1e-9, "raw gain 1 single")
 sync = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}
 for v in by["single"] + by["multi"]:
     if peers:
@@ -187,7 +193,7 @@ if [ "$JB_SQLITE" = yes ]; then
         'SQLite: WAL, synchronous=FULL, a connection per thread' \
         'SQLite: WAL, synchronous=OFF; an INSERT per job' \
         '^  2 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$' \
-        '^  batch of 5 +50 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
+        '^  batch of 5 +50 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
     # shellcheck disable=SC2086
     if "$JOBBOARD" bench $tiny --peers --json >"$tmp/pjson" \
         2>"$tmp/pjson.err" && jsoncheck "$tmp/pjson" 1; then

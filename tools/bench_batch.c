@@ -3,14 +3,17 @@
  */
 #include "bench_batch.h"
 #include "bench_peers.h"
+#include "bench_raw.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The two sides. */
-enum { B_LIB, B_SQL, NB };
-static const char *const side_name[NB] = {"jobboard", "SQLite"};
+/* The sides: the library, the raw LMDB floor (the same records and one
+ * change-log event per job, put at the tables' ends: bench_raw_post),
+ * and with --peers SQLite. */
+enum { B_LIB, B_RAW, B_SQL, NB };
+static const char *const side_name[NB] = {"jobboard", "raw", "SQLite"};
 
 /* The kinds: single posts (batch 1), then each --batch size. */
 static size_t kind_batch(const bench_part_opts *po, size_t k) {
@@ -65,6 +68,20 @@ static int post_round(double *secs, int side, const bench_part_opts *po,
     if (rc == 0 && jb_board_count(&left, board, 0) != JB_OK)
       left = (size_t)-1;
     jb_board_close(board);
+  } else if (side == B_RAW) {
+    bench_raw *raw = NULL;
+    rc = bench_raw_open(&raw, sub, d, BENCH_MAP_SIZE, po->value_len, 0,
+                        BENCH_RAW_LOG);
+    if (rc == 0) rc = bench_raw_post(raw, warm, b);
+    double t0 = bench_now_s();
+    if (rc == 0) rc = bench_raw_post(raw, n, b);
+    *secs = bench_now_s() - t0;
+    if (rc == 0) left = bench_raw_count(raw);
+    if (rc) {
+      snprintf(err, sizeof err, "raw LMDB: %s", bench_raw_strerror(rc));
+      rc = -1;
+    }
+    bench_raw_close(raw);
   } else {
     bench_peer *p = NULL;
     rc = bench_peer_open(&p, sub, d, po->details_len, 1, true, err,
@@ -86,6 +103,22 @@ static int post_round(double *secs, int side, const bench_part_opts *po,
   return 0;
 }
 
+/* A side's keys in a "batch" line: NAME_jobs_per_s, NAME_us_per_job,
+ * NAME_ratio_to_single (over its own single posts) and ratio_to_NAME
+ * (jobboard's jobs/s over the side's). */
+static void json_side(json_t *v, const char *name, double lib, double per_s,
+                      size_t n, double secs, double single) {
+  char key[64];
+  snprintf(key, sizeof key, "%s_jobs_per_s", name);
+  json_object_set_new(v, key, json_real(per_s));
+  snprintf(key, sizeof key, "%s_us_per_job", name);
+  json_object_set_new(v, key, json_real(bench_us_per(n, secs)));
+  snprintf(key, sizeof key, "%s_ratio_to_single", name);
+  json_object_set_new(v, key, json_real(single > 0 ? per_s / single : 0));
+  snprintf(key, sizeof key, "ratio_to_%s", name);
+  json_object_set_new(v, key, json_real(per_s > 0 ? lib / per_s : 0));
+}
+
 static void print_mode(const bench_part_opts *po, jb_durability d,
                        double secs[NB][BENCH_MAX_LIST + 1]) {
   const char *mode = jb_durability_name(d);
@@ -96,8 +129,9 @@ static void print_mode(const bench_part_opts *po, jb_durability d,
   if (!po->json) {
     printf("\n%s, posting: single posts (one transaction each) and batches "
            "(one per batch)\n", mode);
-    printf("  %-13s %6s %9s %7s %7s", "kind", "jobs", "jobs/s", "us/job",
-           "gain");
+    printf("  %-13s %6s %9s %7s %7s  %9s %7s %7s %6s", "kind", "jobs",
+           "jobs/s", "us/job", "gain", "raw jobs/s", "us/job", "gain",
+           "ratio");
     if (po->peers)
       printf("  %13s %7s %6s", "SQLite jobs/s", "gain", "ratio");
     putchar('\n');
@@ -105,6 +139,7 @@ static void print_mode(const bench_part_opts *po, jb_durability d,
   for (size_t k = 0; k < nk; k++) {
     size_t b = kind_batch(po, k), n = kind_jobs(po, d, b);
     double lib = bench_per_s(n, secs[B_LIB][k]),
+           raw = bench_per_s(n, secs[B_RAW][k]),
            sql = bench_per_s(n, secs[B_SQL][k]);
     if (po->json) {
       json_t *v = json_pack(
@@ -114,17 +149,11 @@ static void print_mode(const bench_part_opts *po, jb_durability d,
           "jobboard_us_per_job", bench_us_per(n, secs[B_LIB][k]),
           "jobboard_ratio_to_single",
           single[B_LIB] > 0 ? lib / single[B_LIB] : 0.0);
+      if (v) json_side(v, "raw", lib, raw, n, secs[B_RAW][k], single[B_RAW]);
       if (v && po->peers) {
         json_object_set_new(v, "sqlite_synchronous",
                             json_string(bench_peer_sync_name(d)));
-        json_object_set_new(v, "sqlite_jobs_per_s", json_real(sql));
-        json_object_set_new(v, "sqlite_us_per_job",
-                            json_real(bench_us_per(n, secs[B_SQL][k])));
-        json_object_set_new(
-            v, "sqlite_ratio_to_single",
-            json_real(single[B_SQL] > 0 ? sql / single[B_SQL] : 0));
-        json_object_set_new(v, "ratio_to_sqlite",
-                            json_real(sql > 0 ? lib / sql : 0));
+        json_side(v, "sqlite", lib, sql, n, secs[B_SQL][k], single[B_SQL]);
       }
       bench_json_line(v);
       continue;
@@ -134,9 +163,11 @@ static void print_mode(const bench_part_opts *po, jb_durability d,
       snprintf(label, sizeof label, "single");
     else
       snprintf(label, sizeof label, "batch of %zu", b);
-    printf("  %-13s %6zu %9.0f %7.2f %7.2f", label, n, lib,
-           bench_us_per(n, secs[B_LIB][k]),
-           single[B_LIB] > 0 ? lib / single[B_LIB] : 0);
+    printf("  %-13s %6zu %9.0f %7.2f %7.2f  %9.0f %7.2f %7.2f %6.2f", label,
+           n, lib, bench_us_per(n, secs[B_LIB][k]),
+           single[B_LIB] > 0 ? lib / single[B_LIB] : 0, raw,
+           bench_us_per(n, secs[B_RAW][k]),
+           single[B_RAW] > 0 ? raw / single[B_RAW] : 0, raw > 0 ? lib / raw : 0);
     if (po->peers)
       printf("  %13.0f %7.2f %6.2f", sql,
              single[B_SQL] > 0 ? sql / single[B_SQL] : 0,
@@ -144,7 +175,10 @@ static void print_mode(const bench_part_opts *po, jb_durability d,
     putchar('\n');
   }
   if (!po->json) {
-    printf("  gain: jobs/s over single posts' jobs/s\n");
+    printf("  gain: jobs/s over single posts' jobs/s. raw: bare LMDB, the "
+           "same records and a\n  change-log event per job, appended at "
+           "each table's end (%s);\n  ratio: jobboard's jobs/s over raw's\n",
+           bench_raw_flags_name(d));
     if (po->peers)
       printf("  SQLite: WAL, synchronous=%s; an INSERT per job, a batch in "
              "BEGIN IMMEDIATE ...\n  COMMIT. ratio: jobboard's jobs/s over "
@@ -163,7 +197,7 @@ static int mode_part(const bench_part_opts *po, const char *dir,
   char sub[4400], what[128];
   for (unsigned i = 0; i < po->rounds; i++)
     for (size_t k = 0; k < nk; k++)
-      for (int s = 0; s < (po->peers ? NB : 1); s++) {
+      for (int s = 0; s < (po->peers ? NB : B_SQL); s++) {
         size_t b = kind_batch(po, k);
         snprintf(sub, sizeof sub, "%s/%s-%s-%zu", dir, side_name[s], mode, b);
         snprintf(what, sizeof what, "posting, %s, %s, batch of %zu", mode,
@@ -172,7 +206,7 @@ static int mode_part(const bench_part_opts *po, const char *dir,
                             kind_jobs(po, d, b), b, posts, uuids, what);
         if (rc) return rc;
       }
-  for (int s = 0; s < (po->peers ? NB : 1); s++)
+  for (int s = 0; s < (po->peers ? NB : B_SQL); s++)
     for (size_t k = 0; k < nk; k++)
       med[s][k] = bench_median(secs[s][k], po->rounds);
   print_mode(po, d, med);

@@ -108,6 +108,21 @@ fail:
   return rc;
 }
 
+/* The log's next sequence: one past its last key (1 when empty). */
+static int raw_log_next(MDB_cursor *cur, uint64_t *next) {
+  MDB_val k, v;
+  *next = 1;
+  int rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
+  if (rc) return rc;
+  const uint8_t *b = k.mv_data;
+  uint64_t seq = 0;
+  for (int i = 0; i < 8; i++) seq = seq << 8 | b[i];
+  *next = seq + 1;
+  return 0;
+}
+
 /* Append one event to the change log, as the library's log_event does. */
 static int raw_log(bench_raw *r, MDB_txn *txn, const uint8_t uuid[16]) {
   if (!r->with_log) return 0;
@@ -115,16 +130,8 @@ static int raw_log(bench_raw *r, MDB_txn *txn, const uint8_t uuid[16]) {
   int rc = mdb_cursor_open(txn, r->log, &cur);
   if (rc) return rc;
   MDB_val k, v;
-  uint64_t seq = 1;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  if (rc == 0 && k.mv_size != 8) rc = MDB_CORRUPTED;
-  if (rc == 0) {
-    const uint8_t *b = k.mv_data;
-    seq = 0;
-    for (int i = 0; i < 8; i++) seq = seq << 8 | b[i];
-    seq++;
-  }
-  if (rc == MDB_NOTFOUND) rc = 0;
+  uint64_t seq;
+  rc = raw_log_next(cur, &seq);
   uint8_t key[8];
   put_be64(key, seq);
   k = (MDB_val){8, key};
@@ -239,6 +246,72 @@ static int raw_consume(bench_raw *r, const uint8_t uuid[16]) {
     return rc;
   }
   return mdb_txn_commit(txn);
+}
+
+/* b posts in one transaction: each job's record and ready entry, and with
+ * the log its event, all appended at their table's end (uuids and keys
+ * increase), the log trimmed at most once, as the library's batch post. */
+static int raw_post_batch(bench_raw *r, size_t b) {
+  MDB_txn *txn;
+  int rc = mdb_txn_begin(r->env, NULL, 0, &txn);
+  if (rc) return rc;
+  MDB_cursor *jobs = NULL, *ready = NULL, *log = NULL;
+  uint64_t lseq = 1;
+  if ((rc = mdb_cursor_open(txn, r->jobs, &jobs)) == 0 &&
+      (rc = mdb_cursor_open(txn, r->ready, &ready)) == 0 && r->with_log &&
+      (rc = mdb_cursor_open(txn, r->log, &log)) == 0)
+    rc = raw_log_next(log, &lseq);
+  for (size_t i = 0; rc == 0 && i < b; i++) {
+    uint8_t uuid[16], key[KEY_LEN];
+    uint64_t rnd = bench_rand(&r->rng);
+    put_be64(uuid, ((r->seq + 1) << 8) | r->tag);
+    memcpy(uuid + 8, &rnd, 8);
+    key[0] = 2;
+    put_be64(key + 1, (++r->seq << 8) | r->tag);
+    MDB_val k = {16, uuid}, v = {r->value_len, NULL};
+    rc = mdb_cursor_put(jobs, &k, &v, MDB_APPEND | MDB_RESERVE);
+    if (rc) break;
+    memcpy(r->value, key, KEY_LEN);
+    memcpy(v.mv_data, r->value, r->value_len);
+    uint8_t rec[READY_LEN] = {0};
+    memcpy(rec, uuid, 16);
+    MDB_val rk = {KEY_LEN, key}, rv = {READY_LEN, rec};
+    if ((rc = mdb_cursor_put(ready, &rk, &rv, MDB_APPEND))) break;
+    if (log) {
+      uint8_t lk[8], ev[EVENT_LEN] = {0};
+      put_be64(lk, lseq++);
+      memcpy(ev + EVENT_LEN - 16, uuid, 16);
+      MDB_val ek = {8, lk}, ev_v = {EVENT_LEN, ev};
+      rc = mdb_cursor_put(log, &ek, &ev_v, MDB_APPEND);
+    }
+  }
+  MDB_stat st;
+  if (rc == 0 && log && (rc = mdb_stat(txn, r->log, &st)) == 0 &&
+      st.ms_entries >= LOG_KEEP + LOG_TRIM) {
+    MDB_val k, v;
+    size_t over = st.ms_entries - LOG_KEEP;
+    rc = mdb_cursor_get(log, &k, &v, MDB_FIRST);
+    for (size_t i = 0; rc == 0 && i < over; i++) {
+      rc = mdb_cursor_del(log, 0);
+      if (rc == 0 && i + 1 < over)
+        rc = mdb_cursor_get(log, &k, &v, MDB_GET_CURRENT);
+    }
+  }
+  if (log) mdb_cursor_close(log);
+  if (ready) mdb_cursor_close(ready);
+  if (jobs) mdb_cursor_close(jobs);
+  if (rc) {
+    mdb_txn_abort(txn);
+    return rc;
+  }
+  return mdb_txn_commit(txn);
+}
+
+int bench_raw_post(bench_raw *r, size_t n, size_t b) {
+  int rc = 0;
+  for (size_t done = 0; rc == 0 && done < n; done += b)
+    rc = raw_post_batch(r, n - done < b ? n - done : b);
+  return rc;
 }
 
 int bench_raw_cycles(bench_raw *r, size_t n, size_t *done_out) {

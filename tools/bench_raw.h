@@ -65,6 +65,13 @@ int bench_raw_open(bench_raw **out, const char *dir, jb_durability durability,
  * NULL) is the number of cycles completed. */
 int bench_raw_cycles(bench_raw *raw, size_t n, size_t *done_out);
 
+/* Post `n` jobs, `b` (>= 1) per write transaction: each job's record and
+ * ready entry (and with BENCH_RAW_LOG its change-log event) put with
+ * MDB_APPEND, since uuids and keys increase, as the library's posts do
+ * when they can (store/ops.c); the log trimmed once per transaction. The
+ * floor of the bench's posting part. Returns 0 or an LMDB code. */
+int bench_raw_post(bench_raw *raw, size_t n, size_t b);
+
 /* Jobs left in the raw environment's `jobs` table (0 after whole cycles by
  * every process), or (size_t)-1 when it cannot be read. */
 size_t bench_raw_count(bench_raw *raw);

@@ -77,6 +77,7 @@ typedef struct {
   bool json;
   bool peers;           /* SQLite beside each figure (--peers) */
   size_t details_len;   /* the SQLite row's details blob (bench_peers.h) */
+  size_t value_len;     /* the raw LMDB floor's job record (bench_raw.h) */
   unsigned threads[BENCH_MAX_LIST]; /* --threads LIST */
   size_t nthreads;
   size_t batch[BENCH_MAX_LIST];     /* --batch LIST (sizes > 1) */

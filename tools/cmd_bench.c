@@ -170,7 +170,12 @@ static const char bench_help[] =
     "none --post-jobs (default 20000, rounded up to whole batches); in full\n"
     "and normal, --sync-jobs single posts and at least 10 batches of each\n"
     "size. Each round posts every kind on a fresh board (removed after it)\n"
-    "after one untimed commit; median round. With --peers, SQLite posts the\n"
+    "after one untimed commit; median round. Beside each, the raw LMDB\n"
+    "floor (raw): bare LMDB with the mode's flags writing the same records\n"
+    "(the job, its ready entry, one change-log event) per job, in the same\n"
+    "transactions, each put with MDB_APPEND at its table's end, with no\n"
+    "posting to encode; ratio: jobboard's jobs/s over raw's. With --peers,\n"
+    "SQLite posts the\n"
     "same jobs: one INSERT per transaction, or BEGIN IMMEDIATE, a batch of\n"
     "INSERTs, COMMIT. (`jobboard post --batch` posts in chunks of 1000 per\n"
     "transaction.)\n"
@@ -335,7 +340,9 @@ static const char bench_help[] =
     "                  ratio_to_sqlite; one \"batch\" line per mode and kind\n"
     "                  with mode, batch (1: single posts), jobs, rounds,\n"
     "                  jobboard_jobs_per_s, jobboard_us_per_job,\n"
-    "                  jobboard_ratio_to_single, and with --peers\n"
+    "                  jobboard_ratio_to_single, raw_jobs_per_s,\n"
+    "                  raw_us_per_job, raw_ratio_to_single,\n"
+    "                  ratio_to_raw, and with --peers\n"
     "                  sqlite_synchronous, sqlite_jobs_per_s,\n"
     "                  sqlite_us_per_job, sqlite_ratio_to_single and\n"
     "                  ratio_to_sqlite; after each \"single\" line a\n"
@@ -1259,6 +1266,7 @@ static int run_part(bench_ctx *x, const bench_opts *o, const char *name,
   po.json = o->json;
   po.peers = o->peers;
   po.details_len = x->details_len;
+  po.value_len = x->value_len;
   memcpy(po.threads, o->threads, sizeof po.threads);
   po.nthreads = o->nthreads;
   memcpy(po.batch, o->batch, sizeof po.batch);
