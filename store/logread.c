@@ -94,6 +94,22 @@ static int move_tail(jb_store *s, MDB_txn *txn) {
   return mdb_drop(txn, s->logtail, 0);
 }
 
+int jb__log_open_for(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
+                     size_t expect) {
+  if (expect < JB_LOGTAIL_MOVE) return jb__log_open(s, txn, lw);
+  /* The tail would only be moved again, event by event: what it holds
+   * goes to `log` first, then this writer appends there itself. */
+  MDB_stat ts;
+  int rc = mdb_stat(txn, s->logtail, &ts);
+  if (rc == 0 && ts.ms_entries > 0) rc = move_tail(s, txn);
+  if (rc || (rc = mdb_cursor_open(txn, s->log, &lw->cur))) return rc;
+  lw->now_us = 0;
+  rc = jb__log_next(s, txn, lw->cur, &lw->next);
+  lw->first_new = lw->next;
+  if (rc) mdb_cursor_close(lw->cur);
+  return rc;
+}
+
 int jb__log_trim(jb_store *s, MDB_txn *txn, int64_t now_us,
                  uint64_t appended) {
   MDB_stat st, ts;

@@ -339,7 +339,7 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   jb_log_writer lw;
   MDB_cursor *jobs = NULL, *ready = NULL;
-  int rc = jb__log_open(s, txn, &lw);
+  int rc = jb__log_open_for(s, txn, &lw, ctx->n);
   if (rc) return rc;
   /* A process's job uuids increase (version 7) and so do sequences: the
    * posts of a batch usually go at the end of `jobs` and of `ready`. */

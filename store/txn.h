@@ -228,6 +228,13 @@ typedef struct {
   int64_t now_us;     /* the last event's time: the age bound's "now" */
 } jb_log_writer;
 int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw);
+/* jb__log_open for a writer about to append `expect` events: from
+ * JB_LOGTAIL_MOVE on, the tail is moved to `log` now and the events are
+ * appended to `log` directly (each would otherwise be written to the
+ * tail and moved again in the same commit); fewer go to the tail
+ * (logread.c). */
+int jb__log_open_for(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
+                     size_t expect);
 int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
                 const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
                 size_t who_len, int64_t now_us);

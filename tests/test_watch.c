@@ -317,6 +317,41 @@ static void batch_posts_keep_the_log_within_its_bound(void **state) {
   jbt_assert_check_ok(b);
 }
 
+/* A batch of JB_LOGTAIL_MOVE posts or more appends its events to `log`
+ * itself, after moving what the tail held there (store/logread.c,
+ * jb__log_open_for); smaller writes go on using the tail. Through it all
+ * the log reads in order with no gap, each job's POSTED event names it,
+ * and check finds nothing wrong. */
+static void a_large_batch_after_events_in_the_tail_keeps_the_log_in_order(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  enum { SINGLE = 5, BATCH = 40, TOTAL = 2 * SINGLE + BATCH };
+  char uuids[TOTAL][JB_UUID_STRLEN];
+  uint64_t start = 0;
+  assert_int_equal(jb_log_bounds(NULL, &start, b), JB_OK);
+  for (int i = 0; i < SINGLE; i++)
+    jbt_post(uuids[i], b, "single", JB_PRIORITY_NORMAL);
+  jb_post posts[BATCH];
+  for (int i = 0; i < BATCH; i++) {
+    posts[i] = (jb_post)JB_POST_INIT;
+    posts[i].name = "batched";
+  }
+  assert_int_equal(jb_job_post_batch(uuids + SINGLE, b, posts, BATCH), JB_OK);
+  for (int i = SINGLE + BATCH; i < TOTAL; i++)
+    jbt_post(uuids[i], b, "single", JB_PRIORITY_NORMAL);
+  jb_event ev[TOTAL + 1];
+  size_t n = 0;
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, start, TOTAL + 1), JB_OK);
+  assert_int_equal(n, TOTAL);
+  for (int i = 0; i < TOTAL; i++) {
+    assert_int_equal(ev[i].seq, start + (uint64_t)i);
+    assert_int_equal(ev[i].type, JB_EVENT_POSTED);
+    assert_string_equal(ev[i].uuid, uuids[i]);
+  }
+  jbt_assert_check_ok(b);
+}
+
 static void the_age_bound_trims_old_events_but_never_the_last(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = reopen_bounded(f, 0, 200);
@@ -918,6 +953,7 @@ int main(void) {
       T(a_callback_may_write_to_the_board),
       T(trimming_past_a_slow_subscriber_is_delivered_to_it),
       T(unsubscribe_from_its_own_callback_is_refused),
+      T(a_large_batch_after_events_in_the_tail_keeps_the_log_in_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
