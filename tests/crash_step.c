@@ -7,13 +7,20 @@
  * operation's instructions are first recorded by single-stepping one run,
  * and each later run is stopped at exactly one of them.
  *
- *  1. A base board is made by a process of its own: five jobs posted, the
- *     oldest claimed by "holder", and a last job posted (the last
+ *  1. A base board is made by a process of its own: five jobs posted
+ *     (base-0..4), the oldest claimed by "holder", two more posted and
+ *     claimed by holder (held-1, held-2), and a last job posted (the last
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
  *     of it (all its files but the lock file).
  *  2. For each operation (post, claim-next, consume, a batch post of five,
- *     consume-claim: jb_job_consume_and_claim_next of the holder's job)
+ *     consume-claim: jb_job_consume_and_claim_next of the holder's job;
+ *     claim-many: jb_job_claim_next_many of three; consume-many:
+ *     jb_job_consume_many of holder's three jobs; gathered: one group of
+ *     jb__store_write_many, store/env.c's gathered commit, of three
+ *     writes, each in a child transaction: holder's consume of base-0, a
+ *     claim-next for "ghost" that fails after writing its claim (its child
+ *     must be aborted) and a claim-next for "crasher")
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -26,7 +33,10 @@
  *     every run takes the same path (a job's key decides where it goes in
  *     the B-trees, its time's value how long its posting is). Inside mdb_txn_commit it also notes each syscall and each
  *     instruction after which the data file's meta pages (read through the
- *     writer's map of it) changed.
+ *     writer's map of it) changed. The transaction's commit is the
+ *     writer's last call of mdb_txn_commit in the window (a gathered
+ *     group's writes commit their child transactions into it first:
+ *     "before mdb_txn_commit" below means before that last call).
  *  3. For each kill point i, a fresh writer on a fresh copy is brought to
  *     instruction i (a breakpoint on an instruction at or before i that
  *     runs few times, counting its hits, then single steps), the test
@@ -36,13 +46,21 @@
  *     durability for every second kill point and in another one for the
  *     others, opens the board read-write and checks: jb_board_check finds
  *     nothing; every acknowledged job of the base board is there as it was
- *     (its posting, and the holder's claim); the killed operation is wholly
- *     there or wholly absent (a post: the job with its posting intact, or
- *     nothing; a batch: all five or none; claim-next: the oldest ready job
- *     claimed by the killed owner, or unclaimed; consume: the job gone with
- *     its history record, or still claimed by its owner, without one;
- *     consume-claim: that, and the oldest ready job claimed by the holder
- *     exactly when the consume is there);
+ *     (its posting, and holder's claims); the killed operation is wholly
+ *     there or wholly absent: each base job it changes is as it was or as
+ *     the operation leaves it, all of them one way (a post: the job with
+ *     its posting intact, or nothing; a batch: all five or none;
+ *     claim-next: the oldest ready job claimed by the killed owner, or
+ *     unclaimed; consume: the job gone with its history record, or still
+ *     claimed by its owner, without one; consume-claim: that, and the
+ *     oldest ready job claimed by the holder exactly when the consume is
+ *     there; claim-many: base-1..3, the three oldest ready jobs, claimed
+ *     by the killed owner, or all three ready; consume-many: base-0,
+ *     held-1 and held-2 all gone, each with its history record, or all
+ *     claimed by holder, with none; gathered: the consume of base-0 and
+ *     crasher's claim of base-1 both there or neither, and at no kill
+ *     point any trace of ghost's failed write: no job claimed by ghost, no
+ *     event of ghost's in the change log);
  *     absent when the kill came before mdb_txn_commit, there when it came
  *     after mdb_txn_commit returned; and a next writer works (posts,
  *     claims and consumes a job, posts another; all checked again).
@@ -66,12 +84,13 @@
  * commit. Then every k-th instruction:
  *  - the short form (make check) records from the first instruction of
  *    mdb_txn_commit to the window's end, and takes every k-th of those, k
- *    from a time budget (--budget, 30 s for the whole run by default;
+ *    from a time budget (--budget, 45 s for the whole run by default;
  *    visited coarse to fine, so a run cut by the budget is still spread
  *    evenly); before the commit, where the window is not single-stepped,
  *    it kills the writer on entering each LMDB call of the transaction's
- *    body (mdb_txn_begin, mdb_get, mdb_put, mdb_cursor_put, ...: found by
- *    breakpoints on their entries, and counted);
+ *    body (mdb_txn_begin, mdb_get, mdb_put, mdb_cursor_put, mdb_txn_abort,
+ *    ... and a gathered group's child commits: found by breakpoints on
+ *    their entries, and counted);
  *  - --whole records the whole window (from before the transaction
  *    begins), k from the budget or --every;
  *  - --full: the whole window, k = 1: every instruction of every operation
@@ -95,7 +114,8 @@
  * Usage:
  *   tests/crash_step                 the short form (as make check runs it)
  *   tests/crash_step --full          every instruction, every op and mode
- *   options: --ops=post,claim-next,consume,batch,consume-claim
+ *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
+ *                  consume-many,gathered
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -1668,9 +1688,9 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
            "of the transaction%s (%zu failed)\n", ncalls_points, ncalls,
            ncalls_points < ncalls ? " (the budget ran out)" : "", calls_failed);
   if (rc.ncommits > 1)
-    printf("#   the transaction's commit is the writer's call %zu of mdb_txn_commit: "
-           "the %zu before it commit child transactions into it\n", rc.ncommits,
-           rc.ncommits - 1);
+    printf("#   the transaction's commit is the last of the writer's %zu calls of "
+           "mdb_txn_commit; the %zu before it (a gathered group's child transactions) "
+           "are among the LMDB calls\n", rc.ncommits, rc.ncommits - 1);
   if (res->lag) {
     char lag_at[200];
     where(r.steps[res->first_lag].rip, lag_at, sizeof lag_at);
@@ -1698,20 +1718,22 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
 static void usage(FILE *f) {
   fputs("usage: crash_step [--full | --whole] [--ops=LIST] [--modes=LIST]\n"
         "                  [--every=K] [--budget=SECONDS] [--no-demo | --demo-only] [-v]\n"
-        "SIGKILL a writer at chosen instructions of a post, claim-next, consume\n"
-        "and batch post (ptrace), in each durability, and check the board after\n"
-        "each kill in a fresh process (tests/crash_step.c says what is checked).\n"
+        "SIGKILL a writer at chosen instructions of a post, claim-next, consume,\n"
+        "batch post, consume-claim, claim-many, consume-many and a gathered\n"
+        "commit with a failing write (ptrace), in each durability, and check the\n"
+        "board after each kill in a fresh process (tests/crash_step.c says what\n"
+        "is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"
         "and each syscall of the commit; then at every k-th instruction:\n"
         "  (default)     the short form of make check: of the instructions from\n"
         "                mdb_txn_commit's start to the window's end, k from\n"
-        "                --budget (default 30 s for the whole run)\n"
+        "                --budget (default 45 s for the whole run)\n"
         "  --whole       of the whole window (from before the transaction begins)\n"
         "  --full        every instruction of the whole window (k = 1), every op\n"
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
         "  --every=K     k fixed instead of from the budget\n"
-        "  --ops=LIST    of post,claim-next,consume,batch,consume-claim\n"
-        "                (default all)\n"
+        "  --ops=LIST    of post,claim-next,consume,batch,consume-claim,\n"
+        "                claim-many,consume-many,gathered (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
@@ -1760,7 +1782,7 @@ int main(int argc, char **argv) {
                  strcmp(argv[4], "1") == 0, &sc};
     tracee_main(&c, TRACEE_FD);
   }
-  sweep_opts o = {.budget = 30};
+  sweep_opts o = {.budget = 45};
   /* Every writer's wall clock: a second after now, fixed for the run. */
   char secs[32];
   snprintf(secs, sizeof secs, "%lld", (long long)time(NULL) + 1);
