@@ -55,7 +55,8 @@
  *     claimed by its owner, without one; consume-claim: that, and the
  *     oldest ready job claimed by the holder exactly when the consume is
  *     there; claim-many: base-1..3, the three oldest ready jobs, claimed
- *     by the killed owner, or all three ready; consume-many: base-0,
+ *     by the killed owner (their fencing tokens increasing in that order,
+ *     the listing's), or all three ready; consume-many: base-0,
  *     held-1 and held-2 all gone, each with its history record, or all
  *     claimed by holder, with none; gathered: the consume of base-0 and
  *     crasher's claim of base-1 both there or neither, and at no kill
@@ -564,6 +565,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   int rc;
   job_state obs[NBASE];
   char owner[NBASE][JB_WHO_MAX + 1];
+  uint64_t token[NBASE] = {0};
   bool extra_seen = false;
   int nfresh = 0;
   for (int k = 0; k < NBASE; k++) obs[k] = ST_GONE, owner[k][0] = '\0';
@@ -592,6 +594,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                : strcmp(who, CRASHER) == 0 ? ST_CRASHER
                                            : ST_OTHER;
       if (claimed) snprintf(owner[k], sizeof owner[k], "%s", who);
+      token[k] = claimed ? jb_job_token(j) : 0;
     } else if (is_fresh(sc, u, &k)) {
       nfresh++;
       details_of(want, 100 + k);
@@ -651,6 +654,12 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   if (nthere != 0 && nthere != nchange)
     return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
                  op_names[op], nthere, nchange, torn);
+  /* claim-many claims in listing order: its fencing tokens increase so. */
+  for (int k = 2; op == OP_CLAIM_MANY && nthere && k <= CLAIM_MANY; k++)
+    if (token[k] <= token[k - 1])
+      return vfail(v, "claim-many's claims are not in listing order: %s has token %" PRIu64
+                   ", %s token %" PRIu64, base_names[k - 1], token[k - 1], base_names[k],
+                   token[k]);
   if (nchange) {
     *applied = nthere != 0;
   } else {
