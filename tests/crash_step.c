@@ -1260,7 +1260,6 @@ static void record_run(const run_cfg *c, recording *r, bool whole, size_t ncommi
     size_t i = r->n++;
     r->steps[i] = (step_rec){rip, t.regs.rsp - sp0};
     r->flags[i] = rip >= commit_lo && rip < commit_hi ? F_OWN : 0;
-    if (r->flags[i] & F_OWN) r->ndense++;
     if (rip == commit_lo && ++entries == want) {
       r->commit_in = i;
       commit_rsp = t.regs.rsp;
@@ -1295,6 +1294,9 @@ static void record_run(const run_cfg *c, recording *r, bool whole, size_t ncommi
   if (r->meta_first == SIZE_MAX)
     die("the recorded %s's commit never changed the meta pages", op_names[c->op]);
   if (r->first_write == SIZE_MAX) r->first_write = r->n;
+  /* mdb_txn_commit's own code in the transaction's commit (not in the
+   * child commits before it) */
+  for (size_t i = r->commit_in; i < r->commit_out; i++) r->ndense += r->flags[i] & F_OWN;
   /* The short form's key points: every instruction from two before the
    * first change of the meta pages to two after the last, and the
    * instructions just before and after each syscall of the commit. */
