@@ -7,13 +7,20 @@
  * operation's instructions are first recorded by single-stepping one run,
  * and each later run is stopped at exactly one of them.
  *
- *  1. A base board is made by a process of its own: five jobs posted, the
- *     oldest claimed by "holder", and a last job posted (the last
+ *  1. A base board is made by a process of its own: five jobs posted
+ *     (base-0..4), the oldest claimed by "holder", two more posted and
+ *     claimed by holder (held-1, held-2), and a last job posted (the last
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
  *     of it (all its files but the lock file).
  *  2. For each operation (post, claim-next, consume, a batch post of five,
- *     consume-claim: jb_job_consume_and_claim_next of the holder's job)
+ *     consume-claim: jb_job_consume_and_claim_next of the holder's job;
+ *     claim-many: jb_job_claim_next_many of three; consume-many:
+ *     jb_job_consume_many of holder's three jobs; gathered: one group of
+ *     jb__store_write_many, store/env.c's gathered commit, of three
+ *     writes, each in a child transaction: holder's consume of base-0, a
+ *     claim-next for "ghost" that fails after writing its claim (its child
+ *     must be aborted) and a claim-next for "crasher")
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -26,7 +33,10 @@
  *     every run takes the same path (a job's key decides where it goes in
  *     the B-trees, its time's value how long its posting is). Inside mdb_txn_commit it also notes each syscall and each
  *     instruction after which the data file's meta pages (read through the
- *     writer's map of it) changed.
+ *     writer's map of it) changed. The transaction's commit is the
+ *     writer's last call of mdb_txn_commit in the window (a gathered
+ *     group's writes commit their child transactions into it first:
+ *     "before mdb_txn_commit" below means before that last call).
  *  3. For each kill point i, a fresh writer on a fresh copy is brought to
  *     instruction i (a breakpoint on an instruction at or before i that
  *     runs few times, counting its hits, then single steps), the test
@@ -36,13 +46,22 @@
  *     durability for every second kill point and in another one for the
  *     others, opens the board read-write and checks: jb_board_check finds
  *     nothing; every acknowledged job of the base board is there as it was
- *     (its posting, and the holder's claim); the killed operation is wholly
- *     there or wholly absent (a post: the job with its posting intact, or
- *     nothing; a batch: all five or none; claim-next: the oldest ready job
- *     claimed by the killed owner, or unclaimed; consume: the job gone with
- *     its history record, or still claimed by its owner, without one;
- *     consume-claim: that, and the oldest ready job claimed by the holder
- *     exactly when the consume is there);
+ *     (its posting, and holder's claims); the killed operation is wholly
+ *     there or wholly absent: each base job it changes is as it was or as
+ *     the operation leaves it, all of them one way (a post: the job with
+ *     its posting intact, or nothing; a batch: all five or none;
+ *     claim-next: the oldest ready job claimed by the killed owner, or
+ *     unclaimed; consume: the job gone with its history record, or still
+ *     claimed by its owner, without one; consume-claim: that, and the
+ *     oldest ready job claimed by the holder exactly when the consume is
+ *     there; claim-many: base-1..3, the three oldest ready jobs, claimed
+ *     by the killed owner (their fencing tokens increasing in that order,
+ *     the listing's), or all three ready; consume-many: base-0,
+ *     held-1 and held-2 all gone, each with its history record, or all
+ *     claimed by holder, with none; gathered: the consume of base-0 and
+ *     crasher's claim of base-1 both there or neither, and at no kill
+ *     point any trace of ghost's failed write: no job claimed by ghost, no
+ *     event of ghost's in the change log);
  *     absent when the kill came before mdb_txn_commit, there when it came
  *     after mdb_txn_commit returned; and a next writer works (posts,
  *     claims and consumes a job, posts another; all checked again).
@@ -66,12 +85,13 @@
  * commit. Then every k-th instruction:
  *  - the short form (make check) records from the first instruction of
  *    mdb_txn_commit to the window's end, and takes every k-th of those, k
- *    from a time budget (--budget, 30 s for the whole run by default;
+ *    from a time budget (--budget, 45 s for the whole run by default;
  *    visited coarse to fine, so a run cut by the budget is still spread
  *    evenly); before the commit, where the window is not single-stepped,
  *    it kills the writer on entering each LMDB call of the transaction's
- *    body (mdb_txn_begin, mdb_get, mdb_put, mdb_cursor_put, ...: found by
- *    breakpoints on their entries, and counted);
+ *    body (mdb_txn_begin, mdb_get, mdb_put, mdb_cursor_put, mdb_txn_abort,
+ *    ... and a gathered group's child commits: found by breakpoints on
+ *    their entries, and counted);
  *  - --whole records the whole window (from before the transaction
  *    begins), k from the budget or --every;
  *  - --full: the whole window, k = 1: every instruction of every operation
@@ -95,7 +115,8 @@
  * Usage:
  *   tests/crash_step                 the short form (as make check runs it)
  *   tests/crash_step --full          every instruction, every op and mode
- *   options: --ops=post,claim-next,consume,batch,consume-claim
+ *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
+ *                  consume-many,gathered
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -103,7 +124,9 @@
  * 77 skipped (not x86-64 Linux, or ptrace is not allowed here).
  */
 #include "jobboard.h"
+#include "core/internal.h"
 #include "store/store.h"
+#include "store/txn.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -142,19 +165,24 @@ int main(void) {
 
 #define MAP_SIZE ((size_t)1 << 20)
 #define BATCH 5
-#define NBASE 6 /* base-0 (claimed by holder), base-1..4, last */
+/* base-0 (claimed by holder), base-1..4, held-1 and held-2 (claimed by
+ * holder), last */
+#define NBASE 8
+#define CLAIM_MANY 3 /* claim-many claims base-1..3 */
 #define HOLDER "holder"
 #define CRASHER "crasher"
 #define VERIFIER "verifier"
+#define GHOST "ghost" /* the gathered group's failing write claims for it */
 /* The steps of one recorded run are limited to this (a runaway). */
 #define MAX_STEPS ((size_t)20000000)
 /* Cost of reaching an instruction by a breakpoint hit, in single steps. */
 #define TRAP_COST 4
 
 typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
-               OP_COUNT } op_kind;
-static const char *const op_names[OP_COUNT] = {"post", "claim-next", "consume",
-                                               "batch", "consume-claim"};
+               OP_CLAIM_MANY, OP_CONSUME_MANY, OP_GATHERED, OP_COUNT } op_kind;
+static const char *const op_names[OP_COUNT] = {
+    "post", "claim-next", "consume", "batch", "consume-claim",
+    "claim-many", "consume-many", "gathered"};
 static const jb_durability modes[3] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
                                        JB_DURABILITY_FULL};
 
@@ -309,8 +337,11 @@ typedef struct {
   int nfresh;
 } scenario;
 
-static const char *const base_names[NBASE] = {"base-0", "base-1", "base-2",
-                                              "base-3", "base-4", "last"};
+static const char *const base_names[NBASE] = {
+    "base-0", "base-1", "base-2", "base-3", "base-4", "held-1", "held-2", "last"};
+
+/* The base board's jobs claimed by holder. */
+static bool base_held(int k) { return k == 0 || k == 5 || k == 6; }
 
 /* Made by a process of its own; the uuids come back on a pipe. */
 static void make_base(const char *dir, scenario *sc) {
@@ -328,11 +359,15 @@ static void make_base(const char *dir, scenario *sc) {
       unsigned char d[4];
       jb_post post = post_of(base_names[i], d, i);
       if (jb_job_post(s.base[i], b, &post) != JB_OK) _exit(11);
-      /* The oldest is claimed by holder before the last job is posted. */
-      if (i == NBASE - 2) {
+      /* The oldest is claimed by holder (claim-next) once base-4 is
+       * posted, held-1 and held-2 as they are: all before the last job is
+       * posted. */
+      if (i == 4) {
         char u[JB_UUID_STRLEN];
         if (jb_job_claim_next(u, NULL, b, HOLDER) != JB_OK) _exit(12);
         if (strcmp(u, s.base[0]) != 0) _exit(13);
+      } else if (i > 0 && base_held(i) && jb_job_claim(b, s.base[i], HOLDER) != JB_OK) {
+        _exit(15);
       }
     }
     jb_board_close(b);
@@ -345,6 +380,64 @@ static void make_base(const char *dir, scenario *sc) {
   waitpid(pid, &st, 0);
   if (n != (ssize_t)sizeof *sc || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
     die("making the base board failed (status %d): %s", st, jb_errmsg());
+}
+
+/* The writes of the gathered group (jb__store_write_many): holder's
+ * consume of base-0, and claim-nexts as the single operations make them.
+ * A claim with `fail` returns an error after its claim is written: its
+ * child transaction must be aborted, and the next claim takes the same
+ * job. */
+typedef struct {
+  uint8_t uuid[16]; /* the consume's job; the claim's, once claimed */
+  size_t who_len;
+  jb_hist_bounds hb;
+  jb_store_done done;
+  jb_store_claim_req req;
+  bool fail;
+} gather_ctx;
+
+static int gather_consume(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  gather_ctx *c = vctx;
+  bool refused;
+  return jb__txn_finish(s, txn, JB_RELEASE_CONSUME, c->uuid, HOLDER, c->who_len, 0,
+                        jb__now_us(), &c->done, &refused);
+}
+
+static int gather_claim(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  gather_ctx *c = vctx;
+  uint8_t key[JB_JOBKEY_LEN];
+  uint64_t token;
+  int rc = jb__txn_claim_next(s, txn, &c->req, NULL, true, c->uuid, key, &token,
+                              NULL, NULL);
+  if (rc == 0 && c->fail)
+    return jb__err(JB_EINVAL, "%s's claim refused on purpose, after it was written",
+                   c->req.who);
+  return rc;
+}
+
+/* One group of three writes, the second failing; JB_OK when each write
+ * returned what it should (the claim's uuid to out[0]). */
+static int run_gathered(jb_board *b, char (*out)[JB_UUID_STRLEN], const scenario *sc) {
+  gather_ctx w[3];
+  memset(w, 0, sizeof w);
+  w[1].fail = true;
+  int rc = jb__consume_args(b, sc->base[0], HOLDER, JB_OUTCOME_SUCCESS, NULL, 0,
+                            w[0].uuid, &w[0].who_len, &w[0].hb, &w[0].done);
+  if (rc == JB_OK) rc = jb__board_claim_req(&w[1].req, GHOST, NULL);
+  if (rc == JB_OK) rc = jb__board_claim_req(&w[2].req, CRASHER, NULL);
+  if (rc != JB_OK) return rc;
+  jb_store_req reqs[3] = {{gather_consume, &w[0], 0, ""},
+                          {gather_claim, &w[1], 0, ""},
+                          {gather_claim, &w[2], 0, ""}};
+  if ((rc = jb__store_write_many(b->store, reqs, 3)) != JB_OK) return rc;
+  if (reqs[0].rc != JB_OK || reqs[1].rc != JB_EINVAL || reqs[2].rc != JB_OK)
+    return jb__err(JB_EIO, "the gathered writes returned %d, %d, %d (expected %d, "
+                   "%d, %d): %s / %s / %s", reqs[0].rc, reqs[1].rc, reqs[2].rc, JB_OK,
+                   JB_EINVAL, JB_OK, reqs[0].msg, reqs[1].msg, reqs[2].msg);
+  jb__uuid_format(out[0], w[2].uuid);
+  return JB_OK;
 }
 
 /* The killed operation. */
@@ -362,6 +455,28 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
     return jb_job_consume_and_claim_next(out[0], NULL, NULL, b, sc->base[0],
                                          HOLDER, 0, JB_OUTCOME_SUCCESS, NULL,
                                          0, NULL);
+  case OP_CLAIM_MANY: { /* crasher claims the three oldest ready jobs */
+    size_t n = 0;
+    int rc = jb_job_claim_next_many(&n, out, NULL, NULL, b, CRASHER, NULL, CLAIM_MANY);
+    return rc == JB_OK && n != CLAIM_MANY
+               ? jb__err(JB_EIO, "claim-many claimed %zu jobs, not %d", n, CLAIM_MANY)
+               : rc;
+  }
+  case OP_CONSUME_MANY: { /* holder consumes its three jobs */
+    jb_consume_item items[NBASE];
+    int status[NBASE];
+    size_t n = 0;
+    for (int k = 0; k < NBASE; k++)
+      if (base_held(k))
+        items[n++] = (jb_consume_item){sc->base[k], HOLDER, 0, JB_OUTCOME_SUCCESS,
+                                       NULL, 0};
+    int rc = jb_job_consume_many(status, b, items, n, NULL, NULL);
+    for (size_t i = 0; rc == JB_OK && i < n; i++)
+      if (status[i] != JB_OK)
+        rc = jb__err(JB_EIO, "consume-many: item %zu: %s", i, jb_errmsg());
+    return rc;
+  }
+  case OP_GATHERED: return run_gathered(b, out, sc);
   default: return JB_EINVAL;
   }
 }
@@ -391,19 +506,75 @@ static bool is_fresh(const scenario *sc, const char *u, int *idx) {
   return false;
 }
 
-/* The board's jobs against the scenario (check_board). */
+/* A base job's state: gone, ready, or claimed (by holder, crasher or
+ * someone else). */
+typedef enum { ST_GONE, ST_READY, ST_HOLDER, ST_CRASHER, ST_OTHER } job_state;
+
+static job_state before_state(int k) { return base_held(k) ? ST_HOLDER : ST_READY; }
+
+/* What the killed operation makes of base job k (its state before, when
+ * it does not touch it). */
+static job_state after_state(op_kind op, int k) {
+  switch (op) {
+  case OP_CLAIM: return k == 1 ? ST_CRASHER : before_state(k);
+  case OP_CONSUME: return k == 0 ? ST_GONE : before_state(k);
+  case OP_FUSED: /* holder consumes base-0 and claims the oldest ready */
+    return k == 0 ? ST_GONE : k == 1 ? ST_HOLDER : before_state(k);
+  case OP_CLAIM_MANY: return k >= 1 && k <= CLAIM_MANY ? ST_CRASHER : before_state(k);
+  case OP_CONSUME_MANY: return base_held(k) ? ST_GONE : before_state(k);
+  case OP_GATHERED: /* the consume and crasher's claim; not ghost's */
+    return k == 0 ? ST_GONE : k == 1 ? ST_CRASHER : before_state(k);
+  default: return before_state(k);
+  }
+}
+
+static const char *state_text(job_state st, const char *other, char *buf, size_t len) {
+  static const char *const names[] = {"gone", "ready", "claimed by " HOLDER,
+                                      "claimed by " CRASHER};
+  if (st != ST_OTHER) return names[st];
+  snprintf(buf, len, "claimed by %s", other);
+  return buf;
+}
+
+/* The change log holds no event of ghost's (the gathered group's failed
+ * write): its claim left no trace. */
+static bool no_ghost_event(jb_board *b, verdict *v) {
+  uint64_t from = 0, next = 0;
+  if (jb_log_bounds(&from, &next, b) != JB_OK) return vfail(v, "log: %s", jb_errmsg());
+  jb_event ev[32];
+  while (from < next) {
+    size_t n = 0;
+    if (jb_log_read(ev, &n, NULL, b, from, 32) != JB_OK || n == 0)
+      return vfail(v, "log: %s", n ? jb_errmsg() : "no event where one should be");
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(ev[i].owner, GHOST) == 0)
+        return vfail(v, "the gathered group's failed write left a trace: a %s event "
+                     "of job %s by %s in the change log",
+                     jb_event_type_name(ev[i].type), ev[i].uuid, GHOST);
+    from = ev[n - 1].seq + 1;
+  }
+  return true;
+}
+
+/* The board's jobs against the scenario (check_board): each base job as
+ * acknowledged, or (those the killed operation changes) as it leaves
+ * them, all of them or none; a consumed job's history record there
+ * exactly when the job is gone. */
 static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                        const char *extra, bool *applied, verdict *v) {
   int rc;
-  bool seen[NBASE] = {false}, extra_seen = false;
+  job_state obs[NBASE];
+  char owner[NBASE][JB_WHO_MAX + 1];
+  uint64_t token[NBASE] = {0};
+  bool extra_seen = false;
   int nfresh = 0;
-  bool claimed_by_crasher = false, claimed_by_holder = false;
+  for (int k = 0; k < NBASE; k++) obs[k] = ST_GONE, owner[k][0] = '\0';
   jb_iter *it = NULL;
   if (jb_iter_open(&it, b, 0) != JB_OK) return vfail(v, "iter: %s", jb_errmsg());
   const jb_job *j;
   bool ok = true;
   while (ok && (rc = jb_iter_next(&j, it)) == JB_OK && j != NULL) {
-    const char *u = jb_job_uuid(j), *owner = jb_job_owner(j);
+    const char *u = jb_job_uuid(j), *who = jb_job_owner(j);
     bool claimed = jb_job_state(j) == JB_STATE_CLAIMED;
     int k = -1;
     for (int i = 0; i < NBASE; i++)
@@ -411,20 +582,19 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
     size_t dl = 0;
     const unsigned char *det = jb_job_details(j, &dl);
     unsigned char want[4];
-    if (k >= 0) {
-      seen[k] = true;
+    if (claimed && strcmp(who, GHOST) == 0) {
+      ok = vfail(v, "the gathered group's failed write left a trace: job %s (%s) is "
+                 "claimed by %s", u, k >= 0 ? base_names[k] : jb_job_name(j), GHOST);
+    } else if (k >= 0) {
       details_of(want, k);
       if (strcmp(jb_job_name(j), base_names[k]) != 0 || dl != 4 || memcmp(det, want, 4))
         ok = vfail(v, "acknowledged job %s (%s): its posting changed", u, base_names[k]);
-      else if (k == 0 && !(claimed && strcmp(owner, HOLDER) == 0))
-        ok = vfail(v, "acknowledged claim of %s by %s is lost (%s %s)", u, HOLDER,
-                   jb_state_name(jb_job_state(j)), claimed ? owner : "");
-      else if (k == 1 && op == OP_CLAIM && claimed && strcmp(owner, CRASHER) == 0)
-        claimed_by_crasher = true;
-      else if (k == 1 && op == OP_FUSED && claimed && strcmp(owner, HOLDER) == 0)
-        claimed_by_holder = true;
-      else if (k > 0 && claimed)
-        ok = vfail(v, "job %s (%s) is claimed by %s", u, base_names[k], owner);
+      obs[k] = !claimed                     ? ST_READY
+               : strcmp(who, HOLDER) == 0  ? ST_HOLDER
+               : strcmp(who, CRASHER) == 0 ? ST_CRASHER
+                                           : ST_OTHER;
+      if (claimed) snprintf(owner[k], sizeof owner[k], "%s", who);
+      token[k] = claimed ? jb_job_token(j) : 0;
     } else if (is_fresh(sc, u, &k)) {
       nfresh++;
       details_of(want, 100 + k);
@@ -439,38 +609,63 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   }
   if (ok && rc != JB_OK) ok = vfail(v, "iter: %s", jb_errmsg());
   jb_iter_close(it);
-  if (!ok) return false;
-  for (int i = 0; i < NBASE; i++)
-    if (!seen[i] && !(i == 0 && (op == OP_CONSUME || op == OP_FUSED)))
-      return vfail(v, "acknowledged job %s (%s) is missing", sc->base[i], base_names[i]);
+  if (!ok || !no_ghost_event(b, v)) return false;
   if (extra && !extra_seen) return vfail(v, "the next writer's job %s is missing", extra);
-  switch (op) {
-  case OP_POST:
-  case OP_BATCH:
+  /* The base jobs: unchanged, or (those the op changes) changed. */
+  int nchange = 0, nthere = 0;
+  char torn[400] = "";
+  size_t tl = 0;
+  for (int k = 0; k < NBASE; k++) {
+    job_state was = before_state(k), to = after_state(op, k);
+    const char *name = base_names[k];
+    char b1[80], b2[80], b3[80];
+    const char *is = state_text(obs[k], owner[k], b1, sizeof b1);
+    if (to == was) {
+      if (obs[k] == was) continue;
+      if (obs[k] == ST_GONE)
+        return vfail(v, "acknowledged job %s (%s) is missing", sc->base[k], name);
+      if (was == ST_HOLDER)
+        return vfail(v, "acknowledged claim of %s (%s) by %s is lost (it is %s)",
+                     sc->base[k], name, HOLDER, is);
+      return vfail(v, "job %s (%s) is %s: the killed %s does not touch it", sc->base[k],
+                   name, is, op_names[op]);
+    }
+    if (obs[k] != was && obs[k] != to)
+      return vfail(v, "job %s (%s) is %s: neither %s as acknowledged nor %s as the "
+                   "killed %s leaves it", sc->base[k], name, is,
+                   state_text(was, "", b2, sizeof b2), state_text(to, "", b3, sizeof b3),
+                   op_names[op]);
+    nchange++;
+    nthere += obs[k] == to;
+    if (tl < sizeof torn)
+      tl += (size_t)snprintf(torn + tl, sizeof torn - tl, "%s%s %s", tl ? ", " : "",
+                             name, is);
+    if (to != ST_GONE) continue;
+    /* A consumed job's history record is there exactly when it is gone. */
+    jb_completion *c = NULL;
+    rc = jb_job_completion(&c, b, sc->base[k]);
+    bool rec = rc == JB_OK && c->end == JB_END_CONSUMED && strcmp(c->owner, HOLDER) == 0;
+    jb_completion_free(c);
+    if ((obs[k] == ST_GONE) != rec)
+      return vfail(v, "consume: the job %s (%s) is %s but its history record is %s",
+                   sc->base[k], name, obs[k] == ST_GONE ? "gone" : "there",
+                   rc == JB_OK ? "there" : "not");
+  }
+  if (nthere != 0 && nthere != nchange)
+    return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
+                 op_names[op], nthere, nchange, torn);
+  /* claim-many claims in listing order: its fencing tokens increase so. */
+  for (int k = 2; op == OP_CLAIM_MANY && nthere && k <= CLAIM_MANY; k++)
+    if (token[k] <= token[k - 1])
+      return vfail(v, "claim-many's claims are not in listing order: %s has token %" PRIu64
+                   ", %s token %" PRIu64, base_names[k - 1], token[k - 1], base_names[k],
+                   token[k]);
+  if (nchange) {
+    *applied = nthere != 0;
+  } else {
     if (nfresh != 0 && nfresh != sc->nfresh)
       return vfail(v, "%d of the batch's %d jobs are there", nfresh, sc->nfresh);
     *applied = nfresh != 0;
-    break;
-  case OP_CLAIM: *applied = claimed_by_crasher; break;
-  case OP_CONSUME:
-  case OP_FUSED: {
-    *applied = !seen[0];
-    /* consume-claim: the consume and the claim of the oldest ready job
-     * (base-1) are one commit: both there or neither. */
-    if (op == OP_FUSED && *applied != claimed_by_holder)
-      return vfail(v, "consume-claim torn: the consumed job is %s, the next "
-                   "job %s", *applied ? "gone" : "there",
-                   claimed_by_holder ? "claimed by the holder" : "unclaimed");
-    jb_completion *c = NULL;
-    rc = jb_job_completion(&c, b, sc->base[0]);
-    bool rec = rc == JB_OK && c->end == JB_END_CONSUMED && strcmp(c->owner, HOLDER) == 0;
-    jb_completion_free(c);
-    if (*applied != rec)
-      return vfail(v, "consume: the job is %s but its history record is %s",
-                   *applied ? "gone" : "there", rc == JB_OK ? "there" : "not");
-    break;
-  }
-  default: break;
   }
   return true;
 }
@@ -603,8 +798,9 @@ static uint64_t win_begin, win_end;  /* the markers, in the tracees */
 /* LMDB's calls that make up a transaction's body: the short form kills the
  * writer on entering each call it makes before mdb_txn_commit. */
 static const char *const lmdb_calls[] = {
-    "mdb_txn_begin", "mdb_get",        "mdb_put",        "mdb_del",
-    "mdb_cursor_open", "mdb_cursor_get", "mdb_cursor_put", "mdb_cursor_del"};
+    "mdb_txn_begin",   "mdb_get",        "mdb_put",        "mdb_del",
+    "mdb_cursor_open", "mdb_cursor_get", "mdb_cursor_put", "mdb_cursor_del",
+    "mdb_txn_abort"};
 #define NCALLS (sizeof lmdb_calls / sizeof lmdb_calls[0])
 static uint64_t call_at[NCALLS]; /* their addresses, in the tracees */
 static uint64_t commit_lo, commit_hi; /* mdb_txn_commit's code, in them */
@@ -737,8 +933,10 @@ static void spawn(tracee *t, const run_cfg *c) {
     snprintf(op, sizeof op, "%d", (int)c->op);
     snprintf(mode, sizeof mode, "%d", (int)c->mode);
     if (personality(ADDR_NO_RANDOMIZE) == -1) _exit(95);
-    char *args[] = {self_exe, "--tracee", op, mode, c->writemap ? "1" : "0",
-                    (char *)c->dir, (char *)c->sc->base[0], NULL};
+    char *args[7 + NBASE] = {self_exe, "--tracee", op, mode, c->writemap ? "1" : "0",
+                             (char *)c->dir};
+    for (int k = 0; k < NBASE; k++) args[6 + k] = (char *)c->sc->base[k];
+    args[6 + NBASE] = NULL;
     execv(self_exe, args);
     _exit(96);
   }
@@ -912,7 +1110,10 @@ typedef struct {
   step_rec *steps;
   size_t n;
   uint32_t *occ;      /* occ[i]: how many times steps[i].rip ran up to i */
-  size_t commit_in;   /* first instruction of mdb_txn_commit (n if none) */
+  size_t ncommits;    /* calls of mdb_txn_commit in the window: the last is
+                         the transaction's own (a gathered group's writes
+                         first commit child transactions into it) */
+  size_t commit_in;   /* first instruction of that commit (n if none) */
   size_t commit_out;  /* first after it returned (n if none) */
   size_t first_write; /* its first syscall (n if none) */
   uint8_t *flags;     /* F_* per instruction */
@@ -1015,11 +1216,12 @@ static void read_meta(tracee *t, uint64_t at, unsigned char *buf) {
 }
 
 /* Bring a fresh tracee to the recording's first instruction: the window's
- * start, or the first call of mdb_txn_commit in the window. */
+ * start, or the transaction's own call of mdb_txn_commit (the last in the
+ * window). */
 static void reach_start(tracee *t, const recording *r) {
   if (!run_to(t, win_begin, 1))
     die("the tracee ended before the window (status %#x)", t->status);
-  if (!r->whole && !run_to(t, commit_lo, 1))
+  if (!r->whole && !run_to(t, commit_lo, r->ncommits))
     die("the tracee ended before mdb_txn_commit (status %#x)", t->status);
 }
 
@@ -1027,9 +1229,11 @@ static void reach_start(tracee *t, const recording *r) {
  * syscalls and the instructions after which the meta pages (read through
  * the tracee's map of the data file) differ: a pwrite without WRITEMAP,
  * the stores into the map with it. */
-static void record_run(const run_cfg *c, recording *r, bool whole) {
+static void record_run(const run_cfg *c, recording *r, bool whole, size_t ncommits) {
   memset(r, 0, sizeof *r);
   r->whole = whole;
+  r->ncommits = ncommits;
+  size_t entries = 0, want = whole ? ncommits : 1; /* the commit's call */
   tracee t;
   spawn(&t, c);
   reach_start(&t, r);
@@ -1056,8 +1260,7 @@ static void record_run(const run_cfg *c, recording *r, bool whole) {
     size_t i = r->n++;
     r->steps[i] = (step_rec){rip, t.regs.rsp - sp0};
     r->flags[i] = rip >= commit_lo && rip < commit_hi ? F_OWN : 0;
-    if (r->flags[i] & F_OWN) r->ndense++;
-    if (rip == commit_lo && r->commit_in == SIZE_MAX) {
+    if (rip == commit_lo && ++entries == want) {
       r->commit_in = i;
       commit_rsp = t.regs.rsp;
       commit_ret = (uint64_t)peek(&t, commit_rsp);
@@ -1091,6 +1294,9 @@ static void record_run(const run_cfg *c, recording *r, bool whole) {
   if (r->meta_first == SIZE_MAX)
     die("the recorded %s's commit never changed the meta pages", op_names[c->op]);
   if (r->first_write == SIZE_MAX) r->first_write = r->n;
+  /* mdb_txn_commit's own code in the transaction's commit (not in the
+   * child commits before it) */
+  for (size_t i = r->commit_in; i < r->commit_out; i++) r->ndense += r->flags[i] & F_OWN;
   /* The short form's key points: every instruction from two before the
    * first change of the meta pages to two after the last, and the
    * instructions just before and after each syscall of the commit. */
@@ -1118,37 +1324,43 @@ static void free_recording(recording *r) {
 }
 
 /* The entries of the LMDB calls the writer makes in the window before
- * mdb_txn_commit, in order (a breakpoint on each; the run is not
- * single-stepped). */
+ * the transaction's commit, in order (a breakpoint on each; the run is
+ * not single-stepped), and how many times it calls mdb_txn_commit there
+ * (r->ncommits): the transaction's own commit is the last, and the
+ * earlier ones (a gathered group's child transactions) are kill points
+ * too, as the entries of the calls are. */
 static void record_calls(const run_cfg *c, recording *r) {
   memset(r, 0, sizeof *r);
   r->whole = r->calls = true;
   tracee t;
   spawn(&t, c);
   reach_start(&t, r);
-  uint64_t sp0 = t.regs.rsp, at[NCALLS + 1];
-  long orig[NCALLS + 1];
+  enum { COMMIT = NCALLS, END = NCALLS + 1 };
+  uint64_t sp0 = t.regs.rsp, at[END + 1];
+  long orig[END + 1];
   memcpy(at, call_at, sizeof call_at);
-  at[NCALLS] = commit_lo;
-  for (size_t k = 0; k <= NCALLS; k++) {
+  at[COMMIT] = commit_lo;
+  at[END] = win_end;
+  for (size_t k = 0; k <= END; k++) {
     orig[k] = peek(&t, at[k]);
     poke(&t, at[k], (orig[k] & ~0xffL) | 0xcc);
   }
-  size_t cap = 0;
-  uint32_t hits[NCALLS] = {0};
+  size_t cap = 0, last_commit = SIZE_MAX;
+  uint32_t hits[COMMIT + 1] = {0};
   for (;;) {
-    if (!resume(&t)) die("the tracee ended before mdb_txn_commit (status %#x)", t.status);
+    if (!resume(&t)) die("the tracee ended in the window (status %#x)", t.status);
     get_regs(&t);
     size_t k = 0;
-    while (k <= NCALLS && at[k] != t.regs.rip - 1) k++;
-    if (k > NCALLS) die("unexpected SIGTRAP at %#llx", (unsigned long long)t.regs.rip);
-    if (k == NCALLS) break; /* mdb_txn_commit */
+    while (k <= END && at[k] != t.regs.rip - 1) k++;
+    if (k > END) die("unexpected SIGTRAP at %#llx", (unsigned long long)t.regs.rip);
+    if (k == END) break;
     if (r->n == cap) {
       cap = cap ? cap * 2 : 64;
       r->steps = realloc(r->steps, cap * sizeof *r->steps);
       r->occ = realloc(r->occ, cap * sizeof *r->occ);
       if (r->steps == NULL || r->occ == NULL) die("out of memory");
     }
+    if (k == COMMIT) last_commit = r->n;
     r->steps[r->n] = (step_rec){at[k], t.regs.rsp - sp0};
     r->occ[r->n++] = ++hits[k];
     poke(&t, at[k], orig[k]);
@@ -1158,6 +1370,10 @@ static void record_calls(const run_cfg *c, recording *r) {
     poke(&t, at[k], (orig[k] & ~0xffL) | 0xcc);
   }
   reap(&t);
+  if (last_commit == SIZE_MAX)
+    die("the recorded %s never went through mdb_txn_commit", op_names[c->op]);
+  r->ncommits = hits[COMMIT];
+  r->n = last_commit; /* the calls before the transaction's commit */
   r->commit_in = r->commit_out = r->first_write = r->n; /* all before it */
   r->meta_first = r->meta_last = SIZE_MAX;
   r->flags = calloc(r->n + 1, 1);
@@ -1370,9 +1586,13 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   memset(res, 0, sizeof *res);
   res->flip = SIZE_MAX;
   double t0 = now_s();
-  recording r;
+  recording r, rc;
+  /* The LMDB calls first (where the transaction's own commit is), then
+   * the instructions. */
   fresh_copy(base, work);
-  record_run(&c, &r, o->whole || o->full);
+  record_calls(&c, &rc);
+  fresh_copy(base, work);
+  record_run(&c, &r, o->whole || o->full, rc.ncommits);
   double rec_secs = now_s() - t0;
   sc->nfresh = 0;
   if (c.op == OP_POST || c.op == OP_BATCH) scenario_fresh(sc, r.ack);
@@ -1397,10 +1617,7 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   double deadline = t0 + o->budget / o->ncombos;
   bool timed = !o->full && !o->every; /* the budget decides */
   if (!r.whole && !key_only) {
-    recording rc;
     size_t failed = res->fails, before = res->points;
-    fresh_copy(base, work);
-    record_calls(&c, &rc);
     size_t bits = spread_bits(rc.n);
     for (size_t x = 0; x < ((size_t)1 << bits); x++) {
       size_t i = spread(x, bits);
@@ -1414,8 +1631,8 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
     ncalls = rc.n;
     ncalls_points = res->points - before;
     calls_failed = res->fails - failed;
-    free_recording(&rc);
   }
+  free_recording(&rc);
   double per = ordinal ? (now_s() - td) / (double)ordinal : 0.01;
   size_t k = 1;
   if (!key_only) {
@@ -1481,6 +1698,10 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
     printf("#   and before mdb_txn_commit: killed on entering %zu of the %zu LMDB calls "
            "of the transaction%s (%zu failed)\n", ncalls_points, ncalls,
            ncalls_points < ncalls ? " (the budget ran out)" : "", calls_failed);
+  if (rc.ncommits > 1)
+    printf("#   the transaction's commit is the last of the writer's %zu calls of "
+           "mdb_txn_commit; the %zu before it (a gathered group's child transactions) "
+           "are among the LMDB calls\n", rc.ncommits, rc.ncommits - 1);
   if (res->lag) {
     char lag_at[200];
     where(r.steps[res->first_lag].rip, lag_at, sizeof lag_at);
@@ -1508,20 +1729,22 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
 static void usage(FILE *f) {
   fputs("usage: crash_step [--full | --whole] [--ops=LIST] [--modes=LIST]\n"
         "                  [--every=K] [--budget=SECONDS] [--no-demo | --demo-only] [-v]\n"
-        "SIGKILL a writer at chosen instructions of a post, claim-next, consume\n"
-        "and batch post (ptrace), in each durability, and check the board after\n"
-        "each kill in a fresh process (tests/crash_step.c says what is checked).\n"
+        "SIGKILL a writer at chosen instructions of a post, claim-next, consume,\n"
+        "batch post, consume-claim, claim-many, consume-many and a gathered\n"
+        "commit with a failing write (ptrace), in each durability, and check the\n"
+        "board after each kill in a fresh process (tests/crash_step.c says what\n"
+        "is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"
         "and each syscall of the commit; then at every k-th instruction:\n"
         "  (default)     the short form of make check: of the instructions from\n"
         "                mdb_txn_commit's start to the window's end, k from\n"
-        "                --budget (default 30 s for the whole run)\n"
+        "                --budget (default 45 s for the whole run)\n"
         "  --whole       of the whole window (from before the transaction begins)\n"
         "  --full        every instruction of the whole window (k = 1), every op\n"
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
         "  --every=K     k fixed instead of from the budget\n"
-        "  --ops=LIST    of post,claim-next,consume,batch,consume-claim\n"
-        "                (default all)\n"
+        "  --ops=LIST    of post,claim-next,consume,batch,consume-claim,\n"
+        "                claim-many,consume-many,gathered (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
@@ -1561,15 +1784,16 @@ static bool list_ok(const char *list, const char *const *names, size_t n,
 }
 
 int main(int argc, char **argv) {
-  if (argc == 7 && strcmp(argv[1], "--tracee") == 0) {
+  if (argc == 6 + NBASE && strcmp(argv[1], "--tracee") == 0) {
     scenario sc;
     memset(&sc, 0, sizeof sc);
-    snprintf(sc.base[0], sizeof sc.base[0], "%s", argv[6]);
+    for (int k = 0; k < NBASE; k++)
+      snprintf(sc.base[k], sizeof sc.base[k], "%s", argv[6 + k]);
     run_cfg c = {argv[5], (jb_durability)atoi(argv[3]), (op_kind)atoi(argv[2]),
                  strcmp(argv[4], "1") == 0, &sc};
     tracee_main(&c, TRACEE_FD);
   }
-  sweep_opts o = {.budget = 30};
+  sweep_opts o = {.budget = 45};
   /* Every writer's wall clock: a second after now, fixed for the run. */
   char secs[32];
   snprintf(secs, sizeof secs, "%lld", (long long)time(NULL) + 1);
