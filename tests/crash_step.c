@@ -13,7 +13,7 @@
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
  *     of it (all its files but the lock file).
- *  2. For each operation (post, claim-next, consume, a batch post of five,
+ *  2. For each operation (post, claim-next, consume, a batch post of 24,
  *     consume-claim: jb_job_consume_and_claim_next of the holder's job;
  *     claim-many: jb_job_claim_next_many of three; consume-many:
  *     jb_job_consume_many of holder's three jobs; gathered: one group of
@@ -49,7 +49,7 @@
  *     (its posting, and holder's claims); the killed operation is wholly
  *     there or wholly absent: each base job it changes is as it was or as
  *     the operation leaves it, all of them one way (a post: the job with
- *     its posting intact, or nothing; a batch: all five or none;
+ *     its posting intact, or nothing; a batch: all 24 or none;
  *     claim-next: the oldest ready job claimed by the killed owner, or
  *     unclaimed; consume: the job gone with its history record, or still
  *     claimed by its owner, without one; consume-claim: that, and the
@@ -164,7 +164,11 @@ int main(void) {
 #else
 
 #define MAP_SIZE ((size_t)1 << 20)
-#define BATCH 5
+/* A batch post: JB_LOGTAIL_MOVE (24) posts, so that it takes the batch's
+ * own path to the change log (the tail moved to `log` first, the events
+ * appended there: store/logread.c, jb__log_open_for). */
+#define BATCH 24
+#define ACK_MAX (16 + BATCH * (JB_UUID_STRLEN + 1))
 /* base-0 (claimed by holder), base-1..4, held-1 and held-2 (claimed by
  * holder), last */
 #define NBASE 8
@@ -835,7 +839,7 @@ static void tracee_main(const run_cfg *c, int fd) {
   int rc = run_op(b, c->op, out, c->sc);
   crash_step_window_end();
   /* Acknowledged: one line, one write(). */
-  char line[400];
+  char line[ACK_MAX];
   int n = snprintf(line, sizeof line, "ack %d", rc);
   for (int i = 0; i < BATCH; i++)
     if (out[i][0]) n += snprintf(line + n, sizeof line - (size_t)n, " %s", out[i]);
@@ -1119,7 +1123,7 @@ typedef struct {
   uint8_t *flags;     /* F_* per instruction */
   size_t ndense;      /* instructions of mdb_txn_commit's own code */
   size_t meta_first, meta_last; /* those that changed the meta pages */
-  char ack[400];
+  char ack[ACK_MAX];
 } recording;
 
 static void find_commit(void) {
