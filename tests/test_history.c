@@ -2,7 +2,8 @@
  * test_history.c - completion results and the history: consume with a
  * result and an outcome, trash and check's revocation recorded as such,
  * the history's bounds by count and by age (oldest dropped first, at most
- * 64 per write), its iteration both ways, a bad result that changes
+ * 64 per write), its iteration both ways, records of every size kept
+ * across its two tables (histends one page), a bad result that changes
  * nothing, the check of history records, the schema 2 -> 3 upgrade, and
  * waiting for a job's completion across processes.
  */
@@ -352,6 +353,7 @@ typedef enum {
   RAW_SCHEMA_IS_CURRENT, /* exit 0 iff meta says JB_SCHEMA_VERSION */
   RAW_BREAK_HISTORY,   /* the first history record gets format 9 */
   RAW_ENDS_ONE_PAGE,   /* exit 0 iff histends is at most one page */
+  RAW_COPY_TO_HISTORY, /* histends' first record copied into history too */
 } raw_op;
 
 typedef struct {
@@ -405,6 +407,22 @@ static int raw_child(void *arg) {
                    st.ms_overflow_pages == 0 && st.ms_leaf_pages <= 1
                ? 0
                : 118;
+  } else if (a->op == RAW_COPY_TO_HISTORY) {
+    MDB_dbi ends;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist) ||
+        mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends) ||
+        mdb_cursor_open(txn, ends, &cur) ||
+        mdb_cursor_get(cur, &k, &v, MDB_FIRST))
+      return 119;
+    uint8_t key[9], val[4096];
+    if (k.mv_size != sizeof key || v.mv_size > sizeof val) return 122;
+    memcpy(key, k.mv_data, sizeof key);
+    memcpy(val, v.mv_data, v.mv_size);
+    mdb_cursor_close(cur);
+    MDB_val nk = {sizeof key, key}, nv = {v.mv_size, val};
+    if (mdb_put(txn, hist, &nk, &nv, MDB_NOOVERWRITE)) return 123;
   } else if (a->op == RAW_SCHEMA_IS_CURRENT) {
     MDB_val k = {6, "schema"}, v;
     uint32_t schema = 0;
@@ -595,28 +613,44 @@ static void collect_line(const char *line, void *payload) {
   fprintf(mem, "%s\n", line);
 }
 
-static void check_reports_a_history_record_that_does_not_decode(void **state) {
-  jbt_fixture *f = *state;
-  char u[1][JB_UUID_STRLEN];
-  complete_n(f->board, 1, "broken", u);
+/* Damage the fixture's board with `op` (closed meanwhile), and check it:
+ * one problem, whose line contains `says`. */
+static void damage_and_check(jbt_fixture *f, raw_op op, jb_check_stats *st,
+                             const char *says) {
   jb_board_close(f->board);
   f->board = NULL;
-  run_raw(RAW_BREAK_HISTORY, f->dir, NULL);
+  run_raw(op, f->dir, NULL);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   char *lines = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&lines, &len);
-  jb_check_stats st;
-  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+  assert_int_equal(jb_board_check(st, f->board, collect_line, mem),
                    JB_ECORRUPT);
   fclose(mem);
-  assert_int_equal(st.problems, 1);
-  assert_int_equal(st.history, 1);
-  jbt_assert_contains(lines, "history: record 1 does not decode");
+  assert_int_equal(st->problems, 1);
+  jbt_assert_contains(lines, says);
   free(lines);
+}
+
+static void check_reports_a_history_record_that_does_not_decode(void **state) {
+  jbt_fixture *f = *state;
+  char u[1][JB_UUID_STRLEN];
+  complete_n(f->board, 1, "broken", u);
+  jb_check_stats st;
+  damage_and_check(f, RAW_BREAK_HISTORY, &st,
+                   "history: record 1 does not decode");
+  assert_int_equal(st.history, 1);
   jb_completion *c = NULL;
   assert_int_equal(jb_job_completion(&c, f->board, u[0]), JB_ECORRUPT);
   jbt_assert_contains(jb_errmsg(), "history record 1");
+}
+
+static void check_reports_a_history_record_kept_twice(void **state) {
+  jbt_fixture *f = *state;
+  complete_n(f->board, 3, "twice", NULL);
+  jb_check_stats st;
+  damage_and_check(f, RAW_COPY_TO_HISTORY, &st,
+                   "history: record 1 is in both history and histends");
 }
 
 static void a_schema_2_board_is_upgraded_at_open(void **state) {
@@ -763,6 +797,7 @@ int main(void) {
       T(the_history_iterates_newest_or_oldest_first),
       T(check_revokes_an_undecodable_job_into_the_history),
       T(check_reports_a_history_record_that_does_not_decode),
+      T(check_reports_a_history_record_kept_twice),
       T(a_schema_2_board_is_upgraded_at_open),
       T(version_1_board_options_are_still_accepted),
       T(wait_done_returns_the_result_consumed_in_another_process),
