@@ -258,7 +258,7 @@ static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
     bool over = count + 1 > b->max_count;
     if (!over && !(whole && rec.completed_us < cutoff)) break;
     if (h->at == MID && ((rc = refill(h, bu, copy)) ||
-                         (rc = hc_seek(h, lowest, true))))
+                         (rc = hc_seek(h, lowest, true)) || h->at < 0))
       break;
     rc = mdb_cursor_del(h->c[h->at], 0);
   }
@@ -272,10 +272,10 @@ static int place(hcur *h, const ends_budget *b, size_t cost, jb_buf *copy,
   size_t have = 0;
   int rc = cost > b->big ? 0 : ends_bytes(h, b->room, &have);
   *side = ENDS;
-  if (rc || (cost <= b->big && cost <= b->room - have)) return rc;
+  if (rc || (cost <= b->big && have + cost <= b->room)) return rc;
   if ((rc = move_tail(h, copy))) return rc;
   if (cost <= b->big && (rc = ends_bytes(h, b->room, &have))) return rc;
-  if (cost > b->big || cost > b->room - have) *side = MID;
+  if (cost > b->big || have + cost > b->room) *side = MID;
   return 0;
 }
 
