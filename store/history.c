@@ -41,8 +41,6 @@ typedef struct {
   int at; /* the side of the current record; -1: none left */
 } hcur;
 
-static const MDB_val lowest = {1, "s"}, past_all = {1, "t"};
-
 static int hc_open(jb_store *s, MDB_txn *txn, hcur *h) {
   *h = (hcur){.at = -1};
   int rc = mdb_cursor_open(txn, s->history, &h->c[MID]);
@@ -68,18 +66,30 @@ static int side_set(hcur *h, int i, int rc, const MDB_val *k,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Side `i` onto its first key at or after `at` (fwd), else its last key
- * before `at`. */
-static int side_seek(hcur *h, int i, MDB_val at, bool fwd) {
-  MDB_val v;
-  int rc = mdb_cursor_get(h->c[i], &at, &v, MDB_SET_RANGE);
+/* Side `i` onto its first key at or after `*at` (fwd), else its last key
+ * before `*at`; `at` NULL: from the oldest (fwd) or the newest. Then the
+ * table's first or last key is the answer when it is a record's (every
+ * key is, since schema 5): one descent instead of two. */
+static int side_seek(hcur *h, int i, const MDB_val *at, bool fwd) {
+  static const MDB_val lowest = {1, "s"}, past_all = {1, "t"};
+  MDB_val k, v;
+  int rc;
+  if (at == NULL) {
+    rc = mdb_cursor_get(h->c[i], &k, &v, fwd ? MDB_FIRST : MDB_LAST);
+    if (rc == MDB_NOTFOUND || (rc == 0 && is_skey(&k)))
+      return side_set(h, i, rc, &k, &v);
+    if (rc) return rc;
+    at = fwd ? &lowest : &past_all;
+  }
+  k = *at;
+  rc = mdb_cursor_get(h->c[i], &k, &v, MDB_SET_RANGE);
   if (!fwd) {
     if (rc == 0)
-      rc = mdb_cursor_get(h->c[i], &at, &v, MDB_PREV);
+      rc = mdb_cursor_get(h->c[i], &k, &v, MDB_PREV);
     else if (rc == MDB_NOTFOUND)
-      rc = mdb_cursor_get(h->c[i], &at, &v, MDB_LAST);
+      rc = mdb_cursor_get(h->c[i], &k, &v, MDB_LAST);
   }
-  return side_set(h, i, rc, &at, &v);
+  return side_set(h, i, rc, &k, &v);
 }
 
 static void hc_pick(hcur *h) {
@@ -92,8 +102,9 @@ static void hc_pick(hcur *h) {
   }
 }
 
-/* Onto the first record at or after `at` (fwd), else the last before. */
-static int hc_seek(hcur *h, MDB_val at, bool fwd) {
+/* Onto the first record at or after `*at` (fwd), else the last before;
+ * `at` NULL: onto the oldest (fwd) or the newest. */
+static int hc_seek(hcur *h, const MDB_val *at, bool fwd) {
   h->fwd = fwd;
   int rc = side_seek(h, MID, at, fwd);
   if (rc == 0) rc = side_seek(h, ENDS, at, fwd);
@@ -117,15 +128,16 @@ static uint64_t side_hseq(const hcur *h, int i) {
 
 static uint64_t hc_hseq(const hcur *h) { return side_hseq(h, h->at); }
 
-/* The oldest and newest hseq (*any false when there is no record). */
+/* The oldest and newest hseq (*any false when there is no record); `h`
+ * is left on the oldest. */
 static int hc_span(hcur *h, bool *any, uint64_t *first, uint64_t *last) {
-  int rc = hc_seek(h, lowest, true);
+  int rc = hc_seek(h, NULL, false);
   *any = rc == 0 && h->at >= 0;
   if (!*any) return rc;
-  *first = hc_hseq(h);
-  if ((rc = hc_seek(h, past_all, false))) return rc;
-  if (h->at < 0) return MDB_CORRUPTED;
   *last = hc_hseq(h);
+  if ((rc = hc_seek(h, NULL, true))) return rc;
+  if (h->at < 0) return MDB_CORRUPTED;
+  *first = hc_hseq(h);
   return 0;
 }
 
@@ -215,7 +227,7 @@ static int move(hcur *h, int from, const uint8_t start[SKEY_LEN], size_t max,
  * history's end (all of them when history is empty), so that what stays
  * in histends is the head, below history's first. */
 static int move_tail(hcur *h, jb_buf *copy) {
-  int rc = side_seek(h, MID, past_all, false);
+  int rc = side_seek(h, MID, NULL, false);
   if (rc) return rc;
   uint8_t start[SKEY_LEN];
   skey(start, h->on[MID] ? side_hseq(h, MID) + 1 : 0);
@@ -239,7 +251,8 @@ static int refill(hcur *h, const ends_budget *b, jb_buf *copy) {
 
 /* ------------------------------------------------------------------ put */
 
-/* Drop the oldest records the bounds call for, starting at `first`. */
+/* Drop the oldest records the bounds call for, starting at `first` (`h`
+ * on it, as hc_span leaves it). */
 static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
                 const jb_hist_bounds *b, int64_t now_us, jb_buf *copy) {
   uint64_t count = last - first + 1;
@@ -247,7 +260,7 @@ static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
   int rc = 0;
   for (int i = 0; rc == 0 && i < HIST_TRIM && count > 0;
        i++, count--, first++) {
-    if ((rc = hc_seek(h, lowest, true))) break;
+    if (i > 0 && (rc = hc_seek(h, NULL, true))) break;
     if (h->at < 0 || hc_hseq(h) != first) break; /* a gap (amend's) */
     const MDB_val *v = &h->v[h->at];
     jb_histrec rec;
@@ -258,7 +271,7 @@ static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
     bool over = count + 1 > b->max_count;
     if (!over && !(whole && rec.completed_us < cutoff)) break;
     if (h->at == MID && ((rc = refill(h, bu, copy)) ||
-                         (rc = hc_seek(h, lowest, true)) || h->at < 0))
+                         (rc = hc_seek(h, NULL, true)) || h->at < 0))
       break;
     rc = mdb_cursor_del(h->c[h->at], 0);
   }
@@ -466,7 +479,7 @@ static int newest_of(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   hcur h;
   int rc = hc_open(s, txn, &h);
   if (rc) return rc;
-  for (rc = hc_seek(&h, past_all, false); rc == 0 && h.at >= 0;
+  for (rc = hc_seek(&h, NULL, false); rc == 0 && h.at >= 0;
        rc = hc_step(&h)) {
     const MDB_val *v = &h.v[h.at];
     if (v->mv_size >= sizeof(jb_histrec) &&
@@ -501,7 +514,7 @@ int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
     hcur h;
     int rc = hc_open(s, txn, &h);
     if (rc) return rc;
-    for (rc = hc_seek(&h, lowest, true); rc == 0 && h.at >= 0;
+    for (rc = hc_seek(&h, NULL, true); rc == 0 && h.at >= 0;
          rc = hc_step(&h)) {
       const MDB_val v = h.v[h.at];
       if (v.mv_size < sizeof(jb_histrec)) continue; /* check reports it */
@@ -566,15 +579,12 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   hcur h;
   int rc = hc_open(s, txn, &h);
   if (rc) return rc;
+  /* From the oldest or the newest, else the first key past `after`
+   * (oldest first) or the last before it. */
   uint8_t key[SKEY_LEN];
   MDB_val at = {sizeof key, key};
-  if (ctx->oldest_first) /* the first key past `after` (or the oldest) */
-    skey(key, ctx->from_end ? 0 : ctx->after + 1);
-  else if (ctx->from_end) /* the newest */
-    at = past_all;
-  else /* the last key before `after` */
-    skey(key, ctx->after);
-  for (rc = hc_seek(&h, at, ctx->oldest_first);
+  skey(key, ctx->oldest_first ? ctx->after + 1 : ctx->after);
+  for (rc = hc_seek(&h, ctx->from_end ? NULL : &at, ctx->oldest_first);
        rc == 0 && h.at >= 0 && ctx->n < ctx->max &&
        (ctx->n == 0 || ctx->bytes->len < ctx->budget);
        rc = hc_step(&h)) {
@@ -645,7 +655,7 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
   }
   /* No record may be in both tables (readers would show it twice). */
   uint64_t prev = 0;
-  for (rc = rc ? rc : hc_seek(&h, lowest, true); rc == 0 && h.at >= 0;
+  for (rc = rc ? rc : hc_seek(&h, NULL, true); rc == 0 && h.at >= 0;
        rc = hc_step(&h)) {
     uint64_t hseq = hc_hseq(&h);
     if (hseq == prev && prev != 0) {
