@@ -397,8 +397,8 @@ static int check_entity(const MDB_val *k, const MDB_val *v,
   return 0;
 }
 
-/* Every history record must decode, and every uuid entry must name a
- * record of its uuid (history.h). */
+/* Every history record must decode, and none may be in both of the
+ * history's tables (history.h). */
 static void check_history_item(uint64_t hseq, const uint8_t *uuid,
                                const char *why, bool dangling, void *arg) {
   check_ctx *ctx = arg;

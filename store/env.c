@@ -815,7 +815,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_HOLDERS, flags, &s->holders)) ||
       (rc = mdb_dbi_open(txn, JB_DB_ENTITIES, flags, &s->entities)) ||
       (rc = mdb_dbi_open(txn, JB_DB_HISTORY, flags, &s->history)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_LOGTAIL, flags, &s->logtail)))
+      (rc = mdb_dbi_open(txn, JB_DB_LOGTAIL, flags, &s->logtail)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_HISTENDS, flags, &s->histends)))
     return rc;
   return JB_OK;
 }
@@ -948,7 +949,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (schema < JB_SCHEMA_VERSION) {
     /* 2 -> 3 only adds the history table, made above by open_tables;
      * 3 -> 4 changes no data; 4 -> 5 adds `logtail`, made above, empty,
-     * and drops the history's uuid entries (store.h, history.h). */
+     * and drops the history's uuid entries (store.h, history.h); 5 -> 6
+     * adds `histends`, made above, empty (history.h). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     schema = JB_SCHEMA_VERSION;

@@ -25,67 +25,271 @@ static bool is_skey(const MDB_val *k) {
   return k->mv_size == SKEY_LEN && ((const uint8_t *)k->mv_data)[0] == 's';
 }
 
-/* The oldest and newest hseq (*any false when there is no record). */
-static int ends(MDB_cursor *cur, bool *any, uint64_t *first, uint64_t *last) {
-  *any = false;
-  MDB_val k = {1, "s"}, v;
-  int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-  if (rc == MDB_NOTFOUND || (rc == 0 && !is_skey(&k))) return 0;
+/* ------------------------------------------- the two tables as one */
+
+/* The records are in two tables (history.h): `history` (MID) and
+ * `histends` (ENDS), with no key in both. A reader merges them: a cursor
+ * on each, and the next record is the one of the two with the lower key
+ * (the higher, newest first). Keys outside the 's' range end a side. */
+enum { MID = 0, ENDS = 1 };
+
+typedef struct {
+  MDB_cursor *c[2];
+  MDB_val k[2], v[2]; /* where each side stands, when on[] */
+  bool on[2];
+  bool fwd;
+  int at; /* the side of the current record; -1: none left */
+} hcur;
+
+static int hc_open(jb_store *s, MDB_txn *txn, hcur *h) {
+  *h = (hcur){.at = -1};
+  int rc = mdb_cursor_open(txn, s->history, &h->c[MID]);
   if (rc) return rc;
-  *first = jb__be64((uint8_t *)k.mv_data + 1);
-  /* The newest: the key before the first one past the 's' range. */
-  k = (MDB_val){1, "t"};
-  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-  if (rc == 0)
-    rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
-  else if (rc == MDB_NOTFOUND)
-    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  if (rc) return rc;
-  if (!is_skey(&k)) return MDB_CORRUPTED;
-  *last = jb__be64((uint8_t *)k.mv_data + 1);
-  *any = true;
+  if ((rc = mdb_cursor_open(txn, s->histends, &h->c[ENDS])))
+    mdb_cursor_close(h->c[MID]);
+  return rc;
+}
+
+static void hc_close(hcur *h) {
+  mdb_cursor_close(h->c[MID]);
+  mdb_cursor_close(h->c[ENDS]);
+}
+
+/* Side `i` after a cursor operation that returned `rc`. */
+static int side_set(hcur *h, int i, int rc, const MDB_val *k,
+                    const MDB_val *v) {
+  h->on[i] = rc == 0 && is_skey(k);
+  if (h->on[i]) {
+    h->k[i] = *k;
+    h->v[i] = *v;
+  }
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Side `i` onto its first key at or after `*at` (fwd), else its last key
+ * before `*at`; `at` NULL: from the oldest (fwd) or the newest. Then the
+ * table's first or last key is the answer when it is a record's (every
+ * key is, since schema 5): one descent instead of two. */
+static int side_seek(hcur *h, int i, const MDB_val *at, bool fwd) {
+  static const MDB_val lowest = {1, "s"}, past_all = {1, "t"};
+  MDB_val k, v;
+  int rc;
+  if (at == NULL) {
+    rc = mdb_cursor_get(h->c[i], &k, &v, fwd ? MDB_FIRST : MDB_LAST);
+    if (rc == MDB_NOTFOUND || (rc == 0 && is_skey(&k)))
+      return side_set(h, i, rc, &k, &v);
+    if (rc) return rc;
+    at = fwd ? &lowest : &past_all;
+  }
+  k = *at;
+  rc = mdb_cursor_get(h->c[i], &k, &v, MDB_SET_RANGE);
+  if (!fwd) {
+    if (rc == 0)
+      rc = mdb_cursor_get(h->c[i], &k, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+      rc = mdb_cursor_get(h->c[i], &k, &v, MDB_LAST);
+  }
+  return side_set(h, i, rc, &k, &v);
+}
+
+static void hc_pick(hcur *h) {
+  h->at = -1;
+  for (int i = 0; i < 2; i++) {
+    if (!h->on[i]) continue;
+    int c = h->at < 0 ? 0 : memcmp(h->k[i].mv_data, h->k[h->at].mv_data,
+                                   SKEY_LEN);
+    if (h->at < 0 || (h->fwd ? c < 0 : c > 0)) h->at = i;
+  }
+}
+
+/* Onto the first record at or after `*at` (fwd), else the last before;
+ * `at` NULL: onto the oldest (fwd) or the newest. */
+static int hc_seek(hcur *h, const MDB_val *at, bool fwd) {
+  h->fwd = fwd;
+  int rc = side_seek(h, MID, at, fwd);
+  if (rc == 0) rc = side_seek(h, ENDS, at, fwd);
+  hc_pick(h);
+  return rc;
+}
+
+/* On to the next record in the seek's direction (h->at >= 0). */
+static int hc_step(hcur *h) {
+  int i = h->at;
+  MDB_val k, v;
+  int rc = mdb_cursor_get(h->c[i], &k, &v, h->fwd ? MDB_NEXT : MDB_PREV);
+  rc = side_set(h, i, rc, &k, &v);
+  hc_pick(h);
+  return rc;
+}
+
+static uint64_t side_hseq(const hcur *h, int i) {
+  return jb__be64((const uint8_t *)h->k[i].mv_data + 1);
+}
+
+static uint64_t hc_hseq(const hcur *h) { return side_hseq(h, h->at); }
+
+/* The oldest and newest hseq (*any false when there is no record); `h`
+ * is left on the oldest. */
+static int hc_span(hcur *h, bool *any, uint64_t *first, uint64_t *last) {
+  int rc = hc_seek(h, NULL, false);
+  *any = rc == 0 && h->at >= 0;
+  if (!*any) return rc;
+  *last = hc_hseq(h);
+  if ((rc = hc_seek(h, NULL, true))) return rc;
+  if (h->at < 0) return MDB_CORRUPTED;
+  *first = hc_hseq(h);
   return 0;
 }
 
-/* The same, with a cursor of its own. */
+/* The same, with cursors of its own. */
 static int span(jb_store *s, MDB_txn *txn, bool *any, uint64_t *first,
                 uint64_t *last) {
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->history, &cur);
+  hcur h;
+  int rc = hc_open(s, txn, &h);
   if (rc) return rc;
-  rc = ends(cur, any, first, last);
-  mdb_cursor_close(cur);
+  rc = hc_span(&h, any, first, last);
+  hc_close(&h);
   return rc;
+}
+
+/* ------------------------------------------------- histends' one page */
+
+/* What a record takes of an LMDB leaf page (0.9): its node (an 8-byte
+ * header, the key and the value, padded to even) and its 2-byte slot. */
+static size_t node_cost(size_t klen, size_t vlen) {
+  size_t n = 8 + klen + vlen;
+  return n + (n & 1) + 2;
+}
+
+/* How much histends' records may take so that it stays one page: the
+ * page less its 16-byte header and some slack. A record that takes more
+ * than `big` is never put there (it would leave little room for the
+ * others, and a value of half a page goes to overflow pages of its own);
+ * a refill of the head stops at `refill`, leaving room for the newest
+ * records that arrive while the head is used up. */
+typedef struct {
+  size_t room, big, refill;
+} ends_budget;
+
+static int get_budget(MDB_txn *txn, MDB_dbi ends, ends_budget *b) {
+  MDB_stat st;
+  int rc = mdb_stat(txn, ends, &st);
+  if (rc) return rc;
+  b->room = st.ms_psize - 16 - 32;
+  b->big = b->room / 4;
+  b->refill = b->room / 4 * 3;
+  return 0;
+}
+
+/* What histends' records take (counted until it exceeds `stop`). */
+static int ends_bytes(const hcur *h, size_t stop, size_t *bytes) {
+  *bytes = 0;
+  MDB_val k, v;
+  int rc;
+  for (rc = mdb_cursor_get(h->c[ENDS], &k, &v, MDB_FIRST);
+       rc == 0 && *bytes <= stop;
+       rc = mdb_cursor_get(h->c[ENDS], &k, &v, MDB_NEXT))
+    *bytes += node_cost(k.mv_size, v.mv_size);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Move the records of side `from` whose keys are at or after `start` to
+ * the other side, in key order, while they take at most `max` bytes
+ * together and none takes more than `big`. Each is copied first: a
+ * write to one table may spill the other's dirty pages out of memory in
+ * a transaction of very many pages. */
+static int move(hcur *h, int from, const uint8_t start[SKEY_LEN], size_t max,
+                size_t big, unsigned flags, jb_buf *copy) {
+  size_t moved = 0;
+  int rc;
+  for (;;) {
+    MDB_val k = {SKEY_LEN, (void *)start}, v;
+    rc = mdb_cursor_get(h->c[from], &k, &v, MDB_SET_RANGE);
+    if (rc || !is_skey(&k)) break;
+    size_t cost = node_cost(k.mv_size, v.mv_size);
+    if (cost > big || cost > max - moved) break;
+    copy->len = 0;
+    if ((rc = jb__buf_append(copy, k.mv_data, k.mv_size)) ||
+        (rc = jb__buf_append(copy, v.mv_data, v.mv_size)))
+      break;
+    MDB_val ck = {k.mv_size, copy->data};
+    MDB_val cv = {v.mv_size, copy->data + k.mv_size};
+    if ((rc = mdb_cursor_put(h->c[1 - from], &ck, &cv, flags)) ||
+        (rc = mdb_cursor_del(h->c[from], 0)))
+      break;
+    moved += cost;
+  }
+  if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED; /* a key in both tables */
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The tail: every record of histends above history's last goes to
+ * history's end (all of them when history is empty), so that what stays
+ * in histends is the head, below history's first. */
+static int move_tail(hcur *h, jb_buf *copy) {
+  int rc = side_seek(h, MID, NULL, false);
+  if (rc) return rc;
+  uint8_t start[SKEY_LEN];
+  skey(start, h->on[MID] ? side_hseq(h, MID) + 1 : 0);
+  return move(h, ENDS, start, SIZE_MAX, SIZE_MAX, MDB_APPEND, copy);
+}
+
+/* The head is used up and history's first record is the oldest: the
+ * tail goes to history's end and history's oldest records come to
+ * histends, as many as fit under budget's refill (none that is big: a
+ * record too big for histends is trimmed where it is). Each such move
+ * dirties history's two edge paths once for a whole chunk of consumes. */
+static int refill(hcur *h, const ends_budget *b, jb_buf *copy) {
+  size_t have;
+  int rc = move_tail(h, copy);
+  if (rc == 0) rc = ends_bytes(h, b->refill, &have);
+  if (rc || have >= b->refill) return rc;
+  uint8_t start[SKEY_LEN];
+  skey(start, 0);
+  return move(h, MID, start, b->refill - have, b->big, MDB_NOOVERWRITE, copy);
 }
 
 /* ------------------------------------------------------------------ put */
 
-/* Drop the oldest records the bounds call for, starting at `first`. */
-static int trim(jb_store *s, MDB_txn *txn, uint64_t first, uint64_t last,
-                const jb_hist_bounds *b, int64_t now_us) {
+/* Drop the oldest records the bounds call for, starting at `first` (`h`
+ * on it, as hc_span leaves it). */
+static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
+                const jb_hist_bounds *b, int64_t now_us, jb_buf *copy) {
   uint64_t count = last - first + 1;
   int64_t cutoff = now_us - b->max_age_us;
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->history, &cur);
-  if (rc) return rc;
+  int rc = 0;
   for (int i = 0; rc == 0 && i < HIST_TRIM && count > 0;
        i++, count--, first++) {
-    uint8_t key[SKEY_LEN];
-    skey(key, first);
-    MDB_val k = {sizeof key, key}, v;
-    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-    if (rc) break; /* MDB_NOTFOUND: a gap, which check.c reports */
+    if (i > 0 && (rc = hc_seek(h, NULL, true))) break;
+    if (h->at < 0 || hc_hseq(h) != first) break; /* a gap (amend's) */
+    const MDB_val *v = &h->v[h->at];
     jb_histrec rec;
-    bool whole = v.mv_size >= sizeof rec;
-    if (whole) memcpy(&rec, v.mv_data, sizeof rec);
+    bool whole = v->mv_size >= sizeof rec;
+    if (whole) memcpy(&rec, v->mv_data, sizeof rec);
     /* One record is being added: keep max_count - 1. A record that does
      * not decode goes only when the count says so (its age is unknown). */
     bool over = count + 1 > b->max_count;
     if (!over && !(whole && rec.completed_us < cutoff)) break;
-    rc = mdb_cursor_del(cur, 0);
+    if (h->at == MID && ((rc = refill(h, bu, copy)) ||
+                         (rc = hc_seek(h, NULL, true)) || h->at < 0))
+      break;
+    rc = mdb_cursor_del(h->c[h->at], 0);
   }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
+  return rc;
+}
+
+/* Where a record taking `cost` goes: histends, or history when it is
+ * big or the page has no room for it even after the tail went. */
+static int place(hcur *h, const ends_budget *b, size_t cost, jb_buf *copy,
+                 int *side) {
+  size_t have = 0;
+  int rc = cost > b->big ? 0 : ends_bytes(h, b->room, &have);
+  *side = ENDS;
+  if (rc || (cost <= b->big && have + cost <= b->room)) return rc;
+  if ((rc = move_tail(h, copy))) return rc;
+  if (cost <= b->big && (rc = ends_bytes(h, b->room, &have))) return rc;
+  if (cost > b->big || have + cost > b->room) *side = MID;
+  return 0;
 }
 
 int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
@@ -93,11 +297,6 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   static const jb_hist_bounds defaults = {JB_HISTORY_MAX_DEFAULT,
                                           JB_HISTORY_AGE_DEFAULT_MS * 1000};
   if (b == NULL) b = &defaults;
-  bool any;
-  uint64_t first = 0, last = 0;
-  int rc = span(s, txn, &any, &first, &last);
-  if (rc == 0 && any) rc = trim(s, txn, first, last, b, now_us);
-  if (rc) return rc;
   static const uint8_t empty_map = 0x80;
   const void *result = e->result;
   size_t result_len = e->result_len;
@@ -113,14 +312,33 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   rec.name_len = (uint16_t)e->name_len;
   rec.reason_len = (uint16_t)reason_len;
   rec.result_len = (uint32_t)result_len;
+  size_t len =
+      sizeof rec + e->owner_len + e->name_len + reason_len + result_len;
+
+  hcur h;
+  ends_budget bu;
+  jb_buf copy = {0};
+  bool any = false;
+  uint64_t first = 0, last = 0;
+  int side = MID;
+  int rc = hc_open(s, txn, &h);
+  if (rc) return rc;
+  if ((rc = get_budget(txn, s->histends, &bu)) == 0 &&
+      (rc = hc_span(&h, &any, &first, &last)) == 0 && any)
+    rc = trim(&h, &bu, first, last, b, now_us, &copy);
+  if (rc == 0) rc = place(&h, &bu, node_cost(SKEY_LEN, len), &copy, &side);
+  hc_close(&h);
+  jb__buf_free(&copy);
+  if (rc) return rc;
+
   uint64_t hseq = any ? last + 1 : 1;
   uint8_t key[SKEY_LEN];
   skey(key, hseq);
   MDB_val k = {sizeof key, key};
-  MDB_val v = {sizeof rec + e->owner_len + e->name_len + reason_len +
-                   result_len,
-               NULL};
-  if ((rc = mdb_put(txn, s->history, &k, &v, MDB_RESERVE))) return rc;
+  MDB_val v = {len, NULL};
+  if ((rc = mdb_put(txn, side == ENDS ? s->histends : s->history, &k, &v,
+                    MDB_RESERVE)))
+    return rc;
   uint8_t *d = v.mv_data;
   memcpy(d, &rec, sizeof rec);
   d += sizeof rec;
@@ -253,37 +471,35 @@ static int copy_item(jb_buf *bytes, jb_hist_item *it, uint64_t hseq,
 }
 
 /* The newest record of `uuid`: newest first through the records, since
- * the history has no index by uuid (history.h). *hseq 0 when none. */
+ * the history has no index by uuid (history.h). *hseq 0 when none; else
+ * *val is its value and *dbi the table that holds it. */
 static int newest_of(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                     uint64_t *hseq, MDB_val *val) {
+                     uint64_t *hseq, MDB_val *val, MDB_dbi *dbi) {
   *hseq = 0;
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->history, &cur);
+  hcur h;
+  int rc = hc_open(s, txn, &h);
   if (rc) return rc;
-  MDB_val k = {1, "t"}, v;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-  if (rc == 0)
-    rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
-  else if (rc == MDB_NOTFOUND)
-    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  for (; rc == 0 && is_skey(&k); rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) {
-    if (v.mv_size >= sizeof(jb_histrec) &&
-        memcmp((const uint8_t *)v.mv_data + offsetof(jb_histrec, uuid), uuid,
+  for (rc = hc_seek(&h, NULL, false); rc == 0 && h.at >= 0;
+       rc = hc_step(&h)) {
+    const MDB_val *v = &h.v[h.at];
+    if (v->mv_size >= sizeof(jb_histrec) &&
+        memcmp((const uint8_t *)v->mv_data + offsetof(jb_histrec, uuid), uuid,
                16) == 0) {
-      *hseq = jb__be64((const uint8_t *)k.mv_data + 1);
-      *val = v;
+      *hseq = hc_hseq(&h);
+      *val = *v;
+      if (dbi) *dbi = h.at == MID ? s->history : s->histends;
       break;
     }
   }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
+  hc_close(&h);
+  return rc;
 }
 
 int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                     bool *found) {
   uint64_t hseq;
   MDB_val v;
-  int rc = newest_of(s, txn, uuid, &hseq, &v);
+  int rc = newest_of(s, txn, uuid, &hseq, &v, NULL);
   *found = rc == 0 && hseq != 0;
   return rc;
 }
@@ -295,12 +511,12 @@ int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
   *found = false;
   if (!set->built) {
     set->n = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, s->history, &cur);
+    hcur h;
+    int rc = hc_open(s, txn, &h);
     if (rc) return rc;
-    MDB_val k = {1, "s"}, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-         rc == 0 && is_skey(&k); rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    for (rc = hc_seek(&h, NULL, true); rc == 0 && h.at >= 0;
+         rc = hc_step(&h)) {
+      const MDB_val v = h.v[h.at];
       if (v.mv_size < sizeof(jb_histrec)) continue; /* check reports it */
       if (set->n == set->cap) {
         size_t cap = set->cap ? set->cap * 2 : 256;
@@ -315,8 +531,8 @@ int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
       memcpy(set->u[set->n++],
              (const uint8_t *)v.mv_data + offsetof(jb_histrec, uuid), 16);
     }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    hc_close(&h);
+    if (rc) return rc;
     if (set->n) qsort(set->u, set->n, sizeof *set->u, cmp_uuid);
     set->built = true;
   }
@@ -344,7 +560,7 @@ static int find_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   }
   if (rc != MDB_NOTFOUND) return rc;
   uint64_t hseq;
-  if ((rc = newest_of(s, txn, ctx->uuid, &hseq, &v))) return rc;
+  if ((rc = newest_of(s, txn, ctx->uuid, &hseq, &v, NULL))) return rc;
   *ctx->found = hseq ? JB_HIST_FOUND : JB_HIST_UNKNOWN;
   return hseq ? copy_item(ctx->bytes, ctx->item, hseq, &v) : 0;
 }
@@ -360,41 +576,24 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   ctx->n = 0;
   ctx->bytes->len = 0;
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->history, &cur);
+  hcur h;
+  int rc = hc_open(s, txn, &h);
   if (rc) return rc;
+  /* From the oldest or the newest, else the first key past `after`
+   * (oldest first) or the last before it. */
   uint8_t key[SKEY_LEN];
-  MDB_val k, v;
-  MDB_cursor_op step = ctx->oldest_first ? MDB_NEXT : MDB_PREV;
-  if (ctx->oldest_first) {
-    /* The first key past `after` (or the first record). */
-    skey(key, ctx->from_end ? 0 : ctx->after + 1);
-    k = (MDB_val){sizeof key, key};
-    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-  } else {
-    /* The last key before `after` (or the newest record). */
-    if (ctx->from_end) {
-      k = (MDB_val){1, "t"};
-    } else {
-      skey(key, ctx->after);
-      k = (MDB_val){sizeof key, key};
-    }
-    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    if (rc == 0)
-      rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
-    else if (rc == MDB_NOTFOUND)
-      rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-  }
-  while (rc == 0 && is_skey(&k) && ctx->n < ctx->max &&
-         (ctx->n == 0 || ctx->bytes->len < ctx->budget)) {
-    rc = copy_item(ctx->bytes, &ctx->items[ctx->n],
-                   jb__be64((uint8_t *)k.mv_data + 1), &v);
+  MDB_val at = {sizeof key, key};
+  skey(key, ctx->oldest_first ? ctx->after + 1 : ctx->after);
+  for (rc = hc_seek(&h, ctx->from_end ? NULL : &at, ctx->oldest_first);
+       rc == 0 && h.at >= 0 && ctx->n < ctx->max &&
+       (ctx->n == 0 || ctx->bytes->len < ctx->budget);
+       rc = hc_step(&h)) {
+    rc = copy_item(ctx->bytes, &ctx->items[ctx->n], hc_hseq(&h), &h.v[h.at]);
     if (rc) break;
     ctx->n++;
-    rc = mdb_cursor_get(cur, &k, &v, step);
   }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
+  hc_close(&h);
+  return rc;
 }
 
 int jb__history_scan(jb_store *s, bool oldest_first, bool from_end,
@@ -427,32 +626,47 @@ int jb__history_count(jb_store *s, size_t *out) {
 
 int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
                      void *arg) {
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->history, &cur);
+  hcur h;
+  int rc = hc_open(s, txn, &h);
   if (rc) return rc;
   MDB_val k, v;
   char why[300];
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    const uint8_t *kd = k.mv_data;
-    if (is_skey(&k)) {
-      jb_histrec rec;
-      int r = jb__histrec_check(v.mv_data, v.mv_size, &rec, why, sizeof why);
-      if (r == JB_ENOMEM) {
-        rc = r;
-        break;
+  for (int t = MID; rc == 0 && t <= ENDS; t++) {
+    for (rc = mdb_cursor_get(h.c[t], &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(h.c[t], &k, &v, MDB_NEXT)) {
+      const uint8_t *kd = k.mv_data;
+      if (is_skey(&k)) {
+        jb_histrec rec;
+        int r = jb__histrec_check(v.mv_data, v.mv_size, &rec, why, sizeof why);
+        if (r == JB_ENOMEM) {
+          rc = r;
+          break;
+        }
+        visit(jb__be64(kd + 1), r == JB_OK ? rec.uuid : NULL,
+              r == JB_OK ? NULL : why, false, arg);
+        continue;
       }
-      visit(jb__be64(kd + 1), r == JB_OK ? rec.uuid : NULL,
-            r == JB_OK ? NULL : why, false, arg);
-      continue;
+      /* Schema 4's 'u' entries went at the upgrade (history.h). */
+      snprintf(why, sizeof why, "%s: a key of %zu bytes is not a record's",
+               t == MID ? JB_DB_HISTORY : JB_DB_HISTENDS, k.mv_size);
+      visit(0, NULL, why, false, arg);
     }
-    /* Schema 4's 'u' entries went at the upgrade (history.h). */
-    snprintf(why, sizeof why, "a key of %zu bytes is not a record's",
-             k.mv_size);
-    visit(0, NULL, why, false, arg);
+    if (rc == MDB_NOTFOUND) rc = 0;
   }
-  mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc;
+  /* No record may be in both tables (readers would show it twice). */
+  uint64_t prev = 0;
+  for (rc = rc ? rc : hc_seek(&h, NULL, true); rc == 0 && h.at >= 0;
+       rc = hc_step(&h)) {
+    uint64_t hseq = hc_hseq(&h);
+    if (hseq == prev && prev != 0) {
+      snprintf(why, sizeof why, "record %llu is in both %s and %s",
+               (unsigned long long)hseq, JB_DB_HISTORY, JB_DB_HISTENDS);
+      visit(0, NULL, why, false, arg);
+    }
+    prev = hseq;
+  }
+  hc_close(&h);
+  return rc;
 }
 
 /* ----------------------------------------------------------------- load */
@@ -517,7 +731,8 @@ static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   amend_ctx *a = vctx;
   uint64_t hseq;
   MDB_val rv;
-  int rc = newest_of(s, txn, a->uuid, &hseq, &rv);
+  MDB_dbi dbi;
+  int rc = newest_of(s, txn, a->uuid, &hseq, &rv, &dbi);
   if (rc) return rc;
   if (hseq == 0) {
     *status = JB_ENOTFOUND;
@@ -537,7 +752,7 @@ static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   size_t name_len = rec.name_len > JB_NAME_MAX ? JB_NAME_MAX : rec.name_len;
   memcpy(name, (const uint8_t *)rv.mv_data + sizeof rec + rec.owner_len,
          name_len);
-  if ((rc = mdb_del(txn, s->history, &rk, NULL))) return rc;
+  if ((rc = mdb_del(txn, dbi, &rk, NULL))) return rc;
   jb_hist_entry e = {.rec = rec,
                      .owner = a->who,
                      .owner_len = a->who_len,

@@ -3,16 +3,37 @@
  * reached COMPLETE, written in the write transaction that completed it
  * (consume, trash, or check's quarantine).
  *
- * One table, `history`:
+ * Two tables (schema 6), one kind of key:
  *
  *   's' + hseq (u64 big-endian)  -> jb_histrec + owner + name + reason +
  *                                   result (a msgpack map)
  *
- * hseq is one more than the newest record's, so records are contiguous
- * from the oldest kept to the newest and their count is the difference
- * of the two ends (no counter). Trimming removes the oldest only, before
- * a new record goes in, so the table never empties once written and hseq
- * never repeats.
+ *   histends  the oldest records (the head) and the newest (the tail),
+ *             at most one page together;
+ *   history   the records between them.
+ *
+ * No key is in both, and every key of `histends` is below `history`'s
+ * first or above its last. A reader merges the two by key (a cursor on
+ * each) and sees the records in completion order. hseq is one more than the newest record's, so records
+ * are contiguous from the oldest kept to the newest and their count is
+ * the difference of the two ends (no counter). Trimming removes the
+ * oldest only, before a new record goes in, so hseq never repeats.
+ *
+ * Why two tables: LMDB copies every page on the path from a table's root
+ * to each leaf a commit changes, and with 10,000 records `history` is
+ * three levels deep; a consume that appended there and trimmed its front
+ * dirtied about six pages of it. Now it dirties histends' one page: the
+ * new record goes to the tail and the oldest leaves the head. Only when
+ * the page has no room for the new record does the tail move to the end
+ * of `history` first; only when the head is used up and a record must go
+ * does the tail move there and a chunk of `history`'s oldest records
+ * (three quarters of a page) come to the head. `history` is written once
+ * per chunk, both its edges in one commit (DESIGN-NOTES, "Pages per
+ * commit"). A record that would take more than a quarter of the page (a
+ * large result) goes to `history`, after the tail, and is trimmed from
+ * there. One table for both ends rather than a head and a tail table: a
+ * consume dirties one page instead of two, and the bounds are counted as
+ * before, over both tables.
  *
  * No index by uuid (schema 5; schemas 3 and 4 kept 'u' + uuid -> hseq,
  * deleted at the upgrade): that entry sat at a random place in the tree,
@@ -76,7 +97,7 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
                     const jb_hist_bounds *b, int64_t now_us);
 
 /* Does the history hold a record of `uuid`, inside `txn`? 0 with *found
- * set, or an LMDB code. Reads the records newest first. */
+ * set, or an LMDB code. Reads the records newest first (both tables). */
 int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                     bool *found);
 
@@ -104,10 +125,11 @@ bool jb__history_posting_name(const void *posting, size_t len,
 int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
                       size_t whylen);
 
-/* check.c: walk the history inside `txn`. For each record, `visit` gets
- * its hseq and NULL `why` when it decodes, else the reason (hseq 0: a key
- * that is not a record's). `dangling` is never set since schema 5 (no
- * uuid entries). */
+/* check.c: walk the history (`history`, then `histends`) inside `txn`.
+ * For each record, `visit` gets its hseq and NULL `why` when it decodes,
+ * else the reason (hseq 0: a key that is not a record's, or a record that
+ * is in both tables). `dangling` is never set since schema 5 (no uuid
+ * entries). */
 typedef void (*jb_hist_visit)(uint64_t hseq, const uint8_t *uuid,
                               const char *why, bool dangling, void *arg);
 int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,

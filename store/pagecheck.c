@@ -212,6 +212,7 @@ static bool table_dbi(jb_store *s, const char *name, MDB_dbi *out) {
       {JB_DB_ENTITIES, offsetof(jb_store, entities)},
       {JB_DB_HISTORY, offsetof(jb_store, history)},
       {JB_DB_LOGTAIL, offsetof(jb_store, logtail)},
+      {JB_DB_HISTENDS, offsetof(jb_store, histends)},
   };
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcmp(tab[i].name, name) == 0) {

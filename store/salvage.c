@@ -234,7 +234,9 @@ static void on_leaf(jb_pgwalk *w, const uint8_t *key, size_t klen,
   /* A page no tree reaches could be any table's: the shapes tell them
    * apart (a trash record is tried before a job: its posting sits at
    * another offset and would not decode as a job's anyway). */
-  if (is(sv, JB_DB_HISTORY) && history_entry(sv, key, klen, data, dlen)) return;
+  if ((is(sv, JB_DB_HISTORY) || is(sv, JB_DB_HISTENDS)) &&
+      history_entry(sv, key, klen, data, dlen))
+    return;
   if ((is(sv, JB_DB_LOG) || is(sv, JB_DB_LOGTAIL)) &&
       log_entry(sv, klen, data, dlen))
     return;

@@ -94,8 +94,14 @@
  * no completion by uuid, so it must refuse such a board: the number does
  * that. A board of schema 4 is upgraded when it is first opened: the
  * table is made, empty (all its events stay in `log`), and the history's
- * 'u' entries are deleted. */
-#define JB_SCHEMA_VERSION 5u
+ * 'u' entries are deleted.
+ * 6: the table `histends` (the completion history's oldest and newest
+ * records, history.h). A release of schema 5 would read only `history`
+ * and miss the records kept there, and number the next record after
+ * `history`'s last, so it must refuse such a board: the number does that.
+ * A board of schema 5 (or older) is upgraded when it is first opened: the
+ * table is made, empty (every record stays in `history`). */
+#define JB_SCHEMA_VERSION 6u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -111,6 +117,7 @@
 #define JB_DB_HOLDERS "holders"
 #define JB_DB_ENTITIES "entities"
 #define JB_DB_HISTORY "history" /* schema 3: store/history.h */
+#define JB_DB_HISTENDS "histends" /* schema 6: store/history.h */
 
 /* Change-log event types (the `log` table). */
 enum {

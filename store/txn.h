@@ -40,6 +40,7 @@ struct jb_store {
   MDB_dbi leases, holders, entities;
   MDB_dbi history; /* schema 3 (history.h) */
   MDB_dbi logtail; /* schema 5 (store.h) */
+  MDB_dbi histends; /* schema 6 (history.h) */
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write

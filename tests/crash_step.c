@@ -7,9 +7,14 @@
  * operation's instructions are first recorded by single-stepping one run,
  * and each later run is stopped at exactly one of them.
  *
- *  1. A base board is made by a process of its own: five jobs posted
- *     (base-0..4), the oldest claimed by "holder", two more posted and
- *     claimed by holder (held-1, held-2), and a last job posted (the last
+ *  1. A base board is made by a process of its own: HISTORY_KEPT jobs
+ *     completed (the history full at its bound, which every process here
+ *     opens the board with, and its newest records in the tail of
+ *     `histends`, so that a consume moves the tail to `history` and a
+ *     chunk of `history`'s oldest to the head: store/history.h), five
+ *     jobs posted (base-0..4), the oldest claimed by "holder", two more
+ *     posted and claimed by holder (held-1, held-2), and a last job posted
+ *     (the last
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
  *     of it (all its files but the lock file).
@@ -61,7 +66,8 @@
  *     claimed by holder, with none; gathered: the consume of base-0 and
  *     crasher's claim of base-1 both there or neither, and at no kill
  *     point any trace of ghost's failed write: no job claimed by ghost, no
- *     event of ghost's in the change log);
+ *     event of ghost's in the change log; after every op the history
+ *     holds HISTORY_KEPT records);
  *     absent when the kill came before mdb_txn_commit, there when it came
  *     after mdb_txn_commit returned; and a next writer works (posts,
  *     claims and consumes a job, posts another; all checked again).
@@ -308,9 +314,14 @@ static void read_all(int fd, char *buf, size_t size) {
   buf[len] = '\0';
 }
 
+/* The history's count bound, and the completions the base board starts
+ * with (point 1 above). */
+#define HISTORY_KEPT 100
+
 static jb_board *open_board(const char *dir, jb_durability mode, bool create) {
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = mode;
+  o.history_max = HISTORY_KEPT;
   o.map_size = MAP_SIZE;
   if (create) o.flags = JB_OPEN_CREATE;
   jb_board *b = NULL;
@@ -359,6 +370,15 @@ static void make_base(const char *dir, scenario *sc) {
     memset(&s, 0, sizeof s);
     jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, true);
     if (b == NULL) _exit(10);
+    for (int i = 0; i < HISTORY_KEPT; i++) {
+      unsigned char d[4];
+      jb_post post = post_of("done", d, i);
+      char u[JB_UUID_STRLEN];
+      if (jb_job_post(u, b, &post) != JB_OK ||
+          jb_job_claim(b, u, HOLDER) != JB_OK ||
+          jb_job_consume(b, u, HOLDER) != JB_OK)
+        _exit(15);
+    }
     for (int i = 0; i < NBASE; i++) {
       unsigned char d[4];
       jb_post post = post_of(base_names[i], d, i);
@@ -671,6 +691,10 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
       return vfail(v, "%d of the batch's %d jobs are there", nfresh, sc->nfresh);
     *applied = nfresh != 0;
   }
+  size_t nh = 0;
+  if ((rc = jb_history_count(&nh, b)) != JB_OK || nh != HISTORY_KEPT)
+    return vfail(v, "the history holds %zu records, not %d (%s)", nh,
+                 HISTORY_KEPT, rc == JB_OK ? "ok" : jb_errmsg());
   return true;
 }
 

@@ -319,7 +319,7 @@ static void print_all(const lab *l) {
  * the test (DESIGN-NOTES, "Pages per commit"). */
 static const double limit[NKINDS] = {
     [K_POST] = 5.6,         [K_CLAIM] = 5.6,   [K_CLAIM_LEASE] = 6.5,
-    [K_CLAIM_BOUND] = 6.8,  [K_CONSUME] = 9.5, [K_CONSUME_LEASED] = 10.5,
+    [K_CLAIM_BOUND] = 6.8,  [K_CONSUME] = 6.9, [K_CONSUME_LEASED] = 7.9,
     [K_ABANDON] = 5.8,
 };
 

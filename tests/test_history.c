@@ -2,7 +2,8 @@
  * test_history.c - completion results and the history: consume with a
  * result and an outcome, trash and check's revocation recorded as such,
  * the history's bounds by count and by age (oldest dropped first, at most
- * 64 per write), its iteration both ways, a bad result that changes
+ * 64 per write), its iteration both ways, records of every size kept
+ * across its two tables (histends one page), a bad result that changes
  * nothing, the check of history records, the schema 2 -> 3 upgrade, and
  * waiting for a job's completion across processes.
  */
@@ -348,9 +349,11 @@ static void the_history_iterates_newest_or_oldest_first(void **state) {
 
 typedef enum {
   RAW_CORRUPT_POSTING, /* replace the posting of `uuid`, keep its header */
-  RAW_SCHEMA_2,        /* drop the history table, schema 2 */
+  RAW_SCHEMA_2,        /* drop the history tables, schema 2 */
   RAW_SCHEMA_IS_CURRENT, /* exit 0 iff meta says JB_SCHEMA_VERSION */
   RAW_BREAK_HISTORY,   /* the first history record gets format 9 */
+  RAW_ENDS_ONE_PAGE,   /* exit 0 iff histends is at most one page */
+  RAW_COPY_TO_HISTORY, /* histends' first record copied into history too */
 } raw_op;
 
 typedef struct {
@@ -384,11 +387,42 @@ static int raw_child(void *arg) {
     MDB_val nv = {sizeof buf, buf};
     if (mdb_put(txn, jobs, &k, &nv, 0)) return 106;
   } else if (a->op == RAW_SCHEMA_2) {
-    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist)) return 107;
-    if (mdb_drop(txn, hist, 1)) return 108;
+    MDB_dbi ends;
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist) ||
+        mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends))
+      return 107;
+    if (mdb_drop(txn, hist, 1) || mdb_drop(txn, ends, 1)) return 108;
     uint32_t two = 2;
     MDB_val k = {6, "schema"}, v = {sizeof two, &two};
     if (mdb_put(txn, meta, &k, &v, 0)) return 109;
+  } else if (a->op == RAW_ENDS_ONE_PAGE) {
+    MDB_dbi ends;
+    MDB_stat st;
+    if (mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends) ||
+        mdb_stat(txn, ends, &st))
+      return 117;
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return st.ms_depth <= 1 && st.ms_branch_pages == 0 &&
+                   st.ms_overflow_pages == 0 && st.ms_leaf_pages <= 1
+               ? 0
+               : 118;
+  } else if (a->op == RAW_COPY_TO_HISTORY) {
+    MDB_dbi ends;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist) ||
+        mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends) ||
+        mdb_cursor_open(txn, ends, &cur) ||
+        mdb_cursor_get(cur, &k, &v, MDB_FIRST))
+      return 119;
+    uint8_t key[9], val[4096];
+    if (k.mv_size != sizeof key || v.mv_size > sizeof val) return 122;
+    memcpy(key, k.mv_data, sizeof key);
+    memcpy(val, v.mv_data, v.mv_size);
+    mdb_cursor_close(cur);
+    MDB_val nk = {sizeof key, key}, nv = {v.mv_size, val};
+    if (mdb_put(txn, hist, &nk, &nv, MDB_NOOVERWRITE)) return 123;
   } else if (a->op == RAW_SCHEMA_IS_CURRENT) {
     MDB_val k = {6, "schema"}, v;
     uint32_t schema = 0;
@@ -398,11 +432,27 @@ static int raw_child(void *arg) {
     mdb_env_close(env);
     return schema == JB_SCHEMA_VERSION ? 0 : 111;
   } else {
-    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist)) return 112;
-    MDB_cursor *cur;
-    if (mdb_cursor_open(txn, hist, &cur)) return 113;
-    MDB_val k = {1, "s"}, v;
-    if (mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) return 114;
+    /* The oldest record: in `histends` (the head) or `history`. */
+    MDB_dbi ends;
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist) ||
+        mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends))
+      return 112;
+    MDB_cursor *cur = NULL, *c2;
+    MDB_val k, v;
+    for (int t = 0; t < 2; t++) {
+      MDB_val k2 = {1, "s"}, v2;
+      if (mdb_cursor_open(txn, t ? ends : hist, &c2)) return 113;
+      if (mdb_cursor_get(c2, &k2, &v2, MDB_SET_RANGE) == 0 &&
+          (cur == NULL || memcmp(k2.mv_data, k.mv_data, 9) < 0)) {
+        if (cur) mdb_cursor_close(cur);
+        cur = c2;
+        k = k2;
+        v = v2;
+      } else {
+        mdb_cursor_close(c2);
+      }
+    }
+    if (cur == NULL) return 114;
     uint8_t buf[4096];
     if (v.mv_size > sizeof buf) return 115;
     memcpy(buf, v.mv_data, v.mv_size);
@@ -419,6 +469,101 @@ static int raw_child(void *arg) {
 static void run_raw(raw_op op, const char *dir, const char *uuid) {
   raw_args a = {op, dir, uuid};
   jbt_wait_ok(jbt_fork(raw_child, &a, 20), 20000);
+}
+
+/* ------------------------------------------------------------- layout */
+
+/* {"s": "xxx..."} with a string of `len` bytes, into buf. */
+static size_t padded_map(uint8_t *buf, size_t len) {
+  size_t n = 0;
+  buf[n++] = 0x81;
+  buf[n++] = 0xa1;
+  buf[n++] = 's';
+  if (len < 32) {
+    buf[n++] = (uint8_t)(0xa0 | len);
+  } else if (len < 256) {
+    buf[n++] = 0xd9;
+    buf[n++] = (uint8_t)len;
+  } else {
+    buf[n++] = 0xda;
+    buf[n++] = (uint8_t)(len >> 8);
+    buf[n++] = (uint8_t)len;
+  }
+  memset(buf + n, 'x', len);
+  return n + len;
+}
+
+/* Walk the history both ways: exactly u[from..to), in order. */
+static void assert_history_is(jb_board *b, char (*u)[JB_UUID_STRLEN],
+                              size_t from, size_t to) {
+  assert_int_equal(history_count(b), to - from);
+  for (int pass = 0; pass < 2; pass++) {
+    jb_history_iter *it = NULL;
+    assert_int_equal(
+        jb_history_open(&it, b, pass ? JB_HISTORY_OLDEST_FIRST : 0), JB_OK);
+    const jb_completion *c;
+    size_t i = 0;
+    while (jb_history_next(&c, it) == JB_OK && c != NULL) {
+      assert_true(i < to - from);
+      assert_string_equal(c->uuid, u[pass ? from + i : to - 1 - i]);
+      i++;
+    }
+    assert_int_equal(i, to - from);
+    jb_history_close(it);
+  }
+}
+
+/* Records of every size (the small ones kept in histends, the newest and
+ * oldest, the big ones in history: history.h), completed one at a time:
+ * after each, the history is exactly the newest `max`, in order, each
+ * found by uuid with its result, and check finds it whole. */
+static void the_count_bound_keeps_exactly_the_newest_of_every_size(
+    void **state) {
+  jbt_fixture *f = *state;
+  enum { N = 400, MAX = 57 };
+  static const size_t sizes[] = {0,   20,  120, 20,   700, 20,
+                                 1100, 20, 40,  2500, 20,  9000};
+  char(*u)[JB_UUID_STRLEN] = calloc(N, JB_UUID_STRLEN);
+  uint8_t *buf = malloc(10000);
+  jb_board *b = open_with(f->dir, MAX, 0);
+  unsigned seed = 12;
+  for (size_t i = 0; i < N; i++) {
+    /* Runs of small ones, so histends fills up between big ones. */
+    seed = seed * 1103515245u + 12345u;
+    size_t len = sizes[(seed >> 16) % 12];
+    if (i % 100 < 60) len = 20 + i % 7;
+    size_t n = padded_map(buf, len);
+    post_claim(u[i], b, "sized", "w");
+    assert_int_equal(jb_job_consume_result(b, u[i], "w", 0,
+                                           JB_OUTCOME_SUCCESS, buf, n),
+                     JB_OK);
+    size_t from = i + 1 > MAX ? i + 1 - MAX : 0;
+    assert_history_is(b, u, from, i + 1);
+    jb_completion *c = NULL;
+    if (from > 0)
+      assert_int_equal(jb_job_completion(&c, b, u[from - 1]), JB_ENOTFOUND);
+    c = completion_of(b, u[from]);
+    assert_int_equal(c->history_seq, from + 1);
+    jb_completion_free(c);
+    c = completion_of(b, u[i]);
+    assert_int_equal(c->history_seq, i + 1);
+    assert_int_equal(c->result_len, n);
+    assert_memory_equal(c->result, buf, n);
+    jb_completion_free(c);
+    if (i % 50 == 0) jbt_assert_check_ok(b);
+    if (i % 50 == 49) run_raw(RAW_ENDS_ONE_PAGE, f->dir, NULL);
+  }
+  jbt_assert_check_ok(b);
+  run_raw(RAW_ENDS_ONE_PAGE, f->dir, NULL);
+  /* A lower bound later: at most 64 go per write, down to it. */
+  jb_board *low = open_with(f->dir, 5, 0);
+  complete_n(low, 1, "low", NULL);
+  assert_int_equal(history_count(low), 5);
+  jbt_assert_check_ok(low);
+  jb_board_close(low);
+  jb_board_close(b);
+  free(buf);
+  free(u);
 }
 
 /* ------------------------------------------------ revocation and check */
@@ -468,28 +613,44 @@ static void collect_line(const char *line, void *payload) {
   fprintf(mem, "%s\n", line);
 }
 
-static void check_reports_a_history_record_that_does_not_decode(void **state) {
-  jbt_fixture *f = *state;
-  char u[1][JB_UUID_STRLEN];
-  complete_n(f->board, 1, "broken", u);
+/* Damage the fixture's board with `op` (closed meanwhile), and check it:
+ * one problem, whose line contains `says`. */
+static void damage_and_check(jbt_fixture *f, raw_op op, jb_check_stats *st,
+                             const char *says) {
   jb_board_close(f->board);
   f->board = NULL;
-  run_raw(RAW_BREAK_HISTORY, f->dir, NULL);
+  run_raw(op, f->dir, NULL);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   char *lines = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&lines, &len);
-  jb_check_stats st;
-  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+  assert_int_equal(jb_board_check(st, f->board, collect_line, mem),
                    JB_ECORRUPT);
   fclose(mem);
-  assert_int_equal(st.problems, 1);
-  assert_int_equal(st.history, 1);
-  jbt_assert_contains(lines, "history: record 1 does not decode");
+  assert_int_equal(st->problems, 1);
+  jbt_assert_contains(lines, says);
   free(lines);
+}
+
+static void check_reports_a_history_record_that_does_not_decode(void **state) {
+  jbt_fixture *f = *state;
+  char u[1][JB_UUID_STRLEN];
+  complete_n(f->board, 1, "broken", u);
+  jb_check_stats st;
+  damage_and_check(f, RAW_BREAK_HISTORY, &st,
+                   "history: record 1 does not decode");
+  assert_int_equal(st.history, 1);
   jb_completion *c = NULL;
   assert_int_equal(jb_job_completion(&c, f->board, u[0]), JB_ECORRUPT);
   jbt_assert_contains(jb_errmsg(), "history record 1");
+}
+
+static void check_reports_a_history_record_kept_twice(void **state) {
+  jbt_fixture *f = *state;
+  complete_n(f->board, 3, "twice", NULL);
+  jb_check_stats st;
+  damage_and_check(f, RAW_COPY_TO_HISTORY, &st,
+                   "history: record 1 is in both history and histends");
 }
 
 static void a_schema_2_board_is_upgraded_at_open(void **state) {
@@ -632,9 +793,11 @@ int main(void) {
       T(the_count_bound_drops_the_oldest),
       T(the_age_bound_drops_old_records),
       T(a_write_trims_at_most_64_records),
+      T(the_count_bound_keeps_exactly_the_newest_of_every_size),
       T(the_history_iterates_newest_or_oldest_first),
       T(check_revokes_an_undecodable_job_into_the_history),
       T(check_reports_a_history_record_that_does_not_decode),
+      T(check_reports_a_history_record_kept_twice),
       T(a_schema_2_board_is_upgraded_at_open),
       T(version_1_board_options_are_still_accepted),
       T(wait_done_returns_the_result_consumed_in_another_process),

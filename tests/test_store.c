@@ -369,16 +369,49 @@ static void a_schema_3_board_made_with_writemap_opens_in_every_mode(
     jbt_assert_check_ok(b);
     jb_board_close(b);
     assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
-    assert_int_equal(JB_SCHEMA_VERSION, 5);
+    assert_int_equal(JB_SCHEMA_VERSION, 6);
     jbt_uuids_free(&posted);
     free(dir);
   }
 }
 
+/* Move every record of table `from` into `to` and drop `from` (raw LMDB:
+ * the layout of an older schema). *moved counts them. 0, or LMDB's code. */
+static int fold_table(MDB_txn *txn, MDB_dbi from, MDB_dbi to,
+                      size_t *moved) {
+  MDB_cursor *cur;
+  MDB_val k, v;
+  *moved = 0;
+  int rc = mdb_cursor_open(txn, from, &cur);
+  if (rc) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    uint8_t buf[4096];
+    if (v.mv_size > sizeof buf) return EINVAL;
+    memcpy(buf, v.mv_data, v.mv_size);
+    MDB_val nv = {v.mv_size, buf};
+    if ((rc = mdb_put(txn, to, &k, &nv, MDB_NOOVERWRITE))) return rc;
+    (*moved)++;
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_NOTFOUND) return rc;
+  return mdb_drop(txn, from, 1);
+}
+
+/* Make the history of the board open in `txn` look as schema 5 left it:
+ * every record in `history` (those of `histends` moved there, the table
+ * dropped). *in_ends counts the records that were in `histends`. */
+static int history_as_schema5(MDB_txn *txn, MDB_dbi hist, size_t *in_ends) {
+  MDB_dbi ends;
+  int rc = mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends);
+  return rc ? rc : fold_table(txn, ends, hist, in_ends);
+}
+
 /* Make the board in `dir` look as schema 4 left it (raw LMDB, in a
  * child): the change log in `log` alone (the events of `logtail` moved
- * there, the table dropped), a 'u' + uuid -> hseq entry for each history
- * record, and schema 4 in meta. Exit status 0, or the step that failed. */
+ * there, the table dropped), the history in `history` alone with a 'u' +
+ * uuid -> hseq entry for each record, and schema 4 in meta. Exit status
+ * 0, or the step that failed. */
 static int schema4_child(void *arg) {
   const char *dir = arg;
   MDB_env *env;
@@ -393,20 +426,11 @@ static int schema4_child(void *arg) {
       mdb_dbi_open(txn, JB_DB_LOGTAIL, 0, &tail) ||
       mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist))
     return 4;
-  if (mdb_cursor_open(txn, tail, &cur)) return 5;
+  size_t in_ends;
+  if (history_as_schema5(txn, hist, &in_ends)) return 15;
   size_t moved = 0;
-  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    uint8_t buf[512];
-    if (v.mv_size > sizeof buf) return 6;
-    memcpy(buf, v.mv_data, v.mv_size);
-    MDB_val nv = {v.mv_size, buf};
-    if (mdb_put(txn, log, &k, &nv, MDB_APPEND)) return 7;
-    moved++;
-  }
-  mdb_cursor_close(cur);
+  if (fold_table(txn, tail, log, &moved)) return 7;
   if (moved == 0) return 8; /* the test wants events in the tail */
-  if (mdb_drop(txn, tail, 1)) return 9;
   if (mdb_cursor_open(txn, hist, &cur)) return 10;
   uint8_t (*uk)[17] = calloc(4096, 17);
   uint8_t (*hv)[8] = calloc(4096, 8);
@@ -518,6 +542,102 @@ static void a_schema_4_board_upgrades_to_the_log_tail(void **state) {
   assert_string_equal(ev[0].uuid, u);
   jbt_assert_check_ok(b);
   jb_board_close(b);
+  free(dir);
+}
+
+/* Make the board in `dir` look as schema 5 left it (raw LMDB, in a
+ * child): every history record in `history`, schema 5 in meta. Exit
+ * status 0, or the step that failed (5: `histends` held no record, which
+ * the test wants). */
+static int schema5_child(void *arg) {
+  const char *dir = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi meta, hist;
+  if (raw_env(&env, dir, 0, 0644)) return 2;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
+  if (mdb_dbi_open(txn, JB_DB_META, 0, &meta) ||
+      mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist))
+    return 4;
+  size_t in_ends;
+  if (history_as_schema5(txn, hist, &in_ends)) return 6;
+  if (in_ends == 0) return 5;
+  uint32_t five = 5;
+  MDB_val k = {6, "schema"}, v = {sizeof five, &five};
+  if (mdb_put(txn, meta, &k, &v, 0)) return 7;
+  if (mdb_txn_commit(txn)) return 8;
+  mdb_env_close(env);
+  return 0;
+}
+
+/* Every record of the history, oldest first, is completions[from..to). */
+static void assert_history_is(jb_board *b, char (*done)[JB_UUID_STRLEN],
+                              size_t from, size_t to) {
+  size_t n = 0;
+  assert_int_equal(jb_history_count(&n, b), JB_OK);
+  assert_int_equal(n, to - from);
+  jb_history_iter *it = NULL;
+  assert_int_equal(jb_history_open(&it, b, JB_HISTORY_OLDEST_FIRST), JB_OK);
+  const jb_completion *c;
+  size_t i = from;
+  while (jb_history_next(&c, it) == JB_OK && c != NULL) {
+    assert_true(i < to);
+    assert_string_equal(c->uuid, done[i]);
+    i++;
+  }
+  assert_int_equal(i, to);
+  jb_history_close(it);
+}
+
+/* A board of schema 5 (every history record in `history`) opens, is
+ * marked schema 6, keeps every completion in order, and its history goes
+ * on from there: new records follow the old ones, and the count bound
+ * keeps exactly the newest, trimming the old records from `history`'s
+ * front. */
+static void a_schema_5_board_upgrades_to_the_history_ends(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  f->board = NULL;
+  char *dir = jbt_path(f->dir, "old5");
+  enum { OLD = 300, MAX = 250, NEW = 80 };
+  char(*done)[JB_UUID_STRLEN] = calloc(OLD + NEW, JB_UUID_STRLEN);
+  jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+  for (int i = 0; i < OLD; i++) {
+    char c[JB_UUID_STRLEN];
+    jbt_post(done[i], b, "old-job", JB_PRIORITY_NORMAL);
+    assert_int_equal(jb_job_claim_next(c, NULL, b, "old-owner"), JB_OK);
+    assert_int_equal(jb_job_consume(b, c, "old-owner"), JB_OK);
+  }
+  jb_board_close(b);
+  jbt_wait_ok(jbt_fork(schema5_child, dir, 20), 20000);
+  assert_int_equal(schema_of(dir), 5);
+
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_NORMAL;
+  o.history_max = MAX;
+  assert_int_equal(jb_board_open(&b, dir, &o), JB_OK);
+  assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
+  assert_history_is(b, done, 0, OLD);
+  jbt_assert_check_ok(b);
+  /* The first completion trims the 51 oldest, each after it one: exactly
+   * MAX stay. */
+  for (int i = OLD; i < OLD + NEW; i++) {
+    char c[JB_UUID_STRLEN];
+    jbt_post(done[i], b, "new-job", JB_PRIORITY_NORMAL);
+    assert_int_equal(jb_job_claim_next(c, NULL, b, "new-owner"), JB_OK);
+    assert_int_equal(jb_job_consume(b, c, "new-owner"), JB_OK);
+    assert_history_is(b, done, i + 1 - MAX, i + 1);
+  }
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, b, done[OLD + NEW - MAX - 1]),
+                   JB_ENOTFOUND);
+  assert_int_equal(jb_job_completion(&c, b, done[OLD + NEW - MAX]), JB_OK);
+  assert_string_equal(c->owner, "old-owner");
+  assert_int_equal(c->history_seq, OLD + NEW - MAX + 1);
+  jb_completion_free(c);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  free(done);
   free(dir);
 }
 
@@ -1195,6 +1315,7 @@ int main(void) {
       T(reopening_keeps_jobs_owners_and_details),
       T(a_schema_3_board_made_with_writemap_opens_in_every_mode),
       T(a_schema_4_board_upgrades_to_the_log_tail),
+      T(a_schema_5_board_upgrades_to_the_history_ends),
       T(sequences_keep_increasing_across_reopen_of_an_emptied_board),
       T(a_handle_opened_before_fork_is_refused_in_the_child),
       T(open_clears_reader_slots_of_dead_processes),
