@@ -653,6 +653,17 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
     }
     if (rc == MDB_NOTFOUND) rc = 0;
   }
+  /* `histends` holds the two ends: none of its records may lie inside
+   * the span of `history` (a move of the tail would leave it there). */
+  bool mid_any = false;
+  uint64_t mid_first = 0, mid_last = 0;
+  if (rc == 0 && (rc = hc_seek(&h, NULL, false)) == 0 && h.on[MID]) {
+    mid_last = side_hseq(&h, MID);
+    if ((rc = hc_seek(&h, NULL, true)) == 0 && h.on[MID]) {
+      mid_first = side_hseq(&h, MID);
+      mid_any = true;
+    }
+  }
   /* No record may be in both tables (readers would show it twice). */
   uint64_t prev = 0;
   for (rc = rc ? rc : hc_seek(&h, NULL, true); rc == 0 && h.at >= 0;
@@ -661,6 +672,13 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
     if (hseq == prev && prev != 0) {
       snprintf(why, sizeof why, "record %llu is in both %s and %s",
                (unsigned long long)hseq, JB_DB_HISTORY, JB_DB_HISTENDS);
+      visit(0, NULL, why, false, arg);
+    } else if (h.at == ENDS && mid_any && hseq > mid_first &&
+               hseq < mid_last) {
+      snprintf(why, sizeof why, "record %llu of %s lies inside %s's "
+               "records %llu..%llu", (unsigned long long)hseq,
+               JB_DB_HISTENDS, JB_DB_HISTORY,
+               (unsigned long long)mid_first, (unsigned long long)mid_last);
       visit(0, NULL, why, false, arg);
     }
     prev = hseq;

@@ -207,7 +207,8 @@ static int mirror_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   ctx->now_bt = jb__boottime_us();
   ctx->done->built = false; /* the body may run again: read afresh */
   jb_log_writer lw;
-  int rc = jb__log_open(s, txn, &lw);
+  /* A listing that changed logs one or two events: many go to `log`. */
+  int rc = jb__log_open_for(s, txn, &lw, ctx->n);
   if (rc) return rc;
   for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
     int res = 0;

@@ -653,7 +653,16 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
   for (size_t i = 0; i < sv->nbad; i++)
     if (nb == 0 || sv->bad[nb - 1] != sv->bad[i]) sv->bad[nb++] = sv->bad[i];
   st->bad_pages += nb;
-  if (sv->nh > 1) qsort_r(sv->hist, sv->nh, sizeof *sv->hist, cmp_hist, sv);
+  if (sv->nh > 1) {
+    qsort_r(sv->hist, sv->nh, sizeof *sv->hist, cmp_hist, sv);
+    /* A record kept in both history tables (check reports it) is copied
+     * once. */
+    size_t nh = 1;
+    for (size_t i = 1; i < sv->nh; i++)
+      if (cmp_hist(&sv->hist[nh - 1], &sv->hist[i], sv) != 0)
+        sv->hist[nh++] = sv->hist[i];
+    sv->nh = nh;
+  }
 
   if (sv->err) rc = jb__err(JB_ENOMEM, "out of memory salvaging %s", src);
   jb_store *dst = rc == JB_OK ? open_dst(dst_arg, &rc) : NULL;

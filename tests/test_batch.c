@@ -857,7 +857,7 @@ static void posts_whose_keys_do_not_sort_last_go_in_their_place(void **state) {
                                       JB_PRIORITY_VERY_HIGH,
                                       JB_PRIORITY_NORMAL};
   jb_post posts[5];
-  char names[5][16], ids[5][JB_UUID_STRLEN];
+  char names[5][32], ids[5][JB_UUID_STRLEN];
   for (int i = 0; i < 5; i++) {
     posts[i] = (jb_post)JB_POST_INIT;
     snprintf(names[i], sizeof names[i], "mixed-%d", i);

@@ -354,6 +354,7 @@ typedef enum {
   RAW_BREAK_HISTORY,   /* the first history record gets format 9 */
   RAW_ENDS_ONE_PAGE,   /* exit 0 iff histends is at most one page */
   RAW_COPY_TO_HISTORY, /* histends' first record copied into history too */
+  RAW_SPLIT_ENDS,      /* histends' first and third records moved to history */
 } raw_op;
 
 typedef struct {
@@ -423,6 +424,24 @@ static int raw_child(void *arg) {
     mdb_cursor_close(cur);
     MDB_val nk = {sizeof key, key}, nv = {v.mv_size, val};
     if (mdb_put(txn, hist, &nk, &nv, MDB_NOOVERWRITE)) return 123;
+  } else if (a->op == RAW_SPLIT_ENDS) {
+    /* history then holds 1 and 3, histends 2: inside history's span. */
+    MDB_dbi ends;
+    if (mdb_dbi_open(txn, JB_DB_HISTORY, 0, &hist) ||
+        mdb_dbi_open(txn, JB_DB_HISTENDS, 0, &ends))
+      return 119;
+    for (uint64_t seq = 1; seq <= 3; seq += 2) {
+      uint8_t key[9], val[4096];
+      key[0] = 's';
+      for (int i = 0; i < 8; i++) key[1 + i] = (uint8_t)(seq >> (56 - 8 * i));
+      MDB_val k = {sizeof key, key}, v;
+      if (mdb_get(txn, ends, &k, &v) || v.mv_size > sizeof val) return 124;
+      memcpy(val, v.mv_data, v.mv_size);
+      MDB_val nv = {v.mv_size, val};
+      if (mdb_del(txn, ends, &k, NULL) ||
+          mdb_put(txn, hist, &k, &nv, MDB_NOOVERWRITE))
+        return 125;
+    }
   } else if (a->op == RAW_SCHEMA_IS_CURRENT) {
     MDB_val k = {6, "schema"}, v;
     uint32_t schema = 0;
@@ -653,6 +672,22 @@ static void check_reports_a_history_record_kept_twice(void **state) {
                    "history: record 1 is in both history and histends");
 }
 
+/* A record of histends between two of history's: readers still merge
+ * them in order, but the next move of the tail would leave it behind. */
+static void check_reports_a_histends_record_inside_history(void **state) {
+  jbt_fixture *f = *state;
+  char u[3][JB_UUID_STRLEN];
+  complete_n(f->board, 3, "split", u);
+  jb_check_stats st;
+  damage_and_check(f, RAW_SPLIT_ENDS, &st,
+                   "history: record 2 of histends lies inside history's "
+                   "records 1..3");
+  /* Readers see all three, newest first. */
+  jb_completion *c = completion_of(f->board, u[1]);
+  jb_completion_free(c);
+  assert_int_equal(history_count(f->board), 3);
+}
+
 static void a_schema_2_board_is_upgraded_at_open(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
@@ -798,6 +833,7 @@ int main(void) {
       T(check_revokes_an_undecodable_job_into_the_history),
       T(check_reports_a_history_record_that_does_not_decode),
       T(check_reports_a_history_record_kept_twice),
+      T(check_reports_a_histends_record_inside_history),
       T(a_schema_2_board_is_upgraded_at_open),
       T(version_1_board_options_are_still_accepted),
       T(wait_done_returns_the_result_consumed_in_another_process),
