@@ -45,7 +45,9 @@ static void settle(void) {
  * definition before liblmdb's, so every commit this process makes passes
  * here on its way to LMDB's own (found with dlsym(RTLD_NEXT)). While a
  * sample is armed, the first commit to return notes the time. Outside the
- * bench nothing is armed and a commit pays one atomic load.
+ * bench nothing is armed and a commit pays one atomic load. This needs
+ * liblmdb as a shared library (Debian's): linked statically, its
+ * definition would clash with this one at link time.
  */
 static _Atomic int armed;
 static _Atomic int64_t commit_ns; /* 0: no commit returned while armed */

@@ -38,7 +38,7 @@ JB_CLI_SYNC_LIBS =
 JB_CLI_SYNC_CFLAGS =
 endif
 jobboard_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
-jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS)
+jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(DL_LIBS)
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 	tools/bench_wake.c tools/bench_wake.h \
 	tools/bench_util.c tools/bench_util.h \
