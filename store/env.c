@@ -587,8 +587,9 @@ int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
 /*
  * A leader in durability full or normal, whose commit will wait for the
  * disk, lets the writers that the last commit just released queue up
- * before it takes its group: while others keep coming (one at least
- * every LINGER_GAP_US), up to a quarter of the last commit's duration.
+ * before it takes its group: until as many are queued as the last group
+ * held, while others keep coming (one at least every LINGER_GAP_US), up
+ * to a quarter of the last commit's duration.
  * Only after a commit that gathered several writes: a thread that writes
  * alone waits at most one gap (50 us), once, after the last gathered
  * commit, and never again while its commits run alone. Called with
@@ -627,7 +628,7 @@ static void linger(jb_store *s, jb_wreq *w, unsigned max) {
   if (budget > 2000) budget = 2000;
   int64_t start = jb__mono_us();
   s->gc_lingering = true;
-  while (s->gc_len < max) {
+  while (s->gc_len < max && s->gc_len < s->gc_last_n) {
     size_t seen = s->gc_len;
     int64_t now = jb__mono_us();
     if (now - start >= budget) break;
