@@ -111,9 +111,9 @@ typedef int (*jb_txn_body)(jb_store *s, MDB_txn *txn, void *ctx, int *status);
 
 /* A write transaction running `body`. Writes that threads of this
  * process start while another one's commit is under way are gathered
- * into one LMDB transaction (env.c, "Gathered commits"): each body runs
- * in a child transaction of its own, so one that fails leaves no trace
- * and fails alone; the result, the status and the message are the
+ * into one LMDB transaction (env.c, "Gathered commits"): a body that
+ * fails is run again in a child transaction of its own, so it leaves no
+ * trace and fails alone; the result, the status and the message are the
  * caller's own, as if it had run alone. */
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx);
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);

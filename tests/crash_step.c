@@ -23,9 +23,10 @@
  *     claim-many: jb_job_claim_next_many of three; consume-many:
  *     jb_job_consume_many of holder's three jobs; gathered: one group of
  *     jb__store_write_many, store/env.c's gathered commit, of three
- *     writes, each in a child transaction: holder's consume of base-0, a
- *     claim-next for "ghost" that fails after writing its claim (its child
- *     must be aborted) and a claim-next for "crasher")
+ *     writes: holder's consume of base-0, a claim-next for "ghost" that
+ *     fails after writing its claim (the group runs again with it in a
+ *     child transaction, which must be aborted) and a claim-next for
+ *     "crasher")
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,

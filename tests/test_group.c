@@ -1,7 +1,8 @@
 /*
  * test_group.c - gathered commits (store/env.c, "Gathered commits"):
  * writes of several threads of one process committed as one LMDB write
- * transaction, each in a child transaction of its own.
+ * transaction; a write that fails runs again in a child transaction of
+ * its own.
  *
  *  - threads gathered into one commit each get their own result, status
  *    and message; one that fails leaves no trace and fails alone;

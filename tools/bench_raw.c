@@ -157,16 +157,21 @@ static int raw_log(bench_raw *r, MDB_txn *txn, const uint8_t uuid[16]) {
   return rc;
 }
 
-/* post: the job and its ready entry. */
-static int raw_post(bench_raw *r) {
-  /* Time-ordered, as the library's version 7 job uuids (core/util.c):
-   * a big-endian count (the time's place), then random bytes. */
-  uint8_t uuid[16], key[KEY_LEN];
+/* The next job's uuid and key. Time-ordered uuids, as the library's
+ * version 7 ones (core/util.c): a big-endian count (the time's place),
+ * then random bytes. */
+static void next_job(bench_raw *r, uint8_t uuid[16], uint8_t key[KEY_LEN]) {
   uint64_t b = bench_rand(&r->rng);
   put_be64(uuid, ((r->seq + 1) << 8) | r->tag);
   memcpy(uuid + 8, &b, 8);
   key[0] = 2; /* NORMAL's rank, as the library's jobkey */
   put_be64(key + 1, (++r->seq << 8) | r->tag);
+}
+
+/* post: the job and its ready entry. */
+static int raw_post(bench_raw *r) {
+  uint8_t uuid[16], key[KEY_LEN];
+  next_job(r, uuid, key);
 
   MDB_txn *txn;
   int rc = mdb_txn_begin(r->env, NULL, 0, &txn);
@@ -263,11 +268,7 @@ static int raw_post_batch(bench_raw *r, size_t b) {
     rc = raw_log_next(log, &lseq);
   for (size_t i = 0; rc == 0 && i < b; i++) {
     uint8_t uuid[16], key[KEY_LEN];
-    uint64_t rnd = bench_rand(&r->rng);
-    put_be64(uuid, ((r->seq + 1) << 8) | r->tag);
-    memcpy(uuid + 8, &rnd, 8);
-    key[0] = 2;
-    put_be64(key + 1, (++r->seq << 8) | r->tag);
+    next_job(r, uuid, key);
     MDB_val k = {16, uuid}, v = {r->value_len, NULL};
     rc = mdb_cursor_put(jobs, &k, &v, MDB_APPEND | MDB_RESERVE);
     if (rc) break;
