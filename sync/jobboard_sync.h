@@ -284,6 +284,12 @@ typedef struct {
    *  error. NULL: nothing is logged. */
   void (*log)(void *ctx, int level, const char *line);
   void *log_ctx;
+  /** How often the board is compared with Redis in full (every listing
+   *  and its owner: one HGETALL and a pipelined GET and PTTL per listing)
+   *  besides the comparisons at connect, after posts and after Redis lost
+   *  its data; what differs is repaired and counted. In ms; 0: the
+   *  default, 30000; negative: never on schedule. */
+  int verify_ms;
 } jb_sync_replicator_options;
 
 /** Fill `o` with the defaults (conn.url NULL: set it). */
@@ -325,6 +331,19 @@ typedef struct {
   int64_t last_sync_us; /**< when it last finished a pass (UTC us) */
   int64_t last_error_us; /**< when the last error happened (0: none) */
   char last_error[512]; /**< the last error's message ("" when none) */
+  int64_t last_full_us; /**< when the board and Redis were last compared in
+                             full (UTC us; 0: never) */
+  uint64_t last_full_changed; /**< jobs that comparison changed here */
+  char last_full_why[16]; /**< what made it: "connect", "posts" (NS:sequence
+                               moved), "schedule", "epoch" (a poll saw
+                               another data set), "data loss" */
+  uint64_t repaired;   /**< jobs found different by comparisons on
+                            schedule or after a data loss (divergences the
+                            notices and polls had not brought), since the
+                            replicator started */
+  uint64_t data_losses; /**< times Redis was found to have lost its data */
+  int64_t last_data_loss_us; /**< the last time (UTC us; 0: never) */
+  int verify_ms;       /**< the comparison schedule (ms; <= 0: none) */
 } jb_sync_status;
 
 /** The state of replicator `r` (of this process). */
@@ -338,6 +357,36 @@ JB_EXTERN int jb_sync_replicator_status(jb_sync_replicator *r,
  * now. Errors: JB_EIO, JB_ENOMEM (no replicator is not an error).
  */
 JB_EXTERN int jb_sync_status_read(jb_sync_status *st, jb_board *b);
+
+/** What jb_sync_verify found. */
+typedef struct {
+  uint64_t redis_listed;  /**< jobs Redis lists (NS:listings) */
+  uint64_t board_remote;  /**< Redis-decided jobs on the board (published) */
+  uint64_t missing_here;  /**< listed in Redis, not on the board */
+  uint64_t extra_here;    /**< on the board as Redis-decided, not listed */
+  uint64_t owner_differs; /**< on both, claimed by another owner (or on one
+                               side only) */
+} jb_sync_verify_result;
+
+/** Called once per job that differs: its uuid and what differs. */
+typedef void (*jb_sync_diff_fn)(void *ctx, const char *uuid,
+                                const char *what);
+
+/**
+ * Compare board `b` with what Redis lists now (connection `c`, the
+ * board's namespace): every listing and its owner against the board's
+ * Redis-decided jobs and their claims. A job that differs is read again
+ * on both sides after `settle_ms` (0..60000; a change under way, such as
+ * a claim recorded here a moment after Redis granted it, is not a
+ * divergence), and only those that still differ are counted in `res` and
+ * passed to `fn` (may be NULL). Nothing is written, here or in Redis (the
+ * replicator repairs: see jb_sync_replicator_options.verify_ms). Cost:
+ * one HGETALL and a pipelined GET and PTTL per listing, and one read of
+ * the board. Errors: JB_EINVAL, JB_EOFFLINE, JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
+                             jb_sync_verify_result *res, jb_sync_diff_fn fn,
+                             void *ctx);
 
 /**
  * Which Redis and namespace board `b` is synced with. url / ns: what the

@@ -132,15 +132,16 @@ static void a_new_unclaimed_listing_goes_on_as_posted_remote_verbatim(
   const void *bytes = jb_job_posting(job, &len);
   assert_int_equal(len, p.len);
   assert_memory_equal(bytes, p.data, p.len); /* Redis's sequence (42) kept */
-  /* Its sequence on this board is the next one, its POSTED event's. */
-  assert_int_equal(jb_job_sequence(job), from);
+  /* Its sequence is Redis's (it is ordered among Redis's jobs by it). */
+  assert_int_equal(jb_job_sequence(job), 42);
   jb_job_free(job);
 
   jb_event ev[16];
   assert_int_equal(events_from(b, from, ev), 1);
   assert_int_equal(ev[0].type, JB_EVENT_POSTED);
   assert_string_equal(ev[0].uuid, JBT_WIRE_UUID);
-  assert_int_equal(ev[0].job_seq, from);
+  assert_int_equal(ev[0].seq, from);
+  assert_int_equal(ev[0].job_seq, 42);
 
   /* Listed as remote too (the iterator passes the flag); HIGH comes
    * before the local NORMAL job. */
@@ -208,7 +209,8 @@ static void a_new_claimed_listing_goes_on_claimed_with_its_lease(
   assert_int_equal(ev[1].type, JB_EVENT_CLAIMED);
   assert_string_equal(ev[1].owner, "worker-1");
   assert_int_equal(ev[1].seq, token);
-  assert_int_equal(ev[1].job_seq, ev[0].seq);
+  assert_int_equal(ev[0].job_seq, 7); /* Redis's sequence */
+  assert_int_equal(ev[1].job_seq, 7);
   assert_int_equal(ev[3].type, JB_EVENT_CLAIMED);
   assert_string_equal(ev[3].owner, "worker-2");
   size_t n;
@@ -497,7 +499,7 @@ static void a_local_job_is_left_alone(void **state) {
   /* ... and mirror_gone skips it. */
   const char *uu[1] = {u};
   size_t removed = 99;
-  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, 1, &removed), JB_OK);
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, NULL, NULL, 1, &removed), JB_OK);
   assert_int_equal(removed, 0);
   size_t n;
   assert_int_equal(jb_board_count(&n, b, 0), JB_OK);
@@ -683,7 +685,7 @@ static void a_bad_uuid_or_owner_writes_nothing(void **state) {
   ls[1] = listing(u, &p, "w", -5);
   assert_int_equal(jb__board_mirror_listings(b, ls, 2, 0, NULL), JB_EINVAL);
   const char *uu[2] = {u, "zzz"};
-  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, 2, NULL), JB_EINVAL);
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, NULL, NULL, 2, NULL), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "zzz");
   jbt_snapshot_take(&after, b);
   jbt_snapshot_assert_same(&before, &after);
@@ -717,7 +719,7 @@ static void jobs_gone_from_redis_leave_with_history(void **state) {
   const char *uu[4] = {a, t, local, missing};
   bool trashed[4] = {false, true, true, false};
   size_t removed = 0;
-  assert_int_equal(jb__board_mirror_gone(b, uu, trashed, 4, &removed), JB_OK);
+  assert_int_equal(jb__board_mirror_gone(b, uu, trashed, NULL, NULL, 4, &removed), JB_OK);
   assert_int_equal(removed, 2);
   jb_event ev[16];
   assert_int_equal(events_from(b, from, ev), 2);
@@ -751,7 +753,7 @@ static void jobs_gone_from_redis_leave_with_history(void **state) {
   assert_int_equal(st.trashed, 1);
   assert_int_equal(st.history, 2);
   /* Gone twice: nothing more. */
-  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, 2, &removed), JB_OK);
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, NULL, NULL, 2, &removed), JB_OK);
   assert_int_equal(removed, 0);
   /* And the replicator's next pass does not bring them back. */
   ls[0] = listing(a, &pa, NULL, 0);

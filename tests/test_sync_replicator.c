@@ -498,7 +498,7 @@ static void *post_late(void *p) {
                                 0, id);
   if (lp->rc == JB_OK)
     lp->rc = jb__board_set_published(lp->f->board, &lp->uuid, 1, JB_PUB_DONE,
-                                     NULL);
+                                     &res.sequence, NULL);
   return NULL;
 }
 
@@ -510,7 +510,7 @@ static void test_claim_during_publication(void **state) {
   jbt_post(u, f->board, "being published", JB_PRIORITY_NORMAL);
   const char *up = u;
   assert_int_equal(jb__board_set_published(f->board, &up, 1, JB_PUB_PENDING,
-                                           NULL), JB_OK);
+                                           NULL, NULL), JB_OK);
   jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 2000);
   jb_board *b = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(jb_sync_attach(b, c), JB_OK);
@@ -543,7 +543,7 @@ static int ok_release(void *c, const char *u, const char *w) {
 static int mirror_first(void *c, const char *u, const char *w) {
   (void)w;
   size_t removed = 0;
-  int rc = jb__board_mirror_gone(c, &u, NULL, 1, &removed);
+  int rc = jb__board_mirror_gone(c, &u, NULL, NULL, NULL, 1, &removed);
   return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
 }
 static int ok_extend(void *c, const char *u, const char *w, int64_t l) {

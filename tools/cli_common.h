@@ -27,9 +27,10 @@ enum {
   CLI_O_WATCH = 1u << 10,    /* --from SEQ --count N (watch) */
   CLI_O_REDIS = 1u << 11,    /* --redis URL --namespace NS: cli_open
                                 connects the board to its Redis (cli_sync.c) */
-  CLI_O_SYNC = 1u << 12,     /* --poll S --keepalive S (sync; with
+  CLI_O_SYNC = 1u << 12,     /* --poll S --keepalive S --verify-every S (sync; with
                                 CLI_O_REDIS, but cli_open does not connect) */
   CLI_O_COUNT = 1u << 13,    /* --count N (claim-next: jobs to claim) */
+  CLI_O_VERIFY = 1u << 14,   /* --verify (status) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -71,6 +72,8 @@ typedef struct {
   const char *ns;     /* --namespace NS */
   int poll_ms;        /* --poll, in milliseconds; 0 when not given */
   int keepalive_ms;   /* --keepalive, in milliseconds; 0 when not given */
+  int verify_ms;      /* --verify-every, in ms; 0 when not given, -1: 0 s */
+  int verify;         /* --verify */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
