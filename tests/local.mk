@@ -194,10 +194,11 @@ EXTRA_DIST += tests/sync_cli.sh
 # each test starts (tests/sync_lib.sh: skipped, exit 77, without
 # redis-server, redis-cli or Debian's python3-taskflow).
 if WITH_REDIS
-TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh
+TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh \
+	tests/sync_converge.sh
 endif
 EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
-	tests/sync_outage.sh tests/sync_holder.sh
+	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh
 
 # Power loss and I/O faults (issue 11, points 3 and 4): tests/iolayer.c
 # defines the file-system calls in the test program itself, so liblmdb's
