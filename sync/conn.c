@@ -162,7 +162,11 @@ static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
     code = JB_EOFFLINE;
   else if (starts(r->str, "NOAUTH")) {
     code = JB_EINVAL;
-    hint = ": the server requires a password and the URL gives none";
+    /* A board's URL was completed from these before (sync/config.c):
+     * name them, since the password was looked for there too. */
+    hint = ": the server requires a password and the URL gives none (for a "
+           "board, none was found in $JOBBOARD_REDIS_PASSWORD or in the "
+           "board's sync.credentials file either)";
   } else if (starts(r->str, "WRONGPASS")) {
     code = JB_EINVAL;
     hint = ": wrong password";
