@@ -209,7 +209,11 @@ static int auth(jb_sync_conn *c) {
     bool none = strstr(r->str, "without any password") ||
                 strstr(r->str, "no password is set");
     rc = jb__err(JB_EINVAL, "redis at %s: %s (server: %s)", c->where,
-                 none ? "the URL gives a password but the server has none set"
+                 none ? "the URL gives a password but the server has none set "
+                        "(for a board, the password may come from "
+                        "$JOBBOARD_REDIS_PASSWORD or the board's "
+                        "sync.credentials file: unset the one, delete the "
+                        "other)"
                  : u->user ? "wrong user or password"
                            : "wrong password",
                  r->str);
