@@ -3,7 +3,7 @@
  * and namespace a board is synced with, remembered in the board's
  * settings. No Redis server is needed: nothing here connects.
  */
-#include "jobboard_sync.h"
+#include "conn.h"
 #include "helpers.h"
 
 #include "../core/remote_hook.h"
@@ -470,8 +470,54 @@ static void test_bad_credentials_file(void **state) {
   config_ok(f->board, NULL, NULL, "by-hand");
 }
 
+/* Splitting a URL and putting its password back gives the same
+ * connection, for every form of URL; the bare part never holds it. */
+static void test_split_round_trip(void **state) {
+  (void)state;
+  static const char *const urls[] = {
+      "redis://:pw@h",
+      "redis://:pw@h:7000/3",
+      "redis://alice:pw@[::1]:6380/1",
+      "redis://:p%40ss%3Aw%2Fo%3Frd%23%25@h",
+      "redis://bob:%E2%82%AC!$&'()*+,;=~@h/0",
+      "unix://:pw@/run/r.sock",
+      "unix://alice:pw@/run/r.sock?db=2",
+      "unix:///run/r.sock",
+      "redis://h",
+  };
+  for (size_t i = 0; i < sizeof urls / sizeof *urls; i++) {
+    char *bare = NULL, *pw = NULL, *back = NULL;
+    assert_int_equal(jb__sync_url_split(&bare, &pw, urls[i]), JB_OK);
+    assert_false(jb__sync_url_has_password(bare));
+    jb_sync_url *a = NULL, *b = NULL;
+    assert_int_equal(jb_sync_url_parse(&a, urls[i]), JB_OK);
+    if (pw == NULL) {
+      assert_null(a->password);
+      assert_string_equal(bare, urls[i]);
+      back = strdup(bare);
+    } else {
+      assert_null(strstr(bare, "pw"));
+      assert_int_equal(jb__sync_url_add_password(&back, bare, pw), JB_OK);
+    }
+    assert_int_equal(jb_sync_url_parse(&b, back), JB_OK);
+    assert_string_equal(a->password ? a->password : "",
+                        b->password ? b->password : "");
+    assert_string_equal(a->user ? a->user : "", b->user ? b->user : "");
+    assert_string_equal(a->host ? a->host : "", b->host ? b->host : "");
+    assert_string_equal(a->path ? a->path : "", b->path ? b->path : "");
+    assert_int_equal(a->port, b->port);
+    assert_int_equal(a->db, b->db);
+    jb_sync_url_free(a);
+    jb_sync_url_free(b);
+    free(bare);
+    free(pw);
+    free(back);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_split_round_trip),
       cmocka_unit_test_setup_teardown(test_not_synced, jbt_setup,
                                       jbt_teardown),
       cmocka_unit_test_setup_teardown(test_remembered, jbt_setup,
