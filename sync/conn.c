@@ -162,7 +162,11 @@ static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
     code = JB_EOFFLINE;
   else if (starts(r->str, "NOAUTH")) {
     code = JB_EINVAL;
-    hint = ": the server requires a password and the URL gives none";
+    /* A board's URL was completed from these before (sync/config.c):
+     * name them, since the password was looked for there too. */
+    hint = ": the server requires a password and the URL gives none (for a "
+           "board, none was found in $JOBBOARD_REDIS_PASSWORD or in the "
+           "board's sync.credentials file either)";
   } else if (starts(r->str, "WRONGPASS")) {
     code = JB_EINVAL;
     hint = ": wrong password";
@@ -205,7 +209,11 @@ static int auth(jb_sync_conn *c) {
     bool none = strstr(r->str, "without any password") ||
                 strstr(r->str, "no password is set");
     rc = jb__err(JB_EINVAL, "redis at %s: %s (server: %s)", c->where,
-                 none ? "the URL gives a password but the server has none set"
+                 none ? "the URL gives a password but the server has none set "
+                        "(for a board, the password may come from "
+                        "$JOBBOARD_REDIS_PASSWORD or the board's "
+                        "sync.credentials file: unset the one, delete the "
+                        "other)"
                  : u->user ? "wrong user or password"
                            : "wrong password",
                  r->str);

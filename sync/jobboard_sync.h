@@ -396,10 +396,43 @@ JB_EXTERN int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
  * another namespace than the remembered one is refused (JB_ECLAIMED,
  * naming both). On JB_OK *url_out and *ns_out (free() them) are the ones
  * to use; *url_out NULL means none is known (the board is not synced).
+ *
+ * Passwords are never written into the board (its data file is readable
+ * by every user who may read the board): the board remembers the URL
+ * without its password (a user name is kept), and the password goes to
+ * the file `sync.credentials` in the board directory, mode 0600, owned by
+ * the calling process's user. A URL given without a password leaves that
+ * file as it is; so does a URL given by another user than the file's
+ * owner (that user's password is used, not remembered). A URL that an
+ * older release remembered with its password is rewritten without it
+ * (the password moved to the file, unless one exists already) by any
+ * call of this function. (LMDB may keep the old bytes in a free page of
+ * the data file until the page is reused: see docs/jobboard.1, FILES.)
+ *
+ * *url_out is the URL to connect with, its password taken from, in this
+ * order: the given URL; the environment variable JOBBOARD_REDIS_PASSWORD
+ * (never written anywhere); the credentials file; a password an older
+ * release remembered in the URL. Besides the codes below, JB_EINVAL when
+ * the credentials file cannot be read (another user's), is readable or
+ * writable by others than its owner, or is empty, or when the URL names a
+ * user and no password is found; JB_EIO when the file cannot be written.
+ * A user without a password is accepted in `url` ("redis://alice@host"),
+ * for a password kept in the file or the environment.
  */
 JB_EXTERN int jb_sync_board_config(jb_board *b, const char *url,
                                    const char *ns, char **url_out,
                                    char **ns_out);
+
+/**
+ * What jb_sync_board_config would give, with nothing written: the URL to
+ * connect with (`url`, else the remembered one, with its password found
+ * as above) and the namespace (`ns`, else the remembered one, else
+ * JB_SYNC_NAMESPACE_DEFAULT). Errors: as jb_sync_board_config's
+ * (JB_ECLAIMED for another namespace than the board's).
+ */
+JB_EXTERN int jb_sync_board_resolve(jb_board *b, const char *url,
+                                    const char *ns, char **url_out,
+                                    char **ns_out);
 
 #ifdef __cplusplus
 }

@@ -1533,8 +1533,18 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
   }
   /* The board's own word on what it is synced with. */
   char url[4096], ns[JB_SYNC_NAMESPACE_MAX + 1];
-  if (jb__board_setting_get(b, "sync.url", url, sizeof url, NULL) == JB_OK)
-    jb__sync_url_redact(st->url, sizeof st->url, url);
+  if (jb__board_setting_get(b, "sync.url", url, sizeof url, NULL) == JB_OK) {
+    /* The password is not in the board (only an older release put it
+     * there): "***" says one is configured, which anyone may learn from
+     * the credentials file's existence, without the right to read it. */
+    char *shown = NULL;
+    if (!jb__sync_url_has_password(url) && jb__sync_cred_exists(path, NULL) &&
+        jb__sync_url_add_password(&shown, url, "***") == JB_OK)
+      snprintf(st->url, sizeof st->url, "%s", shown);
+    else
+      jb__sync_url_redact(st->url, sizeof st->url, url);
+    free(shown);
+  }
   if (jb__board_setting_get(b, "sync.namespace", ns, sizeof ns, NULL) == JB_OK)
     snprintf(st->ns, sizeof st->ns, "%s", ns);
   uint64_t next = 0;

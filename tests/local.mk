@@ -168,7 +168,7 @@ check_PROGRAMS += tests/test_sync_config
 TESTS += tests/test_sync_config
 tests_test_sync_config_SOURCES = tests/test_sync_config.c $(JB_TEST_HELPERS)
 tests_test_sync_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
-tests_test_sync_config_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_sync_config_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_config_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif

@@ -145,10 +145,15 @@ int cli_sync_pending(void);
  * environment gave (once it proved usable: a bad URL or a wrong password
  * is never remembered).
  * Both return 0 or, after printing the error, its exit code (2 for
- * another namespace than the board's). */
+ * another namespace than the board's). The URL of cli_sync_resolve is
+ * the one to connect with: its password found (the given URL's,
+ * $JOBBOARD_REDIS_PASSWORD, the board's sync.credentials), so it is never
+ * to be remembered or shown: cli_sync_given_url is what was given
+ * (--redis, else $JOBBOARD_REDIS; NULL: neither). */
 int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *opts);
 int cli_sync_remember(jb_board *b, const cli_opts *opts);
+const char *cli_sync_given_url(const cli_opts *opts);
 
 /* --who must be given and not empty. Returns 0 or, after printing why,
  * CLI_EXIT_USAGE. */
@@ -252,8 +257,11 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "                      redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or\n"     \
   "                      unix://[[USER]:PASSWORD@]/PATH/TO.SOCK[?db=N]. The\n"\
   "                      board remembers it (and its namespace): leave it\n" \
-  "                      out afterwards. Only jobs Redis decides (published\n"\
-  "                      or posted elsewhere) need the server.\n"            \
+  "                      out afterwards. The password is not kept in the\n"  \
+  "                      board but in its sync.credentials file (mode\n"     \
+  "                      0600); a URL without one keeps that file's. Only\n" \
+  "                      jobs Redis decides (published or posted\n"          \
+  "                      elsewhere) need the server.\n"                      \
   "  --namespace NS      the key namespace on that server (default: the\n"    \
   "                      board's, else taskflow). A board has one: another\n" \
   "                      is refused (exit 2).\n"
@@ -261,6 +269,9 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 #define CLI_HELP_ENV_REDIS                                                     \
   CLI_HELP_ENV                                                                 \
   "  JOBBOARD_REDIS      the Redis URL when --redis is not given\n"           \
+  "  JOBBOARD_REDIS_PASSWORD  the Redis password when the URL gives none\n"  \
+  "                      (before the board's sync.credentials; never\n"      \
+  "                      written anywhere)\n"                                \
   "  JOBBOARD_NAMESPACE  the namespace when --namespace is not given\n"
 
 /* The exit status 6 of the commands that may need Redis. */

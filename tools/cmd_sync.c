@@ -72,10 +72,22 @@ const cli_command cli_cmd_sync = {
     "given: after that `jobboard sync` alone, and every other command, use\n"
     "them. A later --redis replaces the URL (a server that moved); another\n"
     "namespace is refused (exit 2): the board's published jobs live under\n"
-    "its own. The URL is kept in the board as given, password included.\n"
-    "A URL that does not parse, a wrong password and a server without Lua\n"
-    "scripting are refused at once (exit 2); a server that is down is not:\n"
-    "the replicator waits for it.\n"
+    "its own.\n"
+    "\n"
+    "Passwords are kept out of the board's data file (which every user who\n"
+    "may read the board can read): the board keeps the URL without its\n"
+    "password (a user name stays in it), and the password goes to the file\n"
+    "sync.credentials in the board directory, mode 0600, readable by the\n"
+    "user who gave it only. The password used is, in this order: the one in\n"
+    "--redis or $JOBBOARD_REDIS, $JOBBOARD_REDIS_PASSWORD (never written\n"
+    "anywhere), the sync.credentials file. A board that an older release\n"
+    "synced kept its URL with the password in it: it still works, and\n"
+    "`jobboard sync` moves the password to sync.credentials at its start\n"
+    "(see FILES in jobboard(1) for the copy LMDB may keep of the old bytes).\n"
+    "A URL that does not parse, a wrong password, a server that wants one\n"
+    "when none was found, and a server without Lua scripting are refused at\n"
+    "once (exit 2); a server that is down is not: the replicator waits for\n"
+    "it.\n"
     "\n"
     "Log: one line per event on stderr (connected, lost, published, errors):\n"
     "  2024-05-01T12:00:00.000000Z sync: connected to ...\n"
@@ -103,13 +115,15 @@ const cli_command cli_cmd_sync = {
     "  0  also: stopped by SIGTERM or SIGINT (the replicator finished its\n"
     "     step, gave up the board's lock and closed the connection)\n"
     "  2  also: no Redis URL given or remembered, a bad URL or namespace,\n"
-    "     a wrong password, another namespace than the board's, or a\n"
-    "     jobboard built without Redis support\n"
+    "     a wrong password or none found, a sync.credentials file that\n"
+    "     cannot be read or that others may read, another namespace than\n"
+    "     the board's, or a jobboard built without Redis support\n"
     "\n"
     "Examples:\n"
     "  jobboard sync --board /srv/board --redis redis://redis.lan:6379/0 \\\n"
     "    --namespace fleet\n"
     "  jobboard sync --board /srv/board    # the remembered URL, namespace\n"
+    "  JOBBOARD_REDIS_PASSWORD=s3cret jobboard sync --redis redis://r.lan\n"
     "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n",
     CLI_O_REDIS | CLI_O_SYNC, 0, 0, ""};
 
@@ -120,8 +134,11 @@ const cli_command cli_cmd_status = {
     "Show the board's Redis sync state, as its replicator (`jobboard sync`,\n"
     "or a replicator thread in a program) last recorded it, with the counts\n"
     "of jobs waiting taken from the board now:\n"
-    "  synced with   the Redis URL (password shown as ***) and namespace the\n"
-    "                board remembers, or 'not synced'\n"
+    "  synced with   the Redis URL and namespace the board remembers, or\n"
+    "                'not synced'; ':***@' in the URL says that a password\n"
+    "                is kept in the board's sync.credentials file, which\n"
+    "                status never reads (any user who may open the board\n"
+    "                can run it)\n"
     "  replicator    running (its pid) and connected to Redis or not, or\n"
     "                'not running'\n"
     "  lag           change-log events not yet handled, and the age of the\n"
@@ -205,11 +222,15 @@ int cmd_status(int argc, char **argv) {
 /* ------------------------------------------------------------------ sync */
 
 /* The URL for a human: the password as "***". Built from the parsed URL,
- * so whatever the spelling the password never shows. */
-static void shown_url(char *buf, size_t size, const char *text) {
+ * so whatever the spelling the password never shows. `redacted`: the text
+ * has no password but "***" (jb_sync_status), so one that does not parse
+ * (a user whose password is not in the board: "redis://alice@h") is shown
+ * as it is. */
+static void shown_url(char *buf, size_t size, const char *text,
+                      bool redacted) {
   jb_sync_url *u = NULL;
   if (jb_sync_url_parse(&u, text) != JB_OK) {
-    snprintf(buf, size, "(a URL that does not parse)");
+    snprintf(buf, size, "%s", redacted ? text : "(a URL that does not parse)");
     return;
   }
   char auth[300] = "";
@@ -299,7 +320,10 @@ int cmd_sync(int argc, char **argv) {
 
   jb_sync_replicator_options ro;
   jb_sync_replicator_options_init(&ro);
-  ro.conn.url = url;
+  /* What was given, not `url`: that one holds the password found for it,
+   * maybe $JOBBOARD_REDIS_PASSWORD's, which must not be remembered. NULL:
+   * the board's own, as just resolved. */
+  ro.conn.url = cli_sync_given_url(&o);
   ro.conn.ns = ns;
   if (o.poll_ms) ro.poll_ms = o.poll_ms;
   if (o.keepalive_ms) ro.keepalive_ms = o.keepalive_ms;
@@ -310,7 +334,7 @@ int cmd_sync(int argc, char **argv) {
   jb_sync_replicator *r = NULL;
   const char *dir = cli_board_dir(o.board);
   char line[1400], shown[600];
-  shown_url(shown, sizeof shown, url);
+  shown_url(shown, sizeof shown, url, false);
   snprintf(line, sizeof line, "starting (pid %d): board %s, redis %s, "
            "namespace %s", (int)getpid(), dir, shown, ns);
   log_line(NULL, 0, line);
@@ -511,34 +535,42 @@ int cmd_status(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   jb_sync_status st;
   memset(&st, 0, sizeof st);
-  char *url = NULL, *ns = NULL;
-  int s = jb_sync_board_config(b, NULL, NULL, &url, &ns);
-  if (s == JB_OK) s = jb_sync_status_read(&st, b);
+  /* The board's URL as jb_sync_status_read gives it: password shown as
+   * "***", and the credentials file never read, so that any user who may
+   * open the board sees its state. */
+  int s = jb_sync_status_read(&st, b);
+  if (s != JB_OK) {
+    jb_board_close(b);
+    return cli_fail(s);
+  }
+  char shown[600];
+  if (st.url[0]) shown_url(shown, sizeof shown, st.url, true);
+  const char *u = st.url[0] ? shown : NULL;
+  const char *n = st.ns[0] ? st.ns : JB_SYNC_NAMESPACE_DEFAULT;
   json_t *verify = NULL;
   bool differs = false;
-  if (s != JB_OK) {
-    rc = cli_fail(s);
-  } else if (o.verify && url == NULL) {
-    rc = cli_cmd_usage(&cli_cmd_status, "--verify: board %s is not synced "
-                       "with any redis", jb_board_path(b));
-  } else {
-    char shown[600];
-    if (url) shown_url(shown, sizeof shown, url);
-    else if (st.url[0]) snprintf(shown, sizeof shown, "%s", st.url);
-    const char *u = url || st.url[0] ? shown : NULL;
-    const char *n = url || !st.ns[0] ? ns : st.ns;
-    if (!o.json) rc = print_status(&st, u, n);
-    if (rc == 0 && o.verify) {
+  if (!o.json) rc = print_status(&st, u, n);
+  if (rc == 0 && o.verify) {
+    /* Only --verify connects: the URL with its password (sync.credentials
+     * or JOBBOARD_REDIS_PASSWORD), nothing written. */
+    char *url = NULL, *ns = NULL;
+    s = jb_sync_board_resolve(b, NULL, NULL, &url, &ns);
+    if (s != JB_OK) {
+      rc = cli_fail(s);
+    } else if (url == NULL) {
+      rc = cli_cmd_usage(&cli_cmd_status, "--verify: board %s is not synced "
+                         "with any redis", jb_board_path(b));
+    } else {
       fflush(stdout);
       rc = verify_now(b, url, ns, o.json, &verify, &differs);
     }
-    if (rc == 0 && o.json) rc = json_status(&st, u, n, verify);
-    else json_decref(verify);
-    if (rc == 0 && differs) rc = CLI_EXIT_DIFFERS;
+    free(url);
+    free(ns);
   }
   jb_board_close(b);
-  free(url);
-  free(ns);
+  if (rc == 0 && o.json) rc = json_status(&st, u, n, verify);
+  else json_decref(verify);
+  if (rc == 0 && differs) rc = CLI_EXIT_DIFFERS;
   return rc;
 }
 
