@@ -334,6 +334,8 @@ typedef struct {
   int64_t last_full_us; /**< when the board and Redis were last compared in
                              full (UTC us; 0: never) */
   uint64_t last_full_changed; /**< jobs that comparison changed here */
+  int64_t last_full_took_us; /**< how long it took (reading Redis and
+                                  writing the board) */
   char last_full_why[16]; /**< what made it: "connect", "posts" (NS:sequence
                                moved), "schedule", "epoch" (a poll saw
                                another data set), "data loss" */

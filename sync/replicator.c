@@ -168,6 +168,7 @@ static void write_status(jb_sync_replicator *r) {
     fprintf(f, "pid %d\nconnected %d\nurl %s\nns %s\ncursor %llu\n"
             "published %llu\npulled %llu\nlast_sync_us %lld\n"
             "last_full_us %lld\nlast_full_changed %llu\nlast_full_why %s\n"
+            "last_full_took_us %lld\n"
             "repaired %llu\ndata_losses %llu\nlast_data_loss_us %lld\n"
             "verify_ms %d\n"
             "last_error_us %lld\nlast_error %s\n",
@@ -176,6 +177,7 @@ static void write_status(jb_sync_replicator *r) {
             (unsigned long long)s.pulled, (long long)s.last_sync_us,
             (long long)s.last_full_us,
             (unsigned long long)s.last_full_changed, s.last_full_why,
+            (long long)s.last_full_took_us,
             (unsigned long long)s.repaired,
             (unsigned long long)s.data_losses,
             (long long)s.last_data_loss_us, s.verify_ms,
@@ -983,6 +985,7 @@ static int pull_full(jb_sync_replicator *r, const char *why) {
     pthread_mutex_lock(&r->mu);
     r->st.last_full_us = read_us;
     r->st.last_full_changed = r->changed;
+    r->st.last_full_took_us = wall_us() - read_us;
     snprintf(r->st.last_full_why, sizeof r->st.last_full_why, "%s",
              lost ? "data loss" : why);
     if (repair) r->st.repaired += r->changed;
@@ -1512,6 +1515,8 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
       else if (!strcmp(line, "pulled")) st->pulled = strtoull(v, NULL, 10);
       else if (!strcmp(line, "last_sync_us")) st->last_sync_us = strtoll(v, NULL, 10);
       else if (!strcmp(line, "last_full_us")) st->last_full_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "last_full_took_us"))
+        st->last_full_took_us = strtoll(v, NULL, 10);
       else if (!strcmp(line, "last_full_changed"))
         st->last_full_changed = strtoull(v, NULL, 10);
       else if (!strcmp(line, "last_full_why"))

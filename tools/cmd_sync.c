@@ -149,7 +149,7 @@ const cli_command cli_cmd_status = {
     "  last sync     when the replicator last finished a pass\n"
     "  compared      when the board and Redis were last compared in full,\n"
     "                why (connect, posts, schedule, epoch, data loss), how\n"
-    "                many jobs that comparison changed here, and the\n"
+    "                long it took, how many jobs it changed here, and the\n"
     "                schedule (`sync --verify-every`)\n"
     "  repaired      jobs that comparisons on schedule or after a data loss\n"
     "                found different and repaired, since the replicator\n"
@@ -159,8 +159,9 @@ const cli_command cli_cmd_status = {
     "With --json, one object: {\"synced\", \"url\", \"namespace\", \"running\",\n"
     "\"pid\", \"connected\", \"lag_events\", \"lag_seconds\", \"unpublished\",\n"
     "\"published\", \"pulled\", \"last_sync\", \"last_compared\",\n"
-    "\"last_compared_why\", \"last_compared_changed\", \"verify_every\"\n"
-    "(seconds, 0: none), \"repaired\", \"data_losses\", \"last_data_loss\",\n"
+    "\"last_compared_why\", \"last_compared_changed\",\n"
+    "\"last_compared_seconds\" (how long it took), \"verify_every\" (seconds,\n"
+    "0: none), \"repaired\", \"data_losses\", \"last_data_loss\",\n"
     "\"last_error\", \"last_error_at\"} (times in ISO-8601 UTC; null when not\n"
     "synced, never or none), and with --verify \"verify\": {\"redis_listed\",\n"
     "\"board_remote\", \"missing_here\", \"extra_here\", \"owner_differs\",\n"
@@ -410,8 +411,9 @@ static int print_status(const jb_sync_status *st, const char *url,
     snprintf(every, sizeof every, "not on schedule");
   if (st->last_full_us > 0) {
     put_time("compared:", st->last_full_us);
-    printf("%-14s in full (%s): %llu jobs changed here; %s\n", "",
-           st->last_full_why[0] ? st->last_full_why : "?",
+    printf("%-14s in full (%s) in %.1f ms: %llu jobs changed here; %s\n",
+           "", st->last_full_why[0] ? st->last_full_why : "?",
+           st->last_full_took_us / 1e3,
            (unsigned long long)st->last_full_changed, every);
   } else {
     printf("%-14s never in full; %s\n", "compared:", every);
@@ -462,6 +464,8 @@ static int json_status(const jb_sync_status *st, const char *url,
                           : json_null());
   json_object_set_new(v, "last_compared_changed",
                       json_integer((json_int_t)st->last_full_changed));
+  json_object_set_new(v, "last_compared_seconds",
+                      json_real(st->last_full_took_us / 1e6));
   json_object_set_new(v, "verify_every",
                       json_real(st->verify_ms > 0 ? st->verify_ms / 1e3 : 0));
   json_object_set_new(v, "repaired", json_integer((json_int_t)st->repaired));

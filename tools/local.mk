@@ -65,4 +65,4 @@ if WITH_REDIS
 jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h \
 	tools/bench_sync.c tools/bench_sync.h
 endif
-EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py
+EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py tools/bench-compare.sh
