@@ -218,7 +218,11 @@ sync_stop A
 sync_start "$A" A --poll 0.3 --verify-every 0
 wait_until 10 "A is connected" \
   eval '[ "$(status_field "$A" connected)" = True ]'
-sleep 1.5 # its first polls (one compares in full again after a connect)
+# A comparison at connect that saw NS:sequence move is done once more at
+# the next poll (taskflow posts in two commands): after that one, no
+# comparison in full runs until a post.
+wait_until 10 "A's second comparison after connect" \
+  eval '[ "$(status_field "$A" last_compared_why)" = posts ]'
 # A listing written behind the replicators' backs, which no poll sees.
 Z=$(hidden_listing z)
 sleep 1 # three polls: none of them sees it (no post, same epoch)
@@ -238,6 +242,9 @@ assert v["missing_here"] == 1 and v["differences"][0]["uuid"] == sys.argv[2], v
 sync_stop A
 sync_start "$A" A --poll 0.3 --verify-every 0.5
 wait_until 10 "A lists Z (its comparison at connect)" on_board "$A" "$Z"
+# Past the comparisons that follow a connect: the next ones are on schedule.
+wait_until 10 "A compares on schedule" \
+  eval '[ "$(status_field "$A" last_compared_why)" = schedule ]'
 # And one on schedule: another hidden listing, repaired within a second.
 W=$(hidden_listing w)
 wait_until 5 "the comparison on schedule brings W in" on_board "$A" "$W"
