@@ -160,7 +160,17 @@ static void shown_url(char *buf, size_t size, const char *text) {
   if (u->user || u->password)
     snprintf(auth, sizeof auth, "%s%s@", u->user ? u->user : "",
              u->password ? ":***" : "");
-  if (u->path)
+  if (u->master) {
+    int n = snprintf(buf, size, "redis-sentinel://%s", auth);
+    for (int i = 0; i < u->nsentinels && n >= 0 && (size_t)n < size; i++) {
+      const char *h = u->sentinels[i].host;
+      n += snprintf(buf + n, size - (size_t)n, "%s%s%s%s:%d", i ? "," : "",
+                    strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "",
+                    u->sentinels[i].port);
+    }
+    if (n >= 0 && (size_t)n < size)
+      snprintf(buf + n, size - (size_t)n, "/%s/%d", u->master, u->db);
+  } else if (u->path)
     snprintf(buf, size, "unix://%s%s%s%d", auth, u->path,
              u->db ? "?db=" : "", u->db);
   else
