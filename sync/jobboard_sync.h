@@ -360,6 +360,11 @@ typedef struct {
   int64_t last_sync_us; /**< when it last finished a pass (UTC us) */
   int64_t last_error_us; /**< when the last error happened (0: none) */
   char last_error[512]; /**< the last error's message ("" when none) */
+  char server[160];    /**< the server it is connected to, "" when not
+                            connected: "127.0.0.1:6380" (or "unix socket
+                            /path"), and for a redis-sentinel:// URL the
+                            master the sentinels named, "127.0.0.1:6380
+                            (master mymaster)" */
 } jb_sync_status;
 
 /** The state of replicator `r` (of this process). */

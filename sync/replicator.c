@@ -160,11 +160,11 @@ static void write_status(jb_sync_replicator *r) {
     /* One value per line; the error last, as it may hold anything. */
     fprintf(f, "pid %d\nconnected %d\nurl %s\nns %s\ncursor %llu\n"
             "published %llu\npulled %llu\nlast_sync_us %lld\n"
-            "last_error_us %lld\nlast_error %s\n",
+            "last_error_us %lld\nserver %s\nlast_error %s\n",
             s.pid, s.connected ? 1 : 0, s.url, s.ns,
             (unsigned long long)r->cursor, (unsigned long long)s.published,
             (unsigned long long)s.pulled, (long long)s.last_sync_us,
-            (long long)s.last_error_us, s.last_error);
+            (long long)s.last_error_us, s.server, s.last_error);
     if (fclose(f) == 0) rename(tmp, path);
     else unlink(tmp);
   }
@@ -245,6 +245,7 @@ static void go_offline(jb_sync_replicator *r) {
   r->online = false;
   pthread_mutex_lock(&r->mu);
   r->st.connected = false;
+  r->st.server[0] = '\0';
   pthread_mutex_unlock(&r->mu);
 }
 
@@ -274,6 +275,7 @@ static int go_online(jb_sync_replicator *r) {
   r->logged[0] = '\0'; /* the next failure is news again */
   pthread_mutex_lock(&r->mu);
   r->st.connected = true;
+  snprintf(r->st.server, sizeof r->st.server, "%s", jb__sync_where(r->cmd));
   pthread_mutex_unlock(&r->mu);
   say(r, 0, "connected to redis at %s (redis %s), namespace %s",
       jb__sync_where(r->cmd), jb_sync_server_version(r->cmd), r->ns);
@@ -1399,6 +1401,8 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
       else if (!strcmp(line, "pulled")) st->pulled = strtoull(v, NULL, 10);
       else if (!strcmp(line, "last_sync_us")) st->last_sync_us = strtoll(v, NULL, 10);
       else if (!strcmp(line, "last_error_us")) st->last_error_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "server"))
+        snprintf(st->server, sizeof st->server, "%s", v);
       else if (!strcmp(line, "last_error"))
         snprintf(st->last_error, sizeof st->last_error, "%s", v);
     }
@@ -1407,6 +1411,7 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
   if (!st->running) {
     st->connected = false;
     st->pid = 0;
+    st->server[0] = '\0';
   }
   /* The board's own word on what it is synced with. */
   char url[4096], ns[JB_SYNC_NAMESPACE_MAX + 1];

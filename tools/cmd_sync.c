@@ -94,8 +94,9 @@ const cli_command cli_cmd_status = {
     "of jobs waiting taken from the board now:\n"
     "  synced with   the Redis URL (password shown as ***) and namespace the\n"
     "                board remembers, or 'not synced'\n"
-    "  replicator    running (its pid) and connected to Redis or not, or\n"
-    "                'not running'\n"
+    "  replicator    running (its pid) and connected to Redis (to which\n"
+    "                server: for a redis-sentinel:// URL, the master the\n"
+    "                sentinels named) or not, or 'not running'\n"
     "  lag           change-log events not yet handled, and the age of the\n"
     "                oldest job waiting to be published\n"
     "  unpublished   jobs posted here and not yet published\n"
@@ -104,8 +105,9 @@ const cli_command cli_cmd_status = {
     "  last sync     when the replicator last finished a pass\n"
     "  last error    its last error and when (or 'none')\n"
     "With --json, one object: {\"synced\", \"url\", \"namespace\", \"running\",\n"
-    "\"pid\", \"connected\", \"lag_events\", \"lag_seconds\", \"unpublished\",\n"
-    "\"published\", \"pulled\", \"last_sync\", \"last_error\", \"last_error_at\"}\n"
+    "\"pid\", \"connected\", \"server\", \"lag_events\", \"lag_seconds\",\n"
+    "\"unpublished\", \"published\", \"pulled\", \"last_sync\", \"last_error\",\n"
+    "\"last_error_at\"}\n"
     "(times in ISO-8601 UTC; null when not synced, never or none).\n"
     "\n"
     "Options:\n"
@@ -313,8 +315,10 @@ static int print_status(const jb_sync_status *st, const char *url,
   else
     printf("%-14s not synced\n", "synced with:");
   if (st->running)
-    printf("%-14s running (pid %d), %s\n", "replicator:", st->pid,
-           st->connected ? "connected" : "not connected");
+    printf("%-14s running (pid %d), %s%s\n", "replicator:", st->pid,
+           !st->connected ? "not connected"
+           : st->server[0] ? "connected to " : "connected",
+           st->connected ? st->server : "");
   else
     printf("%-14s not running\n", "replicator:");
   printf("%-14s %llu events, %.1f s\n", "lag:",
@@ -341,11 +345,14 @@ static int print_status(const jb_sync_status *st, const char *url,
 static int json_status(const jb_sync_status *st, const char *url,
                        const char *ns) {
   json_t *v = json_pack(
-      "{s:b,s:o,s:o,s:b,s:o,s:b,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}", "synced",
+      "{s:b,s:o,s:o,s:b,s:o,s:b,s:o,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}",
+      "synced",
       url != NULL, "url", url ? json_string(url) : json_null(), "namespace",
       url ? json_string(ns) : json_null(), "running", st->running, "pid",
       st->running ? json_integer(st->pid) : json_null(), "connected",
-      st->connected, "lag_events", (json_int_t)st->lag_events, "lag_seconds",
+      st->connected, "server",
+      st->connected && st->server[0] ? json_string(st->server) : json_null(),
+      "lag_events", (json_int_t)st->lag_events, "lag_seconds",
       st->lag_seconds, "unpublished", (json_int_t)st->unpublished,
       "published", (json_int_t)st->published, "pulled",
       (json_int_t)st->pulled, "last_sync", time_or_null(st->last_sync_us),
