@@ -53,7 +53,10 @@ const cli_command cli_cmd_sync = {
     "its own. The URL is kept in the board as given, password included.\n"
     "A URL that does not parse, a wrong password and a server without Lua\n"
     "scripting are refused at once (exit 2); a server that is down is not:\n"
-    "the replicator waits for it.\n"
+    "the replicator waits for it. With a redis-sentinel:// URL it asks the\n"
+    "sentinels for the master at every reconnect, and drops a connection\n"
+    "whose server answers as a replica (a failover), so it follows the\n"
+    "master; a master name that no sentinel watches is refused (exit 2).\n"
     "\n"
     "Log: one line per event on stderr (connected, lost, published, errors):\n"
     "  2024-05-01T12:00:00.000000Z sync: connected to ...\n"
@@ -82,7 +85,9 @@ const cli_command cli_cmd_sync = {
     "  jobboard sync --board /srv/board --redis redis://redis.lan:6379/0 \\\n"
     "    --namespace fleet\n"
     "  jobboard sync --board /srv/board    # the remembered URL, namespace\n"
-    "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n",
+    "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n"
+    "  jobboard sync --redis \\\n"
+    "    redis-sentinel://:s3cret@s1.lan,s2.lan,s3.lan/mymaster/0\n",
     CLI_O_REDIS | CLI_O_SYNC, 0, 0, ""};
 
 const cli_command cli_cmd_status = {
