@@ -184,7 +184,6 @@ static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
     return JB_OK;
   int code = JB_EIO;
   const char *hint = "";
-  c->refused = true;
   bool drop = not_master(r->str);
   if (drop) {
     code = JB_EOFFLINE;
@@ -204,6 +203,9 @@ static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
   jb__err(code, "redis at %s: %s: %s%s", c->where, what, r->str, hint);
   freeReplyObject(r);
   *reply = NULL;
+  /* Every class above is a refusal before anything ran; any other error
+   * (JB_EIO) may be a script's, failing halfway through. */
+  c->refused = code != JB_EIO;
   if (drop)
     disconnect(c);
   return code;

@@ -118,10 +118,11 @@ int jb__sync_message(redisReply **out, jb_sync_conn *conn, bool readable);
 void jb__sync_drop(jb_sync_conn *conn);
 
 /* After a call on this connection failed: true when the failure was the
- * server's error reply to the command (LOADING, BUSY, READONLY from a
- * replica, MASTERDOWN, ...: the server refused it, so it did not run),
- * false when the command may have reached the server and its reply was
- * lost (an I/O failure or a timeout), or was never sent. */
+ * server's refusal of the command (LOADING, BUSY, READONLY from a replica,
+ * MASTERDOWN, NOREPLICAS, NOAUTH, NOSCRIPT: it did not run), false when
+ * the command may have reached the server and its reply was lost (an I/O
+ * failure or a timeout), was never sent, or failed with another error
+ * (JB_EIO: a script may have failed halfway). */
 bool jb__sync_refused(const jb_sync_conn *conn);
 
 /* "127.0.0.1:6379" or "unix socket /path" (for messages). */

@@ -489,6 +489,7 @@ static void test_evalsha(void **state) {
                    JB_EIO);
   assert_null(rep);
   jbt_assert_contains(jb_errmsg(), "script fails:");
+  assert_false(jb__sync_refused(c)); /* a script's error: it ran */
   /* bad ids and counts */
   assert_int_equal(jb__sync_evalsha(&rep, c, 7, 0, NULL, NULL, 0, NULL, NULL),
                    JB_EINVAL);
