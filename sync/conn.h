@@ -18,6 +18,11 @@
  * error reply: those become codes, and the message quotes the server:
  *  - LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> JB_EOFFLINE
  *    (transient states of the server);
+ *  - READONLY (also inside a script's error), MASTERDOWN, NOREPLICAS: the
+ *    server takes no writes (a replica, a master demoted by a failover or
+ *    left without replicas) -> JB_EOFFLINE, and the connection is dropped
+ *    so that the next command reconnects (through the sentinels of a
+ *    redis-sentinel:// URL: to the new master);
  *  - NOAUTH, WRONGPASS -> JB_EINVAL;
  *  - NOSCRIPT -> JB_ENOTFOUND (jb__sync_evalsha handles it);
  *  - any other -> JB_EIO.
@@ -155,6 +160,14 @@ int jb__sync_message(redisReply **out, jb_sync_conn *conn, bool readable);
 
 /* Drop the connection (the next command reconnects). */
 void jb__sync_drop(jb_sync_conn *conn);
+
+/* After a call on this connection failed: true when the failure was the
+ * server's refusal of the command (LOADING, BUSY, READONLY from a replica,
+ * MASTERDOWN, NOREPLICAS, NOAUTH, NOSCRIPT: it did not run), false when
+ * the command may have reached the server and its reply was lost (an I/O
+ * failure or a timeout), was never sent, or failed with another error
+ * (JB_EIO: a script may have failed halfway). */
+bool jb__sync_refused(const jb_sync_conn *conn);
 
 /* "127.0.0.1:6379" or "unix socket /path" (for messages). */
 const char *jb__sync_where(const jb_sync_conn *conn);

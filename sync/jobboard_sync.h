@@ -54,6 +54,7 @@ extern "C" {
  *
  *   redis://[[user]:password@]host[:port][/db]
  *   unix://[[user]:password@]/path/to.sock[?db=N]
+ *   redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/name[/db]
  *
  * - host is a name, an IPv4 address, or an IPv6 address in brackets
  *   ("redis://[::1]:6380/2"). port defaults to 6379, db to 0.
@@ -66,7 +67,25 @@ extern "C" {
  *   slashes: the scheme's two and the path's first).
  * - db is a decimal number 0..2147483647 (Redis's default config has 16).
  * - TLS ("rediss://") is not supported; nor are other query parameters.
+ * - redis-sentinel:// names up to JB_SYNC_SENTINELS_MAX Redis Sentinels
+ *   (port 26379 by default) and the name of the master they watch
+ *   ("redis-sentinel://s1,s2:26380,s3/mymaster/2"). A connection asks
+ *   them in turn for the master's address (SENTINEL
+ *   get-master-addr-by-name), and again after every failure, so it
+ *   follows a failover. user, password and db are the master's; the
+ *   sentinels are asked without a password (one that requires a password
+ *   is reported, not used). The name may hold %XX escapes.
  */
+
+/** Most sentinels a redis-sentinel:// URL may name. */
+#define JB_SYNC_SENTINELS_MAX 16
+
+/** A host and TCP port (a sentinel of a redis-sentinel:// URL). */
+typedef struct {
+  char *host; /**< name, IPv4 address, or IPv6 address without brackets */
+  int port;   /**< TCP port */
+} jb_sync_addr;
+
 typedef struct {
   char *host;     /**< TCP host (no brackets), or NULL for a unix socket */
   int port;       /**< TCP port (6379 by default); 0 for a unix socket */
@@ -74,6 +93,11 @@ typedef struct {
   char *user;     /**< ACL user, or NULL (the default user) */
   char *password; /**< password, or NULL (no AUTH) */
   int db;         /**< database number for SELECT (0 by default) */
+  /** redis-sentinel:// only (else NULL and 0; host and path are then NULL,
+   *  port 0): the sentinels in the URL's order, and the master's name. */
+  jb_sync_addr *sentinels;
+  int nsentinels;
+  char *master;
 } jb_sync_url;
 
 /**
@@ -137,7 +161,15 @@ typedef struct jb_sync_conn jb_sync_conn;
  *     scripting, PTTL/PEXPIRE: what taskflow requires too);
  *  5. prove scripting works: load a trivial script with SCRIPT LOAD and
  *     run it with EVALSHA (servers may disable or rename those commands).
- * Each exchange is bounded by command_timeout_ms.
+ * Each exchange is bounded by command_timeout_ms. For a redis-sentinel://
+ * URL, step 1 is preceded by asking the sentinels in turn (each given at
+ * most 500 ms, starting with the one that answered last) for the master's
+ * address, and step 5 followed by ROLE: a server that is not a master (a
+ * sentinel behind a failover named it) is left for the next sentinel's
+ * answer. Every reconnect asks again, and a reply saying the server takes
+ * no writes (READONLY, MASTERDOWN, NOREPLICAS) drops the connection, so
+ * the connection follows a failover. The replicator's status
+ * (jb_sync_status.server) names the master found.
  *
  * Errors (see the top of this file for the rule):
  *  - JB_EINVAL: no or bad URL, bad namespace, negative timeouts; "wrong
@@ -146,7 +178,10 @@ typedef struct jb_sync_conn jb_sync_conn;
  *    "server does not run Lua scripts" (with the server's error).
  *  - JB_EOFFLINE: "connection refused to 127.0.0.1:1", "timed out after
  *    2000 ms connecting to ...", unknown host, a server loading or busy,
- *    the connection lost during the handshake.
+ *    the connection lost during the handshake; "no master found for
+ *    "mymaster" through 3 sentinels (last: ...)".
+ *  - JB_EINVAL also, when every sentinel refuses the question: "no
+ *    sentinel watches a master named "x"", or they require a password.
  *  - JB_ENOMEM; JB_EIO for a reply that makes no sense.
  */
 JB_EXTERN int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts);
@@ -346,6 +381,11 @@ typedef struct {
   uint64_t data_losses; /**< times Redis was found to have lost its data */
   int64_t last_data_loss_us; /**< the last time (UTC us; 0: never) */
   int verify_ms;       /**< the comparison schedule (ms; <= 0: none) */
+  char server[160];    /**< the server it is connected to, "" when not
+                            connected: "127.0.0.1:6380" (or "unix socket
+                            /path"), and for a redis-sentinel:// URL the
+                            master the sentinels named, "127.0.0.1:6380
+                            (master mymaster)" */
 } jb_sync_status;
 
 /** The state of replicator `r` (of this process). */

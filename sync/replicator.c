@@ -171,7 +171,7 @@ static void write_status(jb_sync_replicator *r) {
             "last_full_took_us %lld\n"
             "repaired %llu\ndata_losses %llu\nlast_data_loss_us %lld\n"
             "verify_ms %d\n"
-            "last_error_us %lld\nlast_error %s\n",
+            "last_error_us %lld\nserver %s\nlast_error %s\n",
             s.pid, s.connected ? 1 : 0, s.url, s.ns,
             (unsigned long long)r->cursor, (unsigned long long)s.published,
             (unsigned long long)s.pulled, (long long)s.last_sync_us,
@@ -181,7 +181,7 @@ static void write_status(jb_sync_replicator *r) {
             (unsigned long long)s.repaired,
             (unsigned long long)s.data_losses,
             (long long)s.last_data_loss_us, s.verify_ms,
-            (long long)s.last_error_us, s.last_error);
+            (long long)s.last_error_us, s.server, s.last_error);
     if (fclose(f) == 0) rename(tmp, path);
     else unlink(tmp);
   }
@@ -262,6 +262,7 @@ static void go_offline(jb_sync_replicator *r) {
   r->online = false;
   pthread_mutex_lock(&r->mu);
   r->st.connected = false;
+  r->st.server[0] = '\0';
   pthread_mutex_unlock(&r->mu);
 }
 
@@ -291,6 +292,7 @@ static int go_online(jb_sync_replicator *r) {
   r->logged[0] = '\0'; /* the next failure is news again */
   pthread_mutex_lock(&r->mu);
   r->st.connected = true;
+  snprintf(r->st.server, sizeof r->st.server, "%s", jb__sync_where(r->cmd));
   pthread_mutex_unlock(&r->mu);
   say(r, 0, "connected to redis at %s (redis %s), namespace %s",
       jb__sync_where(r->cmd), jb_sync_server_version(r->cmd), r->ns);
@@ -1527,6 +1529,8 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
         st->last_data_loss_us = strtoll(v, NULL, 10);
       else if (!strcmp(line, "verify_ms")) st->verify_ms = atoi(v);
       else if (!strcmp(line, "last_error_us")) st->last_error_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "server"))
+        snprintf(st->server, sizeof st->server, "%s", v);
       else if (!strcmp(line, "last_error"))
         snprintf(st->last_error, sizeof st->last_error, "%s", v);
     }
@@ -1535,6 +1539,7 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
   if (!st->running) {
     st->connected = false;
     st->pid = 0;
+    st->server[0] = '\0';
   }
   /* The board's own word on what it is synced with. */
   char url[4096], ns[JB_SYNC_NAMESPACE_MAX + 1];

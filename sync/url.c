@@ -199,24 +199,10 @@ static int userinfo(jb_sync_url *url, const char *s, size_t len,
   return rc;
 }
 
-static int parse_tcp(jb_sync_url *url, const char *text, const char *s,
-                     bool loose) {
-  size_t alen = strcspn(s, "/?#");
-  if (s[alen] == '?' || s[alen] == '#')
-    return bad(text, "query parameters and fragments are not supported "
-                     "in redis:// URLs (the db goes in the path: /N)");
-  const char *at = NULL;
-  for (size_t i = 0; i < alen; i++)
-    if (s[i] == '@')
-      at = s + i;
-  const char *hp = s;
-  if (at) {
-    int rc = userinfo(url, s, (size_t)(at - s), text, loose);
-    if (rc != JB_OK)
-      return rc;
-    hp = at + 1;
-  }
-  size_t hplen = (size_t)(s + alen - hp);
+/* "host[:port]" or "[v6]:port" (hp[0..hplen)) into *host (a new string)
+ * and *port (defport when none is written). */
+static int hostport(char **host_out, int *port_out, const char *hp,
+                    size_t hplen, int defport, const char *text) {
   const char *host = hp, *port = NULL;
   size_t hlen = hplen, portlen = 0;
   if (hplen > 0 && hp[0] == '[') {
@@ -249,16 +235,40 @@ static int parse_tcp(jb_sync_url *url, const char *text, const char *s,
   }
   if (hlen == 0)
     return bad(text, "no host");
-  if (!(url->host = strndup(host, hlen)))
-    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
-  url->port = 6379;
+  *port_out = defport;
   if (port) {
     long p = number(port, portlen, 1, 65535);
     if (p < 0)
       return bad(text, "port \"%.*s\" is not a number in 1..65535",
                  (int)portlen, port);
-    url->port = (int)p;
+    *port_out = (int)p;
   }
+  if (!(*host_out = strndup(host, hlen)))
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  return JB_OK;
+}
+
+static int parse_tcp(jb_sync_url *url, const char *text, const char *s,
+                     bool loose) {
+  size_t alen = strcspn(s, "/?#");
+  if (s[alen] == '?' || s[alen] == '#')
+    return bad(text, "query parameters and fragments are not supported "
+                     "in redis:// URLs (the db goes in the path: /N)");
+  const char *at = NULL;
+  for (size_t i = 0; i < alen; i++)
+    if (s[i] == '@')
+      at = s + i;
+  const char *hp = s;
+  if (at) {
+    int rc = userinfo(url, s, (size_t)(at - s), text, loose);
+    if (rc != JB_OK)
+      return rc;
+    hp = at + 1;
+  }
+  int rc = hostport(&url->host, &url->port, hp, (size_t)(s + alen - hp),
+                    6379, text);
+  if (rc != JB_OK)
+    return rc;
   const char *path = s + alen;
   if (path[0] == '/' && path[1] != '\0') {
     long db = number(path + 1, strlen(path + 1), 0, INT_MAX);
@@ -309,11 +319,66 @@ static int parse_unix(jb_sync_url *url, const char *text, const char *s,
   return JB_OK;
 }
 
+/* redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/name[/db]:
+ * the sentinels to ask (port 26379 by default), the master's name, and
+ * the db and credentials of the master (sentinels are asked without). */
+static int parse_sentinel(jb_sync_url *url, const char *text, const char *s,
+                          bool loose) {
+  size_t alen = strcspn(s, "/");
+  if (strpbrk(s, "?#"))
+    return bad(text, "query parameters and fragments are not supported "
+                     "in redis-sentinel:// URLs (a '?' or '#' in the master "
+                     "name is written %%3F, %%23)");
+  const char *hp = s, *end = s + alen;
+  for (const char *p = s; p < end; p++)
+    if (*p == '@')
+      hp = p + 1;
+  int rc =
+      hp > s ? userinfo(url, s, (size_t)(hp - 1 - s), text, loose) : JB_OK;
+  if (rc != JB_OK)
+    return rc;
+  size_t n = 1;
+  for (const char *p = hp; p < end; p++)
+    n += *p == ',';
+  if (n > JB_SYNC_SENTINELS_MAX)
+    return bad(text, "%zu sentinels (at most %d)", n, JB_SYNC_SENTINELS_MAX);
+  if (!(url->sentinels = calloc(n, sizeof *url->sentinels)))
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  for (const char *p = hp; rc == JB_OK && p <= end; url->nsentinels++) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    const char *stop = comma ? comma : end;
+    jb_sync_addr *a = &url->sentinels[url->nsentinels];
+    if (stop == p)
+      return bad(text, "sentinel %d has no address (host[:port], "
+                       "separated by commas)", url->nsentinels + 1);
+    rc = hostport(&a->host, &a->port, p, (size_t)(stop - p), 26379, text);
+    p = stop + 1;
+  }
+  if (rc != JB_OK)
+    return rc;
+  const char *name = end + 1;
+  size_t nlen = *end == '/' ? strcspn(name, "/") : 0;
+  if (nlen == 0)
+    return bad(text, "no master name: redis-sentinel://HOST[:PORT]"
+                     "[,HOST[:PORT]...]/MASTERNAME[/DB]");
+  if ((rc = decode(&url->master, name, nlen, text, "master name")) != JB_OK)
+    return rc;
+  const char *db = name + nlen;
+  if (db[0] == '/' && db[1] != '\0') {
+    long v = number(db + 1, strlen(db + 1), 0, INT_MAX);
+    if (v < 0)
+      return bad(text, "db \"%s\" is not a number in 0..%d", db + 1, INT_MAX);
+    url->db = (int)v;
+  }
+  return JB_OK;
+}
+
 static int parse(jb_sync_url **out, const char *text, bool loose) {
   *out = NULL;
   if (!text || !*text)
-    return jb__err(JB_EINVAL, "no redis URL given (redis://host:port/db or "
-                              "unix:///path/to.sock)");
+    return jb__err(JB_EINVAL, "no redis URL given (redis://host:port/db, "
+                              "unix:///path/to.sock or "
+                              "redis-sentinel://host:port/mastername)");
   jb_sync_url *url = calloc(1, sizeof *url);
   if (!url)
     return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
@@ -322,10 +387,13 @@ static int parse(jb_sync_url **out, const char *text, bool loose) {
     rc = parse_tcp(url, text, text + 8, loose);
   else if (strncmp(text, "unix://", 7) == 0)
     rc = parse_unix(url, text, text + 7, loose);
+  else if (strncmp(text, "redis-sentinel://", 17) == 0)
+    rc = parse_sentinel(url, text, text + 17, loose);
   else if (strncmp(text, "rediss://", 9) == 0)
     rc = bad(text, "TLS (rediss://) is not supported");
   else
-    rc = bad(text, "the scheme must be redis:// or unix://");
+    rc = bad(text, "the scheme must be redis://, unix:// or "
+                   "redis-sentinel://");
   if (rc != JB_OK) {
     jb_sync_url_free(url);
     return rc;
@@ -349,6 +417,10 @@ void jb_sync_url_free(jb_sync_url *url) {
   free(url->path);
   free(url->user);
   free(url->password);
+  for (int i = 0; i < url->nsentinels; i++)
+    free(url->sentinels[i].host);
+  free(url->sentinels);
+  free(url->master);
   free(url);
 }
 

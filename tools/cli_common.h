@@ -254,8 +254,13 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 /* --redis and --namespace (CLI_O_REDIS): the help lines and environment. */
 #define CLI_HELP_REDIS_OPTIONS                                                 \
   "  --redis URL         the Redis server the board is shared through:\n"     \
-  "                      redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or\n"     \
-  "                      unix://[[USER]:PASSWORD@]/PATH/TO.SOCK[?db=N]. The\n"\
+  "                      redis://[[USER]:PASSWORD@]HOST[:PORT][/DB],\n"      \
+  "                      unix://[[USER]:PASSWORD@]/PATH/TO.SOCK[?db=N], or\n"\
+  "                      redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"   \
+  "                      [,HOST[:PORT]...]/MASTERNAME[/DB]: the sentinels\n" \
+  "                      (port 26379 by default) are asked for the master\n"\
+  "                      at every (re)connect, so a failover is followed\n" \
+  "                      (USER, PASSWORD and DB are the master's). The\n"    \
   "                      board remembers it (and its namespace): leave it\n" \
   "                      out afterwards. The password is not kept in the\n"  \
   "                      board but in its sync.credentials file (mode\n"     \

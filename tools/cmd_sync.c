@@ -87,7 +87,10 @@ const cli_command cli_cmd_sync = {
     "A URL that does not parse, a wrong password, a server that wants one\n"
     "when none was found, and a server without Lua scripting are refused at\n"
     "once (exit 2); a server that is down is not: the replicator waits for\n"
-    "it.\n"
+    "it. With a redis-sentinel:// URL it asks the sentinels for the master\n"
+    "at every reconnect, and drops a connection whose server answers as a\n"
+    "replica (a failover), so it follows the master; a master name that no\n"
+    "sentinel watches is refused (exit 2).\n"
     "\n"
     "Log: one line per event on stderr (connected, lost, published, errors):\n"
     "  2024-05-01T12:00:00.000000Z sync: connected to ...\n"
@@ -124,7 +127,9 @@ const cli_command cli_cmd_sync = {
     "    --namespace fleet\n"
     "  jobboard sync --board /srv/board    # the remembered URL, namespace\n"
     "  JOBBOARD_REDIS_PASSWORD=s3cret jobboard sync --redis redis://r.lan\n"
-    "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n",
+    "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n"
+    "  jobboard sync --redis \\\n"
+    "    redis-sentinel://:s3cret@s1.lan,s2.lan,s3.lan/mymaster/0\n",
     CLI_O_REDIS | CLI_O_SYNC, 0, 0, ""};
 
 const cli_command cli_cmd_status = {
@@ -139,8 +144,9 @@ const cli_command cli_cmd_status = {
     "                is kept in the board's sync.credentials file, which\n"
     "                status never reads (any user who may open the board\n"
     "                can run it)\n"
-    "  replicator    running (its pid) and connected to Redis or not, or\n"
-    "                'not running'\n"
+    "  replicator    running (its pid) and connected to Redis (to which\n"
+    "                server: for a redis-sentinel:// URL, the master the\n"
+    "                sentinels named) or not, or 'not running'\n"
     "  lag           change-log events not yet handled, and the age of the\n"
     "                oldest job waiting to be published\n"
     "  unpublished   jobs posted here and not yet published\n"
@@ -157,8 +163,8 @@ const cli_command cli_cmd_status = {
     "  data losses   times Redis was found to have lost its data, the last\n"
     "  last error    its last error and when (or 'none')\n"
     "With --json, one object: {\"synced\", \"url\", \"namespace\", \"running\",\n"
-    "\"pid\", \"connected\", \"lag_events\", \"lag_seconds\", \"unpublished\",\n"
-    "\"published\", \"pulled\", \"last_sync\", \"last_compared\",\n"
+    "\"pid\", \"connected\", \"server\", \"lag_events\", \"lag_seconds\",\n"
+    "\"unpublished\", \"published\", \"pulled\", \"last_sync\", \"last_compared\",\n"
     "\"last_compared_why\", \"last_compared_changed\",\n"
     "\"last_compared_seconds\" (how long it took), \"verify_every\" (seconds,\n"
     "0: none), \"repaired\", \"data_losses\", \"last_data_loss\",\n"
@@ -238,7 +244,17 @@ static void shown_url(char *buf, size_t size, const char *text,
   if (u->user || u->password)
     snprintf(auth, sizeof auth, "%s%s@", u->user ? u->user : "",
              u->password ? ":***" : "");
-  if (u->path)
+  if (u->master) {
+    int n = snprintf(buf, size, "redis-sentinel://%s", auth);
+    for (int i = 0; i < u->nsentinels && n >= 0 && (size_t)n < size; i++) {
+      const char *h = u->sentinels[i].host;
+      n += snprintf(buf + n, size - (size_t)n, "%s%s%s%s:%d", i ? "," : "",
+                    strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "",
+                    u->sentinels[i].port);
+    }
+    if (n >= 0 && (size_t)n < size)
+      snprintf(buf + n, size - (size_t)n, "/%s/%d", u->master, u->db);
+  } else if (u->path)
     snprintf(buf, size, "unix://%s%s%s%d", auth, u->path,
              u->db ? "?db=" : "", u->db);
   else
@@ -390,8 +406,10 @@ static int print_status(const jb_sync_status *st, const char *url,
   else
     printf("%-14s not synced\n", "synced with:");
   if (st->running)
-    printf("%-14s running (pid %d), %s\n", "replicator:", st->pid,
-           st->connected ? "connected" : "not connected");
+    printf("%-14s running (pid %d), %s%s\n", "replicator:", st->pid,
+           !st->connected ? "not connected"
+           : st->server[0] ? "connected to " : "connected",
+           st->connected ? st->server : "");
   else
     printf("%-14s not running\n", "replicator:");
   printf("%-14s %llu events, %.1f s\n", "lag:",
@@ -441,11 +459,14 @@ static int print_status(const jb_sync_status *st, const char *url,
 static int json_status(const jb_sync_status *st, const char *url,
                        const char *ns, json_t *verify) {
   json_t *v = json_pack(
-      "{s:b,s:o,s:o,s:b,s:o,s:b,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}", "synced",
+      "{s:b,s:o,s:o,s:b,s:o,s:b,s:o,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}",
+      "synced",
       url != NULL, "url", url ? json_string(url) : json_null(), "namespace",
       url ? json_string(ns) : json_null(), "running", st->running, "pid",
       st->running ? json_integer(st->pid) : json_null(), "connected",
-      st->connected, "lag_events", (json_int_t)st->lag_events, "lag_seconds",
+      st->connected, "server",
+      st->connected && st->server[0] ? json_string(st->server) : json_null(),
+      "lag_events", (json_int_t)st->lag_events, "lag_seconds",
       st->lag_seconds, "unpublished", (json_int_t)st->unpublished,
       "published", (json_int_t)st->published, "pulled",
       (json_int_t)st->pulled, "last_sync", time_or_null(st->last_sync_us),
