@@ -229,12 +229,15 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       note(ctx, true, "job %s: sequence %llu is not below the next sequence "
            "%llu", ut, (unsigned long long)jb__jobkey_seq(h.jobkey),
            (unsigned long long)next_seq);
-    bool decided_remote = (h.flags & JB_JOB_F_REMOTE) &&
-                          !(h.flags & JB_JOB_F_PUBLISHING);
-    if (remote_band != decided_remote)
+    /* A job marked for publication may be in either band (a job published
+     * again after Redis lost its data keeps its Redis-band key until the
+     * new number is confirmed). */
+    bool remote = (h.flags & JB_JOB_F_REMOTE) != 0;
+    bool publishing = remote && (h.flags & JB_JOB_F_PUBLISHING);
+    if (!publishing && remote_band != remote)
       note(ctx, true, "job %s: keyed in the %s band but %s (store.h: "
            "jobkeys)", ut, remote_band ? "Redis" : "local",
-           decided_remote ? "decided by Redis" : "not published");
+           remote ? "decided by Redis" : "decided here");
     bool ready = index_names(txn, s->ready, h.jobkey, k.mv_data, sizeof(jb_readyrec));
     bool claimed = index_names(txn, s->claims, h.jobkey, k.mv_data, sizeof(jb_claimrec));
     if (claimed) {

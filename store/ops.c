@@ -468,7 +468,12 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     memcpy(r.uuid, p->uuid, 16);
     k = (MDB_val){JB_JOBKEY_LEN, jobkey};
     v = (MDB_val){sizeof r, &r};
-    if ((rc = put_at_end(ready, &k, &v, 0, &ready_end))) break;
+    /* Never over another job's entry (check would find that job in
+     * neither index): a key held already is a damaged board. */
+    if ((rc = put_at_end(ready, &k, &v, MDB_NOOVERWRITE, &ready_end))) {
+      if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED;
+      break;
+    }
     rc = jb__log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0, ctx->now_us);
   }
   if (ready) mdb_cursor_close(ready);
@@ -595,31 +600,49 @@ static uint8_t pub_flags(uint8_t flags, jb_pub_state state) {
 }
 
 /*
- * The key a publication state gives a job (store.h, the bands): published,
- * the remote band under Redis's sequence `rseq` (0: the one its key holds);
- * marked, its key as it is (a job published again after Redis lost its
- * data keeps its old place until the new number is known); decided here,
- * the local band (a job that was in the remote band takes its Redis
- * sequence for a board sequence: MDB_KEYEXIST when a local job holds it).
+ * The key and flags a publication state gives a job (store.h, the bands):
+ * published, the remote band under Redis's sequence `rseq` (0: the one its
+ * key holds); marked, its key as it is (a job published again after Redis
+ * lost its data keeps its old place until the new number is known);
+ * decided here, the local band. A job in the remote band never takes a
+ * Redis number for a board sequence: one published from here goes back to
+ * the board sequence its posting holds (its POSTED event's: below the
+ * log's next, and unique); one mirrored in from Redis has no board
+ * sequence, and stays Redis-decided where it is (only its publication
+ * marks go).
  */
 static int pub_key(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                   const jb_jobhdr *h, jb_pub_state state, uint64_t rseq,
-                   uint8_t key[JB_JOBKEY_LEN]) {
+                   const jb_jobhdr *h, MDB_val posting, jb_pub_state state,
+                   uint64_t rseq, uint8_t key[JB_JOBKEY_LEN],
+                   uint8_t *flags) {
   jb_priority p = jb__jobkey_priority(h->jobkey);
   uint64_t seq = jb__jobkey_seq(h->jobkey);
   bool remote = jb__jobkey_is_remote(h->jobkey);
   memcpy(key, h->jobkey, JB_JOBKEY_LEN);
+  *flags = pub_flags(h->flags, state);
   if (state == JB_PUB_DONE) {
     if (rseq == 0) rseq = seq;
+    if (rseq > JB_JOBKEY_RSEQ_MAX) rseq = JB_JOBKEY_RSEQ_MAX;
     if (remote && seq == rseq) return 0;
     return jb__jobkey_remote_free(s, txn, p, rseq, uuid, key);
   }
   if (state == JB_PUB_PENDING || !remote) return 0;
-  jb__jobkey(key, p, seq);
+  if (!(h->flags & JB_JOB_F_OURS)) {
+    *flags = JB_JOB_F_REMOTE;
+    return 0;
+  }
+  jb_job job = {0};
+  char why[200];
+  int rc = jb__posting_decode(&job, posting.mv_data, posting.mv_size, why,
+                              sizeof why);
+  uint64_t board_seq = job.sequence;
+  jb__job_clear(&job);
+  if (rc != JB_OK) return rc == JB_ECORRUPT ? MDB_CORRUPTED : rc;
+  jb__jobkey(key, p, board_seq);
   MDB_val k = {JB_JOBKEY_LEN, key}, v;
-  int rc = mdb_get(txn, s->ready, &k, &v);
+  rc = mdb_get(txn, s->ready, &k, &v);
   if (rc == MDB_NOTFOUND) rc = mdb_get(txn, s->claims, &k, &v);
-  return rc == MDB_NOTFOUND ? 0 : rc ? rc : MDB_KEYEXIST;
+  return rc == MDB_NOTFOUND ? 0 : rc ? rc : MDB_CORRUPTED; /* held: check */
 }
 
 static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -637,15 +660,10 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       continue;
     }
     if (rc) break;
-    uint8_t key[JB_JOBKEY_LEN];
-    rc = pub_key(s, txn, uuid, &h, ctx->state, ctx->seqs ? ctx->seqs[i] : 0,
-                 key);
-    if (rc == MDB_KEYEXIST && ctx->state == JB_PUB_LOCAL) {
-      rc = 0; /* no place for it here: it stays as it is (tried again) */
-      continue;
-    }
-    if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key,
-                                    pub_flags(h.flags, ctx->state));
+    uint8_t key[JB_JOBKEY_LEN], flags;
+    rc = pub_key(s, txn, uuid, &h, posting, ctx->state,
+                 ctx->seqs ? ctx->seqs[i] : 0, key, &flags);
+    if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key, flags);
   }
   return rc;
 }
@@ -865,7 +883,7 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   MDB_val k, v;
   rc = scan_start(cur, ctx->after, &k, &v);
   uint8_t jobkey[JB_JOBKEY_LEN];
-  for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+  while (rc == 0) {
     if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)) {
       rc = MDB_CORRUPTED;
       break;
@@ -882,6 +900,17 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
       mdb_cursor_close(cur);
       memcpy(ctx->key_out, jobkey, JB_JOBKEY_LEN);
       return JB__REMOTE;
+    }
+    if (jb__jobkey_is_remote(jobkey)) {
+      /* Every job of a priority's Redis band is Redis's (store.h): on to
+       * the jobs decided here of the same priority, in one seek, so that
+       * a board full of Redis's jobs is not walked job by job while Redis
+       * is away. */
+      uint8_t local[JB_JOBKEY_LEN] = {jobkey[0], 0x80};
+      k = (MDB_val){JB_JOBKEY_LEN, local};
+      rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    } else {
+      rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
   }
   if (rc == 0) rc = mdb_cursor_del(cur, 0);

@@ -64,7 +64,8 @@
  *    its header names, and that entry names the job's uuid;
  *  - every `ready` and `claims` entry belongs to a job;
  *  - every local-band job's sequence is a log sequence already used: below
- *    the next;
+ *    the next; a job decided here is in the local band, one Redis decides
+ *    in the Redis band, one marked for publication in either;
  *  - the log is never trimmed to empty (its last key gives the next
  *    sequence), so sequences never repeat;
  *  - every posting decodes, and names the uuid, priority and sequence that

@@ -372,8 +372,9 @@ typedef struct {
   int64_t last_full_took_us; /**< how long it took (reading Redis and
                                   writing the board) */
   char last_full_why[16]; /**< what made it: "connect", "posts" (NS:sequence
-                               moved), "schedule", "epoch" (a poll saw
-                               another data set), "data loss" */
+                               moved), "schedule", "data loss" (Redis lost
+                               its data: NS:epoch missing or changed, or
+                               NS:sequence went back) */
   uint64_t repaired;   /**< jobs found different by comparisons on
                             schedule or after a data loss (divergences the
                             notices and polls had not brought), since the
@@ -381,6 +382,7 @@ typedef struct {
   uint64_t data_losses; /**< times Redis was found to have lost its data */
   int64_t last_data_loss_us; /**< the last time (UTC us; 0: never) */
   int verify_ms;       /**< the comparison schedule (ms; <= 0: none) */
+  int poll_ms;         /**< its poll interval (ms) */
   char server[160];    /**< the server it is connected to, "" when not
                             connected: "127.0.0.1:6380" (or "unix socket
                             /path"), and for a redis-sentinel:// URL the

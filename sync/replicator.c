@@ -84,6 +84,7 @@ struct jb_sync_replicator {
   int64_t status_written;            /* monotonic ms */
   struct bound *bound; /* keep_alive's last round */
   bool data_lost;      /* Redis lost its data (read_epoch) */
+  bool in_full;        /* pull_full runs: only it acts on data_lost */
   bool recheck;        /* the last full pull saw NS:sequence move */
   char epoch[64];      /* the data set the board last saw (sync.epoch) */
   char epoch_now[64];  /* the one Redis holds now ("" when missing) */
@@ -170,7 +171,7 @@ static void write_status(jb_sync_replicator *r) {
             "last_full_us %lld\nlast_full_changed %llu\nlast_full_why %s\n"
             "last_full_took_us %lld\n"
             "repaired %llu\ndata_losses %llu\nlast_data_loss_us %lld\n"
-            "verify_ms %d\n"
+            "verify_ms %d\npoll_ms %d\n"
             "last_error_us %lld\nserver %s\nlast_error %s\n",
             s.pid, s.connected ? 1 : 0, s.url, s.ns,
             (unsigned long long)r->cursor, (unsigned long long)s.published,
@@ -180,7 +181,7 @@ static void write_status(jb_sync_replicator *r) {
             (long long)s.last_full_took_us,
             (unsigned long long)s.repaired,
             (unsigned long long)s.data_losses,
-            (long long)s.last_data_loss_us, s.verify_ms,
+            (long long)s.last_data_loss_us, s.verify_ms, s.poll_ms,
             (long long)s.last_error_us, s.server, s.last_error);
     if (fclose(f) == 0) rename(tmp, path);
     else unlink(tmp);
@@ -625,7 +626,7 @@ static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
       jb_job_free(job);
       continue;
     }
-    if (r->data_lost && !trashed[i]) {
+    if (r->data_lost && r->in_full && !trashed[i]) {
       seqs[nl] = jb_job_sequence(job);
       ours[nl] = jb__job_ours(job);
       cand[nl++] = gone[i];
@@ -767,8 +768,21 @@ static int read_epoch(jb_sync_replicator *r, bool went_back) {
   const char *set[4] = {"SET", key, fresh, "NX"};
   const char *get[2] = {"GET", key};
   redisReply *a = NULL;
-  /* A sequence that went back: a new epoch for everyone (SET, not NX). */
-  if ((rc = jb__sync_command(&a, r->cmd, went_back ? 3 : 4, set, NULL)))
+  char mine[64] = "";
+  if (went_back)
+    jb__board_setting_get(r->b, "sync.epoch", mine, sizeof mine, NULL);
+  /* A sequence that went back: a new epoch for everyone, but only over the
+   * one this board remembers (compare and set, in one script): another
+   * replicator that signalled the loss first has written its own, and
+   * writing over it would make it see a second loss. */
+  const char *cas[6] = {
+      "EVAL",
+      "local cur = redis.call('GET', KEYS[1]) "
+      "if cur == false or cur == ARGV[1] then "
+      "redis.call('SET', KEYS[1], ARGV[2]) return 1 end return 0",
+      "1", key, mine, fresh};
+  if ((rc = went_back ? jb__sync_command(&a, r->cmd, 6, cas, NULL)
+                      : jb__sync_command(&a, r->cmd, 4, set, NULL)))
     return rc;
   freeReplyObject(a);
   if ((rc = jb__sync_command(&a, r->cmd, 2, get, NULL)) != JB_OK) return rc;
@@ -925,6 +939,10 @@ static int pull_full(jb_sync_replicator *r, const char *why) {
     freeReplyObject(all);
     return jb__err(JB_ENOMEM, "out of memory reading %zu listings", n);
   }
+  /* A loss is acted on (jobs taken for lost, published again) inside this
+   * comparison only: a pull of a few jobs on a notice, while a loss found
+   * by a failed comparison waits for the next one, removes as before. */
+  r->in_full = true;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     redisReply *f = all->element[2 * i], *v = all->element[2 * i + 1];
@@ -970,6 +988,7 @@ static int pull_full(jb_sync_replicator *r, const char *why) {
     r->recheck = seq != r->seq_seen;
     r->seq_seen = seq;
   }
+  r->in_full = false;
   bool lost = r->data_lost;
   if (rc == JB_OK && r->data_lost) {
     /* Republished: from now on this data set is the one to compare with. */
@@ -1243,7 +1262,14 @@ static int pass(jb_sync_replicator *r) {
     r->next_poll = mono_ms() + r->o.poll_ms;
   }
   if (r->o.verify_ms > 0 && now >= r->next_verify) {
-    if ((rc = pull_full(r, "schedule")) != JB_OK) return rc;
+    /* A poll first, so that what a poll finds (a taskflow post or claim
+     * of the last interval) is not counted as a divergence; if it
+     * compared in full itself, the schedule starts again from there. */
+    if ((rc = poll_redis(r)) != JB_OK) return rc;
+    r->next_poll = mono_ms() + r->o.poll_ms;
+    if (mono_ms() >= r->next_verify &&
+        (rc = pull_full(r, "schedule")) != JB_OK)
+      return rc;
   }
   if (now >= r->next_keepalive) {
     if ((rc = keep_alive(r)) != JB_OK) return rc;
@@ -1385,6 +1411,7 @@ int jb_sync_replicator_start(jb_sync_replicator **out, const char *path,
   if (!r->o.keepalive_ms) r->o.keepalive_ms = DEFAULT_KEEPALIVE_MS;
   if (!r->o.verify_ms) r->o.verify_ms = DEFAULT_VERIFY_MS;
   r->st.verify_ms = r->o.verify_ms;
+  r->st.poll_ms = r->o.poll_ms;
   if (bopts) r->bopts = *bopts;
   else r->bopts = (jb_board_options)JB_BOARD_OPTIONS_INIT;
   r->bopts.flags &= ~(unsigned)JB_OPEN_CREATE;
@@ -1528,6 +1555,7 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
       else if (!strcmp(line, "last_data_loss_us"))
         st->last_data_loss_us = strtoll(v, NULL, 10);
       else if (!strcmp(line, "verify_ms")) st->verify_ms = atoi(v);
+      else if (!strcmp(line, "poll_ms")) st->poll_ms = atoi(v);
       else if (!strcmp(line, "last_error_us")) st->last_error_us = strtoll(v, NULL, 10);
       else if (!strcmp(line, "server"))
         snprintf(st->server, sizeof st->server, "%s", v);

@@ -109,14 +109,14 @@ done
 
 # A job pulled later but posted earlier: taskflow posts E (no notice), then
 # board C publishes L (a notice: A pulls L at once). A polls only every
-# 30 s, so E comes in later, at A's next comparison in full (a restart
-# here): it must still list before L.
+# 30 s and compares in full only at connect, so E comes in later, at its
+# next comparison (a restart here): it must still list before L.
 sync_stop A
-sync_start "$A" A --poll 30
+sync_start "$A" A --poll 30 --verify-every 0
 wait_until 10 "A is connected" \
   eval '[ "$(status_field "$A" connected)" = True ]'
 new_board "$C"
-sync_start "$C" C --poll 30
+sync_start "$C" C --poll 30 --verify-every 0
 "$PY" "$PEER" post "$SOCK" "$NS" 1 "$ROOT/early" 100 0 || die "taskflow post"
 E=$(cat "$ROOT/early")
 L=$("$JOBBOARD" post --board "$C" --durability none later) || die "post on C"
@@ -171,6 +171,14 @@ end=$(history_end "$B" "$TF_JOB")
   fail "B's history says '$end' for taskflow's job Redis lost, expected 'lost'"
 wait_until 10 "A lists what Redis lists" same_as_redis "$A"
 wait_until 10 "B lists what Redis lists" same_as_redis "$B"
+# One loss, seen once by each board: B, reconnecting after A had signalled
+# it with a new epoch, adopts that epoch rather than writing its own (which
+# A's next poll would take for a second loss).
+sleep 1.5
+for d in A B; do
+  n=$(status_field "$ROOT/$d" data_losses)
+  [ "$n" = 1 ] || fail "board $d counts $n data losses for one restart"
+done
 wait_until 3 "A's status counts a data loss" \
   eval '[ "$(status_field "$A" data_losses)" -ge 1 ]'
 "$JOBBOARD" status --board "$A" --verify >"$ROOT/verify" 2>&1 ||
@@ -257,5 +265,17 @@ grep -q '^compared: ' "$ROOT/status" ||
   fail "status does not say when it last compared: $(cat "$ROOT/status")"
 "$JOBBOARD" status --board "$A" --verify >"$ROOT/verify" 2>&1 ||
   fail "status --verify after the repair exits $?: $(cat "$ROOT/verify")"
+sync_stop A
+
+# ------------------------------- 5. a peer's post is not a divergence
+note "5. a comparison on schedule does not count a peer's post as repaired"
+sync_start "$A" A --poll 30 --verify-every 1
+wait_until 10 "A compares after posts (the schedule polls first)" \
+  eval '[ "$(status_field "$A" last_compared_why)" = posts ]'
+"$PY" "$PEER" post "$SOCK" "$NS" 1 "$ROOT/p" 100 0 || die "taskflow post"
+wait_until 5 "A pulls taskflow's post" on_board "$A" "$(cat "$ROOT/p")"
+sleep 1.5 # the status file, and one more comparison on schedule
+n=$(status_field "$A" repaired)
+[ "$n" = 0 ] || fail "A counts a taskflow post as $n repaired jobs"
 sync_stop A
 finish

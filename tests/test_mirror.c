@@ -812,6 +812,33 @@ static void redis_jobs_list_and_claim_in_redis_order(void **state) {
   jbt_assert_check_ok(b);
 }
 
+/* Without Redis (no hook) claim-next passes over Redis's jobs, band by
+ * band, and takes the jobs decided here in priority order. */
+static void without_redis_claim_next_takes_local_jobs_in_order(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char r[6][JB_UUID_STRLEN], lh[JB_UUID_STRLEN], ln[JB_UUID_STRLEN];
+  jbt_buf p[6];
+  jb_priority pr[3] = {JB_PRIORITY_HIGH, JB_PRIORITY_NORMAL,
+                       JB_PRIORITY_LOW};
+  for (int i = 0; i < 6; i++) {
+    new_uuid(r[i]);
+    p[i] = posting_for(r[i], "redis", pr[i % 3], (uint64_t)(10 + i));
+    jb_remote_listing l = listing(r[i], &p[i], NULL, 0);
+    assert_int_equal(mirror1(b, &l, 0), JB_MIRROR_NEW);
+  }
+  jbt_post(ln, b, "local-normal", JB_PRIORITY_NORMAL);
+  jbt_post(lh, b, "local-high", JB_PRIORITY_HIGH);
+  char c[JB_UUID_STRLEN];
+  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_string_equal(c, lh);
+  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_string_equal(c, ln);
+  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_ENOTFOUND);
+  for (int i = 0; i < 6; i++) jbt_buf_free(&p[i]);
+  jbt_assert_check_ok(b);
+}
+
 /* A job Redis lists again under another sequence (its poster published it
  * again after Redis lost its data) moves to its new place, claim and
  * all; two jobs with one Redis sequence (across a loss) both stay. */
@@ -891,6 +918,61 @@ static void a_confirmed_publication_takes_redis_order(void **state) {
   assert_true(jb_job_remote(job));
   jb_job_free(job);
   jbt_buf_free(&p7);
+  jbt_assert_check_ok(b);
+}
+
+/* Published again after a loss (marked, still keyed by its old Redis
+ * number) the board checks clean; refused by Redis then, a job published
+ * from here goes back to its own board sequence, and a mirrored one stays
+ * Redis-decided: neither takes a Redis number for a board sequence (a
+ * later local post would take its key and strand it). */
+static void a_refused_republication_keeps_the_bands_apart(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char mine[JB_UUID_STRLEN], theirs[JB_UUID_STRLEN];
+  jbt_post(mine, b, "mine", JB_PRIORITY_NORMAL);
+  jb_job *job = get(b, mine);
+  uint64_t board_seq = jb_job_sequence(job);
+  jb_job_free(job);
+  const char *m = mine;
+  uint64_t rseq = 40; /* a Redis number above the board's sequences */
+  assert_int_equal(jb__board_set_published(b, &m, 1, JB_PUB_PENDING, NULL,
+                                           NULL), JB_OK);
+  assert_int_equal(jb__board_set_published(b, &m, 1, JB_PUB_DONE, &rseq,
+                                           NULL), JB_OK);
+  new_uuid(theirs);
+  jbt_buf p41 = posting_for(theirs, "theirs", JB_PRIORITY_NORMAL, 41);
+  jb_remote_listing l = listing(theirs, &p41, NULL, 0);
+  assert_int_equal(mirror1(b, &l, 0), JB_MIRROR_NEW);
+  /* Redis lost them: published again, marked, keys as they were. */
+  assert_int_equal(jb__board_set_published(b, &m, 1, JB_PUB_PENDING, NULL,
+                                           NULL), JB_OK);
+  jbt_assert_check_ok(b);
+  /* Refused for good: back to the board's own sequence, decided here. */
+  assert_int_equal(jb__board_set_published(b, &m, 1, JB_PUB_LOCAL, NULL,
+                                           NULL), JB_OK);
+  job = get(b, mine);
+  assert_false(jb_job_remote(job));
+  assert_int_equal(jb_job_sequence(job), board_seq);
+  jb_job_free(job);
+  const char *t = theirs;
+  assert_int_equal(jb__board_set_published(b, &t, 1, JB_PUB_LOCAL, NULL,
+                                           NULL), JB_OK);
+  job = get(b, theirs);
+  assert_true(jb_job_remote(job));
+  assert_int_equal(jb_job_sequence(job), 41);
+  jb_job_free(job);
+  jbt_assert_check_ok(b);
+  /* Local posts up to and past sequence 41 strand nothing. */
+  for (int i = 0; i < 45; i++) jbt_post(NULL, b, "more", JB_PRIORITY_NORMAL);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, b, 0), JB_OK);
+  assert_int_equal(n, 47);
+  char got[64][JB_UUID_STRLEN];
+  assert_int_equal(jbt_listing_order(b, got, 64), 47);
+  assert_string_equal(got[0], theirs);
+  assert_string_equal(got[1], mine);
+  jbt_buf_free(&p41);
   jbt_assert_check_ok(b);
 }
 
@@ -1102,7 +1184,9 @@ int main(void) {
       T(jobs_gone_from_redis_leave_with_history),
       T(redis_jobs_list_and_claim_in_redis_order),
       T(a_job_listed_under_a_new_sequence_moves),
+      T(without_redis_claim_next_takes_local_jobs_in_order),
       T(a_confirmed_publication_takes_redis_order),
+      T(a_refused_republication_keeps_the_bands_apart),
       T(a_job_lost_from_redis_comes_back),
       T(a_completed_job_listed_long_after_comes_back),
       T(settings_round_trip),

@@ -298,9 +298,10 @@ const cli_command cli_cmd_wait_done = {
     "posted here, or its record was dropped by the history's bounds) is\n"
     "'not found' at once.\n"
     "\n"
-    "Prints one line: the outcome (consumed, failed, trashed or revoked),\n"
-    "two spaces, and the result as compact JSON ({} when none was given);\n"
-    "a revoked job's line ends with its reason in parentheses. With --json,\n"
+    "Prints one line: the outcome (consumed, failed, trashed, revoked or\n"
+    "lost), two spaces, and the result as compact JSON ({} when none was\n"
+    "given); a revoked or lost job's line ends with its reason in\n"
+    "parentheses. With --json,\n"
     "one object:\n"
     RECORD_JSON
     "The exit status is 0 whatever the outcome: read it from the output.\n"

@@ -154,13 +154,14 @@ const cli_command cli_cmd_status = {
     "                the replicator started\n"
     "  last sync     when the replicator last finished a pass\n"
     "  compared      when the board and Redis were last compared in full,\n"
-    "                why (connect, posts, schedule, epoch, data loss), how\n"
+    "                why (connect, posts, schedule, data loss), how\n"
     "                long it took, how many jobs it changed here, and the\n"
     "                schedule (`sync --verify-every`)\n"
     "  repaired      jobs that comparisons on schedule or after a data loss\n"
     "                found different and repaired, since the replicator\n"
     "                started (differences its notices and polls missed)\n"
-    "  data losses   times Redis was found to have lost its data, the last\n"
+    "  data losses   how many times Redis was found to have lost its data,\n"
+    "                and when it was last\n"
     "  last error    its last error and when (or 'none')\n"
     "With --json, one object: {\"synced\", \"url\", \"namespace\", \"running\",\n"
     "\"pid\", \"connected\", \"server\", \"lag_events\", \"lag_seconds\",\n"
@@ -176,7 +177,8 @@ const cli_command cli_cmd_status = {
     "--verify compares the board with Redis now (the remembered URL and\n"
     "namespace): every job Redis lists and its owner against the board's\n"
     "Redis-decided jobs and their claims. A job that differs is read again\n"
-    "on both sides a second later (a change under way is not a divergence);\n"
+    "on both sides after two of the replicator's polls (at least a second:\n"
+    "a change under way is not a divergence);\n"
     "those that still differ are printed, one line each:\n"
     "  differs: UUID: WHAT\n"
     "and the exit status is 10. It writes nothing: the replicator repairs\n"
@@ -516,14 +518,15 @@ static void print_diff(void *ctx, const char *uuid, const char *what) {
 
 /* Compare board `b` with Redis now; *differs set when they do. */
 static int verify_now(jb_board *b, const char *url, const char *ns,
-                      bool json, json_t **out, bool *differs) {
+                      int settle_ms, bool json, json_t **out,
+                      bool *differs) {
   *out = NULL;
   *differs = false;
   jb_sync_conn *c = NULL;
   int s = connect_to(&c, url, ns);
   jb_sync_verify_result vr;
   diff_out d = {json, json ? json_array() : NULL};
-  if (s == JB_OK) s = jb_sync_verify(b, c, 1000, &vr, print_diff, &d);
+  if (s == JB_OK) s = jb_sync_verify(b, c, settle_ms, &vr, print_diff, &d);
   jb_sync_close(c);
   if (s != JB_OK) {
     json_decref(d.list);
@@ -586,15 +589,26 @@ int cmd_status(int argc, char **argv) {
       rc = cli_cmd_usage(&cli_cmd_status, "--verify: board %s is not synced "
                          "with any redis", jb_board_path(b));
     } else {
+      /* A change a peer made a moment ago reaches the board at the
+       * replicator's next poll: a difference is read again after two
+       * polls (at least a second). */
+      int settle = st.running && st.poll_ms > 0 ? 2 * st.poll_ms + 500 : 1000;
+      if (settle < 1000) settle = 1000;
+      if (settle > 60000) settle = 60000;
       fflush(stdout);
-      rc = verify_now(b, url, ns, o.json, &verify, &differs);
+      rc = verify_now(b, url, ns, settle, o.json, &verify, &differs);
     }
     free(url);
     free(ns);
   }
   jb_board_close(b);
-  if (rc == 0 && o.json) rc = json_status(&st, u, n, verify);
-  else json_decref(verify);
+  if (o.json) {
+    /* The status also when --verify could not compare (its exit stays). */
+    int jrc = json_status(&st, u, n, verify);
+    if (rc == 0) rc = jrc;
+  } else {
+    json_decref(verify);
+  }
   if (rc == 0 && differs) rc = CLI_EXIT_DIFFERS;
   return rc;
 }
