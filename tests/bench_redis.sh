@@ -47,6 +47,7 @@ if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" -- \
         >"$tmp/driver" 2>&1 &&
     has "$tmp/driver" '^round trip .*x' '^post .*x' '^claim .*x' \
         '^consume .*x' 'claim p50 / \(round trip p50' \
+        'claim p50 / \(PING \+ local commit, timed together\) p50' \
         '^publish +1000 +3 ' '^replicated +1000 +3 ' '^taskflow +20 +2 ' \
         '^replicator .*cycles/s'; then
     ok "tools/bench-redis.sh --jobs 20"
@@ -68,8 +69,10 @@ done
 if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
         --cycles 0 >"$tmp/text" 2>&1 &&
     has "$tmp/text" '^  round trip \(PING\) +[0-9]' '^  local claim +[0-9]' \
+        '^  PING \+ local commit +[0-9]' \
         '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
-        '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50'; then
+        '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50' \
+        'claim p50 / \(PING \+ local commit\) p50'; then
     ok "bench --redis --jobs 50"
 else
     bad "bench --redis --jobs 50" "$tmp/text"
