@@ -34,8 +34,8 @@
 -- id=<claim id> fence=<n>, then PEXPIRE it by the owner key's
 -- milliseconds (or PERSIST it, when it was there before and the claim has
 -- no expiry); PUBLISH channel "claim <K> <fence>". Server calls: six
--- without an expiry, seven with one (docs/DESIGN-NOTES.md, "Redis
--- scripts").
+-- without an expiry, seven with one (docs/DESIGN-NOTES.md, "A claim
+-- through Redis").
 local owner_key, listings, lm_key, claim_key, fence_key =
     KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local who, job, lm, expiry, claim_id, channel =
