@@ -282,7 +282,8 @@ void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops, void *ctx) {
 }
 
 int jb__board_set_published(jb_board *b, const char *const *uuids, size_t n,
-                            jb_pub_state state, int *results) {
+                            jb_pub_state state, const uint64_t *seqs,
+                            int *results) {
   if (b == NULL || (n && uuids == NULL) || (unsigned)state > JB_PUB_DONE)
     return jb__err(JB_EINVAL, "set_published: bad arguments");
   uint8_t(*raw)[16] = n ? malloc(n * sizeof *raw) : NULL;
@@ -293,7 +294,7 @@ int jb__board_set_published(jb_board *b, const char *const *uuids, size_t n,
     rc = jb__uuid_parse(raw[i], uuids[i], "job uuid");
   if (rc == JB_OK)
     rc = jb__store_set_published(b->store, (const uint8_t(*)[16])raw, n, state,
-                                 results);
+                                 seqs, results);
   free(raw);
   return rc;
 }

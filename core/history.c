@@ -17,6 +17,7 @@ const char *jb_end_name(jb_end end) {
   case JB_END_FAILED: return "failed";
   case JB_END_TRASHED: return "trashed";
   case JB_END_REVOKED: return "revoked";
+  case JB_END_LOST: return "lost";
   }
   return NULL;
 }

@@ -704,9 +704,16 @@ typedef enum {
   JB_END_TRASHED = 3,  /**< trashed by its owner */
   JB_END_REVOKED = 4,  /**< moved to quarantine by jb_board_check (its
                             posting did not decode); `reason` says why */
+  JB_END_LOST = 5,     /**< lost from Redis: a Redis-decided job Redis no
+                            longer listed after it lost its data (or its
+                            namespace was wiped), with no trace of a
+                            completion; nobody here consumed it, and it
+                            comes back if its poster publishes it again.
+                            `reason` says what was seen */
 } jb_end;
 
-/** "consumed", "failed", "trashed", "revoked"; NULL outside the enum. */
+/** "consumed", "failed", "trashed", "revoked", "lost"; NULL outside the
+ * enum. */
 JB_EXTERN const char *jb_end_name(jb_end end);
 
 /**
@@ -730,7 +737,8 @@ typedef struct {
   const void *result;     /**< the result: one msgpack map (0x80, the empty
                                map, when none was given) */
   size_t result_len;
-  const char *reason;     /**< JB_END_REVOKED: why; NULL otherwise */
+  const char *reason;     /**< JB_END_REVOKED, JB_END_LOST: why; NULL
+                               otherwise */
   uint64_t history_seq;   /**< its place in the history: larger is newer */
 } jb_completion;
 
@@ -1000,6 +1008,10 @@ typedef enum {
   JB_EVENT_REVOKED = 9,   /**< `jobboard check` moved it to quarantine (its
                                posting does not decode): left the board;
                                `owner` is its claim's, if any */
+  JB_EVENT_LOST = 10,     /**< a Redis-decided job Redis no longer lists
+                               after losing its data: left the board (see
+                               JB_END_LOST); `owner` is its claim's, if
+                               any */
   /** Not a log event: a subscription's notice that events were trimmed
    *  before it could read them (see jb_subscribe). */
   JB_EVENT_TRIMMED = 128,
@@ -1064,11 +1076,11 @@ JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
 #define JB_EVENTS_ALL 0xfffffffeu
 /** taskflow's NotifyingJobBoard POSTED: a job was posted. */
 #define JB_EVENTS_POSTED JB_EVENT_BIT(JB_EVENT_POSTED)
-/** taskflow's REMOVAL: a job left the board (consumed, trashed or
- *  revoked). */
+/** taskflow's REMOVAL: a job left the board (consumed, trashed, revoked
+ *  or lost from Redis). */
 #define JB_EVENTS_REMOVAL                                                      \
   (JB_EVENT_BIT(JB_EVENT_CONSUMED) | JB_EVENT_BIT(JB_EVENT_TRASHED) |        \
-   JB_EVENT_BIT(JB_EVENT_REVOKED))
+   JB_EVENT_BIT(JB_EVENT_REVOKED) | JB_EVENT_BIT(JB_EVENT_LOST))
 /** Pass as `from` to jb_subscribe: start with the next event. */
 #define JB_LOG_NOW UINT64_MAX
 

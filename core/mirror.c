@@ -24,16 +24,18 @@ _Static_assert((int)JB_MIRROR_NEW == JB_STORE_MIRROR_NEW &&
 
 /* Why listing `l` (uuid `text`) must not go on the board, appended to
  * `reasons` (NUL-terminated; *off its offset, or SIZE_MAX when it may go
- * on); *priority the posting's. `job` is scratch for the decoder. */
+ * on); *priority and *sequence (Redis's) the posting's. `job` is scratch
+ * for the decoder. */
 static int judge_posting(const jb_remote_listing *l, const char *text,
                          jb_job *job, jb_buf *reasons, size_t *off,
-                         jb_priority *priority) {
+                         jb_priority *priority, uint64_t *sequence) {
   char why[200], line[400];
   *off = SIZE_MAX;
   int rc = jb__posting_decode(job, l->posting, l->posting_len, why,
                               sizeof why);
   if (rc == JB_OK) {
     *priority = job->priority;
+    *sequence = job->sequence;
     if (strcasecmp(job->uuid, text) == 0) return JB_OK;
     snprintf(line, sizeof line, "job %s, received from Redis: its posting "
              "names uuid %s; not put on the board", text, job->uuid);
@@ -77,7 +79,8 @@ static int prepare_listing(size_t i, const jb_remote_listing *l,
   sl->posting = l->posting;
   sl->posting_len = l->posting_len;
   sl->priority = JB_PRIORITY_NORMAL;
-  return judge_posting(l, text, job, reasons, reason_off, &sl->priority);
+  return judge_posting(l, text, job, reasons, reason_off, &sl->priority,
+                       &sl->sequence);
 }
 
 int jb__board_mirror_listings(jb_board *b, const jb_remote_listing *l,
@@ -114,7 +117,9 @@ int jb__board_mirror_listings(jb_board *b, const jb_remote_listing *l,
 }
 
 int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
-                          const bool *trashed, size_t n, size_t *removed) {
+                          const bool *trashed, const bool *lost,
+                          const char *lost_reason, size_t n,
+                          size_t *removed) {
   if (removed) *removed = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   if (n && uuids == NULL) return jb__err(JB_EINVAL, "mirror: uuids are NULL");
@@ -131,7 +136,8 @@ int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
   if (rc == JB_OK) {
     jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
     rc = jb__store_mirror_gone(b->store, (const uint8_t(*)[16])raw, trashed,
-                               n, jb__now_us(), &hb, removed);
+                               lost, lost_reason, n, jb__now_us(), &hb,
+                               removed);
   }
   free(raw);
   return rc;

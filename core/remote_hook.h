@@ -75,12 +75,17 @@ typedef enum {
 } jb_pub_state;
 
 /* Set the publication state of n jobs (uuid texts) in one write
- * transaction. results (may be NULL) gets JB_OK or JB_ENOTFOUND per job.
+ * transaction. With JB_PUB_DONE, seqs[i] is the sequence Redis published
+ * job i under: the job takes its place in Redis's order (store.h, the
+ * jobkey bands); seqs NULL or 0 keeps the sequence its key holds. A job
+ * marked JB_PUB_PENDING keeps its place; one set back to JB_PUB_LOCAL goes
+ * to the jobs decided here. results (may be NULL) gets JB_OK or
+ * JB_ENOTFOUND per job.
  * Errors: JB_EINVAL (a bad uuid text: nothing written), JB_ENOTFOUND (n is
  * 1 and the job is not on the board), JB_EFULL, JB_EIO, JB_ENOMEM. */
 JB_EXTERN int jb__board_set_published(jb_board *b, const char *const *uuids,
                                       size_t n, jb_pub_state state,
-                                      int *results);
+                                      const uint64_t *seqs, int *results);
 
 /* true when `job` is marked for publication and the post is not
  * confirmed (JB_PUB_PENDING). */
@@ -119,8 +124,9 @@ typedef enum {
                             alone: the local change is newer) */
   JB_MIRROR_LOCAL,       /* on the board and decided locally (not yet
                             published from here): left alone */
-  JB_MIRROR_DONE,        /* completed on this board (its history holds the
-                            uuid): not brought back */
+  JB_MIRROR_DONE,        /* completed on this board at or after the read
+                            (its history holds the uuid, not as lost, no
+                            older than read_us less 2 s): not brought back */
   JB_MIRROR_QUARANTINED  /* the posting does not decode, or its uuid is not
                             the field's: not inserted; kept in the
                             quarantine table with the reason (once per
@@ -130,10 +136,14 @@ typedef enum {
 /*
  * Bring n listings into the board, in one write transaction:
  *  - a uuid not on the board: inserted, marked Redis-decided, its posting
- *    bytes verbatim (so the posting's sequence is Redis's; the job still
- *    gets the board's next local sequence, which orders it locally),
- *    event POSTED; with an owner it is inserted claimed (owner, the expiry
- *    as its lease, no holder), event CLAIMED too.
+ *    bytes verbatim, in Redis's order: its sequence is the posting's
+ *    (Redis's), and it is listed and claimed among the Redis-decided jobs
+ *    by that number (store.h, the jobkey bands), event POSTED; with an
+ *    owner it is inserted claimed (owner, the expiry as its lease, no
+ *    holder), event CLAIMED too.
+ *  - a Redis-decided job on the board listed under another sequence than
+ *    its own (published again after Redis lost its data): moved to its
+ *    new place (UPDATED; no event).
  *  - a Redis-decided job on the board whose claim record (or, unclaimed,
  *    the job) was last changed before `read_us` (UTC us: when the caller
  *    began reading Redis; 0: no such check): its claim is made to match.
@@ -160,16 +170,20 @@ JB_EXTERN int jb__board_mirror_listings(jb_board *b,
                                         int64_t read_us, int *results);
 
 /*
- * Remove n Redis-decided jobs that Redis no longer lists (consumed or
- * trashed elsewhere): trashed[i] says which (trashed NULL: all consumed).
- * Each leaves the board with event CONSUMED or TRASHED and a history
- * record (consumed: success; trashed: failure "trashed"; no result; owner
- * the local claim's, if any). A uuid not on the board, or decided
+ * Remove n Redis-decided jobs that Redis no longer lists: consumed or
+ * trashed elsewhere (trashed[i] says which), or lost from Redis (lost[i]:
+ * Redis lost its data and nothing shows the job was completed). trashed
+ * and lost may be NULL (none). Each leaves the board with event CONSUMED,
+ * TRASHED or LOST and a history record (JB_END_CONSUMED, JB_END_TRASHED,
+ * or JB_END_LOST with `lost_reason`; no result; owner the local claim's,
+ * if any). A lost job is not "done" here: a later mirror that finds it
+ * listed again brings it back. A uuid not on the board, or decided
  * locally, is skipped. *removed (may be NULL) = how many left. One write
  * transaction. Errors: JB_EINVAL (bad uuid text), JB_EFULL, JB_EIO.
  */
 JB_EXTERN int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
-                                    const bool *trashed, size_t n,
+                                    const bool *trashed, const bool *lost,
+                                    const char *lost_reason, size_t n,
                                     size_t *removed);
 
 /* ---------------------------------------------------- the board's settings

@@ -17,8 +17,8 @@ cd "$(dirname "$0")/.."
 
 packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3
-  libhiredis-dev redis-server python3-taskflow python3-redis python3-msgpack
-  libsqlite3-dev"
+  libhiredis-dev redis-server redis-sentinel python3-taskflow python3-redis
+  python3-msgpack libsqlite3-dev"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

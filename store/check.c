@@ -224,10 +224,17 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       continue;
     }
     ctx->st->jobs++;
-    if (jb__jobkey_seq(h.jobkey) >= next_seq)
+    bool remote_band = jb__jobkey_is_remote(h.jobkey);
+    if (!remote_band && jb__jobkey_seq(h.jobkey) >= next_seq)
       note(ctx, true, "job %s: sequence %llu is not below the next sequence "
            "%llu", ut, (unsigned long long)jb__jobkey_seq(h.jobkey),
            (unsigned long long)next_seq);
+    bool decided_remote = (h.flags & JB_JOB_F_REMOTE) &&
+                          !(h.flags & JB_JOB_F_PUBLISHING);
+    if (remote_band != decided_remote)
+      note(ctx, true, "job %s: keyed in the %s band but %s (store.h: "
+           "jobkeys)", ut, remote_band ? "Redis" : "local",
+           decided_remote ? "decided by Redis" : "not published");
     bool ready = index_names(txn, s->ready, h.jobkey, k.mv_data, sizeof(jb_readyrec));
     bool claimed = index_names(txn, s->claims, h.jobkey, k.mv_data, sizeof(jb_claimrec));
     if (claimed) {

@@ -892,6 +892,51 @@ static int upgrade_history(jb_store *s, MDB_txn *txn) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Schema 6 -> 7: every job moves to its band (store.h): a job decided
+ * here (or marked for publication, not confirmed) to 1<<63 | its board
+ * sequence; a Redis-decided one to the remote band with its board
+ * sequence standing in for Redis's, which the replicator's next full pull
+ * (at every connect) puts in its place (store/mirror.c). The uuids are
+ * read first, then each job is moved; new local keys cannot meet an old
+ * one (the top bit), and remote ones take a free tie-breaker. Once, in the
+ * transaction that opens the board first: a board of n jobs rewrites n
+ * headers and n index entries in it. */
+static int upgrade_jobkeys(jb_store *s, MDB_txn *txn) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->jobs, &cur);
+  if (rc) return rc;
+  jb_buf uuids = {0};
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+    if (k.mv_size == 16 && (rc = jb__buf_append(&uuids, k.mv_data, 16))) break;
+  mdb_cursor_close(cur);
+  if (rc == MDB_NOTFOUND) rc = 0;
+  for (size_t off = 0; rc == 0 && off < uuids.len; off += 16) {
+    const uint8_t *u = (const uint8_t *)uuids.data + off;
+    jb_jobhdr h;
+    if ((rc = jb__job_header(s, txn, u, &h, NULL))) {
+      if (rc == MDB_CORRUPTED) rc = 0; /* check reports it */
+      continue;
+    }
+    if (h.format != 1 || h.jobkey[0] > 4) continue; /* check reports it */
+    jb_priority p = jb__jobkey_priority(h.jobkey);
+    uint64_t seq = 0;
+    for (int i = 0; i < 8; i++) seq = seq << 8 | h.jobkey[1 + i];
+    uint8_t key[JB_JOBKEY_LEN];
+    if ((h.flags & JB_JOB_F_REMOTE) && !(h.flags & JB_JOB_F_PUBLISHING))
+      rc = jb__jobkey_remote_free(s, txn, p, seq, u, key);
+    else
+      jb__jobkey(key, p, seq);
+    if (rc == 0) {
+      rc = jb__job_rekey(s, txn, u, &h, key, h.flags);
+      if (rc == MDB_CORRUPTED) rc = 0; /* in neither index: check says so */
+    }
+  }
+  jb__buf_free(&uuids);
+  return rc;
+}
+
 /* Open the tables of an existing board in a read transaction (committed,
  * so that the handles stay): readers never wait for a writer, so opening a
  * board to read it does not queue behind another process's write. Reports
@@ -952,9 +997,11 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     /* 2 -> 3 only adds the history table, made above by open_tables;
      * 3 -> 4 changes no data; 4 -> 5 adds `logtail`, made above, empty,
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
-     * adds `histends`, made above, empty (history.h). */
+     * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
+     * job to its jobkey band (store.h). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
+    if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;
     schema = JB_SCHEMA_VERSION;
     MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;

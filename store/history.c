@@ -416,7 +416,7 @@ int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
   const char *bad = NULL;
   if (rec->format != 1)
     bad = "unknown record format";
-  else if (rec->end < JB_END_CONSUMED || rec->end > JB_END_REVOKED)
+  else if (rec->end < JB_END_CONSUMED || rec->end > JB_END_LOST)
     bad = "unknown ending";
   else if (rec->priority > JB_PRIORITY_VERY_HIGH &&
            rec->priority != JB_HIST_PRIORITY_UNKNOWN)
@@ -518,6 +518,10 @@ int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
          rc = hc_step(&h)) {
       const MDB_val v = h.v[h.at];
       if (v.mv_size < sizeof(jb_histrec)) continue; /* check reports it */
+      jb_histrec rec;
+      memcpy(&rec, v.mv_data, sizeof rec);
+      if (rec.end == JB_END_LOST || rec.completed_us < set->since_us)
+        continue;
       if (set->n == set->cap) {
         size_t cap = set->cap ? set->cap * 2 : 256;
         void *u = realloc(set->u, cap * sizeof *set->u);
@@ -725,7 +729,9 @@ int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
   /* A revoked job may have had no owner, and its name may be unknown. */
   c->owner = rec.owner_len ? m + at[0] : NULL;
   c->name = rec.name_len || rec.end != JB_END_REVOKED ? m + at[1] : NULL;
-  c->reason = rec.end == JB_END_REVOKED ? m + at[2] : NULL;
+  c->reason = rec.end == JB_END_REVOKED || rec.end == JB_END_LOST
+                  ? m + at[2]
+                  : NULL;
   c->posted_us = rec.posted_us;
   c->claimed_us = rec.claimed_us;
   c->completed_us = rec.completed_us;

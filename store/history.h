@@ -101,14 +101,16 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
 int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                     bool *found);
 
-/* The same for many uuids in one transaction: the first call reads the
- * uuids of every record into `set` (zeroed first; built false), later
- * ones search it. Only while `txn` adds no record; free with
- * jb__history_set_free. */
+/* The same for many uuids in one transaction, counting only the records
+ * of jobs that ended (not JB_END_LOST) at or after `since_us`: the first
+ * call reads the uuids of those records into `set` (zeroed first, then
+ * since_us set; built false), later ones search it. Only while `txn` adds
+ * no record; free with jb__history_set_free. */
 typedef struct {
   uint8_t (*u)[16];
   size_t n, cap;
   bool built;
+  int64_t since_us;
 } jb_hist_set;
 int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
                         const uint8_t uuid[16], bool *found);

@@ -81,15 +81,18 @@ static int put_ready(jb_store *s, MDB_txn *txn,
   return mdb_put(txn, s->ready, &k, &v, 0);
 }
 
-/* A job not on the board: on it, with the board's next sequence, its
- * posting verbatim, POSTED, and its claim if listed with an owner. */
+/* A job not on the board: on it, in Redis's order (the remote band under
+ * the posting's sequence: store.h), its posting verbatim, POSTED, and its
+ * claim if listed with an owner. */
 static int insert_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
                           const jb_store_listing *l, const mirror_ctx *ctx) {
   uint8_t jobkey[JB_JOBKEY_LEN];
-  jb__jobkey(jobkey, l->priority, lw->next); /* its POSTED event's */
+  int rc = jb__jobkey_remote_free(s, txn, l->priority, l->sequence, NULL,
+                                  jobkey);
+  if (rc) return rc;
   MDB_val k = {16, (void *)l->uuid};
   MDB_val v = {sizeof(jb_jobhdr) + l->posting_len, NULL};
-  int rc = mdb_put(txn, s->jobs, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+  rc = mdb_put(txn, s->jobs, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
   if (rc) return rc;
   jb_jobhdr h = {.format = 1, .flags = JB_JOB_F_REMOTE,
                  .posted_us = ctx->now_us};
@@ -103,15 +106,31 @@ static int insert_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
   return put_listed_claim(s, txn, lw, jobkey, l, ctx);
 }
 
-/* A job decided remotely that is on the board: its claim made to match
- * the listing's (remote_hook.h), unless changed here at or after read_us. */
+/* A job decided remotely that is on the board: in Redis's order under the
+ * listing's sequence (a job Redis lost and that was published again has a
+ * new one), and its claim made to match the listing's (remote_hook.h),
+ * unless changed here at or after read_us. */
 static int update_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
-                          const jb_store_listing *l, const jb_jobhdr *h,
+                          const jb_store_listing *l, jb_jobhdr *h,
                           const mirror_ctx *ctx, int *res) {
   const uint8_t *jobkey = h->jobkey;
+  bool moved = false;
+  int rc;
+  if (!(h->flags & JB_JOB_F_PUBLISHING) &&
+      (!jb__jobkey_is_remote(jobkey) ||
+       jb__jobkey_seq(jobkey) != (l->sequence > JB_JOBKEY_RSEQ_MAX
+                                      ? JB_JOBKEY_RSEQ_MAX
+                                      : l->sequence))) {
+    uint8_t key[JB_JOBKEY_LEN];
+    if ((rc = jb__jobkey_remote_free(s, txn, jb__jobkey_priority(jobkey),
+                                     l->sequence, l->uuid, key)) ||
+        (rc = jb__job_rekey(s, txn, l->uuid, h, key, h->flags)))
+      return rc;
+    moved = true;
+  }
   jb_claimrec rec;
   const char *owner;
-  int rc = jb__claim_get(s, txn, jobkey, &rec, &owner);
+  rc = jb__claim_get(s, txn, jobkey, &rec, &owner);
   if (rc && rc != MDB_NOTFOUND) return rc;
   bool claimed = rc == 0;
   int64_t changed_us;
@@ -126,7 +145,7 @@ static int update_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
     memcpy(&r, v.mv_data, sizeof r);
     changed_us = r.modified_us;
   }
-  *res = JB_STORE_MIRROR_SAME;
+  *res = moved ? JB_STORE_MIRROR_UPDATED : JB_STORE_MIRROR_SAME;
   if (ctx->read_us > 0 && changed_us >= ctx->read_us) return 0;
   if (l->owner == NULL) {
     if (!claimed) return 0;
@@ -220,7 +239,13 @@ static int mirror_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 int jb__store_mirror(jb_store *s, const jb_store_listing *l, size_t n,
                      int64_t read_us, int64_t now_us, int *results) {
-  jb_hist_set done = {0};
+  /* Completed here at or after the read (less a slack for the wall clock
+   * stepping back): a pass that read Redis before our completion reached
+   * it must not bring the job back. Completed before the read, and listed
+   * all the same: Redis lists it again (it lost the completion, or the job
+   * was published anew), and the board shows what Redis lists. */
+  jb_hist_set done = {.since_us = read_us > 0 ? read_us - JB_MIRROR_DONE_SLACK_US
+                                              : INT64_MIN};
   mirror_ctx ctx = {.l = l, .n = n, .read_us = read_us, .now_us = now_us,
                     .results = results, .done = &done};
   int rc = jb__store_write(s, mirror_body, &ctx);
@@ -233,6 +258,8 @@ int jb__store_mirror(jb_store *s, const jb_store_listing *l, size_t n,
 typedef struct {
   const uint8_t (*uuids)[16];
   const bool *trashed;
+  const bool *lost;
+  const char *lost_reason;
   size_t n;
   int64_t now_us;
   const jb_hist_bounds *hist;
@@ -265,14 +292,20 @@ static int gone_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       memcpy(who, owner, who_len);
     }
     bool trash = ctx->trashed && ctx->trashed[i];
-    jb_store_done done = {trash ? JB_END_TRASHED : JB_END_CONSUMED, NULL, 0,
-                          ctx->hist};
+    bool lost = !trash && ctx->lost && ctx->lost[i];
+    jb_store_done done = {trash  ? JB_END_TRASHED
+                          : lost ? JB_END_LOST
+                                 : JB_END_CONSUMED,
+                          NULL, 0, ctx->hist};
+    const char *why = lost && ctx->lost_reason ? ctx->lost_reason : NULL;
     jb_completing c = {.op = trash ? JB_RELEASE_TRASH : JB_RELEASE_CONSUME,
                        .uuid = uuid, .h = &h, .posting = posting,
                        .claim = claimed ? &rec : NULL,
                        .claimed_us = claimed ? rec.claimed_us : 0,
                        .who = who, .who_len = who_len,
-                       .now_us = ctx->now_us, .done = &done};
+                       .now_us = ctx->now_us, .done = &done,
+                       .event = lost ? JB_EV_LOST : 0,
+                       .reason = why, .reason_len = why ? strlen(why) : 0};
     if ((rc = jb__job_complete(s, txn, &c))) return rc;
     ctx->removed++;
   }
@@ -280,10 +313,12 @@ static int gone_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 }
 
 int jb__store_mirror_gone(jb_store *s, const uint8_t (*uuids)[16],
-                          const bool *trashed, size_t n, int64_t now_us,
+                          const bool *trashed, const bool *lost,
+                          const char *lost_reason, size_t n, int64_t now_us,
                           const jb_hist_bounds *hist, size_t *removed) {
-  gone_ctx ctx = {.uuids = uuids, .trashed = trashed, .n = n,
-                  .now_us = now_us, .hist = hist};
+  gone_ctx ctx = {.uuids = uuids, .trashed = trashed, .lost = lost,
+                  .lost_reason = lost_reason, .n = n, .now_us = now_us,
+                  .hist = hist};
   int rc = jb__store_write(s, gone_body, &ctx);
   if (removed) *removed = rc == JB_OK ? ctx.removed : 0;
   return rc;

@@ -12,9 +12,30 @@
 
 /* ------------------------------------------------------------- helpers */
 
-void jb__jobkey(uint8_t key[JB_JOBKEY_LEN], jb_priority p, uint64_t seq) {
+static void jobkey_put(uint8_t key[JB_JOBKEY_LEN], jb_priority p,
+                       uint64_t v) {
   key[0] = (uint8_t)(JB_PRIORITY_VERY_HIGH - p); /* 0 sorts first */
-  for (int i = 0; i < 8; i++) key[1 + i] = (uint8_t)(seq >> (56 - 8 * i));
+  for (int i = 0; i < 8; i++) key[1 + i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint64_t jobkey_value(const uint8_t key[JB_JOBKEY_LEN]) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | key[1 + i];
+  return v;
+}
+
+void jb__jobkey(uint8_t key[JB_JOBKEY_LEN], jb_priority p, uint64_t seq) {
+  jobkey_put(key, p, JB_JOBKEY_LOCAL | (seq & ~JB_JOBKEY_LOCAL));
+}
+
+void jb__jobkey_remote(uint8_t key[JB_JOBKEY_LEN], jb_priority p,
+                       uint64_t rseq, unsigned tie) {
+  if (rseq > JB_JOBKEY_RSEQ_MAX) rseq = JB_JOBKEY_RSEQ_MAX;
+  jobkey_put(key, p, rseq << 16 | (tie & 0xffffu));
+}
+
+bool jb__jobkey_is_remote(const uint8_t key[JB_JOBKEY_LEN]) {
+  return !(jobkey_value(key) & JB_JOBKEY_LOCAL);
 }
 
 jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]) {
@@ -22,9 +43,8 @@ jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]) {
 }
 
 uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | key[1 + i];
-  return v;
+  uint64_t v = jobkey_value(key);
+  return v & JB_JOBKEY_LOCAL ? v & ~JB_JOBKEY_LOCAL : v >> 16;
 }
 
 /*
@@ -200,6 +220,81 @@ int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
     if (rc && rc != MDB_NOTFOUND) return rc;
   }
   return 0;
+}
+
+/* A free remote-band jobkey for Redis sequence `rseq` (the lowest free
+ * tie-breaker), into `out`. `self` (may be NULL) is a job whose own key
+ * counts as free. MDB_KEYEXIST when all 65,536 are taken. */
+int jb__jobkey_remote_free(jb_store *s, MDB_txn *txn, jb_priority p,
+                           uint64_t rseq, const uint8_t self[16],
+                           uint8_t out[JB_JOBKEY_LEN]) {
+  for (unsigned tie = 0; tie <= 0xffffu; tie++) {
+    jb__jobkey_remote(out, p, rseq, tie);
+    MDB_val k = {JB_JOBKEY_LEN, out}, v;
+    int rc = mdb_get(txn, s->ready, &k, &v);
+    if (rc == MDB_NOTFOUND) rc = mdb_get(txn, s->claims, &k, &v);
+    if (rc == MDB_NOTFOUND) return 0;
+    if (rc) return rc;
+    /* Both record types start with the job's uuid. */
+    if (self && v.mv_size >= 16 && memcmp(v.mv_data, self, 16) == 0) return 0;
+  }
+  return MDB_KEYEXIST;
+}
+
+int jb__job_rekey(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                  jb_jobhdr *h, const uint8_t key[JB_JOBKEY_LEN],
+                  uint8_t flags) {
+  if (memcmp(h->jobkey, key, JB_JOBKEY_LEN) == 0 && h->flags == flags)
+    return 0;
+  int rc = 0;
+  if (memcmp(h->jobkey, key, JB_JOBKEY_LEN) != 0) {
+    jb_claimrec rec;
+    const char *owner;
+    rc = jb__claim_get(s, txn, h->jobkey, &rec, &owner);
+    if (rc == 0) {
+      char who[JB_WHO_MAX];
+      size_t n = rec.owner_len > JB_WHO_MAX ? JB_WHO_MAX : rec.owner_len;
+      memcpy(who, owner, n); /* before the claims page changes */
+      if ((rc = jb__store_drop_claim(s, txn, h->jobkey, &rec)) ||
+          (rc = jb__claim_put(s, txn, key, &rec, who, n)))
+        return rc;
+    } else if (rc == MDB_NOTFOUND) {
+      MDB_val k = {JB_JOBKEY_LEN, h->jobkey}, v;
+      if ((rc = mdb_get(txn, s->ready, &k, &v)))
+        return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in neither */
+      jb_readyrec r;
+      if (v.mv_size != sizeof r) return MDB_CORRUPTED;
+      memcpy(&r, v.mv_data, sizeof r);
+      if ((rc = mdb_del(txn, s->ready, &k, NULL))) return rc;
+      k = (MDB_val){JB_JOBKEY_LEN, (void *)key};
+      v = (MDB_val){sizeof r, &r};
+      if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
+    } else {
+      return rc;
+    }
+  }
+  /* The header is rewritten in place: same size, so the posting after it
+   * stays where it is. */
+  MDB_val k = {16, (void *)uuid}, v;
+  MDB_cursor *cur;
+  if ((rc = mdb_cursor_open(txn, s->jobs, &cur))) return rc;
+  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+  if (rc == 0 && v.mv_size < sizeof *h) rc = MDB_CORRUPTED;
+  if (rc == 0) {
+    memcpy(h->jobkey, key, JB_JOBKEY_LEN);
+    h->flags = flags;
+    /* Copied out of the page before the put may reuse it. */
+    jb_buf copy = {0};
+    if ((rc = jb__buf_append(&copy, h, sizeof *h)) == 0 &&
+        (rc = jb__buf_append(&copy, (const uint8_t *)v.mv_data + sizeof *h,
+                             v.mv_size - sizeof *h)) == 0) {
+      MDB_val nv = {copy.len, copy.data};
+      rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT);
+    }
+    jb__buf_free(&copy);
+  }
+  mdb_cursor_close(cur);
+  return rc;
 }
 
 /* Liveness of holder processes, remembered for one operation (a listing
@@ -482,6 +577,7 @@ int jb__store_claim(jb_store *s, const uint8_t uuid[16],
 
 typedef struct {
   const uint8_t (*uuids)[16];
+  const uint64_t *seqs;
   size_t n;
   jb_pub_state state;
   int *results;
@@ -498,10 +594,37 @@ static uint8_t pub_flags(uint8_t flags, jb_pub_state state) {
   return flags;
 }
 
+/*
+ * The key a publication state gives a job (store.h, the bands): published,
+ * the remote band under Redis's sequence `rseq` (0: the one its key holds);
+ * marked, its key as it is (a job published again after Redis lost its
+ * data keeps its old place until the new number is known); decided here,
+ * the local band (a job that was in the remote band takes its Redis
+ * sequence for a board sequence: MDB_KEYEXIST when a local job holds it).
+ */
+static int pub_key(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   const jb_jobhdr *h, jb_pub_state state, uint64_t rseq,
+                   uint8_t key[JB_JOBKEY_LEN]) {
+  jb_priority p = jb__jobkey_priority(h->jobkey);
+  uint64_t seq = jb__jobkey_seq(h->jobkey);
+  bool remote = jb__jobkey_is_remote(h->jobkey);
+  memcpy(key, h->jobkey, JB_JOBKEY_LEN);
+  if (state == JB_PUB_DONE) {
+    if (rseq == 0) rseq = seq;
+    if (remote && seq == rseq) return 0;
+    return jb__jobkey_remote_free(s, txn, p, rseq, uuid, key);
+  }
+  if (state == JB_PUB_PENDING || !remote) return 0;
+  jb__jobkey(key, p, seq);
+  MDB_val k = {JB_JOBKEY_LEN, key}, v;
+  int rc = mdb_get(txn, s->ready, &k, &v);
+  if (rc == MDB_NOTFOUND) rc = mdb_get(txn, s->claims, &k, &v);
+  return rc == MDB_NOTFOUND ? 0 : rc ? rc : MDB_KEYEXIST;
+}
+
 static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   mark_ctx *ctx = vctx;
-  jb_buf copy = {0};
   int rc = 0;
   for (size_t i = 0; i < ctx->n && rc == 0; i++) {
     const uint8_t *uuid = ctx->uuids[i];
@@ -513,32 +636,31 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       rc = 0; /* a batch goes on: the caller reads results[i] */
       continue;
     }
-    uint8_t flags = rc ? 0 : pub_flags(h.flags, ctx->state);
-    if (rc || flags == h.flags) continue;
-    /* The same value with other flags: the posting is copied out of the
-     * page before the put may reuse it. */
-    h.flags = flags;
-    copy.len = 0;
-    if ((rc = jb__buf_append(&copy, &h, sizeof h)) ||
-        (rc = jb__buf_append(&copy, posting.mv_data, posting.mv_size)))
-      break;
-    MDB_val k = {16, (void *)uuid}, v = {copy.len, copy.data};
-    rc = mdb_put(txn, s->jobs, &k, &v, 0);
+    if (rc) break;
+    uint8_t key[JB_JOBKEY_LEN];
+    rc = pub_key(s, txn, uuid, &h, ctx->state, ctx->seqs ? ctx->seqs[i] : 0,
+                 key);
+    if (rc == MDB_KEYEXIST && ctx->state == JB_PUB_LOCAL) {
+      rc = 0; /* no place for it here: it stays as it is (tried again) */
+      continue;
+    }
+    if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key,
+                                    pub_flags(h.flags, ctx->state));
   }
-  jb__buf_free(&copy);
   return rc;
 }
 
 int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
-                            jb_pub_state state, int *results) {
+                            jb_pub_state state, const uint64_t *seqs,
+                            int *results) {
   if (n == 0) return JB_OK;
-  mark_ctx ctx = {uuids, n, state, results};
+  mark_ctx ctx = {uuids, seqs, n, state, results};
   return jb__store_write(s, mark_body, &ctx);
 }
 
 int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]) {
   return jb__store_set_published(s, (const uint8_t(*)[16])uuid, 1,
-                                 JB_PUB_DONE, NULL);
+                                 JB_PUB_DONE, NULL, NULL);
 }
 
 /*
@@ -954,12 +1076,15 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                              .completed_us = c->now_us},
                      .owner = c->who, .owner_len = c->who_len,
                      .name = name, .name_len = name_len,
+                     .reason = c->reason, .reason_len = c->reason_len,
                      .result = d->result, .result_len = d->result_len};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
-  return jb__log_event(s, txn, c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
-                                                           : JB_EV_TRASHED,
-                       c->uuid, h->jobkey, c->who, c->who_len, c->now_us);
+  int ev = c->event ? c->event
+                    : c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
+                                                  : JB_EV_TRASHED;
+  return jb__log_event(s, txn, ev, c->uuid, h->jobkey, c->who, c->who_len,
+                       c->now_us);
 }
 
 static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {

@@ -18,12 +18,26 @@
  *            mirror refused, value its posting bytes)
  *
  * A jobkey is 9 bytes: the priority's rank (0 = VERY_HIGH .. 4 = VERY_LOW)
- * and then the job sequence as big-endian u64. LMDB sorts keys bytewise, so
- * walking `ready` in key order IS the claim-next order (priority, then
- * oldest first), and merging the `ready` and `claims` walks is the listing
- * order of the whole board: no sort and no separate ordering index.
+ * and then a big-endian u64 in one of two bands (schema 7):
+ *  - a job Redis decides (published, or mirrored in from Redis): Redis's
+ *    sequence (NS:sequence, its posting order there, whoever posted it)
+ *    << 16 | a tie-breaker, top bit clear. Two jobs share a Redis sequence
+ *    only across a loss of Redis's data; the later one takes the next
+ *    free tie-breaker;
+ *  - a job decided here (including one marked for publication whose post
+ *    is not confirmed): 1 << 63 | its board sequence.
+ * LMDB sorts keys bytewise, so walking `ready` in key order IS the
+ * claim-next order: priority, then Redis's jobs in Redis's posting order,
+ * then the board's own jobs not yet published, oldest first (they will be
+ * published after everything Redis holds now). Merging the `ready` and
+ * `claims` walks is the listing order of the whole board: no sort and no
+ * separate ordering index. A job's key changes when its publication is
+ * confirmed (it takes the sequence Redis gave it) and when the mirror
+ * finds Redis listing it under another sequence (published again after
+ * Redis lost its data): the job moves, nothing else changes.
  *
- * The job sequence is the change-log sequence of the job's POSTED event.
+ * The board sequence of a job decided here is the change-log sequence of
+ * its POSTED event (a Redis-decided job's sequence is Redis's).
  * Both must be strictly increasing across the board, and the log already
  * keeps the last one (its last key), so no counter is written anywhere:
  * a post touches jobs, ready and log; a claim ready, claims and log; a
@@ -49,7 +63,8 @@
  *  - every job is in exactly one of `ready` and `claims`, under the jobkey
  *    its header names, and that entry names the job's uuid;
  *  - every `ready` and `claims` entry belongs to a job;
- *  - every job's sequence is a log sequence already used: below the next;
+ *  - every local-band job's sequence is a log sequence already used: below
+ *    the next;
  *  - the log is never trimmed to empty (its last key gives the next
  *    sequence), so sequences never repeat;
  *  - every posting decodes, and names the uuid, priority and sequence that
@@ -100,8 +115,13 @@
  * and miss the records kept there, and number the next record after
  * `history`'s last, so it must refuse such a board: the number does that.
  * A board of schema 5 (or older) is upgraded when it is first opened: the
- * table is made, empty (every record stays in `history`). */
-#define JB_SCHEMA_VERSION 6u
+ * table is made, empty (every record stays in `history`).
+ * 7: jobkeys in two bands (below): Redis-decided jobs ordered by Redis's
+ * sequence, before the jobs decided here. A release of schema 6 would take
+ * a local key's top bit for part of its sequence, so it must refuse such a
+ * board. A board of schema 6 (or older) is upgraded when it is first
+ * opened: every job is moved to its band (env.c upgrade_jobkeys). */
+#define JB_SCHEMA_VERSION 7u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -130,8 +150,9 @@ enum {
   JB_EV_EXPIRED = 7,   /* a lapsed claim ended: the job is ready again */
   JB_EV_EXTENDED = 8,  /* the owner extended its lease */
   JB_EV_REVOKED = 9,   /* check moved it to quarantine: it left the board */
+  JB_EV_LOST = 10,     /* Redis lost it: it left the board (schema 7) */
 };
-#define JB_EV_LAST JB_EV_REVOKED
+#define JB_EV_LAST JB_EV_LOST
 
 /* The log keeps at least log_keep events (a board option, by default
  * JB_LOG_KEEP) and fewer than log_keep + JB_LOG_TRIM; a write that reaches
@@ -309,6 +330,7 @@ int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]);
 typedef struct {
   uint8_t uuid[16];
   jb_priority priority;     /* the posting's (when it decodes) */
+  uint64_t sequence;        /* the posting's: Redis's (when it decodes) */
   const void *posting;      /* the bytes, stored verbatim */
   size_t posting_len;
   const char *owner;        /* NULL: unclaimed */
@@ -334,6 +356,11 @@ enum {
  * was read), and copying that jitter would write a change on every pass. */
 #define JB_MIRROR_EXPIRY_SLACK_US ((int64_t)1000000)
 
+/* A uuid completed here is left out of a mirror (DONE) when its history
+ * record is no older than the mirror's read time less this: the wall
+ * clock may step back a little between the read and the completion. */
+#define JB_MIRROR_DONE_SLACK_US ((int64_t)2000000)
+
 /* Quarantine key of a listing that was not put on the board: this byte,
  * then the listing's uuid (check.c's moved jobs use 'j'). */
 #define JB_QUAR_LISTING 'r'
@@ -346,10 +373,13 @@ int jb__store_mirror(jb_store *s, const jb_store_listing *l, size_t n,
 
 struct jb_hist_bounds;
 /* Take the remotely decided jobs among `uuids` off the board, consumed
- * (or trashed, trashed[i]), in one write transaction; others are skipped.
- * *removed: how many left. */
+ * (or trashed, trashed[i]; or lost from Redis, lost[i]: history end
+ * JB_END_LOST with `lost_reason`, event LOST), in one write transaction;
+ * others are skipped. trashed and lost may be NULL. *removed: how many
+ * left. */
 int jb__store_mirror_gone(jb_store *s, const uint8_t (*uuids)[16],
-                          const bool *trashed, size_t n, int64_t now_us,
+                          const bool *trashed, const bool *lost,
+                          const char *lost_reason, size_t n, int64_t now_us,
                           const struct jb_hist_bounds *hist, size_t *removed);
 
 /* Settings (store/mirror.c): small values in `meta` under
@@ -373,7 +403,8 @@ int jb__store_setting_claim(jb_store *s, const char *key, size_t key_len,
  * jb_pub_state in core/remote_hook.h). results (may be NULL) gets JB_OK or
  * JB_ENOTFOUND per job; a batch of one fails with JB_ENOTFOUND. */
 int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
-                            jb_pub_state state, int *results);
+                            jb_pub_state state, const uint64_t *seqs,
+                            int *results);
 
 /* Claim `uuid`; the token (also on a same-owner refresh) to *token. */
 int jb__store_claim(jb_store *s, const uint8_t uuid[16],
@@ -657,8 +688,19 @@ int jb__store_consume_many(jb_store *s, const jb_store_finish_item *items,
 
 /* -------------------------------------------------- inside store/ only */
 
-/* Encode / decode a jobkey. */
+/* Encode / decode a jobkey (schema 7: two bands, see the top of this
+ * file). jb__jobkey: a job decided here, by its board sequence;
+ * jb__jobkey_remote: a job Redis decides, by Redis's sequence (clamped to
+ * JB_JOBKEY_RSEQ_MAX) and a tie-breaker (the lowest free one: two jobs
+ * share a Redis sequence only across a loss of Redis's data).
+ * jb__jobkey_seq gives the board sequence of the one and Redis's of the
+ * other. */
+#define JB_JOBKEY_LOCAL (UINT64_C(1) << 63)
+#define JB_JOBKEY_RSEQ_MAX ((UINT64_C(1) << 47) - 1)
 void jb__jobkey(uint8_t key[JB_JOBKEY_LEN], jb_priority p, uint64_t seq);
+void jb__jobkey_remote(uint8_t key[JB_JOBKEY_LEN], jb_priority p,
+                       uint64_t rseq, unsigned tie);
+bool jb__jobkey_is_remote(const uint8_t key[JB_JOBKEY_LEN]);
 jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]);
 uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]);
 

@@ -176,6 +176,9 @@ typedef struct {
   size_t who_len;
   int64_t now_us;
   const jb_store_done *done; /* NULL: no result, the default bounds */
+  int event;                 /* 0: CONSUMED / TRASHED by op; else JB_EV_* */
+  const char *reason;        /* the history record's reason (may be NULL) */
+  size_t reason_len;
 } jb_completing;
 int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
 
@@ -209,6 +212,21 @@ int jb__quarantine_put(jb_store *s, MDB_txn *txn, uint8_t table,
 int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
                          const uint8_t jobkey[JB_JOBKEY_LEN],
                          const jb_claimrec *rec);
+
+/* Schema 7's two jobkey bands (store.h). jb__jobkey_remote_free: the
+ * remote-band key of Redis sequence `rseq` with the lowest free
+ * tie-breaker (`self`, may be NULL: a job whose own key counts as free),
+ * or MDB_KEYEXIST. jb__job_rekey: job `uuid` (header `h`, updated) moved
+ * to `key` with `flags`: its `ready` entry or its claim record (with the
+ * claim's `leases` / `holders` entries) and its header; nothing else
+ * changes (no event: the job's place in the order changed, not its
+ * state). */
+int jb__jobkey_remote_free(jb_store *s, MDB_txn *txn, jb_priority p,
+                           uint64_t rseq, const uint8_t self[16],
+                           uint8_t out[JB_JOBKEY_LEN]);
+int jb__job_rekey(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                  jb_jobhdr *h, const uint8_t key[JB_JOBKEY_LEN],
+                  uint8_t flags);
 
 /* The `leases` / `holders` key a claim record calls for (store.h). */
 void jb__lease_key(uint8_t out[JB_LEASEKEY_LEN], const jb_claimrec *rec,

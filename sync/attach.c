@@ -401,7 +401,7 @@ int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
   /* Marked first: from here on no local claim can slip in between the
    * snapshot and the post (every ownership change of the job now goes
    * through Redis, which refuses it until the post has run). */
-  if ((rc = jb__board_set_published(b, &uuid, 1, JB_PUB_PENDING, NULL)))
+  if ((rc = jb__board_set_published(b, &uuid, 1, JB_PUB_PENDING, NULL, NULL)))
     return rc;
   char id[JB_UUID_STRLEN] = "";
   held *h = who[0] ? find_held(a, uuid, who) : NULL;
@@ -417,14 +417,15 @@ int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
       add_held(a, NULL, uuid, jb_job_owner(now), id);
     jb_job_free(now);
     int src = rc;
-    rc = jb__board_set_published(b, &uuid, 1, JB_PUB_DONE, NULL);
+    rc = jb__board_set_published(b, &uuid, 1, JB_PUB_DONE, &res.sequence,
+                                 NULL);
     if (rc == JB_ENOTFOUND) rc = src; /* completed since: nothing to mark */
   } else if (rc == JB_EINVAL) {
     /* Refused by Redis before anything was written (another posting under
      * this uuid): the job stays decided here. */
     char msg[512];
     snprintf(msg, sizeof msg, "%s", jb_errmsg());
-    jb__board_set_published(b, &uuid, 1, JB_PUB_LOCAL, NULL);
+    jb__board_set_published(b, &uuid, 1, JB_PUB_LOCAL, NULL, NULL);
     rc = jb__err(JB_EINVAL, "%s", msg);
   }
   return rc;

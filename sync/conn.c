@@ -8,6 +8,12 @@
  * leaves the context unusable, so we free it and reconnect at the next
  * call; what was in flight is not resent (its reply was lost, and only the
  * caller knows whether running it twice is harmless).
+ *
+ * A redis-sentinel:// URL names no server: each (re)connect asks its
+ * sentinels for the master (connect_via_sentinels), and a reply saying
+ * the server takes no writes (READONLY, MASTERDOWN, NOREPLICAS: see
+ * not_master) drops the connection, so that the next call asks again: the
+ * connection follows a failover.
  */
 #include "conn.h"
 #include "errmsg.h"
@@ -22,6 +28,9 @@
 
 #define DEFAULT_CONNECT_MS 2000
 #define DEFAULT_COMMAND_MS 5000
+/* Longest a sentinel is given to connect and answer: a sentinel that is
+ * down must not hold up asking the next one for the connect timeout. */
+#define SENTINEL_MS 500
 
 typedef struct {
   char *name;
@@ -35,6 +44,10 @@ struct jb_sync_conn {
   int connect_ms, command_ms;
   char where[160];   /* "127.0.0.1:6379" or "unix socket /run/r.sock" */
   redisContext *ctx; /* NULL while disconnected */
+  int sentinel;      /* redis-sentinel://: the one to ask first (the one
+                        that named the master last time) */
+  bool refused;      /* the last failure was the server's error reply: the
+                        command did not run (jb__sync_refused) */
   char version[32];  /* redis_version of the last handshake */
   script *scripts;
   int nscripts, cap;
@@ -99,12 +112,12 @@ static void pipe_restore(pipe_guard *g) {
 }
 
 /* Send one command and read its reply under the guard. */
-static redisReply *exchange(jb_sync_conn *c, int argc, const char **argv,
+static redisReply *exchange(redisContext *ctx, int argc, const char **argv,
                             const size_t *lens, int *err) {
   pipe_guard g;
   pipe_block(&g);
   errno = 0;
-  redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
+  redisReply *r = redisCommandArgv(ctx, argc, argv, lens);
   *err = errno;
   pipe_restore(&g);
   return r;
@@ -114,6 +127,7 @@ static redisReply *exchange(jb_sync_conn *c, int argc, const char **argv,
  * dropped), after hiredis failed on it during `what`. */
 static int io_failed(jb_sync_conn *c, int err, const char *what) {
   int rc;
+  c->refused = false;
   if (c->ctx->err == REDIS_ERR_OOM)
     rc = jb__err(JB_ENOMEM, "out of memory talking to redis at %s", c->where);
   else if (c->ctx->err == REDIS_ERR_IO && timed_out(err, c->ctx->errstr))
@@ -136,7 +150,7 @@ static int raw(redisReply **out, jb_sync_conn *c, int argc, const char **argv,
                const size_t *lens) {
   *out = NULL;
   int err;
-  redisReply *r = exchange(c, argc, argv, lens, &err);
+  redisReply *r = exchange(c->ctx, argc, argv, lens, &err);
   if (r) {
     *out = r;
     return JB_OK;
@@ -148,6 +162,20 @@ static bool starts(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* A reply saying the server takes no writes: a replica (a master demoted
+ * by a failover) refusing a write, READONLY (as a script's error too:
+ * Redis 7 passes the code through, Redis 6 and older quote it after the
+ * script's name); a replica cut off from its master, MASTERDOWN; a master
+ * with fewer good replicas than min-replicas-to-write, NOREPLICAS (as a
+ * master left behind by a failover finds itself). The command did not
+ * run: a replica runs no write, and Redis checks min-replicas before a
+ * script's first write. Another server may be the master now. */
+static bool not_master(const char *err) {
+  return starts(err, "READONLY") || starts(err, "MASTERDOWN") ||
+         starts(err, "NOREPLICAS") || strstr(err, "-READONLY ") != NULL ||
+         strstr(err, "-NOREPLICAS ") != NULL;
+}
+
 /* Turn an error reply into a code and message (freeing it), or return
  * JB_OK for any other reply. */
 static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
@@ -156,13 +184,21 @@ static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
     return JB_OK;
   int code = JB_EIO;
   const char *hint = "";
-  if (starts(r->str, "LOADING") || starts(r->str, "BUSY") ||
-      starts(r->str, "MASTERDOWN") || starts(r->str, "TRYAGAIN") ||
-      starts(r->str, "CLUSTERDOWN"))
+  bool drop = not_master(r->str);
+  if (drop) {
+    code = JB_EOFFLINE;
+    hint = ": not the master (a failover?); the command did not run, and "
+           "the connection is dropped so that the next one finds the master";
+  } else if (starts(r->str, "LOADING") || starts(r->str, "BUSY") ||
+             starts(r->str, "TRYAGAIN") || starts(r->str, "CLUSTERDOWN"))
     code = JB_EOFFLINE;
   else if (starts(r->str, "NOAUTH")) {
     code = JB_EINVAL;
-    hint = ": the server requires a password and the URL gives none";
+    /* A board's URL was completed from these before (sync/config.c):
+     * name them, since the password was looked for there too. */
+    hint = ": the server requires a password and the URL gives none (for a "
+           "board, none was found in $JOBBOARD_REDIS_PASSWORD or in the "
+           "board's sync.credentials file either)";
   } else if (starts(r->str, "WRONGPASS")) {
     code = JB_EINVAL;
     hint = ": wrong password";
@@ -171,6 +207,11 @@ static int classify(redisReply **reply, jb_sync_conn *c, const char *what) {
   jb__err(code, "redis at %s: %s: %s%s", c->where, what, r->str, hint);
   freeReplyObject(r);
   *reply = NULL;
+  /* Every class above is a refusal before anything ran; any other error
+   * (JB_EIO) may be a script's, failing halfway through. */
+  c->refused = code != JB_EIO;
+  if (drop)
+    disconnect(c);
   return code;
 }
 
@@ -205,7 +246,11 @@ static int auth(jb_sync_conn *c) {
     bool none = strstr(r->str, "without any password") ||
                 strstr(r->str, "no password is set");
     rc = jb__err(JB_EINVAL, "redis at %s: %s (server: %s)", c->where,
-                 none ? "the URL gives a password but the server has none set"
+                 none ? "the URL gives a password but the server has none set "
+                        "(for a board, the password may come from "
+                        "$JOBBOARD_REDIS_PASSWORD or the board's "
+                        "sync.credentials file: unset the one, delete the "
+                        "other)"
                  : u->user ? "wrong user or password"
                            : "wrong password",
                  r->str);
@@ -336,13 +381,14 @@ static int check_scripting(jb_sync_conn *c) {
   return rc;
 }
 
-/* Open the socket and run the handshake; on failure c->ctx stays NULL. */
-static int connect_now(jb_sync_conn *c) {
+/* Open the socket (the URL's unix socket, else host:port) and run the
+ * handshake; on failure c->ctx stays NULL. */
+static int connect_to(jb_sync_conn *c, const char *host, int port) {
   const jb_sync_url *u = c->url;
   c->version[0] = '\0';
   struct timeval tv = ms_tv(c->connect_ms);
   c->ctx = u->path ? redisConnectUnixWithTimeout(u->path, tv)
-                   : redisConnectWithTimeout(u->host, u->port, tv);
+                   : redisConnectWithTimeout(host, port, tv);
   int err = errno;
   if (!c->ctx)
     return jb__err(JB_ENOMEM, "out of memory connecting to redis at %s",
@@ -380,8 +426,153 @@ static int connect_now(jb_sync_conn *c) {
   return rc;
 }
 
+/* ------------------------------------------------------------ sentinel */
+
+static void set_where(jb_sync_conn *c, const char *host, int port) {
+  const char *name = c->url->master;
+  if (strchr(host, ':'))
+    snprintf(c->where, sizeof c->where, "[%s]:%d%s%s%s", host, port,
+             name ? " (master " : "", name ? name : "", name ? ")" : "");
+  else
+    snprintf(c->where, sizeof c->where, "%s:%d%s%s%s", host, port,
+             name ? " (master " : "", name ? name : "", name ? ")" : "");
+}
+
+/*
+ * Ask sentinel `s` where the master is (SENTINEL get-master-addr-by-name),
+ * on a connection of its own, closed at once. host[0..hsize) and *port on
+ * JB_OK. Errors: JB_ENOTFOUND (it watches no master of that name),
+ * JB_EOFFLINE (unreachable, too slow), JB_EINVAL (it wants a password),
+ * JB_EIO (a reply that makes no sense), JB_ENOMEM.
+ */
+static int ask_sentinel(char *host, size_t hsize, int *port, jb_sync_conn *c,
+                        const jb_sync_addr *s) {
+  int ms = c->connect_ms < SENTINEL_MS ? c->connect_ms : SENTINEL_MS;
+  char at[300];
+  snprintf(at, sizeof at, strchr(s->host, ':') ? "[%s]:%d" : "%s:%d",
+           s->host, s->port);
+  redisContext *ctx = redisConnectWithTimeout(s->host, s->port, ms_tv(ms));
+  if (!ctx)
+    return jb__err(JB_ENOMEM, "out of memory connecting to sentinel %s", at);
+  int rc = JB_OK, err = errno;
+  redisReply *r = NULL;
+  if (!ctx->err && redisSetTimeout(ctx, ms_tv(ms)) == REDIS_OK) {
+    const char *argv[3] = {"SENTINEL", "get-master-addr-by-name",
+                           c->url->master};
+    r = exchange(ctx, 3, argv, NULL, &err);
+  }
+  if (!r)
+    rc = jb__err(JB_EOFFLINE, "sentinel %s: %s", at,
+                 timed_out(err, ctx->errstr)
+                     ? "no answer in time"
+                     : ctx->errstr[0] ? ctx->errstr : "no answer");
+  else if (r->type == REDIS_REPLY_NIL)
+    rc = jb__err(JB_ENOTFOUND, "sentinel %s watches no master named \"%s\"",
+                 at, c->url->master);
+  else if (r->type == REDIS_REPLY_ERROR)
+    rc = jb__err(starts(r->str, "NOAUTH") ? JB_EINVAL : JB_EIO,
+                 "sentinel %s: %s%s", at, r->str,
+                 starts(r->str, "NOAUTH")
+                     ? " (sentinels are asked without a password)"
+                     : "");
+  else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+           r->element[0]->type != REDIS_REPLY_STRING ||
+           r->element[1]->type != REDIS_REPLY_STRING ||
+           (*port = atoi(r->element[1]->str)) <= 0 || *port > 65535)
+    rc = jb__err(JB_EIO, "sentinel %s: unexpected reply to SENTINEL "
+                 "get-master-addr-by-name", at);
+  else
+    snprintf(host, hsize, "%s", r->element[0]->str);
+  if (r)
+    freeReplyObject(r);
+  redisFree(ctx);
+  return rc;
+}
+
+/* The server just connected to must be a master: a sentinel may not yet
+ * know of a failover (or be cut off from the others) and name a server
+ * that is a replica now, and writes must never go there. */
+static int check_master(jb_sync_conn *c) {
+  const char *argv[1] = {"ROLE"};
+  redisReply *r;
+  int rc = checked(&r, c, 1, argv, NULL, "ROLE");
+  if (rc != JB_OK)
+    return rc;
+  bool master = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+                r->element[0]->type == REDIS_REPLY_STRING &&
+                strcmp(r->element[0]->str, "master") == 0;
+  if (!master)
+    rc = jb__err(JB_EOFFLINE, "redis at %s: named by a sentinel but it is "
+                 "a %s, not a master (the sentinel is behind a failover)",
+                 c->where,
+                 r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+                         r->element[0]->type == REDIS_REPLY_STRING
+                     ? r->element[0]->str
+                     : "server of unknown role");
+  freeReplyObject(r);
+  return rc;
+}
+
+/*
+ * Find the master through the sentinels and connect to it: ask each in
+ * turn, starting with the one that named the master last time (as the
+ * Sentinel client guidelines say), until one names a server that is a
+ * master. JB_EINVAL when every sentinel refuses the question (it watches
+ * no master of that name, or wants a password: retrying will not help),
+ * or for the master's own refusals (a wrong password); otherwise
+ * JB_EOFFLINE quoting the last failure.
+ */
+static int connect_via_sentinels(jb_sync_conn *c) {
+  const jb_sync_url *u = c->url;
+  int unknown = 0, refusing = 0, rc = JB_EOFFLINE;
+  char last[400] = "";
+  for (int k = 0; k < u->nsentinels; k++) {
+    int i = (c->sentinel + k) % u->nsentinels;
+    char host[256];
+    int port = 0;
+    rc = ask_sentinel(host, sizeof host, &port, c, &u->sentinels[i]);
+    if (rc == JB_OK) {
+      set_where(c, host, port);
+      rc = connect_to(c, host, port);
+      if (rc == JB_OK && (rc = check_master(c)) != JB_OK)
+        disconnect(c);
+      if (rc == JB_OK) {
+        c->sentinel = i;
+        return JB_OK;
+      }
+    }
+    if (rc == JB_ENOMEM || (rc == JB_EINVAL && port != 0))
+      return rc; /* the master itself refuses us: asking on will not help */
+    unknown += rc == JB_ENOTFOUND;
+    refusing += rc == JB_ENOTFOUND || rc == JB_EINVAL;
+    snprintf(last, sizeof last, "%s", jb_errmsg());
+  }
+  snprintf(c->where, sizeof c->where, "master %s (through %d sentinel%s)",
+           u->master, u->nsentinels, u->nsentinels == 1 ? "" : "s");
+  if (unknown == u->nsentinels)
+    return jb__err(JB_EINVAL, "no sentinel watches a master named \"%s\" "
+                   "(%s)", u->master, last);
+  if (refusing == u->nsentinels)
+    return jb__err(JB_EINVAL, "the sentinels refuse to name the master "
+                   "\"%s\" (last: %s)", u->master, last);
+  return jb__err(JB_EOFFLINE, "no master found for \"%s\" through %d "
+                 "sentinel%s (last: %s)", u->master, u->nsentinels,
+                 u->nsentinels == 1 ? "" : "s", last);
+}
+
+static int connect_now(jb_sync_conn *c) {
+  if (c->url->master)
+    return connect_via_sentinels(c);
+  return connect_to(c, c->url->host, c->url->port);
+}
+
 static int ensure(jb_sync_conn *c) {
-  return c->ctx ? JB_OK : connect_now(c);
+  if (c->ctx)
+    return JB_OK;
+  int rc = connect_now(c);
+  if (rc != JB_OK)
+    c->refused = false; /* nothing was sent */
+  return rc;
 }
 
 void jb_sync_options_init(jb_sync_options *opts) {
@@ -419,11 +610,10 @@ int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts) {
                                            : DEFAULT_COMMAND_MS;
   if (c->url->path)
     snprintf(c->where, sizeof c->where, "unix socket %s", c->url->path);
-  else if (strchr(c->url->host, ':'))
-    snprintf(c->where, sizeof c->where, "[%s]:%d", c->url->host,
-             c->url->port);
+  else if (c->url->master)
+    snprintf(c->where, sizeof c->where, "master %s", c->url->master);
   else
-    snprintf(c->where, sizeof c->where, "%s:%d", c->url->host, c->url->port);
+    set_where(c, c->url->host, c->url->port);
   if ((rc = connect_now(c)) != JB_OK) {
     jb_sync_close(c);
     return rc;
@@ -662,5 +852,7 @@ int jb__sync_message(redisReply **out, jb_sync_conn *c, bool readable) {
 }
 
 void jb__sync_drop(jb_sync_conn *c) { disconnect(c); }
+
+bool jb__sync_refused(const jb_sync_conn *c) { return c->refused; }
 
 const char *jb__sync_where(const jb_sync_conn *c) { return c->where; }

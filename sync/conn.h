@@ -18,6 +18,11 @@
  * error reply: those become codes, and the message quotes the server:
  *  - LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> JB_EOFFLINE
  *    (transient states of the server);
+ *  - READONLY (also inside a script's error), MASTERDOWN, NOREPLICAS: the
+ *    server takes no writes (a replica, a master demoted by a failover or
+ *    left without replicas) -> JB_EOFFLINE, and the connection is dropped
+ *    so that the next command reconnects (through the sentinels of a
+ *    redis-sentinel:// URL: to the new master);
  *  - NOAUTH, WRONGPASS -> JB_EINVAL;
  *  - NOSCRIPT -> JB_ENOTFOUND (jb__sync_evalsha handles it);
  *  - any other -> JB_EIO.
@@ -30,6 +35,50 @@ int jb__sync_command(redisReply **out, jb_sync_conn *conn, int argc,
 /* The URL as shown in messages and status: the password, if any, replaced
  * by "***" (sync/url.c). */
 void jb__sync_url_redact(char *out, size_t size, const char *text);
+
+/* true when the URL text holds a password ("[user]:password@"). */
+bool jb__sync_url_has_password(const char *text);
+
+/* jb_sync_url_parse, but a user without a password ("redis://alice@h") is
+ * accepted (url->password NULL): the form a board remembers, its password
+ * being kept apart (sync/config.c). */
+int jb__sync_url_parse_loose(jb_sync_url **out, const char *text);
+
+/* Split a URL (checked with jb__sync_url_parse_loose) into *bare, the same
+ * text without the password ("redis://alice:pw@h/1" -> "redis://alice@h/1",
+ * "redis://:pw@h" -> "redis://h"), and *password, decoded (NULL: none).
+ * Both are new strings. Errors: as the parser's, JB_ENOMEM. */
+int jb__sync_url_split(char **bare, char **password, const char *text);
+
+/* The URL `bare` (without a password) with `password` put in, %-escaped
+ * where it must be, into a new string *out. Errors: JB_EINVAL (bare has a
+ * password, or is not a URL), JB_ENOMEM. */
+int jb__sync_url_add_password(char **out, const char *bare,
+                              const char *password);
+
+/* ------------------------------------------------------- credentials */
+
+/* The file in a board directory holding the Redis password (see
+ * sync/credentials.c and docs/DESIGN-NOTES.md "Credentials"). */
+#define JB__SYNC_CRED_FILE "sync.credentials"
+
+/* Read the password of board directory `dir` into a new string *password
+ * (NULL and JB_OK when the file does not exist). Errors: JB_EINVAL naming
+ * the file: it cannot be read (another user's), is not a regular file, is
+ * readable or writable by others than its owner, is empty or too long, or
+ * holds a NUL byte; JB_EIO; JB_ENOMEM. */
+int jb__sync_cred_read(char **password, const char *dir);
+
+/* Whether board directory `dir` has a credentials file (readable or not:
+ * only lstat(2) is asked, so that anyone may learn that a password is
+ * configured without reading it); *mine, if not NULL, whether it belongs
+ * to this process's effective user. */
+bool jb__sync_cred_exists(const char *dir, bool *mine);
+
+/* Replace the password of board directory `dir`: a new file made with
+ * mode 0600 (O_EXCL, fchmod), written, fsync'ed, renamed over the old one,
+ * and the directory fsync'ed. Errors: JB_EIO naming the file. */
+int jb__sync_cred_write(const char *dir, const char *password);
 
 /* The redis_version of an INFO reply into out[0..size): false when the
  * reply is not a string naming one. */
@@ -111,6 +160,14 @@ int jb__sync_message(redisReply **out, jb_sync_conn *conn, bool readable);
 
 /* Drop the connection (the next command reconnects). */
 void jb__sync_drop(jb_sync_conn *conn);
+
+/* After a call on this connection failed: true when the failure was the
+ * server's refusal of the command (LOADING, BUSY, READONLY from a replica,
+ * MASTERDOWN, NOREPLICAS, NOAUTH, NOSCRIPT: it did not run), false when
+ * the command may have reached the server and its reply was lost (an I/O
+ * failure or a timeout), was never sent, or failed with another error
+ * (JB_EIO: a script may have failed halfway). */
+bool jb__sync_refused(const jb_sync_conn *conn);
 
 /* "127.0.0.1:6379" or "unix socket /path" (for messages). */
 const char *jb__sync_where(const jb_sync_conn *conn);

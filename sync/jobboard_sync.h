@@ -54,6 +54,7 @@ extern "C" {
  *
  *   redis://[[user]:password@]host[:port][/db]
  *   unix://[[user]:password@]/path/to.sock[?db=N]
+ *   redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/name[/db]
  *
  * - host is a name, an IPv4 address, or an IPv6 address in brackets
  *   ("redis://[::1]:6380/2"). port defaults to 6379, db to 0.
@@ -66,7 +67,25 @@ extern "C" {
  *   slashes: the scheme's two and the path's first).
  * - db is a decimal number 0..2147483647 (Redis's default config has 16).
  * - TLS ("rediss://") is not supported; nor are other query parameters.
+ * - redis-sentinel:// names up to JB_SYNC_SENTINELS_MAX Redis Sentinels
+ *   (port 26379 by default) and the name of the master they watch
+ *   ("redis-sentinel://s1,s2:26380,s3/mymaster/2"). A connection asks
+ *   them in turn for the master's address (SENTINEL
+ *   get-master-addr-by-name), and again after every failure, so it
+ *   follows a failover. user, password and db are the master's; the
+ *   sentinels are asked without a password (one that requires a password
+ *   is reported, not used). The name may hold %XX escapes.
  */
+
+/** Most sentinels a redis-sentinel:// URL may name. */
+#define JB_SYNC_SENTINELS_MAX 16
+
+/** A host and TCP port (a sentinel of a redis-sentinel:// URL). */
+typedef struct {
+  char *host; /**< name, IPv4 address, or IPv6 address without brackets */
+  int port;   /**< TCP port */
+} jb_sync_addr;
+
 typedef struct {
   char *host;     /**< TCP host (no brackets), or NULL for a unix socket */
   int port;       /**< TCP port (6379 by default); 0 for a unix socket */
@@ -74,6 +93,11 @@ typedef struct {
   char *user;     /**< ACL user, or NULL (the default user) */
   char *password; /**< password, or NULL (no AUTH) */
   int db;         /**< database number for SELECT (0 by default) */
+  /** redis-sentinel:// only (else NULL and 0; host and path are then NULL,
+   *  port 0): the sentinels in the URL's order, and the master's name. */
+  jb_sync_addr *sentinels;
+  int nsentinels;
+  char *master;
 } jb_sync_url;
 
 /**
@@ -137,7 +161,15 @@ typedef struct jb_sync_conn jb_sync_conn;
  *     scripting, PTTL/PEXPIRE: what taskflow requires too);
  *  5. prove scripting works: load a trivial script with SCRIPT LOAD and
  *     run it with EVALSHA (servers may disable or rename those commands).
- * Each exchange is bounded by command_timeout_ms.
+ * Each exchange is bounded by command_timeout_ms. For a redis-sentinel://
+ * URL, step 1 is preceded by asking the sentinels in turn (each given at
+ * most 500 ms, starting with the one that answered last) for the master's
+ * address, and step 5 followed by ROLE: a server that is not a master (a
+ * sentinel behind a failover named it) is left for the next sentinel's
+ * answer. Every reconnect asks again, and a reply saying the server takes
+ * no writes (READONLY, MASTERDOWN, NOREPLICAS) drops the connection, so
+ * the connection follows a failover. The replicator's status
+ * (jb_sync_status.server) names the master found.
  *
  * Errors (see the top of this file for the rule):
  *  - JB_EINVAL: no or bad URL, bad namespace, negative timeouts; "wrong
@@ -146,7 +178,10 @@ typedef struct jb_sync_conn jb_sync_conn;
  *    "server does not run Lua scripts" (with the server's error).
  *  - JB_EOFFLINE: "connection refused to 127.0.0.1:1", "timed out after
  *    2000 ms connecting to ...", unknown host, a server loading or busy,
- *    the connection lost during the handshake.
+ *    the connection lost during the handshake; "no master found for
+ *    "mymaster" through 3 sentinels (last: ...)".
+ *  - JB_EINVAL also, when every sentinel refuses the question: "no
+ *    sentinel watches a master named "x"", or they require a password.
  *  - JB_ENOMEM; JB_EIO for a reply that makes no sense.
  */
 JB_EXTERN int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts);
@@ -284,6 +319,12 @@ typedef struct {
    *  error. NULL: nothing is logged. */
   void (*log)(void *ctx, int level, const char *line);
   void *log_ctx;
+  /** How often the board is compared with Redis in full (every listing
+   *  and its owner: one HGETALL and a pipelined GET and PTTL per listing)
+   *  besides the comparisons at connect, after posts and after Redis lost
+   *  its data; what differs is repaired and counted. In ms; 0: the
+   *  default, 30000; negative: never on schedule. */
+  int verify_ms;
 } jb_sync_replicator_options;
 
 /** Fill `o` with the defaults (conn.url NULL: set it). */
@@ -325,6 +366,26 @@ typedef struct {
   int64_t last_sync_us; /**< when it last finished a pass (UTC us) */
   int64_t last_error_us; /**< when the last error happened (0: none) */
   char last_error[512]; /**< the last error's message ("" when none) */
+  int64_t last_full_us; /**< when the board and Redis were last compared in
+                             full (UTC us; 0: never) */
+  uint64_t last_full_changed; /**< jobs that comparison changed here */
+  int64_t last_full_took_us; /**< how long it took (reading Redis and
+                                  writing the board) */
+  char last_full_why[16]; /**< what made it: "connect", "posts" (NS:sequence
+                               moved), "schedule", "epoch" (a poll saw
+                               another data set), "data loss" */
+  uint64_t repaired;   /**< jobs found different by comparisons on
+                            schedule or after a data loss (divergences the
+                            notices and polls had not brought), since the
+                            replicator started */
+  uint64_t data_losses; /**< times Redis was found to have lost its data */
+  int64_t last_data_loss_us; /**< the last time (UTC us; 0: never) */
+  int verify_ms;       /**< the comparison schedule (ms; <= 0: none) */
+  char server[160];    /**< the server it is connected to, "" when not
+                            connected: "127.0.0.1:6380" (or "unix socket
+                            /path"), and for a redis-sentinel:// URL the
+                            master the sentinels named, "127.0.0.1:6380
+                            (master mymaster)" */
 } jb_sync_status;
 
 /** The state of replicator `r` (of this process). */
@@ -339,6 +400,36 @@ JB_EXTERN int jb_sync_replicator_status(jb_sync_replicator *r,
  */
 JB_EXTERN int jb_sync_status_read(jb_sync_status *st, jb_board *b);
 
+/** What jb_sync_verify found. */
+typedef struct {
+  uint64_t redis_listed;  /**< jobs Redis lists (NS:listings) */
+  uint64_t board_remote;  /**< Redis-decided jobs on the board (published) */
+  uint64_t missing_here;  /**< listed in Redis, not on the board */
+  uint64_t extra_here;    /**< on the board as Redis-decided, not listed */
+  uint64_t owner_differs; /**< on both, claimed by another owner (or on one
+                               side only) */
+} jb_sync_verify_result;
+
+/** Called once per job that differs: its uuid and what differs. */
+typedef void (*jb_sync_diff_fn)(void *ctx, const char *uuid,
+                                const char *what);
+
+/**
+ * Compare board `b` with what Redis lists now (connection `c`, the
+ * board's namespace): every listing and its owner against the board's
+ * Redis-decided jobs and their claims. A job that differs is read again
+ * on both sides after `settle_ms` (0..60000; a change under way, such as
+ * a claim recorded here a moment after Redis granted it, is not a
+ * divergence), and only those that still differ are counted in `res` and
+ * passed to `fn` (may be NULL). Nothing is written, here or in Redis (the
+ * replicator repairs: see jb_sync_replicator_options.verify_ms). Cost:
+ * one HGETALL and a pipelined GET and PTTL per listing, and one read of
+ * the board. Errors: JB_EINVAL, JB_EOFFLINE, JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
+                             jb_sync_verify_result *res, jb_sync_diff_fn fn,
+                             void *ctx);
+
 /**
  * Which Redis and namespace board `b` is synced with. url / ns: what the
  * caller gives (NULL: not given). The board remembers both the first time
@@ -347,10 +438,43 @@ JB_EXTERN int jb_sync_status_read(jb_sync_status *st, jb_board *b);
  * another namespace than the remembered one is refused (JB_ECLAIMED,
  * naming both). On JB_OK *url_out and *ns_out (free() them) are the ones
  * to use; *url_out NULL means none is known (the board is not synced).
+ *
+ * Passwords are never written into the board (its data file is readable
+ * by every user who may read the board): the board remembers the URL
+ * without its password (a user name is kept), and the password goes to
+ * the file `sync.credentials` in the board directory, mode 0600, owned by
+ * the calling process's user. A URL given without a password leaves that
+ * file as it is; so does a URL given by another user than the file's
+ * owner (that user's password is used, not remembered). A URL that an
+ * older release remembered with its password is rewritten without it
+ * (the password moved to the file, unless one exists already) by any
+ * call of this function. (LMDB may keep the old bytes in a free page of
+ * the data file until the page is reused: see docs/jobboard.1, FILES.)
+ *
+ * *url_out is the URL to connect with, its password taken from, in this
+ * order: the given URL; the environment variable JOBBOARD_REDIS_PASSWORD
+ * (never written anywhere); the credentials file; a password an older
+ * release remembered in the URL. Besides the codes below, JB_EINVAL when
+ * the credentials file cannot be read (another user's), is readable or
+ * writable by others than its owner, or is empty, or when the URL names a
+ * user and no password is found; JB_EIO when the file cannot be written.
+ * A user without a password is accepted in `url` ("redis://alice@host"),
+ * for a password kept in the file or the environment.
  */
 JB_EXTERN int jb_sync_board_config(jb_board *b, const char *url,
                                    const char *ns, char **url_out,
                                    char **ns_out);
+
+/**
+ * What jb_sync_board_config would give, with nothing written: the URL to
+ * connect with (`url`, else the remembered one, with its password found
+ * as above) and the namespace (`ns`, else the remembered one, else
+ * JB_SYNC_NAMESPACE_DEFAULT). Errors: as jb_sync_board_config's
+ * (JB_ECLAIMED for another namespace than the board's).
+ */
+JB_EXTERN int jb_sync_board_resolve(jb_board *b, const char *url,
+                                    const char *ns, char **url_out,
+                                    char **ns_out);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ libjbsyncconv_la_SOURCES = \
 	sync/remote.c \
 	sync/attach.c \
 	sync/config.c \
+	sync/credentials.c \
 	sync/replicator.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \

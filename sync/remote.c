@@ -279,7 +279,9 @@ static int run(reply *rep, jb__remote_result *res, jb__remote *r, int s,
   if (rc == JB_OK) {
     rc = jb__sync_evalsha(&out, r->conn, r->ids[s], nkeys, keys, NULL, nargs,
                           args, arglens);
-    if (rc == JB_EOFFLINE) res->unsure = true;
+    /* An error reply (a replica's READONLY after a failover, LOADING,
+     * BUSY) refused the script: it did not run, so the failure is sure. */
+    if (rc == JB_EOFFLINE) res->unsure = !jb__sync_refused(r->conn);
   }
   if (rc == JB_EOFFLINE) {
     char why[512];

@@ -22,7 +22,9 @@
  *    answer in time. res->unsure then says whether the script may have
  *    been sent (the connection was up when the call began): if so it may
  *    have run on the server, and only a resolve_* read after reconnecting
- *    tells (never guess, never re-send blindly);
+ *    tells (never guess, never re-send blindly). A refusal by the server
+ *    (READONLY from a master demoted by a failover, LOADING, BUSY) is
+ *    sure: the script did not run, res->unsure is false;
  *  - JB_EIO a reply that is not what the scripts return (quoted);
  *    JB_ENOMEM.
  * The owner named in messages and in res->owner is what Redis holds (the

@@ -42,6 +42,9 @@
 #define DEFAULT_BACKOFF_MIN_MS 100
 #define DEFAULT_BACKOFF_MAX_MS 30000
 #define DEFAULT_KEEPALIVE_MS JB_SYNC_KEEPALIVE_MS
+/* A comparison in full (every listing and owner) this often, besides the
+ * ones at connect, after new posts and after a data loss. */
+#define DEFAULT_VERIFY_MS 30000
 #define STANDBY_MS 1000
 /* Jobs per mirror transaction / per pipeline. */
 #define CHUNK 512
@@ -80,8 +83,12 @@ struct jb_sync_replicator {
   int64_t next_poll, next_keepalive; /* monotonic ms */
   int64_t status_written;            /* monotonic ms */
   struct bound *bound; /* keep_alive's last round */
-  bool data_lost;      /* Redis's epoch is not the board's (read_epoch) */
+  bool data_lost;      /* Redis lost its data (read_epoch) */
   bool recheck;        /* the last full pull saw NS:sequence move */
+  char epoch[64];      /* the data set the board last saw (sync.epoch) */
+  char epoch_now[64];  /* the one Redis holds now ("" when missing) */
+  uint64_t changed;    /* jobs the current pull changed here */
+  int64_t next_verify; /* monotonic ms: the next full comparison */
   char logged[512];    /* the last error logged, and when (mono ms) */
   int64_t logged_ms;
   size_t nbound;
@@ -160,11 +167,21 @@ static void write_status(jb_sync_replicator *r) {
     /* One value per line; the error last, as it may hold anything. */
     fprintf(f, "pid %d\nconnected %d\nurl %s\nns %s\ncursor %llu\n"
             "published %llu\npulled %llu\nlast_sync_us %lld\n"
-            "last_error_us %lld\nlast_error %s\n",
+            "last_full_us %lld\nlast_full_changed %llu\nlast_full_why %s\n"
+            "last_full_took_us %lld\n"
+            "repaired %llu\ndata_losses %llu\nlast_data_loss_us %lld\n"
+            "verify_ms %d\n"
+            "last_error_us %lld\nserver %s\nlast_error %s\n",
             s.pid, s.connected ? 1 : 0, s.url, s.ns,
             (unsigned long long)r->cursor, (unsigned long long)s.published,
             (unsigned long long)s.pulled, (long long)s.last_sync_us,
-            (long long)s.last_error_us, s.last_error);
+            (long long)s.last_full_us,
+            (unsigned long long)s.last_full_changed, s.last_full_why,
+            (long long)s.last_full_took_us,
+            (unsigned long long)s.repaired,
+            (unsigned long long)s.data_losses,
+            (long long)s.last_data_loss_us, s.verify_ms,
+            (long long)s.last_error_us, s.server, s.last_error);
     if (fclose(f) == 0) rename(tmp, path);
     else unlink(tmp);
   }
@@ -245,6 +262,7 @@ static void go_offline(jb_sync_replicator *r) {
   r->online = false;
   pthread_mutex_lock(&r->mu);
   r->st.connected = false;
+  r->st.server[0] = '\0';
   pthread_mutex_unlock(&r->mu);
 }
 
@@ -274,6 +292,7 @@ static int go_online(jb_sync_replicator *r) {
   r->logged[0] = '\0'; /* the next failure is news again */
   pthread_mutex_lock(&r->mu);
   r->st.connected = true;
+  snprintf(r->st.server, sizeof r->st.server, "%s", jb__sync_where(r->cmd));
   pthread_mutex_unlock(&r->mu);
   say(r, 0, "connected to redis at %s (redis %s), namespace %s",
       jb__sync_where(r->cmd), jb_sync_server_version(r->cmd), r->ns);
@@ -297,9 +316,11 @@ static int by_seq(const void *a, const void *b) {
  * marked: the next full pass resolves them). */
 static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
   int marked[PUB_BATCH];
+  uint64_t seqs[PUB_BATCH];
   const char *done[PUB_BATCH], *local[PUB_BATCH];
   size_t ndone = 0, nlocal = 0;
-  int rc = jb__board_set_published(r->b, uuids, n, JB_PUB_PENDING, marked);
+  int rc = jb__board_set_published(r->b, uuids, n, JB_PUB_PENDING, NULL,
+                                   marked);
   if (rc != JB_OK && rc != JB_ENOTFOUND) return rc;
   rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
@@ -309,6 +330,7 @@ static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
     int prc = jb__sync_post_marked(&res, &r->rm, r->b, uuids[i],
                                    r->o.keepalive_ms, id);
     if (prc == JB_OK) {
+      seqs[ndone] = res.sequence; /* its place in Redis's order */
       done[ndone++] = uuids[i];
       if (!res.again)
         say(r, 0, "published job %s as number %llu", uuids[i],
@@ -326,9 +348,11 @@ static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
     }
   }
   int urc = JB_OK;
-  if (ndone) urc = jb__board_set_published(r->b, done, ndone, JB_PUB_DONE, NULL);
+  if (ndone)
+    urc = jb__board_set_published(r->b, done, ndone, JB_PUB_DONE, seqs, NULL);
   if (nlocal && urc == JB_OK)
-    urc = jb__board_set_published(r->b, local, nlocal, JB_PUB_LOCAL, NULL);
+    urc = jb__board_set_published(r->b, local, nlocal, JB_PUB_LOCAL, NULL,
+                                  NULL);
   if (urc == JB_ENOTFOUND) urc = JB_OK;
   pthread_mutex_lock(&r->mu);
   r->st.published += ndone;
@@ -571,20 +595,25 @@ static void note_quarantine(jb_sync_replicator *r, const char *uuid) {
 
 /*
  * Of the jobs Redis no longer lists (gone[0..*n)), keep those to remove
- * here: Redis-decided and confirmed on the board. A job published from
- * this board that Redis lost without a trace (not in the trash, and its
- * publication marker gone too: a server restarted without its data) is
- * published again, with its claim as the board holds it, rather than
- * removed: Redis losing its data must not lose a posted job.
+ * here: Redis-decided and confirmed on the board, each removed as
+ * consumed, trashed (trashed[i]) or lost (lost[i], set here). Only after
+ * Redis lost its data (r->data_lost: another epoch, or a sequence that
+ * went back) is a job that left no trace (not in the trash, and its
+ * publication marker gone too) taken for lost rather than consumed: one
+ * published from this board is published again, with its claim as the
+ * board holds it (Redis losing its data must not lose a posted job), and
+ * another's leaves the board as lost (history end "lost", not
+ * "consumed"), to come back when its poster publishes it again.
  */
 static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
-                     size_t *n) {
+                     bool *lost, size_t *n) {
   size_t keep = 0, nl = 0, nrep = 0;
   const char **cand = calloc(*n, sizeof *cand);
   pending *rep = calloc(*n, sizeof *rep);
   uint64_t *seqs = calloc(*n, sizeof *seqs);
+  bool *ours = calloc(*n, sizeof *ours);
   int rc = JB_OK;
-  if (!cand || !rep || !seqs) {
+  if (!cand || !rep || !seqs || !ours) {
     rc = jb__err(JB_ENOMEM, "out of memory");
     goto out;
   }
@@ -596,14 +625,16 @@ static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
       jb_job_free(job);
       continue;
     }
-    if (r->data_lost && jb__job_ours(job) && !trashed[i]) {
+    if (r->data_lost && !trashed[i]) {
       seqs[nl] = jb_job_sequence(job);
+      ours[nl] = jb__job_ours(job);
       cand[nl++] = gone[i];
       key_of(key, sizeof key, r, gone[i], ".posted");
       const char *argv[2] = {"EXISTS", key};
       rc = jb__sync_append(r->cmd, 2, argv, NULL);
     } else {
       gone[keep] = gone[i];
+      lost[keep] = false;
       trashed[keep++] = trashed[i];
     }
     jb_job_free(job);
@@ -613,10 +644,15 @@ static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
     if ((rc = next_reply(r, &a, "EXISTS")) != JB_OK) break;
     if (a->type == REDIS_REPLY_INTEGER && a->integer == 1) {
       gone[keep] = cand[i]; /* consumed: the marker outlives the listing */
+      lost[keep] = false;
       trashed[keep++] = false;
-    } else {
+    } else if (ours[i]) {
       snprintf(rep[nrep].uuid, sizeof rep[nrep].uuid, "%s", cand[i]);
       rep[nrep++].seq = seqs[i];
+    } else {
+      gone[keep] = cand[i];
+      lost[keep] = true;
+      trashed[keep++] = false;
     }
     freeReplyObject(a);
   }
@@ -625,12 +661,14 @@ static int sort_gone(jb_sync_replicator *r, const char **gone, bool *trashed,
         "no trace): publishing again", nrep, nrep == 1 ? "" : "s");
     qsort(rep, nrep, sizeof *rep, by_seq);
     rc = publish_list(r, rep, nrep);
+    if (rc == JB_OK) r->changed += nrep;
   }
   *n = keep;
 out:
   free(cand);
   free(rep);
   free(seqs);
+  free(ours);
   return rc;
 }
 
@@ -640,8 +678,9 @@ static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
   int *res = calloc(n ? n : 1, sizeof *res);
   const char **gone = calloc(n ? n : 1, sizeof *gone);
   bool *trashed = calloc(n ? n : 1, sizeof *trashed);
+  bool *lost = calloc(n ? n : 1, sizeof *lost);
   int rc = JB_OK;
-  if (!l || !res || !gone || !trashed) {
+  if (!l || !res || !gone || !trashed || !lost) {
     rc = jb__err(JB_ENOMEM, "out of memory mirroring %zu jobs", n);
     goto out;
   }
@@ -663,7 +702,7 @@ static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
       trashed[ng++] = s[i].trashed;
     }
   }
-  if (ng) rc = sort_gone(r, gone, trashed, &ng);
+  if (ng) rc = sort_gone(r, gone, trashed, lost, &ng);
   if (rc != JB_OK) goto out;
   uint64_t pulled = 0;
   if (nl) {
@@ -674,10 +713,23 @@ static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
     }
   }
   if (rc == JB_OK && ng) {
-    size_t removed = 0;
-    rc = jb__board_mirror_gone(r->b, gone, trashed, ng, &removed);
+    size_t removed = 0, nlost = 0;
+    for (size_t i = 0; i < ng; i++) nlost += lost[i];
+    char why[300];
+    snprintf(why, sizeof why, "redis no longer listed it after losing its "
+             "data (its data set %s, now %s), and kept no trace of a "
+             "completion (not in the trash, no publication marker)",
+             r->epoch[0] ? r->epoch : "unknown",
+             r->epoch_now[0] ? r->epoch_now : "missing");
+    rc = jb__board_mirror_gone(r->b, gone, trashed, lost, why, ng, &removed);
     pulled += removed;
+    if (rc == JB_OK && nlost)
+      say(r, 1, "%zu job%s redis no longer lists after losing its data "
+          "(no trace of a completion): taken off this board as lost from "
+          "redis (history: lost); back when published again", nlost,
+          nlost == 1 ? "" : "s");
   }
+  r->changed += pulled;
   pthread_mutex_lock(&r->mu);
   r->st.pulled += pulled;
   pthread_mutex_unlock(&r->mu);
@@ -686,6 +738,7 @@ out:
   free(res);
   free(gone);
   free(trashed);
+  free(lost);
   return rc;
 }
 
@@ -693,13 +746,20 @@ out:
  * The data set's epoch: NS:epoch, a random id the first replicator to find
  * it missing writes (SET NX), and which the board remembers (setting
  * sync.epoch). A board that remembers another epoch than Redis holds now
- * has seen Redis lose its data (a restart without persistence, a flush):
- * only then are its jobs that Redis no longer lists and that left no
- * trace published again (sort_gone). A job merely consumed more than 30
- * days after its publication (its marker expired) is not taken for lost.
+ * has seen Redis lose its data (a restart without persistence, a flush, a
+ * namespace whose keys were deleted): a random id of 122 bits does not
+ * come back by chance, whatever the other keys hold again by then (a
+ * sequence that climbed back to the value last read). So does a sequence
+ * lower than the one last read (a server restored from an older copy,
+ * which holds the old epoch too): then this replicator writes a new epoch,
+ * so that every other board sees the loss as well. Only after a loss are
+ * the board's jobs that Redis no longer lists and that left no trace
+ * published again (ours) or taken off as lost (others'): a job merely
+ * consumed more than 30 days after its publication (its marker expired) is
+ * not taken for lost.
  */
-static int read_epoch(jb_sync_replicator *r, char epoch[64]) {
-  char key[JB_SYNC_NAMESPACE_MAX + 16], mine[64] = "";
+static int read_epoch(jb_sync_replicator *r, bool went_back) {
+  char key[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "epoch");
   char fresh[JB_UUID_STRLEN];
   int rc = jb__remote_claim_id(fresh);
@@ -707,35 +767,57 @@ static int read_epoch(jb_sync_replicator *r, char epoch[64]) {
   const char *set[4] = {"SET", key, fresh, "NX"};
   const char *get[2] = {"GET", key};
   redisReply *a = NULL;
-  if ((rc = jb__sync_command(&a, r->cmd, 4, set, NULL)) != JB_OK) return rc;
+  /* A sequence that went back: a new epoch for everyone (SET, not NX). */
+  if ((rc = jb__sync_command(&a, r->cmd, went_back ? 3 : 4, set, NULL)))
+    return rc;
   freeReplyObject(a);
   if ((rc = jb__sync_command(&a, r->cmd, 2, get, NULL)) != JB_OK) return rc;
-  snprintf(epoch, 64, "%.*s", a->type == REDIS_REPLY_STRING ? (int)a->len : 0,
+  snprintf(r->epoch_now, sizeof r->epoch_now, "%.*s",
+           a->type == REDIS_REPLY_STRING ? (int)a->len : 0,
            a->type == REDIS_REPLY_STRING ? a->str : "");
   freeReplyObject(a);
-  rc = jb__board_setting_get(r->b, "sync.epoch", mine, sizeof mine, NULL);
-  if (rc == JB_ENOTFOUND)
-    return jb__board_setting_set(r->b, "sync.epoch", epoch);
+  rc = jb__board_setting_get(r->b, "sync.epoch", r->epoch, sizeof r->epoch,
+                             NULL);
+  if (rc == JB_ENOTFOUND) {
+    snprintf(r->epoch, sizeof r->epoch, "%s", r->epoch_now);
+    return jb__board_setting_set(r->b, "sync.epoch", r->epoch_now);
+  }
   if (rc != JB_OK) return rc;
-  if (strcmp(mine, epoch) != 0) {
-    if (!r->data_lost)
-      say(r, 1, "redis holds another data set than this board last saw (it "
-          "lost its data): jobs of this board it no longer lists are "
-          "published again");
+  if (strcmp(r->epoch, r->epoch_now) != 0) {
+    if (!r->data_lost) {
+      say(r, 1, "redis holds another data set than this board last saw "
+          "(%s): it lost its data; comparing the board with it in full (jobs "
+          "of this board it no longer lists are published again, others' "
+          "taken off as lost)",
+          went_back ? "its sequence went back" : "a new epoch");
+      pthread_mutex_lock(&r->mu);
+      r->st.data_losses++;
+      r->st.last_data_loss_us = wall_us();
+      pthread_mutex_unlock(&r->mu);
+    }
     r->data_lost = true;
   }
   return JB_OK;
 }
 
-/* Read NS:sequence. */
+/* Read NS:sequence, and NS:epoch into r->epoch_now, in one round trip. */
 static int read_sequence(jb_sync_replicator *r, uint64_t *seq) {
-  char key[JB_SYNC_NAMESPACE_MAX + 16];
+  char key[JB_SYNC_NAMESPACE_MAX + 16], ekey[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "sequence");
-  const char *argv[2] = {"GET", key};
+  jb_sync_key(ekey, sizeof ekey, r->cmd, "epoch");
+  const char *argv[3] = {"MGET", key, ekey};
   redisReply *a = NULL;
-  int rc = jb__sync_command(&a, r->cmd, 2, argv, NULL);
+  int rc = jb__sync_command(&a, r->cmd, 3, argv, NULL);
   if (rc != JB_OK) return rc;
-  *seq = a->type == REDIS_REPLY_STRING ? strtoull(a->str, NULL, 10) : 0;
+  *seq = 0;
+  r->epoch_now[0] = '\0';
+  if (a->type == REDIS_REPLY_ARRAY && a->elements == 2) {
+    const redisReply *s = a->element[0], *e = a->element[1];
+    if (s->type == REDIS_REPLY_STRING) *seq = strtoull(s->str, NULL, 10);
+    if (e->type == REDIS_REPLY_STRING)
+      snprintf(r->epoch_now, sizeof r->epoch_now, "%.*s", (int)e->len,
+               e->str);
+  }
   freeReplyObject(a);
   return JB_OK;
 }
@@ -825,13 +907,13 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
  * more by HEXISTS, so that a job published by another process after the
  * read is not taken for gone).
  */
-static int pull_full(jb_sync_replicator *r) {
+static int pull_full(jb_sync_replicator *r, const char *why) {
   int64_t read_us = wall_us();
   uint64_t seq = 0;
-  char epoch[64];
-  int rc = read_epoch(r, epoch);
-  if (rc == JB_OK) rc = read_sequence(r, &seq);
+  int rc = read_sequence(r, &seq);
+  if (rc == JB_OK) rc = read_epoch(r, seq < r->seq_seen);
   if (rc != JB_OK) return rc;
+  r->changed = 0;
   char key[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "listings");
   const char *argv[2] = {"HGETALL", key};
@@ -888,10 +970,34 @@ static int pull_full(jb_sync_replicator *r) {
     r->recheck = seq != r->seq_seen;
     r->seq_seen = seq;
   }
+  bool lost = r->data_lost;
   if (rc == JB_OK && r->data_lost) {
     /* Republished: from now on this data set is the one to compare with. */
-    rc = jb__board_setting_set(r->b, "sync.epoch", epoch);
-    if (rc == JB_OK) r->data_lost = false;
+    rc = jb__board_setting_set(r->b, "sync.epoch", r->epoch_now);
+    if (rc == JB_OK) {
+      snprintf(r->epoch, sizeof r->epoch, "%s", r->epoch_now);
+      r->data_lost = false;
+    }
+  }
+  if (rc == JB_OK) {
+    /* Whatever the trigger, this was a comparison in full. A difference
+     * found on schedule or after a loss is one the notices and polls did
+     * not bring: counted as repaired. */
+    bool repair = lost || strcmp(why, "schedule") == 0;
+    pthread_mutex_lock(&r->mu);
+    r->st.last_full_us = read_us;
+    r->st.last_full_changed = r->changed;
+    r->st.last_full_took_us = wall_us() - read_us;
+    snprintf(r->st.last_full_why, sizeof r->st.last_full_why, "%s",
+             lost ? "data loss" : why);
+    if (repair) r->st.repaired += r->changed;
+    pthread_mutex_unlock(&r->mu);
+    if (repair && r->changed)
+      say(r, 1, "compared with redis in full (%s): %llu job%s differed and "
+          "%s repaired", lost ? "after a data loss" : "on schedule",
+          (unsigned long long)r->changed, r->changed == 1 ? "" : "s",
+          r->changed == 1 ? "was" : "were");
+    if (r->o.verify_ms > 0) r->next_verify = mono_ms() + r->o.verify_ms;
   }
   return rc;
 }
@@ -906,7 +1012,12 @@ static int poll_redis(jb_sync_replicator *r) {
   uint64_t seq = 0;
   int rc = read_sequence(r, &seq);
   if (rc != JB_OK) return rc;
-  if (seq != r->seq_seen || r->recheck) return pull_full(r);
+  /* Another data set (a new or missing epoch), or a sequence that went
+   * back: Redis lost data. Checked at every poll, so a wipe is found
+   * within one poll interval, whatever the sequence has climbed back to. */
+  if (strcmp(r->epoch_now, r->epoch) != 0 || seq < r->seq_seen)
+    return pull_full(r, "epoch");
+  if (seq != r->seq_seen || r->recheck) return pull_full(r, "posts");
   seen *mine = NULL;
   size_t n = 0;
   if ((rc = local_remote(r, &mine, &n, true)) != JB_OK) return rc;
@@ -1115,7 +1226,7 @@ static int pass(jb_sync_replicator *r) {
   if (r->need_full) {
     /* The pull first: jobs Redis lost (a server restarted empty) go out
      * again before the board's newer ones. */
-    int prc = pull_full(r);
+    int prc = pull_full(r, "connect");
     if (prc == JB_EOFFLINE) return prc;
     /* A pull that fails otherwise (a listing the board refuses) must not
      * stop the publication of the board's own jobs. */
@@ -1130,6 +1241,9 @@ static int pass(jb_sync_replicator *r) {
   if (now >= r->next_poll) {
     if ((rc = poll_redis(r)) != JB_OK) return rc;
     r->next_poll = mono_ms() + r->o.poll_ms;
+  }
+  if (r->o.verify_ms > 0 && now >= r->next_verify) {
+    if ((rc = pull_full(r, "schedule")) != JB_OK) return rc;
   }
   if (now >= r->next_keepalive) {
     if ((rc = keep_alive(r)) != JB_OK) return rc;
@@ -1196,6 +1310,7 @@ static void *run(void *arg) {
     if (now - r->status_written >= 1000) write_status(r);
     int64_t until = r->next_poll < r->next_keepalive ? r->next_poll
                                                       : r->next_keepalive;
+    if (r->o.verify_ms > 0 && r->next_verify < until) until = r->next_verify;
     if (!r->sub_readable) sleep_wake(r, until - now);
   }
   go_offline(r);
@@ -1220,6 +1335,7 @@ void jb_sync_replicator_options_init(jb_sync_replicator_options *o) {
   o->backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
   o->backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
   o->keepalive_ms = DEFAULT_KEEPALIVE_MS;
+  o->verify_ms = DEFAULT_VERIFY_MS;
 }
 
 static void destroy(jb_sync_replicator *r) {
@@ -1267,6 +1383,8 @@ int jb_sync_replicator_start(jb_sync_replicator **out, const char *path,
   if (r->o.backoff_max_ms < r->o.backoff_min_ms)
     r->o.backoff_max_ms = r->o.backoff_min_ms;
   if (!r->o.keepalive_ms) r->o.keepalive_ms = DEFAULT_KEEPALIVE_MS;
+  if (!r->o.verify_ms) r->o.verify_ms = DEFAULT_VERIFY_MS;
+  r->st.verify_ms = r->o.verify_ms;
   if (bopts) r->bopts = *bopts;
   else r->bopts = (jb_board_options)JB_BOARD_OPTIONS_INIT;
   r->bopts.flags &= ~(unsigned)JB_OPEN_CREATE;
@@ -1398,7 +1516,21 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
       else if (!strcmp(line, "published")) st->published = strtoull(v, NULL, 10);
       else if (!strcmp(line, "pulled")) st->pulled = strtoull(v, NULL, 10);
       else if (!strcmp(line, "last_sync_us")) st->last_sync_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "last_full_us")) st->last_full_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "last_full_took_us"))
+        st->last_full_took_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "last_full_changed"))
+        st->last_full_changed = strtoull(v, NULL, 10);
+      else if (!strcmp(line, "last_full_why"))
+        snprintf(st->last_full_why, sizeof st->last_full_why, "%s", v);
+      else if (!strcmp(line, "repaired")) st->repaired = strtoull(v, NULL, 10);
+      else if (!strcmp(line, "data_losses")) st->data_losses = strtoull(v, NULL, 10);
+      else if (!strcmp(line, "last_data_loss_us"))
+        st->last_data_loss_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "verify_ms")) st->verify_ms = atoi(v);
       else if (!strcmp(line, "last_error_us")) st->last_error_us = strtoll(v, NULL, 10);
+      else if (!strcmp(line, "server"))
+        snprintf(st->server, sizeof st->server, "%s", v);
       else if (!strcmp(line, "last_error"))
         snprintf(st->last_error, sizeof st->last_error, "%s", v);
     }
@@ -1407,11 +1539,22 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
   if (!st->running) {
     st->connected = false;
     st->pid = 0;
+    st->server[0] = '\0';
   }
   /* The board's own word on what it is synced with. */
   char url[4096], ns[JB_SYNC_NAMESPACE_MAX + 1];
-  if (jb__board_setting_get(b, "sync.url", url, sizeof url, NULL) == JB_OK)
-    jb__sync_url_redact(st->url, sizeof st->url, url);
+  if (jb__board_setting_get(b, "sync.url", url, sizeof url, NULL) == JB_OK) {
+    /* The password is not in the board (only an older release put it
+     * there): "***" says one is configured, which anyone may learn from
+     * the credentials file's existence, without the right to read it. */
+    char *shown = NULL;
+    if (!jb__sync_url_has_password(url) && jb__sync_cred_exists(path, NULL) &&
+        jb__sync_url_add_password(&shown, url, "***") == JB_OK)
+      snprintf(st->url, sizeof st->url, "%s", shown);
+    else
+      jb__sync_url_redact(st->url, sizeof st->url, url);
+    free(shown);
+  }
   if (jb__board_setting_get(b, "sync.namespace", ns, sizeof ns, NULL) == JB_OK)
     snprintf(st->ns, sizeof st->ns, "%s", ns);
   uint64_t next = 0;
@@ -1419,4 +1562,142 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
   if (rc != JB_OK) return rc;
   st->lag_events = st->running && next > cursor ? next - cursor : 0;
   return count_unpublished(b, st);
+}
+
+/* ---------------------------------------------------------------- verify */
+
+/* One side's view of a job, for jb_sync_verify. */
+typedef struct {
+  bool listed;      /* Redis: listed; board: on the board, Redis-decided */
+  bool owned;
+  char owner[JB_WHO_MAX + 1];
+} side;
+
+static void board_side(jb_board *b, const char *uuid, side *out) {
+  memset(out, 0, sizeof *out);
+  jb_job *job = NULL;
+  if (jb_job_get(&job, b, uuid) == JB_OK && jb_job_remote(job)) {
+    out->listed = true;
+    if (jb_job_owner(job)) {
+      out->owned = true;
+      snprintf(out->owner, sizeof out->owner, "%s", jb_job_owner(job));
+    }
+  }
+  jb_job_free(job);
+}
+
+/* What differs between Redis's view `x` and the board's `l` (NULL: none). */
+static const char *difference(const side *x, const side *l) {
+  if (x->listed && !l->listed) return "listed in redis, not on this board";
+  if (!x->listed && l->listed) return "on this board, not listed in redis";
+  if (!x->listed) return NULL;
+  if (x->owned != l->owned)
+    return x->owned ? "claimed in redis, unclaimed on this board"
+                    : "unclaimed in redis, claimed on this board";
+  if (x->owned && strcmp(x->owner, l->owner) != 0)
+    return "claimed by another owner in redis than on this board";
+  return NULL;
+}
+
+int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
+                   jb_sync_verify_result *res, jb_sync_diff_fn fn,
+                   void *ctx) {
+  if (b == NULL || c == NULL || res == NULL)
+    return jb__err(JB_EINVAL, "jb_sync_verify: NULL argument");
+  if (settle_ms < 0 || settle_ms > 60000)
+    return jb__err(JB_EINVAL, "jb_sync_verify: settle time %d ms is not in "
+                   "0..60000", settle_ms);
+  memset(res, 0, sizeof *res);
+  /* The replicator's readers, on this connection and board. */
+  jb_sync_replicator r;
+  memset(&r, 0, sizeof r);
+  r.b = b;
+  r.cmd = c;
+  char key[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(key, sizeof key, c, "listings");
+  const char *argv[2] = {"HGETALL", key};
+  redisReply *all = NULL;
+  int rc = jb__sync_command(&all, c, 2, argv, NULL);
+  if (rc != JB_OK) return rc;
+  size_t n = all->type == REDIS_REPLY_ARRAY ? all->elements / 2 : 0;
+  seen *s = calloc(n ? n : 1, sizeof *s);
+  seen *mine = NULL, *cand = NULL;
+  size_t k = 0, nm = 0, nc = 0;
+  if (s == NULL) {
+    rc = jb__err(JB_ENOMEM, "out of memory reading %zu listings", n);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    redisReply *f = all->element[2 * i];
+    if (f->type != REDIS_REPLY_STRING || !jb__sync_is_uuid(f->str, f->len))
+      continue;
+    memcpy(s[k].uuid, f->str, 36);
+    s[k].uuid[36] = '\0';
+    s[k++].listed = true;
+  }
+  res->redis_listed = k;
+  for (size_t i = 0; i < k && rc == JB_OK; i += CHUNK)
+    rc = read_owners(&r, s + i, k - i < CHUNK ? k - i : CHUNK);
+  if (rc == JB_OK) rc = local_remote(&r, &mine, &nm, true);
+  if (rc != JB_OK) goto out;
+  res->board_remote = nm;
+  qsort(s, k, sizeof *s, cmp_uuid);
+  qsort(mine, nm, sizeof *mine, cmp_uuid);
+  /* Merge the two sorted views; every uuid that differs is a candidate. */
+  if ((cand = calloc(k + nm ? k + nm : 1, sizeof *cand)) == NULL) {
+    rc = jb__err(JB_ENOMEM, "out of memory comparing %zu jobs", k + nm);
+    goto out;
+  }
+  for (size_t i = 0, j = 0; i < k || j < nm;) {
+    int cmp = i == k ? 1 : j == nm ? -1 : strcmp(s[i].uuid, mine[j].uuid);
+    side x = {0}, l = {0};
+    const char *u = cmp <= 0 ? s[i].uuid : mine[j].uuid;
+    if (cmp <= 0) {
+      x.listed = true;
+      x.owned = s[i].owned;
+      snprintf(x.owner, sizeof x.owner, "%s", s[i].owner);
+    }
+    if (cmp >= 0) {
+      l.listed = true;
+      l.owned = mine[j].owned;
+      snprintf(l.owner, sizeof l.owner, "%s", mine[j].owner);
+    }
+    if (difference(&x, &l))
+      snprintf(cand[nc++].uuid, sizeof cand[0].uuid, "%s", u);
+    if (cmp <= 0) i++;
+    if (cmp >= 0) j++;
+  }
+  /* A change under way (a claim recorded here a moment after Redis, a job
+   * being published, a replicator's next poll) is not a divergence: the
+   * candidates are read again on both sides after settle_ms, and only
+   * those that still differ are reported. */
+  if (nc && settle_ms > 0) {
+    struct timespec ts = {settle_ms / 1000, (long)(settle_ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+  }
+  for (size_t i = 0; i < nc && rc == JB_OK; i += CHUNK) {
+    size_t m = nc - i < CHUNK ? nc - i : CHUNK;
+    if ((rc = read_hexists(&r, cand + i, m, "listings")) == JB_OK)
+      rc = read_owners(&r, cand + i, m);
+    for (size_t j = i; rc == JB_OK && j < i + m; j++) {
+      side x = {.listed = cand[j].listed, .owned = cand[j].listed &&
+                                                  cand[j].owned};
+      if (x.owned) snprintf(x.owner, sizeof x.owner, "%s", cand[j].owner);
+      side l;
+      board_side(b, cand[j].uuid, &l);
+      const char *what = difference(&x, &l);
+      if (what == NULL) continue;
+      if (x.listed && !l.listed) res->missing_here++;
+      else if (!x.listed) res->extra_here++;
+      else res->owner_differs++;
+      if (fn) fn(ctx, cand[j].uuid, what);
+    }
+  }
+out:
+  free(cand);
+  free(mine);
+  free(s);
+  freeReplyObject(all);
+  return rc;
 }

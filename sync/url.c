@@ -5,36 +5,119 @@
 #include "errmsg.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 
+/* Where a URL's userinfo is: *auth after "://", *at its '@' (NULL: no
+ * userinfo), *colon the ':' before the password (NULL: no password).
+ * False when the text has no "://". Shared by the redaction and the
+ * splitting below, so that both find the password where the parser does. */
+static bool userinfo_at(const char *text, const char **auth, const char **at,
+                        const char **colon) {
+  *auth = strstr(text, "://");
+  *at = *colon = NULL;
+  if (!*auth)
+    return false;
+  *auth += 3;
+  /* userinfo ends at the last '@' before the path starts */
+  for (const char *p = *auth; *p && *p != '/' && *p != '?'; p++)
+    if (*p == '@')
+      *at = p;
+  if (!*at && (*auth)[0] != '/') {
+    /* unix://user:pass@/path: the '@' is just before the first '/' */
+    const char *slash = strchr(*auth, '/');
+    if (slash && slash > *auth && slash[-1] == '@')
+      *at = slash - 1;
+  }
+  if (*at)
+    *colon = memchr(*auth, ':', (size_t)(*at - *auth));
+  return true;
+}
+
 /* The URL as shown in messages: the password, if any, replaced by "***",
  * since messages end up in logs. */
 void jb__sync_url_redact(char *out, size_t size, const char *text) {
-  const char *auth = strstr(text, "://");
-  const char *at = NULL, *colon = NULL;
-  if (auth) {
-    auth += 3;
-    /* userinfo ends at the last '@' before the path starts */
-    for (const char *p = auth; *p && *p != '/' && *p != '?'; p++)
-      if (*p == '@')
-        at = p;
-    if (!at && auth[0] != '/') {
-      /* unix://user:pass@/path: the '@' is just before the first '/' */
-      const char *slash = strchr(auth, '/');
-      if (slash && slash > auth && slash[-1] == '@')
-        at = slash - 1;
-    }
-    if (at)
-      colon = memchr(auth, ':', (size_t)(at - auth));
-  }
+  const char *auth, *at, *colon;
+  userinfo_at(text, &auth, &at, &colon);
   if (colon)
     snprintf(out, size, "%.*s***%s", (int)(colon + 1 - text), text, at);
   else
     snprintf(out, size, "%s", text);
+}
+
+bool jb__sync_url_has_password(const char *text) {
+  const char *auth, *at, *colon;
+  return userinfo_at(text, &auth, &at, &colon) && colon != NULL;
+}
+
+int jb__sync_url_split(char **bare, char **password, const char *text) {
+  *bare = *password = NULL;
+  jb_sync_url *u = NULL;
+  int rc = jb__sync_url_parse_loose(&u, text);
+  if (rc != JB_OK)
+    return rc;
+  const char *auth, *at, *colon;
+  userinfo_at(text, &auth, &at, &colon);
+  if (colon == NULL) {
+    /* no password: the text as it is */
+    *bare = strdup(text);
+  } else if (u->user) {
+    /* "user:password@" -> "user@" */
+    if (asprintf(bare, "%.*s%s", (int)(colon - text), text, at) < 0)
+      *bare = NULL;
+  } else {
+    /* ":password@" -> nothing */
+    if (asprintf(bare, "%.*s%s", (int)(auth - text), text, at + 1) < 0)
+      *bare = NULL;
+  }
+  if (*bare && u->password && !(*password = strdup(u->password))) {
+    free(*bare);
+    *bare = NULL;
+  }
+  jb_sync_url_free(u);
+  if (*bare == NULL)
+    return jb__err(JB_ENOMEM, "out of memory splitting a redis URL");
+  return JB_OK;
+}
+
+int jb__sync_url_add_password(char **out, const char *bare,
+                              const char *password) {
+  *out = NULL;
+  const char *auth, *at, *colon;
+  if (!userinfo_at(bare, &auth, &at, &colon) || colon != NULL)
+    return jb__err(JB_EINVAL, "jb__sync_url_add_password: not a redis URL "
+                   "without a password");
+  /* Every byte but RFC 3986's unreserved ones and sub-delims as %XX, so
+   * that ':', '@', '/', '?', '#', '%' in the password read back as
+   * themselves (the parser splits on none of the sub-delims). */
+  size_t plen = strlen(password);
+  char *enc = malloc(plen * 3 + 1), *w = enc;
+  if (enc == NULL)
+    return jb__err(JB_ENOMEM, "out of memory building a redis URL");
+  for (size_t i = 0; i < plen; i++) {
+    unsigned char c = (unsigned char)password[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') || (c && strchr("-._~!$&'()*+,;=", c)))
+      *w++ = (char)c;
+    else
+      w += sprintf(w, "%%%02X", c);
+  }
+  *w = '\0';
+  int n;
+  if (at) /* "user@" -> "user:password@" */
+    n = asprintf(out, "%.*s:%s%s", (int)(at - bare), bare, enc, at);
+  else
+    n = asprintf(out, "%.*s:%s@%s", (int)(auth - bare), bare, enc, auth);
+  free(enc);
+  if (n < 0) {
+    *out = NULL;
+    return jb__err(JB_ENOMEM, "out of memory building a redis URL");
+  }
+  return JB_OK;
 }
 
 /* Set the message "redis URL "...": <what>" and return JB_EINVAL. */
@@ -99,8 +182,11 @@ static long number(const char *s, size_t len, long lo, long hi) {
 
 /* userinfo "[user]:password" (s[0..len)) into url->user, url->password. */
 static int userinfo(jb_sync_url *url, const char *s, size_t len,
-                    const char *text) {
+                    const char *text, bool loose) {
   const char *colon = memchr(s, ':', len);
+  if (!colon && loose && len > 0)
+    /* a user whose password is kept elsewhere (the board's credentials) */
+    return decode(&url->user, s, len, text, "user");
   if (!colon)
     return bad(text, "a user needs a password (\"user:password@\"), and a "
                      "password alone is written \":password@\"");
@@ -113,23 +199,10 @@ static int userinfo(jb_sync_url *url, const char *s, size_t len,
   return rc;
 }
 
-static int parse_tcp(jb_sync_url *url, const char *text, const char *s) {
-  size_t alen = strcspn(s, "/?#");
-  if (s[alen] == '?' || s[alen] == '#')
-    return bad(text, "query parameters and fragments are not supported "
-                     "in redis:// URLs (the db goes in the path: /N)");
-  const char *at = NULL;
-  for (size_t i = 0; i < alen; i++)
-    if (s[i] == '@')
-      at = s + i;
-  const char *hp = s;
-  if (at) {
-    int rc = userinfo(url, s, (size_t)(at - s), text);
-    if (rc != JB_OK)
-      return rc;
-    hp = at + 1;
-  }
-  size_t hplen = (size_t)(s + alen - hp);
+/* "host[:port]" or "[v6]:port" (hp[0..hplen)) into *host (a new string)
+ * and *port (defport when none is written). */
+static int hostport(char **host_out, int *port_out, const char *hp,
+                    size_t hplen, int defport, const char *text) {
   const char *host = hp, *port = NULL;
   size_t hlen = hplen, portlen = 0;
   if (hplen > 0 && hp[0] == '[') {
@@ -162,16 +235,40 @@ static int parse_tcp(jb_sync_url *url, const char *text, const char *s) {
   }
   if (hlen == 0)
     return bad(text, "no host");
-  if (!(url->host = strndup(host, hlen)))
-    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
-  url->port = 6379;
+  *port_out = defport;
   if (port) {
     long p = number(port, portlen, 1, 65535);
     if (p < 0)
       return bad(text, "port \"%.*s\" is not a number in 1..65535",
                  (int)portlen, port);
-    url->port = (int)p;
+    *port_out = (int)p;
   }
+  if (!(*host_out = strndup(host, hlen)))
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  return JB_OK;
+}
+
+static int parse_tcp(jb_sync_url *url, const char *text, const char *s,
+                     bool loose) {
+  size_t alen = strcspn(s, "/?#");
+  if (s[alen] == '?' || s[alen] == '#')
+    return bad(text, "query parameters and fragments are not supported "
+                     "in redis:// URLs (the db goes in the path: /N)");
+  const char *at = NULL;
+  for (size_t i = 0; i < alen; i++)
+    if (s[i] == '@')
+      at = s + i;
+  const char *hp = s;
+  if (at) {
+    int rc = userinfo(url, s, (size_t)(at - s), text, loose);
+    if (rc != JB_OK)
+      return rc;
+    hp = at + 1;
+  }
+  int rc = hostport(&url->host, &url->port, hp, (size_t)(s + alen - hp),
+                    6379, text);
+  if (rc != JB_OK)
+    return rc;
   const char *path = s + alen;
   if (path[0] == '/' && path[1] != '\0') {
     long db = number(path + 1, strlen(path + 1), 0, INT_MAX);
@@ -183,7 +280,8 @@ static int parse_tcp(jb_sync_url *url, const char *text, const char *s) {
   return JB_OK;
 }
 
-static int parse_unix(jb_sync_url *url, const char *text, const char *s) {
+static int parse_unix(jb_sync_url *url, const char *text, const char *s,
+                      bool loose) {
   const char *slash = strchr(s, '/');
   if (!slash && *s)
     return bad(text, "the socket path must be absolute: "
@@ -194,7 +292,7 @@ static int parse_unix(jb_sync_url *url, const char *text, const char *s) {
     if (slash[-1] != '@')
       return bad(text, "the socket path must be absolute: "
                        "unix:///path/to.sock (three slashes)");
-    int rc = userinfo(url, s, (size_t)(slash - 1 - s), text);
+    int rc = userinfo(url, s, (size_t)(slash - 1 - s), text, loose);
     if (rc != JB_OK)
       return rc;
   }
@@ -221,29 +319,95 @@ static int parse_unix(jb_sync_url *url, const char *text, const char *s) {
   return JB_OK;
 }
 
-int jb_sync_url_parse(jb_sync_url **out, const char *text) {
+/* redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/name[/db]:
+ * the sentinels to ask (port 26379 by default), the master's name, and
+ * the db and credentials of the master (sentinels are asked without). */
+static int parse_sentinel(jb_sync_url *url, const char *text, const char *s,
+                          bool loose) {
+  size_t alen = strcspn(s, "/");
+  if (strpbrk(s, "?#"))
+    return bad(text, "query parameters and fragments are not supported "
+                     "in redis-sentinel:// URLs (a '?' or '#' in the master "
+                     "name is written %%3F, %%23)");
+  const char *hp = s, *end = s + alen;
+  for (const char *p = s; p < end; p++)
+    if (*p == '@')
+      hp = p + 1;
+  int rc =
+      hp > s ? userinfo(url, s, (size_t)(hp - 1 - s), text, loose) : JB_OK;
+  if (rc != JB_OK)
+    return rc;
+  size_t n = 1;
+  for (const char *p = hp; p < end; p++)
+    n += *p == ',';
+  if (n > JB_SYNC_SENTINELS_MAX)
+    return bad(text, "%zu sentinels (at most %d)", n, JB_SYNC_SENTINELS_MAX);
+  if (!(url->sentinels = calloc(n, sizeof *url->sentinels)))
+    return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
+  for (const char *p = hp; rc == JB_OK && p <= end; url->nsentinels++) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    const char *stop = comma ? comma : end;
+    jb_sync_addr *a = &url->sentinels[url->nsentinels];
+    if (stop == p)
+      return bad(text, "sentinel %d has no address (host[:port], "
+                       "separated by commas)", url->nsentinels + 1);
+    rc = hostport(&a->host, &a->port, p, (size_t)(stop - p), 26379, text);
+    p = stop + 1;
+  }
+  if (rc != JB_OK)
+    return rc;
+  const char *name = end + 1;
+  size_t nlen = *end == '/' ? strcspn(name, "/") : 0;
+  if (nlen == 0)
+    return bad(text, "no master name: redis-sentinel://HOST[:PORT]"
+                     "[,HOST[:PORT]...]/MASTERNAME[/DB]");
+  if ((rc = decode(&url->master, name, nlen, text, "master name")) != JB_OK)
+    return rc;
+  const char *db = name + nlen;
+  if (db[0] == '/' && db[1] != '\0') {
+    long v = number(db + 1, strlen(db + 1), 0, INT_MAX);
+    if (v < 0)
+      return bad(text, "db \"%s\" is not a number in 0..%d", db + 1, INT_MAX);
+    url->db = (int)v;
+  }
+  return JB_OK;
+}
+
+static int parse(jb_sync_url **out, const char *text, bool loose) {
   *out = NULL;
   if (!text || !*text)
-    return jb__err(JB_EINVAL, "no redis URL given (redis://host:port/db or "
-                              "unix:///path/to.sock)");
+    return jb__err(JB_EINVAL, "no redis URL given (redis://host:port/db, "
+                              "unix:///path/to.sock or "
+                              "redis-sentinel://host:port/mastername)");
   jb_sync_url *url = calloc(1, sizeof *url);
   if (!url)
     return jb__err(JB_ENOMEM, "out of memory parsing a redis URL");
   int rc;
   if (strncmp(text, "redis://", 8) == 0)
-    rc = parse_tcp(url, text, text + 8);
+    rc = parse_tcp(url, text, text + 8, loose);
   else if (strncmp(text, "unix://", 7) == 0)
-    rc = parse_unix(url, text, text + 7);
+    rc = parse_unix(url, text, text + 7, loose);
+  else if (strncmp(text, "redis-sentinel://", 17) == 0)
+    rc = parse_sentinel(url, text, text + 17, loose);
   else if (strncmp(text, "rediss://", 9) == 0)
     rc = bad(text, "TLS (rediss://) is not supported");
   else
-    rc = bad(text, "the scheme must be redis:// or unix://");
+    rc = bad(text, "the scheme must be redis://, unix:// or "
+                   "redis-sentinel://");
   if (rc != JB_OK) {
     jb_sync_url_free(url);
     return rc;
   }
   *out = url;
   return JB_OK;
+}
+
+int jb_sync_url_parse(jb_sync_url **out, const char *text) {
+  return parse(out, text, false);
+}
+
+int jb__sync_url_parse_loose(jb_sync_url **out, const char *text) {
+  return parse(out, text, true);
 }
 
 void jb_sync_url_free(jb_sync_url *url) {
@@ -253,6 +417,10 @@ void jb_sync_url_free(jb_sync_url *url) {
   free(url->path);
   free(url->user);
   free(url->password);
+  for (int i = 0; i < url->nsentinels; i++)
+    free(url->sentinels[i].host);
+  free(url->sentinels);
+  free(url->master);
   free(url);
 }
 

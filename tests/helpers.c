@@ -99,6 +99,18 @@ void jbt_post(char uuid_out[JB_UUID_STRLEN], jb_board *board, const char *name,
   if (uuid_out) memcpy(uuid_out, uuid, JB_UUID_STRLEN);
 }
 
+size_t jbt_listing_order(jb_board *board, char (*out)[JB_UUID_STRLEN],
+                         size_t max) {
+  jb_iter *it;
+  const jb_job *j;
+  size_t n = 0;
+  assert_int_equal(jb_iter_open(&it, board, 0), JB_OK);
+  while (jb_iter_next(&j, it) == JB_OK && j != NULL && n < max)
+    snprintf(out[n++], JB_UUID_STRLEN, "%s", jb_job_uuid(j));
+  jb_iter_close(it);
+  return n;
+}
+
 void jbt_buf_free(jbt_buf *b) {
   free(b->data);
   b->data = NULL;

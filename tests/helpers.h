@@ -60,6 +60,11 @@ int jbt_teardown(void **state);
 void jbt_post(char uuid_out[JB_UUID_STRLEN], jb_board *board, const char *name,
               jb_priority prio);
 
+/* The uuids of the board's jobs in listing order, at most `max` of them
+ * into out[]; returns how many. */
+size_t jbt_listing_order(jb_board *board, char (*out)[JB_UUID_STRLEN],
+                         size_t max);
+
 /* A msgpack buffer built by the helpers below (free with jbt_buf_free). */
 typedef struct {
   char *data;

@@ -168,7 +168,7 @@ check_PROGRAMS += tests/test_sync_config
 TESTS += tests/test_sync_config
 tests_test_sync_config_SOURCES = tests/test_sync_config.c $(JB_TEST_HELPERS)
 tests_test_sync_config_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
-tests_test_sync_config_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_sync_config_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_config_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
@@ -192,12 +192,15 @@ EXTRA_DIST += tests/sync_cli.sh
 # The replicator end to end (issue 6, point 6): `jobboard sync` daemons,
 # `jobboard work --redis` workers and taskflow processes on a redis-server
 # each test starts (tests/sync_lib.sh: skipped, exit 77, without
-# redis-server, redis-cli or Debian's python3-taskflow).
+# redis-server, redis-cli or Debian's python3-taskflow; sync_sentinel.sh
+# also without redis-sentinel).
 if WITH_REDIS
-TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh
+TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh \
+	tests/sync_converge.sh tests/sync_sentinel.sh
 endif
 EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
-	tests/sync_outage.sh tests/sync_holder.sh
+	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \
+	tests/sync_sentinel.sh
 
 # Power loss and I/O faults (issue 11, points 3 and 4): tests/iolayer.c
 # defines the file-system calls in the test program itself, so liblmdb's

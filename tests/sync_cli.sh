@@ -308,6 +308,122 @@ status_field b1 running
 grep -q "stopping (SIGTERM)" "$ROOT/sync.log" || fail "no stop in the log"
 end
 
+# no_password_in BOARD WHAT: the password is in no byte of BOARD's data
+# file (live pages and free ones alike: grep reads the whole file).
+no_password_in() {
+  if grep -a -q -F "$PASS" "$ROOT/$1/data.mdb"; then
+    fail "$2: the password is in $1/data.mdb"
+  fi
+}
+# stop_sync: SIGTERM the daemon of $SYNC_PID, expect exit 0.
+stop_sync() {
+  kill -TERM "$SYNC_PID"
+  wait "$SYNC_PID"
+  local code=$?
+  [ "$code" = 0 ] || fail "sync exited $code on SIGTERM"
+  SYNC_PID=""
+}
+
+begin "a URL with a password: the password is in no byte of data.mdb, but in sync.credentials (0600) (issue 13)"
+# b1 (claim --redis) and b2 (JOBBOARD_REDIS) were given it above.
+no_password_in b1 "claim --redis"
+no_password_in b2 "JOBBOARD_REDIS"
+jb b3 post local-e
+"$JOBBOARD" --board "$ROOT/b3" sync --redis "$URL" --namespace ns3 \
+  --poll 0.2 2>"$ROOT/sync3.log" &
+SYNC_PID=$!
+wait_for 15 running_connected b3 || fail "b3: never running+connected"
+stop_sync
+no_password_in b3 "sync --redis"
+for b in b1 b2 b3; do
+  mode=$(stat -c %a "$ROOT/$b/sync.credentials" 2>/dev/null)
+  [ "$mode" = 600 ] || fail "$b/sync.credentials: mode '$mode', expected 600"
+  [ "$(cat "$ROOT/$b/sync.credentials" 2>/dev/null)" = "$PASS" ] ||
+    fail "$b/sync.credentials does not hold the password"
+done
+jb b3 status
+case $out in
+  *"unix://:***@$SOCK"*) ;;
+  *) fail "status does not show the URL with ***: $out" ;;
+esac
+not_in "$out" "$PASS" "status"
+end
+
+begin "sync restarts without --redis: the password comes from sync.credentials"
+"$JOBBOARD" --board "$ROOT/b3" sync --poll 0.2 2>"$ROOT/sync3.log" &
+SYNC_PID=$!
+wait_for 15 running_connected b3 || fail "b3 restarted: never connected: $(cat "$ROOT/sync3.log")"
+not_in "$(cat "$ROOT/sync3.log")" "$PASS" "the sync log"
+jb b3 post after-restart
+AFTER=$out
+wait_for 15 listed ns3 "$AFTER" || fail "$AFTER never listed in ns3:listings"
+stop_sync
+no_password_in b3 "after the restart"
+end
+
+begin "a wrong password in sync.credentials: sync exits 2, 'wrong password', not shown"
+cp -p "$ROOT/b3/sync.credentials" "$ROOT/cred.saved"
+printf 'wr0ng\n' >"$ROOT/b3/sync.credentials"
+jb b3 sync
+expect_rc 2 "sync, wrong password in the file"
+expect_err "wrong password" "sync, wrong password in the file"
+not_in "$err" "wr0ng" "sync, wrong password in the file"
+mv "$ROOT/cred.saved" "$ROOT/b3/sync.credentials"
+chmod 644 "$ROOT/b3/sync.credentials"
+jb b3 sync
+expect_rc 2 "sync, credentials readable by others"
+expect_err "chmod 600" "sync, credentials readable by others"
+chmod 600 "$ROOT/b3/sync.credentials"
+end
+
+begin "another user who may open the board but not read sync.credentials: status works (***), sync says why it cannot"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+  # nobody may open b3 (LMDB needs its files writable), not read the file.
+  chmod 711 "$ROOT"
+  chmod -R a+rwX "$ROOT/b3"
+  chmod 600 "$ROOT/b3/sync.credentials"
+  as_nobody() {
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$JOBBOARD" \
+      --board "$ROOT/b3" "$@" >"$ROOT/out" 2>"$ROOT/err"
+    rc=$?
+    out=$(cat "$ROOT/out")
+    err=$(cat "$ROOT/err")
+  }
+  as_nobody status
+  expect_ok "status as nobody"
+  case $out in
+    *"unix://:***@$SOCK"*) ;;
+    *) fail "status as nobody does not show the URL with ***: $out" ;;
+  esac
+  as_nobody sync
+  expect_rc 2 "sync as nobody"
+  expect_err "sync.credentials" "sync as nobody"
+  expect_err "JOBBOARD_REDIS_PASSWORD" "sync as nobody"
+  chmod 700 "$ROOT"
+else
+  echo "  (skipped: needs root and setpriv to act as another user)"
+fi
+end
+
+begin "JOBBOARD_REDIS_PASSWORD: used, never stored; without it a password-needing server is refused, naming where passwords are looked for"
+jb b4 post local-f
+LOCAL_F=$out
+JOBBOARD_REDIS_PASSWORD=$PASS jb b4 claim --who w --redis "unix://$SOCK" \
+  --namespace ns4 "$LOCAL_F"
+expect_ok "claim with JOBBOARD_REDIS_PASSWORD"
+[ ! -e "$ROOT/b4/sync.credentials" ] ||
+  fail "the environment's password was written to b4/sync.credentials"
+no_password_in b4 "JOBBOARD_REDIS_PASSWORD"
+jb b4 abandon --who w "$LOCAL_F"
+expect_rc 2 "no password found"
+expect_err "requires a password" "no password found"
+expect_err "JOBBOARD_REDIS_PASSWORD" "no password found"
+expect_err "sync.credentials" "no password found"
+JOBBOARD_REDIS_PASSWORD=wr0ng jb b3 sync
+expect_rc 2 "JOBBOARD_REDIS_PASSWORD beats the file"
+expect_err "wrong password" "JOBBOARD_REDIS_PASSWORD beats the file"
+end
+
 begin "Redis unreachable: a Redis-decided job fails with exit 6 and the reason, a local one works"
 { kill -KILL "$REDIS_PID" && wait "$REDIS_PID"; } 2>/dev/null # no "Killed"
 REDIS_PID=""

@@ -18,6 +18,8 @@
 #  - sync_start DIR NAME [ARGS]: a `jobboard sync` daemon for board DIR,
 #    its stderr in $ROOT/NAME.log; sync_stop NAME checks it exits 0 on
 #    SIGTERM.
+#  - worker_start / worker_stop / poster: `jobboard work` workers that log
+#    every job they run, and posters of batches of jobs.
 #  - fail / note / finish: failures are counted, the test exits 1 if any.
 
 set -u
@@ -226,6 +228,42 @@ wait_until() {
     sleep 0.1
   done
   return 0
+}
+# worker_start NAME DIR SECONDS: a `jobboard work --redis "$URL"` worker
+# on board DIR whose CMD appends the job's uuid to $ROOT/run-NAME.log and
+# sleeps SECONDS; its pid in WPID[NAME], its stderr in $ROOT/NAME.err.
+declare -A WPID
+worker_start() {
+  "${JB[@]}" --board "$2" work --who "$1" --redis "$URL" --namespace "$NS" \
+    -- sh -c 'echo "$JOBBOARD_UUID" >>"$1"; sleep "$2"' sh \
+    "$ROOT/run-$1.log" "$3" 2>"$ROOT/$1.err" &
+  WPID[$1]=$!
+  track $!
+}
+# worker_stop NAME: SIGTERM; it must exit 0 and have had no completion
+# refused (a claim it held lapsed and was taken again).
+worker_stop() {
+  local rc
+  kill -TERM "${WPID[$1]}" 2>/dev/null
+  wait "${WPID[$1]}"
+  rc=$?
+  [ "$rc" = 0 ] || fail "worker $1 exited $rc: $(tail -c 600 "$ROOT/$1.err")"
+  grep -q ': refused' "$ROOT/$1.err" &&
+    fail "worker $1 had completions refused: $(grep ': refused' "$ROOT/$1.err" | head -3)"
+}
+# poster DIR TAG SIZE PAUSE [LIMIT]: post SIZE jobs (named TAG-1, TAG-2,
+# ...) on board DIR every PAUSE s, their uuids to $ROOT/posted-TAG, until
+# $STOP exists or LIMIT jobs are posted; run it in the background.
+poster() {
+  local i=0 limit=${5:-0}
+  while [ ! -e "${STOP:-/nonexistent}" ] &&
+    { [ "$limit" = 0 ] || [ $i -lt "$limit" ]; }; do
+    seq $((i + 1)) $((i + $3)) | sed "s/.*/{\"name\": \"$2-&\"}/" |
+      jb --board "$1" post --batch >>"$ROOT/posted-$2" ||
+      echo "post on $2 failed" >>"$ROOT/poster-errors"
+    i=$((i + $3))
+    sleep "$4"
+  done
 }
 listed() { # listed UUID: Redis lists the job
   [ "$(rcli hexists "$NS:listings" "$1")" = 1 ]

@@ -71,30 +71,16 @@ note "P1 $P1 and P2 $P2 published from C and claimed by parker"
 
 # --- the workers and the posters on A and B
 WORKERS=(A-w1 A-w2 B-w1 B-w2)
-declare -A WPID
 for w in "${WORKERS[@]}"; do
   dir=$A
   [ "${w%%-*}" = B ] && dir=$B
-  "${JB[@]}" --board "$dir" work --who "$w" --redis "$URL" --namespace "$NS" -- \
-    sh -c 'echo "$JOBBOARD_UUID" >>"$1"; sleep 0.05' sh "$ROOT/run-$w.log" \
-    2>"$ROOT/$w.err" &
-  WPID[$w]=$!
-  track $!
+  worker_start "$w" "$dir" 0.05
 done
-poster() { # poster DIR TAG: 20 jobs every 0.3 s until $STOP exists
-  local i=0
-  while [ ! -e "$STOP" ]; do
-    seq $((i + 1)) $((i + 20)) | sed "s/.*/{\"name\": \"$2-&\"}/" |
-      jb --board "$1" post --batch >>"$ROOT/posted-$2" ||
-      echo "post on $2 failed" >>"$ROOT/poster-errors"
-    i=$((i + 20))
-    sleep 0.3
-  done
-}
-poster "$A" A &
+# 20 jobs every 0.3 s on A and on B until $STOP exists
+poster "$A" A 20 0.3 &
 PPA=$!
 track $PPA
-poster "$B" B &
+poster "$B" B 20 0.3 &
 PPB=$!
 track $PPB
 sleep 4
@@ -222,13 +208,7 @@ empty() {
 wait_until 30 "Redis and the boards empty" empty ||
   fail "  Redis lists $(rcli hlen "$NS:listings"); boards count A $(count "$A"), B $(count "$B"), C $(count "$C")"
 for w in "${WORKERS[@]}"; do
-  [ -n "${WDEAD[$w]:-}" ] && continue
-  kill -TERM "${WPID[$w]}" 2>/dev/null
-  wait "${WPID[$w]}"
-  rc=$?
-  [ "$rc" = 0 ] || fail "worker $w exited $rc: $(tail -c 600 "$ROOT/$w.err")"
-  grep -q ': refused' "$ROOT/$w.err" &&
-    fail "worker $w had completions refused: $(grep ': refused' "$ROOT/$w.err" | head -3)"
+  [ -n "${WDEAD[$w]:-}" ] || worker_stop "$w"
 done
 for d in A B C; do sync_stop $d; done
 

@@ -132,15 +132,16 @@ static void a_new_unclaimed_listing_goes_on_as_posted_remote_verbatim(
   const void *bytes = jb_job_posting(job, &len);
   assert_int_equal(len, p.len);
   assert_memory_equal(bytes, p.data, p.len); /* Redis's sequence (42) kept */
-  /* Its sequence on this board is the next one, its POSTED event's. */
-  assert_int_equal(jb_job_sequence(job), from);
+  /* Its sequence is Redis's (it is ordered among Redis's jobs by it). */
+  assert_int_equal(jb_job_sequence(job), 42);
   jb_job_free(job);
 
   jb_event ev[16];
   assert_int_equal(events_from(b, from, ev), 1);
   assert_int_equal(ev[0].type, JB_EVENT_POSTED);
   assert_string_equal(ev[0].uuid, JBT_WIRE_UUID);
-  assert_int_equal(ev[0].job_seq, from);
+  assert_int_equal(ev[0].seq, from);
+  assert_int_equal(ev[0].job_seq, 42);
 
   /* Listed as remote too (the iterator passes the flag); HIGH comes
    * before the local NORMAL job. */
@@ -208,7 +209,8 @@ static void a_new_claimed_listing_goes_on_claimed_with_its_lease(
   assert_int_equal(ev[1].type, JB_EVENT_CLAIMED);
   assert_string_equal(ev[1].owner, "worker-1");
   assert_int_equal(ev[1].seq, token);
-  assert_int_equal(ev[1].job_seq, ev[0].seq);
+  assert_int_equal(ev[0].job_seq, 7); /* Redis's sequence */
+  assert_int_equal(ev[1].job_seq, 7);
   assert_int_equal(ev[3].type, JB_EVENT_CLAIMED);
   assert_string_equal(ev[3].owner, "worker-2");
   size_t n;
@@ -497,7 +499,7 @@ static void a_local_job_is_left_alone(void **state) {
   /* ... and mirror_gone skips it. */
   const char *uu[1] = {u};
   size_t removed = 99;
-  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, 1, &removed), JB_OK);
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, NULL, NULL, 1, &removed), JB_OK);
   assert_int_equal(removed, 0);
   size_t n;
   assert_int_equal(jb_board_count(&n, b, 0), JB_OK);
@@ -683,7 +685,7 @@ static void a_bad_uuid_or_owner_writes_nothing(void **state) {
   ls[1] = listing(u, &p, "w", -5);
   assert_int_equal(jb__board_mirror_listings(b, ls, 2, 0, NULL), JB_EINVAL);
   const char *uu[2] = {u, "zzz"};
-  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, 2, NULL), JB_EINVAL);
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, NULL, NULL, 2, NULL), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "zzz");
   jbt_snapshot_take(&after, b);
   jbt_snapshot_assert_same(&before, &after);
@@ -717,7 +719,7 @@ static void jobs_gone_from_redis_leave_with_history(void **state) {
   const char *uu[4] = {a, t, local, missing};
   bool trashed[4] = {false, true, true, false};
   size_t removed = 0;
-  assert_int_equal(jb__board_mirror_gone(b, uu, trashed, 4, &removed), JB_OK);
+  assert_int_equal(jb__board_mirror_gone(b, uu, trashed, NULL, NULL, 4, &removed), JB_OK);
   assert_int_equal(removed, 2);
   jb_event ev[16];
   assert_int_equal(events_from(b, from, ev), 2);
@@ -751,13 +753,209 @@ static void jobs_gone_from_redis_leave_with_history(void **state) {
   assert_int_equal(st.trashed, 1);
   assert_int_equal(st.history, 2);
   /* Gone twice: nothing more. */
-  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, 2, &removed), JB_OK);
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, NULL, NULL, 2, &removed), JB_OK);
   assert_int_equal(removed, 0);
   /* And the replicator's next pass does not bring them back. */
   ls[0] = listing(a, &pa, NULL, 0);
   assert_int_equal(mirror1(b, &ls[0], 0), JB_MIRROR_DONE);
   jbt_buf_free(&pa);
   jbt_buf_free(&pt);
+  jbt_assert_check_ok(b);
+}
+
+/* ----------------------------------------------------- Redis's order */
+
+/* Listings pulled in any order list and claim in Redis's posting order
+ * (NS:sequence), also when one posted earlier is pulled later; a local
+ * job not yet published comes after them; priority still comes first. */
+static void redis_jobs_list_and_claim_in_redis_order(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char u[5][JB_UUID_STRLEN], local[JB_UUID_STRLEN];
+  for (int i = 0; i < 5; i++) new_uuid(u[i]);
+  /* Redis sequences 30, 10, 20 arrive in one pull, in hash order. */
+  jbt_buf p30 = posting_for(u[0], "thirty", JB_PRIORITY_NORMAL, 30);
+  jbt_buf p10 = posting_for(u[1], "ten", JB_PRIORITY_NORMAL, 10);
+  jbt_buf p20 = posting_for(u[2], "twenty", JB_PRIORITY_NORMAL, 20);
+  jbt_post(local, b, "local", JB_PRIORITY_NORMAL); /* posted first here */
+  jb_remote_listing ls[3] = {listing(u[0], &p30, NULL, 0),
+                             listing(u[1], &p10, NULL, 0),
+                             listing(u[2], &p20, NULL, 0)};
+  assert_int_equal(jb__board_mirror_listings(b, ls, 3, 0, NULL), JB_OK);
+  /* 5, posted before all of them, pulled later; 40 HIGH, pulled last. */
+  jbt_buf p5 = posting_for(u[3], "five", JB_PRIORITY_NORMAL, 5);
+  jbt_buf p40 = posting_for(u[4], "forty-high", JB_PRIORITY_HIGH, 40);
+  jb_remote_listing l5 = listing(u[3], &p5, NULL, 0);
+  jb_remote_listing l40 = listing(u[4], &p40, NULL, 0);
+  assert_int_equal(mirror1(b, &l5, 0), JB_MIRROR_NEW);
+  assert_int_equal(mirror1(b, &l40, 0), JB_MIRROR_NEW);
+  char got[8][JB_UUID_STRLEN];
+  const char *want[6] = {u[4], u[3], u[1], u[2], u[0], local};
+  assert_int_equal(jbt_listing_order(b, got, 8), 6);
+  for (int i = 0; i < 6; i++) assert_string_equal(got[i], want[i]);
+  jb_job *job = get(b, u[3]);
+  assert_int_equal(jb_job_sequence(job), 5);
+  jb_job_free(job);
+  /* claim-next in the same order (Redis says yes to each claim). */
+  jb__board_set_remote(b, &yes_ops, NULL);
+  for (int i = 0; i < 6; i++) {
+    char c[JB_UUID_STRLEN];
+    assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+    assert_string_equal(c, want[i]);
+  }
+  jb__board_set_remote(b, NULL, NULL);
+  jbt_buf_free(&p30);
+  jbt_buf_free(&p10);
+  jbt_buf_free(&p20);
+  jbt_buf_free(&p5);
+  jbt_buf_free(&p40);
+  jbt_assert_check_ok(b);
+}
+
+/* A job Redis lists again under another sequence (its poster published it
+ * again after Redis lost its data) moves to its new place, claim and
+ * all; two jobs with one Redis sequence (across a loss) both stay. */
+static void a_job_listed_under_a_new_sequence_moves(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN], d[JB_UUID_STRLEN];
+  new_uuid(a);
+  new_uuid(c);
+  new_uuid(d);
+  jbt_buf pa = posting_for(a, "a", JB_PRIORITY_NORMAL, 1);
+  jbt_buf pc = posting_for(c, "c", JB_PRIORITY_NORMAL, 2);
+  jb_remote_listing la = listing(a, &pa, "w1", jb__now_us() + S(60));
+  jb_remote_listing lc = listing(c, &pc, NULL, 0);
+  assert_int_equal(mirror1(b, &la, 0), JB_MIRROR_NEW);
+  assert_int_equal(mirror1(b, &lc, 0), JB_MIRROR_NEW);
+  /* Published again as number 3: after c now. */
+  jbt_buf pa3 = posting_for(a, "a", JB_PRIORITY_NORMAL, 3);
+  la = listing(a, &pa3, "w1", jb__now_us() + S(60));
+  uint64_t from = log_next(b);
+  assert_int_equal(mirror1(b, &la, 0), JB_MIRROR_UPDATED);
+  assert_int_equal(log_next(b), from); /* its place changed, not its state */
+  char got[8][JB_UUID_STRLEN];
+  assert_int_equal(jbt_listing_order(b, got, 8), 2);
+  assert_string_equal(got[0], c);
+  assert_string_equal(got[1], a);
+  jb_job *job = get(b, a);
+  assert_int_equal(jb_job_sequence(job), 3);
+  assert_string_equal(jb_job_owner(job), "w1");
+  jb_job_free(job);
+  /* Again as listed: nothing to do. */
+  assert_int_equal(mirror1(b, &la, 0), JB_MIRROR_SAME);
+  /* Another job under number 2 (a new data set): beside c, after it. */
+  jbt_buf pd = posting_for(d, "d", JB_PRIORITY_NORMAL, 2);
+  jb_remote_listing ld = listing(d, &pd, NULL, 0);
+  assert_int_equal(mirror1(b, &ld, 0), JB_MIRROR_NEW);
+  assert_int_equal(jbt_listing_order(b, got, 8), 3);
+  assert_string_equal(got[0], c);
+  assert_string_equal(got[1], d);
+  assert_string_equal(got[2], a);
+  jbt_buf_free(&pa);
+  jbt_buf_free(&pa3);
+  jbt_buf_free(&pc);
+  jbt_buf_free(&pd);
+  jbt_assert_check_ok(b);
+}
+
+/* Publication confirmed: the job moves to Redis's order under the number
+ * Redis gave it, before the jobs not yet published. */
+static void a_confirmed_publication_takes_redis_order(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char mine[JB_UUID_STRLEN], later[JB_UUID_STRLEN], r7[JB_UUID_STRLEN];
+  jbt_post(mine, b, "mine", JB_PRIORITY_NORMAL);
+  jbt_post(later, b, "later", JB_PRIORITY_NORMAL);
+  new_uuid(r7);
+  jbt_buf p7 = posting_for(r7, "seven", JB_PRIORITY_NORMAL, 7);
+  jb_remote_listing l7 = listing(r7, &p7, NULL, 0);
+  assert_int_equal(mirror1(b, &l7, 0), JB_MIRROR_NEW);
+  const char *m = mine;
+  assert_int_equal(jb__board_set_published(b, &m, 1, JB_PUB_PENDING, NULL,
+                                           NULL), JB_OK);
+  char got[8][JB_UUID_STRLEN];
+  assert_int_equal(jbt_listing_order(b, got, 8), 3); /* pending: still local order */
+  assert_string_equal(got[0], r7);
+  assert_string_equal(got[1], mine);
+  jbt_assert_check_ok(b);
+  uint64_t seq = 5; /* Redis gave it 5: before r7 */
+  assert_int_equal(jb__board_set_published(b, &m, 1, JB_PUB_DONE, &seq,
+                                           NULL), JB_OK);
+  assert_int_equal(jbt_listing_order(b, got, 8), 3);
+  assert_string_equal(got[0], mine);
+  assert_string_equal(got[1], r7);
+  assert_string_equal(got[2], later);
+  jb_job *job = get(b, mine);
+  assert_int_equal(jb_job_sequence(job), 5);
+  assert_true(jb_job_remote(job));
+  jb_job_free(job);
+  jbt_buf_free(&p7);
+  jbt_assert_check_ok(b);
+}
+
+/* Lost from Redis: history end "lost" with its reason, event LOST; the
+ * job comes back when Redis lists it again. */
+static void a_job_lost_from_redis_comes_back(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char u[JB_UUID_STRLEN];
+  new_uuid(u);
+  jbt_buf p = posting_for(u, "lost-one", JB_PRIORITY_NORMAL, 4);
+  jb_remote_listing l = listing(u, &p, "w1", jb__now_us() + S(60));
+  assert_int_equal(mirror1(b, &l, 0), JB_MIRROR_NEW);
+  uint64_t from = log_next(b);
+  const char *uu[1] = {u};
+  bool lost[1] = {true};
+  size_t removed = 0;
+  assert_int_equal(jb__board_mirror_gone(b, uu, NULL, lost, "redis lost it",
+                                         1, &removed), JB_OK);
+  assert_int_equal(removed, 1);
+  jb_event ev[16];
+  assert_int_equal(events_from(b, from, ev), 1);
+  assert_int_equal(ev[0].type, JB_EVENT_LOST);
+  assert_string_equal(ev[0].owner, "w1");
+  assert_true((JB_EVENTS_REMOVAL & JB_EVENT_BIT(JB_EVENT_LOST)) != 0);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, b, u), JB_OK);
+  assert_int_equal(c->end, JB_END_LOST);
+  assert_string_equal(jb_end_name(c->end), "lost");
+  assert_string_equal(c->reason, "redis lost it");
+  assert_string_equal(c->owner, "w1");
+  jb_completion_free(c);
+  /* Published again by its poster (a read after the loss): back. */
+  jbt_buf p9 = posting_for(u, "lost-one", JB_PRIORITY_NORMAL, 9);
+  l = listing(u, &p9, NULL, 0);
+  assert_int_equal(mirror1(b, &l, jb__now_us()), JB_MIRROR_NEW);
+  jb_job *job = get(b, u);
+  assert_int_equal(jb_job_sequence(job), 9);
+  jb_job_free(job);
+  jbt_buf_free(&p);
+  jbt_buf_free(&p9);
+  jbt_assert_check_ok(b);
+}
+
+/* A job completed here is left out by a pass that read Redis before the
+ * completion, and brought back by one that read Redis well after it
+ * (Redis lists it again: it lost the completion). */
+static void a_completed_job_listed_long_after_comes_back(void **state) {
+  jbt_fixture *fx = *state;
+  jb_board *b = fx->board;
+  char u[JB_UUID_STRLEN];
+  new_uuid(u);
+  jbt_buf p = posting_for(u, "again", JB_PRIORITY_NORMAL, 11);
+  jb_remote_listing l = listing(u, &p, NULL, 0);
+  int64_t before = jb__now_us();
+  assert_int_equal(mirror1(b, &l, 0), JB_MIRROR_NEW);
+  jb__board_set_remote(b, &yes_ops, NULL);
+  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
+  assert_int_equal(jb_job_consume(b, u, "w"), JB_OK);
+  jb__board_set_remote(b, NULL, NULL);
+  assert_int_equal(mirror1(b, &l, before), JB_MIRROR_DONE);
+  /* Within the 2 s slack of the completion: still done. */
+  assert_int_equal(mirror1(b, &l, jb__now_us() + S(1)), JB_MIRROR_DONE);
+  assert_int_equal(mirror1(b, &l, jb__now_us() + S(3)), JB_MIRROR_NEW);
+  jbt_buf_free(&p);
   jbt_assert_check_ok(b);
 }
 
@@ -902,6 +1100,11 @@ int main(void) {
       T(a_posting_msgpack_c_cannot_read_is_quarantined),
       T(a_bad_uuid_or_owner_writes_nothing),
       T(jobs_gone_from_redis_leave_with_history),
+      T(redis_jobs_list_and_claim_in_redis_order),
+      T(a_job_listed_under_a_new_sequence_moves),
+      T(a_confirmed_publication_takes_redis_order),
+      T(a_job_lost_from_redis_comes_back),
+      T(a_completed_job_listed_long_after_comes_back),
       T(settings_round_trip),
       T(settings_claim_sets_only_if_unset),
       T(bad_setting_keys_are_refused_and_meta_is_safe),

@@ -11,6 +11,7 @@
  */
 #include "helpers.h"
 #include "store/store.h"
+#include "remote_hook.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -369,7 +370,7 @@ static void a_schema_3_board_made_with_writemap_opens_in_every_mode(
     jbt_assert_check_ok(b);
     jb_board_close(b);
     assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
-    assert_int_equal(JB_SCHEMA_VERSION, 6);
+    assert_int_equal(JB_SCHEMA_VERSION, 7);
     jbt_uuids_free(&posted);
     free(dir);
   }
@@ -568,6 +569,172 @@ static int schema5_child(void *arg) {
   if (mdb_txn_commit(txn)) return 8;
   mdb_env_close(env);
   return 0;
+}
+
+/* Schema 6's jobkey of a job keyed `key` now: the board sequence as it
+ * was (a local job), or, for a Redis-decided one, 1000 + its Redis
+ * sequence (standing for the board sequence the mirror gave it). */
+static void key_as_schema6(uint8_t old[JB_JOBKEY_LEN],
+                           const uint8_t key[JB_JOBKEY_LEN]) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | key[1 + i];
+  v = v >> 63 ? v & ~(UINT64_C(1) << 63) : 1000 + (v >> 16);
+  old[0] = key[0];
+  for (int i = 0; i < 8; i++) old[1 + i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+/* Move the entries of table `dbi` whose key ends with a jobkey (its last
+ * JB_JOBKEY_LEN bytes; the whole key when klen is JB_JOBKEY_LEN) to
+ * schema 6's jobkey. */
+static int rekey_table_as_schema6(MDB_txn *txn, MDB_dbi dbi) {
+  MDB_cursor *cur;
+  if (mdb_cursor_open(txn, dbi, &cur)) return 1;
+  MDB_val k, v;
+  uint8_t keys[64][64], vals[64][128];
+  size_t klen[64], vlen[64], n = 0;
+  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (n == 64 || k.mv_size > 64 || v.mv_size > 128) return 2;
+    memcpy(keys[n], k.mv_data, k.mv_size);
+    memcpy(vals[n], v.mv_data, v.mv_size);
+    klen[n] = k.mv_size;
+    vlen[n++] = v.mv_size;
+  }
+  mdb_cursor_close(cur);
+  for (size_t i = 0; i < n; i++) {
+    k = (MDB_val){klen[i], keys[i]};
+    if (mdb_del(txn, dbi, &k, NULL)) return 3;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint8_t *jk = keys[i] + klen[i] - JB_JOBKEY_LEN;
+    uint8_t old[JB_JOBKEY_LEN];
+    key_as_schema6(old, jk);
+    memcpy(jk, old, JB_JOBKEY_LEN);
+    k = (MDB_val){klen[i], keys[i]};
+    v = (MDB_val){vlen[i], vals[i]};
+    if (mdb_put(txn, dbi, &k, &v, 0)) return 4;
+  }
+  return 0;
+}
+
+/* Make the board in `dir` look as schema 6 left it (raw LMDB, in a
+ * child): jobkeys in one band, the board sequence (store.h before schema
+ * 7), in jobs' headers, ready, claims, leases and holders; schema 6. */
+static int schema6_child(void *arg) {
+  const char *dir = arg;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi meta, jobs, t[4];
+  if (raw_env(&env, dir, 0, 0644)) return 2;
+  if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
+  if (mdb_dbi_open(txn, JB_DB_META, 0, &meta) ||
+      mdb_dbi_open(txn, JB_DB_JOBS, 0, &jobs) ||
+      mdb_dbi_open(txn, JB_DB_READY, 0, &t[0]) ||
+      mdb_dbi_open(txn, JB_DB_CLAIMS, 0, &t[1]) ||
+      mdb_dbi_open(txn, JB_DB_LEASES, 0, &t[2]) ||
+      mdb_dbi_open(txn, JB_DB_HOLDERS, 0, &t[3]))
+    return 4;
+  MDB_cursor *cur;
+  if (mdb_cursor_open(txn, jobs, &cur)) return 5;
+  MDB_val k, v;
+  for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    uint8_t buf[4096];
+    if (v.mv_size > sizeof buf) return 6;
+    memcpy(buf, v.mv_data, v.mv_size);
+    jb_jobhdr h;
+    memcpy(&h, buf, sizeof h);
+    uint8_t old[JB_JOBKEY_LEN];
+    key_as_schema6(old, h.jobkey);
+    memcpy(h.jobkey, old, JB_JOBKEY_LEN);
+    memcpy(buf, &h, sizeof h);
+    MDB_val nv = {v.mv_size, buf};
+    if (mdb_cursor_put(cur, &k, &nv, MDB_CURRENT)) return 7;
+  }
+  mdb_cursor_close(cur);
+  for (int i = 0; i < 4; i++)
+    if (rekey_table_as_schema6(txn, t[i])) return 8 + i;
+  uint32_t six = 6;
+  k = (MDB_val){6, "schema"};
+  v = (MDB_val){sizeof six, &six};
+  if (mdb_put(txn, meta, &k, &v, 0)) return 12;
+  if (mdb_txn_commit(txn)) return 13;
+  mdb_env_close(env);
+  return 0;
+}
+
+
+/* A board of schema 6 (jobkeys by board sequence only) opens, every job
+ * moves to its band: the Redis-decided ones first (in their old order,
+ * until the replicator's next full pull gives them Redis's), then the
+ * local ones in board order with their sequences; a leased claim keeps
+ * its lease, a bound claim its holder; check finds nothing; later posts
+ * and claims go on as before. */
+static void a_schema_6_board_upgrades_to_the_jobkey_bands(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  f->board = NULL;
+  char *dir = jbt_path(f->dir, "old6");
+  jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+  char l1[JB_UUID_STRLEN], l2[JB_UUID_STRLEN], l3[JB_UUID_STRLEN],
+      r1[JB_UUID_STRLEN], r2[JB_UUID_STRLEN];
+  jbt_post(l1, b, "local-1", JB_PRIORITY_NORMAL);
+  jbt_post(l2, b, "local-2-leased", JB_PRIORITY_NORMAL);
+  jbt_post(l3, b, "local-3-bound", JB_PRIORITY_NORMAL);
+  jb_claim_opts lease = JB_CLAIM_OPTS_INIT, bind = JB_CLAIM_OPTS_INIT;
+  lease.lease_ms = 60000;
+  bind.flags = JB_CLAIM_BIND_PROCESS;
+  assert_int_equal(jb_job_claim_ex(NULL, b, l2, "leaser", &lease), JB_OK);
+  assert_int_equal(jb_job_claim_ex(NULL, b, l3, "binder", &bind), JB_OK);
+  /* Two Redis-decided jobs (marked, as the replicator's publication does),
+   * posted after the local ones. */
+  jbt_post(r1, b, "remote-1", JB_PRIORITY_NORMAL);
+  jbt_post(r2, b, "remote-2", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb__board_mark_remote(b, r1), JB_OK);
+  assert_int_equal(jb__board_mark_remote(b, r2), JB_OK);
+  uint64_t seq[3];
+  const char *ls[3] = {l1, l2, l3};
+  for (int i = 0; i < 3; i++) {
+    jb_job *job = NULL;
+    assert_int_equal(jb_job_get(&job, b, ls[i]), JB_OK);
+    seq[i] = jb_job_sequence(job);
+    jb_job_free(job);
+  }
+  jb_board_close(b);
+  jbt_wait_ok(jbt_fork(schema6_child, dir, 20), 20000);
+  assert_int_equal(schema_of(dir), 6);
+
+  b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+  assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
+  jbt_assert_check_ok(b);
+  char got[8][JB_UUID_STRLEN];
+  const char *want[5] = {r1, r2, l1, l2, l3};
+  assert_int_equal(jbt_listing_order(b, got, 8), 5);
+  for (int i = 0; i < 5; i++) assert_string_equal(got[i], want[i]);
+  for (int i = 0; i < 3; i++) {
+    jb_job *job = NULL;
+    assert_int_equal(jb_job_get(&job, b, ls[i]), JB_OK);
+    assert_int_equal(jb_job_sequence(job), seq[i]);
+    if (i == 1) {
+      assert_string_equal(jb_job_owner(job), "leaser");
+      assert_true(jb_job_lease_expires(job) > 0);
+    }
+    if (i == 2) assert_int_equal(jb_job_holder_pid(job), (int)getpid());
+    jb_job_free(job);
+  }
+  /* The leased and bound claims still work: extended, consumed. */
+  assert_int_equal(jb_job_extend(b, l2, "leaser", 0, 120000), JB_OK);
+  assert_int_equal(jb_job_consume(b, l2, "leaser"), JB_OK);
+  assert_int_equal(jb_job_consume(b, l3, "binder"), JB_OK);
+  char l4[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
+  jbt_post(l4, b, "after-upgrade", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_string_equal(c, l1); /* remote ones are skipped without Redis */
+  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_string_equal(c, l4);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  free(dir);
 }
 
 /* Every record of the history, oldest first, is completions[from..to). */
@@ -1316,6 +1483,7 @@ int main(void) {
       T(a_schema_3_board_made_with_writemap_opens_in_every_mode),
       T(a_schema_4_board_upgrades_to_the_log_tail),
       T(a_schema_5_board_upgrades_to_the_history_ends),
+      T(a_schema_6_board_upgrades_to_the_jobkey_bands),
       T(sequences_keep_increasing_across_reopen_of_an_emptied_board),
       T(a_handle_opened_before_fork_is_refused_in_the_child),
       T(open_clears_reader_slots_of_dead_processes),

@@ -143,13 +143,70 @@ static void test_url_good(void **state) {
   jb_sync_url_free(NULL);
 }
 
+/* redis-sentinel://: the sentinels (port 26379 by default), the master's
+ * name, and the master's db and credentials (issue 13, point 6). */
+static void test_url_sentinel(void **state) {
+  (void)state;
+  jb_sync_url *u = NULL;
+  assert_int_equal(
+      jb_sync_url_parse(&u, "redis-sentinel://alice:p%40w@s1,10.0.0.2:26380,"
+                            "[::1]:7000/my%2Fmaster/3"),
+      JB_OK);
+  assert_null(u->host);
+  assert_null(u->path);
+  assert_int_equal(u->port, 0);
+  assert_string_equal(u->user, "alice");
+  assert_string_equal(u->password, "p@w");
+  assert_int_equal(u->db, 3);
+  assert_string_equal(u->master, "my/master");
+  assert_int_equal(u->nsentinels, 3);
+  assert_string_equal(u->sentinels[0].host, "s1");
+  assert_int_equal(u->sentinels[0].port, 26379);
+  assert_string_equal(u->sentinels[1].host, "10.0.0.2");
+  assert_int_equal(u->sentinels[1].port, 26380);
+  assert_string_equal(u->sentinels[2].host, "::1");
+  assert_int_equal(u->sentinels[2].port, 7000);
+  jb_sync_url_free(u);
+  assert_int_equal(jb_sync_url_parse(&u, "redis-sentinel://s/m/"), JB_OK);
+  assert_int_equal(u->nsentinels, 1);
+  assert_null(u->password);
+  assert_int_equal(u->db, 0);
+  assert_string_equal(u->master, "m");
+  jb_sync_url_free(u);
+  /* Other URLs have no sentinels. */
+  assert_int_equal(jb_sync_url_parse(&u, "redis://h"), JB_OK);
+  assert_null(u->sentinels);
+  assert_int_equal(u->nsentinels, 0);
+  assert_null(u->master);
+  jb_sync_url_free(u);
+  /* Messages never show the password. */
+  assert_int_equal(jb_sync_url_parse(&u, "redis-sentinel://:hunter2@s/m/x"),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "redis-sentinel://:***@s/m/x");
+  assert_null(strstr(jb_errmsg(), "hunter2"));
+}
+
 static void test_url_bad(void **state) {
   (void)state;
   struct {
     const char *text, *needle;
   } cases[] = {
       {"", "no redis URL"},
-      {"http://h", "scheme must be redis:// or unix://"},
+      {"http://h", "scheme must be redis://, unix:// or redis-sentinel://"},
+      {"redis-sentinel://h", "no master name"},
+      {"redis-sentinel://h/", "no master name"},
+      {"redis-sentinel://h//1", "no master name"},
+      {"redis-sentinel:///m", "sentinel 1 has no address"},
+      {"redis-sentinel://h1,,h2/m", "sentinel 2 has no address"},
+      {"redis-sentinel://h1,/m", "sentinel 2 has no address"},
+      {"redis-sentinel://h:0/m", "port \"0\""},
+      {"redis-sentinel://h/m/x", "db \"x\" is not a number"},
+      {"redis-sentinel://h/m/1/2", "db \"1/2\""},
+      {"redis-sentinel://h/m?db=1", "query parameters"},
+      {"redis-sentinel://alice@h/m", "a user needs a password"},
+      {"redis-sentinel://h/m%4", "bad %-escape in the master name"},
+      {"redis-sentinel://a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q/m",
+       "17 sentinels (at most 16)"},
       {"rediss://h", "TLS"},
       {"redis://", "no host"},
       {"redis://:6379", "no host"},
@@ -432,6 +489,7 @@ static void test_evalsha(void **state) {
                    JB_EIO);
   assert_null(rep);
   jbt_assert_contains(jb_errmsg(), "script fails:");
+  assert_false(jb__sync_refused(c)); /* a script's error: it ran */
   /* bad ids and counts */
   assert_int_equal(jb__sync_evalsha(&rep, c, 7, 0, NULL, NULL, 0, NULL, NULL),
                    JB_EINVAL);
@@ -534,6 +592,39 @@ static void test_command_timeout(void **state) {
 /* The server dies under an open connection: the call fails offline (no
  * SIGPIPE kills the process, though the write hits a closed socket), and
  * later calls keep failing offline until it is back. */
+/* A master demoted by a failover answers writes with READONLY: a sure
+ * refusal (the script did not run), and the connection is dropped so
+ * that the next command reconnects, through the sentinels when the URL
+ * names them (issue 13, point 6). */
+static void test_readonly_replica_drops(void **state) {
+  jbt_redis *r = *state;
+  jb_sync_conn *c = jbt_redis_connect(r->unix_url, 0);
+  int id = -1;
+  assert_int_equal(
+      jb__sync_script_add(&id, c, "writes", "return redis.call('SET', "
+                                            "KEYS[1], '1')"),
+      JB_OK);
+  /* A replica of a master that is not there: read-only. */
+  freeReplyObject(cmd(c, "REPLICAOF", "127.0.0.1", "1", NULL));
+  const char *key = "k";
+  redisReply *rep = NULL;
+  assert_int_equal(
+      jb__sync_evalsha(&rep, c, id, 1, &key, NULL, 0, NULL, NULL),
+      JB_EOFFLINE);
+  assert_null(rep);
+  jbt_assert_contains(jb_errmsg(), "READONLY");
+  jbt_assert_contains(jb_errmsg(), "the command did not run");
+  assert_true(jb__sync_refused(c));
+  assert_false(jb_sync_connected(c));
+  /* Promoted again: the next command reconnects and the script runs. */
+  freeReplyObject(cmd(c, "REPLICAOF", "NO", "ONE", NULL));
+  assert_true(jb_sync_connected(c));
+  assert_int_equal(
+      jb__sync_evalsha(&rep, c, id, 1, &key, NULL, 0, NULL, NULL), JB_OK);
+  freeReplyObject(rep);
+  jb_sync_close(c);
+}
+
 static void test_server_gone(void **state) {
   jbt_redis *r = *state;
   void (*old)(int) = signal(SIGPIPE, SIG_DFL); /* SIGPIPE would kill us */
@@ -542,6 +633,7 @@ static void test_server_gone(void **state) {
   int rc = jb_sync_ping(c);
   assert_int_equal(rc, JB_EOFFLINE);
   assert_false(jb_sync_connected(c));
+  assert_false(jb__sync_refused(c)); /* the PING may have reached it */
   assert_int_equal(jb_sync_ping(c), JB_EOFFLINE);
   jbt_assert_contains(jb_errmsg(), "cannot connect to redis at unix socket");
   jbt_redis_restart(r);
@@ -555,6 +647,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_url_good),
       cmocka_unit_test(test_url_bad),
+      cmocka_unit_test(test_url_sentinel),
       cmocka_unit_test(test_namespace),
       cmocka_unit_test(test_version_compare),
       cmocka_unit_test_setup_teardown(test_connect_unix, setup_redis,
@@ -576,6 +669,8 @@ int main(void) {
       cmocka_unit_test(test_refused),
       cmocka_unit_test_setup_teardown(test_command_timeout, setup_redis,
                                       teardown_redis),
+      cmocka_unit_test_setup_teardown(test_readonly_replica_drops,
+                                      setup_redis, teardown_redis),
       cmocka_unit_test_setup_teardown(test_server_gone, setup_redis,
                                       teardown_redis),
   };

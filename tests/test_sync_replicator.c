@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,17 +36,34 @@ typedef struct {
   jb_sync_replicator *rep;
 } fixture;
 
-static int setup(void **state) {
+/* The password of the server of setup_auth. */
+#define OLD_PW "pw0ld-secret"
+
+static int setup_with(void **state, const char *const *extra,
+                      const char *password) {
   fixture *f = calloc(1, sizeof *f);
   assert_non_null(f);
-  jbt_redis_start(&f->redis, NULL);
+  jbt_redis_start(&f->redis, extra);
   f->dir = jbt_mkdtemp();
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  f->peer = jbt_redis_connect(f->redis.unix_url, 2000);
+  char url[200];
+  if (password)
+    snprintf(url, sizeof url, "unix://:%s@%s", password, f->redis.sock);
+  else
+    snprintf(url, sizeof url, "%s", f->redis.unix_url);
+  f->peer = jbt_redis_connect(url, 2000);
   assert_int_equal(jb__remote_init(&f->rm, f->peer, true), JB_OK);
   assert_int_equal(jb__remote_init(&f->quiet, f->peer, false), JB_OK);
   *state = f;
   return 0;
+}
+
+static int setup(void **state) { return setup_with(state, NULL, NULL); }
+
+/* A server that wants a password (OLD_PW). */
+static int setup_auth(void **state) {
+  static const char *const extra[] = {"--requirepass", OLD_PW, NULL};
+  return setup_with(state, extra, OLD_PW);
 }
 
 static int teardown(void **state) {
@@ -498,7 +516,7 @@ static void *post_late(void *p) {
                                 0, id);
   if (lp->rc == JB_OK)
     lp->rc = jb__board_set_published(lp->f->board, &lp->uuid, 1, JB_PUB_DONE,
-                                     NULL);
+                                     &res.sequence, NULL);
   return NULL;
 }
 
@@ -510,7 +528,7 @@ static void test_claim_during_publication(void **state) {
   jbt_post(u, f->board, "being published", JB_PRIORITY_NORMAL);
   const char *up = u;
   assert_int_equal(jb__board_set_published(f->board, &up, 1, JB_PUB_PENDING,
-                                           NULL), JB_OK);
+                                           NULL, NULL), JB_OK);
   jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 2000);
   jb_board *b = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(jb_sync_attach(b, c), JB_OK);
@@ -543,7 +561,7 @@ static int ok_release(void *c, const char *u, const char *w) {
 static int mirror_first(void *c, const char *u, const char *w) {
   (void)w;
   size_t removed = 0;
-  int rc = jb__board_mirror_gone(c, &u, NULL, 1, &removed);
+  int rc = jb__board_mirror_gone(c, &u, NULL, NULL, NULL, 1, &removed);
   return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
 }
 static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
@@ -642,6 +660,105 @@ static void test_lost_consume_reply_then_mirror(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* Whether `secret` is anywhere in the file `dir`/data.mdb (every byte:
+ * live pages and free ones). */
+static bool in_data_file(const char *dir, const char *secret) {
+  char *p = jbt_path(dir, "data.mdb");
+  FILE *fp = fopen(p, "rb");
+  free(p);
+  assert_non_null(fp);
+  size_t n = 0, cap = 1 << 20, got;
+  char *buf = malloc(cap);
+  assert_non_null(buf);
+  while ((got = fread(buf + n, 1, cap - n, fp)) > 0) {
+    n += got;
+    if (n == cap) {
+      cap *= 2;
+      assert_non_null(buf = realloc(buf, cap));
+    }
+  }
+  fclose(fp);
+  bool found = memmem(buf, n, secret, strlen(secret)) != NULL;
+  free(buf);
+  return found;
+}
+
+/* Issue 13, point 5: a board an older release synced with a password
+ * kept the URL, password included, in its data file. Such a board still
+ * syncs (the replicator started with no URL connects with it), and the
+ * start moves the password to sync.credentials (0600) and rewrites the
+ * setting without it. The old bytes may stay in a free page of data.mdb
+ * until LMDB reuses it; a compacting copy (mdb_copy -c, the remedy the
+ * man page gives) has none of them. */
+static void test_old_board_with_password(void **state) {
+  fixture *f = *state;
+  unsetenv("JOBBOARD_REDIS_PASSWORD");
+  char old[200], bare[200];
+  snprintf(old, sizeof old, "unix://:%s@%s", OLD_PW, f->redis.sock);
+  snprintf(bare, sizeof bare, "unix://%s", f->redis.sock);
+  /* As an older release left it. */
+  assert_int_equal(jb__board_setting_set(f->board, "sync.url", old), JB_OK);
+  assert_int_equal(jb__board_setting_set(f->board, "sync.namespace",
+                                         JB_SYNC_NAMESPACE_DEFAULT), JB_OK);
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "posted before the upgrade", JB_PRIORITY_NORMAL);
+
+  jb_sync_replicator_options o;
+  jb_sync_replicator_options_init(&o);
+  o.conn.url = NULL; /* the board's own */
+  o.poll_ms = 200;
+  jb_board_options bo = JB_BOARD_OPTIONS_INIT;
+  bo.durability = JB_DURABILITY_NORMAL;
+  if (jb_sync_replicator_start(&f->rep, f->dir, &bo, &o) != JB_OK)
+    fail_msg("start: %s", jb_errmsg());
+  assert_true(eventually(published, f, u));
+  jb_sync_status st;
+  assert_int_equal(jb_sync_replicator_status(f->rep, &st), JB_OK);
+  assert_true(st.connected);
+  assert_null(strstr(st.url, OLD_PW));
+
+  char got[300];
+  assert_int_equal(jb__board_setting_get(f->board, "sync.url", got,
+                                         sizeof got, NULL), JB_OK);
+  assert_string_equal(got, bare);
+  char *cp = jbt_path(f->dir, "sync.credentials");
+  struct stat sb;
+  assert_int_equal(stat(cp, &sb), 0);
+  assert_int_equal(sb.st_mode & 07777, 0600);
+  FILE *fp = fopen(cp, "r");
+  free(cp);
+  assert_non_null(fp);
+  assert_non_null(fgets(got, sizeof got, fp));
+  fclose(fp);
+  assert_string_equal(got, OLD_PW "\n");
+  jb_sync_replicator_stop(f->rep);
+  f->rep = NULL;
+
+  /* Started again: connects with the file's password. */
+  f->rep = NULL;
+  if (jb_sync_replicator_start(&f->rep, f->dir, &bo, &o) != JB_OK)
+    fail_msg("start: %s", jb_errmsg());
+  char u2[JB_UUID_STRLEN];
+  jbt_post(u2, f->board, "posted after", JB_PRIORITY_NORMAL);
+  assert_true(eventually(published, f, u2));
+  jb_sync_replicator_stop(f->rep);
+  f->rep = NULL;
+
+  /* What LMDB may have kept, and the remedy. */
+  printf("# the old password %s in a free page of data.mdb after the "
+         "migration\n", in_data_file(f->dir, OLD_PW) ? "is still" : "is not");
+  if (system("command -v mdb_copy >/dev/null 2>&1") == 0) {
+    char *copy = jbt_mkdtemp(), cmd[600];
+    snprintf(cmd, sizeof cmd, "mdb_copy -c '%s' '%s'", f->dir, copy);
+    assert_int_equal(system(cmd), 0);
+    assert_false(in_data_file(copy, OLD_PW));
+    jbt_rmtree(copy);
+    free(copy);
+  } else {
+    printf("# mdb_copy not installed (lmdb-utils): compaction not tried\n");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_publish_in_order, setup, teardown),
@@ -658,6 +775,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_lost_consume_reply_then_mirror,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_old_board_with_password,
+                                      setup_auth, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -221,7 +221,8 @@ static void bad_cursors_and_arguments_are_refused(void **state) {
   assert_string_equal(jb_event_type_name(JB_EVENT_TRIMMED), "TRIMMED");
   assert_null(jb_event_type_name((jb_event_type)0));
   assert_string_equal(jb_event_type_name(JB_EVENT_REVOKED), "REVOKED");
-  assert_null(jb_event_type_name((jb_event_type)10));
+  assert_string_equal(jb_event_type_name(JB_EVENT_LOST), "LOST");
+  assert_null(jb_event_type_name((jb_event_type)11));
 }
 
 /* A second handle of the process must ask for the bounds the first has;

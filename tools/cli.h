@@ -19,6 +19,7 @@ enum {
   CLI_EXIT_TIMEDOUT = 7,  /* JB_ETIMEDOUT */
   CLI_EXIT_TRIMMED = 8,   /* JB_ETRIMMED: the change log moved past --from */
   CLI_EXIT_NO_META = 9,   /* salvage: no readable meta page in SRC */
+  CLI_EXIT_DIFFERS = 10,  /* status --verify: the board and Redis differ */
 };
 
 /* The exit code for a JB_* status. */

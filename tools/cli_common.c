@@ -135,6 +135,8 @@ enum {
   OPT_NAMESPACE,
   OPT_POLL,
   OPT_KEEPALIVE,
+  OPT_VERIFY_EVERY,
+  OPT_VERIFY,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -168,6 +170,8 @@ static const struct {
     {{"namespace", required_argument, NULL, OPT_NAMESPACE}, CLI_O_REDIS},
     {{"poll", required_argument, NULL, OPT_POLL}, CLI_O_SYNC},
     {{"keepalive", required_argument, NULL, OPT_KEEPALIVE}, CLI_O_SYNC},
+    {{"verify-every", required_argument, NULL, OPT_VERIFY_EVERY}, CLI_O_SYNC},
+    {{"verify", no_argument, NULL, OPT_VERIFY}, CLI_O_VERIFY},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -293,6 +297,20 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     }
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
+    case OPT_VERIFY: o->verify = 1; break;
+    case OPT_VERIFY_EVERY: {
+      /* Seconds, fractions allowed, up to a day; 0: never on schedule. */
+      char *end;
+      errno = 0;
+      double ms = strtod(optarg, &end) * 1000.0;
+      if (end == optarg || *end != '\0' || errno != 0 || !(ms >= 0.0) ||
+          ms > 86400000.0 || (ms > 0 && ms < 1.0))
+        return cli_cmd_usage(cmd, "--verify-every: '%s' is not a time "
+                             "(seconds, 0 for never, else from 0.001 to "
+                             "86400, fractions allowed)", optarg);
+      o->verify_ms = ms == 0 ? -1 : (int)(ms + 0.5);
+      break;
+    }
     case OPT_POLL:
     case OPT_KEEPALIVE: {
       /* Seconds, fractions allowed: from a millisecond to a day. */

@@ -27,9 +27,10 @@ enum {
   CLI_O_WATCH = 1u << 10,    /* --from SEQ --count N (watch) */
   CLI_O_REDIS = 1u << 11,    /* --redis URL --namespace NS: cli_open
                                 connects the board to its Redis (cli_sync.c) */
-  CLI_O_SYNC = 1u << 12,     /* --poll S --keepalive S (sync; with
+  CLI_O_SYNC = 1u << 12,     /* --poll S --keepalive S --verify-every S (sync; with
                                 CLI_O_REDIS, but cli_open does not connect) */
   CLI_O_COUNT = 1u << 13,    /* --count N (claim-next: jobs to claim) */
+  CLI_O_VERIFY = 1u << 14,   /* --verify (status) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -71,6 +72,8 @@ typedef struct {
   const char *ns;     /* --namespace NS */
   int poll_ms;        /* --poll, in milliseconds; 0 when not given */
   int keepalive_ms;   /* --keepalive, in milliseconds; 0 when not given */
+  int verify_ms;      /* --verify-every, in ms; 0 when not given, -1: 0 s */
+  int verify;         /* --verify */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -142,10 +145,15 @@ int cli_sync_pending(void);
  * environment gave (once it proved usable: a bad URL or a wrong password
  * is never remembered).
  * Both return 0 or, after printing the error, its exit code (2 for
- * another namespace than the board's). */
+ * another namespace than the board's). The URL of cli_sync_resolve is
+ * the one to connect with: its password found (the given URL's,
+ * $JOBBOARD_REDIS_PASSWORD, the board's sync.credentials), so it is never
+ * to be remembered or shown: cli_sync_given_url is what was given
+ * (--redis, else $JOBBOARD_REDIS; NULL: neither). */
 int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *opts);
 int cli_sync_remember(jb_board *b, const cli_opts *opts);
+const char *cli_sync_given_url(const cli_opts *opts);
 
 /* --who must be given and not empty. Returns 0 or, after printing why,
  * CLI_EXIT_USAGE. */
@@ -246,11 +254,19 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 /* --redis and --namespace (CLI_O_REDIS): the help lines and environment. */
 #define CLI_HELP_REDIS_OPTIONS                                                 \
   "  --redis URL         the Redis server the board is shared through:\n"     \
-  "                      redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or\n"     \
-  "                      unix://[[USER]:PASSWORD@]/PATH/TO.SOCK[?db=N]. The\n"\
+  "                      redis://[[USER]:PASSWORD@]HOST[:PORT][/DB],\n"      \
+  "                      unix://[[USER]:PASSWORD@]/PATH/TO.SOCK[?db=N], or\n"\
+  "                      redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"   \
+  "                      [,HOST[:PORT]...]/MASTERNAME[/DB]: the sentinels\n" \
+  "                      (port 26379 by default) are asked for the master\n"\
+  "                      at every (re)connect, so a failover is followed\n" \
+  "                      (USER, PASSWORD and DB are the master's). The\n"    \
   "                      board remembers it (and its namespace): leave it\n" \
-  "                      out afterwards. Only jobs Redis decides (published\n"\
-  "                      or posted elsewhere) need the server.\n"            \
+  "                      out afterwards. The password is not kept in the\n"  \
+  "                      board but in its sync.credentials file (mode\n"     \
+  "                      0600); a URL without one keeps that file's. Only\n" \
+  "                      jobs Redis decides (published or posted\n"          \
+  "                      elsewhere) need the server.\n"                      \
   "  --namespace NS      the key namespace on that server (default: the\n"    \
   "                      board's, else taskflow). A board has one: another\n" \
   "                      is refused (exit 2).\n"
@@ -258,6 +274,9 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 #define CLI_HELP_ENV_REDIS                                                     \
   CLI_HELP_ENV                                                                 \
   "  JOBBOARD_REDIS      the Redis URL when --redis is not given\n"           \
+  "  JOBBOARD_REDIS_PASSWORD  the Redis password when the URL gives none\n"  \
+  "                      (before the board's sync.credentials; never\n"      \
+  "                      written anywhere)\n"                                \
   "  JOBBOARD_NAMESPACE  the namespace when --namespace is not given\n"
 
 /* The exit status 6 of the commands that may need Redis. */

@@ -120,42 +120,23 @@ static int connect_attach(jb_board *b) {
 
 int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *o) {
-  const char *want_url = o->redis ? o->redis : env("JOBBOARD_REDIS");
+  const char *want_url = cli_sync_given_url(o);
   const char *want_ns = o->ns ? o->ns : env("JOBBOARD_NAMESPACE");
   *given = want_url != NULL || want_ns != NULL;
-  char *kept_url = NULL, *kept_ns = NULL;
-  int st = jb_sync_board_config(b, NULL, NULL, &kept_url, &kept_ns);
-  if (st != JB_OK) return cli_fail(st);
-  if (want_ns && kept_url && strcmp(want_ns, kept_ns) != 0) {
-    /* The board's own refusal, which names both (nothing is written). */
-    char *u = NULL, *n = NULL;
-    st = jb_sync_board_config(b, NULL, want_ns, &u, &n);
-    free(u);
-    free(n);
-    free(kept_url);
-    free(kept_ns);
-    if (st == JB_OK) /* changed under us: refuse anyway */
-      return cli_usage_error("redis namespace \"%s\" is not board %s's",
-                             want_ns, jb_board_path(b));
-    return config_fail(st);
-  }
-  *url = want_url ? strdup(want_url) : kept_url;
-  *ns = want_ns ? strdup(want_ns) : kept_ns;
-  if (want_url) free(kept_url);
-  if (want_ns) free(kept_ns);
-  if ((want_url && *url == NULL) || *ns == NULL) {
-    free(*url);
-    free(*ns);
-    *url = *ns = NULL;
-    fputs("jobboard: out of memory\n", stderr);
-    return CLI_EXIT_ERROR;
-  }
-  return 0;
+  /* Nothing is written here: a URL is remembered only once it worked
+   * (cli_sync_remember). Another namespace than the board's is the
+   * board's own refusal, which names both. */
+  int st = jb_sync_board_resolve(b, want_url, want_ns, url, ns);
+  return st == JB_OK ? 0 : config_fail(st);
+}
+
+const char *cli_sync_given_url(const cli_opts *o) {
+  return o->redis ? o->redis : env("JOBBOARD_REDIS");
 }
 
 int cli_sync_remember(jb_board *b, const cli_opts *o) {
   char *u = NULL, *n = NULL;
-  int st = jb_sync_board_config(b, o->redis ? o->redis : env("JOBBOARD_REDIS"),
+  int st = jb_sync_board_config(b, cli_sync_given_url(o),
                                 o->ns ? o->ns : env("JOBBOARD_NAMESPACE"), &u,
                                 &n);
   free(u);

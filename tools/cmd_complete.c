@@ -130,12 +130,12 @@ int cmd_consume(int argc, char **argv) {
 /* ------------------------------------------------------- a record printed */
 
 #define RECORD_JSON                                                            \
-  "  {\"uuid\": \"...\", \"outcome\": \"consumed\" | \"failed\" | \"trashed\" | \"revoked\",\n" \
-  "   \"result\": {...}, \"owner\": \"worker-1\" (or null), \"name\": \"...\"\n" \
+  "  {\"uuid\": \"...\", \"outcome\": \"consumed\" | \"failed\" | \"trashed\" | \"revoked\" |\n" \
+  "   \"lost\", \"result\": {...}, \"owner\": \"worker-1\" (or null), \"name\": \"...\"\n" \
   "   (null when unknown), \"priority\": \"HIGH\" (or null), \"sequence\": 42,\n" \
   "   \"posted\": \"2024-01-02T03:04:05.000006Z\", \"claimed\": \"...\" (or\n"  \
-  "   null), \"completed\": \"...\", \"reason\": \"...\" (revoked; else null),\n" \
-  "   \"history_seq\": 7}\n"                                                  \
+  "   null), \"completed\": \"...\", \"reason\": \"...\" (revoked, lost; else\n" \
+  "   null), \"history_seq\": 7}\n"                                                  \
   "Times are ISO-8601 UTC with microseconds. The result prints as\n"           \
   "`jobboard show` prints details (msgpack values JSON has no word for are\n" \
   "tagged objects, see `jobboard show --help`).\n"
@@ -209,6 +209,11 @@ const cli_command cli_cmd_history = {
     "  trashed   trashed by its owner (jobboard trash)\n"
     "  revoked   moved to quarantine by `jobboard check` (its posting did\n"
     "            not decode); the reason is kept\n"
+    "  lost      lost from Redis (a synced board): Redis no longer listed\n"
+    "            the job after it lost its data or its namespace was wiped,\n"
+    "            and nothing shows it was completed; nobody here consumed\n"
+    "            it. It comes back if its poster publishes it again. The\n"
+    "            reason is kept\n"
     "The history keeps the newest 10,000 records and drops those older than\n"
     "7 days (the library's board options history_max and\n"
     "history_max_age_ms), oldest first, a few at each completion: an old\n"
@@ -219,7 +224,7 @@ const cli_command cli_cmd_history = {
     "Each record is one line of text, fields separated by two spaces:\n"
     "  COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT\n"
     "where OWNER and NAME are '-' when unknown (a revoked job), RESULT is the\n"
-    "result as compact JSON ({} when none was given), a revoked job's line\n"
+    "result as compact JSON ({} when none was given), a revoked or lost job's line\n"
     "ends with its reason in parentheses, and control characters in the\n"
     "owner, name or reason are written as C escapes (\\n, \\t, \\x01).\n"
     "With --json, each record is one JSON object:\n"

@@ -22,7 +22,8 @@
 const cli_command cli_cmd_sync = {
     "sync", "share the board through Redis: run its replicator (a daemon)",
     "Usage: jobboard sync [--redis URL] [--namespace NS] [--poll SECONDS]\n"
-    "                     [--keepalive SECONDS] [OPTIONS]\n"
+    "                     [--keepalive SECONDS] [--verify-every SECONDS]\n"
+    "                     [OPTIONS]\n"
     "\n"
     "Share the board through a Redis server, with other boards and with\n"
     "OpenStack taskflow's Redis jobboard (same keys, same encodings): run\n"
@@ -35,7 +36,28 @@ const cli_command cli_cmd_sync = {
     "    as local jobs (at once for our own peers, within --poll for\n"
     "    taskflow's, which announce nothing);\n"
     "  - keeps the claims `jobboard work` holds on published jobs alive in\n"
-    "    Redis, so that a dead host's claims lapse by themselves.\n"
+    "    Redis, so that a dead host's claims lapse by themselves;\n"
+    "  - compares the board with Redis in full (every listing and owner)\n"
+    "    at connect, when Redis's NS:sequence moved, every --verify-every\n"
+    "    seconds, and as soon as a poll finds Redis lost its data; and\n"
+    "    repairs what differs (`jobboard status` counts it).\n"
+    "\n"
+    "Order: a board lists and claims the jobs Redis decides by priority,\n"
+    "then oldest first in Redis's posting order (NS:sequence, whoever\n"
+    "posted them: taskflow, another board, this one); a job pulled later\n"
+    "but posted earlier sorts before the ones posted after it. Jobs posted\n"
+    "here and not yet published come after them, oldest first. taskflow's\n"
+    "own clients list newest first inside a priority.\n"
+    "\n"
+    "Redis losing its data (a restart without persistence, FLUSHDB, the\n"
+    "namespace's keys deleted) is detected by the epoch key NS:epoch, a\n"
+    "random id the replicators write and each board remembers: a poll that\n"
+    "finds it missing or changed (or NS:sequence lower than last read)\n"
+    "compares in full at once, so the board lists what Redis lists within\n"
+    "one poll interval. Then jobs published from this board that Redis no\n"
+    "longer lists are published again; jobs of other posters it no longer\n"
+    "lists leave the board with history outcome \"lost\" (not \"consumed\"),\n"
+    "and come back when their poster publishes them again.\n"
     "While Redis cannot be reached, posts wait on the board and go out in\n"
     "order when it returns; the replicator reconnects by itself (back-off\n"
     "from 0.1 s to 30 s). One replicator runs per board: another `jobboard\n"
@@ -50,10 +72,25 @@ const cli_command cli_cmd_sync = {
     "given: after that `jobboard sync` alone, and every other command, use\n"
     "them. A later --redis replaces the URL (a server that moved); another\n"
     "namespace is refused (exit 2): the board's published jobs live under\n"
-    "its own. The URL is kept in the board as given, password included.\n"
-    "A URL that does not parse, a wrong password and a server without Lua\n"
-    "scripting are refused at once (exit 2); a server that is down is not:\n"
-    "the replicator waits for it.\n"
+    "its own.\n"
+    "\n"
+    "Passwords are kept out of the board's data file (which every user who\n"
+    "may read the board can read): the board keeps the URL without its\n"
+    "password (a user name stays in it), and the password goes to the file\n"
+    "sync.credentials in the board directory, mode 0600, readable by the\n"
+    "user who gave it only. The password used is, in this order: the one in\n"
+    "--redis or $JOBBOARD_REDIS, $JOBBOARD_REDIS_PASSWORD (never written\n"
+    "anywhere), the sync.credentials file. A board that an older release\n"
+    "synced kept its URL with the password in it: it still works, and\n"
+    "`jobboard sync` moves the password to sync.credentials at its start\n"
+    "(see FILES in jobboard(1) for the copy LMDB may keep of the old bytes).\n"
+    "A URL that does not parse, a wrong password, a server that wants one\n"
+    "when none was found, and a server without Lua scripting are refused at\n"
+    "once (exit 2); a server that is down is not: the replicator waits for\n"
+    "it. With a redis-sentinel:// URL it asks the sentinels for the master\n"
+    "at every reconnect, and drops a connection whose server answers as a\n"
+    "replica (a failover), so it follows the master; a master name that no\n"
+    "sentinel watches is refused (exit 2).\n"
     "\n"
     "Log: one line per event on stderr (connected, lost, published, errors):\n"
     "  2024-05-01T12:00:00.000000Z sync: connected to ...\n"
@@ -67,6 +104,12 @@ const cli_command cli_cmd_sync = {
     "  --keepalive SECONDS the expiry in Redis of claims bound to a process\n"
     "                      of this host (`jobboard work`), renewed every\n"
     "                      third of it while the process lives (default 30)\n"
+    "  --verify-every SECONDS\n"
+    "                      compare the board with Redis in full this often\n"
+    "                      and repair what differs (default 30; 0: only at\n"
+    "                      connect, after posts and after a data loss). Cost:\n"
+    "                      one HGETALL of the listings and a GET and PTTL per\n"
+    "                      listing (docs/BENCHMARKS.md: 10,000 listings)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV_REDIS
@@ -75,52 +118,89 @@ const cli_command cli_cmd_sync = {
     "  0  also: stopped by SIGTERM or SIGINT (the replicator finished its\n"
     "     step, gave up the board's lock and closed the connection)\n"
     "  2  also: no Redis URL given or remembered, a bad URL or namespace,\n"
-    "     a wrong password, another namespace than the board's, or a\n"
-    "     jobboard built without Redis support\n"
+    "     a wrong password or none found, a sync.credentials file that\n"
+    "     cannot be read or that others may read, another namespace than\n"
+    "     the board's, or a jobboard built without Redis support\n"
     "\n"
     "Examples:\n"
     "  jobboard sync --board /srv/board --redis redis://redis.lan:6379/0 \\\n"
     "    --namespace fleet\n"
     "  jobboard sync --board /srv/board    # the remembered URL, namespace\n"
-    "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n",
+    "  JOBBOARD_REDIS_PASSWORD=s3cret jobboard sync --redis redis://r.lan\n"
+    "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n"
+    "  jobboard sync --redis \\\n"
+    "    redis-sentinel://:s3cret@s1.lan,s2.lan,s3.lan/mymaster/0\n",
     CLI_O_REDIS | CLI_O_SYNC, 0, 0, ""};
 
 const cli_command cli_cmd_status = {
     "status", "show the board's Redis sync state",
-    "Usage: jobboard status [OPTIONS]\n"
+    "Usage: jobboard status [--verify] [OPTIONS]\n"
     "\n"
     "Show the board's Redis sync state, as its replicator (`jobboard sync`,\n"
     "or a replicator thread in a program) last recorded it, with the counts\n"
     "of jobs waiting taken from the board now:\n"
-    "  synced with   the Redis URL (password shown as ***) and namespace the\n"
-    "                board remembers, or 'not synced'\n"
-    "  replicator    running (its pid) and connected to Redis or not, or\n"
-    "                'not running'\n"
+    "  synced with   the Redis URL and namespace the board remembers, or\n"
+    "                'not synced'; ':***@' in the URL says that a password\n"
+    "                is kept in the board's sync.credentials file, which\n"
+    "                status never reads (any user who may open the board\n"
+    "                can run it)\n"
+    "  replicator    running (its pid) and connected to Redis (to which\n"
+    "                server: for a redis-sentinel:// URL, the master the\n"
+    "                sentinels named) or not, or 'not running'\n"
     "  lag           change-log events not yet handled, and the age of the\n"
     "                oldest job waiting to be published\n"
     "  unpublished   jobs posted here and not yet published\n"
     "  published     jobs published, and remote changes pulled in, since\n"
     "                the replicator started\n"
     "  last sync     when the replicator last finished a pass\n"
+    "  compared      when the board and Redis were last compared in full,\n"
+    "                why (connect, posts, schedule, epoch, data loss), how\n"
+    "                long it took, how many jobs it changed here, and the\n"
+    "                schedule (`sync --verify-every`)\n"
+    "  repaired      jobs that comparisons on schedule or after a data loss\n"
+    "                found different and repaired, since the replicator\n"
+    "                started (differences its notices and polls missed)\n"
+    "  data losses   times Redis was found to have lost its data, the last\n"
     "  last error    its last error and when (or 'none')\n"
     "With --json, one object: {\"synced\", \"url\", \"namespace\", \"running\",\n"
-    "\"pid\", \"connected\", \"lag_events\", \"lag_seconds\", \"unpublished\",\n"
-    "\"published\", \"pulled\", \"last_sync\", \"last_error\", \"last_error_at\"}\n"
-    "(times in ISO-8601 UTC; null when not synced, never or none).\n"
+    "\"pid\", \"connected\", \"server\", \"lag_events\", \"lag_seconds\",\n"
+    "\"unpublished\", \"published\", \"pulled\", \"last_sync\", \"last_compared\",\n"
+    "\"last_compared_why\", \"last_compared_changed\",\n"
+    "\"last_compared_seconds\" (how long it took), \"verify_every\" (seconds,\n"
+    "0: none), \"repaired\", \"data_losses\", \"last_data_loss\",\n"
+    "\"last_error\", \"last_error_at\"} (times in ISO-8601 UTC; null when not\n"
+    "synced, never or none), and with --verify \"verify\": {\"redis_listed\",\n"
+    "\"board_remote\", \"missing_here\", \"extra_here\", \"owner_differs\",\n"
+    "\"differences\": [{\"uuid\", \"what\"}...]}.\n"
+    "\n"
+    "--verify compares the board with Redis now (the remembered URL and\n"
+    "namespace): every job Redis lists and its owner against the board's\n"
+    "Redis-decided jobs and their claims. A job that differs is read again\n"
+    "on both sides a second later (a change under way is not a divergence);\n"
+    "those that still differ are printed, one line each:\n"
+    "  differs: UUID: WHAT\n"
+    "and the exit status is 10. It writes nothing: the replicator repairs\n"
+    "(at its next comparison in full). Without a replicator running, the\n"
+    "board shows what Redis held when it last ran.\n"
     "\n"
     "Options:\n"
+    "  --verify            compare the board with Redis now (above)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
-    "  2  also: a jobboard built without Redis support\n"
+    "  2  also: a jobboard built without Redis support; --verify on a board\n"
+    "     that is not synced\n"
+    "  6  --verify: Redis cannot be reached\n"
+    "  10 --verify: the board and Redis differ (each difference printed)\n"
     "\n"
     "Examples:\n"
     "  jobboard status --board /srv/board\n"
+    "  jobboard status --board /srv/board --verify\n"
     "  jobboard status --json | python3 -c \\\n"
     "    'import json,sys; print(json.load(sys.stdin)[\"unpublished\"])'\n",
-    0, 0, 0, ""};
+    CLI_O_VERIFY, 0, 0, ""};
 
 #ifndef JB_WITH_REDIS
 
@@ -149,18 +229,32 @@ int cmd_status(int argc, char **argv) {
 /* ------------------------------------------------------------------ sync */
 
 /* The URL for a human: the password as "***". Built from the parsed URL,
- * so whatever the spelling the password never shows. */
-static void shown_url(char *buf, size_t size, const char *text) {
+ * so whatever the spelling the password never shows. `redacted`: the text
+ * has no password but "***" (jb_sync_status), so one that does not parse
+ * (a user whose password is not in the board: "redis://alice@h") is shown
+ * as it is. */
+static void shown_url(char *buf, size_t size, const char *text,
+                      bool redacted) {
   jb_sync_url *u = NULL;
   if (jb_sync_url_parse(&u, text) != JB_OK) {
-    snprintf(buf, size, "(a URL that does not parse)");
+    snprintf(buf, size, "%s", redacted ? text : "(a URL that does not parse)");
     return;
   }
   char auth[300] = "";
   if (u->user || u->password)
     snprintf(auth, sizeof auth, "%s%s@", u->user ? u->user : "",
              u->password ? ":***" : "");
-  if (u->path)
+  if (u->master) {
+    int n = snprintf(buf, size, "redis-sentinel://%s", auth);
+    for (int i = 0; i < u->nsentinels && n >= 0 && (size_t)n < size; i++) {
+      const char *h = u->sentinels[i].host;
+      n += snprintf(buf + n, size - (size_t)n, "%s%s%s%s:%d", i ? "," : "",
+                    strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "",
+                    u->sentinels[i].port);
+    }
+    if (n >= 0 && (size_t)n < size)
+      snprintf(buf + n, size - (size_t)n, "/%s/%d", u->master, u->db);
+  } else if (u->path)
     snprintf(buf, size, "unix://%s%s%s%d", auth, u->path,
              u->db ? "?db=" : "", u->db);
   else
@@ -191,13 +285,18 @@ static void log_line(void *ctx, int level, const char *line) {
 /* A connection made and closed before the daemon starts: a URL that can
  * never work (wrong password, no scripting) is refused at once rather than
  * retried forever. A server that is down is fine: the replicator waits. */
-static int probe(const char *url, const char *ns) {
+static int connect_to(jb_sync_conn **c, const char *url, const char *ns) {
   jb_sync_options so;
   jb_sync_options_init(&so);
   so.url = url;
   so.ns = ns;
+  *c = NULL;
+  return jb_sync_connect(c, &so);
+}
+
+static int probe(const char *url, const char *ns) {
   jb_sync_conn *c = NULL;
-  int st = jb_sync_connect(&c, &so);
+  int st = connect_to(&c, url, ns);
   jb_sync_close(c);
   if (st == JB_EOFFLINE) {
     char line[1200];
@@ -238,17 +337,21 @@ int cmd_sync(int argc, char **argv) {
 
   jb_sync_replicator_options ro;
   jb_sync_replicator_options_init(&ro);
-  ro.conn.url = url;
+  /* What was given, not `url`: that one holds the password found for it,
+   * maybe $JOBBOARD_REDIS_PASSWORD's, which must not be remembered. NULL:
+   * the board's own, as just resolved. */
+  ro.conn.url = cli_sync_given_url(&o);
   ro.conn.ns = ns;
   if (o.poll_ms) ro.poll_ms = o.poll_ms;
   if (o.keepalive_ms) ro.keepalive_ms = o.keepalive_ms;
+  if (o.verify_ms) ro.verify_ms = o.verify_ms;
   ro.log = log_line;
   jb_board_options bo = JB_BOARD_OPTIONS_INIT;
   bo.durability = o.durability;
   jb_sync_replicator *r = NULL;
   const char *dir = cli_board_dir(o.board);
   char line[1400], shown[600];
-  shown_url(shown, sizeof shown, url);
+  shown_url(shown, sizeof shown, url, false);
   snprintf(line, sizeof line, "starting (pid %d): board %s, redis %s, "
            "namespace %s", (int)getpid(), dir, shown, ns);
   log_line(NULL, 0, line);
@@ -303,8 +406,10 @@ static int print_status(const jb_sync_status *st, const char *url,
   else
     printf("%-14s not synced\n", "synced with:");
   if (st->running)
-    printf("%-14s running (pid %d), %s\n", "replicator:", st->pid,
-           st->connected ? "connected" : "not connected");
+    printf("%-14s running (pid %d), %s%s\n", "replicator:", st->pid,
+           !st->connected ? "not connected"
+           : st->server[0] ? "connected to " : "connected",
+           st->connected ? st->server : "");
   else
     printf("%-14s not running\n", "replicator:");
   printf("%-14s %llu events, %.1f s\n", "lag:",
@@ -317,6 +422,29 @@ static int print_status(const jb_sync_status *st, const char *url,
     put_time("last sync:", st->last_sync_us);
   else
     printf("%-14s never\n", "last sync:");
+  char every[48];
+  if (st->verify_ms > 0)
+    snprintf(every, sizeof every, "every %.1f s", st->verify_ms / 1e3);
+  else
+    snprintf(every, sizeof every, "not on schedule");
+  if (st->last_full_us > 0) {
+    put_time("compared:", st->last_full_us);
+    printf("%-14s in full (%s) in %.1f ms: %llu jobs changed here; %s\n",
+           "", st->last_full_why[0] ? st->last_full_why : "?",
+           st->last_full_took_us / 1e3,
+           (unsigned long long)st->last_full_changed, every);
+  } else {
+    printf("%-14s never in full; %s\n", "compared:", every);
+  }
+  printf("%-14s %llu jobs\n", "repaired:", (unsigned long long)st->repaired);
+  if (st->last_data_loss_us > 0) {
+    char t[40];
+    cli_format_time(t, sizeof t, st->last_data_loss_us);
+    printf("%-14s %llu, the last at %s\n", "data losses:",
+           (unsigned long long)st->data_losses, t);
+  } else {
+    printf("%-14s none seen\n", "data losses:");
+  }
   if (st->last_error[0]) {
     put_time("last error:", st->last_error_us);
     fputs("               ", stdout);
@@ -329,13 +457,16 @@ static int print_status(const jb_sync_status *st, const char *url,
 }
 
 static int json_status(const jb_sync_status *st, const char *url,
-                       const char *ns) {
+                       const char *ns, json_t *verify) {
   json_t *v = json_pack(
-      "{s:b,s:o,s:o,s:b,s:o,s:b,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}", "synced",
+      "{s:b,s:o,s:o,s:b,s:o,s:b,s:o,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}",
+      "synced",
       url != NULL, "url", url ? json_string(url) : json_null(), "namespace",
       url ? json_string(ns) : json_null(), "running", st->running, "pid",
       st->running ? json_integer(st->pid) : json_null(), "connected",
-      st->connected, "lag_events", (json_int_t)st->lag_events, "lag_seconds",
+      st->connected, "server",
+      st->connected && st->server[0] ? json_string(st->server) : json_null(),
+      "lag_events", (json_int_t)st->lag_events, "lag_seconds",
       st->lag_seconds, "unpublished", (json_int_t)st->unpublished,
       "published", (json_int_t)st->published, "pulled",
       (json_int_t)st->pulled, "last_sync", time_or_null(st->last_sync_us),
@@ -343,7 +474,82 @@ static int json_status(const jb_sync_status *st, const char *url,
                                       : json_null(),
       "last_error_at",
       st->last_error[0] ? time_or_null(st->last_error_us) : json_null());
+  if (v == NULL) {
+    json_decref(verify);
+    return cli_json_print(v) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+  }
+  json_object_set_new(v, "last_compared", time_or_null(st->last_full_us));
+  json_object_set_new(v, "last_compared_why",
+                      st->last_full_us > 0 && st->last_full_why[0]
+                          ? json_string(st->last_full_why)
+                          : json_null());
+  json_object_set_new(v, "last_compared_changed",
+                      json_integer((json_int_t)st->last_full_changed));
+  json_object_set_new(v, "last_compared_seconds",
+                      json_real(st->last_full_took_us / 1e6));
+  json_object_set_new(v, "verify_every",
+                      json_real(st->verify_ms > 0 ? st->verify_ms / 1e3 : 0));
+  json_object_set_new(v, "repaired", json_integer((json_int_t)st->repaired));
+  json_object_set_new(v, "data_losses",
+                      json_integer((json_int_t)st->data_losses));
+  json_object_set_new(v, "last_data_loss",
+                      time_or_null(st->last_data_loss_us));
+  if (verify) json_object_set_new(v, "verify", verify);
   return cli_json_print(v) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+}
+
+/* status --verify: each difference, as a line or into a JSON array. */
+typedef struct {
+  bool json;
+  json_t *list;
+} diff_out;
+
+static void print_diff(void *ctx, const char *uuid, const char *what) {
+  diff_out *d = ctx;
+  if (d->json) {
+    json_array_append_new(d->list, json_pack("{s:s,s:s}", "uuid", uuid,
+                                             "what", what));
+    return;
+  }
+  printf("differs: %s: %s\n", uuid, what);
+}
+
+/* Compare board `b` with Redis now; *differs set when they do. */
+static int verify_now(jb_board *b, const char *url, const char *ns,
+                      bool json, json_t **out, bool *differs) {
+  *out = NULL;
+  *differs = false;
+  jb_sync_conn *c = NULL;
+  int s = connect_to(&c, url, ns);
+  jb_sync_verify_result vr;
+  diff_out d = {json, json ? json_array() : NULL};
+  if (s == JB_OK) s = jb_sync_verify(b, c, 1000, &vr, print_diff, &d);
+  jb_sync_close(c);
+  if (s != JB_OK) {
+    json_decref(d.list);
+    return cli_fail(s);
+  }
+  *differs = vr.missing_here + vr.extra_here + vr.owner_differs > 0;
+  if (json) {
+    *out = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "redis_listed",
+                     (json_int_t)vr.redis_listed, "board_remote",
+                     (json_int_t)vr.board_remote, "missing_here",
+                     (json_int_t)vr.missing_here, "extra_here",
+                     (json_int_t)vr.extra_here, "owner_differs",
+                     (json_int_t)vr.owner_differs, "differences", d.list);
+  } else {
+    printf("%-14s redis lists %llu jobs, the board holds %llu it decides: ",
+           "verify:", (unsigned long long)vr.redis_listed,
+           (unsigned long long)vr.board_remote);
+    if (*differs)
+      printf("%llu missing here, %llu not in redis, %llu with another "
+             "owner\n", (unsigned long long)vr.missing_here,
+             (unsigned long long)vr.extra_here,
+             (unsigned long long)vr.owner_differs);
+    else
+      printf("the same\n");
+  }
+  return 0;
 }
 
 int cmd_status(int argc, char **argv) {
@@ -354,22 +560,42 @@ int cmd_status(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   jb_sync_status st;
   memset(&st, 0, sizeof st);
-  char *url = NULL, *ns = NULL;
-  int s = jb_sync_board_config(b, NULL, NULL, &url, &ns);
-  if (s == JB_OK) s = jb_sync_status_read(&st, b);
-  jb_board_close(b);
+  /* The board's URL as jb_sync_status_read gives it: password shown as
+   * "***", and the credentials file never read, so that any user who may
+   * open the board sees its state. */
+  int s = jb_sync_status_read(&st, b);
   if (s != JB_OK) {
-    rc = cli_fail(s);
-  } else {
-    char shown[600];
-    if (url) shown_url(shown, sizeof shown, url);
-    else if (st.url[0]) snprintf(shown, sizeof shown, "%s", st.url);
-    const char *u = url || st.url[0] ? shown : NULL;
-    const char *n = url || !st.ns[0] ? ns : st.ns;
-    rc = o.json ? json_status(&st, u, n) : print_status(&st, u, n);
+    jb_board_close(b);
+    return cli_fail(s);
   }
-  free(url);
-  free(ns);
+  char shown[600];
+  if (st.url[0]) shown_url(shown, sizeof shown, st.url, true);
+  const char *u = st.url[0] ? shown : NULL;
+  const char *n = st.ns[0] ? st.ns : JB_SYNC_NAMESPACE_DEFAULT;
+  json_t *verify = NULL;
+  bool differs = false;
+  if (!o.json) rc = print_status(&st, u, n);
+  if (rc == 0 && o.verify) {
+    /* Only --verify connects: the URL with its password (sync.credentials
+     * or JOBBOARD_REDIS_PASSWORD), nothing written. */
+    char *url = NULL, *ns = NULL;
+    s = jb_sync_board_resolve(b, NULL, NULL, &url, &ns);
+    if (s != JB_OK) {
+      rc = cli_fail(s);
+    } else if (url == NULL) {
+      rc = cli_cmd_usage(&cli_cmd_status, "--verify: board %s is not synced "
+                         "with any redis", jb_board_path(b));
+    } else {
+      fflush(stdout);
+      rc = verify_now(b, url, ns, o.json, &verify, &differs);
+    }
+    free(url);
+    free(ns);
+  }
+  jb_board_close(b);
+  if (rc == 0 && o.json) rc = json_status(&st, u, n, verify);
+  else json_decref(verify);
+  if (rc == 0 && differs) rc = CLI_EXIT_DIFFERS;
   return rc;
 }
 

@@ -32,6 +32,8 @@ const cli_command cli_cmd_watch = {
     "  EXTENDED   OWNER extended its claim's lease\n"
     "  REVOKED    `jobboard check` moved it to quarantine (its posting does\n"
     "             not decode): it left the board\n"
+    "  LOST       Redis no longer lists it after losing its data (a synced\n"
+    "             board): it left the board; nobody consumed it here\n"
     "\n"
     "Each event is one line of text, fields separated by two spaces:\n"
     "  SEQ  TYPE  UUID  OWNER  TIME\n"

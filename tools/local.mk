@@ -66,5 +66,5 @@ if WITH_REDIS
 jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h \
 	tools/bench_sync.c tools/bench_sync.h
 endif
-EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py \
+EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py tools/bench-compare.sh \
 	tools/bench-claim-script.py
