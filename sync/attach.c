@@ -89,9 +89,19 @@ static held *find_held(attachment *a, const char *uuid, const char *who) {
   return l ? *l : NULL;
 }
 
-static int add_held(attachment *a, const char *uuid, const char *who,
+/* Copy the NUL-terminated src into dst of `size` bytes, cut to fit
+ * (snprintf "%s" without the formatting, on every claim and release). */
+static void copy_text(char *dst, size_t size, const char *src) {
+  size_t n = strnlen(src, size - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+/* Remember claim_id for (uuid, who); h: the entry find_held returned for
+ * them, or NULL (looked up here). */
+static int add_held(attachment *a, held *h, const char *uuid, const char *who,
                     const char *claim_id) {
-  held *h = find_held(a, uuid, who);
+  if (h == NULL) h = find_held(a, uuid, who);
   if (h == NULL) {
     if (a->n >= a->nbuckets) { /* load factor 1: double and rehash */
       size_t nb = a->nbuckets ? a->nbuckets * 2 : 64;
@@ -113,14 +123,14 @@ static int add_held(attachment *a, const char *uuid, const char *who,
     }
     if ((h = calloc(1, sizeof *h)) == NULL)
       return jb__err(JB_ENOMEM, "out of memory for a claim id");
-    snprintf(h->uuid, sizeof h->uuid, "%s", uuid);
-    snprintf(h->who, sizeof h->who, "%s", who);
+    copy_text(h->uuid, sizeof h->uuid, uuid);
+    copy_text(h->who, sizeof h->who, who);
     size_t k = slot(a, uuid, who);
     h->next = a->buckets[k];
     a->buckets[k] = h;
     a->n++;
   }
-  snprintf(h->claim_id, sizeof h->claim_id, "%s", claim_id);
+  copy_text(h->claim_id, sizeof h->claim_id, claim_id);
   return JB_OK;
 }
 
@@ -175,10 +185,10 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
   held *h = find_held(a, uuid, who);
   int rc;
   if (h && h->claim_id[0])
-    snprintf(id, sizeof id, "%s", h->claim_id);
-  else if ((rc = jb__remote_claim_id(id)) != JB_OK)
+    copy_text(id, sizeof id, h->claim_id);
+  else if ((rc = jb__remote_claim_id(id)) != JB_OK ||
+           (rc = add_held(a, h, uuid, who, id)) != JB_OK)
     return rc;
-  if ((rc = add_held(a, uuid, who, id)) != JB_OK) return rc;
   jb__remote_owner o = {who, lease_ms, id, 0};
   jb__remote_result res;
   rc = jb__remote_claim(&res, &a->rm, uuid, &o);
@@ -209,7 +219,7 @@ static int hook_release(attachment *a, jb__remote_release_op op,
                         const char *uuid, const char *who) {
   held *h = find_held(a, uuid, who);
   char id[JB_UUID_STRLEN] = "";
-  if (h) snprintf(id, sizeof id, "%s", h->claim_id);
+  if (h) copy_text(id, sizeof id, h->claim_id);
   if (h && h->unsure == (int)op + 1) {
     /* This release was sent before and its reply lost: what Redis holds
      * says whether it ran (sending it again would be refused if it did). */
@@ -232,7 +242,7 @@ static int hook_release(attachment *a, jb__remote_release_op op,
     if (done != 1) {
       /* Resolved by the next try (a release by owner name is remembered
        * with no claim id). */
-      if (h == NULL && add_held(a, uuid, who, "") == JB_OK)
+      if (h == NULL && add_held(a, NULL, uuid, who, "") == JB_OK)
         h = find_held(a, uuid, who);
       if (h) h->unsure = (int)op + 1;
       return jb__err(JB_EOFFLINE, "%s%s", msg,
@@ -404,7 +414,7 @@ int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
      * (the owner read at the snapshot may differ from `who`: look again). */
     jb_job *now = NULL;
     if (id[0] && jb_job_get(&now, b, uuid) == JB_OK && jb_job_owner(now))
-      add_held(a, uuid, jb_job_owner(now), id);
+      add_held(a, NULL, uuid, jb_job_owner(now), id);
     jb_job_free(now);
     int src = rc;
     rc = jb__board_set_published(b, &uuid, 1, JB_PUB_DONE, &res.sequence,

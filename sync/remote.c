@@ -17,9 +17,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-/* A key is the namespace (<= JB_SYNC_NAMESPACE_MAX), ':', the uuid and a
- * suffix. */
-#define KEY_MAX (JB_SYNC_NAMESPACE_MAX + 64)
+#define KEY_MAX JB__REMOTE_KEY_MAX
 
 enum { S_CLAIM, S_ABANDON, S_CONSUME, S_TRASH, S_EXTEND, S_POST };
 
@@ -27,6 +25,13 @@ int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
   memset(r, 0, sizeof *r);
   r->conn = conn;
   r->notices = notices;
+  int n;
+  if ((n = jb_sync_key(r->listings, KEY_MAX, conn, "listings")) < 0 ||
+      (n = jb_sync_key(r->trash, KEY_MAX, conn, "trash")) < 0 ||
+      (n = jb_sync_key(r->sequence, KEY_MAX, conn, "sequence")) < 0 ||
+      (n = jb_sync_key(r->fence, KEY_MAX, conn, "fence")) < 0 ||
+      (notices && (n = jb_sync_key(r->channel, KEY_MAX, conn, "notices")) < 0))
+    return n;
   for (int i = 0; i < JB__SYNC_SCRIPT_COUNT; i++) {
     int rc = jb__sync_script_add(&r->ids[i], conn, jb__sync_scripts[i].name,
                                  jb__sync_scripts[i].source);
@@ -222,34 +227,41 @@ out:
 /* ------------------------------------------------------------- running */
 
 /* Every key an operation on job `uuid` may name, and the notice channel
- * ("" when notices are off). */
+ * ("" when notices are off): the job's own, and the shared ones made by
+ * jb__remote_init. */
 typedef struct {
   char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX], posted[KEY_MAX];
-  char listings[KEY_MAX], trash[KEY_MAX], sequence[KEY_MAX];
-  char fence[KEY_MAX], notices[KEY_MAX];
-  const char *channel;
+  const char *listings, *trash, *sequence, *fence, *channel;
 } job_keys;
 
-static int key(char *buf, jb__remote *r, const char *uuid, const char *sfx) {
-  char piece[64];
-  snprintf(piece, sizeof piece, "%s%s", uuid ? uuid : "", sfx);
-  int n = jb_sync_key(buf, KEY_MAX, r->conn, piece);
-  return n < 0 ? n : JB_OK;
+/* dst = base (n bytes) + sfx: the bytes jb_sync_key makes of "<uuid><sfx>"
+ * when base is its "NS:<uuid>", without formatting each key anew. */
+static void key_suffix(char dst[KEY_MAX], const char *base, size_t n,
+                       const char *sfx) {
+  size_t m = strlen(sfx);
+  memcpy(dst, base, n);
+  memcpy(dst + n, sfx, m + 1);
 }
 
 static int job_keys_make(job_keys *k, jb__remote *r, const char *uuid) {
-  int rc;
-  if ((rc = key(k->owned, r, uuid, ".owned")) ||
-      (rc = key(k->lm, r, uuid, ".last_modified")) ||
-      (rc = key(k->claim, r, uuid, ".claim")) ||
-      (rc = key(k->posted, r, uuid, ".posted")) ||
-      (rc = key(k->listings, r, NULL, "listings")) ||
-      (rc = key(k->trash, r, NULL, "trash")) ||
-      (rc = key(k->sequence, r, NULL, "sequence")) ||
-      (rc = key(k->fence, r, NULL, "fence")) ||
-      (rc = key(k->notices, r, NULL, "notices")))
-    return rc;
-  k->channel = r->notices ? k->notices : "";
+  /* base leaves room for the longest suffix (jb_sync_key refuses a longer
+   * base); with a namespace of at most JB_SYNC_NAMESPACE_MAX bytes and a
+   * uuid of 36 (every caller checks it first), it always fits. */
+  _Static_assert(KEY_MAX >= JB_SYNC_NAMESPACE_MAX + 1 + 36 +
+                                sizeof ".last_modified",
+                 "every job key fits in KEY_MAX");
+  char base[KEY_MAX];
+  int n = jb_sync_key(base, KEY_MAX - sizeof ".last_modified", r->conn, uuid);
+  if (n < 0) return n;
+  key_suffix(k->owned, base, (size_t)n, ".owned");
+  key_suffix(k->lm, base, (size_t)n, ".last_modified");
+  key_suffix(k->claim, base, (size_t)n, ".claim");
+  key_suffix(k->posted, base, (size_t)n, ".posted");
+  k->listings = r->listings;
+  k->trash = r->trash;
+  k->sequence = r->sequence;
+  k->fence = r->fence;
+  k->channel = r->channel;
   return JB_OK;
 }
 

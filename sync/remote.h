@@ -38,12 +38,22 @@
 
 #include <stdint.h>
 
+/* The longest key: the namespace (<= JB_SYNC_NAMESPACE_MAX), ':', the
+ * uuid and a suffix. */
+#define JB__REMOTE_KEY_MAX (JB_SYNC_NAMESPACE_MAX + 64)
+
 /* Our scripts registered on one connection (its registry is per
  * connection and survives reconnects: NOSCRIPT reloads them). */
 typedef struct {
   jb_sync_conn *conn;                /* borrowed */
   int ids[JB__SYNC_SCRIPT_COUNT];    /* registry ids, jb__sync_scripts order */
   bool notices;                      /* PUBLISH change notices on NS:notices */
+  /* The keys that name no job, made once by jb__remote_init (made for
+   * every call, as the job's own still are, they cost a claim about a
+   * microsecond of snprintf). */
+  char listings[JB__REMOTE_KEY_MAX], trash[JB__REMOTE_KEY_MAX],
+      sequence[JB__REMOTE_KEY_MAX], fence[JB__REMOTE_KEY_MAX],
+      channel[JB__REMOTE_KEY_MAX]; /* NS:notices, or "" without notices */
 } jb__remote;
 
 /* Register the scripts on `conn` (SCRIPT LOAD each: the server must be

@@ -1,8 +1,8 @@
 #!/bin/sh
-# tests/bench_redis.sh - `jobboard bench --redis`, tools/bench-taskflow.py
-# and tools/bench-redis.sh still run (so they cannot rot): tiny job counts,
-# a redis-server of the test's own on a unix socket, exit status and the
-# rows printed. Nothing about speed is checked.
+# tests/bench_redis.sh - `jobboard bench --redis`, tools/bench-taskflow.py,
+# tools/bench-redis.sh and tools/bench-claim-script.py still run (so they
+# cannot rot): tiny job counts, a redis-server of the test's own on a unix
+# socket, exit status and the rows printed. Nothing about speed is checked.
 #
 # Needs redis-server and /usr/bin/python3 with python3-taskflow (as
 # tests/test_sync_scripts.sh); JOBBOARD_SKIP_REDIS=1 skips it (exit 77).
@@ -47,6 +47,7 @@ if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" -- \
         >"$tmp/driver" 2>&1 &&
     has "$tmp/driver" '^round trip .*x' '^post .*x' '^claim .*x' \
         '^consume .*x' 'claim p50 / \(round trip p50' \
+        'claim p50 / \(PING \+ local commit, timed together\) p50' \
         '^publish +1000 +3 ' '^replicated +1000 +3 ' '^taskflow +20 +2 ' \
         '^replicator .*cycles/s'; then
     ok "tools/bench-redis.sh --jobs 20"
@@ -68,8 +69,10 @@ done
 if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
         --cycles 0 >"$tmp/text" 2>&1 &&
     has "$tmp/text" '^  round trip \(PING\) +[0-9]' '^  local claim +[0-9]' \
+        '^  PING \+ local commit +[0-9]' \
         '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
-        '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50'; then
+        '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50' \
+        'claim p50 / \(PING \+ local commit\) p50'; then
     ok "bench --redis --jobs 50"
 else
     bad "bench --redis --jobs 50" "$tmp/text"
@@ -103,10 +106,11 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 r = [l for l in lines if l["type"] == "redis"][0]
 assert r["namespace"] == "t-json" and r["jobs"] == 50, r
-for op in ("ping", "local_claim", "post_publish", "claim", "consume"):
+for op in ("ping", "local_claim", "floor", "post_publish", "claim",
+           "consume"):
     for k in ("p50_us", "p99_us", "max_us", "per_s"):
         assert r[op + "_" + k] > 0, (op, k, r)
-assert r["claim_ratio"] > 0, r
+assert r["claim_ratio"] > 0 and r["floor_ratio"] > 0, r
 w = [l for l in lines if l["type"] == "redis_wake"]
 assert [(x["poster"], x["poll_ms"]) for x in w] == [
     ("publish", 1000), ("replicated", 1000), ("taskflow", 10)], w
@@ -131,6 +135,15 @@ if "$py" "$srcdir/tools/bench-taskflow.py" --socket "$sock" --jobs 20 \
     ok "bench-taskflow.py --jobs 20, --compare"
 else
     bad "bench-taskflow.py --jobs 20, --compare" "$tmp/cmp"
+fi
+
+if "$py" "$srcdir/tools/bench-claim-script.py" --socket "$sock" --jobs 20 \
+        --rounds 1 >"$tmp/scripts" 2>&1 &&
+    has "$tmp/scripts" '^return1 +[0-9.]+ .* 0\.0$' \
+        '^taskflow +[0-9.]+ .* 4\.0$' '^ours +[0-9.]+ .* 6\.0$'; then
+    ok "bench-claim-script.py --jobs 20"
+else
+    bad "bench-claim-script.py --jobs 20" "$tmp/scripts"
 fi
 
 "$JOBBOARD" bench --namespace x >"$tmp/usage" 2>&1

@@ -173,8 +173,8 @@ tests_test_sync_config_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
 
-# `jobboard bench --redis`, tools/bench-taskflow.py and tools/bench-redis.sh
-# still run (tiny counts against a redis-server of the test's own; no
+# `jobboard bench --redis`, tools/bench-taskflow.py, tools/bench-redis.sh and
+# tools/bench-claim-script.py still run (tiny counts against a redis-server of the test's own; no
 # figure is checked). Only with Redis sync built.
 if WITH_REDIS
 TESTS += tests/bench_redis.sh

@@ -907,6 +907,77 @@ def test_race(srv):
              lost_tf, lost_jb, elapsed))
 
 
+def test_claim_over_a_record_left_behind(srv):
+    """Issue 13: the claim writes its record over whatever is there instead
+    of deleting it first. A record left behind with an expiry (taskflow's
+    release of a claim of ours under the same owner name leaves it) must
+    not make a claim without expiry lapse: it is made persistent; with an
+    expiry the record gets the owner key's."""
+    ns = "t7"
+    tf = taskflow_board(srv.sock, ns)
+    ours = Ours(srv.sock, ns)
+    r = ours.r
+    k, _ = ours.post_new()
+    owned, claimk = ours.key(k + ".owned"), ours.key(k + ".claim")
+    check(ours.claim(k, "jb-a", 60000, "A")["status"] == "ok", "claim A")
+    check(50000 < r.pttl(claimk) <= 60000, "the record has the lease")
+    tf.abandon(tf_job(tf, k), "jb-a")   # taskflow's abandon: owner key only
+    check(not r.exists(owned) and r.exists(claimk) and r.pttl(claimk) > 0,
+          "taskflow's abandon left our record, with its expiry")
+    rep = ours.claim(k, "jb-b", None, "B")
+    check(rep["status"] == "ok" and rep["claim"] == "B", "claim B over it", rep)
+    check(r.hmget(claimk, "id", "fence") == [b"B", str(rep["fence"]).encode()]
+          and r.pttl(claimk) == -1 and r.pttl(owned) == -1,
+          "the record is B's and, like the owner key, has no expiry",
+          (r.hgetall(claimk), r.pttl(claimk), r.pttl(owned)))
+
+    tf.abandon(tf_job(tf, k), "jb-b")   # leaves B's record, no expiry
+    rep = ours.claim(k, "jb-c", 7000, "C")
+    check(rep["status"] == "ok" and r.hget(claimk, "id") == b"C"
+          and 6000 < r.pttl(claimk) <= 7000 and 6000 < r.pttl(owned) <= 7000,
+          "a claim with an expiry over a record without one sets both",
+          (r.pttl(claimk), r.pttl(owned)))
+
+    # A refused claim (SET NX finds the owner key) leaves it as it was.
+    before = (r.get(owned), r.pttl(owned), r.hgetall(claimk))
+    check(err(ours.claim(k, "jb-d", None, "D"), "Job already claimed!",
+              "jb-c"), "another owner is refused")
+    after = (r.get(owned), r.pttl(owned), r.hgetall(claimk))
+    check(after[0] == before[0] and after[2] == before[2]
+          and 0 < after[1] <= before[1], "and nothing changed", (before, after))
+    check(ours.consume(k, "jb-c", "C") == {"status": "ok"}, "consume")
+
+
+def test_server_calls(srv):
+    """Issue 13: the claim script makes the fewest server calls that write
+    taskflow's keys and ours (each costs about a microsecond of server time):
+    HEXISTS, SET NX, INCR, SET, HSET, PUBLISH without an expiry, and
+    PEXPIRE of the record with one. Counted by INFO commandstats."""
+    ours = Ours(srv.sock, "t8")
+    r = ours.r
+
+    def calls(fn):
+        r.config_resetstat()
+        fn()
+        st = r.info("commandstats")
+        return {name[len("cmdstat_"):]: v["calls"] for name, v in st.items()
+                if name not in ("cmdstat_config|resetstat", "cmdstat_info")}
+
+    k, _ = ours.post_new()
+    got = calls(lambda: ours.claim(k, "jb", None, "A"))
+    want = {"evalsha": 1, "hexists": 1, "set": 2, "incr": 1, "hset": 1,
+            "publish": 1}
+    check(got == want, "a claim without expiry: one EVALSHA, six calls", got)
+    k, _ = ours.post_new()
+    got = calls(lambda: ours.claim(k, "jb", 5000, "B"))
+    want["pexpire"] = 1
+    check(got == want, "a claim with an expiry: one more (PEXPIRE)", got)
+    got = calls(lambda: ours.post_new())
+    check(got == {"evalsha": 1, "hget": 1, "get": 1, "incr": 1, "hsetnx": 1,
+                  "set": 1, "publish": 1},
+          "a post: the marker's expiry set with it (SET PX)", got)
+
+
 def main():
     srv = Server()
     try:
@@ -918,6 +989,8 @@ def main():
                   test_bytes_match_taskflow,
                   test_refusals_and_expiry,
                   test_notices,
+                  test_claim_over_a_record_left_behind,
+                  test_server_calls,
                   test_race):
             only = os.environ.get("JB_SYNC_TESTS")
             if only and t.__name__ not in only.split(","):

@@ -366,6 +366,67 @@ static void test_tokens_and_bound_claims(void **state) {
   assert_false(redis_state(f, l).listed);
 }
 
+/* The commands Redis ran since the last call (INFO commandstats, then
+ * CONFIG RESETSTAT), the peer's own left out ("config|resetstat" on Redis
+ * 7, "config" before): "name=calls" sorted by name, one space between. A
+ * script's own calls count as commands. */
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void commands_since(char *out, size_t size, fixture *f) {
+  const char *info[] = {"INFO", "commandstats"};
+  const char *reset[] = {"CONFIG", "RESETSTAT"};
+  redisReply *r = NULL;
+  if (jb__sync_command(&r, f->peer, 2, info, NULL))
+    fail_msg("INFO commandstats: %s", jb_errmsg());
+  assert_int_equal(r->type, REDIS_REPLY_STRING);
+  char *lines[64];
+  size_t n = 0;
+  for (char *save = NULL, *l = strtok_r(r->str, "\r\n", &save); l && n < 64;
+       l = strtok_r(NULL, "\r\n", &save)) {
+    char name[64];
+    long calls;
+    if (sscanf(l, "cmdstat_%63[^:]:calls=%ld", name, &calls) != 2 ||
+        strcmp(name, "info") == 0 || strncmp(name, "config", 6) == 0)
+      continue;
+    size_t len = strlen(name) + 24;
+    lines[n] = malloc(len);
+    assert_non_null(lines[n]);
+    snprintf(lines[n++], len, "%s=%ld", name, calls);
+  }
+  qsort(lines, n, sizeof *lines, by_name);
+  out[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    size_t used = strlen(out);
+    snprintf(out + used, size - used, "%s%s", i ? " " : "", lines[i]);
+    free(lines[i]);
+  }
+  freeReplyObject(r);
+  if (jb__sync_command(&r, f->peer, 2, reset, NULL))
+    fail_msg("CONFIG RESETSTAT: %s", jb_errmsg());
+  freeReplyObject(r);
+}
+
+/* Issue 13: a claim and a consume through the board API are one command
+ * each to Redis (one EVALSHA, no PING or read before it), and the claim
+ * script runs the six calls it must (claim.lua's header). */
+static void test_claim_is_one_command(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], seen[1024];
+  published(u, f, "one round trip");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  commands_since(seen, sizeof seen, f);
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  commands_since(seen, sizeof seen, f);
+  assert_string_equal(seen, "evalsha=1 hexists=1 hset=1 incr=1 publish=1 "
+                            "set=2");
+  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  commands_since(seen, sizeof seen, f);
+  assert_string_equal(seen, "del=1 evalsha=1 get=1 hdel=1 hexists=1 hget=1 "
+                            "publish=1");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_publish_claim_consume, setup,
@@ -374,6 +435,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_redis_stopped, setup, teardown),
       cmocka_unit_test_setup_teardown(test_claimed_elsewhere, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tokens_and_bound_claims, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_claim_is_one_command, setup,
                                       teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

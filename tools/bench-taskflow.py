@@ -156,6 +156,11 @@ def compare(ours_path, theirs_path):
           "local commit. Round trip: PING from each client.")
     print("jobboard claim p50 / (round trip p50 + local claim p50): %.2f "
           "(aim: at most 1.5)" % ours["claim_ratio"])
+    if "floor_ratio" in ours:
+        print("jobboard claim p50 / (PING + local commit, timed together) "
+              "p50: %.2f (%.1f / %.1f us)"
+              % (ours["floor_ratio"], ours["claim_p50_us"],
+                 ours["floor_p50_us"]))
     print_sync(ours_path)
     return 0
 

@@ -101,6 +101,33 @@ static int measure_local(bench_redis_figs *f, jb_board *b,
   return 0;
 }
 
+/* The floor of a claim through Redis as one sequence: a round trip (PING)
+ * then a local commit (the claim, or the abandon, of a job decided
+ * locally, in turns), timed together. The same pattern as a claim's (a
+ * round trip, then a commit), so the scheduler places client and server
+ * alike for both; the round trip and local commit phases, measured apart,
+ * may not be (docs/BENCHMARKS.md, "Issue 13: claim through Redis"). */
+static int measure_floor(bench_redis_figs *f, jb_board *b, jb_sync_conn *c,
+                         const bench_redis_opts *o, int64_t *v, size_t n,
+                         char *err, size_t errlen) {
+  uuid_text u;
+  if (jb_job_post(u, b, o->post) != JB_OK)
+    return fail(err, errlen, "floor post");
+  int64_t start = mono_ns();
+  for (size_t i = 0; i < n; i++) {
+    int64_t t0 = mono_ns();
+    if (jb_sync_ping(c) != JB_OK) return fail(err, errlen, "floor ping");
+    if ((i % 2 == 0 ? jb_job_claim : jb_job_abandon)(b, u, o->who) != JB_OK)
+      return fail(err, errlen, "floor commit");
+    v[i] = mono_ns() - t0;
+  }
+  phase(&f->floor, v, n, mono_ns() - start);
+  if ((n % 2 == 0 && jb_job_claim(b, u, o->who) != JB_OK) ||
+      jb_job_consume(b, u, o->who) != JB_OK)
+    return fail(err, errlen, "floor consume");
+  return 0;
+}
+
 /* One operation (jb_job_claim, jb_job_consume) on each job, timed. */
 static int each_job(bench_redis_phase *p,
                     int (*op)(jb_board *, const char *, const char *),
@@ -193,6 +220,7 @@ int bench_redis(bench_redis_figs *f, const char *dir,
   if (warm_up(b, c, o, err, errlen) ||
       measure_ping(f, c, v, n, err, errlen) ||
       measure_local(f, b, o, v, w, n, err, errlen) ||
+      measure_floor(f, b, c, o, v, n, err, errlen) ||
       measure_jobs(f, b, c, o, ids, v, w, x, n, err, errlen))
     goto out;
   size_t left = 0;
@@ -207,6 +235,9 @@ int bench_redis(bench_redis_figs *f, const char *dir,
   }
   double floor_us = f->ping.lat.p50_us + f->local_claim.lat.p50_us;
   f->claim_ratio = floor_us > 0 ? f->claim.lat.p50_us / floor_us : 0;
+  f->floor_ratio = f->floor.lat.p50_us > 0
+                       ? f->claim.lat.p50_us / f->floor.lat.p50_us
+                       : 0;
   rc = 0;
 out:
   if (b) jb_sync_detach(b);

@@ -7,6 +7,9 @@
  *  - round trip: jb_sync_ping, one PING and its reply;
  *  - local commit: jb_job_claim then jb_job_abandon of a job decided
  *    locally (never published): one write transaction each, no Redis;
+ *  - floor: a PING, then one local commit (claim and abandon in turns),
+ *    timed together: what a claim through Redis cannot go below, measured
+ *    in the same pattern as one;
  *  - post + publish: jb_job_post (a local commit), then jb_sync_publish
  *    (marks the job Redis-decided, a local commit, and runs our post
  *    script in Redis);
@@ -53,6 +56,7 @@ typedef struct {
   char server_version[32];  /* redis_version of the server */
   bench_redis_phase ping;   /* one round trip (PING) */
   bench_redis_phase local_claim, local_abandon; /* local commits */
+  bench_redis_phase floor;  /* a PING then a local commit, timed together */
   bench_redis_phase post;   /* jb_job_post alone (local) */
   bench_redis_phase publish; /* jb_sync_publish alone */
   bench_redis_phase post_publish; /* both, per job */
@@ -60,6 +64,8 @@ typedef struct {
   bench_redis_phase consume; /* jb_job_consume through Redis */
   /* claim p50 over (round-trip p50 + local-claim p50) */
   double claim_ratio;
+  /* claim p50 over the floor's p50 (both a round trip, then a commit) */
+  double floor_ratio;
 } bench_redis_figs;
 
 /* Measure all of it on a new board in `dir` (must not hold a board).

@@ -233,6 +233,9 @@ static const char bench_help[] =
     "  round trip      jb_sync_ping: one PING and its reply\n"
     "  local commit    jb_job_claim, then jb_job_abandon, of a job never\n"
     "                  published: one write transaction each, no Redis\n"
+    "  PING + local    a PING, then one local commit (claim and abandon in\n"
+    "    commit        turns), timed together: a claim's floor, in the\n"
+    "                  same pattern as a claim (a round trip, then a commit)\n"
     "  post + publish  jb_job_post, then jb_sync_publish (marks the job\n"
     "                  Redis-decided, then runs our post script)\n"
     "  claim           jb_job_claim of each published job: our claim script\n"
@@ -241,10 +244,11 @@ static const char bench_help[] =
     "                  local commit\n"
     "all jobs posted, then all claimed, then all consumed. Per operation\n"
     "p50, p99 and max, and the phase's operations per second; and the claim's\n"
-    "p50 over (round trip p50 + local claim p50). It leaves in Redis the\n"
-    "namespace's counters and one publication marker per job (expiring after\n"
-    "30 days): use a server of its own (tools/bench-redis.sh starts one, and\n"
-    "runs taskflow's client beside it). Needs a build with Redis sync.\n"
+    "p50 over (round trip p50 + local claim p50), and over the p50 of PING +\n"
+    "local commit. It leaves in Redis the namespace's counters and one\n"
+    "publication marker per job (expiring after 30 days): use a server of\n"
+    "its own (tools/bench-redis.sh starts one, and runs taskflow's client\n"
+    "beside it). Needs a build with Redis sync.\n"
     "\n"
     "Then, with a replicator (jb_sync_replicator_start) in the bench process:\n"
     "  wake-up         a waiter thread sleeps in jb_board_wait on board B,\n"
@@ -355,8 +359,9 @@ static const char bench_help[] =
     "                  from_call (from the post call) and floor,\n"
     "                  post_call_p50_us and ratio_p50 (board over floor);\n"
     "                  with --redis, a \"redis\" line with\n"
-    "                  url, namespace, server, mode, jobs, claim_ratio and,\n"
-    "                  for ping, local_claim, local_abandon, post, publish,\n"
+    "                  url, namespace, server, mode, jobs, claim_ratio,\n"
+    "                  floor_ratio and, for ping, local_claim,\n"
+    "                  local_abandon, floor, post, publish,\n"
     "                  post_publish, claim and consume, NAME_p50_us,\n"
     "                  NAME_p99_us, NAME_max_us and NAME_per_s; then one\n"
     "                  \"redis_wake\" line per poster (poster, poll_ms,\n"
@@ -1354,6 +1359,7 @@ static const struct {
     {"local_claim", "local claim", offsetof(bench_redis_figs, local_claim)},
     {"local_abandon", "local abandon",
      offsetof(bench_redis_figs, local_abandon)},
+    {"floor", "PING + local commit", offsetof(bench_redis_figs, floor)},
     {"post_publish", "post + publish",
      offsetof(bench_redis_figs, post_publish)},
     {"post", "  post (local)", offsetof(bench_redis_figs, post)},
@@ -1518,11 +1524,12 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
     return bench_fail("through Redis", err);
   const size_t nrows = sizeof redis_rows / sizeof redis_rows[0];
   if (o->json) {
-    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:f}", "type", "redis",
-                          "url", o->redis, "namespace", f.ns, "server",
-                          f.server_version, "mode",
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:f,s:f}", "type",
+                          "redis", "url", o->redis, "namespace", f.ns,
+                          "server", f.server_version, "mode",
                           jb_durability_name(ro.durability), "jobs",
-                          (json_int_t)o->jobs, "claim_ratio", f.claim_ratio);
+                          (json_int_t)o->jobs, "claim_ratio", f.claim_ratio,
+                          "floor_ratio", f.floor_ratio);
     char key[64];
     for (size_t i = 0; v && i < nrows; i++) {
       const bench_redis_phase *ph = redis_row(&f, i);
@@ -1551,6 +1558,8 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
     printf("\n  claim p50 / (round trip p50 + local claim p50): %.2f "
            "(%.1f / (%.1f + %.1f) us)\n", f.claim_ratio, f.claim.lat.p50_us,
            f.ping.lat.p50_us, f.local_claim.lat.p50_us);
+    printf("  claim p50 / (PING + local commit) p50: %.2f (%.1f / %.1f us)\n",
+           f.floor_ratio, f.claim.lat.p50_us, f.floor.lat.p50_us);
   }
   fflush(stdout);
   return bench_with_replicator(x, o, &ro, f.ns);

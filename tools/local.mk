@@ -60,9 +60,11 @@ dist_man_MANS = docs/jobboard.1
 # `jobboard bench --redis URL` (tools/bench_redis.c) needs libjbsync, so
 # it is built only with it (see above). tools/bench-redis.sh runs it beside
 # taskflow's own client (tools/bench-taskflow.py) against a redis-server of
-# its own.
+# its own; tools/bench-claim-script.py measures the server's time per claim
+# script (ours, taskflow's, an empty one).
 if WITH_REDIS
 jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h \
 	tools/bench_sync.c tools/bench_sync.h
 endif
-EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py tools/bench-compare.sh
+EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py tools/bench-compare.sh \
+	tools/bench-claim-script.py

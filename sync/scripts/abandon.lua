@@ -1,6 +1,6 @@
 -- jobboard sync: abandon a claim (taskflow's abandon contract, plus an
 -- optional claim id check). Runs atomically on the server,
--- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_take).
+-- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_set, jb_take).
 --
 -- KEYS[1] NS:<K>.owned          owner key (taskflow's)
 -- KEYS[2] NS:listings           listings hash (taskflow's)

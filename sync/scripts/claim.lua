@@ -1,6 +1,6 @@
 -- jobboard sync: claim one job (taskflow's claim contract, plus a claim id
 -- and a fencing token). Runs atomically on the server,
--- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_take).
+-- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_set, jb_take).
 --
 -- KEYS[1] NS:<K>.owned          owner key (taskflow's)
 -- KEYS[2] NS:listings           listings hash (taskflow's)
@@ -29,10 +29,13 @@
 --   {status="error", reason="Invalid argument!"}   (ours) bad who, expiry or claim id;
 --       nothing was read or written.
 --
--- Writes, on success: SET owner key = who; SET last_modified = lm; INCR the
--- fencing counter; HSET claim record id=<claim id> fence=<n>; with an
--- expiry, PEXPIRE owner key and claim record by the same milliseconds;
--- PUBLISH channel "claim <K> <fence>".
+-- Writes, on success: SET owner key = who (NX, with PX for an expiry);
+-- INCR the fencing counter; SET last_modified = lm; HSET claim record
+-- id=<claim id> fence=<n>, then PEXPIRE it by the owner key's
+-- milliseconds (or PERSIST it, when it was there before and the claim has
+-- no expiry); PUBLISH channel "claim <K> <fence>". Server calls: six
+-- without an expiry, seven with one (docs/DESIGN-NOTES.md, "A claim
+-- through Redis").
 local owner_key, listings, lm_key, claim_key, fence_key =
     KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local who, job, lm, expiry, claim_id, channel =
@@ -47,26 +50,28 @@ if redis.call("HEXISTS", listings, job) == 0 then
     return jb_error("Unknown job!")
 end
 
-local owner = redis.call("GET", owner_key)
-if owner then
-    local reply = {owner = owner}
-    local held = redis.call("HMGET", claim_key, "id", "fence")
-    if held[1] then
-        reply.claim = held[1]
-        reply.fence = tonumber(held[2])
+-- The owner key is set only if it is absent (SET NX): one call both
+-- decides and takes, where GET then SET took two.
+local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id, true)
+if fence then
+    if channel ~= "" then
+        redis.call("PUBLISH", channel, "claim " .. job .. " " .. fence)
     end
-    if owner == who then
-        redis.call("SET", lm_key, lm)
-        if ms then
-            redis.call("PEXPIRE", owner_key, ms)
-            redis.call("PEXPIRE", claim_key, ms)
-        end
-    end
-    return jb_error("Job already claimed!", reply)
+    return cmsgpack.pack({status = "ok", claim = claim_id, fence = fence})
 end
 
-local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id)
-if channel ~= "" then
-    redis.call("PUBLISH", channel, "claim " .. job .. " " .. fence)
+local owner = redis.call("GET", owner_key)
+local reply = {owner = owner}
+local held = redis.call("HMGET", claim_key, "id", "fence")
+if held[1] then
+    reply.claim = held[1]
+    reply.fence = tonumber(held[2])
 end
-return cmsgpack.pack({status = "ok", claim = claim_id, fence = fence})
+if owner == who then
+    redis.call("SET", lm_key, lm)
+    if ms then
+        redis.call("PEXPIRE", owner_key, ms)
+        redis.call("PEXPIRE", claim_key, ms)
+    end
+end
+return jb_error("Job already claimed!", reply)

@@ -51,19 +51,50 @@ local function jb_refusal(listings, job, owner_key, claim_key, who, claim_id)
     return nil
 end
 
--- Make `who` the owner of an unowned job under a new claim: owner key,
+-- SET key value, with an expiry of ms milliseconds (false: none) and, when
+-- nx, only if the key does not exist: what SET then PEXPIRE would leave,
+-- in one call. Returns whether the key was set.
+local function jb_set(key, value, ms, nx)
+    local done
+    if ms and nx then
+        done = redis.call("SET", key, value, "PX", ms, "NX")
+    elseif ms then
+        done = redis.call("SET", key, value, "PX", ms)
+    elseif nx then
+        done = redis.call("SET", key, value, "NX")
+    else
+        done = redis.call("SET", key, value)
+    end
+    return done ~= false
+end
+
+-- Make `who` the owner of the job under a new claim: owner key,
 -- last_modified, a new fencing token and the claim record {id, fence},
 -- the owner key and the record with the same expiry (ms, or false for
--- none). Returns the fencing token.
-local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id)
+-- none). With nx the owner key is set only if it is absent, and nothing
+-- at all is written when it is there (returns nil). Returns the fencing
+-- token.
+--
+-- Each redis.call costs the script about a microsecond of server time
+-- (docs/BENCHMARKS.md, "Issue 13"), so this takes the fewest that leave
+-- the same keys: the owner key's expiry goes with its SET, and the record
+-- is written over rather than deleted first. HSET tells how many of its
+-- fields were new: 2 means no record was there, so none has an expiry to
+-- clear; a record left behind (a taskflow release of a claim of ours
+-- under the same owner name, or an owner key that lapsed a moment before
+-- its record) may have one, which PERSIST clears when the claim has no
+-- expiry (with one, PEXPIRE replaces it).
+local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id, nx)
+    if not jb_set(owner_key, who, ms, nx) then
+        return nil
+    end
     local fence = redis.call("INCR", fence_key)
-    redis.call("SET", owner_key, who)
     redis.call("SET", lm_key, lm)
-    redis.call("DEL", claim_key)
-    redis.call("HSET", claim_key, "id", claim_id, "fence", fence)
+    local added = redis.call("HSET", claim_key, "id", claim_id, "fence", fence)
     if ms then
-        redis.call("PEXPIRE", owner_key, ms)
         redis.call("PEXPIRE", claim_key, ms)
+    elseif added ~= 2 then
+        redis.call("PERSIST", claim_key)
     end
     return fence
 end

@@ -2,7 +2,7 @@
 -- optionally already claimed (a job claimed locally before it was published).
 -- taskflow posts with two plain commands (INCR, HSETNX); this script does
 -- the same writes in one atomic step. Runs atomically on the server,
--- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_take).
+-- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_set, jb_take).
 --
 -- KEYS[1] NS:listings           listings hash (taskflow's)
 -- KEYS[2] NS:sequence           sequence counter (taskflow's)
@@ -45,9 +45,10 @@
 --       expiry, claim id or marker ms
 --
 -- Writes, on success: INCR NS:sequence; HSETNX listings K = posting ..
--- sequence; SET marker = sequence, PEXPIRE marker ARGV[8]; with an owner,
--- as claim.lua: SET owner key, SET last_modified, INCR fence, HSET claim
--- record, PEXPIRE both with an expiry; PUBLISH channel "post <K> <n>".
+-- sequence; SET marker = sequence PX ARGV[8]; with an owner, as claim.lua
+-- (jb_take, without NX): SET owner key (PX with an expiry), INCR fence,
+-- SET last_modified, HSET claim record (PEXPIRE or PERSIST it as there);
+-- PUBLISH channel "post <K> <n>".
 local listings, seq_key, owner_key, lm_key, claim_key, fence_key, marker_key =
     KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local job, prefix, channel, who, lm, expiry, claim_id, marker_ms =
@@ -86,8 +87,7 @@ end
 
 local seq = redis.call("INCR", seq_key)
 redis.call("HSETNX", listings, job, prefix .. cmsgpack.pack(seq))
-redis.call("SET", marker_key, string.format("%d", seq))
-redis.call("PEXPIRE", marker_key, marker_ms)
+jb_set(marker_key, string.format("%d", seq), marker_ms, false)
 local reply = {status = "ok", sequence = seq}
 if who ~= "" then
     local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id)
