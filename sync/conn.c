@@ -295,7 +295,9 @@ bool jb__sync_info_version(char *out, size_t size, const redisReply *r) {
   return true;
 }
 
-/* INFO server -> redis_version, which must be >= 2.6. */
+/* INFO server -> redis_version, which must be >= 4.0: Lua scripting came
+ * with 2.6, but our scripts also write hashes of several fields in one
+ * HSET (4.0); an older server would pass here and fail every claim. */
 static int check_version(jb_sync_conn *c) {
   const char *argv[2] = {"INFO", "server"};
   redisReply *r;
@@ -307,14 +309,14 @@ static int check_version(jb_sync_conn *c) {
   if (!found)
     return jb__err(JB_EIO, "redis at %s: INFO server has no redis_version",
                    c->where);
-  int ok = jb__sync_version_at_least(c->version, 2, 6);
+  int ok = jb__sync_version_at_least(c->version, 4, 0);
   if (ok < 0)
     return jb__err(JB_EIO, "redis at %s: cannot read redis_version \"%s\"",
                    c->where, c->version);
   if (!ok)
     return jb__err(JB_EINVAL,
-                   "redis at %s: Redis %s is too old: Lua scripting "
-                   "(Redis 2.6 or newer) is needed",
+                   "redis at %s: Redis %s is too old: Redis 4.0 or newer "
+                   "is needed (Lua scripting, HSET of several fields)",
                    c->where, c->version);
   return JB_OK;
 }

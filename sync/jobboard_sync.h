@@ -24,7 +24,7 @@
  *  - JB_EINVAL: the configuration is wrong and retrying will not help: a
  *    bad URL or namespace, a wrong password or ACL user ("wrong password"),
  *    a server that wants a password when none was given, a db number the
- *    server does not have, a server older than Redis 2.6 or without Lua
+ *    server does not have, a server older than Redis 4.0 or without Lua
  *    scripting.
  *  - JB_ENOMEM: out of memory. JB_EIO: an unexpected reply from the server
  *    (the message quotes it).
