@@ -377,7 +377,14 @@ chmod 600 "$ROOT/b3/sync.credentials"
 end
 
 begin "another user who may open the board but not read sync.credentials: status works (***), sync says why it cannot"
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+  ! setpriv --reuid=65534 --regid=65534 --clear-groups "$JOBBOARD" \
+    --version >/dev/null 2>&1; then
+  # A build directory another user cannot enter (CI's sanitizer build is
+  # in a mktemp -d, mode 0700): the program itself cannot run as nobody.
+  echo "  (skipped: user nobody cannot run $JOBBOARD: a directory on its" \
+    "path is closed to other users)"
+elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   # nobody may open b3 (LMDB needs its files writable), not read the file.
   chmod 711 "$ROOT"
   chmod -R a+rwX "$ROOT/b3"
