@@ -26,7 +26,10 @@
  *     writes: holder's consume of base-0, a claim-next for "ghost" that
  *     fails after writing its claim (the group runs again with it in a
  *     child transaction, which must be aborted) and a claim-next for
- *     "crasher")
+ *     "crasher"; publish: the replicator's confirmation of two
+ *     publications, base-0 claimed by holder and base-7 ready, both moving
+ *     to the Redis band of schema 7's jobkeys, claim and lease entries and
+ *     all: both there in Redis's order, or neither)
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -123,7 +126,7 @@
  *   tests/crash_step                 the short form (as make check runs it)
  *   tests/crash_step --full          every instruction, every op and mode
  *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
- *                  consume-many,gathered
+ *                  consume-many,gathered,publish
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -134,6 +137,7 @@
 #include "core/internal.h"
 #include "store/store.h"
 #include "store/txn.h"
+#include "core/remote_hook.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -190,10 +194,16 @@ int main(void) {
 #define TRAP_COST 4
 
 typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
-               OP_CLAIM_MANY, OP_CONSUME_MANY, OP_GATHERED, OP_COUNT } op_kind;
+               OP_CLAIM_MANY, OP_CONSUME_MANY, OP_GATHERED, OP_PUBLISH,
+               OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
-    "claim-many", "consume-many", "gathered"};
+    "claim-many", "consume-many", "gathered", "publish"};
+/* publish: the replicator's confirmation of two publications (base-0,
+ * claimed by holder, and base-7, ready): each moves to the Redis band
+ * under the number Redis gave it (store.h, schema 7), claim and all. */
+#define PUBLISHED_A 0
+#define PUBLISHED_B 7
 static const jb_durability modes[3] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
                                        JB_DURABILITY_FULL};
 
@@ -502,6 +512,11 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
     return rc;
   }
   case OP_GATHERED: return run_gathered(b, out, sc);
+  case OP_PUBLISH: {
+    const char *u[2] = {sc->base[PUBLISHED_A], sc->base[PUBLISHED_B]};
+    uint64_t seqs[2] = {7, 3};
+    return jb__board_set_published(b, u, 2, JB_PUB_DONE, seqs, NULL);
+  }
   default: return JB_EINVAL;
   }
 }
@@ -591,6 +606,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   job_state obs[NBASE];
   char owner[NBASE][JB_WHO_MAX + 1];
   uint64_t token[NBASE] = {0};
+  bool remote[NBASE] = {false};
   bool extra_seen = false;
   int nfresh = 0;
   for (int k = 0; k < NBASE; k++) obs[k] = ST_GONE, owner[k][0] = '\0';
@@ -620,6 +636,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                                            : ST_OTHER;
       if (claimed) snprintf(owner[k], sizeof owner[k], "%s", who);
       token[k] = claimed ? jb_job_token(j) : 0;
+      remote[k] = jb_job_remote(j);
     } else if (is_fresh(sc, u, &k)) {
       nfresh++;
       details_of(want, 100 + k);
@@ -685,7 +702,36 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
       return vfail(v, "claim-many's claims are not in listing order: %s has token %" PRIu64
                    ", %s token %" PRIu64, base_names[k - 1], token[k - 1], base_names[k],
                    token[k]);
-  if (nchange) {
+  /* publish: both jobs Redis-decided (and in Redis's order), or neither;
+   * no other job touched. */
+  int npub = 0;
+  for (int k = 0; k < NBASE; k++) {
+    bool mine = op == OP_PUBLISH && (k == PUBLISHED_A || k == PUBLISHED_B);
+    if (remote[k] && !mine)
+      return vfail(v, "job %s (%s) is Redis-decided: the killed %s does not "
+                   "touch it", sc->base[k], base_names[k], op_names[op]);
+    npub += remote[k];
+  }
+  if (npub == 1)
+    return vfail(v, "the killed publish is torn: one of its two jobs is "
+                 "Redis-decided");
+  if (npub == 2) {
+    char order[2][JB_UUID_STRLEN];
+    jb_iter *oi = NULL;
+    size_t no = 0;
+    const jb_job *oj;
+    if (jb_iter_open(&oi, b, 0) != JB_OK) return vfail(v, "iter: %s", jb_errmsg());
+    while (no < 2 && jb_iter_next(&oj, oi) == JB_OK && oj != NULL)
+      snprintf(order[no++], JB_UUID_STRLEN, "%s", jb_job_uuid(oj));
+    jb_iter_close(oi);
+    /* Redis numbered base-7 3 and base-0 7: they list first, in that order. */
+    if (no != 2 || strcmp(order[0], sc->base[PUBLISHED_B]) != 0 ||
+        strcmp(order[1], sc->base[PUBLISHED_A]) != 0)
+      return vfail(v, "the published jobs are not first in Redis's order");
+  }
+  if (op == OP_PUBLISH) {
+    *applied = npub == 2;
+  } else if (nchange) {
     *applied = nthere != 0;
   } else {
     if (nfresh != 0 && nfresh != sc->nfresh)
@@ -1773,7 +1819,8 @@ static void usage(FILE *f) {
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
         "  --every=K     k fixed instead of from the budget\n"
         "  --ops=LIST    of post,claim-next,consume,batch,consume-claim,\n"
-        "                claim-many,consume-many,gathered (default all)\n"
+        "                claim-many,consume-many,gathered,publish (default\n"
+        "                all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
