@@ -28,8 +28,11 @@
 #include "../core/errmsg.h"
 #include "../core/remote_hook.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define KEY_URL "sync.url"
 #define KEY_NS "sync.namespace"
@@ -163,21 +166,41 @@ int jb_sync_board_resolve(jb_board *b, const char *url, const char *ns,
   return rc;
 }
 
+/* Who may keep the board's password: the owner of its data file (the
+ * board's owner), or root on that owner's behalf; *owner is the user the
+ * credentials file must belong to, so that the board's own daemon can
+ * read it. Anyone else uses a password without keeping it (a file of
+ * theirs would lock the owner out). */
+static bool may_keep(jb_board *b, uid_t *owner) {
+  char *p = NULL;
+  struct stat st;
+  *owner = geteuid();
+  if (asprintf(&p, "%s/data.mdb", jb_board_path(b)) < 0) return false;
+  int r = stat(p, &st);
+  free(p);
+  if (r != 0) return true;
+  *owner = st.st_uid;
+  return geteuid() == st.st_uid || geteuid() == 0;
+}
+
 /* Keep `password` in the board's credentials file, unless it holds it
  * already, or it is another user's (which is left as it is: that user's
- * daemon reads it; this process uses the password it was given). */
+ * daemon reads it; this process uses the password it was given), or this
+ * process may not keep it (may_keep). */
 static int keep_password(jb_board *b, const char *password) {
   const char *dir = jb_board_path(b);
   bool mine = false;
+  uid_t owner;
+  if (!may_keep(b, &owner)) return JB_OK;
   if (jb__sync_cred_exists(dir, &mine)) {
-    if (!mine) return JB_OK;
+    if (!mine && geteuid() != 0) return JB_OK;
     char *cur = NULL;
     bool same = jb__sync_cred_read(&cur, dir) == JB_OK && cur != NULL &&
                 strcmp(cur, password) == 0;
     free(cur);
     if (same) return JB_OK;
   }
-  return jb__sync_cred_write(dir, password);
+  return jb__sync_cred_write(dir, password, owner);
 }
 
 int jb_sync_board_config(jb_board *b, const char *url, const char *ns,
@@ -210,11 +233,15 @@ int jb_sync_board_config(jb_board *b, const char *url, const char *ns,
      * never in none. A kept URL with a password (an older release's) is
      * moved the same way, whether a new URL is given or not; its password
      * is kept only when no credentials file exists (the file's wins). */
-    if (kept_url != NULL && jb__sync_url_has_password(kept_url)) {
+    uid_t owner;
+    bool keep = may_keep(b, &owner);
+    if (keep && kept_url != NULL && jb__sync_url_has_password(kept_url)) {
+      /* Moved only by the board's owner (or root, giving the file to the
+       * owner): another user's file would lock the owner out. */
       char *kept_bare = NULL, *kept_pw = NULL;
       rc = jb__sync_url_split(&kept_bare, &kept_pw, kept_url);
       if (rc == JB_OK && !jb__sync_cred_exists(jb_board_path(b), NULL))
-        rc = jb__sync_cred_write(jb_board_path(b), kept_pw);
+        rc = jb__sync_cred_write(jb_board_path(b), kept_pw, owner);
       free(kept_pw);
       if (rc == JB_OK && url == NULL &&
           (rc = jb__board_setting_set(b, KEY_URL, kept_bare)) == JB_OK) {
@@ -228,6 +255,28 @@ int jb_sync_board_config(jb_board *b, const char *url, const char *ns,
     }
     if (url != NULL) {
       if ((rc = jb__sync_url_split(&bare, &pw, url)) != JB_OK) goto out;
+      /* The kept password goes to the kept URL's server: a user who may
+       * not keep the board's password must not point the board elsewhere
+       * (its owner's daemon would send the password there). */
+      bool others = false;
+      if (jb__sync_cred_exists(jb_board_path(b), &others)) others = !others;
+      char *kept_bare = NULL, *kept_pw = NULL;
+      if (kept_url != NULL &&
+          jb__sync_url_split(&kept_bare, &kept_pw, kept_url) != JB_OK)
+        kept_bare = NULL;
+      bool moved = kept_bare == NULL || strcmp(bare, kept_bare) != 0;
+      free(kept_bare);
+      free(kept_pw);
+      if (kept_url != NULL && moved && (!keep || (others && geteuid() != 0))) {
+        char shown[600];
+        jb__sync_url_redact(shown, sizeof shown, kept_url);
+        rc = jb__err(JB_EINVAL, "board %s keeps the redis password of its "
+                     "owner for %s: only the board's owner (or root) may "
+                     "point it at another server (its daemon would send "
+                     "that password there); give the URL it keeps, or ask "
+                     "the owner", jb_board_path(b), shown);
+        goto out;
+      }
       if (pw != NULL && (rc = keep_password(b, pw)) != JB_OK) goto out;
       if ((kept_url == NULL || strcmp(bare, kept_url) != 0) &&
           (rc = jb__board_setting_set(b, KEY_URL, bare)) != JB_OK)

@@ -76,9 +76,11 @@ int jb__sync_cred_read(char **password, const char *dir);
 bool jb__sync_cred_exists(const char *dir, bool *mine);
 
 /* Replace the password of board directory `dir`: a new file made with
- * mode 0600 (O_EXCL, fchmod), written, fsync'ed, renamed over the old one,
- * and the directory fsync'ed. Errors: JB_EIO naming the file. */
-int jb__sync_cred_write(const char *dir, const char *password);
+ * mode 0600 (O_EXCL, fchmod), given to user `owner` (fchown, when it is
+ * not this process's effective user: root keeping a board's password for
+ * the board's owner), written, fsync'ed, renamed over the old one, and the
+ * directory fsync'ed. Errors: JB_EIO naming the file. */
+int jb__sync_cred_write(const char *dir, const char *password, uid_t owner);
 
 /* The redis_version of an INFO reply into out[0..size): false when the
  * reply is not a string naming one. */

@@ -131,7 +131,7 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-int jb__sync_cred_write(const char *dir, const char *password) {
+int jb__sync_cred_write(const char *dir, const char *password, uid_t owner) {
   char *p = cred_path(dir), *tmp = NULL;
   if (p == NULL || asprintf(&tmp, "%s.XXXXXX", p) < 0) {
     free(p);
@@ -146,6 +146,8 @@ int jb__sync_cred_write(const char *dir, const char *password) {
   }
   const char *step = NULL;
   if (fchmod(fd, 0600) != 0) step = "fchmod";
+  else if (owner != geteuid() && fchown(fd, owner, (gid_t)-1) != 0)
+    step = "fchown";
   else if (write_all(fd, password, strlen(password)) != 0 ||
            write_all(fd, "\n", 1) != 0)
     step = "write";

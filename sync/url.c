@@ -43,6 +43,15 @@ static bool userinfo_at(const char *text, const char **auth, const char **at,
 void jb__sync_url_redact(char *out, size_t size, const char *text) {
   const char *auth, *at, *colon;
   userinfo_at(text, &auth, &at, &colon);
+  /* An '@' the parse above did not take for the userinfo's end (a
+   * password holding '/' or '?', which a URL that does not parse may
+   * have): everything from "://" to the last '@' is hidden, so no
+   * spelling shows a password (a socket path with an '@' is hidden too). */
+  const char *last = auth ? strrchr(auth, '@') : NULL;
+  if (last != NULL && last != at) {
+    snprintf(out, size, "%.*s***%s", (int)(auth - text), text, last);
+    return;
+  }
   if (colon)
     snprintf(out, size, "%.*s***%s", (int)(colon + 1 - text), text, at);
   else

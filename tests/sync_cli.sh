@@ -389,9 +389,9 @@ elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   chmod 711 "$ROOT"
   chmod -R a+rwX "$ROOT/b3"
   chmod 600 "$ROOT/b3/sync.credentials"
-  as_nobody() {
-    setpriv --reuid=65534 --regid=65534 --clear-groups "$JOBBOARD" \
-      --board "$ROOT/b3" "$@" >"$ROOT/out" 2>"$ROOT/err"
+  as_nobody() { # bounded: a sync that should have been refused would run on
+    timeout -s KILL 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+      "$JOBBOARD" --board "$ROOT/b3" "$@" >"$ROOT/out" 2>"$ROOT/err"
     rc=$?
     out=$(cat "$ROOT/out")
     err=$(cat "$ROOT/err")
@@ -406,6 +406,16 @@ elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   expect_rc 2 "sync as nobody"
   expect_err "sync.credentials" "sync as nobody"
   expect_err "JOBBOARD_REDIS_PASSWORD" "sync as nobody"
+  # Nor may nobody point the board at a server of theirs: the owner's
+  # daemon would send the owner's password there.
+  as_nobody sync --redis "unix://:theirs@$ROOT/elsewhere.sock"
+  expect_rc 2 "sync --redis elsewhere as nobody"
+  expect_err "only the board's owner" "sync --redis elsewhere as nobody"
+  jb b3 status
+  case $out in
+    *"unix://:***@$SOCK"*) ;;
+    *) fail "the board's URL changed after nobody's refused sync: $out" ;;
+  esac
   chmod 700 "$ROOT"
 else
   echo "  (skipped: needs root and setpriv to act as another user)"

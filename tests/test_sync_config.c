@@ -381,6 +381,35 @@ static void test_old_board_migrated(void **state) {
   assert_string_equal(st.url, "redis://:***@10.0.0.1:6380/2");
 }
 
+/* Another user's board (its data file theirs): root migrating it gives
+ * the credentials file to the board's owner, so that the owner's daemon
+ * reads it (tests/sync_cli.sh checks, as user nobody, that a user who may
+ * not keep the board's password cannot point it at another server).
+ * Needs root (else skipped). */
+static void test_other_users_board(void **state) {
+  jbt_fixture *f = *state;
+  if (geteuid() != 0) {
+    skip();
+    return;
+  }
+  unsetenv("JOBBOARD_REDIS_PASSWORD");
+  char *data = jbt_path(f->dir, "data.mdb");
+  assert_int_equal(chown(data, 65534, 65534), 0);
+  assert_int_equal(jb__board_setting_set(f->board, "sync.url", URL1), JB_OK);
+  char *url, *ns;
+  assert_int_equal(config(&url, &ns, f->board, NULL, NULL), JB_OK);
+  free(url);
+  free(ns);
+  expect_settings(f->board, URL1_BARE, "taskflow");
+  char *cred = jbt_path(f->dir, "sync.credentials");
+  struct stat st;
+  assert_int_equal(stat(cred, &st), 0);
+  assert_int_equal(st.st_uid, 65534); /* the board's owner's, not root's */
+  assert_int_equal(st.st_mode & 0777, 0600);
+  free(cred);
+  free(data);
+}
+
 /* An old board given a new URL without a password: the old password still
  * moves to the file (it is the board's). An old board whose directory has
  * a credentials file already: the file's password wins, the setting is
@@ -537,6 +566,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_environment_password, jbt_setup,
                                       jbt_teardown),
       cmocka_unit_test_setup_teardown(test_old_board_migrated, jbt_setup,
+                                      jbt_teardown),
+      cmocka_unit_test_setup_teardown(test_other_users_board, jbt_setup,
                                       jbt_teardown),
       cmocka_unit_test_setup_teardown(test_old_board_new_url, jbt_setup,
                                       jbt_teardown),

@@ -184,6 +184,20 @@ static void test_url_sentinel(void **state) {
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "redis-sentinel://:***@s/m/x");
   assert_null(strstr(jb_errmsg(), "hunter2"));
+  /* Nor a password holding '/' or '?' (base64 makes them), in a URL that
+   * does not parse because of it. */
+  const char *odd[] = {"redis://:ab/cdSECRET@127.0.0.1:1",
+                       "redis://:ab?cdSECRET@127.0.0.1:1",
+                       "redis-sentinel://:ab/SECRET@s/m",
+                       "unix://:p/SECRET@/tmp/s"};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+    if (jb_sync_url_parse(&u, odd[i]) == JB_OK) {
+      jb_sync_url_free(u);
+      continue; /* parsed: no message to look at */
+    }
+    if (strstr(jb_errmsg(), "SECRET"))
+      fail_msg("%s: the message shows the password: %s", odd[i], jb_errmsg());
+  }
 }
 
 static void test_url_bad(void **state) {

@@ -212,6 +212,18 @@ pycheck 'j["result"]["rest"] == ""' "one line on stdin, nothing after it"
 pycheck 'j["result"]["env"] == ["'"$a"'", "resize", "'"$B"'"]' "environment"
 t_end
 
+t_begin "a Redis password in work's environment does not reach the job's command"
+post secret-env
+# The command writes its environment to stderr, which passes through.
+JOBBOARD_REDIS_PASSWORD=s3cretZ JOBBOARD_KEEP_ME=yes "$JOBBOARD" work \
+  --board "$B" --who w1 --jobs 1 -- sh -c 'env >&2' >"$ROOT/out" 2>"$ROOT/err"
+rc=$?
+want_rc 0 "work --jobs 1"
+grep -q s3cretZ "$ROOT/err" && t_fail "the job saw JOBBOARD_REDIS_PASSWORD"
+grep -q '^JOBBOARD_KEEP_ME=yes$' "$ROOT/err" ||
+  t_fail "the job lost an ordinary variable: $(cat "$ROOT/err")"
+t_end
+
 t_begin "exit 3 fails the job (its result kept), exit 100 trashes it, a signal fails it"
 post three
 a=$uuid

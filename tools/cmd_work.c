@@ -244,9 +244,18 @@ static char *resolve_command(const char *cmd) {
   return NULL;
 }
 
+/* A variable of ours that may carry a Redis password: not for the jobs
+ * (their commands find the board's own credentials file, or are given a
+ * password by whoever runs them). JOBBOARD_REDIS only when it holds
+ * userinfo ("user:password@"). */
+static bool secret_var(const char *e) {
+  if (strncmp(e, "JOBBOARD_REDIS_PASSWORD=", 24) == 0) return true;
+  return strncmp(e, "JOBBOARD_REDIS=", 15) == 0 && strchr(e + 15, '@') != NULL;
+}
+
 /* environ with JOBBOARD_UUID, JOBBOARD_NAME and JOBBOARD_BOARD set (any
- * earlier values dropped). The three strings are malloc'ed: free with
- * free_env. */
+ * earlier values dropped) and without a Redis password (secret_var). The
+ * three strings are malloc'ed: free with free_env. */
 static char **job_env(const char *uuid, const char *name, const char *board) {
   size_t n = 0;
   while (environ[n]) n++;
@@ -266,7 +275,8 @@ static char **job_env(const char *uuid, const char *name, const char *board) {
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "JOBBOARD_UUID=", 14) != 0 &&
         strncmp(environ[i], "JOBBOARD_NAME=", 14) != 0 &&
-        strncmp(environ[i], "JOBBOARD_BOARD=", 15) != 0)
+        strncmp(environ[i], "JOBBOARD_BOARD=", 15) != 0 &&
+        !secret_var(environ[i]))
       env[k++] = environ[i];
   env[k] = NULL;
   return env;
