@@ -921,8 +921,7 @@ static int upgrade_jobkeys(jb_store *s, MDB_txn *txn) {
     }
     if (h.format != 1 || h.jobkey[0] > 4) continue; /* check reports it */
     jb_priority p = jb__jobkey_priority(h.jobkey);
-    uint64_t seq = 0;
-    for (int i = 0; i < 8; i++) seq = seq << 8 | h.jobkey[1 + i];
+    uint64_t seq = jb__jobkey_value(h.jobkey); /* schema 6: the sequence */
     uint8_t key[JB_JOBKEY_LEN];
     if ((h.flags & JB_JOB_F_REMOTE) && !(h.flags & JB_JOB_F_PUBLISHING))
       rc = jb__jobkey_remote_free(s, txn, p, seq, u, key);

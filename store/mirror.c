@@ -117,10 +117,7 @@ static int update_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
   bool moved = false;
   int rc;
   if (!(h->flags & JB_JOB_F_PUBLISHING) &&
-      (!jb__jobkey_is_remote(jobkey) ||
-       jb__jobkey_seq(jobkey) != (l->sequence > JB_JOBKEY_RSEQ_MAX
-                                      ? JB_JOBKEY_RSEQ_MAX
-                                      : l->sequence))) {
+      !jb__jobkey_has_rseq(jobkey, l->sequence)) {
     uint8_t key[JB_JOBKEY_LEN];
     if ((rc = jb__jobkey_remote_free(s, txn, jb__jobkey_priority(jobkey),
                                      l->sequence, l->uuid, key)) ||

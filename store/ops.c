@@ -18,7 +18,7 @@ static void jobkey_put(uint8_t key[JB_JOBKEY_LEN], jb_priority p,
   for (int i = 0; i < 8; i++) key[1 + i] = (uint8_t)(v >> (56 - 8 * i));
 }
 
-static uint64_t jobkey_value(const uint8_t key[JB_JOBKEY_LEN]) {
+uint64_t jb__jobkey_value(const uint8_t key[JB_JOBKEY_LEN]) {
   uint64_t v = 0;
   for (int i = 0; i < 8; i++) v = v << 8 | key[1 + i];
   return v;
@@ -35,7 +35,12 @@ void jb__jobkey_remote(uint8_t key[JB_JOBKEY_LEN], jb_priority p,
 }
 
 bool jb__jobkey_is_remote(const uint8_t key[JB_JOBKEY_LEN]) {
-  return !(jobkey_value(key) & JB_JOBKEY_LOCAL);
+  return !(jb__jobkey_value(key) & JB_JOBKEY_LOCAL);
+}
+
+bool jb__jobkey_has_rseq(const uint8_t key[JB_JOBKEY_LEN], uint64_t rseq) {
+  if (rseq > JB_JOBKEY_RSEQ_MAX) rseq = JB_JOBKEY_RSEQ_MAX;
+  return jb__jobkey_is_remote(key) && jb__jobkey_seq(key) == rseq;
 }
 
 jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]) {
@@ -43,7 +48,7 @@ jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]) {
 }
 
 uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]) {
-  uint64_t v = jobkey_value(key);
+  uint64_t v = jb__jobkey_value(key);
   return v & JB_JOBKEY_LOCAL ? v & ~JB_JOBKEY_LOCAL : v >> 16;
 }
 
@@ -622,8 +627,7 @@ static int pub_key(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   *flags = pub_flags(h->flags, state);
   if (state == JB_PUB_DONE) {
     if (rseq == 0) rseq = seq;
-    if (rseq > JB_JOBKEY_RSEQ_MAX) rseq = JB_JOBKEY_RSEQ_MAX;
-    if (remote && seq == rseq) return 0;
+    if (jb__jobkey_has_rseq(h->jobkey, rseq)) return 0;
     return jb__jobkey_remote_free(s, txn, p, rseq, uuid, key);
   }
   if (state == JB_PUB_PENDING || !remote) return 0;

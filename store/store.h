@@ -702,6 +702,11 @@ void jb__jobkey(uint8_t key[JB_JOBKEY_LEN], jb_priority p, uint64_t seq);
 void jb__jobkey_remote(uint8_t key[JB_JOBKEY_LEN], jb_priority p,
                        uint64_t rseq, unsigned tie);
 bool jb__jobkey_is_remote(const uint8_t key[JB_JOBKEY_LEN]);
+/* In the Redis band under Redis sequence `rseq` (clamped as
+ * jb__jobkey_remote clamps it)? */
+bool jb__jobkey_has_rseq(const uint8_t key[JB_JOBKEY_LEN], uint64_t rseq);
+/* The key's big-endian u64 as stored (either band). */
+uint64_t jb__jobkey_value(const uint8_t key[JB_JOBKEY_LEN]);
 jb_priority jb__jobkey_priority(const uint8_t key[JB_JOBKEY_LEN]);
 uint64_t jb__jobkey_seq(const uint8_t key[JB_JOBKEY_LEN]);
 

@@ -916,36 +916,31 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
 }
 
 /*
- * The full pull: every listing (HGETALL), its owner, into the board; and
- * the board's Redis-decided jobs no longer listed out of it (checked once
- * more by HEXISTS, so that a job published by another process after the
- * read is not taken for gone).
+ * Every listing Redis holds (one HGETALL), into *out[0..*nout) with its
+ * posting (borrowed from *all: free it after *out) and its owner and PTTL
+ * (read_owners, CHUNK at a time). A field that is not a job uuid is logged
+ * and left out. On error nothing is left to free.
  */
-static int pull_full(jb_sync_replicator *r, const char *why) {
-  int64_t read_us = wall_us();
-  uint64_t seq = 0;
-  int rc = read_sequence(r, &seq);
-  if (rc == JB_OK) rc = read_epoch(r, seq < r->seq_seen);
-  if (rc != JB_OK) return rc;
-  r->changed = 0;
+static int read_listings(jb_sync_replicator *r, redisReply **all, seen **out,
+                         size_t *nout) {
+  *all = NULL;
+  *out = NULL;
+  *nout = 0;
   char key[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "listings");
   const char *argv[2] = {"HGETALL", key};
-  redisReply *all = NULL;
-  if ((rc = jb__sync_command(&all, r->cmd, 2, argv, NULL)) != JB_OK) return rc;
-  size_t n = all->type == REDIS_REPLY_ARRAY ? all->elements / 2 : 0;
+  int rc = jb__sync_command(all, r->cmd, 2, argv, NULL);
+  if (rc != JB_OK) return rc;
+  size_t n = (*all)->type == REDIS_REPLY_ARRAY ? (*all)->elements / 2 : 0;
   seen *s = calloc(n ? n : 1, sizeof *s);
   if (s == NULL) {
-    freeReplyObject(all);
+    freeReplyObject(*all);
+    *all = NULL;
     return jb__err(JB_ENOMEM, "out of memory reading %zu listings", n);
   }
-  /* A loss is acted on (jobs taken for lost, published again) inside this
-   * comparison only: a pull of a few jobs on a notice, while a loss found
-   * by a failed comparison waits for the next one, removes as before. */
-  r->in_full = true;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    redisReply *f = all->element[2 * i], *v = all->element[2 * i + 1];
+    redisReply *f = (*all)->element[2 * i], *v = (*all)->element[2 * i + 1];
     if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
         !jb__sync_is_uuid(f->str, f->len)) {
       if (f->type == REDIS_REPLY_STRING)
@@ -961,6 +956,38 @@ static int pull_full(jb_sync_replicator *r, const char *why) {
   }
   for (size_t i = 0; i < k && rc == JB_OK; i += CHUNK)
     rc = read_owners(r, s + i, k - i < CHUNK ? k - i : CHUNK);
+  if (rc != JB_OK) {
+    free(s);
+    freeReplyObject(*all);
+    *all = NULL;
+    return rc;
+  }
+  *out = s;
+  *nout = k;
+  return JB_OK;
+}
+
+/*
+ * The full pull: every listing (HGETALL), its owner, into the board; and
+ * the board's Redis-decided jobs no longer listed out of it (checked once
+ * more by HEXISTS, so that a job published by another process after the
+ * read is not taken for gone).
+ */
+static int pull_full(jb_sync_replicator *r, const char *why) {
+  int64_t read_us = wall_us();
+  uint64_t seq = 0;
+  int rc = read_sequence(r, &seq);
+  if (rc == JB_OK) rc = read_epoch(r, seq < r->seq_seen);
+  if (rc != JB_OK) return rc;
+  r->changed = 0;
+  redisReply *all = NULL;
+  seen *s = NULL;
+  size_t k = 0;
+  if ((rc = read_listings(r, &all, &s, &k)) != JB_OK) return rc;
+  /* A loss is acted on (jobs taken for lost, published again) inside this
+   * comparison only: a pull of a few jobs on a notice, while a loss found
+   * by a failed comparison waits for the next one, removes as before. */
+  r->in_full = true;
   for (size_t i = 0; i < k && rc == JB_OK; i += CHUNK)
     rc = apply(r, s + i, k - i < CHUNK ? k - i : CHUNK, read_us);
   /* Gone: on the board as Redis-decided, not in the listings read. */
@@ -1641,32 +1668,13 @@ int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
   memset(&r, 0, sizeof r);
   r.b = b;
   r.cmd = c;
-  char key[JB_SYNC_NAMESPACE_MAX + 16];
-  jb_sync_key(key, sizeof key, c, "listings");
-  const char *argv[2] = {"HGETALL", key};
   redisReply *all = NULL;
-  int rc = jb__sync_command(&all, c, 2, argv, NULL);
-  if (rc != JB_OK) return rc;
-  size_t n = all->type == REDIS_REPLY_ARRAY ? all->elements / 2 : 0;
-  seen *s = calloc(n ? n : 1, sizeof *s);
-  seen *mine = NULL, *cand = NULL;
+  seen *s = NULL, *mine = NULL, *cand = NULL;
   size_t k = 0, nm = 0, nc = 0;
-  if (s == NULL) {
-    rc = jb__err(JB_ENOMEM, "out of memory reading %zu listings", n);
-    goto out;
-  }
-  for (size_t i = 0; i < n; i++) {
-    redisReply *f = all->element[2 * i];
-    if (f->type != REDIS_REPLY_STRING || !jb__sync_is_uuid(f->str, f->len))
-      continue;
-    memcpy(s[k].uuid, f->str, 36);
-    s[k].uuid[36] = '\0';
-    s[k++].listed = true;
-  }
+  int rc = read_listings(&r, &all, &s, &k);
+  if (rc != JB_OK) return rc;
   res->redis_listed = k;
-  for (size_t i = 0; i < k && rc == JB_OK; i += CHUNK)
-    rc = read_owners(&r, s + i, k - i < CHUNK ? k - i : CHUNK);
-  if (rc == JB_OK) rc = local_remote(&r, &mine, &nm, true);
+  rc = local_remote(&r, &mine, &nm, true);
   if (rc != JB_OK) goto out;
   res->board_remote = nm;
   qsort(s, k, sizeof *s, cmp_uuid);
