@@ -1,0 +1,113 @@
+"""Exceptions: one class per status code of <jobboard.h>.
+
+Every exception raised for a failed library call is a JobboardError whose
+``code`` is the negative JB_E* status and whose message is the library's
+own (``jb_errmsg()``: it names the job, owner or field).  The classes are
+named after the codes:
+
+=================  ================  =====================================
+code               class             also a
+=================  ================  =====================================
+JB_ENOTFOUND       NotFoundError     LookupError
+JB_ECLAIMED        ClaimedError
+JB_ENOTOWNER       NotOwnerError     PermissionError
+JB_EINVAL          InvalidError      ValueError
+JB_ETIMEDOUT       TimedOutError     TimeoutError
+JB_EOFFLINE        OfflineError      ConnectionError
+JB_ECORRUPT        CorruptError
+JB_EFULL           FullError
+JB_EIO             IoError           OSError
+JB_ENOMEM          NoMemoryError     MemoryError
+JB_EVERSION        VersionError
+JB_ECANCELED       CanceledError
+JB_ETRIMMED        TrimmedError
+=================  ================  =====================================
+"""
+
+__all__ = [
+    "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
+    "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
+    "FullError", "IoError", "NoMemoryError", "VersionError",
+    "CanceledError", "TrimmedError", "error_for",
+]
+
+
+class JobboardError(Exception):
+    """A call into libjobboard failed.
+
+    ``code``: the JB_E* status (a negative int); ``name``: its name
+    ("JB_ECLAIMED"); ``message``: the library's message.
+    """
+
+    code = None
+    name = "JB_E?"
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+def _make(name, code, doc, *bases):
+    cls = type(name, (JobboardError,) + bases,
+               {"__doc__": doc, "code": code, "__module__": __name__})
+    return cls
+
+
+NotFoundError = _make("NotFoundError", -1,
+                      "JB_ENOTFOUND: no such job (or board directory).",
+                      LookupError)
+ClaimedError = _make("ClaimedError", -2,
+                     "JB_ECLAIMED: the job is already claimed (the message"
+                     " names the owner).")
+NotOwnerError = _make("NotOwnerError", -3,
+                      "JB_ENOTOWNER: the caller does not own the claim.",
+                      PermissionError)
+InvalidError = _make("InvalidError", -4,
+                     "JB_EINVAL: an argument is invalid (the message names"
+                     " it).", ValueError)
+TimedOutError = _make("TimedOutError", -5, "JB_ETIMEDOUT: a wait ran out.",
+                      TimeoutError)
+OfflineError = _make("OfflineError", -6,
+                     "JB_EOFFLINE: Redis, needed for the call, is away.",
+                     ConnectionError)
+CorruptError = _make("CorruptError", -7,
+                     "JB_ECORRUPT: stored data does not decode.")
+FullError = _make("FullError", -8, "JB_EFULL: no space left.")
+IoError = _make("IoError", -9, "JB_EIO: an operating-system or storage"
+                " error.", OSError)
+NoMemoryError = _make("NoMemoryError", -10, "JB_ENOMEM: out of memory.",
+                      MemoryError)
+VersionError = _make("VersionError", -11,
+                     "JB_EVERSION: the board was written by a newer"
+                     " jobboard.")
+CanceledError = _make("CanceledError", -12,
+                      "JB_ECANCELED: the wait was cancelled"
+                      " (Board.cancel).")
+TrimmedError = _make("TrimmedError", -13,
+                     "JB_ETRIMMED: the change log no longer holds the"
+                     " sequence asked for.")
+
+_BY_CODE = {c.code: c for c in (
+    NotFoundError, ClaimedError, NotOwnerError, InvalidError, TimedOutError,
+    OfflineError, CorruptError, FullError, IoError, NoMemoryError,
+    VersionError, CanceledError, TrimmedError)}
+
+for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
+               (NotOwnerError, "JB_ENOTOWNER"), (InvalidError, "JB_EINVAL"),
+               (TimedOutError, "JB_ETIMEDOUT"), (OfflineError, "JB_EOFFLINE"),
+               (CorruptError, "JB_ECORRUPT"), (FullError, "JB_EFULL"),
+               (IoError, "JB_EIO"), (NoMemoryError, "JB_ENOMEM"),
+               (VersionError, "JB_EVERSION"), (CanceledError, "JB_ECANCELED"),
+               (TrimmedError, "JB_ETRIMMED")):
+    _c.name = _n
+
+
+def error_for(code, message):
+    """The exception for status `code` carrying `message`."""
+    cls = _BY_CODE.get(code, JobboardError)
+    return cls(message, code)
