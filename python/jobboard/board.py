@@ -109,6 +109,14 @@ def _check(st):
         _raise(st)
 
 
+def _check_config(st):
+    """A sync configuration call: another namespace than the board's
+    (JB_ECLAIMED from libjbsync) is a bad argument, as the CLI says."""
+    if st == errors.ClaimedError.code:
+        st = errors.InvalidError.code
+    _check(st)
+
+
 def _text(value, what, empty_ok=False):
     """`value` as NUL-terminated UTF-8 for C: a str is required."""
     if not isinstance(value, str):
@@ -560,8 +568,8 @@ class Board:
         ns = None if namespace is None else _text(namespace, "namespace")
         url_out = sffi.new("char **")
         ns_out = sffi.new("char **")
-        _check(slib.jb_sync_board_resolve(self._h(), url or sffi.NULL,
-                                          ns or sffi.NULL, url_out, ns_out))
+        _check_config(slib.jb_sync_board_resolve(
+            self._h(), url or sffi.NULL, ns or sffi.NULL, url_out, ns_out))
         try:
             if url_out[0] == sffi.NULL:
                 raise errors.InvalidError(
@@ -600,7 +608,7 @@ class Board:
             if first and any(self._given):
                 u, n = self._given
                 uo, no = sffi.new("char **"), sffi.new("char **")
-                _check(slib.jb_sync_board_config(
+                _check_config(slib.jb_sync_board_config(
                     self._h(), u or sffi.NULL, n or sffi.NULL, uo, no))
                 slib.free(uo[0])
                 slib.free(no[0])
