@@ -350,10 +350,12 @@ class JobboardJobBoard(base.NotifyingJobBoard):
     def _emit(self, wh, ev):
         if ev.type == jb.EventType.POSTED:
             try:
-                snap = wh.get(ev.uuid)
+                job = JobboardJob(self, wh.get(ev.uuid),
+                                  backend=self._persistence)
             except errors.NotFoundError:
-                return  # gone already: its removal follows
-            job = JobboardJob(self, snap, backend=self._persistence)
+                # Gone already (its removal follows): still announced, as
+                # its history record describes it.
+                job = self._gone_job(wh, ev)
             if len(self._seen) > 10000:
                 self._seen.clear()
             self._seen[ev.uuid] = job
@@ -369,10 +371,9 @@ class JobboardJobBoard(base.NotifyingJobBoard):
         posted: what its history record says."""
         name, book = None, None
         try:
-            rec = wh.completion(ev.uuid)
-            name = rec.name
+            name = wh.completion(ev.uuid).name
         except errors.JobboardError:
-            pass
+            pass  # not in the (bounded) history any more
 
         class _Snap:
             pass

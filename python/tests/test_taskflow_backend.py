@@ -164,3 +164,33 @@ def test_close_stops_notifications_and_reads(tmp_path):
     b.connect()  # again, after close
     assert j.state == states.UNCLAIMED
     b.close()
+
+
+def test_posted_is_notified_for_a_job_already_gone(board):
+    # The watcher is held inside the first POSTED callback while a second
+    # job is posted and consumed: when it reads the second POSTED, the job
+    # has left the board; it is announced all the same (its name from the
+    # history), then removed.
+    got = []
+    release = threading.Event()
+    cond = threading.Condition()
+
+    def listener(event_type, details):
+        if not got:
+            release.wait(10)
+        with cond:
+            got.append((event_type, details["job"].name))
+            cond.notify_all()
+
+    board.notifier.register(base.POSTED, listener)
+    board.notifier.register(base.REMOVAL, listener)
+    board.post("first")
+    time.sleep(0.2)  # the watcher is now blocked in the callback
+    j = board.post("second")
+    board.claim(j, "me")
+    board.consume(j, "me")
+    release.set()
+    with cond:
+        assert cond.wait_for(lambda: len(got) >= 3, timeout=10), got
+    assert got == [(base.POSTED, "first"), (base.POSTED, "second"),
+                   (base.REMOVAL, "second")]
