@@ -241,8 +241,12 @@ def _open(ffi_, env, soname):
     for name in _candidates(env, soname):
         try:
             # RTLD_GLOBAL: libjbsync, loaded later, finds libjobboard's
-            # symbols by its soname in this process.
-            return ffi_.dlopen(name, ffi_.RTLD_NOW | ffi_.RTLD_GLOBAL)
+            # symbols by its soname in this process. RTLD_NODELETE: never
+            # unmapped, not even when cffi's library object is collected at
+            # interpreter exit while a thread (a daemon thread in a wait,
+            # the library's own watcher thread) still runs its code.
+            return ffi_.dlopen(name, ffi_.RTLD_NOW | ffi_.RTLD_GLOBAL |
+                               ffi_.RTLD_NODELETE)
         except OSError as e:
             errors.append("%s: %s" % (name, e))
     raise ImportError(

@@ -457,3 +457,29 @@ def test_error_messages_are_the_librarys(board):
         "bob" in str(e.value)
     assert e.value.message == str(e.value)
     assert isinstance(e.value, jobboard.JobboardError)
+
+
+def test_library_outlives_its_handle_at_exit(board):
+    # At interpreter exit cffi closes the library while daemon threads (a
+    # notification thread, the library's own watcher) may still be inside
+    # it. Here that is made certain: a thread sits in one C wait while the
+    # main thread closes cffi's handle on the library, then the wait
+    # returns. The library is loaded RTLD_NODELETE, so its code stays
+    # mapped; without that flag the thread returns into unmapped code
+    # (SIGSEGV, exit -11).
+    code = ("import sys, threading, time, jobboard\n"
+            "from jobboard._native import ffi, lib\n"
+            "b = jobboard.Board(sys.argv[1], durability='none')\n"
+            "h = b._h()\n"
+            "wait = lib.jb_board_wait\n"
+            "t = threading.Thread(target=wait, args=(h, 1, 700),"
+            " daemon=True)\n"
+            "t.start(); time.sleep(0.2)\n"
+            "ffi.dlclose(lib)\n"
+            "t.join(5)\n"
+            "print('survived', flush=True)\n"
+            "import os; os._exit(0)\n")
+    p = subprocess.run([sys.executable, "-c", code, board.path],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "survived" in p.stdout, (p.returncode,
+                                                          p.stderr)
