@@ -5,6 +5,7 @@ log) is the C library's; this module converts arguments, copies results
 into Python objects and turns status codes into exceptions.
 """
 
+import contextlib
 import enum
 import math
 import threading
@@ -495,6 +496,8 @@ class Board:
         self._path = _str(lib.jb_board_path(self._b))
         self._durability = Durability(opts.durability)
         self._lock = threading.Lock()       # guards the Redis connection
+        self._waits = 0                     # threads inside a C wait
+        self._waits_cv = threading.Condition()
         self._sync = None                   # (url, ns, next_try)
         if redis is not None or namespace is not None:
             try:
@@ -520,7 +523,15 @@ class Board:
 
     def close(self):
         """Close the handle. Jobs, claims and events already read stay
-        valid (they are copies); calls after close raise InvalidError."""
+        valid (they are copies); calls after close raise InvalidError.
+        Waits of other threads on the handle are ended first (they raise
+        CanceledError, a watch ends); other calls must not be running in
+        other threads (the C library's rule for jb_board_close)."""
+        if self._b != ffi.NULL:
+            with self._waits_cv:
+                if self._waits:
+                    lib.jb_board_cancel(self._b)
+                    self._waits_cv.wait_for(lambda: self._waits == 0, 30)
         b, self._b = self._b, ffi.NULL
         if self._conn is not None and b != ffi.NULL:
             sffi, slib = sync_lib()
@@ -554,6 +565,20 @@ class Board:
         if b == ffi.NULL:
             raise errors.InvalidError("board %s is closed" % self._path, -4)
         return b
+
+    @contextlib.contextmanager
+    def _waiting(self):
+        """Around one C wait: close() cancels it and waits for it to
+        return before freeing the handle."""
+        with self._waits_cv:
+            h = self._h()
+            self._waits += 1
+        try:
+            yield h
+        finally:
+            with self._waits_cv:
+                self._waits -= 1
+                self._waits_cv.notify_all()
 
     # -- Redis (libjbsync)
 
@@ -794,8 +819,9 @@ class Board:
             if ms is None:
                 return None
             if self._sync is None:
-                st = lib.jb_job_claim_next_wait(uuid, job, tok, self._h(), w,
-                                                opts, ms)
+                with self._waiting() as h:
+                    st = lib.jb_job_claim_next_wait(uuid, job, tok, h, w,
+                                                    opts, ms)
             else:
                 # The Redis connection serves one thread at a time: claim
                 # under the lock, wait for a change without it.
@@ -803,7 +829,8 @@ class Board:
                     st = lib.jb_job_claim_next_ex(uuid, job, tok, self._h(),
                                                   w, opts)
                 if st == errors.NotFoundError.code and ms > 0:
-                    w_st = lib.jb_board_wait(self._h(), ONLY_UNCLAIMED, ms)
+                    with self._waiting() as h:
+                        w_st = lib.jb_board_wait(h, ONLY_UNCLAIMED, ms)
                     if w_st not in (0, errors.TimedOutError.code):
                         _raise(w_st)
                     if w_st == 0:
@@ -896,7 +923,8 @@ class Board:
             ms = dl.next_ms()
             if ms is None:
                 return False
-            st = lib.jb_board_wait(self._h(), flags, ms)
+            with self._waiting() as h:
+                st = lib.jb_board_wait(h, flags, ms)
             if st == 0:
                 return True
             if st != errors.TimedOutError.code:
@@ -913,7 +941,8 @@ class Board:
             ms = dl.next_ms()
             if ms is None:
                 return None
-            st = lib.jb_job_wait_done(out, self._h(), u, ms)
+            with self._waiting() as h:
+                st = lib.jb_job_wait_done(out, h, u, ms)
             if st == 0:
                 try:
                     return Completion(out[0])
@@ -995,8 +1024,8 @@ class Board:
             ms = dl.next_ms()
             if ms is None:
                 return
-            st = lib.jb_log_wait(events, n, first, self._h(), cursor, batch,
-                                 ms)
+            with self._waiting() as h:
+                st = lib.jb_log_wait(events, n, first, h, cursor, batch, ms)
             if st == errors.TimedOutError.code:
                 continue
             if st == errors.CanceledError.code:

@@ -284,7 +284,9 @@ class JobboardJobBoard(base.NotifyingJobBoard):
                         self._path, create=self._create,
                         durability=self._durability,
                         redis=self._redis, namespace=self._namespace)
-                except errors.JobboardError as e:
+                except (errors.JobboardError, ImportError) as e:
+                    # ImportError: conf names Redis and libjbsync is not
+                    # installed (jobboard built without hiredis).
                     exc.raise_with_cause(exc.JobFailure,
                                          "cannot open board %s: %s"
                                          % (self._path, e), cause=e)

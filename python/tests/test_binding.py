@@ -483,3 +483,35 @@ def test_library_outlives_its_handle_at_exit(board):
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and "survived" in p.stdout, (p.returncode,
                                                           p.stderr)
+
+
+def test_close_ends_the_waits_of_other_threads(tmp_path):
+    b = jobboard.Board(str(tmp_path / "c"), create=True, durability="none")
+    out = {}
+
+    def waiter():
+        try:
+            b.wait(timeout=None)
+        except jobboard.JobboardError as e:
+            out["wait"] = e
+
+    def watcher():
+        out["events"] = list(b.watch())
+
+    def claimer():
+        try:
+            b.claim_next("w", timeout=None)
+        except jobboard.JobboardError as e:
+            out["claim"] = e
+
+    ts = [threading.Thread(target=f) for f in (waiter, watcher, claimer)]
+    for t in ts:
+        t.start()
+    time.sleep(0.3)
+    b.close()  # frees the handle only once the three waits have left C
+    for t in ts:
+        t.join(10)
+        assert not t.is_alive()
+    assert isinstance(out["wait"], jobboard.CanceledError)
+    assert isinstance(out["claim"], jobboard.CanceledError)
+    assert out["events"] == []
