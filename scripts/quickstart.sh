@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3
   libhiredis-dev redis-server redis-sentinel python3-taskflow python3-redis
-  python3-msgpack libsqlite3-dev"
+  python3-msgpack libsqlite3-dev python3-cffi python3-pytest python3-testtools
+  python3-oslotest python3-fixtures python3-zake python3-dev"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -41,8 +42,9 @@ if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt con
   ./autogen.sh
 fi
 if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
-  # hiredis is installed above, so the Redis sync is built and tested
-  ./configure --enable-werror --with-redis=yes --quiet
+  # hiredis and python3-cffi are installed above, so the Redis sync and the
+  # Python package are built and tested
+  ./configure --enable-werror --with-redis=yes --enable-python --quiet
 fi
 make -s -j"$jobs"
 if [ "$mode" = demo ]; then

@@ -1,0 +1,137 @@
+#!/bin/sh
+# tests/python.sh - the Python package (python/jobboard) and its tests
+# (python/tests, pytest) on the libraries just built.
+#
+# Builds a throwaway site directory (mktemp -d, removed on exit) holding a
+# link to $srcdir/python/jobboard and a jobboard-VERSION.dist-info with the
+# package's entry_points.txt, checks that importlib.metadata and stevedore
+# (what taskflow uses) find the taskflow.jobboards entry point "jobboard",
+# then runs pytest with JOBBOARD_LIBRARY (and JOBBOARD_SYNC_LIBRARY when
+# built with Redis) naming the built .libs/*.so.0 and JOBBOARD_CLI the built
+# ./jobboard. Writes nothing into $srcdir (make distcheck's is read-only):
+# no bytecode, no pytest cache.
+#
+# Run by make check from the top build directory (python/local.mk passes
+# JB_TEST_* in AM_TESTS_ENVIRONMENT). Skipped (77) only when configure
+# disabled Python; a missing Python module is a failure.
+#
+# With a sanitizer build (libjobboard.so NEEDs libasan/libubsan) Python,
+# which is not built with them, must preload their runtimes to dlopen it:
+# then LD_PRELOAD holds them, and ASAN_OPTIONS adds detect_leaks=0 (Python
+# leaks by design).
+set -u
+
+srcdir=${srcdir:-.}
+srcdir=$(cd "$srcdir" && pwd) || exit 99
+top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
+py=${JB_TEST_PYTHON:-/usr/bin/python3}
+cc=${JB_TEST_CC:-cc}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if [ "${JB_TEST_PYTHON_ENABLED:-yes}" != yes ]; then
+  echo "SKIP: configure disabled the Python package (see configure's output)"
+  exit 77
+fi
+[ -x "$py" ] || fail "no Python at $py"
+
+# Every module in python/jobboard is installed and shipped (python/local.mk).
+if [ -n "${JB_TEST_PY_MODULES:-}" ]; then
+  for f in "$srcdir"/python/jobboard/*.py; do
+    [ -e "$f" ] || continue
+    b=${f##*/}
+    [ "$b" = _paths.py ] && continue
+    case " $JB_TEST_PY_MODULES " in
+      *" python/jobboard/$b "*) ;;
+      *) fail "python/jobboard/$b is not in JB_PY_MODULES (python/local.mk)" ;;
+    esac
+  done
+fi
+
+lib=$top_builddir/.libs/libjobboard.so.0
+synclib=$top_builddir/.libs/libjbsync.so.0
+cli=$top_builddir/jobboard
+[ -f "$lib" ] || fail "$lib is missing (make first)"
+[ -x "$cli" ] || fail "$cli is missing (make first)"
+JOBBOARD_LIBRARY=$lib
+JOBBOARD_CLI=$cli
+export JOBBOARD_LIBRARY JOBBOARD_CLI
+unset JOBBOARD_SYNC_LIBRARY
+if [ "${JB_TEST_REDIS_ENABLED:-no}" = yes ]; then
+  [ -f "$synclib" ] || fail "$synclib is missing (make first)"
+  JOBBOARD_SYNC_LIBRARY=$synclib
+  export JOBBOARD_SYNC_LIBRARY
+fi
+# libjbsync.so.0 NEEDs libjobboard.so.0: the built one, not an installed one.
+LD_LIBRARY_PATH=$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
+
+missing=""
+for m in pytest:python3-pytest cffi:python3-cffi msgpack:python3-msgpack \
+    stevedore:python3-stevedore; do
+  "$py" -c "import ${m%%:*}" >/dev/null 2>&1 || missing="$missing ${m#*:}"
+done
+[ -z "$missing" ] || fail "$py lacks modules: apt-get install$missing"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-python.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+site=$tmp/site
+di=$site/jobboard-${JB_TEST_VERSION:-0}.dist-info
+mkdir -p "$di" "$tmp/work" "$tmp/cache" || exit 99
+ln -s "$srcdir/python/jobboard" "$site/jobboard" || exit 99
+cp "$srcdir/python/entry_points.txt" "$di/" || exit 99
+printf 'Metadata-Version: 2.1\nName: jobboard\nVersion: %s\n' \
+  "${JB_TEST_VERSION:-0}" >"$di/METADATA"
+PYTHONPATH=$site
+PYTHONDONTWRITEBYTECODE=1
+# stevedore caches entry points (keyed by sys.path) under XDG_CACHE_HOME:
+# this run's own.
+XDG_CACHE_HOME=$tmp/cache
+export PYTHONPATH PYTHONDONTWRITEBYTECODE XDG_CACHE_HOME
+unset PYTHONHOME
+
+# A sanitizer build: preload the runtimes libjobboard.so needs.
+needed=$( (readelf -d "$lib" 2>/dev/null || objdump -p "$lib") | grep NEEDED)
+preload=""
+for rt in asan ubsan; do
+  case $needed in
+    *lib$rt.so*) ;;
+    *) continue ;;
+  esac
+  path=$(ldd "$lib" 2>/dev/null | awk -v n="lib$rt.so" 'index($1, n) == 1 { print $3 }')
+  [ -f "$path" ] || path=$($cc -print-file-name="lib$rt.so")
+  [ -f "$path" ] || fail "$lib needs lib$rt but its runtime is not found ($cc -print-file-name=lib$rt.so)"
+  preload="$preload${preload:+ }$path"
+done
+if [ -n "$preload" ]; then
+  echo "sanitizer build: LD_PRELOAD=$preload, ASAN_OPTIONS+=detect_leaks=0"
+  LD_PRELOAD="$preload${LD_PRELOAD:+ $LD_PRELOAD}"
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
+# The entry point, as taskflow's backends.fetch() looks for it.
+"$py" - <<'EOF' || fail "the taskflow.jobboards entry point 'jobboard' is not found from PYTHONPATH=$PYTHONPATH"
+import importlib.metadata as md
+import sys
+
+want = "jobboard.taskflow_backend:JobboardJobBoard"
+eps = md.entry_points()
+eps = eps.select(group="taskflow.jobboards") if hasattr(eps, "select") \
+    else eps.get("taskflow.jobboards", [])
+found = [e.value for e in eps if e.name == "jobboard"]
+if found != [want]:
+    sys.exit("importlib.metadata: taskflow.jobboards jobboard = %r" % found)
+from stevedore import ExtensionManager
+em = ExtensionManager.make_test_instance([], namespace="taskflow.jobboards")
+found = [e.value for e in em.list_entry_points() if e.name == "jobboard"]
+if found != [want]:
+    sys.exit("stevedore: taskflow.jobboards jobboard = %r" % found)
+print("entry point: taskflow.jobboards jobboard = " + want)
+EOF
+
+# From a directory of its own: the tests may leave files in the current one.
+cd "$tmp/work" || exit 99
+"$py" -m pytest -p no:cacheprovider -q "$srcdir/python/tests"
