@@ -446,14 +446,16 @@ has "$err" "job $a abandoned: it is claimable again" "says what became of the jo
 state_is "$a" UNCLAIMED "the job"
 t_end
 
-t_begin "--lease 1 with a 3 s CMD: the lease is kept alive, nobody else gets the job"
-start_job slow --who w --lease 1 --jobs 1 -- "$ROOT/sleeper" 3
+# A 2 s lease renewed every 2/3 s: a renewal would have to be over 1.3 s
+# late (a loaded CI machine running the other tests) to let it lapse.
+t_begin "--lease 2 with a 4 s CMD: the lease is kept alive, nobody else gets the job"
+start_job slow --who w --lease 2 --jobs 1 -- "$ROOT/sleeper" 4
 # A producer waits for the result in another process.
 "$JOBBOARD" wait-done --board "$B" --json --timeout 20 "$a" >"$ROOT/done" 2>&1 &
 dpid=$!
 PIDS+=("$dpid")
-for t in 1 2; do
-  sleep 0.9 # past the 1 s lease by the second look
+for t in 1 2 3; do
+  sleep 0.9 # past the 2 s lease by the third look
   jb claim-next --who other
   want_rc 3 "claim-next by another worker ($t)"
 done
@@ -463,10 +465,10 @@ wait_exit "$wpid" 10
 want_rc 0 "worker"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["owner"] == "w" and
-  j["result"] == {"slept": 3}' "consumed by its worker at the end"
+  j["result"] == {"slept": 4}' "consumed by its worker at the end"
 wait "$dpid" || t_fail "wait-done: exit $?: $(cat "$ROOT/done")"
 out=$(cat "$ROOT/done")
-pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 3}' "wait-done"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 4}' "wait-done"
 t_end
 
 t_begin "a worker whose lease lapsed (stopped) is refused when it completes"
