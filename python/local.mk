@@ -112,3 +112,30 @@ install-exec-hook:
 	  ldconfig -vNX 2>/dev/null | grep -q "^$(libdir):"; then \
 	  echo " ldconfig"; ldconfig; \
 	fi
+
+# make installcheck (run by make distcheck on its own prefix): the installed
+# package, from a directory outside the tree, loads the installed library
+# through the libdir written into _paths.py, and taskflow finds its entry
+# point and opens a board with it. With DESTDIR, the libdir in _paths.py
+# is not there yet: the loader finds the library under DESTDIR.
+if WITH_PYTHON
+installcheck-local:
+	d=`mktemp -d "$${TMPDIR:-/tmp}/jobboard-installcheck.XXXXXX"` && \
+	cd "$$d" && \
+	env -u JOBBOARD_LIBRARY -u JOBBOARD_SYNC_LIBRARY \
+	  PYTHONPATH="$(DESTDIR)$(pythondir)" PYTHONDONTWRITEBYTECODE=1 \
+	  XDG_CACHE_HOME="$$d" \
+	  $${DESTDIR:+LD_LIBRARY_PATH="$(DESTDIR)$(libdir)"} $(PYTHON) -c 'import sys, jobboard; \
+from jobboard import _native, _paths; \
+assert _paths.LIBDIR == sys.argv[1], (_paths.LIBDIR, sys.argv[1]); \
+b = jobboard.Board(sys.argv[2] + "/b", create=True); b.post("x"); \
+assert b.count() == 1; b.close(); \
+print("installcheck: jobboard", jobboard.version(), "from", jobboard.__file__); \
+import importlib.util; \
+sys.exit(0) if importlib.util.find_spec("taskflow") is None else None; \
+from taskflow.jobs import backends; \
+tb = backends.fetch("ic", {"board": "jobboard", "path": sys.argv[2] + "/b"}); \
+tb.connect(); assert tb.job_count == 1; tb.close(); \
+print("installcheck: taskflow entry point jobboard ->", type(tb).__name__)' \
+	  "$(libdir)" "$$d"; rc=$$?; rm -rf "$$d"; exit $$rc
+endif
