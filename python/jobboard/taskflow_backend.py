@@ -27,7 +27,9 @@ JobFailure; a closed board -> JobFailure.
 
 The board is a NotifyingJobBoard: POSTED and REMOVAL are emitted for jobs
 posted and removed by any process, read from the board's change log by a
-thread of the board (woken by commits, no polling).
+thread of the board (woken by commits, no polling), from the moment the
+first listener registers (or from connect() when one was registered
+before): with no listener there is no such thread.
 """
 
 import contextlib
@@ -40,6 +42,7 @@ import time
 from taskflow import exceptions as exc
 from taskflow.jobs import base
 from taskflow import states
+from taskflow.types import notifier as tf_notifier
 
 from . import board as jb
 from . import errors
@@ -98,6 +101,20 @@ def _connected(meth):
         self._handle()  # JobFailure when not connected
         return meth(self, *args, **kwargs)
     return wrapper
+
+
+class _Notifier(tf_notifier.Notifier):
+    """taskflow's Notifier that tells its board when a listener comes: the
+    board follows its change log only while someone listens (a thread that
+    wakes at every commit costs the board's own calls the GIL)."""
+
+    def __init__(self, on_register):
+        super().__init__()
+        self._on_register = on_register
+
+    def register(self, *args, **kwargs):
+        super().register(*args, **kwargs)
+        self._on_register()
 
 
 @functools.total_ordering
@@ -255,6 +272,7 @@ class JobboardJobBoard(base.NotifyingJobBoard):
         self._lock = threading.RLock()
         self._watcher = None           # (thread, its own handle)
         self._seen = {}                # uuid -> job, for REMOVAL details
+        self.notifier = _Notifier(self._listening)
 
     # -- connection
 
@@ -290,7 +308,15 @@ class JobboardJobBoard(base.NotifyingJobBoard):
                     exc.raise_with_cause(exc.JobFailure,
                                          "cannot open board %s: %s"
                                          % (self._path, e), cause=e)
-            self._start_watcher()
+            if len(self.notifier):
+                self._start_watcher()
+
+    def _listening(self):
+        """A listener registered: follow the change log from now on (if
+        connected; else from connect())."""
+        with self._lock:
+            if self._watcher is None and self.connected:
+                self._start_watcher()
 
     def close(self):
         with self._lock:
@@ -327,8 +353,9 @@ class JobboardJobBoard(base.NotifyingJobBoard):
             return
         t, wh = w
         wh.cancel()
-        t.join()
-        wh.close()
+        if t is not threading.current_thread():  # closed by a listener
+            t.join()
+            wh.close()
         self._seen.clear()
 
     def _watch(self, wh, start):

@@ -194,3 +194,28 @@ def test_posted_is_notified_for_a_job_already_gone(board):
         assert cond.wait_for(lambda: len(got) >= 3, timeout=10), got
     assert got == [(base.POSTED, "first"), (base.POSTED, "second"),
                    (base.REMOVAL, "second")]
+
+
+def _notify_threads():
+    return [t for t in threading.enumerate()
+            if t.name.startswith("jobboard-notify")]
+
+
+def test_change_log_followed_only_while_someone_listens(tmp_path):
+    b = fetch(tmp_path / "n", create=True, durability="none")
+    b.connect()
+    assert _notify_threads() == []
+    got = []
+    b.notifier.register(base.POSTED, lambda event_type, details:
+                      got.append(details["job"].name))
+    assert len(_notify_threads()) == 1
+    b.post("seen")
+    deadline = time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert got == ["seen"]
+    b.close()
+    assert _notify_threads() == []
+    b.connect()  # a listener is registered: followed from connect on
+    assert len(_notify_threads()) == 1
+    b.close()
