@@ -67,4 +67,4 @@ jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h \
 	tools/bench_sync.c tools/bench_sync.h
 endif
 EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py tools/bench-compare.sh \
-	tools/bench-claim-script.py
+	tools/bench-claim-script.py tools/bench-python.py
