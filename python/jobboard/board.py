@@ -5,7 +5,6 @@ log) is the C library's; this module converts arguments, copies results
 into Python objects and turns status codes into exceptions.
 """
 
-import contextlib
 import enum
 import math
 import threading
@@ -143,7 +142,19 @@ def _seconds(us):
     return us / 1e6 if us else None
 
 
-def _pack_map(value, what):
+def _msgpack_dumps(value):
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def _msgpack_loads(raw):
+    return msgpack.unpackb(raw, raw=False, strict_map_key=False)
+
+
+#: The default codec of a Board's maps (details, results, entity metadata).
+MSGPACK = (_msgpack_dumps, _msgpack_loads)
+
+
+def _pack_map(value, what, dumps=_msgpack_dumps):
     """A mapping as one msgpack map; None is the empty map."""
     if value is None:
         return b""
@@ -151,17 +162,19 @@ def _pack_map(value, what):
         raise TypeError("%s must be a dict (a msgpack map), not %s"
                         % (what, type(value).__name__))
     try:
-        return msgpack.packb(dict(value), use_bin_type=True)
+        return dumps(dict(value))
     except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError("%s cannot be encoded as msgpack: %s" % (what, e))
+    except Exception as e:  # a codec's own error (oslo's, msgpack's)
         raise TypeError("%s cannot be encoded as msgpack: %s" % (what, e))
 
 
-def _unpack_map(ptr, size, what):
+def _unpack_map(ptr, size, what, loads=_msgpack_loads):
     if ptr == ffi.NULL or size == 0:
         return {}
     raw = bytes(ffi.buffer(ptr, size))
     try:
-        return msgpack.unpackb(raw, raw=False, strict_map_key=False)
+        return loads(raw)
     except Exception as e:  # msgpack raises several kinds
         raise errors.CorruptError("%s does not decode: %s" % (what, e), -7)
 
@@ -197,10 +210,19 @@ def _lease_ms(lease, what="lease"):
     if isinstance(lease, bool) or not isinstance(lease, (int, float)):
         raise TypeError("%s must be a number of seconds, not %s"
                         % (what, type(lease).__name__))
-    if not lease > 0 or math.isinf(lease):
+    if not lease > 0 or (isinstance(lease, float) and
+                         math.isinf(lease)):
         raise errors.InvalidError("%s must be more than 0 seconds, not %r"
                                   % (what, lease), -4)
+    if lease > _MAX_SECONDS:
+        raise errors.InvalidError("%s of %r seconds is too long" %
+                                  (what, lease), -4)
     return max(1, int(math.ceil(lease * 1000)))
+
+
+# Seconds beyond which a duration is not representable in the library's
+# int64 milliseconds (and longer than anything means).
+_MAX_SECONDS = 2 ** 62 // 1000
 
 
 def _timeout_ms(timeout):
@@ -210,11 +232,12 @@ def _timeout_ms(timeout):
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError("timeout must be a number of seconds or None, not %s"
                         % type(timeout).__name__)
-    if math.isnan(timeout) or timeout < 0:
+    if (isinstance(timeout, float) and math.isnan(timeout)) or \
+            timeout < 0:
         raise errors.InvalidError("timeout must be 0 or more seconds (None:"
                                   " no limit), not %r" % (timeout,), -4)
-    if math.isinf(timeout):
-        return -1
+    if timeout > _MAX_SECONDS:  # inf included
+        return -1  # longer than any machine will run: no limit
     return int(math.ceil(timeout * 1000))
 
 
@@ -257,13 +280,13 @@ class Job:
                  "lease_expires", "holder_pid", "holder_alive", "remote",
                  "book_name", "book_uuid")
 
-    def __init__(self, cjob):
+    def __init__(self, cjob, loads=_msgpack_loads):
         self.uuid = _str(lib.jb_job_uuid(cjob))
         self.name = _str(lib.jb_job_name(cjob))
         size = ffi.new("size_t *")
         ptr = lib.jb_job_details(cjob, size)
         self.details = _unpack_map(ptr, size[0], "details of job " +
-                                   self.uuid)
+                                   self.uuid, loads)
         self.priority = Priority(lib.jb_job_priority(cjob))
         self.sequence = lib.jb_job_sequence(cjob)
         self.created = lib.jb_job_created(cjob) / 1e6
@@ -291,7 +314,7 @@ class Completion:
                  "posted", "claimed", "completed", "result", "reason",
                  "history_seq")
 
-    def __init__(self, c):
+    def __init__(self, c, loads=_msgpack_loads):
         self.uuid = ffi.string(c.uuid).decode()
         self.end = End(c.end)
         self.name = _str(c.name)
@@ -303,7 +326,7 @@ class Completion:
         self.claimed = _seconds(c.claimed_us)
         self.completed = _seconds(c.completed_us)
         self.result = _unpack_map(c.result, c.result_len,
-                                  "result of job " + self.uuid)
+                                  "result of job " + self.uuid, loads)
         self.reason = _str(c.reason)
         self.history_seq = c.history_seq
 
@@ -349,10 +372,11 @@ class Entity:
 
     __slots__ = ("name", "kind", "meta", "pid", "registered")
 
-    def __init__(self, e):
+    def __init__(self, e, loads=_msgpack_loads):
         self.name = _str(e.name)
         self.kind = _str(e.kind)
-        self.meta = _unpack_map(e.meta, e.meta_len, "entity " + self.name)
+        self.meta = _unpack_map(e.meta, e.meta_len, "entity " + self.name,
+                                loads)
         self.pid = e.pid
         self.registered = e.registered_us / 1e6
 
@@ -450,6 +474,11 @@ class Board:
                    (libjbsync's jb_sync_attach). Needs libjbsync.
       namespace    the Redis key namespace (None: the board's, else
                    "taskflow")
+      codec        (dumps, loads) for the maps: details, results, entity
+                   metadata (default: plain msgpack; the taskflow backend
+                   gives oslo.serialization's msgpackutils, as taskflow's
+                   Redis board encodes them). dumps must give one msgpack
+                   map.
 
     A Board may be used from many threads at once; the GIL is released
     while a call waits or writes. Use it as a context manager to close it.
@@ -459,9 +488,16 @@ class Board:
 
     def __init__(self, path, create=False, durability="full", map_size=0,
                  max_posting=0, history_max=0, history_max_age=None,
-                 redis=None, namespace=None):
+                 redis=None, namespace=None, codec=None):
         self._b = ffi.NULL
         self._conn = None
+        if codec is None:
+            codec = MSGPACK
+        if (not isinstance(codec, tuple) or len(codec) != 2 or
+                not all(callable(f) for f in codec)):
+            raise TypeError("codec must be a (dumps, loads) pair of "
+                            "callables, not %s" % type(codec).__name__)
+        self._dumps, self._loads = codec
         path_b = _text(path if not hasattr(path, "__fspath__")
                        else path.__fspath__(), "path")
         if not isinstance(create, bool):
@@ -483,9 +519,10 @@ class Board:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError("%s must be an int, not %s"
                                 % (field, type(value).__name__))
-            if value < 0:
+            if value < 0 or value >= 1 << 64:
                 raise errors.InvalidError("%s must be 0 (the default) or "
-                                          "more, not %d" % (field, value), -4)
+                                          "more and below 2**64, not %d"
+                                          % (field, value), -4)
             setattr(opts, field, value)
         if history_max_age is not None:
             opts.history_max_age_ms = _lease_ms(history_max_age,
@@ -496,8 +533,7 @@ class Board:
         self._path = _str(lib.jb_board_path(self._b))
         self._durability = Durability(opts.durability)
         self._lock = threading.Lock()       # guards the Redis connection
-        self._waits = 0                     # threads inside a C wait
-        self._waits_cv = threading.Condition()
+        self._use = _Use(self)              # every call into C
         self._sync = None                   # (url, ns, next_try)
         if redis is not None or namespace is not None:
             try:
@@ -524,15 +560,20 @@ class Board:
     def close(self):
         """Close the handle. Jobs, claims and events already read stay
         valid (they are copies); calls after close raise InvalidError.
-        Waits of other threads on the handle are ended first (they raise
-        CanceledError, a watch ends); other calls must not be running in
-        other threads (the C library's rule for jb_board_close)."""
-        if self._b != ffi.NULL:
-            with self._waits_cv:
-                if self._waits:
-                    lib.jb_board_cancel(self._b)
-                    self._waits_cv.wait_for(lambda: self._waits == 0, 30)
-        b, self._b = self._b, ffi.NULL
+        Calls of other threads still inside the library are let finish
+        first; their waits are ended (they raise CanceledError, a watch
+        ends). Calls made after close, and iterators taken before it, raise
+        InvalidError."""
+        use = self.__dict__.get("_use")
+        if use is None:  # the open failed
+            return
+        with use.cv:
+            b, self._b = self._b, ffi.NULL
+            if b != ffi.NULL and use.busy:
+                # No new call gets the handle now; end the waits of the
+                # calls inside, and let every call leave C first.
+                lib.jb_board_cancel(b)
+                use.cv.wait_for(lambda: use.busy == 0)
         if self._conn is not None and b != ffi.NULL:
             sffi, slib = sync_lib()
             slib.jb_sync_detach(b)
@@ -566,19 +607,6 @@ class Board:
             raise errors.InvalidError("board %s is closed" % self._path, -4)
         return b
 
-    @contextlib.contextmanager
-    def _waiting(self):
-        """Around one C wait: close() cancels it and waits for it to
-        return before freeing the handle."""
-        with self._waits_cv:
-            h = self._h()
-            self._waits += 1
-        try:
-            yield h
-        finally:
-            with self._waits_cv:
-                self._waits -= 1
-                self._waits_cv.notify_all()
 
     # -- Redis (libjbsync)
 
@@ -622,7 +650,8 @@ class Board:
         self._sync[2] = time.monotonic() + 2.0
         st = slib.jb_sync_connect(conn, opts)
         if st == 0:
-            st = slib.jb_sync_attach(self._h(), conn[0])
+            with self._use as h:
+                st = slib.jb_sync_attach(h, conn[0])
             if st != 0:
                 msg = ffi.string(lib.jb_errmsg())
                 slib.jb_sync_close(conn[0])
@@ -665,9 +694,11 @@ class Board:
         msgpack map); `book` an object with .name and .uuid (a taskflow
         LogBook) or give book_name and book_uuid."""
         post, keep = self._post_struct(name, details, priority, book,
-                                       book_name, book_uuid, "")
+                                       book_name, book_uuid, "",
+                                       self._dumps)
         out = ffi.new("char[37]")
-        _check(lib.jb_job_post(out, self._h(), post))
+        with self._use as h:
+            _check(lib.jb_job_post(out, h, post))
         return ffi.string(out).decode()
 
     def post_many(self, posts):
@@ -694,18 +725,19 @@ class Board:
                 p["name"], p.get("details"), p.get("priority",
                                                    Priority.NORMAL),
                 p.get("book"), p.get("book_name"), p.get("book_uuid"),
-                "posts[%d]." % i)
+                "posts[%d]." % i, self._dumps)
             arr[i] = one[0]
             keep.append((one, k))
         out = ffi.new("char[][37]", len(items))
-        _check(lib.jb_job_post_batch(out, self._h(), arr, len(items)))
+        with self._use as h:
+            _check(lib.jb_job_post_batch(out, h, arr, len(items)))
         return [ffi.string(out[i]).decode() for i in range(len(items))]
 
     @staticmethod
     def _post_struct(name, details, priority, book, book_name, book_uuid,
-                     where):
+                     where, dumps=_msgpack_dumps):
         name_b = _text(name, where + "name", True)
-        det = _pack_map(details, where + "details")
+        det = _pack_map(details, where + "details", dumps)
         if book is not None:
             if book_name is not None or book_uuid is not None:
                 raise TypeError("give book, or book_name and book_uuid, not "
@@ -741,29 +773,46 @@ class Board:
         """A snapshot of job `uuid`. NotFoundError when it is not on the
         board."""
         out = ffi.new("jb_job **")
-        _check(lib.jb_job_get(out, self._h(), _uuid(uuid)))
+        with self._use as h:
+            _check(lib.jb_job_get(out, h, _uuid(uuid)))
         try:
-            return Job(out[0])
+            return Job(out[0], self._loads)
         finally:
             lib.jb_job_free(out[0])
 
-    def iterate(self, only_unclaimed=False):
+    def iterate(self, only_unclaimed=False, on_corrupt=None):
         """The board's jobs in listing order (priority, then oldest first),
         streamed: a few dozen per short read, never a snapshot held across
-        iterations. A job that does not decode raises CorruptError; the
-        iteration can go on after it."""
+        iterations. A job whose posting does not decode raises
+        CorruptError, which ends the iteration (as any exception ends a
+        generator); give `on_corrupt`, a callable taking that CorruptError,
+        to be told of such a job and go on past it (`jobboard check`
+        quarantines it)."""
         out = ffi.new("jb_iter **")
-        _check(lib.jb_iter_open(out, self._h(),
-                                ONLY_UNCLAIMED if only_unclaimed else 0))
+        with self._use as h:
+            _check(lib.jb_iter_open(out, h,
+                                    ONLY_UNCLAIMED if only_unclaimed else 0))
         it = ffi.gc(out[0], lib.jb_iter_close)
         job = ffi.new("jb_job **")
         while True:
-            st = lib.jb_iter_next(ffi.cast("const jb_job **", job), it)
+            with self._use:
+                st = lib.jb_iter_next(ffi.cast("const jb_job **", job), it)
             if st != 0:
+                if st == errors.CorruptError.code and on_corrupt is not None:
+                    on_corrupt(errors.error_for(st, ffi.string(
+                        lib.jb_errmsg()).decode("utf-8", "replace")))
+                    continue  # the C iterator moved past it
                 _raise(st)
             if job[0] == ffi.NULL:
                 break
-            yield Job(job[0])
+            try:
+                snap = Job(job[0], self._loads)
+            except errors.CorruptError as e:
+                if on_corrupt is None:
+                    raise
+                on_corrupt(e)
+                continue
+            yield snap
         ffi.release(it)
 
     __iter__ = iterate
@@ -771,8 +820,9 @@ class Board:
     def count(self, only_unclaimed=False):
         """Jobs on the board (or only the claimable ones). O(1)."""
         out = ffi.new("size_t *")
-        _check(lib.jb_board_count(out, self._h(),
-                                  ONLY_UNCLAIMED if only_unclaimed else 0))
+        with self._use as h:
+            _check(lib.jb_board_count(out, h,
+                                      ONLY_UNCLAIMED if only_unclaimed else 0))
         return out[0]
 
     def __len__(self):
@@ -800,7 +850,8 @@ class Board:
         opts = self._claim_opts(lease, bind)
         tok = ffi.new("uint64_t *")
         with self._remote():
-            _check(lib.jb_job_claim_ex(tok, self._h(), u, w, opts))
+            with self._use as h:
+                _check(lib.jb_job_claim_ex(tok, h, u, w, opts))
         return Claim(self, uuid.lower(), who, tok[0])
 
     def claim_next(self, who, lease=None, bind=False, timeout=0):
@@ -811,6 +862,7 @@ class Board:
         w = _text(who, "who")
         opts = self._claim_opts(lease, bind)
         dl = _Deadline(_timeout_ms(timeout))
+        backoff = 0.01
         uuid = ffi.new("char[37]")
         job = ffi.new("jb_job **")
         tok = ffi.new("uint64_t *")
@@ -819,23 +871,30 @@ class Board:
             if ms is None:
                 return None
             if self._sync is None:
-                with self._waiting() as h:
+                with self._use as h:
                     st = lib.jb_job_claim_next_wait(uuid, job, tok, h, w,
                                                     opts, ms)
             else:
                 # The Redis connection serves one thread at a time: claim
                 # under the lock, wait for a change without it.
                 with self._remote():
-                    st = lib.jb_job_claim_next_ex(uuid, job, tok, self._h(),
-                                                  w, opts)
+                    with self._use as h:
+                        st = lib.jb_job_claim_next_ex(uuid, job, tok, h,
+                                                      w, opts)
                 if st == errors.NotFoundError.code and ms > 0:
-                    with self._waiting() as h:
+                    with self._use as h:
                         w_st = lib.jb_board_wait(h, ONLY_UNCLAIMED, ms)
                     if w_st not in (0, errors.TimedOutError.code):
                         _raise(w_st)
                     if w_st == 0:
-                        time.sleep(0.01)  # a refused remote job: let the
-                    continue              # replicator catch up
+                        # Claimable here but refused by Redis (or Redis is
+                        # away): back off, 10 ms doubling to 0.5 s, until
+                        # the replicator brings Redis's view.
+                        time.sleep(min(backoff, ms / 1000.0))
+                        backoff = min(backoff * 2, 0.5)
+                    else:
+                        backoff = 0.01
+                    continue
                 elif st == errors.NotFoundError.code:
                     st = errors.TimedOutError.code
             if st in (errors.TimedOutError.code,):
@@ -848,7 +907,7 @@ class Board:
                 return Claim(self, ffi.string(uuid).decode(), who, tok[0])
             _check(st)
             try:
-                snap = Job(job[0])
+                snap = Job(job[0], self._loads)
             finally:
                 lib.jb_job_free(job[0])
             return Claim(self, snap.uuid, who, tok[0], snap)
@@ -859,45 +918,51 @@ class Board:
         u, w = _uuid(uuid), _text(who, "who")
         ms = _lease_ms(lease)
         with self._remote():
-            _check(lib.jb_job_extend(self._h(), u, w, _token(token), ms))
+            with self._use as h:
+                _check(lib.jb_job_extend(h, u, w, _token(token), ms))
 
     def abandon(self, uuid, who, token=0):
         """Release `who`'s claim: the job is claimable again."""
         u, w = _uuid(uuid), _text(who, "who")
         with self._remote():
-            _check(lib.jb_job_abandon_ex(self._h(), u, w, _token(token)))
+            with self._use as h:
+                _check(lib.jb_job_abandon_ex(h, u, w, _token(token)))
 
     def consume(self, uuid, who, result=None, failed=False, token=0):
         """The owner completes the job; its history keeps `result` (a
         dict) and says consumed (or failed, with failed=True)."""
         u, w = _uuid(uuid), _text(who, "who")
-        res = _pack_map(result, "result")
+        res = _pack_map(result, "result", self._dumps)
         if not isinstance(failed, bool):
             raise TypeError("failed must be a bool, not %s"
                             % type(failed).__name__)
         buf = ffi.from_buffer(res) if res else ffi.NULL
         with self._remote():
-            _check(lib.jb_job_consume_result(self._h(), u, w, _token(token),
-                                             1 if failed else 0, buf,
-                                             len(res)))
+            with self._use as h:
+                _check(lib.jb_job_consume_result(h, u, w, _token(token),
+                                                 1 if failed else 0, buf,
+                                                 len(res)))
 
     def trash(self, uuid, who, token=0):
         """The owner removes a bad job (kept in the trash area)."""
         u, w = _uuid(uuid), _text(who, "who")
         with self._remote():
-            _check(lib.jb_job_trash_ex(self._h(), u, w, _token(token)))
+            with self._use as h:
+                _check(lib.jb_job_trash_ex(h, u, w, _token(token)))
 
     def find_owner(self, uuid):
         """The owner of `uuid`, or None when unclaimed or not on the
         board."""
         out = ffi.new("char[256]")
-        _check(lib.jb_job_find_owner(out, self._h(), _uuid(uuid)))
+        with self._use as h:
+            _check(lib.jb_job_find_owner(out, h, _uuid(uuid)))
         return ffi.string(out).decode("utf-8", "replace") or None
 
     def state(self, uuid):
         """State.UNCLAIMED, CLAIMED, or COMPLETE when not on the board."""
         out = ffi.new("jb_state *")
-        _check(lib.jb_job_get_state(out, self._h(), _uuid(uuid)))
+        with self._use as h:
+            _check(lib.jb_job_get_state(out, h, _uuid(uuid)))
         return State(out[0])
 
     def expires_in(self, uuid):
@@ -905,7 +970,8 @@ class Board:
         expiry; None when the job is not claimed."""
         kind = ffi.new("jb_expiry *")
         ms = ffi.new("int64_t *")
-        _check(lib.jb_job_expires_in(kind, ms, self._h(), _uuid(uuid)))
+        with self._use as h:
+            _check(lib.jb_job_expires_in(kind, ms, h, _uuid(uuid)))
         if kind[0] == EXPIRY_NOT_CLAIMED:
             return None
         if kind[0] == EXPIRY_NONE:
@@ -923,7 +989,7 @@ class Board:
             ms = dl.next_ms()
             if ms is None:
                 return False
-            with self._waiting() as h:
+            with self._use as h:
                 st = lib.jb_board_wait(h, flags, ms)
             if st == 0:
                 return True
@@ -941,11 +1007,11 @@ class Board:
             ms = dl.next_ms()
             if ms is None:
                 return None
-            with self._waiting() as h:
+            with self._use as h:
                 st = lib.jb_job_wait_done(out, h, u, ms)
             if st == 0:
                 try:
-                    return Completion(out[0])
+                    return Completion(out[0], self._loads)
                 finally:
                     lib.jb_completion_free(out[0])
             if st != errors.TimedOutError.code:
@@ -955,36 +1021,54 @@ class Board:
         """The history record of a completed job (NotFoundError while it is
         on the board or when the history does not hold it)."""
         out = ffi.new("jb_completion **")
-        _check(lib.jb_job_completion(out, self._h(), _uuid(uuid)))
+        with self._use as h:
+            _check(lib.jb_job_completion(out, h, _uuid(uuid)))
         try:
-            return Completion(out[0])
+            return Completion(out[0], self._loads)
         finally:
             lib.jb_completion_free(out[0])
 
-    def history(self, oldest_first=False):
-        """The completion history, newest first (or oldest first)."""
+    def history(self, oldest_first=False, on_corrupt=None):
+        """The completion history, newest first (or oldest first). A record
+        that does not decode raises CorruptError (ending the iteration),
+        or with `on_corrupt` is passed to it and skipped."""
         out = ffi.new("jb_history_iter **")
-        _check(lib.jb_history_open(out, self._h(), HISTORY_OLDEST_FIRST
-                                   if oldest_first else 0))
+        with self._use as h:
+            _check(lib.jb_history_open(out, h, HISTORY_OLDEST_FIRST
+                                       if oldest_first else 0))
         it = ffi.gc(out[0], lib.jb_history_close)
         rec = ffi.new("jb_completion **")
         while True:
-            st = lib.jb_history_next(ffi.cast("const jb_completion **", rec),
-                                     it)
+            with self._use:
+                st = lib.jb_history_next(
+                    ffi.cast("const jb_completion **", rec), it)
             if st != 0:
+                if st == errors.CorruptError.code and on_corrupt is not None:
+                    on_corrupt(errors.error_for(st, ffi.string(
+                        lib.jb_errmsg()).decode("utf-8", "replace")))
+                    continue
                 _raise(st)
             if rec[0] == ffi.NULL:
                 break
-            yield Completion(rec[0])
+            try:
+                done = Completion(rec[0], self._loads)
+            except errors.CorruptError as e:
+                if on_corrupt is None:
+                    raise
+                on_corrupt(e)
+                continue
+            yield done
         ffi.release(it)
 
     def cancel(self):
         """Make every wait on this handle (now and later, in any thread)
         raise CanceledError, until reset_cancel()."""
-        _check(lib.jb_board_cancel(self._h()))
+        with self._use as h:
+            _check(lib.jb_board_cancel(h))
 
     def reset_cancel(self):
-        _check(lib.jb_board_cancel_reset(self._h()))
+        with self._use as h:
+            _check(lib.jb_board_cancel_reset(h))
 
     # -- the change log
 
@@ -992,7 +1076,8 @@ class Board:
         """(first, next): the oldest kept event's sequence and the one the
         next event will get."""
         first, nxt = ffi.new("uint64_t *"), ffi.new("uint64_t *")
-        _check(lib.jb_log_bounds(first, nxt, self._h()))
+        with self._use as h:
+            _check(lib.jb_log_bounds(first, nxt, h))
         return first[0], nxt[0]
 
     def watch(self, start=None, types=None, timeout=None):
@@ -1014,6 +1099,9 @@ class Board:
             if isinstance(start, bool) or not isinstance(start, int):
                 raise TypeError("start must be a log sequence (int) or None,"
                                 " not %s" % type(start).__name__)
+            if not 1 <= start < 1 << 64:
+                raise errors.InvalidError("start %d is not a log sequence "
+                                          "(1 or more)" % start, -4)
             cursor = start
         batch = 64
         events = ffi.new("jb_event[]", batch)
@@ -1024,7 +1112,7 @@ class Board:
             ms = dl.next_ms()
             if ms is None:
                 return
-            with self._waiting() as h:
+            with self._use as h:
                 st = lib.jb_log_wait(events, n, first, h, cursor, batch, ms)
             if st == errors.TimedOutError.code:
                 continue
@@ -1055,12 +1143,14 @@ class Board:
         metadata `meta` (a dict), bound to this process: it is listed while
         the process lives."""
         n, k = _text(name, "name"), _text(kind, "kind")
-        m = _pack_map(meta, "meta")
+        m = _pack_map(meta, "meta", self._dumps)
         buf = ffi.from_buffer(m) if m else ffi.NULL
-        _check(lib.jb_entity_register(self._h(), n, k, buf, len(m)))
+        with self._use as h:
+            _check(lib.jb_entity_register(h, n, k, buf, len(m)))
 
     def unregister_entity(self, name):
-        _check(lib.jb_entity_unregister(self._h(), _text(name, "name")))
+        with self._use as h:
+            _check(lib.jb_entity_unregister(h, _text(name, "name")))
 
     def entities(self):
         """The live entities, in name order."""
@@ -1070,13 +1160,14 @@ class Board:
         @ffi.callback("int(const jb_entity *, void *)")
         def each(e, _payload):
             try:
-                found.append(Entity(e))
+                found.append(Entity(e, self._loads))
                 return 0
             except BaseException as ex:  # never let it cross into C
                 failure.append(ex)
                 return 1
 
-        _check(lib.jb_entity_list(self._h(), each, ffi.NULL))
+        with self._use as h:
+            _check(lib.jb_entity_list(h, each, ffi.NULL))
         if failure:
             raise failure[0]
         return found
@@ -1089,6 +1180,33 @@ def _token(token):
     if not 0 <= token < 1 << 64:
         raise errors.InvalidError("token %d is out of range" % token, -4)
     return token
+
+
+class _Use:
+    """Counts the threads inside a call on a board handle, so that close()
+    frees it only once they have all left C (the C library forbids closing
+    a handle in use). ``with board._use as h`` gives the handle or raises
+    InvalidError once it is closed."""
+
+    __slots__ = ("board", "cv", "busy")
+
+    def __init__(self, board):
+        self.board = board
+        self.cv = threading.Condition(threading.Lock())
+        self.busy = 0
+
+    def __enter__(self):
+        with self.cv:
+            b = self.board._h()
+            self.busy += 1
+        return b
+
+    def __exit__(self, *exc):
+        with self.cv:
+            self.busy -= 1
+            if self.busy == 0:
+                self.cv.notify_all()
+        return False
 
 
 class _NoLock:

@@ -39,6 +39,7 @@ import logging
 import threading
 import time
 
+from oslo_serialization import msgpackutils
 from taskflow import exceptions as exc
 from taskflow.jobs import base
 from taskflow import states
@@ -53,6 +54,11 @@ LOG = logging.getLogger(__name__)
 #: is not claimed: the values of taskflow.utils.redis_utils.UnknownExpire.
 DOES_NOT_EXPIRE = -1
 KEY_NOT_FOUND = -2
+
+#: Details are encoded as taskflow's Redis board encodes its postings
+#: (oslo.serialization's msgpackutils: datetimes, uuids, sets... as msgpack
+#: extension types), so jobs read the same whichever board posted them.
+CODEC = (msgpackutils.dumps, msgpackutils.loads)
 
 _STATES = {
     jb.State.UNCLAIMED: states.UNCLAIMED,
@@ -185,7 +191,8 @@ class JobboardJob(base.Job):
         expiry gets one). True when done, False when the job is not
         claimed any more."""
         h = self._board._handle()
-        owner = h.find_owner(self._uuid)
+        with _translate("find the owner of", self._uuid):
+            owner = h.find_owner(self._uuid)
         if owner is None:
             return False
         try:
@@ -301,7 +308,8 @@ class JobboardJobBoard(base.NotifyingJobBoard):
                     self._h = jb.Board(
                         self._path, create=self._create,
                         durability=self._durability,
-                        redis=self._redis, namespace=self._namespace)
+                        redis=self._redis, namespace=self._namespace,
+                        codec=CODEC)
                 except (errors.JobboardError, ImportError) as e:
                     # ImportError: conf names Redis and libjbsync is not
                     # installed (jobboard built without hiredis).
@@ -336,7 +344,8 @@ class JobboardJobBoard(base.NotifyingJobBoard):
 
     def _start_watcher(self):
         try:
-            wh = jb.Board(self._path, durability=self._h.durability)
+            wh = jb.Board(self._path, durability=self._h.durability,
+                          codec=CODEC)
         except errors.JobboardError as e:
             exc.raise_with_cause(exc.JobFailure, "cannot watch board %s: %s"
                                  % (self._path, e), cause=e)
@@ -398,19 +407,15 @@ class JobboardJobBoard(base.NotifyingJobBoard):
     def _gone_job(self, wh, ev):
         """A job object for a job that left the board before we saw it
         posted: what its history record says."""
-        name, book = None, None
+        name, posted = "", ev.time
         try:
-            name = wh.completion(ev.uuid).name
+            rec = wh.completion(ev.uuid)
+            name, posted = rec.name or "", rec.posted or ev.time
         except errors.JobboardError:
             pass  # not in the (bounded) history any more
-
-        class _Snap:
-            pass
-        s = _Snap()
-        s.uuid, s.name, s.details = ev.uuid, name or "", {}
-        s.sequence, s.created, s.modified = ev.job_seq, None, ev.time
-        s.priority = ev.priority or jb.Priority.NORMAL
-        s.book_name = s.book_uuid = book
+        prio = jb.Priority.NORMAL if ev.priority is None else ev.priority
+        s = _Snapshot(ev.uuid, name, {}, prio, sequence=ev.job_seq,
+                      created=posted, modified=ev.time)
         return JobboardJob(self, s, backend=self._persistence)
 
     # -- the contract
@@ -423,9 +428,16 @@ class JobboardJobBoard(base.NotifyingJobBoard):
 
     def _fetch(self, only_unclaimed=False):
         h = self._handle()
+        def corrupt(e):
+            # taskflow's Redis board deletes such a posting; ours stays
+            # for `jobboard check` to quarantine: skipped, never fatal.
+            LOG.warning("jobboard %s: skipping a job that does not decode:"
+                        " %s (run `jobboard check`)", self._name, e)
+
         with _translate("list the jobs of"):
             return [JobboardJob(self, s, backend=self._persistence)
-                    for s in h.iterate(only_unclaimed=only_unclaimed)]
+                    for s in h.iterate(only_unclaimed=only_unclaimed,
+                                       on_corrupt=corrupt)]
 
     def iterjobs(self, only_unclaimed=False, ensure_fresh=False):
         """The board's jobs in listing order (priority, then oldest first);
@@ -469,9 +481,13 @@ class JobboardJobBoard(base.NotifyingJobBoard):
         with _translate("post a job on"):
             uuid = h.post(name, details=details or None, priority=prio.value,
                           book=book)
+        try:
             snap = h.get(uuid)
-        job = JobboardJob(self, snap, backend=self._persistence, book=book)
-        return job
+        except errors.JobboardError:
+            # Posted, and already gone (claimed and consumed by another
+            # process) or unreadable: described from what we posted.
+            snap = _Snapshot(uuid, name, details or {}, prio, book)
+        return JobboardJob(self, snap, backend=self._persistence, book=book)
 
     @base.check_who
     def claim(self, job, who, expiry=None):
@@ -512,6 +528,22 @@ class JobboardJobBoard(base.NotifyingJobBoard):
         meta = _plain(getattr(entity, "metadata", None) or {})
         with _translate("register entity %r on" % (entity.name,)):
             h.register_entity(entity.name, entity.kind, meta)
+
+
+class _Snapshot:
+    """What a JobboardJob is built from when the board cannot be read for
+    it (the job left the board already)."""
+
+    def __init__(self, uuid, name, details, prio, book=None, sequence=0,
+                 created=None, modified=None):
+        self.uuid, self.name, self.details = uuid, name, details
+        self.priority = jb.Priority[prio.name] if not isinstance(
+            prio, jb.Priority) else prio
+        self.sequence = sequence
+        self.created = time.time() if created is None else created
+        self.modified = self.created if modified is None else modified
+        self.book_name = getattr(book, "name", None)
+        self.book_uuid = getattr(book, "uuid", None)
 
 
 def _plain(value):

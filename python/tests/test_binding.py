@@ -515,3 +515,94 @@ def test_close_ends_the_waits_of_other_threads(tmp_path):
     assert isinstance(out["wait"], jobboard.CanceledError)
     assert isinstance(out["claim"], jobboard.CanceledError)
     assert out["events"] == []
+
+
+def test_close_under_other_threads_calls(tmp_path):
+    # Threads reading (count, get, iterate) while another closes the
+    # handle: each call either runs on the open handle or raises
+    # InvalidError "closed"; the handle is freed only once none is in C.
+    b = jobboard.Board(str(tmp_path / "r"), create=True, durability="none")
+    uuids = b.post_many([{"name": "j%d" % i} for i in range(300)])
+    bad = []
+    started = threading.Barrier(4)
+
+    def reader():
+        started.wait()
+        try:
+            while True:
+                b.count()
+                b.get(uuids[7])
+                for _ in b.iterate():
+                    pass
+        except jobboard.InvalidError as e:
+            if "closed" not in str(e):
+                bad.append(e)
+        except Exception as e:  # anything else is a failure
+            bad.append(e)
+
+    ts = [threading.Thread(target=reader) for _ in range(3)]
+    for t in ts:
+        t.start()
+    started.wait()
+    time.sleep(0.2)
+    b.close()
+    for t in ts:
+        t.join(10)
+    assert bad == []
+
+
+def test_iterators_after_close(tmp_path):
+    b = jobboard.Board(str(tmp_path / "i"), create=True, durability="none")
+    b.post_many([{"name": "j%d" % i} for i in range(200)])
+    it = b.iterate()
+    next(it)
+    hist = b.history()
+    b.close()
+    with pytest.raises(jobboard.InvalidError, match="closed"):
+        list(it)
+    with pytest.raises(jobboard.InvalidError, match="closed"):
+        list(hist)
+
+
+def test_on_corrupt_goes_on(tmp_path):
+    # A codec that cannot read one job's details: iterate raises (ending
+    # the iteration) unless on_corrupt is given, which is told and goes on.
+    def loads(raw):
+        d = jobboard.board.MSGPACK[1](raw)
+        if d.get("poison"):
+            raise ValueError("cannot read this one")
+        return d
+
+    b = jobboard.Board(str(tmp_path / "c"), create=True, durability="none",
+                       codec=(jobboard.board.MSGPACK[0], loads))
+    b.post("a")
+    bad = b.post("b", {"poison": True})
+    b.post("c")
+    with pytest.raises(jobboard.CorruptError, match="cannot read"):
+        list(b.iterate())
+    told = []
+    assert [j.name for j in b.iterate(on_corrupt=told.append)] == ["a", "c"]
+    assert len(told) == 1 and bad in str(told[0])
+    b.close()
+    with pytest.raises(TypeError, match="codec"):
+        jobboard.Board(str(tmp_path / "c"), codec=len)
+
+
+def test_out_of_range_numbers_name_the_argument(board):
+    u = board.post("x")
+    for call, text in [
+            (lambda: board.claim(u, "w", lease=2 ** 62), "lease"),
+            (lambda: board.claim(u, "w", lease=10 ** 400), "lease"),
+            (lambda: board.consume(u, "w", token=-1), "token"),
+            (lambda: board.abandon(u, "w", token=2 ** 64), "token"),
+            (lambda: jobboard.Board(board.path, map_size=2 ** 64),
+             "map_size"),
+            (lambda: jobboard.Board(board.path, history_max_age=1e20),
+             "history_max_age"),
+            (lambda: list(board.watch(start=-1, timeout=0)), "start"),
+            (lambda: list(board.watch(start=0, timeout=0)), "start")]:
+        with pytest.raises(jobboard.InvalidError, match=text):
+            call()
+    assert board.state(u) is State.UNCLAIMED
+    # A timeout longer than anything is no limit, not an error.
+    assert board.claim_next("w", timeout=10 ** 400).uuid == u

@@ -219,3 +219,42 @@ def test_change_log_followed_only_while_someone_listens(tmp_path):
     b.connect()  # a listener is registered: followed from connect on
     assert len(_notify_threads()) == 1
     b.close()
+
+
+def test_details_encoded_as_taskflows_redis_board_does(board):
+    # taskflow stores datetimes, uuids and sets in job details through
+    # oslo.serialization's msgpackutils (its Redis board does): the backend
+    # takes and gives them back the same, and its bytes are what taskflow's
+    # Redis board would read.
+    import uuid as uuidlib
+    from oslo_serialization import msgpackutils
+    when = datetime.datetime(2026, 11, 27, 12, 30, 0)
+    key = uuidlib.uuid4()
+    j = board.post("typed", details={"when": when, "id": key,
+                                     "tags": {"a", "b"}})
+    [listed] = list(board.iterjobs())
+    assert listed.details == {"when": when, "id": key, "tags": {"a", "b"}}
+    h = jobboard.Board(board.path, durability="none",
+                       codec=(msgpackutils.dumps, msgpackutils.loads))
+    try:
+        assert h.get(j.uuid).details["when"] == when
+    finally:
+        h.close()
+
+
+def test_a_job_that_does_not_decode_is_skipped(board):
+    # A job whose details taskflow's codec cannot read (posted by another
+    # program) is skipped with a warning: the other jobs are still listed
+    # and claimable, so a conductor is not stopped by one bad posting.
+    import msgpack
+    bad = msgpack.packb({"x": msgpack.ExtType(1, b"\xc1garbage")})
+    h = jobboard.Board(board.path, durability="none",
+                       codec=(lambda d: bad, jobboard.board.MSGPACK[1]))
+    try:
+        h.post("unreadable", {"placeholder": 1})
+    finally:
+        h.close()
+    board.post("good")
+    assert [j.name for j in board.iterjobs()] == ["good"]
+    assert [j.name for j in board.iterjobs(only_unclaimed=True)] == ["good"]
+    assert board.job_count == 2
