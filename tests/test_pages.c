@@ -718,12 +718,22 @@ static void checks_pass_while_another_process_writes(void **state) {
   jbt_fixture *fx = *state;
   busy_arg a = {fx->dir, -1};
   pid_t pid = jbt_fork_ready(busy_writer, &a, &a.ready_fd, 30, "busy writer");
-  int checks = 0;
+  int checks = 0, unaccounted = 0;
   for (;;) {
     check_seen seen = {0};
     jb_check_stats st;
     int rc = jb_board_check(&st, fx->board, on_check_line, &seen);
-    if (rc != JB_OK) fail_msg("check %d under a writer: %s", checks, seen.all);
+    /* The check's own limit: when writers rewrite its snapshot's meta page
+     * before it is read 20 times running (a loaded machine, the writer
+     * committing every few microseconds), the pages are not accounted for
+     * and it says so. That one line alone is not a wrong verdict on the
+     * pages; any other line is. */
+    if (rc != JB_OK && st.problems == 1 && seen.page_lines == 1 &&
+        seen.other_lines == 0 &&
+        strstr(seen.first, "pages: not accounted for") == seen.first)
+      unaccounted++;
+    else if (rc != JB_OK)
+      fail_msg("check %d under a writer: %s", checks, seen.all);
     checks++;
     int status;
     if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -731,8 +741,9 @@ static void checks_pass_while_another_process_writes(void **state) {
       break;
     }
   }
-  print_message("%d checks under a writer passed\n", checks);
-  assert_true(checks >= 2);
+  print_message("%d checks under a writer passed (%d could not account "
+                "for the pages)\n", checks, unaccounted);
+  assert_true(checks - unaccounted >= 2); /* pages were checked, and held */
 }
 
 int main(void) {
