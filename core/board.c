@@ -317,12 +317,13 @@ static int not_attached(const char *verb, const uint8_t raw[16]) {
 /*
  * Whether Redis's "not on the board" for job `raw` may be the moment
  * between the replicator marking it for publication and its post running
- * (a few hundred microseconds): then the caller's operation is tried
- * again, for up to about a second, rather than failed. Returns true after
- * a short sleep when the job is still marked; false at once otherwise.
+ * (a few hundred microseconds, but the post's commit may wait on a busy
+ * disk): then the caller's operation is tried again, for up to about five
+ * seconds, rather than failed. Returns true after a short sleep when the
+ * job is still marked; false at once otherwise.
  */
 static bool wait_publication(jb_board *b, const uint8_t raw[16], int round) {
-  if (round >= 200) return false;
+  if (round >= 1000) return false;
   jb_job job;
   memset(&job, 0, sizeof job);
   bool marked = jb__store_get(b->store, raw, &job) == JB_OK && job.publishing;
