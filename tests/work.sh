@@ -169,8 +169,18 @@ cat >"$ROOT/exec-sleeper" <<'EOF'
 echo $$ >"$CMD_PIDFILE.tmp" && mv "$CMD_PIDFILE.tmp" "$CMD_PIDFILE"
 exec sleep "$1"
 EOF
-chmod +x "$ROOT/sleeper" "$ROOT/exec-sleeper"
+# A CMD that sleeps S seconds, but on SIGTERM writes TERM to $MARK and
+# exits 0 (the sleep, in its process group, gets the SIGTERM too).
+cat >"$ROOT/term-trap" <<'EOF'
+#!/bin/sh
+trap 'echo TERM >"$MARK"; exit 0' TERM
+echo $$ >"$CMD_PIDFILE.tmp" && mv "$CMD_PIDFILE.tmp" "$CMD_PIDFILE"
+sleep "$1" &
+wait
+EOF
+chmod +x "$ROOT/sleeper" "$ROOT/exec-sleeper" "$ROOT/term-trap"
 export CMD_PIDFILE=$ROOT/cmd.pid
+export MARK=$ROOT/mark
 
 # --- tests ----------------------------------------------------------------
 
@@ -419,6 +429,18 @@ has "$err" "option '--jobs' needs an argument" "--jobs without a value"
 jb work --who w --lease soon -- true
 want_rc 2 "bad --lease"
 has "$err" "--lease: 'soon'" "bad --lease"
+for v in 0 -1 soon inf 1e9; do
+  jb work --who w --time-limit "$v" -- true
+  want_rc 2 "--time-limit $v"
+  has "$err" "--time-limit: '$v' is not a time limit (seconds, from 0.001" \
+    "--time-limit $v"
+done
+for v in -1 soon inf 86401; do
+  jb work --who w --grace "$v" -- true
+  want_rc 2 "--grace $v"
+  has "$err" "--grace: '$v' is not a grace period (seconds, from 0 to 86400" \
+    "--grace $v"
+done
 jb work --who w -- no-such-command-jobboard-test
 want_rc 2 "CMD not in PATH"
 has "$err" "cannot execute 'no-such-command-jobboard-test': not found in PATH" "CMD"
@@ -499,6 +521,51 @@ jb watch --from 1 --json --timeout 0
 # CONSUMED and job2's CLAIMED in one commit (one time), job2 CONSUMED,
 # and no claim after it.
 pycheck '[(e["type"], e["owner"]) for e in lines[-5:]] == [("POSTED", None), ("CLAIMED", "w"), ("CONSUMED", "w"), ("CLAIMED", "w"), ("CONSUMED", "w")] and lines[-3]["time"] == lines[-2]["time"] and lines[-3]["uuid"] != lines[-2]["uuid"]' "events"
+t_end
+
+t_begin "--time-limit: CMD past it gets SIGTERM and the job fails, though CMD exits 0"
+post overrun
+a=$uuid
+rm -f "$MARK"
+t0=$(now_ms)
+jb work --who w --jobs 1 --time-limit 1 -- "$ROOT/term-trap" 60
+ms=$(($(now_ms) - t0))
+want_rc 0 "work"
+[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
+[ "$ms" -lt 30000 ] || t_fail "the worker took $ms ms (CMD sleeps 60 s)"
+has "$err" "job $a: time limit 1.00 s exceeded: stopping CMD" "message"
+has "$err" "work: $a overrun: failed (exit 0, " "progress line"
+has "$err" "s): time limit 1.00 s exceeded" "progress line's reason"
+record "$a"
+pycheck 'j["outcome"] == "failed"' "history"
+t_end
+
+t_begin "--grace: CMD that ignores SIGTERM gets SIGKILL that much later"
+post stubborn
+a=$uuid
+jb work --who w --jobs 1 --json --time-limit 0.5 --grace 1.5 -- \
+  sh -c 'trap "" TERM; sleep 60'
+want_rc 0 "work"
+# Not killed before its limit and grace (2 s) are over; long before 60 s.
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "failed" and
+  j["exit"] is None and j["signal"] == 9 and
+  j["reason"] == "time limit 0.50 s exceeded" and
+  2.0 <= j["seconds"] < 30' "progress line"
+has "$err" "SIGKILL 1.50 s later" "message"
+t_end
+
+t_begin "--time-limit is per job: CMDs within it are consumed, with no reason"
+post in-time-1
+a=$uuid
+post in-time-2
+b=$uuid
+# Each 2 s, together past the 3.5 s limit.
+jb work --who w --jobs 2 --json --time-limit 3.5 -- "$ROOT/sleeper" 2
+want_rc 0 "work"
+pycheck '[l["outcome"] for l in lines] == ["consumed", "consumed"] and
+  [l["reason"] for l in lines] == [None, None]' "progress lines"
+record "$b"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 2}' "history"
 t_end
 
 echo "$((tests - failures)) of $tests tests passed"

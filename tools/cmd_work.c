@@ -36,9 +36,12 @@ extern char **environ;
  * job; the rest is read and dropped so that CMD never blocks on a full
  * pipe. */
 #define WORK_STDOUT_MAX ((size_t)1 << 20)
-/* After the second signal CMD's process group gets SIGTERM, then SIGKILL
- * if it is still there this much later. */
+/* When CMD is stopped (its time limit, the second signal) its process
+ * group gets SIGTERM, then SIGKILL if it is still there this much later
+ * (--grace changes it). */
 #define WORK_KILL_GRACE_MS 5000
+/* The longest --grace: a day. */
+#define WORK_GRACE_MAX_MS ((int64_t)86400 * 1000)
 /* While the board's Redis cannot be reached, the worker tries it again
  * this often (between waits for a job). */
 #define WORK_REDIS_RETRY_MS 5000
@@ -46,7 +49,8 @@ extern char **environ;
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
     "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
-    "                     [--timeout SECONDS] [OPTIONS] [--] CMD [ARGS...]\n"
+    "                     [--timeout SECONDS] [--time-limit SECONDS]\n"
+    "                     [--grace SECONDS] [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
     "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
@@ -66,9 +70,20 @@ const cli_command cli_cmd_work = {
     "  exit 100           trashed (kept in the board's trash area)\n"
     "  any other exit,    consumed with outcome failure\n"
     "  or killed by a signal\n"
+    "  stopped for its    consumed with outcome failure, whatever CMD's\n"
+    "  time limit         exit status\n"
     "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
     "output means no result; other output is ignored with a warning naming\n"
-    "the job. Output beyond 1 MiB fails the job (no result).\n"    "When a job is consumed (exit 0, or a failure) and the worker goes on,\n"
+    "the job. Output beyond 1 MiB fails the job (no result).\n"
+    "\n"
+    "Time limit: with --time-limit, CMD may run that long at most. Past\n"
+    "it, CMD's process group gets SIGTERM, then SIGKILL if it is still there\n"
+    "--grace SECONDS later (default 5), and the job fails as above; the\n"
+    "message and the progress line say \"time limit S exceeded\". The limit\n"
+    "counts from CMD's start; it is not --timeout, which is how long the\n"
+    "worker waits for a job.\n"
+    "\n"
+    "When a job is consumed (exit 0, or a failure) and the worker goes on,\n"
     "the consume and the claim of the next claimable job are one commit\n"
     "(jb_job_consume_and_claim_next): that job's CMD starts without a wait\n"
     "and the board pays one commit per job instead of two. A job claimed so\n"
@@ -93,17 +108,18 @@ const cli_command cli_cmd_work = {
     "replicator runs.\n"
     "\n"
     "Progress: one line per job on stderr:\n"
-    "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
-    "where OUTCOME is consumed, failed, trashed, abandoned or refused. With\n"
+    "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)[: REASON]\n"
+    "where OUTCOME is consumed, failed, trashed, abandoned or refused, and\n"
+    "REASON says why CMD was stopped (\"time limit 2.00 s exceeded\"). With\n"
     "--json, one JSON object per job on stdout instead: {\"uuid\", \"name\",\n"
     "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
-    "\"seconds\"}.\n"
+    "\"seconds\", \"reason\" (null if none)}.\n"
     "\n"
     "Stopping: SIGINT or SIGTERM lets the job in hand finish (CMD runs to\n"
     "its end and the job is completed), then the worker exits 0; a worker\n"
     "waiting for a job stops at once. A second SIGINT or SIGTERM abandons\n"
-    "the job: CMD's process group gets SIGTERM (SIGKILL 5 s later if it is\n"
-    "still running), the job is released, claimable again, and the worker\n"
+    "the job: CMD's process group gets SIGTERM (SIGKILL --grace later if it\n"
+    "is still running), the job is released, claimable again, and the worker\n"
     "exits 128 + the signal (130, 143).\n"
     "\n"
     "Options:\n"
@@ -114,6 +130,10 @@ const cli_command cli_cmd_work = {
     "  --jobs N            stop after N jobs (1 or more; any outcome counts)\n"
     "  --timeout SECONDS   stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
+    "  --time-limit SECONDS  the longest CMD may run for one job (0.001 to\n"
+    "                      2592000, fractions allowed; default: no limit)\n"
+    "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
+    "                      (0 to 86400, fractions allowed; default 5)\n"
     "  --                  ends the options: CMD and its ARGS follow\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
@@ -135,6 +155,7 @@ const cli_command cli_cmd_work = {
     "\n"
     "Examples:\n"
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
+    "  jobboard work --who render-1 --time-limit 600 --grace 30 -- ./render\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
     CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS, 0, 0, ""};
@@ -293,6 +314,8 @@ typedef struct {
   jb_board *b;
   const char *who;
   int64_t lease_ms;
+  int64_t time_limit_ms; /* --time-limit; 0: none */
+  int64_t grace_ms;  /* SIGTERM to SIGKILL when CMD is stopped */
   jb_claim_opts co;  /* every claim's: bound to this process, --lease */
   char **argv;       /* CMD and its ARGS */
   char *exe;         /* CMD resolved */
@@ -306,6 +329,8 @@ typedef struct {
   int exec_errno;    /* else why not */
   int status;        /* waitpid's, when started */
   int killed;        /* the second signal stopped it */
+  int64_t limit_ms;  /* its time limit (0: none) */
+  int timed_out;     /* it ran past limit_ms and was stopped */
   int lost;          /* keeping the lease failed: the claim is gone */
   int overflow;      /* stdout passed WORK_STDOUT_MAX */
   char *out;         /* stdout (NUL-terminated) */
@@ -383,14 +408,22 @@ static int read_output(int fd, run_result *r) {
   }
 }
 
+/* The earlier of two deadlines (-1: none). */
+static int64_t earliest(int64_t a, int64_t b) {
+  return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
 /*
  * Run CMD for the claimed job: write `input` to its stdin, collect its
- * stdout, renew the lease, and handle the stop signals, until CMD has
- * exited. Returns 0, or -1 (printed) when CMD could not be started.
+ * stdout, renew the lease, stop CMD when it runs past `limit_ms` (0: no
+ * limit), and handle the stop signals, until CMD has exited. Returns 0,
+ * or -1 (printed) when CMD could not be started.
  */
 static int run_command(const worker *w, const char *uuid, const char *name,
-                       uint64_t token, const char *input, run_result *r) {
+                       uint64_t token, const char *input, int64_t limit_ms,
+                       run_result *r) {
   memset(r, 0, sizeof *r);
+  r->limit_ms = limit_ms;
   r->out = malloc(WORK_STDOUT_MAX + 1);
   char **env = job_env(uuid, name, w->board_abs);
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -428,7 +461,10 @@ static int run_command(const worker *w, const char *uuid, const char *name,
 
   size_t in_len = strlen(input), in_off = 0;
   int64_t lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
-  int64_t kill_at = -1; /* SIGKILL deadline after the second signal */
+  /* From CMD's start (execve succeeded): its run time is what is limited. */
+  int64_t limit_at = limit_ms > 0 ? now_ms() + limit_ms : -1;
+  int stopping = 0;     /* CMD's process group got SIGTERM */
+  int64_t kill_at = -1; /* then SIGKILL at this time */
   int exited = 0;
   while (!exited) {
     struct pollfd p[3];
@@ -443,8 +479,7 @@ static int run_command(const worker *w, const char *uuid, const char *name,
       out_i = np;
       p[np++] = (struct pollfd){out[0], POLLIN, 0};
     }
-    int64_t due = lease_due;
-    if (kill_at >= 0 && (due < 0 || kill_at < due)) due = kill_at;
+    int64_t due = earliest(earliest(lease_due, kill_at), limit_at);
     int timeout = -1;
     if (due >= 0) {
       int64_t left = due - now_ms();
@@ -456,11 +491,27 @@ static int run_command(const worker *w, const char *uuid, const char *name,
       break; /* cannot happen with valid fds; reap below */
     }
     if (ready > 0 && (p[0].revents & POLLIN)) drain_wake_pipe();
-    if (stop_signals >= 2 && !r->killed) {
-      /* The second signal: stop CMD; the caller abandons the job. */
-      r->killed = 1;
+    int64_t now = now_ms();
+    if (limit_at >= 0 && now >= limit_at) {
+      limit_at = -1;
+      /* CMD that ended just now made it in time (its SIGCHLD may still be
+       * on the way): no stop, its exit status counts. */
+      if (waitpid(pid, &r->status, WNOHANG) == pid) {
+        exited = 1;
+        break;
+      }
+      r->timed_out = 1;
+      fprintf(stderr, "jobboard: work: job %s: time limit %.2f s exceeded: "
+              "stopping CMD (SIGTERM, SIGKILL %.2f s later)\n", uuid,
+              (double)limit_ms / 1000.0, (double)w->grace_ms / 1000.0);
+    }
+    if (stop_signals >= 2 && !r->killed) r->killed = 1;
+    if ((r->timed_out || r->killed) && !stopping) {
+      /* Over its time limit (the caller fails the job), or the second
+       * signal (the caller abandons it): stop CMD. */
+      stopping = 1;
       kill(-pid, SIGTERM);
-      kill_at = now_ms() + WORK_KILL_GRACE_MS;
+      kill_at = now + w->grace_ms;
     }
     if (kill_at >= 0 && now_ms() >= kill_at) {
       kill(-pid, SIGKILL);
@@ -537,6 +588,8 @@ typedef struct {
   int exit_code;       /* -1 when none */
   int signal;          /* 0 when none */
   double seconds;
+  char reason[64];     /* why CMD was stopped ("time limit 2.00 s
+                          exceeded"); "" when it was not */
 } job_report;
 
 static int report(const worker *w, const char *uuid, const char *name,
@@ -544,11 +597,13 @@ static int report(const worker *w, const char *uuid, const char *name,
   /* Flushed line by line: an operator follows it through a pipe. */
   if (w->json)
     return cli_json_print(json_pack(
-               "{s:s,s:s,s:s,s:o,s:o,s:f}", "uuid", uuid, "name", name,
+               "{s:s,s:s,s:s,s:o,s:o,s:f,s:o}", "uuid", uuid, "name", name,
                "outcome", jr->outcome, "exit",
                jr->exit_code >= 0 ? json_integer(jr->exit_code) : json_null(),
                "signal", jr->signal ? json_integer(jr->signal) : json_null(),
-               "seconds", jr->seconds)) != 0 || fflush(stdout) != 0
+               "seconds", jr->seconds, "reason",
+               jr->reason[0] ? json_string(jr->reason) : json_null())) != 0 ||
+                   fflush(stdout) != 0
                ? -1 : 0;
   fflush(stdout);
   fprintf(stderr, "work: %s ", uuid);
@@ -560,7 +615,9 @@ static int report(const worker *w, const char *uuid, const char *name,
     fprintf(stderr, "exit %d", jr->exit_code);
   else
     fputs("not run", stderr);
-  fprintf(stderr, ", %.2f s)\n", jr->seconds);
+  fprintf(stderr, ", %.2f s)", jr->seconds);
+  if (jr->reason[0]) fprintf(stderr, ": %s", jr->reason);
+  fputc('\n', stderr);
   return 0;
 }
 
@@ -640,7 +697,7 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
                   uint64_t token, next_job *next) {
   const char *name = jb_job_name(job);
   int64_t start = now_ms();
-  job_report jr = {"abandoned", -1, 0, 0.0};
+  job_report jr = {"abandoned", -1, 0, 0.0, ""};
   char *input = NULL;
   json_t *j = cli_job_to_json(job);
   if (j) {
@@ -660,7 +717,8 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       input = line;
       memcpy(input + len, "\n", 2);
     }
-    if (run_command(w, uuid, name, token, input, &r) != 0) {
+    if (run_command(w, uuid, name, token, input, w->time_limit_ms, &r) !=
+        0) {
       /* CMD cannot be executed (it was, when the worker started: it was
        * removed or changed since), or no process could be made. */
       if (r.exec_errno)
@@ -673,6 +731,9 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
 
   if (r.started && WIFEXITED(r.status)) jr.exit_code = WEXITSTATUS(r.status);
   if (r.started && WIFSIGNALED(r.status)) jr.signal = WTERMSIG(r.status);
+  if (r.timed_out)
+    snprintf(jr.reason, sizeof jr.reason, "time limit %.2f s exceeded",
+             (double)r.limit_ms / 1000.0);
   int st = JB_OK;
   if (code != 0 || r.killed) {
     /* Not run, or stopped by the second signal: the job goes back. */
@@ -686,7 +747,7 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
     else if (completion_failed(st, uuid, "abandon", &jr) != 0 && code == 0)
       code = cli_exit_code(st);
   } else {
-    if (jr.exit_code == WORK_EXIT_TRASH) {
+    if (jr.exit_code == WORK_EXIT_TRASH && !r.timed_out) {
       jr.outcome = "trashed";
       int64_t wait = 0;
       do
@@ -694,8 +755,10 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       while (retry_offline(st, uuid, "trash", &wait));
       if (st != JB_OK) code = completion_failed(st, uuid, "trash", &jr);
     } else {
-      jb_outcome oc = jr.exit_code == 0 ? JB_OUTCOME_SUCCESS
-                                        : JB_OUTCOME_FAILURE;
+      /* Stopped for its time limit, CMD fails whatever its status (it
+       * may catch SIGTERM and exit 0). */
+      jb_outcome oc = jr.exit_code == 0 && !r.timed_out ? JB_OUTCOME_SUCCESS
+                                                        : JB_OUTCOME_FAILURE;
       char *res = NULL;
       size_t res_len = 0;
       if (r.overflow) {
@@ -730,14 +793,39 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
 
 /* ------------------------------------------------------------ the command */
 
+/* The options only `work` has. */
+typedef struct {
+  unsigned long long jobs; /* --jobs; 0: no limit */
+  int64_t time_limit_ms;   /* --time-limit; 0: none */
+  int64_t grace_ms;        /* --grace */
+} work_opts;
+
+/* The value of option `opt`, `text`: seconds (fractions allowed) from
+ * min_s to max_s, to *ms (rounded to a millisecond). Else a usage error
+ * saying it is not `what`. */
+static int seconds_option(int64_t *ms, const char *opt, const char *what,
+                          const char *text, double min_s, double max_s) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end) * 1000.0;
+  if (end == text || *end != '\0' || errno != 0 || !(v >= min_s * 1000.0) ||
+      v > max_s * 1000.0)
+    return cli_cmd_usage(&cli_cmd_work, "%s: '%s' is not %s (seconds, from "
+                         "%.15g to %.15g, fractions allowed)", opt, text,
+                         what, min_s, max_s);
+  *ms = (int64_t)(v + 0.5);
+  return 0;
+}
+
 /* Split argv at CMD: the worker's options go to cli_parse (their checks
- * and messages are the other commands'), --jobs is taken here. GNU getopt
- * would otherwise permute CMD's own options into ours. */
-static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
+ * and messages are the other commands'), --jobs, --time-limit and --grace
+ * are taken here. GNU getopt would otherwise permute CMD's own options
+ * into ours. */
+static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
                  char **argv, char ***kept) {
   static const struct option longopts[] = {
       /* Values from 256: getopt's optopt then tells a short option from
-       * a long one. Only --jobs is told apart. */
+       * a long one. Only work's own options are told apart. */
       {"board", required_argument, NULL, 256},
       {"durability", required_argument, NULL, 256},
       {"json", no_argument, NULL, 256},
@@ -748,9 +836,11 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
       {"redis", required_argument, NULL, 256},
       {"namespace", required_argument, NULL, 256},
       {"jobs", required_argument, NULL, 257},
+      {"time-limit", required_argument, NULL, 258},
+      {"grace", required_argument, NULL, 259},
       {NULL, 0, NULL, 0},
   };
-  *jobs = 0;
+  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS};
   *kept = calloc((size_t)argc + 1, sizeof **kept);
   if (*kept == NULL) return CLI_EXIT_ERROR;
   int nkept = 0, c;
@@ -770,9 +860,19 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
           v == 0)
         return cli_cmd_usage(&cli_cmd_work, "--jobs: '%s' is not a number "
                              "of jobs (1 or more)", optarg);
-      *jobs = v;
+      wo->jobs = v;
       continue;
     }
+    /* A time limit as long as a claim's lease may be (a job's own too). */
+    if (c == 258 && seconds_option(&wo->time_limit_ms, "--time-limit",
+                                   "a time limit", optarg, 0.001,
+                                   (double)(JB_LEASE_MAX_MS / 1000)) != 0)
+      return CLI_EXIT_USAGE;
+    if (c == 259 && seconds_option(&wo->grace_ms, "--grace", "a grace period",
+                                   optarg, 0.0,
+                                   (double)(WORK_GRACE_MAX_MS / 1000)) != 0)
+      return CLI_EXIT_USAGE;
+    if (c == 258 || c == 259) continue;
     if (c == '?' || c == ':') {
       char shortopt[3] = {'-', (char)optopt, '\0'};
       const char *t = optopt > 0 && optopt < 256 ? shortopt : argv[optind - 1];
@@ -787,10 +887,11 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
 
 int cmd_work(int argc, char **argv) {
   cli_opts o;
-  unsigned long long max_jobs;
+  work_opts wo;
   int cmd_at = 0;
   char **kept = NULL;
-  int rc = parse(&o, &max_jobs, &cmd_at, argc, argv, &kept);
+  int rc = parse(&o, &wo, &cmd_at, argc, argv, &kept);
+  unsigned long long max_jobs = wo.jobs;
   free(kept); /* o's strings point into argv, not into kept */
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_need_who(&cli_cmd_work, &o)) != 0) return rc;
@@ -809,6 +910,8 @@ int cmd_work(int argc, char **argv) {
   worker w = {0};
   w.who = o.who;
   w.lease_ms = o.lease_ms;
+  w.time_limit_ms = wo.time_limit_ms;
+  w.grace_ms = wo.grace_ms;
   w.argv = argv + cmd_at;
   w.json = o.json;
   if ((w.exe = resolve_command(w.argv[0])) == NULL) return CLI_EXIT_USAGE;
