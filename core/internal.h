@@ -46,6 +46,9 @@ int jb__who_check(const char *who, size_t *len);
 
 /* Wall-clock time in microseconds since the Unix epoch (UTC). */
 int64_t jb__now_us(void);
+/* Tests only: make jb__now_us return `us` in this process (0: the real
+ * clock again), to put a due time exactly before or after "now". */
+void jb__test_clock_fix(int64_t us);
 
 /* Microseconds on CLOCK_BOOTTIME: the same for every process of the host,
  * unmoved by changes of the wall clock, counting time spent suspended.
