@@ -238,13 +238,17 @@ int cmd_work(int argc, char **argv);      /* cmd_work.c */
 int cmd_watch(int argc, char **argv);
 int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
 int cmd_status(int argc, char **argv); /* cmd_sync.c */
+int cmd_cancel(int argc, char **argv); /* cmd_life.c */
+int cmd_dead(int argc, char **argv);   /* cmd_life.c */
+int cmd_policy(int argc, char **argv); /* cmd_life.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
-    cli_cmd_sync, cli_cmd_status, cli_cmd_salvage;
+    cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
+    cli_cmd_dead, cli_cmd_policy;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
