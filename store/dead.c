@@ -400,9 +400,16 @@ static int purge_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                    ? tr.trashed_us < c->before_us
                    : c->before_us == INT64_MAX;
     if (old) {
+      uint8_t at[16];
+      bool keyed = k.mv_size == sizeof at;
+      if (keyed) memcpy(at, k.mv_data, sizeof at);
       if ((rc = mdb_cursor_del(cur, 0))) break;
       c->purged++;
-      rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+      /* On to the key after the deleted one (a cursor on a deleted last
+       * record answers GET_CURRENT with EINVAL). */
+      k = (MDB_val){sizeof at, at};
+      rc = keyed ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
+                 : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
     } else {
       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }

@@ -173,20 +173,19 @@ int jb__promote_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max) {
   if (rc) return rc;
   MDB_val k, v;
   size_t n = 0;
+  /* Always the first key: each one taken is deleted. */
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && n < max;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT), n++) {
+       rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST), n++) {
     if (k.mv_size != JB_DUEKEY_LEN) { rc = MDB_CORRUPTED; break; }
     if ((int64_t)jb__be64(k.mv_data) > now_us) break;
     uint8_t jobkey[JB_JOBKEY_LEN];
     memcpy(jobkey, (const uint8_t *)k.mv_data + 8, JB_JOBKEY_LEN);
-    /* After the delete the cursor stands on the next key. */
     if ((rc = mdb_cursor_del(cur, 0))) break;
     jb_delayrec r;
     MDB_val jk = {JB_JOBKEY_LEN, jobkey};
     rc = jb__delay_get(s, txn, jobkey, &r);
     if (rc == MDB_NOTFOUND) { /* an entry damage left: gone now */
-      rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
-      if (rc) break;
+      rc = 0;
       continue;
     }
     if (rc) break;

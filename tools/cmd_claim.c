@@ -236,10 +236,6 @@ static int op_claim(jb_board *b, const cli_opts *o, uint64_t *token) {
   co.lease_ms = o->lease_ms;
   return jb_job_claim_ex(token, b, o->args[0], o->who, &co);
 }
-static int op_abandon(jb_board *b, const cli_opts *o, uint64_t *token) {
-  (void)token;
-  return jb_job_abandon_ex(b, o->args[0], o->who, o->token);
-}
 static int op_trash(jb_board *b, const cli_opts *o, uint64_t *token) {
   (void)token;
   return jb_job_trash_ex(b, o->args[0], o->who, o->token);
@@ -271,12 +267,6 @@ static json_t *claimed(const char *uuid, const char *who, uint64_t token) {
   return json_pack("{s:s,s:s,s:s,s:I}", "uuid", uuid, "state", "CLAIMED",
                    "owner", who, "token", (json_int_t)token);
 }
-static json_t *abandoned(const char *uuid, const char *who, uint64_t token) {
-  (void)who;
-  (void)token;
-  return json_pack("{s:s,s:s,s:n}", "uuid", uuid, "state", "UNCLAIMED",
-                   "owner");
-}
 static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
   (void)who;
   (void)token;
@@ -287,14 +277,13 @@ static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
 int cmd_claim(int argc, char **argv) {
   return run_owner_op(&cli_cmd_claim, op_claim, argc, argv, claimed);
 }
-/* abandon with --reason, --retry-in or --dead: jb_job_retry. */
+/* abandon (with --reason, --retry-in, --dead or none): jb_job_retry, which
+ * says what became of the job. */
 int cmd_abandon(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_abandon, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
-  if (!o.reason && o.retry_in_ms < 0 && !o.dead)
-    return run_owner_op(&cli_cmd_abandon, op_abandon, argc, argv, abandoned);
-  if (o.dead && o.retry_in_ms >= 0 && o.retry_in_ms != 0)
+  if (o.dead && o.retry_in_ms != -1)
     return cli_cmd_usage(&cli_cmd_abandon, "--dead and --retry-in: give one");
   if ((rc = cli_need_who(&cli_cmd_abandon, &o)) != 0) return rc;
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
@@ -320,9 +309,6 @@ int cmd_abandon(int argc, char **argv) {
                                  res.due_us ? json_string(due)
                                             : json_null())) != 0)
       rc = CLI_EXIT_ERROR;
-  } else if (res.dead) {
-    fprintf(stderr, "jobboard: job %s went to the dead letters (attempt %u)\n",
-            o.args[0], (unsigned)res.attempts);
   }
   jb_board_close(b);
   return rc;
