@@ -430,7 +430,7 @@ static int post_all(salv *sv, jb_store *dst) {
   /* Few commits (each is flushed in durability full), each of a size
    * LMDB takes easily (its limit is some 100,000 dirty pages). */
   enum { BATCH = 4096 };
-  jb_store_post *sp = malloc(BATCH * sizeof *sp);
+  jb_store_post *sp = calloc(BATCH, sizeof *sp);
   size_t *offs = malloc(BATCH * sizeof *offs);
   jb_buf pre = {0};
   jb_job job = {0};
