@@ -6,7 +6,9 @@
 #include "posting.h"
 #include "remote_hook.h"
 #include "store/store.h"
+#include "store/life.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,65 @@ static const char *where_of(long idx, char buf[40]) {
   return buf;
 }
 
+/* A post's life options (version 2): its due time and, when it has any
+ * other option, a jobx record for the store (sp->x, freed by the
+ * caller). `where` prefixes messages. */
+static int life_options(const jb_post *p, const char *where,
+                        jb_store_post *sp, int64_t now_us) {
+  sp->due_us = 0;
+  sp->x = NULL;
+  if (p->not_before_us < 0)
+    return jb__err(JB_EINVAL, "%snot_before_us: %" PRId64 " is negative",
+                   where, p->not_before_us);
+  if (p->delay_ms < 0 || p->delay_ms > JB_DELAY_MAX_MS)
+    return jb__err(JB_EINVAL, "%sdelay_ms: %" PRId64 " is outside 0..%" PRId64,
+                   where, p->delay_ms, JB_DELAY_MAX_MS);
+  if (p->not_before_us && p->delay_ms)
+    return jb__err(JB_EINVAL, "%sgive a delay or a not-before time, not both",
+                   where);
+  if (p->not_before_us > now_us + JB_DELAY_MAX_MS * 1000)
+    return jb__err(JB_EINVAL, "%snot_before_us: more than %" PRId64 " days "
+                   "ahead", where, JB_DELAY_MAX_MS / 86400000);
+  sp->due_us = p->delay_ms ? now_us + p->delay_ms * 1000 : p->not_before_us;
+  if (p->time_limit_ms < 0 || p->time_limit_ms > JB_LEASE_MAX_MS)
+    return jb__err(JB_EINVAL, "%stime_limit_ms: %" PRId64 " is outside 0..%"
+                   PRId64, where, p->time_limit_ms, JB_LEASE_MAX_MS);
+  if (p->backoff_ms < 0 || p->backoff_ms > JB_DELAY_MAX_MS)
+    return jb__err(JB_EINVAL, "%sbackoff_ms: %" PRId64 " is outside 0..%"
+                   PRId64, where, p->backoff_ms, JB_DELAY_MAX_MS);
+  if (p->backoff_max_ms < 0 || p->backoff_max_ms > JB_DELAY_MAX_MS)
+    return jb__err(JB_EINVAL, "%sbackoff_max_ms: %" PRId64 " is outside 0..%"
+                   PRId64, where, p->backoff_max_ms, JB_DELAY_MAX_MS);
+  if (p->backoff_ms && p->backoff_max_ms && p->backoff_max_ms < p->backoff_ms)
+    return jb__err(JB_EINVAL, "%sbackoff_max_ms: %" PRId64 " is below "
+                   "backoff_ms (%" PRId64 ")", where, p->backoff_max_ms,
+                   p->backoff_ms);
+  size_t ulen = 0;
+  if (p->unique_key) {
+    ulen = strnlen(p->unique_key, JB_UNIQUE_MAX + 1);
+    if (ulen == 0 || ulen > JB_UNIQUE_MAX)
+      return jb__err(JB_EINVAL, "%sunique key: must be 1..%d bytes", where,
+                     JB_UNIQUE_MAX);
+    if (!jb__utf8_valid(p->unique_key, ulen))
+      return jb__err(JB_EINVAL, "%sunique key: not valid UTF-8", where);
+  }
+  if (!ulen && !p->time_limit_ms && !p->max_attempts && !p->backoff_ms &&
+      !p->backoff_max_ms)
+    return JB_OK; /* a delay alone needs no record */
+  jb_jobx *x = calloc(1, sizeof *x);
+  if (x == NULL) return jb__err(JB_ENOMEM, "out of memory for a post");
+  x->rec.format = 1;
+  x->rec.unique_len = (uint16_t)ulen;
+  memcpy(x->unique, p->unique_key ? p->unique_key : "", ulen);
+  x->rec.max_attempts = p->max_attempts;
+  x->rec.time_limit_ms = p->time_limit_ms;
+  x->rec.backoff_ms = p->backoff_ms;
+  x->rec.backoff_max_ms = p->backoff_max_ms;
+  x->rec.not_before_us = sp->due_us;
+  sp->x = x;
+  return JB_OK;
+}
+
 static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
                    jb_store_post *sp, int64_t now_us) {
   /* The batch index for messages, made only when one is needed: this
@@ -117,9 +178,9 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
   char wbuf[40];
 #define where where_of(idx, wbuf)
   if (p == NULL) return jb__err(JB_EINVAL, "%spost is NULL", where);
-  if (p->version != JB_POST_VERSION)
-    return jb__err(JB_EINVAL, "%spost version %u is not %u (use JB_POST_INIT)",
-                   where, p->version, JB_POST_VERSION);
+  if (p->version != 1 && p->version != JB_POST_VERSION)
+    return jb__err(JB_EINVAL, "%spost version %u is not 1..%u (use "
+                   "JB_POST_INIT)", where, p->version, JB_POST_VERSION);
   if (p->name == NULL || p->name[0] == '\0')
     return jb__err(JB_EINVAL, "%sname: must not be empty", where);
   size_t name_len = strnlen(p->name, JB_NAME_MAX + 1);
@@ -170,6 +231,10 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
     return jb__err(JB_EINVAL, "%sposting of %zu bytes is larger than the "
                    "board's limit of %zu bytes", where, size, max);
   }
+  if (p->version >= 2 && (rc = life_options(p, where, sp, now_us))) {
+    buf->len = start;
+    return rc;
+  }
   sp->priority = p->priority;
   sp->prefix_len = buf->len - start;
   sp->prefix = (const uint8_t *)(uintptr_t)start; /* an offset until done */
@@ -182,7 +247,7 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   if (b == NULL || (n && posts == NULL))
     return jb__err(JB_EINVAL, "post: NULL board or posts");
   if (n == 0) return JB_OK;
-  jb_store_post stack_sp[1];
+  jb_store_post stack_sp[1] = {{{0}, 0, NULL, 0, 0, NULL}};
   jb_store_post *sp = n == 1 ? stack_sp : calloc(n, sizeof *sp);
   if (sp == NULL) return jb__err(JB_ENOMEM, "out of memory for %zu posts", n);
   jb_buf buf = {0};
@@ -191,13 +256,18 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   for (size_t i = 0; rc == JB_OK && i < n; i++)
     rc = prepare(b->max_posting, &posts[i], n == 1 ? -1 : (long)i, &buf,
                  &sp[i], now);
+  uint8_t held[16];
+  size_t held_idx = 0;
   if (rc == JB_OK) {
     for (size_t i = 0; i < n; i++)
       sp[i].prefix = buf.data + (uintptr_t)sp[i].prefix;
-    rc = jb__store_post(b->store, sp, n, now);
+    rc = jb__store_post_x(b->store, sp, n, now, held, &held_idx);
   }
   if (rc == JB_OK && uuids_out)
     for (size_t i = 0; i < n; i++) jb__uuid_format(uuids_out[i], sp[i].uuid);
+  if (rc == JB_EEXISTS && uuids_out) /* the job that holds the key */
+    jb__uuid_format(uuids_out[held_idx], held);
+  for (size_t i = 0; i < n; i++) free((void *)sp[i].x);
   jb__buf_free(&buf);
   if (sp != stack_sp) free(sp);
   return rc;
@@ -208,9 +278,10 @@ int jb_post_check(const jb_post *post, size_t max_posting) {
     return jb__err(JB_EINVAL, "max_posting %zu is below the smallest posting "
                    "(%zu bytes)", max_posting, MIN_MAX_POSTING);
   jb_buf buf = {0};
-  jb_store_post sp;
+  jb_store_post sp = {{0}, 0, NULL, 0, 0, NULL};
   int rc = prepare(max_posting ? max_posting : DEFAULT_MAX_POSTING, post, -1,
                    &buf, &sp, jb__now_us());
+  free((void *)sp.x);
   jb__buf_free(&buf);
   return rc;
 }
@@ -694,7 +765,10 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
                     .publishing = item->publishing,
                     .ours = item->ours,
                     .posting = it->bytes.data + item->posting_off,
-                    .posting_len = item->posting_len};
+                    .posting_len = item->posting_len,
+                    .not_before_us = item->due_us,
+                    .x = item->x_len ? it->bytes.data + item->x_off : NULL,
+                    .x_len = item->x_len};
   int rc = jb__job_load(&it->job, &raw);
   if (rc != JB_OK) return rc;
   *out = &it->job;

@@ -18,6 +18,8 @@ const char *jb_end_name(jb_end end) {
   case JB_END_TRASHED: return "trashed";
   case JB_END_REVOKED: return "revoked";
   case JB_END_LOST: return "lost";
+  case JB_END_CANCELLED: return "cancelled";
+  case JB_END_DEAD: return "dead";
   }
   return NULL;
 }

@@ -46,6 +46,9 @@ int jb__who_check(const char *who, size_t *len);
 
 /* Wall-clock time in microseconds since the Unix epoch (UTC). */
 int64_t jb__now_us(void);
+/* Tests only: make jb__now_us return `us` in this process (0: the real
+ * clock again), to put a due time exactly before or after "now". */
+void jb__test_clock_fix(int64_t us);
 
 /* Microseconds on CLOCK_BOOTTIME: the same for every process of the host,
  * unmoved by changes of the wall clock, counting time spent suspended.
@@ -149,6 +152,13 @@ struct jb_job {
   jb_buf posting;        /* the posting bytes as stored */
   jb_buf details;        /* the details map, re-encoded */
   jb_buf strs;           /* name, book name, book uuid, NUL-terminated */
+  /* A job's life (schema 8; store/life.h). */
+  int64_t not_before_us;   /* delayed: its due time; else 0 */
+  uint32_t attempts, max_attempts;
+  int64_t time_limit_ms;
+  bool has_unique, has_reason;
+  char unique[JB_UNIQUE_MAX + 1];
+  char reason[JB_REASON_MAX + 1];
 };
 
 /* What the store hands to jb__job_load: the raw parts of one job. */
@@ -169,6 +179,9 @@ typedef struct {
   bool ours;               /* published from this board */
   const void *posting;
   size_t posting_len;
+  int64_t not_before_us;   /* delayed: its due time; else 0 */
+  const void *x;           /* its jobx record (store/life.h); NULL: none */
+  size_t x_len;
 } jb_job_raw;
 
 /* Copy `raw` into `job` (reusing its buffers) and decode its posting.

@@ -2,6 +2,7 @@
  * job.c - job snapshots: loading from the store's raw parts, accessors.
  */
 #include "internal.h"
+#include "store/life.h"
 #include "posting.h"
 #include "remote_hook.h"
 
@@ -45,6 +46,25 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
   job->remote = raw->remote;
   job->publishing = raw->publishing;
   job->ours = raw->ours;
+  job->not_before_us = raw->not_before_us;
+  job->attempts = job->max_attempts = 0;
+  job->time_limit_ms = 0;
+  job->has_unique = job->has_reason = false;
+  if (raw->x) {
+    jb_jobx x;
+    if (jb__jobx_decode(&x, raw->x, raw->x_len) != 0)
+      return jb__err(JB_ECORRUPT, "job %s: its attempts record does not "
+                     "decode (run 'jobboard check')", text);
+    job->attempts = x.rec.attempts;
+    job->max_attempts = x.rec.max_attempts;
+    job->time_limit_ms = x.rec.time_limit_ms;
+    job->has_unique = x.rec.unique_len > 0;
+    memcpy(job->unique, x.unique, x.rec.unique_len);
+    job->unique[x.rec.unique_len] = '\0';
+    job->has_reason = x.rec.reason_len > 0;
+    memcpy(job->reason, x.reason, x.rec.reason_len);
+    job->reason[x.rec.reason_len] = '\0';
+  }
   job->owner[0] = '\0';
   if (raw->owner) {
     size_t n = raw->owner_len > JB_WHO_MAX ? JB_WHO_MAX : raw->owner_len;

@@ -111,6 +111,10 @@ enum {
   JB_ECANCELED = -12, /**< a wait was cancelled (jb_board_cancel) */
   JB_ETRIMMED = -13, /**< the change log no longer holds the sequence asked
                           for (message and out-value: where it now starts) */
+  JB_EEXISTS = -14,  /**< a live job holds the unique key asked for (the
+                          message and the uuid out-value name that job) */
+  JB_ENOTDUE = -15,  /**< the job is delayed: not claimable before its due
+                          time (the message names it) */
 };
 
 /**
@@ -330,6 +334,22 @@ JB_EXTERN bool jb_job_remote(const jb_job *job);
 /** The book's name and uuid, or NULL when the job was posted without one. */
 JB_EXTERN const char *jb_job_book_name(const jb_job *job);
 JB_EXTERN const char *jb_job_book_uuid(const jb_job *job);
+/** A delayed job's due time (microseconds since the epoch): it is not
+ *  claimable before it. 0 when the job is not delayed (never was, or it is
+ *  due and was made claimable). */
+JB_EXTERN int64_t jb_job_not_before(const jb_job *job);
+/** Claims of this job that ended without a completion: abandoned,
+ *  retried, lapsed (lease or holder gone, time limit). */
+JB_EXTERN uint32_t jb_job_attempts(const jb_job *job);
+/** The most attempts the job was posted with; 0: the board's policy. */
+JB_EXTERN uint32_t jb_job_max_attempts(const jb_job *job);
+/** The job's time limit in milliseconds (a claim lapses this long after
+ *  it is made, renewed or not); 0: none. */
+JB_EXTERN int64_t jb_job_time_limit(const jb_job *job);
+/** The unique key the job holds, or NULL. */
+JB_EXTERN const char *jb_job_unique_key(const jb_job *job);
+/** The reason given with the last failed attempt, or NULL. */
+JB_EXTERN const char *jb_job_last_reason(const jb_job *job);
 /** The details: one msgpack map (an empty map 0x80 when none was given). */
 JB_EXTERN const void *jb_job_details(const jb_job *job, size_t *len);
 /** The posting exactly as stored: msgpack in the taskflow layout. */
@@ -346,21 +366,46 @@ JB_EXTERN const void *jb_job_posting(const jb_job *job, size_t *len);
  * The whole encoded posting must fit in the board's max_posting.
  */
 typedef struct {
-  unsigned int version; /**< JB_POST_VERSION */
+  unsigned int version; /**< JB_POST_VERSION (1 has the fields up to
+                             book_uuid only) */
   const char *name;
   const void *details;
   size_t details_len;
   jb_priority priority;
   const char *book_name;
   const char *book_uuid;
+  /* Version 2: a job's life (0 / NULL: not asked for). */
+  int64_t not_before_us; /**< not claimable before this wall-clock time,
+                              microseconds since the epoch */
+  int64_t delay_ms;      /**< not claimable for this long after the post
+                              (not with not_before_us); at most
+                              JB_DELAY_MAX_MS */
+  uint32_t max_attempts; /**< dead letter after this many failed attempts;
+                              0: the board's retry policy */
+  int64_t time_limit_ms; /**< a claim lapses this long after it is made,
+                              whatever its holder renews; at most
+                              JB_LEASE_MAX_MS */
+  int64_t backoff_ms;    /**< the first retry's back-off; 0: the board's */
+  int64_t backoff_max_ms; /**< the longest back-off; 0: the board's */
+  const char *unique_key; /**< 1..JB_UNIQUE_MAX bytes of UTF-8: refused
+                               (JB_EEXISTS) while a live job holds it */
 } jb_post;
 
-#define JB_POST_VERSION 1
+#define JB_POST_VERSION 2
 #define JB_POST_INIT                                                           \
-  { JB_POST_VERSION, NULL, NULL, 0, JB_PRIORITY_NORMAL, NULL, NULL }
+  { JB_POST_VERSION, NULL, NULL, 0, JB_PRIORITY_NORMAL, NULL, NULL,            \
+    0, 0, 0, 0, 0, 0, NULL }
+/** The longest unique key in bytes. */
+#define JB_UNIQUE_MAX 255
+/** The longest delay: 10 years. */
+#define JB_DELAY_MAX_MS ((int64_t)3650 * 24 * 3600 * 1000)
 
 /**
  * Post one job. Writes its new uuid (36 chars + NUL) to `uuid_out`.
+ * With a unique key that a live job holds, nothing is written and
+ * JB_EEXISTS is returned with that job's uuid in `uuid_out`.
+ * With a due time in the future (not_before_us, delay_ms) the job is on
+ * the board (listed, counted) but not claimable until then.
  * The posting is encoded as taskflow's Redis jobboard encodes it and gets
  * the next board sequence. The sequence is its last field, so a publisher
  * to Redis copies the bytes before it and writes the sequence Redis gives
@@ -523,6 +568,155 @@ JB_EXTERN int jb_job_expires_in(jb_expiry *out, int64_t *ms_out,
  * JB_EINVAL.
  */
 JB_EXTERN int jb_job_abandon(jb_board *board, const char *uuid, const char *who);
+
+/*
+ * Retries and dead letters.
+ *
+ * A job counts its attempts: claims that ended without a completion
+ * (abandon, retry, a lapsed lease, a bound claim's holder gone, a time
+ * limit reached). When a job's attempts reach its maximum (the one it was
+ * posted with, else the board's retry policy; 0: no maximum) it goes to
+ * the dead letters instead of back to the board, with the reason of the
+ * last attempt. jb_job_abandon and lapses give the job back at once;
+ * jb_job_retry gives it back after a delay, its own or the back-off's:
+ * backoff * 2^(attempts - 1), at most backoff_max, with +-20 % jitter
+ * (the job's values, else the board's policy).
+ *
+ * The dead letters are the board's trash area: jobs trashed by their
+ * owner, those that used up their attempts, and those retried with
+ * JB_RETRY_DEAD. They can be listed, shown, put back (requeued) and
+ * purged.
+ */
+
+/** The board's retry policy (stored in the board; every process uses it). */
+typedef struct {
+  unsigned int version;   /**< JB_RETRY_POLICY_VERSION */
+  uint32_t max_attempts;  /**< 0: no maximum (the default) */
+  int64_t backoff_ms;     /**< the first retry's back-off; default 1,000 */
+  int64_t backoff_max_ms; /**< the longest; default 3,600,000 (an hour) */
+} jb_retry_policy;
+#define JB_RETRY_POLICY_VERSION 1
+#define JB_RETRY_POLICY_INIT { JB_RETRY_POLICY_VERSION, 0, 1000, 3600000 }
+
+/** Read the board's retry policy (the defaults when none was set). */
+JB_EXTERN int jb_board_get_retry_policy(jb_retry_policy *out, jb_board *board);
+/** Set it: backoff_ms 1..JB_DELAY_MAX_MS, backoff_max_ms >= backoff_ms.
+ *  Errors: JB_EINVAL (names the field), JB_EIO, JB_EFULL. */
+JB_EXTERN int jb_board_set_retry_policy(jb_board *board,
+                                        const jb_retry_policy *policy);
+
+/** Flags of jb_retry_opts. */
+enum {
+  JB_RETRY_BACKOFF = 1u << 0, /**< the delay from the back-off policy */
+  JB_RETRY_DEAD = 1u << 1,    /**< to the dead letters now */
+};
+/** How a job is retried. Start from JB_RETRY_OPTS_INIT. */
+typedef struct {
+  unsigned int version; /**< JB_RETRY_OPTS_VERSION */
+  unsigned int flags;   /**< JB_RETRY_* */
+  uint64_t token;       /**< the claim's fencing token; 0: not checked */
+  const char *reason;   /**< why (kept with the job, up to JB_REASON_MAX
+                             bytes of UTF-8); NULL: none */
+  int64_t delay_ms;     /**< back on the board after this long (without
+                             JB_RETRY_BACKOFF); 0: at once */
+} jb_retry_opts;
+#define JB_RETRY_OPTS_VERSION 1
+#define JB_RETRY_OPTS_INIT { JB_RETRY_OPTS_VERSION, 0, 0, NULL, 0 }
+/** The longest reason kept, in bytes. */
+#define JB_REASON_MAX 1024
+
+/** What jb_job_retry did. */
+typedef struct {
+  bool dead;         /**< the job went to the dead letters */
+  int64_t due_us;    /**< when it is claimable again (0: at once, or dead) */
+  uint32_t attempts; /**< its attempts now */
+} jb_retry_result;
+
+/**
+ * The owner gives the job back to be tried again: its claim ends, its
+ * attempts count one more, and it is claimable again after the delay
+ * (opts NULL: at once), or goes to the dead letters (JB_RETRY_DEAD, or
+ * its attempts reached the maximum). `out` may be NULL.
+ * Errors: as jb_job_abandon_ex; JB_EINVAL (a bad option, named).
+ */
+JB_EXTERN int jb_job_retry(jb_board *board, const char *uuid, const char *who,
+                           const jb_retry_opts *opts, jb_retry_result *out);
+
+/** Why a job is in the dead letters. */
+typedef enum {
+  JB_DEAD_TRASHED = 0,  /**< its owner trashed it (jb_job_trash) */
+  JB_DEAD_ATTEMPTS = 1, /**< its attempts reached the maximum */
+  JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD */
+} jb_dead_cause;
+/** "trashed", "attempts", "buried"; NULL outside the enum. */
+JB_EXTERN const char *jb_dead_cause_name(jb_dead_cause cause);
+
+/** One dead letter, copied out of the board (jb_dead_free). */
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  jb_dead_cause cause;
+  const char *name;      /**< NULL when the posting does not decode */
+  jb_priority priority;
+  uint64_t sequence;
+  const char *owner;     /**< the owner of its last claim; NULL if none */
+  uint32_t attempts;
+  uint32_t max_attempts; /**< as posted (0: the board's) */
+  const char *reason;    /**< the last attempt's reason; NULL if none */
+  const char *unique_key; /**< the key it held (freed now), or NULL */
+  int64_t posted_us;     /**< 0 when not known (a record of schema 7) */
+  int64_t dead_us;       /**< when it left the board */
+  const void *details;   /**< one msgpack map; NULL if it does not decode */
+  size_t details_len;
+  const void *posting;   /**< the posting as it was stored */
+  size_t posting_len;
+} jb_dead_letter;
+
+JB_EXTERN void jb_dead_free(jb_dead_letter *letter);
+/** The dead letter of `uuid`. Errors: JB_ENOTFOUND, JB_EINVAL. */
+JB_EXTERN int jb_dead_get(jb_dead_letter **out, jb_board *board,
+                          const char *uuid);
+/** Number of dead letters. */
+JB_EXTERN int jb_dead_count(size_t *out, jb_board *board);
+/** Called for each dead letter (borrowed for the call); non-zero stops
+ *  the walk and is returned. */
+typedef int (*jb_dead_cb)(const jb_dead_letter *letter, void *payload);
+/** Walk the dead letters oldest first (by the time they died; a few
+ *  dozen per read transaction, so a long list holds no writer up). */
+JB_EXTERN int jb_dead_foreach(jb_board *board, jb_dead_cb cb, void *payload);
+
+/** Flags of jb_dead_requeue. */
+enum {
+  JB_REQUEUE_KEEP_ATTEMPTS = 1u << 0, /**< keep its attempts (else 0) */
+};
+/**
+ * Put a dead letter back on the board, claimable at once, under the same
+ * uuid, as the newest job of its priority (a new sequence). Its unique
+ * key is held again (JB_EEXISTS when another live job took it: the
+ * letter stays). Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL.
+ */
+JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
+                              unsigned int flags);
+/** Delete the dead letters that died before `before_us` (INT64_MAX: all);
+ *  the number deleted to `*out` (may be NULL). */
+JB_EXTERN int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
+
+/** Flags of jb_job_cancel. */
+enum {
+  JB_CANCEL_FORCE = 1u << 0, /**< cancel a claimed job too */
+};
+/**
+ * Take a job that is not claimed off the board: it is COMPLETE, its
+ * history record says JB_END_CANCELLED and its unique key is free. A
+ * claimed job is refused (JB_ECLAIMED, naming the owner) unless
+ * JB_CANCEL_FORCE: then its holder's next consume, extend or abandon is
+ * refused (JB_ENOTFOUND, saying it was cancelled).
+ * Errors: JB_ENOTFOUND, JB_ECLAIMED, JB_EINVAL.
+ */
+JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
+                            unsigned int flags);
+/** Cancel every job that is not claimed (delayed ones included), a few
+ *  hundred per write transaction; the number to `*out` (may be NULL). */
+JB_EXTERN int jb_board_flush(size_t *out, jb_board *board);
 
 /**
  * The owner completes the job: it leaves the board (state COMPLETE) and
@@ -710,6 +904,10 @@ typedef enum {
                             completion; nobody here consumed it, and it
                             comes back if its poster publishes it again.
                             `reason` says what was seen */
+  JB_END_CANCELLED = 6, /**< cancelled (jb_job_cancel, jb_board_flush) */
+  JB_END_DEAD = 7,      /**< went to the dead letters: its attempts reached
+                             the maximum, or it was retried with
+                             JB_RETRY_DEAD; `reason` is the last attempt's */
 } jb_end;
 
 /** "consumed", "failed", "trashed", "revoked", "lost"; NULL outside the
@@ -737,8 +935,10 @@ typedef struct {
   const void *result;     /**< the result: one msgpack map (0x80, the empty
                                map, when none was given) */
   size_t result_len;
-  const char *reason;     /**< JB_END_REVOKED, JB_END_LOST: why; NULL
-                               otherwise */
+  const char *reason;     /**< JB_END_REVOKED, JB_END_LOST: why; else the
+                               reason given with the job's last failed
+                               attempt (JB_END_DEAD: the one that sent it
+                               there); NULL when none */
   uint64_t history_seq;   /**< its place in the history: larger is newer */
 } jb_completion;
 
@@ -1012,6 +1212,10 @@ typedef enum {
                                after losing its data: left the board (see
                                JB_END_LOST); `owner` is its claim's, if
                                any */
+  JB_EVENT_CANCELLED = 11, /**< cancelled: left the board; `owner` is its
+                                claim's, if it was claimed (forced) */
+  JB_EVENT_DEAD = 12,     /**< moved to the dead letters: left the board;
+                               `owner` is its last claim's */
   /** Not a log event: a subscription's notice that events were trimmed
    *  before it could read them (see jb_subscribe). */
   JB_EVENT_TRIMMED = 128,

@@ -229,7 +229,15 @@ int jb__who_check(const char *who, size_t *len) {
   return JB_OK;
 }
 
+/* Tests only (jb__test_clock_fix): the wall clock this process reads;
+ * 0: the real one. */
+static _Atomic int64_t fixed_clock_us;
+
+void jb__test_clock_fix(int64_t us) { atomic_store(&fixed_clock_us, us); }
+
 int64_t jb__now_us(void) {
+  int64_t fixed = atomic_load_explicit(&fixed_clock_us, memory_order_relaxed);
+  if (fixed) return fixed;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;

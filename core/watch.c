@@ -28,6 +28,8 @@ const char *jb_event_type_name(jb_event_type type) {
   case JB_EVENT_EXTENDED: return "EXTENDED";
   case JB_EVENT_REVOKED: return "REVOKED";
   case JB_EVENT_LOST: return "LOST";
+  case JB_EVENT_CANCELLED: return "CANCELLED";
+  case JB_EVENT_DEAD: return "DEAD";
   case JB_EVENT_TRIMMED: return "TRIMMED";
   }
   return NULL;

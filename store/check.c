@@ -9,6 +9,7 @@
  */
 #include "txn.h"
 #include "history.h"
+#include "life.h"
 #include "core/posting.h"
 
 #include <stdarg.h>
@@ -143,6 +144,13 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
     MDB_val jk = {JB_JOBKEY_LEN, h.jobkey};
     if (index_names(txn, s->ready, h.jobkey, k->mv_data, sizeof(jb_readyrec)))
       mdb_del(txn, s->ready, &jk, NULL);
+    if (index_names(txn, s->delayed, h.jobkey, k->mv_data,
+                    sizeof(jb_delayrec))) {
+      jb_delayrec dr;
+      if ((rc = jb__delay_del(s, txn, h.jobkey, &dr))) return rc;
+    }
+    jb_jobx x;
+    if ((rc = jb__jobx_drop(s, txn, k->mv_data, &x))) return rc;
     if (index_names(txn, s->claims, h.jobkey, k->mv_data, sizeof(jb_claimrec))) {
       MDB_val cv;
       jb_claimrec cr;
@@ -239,6 +247,30 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
            "jobkeys)", ut, remote_band ? "Redis" : "local",
            remote ? "decided by Redis" : "decided here");
     bool ready = index_names(txn, s->ready, h.jobkey, k.mv_data, sizeof(jb_readyrec));
+    bool delayed = index_names(txn, s->delayed, h.jobkey, k.mv_data,
+                               sizeof(jb_delayrec));
+    if (delayed) {
+      jb_delayrec dr;
+      uint8_t dk[JB_DUEKEY_LEN];
+      MDB_val dv;
+      if (jb__delay_get(s, txn, h.jobkey, &dr) == 0) {
+        jb__due_key(dk, dr.due_us, h.jobkey);
+        MDB_val dkv = {sizeof dk, dk};
+        if (mdb_get(txn, s->due, &dkv, &dv) != 0)
+          note(ctx, true, "job %s: delayed, but its due time is not indexed",
+               ut);
+      } else {
+        note(ctx, true, "job %s: its delayed record is malformed", ut);
+      }
+      if (ready) note(ctx, true, "job %s: both ready and delayed", ut);
+      ready = true; /* in one of the indexes, for the checks below */
+    }
+    if (h.flags & JB_JOB_F_X) {
+      MDB_val xk = {16, k.mv_data}, xv;
+      if (mdb_get(txn, s->jobx, &xk, &xv) != 0)
+        note(ctx, true, "job %s: posted with options, but has no jobx "
+             "record", ut);
+    }
     bool claimed = index_names(txn, s->claims, h.jobkey, k.mv_data, sizeof(jb_claimrec));
     if (claimed) {
       MDB_val jk = {JB_JOBKEY_LEN, h.jobkey}, tmp;
@@ -338,6 +370,61 @@ static int check_index(jb_store *s, MDB_txn *txn, check_ctx *ctx, MDB_dbi dbi,
                   k.mv_data, JB_JOBKEY_LEN) == 0;
     }
     if (!ok) note(ctx, true, "%s: entry %s points at no job", name, kt);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Schema 8 (store.h "A job's life"): every `due` entry names a delayed
+ * job under that due time (and there are as many as delayed jobs), every
+ * jobx record belongs to a job on the board and decodes, and every
+ * unique key names a job whose jobx record holds it. */
+static int check_life(jb_store *s, MDB_txn *txn, check_ctx *ctx,
+                      size_t delayed) {
+  MDB_cursor *cur;
+  MDB_val k, v;
+  size_t n_due = 0;
+  int rc = mdb_cursor_open(txn, s->due, &cur);
+  if (rc) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    n_due++;
+    jb_delayrec dr;
+    if (k.mv_size != JB_DUEKEY_LEN ||
+        jb__delay_get(s, txn, (const uint8_t *)k.mv_data + 8, &dr) != 0 ||
+        (int64_t)jb__be64(k.mv_data) != dr.due_us)
+      note(ctx, true, "due: an entry names no delayed job with that time");
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_NOTFOUND) return rc;
+  if (n_due != delayed)
+    note(ctx, true, "counts: %zu due entries != %zu delayed jobs", n_due,
+         delayed);
+  if ((rc = mdb_cursor_open(txn, s->jobx, &cur))) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    char ut[JB_UUID_STRLEN] = "?";
+    if (k.mv_size == 16) jb__uuid_format(ut, k.mv_data);
+    jb_jobx x;
+    MDB_val jv;
+    if (k.mv_size != 16 || jb__jobx_decode(&x, v.mv_data, v.mv_size) != 0)
+      note(ctx, true, "jobx: the record of %s does not decode", ut);
+    else if (mdb_get(txn, s->jobs, &k, &jv) != 0)
+      note(ctx, true, "jobx: the record of %s names no job on the board", ut);
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_NOTFOUND) return rc;
+  if ((rc = mdb_cursor_open(txn, s->unique, &cur))) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    jb_jobx x;
+    bool ok = v.mv_size == 16 &&
+              jb__jobx_get(s, txn, v.mv_data, &x) == 0 &&
+              x.rec.unique_len == k.mv_size &&
+              memcmp(x.unique, k.mv_data, k.mv_size) == 0;
+    if (!ok)
+      note(ctx, true, "unique: key \"%.*s\" names no live job holding it",
+           (int)(k.mv_size > 100 ? 100 : k.mv_size), (const char *)k.mv_data);
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
@@ -471,10 +558,15 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((rc = check_index(s, txn, ctx, s->claims, "claims", sizeof(jb_claimrec),
                         &ctx->st->claimed)))
     return rc;
+  size_t delayed = 0;
+  if ((rc = check_index(s, txn, ctx, s->delayed, "delayed",
+                        sizeof(jb_delayrec), &delayed)))
+    return rc;
+  if ((rc = check_life(s, txn, ctx, delayed))) return rc;
   MDB_stat st;
-  if (ctx->st->ready + ctx->st->claimed != ctx->st->jobs)
-    note(ctx, true, "counts: %zu ready + %zu claimed != %zu jobs",
-         ctx->st->ready, ctx->st->claimed, ctx->st->jobs);
+  if (ctx->st->ready + ctx->st->claimed + delayed != ctx->st->jobs)
+    note(ctx, true, "counts: %zu ready + %zu claimed + %zu delayed != %zu "
+         "jobs", ctx->st->ready, ctx->st->claimed, delayed, ctx->st->jobs);
   if ((rc = mdb_stat(txn, s->trash, &st))) return rc;
   ctx->st->trashed = st.ms_entries;
   if ((rc = check_claim_index(s, txn, ctx, true)) ||

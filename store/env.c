@@ -818,7 +818,11 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_ENTITIES, flags, &s->entities)) ||
       (rc = mdb_dbi_open(txn, JB_DB_HISTORY, flags, &s->history)) ||
       (rc = mdb_dbi_open(txn, JB_DB_LOGTAIL, flags, &s->logtail)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_HISTENDS, flags, &s->histends)))
+      (rc = mdb_dbi_open(txn, JB_DB_HISTENDS, flags, &s->histends)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_DELAYED, flags, &s->delayed)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_DUE, flags, &s->due)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_JOBX, flags, &s->jobx)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_UNIQUE, flags, &s->unique)))
     return rc;
   return JB_OK;
 }
@@ -997,7 +1001,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * 3 -> 4 changes no data; 4 -> 5 adds `logtail`, made above, empty,
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
      * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
-     * job to its jobkey band (store.h). */
+     * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx
+     * and unique, made above, empty. */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;
@@ -1053,7 +1058,7 @@ static int probe(const char *path, bool create, bool *is_board) {
   /* A lock file made here gets the board's reader table: LMDB sizes it
    * once, for whoever opens it first, and later openers that share it take
    * its size. An existing one is left at its size. */
-  if ((rc = mdb_env_set_maxdbs(env, 16)) == 0 &&
+  if ((rc = mdb_env_set_maxdbs(env, 32)) == 0 &&
       (had_lock || (rc = mdb_env_set_maxreaders(env, MAX_READERS)) == 0) &&
       (rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOTLS, 0664)) == 0 &&
       (rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) == 0) {
@@ -1180,7 +1185,7 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   if (rc == JB_OK && fsize > want) want = fsize;
   if (rc == JB_OK) {
     int mrc;
-    if ((mrc = mdb_env_set_maxdbs(s->env, 16)) ||
+    if ((mrc = mdb_env_set_maxdbs(s->env, 32)) ||
         (mrc = mdb_env_set_maxreaders(s->env, MAX_READERS)) ||
         (mrc = mdb_env_set_mapsize(s->env, want)) ||
         (mrc = mdb_env_open(s->env, path, flags, 0664))) {

@@ -416,7 +416,7 @@ int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
   const char *bad = NULL;
   if (rec->format != 1)
     bad = "unknown record format";
-  else if (rec->end < JB_END_CONSUMED || rec->end > JB_END_LOST)
+  else if (rec->end < JB_END_CONSUMED || rec->end > JB_END_DEAD)
     bad = "unknown ending";
   else if (rec->priority > JB_PRIORITY_VERY_HIGH &&
            rec->priority != JB_HIST_PRIORITY_UNKNOWN)
@@ -729,7 +729,10 @@ int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
   /* A revoked job may have had no owner, and its name may be unknown. */
   c->owner = rec.owner_len ? m + at[0] : NULL;
   c->name = rec.name_len || rec.end != JB_END_REVOKED ? m + at[1] : NULL;
-  c->reason = rec.end == JB_END_REVOKED || rec.end == JB_END_LOST
+  /* Revoked and lost jobs always have one; others the reason of their
+   * last failed attempt, if any was given (schema 8). */
+  c->reason = rec.reason_len || rec.end == JB_END_REVOKED ||
+                      rec.end == JB_END_LOST
                   ? m + at[2]
                   : NULL;
   c->posted_us = rec.posted_us;

@@ -5,6 +5,7 @@
 #include "txn.h"
 #include "wake.h"
 #include "history.h"
+#include "life.h"
 #include "core/posting.h"
 
 #include <stdio.h>
@@ -265,8 +266,14 @@ int jb__job_rekey(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
         return rc;
     } else if (rc == MDB_NOTFOUND) {
       MDB_val k = {JB_JOBKEY_LEN, h->jobkey}, v;
-      if ((rc = mdb_get(txn, s->ready, &k, &v)))
-        return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in neither */
+      if ((rc = mdb_get(txn, s->ready, &k, &v)) == MDB_NOTFOUND) {
+        jb_delayrec dr; /* delayed: it moves there */
+        if ((rc = jb__delay_del(s, txn, h->jobkey, &dr)) == 0)
+          rc = jb__delay_put(s, txn, key, uuid, dr.modified_us, dr.due_us);
+        if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in none */
+        goto header;
+      }
+      if (rc) return rc;
       jb_readyrec r;
       if (v.mv_size != sizeof r) return MDB_CORRUPTED;
       memcpy(&r, v.mv_data, sizeof r);
@@ -278,6 +285,7 @@ int jb__job_rekey(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
       return rc;
     }
   }
+header:
   /* The header is rewritten in place: same size, so the posting after it
    * stays where it is. */
   MDB_val k = {16, (void *)uuid}, v;
@@ -348,24 +356,46 @@ static const char *claim_lapsed(jb_store *s, const jb_claimrec *rec,
   return NULL;
 }
 
-/* A lapsed claim ends: the job is ready again (its modified time now), and
- * an EXPIRED event names the owner it had. */
+const char *jb__claim_lapsed_why(jb_store *s, const jb_claimrec *rec) {
+  live_cache lc = {.s = s};
+  return claim_lapsed(s, rec, jb__boottime_us(), &lc);
+}
+
+/* A lapsed claim ends (`why` it lapsed): a failed attempt (life.c): the
+ * job is ready again (its modified time now) and an EXPIRED event names
+ * the owner it had, or its attempts are used up and it goes to the dead
+ * letters (*dead). */
 static int lapse_claim(jb_store *s, MDB_txn *txn,
                        const uint8_t jobkey[JB_JOBKEY_LEN], const jb_claimrec *rec,
-                       const char *owner, int64_t now_us, bool make_ready) {
+                       const char *owner, int64_t now_us, const char *why,
+                       bool *dead) {
   char who[JB_WHO_MAX];
   size_t who_len = rec->owner_len > JB_WHO_MAX ? JB_WHO_MAX : rec->owner_len;
   memcpy(who, owner, who_len); /* before the pages change */
+  int64_t claimed_us = rec->claimed_us;
+  uint8_t uuid[16];
+  memcpy(uuid, rec->uuid, 16);
   int rc = jb__store_drop_claim(s, txn, jobkey, rec);
   if (rc) return rc;
-  if (make_ready) {
-    jb_readyrec r = {.modified_us = now_us};
-    memcpy(r.uuid, rec->uuid, 16);
-    MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof r, &r};
-    if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
-  }
-  return jb__log_event(s, txn, JB_EV_EXPIRED, rec->uuid, jobkey, who, who_len,
-                   now_us);
+  jb_jobhdr h;
+  MDB_val posting;
+  if ((rc = jb__job_header(s, txn, uuid, &h, &posting)))
+    return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  if (memcmp(h.jobkey, jobkey, JB_JOBKEY_LEN) != 0) return MDB_CORRUPTED;
+  char reason[200];
+  int n = snprintf(reason, sizeof reason, "the claim by %.*s lapsed: %s",
+                   (int)(who_len > 100 ? 100 : who_len), who, why);
+  jb_attempt a = {.uuid = uuid, .h = &h, .posting = posting,
+                  .claimed_us = claimed_us, .who = who, .who_len = who_len,
+                  .reason = reason,
+                  .reason_len = n < 0 ? 0
+                                : (size_t)n >= sizeof reason ? sizeof reason - 1
+                                                             : (size_t)n,
+                  .now_us = now_us, .delay_us = 0, .event = JB_EV_EXPIRED};
+  jb_attempt_out out;
+  if ((rc = jb__attempt_end(s, txn, &a, &out))) return rc;
+  if (dead) *dead = out.dead;
+  return 0;
 }
 
 /* A new claim record for `req`, with fencing token `token`. */
@@ -393,13 +423,15 @@ static jb_claimrec new_claim(jb_store *s, const uint8_t uuid[16],
  * claim, its CLAIMED event, and the token (that event's sequence). */
 static int make_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_LEN],
                       const uint8_t uuid[16], const jb_store_claim_req *req,
-                      int64_t now_bt, uint64_t *token) {
+                      int64_t now_bt, uint64_t *token, uint8_t jflags) {
   jb_log_writer lw;
   int rc = jb__log_open(s, txn, &lw);
   if (rc) return rc;
   *token = lw.next;
   jb_claimrec rec = new_claim(s, uuid, req, lw.next, now_bt);
-  rc = jb__claim_put(s, txn, jobkey, &rec, req->who, req->who_len);
+  /* A job posted with a time limit: the claim lapses at it (life.c). */
+  if (jflags & JB_JOB_F_X) rc = jb__limit_claim(s, txn, uuid, &rec, now_bt);
+  if (rc == 0) rc = jb__claim_put(s, txn, jobkey, &rec, req->who, req->who_len);
   if (rc == 0)
     rc = jb__log_put(&lw, JB_EV_CLAIMED, uuid, jobkey, req->who, req->who_len,
                  req->now_us);
@@ -416,6 +448,8 @@ typedef struct {
   const jb_store_post *posts;
   size_t n;
   int64_t now_us;
+  uint8_t *held_by; /* JB_EEXISTS: the uuid holding the unique key */
+  size_t *held_idx; /* and which post asked for it */
 } post_ctx;
 
 /* Put through `cur`, at the table's end when the key sorts after all of
@@ -462,12 +496,35 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       rc = jb__err(JB_EINVAL, "job %s is already on the board", t);
     }
     if (rc) break;
-    jb_jobhdr h = {.format = 1, .posted_us = ctx->now_us};
+    jb_jobhdr h = {.format = 1, .posted_us = ctx->now_us,
+                   .flags = p->x ? JB_JOB_F_X : 0};
     memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);
     uint8_t *d = v.mv_data;
     memcpy(d, &h, sizeof h);
     memcpy(d + sizeof h, p->prefix, p->prefix_len);
     memcpy(d + sizeof h + p->prefix_len, seqbuf, seqlen);
+
+    if (p->x) {
+      uint8_t held[16];
+      if (p->x->rec.unique_len &&
+          (rc = jb__unique_take(s, txn, p->x->unique, p->x->rec.unique_len,
+                                p->uuid, held))) {
+        if (rc == JB_EEXISTS && ctx->held_by) {
+          memcpy(ctx->held_by, held, 16);
+          if (ctx->held_idx) *ctx->held_idx = i;
+        }
+        break;
+      }
+      if ((rc = jb__jobx_put(s, txn, p->uuid, p->x))) break;
+    }
+    if (p->due_us > ctx->now_us) {
+      if ((rc = jb__delay_put(s, txn, jobkey, p->uuid, ctx->now_us,
+                              p->due_us)))
+        break;
+      rc = jb__log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0,
+                       ctx->now_us);
+      continue;
+    }
 
     jb_readyrec r = {.modified_us = ctx->now_us};
     memcpy(r.uuid, p->uuid, 16);
@@ -488,7 +545,12 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
                    int64_t now_us) {
-  post_ctx ctx = {posts, n, now_us};
+  return jb__store_post_x(s, posts, n, now_us, NULL, NULL);
+}
+
+int jb__store_post_x(jb_store *s, const jb_store_post *posts, size_t n,
+                     int64_t now_us, uint8_t held_by[16], size_t *held_idx) {
+  post_ctx ctx = {posts, n, now_us, held_by, held_idx};
   return jb__store_write(s, post_body, &ctx);
 }
 
@@ -523,15 +585,32 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     /* Redis gave the claim to req->who: whatever the local record said
      * (it follows Redis, late), the claim is recorded afresh. */
     if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec))) return rc;
-    return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
+    return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token,
+                      h.flags);
   }
   if (rc == 0) {
     live_cache lc = {.s = s};
-    if (claim_lapsed(s, &rec, now_bt, &lc)) {
-      /* Lapsed: it ends here, and the job is claimed afresh below. */
-      if ((rc = lapse_claim(s, txn, h.jobkey, &rec, owner, req->now_us, false)))
+    const char *why = claim_lapsed(s, &rec, now_bt, &lc);
+    if (why) {
+      /* Lapsed: it ends here (a failed attempt), and the job is claimed
+       * afresh below, unless that was its last attempt. */
+      bool dead = false;
+      if ((rc = lapse_claim(s, txn, h.jobkey, &rec, owner, req->now_us, why,
+                            &dead)))
         return rc;
-      return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
+      if (dead) {
+        char t[JB_UUID_STRLEN];
+        fmt_uuid(t, ctx->uuid);
+        *status = jb__err(JB_ENOTFOUND, "job %s is not on the board: its "
+                          "claim lapsed (%s) and that was its last attempt "
+                          "(it is in the dead letters)", t, why);
+        return 0; /* committed: the job moved */
+      }
+      MDB_val rk = {JB_JOBKEY_LEN, h.jobkey};
+      if ((rc = mdb_del(txn, s->ready, &rk, NULL)))
+        return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+      return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token,
+                        h.flags);
     }
     char t[JB_UUID_STRLEN];
     fmt_uuid(t, ctx->uuid);
@@ -558,6 +637,9 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       fresh.holder_pid = req->holder.pid;
       fresh.holder_start = req->holder.start;
     }
+    if ((h.flags & JB_JOB_F_X) &&
+        (rc = jb__limit_cap(s, txn, ctx->uuid, &fresh)))
+      return rc;
     if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
         (rc = jb__claim_put(s, txn, h.jobkey, &fresh, req->who, req->who_len)))
       return rc;
@@ -567,8 +649,23 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc != MDB_NOTFOUND) return rc;
   MDB_val k = {JB_JOBKEY_LEN, h.jobkey};
   rc = mdb_del(txn, s->ready, &k, NULL);
+  if (rc == MDB_NOTFOUND) {
+    /* Delayed: claimable once due (then it leaves `delayed` here). */
+    jb_delayrec dr;
+    if ((rc = jb__delay_get(s, txn, h.jobkey, &dr)))
+      return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+    if (dr.due_us > req->now_us) {
+      char t[JB_UUID_STRLEN];
+      fmt_uuid(t, ctx->uuid);
+      return jb__err(JB_ENOTDUE, "job %s is delayed: not claimable for "
+                     "another %.3f s", t,
+                     (double)(dr.due_us - req->now_us) / 1e6);
+    }
+    rc = jb__delay_del(s, txn, h.jobkey, &dr);
+  }
   if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-  return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token);
+  return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token,
+                      h.flags);
 }
 
 int jb__store_claim_x(jb_store *s, const uint8_t uuid[16],
@@ -863,8 +960,10 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
       continue;
     }
     if (rc) return rc;
-    if (!claim_lapsed(s, &rec, now_bt, &lc)) continue;
-    if ((rc = lapse_claim(s, txn, items[i].jobkey, &rec, owner, now_us, true)))
+    const char *why = claim_lapsed(s, &rec, now_bt, &lc);
+    if (!why) continue;
+    if ((rc = lapse_claim(s, txn, items[i].jobkey, &rec, owner, now_us, why,
+                          NULL)))
       return rc;
   }
   return 0;
@@ -881,12 +980,16 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   int64_t now_bt = jb__boottime_us();
   int rc = reap(s, txn, req->now_us, now_bt);
   if (rc) return rc;
+  /* Delayed jobs that are due join `ready` first (life.c): one look at
+   * `due`'s first key when none is. */
+  if ((rc = jb__promote_due(s, txn, req->now_us, JB_PROMOTE_MAX))) return rc;
   MDB_cursor *cur;
   rc = mdb_cursor_open(txn, s->ready, &cur);
   if (rc) return rc;
   MDB_val k, v;
   rc = scan_start(cur, ctx->after, &k, &v);
   uint8_t jobkey[JB_JOBKEY_LEN];
+  uint8_t jflags = 0;
   while (rc == 0) {
     if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)) {
       rc = MDB_CORRUPTED;
@@ -899,6 +1002,7 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     jb_jobhdr h;
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, NULL)))
       return mdb_cursor_close(cur), rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
+    jflags = h.flags;
     if (!(h.flags & JB_JOB_F_REMOTE)) break;
     if (!ctx->skip_remote) {
       mdb_cursor_close(cur);
@@ -923,7 +1027,7 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     return jb__err(JB_ENOTFOUND, "no claimable job on the board");
   if (rc) return rc;
   if ((rc = make_claim(s, txn, jobkey, ctx->uuid_out, req, now_bt,
-                       &ctx->token)))
+                       &ctx->token, jflags)))
     return rc;
   if (ctx->job) {
     /* Copy the posting out now; decode it after the commit, outside the
@@ -993,6 +1097,8 @@ typedef struct {
   const jb_store_done *done; /* consume, trash: the history record */
   unsigned xflags;  /* JB_STORE_DECIDED */
   bool refused;     /* out: owned_claim refused it; nothing was written */
+  const jb_store_retry *retry; /* abandon: how (NULL: at once, no reason) */
+  jb_attempt_out attempt;      /* out: what the abandon did */
 } release_ctx;
 
 static const char *release_verb(jb_release op) {
@@ -1073,14 +1179,24 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   if (jb__history_posting_name(posting.mv_data, posting.mv_size, &np,
                                &name_len))
     memcpy(name, np, name_len);
+  /* Its jobx record goes (kept in a dead letter) and its unique key is
+   * free: read (copied) before any page changes. */
+  jb_jobx x;
+  if ((rc = jb__jobx_get(s, txn, c->uuid, &x)) && rc != MDB_NOTFOUND)
+    return rc;
+  uint8_t xbuf[JB_JOBX_MAXLEN];
+  size_t x_len = x.found ? jb__jobx_encode(&x, xbuf) : 0;
   if (c->op == JB_RELEASE_TRASH) {
     /* Copy the posting to the trash before any other page changes. */
     MDB_val uk = {16, (void *)c->uuid};
-    MDB_val tv = {sizeof(jb_trashrec) + c->who_len + posting.mv_size, NULL};
+    MDB_val tv = {sizeof(jb_trashrec) + c->who_len + posting.mv_size + x_len,
+                  NULL};
     if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
-    jb_trashrec tr = {.format = 1, .owner_len = (uint16_t)c->who_len,
+    jb_trashrec tr = {.format = 2, .cause = c->cause,
+                      .owner_len = (uint16_t)c->who_len,
                       .posting_len = (uint32_t)posting.mv_size,
-                      .trashed_us = c->now_us};
+                      .trashed_us = c->now_us, .x_len = (uint16_t)x_len,
+                      .posted_us = h->posted_us};
     memcpy(tr.jobkey, h->jobkey, JB_JOBKEY_LEN);
     uint8_t *d = tv.mv_data;
     memcpy(d, &tr, sizeof tr);
@@ -1088,12 +1204,25 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     /* Only the trash page changed since the job was read: the jobs page
      * that `posting` points into is intact. */
     memcpy(d + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
+    if (x_len) memcpy(d + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
+  }
+  if (x.found) {
+    MDB_val xk = {16, (void *)c->uuid};
+    if ((rc = mdb_del(txn, s->jobx, &xk, NULL)) ||
+        (rc = jb__unique_free(s, txn, &x, c->uuid)))
+      return rc;
   }
   MDB_val k = {JB_JOBKEY_LEN, (void *)h->jobkey};
   if (c->claim && (rc = jb__store_drop_claim(s, txn, h->jobkey, c->claim)))
     return rc;
-  if (!c->claim && (rc = mdb_del(txn, s->ready, &k, NULL)))
-    return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  if (!c->claim && !c->unindexed) {
+    rc = mdb_del(txn, s->ready, &k, NULL);
+    if (rc == MDB_NOTFOUND) { /* a delayed job (cancel, Redis) */
+      jb_delayrec dr;
+      rc = jb__delay_del(s, txn, h->jobkey, &dr);
+    }
+    if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  }
   MDB_val uk = {16, (void *)c->uuid};
   if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
   /* It reached COMPLETE: its history record, in this transaction. */
@@ -1101,7 +1230,7 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                                                      : JB_END_TRASHED,
                          NULL, 0, NULL};
   const jb_store_done *d = c->done ? c->done : &plain;
-  jb_hist_entry e = {.rec = {.end = (uint8_t)d->end,
+  jb_hist_entry e = {.rec = {.end = (uint8_t)(c->end ? c->end : d->end),
                              .priority = (uint8_t)jb__jobkey_priority(h->jobkey),
                              .job_seq = jb__jobkey_seq(h->jobkey),
                              .posted_us = h->posted_us,
@@ -1109,7 +1238,10 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                              .completed_us = c->now_us},
                      .owner = c->who, .owner_len = c->who_len,
                      .name = name, .name_len = name_len,
-                     .reason = c->reason, .reason_len = c->reason_len,
+                     .reason = c->reason ? c->reason
+                               : x.rec.reason_len ? x.reason : NULL,
+                     .reason_len = c->reason ? c->reason_len
+                                             : x.rec.reason_len,
                      .result = d->result, .result_len = d->result_len};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
@@ -1151,21 +1283,40 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                        .done = ctx->done};
     return jb__job_complete(s, txn, &c);
   }
-  /* An abandon: the caller's claim (owned_claim found it) ends. */
+  /* An abandon: the caller's claim (owned_claim found it) ends, a failed
+   * attempt (life.c): back on the board, at once or later, or to the
+   * dead letters. */
   if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec))) return rc;
-  jb_readyrec r = {.modified_us = ctx->now_us};
-  memcpy(r.uuid, ctx->uuid, 16);
-  MDB_val k = {JB_JOBKEY_LEN, h.jobkey}, v = {sizeof r, &r};
-  if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
-  return jb__log_event(s, txn, JB_EV_ABANDONED, ctx->uuid, h.jobkey, ctx->who,
-                       ctx->who_len, ctx->now_us);
+  const jb_store_retry *rt = ctx->retry;
+  jb_attempt a = {.uuid = ctx->uuid, .h = &h, .posting = posting,
+                  .claimed_us = rec.claimed_us, .who = ctx->who,
+                  .who_len = ctx->who_len,
+                  .reason = rt ? rt->reason : NULL,
+                  .reason_len = rt ? rt->reason_len : 0,
+                  .now_us = ctx->now_us,
+                  .delay_us = rt ? rt->delay_us : 0,
+                  .dead = rt && rt->dead, .event = JB_EV_ABANDONED};
+  return jb__attempt_end(s, txn, &a, &ctx->attempt);
+}
+
+int jb__store_retry(jb_store *s, const uint8_t uuid[16], const char *who,
+                    size_t who_len, uint64_t token, int64_t now_us,
+                    const jb_store_retry *retry, jb_retry_result *out) {
+  release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us, 0,
+                     NULL, 0, false, retry, {0}};
+  int rc = jb__store_write(s, release_body, &ctx);
+  if (rc == JB_OK && out)
+    *out = (jb_retry_result){.dead = ctx.attempt.dead,
+                             .due_us = ctx.attempt.due_us,
+                             .attempts = ctx.attempt.attempts};
+  return rc;
 }
 
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
                       const char *who, size_t who_len, uint64_t token,
                       int64_t now_us, unsigned xflags) {
   release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, NULL, xflags,
-                     false};
+                     false, NULL, {0}};
   return jb__store_write(s, release_body, &ctx);
 }
 
@@ -1174,7 +1325,7 @@ int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
                      int64_t now_us, const jb_store_done *done,
                      unsigned xflags) {
   release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, xflags,
-                     false};
+                     false, NULL, {0}};
   return jb__store_write(s, release_body, &ctx);
 }
 
@@ -1201,6 +1352,10 @@ static int extend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   fresh.flags |= JB_CLAIM_F_LEASE;
   fresh.lease_ms = ctx->lease_ms;
   fresh.expires_bt = jb__boottime_us() + ctx->lease_ms * 1000;
+  /* A time limit stands, renewals or not. */
+  if ((h.flags & JB_JOB_F_X) &&
+      (rc = jb__limit_cap(s, txn, ctx->uuid, &fresh)))
+    return rc;
   char who[JB_WHO_MAX];
   memcpy(who, ctx->who, ctx->who_len);
   if ((rc = jb__store_drop_claim(s, txn, h.jobkey, &rec)) ||
@@ -1214,7 +1369,7 @@ int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
                      size_t who_len, uint64_t token, int64_t lease_ms,
                      int64_t now_us, unsigned xflags) {
   release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
-                     lease_ms, NULL, xflags, false};
+                     lease_ms, NULL, xflags, false, NULL, {0}};
   return jb__store_write(s, extend_body, &ctx);
 }
 
@@ -1237,6 +1392,14 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                       .ours = (h.flags & JB_JOB_F_OURS) != 0,
                       .posting = posting.mv_data,
                       .posting_len = posting.mv_size};
+  MDB_val xk = {16, (void *)uuid}, xv;
+  rc = mdb_get(txn, s->jobx, &xk, &xv);
+  if (rc == 0) {
+    raw->x = xv.mv_data;
+    raw->x_len = xv.mv_size;
+  } else if (rc != MDB_NOTFOUND) {
+    return rc;
+  }
   jb_claimrec rec;
   const char *owner;
   rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
@@ -1262,7 +1425,15 @@ static int read_raw(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
     memcpy(&r, rv.mv_data, sizeof r);
     raw->modified_us = r.modified_us;
   }
-  return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in neither index */
+  if (rc == MDB_NOTFOUND) { /* delayed? */
+    jb_delayrec dr;
+    rc = jb__delay_get(s, txn, h.jobkey, &dr);
+    if (rc == 0) {
+      raw->modified_us = dr.modified_us;
+      raw->not_before_us = dr.due_us;
+    }
+  }
+  return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in no index */
 }
 
 typedef struct {
@@ -1390,9 +1561,12 @@ static int count_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc) return rc;
   *ctx->count = st.ms_entries;
   if (ctx->flags & JB_ONLY_UNCLAIMED) {
-    size_t lapsed = 0;
-    if ((rc = count_lapsed(s, txn, &lapsed))) return rc;
-    *ctx->count += lapsed;
+    size_t lapsed = 0, due = 0;
+    int64_t next_due;
+    if ((rc = count_lapsed(s, txn, &lapsed)) ||
+        (rc = jb__due_scan(s, txn, jb__now_us(), &due, &next_due)))
+      return rc;
+    *ctx->count += lapsed + due;
   }
   return 0;
 }
@@ -1447,6 +1621,7 @@ typedef struct {
   size_t n;
   live_cache lc;
   int64_t now_bt;
+  int64_t now_us;
 } scan_ctx;
 
 /* Position `cur` on the first key after ctx->after (or the first key). */
@@ -1468,8 +1643,11 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
   int rc = read_raw(s, txn, uuid, &raw, &ctx->lc, ctx->now_bt);
   if (rc == JB_ENOTFOUND) return MDB_CORRUPTED; /* index entry, no job */
   if (rc) return rc;
-  /* Only unclaimed jobs asked for: a live claim is skipped. */
-  if ((ctx->flags & JB_ONLY_UNCLAIMED) && raw.owner) return 0;
+  /* Only unclaimed jobs asked for: a live claim is skipped, and so is a
+   * job not due yet. */
+  if ((ctx->flags & JB_ONLY_UNCLAIMED) &&
+      (raw.owner || raw.not_before_us > ctx->now_us))
+    return 0;
   jb_store_item *it = &ctx->items[ctx->n++];
   memcpy(it->key, k->mv_data, JB_JOBKEY_LEN);
   memcpy(it->uuid, uuid, 16);
@@ -1486,17 +1664,26 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
   it->owner_len = raw.owner_len;
   if (raw.owner && (rc = jb__buf_append(ctx->bytes, raw.owner, raw.owner_len)))
     return rc;
+  it->due_us = raw.not_before_us;
+  it->x_off = 0;
+  it->x_len = raw.x_len;
+  if (raw.x) {
+    it->x_off = ctx->bytes->len;
+    if ((rc = jb__buf_append(ctx->bytes, raw.x, raw.x_len))) return rc;
+  }
   it->posting_off = ctx->bytes->len;
   it->posting_len = raw.posting_len;
   return jb__buf_append(ctx->bytes, raw.posting, raw.posting_len);
 }
 
 /*
- * The whole board in listing order is the merge of two walks in jobkey
- * order: `ready` (unclaimed) and `claims` (claimed). Each job is in exactly
- * one of them, so the merge sees each job once. Listing only unclaimed
- * jobs walks the claims too, for the lapsed ones; when nothing has a lease
- * or a holder process, no claim can lapse and `claims` is not walked.
+ * The whole board in listing order is the merge of three walks in jobkey
+ * order: `ready` (unclaimed), `claims` (claimed) and `delayed` (not due
+ * when last looked at). Each job is in exactly one of them, so the merge
+ * sees each job once. Listing only unclaimed jobs walks the claims too,
+ * for the lapsed ones; when nothing has a lease or a holder process, no
+ * claim can lapse and `claims` is not walked. `delayed` is walked for
+ * claimable jobs only when some delayed job is due.
  */
 static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   scan_ctx *ctx = vctx;
@@ -1504,45 +1691,47 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   ctx->n = 0;
   ctx->bytes->len = 0;
   ctx->now_bt = jb__boottime_us();
-  bool walk_claims = !(ctx->flags & JB_ONLY_UNCLAIMED);
-  MDB_cursor *rcur = NULL, *ccur = NULL;
-  MDB_val rk, rv, ck, cv;
-  int rr, cr = MDB_NOTFOUND;
+  ctx->now_us = jb__now_us();
+  bool walk[3] = {true, !(ctx->flags & JB_ONLY_UNCLAIMED),
+                  !(ctx->flags & JB_ONLY_UNCLAIMED)};
+  MDB_dbi dbi[3] = {s->ready, s->claims, s->delayed};
+  size_t vmin[3] = {sizeof(jb_readyrec), sizeof(jb_claimrec),
+                    sizeof(jb_delayrec)};
+  MDB_cursor *cur[3] = {NULL, NULL, NULL};
+  MDB_val k[3], v[3];
+  int r[3] = {MDB_NOTFOUND, MDB_NOTFOUND, MDB_NOTFOUND};
   int rc = 0;
-  if (!walk_claims) {
+  if (!walk[1]) {
     MDB_stat ls, hs;
     if ((rc = mdb_stat(txn, s->leases, &ls)) ||
         (rc = mdb_stat(txn, s->holders, &hs)))
       return rc;
-    walk_claims = ls.ms_entries + hs.ms_entries > 0;
+    walk[1] = ls.ms_entries + hs.ms_entries > 0;
+    size_t n_due;
+    int64_t next_due;
+    if ((rc = jb__due_scan(s, txn, ctx->now_us, &n_due, &next_due)))
+      return rc;
+    walk[2] = n_due > 0;
   }
-  rc = mdb_cursor_open(txn, s->ready, &rcur);
-  if (rc == 0 && walk_claims) rc = mdb_cursor_open(txn, s->claims, &ccur);
-  if (rc) goto out;
-  rr = scan_start(rcur, ctx->after, &rk, &rv);
-  if (walk_claims) cr = scan_start(ccur, ctx->after, &ck, &cv);
+  for (int i = 0; i < 3 && rc == 0; i++)
+    if (walk[i] && (rc = mdb_cursor_open(txn, dbi[i], &cur[i])) == 0)
+      r[i] = scan_start(cur[i], ctx->after, &k[i], &v[i]);
   while (rc == 0 && ctx->n < ctx->max) {
-    if ((rr && rr != MDB_NOTFOUND) || (cr && cr != MDB_NOTFOUND)) {
-      rc = rr && rr != MDB_NOTFOUND ? rr : cr;
-      break;
+    int pick = -1;
+    for (int i = 0; i < 3; i++) {
+      if (r[i] && r[i] != MDB_NOTFOUND) { rc = r[i]; break; }
+      if (r[i] == 0 && (pick < 0 || memcmp(k[i].mv_data, k[pick].mv_data,
+                                           JB_JOBKEY_LEN) < 0))
+        pick = i;
     }
-    if (rr == MDB_NOTFOUND && cr == MDB_NOTFOUND) break;
-    bool take_ready = cr == MDB_NOTFOUND ||
-                      (rr == 0 && memcmp(rk.mv_data, ck.mv_data,
-                                         JB_JOBKEY_LEN) < 0);
-    if (take_ready) {
-      if (rv.mv_size != sizeof(jb_readyrec)) { rc = MDB_CORRUPTED; break; }
-      rc = scan_add(s, txn, ctx, &rk, rv.mv_data);
-      rr = mdb_cursor_get(rcur, &rk, &rv, MDB_NEXT);
-    } else {
-      if (cv.mv_size < sizeof(jb_claimrec)) { rc = MDB_CORRUPTED; break; }
-      rc = scan_add(s, txn, ctx, &ck, cv.mv_data);
-      cr = mdb_cursor_get(ccur, &ck, &cv, MDB_NEXT);
-    }
+    if (rc || pick < 0) break;
+    if (v[pick].mv_size < vmin[pick]) { rc = MDB_CORRUPTED; break; }
+    /* Every record starts with the job's uuid. */
+    rc = scan_add(s, txn, ctx, &k[pick], v[pick].mv_data);
+    r[pick] = mdb_cursor_get(cur[pick], &k[pick], &v[pick], MDB_NEXT);
   }
-out:
-  if (rcur) mdb_cursor_close(rcur);
-  if (ccur) mdb_cursor_close(ccur);
+  for (int i = 0; i < 3; i++)
+    if (cur[i]) mdb_cursor_close(cur[i]);
   return rc;
 }
 
@@ -1576,7 +1765,8 @@ int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
                    const uint8_t uuid[16], const char *who, size_t who_len,
                    uint64_t token, int64_t now_us, const jb_store_done *done,
                    bool *refused) {
-  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, 0, false};
+  release_ctx ctx = {op, uuid, who, who_len, token, now_us, 0, done, 0, false,
+                     NULL, {0}};
   int status = JB_OK;
   int rc = release_body(s, txn, &ctx, &status);
   *refused = ctx.refused;

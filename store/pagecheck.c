@@ -213,6 +213,10 @@ static bool table_dbi(jb_store *s, const char *name, MDB_dbi *out) {
       {JB_DB_HISTORY, offsetof(jb_store, history)},
       {JB_DB_LOGTAIL, offsetof(jb_store, logtail)},
       {JB_DB_HISTENDS, offsetof(jb_store, histends)},
+      {JB_DB_DELAYED, offsetof(jb_store, delayed)},
+      {JB_DB_DUE, offsetof(jb_store, due)},
+      {JB_DB_JOBX, offsetof(jb_store, jobx)},
+      {JB_DB_UNIQUE, offsetof(jb_store, unique)},
   };
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcmp(tab[i].name, name) == 0) {

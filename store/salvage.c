@@ -31,6 +31,7 @@
 #include "txn.h"
 #include "history.h"
 #include "pages.h"
+#include "life.h"
 #include "core/posting.h"
 
 #include <errno.h>
@@ -218,11 +219,8 @@ static bool log_entry(salv *sv, size_t klen, const uint8_t *data,
 static bool trash_entry(salv *sv, const uint8_t *key, size_t klen,
                         const uint8_t *data, size_t dlen) {
   jb_trashrec t;
-  if (klen != 16 || dlen < sizeof t) return false;
-  memcpy(&t, data, sizeof t);
-  if (t.format != 1 ||
-      dlen != sizeof t + (size_t)t.owner_len + t.posting_len)
-    return false;
+  size_t hl;
+  if (klen != 16 || !jb__trashrec_read(data, dlen, &t, &hl)) return false;
   add_done(sv, key);
   return true;
 }
@@ -432,7 +430,7 @@ static int post_all(salv *sv, jb_store *dst) {
   /* Few commits (each is flushed in durability full), each of a size
    * LMDB takes easily (its limit is some 100,000 dirty pages). */
   enum { BATCH = 4096 };
-  jb_store_post *sp = malloc(BATCH * sizeof *sp);
+  jb_store_post *sp = calloc(BATCH, sizeof *sp);
   size_t *offs = malloc(BATCH * sizeof *offs);
   jb_buf pre = {0};
   jb_job job = {0};

@@ -16,6 +16,13 @@
  *   quarantine  table byte + original key -> jb_quarrec + reason + value
  *            ('j' + uuid: a job check moved; 'r' + uuid: a listing the
  *            mirror refused, value its posting bytes)
+ *   delayed  jobkey -> jb_delayrec: jobs not claimable before a due time
+ *            (schema 8; "A job's life" below)
+ *   due      due time (u64 BE, wall-clock microseconds) + jobkey -> empty:
+ *            the delayed jobs in due order
+ *   jobx     uuid -> jb_jobxrec + unique key + last reason: a job's
+ *            attempts and the options it was posted with (schema 8)
+ *   unique   unique key -> uuid (16 bytes): the live job holding the key
  *
  * A jobkey is 9 bytes: the priority's rank (0 = VERY_HIGH .. 4 = VERY_LOW)
  * and then a big-endian u64 in one of two bands (schema 7):
@@ -122,7 +129,13 @@
  * a local key's top bit for part of its sequence, so it must refuse such a
  * board. A board of schema 6 (or older) is upgraded when it is first
  * opened: every job is moved to its band (env.c upgrade_jobkeys). */
-#define JB_SCHEMA_VERSION 7u
+/* 8: the tables delayed, due, jobx and unique, trash records of format
+ * 2 (the dead letters), and job header flag JB_JOB_F_X. A release of
+ * schema 7 would not see a delayed job in any index (check would call the
+ * board damaged) nor keep a job's unique key or attempts, so it must
+ * refuse such a board. A board of schema 7 is upgraded when it is first
+ * opened: the tables are made, empty. */
+#define JB_SCHEMA_VERSION 8u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -139,6 +152,10 @@
 #define JB_DB_ENTITIES "entities"
 #define JB_DB_HISTORY "history" /* schema 3: store/history.h */
 #define JB_DB_HISTENDS "histends" /* schema 6: store/history.h */
+#define JB_DB_DELAYED "delayed"   /* schema 8 */
+#define JB_DB_DUE "due"           /* schema 8 */
+#define JB_DB_JOBX "jobx"         /* schema 8 */
+#define JB_DB_UNIQUE "unique"     /* schema 8 */
 
 /* Change-log event types (the `log` table). */
 enum {
@@ -152,8 +169,10 @@ enum {
   JB_EV_EXTENDED = 8,  /* the owner extended its lease */
   JB_EV_REVOKED = 9,   /* check moved it to quarantine: it left the board */
   JB_EV_LOST = 10,     /* Redis lost it: it left the board (schema 7) */
+  JB_EV_CANCELLED = 11, /* cancelled: it left the board (schema 8) */
+  JB_EV_DEAD = 12,      /* moved to the dead letters: it left the board */
 };
-#define JB_EV_LAST JB_EV_LOST
+#define JB_EV_LAST JB_EV_DEAD
 
 /* The log keeps at least log_keep events (a board option, by default
  * JB_LOG_KEEP) and fewer than log_keep + JB_LOG_TRIM; a write that reaches
@@ -176,6 +195,10 @@ enum {
   /* With REMOTE: published from this board (not mirrored in), so this
    * board publishes it again should Redis lose it. */
   JB_JOB_F_OURS = 1u << 2,
+  /* It was posted with options (a time limit, a unique key, a maximum of
+   * attempts or a back-off): its `jobx` record holds them (schema 8). A
+   * job without the flag may still have a jobx record (its attempts). */
+  JB_JOB_F_X = 1u << 3,
 };
 
 typedef struct {
@@ -243,14 +266,69 @@ typedef struct {
 } jb_entityrec;
 
 typedef struct {
-  uint8_t format; /* 1 */
-  uint8_t pad;
+  uint8_t format; /* 1, or 2 (below) */
+  uint8_t cause;  /* format 2: jb_dead_cause; was padding */
   uint16_t owner_len;
   uint32_t posting_len;
   int64_t trashed_us;
   uint8_t jobkey[JB_JOBKEY_LEN];
-  uint8_t pad3[7];
-} jb_trashrec; /* followed by the owner's bytes, then the posting */
+  uint8_t pad;
+  uint16_t x_len; /* format 2: the job's jobx record, after the posting */
+  uint32_t pad2;
+  int64_t posted_us; /* format 2 */
+} jb_trashrec; /* followed by the owner's bytes, then the posting, then (format
+                  2) x_len bytes of jobx record (0: the job had none) */
+/* A format 1 record is the first 32 bytes of this (cause, x_len and
+ * posted_us read as 0). */
+#define JB_TRASHREC_V1_SIZE 32
+
+/*
+ * A job's life (schema 8).
+ *
+ * A job posted with a due time in the future, or retried with a delay,
+ * is in `delayed` (under its jobkey, as it would be in `ready`) and in
+ * `due` (under its due time and jobkey) instead of `ready`. Claim-next
+ * first moves the delayed jobs that are due to `ready` (at most
+ * JB_PROMOTE_MAX per call, in due order), then walks `ready` as before:
+ * it looks at `due`'s first key and never at a job that is not due.
+ * Every job is in exactly one of ready, claims and delayed.
+ *
+ * `jobx` holds what a job's posting does not: the options it was posted
+ * with (time limit, unique key, maximum of attempts, back-off) and its
+ * attempts (claims that ended without a completion) with the last
+ * reason given. A job posted with options has JB_JOB_F_X and its record
+ * from the post; any job gets one at its first failed attempt. The
+ * record goes when the job leaves the board (to a dead letter, a format
+ * 2 trash record, with it).
+ *
+ * `unique` maps a unique key to the live job that holds it; the key is
+ * freed in the transaction that takes the job off the board.
+ */
+typedef struct {
+  uint8_t uuid[16];
+  int64_t modified_us;
+  int64_t due_us; /* wall clock, microseconds since the epoch */
+} jb_delayrec;
+
+#define JB_DUEKEY_LEN (8 + JB_JOBKEY_LEN)
+#define JB_PROMOTE_MAX 256
+
+typedef struct {
+  uint8_t format;        /* 1 */
+  uint8_t pad;
+  uint16_t unique_len;   /* the unique key's bytes follow the record */
+  uint16_t reason_len;   /* then the last reason's */
+  uint16_t pad2;
+  uint32_t attempts;     /* claims that ended without a completion */
+  uint32_t max_attempts; /* 0: the board's policy */
+  int64_t time_limit_ms; /* 0: none */
+  int64_t backoff_ms;    /* 0: the board's policy */
+  int64_t backoff_max_ms;
+  int64_t limit_bt;      /* the current claim's time limit, CLOCK_BOOTTIME
+                            (0: none); a lease never runs past it */
+  int64_t last_us;       /* when the last attempt ended (0: none yet) */
+  int64_t not_before_us; /* the due time it was posted with (0: none) */
+} jb_jobxrec;
 
 typedef struct {
   uint8_t type; /* JB_EV_* */
@@ -284,16 +362,23 @@ void jb__store_close(jb_store *s);
  * to show the crash test catches the loss that made us drop it (env.c). */
 void jb__store_test_writemap(bool on);
 
+struct jb_jobx;
 typedef struct {
   uint8_t uuid[16];
   jb_priority priority;
   const uint8_t *prefix; /* posting up to the "sequence" key (posting.h) */
   size_t prefix_len;
+  int64_t due_us;        /* after the post's time: a delayed job */
+  const struct jb_jobx *x; /* its options (store/life.h); NULL: none */
 } jb_store_post;
 
-/* Write n postings in one transaction, all or none. */
+/* Write n postings in one transaction, all or none. With a unique key a
+ * live job holds, JB_EEXISTS (nothing written), that job's uuid to
+ * held_by and the post's index to *held_idx (either may be NULL). */
 int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
                    int64_t now_us);
+int jb__store_post_x(jb_store *s, const jb_store_post *posts, size_t n,
+                     int64_t now_us, uint8_t held_by[16], size_t *held_idx);
 
 /* What a claim asks for (core/board.c checks it first). */
 typedef struct {
@@ -443,6 +528,18 @@ typedef enum {
   JB_RELEASE_TRASH,
 } jb_release;
 
+/* An abandon with a reason, a delay (< 0: the back-off's) or straight to
+ * the dead letters (jb_job_retry). Redis-decided jobs: JB__REMOTE. */
+typedef struct {
+  const char *reason;
+  size_t reason_len;
+  int64_t delay_us;
+  bool dead;
+} jb_store_retry;
+int jb__store_retry(jb_store *s, const uint8_t uuid[16], const char *who,
+                    size_t who_len, uint64_t token, int64_t now_us,
+                    const jb_store_retry *retry, jb_retry_result *out);
+
 int jb__store_release(jb_store *s, jb_release op, const uint8_t uuid[16],
                       const char *who, size_t who_len, uint64_t token,
                       int64_t now_us, unsigned xflags);
@@ -470,6 +567,8 @@ typedef struct {
   bool ours;       /* JB_JOB_F_OURS */
   size_t owner_off, owner_len;
   size_t posting_off, posting_len;
+  int64_t due_us;        /* delayed: its due time; else 0 */
+  size_t x_off, x_len;   /* its jobx record (x_len 0: none) */
 } jb_store_item;
 
 /* Read up to `max` jobs in listing order after jobkey `after` (NULL: from
@@ -499,6 +598,33 @@ typedef struct {
  * (reset first) as *n_out consecutive jb_store_entity entries, for the
  * caller to walk after the read. Liveness is not looked at. */
 int jb__store_entity_read(jb_store *s, jb_buf *bytes, size_t *n_out);
+
+/* A job's life (store/dead.c; store.h "A job's life"). */
+int jb__store_policy_get(jb_store *s, jb_retry_policy *out);
+int jb__store_policy_set(jb_store *s, const jb_retry_policy *p);
+struct jb_hist_bounds;
+/* Cancel one job (JB_ECLAIMED unless force when claimed). */
+int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
+                     int64_t now_us, const struct jb_hist_bounds *bounds);
+/* Cancel up to `max` unclaimed jobs decided here; *more when some may be
+ * left. */
+int jb__store_flush(jb_store *s, int64_t now_us,
+                    const struct jb_hist_bounds *bounds, size_t max,
+                    size_t *done, bool *more);
+/* The trash record of `uuid` copied to `out` (reset first). */
+int jb__store_dead_get(jb_store *s, const uint8_t uuid[16], jb_buf *out);
+/* Up to `max` trash records after uuid `after` (NULL: from the first),
+ * each as u64 length, uuid (16), the record, into `out` (reset first). */
+int jb__store_dead_read(jb_store *s, const uint8_t *after, size_t max,
+                        jb_buf *out, size_t *n);
+int jb__store_dead_count(jb_store *s, size_t *out);
+int jb__store_dead_requeue(jb_store *s, const uint8_t uuid[16],
+                           bool keep_attempts, int64_t now_us,
+                           uint8_t held_by[16]);
+int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,
+                         size_t *purged, bool *more);
+/* Why a claim record lapsed (NULL: it holds). */
+const char *jb__claim_lapsed_why(jb_store *s, const jb_claimrec *rec);
 
 /* The boot epoch of this board (meta "epoch"), as of this process's open:
  * claims and entities of an earlier epoch belong to an earlier boot. */

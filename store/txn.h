@@ -41,6 +41,7 @@ struct jb_store {
   MDB_dbi history; /* schema 3 (history.h) */
   MDB_dbi logtail; /* schema 5 (store.h) */
   MDB_dbi histends; /* schema 6 (history.h) */
+  MDB_dbi delayed, due, jobx, unique; /* schema 8 (store.h) */
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write
@@ -179,6 +180,11 @@ typedef struct {
   int event;                 /* 0: CONSUMED / TRASHED by op; else JB_EV_* */
   const char *reason;        /* the history record's reason (may be NULL) */
   size_t reason_len;
+  /* Schema 8. */
+  bool unindexed;            /* in no index any more (claim == NULL): an
+                                attempt's end already dropped the claim */
+  int end;                   /* 0: by op and done; else the jb_end */
+  uint8_t cause;             /* JB_RELEASE_TRASH: the jb_dead_cause */
 } jb_completing;
 int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
 

@@ -45,6 +45,7 @@
 #include "wake.h"
 
 #include "txn.h"
+#include "life.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -625,6 +626,7 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
 typedef struct {
   unsigned flags;
   int64_t first_lease_bt; /* 0: none */
+  int64_t next_due_us;    /* the next delayed job's due time; 0: none */
   jb_proc_id holders[MAX_WATCHED];
   size_t n_holders;
   bool more_holders;
@@ -638,8 +640,10 @@ static int state_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   MDB_cursor *cur;
   MDB_val k, v;
   uint8_t key[4 + 4 + 8];
-  int rc = mdb_cursor_open(txn, s->leases, &cur);
+  size_t n_due;
+  int rc = jb__due_scan(s, txn, jb__now_us(), &n_due, &c->next_due_us);
   if (rc) return rc;
+  if ((rc = mdb_cursor_open(txn, s->leases, &cur))) return rc;
   jb__put_be32(key, s->epoch);
   memset(key + 4, 0, 8);
   k = (MDB_val){4 + 8, key};
@@ -692,6 +696,13 @@ int jb__store_wait_state(jb_store *s, unsigned flags, size_t *count,
     if (c->first_lease_bt) {
       int64_t left = c->first_lease_bt - jb__boottime_us();
       *lapse_mono_us = jb__mono_us() + (left > 0 ? left : 0);
+    }
+    if (c->next_due_us) {
+      /* A delayed job becomes claimable then: no event marks it, so the
+       * wait wakes by itself (wall clock to monotonic, now). */
+      int64_t left = c->next_due_us - jb__now_us();
+      int64_t t = jb__mono_us() + (left > 0 ? left : 0);
+      if (t < *lapse_mono_us) *lapse_mono_us = t;
     }
     if (c->more_holders ||
         (s->watcher && atomic_load(&s->watcher->unfollowed))) {

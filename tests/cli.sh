@@ -261,7 +261,7 @@ post plain
 jb --json list
 expect_ok "list --json"
 json_check 'len(lines) == 2 and lines[0]["name"] == "plain" and lines[1]["uuid"] == "'"$u1"'"'
-json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","remote","book","details"}'
+json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","remote","book","details","not_before","attempts","max_attempts","time_limit","unique","last_reason"}'
 json_check 'lines[0]["remote"] is False and lines[1]["remote"] is False'
 json_check 'lines[1]["details"] == {"k": {"deep": [1, "two"]}} and lines[1]["priority"] == "LOW"'
 json_check 'lines[1]["book"] == {"name": "bk", "uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"} and lines[0]["book"] is None'
@@ -523,6 +523,9 @@ check_help state
 check_help count --unclaimed
 check_help check
 check_help entities '$bin'
+check_help cancel --force --all --yes
+check_help dead --older-than --keep-attempts
+check_help policy --max-attempts --backoff
 for cmd in demo bench; do
   run "$JOBBOARD" "$cmd" --help
   expect_rc 0 "$cmd --help"
@@ -1048,6 +1051,158 @@ expect_rc 0 "demo --api plain"
 json_check 'j["api"] == "plain" and j["pass"] and j["plain_round"] is None and j["worker_vs_plain"] is None'
 run "$JOBBOARD" demo --api sideways
 expect_error 2 "--api" "demo --api sideways"
+end
+
+# --- a job's life (issue 15) ----------------------------------------------
+
+begin "post --delay: listed and counted but not claimable until due; a waiter wakes at the due time"
+jb post later --delay 3600
+expect_rc 0 "post --delay"
+late=$out
+jb list
+case $out in *"$late  NORMAL     DELAYED"*) ;; *) fail "list does not say DELAYED: $out" ;; esac
+count_is 1 "a delayed job is counted"
+jb count --unclaimed
+expect_out 0 "a delayed job is not claimable"
+jb claim-next --who w
+expect_error 3 "no claimable job" "claim-next before the due time"
+jb claim --who w "$late"
+expect_error 12 "delayed" "claim of a delayed job"
+jb show "$late" --json
+json_check 'j["state"] == "UNCLAIMED" and j["not_before"] is not None and j["attempts"] == 0'
+jb post soon --delay 1.5
+soon=$out
+start=$(date +%s)
+jb claim-next --who w --wait 60
+expect_ok "claim-next --wait for a job due in 1.5 s"
+expect_out "$soon" "the job that became due"
+[ $(( $(date +%s) - start )) -lt 50 ] || fail "the waiter slept to its timeout"
+jb post bad --delay -1
+expect_error 2 "--delay" "a negative delay"
+jb post bad --not-before yesterday
+expect_error 2 "--not-before" "a time that is none"
+jb post bad --delay 1 --not-before +5
+expect_error 2 "not both" "a delay and a not-before time"
+jb post then --not-before "@$(( $(date +%s) + 7200 ))" --json
+json_check 'j["uuid"]'
+count_is 3 "after the --not-before post (the claimed one counts)"
+end
+
+begin "post --unique: a second post of a live key is refused with the holder's uuid (exit 11); the key is free once the job completes"
+jb post first --unique nightly-report
+first=$out
+jb post second --unique nightly-report
+expect_rc 11 "second post of the key"
+expect_out "$first" "the holder's uuid on stdout"
+case $err in *"nightly-report"*"$first"*) ;; *) fail "message names neither key nor holder: $err" ;; esac
+count_is 1 "nothing posted"
+jb claim --who w "$first"
+jb consume --who w "$first"
+jb post third --unique nightly-report
+expect_ok "the key is free after the consume"
+end
+
+begin "attempts, dead letters and requeue: the maximum sends a job to the dead letters with its reason; requeue brings it back"
+jb post fragile --max-attempts 2 --details '{"n": 1}'
+u=$out
+jb claim --who w "$u"
+jb abandon --who w "$u" --reason "disk full" --json
+json_check 'j["state"] == "UNCLAIMED" and j["attempts"] == 1'
+jb claim --who w "$u"
+jb abandon --who w "$u" --reason "disk still full" --json
+json_check 'j["state"] == "DEAD" and j["attempts"] == 2'
+count_is 0 "the job left the board"
+jb dead list
+case $out in "$u  attempts    2  "*"fragile") ;; *) fail "dead list: $out" ;; esac
+jb dead show "$u" --json
+json_check 'j["cause"] == "attempts" and j["reason"] == "disk still full" and j["details"] == {"n": 1} and j["owner"] == "w"'
+jb history --json --limit 1
+json_check 'j["outcome"] == "dead" and j["reason"] == "disk still full"'
+jb dead requeue "$u"
+expect_ok "requeue"
+jb show "$u" --json
+json_check 'j["state"] == "UNCLAIMED" and j["attempts"] == 0 and j["max_attempts"] == 2'
+jb claim --who w "$u"
+jb abandon --who w "$u" --dead --reason "give up"
+jb dead show "$u" --json
+json_check 'j["cause"] == "buried" and j["reason"] == "give up"'
+jb dead purge --all
+expect_error 2 "--yes" "purge without --yes"
+jb dead purge --older-than 3600 --yes
+expect_out 0 "nothing older than an hour"
+jb dead purge --all --yes
+expect_out 1 "purge --all"
+jb dead show "$u"
+expect_error 3 "not in the dead letters" "a purged letter"
+jb dead frobnicate
+expect_error 2 "unknown subcommand" "dead frobnicate"
+end
+
+begin "abandon --retry-in delays the job; --retry-in backoff uses the job's back-off; policy sets the board's"
+jb post flaky --backoff 600
+u=$out
+jb claim --who w "$u"
+jb abandon --who w "$u" --retry-in 3600 --json
+json_check 'j["state"] == "UNCLAIMED" and j["not_before"] is not None'
+jb claim-next --who w
+expect_error 3 "no claimable job" "claim-next during the retry delay"
+jb cancel "$u"
+jb post flaky2 --backoff 600
+u=$out
+jb claim --who w "$u"
+jb abandon --who w "$u" --retry-in backoff --json
+json_check 'j["not_before"] is not None'
+jb abandon --who w "$u" --retry-in soon
+expect_error 2 "--retry-in" "a bad --retry-in"
+jb policy --json
+json_check 'j["max_attempts"] is None and j["backoff"] == 1.0 and j["backoff_max"] == 3600.0'
+jb policy --max-attempts 1 --backoff 2
+expect_rc 0 "policy set"
+jb post once
+u=$out
+jb claim --who w "$u"
+jb abandon --who w "$u" --json
+json_check 'j["state"] == "DEAD"'
+jb policy --max-attempts 0
+expect_error 2 "--max-attempts" "policy --max-attempts 0"
+end
+
+begin "cancel: unclaimed jobs go (history says cancelled); a claimed one needs --force; --all --yes flushes"
+jb post a
+a=$out
+jb post b
+b=$out
+jb post c --delay 3600
+jb cancel "$a"
+expect_ok "cancel an unclaimed job"
+jb history --json --limit 1
+json_check 'j["outcome"] == "cancelled"'
+jb claim --who w "$b"
+jb cancel "$b"
+expect_error 4 "claimed by w" "cancel of a claimed job"
+jb cancel --force "$b"
+expect_ok "cancel --force"
+jb consume --who w "$b"
+expect_rc 3 "the holder's consume after a forced cancel"
+jb post d
+jb cancel --all
+expect_error 2 "--yes" "cancel --all without --yes"
+jb cancel --all --yes
+expect_out 2 "cancel --all (a ready and a delayed job)"
+count_is 0 "the board after cancel --all"
+jb check
+expect_rc 0 "check after all of it"
+end
+
+begin "post --time-limit: a claim lapses at the limit however long its lease"
+jb post bounded --time-limit 120
+u=$out
+jb claim --who w --lease 600 "$u"
+jb expires-in "$u" --json
+json_check 'j["expires_in_ms"] is not None and j["expires_in_ms"] <= 120000'
+jb extend --who w --lease 600 "$u"
+jb expires-in "$u" --json
+json_check 'j["expires_in_ms"] is not None and j["expires_in_ms"] <= 120000'
 end
 
 echo "$tests tests, $failures failed"

@@ -872,6 +872,7 @@ static void posts_whose_keys_do_not_sort_last_go_in_their_place(void **state) {
                                     "00000000-0000-4000-8000-000000000002",
                                     "00000000-0000-4000-8000-000000000001"};
   jb_store_post sp[3];
+  memset(sp, 0, sizeof sp); /* no delay, no options */
   jb_buf buf[3] = {{0}};
   for (int i = 0; i < 3; i++) {
     jb_posting_fields pf = {.uuid = low[i], .name = "low-uuid",

@@ -20,6 +20,8 @@ enum {
   CLI_EXIT_TRIMMED = 8,   /* JB_ETRIMMED: the change log moved past --from */
   CLI_EXIT_NO_META = 9,   /* salvage: no readable meta page in SRC */
   CLI_EXIT_DIFFERS = 10,  /* status --verify: the board and Redis differ */
+  CLI_EXIT_EXISTS = 11,   /* JB_EEXISTS: a live job holds the unique key */
+  CLI_EXIT_NOTDUE = 12,   /* JB_ENOTDUE: the job is delayed, not due yet */
 };
 
 /* The exit code for a JB_* status. */

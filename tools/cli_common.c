@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 /* -------------------------------------------------------------- cli.h */
@@ -49,6 +50,8 @@ int cli_exit_code(int status) {
   case JB_EOFFLINE: return CLI_EXIT_OFFLINE;
   case JB_ETIMEDOUT: return CLI_EXIT_TIMEDOUT;
   case JB_ETRIMMED: return CLI_EXIT_TRIMMED;
+  case JB_EEXISTS: return CLI_EXIT_EXISTS;
+  case JB_ENOTDUE: return CLI_EXIT_NOTDUE;
   default: return CLI_EXIT_ERROR;
   }
 }
@@ -137,6 +140,21 @@ enum {
   OPT_KEEPALIVE,
   OPT_VERIFY_EVERY,
   OPT_VERIFY,
+  OPT_DELAY,
+  OPT_NOT_BEFORE,
+  OPT_UNIQUE,
+  OPT_MAX_ATTEMPTS,
+  OPT_TIME_LIMIT,
+  OPT_BACKOFF,
+  OPT_BACKOFF_MAX,
+  OPT_REASON,
+  OPT_RETRY_IN,
+  OPT_DEAD,
+  OPT_FORCE,
+  OPT_ALL,
+  OPT_YES,
+  OPT_OLDER_THAN,
+  OPT_KEEP_ATTEMPTS,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -172,8 +190,106 @@ static const struct {
     {{"keepalive", required_argument, NULL, OPT_KEEPALIVE}, CLI_O_SYNC},
     {{"verify-every", required_argument, NULL, OPT_VERIFY_EVERY}, CLI_O_SYNC},
     {{"verify", no_argument, NULL, OPT_VERIFY}, CLI_O_VERIFY},
+    {{"delay", required_argument, NULL, OPT_DELAY}, CLI_O_LIFE},
+    {{"not-before", required_argument, NULL, OPT_NOT_BEFORE}, CLI_O_LIFE},
+    {{"unique", required_argument, NULL, OPT_UNIQUE}, CLI_O_LIFE},
+    {{"max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS}, CLI_O_LIFE},
+    {{"time-limit", required_argument, NULL, OPT_TIME_LIMIT}, CLI_O_LIFE},
+    {{"backoff", required_argument, NULL, OPT_BACKOFF}, CLI_O_LIFE},
+    {{"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX}, CLI_O_LIFE},
+    {{"reason", required_argument, NULL, OPT_REASON}, CLI_O_RETRY},
+    {{"retry-in", required_argument, NULL, OPT_RETRY_IN}, CLI_O_RETRY},
+    {{"dead", no_argument, NULL, OPT_DEAD}, CLI_O_RETRY},
+    {{"force", no_argument, NULL, OPT_FORCE}, CLI_O_CANCEL},
+    {{"all", no_argument, NULL, OPT_ALL}, CLI_O_CANCEL | CLI_O_DEAD},
+    {{"yes", no_argument, NULL, OPT_YES}, CLI_O_CANCEL | CLI_O_DEAD},
+    {{"older-than", required_argument, NULL, OPT_OLDER_THAN}, CLI_O_DEAD},
+    {{"keep-attempts", no_argument, NULL, OPT_KEEP_ATTEMPTS}, CLI_O_DEAD},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
+
+/* Seconds on the command line (fractions allowed) to milliseconds within
+ * min_ms..max_ms. */
+static bool parse_ms(const char *text, int64_t min_ms, int64_t max_ms,
+                     int64_t *out) {
+  char *end;
+  errno = 0;
+  double ms = strtod(text, &end) * 1000.0;
+  if (end == text || *end != '\0' || errno != 0 || !(ms >= (double)min_ms) ||
+      ms > (double)max_ms)
+    return false;
+  *out = (int64_t)(ms + 0.5);
+  if (*out < min_ms) *out = min_ms;
+  return true;
+}
+
+static int64_t wall_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+bool cli_parse_time(const char *t, int64_t *us) {
+  int64_t now = wall_now_us();
+  if (strcmp(t, "now") == 0) {
+    *us = now;
+    return true;
+  }
+  if (t[0] == '@' || t[0] == '+') {
+    char *end;
+    errno = 0;
+    double sec = strtod(t + 1, &end);
+    if (end == t + 1 || *end != '\0' || errno != 0 || !(sec >= 0) ||
+        sec > 1e11)
+      return false;
+    *us = (t[0] == '+' ? now : 0) + (int64_t)(sec * 1e6 + 0.5);
+    return true;
+  }
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  const char *p = strptime(t, "%Y-%m-%d", &tm);
+  if (p == NULL) return false;
+  double frac = 0;
+  if (*p == 'T' || *p == ' ') {
+    const char *q = strptime(p + 1, "%H:%M", &tm);
+    if (q == NULL) return false;
+    p = q;
+    if (*p == ':') {
+      if ((q = strptime(p + 1, "%S", &tm)) == NULL) return false;
+      p = q;
+      if (*p == '.') {
+        char *end;
+        frac = strtod(p, &end);
+        p = end;
+      }
+    }
+  }
+  bool utc = false;
+  long off = 0;
+  if (*p == 'Z') {
+    utc = true;
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int hh, mm, n = 0;
+    if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &n) != 2 || n != 5 || hh > 23 ||
+        mm > 59)
+      return false;
+    off = (hh * 60L + mm) * 60L * (*p == '-' ? -1 : 1);
+    utc = true;
+    p += 1 + n;
+  }
+  if (*p != '\0') return false;
+  time_t secs;
+  if (utc) {
+    secs = timegm(&tm) - off;
+  } else {
+    tm.tm_isdst = -1;
+    secs = mktime(&tm);
+  }
+  if (secs == (time_t)-1) return false;
+  *us = (int64_t)secs * 1000000 + (int64_t)(frac * 1e6 + 0.5);
+  return true;
+}
 
 /* The text of the option getopt just refused, for the message. */
 static const char *bad_option_text(char **argv, int argc, char *buf,
@@ -199,6 +315,8 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
   o->options = cmd->options;
   o->durability = JB_DURABILITY_FULL;
   o->timeout_ms = -1;
+  o->retry_in_ms = -1;
+  o->older_than_ms = -1;
   const char *durability = NULL;
   optind = 0; /* GNU: start afresh (main may have parsed global options) */
   opterr = 0; /* our own one-line messages */
@@ -328,6 +446,65 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
         o->keepalive_ms = (int)(ms + 0.5);
       break;
     }
+    case OPT_DELAY:
+      if (!parse_ms(optarg, 0, JB_DELAY_MAX_MS, &o->delay_ms))
+        return cli_cmd_usage(cmd, "--delay: '%s' is not a delay (seconds, "
+                             "from 0 to %lld, fractions allowed)", optarg,
+                             (long long)(JB_DELAY_MAX_MS / 1000));
+      break;
+    case OPT_NOT_BEFORE:
+      if (!cli_parse_time(optarg, &o->not_before_us))
+        return cli_cmd_usage(cmd, "--not-before: '%s' is not a time (ISO "
+                             "8601 like 2026-11-28T09:30:00Z, @UNIXSECONDS, "
+                             "+SECONDS or now)", optarg);
+      break;
+    case OPT_UNIQUE: o->unique = optarg; break;
+    case OPT_MAX_ATTEMPTS: {
+      char *end;
+      errno = 0;
+      unsigned long v = strtoul(optarg, &end, 10);
+      if (!isdigit((unsigned char)optarg[0]) || *end != '\0' || errno != 0 ||
+          v == 0 || v > UINT32_MAX)
+        return cli_cmd_usage(cmd, "--max-attempts: '%s' is not a number of "
+                             "attempts (1 to %u)", optarg, UINT32_MAX);
+      o->max_attempts = (uint32_t)v;
+      break;
+    }
+    case OPT_TIME_LIMIT:
+    case OPT_BACKOFF:
+    case OPT_BACKOFF_MAX: {
+      const char *name = c == OPT_TIME_LIMIT ? "--time-limit"
+                         : c == OPT_BACKOFF  ? "--backoff"
+                                             : "--backoff-max";
+      int64_t max = c == OPT_TIME_LIMIT ? JB_LEASE_MAX_MS : JB_DELAY_MAX_MS;
+      int64_t *dst = c == OPT_TIME_LIMIT ? &o->time_limit_ms
+                     : c == OPT_BACKOFF  ? &o->backoff_ms
+                                         : &o->backoff_max_ms;
+      if (!parse_ms(optarg, 1, max, dst))
+        return cli_cmd_usage(cmd, "%s: '%s' is not a time (seconds, from "
+                             "0.001 to %lld, fractions allowed)", name,
+                             optarg, (long long)(max / 1000));
+      break;
+    }
+    case OPT_REASON: o->reason = optarg; break;
+    case OPT_RETRY_IN:
+      if (strcmp(optarg, "backoff") == 0)
+        o->retry_in_ms = -2;
+      else if (!parse_ms(optarg, 0, JB_DELAY_MAX_MS, &o->retry_in_ms))
+        return cli_cmd_usage(cmd, "--retry-in: '%s' is not a delay (seconds "
+                             "from 0, fractions allowed, or 'backoff')",
+                             optarg);
+      break;
+    case OPT_DEAD: o->dead = 1; break;
+    case OPT_FORCE: o->force = 1; break;
+    case OPT_ALL: o->all = 1; break;
+    case OPT_YES: o->yes = 1; break;
+    case OPT_OLDER_THAN:
+      if (!parse_ms(optarg, 0, INT64_MAX / 1000, &o->older_than_ms))
+        return cli_cmd_usage(cmd, "--older-than: '%s' is not an age "
+                             "(seconds from 0, fractions allowed)", optarg);
+      break;
+    case OPT_KEEP_ATTEMPTS: o->keep_attempts = 1; break;
     case ':':
       return cli_cmd_usage(cmd, "option '%s' needs an argument",
                            bad_option_text(argv, argc, buf, sizeof buf));

@@ -31,6 +31,11 @@ enum {
                                 CLI_O_REDIS, but cli_open does not connect) */
   CLI_O_COUNT = 1u << 13,    /* --count N (claim-next: jobs to claim) */
   CLI_O_VERIFY = 1u << 14,   /* --verify (status) */
+  CLI_O_LIFE = 1u << 15,     /* --delay --not-before --unique --max-attempts
+                                --time-limit --backoff --backoff-max (post) */
+  CLI_O_RETRY = 1u << 16,    /* --reason --retry-in --dead (abandon) */
+  CLI_O_CANCEL = 1u << 17,   /* --force --all --yes (cancel) */
+  CLI_O_DEAD = 1u << 18,     /* --older-than --all --yes --keep-attempts */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -74,6 +79,20 @@ typedef struct {
   int keepalive_ms;   /* --keepalive, in milliseconds; 0 when not given */
   int verify_ms;      /* --verify-every, in ms; 0 when not given, -1: 0 s */
   int verify;         /* --verify */
+  /* A job's life (CLI_O_LIFE, CLI_O_RETRY, CLI_O_CANCEL, CLI_O_DEAD). */
+  int64_t delay_ms;       /* --delay; 0 when not given */
+  int64_t not_before_us;  /* --not-before; 0 when not given */
+  const char *unique;     /* --unique KEY */
+  uint32_t max_attempts;  /* --max-attempts; 0 when not given */
+  int64_t time_limit_ms;  /* --time-limit; 0 when not given */
+  int64_t backoff_ms;     /* --backoff; 0 when not given */
+  int64_t backoff_max_ms; /* --backoff-max; 0 when not given */
+  const char *reason;     /* --reason TEXT */
+  int64_t retry_in_ms;    /* --retry-in: -1 not given, -2 "backoff" */
+  int dead;               /* --dead */
+  int force, all, yes;    /* --force --all --yes */
+  int64_t older_than_ms;  /* --older-than; -1 when not given */
+  int keep_attempts;      /* --keep-attempts */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -102,6 +121,12 @@ int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
  * or prints the error and returns its exit code.
  */
 int cli_open(jb_board **out, const cli_opts *opts, unsigned flags);
+
+/* A time on the command line: "@SECONDS" (since the epoch, fractions
+ * allowed), "now", "+SECONDS" (from now), or ISO 8601
+ * YYYY-MM-DD[THH:MM[:SS[.frac]]][Z|+HH:MM|-HH:MM] (local time without a
+ * zone). Microseconds since the epoch to *us; false when it is none. */
+bool cli_parse_time(const char *text, int64_t *us);
 
 /* ------------------------------------------------ Redis (cli_sync.c) */
 
@@ -213,13 +238,17 @@ int cmd_work(int argc, char **argv);      /* cmd_work.c */
 int cmd_watch(int argc, char **argv);
 int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
 int cmd_status(int argc, char **argv); /* cmd_sync.c */
+int cmd_cancel(int argc, char **argv); /* cmd_life.c */
+int cmd_dead(int argc, char **argv);   /* cmd_life.c */
+int cmd_policy(int argc, char **argv); /* cmd_life.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
     cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
-    cli_cmd_sync, cli_cmd_status, cli_cmd_salvage;
+    cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
+    cli_cmd_dead, cli_cmd_policy;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

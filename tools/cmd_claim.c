@@ -117,17 +117,31 @@ const cli_command cli_cmd_claim_next = {
     ""};
 
 const cli_command cli_cmd_abandon = {
-    "abandon", "release a claim: the job becomes claimable again",
-    "Usage: jobboard abandon --who NAME [OPTIONS] UUID\n"
+    "abandon", "release a claim: the job is retried (at once or later)",
+    "Usage: jobboard abandon --who NAME [--reason TEXT] [--retry-in SECONDS |\n"
+    "                        --retry-in backoff | --dead] [OPTIONS] UUID\n"
     "\n"
-    "Give up NAME's claim on the job UUID: it stays on the board and becomes\n"
-    "claimable again, in its old place (its priority and sequence do not\n"
-    "change). Only the owner may abandon. Prints nothing on success (with\n"
-    "--json: {\"uuid\", \"state\": \"UNCLAIMED\", \"owner\": null}).\n"
+    "Give up NAME's claim on the job UUID: a failed attempt. It stays on the\n"
+    "board and becomes claimable again, in its old place (its priority and\n"
+    "sequence do not change): at once, or after --retry-in. Only the owner\n"
+    "may abandon. The job counts its attempts (every claim that ends\n"
+    "without a completion: abandoned, lapsed, over its time limit); when\n"
+    "they reach its maximum (post --max-attempts, else the board's policy:\n"
+    "`jobboard policy`), or with --dead, it goes to the dead letters instead\n"
+    "(`jobboard dead`), with the reason. Prints nothing on success (with\n"
+    "--json: {\"uuid\", \"state\": \"UNCLAIMED\" or \"DEAD\", \"owner\": null,\n"
+    "\"attempts\", \"not_before\": its due time or null}).\n"
     "\n"
     "Options:\n"
     WHO_OPTION
     TOKEN_OPTION
+    "  --reason TEXT       why (kept with the job: show, dead show, history;\n"
+    "                      up to 1024 bytes)\n"
+    "  --retry-in SECONDS  claimable again only after this long (fractions\n"
+    "                      allowed); 'backoff': after the job's back-off,\n"
+    "                      doubling per attempt from post --backoff (else the\n"
+    "                      board's, 1 s) up to --backoff-max (1 h), +-20 %\n"
+    "  --dead              to the dead letters now, whatever its attempts\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"
@@ -137,7 +151,7 @@ const cli_command cli_cmd_abandon = {
     "\n"
     "Example:\n"
     "  jobboard abandon --who worker-1 \"$uuid\"\n",
-    CLI_O_WHO | CLI_O_TOKEN | CLI_O_REDIS, 1, 1, "UUID"};
+    CLI_O_WHO | CLI_O_TOKEN | CLI_O_REDIS | CLI_O_RETRY, 1, 1, "UUID"};
 
 const cli_command cli_cmd_consume = {
     "consume", "complete a job: the owner removes it from the board",
@@ -222,10 +236,6 @@ static int op_claim(jb_board *b, const cli_opts *o, uint64_t *token) {
   co.lease_ms = o->lease_ms;
   return jb_job_claim_ex(token, b, o->args[0], o->who, &co);
 }
-static int op_abandon(jb_board *b, const cli_opts *o, uint64_t *token) {
-  (void)token;
-  return jb_job_abandon_ex(b, o->args[0], o->who, o->token);
-}
 static int op_trash(jb_board *b, const cli_opts *o, uint64_t *token) {
   (void)token;
   return jb_job_trash_ex(b, o->args[0], o->who, o->token);
@@ -257,12 +267,6 @@ static json_t *claimed(const char *uuid, const char *who, uint64_t token) {
   return json_pack("{s:s,s:s,s:s,s:I}", "uuid", uuid, "state", "CLAIMED",
                    "owner", who, "token", (json_int_t)token);
 }
-static json_t *abandoned(const char *uuid, const char *who, uint64_t token) {
-  (void)who;
-  (void)token;
-  return json_pack("{s:s,s:s,s:n}", "uuid", uuid, "state", "UNCLAIMED",
-                   "owner");
-}
 static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
   (void)who;
   (void)token;
@@ -273,8 +277,41 @@ static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
 int cmd_claim(int argc, char **argv) {
   return run_owner_op(&cli_cmd_claim, op_claim, argc, argv, claimed);
 }
+/* abandon (with --reason, --retry-in, --dead or none): jb_job_retry, which
+ * says what became of the job. */
 int cmd_abandon(int argc, char **argv) {
-  return run_owner_op(&cli_cmd_abandon, op_abandon, argc, argv, abandoned);
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_abandon, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if (o.dead && o.retry_in_ms != -1)
+    return cli_cmd_usage(&cli_cmd_abandon, "--dead and --retry-in: give one");
+  if ((rc = cli_need_who(&cli_cmd_abandon, &o)) != 0) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.token = o.token;
+  ro.reason = o.reason;
+  if (o.retry_in_ms == -2) ro.flags |= JB_RETRY_BACKOFF;
+  else if (o.retry_in_ms > 0) ro.delay_ms = o.retry_in_ms;
+  if (o.dead) ro.flags |= JB_RETRY_DEAD;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_retry_result res;
+  int st = jb_job_retry(b, o.args[0], o.who, &ro, &res);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    char due[40];
+    if (res.due_us) cli_format_time(due, sizeof due, res.due_us);
+    if (cli_json_print(json_pack("{s:s,s:s,s:n,s:I,s:o}", "uuid", o.args[0],
+                                 "state", res.dead ? "DEAD" : "UNCLAIMED",
+                                 "owner", "attempts", (json_int_t)res.attempts,
+                                 "not_before",
+                                 res.due_us ? json_string(due)
+                                            : json_null())) != 0)
+      rc = CLI_EXIT_ERROR;
+  }
+  jb_board_close(b);
+  return rc;
 }
 int cmd_trash(int argc, char **argv) {
   return run_owner_op(&cli_cmd_trash, op_trash, argc, argv, trashed);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define JSON_FORMS                                                             \
   "Details are stored as msgpack and printed as JSON. msgpack values JSON\n"  \
@@ -105,11 +106,19 @@ static char *details_text(const jb_job *job) {
   return t;
 }
 
+/* Delayed and not due yet (when the listing was read). */
+static bool not_due(const jb_job *job) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  return jb_job_not_before(job) > now;
+}
+
 static int print_list_line(const jb_job *job) {
   const char *owner = jb_job_owner(job);
   printf("%s  %-9s  %-9s  ", jb_job_uuid(job),
          jb_priority_name(jb_job_priority(job)),
-         jb_state_name(jb_job_state(job)));
+         not_due(job) ? "DELAYED" : jb_state_name(jb_job_state(job)));
   cli_put_text(stdout, owner ? owner : "-");
   fputs("  ", stdout);
   cli_put_text(stdout, jb_job_name(job));
@@ -134,7 +143,29 @@ static int print_job_text(const jb_job *job) {
   printf("sequence:  %llu\n", (unsigned long long)jb_job_sequence(job));
   printf("created:   %s\n", created);
   printf("modified:  %s\n", modified);
-  printf("state:     %s\n", jb_state_name(jb_job_state(job)));
+  printf("state:     %s", jb_state_name(jb_job_state(job)));
+  if (jb_job_not_before(job)) {
+    char due[40];
+    cli_format_time(due, sizeof due, jb_job_not_before(job));
+    printf(not_due(job) ? " (delayed: not claimable before %s)"
+                        : " (was delayed until %s)", due);
+  }
+  putchar('\n');
+  printf("attempts:  %u", (unsigned)jb_job_attempts(job));
+  if (jb_job_max_attempts(job))
+    printf(" of at most %u", (unsigned)jb_job_max_attempts(job));
+  if (jb_job_last_reason(job)) {
+    fputs(", last: ", stdout);
+    cli_put_text(stdout, jb_job_last_reason(job));
+  }
+  putchar('\n');
+  if (jb_job_time_limit(job))
+    printf("limit:     %.3f s per claim\n", jb_job_time_limit(job) / 1000.0);
+  if (jb_job_unique_key(job)) {
+    fputs("unique:    ", stdout);
+    cli_put_text(stdout, jb_job_unique_key(job));
+    putchar('\n');
+  }
   fputs("owner:     ", stdout);
   cli_put_text(stdout, owner ? owner : "-");
   if (owner) {

@@ -50,7 +50,27 @@ const cli_command cli_cmd_post = {
     "  --book-name NAME    the taskflow logbook this job belongs to; give\n"
     "  --book-uuid UUID    both or neither\n"
     "  --batch             post JSON lines from stdin (see above); NAME and\n"
-    "                      the four options above are then given per line\n"
+    "                      the other options are then given per line\n"
+    "\n"
+    "A job's life (see jobboard(1), \"A JOB'S LIFE\"):\n"
+    "  --delay SECONDS     not claimable for this long (listed and counted,\n"
+    "                      with its due time; fractions allowed)\n"
+    "  --not-before TIME   not claimable before TIME: ISO 8601\n"
+    "                      (2026-11-28T09:30:00Z; local time without a zone),\n"
+    "                      @UNIXSECONDS, +SECONDS or now\n"
+    "  --unique KEY        refused while a live job (claimed or not, delayed\n"
+    "                      or not) holds KEY: that job's uuid is printed and\n"
+    "                      the exit status is 11; the key is free again once\n"
+    "                      the job leaves the board in any way\n"
+    "  --max-attempts N    after N failed attempts (abandoned, retried, a\n"
+    "                      lapsed claim, a time limit) the job goes to the dead\n"
+    "                      letters (default: the board's policy, no maximum)\n"
+    "  --time-limit SECONDS  a claim of the job lapses this long after it is\n"
+    "                      made, however often its holder renews it (`work`\n"
+    "                      stops its command then)\n"
+    "  --backoff SECONDS   the first retry's back-off (doubling, +-20 %\n"
+    "                      jitter; default: the board's, 1 s)\n"
+    "  --backoff-max SECONDS  the longest back-off (default: the board's, 1 h)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     "Output: the uuid, one per line (with --json: {\"uuid\": \"...\"}).\n"
@@ -63,11 +83,13 @@ const cli_command cli_cmd_post = {
     "     parent does not exist), I/O, a corrupt board, no space left\n"
     "  2  usage error or invalid input (the message names the field and,\n"
     "     with --batch, the line); nothing was posted\n"
+    "  11 --unique: a live job holds the key; its uuid is printed (stdout)\n"
+    "     and named in the message; nothing was posted\n"
     "\n"
     "Examples:\n"
     "  jobboard post resize --details '{\"path\": \"a.png\"}' --priority high\n"
     "  seq 3 | sed 's/.*/{\"name\": \"job-&\"}/' | jobboard post --batch\n",
-    CLI_O_POST, 0, 1, "NAME"};
+    CLI_O_POST | CLI_O_LIFE, 0, 1, "NAME"};
 
 /* ------------------------------------------------------------ one post */
 
@@ -100,11 +122,30 @@ static int post_one(const cli_opts *o) {
   post.priority = p.priority;
   post.book_name = o->book_name;
   post.book_uuid = o->book_uuid;
+  post.delay_ms = o->delay_ms;
+  post.not_before_us = o->not_before_us;
+  post.unique_key = o->unique;
+  post.max_attempts = o->max_attempts;
+  post.time_limit_ms = o->time_limit_ms;
+  post.backoff_ms = o->backoff_ms;
+  post.backoff_max_ms = o->backoff_max_ms;
+  /* Refused before the board is made or opened. */
+  if ((rc = jb_post_check(&post, 0)) != JB_OK) {
+    cli_pending_free(&p);
+    return cli_fail(rc);
+  }
   jb_board *b = NULL;
   if ((rc = cli_open(&b, o, JB_OPEN_CREATE)) == 0) {
     char uuid[JB_UUID_STRLEN];
     int st = jb_job_post(uuid, b, &post);
-    rc = st == JB_OK ? (print_uuid(o, uuid) ? CLI_EXIT_ERROR : 0) : cli_fail(st);
+    if (st == JB_EEXISTS) {
+      /* The job that holds the key, for a script to follow. */
+      print_uuid(o, uuid);
+      rc = cli_fail(st);
+    } else {
+      rc = st == JB_OK ? (print_uuid(o, uuid) ? CLI_EXIT_ERROR : 0)
+                       : cli_fail(st);
+    }
     jb_board_close(b);
   }
   cli_pending_free(&p);
@@ -165,6 +206,11 @@ int cmd_post(int argc, char **argv) {
     if (o.nargs > 0)
       return cli_cmd_usage(&cli_cmd_post, "--batch reads the jobs from stdin: "
                            "unexpected argument '%s'", o.args[0]);
+    if (o.delay_ms || o.not_before_us || o.unique || o.max_attempts ||
+        o.time_limit_ms || o.backoff_ms || o.backoff_max_ms)
+      return cli_cmd_usage(&cli_cmd_post, "--batch takes a job's delay, "
+                           "unique key, attempts, time limit and back-off "
+                           "from each input line, not from options");
     if (o.details || o.priority || o.book_name || o.book_uuid)
       return cli_cmd_usage(&cli_cmd_post, "--batch takes details, priority "
                            "and book from each input line, not from options");

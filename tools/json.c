@@ -329,8 +329,30 @@ json_t *cli_job_to_json(const jb_job *job) {
       return NULL;
     }
   }
+  /* A job's life: its due time, attempts and options. */
+  int64_t nb = jb_job_not_before(job);
+  char due[40];
+  if (nb) cli_format_time(due, sizeof due, nb);
+  const char *uk = jb_job_unique_key(job), *why = jb_job_last_reason(job);
+  json_t *life = json_pack(
+      "{s:o,s:I,s:o,s:o,s:o,s:o}", "not_before",
+      nb ? json_string(due) : json_null(), "attempts",
+      (json_int_t)jb_job_attempts(job), "max_attempts",
+      jb_job_max_attempts(job) ? json_integer(jb_job_max_attempts(job))
+                               : json_null(),
+      "time_limit",
+      jb_job_time_limit(job) ? json_real(jb_job_time_limit(job) / 1000.0)
+                             : json_null(),
+      "unique", uk ? text(uk) : json_null(), "last_reason",
+      why ? text(why) : json_null());
+  if (life == NULL) {
+    json_decref(details);
+    json_decref(book);
+    json_decref(claim);
+    return NULL;
+  }
   /* "o" steals each reference, also when json_pack fails. */
-  return json_pack("{s:s,s:o,s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:b,s:o,s:o}",
+  json_t *out = json_pack("{s:s,s:o,s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:b,s:o,s:o}",
                    "uuid", jb_job_uuid(job),
                    "name", text(jb_job_name(job)),
                    "priority", jb_priority_name(jb_job_priority(job)),
@@ -343,6 +365,12 @@ json_t *cli_job_to_json(const jb_job *job) {
                    "remote", (int)jb_job_remote(job),
                    "book", book,
                    "details", details);
+  if (out == NULL || json_object_update(out, life) != 0) {
+    json_decref(out);
+    out = NULL;
+  }
+  json_decref(life);
+  return out;
 }
 
 int cli_json_print(json_t *value) {

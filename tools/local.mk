@@ -21,6 +21,7 @@ jobboard_SOURCES = \
 	tools/cmd_salvage.c \
 	tools/cmd_entities.c \
 	tools/cmd_work.c \
+	tools/cmd_life.c \
 	tools/cmd_complete.c \
 	tools/cmd_demo.c \
 	tools/cmd_bench.c \

@@ -1,0 +1,108 @@
+/*
+ * life.h - a job's life beyond claim and consume (schema 8): delayed
+ * jobs, attempts and the retry policy, `jobx` records, unique keys, dead
+ * letters and cancel (store.h, "A job's life"). Inside store/ only.
+ */
+#ifndef JOBBOARD_STORE_LIFE_H
+#define JOBBOARD_STORE_LIFE_H
+
+#include "txn.h"
+
+/* A jobx record with its strings, copied out of the transaction. */
+typedef struct jb_jobx {
+  bool found;
+  jb_jobxrec rec;
+  char unique[JB_UNIQUE_MAX];
+  char reason[JB_REASON_MAX];
+} jb_jobx;
+#define JB_JOBX_MAXLEN (sizeof(jb_jobxrec) + JB_UNIQUE_MAX + JB_REASON_MAX)
+
+/* The board's retry policy (meta "setting.retry"; the defaults when it
+ * was never set). */
+void jb__policy_default(jb_retry_policy *p);
+int jb__policy_read(jb_store *s, MDB_txn *txn, jb_retry_policy *p);
+int jb__policy_write(jb_store *s, MDB_txn *txn, const jb_retry_policy *p);
+
+/* jobx records: MDB_NOTFOUND (x->found false) when the job has none. */
+int jb__jobx_get(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                 jb_jobx *x);
+int jb__jobx_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                 const jb_jobx *x);
+size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out);
+int jb__jobx_decode(jb_jobx *x, const void *data, size_t len);
+/* The job leaves the board: its record goes (copied to *x) and its
+ * unique key is freed. */
+int jb__jobx_drop(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                  jb_jobx *x);
+void jb__jobx_set_reason(jb_jobx *x, const char *reason, size_t len);
+
+/* Unique keys: take (JB_EEXISTS with the holder's uuid in held_by and a
+ * message when a live job holds it) and free (only if it names uuid). */
+int jb__unique_take(jb_store *s, MDB_txn *txn, const char *key,
+                    size_t key_len, const uint8_t uuid[16],
+                    uint8_t held_by[16]);
+int jb__unique_free(jb_store *s, MDB_txn *txn, const jb_jobx *x,
+                    const uint8_t uuid[16]);
+
+/* Delayed jobs: put one in `delayed` and `due`, read or delete it (both
+ * entries), move up to `max` due ones to `ready`, and count the due ones
+ * not moved yet (and the next due time after now, 0: none). */
+void jb__due_key(uint8_t out[JB_DUEKEY_LEN], int64_t due_us,
+                 const uint8_t jobkey[JB_JOBKEY_LEN]);
+int jb__delay_put(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], const uint8_t uuid[16],
+                  int64_t modified_us, int64_t due_us);
+int jb__delay_get(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], jb_delayrec *r);
+int jb__delay_del(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], jb_delayrec *r);
+int jb__promote_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max);
+int jb__due_scan(jb_store *s, MDB_txn *txn, int64_t now_us, size_t *n_due,
+                 int64_t *next_due_us);
+
+/* The back-off before retry number `attempts` (>= 1), microseconds, with
+ * jitter; and the maximum of attempts that applies (0: none). */
+int64_t jb__backoff_us(const jb_retry_policy *board, const jb_jobx *x,
+                       uint32_t attempts);
+uint32_t jb__max_attempts(const jb_retry_policy *board, const jb_jobx *x);
+
+/* A claim of a job posted with a time limit (JB_JOB_F_X): the claim's
+ * lease ends at the limit at the latest (ops.c). */
+int jb__limit_claim(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                    jb_claimrec *rec, int64_t now_bt);
+/* Cap a renewed lease at the claim's limit. */
+int jb__limit_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                  jb_claimrec *rec);
+
+/* A claim ended without a completion (abandon, retry, lapse): count the
+ * attempt, keep the reason, and put the job back (ready, or delayed by
+ * `delay_us`) or, when its attempts reached the maximum or `dead`, in the
+ * dead letters. The claim record is already dropped. `jobkey` in h. */
+typedef struct {
+  const uint8_t *uuid;
+  const jb_jobhdr *h;
+  MDB_val posting;          /* in the jobs page */
+  int64_t claimed_us;
+  const char *who;          /* the last owner (not in a page this changes) */
+  size_t who_len;
+  const char *reason;
+  size_t reason_len;
+  int64_t now_us;
+  int64_t delay_us;         /* < 0: the back-off's */
+  bool dead;                /* to the dead letters now */
+  int event;                /* the event when it goes back: ABANDONED... */
+} jb_attempt;
+typedef struct {
+  bool dead;
+  int64_t due_us;
+  uint32_t attempts;
+} jb_attempt_out;
+int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
+                    jb_attempt_out *out);
+
+/* A trash record's header (format 1 or 2; format 1 reads cause
+ * JB_DEAD_TRASHED and no jobx record): false when malformed. */
+bool jb__trashrec_read(const void *data, size_t len, jb_trashrec *t,
+                       size_t *hdr_len);
+
+#endif

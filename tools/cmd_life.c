@@ -1,0 +1,341 @@
+/*
+ * cmd_life.c - a job's life beyond claim and consume: `cancel`, `dead`
+ * (list, show, requeue, purge) and `policy` (the board's retry policy).
+ */
+#include "cli_common.h"
+#include "json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ----------------------------------------------------------------- cancel */
+
+const cli_command cli_cmd_cancel = {
+    "cancel", "take jobs that are not claimed off the board",
+    "Usage: jobboard cancel [--force] [OPTIONS] UUID...\n"
+    "       jobboard cancel --all --yes [OPTIONS]\n"
+    "\n"
+    "Cancel each job UUID: it leaves the board (state COMPLETE), its history\n"
+    "record says \"cancelled\", a CANCELLED event is logged and its unique key\n"
+    "(post --unique) is free again. A delayed job can be cancelled. A claimed\n"
+    "job is refused (exit 4, naming its owner) unless --force: then its\n"
+    "holder's next consume, extend or abandon fails (not on the board).\n"
+    "Each UUID succeeds or fails on its own ('jobboard: <why>' on stderr);\n"
+    "the exit status is the last failure's.\n"
+    "\n"
+    "With --all --yes, cancel every job that is not claimed (ready and\n"
+    "delayed ones), a few hundred per commit; claimed jobs stay. Prints the\n"
+    "number cancelled.\n"
+    "\n"
+    "A job that Redis decides (on a synced board: published, or from Redis)\n"
+    "is refused (exit 2): cancelling through Redis is not supported yet;\n"
+    "its owner can trash it.\n"
+    "\n"
+    "Options:\n"
+    "  --force             cancel a claimed job too\n"
+    "  --all               every job that is not claimed (needs --yes)\n"
+    "  --yes               confirm --all\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or the job is not on the board\n"
+    "  4  the job is claimed (without --force; the message names the owner)\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard cancel \"$uuid\"\n"
+    "  jobboard cancel --all --yes\n",
+    CLI_O_CANCEL, 0, 4096, "UUID"};
+
+int cmd_cancel(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_cancel, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if (o.all && o.nargs > 0)
+    return cli_cmd_usage(&cli_cmd_cancel, "--all takes no UUID");
+  if (o.all && !o.yes)
+    return cli_cmd_usage(&cli_cmd_cancel, "--all cancels every unclaimed job: "
+                         "add --yes to confirm");
+  if (!o.all && o.nargs == 0)
+    return cli_cmd_usage(&cli_cmd_cancel, "missing UUID (or --all --yes)");
+  for (int i = 0; i < o.nargs; i++)
+    if ((rc = cli_check_uuid("job uuid", o.args[i])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if (o.all) {
+    size_t n = 0;
+    int st = jb_board_flush(&n, b);
+    if (st != JB_OK)
+      rc = cli_fail(st);
+    else if (o.json
+                 ? cli_json_print(json_pack("{s:I}", "cancelled", (json_int_t)n))
+                 : printf("%zu\n", n) < 0)
+      rc = CLI_EXIT_ERROR;
+  }
+  for (int i = 0; i < o.nargs; i++) {
+    int st = jb_job_cancel(b, o.args[i], o.force ? JB_CANCEL_FORCE : 0);
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      continue;
+    }
+    if (o.json && cli_json_print(json_pack("{s:s,s:s,s:s}", "uuid", o.args[i],
+                                           "state", "COMPLETE", "outcome",
+                                           "cancelled")) != 0)
+      rc = CLI_EXIT_ERROR;
+  }
+  jb_board_close(b);
+  return rc;
+}
+
+/* ------------------------------------------------------------------- dead */
+
+const cli_command cli_cmd_dead = {
+    "dead", "the dead letters: list, show, requeue, purge",
+    "Usage: jobboard dead list [--json] [OPTIONS]\n"
+    "       jobboard dead show [--json] [OPTIONS] UUID\n"
+    "       jobboard dead requeue [--keep-attempts] [OPTIONS] UUID...\n"
+    "       jobboard dead purge (--older-than SECONDS | --all) --yes [OPTIONS]\n"
+    "\n"
+    "The dead letters are the jobs that left the board without completing:\n"
+    "  trashed   its owner trashed it (`jobboard trash`; `work`'s exit 100)\n"
+    "  attempts  its attempts reached the maximum (post --max-attempts, or\n"
+    "            the board's `jobboard policy`)\n"
+    "  buried    its owner sent it there (`abandon --dead`)\n"
+    "Each keeps the posting (name, details, book), its attempts, the last\n"
+    "attempt's reason, its last owner and when it died.\n"
+    "\n"
+    "  list     one line per dead letter: uuid, cause, attempts, when, name\n"
+    "           (with --json: one object per line, as show prints it)\n"
+    "  show     everything kept of one\n"
+    "  requeue  back on the board, claimable at once, same uuid, as the newest\n"
+    "           job of its priority; its attempts start again from 0 unless\n"
+    "           --keep-attempts; its unique key is held again (exit 11 when\n"
+    "           another live job holds it: the letter stays)\n"
+    "  purge    delete those that died more than --older-than SECONDS ago, or\n"
+    "           all of them with --all; needs --yes. Prints the number.\n"
+    "\n"
+    "Options:\n"
+    "  --keep-attempts     requeue: keep the attempts counted so far\n"
+    "  --older-than SECONDS  purge: only those dead longer than this\n"
+    "  --all               purge: every one\n"
+    "  --yes               confirm purge\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or no such dead letter\n"
+    "  11 requeue: a live job holds the letter's unique key\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard dead list\n"
+    "  jobboard dead requeue \"$uuid\"\n"
+    "  jobboard dead purge --older-than 604800 --yes\n",
+    CLI_O_DEAD, 1, 4097, "SUBCOMMAND"};
+
+static json_t *letter_json(const jb_dead_letter *l) {
+  char died[40], posted[40];
+  cli_format_time(died, sizeof died, l->dead_us);
+  if (l->posted_us) cli_format_time(posted, sizeof posted, l->posted_us);
+  json_t *details = l->details ? cli_msgpack_to_json(l->details, l->details_len)
+                               : json_null();
+  if (details == NULL) return NULL;
+#define TEXT_OR_NULL(s) ((s) ? json_string(s) : json_null())
+  return json_pack(
+      "{s:s,s:s,s:o,s:s,s:I,s:o,s:I,s:o,s:o,s:o,s:o,s:s,s:o}", "uuid", l->uuid,
+      "cause", jb_dead_cause_name(l->cause), "name", TEXT_OR_NULL(l->name),
+      "priority", jb_priority_name(l->priority), "sequence",
+      (json_int_t)l->sequence, "owner", TEXT_OR_NULL(l->owner), "attempts",
+      (json_int_t)l->attempts, "max_attempts",
+      l->max_attempts ? json_integer(l->max_attempts) : json_null(),
+      "reason", TEXT_OR_NULL(l->reason), "unique", TEXT_OR_NULL(l->unique_key),
+      "posted", l->posted_us ? json_string(posted) : json_null(), "died",
+      died, "details", details);
+#undef TEXT_OR_NULL
+}
+
+static int list_one(const jb_dead_letter *l, void *payload) {
+  const cli_opts *o = payload;
+  if (o->json) return cli_json_print(letter_json(l)) ? 1 : 0;
+  char died[40];
+  cli_format_time(died, sizeof died, l->dead_us);
+  printf("%s  %-8s  %3u  %s  ", l->uuid, jb_dead_cause_name(l->cause),
+         (unsigned)l->attempts, died);
+  cli_put_text(stdout, l->name ? l->name : "(posting does not decode)");
+  return putchar('\n') == EOF ? 1 : 0;
+}
+
+static int show_one(const cli_opts *o, const jb_dead_letter *l) {
+  if (o->json) return cli_json_print(letter_json(l)) ? CLI_EXIT_ERROR : 0;
+  char died[40];
+  cli_format_time(died, sizeof died, l->dead_us);
+  printf("uuid:      %s\ncause:     %s\nname:      ", l->uuid,
+         jb_dead_cause_name(l->cause));
+  cli_put_text(stdout, l->name ? l->name : "(posting does not decode)");
+  printf("\npriority:  %s\nsequence:  %" PRIu64 "\n",
+         jb_priority_name(l->priority), l->sequence);
+  if (l->posted_us) {
+    char posted[40];
+    cli_format_time(posted, sizeof posted, l->posted_us);
+    printf("posted:    %s\n", posted);
+  }
+  printf("died:      %s\nattempts:  %u", died, (unsigned)l->attempts);
+  if (l->max_attempts) printf(" of at most %u", (unsigned)l->max_attempts);
+  fputs("\nreason:    ", stdout);
+  cli_put_text(stdout, l->reason ? l->reason : "-");
+  fputs("\nowner:     ", stdout);
+  cli_put_text(stdout, l->owner ? l->owner : "-");
+  if (l->unique_key) {
+    fputs("\nunique:    ", stdout);
+    cli_put_text(stdout, l->unique_key);
+  }
+  fputs("\ndetails:   ", stdout);
+  json_t *d = l->details ? cli_msgpack_to_json(l->details, l->details_len)
+                         : NULL;
+  char *t = d ? json_dumps(d, JSON_COMPACT) : NULL;
+  cli_put_text(stdout, t ? t : "-");
+  free(t);
+  json_decref(d);
+  return putchar('\n') == EOF ? CLI_EXIT_ERROR : 0;
+}
+
+int cmd_dead(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_dead, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  const char *sub = o.args[0];
+  bool list = strcmp(sub, "list") == 0, show = strcmp(sub, "show") == 0,
+       requeue = strcmp(sub, "requeue") == 0, purge = strcmp(sub, "purge") == 0;
+  if (!list && !show && !requeue && !purge)
+    return cli_cmd_usage(&cli_cmd_dead, "unknown subcommand '%s' (list, show, "
+                         "requeue or purge)", sub);
+  if ((list || purge) && o.nargs > 1)
+    return cli_cmd_usage(&cli_cmd_dead, "%s takes no UUID", sub);
+  if (show && o.nargs != 2)
+    return cli_cmd_usage(&cli_cmd_dead, "show takes one UUID");
+  if (requeue && o.nargs < 2)
+    return cli_cmd_usage(&cli_cmd_dead, "requeue: missing UUID");
+  if (o.keep_attempts && !requeue)
+    return cli_cmd_usage(&cli_cmd_dead, "--keep-attempts is for requeue");
+  if ((o.all || o.yes || o.older_than_ms >= 0) && !purge)
+    return cli_cmd_usage(&cli_cmd_dead, "--all, --yes and --older-than are "
+                         "for purge");
+  if (purge && (o.all == (o.older_than_ms >= 0)))
+    return cli_cmd_usage(&cli_cmd_dead, "purge: give --older-than SECONDS or "
+                         "--all");
+  if (purge && !o.yes)
+    return cli_cmd_usage(&cli_cmd_dead, "purge deletes dead letters for good: "
+                         "add --yes to confirm");
+  for (int i = 1; i < o.nargs; i++)
+    if ((rc = cli_check_uuid("job uuid", o.args[i])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = JB_OK;
+  if (list) {
+    st = jb_dead_foreach(b, list_one, &o);
+    if (st == 1) { /* list_one: a write error */
+      rc = CLI_EXIT_ERROR;
+      st = JB_OK;
+    }
+  } else if (show) {
+    jb_dead_letter *l = NULL;
+    if ((st = jb_dead_get(&l, b, o.args[1])) == JB_OK) rc = show_one(&o, l);
+    jb_dead_free(l);
+  } else if (requeue) {
+    for (int i = 1; i < o.nargs; i++) {
+      int s = jb_dead_requeue(b, o.args[i],
+                              o.keep_attempts ? JB_REQUEUE_KEEP_ATTEMPTS : 0);
+      if (s != JB_OK)
+        rc = cli_fail(s);
+      else if (o.json &&
+               cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i],
+                                        "state", "UNCLAIMED")) != 0)
+        rc = CLI_EXIT_ERROR;
+    }
+  } else {
+    size_t n = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    int64_t before = o.all ? INT64_MAX : now - o.older_than_ms * 1000;
+    if ((st = jb_dead_purge(&n, b, before)) == JB_OK &&
+        (o.json ? cli_json_print(json_pack("{s:I}", "purged", (json_int_t)n))
+                : printf("%zu\n", n) < 0))
+      rc = CLI_EXIT_ERROR;
+  }
+  if (st != JB_OK) rc = cli_fail(st);
+  jb_board_close(b);
+  return rc;
+}
+
+/* ----------------------------------------------------------------- policy */
+
+const cli_command cli_cmd_policy = {
+    "policy", "show or set the board's retry policy",
+    "Usage: jobboard policy [--max-attempts N] [--backoff SECONDS]\n"
+    "                       [--backoff-max SECONDS] [OPTIONS]\n"
+    "\n"
+    "Show the board's retry policy, or set the parts given (the others stay\n"
+    "as they are). It is stored in the board: every process uses it, for\n"
+    "every job posted without its own --max-attempts, --backoff or\n"
+    "--backoff-max.\n"
+    "  max_attempts  failed attempts after which a job goes to the dead\n"
+    "                letters (default: none, no maximum)\n"
+    "  backoff       the first retry's back-off for `abandon --retry-in\n"
+    "                backoff` and `work`'s exit 75 (default 1 s); it doubles\n"
+    "                with every attempt, with +-20 % jitter,\n"
+    "  backoff_max   up to this (default 3600 s)\n"
+    "Abandons without --retry-in and claims that lapse come back at once.\n"
+    "\n"
+    "Options:\n"
+    "  --max-attempts N    1 or more (0 is not accepted: the default, no\n"
+    "                      maximum, is what a new board has)\n"
+    "  --backoff SECONDS   fractions allowed\n"
+    "  --backoff-max SECONDS\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    "Output: max_attempts, backoff and backoff_max in seconds (with --json:\n"
+    "one object).\n"
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "\n"
+    "Example:\n"
+    "  jobboard policy --max-attempts 5 --backoff 2 --backoff-max 600\n",
+    CLI_O_LIFE, 0, 0, NULL};
+
+int cmd_policy(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_policy, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if (o.delay_ms || o.not_before_us || o.unique || o.time_limit_ms)
+    return cli_cmd_usage(&cli_cmd_policy, "takes --max-attempts, --backoff "
+                         "and --backoff-max only");
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_retry_policy p;
+  int st = jb_board_get_retry_policy(&p, b);
+  bool set = o.max_attempts || o.backoff_ms || o.backoff_max_ms;
+  if (st == JB_OK && set) {
+    if (o.max_attempts) p.max_attempts = o.max_attempts;
+    if (o.backoff_ms) p.backoff_ms = o.backoff_ms;
+    if (o.backoff_max_ms) p.backoff_max_ms = o.backoff_max_ms;
+    st = jb_board_set_retry_policy(b, &p);
+  }
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    if (cli_json_print(json_pack(
+            "{s:o,s:f,s:f}", "max_attempts",
+            p.max_attempts ? json_integer(p.max_attempts) : json_null(),
+            "backoff", p.backoff_ms / 1000.0, "backoff_max",
+            p.backoff_max_ms / 1000.0)) != 0)
+      rc = CLI_EXIT_ERROR;
+  } else {
+    if (p.max_attempts)
+      printf("max_attempts: %u\n", (unsigned)p.max_attempts);
+    else
+      puts("max_attempts: none");
+    printf("backoff:      %.3f s\nbackoff_max:  %.3f s\n",
+           p.backoff_ms / 1000.0, p.backoff_max_ms / 1000.0);
+  }
+  jb_board_close(b);
+  return rc;
+}
