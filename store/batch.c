@@ -21,13 +21,15 @@
 #include <string.h>
 
 /* Decode the snapshot of a job claimed in a committed transaction: `job`
- * holds its posting bytes (copied out of the pages), `raw` the rest. */
+ * holds its posting bytes and then its jobx record's, raw->x_len of them
+ * (copied out of the pages), `raw` the rest. */
 static int load_claimed(jb_job *job, jb_job_raw *raw, const uint8_t uuid[16]) {
   jb_buf posting = job->posting;
   job->posting = (jb_buf){0};
   raw->uuid = uuid;
   raw->posting = posting.data;
-  raw->posting_len = posting.len;
+  raw->posting_len = posting.len - raw->x_len;
+  raw->x = raw->x_len ? posting.data + raw->posting_len : NULL;
   int rc = jb__job_load(job, raw);
   jb__buf_free(&posting);
   return rc;

@@ -1030,15 +1030,25 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
                        &ctx->token, jflags)))
     return rc;
   if (ctx->job) {
-    /* Copy the posting out now; decode it after the commit, outside the
-     * writer lock. */
+    /* Copy the posting out now, and after it the job's jobx record (its
+     * attempts, time limit: the claim just wrote it); decode them after
+     * the commit, outside the writer lock. */
     jb_jobhdr h;
-    MDB_val posting;
+    MDB_val posting, xk = {16, ctx->uuid_out}, xv = {0, NULL};
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
       return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
+    if ((h.flags & JB_JOB_F_X) && (rc = mdb_get(txn, s->jobx, &xk, &xv)) &&
+        rc != MDB_NOTFOUND)
+      return rc;
+    /* The claim's expiry: its lease, or the job's time limit if sooner. */
+    jb_claimrec rec;
+    const char *owner;
+    if ((rc = jb__claim_get(s, txn, jobkey, &rec, &owner)))
+      return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
     ctx->job->posting.len = 0;
     if ((rc = jb__buf_append(&ctx->job->posting, posting.mv_data,
-                             posting.mv_size)))
+                             posting.mv_size)) ||
+        (rc = jb__buf_append(&ctx->job->posting, xv.mv_data, xv.mv_size)))
       return rc;
     ctx->raw = (jb_job_raw){.priority = jb__jobkey_priority(jobkey),
                             .sequence = jb__jobkey_seq(jobkey),
@@ -1047,11 +1057,12 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
                             .owner_len = req->who_len,
                             .token = ctx->token,
                             .lease_expires_us =
-                                req->lease_ms > 0
-                                    ? req->now_us + req->lease_ms * 1000
+                                (rec.flags & JB_CLAIM_F_LEASE)
+                                    ? req->now_us + (rec.expires_bt - now_bt)
                                     : 0,
                             .holder_pid = req->bind ? (int)req->holder.pid : 0,
-                            .holder_alive = req->bind};
+                            .holder_alive = req->bind,
+                            .x_len = xv.mv_size};
   }
   return 0;
 }
@@ -1078,7 +1089,8 @@ int jb__store_claim_next_x(jb_store *s, uint8_t uuid_out[16], jb_job *job,
   job->posting = (jb_buf){0};
   ctx.raw.uuid = uuid_out;
   ctx.raw.posting = posting.data;
-  ctx.raw.posting_len = posting.len;
+  ctx.raw.posting_len = posting.len - ctx.raw.x_len; /* then the jobx */
+  ctx.raw.x = ctx.raw.x_len ? posting.data + ctx.raw.posting_len : NULL;
   rc = jb__job_load(job, &ctx.raw);
   jb__buf_free(&posting);
   return rc;
