@@ -234,7 +234,7 @@ grep -q '^JOBBOARD_KEEP_ME=yes$' "$ROOT/err" ||
   t_fail "the job lost an ordinary variable: $(cat "$ROOT/err")"
 t_end
 
-t_begin "exit 3 fails the job (its result kept), exit 100 trashes it, a signal fails it"
+t_begin "exit 3 fails the job (its result kept), exit 100 sends it to the dead letters, a signal fails it"
 post three
 a=$uuid
 post hundred
@@ -254,7 +254,7 @@ chmod +x "$ROOT/by-name"
 jb work --who w --jobs 3 --json -- "$ROOT/by-name"
 want_rc 0 "work --jobs 3"
 pycheck 'len(lines) == 3' "three progress lines"
-pycheck '[l["outcome"] for l in lines] == ["failed", "trashed", "failed"]' "outcomes"
+pycheck '[l["outcome"] for l in lines] == ["failed", "dead", "failed"]' "outcomes"
 pycheck '[l["exit"] for l in lines] == [3, 100, None] and
   [l["signal"] for l in lines] == [None, None, 9]' "exit and signal"
 pycheck '[l["uuid"] for l in lines] == ["'"$a"'", "'"$b"'", "'"$c"'"] and
@@ -262,7 +262,10 @@ pycheck '[l["uuid"] for l in lines] == ["'"$a"'", "'"$b"'", "'"$c"'"] and
 record "$a"
 pycheck 'j["outcome"] == "failed" and j["result"] == {"error": "bad input"}' "exit 3"
 record "$b"
-pycheck 'j["outcome"] == "trashed"' "exit 100"
+pycheck 'j["outcome"] == "dead" and j["reason"] == "exit 100"' "exit 100"
+jb dead list --json
+pycheck 'len(lines) == 1 and j["uuid"] == "'"$b"'" and j["cause"] == "buried" and
+  j["attempts"] == 1 and j["reason"] == "exit 100"' "exit 100: the dead letter"
 record "$c"
 pycheck 'j["outcome"] == "failed" and j["result"] == {}' "killed by SIGKILL"
 jb count
@@ -523,8 +526,9 @@ jb watch --from 1 --json --timeout 0
 pycheck '[(e["type"], e["owner"]) for e in lines[-5:]] == [("POSTED", None), ("CLAIMED", "w"), ("CONSUMED", "w"), ("CLAIMED", "w"), ("CONSUMED", "w")] and lines[-3]["time"] == lines[-2]["time"] and lines[-3]["uuid"] != lines[-2]["uuid"]' "events"
 t_end
 
-t_begin "--time-limit: CMD past it gets SIGTERM and the job fails, though CMD exits 0"
-post overrun
+t_begin "--time-limit: CMD past it gets SIGTERM, the job is retried after its back-off though CMD exits 0"
+# A back-off of 4 s (3.2 to 4.8 with its jitter).
+post overrun --backoff 4
 a=$uuid
 rm -f "$MARK"
 t0=$(now_ms)
@@ -534,10 +538,25 @@ want_rc 0 "work"
 [ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
 [ "$ms" -lt 30000 ] || t_fail "the worker took $ms ms (CMD sleeps 60 s)"
 has "$err" "job $a: time limit 1.00 s exceeded: stopping CMD" "message"
-has "$err" "work: $a overrun: failed (exit 0, " "progress line"
-has "$err" "s): time limit 1.00 s exceeded" "progress line's reason"
+has "$err" "work: $a overrun: retried (exit 0, " "progress line"
+has "$err" "s): time limit 1.00 s exceeded (attempt 1, claimable again in " \
+  "progress line's reason"
+jb show --json "$a"
+pycheck 'j["state"] == "UNCLAIMED" and j["attempts"] == 1 and
+  j["last_reason"] == "time limit 1.00 s exceeded" and
+  j["not_before"] is not None' "the job, back with its back-off"
+jb claim-next --who other
+want_rc 3 "claim-next during the back-off"
 record "$a"
-pycheck 'j["outcome"] == "failed"' "history"
+[ -z "$out" ] || t_fail "the job has a history record: $out"
+# After its back-off, a run within the limit consumes it.
+jb work --who w --jobs 1 --timeout 60 --json --time-limit 30 -- \
+  "$ROOT/term-trap" 0
+want_rc 0 "second work"
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "consumed" and
+  j["reason"] is None and j["attempts"] is None' "second run"
+record "$a"
+pycheck 'j["outcome"] == "consumed"' "history"
 t_end
 
 t_begin "--grace: CMD that ignores SIGTERM gets SIGKILL that much later"
@@ -547,8 +566,8 @@ jb work --who w --jobs 1 --json --time-limit 0.5 --grace 1.5 -- \
   sh -c 'trap "" TERM; sleep 60'
 want_rc 0 "work"
 # Not killed before its limit and grace (2 s) are over; long before 60 s.
-pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "failed" and
-  j["exit"] is None and j["signal"] == 9 and
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
+  j["exit"] is None and j["signal"] == 9 and j["attempts"] == 1 and
   j["reason"] == "time limit 0.50 s exceeded" and
   2.0 <= j["seconds"] < 30' "progress line"
 has "$err" "SIGKILL 1.50 s later" "message"
@@ -566,6 +585,46 @@ pycheck '[l["outcome"] for l in lines] == ["consumed", "consumed"] and
   [l["reason"] for l in lines] == [None, None]' "progress lines"
 record "$b"
 pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 2}' "history"
+t_end
+
+t_begin "exit 75 retries the job after its back-off; at its maximum of attempts it is dead"
+post tempfail --backoff 0.1 --max-attempts 2
+a=$uuid
+jb work --who w --jobs 1 --json -- sh -c 'exit 75'
+want_rc 0 "work"
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
+  j["exit"] == 75 and j["reason"] == "exit 75" and j["attempts"] == 1 and
+  j["not_before"] is not None' "progress line"
+jb show --json "$a"
+pycheck 'j["state"] == "UNCLAIMED" and j["attempts"] == 1 and
+  j["last_reason"] == "exit 75"' "the job, back on the board"
+# The second attempt, after its back-off (0.1 s), is the last.
+jb work --who w --jobs 1 --timeout 60 -- sh -c 'exit 75'
+want_rc 0 "second work"
+has "$err" "work: $a tempfail: dead (exit 75, " "progress line"
+has "$err" "s): exit 75 (attempt 2, to the dead letters)" "progress line's end"
+jb dead list --json
+pycheck 'len(lines) == 1 and j["uuid"] == "'"$a"'" and
+  j["cause"] == "attempts" and j["attempts"] == 2' "the dead letter"
+record "$a"
+pycheck 'j["outcome"] == "dead" and j["reason"] == "exit 75"' "history"
+t_end
+
+t_begin "a job's own time limit stops CMD before its claim lapses; it is retried"
+post limited --time-limit 3 --backoff 0.1
+a=$uuid
+rm -f "$MARK"
+jb work --who w --jobs 1 --json -- "$ROOT/term-trap" 60
+want_rc 0 "work"
+[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
+# Stopped 1 s before the claim lapses at 3 s; CMD sleeps 60 s.
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
+  j["reason"] == "the job\x27s time limit 3.00 s reached" and
+  j["attempts"] == 1 and 1.9 <= j["seconds"] < 30' "progress line"
+has "$err" "its claim lapses at the job's time limit, 3.00 s, in 1.00 s" "message"
+# Counted once: by the retry, not by a lapse too.
+jb show --json "$a"
+pycheck 'j["attempts"] == 1 and j["time_limit"] == 3' "the job"
 t_end
 
 echo "$((tests - failures)) of $tests tests passed"

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,8 +30,11 @@
 
 extern char **environ;
 
-/* CMD's exit status that trashes the job instead of consuming it. */
-#define WORK_EXIT_TRASH 100
+/* CMD's exit status that gives the job back to be tried again after its
+ * back-off (sysexits.h's EX_TEMPFAIL), and the one that sends it to the
+ * dead letters at once. */
+#define WORK_EXIT_RETRY 75
+#define WORK_EXIT_DEAD 100
 /* CMD's stdout is kept up to this many bytes: a result must fit in the
  * board's max_posting, whose default (the CLI's) is 1 MiB. More fails the
  * job; the rest is read and dropped so that CMD never blocks on a full
@@ -42,6 +46,11 @@ extern char **environ;
 #define WORK_KILL_GRACE_MS 5000
 /* The longest --grace: a day. */
 #define WORK_GRACE_MAX_MS ((int64_t)86400 * 1000)
+/* A job posted with a time limit: its claim lapses at the limit (a lapse
+ * puts the job back at once, without a back-off). CMD is stopped this
+ * long before (at most half the limit), so that the worker's retry, with
+ * its back-off, reaches the board while the claim holds. */
+#define WORK_LIMIT_MARGIN_MS 1000
 /* While the board's Redis cannot be reached, the worker tries it again
  * this often (between waits for a job). */
 #define WORK_REDIS_RETRY_MS 5000
@@ -65,25 +74,40 @@ const cli_command cli_cmd_work = {
     "CMD runs in its own process group (a Ctrl-C at the terminal reaches the\n"
     "worker, not CMD) and gets SIGTERM if the worker dies.\n"
     "\n"
-    "When CMD ends, the job is completed (see `jobboard history`):\n"
-    "  exit 0             consumed: outcome success\n"
-    "  exit 100           trashed (kept in the board's trash area)\n"
-    "  any other exit,    consumed with outcome failure\n"
-    "  or killed by a signal\n"
-    "  stopped for its    consumed with outcome failure, whatever CMD's\n"
-    "  time limit         exit status\n"
+    "When CMD ends, what becomes of the job (outcome: in the progress line):\n"
+    "  exit 0             consumed: outcome success (`jobboard history`)\n"
+    "  exit 75            retried: a failed attempt, reason \"exit 75\"\n"
+    "  (EX_TEMPFAIL)      (see `jobboard show`); claimable again after the\n"
+    "                     job's back-off (post --backoff, else the board's\n"
+    "                     `jobboard policy`: 1 s, doubling per attempt)\n"
+    "  exit 100           dead: to the dead letters at once, reason\n"
+    "                     \"exit 100\" (`jobboard dead list`)\n"
+    "  stopped at its     retried as for exit 75, whatever CMD's exit\n"
+    "  time limit         status, reason \"time limit 2.00 s exceeded\"\n"
+    "  any other exit,    failed: consumed with outcome failure (the job\n"
+    "  or a signal        is not tried again; its result is kept)\n"
+    "A job retried once its attempts reach its maximum (post\n"
+    "--max-attempts, else the board's policy) goes to the dead letters\n"
+    "instead (outcome dead). A failed job is one that CMD ran to its end:\n"
+    "exit 75 is how CMD asks for another attempt.\n"
     "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
     "output means no result; other output is ignored with a warning naming\n"
     "the job. Output beyond 1 MiB fails the job (no result).\n"
     "\n"
-    "Time limit: with --time-limit, CMD may run that long at most. Past\n"
-    "it, CMD's process group gets SIGTERM, then SIGKILL if it is still there\n"
-    "--grace SECONDS later (default 5), and the job fails as above; the\n"
-    "message and the progress line say \"time limit S exceeded\". The limit\n"
-    "counts from CMD's start; it is not --timeout, which is how long the\n"
-    "worker waits for a job.\n"
+    "Time limits: with --time-limit, CMD may run that long at most (from\n"
+    "its start). A job posted with a time limit (post --time-limit) has its\n"
+    "own: its claim lapses that long after it was made, renewed or not, so\n"
+    "CMD is stopped 1 s before (half the limit when it is under 2 s), for\n"
+    "the retry to reach the board while the claim holds. The sooner of the\n"
+    "two applies. At it, CMD's process group gets SIGTERM, then SIGKILL if\n"
+    "it is still there --grace SECONDS later (default 5), and the job is\n"
+    "retried as above; the message and the progress line say why (\"time\n"
+    "limit 2.00 s exceeded\", \"the job's time limit 3.00 s reached\"). A\n"
+    "CMD that outlives its job's claim (the claim lapsed: the job was back\n"
+    "at once) has its retry refused (outcome refused). --time-limit is not\n"
+    "--timeout, which is how long the worker waits for a job.\n"
     "\n"
-    "When a job is consumed (exit 0, or a failure) and the worker goes on,\n"
+    "When a job is consumed (exit 0, or failed) and the worker goes on,\n"
     "the consume and the claim of the next claimable job are one commit\n"
     "(jb_job_consume_and_claim_next): that job's CMD starts without a wait\n"
     "and the board pays one commit per job instead of two. A job claimed so\n"
@@ -108,12 +132,15 @@ const cli_command cli_cmd_work = {
     "replicator runs.\n"
     "\n"
     "Progress: one line per job on stderr:\n"
-    "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)[: REASON]\n"
-    "where OUTCOME is consumed, failed, trashed, abandoned or refused, and\n"
-    "REASON says why CMD was stopped (\"time limit 2.00 s exceeded\"). With\n"
+    "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
+    "  work: UUID NAME: OUTCOME (...): REASON (attempt N, WHERE)\n"
+    "where OUTCOME is consumed, failed, retried, dead, abandoned or refused;\n"
+    "a retried or dead job's line says why (REASON), its attempts and where\n"
+    "it went (\"claimable again in 0.98 s\", \"to the dead letters\"). With\n"
     "--json, one JSON object per job on stdout instead: {\"uuid\", \"name\",\n"
     "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
-    "\"seconds\", \"reason\" (null if none)}.\n"
+    "\"seconds\", \"reason\", \"attempts\", \"not_before\" (when it is\n"
+    "claimable again; each null when it does not apply)}.\n"
     "\n"
     "Stopping: SIGINT or SIGTERM lets the job in hand finish (CMD runs to\n"
     "its end and the job is completed), then the worker exits 0; a worker\n"
@@ -131,7 +158,8 @@ const cli_command cli_cmd_work = {
     "  --timeout SECONDS   stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
     "  --time-limit SECONDS  the longest CMD may run for one job (0.001 to\n"
-    "                      2592000, fractions allowed; default: no limit)\n"
+    "                      2592000, fractions allowed; default: the job's\n"
+    "                      own, if any)\n"
     "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
     "                      (0 to 86400, fractions allowed; default 5)\n"
     "  --                  ends the options: CMD and its ARGS follow\n"
@@ -329,8 +357,9 @@ typedef struct {
   int exec_errno;    /* else why not */
   int status;        /* waitpid's, when started */
   int killed;        /* the second signal stopped it */
-  int64_t limit_ms;  /* its time limit (0: none) */
-  int timed_out;     /* it ran past limit_ms and was stopped */
+  int64_t limit_ms;  /* the time limit that stopped it */
+  int job_limit;     /* that limit was the job's own (else --time-limit) */
+  int timed_out;     /* it reached a time limit and was stopped */
   int lost;          /* keeping the lease failed: the claim is gone */
   int overflow;      /* stdout passed WORK_STDOUT_MAX */
   char *out;         /* stdout (NUL-terminated) */
@@ -408,6 +437,12 @@ static int read_output(int fd, run_result *r) {
   }
 }
 
+/* How long before the job's own time limit CMD is stopped. */
+static int64_t limit_margin(int64_t job_limit_ms) {
+  return job_limit_ms / 2 < WORK_LIMIT_MARGIN_MS ? job_limit_ms / 2
+                                                 : WORK_LIMIT_MARGIN_MS;
+}
+
 /* The earlier of two deadlines (-1: none). */
 static int64_t earliest(int64_t a, int64_t b) {
   return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -415,15 +450,15 @@ static int64_t earliest(int64_t a, int64_t b) {
 
 /*
  * Run CMD for the claimed job: write `input` to its stdin, collect its
- * stdout, renew the lease, stop CMD when it runs past `limit_ms` (0: no
- * limit), and handle the stop signals, until CMD has exited. Returns 0,
- * or -1 (printed) when CMD could not be started.
+ * stdout, renew the lease, stop CMD at the earlier of its time limits
+ * (--time-limit from its start; `job_at`, -1: none, for the job's own
+ * `job_limit_ms`), and handle the stop signals, until CMD has exited.
+ * Returns 0, or -1 (printed) when CMD could not be started.
  */
 static int run_command(const worker *w, const char *uuid, const char *name,
-                       uint64_t token, const char *input, int64_t limit_ms,
-                       run_result *r) {
+                       uint64_t token, const char *input, int64_t job_at,
+                       int64_t job_limit_ms, run_result *r) {
   memset(r, 0, sizeof *r);
-  r->limit_ms = limit_ms;
   r->out = malloc(WORK_STDOUT_MAX + 1);
   char **env = job_env(uuid, name, w->board_abs);
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -462,7 +497,8 @@ static int run_command(const worker *w, const char *uuid, const char *name,
   size_t in_len = strlen(input), in_off = 0;
   int64_t lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
   /* From CMD's start (execve succeeded): its run time is what is limited. */
-  int64_t limit_at = limit_ms > 0 ? now_ms() + limit_ms : -1;
+  int64_t own_at = w->time_limit_ms > 0 ? now_ms() + w->time_limit_ms : -1;
+  int64_t limit_at = earliest(own_at, job_at);
   int stopping = 0;     /* CMD's process group got SIGTERM */
   int64_t kill_at = -1; /* then SIGKILL at this time */
   int exited = 0;
@@ -501,9 +537,20 @@ static int run_command(const worker *w, const char *uuid, const char *name,
         break;
       }
       r->timed_out = 1;
-      fprintf(stderr, "jobboard: work: job %s: time limit %.2f s exceeded: "
-              "stopping CMD (SIGTERM, SIGKILL %.2f s later)\n", uuid,
-              (double)limit_ms / 1000.0, (double)w->grace_ms / 1000.0);
+      r->job_limit = own_at < 0 || (job_at >= 0 && job_at < own_at);
+      r->limit_ms = r->job_limit ? job_limit_ms : w->time_limit_ms;
+      if (r->job_limit)
+        fprintf(stderr, "jobboard: work: job %s: its claim lapses at the "
+                "job's time limit, %.2f s, in %.2f s: stopping CMD (SIGTERM, "
+                "SIGKILL %.2f s later)\n", uuid,
+                (double)job_limit_ms / 1000.0,
+                (double)limit_margin(job_limit_ms) / 1000.0,
+                (double)w->grace_ms / 1000.0);
+      else
+        fprintf(stderr, "jobboard: work: job %s: time limit %.2f s exceeded: "
+                "stopping CMD (SIGTERM, SIGKILL %.2f s later)\n", uuid,
+                (double)w->time_limit_ms / 1000.0,
+                (double)w->grace_ms / 1000.0);
     }
     if (stop_signals >= 2 && !r->killed) r->killed = 1;
     if ((r->timed_out || r->killed) && !stopping) {
@@ -584,27 +631,45 @@ static void output_to_result(char **res, size_t *res_len, const char *uuid,
 
 /* What happened to one job, for its progress line. */
 typedef struct {
-  const char *outcome; /* consumed failed trashed abandoned refused */
+  const char *outcome; /* consumed failed retried dead abandoned refused */
   int exit_code;       /* -1 when none */
   int signal;          /* 0 when none */
   double seconds;
-  char reason[64];     /* why CMD was stopped ("time limit 2.00 s
-                          exceeded"); "" when it was not */
+  char reason[64];     /* why the job was retried ("exit 75", "time limit
+                          2.00 s exceeded"); "" when it was not */
+  bool retried;        /* jb_job_retry took it: */
+  jb_retry_result res; /* its attempts, due time, dead */
 } job_report;
+
+/* Seconds from now to wall-clock time `us` (microseconds since the
+ * epoch), 0 when it is past. */
+static double seconds_until(int64_t us) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t left = us - ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+  return left > 0 ? (double)left / 1e6 : 0.0;
+}
 
 static int report(const worker *w, const char *uuid, const char *name,
                   const job_report *jr) {
   /* Flushed line by line: an operator follows it through a pipe. */
-  if (w->json)
+  if (w->json) {
+    char due[40];
+    bool has_due = jr->retried && !jr->res.dead && jr->res.due_us > 0;
+    if (has_due) cli_format_time(due, sizeof due, jr->res.due_us);
     return cli_json_print(json_pack(
-               "{s:s,s:s,s:s,s:o,s:o,s:f,s:o}", "uuid", uuid, "name", name,
-               "outcome", jr->outcome, "exit",
+               "{s:s,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o}", "uuid", uuid, "name",
+               name, "outcome", jr->outcome, "exit",
                jr->exit_code >= 0 ? json_integer(jr->exit_code) : json_null(),
                "signal", jr->signal ? json_integer(jr->signal) : json_null(),
                "seconds", jr->seconds, "reason",
-               jr->reason[0] ? json_string(jr->reason) : json_null())) != 0 ||
+               jr->reason[0] ? json_string(jr->reason) : json_null(),
+               "attempts",
+               jr->retried ? json_integer(jr->res.attempts) : json_null(),
+               "not_before", has_due ? json_string(due) : json_null())) != 0 ||
                    fflush(stdout) != 0
                ? -1 : 0;
+  }
   fflush(stdout);
   fprintf(stderr, "work: %s ", uuid);
   cli_put_text(stderr, name);
@@ -617,6 +682,15 @@ static int report(const worker *w, const char *uuid, const char *name,
     fputs("not run", stderr);
   fprintf(stderr, ", %.2f s)", jr->seconds);
   if (jr->reason[0]) fprintf(stderr, ": %s", jr->reason);
+  if (jr->retried && jr->res.dead)
+    fprintf(stderr, " (attempt %" PRIu32 ", to the dead letters)",
+            jr->res.attempts);
+  else if (jr->retried && jr->res.due_us > 0)
+    fprintf(stderr, " (attempt %" PRIu32 ", claimable again in %.2f s)",
+            jr->res.attempts, seconds_until(jr->res.due_us));
+  else if (jr->retried)
+    fprintf(stderr, " (attempt %" PRIu32 ", claimable again)",
+            jr->res.attempts);
   fputc('\n', stderr);
   return 0;
 }
@@ -697,7 +771,7 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
                   uint64_t token, next_job *next) {
   const char *name = jb_job_name(job);
   int64_t start = now_ms();
-  job_report jr = {"abandoned", -1, 0, 0.0, ""};
+  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}};
   char *input = NULL;
   json_t *j = cli_job_to_json(job);
   if (j) {
@@ -717,7 +791,11 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       input = line;
       memcpy(input + len, "\n", 2);
     }
-    if (run_command(w, uuid, name, token, input, w->time_limit_ms, &r) !=
+    /* The job's own limit counts from its claim (just made). */
+    int64_t job_limit = jb_job_time_limit(job);
+    int64_t job_at = job_limit > 0
+                         ? start + job_limit - limit_margin(job_limit) : -1;
+    if (run_command(w, uuid, name, token, input, job_at, job_limit, &r) !=
         0) {
       /* CMD cannot be executed (it was, when the worker started: it was
        * removed or changed since), or no process could be made. */
@@ -732,8 +810,12 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
   if (r.started && WIFEXITED(r.status)) jr.exit_code = WEXITSTATUS(r.status);
   if (r.started && WIFSIGNALED(r.status)) jr.signal = WTERMSIG(r.status);
   if (r.timed_out)
-    snprintf(jr.reason, sizeof jr.reason, "time limit %.2f s exceeded",
+    snprintf(jr.reason, sizeof jr.reason,
+             r.job_limit ? "the job's time limit %.2f s reached"
+                         : "time limit %.2f s exceeded",
              (double)r.limit_ms / 1000.0);
+  else if (jr.exit_code == WORK_EXIT_RETRY || jr.exit_code == WORK_EXIT_DEAD)
+    snprintf(jr.reason, sizeof jr.reason, "exit %d", jr.exit_code);
   int st = JB_OK;
   if (code != 0 || r.killed) {
     /* Not run, or stopped by the second signal: the job goes back. */
@@ -747,18 +829,29 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
     else if (completion_failed(st, uuid, "abandon", &jr) != 0 && code == 0)
       code = cli_exit_code(st);
   } else {
-    if (jr.exit_code == WORK_EXIT_TRASH && !r.timed_out) {
-      jr.outcome = "trashed";
+    if (jr.reason[0]) {
+      /* A time limit (whatever CMD's status: it may catch SIGTERM and
+       * exit 0) or exit 75: tried again after the back-off; exit 100:
+       * to the dead letters. A job whose attempts are used up goes there
+       * too. */
+      jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+      ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY
+                     ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
+      ro.token = token;
+      ro.reason = jr.reason;
       int64_t wait = 0;
       do
-        st = jb_job_trash_ex(w->b, uuid, w->who, token);
-      while (retry_offline(st, uuid, "trash", &wait));
-      if (st != JB_OK) code = completion_failed(st, uuid, "trash", &jr);
+        st = jb_job_retry(w->b, uuid, w->who, &ro, &jr.res);
+      while (retry_offline(st, uuid, "retry", &wait));
+      if (st == JB_OK) {
+        jr.retried = true;
+        jr.outcome = jr.res.dead ? "dead" : "retried";
+      } else {
+        code = completion_failed(st, uuid, "retry", &jr);
+      }
     } else {
-      /* Stopped for its time limit, CMD fails whatever its status (it
-       * may catch SIGTERM and exit 0). */
-      jb_outcome oc = jr.exit_code == 0 && !r.timed_out ? JB_OUTCOME_SUCCESS
-                                                        : JB_OUTCOME_FAILURE;
+      jb_outcome oc = jr.exit_code == 0 ? JB_OUTCOME_SUCCESS
+                                        : JB_OUTCOME_FAILURE;
       char *res = NULL;
       size_t res_len = 0;
       if (r.overflow) {
