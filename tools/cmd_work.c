@@ -88,7 +88,8 @@ const cli_command cli_cmd_work = {
     "  or a signal        is not tried again; its result is kept)\n"
     "A job retried once its attempts reach its maximum (post\n"
     "--max-attempts, else the board's policy) goes to the dead letters\n"
-    "instead (outcome dead). A failed job is one that CMD ran to its end:\n"
+    "instead (outcome dead). A job Redis decides (see below) is retried\n"
+    "at once: Redis keeps no back-off. A failed job is not tried again:\n"
     "exit 75 is how CMD asks for another attempt.\n"
     "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
     "output means no result; other output is ignored with a warning naming\n"
@@ -837,6 +838,9 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       jb_retry_opts ro = JB_RETRY_OPTS_INIT;
       ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY
                      ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
+      /* Redis keeps no delay (taskflow's board has none): a job it
+       * decides is given back at once. */
+      if (ro.flags == JB_RETRY_BACKOFF && jb_job_remote(job)) ro.flags = 0;
       ro.token = token;
       ro.reason = jr.reason;
       int64_t wait = 0;
