@@ -1073,6 +1073,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   if (jb__history_posting_name(posting.mv_data, posting.mv_size, &np,
                                &name_len))
     memcpy(name, np, name_len);
+  jb_buf *kept = &s->hist_posting; /* and the posting (txn.h) */
+  kept->len = 0;
+  if ((rc = jb__buf_append(kept, posting.mv_data, posting.mv_size))) return rc;
   if (c->op == JB_RELEASE_TRASH) {
     /* Copy the posting to the trash before any other page changes. */
     MDB_val uk = {16, (void *)c->uuid};
@@ -1110,7 +1113,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                      .owner = c->who, .owner_len = c->who_len,
                      .name = name, .name_len = name_len,
                      .reason = c->reason, .reason_len = c->reason_len,
-                     .result = d->result, .result_len = d->result_len};
+                     .result = d->result, .result_len = d->result_len,
+                     .posting = kept->data, .posting_len = kept->len,
+                     .attempts = c->attempts};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
   int ev = c->event ? c->event
