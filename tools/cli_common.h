@@ -31,6 +31,8 @@ enum {
                                 CLI_O_REDIS, but cli_open does not connect) */
   CLI_O_COUNT = 1u << 13,    /* --count N (claim-next: jobs to claim) */
   CLI_O_VERIFY = 1u << 14,   /* --verify (status) */
+  CLI_O_HISTORY = 1u << 15,  /* --outcome LIST --name NAME --since TIME
+                                --until TIME (history) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -74,6 +76,10 @@ typedef struct {
   int keepalive_ms;   /* --keepalive, in milliseconds; 0 when not given */
   int verify_ms;      /* --verify-every, in ms; 0 when not given, -1: 0 s */
   int verify;         /* --verify */
+  uint32_t outcomes;  /* --outcome: JB_HISTORY_END bits; 0 when not given */
+  const char *name;   /* --name NAME (history), NULL when not given */
+  int64_t since_us;   /* --since; 0 when not given */
+  int64_t until_us;   /* --until; 0 when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -154,6 +160,10 @@ int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *opts);
 int cli_sync_remember(jb_board *b, const cli_opts *opts);
 const char *cli_sync_given_url(const cli_opts *opts);
+
+/* A point in time as --since and --until take it (CLI_HELP_TIME), into
+ * microseconds since the epoch. Returns 0, or -1 when `text` is not one. */
+int cli_parse_time(int64_t *us, const char *text);
 
 /* --who must be given and not empty. Returns 0 or, after printing why,
  * CLI_EXIT_USAGE. */
@@ -246,6 +256,17 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 #define CLI_HELP_TIMEOUT                                                       \
   "  --timeout SECONDS   give up after this long (fractions allowed; 0 checks\n" \
   "                      once; `inf` or no --timeout waits without limit)\n"
+
+/* What --since and --until accept (cli_parse_time). */
+#define CLI_HELP_TIME                                                          \
+  "TIME is UTC unless it says otherwise, in one of these forms:\n"            \
+  "  YYYY-MM-DD                  midnight starting that day\n"                \
+  "  YYYY-MM-DDTHH:MM[:SS[.F]]   F: up to 6 digits of a second; a space may\n" \
+  "                              stand for the T\n"                           \
+  "  any of those + Z, or + an offset +HH:MM / -HH:MM (RFC 3339); the\n"     \
+  "  times this command prints are of this form and may be given back\n"     \
+  "  @SECONDS                    seconds since the epoch (1970-01-01Z),\n"   \
+  "                              fractions allowed: @1700000000.5\n"
 
 #define CLI_HELP_ENV                                                           \
   "Environment:\n"                                                             \
