@@ -866,7 +866,7 @@ selects "" --since 2000-01-01 --until 2000-01-02T00:00:00+01:00
 selects "$t1 $r $t2 " --since 2000-01-01T00:00Z
 selects "$t1 $r $t2 " --until 9999-12-31
 jb history --outcome bogus
-expect_error 2 "'bogus' is not an outcome (one of: consumed, failed, trashed, revoked, lost)" "--outcome bogus"
+expect_error 2 "'bogus' is not an outcome (one of: consumed, failed, trashed, revoked, lost" "--outcome bogus"
 jb history --outcome consumed,,failed
 expect_error 2 "--outcome" "--outcome with an empty name"
 for bad in yesterday 2024-13-01 2024-02-30 2023-02-29 2024-01-01T25:00 2024-01-01T10:00:00.1234567 @-5 @x 2024-01-01Zx; do
