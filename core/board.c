@@ -115,6 +115,9 @@ static const char *where_of(long idx, char buf[40]) {
 /* A post's life options (version 2): its due time and, when it has any
  * other option, a jobx record for the store (sp->x, freed by the
  * caller). `where` prefixes messages. */
+/* The size of a version 1 jb_post (its fields up to book_uuid). */
+#define JB_POST_V1_SIZE offsetof(jb_post, not_before_us)
+
 static int life_options(const jb_post *p, const char *where,
                         jb_store_post *sp, int64_t now_us) {
   sp->due_us = 0;
@@ -253,9 +256,20 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   jb_buf buf = {0};
   int64_t now = jb__now_us();
   int rc = JB_OK;
-  for (size_t i = 0; rc == JB_OK && i < n; i++)
-    rc = prepare(b->max_posting, &posts[i], n == 1 ? -1 : (long)i, &buf,
-                 &sp[i], now);
+  /* A caller built against version 1 of jb_post passes an array of the
+   * smaller struct: its first element's version says which (ABI). */
+  size_t stride = posts[0].version == 1 ? JB_POST_V1_SIZE : sizeof *posts;
+  for (size_t i = 0; rc == JB_OK && i < n; i++) {
+    const jb_post *p = (const jb_post *)(const void *)((const char *)posts +
+                                                       i * stride);
+    if (i > 0 && p->version != posts[0].version)
+      rc = jb__err(JB_EINVAL, "post %zu: version %u differs from post 0's "
+                   "(%u): one batch, one version", i, p->version,
+                   posts[0].version);
+    else
+      rc = prepare(b->max_posting, p, n == 1 ? -1 : (long)i, &buf, &sp[i],
+                   now);
+  }
   uint8_t held[16];
   size_t held_idx = 0;
   if (rc == JB_OK) {

@@ -1186,6 +1186,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     return rc;
   uint8_t xbuf[JB_JOBX_MAXLEN];
   size_t x_len = x.found ? jb__jobx_encode(&x, xbuf) : 0;
+  jb_buf *kept = &s->hist_posting; /* and the posting (txn.h) */
+  kept->len = 0;
+  if ((rc = jb__buf_append(kept, posting.mv_data, posting.mv_size))) return rc;
   if (c->op == JB_RELEASE_TRASH) {
     /* Copy the posting to the trash before any other page changes. */
     MDB_val uk = {16, (void *)c->uuid};
@@ -1242,7 +1245,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                                : x.rec.reason_len ? x.reason : NULL,
                      .reason_len = c->reason ? c->reason_len
                                              : x.rec.reason_len,
-                     .result = d->result, .result_len = d->result_len};
+                     .result = d->result, .result_len = d->result_len,
+                     .posting = kept->data, .posting_len = kept->len,
+                     .attempts = c->attempts ? c->attempts : x.rec.attempts};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
   int ev = c->event ? c->event

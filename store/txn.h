@@ -49,6 +49,10 @@ struct jb_store {
   int64_t sweep_bt;
   uint8_t sweep_after[JB_HOLDERKEY_LEN];
   bool sweep_wrapped;
+  /* The posting of the job being completed, copied for its history record
+   * (ops.c jb__job_complete): the job's removal changes the page it is
+   * in. Used only inside write transactions. */
+  jb_buf hist_posting;
   /* The change log's bounds (resolved from the options at open) and when
    * its oldest event may next be too old, a hint that spares most writes
    * a look at it (logread.c). The hint is used only inside write
@@ -185,6 +189,8 @@ typedef struct {
                                 attempt's end already dropped the claim */
   int end;                   /* 0: by op and done; else the jb_end */
   uint8_t cause;             /* JB_RELEASE_TRASH: the jb_dead_cause */
+  uint32_t attempts;         /* claims the job had, for the history record
+                                (0: not counted) */
 } jb_completing;
 int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
 
