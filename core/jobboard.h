@@ -422,7 +422,8 @@ JB_EXTERN int jb_job_post(char uuid_out[JB_UUID_STRLEN], jb_board *board,
  * first element's version tells). Uuids are
  * written to uuids_out[0..n-1] in order; sequences follow the same order.
  * Every post is validated before anything is written; the message of a bad
- * one names its index. Errors: as jb_job_post.
+ * one names its index. Two posts of the batch with one unique key are
+ * JB_EINVAL (naming both). Errors: as jb_job_post.
  */
 JB_EXTERN int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *board,
                       const jb_post *posts, size_t n);
