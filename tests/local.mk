@@ -295,3 +295,13 @@ tests_test_commitpages_SOURCES = tests/test_commitpages.c tools/bench_raw.c \
 tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_test_commitpages_LDADD = $(JB_TEST_LIBS) $(JANSSON_LIBS) -ldl -lpthread
 endif
+
+# A job's life (issue 15): delayed jobs, attempts and dead letters, retry,
+# time limits, unique keys, cancel and flush.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_life
+TESTS += tests/test_life
+tests_test_life_SOURCES = tests/test_life.c $(JB_TEST_HELPERS)
+tests_test_life_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_life_LDADD = $(JB_TEST_LIBS) -lpthread
+endif

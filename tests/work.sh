@@ -267,7 +267,7 @@ jb dead list --json
 pycheck 'len(lines) == 1 and j["uuid"] == "'"$b"'" and j["cause"] == "buried" and
   j["attempts"] == 1 and j["reason"] == "exit 100"' "exit 100: the dead letter"
 record "$c"
-pycheck 'j["outcome"] == "failed" and j["result"] == {}' "killed by SIGKILL"
+pycheck 'j["outcome"] == "failed" and j["result"] is None' "killed by SIGKILL"
 jb count
 [ "$out" = 0 ] || t_fail "jobs left on the board: $out"
 t_end
@@ -283,9 +283,23 @@ want_rc 0 "work"
 has "$err" "job $a: CMD's output is not a JSON object" "warning for text"
 has "$err" "job $b: CMD's output is not a JSON object" "warning for an array"
 record "$a"
-pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "text output"
+pycheck 'j["outcome"] == "consumed" and j["result"] is None' "text output"
 record "$b"
-pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "array output"
+pycheck 'j["outcome"] == "consumed" and j["result"] is None' "array output"
+t_end
+
+t_begin "output {} is a result, the empty map; no output is none (issue 15, point 8)"
+post empty
+a=$uuid
+post silent
+b=$uuid
+jb work --who w --jobs 2 -- sh -c \
+  'if [ "$JOBBOARD_NAME" = empty ]; then echo "{}"; fi'
+want_rc 0 "work"
+record "$a"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "{} output"
+record "$b"
+pycheck 'j["outcome"] == "consumed" and j["result"] is None' "no output"
 t_end
 
 t_begin "stdout beyond 1 MiB fails the job, without a result"
@@ -295,7 +309,7 @@ jb work --who w --jobs 1 -- sh -c 'head -c 2000000 /dev/zero | tr "\0" x'
 want_rc 0 "work"
 has "$err" "job $a: CMD wrote more than 1048576 bytes" "message"
 record "$a"
-pycheck 'j["outcome"] == "failed" and j["result"] == {}' "history"
+pycheck 'j["outcome"] == "failed" and j["result"] is None' "history"
 t_end
 
 t_begin "CMD's own options are not the worker's (with or without --)"

@@ -605,8 +605,9 @@ fail:
 
 /* ------------------------------------------------------- completing a job */
 
-/* CMD's stdout as a result: a msgpack map in *res (NULL: none). Output
- * that is not one JSON object is reported and dropped. */
+/* CMD's stdout as a result: a msgpack map in *res (NULL: none; {} is a
+ * result, the empty map). Output that is not one JSON object is reported
+ * and dropped. */
 static void output_to_result(char **res, size_t *res_len, const char *uuid,
                              const run_result *r) {
   *res = NULL;
@@ -622,8 +623,7 @@ static void output_to_result(char **res, size_t *res_len, const char *uuid,
     fprintf(stderr, "jobboard: work: job %s: CMD's output is not a JSON "
             "object (%s): no result kept\n", uuid,
             v ? "another JSON value" : je.text);
-  } else if (json_object_size(v) > 0 &&
-             cli_json_to_msgpack(res, res_len, v, err, sizeof err)) {
+  } else if (cli_json_to_msgpack(res, res_len, v, err, sizeof err)) {
     fprintf(stderr, "jobboard: work: job %s: CMD's output cannot be a "
             "result (%s): no result kept\n", uuid, err);
   }
