@@ -1051,8 +1051,8 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     MDB_val posting, xk = {16, ctx->uuid_out}, xv = {0, NULL};
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
       return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
-    if ((h.flags & JB_JOB_F_X) && (rc = mdb_get(txn, s->jobx, &xk, &xv)) &&
-        rc != MDB_NOTFOUND)
+    /* Any job may have one (its attempts): a read, no page written. */
+    if ((rc = mdb_get(txn, s->jobx, &xk, &xv)) && rc != MDB_NOTFOUND)
       return rc;
     /* The claim's expiry: its lease, or the job's time limit if sooner. */
     jb_claimrec rec;
