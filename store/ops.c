@@ -763,6 +763,9 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       continue;
     }
     if (rc) break;
+    /* A delayed job is published once due (the replicator): it joins
+     * `ready` now, so that Redis's view and the board's agree. */
+    if ((rc = jb__promote_one(s, txn, h.jobkey, jb__now_us()))) break;
     uint8_t key[JB_JOBKEY_LEN], flags;
     rc = pub_key(s, txn, uuid, &h, posting, ctx->state,
                  ctx->seqs ? ctx->seqs[i] : 0, key, &flags);
