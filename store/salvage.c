@@ -182,10 +182,21 @@ static bool history_entry(salv *sv, const uint8_t *key, size_t klen,
     return true;
   }
   if (klen != 9 || key[0] != 's') return false;
-  jb_histrec rec;
-  char why[200];
-  if (jb__histrec_check(data, dlen, &rec, why, sizeof why) != JB_OK)
+  /* As check reads it (history.c jb__history_walk): the record and the
+   * posting it keeps must decode, or the new board would fail check. */
+  jb_hist_entry e;
+  char why[300];
+  if (jb__histrec_decode(data, dlen, &e, why, sizeof why) != JB_OK)
     return false;
+  if (e.posting) {
+    jb_job job;
+    memset(&job, 0, sizeof job);
+    int r = jb__histrec_posting(&job, e.posting, e.posting_len, e.rec.uuid,
+                                why, sizeof why);
+    jb__job_clear(&job);
+    if (r != JB_OK) return false;
+  }
+  jb_histrec rec = e.rec;
   add_done(sv, rec.uuid);
   if (!sv->take_hist) return true;
   uint8_t head[12];

@@ -583,7 +583,7 @@ static void salvage_of_randomly_damaged_boards(void **state) {
     jb_check_stats cst;
     if (jb_board_check(&cst, b, on_check_line, &cs) != JB_OK)
       fail_msg("board %ld (seed %u): the salvaged board fails check: %s", k,
-               seed, cs.first);
+               seed, cs.first[0] ? cs.first : cs.all);
     /* Every job whose pages are intact is there; no consumed one is. */
     size_t want = 0, got = 0;
     for (size_t i = 0; i < m.n; i++) {
