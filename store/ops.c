@@ -285,7 +285,7 @@ int jb__job_rekey(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
       return rc;
     }
   }
-header:
+header:;
   /* The header is rewritten in place: same size, so the posting after it
    * stays where it is. */
   MDB_val k = {16, (void *)uuid}, v;
