@@ -368,10 +368,13 @@ int jb_dead_purge(size_t *out, jb_board *b, int64_t before_us) {
   if (out) *out = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   size_t total = 0;
+  uint8_t resume[16];
+  bool has_resume = false;
   for (;;) {
     size_t n;
     bool more;
-    int rc = jb__store_dead_purge(b->store, before_us, 512, &n, &more);
+    int rc = jb__store_dead_purge(b->store, before_us, 512, &n, &more,
+                                  resume, &has_resume);
     if (rc != JB_OK) return rc;
     total += n;
     if (out) *out = total;

@@ -179,10 +179,12 @@ typedef struct {
   bool keep_attempts;
   int64_t now_us;
   uint8_t held_by[16];
-  /* purge */
+  /* purge: where the last transaction stopped (the key to look at next) */
   int64_t before_us;
   size_t purged;
   bool more;
+  uint8_t *resume;
+  bool *has_resume;
 } dead_ctx;
 
 static int dead_get_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -387,10 +389,19 @@ static int purge_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   int rc = mdb_cursor_open(txn, s->trash, &cur);
   if (rc) return rc;
   MDB_val k, v;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  /* On from where the last transaction stopped: the records kept are not
+   * read again by every batch. */
+  if (*c->has_resume) {
+    k = (MDB_val){16, c->resume};
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  } else {
+    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  }
   while (rc == 0) {
     if (c->purged >= c->max) {
-      c->more = true;
+      c->more = k.mv_size == 16; /* a malformed key ends the walk */
+      if (c->more) memcpy(c->resume, k.mv_data, 16);
+      *c->has_resume = c->more;
       break;
     }
     jb_trashrec tr;
@@ -419,8 +430,10 @@ static int purge_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 }
 
 int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,
-                         size_t *purged, bool *more) {
-  dead_ctx c = {.before_us = before_us, .max = max};
+                         size_t *purged, bool *more, uint8_t resume[16],
+                         bool *has_resume) {
+  dead_ctx c = {.before_us = before_us, .max = max, .resume = resume,
+                .has_resume = has_resume};
   int rc = jb__store_write(s, purge_body, &c);
   *purged = rc == JB_OK ? c.purged : 0;
   *more = rc == JB_OK && c.more;

@@ -621,8 +621,11 @@ int jb__store_dead_count(jb_store *s, size_t *out);
 int jb__store_dead_requeue(jb_store *s, const uint8_t uuid[16],
                            bool keep_attempts, int64_t now_us,
                            uint8_t held_by[16]);
+/* Up to `max` per call, walking on from `resume` (when *has_resume; both
+ * in/out: where the next call starts). */
 int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,
-                         size_t *purged, bool *more);
+                         size_t *purged, bool *more, uint8_t resume[16],
+                         bool *has_resume);
 /* Why a claim record lapsed (NULL: it holds). */
 const char *jb__claim_lapsed_why(jb_store *s, const jb_claimrec *rec);
 
