@@ -242,6 +242,11 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
 }
 #undef where
 
+int jb__post_prepare(size_t max_posting, const jb_post *p, jb_buf *buf,
+                     jb_store_post *sp, int64_t now_us) {
+  return prepare(max_posting, p, -1, buf, sp, now_us);
+}
+
 int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
                       const jb_post *posts, size_t n) {
   if (b == NULL || (n && posts == NULL))
