@@ -115,6 +115,9 @@ static const char *where_of(long idx, char buf[40]) {
 /* A post's life options (version 2): its due time and, when it has any
  * other option, a jobx record for the store (sp->x, freed by the
  * caller). `where` prefixes messages. */
+/* The size of a version 1 jb_post (its fields up to book_uuid). */
+#define JB_POST_V1_SIZE offsetof(jb_post, not_before_us)
+
 static int life_options(const jb_post *p, const char *where,
                         jb_store_post *sp, int64_t now_us) {
   sp->due_us = 0;
@@ -247,6 +250,49 @@ int jb__post_prepare(size_t max_posting, const jb_post *p, jb_buf *buf,
   return prepare(max_posting, p, -1, buf, sp, now_us);
 }
 
+/* Order of posts by unique key (bytes, then length). */
+static int unique_cmp(const void *a, const void *b) {
+  const jb_jobx *x = (*(const jb_store_post *const *)a)->x;
+  const jb_jobx *y = (*(const jb_store_post *const *)b)->x;
+  size_t xl = x->rec.unique_len, yl = y->rec.unique_len;
+  int c = memcmp(x->unique, y->unique, xl < yl ? xl : yl);
+  return c ? c : (xl > yl) - (xl < yl);
+}
+
+/* Two posts of one batch with one unique key are refused before anything
+ * is written: the store would refuse the second (JB_EEXISTS) naming the
+ * first, a job that is never posted. */
+static int unique_twice(const jb_store_post *sp, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (sp[i].x && sp[i].x->rec.unique_len) k++;
+  if (k < 2) return JB_OK;
+  const jb_store_post **v = malloc(k * sizeof *v);
+  if (v == NULL) return jb__err(JB_ENOMEM, "out of memory for %zu posts", n);
+  k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (sp[i].x && sp[i].x->rec.unique_len) v[k++] = &sp[i];
+  qsort(v, k, sizeof *v, unique_cmp);
+  int rc = JB_OK;
+  for (size_t j = 1; j < k && rc == JB_OK; j++) {
+    if (unique_cmp(&v[j - 1], &v[j]) != 0) continue;
+    size_t a = (size_t)(v[j - 1] - sp), c = (size_t)(v[j] - sp);
+    if (a > c) {
+      size_t t = a;
+      a = c;
+      c = t;
+    }
+    rc = jb__err(JB_EINVAL, "post %zu: unique key \"%.*s\" is post %zu's "
+                 "too (a batch holds a key once)", c,
+                 (int)(v[j]->x->rec.unique_len > 200
+                           ? 200
+                           : v[j]->x->rec.unique_len),
+                 v[j]->x->unique, a);
+  }
+  free(v);
+  return rc;
+}
+
 int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
                       const jb_post *posts, size_t n) {
   if (b == NULL || (n && posts == NULL))
@@ -258,9 +304,21 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   jb_buf buf = {0};
   int64_t now = jb__now_us();
   int rc = JB_OK;
-  for (size_t i = 0; rc == JB_OK && i < n; i++)
-    rc = prepare(b->max_posting, &posts[i], n == 1 ? -1 : (long)i, &buf,
-                 &sp[i], now);
+  /* A caller built against version 1 of jb_post passes an array of the
+   * smaller struct: its first element's version says which (ABI). */
+  size_t stride = posts[0].version == 1 ? JB_POST_V1_SIZE : sizeof *posts;
+  for (size_t i = 0; rc == JB_OK && i < n; i++) {
+    const jb_post *p = (const jb_post *)(const void *)((const char *)posts +
+                                                       i * stride);
+    if (i > 0 && p->version != posts[0].version)
+      rc = jb__err(JB_EINVAL, "post %zu: version %u differs from post 0's "
+                   "(%u): one batch, one version", i, p->version,
+                   posts[0].version);
+    else
+      rc = prepare(b->max_posting, p, n == 1 ? -1 : (long)i, &buf, &sp[i],
+                   now);
+  }
+  if (rc == JB_OK && n > 1) rc = unique_twice(sp, n);
   uint8_t held[16];
   size_t held_idx = 0;
   if (rc == JB_OK) {
@@ -522,6 +580,23 @@ int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
   return jb_job_claim_next_ex(uuid_out, job_out, NULL, b, who, NULL);
 }
 
+/* A release or extend refused because the job is not on the board: when
+ * its history says it was cancelled (forced from its holder), the message
+ * says so (jobboard.h, jb_job_cancel). Other codes pass through. */
+static int say_if_cancelled(jb_board *b, int rc, const uint8_t raw[16]) {
+  if (rc != JB_ENOTFOUND) return rc;
+  char msg[1024]; /* as long as any message (core/error.c) */
+  snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  jb_completion *c = NULL;
+  bool cancelled = jb_job_completion(&c, b, t) == JB_OK &&
+                   c->end == JB_END_CANCELLED;
+  jb_completion_free(c);
+  return jb__err(JB_ENOTFOUND, "%s%s", msg,
+                 cancelled ? " (it was cancelled)" : "");
+}
+
 int jb_job_extend(jb_board *b, const char *uuid, const char *who,
                   uint64_t token, int64_t lease_ms) {
   uint8_t raw[16];
@@ -535,7 +610,7 @@ int jb_job_extend(jb_board *b, const char *uuid, const char *who,
                    (long long)JB_LEASE_MAX_MS);
   rc = jb__store_extend(b->store, raw, who, who_len, token, lease_ms,
                         jb__now_us(), 0);
-  if (rc != JB__REMOTE) return rc;
+  if (rc != JB__REMOTE) return say_if_cancelled(b, rc, raw);
   if (b->remote_ops == NULL) return not_attached("extend the claim on", raw);
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
@@ -651,8 +726,11 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   jb_store_done done = {op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
                                                  : JB_END_TRASHED,
                         NULL, 0, &hb};
-  return jb__board_release(b, op, raw, who, who_len, token,
-                           op == JB_RELEASE_ABANDON ? NULL : &done);
+  return say_if_cancelled(b, jb__board_release(b, op, raw, who, who_len,
+                                               token, op == JB_RELEASE_ABANDON
+                                                          ? NULL
+                                                          : &done),
+                          raw);
 }
 
 int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {

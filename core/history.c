@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 #include "posting.h"
+#include "store/history.h"
 #include "store/store.h"
 
 #include <stdlib.h>
@@ -29,13 +30,38 @@ const char *jb_end_name(jb_end end) {
 typedef struct {
   jb_completion c;
   jb_buf mem;
+  jb_job job; /* the posting decoded: details and book point into it */
 } completion_box;
 
 void jb_completion_free(jb_completion *completion) {
   if (completion == NULL) return;
   completion_box *box = (completion_box *)completion;
   jb__buf_free(&box->mem);
+  jb__job_clear(&box->job);
   free(box);
+}
+
+/* Record `val` into `c` (jb__history_load), with the fields its posting
+ * gives decoded into `job` (details, book). */
+static int completion_load(jb_completion *c, jb_buf *mem, jb_job *job,
+                           uint64_t hseq, const void *val, size_t len) {
+  int rc = jb__history_load(c, mem, hseq, val, len);
+  if (rc != JB_OK || c->posting == NULL) return rc;
+  char why[200];
+  uint8_t raw[16];
+  jb__uuid_parse(raw, c->uuid, "job uuid");
+  rc = jb__histrec_posting(job, c->posting, c->posting_len, raw, why,
+                           sizeof why);
+  if (rc == JB_ECORRUPT)
+    return jb__err(rc, "history record %llu (job %s): posting: %s (run "
+                   "'jobboard check')", (unsigned long long)hseq, c->uuid,
+                   why);
+  if (rc != JB_OK) return rc;
+  c->details = job->details.data;
+  c->details_len = job->details.len;
+  c->book_name = job->book_name;
+  c->book_uuid = job->book_uuid;
+  return JB_OK;
 }
 
 int jb__consume_args(jb_board *b, const char *uuid, const char *who,
@@ -101,8 +127,8 @@ static int completion_lookup(jb_completion **out, jb_board *b,
   if (rc == JB_OK && (box = calloc(1, sizeof *box)) == NULL)
     rc = jb__err(JB_ENOMEM, "out of memory reading a history record");
   if (rc == JB_OK)
-    rc = jb__history_load(&box->c, &box->mem, item.hseq,
-                          bytes.data + item.off, item.len);
+    rc = completion_load(&box->c, &box->mem, &box->job, item.hseq,
+                         bytes.data + item.off, item.len);
   jb__buf_free(&bytes);
   if (rc != JB_OK) {
     jb_completion_free(box ? &box->c : NULL);
@@ -141,15 +167,61 @@ struct jb_history_iter {
   jb_board *board;
   bool oldest_first;
   bool started;
-  uint64_t last; /* hseq of the last record handed out */
+  bool done;
+  uint64_t last; /* hseq of the last record looked at */
+  jb_hist_filter filter;
+  bool filtered;
+  char *strs;    /* the filter's name and prefix */
   jb_hist_item items[HIST_BATCH];
   size_t n, pos;
   jb_buf bytes;
   jb_completion c;
   jb_buf mem;
+  jb_job job;
 };
 
-int jb_history_open(jb_history_iter **out, jb_board *b, unsigned flags) {
+/* Check `f` (jobboard.h) and make it the store's `out`, its strings
+ * copied to *strs (malloc'ed; the caller frees it). */
+static int filter_take(jb_hist_filter *out, char **strs,
+                       const jb_history_filter *f) {
+  *strs = NULL;
+  if (f->version != JB_HISTORY_FILTER_VERSION)
+    return jb__err(JB_EINVAL, "history filter: version %u is not %d "
+                   "(JB_HISTORY_FILTER_VERSION)", f->version,
+                   JB_HISTORY_FILTER_VERSION);
+  for (unsigned e = 0; e < 32; e++)
+    if ((f->ends & (UINT32_C(1) << e)) && jb_end_name((jb_end)e) == NULL)
+      return jb__err(JB_EINVAL, "history filter: ends: bit %u is not a "
+                     "jb_end", e);
+  size_t nlen = f->name ? strlen(f->name) : 0;
+  size_t plen = f->name_prefix ? strlen(f->name_prefix) : 0;
+  if (nlen > JB_NAME_MAX || plen > JB_NAME_MAX)
+    return jb__err(JB_EINVAL, "history filter: %s: %zu bytes is longer "
+                   "than a name (JB_NAME_MAX, %d)",
+                   nlen > JB_NAME_MAX ? "name" : "name_prefix",
+                   nlen > JB_NAME_MAX ? nlen : plen, JB_NAME_MAX);
+  if (f->since_us && f->until_us && f->until_us <= f->since_us)
+    return jb__err(JB_EINVAL, "history filter: until_us %lld is not after "
+                   "since_us %lld", (long long)f->until_us,
+                   (long long)f->since_us);
+  if ((*strs = malloc(nlen + plen + 2)) == NULL)
+    return jb__err(JB_ENOMEM, "out of memory for a history filter");
+  char *name = *strs, *prefix = *strs + nlen + 1;
+  memcpy(name, f->name ? f->name : "", nlen + 1);
+  memcpy(prefix, f->name_prefix ? f->name_prefix : "", plen + 1);
+  *out = (jb_hist_filter){.ends = f->ends,
+                          .name = f->name ? name : NULL,
+                          .name_len = nlen,
+                          .prefix = f->name_prefix ? prefix : NULL,
+                          .prefix_len = plen,
+                          .since_us = f->since_us ? f->since_us : INT64_MIN,
+                          .until_us = f->until_us ? f->until_us : INT64_MAX};
+  return JB_OK;
+}
+
+int jb_history_open_filtered(jb_history_iter **out, jb_board *b,
+                             unsigned flags,
+                             const jb_history_filter *filter) {
   if (out == NULL) return jb__err(JB_EINVAL, "jb_history_open: out is NULL");
   *out = NULL;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
@@ -158,34 +230,56 @@ int jb_history_open(jb_history_iter **out, jb_board *b, unsigned flags) {
                    flags & ~(unsigned)JB_HISTORY_OLDEST_FIRST);
   jb_history_iter *it = calloc(1, sizeof *it);
   if (it == NULL) return jb__err(JB_ENOMEM, "out of memory for an iterator");
+  if (filter) {
+    int rc = filter_take(&it->filter, &it->strs, filter);
+    if (rc != JB_OK) {
+      free(it);
+      return rc;
+    }
+    it->filtered = true;
+  }
   it->board = b;
   it->oldest_first = (flags & JB_HISTORY_OLDEST_FIRST) != 0;
   *out = it;
   return JB_OK;
 }
 
+int jb_history_open(jb_history_iter **out, jb_board *b, unsigned flags) {
+  return jb_history_open_filtered(out, b, flags, NULL);
+}
+
 int jb_history_next(const jb_completion **out, jb_history_iter *it) {
   if (out == NULL || it == NULL)
     return jb__err(JB_EINVAL, "jb_history_next: NULL argument");
   *out = NULL;
-  if (it->pos == it->n) {
+  /* A batch may hold no record the filter selects: the next one goes on
+   * from the last record looked at, until one looks at none. */
+  while (it->pos == it->n) {
     /* Newest first never goes below hseq 1: nothing is older. */
-    if (it->started && !it->oldest_first && it->last <= 1) return JB_OK;
-    int rc = jb__history_scan(it->board->store, it->oldest_first,
-                              !it->started, it->last, it->items, HIST_BATCH,
-                              HIST_BUDGET, &it->bytes, &it->n);
+    if (it->done || (it->started && !it->oldest_first && it->last <= 1))
+      return JB_OK;
+    uint64_t seen;
+    int rc = jb__history_scan(it->board->store,
+                              it->filtered ? &it->filter : NULL,
+                              it->oldest_first, !it->started, it->last,
+                              it->items, HIST_BATCH, HIST_BUDGET, &it->bytes,
+                              &it->n, &seen);
     it->pos = 0;
     if (rc != JB_OK) {
       it->n = 0;
       return rc;
     }
-    if (it->n == 0) return JB_OK;
+    if (seen == 0) {
+      /* Oldest first sees records added later: look again next call. */
+      if (!it->oldest_first) it->done = it->started;
+      return JB_OK;
+    }
+    it->last = seen;
+    it->started = true;
   }
   const jb_hist_item *item = &it->items[it->pos++];
-  it->last = item->hseq;
-  it->started = true;
-  int rc = jb__history_load(&it->c, &it->mem, item->hseq,
-                            it->bytes.data + item->off, item->len);
+  int rc = completion_load(&it->c, &it->mem, &it->job, item->hseq,
+                           it->bytes.data + item->off, item->len);
   if (rc != JB_OK) return rc;
   *out = &it->c;
   return JB_OK;
@@ -195,6 +289,8 @@ void jb_history_close(jb_history_iter *it) {
   if (it == NULL) return;
   jb__buf_free(&it->bytes);
   jb__buf_free(&it->mem);
+  jb__job_clear(&it->job);
+  free(it->strs);
   free(it);
 }
 

@@ -416,10 +416,14 @@ JB_EXTERN int jb_job_post(char uuid_out[JB_UUID_STRLEN], jb_board *board,
                 const jb_post *post);
 
 /**
- * Post `n` jobs in one write transaction: all of them or none. Uuids are
+ * Post `n` jobs in one write transaction: all of them or none. Every post
+ * of `posts` has the version of the first (a program built against
+ * version 1 of jb_post passes an array of the smaller struct, which the
+ * first element's version tells). Uuids are
  * written to uuids_out[0..n-1] in order; sequences follow the same order.
  * Every post is validated before anything is written; the message of a bad
- * one names its index. Errors: as jb_job_post.
+ * one names its index. Two posts of the batch with one unique key are
+ * JB_EINVAL (naming both). Errors: as jb_job_post.
  */
 JB_EXTERN int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *board,
                       const jb_post *posts, size_t n);
@@ -1096,13 +1100,36 @@ typedef struct {
   int64_t claimed_us;     /**< the claim (or its last refresh); 0 if none */
   int64_t completed_us;   /**< when it left the board */
   const void *result;     /**< the result: one msgpack map (0x80, the empty
-                               map, when none was given) */
+                               map, when none was given: see has_result) */
   size_t result_len;
   const char *reason;     /**< JB_END_REVOKED, JB_END_LOST: why; else the
                                reason given with the job's last failed
                                attempt (JB_END_DEAD: the one that sent it
                                there); NULL when none */
   uint64_t history_seq;   /**< its place in the history: larger is newer */
+  /* Added after 0.1.0 (record format 2). A record written by 0.1.0
+   * (format 1) has none of these: details, book_name, book_uuid and
+   * posting NULL, details_len, posting_len and attempts 0, has_result
+   * true (format 1 cannot tell no result from the empty map). */
+  const void *details;    /**< the job's details as posted: one msgpack
+                               map (0x80 when it had none); NULL when the
+                               posting is not kept (a revoked job, or an
+                               older record) */
+  size_t details_len;
+  const char *book_name;  /**< the logbook the job was posted to; NULL
+                               when none (or the posting is not kept) */
+  const char *book_uuid;  /**< with book_name */
+  uint32_t attempts;      /**< how many times the job was claimed; 0 when
+                               not counted */
+  bool has_result;        /**< false when its owner gave no result (result
+                               is then the empty map); true for any result
+                               given, the empty map {} too */
+  const void *posting;    /**< the job's posting bytes as the board held
+                               them (taskflow's layout: uuid, name,
+                               priority, created_on, details, book,
+                               sequence), enough to post it again; NULL
+                               when not kept (as details) */
+  size_t posting_len;
 } jb_completion;
 
 /** Free a record returned through `**out`. NULL is a no-op. */
@@ -1113,7 +1140,8 @@ JB_EXTERN void jb_completion_free(jb_completion *completion);
  * job, and its history record says JB_END_CONSUMED (JB_OUTCOME_SUCCESS)
  * or JB_END_FAILED (JB_OUTCOME_FAILURE) and keeps `result`, one complete
  * msgpack map of at most the board's max_posting bytes (NULL with length
- * 0: the empty map). `token` 0 is not checked. jb_job_consume and
+ * 0: no result; the record then says has_result false, where an explicit
+ * empty map 0x80 says true). `token` 0 is not checked. jb_job_consume and
  * jb_job_consume_ex are this call with JB_OUTCOME_SUCCESS and no result.
  * Errors: as jb_job_consume_ex; JB_EINVAL also for an unknown outcome or
  * a result that is not one msgpack map or is too large (names the field;
@@ -1328,6 +1356,49 @@ JB_EXTERN int jb_history_next(const jb_completion **out, jb_history_iter *it);
 
 /** Free a history iterator. NULL is a no-op. */
 JB_EXTERN void jb_history_close(jb_history_iter *it);
+
+/** jb_history_filter's bit for ending `end` (a jb_end). */
+#define JB_HISTORY_END(end) (1u << (unsigned int)(end))
+
+#define JB_HISTORY_FILTER_VERSION 1
+
+/**
+ * Which records jb_history_open_filtered hands out: those that meet every
+ * condition set (a zero or NULL field sets none). Initialise with
+ * JB_HISTORY_FILTER_INIT, then set the fields you want.
+ */
+typedef struct {
+  unsigned int version;    /**< JB_HISTORY_FILTER_VERSION */
+  uint32_t ends;           /**< JB_HISTORY_END(e) bits of the endings
+                                wanted; 0: every ending */
+  const char *name;        /**< only jobs of exactly this name (a revoked
+                                job whose name is unknown has none) */
+  const char *name_prefix; /**< only jobs whose name starts with this */
+  int64_t since_us;        /**< only jobs completed at or after this
+                                (microseconds since the epoch); 0: no
+                                bound */
+  int64_t until_us;        /**< only jobs completed before this; 0: no
+                                bound */
+} jb_history_filter;
+
+#define JB_HISTORY_FILTER_INIT { JB_HISTORY_FILTER_VERSION, 0, NULL, NULL, 0, 0 }
+
+/**
+ * jb_history_open for the records `filter` selects (NULL: all of them,
+ * which is jb_history_open). The filter is applied while streaming, to
+ * each record's fixed part and name without decoding the rest, and its
+ * strings are copied: it need not outlive the call. A read transaction
+ * looks at a few thousand records at most, so a filter that selects few
+ * records of a long history never holds a snapshot long. A record that
+ * does not decode is reported (JB_ECORRUPT from jb_history_next) whatever
+ * the filter says.
+ * Errors: JB_EINVAL (an unknown version or flag, a bit of `ends` that is
+ * no jb_end, a name longer than JB_NAME_MAX, until_us not after since_us
+ * when both are set; the message names the field), JB_ENOMEM.
+ */
+JB_EXTERN int jb_history_open_filtered(jb_history_iter **out,
+                                       jb_board *board, unsigned int flags,
+                                       const jb_history_filter *filter);
 
 /* ------------------------------------------------------------ change log */
 

@@ -137,8 +137,14 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
                    "mirrored): a delayed retry cannot be kept there; retry "
                    "it with no delay, or abandon it", t);
   }
-  return jb__board_release(b, JB_RELEASE_ABANDON, raw, who, who_len, o.token,
-                           NULL);
+  rc = jb__board_release(b, JB_RELEASE_ABANDON, raw, who, who_len, o.token,
+                         NULL);
+  if (rc == JB_OK && out) { /* what the local step counted */
+    jb_job *job = NULL;
+    if (jb_job_get(&job, b, uuid) == JB_OK) out->attempts = jb_job_attempts(job);
+    jb_job_free(job);
+  }
+  return rc;
 }
 
 /* --------------------------------------------------------------- cancel */

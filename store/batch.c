@@ -21,13 +21,15 @@
 #include <string.h>
 
 /* Decode the snapshot of a job claimed in a committed transaction: `job`
- * holds its posting bytes (copied out of the pages), `raw` the rest. */
+ * holds its posting bytes and then its jobx record's, raw->x_len of them
+ * (copied out of the pages), `raw` the rest. */
 static int load_claimed(jb_job *job, jb_job_raw *raw, const uint8_t uuid[16]) {
   jb_buf posting = job->posting;
   job->posting = (jb_buf){0};
   raw->uuid = uuid;
   raw->posting = posting.data;
-  raw->posting_len = posting.len;
+  raw->posting_len = posting.len - raw->x_len;
+  raw->x = raw->x_len ? posting.data + raw->posting_len : NULL;
   int rc = jb__job_load(job, raw);
   jb__buf_free(&posting);
   return rc;
@@ -53,6 +55,7 @@ static int claim_many_body(jb_store *s, MDB_txn *txn, void *vctx,
   many_ctx *c = vctx;
   c->n = 0; /* a body may run again (the map grew): start afresh */
   int rc = 0;
+  bool moved = false;
   while (c->n < c->max) {
     /* Each claim walks from the start (or from `after`) again: a lapsed
      * claim reaped by this claim's walk sorts before the jobs claimed so
@@ -60,7 +63,7 @@ static int claim_many_body(jb_store *s, MDB_txn *txn, void *vctx,
     rc = jb__txn_claim_next(s, txn, c->req, c->after, c->skip_remote,
                             c->uuids[c->n], c->key_out, &c->tokens[c->n],
                             c->jobs ? &c->jobs[c->n] : NULL,
-                            c->raws ? &c->raws[c->n] : NULL);
+                            c->raws ? &c->raws[c->n] : NULL, &moved);
     if (rc) break;
     c->n++;
   }
@@ -70,6 +73,11 @@ static int claim_many_body(jb_store *s, MDB_txn *txn, void *vctx,
     return 0;
   }
   if (rc == JB_ENOTFOUND && c->n > 0) return 0; /* fewer than max */
+  if (rc == JB_ENOTFOUND && moved) {
+    /* None claimed, but lapses sent jobs to the dead letters: commit. */
+    *status = rc;
+    return 0;
+  }
   return rc;
 }
 
@@ -126,7 +134,7 @@ static int fused_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc) return rc; /* refused or not, nothing is claimed: abort */
   uint8_t key[JB_JOBKEY_LEN];
   rc = jb__txn_claim_next(s, txn, c->req, NULL, c->skip_remote, c->next_uuid,
-                          key, &c->next_token, c->next_job, &c->raw);
+                          key, &c->next_token, c->next_job, &c->raw, NULL);
   c->next = rc == 0              ? JB_STORE_NEXT_CLAIMED
             : rc == JB_ENOTFOUND ? JB_STORE_NEXT_NONE
                                  : JB_STORE_NEXT_REMOTE;

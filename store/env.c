@@ -1222,6 +1222,7 @@ static void free_store(jb_store *s) {
   if (s->env) mdb_env_close(s->env);
   pthread_rwlock_destroy(&s->resize_lock);
   pthread_mutex_destroy(&s->gc_lock);
+  jb__buf_free(&s->hist_posting);
   free(s->path);
   free(s);
 }

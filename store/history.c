@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* A write drops at most this many old records, so its cost stays bounded
  * (as the change log's trimming, ops.c). Each write adds one record, so
@@ -297,23 +298,20 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   static const jb_hist_bounds defaults = {JB_HISTORY_MAX_DEFAULT,
                                           JB_HISTORY_AGE_DEFAULT_MS * 1000};
   if (b == NULL) b = &defaults;
-  static const uint8_t empty_map = 0x80;
-  const void *result = e->result;
-  size_t result_len = e->result_len;
-  if (result == NULL || result_len == 0) {
-    result = &empty_map;
-    result_len = 1;
-  }
+  /* Format 2 (history.h): no result and no posting are length 0. */
+  size_t result_len = e->result ? e->result_len : 0;
+  size_t posting_len = e->posting ? e->posting_len : 0;
   size_t reason_len =
       e->reason_len > JB_HIST_REASON_MAX ? JB_HIST_REASON_MAX : e->reason_len;
   jb_histrec rec = e->rec;
-  rec.format = 1;
+  rec.format = JB_HISTREC_FORMAT;
   rec.owner_len = (uint16_t)e->owner_len;
   rec.name_len = (uint16_t)e->name_len;
   rec.reason_len = (uint16_t)reason_len;
   rec.result_len = (uint32_t)result_len;
-  size_t len =
-      sizeof rec + e->owner_len + e->name_len + reason_len + result_len;
+  jb_histrec2 rec2 = {(uint32_t)posting_len, e->attempts};
+  size_t len = sizeof rec + sizeof rec2 + e->owner_len + e->name_len +
+               reason_len + result_len + posting_len;
 
   hcur h;
   ends_budget bu;
@@ -342,13 +340,17 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   uint8_t *d = v.mv_data;
   memcpy(d, &rec, sizeof rec);
   d += sizeof rec;
+  memcpy(d, &rec2, sizeof rec2);
+  d += sizeof rec2;
   if (e->owner_len) memcpy(d, e->owner, e->owner_len);
   d += e->owner_len;
   if (e->name_len) memcpy(d, e->name, e->name_len);
   d += e->name_len;
   if (reason_len) memcpy(d, e->reason, reason_len);
   d += reason_len;
-  memcpy(d, result, result_len);
+  if (result_len) memcpy(d, e->result, result_len);
+  d += result_len;
+  if (posting_len) memcpy(d, e->posting, posting_len);
   return 0;
 }
 
@@ -403,6 +405,13 @@ bool jb__history_posting_name(const void *posting, size_t len,
 
 /* ---------------------------------------------------------------- reads */
 
+/* The size of a record's fixed part: 0 for an unknown format. */
+static size_t fixed_size(uint8_t format) {
+  return format == 1   ? sizeof(jb_histrec)
+         : format == 2 ? sizeof(jb_histrec) + sizeof(jb_histrec2)
+                       : 0;
+}
+
 int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
                       size_t whylen) {
   if (len < sizeof *rec) {
@@ -411,17 +420,21 @@ int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
     return JB_ECORRUPT;
   }
   memcpy(rec, val, sizeof *rec);
-  size_t want = sizeof *rec + (size_t)rec->owner_len + rec->name_len +
-                rec->reason_len + rec->result_len;
+  size_t fixed = fixed_size(rec->format);
+  jb_histrec2 rec2 = {0};
+  if (rec->format == 2 && len >= fixed)
+    memcpy(&rec2, (const uint8_t *)val + sizeof *rec, sizeof rec2);
+  size_t want = fixed + (size_t)rec->owner_len + rec->name_len +
+                rec->reason_len + rec->result_len + rec2.posting_len;
   const char *bad = NULL;
-  if (rec->format != 1)
+  if (fixed == 0)
     bad = "unknown record format";
-  else if (rec->end < JB_END_CONSUMED || rec->end > JB_END_DEAD)
+  else if (rec->end < JB_END_CONSUMED || jb_end_name((jb_end)rec->end) == NULL)
     bad = "unknown ending";
   else if (rec->priority > JB_PRIORITY_VERY_HIGH &&
            rec->priority != JB_HIST_PRIORITY_UNKNOWN)
     bad = "unknown priority";
-  else if (len != want)
+  else if (len < fixed || len != want)
     bad = "its lengths do not add up";
   else if (rec->owner_len > JB_WHO_MAX || rec->name_len > JB_NAME_MAX)
     bad = "owner or name too long";
@@ -429,20 +442,77 @@ int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
     snprintf(why, whylen, "%s", bad);
     return JB_ECORRUPT;
   }
-  const char *p = (const char *)val + sizeof *rec;
+  const char *p = (const char *)val + fixed;
   if (!jb__utf8_valid(p, rec->owner_len) ||
       !jb__utf8_valid(p + rec->owner_len, rec->name_len)) {
     snprintf(why, whylen, "owner or name is not UTF-8");
     return JB_ECORRUPT;
   }
-  const void *result = p + rec->owner_len + rec->name_len + rec->reason_len;
+  const char *result = p + rec->owner_len + rec->name_len + rec->reason_len;
+  /* Format 1 always holds a map; format 2 may hold none. */
   int rc = rec->result_len == 0
-               ? jb__err(JB_EINVAL, "result: empty")
+               ? (rec->format == 1 ? jb__err(JB_EINVAL, "result: empty")
+                                   : JB_OK)
                : jb__details_check(result, rec->result_len,
                                    JB_MP_MAX_DEPTH, "result");
+  const char *posting = result + rec->result_len;
+  if (rc == JB_OK && rec2.posting_len)
+    rc = jb__details_check(posting, rec2.posting_len, JB_MP_MAX_DEPTH,
+                           "posting");
   if (rc == JB_ENOMEM) return rc;
   if (rc != JB_OK) {
     snprintf(why, whylen, "%s", jb_errmsg());
+    return JB_ECORRUPT;
+  }
+  /* The name field repeats the posting's (history.h). */
+  const char *pname;
+  size_t pname_len;
+  if (rec2.posting_len &&
+      (!jb__history_posting_name(posting, rec2.posting_len, &pname,
+                                 &pname_len) ||
+       pname_len != rec->name_len ||
+       memcmp(pname, p + rec->owner_len, pname_len) != 0)) {
+    snprintf(why, whylen, "its name is not its posting's");
+    return JB_ECORRUPT;
+  }
+  return JB_OK;
+}
+
+int jb__histrec_decode(const void *val, size_t len, jb_hist_entry *e,
+                       char *why, size_t whylen) {
+  memset(e, 0, sizeof *e);
+  int rc = jb__histrec_check(val, len, &e->rec, why, whylen);
+  if (rc != JB_OK) return rc;
+  const char *p = (const char *)val + sizeof e->rec;
+  jb_histrec2 rec2 = {0};
+  if (e->rec.format == 2) {
+    memcpy(&rec2, p, sizeof rec2);
+    p += sizeof rec2;
+  }
+  e->owner = p;
+  e->owner_len = e->rec.owner_len;
+  e->name = p += e->owner_len;
+  e->name_len = e->rec.name_len;
+  e->reason = p += e->name_len;
+  e->reason_len = e->rec.reason_len;
+  p += e->reason_len;
+  e->result = e->rec.result_len ? p : NULL;
+  e->result_len = e->rec.result_len;
+  p += e->result_len;
+  e->posting = rec2.posting_len ? p : NULL;
+  e->posting_len = rec2.posting_len;
+  e->attempts = rec2.attempts;
+  return JB_OK;
+}
+
+int jb__histrec_posting(jb_job *job, const void *posting, size_t len,
+                        const uint8_t uuid[16], char *why, size_t whylen) {
+  char text[JB_UUID_STRLEN];
+  int rc = jb__posting_decode(job, posting, len, why, whylen);
+  if (rc != JB_OK) return rc;
+  jb__uuid_format(text, uuid);
+  if (strcasecmp(job->uuid, text) != 0) {
+    snprintf(why, whylen, "its posting names job %s", job->uuid);
     return JB_ECORRUPT;
   }
   return JB_OK;
@@ -454,8 +524,9 @@ typedef struct {
   jb_hist_item *item;
   int *found;
   /* scan */
+  const jb_hist_filter *filter;
   bool oldest_first, from_end;
-  uint64_t after;
+  uint64_t after, seen;
   jb_hist_item *items;
   size_t max, budget, n;
   size_t *count;
@@ -575,10 +646,37 @@ int jb__history_find(jb_store *s, const uint8_t uuid[16], jb_buf *bytes,
   return jb__store_read(s, find_body, &ctx);
 }
 
+/* Does record value `v` pass `f`? Only its fixed part and name are read
+ * (no decoding); one that cannot be read passes (jb_hist_filter). */
+static bool selected(const MDB_val *v, const jb_hist_filter *f) {
+  jb_histrec rec;
+  if (f == NULL) return true;
+  if (v->mv_size < sizeof rec) return true;
+  memcpy(&rec, v->mv_data, sizeof rec);
+  size_t name_at = fixed_size(rec.format) + rec.owner_len;
+  if (name_at == rec.owner_len || name_at + rec.name_len > v->mv_size)
+    return true;
+  const char *name = (const char *)v->mv_data + name_at;
+  if (f->ends && (rec.end >= 32 || !(f->ends & (UINT32_C(1) << rec.end))))
+    return false;
+  if (rec.completed_us < f->since_us || rec.completed_us >= f->until_us)
+    return false;
+  /* A revoked job whose name could not be read has none to match. */
+  bool named = rec.name_len || rec.end != JB_END_REVOKED;
+  if (f->name && (!named || rec.name_len != f->name_len ||
+                  memcmp(name, f->name, f->name_len) != 0))
+    return false;
+  if (f->prefix && (!named || rec.name_len < f->prefix_len ||
+                    memcmp(name, f->prefix, f->prefix_len) != 0))
+    return false;
+  return true;
+}
+
 static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   hist_ctx *ctx = vctx;
   (void)status;
   ctx->n = 0;
+  ctx->seen = 0;
   ctx->bytes->len = 0;
   hcur h;
   int rc = hc_open(s, txn, &h);
@@ -588,11 +686,15 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   uint8_t key[SKEY_LEN];
   MDB_val at = {sizeof key, key};
   skey(key, ctx->oldest_first ? ctx->after + 1 : ctx->after);
+  size_t looked = 0;
   for (rc = hc_seek(&h, ctx->from_end ? NULL : &at, ctx->oldest_first);
        rc == 0 && h.at >= 0 && ctx->n < ctx->max &&
-       (ctx->n == 0 || ctx->bytes->len < ctx->budget);
-       rc = hc_step(&h)) {
-    rc = copy_item(ctx->bytes, &ctx->items[ctx->n], hc_hseq(&h), &h.v[h.at]);
+       (ctx->n == 0 || ctx->bytes->len < ctx->budget) &&
+       looked < JB_HIST_EXAMINE;
+       rc = hc_step(&h), looked++) {
+    ctx->seen = hc_hseq(&h);
+    if (!selected(&h.v[h.at], ctx->filter)) continue;
+    rc = copy_item(ctx->bytes, &ctx->items[ctx->n], ctx->seen, &h.v[h.at]);
     if (rc) break;
     ctx->n++;
   }
@@ -600,14 +702,16 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return rc;
 }
 
-int jb__history_scan(jb_store *s, bool oldest_first, bool from_end,
-                     uint64_t after, jb_hist_item *items, size_t max,
-                     size_t budget, jb_buf *bytes, size_t *n_out) {
-  hist_ctx ctx = {.bytes = bytes, .oldest_first = oldest_first,
+int jb__history_scan(jb_store *s, const jb_hist_filter *f, bool oldest_first,
+                     bool from_end, uint64_t after, jb_hist_item *items,
+                     size_t max, size_t budget, jb_buf *bytes, size_t *n_out,
+                     uint64_t *seen_out) {
+  hist_ctx ctx = {.bytes = bytes, .filter = f, .oldest_first = oldest_first,
                   .from_end = from_end, .after = after, .items = items,
                   .max = max, .budget = budget};
   int rc = jb__store_read(s, scan_body, &ctx);
   *n_out = rc == JB_OK ? ctx.n : 0;
+  *seen_out = rc == JB_OK ? ctx.seen : 0;
   return rc;
 }
 
@@ -635,18 +739,23 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
   if (rc) return rc;
   MDB_val k, v;
   char why[300];
+  jb_job job; /* a record's posting, decoded as readers decode it */
+  memset(&job, 0, sizeof job);
   for (int t = MID; rc == 0 && t <= ENDS; t++) {
     for (rc = mdb_cursor_get(h.c[t], &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(h.c[t], &k, &v, MDB_NEXT)) {
       const uint8_t *kd = k.mv_data;
       if (is_skey(&k)) {
-        jb_histrec rec;
-        int r = jb__histrec_check(v.mv_data, v.mv_size, &rec, why, sizeof why);
+        jb_hist_entry e;
+        int r = jb__histrec_decode(v.mv_data, v.mv_size, &e, why, sizeof why);
+        if (r == JB_OK && e.posting)
+          r = jb__histrec_posting(&job, e.posting, e.posting_len, e.rec.uuid,
+                                  why, sizeof why);
         if (r == JB_ENOMEM) {
           rc = r;
           break;
         }
-        visit(jb__be64(kd + 1), r == JB_OK ? rec.uuid : NULL,
+        visit(jb__be64(kd + 1), r == JB_OK ? e.rec.uuid : NULL,
               r == JB_OK ? NULL : why, false, arg);
         continue;
       }
@@ -688,6 +797,7 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
     prev = hseq;
   }
   hc_close(&h);
+  jb__job_clear(&job);
   return rc;
 }
 
@@ -695,52 +805,63 @@ int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
 
 int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
                      const void *val, size_t len) {
-  jb_histrec rec;
+  jb_hist_entry e;
   char why[300];
-  int rc = jb__histrec_check(val, len, &rec, why, sizeof why);
+  int rc = jb__histrec_decode(val, len, &e, why, sizeof why);
   if (rc == JB_ECORRUPT)
     return jb__err(rc, "history record %llu: %s (run 'jobboard check')",
                    (unsigned long long)hseq, why);
   if (rc != JB_OK) return rc;
-  /* owner, name and reason NUL-terminated, then the result. */
+  /* owner, name and reason NUL-terminated, then the result (the empty
+   * map when none was given), then the posting. */
+  static const uint8_t empty_map = 0x80;
+  const void *result = e.result ? e.result : &empty_map;
+  size_t result_len = e.result ? e.result_len : 1;
   mem->len = 0;
-  rc = jb__buf_reserve(mem, (size_t)rec.owner_len + rec.name_len +
-                                rec.reason_len + 3 + rec.result_len);
+  rc = jb__buf_reserve(mem, e.owner_len + e.name_len + e.reason_len + 3 +
+                                result_len + e.posting_len);
   if (rc != JB_OK) return rc;
-  const char *p = (const char *)val + sizeof rec;
   size_t at[3];
-  const size_t lens[3] = {rec.owner_len, rec.name_len, rec.reason_len};
+  const char *const strs[3] = {e.owner, e.name, e.reason};
+  const size_t lens[3] = {e.owner_len, e.name_len, e.reason_len};
   for (int i = 0; i < 3; i++) {
     at[i] = mem->len;
-    jb__buf_append(mem, p, lens[i]);
+    jb__buf_append(mem, strs[i], lens[i]);
     jb__buf_append(mem, "", 1);
-    p += lens[i];
   }
   size_t result_at = mem->len;
-  jb__buf_append(mem, p, rec.result_len);
+  jb__buf_append(mem, result, result_len);
+  size_t posting_at = mem->len;
+  jb__buf_append(mem, e.posting, e.posting_len);
   const char *m = (const char *)mem->data;
+  const jb_histrec *rec = &e.rec;
   memset(c, 0, sizeof *c);
-  jb__uuid_format(c->uuid, rec.uuid);
-  c->end = (jb_end)rec.end;
-  c->priority = rec.priority == JB_HIST_PRIORITY_UNKNOWN
+  jb__uuid_format(c->uuid, rec->uuid);
+  c->end = (jb_end)rec->end;
+  c->priority = rec->priority == JB_HIST_PRIORITY_UNKNOWN
                     ? (jb_priority)-1
-                    : (jb_priority)rec.priority;
-  c->sequence = rec.job_seq;
+                    : (jb_priority)rec->priority;
+  c->sequence = rec->job_seq;
   /* A revoked job may have had no owner, and its name may be unknown. */
-  c->owner = rec.owner_len ? m + at[0] : NULL;
-  c->name = rec.name_len || rec.end != JB_END_REVOKED ? m + at[1] : NULL;
+  c->owner = rec->owner_len ? m + at[0] : NULL;
+  c->name = rec->name_len || rec->end != JB_END_REVOKED ? m + at[1] : NULL;
   /* Revoked and lost jobs always have one; others the reason of their
    * last failed attempt, if any was given (schema 8). */
-  c->reason = rec.reason_len || rec.end == JB_END_REVOKED ||
-                      rec.end == JB_END_LOST
+  c->reason = rec->reason_len || rec->end == JB_END_REVOKED ||
+                      rec->end == JB_END_LOST
                   ? m + at[2]
                   : NULL;
-  c->posted_us = rec.posted_us;
-  c->claimed_us = rec.claimed_us;
-  c->completed_us = rec.completed_us;
+  c->posted_us = rec->posted_us;
+  c->claimed_us = rec->claimed_us;
+  c->completed_us = rec->completed_us;
   c->result = mem->data + result_at;
-  c->result_len = rec.result_len;
+  c->result_len = result_len;
   c->history_seq = hseq;
+  /* Format 2's; the caller decodes the posting (core/history.c). */
+  c->attempts = e.attempts;
+  c->has_result = e.result != NULL || rec->format == 1;
+  c->posting = e.posting ? mem->data + posting_at : NULL;
+  c->posting_len = e.posting_len;
   return JB_OK;
 }
 
@@ -768,27 +889,37 @@ static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   uint8_t sk[SKEY_LEN];
   skey(sk, hseq);
   MDB_val rk = {sizeof sk, sk};
-  jb_histrec rec;
+  jb_hist_entry old;
   char why[128];
-  if (jb__histrec_check(rv.mv_data, rv.mv_size, &rec, why, sizeof why)) {
+  rc = jb__histrec_decode(rv.mv_data, rv.mv_size, &old, why, sizeof why);
+  if (rc == JB_ECORRUPT) {
     *status = JB_ECORRUPT;
     return 0;
   }
-  /* The name is copied out before the pages change. */
+  if (rc != JB_OK) return rc;
+  /* The name and the posting are copied out before the pages change. */
   char name[JB_NAME_MAX + 1];
-  size_t name_len = rec.name_len > JB_NAME_MAX ? JB_NAME_MAX : rec.name_len;
-  memcpy(name, (const uint8_t *)rv.mv_data + sizeof rec + rec.owner_len,
-         name_len);
-  if ((rc = mdb_del(txn, dbi, &rk, NULL))) return rc;
-  jb_hist_entry e = {.rec = rec,
+  memcpy(name, old.name, old.name_len);
+  jb_buf posting = {0};
+  if ((rc = jb__buf_append(&posting, old.posting, old.posting_len)) ||
+      (rc = mdb_del(txn, dbi, &rk, NULL))) {
+    jb__buf_free(&posting);
+    return rc;
+  }
+  jb_hist_entry e = {.rec = old.rec,
                      .owner = a->who,
                      .owner_len = a->who_len,
                      .name = name,
-                     .name_len = name_len,
+                     .name_len = old.name_len,
                      .result = a->done->result,
-                     .result_len = a->done->result_len};
+                     .result_len = a->done->result_len,
+                     .posting = posting.data,
+                     .posting_len = posting.len,
+                     .attempts = old.attempts};
   e.rec.end = (uint8_t)a->done->end;
-  return jb__history_put(s, txn, &e, a->done->bounds, a->now_us);
+  rc = jb__history_put(s, txn, &e, a->done->bounds, a->now_us);
+  jb__buf_free(&posting);
+  return rc;
 }
 
 int jb__store_amend_completion(jb_store *s, const uint8_t uuid[16],

@@ -5,8 +5,7 @@
  *
  * Two tables (schema 6), one kind of key:
  *
- *   's' + hseq (u64 big-endian)  -> jb_histrec + owner + name + reason +
- *                                   result (a msgpack map)
+ *   's' + hseq (u64 big-endian)  -> a record (below)
  *
  *   histends  the oldest records (the head) and the newest (the tail),
  *             at most one page together;
@@ -49,6 +48,25 @@
  * (jb_board_options): at most HIST_TRIM of the oldest records are dropped
  * per record added, those beyond the count bound or older than the age
  * bound.
+ *
+ * Record formats (jb_histrec.format), host byte order like every record:
+ *
+ *   1  jb_histrec, owner, name, reason, result. The result is one msgpack
+ *      map, 0x80 (the empty map) when the owner gave none: "no result"
+ *      and "{}" cannot be told apart. Written before format 2; still read
+ *      (boards keep them until the bounds trim them).
+ *   2  jb_histrec, jb_histrec2, owner, name, reason, result, posting.
+ *      result_len 0: no result given (an explicit {} is the 1-byte map);
+ *      otherwise one msgpack map. The posting is the job's posting bytes
+ *      as the board held them (posting.h: taskflow's layout, with name,
+ *      details and book), posting_len 0 when none is kept (a revoked job:
+ *      its posting did not decode and is kept in quarantine instead);
+ *      when kept, the name field repeats the posting's name (filters read
+ *      it without decoding the posting). attempts: how many claims the
+ *      job had (0: not counted).
+ *
+ * A posting may be as large as the board's max_posting: such a record is
+ * big and goes to `history` as a large result does (above).
  */
 #ifndef JOBBOARD_STORE_HISTORY_H
 #define JOBBOARD_STORE_HISTORY_H
@@ -56,7 +74,7 @@
 #include "txn.h"
 
 typedef struct {
-  uint8_t format;    /* 1 */
+  uint8_t format;    /* 1 or 2 (above) */
   uint8_t end;       /* jb_end */
   uint8_t priority;  /* jb_priority; 0xff when unknown */
   uint8_t pad;
@@ -70,7 +88,17 @@ typedef struct {
   int64_t posted_us; /* 0 when unknown */
   int64_t claimed_us;
   int64_t completed_us;
-} jb_histrec; /* followed by owner, name, reason, result */
+} jb_histrec; /* format 1: then owner, name, reason, result */
+
+/* Format 2's second fixed part, right after jb_histrec; then owner, name,
+ * reason, result, posting. */
+typedef struct {
+  uint32_t posting_len; /* 0: no posting kept */
+  uint32_t attempts;    /* claims the job had; 0: not counted */
+} jb_histrec2;
+
+/* The newest format, the one jb__history_put writes. */
+#define JB_HISTREC_FORMAT 2
 
 #define JB_HIST_PRIORITY_UNKNOWN 0xff
 /* The longest reason kept (check's messages are shorter). */
@@ -78,9 +106,11 @@ typedef struct {
 
 /* What the writer adds: the record's fixed part and its strings (none of
  * them may point into pages the transaction has changed or will change:
- * copy them first). `result` NULL or empty means the empty map. */
+ * copy them first). `result` NULL or empty means no result was given
+ * (format 2 tells it from an explicit empty map); `posting` NULL or empty
+ * means none is kept. jb__histrec_decode fills one from a record. */
 typedef struct {
-  jb_histrec rec; /* lengths are filled in by jb__history_put */
+  jb_histrec rec; /* format and lengths are filled in by jb__history_put */
   const char *owner;
   size_t owner_len;
   const char *name;
@@ -89,6 +119,9 @@ typedef struct {
   size_t reason_len;
   const void *result;
   size_t result_len;
+  const void *posting; /* the job's posting bytes (posting.h) */
+  size_t posting_len;
+  uint32_t attempts;   /* claims the job had; 0: not counted */
 } jb_hist_entry;
 
 /* Trim the oldest records the bounds call for (at most HIST_TRIM of them,
@@ -122,10 +155,23 @@ void jb__history_set_free(jb_hist_set *set);
 bool jb__history_posting_name(const void *posting, size_t len,
                               const char **name, size_t *name_len);
 
-/* Check one record's value: JB_OK and its fixed part in *rec, or
- * JB_ECORRUPT with the reason in why[0..whylen). */
+/* Check one record's value (either format): JB_OK and its fixed part in
+ * *rec, or JB_ECORRUPT with the reason in why[0..whylen), or JB_ENOMEM. */
 int jb__histrec_check(const void *val, size_t len, jb_histrec *rec, char *why,
                       size_t whylen);
+
+/* jb__histrec_check, then the record's parts into `e` (pointing into
+ * `val`): a format 1 record's result is its map (never "none"), and it
+ * has no posting and no attempts. */
+int jb__histrec_decode(const void *val, size_t len, jb_hist_entry *e,
+                       char *why, size_t whylen);
+
+/* Decode a record's posting into `job` (whose buffers it reuses; clear it
+ * with jb__job_clear) and check that it names `uuid`: JB_OK, JB_ECORRUPT
+ * with the reason in why[0..whylen), or JB_ENOMEM. For check's walk and
+ * the readers (core/history.c), so that both refuse the same records. */
+int jb__histrec_posting(jb_job *job, const void *posting, size_t len,
+                        const uint8_t uuid[16], char *why, size_t whylen);
 
 /* check.c: walk the history (`history`, then `histends`) inside `txn`.
  * For each record, `visit` gets its hseq and NULL `why` when it decodes,

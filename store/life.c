@@ -167,6 +167,21 @@ int jb__delay_del(jb_store *s, MDB_txn *txn,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+int jb__promote_one(jb_store *s, MDB_txn *txn,
+                    const uint8_t jobkey[JB_JOBKEY_LEN], int64_t now_us) {
+  jb_delayrec r;
+  int rc = jb__delay_get(s, txn, jobkey, &r);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  if (r.due_us > now_us) return 0;
+  if ((rc = jb__delay_del(s, txn, jobkey, &r))) return rc;
+  jb_readyrec rr = {.modified_us = r.modified_us};
+  memcpy(rr.uuid, r.uuid, 16);
+  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof rr, &rr};
+  rc = mdb_put(txn, s->ready, &k, &v, MDB_NOOVERWRITE);
+  return rc == MDB_KEYEXIST ? MDB_CORRUPTED : rc;
+}
+
 int jb__promote_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max) {
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, s->due, &cur);

@@ -57,6 +57,9 @@ int jb__delay_get(jb_store *s, MDB_txn *txn,
 int jb__delay_del(jb_store *s, MDB_txn *txn,
                   const uint8_t jobkey[JB_JOBKEY_LEN], jb_delayrec *r);
 int jb__promote_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max);
+/* Move job `jobkey` to `ready` if it is delayed and due (else nothing). */
+int jb__promote_one(jb_store *s, MDB_txn *txn,
+                    const uint8_t jobkey[JB_JOBKEY_LEN], int64_t now_us);
 int jb__due_scan(jb_store *s, MDB_txn *txn, int64_t now_us, size_t *n_due,
                  int64_t *next_due_us);
 

@@ -10,6 +10,7 @@
  */
 #include "txn.h"
 #include "history.h"
+#include "life.h"
 
 #include <string.h>
 
@@ -135,6 +136,8 @@ static int update_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
     changed_us = rec.claimed_us;
   } else {
     MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v;
+    /* Redis lists it: a delayed job here is due there (life.h). */
+    if ((rc = jb__promote_one(s, txn, jobkey, INT64_MAX))) return rc;
     if ((rc = mdb_get(txn, s->ready, &k, &v)))
       return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc; /* in neither */
     jb_readyrec r;

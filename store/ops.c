@@ -567,6 +567,8 @@ typedef struct {
   uint8_t *uuid_out;  /* claim-next */
   jb_job *job;        /* claim-next: wants a snapshot */
   jb_job_raw raw;     /* claim-next: what to decode after commit */
+  bool moved;         /* claim-next: its reap sent a job to the dead
+                         letters (a change to commit, claim or not) */
 } claim_ctx;
 
 static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -761,6 +763,9 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       continue;
     }
     if (rc) break;
+    /* A delayed job is published once due (the replicator): it joins
+     * `ready` now, so that Redis's view and the board's agree. */
+    if ((rc = jb__promote_one(s, txn, h.jobkey, jb__now_us()))) break;
     uint8_t key[JB_JOBKEY_LEN], flags;
     rc = pub_key(s, txn, uuid, &h, posting, ctx->state,
                  ctx->seqs ? ctx->seqs[i] : 0, key, &flags);
@@ -926,8 +931,10 @@ static int collect_holders(jb_store *s, MDB_txn *txn, int64_t now_bt,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Return up to REAP_MAX lapsed claims to the ready index. */
-static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
+/* Return up to REAP_MAX lapsed claims to the ready index (or, a job's
+ * last attempt, to the dead letters: then *moved). */
+static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt,
+                bool *moved) {
   reap_item items[REAP_MAX];
   int n = 0;
   int rc = collect_leases(s, txn, now_bt, items, REAP_MAX, &n);
@@ -962,9 +969,11 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt) {
     if (rc) return rc;
     const char *why = claim_lapsed(s, &rec, now_bt, &lc);
     if (!why) continue;
+    bool dead = false;
     if ((rc = lapse_claim(s, txn, items[i].jobkey, &rec, owner, now_us, why,
-                          NULL)))
+                          &dead)))
       return rc;
+    if (dead) *moved = true;
   }
   return 0;
 }
@@ -978,7 +987,8 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   const jb_store_claim_req *req = ctx->req;
   (void)status;
   int64_t now_bt = jb__boottime_us();
-  int rc = reap(s, txn, req->now_us, now_bt);
+  ctx->moved = false;
+  int rc = reap(s, txn, req->now_us, now_bt, &ctx->moved);
   if (rc) return rc;
   /* Delayed jobs that are due join `ready` first (life.c): one look at
    * `due`'s first key when none is. */
@@ -1023,22 +1033,39 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   }
   if (rc == 0) rc = mdb_cursor_del(cur, 0);
   mdb_cursor_close(cur);
-  if (rc == MDB_NOTFOUND)
-    return jb__err(JB_ENOTFOUND, "no claimable job on the board");
+  if (rc == MDB_NOTFOUND) {
+    rc = jb__err(JB_ENOTFOUND, "no claimable job on the board");
+    /* Nothing to claim, but the reap moved jobs to the dead letters: that
+     * commits (aborted, every claim-next would redo it and roll it back,
+     * and a waiter counting the lapsed claim would spin). */
+    if (!ctx->moved) return rc;
+    *status = rc;
+    return 0;
+  }
   if (rc) return rc;
   if ((rc = make_claim(s, txn, jobkey, ctx->uuid_out, req, now_bt,
                        &ctx->token, jflags)))
     return rc;
   if (ctx->job) {
-    /* Copy the posting out now; decode it after the commit, outside the
-     * writer lock. */
+    /* Copy the posting out now, and after it the job's jobx record (its
+     * attempts, time limit: the claim just wrote it); decode them after
+     * the commit, outside the writer lock. */
     jb_jobhdr h;
-    MDB_val posting;
+    MDB_val posting, xk = {16, ctx->uuid_out}, xv = {0, NULL};
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
       return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
+    /* Any job may have one (its attempts): a read, no page written. */
+    if ((rc = mdb_get(txn, s->jobx, &xk, &xv)) && rc != MDB_NOTFOUND)
+      return rc;
+    /* The claim's expiry: its lease, or the job's time limit if sooner. */
+    jb_claimrec rec;
+    const char *owner;
+    if ((rc = jb__claim_get(s, txn, jobkey, &rec, &owner)))
+      return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
     ctx->job->posting.len = 0;
     if ((rc = jb__buf_append(&ctx->job->posting, posting.mv_data,
-                             posting.mv_size)))
+                             posting.mv_size)) ||
+        (rc = jb__buf_append(&ctx->job->posting, xv.mv_data, xv.mv_size)))
       return rc;
     ctx->raw = (jb_job_raw){.priority = jb__jobkey_priority(jobkey),
                             .sequence = jb__jobkey_seq(jobkey),
@@ -1047,11 +1074,12 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
                             .owner_len = req->who_len,
                             .token = ctx->token,
                             .lease_expires_us =
-                                req->lease_ms > 0
-                                    ? req->now_us + req->lease_ms * 1000
+                                (rec.flags & JB_CLAIM_F_LEASE)
+                                    ? req->now_us + (rec.expires_bt - now_bt)
                                     : 0,
                             .holder_pid = req->bind ? (int)req->holder.pid : 0,
-                            .holder_alive = req->bind};
+                            .holder_alive = req->bind,
+                            .x_len = xv.mv_size};
   }
   return 0;
 }
@@ -1078,7 +1106,8 @@ int jb__store_claim_next_x(jb_store *s, uint8_t uuid_out[16], jb_job *job,
   job->posting = (jb_buf){0};
   ctx.raw.uuid = uuid_out;
   ctx.raw.posting = posting.data;
-  ctx.raw.posting_len = posting.len;
+  ctx.raw.posting_len = posting.len - ctx.raw.x_len; /* then the jobx */
+  ctx.raw.x = ctx.raw.x_len ? posting.data + ctx.raw.posting_len : NULL;
   rc = jb__job_load(job, &ctx.raw);
   jb__buf_free(&posting);
   return rc;
@@ -1186,6 +1215,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     return rc;
   uint8_t xbuf[JB_JOBX_MAXLEN];
   size_t x_len = x.found ? jb__jobx_encode(&x, xbuf) : 0;
+  jb_buf *kept = &s->hist_posting; /* and the posting (txn.h) */
+  kept->len = 0;
+  if ((rc = jb__buf_append(kept, posting.mv_data, posting.mv_size))) return rc;
   if (c->op == JB_RELEASE_TRASH) {
     /* Copy the posting to the trash before any other page changes. */
     MDB_val uk = {16, (void *)c->uuid};
@@ -1242,7 +1274,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                                : x.rec.reason_len ? x.reason : NULL,
                      .reason_len = c->reason ? c->reason_len
                                              : x.rec.reason_len,
-                     .result = d->result, .result_len = d->result_len};
+                     .result = d->result, .result_len = d->result_len,
+                     .posting = kept->data, .posting_len = kept->len,
+                     .attempts = c->attempts ? c->attempts : x.rec.attempts};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
   int ev = c->event ? c->event
@@ -1750,7 +1784,8 @@ int jb__store_scan(jb_store *s, unsigned flags,
 int jb__txn_claim_next(jb_store *s, MDB_txn *txn, const jb_store_claim_req *req,
                        const uint8_t *after, bool skip_remote,
                        uint8_t uuid_out[16], uint8_t key_out[JB_JOBKEY_LEN],
-                       uint64_t *token, jb_job *job, jb_job_raw *raw) {
+                       uint64_t *token, jb_job *job, jb_job_raw *raw,
+                       bool *moved) {
   claim_ctx ctx = {.req = req, .uuid_out = uuid_out, .job = job,
                    .after = after, .skip_remote = skip_remote,
                    .key_out = key_out};
@@ -1758,7 +1793,8 @@ int jb__txn_claim_next(jb_store *s, MDB_txn *txn, const jb_store_claim_req *req,
   int rc = claim_next_body(s, txn, &ctx, &status);
   *token = ctx.token;
   if (raw) *raw = ctx.raw;
-  return rc;
+  if (moved) *moved = ctx.moved;
+  return rc ? rc : status;
 }
 
 int jb__txn_post(jb_store *s, MDB_txn *txn, const jb_store_post *posts,

@@ -506,18 +506,9 @@ static int hist_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     uint32_t len;
     memcpy(&len, h + 8, 4);
     const uint8_t *v = h + 12;
-    jb_hist_entry e = {0};
+    jb_hist_entry e;
     char why[200];
-    if (jb__histrec_check(v, len, &e.rec, why, sizeof why) != JB_OK) continue;
-    const char *p = (const char *)v + sizeof e.rec;
-    e.owner = p;
-    e.owner_len = e.rec.owner_len;
-    e.name = p + e.owner_len;
-    e.name_len = e.rec.name_len;
-    e.reason = e.name + e.name_len;
-    e.reason_len = e.rec.reason_len;
-    e.result = e.reason + e.reason_len;
-    e.result_len = e.rec.result_len;
+    if (jb__histrec_decode(v, len, &e, why, sizeof why) != JB_OK) continue;
     int rc = jb__history_put(s, txn, &e, NULL, jb__now_us());
     if (rc) return rc;
   }

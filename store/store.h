@@ -765,8 +765,8 @@ typedef struct jb_hist_bounds {
 #define JB_HISTORY_AGE_DEFAULT_MS ((int64_t)7 * 24 * 3600 * 1000)
 
 /* How consume or trash completes a job: its ending (jb_end), its result
- * (a checked msgpack map; NULL: the empty map) and the bounds the history
- * is trimmed to. */
+ * (a checked msgpack map; NULL: none given, which the record tells from
+ * the empty map) and the bounds the history is trimmed to. */
 typedef struct {
   int end;
   const void *result;
@@ -841,20 +841,42 @@ enum {
 int jb__history_find(jb_store *s, const uint8_t uuid[16], jb_buf *bytes,
                      jb_hist_item *item, int *found);
 
-/* Read up to `max` records (and about `budget` bytes, but always one)
- * after hseq `after` (oldest first) or before it (newest first); with
- * `from_end`, from the oldest or the newest. Values are copied to `bytes`
- * (reset first). */
-int jb__history_scan(jb_store *s, bool oldest_first, bool from_end,
-                     uint64_t after, jb_hist_item *items, size_t max,
-                     size_t budget, jb_buf *bytes, size_t *n_out);
+/* Which records a scan hands out (jb_history_filter, checked by
+ * core/history.c): each condition set must hold. A record whose fixed
+ * part or name cannot be read is handed out whatever the filter says, so
+ * that the reader reports it. */
+typedef struct {
+  uint32_t ends;           /* bits 1 << jb_end; 0: every ending */
+  const char *name;        /* the whole name; NULL: any */
+  size_t name_len;
+  const char *prefix;      /* the name's start; NULL: any */
+  size_t prefix_len;
+  int64_t since_us;        /* completed at or after; INT64_MIN: no bound */
+  int64_t until_us;        /* completed before; INT64_MAX: no bound */
+} jb_hist_filter;
+
+/* Read up to `max` records that `f` selects (NULL: all; and about
+ * `budget` bytes, but always one) after hseq `after` (oldest first) or
+ * before it (newest first); with `from_end`, from the oldest or the
+ * newest. Values are copied to `bytes` (reset first). At most
+ * JB_HIST_EXAMINE records are looked at per call, so that a filter that
+ * selects few never holds a snapshot long: *seen_out is the hseq of the
+ * last record looked at (0: none was, the history has no more), where
+ * the next call goes on from. */
+#define JB_HIST_EXAMINE 4096
+int jb__history_scan(jb_store *s, const jb_hist_filter *f, bool oldest_first,
+                     bool from_end, uint64_t after, jb_hist_item *items,
+                     size_t max, size_t budget, jb_buf *bytes, size_t *n_out,
+                     uint64_t *seen_out);
 
 /* Records in the history. */
 int jb__history_count(jb_store *s, size_t *out);
 
 /* Decode the record value `val` (from an item) into `c` and its strings
- * into `mem` (reset first; c's pointers point into it). JB_ECORRUPT with
- * a message naming the record when it does not decode. */
+ * into `mem` (reset first; c's pointers point into it), all but the
+ * fields read from the posting (details, book: the caller decodes
+ * c->posting with jb__histrec_posting). JB_ECORRUPT with a message naming
+ * the record when it does not decode. */
 int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
                      const void *val, size_t len);
 

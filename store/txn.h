@@ -50,6 +50,10 @@ struct jb_store {
   int64_t sweep_bt;
   uint8_t sweep_after[JB_HOLDERKEY_LEN];
   bool sweep_wrapped;
+  /* The posting of the job being completed, copied for its history record
+   * (ops.c jb__job_complete): the job's removal changes the page it is
+   * in. Used only inside write transactions. */
+  jb_buf hist_posting;
   /* The change log's bounds (resolved from the options at open) and when
    * its oldest event may next be too old, a hint that spares most writes
    * a look at it (logread.c). The hint is used only inside write
@@ -186,6 +190,8 @@ typedef struct {
                                 attempt's end already dropped the claim */
   int end;                   /* 0: by op and done; else the jb_end */
   uint8_t cause;             /* JB_RELEASE_TRASH: the jb_dead_cause */
+  uint32_t attempts;         /* claims the job had, for the history record
+                                (0: not counted) */
 } jb_completing;
 int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
 
@@ -193,14 +199,17 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c);
  * (store/batch.c gathers several into one): exactly what
  * jb__store_claim_next_x and jb__store_finish do in theirs, errors and
  * JB__REMOTE included. jb__txn_claim_next fills `job`'s posting and
- * `raw` (may be NULL) for decoding after the commit, as claim-next does.
+ * `raw` (may be NULL) for decoding after the commit, as claim-next does,
+ * and sets *moved (may be NULL) when its reap sent a job to the dead
+ * letters: a change that must commit even when it returns JB_ENOTFOUND.
  * jb__txn_finish sets *refused when the ownership check refused the
  * release (nothing was written: the transaction may go on); any other
  * error may follow writes, and the transaction must be aborted. */
 int jb__txn_claim_next(jb_store *s, MDB_txn *txn, const jb_store_claim_req *req,
                        const uint8_t *after, bool skip_remote,
                        uint8_t uuid_out[16], uint8_t key_out[JB_JOBKEY_LEN],
-                       uint64_t *token, jb_job *job, jb_job_raw *raw);
+                       uint64_t *token, jb_job *job, jb_job_raw *raw,
+                       bool *moved);
 int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
                    const uint8_t uuid[16], const char *who, size_t who_len,
                    uint64_t token, int64_t now_us, const jb_store_done *done,

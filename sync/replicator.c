@@ -81,6 +81,10 @@ struct jb_sync_replicator {
   uint64_t seq_seen;   /* NS:sequence as last read (or followed) */
   bool sub_readable;
   int64_t next_poll, next_keepalive; /* monotonic ms */
+  /* The earliest due time (wall clock, us) of a delayed job not published
+   * for not being due: Redis (taskflow) never sees a job it must not run
+   * yet; at that time a full publication pass picks it up. 0: none. */
+  int64_t next_due_us;
   int64_t status_written;            /* monotonic ms */
   struct bound *bound; /* keep_alive's last round */
   bool data_lost;      /* Redis lost its data (read_epoch) */
@@ -385,13 +389,23 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return JB_OK;
 }
 
+/* A delayed job that is not due: not published yet (r->next_due_us
+ * remembers when to look again). */
+static bool not_due_yet(jb_sync_replicator *r, const jb_job *job) {
+  int64_t due = jb_job_not_before(job);
+  if (due <= wall_us()) return false;
+  if (r->next_due_us == 0 || due < r->next_due_us) r->next_due_us = due;
+  return true;
+}
+
 /* Every job not yet published (decided locally, or marked and not
- * confirmed), oldest first; the log cursor then starts from before the
+ * confirmed, and due), oldest first; the log cursor then starts from before the
  * scan, so nothing posted during it is missed. */
 static int publish_all(jb_sync_replicator *r) {
   uint64_t next = 0;
   int rc = jb_log_bounds(NULL, &next, r->b);
   if (rc != JB_OK) return rc;
+  r->next_due_us = 0;
   jb_iter *it = NULL;
   if ((rc = jb_iter_open(&it, r->b, 0)) != JB_OK) return rc;
   pending *p = NULL;
@@ -402,6 +416,7 @@ static int publish_all(jb_sync_replicator *r) {
     if (rc == JB_ECORRUPT) continue; /* check's business */
     if (rc != JB_OK || job == NULL) break;
     if (jb_job_remote(job) && !jb__job_publishing(job)) continue;
+    if (not_due_yet(r, job)) continue;
     if ((rc = grow((void **)&p, &cap, n, sizeof *p)) != JB_OK) break;
     snprintf(p[n].uuid, sizeof p[n].uuid, "%s", jb_job_uuid(job));
     p[n++].seq = jb_job_sequence(job);
@@ -432,7 +447,8 @@ static int publish_new(jb_sync_replicator *r) {
       if (ev[i].type != JB_EVENT_POSTED) continue;
       jb_job *job = NULL;
       if (jb_job_get(&job, r->b, ev[i].uuid) == JB_OK &&
-          (!jb_job_remote(job) || jb__job_publishing(job))) {
+          (!jb_job_remote(job) || jb__job_publishing(job)) &&
+          !not_due_yet(r, job)) {
         snprintf(p[k].uuid, sizeof p[k].uuid, "%s", ev[i].uuid);
         p[k++].seq = ev[i].job_seq;
       }
@@ -1283,6 +1299,9 @@ static int pass(jb_sync_replicator *r) {
   }
   if ((rc = take_notices(r)) != JB_OK) return rc;
   if ((rc = publish_new(r)) != JB_OK) return rc;
+  if (r->next_due_us && wall_us() >= r->next_due_us &&
+      (rc = publish_all(r)) != JB_OK) /* delayed jobs now due */
+    return rc;
   int64_t now = mono_ms();
   if (now >= r->next_poll) {
     if ((rc = poll_redis(r)) != JB_OK) return rc;
@@ -1364,6 +1383,10 @@ static void *run(void *arg) {
     int64_t until = r->next_poll < r->next_keepalive ? r->next_poll
                                                       : r->next_keepalive;
     if (r->o.verify_ms > 0 && r->next_verify < until) until = r->next_verify;
+    if (r->next_due_us) {
+      int64_t due = now + (r->next_due_us - wall_us() + 999) / 1000;
+      if (due < until) until = due;
+    }
     if (!r->sub_readable) sleep_wake(r, until - now);
   }
   go_offline(r);

@@ -761,10 +761,10 @@ jb history
 expect_ok "history"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "history has not 2 lines: $out"
 printf '%s\n' "$out" | head -1 |
-  grep -q "^[0-9T:.-]*Z  failed  $b  w2  done-bad  {\"error\":\"disk full\"}\$" ||
+  grep -q "^[0-9T:.-]*Z  failed  $b  w2  done-bad  {\"error\":\"disk full\"}  0  -  {}\$" ||
   fail "history line for b (newest first): $out"
 printf '%s\n' "$out" | tail -1 |
-  grep -q "  consumed  $a  w1  done-ok  {\"rows\":3,\"files\":\[\"x.png\"\]}\$" ||
+  grep -q "  consumed  $a  w1  done-ok  {\"rows\":3,\"files\":\[\"x.png\"\]}  0  -  {}\$" ||
   fail "history line for a: $out"
 jb history --json
 expect_ok "history --json"
@@ -787,7 +787,7 @@ jb owner "$a"; expect_out w1 "still claimed after bad results"
 jb history; expect_ok "history"; expect_out "" "no record after bad results"
 jb consume --who w1 --failed "$a"; expect_ok "consume --failed without a result"
 jb history --json
-json_check "j['outcome'] == 'failed' and j['result'] == {}"
+json_check "j['outcome'] == 'failed' and j['result'] is None"
 end
 
 begin "trash is recorded in the history as trashed"
@@ -796,9 +796,90 @@ a=$uuid
 jb claim --who admin "$a"; expect_ok "claim"
 jb trash --who admin "$a"; expect_ok "trash"
 jb history --json
-json_check "len(lines) == 1 and j['outcome'] == 'trashed' and j['owner'] == 'admin' and j['result'] == {}"
+json_check "len(lines) == 1 and j['outcome'] == 'trashed' and j['owner'] == 'admin' and j['result'] is None"
 jb history --limit x
 expect_error 2 "--limit" "history --limit x"
+end
+
+begin "history keeps the job's details, book and attempts; no result is null, --result {} is {} (issue 15, point 8)"
+post resize --details '{"path": "a.png"}' --book-name photos --book-uuid 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f
+a=$uuid
+post resize
+b=$uuid
+jb claim --who w1 "$a"; expect_ok "claim a"
+jb claim --who w1 "$b"; expect_ok "claim b"
+jb consume --who w1 "$a"; expect_ok "consume a without a result"
+jb consume --who w1 --result '{}' "$b"; expect_ok "consume b with {}"
+jb history
+expect_ok "history"
+printf '%s\n' "$out" | tail -1 |
+  grep -q "^[0-9T:.-]*Z  consumed  $a  w1  resize  no result  0  photos  {\"path\":\"a.png\"}\$" ||
+  fail "history line for a (no result, book, details): $out"
+printf '%s\n' "$out" | head -1 |
+  grep -q "  consumed  $b  w1  resize  {}  0  -  {}\$" ||
+  fail "history line for b (an explicit {}): $out"
+jb history --json
+expect_ok "history --json"
+json_check "len(lines) == 2 and lines[1]['uuid'] == '$a' and lines[1]['result'] is None and lines[1]['details'] == {'path': 'a.png'} and lines[1]['book'] == {'name': 'photos', 'uuid': '3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f'} and lines[1]['attempts'] == 0 and lines[0]['result'] == {} and lines[0]['book'] is None and lines[0]['details'] == {}"
+jb wait-done --timeout 0 "$a"
+expect_ok "wait-done a"; expect_out 'consumed  no result' "wait-done of a job with no result"
+jb wait-done --json --timeout 0 "$a"
+json_check "j['result'] is None and j['details'] == {'path': 'a.png'}"
+jb wait-done --timeout 0 "$b"
+expect_ok "wait-done b"; expect_out 'consumed  {}' "wait-done of a job with {}"
+end
+
+begin "history --outcome, --name, --since and --until each select exactly their records"
+post thumb; t1=$uuid
+post render; r=$uuid
+post thumb; t2=$uuid
+for u in "$t1" "$r" "$t2"; do jb claim --who w "$u"; expect_ok "claim $u"; done
+jb consume --who w "$t1"; expect_ok "consume thumb 1"
+jb consume --who w --failed "$r"; expect_ok "fail render"
+jb trash --who w "$t2"; expect_ok "trash thumb 2"
+# selects WANT ARGS: `history ARGS` lists exactly the uuids WANT (oldest
+# first, each followed by a space).
+selects() {
+  local want=$1 got
+  shift
+  jb history "$@"
+  expect_ok "history $*"
+  got=$(printf '%s\n' "$out" | awk 'NF { u = $3 " " u } END { printf "%s", u }')
+  [ "$got" = "$want" ] || fail "history $*: listed '$got', expected '$want'"
+}
+selects "$t1 $r $t2 "
+selects "$r " --outcome failed
+selects "$t1 $t2 " --outcome consumed,trashed
+selects "$r $t2 " --outcome trashed --outcome failed
+selects "" --outcome revoked,lost
+selects "$t1 $t2 " --name thumb
+selects "$t2 " --name thumb --outcome trashed
+selects "" --name thumbnail
+selects "$t2 " --name thumb --limit 1
+# The middle record's completion time, as history prints it, given back.
+jb history --json --outcome failed
+mid=$(printf '%s\n' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["completed"])')
+selects "$r $t2 " --since "$mid"
+selects "$t1 " --until "$mid"
+selects "$r " --since "$mid" --outcome failed,consumed
+jb history --since "$mid" --until "$mid"
+expect_error 2 "--until is not after --since" "--until equal to --since"
+selects "$r " --since @0 --outcome failed
+selects "" --since 2000-01-01 --until 2000-01-02T00:00:00+01:00
+selects "$t1 $r $t2 " --since 2000-01-01T00:00Z
+selects "$t1 $r $t2 " --until 9999-12-31
+jb history --outcome bogus
+expect_error 2 "'bogus' is not an outcome (one of: consumed, failed, trashed, revoked, lost" "--outcome bogus"
+jb history --outcome consumed,,failed
+expect_error 2 "--outcome" "--outcome with an empty name"
+for bad in yesterday 2024-13-01 2024-02-30 2023-02-29 2024-01-01T25:00 2024-01-01T10:00:00.1234567 @-5 @x 2024-01-01Zx; do
+  jb history --since "$bad"
+  expect_error 2 "--since: '$bad' is not a time" "--since $bad"
+done
+jb history --until 2024-01-01T00:00+1:00
+expect_error 2 "--until" "--until with a short offset"
+jb history --name ''
+expect_error 2 "--name" "--name ''"
 end
 
 begin "wait-done prints the outcome and result written by another process"

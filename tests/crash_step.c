@@ -445,7 +445,7 @@ static int gather_claim(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   uint8_t key[JB_JOBKEY_LEN];
   uint64_t token;
   int rc = jb__txn_claim_next(s, txn, &c->req, NULL, true, c->uuid, key, &token,
-                              NULL, NULL);
+                              NULL, NULL, NULL);
   if (rc == 0 && c->fail)
     return jb__err(JB_EINVAL, "%s's claim refused on purpose, after it was written",
                    c->req.who);

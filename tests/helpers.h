@@ -113,6 +113,9 @@ uint64_t jbt_board_digest(const char *dir);
 
 /* Fail the test unless jb_board_check finds nothing to report. */
 void jbt_assert_check_ok(jb_board *board);
+/* ... on a board holding `delayed` delayed jobs (they are in neither the
+ * ready nor the claimed count of jb_check_stats). */
+void jbt_assert_check_ok_delayed(jb_board *board, size_t delayed);
 
 /* Fail the test unless `haystack` contains `needle` (with a message that
  * shows both). */

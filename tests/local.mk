@@ -206,9 +206,10 @@ EXTRA_DIST += tests/sync_cli.sh
 # also without redis-sentinel).
 if WITH_REDIS
 TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh \
-	tests/sync_converge.sh tests/sync_sentinel.sh
+	tests/sync_converge.sh tests/sync_sentinel.sh tests/sync_life.sh
 endif
 EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
+	tests/sync_life.sh \
 	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \
 	tests/sync_sentinel.sh
 
@@ -304,4 +305,14 @@ tests_test_commitpages_SOURCES = tests/test_commitpages.c tools/bench_raw.c \
 	tools/bench_raw.h $(JB_IOLAYER) $(JB_TEST_HELPERS)
 tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_test_commitpages_LDADD = $(JB_TEST_LIBS) $(JANSSON_LIBS) -ldl -lpthread
+endif
+
+# A job's life (issue 15): delayed jobs, attempts and dead letters, retry,
+# time limits, unique keys, cancel and flush.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_life
+TESTS += tests/test_life
+tests_test_life_SOURCES = tests/test_life.c $(JB_TEST_HELPERS)
+tests_test_life_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_life_LDADD = $(JB_TEST_LIBS) -lpthread
 endif

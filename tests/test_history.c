@@ -4,10 +4,15 @@
  * the history's bounds by count and by age (oldest dropped first, at most
  * 64 per write), its iteration both ways, records of every size kept
  * across its two tables (histends one page), a bad result that changes
- * nothing, the check of history records, the schema 2 -> 3 upgrade, and
- * waiting for a job's completion across processes.
+ * nothing, the check of history records, the schema 2 -> 3 upgrade,
+ * waiting for a job's completion across processes, and what a record
+ * keeps to act on (issue 15, point 8): the posting with its details and
+ * book, the attempts, no result told from {}, format 1 records still
+ * read, and the filters by ending, name and time.
  */
 #include "helpers.h"
+#include "internal.h"
+#include "store/history.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -815,6 +820,435 @@ static void wait_done_times_out_while_the_job_is_on_the_board(void **state) {
   assert_int_equal(jb_job_wait_done(&c, f->board, u, 0), JB_ETIMEDOUT);
 }
 
+/* ------------------------------------- what a record keeps (issue 15.8) */
+
+/* {"path": "a.png"} */
+static const uint8_t path_map[] = {0x81, 0xa4, 'p', 'a', 't', 'h',
+                                   0xa5, 'a', '.', 'p', 'n', 'g'};
+#define BOOK_UUID "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"
+
+/* Post `name` with path_map and a book, claim it for "w"; its posting
+ * bytes into *posting (malloc'ed) when not NULL. */
+static void post_full(char u[JB_UUID_STRLEN], jb_board *b, const char *name,
+                      void **posting, size_t *posting_len) {
+  jb_post p = JB_POST_INIT;
+  p.name = name;
+  p.details = path_map;
+  p.details_len = sizeof path_map;
+  p.book_name = "photos";
+  p.book_uuid = BOOK_UUID;
+  if (jb_job_post(u, b, &p) != JB_OK) fail_msg("post: %s", jb_errmsg());
+  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
+  if (posting == NULL) return;
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, b, u), JB_OK);
+  const void *bytes = jb_job_posting(job, posting_len);
+  *posting = malloc(*posting_len);
+  assert_non_null(*posting);
+  memcpy(*posting, bytes, *posting_len);
+  jb_job_free(job);
+}
+
+static void assert_keeps_the_posting(const jb_completion *c,
+                                     const void *posting, size_t len) {
+  assert_non_null(c->posting);
+  assert_int_equal(c->posting_len, len);
+  assert_memory_equal(c->posting, posting, len);
+  assert_int_equal(c->details_len, sizeof path_map);
+  assert_memory_equal(c->details, path_map, sizeof path_map);
+  assert_string_equal(c->book_name, "photos");
+  assert_string_equal(c->book_uuid, BOOK_UUID);
+  assert_int_equal(c->attempts, 0); /* nothing counts them yet */
+}
+
+static void a_record_keeps_the_posting_with_its_details_and_book(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  post_full(u, f->board, "resize", &posting, &len);
+  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  jb_completion *c = completion_of(f->board, u);
+  assert_string_equal(c->name, "resize");
+  assert_keeps_the_posting(c, posting, len);
+  /* No result given: said so, and the result reads as the empty map. */
+  assert_false(c->has_result);
+  assert_int_equal(c->result_len, 1);
+  assert_int_equal(((const uint8_t *)c->result)[0], 0x80);
+  jb_completion_free(c);
+  /* The iterator hands out the same. */
+  jb_history_iter *it = NULL;
+  const jb_completion *ic;
+  assert_int_equal(jb_history_open(&it, f->board, 0), JB_OK);
+  assert_int_equal(jb_history_next(&ic, it), JB_OK);
+  assert_non_null(ic);
+  assert_keeps_the_posting(ic, posting, len);
+  assert_false(ic->has_result);
+  jb_history_close(it);
+  free(posting);
+  jbt_assert_check_ok(f->board);
+}
+
+static void no_result_is_told_from_an_explicit_empty_map(void **state) {
+  jbt_fixture *f = *state;
+  char none[JB_UUID_STRLEN], empty[JB_UUID_STRLEN], some[JB_UUID_STRLEN],
+      trashed[JB_UUID_STRLEN];
+  post_claim(none, f->board, "none", "w");
+  post_claim(empty, f->board, "empty", "w");
+  post_claim(some, f->board, "some", "w");
+  post_claim(trashed, f->board, "trashed", "w");
+  static const uint8_t empty_map = 0x80;
+  small_map m = result_map(3);
+  assert_int_equal(jb_job_consume_result(f->board, none, "w", 0,
+                                         JB_OUTCOME_FAILURE, NULL, 0),
+                   JB_OK);
+  assert_int_equal(jb_job_consume_result(f->board, empty, "w", 0,
+                                         JB_OUTCOME_SUCCESS, &empty_map, 1),
+                   JB_OK);
+  assert_int_equal(jb_job_consume_result(f->board, some, "w", 0,
+                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+                   JB_OK);
+  assert_int_equal(jb_job_trash(f->board, trashed, "w"), JB_OK);
+  const struct {
+    const char *uuid;
+    bool has;
+    size_t len;
+  } want[] = {{none, false, 1}, {empty, true, 1}, {some, true, m.len},
+              {trashed, false, 1}};
+  for (size_t i = 0; i < 4; i++) {
+    jb_completion *c = completion_of(f->board, want[i].uuid);
+    assert_int_equal(c->has_result, want[i].has);
+    assert_int_equal(c->result_len, want[i].len);
+    jb_completion_free(c);
+  }
+  jbt_assert_check_ok(f->board);
+}
+
+/* A record written straight into the history in one write transaction:
+ * format 1 as jobboard 0.1.0 wrote it (`posting` NULL), or through
+ * jb__history_put. */
+typedef struct {
+  bool format_1;
+  const uint8_t *uuid;
+  const char *name;
+  const void *posting;
+  size_t posting_len;
+  uint32_t attempts;
+  int end;
+  int64_t completed_us;
+  size_t repeat; /* records of this kind (uuids counted up from `uuid`) */
+} raw_record;
+
+static int raw_record_body(jb_store *s, MDB_txn *txn, void *vctx,
+                           int *status) {
+  const raw_record *r = vctx;
+  (void)status;
+  for (size_t i = 0; i < (r->repeat ? r->repeat : 1); i++) {
+    jb_hist_entry e = {.rec = {.end = (uint8_t)r->end,
+                               .priority = JB_PRIORITY_NORMAL,
+                               .job_seq = 1,
+                               .posted_us = r->completed_us - 2,
+                               .claimed_us = r->completed_us - 1,
+                               .completed_us = r->completed_us},
+                       .owner = "w", .owner_len = 1,
+                       .name = r->name, .name_len = strlen(r->name),
+                       .result = "\x81\xa1" "a\x01", .result_len = 4,
+                       .posting = r->posting, .posting_len = r->posting_len,
+                       .attempts = r->attempts};
+    memcpy(e.rec.uuid, r->uuid, 16);
+    e.rec.uuid[15] = (uint8_t)(e.rec.uuid[15] + i);
+    if (!r->format_1) {
+      int rc = jb__history_put(s, txn, &e, NULL, jb__now_us());
+      if (rc) return rc;
+      continue;
+    }
+    /* Format 1: the fixed part, owner, name, reason (none), result. */
+    uint8_t val[512];
+    e.rec.format = 1;
+    e.rec.owner_len = 1;
+    e.rec.name_len = (uint16_t)e.name_len;
+    e.rec.result_len = 4;
+    size_t n = sizeof e.rec;
+    memcpy(val, &e.rec, n);
+    memcpy(val + n, "w", 1);
+    memcpy(val + n + 1, e.name, e.name_len);
+    memcpy(val + n + 1 + e.name_len, e.result, 4);
+    uint8_t key[9] = {'s'};
+    key[8] = 1; /* hseq 1: an empty history's first record */
+    MDB_val k = {sizeof key, key}, v = {n + 1 + e.name_len + 4, val};
+    int rc = mdb_put(txn, s->histends, &k, &v, MDB_NOOVERWRITE);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static void write_raw(jb_board *b, const raw_record *r) {
+  int rc = jb__store_write(b->store, raw_record_body, (void *)r);
+  if (rc != JB_OK) fail_msg("raw record: %s", jb_errmsg());
+}
+
+static void a_format_1_record_still_reads(void **state) {
+  jbt_fixture *f = *state;
+  const char *text = "0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b";
+  uint8_t raw[16];
+  assert_int_equal(jb__uuid_parse(raw, text, "uuid"), JB_OK);
+  raw_record r = {.format_1 = true, .uuid = raw, .name = "old",
+                  .end = JB_END_CONSUMED, .completed_us = jb__now_us()};
+  write_raw(f->board, &r);
+  jb_completion *c = completion_of(f->board, text);
+  assert_int_equal(c->end, JB_END_CONSUMED);
+  assert_string_equal(c->name, "old");
+  assert_string_equal(c->owner, "w");
+  assert_int_equal(c->result_len, 4);
+  assert_memory_equal(c->result, "\x81\xa1" "a\x01", 4);
+  assert_true(c->has_result); /* format 1 cannot tell: it kept a map */
+  assert_null(c->posting);
+  assert_int_equal(c->posting_len, 0);
+  assert_null(c->details);
+  assert_int_equal(c->details_len, 0);
+  assert_null(c->book_name);
+  assert_null(c->book_uuid);
+  assert_int_equal(c->attempts, 0);
+  assert_int_equal(c->history_seq, 1);
+  jb_completion_free(c);
+  /* A format 2 record follows it; both read, both pass check, and a
+   * filter reads the old one's name. */
+  char u[JB_UUID_STRLEN];
+  post_full(u, f->board, "new", NULL, NULL);
+  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  assert_int_equal(history_count(f->board), 2);
+  jbt_assert_check_ok(f->board);
+  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  flt.name = "old";
+  jb_history_iter *it = NULL;
+  const jb_completion *ic;
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt), JB_OK);
+  assert_int_equal(jb_history_next(&ic, it), JB_OK);
+  assert_non_null(ic);
+  assert_string_equal(ic->uuid, text);
+  assert_int_equal(jb_history_next(&ic, it), JB_OK);
+  assert_null(ic);
+  jb_history_close(it);
+}
+
+static void attempts_and_a_posting_given_to_the_writer_are_kept(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  post_full(u, f->board, "counted", &posting, &len);
+  uint8_t raw[16];
+  assert_int_equal(jb__uuid_parse(raw, u, "uuid"), JB_OK);
+  raw_record r = {.uuid = raw, .name = "counted", .posting = posting,
+                  .posting_len = len, .attempts = 7, .end = JB_END_FAILED,
+                  .completed_us = jb__now_us()};
+  write_raw(f->board, &r);
+  jb_history_iter *it = NULL;
+  const jb_completion *c;
+  assert_int_equal(jb_history_open(&it, f->board, 0), JB_OK);
+  assert_int_equal(jb_history_next(&c, it), JB_OK);
+  assert_non_null(c);
+  assert_int_equal(c->attempts, 7);
+  assert_true(c->has_result);
+  assert_int_equal(c->posting_len, len);
+  assert_memory_equal(c->posting, posting, len);
+  assert_string_equal(c->book_name, "photos");
+  jb_history_close(it);
+  free(posting);
+}
+
+/* The uuids `filter` selects (NULL: all), in iteration order `flags`,
+ * as indexes into u[0..n) appended to out[]; returns how many. */
+static size_t select_(jb_board *b, unsigned flags,
+                      const jb_history_filter *filter,
+                      char (*u)[JB_UUID_STRLEN], size_t n, size_t *out) {
+  jb_history_iter *it = NULL;
+  assert_int_equal(jb_history_open_filtered(&it, b, flags, filter), JB_OK);
+  const jb_completion *c;
+  size_t k = 0;
+  while (jb_history_next(&c, it) == JB_OK && c != NULL) {
+    size_t i = 0;
+    while (i < n && strcmp(u[i], c->uuid) != 0) i++;
+    assert_true(i < n);
+    out[k++] = i;
+  }
+  jb_history_close(it);
+  return k;
+}
+
+/* The filter selects exactly the indexes want[0..nwant) (oldest first),
+ * both ways. */
+static void assert_selects(jb_board *b, const jb_history_filter *filter,
+                           char (*u)[JB_UUID_STRLEN], size_t n,
+                           const size_t *want, size_t nwant) {
+  size_t got[16];
+  assert_int_equal(select_(b, JB_HISTORY_OLDEST_FIRST, filter, u, n, got),
+                   nwant);
+  for (size_t i = 0; i < nwant; i++) assert_int_equal(got[i], want[i]);
+  assert_int_equal(select_(b, 0, filter, u, n, got), nwant);
+  for (size_t i = 0; i < nwant; i++)
+    assert_int_equal(got[i], want[nwant - 1 - i]);
+}
+
+static void filters_select_by_ending_name_and_time(void **state) {
+  jbt_fixture *f = *state;
+  /* Six jobs: names a, b, ab, a, b, ab; consumed, failed, trashed in
+   * turn. */
+  static const char *const names[] = {"a", "b", "ab", "a", "b", "ab"};
+  char u[6][JB_UUID_STRLEN];
+  int64_t done_us[6];
+  for (int i = 0; i < 6; i++) {
+    post_claim(u[i], f->board, names[i], "w");
+    int rc = i % 3 == 2 ? jb_job_trash(f->board, u[i], "w")
+                        : jb_job_consume_result(f->board, u[i], "w", 0,
+                                                i % 3 ? JB_OUTCOME_FAILURE
+                                                      : JB_OUTCOME_SUCCESS,
+                                                NULL, 0);
+    assert_int_equal(rc, JB_OK);
+    jb_completion *c = completion_of(f->board, u[i]);
+    done_us[i] = c->completed_us;
+    jb_completion_free(c);
+    sleep_ms(2); /* distinct completion times */
+  }
+  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  static const size_t all[] = {0, 1, 2, 3, 4, 5};
+  assert_selects(f->board, &flt, u, 6, all, 6);
+  assert_selects(f->board, NULL, u, 6, all, 6);
+
+  flt.ends = JB_HISTORY_END(JB_END_FAILED);
+  static const size_t failed[] = {1, 4};
+  assert_selects(f->board, &flt, u, 6, failed, 2);
+  flt.ends = JB_HISTORY_END(JB_END_CONSUMED) | JB_HISTORY_END(JB_END_TRASHED);
+  static const size_t not_failed[] = {0, 2, 3, 5};
+  assert_selects(f->board, &flt, u, 6, not_failed, 4);
+  flt.ends = JB_HISTORY_END(JB_END_LOST) | JB_HISTORY_END(JB_END_REVOKED);
+  assert_selects(f->board, &flt, u, 6, NULL, 0);
+
+  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt.name = "a";
+  static const size_t named_a[] = {0, 3};
+  assert_selects(f->board, &flt, u, 6, named_a, 2);
+  flt.name = "abc";
+  assert_selects(f->board, &flt, u, 6, NULL, 0);
+  flt.name = NULL;
+  flt.name_prefix = "a";
+  static const size_t prefix_a[] = {0, 2, 3, 5};
+  assert_selects(f->board, &flt, u, 6, prefix_a, 4);
+  flt.name = "ab"; /* both hold */
+  static const size_t named_ab[] = {2, 5};
+  assert_selects(f->board, &flt, u, 6, named_ab, 2);
+  flt.ends = JB_HISTORY_END(JB_END_TRASHED);
+  assert_selects(f->board, &flt, u, 6, named_ab, 2);
+  flt.ends = JB_HISTORY_END(JB_END_CONSUMED);
+  assert_selects(f->board, &flt, u, 6, NULL, 0);
+
+  /* Time: since inclusive, until exclusive. */
+  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt.since_us = done_us[2];
+  static const size_t from_2[] = {2, 3, 4, 5};
+  assert_selects(f->board, &flt, u, 6, from_2, 4);
+  flt.until_us = done_us[4];
+  static const size_t from_2_to_4[] = {2, 3};
+  assert_selects(f->board, &flt, u, 6, from_2_to_4, 2);
+  flt.since_us = 0;
+  static const size_t to_4[] = {0, 1, 2, 3};
+  assert_selects(f->board, &flt, u, 6, to_4, 4);
+  flt.ends = JB_HISTORY_END(JB_END_FAILED);
+  static const size_t failed_to_4[] = {1};
+  assert_selects(f->board, &flt, u, 6, failed_to_4, 1);
+}
+
+static void a_filter_that_selects_few_streams_past_many(void **state) {
+  jbt_fixture *f = *state;
+  /* More records than one read transaction looks at, with one needle in
+   * the middle: the iterator goes on past batches that select none. */
+  uint8_t raw[16];
+  assert_int_equal(jb__uuid_parse(raw, "0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a00",
+                                  "uuid"), JB_OK);
+  int64_t now = jb__now_us();
+  raw_record r = {.uuid = raw, .name = "hay", .end = JB_END_CONSUMED,
+                  .completed_us = now, .repeat = JB_HIST_EXAMINE + 100};
+  write_raw(f->board, &r);
+  raw[14] = 1;
+  r.name = "needle";
+  r.repeat = 1;
+  write_raw(f->board, &r);
+  raw[14] = 2;
+  r.name = "hay";
+  r.repeat = JB_HIST_EXAMINE + 100;
+  write_raw(f->board, &r);
+  char needle[JB_UUID_STRLEN];
+  raw[14] = 1;
+  jb__uuid_format(needle, raw);
+  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  flt.name = "needle";
+  for (int pass = 0; pass < 2; pass++) {
+    jb_history_iter *it = NULL;
+    const jb_completion *c;
+    assert_int_equal(jb_history_open_filtered(
+                         &it, f->board, pass ? JB_HISTORY_OLDEST_FIRST : 0,
+                         &flt),
+                     JB_OK);
+    assert_int_equal(jb_history_next(&c, it), JB_OK);
+    assert_non_null(c);
+    assert_string_equal(c->uuid, needle);
+    assert_int_equal(jb_history_next(&c, it), JB_OK);
+    assert_null(c);
+    jb_history_close(it);
+  }
+  /* And the others, all of them. */
+  flt.name = "hay";
+  jb_history_iter *it = NULL;
+  const jb_completion *c;
+  size_t n = 0;
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt), JB_OK);
+  while (jb_history_next(&c, it) == JB_OK && c != NULL) n++;
+  jb_history_close(it);
+  assert_int_equal(n, 2 * (JB_HIST_EXAMINE + 100));
+}
+
+static void bad_filters_are_refused_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
+  jb_history_iter *it = (jb_history_iter *)1;
+  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  flt.version = 2;
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+                   JB_EINVAL);
+  assert_null(it);
+  jbt_assert_contains(jb_errmsg(), "version");
+  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt.ends = JB_HISTORY_END(0);
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "ends: bit 0");
+  flt.ends = JB_HISTORY_END(JB_END_FAILED) | JB_HISTORY_END(30);
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "ends: bit 30");
+  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  char long_name[JB_NAME_MAX + 2];
+  memset(long_name, 'n', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = '\0';
+  flt.name_prefix = long_name;
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "name_prefix");
+  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt.since_us = 2000;
+  flt.until_us = 2000;
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "until_us");
+  flt.until_us = 2001;
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 4, &flt),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "flags");
+  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt), JB_OK);
+  jb_history_close(it);
+}
+
 int main(void) {
   jbt_watchdog(240);
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
@@ -839,6 +1273,13 @@ int main(void) {
       T(wait_done_returns_the_result_consumed_in_another_process),
       T(wait_done_on_a_never_posted_uuid_is_not_found_at_once),
       T(wait_done_times_out_while_the_job_is_on_the_board),
+      T(a_record_keeps_the_posting_with_its_details_and_book),
+      T(no_result_is_told_from_an_explicit_empty_map),
+      T(a_format_1_record_still_reads),
+      T(attempts_and_a_posting_given_to_the_writer_are_kept),
+      T(filters_select_by_ending_name_and_time),
+      T(a_filter_that_selects_few_streams_past_many),
+      T(bad_filters_are_refused_naming_the_field),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

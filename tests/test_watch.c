@@ -222,7 +222,9 @@ static void bad_cursors_and_arguments_are_refused(void **state) {
   assert_null(jb_event_type_name((jb_event_type)0));
   assert_string_equal(jb_event_type_name(JB_EVENT_REVOKED), "REVOKED");
   assert_string_equal(jb_event_type_name(JB_EVENT_LOST), "LOST");
-  assert_null(jb_event_type_name((jb_event_type)11));
+  assert_string_equal(jb_event_type_name(JB_EVENT_CANCELLED), "CANCELLED");
+  assert_string_equal(jb_event_type_name(JB_EVENT_DEAD), "DEAD");
+  assert_null(jb_event_type_name((jb_event_type)13));
 }
 
 /* A second handle of the process must ask for the bounds the first has;

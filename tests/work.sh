@@ -169,8 +169,18 @@ cat >"$ROOT/exec-sleeper" <<'EOF'
 echo $$ >"$CMD_PIDFILE.tmp" && mv "$CMD_PIDFILE.tmp" "$CMD_PIDFILE"
 exec sleep "$1"
 EOF
-chmod +x "$ROOT/sleeper" "$ROOT/exec-sleeper"
+# A CMD that sleeps S seconds, but on SIGTERM writes TERM to $MARK and
+# exits 0 (the sleep, in its process group, gets the SIGTERM too).
+cat >"$ROOT/term-trap" <<'EOF'
+#!/bin/sh
+trap 'echo TERM >"$MARK"; exit 0' TERM
+echo $$ >"$CMD_PIDFILE.tmp" && mv "$CMD_PIDFILE.tmp" "$CMD_PIDFILE"
+sleep "$1" &
+wait
+EOF
+chmod +x "$ROOT/sleeper" "$ROOT/exec-sleeper" "$ROOT/term-trap"
 export CMD_PIDFILE=$ROOT/cmd.pid
+export MARK=$ROOT/mark
 
 # --- tests ----------------------------------------------------------------
 
@@ -224,7 +234,7 @@ grep -q '^JOBBOARD_KEEP_ME=yes$' "$ROOT/err" ||
   t_fail "the job lost an ordinary variable: $(cat "$ROOT/err")"
 t_end
 
-t_begin "exit 3 fails the job (its result kept), exit 100 trashes it, a signal fails it"
+t_begin "exit 3 fails the job (its result kept), exit 100 sends it to the dead letters, a signal fails it"
 post three
 a=$uuid
 post hundred
@@ -244,7 +254,7 @@ chmod +x "$ROOT/by-name"
 jb work --who w --jobs 3 --json -- "$ROOT/by-name"
 want_rc 0 "work --jobs 3"
 pycheck 'len(lines) == 3' "three progress lines"
-pycheck '[l["outcome"] for l in lines] == ["failed", "trashed", "failed"]' "outcomes"
+pycheck '[l["outcome"] for l in lines] == ["failed", "dead", "failed"]' "outcomes"
 pycheck '[l["exit"] for l in lines] == [3, 100, None] and
   [l["signal"] for l in lines] == [None, None, 9]' "exit and signal"
 pycheck '[l["uuid"] for l in lines] == ["'"$a"'", "'"$b"'", "'"$c"'"] and
@@ -252,9 +262,12 @@ pycheck '[l["uuid"] for l in lines] == ["'"$a"'", "'"$b"'", "'"$c"'"] and
 record "$a"
 pycheck 'j["outcome"] == "failed" and j["result"] == {"error": "bad input"}' "exit 3"
 record "$b"
-pycheck 'j["outcome"] == "trashed"' "exit 100"
+pycheck 'j["outcome"] == "dead" and j["reason"] == "exit 100"' "exit 100"
+jb dead list --json
+pycheck 'len(lines) == 1 and j["uuid"] == "'"$b"'" and j["cause"] == "buried" and
+  j["attempts"] == 1 and j["reason"] == "exit 100"' "exit 100: the dead letter"
 record "$c"
-pycheck 'j["outcome"] == "failed" and j["result"] == {}' "killed by SIGKILL"
+pycheck 'j["outcome"] == "failed" and j["result"] is None' "killed by SIGKILL"
 jb count
 [ "$out" = 0 ] || t_fail "jobs left on the board: $out"
 t_end
@@ -270,9 +283,23 @@ want_rc 0 "work"
 has "$err" "job $a: CMD's output is not a JSON object" "warning for text"
 has "$err" "job $b: CMD's output is not a JSON object" "warning for an array"
 record "$a"
-pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "text output"
+pycheck 'j["outcome"] == "consumed" and j["result"] is None' "text output"
 record "$b"
-pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "array output"
+pycheck 'j["outcome"] == "consumed" and j["result"] is None' "array output"
+t_end
+
+t_begin "output {} is a result, the empty map; no output is none (issue 15, point 8)"
+post empty
+a=$uuid
+post silent
+b=$uuid
+jb work --who w --jobs 2 -- sh -c \
+  'if [ "$JOBBOARD_NAME" = empty ]; then echo "{}"; fi'
+want_rc 0 "work"
+record "$a"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "{} output"
+record "$b"
+pycheck 'j["outcome"] == "consumed" and j["result"] is None' "no output"
 t_end
 
 t_begin "stdout beyond 1 MiB fails the job, without a result"
@@ -282,7 +309,7 @@ jb work --who w --jobs 1 -- sh -c 'head -c 2000000 /dev/zero | tr "\0" x'
 want_rc 0 "work"
 has "$err" "job $a: CMD wrote more than 1048576 bytes" "message"
 record "$a"
-pycheck 'j["outcome"] == "failed" and j["result"] == {}' "history"
+pycheck 'j["outcome"] == "failed" and j["result"] is None' "history"
 t_end
 
 t_begin "CMD's own options are not the worker's (with or without --)"
@@ -419,6 +446,18 @@ has "$err" "option '--jobs' needs an argument" "--jobs without a value"
 jb work --who w --lease soon -- true
 want_rc 2 "bad --lease"
 has "$err" "--lease: 'soon'" "bad --lease"
+for v in 0 -1 soon inf 1e9; do
+  jb work --who w --time-limit "$v" -- true
+  want_rc 2 "--time-limit $v"
+  has "$err" "--time-limit: '$v' is not a time limit (seconds, from 0.001" \
+    "--time-limit $v"
+done
+for v in -1 soon inf 86401; do
+  jb work --who w --grace "$v" -- true
+  want_rc 2 "--grace $v"
+  has "$err" "--grace: '$v' is not a grace period (seconds, from 0 to 86400" \
+    "--grace $v"
+done
 jb work --who w -- no-such-command-jobboard-test
 want_rc 2 "CMD not in PATH"
 has "$err" "cannot execute 'no-such-command-jobboard-test': not found in PATH" "CMD"
@@ -499,6 +538,119 @@ jb watch --from 1 --json --timeout 0
 # CONSUMED and job2's CLAIMED in one commit (one time), job2 CONSUMED,
 # and no claim after it.
 pycheck '[(e["type"], e["owner"]) for e in lines[-5:]] == [("POSTED", None), ("CLAIMED", "w"), ("CONSUMED", "w"), ("CLAIMED", "w"), ("CONSUMED", "w")] and lines[-3]["time"] == lines[-2]["time"] and lines[-3]["uuid"] != lines[-2]["uuid"]' "events"
+t_end
+
+t_begin "--time-limit: CMD past it gets SIGTERM, the job is retried after its back-off though CMD exits 0"
+# A back-off of 4 s (3.2 to 4.8 with its jitter).
+post overrun --backoff 4
+a=$uuid
+rm -f "$MARK"
+t0=$(now_ms)
+jb work --who w --jobs 1 --time-limit 1 -- "$ROOT/term-trap" 60
+ms=$(($(now_ms) - t0))
+want_rc 0 "work"
+[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
+[ "$ms" -lt 30000 ] || t_fail "the worker took $ms ms (CMD sleeps 60 s)"
+has "$err" "job $a: time limit 1.00 s exceeded: stopping CMD" "message"
+has "$err" "work: $a overrun: retried (exit 0, " "progress line"
+has "$err" "s): time limit 1.00 s exceeded (attempt 1, claimable again in " \
+  "progress line's reason"
+jb show --json "$a"
+# Retried at least 1 s after t0, with a back-off of at least 3.2 s.
+pycheck 'j["state"] == "UNCLAIMED" and j["attempts"] == 1 and
+  j["last_reason"] == "time limit 1.00 s exceeded" and
+  j["not_before"] is not None and
+  __import__("datetime").datetime.fromisoformat(j["not_before"].replace(
+    "Z", "+00:00")).timestamp() * 1000 >= '"$t0"' + 4000' \
+  "the job, back with its back-off"
+# Not claimable before then (looked at only while over 1.5 s are left).
+left=$(printf '%s\n' "$out" | "$PYTHON" -c '
+import datetime, json, sys, time
+j = json.loads(sys.stdin.readline())
+t = datetime.datetime.fromisoformat(j["not_before"].replace("Z", "+00:00"))
+print(int((t.timestamp() - time.time()) * 1000))' 2>/dev/null || echo 0)
+if [ "$left" -gt 1500 ]; then
+  jb claim-next --who other
+  want_rc 3 "claim-next during the back-off"
+fi
+record "$a"
+[ -z "$out" ] || t_fail "the job has a history record: $out"
+# After its back-off, a run within the limit consumes it.
+jb work --who w --jobs 1 --timeout 60 --json --time-limit 30 -- \
+  "$ROOT/term-trap" 0
+want_rc 0 "second work"
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "consumed" and
+  j["reason"] is None and j["attempts"] is None' "second run"
+record "$a"
+pycheck 'j["outcome"] == "consumed"' "history"
+t_end
+
+t_begin "--grace: CMD that ignores SIGTERM gets SIGKILL that much later"
+post stubborn
+a=$uuid
+jb work --who w --jobs 1 --json --time-limit 0.5 --grace 1.5 -- \
+  sh -c 'trap "" TERM; sleep 60'
+want_rc 0 "work"
+# Not killed before its limit and grace (2 s) are over; long before 60 s.
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
+  j["exit"] is None and j["signal"] == 9 and j["attempts"] == 1 and
+  j["reason"] == "time limit 0.50 s exceeded" and
+  2.0 <= j["seconds"] < 30' "progress line"
+has "$err" "SIGKILL 1.50 s later" "message"
+t_end
+
+t_begin "--time-limit is per job: CMDs within it are consumed, with no reason"
+post in-time-1
+a=$uuid
+post in-time-2
+b=$uuid
+# Each 3 s, together past the 5 s limit.
+jb work --who w --jobs 2 --json --time-limit 5 -- "$ROOT/sleeper" 3
+want_rc 0 "work"
+pycheck '[l["outcome"] for l in lines] == ["consumed", "consumed"] and
+  [l["reason"] for l in lines] == [None, None]' "progress lines"
+record "$b"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 3}' "history"
+t_end
+
+t_begin "exit 75 retries the job after its back-off; at its maximum of attempts it is dead"
+post tempfail --backoff 0.1 --max-attempts 2
+a=$uuid
+jb work --who w --jobs 1 --json -- sh -c 'exit 75'
+want_rc 0 "work"
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
+  j["exit"] == 75 and j["reason"] == "exit 75" and j["attempts"] == 1 and
+  j["not_before"] is not None' "progress line"
+jb show --json "$a"
+pycheck 'j["state"] == "UNCLAIMED" and j["attempts"] == 1 and
+  j["last_reason"] == "exit 75"' "the job, back on the board"
+# The second attempt, after its back-off (0.1 s), is the last.
+jb work --who w --jobs 1 --timeout 60 -- sh -c 'exit 75'
+want_rc 0 "second work"
+has "$err" "work: $a tempfail: dead (exit 75, " "progress line"
+has "$err" "s): exit 75 (attempt 2, to the dead letters)" "progress line's end"
+jb dead list --json
+pycheck 'len(lines) == 1 and j["uuid"] == "'"$a"'" and
+  j["cause"] == "attempts" and j["attempts"] == 2' "the dead letter"
+record "$a"
+pycheck 'j["outcome"] == "dead" and j["reason"] == "exit 75"' "history"
+t_end
+
+t_begin "a job's own time limit stops CMD before its claim lapses; it is retried"
+post limited --time-limit 3 --backoff 0.1
+a=$uuid
+rm -f "$MARK"
+jb work --who w --jobs 1 --json -- "$ROOT/term-trap" 60
+want_rc 0 "work"
+[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
+# Stopped 1 s before the claim lapses at 3 s; CMD sleeps 60 s.
+pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
+  j["reason"] == "the job\x27s time limit 3.00 s reached" and
+  j["attempts"] == 1 and 1.9 <= j["seconds"] < 30' "progress line"
+has "$err" "its claim lapses at the job's time limit, 3.00 s, in 1.00 s" "message"
+# Counted once: by the retry, not by a lapse too.
+jb show --json "$a"
+pycheck 'j["attempts"] == 1 and j["time_limit"] == 3' "the job"
 t_end
 
 echo "$((tests - failures)) of $tests tests passed"

@@ -163,6 +163,10 @@ enum {
   OPT_REPLACE,
   OPT_AT,
   OPT_LOOP,
+  OPT_OUTCOME,
+  OPT_NAME,
+  OPT_SINCE,
+  OPT_UNTIL,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -221,6 +225,10 @@ static const struct {
     {{"replace", no_argument, NULL, OPT_REPLACE}, CLI_O_SCHEDULE},
     {{"at", required_argument, NULL, OPT_AT}, CLI_O_SCHEDULE},
     {{"loop", no_argument, NULL, OPT_LOOP}, CLI_O_SCHEDULE},
+    {{"outcome", required_argument, NULL, OPT_OUTCOME}, CLI_O_HISTORY},
+    {{"name", required_argument, NULL, OPT_NAME}, CLI_O_HISTORY},
+    {{"since", required_argument, NULL, OPT_SINCE}, CLI_O_HISTORY},
+    {{"until", required_argument, NULL, OPT_UNTIL}, CLI_O_HISTORY},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -245,66 +253,133 @@ static int64_t wall_now_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-bool cli_parse_time(const char *t, int64_t *us) {
-  int64_t now = wall_now_us();
-  if (strcmp(t, "now") == 0) {
-    *us = now;
-    return true;
-  }
-  if (t[0] == '@' || t[0] == '+') {
-    char *end;
-    errno = 0;
-    double sec = strtod(t + 1, &end);
-    if (end == t + 1 || *end != '\0' || errno != 0 || !(sec >= 0) ||
-        sec > 1e11)
-      return false;
-    *us = (t[0] == '+' ? now : 0) + (int64_t)(sec * 1e6 + 0.5);
-    return true;
-  }
-  struct tm tm;
-  memset(&tm, 0, sizeof tm);
-  const char *p = strptime(t, "%Y-%m-%d", &tm);
-  if (p == NULL) return false;
-  double frac = 0;
-  if (*p == 'T' || *p == ' ') {
-    const char *q = strptime(p + 1, "%H:%M", &tm);
-    if (q == NULL) return false;
-    p = q;
-    if (*p == ':') {
-      if ((q = strptime(p + 1, "%S", &tm)) == NULL) return false;
-      p = q;
-      if (*p == '.') {
-        char *end;
-        frac = strtod(p, &end);
-        p = end;
+
+/* --outcome's comma-separated list of jb_end names into *bits
+ * (JB_HISTORY_END), added to what earlier --outcome options gave. The
+ * names are jb_end_name's: an ending the library adds is known here at
+ * once. Returns 0 or the usage error's exit code. */
+static int parse_outcomes(uint32_t *bits, const cli_command *cmd,
+                          const char *list) {
+  const char *p = list;
+  for (;;) {
+    size_t n = strcspn(p, ",");
+    int found = 0;
+    for (unsigned e = 0; e < 32 && !found; e++) {
+      const char *name = jb_end_name((jb_end)e);
+      if (name && strlen(name) == n && strncmp(name, p, n) == 0) {
+        *bits |= JB_HISTORY_END(e);
+        found = 1;
       }
     }
+    if (!found) {
+      char known[256] = "";
+      for (unsigned e = 0; e < 32; e++) {
+        const char *name = jb_end_name((jb_end)e);
+        if (name == NULL) continue;
+        size_t k = strlen(known);
+        snprintf(known + k, sizeof known - k, "%s%s", k ? ", " : "", name);
+      }
+      if (n == 0)
+        return cli_cmd_usage(cmd, "--outcome: '%s' has an empty name (a "
+                             "comma-separated list of: %s)", list, known);
+      return cli_cmd_usage(cmd, "--outcome: '%.*s' is not an outcome (one "
+                           "of: %s)", (int)n, p, known);
+    }
+    if (p[n] == '\0') return 0;
+    p += n + 1;
   }
-  bool utc = false;
-  long off = 0;
+}
+
+/* Exactly `n` decimal digits at *p, advanced past them. */
+static int take_digits(const char **p, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isdigit((unsigned char)(*p)[i])) return -1;
+    v = v * 10 + ((*p)[i] - '0');
+  }
+  *p += n;
+  *out = v;
+  return 0;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's
+ * days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+static int parse_epoch(int64_t *us, const char *text) {
+  char *end;
+  errno = 0;
+  double sec = strtod(text, &end);
+  if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 ||
+      sec > 9.2e12)
+    return -1;
+  *us = (int64_t)(sec * 1e6 + 0.5);
+  return 0;
+}
+
+int cli_parse_time(int64_t *us, const char *text) {
+  if (text[0] == '@') return parse_epoch(us, text + 1);
+  if (strcmp(text, "now") == 0) {
+    *us = wall_now_us();
+    return 0;
+  }
+  if (text[0] == '+') {
+    if (parse_epoch(us, text + 1) != 0) return -1;
+    *us += wall_now_us();
+    return 0;
+  }
+  const char *p = text;
+  int y, mo, d, h = 0, mi = 0, sec = 0, micro = 0;
+  if (take_digits(&p, 4, &y) || *p++ != '-' || take_digits(&p, 2, &mo) ||
+      *p++ != '-' || take_digits(&p, 2, &d))
+    return -1;
+  static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+      (mo == 2 && d == 29 && !leap))
+    return -1;
+  if (*p == 'T' || *p == ' ') {
+    p++;
+    if (take_digits(&p, 2, &h) || *p++ != ':' || take_digits(&p, 2, &mi))
+      return -1;
+    if (*p == ':') {
+      p++;
+      if (take_digits(&p, 2, &sec)) return -1;
+      if (*p == '.') {
+        p++;
+        int n = 0;
+        for (; isdigit((unsigned char)*p); p++, n++) {
+          if (n >= 6) return -1;
+          micro = micro * 10 + (*p - '0');
+        }
+        if (n == 0) return -1;
+        for (; n < 6; n++) micro *= 10;
+      }
+    }
+    if (h > 23 || mi > 59 || sec > 59) return -1;
+  }
+  int64_t offset_s = 0;
   if (*p == 'Z') {
-    utc = true;
     p++;
   } else if (*p == '+' || *p == '-') {
-    int hh, mm, n = 0;
-    if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &n) != 2 || n != 5 || hh > 23 ||
-        mm > 59)
-      return false;
-    off = (hh * 60L + mm) * 60L * (*p == '-' ? -1 : 1);
-    utc = true;
-    p += 1 + n;
+    int sign = *p++ == '-' ? -1 : 1, oh, om;
+    if (take_digits(&p, 2, &oh) || *p++ != ':' || take_digits(&p, 2, &om) ||
+        oh > 23 || om > 59)
+      return -1;
+    offset_s = sign * (oh * 3600 + om * 60);
   }
-  if (*p != '\0') return false;
-  time_t secs;
-  if (utc) {
-    secs = timegm(&tm) - off;
-  } else {
-    tm.tm_isdst = -1;
-    secs = mktime(&tm);
-  }
-  if (secs == (time_t)-1) return false;
-  *us = (int64_t)secs * 1000000 + (int64_t)(frac * 1e6 + 0.5);
-  return true;
+  if (*p != '\0') return -1;
+  int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
+                 sec - offset_s;
+  *us = secs * 1000000 + micro;
+  return 0;
 }
 
 /* The text of the option getopt just refused, for the message. */
@@ -432,6 +507,30 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
     case OPT_VERIFY: o->verify = 1; break;
+    case OPT_OUTCOME: {
+      int rc = parse_outcomes(&o->outcomes, cmd, optarg);
+      if (rc) return rc;
+      break;
+    }
+    case OPT_NAME:
+      if (optarg[0] == '\0')
+        return cli_cmd_usage(cmd, "--name: a job's name is not empty");
+      o->name = optarg;
+      break;
+    case OPT_SINCE:
+    case OPT_UNTIL: {
+      int64_t *t = c == OPT_SINCE ? &o->since_us : &o->until_us;
+      if (cli_parse_time(t, optarg) != 0)
+        return cli_cmd_usage(cmd, "%s: '%s' is not a time (YYYY-MM-DD"
+                             "[THH:MM[:SS[.F]]][Z|+HH:MM|-HH:MM], UTC "
+                             "unless an offset is given, or @SECONDS since "
+                             "the epoch)", c == OPT_SINCE ? "--since"
+                                                          : "--until", optarg);
+      /* 0 is the library's "no bound": the epoch itself is a microsecond
+       * later, which no completion can tell apart. */
+      if (*t == 0) *t = 1;
+      break;
+    }
     case OPT_VERIFY_EVERY: {
       /* Seconds, fractions allowed, up to a day; 0: never on schedule. */
       char *end;
@@ -469,10 +568,10 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
                              (long long)(JB_DELAY_MAX_MS / 1000));
       break;
     case OPT_NOT_BEFORE:
-      if (!cli_parse_time(optarg, &o->not_before_us))
-        return cli_cmd_usage(cmd, "--not-before: '%s' is not a time (ISO "
-                             "8601 like 2026-11-28T09:30:00Z, @UNIXSECONDS, "
-                             "+SECONDS or now)", optarg);
+      if (cli_parse_time(&o->not_before_us, optarg) != 0)
+        return cli_cmd_usage(cmd, "--not-before: '%s' is not a time (UTC "
+                             "2026-11-28T09:30:00, an offset +01:00, "
+                             "@UNIXSECONDS, +SECONDS or now)", optarg);
       break;
     case OPT_UNIQUE: o->unique = optarg; break;
     case OPT_MAX_ATTEMPTS: {
@@ -539,7 +638,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       break;
     case OPT_START:
     case OPT_AT:
-      if (!cli_parse_time(optarg, c == OPT_AT ? &o->at_us : &o->start_us))
+      if (cli_parse_time(c == OPT_AT ? &o->at_us : &o->start_us, optarg) != 0)
         return cli_cmd_usage(cmd, "%s: '%s' is not a time (ISO 8601 like "
                              "2026-11-28T09:30:00Z, @UNIXSECONDS, +SECONDS "
                              "or now)", c == OPT_AT ? "--at" : "--start",

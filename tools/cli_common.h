@@ -36,7 +36,9 @@ enum {
   CLI_O_RETRY = 1u << 16,    /* --reason --retry-in --dead (abandon) */
   CLI_O_CANCEL = 1u << 17,   /* --force --all --yes (cancel) */
   CLI_O_DEAD = 1u << 18,     /* --older-than --all --yes --keep-attempts */
-  CLI_O_SCHEDULE = 1u << 19, /* --every --cron --job-name --catch-up --start
+  CLI_O_HISTORY = 1u << 19,  /* --outcome LIST --name NAME --since TIME
+                                --until TIME (history) */
+  CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --start
                                 --replace --at --loop (schedule) */
 };
 
@@ -104,6 +106,10 @@ typedef struct {
   int replace;            /* --replace */
   int64_t at_us;          /* --at; 0 when not given */
   int loop;               /* --loop */
+  uint32_t outcomes;  /* --outcome: JB_HISTORY_END bits; 0 when not given */
+  const char *name;   /* --name NAME (history), NULL when not given */
+  int64_t since_us;   /* --since; 0 when not given */
+  int64_t until_us;   /* --until; 0 when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -132,12 +138,6 @@ int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
  * or prints the error and returns its exit code.
  */
 int cli_open(jb_board **out, const cli_opts *opts, unsigned flags);
-
-/* A time on the command line: "@SECONDS" (since the epoch, fractions
- * allowed), "now", "+SECONDS" (from now), or ISO 8601
- * YYYY-MM-DD[THH:MM[:SS[.frac]]][Z|+HH:MM|-HH:MM] (local time without a
- * zone). Microseconds since the epoch to *us; false when it is none. */
-bool cli_parse_time(const char *text, int64_t *us);
 
 /* ------------------------------------------------ Redis (cli_sync.c) */
 
@@ -190,6 +190,11 @@ int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *opts);
 int cli_sync_remember(jb_board *b, const cli_opts *opts);
 const char *cli_sync_given_url(const cli_opts *opts);
+
+/* A point in time as --since, --until and --not-before take it
+ * (CLI_HELP_TIME; also "now" and "+SECONDS", from now), into microseconds
+ * since the epoch. Returns 0, or -1 when `text` is not one. */
+int cli_parse_time(int64_t *us, const char *text);
 
 /* --who must be given and not empty. Returns 0 or, after printing why,
  * CLI_EXIT_USAGE. */
@@ -287,6 +292,17 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 #define CLI_HELP_TIMEOUT                                                       \
   "  --timeout SECONDS   give up after this long (fractions allowed; 0 checks\n" \
   "                      once; `inf` or no --timeout waits without limit)\n"
+
+/* What --since and --until accept (cli_parse_time). */
+#define CLI_HELP_TIME                                                          \
+  "TIME is UTC unless it says otherwise, in one of these forms:\n"            \
+  "  YYYY-MM-DD                  midnight starting that day\n"                \
+  "  YYYY-MM-DDTHH:MM[:SS[.F]]   F: up to 6 digits of a second; a space may\n" \
+  "                              stand for the T\n"                           \
+  "  any of those + Z, or + an offset +HH:MM / -HH:MM (RFC 3339); the\n"     \
+  "  times this command prints are of this form and may be given back\n"     \
+  "  @SECONDS                    seconds since the epoch (1970-01-01Z),\n"   \
+  "                              fractions allowed: @1700000000.5\n"
 
 #define CLI_HELP_ENV                                                           \
   "Environment:\n"                                                             \

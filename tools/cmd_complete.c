@@ -10,9 +10,10 @@
 
 /* ---------------------------------------------------------------- consume */
 
-/* --result's JSON object as a msgpack map (*out malloc'ed; NULL for {}).
- * Returns 0 or an exit code (printed). Checked before the board is
- * opened: bad input changes nothing. */
+/* --result's JSON object as a msgpack map (*out malloc'ed; {} is the
+ * empty map, a result given: the history tells it from none). Returns 0
+ * or an exit code (printed). Checked before the board is opened: bad
+ * input changes nothing. */
 static int result_from_text(char **out, size_t *len, const char *text) {
   *out = NULL;
   *len = 0;
@@ -27,8 +28,7 @@ static int result_from_text(char **out, size_t *len, const char *text) {
   char err[160];
   if (!json_is_object(v))
     rc = cli_usage_error("--result: must be a JSON object like {\"rows\": 3}");
-  else if (json_object_size(v) > 0 &&
-           cli_json_to_msgpack(out, len, v, err, sizeof err))
+  else if (cli_json_to_msgpack(out, len, v, err, sizeof err))
     rc = cli_usage_error("--result: %s", err);
   json_decref(v);
   return rc;
@@ -131,14 +131,21 @@ int cmd_consume(int argc, char **argv) {
 
 #define RECORD_JSON                                                            \
   "  {\"uuid\": \"...\", \"outcome\": \"consumed\" | \"failed\" | \"trashed\" | \"revoked\" |\n" \
-  "   \"lost\", \"result\": {...}, \"owner\": \"worker-1\" (or null), \"name\": \"...\"\n" \
-  "   (null when unknown), \"priority\": \"HIGH\" (or null), \"sequence\": 42,\n" \
-  "   \"posted\": \"2024-01-02T03:04:05.000006Z\", \"claimed\": \"...\" (or\n"  \
-  "   null), \"completed\": \"...\", \"reason\": \"...\" (revoked, lost; else\n" \
-  "   null), \"history_seq\": 7}\n"                                                  \
-  "Times are ISO-8601 UTC with microseconds. The result prints as\n"           \
-  "`jobboard show` prints details (msgpack values JSON has no word for are\n" \
-  "tagged objects, see `jobboard show --help`).\n"
+  "   \"lost\", \"result\": {...} (null when its owner gave none), \"owner\":\n" \
+  "   \"worker-1\" (or null), \"name\": \"...\" (null when unknown), \"priority\":\n" \
+  "   \"HIGH\" (or null), \"sequence\": 42, \"posted\":\n"                      \
+  "   \"2024-01-02T03:04:05.000006Z\", \"claimed\": \"...\" (or null),\n"        \
+  "   \"completed\": \"...\", \"reason\": \"...\" (revoked, lost; else null),\n"  \
+  "   \"history_seq\": 7, \"details\": {...} (the job's details as posted),\n" \
+  "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"attempts\": 1}\n" \
+  "Times are ISO-8601 UTC with microseconds. The result and the details\n"    \
+  "print as `jobboard show` prints details (msgpack values JSON has no word\n" \
+  "for are tagged objects, see `jobboard show --help`). \"attempts\" is how\n" \
+  "many times the job was claimed, 0 when not counted. A record written by\n" \
+  "jobboard 0.1.0 kept neither the details nor the book nor the attempts\n" \
+  "(details and book null, attempts 0), and could not tell no result from\n" \
+  "{}: its result is {} then. A revoked job's posting did not decode:\n"      \
+  "its details and book are null (the posting is in quarantine).\n"
 
 static json_t *time_or_null(int64_t us) {
   if (us == 0) return json_null();
@@ -151,12 +158,30 @@ static json_t *text_or_null(const char *s) {
   return s ? json_string(s) : json_null();
 }
 
+/* A msgpack map the library checked as JSON, or null when absent; NULL
+ * only when out of memory. */
+static json_t *map_or_null(const void *map, size_t len, bool present) {
+  return present ? cli_msgpack_to_json(map, len) : json_null();
+}
+
 static json_t *completion_to_json(const jb_completion *c) {
-  json_t *result = cli_msgpack_to_json(c->result, c->result_len);
-  if (result == NULL) return NULL; /* the library checked it: no memory */
+  json_t *result = map_or_null(c->result, c->result_len, c->has_result);
+  json_t *details = map_or_null(c->details, c->details_len, c->details != NULL);
+  json_t *book = c->book_name && c->book_uuid
+                     ? json_pack("{s:o,s:o}", "name",
+                                 text_or_null(c->book_name), "uuid",
+                                 text_or_null(c->book_uuid))
+                     : json_null();
+  if (result == NULL || details == NULL || book == NULL) {
+    json_decref(result);
+    json_decref(details);
+    json_decref(book);
+    return NULL; /* the library checked them: no memory */
+  }
   const char *prio = jb_priority_name(c->priority);
   /* "o" steals each reference, also when json_pack fails. */
-  return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:o,s:I}",
+  return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:o,s:I,s:o,"
+                   "s:o,s:I}",
                    "uuid", c->uuid, "outcome", jb_end_name(c->end), "result",
                    result, "owner", text_or_null(c->owner), "name",
                    text_or_null(c->name), "priority", text_or_null(prio),
@@ -165,25 +190,39 @@ static json_t *completion_to_json(const jb_completion *c) {
                    time_or_null(c->claimed_us), "completed",
                    time_or_null(c->completed_us), "reason",
                    text_or_null(c->reason), "history_seq",
-                   (json_int_t)c->history_seq);
+                   (json_int_t)c->history_seq, "details", details, "book",
+                   book, "attempts", (json_int_t)c->attempts);
 }
 
-/* The result as compact JSON, then a revoked job's reason in parentheses,
- * and the end of the line. */
-static int put_result_line(const jb_completion *c) {
-  json_t *r = cli_msgpack_to_json(c->result, c->result_len);
+/* A msgpack map as compact JSON on stdout. 0, or -1 (no memory, write
+ * error). */
+static int put_map(const void *map, size_t len) {
+  json_t *r = cli_msgpack_to_json(map, len);
   if (r == NULL) return -1;
   int rc = json_dumpf(r, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
   json_decref(r);
-  if (rc == 0 && c->reason) {
+  return rc;
+}
+
+/* The result as compact JSON ("no result" when none was given). */
+static int put_result(const jb_completion *c) {
+  if (c->has_result) return put_map(c->result, c->result_len);
+  return fputs("no result", stdout) == EOF ? -1 : 0;
+}
+
+/* A revoked or lost job's reason in parentheses, and the end of the
+ * line. */
+static int end_record_line(const jb_completion *c) {
+  if (c->reason) {
     fputs("  (", stdout);
     cli_put_text(stdout, c->reason);
     fputc(')', stdout);
   }
-  return rc == 0 && putchar('\n') != EOF ? 0 : -1;
+  return putchar('\n') != EOF ? 0 : -1;
 }
 
-/* COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT[  (REASON)] */
+/* COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT  ATTEMPTS  BOOK  DETAILS
+ * [  (REASON)] */
 static int print_record_line(const jb_completion *c) {
   char t[40];
   cli_format_time(t, sizeof t, c->completed_us);
@@ -192,18 +231,29 @@ static int print_record_line(const jb_completion *c) {
   fputs("  ", stdout);
   cli_put_text(stdout, c->name ? c->name : "-");
   fputs("  ", stdout);
-  return put_result_line(c);
+  if (put_result(c)) return -1;
+  printf("  %lu  ", (unsigned long)c->attempts);
+  cli_put_text(stdout, c->book_name ? c->book_name : "-");
+  fputs("  ", stdout);
+  if (c->details ? put_map(c->details, c->details_len)
+                 : (fputs("-", stdout) == EOF ? -1 : 0))
+    return -1;
+  return end_record_line(c);
 }
 
 /* ---------------------------------------------------------------- history */
 
 const cli_command cli_cmd_history = {
     "history", "list completed jobs with their outcome and result, newest first",
-    "Usage: jobboard history [--limit N] [OPTIONS]\n"
+    "Usage: jobboard history [--outcome LIST] [--name NAME] [--since TIME]\n"
+    "                        [--until TIME] [--limit N] [OPTIONS]\n"
     "\n"
     "List the board's history: the jobs that left the board, newest first,\n"
-    "with how each ended and the result its owner gave. A job reaches the\n"
-    "history in the commit that completes it:\n"
+    "with how each ended, the result its owner gave, and what the job was\n"
+    "(its name, details and book as posted, how many times it was claimed),\n"
+    "enough to act on it: post it again, look into a failure. A job reaches\n"
+    "the history in the commit that completes it, with one of these\n"
+    "outcomes:\n"
     "  consumed  consumed by its owner (jobboard consume)\n"
     "  failed    consumed with --failed\n"
     "  trashed   trashed by its owner (jobboard trash)\n"
@@ -219,40 +269,71 @@ const cli_command cli_cmd_history = {
     "history_max_age_ms), oldest first, a few at each completion: an old\n"
     "record may outlive its age until the next completion. The records are\n"
     "streamed a few dozen at a time, so a long history never holds up\n"
-    "writers.\n"
+    "writers; the filters below are applied as they stream.\n"
     "\n"
     "Each record is one line of text, fields separated by two spaces:\n"
-    "  COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT\n"
+    "  COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT  ATTEMPTS  BOOK  DETAILS\n"
     "where OWNER and NAME are '-' when unknown (a revoked job), RESULT is the\n"
-    "result as compact JSON ({} when none was given), a revoked or lost job's line\n"
-    "ends with its reason in parentheses, and control characters in the\n"
-    "owner, name or reason are written as C escapes (\\n, \\t, \\x01).\n"
+    "result as compact JSON, or the words `no result` when the owner gave\n"
+    "none (an explicit {} prints {}), ATTEMPTS how many times the job was\n"
+    "claimed (0: not counted), BOOK the name of the job's logbook ('-' when\n"
+    "none), DETAILS the job's details as compact JSON ('-' when not kept: a\n"
+    "revoked job, or a record written by jobboard 0.1.0). A revoked or lost\n"
+    "job's line ends with its reason in parentheses. Control characters in\n"
+    "the owner, name, book or reason are written as C escapes (\\n, \\t,\n"
+    "\\x01).\n"
     "With --json, each record is one JSON object:\n"
     RECORD_JSON
     "\n"
     "Options:\n"
-    "  --limit N           stop after the N newest records (0 lists none)\n"
+    "  --outcome LIST      only jobs that ended so: a comma-separated list of\n"
+    "                      outcomes (above), e.g. failed,lost; may be given\n"
+    "                      more than once (the lists add up). An unknown\n"
+    "                      outcome is a usage error (2) listing the known ones\n"
+    "  --name NAME         only jobs of exactly this name\n"
+    "  --since TIME        only jobs completed at TIME or later\n"
+    "  --until TIME        only jobs completed before TIME (--since a --until\n"
+    "                      b is the half-open span [a, b))\n"
+    "  --limit N           stop after N records (0 lists none); with filters,\n"
+    "                      N of the records they select\n"
     CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_TIME
+    "A completion's time is its commit's clock reading on the host that\n"
+    "completed it.\n"
     "\n"
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "A record that does not decode is reported on stderr (run 'jobboard\n"
-    "check'), the listing goes on, and the exit status is 1.\n"
+    "check'), the listing goes on, and the exit status is 1. A bad\n"
+    "--outcome, --name, --since or --until, or an --until not after\n"
+    "--since, is a usage error (2).\n"
     "\n"
     "Examples:\n"
     "  jobboard history --limit 20\n"
-    "  jobboard history --json | grep '\"outcome\":\"failed\"'\n",
-    CLI_O_LIMIT, 0, 0, ""};
+    "  jobboard history --outcome failed,lost --since 2024-05-01\n"
+    "  jobboard history --name resize --since 2024-05-01T08:00Z \\\n"
+    "      --until 2024-05-01T09:00Z --json\n"
+    "  jobboard history --since @1714550400 --outcome consumed --limit 1\n",
+    CLI_O_LIMIT | CLI_O_HISTORY, 0, 0, ""};
 
 int cmd_history(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_history, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  if (o.since_us && o.until_us && o.until_us <= o.since_us)
+    return cli_cmd_usage(&cli_cmd_history, "--until is not after --since: "
+                         "no record can be in between");
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  jb_history_filter f = JB_HISTORY_FILTER_INIT;
+  f.ends = o.outcomes;
+  f.name = o.name;
+  f.since_us = o.since_us;
+  f.until_us = o.until_us;
   jb_history_iter *it = NULL;
-  int st = jb_history_open(&it, b, 0);
+  int st = jb_history_open_filtered(&it, b, 0, &f);
   if (st != JB_OK) {
     jb_board_close(b);
     return cli_fail(st);
@@ -299,10 +380,9 @@ const cli_command cli_cmd_wait_done = {
     "'not found' at once.\n"
     "\n"
     "Prints one line: the outcome (consumed, failed, trashed, revoked or\n"
-    "lost), two spaces, and the result as compact JSON ({} when none was\n"
-    "given); a revoked or lost job's line ends with its reason in\n"
-    "parentheses. With --json,\n"
-    "one object:\n"
+    "lost), two spaces, and the result as compact JSON (the words `no\n"
+    "result` when none was given); a revoked or lost job's line ends with\n"
+    "its reason in parentheses. With --json, one object:\n"
     RECORD_JSON
     "The exit status is 0 whatever the outcome: read it from the output.\n"
     "\n"
@@ -339,7 +419,8 @@ int cmd_wait_done(int argc, char **argv) {
     rc = cli_fail(st);
   } else if (o.json) {
     rc = cli_json_print(completion_to_json(c)) ? CLI_EXIT_ERROR : CLI_EXIT_OK;
-  } else if (printf("%s  ", jb_end_name(c->end)) < 0 || put_result_line(c)) {
+  } else if (printf("%s  ", jb_end_name(c->end)) < 0 || put_result(c) ||
+             end_record_line(c)) {
     rc = CLI_EXIT_ERROR;
   }
   jb_completion_free(c);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,16 +30,27 @@
 
 extern char **environ;
 
-/* CMD's exit status that trashes the job instead of consuming it. */
-#define WORK_EXIT_TRASH 100
+/* CMD's exit status that gives the job back to be tried again after its
+ * back-off (sysexits.h's EX_TEMPFAIL), and the one that sends it to the
+ * dead letters at once. */
+#define WORK_EXIT_RETRY 75
+#define WORK_EXIT_DEAD 100
 /* CMD's stdout is kept up to this many bytes: a result must fit in the
  * board's max_posting, whose default (the CLI's) is 1 MiB. More fails the
  * job; the rest is read and dropped so that CMD never blocks on a full
  * pipe. */
 #define WORK_STDOUT_MAX ((size_t)1 << 20)
-/* After the second signal CMD's process group gets SIGTERM, then SIGKILL
- * if it is still there this much later. */
+/* When CMD is stopped (its time limit, the second signal) its process
+ * group gets SIGTERM, then SIGKILL if it is still there this much later
+ * (--grace changes it). */
 #define WORK_KILL_GRACE_MS 5000
+/* The longest --grace: a day. */
+#define WORK_GRACE_MAX_MS ((int64_t)86400 * 1000)
+/* A job posted with a time limit: its claim lapses at the limit (a lapse
+ * puts the job back at once, without a back-off). CMD is stopped this
+ * long before (at most half the limit), so that the worker's retry, with
+ * its back-off, reaches the board while the claim holds. */
+#define WORK_LIMIT_MARGIN_MS 1000
 /* While the board's Redis cannot be reached, the worker tries it again
  * this often (between waits for a job). */
 #define WORK_REDIS_RETRY_MS 5000
@@ -46,7 +58,8 @@ extern char **environ;
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
     "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
-    "                     [--timeout SECONDS] [OPTIONS] [--] CMD [ARGS...]\n"
+    "                     [--timeout SECONDS] [--time-limit SECONDS]\n"
+    "                     [--grace SECONDS] [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
     "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
@@ -61,14 +74,41 @@ const cli_command cli_cmd_work = {
     "CMD runs in its own process group (a Ctrl-C at the terminal reaches the\n"
     "worker, not CMD) and gets SIGTERM if the worker dies.\n"
     "\n"
-    "When CMD ends, the job is completed (see `jobboard history`):\n"
-    "  exit 0             consumed: outcome success\n"
-    "  exit 100           trashed (kept in the board's trash area)\n"
-    "  any other exit,    consumed with outcome failure\n"
-    "  or killed by a signal\n"
+    "When CMD ends, what becomes of the job (outcome: in the progress line):\n"
+    "  exit 0             consumed: outcome success (`jobboard history`)\n"
+    "  exit 75            retried: a failed attempt, reason \"exit 75\"\n"
+    "  (EX_TEMPFAIL)      (see `jobboard show`); claimable again after the\n"
+    "                     job's back-off (post --backoff, else the board's\n"
+    "                     `jobboard policy`: 1 s, doubling per attempt)\n"
+    "  exit 100           dead: to the dead letters at once, reason\n"
+    "                     \"exit 100\" (`jobboard dead list`)\n"
+    "  stopped at its     retried as for exit 75, whatever CMD's exit\n"
+    "  time limit         status, reason \"time limit 2.00 s exceeded\"\n"
+    "  any other exit,    failed: consumed with outcome failure (the job\n"
+    "  or a signal        is not tried again; its result is kept)\n"
+    "A job retried once its attempts reach its maximum (post\n"
+    "--max-attempts, else the board's policy) goes to the dead letters\n"
+    "instead (outcome dead). A job Redis decides (see below) is retried\n"
+    "at once: Redis keeps no back-off. A failed job is not tried again:\n"
+    "exit 75 is how CMD asks for another attempt.\n"
     "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
     "output means no result; other output is ignored with a warning naming\n"
-    "the job. Output beyond 1 MiB fails the job (no result).\n"    "When a job is consumed (exit 0, or a failure) and the worker goes on,\n"
+    "the job. Output beyond 1 MiB fails the job (no result).\n"
+    "\n"
+    "Time limits: with --time-limit, CMD may run that long at most (from\n"
+    "its start). A job posted with a time limit (post --time-limit) has its\n"
+    "own: its claim lapses that long after it was made, renewed or not, so\n"
+    "CMD is stopped 1 s before (half the limit when it is under 2 s), for\n"
+    "the retry to reach the board while the claim holds. The sooner of the\n"
+    "two applies. At it, CMD's process group gets SIGTERM, then SIGKILL if\n"
+    "it is still there --grace SECONDS later (default 5), and the job is\n"
+    "retried as above; the message and the progress line say why (\"time\n"
+    "limit 2.00 s exceeded\", \"the job's time limit 3.00 s reached\"). A\n"
+    "CMD that outlives its job's claim (the claim lapsed: the job was back\n"
+    "at once) has its retry refused (outcome refused). --time-limit is not\n"
+    "--timeout, which is how long the worker waits for a job.\n"
+    "\n"
+    "When a job is consumed (exit 0, or failed) and the worker goes on,\n"
     "the consume and the claim of the next claimable job are one commit\n"
     "(jb_job_consume_and_claim_next): that job's CMD starts without a wait\n"
     "and the board pays one commit per job instead of two. A job claimed so\n"
@@ -94,16 +134,20 @@ const cli_command cli_cmd_work = {
     "\n"
     "Progress: one line per job on stderr:\n"
     "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
-    "where OUTCOME is consumed, failed, trashed, abandoned or refused. With\n"
+    "  work: UUID NAME: OUTCOME (...): REASON (attempt N, WHERE)\n"
+    "where OUTCOME is consumed, failed, retried, dead, abandoned or refused;\n"
+    "a retried or dead job's line says why (REASON), its attempts and where\n"
+    "it went (\"claimable again in 0.98 s\", \"to the dead letters\"). With\n"
     "--json, one JSON object per job on stdout instead: {\"uuid\", \"name\",\n"
     "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
-    "\"seconds\"}.\n"
+    "\"seconds\", \"reason\", \"attempts\", \"not_before\" (when it is\n"
+    "claimable again; each null when it does not apply)}.\n"
     "\n"
     "Stopping: SIGINT or SIGTERM lets the job in hand finish (CMD runs to\n"
     "its end and the job is completed), then the worker exits 0; a worker\n"
     "waiting for a job stops at once. A second SIGINT or SIGTERM abandons\n"
-    "the job: CMD's process group gets SIGTERM (SIGKILL 5 s later if it is\n"
-    "still running), the job is released, claimable again, and the worker\n"
+    "the job: CMD's process group gets SIGTERM (SIGKILL --grace later if it\n"
+    "is still running), the job is released, claimable again, and the worker\n"
     "exits 128 + the signal (130, 143).\n"
     "\n"
     "Options:\n"
@@ -114,6 +158,11 @@ const cli_command cli_cmd_work = {
     "  --jobs N            stop after N jobs (1 or more; any outcome counts)\n"
     "  --timeout SECONDS   stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
+    "  --time-limit SECONDS  the longest CMD may run for one job (0.001 to\n"
+    "                      2592000, fractions allowed; default: the job's\n"
+    "                      own, if any)\n"
+    "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
+    "                      (0 to 86400, fractions allowed; default 5)\n"
     "  --                  ends the options: CMD and its ARGS follow\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
@@ -135,6 +184,7 @@ const cli_command cli_cmd_work = {
     "\n"
     "Examples:\n"
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
+    "  jobboard work --who render-1 --time-limit 600 --grace 30 -- ./render\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
     CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS, 0, 0, ""};
@@ -293,6 +343,8 @@ typedef struct {
   jb_board *b;
   const char *who;
   int64_t lease_ms;
+  int64_t time_limit_ms; /* --time-limit; 0: none */
+  int64_t grace_ms;  /* SIGTERM to SIGKILL when CMD is stopped */
   jb_claim_opts co;  /* every claim's: bound to this process, --lease */
   char **argv;       /* CMD and its ARGS */
   char *exe;         /* CMD resolved */
@@ -306,6 +358,9 @@ typedef struct {
   int exec_errno;    /* else why not */
   int status;        /* waitpid's, when started */
   int killed;        /* the second signal stopped it */
+  int64_t limit_ms;  /* the time limit that stopped it */
+  int job_limit;     /* that limit was the job's own (else --time-limit) */
+  int timed_out;     /* it reached a time limit and was stopped */
   int lost;          /* keeping the lease failed: the claim is gone */
   int overflow;      /* stdout passed WORK_STDOUT_MAX */
   char *out;         /* stdout (NUL-terminated) */
@@ -383,13 +438,27 @@ static int read_output(int fd, run_result *r) {
   }
 }
 
+/* How long before the job's own time limit CMD is stopped. */
+static int64_t limit_margin(int64_t job_limit_ms) {
+  return job_limit_ms / 2 < WORK_LIMIT_MARGIN_MS ? job_limit_ms / 2
+                                                 : WORK_LIMIT_MARGIN_MS;
+}
+
+/* The earlier of two deadlines (-1: none). */
+static int64_t earliest(int64_t a, int64_t b) {
+  return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
 /*
  * Run CMD for the claimed job: write `input` to its stdin, collect its
- * stdout, renew the lease, and handle the stop signals, until CMD has
- * exited. Returns 0, or -1 (printed) when CMD could not be started.
+ * stdout, renew the lease, stop CMD at the earlier of its time limits
+ * (--time-limit from its start; `job_at`, -1: none, for the job's own
+ * `job_limit_ms`), and handle the stop signals, until CMD has exited.
+ * Returns 0, or -1 (printed) when CMD could not be started.
  */
 static int run_command(const worker *w, const char *uuid, const char *name,
-                       uint64_t token, const char *input, run_result *r) {
+                       uint64_t token, const char *input, int64_t job_at,
+                       int64_t job_limit_ms, run_result *r) {
   memset(r, 0, sizeof *r);
   r->out = malloc(WORK_STDOUT_MAX + 1);
   char **env = job_env(uuid, name, w->board_abs);
@@ -428,7 +497,11 @@ static int run_command(const worker *w, const char *uuid, const char *name,
 
   size_t in_len = strlen(input), in_off = 0;
   int64_t lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
-  int64_t kill_at = -1; /* SIGKILL deadline after the second signal */
+  /* From CMD's start (execve succeeded): its run time is what is limited. */
+  int64_t own_at = w->time_limit_ms > 0 ? now_ms() + w->time_limit_ms : -1;
+  int64_t limit_at = earliest(own_at, job_at);
+  int stopping = 0;     /* CMD's process group got SIGTERM */
+  int64_t kill_at = -1; /* then SIGKILL at this time */
   int exited = 0;
   while (!exited) {
     struct pollfd p[3];
@@ -443,8 +516,7 @@ static int run_command(const worker *w, const char *uuid, const char *name,
       out_i = np;
       p[np++] = (struct pollfd){out[0], POLLIN, 0};
     }
-    int64_t due = lease_due;
-    if (kill_at >= 0 && (due < 0 || kill_at < due)) due = kill_at;
+    int64_t due = earliest(earliest(lease_due, kill_at), limit_at);
     int timeout = -1;
     if (due >= 0) {
       int64_t left = due - now_ms();
@@ -456,11 +528,38 @@ static int run_command(const worker *w, const char *uuid, const char *name,
       break; /* cannot happen with valid fds; reap below */
     }
     if (ready > 0 && (p[0].revents & POLLIN)) drain_wake_pipe();
-    if (stop_signals >= 2 && !r->killed) {
-      /* The second signal: stop CMD; the caller abandons the job. */
-      r->killed = 1;
+    int64_t now = now_ms();
+    if (limit_at >= 0 && now >= limit_at) {
+      limit_at = -1;
+      /* CMD that ended just now made it in time (its SIGCHLD may still be
+       * on the way): no stop, its exit status counts. */
+      if (waitpid(pid, &r->status, WNOHANG) == pid) {
+        exited = 1;
+        break;
+      }
+      r->timed_out = 1;
+      r->job_limit = own_at < 0 || (job_at >= 0 && job_at < own_at);
+      r->limit_ms = r->job_limit ? job_limit_ms : w->time_limit_ms;
+      if (r->job_limit)
+        fprintf(stderr, "jobboard: work: job %s: its claim lapses at the "
+                "job's time limit, %.2f s, in %.2f s: stopping CMD (SIGTERM, "
+                "SIGKILL %.2f s later)\n", uuid,
+                (double)job_limit_ms / 1000.0,
+                (double)limit_margin(job_limit_ms) / 1000.0,
+                (double)w->grace_ms / 1000.0);
+      else
+        fprintf(stderr, "jobboard: work: job %s: time limit %.2f s exceeded: "
+                "stopping CMD (SIGTERM, SIGKILL %.2f s later)\n", uuid,
+                (double)w->time_limit_ms / 1000.0,
+                (double)w->grace_ms / 1000.0);
+    }
+    if (stop_signals >= 2 && !r->killed) r->killed = 1;
+    if ((r->timed_out || r->killed) && !stopping) {
+      /* Over its time limit (the caller fails the job), or the second
+       * signal (the caller abandons it): stop CMD. */
+      stopping = 1;
       kill(-pid, SIGTERM);
-      kill_at = now_ms() + WORK_KILL_GRACE_MS;
+      kill_at = now + w->grace_ms;
     }
     if (kill_at >= 0 && now_ms() >= kill_at) {
       kill(-pid, SIGKILL);
@@ -506,8 +605,9 @@ fail:
 
 /* ------------------------------------------------------- completing a job */
 
-/* CMD's stdout as a result: a msgpack map in *res (NULL: none). Output
- * that is not one JSON object is reported and dropped. */
+/* CMD's stdout as a result: a msgpack map in *res (NULL: none; {} is a
+ * result, the empty map). Output that is not one JSON object is reported
+ * and dropped. */
 static void output_to_result(char **res, size_t *res_len, const char *uuid,
                              const run_result *r) {
   *res = NULL;
@@ -523,8 +623,7 @@ static void output_to_result(char **res, size_t *res_len, const char *uuid,
     fprintf(stderr, "jobboard: work: job %s: CMD's output is not a JSON "
             "object (%s): no result kept\n", uuid,
             v ? "another JSON value" : je.text);
-  } else if (json_object_size(v) > 0 &&
-             cli_json_to_msgpack(res, res_len, v, err, sizeof err)) {
+  } else if (cli_json_to_msgpack(res, res_len, v, err, sizeof err)) {
     fprintf(stderr, "jobboard: work: job %s: CMD's output cannot be a "
             "result (%s): no result kept\n", uuid, err);
   }
@@ -533,23 +632,45 @@ static void output_to_result(char **res, size_t *res_len, const char *uuid,
 
 /* What happened to one job, for its progress line. */
 typedef struct {
-  const char *outcome; /* consumed failed trashed abandoned refused */
+  const char *outcome; /* consumed failed retried dead abandoned refused */
   int exit_code;       /* -1 when none */
   int signal;          /* 0 when none */
   double seconds;
+  char reason[64];     /* why the job was retried ("exit 75", "time limit
+                          2.00 s exceeded"); "" when it was not */
+  bool retried;        /* jb_job_retry took it: */
+  jb_retry_result res; /* its attempts, due time, dead */
 } job_report;
+
+/* Seconds from now to wall-clock time `us` (microseconds since the
+ * epoch), 0 when it is past. */
+static double seconds_until(int64_t us) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t left = us - ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+  return left > 0 ? (double)left / 1e6 : 0.0;
+}
 
 static int report(const worker *w, const char *uuid, const char *name,
                   const job_report *jr) {
   /* Flushed line by line: an operator follows it through a pipe. */
-  if (w->json)
+  if (w->json) {
+    char due[40];
+    bool has_due = jr->retried && !jr->res.dead && jr->res.due_us > 0;
+    if (has_due) cli_format_time(due, sizeof due, jr->res.due_us);
     return cli_json_print(json_pack(
-               "{s:s,s:s,s:s,s:o,s:o,s:f}", "uuid", uuid, "name", name,
-               "outcome", jr->outcome, "exit",
+               "{s:s,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o}", "uuid", uuid, "name",
+               name, "outcome", jr->outcome, "exit",
                jr->exit_code >= 0 ? json_integer(jr->exit_code) : json_null(),
                "signal", jr->signal ? json_integer(jr->signal) : json_null(),
-               "seconds", jr->seconds)) != 0 || fflush(stdout) != 0
+               "seconds", jr->seconds, "reason",
+               jr->reason[0] ? json_string(jr->reason) : json_null(),
+               "attempts",
+               jr->retried ? json_integer(jr->res.attempts) : json_null(),
+               "not_before", has_due ? json_string(due) : json_null())) != 0 ||
+                   fflush(stdout) != 0
                ? -1 : 0;
+  }
   fflush(stdout);
   fprintf(stderr, "work: %s ", uuid);
   cli_put_text(stderr, name);
@@ -560,7 +681,18 @@ static int report(const worker *w, const char *uuid, const char *name,
     fprintf(stderr, "exit %d", jr->exit_code);
   else
     fputs("not run", stderr);
-  fprintf(stderr, ", %.2f s)\n", jr->seconds);
+  fprintf(stderr, ", %.2f s)", jr->seconds);
+  if (jr->reason[0]) fprintf(stderr, ": %s", jr->reason);
+  if (jr->retried && jr->res.dead)
+    fprintf(stderr, " (attempt %" PRIu32 ", to the dead letters)",
+            jr->res.attempts);
+  else if (jr->retried && jr->res.due_us > 0)
+    fprintf(stderr, " (attempt %" PRIu32 ", claimable again in %.2f s)",
+            jr->res.attempts, seconds_until(jr->res.due_us));
+  else if (jr->retried)
+    fprintf(stderr, " (attempt %" PRIu32 ", claimable again)",
+            jr->res.attempts);
+  fputc('\n', stderr);
   return 0;
 }
 
@@ -640,7 +772,7 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
                   uint64_t token, next_job *next) {
   const char *name = jb_job_name(job);
   int64_t start = now_ms();
-  job_report jr = {"abandoned", -1, 0, 0.0};
+  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}};
   char *input = NULL;
   json_t *j = cli_job_to_json(job);
   if (j) {
@@ -660,7 +792,12 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       input = line;
       memcpy(input + len, "\n", 2);
     }
-    if (run_command(w, uuid, name, token, input, &r) != 0) {
+    /* The job's own limit counts from its claim (just made). */
+    int64_t job_limit = jb_job_time_limit(job);
+    int64_t job_at = job_limit > 0
+                         ? start + job_limit - limit_margin(job_limit) : -1;
+    if (run_command(w, uuid, name, token, input, job_at, job_limit, &r) !=
+        0) {
       /* CMD cannot be executed (it was, when the worker started: it was
        * removed or changed since), or no process could be made. */
       if (r.exec_errno)
@@ -673,6 +810,13 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
 
   if (r.started && WIFEXITED(r.status)) jr.exit_code = WEXITSTATUS(r.status);
   if (r.started && WIFSIGNALED(r.status)) jr.signal = WTERMSIG(r.status);
+  if (r.timed_out)
+    snprintf(jr.reason, sizeof jr.reason,
+             r.job_limit ? "the job's time limit %.2f s reached"
+                         : "time limit %.2f s exceeded",
+             (double)r.limit_ms / 1000.0);
+  else if (jr.exit_code == WORK_EXIT_RETRY || jr.exit_code == WORK_EXIT_DEAD)
+    snprintf(jr.reason, sizeof jr.reason, "exit %d", jr.exit_code);
   int st = JB_OK;
   if (code != 0 || r.killed) {
     /* Not run, or stopped by the second signal: the job goes back. */
@@ -686,13 +830,29 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
     else if (completion_failed(st, uuid, "abandon", &jr) != 0 && code == 0)
       code = cli_exit_code(st);
   } else {
-    if (jr.exit_code == WORK_EXIT_TRASH) {
-      jr.outcome = "trashed";
+    if (jr.reason[0]) {
+      /* A time limit (whatever CMD's status: it may catch SIGTERM and
+       * exit 0) or exit 75: tried again after the back-off; exit 100:
+       * to the dead letters. A job whose attempts are used up goes there
+       * too. */
+      jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+      ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY
+                     ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
+      /* Redis keeps no delay (taskflow's board has none): a job it
+       * decides is given back at once. */
+      if (ro.flags == JB_RETRY_BACKOFF && jb_job_remote(job)) ro.flags = 0;
+      ro.token = token;
+      ro.reason = jr.reason;
       int64_t wait = 0;
       do
-        st = jb_job_trash_ex(w->b, uuid, w->who, token);
-      while (retry_offline(st, uuid, "trash", &wait));
-      if (st != JB_OK) code = completion_failed(st, uuid, "trash", &jr);
+        st = jb_job_retry(w->b, uuid, w->who, &ro, &jr.res);
+      while (retry_offline(st, uuid, "retry", &wait));
+      if (st == JB_OK) {
+        jr.retried = true;
+        jr.outcome = jr.res.dead ? "dead" : "retried";
+      } else {
+        code = completion_failed(st, uuid, "retry", &jr);
+      }
     } else {
       jb_outcome oc = jr.exit_code == 0 ? JB_OUTCOME_SUCCESS
                                         : JB_OUTCOME_FAILURE;
@@ -730,14 +890,39 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
 
 /* ------------------------------------------------------------ the command */
 
+/* The options only `work` has. */
+typedef struct {
+  unsigned long long jobs; /* --jobs; 0: no limit */
+  int64_t time_limit_ms;   /* --time-limit; 0: none */
+  int64_t grace_ms;        /* --grace */
+} work_opts;
+
+/* The value of option `opt`, `text`: seconds (fractions allowed) from
+ * min_s to max_s, to *ms (rounded to a millisecond). Else a usage error
+ * saying it is not `what`. */
+static int seconds_option(int64_t *ms, const char *opt, const char *what,
+                          const char *text, double min_s, double max_s) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end) * 1000.0;
+  if (end == text || *end != '\0' || errno != 0 || !(v >= min_s * 1000.0) ||
+      v > max_s * 1000.0)
+    return cli_cmd_usage(&cli_cmd_work, "%s: '%s' is not %s (seconds, from "
+                         "%.15g to %.15g, fractions allowed)", opt, text,
+                         what, min_s, max_s);
+  *ms = (int64_t)(v + 0.5);
+  return 0;
+}
+
 /* Split argv at CMD: the worker's options go to cli_parse (their checks
- * and messages are the other commands'), --jobs is taken here. GNU getopt
- * would otherwise permute CMD's own options into ours. */
-static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
+ * and messages are the other commands'), --jobs, --time-limit and --grace
+ * are taken here. GNU getopt would otherwise permute CMD's own options
+ * into ours. */
+static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
                  char **argv, char ***kept) {
   static const struct option longopts[] = {
       /* Values from 256: getopt's optopt then tells a short option from
-       * a long one. Only --jobs is told apart. */
+       * a long one. Only work's own options are told apart. */
       {"board", required_argument, NULL, 256},
       {"durability", required_argument, NULL, 256},
       {"json", no_argument, NULL, 256},
@@ -748,9 +933,11 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
       {"redis", required_argument, NULL, 256},
       {"namespace", required_argument, NULL, 256},
       {"jobs", required_argument, NULL, 257},
+      {"time-limit", required_argument, NULL, 258},
+      {"grace", required_argument, NULL, 259},
       {NULL, 0, NULL, 0},
   };
-  *jobs = 0;
+  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS};
   *kept = calloc((size_t)argc + 1, sizeof **kept);
   if (*kept == NULL) return CLI_EXIT_ERROR;
   int nkept = 0, c;
@@ -770,9 +957,19 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
           v == 0)
         return cli_cmd_usage(&cli_cmd_work, "--jobs: '%s' is not a number "
                              "of jobs (1 or more)", optarg);
-      *jobs = v;
+      wo->jobs = v;
       continue;
     }
+    /* A time limit as long as a claim's lease may be (a job's own too). */
+    if (c == 258 && seconds_option(&wo->time_limit_ms, "--time-limit",
+                                   "a time limit", optarg, 0.001,
+                                   (double)(JB_LEASE_MAX_MS / 1000)) != 0)
+      return CLI_EXIT_USAGE;
+    if (c == 259 && seconds_option(&wo->grace_ms, "--grace", "a grace period",
+                                   optarg, 0.0,
+                                   (double)(WORK_GRACE_MAX_MS / 1000)) != 0)
+      return CLI_EXIT_USAGE;
+    if (c == 258 || c == 259) continue;
     if (c == '?' || c == ':') {
       char shortopt[3] = {'-', (char)optopt, '\0'};
       const char *t = optopt > 0 && optopt < 256 ? shortopt : argv[optind - 1];
@@ -787,10 +984,11 @@ static int parse(cli_opts *o, unsigned long long *jobs, int *cmd_at, int argc,
 
 int cmd_work(int argc, char **argv) {
   cli_opts o;
-  unsigned long long max_jobs;
+  work_opts wo;
   int cmd_at = 0;
   char **kept = NULL;
-  int rc = parse(&o, &max_jobs, &cmd_at, argc, argv, &kept);
+  int rc = parse(&o, &wo, &cmd_at, argc, argv, &kept);
+  unsigned long long max_jobs = wo.jobs;
   free(kept); /* o's strings point into argv, not into kept */
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_need_who(&cli_cmd_work, &o)) != 0) return rc;
@@ -809,6 +1007,8 @@ int cmd_work(int argc, char **argv) {
   worker w = {0};
   w.who = o.who;
   w.lease_ms = o.lease_ms;
+  w.time_limit_ms = wo.time_limit_ms;
+  w.grace_ms = wo.grace_ms;
   w.argv = argv + cmd_at;
   w.json = o.json;
   if ((w.exe = resolve_command(w.argv[0])) == NULL) return CLI_EXIT_USAGE;

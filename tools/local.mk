@@ -70,3 +70,10 @@ jobboard_SOURCES += tools/bench_redis.c tools/bench_redis.h \
 endif
 EXTRA_DIST += tools/bench-redis.sh tools/bench-taskflow.py tools/bench-compare.sh \
 	tools/bench-claim-script.py tools/bench-python.py
+
+# tools/bench-life: what a job's life costs (issue 15): claim-next beside
+# a million delayed jobs, and the cycle of a job with a unique key and a
+# time limit (docs/BENCHMARKS.md). Public API only; not installed.
+noinst_PROGRAMS += tools/bench-life
+tools_bench_life_SOURCES = tools/bench_life.c
+tools_bench_life_LDADD = libjobboard.la

@@ -19,7 +19,7 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      NotOwnerError, InvalidError, TimedOutError,
                      OfflineError, CorruptError, FullError, IoError,
                      NoMemoryError, VersionError, CanceledError,
-                     TrimmedError)
+                     TrimmedError, ExistsError, NotDueError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     Priority, State, Durability, EventType, End, REMOVAL,
                     version)
@@ -32,5 +32,5 @@ __all__ = [
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",
-    "CanceledError", "TrimmedError",
+    "CanceledError", "TrimmedError", "ExistsError", "NotDueError",
 ]

@@ -146,6 +146,14 @@ typedef struct {
   size_t result_len;
   const char *reason;
   uint64_t history_seq;
+  const void *details;
+  size_t details_len;
+  const char *book_name;
+  const char *book_uuid;
+  uint32_t attempts;
+  bool has_result;
+  const void *posting;
+  size_t posting_len;
 } jb_completion;
 const char *jb_end_name(jb_end end);
 void jb_completion_free(jb_completion *completion);
@@ -157,6 +165,17 @@ int jb_history_open(jb_history_iter **out, jb_board *board,
                     unsigned int flags);
 int jb_history_next(const jb_completion **out, jb_history_iter *it);
 void jb_history_close(jb_history_iter *it);
+typedef struct {
+  unsigned int version;
+  uint32_t ends;
+  const char *name;
+  const char *name_prefix;
+  int64_t since_us;
+  int64_t until_us;
+} jb_history_filter;
+int jb_history_open_filtered(jb_history_iter **out, jb_board *board,
+                             unsigned int flags,
+                             const jb_history_filter *filter);
 
 typedef struct {
   uint64_t seq;

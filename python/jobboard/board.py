@@ -27,6 +27,7 @@ ONLY_UNCLAIMED = 1
 OPEN_CREATE = 1
 CLAIM_BIND_PROCESS = 1
 HISTORY_OLDEST_FIRST = 1
+HISTORY_FILTER_VERSION = 1
 OPTIONS_VERSION = 2
 POST_VERSION = 1
 CLAIM_OPTS_VERSION = 1
@@ -73,6 +74,8 @@ class EventType(enum.IntEnum):
     EXTENDED = 8
     REVOKED = 9
     LOST = 10
+    CANCELLED = 11
+    DEAD = 12
     #: Not a log event: events were trimmed before they could be read
     #: (``Event.seq`` is the first missed, ``Event.lost`` how many).
     TRIMMED = 128
@@ -85,11 +88,14 @@ class End(enum.IntEnum):
     TRASHED = 3
     REVOKED = 4
     LOST = 5
+    CANCELLED = 6
+    DEAD = 7
 
 
 #: Event types that remove a job from the board (taskflow's REMOVAL).
 REMOVAL = frozenset({EventType.CONSUMED, EventType.TRASHED,
-                     EventType.REVOKED, EventType.LOST})
+                     EventType.REVOKED, EventType.LOST,
+                     EventType.CANCELLED, EventType.DEAD})
 
 
 def version():
@@ -308,11 +314,20 @@ class Job:
 
 
 class Completion:
-    """A job's history record: how it left the board and its result."""
+    """A job's history record: how it left the board, its result, and what
+    the job was.
+
+    `result` is None when the owner gave none (a dict, maybe empty,
+    otherwise). `details` (a dict), `book_name`, `book_uuid` and `posting`
+    (the posting's bytes, taskflow's layout) are the job's as posted; None
+    when the record does not keep the posting (a revoked job, or a record
+    written by jobboard 0.1.0, whose `result` is {} when none was given).
+    `attempts` is how many times the job was claimed (0: not counted)."""
 
     __slots__ = ("uuid", "end", "name", "priority", "sequence", "owner",
                  "posted", "claimed", "completed", "result", "reason",
-                 "history_seq")
+                 "history_seq", "details", "book_name", "book_uuid",
+                 "attempts", "posting")
 
     def __init__(self, c, loads=_msgpack_loads):
         self.uuid = ffi.string(c.uuid).decode()
@@ -326,9 +341,18 @@ class Completion:
         self.claimed = _seconds(c.claimed_us)
         self.completed = _seconds(c.completed_us)
         self.result = _unpack_map(c.result, c.result_len,
-                                  "result of job " + self.uuid, loads)
+                                  "result of job " + self.uuid, loads) \
+            if c.has_result else None
         self.reason = _str(c.reason)
         self.history_seq = c.history_seq
+        self.details = _unpack_map(c.details, c.details_len,
+                                   "details of job " + self.uuid, loads) \
+            if c.details != ffi.NULL else None
+        self.book_name = _str(c.book_name)
+        self.book_uuid = _str(c.book_uuid)
+        self.attempts = c.attempts
+        self.posting = bytes(ffi.buffer(c.posting, c.posting_len)) \
+            if c.posting != ffi.NULL else None
 
     @property
     def succeeded(self):
@@ -1028,14 +1052,41 @@ class Board:
         finally:
             lib.jb_completion_free(out[0])
 
-    def history(self, oldest_first=False, on_corrupt=None):
+    def history(self, oldest_first=False, on_corrupt=None, ends=None,
+                name=None, name_prefix=None, since=None, until=None):
         """The completion history, newest first (or oldest first). A record
         that does not decode raises CorruptError (ending the iteration),
-        or with `on_corrupt` is passed to it and skipped."""
+        or with `on_corrupt` is passed to it and skipped.
+
+        Filters, applied as the records stream (None: no condition):
+        `ends`, an iterable of End (the endings wanted); `name`, the exact
+        job name; `name_prefix`, the name's start; `since` and `until`,
+        seconds since the epoch (as Completion.completed): completed in
+        [since, until)."""
+        flt = ffi.new("jb_history_filter *")
+        flt.version = HISTORY_FILTER_VERSION
+        keep = []  # the filter's strings live as long as the call
+        if ends is not None:
+            for e in ends:
+                flt.ends |= 1 << int(End(e))
+        if name is not None:
+            keep.append(ffi.new("char[]", _text(name, "name")))
+            flt.name = keep[-1]
+        if name_prefix is not None:
+            keep.append(ffi.new("char[]", _text(name_prefix, "name_prefix")))
+            flt.name_prefix = keep[-1]
+        for field, value in (("since_us", since), ("until_us", until)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value):
+                raise TypeError("%s must be seconds since the epoch (a "
+                                "number), not %r" % (field[:5], value))
+            setattr(flt, field, max(1, int(round(value * 1e6))))
         out = ffi.new("jb_history_iter **")
         with self._use as h:
-            _check(lib.jb_history_open(out, h, HISTORY_OLDEST_FIRST
-                                       if oldest_first else 0))
+            _check(lib.jb_history_open_filtered(
+                out, h, HISTORY_OLDEST_FIRST if oldest_first else 0, flt))
         it = ffi.gc(out[0], lib.jb_history_close)
         rec = ffi.new("jb_completion **")
         while True:

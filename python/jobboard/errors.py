@@ -21,6 +21,8 @@ JB_ENOMEM          NoMemoryError     MemoryError
 JB_EVERSION        VersionError
 JB_ECANCELED       CanceledError
 JB_ETRIMMED        TrimmedError
+JB_EEXISTS         ExistsError
+JB_ENOTDUE         NotDueError
 =================  ================  =====================================
 """
 
@@ -28,7 +30,8 @@ __all__ = [
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",
-    "CanceledError", "TrimmedError", "error_for",
+    "CanceledError", "TrimmedError", "ExistsError", "NotDueError",
+    "error_for",
 ]
 
 
@@ -92,10 +95,15 @@ TrimmedError = _make("TrimmedError", -13,
                      "JB_ETRIMMED: the change log no longer holds the"
                      " sequence asked for.")
 
+ExistsError = _make("ExistsError", -14,
+                    "JB_EEXISTS: a live job holds the unique key.")
+NotDueError = _make("NotDueError", -15,
+                    "JB_ENOTDUE: the job is delayed, not due yet.")
+
 _BY_CODE = {c.code: c for c in (
     NotFoundError, ClaimedError, NotOwnerError, InvalidError, TimedOutError,
     OfflineError, CorruptError, FullError, IoError, NoMemoryError,
-    VersionError, CanceledError, TrimmedError)}
+    VersionError, CanceledError, TrimmedError, ExistsError, NotDueError)}
 
 for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
                (NotOwnerError, "JB_ENOTOWNER"), (InvalidError, "JB_EINVAL"),
@@ -103,7 +111,8 @@ for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
                (CorruptError, "JB_ECORRUPT"), (FullError, "JB_EFULL"),
                (IoError, "JB_EIO"), (NoMemoryError, "JB_ENOMEM"),
                (VersionError, "JB_EVERSION"), (CanceledError, "JB_ECANCELED"),
-               (TrimmedError, "JB_ETRIMMED")):
+               (TrimmedError, "JB_ETRIMMED"), (ExistsError, "JB_EEXISTS"),
+               (NotDueError, "JB_ENOTDUE")):
     _c.name = _n
 
 

@@ -229,6 +229,45 @@ def test_consume_result_and_wait_done(board):
         board.completion(u3)
 
 
+def test_history_keeps_the_job_and_filters(board):
+    """Issue 15, point 8: details, book, posting and attempts kept; no
+    result is None, {} is {}; filters by ending, name and time."""
+    book = "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"
+    a = board.post("resize", {"path": "a.png"}, book_name="photos",
+                   book_uuid=book)
+    posting = board.get(a)
+    board.claim(a, "w").consume()
+    b = board.post("resize")
+    board.claim(b, "w").consume({})
+    c = board.post("other")
+    board.claim(c, "w").consume({"why": "disk"}, failed=True)
+    rec = board.completion(a)
+    assert rec.result is None
+    assert rec.details == {"path": "a.png"}
+    assert (rec.book_name, rec.book_uuid) == ("photos", book)
+    assert rec.attempts == 0 and rec.posting and b"resize" in rec.posting
+    assert posting.details == rec.details
+    assert board.completion(b).result == {}
+    assert board.completion(b).book_name is None
+    uuids = lambda **kw: [r.uuid for r in board.history(oldest_first=True,
+                                                        **kw)]
+    assert uuids() == [a, b, c]
+    assert uuids(ends=[End.FAILED]) == [c]
+    assert uuids(ends=[End.CONSUMED, End.TRASHED]) == [a, b]
+    assert uuids(name="resize") == [a, b]
+    assert uuids(name_prefix="oth") == [c]
+    mid = board.completion(b).completed
+    assert uuids(since=mid) == [b, c]
+    assert uuids(until=mid) == [a]
+    assert uuids(since=mid, ends=[End.CONSUMED]) == [b]
+    with pytest.raises(jobboard.InvalidError, match="until_us"):
+        uuids(since=mid, until=mid)
+    with pytest.raises(ValueError):
+        uuids(ends=[9])
+    with pytest.raises(TypeError):
+        uuids(since="yesterday")
+
+
 def test_claim_context_manager(board):
     u = board.post("ok")
     with board.claim(u, "w") as c:

@@ -1,0 +1,90 @@
+#!/bin/bash
+# tests/sync_life.sh - a job's life on a board shared through Redis
+# (issue 15, point 9), with a `jobboard sync` daemon and a taskflow 5.0
+# worker (tests/sync_peer.py claim: taskflow's RedisJobBoard) on a
+# redis-server of the test's own:
+#  - a job posted with --not-before T on the board is not published (Redis
+#    does not list it, taskflow's worker does not run it) while it is not
+#    due, although a plain job posted after it is published and run; once
+#    T passes, it is published and taskflow's worker runs it, and it
+#    leaves the board;
+#  - a job Redis decides, retried with a delay, is refused (taskflow's
+#    board has no delays) and stays claimed; retried with --dead it is
+#    trashed through Redis (NS:trash holds its posting) and is a dead
+#    letter on the board that sent it there;
+#  - attempts are the board's: a plain retry of a Redis-decided job goes
+#    through Redis as an abandon and counts one attempt here.
+#
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
+# exit 77); see tests/sync_lib.sh.
+. "${srcdir:-.}/tests/sync_lib.sh"
+
+A=$ROOT/hostA
+redis_start
+new_board "$A"
+sync_start "$A" A --poll 0.5
+STOP=$ROOT/stop
+"$PY" "$PEER" claim "$SOCK" "$NS" tf "$ROOT/run-tf.log" "$STOP" \
+  2>"$ROOT/tf.err" &
+TFPID=$!
+track $TFPID
+ran() { grep -qx "$1" "$ROOT/run-tf.log" 2>/dev/null; }
+now_s() { date +%s.%N; }
+
+# 1. A delayed job is published when due, not before.
+DELAY=8
+due=$(awk -v t="$(now_s)" -v d=$DELAY 'BEGIN { printf "%.6f", t + d }')
+late=$(jb --board "$A" post later --not-before "@$due") || die "post --not-before"
+plain=$(jb --board "$A" post plain) || die "post plain"
+note "posted $late (due at @$due) and $plain"
+wait_until 30 "taskflow's worker ran the plain job $plain" ran "$plain"
+# Until shortly before the due time: not listed in Redis, not run.
+while awk -v t="$(now_s)" -v d="$due" 'BEGIN { exit !(t < d - 0.5) }'; do
+  if listed "$late" || ran "$late"; then
+    fail "job $late was published before its due time (now $(now_s), due $due)"
+    break
+  fi
+  sleep 0.2
+done
+wait_until 40 "taskflow's worker ran job $late once it was due" ran "$late"
+awk -v t="$(now_s)" -v d="$due" 'BEGIN { exit !(t >= d) }' ||
+  fail "job $late ran before its due time"
+wait_until 20 "job $late left board A after taskflow consumed it" \
+  sh -c "! '$JOBBOARD' show --board '$A' '$late' >/dev/null 2>&1"
+
+# taskflow's worker stops now: the jobs below must stay unclaimed by it.
+touch "$STOP"
+wait "$TFPID" || fail "taskflow's worker exited $?: $(tail -5 "$ROOT/tf.err")"
+
+# 2. Retries of a job Redis decides.
+j=$(jb --board "$A" post retried) || die "post"
+wait_until 20 "job $j published" listed "$j"
+wait_until 20 "job $j is Redis-decided on A" sh -c \
+  "'$JOBBOARD' show --board '$A' --json '$j' | grep -q '\"remote\":true'"
+jb --board "$A" claim --who w --redis "$URL" --namespace "$NS" "$j" ||
+  fail "claim of $j through Redis"
+out=$(jb --board "$A" abandon --who w --retry-in 30 --redis "$URL" \
+  --namespace "$NS" "$j" 2>&1)
+rc=$?
+[ "$rc" = 2 ] || fail "a delayed retry of a Redis-decided job: exit $rc, expected 2 ($out)"
+case $out in *"decided by Redis"*) ;; *) fail "message does not say why: $out" ;; esac
+[ "$(rcli get "$NS:$j.owned")" = w ] || fail "the refused retry changed the claim in Redis"
+out=$(jb --board "$A" abandon --who w --reason flaky --json --redis "$URL" \
+  --namespace "$NS" "$j") || fail "a plain retry through Redis: $out"
+case $out in *'"attempts":1'*) ;; *) fail "the retry counted no attempt: $out" ;; esac
+[ -z "$(rcli get "$NS:$j.owned")" ] || fail "Redis still names an owner after the retry"
+jb --board "$A" claim --who w --redis "$URL" --namespace "$NS" "$j" ||
+  fail "second claim of $j"
+jb --board "$A" abandon --who w --dead --reason "give up" --redis "$URL" \
+  --namespace "$NS" "$j" || fail "retry --dead through Redis"
+[ "$(rcli hexists "$NS:trash" "$j")" = 1 ] || fail "NS:trash does not hold $j"
+listed "$j" && fail "Redis still lists $j"
+out=$(jb --board "$A" dead show --json "$j") || fail "no dead letter of $j on A"
+case $out in *'"cause":"trashed"'*) ;; *) fail "dead letter: $out" ;; esac
+
+sync_stop A
+# The daemon met no error on the way (a delayed job published when due
+# once made its mirror call the board damaged).
+grep ' sync: error' "$ROOT/sync-A.log" &&
+  fail "the sync daemon logged errors"
+finish

@@ -1,0 +1,1373 @@
+/*
+ * test_life.c - a job's life (issue 15, the library side): delayed jobs
+ * (listed and counted, not claimable before their due time, then in
+ * priority order), a waiter woken by a due time with no commit, attempts
+ * counted by abandons, retries and lapses, dead letters (get, requeue,
+ * purge) and the board's retry policy, jb_job_retry (delay, back-off,
+ * straight to the dead letters, refusals), time limits, unique keys
+ * (also raced by processes), cancel and flush, and check on a board
+ * holding all of it.
+ *
+ * Due times are wall-clock times: the tests fix this process's wall clock
+ * (jb__test_clock_fix, core/internal.h) to a time just before or exactly
+ * at a due time, so "not before" and "at" are exact, never a matter of
+ * speed. Leases and bound claims are on CLOCK_BOOTTIME and process
+ * liveness: a lapse is made certain (a holder that exited and was reaped,
+ * or a sleep well past a 1 ms lease) before it is looked at. The one test
+ * on the real clock (a waiter) bounds its wait generously: the point is
+ * that it is not the wait's timeout.
+ */
+#include "helpers.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEC 1000000LL /* microseconds */
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static int64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* This process's wall clock is `us` (0: the real one again). */
+static void clock_at(int64_t us) { jb__test_clock_fix(us); }
+
+static int setup(void **state) {
+  clock_at(0);
+  return jbt_setup(state);
+}
+
+static int teardown(void **state) {
+  clock_at(0);
+  return jbt_teardown(state);
+}
+
+/* jb_board_check finds nothing; the board holds `delayed` delayed jobs. */
+static void check_ok(jb_board *b, size_t delayed) {
+  jbt_assert_check_ok_delayed(b, delayed);
+}
+
+static size_t count(jb_board *b, unsigned flags) {
+  size_t n = 999;
+  assert_int_equal(jb_board_count(&n, b, flags), JB_OK);
+  return n;
+}
+
+static size_t dead_count(jb_board *b) {
+  size_t n = 999;
+  assert_int_equal(jb_dead_count(&n, b), JB_OK);
+  return n;
+}
+
+static void post_ok(char uuid[JB_UUID_STRLEN], jb_board *b, const jb_post *p) {
+  int rc = jb_job_post(uuid, b, p);
+  if (rc != JB_OK) fail_msg("post %s: %s (%s)", p->name, jb_strerror(rc),
+                            jb_errmsg());
+}
+
+static jb_job *get(jb_board *b, const char *uuid) {
+  jb_job *j = NULL;
+  int rc = jb_job_get(&j, b, uuid);
+  if (rc != JB_OK) fail_msg("get %s: %s (%s)", uuid, jb_strerror(rc),
+                            jb_errmsg());
+  return j;
+}
+
+static void gone(jb_board *b, const char *uuid) {
+  jb_job *j = NULL;
+  assert_int_equal(jb_job_get(&j, b, uuid), JB_ENOTFOUND);
+  assert_null(j);
+}
+
+static uint32_t attempts_of(jb_board *b, const char *uuid) {
+  jb_job *j = get(b, uuid);
+  uint32_t n = jb_job_attempts(j);
+  jb_job_free(j);
+  return n;
+}
+
+static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
+                         const jb_claim_opts *o) {
+  uint64_t t = 0;
+  int rc = jb_job_claim_ex(&t, b, uuid, who, o);
+  if (rc != JB_OK) fail_msg("claim %s as %s: %s (%s)", uuid, who,
+                            jb_strerror(rc), jb_errmsg());
+  return t;
+}
+
+/* claim-next must hand out `want`. */
+static void next_is(jb_board *b, const char *want, const char *who) {
+  char got[JB_UUID_STRLEN];
+  int rc = jb_job_claim_next(got, NULL, b, who);
+  if (rc != JB_OK) fail_msg("claim-next: %s (%s), wanted %s", jb_strerror(rc),
+                            jb_errmsg(), want);
+  assert_string_equal(got, want);
+}
+
+static void next_none(jb_board *b) {
+  char got[JB_UUID_STRLEN];
+  int rc = jb_job_claim_next(got, NULL, b, "nobody");
+  if (rc != JB_ENOTFOUND) fail_msg("claim-next: %s, claimed %s", jb_strerror(rc),
+                                   rc == JB_OK ? got : "-");
+}
+
+static jb_dead_letter *dead_of(jb_board *b, const char *uuid) {
+  jb_dead_letter *l = NULL;
+  int rc = jb_dead_get(&l, b, uuid);
+  if (rc != JB_OK) fail_msg("dead letter %s: %s (%s)", uuid, jb_strerror(rc),
+                            jb_errmsg());
+  assert_non_null(l);
+  assert_string_equal(l->uuid, uuid);
+  return l;
+}
+
+static jb_completion *completion_of(jb_board *b, const char *uuid) {
+  jb_completion *c = NULL;
+  int rc = jb_job_completion(&c, b, uuid);
+  if (rc != JB_OK) fail_msg("completion of %s: %s (%s)", uuid,
+                            jb_strerror(rc), jb_errmsg());
+  return c;
+}
+
+/* The event of `type` for `uuid` in the log from `from` on; false when
+ * there is none. Its owner goes to owner_out (may be NULL). */
+static bool log_find(jb_board *b, uint64_t from, jb_event_type type,
+                     const char *uuid, char owner_out[JB_WHO_MAX + 1]) {
+  static jb_event ev[32];
+  uint64_t next = 0;
+  assert_int_equal(jb_log_bounds(NULL, &next, b), JB_OK);
+  while (from < next) {
+    size_t n = 0;
+    assert_int_equal(jb_log_read(ev, &n, NULL, b, from, 32), JB_OK);
+    if (n == 0) break;
+    for (size_t i = 0; i < n; i++)
+      if (ev[i].type == type && strcmp(ev[i].uuid, uuid) == 0) {
+        if (owner_out) memcpy(owner_out, ev[i].owner, sizeof ev[i].owner);
+        return true;
+      }
+    from += n;
+  }
+  return false;
+}
+
+static uint64_t log_next(jb_board *b) {
+  uint64_t next = 0;
+  assert_int_equal(jb_log_bounds(NULL, &next, b), JB_OK);
+  return next;
+}
+
+/* A time a minute ahead of the real clock, a whole second: due times in
+ * these tests are relative to it. */
+static int64_t base_time(void) { return (wall_us() / SEC + 60) * SEC; }
+
+/* ------------------------------------------------------------- delayed */
+
+static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  /* An older NORMAL job, held by someone while the delayed one is posted. */
+  clock_at(T - 2000);
+  char early[JB_UUID_STRLEN], late[JB_UUID_STRLEN];
+  jbt_post(early, f->board, "early-normal", JB_PRIORITY_NORMAL);
+  uint64_t ht = claim_ok(f->board, early, "holder", NULL);
+  clock_at(T - 1000);
+  jb_post p = JB_POST_INIT;
+  p.name = "late-very-high";
+  p.priority = JB_PRIORITY_VERY_HIGH;
+  p.not_before_us = T;
+  post_ok(late, f->board, &p);
+
+  /* 1 ms before its due time. */
+  next_none(f->board);
+  assert_int_equal(jb_job_claim(f->board, late, "eager"), JB_ENOTDUE);
+  jbt_assert_contains(jb_errmsg(), late);
+  uint64_t tok = 0;
+  assert_int_equal(jb_job_claim_ex(&tok, f->board, late, "eager", NULL),
+                   JB_ENOTDUE);
+  assert_int_equal(count(f->board, 0), 2);
+  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 0);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, late), JB_OK);
+  assert_int_equal(st, JB_STATE_UNCLAIMED);
+  jb_job *j = get(f->board, late);
+  assert_int_equal(jb_job_not_before(j), T);
+  assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
+  jb_job_free(j);
+
+  /* Listed in its place (priority first), with its due time. */
+  jb_iter *it = NULL;
+  const jb_job *lj = NULL;
+  assert_int_equal(jb_iter_open(&it, f->board, 0), JB_OK);
+  assert_int_equal(jb_iter_next(&lj, it), JB_OK);
+  assert_non_null(lj);
+  assert_string_equal(jb_job_uuid(lj), late);
+  assert_int_equal(jb_job_not_before(lj), T);
+  assert_int_equal(jb_iter_next(&lj, it), JB_OK);
+  assert_non_null(lj);
+  assert_string_equal(jb_job_uuid(lj), early);
+  assert_int_equal(jb_job_not_before(lj), 0);
+  assert_int_equal(jb_iter_next(&lj, it), JB_OK);
+  assert_null(lj);
+  jb_iter_close(it);
+  /* Not among the claimable ones. */
+  assert_int_equal(jb_iter_open(&it, f->board, JB_ONLY_UNCLAIMED), JB_OK);
+  assert_int_equal(jb_iter_next(&lj, it), JB_OK);
+  assert_null(lj);
+  jb_iter_close(it);
+  check_ok(f->board, 1);
+
+  /* The older NORMAL job is given back: it alone is claimable now. */
+  assert_int_equal(jb_job_abandon_ex(f->board, early, "holder", ht), JB_OK);
+  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 1);
+
+  /* At its due time: claimable, and before the older NORMAL job. */
+  clock_at(T);
+  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 2);
+  assert_int_equal(jb_iter_open(&it, f->board, JB_ONLY_UNCLAIMED), JB_OK);
+  assert_int_equal(jb_iter_next(&lj, it), JB_OK);
+  assert_non_null(lj);
+  assert_string_equal(jb_job_uuid(lj), late);
+  jb_iter_close(it);
+  next_is(f->board, late, "w");
+  next_is(f->board, early, "w");
+  j = get(f->board, late);
+  assert_int_equal(jb_job_state(j), JB_STATE_CLAIMED);
+  assert_int_equal(jb_job_not_before(j), 0);
+  jb_job_free(j);
+  check_ok(f->board, 0);
+  assert_int_equal(jb_job_consume(f->board, late, "w"), JB_OK);
+  assert_int_equal(jb_job_consume(f->board, early, "w"), JB_OK);
+
+  /* The delay_ms form: due delay_ms after the post. */
+  const int64_t C = T + 10 * SEC;
+  clock_at(C);
+  char d[JB_UUID_STRLEN];
+  jb_post q = JB_POST_INIT;
+  q.name = "delayed-5s";
+  q.delay_ms = 5000;
+  post_ok(d, f->board, &q);
+  j = get(f->board, d);
+  assert_int_equal(jb_job_not_before(j), C + 5 * SEC);
+  jb_job_free(j);
+  clock_at(C + 5 * SEC - 1);
+  next_none(f->board);
+  assert_int_equal(jb_job_claim(f->board, d, "eager"), JB_ENOTDUE);
+  clock_at(C + 5 * SEC);
+  /* Claimed by uuid once due (it leaves the delayed index there). */
+  claim_ok(f->board, d, "w", NULL);
+  check_ok(f->board, 0);
+
+  /* A due time already past: claimable at once, not delayed. */
+  char past[JB_UUID_STRLEN];
+  jb_post r = JB_POST_INIT;
+  r.name = "not-before-the-past";
+  r.not_before_us = C;
+  post_ok(past, f->board, &r);
+  j = get(f->board, past);
+  assert_int_equal(jb_job_not_before(j), 0);
+  jb_job_free(j);
+  next_is(f->board, past, "w");
+  check_ok(f->board, 0);
+}
+
+static void bad_due_times_are_refused_and_write_nothing(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  clock_at(T);
+  jbt_post(NULL, f->board, "already-there", JB_PRIORITY_NORMAL);
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  char u[JB_UUID_STRLEN];
+  struct {
+    int64_t not_before_us, delay_ms;
+    const char *names;
+  } bad[] = {
+      {-1, 0, "not_before_us"},
+      {0, -1, "delay_ms"},
+      {0, JB_DELAY_MAX_MS + 1, "delay_ms"},
+      {T + 1000 * SEC, 1000, "not both"},
+      {T + JB_DELAY_MAX_MS * 1000 + 1, 0, "not_before_us"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    jb_post p = JB_POST_INIT;
+    p.name = "bad";
+    p.not_before_us = bad[i].not_before_us;
+    p.delay_ms = bad[i].delay_ms;
+    assert_int_equal(jb_job_post(u, f->board, &p), JB_EINVAL);
+    jbt_assert_contains(jb_errmsg(), bad[i].names);
+    assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
+    jbt_assert_contains(jb_errmsg(), bad[i].names);
+    /* In a batch: nothing of it is written, and the message names the
+     * bad post's index. */
+    jb_post two[2] = {JB_POST_INIT, p};
+    two[0].name = "good";
+    char uu[2][JB_UUID_STRLEN];
+    assert_int_equal(jb_job_post_batch(uu, f->board, two, 2), JB_EINVAL);
+    jbt_assert_contains(jb_errmsg(), bad[i].names);
+    jbt_assert_contains(jb_errmsg(), "1");
+  }
+  /* The longest delay and the furthest due time are accepted (by check
+   * only: nothing is written). */
+  jb_post ok = JB_POST_INIT;
+  ok.name = "far";
+  ok.delay_ms = JB_DELAY_MAX_MS;
+  assert_int_equal(jb_post_check(&ok, 0), JB_OK);
+  ok.delay_ms = 0;
+  ok.not_before_us = T + JB_DELAY_MAX_MS * 1000;
+  assert_int_equal(jb_post_check(&ok, 0), JB_OK);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+}
+
+/* ------------------------------------------------------ waiting for due */
+
+typedef struct {
+  jb_board *board;
+  int rc;
+  char uuid[JB_UUID_STRLEN];
+  int64_t took_ms;
+} waiter;
+
+static void *waiter_run(void *arg) {
+  waiter *w = arg;
+  int64_t t0 = jbt_now_ms();
+  w->rc = jb_job_claim_next_wait(w->uuid, NULL, NULL, w->board, "waiter",
+                                 NULL, 30000);
+  w->took_ms = jbt_now_ms() - t0;
+  return NULL;
+}
+
+static void a_waiter_wakes_when_a_job_becomes_due(void **state) {
+  jbt_fixture *f = *state;
+  clock_at(0); /* the real clock: the waiter's timer runs on it */
+  uint64_t from = log_next(f->board);
+  waiter w = {.board = f->board, .rc = 99};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, waiter_run, &w), 0);
+  /* Whether the waiter is asleep yet or not, the post is the last commit
+   * before its claim: only the due time can wake it. */
+  char u[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "due-in-a-second";
+  p.delay_ms = 1000;
+  post_ok(u, f->board, &p);
+  jb_job *j = get(f->board, u);
+  int64_t due = jb_job_not_before(j);
+  jb_job_free(j);
+  assert_true(due > 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  if (w.rc != JB_OK) fail_msg("waiter: %s (%s) after %lld ms",
+                              jb_strerror(w.rc), jb_errmsg(),
+                              (long long)w.took_ms);
+  assert_string_equal(w.uuid, u);
+  printf("# the waiter claimed the delayed job after %lld ms\n",
+         (long long)w.took_ms);
+  /* Not the 30 s timeout (a generous bound, not a speed figure). */
+  assert_true(w.took_ms < 20000);
+  /* Nothing but the post and the claim was written: no commit woke it. */
+  assert_int_equal(log_next(f->board), from + 2);
+  static jb_event ev[2];
+  size_t n = 0;
+  assert_int_equal(jb_log_read(ev, &n, NULL, f->board, from, 2), JB_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(ev[0].type, JB_EVENT_POSTED);
+  assert_int_equal(ev[1].type, JB_EVENT_CLAIMED);
+  assert_string_equal(ev[1].uuid, u);
+  assert_string_equal(ev[1].owner, "waiter");
+  /* Claimed at or after its due time, never before. */
+  assert_true(ev[1].time_us >= due);
+}
+
+/* ------------------------------------------------ attempts, dead letters */
+
+static void attempts_lead_to_the_dead_letters_and_back(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  clock_at(T);
+  jbt_buf details = jbt_details_store(7);
+  jb_post p = JB_POST_INIT;
+  p.name = "flaky";
+  p.priority = JB_PRIORITY_HIGH;
+  p.details = details.data;
+  p.details_len = details.len;
+  p.max_attempts = 3;
+  char u[JB_UUID_STRLEN];
+  post_ok(u, f->board, &p);
+  jb_job *j = get(f->board, u);
+  assert_int_equal(jb_job_max_attempts(j), 3);
+  assert_int_equal(jb_job_attempts(j), 0);
+  assert_null(jb_job_last_reason(j));
+  size_t plen = 0;
+  const void *pp = jb_job_posting(j, &plen);
+  jbt_buf posting = {malloc(plen), plen};
+  memcpy(posting.data, pp, plen);
+  uint64_t seq0 = jb_job_sequence(j);
+  jb_job_free(j);
+
+  /* Two failed attempts: still on the board, claimable. */
+  for (uint32_t i = 1; i <= 2; i++) {
+    clock_at(T + i * SEC);
+    next_is(f->board, u, "w");
+    assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+    j = get(f->board, u);
+    assert_int_equal(jb_job_attempts(j), i);
+    assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
+    jb_job_free(j);
+  }
+  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 1);
+  /* The third, retried with a reason, is its last. */
+  clock_at(T + 3 * SEC);
+  next_is(f->board, u, "w");
+  uint64_t from = log_next(f->board);
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.reason = "disk full";
+  jb_retry_result res = {false, -1, 0};
+  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &res), JB_OK);
+  assert_true(res.dead);
+  assert_int_equal(res.attempts, 3);
+  assert_int_equal(res.due_us, 0);
+  gone(f->board, u);
+  assert_int_equal(count(f->board, 0), 0);
+  assert_int_equal(dead_count(f->board), 1);
+  assert_true(log_find(f->board, from, JB_EVENT_DEAD, u, NULL));
+
+  jb_dead_letter *l = dead_of(f->board, u);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  assert_string_equal(jb_dead_cause_name(l->cause), "attempts");
+  assert_int_equal(l->attempts, 3);
+  assert_int_equal(l->max_attempts, 3);
+  assert_string_equal(l->reason, "disk full");
+  assert_string_equal(l->name, "flaky");
+  assert_int_equal(l->priority, JB_PRIORITY_HIGH);
+  assert_int_equal(l->sequence, seq0);
+  assert_string_equal(l->owner, "w");
+  assert_null(l->unique_key);
+  assert_int_equal(l->posted_us, T);
+  assert_int_equal(l->dead_us, T + 3 * SEC);
+  assert_int_equal(l->details_len, details.len);
+  assert_memory_equal(l->details, details.data, details.len);
+  assert_int_equal(l->posting_len, posting.len);
+  assert_memory_equal(l->posting, posting.data, posting.len);
+  jb_dead_free(l);
+  jb_completion *c = completion_of(f->board, u);
+  assert_int_equal(c->end, JB_END_DEAD);
+  assert_string_equal(jb_end_name(c->end), "dead");
+  assert_string_equal(c->reason, "disk full");
+  assert_string_equal(c->owner, "w");
+  jb_completion_free(c);
+  check_ok(f->board, 0);
+
+  /* Requeued: the same uuid, claimable at once, its attempts from 0, as
+   * the newest job of its priority. */
+  clock_at(T + 4 * SEC);
+  assert_int_equal(jb_dead_requeue(f->board, u, 0), JB_OK);
+  assert_int_equal(dead_count(f->board), 0);
+  j = get(f->board, u);
+  assert_int_equal(jb_job_attempts(j), 0);
+  assert_int_equal(jb_job_max_attempts(j), 3);
+  assert_null(jb_job_last_reason(j));
+  assert_true(jb_job_sequence(j) > seq0);
+  assert_string_equal(jb_job_name(j), "flaky");
+  size_t dl = 0;
+  const void *dd = jb_job_details(j, &dl);
+  assert_int_equal(dl, details.len);
+  assert_memory_equal(dd, details.data, dl);
+  jb_job_free(j);
+  check_ok(f->board, 0);
+  /* Three more failed attempts (no reason) and it is back there... */
+  for (int i = 0; i < 3; i++) {
+    next_is(f->board, u, "w2");
+    assert_int_equal(jb_job_abandon(f->board, u, "w2"), JB_OK);
+  }
+  gone(f->board, u);
+  l = dead_of(f->board, u);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  assert_int_equal(l->attempts, 3);
+  assert_null(l->reason); /* the requeue forgot the earlier one */
+  assert_string_equal(l->owner, "w2");
+  jb_dead_free(l);
+  /* ... requeued keeping its attempts: one more failure is its last. */
+  assert_int_equal(jb_dead_requeue(f->board, u, JB_REQUEUE_KEEP_ATTEMPTS),
+                   JB_OK);
+  assert_int_equal(attempts_of(f->board, u), 3);
+  next_is(f->board, u, "w3");
+  assert_int_equal(jb_job_abandon(f->board, u, "w3"), JB_OK);
+  gone(f->board, u);
+  l = dead_of(f->board, u);
+  assert_int_equal(l->attempts, 4);
+  jb_dead_free(l);
+  /* Refusals change nothing. */
+  assert_int_equal(jb_dead_requeue(f->board, u, 0x40), JB_EINVAL);
+  assert_int_equal(jb_dead_requeue(f->board, "not-a-uuid", 0), JB_EINVAL);
+  char other[JB_UUID_STRLEN];
+  jbt_post(other, f->board, "alive", JB_PRIORITY_LOW);
+  assert_int_equal(jb_dead_requeue(f->board, other, 0), JB_ENOTFOUND);
+  jb_dead_letter *none = (jb_dead_letter *)1;
+  assert_int_equal(jb_dead_get(&none, f->board, other), JB_ENOTFOUND);
+  assert_null(none);
+  assert_int_equal(dead_count(f->board), 1);
+
+  /* Purge by age: u died at T + 4 s; v dies at T + 20 s. */
+  clock_at(T + 20 * SEC);
+  char v[JB_UUID_STRLEN];
+  jbt_post(v, f->board, "poison", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, v, "w", NULL);
+  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro.flags = JB_RETRY_DEAD;
+  assert_int_equal(jb_job_retry(f->board, v, "w", &ro, NULL), JB_OK);
+  assert_int_equal(dead_count(f->board), 2);
+  size_t purged = 99;
+  assert_int_equal(jb_dead_purge(&purged, f->board, T + 4 * SEC), JB_OK);
+  assert_int_equal(purged, 0); /* "before": not at */
+  assert_int_equal(jb_dead_purge(&purged, f->board, T + 20 * SEC), JB_OK);
+  assert_int_equal(purged, 1);
+  assert_int_equal(jb_dead_get(&none, f->board, u), JB_ENOTFOUND);
+  jb_dead_free(dead_of(f->board, v));
+  assert_int_equal(jb_dead_purge(&purged, f->board, INT64_MAX), JB_OK);
+  assert_int_equal(purged, 1);
+  assert_int_equal(dead_count(f->board), 0);
+  assert_int_equal(jb_dead_requeue(f->board, v, 0), JB_ENOTFOUND);
+  check_ok(f->board, 0);
+  jbt_buf_free(&details);
+  jbt_buf_free(&posting);
+}
+
+static int collect_letter(const jb_dead_letter *l, void *payload) {
+  jbt_uuids *s = payload;
+  jbt_uuids_add(s, l->uuid);
+  return 0;
+}
+
+static void the_boards_retry_policy_applies_to_jobs_without_their_own(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_retry_policy pol;
+  memset(&pol, 0xff, sizeof pol);
+  assert_int_equal(jb_board_get_retry_policy(&pol, f->board), JB_OK);
+  assert_int_equal(pol.max_attempts, 0);
+  assert_int_equal(pol.backoff_ms, 1000);
+  assert_int_equal(pol.backoff_max_ms, 3600000);
+
+  /* Bad policies: refused, naming the field, and nothing changes. */
+  jb_retry_policy bad = JB_RETRY_POLICY_INIT;
+  bad.backoff_ms = 0;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &bad), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "backoff_ms");
+  bad = (jb_retry_policy)JB_RETRY_POLICY_INIT;
+  bad.backoff_max_ms = bad.backoff_ms - 1;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &bad), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "backoff_max_ms");
+  bad = (jb_retry_policy)JB_RETRY_POLICY_INIT;
+  bad.backoff_ms = JB_DELAY_MAX_MS + 1;
+  bad.backoff_max_ms = JB_DELAY_MAX_MS + 1;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &bad), JB_EINVAL);
+  bad = (jb_retry_policy)JB_RETRY_POLICY_INIT;
+  bad.version = 77;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &bad), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "version");
+  assert_int_equal(jb_board_set_retry_policy(f->board, NULL), JB_EINVAL);
+  assert_int_equal(jb_board_get_retry_policy(&pol, f->board), JB_OK);
+  assert_int_equal(pol.max_attempts, 0);
+  assert_int_equal(pol.backoff_ms, 1000);
+
+  jb_retry_policy two = JB_RETRY_POLICY_INIT;
+  two.max_attempts = 2;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &two), JB_OK);
+  /* Another handle (another process would do the same) reads it. */
+  jb_board *b2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  assert_int_equal(jb_board_get_retry_policy(&pol, b2), JB_OK);
+  assert_int_equal(pol.max_attempts, 2);
+  jb_board_close(b2);
+
+  char plain[JB_UUID_STRLEN], own[JB_UUID_STRLEN];
+  jbt_post(plain, f->board, "board-policy", JB_PRIORITY_HIGH);
+  jb_post p = JB_POST_INIT;
+  p.name = "own-maximum";
+  p.max_attempts = 5;
+  post_ok(own, f->board, &p);
+  for (int i = 0; i < 2; i++) {
+    claim_ok(f->board, plain, "w", NULL);
+    assert_int_equal(jb_job_abandon(f->board, plain, "w"), JB_OK);
+    claim_ok(f->board, own, "w", NULL);
+    assert_int_equal(jb_job_abandon(f->board, own, "w"), JB_OK);
+  }
+  gone(f->board, plain);
+  jb_dead_letter *l = dead_of(f->board, plain);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  assert_int_equal(l->attempts, 2);
+  assert_int_equal(l->max_attempts, 0); /* posted without one */
+  jb_dead_free(l);
+  /* The job's own maximum wins over the board's. */
+  assert_int_equal(attempts_of(f->board, own), 2);
+  next_is(f->board, own, "w");
+  /* The dead letters walk. */
+  jbt_uuids seen = {0};
+  assert_int_equal(jb_dead_foreach(f->board, collect_letter, &seen), JB_OK);
+  assert_int_equal(seen.n, 1);
+  assert_string_equal(seen.v[0], plain);
+  jbt_uuids_free(&seen);
+  check_ok(f->board, 0);
+}
+
+/* ---------------------------------------------------------------- lapses */
+
+typedef struct {
+  const char *dir;
+  const char *uuid;
+} holder_args;
+
+/* Claim a->uuid bound to this process, then exit: the claim lapses. */
+static int bound_then_exit(void *arg) {
+  holder_args *a = arg;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 1;
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.flags = JB_CLAIM_BIND_PROCESS;
+  if (jb_job_claim_ex(NULL, b, a->uuid, "doomed", &o) != JB_OK) {
+    fprintf(stderr, "child: claim %s: %s\n", a->uuid, jb_errmsg());
+    return 2;
+  }
+  return 0; /* exits holding the claim */
+}
+
+/* A child claims `uuid` bound to itself and exits; it is reaped, so the
+ * claim has certainly lapsed when this returns. */
+static void holder_gone(jbt_fixture *f, const char *uuid) {
+  holder_args a = {f->dir, uuid};
+  pid_t pid = jbt_fork(bound_then_exit, &a, 60);
+  jbt_wait_ok(pid, 60000);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, uuid), JB_OK);
+  assert_int_equal(st, JB_STATE_UNCLAIMED);
+}
+
+static void a_lapsed_claim_counts_an_attempt(void **state) {
+  jbt_fixture *f = *state;
+  /* A lapse found by claim-next: one attempt, with a reason. */
+  char u[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "lapses";
+  p.max_attempts = 3;
+  post_ok(u, f->board, &p);
+  uint64_t from = log_next(f->board);
+  holder_gone(f, u);
+  next_is(f->board, u, "survivor");
+  jb_job *j = get(f->board, u);
+  assert_int_equal(jb_job_attempts(j), 1);
+  assert_non_null(jb_job_last_reason(j));
+  jbt_assert_contains(jb_job_last_reason(j), "lapsed");
+  jbt_assert_contains(jb_job_last_reason(j), "doomed");
+  jb_job_free(j);
+  char owner[JB_WHO_MAX + 1];
+  assert_true(log_find(f->board, from, JB_EVENT_EXPIRED, u, owner));
+  assert_string_equal(owner, "doomed");
+  assert_int_equal(jb_job_consume(f->board, u, "survivor"), JB_OK);
+  check_ok(f->board, 0);
+
+  /* With one attempt allowed, the lapse sends the job to the dead letters:
+   * found by claim-next... */
+  char v[JB_UUID_STRLEN];
+  p.name = "one-chance";
+  p.max_attempts = 1;
+  post_ok(v, f->board, &p);
+  holder_gone(f, v);
+  next_none(f->board);
+  gone(f->board, v);
+  jb_dead_letter *l = dead_of(f->board, v);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  assert_int_equal(l->attempts, 1);
+  assert_non_null(l->reason);
+  jbt_assert_contains(l->reason, "lapsed");
+  assert_string_equal(l->owner, "doomed");
+  jb_dead_free(l);
+  jb_completion *c = completion_of(f->board, v);
+  assert_int_equal(c->end, JB_END_DEAD);
+  jbt_assert_contains(c->reason, "lapsed");
+  jb_completion_free(c);
+
+  /* ... by a claim of its uuid... */
+  char w[JB_UUID_STRLEN];
+  p.name = "one-chance-by-uuid";
+  post_ok(w, f->board, &p);
+  holder_gone(f, w);
+  assert_int_equal(jb_job_claim(f->board, w, "survivor"), JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "dead letters");
+  gone(f->board, w);
+  l = dead_of(f->board, w);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  jbt_assert_contains(l->reason, "lapsed");
+  jb_dead_free(l);
+
+  /* ... and a lease of 1 ms, certainly past after 50 ms of sleep. */
+  char x[JB_UUID_STRLEN];
+  p.name = "one-chance-leased";
+  post_ok(x, f->board, &p);
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = 1;
+  claim_ok(f->board, x, "sleepy", &o);
+  sleep_ms(50);
+  next_none(f->board);
+  gone(f->board, x);
+  l = dead_of(f->board, x);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  assert_int_equal(l->attempts, 1);
+  jbt_assert_contains(l->reason, "lapsed");
+  jbt_assert_contains(l->reason, "sleepy");
+  jb_dead_free(l);
+  assert_int_equal(dead_count(f->board), 3);
+  assert_int_equal(count(f->board, 0), 0);
+  check_ok(f->board, 0);
+}
+
+/* ----------------------------------------------------------------- retry */
+
+static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  clock_at(T);
+  /* A delay of its own: not claimable before it, exactly. */
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "later", JB_PRIORITY_NORMAL);
+  uint64_t t = claim_ok(f->board, u, "w", NULL);
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.delay_ms = 10000;
+  ro.token = t;
+  ro.reason = "try later";
+  jb_retry_result res = {true, 0, 0};
+  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &res), JB_OK);
+  assert_false(res.dead);
+  assert_int_equal(res.attempts, 1);
+  assert_int_equal(res.due_us, T + 10 * SEC);
+  jb_job *j = get(f->board, u);
+  assert_int_equal(jb_job_not_before(j), T + 10 * SEC);
+  assert_int_equal(jb_job_attempts(j), 1);
+  assert_string_equal(jb_job_last_reason(j), "try later");
+  assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
+  assert_null(jb_job_owner(j));
+  jb_job_free(j);
+  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 0);
+  check_ok(f->board, 1);
+  clock_at(T + 10 * SEC - 1);
+  next_none(f->board);
+  assert_int_equal(jb_job_claim(f->board, u, "w"), JB_ENOTDUE);
+  clock_at(T + 10 * SEC);
+  next_is(f->board, u, "w");
+
+  /* The back-off: the job's, doubled per attempt, at most its maximum,
+   * with +-20 % jitter (and never past the maximum). */
+  const int64_t C = T + 100 * SEC;
+  clock_at(C);
+  for (int i = 0; i < 10; i++) {
+    char v[JB_UUID_STRLEN];
+    jb_post p = JB_POST_INIT;
+    p.name = "backing-off";
+    p.backoff_ms = 4000;
+    p.backoff_max_ms = 5000;
+    post_ok(v, f->board, &p);
+    claim_ok(f->board, v, "w", NULL);
+    ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+    ro.flags = JB_RETRY_BACKOFF;
+    assert_int_equal(jb_job_retry(f->board, v, "w", &ro, &res), JB_OK);
+    assert_int_equal(res.attempts, 1);
+    /* attempt 1: 4 s +-20 % */
+    if (res.due_us < C + 3200000 || res.due_us > C + 4800000)
+      fail_msg("attempt 1: due %lld us after the retry, not in 3.2..4.8 s",
+               (long long)(res.due_us - C));
+    j = get(f->board, v);
+    assert_int_equal(jb_job_not_before(j), res.due_us);
+    jb_job_free(j);
+    /* attempt 2: 8 s, capped at 5 s, jitter within 4..5 s */
+    clock_at(res.due_us);
+    claim_ok(f->board, v, "w", NULL);
+    int64_t now = res.due_us;
+    assert_int_equal(jb_job_retry(f->board, v, "w", &ro, &res), JB_OK);
+    assert_int_equal(res.attempts, 2);
+    if (res.due_us < now + 4000000 || res.due_us > now + 5000000)
+      fail_msg("attempt 2: due %lld us after the retry, not in 4..5 s",
+               (long long)(res.due_us - now));
+    assert_int_equal(jb_job_cancel(f->board, v, 0), JB_OK);
+    clock_at(C);
+  }
+  /* Without a back-off of its own: the board's (1 s +-20 %). */
+  char w[JB_UUID_STRLEN];
+  jbt_post(w, f->board, "board-backoff", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, w, "w", NULL);
+  assert_int_equal(jb_job_retry(f->board, w, "w", &ro, &res), JB_OK);
+  assert_true(res.due_us >= C + 800000 && res.due_us <= C + 1200000);
+  assert_int_equal(jb_job_cancel(f->board, w, 0), JB_OK);
+
+  /* Straight to the dead letters. */
+  char z[JB_UUID_STRLEN];
+  jbt_post(z, f->board, "poison", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, z, "w", NULL);
+  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro.flags = JB_RETRY_DEAD;
+  ro.reason = "cannot parse";
+  assert_int_equal(jb_job_retry(f->board, z, "w", &ro, &res), JB_OK);
+  assert_true(res.dead);
+  assert_int_equal(res.attempts, 1);
+  gone(f->board, z);
+  jb_dead_letter *l = dead_of(f->board, z);
+  assert_int_equal(l->cause, JB_DEAD_BURIED);
+  assert_string_equal(jb_dead_cause_name(l->cause), "buried");
+  assert_string_equal(l->reason, "cannot parse");
+  assert_int_equal(l->attempts, 1);
+  jb_dead_free(l);
+  jb_completion *c = completion_of(f->board, z);
+  assert_int_equal(c->end, JB_END_DEAD);
+  assert_string_equal(c->reason, "cannot parse");
+  jb_completion_free(c);
+  /* opts NULL: at once, as an abandon that counts. */
+  char y[JB_UUID_STRLEN];
+  jbt_post(y, f->board, "again", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, y, "w", NULL);
+  assert_int_equal(jb_job_retry(f->board, y, "w", NULL, NULL), JB_OK);
+  assert_int_equal(attempts_of(f->board, y), 1);
+  next_is(f->board, y, "w");
+  check_ok(f->board, 0);
+}
+
+static void bad_retries_are_refused_and_change_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN], free_job[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "owned", JB_PRIORITY_NORMAL);
+  jbt_post(free_job, f->board, "unclaimed", JB_PRIORITY_NORMAL);
+  uint64_t t = claim_ok(f->board, u, "owner", NULL);
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.flags = JB_RETRY_DEAD;
+  assert_int_equal(jb_job_retry(f->board, u, "intruder", &ro, NULL),
+                   JB_ENOTOWNER);
+  jbt_assert_contains(jb_errmsg(), "owner");
+  ro.token = t + 1000;
+  assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL),
+                   JB_ENOTOWNER);
+  jbt_assert_contains(jb_errmsg(), "token");
+  assert_int_equal(jb_job_retry(f->board, free_job, "owner", NULL, NULL),
+                   JB_ENOTFOUND);
+
+  struct {
+    unsigned flags;
+    int64_t delay_ms;
+    const char *reason;
+    const char *says;
+  } bad[] = {
+      {0x80, 0, NULL, "flags"},
+      {0, -1, NULL, "delay"},
+      {0, JB_DELAY_MAX_MS + 1, NULL, "delay"},
+      {JB_RETRY_BACKOFF, 1000, NULL, "not both"},
+      {0, 0, "\xff\xfe", "reason"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+    ro.flags = bad[i].flags;
+    ro.delay_ms = bad[i].delay_ms;
+    ro.reason = bad[i].reason;
+    assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL),
+                     JB_EINVAL);
+    jbt_assert_contains(jb_errmsg(), bad[i].says);
+  }
+  char *long_reason = malloc(JB_REASON_MAX + 2);
+  memset(long_reason, 'r', JB_REASON_MAX + 1);
+  long_reason[JB_REASON_MAX + 1] = '\0';
+  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro.reason = long_reason;
+  assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "reason");
+  free(long_reason);
+  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro.version = 42;
+  assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL), JB_EINVAL);
+  assert_int_equal(jb_job_retry(f->board, "nope", "owner", NULL, NULL),
+                   JB_EINVAL);
+  assert_int_equal(jb_job_retry(f->board, u, "", NULL, NULL), JB_EINVAL);
+
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  assert_int_equal(attempts_of(f->board, u), 0);
+  assert_int_equal(dead_count(f->board), 0);
+}
+
+/* ------------------------------------------------------------ time limit */
+
+static void a_time_limit_caps_every_lease(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "limited";
+  p.time_limit_ms = 3000;
+  post_ok(u, f->board, &p);
+  jb_job *j = get(f->board, u);
+  assert_int_equal(jb_job_time_limit(j), 3000);
+  jb_job_free(j);
+  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  o.lease_ms = 60000;
+  uint64_t t = claim_ok(f->board, u, "w", &o);
+  jb_expiry e;
+  int64_t left = -1;
+  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
+  assert_int_equal(e, JB_EXPIRY_AT);
+  assert_true(left >= 0 && left <= 3000);
+  /* Extended, or refreshed by a same-owner re-claim: still the limit. */
+  assert_int_equal(jb_job_extend(f->board, u, "w", t, 60000), JB_OK);
+  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
+  assert_int_equal(e, JB_EXPIRY_AT);
+  assert_true(left >= 0 && left <= 3000);
+  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &o), JB_ECLAIMED);
+  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
+  assert_true(left >= 0 && left <= 3000);
+  /* Claim-next's claim, and a claim with no lease at all. */
+  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  char got[JB_UUID_STRLEN];
+  assert_int_equal(jb_job_claim_next_ex(got, NULL, NULL, f->board, "w", &o),
+                   JB_OK);
+  assert_string_equal(got, u);
+  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
+  assert_int_equal(e, JB_EXPIRY_AT);
+  assert_true(left >= 0 && left <= 3000);
+  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  claim_ok(f->board, u, "w", NULL);
+  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
+  assert_int_equal(e, JB_EXPIRY_AT);
+  assert_true(left >= 0 && left <= 3000);
+  /* A shorter lease than the limit stays as asked. */
+  assert_int_equal(jb_job_extend(f->board, u, "w", 0, 500), JB_OK);
+  assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
+  assert_true(left >= 0 && left <= 500);
+  check_ok(f->board, 0);
+
+  /* A limit reached is a failed attempt, whatever the lease. */
+  char v[JB_UUID_STRLEN];
+  p.name = "limited-1ms";
+  p.time_limit_ms = 1;
+  p.max_attempts = 1;
+  post_ok(v, f->board, &p);
+  claim_ok(f->board, v, "slow", &o);
+  sleep_ms(50);
+  assert_int_equal(jb_job_claim(f->board, v, "other"), JB_ENOTFOUND);
+  gone(f->board, v);
+  jb_dead_letter *l = dead_of(f->board, v);
+  assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
+  jbt_assert_contains(l->reason, "slow");
+  jb_dead_free(l);
+  /* Bad limits. */
+  p.time_limit_ms = -1;
+  assert_int_equal(jb_job_post(v, f->board, &p), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "time_limit_ms");
+  p.time_limit_ms = JB_LEASE_MAX_MS + 1;
+  assert_int_equal(jb_job_post(v, f->board, &p), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "time_limit_ms");
+  check_ok(f->board, 0);
+}
+
+/* ----------------------------------------------------------- unique keys */
+
+static void post_key(char uuid[JB_UUID_STRLEN], jb_board *b, const char *key,
+                     int expect) {
+  jb_post p = JB_POST_INIT;
+  p.name = "keyed";
+  p.unique_key = key;
+  int rc = jb_job_post(uuid, b, &p);
+  if (rc != expect) fail_msg("post with key %s: %s (%s), expected %s", key,
+                             jb_strerror(rc), jb_errmsg(), jb_strerror(expect));
+}
+
+static void a_unique_key_is_held_by_one_live_job(void **state) {
+  jbt_fixture *f = *state;
+  const char *key = "report-2026-11-28";
+  char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
+  post_key(a, f->board, key, JB_OK);
+  jb_job *j = get(f->board, a);
+  assert_string_equal(jb_job_unique_key(j), key);
+  jb_job_free(j);
+
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  memset(b, 'x', sizeof b);
+  post_key(b, f->board, key, JB_EEXISTS);
+  assert_string_equal(b, a); /* names the job that holds it */
+  jbt_assert_contains(jb_errmsg(), a);
+  jbt_assert_contains(jb_errmsg(), key);
+  /* In a batch: nothing posted, the holder named at the post's index. */
+  jb_post two[2] = {JB_POST_INIT, JB_POST_INIT};
+  two[0].name = "first";
+  two[0].unique_key = "another-key";
+  two[1].name = "second";
+  two[1].unique_key = key;
+  char uu[2][JB_UUID_STRLEN];
+  assert_int_equal(jb_job_post_batch(uu, f->board, two, 2), JB_EEXISTS);
+  assert_string_equal(uu[1], a);
+  /* Two posts of one batch with the same key: nothing posted, and no job
+   * that is not on the board is named as the key's holder. */
+  two[0].unique_key = "twice";
+  two[1].unique_key = "twice";
+  memset(uu, 0, sizeof uu);
+  int rc = jb_job_post_batch(uu, f->board, two, 2);
+  assert_int_not_equal(rc, JB_OK);
+  if (rc == JB_EEXISTS)
+    fail_msg("a batch with one key twice: JB_EEXISTS naming %s, a job that "
+             "is not on the board", uu[1][0] ? uu[1] : uu[0]);
+  assert_int_equal(rc, JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "unique key");
+  assert_int_equal(count(f->board, 0), 1);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  /* Bad keys. */
+  post_key(b, f->board, "", JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "unique key");
+  char longkey[JB_UNIQUE_MAX + 2];
+  memset(longkey, 'k', sizeof longkey - 1);
+  longkey[sizeof longkey - 1] = '\0';
+  post_key(b, f->board, longkey, JB_EINVAL);
+  longkey[JB_UNIQUE_MAX] = '\0'; /* the longest */
+  char lk[JB_UUID_STRLEN];
+  post_key(lk, f->board, longkey, JB_OK);
+  post_key(b, f->board, "\xc3\x28", JB_EINVAL);
+
+  /* Consumed: the key is free. */
+  claim_ok(f->board, a, "w", NULL);
+  post_key(b, f->board, key, JB_EEXISTS); /* claimed: still held */
+  assert_int_equal(jb_job_consume(f->board, a, "w"), JB_OK);
+  char c[JB_UUID_STRLEN];
+  post_key(c, f->board, key, JB_OK);
+  assert_string_not_equal(c, a);
+  /* Cancelled: free. */
+  assert_int_equal(jb_job_cancel(f->board, c, 0), JB_OK);
+  char d[JB_UUID_STRLEN];
+  post_key(d, f->board, key, JB_OK);
+  /* Dead-lettered: free, and a requeue finds it taken. */
+  claim_ok(f->board, d, "w", NULL);
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.flags = JB_RETRY_DEAD;
+  assert_int_equal(jb_job_retry(f->board, d, "w", &ro, NULL), JB_OK);
+  jb_dead_letter *l = dead_of(f->board, d);
+  assert_string_equal(l->unique_key, key);
+  jb_dead_free(l);
+  char e[JB_UUID_STRLEN];
+  post_key(e, f->board, key, JB_OK);
+  assert_int_equal(jb_dead_requeue(f->board, d, 0), JB_EEXISTS);
+  jbt_assert_contains(jb_errmsg(), e);
+  jb_dead_free(dead_of(f->board, d)); /* the letter stays */
+  gone(f->board, d);
+  /* Trashed (a dead letter too), then requeued: it holds the key again. */
+  assert_int_equal(jb_job_claim(f->board, e, "w"), JB_OK);
+  assert_int_equal(jb_job_trash(f->board, e, "w"), JB_OK);
+  assert_int_equal(jb_dead_requeue(f->board, d, 0), JB_OK);
+  post_key(b, f->board, key, JB_EEXISTS);
+  assert_string_equal(b, d);
+  check_ok(f->board, 0);
+}
+
+#define RACERS 8
+
+typedef struct {
+  const char *dir;
+  int start_fd;
+  int out_fd;
+} racer_args;
+
+typedef struct {
+  int rc;
+  char uuid[JB_UUID_STRLEN];
+} racer_result;
+
+static int racer(void *arg) {
+  racer_args *a = arg;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 1;
+  char c;
+  if (read(a->start_fd, &c, 1) != 1) return 2;
+  racer_result r = {0, ""};
+  jb_post p = JB_POST_INIT;
+  p.name = "racing";
+  p.unique_key = "the-one-key";
+  r.rc = jb_job_post(r.uuid, b, &p);
+  /* One write, smaller than PIPE_BUF: atomic among the racers. */
+  if (write(a->out_fd, &r, sizeof r) != (ssize_t)sizeof r) return 3;
+  jb_board_close(b);
+  return 0;
+}
+
+static void processes_racing_for_one_key_post_one_job(void **state) {
+  jbt_fixture *f = *state;
+  int start[2], out[2];
+  assert_int_equal(pipe(start), 0);
+  assert_int_equal(pipe(out), 0);
+  racer_args a = {f->dir, start[0], out[1]};
+  pid_t pids[RACERS];
+  for (int i = 0; i < RACERS; i++) pids[i] = jbt_fork(racer, &a, 120);
+  close(out[1]);
+  for (int i = 0; i < RACERS; i++)
+    assert_int_equal(write(start[1], "g", 1), 1);
+  close(start[0]);
+  close(start[1]);
+  racer_result r[RACERS];
+  for (int i = 0; i < RACERS; i++) {
+    ssize_t n = read(out[0], &r[i], sizeof r[i]);
+    if (n != (ssize_t)sizeof r[i]) fail_msg("racer result %d: read %zd", i, n);
+  }
+  close(out[0]);
+  for (int i = 0; i < RACERS; i++) jbt_wait_ok(pids[i], 120000);
+  int winner = -1;
+  for (int i = 0; i < RACERS; i++) {
+    if (r[i].rc == JB_OK) {
+      if (winner >= 0) fail_msg("two racers posted: %s and %s",
+                                r[winner].uuid, r[i].uuid);
+      winner = i;
+    } else if (r[i].rc != JB_EEXISTS) {
+      fail_msg("racer %d: %s", i, jb_strerror(r[i].rc));
+    }
+  }
+  assert_true(winner >= 0);
+  for (int i = 0; i < RACERS; i++)
+    assert_string_equal(r[i].uuid, r[winner].uuid);
+  assert_int_equal(count(f->board, 0), 1);
+  jb_job *j = get(f->board, r[winner].uuid);
+  assert_string_equal(jb_job_unique_key(j), "the-one-key");
+  jb_job_free(j);
+  check_ok(f->board, 0);
+}
+
+/* ---------------------------------------------------------------- cancel */
+
+static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
+    void **state) {
+  jbt_fixture *f = *state;
+  uint64_t from = log_next(f->board);
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "unwanted", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
+  gone(f->board, u);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, u), JB_OK);
+  assert_int_equal(st, JB_STATE_COMPLETE);
+  jb_completion *c = completion_of(f->board, u);
+  assert_int_equal(c->end, JB_END_CANCELLED);
+  assert_string_equal(jb_end_name(c->end), "cancelled");
+  assert_string_equal(c->name, "unwanted");
+  jb_completion_free(c);
+  assert_true(log_find(f->board, from, JB_EVENT_CANCELLED, u, NULL));
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_ENOTFOUND);
+  assert_int_equal(dead_count(f->board), 0); /* not a dead letter */
+
+  /* Claimed: refused, naming the owner, nothing changes. */
+  char v[JB_UUID_STRLEN];
+  jbt_post(v, f->board, "in-hand", JB_PRIORITY_NORMAL);
+  uint64_t t = claim_ok(f->board, v, "holder", NULL);
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_cancel(f->board, v, 0), JB_ECLAIMED);
+  jbt_assert_contains(jb_errmsg(), "holder");
+  assert_int_equal(jb_job_cancel(f->board, v, 0x10), JB_EINVAL);
+  assert_int_equal(jb_job_cancel(f->board, "not-a-uuid", 0), JB_EINVAL);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  /* Forced: gone, and its holder can no longer act on it. */
+  from = log_next(f->board);
+  assert_int_equal(jb_job_cancel(f->board, v, JB_CANCEL_FORCE), JB_OK);
+  gone(f->board, v);
+  assert_int_equal(jb_job_consume_ex(f->board, v, "holder", t), JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), v);
+  jbt_assert_contains(jb_errmsg(), "cancelled");
+  assert_int_equal(jb_job_extend(f->board, v, "holder", t, 1000),
+                   JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "cancelled");
+  assert_int_equal(jb_job_abandon(f->board, v, "holder"), JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "cancelled");
+  /* A job that was consumed is not said to be cancelled. */
+  char done[JB_UUID_STRLEN];
+  jbt_post(done, f->board, "done", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, done, "holder", NULL);
+  assert_int_equal(jb_job_consume(f->board, done, "holder"), JB_OK);
+  assert_int_equal(jb_job_consume(f->board, done, "holder"), JB_ENOTFOUND);
+  assert_null(strstr(jb_errmsg(), "cancelled"));
+  char owner[JB_WHO_MAX + 1];
+  assert_true(log_find(f->board, from, JB_EVENT_CANCELLED, v, owner));
+  assert_string_equal(owner, "holder");
+  c = completion_of(f->board, v);
+  assert_int_equal(c->end, JB_END_CANCELLED);
+  assert_string_equal(c->owner, "holder");
+  jb_completion_free(c);
+
+  /* A delayed job. */
+  char w[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "delayed";
+  p.delay_ms = 3600 * 1000;
+  post_ok(w, f->board, &p);
+  check_ok(f->board, 1);
+  assert_int_equal(jb_job_cancel(f->board, w, 0), JB_OK);
+  gone(f->board, w);
+  c = completion_of(f->board, w);
+  assert_int_equal(c->end, JB_END_CANCELLED);
+  jb_completion_free(c);
+  assert_int_equal(count(f->board, 0), 0);
+  check_ok(f->board, 0);
+}
+
+static void flush_cancels_every_unclaimed_job(void **state) {
+  jbt_fixture *f = *state;
+  char r1[JB_UUID_STRLEN], r2[JB_UUID_STRLEN], d1[JB_UUID_STRLEN],
+      held[JB_UUID_STRLEN];
+  jbt_post(r1, f->board, "ready-1", JB_PRIORITY_LOW);
+  jbt_post(held, f->board, "held", JB_PRIORITY_HIGH);
+  jbt_post(r2, f->board, "ready-2", JB_PRIORITY_VERY_HIGH);
+  jb_post p = JB_POST_INIT;
+  p.name = "delayed";
+  p.delay_ms = 3600 * 1000;
+  p.unique_key = "flushed-key";
+  post_ok(d1, f->board, &p);
+  claim_ok(f->board, held, "holder", NULL);
+  /* Many more than one transaction's worth (256): every one goes. */
+  enum { MANY = 600 };
+  static jb_post many[MANY];
+  static char many_u[MANY][JB_UUID_STRLEN];
+  for (int i = 0; i < MANY; i++) {
+    many[i] = (jb_post)JB_POST_INIT;
+    many[i].name = "bulk";
+    many[i].priority = (jb_priority)(i % 5);
+    if (i % 3 == 0) many[i].delay_ms = 1000 * (i + 1);
+  }
+  assert_int_equal(jb_job_post_batch(many_u, f->board, many, MANY), JB_OK);
+  size_t n = 0;
+  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(n, 3 + MANY);
+  assert_int_equal(count(f->board, 0), 1);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, held), JB_OK);
+  assert_int_equal(st, JB_STATE_CLAIMED);
+  const char *cancelled[] = {r1, r2, d1, many_u[0], many_u[MANY - 1]};
+  for (size_t i = 0; i < sizeof cancelled / sizeof cancelled[0]; i++) {
+    gone(f->board, cancelled[i]);
+    jb_completion *c = completion_of(f->board, cancelled[i]);
+    assert_int_equal(c->end, JB_END_CANCELLED);
+    jb_completion_free(c);
+  }
+  /* The delayed job's key is free again. */
+  char again[JB_UUID_STRLEN];
+  post_key(again, f->board, "flushed-key", JB_OK);
+  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(jb_job_consume(f->board, held, "holder"), JB_OK);
+  check_ok(f->board, 0);
+}
+
+/* ----------------------------------------------------------------- check */
+
+static void check_passes_a_board_with_a_jobs_life(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  clock_at(T);
+  jb_post p = JB_POST_INIT;
+  char u[JB_UUID_STRLEN];
+  /* Delayed (posted so, and retried with a delay). */
+  p.name = "delayed";
+  p.delay_ms = 60000;
+  p.unique_key = "delayed-key";
+  post_ok(u, f->board, &p);
+  p = (jb_post)JB_POST_INIT;
+  p.name = "retried";
+  p.max_attempts = 5;
+  p.time_limit_ms = 60000;
+  post_ok(u, f->board, &p);
+  claim_ok(f->board, u, "w", NULL);
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.delay_ms = 30000;
+  ro.reason = "later";
+  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, NULL), JB_OK);
+  /* Attempts on a ready job, and a claimed one under a time limit. */
+  char a[JB_UUID_STRLEN], l[JB_UUID_STRLEN];
+  p = (jb_post)JB_POST_INIT;
+  p.name = "abandoned";
+  p.unique_key = "abandoned-key";
+  post_ok(a, f->board, &p);
+  claim_ok(f->board, a, "w", NULL);
+  assert_int_equal(jb_job_abandon(f->board, a, "w"), JB_OK);
+  p = (jb_post)JB_POST_INIT;
+  p.name = "limited";
+  p.time_limit_ms = 60000;
+  post_ok(l, f->board, &p);
+  claim_ok(f->board, l, "w", NULL);
+  /* Dead letters: buried, out of attempts, trashed. */
+  char z[JB_UUID_STRLEN];
+  for (int i = 0; i < 3; i++) {
+    p = (jb_post)JB_POST_INIT;
+    p.name = "dying";
+    p.max_attempts = 1;
+    if (i == 0) p.unique_key = "dead-key";
+    post_ok(z, f->board, &p);
+    claim_ok(f->board, z, "w", NULL);
+    ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+    ro.flags = i == 0 ? JB_RETRY_DEAD : 0;
+    if (i < 2)
+      assert_int_equal(jb_job_retry(f->board, z, "w", &ro, NULL), JB_OK);
+    else
+      assert_int_equal(jb_job_trash(f->board, z, "w"), JB_OK);
+  }
+  assert_int_equal(dead_count(f->board), 3);
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+  assert_int_equal(st.problems, 0);
+  assert_int_equal(st.trashed, 3);
+  assert_int_equal(st.jobs, 4);
+  check_ok(f->board, 2);
+  /* And after the delayed ones are due and claimed. */
+  clock_at(T + 61 * SEC);
+  char got[JB_UUID_STRLEN];
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(jb_job_claim_next(got, NULL, f->board, "late"), JB_OK);
+  next_none(f->board);
+  check_ok(f->board, 0);
+  /* And after a requeue (the trashed one: a letter of format 2 too). */
+  assert_int_equal(jb_dead_requeue(f->board, z, 0), JB_OK);
+  assert_int_equal(dead_count(f->board), 2);
+  check_ok(f->board, 0);
+}
+
+int main(void) {
+  jbt_watchdog(600);
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(a_delayed_job_is_listed_but_not_claimable_until_due),
+      T(bad_due_times_are_refused_and_write_nothing),
+      T(a_waiter_wakes_when_a_job_becomes_due),
+      T(attempts_lead_to_the_dead_letters_and_back),
+      T(the_boards_retry_policy_applies_to_jobs_without_their_own),
+      T(a_lapsed_claim_counts_an_attempt),
+      T(retry_with_a_delay_a_backoff_or_to_the_dead_letters),
+      T(bad_retries_are_refused_and_change_nothing),
+      T(a_time_limit_caps_every_lease),
+      T(a_unique_key_is_held_by_one_live_job),
+      T(processes_racing_for_one_key_post_one_job),
+      T(cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force),
+      T(flush_cancels_every_unclaimed_job),
+      T(check_passes_a_board_with_a_jobs_life),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
