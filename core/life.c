@@ -121,7 +121,20 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
   if (rc != JB__REMOTE) return rc;
   /* Redis decides this job (DESIGN 6): a plain retry is an abandon
    * through Redis, to the dead letters a trash through Redis; a delay is
-   * not kept there (taskflow's board has none). */
+   * not kept there (taskflow's board has none). Its last attempt goes to
+   * the dead letters through Redis too (the store never buries a job
+   * Redis lists). */
+  if (!sr.dead) {
+    jb_job *job = NULL;
+    jb_retry_policy pol;
+    if (jb_job_get(&job, b, uuid) == JB_OK &&
+        jb__store_policy_get(b->store, &pol) == JB_OK) {
+      uint32_t max = jb_job_max_attempts(job) ? jb_job_max_attempts(job)
+                                              : pol.max_attempts;
+      if (max > 0 && jb_job_attempts(job) + 1 >= max) sr.dead = true;
+    }
+    jb_job_free(job);
+  }
   if (sr.dead) {
     jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
     jb_store_done done = {JB_END_TRASHED, NULL, 0, &hb};

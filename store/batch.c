@@ -67,8 +67,9 @@ static int claim_many_body(jb_store *s, MDB_txn *txn, void *vctx,
     if (rc) break;
     c->n++;
   }
-  if (rc == JB__REMOTE && c->n > 0) {
-    /* The claims so far stand; the caller asks Redis about this one. */
+  if (rc == JB__REMOTE && (c->n > 0 || moved)) {
+    /* The claims so far (and the reap's moves to the dead letters) stand;
+     * the caller asks Redis about this one. */
     *status = JB__REMOTE;
     return 0;
   }

@@ -308,8 +308,37 @@ int jb__limit_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
 
 /* ------------------------------------------------------- a failed attempt */
 
+int jb__attempt_count(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                      const char *reason, size_t reason_len, int64_t now_us,
+                      uint32_t *attempts) {
+  jb_jobx x;
+  int rc = jb__jobx_get(s, txn, uuid, &x);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  if (!x.found) x.rec.format = 1;
+  if (x.rec.attempts < UINT32_MAX) x.rec.attempts++;
+  x.rec.last_us = now_us;
+  if (reason) jb__jobx_set_reason(&x, reason, reason_len);
+  if (attempts) *attempts = x.rec.attempts;
+  return jb__jobx_put(s, txn, uuid, &x);
+}
+
 int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
                     jb_attempt_out *out) {
+  /* A job Redis decides: Redis's own expiry of a claim is Redis's (the
+   * mirror may record the same lapse again: no attempt counted here), and
+   * no attempt buries it locally while Redis lists it: only a trash
+   * through Redis does (core/life.c). */
+  bool remote = (a->h->flags & JB_JOB_F_REMOTE) != 0;
+  if (remote && a->event == JB_EV_EXPIRED) {
+    *out = (jb_attempt_out){0};
+    jb_readyrec r = {.modified_us = a->now_us};
+    memcpy(r.uuid, a->uuid, 16);
+    MDB_val k = {JB_JOBKEY_LEN, (void *)a->h->jobkey}, v = {sizeof r, &r};
+    int rc = mdb_put(txn, s->ready, &k, &v, 0);
+    if (rc) return rc;
+    return jb__log_event(s, txn, a->event, a->uuid, a->h->jobkey, a->who,
+                         a->who_len, a->now_us);
+  }
   jb_jobx x;
   int rc = jb__jobx_get(s, txn, a->uuid, &x);
   if (rc && rc != MDB_NOTFOUND) return rc;
@@ -321,7 +350,7 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
   jb_retry_policy pol;
   if ((rc = jb__policy_read(s, txn, &pol))) return rc;
   uint32_t max = jb__max_attempts(&pol, &x);
-  bool dead = a->dead || (max > 0 && x.rec.attempts >= max);
+  bool dead = !remote && (a->dead || (max > 0 && x.rec.attempts >= max));
   *out = (jb_attempt_out){.dead = dead, .attempts = x.rec.attempts};
   const uint8_t *jobkey = a->h->jobkey;
   if (dead) {
@@ -349,8 +378,9 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
     return rc;
   }
   if ((rc = jb__jobx_put(s, txn, a->uuid, &x))) return rc;
-  int64_t delay = a->delay_us < 0 ? jb__backoff_us(&pol, &x, x.rec.attempts)
-                                  : a->delay_us;
+  int64_t delay = remote ? 0 /* Redis has it claimable now */
+                 : a->delay_us < 0 ? jb__backoff_us(&pol, &x, x.rec.attempts)
+                                   : a->delay_us;
   if (delay > 0) {
     out->due_us = a->now_us + delay;
     rc = jb__delay_put(s, txn, jobkey, a->uuid, a->now_us, out->due_us);

@@ -100,6 +100,11 @@ typedef struct {
   int64_t due_us;
   uint32_t attempts;
 } jb_attempt_out;
+/* Count an attempt (and keep its reason) of a job whose claim is already
+ * gone here: an abandon through Redis that the mirror recorded first. */
+int jb__attempt_count(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                      const char *reason, size_t reason_len, int64_t now_us,
+                      uint32_t *attempts);
 int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
                     jb_attempt_out *out);
 

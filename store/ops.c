@@ -656,7 +656,8 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     jb_delayrec dr;
     if ((rc = jb__delay_get(s, txn, h.jobkey, &dr)))
       return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
-    if (dr.due_us > req->now_us) {
+    /* Redis decided (it lists the job: due there): it is claimed. */
+    if (!decided && dr.due_us > req->now_us) {
       char t[JB_UUID_STRLEN];
       fmt_uuid(t, ctx->uuid);
       return jb__err(JB_ENOTDUE, "job %s is delayed: not claimable for "
@@ -763,9 +764,22 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       continue;
     }
     if (rc) break;
-    /* A delayed job is published once due (the replicator): it joins
-     * `ready` now, so that Redis's view and the board's agree. */
-    if ((rc = jb__promote_one(s, txn, h.jobkey, jb__now_us()))) break;
+    /* A delayed job is published once due, never before (taskflow would
+     * run it): then it joins `ready`, so that Redis's view and the
+     * board's agree. */
+    int64_t now = jb__now_us();
+    jb_delayrec dr;
+    if (ctx->state == JB_PUB_PENDING &&
+        jb__delay_get(s, txn, h.jobkey, &dr) == 0 && dr.due_us > now) {
+      if (ctx->results) ctx->results[i] = JB_ENOTDUE;
+      if (ctx->n > 1) continue;
+      char t[JB_UUID_STRLEN];
+      fmt_uuid(t, uuid);
+      rc = jb__err(JB_ENOTDUE, "job %s is delayed: it is published once "
+                   "due, in %.3f s", t, (double)(dr.due_us - now) / 1e6);
+      break;
+    }
+    if ((rc = jb__promote_one(s, txn, h.jobkey, now))) break;
     uint8_t key[JB_JOBKEY_LEN], flags;
     rc = pub_key(s, txn, uuid, &h, posting, ctx->state,
                  ctx->seqs ? ctx->seqs[i] : 0, key, &flags);
@@ -1017,7 +1031,10 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     if (!ctx->skip_remote) {
       mdb_cursor_close(cur);
       memcpy(ctx->key_out, jobkey, JB_JOBKEY_LEN);
-      return JB__REMOTE;
+      /* The reap's moves to the dead letters commit (as below). */
+      if (!ctx->moved) return JB__REMOTE;
+      *status = JB__REMOTE;
+      return 0;
     }
     if (jb__jobkey_is_remote(jobkey)) {
       /* Every job of a priority's Redis band is Redis's (store.h): on to
@@ -1297,7 +1314,15 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   /* Redis-decided, and no local claim record of this caller's: an abandon
    * leaves the board as it is (ready, or another owner's newer claim); a
    * consume or trash takes the job off the board, as Redis did. */
-  if ((rc == 1 || rc == 2) && ctx->op == JB_RELEASE_ABANDON) return 0;
+  if ((rc == 1 || rc == 2) && ctx->op == JB_RELEASE_ABANDON) {
+    /* Redis agreed the caller held it (1: the mirror took the claim off
+     * first): its attempt ended all the same. */
+    if (rc == 2) return 0;
+    const jb_store_retry *rt = ctx->retry;
+    return jb__attempt_count(s, txn, ctx->uuid, rt ? rt->reason : NULL,
+                             rt ? rt->reason_len : 0, ctx->now_us,
+                             &ctx->attempt.attempts);
+  }
   if (rc == 2) {
     claimed = true;
     rc = 0;

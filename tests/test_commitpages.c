@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #define META_END 8192u /* LMDB's two meta pages (4 KiB pages here) */
-#define MAX_TABLES 16
+#define MAX_TABLES 32 /* the board has 17 tables (schema 8) */
 
 /* ------------------------------------------------------- page owners */
 
@@ -316,11 +316,14 @@ static void print_all(const lab *l) {
 /* ------------------------------------------------------- the test */
 
 /* The most pages each kind may write per commit, on the small board of
- * the test (DESIGN-NOTES, "Pages per commit"). */
+ * the test (DESIGN-NOTES, "Pages per commit"). Issue 15 raised two: a
+ * consume's history record keeps the posting (the history table fills
+ * sooner: 7.2-7.3 measured, was 6.5), and an abandon counts an attempt in
+ * `jobx` (6.25, was 5.2). Post and claim-next stay as they were. */
 static const double limit[NKINDS] = {
     [K_POST] = 5.6,         [K_CLAIM] = 5.6,   [K_CLAIM_LEASE] = 6.5,
-    [K_CLAIM_BOUND] = 6.8,  [K_CONSUME] = 6.9, [K_CONSUME_LEASED] = 7.9,
-    [K_ABANDON] = 5.8,
+    [K_CLAIM_BOUND] = 6.8,  [K_CONSUME] = 7.7, [K_CONSUME_LEASED] = 8.2,
+    [K_ABANDON] = 6.6,
 };
 
 static void test_pages_per_commit(void **state) {

@@ -487,10 +487,10 @@ t_end
 
 # A 2 s lease renewed every 2/3 s: a renewal would have to be over 1.3 s
 # late (a loaded CI machine running the other tests) to let it lapse.
-t_begin "--lease 2 with a 4 s CMD: the lease is kept alive, nobody else gets the job"
-start_job slow --who w --lease 2 --jobs 1 -- "$ROOT/sleeper" 4
+t_begin "--lease 2 with a 10 s CMD: the lease is kept alive, nobody else gets the job"
+start_job slow --who w --lease 2 --jobs 1 -- "$ROOT/sleeper" 10
 # A producer waits for the result in another process.
-"$JOBBOARD" wait-done --board "$B" --json --timeout 20 "$a" >"$ROOT/done" 2>&1 &
+"$JOBBOARD" wait-done --board "$B" --json --timeout 40 "$a" >"$ROOT/done" 2>&1 &
 dpid=$!
 PIDS+=("$dpid")
 for t in 1 2 3; do
@@ -498,16 +498,18 @@ for t in 1 2 3; do
   jb claim-next --who other
   want_rc 3 "claim-next by another worker ($t)"
 done
+# (10 s: each jobboard call takes up to half a second on a loaded machine,
+# and the claim must still be held when it is shown.)
 jb show --json "$a"
 pycheck 'j["claim"]["lease_expires"] is not None' "the claim has a lease"
-wait_exit "$wpid" 10
+wait_exit "$wpid" 30
 want_rc 0 "worker"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["owner"] == "w" and
-  j["result"] == {"slept": 4}' "consumed by its worker at the end"
+  j["result"] == {"slept": 10}' "consumed by its worker at the end"
 wait "$dpid" || t_fail "wait-done: exit $?: $(cat "$ROOT/done")"
 out=$(cat "$ROOT/done")
-pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 4}' "wait-done"
+pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 10}' "wait-done"
 t_end
 
 t_begin "a worker whose lease lapsed (stopped) is refused when it completes"
