@@ -245,6 +245,11 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
 }
 #undef where
 
+int jb__post_prepare(size_t max_posting, const jb_post *p, jb_buf *buf,
+                     jb_store_post *sp, int64_t now_us) {
+  return prepare(max_posting, p, -1, buf, sp, now_us);
+}
+
 /* Order of posts by unique key (bytes, then length). */
 static int unique_cmp(const void *a, const void *b) {
   const jb_jobx *x = (*(const jb_store_post *const *)a)->x;

@@ -722,6 +722,169 @@ JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
  *  hundred per write transaction; the number to `*out` (may be NULL). */
 JB_EXTERN int jb_board_flush(size_t *out, jb_board *board);
 
+/*
+ * Periodic jobs.
+ *
+ * A schedule is stored in the board under a name: when it runs (every
+ * `every_ms`, or at the minutes of a cron spec), the job it posts (a
+ * jb_post without a due time or unique key) and what to do about runs
+ * missed while nothing ticked it. Schedules do nothing by themselves:
+ * whichever processes tick the board (jb_schedule_tick; `jobboard work`
+ * and `jobboard schedule run` do) post the runs that are due. A tick is
+ * one write transaction that posts the due runs and moves each schedule
+ * past them, so of any number of processes ticking one board at once,
+ * each run is posted exactly once.
+ *
+ * A run is a time, microseconds since the epoch (UTC):
+ *  - every_ms: start_us, start_us + every_ms, start_us + 2 * every_ms, ...
+ *    (start_us 0 at the add: one interval after the add);
+ *  - cron: every minute (second 0) at or after start_us (0: the add) that
+ *    matches the spec "minute hour day-of-month month day-of-week",
+ *    evaluated in UTC. Each field is `*`, N, N-M or a comma-separated
+ *    list of those, each with an optional /STEP (a star with /15: every
+ *    15 from the least; 10-50/20: 10, 30, 50; N/S: from N to the
+ *    greatest). Minute
+ *    0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7 (0 and 7 are
+ *    Sunday); numbers only. When both the day of month and the weekday
+ *    are restricted (neither begins with `*`) a day matching either runs,
+ *    as in Vixie cron. @hourly, @daily, @midnight, @weekly, @monthly,
+ *    @yearly and @annually stand for their usual specs. A spec no day
+ *    matches ("0 0 30 2 *") is refused.
+ *
+ * A run's job is the template's posting with the run time added to its
+ * details as "scheduled_at" (an integer, microseconds since the epoch;
+ * the template must not have that key) and the unique key
+ * "schedule:NAME:RUN" (RUN the same integer): jb_job_unique_key tells
+ * which run a job is, and while it is on the board the run cannot be
+ * posted again by any path. Its created time is the tick's time.
+ *
+ * Catch-up: when a tick finds several runs due (nothing ticked the board
+ * for a while), JB_CATCHUP_SKIP posts only the latest of them (the
+ * others are skipped for good: one job), JB_CATCHUP_ALL posts each of
+ * them once, oldest first (at most JB_SCHEDULE_CATCHUP_MAX per schedule
+ * per tick; the next tick goes on). A tick at every run time posts every
+ * run under both.
+ */
+
+/** What a tick does with runs missed (see above). */
+typedef enum {
+  JB_CATCHUP_SKIP = 0, /**< post only the latest due run (the default) */
+  JB_CATCHUP_ALL = 1,  /**< post every missed run, each once */
+} jb_catchup;
+/** "skip", "all"; NULL outside the enum. */
+JB_EXTERN const char *jb_catchup_name(jb_catchup catch_up);
+
+/** The longest schedule name in bytes (its unique keys must fit in
+ *  JB_UNIQUE_MAX). */
+#define JB_SCHEDULE_NAME_MAX 200
+/** The shortest interval: a second. */
+#define JB_SCHEDULE_EVERY_MIN_MS 1000
+/** The most runs JB_CATCHUP_ALL posts for one schedule in one tick. */
+#define JB_SCHEDULE_CATCHUP_MAX 1000
+
+/**
+ * A schedule. Initialise with JB_SCHEDULE_INIT, then set the fields.
+ *  - name: 1..JB_SCHEDULE_NAME_MAX bytes of UTF-8.
+ *  - every_ms (JB_SCHEDULE_EVERY_MIN_MS..JB_DELAY_MAX_MS) or cron (at
+ *    most 200 bytes): exactly one.
+ *  - job: what each run posts, checked as jb_job_post checks a post:
+ *    name, details, priority, book, max_attempts, time_limit_ms,
+ *    backoff_ms, backoff_max_ms. not_before_us, delay_ms and unique_key
+ *    must be 0 / NULL (the schedule sets the unique key).
+ * The last four fields are the schedule's state, filled in by
+ * jb_schedule_get and jb_schedule_foreach and ignored by jb_schedule_add.
+ */
+typedef struct {
+  unsigned int version;  /**< JB_SCHEDULE_VERSION */
+  const char *name;
+  int64_t every_ms;      /**< an interval; 0 with cron */
+  const char *cron;      /**< a cron spec (UTC); NULL with every_ms */
+  int64_t start_us;      /**< the first run (every_ms) or the earliest
+                              (cron); 0: see above */
+  jb_catchup catch_up;
+  jb_post job;           /**< the posting template */
+  int64_t next_us;       /**< out: the next run not posted yet
+                              (INT64_MAX: none ever) */
+  int64_t last_run_us;   /**< out: the last run a tick dealt with (0: none) */
+  uint64_t runs;         /**< out: runs posted */
+  int64_t created_us;    /**< out: when it was added */
+} jb_schedule;
+#define JB_SCHEDULE_VERSION 1
+#define JB_SCHEDULE_INIT                                                       \
+  { JB_SCHEDULE_VERSION, NULL, 0, NULL, 0, JB_CATCHUP_SKIP, JB_POST_INIT,      \
+    0, 0, 0, 0 }
+
+/** Flags of jb_schedule_add. */
+enum {
+  JB_SCHEDULE_REPLACE = 1u << 0, /**< replace a schedule of that name (it
+                                      keeps its runs count and last run;
+                                      no run at or before that is posted
+                                      again) */
+};
+
+/**
+ * Store schedule `sched` in the board. Its first run is computed now
+ * (see above); nothing is posted until a tick.
+ * Errors: JB_EINVAL (names the field: a bad cron spec is named with its
+ * value and the field of it that is wrong), JB_EEXISTS (a schedule of
+ * that name exists, without JB_SCHEDULE_REPLACE), JB_EFULL, JB_EIO.
+ * Nothing is written on error.
+ */
+JB_EXTERN int jb_schedule_add(jb_board *board, const jb_schedule *sched,
+                              unsigned int flags);
+
+/** Remove schedule `name` (jobs it posted stay). Errors: JB_ENOTFOUND,
+ *  JB_EINVAL. */
+JB_EXTERN int jb_schedule_remove(jb_board *board, const char *name);
+
+/** Copy schedule `name` into *out, which the caller frees with
+ *  jb_schedule_free (every string points into that one allocation).
+ *  Errors: JB_ENOTFOUND, JB_EINVAL, JB_ECORRUPT (its record does not
+ *  decode: run `jobboard check`), JB_ENOMEM. */
+JB_EXTERN int jb_schedule_get(jb_schedule **out, jb_board *board,
+                              const char *name);
+/** Free a schedule from jb_schedule_get; NULL is a no-op. */
+JB_EXTERN void jb_schedule_free(jb_schedule *sched);
+
+/** Called for each schedule in name order, borrowed for the call; a
+ *  non-zero return stops the walk and is returned. */
+typedef int (*jb_schedule_cb)(const jb_schedule *sched, void *payload);
+/** Walk the schedules (read in one read transaction; records that do not
+ *  decode are passed over: `jobboard check` reports them). */
+JB_EXTERN int jb_schedule_foreach(jb_board *board, jb_schedule_cb cb,
+                                  void *payload);
+
+/**
+ * Post every schedule's due runs at time `now_us` (microseconds since the
+ * epoch; 0: the wall clock now), in one write transaction, and move each
+ * schedule past them; the number of jobs posted to *posted (may be
+ * NULL). A run whose unique key a live job holds is not posted (it was,
+ * already). A tick that finds nothing due writes nothing (one read
+ * transaction). Safe from any number of threads and processes at once.
+ * Errors: JB_EINVAL (NULL board, negative time), JB_EFULL, JB_EIO; and
+ * as jb_job_post should a template no longer fit the handle's
+ * max_posting (nothing is posted then).
+ */
+JB_EXTERN int jb_schedule_tick(size_t *posted, jb_board *board,
+                               int64_t now_us);
+
+/**
+ * The earliest next run of the board's schedules to *out (0: no
+ * schedule), which may be in the past (a tick is due now). For a loop
+ * that ticks and waits for jobs: tick, then wait no later than this.
+ * Errors: JB_EINVAL, JB_EIO.
+ */
+JB_EXTERN int jb_schedule_next_due(int64_t *out, jb_board *board);
+
+/**
+ * Sleep until a schedule of the board is due (by the wall clock), up to
+ * `timeout_ms` (< 0: no limit). Schedules added, replaced or removed
+ * meanwhile (any commit on the board) are taken into account without
+ * polling. Returns JB_OK when a tick is due.
+ * Errors: JB_ETIMEDOUT, JB_ECANCELED (jb_board_cancel), JB_EINVAL, JB_EIO.
+ */
+JB_EXTERN int jb_schedule_wait(jb_board *board, int64_t timeout_ms);
+
 /**
  * The owner completes the job: it leaves the board (state COMPLETE) and
  * its history record says JB_END_CONSUMED, with no result (see
@@ -1450,8 +1613,8 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
  * claimed; every index entry points at a job; every posting decodes (one
  * that does not is moved to the quarantine table with the reason, never
  * deleted); sequences and counters are consistent; every lease and
- * holder index entry matches its claim; every entity record is
- * well-formed; every history record decodes, and each job's history entry
+ * holder index entry matches its claim; every entity record and every
+ * schedule is well-formed; every history record decodes, and each job's history entry
  * names a record of that job. A job moved to quarantine has reached
  * COMPLETE: it gets a history record (JB_END_REVOKED, with the reason).
  * Reports each problem

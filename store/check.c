@@ -518,6 +518,19 @@ static void check_history_item(uint64_t hseq, const uint8_t *uuid,
        (unsigned long long)hseq, why);
 }
 
+/* Every schedule record decodes (store/schedule.c): a tick passes over
+ * one that does not, so it would never run again. */
+static int check_schedule(const MDB_val *k, const MDB_val *v, void *arg) {
+  jb_sched_view view;
+  char why[256];
+  if (jb__sched_decode(&view, k->mv_data, k->mv_size, v->mv_data, v->mv_size,
+                       why, sizeof why) != JB_OK)
+    note(arg, true, "schedules: the record of %.*s does not decode: %s",
+         (int)(k->mv_size > 200 ? 200 : k->mv_size), (const char *)k->mv_data,
+         why);
+  return 0;
+}
+
 static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   check_ctx *ctx = vctx;
   (void)status;
@@ -574,6 +587,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     return rc;
   if ((rc = check_log(s, txn, ctx))) return rc;
   if ((rc = jb__entity_walk(s, txn, check_entity, ctx))) return rc;
+  if ((rc = jb__sched_walk(s, txn, check_schedule, ctx))) return rc;
   if ((rc = jb__history_walk(s, txn, check_history_item, ctx))) return rc;
   return check_quarantine(s, txn, ctx);
 }

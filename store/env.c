@@ -822,7 +822,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_DELAYED, flags, &s->delayed)) ||
       (rc = mdb_dbi_open(txn, JB_DB_DUE, flags, &s->due)) ||
       (rc = mdb_dbi_open(txn, JB_DB_JOBX, flags, &s->jobx)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_UNIQUE, flags, &s->unique)))
+      (rc = mdb_dbi_open(txn, JB_DB_UNIQUE, flags, &s->unique)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_SCHEDULES, flags, &s->schedules)))
     return rc;
   return JB_OK;
 }
@@ -1001,8 +1002,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * 3 -> 4 changes no data; 4 -> 5 adds `logtail`, made above, empty,
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
      * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
-     * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx
-     * and unique, made above, empty. */
+     * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx,
+     * unique and schedules, made above, empty. */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;

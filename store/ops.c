@@ -1822,6 +1822,14 @@ int jb__txn_claim_next(jb_store *s, MDB_txn *txn, const jb_store_claim_req *req,
   return rc ? rc : status;
 }
 
+int jb__txn_post(jb_store *s, MDB_txn *txn, const jb_store_post *posts,
+                 size_t n, int64_t now_us, uint8_t held_by[16],
+                 size_t *held_idx) {
+  post_ctx ctx = {posts, n, now_us, held_by, held_idx};
+  int status = JB_OK;
+  return post_body(s, txn, &ctx, &status);
+}
+
 int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
                    const uint8_t uuid[16], const char *who, size_t who_len,
                    uint64_t token, int64_t now_us, const jb_store_done *done,

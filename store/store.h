@@ -23,6 +23,8 @@
  *   jobx     uuid -> jb_jobxrec + unique key + last reason: a job's
  *            attempts and the options it was posted with (schema 8)
  *   unique   unique key -> uuid (16 bytes): the live job holding the key
+ *   schedules  schedule name -> jb_schedrec + spec + job name + book name
+ *            + details: periodic jobs ("Periodic jobs" below; schema 8)
  *
  * A jobkey is 9 bytes: the priority's rank (0 = VERY_HIGH .. 4 = VERY_LOW)
  * and then a big-endian u64 in one of two bands (schema 7):
@@ -129,8 +131,8 @@
  * a local key's top bit for part of its sequence, so it must refuse such a
  * board. A board of schema 6 (or older) is upgraded when it is first
  * opened: every job is moved to its band (env.c upgrade_jobkeys). */
-/* 8: the tables delayed, due, jobx and unique, trash records of format
- * 2 (the dead letters), and job header flag JB_JOB_F_X. A release of
+/* 8: the tables delayed, due, jobx, unique and schedules, trash records
+ * of format 2 (the dead letters), and job header flag JB_JOB_F_X. A release of
  * schema 7 would not see a delayed job in any index (check would call the
  * board damaged) nor keep a job's unique key or attempts, so it must
  * refuse such a board. A board of schema 7 is upgraded when it is first
@@ -156,6 +158,7 @@
 #define JB_DB_DUE "due"           /* schema 8 */
 #define JB_DB_JOBX "jobx"         /* schema 8 */
 #define JB_DB_UNIQUE "unique"     /* schema 8 */
+#define JB_DB_SCHEDULES "schedules" /* schema 8: store/schedule.c */
 
 /* Change-log event types (the `log` table). */
 enum {
@@ -329,6 +332,50 @@ typedef struct {
   int64_t last_us;       /* when the last attempt ended (0: none yet) */
   int64_t not_before_us; /* the due time it was posted with (0: none) */
 } jb_jobxrec;
+
+/*
+ * Periodic jobs (schema 8; jobboard.h "Periodic jobs").
+ *
+ * `schedules` maps a schedule's name to its record: when it runs (an
+ * interval, or a cron spec kept as text and parsed again when read), the
+ * posting template, and its state: the next run not posted yet (next_us),
+ * the last run posted and how many were. A tick is one write transaction
+ * that reads every schedule, posts the due runs (each with the unique key
+ * "schedule:NAME:RUN_US") and writes next_us past them: two processes
+ * ticking at once are serialised by LMDB's writer lock, and the second
+ * finds next_us already moved, so a run is posted once. A tick reads the
+ * whole table (schedules are meant to number in the tens or hundreds, not
+ * millions); one that finds nothing due writes nothing (a read
+ * transaction looks first).
+ */
+enum {
+  JB_SCHED_EVERY = 1, /* every_ms, runs at start_us + k * every_ms */
+  JB_SCHED_CRON = 2,  /* the spec's minutes at or after start_us */
+};
+typedef struct {
+  uint8_t format;   /* 1 */
+  uint8_t kind;     /* JB_SCHED_* */
+  uint8_t catch_up; /* jb_catchup */
+  uint8_t priority; /* the template's */
+  uint8_t has_book; /* book_name and book_uuid are set */
+  uint8_t pad;
+  uint16_t spec_len;      /* the cron spec's bytes follow the record */
+  uint16_t job_name_len;  /* then the job name's */
+  uint16_t book_name_len; /* then the book name's, then the details */
+  uint32_t details_len;   /* a msgpack map (0: the empty map) */
+  uint32_t max_attempts;  /* the template's life options (jb_post v2) */
+  uint32_t pad2;
+  int64_t every_ms;       /* JB_SCHED_EVERY */
+  int64_t time_limit_ms;
+  int64_t backoff_ms;
+  int64_t backoff_max_ms;
+  int64_t start_us;   /* the first run (EVERY) or the earliest (CRON) */
+  int64_t next_us;    /* the next run not posted yet (INT64_MAX: none) */
+  int64_t last_us;    /* the last run posted (0: none yet) */
+  int64_t created_us;
+  uint64_t runs;      /* runs posted */
+  uint8_t book_uuid[16];
+} jb_schedrec;
 
 typedef struct {
   uint8_t type; /* JB_EV_* */
@@ -629,6 +676,55 @@ int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,
 /* Why a claim record lapsed (NULL: it holds). */
 const char *jb__claim_lapsed_why(jb_store *s, const jb_claimrec *rec);
 
+/* Periodic jobs (store/schedule.c; "Periodic jobs" above). A record
+ * decoded: the record and its strings, pointing into the value it was
+ * decoded from (not NUL-terminated). */
+typedef struct {
+  jb_schedrec rec;
+  const char *name;
+  size_t name_len;
+  const char *spec;       /* rec.spec_len bytes */
+  const char *job_name;
+  const char *book_name;
+  const uint8_t *details; /* rec.details_len bytes */
+} jb_sched_view;
+#define JB_SCHED_NAME_MAX 200 /* jobboard.h JB_SCHEDULE_NAME_MAX */
+/* Decode (and check) a record: JB_OK, or JB_ECORRUPT with why[]. The
+ * decoder stands alone (no LMDB, no board). */
+int jb__sched_decode(jb_sched_view *v, const void *key, size_t key_len,
+                     const void *val, size_t val_len, char *why,
+                     size_t whylen);
+/* The first run strictly after `t` / the last run at or before `t`
+ * (INT64_MAX / INT64_MIN: none) of a decoded schedule. */
+int64_t jb__sched_after(const jb_sched_view *v, int64_t t);
+int64_t jb__sched_at_or_before(const jb_sched_view *v, int64_t t);
+/* Add a record (key, value as jb__sched_decode reads it; its next_us is
+ * the first run). JB_EEXISTS when the name is taken, unless `replace`:
+ * then the old record's runs, last run and created time are kept, and no
+ * run at or before its last run is posted again. */
+int jb__store_sched_put(jb_store *s, const void *key, size_t key_len,
+                        const void *val, size_t val_len, bool replace);
+/* JB_ENOTFOUND when there is no such schedule. */
+int jb__store_sched_del(jb_store *s, const void *key, size_t key_len);
+/* Copy the record of `key` (get) or every record in name order (read)
+ * into `out` (reset first), each as u32 key length, u32 value length,
+ * key, value (padded to 8 bytes). get: JB_ENOTFOUND. */
+int jb__store_sched_get(jb_store *s, const void *key, size_t key_len,
+                        jb_buf *out);
+int jb__store_sched_read(jb_store *s, jb_buf *out, size_t *n);
+/* The earliest next_us of the schedules (0: none), in a read
+ * transaction. */
+int jb__store_sched_next_due(jb_store *s, int64_t *out);
+/* Build run `run_us` of schedule `v` as a post (core/schedule.c): its
+ * posting prefix appended to `buf` with sp->prefix an offset into it (as
+ * core/board.c's prepare leaves it) and sp->x its options, malloc'ed. */
+typedef int (*jb_sched_prep_fn)(void *arg, const jb_sched_view *v,
+                                int64_t run_us, int64_t now_us, jb_buf *buf,
+                                jb_store_post *sp);
+/* Post every due run at `now_us` in one write transaction (above). */
+int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
+                         jb_sched_prep_fn prep, void *arg, size_t *posted);
+
 /* The boot epoch of this board (meta "epoch"), as of this process's open:
  * claims and entities of an earlier epoch belong to an earlier boot. */
 uint32_t jb__store_epoch(const jb_store *s);
@@ -712,6 +808,14 @@ int jb__consume_args(jb_board *b, const char *uuid, const char *who,
                      jb_outcome outcome, const void *result,
                      size_t result_len, uint8_t raw[16], size_t *who_len,
                      jb_hist_bounds *hb, jb_store_done *done);
+
+/* core/board.c's check and encoding of one post (jb_job_post's): its
+ * posting prefix appended to `buf`, sp->prefix left as the offset of it
+ * there, sp->x its options (malloc'ed; the caller frees it). For posts
+ * made inside a transaction of store/ (store/schedule.c, through
+ * core/schedule.c's jb_sched_prep_fn). */
+int jb__post_prepare(size_t max_posting, const jb_post *p, jb_buf *buf,
+                     jb_store_post *sp, int64_t now_us);
 
 /* claim-next's request from a claim's options, and a claim of a
  * Redis-decided job through the handle's hook (core/board.c). */

@@ -42,6 +42,7 @@ struct jb_store {
   MDB_dbi logtail; /* schema 5 (store.h) */
   MDB_dbi histends; /* schema 6 (history.h) */
   MDB_dbi delayed, due, jobx, unique; /* schema 8 (store.h) */
+  MDB_dbi schedules;                  /* schema 8 (store/schedule.c) */
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write
@@ -213,6 +214,12 @@ int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
                    const uint8_t uuid[16], const char *who, size_t who_len,
                    uint64_t token, int64_t now_us, const jb_store_done *done,
                    bool *refused);
+/* jb__store_post_x's writes inside a transaction of the caller's
+ * (store/schedule.c posts a tick's runs with the schedules' new state).
+ * Any error may follow writes: the transaction must be aborted. */
+int jb__txn_post(jb_store *s, MDB_txn *txn, const jb_store_post *posts,
+                 size_t n, int64_t now_us, uint8_t held_by[16],
+                 size_t *held_idx);
 
 /* Write a quarantine record (check.c): key `table` + uuid, value
  * jb_quarrec, `why`, then the value kept. flags: 0, or MDB_NOOVERWRITE
@@ -313,5 +320,13 @@ typedef int (*jb_entity_visit)(const MDB_val *key, const MDB_val *val,
                                const jb_entityrec *rec, void *arg);
 int jb__entity_walk(jb_store *s, MDB_txn *txn, jb_entity_visit visit,
                     void *arg);
+
+/* Walk the `schedules` table in name order inside `txn` (store/schedule.c;
+ * check.c decodes each record, the tick plans the due ones). A non-zero
+ * return of `visit` stops the walk and is returned. */
+typedef int (*jb_sched_visit)(const MDB_val *key, const MDB_val *val,
+                              void *arg);
+int jb__sched_walk(jb_store *s, MDB_txn *txn, jb_sched_visit visit,
+                   void *arg);
 
 #endif

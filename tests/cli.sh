@@ -1286,5 +1286,84 @@ jb expires-in "$u" --json
 json_check 'j["expires_in_ms"] is not None and j["expires_in_ms"] <= 120000'
 end
 
+begin "schedule add, list, remove; a taken name exits 11; bad specs name the field"
+jb schedule add hb --every 60 --job-name ping --details '{"a": 1}' --start 2026-01-01T00:00:00Z
+expect_out "hb  next run 2026-01-01T00:00:00.000000Z" "schedule add --every"
+jb schedule add nightly --cron '30 2 * * 1-5' --job-name backup --catch-up all --max-attempts 3 --priority high --start 2026-01-01T00:00:00Z
+expect_out "nightly  next run 2026-01-01T02:30:00.000000Z" "schedule add --cron"
+jb schedule list
+expect_out "hb  every 60.000 s  skip  next 2026-01-01T00:00:00.000000Z  runs 0  ping
+nightly  cron '30 2 * * 1-5'  all  next 2026-01-01T02:30:00.000000Z  runs 0  backup" "schedule list"
+jb schedule list --json
+json_check 'len(lines) == 2 and j["name"] == "hb" and j["every"] == 60 and j["cron"] is None and j["job"]["details"] == {"a": 1} and lines[1]["cron"] == "30 2 * * 1-5" and lines[1]["catch_up"] == "all" and lines[1]["job"]["max_attempts"] == 3 and lines[1]["job"]["priority"] == "HIGH"'
+jb schedule add hb --every 5 --job-name other
+expect_error 11 "schedule hb already exists" "schedule add of a taken name"
+jb schedule add hb --every 5 --job-name other --replace
+expect_rc 0 "schedule add --replace"
+jb schedule add bad --cron '* 25 * * *' --job-name x
+expect_error 2 "cron '* 25 * * *': field 2 (hour): 25 is outside 0..23" "a bad cron spec"
+jb schedule add bad --cron '0 0 30 2 *' --job-name x
+expect_error 2 "no day ever matches" "a cron spec no day matches"
+jb schedule add bad --every 1 --cron '* * * * *' --job-name x
+expect_error 2 "not both" "--every and --cron"
+jb schedule add bad --every 1
+expect_error 2 "--job-name" "add without --job-name"
+jb schedule add bad --every 0.5 --job-name x
+expect_error 2 "--every" "an interval under a second"
+jb schedule add bad --every 1 --job-name x --unique k
+expect_error 2 "--unique" "add --unique"
+jb schedule add bad --every 1 --job-name x --details '{"scheduled_at": 1}'
+expect_error 2 "scheduled_at" "details with the schedule's key"
+jb schedule add bad --every 1 --job-name x --catch-up sometimes
+expect_error 2 "--catch-up" "a bad --catch-up"
+jb schedule list --at now
+expect_error 2 "--at and --loop are for run" "list --at"
+jb schedule frob
+expect_error 2 "unknown subcommand" "schedule frob"
+jb schedule remove hb nope
+expect_error 3 "no schedule named nope" "remove of a missing schedule"
+jb schedule list
+expect_out "nightly  cron '30 2 * * 1-5'  all  next 2026-01-01T02:30:00.000000Z  runs 0  backup" "list after remove"
+jb check
+expect_rc 0 "check with schedules"
+end
+
+begin "schedule run --at: catch-up skip posts the latest missed run, all posts each"
+jb schedule add s --every 60 --job-name report --start 2026-01-01T00:00:00Z
+jb schedule add t --every 60 --job-name report-all --catch-up all --start 2026-01-01T00:00:00Z
+jb schedule run --at 2026-01-01T00:05:30Z
+expect_out 7 "run at 00:05:30: 1 (skip) + 6 (all)"
+jb schedule run --at 2026-01-01T00:05:30Z
+expect_out 0 "the same tick again"
+jb list --json
+json_check 'len(lines) == 7 and sorted(l["details"]["scheduled_at"] for l in lines if l["name"] == "report") == [1767225900000000] and sorted(l["details"]["scheduled_at"] for l in lines if l["name"] == "report-all") == [1767225600000000 + 60000000 * i for i in range(6)] and all(l["unique"] == "schedule:%s:%d" % ("s" if l["name"] == "report" else "t", l["details"]["scheduled_at"]) for l in lines)'
+jb schedule list --json
+json_check 'lines[0]["runs"] == 1 and lines[0]["next"] == "2026-01-01T00:06:00.000000Z" and lines[1]["runs"] == 6 and lines[1]["last_run"] == "2026-01-01T00:05:00.000000Z"'
+jb schedule run --at 2026-01-01T00:06:00Z --json
+json_check 'j == {"posted": 2}'
+end
+
+begin "schedule run --loop ticks when a schedule is due, sees one added later, stops on SIGTERM with 0"
+jb schedule add yearly --cron @yearly --job-name new-year # makes the board
+"$JOBBOARD" --board "$B" schedule run --loop >"$ROOT/loop.out" 2>"$ROOT/loop.err" &
+looper=$!
+sleep 0.3
+jb schedule add beat --every 1 --job-name ping --start now
+n=0
+for _ in $(seq 100); do
+  jb count
+  n=$out
+  [ "$n" -ge 2 ] 2>/dev/null && break
+  sleep 0.1
+done
+[ "$n" -ge 2 ] 2>/dev/null || fail "the loop posted $n runs in 10 s"
+signal_until_gone TERM "$looper"
+wait "$looper"; rc=$?
+[ "$rc" = 0 ] || fail "SIGTERM: exit $rc ($(cat "$ROOT/loop.err"))"
+grep -Eq '^[0-9T:.-]+Z  1$' "$ROOT/loop.out" || fail "loop output: $(cat "$ROOT/loop.out")"
+jb list --json
+json_check 'len(set(l["unique"] for l in lines)) == len(lines)'
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]

@@ -91,6 +91,16 @@ tests_test_batch_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_batch_LDADD = $(JB_TEST_LIBS)
 endif
 
+# Periodic jobs (issue 15, point 7): cron specs, catch-up, and three
+# processes ticking one schedule for a simulated hour.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_schedule
+TESTS += tests/test_schedule
+tests_test_schedule_SOURCES = tests/test_schedule.c $(JB_TEST_HELPERS)
+tests_test_schedule_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_schedule_LDADD = $(JB_TEST_LIBS)
+endif
+
 # Our Redis scripts (issue 6): sync/scripts.c holds sync/scripts/*.lua
 # byte for byte (needs only a C compiler); the scripts against a real
 # redis-server and Debian's python3-taskflow (JOBBOARD_SKIP_REDIS=1 skips it,

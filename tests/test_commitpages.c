@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #define META_END 8192u /* LMDB's two meta pages (4 KiB pages here) */
-#define MAX_TABLES 32 /* the board has 17 tables (schema 8) */
+#define MAX_TABLES 32 /* the board has 18 tables (schema 8) */
 
 /* ------------------------------------------------------- page owners */
 

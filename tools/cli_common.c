@@ -155,6 +155,14 @@ enum {
   OPT_YES,
   OPT_OLDER_THAN,
   OPT_KEEP_ATTEMPTS,
+  OPT_EVERY,
+  OPT_CRON,
+  OPT_JOB_NAME,
+  OPT_CATCH_UP,
+  OPT_START,
+  OPT_REPLACE,
+  OPT_AT,
+  OPT_LOOP,
   OPT_OUTCOME,
   OPT_NAME,
   OPT_SINCE,
@@ -209,6 +217,14 @@ static const struct {
     {{"yes", no_argument, NULL, OPT_YES}, CLI_O_CANCEL | CLI_O_DEAD},
     {{"older-than", required_argument, NULL, OPT_OLDER_THAN}, CLI_O_DEAD},
     {{"keep-attempts", no_argument, NULL, OPT_KEEP_ATTEMPTS}, CLI_O_DEAD},
+    {{"every", required_argument, NULL, OPT_EVERY}, CLI_O_SCHEDULE},
+    {{"cron", required_argument, NULL, OPT_CRON}, CLI_O_SCHEDULE},
+    {{"job-name", required_argument, NULL, OPT_JOB_NAME}, CLI_O_SCHEDULE},
+    {{"catch-up", required_argument, NULL, OPT_CATCH_UP}, CLI_O_SCHEDULE},
+    {{"start", required_argument, NULL, OPT_START}, CLI_O_SCHEDULE},
+    {{"replace", no_argument, NULL, OPT_REPLACE}, CLI_O_SCHEDULE},
+    {{"at", required_argument, NULL, OPT_AT}, CLI_O_SCHEDULE},
+    {{"loop", no_argument, NULL, OPT_LOOP}, CLI_O_SCHEDULE},
     {{"outcome", required_argument, NULL, OPT_OUTCOME}, CLI_O_HISTORY},
     {{"name", required_argument, NULL, OPT_NAME}, CLI_O_HISTORY},
     {{"since", required_argument, NULL, OPT_SINCE}, CLI_O_HISTORY},
@@ -604,6 +620,32 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
                              "(seconds from 0, fractions allowed)", optarg);
       break;
     case OPT_KEEP_ATTEMPTS: o->keep_attempts = 1; break;
+    case OPT_EVERY:
+      if (!parse_ms(optarg, JB_SCHEDULE_EVERY_MIN_MS, JB_DELAY_MAX_MS,
+                    &o->every_ms))
+        return cli_cmd_usage(cmd, "--every: '%s' is not an interval "
+                             "(seconds, from %d to %lld, fractions allowed)",
+                             optarg, JB_SCHEDULE_EVERY_MIN_MS / 1000,
+                             (long long)(JB_DELAY_MAX_MS / 1000));
+      break;
+    case OPT_CRON: o->cron = optarg; break;
+    case OPT_JOB_NAME: o->job_name = optarg; break;
+    case OPT_CATCH_UP:
+      if (strcmp(optarg, "skip") != 0 && strcmp(optarg, "all") != 0)
+        return cli_cmd_usage(cmd, "--catch-up: '%s' is not skip or all",
+                             optarg);
+      o->catch_up = optarg;
+      break;
+    case OPT_START:
+    case OPT_AT:
+      if (cli_parse_time(c == OPT_AT ? &o->at_us : &o->start_us, optarg) != 0)
+        return cli_cmd_usage(cmd, "%s: '%s' is not a time (ISO 8601 like "
+                             "2026-11-28T09:30:00Z, @UNIXSECONDS, +SECONDS "
+                             "or now)", c == OPT_AT ? "--at" : "--start",
+                             optarg);
+      break;
+    case OPT_REPLACE: o->replace = 1; break;
+    case OPT_LOOP: o->loop = 1; break;
     case ':':
       return cli_cmd_usage(cmd, "option '%s' needs an argument",
                            bad_option_text(argv, argc, buf, sizeof buf));

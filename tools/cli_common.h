@@ -38,6 +38,8 @@ enum {
   CLI_O_DEAD = 1u << 18,     /* --older-than --all --yes --keep-attempts */
   CLI_O_HISTORY = 1u << 19,  /* --outcome LIST --name NAME --since TIME
                                 --until TIME (history) */
+  CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --start
+                                --replace --at --loop (schedule) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -95,6 +97,15 @@ typedef struct {
   int force, all, yes;    /* --force --all --yes */
   int64_t older_than_ms;  /* --older-than; -1 when not given */
   int keep_attempts;      /* --keep-attempts */
+  /* Periodic jobs (CLI_O_SCHEDULE). */
+  int64_t every_ms;       /* --every; 0 when not given */
+  const char *cron;       /* --cron SPEC */
+  const char *job_name;   /* --job-name NAME */
+  const char *catch_up;   /* --catch-up skip|all */
+  int64_t start_us;       /* --start; 0 when not given */
+  int replace;            /* --replace */
+  int64_t at_us;          /* --at; 0 when not given */
+  int loop;               /* --loop */
   uint32_t outcomes;  /* --outcome: JB_HISTORY_END bits; 0 when not given */
   const char *name;   /* --name NAME (history), NULL when not given */
   int64_t since_us;   /* --since; 0 when not given */
@@ -246,6 +257,7 @@ int cmd_status(int argc, char **argv); /* cmd_sync.c */
 int cmd_cancel(int argc, char **argv); /* cmd_life.c */
 int cmd_dead(int argc, char **argv);   /* cmd_life.c */
 int cmd_policy(int argc, char **argv); /* cmd_life.c */
+int cmd_schedule(int argc, char **argv); /* cmd_schedule.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
@@ -253,7 +265,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
-    cli_cmd_dead, cli_cmd_policy;
+    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -1,0 +1,314 @@
+/*
+ * cmd_schedule.c - periodic jobs: `schedule add|list|remove|run`
+ * (jobboard.h, "Periodic jobs").
+ */
+#include "cli_common.h"
+#include "json.h"
+#include "post_input.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const cli_command cli_cmd_schedule = {
+    "schedule", "periodic jobs: add, list, remove, run (tick)",
+    "Usage: jobboard schedule add NAME (--every SECONDS | --cron 'SPEC')\n"
+    "                --job-name JOBNAME [--details JSON] [--priority P]\n"
+    "                [--book-name NAME --book-uuid UUID] [--catch-up skip|all]\n"
+    "                [--start TIME] [--max-attempts N] [--time-limit SECONDS]\n"
+    "                [--backoff SECONDS] [--backoff-max SECONDS] [--replace]\n"
+    "                [OPTIONS]\n"
+    "       jobboard schedule list [--json] [OPTIONS]\n"
+    "       jobboard schedule remove [OPTIONS] NAME...\n"
+    "       jobboard schedule run [--at TIME | --loop] [OPTIONS]\n"
+    "\n"
+    "A schedule is stored in the board: a name, when it runs, the job each\n"
+    "run posts, and what to do about runs missed while nothing ticked it.\n"
+    "Schedules post nothing by themselves: whichever processes tick the\n"
+    "board (`jobboard work` does; so does `schedule run`) post the due runs.\n"
+    "A tick is one commit that posts the due runs and moves the schedules\n"
+    "past them, so with any number of processes ticking one board each run\n"
+    "is posted exactly once.\n"
+    "\n"
+    "When it runs (times are UTC):\n"
+    "  --every SECONDS  at --start, then every SECONDS (from 1, fractions\n"
+    "                   allowed); without --start the first run is one\n"
+    "                   interval after the add\n"
+    "  --cron 'SPEC'    at each minute that matches \"minute hour\n"
+    "                   day-of-month month day-of-week\", at or after --start\n"
+    "                   (default: now). Each field: *, N, N-M, or a list of\n"
+    "                   them (1,15,30), each with an optional /STEP (*/15:\n"
+    "                   every 15; 10-50/20: 10, 30, 50; 5/20: 5, 25, 45).\n"
+    "                   Minute 0-59, hour 0-23, day 1-31, month 1-12,\n"
+    "                   weekday 0-7 (0 and 7 are Sunday); numbers only. When\n"
+    "                   both day fields are restricted, a day matching either\n"
+    "                   runs (as in Vixie cron). @hourly, @daily, @midnight,\n"
+    "                   @weekly, @monthly, @yearly and @annually are accepted.\n"
+    "                   A spec no day matches (0 0 30 2 *) is refused.\n"
+    "\n"
+    "What a run posts: a job named JOBNAME with the --details (a JSON\n"
+    "object, plus \"scheduled_at\": the run's time in microseconds since the\n"
+    "epoch; the details must not have that key), --priority, book and the\n"
+    "options --max-attempts, --time-limit, --backoff, --backoff-max as\n"
+    "`jobboard post` takes them, and the unique key schedule:NAME:RUN (RUN\n"
+    "the same microseconds): `show` tells which run a job is.\n"
+    "\n"
+    "Catch-up, when a tick finds several runs due (the board was not ticked\n"
+    "for a while):\n"
+    "  skip  post only the latest due run; the ones before it are skipped\n"
+    "        for good (the default)\n"
+    "  all   post every missed run, each once, oldest first (at most 1000\n"
+    "        per schedule per tick; the next tick goes on)\n"
+    "\n"
+    "  add     store schedule NAME (1..200 bytes); exit 11 if NAME exists,\n"
+    "          unless --replace (which keeps its runs count and last run, and\n"
+    "          never posts a run at or before that again). Prints NAME and\n"
+    "          its first run.\n"
+    "  list    one line per schedule: name, when, catch-up, next run, runs\n"
+    "          posted, job name (--json: one object per line)\n"
+    "  remove  delete each NAME (the jobs it posted stay)\n"
+    "  run     tick once, now or at --at TIME (a simulated time: the jobs\n"
+    "          are posted as of it), and print the number of jobs posted.\n"
+    "          With --loop: tick whenever a schedule is due, sleeping until\n"
+    "          then (no polling; schedules added or removed meanwhile are\n"
+    "          seen at once), printing \"TIME  N\" for each tick that posted,\n"
+    "          until SIGINT or SIGTERM (exit 0).\n"
+    "\n"
+    "Options:\n"
+    "  --every SECONDS     an interval schedule\n"
+    "  --cron 'SPEC'       a cron schedule (quote it)\n"
+    "  --job-name JOBNAME  the name of the jobs it posts (required for add)\n"
+    "  --details JSON      their details (a JSON object)\n"
+    "  --priority P        VERY_HIGH, HIGH, NORMAL (default), LOW, VERY_LOW\n"
+    "  --book-name NAME, --book-uuid UUID  the taskflow logbook (both)\n"
+    "  --catch-up skip|all what to post for missed runs (default skip)\n"
+    "  --start TIME        the first (--every) or earliest (--cron) run: ISO\n"
+    "                      8601 (2026-12-01T06:00:00Z), @UNIXSECONDS,\n"
+    "                      +SECONDS or now\n"
+    "  --max-attempts N, --time-limit SECONDS, --backoff SECONDS,\n"
+    "  --backoff-max SECONDS  each run's job's options (see `post --help`)\n"
+    "  --replace           add: replace a schedule of that name\n"
+    "  --at TIME           run: tick at this time instead of now\n"
+    "  --loop              run: keep ticking until signalled\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or no such schedule\n"
+    "  11 add: a schedule of that name exists (without --replace)\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard schedule add nightly --cron '30 2 * * *' --job-name backup \\\n"
+    "      --details '{\"target\": \"/srv\"}' --max-attempts 3\n"
+    "  jobboard schedule add heartbeat --every 60 --job-name ping\n"
+    "  jobboard schedule list\n"
+    "  jobboard schedule run --loop &\n",
+    CLI_O_SCHEDULE | CLI_O_POST | CLI_O_LIFE, 1, 4097, "SUBCOMMAND"};
+
+/* ------------------------------------------------------------------- add */
+
+static int add(const cli_opts *o) {
+  if (o->nargs != 2)
+    return cli_cmd_usage(&cli_cmd_schedule, "add takes one NAME");
+  if ((o->every_ms != 0) == (o->cron != NULL))
+    return cli_cmd_usage(&cli_cmd_schedule, "add: give --every SECONDS or "
+                         "--cron 'SPEC'%s", o->cron ? ", not both" : "");
+  if (o->job_name == NULL)
+    return cli_cmd_usage(&cli_cmd_schedule, "add: missing --job-name");
+  if (o->delay_ms || o->not_before_us || o->unique)
+    return cli_cmd_usage(&cli_cmd_schedule, "add: --delay, --not-before and "
+                         "--unique are not for a schedule (its runs are "
+                         "posted when due, with a unique key of their own)");
+  cli_pending p = {0};
+  p.priority = JB_PRIORITY_NORMAL;
+  int rc;
+  if (o->priority && (rc = jb_priority_parse(&p.priority, o->priority)))
+    return cli_fail(rc);
+  if (o->details && (rc = cli_details_from_text(&p, o->details)) != 0)
+    return rc;
+  jb_schedule sc = JB_SCHEDULE_INIT;
+  sc.name = o->args[1];
+  sc.every_ms = o->every_ms;
+  sc.cron = o->cron;
+  sc.start_us = o->start_us;
+  sc.catch_up = o->catch_up && strcmp(o->catch_up, "all") == 0
+                    ? JB_CATCHUP_ALL
+                    : JB_CATCHUP_SKIP;
+  sc.job.name = o->job_name;
+  sc.job.details = p.details;
+  sc.job.details_len = p.details_len;
+  sc.job.priority = p.priority;
+  sc.job.book_name = o->book_name;
+  sc.job.book_uuid = o->book_uuid;
+  sc.job.max_attempts = o->max_attempts;
+  sc.job.time_limit_ms = o->time_limit_ms;
+  sc.job.backoff_ms = o->backoff_ms;
+  sc.job.backoff_max_ms = o->backoff_max_ms;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, o, JB_OPEN_CREATE)) == 0) {
+    int st = jb_schedule_add(b, &sc, o->replace ? JB_SCHEDULE_REPLACE : 0);
+    jb_schedule *got = NULL;
+    if (st == JB_OK) st = jb_schedule_get(&got, b, sc.name);
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+    } else {
+      char next[40];
+      cli_format_time(next, sizeof next, got->next_us);
+      if (o->json ? cli_json_print(json_pack("{s:s,s:s}", "name", got->name,
+                                             "next", next)) != 0
+                  : printf("%s  next run %s\n", got->name, next) < 0)
+        rc = CLI_EXIT_ERROR;
+    }
+    jb_schedule_free(got);
+    jb_board_close(b);
+  }
+  cli_pending_free(&p);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ list */
+
+static json_t *schedule_json(const jb_schedule *s) {
+  char next[40], last[40], start[40], created[40];
+  cli_format_time(next, sizeof next, s->next_us);
+  cli_format_time(start, sizeof start, s->start_us);
+  cli_format_time(created, sizeof created, s->created_us);
+  if (s->last_run_us) cli_format_time(last, sizeof last, s->last_run_us);
+  json_t *details = s->job.details
+                        ? cli_msgpack_to_json(s->job.details,
+                                              s->job.details_len)
+                        : json_object();
+  if (details == NULL) return NULL;
+#define OPT_MS(v) ((v) ? json_real((v) / 1000.0) : json_null())
+  json_t *job = json_pack(
+      "{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "name", s->job.name,
+      "priority", jb_priority_name(s->job.priority), "details", details,
+      "book_name", s->job.book_name ? json_string(s->job.book_name)
+                                    : json_null(),
+      "book_uuid", s->job.book_uuid ? json_string(s->job.book_uuid)
+                                    : json_null(),
+      "max_attempts",
+      s->job.max_attempts ? json_integer(s->job.max_attempts) : json_null(),
+      "time_limit", OPT_MS(s->job.time_limit_ms), "backoff",
+      OPT_MS(s->job.backoff_ms), "backoff_max", OPT_MS(s->job.backoff_max_ms));
+#undef OPT_MS
+  if (job == NULL) return NULL;
+  return json_pack(
+      "{s:s,s:o,s:o,s:s,s:s,s:s,s:o,s:I,s:s,s:o}", "name", s->name, "every",
+      s->cron ? json_null() : json_real(s->every_ms / 1000.0), "cron",
+      s->cron ? json_string(s->cron) : json_null(), "catch_up",
+      jb_catchup_name(s->catch_up), "start", start, "next", next, "last_run",
+      s->last_run_us ? json_string(last) : json_null(), "runs",
+      (json_int_t)s->runs, "created", created, "job", job);
+}
+
+static int list_one(const jb_schedule *s, void *payload) {
+  const cli_opts *o = payload;
+  if (o->json) return cli_json_print(schedule_json(s)) ? 1 : 0;
+  char next[40], when[64];
+  cli_format_time(next, sizeof next, s->next_us);
+  if (s->cron)
+    snprintf(when, sizeof when, "cron '%s'", s->cron);
+  else
+    snprintf(when, sizeof when, "every %.3f s", s->every_ms / 1000.0);
+  cli_put_text(stdout, s->name);
+  printf("  %s  %s  next %s  runs %" PRIu64 "  ", when,
+         jb_catchup_name(s->catch_up), next, s->runs);
+  cli_put_text(stdout, s->job.name);
+  return putchar('\n') == EOF ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------- run */
+
+static int run(const cli_opts *o, jb_board *b) {
+  if (!o->loop) {
+    size_t n = 0;
+    int st = jb_schedule_tick(&n, b, o->at_us);
+    if (st != JB_OK) return cli_fail(st);
+    if (o->json ? cli_json_print(json_pack("{s:I}", "posted", (json_int_t)n))
+                : printf("%zu\n", n) < 0)
+      return CLI_EXIT_ERROR;
+    return 0;
+  }
+  cli_cancel_on_signals(b);
+  int rc = 0;
+  for (;;) {
+    size_t n = 0;
+    int st = jb_schedule_tick(&n, b, 0);
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      break;
+    }
+    if (n) {
+      char now[40];
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      cli_format_time(now, sizeof now,
+                      (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+      if ((o->json ? cli_json_print(json_pack("{s:s,s:I}", "time", now,
+                                              "posted", (json_int_t)n))
+                   : printf("%s  %zu\n", now, n) < 0) ||
+          fflush(stdout) != 0) {
+        rc = CLI_EXIT_ERROR;
+        break;
+      }
+    }
+    st = jb_schedule_wait(b, -1);
+    if (st == JB_ECANCELED) break; /* SIGINT or SIGTERM: a clean stop */
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      break;
+    }
+  }
+  cli_cancel_on_signals(NULL);
+  return rc;
+}
+
+int cmd_schedule(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_schedule, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  const char *sub = o.args[0];
+  bool is_add = strcmp(sub, "add") == 0, list = strcmp(sub, "list") == 0,
+       remove = strcmp(sub, "remove") == 0, is_run = strcmp(sub, "run") == 0;
+  if (!is_add && !list && !remove && !is_run)
+    return cli_cmd_usage(&cli_cmd_schedule, "unknown subcommand '%s' (add, "
+                         "list, remove or run)", sub);
+  if (!is_add && (o.every_ms || o.cron || o.job_name || o.catch_up ||
+                  o.start_us || o.replace || o.details || o.priority ||
+                  o.book_name || o.book_uuid || o.batch || o.max_attempts ||
+                  o.time_limit_ms || o.backoff_ms || o.backoff_max_ms ||
+                  o.delay_ms || o.not_before_us || o.unique))
+    return cli_cmd_usage(&cli_cmd_schedule, "%s: the schedule's options are "
+                         "for add", sub);
+  if (o.batch)
+    return cli_cmd_usage(&cli_cmd_schedule, "add: --batch is for post");
+  if (!is_run && (o.at_us || o.loop))
+    return cli_cmd_usage(&cli_cmd_schedule, "--at and --loop are for run");
+  if (is_run && o.at_us && o.loop)
+    return cli_cmd_usage(&cli_cmd_schedule, "run: give --at or --loop, not "
+                         "both");
+  if ((list || is_run) && o.nargs > 1)
+    return cli_cmd_usage(&cli_cmd_schedule, "%s takes no NAME", sub);
+  if (remove && o.nargs < 2)
+    return cli_cmd_usage(&cli_cmd_schedule, "remove: missing NAME");
+  if (is_add) return add(&o);
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if (list) {
+    int st = jb_schedule_foreach(b, list_one, &o);
+    if (st == 1)
+      rc = CLI_EXIT_ERROR; /* list_one: a write error */
+    else if (st != JB_OK)
+      rc = cli_fail(st);
+  } else if (remove) {
+    for (int i = 1; i < o.nargs; i++) {
+      int st = jb_schedule_remove(b, o.args[i]);
+      if (st != JB_OK) rc = cli_fail(st);
+    }
+  } else {
+    rc = run(&o, b);
+  }
+  jb_board_close(b);
+  return rc;
+}
