@@ -664,8 +664,13 @@ static int verifier(void *arg) {
     claimed++;
     int i = writer_gen(owner) - w[0].gen;
     if (writer_gen(owner) < 0 || i < 0 || i >= nw)
-      job_fail(dir, u, "job %s is owned by %s, not by a writer of this round",
-               u, owner);
+      job_fail(dir, u, "job %s is owned by %s, not by a writer of this round "
+               "(torture-%d..%d; held by pid %d, %s; %s after the previous "
+               "round; lease %s)", u, owner, w[0].gen, w[nw - 1].gen,
+               jb_job_holder_pid(j),
+               jb_job_holder_alive(j) ? "alive" : "not alive",
+               t_find(&expected, u, false) ? "on the board" : "not listed",
+               jb_job_lease_expires(j) ? "set" : "none");
     s->val = 2 + i;
     if (jb_job_holder_pid(j) != 0 || w[i].claims == CLAIMS_BOUND)
       job_fail(dir, u, "job %s is still held by %s (bound to pid %d), whose "

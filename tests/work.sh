@@ -655,5 +655,48 @@ jb show --json "$a"
 pycheck 'j["attempts"] == 1 and j["time_limit"] == 3' "the job"
 t_end
 
+t_begin "workers tick the board's schedules: each 1-second run is posted once"
+jb schedule add beat --every 1 --job-name beat
+want_rc 0 "schedule add"
+# Two workers, started before the first run is due, wait for a job: the
+# wait ends when a run falls due, one of them posts it (each run once,
+# whichever ticks) and one runs it.
+work_bg --who w1 --jobs 3 --json -- cat
+w1=$wpid
+"$JOBBOARD" work --board "$B" --who w2 --jobs 3 --json -- cat \
+  >"$ROOT/wout2" 2>"$ROOT/werr2" &
+w2=$!
+PIDS+=("$w2")
+wait_exit "$w1" 30
+want_rc 0 "worker 1"
+wait_exit "$w2" 30
+want_rc 0 "worker 2"
+# Six jobs run; at most one more run posted (a tick before a worker's
+# last job); every run posted once, as the schedule counts its runs.
+jb history --json
+hist=$(printf '%s\n' "$out" | grep '"name":"beat"')
+jb list --json
+onboard=$(printf '%s\n' "$out" | grep '"name":"beat"')
+jb schedule list --json
+runs=$(printf '%s\n' "$out" | "$PYTHON" -c 'import json,sys; print(json.loads(sys.stdin.readline())["runs"])')
+out=$hist
+pycheck 'len(lines) == 6 and all(l["outcome"] == "consumed" for l in lines)' \
+  "six runs consumed"
+out=$(printf '%s\n%s\n' "$hist" "$onboard")
+pycheck 'len(set(l["details"]["scheduled_at"] for l in lines)) == len(lines) == '"$runs"' and
+  6 <= len(lines) <= 7' "each run posted once ($runs runs)"
+t_end
+
+t_begin "work --no-schedules leaves the schedules alone"
+jb schedule add beat --every 1 --job-name beat
+work_bg --who w --no-schedules --timeout 2.5 -- cat
+wait_exit "$wpid" 30
+want_rc 0 "work"
+jb count
+[ "$out" = 0 ] || t_fail "a run was posted: count $out"
+jb schedule list --json
+pycheck 'j["runs"] == 0' "no run"
+t_end
+
 echo "$((tests - failures)) of $tests tests passed"
 [ "$failures" = 0 ]

@@ -54,12 +54,18 @@ extern char **environ;
 /* While the board's Redis cannot be reached, the worker tries it again
  * this often (between waits for a job). */
 #define WORK_REDIS_RETRY_MS 5000
+/* The worker ticks the board's schedules (posts their due runs) at their
+ * next due time, and at least this often: a schedule added while it waits
+ * is seen within this long. A tick that fails is tried again this often
+ * too (one warning until one succeeds). */
+#define WORK_SCHEDULE_LOOK_MS 10000
 
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
     "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
     "                     [--timeout SECONDS] [--time-limit SECONDS]\n"
-    "                     [--grace SECONDS] [OPTIONS] [--] CMD [ARGS...]\n"
+    "                     [--grace SECONDS] [--no-schedules] [OPTIONS]\n"
+    "                     [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
     "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
@@ -123,6 +129,16 @@ const cli_command cli_cmd_work = {
     "job was claimed again cannot complete it: the completion is refused\n"
     "(fencing token), reported, and the worker goes on with the next job.\n"
     "\n"
+    "Schedules: the worker also ticks the board's schedules (`jobboard\n"
+    "schedule`): before each job, and when a run falls due while it waits\n"
+    "(its wait for a job ends then), it posts the due runs. Each run is\n"
+    "posted once whichever workers tick, so every worker may. A schedule\n"
+    "added while the worker waits is seen within 10 s. If the runs cannot\n"
+    "be posted (a full board, a template over the posting limit), the\n"
+    "worker says so once and goes on running jobs, trying again every 10 s.\n"
+    "--no-schedules leaves the ticking to others (`jobboard schedule run\n"
+    "--loop`, other workers).\n"
+    "\n"
     "On a board shared through Redis (see `jobboard sync`), jobs Redis\n"
     "decides are claimed and completed through Redis. While it cannot be\n"
     "reached the worker runs local jobs only and tries Redis again every\n"
@@ -163,6 +179,7 @@ const cli_command cli_cmd_work = {
     "                      own, if any)\n"
     "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
     "                      (0 to 86400, fractions allowed; default 5)\n"
+    "  --no-schedules      do not tick the board's schedules\n"
     "  --                  ends the options: CMD and its ARGS follow\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
@@ -247,6 +264,53 @@ static int64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ schedules */
+
+/* When the worker ticks the board's schedules next. */
+typedef struct {
+  int64_t at_us; /* wall clock, as the schedules' times; 0: now */
+  int failing;   /* the last tick failed (warned once) */
+} sched_state;
+
+static int64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Tick the board's schedules if a run may be due (one read transaction
+ * when none is; the due runs posted in one commit otherwise) and return
+ * how long the worker may wait for a job before it should tick again, in
+ * ms (1 or more). Between ticks, this costs a clock read. */
+static int64_t tick_schedules(jb_board *b, sched_state *s) {
+  int64_t now = wall_us();
+  /* A wall clock set back would put the next tick far off: tick now. */
+  if (s->at_us > now + (int64_t)WORK_SCHEDULE_LOOK_MS * 1000) s->at_us = 0;
+  if (now >= s->at_us) {
+    size_t posted = 0;
+    int64_t due = 0;
+    int st = jb_schedule_tick(&posted, b, 0);
+    if (st == JB_OK) st = jb_schedule_next_due(&due, b);
+    now = wall_us();
+    s->at_us = now + (int64_t)WORK_SCHEDULE_LOOK_MS * 1000;
+    if (st != JB_OK) {
+      if (!s->failing)
+        fprintf(stderr, "jobboard: work: cannot post the board's scheduled "
+                "runs: %s (tried again every %d s; jobs are still run)\n",
+                jb_errmsg(), WORK_SCHEDULE_LOOK_MS / 1000);
+      s->failing = 1;
+    } else {
+      if (s->failing)
+        fprintf(stderr, "jobboard: work: the board's scheduled runs are "
+                "posted again\n");
+      s->failing = 0;
+      if (due > 0 && due < s->at_us) s->at_us = due > now ? due : now + 1000;
+    }
+  }
+  int64_t ms = (s->at_us - now + 999) / 1000;
+  return ms < 1 ? 1 : ms;
 }
 
 /* Whether `path` is a file we may execute; errno says why not. */
@@ -895,6 +959,7 @@ typedef struct {
   unsigned long long jobs; /* --jobs; 0: no limit */
   int64_t time_limit_ms;   /* --time-limit; 0: none */
   int64_t grace_ms;        /* --grace */
+  int no_schedules;        /* --no-schedules */
 } work_opts;
 
 /* The value of option `opt`, `text`: seconds (fractions allowed) from
@@ -935,9 +1000,10 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
       {"jobs", required_argument, NULL, 257},
       {"time-limit", required_argument, NULL, 258},
       {"grace", required_argument, NULL, 259},
+      {"no-schedules", no_argument, NULL, 260},
       {NULL, 0, NULL, 0},
   };
-  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS};
+  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS, 0};
   *kept = calloc((size_t)argc + 1, sizeof **kept);
   if (*kept == NULL) return CLI_EXIT_ERROR;
   int nkept = 0, c;
@@ -969,7 +1035,8 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
                                    optarg, 0.0,
                                    (double)(WORK_GRACE_MAX_MS / 1000)) != 0)
       return CLI_EXIT_USAGE;
-    if (c == 258 || c == 259) continue;
+    if (c == 260) wo->no_schedules = 1;
+    if (c == 258 || c == 259 || c == 260) continue;
     if (c == '?' || c == ':') {
       char shortopt[3] = {'-', (char)optopt, '\0'};
       const char *t = optopt > 0 && optopt < 256 ? shortopt : argv[optind - 1];
@@ -1051,6 +1118,8 @@ int cmd_work(int argc, char **argv) {
   rc = CLI_EXIT_OK;
   int64_t idle_since = now_ms();
   next_job next = {0};
+  sched_state sched = {0, 0};
+  int64_t redis_tried = now_ms();
   while (rc == CLI_EXIT_OK && stop_signals == 0 &&
          (max_jobs == 0 || done < max_jobs)) {
     char uuid[JB_UUID_STRLEN] = "";
@@ -1063,6 +1132,10 @@ int cmd_work(int argc, char **argv) {
     if (left >= 0) left -= now_ms() - idle_since;
     if (left < 0 && o.timeout_ms >= 0) left = 0;
     int sliced = cli_sync_pending() && (left < 0 || left > WORK_REDIS_RETRY_MS);
+    /* Before each job (a busy worker too): the board's due scheduled
+     * runs are posted; a wait for a job ends when the next one is due. */
+    int64_t tick_ms = wo.no_schedules ? -1 : tick_schedules(w.b, &sched);
+    int capped = 0;
     if (next.uuid[0] != '\0') {
       /* Claimed by the last job's consume, in its commit: no wait. */
       memcpy(uuid, next.uuid, JB_UUID_STRLEN);
@@ -1071,13 +1144,23 @@ int cmd_work(int argc, char **argv) {
       st = next.st;
       next = (next_job){0};
     } else {
+      int64_t wait = sliced ? WORK_REDIS_RETRY_MS : left;
+      if (tick_ms >= 0 && (wait < 0 || wait > tick_ms)) {
+        wait = tick_ms;
+        capped = 1;
+      }
       st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &w.co,
-                                  sliced ? WORK_REDIS_RETRY_MS : left);
+                                  wait);
     }
-    if (st == JB_ETIMEDOUT && sliced) {
-      if (cli_sync_retry(w.b))
-        fprintf(stderr, "jobboard: work: connected to redis: claiming the "
-                "jobs it decides again\n");
+    if (st == JB_ETIMEDOUT && (sliced || capped)) {
+      /* A wait cut short by a scheduled run tries Redis only when its
+       * slice is over. */
+      if (sliced && (!capped || now_ms() - redis_tried >= WORK_REDIS_RETRY_MS)) {
+        redis_tried = now_ms();
+        if (cli_sync_retry(w.b))
+          fprintf(stderr, "jobboard: work: connected to redis: claiming the "
+                  "jobs it decides again\n");
+      }
       continue;
     }
     if (st == JB_ETIMEDOUT || st == JB_ECANCELED) break; /* idle; a signal */
