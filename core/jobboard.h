@@ -1675,9 +1675,10 @@ typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
  * records are read). A job
  * the readable history, log, trash or quarantine of either meta page
  * says has completed is never copied. Completion records of the history
- * that decode are copied (in order, newest kept within `dst`'s bounds);
- * the change log and the trash are not (`dst` starts its own log with the
- * POSTED events).
+ * that decode are copied (in order, newest kept within `dst`'s bounds),
+ * as are a copied job's due time, attempts, last reason, options and
+ * unique key, the dead letters and the schedules; the change log is not
+ * (`dst` starts its own log with the POSTED events).
  *
  * `dst` must not exist (its parent must) or be an empty directory.
  * Reports each copied job, each undecodable record, each unreadable page

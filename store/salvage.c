@@ -80,6 +80,14 @@ typedef struct {
   size_t nh, hcap;
   uint64_t *bad;
   size_t nbad, badcap;
+  /* From the chosen meta's trees (schema 8): the jobs' jobx records and
+   * due times, the dead letters (trash) and the schedules, as records
+   * into bytes: a uuid (or key) and a value. */
+  size_t *xs, nx, xcap;     /* u8 uuid[16], u32 len, jobx record */
+  size_t *dues, ndue, duecap; /* u8 uuid[16], i64 due_us */
+  size_t *dead, ndead, deadcap; /* u8 uuid[16], u32 len, trash record */
+  size_t *sched, nsched, schedcap; /* u32 klen, key, u32 len, record */
+  size_t st_life; /* copied jobs that took a jobx record or a due time */
   uint64_t last_pg; /* the highest last page of the sane metas */
   uint8_t free_mark; /* on_free marks PG_FREE or PG_OLDFREE */
   int err;
@@ -236,10 +244,82 @@ static bool trash_entry(salv *sv, const uint8_t *key, size_t klen,
   return true;
 }
 
+/* Keep a record of the chosen meta's tree: `kl` bytes of key, then (with
+ * its length when `with_len`) the value, at an offset into sv->bytes
+ * listed in *list. */
+static void keep_rec(salv *sv, size_t **list, size_t *n, size_t *cap,
+                     const void *key, size_t kl, bool key_len,
+                     const void *data, size_t dlen, bool with_len) {
+  if (!grow(sv, (void **)list, cap, *n, sizeof **list)) return;
+  (*list)[(*n)++] = sv->bytes.len;
+  uint32_t l32 = (uint32_t)kl, d32 = (uint32_t)dlen;
+  if ((key_len && jb__buf_append(&sv->bytes, &l32, 4)) ||
+      jb__buf_append(&sv->bytes, key, kl) ||
+      (with_len && jb__buf_append(&sv->bytes, &d32, 4)) ||
+      jb__buf_append(&sv->bytes, data, dlen))
+    sv->err = JB_ENOMEM;
+}
+
+/* The schema 8 tables of the chosen meta whose records go with the jobs
+ * (jobx, delayed), or into the new board as they are (trash: the dead
+ * letters; schedules). Only records that decode as their readers want
+ * them. true when `table` is one of them. */
+static bool life_entry(salv *sv, const uint8_t *key, size_t klen,
+                       const uint8_t *data, size_t dlen) {
+  const char *t = sv->table;
+  if (t == NULL) return false;
+  if (strcmp(t, JB_DB_JOBX) == 0) {
+    jb_jobx x;
+    if (sv->take_jobs && klen == 16 && jb__jobx_decode(&x, data, dlen) == 0)
+      keep_rec(sv, &sv->xs, &sv->nx, &sv->xcap, key, 16, false, data, dlen,
+               true);
+    return true;
+  }
+  if (strcmp(t, JB_DB_DELAYED) == 0) {
+    jb_delayrec d;
+    if (sv->take_jobs && klen == JB_JOBKEY_LEN && dlen == sizeof d) {
+      memcpy(&d, data, sizeof d);
+      keep_rec(sv, &sv->dues, &sv->ndue, &sv->duecap, d.uuid, 16, false,
+               &d.due_us, sizeof d.due_us, false);
+    }
+    return true;
+  }
+  if (strcmp(t, JB_DB_SCHEDULES) == 0) {
+    jb_sched_view v;
+    char why[200];
+    if (sv->take_hist &&
+        jb__sched_decode(&v, key, klen, data, dlen, why, sizeof why) == 0)
+      keep_rec(sv, &sv->sched, &sv->nsched, &sv->schedcap, key, klen, true,
+               data, dlen, true);
+    return true;
+  }
+  return false;
+}
+
+/* A trash record of the chosen meta (a dead letter) whose posting
+ * decodes: kept, to be copied. */
+static void keep_dead(salv *sv, const uint8_t *key, const uint8_t *data,
+                      size_t dlen) {
+  jb_trashrec tr;
+  size_t hl;
+  jb_job job = {0};
+  char why[200];
+  if (!jb__trashrec_read(data, dlen, &tr, &hl) ||
+      jb__posting_decode(&job, data + hl + tr.owner_len, tr.posting_len, why,
+                         sizeof why) != JB_OK) {
+    jb__job_clear(&job);
+    return;
+  }
+  jb__job_clear(&job);
+  keep_rec(sv, &sv->dead, &sv->ndead, &sv->deadcap, key, 16, false, data,
+           dlen, true);
+}
+
 static void on_leaf(jb_pgwalk *w, const uint8_t *key, size_t klen,
                     const uint8_t *data, size_t dlen, unsigned nflags) {
   salv *sv = w->arg;
   if (data == NULL || (nflags & JB_PGN_SUBDATA)) return;
+  if (life_entry(sv, key, klen, data, dlen)) return;
   /* A page no tree reaches could be any table's: the shapes tell them
    * apart (a trash record is tried before a job: its posting sits at
    * another offset and would not decode as a job's anyway). */
@@ -249,7 +329,10 @@ static void on_leaf(jb_pgwalk *w, const uint8_t *key, size_t klen,
   if ((is(sv, JB_DB_LOG) || is(sv, JB_DB_LOGTAIL)) &&
       log_entry(sv, klen, data, dlen))
     return;
-  if (is(sv, JB_DB_TRASH) && trash_entry(sv, key, klen, data, dlen)) return;
+  if (is(sv, JB_DB_TRASH) && trash_entry(sv, key, klen, data, dlen)) {
+    if (sv->table && sv->take_hist) keep_dead(sv, key, data, dlen);
+    return;
+  }
   if (is(sv, JB_DB_QUARANTINE) && klen == 17 && key[0] == 'j' &&
       dlen >= sizeof(jb_quarrec)) {
     add_done(sv, key + 1);
@@ -426,6 +509,11 @@ static int cmp_cand_uuid(const void *a, const void *b) {
   return c ? c : (int)x->orphan - (int)y->orphan;
 }
 
+/* A uuid against a candidate's (a bsearch of the uuid order). */
+static int cmp_cand_only_uuid(const void *key, const void *c) {
+  return memcmp(key, ((const cand *)c)->uuid, 16);
+}
+
 static int cmp_cand_key(const void *a, const void *b) {
   const cand *x = a, *y = b;
   return memcmp(x->jobkey, y->jobkey, JB_JOBKEY_LEN);
@@ -437,16 +525,131 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Post the candidates (sorted by jobkey) into `dst`, in batches. */
+/* The records kept by uuid (xs, dues), sorted by it: a binary search. */
+static int cmp_rec_uuid(const void *a, const void *b, void *arg) {
+  const salv *sv = arg;
+  return memcmp(sv->bytes.data + *(const size_t *)a,
+                sv->bytes.data + *(const size_t *)b, 16);
+}
+
+static const uint8_t *find_rec(const salv *sv, const size_t *list, size_t n,
+                               const uint8_t uuid[16]) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const uint8_t *r = sv->bytes.data + list[mid];
+    int c = memcmp(r, uuid, 16);
+    if (c == 0) return r;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+/* A copied job's jobx record (attempts, last reason, its options, its
+ * unique key) and due time, as the source held them; its claim's time
+ * limit goes with its claim. false when it has neither. */
+static bool job_life(const salv *sv, const uint8_t uuid[16], jb_jobx *x,
+                     int64_t *due_us) {
+  memset(x, 0, sizeof *x);
+  *due_us = 0;
+  const uint8_t *r = find_rec(sv, sv->xs, sv->nx, uuid);
+  if (r) {
+    uint32_t len;
+    memcpy(&len, r + 16, 4);
+    if (jb__jobx_decode(x, r + 20, len) == 0) {
+      x->found = true;
+      x->rec.limit_bt = 0;
+    } else {
+      memset(x, 0, sizeof *x);
+    }
+  }
+  const uint8_t *d = find_rec(sv, sv->dues, sv->ndue, uuid);
+  if (d) memcpy(due_us, d + 16, 8);
+  return x->found || *due_us;
+}
+
+/* Unique keys of the jobs to copy: a key two of them hold (a damaged
+ * board) stays with the first in claim order; the others lose it. Their
+ * uuids go to *drop (sorted), reported. */
+typedef struct {
+  const char *key;
+  size_t len;
+  size_t order; /* the candidate's index */
+  const uint8_t *uuid;
+} ukey;
+
+static int cmp_ukey(const void *a, const void *b) {
+  const ukey *x = a, *y = b;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = memcmp(x->key, y->key, n);
+  if (c) return c;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int unique_dups(salv *sv, uint8_t (**drop)[16], size_t *ndrop) {
+  *drop = NULL;
+  *ndrop = 0;
+  ukey *u = NULL;
+  size_t n = 0;
+  if (sv->nc && (u = calloc(sv->nc, sizeof *u)) == NULL)
+    return jb__err(JB_ENOMEM, "out of memory for the unique keys");
+  for (size_t i = 0; i < sv->nc; i++) {
+    const uint8_t *r = find_rec(sv, sv->xs, sv->nx, sv->c[i].uuid);
+    if (r == NULL) continue;
+    jb_jobxrec rec;
+    uint32_t len;
+    memcpy(&len, r + 16, 4);
+    if (len < sizeof rec) continue;
+    memcpy(&rec, r + 20, sizeof rec);
+    if (rec.unique_len == 0) continue;
+    u[n++] = (ukey){(const char *)r + 20 + sizeof rec, rec.unique_len, i,
+                    sv->c[i].uuid};
+  }
+  if (n > 1) qsort(u, n, sizeof *u, cmp_ukey);
+  int rc = JB_OK;
+  for (size_t i = 1; i < n && rc == JB_OK; i++) {
+    if (u[i].len != u[i - 1].len || memcmp(u[i].key, u[i - 1].key, u[i].len))
+      continue;
+    void *g = realloc(*drop, (*ndrop + 1) * 16);
+    if (g == NULL) {
+      rc = jb__err(JB_ENOMEM, "out of memory for the unique keys");
+      break;
+    }
+    *drop = g;
+    memcpy((*drop)[(*ndrop)++], u[i].uuid, 16);
+    char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
+    jb__uuid_format(a, u[i].uuid);
+    size_t j = i;
+    while (j > 0 && u[j - 1].len == u[i].len &&
+           memcmp(u[j - 1].key, u[i].key, u[i].len) == 0)
+      j--;
+    jb__uuid_format(b, u[j].uuid);
+    say(sv, JB_SALVAGE_NOTE, "job %s: its unique key '%.*s' is also job %s's: "
+        "copied without it", a, (int)u[i].len, u[i].key, b);
+  }
+  free(u);
+  if (*ndrop > 1) qsort(*drop, *ndrop, 16, cmp_uuid);
+  return rc;
+}
+
 static int post_all(salv *sv, jb_store *dst) {
   /* Few commits (each is flushed in durability full), each of a size
    * LMDB takes easily (its limit is some 100,000 dirty pages). */
   enum { BATCH = 4096 };
   jb_store_post *sp = calloc(BATCH, sizeof *sp);
   size_t *offs = malloc(BATCH * sizeof *offs);
+  jb_jobx *xs = malloc(BATCH * sizeof *xs);
   jb_buf pre = {0};
   jb_job job = {0};
-  int rc = sp && offs ? JB_OK
-                      : jb__err(JB_ENOMEM, "out of memory for the copies");
+  uint8_t (*drop)[16] = NULL;
+  size_t ndrop = 0;
+  int rc = sp && offs && xs
+               ? unique_dups(sv, &drop, &ndrop)
+               : jb__err(JB_ENOMEM, "out of memory for the copies");
   size_t n = 0;
   for (size_t i = 0; rc == JB_OK && i <= sv->nc; i++) {
     if (i < sv->nc) {
@@ -489,6 +692,14 @@ static int post_all(salv *sv, jb_store *dst) {
       memcpy(sp[n].uuid, c->uuid, 16);
       sp[n].priority = job.priority;
       sp[n].prefix_len = pre.len - offs[n];
+      sp[n].x = NULL;
+      sp[n].due_us = 0;
+      if (job_life(sv, c->uuid, &xs[n], &sp[n].due_us)) {
+        if (ndrop && bsearch(c->uuid, drop, ndrop, 16, cmp_uuid))
+          xs[n].rec.unique_len = 0;
+        if (xs[n].found) sp[n].x = &xs[n];
+        if (xs[n].found || sp[n].due_us) sv->st_life++;
+      }
       n++;
       sv->st->copied++;
       if (c->orphan) sv->st->orphaned++;
@@ -506,7 +717,34 @@ static int post_all(salv *sv, jb_store *dst) {
   jb__buf_free(&pre);
   free(sp);
   free(offs);
+  free(xs);
+  free(drop);
   return rc;
+}
+
+/* The dead letters and the schedules, as the source held them, in one
+ * write transaction. */
+static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  salv *sv = vctx;
+  (void)status;
+  for (size_t i = 0; i < sv->ndead; i++) {
+    const uint8_t *r = sv->bytes.data + sv->dead[i];
+    uint32_t len;
+    memcpy(&len, r + 16, 4);
+    MDB_val k = {16, (void *)r}, v = {len, (void *)(r + 20)};
+    int rc = mdb_put(txn, s->trash, &k, &v, MDB_NOOVERWRITE);
+    if (rc && rc != MDB_KEYEXIST) return rc;
+  }
+  for (size_t i = 0; i < sv->nsched; i++) {
+    const uint8_t *r = sv->bytes.data + sv->sched[i];
+    uint32_t kl, vl;
+    memcpy(&kl, r, 4);
+    memcpy(&vl, r + 4 + kl, 4);
+    MDB_val k = {kl, (void *)(r + 4)}, v = {vl, (void *)(r + 8 + kl)};
+    int rc = mdb_put(txn, s->schedules, &k, &v, MDB_NOOVERWRITE);
+    if (rc && rc != MDB_KEYEXIST) return rc;
+  }
+  return 0;
 }
 
 static int hist_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -647,6 +885,16 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     sv->c[keep++] = sv->c[i];
   }
   sv->nc = keep;
+  /* A dead letter of a job that is copied (a job on a page no tree
+   * reaches, requeued after the trash's snapshot) is left out: a job is in
+   * one place. The candidates are in uuid order here. */
+  size_t nd = 0;
+  for (size_t i = 0; i < sv->ndead; i++) {
+    if (!sv->nc || !bsearch(sv->bytes.data + sv->dead[i], sv->c, sv->nc,
+                            sizeof *sv->c, cmp_cand_only_uuid))
+      sv->dead[nd++] = sv->dead[i];
+  }
+  sv->ndead = nd;
   if (sv->nc) qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_key);
   if (sv->nbad) qsort(sv->bad, sv->nbad, sizeof *sv->bad, cmp_u64);
   size_t nb = 0;
@@ -664,6 +912,10 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     sv->nh = nh;
   }
 
+  if (sv->nx > 1) qsort_r(sv->xs, sv->nx, sizeof *sv->xs, cmp_rec_uuid, sv);
+  if (sv->ndue > 1)
+    qsort_r(sv->dues, sv->ndue, sizeof *sv->dues, cmp_rec_uuid, sv);
+
   if (sv->err) rc = jb__err(JB_ENOMEM, "out of memory salvaging %s", src);
   jb_store *dst = rc == JB_OK ? open_dst(dst_arg, &rc) : NULL;
   if (rc == JB_OK) rc = post_all(sv, dst);
@@ -671,14 +923,24 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     rc = jb__store_write(dst, hist_body, sv);
     if (rc == JB_OK) st->history = sv->nh;
   }
+  if (rc == JB_OK && (sv->ndead || sv->nsched))
+    rc = jb__store_write(dst, life_body, sv);
+  if (rc == JB_OK && (sv->st_life || sv->ndead || sv->nsched))
+    say(sv, JB_SALVAGE_NOTE, "copied as they were: %zu jobs' attempts, "
+        "options, unique keys or due times; %zu dead letters; %zu "
+        "schedules", sv->st_life, sv->ndead, sv->nsched);
   if (rc == JB_OK)
-    say(sv, JB_SALVAGE_NOTE, "the change log and the trash are not copied: "
-        "the new board's log starts with the POSTED events of the copies");
+    say(sv, JB_SALVAGE_NOTE, "the change log is not copied: the new board's "
+        "log starts with the POSTED events of the copies");
   free(sv->state);
   free(sv->c);
   free(sv->done);
   free(sv->hist);
   free(sv->bad);
+  free(sv->xs);
+  free(sv->dues);
+  free(sv->dead);
+  free(sv->sched);
   jb__buf_free(&sv->bytes);
   jb__pg_unmap(&sv->f);
   return rc;

@@ -1365,5 +1365,38 @@ jb list --json
 json_check 'len(set(l["unique"] for l in lines)) == len(lines)'
 end
 
+begin "salvage keeps a job's life: due time, attempts and reason, unique key, dead letters, schedules"
+post later --delay 3600; u1=$uuid
+post keyed --unique nightly-42 --max-attempts 5; u2=$uuid
+jb claim --who w1 "$u2"; expect_ok "claim"
+jb abandon --who w1 --reason "disk full" --retry-in 0 "$u2"; expect_ok "abandon with a reason"
+post doomed; u3=$uuid
+jb claim --who w1 "$u3"; expect_ok "claim"
+jb abandon --who w1 --reason "bad input" --dead "$u3"; expect_ok "abandon --dead"
+jb schedule add beat --every 60 --job-name beat; expect_ok "schedule add"
+rm -f "$B/lock.mdb"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+expect_ok "salvage"
+printf '%s\n' "$out" | grep -q "copied as they were: 2 jobs' attempts, options, unique keys or due times; 1 dead letters; 1 schedules" ||
+  fail "salvage's note: $out"
+S=$ROOT/salv$tests
+run "$JOBBOARD" --board "$S" check; expect_ok "check of the salvaged board"
+run "$JOBBOARD" --board "$S" show --json "$u1"
+json_check 'j["not_before"] is not None'
+run "$JOBBOARD" --board "$S" claim --who w2 "$u1"
+expect_rc 12 "claim of the salvaged delayed job"
+run "$JOBBOARD" --board "$S" show --json "$u2"
+json_check 'j["attempts"] == 1 and j["last_reason"] == "disk full" and j["max_attempts"] == 5 and j["unique"] == "nightly-42" and j["state"] == "UNCLAIMED"'
+run "$JOBBOARD" --board "$S" post other --unique nightly-42
+expect_rc 11 "the unique key is held on the salvaged board"
+expect_out "$u2" "the holder's uuid"
+run "$JOBBOARD" --board "$S" dead list --json
+json_check 'len(lines) == 1 and j["uuid"] == "'"$u3"'" and j["reason"] == "bad input"'
+run "$JOBBOARD" --board "$S" dead requeue "$u3"; expect_ok "requeue of the salvaged dead letter"
+run "$JOBBOARD" --board "$S" state "$u3"; expect_out UNCLAIMED "requeued"
+run "$JOBBOARD" --board "$S" schedule list --json
+json_check 'len(lines) == 1 and j["name"] == "beat" and j["every"] == 60.0'
+end
+
 echo "$tests tests, $failures failed"
 [ "$failures" -eq 0 ]
