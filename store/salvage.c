@@ -85,7 +85,7 @@ typedef struct {
    * into bytes: a uuid (or key) and a value. */
   size_t *xs, nx, xcap;     /* u8 uuid[16], u32 len, jobx record */
   size_t *dues, ndue, duecap; /* u8 uuid[16], i64 due_us */
-  size_t *dead, ndead, deadcap; /* u8 uuid[16], u32 len, trash record */
+  size_t *dead, ndead, deadcap; /* u32 16, u8 uuid[16], u32 len, record */
   size_t *sched, nsched, schedcap; /* u32 klen, key, u32 len, record */
   size_t st_life; /* copied jobs that took a jobx record or a due time */
   uint64_t last_pg; /* the highest last page of the sane metas */
@@ -311,7 +311,7 @@ static void keep_dead(salv *sv, const uint8_t *key, const uint8_t *data,
     return;
   }
   jb__job_clear(&job);
-  keep_rec(sv, &sv->dead, &sv->ndead, &sv->deadcap, key, 16, false, data,
+  keep_rec(sv, &sv->dead, &sv->ndead, &sv->deadcap, key, 16, true, data,
            dlen, true);
 }
 
@@ -722,29 +722,29 @@ static int post_all(salv *sv, jb_store *dst) {
   return rc;
 }
 
-/* The dead letters and the schedules, as the source held them, in one
- * write transaction. */
-static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
-  salv *sv = vctx;
-  (void)status;
-  for (size_t i = 0; i < sv->ndead; i++) {
-    const uint8_t *r = sv->bytes.data + sv->dead[i];
-    uint32_t len;
-    memcpy(&len, r + 16, 4);
-    MDB_val k = {16, (void *)r}, v = {len, (void *)(r + 20)};
-    int rc = mdb_put(txn, s->trash, &k, &v, MDB_NOOVERWRITE);
-    if (rc && rc != MDB_KEYEXIST) return rc;
-  }
-  for (size_t i = 0; i < sv->nsched; i++) {
-    const uint8_t *r = sv->bytes.data + sv->sched[i];
+/* Records kept as u32 key length, key, u32 value length, value: put as
+ * they are (a key already there is left alone). */
+static int put_recs(const salv *sv, MDB_txn *txn, MDB_dbi dbi,
+                    const size_t *list, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *r = sv->bytes.data + list[i];
     uint32_t kl, vl;
     memcpy(&kl, r, 4);
     memcpy(&vl, r + 4 + kl, 4);
     MDB_val k = {kl, (void *)(r + 4)}, v = {vl, (void *)(r + 8 + kl)};
-    int rc = mdb_put(txn, s->schedules, &k, &v, MDB_NOOVERWRITE);
+    int rc = mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE);
     if (rc && rc != MDB_KEYEXIST) return rc;
   }
   return 0;
+}
+
+/* The dead letters and the schedules, as the source held them, in one
+ * write transaction. */
+static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  const salv *sv = vctx;
+  (void)status;
+  int rc = put_recs(sv, txn, s->trash, sv->dead, sv->ndead);
+  return rc ? rc : put_recs(sv, txn, s->schedules, sv->sched, sv->nsched);
 }
 
 static int hist_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -890,7 +890,7 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
    * one place. The candidates are in uuid order here. */
   size_t nd = 0;
   for (size_t i = 0; i < sv->ndead; i++) {
-    if (!sv->nc || !bsearch(sv->bytes.data + sv->dead[i], sv->c, sv->nc,
+    if (!sv->nc || !bsearch(sv->bytes.data + sv->dead[i] + 4, sv->c, sv->nc,
                             sizeof *sv->c, cmp_cand_only_uuid))
       sv->dead[nd++] = sv->dead[i];
   }
