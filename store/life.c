@@ -51,7 +51,10 @@ int jb__jobx_get(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   MDB_val k = {16, (void *)uuid}, v;
   int rc = mdb_get(txn, s->jobx, &k, &v);
   if (rc) return rc;
-  return jb__jobx_decode(x, v.mv_data, v.mv_size);
+  if (jb__jobx_decode(x, v.mv_data, v.mv_size) == 0) return 0;
+  memset(x, 0, sizeof *x);
+  x->garbled = true;
+  return MDB_NOTFOUND;
 }
 
 size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out) {
@@ -86,12 +89,15 @@ int jb__jobx_decode(jb_jobx *x, const void *data, size_t len) {
 
 /* Drop a leaving job's jobx record and free its unique key (the key
  * entry only when it still names this job). `x` receives the record
- * (x->found false when there was none). */
+ * (x->found false when there was none). A record that does not decode
+ * (check reports it) does not keep its job on the board: it goes, and
+ * its key, which cannot be read, is freed by the next post that asks for
+ * it (jb__unique_take: the holder is not on the board). */
 int jb__jobx_drop(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                   jb_jobx *x) {
   int rc = jb__jobx_get(s, txn, uuid, x);
-  if (rc == MDB_NOTFOUND) return 0;
-  if (rc) return rc;
+  if (rc == MDB_NOTFOUND && !x->garbled) return 0;
+  if (rc && rc != MDB_NOTFOUND) return rc;
   MDB_val k = {16, (void *)uuid};
   if ((rc = mdb_del(txn, s->jobx, &k, NULL))) return rc;
   return jb__unique_free(s, txn, x, uuid);
@@ -114,7 +120,15 @@ int jb__unique_take(jb_store *s, MDB_txn *txn, const char *key,
   MDB_val k = {key_len, (void *)key}, v = {16, (void *)uuid};
   int rc = mdb_put(txn, s->unique, &k, &v, MDB_NOOVERWRITE);
   if (rc != MDB_KEYEXIST) return rc;
-  if (v.mv_size != 16) return MDB_CORRUPTED;
+  /* An entry whose job is no longer on the board (left with a jobx
+   * record that did not decode; check reports it) holds nothing: taken. */
+  MDB_val jv, hk = {16, v.mv_data};
+  if (v.mv_size != 16 || (rc = mdb_get(txn, s->jobs, &hk, &jv)) ==
+                             MDB_NOTFOUND) {
+    v = (MDB_val){16, (void *)uuid};
+    return mdb_put(txn, s->unique, &k, &v, 0);
+  }
+  if (rc) return rc;
   memcpy(held_by, v.mv_data, 16);
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, held_by);

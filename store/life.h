@@ -11,6 +11,7 @@
 /* A jobx record with its strings, copied out of the transaction. */
 typedef struct jb_jobx {
   bool found;
+  bool garbled; /* jb__jobx_get: a record is there but does not decode */
   jb_jobxrec rec;
   char unique[JB_UNIQUE_MAX];
   char reason[JB_REASON_MAX];
@@ -23,7 +24,10 @@ void jb__policy_default(jb_retry_policy *p);
 int jb__policy_read(jb_store *s, MDB_txn *txn, jb_retry_policy *p);
 int jb__policy_write(jb_store *s, MDB_txn *txn, const jb_retry_policy *p);
 
-/* jobx records: MDB_NOTFOUND (x->found false) when the job has none. */
+/* jobx records: MDB_NOTFOUND (x->found false) when the job has none, or
+ * when its record does not decode (x->garbled: check reports it; the job
+ * is claimed and completed as one without, and the record is replaced
+ * by the next write of it or dropped with the job). */
 int jb__jobx_get(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                  jb_jobx *x);
 int jb__jobx_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],

@@ -1255,7 +1255,7 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     memcpy(d + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
     if (x_len) memcpy(d + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
   }
-  if (x.found) {
+  if (x.found || x.garbled) { /* garbled: life.h, jb__jobx_get */
     MDB_val xk = {16, (void *)c->uuid};
     if ((rc = mdb_del(txn, s->jobx, &xk, NULL)) ||
         (rc = jb__unique_free(s, txn, &x, c->uuid)))

@@ -18,7 +18,9 @@
  * that it is not the wait's timeout.
  */
 #include "helpers.h"
+#include "core/internal.h"
 #include "store/store.h"
+#include "store/txn.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -992,6 +994,49 @@ static void post_key(char uuid[JB_UUID_STRLEN], jb_board *b, const char *key,
                              jb_strerror(rc), jb_errmsg(), jb_strerror(expect));
 }
 
+static void print_problem(const char *line, void *payload) {
+  (void)payload;
+  fprintf(stderr, "check: %s\n", line);
+}
+
+/* Overwrite job `uuid`'s jobx record with bytes that do not decode. */
+typedef struct {
+  uint8_t uuid[16];
+} garble_ctx;
+
+static int garble_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  garble_ctx *c = vctx;
+  uint8_t junk[7] = {9, 9, 9, 9, 9, 9, 9};
+  MDB_val k = {16, c->uuid}, v = {sizeof junk, junk};
+  return mdb_put(txn, s->jobx, &k, &v, 0);
+}
+
+static void a_jobx_record_that_does_not_decode_blocks_nothing(void **state) {
+  jbt_fixture *f = *state;
+  const char *key = "damaged-key";
+  char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
+  post_key(a, f->board, key, JB_OK);
+  garble_ctx g;
+  assert_int_equal(jb__uuid_parse(g.uuid, a, "uuid"), JB_OK);
+  assert_int_equal(jb__store_write(f->board->store, garble_body, &g), JB_OK);
+  /* check sees it. */
+  assert_int_equal(jb_board_check(NULL, f->board, NULL, NULL), JB_ECORRUPT);
+  /* The job still leaves the board (its record with it)... */
+  int crc = jb_job_claim(f->board, a, "w");
+  if (crc != JB_OK) fail_msg("claim: %s", jb_errmsg());
+  assert_int_equal(jb_job_consume(f->board, a, "w"), JB_OK);
+  assert_int_equal(count(f->board, 0), 0);
+  /* ...and the key its record named, unreadable now, is free for the
+   * next post that asks for it. */
+  post_key(b, f->board, key, JB_OK);
+  assert_string_not_equal(a, b);
+  post_key(a, f->board, key, JB_EEXISTS);
+  assert_string_equal(a, b);
+  assert_int_equal(jb_board_check(NULL, f->board, print_problem, NULL),
+                   JB_OK);
+}
+
 static void a_unique_key_is_held_by_one_live_job(void **state) {
   jbt_fixture *f = *state;
   const char *key = "report-2026-11-28";
@@ -1364,6 +1409,7 @@ int main(void) {
       T(bad_retries_are_refused_and_change_nothing),
       T(a_time_limit_caps_every_lease),
       T(a_unique_key_is_held_by_one_live_job),
+      T(a_jobx_record_that_does_not_decode_blocks_nothing),
       T(processes_racing_for_one_key_post_one_job),
       T(cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force),
       T(flush_cancels_every_unclaimed_job),
