@@ -423,7 +423,9 @@ static void test_claim_is_one_command(void **state) {
                             "set=2");
   assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
   commands_since(seen, sizeof seen, f);
-  assert_string_equal(seen, "del=1 evalsha=1 get=1 hdel=1 hexists=1 hget=1 "
+  /* get=2: the owner key, and NS:<K>.unique (the job's unique key, freed
+   * with it; issue 15). */
+  assert_string_equal(seen, "del=1 evalsha=1 get=2 hdel=1 hexists=1 hget=1 "
                             "publish=1");
 }
 
