@@ -20,7 +20,9 @@
 #  - cancel --all --yes cancels the unclaimed Redis-decided jobs through
 #    Redis;
 #  - taskflow's worker, started after the cancels, never runs a cancelled
-#    job (it runs one posted beside them).
+#    job (it runs one posted beside them); a job it consumes (taskflow's
+#    own script, which knows nothing of unique keys) leaves a stale
+#    holder, and a post on B takes the key over.
 #
 # Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
 # exit 77); see tests/sync_lib.sh.
@@ -156,6 +158,7 @@ jb --board "$A" abandon --who wa "${R[@]}" "$u10" || fail "abandon of $u10"
 # 6. taskflow's worker never runs a cancelled job.
 u9=$(jb --board "$A" post cancelled-too "${R[@]}") || die "post u9"
 u11=$(jb --board "$A" post runs "${R[@]}") || die "post u11"
+u12=$(jb --board "$A" post taskflow-completes "${R[@]}" --unique K4) || die "post u12"
 wait_until 20 "jobs $u9 and $u11 published" sh -c \
   "[ \"\$(redis-cli -s '$SOCK' hexists '$NS:listings' '$u9')\" = 1 ] &&
    [ \"\$(redis-cli -s '$SOCK' hexists '$NS:listings' '$u11')\" = 1 ]"
@@ -168,6 +171,14 @@ track $TFPID
 ran() { grep -qx "$1" "$ROOT/run-tf.log" 2>/dev/null; }
 wait_until 30 "taskflow's worker ran $u11" ran "$u11"
 wait_until 30 "taskflow's worker ran $u10" ran "$u10"
+# taskflow's consume knows nothing of NS:unique: K4 names a job Redis no
+# longer lists, a stale holder, and B's post takes the key over.
+wait_until 30 "taskflow's worker ran $u12" ran "$u12"
+wait_until 20 "job $u12 left B" gone_from "$B" "$u12"
+u13=$(jb --board "$B" post after-taskflow "${R[@]}" --unique K4) ||
+  fail "K4 is not free on B after taskflow consumed its holder $u12"
+[ "$(rcli hget "$NS:unique" K4 | cut -d' ' -f1)" = "$u13" ] ||
+  fail "K4 is not $u13's in Redis: $(rcli hget "$NS:unique" K4)"
 touch "$STOP"
 wait "$TFPID" || fail "taskflow's worker exited $?: $(tail -5 "$ROOT/tf.err")"
 for u in "$u6" "$u7" "$u8" "$u9"; do
