@@ -295,10 +295,12 @@ static int unique_twice(const jb_store_post *sp, size_t n) {
 
 /* How long a unique key reserved in Redis before the post waits for the
  * job's publication (after its due time, for a delayed job): the
- * replicator publishes a due job within moments; a reservation that runs
- * out only lets another host take the key, and then the publication finds
- * it held and the job goes to the dead letters (nothing is lost). */
-#define RESERVE_HOLD_MS (INT64_C(3600) * 1000)
+ * replicator publishes a due job within moments. A reservation that runs
+ * out first only lets another host take the key, and then the publication
+ * finds it held and the job goes to the dead letters (nothing is lost);
+ * one whose job completes here before it was published (no replicator
+ * running) blocks the key elsewhere until it runs out: short, then. */
+#define RESERVE_HOLD_MS (INT64_C(300) * 1000)
 
 /* Post p's unique key and uuid as text; false when it has no key. */
 static bool unique_text(const jb_store_post *p, char key[JB_UNIQUE_MAX + 1],

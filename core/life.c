@@ -5,12 +5,14 @@
  * Arguments are checked here; the work is store/life.c's and dead.c's.
  */
 #include "internal.h"
+#include "remote_hook.h"
 
 #include "store/store.h"
 #include "store/life.h"
 #include "core/posting.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,7 +174,19 @@ int jb_job_cancel(jb_board *b, const char *uuid, unsigned flags) {
   if (rc != JB_OK) return rc;
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
   bool force = flags & JB_CANCEL_FORCE;
+  /* A job decided here may hold a reservation of its unique key in Redis
+   * (made at its post): given back once it is cancelled (best effort; it
+   * runs out by itself). */
+  char key[JB_UNIQUE_MAX + 1] = "";
+  if (b->remote_ops && b->remote_ops->unreserve) {
+    jb_job *job = NULL;
+    if (jb_job_get(&job, b, uuid) == JB_OK && !jb_job_remote(job) &&
+        jb_job_unique_key(job))
+      snprintf(key, sizeof key, "%s", jb_job_unique_key(job));
+    jb_job_free(job);
+  }
   rc = jb__store_cancel(b->store, raw, force, jb__now_us(), &hb, 0);
+  if (rc == JB_OK && key[0]) b->remote_ops->unreserve(b->remote_ctx, key, uuid);
   if (rc != JB__REMOTE) return rc;
   /* Redis decides this job (DESIGN 6): Redis cancels it first. */
   return jb__board_remote_cancel(b, raw, force);

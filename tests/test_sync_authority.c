@@ -499,6 +499,14 @@ static void test_unique_keys(void **state) {
   key_get(v, sizeof v, f, u, ".unique");
   assert_string_equal(v, "(nil)");
 
+  /* A job cancelled before its publication gives its reservation back. */
+  assert_int_equal(post_unique(u, f->board, "cancelled", "R"), JB_OK);
+  unique_get(v, sizeof v, f, "R");
+  assert_memory_equal(v, u, 36);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
+  unique_get(v, sizeof v, f, "R");
+  assert_string_equal(v, "(nil)");
+
   /* A local post refused by the board gives its reservation back. */
   jb_sync_detach(f->board);
   assert_int_equal(post_unique(u, f->board, "local", "L"), JB_OK);
