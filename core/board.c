@@ -293,6 +293,71 @@ static int unique_twice(const jb_store_post *sp, size_t n) {
   return rc;
 }
 
+/* How long a unique key reserved in Redis before the post waits for the
+ * job's publication (after its due time, for a delayed job): the
+ * replicator publishes a due job within moments. A reservation that runs
+ * out first only lets another host take the key, and then the publication
+ * finds it held and the job goes to the dead letters (nothing is lost);
+ * one whose job completes here before it was published (no replicator
+ * running) blocks the key elsewhere until it runs out: short, then. */
+#define RESERVE_HOLD_MS (INT64_C(300) * 1000)
+
+/* Post p's unique key and uuid as text; false when it has no key. */
+static bool unique_text(const jb_store_post *p, char key[JB_UNIQUE_MAX + 1],
+                        char t[JB_UUID_STRLEN]) {
+  if (p->x == NULL || p->x->rec.unique_len == 0) return false;
+  memcpy(key, p->x->unique, p->x->rec.unique_len);
+  key[p->x->rec.unique_len] = '\0';
+  jb__uuid_format(t, p->uuid);
+  return true;
+}
+
+/* Give back the reservations of posts sp[0..n) (best effort). */
+static void unreserve_remote(jb_board *b, const jb_store_post *sp, size_t n) {
+  if (b->remote_ops == NULL || b->remote_ops->unreserve == NULL) return;
+  char key[JB_UNIQUE_MAX + 1], t[JB_UUID_STRLEN];
+  for (size_t i = 0; i < n; i++)
+    if (unique_text(&sp[i], key, t))
+      b->remote_ops->unreserve(b->remote_ctx, key, t);
+}
+
+/*
+ * The unique keys of posts sp[0..n) on a handle attached to Redis: each is
+ * reserved there first (DESIGN 6: Redis decides first), so that one key is
+ * held by one live job across every board of the namespace. JB_EEXISTS
+ * (nothing reserved is kept; *held_idx the post, holder the uuid) when
+ * another job holds one. Redis away (JB_EOFFLINE): the posts go on locally
+ * and their keys are checked when the replicator publishes them (the
+ * publication takes the key in the same script, or the job goes to the
+ * dead letters). *reserved: how many of sp[] were looked at, for a give
+ * back when the local post fails.
+ */
+static int reserve_remote(jb_board *b, const jb_store_post *sp, size_t n,
+                          int64_t now, size_t *reserved, size_t *held_idx,
+                          char holder[JB_UUID_STRLEN]) {
+  *reserved = 0;
+  if (b->remote_ops == NULL || b->remote_ops->reserve == NULL) return JB_OK;
+  char key[JB_UNIQUE_MAX + 1], t[JB_UUID_STRLEN];
+  for (size_t i = 0; i < n; i++) {
+    if (!unique_text(&sp[i], key, t)) continue;
+    int64_t hold = RESERVE_HOLD_MS;
+    if (sp[i].due_us > now) hold += (sp[i].due_us - now) / 1000;
+    int rc = b->remote_ops->reserve(b->remote_ctx, key, t, hold, holder);
+    if (rc == JB_EOFFLINE) return JB_OK; /* decided at publication */
+    if (rc != JB_OK) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", jb_errmsg());
+      unreserve_remote(b, sp, i);
+      *held_idx = i;
+      if (rc != JB_EEXISTS) holder[0] = '\0';
+      return jb__err(rc, "%s", msg);
+    }
+    *reserved = i + 1;
+  }
+  *reserved = n;
+  return JB_OK;
+}
+
 int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
                       const jb_post *posts, size_t n) {
   if (b == NULL || (n && posts == NULL))
@@ -320,16 +385,29 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   }
   if (rc == JB_OK && n > 1) rc = unique_twice(sp, n);
   uint8_t held[16];
-  size_t held_idx = 0;
+  size_t held_idx = 0, reserved = 0;
+  char remote_holder[JB_UUID_STRLEN] = "";
+  if (rc == JB_OK)
+    rc = reserve_remote(b, sp, n, now, &reserved, &held_idx, remote_holder);
   if (rc == JB_OK) {
     for (size_t i = 0; i < n; i++)
       sp[i].prefix = buf.data + (uintptr_t)sp[i].prefix;
     rc = jb__store_post_x(b->store, sp, n, now, held, &held_idx);
+    if (rc != JB_OK && reserved) {
+      char msg[1024]; /* the post's message, kept over the give-back */
+      snprintf(msg, sizeof msg, "%s", jb_errmsg());
+      unreserve_remote(b, sp, reserved);
+      jb__err(rc, "%s", msg);
+    }
   }
   if (rc == JB_OK && uuids_out)
     for (size_t i = 0; i < n; i++) jb__uuid_format(uuids_out[i], sp[i].uuid);
-  if (rc == JB_EEXISTS && uuids_out) /* the job that holds the key */
-    jb__uuid_format(uuids_out[held_idx], held);
+  if (rc == JB_EEXISTS && uuids_out) { /* the job that holds the key */
+    if (remote_holder[0])
+      memcpy(uuids_out[held_idx], remote_holder, JB_UUID_STRLEN);
+    else
+      jb__uuid_format(uuids_out[held_idx], held);
+  }
   for (size_t i = 0; i < n; i++) free((void *)sp[i].x);
   jb__buf_free(&buf);
   if (sp != stack_sp) free(sp);
@@ -678,6 +756,43 @@ static int settle_lost(jb_board *b, jb_release op, const uint8_t raw[16],
     if (arc != JB_OK && arc != JB_ENOTFOUND) return arc;
   }
   return JB_OK;
+}
+
+int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force) {
+  if (b->remote_ops == NULL || b->remote_ops->cancel == NULL)
+    return not_attached("cancel", raw);
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  int rc;
+  for (int i = 0;; i++) {
+    rc = b->remote_ops->cancel(b->remote_ctx, t, force);
+    if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
+  }
+  if (rc != JB_OK) return rc;
+  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
+  rc = jb__store_cancel(b->store, raw, true, jb__now_us(), &hb,
+                        JB_STORE_DECIDED);
+  /* Redis has cancelled it; gone here means the replicator saw it leave
+   * Redis first and recorded a plain ending: it becomes "cancelled". */
+  if (rc == JB_ENOTFOUND) {
+    jb_store_done done = {JB_END_CANCELLED, NULL, 0, &hb};
+    int arc = jb__store_amend_completion(b->store, raw, &done, "", 0,
+                                         jb__now_us());
+    if (arc != JB_OK && arc != JB_ENOTFOUND) return arc;
+    rc = JB_OK;
+  }
+  return rc;
+}
+
+int jb__board_bury_unpublished(jb_board *b, const char *uuid,
+                               const char *reason) {
+  uint8_t raw[16];
+  int rc = args(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  size_t len = reason ? strnlen(reason, JB_REASON_MAX) : 0;
+  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
+  return jb__store_bury_unpublished(b->store, raw, reason ? reason : "", len,
+                                    jb__now_us(), &hb);
 }
 
 int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],

@@ -714,12 +714,23 @@ enum {
  * claimed job is refused (JB_ECLAIMED, naming the owner) unless
  * JB_CANCEL_FORCE: then its holder's next consume, extend or abandon is
  * refused (JB_ENOTFOUND, saying it was cancelled).
- * Errors: JB_ENOTFOUND, JB_ECLAIMED, JB_EINVAL.
+ * A job Redis decides (jb_job_remote) is cancelled through Redis first,
+ * on a handle attached to it (jb_sync_attach): Redis takes it out of its
+ * listings only if it is unclaimed there (or, forced, claimed too), then
+ * one local write transaction records the cancel; JB_ECLAIMED when Redis
+ * has it claimed, JB_ENOTFOUND when Redis no longer lists it, JB_EOFFLINE
+ * when Redis cannot be reached or the handle is not attached (nothing
+ * changes).
+ * Errors: JB_ENOTFOUND, JB_ECLAIMED, JB_EOFFLINE, JB_EINVAL.
  */
 JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
                             unsigned int flags);
 /** Cancel every job that is not claimed (delayed ones included), a few
- *  hundred per write transaction; the number to `*out` (may be NULL). */
+ *  hundred per write transaction; the number to `*out` (may be NULL).
+ *  On a handle attached to Redis, the unclaimed jobs Redis decides are
+ *  then cancelled through Redis one by one (those Redis finds claimed or
+ *  gone are left; JB_EOFFLINE stops there, *out counting what was done);
+ *  without the hook they are left. */
 JB_EXTERN int jb_board_flush(size_t *out, jb_board *board);
 
 /*

@@ -5,12 +5,14 @@
  * Arguments are checked here; the work is store/life.c's and dead.c's.
  */
 #include "internal.h"
+#include "remote_hook.h"
 
 #include "store/store.h"
 #include "store/life.h"
 #include "core/posting.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,8 +173,60 @@ int jb_job_cancel(jb_board *b, const char *uuid, unsigned flags) {
   int rc = jb__uuid_parse(raw, uuid, "job uuid");
   if (rc != JB_OK) return rc;
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-  return jb__store_cancel(b->store, raw, flags & JB_CANCEL_FORCE,
-                          jb__now_us(), &hb);
+  bool force = flags & JB_CANCEL_FORCE;
+  /* A job decided here may hold a reservation of its unique key in Redis
+   * (made at its post): given back once it is cancelled (best effort; it
+   * runs out by itself). */
+  char key[JB_UNIQUE_MAX + 1] = "";
+  if (b->remote_ops && b->remote_ops->unreserve) {
+    jb_job *job = NULL;
+    if (jb_job_get(&job, b, uuid) == JB_OK && !jb_job_remote(job) &&
+        jb_job_unique_key(job))
+      snprintf(key, sizeof key, "%s", jb_job_unique_key(job));
+    jb_job_free(job);
+  }
+  rc = jb__store_cancel(b->store, raw, force, jb__now_us(), &hb, 0);
+  if (rc == JB_OK && key[0]) b->remote_ops->unreserve(b->remote_ctx, key, uuid);
+  if (rc != JB__REMOTE) return rc;
+  /* Redis decides this job (DESIGN 6): Redis cancels it first. */
+  return jb__board_remote_cancel(b, raw, force);
+}
+
+/* The Redis-decided jobs a flush cancels through Redis: the ones not
+ * claimed here (Redis refuses those it finds claimed). */
+static int flush_remote(size_t *done, jb_board *b) {
+  jb_iter *it = NULL;
+  int rc = jb_iter_open(&it, b, 0);
+  if (rc != JB_OK) return rc;
+  char (*uuids)[JB_UUID_STRLEN] = NULL;
+  size_t n = 0, cap = 0;
+  const jb_job *job;
+  while ((rc = jb_iter_next(&job, it)) == JB_OK && job) {
+    if (!jb_job_remote(job) || jb_job_owner(job)) continue;
+    if (n == cap) {
+      size_t c = cap ? cap * 2 : 64;
+      void *p = realloc(uuids, c * sizeof *uuids);
+      if (p == NULL) {
+        rc = jb__err(JB_ENOMEM, "out of memory flushing the board");
+        break;
+      }
+      uuids = p;
+      cap = c;
+    }
+    memcpy(uuids[n++], jb_job_uuid(job), JB_UUID_STRLEN);
+  }
+  jb_iter_close(it);
+  for (size_t i = 0; rc == JB_OK && i < n; i++) {
+    uint8_t raw[16];
+    if ((rc = jb__uuid_parse(raw, uuids[i], "job uuid")) != JB_OK) break;
+    int c = jb__board_remote_cancel(b, raw, false);
+    if (c == JB_OK)
+      (*done)++;
+    else if (c != JB_ECLAIMED && c != JB_ENOTFOUND)
+      rc = c; /* Redis away: the rest stay (the message says why) */
+  }
+  free(uuids);
+  return rc;
 }
 
 int jb_board_flush(size_t *out, jb_board *b) {
@@ -187,8 +241,15 @@ int jb_board_flush(size_t *out, jb_board *b) {
     if (rc != JB_OK) return rc;
     total += n;
     if (out) *out = total;
-    if (!more) return JB_OK;
+    if (!more) break;
   }
+  /* On a handle attached to Redis, the jobs Redis decides that are not
+   * claimed are cancelled through Redis, one by one; without the hook
+   * they stay (a flush cancels what this board decides). */
+  if (b->remote_ops == NULL || b->remote_ops->cancel == NULL) return JB_OK;
+  int rc = flush_remote(&total, b);
+  if (out) *out = total;
+  return rc;
 }
 
 /* --------------------------------------------------------- dead letters */
@@ -378,6 +439,13 @@ int jb_dead_purge(size_t *out, jb_board *b, int64_t before_us) {
     if (rc != JB_OK) return rc;
     total += n;
     if (out) *out = total;
-    if (!more) return JB_OK;
+    if (!more) break;
   }
+  /* On a handle attached to Redis, the jobs Redis decides that are not
+   * claimed are cancelled through Redis, one by one; without the hook
+   * they stay (a flush cancels what this board decides). */
+  if (b->remote_ops == NULL || b->remote_ops->cancel == NULL) return JB_OK;
+  int rc = flush_remote(&total, b);
+  if (out) *out = total;
+  return rc;
 }

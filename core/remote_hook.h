@@ -45,6 +45,23 @@ typedef struct jb_remote_ops {
    * pending (the message is left alone), JB_EOFFLINE if Redis cannot say
    * yet. May be NULL. */
   int (*settle)(void *ctx, int op, const char *uuid, const char *who);
+  /* Reserve unique key `key` in Redis for job `uuid`, about to be posted
+   * on this board (it is published later), for hold_ms (> 0). JB_OK;
+   * JB_EEXISTS when another live job holds the key there (its uuid text
+   * copied to holder, the message naming key and holder); JB_EOFFLINE
+   * when Redis cannot be reached (the post goes on locally, and the key is
+   * taken, or the job refused, when it is published). May be NULL. */
+  int (*reserve)(void *ctx, const char *key, const char *uuid,
+                 int64_t hold_ms, char holder[JB_UUID_STRLEN]);
+  /* Give back what reserve took for `uuid` (the local post failed); best
+   * effort: a reservation left behind runs out by itself. May be NULL. */
+  void (*unreserve)(void *ctx, const char *key, const char *uuid);
+  /* Cancel job `uuid` in Redis: it leaves the listings (with its owner
+   * key and unique key) only if unclaimed there, or, with force, claimed
+   * too. JB_OK; JB_ECLAIMED (claimed, not forced: the message names the
+   * owner); JB_ENOTFOUND (Redis no longer lists it); JB_EOFFLINE. May be
+   * NULL (cancels of Redis-decided jobs are then refused). */
+  int (*cancel)(void *ctx, const char *uuid, bool force);
 } jb_remote_ops;
 
 /* The op of jb_remote_ops.settle. */
@@ -57,6 +74,15 @@ typedef struct jb_remote_ops {
  * against operations running on `b` at the same time. */
 JB_EXTERN void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops,
                                     void *ctx);
+
+/* Send job `uuid`, decided here (its publication refused by Redis: its
+ * unique key is held there by another live job), to the dead letters
+ * (cause JB_DEAD_BURIED) with `reason` as its last reason, in one write
+ * transaction, whatever its publication state and claim (a local claim
+ * goes with it, its owner kept in the letter). JB_ENOTFOUND when not on
+ * the board; JB_EINVAL when it is published (Redis decides it). */
+JB_EXTERN int jb__board_bury_unpublished(jb_board *b, const char *uuid,
+                                         const char *reason);
 
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */

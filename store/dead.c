@@ -50,51 +50,73 @@ typedef struct {
   size_t max;     /* flush: per transaction */
   size_t done;    /* flush: cancelled so far in this transaction */
   bool more;      /* flush: stopped at max */
+  unsigned xflags; /* JB_STORE_DECIDED: Redis cancelled it */
 } cancel_ctx;
 
-/* Take job `uuid` (header h, posting) off the board as cancelled; `claim`
- * its live claim record (NULL: unclaimed). */
-static int cancel_one(jb_store *s, MDB_txn *txn, const cancel_ctx *c,
-                      const uint8_t uuid[16], const jb_jobhdr *h,
-                      MDB_val posting, const jb_claimrec *claim,
-                      const char *owner) {
+/* Take job `uuid` (header h, posting) off the board as cancelled, or
+ * with `bury` to the dead letters (cause JB_DEAD_BURIED); `claim` its
+ * live claim record (NULL: unclaimed). */
+static int leave_one(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                     const jb_jobhdr *h, MDB_val posting,
+                     const jb_claimrec *claim, const char *owner,
+                     int64_t now_us, const jb_hist_bounds *bounds, bool bury) {
   char who[JB_WHO_MAX];
   size_t who_len = 0;
   if (claim) {
     who_len = claim->owner_len > JB_WHO_MAX ? JB_WHO_MAX : claim->owner_len;
     memcpy(who, owner, who_len); /* before the claims page changes */
   }
-  jb_store_done done = {JB_END_CANCELLED, NULL, 0, c->bounds};
-  jb_completing cp = {.op = JB_RELEASE_CONSUME, .uuid = uuid, .h = h,
+  jb_store_done done = {bury ? JB_END_TRASHED : JB_END_CANCELLED, NULL, 0,
+                        bounds};
+  jb_completing cp = {.op = bury ? JB_RELEASE_TRASH : JB_RELEASE_CONSUME,
+                      .uuid = uuid, .h = h,
                       .posting = posting, .claim = claim,
                       .claimed_us = claim ? claim->claimed_us : 0,
-                      .who = who, .who_len = who_len, .now_us = c->now_us,
-                      .done = &done, .event = JB_EV_CANCELLED,
-                      .end = JB_END_CANCELLED};
+                      .who = who, .who_len = who_len, .now_us = now_us,
+                      .done = &done, .event = bury ? 0 : JB_EV_CANCELLED,
+                      .end = bury ? 0 : JB_END_CANCELLED,
+                      .cause = bury ? JB_DEAD_BURIED : 0};
   return jb__job_complete(s, txn, &cp);
+}
+
+static int cancel_one(jb_store *s, MDB_txn *txn, const cancel_ctx *c,
+                      const uint8_t uuid[16], const jb_jobhdr *h,
+                      MDB_val posting, const jb_claimrec *claim,
+                      const char *owner) {
+  return leave_one(s, txn, uuid, h, posting, claim, owner, c->now_us,
+                   c->bounds, false);
+}
+
+/* Job `uuid`'s header and posting, its uuid text to t; JB_ENOTFOUND with
+ * a message when it is not on the board. */
+static int job_on_board(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                        char t[JB_UUID_STRLEN], jb_jobhdr *h,
+                        MDB_val *posting) {
+  jb__uuid_format(t, uuid);
+  int rc = jb__job_header(s, txn, uuid, h, posting);
+  if (rc == MDB_NOTFOUND)
+    return jb__err(JB_ENOTFOUND, "job %s is not on the board", t);
+  return rc;
 }
 
 static int cancel_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   cancel_ctx *c = vctx;
   char t[JB_UUID_STRLEN];
-  jb__uuid_format(t, c->uuid);
   jb_jobhdr h;
   MDB_val posting;
-  int rc = jb__job_header(s, txn, c->uuid, &h, &posting);
-  if (rc == MDB_NOTFOUND)
-    return jb__err(JB_ENOTFOUND, "job %s is not on the board", t);
+  int rc = job_on_board(s, txn, c->uuid, t, &h, &posting);
   if (rc) return rc;
-  if (h.flags & JB_JOB_F_REMOTE)
-    return jb__err(JB_EINVAL, "job %s is decided by Redis (it was "
-                   "published or came from Redis): cancelling it through "
-                   "Redis is not supported yet; its owner can trash it", t);
+  bool decided = c->xflags & JB_STORE_DECIDED;
+  if ((h.flags & JB_JOB_F_REMOTE) && !decided) return JB__REMOTE;
   jb_claimrec rec;
   const char *owner;
   rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
   if (rc == MDB_NOTFOUND)
     return cancel_one(s, txn, c, c->uuid, &h, posting, NULL, NULL);
   if (rc) return rc;
+  if (decided) /* Redis has cancelled it: its local claim goes too */
+    return cancel_one(s, txn, c, c->uuid, &h, posting, &rec, owner);
   const char *why = jb__claim_lapsed_why(s, &rec);
   if (!why && !c->force)
     return jb__err(JB_ECLAIMED, "job %s is claimed by %.*s: not cancelled "
@@ -104,10 +126,56 @@ static int cancel_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 }
 
 int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
-                     int64_t now_us, const jb_hist_bounds *bounds) {
+                     int64_t now_us, const jb_hist_bounds *bounds,
+                     unsigned xflags) {
   cancel_ctx c = {.uuid = uuid, .force = force, .now_us = now_us,
-                  .bounds = bounds};
+                  .bounds = bounds, .xflags = xflags};
   return jb__store_write(s, cancel_body, &c);
+}
+
+/* --------------------------------------------- a publication refused */
+
+typedef struct {
+  const uint8_t *uuid;
+  const char *reason;
+  size_t reason_len;
+  int64_t now_us;
+  const jb_hist_bounds *bounds;
+} bury_ctx;
+
+static int bury_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  bury_ctx *c = vctx;
+  char t[JB_UUID_STRLEN];
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = job_on_board(s, txn, c->uuid, t, &h, &posting);
+  if (rc) return rc;
+  if ((h.flags & JB_JOB_F_REMOTE) && !(h.flags & JB_JOB_F_PUBLISHING))
+    return jb__err(JB_EINVAL, "job %s is published (Redis decides it): not "
+                   "sent to the dead letters here", t);
+  /* The reason goes into its jobx record, which the dead letter keeps. */
+  jb_jobx x;
+  if ((rc = jb__jobx_get(s, txn, c->uuid, &x)) && rc != MDB_NOTFOUND)
+    return rc;
+  if (!x.found) x.rec.format = 1;
+  jb__jobx_set_reason(&x, c->reason, c->reason_len);
+  if ((rc = jb__jobx_put(s, txn, c->uuid, &x)) ||
+      (rc = jb__job_header(s, txn, c->uuid, &h, &posting)))
+    return rc;
+  jb_claimrec rec;
+  const char *owner = NULL;
+  rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  return leave_one(s, txn, c->uuid, &h, posting, rc == 0 ? &rec : NULL, owner,
+                   c->now_us, c->bounds, true);
+}
+
+int jb__store_bury_unpublished(jb_store *s, const uint8_t uuid[16],
+                               const char *reason, size_t reason_len,
+                               int64_t now_us, const jb_hist_bounds *bounds) {
+  bury_ctx c = {uuid, reason, reason_len, now_us, bounds};
+  return jb__store_write(s, bury_body, &c);
 }
 
 /* Flush: the unclaimed jobs decided here, from `ready` and then

@@ -650,9 +650,20 @@ int jb__store_entity_read(jb_store *s, jb_buf *bytes, size_t *n_out);
 int jb__store_policy_get(jb_store *s, jb_retry_policy *out);
 int jb__store_policy_set(jb_store *s, const jb_retry_policy *p);
 struct jb_hist_bounds;
-/* Cancel one job (JB_ECLAIMED unless force when claimed). */
+/* Cancel one job (JB_ECLAIMED unless force when claimed). A Redis-decided
+ * job: JB__REMOTE without JB_STORE_DECIDED in xflags; with it, Redis has
+ * cancelled it and it goes whatever its local claim. */
 int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
-                     int64_t now_us, const struct jb_hist_bounds *bounds);
+                     int64_t now_us, const struct jb_hist_bounds *bounds,
+                     unsigned xflags);
+/* Send a job that Redis does not decide (not published: decided here, or
+ * marked for publication and refused by Redis) to the dead letters, cause
+ * JB_DEAD_BURIED, `reason` its last reason, its claim (if any) with it.
+ * JB_ENOTFOUND; JB_EINVAL when published (JB_PUB_DONE). */
+int jb__store_bury_unpublished(jb_store *s, const uint8_t uuid[16],
+                               const char *reason, size_t reason_len,
+                               int64_t now_us,
+                               const struct jb_hist_bounds *bounds);
 /* Cancel up to `max` unclaimed jobs decided here; *more when some may be
  * left. */
 int jb__store_flush(jb_store *s, int64_t now_us,
@@ -800,6 +811,9 @@ int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
 int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
                       const char *who, size_t who_len, uint64_t token,
                       const jb_store_done *done);
+/* A cancel of a Redis-decided job through the handle's hook (core/board.c):
+ * Redis first (JB_EOFFLINE without the hook), then the local record. */
+int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force);
 
 /* jb_job_consume_result's argument checks (core/history.c): the uuid
  * into `raw`, the owner's length, and `done` (pointing at `hb`, the

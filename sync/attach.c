@@ -293,8 +293,38 @@ static int hook_settle(void *ctx, int op, const char *uuid, const char *who) {
   return done;
 }
 
-static const jb_remote_ops hook = {hook_claim, hook_abandon, hook_consume,
-                                   hook_trash, hook_extend, hook_settle};
+/* A unique key reserved before the post (DESIGN-NOTES "Unique keys and
+ * cancel through Redis"). A reply lost on the way is Redis away: the post
+ * goes on, and the publication decides (a reservation that did run only
+ * holds the key for this very job). */
+static int hook_reserve(void *ctx, const char *key, const char *uuid,
+                        int64_t hold_ms, char holder[JB_UUID_STRLEN]) {
+  attachment *a = ctx;
+  jb__remote_result res;
+  holder[0] = '\0';
+  int rc = jb__remote_reserve(&res, &a->rm, key, uuid, hold_ms > 0 ? hold_ms : 1);
+  if (rc == JB_EEXISTS) copy_text(holder, JB_UUID_STRLEN, res.holder);
+  return rc;
+}
+
+static void hook_unreserve(void *ctx, const char *key, const char *uuid) {
+  attachment *a = ctx;
+  jb__remote_result res;
+  jb__remote_reserve(&res, &a->rm, key, uuid, 0);
+}
+
+/* A cancel whose reply was lost is not resolved here: cancelling again
+ * finds the job gone (JB_ENOTFOUND) if it ran, and the replicator then
+ * takes it off the board. */
+static int hook_cancel(void *ctx, const char *uuid, bool force) {
+  attachment *a = ctx;
+  jb__remote_result res;
+  return jb__remote_cancel(&res, &a->rm, uuid, force);
+}
+
+static const jb_remote_ops hook = {hook_claim,   hook_abandon,  hook_consume,
+                                   hook_trash,   hook_extend,   hook_settle,
+                                   hook_reserve, hook_unreserve, hook_cancel};
 
 int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   if (b == NULL || c == NULL)
@@ -356,7 +386,10 @@ int jb__sync_post_marked(jb__remote_result *res, jb__remote *rm, jb_board *b,
     }
     o = (jb__remote_owner){who, left, claim_id, jb_job_modified(job)};
   }
-  rc = jb__remote_post(res, rm, uuid, posting, len, who ? &o : NULL);
+  /* Its unique key is taken in the same script, or the post is refused
+   * (JB_EEXISTS, res->holder) when another live job holds it in Redis. */
+  rc = jb__remote_post_unique(res, rm, uuid, posting, len, who ? &o : NULL,
+                              jb_job_unique_key(job));
   if (rc == JB_EOFFLINE && res->unsure) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", jb_errmsg());
@@ -374,6 +407,20 @@ int jb__sync_post_marked(jb__remote_result *res, jb__remote *rm, jb_board *b,
   }
   jb_job_free(job);
   return rc;
+}
+
+int jb__sync_refuse_unique(jb_board *b, const char *uuid,
+                           const jb__remote_result *res) {
+  char msg[512], reason[700];
+  snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  snprintf(reason, sizeof reason, "not published: %s; the job was posted "
+           "while redis was unreachable (requeue it once that job is done)",
+           msg);
+  int rc = jb__board_bury_unpublished(b, uuid, reason);
+  if (rc == JB_ENOTFOUND) return JB_ENOTFOUND; /* completed meanwhile */
+  if (rc != JB_OK) return rc;
+  return jb__err(JB_EEXISTS, "job %s was not published and went to the "
+                 "dead letters: %s (holder %s)", uuid, msg, res->holder);
 }
 
 int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
@@ -420,6 +467,8 @@ int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid) {
     rc = jb__board_set_published(b, &uuid, 1, JB_PUB_DONE, &res.sequence,
                                  NULL);
     if (rc == JB_ENOTFOUND) rc = src; /* completed since: nothing to mark */
+  } else if (rc == JB_EEXISTS) {
+    rc = jb__sync_refuse_unique(b, uuid, &res);
   } else if (rc == JB_EINVAL) {
     /* Refused by Redis before anything was written (another posting under
      * this uuid): the job stays decided here. */

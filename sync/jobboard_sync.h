@@ -236,6 +236,14 @@ JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
  * affected and never touch Redis. Without an attachment every operation of
  * a Redis-decided job fails with JB_EOFFLINE and changes nothing.
  *
+ * Also through Redis on an attached handle (issue 15): jb_job_cancel of a
+ * Redis-decided job (Redis takes it out of its listings only if unclaimed
+ * there, or forced; jb_board_flush cancels the unclaimed ones so), and a
+ * post with a unique key, which first reserves the key in the namespace's
+ * NS:unique (JB_EEXISTS and Redis's holder when another live job holds
+ * it on any board; Redis away: the post is accepted and the key decided
+ * at publication).
+ *
  * The claim ids of the claims made through `c` are kept in memory with the
  * connection, so releases of them are checked against the claim itself;
  * other claims are released by owner name, as taskflow does. claim-next
@@ -261,9 +269,13 @@ JB_EXTERN void jb_sync_detach(jb_board *b);
  * is left of its lease when it is claimed locally). It may be called again
  * after a failure: a post that already ran is recognised (not posted
  * twice). From the mark on, its ownership is decided by Redis (see
- * jb_sync_attach); until the post has run, claims of it are refused.
- * Errors: JB_EINVAL, JB_ENOTFOUND (not on the board), JB_EOFFLINE, JB_EIO,
- * JB_ENOMEM.
+ * jb_sync_attach); until the post has run, claims of it are refused. A job
+ * with a unique key takes the key in Redis with the post; when another
+ * live job holds it there, the job is not published but sent to the
+ * board's dead letters (cause JB_DEAD_BURIED, its reason naming the key
+ * and the holder): JB_EEXISTS.
+ * Errors: JB_EINVAL, JB_ENOTFOUND (not on the board), JB_EEXISTS,
+ * JB_EOFFLINE, JB_EIO, JB_ENOMEM.
  */
 JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
 

@@ -19,7 +19,8 @@
 
 #define KEY_MAX JB__REMOTE_KEY_MAX
 
-enum { S_CLAIM, S_ABANDON, S_CONSUME, S_TRASH, S_EXTEND, S_POST };
+enum { S_CLAIM, S_ABANDON, S_CONSUME, S_TRASH, S_EXTEND, S_POST, S_RESERVE,
+       S_CANCEL };
 
 int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
   memset(r, 0, sizeof *r);
@@ -30,6 +31,7 @@ int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
       (n = jb_sync_key(r->trash, KEY_MAX, conn, "trash")) < 0 ||
       (n = jb_sync_key(r->sequence, KEY_MAX, conn, "sequence")) < 0 ||
       (n = jb_sync_key(r->fence, KEY_MAX, conn, "fence")) < 0 ||
+      (n = jb_sync_key(r->unique, KEY_MAX, conn, "unique")) < 0 ||
       (notices && (n = jb_sync_key(r->channel, KEY_MAX, conn, "notices")) < 0))
     return n;
   for (int i = 0; i < JB__SYNC_SCRIPT_COUNT; i++) {
@@ -213,6 +215,9 @@ int jb__remote_parse_reply(reply *out, const redisReply *r,
       obj_uint(v, &out->fence);
     else if (key_is(k, "sequence"))
       out->has_sequence = obj_uint(v, &out->sequence);
+    else if (key_is(k, "holder") && str)
+      copy_str(out->holder, sizeof out->holder, v->via.str.ptr,
+               v->via.str.size);
     else if (key_is(k, "listed") && v->type == MSGPACK_OBJECT_BOOLEAN)
       out->listed = v->via.boolean;
   }
@@ -230,8 +235,9 @@ out:
  * ("" when notices are off): the job's own, and the shared ones made by
  * jb__remote_init. */
 typedef struct {
-  char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX], posted[KEY_MAX];
-  const char *listings, *trash, *sequence, *fence, *channel;
+  char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX], posted[KEY_MAX],
+      unique[KEY_MAX];
+  const char *listings, *trash, *sequence, *fence, *channel, *uniques;
 } job_keys;
 
 /* dst = base (n bytes) + sfx: the bytes jb_sync_key makes of "<uuid><sfx>"
@@ -257,7 +263,9 @@ static int job_keys_make(job_keys *k, jb__remote *r, const char *uuid) {
   key_suffix(k->lm, base, (size_t)n, ".last_modified");
   key_suffix(k->claim, base, (size_t)n, ".claim");
   key_suffix(k->posted, base, (size_t)n, ".posted");
+  key_suffix(k->unique, base, (size_t)n, ".unique");
   k->listings = r->listings;
+  k->uniques = r->unique;
   k->trash = r->trash;
   k->sequence = r->sequence;
   k->fence = r->fence;
@@ -323,9 +331,32 @@ static int check_owner(const jb__remote_owner *o, const char *what) {
   return JB_OK;
 }
 
+/* A unique key as the scripts take it: 1..JB_UNIQUE_MAX bytes. */
+static int check_unique(const char *key, const char *what) {
+  if (key == NULL || key[0] == '\0' || strlen(key) > JB_UNIQUE_MAX)
+    return jb__err(JB_EINVAL, "%s: unique key must be 1..%d bytes", what,
+                   JB_UNIQUE_MAX);
+  return JB_OK;
+}
+
+/* The refusal of a unique key held by another live job in Redis. */
+static int unique_held(jb__remote_result *res, const reply *rep,
+                       const char *key) {
+  copy_str(res->holder, sizeof res->holder, rep->holder, strlen(rep->holder));
+  return jb__err(JB_EEXISTS, "unique key \"%.200s\" is held by job %s (in "
+                 "redis)", key, rep->holder[0] ? rep->holder : "(unknown)");
+}
+
 int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
                     const void *posting, size_t len,
                     const jb__remote_owner *owner) {
+  return jb__remote_post_unique(res, r, uuid, posting, len, owner, NULL);
+}
+
+int jb__remote_post_unique(jb__remote_result *res, jb__remote *r,
+                           const char *uuid, const void *posting, size_t len,
+                           const jb__remote_owner *owner,
+                           const char *unique) {
   memset(res, 0, sizeof *res);
   if (!uuid_ok(uuid))
     return jb__err(JB_EINVAL, "post to redis: \"%s\" is not a lowercase uuid",
@@ -334,6 +365,8 @@ int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
   int rc = jb__remote_posting_prefix(&plen, posting, len);
   if (rc) return rc;
   if (owner && (rc = check_owner(owner, "post to redis"))) return rc;
+  if (unique && (rc = check_unique(unique, "post to redis"))) return rc;
+  if (unique == NULL) unique = "";
   job_keys k;
   if ((rc = job_keys_make(&k, r, uuid))) return rc;
   msgpack_sbuffer lm;
@@ -344,15 +377,15 @@ int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
     if ((rc = lm_blob(&lm, owner->now_us))) goto out;
     expiry_text(exp, owner->expiry_ms);
   }
-  const char *keys[7] = {k.listings, k.sequence, k.owned, k.lm, k.claim,
-                         k.fence, k.posted};
-  const char *args[8] = {uuid, (const char *)posting, k.channel,
+  const char *keys[9] = {k.listings, k.sequence, k.owned, k.lm, k.claim,
+                         k.fence, k.posted, k.uniques, k.unique};
+  const char *args[9] = {uuid, (const char *)posting, k.channel,
                          owner ? owner->who : "",
                          owner ? lm.data : "", exp,
-                         owner ? owner->claim_id : "", marker};
-  size_t lens[8] = {strlen(uuid), plen, strlen(k.channel), strlen(args[3]),
+                         owner ? owner->claim_id : "", marker, unique};
+  size_t lens[9] = {strlen(uuid), plen, strlen(k.channel), strlen(args[3]),
                     owner ? lm.size : 0, strlen(exp), strlen(args[6]),
-                    strlen(marker)};
+                    strlen(marker), strlen(unique)};
   reply rep;
   rc = run(&rep, res, r, S_POST, "post", uuid, JB__SYNC_POST_NKEYS, keys,
            JB__SYNC_POST_NARGS, args, lens);
@@ -369,7 +402,9 @@ int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
       res->gone = !rep.listed;
     } else
       rc = jb__err(JB_EINVAL, "job %s is already on the board", uuid);
-  } else
+  } else if (!rep.ok && strcmp(rep.reason, JB__SYNC_UNIQUE_HELD) == 0)
+    rc = unique_held(res, &rep, unique);
+  else
     rc = bad_reason(&rep, "post");
 out:
   msgpack_sbuffer_destroy(&lm);
@@ -486,8 +521,10 @@ int jb__remote_release(jb__remote_result *res, jb__remote *r,
                                           : S_TRASH;
   reply rep;
   if (op == JB__REMOTE_CONSUME) {
-    /* KEYS owner, listings, last_modified, claim; ARGV who, K, id, channel */
-    const char *keys[4] = {k.owned, k.listings, k.lm, k.claim};
+    /* KEYS owner, listings, last_modified, claim, unique hash, K's unique
+     * key; ARGV who, K, id, channel */
+    const char *keys[6] = {k.owned, k.listings, k.lm, k.claim, k.uniques,
+                           k.unique};
     const char *args[4] = {who, uuid, claim_id, k.channel};
     rc = run(&rep, res, r, script, verb, uuid, JB__SYNC_CONSUME_NKEYS, keys,
              JB__SYNC_CONSUME_NARGS, args, NULL);
@@ -496,8 +533,9 @@ int jb__remote_release(jb__remote_result *res, jb__remote *r,
      * same with the trash hash before the claim record. ARGV (both): who,
      * K, lm, claim id, channel. */
     bool trash = op == JB__REMOTE_TRASH;
-    const char *keys[5] = {k.owned, k.listings, k.lm,
-                           trash ? k.trash : k.claim, k.claim};
+    const char *keys[7] = {k.owned, k.listings, k.lm,
+                           trash ? k.trash : k.claim, k.claim, k.uniques,
+                           k.unique};
     const char *args[5] = {who, uuid, lm.data, claim_id, k.channel};
     size_t lens[5] = {strlen(who), strlen(uuid), lm.size, strlen(claim_id),
                       strlen(k.channel)};
@@ -538,6 +576,63 @@ int jb__remote_extend(jb__remote_result *res, jb__remote *r, const char *uuid,
   if (rc == JB_OK && !rep.ok)
     rc = refusal(&rep, verb, uuid, who, claim_id, "extend", res);
   return rc;
+}
+
+int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
+                       const char *key, const char *uuid, int64_t hold_ms) {
+  memset(res, 0, sizeof *res);
+  if (!uuid_ok(uuid))
+    return jb__err(JB_EINVAL, "reserve in redis: \"%s\" is not a lowercase "
+                   "uuid", uuid ? uuid : "(null)");
+  int rc = check_unique(key, "reserve in redis");
+  if (rc) return rc;
+  if (hold_ms < 0)
+    return jb__err(JB_EINVAL, "reserve in redis: hold %lld ms is negative",
+                   (long long)hold_ms);
+  job_keys k;
+  if ((rc = job_keys_make(&k, r, uuid))) return rc;
+  char hold[24];
+  snprintf(hold, sizeof hold, "%lld", (long long)hold_ms);
+  const char *keys[3] = {k.uniques, k.listings, k.unique};
+  const char *args[3] = {key, uuid, hold};
+  reply rep;
+  rc = run(&rep, res, r, S_RESERVE,
+           hold_ms ? "reserve the unique key of" : "release the unique key of",
+           uuid, JB__SYNC_RESERVE_NKEYS, keys, JB__SYNC_RESERVE_NARGS, args,
+           NULL);
+  if (rc == JB_OK && !rep.ok)
+    rc = strcmp(rep.reason, JB__SYNC_UNIQUE_HELD) == 0
+             ? unique_held(res, &rep, key)
+             : bad_reason(&rep, "reserve");
+  return rc;
+}
+
+int jb__remote_cancel(jb__remote_result *res, jb__remote *r, const char *uuid,
+                      bool force) {
+  memset(res, 0, sizeof *res);
+  if (!uuid_ok(uuid))
+    return jb__err(JB_EINVAL, "cancel in redis: \"%s\" is not a lowercase "
+                   "uuid", uuid ? uuid : "(null)");
+  job_keys k;
+  int rc = job_keys_make(&k, r, uuid);
+  if (rc) return rc;
+  const char *keys[6] = {k.owned, k.listings, k.lm, k.claim, k.uniques,
+                         k.unique};
+  const char *args[3] = {uuid, force ? "1" : "", k.channel};
+  reply rep;
+  rc = run(&rep, res, r, S_CANCEL, "cancel", uuid, JB__SYNC_CANCEL_NKEYS, keys,
+           JB__SYNC_CANCEL_NARGS, args, NULL);
+  if (rc) return rc;
+  memcpy(res->owner, rep.owner, sizeof res->owner);
+  if (rep.ok) return JB_OK;
+  if (strcmp(rep.reason, JB__SYNC_UNKNOWN_JOB) == 0)
+    return jb__err(JB_ENOTFOUND, "job %s is not on the board (redis no "
+                   "longer lists it)", uuid);
+  if (strcmp(rep.reason, JB__SYNC_ALREADY_CLAIMED) == 0)
+    return jb__err(JB_ECLAIMED, "job %s is claimed by %s (in redis): not "
+                   "cancelled (force it to cancel a claimed job)", uuid,
+                   rep.owner);
+  return bad_reason(&rep, "cancel");
 }
 
 /* ----------------------------------------------------------- lost replies */

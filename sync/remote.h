@@ -53,6 +53,7 @@ typedef struct {
    * microsecond of snprintf). */
   char listings[JB__REMOTE_KEY_MAX], trash[JB__REMOTE_KEY_MAX],
       sequence[JB__REMOTE_KEY_MAX], fence[JB__REMOTE_KEY_MAX],
+      unique[JB__REMOTE_KEY_MAX], /* NS:unique */
       channel[JB__REMOTE_KEY_MAX]; /* NS:notices, or "" without notices */
 } jb__remote;
 
@@ -80,6 +81,8 @@ typedef struct {
                                it was not listed again */
   bool unsure;              /* JB_EOFFLINE after the script may have been
                                sent: resolve before doing anything else */
+  char holder[JB_UUID_STRLEN + 28]; /* JB_EEXISTS: the job holding the
+                               unique key in Redis */
 } jb__remote_result;
 
 /* A new claim id: a random uuid4 text (36 chars + NUL). Errors: JB_EIO
@@ -132,6 +135,38 @@ typedef struct {
 int jb__remote_post(jb__remote_result *res, jb__remote *r, const char *uuid,
                     const void *posting, size_t len,
                     const jb__remote_owner *owner);
+
+/*
+ * jb__remote_post with the job's unique key (NULL: none): the script
+ * refuses the post, writing nothing, when another live job holds the key
+ * in Redis (listed, or reserved and the reservation not run out; a holder
+ * that is neither is stale and loses the key): JB_EEXISTS "unique key "K"
+ * is held by job U (in redis)", res->holder = U. Posted, the job holds the
+ * key for as long as it is listed.
+ */
+int jb__remote_post_unique(jb__remote_result *res, jb__remote *r,
+                           const char *uuid, const void *posting, size_t len,
+                           const jb__remote_owner *owner, const char *unique);
+
+/*
+ * Reserve unique key `key` for job `uuid` (not yet posted) for hold_ms
+ * (> 0): JB_OK (reserved, or `uuid` holds it already), JB_EEXISTS (another
+ * live job holds it: res->holder, message as jb__remote_post_unique's).
+ * hold_ms 0 gives back `uuid`'s reservation (a reservation only: a listed
+ * holder keeps its key). Others as at the top.
+ */
+int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
+                       const char *key, const char *uuid, int64_t hold_ms);
+
+/*
+ * Cancel job `uuid` in Redis (cancel.lua): it leaves the listings with its
+ * owner key, claim record and unique key, as a consumed job does. Unless
+ * force, only when unclaimed. JB_OK (res->owner: the claim a forced cancel
+ * removed, "" if none); JB_ECLAIMED "job U is claimed by O (in redis): not
+ * cancelled" (res->owner); JB_ENOTFOUND (not listed). Others as at the top.
+ */
+int jb__remote_cancel(jb__remote_result *res, jb__remote *r, const char *uuid,
+                      bool force);
 
 /*
  * Claim job `uuid` for owner->who under owner->claim_id, expiring in
@@ -255,6 +290,7 @@ typedef struct {
   uint64_t sequence, fence;
   char owner[JB_WHO_MAX + 1];
   char claim[JB_UUID_STRLEN + 28];
+  char holder[JB_UUID_STRLEN + 28]; /* "Unique key held!": the holder */
 } jb__remote_reply;
 
 /* Decode script `script`'s reply `r` (one bulk string holding a msgpack
@@ -313,5 +349,18 @@ bool jb__sync_replicator_runs(const char *path);
 int jb__sync_post_marked(jb__remote_result *res, jb__remote *rm, jb_board *b,
                          const char *uuid, int64_t keepalive_ms,
                          char claim_id[JB_UUID_STRLEN]);
+
+/*
+ * The publication of job `uuid` was refused because its unique key is held
+ * in Redis by another live job (jb__sync_post_marked's JB_EEXISTS, its
+ * message still the current one, res->holder the holder): the job goes to
+ * the board's dead letters (jb__board_bury_unpublished) with a reason
+ * naming the key and the holder, so that nothing is lost and `jobboard
+ * dead requeue` brings it back. Returns JB_EEXISTS with a message saying
+ * so, JB_ENOTFOUND when the job left the board meanwhile, or the board's
+ * error. (sync/attach.c)
+ */
+int jb__sync_refuse_unique(jb_board *b, const char *uuid,
+                           const jb__remote_result *res);
 
 #endif

@@ -341,6 +341,14 @@ static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
         say(r, 0, "published job %s as number %llu", uuids[i],
             (unsigned long long)res.sequence);
       if (res.sequence == r->seq_seen + 1) r->seq_seen = res.sequence;
+    } else if (prc == JB_EEXISTS) {
+      /* Its unique key is held in Redis by another live job (posted here
+       * while Redis was away): to the dead letters, named why. */
+      int brc = jb__sync_refuse_unique(r->b, uuids[i], &res);
+      if (brc == JB_EEXISTS)
+        say(r, 0, "%s", jb_errmsg());
+      else if (brc != JB_ENOTFOUND)
+        rc = brc;
     } else if (prc == JB_EINVAL) {
       /* Redis refuses this job for good (another posting under its
        * uuid): it stays decided here. */

@@ -18,6 +18,11 @@
  *   NS:K.posted  ours: the sequence K was published under, written by
  *                post.lua with a long expiry (30 days from our client) and
  *                deleted by no script: a uuid is posted at most once;
+ *   NS:unique    ours: hash, unique key -> holder uuid ("<uuid>" once
+ *                published, "<uuid> <until-ms>" while only reserved);
+ *                see lib.lua;
+ *   NS:K.unique  ours: job K's unique key (with the reservation's expiry
+ *                until K is published; freed by consume, trash, cancel);
  *   NS:notices   ours: the pub/sub channel of change notices (not a key).
  * With no namespace there is no "NS:" prefix.
  *
@@ -33,15 +38,19 @@ extern const char jb__sync_script_consume[];
 extern const char jb__sync_script_trash[];
 extern const char jb__sync_script_extend[];
 extern const char jb__sync_script_post[];
+extern const char jb__sync_script_reserve[];
+extern const char jb__sync_script_cancel[];
 
 enum {
     JB__SYNC_CLAIM_NKEYS = 5,   JB__SYNC_CLAIM_NARGS = 6,
     JB__SYNC_ABANDON_NKEYS = 4, JB__SYNC_ABANDON_NARGS = 5,
-    JB__SYNC_CONSUME_NKEYS = 4, JB__SYNC_CONSUME_NARGS = 4,
-    JB__SYNC_TRASH_NKEYS = 5,   JB__SYNC_TRASH_NARGS = 5,
+    JB__SYNC_CONSUME_NKEYS = 6, JB__SYNC_CONSUME_NARGS = 4,
+    JB__SYNC_TRASH_NKEYS = 7,   JB__SYNC_TRASH_NARGS = 5,
     JB__SYNC_EXTEND_NKEYS = 3,  JB__SYNC_EXTEND_NARGS = 5,
-    JB__SYNC_POST_NKEYS = 7,    JB__SYNC_POST_NARGS = 8,
-    JB__SYNC_SCRIPT_COUNT = 6
+    JB__SYNC_POST_NKEYS = 9,    JB__SYNC_POST_NARGS = 9,
+    JB__SYNC_RESERVE_NKEYS = 3, JB__SYNC_RESERVE_NARGS = 3,
+    JB__SYNC_CANCEL_NKEYS = 6,  JB__SYNC_CANCEL_NARGS = 3,
+    JB__SYNC_SCRIPT_COUNT = 8
 };
 
 /* All of them, in the order above, for registering in a loop. */
@@ -59,5 +68,6 @@ extern const struct jb__sync_script jb__sync_scripts[JB__SYNC_SCRIPT_COUNT];
 #define JB__SYNC_NOT_EXPECTED_CLAIM "Not expected claim!"
 #define JB__SYNC_ALREADY_POSTED "Job already posted!"
 #define JB__SYNC_INVALID_ARGUMENT "Invalid argument!"
+#define JB__SYNC_UNIQUE_HELD "Unique key held!"
 
 #endif

@@ -110,7 +110,8 @@ EXTRA_DIST += tests/test_sync_scripts.sh tests/sync_scripts_test.py
 EXTRA_DIST += tests/sync_scripts_embed.sh sync/scripts.h sync/scripts.c \
 	sync/scripts/embed.sh sync/scripts/lib.lua sync/scripts/claim.lua \
 	sync/scripts/abandon.lua sync/scripts/consume.lua sync/scripts/trash.lua \
-	sync/scripts/extend.lua sync/scripts/post.lua
+	sync/scripts/extend.lua sync/scripts/post.lua sync/scripts/reserve.lua \
+	sync/scripts/cancel.lua
 
 # The jobboard CLI, end to end (tests/cli.sh runs ./jobboard from the build dir).
 TESTS += tests/cli.sh
@@ -206,10 +207,11 @@ EXTRA_DIST += tests/sync_cli.sh
 # also without redis-sentinel).
 if WITH_REDIS
 TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh \
-	tests/sync_converge.sh tests/sync_sentinel.sh tests/sync_life.sh
+	tests/sync_converge.sh tests/sync_sentinel.sh tests/sync_life.sh \
+	tests/sync_unique.sh
 endif
 EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
-	tests/sync_life.sh \
+	tests/sync_life.sh tests/sync_unique.sh \
 	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \
 	tests/sync_sentinel.sh
 

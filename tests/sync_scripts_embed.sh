@@ -44,5 +44,5 @@ for f in "$top"/sync/scripts/*.lua; do
     fi
     n=$((n + 1))
 done
-[ "$n" -eq 6 ] || { echo "FAIL: expected 6 scripts, found $n" >&2; exit 1; }
+[ "$n" -eq 8 ] || { echo "FAIL: expected 8 scripts, found $n" >&2; exit 1; }
 echo "ok: $n scripts embedded byte for byte"

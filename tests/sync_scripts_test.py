@@ -30,7 +30,8 @@ from taskflow.jobs.backends import impl_redis
 from taskflow.persistence import models as tf_models
 
 SRCDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("srcdir", ".")
-SCRIPTS = ("claim", "abandon", "consume", "trash", "extend", "post")
+SCRIPTS = ("claim", "abandon", "consume", "trash", "extend", "post", "reserve",
+           "cancel")
 RACE_JOBS = int(os.environ.get("JB_RACE_JOBS", "200"))
 RACE_PROCS = int(os.environ.get("JB_RACE_PROCS", "4"))
 # JB_SYNC_TESTS=test_race,test_notices runs only those (for debugging).
@@ -184,14 +185,16 @@ class Ours:
     def consume(self, k, who, cid):
         return self.run("consume",
                         [self.key(k + ".owned"), self.key("listings"),
-                         self.key(k + ".last_modified"), self.key(k + ".claim")],
+                         self.key(k + ".last_modified"), self.key(k + ".claim"),
+                         self.key("unique"), self.key(k + ".unique")],
                         [who, k, cid, self.channel])
 
     def trash(self, k, who, cid, lm=None):
         return self.run("trash",
                         [self.key(k + ".owned"), self.key("listings"),
                          self.key(k + ".last_modified"), self.key("trash"),
-                         self.key(k + ".claim")],
+                         self.key(k + ".claim"), self.key("unique"),
+                         self.key(k + ".unique")],
                         [who, k, lm or mp_datetime(utcnow()), cid,
                          self.channel])
 
@@ -202,15 +205,29 @@ class Ours:
                         [who, k, str(ms), cid, self.channel])
 
     def post(self, k, prefix, who="", lm=b"", ms=None, cid="",
-             marker_ms=POSTED_TTL_MS):
+             marker_ms=POSTED_TTL_MS, unique=""):
         return self.run("post",
                         [self.key("listings"), self.key("sequence"),
                          self.key(k + ".owned"), self.key(k + ".last_modified"),
                          self.key(k + ".claim"), self.key("fence"),
-                         self.key(k + ".posted")],
+                         self.key(k + ".posted"), self.key("unique"),
+                         self.key(k + ".unique")],
                         [k, prefix, self.channel, who, lm,
                          "none" if ms is None else str(ms), cid,
-                         str(marker_ms)])
+                         str(marker_ms), unique])
+
+    def reserve(self, key, k, hold):
+        return self.run("reserve",
+                        [self.key("unique"), self.key("listings"),
+                         self.key(k + ".unique")],
+                        [key, k, str(hold)])
+
+    def cancel(self, k, force=False):
+        return self.run("cancel",
+                        [self.key(k + ".owned"), self.key("listings"),
+                         self.key(k + ".last_modified"), self.key(k + ".claim"),
+                         self.key("unique"), self.key(k + ".unique")],
+                        [k, "1" if force else "", self.channel])
 
     def post_new(self, name="jb-job", priority="NORMAL", details=None, **kw):
         k = str(uuid.uuid4())
@@ -978,6 +995,86 @@ def test_server_calls(srv):
           "a post: the marker's expiry set with it (SET PX)", got)
 
 
+def test_unique_and_cancel(srv):
+    """Issue 15: unique keys held in NS:unique (reserve.lua, post.lua,
+    freed by consume, trash and cancel; a holder Redis no longer lists is
+    stale) and cancel.lua, as taskflow sees them."""
+    ns = "t9"
+    ours = Ours(srv.sock, ns)
+    tf = taskflow_board(srv.sock, ns)
+    uq = ours.key("unique")
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+    check(err(ours.reserve("", a, 1000), "Invalid argument!"),
+          "reserve: an empty key is refused")
+    check(err(ours.reserve("K", a, "x"), "Invalid argument!"),
+          "reserve: a hold that is not a number is refused")
+    check(ours.reserve("K", a, 60000) == {"status": "ok"}, "a reserves K")
+    v = ours.r.hget(uq, "K").decode()
+    check(v.startswith(a + " "), "NS:unique holds a's reservation", v)
+    rep = ours.reserve("K", b, 60000)
+    check(err(rep, "Unique key held!") and rep.get("holder") == a,
+          "b's reservation of K is refused, naming a", rep)
+    # b's post with K is refused too, writing nothing, taking no number.
+    seq = ours.r.get(ours.key("sequence"))
+    rep = ours.post(b, posting_prefix(b, "b", "NORMAL", utcnow()), unique="K")
+    check(err(rep, "Unique key held!") and rep.get("holder") == a,
+          "b's post with K is refused, naming a", rep)
+    check(ours.r.get(ours.key("sequence")) == seq and
+          not ours.r.hexists(ours.key("listings"), b),
+          "the refused post wrote nothing")
+    rep = ours.post(a, posting_prefix(a, "a", "NORMAL", utcnow()), unique="K")
+    check(rep.get("status") == "ok", "a's post with its reservation", rep)
+    check(ours.r.hget(uq, "K") == a.encode(), "K is the listed a's")
+    check(ours.r.get(ours.key(a + ".unique")) == b"K" and
+          ours.r.pttl(ours.key(a + ".unique")) == -1,
+          "NS:a.unique holds K, with no expiry once posted")
+    check(ours.reserve("K", a, 0) == {"status": "ok"} and
+          ours.r.hget(uq, "K") == a.encode(),
+          "a give-back does not free the key of a listed holder")
+    # Cancel: unclaimed.
+    check(tf_job(tf, a) is not None, "taskflow lists a")
+    check(ours.cancel(a) == {"status": "ok"}, "cancel of the unclaimed a")
+    check(tf_job(tf, a) is None, "taskflow no longer lists the cancelled a")
+    check(ours.r.hget(uq, "K") is None and
+          not ours.r.exists(ours.key(a + ".unique")),
+          "the cancel freed K")
+    check(err(ours.cancel(a), "Unknown job!"), "a second cancel: Unknown job!")
+    # Cancel: claimed.
+    c, _ = ours.post_new(unique="C")
+    ours.claim(c, "bob", None, "cid-c")
+    rep = ours.cancel(c)
+    check(err(rep, "Job already claimed!", "bob"),
+          "cancel of a claimed job refused, naming bob", rep)
+    check(ours.r.hexists(ours.key("listings"), c), "still listed")
+    rep = ours.cancel(c, force=True)
+    check(rep == {"status": "ok", "owner": "bob"}, "forced, naming bob", rep)
+    check(not ours.r.exists(ours.key(c + ".owned")) and
+          not ours.r.exists(ours.key(c + ".claim")) and
+          not ours.r.exists(ours.key(c + ".last_modified")) and
+          ours.r.hget(uq, "C") is None,
+          "nothing of the cancelled job is left but its marker")
+    check(err(ours.consume(c, "bob", "cid-c"), "Unknown job!"),
+          "the forced-off holder's consume: Unknown job!")
+    # consume and trash free the key; taskflow's consume leaves a stale one.
+    d, _ = ours.post_new(unique="D")
+    ours.claim(d, "w", None, "cid-d")
+    ours.consume(d, "w", "cid-d")
+    check(ours.r.hget(uq, "D") is None, "our consume freed D")
+    e, _ = ours.post_new(unique="E")
+    ours.claim(e, "w", None, "cid-e")
+    ours.trash(e, "w", "cid-e")
+    check(ours.r.hget(uq, "E") is None, "our trash freed E")
+    f, _ = ours.post_new(unique="F")
+    job = tf_job(tf, f)
+    tf.claim(job, "tf")
+    tf.consume(job, "tf")
+    check(ours.r.hget(uq, "F") == f.encode(),
+          "taskflow's consume leaves F naming f")
+    g = str(uuid.uuid4())
+    check(ours.reserve("F", g, 60000) == {"status": "ok"},
+          "f is no longer listed: a stale holder, F is taken over")
+
+
 def main():
     srv = Server()
     try:
@@ -991,6 +1088,7 @@ def main():
                   test_notices,
                   test_claim_over_a_record_left_behind,
                   test_server_calls,
+                  test_unique_and_cancel,
                   test_race):
             only = os.environ.get("JB_SYNC_TESTS")
             if only and t.__name__ not in only.split(","):

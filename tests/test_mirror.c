@@ -96,7 +96,7 @@ static int yes_extend(void *c, const char *u, const char *w, int64_t l) {
   return JB_OK;
 }
 static const jb_remote_ops yes_ops = {yes_claim, yes_release, yes_release,
-                                      yes_release, yes_extend, NULL};
+                                      yes_release, yes_extend, NULL, NULL, NULL, NULL};
 
 /* Check's report, and its stats. */
 typedef struct {

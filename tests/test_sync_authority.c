@@ -423,8 +423,184 @@ static void test_claim_is_one_command(void **state) {
                             "set=2");
   assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
   commands_since(seen, sizeof seen, f);
-  assert_string_equal(seen, "del=1 evalsha=1 get=1 hdel=1 hexists=1 hget=1 "
+  /* get=2: the owner key, and NS:<K>.unique (the job's unique key, freed
+   * with it; issue 15). */
+  assert_string_equal(seen, "del=1 evalsha=1 get=2 hdel=1 hexists=1 hget=1 "
                             "publish=1");
+}
+
+/* NS:unique's value for `key` ("(nil)" when absent). */
+static void unique_get(char *out, size_t size, fixture *f, const char *key) {
+  char h[256];
+  assert_true(jb_sync_key(h, sizeof h, f->peer, "unique") > 0);
+  const char *argv[] = {"HGET", h, key};
+  redisReply *r = NULL;
+  if (jb__sync_command(&r, f->peer, 3, argv, NULL))
+    fail_msg("HGET %s %s: %s", h, key, jb_errmsg());
+  if (r->type == REDIS_REPLY_STRING)
+    snprintf(out, size, "%.*s", (int)r->len, r->str);
+  else
+    snprintf(out, size, "(nil)");
+  freeReplyObject(r);
+}
+
+static int post_unique(char u[JB_UUID_STRLEN], jb_board *b, const char *name,
+                       const char *key) {
+  jb_post p = JB_POST_INIT;
+  p.name = name;
+  p.unique_key = key;
+  return jb_job_post(u, b, &p);
+}
+
+/* Issue 15, point 6: a unique key is reserved in Redis before the local
+ * post, taken by the publication, freed by the consume; a publication
+ * that finds it held by another live job sends the job to the dead
+ * letters; a local post that fails gives its reservation back. */
+static void test_unique_keys(void **state) {
+  fixture *f = *state;
+  static const char other[] = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
+  char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], v[256];
+  jb__remote_result res;
+  size_t n;
+  /* Bad input to the scripts' callers: refused before any I/O. */
+  assert_int_equal(jb__remote_reserve(&res, &f->rm, "", other, 1000),
+                   JB_EINVAL);
+  assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", "nope", 1000),
+                   JB_EINVAL);
+  assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", other, -1),
+                   JB_EINVAL);
+  assert_int_equal(jb__remote_cancel(&res, &f->rm, "NOT-A-UUID", false),
+                   JB_EINVAL);
+
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  /* Held in Redis by another host's reservation: refused, its uuid out. */
+  assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", other, 60000),
+                   JB_OK);
+  assert_int_equal(post_unique(u, f->board, "job", "K"), JB_EEXISTS);
+  assert_string_equal(u, other);
+  jbt_assert_contains(jb_errmsg(), "(in redis)");
+  assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 0);
+  /* Given back: free. */
+  assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", other, 0), JB_OK);
+  assert_int_equal(post_unique(u, f->board, "job", "K"), JB_OK);
+  unique_get(v, sizeof v, f, "K");
+  assert_memory_equal(v, u, 36);
+  assert_int_equal(v[36], ' '); /* a reservation: "<uuid> <until-ms>" */
+  assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
+  unique_get(v, sizeof v, f, "K");
+  assert_string_equal(v, u); /* the listed job's */
+  key_get(v, sizeof v, f, u, ".unique");
+  assert_string_equal(v, "K");
+  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  unique_get(v, sizeof v, f, "K");
+  assert_string_equal(v, "(nil)");
+  key_get(v, sizeof v, f, u, ".unique");
+  assert_string_equal(v, "(nil)");
+
+  /* A job cancelled before its publication gives its reservation back. */
+  assert_int_equal(post_unique(u, f->board, "cancelled", "R"), JB_OK);
+  unique_get(v, sizeof v, f, "R");
+  assert_memory_equal(v, u, 36);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
+  unique_get(v, sizeof v, f, "R");
+  assert_string_equal(v, "(nil)");
+
+  /* A local post refused by the board gives its reservation back. */
+  jb_sync_detach(f->board);
+  assert_int_equal(post_unique(u, f->board, "local", "L"), JB_OK);
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(post_unique(u2, f->board, "again", "L"), JB_EEXISTS);
+  assert_string_equal(u2, u);
+  unique_get(v, sizeof v, f, "L");
+  assert_string_equal(v, "(nil)");
+
+  /* Posted while Redis could not be asked; another job holds the key
+   * when it is published: not published, a dead letter naming both. */
+  jb_sync_detach(f->board);
+  assert_int_equal(post_unique(u2, f->board, "offline", "M"), JB_OK);
+  assert_int_equal(jb__remote_reserve(&res, &f->rm, "M", other, 60000),
+                   JB_OK);
+  assert_int_equal(jb_sync_publish(f->board, f->conn, u2), JB_EEXISTS);
+  jbt_assert_contains(jb_errmsg(), "dead letters");
+  assert_false(redis_state(f, u2).listed);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, f->board, u2), JB_ENOTFOUND);
+  jb_dead_letter *l = NULL;
+  assert_int_equal(jb_dead_get(&l, f->board, u2), JB_OK);
+  assert_int_equal(l->cause, JB_DEAD_BURIED);
+  assert_non_null(l->reason);
+  jbt_assert_contains(l->reason, "\"M\"");
+  jbt_assert_contains(l->reason, other);
+  assert_string_equal(l->unique_key, "M");
+  jb_dead_free(l);
+  unique_get(v, sizeof v, f, "M");
+  assert_memory_equal(v, other, 36);
+  jbt_assert_check_ok(f->board);
+}
+
+/* Issue 15, point 9: cancel of a Redis-decided job goes through Redis. */
+static void test_cancel_through_redis(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], l[JB_UUID_STRLEN];
+  jb__remote_result res;
+  /* Not attached: refused, nothing changes. */
+  published(u, f, "cancelled");
+  jbt_snapshot before, after;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_EOFFLINE);
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_free(&before);
+  jbt_snapshot_free(&after);
+  assert_true(redis_state(f, u).listed);
+
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
+  jb__remote_state st = redis_state(f, u);
+  assert_false(st.listed);
+  assert_false(st.trashed);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
+  assert_int_equal(c->end, JB_END_CANCELLED);
+  jb_completion_free(c);
+  /* Again: Redis no longer lists it. */
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_ENOTFOUND);
+
+  /* Claimed in Redis by another host: refused unless forced. */
+  published(u2, f, "claimed");
+  char id[JB_UUID_STRLEN];
+  assert_int_equal(jb__remote_claim_id(id), JB_OK);
+  jb__remote_owner bob = {"bob", 0, id, 0};
+  assert_int_equal(jb__remote_claim(&res, &f->rm, u2, &bob), JB_OK);
+  assert_int_equal(jb_job_cancel(f->board, u2, 0), JB_ECLAIMED);
+  jbt_assert_contains(jb_errmsg(), "bob");
+  assert_true(redis_state(f, u2).listed);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, f->board, u2), JB_OK);
+  jb_job_free(job);
+  /* Flush leaves it too (claimed in Redis), and cancels a local job. */
+  jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
+  size_t n = 0;
+  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(n, 1);
+  assert_true(redis_state(f, u2).listed);
+  assert_int_equal(jb_job_cancel(f->board, u2, JB_CANCEL_FORCE), JB_OK);
+  st = redis_state(f, u2);
+  assert_false(st.listed);
+  assert_false(st.owned);
+  /* The holder's consume is refused. */
+  assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_CONSUME, u2,
+                                      "bob", id),
+                   JB_ENOTFOUND);
+
+  /* Flush cancels an unclaimed Redis-decided job through Redis. */
+  published(u, f, "flushed");
+  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(n, 1);
+  assert_false(redis_state(f, u).listed);
+  jbt_assert_check_ok(f->board);
 }
 
 int main(void) {
@@ -437,6 +613,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tokens_and_bound_claims, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_claim_is_one_command, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_unique_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cancel_through_redis, setup,
                                       teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,22 +31,33 @@ const cli_command cli_cmd_cancel = {
     "number cancelled.\n"
     "\n"
     "A job that Redis decides (on a synced board: published, or from Redis)\n"
-    "is refused (exit 2): cancelling through Redis is not supported yet;\n"
-    "its owner can trash it.\n"
+    "is cancelled through Redis first: it leaves Redis's listings (and its\n"
+    "owner key and unique key) only if Redis has it unclaimed, or with\n"
+    "--force claimed too, and then this board records the cancel; taskflow\n"
+    "and the other boards see it completed. Claimed in Redis without --force:\n"
+    "exit 4; no longer listed there: exit 3; Redis unreachable: exit 6, and\n"
+    "nothing changes. A forced-off holder on any host finds its consume,\n"
+    "extend or abandon refused (not on the board). --all --yes cancels the\n"
+    "unclaimed jobs Redis decides through Redis too, one by one (those Redis\n"
+    "finds claimed stay, and so do all of them when Redis is unreachable;\n"
+    "the number printed counts what was cancelled).\n"
     "\n"
     "Options:\n"
     "  --force             cancel a claimed job too\n"
     "  --all               every job that is not claimed (needs --yes)\n"
     "  --yes               confirm --all\n"
     CLI_HELP_BOARD_OPTIONS
+    CLI_HELP_REDIS_OPTIONS
     "\n"
     CLI_HELP_EXIT_COMMON ", or the job is not on the board\n"
     "  4  the job is claimed (without --force; the message names the owner)\n"
+    "  6  backend unavailable: the job is decided by Redis, which could not\n"
+    "     be reached (nothing changed)\n"
     "\n"
     "Examples:\n"
     "  jobboard cancel \"$uuid\"\n"
     "  jobboard cancel --all --yes\n",
-    CLI_O_CANCEL, 0, 4096, "UUID"};
+    CLI_O_CANCEL | CLI_O_REDIS, 0, 4096, "UUID"};
 
 int cmd_cancel(int argc, char **argv) {
   cli_opts o;

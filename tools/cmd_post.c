@@ -61,7 +61,16 @@ const cli_command cli_cmd_post = {
     "  --unique KEY        refused while a live job (claimed or not, delayed\n"
     "                      or not) holds KEY: that job's uuid is printed and\n"
     "                      the exit status is 11; the key is free again once\n"
-    "                      the job leaves the board in any way\n"
+    "                      the job leaves the board in any way. On a board\n"
+    "                      synced with Redis the key is unique across every\n"
+    "                      board of the namespace: it is reserved in Redis\n"
+    "                      first (a job on another host holding it: exit 11,\n"
+    "                      its uuid printed). With Redis unreachable the post\n"
+    "                      is accepted here and the key is taken when the job\n"
+    "                      is published; if another live job holds it then,\n"
+    "                      the job is not published and goes to the dead\n"
+    "                      letters, its reason naming the key and the holder\n"
+    "                      (`jobboard dead requeue` brings it back)\n"
     "  --max-attempts N    after N failed attempts (abandoned, retried, a\n"
     "                      lapsed claim, a time limit) the job goes to the dead\n"
     "                      letters (default: the board's policy, no maximum)\n"
@@ -72,6 +81,7 @@ const cli_command cli_cmd_post = {
     "                      jitter; default: the board's, 1 s)\n"
     "  --backoff-max SECONDS  the longest back-off (default: the board's, 1 h)\n"
     CLI_HELP_BOARD_OPTIONS
+    CLI_HELP_REDIS_OPTIONS
     "\n"
     "Output: the uuid, one per line (with --json: {\"uuid\": \"...\"}).\n"
     "\n"
@@ -89,7 +99,7 @@ const cli_command cli_cmd_post = {
     "Examples:\n"
     "  jobboard post resize --details '{\"path\": \"a.png\"}' --priority high\n"
     "  seq 3 | sed 's/.*/{\"name\": \"job-&\"}/' | jobboard post --batch\n",
-    CLI_O_POST | CLI_O_LIFE, 0, 1, "NAME"};
+    CLI_O_POST | CLI_O_LIFE | CLI_O_REDIS, 0, 1, "NAME"};
 
 /* ------------------------------------------------------------ one post */
 
@@ -202,6 +212,10 @@ int cmd_post(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_post, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  /* Only a unique key needs Redis at post time (on a synced board it is
+   * reserved there first): a plain post connects to nothing, unless
+   * --redis or --namespace is given. */
+  if (!o.unique && !o.redis && !o.ns) o.options &= ~(unsigned)CLI_O_REDIS;
   if (o.batch) {
     if (o.nargs > 0)
       return cli_cmd_usage(&cli_cmd_post, "--batch reads the jobs from stdin: "

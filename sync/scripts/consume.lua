@@ -6,6 +6,8 @@
 -- KEYS[2] NS:listings           listings hash (taskflow's)
 -- KEYS[3] NS:<K>.last_modified  last-modified key (taskflow's)
 -- KEYS[4] NS:<K>.claim          claim record (ours)
+-- KEYS[5] NS:unique             unique keys -> holder (ours)
+-- KEYS[6] NS:<K>.unique         K's unique key (ours)
 -- ARGV[1] who       the owner name the caller claimed with
 -- ARGV[2] K         job key (field in the listings hash)
 -- ARGV[3] claim id  the id given to claim.lua, or "" to check the owner name only
@@ -20,8 +22,10 @@
 --
 -- Writes, on success: DEL owner key, last_modified and claim record; HDEL K
 -- from the listings hash (nothing of the job is left, as with taskflow);
+-- its unique key freed (HDEL NS:unique if it names K; DEL NS:<K>.unique);
 -- PUBLISH channel "consume <K>".
-local owner_key, listings, lm_key, claim_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner_key, listings, lm_key, claim_key, uniq, job_unique =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local who, job, claim_id, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
 local refusal = jb_refusal(listings, job, owner_key, claim_key, who, claim_id)
@@ -33,6 +37,7 @@ end
 -- listing without its owner key gone, as taskflow's readers expect.
 redis.call("DEL", owner_key, lm_key, claim_key)
 redis.call("HDEL", listings, job)
+jb_unique_free(uniq, job_unique, job)
 if channel ~= "" then
     redis.call("PUBLISH", channel, "consume " .. job)
 end

@@ -13,7 +13,7 @@
 # comments included: SCRIPT LOAD reports the SHA1 of `cat lib.lua op.lua`.
 set -eu
 dir=$(dirname "$0")
-names="claim abandon consume trash extend post"
+names="claim abandon consume trash extend post reserve cancel"
 
 cat <<'HEAD'
 /*

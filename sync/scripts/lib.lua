@@ -1,6 +1,6 @@
 -- jobboard sync: the prelude of every script. embed.sh (and the tests) put
--- this file in front of each of claim, abandon, consume, trash, extend and
--- post: a script run by EVALSHA cannot call another, so each carries the
+-- this file in front of each of claim, abandon, consume, trash, extend,
+-- post, reserve and cancel: a script run by EVALSHA cannot call another, so each carries the
 -- checks they share. Defines local functions only; writes nothing itself.
 
 -- The expiry argument: "none" gives false (no expiry), a positive integer
@@ -97,4 +97,53 @@ local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, cla
         redis.call("PERSIST", claim_key)
     end
     return fence
+end
+
+-- Unique keys (ours; taskflow has none): the hash NS:unique maps a unique
+-- key to its holder, "<uuid>" once the holder's post ran, or "<uuid>
+-- <until-ms>" for a reservation made before the post (a post with a
+-- unique key asks Redis first; the replicator publishes the job later).
+-- NS:<K>.unique holds job K's unique key, so that whatever takes K out of
+-- the listings through our scripts frees the key. A holder is live while
+-- it is listed, or while its reservation has not run out (server time);
+-- any other holder is stale (taskflow's own scripts consume and trash
+-- without knowing of NS:unique) and the key may be taken.
+local function jb_now_ms()
+    local t = redis.call("TIME")
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The live holder of unique key `key` (a uuid text), or nil.
+local function jb_unique_holder(uniq, listings, key)
+    local v = redis.call("HGET", uniq, key)
+    if not v then
+        return nil
+    end
+    local holder, till = v:match("^(%S+) (%d+)$")
+    if not holder then
+        holder = v
+    end
+    if redis.call("HEXISTS", listings, holder) == 1 then
+        return holder
+    end
+    if till and tonumber(till) > jb_now_ms() then
+        return holder
+    end
+    return nil
+end
+
+-- Job `job` leaves the listings: free its unique key if it still names it.
+local function jb_unique_free(uniq, job_unique, job)
+    if not uniq or not job_unique then
+        return
+    end
+    local key = redis.call("GET", job_unique)
+    if not key then
+        return
+    end
+    local v = redis.call("HGET", uniq, key)
+    if v and (v == job or v:sub(1, #job + 1) == job .. " ") then
+        redis.call("HDEL", uniq, key)
+    end
+    redis.call("DEL", job_unique)
 end

@@ -11,6 +11,8 @@
 -- KEYS[5] NS:<K>.claim          claim record (ours)
 -- KEYS[6] NS:fence              fencing counter (ours)
 -- KEYS[7] NS:<K>.posted         publication marker (ours)
+-- KEYS[8] NS:unique             unique keys -> holder (ours, lib.lua)
+-- KEYS[9] NS:<K>.unique         K's unique key (ours)
 -- ARGV[1] K         job key: the uuid text (lowercase, hyphenated, 36 chars)
 -- ARGV[2] posting   the posting without its sequence value: the msgpack map
 --                   header, every entry in taskflow's order, then the key
@@ -23,6 +25,7 @@
 -- ARGV[7] claim id  with an owner: non-empty claim id; else ignored
 -- ARGV[8] marker ms lifetime of the publication marker: positive milliseconds
 --                   (our client sends 30 days, JB__REMOTE_POSTED_TTL_MS)
+-- ARGV[9] unique    the job's unique key, or "" for none
 --
 -- The marker NS:<K>.posted holds the sequence K was published under (decimal
 -- text) for ARGV[8] ms. No script deletes it (consume, abandon and trash
@@ -41,6 +44,9 @@
 --       job's publication, since consumed or trashed); not given when K is
 --       listed with other bytes (another posting under that uuid). A
 --       caller whose reply was lost learns its number either way.
+--   {status="error", reason="Unique key held!", holder=<uuid>}
+--       ARGV[9] is held by another live job (listed, or reserved and the
+--       reservation not run out): nothing written, no number taken.
 --   {status="error", reason="Invalid argument!"}   bad K, posting, owner,
 --       expiry, claim id or marker ms
 --
@@ -48,11 +54,15 @@
 -- sequence; SET marker = sequence PX ARGV[8]; with an owner, as claim.lua
 -- (jb_take, without NX): SET owner key (PX with an expiry), INCR fence,
 -- SET last_modified, HSET claim record (PEXPIRE or PERSIST it as there);
--- PUBLISH channel "post <K> <n>".
+-- with a unique key, HSET NS:unique key = K and SET NS:<K>.unique = key
+-- (no expiry: the holder is live while listed); PUBLISH channel
+-- "post <K> <n>".
 local listings, seq_key, owner_key, lm_key, claim_key, fence_key, marker_key =
     KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local uniq, job_unique = KEYS[8], KEYS[9]
 local job, prefix, channel, who, lm, expiry, claim_id, marker_ms =
     ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local unique = ARGV[9] or ""
 
 local suffix = "\168sequence"
 marker_ms = jb_expiry(marker_ms, false)
@@ -85,9 +95,20 @@ if marker then
                     {listed = false, sequence = tonumber(marker)})
 end
 
+if unique ~= "" then
+    local holder = jb_unique_holder(uniq, listings, unique)
+    if holder and holder ~= job then
+        return jb_error("Unique key held!", {holder = holder})
+    end
+end
+
 local seq = redis.call("INCR", seq_key)
 redis.call("HSETNX", listings, job, prefix .. cmsgpack.pack(seq))
 jb_set(marker_key, string.format("%d", seq), marker_ms, false)
+if unique ~= "" then
+    redis.call("HSET", uniq, unique, job)
+    redis.call("SET", job_unique, unique)
+end
 local reply = {status = "ok", sequence = seq}
 if who ~= "" then
     local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id)

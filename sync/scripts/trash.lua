@@ -7,6 +7,8 @@
 -- KEYS[3] NS:<K>.last_modified  last-modified key (taskflow's)
 -- KEYS[4] NS:trash              trash hash (taskflow's)
 -- KEYS[5] NS:<K>.claim          claim record (ours)
+-- KEYS[6] NS:unique             unique keys -> holder (ours)
+-- KEYS[7] NS:<K>.unique         K's unique key (ours)
 -- ARGV[1] who       the owner name the caller claimed with
 -- ARGV[2] K         job key (field in the listings hash)
 -- ARGV[3] lm        last-modified value (oslo msgpack datetime, ext type 1)
@@ -22,9 +24,10 @@
 --
 -- Writes, on success: HSET trash K = the posting bytes, verbatim; SET
 -- last_modified = lm (kept, as taskflow keeps it); DEL owner key and claim
--- record; HDEL K from the listings hash; PUBLISH channel "trash <K>".
-local owner_key, listings, lm_key, trash_key, claim_key =
-    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+-- record; HDEL K from the listings hash; its unique key freed (HDEL
+-- NS:unique if it names K; DEL NS:<K>.unique); PUBLISH channel "trash <K>".
+local owner_key, listings, lm_key, trash_key, claim_key, uniq, job_unique =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local who, job, lm, claim_id, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
 local refusal = jb_refusal(listings, job, owner_key, claim_key, who, claim_id)
@@ -37,6 +40,7 @@ redis.call("HSET", trash_key, job, posting)
 redis.call("SET", lm_key, lm)
 redis.call("DEL", owner_key, claim_key)
 redis.call("HDEL", listings, job)
+jb_unique_free(uniq, job_unique, job)
 if channel ~= "" then
     redis.call("PUBLISH", channel, "trash " .. job)
 end
