@@ -785,14 +785,14 @@ int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force) {
 }
 
 int jb__board_bury_unpublished(jb_board *b, const char *uuid,
-                               const char *reason) {
+                               const char *reason, bool cancel) {
   uint8_t raw[16];
   int rc = args(b, uuid, raw);
   if (rc != JB_OK) return rc;
   size_t len = reason ? strnlen(reason, JB_REASON_MAX) : 0;
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
   return jb__store_bury_unpublished(b->store, raw, reason ? reason : "", len,
-                                    jb__now_us(), &hb);
+                                    jb__now_us(), &hb, cancel);
 }
 
 int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],

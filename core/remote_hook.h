@@ -79,10 +79,12 @@ JB_EXTERN void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops,
  * unique key is held there by another live job), to the dead letters
  * (cause JB_DEAD_BURIED) with `reason` as its last reason, in one write
  * transaction, whatever its publication state and claim (a local claim
- * goes with it, its owner kept in the letter). JB_ENOTFOUND when not on
- * the board; JB_EINVAL when it is published (Redis decides it). */
+ * goes with it, its owner kept in the letter); with `cancel`, cancel it
+ * instead (history "cancelled" with the reason: a schedule's run that
+ * another board posted). JB_ENOTFOUND when not on the board; JB_EINVAL
+ * when it is published (Redis decides it). */
 JB_EXTERN int jb__board_bury_unpublished(jb_board *b, const char *uuid,
-                                         const char *reason);
+                                         const char *reason, bool cancel);
 
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */

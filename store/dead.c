@@ -141,6 +141,7 @@ typedef struct {
   size_t reason_len;
   int64_t now_us;
   const jb_hist_bounds *bounds;
+  bool cancel; /* cancelled (history "cancelled"), not a dead letter */
 } bury_ctx;
 
 static int bury_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -168,13 +169,14 @@ static int bury_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
   if (rc && rc != MDB_NOTFOUND) return rc;
   return leave_one(s, txn, c->uuid, &h, posting, rc == 0 ? &rec : NULL, owner,
-                   c->now_us, c->bounds, true);
+                   c->now_us, c->bounds, !c->cancel);
 }
 
 int jb__store_bury_unpublished(jb_store *s, const uint8_t uuid[16],
                                const char *reason, size_t reason_len,
-                               int64_t now_us, const jb_hist_bounds *bounds) {
-  bury_ctx c = {uuid, reason, reason_len, now_us, bounds};
+                               int64_t now_us, const jb_hist_bounds *bounds,
+                               bool cancel) {
+  bury_ctx c = {uuid, reason, reason_len, now_us, bounds, cancel};
   return jb__store_write(s, bury_body, &c);
 }
 

@@ -658,12 +658,15 @@ int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
                      unsigned xflags);
 /* Send a job that Redis does not decide (not published: decided here, or
  * marked for publication and refused by Redis) to the dead letters, cause
- * JB_DEAD_BURIED, `reason` its last reason, its claim (if any) with it.
- * JB_ENOTFOUND; JB_EINVAL when published (JB_PUB_DONE). */
+ * JB_DEAD_BURIED, `reason` its last reason, its claim (if any) with it;
+ * with `cancel`, cancel it instead (history JB_END_CANCELLED with the
+ * reason, event CANCELLED). JB_ENOTFOUND; JB_EINVAL when published
+ * (JB_PUB_DONE). */
 int jb__store_bury_unpublished(jb_store *s, const uint8_t uuid[16],
                                const char *reason, size_t reason_len,
                                int64_t now_us,
-                               const struct jb_hist_bounds *bounds);
+                               const struct jb_hist_bounds *bounds,
+                               bool cancel);
 /* Cancel up to `max` unclaimed jobs decided here; *more when some may be
  * left. */
 int jb__store_flush(jb_store *s, int64_t now_us,

@@ -413,10 +413,26 @@ int jb__sync_refuse_unique(jb_board *b, const char *uuid,
                            const jb__remote_result *res) {
   char msg[512], reason[700];
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  /* A schedule's run (its key "schedule:NAME:RUN_US") that another board
+   * ticking the same schedule posted first: that run is Redis's already;
+   * this copy is cancelled, not a dead letter for someone to requeue. */
+  jb_job *job = NULL;
+  bool run = jb_job_get(&job, b, uuid) == JB_OK && jb_job_unique_key(job) &&
+             strncmp(jb_job_unique_key(job), "schedule:", 9) == 0;
+  jb_job_free(job);
+  if (run) {
+    snprintf(reason, sizeof reason, "not published: %s; this run of the "
+             "schedule was posted by another board", msg);
+    int rc = jb__board_bury_unpublished(b, uuid, reason, true);
+    if (rc != JB_OK) return rc; /* JB_ENOTFOUND: completed meanwhile */
+    return jb__err(JB_EEXISTS, "job %s, a run of a schedule another board "
+                   "posted too, was cancelled here: %s (holder %s)", uuid,
+                   msg, res->holder);
+  }
   snprintf(reason, sizeof reason, "not published: %s; the job was posted "
            "while redis was unreachable (requeue it once that job is done)",
            msg);
-  int rc = jb__board_bury_unpublished(b, uuid, reason);
+  int rc = jb__board_bury_unpublished(b, uuid, reason, false);
   if (rc == JB_ENOTFOUND) return JB_ENOTFOUND; /* completed meanwhile */
   if (rc != JB_OK) return rc;
   return jb__err(JB_EEXISTS, "job %s was not published and went to the "

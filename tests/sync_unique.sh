@@ -19,6 +19,8 @@
 #    B's consume is refused (exit 3, not on the board);
 #  - cancel --all --yes cancels the unclaimed Redis-decided jobs through
 #    Redis;
+#  - one schedule ticked on both boards: each run published once, the
+#    other board's copy cancelled (history says why), no dead letter;
 #  - taskflow's worker, started after the cancels, never runs a cancelled
 #    job (it runs one posted beside them); a job it consumes (taskflow's
 #    own script, which knows nothing of unique keys) leaves a stale
@@ -184,6 +186,43 @@ wait "$TFPID" || fail "taskflow's worker exited $?: $(tail -5 "$ROOT/tf.err")"
 for u in "$u6" "$u7" "$u8" "$u9"; do
   ran "$u" && fail "taskflow's worker ran the cancelled job $u"
 done
+
+# 6. One schedule ticked on both boards (same start: the same runs, the
+# same keys schedule:beat:RUN_US): each run is published once across
+# hosts; the other board's copy is cancelled there, not a dead letter.
+for X in "$A" "$B"; do
+  jb --board "$X" schedule add beat --every 60 --start @1790000000 \
+    --job-name beat >/dev/null || die "schedule add on $X"
+done
+jb --board "$A" schedule run --at @1790000600 >/dev/null || fail "tick on A"
+jb --board "$B" schedule run --at @1790000600 >/dev/null || fail "tick on B"
+beats() { # beats DIR: the uuids of the beat jobs on the board
+  jb --board "$1" list --json | "$PY" -c '
+import json, sys
+for l in sys.stdin:
+    j = json.loads(l)
+    if j["name"] == "beat": print(j["uuid"])'
+}
+cancelled_run() { # a board's history has the run cancelled
+  jb --board "$A" history --json --outcome cancelled --name beat | grep -q . ||
+    jb --board "$B" history --json --outcome cancelled --name beat | grep -q .
+}
+wait_until 30 "one copy of the run cancelled" cancelled_run
+one_beat() {
+  [ "$(beats "$A" | wc -l)" = 1 ] && [ "$(beats "$B" | wc -l)" = 1 ] &&
+    [ "$(beats "$A")" = "$(beats "$B")" ] && listed "$(beats "$A")"
+}
+wait_until 30 "the run listed in Redis and on both boards, once" one_beat
+for X in "$A" "$B"; do
+  [ -z "$(jb --board "$X" dead list --json)" ] ||
+    fail "a dead letter on $X for a run the other board posted"
+done
+h=$(jb --board "$A" history --json --outcome cancelled --name beat
+    jb --board "$B" history --json --outcome cancelled --name beat)
+case $h in
+  *"posted by another board"*) ;;
+  *) fail "the cancelled copy's history does not say why: $h" ;;
+esac
 
 sync_stop A
 sync_stop B
