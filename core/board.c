@@ -379,6 +379,17 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
       rc = jb__err(JB_EINVAL, "post %zu: version %u differs from post 0's "
                    "(%u): one batch, one version", i, p->version,
                    posts[0].version);
+    else if (p->version >= 2 && p->unique_key &&
+             strncmp(p->unique_key, JB_SCHEDULE_KEY_PREFIX,
+                     strlen(JB_SCHEDULE_KEY_PREFIX)) == 0)
+      /* The schedules' runs' own (a run another synced board posted is
+       * cancelled here, not buried: sync/attach.c tells them by it). */
+      rc = n == 1 ? jb__err(JB_EINVAL, "unique key \"%.40s\": keys that "
+                            "start with \"" JB_SCHEDULE_KEY_PREFIX "\" are "
+                            "the schedules' runs' own", p->unique_key)
+                  : jb__err(JB_EINVAL, "post %zu: unique key \"%.40s\": keys "
+                            "that start with \"" JB_SCHEDULE_KEY_PREFIX "\" "
+                            "are the schedules' runs' own", i, p->unique_key);
     else
       rc = prepare(b->max_posting, p, n == 1 ? -1 : (long)i, &buf, &sp[i],
                    now);

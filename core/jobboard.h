@@ -650,7 +650,9 @@ JB_EXTERN int jb_job_retry(jb_board *board, const char *uuid, const char *who,
 typedef enum {
   JB_DEAD_TRASHED = 0,  /**< its owner trashed it (jb_job_trash) */
   JB_DEAD_ATTEMPTS = 1, /**< its attempts reached the maximum */
-  JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD */
+  JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD, or its
+                             publication refused (its unique key is held
+                             in Redis by another live job) */
 } jb_dead_cause;
 /** "trashed", "attempts", "buried"; NULL outside the enum. */
 JB_EXTERN const char *jb_dead_cause_name(jb_dead_cause cause);
@@ -696,7 +698,10 @@ enum {
  * Put a dead letter back on the board, claimable at once, under the same
  * uuid, as the newest job of its priority (a new sequence). Its unique
  * key is held again (JB_EEXISTS when another live job took it: the
- * letter stays). Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL.
+ * letter stays). The letter of a job Redis decided (published or
+ * mirrored) is refused (JB_EINVAL): Redis keeps its uuid's publication
+ * mark, and would drop it at its next publication as the job completed.
+ * Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL.
  */
 JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
                               unsigned int flags);
@@ -767,7 +772,9 @@ JB_EXTERN int jb_board_flush(size_t *out, jb_board *board);
  * the template must not have that key) and the unique key
  * "schedule:NAME:RUN" (RUN the same integer): jb_job_unique_key tells
  * which run a job is, and while it is on the board the run cannot be
- * posted again by any path. Its created time is the tick's time.
+ * posted again by any path. Its created time is the tick's time. Keys
+ * that start with JB_SCHEDULE_KEY_PREFIX are the runs' own: jb_job_post
+ * refuses them (JB_EINVAL).
  *
  * Catch-up: when a tick finds several runs due (nothing ticked the board
  * for a while), JB_CATCHUP_SKIP posts only the latest of them (the
@@ -784,6 +791,9 @@ typedef enum {
 } jb_catchup;
 /** "skip", "all"; NULL outside the enum. */
 JB_EXTERN const char *jb_catchup_name(jb_catchup catch_up);
+
+/** The prefix of the unique keys of schedules' runs ("schedule:"). */
+#define JB_SCHEDULE_KEY_PREFIX "schedule:"
 
 /** The longest schedule name in bytes (its unique keys must fit in
  *  JB_UNIQUE_MAX). */

@@ -186,7 +186,11 @@ int jb_job_cancel(jb_board *b, const char *uuid, unsigned flags) {
     jb_job_free(job);
   }
   rc = jb__store_cancel(b->store, raw, force, jb__now_us(), &hb, 0);
-  if (rc == JB_OK && key[0]) b->remote_ops->unreserve(b->remote_ctx, key, uuid);
+  if (rc == JB_OK && key[0]) {
+    char t[JB_UUID_STRLEN]; /* the uuid as Redis holds it: lower case */
+    jb__uuid_format(t, raw);
+    b->remote_ops->unreserve(b->remote_ctx, key, t);
+  }
   if (rc != JB__REMOTE) return rc;
   /* Redis decides this job (DESIGN 6): Redis cancels it first. */
   return jb__board_remote_cancel(b, raw, force);
@@ -441,11 +445,5 @@ int jb_dead_purge(size_t *out, jb_board *b, int64_t before_us) {
     if (out) *out = total;
     if (!more) break;
   }
-  /* On a handle attached to Redis, the jobs Redis decides that are not
-   * claimed are cancelled through Redis, one by one; without the hook
-   * they stay (a flush cancels what this board decides). */
-  if (b->remote_ops == NULL || b->remote_ops->cancel == NULL) return JB_OK;
-  int rc = flush_remote(&total, b);
-  if (out) *out = total;
-  return rc;
+  return JB_OK;
 }

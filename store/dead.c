@@ -348,6 +348,17 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (!jb__trashrec_read(v.mv_data, v.mv_size, &tr, &hl))
     return jb__err(JB_ECORRUPT, "dead letter %s does not decode (run "
                    "'jobboard check')", t);
+  /* A job Redis decided (published, or mirrored in) left Redis under this
+   * uuid, and Redis keeps the mark of its publication (30 days, so that a
+   * completed job is never published and run twice): back on the board
+   * under the same uuid, it would be taken for that job and dropped at
+   * its next publication. */
+  if (jb__jobkey_is_remote(tr.jobkey))
+    return jb__err(JB_EINVAL, "dead letter %s was a job Redis decided (its "
+                   "uuid was published): it cannot be requeued under the "
+                   "same uuid (Redis would take it for the job already "
+                   "completed); post its details again as a new job "
+                   "('jobboard dead show' prints them)", t);
   /* Copied out: the trash page changes below. */
   jb_buf rec = {0};
   if ((rc = jb__buf_append(&rec, v.mv_data, v.mv_size))) return rc;

@@ -418,7 +418,8 @@ int jb__sync_refuse_unique(jb_board *b, const char *uuid,
    * this copy is cancelled, not a dead letter for someone to requeue. */
   jb_job *job = NULL;
   bool run = jb_job_get(&job, b, uuid) == JB_OK && jb_job_unique_key(job) &&
-             strncmp(jb_job_unique_key(job), "schedule:", 9) == 0;
+             strncmp(jb_job_unique_key(job), JB_SCHEDULE_KEY_PREFIX,
+                     strlen(JB_SCHEDULE_KEY_PREFIX)) == 0;
   jb_job_free(job);
   if (run) {
     snprintf(reason, sizeof reason, "not published: %s; this run of the "

@@ -1082,6 +1082,8 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   /* Bad keys. */
   post_key(b, f->board, "", JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unique key");
+  post_key(b, f->board, "schedule:mine", JB_EINVAL); /* the runs' own */
+  jbt_assert_contains(jb_errmsg(), "schedules' runs' own");
   char longkey[JB_UNIQUE_MAX + 2];
   memset(longkey, 'k', sizeof longkey - 1);
   longkey[sizeof longkey - 1] = '\0';

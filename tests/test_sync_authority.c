@@ -595,6 +595,25 @@ static void test_cancel_through_redis(void **state) {
                                       "bob", id),
                    JB_ENOTFOUND);
 
+  /* A purge of the dead letters on an attached handle leaves Redis's jobs
+   * alone (it once cancelled them all, as a flush does). */
+  published(u, f, "purge");
+  assert_int_equal(jb_dead_purge(&n, f->board, 0), JB_OK);
+  assert_int_equal(n, 0);
+  assert_true(redis_state(f, u).listed);
+  /* Trashed through Redis, its dead letter cannot be requeued under its
+   * uuid: Redis's publication mark would drop it as the job completed. */
+  assert_int_equal(jb_job_claim(f->board, u, "me"), JB_OK);
+  assert_int_equal(jb_job_trash(f->board, u, "me"), JB_OK);
+  assert_false(redis_state(f, u).listed);
+  size_t letters = 0;
+  assert_int_equal(jb_dead_count(&letters, f->board), JB_OK);
+  assert_int_equal(letters, 1);
+  assert_int_equal(jb_dead_requeue(f->board, u, 0), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "Redis decided");
+  assert_int_equal(jb_dead_count(&letters, f->board), JB_OK);
+  assert_int_equal(letters, 1);
+
   /* Flush cancels an unclaimed Redis-decided job through Redis. */
   published(u, f, "flushed");
   assert_int_equal(jb_board_flush(&n, f->board), JB_OK);

@@ -3,6 +3,13 @@
 -- post, reserve and cancel: a script run by EVALSHA cannot call another, so each carries the
 -- checks they share. Defines local functions only; writes nothing itself.
 
+-- Redis before 5.0 replicates a script by its text unless told to
+-- replicate its effects, and then refuses a write after TIME (which
+-- jb_now_ms calls): effects replication, as Redis 5 and later always do.
+if redis.replicate_commands then
+    redis.replicate_commands()
+end
+
 -- The expiry argument: "none" gives false (no expiry), a positive integer
 -- of milliseconds gives that number, anything else nil (invalid).
 local function jb_expiry(text, allow_none)
