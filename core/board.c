@@ -56,9 +56,13 @@ int jb_board_open(jb_board **out, const char *path,
   if ((unsigned)opts->durability > JB_DURABILITY_NONE)
     return jb__err(JB_EINVAL, "board options: unknown durability %d",
                    (int)opts->durability);
-  if (opts->flags & ~(unsigned)JB_OPEN_CREATE)
+  const unsigned known = JB_OPEN_CREATE | JB_OPEN_READONLY;
+  if (opts->flags & ~known)
     return jb__err(JB_EINVAL, "board options: unknown flags 0x%x",
-                   opts->flags & ~(unsigned)JB_OPEN_CREATE);
+                   opts->flags & ~known);
+  if ((opts->flags & JB_OPEN_CREATE) && (opts->flags & JB_OPEN_READONLY))
+    return jb__err(JB_EINVAL, "board options: JB_OPEN_CREATE and "
+                   "JB_OPEN_READONLY exclude each other");
   if (opts->max_posting && opts->max_posting < MIN_MAX_POSTING)
     return jb__err(JB_EINVAL, "board options: max_posting %zu is below the "
                    "smallest posting (%zu bytes)", opts->max_posting,
@@ -81,9 +85,14 @@ int jb_board_open(jb_board **out, const char *path,
     free(b);
     return rc;
   }
+  b->readonly = jb__store_readonly(b->store);
+  if (b->readonly == 0 && (opts->flags & JB_OPEN_READONLY))
+    b->readonly = JB_READONLY_ASKED;
   *out = b;
   return JB_OK;
 }
+
+int jb_board_readonly(const jb_board *b) { return b ? b->readonly : 0; }
 
 void jb_board_close(jb_board *b) {
   if (b == NULL) return;

@@ -31,6 +31,7 @@ const char *jb_strerror(int code) {
   case JB_ETRIMMED: return "JB_ETRIMMED: change log trimmed past the sequence";
   case JB_EEXISTS: return "JB_EEXISTS: a live job holds the unique key";
   case JB_ENOTDUE: return "JB_ENOTDUE: the job is not due yet";
+  case JB_EREADONLY: return "JB_EREADONLY: the board is read-only here";
   default: return "JB_E?: unknown error code";
   }
 }

@@ -94,6 +94,7 @@ struct jb_board {
                              board */
   char *path;
   size_t max_posting;
+  int readonly;         /* jb_board_readonly */
   atomic_int cancelled; /* jb_board_cancel: every wait ends (sticky) */
   /* The completion history's bounds (jb_board_options): the records this
    * handle's writes add trim the history to them. */

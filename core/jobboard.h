@@ -115,6 +115,9 @@ enum {
                           message and the uuid out-value name that job) */
   JB_ENOTDUE = -15,  /**< the job is delayed: not claimable before its due
                           time (the message names it) */
+  JB_EREADONLY = -16, /**< the board is open read-only, or its files cannot
+                           be written by this process (the message says
+                           which and why) */
 };
 
 /**
@@ -198,6 +201,24 @@ enum {
    *  and initialise a new board in it. Without it a missing directory is
    *  JB_ENOTFOUND. */
   JB_OPEN_CREATE = 1u << 0,
+  /** Open the board for reading only (LMDB's MDB_RDONLY): nothing in the
+   *  board directory is created or written. Every write through the handle
+   *  fails with JB_EREADONLY. Works on a board whose files the process may
+   *  only read (another user's board shared with group read, a read-only
+   *  mount): when the lock file cannot be opened for writing, the board is
+   *  read without LMDB's reader table (MDB_NOLOCK; see jb_board_readonly):
+   *  a writer may then reuse pages a long read is looking at, so keep read
+   *  transactions short (each call is one) and expect a rare JB_ECORRUPT
+   *  from a read that races a writer. On a read-only file system LMDB
+   *  itself drops the locks, with the same caveat (no writer can run
+   *  there anyway). Waits on such a handle look at the board every 200 ms
+   *  instead of being woken by commits. A board that still needs its first
+   *  open of this boot or a schema upgrade is read as it is (claims of an
+   *  earlier boot count as lapsed). Not with JB_OPEN_CREATE. If this
+   *  process already has the board open for writing, the handle shares
+   *  that environment (LMDB allows one per process) and is read-only only
+   *  in that jb_board_readonly() says so. */
+  JB_OPEN_READONLY = 1u << 1,
 };
 
 /**
@@ -211,8 +232,11 @@ typedef struct {
   unsigned int version;    /**< JB_BOARD_OPTIONS_VERSION */
   unsigned int flags;      /**< JB_OPEN_* */
   jb_durability durability;
-  size_t map_size;         /**< initial map size in bytes; 0 = 64 MiB. The
-                                map grows by itself when full. */
+  size_t map_size;         /**< initial map size in bytes; 0 = the board's
+                                own (set when it was made with a map_size
+                                and JB_OPEN_CREATE: jobboard init
+                                --map-size), else 64 MiB. The map grows by
+                                itself when full. */
   size_t max_posting;      /**< largest posting in bytes; 0 = 1 MiB */
   /* The completion history (see jb_job_consume_result). Like max_posting,
    * these are the handle's: the history is trimmed to them by the
@@ -270,6 +294,18 @@ JB_EXTERN int jb_board_open(jb_board **out, const char *path,
  * until exit.
  */
 JB_EXTERN void jb_board_close(jb_board *board);
+
+/**
+ * How the handle may use its board: 0 read-write; else the reason it is
+ * read-only, a JB_READONLY_* value. */
+enum {
+  JB_READONLY_ASKED = 1,   /**< opened with JB_OPEN_READONLY, with LMDB's
+                                locks (a full, consistent reader) */
+  JB_READONLY_NOLOCK = 2,  /**< read-only and without LMDB's reader table:
+                                the lock file could not be written (see
+                                JB_OPEN_READONLY for the caveat) */
+};
+JB_EXTERN int jb_board_readonly(const jb_board *board);
 
 /** The directory the board was opened from (borrowed from the handle). */
 JB_EXTERN const char *jb_board_path(const jb_board *board);
@@ -1644,7 +1680,9 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
  * (may be NULL). Returns JB_OK only when no problem was found and nothing
  * had to be quarantined by this run; JB_ECORRUPT otherwise. The check is
  * a read: writers go on meanwhile. Only when a posting must move is it
- * repeated as one write transaction that moves every such posting.
+ * repeated as one write transaction that moves every such posting. On a
+ * handle opened read-only (JB_OPEN_READONLY) nothing moves: such a posting
+ * is reported as a problem instead.
  * Errors: JB_ECORRUPT, JB_EIO.
  */
 JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,

@@ -215,6 +215,13 @@ static int check_jobs(jb_store *s, MDB_txn *txn, check_ctx *ctx,
         break;
       }
     }
+    if (why && ctx->read_only && s->readonly) {
+      /* Nothing can move on a board opened read-only: report it. */
+      note(ctx, true, "%s (a check with write access moves it to "
+           "quarantine)", why);
+      rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+      continue;
+    }
     if (why && ctx->read_only) {
       ctx->needs_write = true;
       break;

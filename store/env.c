@@ -23,6 +23,10 @@
  * LMDB's default of 126 is small for many worker processes with threads;
  * 1022 costs 64 KiB of lock file. */
 #define MAX_READERS 1022
+/* Boards are shared by a group (workers under one user, monitoring under
+ * another): files 0660 and the directory 0770, less the caller's umask. */
+#define BOARD_FILE_MODE 0660
+#define BOARD_DIR_MODE 0770
 
 int jb__store_error(int rc, const char *what) {
   switch (rc) {
@@ -235,6 +239,12 @@ static int refused(jb_store *s, bool opening) {
                  why);
 }
 
+/* A write on a store opened read-only. */
+static int refused_readonly(jb_store *s) {
+  return jb__err(JB_EREADONLY, "board %s is open read-only: cannot write "
+                 "to it", s->path);
+}
+
 /* What follows a transaction of run() or run_group() that did not commit
  * (rc: the LMDB, errno or JB_E* code; `unknown`: the commit failed in a
  * way that leaves unknown what was written; `seen`: the map size when
@@ -299,6 +309,7 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
                    "board again in the child process",
                    s->path);
   for (int attempt = 0;; attempt++) {
+    if (!(flags & MDB_RDONLY) && s->readonly) return refused_readonly(s);
     if (!(flags & MDB_RDONLY) && atomic_load(&s->failed))
       return refused(s, false);
     int status = JB_OK;
@@ -551,7 +562,7 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
 int jb__store_write_many(jb_store *s, jb_store_req *reqs, size_t n) {
   if (n == 0) return JB_OK;
   jb_store_req *list[GATHER_MAX];
-  if (s->fork_gen != jb__fork_generation()) {
+  if (s->fork_gen != jb__fork_generation() || s->readonly) {
     /* run() refuses a handle from before fork() before any body runs. */
     int rc = run(s, 0, false, NULL, NULL);
     for (size_t i = 0; i < n; i++) {
@@ -671,6 +682,7 @@ static void wait_yielding(jb_store *s, jb_wreq *w) {
 
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   const unsigned max = GATHER_MAX;
+  if (s->readonly) return refused_readonly(s);
   if (s->writemap || s->fork_gen != jb__fork_generation())
     return run(s, 0, false, body, ctx);
   jb_wreq w = {.req = {.body = body, .ctx = ctx}};
@@ -764,6 +776,7 @@ typedef struct {
   bool create;
   const char *path;
   uint8_t boot_id[16]; /* this boot's */
+  size_t map_size;     /* JB_OPEN_CREATE with a map size: the board's own */
 } init_ctx;
 
 /* Is the environment of `txn` a board of a schema we read? JB_OK if so;
@@ -829,6 +842,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
 }
 
 uint32_t jb__store_epoch(const jb_store *s) { return s->epoch; }
+
+int jb__store_readonly(const jb_store *s) { return s->readonly; }
 
 /* The board's schema number (0 when absent) and boot epoch record. */
 static int read_meta(MDB_txn *txn, MDB_dbi meta, uint32_t *schema,
@@ -954,14 +969,32 @@ static int init_read_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     uint32_t schema, epoch;
     uint8_t boot[16];
     if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
-    if (schema < JB_SCHEMA_VERSION || epoch == 0 ||
-        memcmp(boot, ctx->boot_id, 16) != 0) {
+    if (schema < JB_SCHEMA_VERSION && s->readonly)
+      return jb__err(JB_EREADONLY, "board %s has schema %u and must be "
+                     "upgraded to %u by a process that can write it (open "
+                     "it once with write access)", ctx->path, schema,
+                     JB_SCHEMA_VERSION);
+    bool new_boot = epoch == 0 || memcmp(boot, ctx->boot_id, 16) != 0;
+    if (s->readonly && new_boot) {
+      /* The first writer of this boot starts epoch + 1: no claim of this
+       * boot exists yet, so every stored one counts as lapsed. */
+      s->epoch = epoch + 1;
+      rc = open_tables(s, txn, 0);
+      if (rc == MDB_NOTFOUND)
+        return jb__err(JB_EREADONLY, "board %s lacks a table that its first "
+                       "open with write access makes", ctx->path);
+      return rc;
+    }
+    if (schema < JB_SCHEMA_VERSION || new_boot) {
       *status = NEEDS_WRITE_INIT; /* upgrade, or the first open this boot */
       return 0;
     }
     s->epoch = epoch;
     rc = open_tables(s, txn, 0);
   }
+  if (rc == MDB_NOTFOUND && s->readonly)
+    return jb__err(JB_ENOTFOUND, "no board in %s yet (an empty LMDB "
+                   "environment)", ctx->path);
   if (rc == MDB_NOTFOUND) {
     *status = NEEDS_WRITE_INIT;
     return 0;
@@ -990,6 +1023,11 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
     k = (MDB_val){8, "board_id"}, v = (MDB_val){16, id};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
+    if (ctx->map_size) {
+      uint64_t ms = ctx->map_size;
+      k = (MDB_val){8, "map_size"}, v = (MDB_val){sizeof ms, &ms};
+      if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0) return rc;
+    }
   } else if (rc != JB_OK) {
     return rc;
   }
@@ -1033,8 +1071,11 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
  * is removed. Sets *is_board when the file holds a board of a schema we
  * read (false: there is no board yet, and `create` allows making one).
  */
-static int probe(const char *path, bool create, bool *is_board) {
+static int probe(const char *path, bool create, bool readonly,
+                 bool *is_board, size_t *stored_map, bool *nolock) {
   *is_board = false;
+  *stored_map = 0;
+  *nolock = false;
   char data[4096], lock[4096], what[4200];
   snprintf(data, sizeof data, "%s/data.mdb", path);
   snprintf(lock, sizeof lock, "%s/lock.mdb", path);
@@ -1051,6 +1092,10 @@ static int probe(const char *path, bool create, bool *is_board) {
                   : jb__err(JB_ENOTFOUND,
                             "no board in %s (its data file is empty)", path);
   bool had_lock = access(lock, F_OK) == 0;
+  /* Read-only: never make a lock file, and do without one that cannot be
+   * written (MDB_NOLOCK: see JB_OPEN_READONLY). On a read-only file
+   * system LMDB drops the locks by itself. */
+  if (readonly && (!had_lock || access(lock, R_OK | W_OK) != 0)) *nolock = true;
   MDB_env *env;
   int rc = mdb_env_create(&env);
   if (rc) return jb__store_error(rc, what);
@@ -1061,12 +1106,31 @@ static int probe(const char *path, bool create, bool *is_board) {
    * its size. An existing one is left at its size. */
   if ((rc = mdb_env_set_maxdbs(env, 32)) == 0 &&
       (had_lock || (rc = mdb_env_set_maxreaders(env, MAX_READERS)) == 0) &&
-      (rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOTLS, 0664)) == 0 &&
+      (rc = mdb_env_open(env, path,
+                         MDB_RDONLY | MDB_NOTLS | (*nolock ? MDB_NOLOCK : 0),
+                         BOARD_FILE_MODE)) == 0 &&
       (rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) == 0) {
     rc = check_schema(txn, path, &meta);
+    if (rc == JB_OK) {
+      MDB_val k = {8, "map_size"}, v;
+      uint64_t ms;
+      if (mdb_get(txn, meta, &k, &v) == 0 && v.mv_size == sizeof ms) {
+        memcpy(&ms, v.mv_data, sizeof ms);
+        *stored_map = (size_t)ms;
+      }
+    }
     mdb_txn_abort(txn);
   }
   mdb_env_close(env);
+  if (rc == EACCES || rc == EPERM || rc == EROFS) {
+    /* LMDB opens lock.mdb for writing even to read: this process may
+     * not write the board's files. */
+    if (readonly) return jb__err(JB_EIO, "board %s: cannot read it: %s", path,
+                                 strerror(rc));
+    return jb__err(JB_EREADONLY, "board %s is read-only for this process "
+                   "(lock.mdb: %s): only reading commands work on it",
+                   path, strerror(rc));
+  }
   if (rc == JB_OK) {
     *is_board = true;
     return JB_OK;
@@ -1076,7 +1140,8 @@ static int probe(const char *path, bool create, bool *is_board) {
    * another process right now, whose lock file it is (LMDB makes lock.mdb
    * before it writes data.mdb's first pages, and the data file's size was
    * read above, before had_lock). Nor for a board of a newer schema. */
-  if (!had_lock && rc != MDB_NOTFOUND && rc != JB_EVERSION) unlink(lock);
+  if (!had_lock && !readonly && rc != MDB_NOTFOUND && rc != JB_EVERSION)
+    unlink(lock);
   if (rc == MDB_NOTFOUND)
     return create ? JB_OK
                   : jb__err(JB_ENOTFOUND,
@@ -1097,7 +1162,7 @@ static int check_dir(const char *path, bool create) {
     }
     if (!create)
       return jb__err(JB_ENOTFOUND, "board directory %s does not exist", path);
-    if (mkdir(path, 0775) != 0 && errno != EEXIST) {
+    if (mkdir(path, BOARD_DIR_MODE) != 0 && errno != EEXIST) {
       if (errno == ENOENT)
         return jb__err(JB_ENOTFOUND, "cannot create board directory %s: its "
                        "parent directory does not exist", path);
@@ -1161,9 +1226,20 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   }
   if (o->durability == JB_DURABILITY_NONE && test_writemap) flags |= MDB_WRITEMAP;
   s->writemap = (flags & MDB_WRITEMAP) != 0;
-  bool is_board;
-  int rc = probe(path, create, &is_board);
+  bool is_board, nolock;
+  size_t stored_map;
+  bool readonly = (o->flags & JB_OPEN_READONLY) != 0;
+  size_t ctx_map = 0;
+  int rc = probe(path, create, readonly, &is_board, &stored_map, &nolock);
   if (rc != JB_OK) return rc;
+  if (readonly) {
+    if (!is_board)
+      return jb__err(JB_ENOTFOUND, "no board in %s yet (its data file is "
+                     "empty)", path);
+    flags = MDB_NOTLS | MDB_RDONLY | (nolock ? MDB_NOLOCK : 0);
+    s->writemap = false;
+    s->readonly = nolock ? JB_READONLY_NOLOCK : JB_READONLY_ASKED;
+  }
   char what[600];
   snprintf(what, sizeof what, "board %s", path);
   rc = mdb_env_create(&s->env);
@@ -1175,13 +1251,23 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
    * never map less than the file holds (see set_map). */
   char data[4096];
   snprintf(data, sizeof data, "%s/data.mdb", path);
-  int fd = open(data, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0664);
+  int fd = open(data, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+                          (create ? O_CREAT : 0), BOARD_FILE_MODE);
   if (fd < 0) {
+    int e = errno;
+    if (!readonly && (e == EACCES || e == EPERM || e == EROFS))
+      return jb__err(JB_EREADONLY, "board %s is read-only for this process "
+                     "(data.mdb: %s): only reading commands work on it",
+                     path, strerror(e));
     snprintf(what, sizeof what, "board %s: cannot open data.mdb", path);
-    return jb__err_errno(errno, what);
+    return jb__err_errno(e, what);
   }
   flock_ex(fd);
-  size_t want = o->map_size ? o->map_size : DEFAULT_MAP_SIZE, fsize = 0;
+  size_t want = o->map_size    ? o->map_size
+                : stored_map ? stored_map
+                             : DEFAULT_MAP_SIZE,
+         fsize = 0;
+  if (create && o->map_size && !is_board) ctx_map = o->map_size;
   rc = file_size(fd, &fsize);
   if (rc == JB_OK && fsize > want) want = fsize;
   if (rc == JB_OK) {
@@ -1189,10 +1275,15 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
     if ((mrc = mdb_env_set_maxdbs(s->env, 32)) ||
         (mrc = mdb_env_set_maxreaders(s->env, MAX_READERS)) ||
         (mrc = mdb_env_set_mapsize(s->env, want)) ||
-        (mrc = mdb_env_open(s->env, path, flags, 0664))) {
-      rc = mrc == MDB_INVALID
-               ? jb__err(JB_ECORRUPT, "%s is not an LMDB file: not a board", data)
-               : jb__store_error(mrc, what);
+        (mrc = mdb_env_open(s->env, path, flags, BOARD_FILE_MODE))) {
+      if (mrc == MDB_INVALID)
+        rc = jb__err(JB_ECORRUPT, "%s is not an LMDB file: not a board", data);
+      else if (!readonly && (mrc == EACCES || mrc == EPERM || mrc == EROFS))
+        rc = jb__err(JB_EREADONLY, "board %s is read-only for this process "
+                     "(lock.mdb: %s): only reading commands work on it",
+                     path, strerror(mrc));
+      else
+        rc = jb__store_error(mrc, what);
     }
   }
   if (rc == JB_OK) rc = reserve_file(s, map_size(s));
@@ -1207,8 +1298,8 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
     if (fl >= 0) fcntl(dfd, F_SETFD, fl | FD_CLOEXEC);
   }
   int dead = 0;
-  mdb_reader_check(s->env, &dead); /* clear slots of dead processes */
-  init_ctx ctx = {create, path, {0}};
+  if (!nolock) mdb_reader_check(s->env, &dead); /* slots of dead processes */
+  init_ctx ctx = {create, path, {0}, ctx_map};
   if ((rc = jb__boot_id(ctx.boot_id)) != JB_OK) return rc;
   if (is_board) {
     rc = run(s, MDB_RDONLY, true, init_read_body, &ctx);
@@ -1244,10 +1335,18 @@ int jb__store_open(jb_store **out, const char *path,
   for (jb_store *s = registry; s; s = s->next) {
     if (s->dev != st.st_dev || s->ino != st.st_ino || s->fork_gen != gen)
       continue;
-    if (atomic_load(&s->failed)) {
+    bool want_ro = (o->flags & JB_OPEN_READONLY) != 0;
+    if (atomic_load(&s->failed) && !want_ro) {
       /* LMDB allows one environment per board and process, and this
        * one's writes may be gone: no new handle until it is closed. */
       rc = refused(s, true);
+    } else if (s->readonly && !want_ro) {
+      rc = jb__err(JB_EREADONLY, "board %s is open read-only in this "
+                   "process: close those handles to open it for writing",
+                   path);
+    } else if (want_ro) {
+      s->refs++; /* shares the environment as it is (jb_board_readonly) */
+      *out = s;
     } else if (s->durability != o->durability) {
       rc = jb__err(JB_EINVAL, "board %s is already open in this process with "
                    "durability %s; a second handle cannot use %s", path,
@@ -1291,7 +1390,7 @@ int jb__store_open(jb_store **out, const char *path,
   s->log_keep = log_keep;
   s->log_max_age_us = log_max_age_us;
   rc = open_env(s, path, o, create);
-  if (rc == JB_OK) rc = jb__signal_open(s);
+  if (rc == JB_OK && !s->readonly) rc = jb__signal_open(s);
   if (rc != JB_OK) {
     free_store(s);
   } else {

@@ -742,6 +742,8 @@ int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
 /* The boot epoch of this board (meta "epoch"), as of this process's open:
  * claims and entities of an earlier epoch belong to an earlier boot. */
 uint32_t jb__store_epoch(const jb_store *s);
+/* 0, or how the store is read-only (JB_READONLY_*). */
+int jb__store_readonly(const jb_store *s);
 
 /* The change log (store/logread.c). The extent: oldest kept sequence and
  * the next one (first == next when empty). */

@@ -78,6 +78,10 @@ struct jb_store {
   struct jb_watcher *watcher;
   atomic_uint sig_dirgen;
   bool writemap;   /* durability none: the file must be preallocated */
+  /* Opened read-only (JB_OPEN_READONLY): 0 no, else JB_READONLY_ASKED or
+   * JB_READONLY_NOLOCK (without LMDB's locks). No signal file is mapped
+   * and no write runs; waits look at the board every 200 ms. */
+  int readonly;
   jb_durability durability;
   /* A commit of this process failed in a way that leaves unknown what
    * the system kept of its writes (env.c, "After a failed commit"): every

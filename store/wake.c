@@ -163,7 +163,7 @@ static void sig_path(const jb_store *s, char *out, size_t n) {
 static int map_file(jb_store *s, struct jb_sigmap **out) {
   char path[4200];
   sig_path(s, path, sizeof path);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0664);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0660);
   if (fd < 0) {
     char what[4300];
     snprintf(what, sizeof what, "board signal file %s", path);
@@ -579,6 +579,35 @@ void jb__signal_close(jb_store *s) {
 
 /* ----------------------------------------------------------------- wait */
 
+/* A wait on a board opened read-only: it cannot count itself among the
+ * signal file's waiters (nor map it), so it looks at the board every
+ * READONLY_POLL_US, in steps short enough to see a cancellation. */
+#define READONLY_POLL_US 200000
+static int wait_polling(jb_store *s, jb_wait_fn fn, void *ctx,
+                        int64_t timeout_ms, int64_t deadline,
+                        const atomic_int *cancelled) {
+  for (;;) {
+    if (atomic_load(cancelled))
+      return jb__err(JB_ECANCELED, "wait on board %s: cancelled", s->path);
+    int64_t retry = INT64_MAX;
+    int rc = fn(ctx, &retry);
+    if (rc != JB__AGAIN) return rc;
+    int64_t now = jb__mono_us();
+    if (now >= deadline)
+      return jb__err(JB_ETIMEDOUT, "wait on board %s: timed out after %lld ms",
+                     s->path, (long long)timeout_ms);
+    int64_t until = now + READONLY_POLL_US;
+    if (retry < until) until = retry;
+    if (deadline < until) until = deadline;
+    while (now < until && !atomic_load(cancelled)) {
+      int64_t step = until - now < 20000 ? until - now : 20000;
+      struct timespec ts = {0, (long)step * 1000};
+      nanosleep(&ts, NULL);
+      now = jb__mono_us();
+    }
+  }
+}
+
 int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
                    const atomic_int *cancelled) {
   int64_t start = jb__mono_us();
@@ -589,6 +618,8 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
   /* Read before the watcher's first look at the file: a change it reports
    * from then on is a change this wait has not seen. */
   unsigned seen = atomic_load(&s->sig_dirgen);
+  if (s->readonly) return wait_polling(s, fn, ctx, timeout_ms, deadline,
+                                       cancelled);
   if (timeout_ms != 0 && (rc = start_watcher(s)) != JB_OK) return rc;
   for (;;) {
     if (atomic_load(cancelled))

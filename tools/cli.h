@@ -22,6 +22,7 @@ enum {
   CLI_EXIT_DIFFERS = 10,  /* status --verify: the board and Redis differ */
   CLI_EXIT_EXISTS = 11,   /* JB_EEXISTS: a live job holds the unique key */
   CLI_EXIT_NOTDUE = 12,   /* JB_ENOTDUE: the job is delayed, not due yet */
+  CLI_EXIT_READONLY = 13, /* JB_EREADONLY: the board cannot be written here */
 };
 
 /* The exit code for a JB_* status. */

@@ -52,6 +52,7 @@ int cli_exit_code(int status) {
   case JB_ETRIMMED: return CLI_EXIT_TRIMMED;
   case JB_EEXISTS: return CLI_EXIT_EXISTS;
   case JB_ENOTDUE: return CLI_EXIT_NOTDUE;
+  case JB_EREADONLY: return CLI_EXIT_READONLY;
   default: return CLI_EXIT_ERROR;
   }
 }
@@ -167,6 +168,8 @@ enum {
   OPT_NAME,
   OPT_SINCE,
   OPT_UNTIL,
+  OPT_CREATE,
+  OPT_MAP_SIZE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -229,6 +232,8 @@ static const struct {
     {{"name", required_argument, NULL, OPT_NAME}, CLI_O_HISTORY},
     {{"since", required_argument, NULL, OPT_SINCE}, CLI_O_HISTORY},
     {{"until", required_argument, NULL, OPT_UNTIL}, CLI_O_HISTORY},
+    {{"create", no_argument, NULL, OPT_CREATE}, CLI_O_CREATE},
+    {{"map-size", required_argument, NULL, OPT_MAP_SIZE}, CLI_O_MAPSIZE},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -646,6 +651,13 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       break;
     case OPT_REPLACE: o->replace = 1; break;
     case OPT_LOOP: o->loop = 1; break;
+    case OPT_CREATE: o->create = 1; break;
+    case OPT_MAP_SIZE:
+      if (cli_parse_size(&o->map_size, optarg) != 0 || o->map_size < 65536)
+        return cli_cmd_usage(cmd, "--map-size: '%s' is not a size of at "
+                             "least 64K (bytes, or with a suffix K, M, G "
+                             "or T: 256M)", optarg);
+      break;
     case ':':
       return cli_cmd_usage(cmd, "option '%s' needs an argument",
                            bad_option_text(argv, argc, buf, sizeof buf));
@@ -704,11 +716,113 @@ int cli_check_uuid(const char *what, const char *text) {
                          what, text);
 }
 
-int cli_open(jb_board **out, const cli_opts *o, unsigned flags) {
+int cli_parse_size(size_t *out, const char *text) {
+  char *end;
+  errno = 0;
+  if (!isdigit((unsigned char)text[0])) return -1;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno != 0 || end == text) return -1;
+  unsigned shift = 0;
+  switch (*end) {
+  case '\0': break;
+  case 'k': case 'K': shift = 10; break;
+  case 'm': case 'M': shift = 20; break;
+  case 'g': case 'G': shift = 30; break;
+  case 't': case 'T': shift = 40; break;
+  default: return -1;
+  }
+  if (*end != '\0') {
+    end++;
+    if ((*end == 'i' && end[1] == 'B') || *end == 'B') end += *end == 'i' ? 2 : 1;
+    if (*end != '\0') return -1;
+  }
+  if (shift && v > (SIZE_MAX >> shift)) return -1;
+  *out = (size_t)(v << shift);
+  return 0;
+}
+
+/* The board is not there yet: wait until it is (CLI_OPEN_WAIT). */
+static volatile sig_atomic_t open_caught;
+static void on_open_signal(int sig) { open_caught = sig; }
+
+static int open_board(jb_board **out, const char *dir, jb_board_options *bo,
+                      cli_opts *o, unsigned flags) {
+  int rc = jb_board_open(out, dir, bo);
+  if (rc != JB_ENOTFOUND || !(flags & CLI_OPEN_WAIT) ||
+      (bo->flags & JB_OPEN_CREATE))
+    return rc;
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_open_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  fprintf(stderr, "jobboard: waiting for the board to appear (%s); "
+          "'jobboard init' makes it, or --create here\n", jb_errmsg());
+  int64_t waited = 0;
+  while (rc == JB_ENOTFOUND && !open_caught) {
+    if (o->timeout_ms >= 0 && waited >= o->timeout_ms) {
+      rc = JB_ETIMEDOUT;
+      break;
+    }
+    /* Look five times a second: appearing is rare and one open is cheap. */
+    int64_t step = 200;
+    if (o->timeout_ms >= 0 && o->timeout_ms - waited < step)
+      step = o->timeout_ms - waited;
+    struct timespec ts = {(time_t)(step / 1000), (long)(step % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    /* A command that blocks the signals to sigwait for them (sync). */
+    sigset_t pending;
+    if (sigpending(&pending) == 0 && !open_caught)
+      open_caught = sigismember(&pending, SIGINT)    ? SIGINT
+                    : sigismember(&pending, SIGTERM) ? SIGTERM
+                                                     : 0;
+    if (open_caught) break;
+    rc = jb_board_open(out, dir, bo);
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    waited = (int64_t)(t.tv_sec - t0.tv_sec) * 1000 +
+             (t.tv_nsec - t0.tv_nsec) / 1000000;
+  }
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (o->timeout_ms >= 0)
+    o->timeout_ms = o->timeout_ms > waited ? o->timeout_ms - waited : 0;
+  return rc;
+}
+
+int cli_open(jb_board **out, cli_opts *o, unsigned flags) {
   jb_board_options bo = JB_BOARD_OPTIONS_INIT;
-  bo.flags = flags;
+  bo.flags = flags & JB_OPEN_CREATE;
+  if (o->create) bo.flags |= JB_OPEN_CREATE;
   bo.durability = o->durability;
-  int rc = jb_board_open(out, cli_board_dir(o->board), &bo);
+  bo.map_size = o->map_size;
+  const char *dir = cli_board_dir(o->board);
+  int rc = open_board(out, dir, &bo, o, flags);
+  if (rc == JB_EREADONLY && (flags & CLI_OPEN_READ)) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", jb_errmsg());
+    bo.flags = JB_OPEN_READONLY;
+    rc = jb_board_open(out, dir, &bo);
+    if (rc == JB_OK)
+      fprintf(stderr, "jobboard: note: a read-only view: %s%s\n", why,
+              jb_board_readonly(*out) == JB_READONLY_NOLOCK
+                  ? " (read without LMDB's reader locks: a read racing a "
+                    "writer may rarely fail and need repeating)"
+                  : "");
+  }
+  if (open_caught) {
+    if (rc == JB_OK) jb_board_close(*out);
+    *out = NULL;
+    return 128 + open_caught;
+  }
+  if (rc == JB_ETIMEDOUT) {
+    fflush(stdout);
+    fprintf(stderr, "jobboard: board %s did not appear within the timeout\n",
+            dir);
+    return CLI_EXIT_TIMEDOUT;
+  }
   if (rc != JB_OK) return cli_fail(rc);
   if ((o->options & CLI_O_REDIS) && !(o->options & CLI_O_SYNC) &&
       (rc = cli_sync_join(*out, o)) != 0) {

@@ -40,6 +40,20 @@ enum {
                                 --until TIME (history) */
   CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --start
                                 --replace --at --loop (schedule) */
+  CLI_O_CREATE = 1u << 21,   /* --create (work, wait, watch, claim-next, sync:
+                                make the board instead of waiting for it) */
+  CLI_O_MAPSIZE = 1u << 22,  /* --map-size SIZE (init) */
+};
+
+/* cli_open's flags besides JB_OPEN_CREATE: */
+enum {
+  /* A reading command: a board this process cannot write is opened
+   * read-only (JB_OPEN_READONLY), with one note on stderr. */
+  CLI_OPEN_READ = 1u << 16,
+  /* Wait for the board to appear (an empty directory counts as "not
+   * yet") within opts->timeout_ms (-1: forever), unless --create. The
+   * time spent is taken from opts->timeout_ms. */
+  CLI_OPEN_WAIT = 1u << 17,
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -110,6 +124,8 @@ typedef struct {
   const char *name;   /* --name NAME (history), NULL when not given */
   int64_t since_us;   /* --since; 0 when not given */
   int64_t until_us;   /* --until; 0 when not given */
+  int create;         /* --create */
+  size_t map_size;    /* --map-size, in bytes; 0 when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -132,12 +148,14 @@ int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * Open the board named by the options (JB_OPEN_CREATE in `flags` for post
- * only). For a command with CLI_O_REDIS (and not CLI_O_SYNC) the board is
- * then connected to the Redis it is synced with (cli_sync_join). Returns 0,
- * or prints the error and returns its exit code.
+ * Open the board named by the options (JB_OPEN_CREATE in `flags` for the
+ * commands that make a board: init, post, schedule add; --create adds it;
+ * CLI_OPEN_READ and CLI_OPEN_WAIT above). For a command with CLI_O_REDIS
+ * (and not CLI_O_SYNC) the board is then connected to the Redis it is
+ * synced with (cli_sync_join). Returns 0, or prints the error and returns
+ * its exit code.
  */
-int cli_open(jb_board **out, const cli_opts *opts, unsigned flags);
+int cli_open(jb_board **out, cli_opts *opts, unsigned flags);
 
 /* ------------------------------------------------ Redis (cli_sync.c) */
 
@@ -190,6 +208,11 @@ int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *opts);
 int cli_sync_remember(jb_board *b, const cli_opts *opts);
 const char *cli_sync_given_url(const cli_opts *opts);
+
+/* A size in bytes, with an optional suffix K, M, G or T (powers of 1024;
+ * "KiB", "MB" and the like read the same). Returns 0, or -1 when `text`
+ * is not one. */
+int cli_parse_size(size_t *out, const char *text);
 
 /* A point in time as --since, --until and --not-before take it
  * (CLI_HELP_TIME; also "now" and "+SECONDS", from now), into microseconds
@@ -258,6 +281,7 @@ int cmd_cancel(int argc, char **argv); /* cmd_life.c */
 int cmd_dead(int argc, char **argv);   /* cmd_life.c */
 int cmd_policy(int argc, char **argv); /* cmd_life.c */
 int cmd_schedule(int argc, char **argv); /* cmd_schedule.c */
+int cmd_init(int argc, char **argv);     /* cmd_init.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
@@ -265,7 +289,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
-    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule;
+    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
@@ -348,5 +372,9 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "  1  any other error (I/O, a corrupt board, no space left)\n"               \
   "  2  usage error or invalid input (the message names the field)\n"          \
   "  3  not found: the board directory does not exist"
+/* The exit status line of the commands that write. */
+#define CLI_HELP_EXIT_READONLY                                                 \
+  "  13 the board is read-only for this process (another user's board,\n"      \
+  "     a read-only mount): only reading commands work on it\n"
 
 #endif

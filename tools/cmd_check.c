@@ -76,7 +76,7 @@ int cmd_check(int argc, char **argv) {
   int rc = cli_parse(&o, &cli_cmd_check, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   check_out out = {o.json, 0};
   jb_check_stats s = {0};
   int st = jb_board_check(&s, b, on_line, &out);

@@ -113,7 +113,7 @@ const cli_command cli_cmd_claim_next = {
     "      jobboard abandon --who w1 \"$job\"\n"
     "  done\n"
     "  jobboard claim-next --who w1 --count 20 --lease 60 > batch.txt\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS | CLI_O_COUNT, 0, 0,
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS | CLI_O_COUNT | CLI_O_CREATE, 0, 0,
     ""};
 
 const cli_command cli_cmd_abandon = {
@@ -368,7 +368,7 @@ int cmd_claim_next(int argc, char **argv) {
                          "%d jobs", (unsigned long long)o.count,
                          JB_BATCH_MAX);
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, o.has_wait ? CLI_OPEN_WAIT : 0)) != 0) return rc;
   char uuid[JB_UUID_STRLEN] = "";
   jb_job *job = NULL;
   jb_claim_opts co = JB_CLAIM_OPTS_INIT;

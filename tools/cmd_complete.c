@@ -326,7 +326,7 @@ int cmd_history(int argc, char **argv) {
     return cli_cmd_usage(&cli_cmd_history, "--until is not after --since: "
                          "no record can be in between");
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   jb_history_filter f = JB_HISTORY_FILTER_INIT;
   f.ends = o.outcomes;
   f.name = o.name;
@@ -411,7 +411,7 @@ int cmd_wait_done(int argc, char **argv) {
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   cli_cancel_on_signals(b);
   jb_completion *c = NULL;
   int st = jb_job_wait_done(&c, b, o.args[0], o.timeout_ms);

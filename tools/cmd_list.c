@@ -206,7 +206,7 @@ int cmd_list(int argc, char **argv) {
   int rc = cli_parse(&o, &cli_cmd_list, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   jb_iter *it = NULL;
   int st = jb_iter_open(&it, b, o.unclaimed ? JB_ONLY_UNCLAIMED : 0);
   if (st != JB_OK) {
@@ -245,7 +245,7 @@ int cmd_show(int argc, char **argv) {
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   jb_job *job = NULL;
   int st = jb_job_get(&job, b, o.args[0]);
   if (st != JB_OK)

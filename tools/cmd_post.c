@@ -108,7 +108,7 @@ static int print_uuid(const cli_opts *o, const char *uuid) {
   return puts(uuid) == EOF ? -1 : 0;
 }
 
-static int post_one(const cli_opts *o) {
+static int post_one(cli_opts *o) {
   cli_pending p = {0};
   p.priority = JB_PRIORITY_NORMAL;
   int rc;
@@ -164,13 +164,14 @@ static int post_one(const cli_opts *o) {
 
 /* --------------------------------------------------------------- batch */
 
-static int post_batch(const cli_opts *o) {
+static int post_batch(cli_opts *o) {
   cli_pending *jobs = NULL;
   size_t n = 0;
   int rc = cli_batch_read(&jobs, &n, stdin);
 
   jb_board *b = NULL;
-  if (rc == 0 && n > 0) rc = cli_open(&b, o, JB_OPEN_CREATE);
+  /* No job at all still makes the board (a service's first start). */
+  if (rc == 0) rc = cli_open(&b, o, JB_OPEN_CREATE);
   jb_post *posts = NULL;
   char (*uuids)[JB_UUID_STRLEN] = NULL;
   if (rc == 0 && n > 0) {

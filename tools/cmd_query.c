@@ -78,7 +78,7 @@ int cmd_owner(int argc, char **argv) {
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   char owner[JB_WHO_MAX + 1];
   int st = jb_job_find_owner(owner, b, o.args[0]);
   if (st != JB_OK) {
@@ -102,7 +102,7 @@ int cmd_state(int argc, char **argv) {
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   jb_state state;
   int st = jb_job_get_state(&state, b, o.args[0]);
   if (st != JB_OK)
@@ -123,7 +123,7 @@ int cmd_count(int argc, char **argv) {
   int rc = cli_parse(&o, &cli_cmd_count, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   size_t n = 0;
   int st = jb_board_count(&n, b, o.unclaimed ? JB_ONLY_UNCLAIMED : 0);
   if (st != JB_OK)

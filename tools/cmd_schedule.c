@@ -107,7 +107,7 @@ const cli_command cli_cmd_schedule = {
 
 /* ------------------------------------------------------------------- add */
 
-static int add(const cli_opts *o) {
+static int add(cli_opts *o) {
   if (o->nargs != 2)
     return cli_cmd_usage(&cli_cmd_schedule, "add takes one NAME");
   if ((o->every_ms != 0) == (o->cron != NULL))

@@ -130,7 +130,7 @@ const cli_command cli_cmd_sync = {
     "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n"
     "  jobboard sync --redis \\\n"
     "    redis-sentinel://:s3cret@s1.lan,s2.lan,s3.lan/mymaster/0\n",
-    CLI_O_REDIS | CLI_O_SYNC, 0, 0, ""};
+    CLI_O_REDIS | CLI_O_SYNC | CLI_O_CREATE, 0, 0, ""};
 
 const cli_command cli_cmd_status = {
     "status", "show the board's Redis sync state",
@@ -325,7 +325,7 @@ int cmd_sync(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &stop, &old);
   char *url = NULL, *ns = NULL;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) goto out;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_WAIT)) != 0) goto out;
   int given = 0;
   rc = cli_sync_resolve(&url, &ns, &given, b, &o);
   if (rc == 0 && url == NULL)

@@ -31,14 +31,14 @@ const cli_command cli_cmd_wait = {
     "Examples:\n"
     "  jobboard wait --claimable --timeout 30 && jobboard claim-next --who w1\n"
     "  jobboard wait; echo \"a job is on the board\"\n",
-    CLI_O_TIMEOUT | CLI_O_CLAIMABLE, 0, 0, ""};
+    CLI_O_TIMEOUT | CLI_O_CLAIMABLE | CLI_O_CREATE, 0, 0, ""};
 
 int cmd_wait(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_wait, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ | CLI_OPEN_WAIT)) != 0) return rc;
   cli_cancel_on_signals(b);
   unsigned flags = o.claimable ? JB_ONLY_UNCLAIMED : 0;
   int st = jb_board_wait(b, flags, o.timeout_ms);

@@ -79,7 +79,7 @@ const cli_command cli_cmd_watch = {
     "  jobboard watch --from 1 --timeout 0 # print the whole log kept\n"
     "  jobboard watch --count 1 --timeout 30 --json   # the next event\n"
     "  jobboard watch --json | jq -r 'select(.type == \"CONSUMED\") | .uuid'\n",
-    CLI_O_WATCH | CLI_O_TIMEOUT, 0, 0, ""};
+    CLI_O_WATCH | CLI_O_TIMEOUT | CLI_O_CREATE, 0, 0, ""};
 
 /* Events read per transaction. */
 #define BATCH 64
@@ -108,7 +108,7 @@ int cmd_watch(int argc, char **argv) {
   int rc = cli_parse(&o, &cli_cmd_watch, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ | CLI_OPEN_WAIT)) != 0) return rc;
   cli_cancel_on_signals(b);
   uint64_t cursor = o.from;
   int st = JB_OK;

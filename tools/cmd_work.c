@@ -204,7 +204,7 @@ const cli_command cli_cmd_work = {
     "  jobboard work --who render-1 --time-limit 600 --grace 30 -- ./render\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS, 0, 0, ""};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS | CLI_O_CREATE, 0, 0, ""};
 
 /* ---------------------------------------------------------------- signals */
 
@@ -1001,6 +1001,7 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
       {"time-limit", required_argument, NULL, 258},
       {"grace", required_argument, NULL, 259},
       {"no-schedules", no_argument, NULL, 260},
+      {"create", no_argument, NULL, 256},
       {NULL, 0, NULL, 0},
   };
   *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS, 0};
@@ -1079,7 +1080,7 @@ int cmd_work(int argc, char **argv) {
   w.argv = argv + cmd_at;
   w.json = o.json;
   if ((w.exe = resolve_command(w.argv[0])) == NULL) return CLI_EXIT_USAGE;
-  if ((rc = cli_open(&w.b, &o, 0)) != 0) {
+  if ((rc = cli_open(&w.b, &o, CLI_OPEN_WAIT)) != 0) {
     free(w.exe);
     return rc;
   }

@@ -23,6 +23,7 @@ jobboard_SOURCES = \
 	tools/cmd_work.c \
 	tools/cmd_life.c \
 	tools/cmd_schedule.c \
+	tools/cmd_init.c \
 	tools/cmd_complete.c \
 	tools/cmd_demo.c \
 	tools/cmd_bench.c \

@@ -15,6 +15,7 @@
 #include <string.h>
 
 const cli_entry cli_commands[] = {
+    {&cli_cmd_init, "init", NULL, cmd_init},
     {&cli_cmd_post, "post", NULL, cmd_post},
     {&cli_cmd_list, "list", NULL, cmd_list},
     {&cli_cmd_show, "show", NULL, cmd_show},
@@ -63,7 +64,10 @@ static const char global_help_tail[] =
     "\n"
     "Global options (before or after COMMAND):\n"
     "  --board DIR         the board directory (default: $JOBBOARD_DIR if set,\n"
-    "                      else ./jobboard.d). Only `post` creates it.\n"
+    "                      else ./jobboard.d). `init`, `post` and `schedule\n"
+    "                      add` create it; work, wait, watch, claim-next\n"
+    "                      --wait and sync wait for it to appear (or make\n"
+    "                      it with --create); other commands exit 3.\n"
     "  --durability MODE   full (default), normal or none. `none` is fastest\n"
     "                      and survives any process crash, but a POWER LOSS OR\n"
     "                      KERNEL CRASH CAN LOSE RECENT COMMITS AND CORRUPT THE\n"
@@ -89,6 +93,11 @@ static const char global_help_tail[] =
     "     reached (the message says why)\n"
     "  7  timed out\n"
     "  8  the change log no longer holds the events asked for (watch --from)\n"
+    "  11 a live job holds the unique key (post --unique)\n"
+    "  12 the job is delayed, not due yet\n"
+    "  13 the board is read-only for this process: a write command on\n"
+    "     another user's board or a read-only mount (reading commands\n"
+    "     work there, with a note that the view is read-only)\n"
     "Errors are one line on stderr: 'jobboard: <message>'.\n"
     "\n"
     "Examples:\n"
