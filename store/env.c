@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define DEFAULT_MAP_SIZE ((size_t)64 << 20)
@@ -205,12 +206,25 @@ static bool env_panicked(jb_store *s) {
   return rc == MDB_PANIC;
 }
 
-/* Does the failure `rc` of a commit leave unknown what the system kept?
- * Called with the resize lock held (it may begin a read transaction). */
-static bool commit_left_unknown(jb_store *s, int rc) {
-  if (rc == MDB_PANIC) return true;
-  if (rc <= 0) return false; /* MDB_MAP_FULL and the like: nothing written */
-  if (rc == ENOSPC || rc == EDQUOT || rc == ENOMEM) return env_panicked(s);
+/* Is the file system of the board (nearly) full? LMDB reports a page
+ * write cut short as EIO, and a write that finds the disk full part-way
+ * is cut short: with no room left after it, that EIO was a full disk. */
+static bool disk_full(jb_store *s) {
+  int fd;
+  struct statvfs sv;
+  if (mdb_env_get_fd(s->env, &fd) != 0 || fstatvfs(fd, &sv) != 0) return false;
+  return (uint64_t)sv.f_bavail * sv.f_frsize < ((uint64_t)1 << 20);
+}
+
+/* Does the failure *rc of a commit leave unknown what the system kept?
+ * An EIO on a full file system is taken for the ENOSPC it was (*rc is
+ * changed), with ENOSPC's caveat (above). Called with the resize lock held
+ * (it may begin a read transaction). */
+static bool commit_left_unknown(jb_store *s, int *rc) {
+  if (*rc == MDB_PANIC) return true;
+  if (*rc <= 0) return false; /* MDB_MAP_FULL and the like: nothing written */
+  if (*rc == EIO && disk_full(s)) *rc = ENOSPC;
+  if (*rc == ENOSPC || *rc == EDQUOT || *rc == ENOMEM) return env_panicked(s);
   return true;
 }
 
@@ -256,7 +270,14 @@ static int after_failure(jb_store *s, int rc, bool unknown, int attempt,
                          size_t seen) {
   if (unknown || rc == MDB_PANIC) {
     mark_failed(s, rc);
-    return jb__err(rc == ENOSPC || rc == EDQUOT ? JB_EFULL : JB_EIO,
+    if (rc == ENOSPC || rc == EDQUOT)
+      return jb__err(JB_EFULL, "board %s: no space left on its device (%s) "
+                     "for a commit's meta page: what the system kept of "
+                     "its writes is unknown: this process writes no more "
+                     "to the board; close every handle of the board in "
+                     "this process and reopen the board", s->path,
+                     strerror(rc));
+    return jb__err(JB_EIO,
                    "board %s: a commit failed (%s) and what the system "
                    "kept of its writes is unknown: this process writes "
                    "no more to the board; close every handle of the "
@@ -264,6 +285,11 @@ static int after_failure(jb_store *s, int rc, bool unknown, int attempt,
                    s->path, mdb_strerror(rc));
   }
   if (rc == EINTR && attempt < 100) return AGAIN; /* an interrupted flush */
+  if (rc == ENOSPC || rc == EDQUOT)
+    return jb__err(JB_EFULL, "board %s: no space left on its device (%s): "
+                   "nothing of this change was written; free some space "
+                   "(or move the board) and try again", s->path,
+                   strerror(rc));
   if (rc == MDB_MAP_RESIZED && attempt < 100) {
     int r2 = adopt_map(s);
     return r2 == JB_OK ? AGAIN : r2;
@@ -326,7 +352,7 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
         stale = jb__signal_stale(s, txn);
         rc = mdb_txn_commit(txn);
         wrote = rc == 0;
-        unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, rc);
+        unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, &rc);
       } else {
         mdb_txn_abort(txn);
       }
@@ -526,7 +552,7 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
       stale = jb__signal_stale(s, txn);
       rc = mdb_txn_commit(txn);
       wrote = rc == 0;
-      unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, rc);
+      unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, &rc);
     } else if (txn != NULL) {
       mdb_txn_abort(txn);
     }
@@ -1071,6 +1097,7 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
  * is removed. Sets *is_board when the file holds a board of a schema we
  * read (false: there is no board yet, and `create` allows making one).
  */
+static int prepare_lock(const char *path);
 static int probe(const char *path, bool create, bool readonly,
                  bool *is_board, size_t *stored_map, bool *nolock) {
   *is_board = false;
@@ -1096,8 +1123,10 @@ static int probe(const char *path, bool create, bool readonly,
    * written (MDB_NOLOCK: see JB_OPEN_READONLY). On a read-only file
    * system LMDB drops the locks by itself. */
   if (readonly && (!had_lock || access(lock, R_OK | W_OK) != 0)) *nolock = true;
+  int rc;
+  if (!had_lock && !readonly && (rc = prepare_lock(path)) != JB_OK) return rc;
   MDB_env *env;
-  int rc = mdb_env_create(&env);
+  rc = mdb_env_create(&env);
   if (rc) return jb__store_error(rc, what);
   MDB_txn *txn = NULL;
   MDB_dbi meta;
@@ -1150,6 +1179,40 @@ static int probe(const char *path, bool create, bool readonly,
     return jb__err(JB_ECORRUPT, "%s is not an LMDB file: not a board", data);
   if (rc < 0 && rc > -1000) return rc; /* a JB_E* code, message set */
   return jb__store_error(rc, what);
+}
+
+/*
+ * Make the lock file LMDB is about to create, with its blocks allocated.
+ * LMDB sizes a new lock.mdb with ftruncate and writes its reader table
+ * through a shared map: on a full file system (tmpfs, ext4 without room)
+ * the first store into an unallocated page is a SIGBUS that kills the
+ * process. Allocated here first, a full disk is a clean JB_EFULL. With
+ * MAX_READERS 1022 LMDB's lock file is 64 KiB (64-byte reader slots after
+ * a 192-byte header on x86-64); LMDB keeps a larger file's size (more
+ * reader slots), so this size is safe on any build. Called only where
+ * LMDB may create the file; one that exists is left alone.
+ */
+#define LOCK_FILE_SIZE 65536
+static int prepare_lock(const char *path) {
+  char lock[4096];
+  snprintf(lock, sizeof lock, "%s/lock.mdb", path);
+  int fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, BOARD_FILE_MODE);
+  if (fd < 0) {
+    if (errno == EEXIST) return JB_OK;
+    char what[4200];
+    snprintf(what, sizeof what, "board %s: cannot create lock.mdb", path);
+    return jb__err_errno(errno, what);
+  }
+  int rc = posix_fallocate(fd, 0, LOCK_FILE_SIZE);
+  close(fd);
+  if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL) return JB_OK;
+  unlink(lock);
+  if (rc == ENOSPC || rc == EDQUOT)
+    return jb__err(JB_EFULL, "board %s: no space left on its device (%s) for "
+                   "its lock file", path, strerror(rc));
+  char what[4200];
+  snprintf(what, sizeof what, "board %s: cannot allocate lock.mdb", path);
+  return jb__err_errno(rc, what);
 }
 
 static int check_dir(const char *path, bool create) {
@@ -1263,6 +1326,10 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
     return jb__err_errno(e, what);
   }
   flock_ex(fd);
+  if (!readonly && (rc = prepare_lock(path)) != JB_OK) {
+    close(fd);
+    return rc;
+  }
   size_t want = o->map_size    ? o->map_size
                 : stored_map ? stored_map
                              : DEFAULT_MAP_SIZE,

@@ -127,6 +127,12 @@ EXTRA_DIST += tests/cli.sh
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
 
+# Running it as a service: init, --create and waiting for a board,
+# read-only boards (a read-only mount, another user's: as root), --details
+# @FILE, a 100 MB --batch line, a full disk (a small tmpfs: as root).
+TESTS += tests/service.sh
+EXTRA_DIST += tests/service.sh
+
 # bench's parts of issue 12 (--threads, --procs LIST, posting in batches,
 # --peers with SQLite or its refusal without) still run and print their
 # lines: tiny sizes, no figure checked.

@@ -468,8 +468,13 @@ jb work --who w -- /dev/null
 want_rc 2 "CMD not executable"
 has "$err" "Permission denied" "CMD not executable"
 state_is "$a" UNCLAIMED "the job after the bad command lines"
-jb work --board "$ROOT/no-such-board" --who w -- true
-want_rc 3 "no board"
+# A worker waits for its board to appear (tests/service.sh); --timeout 0
+# looks once.
+jb work --board "$ROOT/no-such-board" --who w --timeout 0 -- true
+want_rc 3 "no board, --timeout 0"
+jb work --board "$ROOT/no-such-board" --who w --timeout 0.3 -- true
+want_rc 7 "no board within --timeout"
+has "$err" "did not appear within the timeout" "no board within --timeout"
 t_end
 
 t_begin "CMD that fails to execute when its job comes: the job is abandoned, exit 2"

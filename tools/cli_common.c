@@ -748,8 +748,9 @@ static void on_open_signal(int sig) { open_caught = sig; }
 static int open_board(jb_board **out, const char *dir, jb_board_options *bo,
                       cli_opts *o, unsigned flags) {
   int rc = jb_board_open(out, dir, bo);
+  /* A time limit of 0 looks once: a missing board is not found (3). */
   if (rc != JB_ENOTFOUND || !(flags & CLI_OPEN_WAIT) ||
-      (bo->flags & JB_OPEN_CREATE))
+      (bo->flags & JB_OPEN_CREATE) || o->timeout_ms == 0)
     return rc;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
@@ -762,6 +763,7 @@ static int open_board(jb_board **out, const char *dir, jb_board_options *bo,
   fprintf(stderr, "jobboard: waiting for the board to appear (%s); "
           "'jobboard init' makes it, or --create here\n", jb_errmsg());
   int64_t waited = 0;
+  o->board_appeared = 1;
   while (rc == JB_ENOTFOUND && !open_caught) {
     if (o->timeout_ms >= 0 && waited >= o->timeout_ms) {
       rc = JB_ETIMEDOUT;

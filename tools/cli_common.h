@@ -125,6 +125,7 @@ typedef struct {
   int64_t since_us;   /* --since; 0 when not given */
   int64_t until_us;   /* --until; 0 when not given */
   int create;         /* --create */
+  int board_appeared; /* cli_open waited for the board (CLI_OPEN_WAIT) */
   size_t map_size;    /* --map-size, in bytes; 0 when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
@@ -311,6 +312,15 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "  -h, --help          print this help and exit\n"                           \
   "Global options (--board, --durability, --json) may also come before the\n" \
   "subcommand's name.\n"
+
+/* --create's help lines (work, wait, watch, claim-next, sync). */
+#define CLI_HELP_CREATE                                                        \
+  "  --create            make the board when it does not exist (as `jobboard\n" \
+  "                      init`). Without it a missing board (an empty\n"      \
+  "                      directory too) is waited for, saying so once on\n"   \
+  "                      stderr, within the command's time limit (exit 7\n"   \
+  "                      when it runs out; SIGINT or SIGTERM: 130 or 143;\n"  \
+  "                      a limit of 0 looks once: exit 3)\n"
 
 /* --timeout's help line(s). */
 #define CLI_HELP_TIMEOUT                                                       \

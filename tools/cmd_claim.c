@@ -97,6 +97,8 @@ const cli_command cli_cmd_claim_next = {
     "  --wait SECONDS      wait up to this long for a claimable job (fractions\n"
     "                      allowed; `inf`: without limit). SIGINT or SIGTERM\n"
     "                      ends the wait (exit 130 or 143)\n"
+    CLI_HELP_CREATE
+    "                      (without --wait a missing board is exit 3)\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
     "\n"

@@ -110,6 +110,7 @@ const cli_command cli_cmd_sync = {
     "                      connect, after posts and after a data loss). Cost:\n"
     "                      one HGETALL of the listings and a GET and PTTL per\n"
     "                      listing (docs/BENCHMARKS.md: 10,000 listings)\n"
+    CLI_HELP_CREATE
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV_REDIS

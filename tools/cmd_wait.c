@@ -20,6 +20,7 @@ const cli_command cli_cmd_wait = {
     "Options:\n"
     "  --claimable         wait for a claimable job, not just any job\n"
     CLI_HELP_TIMEOUT
+    CLI_HELP_CREATE
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV

@@ -55,12 +55,17 @@ const cli_command cli_cmd_watch = {
     "\n"
     "Options:\n"
     "  --from SEQ          start with event SEQ (default: with the next event\n"
-    "                      committed after watch starts). --from 1 replays the\n"
-    "                      whole log when nothing was dropped yet.\n"
+    "                      committed after watch starts; on a board that\n"
+    "                      appeared while watch waited for it, its first\n"
+    "                      event). --from 1 replays the whole log when\n"
+    "                      nothing was dropped yet.\n"
     "  --count N           stop after printing N events\n"
     "  --timeout SECONDS   stop once no event has come for this long\n"
     "                      (fractions allowed; 0 prints what the log holds\n"
     "                      and stops; `inf` or no --timeout: no limit)\n"
+    CLI_HELP_CREATE
+    "Watch works on a board this process may only read (a read-only view,\n"
+    "said once on stderr): it then looks for new events every 200 ms.\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -112,7 +117,13 @@ int cmd_watch(int argc, char **argv) {
   cli_cancel_on_signals(b);
   uint64_t cursor = o.from;
   int st = JB_OK;
-  if (cursor == 0) st = jb_log_bounds(NULL, &cursor, b); /* from now */
+  if (cursor == 0) { /* from now */
+    uint64_t first_kept = 0;
+    st = jb_log_bounds(&first_kept, &cursor, b);
+    /* A board that appeared while this waited for it: all of its events
+     * came after the watch began. */
+    if (o.board_appeared) cursor = first_kept;
+  }
   static jb_event ev[BATCH];
   uint64_t printed = 0, first = 0;
   rc = CLI_EXIT_OK;

@@ -180,6 +180,7 @@ const cli_command cli_cmd_work = {
     "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
     "                      (0 to 86400, fractions allowed; default 5)\n"
     "  --no-schedules      do not tick the board's schedules\n"
+    CLI_HELP_CREATE
     "  --                  ends the options: CMD and its ARGS follow\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS

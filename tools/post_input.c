@@ -9,6 +9,8 @@
 #include "json.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +49,90 @@ static int details_from_json(cli_pending *p, const json_t *v, const char *where)
   return 0;
 }
 
+/* Read all of `in` (at most CLI_INPUT_MAX bytes) into *out. Returns 0,
+ * or an exit code after printing what went wrong (`what` names it). */
+static int read_all(char **out, size_t *len, FILE *in, const char *what) {
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  if (buf == NULL) {
+    fputs("jobboard: out of memory\n", stderr);
+    return CLI_EXIT_ERROR;
+  }
+  for (;;) {
+    if (n == cap) {
+      if (cap > CLI_INPUT_MAX) {
+        free(buf);
+        return cli_usage_error("%s: longer than %zu bytes (4 times the "
+                               "board's posting limit): refused unread",
+                               what, CLI_INPUT_MAX);
+      }
+      char *nb = realloc(buf, cap * 2);
+      if (nb == NULL) {
+        free(buf);
+        fputs("jobboard: out of memory\n", stderr);
+        return CLI_EXIT_ERROR;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t want = cap - n;
+    if (n + want > CLI_INPUT_MAX + 1) want = CLI_INPUT_MAX + 1 - n;
+    size_t got = fread(buf + n, 1, want, in);
+    n += got;
+    if (n > CLI_INPUT_MAX) {
+      free(buf);
+      return cli_usage_error("%s: longer than %zu bytes (4 times the "
+                             "board's posting limit): refused unread",
+                             what, CLI_INPUT_MAX);
+    }
+    if (got < want) break;
+  }
+  if (ferror(in)) {
+    int e = errno;
+    free(buf);
+    fprintf(stderr, "jobboard: %s: %s\n", what, strerror(e));
+    return CLI_EXIT_ERROR;
+  }
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
 int cli_details_from_text(cli_pending *p, const char *text) {
+  char what[600];
+  char *buf = NULL;
+  size_t len = 0;
+  if (text[0] == '@' || strcmp(text, "-") == 0) {
+    FILE *f = stdin;
+    if (text[0] == '@') {
+      snprintf(what, sizeof what, "--details @%s", text + 1);
+      if (text[1] == '\0')
+        return cli_usage_error("--details @FILE: the file name is missing");
+      if ((f = fopen(text + 1, "rb")) == NULL) {
+        int e = errno;
+        fprintf(stderr, "jobboard: %s: %s\n", what, strerror(e));
+        return e == ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_ERROR;
+      }
+    } else {
+      snprintf(what, sizeof what, "--details - (standard input)");
+    }
+    int rc = read_all(&buf, &len, f, what);
+    if (f != stdin) fclose(f);
+    if (rc) return rc;
+    text = buf;
+  } else {
+    snprintf(what, sizeof what, "--details");
+    len = strlen(text);
+  }
   json_error_t je;
-  json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
-                                   JSON_ALLOW_NUL, &je);
+  json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES |
+                                        JSON_ALLOW_NUL, &je);
+  free(buf);
   if (v == NULL)
-    return cli_usage_error("--details: invalid JSON at line %d, column %d "
-                           "(position %d): %s", je.line, je.column,
+    return cli_usage_error("%s: invalid JSON at line %d, column %d "
+                           "(position %d): %s", what, je.line, je.column,
                            je.position, je.text);
-  int rc = details_from_json(p, v, "--details");
+  int rc = details_from_json(p, v, what);
   json_decref(v);
   return rc;
 }
@@ -183,6 +260,39 @@ void cli_batch_free(cli_pending *jobs, size_t n) {
   free(jobs);
 }
 
+/* getline with a bound: a line longer than CLI_INPUT_MAX is not read on
+ * (*too_long set, what was read of it dropped). Returns the line's length
+ * with its newline, -1 at the end of input (or a read error: ferror), or
+ * -2 when out of memory. */
+static ssize_t read_line(char **line, size_t *cap, FILE *in, bool *too_long) {
+  size_t n = 0;
+  *too_long = false;
+  int c = EOF;
+  flockfile(in);
+  while ((c = getc_unlocked(in)) != EOF) {
+    if (n + 2 > *cap) {
+      size_t ncap = *cap ? *cap * 2 : 4096;
+      char *nl = realloc(*line, ncap);
+      if (nl == NULL) {
+        funlockfile(in);
+        return -2;
+      }
+      *line = nl;
+      *cap = ncap;
+    }
+    (*line)[n++] = (char)c;
+    if (c == '\n') break;
+    if (n > CLI_INPUT_MAX) {
+      *too_long = true;
+      break;
+    }
+  }
+  funlockfile(in);
+  if (n == 0) return -1;
+  (*line)[n] = '\0';
+  return (ssize_t)n;
+}
+
 int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
   cli_pending *jobs = NULL;
   size_t n = 0, cap = 0, lineno = 0;
@@ -190,8 +300,16 @@ int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
   size_t linecap = 0;
   ssize_t len;
   int rc = 0;
-  while (rc == 0 && (len = getline(&line, &linecap, in)) != -1) {
+  bool too_long = false;
+  while (rc == 0 && (len = read_line(&line, &linecap, in, &too_long)) >= 0) {
     lineno++;
+    if (too_long) {
+      rc = cli_usage_error("stdin line %zu: longer than %zu bytes (4 times "
+                           "the board's posting limit): refused without "
+                           "reading the rest; nothing was posted", lineno,
+                           CLI_INPUT_MAX);
+      break;
+    }
     if (is_blank(line, (size_t)len)) continue;
     if (n == cap) {
       size_t ncap = cap ? cap * 2 : 256;
@@ -207,6 +325,10 @@ int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
     memset(&jobs[n], 0, sizeof jobs[n]);
     rc = parse_line(&jobs[n], line, (size_t)len, lineno);
     n++; /* counted even when bad, so that it is freed below */
+  }
+  if (rc == 0 && len == -2) {
+    fputs("jobboard: out of memory reading stdin\n", stderr);
+    rc = CLI_EXIT_ERROR;
   }
   if (rc == 0 && ferror(in)) {
     fprintf(stderr, "jobboard: reading standard input: %s\n", strerror(errno));

@@ -28,8 +28,15 @@ void cli_pending_free(cli_pending *p);
 /* The jb_post of p, borrowing its strings. */
 jb_post cli_pending_post(const cli_pending *p);
 
-/* Parse --details text (a JSON object) into p->details. Returns 0 or an
- * exit code (the message printed). */
+/* The longest JSON text read for one job (a --batch line, a --details
+ * file): four times the board's 1 MiB posting limit, as JSON text may be
+ * larger than the msgpack posting it makes (white space, escapes). Longer
+ * input is refused as soon as it passes this, without reading the rest. */
+#define CLI_INPUT_MAX ((size_t)4 << 20)
+
+/* Parse --details into p->details: JSON text (an object), "@FILE" (the
+ * file's contents) or "-" (standard input's). Returns 0 or an exit code
+ * (the message printed). */
 int cli_details_from_text(cli_pending *p, const char *text);
 
 /*

@@ -19,7 +19,8 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      NotOwnerError, InvalidError, TimedOutError,
                      OfflineError, CorruptError, FullError, IoError,
                      NoMemoryError, VersionError, CanceledError,
-                     TrimmedError, ExistsError, NotDueError)
+                     TrimmedError, ExistsError, NotDueError,
+                     ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     Priority, State, Durability, EventType, End, REMOVAL,
                     version)
@@ -33,4 +34,5 @@ __all__ = [
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",
     "CanceledError", "TrimmedError", "ExistsError", "NotDueError",
+    "ReadOnlyError",
 ]

@@ -23,6 +23,7 @@ JB_ECANCELED       CanceledError
 JB_ETRIMMED        TrimmedError
 JB_EEXISTS         ExistsError
 JB_ENOTDUE         NotDueError
+JB_EREADONLY       ReadOnlyError     PermissionError
 =================  ================  =====================================
 """
 
@@ -31,7 +32,7 @@ __all__ = [
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",
     "CanceledError", "TrimmedError", "ExistsError", "NotDueError",
-    "error_for",
+    "ReadOnlyError", "error_for",
 ]
 
 
@@ -99,11 +100,16 @@ ExistsError = _make("ExistsError", -14,
                     "JB_EEXISTS: a live job holds the unique key.")
 NotDueError = _make("NotDueError", -15,
                     "JB_ENOTDUE: the job is delayed, not due yet.")
+ReadOnlyError = _make("ReadOnlyError", -16,
+                      "JB_EREADONLY: the board is read-only here (opened"
+                      " read-only, or its files cannot be written).",
+                      PermissionError)
 
 _BY_CODE = {c.code: c for c in (
     NotFoundError, ClaimedError, NotOwnerError, InvalidError, TimedOutError,
     OfflineError, CorruptError, FullError, IoError, NoMemoryError,
-    VersionError, CanceledError, TrimmedError, ExistsError, NotDueError)}
+    VersionError, CanceledError, TrimmedError, ExistsError, NotDueError,
+    ReadOnlyError)}
 
 for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
                (NotOwnerError, "JB_ENOTOWNER"), (InvalidError, "JB_EINVAL"),
@@ -112,7 +118,7 @@ for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
                (IoError, "JB_EIO"), (NoMemoryError, "JB_ENOMEM"),
                (VersionError, "JB_EVERSION"), (CanceledError, "JB_ECANCELED"),
                (TrimmedError, "JB_ETRIMMED"), (ExistsError, "JB_EEXISTS"),
-               (NotDueError, "JB_ENOTDUE")):
+               (NotDueError, "JB_ENOTDUE"), (ReadOnlyError, "JB_EREADONLY")):
     _c.name = _n
 
 
