@@ -51,6 +51,12 @@ tests_test_entities_SOURCES = tests/test_entities.c $(JB_TEST_HELPERS)
 tests_test_entities_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_entities_LDADD = $(JB_TEST_LIBS)
 
+tests_test_readonly_SOURCES = tests/test_readonly.c $(JB_TEST_HELPERS)
+tests_test_readonly_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_readonly_LDADD = $(JB_TEST_LIBS)
+check_PROGRAMS += tests/test_readonly
+TESTS += tests/test_readonly
+
 tests_test_wait_SOURCES = tests/test_wait.c $(JB_TEST_HELPERS)
 tests_test_wait_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_wait_LDADD = $(JB_TEST_LIBS) -lpthread

@@ -1,0 +1,163 @@
+/*
+ * test_readonly.c - boards opened read-only (JB_OPEN_READONLY): reads
+ * work, every write is JB_EREADONLY and changes nothing, nothing is
+ * created in the directory, a wait sees another process's post (by
+ * looking, as it cannot be woken), a board that appeared is read, and the
+ * flag's misuses are refused. Read-only handles are opened in forked
+ * children: LMDB allows one environment per process and board, so a
+ * read-only open in a process that has the board open for writing shares
+ * that environment (a case of its own below).
+ */
+#include "helpers.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static jb_board *open_ro(const char *dir, int *rc) {
+  jb_board *b = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_READONLY;
+  *rc = jb_board_open(&b, dir, &o);
+  return b;
+}
+
+/* Child: open read-only; reads work; each write is JB_EREADONLY. */
+static int reader_main(void *arg) {
+  const char *dir = arg;
+  int rc;
+  jb_board *b = open_ro(dir, &rc);
+  if (rc != JB_OK) return 10;
+  if (jb_board_readonly(b) != JB_READONLY_ASKED) return 11;
+  size_t n = 0;
+  if (jb_board_count(&n, b, 0) != JB_OK || n != 2) return 12;
+  char uuid[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "nope";
+  if (jb_job_post(uuid, b, &p) != JB_EREADONLY) return 13;
+  if (strstr(jb_errmsg(), "read-only") == NULL) return 14;
+  if (jb_job_claim_next(uuid, NULL, b, "w") != JB_EREADONLY) return 15;
+  jb_check_stats st;
+  if (jb_board_check(&st, b, NULL, NULL) != JB_OK || st.jobs != 2) return 16;
+  jb_board_close(b);
+  return 0;
+}
+
+static void reads_work_and_writes_are_refused(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "a", JB_PRIORITY_NORMAL);
+  jbt_post(u, f->board, "b", JB_PRIORITY_NORMAL);
+  uint64_t before = jbt_board_digest(f->dir);
+  jbt_wait_ok(jbt_fork(reader_main, f->dir, 60), 60000);
+  assert_true(jbt_board_digest(f->dir) == before);
+}
+
+typedef struct {
+  const char *dir;
+  int ready_fd;
+} wait_arg;
+
+static int waiter_main(void *varg) {
+  wait_arg *a = varg;
+  int rc;
+  jb_board *b = open_ro(a->dir, &rc);
+  if (rc != JB_OK) return 10;
+  if (write(a->ready_fd, "r", 1) != 1) return 11;
+  /* Nothing claimable yet: the parent posts after the byte. */
+  rc = jb_board_wait(b, JB_ONLY_UNCLAIMED, 20000);
+  jb_board_close(b);
+  return rc == JB_OK ? 0 : 12;
+}
+
+static void a_wait_sees_another_process_post(void **state) {
+  jbt_fixture *f = *state;
+  wait_arg a = {f->dir, -1};
+  pid_t pid = jbt_fork_ready(waiter_main, &a, &a.ready_fd, 60,
+                             "the read-only waiter");
+  usleep(300000); /* it polls: let it look at least once */
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "late", JB_PRIORITY_NORMAL);
+  jbt_wait_ok(pid, 30000);
+}
+
+static int nothing_created_main(void *arg) {
+  const char *dir = arg;
+  int rc;
+  jb_board *b = open_ro(dir, &rc);
+  if (b != NULL || rc != JB_ENOTFOUND) return 10;
+  char lock[4096];
+  snprintf(lock, sizeof lock, "%s/lock.mdb", dir);
+  if (access(lock, F_OK) == 0) return 11; /* made nothing */
+  return 0;
+}
+
+static void missing_or_empty_boards_are_not_found_and_nothing_is_made(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jbt_wait_ok(jbt_fork(nothing_created_main, dir, 60), 60000);
+  char *missing = jbt_path(dir, "missing");
+  int rc;
+  jb_board *b = open_ro(missing, &rc);
+  assert_null(b);
+  assert_int_equal(rc, JB_ENOTFOUND);
+  struct stat st;
+  assert_int_not_equal(stat(missing, &st), 0);
+  free(missing);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+static void create_and_readonly_exclude_each_other(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_READONLY | JB_OPEN_CREATE;
+  assert_int_equal(jb_board_open(&b, f->dir, &o), JB_EINVAL);
+  assert_null(b);
+  jbt_assert_contains(jb_errmsg(), "exclude each other");
+}
+
+/* In a process that has the board open for writing, a read-only open
+ * shares the environment: it says so (jb_board_readonly is ASKED, the
+ * store writable). And a process whose only environment on the board is
+ * read-only cannot open it for writing until it closes that. */
+static int order_main(void *arg) {
+  const char *dir = arg;
+  int rc;
+  jb_board *ro = open_ro(dir, &rc);
+  if (rc != JB_OK) return 10;
+  jb_board *rw = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  if (jb_board_open(&rw, dir, &o) != JB_EREADONLY || rw != NULL) return 11;
+  if (strstr(jb_errmsg(), "open read-only in this process") == NULL) return 12;
+  jb_board_close(ro);
+  if (jb_board_open(&rw, dir, &o) != JB_OK) return 13;
+  jb_board *ro2 = open_ro(dir, &rc);
+  if (rc != JB_OK || jb_board_readonly(ro2) != JB_READONLY_ASKED) return 14;
+  if (jb_board_readonly(rw) != 0) return 15;
+  jb_board_close(ro2);
+  jb_board_close(rw);
+  return 0;
+}
+
+static void handles_of_one_process_share_its_environment(void **state) {
+  jbt_fixture *f = *state;
+  jbt_wait_ok(jbt_fork(order_main, f->dir, 60), 60000);
+}
+
+int main(void) {
+  jbt_watchdog(300);
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
+  const struct CMUnitTest tests[] = {
+      T(reads_work_and_writes_are_refused),
+      T(a_wait_sees_another_process_post),
+      cmocka_unit_test(missing_or_empty_boards_are_not_found_and_nothing_is_made),
+      T(create_and_readonly_exclude_each_other),
+      T(handles_of_one_process_share_its_environment),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
