@@ -69,8 +69,7 @@ if WITH_PYTHON
 JB_PY_INSTALL = install-python-package
 JB_PY_UNINSTALL = uninstall-python-package
 endif
-install-data-local: $(JB_PY_INSTALL)
-uninstall-local: $(JB_PY_UNINSTALL)
+# (install-data-local and uninstall-local, in Makefile.am, run them.)
 
 install-python-package:
 	$(MKDIR_P) "$(DESTDIR)$(JB_PY_PKGDIR)" "$(DESTDIR)$(JB_PY_DISTINFO)"
