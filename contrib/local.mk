@@ -43,3 +43,11 @@ uninstall-contrib-systemd:
 # systemd-analyze verify on the units (skipped without systemd).
 TESTS += tests/systemd_units.sh
 EXTRA_DIST += tests/systemd_units.sh
+
+# contrib/bash-completion/jobboard: completion of the CLI's commands and
+# options (read from `jobboard --help`), into bash-completion's
+# completionsdir (configure: --with-bash-completion-dir).
+if WITH_BASH_COMPLETION
+bashcompletion_DATA = contrib/bash-completion/jobboard
+endif
+EXTRA_DIST += contrib/bash-completion/jobboard
