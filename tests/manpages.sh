@@ -7,7 +7,8 @@
 #  2. each SYNOPSIS holds the header's prototypes exactly (white space
 #     aside; needs python3, else skipped with a note);
 #  3. every page renders without a warning (man --warnings, else groff
-#     -man -ww), and every page is installed (docs/local.mk lists it);
+#     -man -ww; group pages at 60 and 80 columns), and every page is
+#     installed (docs/local.mk lists it);
 #  4. each group page's EXAMPLES is its program tests/man3_examples/X.c,
 #     which make check built: each is run on a fresh board (the Redis one
 #     against a redis-server of its own when there is one, else against a
@@ -98,12 +99,19 @@ for p in "$man3"/*.3; do
     *" docs/man3/$b "*) ;;
     *) fail "docs/man3/$b is not in dist_man3_MANS (docs/local.mk)" ;;
   esac
-  if command -v man >/dev/null 2>&1; then
-    out=$(cd "$srcdir/docs" && LC_ALL=C.UTF-8 MANWIDTH=80 MAN_KEEP_FORMATTING=1 \
-      man --warnings=w -E UTF-8 -l "man3/$b" 2>&1 >/dev/null)
-  else
-    out=$(cd "$srcdir/docs" && groff -man -ww -z -Tutf8 -soelim "man3/$b" 2>&1)
-  fi
+  # A group page at 60 and 80 columns, a link page (its group's) at 80.
+  widths=80
+  grep -q '^\.so ' "$p" || widths="60 80"
+  out=
+  for w in $widths; do
+    if command -v man >/dev/null 2>&1; then
+      out=$out$(cd "$srcdir/docs" && LC_ALL=C.UTF-8 MANWIDTH=$w \
+        man --warnings=w -E UTF-8 -l "man3/$b" 2>&1 >/dev/null)
+    else
+      out=$out$(cd "$srcdir/docs" && groff -man -ww -z -Tutf8 -rLL=${w}n \
+        -soelim "man3/$b" 2>&1)
+    fi
+  done
   [ -z "$out" ] || fail "docs/man3/$b renders with warnings: $out"
 done
 ok "every page renders without a warning"
