@@ -81,6 +81,8 @@ comp "$J" post --durability ""
 [[ $got == " full none normal " ]] || fail "--durability:$got"
 comp "$J" --durability n
 [[ $got == " none normal " ]] || fail "--durability n:$got"
+comp "$J" post --durability=n
+[[ $got == " --durability=none --durability=normal " ]] || fail "--durability=n:$got"
 comp "$J" post x --priority ""
 has very_high high normal low very_low
 comp "$J" schedule add s --catch-up ""
