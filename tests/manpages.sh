@@ -130,6 +130,7 @@ for p in "$man3"/*.3; do
 done
 ok "EXAMPLES are tests/man3_examples/*.c"
 
+url=
 for ex in ${JB_TEST_MAN3_EXAMPLES:-}; do
   prog=$top_builddir/tests/man3_examples/$ex
   [ -x "$prog" ] || { fail "$prog was not built"; continue; }
@@ -140,11 +141,19 @@ for ex in ${JB_TEST_MAN3_EXAMPLES:-}; do
       redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
         --dir "$d" >"$d/redis.log" 2>&1 &
       redis_pid=$!
+      up=no
       for _ in 1 2 3 4 5 6 7 8 9 10; do
-        redis-cli -p "$port" ping >/dev/null 2>&1 && break
+        kill -0 "$redis_pid" 2>/dev/null || break
+        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && { up=yes; break; }
         sleep 0.3
       done
-      url=redis://127.0.0.1:$port/0
+      if [ "$up" = yes ] && kill -0 "$redis_pid" 2>/dev/null; then
+        url=redis://127.0.0.1:$port/0
+      else
+        # Not ours (the port was taken, or no redis-cli): the closed port.
+        kill "$redis_pid" 2>/dev/null
+        redis_pid=
+      fi
     fi
     out=$(timeout 60 "$prog" "$d/board-$ex" "$url" 2>&1) ||
       fail "man3 example $ex (against $url): $out"
@@ -160,7 +169,7 @@ for ex in ${JB_TEST_MAN3_EXAMPLES:-}; do
     out=$(timeout 60 "$prog" "$d/board-$ex" 2>&1) ||
       fail "man3 example $ex: $out"
   fi
-  ok "example $ex runs"
+  ok "example $ex runs${url:+ (against $url)}"
 done
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
