@@ -7,7 +7,7 @@
 # Usage: installcheck-pc.sh PKG_CONFIG CC PKGCONFIGDIR LIBDIR WITH_REDIS
 # (DESTDIR from the environment: with it, the .pc files are read from
 # under DESTDIR and PKG_CONFIG_SYSROOT_DIR makes their -I and -L point
-# there too; the loader finds the libraries under DESTDIR$LIBDIR.)
+# there too.) The programs run with LD_LIBRARY_PATH=DESTDIR$LIBDIR.
 set -u
 PKG_CONFIG=$1 CC=$2 pcdir=$3 libdir=$4 with_redis=$5
 DESTDIR=${DESTDIR-}
@@ -33,9 +33,12 @@ export PKG_CONFIG_PATH
 if test -n "$DESTDIR"; then
   PKG_CONFIG_SYSROOT_DIR=$DESTDIR
   export PKG_CONFIG_SYSROOT_DIR
-  LD_LIBRARY_PATH="$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export LD_LIBRARY_PATH
 fi
+# The loader finds the installed libraries there (a prefix of make
+# distcheck's, or DESTDIR, is not in its search path), before any other
+# copy of them on the system.
+LD_LIBRARY_PATH="$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
 
 build_and_run() { # NAME PKG
   flags=$($PKG_CONFIG --cflags --libs "$2") ||
@@ -44,7 +47,7 @@ build_and_run() { # NAME PKG
   # shellcheck disable=SC2086
   $CC -std=c11 -Wall -Wextra -Werror -o "$1" "$1.c" $flags ||
     fail "$1.c does not build with pkg-config $2"
-  out=$(./"$1") || fail "./$1 failed: $out"
+  out=$(./"$1" 2>&1) || fail "./$1 failed: $out"
   echo "installcheck-pc: $out"
 }
 
