@@ -48,6 +48,7 @@ dump=$(cd "$d" && SYSTEMD_LOG_LEVEL=debug systemd-analyze verify --man=no \
   ./jobboard-worker@images.service 2>&1)
 for want in 'KillMode: mixed' 'KillSignal: SIGTERM' 'SendSIGKILL: yes' \
   'TimeoutStopFailureMode: abort' 'UMask: 0007' 'StateDirectory: jobboard' \
+  'StateDirectoryMode: 2770' \
   'Restart: on-failure' 'User: jobboard' \
   "Command Line: $top_builddir/jobboard work --create --board /var/lib/jobboard/images"; do
   printf '%s\n' "$dump" | grep -qF "$want" ||
