@@ -69,8 +69,7 @@ if WITH_PYTHON
 JB_PY_INSTALL = install-python-package
 JB_PY_UNINSTALL = uninstall-python-package
 endif
-install-data-local: $(JB_PY_INSTALL)
-uninstall-local: $(JB_PY_UNINSTALL)
+# (install-data-local and uninstall-local, in Makefile.am, run them.)
 
 install-python-package:
 	$(MKDIR_P) "$(DESTDIR)$(JB_PY_PKGDIR)" "$(DESTDIR)$(JB_PY_DISTINFO)"
@@ -113,13 +112,16 @@ install-exec-hook:
 	  echo " ldconfig"; ldconfig; \
 	fi
 
-# make installcheck (run by make distcheck on its own prefix): the installed
+# make installcheck (run by make distcheck on its own prefix; Makefile.am's
+# installcheck-local runs installcheck-python when built with Python): the installed
 # package, from a directory outside the tree, loads the installed library
 # through the libdir written into _paths.py, and taskflow finds its entry
 # point and opens a board with it. With DESTDIR, the libdir in _paths.py
 # is not there yet: the loader finds the library under DESTDIR.
 if WITH_PYTHON
-installcheck-local:
+JB_PY_INSTALLCHECK = installcheck-python
+endif
+installcheck-python:
 	d=`mktemp -d "$${TMPDIR:-/tmp}/jobboard-installcheck.XXXXXX"` && \
 	cd "$$d" && \
 	env -u JOBBOARD_LIBRARY -u JOBBOARD_SYNC_LIBRARY \
@@ -138,4 +140,5 @@ tb = backends.fetch("ic", {"board": "jobboard", "path": sys.argv[2] + "/b"}); \
 tb.connect(); assert tb.job_count == 1; tb.close(); \
 print("installcheck: taskflow entry point jobboard ->", type(tb).__name__)' \
 	  "$(libdir)" "$$d"; rc=$$?; rm -rf "$$d"; exit $$rc
-endif
+
+.PHONY: installcheck-python

@@ -26,6 +26,9 @@ libjbsyncconv_la_LIBADD = $(HIREDIS_LIBS) $(MSGPACK_LIBS)
 
 lib_LTLIBRARIES += libjbsync.la
 include_HEADERS += sync/jobboard_sync.h
+# pkg-config --cflags --libs jobboard-sync: -ljbsync -ljobboard (make
+# installcheck builds a program with it: tests/installcheck-pc.sh).
+pkgconfig_DATA += jobboard-sync.pc
 libjbsync_la_SOURCES =
 libjbsync_la_LIBADD = libjbsyncconv.la libjobboard.la $(HIREDIS_LIBS) \
 	$(MSGPACK_LIBS)

@@ -330,3 +330,7 @@ tests_test_life_SOURCES = tests/test_life.c $(JB_TEST_HELPERS)
 tests_test_life_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_life_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
+
+# The bash completion (contrib/bash-completion/jobboard, contrib/local.mk).
+TESTS += tests/completion.sh
+EXTRA_DIST += tests/completion.sh

@@ -1,0 +1,114 @@
+#!/bin/bash
+# tests/completion.sh - the bash completion (contrib/bash-completion/jobboard)
+# with bash-completion's own helpers, on the built ./jobboard: commands
+# (read from `jobboard --help`), options of post (from `jobboard post
+# --help`), durability and priority values, `help COMMAND`, subcommands of
+# dead, a schedule's --catch-up values, --board directories and the uuids
+# of the board named by --board. Every command of `jobboard --help`
+# completes some options.
+#
+# Skipped (77) when bash-completion is not installed (apt-get install
+# bash-completion): the completion relies on its _init_completion.
+set -u
+srcdir=${srcdir:-.}
+srcdir=$(cd "$srcdir" && pwd) || exit 99
+top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
+J=$top_builddir/jobboard
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+bc=
+for f in "$(pkg-config --variable=datadir bash-completion 2>/dev/null)/bash-completion/bash_completion" \
+  /usr/share/bash-completion/bash_completion; do
+  [ -f "$f" ] && { bc=$f; break; }
+done
+if [ -z "$bc" ]; then
+  echo "SKIP: bash-completion is not installed (apt-get install bash-completion)"
+  exit 77
+fi
+[ -x "$J" ] || fail "no built jobboard at $J"
+
+d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-completion.XXXXXX") || exit 99
+trap 'rm -rf "$d"' EXIT
+uuid=$("$J" post --board "$d/board" resize) || fail "post"
+mkdir "$d/boards" "$d/boards/one" || exit 99
+
+# shellcheck disable=SC1090
+source "$bc" || fail "cannot source $bc"
+# shellcheck disable=SC1091
+source "$srcdir/contrib/bash-completion/jobboard" || fail "cannot source the completion"
+complete -p jobboard >/dev/null 2>&1 || fail "no completion registered for jobboard"
+
+# comp WORD...: complete the last word of "WORD..." into $got (sorted).
+comp() {
+  COMP_WORDS=("$@")
+  COMP_CWORD=$(($# - 1))
+  COMP_LINE="$*"
+  COMP_POINT=${#COMP_LINE}
+  COMPREPLY=()
+  _jobboard jobboard "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+  got=" $(printf '%s\n' "${COMPREPLY[@]}" | sort -u | tr '\n' ' ')"
+}
+has() { # WORD...: each is in $got
+  local w
+  for w in "$@"; do
+    [[ $got == *" $w "* ]] || fail "[${COMP_WORDS[*]}]: no '$w' in:$got"
+  done
+}
+hasnt() {
+  local w
+  for w in "$@"; do
+    [[ $got != *" $w "* ]] || fail "[${COMP_WORDS[*]}]: '$w' should not be in:$got"
+  done
+}
+
+comp "$J" ""
+has post list claim claim-next consume work sync help
+commands=$got
+comp "$J" cl
+has claim claim-next; hasnt post list
+echo "ok: commands"
+
+comp "$J" post --
+has --priority --details --board --durability --json --batch --unique --delay
+hasnt --who --lease
+comp "$J" post --pri
+[[ $got == " --priority " ]] || fail "post --pri:$got"
+comp "$J" --board "$d/board" work --
+has --who --lease --timeout --grace
+echo "ok: options"
+
+comp "$J" post --durability ""
+[[ $got == " full none normal " ]] || fail "--durability:$got"
+comp "$J" --durability n
+[[ $got == " none normal " ]] || fail "--durability n:$got"
+comp "$J" post --durability=n
+[[ $got == " --durability=none --durability=normal " ]] || fail "--durability=n:$got"
+comp "$J" post x --priority ""
+has very_high high normal low very_low
+comp "$J" schedule add s --catch-up ""
+[[ $got == " all skip " ]] || fail "--catch-up:$got"
+echo "ok: option values"
+
+comp "$J" help con
+[[ $got == " consume " ]] || fail "help con:$got"
+comp "$J" dead ""
+has list show requeue purge
+echo "ok: help COMMAND, subcommands"
+
+comp "$J" --board "$d/bo"
+has "$d/board" "$d/boards"
+comp "$J" --board "$d/board" show ""
+[[ $got == " $uuid " ]] || fail "show UUID:$got"
+comp "$J" claim --who w --board "$d/board" "${uuid:0:4}"
+[[ $got == " $uuid " ]] || fail "claim UUID:$got"
+comp "$J" --board "$d/none" consume ""
+[[ ${#COMPREPLY[@]} == 0 ]] || fail "no board, no uuids:$got"
+echo "ok: --board directories, uuids"
+
+# Every command of the help completes some options.
+for c in $commands; do
+  [ "$c" = help ] && continue
+  comp "$J" "$c" --
+  [[ ${#COMPREPLY[@]} -gt 0 ]] || fail "$c: no options complete"
+done
+echo "ok: every command's options"
