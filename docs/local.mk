@@ -28,6 +28,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_get_retry_policy.3 \
 	docs/man3/jb_board_open.3 \
 	docs/man3/jb_board_path.3 \
+	docs/man3/jb_board_readonly.3 \
 	docs/man3/jb_board_salvage.3 \
 	docs/man3/jb_board_set_retry_policy.3 \
 	docs/man3/jb_board_wait.3 \
