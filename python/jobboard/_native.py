@@ -50,6 +50,7 @@ int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts);
 void jb_board_close(jb_board *board);
 const char *jb_board_path(const jb_board *board);
+int jb_board_readonly(const jb_board *board);
 int jb_board_count(size_t *out, jb_board *board, unsigned int flags);
 
 void jb_job_free(jb_job *job);

@@ -25,6 +25,7 @@ UUID_STRLEN = 37
 WHO_MAX = 255
 ONLY_UNCLAIMED = 1
 OPEN_CREATE = 1
+OPEN_READONLY = 2
 CLAIM_BIND_PROCESS = 1
 HISTORY_OLDEST_FIRST = 1
 HISTORY_FILTER_VERSION = 1
@@ -486,6 +487,10 @@ class Board:
 
     Options:
       create       make the board directory (not its parents) when missing
+      readonly     open for reading only (JB_OPEN_READONLY): for a board
+                   this process may only read (another user's, a read-only
+                   mount); every write raises ReadOnlyError. Not with
+                   create. Board.readonly says how (see jobboard.h).
       durability   "full" (default), "normal" or "none" (see jobboard.h);
                    one process must use one durability per board
       map_size     initial map size in bytes (0: 64 MiB; it grows)
@@ -512,7 +517,7 @@ class Board:
 
     def __init__(self, path, create=False, durability="full", map_size=0,
                  max_posting=0, history_max=0, history_max_age=None,
-                 redis=None, namespace=None, codec=None):
+                 redis=None, namespace=None, codec=None, readonly=False):
         self._b = ffi.NULL
         self._conn = None
         if codec is None:
@@ -529,7 +534,11 @@ class Board:
                             % type(create).__name__)
         opts = ffi.new("jb_board_options *")
         opts.version = OPTIONS_VERSION
-        opts.flags = OPEN_CREATE if create else 0
+        if not isinstance(readonly, bool):
+            raise TypeError("readonly must be a bool, not %s"
+                            % type(readonly).__name__)
+        opts.flags = ((OPEN_CREATE if create else 0) |
+                      (OPEN_READONLY if readonly else 0))
         if isinstance(durability, Durability):
             opts.durability = int(durability)
         else:
@@ -572,6 +581,13 @@ class Board:
     def path(self):
         """The board's directory."""
         return self._path
+
+    @property
+    def readonly(self):
+        """0 when this handle writes; 1 opened read-only with LMDB's
+        locks; 2 read-only without them (the lock file cannot be
+        written: see JB_OPEN_READONLY in jobboard.h)."""
+        return lib.jb_board_readonly(self._b)
 
     @property
     def durability(self):

@@ -56,6 +56,29 @@ def test_open_options_and_errors(tmp_path):
     b.close()  # twice is harmless
 
 
+def test_readonly(tmp_path):
+    path = str(tmp_path / "ro")
+    with jobboard.Board(path, create=True) as b:
+        uuid = b.post("one")
+        assert b.readonly == 0
+    with pytest.raises(jobboard.InvalidError, match="exclude each other"):
+        jobboard.Board(path, create=True, readonly=True)
+    with pytest.raises(TypeError, match="readonly must be a bool"):
+        jobboard.Board(path, readonly=1)
+    with jobboard.Board(path, readonly=True) as ro:
+        assert ro.readonly == 1
+        assert ro.count() == 1 and ro.get(uuid).name == "one"
+        with pytest.raises(jobboard.ReadOnlyError, match="read-only") as e:
+            ro.post("two")
+        assert e.value.code == -16 and isinstance(e.value, PermissionError)
+        # LMDB allows one environment per process: no writer beside it.
+        with pytest.raises(jobboard.ReadOnlyError,
+                           match="open read-only in this process"):
+            jobboard.Board(path)
+    with jobboard.Board(path) as b:
+        assert b.count() == 1
+
+
 def test_post_get_iterate(board):
     u1 = board.post("low", {"n": 1}, priority="low")
     u2 = board.post("high", {"n": 2, "nested": {"a": [1, 2]}},
