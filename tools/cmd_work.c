@@ -1,13 +1,18 @@
 /*
- * cmd_work.c - `jobboard work`: the worker runner. Claims jobs one at a
- * time and runs a command for each, the way most users run jobs.
+ * cmd_work.c - `jobboard work`: the worker runner. Claims jobs and runs
+ * a command for each (up to --concurrency at once), the way most users run
+ * jobs.
  *
  * One thread does everything: it waits for a job (jb_job_claim_next_wait,
- * or none: a consume claims the next job in its commit),
- * then forks CMD and sits in poll() on CMD's stdin and stdout, a self-pipe
- * written by the signal handlers (SIGINT, SIGTERM, SIGCHLD) and a timer for
- * the lease's keep-alive. So a signal is never lost between a check and a
- * sleep, and no lock is shared with a handler.
+ * or none: a consume claims the next job in its commit), forks CMD in a
+ * free slot, and sits in poll() on the CMDs' pipes, a self-pipe written by
+ * the signal handlers (SIGINT, SIGTERM, SIGCHLD, SIGIO) and timers for the
+ * leases' keep-alive and the time limits. With no free slot it only polls;
+ * with a free slot and CMDs running it waits for a job on the board, and
+ * SIGCHLD or SIGIO (the CMDs' pipes are O_ASYNC then) cancel that wait
+ * (jb_board_cancel), reset before every look at the CMDs. So a signal is
+ * never lost between a check and a sleep, and no lock is shared with a
+ * handler.
  */
 #include "cli_common.h"
 #include "json.h"
@@ -65,9 +70,9 @@ extern char **environ;
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
     "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
-    "                     [--timeout SECONDS] [--time-limit SECONDS]\n"
-    "                     [--grace SECONDS] [--no-schedules] [OPTIONS]\n"
-    "                     [--] CMD [ARGS...]\n"
+    "                     [--concurrency N] [--timeout SECONDS]\n"
+    "                     [--time-limit SECONDS] [--grace SECONDS]\n"
+    "                     [--no-schedules] [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
     "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
@@ -141,6 +146,21 @@ const cli_command cli_cmd_work = {
     "--no-schedules leaves the ticking to others (`jobboard schedule run\n"
     "--loop`, other workers).\n"
     "\n"
+    "Concurrency: with --concurrency N (1 to 1024; default 1) the worker\n"
+    "runs up to N CMDs at once, one a job: while fewer than N run, it\n"
+    "claims the next job and starts its CMD. Each job has its own claim\n"
+    "(bound to the worker's process, with --lease renewed while its CMD\n"
+    "runs), its own CMD process group, stdin and captured stdout, its own\n"
+    "time limit, outcome and progress line, exactly as with one. The jobs\n"
+    "end in any order. --jobs counts every job the worker takes, whichever\n"
+    "CMD runs it; --timeout counts while no CMD runs. One process does it\n"
+    "all in one thread (a board handle, an event loop over the CMDs' pipes\n"
+    "and their SIGCHLD). With N above 1, CMD's stderr is not the worker's\n"
+    "own but a pipe the worker reads: it passes each CMD's lines on whole\n"
+    "(lines of two CMDs never mix; a line longer than 4096 bytes is passed\n"
+    "on in pieces of 4096, a last line without a newline gets one), as\n"
+    "they come. With N at 1, CMD writes to the worker's stderr itself.\n"
+    "\n"
     "On a board shared through Redis (see `jobboard sync`), jobs Redis\n"
     "decides are claimed and completed through Redis. While it cannot be\n"
     "reached the worker runs local jobs only and tries Redis again every\n"
@@ -160,20 +180,31 @@ const cli_command cli_cmd_work = {
     "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
     "\"seconds\", \"reason\", \"attempts\", \"not_before\" (when it is\n"
     "claimable again; each null when it does not apply)}.\n"
+    "With --concurrency above 1 and stderr a terminal, a status line at\n"
+    "the bottom of stderr, redrawn as jobs start and end and erased before\n"
+    "any other line: \"work: running 3/4, done 120 (consumed 117, failed\n"
+    "2, retried 1)\" (failed: any outcome but consumed and retried). None\n"
+    "when stderr is not a terminal.\n"
     "\n"
-    "Stopping: SIGINT or SIGTERM lets the job in hand finish (CMD runs to\n"
-    "its end and the job is completed), then the worker exits 0; a worker\n"
-    "waiting for a job stops at once. A second SIGINT or SIGTERM abandons\n"
-    "the job: CMD's process group gets SIGTERM (SIGKILL --grace later if it\n"
-    "is still running), the job is released, claimable again, and the worker\n"
-    "exits 128 + the signal (130, 143).\n"
+    "Stopping: SIGINT or SIGTERM lets the jobs in hand finish (no job is\n"
+    "claimed any more; each running CMD runs to its end and its job is\n"
+    "completed by its exit status), then the worker exits 0; a worker\n"
+    "waiting for a job with no CMD running stops at once. A second SIGINT\n"
+    "or SIGTERM abandons every job in hand: each CMD's process group gets\n"
+    "SIGTERM (SIGKILL --grace later if it is still running), each job is\n"
+    "released, claimable again, and the worker exits 128 + the signal\n"
+    "(130, 143). An error that stops the worker (below) stops the claims\n"
+    "the same way: the CMDs running then finish first.\n"
     "\n"
     "Options:\n"
     "  --who NAME          the worker's name: the entity and the jobs' owner\n"
     "                      (required; 1..255 bytes)\n"
     "  --lease SECONDS     claims lapse after this long unless renewed (the\n"
     "                      worker renews them while CMD runs)\n"
-    "  --jobs N            stop after N jobs (1 or more; any outcome counts)\n"
+    "  --jobs N            stop after N jobs (1 or more; any outcome counts;\n"
+    "                      with --concurrency, the jobs of every CMD)\n"
+    "  --concurrency N     run up to N CMDs at once, each with a job of its\n"
+    "                      own (1 to 1024; default 1)\n"
     "  --timeout SECONDS   stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
     "  --time-limit SECONDS  the longest CMD may run for one job (0.001 to\n"
@@ -193,7 +224,7 @@ const cli_command cli_cmd_work = {
     "     after finishing the job in hand\n"
     "  2  also: CMD cannot be executed (checked before the first claim; if\n"
     "     it fails later, the job is abandoned: the message says so)\n"
-    "  130, 143  a second SIGINT or SIGTERM: the job in hand was abandoned\n"
+    "  130, 143  a second SIGINT or SIGTERM: the jobs in hand were abandoned\n"
     "A refused completion (the claim was lost) does not change the exit\n"
     "status; an error completing a job (I/O) stops the worker with exit 1,\n"
     "and the job, whose claim ends with the worker, is claimable again.\n"
@@ -204,6 +235,7 @@ const cli_command cli_cmd_work = {
     "Examples:\n"
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
     "  jobboard work --who render-1 --time-limit 600 --grace 30 -- ./render\n"
+    "  jobboard work --who thumbs-1 --concurrency 8 --lease 60 -- ./thumb\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
     CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS, 0, 0, ""};
