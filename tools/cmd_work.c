@@ -457,6 +457,8 @@ typedef struct {
   char *board_abs;   /* for JOBBOARD_BOARD */
   int json;
   int concurrency;   /* --concurrency: CMDs at once */
+  struct slot *slots;   /* --concurrency of them */
+  struct pollfd *pfd;   /* room for their pipes and the self-pipe */
 } worker;
 
 /* What became of CMD. */
@@ -569,7 +571,7 @@ static int64_t earliest(int64_t a, int64_t b) {
  * slot is free, running (CMD started and not yet reaped), or ended (CMD
  * reaped, or it could not be started: the job is to be completed).
  */
-typedef struct {
+typedef struct slot {
   bool busy;                 /* holds a job */
   bool ended;                /* CMD is done (or never ran): complete it */
   char uuid[JB_UUID_STRLEN];
@@ -829,7 +831,7 @@ static void progress_clear(void) {
  * time one of them needs the worker, then give each its turn. A slot
  * whose CMD exited is marked ended (the caller completes its job).
  */
-static void service(const worker *w, slot *slots, struct pollfd *p,
+static void service(const worker *w, struct slot *slots, struct pollfd *p,
                     int64_t timeout_ms) {
   int np = 0;
   p[np++] = (struct pollfd){wake_pipe[0], POLLIN, 0};
@@ -1003,10 +1005,12 @@ static int completion_failed(int st, const char *uuid, const char *what,
  * up would leave the job claimed until its claim lapses and another worker
  * runs it again. A completion whose reply was lost is resolved by the
  * library on the next try (it reads what Redis holds). Returns true to try
- * again (after sleeping), false to stop.
+ * again (after sleeping), false to stop. With --concurrency above 1 the
+ * other CMDs are looked after while it sleeps (their pipes, leases, time
+ * limits; those that end are completed after this one).
  */
-static bool retry_offline(int st, const char *uuid, const char *what,
-                          int64_t *wait_ms) {
+static bool retry_offline(const worker *w, int st, const char *uuid,
+                          const char *what, int64_t *wait_ms) {
   if (st != JB_EOFFLINE || stop_signals >= 2) return false;
   if (*wait_ms == 0) {
     fprintf(stderr, "jobboard: work: job %s: %s: %s (trying again until "
@@ -1015,8 +1019,15 @@ static bool retry_offline(int st, const char *uuid, const char *what,
   } else if (*wait_ms < 5000) {
     *wait_ms *= 2;
   }
-  struct timespec ts = {*wait_ms / 1000, (*wait_ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
+  if (w->concurrency > 1) {
+    int64_t until = now_ms() + *wait_ms;
+    for (int64_t left = *wait_ms; left > 0 && stop_signals < 2;
+         left = until - now_ms())
+      service(w, w->slots, w->pfd, left);
+  } else {
+    struct timespec ts = {*wait_ms / 1000, (*wait_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
   return stop_signals < 2;
 }
 
@@ -1122,7 +1133,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
     int64_t wait = 0;
     do
       st = jb_job_abandon_ex(w->b, uuid, w->who, s->token);
-    while (retry_offline(st, uuid, "abandon", &wait));
+    while (retry_offline(w, st, uuid, "abandon", &wait));
     if (st == JB_OK)
       fprintf(stderr, "jobboard: work: job %s abandoned: it is claimable "
               "again\n", uuid);
@@ -1145,7 +1156,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
       int64_t wait = 0;
       do
         st = jb_job_retry(w->b, uuid, w->who, &ro, &jr.res);
-      while (retry_offline(st, uuid, "retry", &wait));
+      while (retry_offline(w, st, uuid, "retry", &wait));
       if (st == JB_OK) {
         jr.retried = true;
         jr.outcome = jr.res.dead ? "dead" : "retried";
@@ -1169,7 +1180,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
       int64_t wait = 0;
       do
         st = consume_job(w, uuid, s->token, oc, res, res_len, next);
-      while (retry_offline(st, uuid, "consume", &wait));
+      while (retry_offline(w, st, uuid, "consume", &wait));
       if (st == JB_EINVAL && res != NULL) {
         /* Larger than the board takes once encoded: complete it anyway. */
         fprintf(stderr, "jobboard: work: job %s: the result was refused "
@@ -1369,8 +1380,9 @@ int cmd_work(int argc, char **argv) {
   w.co = (jb_claim_opts)JB_CLAIM_OPTS_INIT;
   w.co.flags = JB_CLAIM_BIND_PROCESS;
   w.co.lease_ms = w.lease_ms;
-  slot *slots = calloc((size_t)w.concurrency, sizeof *slots);
-  struct pollfd *pfd = calloc((size_t)w.concurrency * 3 + 1, sizeof *pfd);
+  slot *slots = w.slots = calloc((size_t)w.concurrency, sizeof *slots);
+  struct pollfd *pfd = w.pfd =
+      calloc((size_t)w.concurrency * 3 + 1, sizeof *pfd);
   if (slots == NULL || pfd == NULL) {
     free(slots), free(pfd);
     fprintf(stderr, "jobboard: work: out of memory\n");
