@@ -735,6 +735,12 @@ meet_wait() {
   done
   [ "$(ls "$MEET" | wc -l)" -ge "$1" ] || t_fail "$1 CMDs did not start: $(ls "$MEET" | wc -l) did"
 }
+# running PID: the process is there and not a zombie.
+running() {
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null)
+  [ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
 # meet_reset: a fresh, empty $MEET; $GO not there.
 meet_reset() {
   export MEET=$ROOT/meet$tests GO=$ROOT/go$tests MEET_N=4 MEET_SLEEP=0
@@ -887,6 +893,43 @@ want_rc 0 "worker"
 out=$(cat "$ROOT/wout")
 pycheck 'len(lines) == 1 and j["outcome"] == "consumed" and j["seconds"] < 3' \
   "consumed while the worker waited ($(cat "$ROOT/wout" | head -c 300))"
+t_end
+
+t_begin "--concurrency 3 --lease 2: each CMD's claim is kept while the worker waits for a job; SIGKILL frees them all"
+meet_reset
+MEET_N=2
+post leased-1
+a=$uuid
+post leased-2
+b=$uuid
+work_bg --who w --concurrency 3 --lease 2 -- "$ROOT/meet"
+meet_wait 2
+# Two CMDs run (they wait for $GO, never made), the third slot waits for a
+# job: the leases must be renewed all the same.
+for t in 1 2 3; do
+  sleep 1 # past the 2 s lease by the third look
+  jb claim-next --who other
+  want_rc 3 "claim-next by another worker ($t)"
+done
+kill -9 "$wpid"
+wait "$wpid" 2>/dev/null
+# Bound to the worker's process: both claimable at once.
+jb claim-next --who other
+want_rc 0 "first claim-next after the kill"
+got=$out
+jb claim-next --who other
+want_rc 0 "second claim-next after the kill"
+[ "$(printf '%s\n' "$got" "$out" | sort)" = "$(printf '%s\n' "$a" "$b" | sort)" ] ||
+  t_fail "claimed '$got' and '$out', expected $a and $b"
+# CMDs got SIGTERM when their worker died: gone, or zombies of init.
+for f in "$MEET"/*; do
+  i=0
+  while running "$(cat "$f")" && [ $i -lt 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  running "$(cat "$f")" && t_fail "CMD $(cat "$f") still runs"
+done
 t_end
 
 t_begin "--concurrency: bad values are usage errors naming the option, no job claimed"
