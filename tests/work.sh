@@ -934,6 +934,27 @@ for f in "$MEET"/*; do
 done
 t_end
 
+t_begin "--concurrency: a status line on stderr when it is a terminal, none otherwise"
+for i in 1 2 3 4; do post "status-$i"; done
+jb work --who w --concurrency 2 --jobs 2 -- sleep 0.3
+want_rc 0 "work, stderr a file"
+case $err in
+  *"work: running"*) t_fail "a status line on a file: $err" ;;
+esac
+if command -v script >/dev/null 2>&1; then
+  # script(1) gives the worker a terminal; its output is what it shows.
+  script -qec "'$JOBBOARD' work --board '$B' --who w --concurrency 2 --jobs 2 -- sleep 0.3" \
+    /dev/null </dev/null >"$ROOT/tty" 2>&1
+  rc=$?
+  want_rc 0 "work, stderr a terminal"
+  grep -q "work: running 2/2, done 0 (consumed 0, failed 0, retried 0)" "$ROOT/tty" ||
+    t_fail "no status line: $(head -c 400 "$ROOT/tty" | od -c | head -5)"
+  grep -q "$(printf '\r\033\\[K')" "$ROOT/tty" || t_fail "the status line is never erased"
+else
+  echo "  (no script(1): the terminal half skipped)"
+fi
+t_end
+
 t_begin "--concurrency: bad values are usage errors naming the option, no job claimed"
 post waiting
 a=$uuid
