@@ -1439,7 +1439,7 @@ int cmd_work(int argc, char **argv) {
         progress.failed++;
       idle_since = now_ms();
     }
-    can_claim = rc == CLI_EXIT_OK && stop_signals == 0 &&
+    can_claim = rc == CLI_EXIT_OK && !idle && stop_signals == 0 &&
                 running < w.concurrency &&
                 (max_jobs == 0 || claimed < max_jobs);
     if (!can_claim) continue;
