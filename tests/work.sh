@@ -934,6 +934,25 @@ for f in "$MEET"/*; do
 done
 t_end
 
+t_begin "--concurrency 2 --time-limit 2: each CMD is stopped at its own limit, both jobs retried"
+post slow-1 --backoff 60
+a=$uuid
+post slow-2 --backoff 60
+b=$uuid
+t0=$(now_ms)
+jb work --who w --concurrency 2 --jobs 2 --json --time-limit 2 --grace 0.5 -- sleep 30
+t1=$(now_ms)
+want_rc 0 "work"
+pycheck 'sorted(l["uuid"] for l in lines) == sorted(["'"$a"'", "'"$b"'"]) and
+  all(l["outcome"] == "retried" and l["reason"] == "time limit 2.00 s exceeded"
+      and l["signal"] == 15 and 1.9 <= l["seconds"] < 10 for l in lines)' \
+  "both stopped and retried"
+# Side by side: about 2 s, not 4.
+[ $((t1 - t0)) -lt 3500 ] || t_fail "two 2 s limits took $((t1 - t0)) ms"
+state_is "$a" UNCLAIMED "slow-1"
+state_is "$b" UNCLAIMED "slow-2"
+t_end
+
 t_begin "--concurrency: a status line on stderr when it is a terminal, none otherwise"
 for i in 1 2 3 4; do post "status-$i"; done
 jb work --who w --concurrency 2 --jobs 2 -- sleep 0.3
