@@ -229,13 +229,14 @@ wait_until() {
   done
   return 0
 }
-# worker_start NAME DIR SECONDS: a `jobboard work --redis "$URL"` worker
-# on board DIR whose CMD appends the job's uuid to $ROOT/run-NAME.log and
-# sleeps SECONDS; its pid in WPID[NAME], its stderr in $ROOT/NAME.err.
+# worker_start NAME DIR SECONDS [OPTIONS...]: a `jobboard work --redis
+# "$URL"` worker (with OPTIONS) on board DIR whose CMD appends the job's
+# uuid to $ROOT/run-NAME.log and sleeps SECONDS; its pid in WPID[NAME],
+# its stderr in $ROOT/NAME.err.
 declare -A WPID
 worker_start() {
   "${JB[@]}" --board "$2" work --who "$1" --redis "$URL" --namespace "$NS" \
-    -- sh -c 'echo "$JOBBOARD_UUID" >>"$1"; sleep "$2"' sh \
+    "${@:4}" -- sh -c 'echo "$JOBBOARD_UUID" >>"$1"; sleep "$2"' sh \
     "$ROOT/run-$1.log" "$3" 2>"$ROOT/$1.err" &
   WPID[$1]=$!
   track $!

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/sync_outage.sh - Redis going away under a running fleet (issue 6,
 # point 6): three boards (hosts A, B, C), each with its `jobboard sync`
-# daemon; two `jobboard work --redis` workers on A and two on B, whose CMD
+# daemon; two `jobboard work --redis` workers on A and two on B (the
+# second of each with --concurrency 3), whose CMD
 # logs the job's uuid and sleeps 50 ms (so claims and consumes are in
 # flight when Redis goes); A and B post jobs all along. C has no workers:
 # the jobs posted there while Redis is away stay unclaimed until published.
@@ -74,7 +75,11 @@ WORKERS=(A-w1 A-w2 B-w1 B-w2)
 for w in "${WORKERS[@]}"; do
   dir=$A
   [ "${w%%-*}" = B ] && dir=$B
-  worker_start "$w" "$dir" 0.05
+  # The second worker of each board runs 3 CMDs at once (--concurrency).
+  case $w in
+    *-w2) worker_start "$w" "$dir" 0.05 --concurrency 3 ;;
+    *) worker_start "$w" "$dir" 0.05 ;;
+  esac
 done
 # 20 jobs every 0.3 s on A and on B until $STOP exists
 poster "$A" A 20 0.3 &

@@ -351,9 +351,11 @@ t_end
 
 t_begin "SIGTERM while CMD runs: the job is finished and consumed, exit 0"
 start_job long --who w -- "$ROOT/sleeper" 1
+# The signal first: a job posted before it could be claimed by the first
+# job's consume when posting takes longer than CMD (ASan, a loaded machine).
+kill -TERM "$wpid"
 post next
 b=$uuid
-kill -TERM "$wpid"
 wait_exit "$wpid" 10
 want_rc 0 "worker"
 record "$a"
@@ -701,6 +703,295 @@ jb count
 [ "$out" = 0 ] || t_fail "a run was posted: count $out"
 jb schedule list --json
 pycheck 'j["runs"] == 0' "no run"
+t_end
+
+# --- --concurrency -----------------------------------------------------
+
+# A CMD for the tests of --concurrency: it writes its pid to a marker named
+# after its job in $MEET, then waits (up to 20 s) until $MEET holds
+# $MEET_N markers: a CMD alone never gets there, so CMDs that get there
+# ran at the same time. Then it waits for $GO, when set, to exist (up to
+# 20 s), sleeps $MEET_SLEEP seconds and prints {"met": markers seen}.
+cat >"$ROOT/meet" <<'EOF'
+#!/bin/sh
+echo $$ >"$MEET/$JOBBOARD_UUID.tmp" && mv "$MEET/$JOBBOARD_UUID.tmp" "$MEET/$JOBBOARD_UUID"
+i=0
+while [ "$(ls "$MEET" | wc -l)" -lt "$MEET_N" ]; do
+  i=$((i + 1))
+  [ $i -gt 400 ] && exit 3
+  sleep 0.05
+done
+if [ -n "${GO:-}" ]; then
+  i=0
+  while [ ! -e "$GO" ]; do
+    i=$((i + 1))
+    [ $i -gt 400 ] && exit 4
+    sleep 0.05
+  done
+fi
+sleep "${MEET_SLEEP:-0}"
+printf '{"met": %d}\n' "$(ls "$MEET" | wc -l)"
+EOF
+chmod +x "$ROOT/meet"
+# meet_wait N: up to 20 s for N CMDs of `meet` to be running.
+meet_wait() {
+  local i=0
+  while [ "$(ls "$MEET" | wc -l)" -lt "$1" ] && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  [ "$(ls "$MEET" | wc -l)" -ge "$1" ] || t_fail "$1 CMDs did not start: $(ls "$MEET" | wc -l) did"
+}
+# running PID: the process is there and not a zombie.
+running() {
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null)
+  [ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
+# meet_reset: a fresh, empty $MEET; $GO not there.
+meet_reset() {
+  export MEET=$ROOT/meet$tests GO=$ROOT/go$tests MEET_N=4 MEET_SLEEP=0
+  rm -rf "$MEET" "$GO"
+  mkdir "$MEET"
+}
+
+t_begin "--concurrency 4: four 1-second CMDs run at once, each job consumed once"
+meet_reset
+MEET_SLEEP=1 GO=
+posted=()
+for i in 1 2 3 4; do
+  post "meet-$i"
+  posted+=("$uuid")
+done
+t0=$(now_ms)
+jb work --who w --concurrency 4 --jobs 4 --json -- "$ROOT/meet"
+t1=$(now_ms)
+want_rc 0 "work --concurrency 4"
+# Each CMD waits for the four markers, then sleeps 1 s: run one after the
+# other they would fail (exit 3, after 20 s); run together, about 1 s.
+[ $((t1 - t0)) -lt 3500 ] || t_fail "four 1-second CMDs took $((t1 - t0)) ms"
+pycheck 'len(lines) == 4 and all(l["outcome"] == "consumed" and
+  l["exit"] == 0 for l in lines) and
+  sorted(l["uuid"] for l in lines) == sorted("'"${posted[*]}"'".split())' \
+  "four progress lines, one a job"
+jb history --json
+pycheck 'len([l for l in lines if l["name"].startswith("meet-")]) == 4 and
+  len(set(l["uuid"] for l in lines if l["name"].startswith("meet-"))) == 4 and
+  all(l["outcome"] == "consumed" and l["result"] == {"met": 4}
+      for l in lines if l["name"].startswith("meet-"))' \
+  "history: each job consumed once, its CMD met the three others"
+jb count
+[ "$out" = 0 ] || t_fail "jobs left on the board: $out"
+t_end
+
+t_begin "--concurrency 4 --jobs 20: twenty jobs of twenty-three, each consumed once"
+for i in $(seq 1 23); do post "many-$i"; done
+jb work --who w --concurrency 4 --jobs 20 --json -- cat
+want_rc 0 "work"
+pycheck 'len(lines) == 20 and len(set(l["uuid"] for l in lines)) == 20 and
+  all(l["outcome"] == "consumed" for l in lines)' "twenty progress lines"
+jb history --json
+pycheck 'len([l for l in lines if l["name"].startswith("many-")]) == 20 and
+  len(set(l["uuid"] for l in lines)) == len(lines)' "history: twenty, once each"
+jb count
+[ "$out" = 3 ] || t_fail "jobs left on the board: $out, expected 3"
+t_end
+
+t_begin "SIGTERM while 4 CMDs run: each runs to its end and is consumed, none more, exit 0"
+meet_reset
+for i in 1 2 3 4 5; do post "stop-$i"; done
+work_bg --who w --concurrency 4 --json -- "$ROOT/meet"
+meet_wait 4
+kill -TERM "$wpid"
+sleep 0.3
+kill -0 "$wpid" 2>/dev/null || t_fail "the worker did not wait for its CMDs"
+touch "$GO" # the CMDs finish only now, after the signal
+wait_exit "$wpid" 30
+want_rc 0 "worker"
+out=$(cat "$ROOT/wout")
+pycheck 'len(lines) == 4 and all(l["outcome"] == "consumed" for l in lines)' \
+  "four jobs consumed"
+jb history --json
+pycheck 'len([l for l in lines if l["name"].startswith("stop-")]) == 4 and
+  all(l["result"] == {"met": 4} for l in lines if l["name"].startswith("stop-"))' \
+  "history"
+jb list --json
+pycheck 'len(lines) == 1 and j["state"] == "UNCLAIMED"' "the fifth job, not taken"
+jb entities --json
+pycheck 'not any(e["name"] == "w" for e in lines)' "unregistered on exit"
+t_end
+
+t_begin "a second SIGTERM while 4 CMDs run: all abandoned, their CMDs stopped, exit 143"
+meet_reset
+MEET_N=4
+for i in 1 2 3 4; do post "abandon-$i"; done
+work_bg --who w --concurrency 4 --grace 1 -- "$ROOT/meet"
+meet_wait 4
+kill -TERM "$wpid"
+sleep 0.2
+kill -TERM "$wpid"
+wait_exit "$wpid" 30
+want_rc 143 "worker"
+n=$(grep -c "abandoned: it is claimable again" "$ROOT/werr")
+[ "$n" = 4 ] || t_fail "$n jobs said abandoned, expected 4: $err"
+jb list --json
+pycheck 'len(lines) == 4 and all(l["state"] == "UNCLAIMED" for l in lines)' \
+  "the four jobs, claimable again"
+sleep 0.2
+for f in "$MEET"/*; do
+  kill -0 "$(cat "$f")" 2>/dev/null && t_fail "CMD $(cat "$f") still runs"
+done
+jb history --json
+out=$(printf '%s\n' "$out" | grep '"name":"abandon-')
+[ -z "$out" ] || t_fail "a job was completed: $out"
+t_end
+
+t_begin "--concurrency: each CMD's stderr comes through whole lines at a time"
+meet_reset
+for i in 1 2 3 4; do post "log-$i"; done
+# Each CMD writes one line in three pieces, the others writing theirs in
+# between: passed through as it comes, the pieces would mix.
+jb work --who w --concurrency 4 --jobs 4 -- sh -c '
+  echo $$ >"$MEET/$JOBBOARD_UUID"
+  while [ "$(ls "$MEET" | wc -l)" -lt 4 ]; do sleep 0.05; done
+  printf "line of %s: " "$JOBBOARD_NAME" >&2; sleep 0.2
+  printf "one, " >&2; sleep 0.2
+  printf "two\n" >&2
+  printf "no newline at the end of %s" "$JOBBOARD_NAME" >&2'
+want_rc 0 "work"
+for i in 1 2 3 4; do
+  grep -qx "line of log-$i: one, two" "$ROOT/err" ||
+    t_fail "log-$i's line is not whole: $err"
+  grep -qx "no newline at the end of log-$i" "$ROOT/err" ||
+    t_fail "log-$i's last line is not whole: $err"
+done
+t_end
+
+t_begin "--concurrency 2: a job posted while a CMD runs is claimed at once; SIGTERM then"
+meet_reset
+MEET_N=2
+post first
+a=$uuid
+work_bg --who w --concurrency 2 --json -- "$ROOT/meet"
+meet_wait 1
+# The worker waits for a job beside its running CMD: the job posted now
+# is claimed and the two CMDs meet.
+post second
+b=$uuid
+meet_wait 2
+kill -TERM "$wpid"
+touch "$GO"
+wait_exit "$wpid" 30
+want_rc 0 "worker"
+out=$(cat "$ROOT/wout")
+pycheck 'sorted(l["uuid"] for l in lines) == sorted(["'"$a"'", "'"$b"'"]) and
+  all(l["outcome"] == "consumed" for l in lines)' "both consumed"
+t_end
+
+t_begin "--concurrency 2: a CMD's large output is read while the worker waits for a job"
+post big
+a=$uuid
+# 300 KB on stdout: more than a pipe holds. The worker, waiting for a job
+# in its other slot, must read it as it comes (SIGIO ends the wait).
+work_bg --who w --concurrency 2 --timeout 4 --json -- "$PYTHON" -c '
+import json; print(json.dumps({"blob": "x" * 300000}))'
+wait_exit "$wpid" 30
+want_rc 0 "worker"
+out=$(cat "$ROOT/wout")
+pycheck 'len(lines) == 1 and j["outcome"] == "consumed" and j["seconds"] < 3' \
+  "consumed while the worker waited ($(cat "$ROOT/wout" | head -c 300))"
+t_end
+
+t_begin "--concurrency 3 --lease 2: each CMD's claim is kept while the worker waits for a job; SIGKILL frees them all"
+meet_reset
+MEET_N=2
+post leased-1
+a=$uuid
+post leased-2
+b=$uuid
+work_bg --who w --concurrency 3 --lease 2 -- "$ROOT/meet"
+meet_wait 2
+# Two CMDs run (they wait for $GO, never made), the third slot waits for a
+# job: the leases must be renewed all the same.
+for t in 1 2 3; do
+  sleep 1 # past the 2 s lease by the third look
+  jb claim-next --who other
+  want_rc 3 "claim-next by another worker ($t)"
+done
+kill -9 "$wpid"
+wait "$wpid" 2>/dev/null
+# Bound to the worker's process: both claimable at once.
+jb claim-next --who other
+want_rc 0 "first claim-next after the kill"
+got=$out
+jb claim-next --who other
+want_rc 0 "second claim-next after the kill"
+[ "$(printf '%s\n' "$got" "$out" | sort)" = "$(printf '%s\n' "$a" "$b" | sort)" ] ||
+  t_fail "claimed '$got' and '$out', expected $a and $b"
+# CMDs got SIGTERM when their worker died: gone, or zombies of init.
+for f in "$MEET"/*; do
+  i=0
+  while running "$(cat "$f")" && [ $i -lt 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  running "$(cat "$f")" && t_fail "CMD $(cat "$f") still runs"
+done
+t_end
+
+t_begin "--concurrency 2 --time-limit 2: each CMD is stopped at its own limit, both jobs retried"
+post slow-1 --backoff 60
+a=$uuid
+post slow-2 --backoff 60
+b=$uuid
+t0=$(now_ms)
+jb work --who w --concurrency 2 --jobs 2 --json --time-limit 2 --grace 0.5 -- sleep 30
+t1=$(now_ms)
+want_rc 0 "work"
+pycheck 'sorted(l["uuid"] for l in lines) == sorted(["'"$a"'", "'"$b"'"]) and
+  all(l["outcome"] == "retried" and l["reason"] == "time limit 2.00 s exceeded"
+      and l["signal"] == 15 and 1.9 <= l["seconds"] < 10 for l in lines)' \
+  "both stopped and retried"
+# Side by side: about 2 s, not 4.
+[ $((t1 - t0)) -lt 3500 ] || t_fail "two 2 s limits took $((t1 - t0)) ms"
+state_is "$a" UNCLAIMED "slow-1"
+state_is "$b" UNCLAIMED "slow-2"
+t_end
+
+t_begin "--concurrency: a status line on stderr when it is a terminal, none otherwise"
+for i in 1 2 3 4; do post "status-$i"; done
+jb work --who w --concurrency 2 --jobs 2 -- sleep 0.3
+want_rc 0 "work, stderr a file"
+case $err in
+  *"work: running"*) t_fail "a status line on a file: $err" ;;
+esac
+if command -v script >/dev/null 2>&1; then
+  # script(1) gives the worker a terminal; its output is what it shows.
+  script -qec "'$JOBBOARD' work --board '$B' --who w --concurrency 2 --jobs 2 -- sleep 0.3" \
+    /dev/null </dev/null >"$ROOT/tty" 2>&1
+  rc=$?
+  want_rc 0 "work, stderr a terminal"
+  grep -q "work: running 2/2, done 0 (consumed 0, failed 0, retried 0)" "$ROOT/tty" ||
+    t_fail "no status line: $(head -c 400 "$ROOT/tty" | od -c | head -5)"
+  grep -q "$(printf '\r\033\\[K')" "$ROOT/tty" || t_fail "the status line is never erased"
+else
+  echo "  (no script(1): the terminal half skipped)"
+fi
+t_end
+
+t_begin "--concurrency: bad values are usage errors naming the option, no job claimed"
+post waiting
+a=$uuid
+for v in 0 abc -1 1025 4x ""; do
+  jb work --who w --concurrency "$v" -- true
+  want_rc 2 "--concurrency '$v'"
+  has "$err" "--concurrency: '$v' is not a number of commands at once (1 to 1024)" \
+    "--concurrency '$v'"
+done
+jb work --who w --concurrency
+want_rc 2 "--concurrency without a value"
+has "$err" "option '--concurrency' needs an argument" "no value"
+state_is "$a" UNCLAIMED "the job"
 t_end
 
 echo "$((tests - failures)) of $tests tests passed"

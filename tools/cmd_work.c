@@ -1,13 +1,18 @@
 /*
- * cmd_work.c - `jobboard work`: the worker runner. Claims jobs one at a
- * time and runs a command for each, the way most users run jobs.
+ * cmd_work.c - `jobboard work`: the worker runner. Claims jobs and runs
+ * a command for each (up to --concurrency at once), the way most users run
+ * jobs.
  *
  * One thread does everything: it waits for a job (jb_job_claim_next_wait,
- * or none: a consume claims the next job in its commit),
- * then forks CMD and sits in poll() on CMD's stdin and stdout, a self-pipe
- * written by the signal handlers (SIGINT, SIGTERM, SIGCHLD) and a timer for
- * the lease's keep-alive. So a signal is never lost between a check and a
- * sleep, and no lock is shared with a handler.
+ * or none: a consume claims the next job in its commit), forks CMD in a
+ * free slot, and sits in poll() on the CMDs' pipes, a self-pipe written by
+ * the signal handlers (SIGINT, SIGTERM, SIGCHLD, SIGIO) and timers for the
+ * leases' keep-alive and the time limits. With no free slot it only polls;
+ * with a free slot and CMDs running it waits for a job on the board, and
+ * SIGCHLD or SIGIO (the CMDs' pipes are O_ASYNC then) cancel that wait
+ * (jb_board_cancel), reset before every look at the CMDs. So a signal is
+ * never lost between a check and a sleep, and no lock is shared with a
+ * handler.
  */
 #include "cli_common.h"
 #include "json.h"
@@ -59,13 +64,15 @@ extern char **environ;
  * is seen within this long. A tick that fails is tried again this often
  * too (one warning until one succeeds). */
 #define WORK_SCHEDULE_LOOK_MS 10000
+/* The most CMDs one worker runs at once (--concurrency). */
+#define WORK_CONCURRENCY_MAX 1024
 
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
     "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
-    "                     [--timeout SECONDS] [--time-limit SECONDS]\n"
-    "                     [--grace SECONDS] [--no-schedules] [OPTIONS]\n"
-    "                     [--] CMD [ARGS...]\n"
+    "                     [--concurrency N] [--timeout SECONDS]\n"
+    "                     [--time-limit SECONDS] [--grace SECONDS]\n"
+    "                     [--no-schedules] [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
     "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
@@ -139,11 +146,27 @@ const cli_command cli_cmd_work = {
     "--no-schedules leaves the ticking to others (`jobboard schedule run\n"
     "--loop`, other workers).\n"
     "\n"
+    "Concurrency: with --concurrency N (1 to 1024; default 1) the worker\n"
+    "runs up to N CMDs at once, one a job: while fewer than N run, it\n"
+    "claims the next job and starts its CMD. Each job has its own claim\n"
+    "(bound to the worker's process, with --lease renewed while its CMD\n"
+    "runs), its own CMD process group, stdin and captured stdout, its own\n"
+    "time limit, outcome and progress line, exactly as with one. The jobs\n"
+    "end in any order. --jobs counts every job the worker takes, whichever\n"
+    "CMD runs it; --timeout counts while no CMD runs. One process does it\n"
+    "all in one thread (a board handle, an event loop over the CMDs' pipes\n"
+    "and their SIGCHLD). With N above 1, CMD's stderr is not the worker's\n"
+    "own but a pipe the worker reads: it passes each CMD's lines on whole\n"
+    "(lines of two CMDs never mix; a line longer than 4096 bytes is passed\n"
+    "on in pieces of 4096, a last line without a newline gets one), as\n"
+    "they come. With N at 1, CMD writes to the worker's stderr itself.\n"
+    "\n"
     "On a board shared through Redis (see `jobboard sync`), jobs Redis\n"
     "decides are claimed and completed through Redis. While it cannot be\n"
     "reached the worker runs local jobs only and tries Redis again every\n"
     "5 s; a completion that finds Redis away is tried again until Redis\n"
-    "answers (a second signal gives up). Without --lease, Redis cannot see\n"
+    "answers (a second signal gives up; with --concurrency, the other CMDs\n"
+    "are looked after meanwhile). Without --lease, Redis cannot see\n"
     "this process: the board's replicator (`jobboard sync`) keeps the claim\n"
     "alive in Redis while the worker lives, and claims are refused when no\n"
     "replicator runs.\n"
@@ -158,20 +181,31 @@ const cli_command cli_cmd_work = {
     "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
     "\"seconds\", \"reason\", \"attempts\", \"not_before\" (when it is\n"
     "claimable again; each null when it does not apply)}.\n"
+    "With --concurrency above 1 and stderr a terminal, a status line at\n"
+    "the bottom of stderr, redrawn as jobs start and end and erased before\n"
+    "any other line: \"work: running 3/4, done 120 (consumed 117, failed\n"
+    "2, retried 1)\" (failed: any outcome but consumed and retried). None\n"
+    "when stderr is not a terminal.\n"
     "\n"
-    "Stopping: SIGINT or SIGTERM lets the job in hand finish (CMD runs to\n"
-    "its end and the job is completed), then the worker exits 0; a worker\n"
-    "waiting for a job stops at once. A second SIGINT or SIGTERM abandons\n"
-    "the job: CMD's process group gets SIGTERM (SIGKILL --grace later if it\n"
-    "is still running), the job is released, claimable again, and the worker\n"
-    "exits 128 + the signal (130, 143).\n"
+    "Stopping: SIGINT or SIGTERM lets the jobs in hand finish (no job is\n"
+    "claimed any more; each running CMD runs to its end and its job is\n"
+    "completed by its exit status), then the worker exits 0; a worker\n"
+    "waiting for a job with no CMD running stops at once. A second SIGINT\n"
+    "or SIGTERM abandons every job in hand: each CMD's process group gets\n"
+    "SIGTERM (SIGKILL --grace later if it is still running), each job is\n"
+    "released, claimable again, and the worker exits 128 + the signal\n"
+    "(130, 143). An error that stops the worker (below) stops the claims\n"
+    "the same way: the CMDs running then finish first.\n"
     "\n"
     "Options:\n"
     "  --who NAME          the worker's name: the entity and the jobs' owner\n"
     "                      (required; 1..255 bytes)\n"
     "  --lease SECONDS     claims lapse after this long unless renewed (the\n"
     "                      worker renews them while CMD runs)\n"
-    "  --jobs N            stop after N jobs (1 or more; any outcome counts)\n"
+    "  --jobs N            stop after N jobs (1 or more; any outcome counts;\n"
+    "                      with --concurrency, the jobs of every CMD)\n"
+    "  --concurrency N     run up to N CMDs at once, each with a job of its\n"
+    "                      own (1 to 1024; default 1)\n"
     "  --timeout SECONDS   stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
     "  --time-limit SECONDS  the longest CMD may run for one job (0.001 to\n"
@@ -189,10 +223,10 @@ const cli_command cli_cmd_work = {
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "  0  also: --jobs N done, idle for --timeout, or stopped by a signal\n"
-    "     after finishing the job in hand\n"
+    "     after finishing the jobs in hand\n"
     "  2  also: CMD cannot be executed (checked before the first claim; if\n"
     "     it fails later, the job is abandoned: the message says so)\n"
-    "  130, 143  a second SIGINT or SIGTERM: the job in hand was abandoned\n"
+    "  130, 143  a second SIGINT or SIGTERM: the jobs in hand were abandoned\n"
     "A refused completion (the claim was lost) does not change the exit\n"
     "status; an error completing a job (I/O) stops the worker with exit 1,\n"
     "and the job, whose claim ends with the worker, is claimable again.\n"
@@ -203,6 +237,7 @@ const cli_command cli_cmd_work = {
     "Examples:\n"
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
     "  jobboard work --who render-1 --time-limit 600 --grace 30 -- ./render\n"
+    "  jobboard work --who thumbs-1 --concurrency 8 --lease 60 -- ./thumb\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
     CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS | CLI_O_CREATE, 0, 0, ""};
@@ -229,13 +264,20 @@ static void on_stop(int sig) {
   poke();
 }
 
+/* With --concurrency above 1 the worker waits for a job while CMDs run:
+ * a CMD that ends (SIGCHLD) or whose pipe is ready (SIGIO) ends that wait
+ * too, as it must be seen to at once. */
+static volatile sig_atomic_t cancel_on_child;
+
 static void on_child(int sig) {
   (void)sig;
+  if (cancel_on_child && signal_board) jb_board_cancel(signal_board);
   poke();
 }
 
 /* No SA_RESTART for SIGINT/SIGTERM: a blocking call they interrupt must
- * end. SIGCHLD restarts (LMDB's calls must not see EINTR for it). */
+ * end. SIGCHLD and SIGIO restart (LMDB's calls must not see EINTR for
+ * them). */
 static int install_handlers(void) {
   if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
   struct sigaction sa;
@@ -246,7 +288,8 @@ static int install_handlers(void) {
     return -1;
   sa.sa_handler = on_child;
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-  if (sigaction(SIGCHLD, &sa, NULL)) return -1;
+  if (sigaction(SIGCHLD, &sa, NULL) || sigaction(SIGIO, &sa, NULL))
+    return -1;
   /* CMD closing its stdin early must not kill the worker. */
   sa.sa_handler = SIG_IGN;
   sa.sa_flags = 0;
@@ -415,6 +458,9 @@ typedef struct {
   char *exe;         /* CMD resolved */
   char *board_abs;   /* for JOBBOARD_BOARD */
   int json;
+  int concurrency;   /* --concurrency: CMDs at once */
+  struct slot *slots;   /* --concurrency of them */
+  struct pollfd *pfd;   /* room for their pipes and the self-pipe */
 } worker;
 
 /* What became of CMD. */
@@ -439,14 +485,15 @@ static void set_nonblock(int fd) {
 
 /* The child: its own process group, the pipes as stdin and stdout, the
  * signals as a new program expects them. Only async-signal-safe calls. */
-static void child(const worker *w, char **env, int in, int out, int err,
-                  pid_t parent) {
+static void child(const worker *w, char **env, int in, int out, int log,
+                  int err, pid_t parent) {
   setpgid(0, 0);
   /* Dying with the worker: a worker killed (kill -9) leaves its job
    * claimable, and another worker must not run it beside an orphan. */
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(127);
-  if (dup2(in, 0) < 0 || dup2(out, 1) < 0) goto fail;
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || (log >= 0 && dup2(log, 2) < 0))
+    goto fail;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = SIG_DFL;
@@ -455,6 +502,7 @@ static void child(const worker *w, char **env, int in, int out, int err,
   sigaction(SIGCHLD, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGIO, &sa, NULL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -514,37 +562,98 @@ static int64_t earliest(int64_t a, int64_t b) {
   return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* With --concurrency above 1, CMD's stderr comes through the worker, a
+ * whole line at a time (lines from several CMDs never mix); a line
+ * longer than this is passed on in pieces of this size, each ended by a
+ * newline. */
+#define WORK_LOG_LINE 4096
+
 /*
- * Run CMD for the claimed job: write `input` to its stdin, collect its
- * stdout, renew the lease, stop CMD at the earlier of its time limits
- * (--time-limit from its start; `job_at`, -1: none, for the job's own
- * `job_limit_ms`), and handle the stop signals, until CMD has exited.
- * Returns 0, or -1 (printed) when CMD could not be started.
+ * One of the worker's --concurrency slots: a claimed job and its CMD. A
+ * slot is free, running (CMD started and not yet reaped), or ended (CMD
+ * reaped, or it could not be started: the job is to be completed).
  */
-static int run_command(const worker *w, const char *uuid, const char *name,
-                       uint64_t token, const char *input, int64_t job_at,
-                       int64_t job_limit_ms, run_result *r) {
-  memset(r, 0, sizeof *r);
+typedef struct slot {
+  bool busy;                 /* holds a job */
+  bool ended;                /* CMD is done (or never ran): complete it */
+  char uuid[JB_UUID_STRLEN];
+  jb_job *job;
+  uint64_t token;
+  int64_t start;             /* when the job was claimed (now_ms) */
+  int code;                  /* CMD could not be run: the exit code */
+  run_result r;
+  /* CMD while it runs */
+  pid_t pid;
+  char **env;
+  char *input;               /* the job's line, for CMD's stdin */
+  size_t in_len, in_off;
+  int in, out, log;          /* our ends of CMD's stdin, stdout and (with
+                                --concurrency above 1) stderr; -1: closed */
+  int in_i, out_i, log_i;    /* their places in the poll set; -1: none */
+  int64_t job_limit;         /* the job's own time limit (ms; 0: none) */
+  int64_t job_at;            /* when CMD is stopped for it; -1: never */
+  int64_t own_at;            /* when --time-limit stops CMD; -1: never */
+  int64_t limit_at;          /* the earlier of the two, until reached */
+  int64_t lease_due;         /* the next renewal of the lease; -1: none */
+  int64_t kill_at;           /* SIGKILL after the SIGTERM; -1: none */
+  int stopping;              /* CMD's process group got SIGTERM */
+  size_t log_len;            /* a partial stderr line in logbuf */
+  char logbuf[WORK_LOG_LINE + 1];
+} slot;
+
+static void set_async(int fd) {
+  /* A pipe that becomes readable or writable raises SIGIO, which ends the
+   * worker's wait for a job the way SIGCHLD does. */
+  if (fcntl(fd, F_SETOWN, getpid()) == 0) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl | O_ASYNC);
+  }
+}
+
+static void close_pair(int p[2]) {
+  for (int i = 0; i < 2; i++)
+    if (p[i] >= 0) close(p[i]), p[i] = -1;
+}
+
+/* Start CMD for the slot's job. Returns 0, or -1 (printed, or
+ * r.exec_errno set) when CMD could not be started. */
+static int cmd_start(const worker *w, slot *s) {
+  run_result *r = &s->r;
+  s->in = s->out = s->log = -1;
+  s->pid = -1;
   r->out = malloc(WORK_STDOUT_MAX + 1);
-  char **env = job_env(uuid, name, w->board_abs);
+  s->env = job_env(s->uuid, jb_job_name(s->job), w->board_abs);
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-  if (r->out == NULL || env == NULL || pipe2(in, O_CLOEXEC) ||
-      pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-    fprintf(stderr, "jobboard: work: job %s: cannot set up CMD: %s\n", uuid,
-            r->out && env ? strerror(errno) : "out of memory");
+  int log[2] = {-1, -1};
+  if (r->out == NULL || s->env == NULL || pipe2(in, O_CLOEXEC) ||
+      pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+      (w->concurrency > 1 && pipe2(log, O_CLOEXEC))) {
+    fprintf(stderr, "jobboard: work: job %s: cannot set up CMD: %s\n",
+            s->uuid, r->out && s->env ? strerror(errno) : "out of memory");
     goto fail;
   }
   pid_t parent = getpid();
-  pid_t pid = fork();
+  /* vfork: no copy of the worker's page tables and no copy-on-write
+   * faults after it, which is most of a short CMD's cost to the worker.
+   * Every signal is blocked across it: the child shares our memory until
+   * its execve, so our handlers must not run in it (it resets them to
+   * SIG_DFL, then unblocks). */
+  sigset_t all, old;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);
+  pid_t pid = vfork();
+  if (pid == 0) child(w, s->env, in[0], out[1], log[1], err[1], parent);
+  int fork_errno = errno;
+  sigprocmask(SIG_SETMASK, &old, NULL);
   if (pid < 0) {
-    fprintf(stderr, "jobboard: work: job %s: cannot fork: %s\n", uuid,
-            strerror(errno));
+    fprintf(stderr, "jobboard: work: job %s: cannot fork: %s\n", s->uuid,
+            strerror(fork_errno));
     goto fail;
   }
-  if (pid == 0) child(w, env, in[0], out[1], err[1], parent);
   setpgid(pid, pid); /* also here: no window where a kill misses it */
   close(in[0]), close(out[1]), close(err[1]);
   in[0] = out[1] = err[1] = -1;
+  if (log[1] >= 0) close(log[1]), log[1] = -1;
   /* EOF: execve succeeded (the pipe is close-on-exec); else its errno. */
   int e = 0;
   ssize_t n;
@@ -556,116 +665,240 @@ static int run_command(const worker *w, const char *uuid, const char *name,
     }
     goto fail;
   }
+  close_pair(err);
   r->started = 1;
-  set_nonblock(in[1]);
-  set_nonblock(out[0]);
-
-  size_t in_len = strlen(input), in_off = 0;
-  int64_t lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
+  s->pid = pid;
+  s->in = in[1];
+  s->out = out[0];
+  s->log = log[0];
+  set_nonblock(s->in);
+  set_nonblock(s->out);
+  if (s->log >= 0) set_nonblock(s->log);
+  if (w->concurrency > 1) {
+    set_async(s->in);
+    set_async(s->out);
+    set_async(s->log);
+  }
+  s->lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
   /* From CMD's start (execve succeeded): its run time is what is limited. */
-  int64_t own_at = w->time_limit_ms > 0 ? now_ms() + w->time_limit_ms : -1;
-  int64_t limit_at = earliest(own_at, job_at);
-  int stopping = 0;     /* CMD's process group got SIGTERM */
-  int64_t kill_at = -1; /* then SIGKILL at this time */
-  int exited = 0;
-  while (!exited) {
-    struct pollfd p[3];
-    int np = 0;
-    p[np++] = (struct pollfd){wake_pipe[0], POLLIN, 0};
-    int in_i = -1, out_i = -1;
-    if (in[1] >= 0) {
-      in_i = np;
-      p[np++] = (struct pollfd){in[1], POLLOUT, 0};
-    }
-    if (out[0] >= 0) {
-      out_i = np;
-      p[np++] = (struct pollfd){out[0], POLLIN, 0};
-    }
-    int64_t due = earliest(earliest(lease_due, kill_at), limit_at);
-    int timeout = -1;
-    if (due >= 0) {
-      int64_t left = due - now_ms();
-      timeout = left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
-    }
-    int ready = poll(p, (nfds_t)np, timeout);
-    if (ready < 0 && errno != EINTR) {
-      fprintf(stderr, "jobboard: work: poll: %s\n", strerror(errno));
-      break; /* cannot happen with valid fds; reap below */
-    }
-    if (ready > 0 && (p[0].revents & POLLIN)) drain_wake_pipe();
-    int64_t now = now_ms();
-    if (limit_at >= 0 && now >= limit_at) {
-      limit_at = -1;
-      /* CMD that ended just now made it in time (its SIGCHLD may still be
-       * on the way): no stop, its exit status counts. */
-      if (waitpid(pid, &r->status, WNOHANG) == pid) {
-        exited = 1;
-        break;
-      }
-      r->timed_out = 1;
-      r->job_limit = own_at < 0 || (job_at >= 0 && job_at < own_at);
-      r->limit_ms = r->job_limit ? job_limit_ms : w->time_limit_ms;
-      if (r->job_limit)
-        fprintf(stderr, "jobboard: work: job %s: its claim lapses at the "
-                "job's time limit, %.2f s, in %.2f s: stopping CMD (SIGTERM, "
-                "SIGKILL %.2f s later)\n", uuid,
-                (double)job_limit_ms / 1000.0,
-                (double)limit_margin(job_limit_ms) / 1000.0,
-                (double)w->grace_ms / 1000.0);
-      else
-        fprintf(stderr, "jobboard: work: job %s: time limit %.2f s exceeded: "
-                "stopping CMD (SIGTERM, SIGKILL %.2f s later)\n", uuid,
-                (double)w->time_limit_ms / 1000.0,
-                (double)w->grace_ms / 1000.0);
-    }
-    if (stop_signals >= 2 && !r->killed) r->killed = 1;
-    if ((r->timed_out || r->killed) && !stopping) {
-      /* Over its time limit (the caller fails the job), or the second
-       * signal (the caller abandons it): stop CMD. */
-      stopping = 1;
-      kill(-pid, SIGTERM);
-      kill_at = now + w->grace_ms;
-    }
-    if (kill_at >= 0 && now_ms() >= kill_at) {
-      kill(-pid, SIGKILL);
-      kill_at = -1;
-    }
-    if (in_i >= 0 && p[in_i].revents) {
-      ssize_t k = write(in[1], input + in_off, in_len - in_off);
-      if (k > 0) in_off += (size_t)k;
-      /* Done, or CMD closed its stdin (EPIPE): it need not read it all. */
-      if (in_off == in_len || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-        close(in[1]);
-        in[1] = -1;
-      }
-    }
-    if (out_i >= 0 && p[out_i].revents && read_output(out[0], r) == 0) {
-      close(out[0]);
-      out[0] = -1;
-    }
-    lease_due = keep_lease(w, uuid, token, lease_due, r);
-    if (waitpid(pid, &r->status, WNOHANG) == pid) exited = 1;
-  }
-  /* What CMD wrote before it exited is in the pipe now. Reading on to end
-   * of file could wait for ever: a process CMD left behind may hold it. */
-  if (out[0] >= 0) read_output(out[0], r);
-  if (!exited) kill(-pid, SIGKILL), waitpid(pid, &r->status, 0);
-  r->out[r->out_len] = '\0';
-  for (int i = 0; i < 2; i++) {
-    if (in[i] >= 0) close(in[i]);
-    if (out[i] >= 0) close(out[i]);
-    if (err[i] >= 0) close(err[i]);
-  }
-  free_env(env);
+  s->own_at = w->time_limit_ms > 0 ? now_ms() + w->time_limit_ms : -1;
+  s->limit_at = earliest(s->own_at, s->job_at);
+  s->stopping = 0;
+  s->kill_at = -1;
   return 0;
 fail:
-  for (int i = 0; i < 2; i++) {
-    if (in[i] >= 0) close(in[i]);
-    if (out[i] >= 0) close(out[i]);
-    if (err[i] >= 0) close(err[i]);
-  }
-  free_env(env);
+  close_pair(in), close_pair(out), close_pair(err), close_pair(log);
+  free_env(s->env);
+  s->env = NULL;
   return -1;
+}
+
+/* When the slot's CMD needs the worker next (a lease renewal, a time
+ * limit, a SIGKILL); -1: only when something happens. */
+static int64_t cmd_due(const slot *s) {
+  return earliest(earliest(s->lease_due, s->kill_at), s->limit_at);
+}
+
+/* Pass CMD's stderr on, whole lines at a time. 0 at end of file, -1 when
+ * nothing more now. */
+static int forward_log(slot *s) {
+  for (;;) {
+    ssize_t n = read(s->log, s->logbuf + s->log_len,
+                     WORK_LOG_LINE - s->log_len);
+    if (n > 0) {
+      s->log_len += (size_t)n;
+      char *nl = memrchr(s->logbuf, '\n', s->log_len);
+      size_t whole = nl ? (size_t)(nl - s->logbuf) + 1 : 0;
+      if (whole == 0 && s->log_len == WORK_LOG_LINE) {
+        s->logbuf[s->log_len] = '\n'; /* a piece of a longer line */
+        fwrite(s->logbuf, 1, s->log_len + 1, stderr);
+        s->log_len = 0;
+      } else if (whole > 0) {
+        fwrite(s->logbuf, 1, whole, stderr);
+        memmove(s->logbuf, s->logbuf + whole, s->log_len - whole);
+        s->log_len -= whole;
+      }
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return -1;
+    if (s->log_len > 0) { /* the last line, without its newline */
+      s->logbuf[s->log_len] = '\n';
+      fwrite(s->logbuf, 1, s->log_len + 1, stderr);
+      s->log_len = 0;
+    }
+    return 0;
+  }
+}
+
+/* One turn for a running CMD after a wake-up: its time limits, the second
+ * signal, SIGKILL after the grace, its stdin, stdout and stderr (each
+ * `rev` is poll's revents, 0 when not polled) and the lease. Returns 1
+ * once CMD has exited (reaped: its status in r.status). */
+static int cmd_turn(const worker *w, slot *s, short in_rev, short out_rev,
+                    short log_rev) {
+  run_result *r = &s->r;
+  int64_t now = now_ms();
+  if (s->limit_at >= 0 && now >= s->limit_at) {
+    s->limit_at = -1;
+    /* CMD that ended just now made it in time (its SIGCHLD may still be
+     * on the way): no stop, its exit status counts. */
+    if (waitpid(s->pid, &r->status, WNOHANG) == s->pid) return 1;
+    r->timed_out = 1;
+    r->job_limit = s->own_at < 0 || (s->job_at >= 0 && s->job_at < s->own_at);
+    r->limit_ms = r->job_limit ? s->job_limit : w->time_limit_ms;
+    if (r->job_limit)
+      fprintf(stderr, "jobboard: work: job %s: its claim lapses at the "
+              "job's time limit, %.2f s, in %.2f s: stopping CMD (SIGTERM, "
+              "SIGKILL %.2f s later)\n", s->uuid,
+              (double)s->job_limit / 1000.0,
+              (double)limit_margin(s->job_limit) / 1000.0,
+              (double)w->grace_ms / 1000.0);
+    else
+      fprintf(stderr, "jobboard: work: job %s: time limit %.2f s exceeded: "
+              "stopping CMD (SIGTERM, SIGKILL %.2f s later)\n", s->uuid,
+              (double)w->time_limit_ms / 1000.0,
+              (double)w->grace_ms / 1000.0);
+  }
+  if (stop_signals >= 2 && !r->killed) r->killed = 1;
+  if ((r->timed_out || r->killed) && !s->stopping) {
+    /* Over its time limit (the job is retried), or the second signal (it
+     * is abandoned): stop CMD. */
+    s->stopping = 1;
+    kill(-s->pid, SIGTERM);
+    s->kill_at = now + w->grace_ms;
+  }
+  if (s->kill_at >= 0 && now_ms() >= s->kill_at) {
+    kill(-s->pid, SIGKILL);
+    s->kill_at = -1;
+  }
+  if (s->in >= 0 && in_rev) {
+    ssize_t k = write(s->in, s->input + s->in_off, s->in_len - s->in_off);
+    if (k > 0) s->in_off += (size_t)k;
+    /* Done, or CMD closed its stdin (EPIPE): it need not read it all. */
+    if (s->in_off == s->in_len ||
+        (k < 0 && errno != EAGAIN && errno != EINTR)) {
+      close(s->in);
+      s->in = -1;
+    }
+  }
+  if (s->out >= 0 && out_rev && read_output(s->out, r) == 0) {
+    close(s->out);
+    s->out = -1;
+  }
+  if (s->log >= 0 && log_rev && forward_log(s) == 0) {
+    close(s->log);
+    s->log = -1;
+  }
+  s->lease_due = keep_lease(w, s->uuid, s->token, s->lease_due, r);
+  return waitpid(s->pid, &r->status, WNOHANG) == s->pid;
+}
+
+/* CMD has exited (or, `reaped` false, must be stopped now): keep what it
+ * wrote before it exited, close its pipes. Reading on to end of file
+ * could wait for ever: a process CMD left behind may hold them. */
+static void cmd_end(slot *s, bool reaped) {
+  run_result *r = &s->r;
+  if (s->out >= 0) read_output(s->out, r);
+  if (s->log >= 0) forward_log(s);
+  if (!reaped) kill(-s->pid, SIGKILL), waitpid(s->pid, &r->status, 0);
+  r->out[r->out_len] = '\0';
+  if (s->in >= 0) close(s->in);
+  if (s->out >= 0) close(s->out);
+  if (s->log >= 0) close(s->log);
+  s->in = s->out = s->log = -1;
+  free_env(s->env);
+  s->env = NULL;
+}
+
+/* ------------------------------------------------------------- progress */
+
+/* With --concurrency above 1 and stderr a terminal, a status line at the
+ * bottom of stderr, drawn while the worker sleeps and cleared when it
+ * wakes (so that every other line goes above it). */
+static struct {
+  int on;        /* drawn at all */
+  int shown;     /* on the screen now */
+  int running, slots;
+  unsigned long long done, consumed, failed, retried;
+} progress;
+
+static void progress_draw(void) {
+  if (!progress.on || progress.shown) return;
+  fprintf(stderr, "work: running %d/%d, done %llu (consumed %llu, "
+          "failed %llu, retried %llu)", progress.running, progress.slots,
+          progress.done, progress.consumed, progress.failed,
+          progress.retried);
+  progress.shown = 1;
+}
+
+static void progress_clear(void) {
+  if (!progress.shown) return;
+  fputs("\r\033[K", stderr);
+  progress.shown = 0;
+}
+
+/*
+ * One wake-up of the worker for its running CMDs: poll their pipes and
+ * the signals' self-pipe, up to `timeout_ms` (-1: no limit) or the next
+ * time one of them needs the worker, then give each its turn. A slot
+ * whose CMD exited is marked ended (the caller completes its job).
+ */
+static void service(const worker *w, struct slot *slots, struct pollfd *p,
+                    int64_t timeout_ms) {
+  int np = 0;
+  p[np++] = (struct pollfd){wake_pipe[0], POLLIN, 0};
+  int64_t due = -1;
+  for (int i = 0; i < w->concurrency; i++) {
+    slot *s = &slots[i];
+    s->in_i = s->out_i = s->log_i = -1;
+    if (!s->busy || s->ended) continue;
+    if (s->in >= 0) {
+      s->in_i = np;
+      p[np++] = (struct pollfd){s->in, POLLOUT, 0};
+    }
+    if (s->out >= 0) {
+      s->out_i = np;
+      p[np++] = (struct pollfd){s->out, POLLIN, 0};
+    }
+    if (s->log >= 0) {
+      s->log_i = np;
+      p[np++] = (struct pollfd){s->log, POLLIN, 0};
+    }
+    due = earliest(due, cmd_due(s));
+  }
+  int timeout = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX
+                                                           : (int)timeout_ms;
+  if (due >= 0) {
+    int64_t left = due - now_ms();
+    if (left < 0) left = 0;
+    if (timeout < 0 || left < timeout) timeout = left > INT_MAX ? INT_MAX
+                                                                : (int)left;
+  }
+  if (timeout != 0) progress_draw();
+  int ready = poll(p, (nfds_t)np, timeout);
+  progress_clear();
+  if (ready < 0 && errno != EINTR) {
+    /* Cannot happen with valid fds: stop every CMD rather than spin. */
+    fprintf(stderr, "jobboard: work: poll: %s\n", strerror(errno));
+    for (int i = 0; i < w->concurrency; i++)
+      if (slots[i].busy && !slots[i].ended) {
+        cmd_end(&slots[i], false);
+        slots[i].ended = true;
+      }
+    return;
+  }
+  if (ready > 0 && (p[0].revents & POLLIN)) drain_wake_pipe();
+  for (int i = 0; i < w->concurrency; i++) {
+    slot *s = &slots[i];
+    if (!s->busy || s->ended) continue;
+    short in_rev = ready > 0 && s->in_i >= 0 ? p[s->in_i].revents : 0;
+    short out_rev = ready > 0 && s->out_i >= 0 ? p[s->out_i].revents : 0;
+    short log_rev = ready > 0 && s->log_i >= 0 ? p[s->log_i].revents : 0;
+    if (cmd_turn(w, s, in_rev, out_rev, log_rev)) {
+      cmd_end(s, true);
+      s->ended = true;
+    }
+  }
 }
 
 /* ------------------------------------------------------- completing a job */
@@ -784,10 +1017,12 @@ static int completion_failed(int st, const char *uuid, const char *what,
  * up would leave the job claimed until its claim lapses and another worker
  * runs it again. A completion whose reply was lost is resolved by the
  * library on the next try (it reads what Redis holds). Returns true to try
- * again (after sleeping), false to stop.
+ * again (after sleeping), false to stop. With --concurrency above 1 the
+ * other CMDs are looked after while it sleeps (their pipes, leases, time
+ * limits; those that end are completed after this one).
  */
-static bool retry_offline(int st, const char *uuid, const char *what,
-                          int64_t *wait_ms) {
+static bool retry_offline(const worker *w, int st, const char *uuid,
+                          const char *what, int64_t *wait_ms) {
   if (st != JB_EOFFLINE || stop_signals >= 2) return false;
   if (*wait_ms == 0) {
     fprintf(stderr, "jobboard: work: job %s: %s: %s (trying again until "
@@ -796,8 +1031,15 @@ static bool retry_offline(int st, const char *uuid, const char *what,
   } else if (*wait_ms < 5000) {
     *wait_ms *= 2;
   }
-  struct timespec ts = {*wait_ms / 1000, (*wait_ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
+  if (w->concurrency > 1) {
+    int64_t until = now_ms() + *wait_ms;
+    for (int64_t left = *wait_ms; left > 0 && stop_signals < 2;
+         left = until - now_ms())
+      service(w, w->slots, w->pfd, left);
+  } else {
+    struct timespec ts = {*wait_ms / 1000, (*wait_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
   return stop_signals < 2;
 }
 
@@ -829,49 +1071,64 @@ static int consume_job(const worker *w, const char *uuid, uint64_t token,
 }
 
 /*
- * One claimed job: run CMD and complete the job. Returns 0 to go on, or
- * the exit code the worker stops with. A consume claims the next job too
- * when `next` asks for it (one commit instead of two).
+ * Start the job the slot holds (claimed just now): run CMD with the job
+ * on its stdin. When CMD cannot be run the slot is ended at once, with
+ * the exit code the worker stops with (the job is then abandoned).
  */
-static int do_job(const worker *w, const char *uuid, const jb_job *job,
-                  uint64_t token, next_job *next) {
-  const char *name = jb_job_name(job);
-  int64_t start = now_ms();
-  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}};
-  char *input = NULL;
-  json_t *j = cli_job_to_json(job);
+static void job_begin(const worker *w, slot *s) {
+  s->start = now_ms();
+  s->code = 0;
+  s->ended = false;
+  s->input = NULL;
+  memset(&s->r, 0, sizeof s->r);
+  json_t *j = cli_job_to_json(s->job);
   if (j) {
-    input = json_dumps(j, JSON_COMPACT);
+    s->input = json_dumps(j, JSON_COMPACT);
     json_decref(j);
   }
-  int code = 0;
-  run_result r;
-  memset(&r, 0, sizeof r);
-  if (input == NULL) {
-    fprintf(stderr, "jobboard: work: job %s: out of memory\n", uuid);
-    code = CLI_EXIT_ERROR;
-  } else {
-    size_t len = strlen(input);
-    char *line = realloc(input, len + 2);
-    if (line) {
-      input = line;
-      memcpy(input + len, "\n", 2);
-    }
-    /* The job's own limit counts from its claim (just made). */
-    int64_t job_limit = jb_job_time_limit(job);
-    int64_t job_at = job_limit > 0
-                         ? start + job_limit - limit_margin(job_limit) : -1;
-    if (run_command(w, uuid, name, token, input, job_at, job_limit, &r) !=
-        0) {
-      /* CMD cannot be executed (it was, when the worker started: it was
-       * removed or changed since), or no process could be made. */
-      if (r.exec_errno)
-        fprintf(stderr, "jobboard: work: job %s: cannot execute '%s': %s\n",
-                uuid, w->exe, strerror(r.exec_errno));
-      code = r.exec_errno ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
-    }
+  if (s->input == NULL) {
+    fprintf(stderr, "jobboard: work: job %s: out of memory\n", s->uuid);
+    s->code = CLI_EXIT_ERROR;
+    s->ended = true;
+    return;
   }
-  free(input);
+  s->in_len = strlen(s->input);
+  s->in_off = 0;
+  char *line = realloc(s->input, s->in_len + 2);
+  if (line) {
+    s->input = line;
+    memcpy(s->input + s->in_len++, "\n", 2);
+  }
+  /* The job's own limit counts from its claim (just made). */
+  s->job_limit = jb_job_time_limit(s->job);
+  s->job_at = s->job_limit > 0
+                  ? s->start + s->job_limit - limit_margin(s->job_limit) : -1;
+  if (cmd_start(w, s) != 0) {
+    /* CMD cannot be executed (it was, when the worker started: it was
+     * removed or changed since), or no process could be made. */
+    if (s->r.exec_errno)
+      fprintf(stderr, "jobboard: work: job %s: cannot execute '%s': %s\n",
+              s->uuid, w->exe, strerror(s->r.exec_errno));
+    s->code = s->r.exec_errno ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
+    s->ended = true;
+  }
+}
+
+/*
+ * Complete the ended slot's job by what became of CMD, report it and free
+ * the slot. Returns 0 to go on, or the exit code the worker stops with. A
+ * consume claims the next job too when `next` asks for it (one commit
+ * instead of two). *outcome: the progress line's word.
+ */
+static int job_end(const worker *w, slot *s, next_job *next,
+                   const char **outcome) {
+  const char *uuid = s->uuid;
+  const char *name = jb_job_name(s->job);
+  run_result r = s->r;
+  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}};
+  int code = s->code;
+  free(s->input);
+  s->input = NULL;
 
   if (r.started && WIFEXITED(r.status)) jr.exit_code = WEXITSTATUS(r.status);
   if (r.started && WIFSIGNALED(r.status)) jr.signal = WTERMSIG(r.status);
@@ -887,8 +1144,8 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
     /* Not run, or stopped by the second signal: the job goes back. */
     int64_t wait = 0;
     do
-      st = jb_job_abandon_ex(w->b, uuid, w->who, token);
-    while (retry_offline(st, uuid, "abandon", &wait));
+      st = jb_job_abandon_ex(w->b, uuid, w->who, s->token);
+    while (retry_offline(w, st, uuid, "abandon", &wait));
     if (st == JB_OK)
       fprintf(stderr, "jobboard: work: job %s abandoned: it is claimable "
               "again\n", uuid);
@@ -905,13 +1162,13 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
                      ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
       /* Redis keeps no delay (taskflow's board has none): a job it
        * decides is given back at once. */
-      if (ro.flags == JB_RETRY_BACKOFF && jb_job_remote(job)) ro.flags = 0;
-      ro.token = token;
+      if (ro.flags == JB_RETRY_BACKOFF && jb_job_remote(s->job)) ro.flags = 0;
+      ro.token = s->token;
       ro.reason = jr.reason;
       int64_t wait = 0;
       do
         st = jb_job_retry(w->b, uuid, w->who, &ro, &jr.res);
-      while (retry_offline(st, uuid, "retry", &wait));
+      while (retry_offline(w, st, uuid, "retry", &wait));
       if (st == JB_OK) {
         jr.retried = true;
         jr.outcome = jr.res.dead ? "dead" : "retried";
@@ -934,22 +1191,27 @@ static int do_job(const worker *w, const char *uuid, const jb_job *job,
       jr.outcome = oc == JB_OUTCOME_SUCCESS ? "consumed" : "failed";
       int64_t wait = 0;
       do
-        st = consume_job(w, uuid, token, oc, res, res_len, next);
-      while (retry_offline(st, uuid, "consume", &wait));
+        st = consume_job(w, uuid, s->token, oc, res, res_len, next);
+      while (retry_offline(w, st, uuid, "consume", &wait));
       if (st == JB_EINVAL && res != NULL) {
         /* Larger than the board takes once encoded: complete it anyway. */
         fprintf(stderr, "jobboard: work: job %s: the result was refused "
                 "(%s): completed without it\n", uuid, jb_errmsg());
-        st = consume_job(w, uuid, token, oc, NULL, 0, next);
+        st = consume_job(w, uuid, s->token, oc, NULL, 0, next);
       }
       free(res);
       if (st != JB_OK) code = completion_failed(st, uuid, "consume", &jr);
     }
   }
   free(r.out);
-  jr.seconds = (double)(now_ms() - start) / 1000.0;
+  s->r.out = NULL;
+  jr.seconds = (double)(now_ms() - s->start) / 1000.0;
   if (report(w, uuid, name, &jr) != 0 && code == 0) code = CLI_EXIT_ERROR;
   if (code == 0 && r.killed) code = 128 + last_signal;
+  *outcome = jr.outcome;
+  jb_job_free(s->job);
+  s->job = NULL;
+  s->busy = s->ended = false;
   return code;
 }
 
@@ -961,6 +1223,7 @@ typedef struct {
   int64_t time_limit_ms;   /* --time-limit; 0: none */
   int64_t grace_ms;        /* --grace */
   int no_schedules;        /* --no-schedules */
+  int concurrency;         /* --concurrency */
 } work_opts;
 
 /* The value of option `opt`, `text`: seconds (fractions allowed) from
@@ -1003,9 +1266,10 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
       {"grace", required_argument, NULL, 259},
       {"no-schedules", no_argument, NULL, 260},
       {"create", no_argument, NULL, 256},
+      {"concurrency", required_argument, NULL, 261},
       {NULL, 0, NULL, 0},
   };
-  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS, 0};
+  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS, 0, 1};
   *kept = calloc((size_t)argc + 1, sizeof **kept);
   if (*kept == NULL) return CLI_EXIT_ERROR;
   int nkept = 0, c;
@@ -1026,6 +1290,18 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
         return cli_cmd_usage(&cli_cmd_work, "--jobs: '%s' is not a number "
                              "of jobs (1 or more)", optarg);
       wo->jobs = v;
+      continue;
+    }
+    if (c == 261) {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno ||
+          v < 1 || v > WORK_CONCURRENCY_MAX)
+        return cli_cmd_usage(&cli_cmd_work, "--concurrency: '%s' is not a "
+                             "number of commands at once (1 to %d)", optarg,
+                             WORK_CONCURRENCY_MAX);
+      wo->concurrency = (int)v;
       continue;
     }
     /* A time limit as long as a claim's lease may be (a job's own too). */
@@ -1080,6 +1356,7 @@ int cmd_work(int argc, char **argv) {
   w.grace_ms = wo.grace_ms;
   w.argv = argv + cmd_at;
   w.json = o.json;
+  w.concurrency = wo.concurrency;
   if ((w.exe = resolve_command(w.argv[0])) == NULL) return CLI_EXIT_USAGE;
   if ((rc = cli_open(&w.b, &o, CLI_OPEN_WAIT)) != 0) {
     free(w.exe);
@@ -1116,23 +1393,79 @@ int cmd_work(int argc, char **argv) {
   w.co = (jb_claim_opts)JB_CLAIM_OPTS_INIT;
   w.co.flags = JB_CLAIM_BIND_PROCESS;
   w.co.lease_ms = w.lease_ms;
-  unsigned long long done = 0;
+  slot *slots = w.slots = calloc((size_t)w.concurrency, sizeof *slots);
+  struct pollfd *pfd = w.pfd =
+      calloc((size_t)w.concurrency * 3 + 1, sizeof *pfd);
+  if (slots == NULL || pfd == NULL) {
+    free(slots), free(pfd);
+    fprintf(stderr, "jobboard: work: out of memory\n");
+    rc = CLI_EXIT_ERROR;
+    goto unregister;
+  }
+  cancel_on_child = w.concurrency > 1;
+  progress = (__typeof__(progress)){0};
+  progress.on = w.concurrency > 1 && isatty(2);
+  progress.slots = w.concurrency;
+  unsigned long long claimed = 0; /* jobs taken (--jobs counts them) */
+  int running = 0;                /* busy slots */
+  bool idle = false;              /* --timeout passed with nothing to do */
   rc = CLI_EXIT_OK;
   int64_t idle_since = now_ms();
   next_job next = {0};
   sched_state sched = {0, 0};
   int64_t redis_tried = now_ms();
-  while (rc == CLI_EXIT_OK && stop_signals == 0 &&
-         (max_jobs == 0 || done < max_jobs)) {
+  /*
+   * The event loop. Each turn: the ended CMDs' jobs are completed; then,
+   * while a slot is free (and no signal, error, --jobs or --timeout says
+   * to stop), one job is claimed and its CMD started, the wait for it
+   * ending when a running CMD needs the worker (a deadline; SIGCHLD or
+   * SIGIO cancel the wait); with no free slot the worker sleeps in poll()
+   * on the CMDs' pipes. With --concurrency 1 that is the worker of old:
+   * claim, run CMD to its end, complete (and claim the next in the same
+   * commit), again.
+   */
+  for (;;) {
+    /* Signals from here on end the wait below (stop_signals is read
+     * after this, and on_stop sets it before it cancels). */
+    jb_board_cancel_reset(w.b);
+    bool can_claim = rc == CLI_EXIT_OK && !idle && stop_signals == 0 &&
+                     running < w.concurrency &&
+                     (max_jobs == 0 || claimed < max_jobs);
+    if (!can_claim && running == 0) break;
+    if (running > 0) service(&w, slots, pfd, can_claim ? 0 : -1);
+    for (int i = 0; i < w.concurrency; i++) {
+      if (!slots[i].busy || !slots[i].ended) continue;
+      next.wanted = next.uuid[0] == '\0' && rc == CLI_EXIT_OK &&
+                    (max_jobs == 0 || claimed < max_jobs);
+      const char *outcome = "";
+      int code = job_end(&w, &slots[i], &next, &outcome);
+      if (code != 0 && rc == CLI_EXIT_OK) rc = code;
+      running--;
+      progress.running = running;
+      progress.done++;
+      if (strcmp(outcome, "consumed") == 0)
+        progress.consumed++;
+      else if (strcmp(outcome, "retried") == 0)
+        progress.retried++;
+      else
+        progress.failed++;
+      idle_since = now_ms();
+    }
+    can_claim = rc == CLI_EXIT_OK && !idle && stop_signals == 0 &&
+                running < w.concurrency &&
+                (max_jobs == 0 || claimed < max_jobs);
+    if (!can_claim) continue;
+
     char uuid[JB_UUID_STRLEN] = "";
     jb_job *job = NULL;
     uint64_t token = 0;
     /* While the Redis the board is synced with cannot be reached, jobs it
      * decides are passed over: wait in slices and try it again between
-     * them, so that a worker started during an outage gets them later. */
-    int64_t left = o.timeout_ms;
+     * them, so that a worker started during an outage gets them later.
+     * --timeout counts while no CMD runs. */
+    int64_t left = running > 0 ? -1 : o.timeout_ms;
     if (left >= 0) left -= now_ms() - idle_since;
-    if (left < 0 && o.timeout_ms >= 0) left = 0;
+    if (left < 0 && o.timeout_ms >= 0 && running == 0) left = 0;
     int sliced = cli_sync_pending() && (left < 0 || left > WORK_REDIS_RETRY_MS);
     /* Before each job (a busy worker too): the board's due scheduled
      * runs are posted; a wait for a job ends when the next one is due. */
@@ -1151,12 +1484,26 @@ int cmd_work(int argc, char **argv) {
         wait = tick_ms;
         capped = 1;
       }
+      for (int i = 0; i < w.concurrency; i++) {
+        /* The running CMDs' deadlines end the wait too. */
+        int64_t due = slots[i].busy && !slots[i].ended ? cmd_due(&slots[i])
+                                                       : -1;
+        if (due < 0) continue;
+        due -= now_ms();
+        if (due < 0) due = 0;
+        if (wait < 0 || wait > due) {
+          wait = due;
+          capped = 1;
+        }
+      }
+      if (wait != 0) progress_draw();
       st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &w.co,
                                   wait);
+      progress_clear();
     }
     if (st == JB_ETIMEDOUT && (sliced || capped)) {
-      /* A wait cut short by a scheduled run tries Redis only when its
-       * slice is over. */
+      /* A wait cut short by a scheduled run (or a running CMD) tries
+       * Redis only when its slice is over. */
       if (sliced && (!capped || now_ms() - redis_tried >= WORK_REDIS_RETRY_MS)) {
         redis_tried = now_ms();
         if (cli_sync_retry(w.b))
@@ -1165,7 +1512,11 @@ int cmd_work(int argc, char **argv) {
       }
       continue;
     }
-    if (st == JB_ETIMEDOUT || st == JB_ECANCELED) break; /* idle; a signal */
+    if (st == JB_ECANCELED) continue; /* a signal, a CMD: the loop sees */
+    if (st == JB_ETIMEDOUT) {         /* idle for --timeout */
+      idle = true;
+      continue;
+    }
     if (st == JB_ECORRUPT && uuid[0] != '\0') {
       /* Claimed, but its posting does not decode: no one can run it.
        * Trash keeps it for inspection and takes it out of every queue. */
@@ -1177,14 +1528,22 @@ int cmd_work(int argc, char **argv) {
     }
     if (st != JB_OK) {
       rc = cli_fail(st);
-      break;
+      continue;
     }
-    next.wanted = max_jobs == 0 || done + 1 < max_jobs;
-    rc = do_job(&w, uuid, job, token, &next);
-    jb_job_free(job);
-    done++;
-    idle_since = now_ms();
+    slot *s = slots;
+    while (s->busy) s++;
+    s->busy = true;
+    memcpy(s->uuid, uuid, JB_UUID_STRLEN);
+    s->job = job;
+    s->token = token;
+    job_begin(&w, s);
+    running++;
+    progress.running = running;
+    claimed++;
   }
+  progress_clear();
+  free(slots);
+  free(pfd);
   if (next.uuid[0] != '\0') {
     /* Claimed with the last consume, but the worker stops (a signal, an
      * error): it goes back at once (its claim would lapse with us). */
@@ -1192,6 +1551,7 @@ int cmd_work(int argc, char **argv) {
     if (st != JB_OK && rc == CLI_EXIT_OK) rc = cli_fail(st);
     jb_job_free(next.job);
   }
+unregister:
   /* Process-bound as it is, the entity would vanish with us; removing it
    * now tells readers at once. */
   st = jb_entity_unregister(w.b, w.who);
