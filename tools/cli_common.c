@@ -167,6 +167,8 @@ enum {
   OPT_NAME,
   OPT_SINCE,
   OPT_UNTIL,
+  OPT_BY_NAME,
+  OPT_LISTEN,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -229,6 +231,8 @@ static const struct {
     {{"name", required_argument, NULL, OPT_NAME}, CLI_O_HISTORY},
     {{"since", required_argument, NULL, OPT_SINCE}, CLI_O_HISTORY},
     {{"until", required_argument, NULL, OPT_UNTIL}, CLI_O_HISTORY},
+    {{"by-name", no_argument, NULL, OPT_BY_NAME}, CLI_O_BY_NAME},
+    {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -507,6 +511,8 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
     case OPT_VERIFY: o->verify = 1; break;
+    case OPT_BY_NAME: o->by_name = 1; break;
+    case OPT_LISTEN: o->listen = optarg; break;
     case OPT_OUTCOME: {
       int rc = parse_outcomes(&o->outcomes, cmd, optarg);
       if (rc) return rc;

@@ -40,6 +40,8 @@ enum {
                                 --until TIME (history) */
   CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --start
                                 --replace --at --loop (schedule) */
+  CLI_O_BY_NAME = 1u << 21,  /* --by-name (stats) */
+  CLI_O_LISTEN = 1u << 22,   /* --listen ADDR:PORT (metrics) */
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -110,6 +112,8 @@ typedef struct {
   const char *name;   /* --name NAME (history), NULL when not given */
   int64_t since_us;   /* --since; 0 when not given */
   int64_t until_us;   /* --until; 0 when not given */
+  int by_name;        /* --by-name */
+  const char *listen; /* --listen ADDR:PORT, NULL when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -252,6 +256,8 @@ int cmd_history(int argc, char **argv);   /* cmd_complete.c */
 int cmd_wait_done(int argc, char **argv); /* cmd_complete.c */
 int cmd_work(int argc, char **argv);      /* cmd_work.c */
 int cmd_watch(int argc, char **argv);
+int cmd_stats(int argc, char **argv);   /* cmd_stats.c */
+int cmd_metrics(int argc, char **argv); /* cmd_stats.c */
 int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
 int cmd_status(int argc, char **argv); /* cmd_sync.c */
 int cmd_cancel(int argc, char **argv); /* cmd_life.c */
@@ -265,7 +271,8 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
-    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule;
+    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_stats,
+    cli_cmd_metrics;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
