@@ -111,6 +111,28 @@ int jb_board_count(size_t *out, jb_board *b, unsigned flags) {
   return jb__store_count(b->store, out, flags);
 }
 
+int jb_board_stats(jb_board *b, jb_stats *out) {
+  if (out == NULL || b == NULL)
+    return jb__err(JB_EINVAL, "jb_board_stats: NULL argument");
+  if (out->version != JB_STATS_VERSION)
+    return jb__err(JB_EINVAL, "jb_board_stats: unknown jb_stats version %u",
+                   out->version);
+  if (out->flags & ~JB_STATS_BY_NAME)
+    return jb__err(JB_EINVAL, "jb_board_stats: unknown flags 0x%x",
+                   out->flags);
+  out->names = NULL;
+  out->n_names = 0;
+  return jb__store_stats(b->store, out);
+}
+
+void jb_stats_clear(jb_stats *st) {
+  if (st == NULL) return;
+  for (size_t i = 0; i < st->n_names; i++) free(st->names[i].name);
+  free(st->names);
+  st->names = NULL;
+  st->n_names = 0;
+}
+
 /* ------------------------------------------------------------------ post */
 
 /* Validate one post and encode its posting prefix into `buf` (appended at

@@ -1647,6 +1647,111 @@ JB_EXTERN int jb_iter_next(const jb_job **out, jb_iter *iter);
 /** Free an iterator. NULL is a no-op. */
 JB_EXTERN void jb_iter_close(jb_iter *iter);
 
+/* ------------------------------------------------------------------ stats */
+
+/** The version of jb_stats this header describes. */
+#define JB_STATS_VERSION 1
+
+/** jb_stats.flags: also count the jobs on the board by name. */
+#define JB_STATS_BY_NAME 1u
+
+/** Where a job on the board is (jb_stats's by-state arrays). */
+enum {
+  JB_STATS_UNCLAIMED = 0, /**< claimable now (in the ready index) */
+  JB_STATS_CLAIMED = 1,   /**< claimed (lapsing claims included) */
+  JB_STATS_DELAYED = 2,   /**< not claimable before its due time */
+  JB_STATS_STATES = 3,
+};
+
+/** One job name's counts (JB_STATS_BY_NAME). */
+typedef struct {
+  char *name;                    /**< NUL-terminated (no NUL inside) */
+  size_t jobs[JB_STATS_STATES];  /**< by JB_STATS_* */
+} jb_stats_name;
+
+/**
+ * A board's figures at one moment (jb_board_stats). Set `version` to
+ * JB_STATS_VERSION (JB_STATS_INIT does) and `flags` before the call;
+ * everything else is filled in. Free what it holds with jb_stats_clear.
+ */
+typedef struct {
+  unsigned int version;       /**< in: JB_STATS_VERSION */
+  unsigned int flags;         /**< in: JB_STATS_BY_NAME or 0 */
+  int64_t now_us;             /**< the wall clock the figures were read at */
+
+  /* Jobs on the board. */
+  size_t jobs;                /**< all of them */
+  size_t by_state[JB_STATS_STATES];      /**< by JB_STATS_* */
+  size_t by_priority[5][JB_STATS_STATES]; /**< [jb_priority][JB_STATS_*] */
+  size_t delayed_due;         /**< delayed jobs already due: claimable at the
+                                   next claim (counted in DELAYED) */
+  int64_t oldest_unclaimed_us; /**< the longest-waiting unclaimed job's wait
+                                   start (its post or last abandon), wall
+                                   clock; 0: no unclaimed job */
+  size_t dead_letters;        /**< jobs in the dead letters (jb_dead_*) */
+
+  /* Claims by kind: each claim is counted once, bound before leased. */
+  size_t claims_bound;        /**< bound to a holder process (with or
+                                   without a lease) */
+  size_t claims_leased;       /**< with a lease, not bound */
+  size_t claims_plain;        /**< neither: held until released */
+  size_t lapsing_lease;       /**< claims whose lease expired (or that were
+                                   made before a reboot), not yet returned */
+  size_t lapsing_holder;      /**< bound claims whose holder is gone (and
+                                   whose lease, if any, has not expired) */
+
+  /* The completion history. */
+  size_t history;             /**< records kept */
+  uint64_t completed_1m[8];   /**< records of the last 60 s by jb_end */
+  uint64_t completed_1h[8];   /**< of the last 3600 s by jb_end */
+
+  /* The change log. */
+  uint64_t log_first;         /**< the oldest sequence kept */
+  uint64_t log_next;          /**< the sequence the next event gets
+                                   (log_first == log_next: empty) */
+
+  /* Counters kept by the board since it was made (or since a release
+   * that keeps them first wrote it: older writes are not counted). They
+   * only go up, each in the write that made the change. */
+  uint64_t events_total[16];  /**< change-log events by jb_event_type
+                                   (JB_EVENT_POSTED .. JB_EVENT_DEAD) */
+  uint64_t ends_total[8];     /**< history records written by jb_end */
+
+  /* The LMDB file. */
+  uint64_t map_size;          /**< bytes mapped (the file's size bound) */
+  uint64_t page_size;         /**< bytes per page */
+  uint64_t pages_used;        /**< pages the file holds data in (the last
+                                   page number + 1; free pages included) */
+  unsigned int readers;       /**< live read transactions (this one too) */
+  unsigned int readers_max;   /**< reader slots the environment has */
+
+  /* JB_STATS_BY_NAME: one entry per job name on the board, in byte order
+   * of the names (NULL, 0 without the flag). */
+  jb_stats_name *names;
+  size_t n_names;
+} jb_stats;
+
+#define JB_STATS_INIT { JB_STATS_VERSION, 0, 0, 0, {0}, {{0}}, 0, 0, 0, 0, 0, \
+                        0, 0, 0, 0, {0}, {0}, 0, 0, {0}, {0}, 0, 0, 0, 0, 0, \
+                        NULL, 0 }
+
+/**
+ * Fill `out` with the board's figures (jb_stats), read in ONE read
+ * transaction: every figure is of the same moment. Costs O(jobs on the
+ * board): it walks the ready, claims and delayed indexes (with
+ * JB_STATS_BY_NAME it also reads every job's posting), the history records
+ * of the last hour, and reads the rest from LMDB's statistics. Writers go
+ * on meanwhile. Lapsing claims are counted as `jobboard list` would show
+ * them (a bound claim's holder is looked up in /proc, once per process).
+ * Errors: JB_EINVAL (NULL argument, a version this library does not know,
+ * unknown flags), JB_ENOMEM, JB_EIO.
+ */
+JB_EXTERN int jb_board_stats(jb_board *board, jb_stats *out);
+
+/** Free what jb_board_stats allocated in `st` (the names); NULL is a
+ * no-op. The struct may be filled again afterwards. */
+JB_EXTERN void jb_stats_clear(jb_stats *st);
+
 /* ------------------------------------------------------------------ check */
 
 /** What jb_board_check counted. */

@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 
 packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3
-  libhiredis-dev redis-server redis-sentinel python3-taskflow python3-redis
+  libhiredis-dev redis-server redis-sentinel python3-taskflow python3-redis \
+  libmicrohttpd-dev python3-prometheus-client curl
   python3-msgpack libsqlite3-dev python3-cffi python3-pytest python3-testtools
   python3-oslotest python3-fixtures python3-zake python3-dev"
 missing=""

@@ -351,7 +351,10 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   if (result_len) memcpy(d, e->result, result_len);
   d += result_len;
   if (posting_len) memcpy(d, e->posting, posting_len);
-  return 0;
+  /* The counter of records by ending (store/stats.c), in this write. */
+  uint32_t add[JB_CTR_N] = {0};
+  add[JB_CTR_END + (rec.end & 7u)] = 1;
+  return jb__counters_add(s, txn, add);
 }
 
 /* A msgpack str header at p[0..len): its length and where it starts. */
@@ -927,4 +930,39 @@ int jb__store_amend_completion(jb_store *s, const uint8_t uuid[16],
                                size_t who_len, int64_t now_us) {
   amend_ctx a = {uuid, done, who, who_len, now_us};
   return jb__store_write(s, amend_body, &a);
+}
+
+/* ---------------------------------------------------------------- stats */
+
+int jb__history_recent(jb_store *s, MDB_txn *txn, int64_t now_us,
+                       const int64_t *windows_us, size_t n_windows,
+                       uint64_t (*by_end)[8], size_t *records) {
+  hcur h;
+  int rc = hc_open(s, txn, &h);
+  if (rc) return rc;
+  int64_t widest = 0;
+  for (size_t i = 0; i < n_windows; i++)
+    if (windows_us[i] > widest) widest = windows_us[i];
+  size_t n = 0;
+  bool any = false;
+  uint64_t first = 0, last = 0;
+  if ((rc = hc_span(&h, &any, &first, &last)) == 0 && any)
+    n = (size_t)(last - first + 1);
+  /* Newest first, until a record completed before the widest window (the
+   * records are in completion order; a clock stepped back may put a few
+   * out of it, and they count where their time says). */
+  for (rc = rc ? rc : hc_seek(&h, NULL, false); rc == 0 && h.at >= 0;
+       rc = hc_step(&h)) {
+    const MDB_val *v = &h.v[h.at];
+    jb_histrec rec;
+    if (v->mv_size < sizeof rec) continue;
+    memcpy(&rec, v->mv_data, sizeof rec);
+    int64_t age = now_us - rec.completed_us;
+    if (age > widest) break;
+    for (size_t i = 0; i < n_windows; i++)
+      if (age <= windows_us[i]) by_end[i][rec.end & 7u]++;
+  }
+  hc_close(&h);
+  if (records) *records = n;
+  return rc;
 }

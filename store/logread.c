@@ -104,6 +104,7 @@ int jb__log_open_for(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
   if (rc == 0 && ts.ms_entries > 0) rc = move_tail(s, txn);
   if (rc || (rc = mdb_cursor_open(txn, s->log, &lw->cur))) return rc;
   lw->now_us = 0;
+  memset(lw->counts, 0, sizeof lw->counts);
   rc = jb__log_next(s, txn, lw->cur, &lw->next);
   lw->first_new = lw->next;
   if (rc) mdb_cursor_close(lw->cur);
@@ -173,8 +174,8 @@ int jb__log_trim(jb_store *s, MDB_txn *txn, int64_t now_us,
 /* -------------------------------------------------------------- reading */
 
 /* The extent of the log as `txn` sees it: `log`, then `logtail`. */
-static int bounds(jb_store *s, MDB_txn *txn, uint64_t *first,
-                  uint64_t *next) {
+int jb__log_bounds_txn(jb_store *s, MDB_txn *txn, uint64_t *first,
+                       uint64_t *next) {
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, s->logtail, &cur);
   if (rc) return rc;
@@ -203,7 +204,7 @@ typedef struct {
 static int bounds_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
-  return bounds(s, txn, &ctx->first, &ctx->next);
+  return jb__log_bounds_txn(s, txn, &ctx->first, &ctx->next);
 }
 
 int jb__store_log_bounds(jb_store *s, uint64_t *first, uint64_t *next) {
@@ -247,7 +248,7 @@ static int read_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   read_ctx *ctx = vctx;
   (void)status;
   ctx->n = 0;
-  int rc = bounds(s, txn, &ctx->first, &ctx->next);
+  int rc = jb__log_bounds_txn(s, txn, &ctx->first, &ctx->next);
   if (rc) return rc;
   if (ctx->from > ctx->next)
     return jb__err(JB_EINVAL, "board %s: change log: sequence %llu is "

@@ -68,6 +68,7 @@ int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw) {
   int rc = mdb_cursor_open(txn, s->logtail, &lw->cur);
   if (rc) return rc;
   lw->now_us = 0;
+  memset(lw->counts, 0, sizeof lw->counts);
   rc = jb__log_next(s, txn, lw->cur, &lw->next);
   lw->first_new = lw->next;
   if (rc) mdb_cursor_close(lw->cur);
@@ -85,6 +86,7 @@ int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
   if (rc) return rc;
   lw->next++;
   lw->now_us = now_us;
+  lw->counts[(unsigned)type & 15u]++;
   jb_eventrec ev = {.type = (uint8_t)type,
                     .priority = (uint8_t)jb__jobkey_priority(jobkey),
                     .owner_len = (uint16_t)who_len,
@@ -101,8 +103,13 @@ int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
  * mirror's transactions may not) trims nothing: the log may be empty. */
 int jb__log_close(jb_store *s, MDB_txn *txn, jb_log_writer *lw, int rc) {
   mdb_cursor_close(lw->cur);
-  if (rc == 0 && lw->next > lw->first_new)
-    rc = jb__log_trim(s, txn, lw->now_us, lw->next - lw->first_new);
+  if (rc == 0 && lw->next > lw->first_new) {
+    uint32_t add[JB_CTR_N] = {0};
+    memcpy(add + JB_CTR_EV, lw->counts, sizeof lw->counts);
+    rc = jb__counters_add(s, txn, add);
+    if (rc == 0)
+      rc = jb__log_trim(s, txn, lw->now_us, lw->next - lw->first_new);
+  }
   return rc;
 }
 
@@ -354,6 +361,30 @@ static const char *claim_lapsed(jb_store *s, const jb_claimrec *rec,
       !holder_alive(lc, rec->holder_pid, rec->holder_start))
     return "its holder process is gone";
   return NULL;
+}
+
+int jb__claims_walk(jb_store *s, MDB_txn *txn, jb_claim_visit visit,
+                    void *arg) {
+  int64_t now_bt = jb__boottime_us();
+  live_cache lc = {.s = s};
+  MDB_cursor *cur;
+  MDB_val k, v;
+  int rc = mdb_cursor_open(txn, s->claims, &cur);
+  if (rc) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    jb_claimrec rec;
+    if (k.mv_size != JB_JOBKEY_LEN || v.mv_size < sizeof rec) {
+      rc = MDB_CORRUPTED;
+      break;
+    }
+    memcpy(&rec, v.mv_data, sizeof rec);
+    if ((rc = visit(k.mv_data, &rec, claim_lapsed(s, &rec, now_bt, &lc),
+                    arg)))
+      break;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 const char *jb__claim_lapsed_why(jb_store *s, const jb_claimrec *rec) {

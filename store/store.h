@@ -739,6 +739,10 @@ typedef int (*jb_sched_prep_fn)(void *arg, const jb_sched_view *v,
 int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
                          jb_sched_prep_fn prep, void *arg, size_t *posted);
 
+/* jb_board_stats (store/stats.c): the figures of one read transaction
+ * into `st` (its version and flags set; names malloc'ed). */
+int jb__store_stats(jb_store *s, jb_stats *st);
+
 /* The boot epoch of this board (meta "epoch"), as of this process's open:
  * claims and entities of an earlier epoch belong to an earlier boot. */
 uint32_t jb__store_epoch(const jb_store *s);

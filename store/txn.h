@@ -271,6 +271,7 @@ typedef struct {
   uint64_t next;
   uint64_t first_new; /* the first sequence this writer appends */
   int64_t now_us;     /* the last event's time: the age bound's "now" */
+  uint32_t counts[16]; /* events put, by type: the counters (stats.c) */
 } jb_log_writer;
 int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw);
 /* jb__log_open for a writer about to append `expect` events: from
@@ -298,6 +299,9 @@ int jb__log_next(jb_store *s, MDB_txn *txn, MDB_cursor *cur, uint64_t *next);
  * trimming, by size and by age, at most JB_LOG_TRIM events, never the
  * newest (logread.c). */
 int jb__log_trim(jb_store *s, MDB_txn *txn, int64_t now_us, uint64_t appended);
+/* jb__store_log_bounds inside `txn` (logread.c). */
+int jb__log_bounds_txn(jb_store *s, MDB_txn *txn, uint64_t *first,
+                       uint64_t *next);
 /* The log bounds `o` asks for, defaults resolved. */
 void jb__log_limits(const jb_board_options *o, uint64_t *keep,
                     int64_t *max_age_us);
@@ -312,6 +316,34 @@ void jb__log_limits(const jb_board_options *o, uint64_t *keep,
 #define JB__PAGES_AGAIN (-901)
 int jb__check_pages(jb_store *s, MDB_txn *txn, jb_buf *report,
                     size_t *problems, bool *unreadable);
+
+/* Walk the claim records in jobkey order inside `txn`: `visit` gets each
+ * jobkey, record and why it lapsed (NULL: it holds; holders looked up in
+ * /proc once per process, ops.c). A non-zero return stops the walk and
+ * is returned. */
+typedef int (*jb_claim_visit)(const uint8_t *jobkey, const jb_claimrec *rec,
+                              const char *lapsed, void *arg);
+int jb__claims_walk(jb_store *s, MDB_txn *txn, jb_claim_visit visit,
+                    void *arg);
+
+/* The board's monotonic counters (store/stats.c): one meta value,
+ * JB_META_COUNTERS, an array of JB_CTR_N u64 (host order), added to in
+ * the write transaction of the change they count. Slot JB_CTR_EV + t
+ * counts the change-log events of type t (JB_EV_*) ever appended (a log
+ * writer adds its events once, at jb__log_close), slot JB_CTR_END + e the
+ * history records ever written with ending e (jb_end; jb__history_put).
+ * A board without the value (older, or written by a release before
+ * counters) reads zeros, and a shorter value reads zeros past its end, so
+ * no schema change: a release without counters leaves them behind. */
+#define JB_META_COUNTERS "counters"
+#define JB_CTR_EV 0
+#define JB_CTR_END 16
+#define JB_CTR_N 24
+/* Add add[0..JB_CTR_N) to the counters inside `txn` (one get and one put
+ * of the meta value; nothing when every add is 0). */
+int jb__counters_add(jb_store *s, MDB_txn *txn, const uint32_t *add);
+/* Read them inside `txn` (zeros when the board has none). */
+int jb__counters_get(jb_store *s, MDB_txn *txn, uint64_t out[JB_CTR_N]);
 
 /* Translate an LMDB or errno code into a JB_E* code with a message. */
 int jb__store_error(int rc, const char *what);

@@ -334,3 +334,15 @@ endif
 # The bash completion (contrib/bash-completion/jobboard, contrib/local.mk).
 TESTS += tests/completion.sh
 EXTRA_DIST += tests/completion.sh
+# jb_board_stats and the board's counters (issue 16, points 3 and 4).
+# tests/metrics.sh: stats and metrics from the command line, and the HTTP
+# endpoint when built with libmicrohttpd.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_stats
+TESTS += tests/test_stats
+tests_test_stats_SOURCES = tests/test_stats.c $(JB_TEST_HELPERS)
+tests_test_stats_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_stats_LDADD = $(JB_TEST_LIBS)
+endif
+TESTS += tests/metrics.sh
+EXTRA_DIST += tests/metrics.sh

@@ -170,6 +170,8 @@ enum {
   OPT_UNTIL,
   OPT_CREATE,
   OPT_MAP_SIZE,
+  OPT_BY_NAME,
+  OPT_LISTEN,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -234,6 +236,8 @@ static const struct {
     {{"until", required_argument, NULL, OPT_UNTIL}, CLI_O_HISTORY},
     {{"create", no_argument, NULL, OPT_CREATE}, CLI_O_CREATE},
     {{"map-size", required_argument, NULL, OPT_MAP_SIZE}, CLI_O_MAPSIZE},
+    {{"by-name", no_argument, NULL, OPT_BY_NAME}, CLI_O_BY_NAME},
+    {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -512,6 +516,8 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
     case OPT_VERIFY: o->verify = 1; break;
+    case OPT_BY_NAME: o->by_name = 1; break;
+    case OPT_LISTEN: o->listen = optarg; break;
     case OPT_OUTCOME: {
       int rc = parse_outcomes(&o->outcomes, cmd, optarg);
       if (rc) return rc;

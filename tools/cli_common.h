@@ -43,6 +43,8 @@ enum {
   CLI_O_CREATE = 1u << 21,   /* --create (work, wait, watch, claim-next, sync:
                                 make the board instead of waiting for it) */
   CLI_O_MAPSIZE = 1u << 22,  /* --map-size SIZE (init) */
+  CLI_O_BY_NAME = 1u << 23,  /* --by-name (stats) */
+  CLI_O_LISTEN = 1u << 24,   /* --listen ADDR:PORT (metrics) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -127,6 +129,8 @@ typedef struct {
   int create;         /* --create */
   int board_appeared; /* cli_open waited for the board (CLI_OPEN_WAIT) */
   size_t map_size;    /* --map-size, in bytes; 0 when not given */
+  int by_name;        /* --by-name */
+  const char *listen; /* --listen ADDR:PORT, NULL when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -276,6 +280,8 @@ int cmd_history(int argc, char **argv);   /* cmd_complete.c */
 int cmd_wait_done(int argc, char **argv); /* cmd_complete.c */
 int cmd_work(int argc, char **argv);      /* cmd_work.c */
 int cmd_watch(int argc, char **argv);
+int cmd_stats(int argc, char **argv);   /* cmd_stats.c */
+int cmd_metrics(int argc, char **argv); /* cmd_stats.c */
 int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
 int cmd_status(int argc, char **argv); /* cmd_sync.c */
 int cmd_cancel(int argc, char **argv); /* cmd_life.c */
@@ -290,7 +296,8 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
-    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init;
+    cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
+    cli_cmd_stats, cli_cmd_metrics;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -28,7 +28,8 @@ jobboard_SOURCES = \
 	tools/cmd_demo.c \
 	tools/cmd_bench.c \
 	tools/cli_sync.c \
-	tools/cmd_sync.c
+	tools/cmd_sync.c \
+	tools/cmd_stats.c
 # The Redis sync (sync, status, --redis) only when configure found hiredis:
 # then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
 # bench's taskflow-like poster (tools/bench_sync.c) talks to Redis with
@@ -42,6 +43,12 @@ JB_CLI_SYNC_CFLAGS =
 endif
 jobboard_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) $(JANSSON_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 jobboard_LDADD = $(JB_CLI_SYNC_LIBS) libjobboard.la $(JANSSON_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(DL_LIBS)
+# `jobboard metrics --listen` (tools/cmd_stats.c) only when configure
+# found libmicrohttpd: then JB_WITH_MICROHTTPD is defined in config.h.
+if WITH_MICROHTTPD
+jobboard_CFLAGS += $(MICROHTTPD_CFLAGS)
+jobboard_LDADD += $(MICROHTTPD_LIBS)
+endif
 jobboard_SOURCES += tools/bench_raw.c tools/bench_raw.h \
 	tools/bench_wake.c tools/bench_wake.h \
 	tools/bench_util.c tools/bench_util.h \

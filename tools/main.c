@@ -43,6 +43,8 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_work, "work", NULL, cmd_work},
     {&cli_cmd_sync, "sync", NULL, cmd_sync},
     {&cli_cmd_status, "status", NULL, cmd_status},
+    {&cli_cmd_stats, "stats", NULL, cmd_stats},
+    {&cli_cmd_metrics, "metrics", NULL, cmd_metrics},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},
     {NULL, "bench", "measure post/claim-next/consume cycles per second", cmd_bench},
 };

@@ -1,0 +1,146 @@
+#!/bin/bash
+# tests/metrics.sh - `jobboard stats` and `jobboard metrics` end to end
+# (issue 16, points 3 and 4): the exposition parsed with
+# prometheus_client's parser, counters rising after a consume, the JSON
+# figures, and (when built with libmicrohttpd) `metrics --listen` scraped
+# with curl and http.client, a 404, and a clean stop on SIGTERM.
+#
+# Under `make check` the working directory is the build directory.
+set -u
+
+JOBBOARD=${JOBBOARD:-./jobboard}
+case $JOBBOARD in /*) ;; *) JOBBOARD=$PWD/$JOBBOARD ;; esac
+[ -x "$JOBBOARD" ] || { echo "metrics.sh: no jobboard at $JOBBOARD" >&2; exit 99; }
+PY=/usr/bin/python3
+if ! $PY -c 'import prometheus_client.parser' 2>/dev/null; then
+  echo "metrics.sh: python3-prometheus-client is missing (apt-get install python3-prometheus-client)" >&2
+  exit 99
+fi
+
+TMP=$(mktemp -d)
+SERVER=
+cleanup() {
+  if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+export JOBBOARD_DIR=$TMP/board
+FAILED=0
+ok() { echo "ok - $1"; }
+fail() { echo "FAIL - $1"; FAILED=1; }
+jb() { "$JOBBOARD" --durability none "$@"; }
+
+# The value of one sample of an exposition (file $1) by name and labels.
+PARSE='
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+want_name, want_labels = sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
+fams = list(text_string_to_metric_families(text))
+for f in fams:
+    for s in f.samples:
+        if s.name == want_name and all(s.labels.get(k) == v for k, v in want_labels.items()):
+            print(int(s.value) if s.value == int(s.value) else s.value)
+            sys.exit(0)
+sys.exit("no sample %s %s" % (want_name, want_labels))
+'
+val() { $PY -c "$PARSE" "$@"; }
+
+for i in 1 2 3; do jb post alpha --priority high >/dev/null || fail "post"; done
+jb post beta >/dev/null
+u=$(jb claim-next --who w1 | head -1)
+jb metrics >"$TMP/m1" || fail "metrics exits 0"
+# Every family has HELP and TYPE, the parser reads it all.
+if $PY - "$TMP/m1" <<'PYEOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+fams = list(text_string_to_metric_families(text))
+names = {f.name for f in fams}
+for need in ["jobboard_jobs", "jobboard_claims", "jobboard_jobs_posted",
+             "jobboard_consumes", "jobboard_map_size_bytes", "jobboard_readers"]:
+    assert need in names, (need, sorted(names))
+for f in fams:
+    assert f.documentation, f.name
+    assert f.type in ("gauge", "counter"), (f.name, f.type)
+    assert f.name.startswith("jobboard_"), f.name
+    if f.type == "counter":
+        assert all(s.name.endswith("_total") for s in f.samples), f.name
+PYEOF
+then ok "exposition parses, HELP and TYPE everywhere"; else fail "exposition parses"; fi
+[ "$(val "$TMP/m1" jobboard_jobs state=unclaimed priority=high)" = 2 ] && ok "unclaimed high" || fail "unclaimed high"
+[ "$(val "$TMP/m1" jobboard_jobs state=claimed priority=high)" = 1 ] && ok "claimed high" || fail "claimed high"
+[ "$(val "$TMP/m1" jobboard_jobs_posted_total)" = 4 ] && ok "posted_total 4" || fail "posted_total"
+[ "$(val "$TMP/m1" jobboard_consumes_total outcome=success)" = 0 ] && ok "no consume yet" || fail "consumes before"
+
+jb consume "$u" --who w1 || fail "consume"
+jb metrics >"$TMP/m2"
+[ "$(val "$TMP/m2" jobboard_consumes_total outcome=success)" = 1 ] && ok "consumes_total rose" || fail "consumes_total rose"
+[ "$(val "$TMP/m2" jobboard_claims_total)" = 1 ] && ok "claims_total" || fail "claims_total"
+[ "$(val "$TMP/m2" jobboard_recent_completions window=1m outcome=consumed)" = 1 ] && ok "recent completions" || fail "recent completions"
+
+# stats --json: the same figures.
+jb stats --json --by-name >"$TMP/s.json" || fail "stats --json exits 0"
+if $PY - "$TMP/s.json" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+s = json.loads(lines[0])
+assert s["jobs"]["total"] == 3, s["jobs"]
+assert s["jobs"]["unclaimed"] == 3, s["jobs"]
+assert s["jobs"]["by_priority"]["HIGH"]["unclaimed"] == 2
+assert s["totals"]["posted"] == 4 and s["totals"]["claimed"] == 1
+assert s["totals"]["outcomes"]["consumed"] == 1
+assert s["completions"]["last_minute"]["consumed"] == 1
+assert s["completions"]["history"] == 1
+assert s["by_name"] == {"alpha": {"unclaimed": 2, "claimed": 0, "delayed": 0},
+                        "beta": {"unclaimed": 1, "claimed": 0, "delayed": 0}}, s["by_name"]
+assert s["log"]["first"] == 1 and s["log"]["last"] == 6, s["log"]
+assert s["file"]["page_size"] > 0 and s["file"]["readers"] >= 1
+assert s["jobs"]["oldest_unclaimed_seconds"] >= 0
+PYEOF
+then ok "stats --json figures"; else fail "stats --json figures"; fi
+jb stats | grep -q "^jobs" && ok "stats human" || fail "stats human"
+
+# Over HTTP, when built with libmicrohttpd.
+PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+if "$JOBBOARD" metrics --listen 999.1.1.1:1 2>&1 | grep -q "without HTTP support"; then
+  echo "ok - # SKIP: built without libmicrohttpd"
+else
+  "$JOBBOARD" metrics --listen 127.0.0.1:$PORT 2>"$TMP/server.err" &
+  SERVER=$!
+  for i in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$PORT/metrics" && break
+    sleep 0.1
+  done
+  curl -s -D "$TMP/h" -o "$TMP/m3" "http://127.0.0.1:$PORT/metrics" || fail "curl scrape"
+  grep -qi '^content-type: text/plain; version=0.0.4; charset=utf-8' "$TMP/h" && ok "content type" || fail "content type"
+  [ "$(val "$TMP/m3" jobboard_consumes_total outcome=success)" = 1 ] && ok "scrape via curl" || fail "scrape via curl"
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")
+  [ "$code" = 404 ] && ok "404 elsewhere" || fail "404 elsewhere ($code)"
+  # A second one on the same port: a clear error, exit 2.
+  "$JOBBOARD" metrics --listen 127.0.0.1:$PORT 2>"$TMP/busy.err"; rc=$?
+  [ $rc = 2 ] && grep -q "in use" "$TMP/busy.err" && ok "port in use" || fail "port in use ($rc)"
+  jb post gamma >/dev/null
+  if $PY - "$PORT" <<'PYEOF'
+import http.client, sys
+from prometheus_client.parser import text_string_to_metric_families
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+c.request("GET", "/metrics")
+r = c.getresponse()
+assert r.status == 200, r.status
+body = r.read().decode()
+v = {s.name + str(sorted(s.labels.items())): s.value
+     for f in text_string_to_metric_families(body) for s in f.samples}
+# A fresh read transaction per scrape: the post after the server started.
+assert v["jobboard_jobs_posted_total[]"] == 5, v["jobboard_jobs_posted_total[]"]
+PYEOF
+  then ok "scrape via http.client sees a later post"; else fail "scrape via http.client"; fi
+  kill -TERM "$SERVER"
+  wait "$SERVER"; rc=$?
+  SERVER=
+  [ $rc = 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $rc"
+fi
+
+if [ $FAILED = 0 ]; then echo "metrics.sh: all passed"; fi
+exit $FAILED
