@@ -15,6 +15,7 @@ JB_MAN3_GROUPS = \
 	docs/man3/jb_schedule.3 \
 	docs/man3/jb_waits.3 \
 	docs/man3/jb_history.3 \
+	docs/man3/jb_stats.3 \
 	docs/man3/jb_entities.3 \
 	docs/man3/jb_errors.3 \
 	docs/man3/jb_sync.3
@@ -29,6 +30,8 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_open.3 \
 	docs/man3/jb_board_path.3 \
 	docs/man3/jb_board_readonly.3 \
+	docs/man3/jb_board_stats.3 \
+	docs/man3/jb_stats_clear.3 \
 	docs/man3/jb_board_salvage.3 \
 	docs/man3/jb_board_set_retry_policy.3 \
 	docs/man3/jb_board_wait.3 \
@@ -154,12 +157,13 @@ TESTS += tests/manpages.sh
 EXTRA_DIST += tests/manpages.sh
 # The EXAMPLES of the pages, as programs (public API only).
 JB_MAN3_EXAMPLES = board jobs claims retry schedule waits history entities \
-	errors
+	errors stats
 check_PROGRAMS += tests/man3_examples/board tests/man3_examples/jobs \
 	tests/man3_examples/claims tests/man3_examples/retry \
 	tests/man3_examples/schedule tests/man3_examples/waits \
 	tests/man3_examples/history tests/man3_examples/entities \
-	tests/man3_examples/errors
+	tests/man3_examples/errors tests/man3_examples/stats
+tests_man3_examples_stats_LDADD = libjobboard.la
 tests_man3_examples_board_LDADD = libjobboard.la
 tests_man3_examples_jobs_LDADD = libjobboard.la
 tests_man3_examples_claims_LDADD = libjobboard.la
