@@ -319,11 +319,14 @@ static void print_all(const lab *l) {
  * the test (DESIGN-NOTES, "Pages per commit"). Issue 15 raised two: a
  * consume's history record keeps the posting (the history table fills
  * sooner: 7.2-7.3 measured, was 6.5), and an abandon counts an attempt in
- * `jobx` (6.25, was 5.2). Post and claim-next stay as they were. */
+ * `jobx` (6.25, was 5.2). Issue 16 raised every kind by one: the board's
+ * counters (meta "counters", store/stats.c) rewrite a meta page in each
+ * commit (post 6.13, was 5.1; docs/BENCHMARKS.md has what it costs and
+ * what would take it back). */
 static const double limit[NKINDS] = {
-    [K_POST] = 5.6,         [K_CLAIM] = 5.6,   [K_CLAIM_LEASE] = 6.5,
-    [K_CLAIM_BOUND] = 6.8,  [K_CONSUME] = 7.7, [K_CONSUME_LEASED] = 8.2,
-    [K_ABANDON] = 6.6,
+    [K_POST] = 6.6,         [K_CLAIM] = 6.6,   [K_CLAIM_LEASE] = 7.5,
+    [K_CLAIM_BOUND] = 7.8,  [K_CONSUME] = 8.7, [K_CONSUME_LEASED] = 9.2,
+    [K_ABANDON] = 7.6,
 };
 
 static void test_pages_per_commit(void **state) {
