@@ -132,6 +132,10 @@ mkdir -p "$B"
 jb count
 expect_rc 3 "count in an empty directory"
 run "$JOBBOARD" init --map-size 1M "$B"; expect_rc 0 "init --map-size 1M"
+# Kept with the board: a later open (another process) maps 1 MiB.
+jb stats --json
+[ "$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["file"]["map_size"])' <"$ROOT/out")" = 1048576 ] ||
+  fail "the map size of a later open is not the board's 1 MiB: $out"
 # 300 jobs of 4 KiB do not fit in 1 MiB: the map grows by itself.
 "$PYTHON" -c 'import json
 for i in range(300): print(json.dumps({"name": "j%d" % i, "details": {"p": "x" * 4000}}))' >"$ROOT/jobs.jsonl"
