@@ -1198,10 +1198,15 @@ static int prepare_lock(const char *path) {
   snprintf(lock, sizeof lock, "%s/lock.mdb", path);
   int fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, BOARD_FILE_MODE);
   if (fd < 0) {
-    if (errno == EEXIST) return JB_OK;
+    int e = errno;
+    if (e == EEXIST) return JB_OK;
+    if (e == EACCES || e == EPERM || e == EROFS)
+      return jb__err(JB_EREADONLY, "board %s is read-only for this process "
+                     "(lock.mdb: %s): only reading commands work on it",
+                     path, strerror(e));
     char what[4200];
     snprintf(what, sizeof what, "board %s: cannot create lock.mdb", path);
-    return jb__err_errno(errno, what);
+    return jb__err_errno(e, what);
   }
   int rc = posix_fallocate(fd, 0, LOCK_FILE_SIZE);
   close(fd);

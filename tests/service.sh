@@ -251,6 +251,22 @@ else
       run "$JOBBOARD" --board "$ROOT/ro" state "$u"
       [ "$out" = COMPLETE ] || fail "the mount does not show a later commit: $out"
       jb check; expect_ok "the board is sound"
+      # A board without its lock file (a copy) under a read-only mount:
+      # read, and a write refused as read-only, not an I/O error.
+      L=$ROOT/lockless
+      run "$JOBBOARD" init "$L"; run "$JOBBOARD" --board "$L" post a
+      rm -f "$L/lock.mdb"
+      mkdir -p "$ROOT/ro2"
+      if mount --bind "$L" "$ROOT/ro2" && MOUNTS="$ROOT/ro2 $MOUNTS" &&
+         mount -o remount,bind,ro "$ROOT/ro2"; then
+        run "$JOBBOARD" --board "$ROOT/ro2" count
+        expect_rc 0 "count without lock.mdb"
+        [ "$out" = 1 ] || fail "count without lock.mdb: $out"
+        run "$JOBBOARD" --board "$ROOT/ro2" post b
+        expect_rc 13 "post without lock.mdb on a read-only mount"
+      else
+        fail "could not mount $L read-only"
+      fi
     else
       fail "could not make the bind mount read-only: $(cat "$ROOT/err")"
     fi
