@@ -1838,7 +1838,8 @@ typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
  * list does not list (free pages hold stale copies: only their completion
  * records are read). A job
  * the readable history, log, trash or quarantine of either meta page
- * says has completed is never copied. Completion records of the history
+ * says has completed is never copied (a dead letter requeued since, under
+ * the same uuid and a higher sequence, is a live job: it is copied). Completion records of the history
  * that decode are copied (in order, newest kept within `dst`'s bounds),
  * as are a copied job's due time, attempts, last reason, options and
  * unique key, the dead letters and the schedules; the change log is not

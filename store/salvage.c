@@ -60,6 +60,18 @@ typedef struct {
   size_t off, len; /* the posting, in sv->bytes */
 } cand;
 
+/* A completion record (history, change log, dead letter, quarantine): the
+ * uuid of a job that ended, the board sequence of the job as it ended (0:
+ * not known), and whether it was read on a page that may have been
+ * written after the chosen meta's snapshot. A dead letter requeued keeps
+ * its uuid under a new, higher sequence, so one uuid can end more than
+ * once. */
+typedef struct {
+  uint8_t uuid[16];
+  uint64_t seq;
+  bool newer;
+} done_rec;
+
 typedef struct {
   jb_salvage_stats *st;
   jb_salvage_cb cb;
@@ -73,8 +85,9 @@ typedef struct {
   cand *c;
   size_t nc, ccap;
   jb_buf bytes;    /* postings of candidates; history records */
-  uint8_t (*done)[16];
+  done_rec *done; /* completion records: which job ended, and when */
   size_t nd, dcap;
+  bool newer;      /* the pages read now may postdate the chosen meta */
   size_t *hist;    /* offsets in bytes of history records: u64 hseq, u32
                       len, value */
   size_t nh, hcap;
@@ -118,9 +131,13 @@ static bool grow(salv *sv, void **p, size_t *cap, size_t n, size_t size) {
   return true;
 }
 
-static void add_done(salv *sv, const uint8_t *uuid) {
-  if (!grow(sv, (void **)&sv->done, &sv->dcap, sv->nd, 16)) return;
-  memcpy(sv->done[sv->nd++], uuid, 16);
+static void add_done(salv *sv, const uint8_t *uuid, uint64_t seq) {
+  if (!grow(sv, (void **)&sv->done, &sv->dcap, sv->nd, sizeof *sv->done))
+    return;
+  done_rec *d = &sv->done[sv->nd++];
+  memcpy(d->uuid, uuid, 16);
+  d->seq = seq;
+  d->newer = sv->newer;
 }
 
 static void add_bad(salv *sv, uint64_t pgno) {
@@ -186,7 +203,7 @@ static bool job_entry(salv *sv, const uint8_t *key, size_t klen,
 static bool history_entry(salv *sv, const uint8_t *key, size_t klen,
                           const uint8_t *data, size_t dlen) {
   if (klen == 17 && key[0] == 'u' && dlen == 8) {
-    add_done(sv, key + 1);
+    add_done(sv, key + 1, 0);
     return true;
   }
   if (klen != 9 || key[0] != 's') return false;
@@ -205,7 +222,7 @@ static bool history_entry(salv *sv, const uint8_t *key, size_t klen,
     if (r != JB_OK) return false;
   }
   jb_histrec rec = e.rec;
-  add_done(sv, rec.uuid);
+  add_done(sv, rec.uuid, rec.job_seq);
   if (!sv->take_hist) return true;
   uint8_t head[12];
   uint64_t hseq = jb__be64(key + 1);
@@ -231,7 +248,7 @@ static bool log_entry(salv *sv, size_t klen, const uint8_t *data,
     return false;
   if (ev.type == JB_EV_CONSUMED || ev.type == JB_EV_TRASHED ||
       ev.type == JB_EV_REVOKED)
-    add_done(sv, ev.uuid);
+    add_done(sv, ev.uuid, ev.job_seq);
   return true;
 }
 
@@ -240,7 +257,7 @@ static bool trash_entry(salv *sv, const uint8_t *key, size_t klen,
   jb_trashrec t;
   size_t hl;
   if (klen != 16 || !jb__trashrec_read(data, dlen, &t, &hl)) return false;
-  add_done(sv, key);
+  add_done(sv, key, jb__jobkey_seq(t.jobkey));
   return true;
 }
 
@@ -335,7 +352,7 @@ static void on_leaf(jb_pgwalk *w, const uint8_t *key, size_t klen,
   }
   if (is(sv, JB_DB_QUARANTINE) && klen == 17 && key[0] == 'j' &&
       dlen >= sizeof(jb_quarrec)) {
-    add_done(sv, key + 1);
+    add_done(sv, key + 1, 0);
     return;
   }
   if (is(sv, JB_DB_JOBS) && job_entry(sv, key, klen, data, dlen)) return;
@@ -480,6 +497,9 @@ static void scan_orphans(salv *sv, bool free_whole) {
     bool header = jb__pg_u64(pg) == p;
     if (header && fl == JB_PG_LEAF && jb__pg_node_page(&sv->f, p) == NULL) {
       sv->take_jobs = s == PG_UNSEEN || (s == PG_OLDFREE && free_whole);
+      /* The chosen free list's pages were freed by its snapshot; the
+       * others may hold a newer commit's records. */
+      sv->newer = s != PG_FREE;
       if (s == PG_UNSEEN) sv->state[p] = PG_ORPHAN;
       jb__pg_leaf_entries(&w, p);
       continue;
@@ -497,6 +517,7 @@ static void scan_orphans(salv *sv, bool free_whole) {
     }
   }
   sv->take_jobs = false;
+  sv->newer = false;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -522,6 +543,31 @@ static int cmp_cand_key(const void *a, const void *b) {
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
+}
+
+/* Did the candidate's job end (sv->done sorted by uuid)? A job on the
+ * chosen meta's jobs tree was live at that snapshot: a completion record
+ * of the snapshot or older (its trees, the pages its free list names) is
+ * of an earlier life of the uuid, a dead letter since requeued. Only a
+ * record that may be newer ends it: one of the same life or a later one
+ * (a sequence not below the job's), or one whose sequence is not known.
+ * Any completion record ends a job read off a page no tree reaches: such
+ * a copy is never trusted over a record that the job completed. */
+static bool completed(const salv *sv, const cand *c) {
+  size_t lo = 0, hi = sv->nd;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (memcmp(sv->done[mid].uuid, c->uuid, 16) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t seq = jb__jobkey_seq(c->jobkey);
+  for (size_t i = lo; i < sv->nd && memcmp(sv->done[i].uuid, c->uuid, 16) == 0;
+       i++) {
+    const done_rec *d = &sv->done[i];
+    if (c->orphan || (d->newer && (d->seq == 0 || d->seq >= seq)))
+      return true;
+  }
+  return false;
 }
 
 /* Post the candidates (sorted by jobkey) into `dst`, in batches. */
@@ -873,12 +919,12 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
 
   /* Each job once (a tree's copy first), never one that completed. */
   /* (qsort of an empty, NULL array is undefined: UBSan says so.) */
-  if (sv->nd) qsort(sv->done, sv->nd, 16, cmp_uuid);
+  if (sv->nd) qsort(sv->done, sv->nd, sizeof *sv->done, cmp_uuid);
   if (sv->nc) qsort(sv->c, sv->nc, sizeof *sv->c, cmp_cand_uuid);
   size_t keep = 0;
   for (size_t i = 0; i < sv->nc; i++) {
     if (keep && memcmp(sv->c[keep - 1].uuid, sv->c[i].uuid, 16) == 0) continue;
-    if (sv->nd && bsearch(sv->c[i].uuid, sv->done, sv->nd, 16, cmp_uuid)) {
+    if (completed(sv, &sv->c[i])) {
       st->completed++;
       continue;
     }

@@ -1397,6 +1397,49 @@ static void check_passes_a_board_with_a_jobs_life(void **state) {
   check_ok(f->board, 0);
 }
 
+/* A requeued dead letter keeps its uuid under a new sequence: its old
+ * life's completion record (history: dead) must not keep salvage from
+ * copying it, while a job consumed after a requeue stays gone. */
+static void salvage_copies_a_requeued_dead_letter(void **state) {
+  jbt_fixture *f = *state;
+  jb_post p = JB_POST_INIT;
+  char live[JB_UUID_STRLEN], done[JB_UUID_STRLEN];
+  p.name = "requeued";
+  post_ok(live, f->board, &p);
+  p.name = "requeued-then-consumed";
+  post_ok(done, f->board, &p);
+  const char *both[] = {live, done};
+  for (int i = 0; i < 2; i++) {
+    claim_ok(f->board, both[i], "w", NULL);
+    jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+    ro.flags = JB_RETRY_DEAD;
+    ro.reason = "poison";
+    assert_int_equal(jb_job_retry(f->board, both[i], "w", &ro, NULL), JB_OK);
+    assert_int_equal(jb_dead_requeue(f->board, both[i], 0), JB_OK);
+  }
+  claim_ok(f->board, done, "w", NULL);
+  assert_int_equal(jb_job_consume(f->board, done, "w"), JB_OK);
+  char *dst = jbt_path(f->dir, "salvaged");
+  jb_salvage_stats st;
+  assert_int_equal(jb_board_salvage(&st, f->dir, dst, NULL, NULL), JB_OK);
+  assert_int_equal(st.copied, 1);
+  assert_int_equal(st.completed, 0);
+  assert_int_equal(st.history, 3);
+  jb_board *b = jbt_open(dst, JB_DURABILITY_NORMAL, 0);
+  jb_job *job = NULL;
+  assert_int_equal(jb_job_get(&job, b, live), JB_OK);
+  assert_int_equal(jb_job_state(job), JB_STATE_UNCLAIMED);
+  assert_string_equal(jb_job_name(job), "requeued");
+  jb_job_free(job);
+  assert_int_equal(jb_job_get(&job, b, done), JB_ENOTFOUND);
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, b, 0), JB_OK);
+  assert_int_equal(n, 1);
+  jb_board_close(b);
+  jbt_rmtree(dst);
+  free(dst);
+}
+
 int main(void) {
   jbt_watchdog(600);
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -1416,6 +1459,7 @@ int main(void) {
       T(cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force),
       T(flush_cancels_every_unclaimed_job),
       T(check_passes_a_board_with_a_jobs_life),
+      T(salvage_copies_a_requeued_dead_letter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
