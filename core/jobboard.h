@@ -1657,8 +1657,9 @@ JB_EXTERN void jb_iter_close(jb_iter *iter);
 
 /** Where a job on the board is (jb_stats's by-state arrays). */
 enum {
-  JB_STATS_UNCLAIMED = 0, /**< claimable now (in the ready index) */
-  JB_STATS_CLAIMED = 1,   /**< claimed (lapsing claims included) */
+  JB_STATS_UNCLAIMED = 0, /**< claimable now: ready, or its claim lapsed
+                               (as jb_job_state and jb_board_count say) */
+  JB_STATS_CLAIMED = 1,   /**< claimed, the claim still held */
   JB_STATS_DELAYED = 2,   /**< not claimable before its due time */
   JB_STATS_STATES = 3,
 };
@@ -1687,18 +1688,23 @@ typedef struct {
                                    next claim (counted in DELAYED) */
   int64_t oldest_unclaimed_us; /**< the longest-waiting unclaimed job's wait
                                    start (its post or last abandon), wall
-                                   clock; 0: no unclaimed job */
+                                   clock (a lapsed claim's: when its lease
+                                   ran out, or its claim time when its
+                                   holder went); 0: no unclaimed job */
   size_t dead_letters;        /**< jobs in the dead letters (jb_dead_*) */
 
-  /* Claims by kind: each claim is counted once, bound before leased. */
+  /* Held claims by kind: each counted once, bound before leased. */
   size_t claims_bound;        /**< bound to a holder process (with or
                                    without a lease) */
   size_t claims_leased;       /**< with a lease, not bound */
   size_t claims_plain;        /**< neither: held until released */
-  size_t lapsing_lease;       /**< claims whose lease expired (or that were
-                                   made before a reboot), not yet returned */
-  size_t lapsing_holder;      /**< bound claims whose holder is gone (and
-                                   whose lease, if any, has not expired) */
+  size_t lapsing_lease;       /**< lapsed claims whose lease expired (or
+                                   that were made before a reboot), their
+                                   record not yet returned by a write: the
+                                   job counts as UNCLAIMED, not above */
+  size_t lapsing_holder;      /**< lapsed bound claims whose holder is gone
+                                   (and whose lease, if any, has not
+                                   expired); UNCLAIMED too */
 
   /* The completion history. */
   size_t history;             /**< records kept */

@@ -141,23 +141,38 @@ static int count_name(jb_store *s, MDB_txn *txn, stats_ctx *c,
   return tab_add(&c->names, name, n, state);
 }
 
+/* Where a claim's job stands: a lapsed claim is UNCLAIMED, as every
+ * reader sees it (list, count, claim-next hands it out), though its record
+ * stays until the next write returns it. */
+static int claim_state(const char *lapsed) {
+  return lapsed ? JB_STATS_UNCLAIMED : JB_STATS_CLAIMED;
+}
+
 static int claim_visit(const uint8_t *jobkey, const jb_claimrec *rec,
                        const char *lapsed, void *arg) {
   stats_ctx *c = arg;
   jb_stats *st = c->st;
-  st->by_priority[jb__jobkey_priority(jobkey)][JB_STATS_CLAIMED]++;
-  if (rec->flags & JB_CLAIM_F_BOUND)
-    st->claims_bound++;
-  else if (rec->flags & JB_CLAIM_F_LEASE)
-    st->claims_leased++;
-  else
-    st->claims_plain++;
+  st->by_priority[jb__jobkey_priority(jobkey)][claim_state(lapsed)]++;
   if (lapsed) {
     /* claim_lapsed (ops.c) names the holder only when the lease holds. */
     if (strstr(lapsed, "holder") || !(rec->flags & JB_CLAIM_F_LEASE))
       st->lapsing_holder++;
     else
       st->lapsing_lease++;
+    /* Claimable since its lease ran out (or its holder went: when is not
+     * known, the claim's time stands for it). */
+    int64_t since = rec->claimed_us;
+    if ((rec->flags & JB_CLAIM_F_LEASE) && !strstr(lapsed, "holder"))
+      since += rec->lease_ms * 1000;
+    if (since > 0 && (st->oldest_unclaimed_us == 0 ||
+                      since < st->oldest_unclaimed_us))
+      st->oldest_unclaimed_us = since;
+  } else if (rec->flags & JB_CLAIM_F_BOUND) {
+    st->claims_bound++;
+  } else if (rec->flags & JB_CLAIM_F_LEASE) {
+    st->claims_leased++;
+  } else {
+    st->claims_plain++;
   }
   return 0;
 }
@@ -173,7 +188,8 @@ static int claim_name_visit(const uint8_t *jobkey, const jb_claimrec *rec,
   claim_names *cn = arg;
   int rc = claim_visit(jobkey, rec, lapsed, cn->c);
   if (rc == 0)
-    rc = count_name(cn->s, cn->txn, cn->c, rec->uuid, JB_STATS_CLAIMED);
+    rc = count_name(cn->s, cn->txn, cn->c, rec->uuid,
+                    claim_state(lapsed));
   return rc;
 }
 
