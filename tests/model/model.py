@@ -1,0 +1,440 @@
+"""The executable model of a board: what a board must hold after any
+sequence of operations, written to be read and believed.
+
+It keeps jobs (state, owner, token, lease, holder, attempts, not-before,
+unique key, options), dead letters, schedules, the history with outcome
+and result, the retry policy and the board's counters, and it answers
+each operation the way the C library's documentation (jobboard.h, the man
+pages) says the board answers it: a status name ("ok", "notfound",
+"claimed", "notowner", "exists", "invalid", "notdue") and a value.
+
+Time is two clocks the test sets (tests/model/fakeclock.c): the wall
+clock (due times, schedules, dead letters' times) and the boot clock
+(leases), both in microseconds. A claim lapses when its lease or time
+limit has run out or its holder process is gone; a lapsed claim reads as
+UNCLAIMED at once, and its record is returned (an attempt counted, or the
+dead letters when that was the last) by the next write that comes across
+it: a claim of the job, claim-next, or a call of its old owner. Until
+then the model keeps the job "lapsing": the attempt is not counted yet.
+
+What the board decides and the model cannot (uuids, sequences, fencing
+tokens, the jitter of a back-off) the model learns from the board's
+answer, after checking it is one the rules allow (a sequence above every
+earlier one, a token above every earlier one, a back-off within +-20 %).
+"""
+
+import copy
+
+PRIORITIES = ["VERY_LOW", "LOW", "NORMAL", "HIGH", "VERY_HIGH"]
+SEC = 1_000_000
+BACKOFF_DEFAULT_MS = 1000
+BACKOFF_MAX_DEFAULT_MS = 3_600_000
+
+# jb_end names, as the binding's End enum spells them.
+CONSUMED, FAILED, TRASHED, CANCELLED, DEAD = (
+    "CONSUMED", "FAILED", "TRASHED", "CANCELLED", "DEAD")
+
+
+class Job:
+    def __init__(self, uuid, name, prio, seq, now, unique=None,
+                 max_attempts=0, time_limit_ms=0, backoff_ms=0,
+                 backoff_max_ms=0, not_before=0):
+        self.uuid = uuid
+        self.name = name
+        self.prio = prio              # index into PRIORITIES
+        self.seq = seq
+        self.posted = now
+        self.unique = unique
+        self.max_attempts = max_attempts
+        self.time_limit_ms = time_limit_ms
+        self.backoff_ms = backoff_ms
+        self.backoff_max_ms = backoff_max_ms
+        self.not_before = not_before  # wall us; 0: claimable
+        self.attempts = 0
+        self.reason = None
+        self.owner = None             # a claim: owner, token, deadlines
+        self.token = 0
+        self.lease_until = 0          # boot us; 0: no lease
+        self.lease_ms = 0             # the lease asked for (a refresh)
+        self.limit_until = 0          # boot us; 0: no time limit
+        self.holder = None            # the worker (process) it is bound to
+
+    def claimed(self):
+        return self.owner is not None
+
+
+class Model:
+    def __init__(self, wall, boot, history_max):
+        self.wall = wall
+        self.boot = boot
+        self.history_max = history_max
+        self.jobs = {}        # uuid -> Job
+        self.dead = {}        # uuid -> (Job, cause, dead_at)
+        self.unique = {}      # key -> uuid
+        self.schedules = {}   # name -> dict
+        self.history = []     # oldest first: (uuid, end, result)
+        self.policy = (0, BACKOFF_DEFAULT_MS, BACKOFF_MAX_DEFAULT_MS)
+        self.ends = {}        # end -> records written (the counters)
+        self.posted_total = 0
+        self.last_seq = 0
+        self.last_token = 0
+        self.dead_procs = set()   # workers killed: their bound claims lapse
+
+    def clone(self):
+        return copy.deepcopy(self)
+
+    # ------------------------------------------------------------ time
+
+    def advance(self, us):
+        self.wall += us
+        self.boot += us
+        return "ok", None
+
+    def kill(self, proc):
+        self.dead_procs.add(proc)
+        return "ok", None
+
+    # -------------------------------------------------------- helpers
+
+    def lapse_why(self, j):
+        """Why a claim has lapsed, or None while it holds."""
+        if not j.claimed():
+            return None
+        if j.lease_until and j.lease_until <= self.boot:
+            return "lease"
+        if j.limit_until and j.limit_until <= self.boot:
+            return "time limit"
+        if j.holder is not None and j.holder in self.dead_procs:
+            return "holder"
+        return None
+
+    def visible_owner(self, j):
+        return None if self.lapse_why(j) else j.owner
+
+    def max_of(self, j):
+        return j.max_attempts or self.policy[0]
+
+    def _end(self, uuid, end, result=None):
+        self.history.append((uuid, end, result))
+        self.ends[end] = self.ends.get(end, 0) + 1
+        if len(self.history) > self.history_max:
+            del self.history[: len(self.history) - self.history_max]
+
+    def _free_claim(self, j):
+        j.owner, j.token, j.lease_until, j.limit_until, j.holder = (
+            None, 0, 0, 0, None)
+        j.lease_ms = 0
+
+    def _to_dead(self, j, cause, end):
+        del self.jobs[j.uuid]
+        if j.unique is not None:
+            self.unique.pop(j.unique, None)
+        self._free_claim(j)
+        self.dead[j.uuid] = (j, cause, self.wall)
+        self._end(j.uuid, end)
+
+    def _failed_attempt(self, j, reason, delay_us=0):
+        """A claim ended without a completion: counted; the dead letters
+        when it was the last attempt. True when the job stays. An attempt
+        without a reason keeps the last one given (the reason says why the
+        job last failed with a cause known)."""
+        j.attempts += 1
+        if reason is not None:
+            j.reason = reason
+        self._free_claim(j)
+        m = self.max_of(j)
+        if m and j.attempts >= m:
+            self._to_dead(j, "ATTEMPTS", DEAD)
+            return False
+        j.not_before = self.wall + delay_us if delay_us > 0 else 0
+        return True
+
+    def reap(self, j):
+        """Return a lapsed claim (the write that comes across it)."""
+        why = self.lapse_why(j)
+        if why is None:
+            return True
+        return self._failed_attempt(j, "lapsed: " + why)
+
+    def lapsing(self):
+        return [j for j in self.jobs.values() if self.lapse_why(j)]
+
+    def claimable(self, j):
+        return (not j.claimed() or self.lapse_why(j)) and \
+            j.not_before <= self.wall
+
+    def _claim(self, j, who, token, lease_ms, bind_proc):
+        self.check_token(token)
+        j.owner = who
+        j.token = token
+        j.lease_until = self.boot + lease_ms * 1000 if lease_ms else 0
+        j.lease_ms = lease_ms
+        j.limit_until = self.boot + j.time_limit_ms * 1000 \
+            if j.time_limit_ms else 0
+        if j.time_limit_ms and (not j.lease_until or
+                                j.lease_until > j.limit_until):
+            j.lease_until = j.limit_until
+        j.holder = bind_proc
+        j.not_before = 0
+
+    def check_token(self, token):
+        if token <= self.last_token:
+            raise AssertionError("fencing token %d is not above %d"
+                                 % (token, self.last_token))
+        self.last_token = token
+
+    def check_seq(self, seq):
+        if seq <= self.last_seq:
+            raise AssertionError("sequence %d is not above %d"
+                                 % (seq, self.last_seq))
+        self.last_seq = seq
+
+    def order(self):
+        """The listing order: priority (highest first), then sequence."""
+        return sorted(self.jobs.values(), key=lambda j: (-j.prio, j.seq))
+
+    # ---------------------------------------------------------- posts
+
+    def post(self, sut_uuid, sut_seq, name, prio, delay_ms=0, unique=None,
+             max_attempts=0):
+        """The board gave uuid/seq (None when it refused)."""
+        if unique is not None and unique in self.unique:
+            return "exists", self.unique[unique]
+        self.check_seq(sut_seq)
+        j = Job(sut_uuid, name, prio, sut_seq, self.wall, unique,
+                max_attempts,
+                not_before=self.wall + delay_ms * 1000 if delay_ms else 0)
+        self.jobs[j.uuid] = j
+        if unique is not None:
+            self.unique[unique] = j.uuid
+        self.posted_total += 1
+        return "ok", j.uuid
+
+    def post_batch_check(self, posts):
+        keys = [p["unique"] for p in posts if p.get("unique") is not None]
+        if len(keys) != len(set(keys)):
+            return "invalid", None
+        for k in keys:
+            if k in self.unique:
+                return "exists", self.unique[k]
+        return "ok", None
+
+    # --------------------------------------------------------- claims
+
+    def claim(self, uuid, who, token, lease_ms, bind_proc):
+        j = self.jobs.get(uuid)
+        if j is None:
+            return "notfound", None
+        if not self.reap(j):
+            return "notfound", None      # its lapse was its last attempt
+        if j.claimed():
+            if j.owner == who:           # a refresh, still "claimed"
+                if lease_ms or j.lease_ms:
+                    j.lease_ms = lease_ms or j.lease_ms
+                    j.lease_until = self.boot + j.lease_ms * 1000
+                    if j.limit_until and j.lease_until > j.limit_until:
+                        j.lease_until = j.limit_until
+            return "claimed", j.owner
+        if j.not_before > self.wall:
+            # A delayed job is not claimable before its due time.
+            return "notdue", None
+        self._claim(j, who, token, lease_ms, bind_proc)
+        return "ok", None
+
+    def claim_next_pick(self):
+        """Reap what claim-next reaps, then the job it must take."""
+        for j in list(self.lapsing()):
+            self.reap(j)
+        # Claim-next moves the delayed jobs that are due to the ready ones
+        # first: they are no longer delayed.
+        for j in self.jobs.values():
+            if j.not_before and j.not_before <= self.wall and \
+                    not j.claimed():
+                j.not_before = 0
+        for j in self.order():
+            if self.claimable(j):
+                return j
+        return None
+
+    def claim_next(self, sut_uuid, who, token, lease_ms, bind_proc):
+        j = self.claim_next_pick()
+        if j is None:
+            return ("notfound", None) if sut_uuid is None else \
+                ("ok", "board claimed %s, the model has nothing" % sut_uuid)
+        self._claim(j, who, token, lease_ms, bind_proc)
+        return "ok", j.uuid
+
+    def _owned(self, uuid, who, token=0):
+        """The job when `who` holds its claim (token 0: not checked); else
+        the status the board answers."""
+        j = self.jobs.get(uuid)
+        if j is None:
+            return None, "notfound"
+        if self.lapse_why(j):
+            return None, "notfound"
+        if not j.claimed():
+            return None, "notfound"
+        if j.owner != who or (token and token != j.token):
+            return None, "notowner"
+        return j, "ok"
+
+    def extend(self, uuid, who, lease_ms):
+        j, st = self._owned(uuid, who)
+        if j is None:
+            return st, None
+        j.lease_until = self.boot + lease_ms * 1000
+        if j.limit_until and j.lease_until > j.limit_until:
+            j.lease_until = j.limit_until
+        return "ok", None
+
+    def abandon(self, uuid, who):
+        j, st = self._owned(uuid, who)
+        if j is None:
+            return st, None
+        self._failed_attempt(j, None)
+        return "ok", None
+
+    def retry(self, uuid, who, mode, delay_ms, reason, sut_due):
+        """mode: "delay" (delay_ms), "backoff" or "dead". `sut_due` is the
+        board's due time (wall us, 0 when claimable at once or dead)."""
+        j, st = self._owned(uuid, who)
+        if j is None:
+            return st, None
+        if mode == "dead":
+            j.attempts += 1
+            if reason is not None:
+                j.reason = reason
+            self._to_dead(j, "BURIED", DEAD)
+            return "ok", "dead"
+        if mode == "backoff":
+            base = j.backoff_ms or self.policy[1]
+            cap = j.backoff_max_ms or self.policy[2]
+            cap = max(cap, base)
+            d = base
+            for _ in range(1, j.attempts + 1):
+                if d >= cap:
+                    break
+                d *= 2
+            d = min(d, cap)
+            lo, hi = max(1, int(d * 0.8)), min(cap, int(d * 1.2) + 1)
+            if sut_due:
+                got = (sut_due - self.wall) // 1000
+                if not lo <= got <= hi:
+                    raise AssertionError("back-off %d ms is outside %d..%d"
+                                         % (got, lo, hi))
+                delay_us = sut_due - self.wall
+            else:
+                delay_us = lo * 1000     # the job goes dead: unused
+        else:
+            delay_us = delay_ms * 1000
+        stays = self._failed_attempt(j, reason, delay_us)
+        return "ok", "retried" if stays else "dead"
+
+    def trash(self, uuid, who):
+        j, st = self._owned(uuid, who)
+        if j is None:
+            return st, None
+        self._to_dead(j, "TRASHED", TRASHED)
+        return "ok", None
+
+    def consume(self, uuid, who, failed=False, result=None):
+        j, st = self._owned(uuid, who)
+        if j is None:
+            return st, None
+        del self.jobs[uuid]
+        if j.unique is not None:
+            self.unique.pop(j.unique, None)
+        self._end(uuid, FAILED if failed else CONSUMED, result)
+        return "ok", None
+
+    # ------------------------------------------------ off the board
+
+    def cancel(self, uuid, force):
+        j = self.jobs.get(uuid)
+        if j is None:
+            return "notfound", None
+        if j.claimed() and not self.lapse_why(j) and not force:
+            return "claimed", j.owner
+        del self.jobs[uuid]
+        if j.unique is not None:
+            self.unique.pop(j.unique, None)
+        self._end(uuid, CANCELLED)
+        return "ok", None
+
+    def requeue(self, uuid, keep_attempts, sut_seq):
+        d = self.dead.get(uuid)
+        if d is None:
+            return "notfound", None
+        j = d[0]
+        if j.unique is not None and j.unique in self.unique:
+            return "exists", self.unique[j.unique]
+        self.check_seq(sut_seq)
+        del self.dead[uuid]
+        j.seq = sut_seq
+        j.not_before = 0
+        if not keep_attempts:
+            j.attempts = 0
+            j.reason = None
+        self.jobs[uuid] = j
+        if j.unique is not None:
+            self.unique[j.unique] = uuid
+        self.posted_total += 1
+        return "ok", None
+
+    def purge(self, before):
+        """Dead letters that died before `before` (wall us)."""
+        gone = [u for u, d in self.dead.items() if d[2] < before]
+        for u in gone:
+            del self.dead[u]
+        return "ok", len(gone)
+
+    def set_policy(self, max_attempts, backoff_ms, backoff_max_ms):
+        if backoff_ms < 1 or backoff_max_ms < backoff_ms:
+            return "invalid", None
+        self.policy = (max_attempts, backoff_ms, backoff_max_ms)
+        return "ok", None
+
+    # ------------------------------------------------------- schedules
+
+    def schedule_add(self, name, every_ms, job_name):
+        if name in self.schedules:
+            return "exists", None
+        self.schedules[name] = {"every": every_ms * 1000,
+                                "next": self.wall + every_ms * 1000,
+                                "runs": 0, "last": 0, "job": job_name}
+        return "ok", None
+
+    def schedule_remove(self, name):
+        if self.schedules.pop(name, None) is None:
+            return "notfound", None
+        return "ok", None
+
+    def tick_runs(self):
+        """The runs a tick now posts, in order: (schedule, run time, key),
+        catch-up "skip": only the latest due run of each schedule."""
+        runs = []
+        for name in sorted(self.schedules):
+            s = self.schedules[name]
+            if s["next"] > self.wall:
+                continue
+            n = (self.wall - s["next"]) // s["every"]
+            run = s["next"] + n * s["every"]
+            runs.append((name, run, "schedule:%s:%d" % (name, run)))
+        return runs
+
+    def tick_apply(self, posted):
+        """posted: [(name, run, key, uuid, seq)] as the board posted them;
+        a run whose key a live job holds is not posted."""
+        for name, run, key, uuid, seq in posted:
+            s = self.schedules[name]
+            s["last"] = run
+            s["next"] = run + s["every"]
+            if key in self.unique:
+                continue
+            s["runs"] += 1
+            self.check_seq(seq)
+            j = Job(uuid, s["job"], 2, seq, self.wall, key)
+            self.jobs[uuid] = j
+            self.unique[key] = uuid
+            self.posted_total += 1
+        return "ok", None

@@ -1,0 +1,697 @@
+#!/usr/bin/python3
+"""Random operations on a real board and on its model (model.py), compared
+after every step.
+
+    run.py [--seed N] [--sequences K] [--steps S] [--procs P] [--kills]
+           [--board-dir DIR] [--verbose]
+
+Each sequence is made from its seed: SEED, SEED+1, ... A sequence is a
+list of abstract operations (post, batch post, claim, claim-next, claim
+many, extend, abandon, retry, trash, consume with outcome and result,
+consume-and-claim-next, cancel, dead-letter requeue and purge, the retry
+policy, schedules added, removed and ticked, the clocks moved, and with
+--procs worker processes killed and started again). Operations name jobs
+by index into the jobs seen so far, so a sequence means the same when
+steps are taken out of it: a failing sequence is shrunk (steps removed
+while it still fails) and printed with its seed, for `--replay`.
+
+The board is driven through the Python binding (python/jobboard), with
+--procs P by P worker processes (each its own handle, each op sent to one
+of them and answered before the next), and read by the controller after
+every step: the jobs in listing order with their state, owner, attempts,
+due time, unique key and reason; both counts; the stats (by state, dead
+letters, the counters of posts and of history records by outcome); the
+dead letters; the schedules; the history with outcome and result; and
+check. With --kills a worker is also killed (SIGKILL) in the middle of an
+operation at a random moment: the board must then equal the model with
+that operation wholly done or wholly not done, and a later salvage must
+hold what the model holds.
+
+The clocks are the test's (fakeclock.c, preloaded: this script starts
+itself again under it): the model and the board read the same instant.
+Exit 0 when every sequence agreed; 1 with the seed and the shortest
+failing sequence otherwise.
+"""
+
+import argparse
+import json
+import mmap
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model as M  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ------------------------------------------------------------ the clocks
+
+
+class Clock:
+    """The two clocks of fakeclock.c, in a file every process maps (the
+    one $JB_FAKECLOCK names: a process maps it at its first reading)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.f = open(path, "r+b")
+        self.m = mmap.mmap(self.f.fileno(), 16)
+
+    def set(self, wall, boot):
+        self.m[0:16] = struct.pack("qq", wall, boot)
+
+
+# ----------------------------------------------- the board under test
+
+def status_of(exc):
+    """The status name of an exception of the binding."""
+    from jobboard import errors as E
+    for cls, name in ((E.NotFoundError, "notfound"),
+                      (E.ClaimedError, "claimed"),
+                      (E.NotOwnerError, "notowner"),
+                      (E.ExistsError, "exists"),
+                      (E.InvalidError, "invalid"),
+                      (E.NotDueError, "notdue")):
+        if isinstance(exc, cls):
+            return name
+    raise exc
+
+
+def sut_do(board, op, me):
+    """Run one operation on `board` (a jobboard.Board) and answer a dict:
+    st (status name) and what the board gave back. `me`: this process's
+    name for bound claims."""
+    kind = op["op"]
+    try:
+        if kind == "post":
+            u = board.post(op["name"], {"k": op.get("n", 0)},
+                           priority=M.PRIORITIES[op["prio"]],
+                           delay=op["delay_ms"] / 1000 if op["delay_ms"]
+                           else None,
+                           unique_key=op["unique"],
+                           max_attempts=op["max_attempts"] or None)
+            return {"st": "ok", "uuid": u, "seq": board.get(u).sequence}
+        if kind == "batch":
+            us = board.post_many([
+                dict(name=p["name"], details={"k": p.get("n", 0)},
+                     priority=M.PRIORITIES[p["prio"]],
+                     unique_key=p["unique"]) for p in op["posts"]])
+            return {"st": "ok", "uuids": us,
+                    "seqs": [board.get(u).sequence for u in us]}
+        if kind == "claim":
+            c = board.claim(op["uuid"], op["who"], lease=op["lease"],
+                            bind=op["bind"])
+            return {"st": "ok", "token": c.token}
+        if kind == "claim_next":
+            c = board.claim_next(op["who"], lease=op["lease"],
+                                 bind=op["bind"])
+            if c is None:
+                return {"st": "notfound"}
+            return {"st": "ok", "uuid": c.uuid, "token": c.token}
+        if kind == "claim_many":
+            cs = board.claim_next_many(op["who"], op["max"],
+                                       lease=op["lease"], bind=op["bind"])
+            return {"st": "ok", "uuids": [c.uuid for c in cs],
+                    "tokens": [c.token for c in cs]}
+        if kind == "extend":
+            board.extend(op["uuid"], op["who"], op["lease"])
+            return {"st": "ok"}
+        if kind == "abandon":
+            board.abandon(op["uuid"], op["who"])
+            return {"st": "ok"}
+        if kind == "retry":
+            r = board.retry(op["uuid"], op["who"], reason=op["reason"],
+                            delay=(op["delay_ms"] / 1000
+                                   if op["mode"] == "delay" else None),
+                            dead=op["mode"] == "dead")
+            due = 0
+            if not r.dead and op["mode"] == "backoff":
+                due = board.get(op["uuid"]).not_before
+                due = round(due * 1e6) if due else 0
+            return {"st": "ok", "dead": r.dead, "due": due}
+        if kind == "trash":
+            board.trash(op["uuid"], op["who"])
+            return {"st": "ok"}
+        if kind == "consume":
+            board.consume(op["uuid"], op["who"], result=op["result"],
+                          failed=op["failed"])
+            return {"st": "ok"}
+        if kind == "consume_next":
+            c = board.consume_and_claim_next(op["uuid"], op["who"],
+                                             result=op["result"],
+                                             failed=op["failed"])
+            if c is None:
+                return {"st": "ok", "uuid": None}
+            return {"st": "ok", "uuid": c.uuid, "token": c.token}
+        if kind == "cancel":
+            board.cancel_job(op["uuid"], force=op["force"])
+            return {"st": "ok"}
+        if kind == "requeue":
+            board.requeue(op["uuid"], keep_attempts=op["keep"])
+            return {"st": "ok", "seq": board.get(op["uuid"]).sequence}
+        if kind == "purge":
+            n = board.purge_dead(before=op["before"] / 1e6
+                                 if op["before"] else None)
+            return {"st": "ok", "n": n}
+        if kind == "policy":
+            board.set_retry_policy(max_attempts=op["max_attempts"],
+                                   backoff=op["backoff_ms"] / 1000,
+                                   backoff_max=op["backoff_max_ms"] / 1000)
+            return {"st": "ok"}
+        if kind == "sched_add":
+            board.add_schedule(op["name"], "job-" + op["name"],
+                               every=op["every_ms"] / 1000)
+            return {"st": "ok"}
+        if kind == "sched_rm":
+            board.remove_schedule(op["name"])
+            return {"st": "ok"}
+        if kind == "tick":
+            before = {j.uuid for j in board.iterate()}
+            n = board.tick()
+            new = [j for j in board.iterate() if j.uuid not in before]
+            return {"st": "ok", "n": n,
+                    "posted": sorted([(j.unique_key, j.uuid, j.sequence)
+                                      for j in new], key=lambda t: t[2])}
+        raise ValueError("unknown op %r" % kind)
+    except Exception as e:  # noqa: BLE001 - the binding's errors
+        return {"st": status_of(e), "msg": str(e)}
+
+
+# ---------------------------------------------------- worker processes
+
+def worker_main(path):
+    """A worker: one handle, ops from stdin, answers on stdout."""
+    import jobboard
+    board = jobboard.Board(path, durability="normal")
+    me = os.environ.get("JB_MODEL_PROC", "?")
+    for line in sys.stdin:
+        op = json.loads(line)
+        r = sut_do(board, op, me)
+        sys.stdout.write(json.dumps(r) + "\n")
+        sys.stdout.flush()
+
+
+class Worker:
+    def __init__(self, path, index):
+        env = dict(os.environ, JB_MODEL_PROC=str(index))
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            text=True, bufsize=1)
+        self.index = index
+
+    def do(self, op):
+        self.p.stdin.write(json.dumps(op) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("worker %d died" % self.index)
+        return json.loads(line)
+
+    def start(self, op):
+        self.p.stdin.write(json.dumps(op) + "\n")
+        self.p.stdin.flush()
+
+    def kill(self):
+        try:
+            self.p.kill()
+        except ProcessLookupError:
+            pass
+        self.p.wait()
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.p.wait()
+
+
+# ------------------------------------------------------- observations
+
+def observe_board(board):
+    jobs = []
+    for j in board.iterate():
+        nb = round(j.not_before * 1e6) if j.not_before else 0
+        jobs.append((j.uuid, j.name, M.PRIORITIES[int(j.priority)],
+                     j.state.name, j.owner, j.attempts, nb, j.unique_key,
+                     j.max_attempts, reason_class(j.last_reason)))
+    st = board.stats()
+    dead = sorted((d.uuid, d.cause.name, d.attempts, reason_class(d.reason))
+                  for d in board.dead_letters())
+    scheds = sorted((s.name, round(s.next_run * 1e6) if s.next_run else 0,
+                     s.runs, round(s.last_run * 1e6) if s.last_run else 0)
+                    for s in board.schedules())
+    hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
+    chk = board.check()
+    return {
+        "jobs": jobs,
+        "count": board.count(),
+        "count_unclaimed": board.count(only_unclaimed=True),
+        "stats": {"jobs": st.jobs,
+                  "by_state": {str(k).upper(): v
+                               for k, v in st.by_state.items()},
+                  "dead_letters": st.dead_letters,
+                  "posted": st.events_total.get(_ev("POSTED"), 0),
+                  "ends": {(k.name if hasattr(k, "name") else str(k)).upper():
+                           v for k, v in st.ends_total.items() if v}},
+        "dead": dead,
+        "schedules": scheds,
+        "history": hist,
+        "check": (chk.ok, chk.problems),
+    }
+
+
+def _ev(name):
+    from jobboard import EventType
+    return EventType[name]
+
+
+def reason_class(reason):
+    """Reasons the board words itself (a lapse) are compared by kind."""
+    if reason is None:
+        return None
+    if "lapsed" in reason:
+        return "<lapsed>"
+    return reason
+
+
+def observe_model(m):
+    jobs = []
+    for j in m.order():
+        why = m.lapse_why(j)
+        state = "CLAIMED" if j.claimed() and not why else "UNCLAIMED"
+        jobs.append((j.uuid, j.name, M.PRIORITIES[j.prio], state,
+                     j.owner if state == "CLAIMED" else None, j.attempts,
+                     j.not_before, j.unique, j.max_attempts,
+                     "<lapsed>" if (j.reason or "").startswith("lapsed")
+                     else j.reason))
+    by_state = {"UNCLAIMED": 0, "CLAIMED": 0, "DELAYED": 0}
+    for j in m.jobs.values():
+        if j.claimed() and not m.lapse_why(j):
+            by_state["CLAIMED"] += 1
+        elif j.not_before and not j.claimed():
+            by_state["DELAYED"] += 1
+        else:
+            by_state["UNCLAIMED"] += 1
+    dead = sorted((u, cause, j.attempts,
+                   "<lapsed>" if (j.reason or "").startswith("lapsed")
+                   else j.reason)
+                  for u, (j, cause, _) in m.dead.items())
+    scheds = sorted((n, s["next"], s["runs"], s["last"])
+                    for n, s in m.schedules.items())
+    hist = [(u, e, r) for (u, e, r) in reversed(m.history)]
+    return {
+        "jobs": jobs,
+        "count": len(m.jobs),
+        "count_unclaimed": sum(1 for j in m.jobs.values() if m.claimable(j)),
+        "stats": {"jobs": len(m.jobs), "by_state": by_state,
+                  "dead_letters": len(m.dead), "posted": m.posted_total,
+                  "ends": dict(m.ends)},
+        "dead": dead,
+        "schedules": scheds,
+        "history": hist,
+        "check": (True, 0),
+    }
+
+
+def differences(board_view, model_view):
+    out = []
+    for k in model_view:
+        if board_view[k] != model_view[k]:
+            out.append("%s:\n    board %r\n    model %r"
+                       % (k, board_view[k], model_view[k]))
+    return out
+
+
+# --------------------------------------------------------- generation
+
+NAMES = ["alpha", "beta", "gamma"]
+WHOS = ["w1", "w2", "w3"]
+
+
+def gen_op(rng, procs):
+    """One abstract operation: jobs and owners are indexes."""
+    r = rng.random()
+    proc = rng.randrange(procs + 1) if procs else 0
+    lease_kind = rng.choice(["none", "none", "short", "long", "bind"])
+    common = {"proc": proc, "job": rng.randrange(1 << 30),
+              "who": rng.choice(WHOS), "lease_kind": lease_kind}
+    table = [
+        (14, lambda: {"op": "post", "name": rng.choice(NAMES),
+                      "prio": rng.randrange(5),
+                      "delay_ms": rng.choice([0, 0, 0, 30000, 90000]),
+                      "unique": rng.choice([None, None, "k1", "k2"]),
+                      "max_attempts": rng.choice([0, 0, 1, 2, 3])}),
+        (3, lambda: {"op": "batch", "posts": [
+            {"name": rng.choice(NAMES), "prio": rng.randrange(5),
+             "unique": rng.choice([None, None, None, "k1", "k3"])}
+            for _ in range(rng.randrange(1, 4))]}),
+        (8, lambda: {"op": "claim"}),
+        (12, lambda: {"op": "claim_next"}),
+        (3, lambda: {"op": "claim_many", "max": rng.randrange(1, 4)}),
+        (3, lambda: {"op": "extend", "lease_ms": rng.choice([20000, 200000])}),
+        (6, lambda: {"op": "abandon"}),
+        (6, lambda: {"op": "retry", "mode": rng.choice(["delay", "backoff",
+                                                        "dead"]),
+                     "delay_ms": rng.choice([0, 20000]),
+                     "reason": rng.choice([None, "oops"])}),
+        (3, lambda: {"op": "trash"}),
+        (10, lambda: {"op": "consume", "failed": rng.random() < 0.3,
+                      "result": rng.choice([None, {"r": 1}, {}])}),
+        (3, lambda: {"op": "consume_next", "failed": rng.random() < 0.3,
+                     "result": rng.choice([None, {"r": 2}])}),
+        (3, lambda: {"op": "cancel", "force": rng.random() < 0.3}),
+        (3, lambda: {"op": "requeue", "keep": rng.random() < 0.3}),
+        (1, lambda: {"op": "purge", "all": rng.random() < 0.5}),
+        (1, lambda: {"op": "policy", "max_attempts": rng.choice([0, 2, 4]),
+                     "backoff_ms": rng.choice([1000, 5000]),
+                     "backoff_max_ms": rng.choice([5000, 60000])}),
+        (2, lambda: {"op": "sched_add", "name": rng.choice(["s1", "s2"]),
+                     "every_ms": rng.choice([10000, 60000])}),
+        (1, lambda: {"op": "sched_rm", "name": rng.choice(["s1", "s2"])}),
+        (3, lambda: {"op": "tick"}),
+        (7, lambda: {"op": "advance",
+                     "ms": rng.choice([1000, 15000, 45000, 120000])}),
+    ]
+    if procs:
+        table.append((2, lambda: {"op": "kill",
+                                  "proc": rng.randrange(1, procs + 1)}))
+    total = sum(w for w, _ in table)
+    x = r * total
+    for w, f in table:
+        if x < w:
+            op = f()
+            break
+        x -= w
+    for k, v in common.items():
+        op.setdefault(k, v)
+    return op
+
+
+# ---------------------------------------------------------- execution
+
+class Failure(Exception):
+    pass
+
+
+class Run:
+    def __init__(self, ops, procs, root, verbose=False):
+        self.ops = ops
+        self.procs = procs
+        self.root = root
+        self.verbose = verbose
+
+    def lease_args(self, op):
+        k = op["lease_kind"]
+        if k == "short":
+            return 10000, False       # ms, bind
+        if k == "long":
+            return 1_000_000, False
+        if k == "bind":
+            return 0, True
+        return 0, False
+
+    def run(self):
+        import jobboard
+        d = tempfile.mkdtemp(prefix="seq.", dir=self.root)
+        try:
+            clock = Clock(os.environ["JB_FAKECLOCK"])
+            wall, boot = 1_900_000_000 * M.SEC, 1000 * M.SEC
+            clock.set(wall, boot)
+            path = os.path.join(d, "board")
+            board = jobboard.Board(path, create=True, durability="normal")
+            m = M.Model(wall, boot, history_max=1 << 30)
+            workers = {i: Worker(path, i) for i in range(1, self.procs + 1)}
+            gen = {i: 0 for i in workers}
+            known = []  # every uuid seen, in the order first seen
+            try:
+                for i, op in enumerate(self.ops):
+                    self.step(i, op, board, m, workers, gen, known, clock)
+                    bv, mv = observe_board(board), observe_model(m)
+                    diff = differences(bv, mv)
+                    if diff:
+                        raise Failure("after step %d %s:\n  %s"
+                                      % (i, describe(op), "\n  ".join(diff)))
+            finally:
+                for w in workers.values():
+                    w.close()
+                board.close()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def step(self, i, op, board, m, workers, gen, known, clock):
+        kind = op["op"]
+        if self.verbose:
+            print("  step %d: %s" % (i, describe(op)), flush=True)
+        if kind == "advance":
+            m.advance(op["ms"] * 1000)
+            clock.set(m.wall, m.boot)
+            return
+        if kind == "kill":
+            w = workers[op["proc"]]
+            w.kill()
+            m.kill((op["proc"], gen[op["proc"]]))
+            gen[op["proc"]] += 1
+            workers[op["proc"]] = Worker(w_path(board), op["proc"])
+            return
+        proc = op["proc"] if op["proc"] in workers else 0
+        holder = (proc, gen.get(proc, 0))
+        lease_ms, bind = self.lease_args(op)
+        c = dict(op)
+        c["lease"] = lease_ms / 1000 if lease_ms else None
+        c["bind"] = bind
+        if known:
+            c["uuid"] = known[op["job"] % len(known)]
+        else:
+            c["uuid"] = "00000000-0000-7000-8000-000000000000"
+        if kind == "extend":
+            c["lease"] = op["lease_ms"] / 1000
+        if kind == "purge":
+            c["before"] = 0 if op["all"] else m.wall
+        r = workers[proc].do(c) if proc else sut_do(board, c, "0")
+        exp = self.model_step(kind, c, r, m, known, lease_ms,
+                              holder if bind else None)
+        if exp[0] != r["st"]:
+            raise Failure("step %d %s: the board answered %s (%s), the "
+                          "model %s (%s)" % (i, describe(op), r["st"],
+                                             r.get("msg", r), exp[0],
+                                             exp[1]))
+
+    def model_step(self, kind, c, r, m, known, lease_ms, holder):
+        ok = r["st"] == "ok"
+        if kind == "post":
+            if ok:
+                known.append(r["uuid"])
+            return m.post(r.get("uuid"), r.get("seq"), c["name"], c["prio"],
+                          c["delay_ms"], c["unique"], c["max_attempts"])
+        if kind == "batch":
+            exp = m.post_batch_check(c["posts"])
+            if exp[0] == "ok" and ok:
+                for p, u, s in zip(c["posts"], r["uuids"], r["seqs"]):
+                    known.append(u)
+                    m.post(u, s, p["name"], p["prio"], 0, p["unique"], 0)
+            return exp
+        if kind == "claim":
+            return m.claim(c["uuid"], c["who"], r.get("token", m.last_token + 1),
+                           lease_ms, holder)
+        if kind == "claim_next":
+            exp = m.claim_next(r.get("uuid"), c["who"],
+                               r.get("token", m.last_token + 1), lease_ms,
+                               holder)
+            if ok and exp[1] != r["uuid"]:
+                raise Failure("claim-next took %s, the model %s"
+                              % (r["uuid"], exp[1]))
+            return exp
+        if kind == "claim_many":
+            got = r.get("uuids", [])
+            want = []
+            for _ in range(c["max"]):
+                j = m.claim_next_pick()
+                if j is None:
+                    break
+                tok = r["tokens"][len(want)] if len(want) < len(got) else \
+                    m.last_token + 1
+                m._claim(j, c["who"], tok, lease_ms, holder)
+                want.append(j.uuid)
+            if want != got:
+                raise Failure("claim-many took %s, the model %s"
+                              % (got, want))
+            return "ok", None
+        if kind == "extend":
+            return m.extend(c["uuid"], c["who"], c["lease_ms"])
+        if kind == "abandon":
+            return m.abandon(c["uuid"], c["who"])
+        if kind == "retry":
+            return m.retry(c["uuid"], c["who"], c["mode"], c["delay_ms"],
+                           c["reason"], r.get("due", 0))
+        if kind == "trash":
+            return m.trash(c["uuid"], c["who"])
+        if kind == "consume":
+            return m.consume(c["uuid"], c["who"], c["failed"], c["result"])
+        if kind == "consume_next":
+            exp = m.consume(c["uuid"], c["who"], c["failed"], c["result"])
+            if exp[0] == "ok":
+                nxt = m.claim_next(r.get("uuid"), c["who"],
+                                   r.get("token", m.last_token + 1), 0, None)
+                if nxt[1] != r.get("uuid"):
+                    raise Failure("consume-and-claim-next took %s, the "
+                                  "model %s" % (r.get("uuid"), nxt[1]))
+            return exp
+        if kind == "cancel":
+            return m.cancel(c["uuid"], c["force"])
+        if kind == "requeue":
+            return m.requeue(c["uuid"], c["keep"], r.get("seq"))
+        if kind == "purge":
+            exp = m.purge(c["before"] or (1 << 62))
+            if ok and exp[1] != r["n"]:
+                raise Failure("purge removed %d, the model %d"
+                              % (r["n"], exp[1]))
+            return exp
+        if kind == "policy":
+            return m.set_policy(c["max_attempts"], c["backoff_ms"],
+                                c["backoff_max_ms"])
+        if kind == "sched_add":
+            return m.schedule_add(c["name"], c["every_ms"],
+                                  "job-" + c["name"])
+        if kind == "sched_rm":
+            return m.schedule_remove(c["name"])
+        if kind == "tick":
+            runs = m.tick_runs()
+            posted = {k: (u, s) for k, u, s in r.get("posted", [])}
+            apply = []
+            for name, run, key in runs:
+                u, s = posted.pop(key, (None, None))
+                if u is not None:
+                    known.append(u)
+                elif key not in m.unique:
+                    raise Failure("tick did not post run %s" % key)
+                apply.append((name, run, key, u, s))
+            if posted:
+                raise Failure("tick posted runs the model has not due: %s"
+                              % sorted(posted))
+            return m.tick_apply(apply)
+        raise ValueError(kind)
+
+
+def w_path(board):
+    return board.path
+
+
+def describe(op):
+    keep = {k: v for k, v in op.items()
+            if k not in ("proc", "job", "who", "lease_kind") or
+            op["op"] not in ("post", "batch", "advance", "tick", "purge",
+                             "policy", "sched_add", "sched_rm", "kill")}
+    return json.dumps(keep, sort_keys=True)
+
+
+# ------------------------------------------------------------ shrinking
+
+def fails(ops, procs, root):
+    try:
+        Run(ops, procs, root).run()
+        return None
+    except Failure as e:
+        return str(e)
+
+
+def shrink(ops, procs, root, first):
+    """Remove chunks of steps while the sequence still fails."""
+    why = first
+    n = max(1, len(ops) // 2)
+    while n >= 1:
+        i = 0
+        changed = False
+        while i < len(ops):
+            cand = ops[:i] + ops[i + n:]
+            w = fails(cand, procs, root) if cand else None
+            if w:
+                ops, why, changed = cand, w, True
+            else:
+                i += n
+        if not changed:
+            n //= 2
+    return ops, why
+
+
+# ----------------------------------------------------------------- main
+
+def reexec_with_clock():
+    """Start again with fakeclock.so preloaded (built by tests/model.sh)."""
+    lib = os.environ.get("JB_FAKECLOCK_LIB")
+    if not lib or os.environ.get("JB_MODEL_PRELOADED"):
+        return
+    pre = os.environ.get("LD_PRELOAD", "")
+    fd, path = tempfile.mkstemp(prefix="jobboard-model-clock.")
+    os.write(fd, b"\0" * 16)
+    os.close(fd)
+    env = dict(os.environ, JB_MODEL_PRELOADED="1", JB_FAKECLOCK=path,
+               LD_PRELOAD=(pre + " " if pre else "") + lib)
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--sequences", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--procs", type=int, default=0)
+    ap.add_argument("--root", default=None)
+    ap.add_argument("--replay", default=None,
+                    help="a JSON file of operations (a printed sequence)")
+    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        worker_main(a.worker)
+        return 0
+    reexec_with_clock()
+    if not os.environ.get("JB_MODEL_PRELOADED"):
+        print("run.py: JB_FAKECLOCK_LIB must name fakeclock.so "
+              "(tests/model.sh builds it)", file=sys.stderr)
+        return 2
+    root = tempfile.mkdtemp(prefix="jobboard-model.", dir=a.root)
+    try:
+        if a.replay:
+            with open(a.replay) as f:
+                ops = json.load(f)
+            why = fails(ops, a.procs, root)
+            print(why or "replay: no difference")
+            return 1 if why else 0
+        seed = a.seed if a.seed is not None else int(time.time()) % 100000
+        total = 0
+        for k in range(a.sequences):
+            s = seed + k
+            rng = random.Random(s)
+            ops = [gen_op(rng, a.procs) for _ in range(a.steps)]
+            try:
+                Run(ops, a.procs, root, a.verbose).run()
+            except Failure as e:
+                print("seed %d: a difference after %d steps:\n%s"
+                      % (s, len(ops), e), flush=True)
+                small, why = shrink(ops, a.procs, root, str(e))
+                print("\nshortest failing sequence (%d steps; replay with "
+                      "--replay FILE --procs %d):\n%s\n\n%s"
+                      % (len(small), a.procs,
+                         json.dumps(small, indent=None), why))
+                return 1
+            total += len(ops)
+        print("model: %d sequences from seed %d, %d operations, %d worker "
+              "processes: no difference" % (a.sequences, seed, total,
+                                             a.procs))
+        return 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        os.unlink(os.environ["JB_FAKECLOCK"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
