@@ -871,7 +871,8 @@ class Claim:
     def __enter__(self) -> "Claim":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[type],
+                 exc: Optional[BaseException], tb: Any) -> bool:
         if self.ended is not None:
             return False
         try:
@@ -912,6 +913,9 @@ class Board:
       max_posting  largest posting in bytes (0: 1 MiB)
       history_max  completion records kept (0: 10,000)
       history_max_age  seconds the history keeps a record (None: 7 days)
+      log_keep     change-log events kept at least (0: 100,000)
+      log_max_age  seconds after which events are trimmed (None: 7 days);
+                   like durability, one process uses one pair per board
       redis        a Redis URL, or True for the URL the board remembers (or
                    $JOBBOARD_REDIS): jobs Redis decides are then claimed,
                    abandoned, consumed and trashed through Redis
@@ -936,6 +940,7 @@ class Board:
                  map_size: int = 0, max_posting: int = 0,
                  history_max: int = 0,
                  history_max_age: Optional[float] = None,
+                 log_keep: int = 0, log_max_age: Optional[float] = None,
                  redis: Union[str, bool, None] = None,
                  namespace: Optional[str] = None,
                  codec: Optional[Tuple[Callable[[Any], bytes],
@@ -971,7 +976,8 @@ class Board:
             opts.durability = d[0]
         for field, value in (("map_size", map_size),
                              ("max_posting", max_posting),
-                             ("history_max", history_max)):
+                             ("history_max", history_max),
+                             ("log_keep", log_keep)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError("%s must be an int, not %s"
                                 % (field, type(value).__name__))
@@ -983,6 +989,8 @@ class Board:
         if history_max_age is not None:
             opts.history_max_age_ms = _lease_ms(history_max_age,
                                                 "history_max_age")
+        if log_max_age is not None:
+            opts.log_max_age_ms = _lease_ms(log_max_age, "log_max_age")
         out = ffi.new("jb_board **")
         _check(lib.jb_board_open(out, path_b, opts))
         self._b = out[0]

@@ -126,7 +126,7 @@ for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
     _c.name = _n
 
 
-def error_for(code, message):
+def error_for(code: int, message: str) -> JobboardError:
     """The exception for status `code` carrying `message`."""
     cls = _BY_CODE.get(code, JobboardError)
     return cls(message, code)

@@ -3,7 +3,9 @@
 dead letters, cancel, schedules, the retry policy, stats, the history's
 outcome and result, the worker's batch calls, check and salvage."""
 
+import inspect
 import time
+import typing
 
 import pytest
 
@@ -442,6 +444,17 @@ def test_claim_next_many_consume_many_and_consume_and_claim_next(board):
 
 # --------------------------------------------------------- check, salvage
 
+def test_log_bounds_options(tmp_path):
+    with jobboard.Board(str(tmp_path / "b"), create=True, durability="none",
+                        log_keep=1, log_max_age=0.001) as b:
+        for i in range(200):
+            b.post("j%d" % i)
+        first, nxt = b.log_bounds()
+        assert nxt == 201 and first > 1  # trimmed behind the bounds
+    with pytest.raises(jobboard.InvalidError, match="log_max_age"):
+        jobboard.Board(str(tmp_path / "c"), create=True, log_max_age=-1)
+
+
 def test_check_and_salvage(board, tmp_path):
     board.post("a")
     board.claim(board.post("b"), "w").retry(dead=True)
@@ -453,3 +466,33 @@ def test_check_and_salvage(board, tmp_path):
     with jobboard.Board(str(tmp_path / "copy")) as b2:
         assert [j.name for j in b2] == ["a"]
         assert b2.dead_count() == 1
+
+
+def test_public_api_has_type_hints():
+    from jobboard import board as module
+    missing = []
+
+    def check(qual, f):
+        for n, p in inspect.signature(f).parameters.items():
+            if n != "self" and p.kind not in (p.VAR_POSITIONAL,
+                                              p.VAR_KEYWORD) and \
+                    n not in f.__annotations__:
+                missing.append("%s(%s)" % (qual, n))
+        if "return" not in f.__annotations__:
+            missing.append(qual + " -> ?")
+        typing.get_type_hints(f, globalns=vars(module))  # they resolve
+
+    for name in jobboard.__all__:
+        obj = getattr(jobboard, name)
+        if inspect.isfunction(obj):
+            check(name, obj)
+        elif inspect.isclass(obj) and obj.__module__ == module.__name__:
+            for an, a in vars(obj).items():
+                if an.startswith("_") and an not in ("__init__", "__enter__",
+                                                     "__exit__"):
+                    continue
+                a = a.fget if isinstance(a, property) else a
+                a = a.__func__ if isinstance(a, staticmethod) else a
+                if inspect.isfunction(a):
+                    check(name + "." + an, a)
+    assert not missing
