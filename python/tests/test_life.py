@@ -293,6 +293,8 @@ def test_cancel_job_and_flush(board):
     board.cancel_job(u2, force=True)
     with pytest.raises(jobboard.NotFoundError):
         c.consume()  # its holder is refused
+    with pytest.raises(jobboard.NotFoundError, match="cancelled"):
+        c.abandon()
     with pytest.raises(jobboard.NotFoundError):
         board.cancel_job(u2)
     board.post("d", delay=3600)
