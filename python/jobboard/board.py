@@ -468,7 +468,9 @@ class Completion:
     (the posting's bytes, taskflow's layout) are the job's as posted; None
     when the record does not keep the posting (a revoked job, or a record
     written by jobboard 0.1.0, whose `result` is {} when none was given).
-    `attempts` is how many times the job was claimed (0: not counted)."""
+    `attempts` is the job's count of failed attempts when it left the
+    board (as Job.attempts: 0 for a job its first claim completed, and in
+    a record that does not keep it)."""
 
     __slots__ = ("uuid", "end", "name", "priority", "sequence", "owner",
                  "posted", "claimed", "completed", "result", "reason",
