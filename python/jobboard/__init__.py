@@ -8,7 +8,7 @@ C library, so a claim is atomic across threads and processes::
     with jobboard.Board("/srv/board", create=True) as board:
         board.post("resize", {"path": "a.png"})
         claim = board.claim_next("worker-1", lease=30, timeout=None)
-        with claim:                 # consumed on success, abandoned on error
+        with claim:                 # consumed on success, retried on error
             print(claim.job.details)
 
 The taskflow jobboard backend is jobboard.taskflow_backend (entry point
@@ -22,14 +22,19 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      TrimmedError, ExistsError, NotDueError,
                      ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
-                    Priority, State, Durability, EventType, End, REMOVAL,
-                    version)
+                    DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
+                    CheckReport, SalvageReport, Priority, State, Durability,
+                    EventType, End, DeadCause, CatchUp, Outcome, REMOVAL,
+                    version, check_post, salvage)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Board", "Job", "Claim", "Event", "Entity", "Completion", "Priority",
-    "State", "Durability", "EventType", "End", "REMOVAL", "version",
+    "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
+    "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
+    "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
+    "DeadCause", "CatchUp", "Outcome", "REMOVAL", "version", "check_post",
+    "salvage",
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",

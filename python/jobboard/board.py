@@ -5,11 +5,17 @@ log) is the C library's; this module converts arguments, copies results
 into Python objects and turns status codes into exceptions.
 """
 
+from __future__ import annotations
+
 import enum
 import math
+import os
 import threading
 import time
+import traceback
 from collections.abc import Mapping
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple,
+                    Optional, Tuple, Union)
 
 import msgpack
 
@@ -17,22 +23,30 @@ from . import errors
 from ._native import ffi, lib, sync_lib
 
 __all__ = [
-    "Board", "Job", "Claim", "Event", "Entity", "Completion", "Priority",
-    "State", "Durability", "EventType", "End", "version",
+    "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
+    "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
+    "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
+    "DeadCause", "CatchUp", "Outcome", "version", "check_post", "salvage",
 ]
 
-UUID_STRLEN = 37
-WHO_MAX = 255
-ONLY_UNCLAIMED = 1
-OPEN_CREATE = 1
-OPEN_READONLY = 2
-CLAIM_BIND_PROCESS = 1
-HISTORY_OLDEST_FIRST = 1
-HISTORY_FILTER_VERSION = 1
-OPTIONS_VERSION = 2
-POST_VERSION = 1
-CLAIM_OPTS_VERSION = 1
-EXPIRY_NOT_CLAIMED, EXPIRY_NONE, EXPIRY_AT = 0, 1, 2
+# The header's constants, as the binding declares them (test_header_match
+# compares them with jobboard.h).
+UUID_STRLEN = lib.JB_UUID_STRLEN
+WHO_MAX = lib.JB_WHO_MAX
+ONLY_UNCLAIMED = lib.JB_ONLY_UNCLAIMED
+OPEN_CREATE = lib.JB_OPEN_CREATE
+OPEN_READONLY = lib.JB_OPEN_READONLY
+CLAIM_BIND_PROCESS = lib.JB_CLAIM_BIND_PROCESS
+HISTORY_OLDEST_FIRST = lib.JB_HISTORY_OLDEST_FIRST
+HISTORY_FILTER_VERSION = lib.JB_HISTORY_FILTER_VERSION
+OPTIONS_VERSION = lib.JB_BOARD_OPTIONS_VERSION
+POST_VERSION = lib.JB_POST_VERSION
+CLAIM_OPTS_VERSION = lib.JB_CLAIM_OPTS_VERSION
+EXPIRY_NOT_CLAIMED = lib.JB_EXPIRY_NOT_CLAIMED
+EXPIRY_NONE = lib.JB_EXPIRY_NONE
+EXPIRY_AT = lib.JB_EXPIRY_AT
+REASON_MAX = lib.JB_REASON_MAX
+INT64_MAX = (1 << 63) - 1
 
 # Long waits are made of slices of at most this many milliseconds, so that
 # a signal (Ctrl-C) reaches Python's handlers while a thread waits in C.
@@ -93,22 +107,44 @@ class End(enum.IntEnum):
     DEAD = 7
 
 
+class DeadCause(enum.IntEnum):
+    """Why a job is in the dead letters."""
+    TRASHED = 0   #: its owner trashed it
+    ATTEMPTS = 1  #: its attempts reached the maximum
+    BURIED = 2    #: retried with dead=True (or refused by Redis)
+
+
+class CatchUp(enum.IntEnum):
+    """What a schedule's tick does with runs missed meanwhile."""
+    SKIP = 0  #: post only the latest due run
+    ALL = 1   #: post every missed run, each once
+
+
+class Outcome(enum.IntEnum):
+    """What the owner says of a job it consumes."""
+    SUCCESS = 0
+    FAILURE = 1
+
+
 #: Event types that remove a job from the board (taskflow's REMOVAL).
 REMOVAL = frozenset({EventType.CONSUMED, EventType.TRASHED,
                      EventType.REVOKED, EventType.LOST,
                      EventType.CANCELLED, EventType.DEAD})
 
 
-def version():
+def version() -> str:
     """The version of the libjobboard loaded ("0.1.0")."""
     return ffi.string(lib.jb_version(ffi.NULL, ffi.NULL, ffi.NULL)).decode()
 
 
 # ----------------------------------------------------------- conversions
 
-def _raise(st):
-    raise errors.error_for(st, ffi.string(lib.jb_errmsg()).decode(
+def _raise(st, **attrs):
+    e = errors.error_for(st, ffi.string(lib.jb_errmsg()).decode(
         "utf-8", "replace"))
+    for k, v in attrs.items():
+        setattr(e, k, v)
+    raise e
 
 
 def _check(st):
@@ -232,6 +268,71 @@ def _lease_ms(lease, what="lease"):
 _MAX_SECONDS = 2 ** 62 // 1000
 
 
+def _ms(value, what):
+    """A duration in seconds (int or float) as int milliseconds for C;
+    None is 0 (the C default: not asked for). The range is the C
+    library's to check: it names the field."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("%s must be a number of seconds, not %s"
+                        % (what, type(value).__name__))
+    if not math.isfinite(value) or abs(value) > _MAX_SECONDS:
+        raise errors.InvalidError("%s of %r seconds is out of range"
+                                  % (what, value), -4)
+    return int(math.ceil(value * 1000))
+
+
+def _us(value, what):
+    """A time in seconds since the epoch as int microseconds for C; None
+    is 0 (not given)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("%s must be seconds since the epoch (a number), "
+                        "not %s" % (what, type(value).__name__))
+    if not math.isfinite(value) or abs(value) > _MAX_SECONDS:
+        raise errors.InvalidError("%s of %r is out of range"
+                                  % (what, value), -4)
+    return int(round(value * 1e6))
+
+
+def _uint(value, what, bits=32):
+    """A count for C; None is 0 (the default)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s"
+                        % (what, type(value).__name__))
+    if not 0 <= value < 1 << bits:
+        raise errors.InvalidError("%s %d is outside 0..%d"
+                                  % (what, value, (1 << bits) - 1), -4)
+    return value
+
+
+def _flag(value, what):
+    if not isinstance(value, bool):
+        raise TypeError("%s must be a bool, not %s"
+                        % (what, type(value).__name__))
+    return value
+
+
+def _ms_seconds(ms):
+    """Milliseconds from C as seconds; 0 (none) is None."""
+    return ms / 1000.0 if ms else None
+
+
+def _reason_of(exc):
+    """The failure reason kept with a retried job: the exception's last
+    traceback line ("ValueError: bad input"), cut to what the library
+    keeps (JB_REASON_MAX bytes of UTF-8, at a character's boundary)."""
+    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    raw = text.replace("\0", "\\0").encode("utf-8", "replace")
+    if len(raw) > REASON_MAX:
+        raw = raw[:REASON_MAX].decode("utf-8", "ignore").encode("utf-8")
+    return raw.decode("utf-8")
+
+
 def _timeout_ms(timeout):
     """Seconds as milliseconds for C; None waits without limit (-1)."""
     if timeout is None:
@@ -279,15 +380,50 @@ class Job:
     """A snapshot of one job, as read at one moment (it does not change:
     read the board again for a fresh one).
 
-    Times are seconds since the Unix epoch (floats, like ``time.time()``).
+    Times are seconds since the Unix epoch (floats, like ``time.time()``),
+    durations seconds; None where the library says 0 (not set).
+
+    Its life: ``not_before``, the due time of a delayed job (None when it
+    is claimable); ``attempts``, its claims that ended without a
+    completion; ``max_attempts``, as posted (0: the board's retry policy);
+    ``time_limit``, seconds a claim of it may last; ``unique_key``;
+    ``last_reason``, the reason given with its last failed attempt;
+    ``posting``, the posting's bytes as stored (taskflow's layout).
     """
 
     __slots__ = ("uuid", "name", "details", "priority", "sequence",
                  "created", "modified", "state", "owner", "token",
                  "lease_expires", "holder_pid", "holder_alive", "remote",
-                 "book_name", "book_uuid")
+                 "book_name", "book_uuid", "not_before", "attempts",
+                 "max_attempts", "time_limit", "unique_key", "last_reason",
+                 "posting")
 
-    def __init__(self, cjob, loads=_msgpack_loads):
+    uuid: str
+    name: str
+    details: Dict[Any, Any]
+    priority: Priority
+    sequence: int
+    created: float
+    modified: float
+    state: State
+    owner: Optional[str]
+    token: int
+    lease_expires: Optional[float]
+    holder_pid: Optional[int]
+    holder_alive: bool
+    remote: bool
+    book_name: Optional[str]
+    book_uuid: Optional[str]
+    not_before: Optional[float]
+    attempts: int
+    max_attempts: int
+    time_limit: Optional[float]
+    unique_key: Optional[str]
+    last_reason: Optional[str]
+    posting: bytes
+
+    def __init__(self, cjob: Any, loads: Callable[[bytes], Any] =
+                 _msgpack_loads) -> None:
         self.uuid = _str(lib.jb_job_uuid(cjob))
         self.name = _str(lib.jb_job_name(cjob))
         size = ffi.new("size_t *")
@@ -307,8 +443,17 @@ class Job:
         self.remote = bool(lib.jb_job_remote(cjob))
         self.book_name = _str(lib.jb_job_book_name(cjob))
         self.book_uuid = _str(lib.jb_job_book_uuid(cjob))
+        self.not_before = _seconds(lib.jb_job_not_before(cjob))
+        self.attempts = lib.jb_job_attempts(cjob)
+        self.max_attempts = lib.jb_job_max_attempts(cjob)
+        self.time_limit = _ms_seconds(lib.jb_job_time_limit(cjob))
+        self.unique_key = _str(lib.jb_job_unique_key(cjob))
+        self.last_reason = _str(lib.jb_job_last_reason(cjob))
+        ptr = lib.jb_job_posting(cjob, size)
+        self.posting = bytes(ffi.buffer(ptr, size[0])) \
+            if ptr != ffi.NULL else b""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Job %s %r %s %s%s>" % (
             self.uuid, self.name, self.priority.name, self.state.name,
             " owner=%r" % self.owner if self.owner else "")
@@ -323,14 +468,17 @@ class Completion:
     (the posting's bytes, taskflow's layout) are the job's as posted; None
     when the record does not keep the posting (a revoked job, or a record
     written by jobboard 0.1.0, whose `result` is {} when none was given).
-    `attempts` is how many times the job was claimed (0: not counted)."""
+    `attempts` is the job's count of failed attempts when it left the
+    board (as Job.attempts: 0 for a job its first claim completed, and in
+    a record that does not keep it)."""
 
     __slots__ = ("uuid", "end", "name", "priority", "sequence", "owner",
                  "posted", "claimed", "completed", "result", "reason",
                  "history_seq", "details", "book_name", "book_uuid",
                  "attempts", "posting")
 
-    def __init__(self, c, loads=_msgpack_loads):
+    def __init__(self, c: Any, loads: Callable[[bytes], Any] =
+                 _msgpack_loads) -> None:
         self.uuid = ffi.string(c.uuid).decode()
         self.end = End(c.end)
         self.name = _str(c.name)
@@ -356,7 +504,7 @@ class Completion:
             if c.posting != ffi.NULL else None
 
     @property
-    def succeeded(self):
+    def succeeded(self) -> bool:
         """True when the owner consumed it with success."""
         return self.end == End.CONSUMED
 
@@ -371,7 +519,7 @@ class Event:
     __slots__ = ("seq", "type", "uuid", "owner", "time", "job_seq",
                  "priority", "lost")
 
-    def __init__(self, e):
+    def __init__(self, e: Any) -> None:
         self.seq = e.seq
         try:
             self.type = EventType(e.type)
@@ -397,7 +545,8 @@ class Entity:
 
     __slots__ = ("name", "kind", "meta", "pid", "registered")
 
-    def __init__(self, e, loads=_msgpack_loads):
+    def __init__(self, e: Any, loads: Callable[[bytes], Any] =
+                 _msgpack_loads) -> None:
         self.name = _str(e.name)
         self.kind = _str(e.kind)
         self.meta = _unpack_map(e.meta, e.meta_len, "entity " + self.name,
@@ -409,6 +558,234 @@ class Entity:
         return "<Entity %r kind=%r pid=%d>" % (self.name, self.kind, self.pid)
 
 
+class DeadLetter:
+    """A job in the dead letters (the board's trash area), copied out.
+
+    ``cause`` (DeadCause) says why it is there and ``reason`` is the one
+    given with its last failed attempt; ``owner`` is its last claim's;
+    ``posted`` and ``dead`` are seconds since the epoch (``posted`` None
+    when not known). ``name`` and ``details`` are None when its posting
+    does not decode; ``posting`` is its bytes as stored.
+    """
+
+    __slots__ = ("uuid", "cause", "name", "priority", "sequence", "owner",
+                 "attempts", "max_attempts", "reason", "unique_key",
+                 "posted", "dead", "details", "posting")
+
+    def __init__(self, d: Any, loads: Callable[[bytes], Any] =
+                 _msgpack_loads) -> None:
+        self.uuid = ffi.string(d.uuid).decode()
+        self.cause = DeadCause(d.cause)
+        self.name = _str(d.name)
+        self.priority = Priority(d.priority) if 0 <= d.priority <= 4 \
+            else None
+        self.sequence = d.sequence
+        self.owner = _str(d.owner)
+        self.attempts = d.attempts
+        self.max_attempts = d.max_attempts
+        self.reason = _str(d.reason)
+        self.unique_key = _str(d.unique_key)
+        self.posted = _seconds(d.posted_us)
+        self.dead = d.dead_us / 1e6
+        self.details = _unpack_map(d.details, d.details_len,
+                                   "details of dead letter " + self.uuid,
+                                   loads) if d.details != ffi.NULL else None
+        self.posting = bytes(ffi.buffer(d.posting, d.posting_len)) \
+            if d.posting != ffi.NULL else b""
+
+    def __repr__(self) -> str:
+        return "<DeadLetter %s %r %s%s>" % (
+            self.uuid, self.name, self.cause.name,
+            " reason=%r" % self.reason if self.reason else "")
+
+
+class Schedule:
+    """A periodic job stored in the board (Board.add_schedule).
+
+    When it runs: ``every`` seconds, or at the minutes of ``cron`` (UTC),
+    from ``start`` (seconds since the epoch; None: from the add). What each
+    run posts: a job ``job_name`` with ``details`` (plus "scheduled_at",
+    the run time in microseconds), ``priority``, book, ``max_attempts``,
+    ``time_limit``, ``backoff`` and ``backoff_max``. Its state, read from
+    the board: ``next_run`` (None: it never runs again), ``last_run``
+    (None: no run yet), ``runs`` posted, ``created``.
+    """
+
+    __slots__ = ("name", "every", "cron", "start", "catch_up", "job_name",
+                 "details", "priority", "book_name", "book_uuid",
+                 "max_attempts", "time_limit", "backoff", "backoff_max",
+                 "next_run", "last_run", "runs", "created")
+
+    def __init__(self, c: Any, loads: Callable[[bytes], Any] =
+                 _msgpack_loads) -> None:
+        self.name = _str(c.name)
+        self.every = _ms_seconds(c.every_ms)
+        self.cron = _str(c.cron)
+        self.start = _seconds(c.start_us)
+        self.catch_up = CatchUp(c.catch_up)
+        j = c.job
+        self.job_name = _str(j.name)
+        self.details = _unpack_map(j.details, j.details_len,
+                                   "details of schedule " + self.name, loads)
+        self.priority = Priority(j.priority)
+        self.book_name = _str(j.book_name)
+        self.book_uuid = _str(j.book_uuid)
+        self.max_attempts = j.max_attempts
+        self.time_limit = _ms_seconds(j.time_limit_ms)
+        self.backoff = _ms_seconds(j.backoff_ms)
+        self.backoff_max = _ms_seconds(j.backoff_max_ms)
+        self.next_run = None if c.next_us == INT64_MAX else c.next_us / 1e6
+        self.last_run = _seconds(c.last_run_us)
+        self.runs = c.runs
+        self.created = c.created_us / 1e6
+
+    def __repr__(self) -> str:
+        return "<Schedule %r %s -> %r runs=%d>" % (
+            self.name, "every %gs" % self.every if self.every else
+            "cron %r" % self.cron, self.job_name, self.runs)
+
+
+class RetryPolicy(NamedTuple):
+    """The board's retry policy: the most attempts a job gets (0: no
+    maximum) and the back-off of its retries, in seconds: ``backoff`` *
+    2**(attempts - 1), at most ``backoff_max``, +-20 % jitter."""
+    max_attempts: int
+    backoff: float
+    backoff_max: float
+
+
+class RetryResult(NamedTuple):
+    """What a retry did: ``dead``, the job went to the dead letters;
+    ``due``, when it is claimable again (seconds since the epoch; None: at
+    once, or dead); ``attempts``, its attempts now."""
+    dead: bool
+    due: Optional[float]
+    attempts: int
+
+
+_STATS_STATES = ("unclaimed", "claimed", "delayed")
+
+
+def _by_enum(arr, n, cls):
+    out = {}
+    for i in range(n):
+        try:
+            key = cls(i)
+        except ValueError:  # a slot with no member (0, or added later)
+            if not arr[i]:
+                continue
+            key = i
+        out[key] = arr[i]
+    return out
+
+
+class Stats:
+    """A board's figures at one moment (Board.stats), read in one read
+    transaction. The fields are jb_stats's (see jobboard.h), with times as
+    seconds since the epoch:
+
+      now, jobs, by_state ({"unclaimed", "claimed", "delayed": n}),
+      by_priority ({Priority: by_state}), delayed_due, oldest_unclaimed
+      (None: no unclaimed job), dead_letters, claims_bound, claims_leased,
+      claims_plain, lapsing_lease, lapsing_holder, history, completed_1m
+      and completed_1h ({End: n}), log_first, log_next, events_total
+      ({EventType: n}), ends_total ({End: n}), map_size, page_size,
+      pages_used, readers, readers_max, names ({name: by_state}, or None
+      without by_name).
+    """
+
+    __slots__ = ("now", "jobs", "by_state", "by_priority", "delayed_due",
+                 "oldest_unclaimed", "dead_letters", "claims_bound",
+                 "claims_leased", "claims_plain", "lapsing_lease",
+                 "lapsing_holder", "history", "completed_1m",
+                 "completed_1h", "log_first", "log_next", "events_total",
+                 "ends_total", "map_size", "page_size", "pages_used",
+                 "readers", "readers_max", "names")
+
+    def __init__(self, st: Any, by_name: bool) -> None:
+        def states(arr):
+            return {k: arr[i] for i, k in enumerate(_STATS_STATES)}
+        self.now = st.now_us / 1e6
+        self.jobs = st.jobs
+        self.by_state = states(st.by_state)
+        self.by_priority = {p: states(st.by_priority[int(p)])
+                            for p in Priority}
+        self.delayed_due = st.delayed_due
+        self.oldest_unclaimed = _seconds(st.oldest_unclaimed_us)
+        for f in ("dead_letters", "claims_bound", "claims_leased",
+                  "claims_plain", "lapsing_lease", "lapsing_holder",
+                  "history", "log_first", "log_next", "map_size",
+                  "page_size", "pages_used", "readers", "readers_max"):
+            setattr(self, f, getattr(st, f))
+        self.completed_1m = _by_enum(st.completed_1m, 8, End)
+        self.completed_1h = _by_enum(st.completed_1h, 8, End)
+        self.events_total = _by_enum(st.events_total, 16, EventType)
+        self.ends_total = _by_enum(st.ends_total, 8, End)
+        self.names = None
+        if by_name:
+            self.names = {}
+            for i in range(st.n_names):
+                n = st.names[i]
+                self.names[ffi.string(n.name).decode("utf-8", "replace")] = \
+                    states(n.jobs)
+
+    def __repr__(self) -> str:
+        return "<Stats jobs=%d %r dead_letters=%d history=%d>" % (
+            self.jobs, self.by_state, self.dead_letters, self.history)
+
+
+class CheckReport(NamedTuple):
+    """What Board.check found: ``ok`` (no problem, nothing quarantined),
+    the counts of jb_check_stats, and the report's ``lines``."""
+    ok: bool
+    jobs: int
+    ready: int
+    claimed: int
+    log_events: int
+    trashed: int
+    quarantined: int
+    moved: int
+    problems: int
+    history: int
+    lines: List[str]
+
+
+class SalvageReport(NamedTuple):
+    """What salvage() copied (jb_salvage_stats) and its report's
+    ``lines``, each (kind, text): kind "copied", "undecodable",
+    "bad_page", "bad_table" or "note"."""
+    copied: int
+    orphaned: int
+    undecodable: int
+    completed: int
+    bad_pages: int
+    bad_tables: int
+    history: int
+    lines: List[Tuple[str, str]]
+
+
+_SALVAGE_KINDS = {1: "copied", 2: "undecodable", 3: "bad_page",
+                  4: "bad_table", 5: "note"}
+
+
+def _collect(ctype, make):
+    """A cffi callback of `ctype` for a C walk (foreach, check) that
+    appends make(args) to a list, and that list and the failure list.
+    An exception never crosses into C: the walk stops (returns 1) and the
+    caller raises it."""
+    found, failure = [], []
+    returns = not ctype.startswith("void")
+
+    def each(*args):
+        try:
+            found.append(make(*args[:-1]))
+            return 0 if returns else None
+        except BaseException as ex:
+            failure.append(ex)
+            return 1 if returns else None
+    return ffi.callback(ctype, each), found, failure
+
+
 # ------------------------------------------------------------------ claim
 
 class Claim:
@@ -417,13 +794,22 @@ class Claim:
     lapsed and the job was claimed again, this claim's calls are refused.
 
     As a context manager it ends itself: consumed (with ``result``, set it
-    inside the block) when the block succeeds, abandoned when it raises.
-    A claim already ended inside the block is left as it is.
+    inside the block) when the block succeeds; retried with the board's
+    back-off when it raises an Exception (the failure's reason is the
+    exception's last traceback line, ``attempts`` counts one more, and a
+    job out of attempts goes to the dead letters, as the board's retry
+    policy or the job's own options say); abandoned (claimable at once)
+    when it raises anything else (KeyboardInterrupt, SystemExit: the
+    worker stops, the job did not fail). A claim already ended inside the
+    block is left as it is. ``ended`` says how it ended and ``retried``
+    holds the RetryResult of a retry.
     """
 
-    __slots__ = ("board", "uuid", "who", "token", "job", "result", "ended")
+    __slots__ = ("board", "uuid", "who", "token", "job", "result", "ended",
+                 "retried")
 
-    def __init__(self, board, uuid, who, token, job=None):
+    def __init__(self, board: "Board", uuid: str, who: str, token: int,
+                 job: Optional[Job] = None) -> None:
         self.board = board
         self.uuid = uuid
         self.who = who
@@ -431,50 +817,82 @@ class Claim:
         self.job = job          # a snapshot at claim time (claim_next)
         self.result = None      # consumed with this by the context manager
         self.ended = None       # "consumed", "failed", "abandoned", ...
+        self.retried = None     # the RetryResult of retry()
 
-    def consume(self, result=None, failed=False):
+    def consume(self, result: Optional[Mapping] = None,
+                failed: bool = False) -> None:
         """Complete the job (history: consumed, or failed with failed=True),
         keeping `result` (a dict) in its history record."""
         self.board.consume(self.uuid, self.who, result=result,
                            failed=failed, token=self.token)
         self.ended = "failed" if failed else "consumed"
 
-    def abandon(self):
+    def abandon(self) -> None:
         """Give the job back: claimable again."""
         self.board.abandon(self.uuid, self.who, token=self.token)
         self.ended = "abandoned"
 
-    def trash(self):
-        """Remove a bad job (kept in the board's trash area)."""
+    def trash(self) -> None:
+        """Remove a bad job (kept in the board's dead letters)."""
         self.board.trash(self.uuid, self.who, token=self.token)
         self.ended = "trashed"
 
-    def extend(self, lease):
+    def retry(self, reason: Optional[str] = None,
+              delay: Optional[float] = None,
+              dead: bool = False) -> RetryResult:
+        """Give the job back to be tried again (see Board.retry): after the
+        back-off (delay None) or `delay` seconds, or to the dead letters
+        (dead=True, or out of attempts). ``ended`` becomes "retried" or
+        "dead"."""
+        r = self.board.retry(self.uuid, self.who, reason=reason,
+                             delay=delay, dead=dead, token=self.token)
+        self.retried = r
+        self.ended = "dead" if r.dead else "retried"
+        return r
+
+    def extend(self, lease: float) -> None:
         """The claim now lapses `lease` seconds from now."""
         self.board.extend(self.uuid, self.who, lease, token=self.token)
 
-    def expires_in(self):
+    def expires_in(self) -> Optional[float]:
         """Seconds left on the lease (see Board.expires_in)."""
         return self.board.expires_in(self.uuid)
 
-    def __enter__(self):
+    def consume_and_claim_next(self, result: Optional[Mapping] = None,
+                               failed: bool = False,
+                               lease: Optional[float] = None,
+                               bind: bool = False) -> Optional["Claim"]:
+        """Consume this claim's job and claim the next claimable one in one
+        commit (see Board.consume_and_claim_next)."""
+        nxt = self.board.consume_and_claim_next(
+            self.uuid, self.who, result=result, failed=failed,
+            token=self.token, lease=lease, bind=bind)
+        self.ended = "failed" if failed else "consumed"
+        return nxt
+
+    def __enter__(self) -> "Claim":
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: Optional[type],
+                 exc: Optional[BaseException], tb: Any) -> bool:
         if self.ended is not None:
             return False
-        if exc_type is None:
-            self.consume(self.result)
-        else:
-            try:
+        try:
+            if exc_type is None:
+                self.consume(self.result)
+                return False
+            if isinstance(exc, Exception):
+                self.retry(reason=_reason_of(exc))
+            else:
                 self.abandon()
-            except errors.JobboardError:
-                # The claim may have lapsed meanwhile; the exception that
-                # ended the block is the one the caller needs to see.
-                pass
+        except errors.JobboardError:
+            if exc_type is None:
+                raise
+            # The claim may have lapsed meanwhile; the exception that
+            # ended the block is the one the caller needs to see.
         return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Claim %s by %r token=%d%s>" % (
             self.uuid, self.who, self.token,
             " " + self.ended if self.ended else "")
@@ -497,6 +915,9 @@ class Board:
       max_posting  largest posting in bytes (0: 1 MiB)
       history_max  completion records kept (0: 10,000)
       history_max_age  seconds the history keeps a record (None: 7 days)
+      log_keep     change-log events kept at least (0: 100,000)
+      log_max_age  seconds after which events are trimmed (None: 7 days);
+                   like durability, one process uses one pair per board
       redis        a Redis URL, or True for the URL the board remembers (or
                    $JOBBOARD_REDIS): jobs Redis decides are then claimed,
                    abandoned, consumed and trashed through Redis
@@ -515,9 +936,18 @@ class Board:
     the board again there.
     """
 
-    def __init__(self, path, create=False, durability="full", map_size=0,
-                 max_posting=0, history_max=0, history_max_age=None,
-                 redis=None, namespace=None, codec=None, readonly=False):
+    def __init__(self, path: Union[str, "os.PathLike[str]"],
+                 create: bool = False,
+                 durability: Union[str, Durability] = "full",
+                 map_size: int = 0, max_posting: int = 0,
+                 history_max: int = 0,
+                 history_max_age: Optional[float] = None,
+                 log_keep: int = 0, log_max_age: Optional[float] = None,
+                 redis: Union[str, bool, None] = None,
+                 namespace: Optional[str] = None,
+                 codec: Optional[Tuple[Callable[[Any], bytes],
+                                       Callable[[bytes], Any]]] = None,
+                 readonly: bool = False) -> None:
         self._b = ffi.NULL
         self._conn = None
         if codec is None:
@@ -548,7 +978,8 @@ class Board:
             opts.durability = d[0]
         for field, value in (("map_size", map_size),
                              ("max_posting", max_posting),
-                             ("history_max", history_max)):
+                             ("history_max", history_max),
+                             ("log_keep", log_keep)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError("%s must be an int, not %s"
                                 % (field, type(value).__name__))
@@ -560,6 +991,8 @@ class Board:
         if history_max_age is not None:
             opts.history_max_age_ms = _lease_ms(history_max_age,
                                                 "history_max_age")
+        if log_max_age is not None:
+            opts.log_max_age_ms = _lease_ms(log_max_age, "log_max_age")
         out = ffi.new("jb_board **")
         _check(lib.jb_board_open(out, path_b, opts))
         self._b = out[0]
@@ -578,26 +1011,26 @@ class Board:
     # -- lifetime
 
     @property
-    def path(self):
+    def path(self) -> str:
         """The board's directory."""
         return self._path
 
     @property
-    def readonly(self):
+    def readonly(self) -> int:
         """0 when this handle writes; 1 opened read-only with LMDB's
         locks; 2 read-only without them (the lock file cannot be
         written: see JB_OPEN_READONLY in jobboard.h)."""
         return lib.jb_board_readonly(self._b)
 
     @property
-    def durability(self):
+    def durability(self) -> Durability:
         return self._durability
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._b == ffi.NULL
 
-    def close(self):
+    def close(self) -> None:
         """Close the handle. Jobs, claims and events already read stay
         valid (they are copies); calls after close raise InvalidError.
         Calls of other threads still inside the library are let finish
@@ -624,10 +1057,10 @@ class Board:
             slib.jb_sync_close(self._conn)
             self._conn = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Board":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> bool:
         self.close()
         return False
 
@@ -710,7 +1143,7 @@ class Board:
             _raise(st)
 
     @property
-    def synced(self):
+    def synced(self) -> bool:
         """True while the handle is attached to Redis."""
         return self._conn is not None
 
@@ -728,20 +1161,54 @@ class Board:
 
     # -- jobs
 
-    def post(self, name, details=None, priority=Priority.NORMAL, book=None,
-             book_name=None, book_uuid=None):
+    def post(self, name: str, details: Optional[Mapping] = None,
+             priority: Union[Priority, str, int] = Priority.NORMAL,
+             book: Any = None, book_name: Optional[str] = None,
+             book_uuid: Optional[str] = None, *,
+             delay: Optional[float] = None,
+             not_before: Optional[float] = None,
+             unique_key: Optional[str] = None,
+             max_attempts: Optional[int] = None,
+             time_limit: Optional[float] = None,
+             backoff: Optional[float] = None,
+             backoff_max: Optional[float] = None) -> str:
         """Post a job; returns its uuid. `details` is a dict (stored as a
         msgpack map); `book` an object with .name and .uuid (a taskflow
-        LogBook) or give book_name and book_uuid."""
-        post, keep = self._post_struct(name, details, priority, book,
-                                       book_name, book_uuid, "",
-                                       self._dumps)
+        LogBook) or give book_name and book_uuid.
+
+        Its life (None: not asked for):
+          delay        seconds after the post before it is claimable
+          not_before   or the time (seconds since the epoch) it is
+                       claimable from; the job is listed and counted
+                       meanwhile, and Job.not_before says when
+          unique_key   refused with ExistsError while a live job holds the
+                       key (the error's ``holder`` is that job's uuid)
+          max_attempts to the dead letters after this many failed attempts
+                       (None: the board's retry policy)
+          time_limit   seconds a claim of it lasts, whatever its holder
+                       renews
+          backoff, backoff_max  its retries' back-off in seconds (None:
+                       the board's retry policy)
+        """
+        post, keep = self._post_struct(
+            name, details, priority, book, book_name, book_uuid, "",
+            self._dumps, delay=delay, not_before=not_before,
+            unique_key=unique_key, max_attempts=max_attempts,
+            time_limit=time_limit, backoff=backoff, backoff_max=backoff_max)
         out = ffi.new("char[37]")
         with self._use as h:
-            _check(lib.jb_job_post(out, h, post))
+            st = lib.jb_job_post(out, h, post)
+        if st == errors.ExistsError.code:
+            _raise(st, holder=ffi.string(out).decode() or None)
+        _check(st)
         return ffi.string(out).decode()
 
-    def post_many(self, posts):
+    _POST_KEYS = frozenset({"name", "details", "priority", "book",
+                            "book_name", "book_uuid", "delay", "not_before",
+                            "unique_key", "max_attempts", "time_limit",
+                            "backoff", "backoff_max"})
+
+    def post_many(self, posts: Iterable[Mapping[str, Any]]) -> List[str]:
         """Post several jobs in one transaction, all or none. `posts` is an
         iterable of dicts with the keywords of post() (name required).
         Returns the uuids in order."""
@@ -754,18 +1221,18 @@ class Board:
             if not isinstance(p, Mapping):
                 raise TypeError("posts[%d] must be a dict of post()'s "
                                 "arguments, not %s" % (i, type(p).__name__))
-            unknown = set(p) - {"name", "details", "priority", "book",
-                                "book_name", "book_uuid"}
+            unknown = set(p) - self._POST_KEYS
             if unknown:
                 raise TypeError("posts[%d]: unknown argument %s"
                                 % (i, ", ".join(sorted(unknown))))
             if "name" not in p:
                 raise TypeError("posts[%d]: name is required" % i)
+            kw = dict(p)
             one, k = self._post_struct(
-                p["name"], p.get("details"), p.get("priority",
-                                                   Priority.NORMAL),
-                p.get("book"), p.get("book_name"), p.get("book_uuid"),
-                "posts[%d]." % i, self._dumps)
+                kw.pop("name"), kw.pop("details", None),
+                kw.pop("priority", Priority.NORMAL), kw.pop("book", None),
+                kw.pop("book_name", None), kw.pop("book_uuid", None),
+                "posts[%d]." % i, self._dumps, **kw)
             arr[i] = one[0]
             keep.append((one, k))
         out = ffi.new("char[][37]", len(items))
@@ -775,7 +1242,10 @@ class Board:
 
     @staticmethod
     def _post_struct(name, details, priority, book, book_name, book_uuid,
-                     where, dumps=_msgpack_dumps):
+                     where, dumps=_msgpack_dumps, delay=None,
+                     not_before=None, unique_key=None, max_attempts=None,
+                     time_limit=None, backoff=None, backoff_max=None):
+        """A jb_post (and the buffers it points into, to keep alive)."""
         name_b = _text(name, where + "name", True)
         det = _pack_map(details, where + "details", dumps)
         if book is not None:
@@ -807,9 +1277,19 @@ class Board:
             post.book_uuid = keep[-1]
         keep.append(ffi.new("char[]", name_b))
         post.name = keep[-1]
+        post.delay_ms = _ms(delay, where + "delay")
+        post.not_before_us = _us(not_before, where + "not_before")
+        post.max_attempts = _uint(max_attempts, where + "max_attempts")
+        post.time_limit_ms = _ms(time_limit, where + "time_limit")
+        post.backoff_ms = _ms(backoff, where + "backoff")
+        post.backoff_max_ms = _ms(backoff_max, where + "backoff_max")
+        if unique_key is not None:
+            keep.append(ffi.new("char[]", _text(unique_key, where +
+                                                "unique_key", True)))
+            post.unique_key = keep[-1]
         return post, keep
 
-    def get(self, uuid):
+    def get(self, uuid: str) -> Job:
         """A snapshot of job `uuid`. NotFoundError when it is not on the
         board."""
         out = ffi.new("jb_job **")
@@ -820,7 +1300,9 @@ class Board:
         finally:
             lib.jb_job_free(out[0])
 
-    def iterate(self, only_unclaimed=False, on_corrupt=None):
+    def iterate(self, only_unclaimed: bool = False,
+                on_corrupt: Optional[Callable[[errors.CorruptError], Any]]
+                = None) -> Iterator[Job]:
         """The board's jobs in listing order (priority, then oldest first),
         streamed: a few dozen per short read, never a snapshot held across
         iterations. A job whose posting does not decode raises
@@ -857,7 +1339,7 @@ class Board:
 
     __iter__ = iterate
 
-    def count(self, only_unclaimed=False):
+    def count(self, only_unclaimed: bool = False) -> int:
         """Jobs on the board (or only the claimable ones). O(1)."""
         out = ffi.new("size_t *")
         with self._use as h:
@@ -865,7 +1347,7 @@ class Board:
                                       ONLY_UNCLAIMED if only_unclaimed else 0))
         return out[0]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.count()
 
     # -- claims
@@ -881,7 +1363,8 @@ class Board:
         opts.lease_ms = _lease_ms(lease)
         return opts
 
-    def claim(self, uuid, who, lease=None, bind=False):
+    def claim(self, uuid: str, who: str, lease: Optional[float] = None,
+              bind: bool = False) -> Claim:
         """Claim job `uuid` for `who`; returns a Claim. `lease` (seconds):
         the claim lapses after it unless extended; `bind`: it lapses when
         this process ends. ClaimedError when claimed (also by `who`: the
@@ -894,7 +1377,9 @@ class Board:
                 _check(lib.jb_job_claim_ex(tok, h, u, w, opts))
         return Claim(self, uuid.lower(), who, tok[0])
 
-    def claim_next(self, who, lease=None, bind=False, timeout=0):
+    def claim_next(self, who: str, lease: Optional[float] = None,
+                   bind: bool = False,
+                   timeout: Optional[float] = 0) -> Optional[Claim]:
         """Claim the first claimable job (highest priority, then oldest) for
         `who`; returns a Claim (its .job a snapshot), or None when nothing
         was claimable within `timeout` seconds (0: look once; None: wait
@@ -952,7 +1437,8 @@ class Board:
                 lib.jb_job_free(job[0])
             return Claim(self, snap.uuid, who, tok[0], snap)
 
-    def extend(self, uuid, who, lease, token=0):
+    def extend(self, uuid: str, who: str, lease: float,
+               token: int = 0) -> None:
         """The owner's claim on `uuid` now lapses `lease` seconds from
         now."""
         u, w = _uuid(uuid), _text(who, "who")
@@ -961,14 +1447,16 @@ class Board:
             with self._use as h:
                 _check(lib.jb_job_extend(h, u, w, _token(token), ms))
 
-    def abandon(self, uuid, who, token=0):
+    def abandon(self, uuid: str, who: str, token: int = 0) -> None:
         """Release `who`'s claim: the job is claimable again."""
         u, w = _uuid(uuid), _text(who, "who")
         with self._remote():
             with self._use as h:
                 _check(lib.jb_job_abandon_ex(h, u, w, _token(token)))
 
-    def consume(self, uuid, who, result=None, failed=False, token=0):
+    def consume(self, uuid: str, who: str,
+                result: Optional[Mapping] = None, failed: bool = False,
+                token: int = 0) -> None:
         """The owner completes the job; its history keeps `result` (a
         dict) and says consumed (or failed, with failed=True)."""
         u, w = _uuid(uuid), _text(who, "who")
@@ -983,14 +1471,15 @@ class Board:
                                                  1 if failed else 0, buf,
                                                  len(res)))
 
-    def trash(self, uuid, who, token=0):
-        """The owner removes a bad job (kept in the trash area)."""
+    def trash(self, uuid: str, who: str, token: int = 0) -> None:
+        """The owner removes a bad job (kept in the dead letters, cause
+        TRASHED)."""
         u, w = _uuid(uuid), _text(who, "who")
         with self._remote():
             with self._use as h:
                 _check(lib.jb_job_trash_ex(h, u, w, _token(token)))
 
-    def find_owner(self, uuid):
+    def find_owner(self, uuid: str) -> Optional[str]:
         """The owner of `uuid`, or None when unclaimed or not on the
         board."""
         out = ffi.new("char[256]")
@@ -998,14 +1487,14 @@ class Board:
             _check(lib.jb_job_find_owner(out, h, _uuid(uuid)))
         return ffi.string(out).decode("utf-8", "replace") or None
 
-    def state(self, uuid):
+    def state(self, uuid: str) -> State:
         """State.UNCLAIMED, CLAIMED, or COMPLETE when not on the board."""
         out = ffi.new("jb_state *")
         with self._use as h:
             _check(lib.jb_job_get_state(out, h, _uuid(uuid)))
         return State(out[0])
 
-    def expires_in(self, uuid):
+    def expires_in(self, uuid: str) -> Optional[float]:
         """Seconds left on the claim's lease; math.inf for a claim without
         expiry; None when the job is not claimed."""
         kind = ffi.new("jb_expiry *")
@@ -1020,7 +1509,8 @@ class Board:
 
     # -- waits
 
-    def wait(self, only_unclaimed=False, timeout=None):
+    def wait(self, only_unclaimed: bool = False,
+             timeout: Optional[float] = None) -> bool:
         """Block until the board holds a job (or a claimable one); True, or
         False when `timeout` seconds (None: no limit) pass first."""
         flags = ONLY_UNCLAIMED if only_unclaimed else 0
@@ -1036,7 +1526,8 @@ class Board:
             if st != errors.TimedOutError.code:
                 _raise(st)
 
-    def wait_done(self, uuid, timeout=None):
+    def wait_done(self, uuid: str,
+                  timeout: Optional[float] = None) -> Optional[Completion]:
         """Wait until job `uuid` completes and return its Completion, or
         None when `timeout` seconds pass first. NotFoundError at once for
         a uuid neither on the board nor in the history."""
@@ -1057,7 +1548,7 @@ class Board:
             if st != errors.TimedOutError.code:
                 _raise(st)
 
-    def completion(self, uuid):
+    def completion(self, uuid: str) -> Completion:
         """The history record of a completed job (NotFoundError while it is
         on the board or when the history does not hold it)."""
         out = ffi.new("jb_completion **")
@@ -1068,8 +1559,13 @@ class Board:
         finally:
             lib.jb_completion_free(out[0])
 
-    def history(self, oldest_first=False, on_corrupt=None, ends=None,
-                name=None, name_prefix=None, since=None, until=None):
+    def history(self, oldest_first: bool = False,
+                on_corrupt: Optional[Callable[[errors.CorruptError], Any]]
+                = None, ends: Optional[Iterable[End]] = None,
+                name: Optional[str] = None,
+                name_prefix: Optional[str] = None,
+                since: Optional[float] = None,
+                until: Optional[float] = None) -> Iterator[Completion]:
         """The completion history, newest first (or oldest first). A record
         that does not decode raises CorruptError (ending the iteration),
         or with `on_corrupt` is passed to it and skipped.
@@ -1127,19 +1623,20 @@ class Board:
             yield done
         ffi.release(it)
 
-    def cancel(self):
+    def cancel(self) -> None:
         """Make every wait on this handle (now and later, in any thread)
         raise CanceledError, until reset_cancel()."""
         with self._use as h:
             _check(lib.jb_board_cancel(h))
 
-    def reset_cancel(self):
+    def reset_cancel(self) -> None:
+        """Undo cancel(): later waits on the handle wait again."""
         with self._use as h:
             _check(lib.jb_board_cancel_reset(h))
 
     # -- the change log
 
-    def log_bounds(self):
+    def log_bounds(self) -> Tuple[int, int]:
         """(first, next): the oldest kept event's sequence and the one the
         next event will get."""
         first, nxt = ffi.new("uint64_t *"), ffi.new("uint64_t *")
@@ -1147,7 +1644,9 @@ class Board:
             _check(lib.jb_log_bounds(first, nxt, h))
         return first[0], nxt[0]
 
-    def watch(self, start=None, types=None, timeout=None):
+    def watch(self, start: Optional[int] = None,
+              types: Optional[Iterable[Union[EventType, str]]] = None,
+              timeout: Optional[float] = None) -> Iterator[Event]:
         """Iterate over the change log's events, written by any process, in
         order: from sequence `start` (None: from the next event), only
         those of `types` (EventType values; None: all), woken by commits
@@ -1205,7 +1704,8 @@ class Board:
 
     # -- entities
 
-    def register_entity(self, name, kind, meta=None):
+    def register_entity(self, name: str, kind: str,
+                        meta: Optional[Mapping] = None) -> None:
         """Announce entity `name` (a worker, a conductor) of `kind` with
         metadata `meta` (a dict), bound to this process: it is listed while
         the process lives."""
@@ -1215,11 +1715,12 @@ class Board:
         with self._use as h:
             _check(lib.jb_entity_register(h, n, k, buf, len(m)))
 
-    def unregister_entity(self, name):
+    def unregister_entity(self, name: str) -> None:
+        """Remove entity `name` (NotFoundError when not registered)."""
         with self._use as h:
             _check(lib.jb_entity_unregister(h, _text(name, "name")))
 
-    def entities(self):
+    def entities(self) -> List[Entity]:
         """The live entities, in name order."""
         found = []
         failure = []
@@ -1239,6 +1740,443 @@ class Board:
             raise failure[0]
         return found
 
+    # -- retries and dead letters
+
+    def retry(self, uuid: str, who: str, reason: Optional[str] = None,
+              delay: Optional[float] = None, dead: bool = False,
+              token: int = 0) -> RetryResult:
+        """The owner gives the job back to be tried again: its claim ends
+        and its attempts count one more. It is claimable again after
+        `delay` seconds (0: at once), or with delay None after the
+        back-off (the job's own, else the board's retry policy:
+        backoff * 2**(attempts - 1), at most backoff_max, +-20 % jitter).
+        With dead=True, or when its attempts reach the maximum, it goes to
+        the dead letters instead. `reason` (at most 1024 bytes of UTF-8)
+        is kept with the job (Job.last_reason, DeadLetter.reason, the
+        history's reason)."""
+        u, w = _uuid(uuid), _text(who, "who")
+        opts = ffi.new("jb_retry_opts *")
+        opts.version = lib.JB_RETRY_OPTS_VERSION
+        opts.token = _token(token)
+        if _flag(dead, "dead"):
+            if delay is not None:
+                raise TypeError("give a delay or dead=True, not both")
+            opts.flags = lib.JB_RETRY_DEAD
+        elif delay is None:
+            opts.flags = lib.JB_RETRY_BACKOFF
+        else:
+            opts.delay_ms = _ms(delay, "delay")
+        keep = None
+        if reason is not None:
+            keep = ffi.new("char[]", _text(reason, "reason", True))
+            opts.reason = keep
+        out = ffi.new("jb_retry_result *")
+        with self._remote():
+            with self._use as h:
+                _check(lib.jb_job_retry(h, u, w, opts, out))
+        return RetryResult(bool(out.dead), _seconds(out.due_us),
+                           out.attempts)
+
+    def retry_policy(self) -> RetryPolicy:
+        """The board's retry policy (the defaults when none was set: no
+        maximum, back-off 1 s doubling up to an hour)."""
+        out = ffi.new("jb_retry_policy *")
+        with self._use as h:
+            _check(lib.jb_board_get_retry_policy(out, h))
+        return RetryPolicy(out.max_attempts, out.backoff_ms / 1000.0,
+                           out.backoff_max_ms / 1000.0)
+
+    def set_retry_policy(self, policy: Optional[RetryPolicy] = None, *,
+                         max_attempts: Optional[int] = None,
+                         backoff: Optional[float] = None,
+                         backoff_max: Optional[float] = None) -> RetryPolicy:
+        """Store the board's retry policy (every process uses it): a
+        RetryPolicy, or the fields given as keywords, the others keeping
+        their current values (read first, in a transaction of its own).
+        max_attempts 0 is no maximum; backoff is 0.001 s .. 10 years and
+        backoff_max at least backoff. Returns the policy stored."""
+        cur = policy if policy is not None else self.retry_policy()
+        if not isinstance(cur, tuple) or len(cur) != 3:
+            raise TypeError("policy must be a RetryPolicy, not %s"
+                            % type(policy).__name__)
+        cur = RetryPolicy(*cur)
+        if max_attempts is not None:
+            cur = cur._replace(max_attempts=max_attempts)
+        if backoff is not None:
+            cur = cur._replace(backoff=backoff)
+        if backoff_max is not None:
+            cur = cur._replace(backoff_max=backoff_max)
+        p = ffi.new("jb_retry_policy *")
+        p.version = lib.JB_RETRY_POLICY_VERSION
+        p.max_attempts = _uint(cur.max_attempts, "max_attempts")
+        p.backoff_ms = _ms(cur.backoff, "backoff")
+        p.backoff_max_ms = _ms(cur.backoff_max, "backoff_max")
+        with self._use as h:
+            _check(lib.jb_board_set_retry_policy(h, p))
+        return RetryPolicy(p.max_attempts, p.backoff_ms / 1000.0,
+                           p.backoff_max_ms / 1000.0)
+
+    def dead_count(self) -> int:
+        """Jobs in the dead letters."""
+        out = ffi.new("size_t *")
+        with self._use as h:
+            _check(lib.jb_dead_count(out, h))
+        return out[0]
+
+    def dead_letters(self) -> List[DeadLetter]:
+        """The dead letters, oldest first (by the time they died)."""
+        cb, found, failure = _collect(
+            "int(const jb_dead_letter *, void *)",
+            lambda d: DeadLetter(d, self._loads))
+        with self._use as h:
+            st = lib.jb_dead_foreach(h, cb, ffi.NULL)
+        if failure:
+            raise failure[0]
+        _check(st)
+        return found
+
+    def dead_letter(self, uuid: str) -> DeadLetter:
+        """The dead letter of `uuid` (NotFoundError when there is none)."""
+        out = ffi.new("jb_dead_letter **")
+        with self._use as h:
+            _check(lib.jb_dead_get(out, h, _uuid(uuid)))
+        try:
+            return DeadLetter(out[0], self._loads)
+        finally:
+            lib.jb_dead_free(out[0])
+
+    def requeue(self, uuid: str, keep_attempts: bool = False) -> None:
+        """Put a dead letter back on the board under its uuid, claimable at
+        once, as the newest job of its priority; its attempts start again
+        from 0 unless keep_attempts. ExistsError when another live job took
+        its unique key meanwhile (the letter stays)."""
+        flags = lib.JB_REQUEUE_KEEP_ATTEMPTS \
+            if _flag(keep_attempts, "keep_attempts") else 0
+        with self._use as h:
+            _check(lib.jb_dead_requeue(h, _uuid(uuid), flags))
+
+    def purge_dead(self, before: Optional[float] = None) -> int:
+        """Delete the dead letters that died before `before` (seconds since
+        the epoch; None: all of them); returns how many."""
+        us = INT64_MAX if before is None else _us(before, "before")
+        out = ffi.new("size_t *")
+        with self._use as h:
+            _check(lib.jb_dead_purge(out, h, us))
+        return out[0]
+
+    # -- cancel
+
+    def cancel_job(self, uuid: str, force: bool = False) -> None:
+        """Take a job that is not claimed off the board: it is COMPLETE,
+        its history says CANCELLED and its unique key is free. A claimed
+        job raises ClaimedError (naming the owner) unless force=True; its
+        holder's next call is then refused. (Board.cancel() is another
+        thing: it cancels this handle's waits.)"""
+        flags = lib.JB_CANCEL_FORCE if _flag(force, "force") else 0
+        with self._remote():
+            with self._use as h:
+                _check(lib.jb_job_cancel(h, _uuid(uuid), flags))
+
+    def flush(self) -> int:
+        """Cancel every job that is not claimed (delayed ones included);
+        returns how many."""
+        out = ffi.new("size_t *")
+        with self._remote():
+            with self._use as h:
+                _check(lib.jb_board_flush(out, h))
+        return out[0]
+
+    # -- schedules
+
+    def add_schedule(self, name: str, job_name: str,
+                     details: Optional[Mapping] = None, *,
+                     every: Optional[float] = None,
+                     cron: Optional[str] = None,
+                     start: Optional[float] = None,
+                     catch_up: Union[CatchUp, str] = CatchUp.SKIP,
+                     priority: Union[Priority, str, int] = Priority.NORMAL,
+                     book: Any = None, book_name: Optional[str] = None,
+                     book_uuid: Optional[str] = None,
+                     max_attempts: Optional[int] = None,
+                     time_limit: Optional[float] = None,
+                     backoff: Optional[float] = None,
+                     backoff_max: Optional[float] = None,
+                     replace: bool = False) -> Schedule:
+        """Store schedule `name`: a job `job_name` (with `details` and the
+        post options given) is posted at each run, `every` seconds (at
+        least 1) or at the minutes of `cron` (a UTC cron spec, or @daily
+        and the like): exactly one of the two. `start` (seconds since the
+        epoch) is the first run (every) or the earliest (cron); None: one
+        interval after now (every), now (cron). `catch_up` ("skip" or
+        "all") says what a tick does with runs missed. Runs are posted by
+        tick() (Board.tick, `jobboard work`, `jobboard schedule run`).
+        ExistsError when the name is taken, unless replace=True. Returns
+        the stored schedule."""
+        n = _text(name, "name", True)
+        post, keep = self._post_struct(
+            job_name, details, priority, book, book_name, book_uuid, "job.",
+            self._dumps, max_attempts=max_attempts, time_limit=time_limit,
+            backoff=backoff, backoff_max=backoff_max)
+        sc = ffi.new("jb_schedule *")
+        sc.version = lib.JB_SCHEDULE_VERSION
+        keep.append(ffi.new("char[]", n))
+        sc.name = keep[-1]
+        sc.every_ms = _ms(every, "every")
+        if cron is not None:
+            keep.append(ffi.new("char[]", _text(cron, "cron", True)))
+            sc.cron = keep[-1]
+        sc.start_us = _us(start, "start")
+        if isinstance(catch_up, str):
+            try:
+                catch_up = CatchUp[catch_up.upper()]
+            except KeyError:
+                raise errors.InvalidError("catch_up %r is not \"skip\" or "
+                                          "\"all\"" % catch_up, -4)
+        sc.catch_up = int(CatchUp(catch_up))
+        sc.job = post[0]
+        flags = lib.JB_SCHEDULE_REPLACE if _flag(replace, "replace") else 0
+        with self._use as h:
+            _check(lib.jb_schedule_add(h, sc, flags))
+        return self.schedule(name)
+
+    def remove_schedule(self, name: str) -> None:
+        """Remove schedule `name` (the jobs it posted stay)."""
+        with self._use as h:
+            _check(lib.jb_schedule_remove(h, _text(name, "name", True)))
+
+    def schedule(self, name: str) -> Schedule:
+        """Schedule `name`, with its state (NotFoundError when none)."""
+        out = ffi.new("jb_schedule **")
+        with self._use as h:
+            _check(lib.jb_schedule_get(out, h, _text(name, "name", True)))
+        try:
+            return Schedule(out[0], self._loads)
+        finally:
+            lib.jb_schedule_free(out[0])
+
+    def schedules(self) -> List[Schedule]:
+        """The board's schedules in name order."""
+        cb, found, failure = _collect("int(const jb_schedule *, void *)",
+                                      lambda c: Schedule(c, self._loads))
+        with self._use as h:
+            st = lib.jb_schedule_foreach(h, cb, ffi.NULL)
+        if failure:
+            raise failure[0]
+        _check(st)
+        return found
+
+    def tick(self, now: Optional[float] = None) -> int:
+        """Post the schedules' runs due at `now` (seconds since the epoch;
+        None: the wall clock) in one transaction, each run once whoever
+        else ticks; returns the number of jobs posted."""
+        us = _us(now, "now")
+        out = ffi.new("size_t *")
+        with self._use as h:
+            _check(lib.jb_schedule_tick(out, h, us))
+        return out[0]
+
+    def next_due(self) -> Optional[float]:
+        """The earliest next run of the schedules (seconds since the
+        epoch; maybe past: a tick is due), or None when there is no
+        schedule."""
+        out = ffi.new("int64_t *")
+        with self._use as h:
+            _check(lib.jb_schedule_next_due(out, h))
+        if out[0] == 0 or out[0] == INT64_MAX:
+            return None
+        return out[0] / 1e6
+
+    def wait_schedule(self, timeout: Optional[float] = None) -> bool:
+        """Sleep until a schedule is due (a schedule added or changed
+        meanwhile counts); True, or False when `timeout` seconds (None:
+        no limit) pass first."""
+        dl = _Deadline(_timeout_ms(timeout))
+        while True:
+            ms = dl.next_ms()
+            if ms is None:
+                return False
+            with self._use as h:
+                st = lib.jb_schedule_wait(h, ms)
+            if st == 0:
+                return True
+            if st != errors.TimedOutError.code:
+                _raise(st)
+
+    # -- the worker's path: fewer commits per job
+
+    def claim_next_many(self, who: str, max: int,
+                        lease: Optional[float] = None,
+                        bind: bool = False) -> List[Claim]:
+        """Claim up to `max` (1..4096) claimable jobs for `who` in one
+        commit, in claim-next order; [] when nothing is claimable. Each
+        Claim has its own token and a snapshot (.job; None for a job whose
+        posting does not decode: its claim stands, trash it)."""
+        w = _text(who, "who")
+        n = _uint(max, "max", 16)
+        opts = self._claim_opts(lease, bind)
+        n_out = ffi.new("size_t *")
+        uuids = ffi.new("char[][37]", n or 1)
+        toks = ffi.new("uint64_t[]", n or 1)
+        jobs = ffi.new("jb_job *[]", n or 1)
+        with self._remote():
+            with self._use as h:
+                st = lib.jb_job_claim_next_many(n_out, uuids, toks, jobs, h,
+                                                w, opts, n)
+        if st == errors.NotFoundError.code:
+            return []
+        if st not in (0, errors.CorruptError.code):
+            _raise(st)
+        out = []
+        try:
+            for i in range(n_out[0]):
+                snap = None
+                if jobs[i] != ffi.NULL:
+                    snap = Job(jobs[i], self._loads)
+                out.append(Claim(self, ffi.string(uuids[i]).decode(), who,
+                                 toks[i], snap))
+        finally:
+            for i in range(n_out[0]):
+                lib.jb_job_free(jobs[i])
+        return out
+
+    def consume_and_claim_next(self, uuid: str, who: str,
+                               result: Optional[Mapping] = None,
+                               failed: bool = False, token: int = 0,
+                               lease: Optional[float] = None,
+                               bind: bool = False) -> Optional[Claim]:
+        """consume() job `uuid` and claim_next() for the same owner in one
+        commit. Returns the new Claim, or None when nothing was
+        claimable. If the consume fails, nothing is claimed."""
+        u, w = _uuid(uuid), _text(who, "who")
+        res = _pack_map(result, "result", self._dumps)
+        buf = ffi.from_buffer(res) if res else ffi.NULL
+        outcome = lib.JB_OUTCOME_FAILURE if _flag(failed, "failed") else \
+            lib.JB_OUTCOME_SUCCESS
+        opts = self._claim_opts(lease, bind)
+        nu = ffi.new("char[37]")
+        job = ffi.new("jb_job **")
+        tok = ffi.new("uint64_t *")
+        with self._remote():
+            with self._use as h:
+                st = lib.jb_job_consume_and_claim_next(
+                    nu, job, tok, h, u, w, _token(token), outcome, buf,
+                    len(res), opts)
+        if st == errors.CorruptError.code and nu[0] != b"\0":
+            return Claim(self, ffi.string(nu).decode(), who, tok[0])
+        _check(st)
+        if nu[0] == b"\0":
+            return None
+        try:
+            snap = Job(job[0], self._loads)
+        finally:
+            lib.jb_job_free(job[0])
+        return Claim(self, snap.uuid, who, tok[0], snap)
+
+    def consume_many(self, items: Iterable[Union[Claim, Mapping[str, Any]]]
+                     ) -> List[Optional[errors.JobboardError]]:
+        """Consume several claimed jobs in one commit. Each item is a Claim
+        (consumed with its .result) or a dict with uuid, who and optionally
+        token, result and failed. Returns one entry per item: None when it
+        was consumed, else the exception its consume() would have raised
+        (that item changed nothing; the others committed). A Claim that
+        was consumed gets ended "consumed"."""
+        items = list(items)
+        if not items:
+            return []
+        arr = ffi.new("jb_consume_item[]", len(items))
+        keep = []
+        for i, it in enumerate(items):
+            if isinstance(it, Claim):
+                kw = {"uuid": it.uuid, "who": it.who, "token": it.token,
+                      "result": it.result}
+            elif isinstance(it, Mapping):
+                kw = dict(it)
+                unknown = set(kw) - {"uuid", "who", "token", "result",
+                                     "failed"}
+                if unknown or "uuid" not in kw or "who" not in kw:
+                    raise TypeError("items[%d] needs uuid and who (and may "
+                                    "have token, result, failed), not %s"
+                                    % (i, sorted(kw)))
+            else:
+                raise TypeError("items[%d] must be a Claim or a dict, not %s"
+                                % (i, type(it).__name__))
+            keep.append(ffi.new("char[]", _uuid(kw["uuid"])))
+            arr[i].uuid = keep[-1]
+            keep.append(ffi.new("char[]", _text(kw["who"], "who")))
+            arr[i].who = keep[-1]
+            arr[i].token = _token(kw.get("token", 0))
+            arr[i].outcome = lib.JB_OUTCOME_FAILURE \
+                if _flag(kw.get("failed", False), "failed") else \
+                lib.JB_OUTCOME_SUCCESS
+            res = _pack_map(kw.get("result"), "items[%d].result" % i,
+                            self._dumps)
+            if res:
+                keep.append(ffi.from_buffer(res))
+                arr[i].result = keep[-1]
+                arr[i].result_len = len(res)
+        status = ffi.new("int[]", len(items))
+        messages = {}
+
+        @ffi.callback("void(size_t, int, const char *, void *)")
+        def each(index, _status, message, _payload):
+            messages[index] = ffi.string(message).decode("utf-8", "replace")
+
+        with self._remote():
+            with self._use as h:
+                _check(lib.jb_job_consume_many(status, h, arr, len(items),
+                                               each, ffi.NULL))
+        out = []
+        for i, it in enumerate(items):
+            if status[i] == 0:
+                out.append(None)
+                if isinstance(it, Claim):
+                    it.ended = "consumed"
+            else:
+                out.append(errors.error_for(status[i], messages.get(
+                    i, ffi.string(lib.jb_strerror(status[i])).decode())))
+        return out
+
+    # -- figures and upkeep
+
+    def history_count(self) -> int:
+        """Records in the completion history now."""
+        out = ffi.new("size_t *")
+        with self._use as h:
+            _check(lib.jb_history_count(out, h))
+        return out[0]
+
+    def stats(self, by_name: bool = False) -> Stats:
+        """The board's figures, all of one moment (see Stats); by_name also
+        counts the jobs on the board by name (reads every posting)."""
+        st = ffi.new("jb_stats *")
+        st.version = lib.JB_STATS_VERSION
+        st.flags = lib.JB_STATS_BY_NAME if _flag(by_name, "by_name") else 0
+        with self._use as h:
+            _check(lib.jb_board_stats(h, st))
+        try:
+            return Stats(st, by_name)
+        finally:
+            lib.jb_stats_clear(st)
+
+    def check(self) -> CheckReport:
+        """Verify the board's invariants (`jobboard check`): a posting that
+        does not decode is moved to quarantine. Returns the report; ok is
+        False when a problem was found or something quarantined."""
+        cb, lines, failure = _collect(
+            "void(const char *, void *)",
+            lambda line: ffi.string(line).decode("utf-8", "replace"))
+        stats = ffi.new("jb_check_stats *")
+        with self._use as h:
+            st = lib.jb_board_check(stats, h, cb, ffi.NULL)
+        if failure:
+            raise failure[0]
+        if st not in (0, errors.CorruptError.code):
+            _raise(st)
+        return CheckReport(st == 0, stats.jobs, stats.ready, stats.claimed,
+                           stats.log_events, stats.trashed,
+                           stats.quarantined, stats.moved, stats.problems,
+                           stats.history, lines)
+
 
 def _token(token):
     if isinstance(token, bool) or not isinstance(token, int):
@@ -1247,6 +2185,42 @@ def _token(token):
     if not 0 <= token < 1 << 64:
         raise errors.InvalidError("token %d is out of range" % token, -4)
     return token
+
+
+def check_post(name: str, details: Optional[Mapping] = None,
+               priority: Union[Priority, str, int] = Priority.NORMAL,
+               book: Any = None, book_name: Optional[str] = None,
+               book_uuid: Optional[str] = None, *, max_posting: int = 0,
+               **options: Any) -> None:
+    """Check a post by the rules Board.post applies (the keywords of
+    post(), and the size against `max_posting`, 0: 1 MiB) without a
+    board: InvalidError names what is wrong."""
+    unknown = set(options) - Board._POST_KEYS
+    if unknown:
+        raise TypeError("check_post: unknown argument %s"
+                        % ", ".join(sorted(unknown)))
+    post, keep = Board._post_struct(name, details, priority, book,
+                                    book_name, book_uuid, "", **options)
+    _check(lib.jb_post_check(post, _uint(max_posting, "max_posting", 64)))
+
+
+def salvage(src: Union[str, "os.PathLike[str]"],
+            dst: Union[str, "os.PathLike[str]"]) -> SalvageReport:
+    """Copy what can be read of the damaged board in `src` (only read)
+    into a new board in `dst` (`jobboard salvage`); returns what was
+    copied and the report's lines."""
+    cb, lines, failure = _collect(
+        "void(jb_salvage_kind, const char *, void *)",
+        lambda kind, line: (_SALVAGE_KINDS.get(kind, str(kind)),
+                            ffi.string(line).decode("utf-8", "replace")))
+    st = ffi.new("jb_salvage_stats *")
+    rc = lib.jb_board_salvage(st, _text(os.fspath(src), "src"),
+                              _text(os.fspath(dst), "dst"), cb, ffi.NULL)
+    if failure:
+        raise failure[0]
+    _check(rc)
+    return SalvageReport(st.copied, st.orphaned, st.undecodable, st.completed,
+                         st.bad_pages, st.bad_tables, st.history, lines)
 
 
 class _Use:

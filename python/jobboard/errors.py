@@ -97,7 +97,11 @@ TrimmedError = _make("TrimmedError", -13,
                      " sequence asked for.")
 
 ExistsError = _make("ExistsError", -14,
-                    "JB_EEXISTS: a live job holds the unique key.")
+                    "JB_EEXISTS: a live job holds the unique key (Board.post"
+                    " names it in ``holder``, its uuid), or a schedule of"
+                    " that name exists.")
+# The uuid of the job holding the key, where the call tells it.
+ExistsError.holder = None
 NotDueError = _make("NotDueError", -15,
                     "JB_ENOTDUE: the job is delayed, not due yet.")
 ReadOnlyError = _make("ReadOnlyError", -16,
@@ -122,7 +126,7 @@ for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
     _c.name = _n
 
 
-def error_for(code, message):
+def error_for(code: int, message: str) -> JobboardError:
     """The exception for status `code` carrying `message`."""
     cls = _BY_CODE.get(code, JobboardError)
     return cls(message, code)

@@ -301,7 +301,7 @@ def test_claim_context_manager(board):
     with pytest.raises(RuntimeError):
         with board.claim(u2, "w"):
             raise RuntimeError("boom")
-    assert board.state(u2) is State.UNCLAIMED  # abandoned
+    assert board.state(u2) is State.UNCLAIMED  # retried (test_life.py)
     u3 = board.post("trash me")
     with board.claim(u3, "w") as c:
         c.trash()  # ended inside: left as it is
