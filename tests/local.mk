@@ -346,3 +346,8 @@ tests_test_stats_LDADD = $(JB_TEST_LIBS)
 endif
 TESTS += tests/metrics.sh
 EXTRA_DIST += tests/metrics.sh
+
+# The executable model of a board, against the board (Python binding).
+TESTS += tests/model.sh
+EXTRA_DIST += tests/model.sh tests/model/model.py tests/model/run.py \
+	tests/model/fakeclock.c

@@ -64,6 +64,7 @@ class Job:
 
 
 class Model:
+    SWEEP_US = 50_000     # a handle's sweep of bound claims' holders
     def __init__(self, wall, boot, history_max):
         self.wall = wall
         self.boot = boot
@@ -79,6 +80,7 @@ class Model:
         self.last_seq = 0
         self.last_token = 0
         self.dead_procs = set()   # workers killed: their bound claims lapse
+        self.sweeps = {}          # process -> boot time of its last sweep
 
     def clone(self):
         return copy.deepcopy(self)
@@ -229,6 +231,8 @@ class Model:
             return "notfound", None      # its lapse was its last attempt
         if j.claimed():
             if j.owner == who:           # a refresh, still "claimed"
+                if bind_proc is not None:    # bound to the caller now
+                    j.holder = bind_proc
                 if lease_ms or j.lease_ms:
                     j.lease_ms = lease_ms or j.lease_ms
                     j.lease_until = self.boot + j.lease_ms * 1000
@@ -241,10 +245,28 @@ class Model:
         self._claim(j, who, token, lease_ms, bind_proc)
         return "ok", None
 
-    def claim_next_pick(self):
-        """Reap what claim-next reaps, then the job it must take."""
+    def claim_next_pick(self, proc):
+        """Reap what claim-next reaps, then the job it must take. `proc`:
+        the process calling (its handle's sweep of holders)."""
         for j in list(self.lapsing()):
-            self.reap(j)
+            if self.lapse_why(j) != "holder":
+                self.reap(j)
+        # Claims bound to a process that is gone are found by a sweep of
+        # the holders' processes, which a handle makes at most every
+        # SWEEP_US of the boot clock, or whenever nothing is ready: within
+        # that window a claim-next may take a job listed after one whose
+        # holder has just died (the board documents the window).
+        if any(j.claimed() and j.holder is not None
+               for j in self.jobs.values()):
+            nothing_ready = not any(
+                not j.claimed() and not j.not_before
+                for j in self.jobs.values())
+            last = self.sweeps.get(proc)
+            if nothing_ready or last is None or \
+                    self.boot - last >= self.SWEEP_US:
+                self.sweeps[proc] = self.boot
+                for j in list(self.lapsing()):
+                    self.reap(j)
         # Claim-next moves the delayed jobs that are due to the ready ones
         # first: they are no longer delayed.
         for j in self.jobs.values():
@@ -252,12 +274,12 @@ class Model:
                     not j.claimed():
                 j.not_before = 0
         for j in self.order():
-            if self.claimable(j):
+            if not j.claimed() and j.not_before <= self.wall:
                 return j
         return None
 
-    def claim_next(self, sut_uuid, who, token, lease_ms, bind_proc):
-        j = self.claim_next_pick()
+    def claim_next(self, sut_uuid, who, token, lease_ms, bind_proc, proc):
+        j = self.claim_next_pick(proc)
         if j is None:
             return ("notfound", None) if sut_uuid is None else \
                 ("ok", "board claimed %s, the model has nothing" % sut_uuid)

@@ -436,6 +436,9 @@ class Run:
                 for i, op in enumerate(self.ops):
                     self.step(i, op, board, m, workers, gen, known, clock)
                     bv, mv = observe_board(board), observe_model(m)
+                    if self.verbose:
+                        for j in bv["jobs"]:
+                            print("      %s" % (j,))
                     diff = differences(bv, mv)
                     if diff:
                         raise Failure("after step %d %s:\n  %s"
@@ -478,14 +481,14 @@ class Run:
             c["before"] = 0 if op["all"] else m.wall
         r = workers[proc].do(c) if proc else sut_do(board, c, "0")
         exp = self.model_step(kind, c, r, m, known, lease_ms,
-                              holder if bind else None)
+                              holder if bind else None, holder)
         if exp[0] != r["st"]:
             raise Failure("step %d %s: the board answered %s (%s), the "
                           "model %s (%s)" % (i, describe(op), r["st"],
                                              r.get("msg", r), exp[0],
                                              exp[1]))
 
-    def model_step(self, kind, c, r, m, known, lease_ms, holder):
+    def model_step(self, kind, c, r, m, known, lease_ms, holder, me):
         ok = r["st"] == "ok"
         if kind == "post":
             if ok:
@@ -505,7 +508,7 @@ class Run:
         if kind == "claim_next":
             exp = m.claim_next(r.get("uuid"), c["who"],
                                r.get("token", m.last_token + 1), lease_ms,
-                               holder)
+                               holder, me)
             if ok and exp[1] != r["uuid"]:
                 raise Failure("claim-next took %s, the model %s"
                               % (r["uuid"], exp[1]))
@@ -514,7 +517,7 @@ class Run:
             got = r.get("uuids", [])
             want = []
             for _ in range(c["max"]):
-                j = m.claim_next_pick()
+                j = m.claim_next_pick(me)
                 if j is None:
                     break
                 tok = r["tokens"][len(want)] if len(want) < len(got) else \
@@ -540,7 +543,8 @@ class Run:
             exp = m.consume(c["uuid"], c["who"], c["failed"], c["result"])
             if exp[0] == "ok":
                 nxt = m.claim_next(r.get("uuid"), c["who"],
-                                   r.get("token", m.last_token + 1), 0, None)
+                                   r.get("token", m.last_token + 1), 0, None,
+                                   me)
                 if nxt[1] != r.get("uuid"):
                     raise Failure("consume-and-claim-next took %s, the "
                                   "model %s" % (r.get("uuid"), nxt[1]))
@@ -595,9 +599,9 @@ def describe(op):
 
 # ------------------------------------------------------------ shrinking
 
-def fails(ops, procs, root):
+def fails(ops, procs, root, verbose=False):
     try:
-        Run(ops, procs, root).run()
+        Run(ops, procs, root, verbose).run()
         return None
     except Failure as e:
         return str(e)
@@ -663,7 +667,7 @@ def main():
         if a.replay:
             with open(a.replay) as f:
                 ops = json.load(f)
-            why = fails(ops, a.procs, root)
+            why = fails(ops, a.procs, root, a.verbose)
             print(why or "replay: no difference")
             return 1 if why else 0
         seed = a.seed if a.seed is not None else int(time.time()) % 100000
