@@ -569,7 +569,13 @@ JB_EXTERN int jb_job_claim_ex(uint64_t *token_out, jb_board *board,
 /**
  * jb_job_claim_next with options (NULL: a plain claim) and the claim's
  * fencing token written to `*token_out` (may be NULL). Jobs whose claims
- * lapsed are claimable. Errors: as jb_job_claim_next and jb_job_claim_ex.
+ * lapsed are claimable. A lapsed lease is seen at once; a process-bound
+ * claim whose holder is gone is seen by a handle's sweep of the holders'
+ * processes (/proc), which each handle makes at most every 50 ms of the
+ * boot clock, or at once when no other job is ready: within 50 ms of a
+ * holder's death a claim-next may take a job listed after the one it
+ * held (that one is claimable, and claimed by the next sweep).
+ * Errors: as jb_job_claim_next and jb_job_claim_ex.
  */
 JB_EXTERN int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN],
                                    jb_job **job_out, uint64_t *token_out,
