@@ -13,20 +13,18 @@
 
 /* ------------------------------------------------------------- policy */
 
-#define POLICY_KEY "setting.retry"
-
 void jb__policy_default(jb_retry_policy *p) {
   *p = (jb_retry_policy)JB_RETRY_POLICY_INIT;
 }
 
 int jb__policy_read(jb_store *s, MDB_txn *txn, jb_retry_policy *p) {
   jb__policy_default(p);
-  MDB_val k = {sizeof POLICY_KEY - 1, POLICY_KEY}, v;
+  MDB_val k = {sizeof JB_POLICY_KEY - 1, JB_POLICY_KEY}, v;
   int rc = mdb_get(txn, s->meta, &k, &v);
   if (rc == MDB_NOTFOUND) return 0;
   if (rc) return rc;
   /* u32 max_attempts, u32 pad, i64 backoff, i64 backoff_max */
-  if (v.mv_size != 24) return MDB_CORRUPTED;
+  if (v.mv_size != JB_POLICY_LEN) return MDB_CORRUPTED;
   const uint8_t *d = v.mv_data;
   memcpy(&p->max_attempts, d, 4);
   memcpy(&p->backoff_ms, d + 8, 8);
@@ -35,11 +33,11 @@ int jb__policy_read(jb_store *s, MDB_txn *txn, jb_retry_policy *p) {
 }
 
 int jb__policy_write(jb_store *s, MDB_txn *txn, const jb_retry_policy *p) {
-  uint8_t d[24] = {0};
+  uint8_t d[JB_POLICY_LEN] = {0};
   memcpy(d, &p->max_attempts, 4);
   memcpy(d + 8, &p->backoff_ms, 8);
   memcpy(d + 16, &p->backoff_max_ms, 8);
-  MDB_val k = {sizeof POLICY_KEY - 1, POLICY_KEY}, v = {sizeof d, d};
+  MDB_val k = {sizeof JB_POLICY_KEY - 1, JB_POLICY_KEY}, v = {sizeof d, d};
   return mdb_put(txn, s->meta, &k, &v, 0);
 }
 

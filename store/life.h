@@ -21,6 +21,9 @@ typedef struct jb_jobx {
 /* The board's retry policy (meta "setting.retry"; the defaults when it
  * was never set). */
 void jb__policy_default(jb_retry_policy *p);
+/* The retry policy's key in `meta`, and its stored size. */
+#define JB_POLICY_KEY "setting.retry"
+#define JB_POLICY_LEN 24
 int jb__policy_read(jb_store *s, MDB_txn *txn, jb_retry_policy *p);
 int jb__policy_write(jb_store *s, MDB_txn *txn, const jb_retry_policy *p);
 

@@ -100,6 +100,7 @@ typedef struct {
   size_t *dues, ndue, duecap; /* u8 uuid[16], i64 due_us */
   size_t *dead, ndead, deadcap; /* u32 16, u8 uuid[16], u32 len, record */
   size_t *sched, nsched, schedcap; /* u32 klen, key, u32 len, record */
+  size_t *set, nset, setcap; /* board settings kept in meta: as sched */
   size_t st_life; /* copied jobs that took a jobx record or a due time */
   uint64_t last_pg; /* the highest last page of the sane metas */
   uint8_t free_mark; /* on_free marks PG_FREE or PG_OLDFREE */
@@ -299,6 +300,16 @@ static bool life_entry(salv *sv, const uint8_t *key, size_t klen,
       keep_rec(sv, &sv->dues, &sv->ndue, &sv->duecap, d.uuid, 16, false,
                &d.due_us, sizeof d.due_us, false);
     }
+    return true;
+  }
+  /* The board's retry policy goes with its jobs: their attempts and
+   * back-offs mean what they meant. (Other keys of meta belong to the
+   * source board: its schema, its boot, its Redis sync.) */
+  if (strcmp(t, JB_DB_META) == 0) {
+    if (sv->take_hist && klen == sizeof JB_POLICY_KEY - 1 &&
+        memcmp(key, JB_POLICY_KEY, klen) == 0 && dlen == JB_POLICY_LEN)
+      keep_rec(sv, &sv->set, &sv->nset, &sv->setcap, key, klen, true, data,
+               dlen, true);
     return true;
   }
   if (strcmp(t, JB_DB_SCHEDULES) == 0) {
@@ -784,12 +795,13 @@ static int put_recs(const salv *sv, MDB_txn *txn, MDB_dbi dbi,
   return 0;
 }
 
-/* The dead letters and the schedules, as the source held them, in one
- * write transaction. */
+/* The dead letters, the retry policy and the schedules, as the source
+ * held them, in one write transaction. */
 static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   const salv *sv = vctx;
   (void)status;
   int rc = put_recs(sv, txn, s->trash, sv->dead, sv->ndead);
+  if (rc == 0) rc = put_recs(sv, txn, s->meta, sv->set, sv->nset);
   return rc ? rc : put_recs(sv, txn, s->schedules, sv->sched, sv->nsched);
 }
 
@@ -969,7 +981,7 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     rc = jb__store_write(dst, hist_body, sv);
     if (rc == JB_OK) st->history = sv->nh;
   }
-  if (rc == JB_OK && (sv->ndead || sv->nsched))
+  if (rc == JB_OK && (sv->ndead || sv->nsched || sv->nset))
     rc = jb__store_write(dst, life_body, sv);
   if (rc == JB_OK && (sv->st_life || sv->ndead || sv->nsched))
     say(sv, JB_SALVAGE_NOTE, "copied as they were: %zu jobs' attempts, "
@@ -987,6 +999,7 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
   free(sv->dues);
   free(sv->dead);
   free(sv->sched);
+  free(sv->set);
   jb__buf_free(&sv->bytes);
   jb__pg_unmap(&sv->f);
   return rc;

@@ -189,7 +189,8 @@ def sut_do(board, op, me):
 def worker_main(path):
     """A worker: one handle, ops from stdin, answers on stdout."""
     import jobboard
-    board = jobboard.Board(path, durability="normal")
+    board = jobboard.Board(path, durability="normal",
+                           history_max=Run.HISTORY_MAX)
     me = os.environ.get("JB_MODEL_PROC", "?")
     for line in sys.stdin:
         op = json.loads(line)
@@ -403,6 +404,10 @@ class Failure(Exception):
 
 
 class Run:
+    # A small history, so that sequences reach its bound and prune it.
+    HISTORY_MAX = 12
+    SALVAGE_EVERY = 40
+
     def __init__(self, ops, procs, root, verbose=False):
         self.ops = ops
         self.procs = procs
@@ -427,8 +432,9 @@ class Run:
             wall, boot = 1_900_000_000 * M.SEC, 1000 * M.SEC
             clock.set(wall, boot)
             path = os.path.join(d, "board")
-            board = jobboard.Board(path, create=True, durability="normal")
-            m = M.Model(wall, boot, history_max=1 << 30)
+            board = jobboard.Board(path, create=True, durability="normal",
+                                   history_max=self.HISTORY_MAX)
+            m = M.Model(wall, boot, history_max=self.HISTORY_MAX)
             workers = {i: Worker(path, i) for i in range(1, self.procs + 1)}
             gen = {i: 0 for i in workers}
             known = []  # every uuid seen, in the order first seen
@@ -443,12 +449,60 @@ class Run:
                     if diff:
                         raise Failure("after step %d %s:\n  %s"
                                       % (i, describe(op), "\n  ".join(diff)))
+                    if (i + 1) % self.SALVAGE_EVERY == 0 or \
+                            i + 1 == len(self.ops):
+                        self.salvage(board, m, d, i)
             finally:
                 for w in workers.values():
                     w.close()
                 board.close()
         finally:
             shutil.rmtree(d, ignore_errors=True)
+
+    def salvage(self, board, m, d, i):
+        """Salvage the board (no process writes it meanwhile: every op is
+        answered) and compare the copy with what the model holds."""
+        import jobboard
+        dst = os.path.join(d, "salvaged-%d" % i)
+        jobboard.salvage(board.path, dst)
+        with jobboard.Board(dst, durability="none") as s:
+            got = {
+                "jobs": sorted((j.uuid, j.name, M.PRIORITIES[int(j.priority)],
+                                j.state.name, j.attempts,
+                                round(j.not_before * 1e6) if j.not_before
+                                else 0, j.unique_key, j.max_attempts)
+                               for j in s.iterate()),
+                "dead": sorted((x.uuid, x.cause.name, x.attempts)
+                               for x in s.dead_letters()),
+                "schedules": sorted((x.name, round(x.next_run * 1e6)
+                                     if x.next_run else 0, x.runs,
+                                     round(x.last_run * 1e6)
+                                     if x.last_run else 0)
+                                    for x in s.schedules()),
+                "policy": tuple(s.retry_policy()),
+                "check": s.check().ok,
+            }
+        shutil.rmtree(dst, ignore_errors=True)
+        want = {
+            "jobs": sorted((j.uuid, j.name, M.PRIORITIES[j.prio], "UNCLAIMED",
+                            j.attempts, j.not_before, j.unique,
+                            j.max_attempts) for j in m.jobs.values()),
+            "dead": sorted((u, cause, j.attempts)
+                           for u, (j, cause, _) in m.dead.items()),
+            "schedules": sorted((n, x["next"], x["runs"], x["last"])
+                                for n, x in m.schedules.items()),
+            "policy": (m.policy[0], m.policy[1] / 1000, m.policy[2] / 1000),
+            "check": True,
+        }
+        # A due time already past is no due time: salvage may copy a due
+        # job as ready (it is claimable either way).
+        for view in (got, want):
+            view["jobs"] = [j[:5] + (j[5] if j[5] > m.wall else 0,) + j[6:]
+                            for j in view["jobs"]]
+        diff = differences(got, want)
+        if diff:
+            raise Failure("salvage after step %d:\n  %s"
+                          % (i, "\n  ".join(diff)))
 
     def step(self, i, op, board, m, workers, gen, known, clock):
         kind = op["op"]
