@@ -159,7 +159,12 @@ class Model:
         return self._failed_attempt(j, "lapsed: " + why)
 
     def lapsing(self):
-        return [j for j in self.jobs.values() if self.lapse_why(j)]
+        """The lapsed claims in the order a sweep returns them: leases by
+        expiry, then by listing order (the board's lease index), then the
+        claims of gone holders by holder, in listing order."""
+        return sorted((j for j in self.jobs.values() if self.lapse_why(j)),
+                      key=lambda j: (j.lease_until == 0, j.lease_until,
+                                     str(j.holder), -j.prio, j.seq))
 
     def claimable(self, j):
         return (not j.claimed() or self.lapse_why(j)) and \
