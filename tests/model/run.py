@@ -326,9 +326,19 @@ def observe_model(m):
 def differences(board_view, model_view):
     out = []
     for k in model_view:
-        if board_view[k] != model_view[k]:
-            out.append("%s:\n    board %r\n    model %r"
-                       % (k, board_view[k], model_view[k]))
+        b, m = board_view[k], model_view[k]
+        if b == m:
+            continue
+        if isinstance(b, list) and isinstance(m, list):
+            i = next((i for i, (x, y) in enumerate(zip(b, m)) if x != y),
+                     min(len(b), len(m)))
+            out.append("%s: %d entries on the board, %d in the model; the "
+                       "first difference at [%d]:\n    board %r\n    "
+                       "model %r" % (k, len(b), len(m), i,
+                                     b[i] if i < len(b) else "(none)",
+                                     m[i] if i < len(m) else "(none)"))
+        else:
+            out.append("%s:\n    board %r\n    model %r" % (k, b, m))
     return out
 
 
