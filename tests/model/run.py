@@ -404,7 +404,18 @@ def gen_op(rng, procs):
         x -= w
     for k, v in common.items():
         op.setdefault(k, v)
+    if procs and op["proc"] and op["op"] in KILLABLE and rng.random() < 0.3:
+        # SIGKILL the worker this long after the op is sent: before, in
+        # or after its write transaction.
+        op["kill_us"] = rng.choice([0, 200, 500, 1000, 2000, 4000])
     return op
+
+
+# Operations a worker may be killed in: the board must then hold them
+# wholly or not at all.
+KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
+            "retry", "trash", "consume", "consume_next", "cancel",
+            "requeue"}
 
 
 # ---------------------------------------------------------- execution
@@ -419,6 +430,7 @@ class Run:
     SALVAGE_EVERY = 40
 
     def __init__(self, ops, procs, root, verbose=False):
+        self.kills = {"done": 0, "undone": 0}
         self.ops = ops
         self.procs = procs
         self.root = root
@@ -450,7 +462,8 @@ class Run:
             known = []  # every uuid seen, in the order first seen
             try:
                 for i, op in enumerate(self.ops):
-                    self.step(i, op, board, m, workers, gen, known, clock)
+                    m = self.step(i, op, board, m, workers, gen, known,
+                                  clock)
                     bv, mv = observe_board(board), observe_model(m)
                     if self.verbose:
                         for j in bv["jobs"]:
@@ -521,14 +534,10 @@ class Run:
         if kind == "advance":
             m.advance(op["ms"] * 1000)
             clock.set(m.wall, m.boot)
-            return
+            return m
         if kind == "kill":
-            w = workers[op["proc"]]
-            w.kill()
-            m.kill((op["proc"], gen[op["proc"]]))
-            gen[op["proc"]] += 1
-            workers[op["proc"]] = Worker(w_path(board), op["proc"])
-            return
+            self.restart(op["proc"], board, m, workers, gen)
+            return m
         proc = op["proc"] if op["proc"] in workers else 0
         holder = (proc, gen.get(proc, 0))
         lease_ms, bind = self.lease_args(op)
@@ -543,6 +552,9 @@ class Run:
             c["lease"] = op["lease_ms"] / 1000
         if kind == "purge":
             c["before"] = 0 if op["all"] else m.wall
+        if proc and op.get("kill_us") is not None:
+            return self.killed_in(i, op, c, board, m, workers, gen, known,
+                                  lease_ms, holder if bind else None, holder)
         r = workers[proc].do(c) if proc else sut_do(board, c, "0")
         exp = self.model_step(kind, c, r, m, known, lease_ms,
                               holder if bind else None, holder)
@@ -551,6 +563,57 @@ class Run:
                           "model %s (%s)" % (i, describe(op), r["st"],
                                              r.get("msg", r), exp[0],
                                              exp[1]))
+        return m
+
+    def restart(self, proc, board, m, workers, gen):
+        """SIGKILL worker `proc` and start a new one (a new process: the
+        killed one's bound claims lapse)."""
+        workers[proc].kill()
+        m.kill((proc, gen[proc]))
+        gen[proc] += 1
+        workers[proc] = Worker(w_path(board), proc)
+
+    def killed_in(self, i, op, c, board, m, workers, gen, known, lease_ms,
+                  bind_holder, holder):
+        """Send `op` to its worker, SIGKILL it kill_us later, and take the
+        model that equals the board: the op wholly done, or not at all."""
+        w = workers[op["proc"]]
+        # Every write appends to the change log in its transaction: the
+        # log's end tells whether the op committed (a claim whose holder
+        # was killed reads as no claim: the board alone cannot tell).
+        before = board.log_bounds()[1]
+        w.start(c)
+        time.sleep(op["kill_us"] / 1e6)
+        self.restart(op["proc"], board, m, workers, gen)
+        committed = board.log_bounds()[1] != before
+        seen = observe_board(board)
+        undone = m.clone()
+        if not committed:
+            diff = differences(seen, observe_model(undone))
+            if not diff:
+                self.kills["undone"] += 1
+                return undone
+            raise Failure("step %d %s, its worker killed %d us after, "
+                          "before its commit: the board is not as without "
+                          "it:\n  %s" % (i, describe(op), op["kill_us"],
+                                         "\n  ".join(diff)))
+        done = m.clone()
+        known2 = list(known)
+        r = infer_answer(op["op"], c, board, done, holder, before)
+        try:
+            exp = self.model_step(op["op"], c, r, done, known2, lease_ms,
+                                  bind_holder, holder)
+            diff = differences(seen, observe_model(done)) if \
+                exp[0] == "ok" else ["the model refuses it: %s" % (exp,)]
+        except (Failure, AssertionError) as e:
+            diff = [str(e)]
+        if not diff:
+            known[:] = known2
+            self.kills["done"] += 1
+            return done
+        raise Failure("step %d %s, its worker killed %d us after, after "
+                      "its commit: the board is not as with it:\n  %s"
+                      % (i, describe(op), op["kill_us"], "\n  ".join(diff)))
 
     def model_step(self, kind, c, r, m, known, lease_ms, holder, me):
         ok = r["st"] == "ok"
@@ -649,6 +712,58 @@ class Run:
         raise ValueError(kind)
 
 
+def infer_answer(kind, c, board, m, me, since):
+    """What the killed worker's op would have answered, read off the board
+    (uuids, sequences, due times) and its change log from `since` (a
+    claim's fencing token is its CLAIMED event's sequence: a bound claim
+    whose holder was killed reads as no claim), for the model's "done"
+    copy."""
+    tokens = {e.uuid: e.seq for e in board.watch(start=since, timeout=0)
+              if e.type.name == "CLAIMED"}
+
+    def snap(uuid):
+        try:
+            return board.get(uuid)
+        except Exception:  # noqa: BLE001 - gone, or never there
+            return None
+    r = {"st": "ok"}
+    if kind in ("post", "batch"):
+        new = sorted((j for j in board.iterate()
+                      if j.uuid not in m.jobs and j.uuid not in m.dead),
+                     key=lambda j: j.sequence)
+        if kind == "post" and new:
+            r.update(uuid=new[0].uuid, seq=new[0].sequence)
+        elif kind == "batch":
+            r.update(uuids=[j.uuid for j in new],
+                     seqs=[j.sequence for j in new])
+    elif kind in ("claim", "retry", "requeue"):
+        j = snap(c["uuid"])
+        if j is not None:
+            r.update(token=tokens.get(c["uuid"], j.token), seq=j.sequence,
+                     due=round(j.not_before * 1e6) if j.not_before else 0)
+    elif kind in ("claim_next", "claim_many", "consume_next"):
+        probe = m.clone()
+        if kind == "consume_next":
+            probe.consume(c["uuid"], c["who"], c["failed"], c["result"])
+        picks = []
+        for _ in range(c.get("max", 1)):
+            j = probe.claim_next_pick(me)
+            if j is None:
+                break
+            probe._claim(j, c["who"], probe.last_token + 1, 0, None)
+            picks.append(j.uuid)
+        toks = [tokens.get(u, 0) for u in picks]
+        if kind == "claim_many":
+            r.update(uuids=picks, tokens=toks)
+        elif picks:
+            r.update(uuid=picks[0], token=toks[0])
+        elif kind == "claim_next":
+            r = {"st": "notfound"}
+        else:
+            r.update(uuid=None)
+    return r
+
+
 def w_path(board):
     return board.path
 
@@ -736,12 +851,16 @@ def main():
             return 1 if why else 0
         seed = a.seed if a.seed is not None else int(time.time()) % 100000
         total = 0
+        kills = {"done": 0, "undone": 0}
         for k in range(a.sequences):
             s = seed + k
             rng = random.Random(s)
             ops = [gen_op(rng, a.procs) for _ in range(a.steps)]
+            run = Run(ops, a.procs, root, a.verbose)
             try:
-                Run(ops, a.procs, root, a.verbose).run()
+                run.run()
+                for k in kills:
+                    kills[k] += run.kills[k]
             except Failure as e:
                 print("seed %d: a difference after %d steps:\n%s"
                       % (s, len(ops), e), flush=True)
@@ -753,8 +872,11 @@ def main():
                 return 1
             total += len(ops)
         print("model: %d sequences from seed %d, %d operations, %d worker "
-              "processes: no difference" % (a.sequences, seed, total,
-                                             a.procs))
+              "processes, %d workers killed inside an operation (%d after "
+              "its commit, %d before): no difference"
+              % (a.sequences, seed, total, a.procs,
+                 kills["done"] + kills["undone"], kills["done"],
+                 kills["undone"]))
         return 0
     finally:
         shutil.rmtree(root, ignore_errors=True)
