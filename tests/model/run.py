@@ -407,7 +407,7 @@ def gen_op(rng, procs):
     if procs and op["proc"] and op["op"] in KILLABLE and rng.random() < 0.3:
         # SIGKILL the worker this long after the op is sent: before, in
         # or after its write transaction.
-        op["kill_us"] = rng.choice([0, 200, 500, 1000, 2000, 4000])
+        op["kill_us"] = rng.choice([0, 1000, 3000, 6000, 12000, 25000])
     return op
 
 
