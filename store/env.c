@@ -1461,6 +1461,12 @@ int jb__store_open(jb_store **out, const char *path,
   s->refs = 1;
   s->log_keep = log_keep;
   s->log_max_age_us = log_max_age_us;
+  /* The history bounds as jb_board_open resolves them (version 2 of the
+   * options; 0: the defaults). */
+  bool v2 = o->version >= 2;
+  s->hist.max_count = v2 && o->history_max ? o->history_max : JB_HISTORY_MAX_DEFAULT;
+  s->hist.max_age_us = (v2 && o->history_max_age_ms ? o->history_max_age_ms
+                                                    : JB_HISTORY_AGE_DEFAULT_MS) * 1000;
   rc = open_env(s, path, o, create);
   if (rc == JB_OK && !s->readonly) rc = jb__signal_open(s);
   if (rc != JB_OK) {

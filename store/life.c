@@ -379,12 +379,14 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
     char why[JB_REASON_MAX + 1];
     size_t why_len = x.rec.reason_len;
     memcpy(why, x.reason, why_len);
+    /* Its history record is trimmed to the store's bounds (txn.h). */
+    jb_store_done done = {JB_END_DEAD, NULL, 0, &s->hist};
     jb_completing c = {.op = JB_RELEASE_TRASH, .uuid = a->uuid, .h = a->h,
                        .posting = {copy.len, copy.data}, .claim = NULL,
                        .unindexed = true, .claimed_us = a->claimed_us,
                        .who = a->who, .who_len = a->who_len,
-                       .now_us = a->now_us, .event = JB_EV_DEAD,
-                       .end = JB_END_DEAD,
+                       .now_us = a->now_us, .done = &done,
+                       .event = JB_EV_DEAD, .end = JB_END_DEAD,
                        .cause = a->dead ? JB_DEAD_BURIED : JB_DEAD_ATTEMPTS,
                        .reason = why_len ? why : NULL, .reason_len = why_len};
     rc = jb__job_complete(s, txn, &c);

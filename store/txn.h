@@ -61,6 +61,14 @@ struct jb_store {
   uint64_t log_keep;
   int64_t log_max_age_us;
   int64_t log_age_due_us;
+  /* The history's bounds of the handle that opened the store (resolved
+   * from its options), for a write that completes a job without a
+   * handle's bounds at hand: a failed attempt that sends the job to the
+   * dead letters (life.c), by a retry, an abandon or a lapse: trimmed to
+   * the compiled-in defaults instead, a board kept with a smaller
+   * history_max would grow past it. Handles with other bounds in the
+   * same process trim to their own in their consumes and trashes. */
+  jb_hist_bounds hist;
   /*
    * Resizing the map is safe only while no transaction of this process is
    * open (LMDB's rule). Every transaction holds this lock shared; growing

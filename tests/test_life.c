@@ -845,6 +845,47 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   check_ok(f->board, 0);
 }
 
+/* A job sent to the dead letters by a failed attempt (a retry, an
+ * abandon or a lapse at its last attempt) leaves its history record
+ * trimmed to the handle's history_max, as a consume's is. */
+static void a_dead_letters_history_record_keeps_the_bound(void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.history_max = 3;
+  f->board = NULL;
+  assert_int_equal(jb_board_open(&f->board, f->dir, &o), JB_OK);
+  char u[JB_UUID_STRLEN];
+  for (int i = 0; i < 3; i++) {
+    jbt_post(u, f->board, "done", JB_PRIORITY_NORMAL);
+    claim_ok(f->board, u, "w", NULL);
+    assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  }
+  jb_retry_policy pol = JB_RETRY_POLICY_INIT;
+  pol.max_attempts = 1;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &pol), JB_OK);
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  for (int i = 0; i < 2; i++) {
+    jbt_post(u, f->board, "dies", JB_PRIORITY_NORMAL);
+    claim_ok(f->board, u, "w", NULL);
+    ro.flags = i ? 0 : JB_RETRY_DEAD; /* buried, then at its last attempt */
+    jb_retry_result res;
+    assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &res), JB_OK);
+    assert_true(res.dead);
+    size_t n = 0;
+    assert_int_equal(jb_history_count(&n, f->board), JB_OK);
+    assert_int_equal(n, 3);
+  }
+  jbt_post(u, f->board, "abandoned", JB_PRIORITY_NORMAL);
+  claim_ok(f->board, u, "w", NULL);
+  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  size_t n = 0;
+  assert_int_equal(jb_history_count(&n, f->board), JB_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(jb_dead_count(&n, f->board), JB_OK);
+  assert_int_equal(n, 3);
+}
+
 static void bad_retries_are_refused_and_change_nothing(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN], free_job[JB_UUID_STRLEN];
@@ -1408,6 +1449,7 @@ int main(void) {
       T(the_boards_retry_policy_applies_to_jobs_without_their_own),
       T(a_lapsed_claim_counts_an_attempt),
       T(retry_with_a_delay_a_backoff_or_to_the_dead_letters),
+      T(a_dead_letters_history_record_keeps_the_bound),
       T(bad_retries_are_refused_and_change_nothing),
       T(a_time_limit_caps_every_lease),
       T(a_unique_key_is_held_by_one_live_job),
