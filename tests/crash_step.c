@@ -47,7 +47,9 @@
  *     point comes before one; tick: jb_schedule_tick at the writer's
  *     clock, posting the schedule's due run; sched-add, sched-remove: of a
  *     second schedule, of the base board's; policy:
- *     jb_board_set_retry_policy)
+ *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
+ *     last attempt (jb_job_abandon_ex); trash: holder trashes held-2
+ *     (jb_job_trash_ex))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -105,7 +107,10 @@
  *     "schedule:NAME:RUN", created at the tick's time) and the schedule
  *     moved past it (next run a minute on, last run, one run counted), or
  *     neither; sched-add, sched-remove: the schedule there as added, or
- *     not; policy: the old policy or the new, whole. Every kill point
+ *     not; policy: the old policy or the new, whole; abandon-dead: as
+ *     retry-dead, the reason its first attempt gave kept; trash: held-2
+ *     claimed by holder, or a dead letter (cause "trashed") with its
+ *     history record (ending "trashed", holder). Every kill point
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
  *     index (read directly: one entry per job holding a key, naming it,
@@ -144,7 +149,7 @@
  *    mdb_txn_commit to the window's end (an op without a commit: the
  *    whole window), and takes every k-th of those, k from a time budget
  *    (5/3 s for each op and mode of the first nine ops, 45 s in all,
- *    1.5 s for each of the newer ones: about 95 s by default, --budget
+ *    1.4 s for each of the newer ones: about 100 s by default, --budget
  *    scales them; visited coarse to fine, so a run cut by the budget is
  *    still spread evenly); before the commit, where the window is not
  *    single-stepped,
@@ -178,7 +183,7 @@
  *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
  *                  consume-many,gathered,publish,retry,retry-dead,requeue,
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
- *                  sched-remove,policy
+ *                  sched-remove,policy,abandon-dead,trash
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -258,17 +263,18 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_CLAIM_MANY, OP_CONSUME_MANY, OP_GATHERED, OP_PUBLISH,
                OP_RETRY, OP_RETRY_DEAD, OP_REQUEUE, OP_PURGE, OP_CANCEL,
                OP_POST_UNIQUE, OP_POST_HELD, OP_TICK, OP_SCHED_ADD,
-               OP_SCHED_REMOVE, OP_POLICY, OP_COUNT } op_kind;
+               OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
+               OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
     "retry", "retry-dead", "requeue", "purge", "cancel",
     "post-unique", "post-held", "tick", "sched-add",
-    "sched-remove", "policy"};
+    "sched-remove", "policy", "abandon-dead", "trash"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
-                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0};
+                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -720,6 +726,10 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   }
   case OP_SCHED_REMOVE: return jb_schedule_remove(b, SCHED);
   case OP_POLICY: return jb_board_set_retry_policy(b, &policy_new);
+  /* holder abandons tired, its last attempt: dead, with the reason its
+   * first attempt gave */
+  case OP_ABANDON_DEAD: return jb_job_abandon_ex(b, sc->base[K_TIRED], HOLDER, 0);
+  case OP_TRASH: return jb_job_trash_ex(b, sc->base[K_HELD2], HOLDER, 0);
   default: return JB_EINVAL;
   }
 }
@@ -772,7 +782,9 @@ static job_state after_state(op_kind op, int k) {
   case OP_GATHERED: /* the consume and crasher's claim; not ghost's */
     return k == 0 ? ST_GONE : k == 1 ? ST_CRASHER : before_state(k);
   case OP_RETRY: return k == K_HELD1 ? ST_DELAYED : before_state(k);
-  case OP_RETRY_DEAD: return k == K_TIRED ? ST_DEAD : before_state(k);
+  case OP_RETRY_DEAD: /* fall through */
+  case OP_ABANDON_DEAD: return k == K_TIRED ? ST_DEAD : before_state(k);
+  case OP_TRASH: return k == K_HELD2 ? ST_DEAD : before_state(k);
   case OP_REQUEUE: return k == K_CORPSE ? ST_READY : before_state(k);
   case OP_PURGE: return k == K_CORPSE || k == K_JUNK ? ST_GONE : before_state(k);
   case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
@@ -874,6 +886,7 @@ static bool job_life_ok(const scenario *sc, int k, job_state st, const jb_job *j
  * operation left it. */
 typedef struct {
   const scenario *sc;
+  op_kind op;
   verdict *v;
   bool ok;
   bool seen[NBASE];
@@ -890,8 +903,10 @@ static int dead_visit(const jb_dead_letter *d, void *payload) {
   uint32_t att = 0;
   const char *why = NULL, *key = NULL;
   if (k == K_CORPSE) cause = JB_DEAD_BURIED, att = 1, why = CORPSE_REASON, key = CORPSE_KEY;
-  else if (k == K_TIRED) cause = JB_DEAD_ATTEMPTS, att = 2, why = DEAD_REASON;
-  else if (k != K_JUNK) {
+  else if (k == K_TIRED)
+    cause = JB_DEAD_ATTEMPTS, att = 2,
+    why = w->op == OP_ABANDON_DEAD ? TIRED_REASON : DEAD_REASON;
+  else if (k != K_JUNK && k != K_HELD2) {
     w->ok = vfail(w->v, "unexpected dead letter %s (%s)", d->uuid,
                   k >= 0 ? base_names[k] : d->name ? d->name : "?");
     return 1;
@@ -1107,7 +1122,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   if (extra && !extra_seen) return vfail(v, "the next writer's job %s is missing", extra);
   /* The dead letters: the base jobs off the board that are there are
    * dead, the others gone. */
-  dead_walk dw = {sc, v, true, {false}, 0};
+  dead_walk dw = {sc, op, v, true, {false}, 0};
   if ((rc = jb_dead_foreach(b, dead_visit, &dw)) != JB_OK && dw.ok)
     return vfail(v, "dead letters: %s", jb_errmsg());
   if (!dw.ok) return false;
@@ -1155,16 +1170,19 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
     aspect(&a, obs[k] == to, "%s %s", name, is);
     if ((to != ST_GONE && to != ST_DEAD) || was == ST_DEAD) continue;
     /* A job that leaves the board has its history record exactly when it
-     * is gone: consumed by holder, dead (its last attempt's reason), or
-     * cancelled (no owner). */
-    jb_end end = op == OP_RETRY_DEAD ? JB_END_DEAD
-                 : op == OP_CANCEL   ? JB_END_CANCELLED
-                                     : JB_END_CONSUMED;
+     * is gone: consumed or trashed by holder, dead (its last attempt's
+     * reason), or cancelled (no owner). */
+    bool dead = op == OP_RETRY_DEAD || op == OP_ABANDON_DEAD;
+    jb_end end = dead               ? JB_END_DEAD
+                 : op == OP_CANCEL ? JB_END_CANCELLED
+                 : op == OP_TRASH  ? JB_END_TRASHED
+                                   : JB_END_CONSUMED;
     jb_completion *c = NULL;
     rc = jb_job_completion(&c, b, sc->base[k]);
     bool rec = rc == JB_OK && c->end == end &&
                str_is(c->owner, op == OP_CANCEL ? NULL : HOLDER) &&
-               (end != JB_END_DEAD || str_is(c->reason, DEAD_REASON));
+               (!dead || str_is(c->reason, op == OP_RETRY_DEAD ? DEAD_REASON
+                                                               : TIRED_REASON));
     bool any = rc == JB_OK;
     jb_completion_free(c);
     if ((obs[k] == to) != rec)
@@ -2091,10 +2109,10 @@ static void kill_at(const run_cfg *c, const recording *r, size_t i) {
 
 /* The short form's time for one op and mode, key points included: the
  * first nine ops share 45 s (5/3 s each); each newer one, whose
- * transaction is as short, gets 1.5 s (its key points and LMDB calls take
+ * transaction is as short, gets 1.4 s (its key points and LMDB calls take
  * about 1 s), so that they add under a minute to make check. --budget
  * scales them all. */
-static double op_share(int op) { return op < OP_RETRY ? 45.0 / 27 : 1.5; }
+static double op_share(int op) { return op < OP_RETRY ? 45.0 / 27 : 1.4; }
 
 typedef struct {
   bool full;       /* every instruction of the window */
@@ -2425,7 +2443,8 @@ static void usage(FILE *f) {
         "SIGKILL a writer at chosen instructions of a post, claim-next, consume,\n"
         "batch post, consume-claim, claim-many, consume-many, a gathered\n"
         "commit with a failing write, a publication, a retry (back-off, and to\n"
-        "the dead letters), a dead letter's requeue and purge, a cancel, a post\n"
+        "the dead letters), an abandon at the last attempt, a trash, a dead\n"
+        "letter's requeue and purge, a cancel, a post\n"
         "with a unique key (free, and held: refused), a schedule's tick, add and\n"
         "remove and a retry policy's change (ptrace), in each durability, and\n"
         "check the board after each kill in a fresh process (tests/crash_step.c\n"
@@ -2435,7 +2454,7 @@ static void usage(FILE *f) {
         "  (default)     the short form of make check: of the instructions from\n"
         "                mdb_txn_commit's start to the window's end, k from\n"
         "                --budget (default: 5/3 s for each op and mode of\n"
-        "                the first nine ops, 1.5 s for each newer one)\n"
+        "                the first nine ops, 1.4 s for each newer one)\n"
         "  --whole       of the whole window (from before the transaction begins)\n"
         "  --full        every instruction of the whole window (k = 1), every op\n"
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
@@ -2443,7 +2462,8 @@ static void usage(FILE *f) {
         "  --ops=LIST    of post,claim-next,consume,batch,consume-claim,\n"
         "                claim-many,consume-many,gathered,publish,retry,\n"
         "                retry-dead,requeue,purge,cancel,post-unique,\n"
-        "                post-held,tick,sched-add,sched-remove,policy\n"
+        "                post-held,tick,sched-add,sched-remove,policy,\n"
+        "                abandon-dead,trash\n"
         "                (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
