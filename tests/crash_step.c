@@ -127,7 +127,8 @@
  *     absent when the kill came before mdb_txn_commit, there when it came
  *     after mdb_txn_commit returned; and a next writer works (posts,
  *     claims and consumes a job, posts another; all checked again).
- *     The recorded run itself was acknowledged: its change must be there.
+ *     The recorded run itself was acknowledged: its change must be there
+ *     (post-held's: no change).
  *     Every second pair of kill points has a bystander: a process that
  *     opened the board before the writer and keeps it open until the
  *     verifier is done, as a board's other workers would. Without one the
@@ -160,10 +161,42 @@
  *  - --whole records the whole window (from before the transaction
  *    begins), k from the budget or --every;
  *  - --full: the whole window, k = 1: every instruction of every operation
- *    and mode (hours; --ops and --modes pick parts).
+ *    and mode (days: the window of a retry is about 100,000 instructions,
+ *    at about 20 ms a kill point; --ops and --modes pick parts);
+ *  - --every=1 without --whole: every instruction from mdb_txn_commit to
+ *    the window's end and every LMDB call before it, the long form that
+ *    fits in minutes per op.
  * N, k, the kill points, the coverage (of the window, and of the commit
  * from its first write syscall to its return, with mdb_txn_commit's own
  * code apart) and the time per kill point are printed for each.
+ *
+ * Recorded long runs of the newer ops (a 2-core machine shared with
+ * other builds, load 5 to 13, two sweeps at once under nice 19; none
+ * failed):
+ *   tests/crash_step --every=1 --modes=normal --no-demo --ops=OP
+ *     OP            kill points (instructions + LMDB calls)   time
+ *     retry         16027 (15981 + 46)                         324 s
+ *     retry-dead    18279 (18205 + 74)                         347 s
+ *     abandon-dead  18264 (18190 + 74)                         395 s
+ *     trash         15450 (15382 + 68)                         365 s
+ *     requeue       18270 (18225 + 45)                         344 s
+ *     purge         11834 (11825 + 9)                          300 s
+ *     cancel        18346 (18275 + 71)                         344 s
+ *     post-unique   15834 (15792 + 42)                         374 s
+ *     tick          18716 (18663 + 53)                         404 s
+ *     sched-add     11841 (11835 + 6)                          310 s
+ *     sched-remove  11747 (11742 + 5)                          216 s
+ *     policy        11844 (11839 + 5)                          217 s
+ *   tests/crash_step --full --modes=normal --no-demo --ops=policy
+ *     28161 kill points (the whole window), 576 s
+ *   tests/crash_step --full --modes=normal --no-demo --ops=post-held
+ *     46159 kill points (the whole window, no commit, and its 11 LMDB
+ *     calls), 642 s
+ *   --full of retry (104722 instructions) and retry-dead (131373) was
+ *   stopped after about 6,400 and 6,700 kill points (spread evenly, coarse
+ *   to fine), none failed.
+ * The short form (all ops and modes and the demonstration) takes 101 s
+ * there (46 s with the first nine ops only).
  *
  * Last, the demonstration that the test finds what it guards against:
  * the key points of a post in durability none with MDB_WRITEMAP forced
