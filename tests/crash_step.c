@@ -13,7 +13,15 @@
  *     `histends`, so that a consume moves the tail to `history` and a
  *     chunk of `history`'s oldest to the head: store/history.h), five
  *     jobs posted (base-0..4), the oldest claimed by "holder", two more
- *     posted and claimed by holder (held-1, held-2), and a last job posted
+ *     posted and claimed by holder (held-1, held-2); the newer write
+ *     paths' fixtures: a retry policy (at most 2 attempts, a back-off of a
+ *     day, so that a retried job stays delayed however long a sweep
+ *     runs), "tired" (claimed by holder, retried once with a reason and
+ *     claimed again: its next failed attempt is its last), "keyed" (ready,
+ *     holding a unique key), two dead letters ("corpse", posted with a
+ *     unique key and buried by a retry with JB_RETRY_DEAD, which frees the
+ *     key, and "junk", trashed by holder) and a schedule (every minute,
+ *     its first run 30 s before the writer's clock); and a last job posted
  *     (the last
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
@@ -27,9 +35,21 @@
  *     fails after writing its claim (the group runs again with it in a
  *     child transaction, which must be aborted) and a claim-next for
  *     "crasher"; publish: the replicator's confirmation of two
- *     publications, base-0 claimed by holder and base-7 ready, both moving
+ *     publications, base-0 claimed by holder and last (ready), both moving
  *     to the Redis band of schema 7's jobkeys, claim and lease entries and
- *     all: both there in Redis's order, or neither)
+ *     all: both there in Redis's order, or neither; retry: holder retries
+ *     held-1 with the policy's back-off; retry-dead: holder retries tired,
+ *     its last attempt, to the dead letters; requeue: jb_dead_requeue of
+ *     corpse; purge: jb_dead_purge of both dead letters; cancel:
+ *     jb_job_cancel of keyed; post-unique: a post with a free unique key;
+ *     post-held: a post with keyed's key, refused (JB_EEXISTS): its write
+ *     transaction is aborted, so its window has no commit and every kill
+ *     point comes before one; tick: jb_schedule_tick at the writer's
+ *     clock, posting the schedule's due run; sched-add, sched-remove: of a
+ *     second schedule, of the base board's; policy:
+ *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
+ *     last attempt (jb_job_abandon_ex); trash: holder trashes held-2
+ *     (jb_job_trash_ex))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -70,12 +90,45 @@
  *     claimed by holder, with none; gathered: the consume of base-0 and
  *     crasher's claim of base-1 both there or neither, and at no kill
  *     point any trace of ghost's failed write: no job claimed by ghost, no
- *     event of ghost's in the change log; after every op the history
- *     holds HISTORY_KEPT records);
+ *     event of ghost's in the change log; retry: held-1 claimed by
+ *     holder with no attempt, or unclaimed, delayed to exactly the
+ *     recorded run's due time (the back-off of the writer's clock, its
+ *     jitter drawn from the fixed random bytes), one attempt and the
+ *     reason counted; retry-dead: tired claimed with its one attempt, or
+ *     off the board as a dead letter (cause "attempts", two attempts, the
+ *     reason, holder the owner) with its history record (ending "dead",
+ *     the reason); requeue: corpse a dead letter (cause "buried", its
+ *     key), or back on the board, ready, the newest job, attempts reset,
+ *     holding its unique key again; purge: both dead letters there or
+ *     neither; cancel: keyed ready with its key, or gone with its history
+ *     record (ending "cancelled") and its key free; post-unique: the job
+ *     holding its key in the unique index, or neither; post-held: nothing
+ *     changed at any kill point; tick: the run (its unique key
+ *     "schedule:NAME:RUN", created at the tick's time) and the schedule
+ *     moved past it (next run a minute on, last run, one run counted), or
+ *     neither; sched-add, sched-remove: the schedule there as added, or
+ *     not; policy: the old policy or the new, whole; abandon-dead: as
+ *     retry-dead, the reason its first attempt gave kept; trash: held-2
+ *     claimed by holder, or a dead letter (cause "trashed") with its
+ *     history record (ending "trashed", holder). Every kill point
+ *     also checks what the operations do not touch: each job's attempts,
+ *     due time, unique key and last reason, each dead letter, the unique
+ *     index (read directly: one entry per job holding a key, naming it,
+ *     no other), the schedules and the policy; the change log holds
+ *     exactly the operation's events since the base board when it is
+ *     there and none when not; and jb_board_stats agrees with a recount
+ *     of the board (jobs by state, due delayed jobs, claims, dead letters,
+ *     history records kept and of the last hour by ending, the log's
+ *     bounds), its meta counters too: the events counted by type equal
+ *     the log's (never trimmed here), and the history records counted by
+ *     ending equal the events of those endings and the newest record's
+ *     place in the history; after every op the history holds
+ *     HISTORY_KEPT records);
  *     absent when the kill came before mdb_txn_commit, there when it came
  *     after mdb_txn_commit returned; and a next writer works (posts,
  *     claims and consumes a job, posts another; all checked again).
- *     The recorded run itself was acknowledged: its change must be there.
+ *     The recorded run itself was acknowledged: its change must be there
+ *     (post-held's: no change).
  *     Every second pair of kill points has a bystander: a process that
  *     opened the board before the writer and keeps it open until the
  *     verifier is done, as a board's other workers would. Without one the
@@ -94,10 +147,13 @@
  * map), and the instructions just before and after each syscall of the
  * commit. Then every k-th instruction:
  *  - the short form (make check) records from the first instruction of
- *    mdb_txn_commit to the window's end, and takes every k-th of those, k
- *    from a time budget (--budget, 45 s for the whole run by default;
- *    visited coarse to fine, so a run cut by the budget is still spread
- *    evenly); before the commit, where the window is not single-stepped,
+ *    mdb_txn_commit to the window's end (an op without a commit: the
+ *    whole window), and takes every k-th of those, k from a time budget
+ *    (5/3 s for each op and mode of the first nine ops, 45 s in all,
+ *    1.4 s for each of the newer ones: about 100 s by default, --budget
+ *    scales them; visited coarse to fine, so a run cut by the budget is
+ *    still spread evenly); before the commit, where the window is not
+ *    single-stepped,
  *    it kills the writer on entering each LMDB call of the transaction's
  *    body (mdb_txn_begin, mdb_get, mdb_put, mdb_cursor_put, mdb_txn_abort,
  *    ... and a gathered group's child commits: found by breakpoints on
@@ -105,10 +161,42 @@
  *  - --whole records the whole window (from before the transaction
  *    begins), k from the budget or --every;
  *  - --full: the whole window, k = 1: every instruction of every operation
- *    and mode (hours; --ops and --modes pick parts).
+ *    and mode (days: the window of a retry is about 100,000 instructions,
+ *    at about 20 ms a kill point; --ops and --modes pick parts);
+ *  - --every=1 without --whole: every instruction from mdb_txn_commit to
+ *    the window's end and every LMDB call before it, the long form that
+ *    fits in minutes per op.
  * N, k, the kill points, the coverage (of the window, and of the commit
  * from its first write syscall to its return, with mdb_txn_commit's own
  * code apart) and the time per kill point are printed for each.
+ *
+ * Recorded long runs of the newer ops (a 2-core machine shared with
+ * other builds, load 5 to 13, two sweeps at once under nice 19; none
+ * failed):
+ *   tests/crash_step --every=1 --modes=normal --no-demo --ops=OP
+ *     OP            kill points (instructions + LMDB calls)   time
+ *     retry         16027 (15981 + 46)                         324 s
+ *     retry-dead    18279 (18205 + 74)                         347 s
+ *     abandon-dead  18264 (18190 + 74)                         395 s
+ *     trash         15450 (15382 + 68)                         365 s
+ *     requeue       18270 (18225 + 45)                         344 s
+ *     purge         11834 (11825 + 9)                          300 s
+ *     cancel        18346 (18275 + 71)                         344 s
+ *     post-unique   15834 (15792 + 42)                         374 s
+ *     tick          18716 (18663 + 53)                         404 s
+ *     sched-add     11841 (11835 + 6)                          310 s
+ *     sched-remove  11747 (11742 + 5)                          216 s
+ *     policy        11844 (11839 + 5)                          217 s
+ *   tests/crash_step --full --modes=normal --no-demo --ops=policy
+ *     28161 kill points (the whole window), 576 s
+ *   tests/crash_step --full --modes=normal --no-demo --ops=post-held
+ *     46159 kill points (the whole window, no commit, and its 11 LMDB
+ *     calls), 642 s
+ *   --full of retry (104722 instructions) and retry-dead (131373) was
+ *   stopped after about 6,400 and 6,700 kill points (spread evenly, coarse
+ *   to fine), none failed.
+ * The short form (all ops and modes and the demonstration) takes 101 s
+ * there (46 s with the first nine ops only).
  *
  * Last, the demonstration that the test finds what it guards against:
  * the key points of a post in durability none with MDB_WRITEMAP forced
@@ -126,7 +214,9 @@
  *   tests/crash_step                 the short form (as make check runs it)
  *   tests/crash_step --full          every instruction, every op and mode
  *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
- *                  consume-many,gathered,publish
+ *                  consume-many,gathered,publish,retry,retry-dead,requeue,
+ *                  purge,cancel,post-unique,post-held,tick,sched-add,
+ *                  sched-remove,policy,abandon-dead,trash
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -180,9 +270,18 @@ int main(void) {
  * appended there: store/logread.c, jb__log_open_for). */
 #define BATCH 24
 #define ACK_MAX (16 + BATCH * (JB_UUID_STRLEN + 1))
-/* base-0 (claimed by holder), base-1..4, held-1 and held-2 (claimed by
- * holder), last */
-#define NBASE 8
+/* The base board's jobs: base-0 (claimed by holder), base-1..4, held-1
+ * and held-2 (claimed by holder), tired (claimed by holder, one attempt
+ * counted), keyed (holding a unique key), last; then two dead letters,
+ * corpse (buried by a retry, its unique key freed) and junk (trashed). */
+#define K_HELD1 5
+#define K_HELD2 6
+#define K_TIRED 7
+#define K_KEYED 8
+#define K_LAST 9
+#define K_CORPSE 10
+#define K_JUNK 11
+#define NBASE 12
 #define CLAIM_MANY 3 /* claim-many claims base-1..3 */
 #define HOLDER "holder"
 #define CRASHER "crasher"
@@ -195,15 +294,50 @@ int main(void) {
 
 typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_CLAIM_MANY, OP_CONSUME_MANY, OP_GATHERED, OP_PUBLISH,
+               OP_RETRY, OP_RETRY_DEAD, OP_REQUEUE, OP_PURGE, OP_CANCEL,
+               OP_POST_UNIQUE, OP_POST_HELD, OP_TICK, OP_SCHED_ADD,
+               OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
                OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
-    "claim-many", "consume-many", "gathered", "publish"};
+    "claim-many", "consume-many", "gathered", "publish",
+    "retry", "retry-dead", "requeue", "purge", "cancel",
+    "post-unique", "post-held", "tick", "sched-add",
+    "sched-remove", "policy", "abandon-dead", "trash"};
+/* The change-log events each operation appends when it is there (the
+ * next writer's four come on top). */
+static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
+                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
- * claimed by holder, and base-7, ready): each moves to the Redis band
+ * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
 #define PUBLISHED_A 0
-#define PUBLISHED_B 7
+#define PUBLISHED_B K_LAST
+/* An operation that writes nothing: its transaction is aborted (a post
+ * refused for its unique key), so the window has no commit. */
+static bool op_no_commit(int op) { return op == OP_POST_HELD; }
+
+/* The fixtures of the newer write paths (point 1 of the comment above). */
+#define KEYED_KEY "crash-key"   /* held by keyed */
+#define CORPSE_KEY "corpse-key" /* corpse's, free while it is dead */
+#define FRESH_KEY "fresh-key"   /* post-unique's */
+#define SCHED "crash-sched"     /* due at the writer's clock */
+#define SCHED_EVERY_MS 60000
+#define SCHED2 "crash-sched-2"  /* sched-add's */
+#define SCHED2_EVERY_MS 120000
+#define RUN_NAME "sched-run"    /* the job of SCHED's runs */
+#define SCHED2_NAME "sched-two"
+#define TIRED_REASON "first try"
+#define CORPSE_REASON "buried on purpose"
+#define RETRY_REASON "try later"
+#define DEAD_REASON "gave up"
+/* The base board's policy: a job's second failed attempt is its last; the
+ * back-off is a day, so a retried job stays delayed however long a sweep
+ * runs (a due one would be made claimable by the next claim). */
+static const jb_retry_policy policy_base = {JB_RETRY_POLICY_VERSION, 2, 86400000,
+                                            864000000};
+static const jb_retry_policy policy_new = {JB_RETRY_POLICY_VERSION, 5, 30000,
+                                           600000};
 static const jb_durability modes[3] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
                                        JB_DURABILITY_FULL};
 
@@ -243,6 +377,17 @@ int clock_gettime(clockid_t clock, struct timespec *ts) {
   }
   return rc;
 }
+
+/* The writer's clock, microseconds (the same in every process: the main
+ * one fixes WRITER_SECONDS before anything else runs). */
+static int64_t writer_now_us(void) {
+  const char *secs = getenv(WRITER_SECONDS);
+  return (secs ? (int64_t)strtoll(secs, NULL, 10) : 0) * 1000000 + 500000;
+}
+
+/* SCHED's first run: 30 s before the writer's clock (its every_ms is 60 s,
+ * so a tick by the writer posts exactly that run). */
+static int64_t sched_start_us(void) { return writer_now_us() - 30500000; }
 
 /* ------------------------------------------------------------- utilities */
 
@@ -361,13 +506,33 @@ typedef struct {
   char base[NBASE][JB_UUID_STRLEN];
   char fresh[BATCH][JB_UUID_STRLEN];
   int nfresh;
+  int64_t due_us;    /* retry: the due time of the recorded run */
+  uint64_t log_next; /* the base board's next change-log sequence */
 } scenario;
 
 static const char *const base_names[NBASE] = {
-    "base-0", "base-1", "base-2", "base-3", "base-4", "held-1", "held-2", "last"};
+    "base-0", "base-1", "base-2", "base-3", "base-4", "held-1", "held-2", "tired",
+    "keyed", "last", "corpse", "junk"};
 
-/* The base board's jobs claimed by holder. */
-static bool base_held(int k) { return k == 0 || k == 5 || k == 6; }
+/* The base board's jobs claimed by holder that consume-many consumes. */
+static bool base_held(int k) { return k == 0 || k == K_HELD1 || k == K_HELD2; }
+
+/* The template of SCHED's runs, and SCHED2 (sched-add). */
+static jb_schedule sched_of(bool second, unsigned char d[4]) {
+  jb_schedule sd = JB_SCHEDULE_INIT;
+  sd.name = second ? SCHED2 : SCHED;
+  sd.every_ms = second ? SCHED2_EVERY_MS : SCHED_EVERY_MS;
+  sd.start_us = second ? 0 : sched_start_us();
+  sd.job = post_of(second ? SCHED2_NAME : RUN_NAME, d, second ? 61 : 60);
+  return sd;
+}
+
+static jb_retry_opts retry_opts(unsigned flags, const char *reason) {
+  jb_retry_opts o = JB_RETRY_OPTS_INIT;
+  o.flags = flags;
+  o.reason = reason;
+  return o;
+}
 
 /* Made by a process of its own; the uuids come back on a pipe. */
 static void make_base(const char *dir, scenario *sc) {
@@ -390,7 +555,7 @@ static void make_base(const char *dir, scenario *sc) {
           jb_job_consume(b, u, HOLDER) != JB_OK)
         _exit(15);
     }
-    for (int i = 0; i < NBASE; i++) {
+    for (int i = 0; i <= K_LAST; i++) {
       unsigned char d[4];
       jb_post post = post_of(base_names[i], d, i);
       if (jb_job_post(s.base[i], b, &post) != JB_OK) _exit(11);
@@ -404,7 +569,40 @@ static void make_base(const char *dir, scenario *sc) {
       } else if (i > 0 && base_held(i) && jb_job_claim(b, s.base[i], HOLDER) != JB_OK) {
         _exit(15);
       }
+      if (i != K_HELD2) continue;
+      /* The newer write paths' fixtures, before the last job: the policy;
+       * tired, retried once at once and claimed again; keyed; corpse,
+       * buried by a retry; junk, trashed; SCHED. */
+      jb_retry_opts first = retry_opts(0, TIRED_REASON);
+      jb_retry_opts bury = retry_opts(JB_RETRY_DEAD, CORPSE_REASON);
+      jb_post fx;
+      if (jb_board_set_retry_policy(b, &policy_base) != JB_OK) _exit(16);
+      fx = post_of(base_names[K_TIRED], d, K_TIRED);
+      if (jb_job_post(s.base[K_TIRED], b, &fx) != JB_OK ||
+          jb_job_claim(b, s.base[K_TIRED], HOLDER) != JB_OK ||
+          jb_job_retry(b, s.base[K_TIRED], HOLDER, &first, NULL) != JB_OK ||
+          jb_job_claim(b, s.base[K_TIRED], HOLDER) != JB_OK)
+        _exit(17);
+      fx = post_of(base_names[K_KEYED], d, K_KEYED);
+      fx.unique_key = KEYED_KEY;
+      if (jb_job_post(s.base[K_KEYED], b, &fx) != JB_OK) _exit(18);
+      fx = post_of(base_names[K_CORPSE], d, K_CORPSE);
+      fx.unique_key = CORPSE_KEY;
+      if (jb_job_post(s.base[K_CORPSE], b, &fx) != JB_OK ||
+          jb_job_claim(b, s.base[K_CORPSE], HOLDER) != JB_OK ||
+          jb_job_retry(b, s.base[K_CORPSE], HOLDER, &bury, NULL) != JB_OK)
+        _exit(19);
+      fx = post_of(base_names[K_JUNK], d, K_JUNK);
+      if (jb_job_post(s.base[K_JUNK], b, &fx) != JB_OK ||
+          jb_job_claim(b, s.base[K_JUNK], HOLDER) != JB_OK ||
+          jb_job_trash(b, s.base[K_JUNK], HOLDER) != JB_OK)
+        _exit(20);
+      unsigned char sd[4];
+      jb_schedule sched = sched_of(false, sd);
+      if (jb_schedule_add(b, &sched, 0) != JB_OK) _exit(21);
+      i = K_LAST - 1; /* last */
     }
+    if (jb_log_bounds(NULL, &s.log_next, b) != JB_OK) _exit(22);
     jb_board_close(b);
     _exit(write(p[1], &s, sizeof s) == (ssize_t)sizeof s ? 0 : 14);
   }
@@ -517,6 +715,54 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
     uint64_t seqs[2] = {7, 3};
     return jb__board_set_published(b, u, 2, JB_PUB_DONE, seqs, NULL);
   }
+  case OP_RETRY: /* holder gives held-1 back after the policy's back-off */
+  case OP_RETRY_DEAD: { /* and tired, at its last attempt: dead */
+    bool dead = op == OP_RETRY_DEAD;
+    jb_retry_opts o = retry_opts(dead ? 0 : JB_RETRY_BACKOFF,
+                                 dead ? DEAD_REASON : RETRY_REASON);
+    jb_retry_result res;
+    int rc = jb_job_retry(b, sc->base[dead ? K_TIRED : K_HELD1], HOLDER, &o, &res);
+    if (rc == JB_OK && (res.dead != dead || res.attempts != (dead ? 2u : 1u) ||
+                        (!dead && res.due_us <= 0)))
+      return jb__err(JB_EIO, "retry: dead %d, attempts %u, due %" PRId64, res.dead,
+                     res.attempts, res.due_us);
+    /* The due time goes back with the acknowledgement. */
+    if (rc == JB_OK && !dead) snprintf(out[0], JB_UUID_STRLEN, "%" PRId64, res.due_us);
+    return rc;
+  }
+  case OP_REQUEUE: return jb_dead_requeue(b, sc->base[K_CORPSE], 0);
+  case OP_PURGE: {
+    size_t n = 0;
+    int rc = jb_dead_purge(&n, b, INT64_MAX);
+    return rc == JB_OK && n != 2 ? jb__err(JB_EIO, "purge: %zu letters, not 2", n) : rc;
+  }
+  case OP_CANCEL: return jb_job_cancel(b, sc->base[K_KEYED], 0);
+  case OP_POST_UNIQUE:
+    posts[0].unique_key = FRESH_KEY;
+    return jb_job_post(out[0], b, &posts[0]);
+  case OP_POST_HELD: { /* refused: keyed holds the key */
+    posts[0].unique_key = KEYED_KEY;
+    char u[JB_UUID_STRLEN] = "";
+    int rc = jb_job_post(u, b, &posts[0]);
+    if (rc == JB_EEXISTS && strcmp(u, sc->base[K_KEYED]) == 0) return JB_OK;
+    return jb__err(JB_EIO, "post-held: %d (%s), holder '%s'", rc, jb_errmsg(), u);
+  }
+  case OP_TICK: {
+    size_t n = 0;
+    int rc = jb_schedule_tick(&n, b, 0);
+    return rc == JB_OK && n != 1 ? jb__err(JB_EIO, "tick posted %zu runs", n) : rc;
+  }
+  case OP_SCHED_ADD: {
+    unsigned char sd[4];
+    jb_schedule sched = sched_of(true, sd);
+    return jb_schedule_add(b, &sched, 0);
+  }
+  case OP_SCHED_REMOVE: return jb_schedule_remove(b, SCHED);
+  case OP_POLICY: return jb_board_set_retry_policy(b, &policy_new);
+  /* holder abandons tired, its last attempt: dead, with the reason its
+   * first attempt gave */
+  case OP_ABANDON_DEAD: return jb_job_abandon_ex(b, sc->base[K_TIRED], HOLDER, 0);
+  case OP_TRASH: return jb_job_trash_ex(b, sc->base[K_HELD2], HOLDER, 0);
   default: return JB_EINVAL;
   }
 }
@@ -546,11 +792,15 @@ static bool is_fresh(const scenario *sc, const char *u, int *idx) {
   return false;
 }
 
-/* A base job's state: gone, ready, or claimed (by holder, crasher or
- * someone else). */
-typedef enum { ST_GONE, ST_READY, ST_HOLDER, ST_CRASHER, ST_OTHER } job_state;
+/* A base job's state: gone, ready, claimed (by holder, crasher or someone
+ * else), delayed (unclaimed until its due time), or a dead letter. */
+typedef enum { ST_GONE, ST_READY, ST_HOLDER, ST_CRASHER, ST_OTHER, ST_DELAYED,
+               ST_DEAD } job_state;
 
-static job_state before_state(int k) { return base_held(k) ? ST_HOLDER : ST_READY; }
+static job_state before_state(int k) {
+  if (k == K_CORPSE || k == K_JUNK) return ST_DEAD;
+  return base_held(k) || k == K_TIRED ? ST_HOLDER : ST_READY;
+}
 
 /* What the killed operation makes of base job k (its state before, when
  * it does not touch it). */
@@ -564,51 +814,279 @@ static job_state after_state(op_kind op, int k) {
   case OP_CONSUME_MANY: return base_held(k) ? ST_GONE : before_state(k);
   case OP_GATHERED: /* the consume and crasher's claim; not ghost's */
     return k == 0 ? ST_GONE : k == 1 ? ST_CRASHER : before_state(k);
+  case OP_RETRY: return k == K_HELD1 ? ST_DELAYED : before_state(k);
+  case OP_RETRY_DEAD: /* fall through */
+  case OP_ABANDON_DEAD: return k == K_TIRED ? ST_DEAD : before_state(k);
+  case OP_TRASH: return k == K_HELD2 ? ST_DEAD : before_state(k);
+  case OP_REQUEUE: return k == K_CORPSE ? ST_READY : before_state(k);
+  case OP_PURGE: return k == K_CORPSE || k == K_JUNK ? ST_GONE : before_state(k);
+  case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
   default: return before_state(k);
   }
 }
 
 static const char *state_text(job_state st, const char *other, char *buf, size_t len) {
   static const char *const names[] = {"gone", "ready", "claimed by " HOLDER,
-                                      "claimed by " CRASHER};
+                                      "claimed by " CRASHER, "", "delayed",
+                                      "a dead letter"};
   if (st != ST_OTHER) return names[st];
-  snprintf(buf, len, "claimed by %s", other);
+  snprintf(buf, len, "claimed by %.60s", other);
   return buf;
 }
 
-/* The change log holds no event of ghost's (the gathered group's failed
- * write): its claim left no trace. */
-static bool no_ghost_event(jb_board *b, verdict *v) {
+/* Two strings alike, NULL being the empty one. */
+static bool str_is(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* The killed operation's changes: each there or not, all of them one way. */
+typedef struct {
+  int n, there;
+  char what[400];
+  size_t len;
+} aspects;
+
+static void aspect(aspects *a, bool there, const char *fmt, ...) {
+  a->n++;
+  a->there += there;
+  if (a->len >= sizeof a->what) return;
+  if (a->len) a->len += (size_t)snprintf(a->what + a->len, sizeof a->what - a->len, ", ");
+  if (a->len >= sizeof a->what) return;
+  va_list ap;
+  va_start(ap, fmt);
+  a->len += (size_t)vsnprintf(a->what + a->len, sizeof a->what - a->len, fmt, ap);
+  va_end(ap);
+}
+
+/* What the board holds, counted while it is checked: the figures
+ * jb_board_stats must agree with (check_stats). */
+typedef struct {
+  size_t jobs, ready, claimed, delayed, dead;
+  int64_t due[NBASE + BATCH + 8]; /* the delayed jobs' due times */
+  size_t ndue;
+  uint64_t log_first, log_next, by_type[16], since_base;
+} recount;
+
+/* Read the whole change log: its events by type, those since the base
+ * board, and no event of ghost's (the gathered group's failed write: its
+ * claim left no trace). */
+static bool scan_log(jb_board *b, const scenario *sc, recount *rc, verdict *v) {
   uint64_t from = 0, next = 0;
   if (jb_log_bounds(&from, &next, b) != JB_OK) return vfail(v, "log: %s", jb_errmsg());
+  rc->log_first = from, rc->log_next = next;
   jb_event ev[32];
   while (from < next) {
     size_t n = 0;
     if (jb_log_read(ev, &n, NULL, b, from, 32) != JB_OK || n == 0)
       return vfail(v, "log: %s", n ? jb_errmsg() : "no event where one should be");
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
       if (strcmp(ev[i].owner, GHOST) == 0)
         return vfail(v, "the gathered group's failed write left a trace: a %s event "
                      "of job %s by %s in the change log",
                      jb_event_type_name(ev[i].type), ev[i].uuid, GHOST);
+      rc->by_type[(unsigned)ev[i].type & 15u]++;
+      rc->since_base += ev[i].seq >= sc->log_next;
+    }
     from = ev[n - 1].seq + 1;
   }
   return true;
 }
 
+/* A base job on the board in state st: its attempts, due time, unique key
+ * and last reason as the base board or the killed operation left them. */
+static bool job_life_ok(const scenario *sc, int k, job_state st, const jb_job *j,
+                        verdict *v) {
+  uint32_t att = 0;
+  int64_t due = 0;
+  const char *key = NULL, *why = NULL;
+  if (k == K_HELD1 && st == ST_DELAYED) att = 1, due = sc->due_us, why = RETRY_REASON;
+  if (k == K_TIRED) att = 1, why = TIRED_REASON;
+  if (k == K_KEYED) key = KEYED_KEY;
+  if (k == K_CORPSE) key = CORPSE_KEY; /* requeued: its attempts start again */
+  if (jb_job_attempts(j) == att && jb_job_not_before(j) == due &&
+      str_is(jb_job_unique_key(j), key) && str_is(jb_job_last_reason(j), why))
+    return true;
+  return vfail(v, "job %s (%s) is %s with attempts %u, due %" PRId64 ", unique key "
+               "'%s', reason '%s'; not %u, %" PRId64 ", '%s', '%s'", sc->base[k],
+               base_names[k], st == ST_DELAYED ? "delayed" : "on the board",
+               jb_job_attempts(j), jb_job_not_before(j),
+               jb_job_unique_key(j) ? jb_job_unique_key(j) : "",
+               jb_job_last_reason(j) ? jb_job_last_reason(j) : "", att, due,
+               key ? key : "", why ? why : "");
+}
+
+/* The dead letters: each a base job's, as the base board or the killed
+ * operation left it. */
+typedef struct {
+  const scenario *sc;
+  op_kind op;
+  verdict *v;
+  bool ok;
+  bool seen[NBASE];
+  size_t n;
+} dead_walk;
+
+static int dead_visit(const jb_dead_letter *d, void *payload) {
+  dead_walk *w = payload;
+  w->n++;
+  int k = -1;
+  for (int i = 0; i < NBASE; i++)
+    if (strcmp(d->uuid, w->sc->base[i]) == 0) k = i;
+  jb_dead_cause cause = JB_DEAD_TRASHED;
+  uint32_t att = 0;
+  const char *why = NULL, *key = NULL;
+  if (k == K_CORPSE) cause = JB_DEAD_BURIED, att = 1, why = CORPSE_REASON, key = CORPSE_KEY;
+  else if (k == K_TIRED)
+    cause = JB_DEAD_ATTEMPTS, att = 2,
+    why = w->op == OP_ABANDON_DEAD ? TIRED_REASON : DEAD_REASON;
+  else if (k != K_JUNK && k != K_HELD2) {
+    w->ok = vfail(w->v, "unexpected dead letter %s (%s)", d->uuid,
+                  k >= 0 ? base_names[k] : d->name ? d->name : "?");
+    return 1;
+  }
+  w->seen[k] = true;
+  unsigned char want[4];
+  details_of(want, k);
+  if (d->cause != cause || d->attempts != att || !str_is(d->reason, why) ||
+      !str_is(d->unique_key, key) || !str_is(d->owner, HOLDER) ||
+      !str_is(d->name, base_names[k]) || d->details == NULL || d->details_len != 4 ||
+      memcmp(d->details, want, 4) != 0) {
+    w->ok = vfail(w->v, "dead letter %s (%s): cause %s, attempts %u, reason '%s', "
+                  "unique key '%s', owner '%s'; not %s, %u, '%s', '%s', '%s' (or its "
+                  "posting differs)", d->uuid, base_names[k], jb_dead_cause_name(d->cause),
+                  d->attempts, d->reason ? d->reason : "",
+                  d->unique_key ? d->unique_key : "", d->owner ? d->owner : "",
+                  jb_dead_cause_name(cause), att, why ? why : "", key ? key : "", HOLDER);
+    return 1;
+  }
+  return 0;
+}
+
+/* The unique index (store.h: key -> uuid), read directly. */
+#define UNIQ_MAX 16
+typedef struct {
+  size_t n;
+  bool odd; /* more entries, or one that is not key -> 16 bytes */
+  char key[UNIQ_MAX][JB_UNIQUE_MAX + 1];
+  char uuid[UNIQ_MAX][JB_UUID_STRLEN];
+} uniq_tab;
+
+static int uniq_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  uniq_tab *t = vctx;
+  t->n = 0, t->odd = false;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->unique, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (t->n == UNIQ_MAX || k.mv_size > JB_UNIQUE_MAX || v.mv_size != 16) {
+      t->odd = true;
+      continue;
+    }
+    memcpy(t->key[t->n], k.mv_data, k.mv_size);
+    t->key[t->n][k.mv_size] = '\0';
+    jb__uuid_format(t->uuid[t->n], v.mv_data);
+    t->n++;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The schedules: SCHED as added (or ticked, or removed) and SCHED2 when
+ * added, nothing else. */
+typedef struct {
+  bool seen[2], odd;
+  int64_t every_ms[2], next_us[2], last_us[2];
+  uint64_t runs[2];
+  bool job_ok[2];
+  char other[80];
+} sched_walk;
+
+static int sched_visit(const jb_schedule *sd, void *payload) {
+  sched_walk *w = payload;
+  int i = strcmp(sd->name, SCHED) == 0 ? 0 : strcmp(sd->name, SCHED2) == 0 ? 1 : -1;
+  if (i < 0) {
+    w->odd = true;
+    snprintf(w->other, sizeof w->other, "%s", sd->name);
+    return 0;
+  }
+  w->seen[i] = true;
+  w->every_ms[i] = sd->every_ms, w->next_us[i] = sd->next_us;
+  w->last_us[i] = sd->last_run_us, w->runs[i] = sd->runs;
+  w->job_ok[i] = str_is(sd->job.name, i ? SCHED2_NAME : RUN_NAME) && sd->cron == NULL;
+  return 0;
+}
+
+static bool check_schedules(jb_board *b, op_kind op, aspects *a, verdict *v) {
+  sched_walk w;
+  memset(&w, 0, sizeof w);
+  if (jb_schedule_foreach(b, sched_visit, &w) != JB_OK)
+    return vfail(v, "schedules: %s", jb_errmsg());
+  if (w.odd) return vfail(v, "unexpected schedule %s", w.other);
+  int64_t s0 = sched_start_us();
+  if (w.seen[0]) {
+    bool ticked = w.next_us[0] == s0 + SCHED_EVERY_MS * 1000 && w.last_us[0] == s0 &&
+                  w.runs[0] == 1;
+    bool fresh = w.next_us[0] == s0 && w.last_us[0] == 0 && w.runs[0] == 0;
+    if (w.every_ms[0] != SCHED_EVERY_MS || !w.job_ok[0] || !(fresh || ticked) ||
+        (ticked && op != OP_TICK))
+      return vfail(v, "schedule %s: every %" PRId64 " ms, next run %" PRId64 ", last "
+                   "%" PRId64 ", %" PRIu64 " runs: neither as added (next %" PRId64
+                   ") nor as the tick leaves it", SCHED, w.every_ms[0], w.next_us[0],
+                   w.last_us[0], w.runs[0], s0);
+    if (op == OP_TICK)
+      aspect(a, ticked, "%s %s", SCHED, ticked ? "moved past its run" : "not ticked");
+  } else if (op != OP_SCHED_REMOVE) {
+    return vfail(v, "schedule %s is missing", SCHED);
+  }
+  if (op == OP_SCHED_REMOVE)
+    aspect(a, !w.seen[0], "%s %s", SCHED, w.seen[0] ? "there" : "removed");
+  if (w.seen[1]) {
+    if (op != OP_SCHED_ADD)
+      return vfail(v, "schedule %s is there: the killed %s does not add it", SCHED2,
+                   op_names[op]);
+    int64_t next = writer_now_us() + SCHED2_EVERY_MS * 1000;
+    if (w.every_ms[1] != SCHED2_EVERY_MS || !w.job_ok[1] || w.next_us[1] != next ||
+        w.runs[1] != 0 || w.last_us[1] != 0)
+      return vfail(v, "schedule %s is not as added: every %" PRId64 " ms, next run %"
+                   PRId64 " (not %" PRId64 "), %" PRIu64 " runs", SCHED2, w.every_ms[1],
+                   w.next_us[1], next, w.runs[1]);
+  }
+  if (op == OP_SCHED_ADD)
+    aspect(a, w.seen[1], "%s %s", SCHED2, w.seen[1] ? "added" : "not there");
+  return true;
+}
+
+static bool same_policy(const jb_retry_policy *x, const jb_retry_policy *y) {
+  return x->max_attempts == y->max_attempts && x->backoff_ms == y->backoff_ms &&
+         x->backoff_max_ms == y->backoff_max_ms;
+}
+
 /* The board's jobs against the scenario (check_board): each base job as
  * acknowledged, or (those the killed operation changes) as it leaves
- * them, all of them or none; a consumed job's history record there
- * exactly when the job is gone. */
+ * them, and each other change of the operation (a dead letter, a unique
+ * key, a schedule, the policy, its events), all of them or none; a job
+ * that leaves the board has its history record exactly when it is gone. */
 static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
-                       const char *extra, bool *applied, verdict *v) {
+                       const char *extra, bool *applied, recount *cnt, verdict *v) {
   int rc;
   job_state obs[NBASE];
   char owner[NBASE][JB_WHO_MAX + 1];
-  uint64_t token[NBASE] = {0};
+  uint64_t token[NBASE] = {0}, seq[NBASE] = {0};
   bool remote[NBASE] = {false};
   bool extra_seen = false;
-  int nfresh = 0;
+  int nfresh = 0, nrun = 0;
+  size_t nkeyed = 0;
+  char keyed_uuid[UNIQ_MAX][JB_UUID_STRLEN], keyed_key[UNIQ_MAX][JB_UNIQUE_MAX + 1];
+  char run_key[JB_UNIQUE_MAX + 1];
+  snprintf(run_key, sizeof run_key, JB_SCHEDULE_KEY_PREFIX "%s:%" PRId64, SCHED,
+           sched_start_us());
+  uniq_tab ut;
+  memset(&ut, 0, sizeof ut);
+  if ((rc = jb__store_read(b->store, uniq_body, &ut)) != JB_OK)
+    return vfail(v, "the unique index: %s", jb_errmsg());
   for (int k = 0; k < NBASE; k++) obs[k] = ST_GONE, owner[k][0] = '\0';
   jb_iter *it = NULL;
   if (jb_iter_open(&it, b, 0) != JB_OK) return vfail(v, "iter: %s", jb_errmsg());
@@ -617,6 +1095,17 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   while (ok && (rc = jb_iter_next(&j, it)) == JB_OK && j != NULL) {
     const char *u = jb_job_uuid(j), *who = jb_job_owner(j);
     bool claimed = jb_job_state(j) == JB_STATE_CLAIMED;
+    bool delayed = !claimed && jb_job_not_before(j) != 0;
+    cnt->jobs++;
+    if (claimed) cnt->claimed++;
+    else if (delayed) cnt->delayed++;
+    else cnt->ready++;
+    if (delayed && cnt->ndue < sizeof cnt->due / sizeof cnt->due[0])
+      cnt->due[cnt->ndue++] = jb_job_not_before(j);
+    if (jb_job_unique_key(j) && nkeyed < UNIQ_MAX) {
+      snprintf(keyed_uuid[nkeyed], JB_UUID_STRLEN, "%s", u);
+      snprintf(keyed_key[nkeyed++], JB_UNIQUE_MAX + 1, "%s", jb_job_unique_key(j));
+    }
     int k = -1;
     for (int i = 0; i < NBASE; i++)
       if (strcmp(u, sc->base[i]) == 0) k = i;
@@ -630,33 +1119,67 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
       details_of(want, k);
       if (strcmp(jb_job_name(j), base_names[k]) != 0 || dl != 4 || memcmp(det, want, 4))
         ok = vfail(v, "acknowledged job %s (%s): its posting changed", u, base_names[k]);
-      obs[k] = !claimed                     ? ST_READY
+      obs[k] = !claimed                     ? (delayed ? ST_DELAYED : ST_READY)
                : strcmp(who, HOLDER) == 0  ? ST_HOLDER
                : strcmp(who, CRASHER) == 0 ? ST_CRASHER
                                            : ST_OTHER;
       if (claimed) snprintf(owner[k], sizeof owner[k], "%s", who);
       token[k] = claimed ? jb_job_token(j) : 0;
       remote[k] = jb_job_remote(j);
+      seq[k] = jb_job_sequence(j);
+      ok = ok && job_life_ok(sc, k, obs[k], j, v);
     } else if (is_fresh(sc, u, &k)) {
       nfresh++;
       details_of(want, 100 + k);
       if (strcmp(jb_job_name(j), "crash-new") != 0 || dl != 4 || memcmp(det, want, 4) ||
-          claimed)
+          claimed || delayed || jb_job_attempts(j) != 0 ||
+          !str_is(jb_job_unique_key(j), op == OP_POST_UNIQUE ? FRESH_KEY : NULL))
         ok = vfail(v, "the killed post's job %s is there but not intact", u);
     } else if (extra && strcmp(u, extra) == 0) {
       extra_seen = true;
+    } else if (op == OP_TICK && strcmp(jb_job_name(j), RUN_NAME) == 0) {
+      nrun++;
+      if (claimed || delayed || !str_is(jb_job_unique_key(j), run_key) ||
+          jb_job_created(j) != writer_now_us() || nrun > 1)
+        ok = vfail(v, "the tick's run %s is there but not intact (unique key '%s', "
+                   "created %" PRId64 ", %s)", u,
+                   jb_job_unique_key(j) ? jb_job_unique_key(j) : "", jb_job_created(j),
+                   nrun > 1 ? "a second run" : claimed ? "claimed" : "unclaimed");
     } else {
       ok = vfail(v, "unexpected job %s (%s) on the board", u, jb_job_name(j));
     }
   }
   if (ok && rc != JB_OK) ok = vfail(v, "iter: %s", jb_errmsg());
   jb_iter_close(it);
-  if (!ok || !no_ghost_event(b, v)) return false;
+  if (!ok || !scan_log(b, sc, cnt, v)) return false;
   if (extra && !extra_seen) return vfail(v, "the next writer's job %s is missing", extra);
+  /* The dead letters: the base jobs off the board that are there are
+   * dead, the others gone. */
+  dead_walk dw = {sc, op, v, true, {false}, 0};
+  if ((rc = jb_dead_foreach(b, dead_visit, &dw)) != JB_OK && dw.ok)
+    return vfail(v, "dead letters: %s", jb_errmsg());
+  if (!dw.ok) return false;
+  cnt->dead = dw.n;
+  for (int k = 0; k < NBASE; k++) {
+    if (dw.seen[k] && obs[k] != ST_GONE)
+      return vfail(v, "job %s (%s) is both on the board and a dead letter", sc->base[k],
+                   base_names[k]);
+    if (dw.seen[k]) obs[k] = ST_DEAD;
+  }
+  /* The unique index: one entry for each job on the board with a key,
+   * naming it, and no other. */
+  if (ut.odd || ut.n != nkeyed)
+    return vfail(v, "the unique index holds %s%zu entries for the %zu jobs on the "
+                 "board with a unique key", ut.odd ? "more than " : "", ut.n, nkeyed);
+  for (size_t i = 0; i < nkeyed; i++) {
+    size_t e = 0;
+    while (e < ut.n && strcmp(ut.key[e], keyed_key[i]) != 0) e++;
+    if (e == ut.n || strcmp(ut.uuid[e], keyed_uuid[i]) != 0)
+      return vfail(v, "job %s holds unique key '%s', but the index %s", keyed_uuid[i],
+                   keyed_key[i], e == ut.n ? "has no such entry" : "names another job");
+  }
   /* The base jobs: unchanged, or (those the op changes) changed. */
-  int nchange = 0, nthere = 0;
-  char torn[400] = "";
-  size_t tl = 0;
+  aspects a = {0};
   for (int k = 0; k < NBASE; k++) {
     job_state was = before_state(k), to = after_state(op, k);
     const char *name = base_names[k];
@@ -677,27 +1200,35 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                    "killed %s leaves it", sc->base[k], name, is,
                    state_text(was, "", b2, sizeof b2), state_text(to, "", b3, sizeof b3),
                    op_names[op]);
-    nchange++;
-    nthere += obs[k] == to;
-    if (tl < sizeof torn)
-      tl += (size_t)snprintf(torn + tl, sizeof torn - tl, "%s%s %s", tl ? ", " : "",
-                             name, is);
-    if (to != ST_GONE) continue;
-    /* A consumed job's history record is there exactly when it is gone. */
+    aspect(&a, obs[k] == to, "%s %s", name, is);
+    if ((to != ST_GONE && to != ST_DEAD) || was == ST_DEAD) continue;
+    /* A job that leaves the board has its history record exactly when it
+     * is gone: consumed or trashed by holder, dead (its last attempt's
+     * reason), or cancelled (no owner). */
+    bool dead = op == OP_RETRY_DEAD || op == OP_ABANDON_DEAD;
+    jb_end end = dead               ? JB_END_DEAD
+                 : op == OP_CANCEL ? JB_END_CANCELLED
+                 : op == OP_TRASH  ? JB_END_TRASHED
+                                   : JB_END_CONSUMED;
     jb_completion *c = NULL;
     rc = jb_job_completion(&c, b, sc->base[k]);
-    bool rec = rc == JB_OK && c->end == JB_END_CONSUMED && strcmp(c->owner, HOLDER) == 0;
+    bool rec = rc == JB_OK && c->end == end &&
+               str_is(c->owner, op == OP_CANCEL ? NULL : HOLDER) &&
+               (!dead || str_is(c->reason, op == OP_RETRY_DEAD ? DEAD_REASON
+                                                               : TIRED_REASON));
+    bool any = rc == JB_OK;
     jb_completion_free(c);
-    if ((obs[k] == ST_GONE) != rec)
-      return vfail(v, "consume: the job %s (%s) is %s but its history record is %s",
-                   sc->base[k], name, obs[k] == ST_GONE ? "gone" : "there",
-                   rc == JB_OK ? "there" : "not");
+    if ((obs[k] == to) != rec)
+      return vfail(v, "%s: the job %s (%s) is %s but its history record is %s",
+                   op_names[op], sc->base[k], name, obs[k] == to ? "gone" : "there",
+                   rec ? "there" : any ? "not as it should be" : "not there");
   }
-  if (nthere != 0 && nthere != nchange)
-    return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
-                 op_names[op], nthere, nchange, torn);
+  /* requeue: corpse is the newest job (a new sequence). */
+  if (obs[K_CORPSE] == ST_READY && seq[K_CORPSE] <= seq[K_LAST])
+    return vfail(v, "requeued job %s has sequence %" PRIu64 ", not after last's %" PRIu64,
+                 sc->base[K_CORPSE], seq[K_CORPSE], seq[K_LAST]);
   /* claim-many claims in listing order: its fencing tokens increase so. */
-  for (int k = 2; op == OP_CLAIM_MANY && nthere && k <= CLAIM_MANY; k++)
+  for (int k = 2; op == OP_CLAIM_MANY && a.there && k <= CLAIM_MANY; k++)
     if (token[k] <= token[k - 1])
       return vfail(v, "claim-many's claims are not in listing order: %s has token %" PRIu64
                    ", %s token %" PRIu64, base_names[k - 1], token[k - 1], base_names[k],
@@ -724,25 +1255,119 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
     while (no < 2 && jb_iter_next(&oj, oi) == JB_OK && oj != NULL)
       snprintf(order[no++], JB_UUID_STRLEN, "%s", jb_job_uuid(oj));
     jb_iter_close(oi);
-    /* Redis numbered base-7 3 and base-0 7: they list first, in that order. */
+    /* Redis numbered last 3 and base-0 7: they list first, in that order. */
     if (no != 2 || strcmp(order[0], sc->base[PUBLISHED_B]) != 0 ||
         strcmp(order[1], sc->base[PUBLISHED_A]) != 0)
       return vfail(v, "the published jobs are not first in Redis's order");
   }
-  if (op == OP_PUBLISH) {
-    *applied = npub == 2;
-  } else if (nchange) {
-    *applied = nthere != 0;
-  } else {
-    if (nfresh != 0 && nfresh != sc->nfresh)
-      return vfail(v, "%d of the batch's %d jobs are there", nfresh, sc->nfresh);
-    *applied = nfresh != 0;
-  }
+  if (op == OP_PUBLISH) aspect(&a, npub == 2, "published %d", npub);
+  /* The new jobs: the posts' (all or none), the tick's run. */
+  if (sc->nfresh) aspect(&a, nfresh != 0, "%d of %d new jobs", nfresh, sc->nfresh);
+  if (nfresh != 0 && nfresh != sc->nfresh)
+    return vfail(v, "%d of the batch's %d jobs are there", nfresh, sc->nfresh);
+  if (op == OP_TICK) aspect(&a, nrun == 1, "the tick's run %s", nrun ? "there" : "not");
+  /* The schedules and the policy. */
+  if (!check_schedules(b, op, &a, v)) return false;
+  jb_retry_policy pol;
+  if (jb_board_get_retry_policy(&pol, b) != JB_OK)
+    return vfail(v, "retry policy: %s", jb_errmsg());
+  bool pol_new = op == OP_POLICY && same_policy(&pol, &policy_new);
+  if (!pol_new && !same_policy(&pol, &policy_base))
+    return vfail(v, "the retry policy is max %u, back-off %" PRId64 "..%" PRId64
+                 " ms: neither the base board's nor the killed %s's", pol.max_attempts,
+                 pol.backoff_ms, pol.backoff_max_ms, op_names[op]);
+  if (op == OP_POLICY) aspect(&a, pol_new, "policy %s", pol_new ? "new" : "old");
+  if (a.there != 0 && a.there != a.n)
+    return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
+                 op_names[op], a.there, a.n, a.what);
+  *applied = a.there != 0;
+  /* Its events: all of them exactly when it is there (the next writer's
+   * four after them). */
+  uint64_t want_ev = (*applied ? (uint64_t)op_events[op] : 0) + (extra ? 4 : 0);
+  if (cnt->since_base != want_ev)
+    return vfail(v, "the change log holds %" PRIu64 " events since the base board, not %"
+                 PRIu64 " (the killed %s %s%s)", cnt->since_base, want_ev, op_names[op],
+                 *applied ? "there" : "not there", extra ? ", and the next writer's" : "");
   size_t nh = 0;
   if ((rc = jb_history_count(&nh, b)) != JB_OK || nh != HISTORY_KEPT)
     return vfail(v, "the history holds %zu records, not %d (%s)", nh,
                  HISTORY_KEPT, rc == JB_OK ? "ok" : jb_errmsg());
   return true;
+}
+
+/* The figures of jb_board_stats, the board's meta counters among them,
+ * against a recount of the board (check_jobs's): the jobs by state, the
+ * dead letters, the history kept and of the last hour by ending, the
+ * change log's bounds; the events counted since the board was made equal
+ * those in the log by type (it is never trimmed here), and the history
+ * records counted by ending equal both the events of the endings that
+ * have one and the newest record's place in the history. */
+static bool check_stats(jb_board *b, const recount *cnt, verdict *v) {
+  jb_stats st = JB_STATS_INIT;
+  if (jb_board_stats(b, &st) != JB_OK) return vfail(v, "stats: %s", jb_errmsg());
+  size_t due = 0;
+  for (size_t i = 0; i < cnt->ndue; i++) due += cnt->due[i] <= st.now_us;
+  jb_history_iter *hi = NULL;
+  const jb_completion *c;
+  size_t nh = 0;
+  uint64_t hour[8] = {0}, newest = 0;
+  int rc = jb_history_open(&hi, b, 0);
+  while (rc == JB_OK && (rc = jb_history_next(&c, hi)) == JB_OK && c != NULL) {
+    if (nh++ == 0) newest = c->history_seq;
+    if (st.now_us - c->completed_us <= INT64_C(3600000000)) hour[c->end & 7]++;
+  }
+  jb_history_close(hi);
+  bool ok = true;
+  char why[300] = "";
+  const uint64_t *ev = st.events_total, *end = st.ends_total;
+  uint64_t ends = 0;
+  for (int e = 0; e < 8; e++) ends += end[e];
+#define DIFF(cond, ...) \
+  if (ok && !(cond)) ok = false, snprintf(why, sizeof why, __VA_ARGS__)
+  DIFF(rc == JB_OK, "history: %s", jb_errmsg());
+  DIFF(st.jobs == cnt->jobs, "jobs %zu, the board lists %zu", st.jobs, cnt->jobs);
+  DIFF(st.by_state[JB_STATS_UNCLAIMED] == cnt->ready, "unclaimed %zu, the board lists %zu",
+       st.by_state[JB_STATS_UNCLAIMED], cnt->ready);
+  DIFF(st.by_state[JB_STATS_CLAIMED] == cnt->claimed, "claimed %zu, the board lists %zu",
+       st.by_state[JB_STATS_CLAIMED], cnt->claimed);
+  DIFF(st.by_state[JB_STATS_DELAYED] == cnt->delayed, "delayed %zu, the board lists %zu",
+       st.by_state[JB_STATS_DELAYED], cnt->delayed);
+  DIFF(st.delayed_due == due, "delayed and due %zu, the board lists %zu", st.delayed_due,
+       due);
+  DIFF(st.claims_bound + st.claims_leased + st.claims_plain == cnt->claimed,
+       "claims by kind %zu + %zu + %zu, the board lists %zu claimed", st.claims_bound,
+       st.claims_leased, st.claims_plain, cnt->claimed);
+  DIFF(st.dead_letters == cnt->dead, "dead letters %zu, listed %zu", st.dead_letters,
+       cnt->dead);
+  DIFF(st.history == nh, "history %zu records, listed %zu", st.history, nh);
+  for (int e = 0; e < 8; e++)
+    DIFF(st.completed_1h[e] == hour[e], "%s in the last hour %" PRIu64 ", listed %" PRIu64,
+         jb_end_name((jb_end)e), st.completed_1h[e], hour[e]);
+  DIFF(st.log_first == cnt->log_first && st.log_next == cnt->log_next,
+       "log %" PRIu64 "..%" PRIu64 ", read %" PRIu64 "..%" PRIu64, st.log_first,
+       st.log_next, cnt->log_first, cnt->log_next);
+  for (int t = 0; t < 16 && cnt->log_first == 1; t++)
+    DIFF(ev[t] == cnt->by_type[t], "%s events counted %" PRIu64 ", the log holds %"
+         PRIu64, jb_event_type_name((jb_event_type)t) ? jb_event_type_name((jb_event_type)t)
+                                                      : "untyped",
+         ev[t], cnt->by_type[t]);
+  DIFF(ev[JB_EVENT_CONSUMED] == end[JB_END_CONSUMED] + end[JB_END_FAILED] &&
+           ev[JB_EVENT_TRASHED] == end[JB_END_TRASHED] &&
+           ev[JB_EVENT_REVOKED] == end[JB_END_REVOKED] &&
+           ev[JB_EVENT_LOST] == end[JB_END_LOST] &&
+           ev[JB_EVENT_CANCELLED] == end[JB_END_CANCELLED] &&
+           ev[JB_EVENT_DEAD] == end[JB_END_DEAD] && end[0] == 0,
+       "endings counted (consumed %" PRIu64 ", failed %" PRIu64 ", trashed %" PRIu64
+       ", cancelled %" PRIu64 ", dead %" PRIu64 ") differ from their events (consumed %"
+       PRIu64 ", trashed %" PRIu64 ", cancelled %" PRIu64 ", dead %" PRIu64 ")",
+       end[JB_END_CONSUMED], end[JB_END_FAILED], end[JB_END_TRASHED],
+       end[JB_END_CANCELLED], end[JB_END_DEAD], ev[JB_EVENT_CONSUMED],
+       ev[JB_EVENT_TRASHED], ev[JB_EVENT_CANCELLED], ev[JB_EVENT_DEAD]);
+  DIFF(ends == newest, "%" PRIu64 " history records counted, the newest is number %"
+       PRIu64, ends, newest);
+#undef DIFF
+  jb_stats_clear(&st);
+  return ok ? true : vfail(v, "jb_board_stats disagrees with the board: %s", why);
 }
 
 /* Check the board against the scenario; *applied: the killed operation is
@@ -763,7 +1388,9 @@ static bool check_board(jb_board *b, op_kind op, const scenario *sc,
   if (st.problems && !damage[0])
     snprintf(damage, sizeof damage, "check: %zu problems", (size_t)st.problems);
   v->why[0] = '\0';
-  bool ok = check_jobs(b, op, sc, extra, applied, v);
+  recount cnt;
+  memset(&cnt, 0, sizeof cnt);
+  bool ok = check_jobs(b, op, sc, extra, applied, &cnt, v) && check_stats(b, &cnt, v);
   if (!damage[0]) return ok;
   if (ok) return vfail(v, "%s", damage);
   char jobs[sizeof v->why];
@@ -1364,9 +1991,14 @@ static void record_run(const run_cfg *c, recording *r, bool whole, size_t ncommi
   reap(&t);
   if (!WIFEXITED(t.status) || WEXITSTATUS(t.status) != 0)
     die("the recorded %s failed (status %#x): %s", op_names[c->op], t.status, r->ack);
+  if (op_no_commit(c->op)) { /* the whole window is before a commit */
+    if (r->commit_in != SIZE_MAX)
+      die("the recorded %s went through mdb_txn_commit", op_names[c->op]);
+    r->commit_in = r->commit_out = r->n;
+  }
   if (r->commit_in == SIZE_MAX || r->commit_out == SIZE_MAX)
     die("the recorded %s never went through mdb_txn_commit", op_names[c->op]);
-  if (r->meta_first == SIZE_MAX)
+  if (r->meta_first == SIZE_MAX && !op_no_commit(c->op))
     die("the recorded %s's commit never changed the meta pages", op_names[c->op]);
   if (r->first_write == SIZE_MAX) r->first_write = r->n;
   /* mdb_txn_commit's own code in the transaction's commit (not in the
@@ -1445,6 +2077,9 @@ static void record_calls(const run_cfg *c, recording *r) {
     poke(&t, at[k], (orig[k] & ~0xffL) | 0xcc);
   }
   reap(&t);
+  /* An operation that writes nothing has no commit: every call is before
+   * it. */
+  if (op_no_commit(c->op) && last_commit == SIZE_MAX) last_commit = r->n;
   if (last_commit == SIZE_MAX)
     die("the recorded %s never went through mdb_txn_commit", op_names[c->op]);
   r->ncommits = hits[COMMIT];
@@ -1505,11 +2140,20 @@ static void kill_at(const run_cfg *c, const recording *r, size_t i) {
 
 /* ----------------------------------------------------------- the sweeps */
 
+/* The short form's time for one op and mode, key points included: the
+ * first nine ops share 45 s (5/3 s each); each newer one, whose
+ * transaction is as short, gets 1.4 s (its key points and LMDB calls take
+ * about 1 s), so that they add under a minute to make check. --budget
+ * scales them all. */
+static double op_share(int op) { return op < OP_RETRY ? 45.0 / 27 : 1.4; }
+
 typedef struct {
   bool full;       /* every instruction of the window */
   bool whole;      /* the window from its start (else from the commit's) */
   size_t every;    /* 0: from the budget */
-  double budget;   /* seconds, the short form's whole sweep */
+  double budget;   /* seconds, the short form's whole sweep (0: the sum of
+                      the sweeps' shares) */
+  double shares;   /* the sum of the shares of this run's sweeps */
   int ncombos;     /* op x mode sweeps in this run */
   int tests;
   int failed;
@@ -1667,18 +2311,32 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   fresh_copy(base, work);
   record_calls(&c, &rc);
   fresh_copy(base, work);
-  record_run(&c, &r, o->whole || o->full, rc.ncommits);
+  bool nocommit = op_no_commit(c.op);
+  record_run(&c, &r, o->whole || o->full || nocommit, rc.ncommits);
   double rec_secs = now_s() - t0;
   sc->nfresh = 0;
-  if (c.op == OP_POST || c.op == OP_BATCH) scenario_fresh(sc, r.ack);
-  /* The recorded run was acknowledged: its change must be there. */
+  if (c.op == OP_POST || c.op == OP_BATCH || c.op == OP_POST_UNIQUE)
+    scenario_fresh(sc, r.ack);
+  /* retry: the due time the recorded run acknowledged, within the policy's
+   * back-off and its jitter (+-20 %) of the writer's clock; every run
+   * draws the same jitter (its random bytes are fixed). */
+  sc->due_us = 0;
+  if (c.op == OP_RETRY) {
+    int64_t d = policy_base.backoff_ms * 1000, w = writer_now_us();
+    if (sscanf(r.ack, "ack %*d %" SCNd64, &sc->due_us) != 1 ||
+        sc->due_us < w + d / 10 * 8 || sc->due_us > w + d / 10 * 12)
+      die("the recorded retry's due time is not the back-off's: '%s'", r.ack);
+  }
+  /* The recorded run was acknowledged: its change must be there (an
+   * operation that writes nothing: absent). */
   bool applied = false, later = false;
   char why[700] = "";
-  if (!verify(work, c.mode, c.op, sc, &applied, &later, why, sizeof why) || !applied ||
-      !later) {
+  if (!verify(work, c.mode, c.op, sc, &applied, &later, why, sizeof why) ||
+      applied == nocommit || later == nocommit) {
     res->fails++;
     snprintf(res->first_why, sizeof res->first_why, "after the acknowledged %s: %s",
-             op_names[c.op], why[0] ? why : "the change is not there");
+             op_names[c.op], why[0] ? why : nocommit ? "a change is there"
+                                                     : "the change is not there");
     printf("# %s\n", res->first_why);
   }
   /* The key points first, then every k-th instruction. */
@@ -1689,9 +2347,10 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   /* Before the commit (short form): on entering each LMDB call of the
    * transaction's body. */
   size_t ncalls = 0, ncalls_points = 0, calls_failed = 0;
-  double deadline = t0 + o->budget / o->ncombos;
+  double mine = op_share(c.op) * (o->budget > 0 ? o->budget / o->shares : 1);
+  double deadline = t0 + mine;
   bool timed = !o->full && !o->every; /* the budget decides */
-  if (!r.whole && !key_only) {
+  if ((!r.whole || nocommit) && !key_only) {
     size_t failed = res->fails, before = res->points;
     size_t bits = spread_bits(rc.n);
     for (size_t x = 0; x < ((size_t)1 << bits); x++) {
@@ -1716,7 +2375,7 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
     } else if (o->every) {
       k = o->every;
     } else {
-      double left = o->budget / o->ncombos - (now_s() - t0);
+      double left = mine - (now_s() - t0);
       double can = left > 0 ? left / per : 0;
       if (can < 10) can = 10; /* a few outside the key points */
       k = (size_t)((double)r.n / can) + 1;
@@ -1748,17 +2407,25 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   char at[200] = "none", fw[64] = "none (WRITEMAP: no syscall)", m1[200], m2[200];
   if (res->flip != SIZE_MAX) where(r.steps[res->flip].rip, at, sizeof at);
   if (r.first_write < r.commit_out) snprintf(fw, sizeof fw, "%zu", r.first_write);
-  where(r.steps[r.meta_first].rip, m1, sizeof m1);
-  where(r.steps[r.meta_last].rip, m2, sizeof m2);
+  snprintf(m1, sizeof m1, "none: no commit");
+  snprintf(m2, sizeof m2, "none");
+  if (r.meta_first != SIZE_MAX) {
+    where(r.steps[r.meta_first].rip, m1, sizeof m1);
+    where(r.steps[r.meta_last].rip, m2, sizeof m2);
+  }
   const char *name = op_names[c.op], *mode = jb_durability_name(c.mode);
   const char *wm = c.writemap ? "+WRITEMAP" : "";
-  printf("# %s/%s%s: N=%zu instructions %s (recorded in %.1f s); "
-         "mdb_txn_commit runs %zu..%zu (%zu of them its own code), its first syscall "
-         "at %s; the meta pages change at %zu (%s) .. %zu (%s)\n",
-         name, mode, wm, r.n,
-         r.whole ? "in the window" : "from mdb_txn_commit to the window's end",
-         rec_secs, r.commit_in, r.commit_out, r.ndense, fw,
-         r.meta_first, m1, r.meta_last, m2);
+  if (nocommit)
+    printf("# %s/%s%s: N=%zu instructions in the window (recorded in %.1f s); no "
+           "commit: its write transaction is aborted\n", name, mode, wm, r.n, rec_secs);
+  else
+    printf("# %s/%s%s: N=%zu instructions %s (recorded in %.1f s); "
+           "mdb_txn_commit runs %zu..%zu (%zu of them its own code), its first syscall "
+           "at %s; the meta pages change at %zu (%s) .. %zu (%s)\n",
+           name, mode, wm, r.n,
+           r.whole ? "in the window" : "from mdb_txn_commit to the window's end",
+           rec_secs, r.commit_in, r.commit_out, r.ndense, fw,
+           r.meta_first, m1, r.meta_last, m2);
   if (key_only)
     printf("#   the %zu key points only (around the meta change and each syscall of the "
            "commit)\n", nkey);
@@ -1789,12 +2456,14 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
          "a bystander%s\n", mode, jb_durability_name((jb_durability)((c.mode + 1) % 3)),
          c.writemap ? " (not with WRITEMAP)" : "");
   size_t in_rec = res->points - ncalls_points;
+  char flip[32] = "none";
+  if (res->flip != SIZE_MAX) snprintf(flip, sizeof flip, "%zu", res->flip);
   printf("#   kill points %zu: %zu = %.2f%% of the N recorded instructions (from the "
          "commit's first write syscall to its return %zu/%zu, its own code %zu/%zu), "
-         "%zu on LMDB calls; the change is there from kill point %zu (%s) on; %zu "
+         "%zu on LMDB calls; the change is there from kill point %s (%s) on; %zu "
          "failed; %.1f s (%.1f ms per kill point: k=1 would take about %.0f s)\n",
          res->points, in_rec, 100.0 * (double)in_rec / (double)r.n, ext_done, ext, own_done,
-         own, ncalls_points, res->flip, at, res->fails, res->secs, res->per_kill * 1e3,
+         own, ncalls_points, flip, at, res->fails, res->secs, res->per_kill * 1e3,
          res->per_kill * (double)r.n);
   free_recording(&r);
 }
@@ -1805,22 +2474,30 @@ static void usage(FILE *f) {
   fputs("usage: crash_step [--full | --whole] [--ops=LIST] [--modes=LIST]\n"
         "                  [--every=K] [--budget=SECONDS] [--no-demo | --demo-only] [-v]\n"
         "SIGKILL a writer at chosen instructions of a post, claim-next, consume,\n"
-        "batch post, consume-claim, claim-many, consume-many and a gathered\n"
-        "commit with a failing write (ptrace), in each durability, and check the\n"
-        "board after each kill in a fresh process (tests/crash_step.c says what\n"
-        "is checked).\n"
+        "batch post, consume-claim, claim-many, consume-many, a gathered\n"
+        "commit with a failing write, a publication, a retry (back-off, and to\n"
+        "the dead letters), an abandon at the last attempt, a trash, a dead\n"
+        "letter's requeue and purge, a cancel, a post\n"
+        "with a unique key (free, and held: refused), a schedule's tick, add and\n"
+        "remove and a retry policy's change (ptrace), in each durability, and\n"
+        "check the board after each kill in a fresh process (tests/crash_step.c\n"
+        "says what is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"
         "and each syscall of the commit; then at every k-th instruction:\n"
         "  (default)     the short form of make check: of the instructions from\n"
         "                mdb_txn_commit's start to the window's end, k from\n"
-        "                --budget (default 45 s for the whole run)\n"
+        "                --budget (default: 5/3 s for each op and mode of\n"
+        "                the first nine ops, 1.4 s for each newer one)\n"
         "  --whole       of the whole window (from before the transaction begins)\n"
         "  --full        every instruction of the whole window (k = 1), every op\n"
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
         "  --every=K     k fixed instead of from the budget\n"
         "  --ops=LIST    of post,claim-next,consume,batch,consume-claim,\n"
-        "                claim-many,consume-many,gathered,publish (default\n"
-        "                all)\n"
+        "                claim-many,consume-many,gathered,publish,retry,\n"
+        "                retry-dead,requeue,purge,cancel,post-unique,\n"
+        "                post-held,tick,sched-add,sched-remove,policy,\n"
+        "                abandon-dead,trash\n"
+        "                (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
@@ -1869,7 +2546,7 @@ int main(int argc, char **argv) {
                  strcmp(argv[4], "1") == 0, &sc};
     tracee_main(&c, TRACEE_FD);
   }
-  sweep_opts o = {.budget = 45};
+  sweep_opts o = {.budget = 0};
   /* Every writer's wall clock: a second after now, fixed for the run. */
   char secs[32];
   snprintf(secs, sizeof secs, "%lld", (long long)time(NULL) + 1);
@@ -1938,7 +2615,7 @@ int main(int argc, char **argv) {
   for (int op = 0; op < OP_COUNT; op++)
     for (int m = 0; m < 3; m++)
       if (in_list(ops, op_names[op]) && in_list(mlist, jb_durability_name(modes[m])))
-        o.ncombos++;
+        o.ncombos++, o.shares += op_share(op);
   if (only_demo) o.ncombos = 0;
   double t0 = now_s();
   for (int op = 0; op < OP_COUNT && o.ncombos; op++)
