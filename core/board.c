@@ -817,7 +817,7 @@ int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force) {
   /* Redis has cancelled it; gone here means the replicator saw it leave
    * Redis first and recorded a plain ending: it becomes "cancelled". */
   if (rc == JB_ENOTFOUND) {
-    jb_store_done done = {JB_END_CANCELLED, NULL, 0, &hb};
+    jb_store_done done = {.end = JB_END_CANCELLED, .bounds = &hb};
     int arc = jb__store_amend_completion(b->store, raw, &done, "", 0,
                                          jb__now_us());
     if (arc != JB_OK && arc != JB_ENOTFOUND) return arc;
@@ -849,10 +849,23 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
   const struct jb_remote_ops *o = b->remote_ops;
+  /* How the job ends goes to Redis with the release, so that every board
+   * mirroring it records the same ending (a plain consume or trash says
+   * nothing more than taskflow's keys do). */
+  jb_remote_outcome how = {0}, *hp = NULL;
+  if (done && (done->end != (op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                      : JB_END_TRASHED) ||
+               done->result || done->reason || done->cause)) {
+    how = (jb_remote_outcome){.end = done->end, .result = done->result,
+                              .result_len = done->result_len,
+                              .cause = done->cause, .reason = done->reason,
+                              .reason_len = done->reason_len, .owner = who};
+    hp = &how;
+  }
   for (int i = 0;; i++) {
-    rc = (op == JB_RELEASE_ABANDON ? o->abandon
-          : op == JB_RELEASE_CONSUME ? o->consume
-                                     : o->trash)(b->remote_ctx, t, who);
+    rc = op == JB_RELEASE_ABANDON ? o->abandon(b->remote_ctx, t, who)
+         : op == JB_RELEASE_CONSUME ? o->consume(b->remote_ctx, t, who, hp)
+                                    : o->trash(b->remote_ctx, t, who, hp);
     if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
   }
   if (rc != JB_OK) return rc;
@@ -880,9 +893,9 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   if (rc == JB_OK) rc = jb__who_check(who, &who_len);
   if (rc != JB_OK) return rc;
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-  jb_store_done done = {op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
-                                                 : JB_END_TRASHED,
-                        NULL, 0, &hb};
+  jb_store_done done = {.end = op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                        : JB_END_TRASHED,
+                        .bounds = &hb};
   return say_if_cancelled(b, jb__board_release(b, op, raw, who, who_len,
                                                token, op == JB_RELEASE_ABANDON
                                                           ? NULL

@@ -1261,8 +1261,22 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   jb_jobx x;
   if ((rc = jb__jobx_get(s, txn, c->uuid, &x)) && rc != MDB_NOTFOUND)
     return rc;
+  jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                     : JB_END_TRASHED,
+                         NULL, 0, NULL, 0, NULL, 0};
+  const jb_store_done *d = c->done ? c->done : &plain;
   uint8_t xbuf[JB_JOBX_MAXLEN];
-  size_t x_len = x.found ? jb__jobx_encode(&x, xbuf) : 0;
+  size_t x_len = 0;
+  if (d->reason && c->op == JB_RELEASE_TRASH) {
+    /* A reason given with the trash (a dead letter decided through
+     * Redis): the letter keeps it as the last attempt's. */
+    jb_jobx kept_x = x;
+    if (!kept_x.found) kept_x.rec.format = 1;
+    jb__jobx_set_reason(&kept_x, d->reason, d->reason_len);
+    x_len = jb__jobx_encode(&kept_x, xbuf);
+  } else if (x.found) {
+    x_len = jb__jobx_encode(&x, xbuf);
+  }
   jb_buf *kept = &s->hist_posting; /* and the posting (txn.h) */
   kept->len = 0;
   if ((rc = jb__buf_append(kept, posting.mv_data, posting.mv_size))) return rc;
@@ -1272,19 +1286,19 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     MDB_val tv = {sizeof(jb_trashrec) + c->who_len + posting.mv_size + x_len,
                   NULL};
     if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
-    jb_trashrec tr = {.format = 2, .cause = c->cause,
+    jb_trashrec tr = {.format = 2, .cause = c->cause ? c->cause : d->cause,
                       .owner_len = (uint16_t)c->who_len,
                       .posting_len = (uint32_t)posting.mv_size,
                       .trashed_us = c->now_us, .x_len = (uint16_t)x_len,
                       .posted_us = h->posted_us};
     memcpy(tr.jobkey, h->jobkey, JB_JOBKEY_LEN);
-    uint8_t *d = tv.mv_data;
-    memcpy(d, &tr, sizeof tr);
-    if (c->who_len) memcpy(d + sizeof tr, c->who, c->who_len);
+    uint8_t *out = tv.mv_data;
+    memcpy(out, &tr, sizeof tr);
+    if (c->who_len) memcpy(out + sizeof tr, c->who, c->who_len);
     /* Only the trash page changed since the job was read: the jobs page
      * that `posting` points into is intact. */
-    memcpy(d + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
-    if (x_len) memcpy(d + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
+    memcpy(out + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
+    if (x_len) memcpy(out + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
   }
   if (x.found || x.garbled) { /* garbled: life.h, jb__jobx_get */
     MDB_val xk = {16, (void *)c->uuid};
@@ -1306,10 +1320,6 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   MDB_val uk = {16, (void *)c->uuid};
   if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
   /* It reached COMPLETE: its history record, in this transaction. */
-  jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
-                                                     : JB_END_TRASHED,
-                         NULL, 0, NULL};
-  const jb_store_done *d = c->done ? c->done : &plain;
   jb_hist_entry e = {.rec = {.end = (uint8_t)(c->end ? c->end : d->end),
                              .priority = (uint8_t)jb__jobkey_priority(h->jobkey),
                              .job_seq = jb__jobkey_seq(h->jobkey),
@@ -1318,18 +1328,22 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                              .completed_us = c->now_us},
                      .owner = c->who, .owner_len = c->who_len,
                      .name = name, .name_len = name_len,
-                     .reason = c->reason ? c->reason
+                     .reason = c->reason   ? c->reason
+                               : d->reason ? d->reason
                                : x.rec.reason_len ? x.reason : NULL,
-                     .reason_len = c->reason ? c->reason_len
-                                             : x.rec.reason_len,
+                     .reason_len = c->reason   ? c->reason_len
+                                   : d->reason ? d->reason_len
+                                               : x.rec.reason_len,
                      .result = d->result, .result_len = d->result_len,
                      .posting = kept->data, .posting_len = kept->len,
                      .attempts = c->attempts ? c->attempts : x.rec.attempts};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
-  int ev = c->event ? c->event
-                    : c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
-                                                  : JB_EV_TRASHED;
+  int ev = c->event                     ? c->event
+           : d->end == JB_END_DEAD      ? JB_EV_DEAD
+           : d->end == JB_END_CANCELLED ? JB_EV_CANCELLED
+           : c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
+                                         : JB_EV_TRASHED;
   return jb__log_event(s, txn, ev, c->uuid, h->jobkey, c->who, c->who_len,
                        c->now_us);
 }

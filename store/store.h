@@ -789,13 +789,31 @@ typedef struct jb_hist_bounds {
 
 /* How consume or trash completes a job: its ending (jb_end), its result
  * (a checked msgpack map; NULL: none given, which the record tells from
- * the empty map) and the bounds the history is trimmed to. */
+ * the empty map) and the bounds the history is trimmed to. A trash may
+ * say more (a job Redis decides goes to the dead letters through a trash
+ * there): the letter's cause (jb_dead_cause) and the reason kept with it
+ * and in the history record (NULL: the job's last reason, if any). */
 typedef struct {
   int end;
   const void *result;
   size_t result_len;
   const jb_hist_bounds *bounds;
+  uint8_t cause;
+  const char *reason;
+  size_t reason_len;
 } jb_store_done;
+
+/* jb__store_mirror_gone (above), with how each job ended as its
+ * completer told Redis: dones[i] (end 0: unknown, the plain ending) and
+ * owners[i] (NULL: none), the owner named when the board holds no claim.
+ * dones and owners may be NULL. */
+int jb__store_mirror_gone_x(jb_store *s, const uint8_t (*uuids)[16],
+                            const bool *trashed, const bool *lost,
+                            const char *lost_reason,
+                            const jb_store_done *dones,
+                            const char *const *owners, size_t n,
+                            int64_t now_us, const struct jb_hist_bounds *hist,
+                            size_t *removed);
 
 /* Rewrite the history record of `uuid` with done's ending and result and
  * `who` as the owner (it becomes the newest record): for a completion

@@ -216,7 +216,8 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
 }
 
 static int hook_release(attachment *a, jb__remote_release_op op,
-                        const char *uuid, const char *who) {
+                        const char *uuid, const char *who,
+                        const jb_remote_outcome *outcome) {
   held *h = find_held(a, uuid, who);
   char id[JB_UUID_STRLEN] = "";
   if (h) copy_text(id, sizeof id, h->claim_id);
@@ -233,7 +234,8 @@ static int hook_release(attachment *a, jb__remote_release_op op,
     h->unsure = 0;
   }
   jb__remote_result res;
-  int rc = jb__remote_release(&res, &a->rm, op, uuid, who, id[0] ? id : NULL);
+  int rc = jb__remote_release_x(&res, &a->rm, op, uuid, who,
+                                id[0] ? id : NULL, outcome);
   if (rc == JB_EOFFLINE && res.unsure) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", jb_errmsg());
@@ -255,15 +257,17 @@ static int hook_release(attachment *a, jb__remote_release_op op,
 }
 
 static int hook_abandon(void *ctx, const char *uuid, const char *who) {
-  return hook_release(ctx, JB__REMOTE_ABANDON, uuid, who);
+  return hook_release(ctx, JB__REMOTE_ABANDON, uuid, who, NULL);
 }
 
-static int hook_consume(void *ctx, const char *uuid, const char *who) {
-  return hook_release(ctx, JB__REMOTE_CONSUME, uuid, who);
+static int hook_consume(void *ctx, const char *uuid, const char *who,
+                        const jb_remote_outcome *outcome) {
+  return hook_release(ctx, JB__REMOTE_CONSUME, uuid, who, outcome);
 }
 
-static int hook_trash(void *ctx, const char *uuid, const char *who) {
-  return hook_release(ctx, JB__REMOTE_TRASH, uuid, who);
+static int hook_trash(void *ctx, const char *uuid, const char *who,
+                      const jb_remote_outcome *outcome) {
+  return hook_release(ctx, JB__REMOTE_TRASH, uuid, who, outcome);
 }
 
 /* An extend whose reply was lost is not resolved: setting an expiry is

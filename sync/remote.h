@@ -36,6 +36,9 @@
 #include "conn.h"
 #include "scripts.h"
 
+#include "../core/remote_hook.h"
+
+#include <msgpack.h>
 #include <stdint.h>
 
 /* The longest key: the namespace (<= JB_SYNC_NAMESPACE_MAX), ':', the
@@ -160,7 +163,8 @@ int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
 
 /*
  * Cancel job `uuid` in Redis (cancel.lua): it leaves the listings with its
- * owner key, claim record and unique key, as a consumed job does. Unless
+ * owner key, claim record and unique key, as a consumed job does, and its
+ * outcome record says "cancelled" (JB__REMOTE_OUTCOME_TTL_MS). Unless
  * force, only when unclaimed. JB_OK (res->owner: the claim a forced cancel
  * removed, "" if none); JB_ECLAIMED "job U is claimed by O (in redis): not
  * cancelled" (res->owner); JB_ENOTFOUND (not listed). Others as at the top.
@@ -201,6 +205,42 @@ typedef enum {
 int jb__remote_release(jb__remote_result *res, jb__remote *r,
                        jb__remote_release_op op, const char *uuid,
                        const char *who, const char *claim_id);
+
+/*
+ * How long the outcome record NS:U.outcome lives: 7 days, the history's
+ * default age (JB_HISTORY_AGE_DEFAULT_MS). A board whose replicator comes
+ * back within that time records a job finished elsewhere with its real
+ * ending; later, only what taskflow's keys say (consumed, or trashed).
+ * Its size is about 30 bytes plus the result and the reason: Redis holds
+ * a week of failures' results.
+ */
+#define JB__REMOTE_OUTCOME_TTL_MS (INT64_C(7) * 24 * 3600 * 1000)
+
+/*
+ * The outcome record of a job (a msgpack map, written by consume.lua,
+ * trash.lua and cancel.lua): {"end": jb_end_name, "result": bin (the
+ * result map's bytes, when given), "cause": jb_dead_cause_name (end
+ * "dead"), "reason": str (when given), "owner": str (who completed it)}.
+ * pack appends it to `out` (JB_EINVAL: o->end is no ending; JB_ENOMEM).
+ * parse reads one: o->result and o->reason point into data, o->owner into
+ * owner[]; entries it does not know are skipped. JB_EIO: not one map, or
+ * no ending it knows.
+ */
+int jb__remote_outcome_pack(msgpack_sbuffer *out, const jb_remote_outcome *o);
+int jb__remote_outcome_parse(jb_remote_outcome *o, char owner[JB_WHO_MAX + 1],
+                             const char *data, size_t len);
+
+/*
+ * jb__remote_release with how the job ended (consume and trash; NULL: a
+ * plain one, which also deletes an older outcome record of the uuid): the
+ * script keeps it in NS:U.outcome for JB__REMOTE_OUTCOME_TTL_MS, so that
+ * the other boards' replicators record the same ending (abandon ignores
+ * it). JB_EINVAL for an outcome with no ending.
+ */
+int jb__remote_release_x(jb__remote_result *res, jb__remote *r,
+                         jb__remote_release_op op, const char *uuid,
+                         const char *who, const char *claim_id,
+                         const jb_remote_outcome *outcome);
 
 /*
  * Set the claim's expiry (owner key and claim record) to expiry_ms (> 0)

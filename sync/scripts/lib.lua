@@ -154,3 +154,23 @@ local function jb_unique_free(uniq, job_unique, job)
     end
     redis.call("DEL", job_unique)
 end
+
+-- The outcome record NS:<K>.outcome (ours; taskflow's clients never read
+-- it): how job K left the listings, for the boards that mirror K (a
+-- failure, a result, a dead letter's cause and reason, a cancel: what
+-- taskflow's keys cannot say). Its value is the caller's msgpack map,
+-- stored as given, for `ms` milliseconds. Deletes the keys `...` and
+-- writes the record when one is given; without one, deletes an older
+-- record with them (one DEL either way): a uuid requeued and completed
+-- again must not be read with its first ending. outcome_key nil (a caller
+-- that declares no such key): the keys only.
+local function jb_outcome_write(outcome_key, outcome, ms, ...)
+    if outcome_key and outcome ~= "" then
+        redis.call("DEL", ...)
+        redis.call("SET", outcome_key, outcome, "PX", ms)
+    elseif outcome_key then
+        redis.call("DEL", outcome_key, ...)
+    else
+        redis.call("DEL", ...)
+    end
+end
