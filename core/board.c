@@ -343,6 +343,24 @@ static bool unique_text(const jb_store_post *p, char key[JB_UNIQUE_MAX + 1],
   return true;
 }
 
+/* The hold of post p's reservation once it committed. */
+static int64_t reserve_hold(const jb_store_post *p, int64_t now) {
+  int64_t hold = RESERVE_HOLD_MS;
+  if (p->due_us > now) hold += (p->due_us - now) / 1000;
+  return hold;
+}
+
+/* Confirm the pending reservations of posts sp[0..n), which committed
+ * (best effort: see jb_remote_ops.confirm). */
+static void confirm_remote(jb_board *b, const jb_store_post *sp, size_t n,
+                           int64_t now) {
+  if (b->remote_ops == NULL || b->remote_ops->confirm == NULL) return;
+  char key[JB_UNIQUE_MAX + 1], t[JB_UUID_STRLEN];
+  for (size_t i = 0; i < n; i++)
+    if (unique_text(&sp[i], key, t))
+      b->remote_ops->confirm(b->remote_ctx, key, t, reserve_hold(&sp[i], now));
+}
+
 /* Give back the reservations of posts sp[0..n) (best effort). */
 static void unreserve_remote(jb_board *b, const jb_store_post *sp, size_t n) {
   if (b->remote_ops == NULL || b->remote_ops->unreserve == NULL) return;
@@ -355,7 +373,10 @@ static void unreserve_remote(jb_board *b, const jb_store_post *sp, size_t n) {
 /*
  * The unique keys of posts sp[0..n) on a handle attached to Redis: each is
  * reserved there first (DESIGN 6: Redis decides first), so that one key is
- * held by one live job across every board of the namespace. JB_EEXISTS
+ * held by one live job across every board of the namespace. The
+ * reservation is pending until the local post committed (confirm_remote):
+ * a post killed in between leaves no holder that refuses anyone (sync/
+ * scripts/lib.lua, "pending"). JB_EEXISTS
  * (nothing reserved is kept; *held_idx the post, holder the uuid) when
  * another job holds one. Redis away (JB_EOFFLINE): the posts go on locally
  * and their keys are checked when the replicator publishes them (the
@@ -371,9 +392,8 @@ static int reserve_remote(jb_board *b, const jb_store_post *sp, size_t n,
   char key[JB_UNIQUE_MAX + 1], t[JB_UUID_STRLEN];
   for (size_t i = 0; i < n; i++) {
     if (!unique_text(&sp[i], key, t)) continue;
-    int64_t hold = RESERVE_HOLD_MS;
-    if (sp[i].due_us > now) hold += (sp[i].due_us - now) / 1000;
-    int rc = b->remote_ops->reserve(b->remote_ctx, key, t, hold, holder);
+    int rc = b->remote_ops->reserve(b->remote_ctx, key, t,
+                                    reserve_hold(&sp[i], now), holder);
     if (rc == JB_EOFFLINE) return JB_OK; /* decided at publication */
     if (rc != JB_OK) {
       char msg[1024];
@@ -435,6 +455,7 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
     for (size_t i = 0; i < n; i++)
       sp[i].prefix = buf.data + (uintptr_t)sp[i].prefix;
     rc = jb__store_post_x(b->store, sp, n, now, held, &held_idx);
+    if (rc == JB_OK && reserved) confirm_remote(b, sp, reserved, now);
     if (rc != JB_OK && reserved) {
       char msg[1024]; /* the post's message, kept over the give-back */
       snprintf(msg, sizeof msg, "%s", jb_errmsg());

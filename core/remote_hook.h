@@ -68,7 +68,9 @@ typedef struct jb_remote_ops {
    * yet. May be NULL. */
   int (*settle)(void *ctx, int op, const char *uuid, const char *who);
   /* Reserve unique key `key` in Redis for job `uuid`, about to be posted
-   * on this board (it is published later), for hold_ms (> 0). JB_OK;
+   * on this board (it is published later): a pending reservation, which
+   * refuses nobody (the post may die before its commit), until confirm
+   * makes it hold for hold_ms (> 0) once the post committed. JB_OK;
    * JB_EEXISTS when another live job holds the key there (its uuid text
    * copied to holder, the message naming key and holder); JB_EOFFLINE
    * when Redis cannot be reached (the post goes on locally, and the key is
@@ -84,6 +86,12 @@ typedef struct jb_remote_ops {
    * owner); JB_ENOTFOUND (Redis no longer lists it); JB_EOFFLINE. May be
    * NULL (cancels of Redis-decided jobs are then refused). */
   int (*cancel)(void *ctx, const char *uuid, bool force);
+  /* The local post of `uuid` committed: its pending reservation of `key`
+   * now holds for hold_ms (> 0). Best effort: one lost, or the key taken
+   * meanwhile by a publication, leaves the key to be decided when the job
+   * is published. May be NULL. */
+  void (*confirm)(void *ctx, const char *key, const char *uuid,
+                  int64_t hold_ms);
 } jb_remote_ops;
 
 /* The op of jb_remote_ops.settle. */

@@ -297,18 +297,44 @@ static int hook_settle(void *ctx, int op, const char *uuid, const char *who) {
   return done;
 }
 
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* A unique key reserved before the post (DESIGN-NOTES "Unique keys and
- * cancel through Redis"). A reply lost on the way is Redis away: the post
- * goes on, and the publication decides (a reservation that did run only
- * holds the key for this very job). */
+ * cancel through Redis"), pending until hook_confirm. A reply lost on the
+ * way is Redis away: the post goes on, and the publication decides (a
+ * reservation that did run only holds the key for this very job). Another
+ * job's pending reservation is waited for: confirmed, it refuses this
+ * post; run out (its post died before committing), the key is free. */
 static int hook_reserve(void *ctx, const char *key, const char *uuid,
                         int64_t hold_ms, char holder[JB_UUID_STRLEN]) {
   attachment *a = ctx;
   jb__remote_result res;
   holder[0] = '\0';
-  int rc = jb__remote_reserve(&res, &a->rm, key, uuid, hold_ms > 0 ? hold_ms : 1);
+  int64_t hold = hold_ms > 0 && hold_ms < JB__REMOTE_PENDING_MS
+                     ? hold_ms
+                     : JB__REMOTE_PENDING_MS;
+  int64_t until = mono_ms() + JB__REMOTE_PENDING_MS + 1000;
+  int rc;
+  for (;;) {
+    rc = jb__remote_reserve_x(&res, &a->rm, key, uuid, hold, true);
+    if (rc != JB_EEXISTS || !res.pending || mono_ms() >= until) break;
+    struct timespec ts = {0, 20 * 1000000};
+    nanosleep(&ts, NULL);
+  }
   if (rc == JB_EEXISTS) copy_text(holder, JB_UUID_STRLEN, res.holder);
   return rc;
+}
+
+static void hook_confirm(void *ctx, const char *key, const char *uuid,
+                         int64_t hold_ms) {
+  attachment *a = ctx;
+  jb__remote_result res;
+  jb__remote_reserve_x(&res, &a->rm, key, uuid, hold_ms > 0 ? hold_ms : 1,
+                       false);
 }
 
 static void hook_unreserve(void *ctx, const char *key, const char *uuid) {
@@ -326,9 +352,9 @@ static int hook_cancel(void *ctx, const char *uuid, bool force) {
   return jb__remote_cancel(&res, &a->rm, uuid, force);
 }
 
-static const jb_remote_ops hook = {hook_claim,   hook_abandon,  hook_consume,
-                                   hook_trash,   hook_extend,   hook_settle,
-                                   hook_reserve, hook_unreserve, hook_cancel};
+static const jb_remote_ops hook = {
+    hook_claim,   hook_abandon,   hook_consume, hook_trash,  hook_extend,
+    hook_settle,  hook_reserve,   hook_unreserve, hook_cancel, hook_confirm};
 
 int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   if (b == NULL || c == NULL)

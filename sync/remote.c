@@ -685,6 +685,12 @@ int jb__remote_extend(jb__remote_result *res, jb__remote *r, const char *uuid,
 
 int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
                        const char *key, const char *uuid, int64_t hold_ms) {
+  return jb__remote_reserve_x(res, r, key, uuid, hold_ms, false);
+}
+
+int jb__remote_reserve_x(jb__remote_result *res, jb__remote *r,
+                         const char *key, const char *uuid, int64_t hold_ms,
+                         bool pending) {
   memset(res, 0, sizeof *res);
   if (!uuid_ok(uuid))
     return jb__err(JB_EINVAL, "reserve in redis: \"%s\" is not a lowercase "
@@ -699,16 +705,22 @@ int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
   char hold[24];
   snprintf(hold, sizeof hold, "%lld", (long long)hold_ms);
   const char *keys[3] = {k.uniques, k.listings, k.unique};
-  const char *args[3] = {key, uuid, hold};
+  const char *args[4] = {key, uuid, hold, pending && hold_ms ? "p" : ""};
   reply rep;
   rc = run(&rep, res, r, S_RESERVE,
            hold_ms ? "reserve the unique key of" : "release the unique key of",
            uuid, JB__SYNC_RESERVE_NKEYS, keys, JB__SYNC_RESERVE_NARGS, args,
            NULL);
-  if (rc == JB_OK && !rep.ok)
+  if (rc == JB_OK && !rep.ok && strcmp(rep.reason, JB__SYNC_UNIQUE_PENDING) == 0) {
+    res->pending = true;
+    copy_str(res->holder, sizeof res->holder, rep.holder, strlen(rep.holder));
+    rc = jb__err(JB_EEXISTS, "unique key \"%s\" is being posted with job %s "
+                 "(in redis): not yet decided", key, res->holder);
+  } else if (rc == JB_OK && !rep.ok) {
     rc = strcmp(rep.reason, JB__SYNC_UNIQUE_HELD) == 0
              ? unique_held(res, &rep, key)
              : bad_reason(&rep, "reserve");
+  }
   return rc;
 }
 

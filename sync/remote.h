@@ -86,6 +86,9 @@ typedef struct {
                                sent: resolve before doing anything else */
   char holder[JB_UUID_STRLEN + 28]; /* JB_EEXISTS: the job holding the
                                unique key in Redis */
+  bool pending;             /* reserve, JB_EEXISTS: holder's reservation is
+                               pending (its post may not have committed,
+                               or died): ask again shortly */
 } jb__remote_result;
 
 /* A new claim id: a random uuid4 text (36 chars + NUL). Errors: JB_EIO
@@ -160,6 +163,24 @@ int jb__remote_post_unique(jb__remote_result *res, jb__remote *r,
  */
 int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
                        const char *key, const char *uuid, int64_t hold_ms);
+
+/*
+ * jb__remote_reserve, pending or not. A pending reservation is made
+ * before the local post commits, for JB__REMOTE_PENDING_MS: it refuses no
+ * post (a process killed before its commit leaves one of a job that
+ * exists nowhere). Another reservation meeting it gets JB_EEXISTS with
+ * res->pending (ask again: it is confirmed or runs out shortly), a
+ * publication takes the key over. A reservation that is not pending (the
+ * job exists: its post committed) confirms `uuid`'s pending one.
+ */
+int jb__remote_reserve_x(jb__remote_result *res, jb__remote *r,
+                         const char *key, const char *uuid, int64_t hold_ms,
+                         bool pending);
+
+/* How long a pending reservation holds: a local post's commit takes
+ * milliseconds; a post waiting on another's pending reservation waits at
+ * most this long after a kill. */
+#define JB__REMOTE_PENDING_MS 5000
 
 /*
  * Cancel job `uuid` in Redis (cancel.lua): it leaves the listings with its

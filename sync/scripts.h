@@ -19,7 +19,9 @@
  *                post.lua with a long expiry (30 days from our client) and
  *                deleted by no script: a uuid is posted at most once;
  *   NS:unique    ours: hash, unique key -> holder uuid ("<uuid>" once
- *                published, "<uuid> <until-ms>" while only reserved);
+ *                published, "<uuid> <until-ms>" while only reserved,
+ *                "<uuid> <until-ms> p" while pending: before the board's
+ *                local post committed);
  *                see lib.lua;
  *   NS:K.unique  ours: job K's unique key (with the reservation's expiry
  *                until K is published; freed by consume, trash, cancel);
@@ -54,7 +56,7 @@ enum {
     JB__SYNC_TRASH_NKEYS = 8,   JB__SYNC_TRASH_NARGS = 7,
     JB__SYNC_EXTEND_NKEYS = 3,  JB__SYNC_EXTEND_NARGS = 5,
     JB__SYNC_POST_NKEYS = 9,    JB__SYNC_POST_NARGS = 9,
-    JB__SYNC_RESERVE_NKEYS = 3, JB__SYNC_RESERVE_NARGS = 3,
+    JB__SYNC_RESERVE_NKEYS = 3, JB__SYNC_RESERVE_NARGS = 4,
     JB__SYNC_CANCEL_NKEYS = 7,  JB__SYNC_CANCEL_NARGS = 5,
     JB__SYNC_SCRIPT_COUNT = 8
 };
@@ -75,5 +77,6 @@ extern const struct jb__sync_script jb__sync_scripts[JB__SYNC_SCRIPT_COUNT];
 #define JB__SYNC_ALREADY_POSTED "Job already posted!"
 #define JB__SYNC_INVALID_ARGUMENT "Invalid argument!"
 #define JB__SYNC_UNIQUE_HELD "Unique key held!"
+#define JB__SYNC_UNIQUE_PENDING "Unique key pending!"
 
 #endif

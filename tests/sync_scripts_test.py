@@ -218,11 +218,11 @@ class Ours:
                          "none" if ms is None else str(ms), cid,
                          str(marker_ms), unique])
 
-    def reserve(self, key, k, hold):
+    def reserve(self, key, k, hold, mark=""):
         return self.run("reserve",
                         [self.key("unique"), self.key("listings"),
                          self.key(k + ".unique")],
-                        [key, k, str(hold)])
+                        [key, k, str(hold), mark])
 
     def cancel(self, k, force=False):
         return self.run("cancel",
@@ -1137,6 +1137,39 @@ def test_outcome_record(srv):
           "whose consume was refused", names)
 
 
+def test_pending_reservation(srv):
+    """A pending reservation (made before a board's local post commits)
+    refuses nobody: another reservation is told to wait ("Unique key
+    pending!"), a publication takes the key over, and once it ran out the
+    key is free. Confirmed (reserved again without "p"), it holds."""
+    ns = "t12"
+    ours = Ours(srv.sock, ns)
+    g, n = str(uuid.uuid4()), str(uuid.uuid4())
+    check(ours.reserve("P", g, 300, "p") == {"status": "ok"}, "pending")
+    check(ours.r.hget(ours.key("unique"), "P").endswith(b" p"),
+          "marked pending")
+    rep = ours.reserve("P", n, 60000)
+    check(err(rep, "Unique key pending!") and rep.get("holder") == g,
+          "another reservation waits", rep)
+    time.sleep(0.4)
+    check(ours.reserve("P", n, 60000, "p") == {"status": "ok"},
+          "run out: the key is free")
+    check(ours.reserve("P", n, 60000) == {"status": "ok"}, "confirmed")
+    check(not ours.r.hget(ours.key("unique"), "P").endswith(b" p"),
+          "no longer pending")
+    rep = ours.reserve("P", g, 60000, "p")
+    check(err(rep, "Unique key held!") and rep.get("holder") == n,
+          "a confirmed reservation refuses", rep)
+    # A publication takes a pending reservation over.
+    check(ours.reserve("Q", g, 60000, "p") == {"status": "ok"}, "pending Q")
+    k, rep = ours.post_new(name="publishes", unique="Q")
+    check(rep.get("status") == "ok", "the publication takes Q", rep)
+    check(ours.r.hget(ours.key("unique"), "Q") == k.encode(), "held by it")
+    rep = ours.reserve("Q", g, 60000)
+    check(err(rep, "Unique key held!") and rep.get("holder") == k,
+          "the pending one's confirmation finds it held", rep)
+
+
 def main():
     srv = Server()
     try:
@@ -1152,6 +1185,7 @@ def main():
                   test_server_calls,
                   test_unique_and_cancel,
                   test_outcome_record,
+                  test_pending_reservation,
                   test_race):
             only = os.environ.get("JB_SYNC_TESTS")
             if only and t.__name__ not in only.split(","):

@@ -648,7 +648,7 @@ static int no_extend(void *c, const char *u, const char *w, int64_t l) {
   return jb__err(JB_EOFFLINE, "not in this test");
 }
 static const jb_remote_ops yes_ops = {yes_claim, no_release, yes_consume,
-                                      no_finish, no_extend, NULL, NULL, NULL, NULL};
+                                      no_finish, no_extend, NULL, NULL, NULL, NULL, NULL};
 
 static void redis_decided_jobs_go_through_redis_first(void **state) {
   jbt_fixture *f = *state;

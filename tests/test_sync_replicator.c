@@ -575,7 +575,7 @@ static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
   return JB_OK;
 }
 static const jb_remote_ops mirror_wins = {ok_claim, ok_release, mirror_first,
-                                          ok_finish, ok_extend, NULL, NULL, NULL, NULL};
+                                          ok_finish, ok_extend, NULL, NULL, NULL, NULL, NULL};
 
 /* Job u's history record: ended `end` by "w", with this result. */
 static void completed_with(jb_board *b, const char *u, jb_end end,

@@ -107,9 +107,15 @@ local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, cla
 end
 
 -- Unique keys (ours; taskflow has none): the hash NS:unique maps a unique
--- key to its holder, "<uuid>" once the holder's post ran, or "<uuid>
--- <until-ms>" for a reservation made before the post (a post with a
--- unique key asks Redis first; the replicator publishes the job later).
+-- key to its holder, "<uuid>" once the holder's post ran, "<uuid>
+-- <until-ms>" for a reservation of a job posted on a board and not yet
+-- published (the replicator publishes it later), or "<uuid> <until-ms> p"
+-- for a pending one: made before the board's local post commits, and
+-- confirmed (rewritten without the "p", for longer) once it did. A post
+-- may die between the two, leaving a pending reservation of a job that
+-- exists nowhere: so a pending holder never refuses a post. A reservation
+-- meeting one is told to wait ("Unique key pending!": its holder's commit
+-- takes moments, and the hold is short), a publication takes the key over.
 -- NS:<K>.unique holds job K's unique key, so that whatever takes K out of
 -- the listings through our scripts frees the key. A holder is live while
 -- it is listed, or while its reservation has not run out (server time);
@@ -120,21 +126,22 @@ local function jb_now_ms()
     return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The live holder of unique key `key` (a uuid text), or nil.
+-- The live holder of unique key `key` (a uuid text), or nil; and whether
+-- it is only a pending reservation (see above).
 local function jb_unique_holder(uniq, listings, key)
     local v = redis.call("HGET", uniq, key)
     if not v then
         return nil
     end
-    local holder, till = v:match("^(%S+) (%d+)$")
+    local holder, till, mark = v:match("^(%S+) (%d+) ?(p?)$")
     if not holder then
         holder = v
     end
     if redis.call("HEXISTS", listings, holder) == 1 then
-        return holder
+        return holder, false
     end
     if till and tonumber(till) > jb_now_ms() then
-        return holder
+        return holder, mark == "p"
     end
     return nil
 end
