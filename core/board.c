@@ -8,11 +8,15 @@
 #include "store/store.h"
 #include "store/life.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Largest posting when the options say 0, and the least a board may set. */
 #define DEFAULT_MAX_POSTING ((size_t)1 << 20)
@@ -549,6 +553,18 @@ static int claim_req(jb_store_claim_req *req, const char *who,
 }
 
 /* ------------------------------------------ Redis-decided jobs (DESIGN 6) */
+
+bool jb__board_replicator_runs(const char *path) {
+  char lp[4096];
+  if (path == NULL ||
+      snprintf(lp, sizeof lp, "%s/sync.lock", path) >= (int)sizeof lp)
+    return false;
+  int fd = open(lp, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
 
 void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops, void *ctx) {
   if (b == NULL) return;

@@ -116,6 +116,11 @@ JB_EXTERN void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops,
 JB_EXTERN int jb__board_bury_unpublished(jb_board *b, const char *uuid,
                                          const char *reason, bool cancel);
 
+/* true when a replicator holds board directory `path`'s lock (its
+ * `sync.lock`, flock'ed by the elected replicator for as long as it
+ * runs). */
+JB_EXTERN bool jb__board_replicator_runs(const char *path);
+
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */
 JB_EXTERN int jb__board_mark_remote(jb_board *b, const char *uuid);

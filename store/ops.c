@@ -819,6 +819,23 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return rc;
 }
 
+int jb__txn_mark_pending(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                         int64_t now_us) {
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = jb__job_header(s, txn, uuid, &h, &posting);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  jb_delayrec dr;
+  if (jb__delay_get(s, txn, h.jobkey, &dr) == 0 && dr.due_us > now_us)
+    return 0;
+  if ((rc = jb__promote_one(s, txn, h.jobkey, now_us))) return rc;
+  uint8_t key[JB_JOBKEY_LEN], flags;
+  rc = pub_key(s, txn, uuid, &h, posting, JB_PUB_PENDING, 0, key, &flags);
+  if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key, flags);
+  return rc;
+}
+
 int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
                             jb_pub_state state, const uint64_t *seqs,
                             int *results) {
@@ -1099,7 +1116,7 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
      * attempts, time limit: the claim just wrote it); decode them after
      * the commit, outside the writer lock. */
     jb_jobhdr h;
-    MDB_val posting, xk = {16, ctx->uuid_out}, xv = {0, NULL};
+    MDB_val posting = {0, NULL}, xk = {16, ctx->uuid_out}, xv = {0, NULL};
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
       return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
     /* Any job may have one (its attempts): a read, no page written. */

@@ -735,9 +735,14 @@ int jb__store_sched_next_due(jb_store *s, int64_t *out);
 typedef int (*jb_sched_prep_fn)(void *arg, const jb_sched_view *v,
                                 int64_t run_us, int64_t now_us, jb_buf *buf,
                                 jb_store_post *sp);
-/* Post every due run at `now_us` in one write transaction (above). */
+/* Post every due run at `now_us` in one write transaction (above). With
+ * `publish`, the runs are marked for publication (JB_PUB_PENDING) in the
+ * same transaction: on a board a replicator publishes, nobody claims a
+ * run here before Redis decided that it is this board's copy that is
+ * listed (another board ticking the same schedule may post it first). */
 int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
-                         jb_sched_prep_fn prep, void *arg, size_t *posted);
+                         jb_sched_prep_fn prep, void *arg, bool publish,
+                         size_t *posted);
 
 /* jb_board_stats (store/stats.c): the figures of one read transaction
  * into `st` (its version and flags set; names malloc'ed). */

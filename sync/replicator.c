@@ -1609,14 +1609,7 @@ int jb_sync_replicator_status(jb_sync_replicator *r, jb_sync_status *st) {
 }
 
 bool jb__sync_replicator_runs(const char *path) {
-  char *lp = NULL;
-  if (asprintf(&lp, "%s/sync.lock", path) < 0) return false;
-  int fd = open(lp, O_RDONLY | O_CLOEXEC);
-  free(lp);
-  if (fd < 0) return false;
-  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);
-  return held;
+  return jb__board_replicator_runs(path);
 }
 
 int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
