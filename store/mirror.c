@@ -309,7 +309,8 @@ static int gone_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       event = told->end == JB_END_DEAD        ? JB_EV_DEAD
               : told->end == JB_END_CANCELLED ? JB_EV_CANCELLED
                                               : 0;
-      if (told->end == JB_END_DEAD) trash = true; /* a letter is kept */
+      if (told->end == JB_END_DEAD || told->end == JB_END_TRASHED)
+        trash = true; /* a letter is kept */
       const char *o = ctx->owners ? ctx->owners[i] : NULL;
       if (!claimed && o) {
         who_len = strnlen(o, JB_WHO_MAX);
