@@ -8,11 +8,15 @@
 #include "store/store.h"
 #include "store/life.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Largest posting when the options say 0, and the least a board may set. */
 #define DEFAULT_MAX_POSTING ((size_t)1 << 20)
@@ -343,6 +347,24 @@ static bool unique_text(const jb_store_post *p, char key[JB_UNIQUE_MAX + 1],
   return true;
 }
 
+/* The hold of post p's reservation once it committed. */
+static int64_t reserve_hold(const jb_store_post *p, int64_t now) {
+  int64_t hold = RESERVE_HOLD_MS;
+  if (p->due_us > now) hold += (p->due_us - now) / 1000;
+  return hold;
+}
+
+/* Confirm the pending reservations of posts sp[0..n), which committed
+ * (best effort: see jb_remote_ops.confirm). */
+static void confirm_remote(jb_board *b, const jb_store_post *sp, size_t n,
+                           int64_t now) {
+  if (b->remote_ops == NULL || b->remote_ops->confirm == NULL) return;
+  char key[JB_UNIQUE_MAX + 1], t[JB_UUID_STRLEN];
+  for (size_t i = 0; i < n; i++)
+    if (unique_text(&sp[i], key, t))
+      b->remote_ops->confirm(b->remote_ctx, key, t, reserve_hold(&sp[i], now));
+}
+
 /* Give back the reservations of posts sp[0..n) (best effort). */
 static void unreserve_remote(jb_board *b, const jb_store_post *sp, size_t n) {
   if (b->remote_ops == NULL || b->remote_ops->unreserve == NULL) return;
@@ -355,7 +377,10 @@ static void unreserve_remote(jb_board *b, const jb_store_post *sp, size_t n) {
 /*
  * The unique keys of posts sp[0..n) on a handle attached to Redis: each is
  * reserved there first (DESIGN 6: Redis decides first), so that one key is
- * held by one live job across every board of the namespace. JB_EEXISTS
+ * held by one live job across every board of the namespace. The
+ * reservation is pending until the local post committed (confirm_remote):
+ * a post killed in between leaves no holder that refuses anyone (sync/
+ * scripts/lib.lua, "pending"). JB_EEXISTS
  * (nothing reserved is kept; *held_idx the post, holder the uuid) when
  * another job holds one. Redis away (JB_EOFFLINE): the posts go on locally
  * and their keys are checked when the replicator publishes them (the
@@ -371,9 +396,8 @@ static int reserve_remote(jb_board *b, const jb_store_post *sp, size_t n,
   char key[JB_UNIQUE_MAX + 1], t[JB_UUID_STRLEN];
   for (size_t i = 0; i < n; i++) {
     if (!unique_text(&sp[i], key, t)) continue;
-    int64_t hold = RESERVE_HOLD_MS;
-    if (sp[i].due_us > now) hold += (sp[i].due_us - now) / 1000;
-    int rc = b->remote_ops->reserve(b->remote_ctx, key, t, hold, holder);
+    int rc = b->remote_ops->reserve(b->remote_ctx, key, t,
+                                    reserve_hold(&sp[i], now), holder);
     if (rc == JB_EOFFLINE) return JB_OK; /* decided at publication */
     if (rc != JB_OK) {
       char msg[1024];
@@ -435,6 +459,7 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
     for (size_t i = 0; i < n; i++)
       sp[i].prefix = buf.data + (uintptr_t)sp[i].prefix;
     rc = jb__store_post_x(b->store, sp, n, now, held, &held_idx);
+    if (rc == JB_OK && reserved) confirm_remote(b, sp, reserved, now);
     if (rc != JB_OK && reserved) {
       char msg[1024]; /* the post's message, kept over the give-back */
       snprintf(msg, sizeof msg, "%s", jb_errmsg());
@@ -528,6 +553,18 @@ static int claim_req(jb_store_claim_req *req, const char *who,
 }
 
 /* ------------------------------------------ Redis-decided jobs (DESIGN 6) */
+
+bool jb__board_replicator_runs(const char *path) {
+  char lp[4096];
+  if (path == NULL ||
+      snprintf(lp, sizeof lp, "%s/sync.lock", path) >= (int)sizeof lp)
+    return false;
+  int fd = open(lp, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
 
 void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops, void *ctx) {
   if (b == NULL) return;
@@ -817,7 +854,7 @@ int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force) {
   /* Redis has cancelled it; gone here means the replicator saw it leave
    * Redis first and recorded a plain ending: it becomes "cancelled". */
   if (rc == JB_ENOTFOUND) {
-    jb_store_done done = {JB_END_CANCELLED, NULL, 0, &hb};
+    jb_store_done done = {.end = JB_END_CANCELLED, .bounds = &hb};
     int arc = jb__store_amend_completion(b->store, raw, &done, "", 0,
                                          jb__now_us());
     if (arc != JB_OK && arc != JB_ENOTFOUND) return arc;
@@ -849,10 +886,23 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
   const struct jb_remote_ops *o = b->remote_ops;
+  /* How the job ends goes to Redis with the release, so that every board
+   * mirroring it records the same ending (a plain consume or trash says
+   * nothing more than taskflow's keys do). */
+  jb_remote_outcome how = {0}, *hp = NULL;
+  if (done && (done->end != (op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                      : JB_END_TRASHED) ||
+               done->result || done->reason || done->cause)) {
+    how = (jb_remote_outcome){.end = done->end, .result = done->result,
+                              .result_len = done->result_len,
+                              .cause = done->cause, .reason = done->reason,
+                              .reason_len = done->reason_len, .owner = who};
+    hp = &how;
+  }
   for (int i = 0;; i++) {
-    rc = (op == JB_RELEASE_ABANDON ? o->abandon
-          : op == JB_RELEASE_CONSUME ? o->consume
-                                     : o->trash)(b->remote_ctx, t, who);
+    rc = op == JB_RELEASE_ABANDON ? o->abandon(b->remote_ctx, t, who)
+         : op == JB_RELEASE_CONSUME ? o->consume(b->remote_ctx, t, who, hp)
+                                    : o->trash(b->remote_ctx, t, who, hp);
     if (rc != JB_ENOTFOUND || !wait_publication(b, raw, i)) break;
   }
   if (rc != JB_OK) return rc;
@@ -880,9 +930,9 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   if (rc == JB_OK) rc = jb__who_check(who, &who_len);
   if (rc != JB_OK) return rc;
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-  jb_store_done done = {op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
-                                                 : JB_END_TRASHED,
-                        NULL, 0, &hb};
+  jb_store_done done = {.end = op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                        : JB_END_TRASHED,
+                        .bounds = &hb};
   return say_if_cancelled(b, jb__board_release(b, op, raw, who, who_len,
                                                token, op == JB_RELEASE_ABANDON
                                                           ? NULL

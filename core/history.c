@@ -84,9 +84,11 @@ int jb__consume_args(jb_board *b, const char *uuid, const char *who,
                               "result")) != JB_OK)
     return rc;
   *hb = (jb_hist_bounds){b->history_max, b->history_max_age_us};
-  *done = (jb_store_done){outcome == JB_OUTCOME_SUCCESS ? JB_END_CONSUMED
-                                                        : JB_END_FAILED,
-                          result, result_len, hb};
+  *done = (jb_store_done){.end = outcome == JB_OUTCOME_SUCCESS
+                                     ? JB_END_CONSUMED
+                                     : JB_END_FAILED,
+                          .result = result, .result_len = result_len,
+                          .bounds = hb};
   return JB_OK;
 }
 

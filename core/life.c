@@ -138,8 +138,13 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
     jb_job_free(job);
   }
   if (sr.dead) {
+    /* A dead letter, as the store makes one: its cause and reason, here
+     * and (through Redis) on every board mirroring the job. */
     jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-    jb_store_done done = {JB_END_TRASHED, NULL, 0, &hb};
+    jb_store_done done = {JB_END_DEAD, NULL, 0, &hb,
+                          (o.flags & JB_RETRY_DEAD) ? JB_DEAD_BURIED
+                                                    : JB_DEAD_ATTEMPTS,
+                          sr.reason, sr.reason_len};
     rc = jb__board_release(b, JB_RELEASE_TRASH, raw, who, who_len, o.token,
                            &done);
     if (rc == JB_OK && out) out->dead = true;

@@ -120,26 +120,71 @@ int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
                           const bool *trashed, const bool *lost,
                           const char *lost_reason, size_t n,
                           size_t *removed) {
+  return jb__board_mirror_gone_x(b, uuids, trashed, lost, lost_reason, NULL,
+                                 n, removed);
+}
+
+int jb__board_mirror_gone_x(jb_board *b, const char *const *uuids,
+                            const bool *trashed, const bool *lost,
+                            const char *lost_reason,
+                            const jb_remote_outcome *outcomes, size_t n,
+                            size_t *removed) {
   if (removed) *removed = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   if (n && uuids == NULL) return jb__err(JB_EINVAL, "mirror: uuids are NULL");
   if (n == 0) return JB_OK;
   uint8_t (*raw)[16] = calloc(n, sizeof *raw);
-  if (raw == NULL)
+  jb_store_done *dones = outcomes ? calloc(n, sizeof *dones) : NULL;
+  const char **owners = outcomes ? calloc(n, sizeof *owners) : NULL;
+  if (raw == NULL || (outcomes && (dones == NULL || owners == NULL))) {
+    free(raw);
+    free(dones);
+    free(owners);
     return jb__err(JB_ENOMEM, "out of memory for %zu uuids", n);
+  }
   int rc = JB_OK;
   for (size_t i = 0; rc == JB_OK && i < n; i++) {
     char field[48];
     snprintf(field, sizeof field, "gone %zu: uuid", i);
     rc = jb__uuid_parse(raw[i], uuids[i], field);
+    if (rc != JB_OK || outcomes == NULL) continue;
+    /* Checked as a local completion's are: what another board wrote into
+     * Redis is input. An ending this board would not write itself, or a
+     * result that is not one map, is taken as unknown (the plain
+     * ending). */
+    const jb_remote_outcome *o = &outcomes[i];
+    int end = o->end;
+    bool known = end == JB_END_CONSUMED || end == JB_END_FAILED ||
+                 end == JB_END_TRASHED || end == JB_END_DEAD ||
+                 end == JB_END_CANCELLED;
+    bool result_ok = o->result == NULL ||
+                     (o->result_len <= b->max_posting &&
+                      jb__details_check(o->result, o->result_len,
+                                        JB_MP_MAX_DEPTH, "result") == JB_OK);
+    size_t rlen = o->reason ? strnlen(o->reason, o->reason_len) : 0;
+    bool reason_ok = o->reason == NULL ||
+                     (rlen <= JB_REASON_MAX &&
+                      jb__utf8_valid(o->reason, rlen));
+    if (!known || !result_ok || !reason_ok) continue;
+    dones[i] = (jb_store_done){
+        .end = end, .result = o->result, .result_len = o->result_len,
+        .cause = end == JB_END_DEAD && o->cause >= 0 && o->cause <= 2
+                     ? (uint8_t)o->cause
+                     : 0,
+        .reason = o->reason, .reason_len = rlen};
+    if (o->owner && jb__who_check(o->owner, NULL) == JB_OK)
+      owners[i] = o->owner;
   }
   if (rc == JB_OK) {
     jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-    rc = jb__store_mirror_gone(b->store, (const uint8_t(*)[16])raw, trashed,
-                               lost, lost_reason, n, jb__now_us(), &hb,
-                               removed);
+    rc = jb__store_mirror_gone_x(b->store, (const uint8_t(*)[16])raw, trashed,
+                                 lost, lost_reason, dones,
+                                 (const char *const *)owners, n,
+                                 jb__now_us(), &hb, removed);
   }
   free(raw);
+  free(dones);
+  free(owners);
   return rc;
 }
 

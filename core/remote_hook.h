@@ -24,6 +24,24 @@
 /* The lease_ms of a claim bound to a process of this host with no lease. */
 #define JB_REMOTE_KEEPALIVE (-1)
 
+/*
+ * How a job Redis decides left the listings, beyond what taskflow's keys
+ * say (consumed: gone; trashed: in NS:trash): the board that completed it
+ * hands this to the hook, which keeps it in Redis beside taskflow's keys
+ * (NS:<uuid>.outcome, sync/remote.h), and every board mirroring the job
+ * records the same ending from it. The pointers are borrowed.
+ */
+typedef struct {
+  int end;              /* jb_end: CONSUMED, FAILED, TRASHED, DEAD,
+                           CANCELLED; 0: unknown (plain consume or trash) */
+  const void *result;   /* one msgpack map, or NULL: none given */
+  size_t result_len;
+  int cause;            /* JB_END_DEAD: the jb_dead_cause */
+  const char *reason;   /* the last attempt's reason, or NULL */
+  size_t reason_len;
+  const char *owner;    /* who completed it (NUL-terminated), or NULL */
+} jb_remote_outcome;
+
 typedef struct jb_remote_ops {
   /* Claim for `who`, expiring lease_ms from now (0: never;
    * JB_REMOTE_KEEPALIVE: bound to a process of this host with no lease,
@@ -32,8 +50,12 @@ typedef struct jb_remote_ops {
   int (*claim)(void *ctx, jb_board *board, const char *uuid,
                const char *who, int64_t lease_ms, uint64_t *fence);
   int (*abandon)(void *ctx, const char *uuid, const char *who);
-  int (*consume)(void *ctx, const char *uuid, const char *who);
-  int (*trash)(void *ctx, const char *uuid, const char *who);
+  /* consume and trash carry how the job ended (NULL: plain), for the
+   * other boards. */
+  int (*consume)(void *ctx, const char *uuid, const char *who,
+                 const jb_remote_outcome *outcome);
+  int (*trash)(void *ctx, const char *uuid, const char *who,
+               const jb_remote_outcome *outcome);
   /* Set the claim's expiry to lease_ms (> 0) from now. */
   int (*extend)(void *ctx, const char *uuid, const char *who,
                 int64_t lease_ms);
@@ -46,7 +68,9 @@ typedef struct jb_remote_ops {
    * yet. May be NULL. */
   int (*settle)(void *ctx, int op, const char *uuid, const char *who);
   /* Reserve unique key `key` in Redis for job `uuid`, about to be posted
-   * on this board (it is published later), for hold_ms (> 0). JB_OK;
+   * on this board (it is published later): a pending reservation, which
+   * refuses nobody (the post may die before its commit), until confirm
+   * makes it hold for hold_ms (> 0) once the post committed. JB_OK;
    * JB_EEXISTS when another live job holds the key there (its uuid text
    * copied to holder, the message naming key and holder); JB_EOFFLINE
    * when Redis cannot be reached (the post goes on locally, and the key is
@@ -62,6 +86,12 @@ typedef struct jb_remote_ops {
    * owner); JB_ENOTFOUND (Redis no longer lists it); JB_EOFFLINE. May be
    * NULL (cancels of Redis-decided jobs are then refused). */
   int (*cancel)(void *ctx, const char *uuid, bool force);
+  /* The local post of `uuid` committed: its pending reservation of `key`
+   * now holds for hold_ms (> 0). Best effort: one lost, or the key taken
+   * meanwhile by a publication, leaves the key to be decided when the job
+   * is published. May be NULL. */
+  void (*confirm)(void *ctx, const char *key, const char *uuid,
+                  int64_t hold_ms);
 } jb_remote_ops;
 
 /* The op of jb_remote_ops.settle. */
@@ -85,6 +115,11 @@ JB_EXTERN void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops,
  * when it is published (Redis decides it). */
 JB_EXTERN int jb__board_bury_unpublished(jb_board *b, const char *uuid,
                                          const char *reason, bool cancel);
+
+/* true when a replicator holds board directory `path`'s lock (its
+ * `sync.lock`, flock'ed by the elected replicator for as long as it
+ * runs). */
+JB_EXTERN bool jb__board_replicator_runs(const char *path);
 
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */
@@ -213,6 +248,21 @@ JB_EXTERN int jb__board_mirror_gone(jb_board *b, const char *const *uuids,
                                     const bool *trashed, const bool *lost,
                                     const char *lost_reason, size_t n,
                                     size_t *removed);
+
+/*
+ * jb__board_mirror_gone with how each job ended where Redis kept it
+ * (outcomes may be NULL; outcomes[i].end 0: not known, the plain ending
+ * by trashed[i]). A job with an outcome leaves with that ending: its
+ * result, a dead letter's cause and reason (JB_END_DEAD: a trash; its
+ * letter says the cause), a cancel (JB_END_CANCELLED: event CANCELLED);
+ * the owner named when the board holds no claim of the job. Ignored for
+ * a lost job.
+ */
+JB_EXTERN int jb__board_mirror_gone_x(jb_board *b, const char *const *uuids,
+                                      const bool *trashed, const bool *lost,
+                                      const char *lost_reason,
+                                      const jb_remote_outcome *outcomes,
+                                      size_t n, size_t *removed);
 
 /* ---------------------------------------------------- the board's settings
  *

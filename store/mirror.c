@@ -260,6 +260,8 @@ typedef struct {
   const bool *trashed;
   const bool *lost;
   const char *lost_reason;
+  const jb_store_done *dones; /* may be NULL */
+  const char *const *owners;  /* may be NULL */
   size_t n;
   int64_t now_us;
   const jb_hist_bounds *hist;
@@ -296,7 +298,25 @@ static int gone_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     jb_store_done done = {trash  ? JB_END_TRASHED
                           : lost ? JB_END_LOST
                                  : JB_END_CONSUMED,
-                          NULL, 0, ctx->hist};
+                          NULL, 0, ctx->hist, 0, NULL, 0};
+    /* How its completer said it ended (Redis's outcome record): a
+     * failure, a result, a dead letter, a cancel. */
+    const jb_store_done *told = ctx->dones && !lost ? &ctx->dones[i] : NULL;
+    int event = lost ? JB_EV_LOST : 0;
+    if (told && told->end) {
+      done = *told;
+      done.bounds = ctx->hist;
+      event = told->end == JB_END_DEAD        ? JB_EV_DEAD
+              : told->end == JB_END_CANCELLED ? JB_EV_CANCELLED
+                                              : 0;
+      if (told->end == JB_END_DEAD || told->end == JB_END_TRASHED)
+        trash = true; /* a letter is kept */
+      const char *o = ctx->owners ? ctx->owners[i] : NULL;
+      if (!claimed && o) {
+        who_len = strnlen(o, JB_WHO_MAX);
+        memcpy(who, o, who_len);
+      }
+    }
     const char *why = lost && ctx->lost_reason ? ctx->lost_reason : NULL;
     jb_completing c = {.op = trash ? JB_RELEASE_TRASH : JB_RELEASE_CONSUME,
                        .uuid = uuid, .h = &h, .posting = posting,
@@ -304,7 +324,7 @@ static int gone_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                        .claimed_us = claimed ? rec.claimed_us : 0,
                        .who = who, .who_len = who_len,
                        .now_us = ctx->now_us, .done = &done,
-                       .event = lost ? JB_EV_LOST : 0,
+                       .event = event,
                        .reason = why, .reason_len = why ? strlen(why) : 0};
     if ((rc = jb__job_complete(s, txn, &c))) return rc;
     ctx->removed++;
@@ -316,9 +336,20 @@ int jb__store_mirror_gone(jb_store *s, const uint8_t (*uuids)[16],
                           const bool *trashed, const bool *lost,
                           const char *lost_reason, size_t n, int64_t now_us,
                           const jb_hist_bounds *hist, size_t *removed) {
+  return jb__store_mirror_gone_x(s, uuids, trashed, lost, lost_reason, NULL,
+                                 NULL, n, now_us, hist, removed);
+}
+
+int jb__store_mirror_gone_x(jb_store *s, const uint8_t (*uuids)[16],
+                            const bool *trashed, const bool *lost,
+                            const char *lost_reason,
+                            const jb_store_done *dones,
+                            const char *const *owners, size_t n,
+                            int64_t now_us, const jb_hist_bounds *hist,
+                            size_t *removed) {
   gone_ctx ctx = {.uuids = uuids, .trashed = trashed, .lost = lost,
-                  .lost_reason = lost_reason, .n = n, .now_us = now_us,
-                  .hist = hist};
+                  .lost_reason = lost_reason, .dones = dones,
+                  .owners = owners, .n = n, .now_us = now_us, .hist = hist};
   int rc = jb__store_write(s, gone_body, &ctx);
   if (removed) *removed = rc == JB_OK ? ctx.removed : 0;
   return rc;

@@ -819,6 +819,23 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return rc;
 }
 
+int jb__txn_mark_pending(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                         int64_t now_us) {
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = jb__job_header(s, txn, uuid, &h, &posting);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  jb_delayrec dr;
+  if (jb__delay_get(s, txn, h.jobkey, &dr) == 0 && dr.due_us > now_us)
+    return 0;
+  if ((rc = jb__promote_one(s, txn, h.jobkey, now_us))) return rc;
+  uint8_t key[JB_JOBKEY_LEN], flags;
+  rc = pub_key(s, txn, uuid, &h, posting, JB_PUB_PENDING, 0, key, &flags);
+  if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key, flags);
+  return rc;
+}
+
 int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
                             jb_pub_state state, const uint64_t *seqs,
                             int *results) {
@@ -1099,7 +1116,7 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
      * attempts, time limit: the claim just wrote it); decode them after
      * the commit, outside the writer lock. */
     jb_jobhdr h;
-    MDB_val posting, xk = {16, ctx->uuid_out}, xv = {0, NULL};
+    MDB_val posting = {0, NULL}, xk = {16, ctx->uuid_out}, xv = {0, NULL};
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
       return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
     /* Any job may have one (its attempts): a read, no page written. */
@@ -1261,8 +1278,22 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   jb_jobx x;
   if ((rc = jb__jobx_get(s, txn, c->uuid, &x)) && rc != MDB_NOTFOUND)
     return rc;
+  jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
+                                                     : JB_END_TRASHED,
+                         NULL, 0, NULL, 0, NULL, 0};
+  const jb_store_done *d = c->done ? c->done : &plain;
   uint8_t xbuf[JB_JOBX_MAXLEN];
-  size_t x_len = x.found ? jb__jobx_encode(&x, xbuf) : 0;
+  size_t x_len = 0;
+  if (d->reason && c->op == JB_RELEASE_TRASH) {
+    /* A reason given with the trash (a dead letter decided through
+     * Redis): the letter keeps it as the last attempt's. */
+    jb_jobx kept_x = x;
+    if (!kept_x.found) kept_x.rec.format = 1;
+    jb__jobx_set_reason(&kept_x, d->reason, d->reason_len);
+    x_len = jb__jobx_encode(&kept_x, xbuf);
+  } else if (x.found) {
+    x_len = jb__jobx_encode(&x, xbuf);
+  }
   jb_buf *kept = &s->hist_posting; /* and the posting (txn.h) */
   kept->len = 0;
   if ((rc = jb__buf_append(kept, posting.mv_data, posting.mv_size))) return rc;
@@ -1272,19 +1303,19 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     MDB_val tv = {sizeof(jb_trashrec) + c->who_len + posting.mv_size + x_len,
                   NULL};
     if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
-    jb_trashrec tr = {.format = 2, .cause = c->cause,
+    jb_trashrec tr = {.format = 2, .cause = c->cause ? c->cause : d->cause,
                       .owner_len = (uint16_t)c->who_len,
                       .posting_len = (uint32_t)posting.mv_size,
                       .trashed_us = c->now_us, .x_len = (uint16_t)x_len,
                       .posted_us = h->posted_us};
     memcpy(tr.jobkey, h->jobkey, JB_JOBKEY_LEN);
-    uint8_t *d = tv.mv_data;
-    memcpy(d, &tr, sizeof tr);
-    if (c->who_len) memcpy(d + sizeof tr, c->who, c->who_len);
+    uint8_t *out = tv.mv_data;
+    memcpy(out, &tr, sizeof tr);
+    if (c->who_len) memcpy(out + sizeof tr, c->who, c->who_len);
     /* Only the trash page changed since the job was read: the jobs page
      * that `posting` points into is intact. */
-    memcpy(d + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
-    if (x_len) memcpy(d + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
+    memcpy(out + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
+    if (x_len) memcpy(out + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
   }
   if (x.found || x.garbled) { /* garbled: life.h, jb__jobx_get */
     MDB_val xk = {16, (void *)c->uuid};
@@ -1306,10 +1337,6 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   MDB_val uk = {16, (void *)c->uuid};
   if ((rc = mdb_del(txn, s->jobs, &uk, NULL))) return rc;
   /* It reached COMPLETE: its history record, in this transaction. */
-  jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
-                                                     : JB_END_TRASHED,
-                         NULL, 0, NULL};
-  const jb_store_done *d = c->done ? c->done : &plain;
   jb_hist_entry e = {.rec = {.end = (uint8_t)(c->end ? c->end : d->end),
                              .priority = (uint8_t)jb__jobkey_priority(h->jobkey),
                              .job_seq = jb__jobkey_seq(h->jobkey),
@@ -1318,18 +1345,22 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                              .completed_us = c->now_us},
                      .owner = c->who, .owner_len = c->who_len,
                      .name = name, .name_len = name_len,
-                     .reason = c->reason ? c->reason
+                     .reason = c->reason   ? c->reason
+                               : d->reason ? d->reason
                                : x.rec.reason_len ? x.reason : NULL,
-                     .reason_len = c->reason ? c->reason_len
-                                             : x.rec.reason_len,
+                     .reason_len = c->reason   ? c->reason_len
+                                   : d->reason ? d->reason_len
+                                               : x.rec.reason_len,
                      .result = d->result, .result_len = d->result_len,
                      .posting = kept->data, .posting_len = kept->len,
                      .attempts = c->attempts ? c->attempts : x.rec.attempts};
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
-  int ev = c->event ? c->event
-                    : c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
-                                                  : JB_EV_TRASHED;
+  int ev = c->event                     ? c->event
+           : d->end == JB_END_DEAD      ? JB_EV_DEAD
+           : d->end == JB_END_CANCELLED ? JB_EV_CANCELLED
+           : c->op == JB_RELEASE_CONSUME ? JB_EV_CONSUMED
+                                         : JB_EV_TRASHED;
   return jb__log_event(s, txn, ev, c->uuid, h->jobkey, c->who, c->who_len,
                        c->now_us);
 }

@@ -286,6 +286,7 @@ typedef struct {
   size_t catchup_max;
   jb_sched_prep_fn prep;
   void *arg;
+  bool publish;     /* mark the runs for publication (JB_PUB_PENDING) */
   jb_buf prefixes;  /* the posting prefixes of the runs */
   jb_buf posts;     /* jb_store_post[] */
   jb_buf updates;   /* copy_out entries: the due schedules, new state */
@@ -391,6 +392,9 @@ static int tick_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (ctx->n_posts &&
       (rc = jb__txn_post(s, txn, sp, ctx->n_posts, ctx->now_us, NULL, NULL)))
     return rc;
+  for (size_t i = 0; ctx->publish && i < ctx->n_posts; i++)
+    if ((rc = jb__txn_mark_pending(s, txn, sp[i].uuid, ctx->now_us)))
+      return rc;
   for (size_t off = 0; off < ctx->updates.len;) {
     uint32_t lens[2];
     memcpy(lens, ctx->updates.data + off, sizeof lens);
@@ -408,7 +412,8 @@ static int due_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 }
 
 int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
-                         jb_sched_prep_fn prep, void *arg, size_t *posted) {
+                         jb_sched_prep_fn prep, void *arg, bool publish,
+                         size_t *posted) {
   *posted = 0;
   /* Most ticks find nothing due: a read transaction says so without
    * taking the writer lock. */
@@ -416,7 +421,7 @@ int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
   int rc = jb__store_read(s, due_body, &first);
   if (rc != JB_OK || first == 0 || first > now_us) return rc;
   tick_ctx ctx = {.now_us = now_us, .catchup_max = catchup_max,
-                  .prep = prep, .arg = arg};
+                  .prep = prep, .arg = arg, .publish = publish};
   rc = jb__store_write(s, tick_body, &ctx);
   if (rc == JB_OK) *posted = ctx.n_posts;
   tick_reset(&ctx);

@@ -735,9 +735,14 @@ int jb__store_sched_next_due(jb_store *s, int64_t *out);
 typedef int (*jb_sched_prep_fn)(void *arg, const jb_sched_view *v,
                                 int64_t run_us, int64_t now_us, jb_buf *buf,
                                 jb_store_post *sp);
-/* Post every due run at `now_us` in one write transaction (above). */
+/* Post every due run at `now_us` in one write transaction (above). With
+ * `publish`, the runs are marked for publication (JB_PUB_PENDING) in the
+ * same transaction: on a board a replicator publishes, nobody claims a
+ * run here before Redis decided that it is this board's copy that is
+ * listed (another board ticking the same schedule may post it first). */
 int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
-                         jb_sched_prep_fn prep, void *arg, size_t *posted);
+                         jb_sched_prep_fn prep, void *arg, bool publish,
+                         size_t *posted);
 
 /* jb_board_stats (store/stats.c): the figures of one read transaction
  * into `st` (its version and flags set; names malloc'ed). */
@@ -789,13 +794,31 @@ typedef struct jb_hist_bounds {
 
 /* How consume or trash completes a job: its ending (jb_end), its result
  * (a checked msgpack map; NULL: none given, which the record tells from
- * the empty map) and the bounds the history is trimmed to. */
+ * the empty map) and the bounds the history is trimmed to. A trash may
+ * say more (a job Redis decides goes to the dead letters through a trash
+ * there): the letter's cause (jb_dead_cause) and the reason kept with it
+ * and in the history record (NULL: the job's last reason, if any). */
 typedef struct {
   int end;
   const void *result;
   size_t result_len;
   const jb_hist_bounds *bounds;
+  uint8_t cause;
+  const char *reason;
+  size_t reason_len;
 } jb_store_done;
+
+/* jb__store_mirror_gone (above), with how each job ended as its
+ * completer told Redis: dones[i] (end 0: unknown, the plain ending) and
+ * owners[i] (NULL: none), the owner named when the board holds no claim.
+ * dones and owners may be NULL. */
+int jb__store_mirror_gone_x(jb_store *s, const uint8_t (*uuids)[16],
+                            const bool *trashed, const bool *lost,
+                            const char *lost_reason,
+                            const jb_store_done *dones,
+                            const char *const *owners, size_t n,
+                            int64_t now_us, const struct jb_hist_bounds *hist,
+                            size_t *removed);
 
 /* Rewrite the history record of `uuid` with done's ending and result and
  * `who` as the owner (it becomes the newest record): for a completion

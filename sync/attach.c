@@ -10,12 +10,22 @@
  * Redis checks that it is this very claim; one it did not make (another
  * process's, or from before a restart) is checked by owner name only, as
  * taskflow does.
+ *
+ * A claim bound to this process with no lease (JB_REMOTE_KEEPALIVE) gets a
+ * short expiry in Redis, which must be renewed while the process lives.
+ * The board's replicator renews it, and so does this process itself: a
+ * thread of the attachment (the renewer, started by the first such claim,
+ * on a connection of its own) extends each one every third of the
+ * keep-alive until it is released. So the claim lapses when the process
+ * dies (or its host), not when the replicator does.
  */
 #include "remote.h"
 
 #include "../core/errmsg.h"
 #include "../core/remote_hook.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +37,7 @@ typedef struct held {
   char who[JB_WHO_MAX + 1];
   char claim_id[JB_UUID_STRLEN];
   int unsure; /* 1 + the release op whose reply was lost, or 0 */
+  int64_t keepalive_ms; /* > 0: bound to this process, renewed here */
   struct held *next;
 } held;
 
@@ -35,11 +46,32 @@ typedef struct {
   bool ready; /* rm registered */
   held **buckets;
   size_t nbuckets, n; /* nbuckets: 0 or a power of two */
+  /* The renewer. mu guards the table against it: the hooks (one thread:
+   * the connection's user) change the table under mu, and read it
+   * without; the renewer reads it under mu only. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  bool running, stop;
+  int64_t period_ms;     /* a third of the shortest keep-alive */
+  jb_sync_conn *rconn;   /* the renewer's own connection */
+  jb__remote rrm;        /* on rconn */
+  bool rready;
 } attachment;
 
 static void attachment_free(void *p) {
   attachment *a = p;
   if (a == NULL) return;
+  if (a->running) {
+    pthread_mutex_lock(&a->mu);
+    a->stop = true;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+  }
+  jb_sync_close(a->rconn);
+  pthread_mutex_destroy(&a->mu);
+  pthread_cond_destroy(&a->cv);
   for (size_t i = 0; i < a->nbuckets; i++)
     for (held *h = a->buckets[i], *next; h; h = next) {
       next = h->next;
@@ -56,6 +88,12 @@ static int get_attachment(attachment **out, jb_sync_conn *c) {
   if (a == NULL) {
     if ((a = calloc(1, sizeof *a)) == NULL)
       return jb__err(JB_ENOMEM, "out of memory attaching a board");
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->cv, &ca);
+    pthread_condattr_destroy(&ca);
     jb__sync_conn_set_attachment(c, a, attachment_free);
   }
   if (!a->ready) {
@@ -99,8 +137,8 @@ static void copy_text(char *dst, size_t size, const char *src) {
 
 /* Remember claim_id for (uuid, who); h: the entry find_held returned for
  * them, or NULL (looked up here). */
-static int add_held(attachment *a, held *h, const char *uuid, const char *who,
-                    const char *claim_id) {
+static int add_held_locked(attachment *a, held *h, const char *uuid,
+                           const char *who, const char *claim_id) {
   if (h == NULL) h = find_held(a, uuid, who);
   if (h == NULL) {
     if (a->n >= a->nbuckets) { /* load factor 1: double and rehash */
@@ -131,16 +169,116 @@ static int add_held(attachment *a, held *h, const char *uuid, const char *who,
     a->n++;
   }
   copy_text(h->claim_id, sizeof h->claim_id, claim_id);
+  h->keepalive_ms = 0; /* a new claim: bound again only by hook_claim */
   return JB_OK;
 }
 
+static int add_held(attachment *a, held *h, const char *uuid, const char *who,
+                    const char *claim_id) {
+  pthread_mutex_lock(&a->mu);
+  int rc = add_held_locked(a, h, uuid, who, claim_id);
+  pthread_mutex_unlock(&a->mu);
+  return rc;
+}
+
 static void drop_held(attachment *a, const char *uuid, const char *who) {
+  pthread_mutex_lock(&a->mu);
   held **l = find_link(a, uuid, who);
-  if (l == NULL) return;
-  held *h = *l;
-  *l = h->next;
-  free(h);
-  a->n--;
+  if (l != NULL) {
+    held *h = *l;
+    *l = h->next;
+    free(h);
+    a->n--;
+  }
+  pthread_mutex_unlock(&a->mu);
+}
+
+/* ---------------------------------------------------------- the renewer */
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One claim to renew, copied out of the table. */
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  char who[JB_WHO_MAX + 1];
+  char claim_id[JB_UUID_STRLEN];
+  int64_t keepalive_ms;
+} renewal;
+
+/* Extend each bound claim of the table by its keep-alive. One refused
+ * (lapsed and taken, released, cancelled) is renewed no more; one that
+ * Redis could not be asked about is tried again next round. */
+static void renew_round(attachment *a) {
+  renewal *r = NULL;
+  size_t n = 0;
+  pthread_mutex_lock(&a->mu);
+  size_t cap = a->n;
+  if (cap && (r = malloc(cap * sizeof *r)) != NULL)
+    for (size_t i = 0; i < a->nbuckets; i++)
+      for (held *h = a->buckets[i]; h && n < cap; h = h->next)
+        if (h->keepalive_ms > 0 && h->claim_id[0] && !h->unsure) {
+          memcpy(r[n].uuid, h->uuid, sizeof r[n].uuid);
+          memcpy(r[n].who, h->who, sizeof r[n].who);
+          memcpy(r[n].claim_id, h->claim_id, sizeof r[n].claim_id);
+          r[n++].keepalive_ms = h->keepalive_ms;
+        }
+  pthread_mutex_unlock(&a->mu);
+  if (n && !a->rready) a->rready = jb__remote_init(&a->rrm, a->rconn, false) ==
+                                   JB_OK;
+  for (size_t i = 0; a->rready && i < n; i++) {
+    jb__remote_result res;
+    int rc = jb__remote_extend(&res, &a->rrm, r[i].uuid, r[i].who,
+                               r[i].claim_id, r[i].keepalive_ms);
+    if (rc != JB_ENOTFOUND && rc != JB_ENOTOWNER) continue;
+    pthread_mutex_lock(&a->mu);
+    held *h = find_held(a, r[i].uuid, r[i].who);
+    if (h && strcmp(h->claim_id, r[i].claim_id) == 0) h->keepalive_ms = 0;
+    pthread_mutex_unlock(&a->mu);
+  }
+  free(r);
+}
+
+static void *renewer(void *p) {
+  attachment *a = p;
+  pthread_mutex_lock(&a->mu);
+  while (!a->stop) {
+    int64_t at = mono_ms() + a->period_ms;
+    struct timespec ts = {(time_t)(at / 1000), (long)(at % 1000) * 1000000};
+    while (!a->stop && mono_ms() < at)
+      pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+    if (a->stop) break;
+    pthread_mutex_unlock(&a->mu);
+    renew_round(a);
+    pthread_mutex_lock(&a->mu);
+  }
+  pthread_mutex_unlock(&a->mu);
+  return NULL;
+}
+
+/* Mark the claim (uuid, who) bound to this process, renewed every third
+ * of keepalive_ms from now on; the renewer starts with the first. Best
+ * effort: without it the board's replicator still renews the claim. */
+static void renew_from_now(attachment *a, const char *uuid, const char *who,
+                           int64_t keepalive_ms) {
+  pthread_mutex_lock(&a->mu);
+  held *h = find_held(a, uuid, who);
+  if (h) h->keepalive_ms = keepalive_ms;
+  int64_t period = keepalive_ms / 3 > 0 ? keepalive_ms / 3 : 1;
+  if (a->period_ms == 0 || period < a->period_ms) a->period_ms = period;
+  if (!a->running && h &&
+      (a->rconn || jb__sync_conn_clone(&a->rconn, a->rm.conn) == JB_OK)) {
+    /* No signal for the renewer: the process's own threads take them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    a->running = pthread_create(&a->thread, NULL, renewer, a) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  pthread_mutex_unlock(&a->mu);
 }
 
 /* ------------------------------------------------------------- the hook */
@@ -167,11 +305,15 @@ static int64_t keepalive_of(jb_board *b) {
 static int hook_claim(void *ctx, jb_board *b, const char *uuid,
                       const char *who, int64_t lease_ms, uint64_t *fence) {
   attachment *a = ctx;
-  if (lease_ms == JB_REMOTE_KEEPALIVE) {
-    /* Redis cannot see this host's processes: only a running replicator,
-     * refreshing the expiry while the holder lives, makes such a claim
-     * lapse when the host dies and not before. The first expiry is the
-     * replicator's keep-alive (it records it in the board's settings). */
+  bool bound = lease_ms == JB_REMOTE_KEEPALIVE;
+  if (bound) {
+    /* Redis cannot see this host's processes: the claim gets a short
+     * expiry, renewed while the holder lives by the board's replicator
+     * and by this process's renewer, so that it lapses when the host
+     * dies and not before. A replicator must run when it is made (it
+     * abandons the claim at once when the holder dies; without one it
+     * would lapse only after the expiry). The expiry is the replicator's
+     * keep-alive (it records it in the board's settings). */
     const char *board = jb_board_path(b);
     if (!jb__sync_replicator_runs(board))
       return jb__err(JB_EOFFLINE, "cannot claim job %s bound to this process "
@@ -199,6 +341,7 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
     int held_by = jb__remote_resolve_claim(&st, &a->rm, uuid, who, id);
     if (held_by == JB__REMOTE_HELD) {
       *fence = st.fence;
+      if (bound) renew_from_now(a, uuid, who, lease_ms);
       return JB_OK;
     }
     if (held_by < 0) /* still away: the claim id stays for a retry */
@@ -212,11 +355,13 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
     return rc;
   }
   *fence = res.fence;
+  if (bound) renew_from_now(a, uuid, who, lease_ms);
   return JB_OK;
 }
 
 static int hook_release(attachment *a, jb__remote_release_op op,
-                        const char *uuid, const char *who) {
+                        const char *uuid, const char *who,
+                        const jb_remote_outcome *outcome) {
   held *h = find_held(a, uuid, who);
   char id[JB_UUID_STRLEN] = "";
   if (h) copy_text(id, sizeof id, h->claim_id);
@@ -233,7 +378,8 @@ static int hook_release(attachment *a, jb__remote_release_op op,
     h->unsure = 0;
   }
   jb__remote_result res;
-  int rc = jb__remote_release(&res, &a->rm, op, uuid, who, id[0] ? id : NULL);
+  int rc = jb__remote_release_x(&res, &a->rm, op, uuid, who,
+                                id[0] ? id : NULL, outcome);
   if (rc == JB_EOFFLINE && res.unsure) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", jb_errmsg());
@@ -255,15 +401,17 @@ static int hook_release(attachment *a, jb__remote_release_op op,
 }
 
 static int hook_abandon(void *ctx, const char *uuid, const char *who) {
-  return hook_release(ctx, JB__REMOTE_ABANDON, uuid, who);
+  return hook_release(ctx, JB__REMOTE_ABANDON, uuid, who, NULL);
 }
 
-static int hook_consume(void *ctx, const char *uuid, const char *who) {
-  return hook_release(ctx, JB__REMOTE_CONSUME, uuid, who);
+static int hook_consume(void *ctx, const char *uuid, const char *who,
+                        const jb_remote_outcome *outcome) {
+  return hook_release(ctx, JB__REMOTE_CONSUME, uuid, who, outcome);
 }
 
-static int hook_trash(void *ctx, const char *uuid, const char *who) {
-  return hook_release(ctx, JB__REMOTE_TRASH, uuid, who);
+static int hook_trash(void *ctx, const char *uuid, const char *who,
+                      const jb_remote_outcome *outcome) {
+  return hook_release(ctx, JB__REMOTE_TRASH, uuid, who, outcome);
 }
 
 /* An extend whose reply was lost is not resolved: setting an expiry is
@@ -272,6 +420,13 @@ static int hook_extend(void *ctx, const char *uuid, const char *who,
                        int64_t lease_ms) {
   attachment *a = ctx;
   held *h = find_held(a, uuid, who);
+  if (h && h->keepalive_ms) {
+    /* The claim has a lease from now on: its holder extends it, and the
+     * renewer must not stretch it. */
+    pthread_mutex_lock(&a->mu);
+    h->keepalive_ms = 0;
+    pthread_mutex_unlock(&a->mu);
+  }
   jb__remote_result res;
   return jb__remote_extend(&res, &a->rm, uuid, who, h ? h->claim_id : NULL,
                            lease_ms);
@@ -294,17 +449,37 @@ static int hook_settle(void *ctx, int op, const char *uuid, const char *who) {
 }
 
 /* A unique key reserved before the post (DESIGN-NOTES "Unique keys and
- * cancel through Redis"). A reply lost on the way is Redis away: the post
- * goes on, and the publication decides (a reservation that did run only
- * holds the key for this very job). */
+ * cancel through Redis"), pending until hook_confirm. A reply lost on the
+ * way is Redis away: the post goes on, and the publication decides (a
+ * reservation that did run only holds the key for this very job). Another
+ * job's pending reservation is waited for: confirmed, it refuses this
+ * post; run out (its post died before committing), the key is free. */
 static int hook_reserve(void *ctx, const char *key, const char *uuid,
                         int64_t hold_ms, char holder[JB_UUID_STRLEN]) {
   attachment *a = ctx;
   jb__remote_result res;
   holder[0] = '\0';
-  int rc = jb__remote_reserve(&res, &a->rm, key, uuid, hold_ms > 0 ? hold_ms : 1);
+  int64_t hold = hold_ms > 0 && hold_ms < JB__REMOTE_PENDING_MS
+                     ? hold_ms
+                     : JB__REMOTE_PENDING_MS;
+  int64_t until = mono_ms() + JB__REMOTE_PENDING_MS + 1000;
+  int rc;
+  for (;;) {
+    rc = jb__remote_reserve_x(&res, &a->rm, key, uuid, hold, true);
+    if (rc != JB_EEXISTS || !res.pending || mono_ms() >= until) break;
+    struct timespec ts = {0, 20 * 1000000};
+    nanosleep(&ts, NULL);
+  }
   if (rc == JB_EEXISTS) copy_text(holder, JB_UUID_STRLEN, res.holder);
   return rc;
+}
+
+static void hook_confirm(void *ctx, const char *key, const char *uuid,
+                         int64_t hold_ms) {
+  attachment *a = ctx;
+  jb__remote_result res;
+  jb__remote_reserve_x(&res, &a->rm, key, uuid, hold_ms > 0 ? hold_ms : 1,
+                       false);
 }
 
 static void hook_unreserve(void *ctx, const char *key, const char *uuid) {
@@ -322,9 +497,9 @@ static int hook_cancel(void *ctx, const char *uuid, bool force) {
   return jb__remote_cancel(&res, &a->rm, uuid, force);
 }
 
-static const jb_remote_ops hook = {hook_claim,   hook_abandon,  hook_consume,
-                                   hook_trash,   hook_extend,   hook_settle,
-                                   hook_reserve, hook_unreserve, hook_cancel};
+static const jb_remote_ops hook = {
+    hook_claim,   hook_abandon,   hook_consume, hook_trash,  hook_extend,
+    hook_settle,  hook_reserve,   hook_unreserve, hook_cancel, hook_confirm};
 
 int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   if (b == NULL || c == NULL)

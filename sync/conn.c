@@ -624,6 +624,50 @@ int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts) {
   return JB_OK;
 }
 
+static char *dup_or_null(const char *s, bool *bad) {
+  if (s == NULL) return NULL;
+  char *d = strdup(s);
+  if (d == NULL) *bad = true;
+  return d;
+}
+
+int jb__sync_conn_clone(jb_sync_conn **out, const jb_sync_conn *c) {
+  *out = NULL;
+  jb_sync_conn *n = calloc(1, sizeof *n);
+  jb_sync_url *u = calloc(1, sizeof *u);
+  bool bad = n == NULL || u == NULL;
+  if (!bad) {
+    const jb_sync_url *s = c->url;
+    *u = (jb_sync_url){.port = s->port, .db = s->db};
+    u->host = dup_or_null(s->host, &bad);
+    u->path = dup_or_null(s->path, &bad);
+    u->user = dup_or_null(s->user, &bad);
+    u->password = dup_or_null(s->password, &bad);
+    u->master = dup_or_null(s->master, &bad);
+    if (s->nsentinels > 0 &&
+        (u->sentinels = calloc((size_t)s->nsentinels, sizeof *u->sentinels)))
+      for (int i = 0; i < s->nsentinels; i++, u->nsentinels++) {
+        u->sentinels[i].port = s->sentinels[i].port;
+        u->sentinels[i].host = dup_or_null(s->sentinels[i].host, &bad);
+      }
+    else if (s->nsentinels > 0)
+      bad = true;
+    n->url = u;
+    u = NULL;
+    n->ns = dup_or_null(c->ns, &bad);
+    n->connect_ms = c->connect_ms;
+    n->command_ms = c->command_ms;
+    memcpy(n->where, c->where, sizeof n->where);
+  }
+  if (bad) {
+    jb_sync_url_free(u);
+    jb_sync_close(n);
+    return jb__err(JB_ENOMEM, "out of memory for a second connection");
+  }
+  *out = n;
+  return JB_OK;
+}
+
 void *jb__sync_conn_attachment(const jb_sync_conn *c) { return c->attach; }
 
 void jb__sync_conn_set_attachment(jb_sync_conn *c, void *a,

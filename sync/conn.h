@@ -126,6 +126,12 @@ int jb__sync_evalsha(redisReply **out, jb_sync_conn *conn, int id, int nkeys,
  * (for tests and, later, status). */
 unsigned long jb__sync_script_reloads(const jb_sync_conn *conn);
 
+/* A new connection to the same server and namespace, with the same
+ * timeouts, not yet connected (its first command connects). For a thread
+ * of its own: a connection is used by one thread at a time. Errors:
+ * JB_ENOMEM. */
+int jb__sync_conn_clone(jb_sync_conn **out, const jb_sync_conn *conn);
+
 /* The connection's board attachment (sync/attach.c), created on first use
  * and freed (free_fn) by jb_sync_close. */
 void *jb__sync_conn_attachment(const jb_sync_conn *conn);

@@ -236,7 +236,7 @@ out:
  * jb__remote_init. */
 typedef struct {
   char owned[KEY_MAX], lm[KEY_MAX], claim[KEY_MAX], posted[KEY_MAX],
-      unique[KEY_MAX];
+      unique[KEY_MAX], outcome[KEY_MAX];
   const char *listings, *trash, *sequence, *fence, *channel, *uniques;
 } job_keys;
 
@@ -264,6 +264,7 @@ static int job_keys_make(job_keys *k, jb__remote *r, const char *uuid) {
   key_suffix(k->claim, base, (size_t)n, ".claim");
   key_suffix(k->posted, base, (size_t)n, ".posted");
   key_suffix(k->unique, base, (size_t)n, ".unique");
+  key_suffix(k->outcome, base, (size_t)n, ".outcome");
   k->listings = r->listings;
   k->uniques = r->unique;
   k->trash = r->trash;
@@ -503,9 +504,98 @@ static int check_release(const char *uuid, const char *who,
   return JB_OK;
 }
 
+/* ------------------------------------------------------------ outcomes */
+
+int jb__remote_outcome_pack(msgpack_sbuffer *out, const jb_remote_outcome *o) {
+  const char *end = jb_end_name((jb_end)o->end);
+  if (end == NULL)
+    return jb__err(JB_EINVAL, "outcome: %d is not an ending", o->end);
+  const char *cause = o->end == JB_END_DEAD
+                          ? jb_dead_cause_name((jb_dead_cause)o->cause)
+                          : NULL;
+  size_t owner_len = o->owner ? strnlen(o->owner, JB_WHO_MAX) : 0;
+  uint32_t n = 1 + (o->result != NULL) + (cause != NULL) +
+               (o->reason != NULL) + (owner_len > 0);
+  msgpack_packer pk;
+  msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
+  int bad = msgpack_pack_map(&pk, n);
+#define PACK_STR(s, len)                                                     \
+  (msgpack_pack_str(&pk, (len)) | msgpack_pack_str_body(&pk, (s), (len)))
+  bad |= PACK_STR("end", 3) | PACK_STR(end, strlen(end));
+  /* The result as the bytes its owner gave (bin): read back byte for
+   * byte, whatever encodings the map's values use. */
+  if (o->result)
+    bad |= PACK_STR("result", 6) | msgpack_pack_bin(&pk, o->result_len) |
+           msgpack_pack_bin_body(&pk, o->result, o->result_len);
+  if (cause) bad |= PACK_STR("cause", 5) | PACK_STR(cause, strlen(cause));
+  if (o->reason)
+    bad |= PACK_STR("reason", 6) | PACK_STR(o->reason, o->reason_len);
+  if (owner_len) bad |= PACK_STR("owner", 5) | PACK_STR(o->owner, owner_len);
+#undef PACK_STR
+  return bad ? jb__err(JB_ENOMEM, "out of memory encoding an outcome")
+             : JB_OK;
+}
+
+static bool str_is(const msgpack_object *v, const char *s) {
+  return v->type == MSGPACK_OBJECT_STR && key_is(v, s);
+}
+
+int jb__remote_outcome_parse(jb_remote_outcome *o, char owner[JB_WHO_MAX + 1],
+                             const char *data, size_t len) {
+  memset(o, 0, sizeof *o);
+  owner[0] = '\0';
+  msgpack_unpacked u;
+  msgpack_unpacked_init(&u);
+  size_t off = 0, end;
+  int rc = JB_OK;
+  if (jb__mp_scan(data, len, &end, JB_MP_MAX_DEPTH) != JB_MP_OK ||
+      msgpack_unpack_next(&u, data, len, &off) != MSGPACK_UNPACK_SUCCESS ||
+      off != len || u.data.type != MSGPACK_OBJECT_MAP) {
+    rc = jb__err(JB_EIO, "outcome record of %zu bytes is not one msgpack map",
+                 len);
+    goto out;
+  }
+  /* msgpack-c's strings and bins point into `data`, which the caller
+   * keeps: the result and the reason are handed out in place. */
+  const msgpack_object_map *m = &u.data.via.map;
+  for (uint32_t i = 0; i < m->size; i++) {
+    const msgpack_object *k = &m->ptr[i].key, *v = &m->ptr[i].val;
+    if (key_is(k, "end")) {
+      for (int e = JB_END_CONSUMED; e <= JB_END_DEAD; e++)
+        if (str_is(v, jb_end_name((jb_end)e))) o->end = e;
+    } else if (key_is(k, "cause")) {
+      for (int c = JB_DEAD_TRASHED; c <= JB_DEAD_BURIED; c++)
+        if (str_is(v, jb_dead_cause_name((jb_dead_cause)c))) o->cause = c;
+    } else if (key_is(k, "result") && v->type == MSGPACK_OBJECT_BIN) {
+      o->result = v->via.bin.ptr;
+      o->result_len = v->via.bin.size;
+    } else if (key_is(k, "reason") && v->type == MSGPACK_OBJECT_STR) {
+      o->reason = v->via.str.ptr;
+      o->reason_len = v->via.str.size;
+    } else if (key_is(k, "owner") && v->type == MSGPACK_OBJECT_STR &&
+               v->via.str.size > 0 && v->via.str.size <= JB_WHO_MAX &&
+               memchr(v->via.str.ptr, 0, v->via.str.size) == NULL) {
+      copy_str(owner, JB_WHO_MAX + 1, v->via.str.ptr, v->via.str.size);
+      o->owner = owner;
+    }
+  }
+  if (o->end == 0)
+    rc = jb__err(JB_EIO, "outcome record names no ending this board knows");
+out:
+  msgpack_unpacked_destroy(&u);
+  return rc;
+}
+
 int jb__remote_release(jb__remote_result *res, jb__remote *r,
                        jb__remote_release_op op, const char *uuid,
                        const char *who, const char *claim_id) {
+  return jb__remote_release_x(res, r, op, uuid, who, claim_id, NULL);
+}
+
+int jb__remote_release_x(jb__remote_result *res, jb__remote *r,
+                         jb__remote_release_op op, const char *uuid,
+                         const char *who, const char *claim_id,
+                         const jb_remote_outcome *outcome) {
   memset(res, 0, sizeof *res);
   const char *verb = release_verb(op);
   int rc = check_release(uuid, who, verb);
@@ -513,43 +603,58 @@ int jb__remote_release(jb__remote_result *res, jb__remote *r,
   if (claim_id == NULL) claim_id = "";
   job_keys k;
   if ((rc = job_keys_make(&k, r, uuid))) return rc;
-  msgpack_sbuffer lm;
+  msgpack_sbuffer lm, how;
   msgpack_sbuffer_init(&lm);
+  msgpack_sbuffer_init(&how);
   if (op != JB__REMOTE_CONSUME && (rc = lm_blob(&lm, 0))) goto out;
+  if (op != JB__REMOTE_ABANDON && outcome &&
+      (rc = jb__remote_outcome_pack(&how, outcome)))
+    goto out;
+  char ttl[24];
+  snprintf(ttl, sizeof ttl, "%lld", (long long)JB__REMOTE_OUTCOME_TTL_MS);
   int script = op == JB__REMOTE_ABANDON ? S_ABANDON
                : op == JB__REMOTE_CONSUME ? S_CONSUME
                                           : S_TRASH;
   reply rep;
   if (op == JB__REMOTE_CONSUME) {
     /* KEYS owner, listings, last_modified, claim, unique hash, K's unique
-     * key; ARGV who, K, id, channel */
-    const char *keys[6] = {k.owned, k.listings, k.lm, k.claim, k.uniques,
-                           k.unique};
-    const char *args[4] = {who, uuid, claim_id, k.channel};
+     * key, K's outcome; ARGV who, K, id, channel, outcome, ttl */
+    const char *keys[7] = {k.owned, k.listings, k.lm, k.claim, k.uniques,
+                           k.unique, k.outcome};
+    const char *args[6] = {who, uuid, claim_id, k.channel,
+                           how.data ? how.data : "", ttl};
+    size_t lens[6] = {strlen(who), strlen(uuid), strlen(claim_id),
+                      strlen(k.channel), how.size, strlen(ttl)};
     rc = run(&rep, res, r, script, verb, uuid, JB__SYNC_CONSUME_NKEYS, keys,
-             JB__SYNC_CONSUME_NARGS, args, NULL);
+             JB__SYNC_CONSUME_NARGS, args, lens);
+  } else if (op == JB__REMOTE_TRASH) {
+    /* KEYS owner, listings, last_modified, trash hash, claim, unique hash,
+     * K's unique key, K's outcome; ARGV who, K, lm, claim id, channel,
+     * outcome, ttl */
+    const char *keys[8] = {k.owned, k.listings, k.lm, k.trash, k.claim,
+                           k.uniques, k.unique, k.outcome};
+    const char *args[7] = {who, uuid, lm.data, claim_id, k.channel,
+                           how.data ? how.data : "", ttl};
+    size_t lens[7] = {strlen(who), strlen(uuid), lm.size, strlen(claim_id),
+                      strlen(k.channel), how.size, strlen(ttl)};
+    rc = run(&rep, res, r, script, verb, uuid, JB__SYNC_TRASH_NKEYS, keys,
+             JB__SYNC_TRASH_NARGS, args, lens);
   } else {
-    /* abandon KEYS: owner, listings, last_modified, claim; trash KEYS: the
-     * same with the trash hash before the claim record. ARGV (both): who,
-     * K, lm, claim id, channel. */
-    bool trash = op == JB__REMOTE_TRASH;
-    const char *keys[7] = {k.owned, k.listings, k.lm,
-                           trash ? k.trash : k.claim, k.claim, k.uniques,
-                           k.unique};
+    /* KEYS owner, listings, last_modified, claim; ARGV who, K, lm, claim
+     * id, channel */
+    const char *keys[4] = {k.owned, k.listings, k.lm, k.claim};
     const char *args[5] = {who, uuid, lm.data, claim_id, k.channel};
     size_t lens[5] = {strlen(who), strlen(uuid), lm.size, strlen(claim_id),
                       strlen(k.channel)};
-    _Static_assert(JB__SYNC_ABANDON_NARGS == 5 && JB__SYNC_TRASH_NARGS == 5,
-                   "abandon and trash take the same arguments");
-    rc = run(&rep, res, r, script, verb, uuid,
-             trash ? JB__SYNC_TRASH_NKEYS : JB__SYNC_ABANDON_NKEYS, keys, 5,
-             args, lens);
+    rc = run(&rep, res, r, script, verb, uuid, JB__SYNC_ABANDON_NKEYS, keys,
+             JB__SYNC_ABANDON_NARGS, args, lens);
   }
   if (rc == JB_OK && !rep.ok)
     rc = refusal(&rep, verb, uuid, who, claim_id,
                  jb__sync_scripts[script].name, res);
 out:
   msgpack_sbuffer_destroy(&lm);
+  msgpack_sbuffer_destroy(&how);
   return rc;
 }
 
@@ -580,6 +685,12 @@ int jb__remote_extend(jb__remote_result *res, jb__remote *r, const char *uuid,
 
 int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
                        const char *key, const char *uuid, int64_t hold_ms) {
+  return jb__remote_reserve_x(res, r, key, uuid, hold_ms, false);
+}
+
+int jb__remote_reserve_x(jb__remote_result *res, jb__remote *r,
+                         const char *key, const char *uuid, int64_t hold_ms,
+                         bool pending) {
   memset(res, 0, sizeof *res);
   if (!uuid_ok(uuid))
     return jb__err(JB_EINVAL, "reserve in redis: \"%s\" is not a lowercase "
@@ -594,16 +705,22 @@ int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
   char hold[24];
   snprintf(hold, sizeof hold, "%lld", (long long)hold_ms);
   const char *keys[3] = {k.uniques, k.listings, k.unique};
-  const char *args[3] = {key, uuid, hold};
+  const char *args[4] = {key, uuid, hold, pending && hold_ms ? "p" : ""};
   reply rep;
   rc = run(&rep, res, r, S_RESERVE,
            hold_ms ? "reserve the unique key of" : "release the unique key of",
            uuid, JB__SYNC_RESERVE_NKEYS, keys, JB__SYNC_RESERVE_NARGS, args,
            NULL);
-  if (rc == JB_OK && !rep.ok)
+  if (rc == JB_OK && !rep.ok && strcmp(rep.reason, JB__SYNC_UNIQUE_PENDING) == 0) {
+    res->pending = true;
+    copy_str(res->holder, sizeof res->holder, rep.holder, strlen(rep.holder));
+    rc = jb__err(JB_EEXISTS, "unique key \"%s\" is being posted with job %s "
+                 "(in redis): not yet decided", key, res->holder);
+  } else if (rc == JB_OK && !rep.ok) {
     rc = strcmp(rep.reason, JB__SYNC_UNIQUE_HELD) == 0
              ? unique_held(res, &rep, key)
              : bad_reason(&rep, "reserve");
+  }
   return rc;
 }
 
@@ -616,12 +733,25 @@ int jb__remote_cancel(jb__remote_result *res, jb__remote *r, const char *uuid,
   job_keys k;
   int rc = job_keys_make(&k, r, uuid);
   if (rc) return rc;
-  const char *keys[6] = {k.owned, k.listings, k.lm, k.claim, k.uniques,
-                         k.unique};
-  const char *args[3] = {uuid, force ? "1" : "", k.channel};
+  /* Every board mirroring the job records it cancelled, not consumed. */
+  msgpack_sbuffer how;
+  msgpack_sbuffer_init(&how);
+  jb_remote_outcome o = {.end = JB_END_CANCELLED};
+  if ((rc = jb__remote_outcome_pack(&how, &o))) {
+    msgpack_sbuffer_destroy(&how);
+    return rc;
+  }
+  char ttl[24];
+  snprintf(ttl, sizeof ttl, "%lld", (long long)JB__REMOTE_OUTCOME_TTL_MS);
+  const char *keys[7] = {k.owned, k.listings, k.lm, k.claim, k.uniques,
+                         k.unique, k.outcome};
+  const char *args[5] = {uuid, force ? "1" : "", k.channel, how.data, ttl};
+  size_t lens[5] = {strlen(uuid), force ? 1 : 0, strlen(k.channel), how.size,
+                    strlen(ttl)};
   reply rep;
   rc = run(&rep, res, r, S_CANCEL, "cancel", uuid, JB__SYNC_CANCEL_NKEYS, keys,
-           JB__SYNC_CANCEL_NARGS, args, NULL);
+           JB__SYNC_CANCEL_NARGS, args, lens);
+  msgpack_sbuffer_destroy(&how);
   if (rc) return rc;
   memcpy(res->owner, rep.owner, sizeof res->owner);
   if (rep.ok) return JB_OK;

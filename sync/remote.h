@@ -36,6 +36,9 @@
 #include "conn.h"
 #include "scripts.h"
 
+#include "../core/remote_hook.h"
+
+#include <msgpack.h>
 #include <stdint.h>
 
 /* The longest key: the namespace (<= JB_SYNC_NAMESPACE_MAX), ':', the
@@ -83,6 +86,9 @@ typedef struct {
                                sent: resolve before doing anything else */
   char holder[JB_UUID_STRLEN + 28]; /* JB_EEXISTS: the job holding the
                                unique key in Redis */
+  bool pending;             /* reserve, JB_EEXISTS: holder's reservation is
+                               pending (its post may not have committed,
+                               or died): ask again shortly */
 } jb__remote_result;
 
 /* A new claim id: a random uuid4 text (36 chars + NUL). Errors: JB_EIO
@@ -159,8 +165,27 @@ int jb__remote_reserve(jb__remote_result *res, jb__remote *r,
                        const char *key, const char *uuid, int64_t hold_ms);
 
 /*
+ * jb__remote_reserve, pending or not. A pending reservation is made
+ * before the local post commits, for JB__REMOTE_PENDING_MS: it refuses no
+ * post (a process killed before its commit leaves one of a job that
+ * exists nowhere). Another reservation meeting it gets JB_EEXISTS with
+ * res->pending (ask again: it is confirmed or runs out shortly), a
+ * publication takes the key over. A reservation that is not pending (the
+ * job exists: its post committed) confirms `uuid`'s pending one.
+ */
+int jb__remote_reserve_x(jb__remote_result *res, jb__remote *r,
+                         const char *key, const char *uuid, int64_t hold_ms,
+                         bool pending);
+
+/* How long a pending reservation holds: a local post's commit takes
+ * milliseconds; a post waiting on another's pending reservation waits at
+ * most this long after a kill. */
+#define JB__REMOTE_PENDING_MS 5000
+
+/*
  * Cancel job `uuid` in Redis (cancel.lua): it leaves the listings with its
- * owner key, claim record and unique key, as a consumed job does. Unless
+ * owner key, claim record and unique key, as a consumed job does, and its
+ * outcome record says "cancelled" (JB__REMOTE_OUTCOME_TTL_MS). Unless
  * force, only when unclaimed. JB_OK (res->owner: the claim a forced cancel
  * removed, "" if none); JB_ECLAIMED "job U is claimed by O (in redis): not
  * cancelled" (res->owner); JB_ENOTFOUND (not listed). Others as at the top.
@@ -201,6 +226,42 @@ typedef enum {
 int jb__remote_release(jb__remote_result *res, jb__remote *r,
                        jb__remote_release_op op, const char *uuid,
                        const char *who, const char *claim_id);
+
+/*
+ * How long the outcome record NS:U.outcome lives: 7 days, the history's
+ * default age (JB_HISTORY_AGE_DEFAULT_MS). A board whose replicator comes
+ * back within that time records a job finished elsewhere with its real
+ * ending; later, only what taskflow's keys say (consumed, or trashed).
+ * Its size is about 30 bytes plus the result and the reason: Redis holds
+ * a week of failures' results.
+ */
+#define JB__REMOTE_OUTCOME_TTL_MS (INT64_C(7) * 24 * 3600 * 1000)
+
+/*
+ * The outcome record of a job (a msgpack map, written by consume.lua,
+ * trash.lua and cancel.lua): {"end": jb_end_name, "result": bin (the
+ * result map's bytes, when given), "cause": jb_dead_cause_name (end
+ * "dead"), "reason": str (when given), "owner": str (who completed it)}.
+ * pack appends it to `out` (JB_EINVAL: o->end is no ending; JB_ENOMEM).
+ * parse reads one: o->result and o->reason point into data, o->owner into
+ * owner[]; entries it does not know are skipped. JB_EIO: not one map, or
+ * no ending it knows.
+ */
+int jb__remote_outcome_pack(msgpack_sbuffer *out, const jb_remote_outcome *o);
+int jb__remote_outcome_parse(jb_remote_outcome *o, char owner[JB_WHO_MAX + 1],
+                             const char *data, size_t len);
+
+/*
+ * jb__remote_release with how the job ended (consume and trash; NULL: a
+ * plain one, which also deletes an older outcome record of the uuid): the
+ * script keeps it in NS:U.outcome for JB__REMOTE_OUTCOME_TTL_MS, so that
+ * the other boards' replicators record the same ending (abandon ignores
+ * it). JB_EINVAL for an outcome with no ending.
+ */
+int jb__remote_release_x(jb__remote_result *res, jb__remote *r,
+                         jb__remote_release_op op, const char *uuid,
+                         const char *who, const char *claim_id,
+                         const jb_remote_outcome *outcome);
 
 /*
  * Set the claim's expiry (owner key and claim record) to expiry_ms (> 0)

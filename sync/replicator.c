@@ -697,6 +697,38 @@ out:
   return rc;
 }
 
+/*
+ * How each of the jobs gone[0..n) (lost ones skipped) ended, as the board
+ * that completed it wrote into NS:<uuid>.outcome (remote.h): one pipeline
+ * of GETs. out[i].end stays 0 where there is no record (a plain consume
+ * or trash, taskflow's, or one older than its expiry) or it does not
+ * decode; the replies kept in rep[i] hold the bytes out[i] points into.
+ */
+static int read_outcomes(jb_sync_replicator *r, const char **gone,
+                         const bool *lost, size_t n, jb_remote_outcome *out,
+                         char (*owners)[JB_WHO_MAX + 1], redisReply **rep) {
+  char key[JB_SYNC_NAMESPACE_MAX + 64];
+  int rc = JB_OK;
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    if (lost[i]) continue;
+    key_of(key, sizeof key, r, gone[i], ".outcome");
+    const char *argv[2] = {"GET", key};
+    rc = jb__sync_append(r->cmd, 2, argv, NULL);
+  }
+  for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    if (lost[i]) continue;
+    if ((rc = next_reply(r, &rep[i], "GET")) != JB_OK) break;
+    if (rep[i]->type != REDIS_REPLY_STRING) continue;
+    if (jb__remote_outcome_parse(&out[i], owners[i], rep[i]->str,
+                                 rep[i]->len) != JB_OK) {
+      say(r, 1, "job %s: its outcome record in redis does not decode (%s): "
+          "recorded as its plain ending", gone[i], jb_errmsg());
+      memset(&out[i], 0, sizeof out[i]);
+    }
+  }
+  return rc;
+}
+
 /* Mirror the listed ones of s[0..n) and remove the gone ones. */
 static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
   jb_remote_listing *l = calloc(n ? n : 1, sizeof *l);
@@ -704,8 +736,12 @@ static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
   const char **gone = calloc(n ? n : 1, sizeof *gone);
   bool *trashed = calloc(n ? n : 1, sizeof *trashed);
   bool *lost = calloc(n ? n : 1, sizeof *lost);
+  jb_remote_outcome *how = calloc(n ? n : 1, sizeof *how);
+  char (*owners)[JB_WHO_MAX + 1] = calloc(n ? n : 1, sizeof *owners);
+  redisReply **how_rep = calloc(n ? n : 1, sizeof *how_rep);
   int rc = JB_OK;
-  if (!l || !res || !gone || !trashed || !lost) {
+  if (!l || !res || !gone || !trashed || !lost || !how || !owners ||
+      !how_rep) {
     rc = jb__err(JB_ENOMEM, "out of memory mirroring %zu jobs", n);
     goto out;
   }
@@ -746,7 +782,10 @@ static int apply(jb_sync_replicator *r, seen *s, size_t n, int64_t read_us) {
              "completion (not in the trash, no publication marker)",
              r->epoch[0] ? r->epoch : "unknown",
              r->epoch_now[0] ? r->epoch_now : "missing");
-    rc = jb__board_mirror_gone(r->b, gone, trashed, lost, why, ng, &removed);
+    rc = read_outcomes(r, gone, lost, ng, how, owners, how_rep);
+    if (rc == JB_OK)
+      rc = jb__board_mirror_gone_x(r->b, gone, trashed, lost, why, how, ng,
+                                   &removed);
     pulled += removed;
     if (rc == JB_OK && nlost)
       say(r, 1, "%zu job%s redis no longer lists after losing its data "
@@ -764,6 +803,10 @@ out:
   free(gone);
   free(trashed);
   free(lost);
+  for (size_t i = 0; how_rep && i < n; i++) freeReplyObject(how_rep[i]);
+  free(how_rep);
+  free(how);
+  free(owners);
   return rc;
 }
 
@@ -1566,14 +1609,7 @@ int jb_sync_replicator_status(jb_sync_replicator *r, jb_sync_status *st) {
 }
 
 bool jb__sync_replicator_runs(const char *path) {
-  char *lp = NULL;
-  if (asprintf(&lp, "%s/sync.lock", path) < 0) return false;
-  int fd = open(lp, O_RDONLY | O_CLOEXEC);
-  free(lp);
-  if (fd < 0) return false;
-  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);
-  return held;
+  return jb__board_replicator_runs(path);
 }
 
 int jb_sync_status_read(jb_sync_status *st, jb_board *b) {

@@ -19,10 +19,18 @@
  *                post.lua with a long expiry (30 days from our client) and
  *                deleted by no script: a uuid is posted at most once;
  *   NS:unique    ours: hash, unique key -> holder uuid ("<uuid>" once
- *                published, "<uuid> <until-ms>" while only reserved);
+ *                published, "<uuid> <until-ms>" while only reserved,
+ *                "<uuid> <until-ms> p" while pending: before the board's
+ *                local post committed);
  *                see lib.lua;
  *   NS:K.unique  ours: job K's unique key (with the reservation's expiry
  *                until K is published; freed by consume, trash, cancel);
+ *   NS:K.outcome ours: how K left the listings when that is more than a
+ *                plain consume or trash (failed, a result, a dead letter's
+ *                cause and reason, cancelled): a msgpack map written by
+ *                consume, trash or cancel with an expiry (7 days from our
+ *                client), so that every board mirroring K records the same
+ *                ending (remote.h, jb__remote_outcome);
  *   NS:notices   ours: the pub/sub channel of change notices (not a key).
  * With no namespace there is no "NS:" prefix.
  *
@@ -44,12 +52,12 @@ extern const char jb__sync_script_cancel[];
 enum {
     JB__SYNC_CLAIM_NKEYS = 5,   JB__SYNC_CLAIM_NARGS = 6,
     JB__SYNC_ABANDON_NKEYS = 4, JB__SYNC_ABANDON_NARGS = 5,
-    JB__SYNC_CONSUME_NKEYS = 6, JB__SYNC_CONSUME_NARGS = 4,
-    JB__SYNC_TRASH_NKEYS = 7,   JB__SYNC_TRASH_NARGS = 5,
+    JB__SYNC_CONSUME_NKEYS = 7, JB__SYNC_CONSUME_NARGS = 6,
+    JB__SYNC_TRASH_NKEYS = 8,   JB__SYNC_TRASH_NARGS = 7,
     JB__SYNC_EXTEND_NKEYS = 3,  JB__SYNC_EXTEND_NARGS = 5,
     JB__SYNC_POST_NKEYS = 9,    JB__SYNC_POST_NARGS = 9,
-    JB__SYNC_RESERVE_NKEYS = 3, JB__SYNC_RESERVE_NARGS = 3,
-    JB__SYNC_CANCEL_NKEYS = 6,  JB__SYNC_CANCEL_NARGS = 3,
+    JB__SYNC_RESERVE_NKEYS = 3, JB__SYNC_RESERVE_NARGS = 4,
+    JB__SYNC_CANCEL_NKEYS = 7,  JB__SYNC_CANCEL_NARGS = 5,
     JB__SYNC_SCRIPT_COUNT = 8
 };
 
@@ -69,5 +77,6 @@ extern const struct jb__sync_script jb__sync_scripts[JB__SYNC_SCRIPT_COUNT];
 #define JB__SYNC_ALREADY_POSTED "Job already posted!"
 #define JB__SYNC_INVALID_ARGUMENT "Invalid argument!"
 #define JB__SYNC_UNIQUE_HELD "Unique key held!"
+#define JB__SYNC_UNIQUE_PENDING "Unique key pending!"
 
 #endif

@@ -11,7 +11,7 @@
 #  - a job Redis decides, retried with a delay, is refused (taskflow's
 #    board has no delays) and stays claimed; retried with --dead it is
 #    trashed through Redis (NS:trash holds its posting) and is a dead
-#    letter on the board that sent it there;
+#    letter on the board that sent it there, cause buried, with its reason;
 #  - attempts are the board's: a plain retry of a Redis-decided job goes
 #    through Redis as an abandon and counts one attempt here.
 #
@@ -80,7 +80,7 @@ jb --board "$A" abandon --who w --dead --reason "give up" --redis "$URL" \
 [ "$(rcli hexists "$NS:trash" "$j")" = 1 ] || fail "NS:trash does not hold $j"
 listed "$j" && fail "Redis still lists $j"
 out=$(jb --board "$A" dead show --json "$j") || fail "no dead letter of $j on A"
-case $out in *'"cause":"trashed"'*) ;; *) fail "dead letter: $out" ;; esac
+case $out in *'"cause":"buried"'*'"reason":"give up"'*) ;; *) fail "dead letter: $out" ;; esac
 
 sync_stop A
 # The daemon met no error on the way (a delayed job published when due

@@ -133,6 +133,7 @@ def utcnow():
 # The publication marker's lifetime our C client sends
 # (JB__REMOTE_POSTED_TTL_MS in sync/remote.h): 30 days.
 POSTED_TTL_MS = 30 * 24 * 3600 * 1000
+OUTCOME_TTL_MS = 7 * 24 * 3600 * 1000
 
 
 def read_script(name):
@@ -182,21 +183,22 @@ class Ours:
                         [who, k, lm or mp_datetime(utcnow()), cid,
                          self.channel])
 
-    def consume(self, k, who, cid):
+    def consume(self, k, who, cid, outcome=b"", ttl=OUTCOME_TTL_MS):
         return self.run("consume",
                         [self.key(k + ".owned"), self.key("listings"),
                          self.key(k + ".last_modified"), self.key(k + ".claim"),
-                         self.key("unique"), self.key(k + ".unique")],
-                        [who, k, cid, self.channel])
+                         self.key("unique"), self.key(k + ".unique"),
+                         self.key(k + ".outcome")],
+                        [who, k, cid, self.channel, outcome, str(ttl)])
 
-    def trash(self, k, who, cid, lm=None):
+    def trash(self, k, who, cid, lm=None, outcome=b"", ttl=OUTCOME_TTL_MS):
         return self.run("trash",
                         [self.key(k + ".owned"), self.key("listings"),
                          self.key(k + ".last_modified"), self.key("trash"),
                          self.key(k + ".claim"), self.key("unique"),
-                         self.key(k + ".unique")],
+                         self.key(k + ".unique"), self.key(k + ".outcome")],
                         [who, k, lm or mp_datetime(utcnow()), cid,
-                         self.channel])
+                         self.channel, outcome, str(ttl)])
 
     def extend(self, k, who, ms, cid):
         return self.run("extend",
@@ -216,18 +218,21 @@ class Ours:
                          "none" if ms is None else str(ms), cid,
                          str(marker_ms), unique])
 
-    def reserve(self, key, k, hold):
+    def reserve(self, key, k, hold, mark=""):
         return self.run("reserve",
                         [self.key("unique"), self.key("listings"),
                          self.key(k + ".unique")],
-                        [key, k, str(hold)])
+                        [key, k, str(hold), mark])
 
     def cancel(self, k, force=False):
         return self.run("cancel",
                         [self.key(k + ".owned"), self.key("listings"),
                          self.key(k + ".last_modified"), self.key(k + ".claim"),
-                         self.key("unique"), self.key(k + ".unique")],
-                        [k, "1" if force else "", self.channel])
+                         self.key("unique"), self.key(k + ".unique"),
+                         self.key(k + ".outcome")],
+                        [k, "1" if force else "", self.channel,
+                         msgpack.packb({"end": "cancelled"}),
+                         str(OUTCOME_TTL_MS)])
 
     def post_new(self, name="jb-job", priority="NORMAL", details=None, **kw):
         k = str(uuid.uuid4())
@@ -1075,6 +1080,96 @@ def test_unique_and_cancel(srv):
           "f is no longer listed: a stale holder, F is taken over")
 
 
+def test_outcome_record(srv):
+    """How a job ended, beyond taskflow's keys: our consume, trash and
+    cancel keep it in K.outcome (the caller's msgpack map, with its
+    expiry); taskflow's keys are left exactly as a plain consume or trash
+    leaves them, and taskflow's board reads the job as before. A plain
+    consume deletes an older record of the uuid."""
+    ns = "t11"
+    tf = taskflow_board(srv.sock, ns)
+    ours = Ours(srv.sock, ns)
+    failed = msgpack.packb({"end": "failed", "result": msgpack.packb(
+        {"err": "x"}), "owner": "jb"})
+    k, _ = ours.post_new(name="fails")
+    check(ours.claim(k, "jb", None, "c1").get("status") == "ok", "claim")
+    check(ours.consume(k, "jb", "c1", outcome=failed) == {"status": "ok"},
+          "a failed consume")
+    check(ours.r.get(ours.key(k + ".outcome")) == failed,
+          "K.outcome holds the record as given")
+    pttl = ours.r.pttl(ours.key(k + ".outcome"))
+    check(OUTCOME_TTL_MS - 60000 < pttl <= OUTCOME_TTL_MS,
+          "with the ttl given", pttl)
+    check(tf_job(tf, k) is None and
+          not ours.r.exists(ours.key(k + ".owned")) and
+          not ours.r.exists(ours.key(k + ".last_modified")),
+          "taskflow's keys are gone as after a plain consume")
+    k5, _ = ours.post_new(name="bad ttl")
+    check(ours.claim(k5, "jb", None, "c5").get("status") == "ok", "claim k5")
+    check(err(ours.consume(k5, "jb", "c5", outcome=failed, ttl="0"),
+              "Invalid argument!"), "an outcome without a ttl is refused")
+
+    dead = msgpack.packb({"end": "dead", "cause": "buried",
+                          "reason": "poison"})
+    k2, _ = ours.post_new(name="poisoned")
+    check(ours.claim(k2, "jb", None, "c2").get("status") == "ok", "claim k2")
+    check(ours.trash(k2, "jb", "c2", outcome=dead) == {"status": "ok"},
+          "a trash with a dead letter's cause")
+    check(ours.r.get(ours.key(k2 + ".outcome")) == dead, "its record")
+    check(ours.r.hexists(ours.key("trash"), k2) and tf_job(tf, k2) is None,
+          "taskflow's trash holds it, its listing does not")
+
+    k3, _ = ours.post_new(name="cancelled")
+    check(ours.cancel(k3) == {"status": "ok"}, "a cancel")
+    check(msgpack.unpackb(ours.r.get(ours.key(k3 + ".outcome"))) ==
+          {"end": "cancelled"}, "its record says cancelled")
+
+    # A record left by an earlier ending of the uuid goes with a plain
+    # consume of it.
+    k4, _ = ours.post_new(name="plain")
+    ours.r.set(ours.key(k4 + ".outcome"), failed)
+    check(ours.claim(k4, "jb", None, "c4").get("status") == "ok", "claim k4")
+    check(ours.consume(k4, "jb", "c4") == {"status": "ok"}, "plain consume")
+    check(not ours.r.exists(ours.key(k4 + ".outcome")),
+          "a plain consume leaves no record")
+    names = sorted(j.name for j in tf.iterjobs(ensure_fresh=True))
+    check(names == ["bad ttl"], "taskflow lists none of them but the job "
+          "whose consume was refused", names)
+
+
+def test_pending_reservation(srv):
+    """A pending reservation (made before a board's local post commits)
+    refuses nobody: another reservation is told to wait ("Unique key
+    pending!"), a publication takes the key over, and once it ran out the
+    key is free. Confirmed (reserved again without "p"), it holds."""
+    ns = "t12"
+    ours = Ours(srv.sock, ns)
+    g, n = str(uuid.uuid4()), str(uuid.uuid4())
+    check(ours.reserve("P", g, 300, "p") == {"status": "ok"}, "pending")
+    check(ours.r.hget(ours.key("unique"), "P").endswith(b" p"),
+          "marked pending")
+    rep = ours.reserve("P", n, 60000)
+    check(err(rep, "Unique key pending!") and rep.get("holder") == g,
+          "another reservation waits", rep)
+    time.sleep(0.4)
+    check(ours.reserve("P", n, 60000, "p") == {"status": "ok"},
+          "run out: the key is free")
+    check(ours.reserve("P", n, 60000) == {"status": "ok"}, "confirmed")
+    check(not ours.r.hget(ours.key("unique"), "P").endswith(b" p"),
+          "no longer pending")
+    rep = ours.reserve("P", g, 60000, "p")
+    check(err(rep, "Unique key held!") and rep.get("holder") == n,
+          "a confirmed reservation refuses", rep)
+    # A publication takes a pending reservation over.
+    check(ours.reserve("Q", g, 60000, "p") == {"status": "ok"}, "pending Q")
+    k, rep = ours.post_new(name="publishes", unique="Q")
+    check(rep.get("status") == "ok", "the publication takes Q", rep)
+    check(ours.r.hget(ours.key("unique"), "Q") == k.encode(), "held by it")
+    rep = ours.reserve("Q", g, 60000)
+    check(err(rep, "Unique key held!") and rep.get("holder") == k,
+          "the pending one's confirmation finds it held", rep)
+
+
 def main():
     srv = Server()
     try:
@@ -1089,6 +1184,8 @@ def main():
                   test_claim_over_a_record_left_behind,
                   test_server_calls,
                   test_unique_and_cancel,
+                  test_outcome_record,
+                  test_pending_reservation,
                   test_race):
             only = os.environ.get("JB_SYNC_TESTS")
             if only and t.__name__ not in only.split(","):

@@ -628,8 +628,9 @@ static int yes_claim(void *c, jb_board *board, const char *u, const char *w,
   *fence = 0;
   return JB_OK;
 }
-static int yes_consume(void *c, const char *u, const char *w) {
-  (void)c, (void)w;
+static int yes_consume(void *c, const char *u, const char *w,
+                       const jb_remote_outcome *o) {
+  (void)c, (void)w, (void)o;
   hook_note("consume", u);
   return JB_OK;
 }
@@ -637,12 +638,17 @@ static int no_release(void *c, const char *u, const char *w) {
   (void)c, (void)u, (void)w;
   return jb__err(JB_EOFFLINE, "not in this test");
 }
+static int no_finish(void *c, const char *u, const char *w,
+                     const jb_remote_outcome *o) {
+  (void)o;
+  return no_release(c, u, w);
+}
 static int no_extend(void *c, const char *u, const char *w, int64_t l) {
   (void)c, (void)u, (void)w, (void)l;
   return jb__err(JB_EOFFLINE, "not in this test");
 }
 static const jb_remote_ops yes_ops = {yes_claim, no_release, yes_consume,
-                                      no_release, no_extend, NULL, NULL, NULL, NULL};
+                                      no_finish, no_extend, NULL, NULL, NULL, NULL, NULL};
 
 static void redis_decided_jobs_go_through_redis_first(void **state) {
   jbt_fixture *f = *state;

@@ -91,12 +91,17 @@ static int yes_release(void *c, const char *u, const char *w) {
   (void)c, (void)u, (void)w;
   return JB_OK;
 }
+static int yes_finish(void *c, const char *u, const char *w,
+                      const jb_remote_outcome *o) {
+  (void)c, (void)u, (void)w, (void)o;
+  return JB_OK;
+}
 static int yes_extend(void *c, const char *u, const char *w, int64_t l) {
   (void)c, (void)u, (void)w, (void)l;
   return JB_OK;
 }
-static const jb_remote_ops yes_ops = {yes_claim, yes_release, yes_release,
-                                      yes_release, yes_extend, NULL, NULL, NULL, NULL};
+static const jb_remote_ops yes_ops = {yes_claim, yes_release, yes_finish,
+                                      yes_finish, yes_extend, NULL, NULL, NULL, NULL, NULL};
 
 /* Check's report, and its stats. */
 typedef struct {

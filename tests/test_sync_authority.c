@@ -9,6 +9,7 @@
  */
 #include "remote.h"
 #include "helpers.h"
+#include "internal.h"
 #include "redis_helper.h"
 
 #include <signal.h>
@@ -622,6 +623,47 @@ static void test_cancel_through_redis(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* A `post --unique K` killed after Redis's step (the reservation) and
+ * before its local commit: what it leaves is the reservation alone, made
+ * here through the handle's own hook, which is what that process ran. It
+ * must hold K for nobody: a post of K on another board succeeds (it waits
+ * out the pending reservation, within seconds), and K is then held by
+ * that job, which exists: a third post is refused naming it. */
+static void test_unique_post_killed_before_commit(void **state) {
+  fixture *f = *state;
+  static const char ghost[] = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f0";
+  char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], holder[JB_UUID_STRLEN];
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(f->board->remote_ops->reserve(f->board->remote_ctx, "K",
+                                                 ghost, 86400 * 1000, holder),
+                   JB_OK);
+  /* Another board of the namespace. */
+  char *dir2 = jbt_mkdtemp();
+  jb_board *b2 = jbt_open(dir2, JB_DURABILITY_NORMAL, 0);
+  jb_sync_conn *c2 = jbt_redis_connect(f->redis.unix_url, 500);
+  assert_int_equal(jb_sync_attach(b2, c2), JB_OK);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  assert_int_equal(post_unique(u, b2, "retried", "K"), JB_OK);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double waited = (double)(t1.tv_sec - t0.tv_sec) +
+                  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  assert_true(waited < JB__REMOTE_PENDING_MS / 1000.0 + 2);
+  char v[256];
+  unique_get(v, sizeof v, f, "K");
+  assert_memory_equal(v, u, 36); /* a confirmed reservation of the job */
+  assert_null(strstr(v, " p"));
+  /* The same on the first board: refused, naming a job that exists. */
+  assert_int_equal(post_unique(u2, f->board, "again", "K"), JB_EEXISTS);
+  assert_string_equal(u2, u);
+  jb_sync_detach(b2);
+  jb_sync_close(c2);
+  jb_board_close(b2);
+  jbt_rmtree(dir2);
+  free(dir2);
+  jb_sync_detach(f->board);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_publish_claim_consume, setup,
@@ -634,6 +676,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_claim_is_one_command, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_unique_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unique_post_killed_before_commit,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_cancel_through_redis, setup,
                                       teardown),
   };

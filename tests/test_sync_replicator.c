@@ -558,8 +558,14 @@ static int ok_release(void *c, const char *u, const char *w) {
   (void)c, (void)u, (void)w;
   return JB_OK;
 }
-static int mirror_first(void *c, const char *u, const char *w) {
-  (void)w;
+static int ok_finish(void *c, const char *u, const char *w,
+                     const jb_remote_outcome *o) {
+  (void)c, (void)u, (void)w, (void)o;
+  return JB_OK;
+}
+static int mirror_first(void *c, const char *u, const char *w,
+                        const jb_remote_outcome *o) {
+  (void)w, (void)o;
   size_t removed = 0;
   int rc = jb__board_mirror_gone(c, &u, NULL, NULL, NULL, 1, &removed);
   return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
@@ -569,7 +575,7 @@ static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
   return JB_OK;
 }
 static const jb_remote_ops mirror_wins = {ok_claim, ok_release, mirror_first,
-                                          ok_release, ok_extend, NULL, NULL, NULL, NULL};
+                                          ok_finish, ok_extend, NULL, NULL, NULL, NULL, NULL};
 
 /* Job u's history record: ended `end` by "w", with this result. */
 static void completed_with(jb_board *b, const char *u, jb_end end,
@@ -657,6 +663,55 @@ static void test_lost_consume_reply_then_mirror(void **state) {
   assert_int_equal(jb_job_consume(f->board, u, "w"), JB_ENOTFOUND);
   jb_sync_detach(f->board);
   jb_sync_close(c);
+  jbt_assert_check_ok(f->board);
+}
+
+/* A consume --failed (with a result) and a cancel through Redis whose
+ * process died after Redis's step and before its local commit: what it
+ * left is Redis's step alone (run here through the scripts, as that
+ * process did). The replicator records each from the outcome record
+ * the script kept, never as a plain "consumed": the failure with its
+ * result by the notice, the cancel by the comparison at the replicator's
+ * start (it was not running when the cancel ran). */
+static void test_outcome_of_a_dead_process(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], v[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "fails", JB_PRIORITY_NORMAL);
+  jbt_post(v, f->board, "cancelled", JB_PRIORITY_NORMAL);
+  f->rep = start(f, f->dir);
+  assert_true(eventually(published, f, u));
+  assert_true(eventually(published, f, v));
+  char id[JB_UUID_STRLEN];
+  assert_int_equal(jb__remote_claim_id(id), JB_OK);
+  jb__remote_owner bob = {"bob", 60000, id, 0};
+  jb__remote_result res;
+  assert_int_equal(jb__remote_claim(&res, &f->rm, u, &bob), JB_OK);
+  assert_true(eventually(owned_by_bob, f, u));
+  static const uint8_t result[] = {0x81, 0xa3, 'e', 'r', 'r', 0xa1, 'x'};
+  jb_remote_outcome failed = {.end = JB_END_FAILED, .result = result,
+                              .result_len = sizeof result, .owner = "bob"};
+  assert_int_equal(jb__remote_release_x(&res, &f->rm, JB__REMOTE_CONSUME, u,
+                                        "bob", id, &failed), JB_OK);
+  assert_true(eventually(off_board, f, u));
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
+  assert_int_equal(c->end, JB_END_FAILED);
+  assert_true(c->has_result);
+  assert_int_equal(c->result_len, sizeof result);
+  assert_memory_equal(c->result, result, sizeof result);
+  assert_string_equal(c->owner, "bob");
+  jb_completion_free(c);
+
+  jb_sync_replicator_stop(f->rep);
+  f->rep = NULL;
+  assert_int_equal(jb__remote_cancel(&res, &f->rm, v, false), JB_OK);
+  assert_true(on_board(f, v)); /* nobody recorded it yet */
+  f->rep = start(f, f->dir);
+  assert_true(eventually(off_board, f, v));
+  assert_int_equal(jb_job_completion(&c, f->board, v), JB_OK);
+  assert_int_equal(c->end, JB_END_CANCELLED);
+  assert_false(c->has_result);
+  jb_completion_free(c);
   jbt_assert_check_ok(f->board);
 }
 
@@ -772,6 +827,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_old_consume_not_republished, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_result_kept_when_mirror_wins, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_outcome_of_a_dead_process, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_lost_consume_reply_then_mirror,
                                       setup, teardown),

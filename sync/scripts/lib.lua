@@ -107,9 +107,15 @@ local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, cla
 end
 
 -- Unique keys (ours; taskflow has none): the hash NS:unique maps a unique
--- key to its holder, "<uuid>" once the holder's post ran, or "<uuid>
--- <until-ms>" for a reservation made before the post (a post with a
--- unique key asks Redis first; the replicator publishes the job later).
+-- key to its holder, "<uuid>" once the holder's post ran, "<uuid>
+-- <until-ms>" for a reservation of a job posted on a board and not yet
+-- published (the replicator publishes it later), or "<uuid> <until-ms> p"
+-- for a pending one: made before the board's local post commits, and
+-- confirmed (rewritten without the "p", for longer) once it did. A post
+-- may die between the two, leaving a pending reservation of a job that
+-- exists nowhere: so a pending holder never refuses a post. A reservation
+-- meeting one is told to wait ("Unique key pending!": its holder's commit
+-- takes moments, and the hold is short), a publication takes the key over.
 -- NS:<K>.unique holds job K's unique key, so that whatever takes K out of
 -- the listings through our scripts frees the key. A holder is live while
 -- it is listed, or while its reservation has not run out (server time);
@@ -120,21 +126,22 @@ local function jb_now_ms()
     return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The live holder of unique key `key` (a uuid text), or nil.
+-- The live holder of unique key `key` (a uuid text), or nil; and whether
+-- it is only a pending reservation (see above).
 local function jb_unique_holder(uniq, listings, key)
     local v = redis.call("HGET", uniq, key)
     if not v then
         return nil
     end
-    local holder, till = v:match("^(%S+) (%d+)$")
+    local holder, till, mark = v:match("^(%S+) (%d+) ?(p?)$")
     if not holder then
         holder = v
     end
     if redis.call("HEXISTS", listings, holder) == 1 then
-        return holder
+        return holder, false
     end
     if till and tonumber(till) > jb_now_ms() then
-        return holder
+        return holder, mark == "p"
     end
     return nil
 end
@@ -153,4 +160,24 @@ local function jb_unique_free(uniq, job_unique, job)
         redis.call("HDEL", uniq, key)
     end
     redis.call("DEL", job_unique)
+end
+
+-- The outcome record NS:<K>.outcome (ours; taskflow's clients never read
+-- it): how job K left the listings, for the boards that mirror K (a
+-- failure, a result, a dead letter's cause and reason, a cancel: what
+-- taskflow's keys cannot say). Its value is the caller's msgpack map,
+-- stored as given, for `ms` milliseconds. Deletes the keys `...` and
+-- writes the record when one is given; without one, deletes an older
+-- record with them (one DEL either way): a uuid requeued and completed
+-- again must not be read with its first ending. outcome_key nil (a caller
+-- that declares no such key): the keys only.
+local function jb_outcome_write(outcome_key, outcome, ms, ...)
+    if outcome_key and outcome ~= "" then
+        redis.call("DEL", ...)
+        redis.call("SET", outcome_key, outcome, "PX", ms)
+    elseif outcome_key then
+        redis.call("DEL", outcome_key, ...)
+    else
+        redis.call("DEL", ...)
+    end
 end

@@ -46,7 +46,8 @@
 --       caller whose reply was lost learns its number either way.
 --   {status="error", reason="Unique key held!", holder=<uuid>}
 --       ARGV[9] is held by another live job (listed, or reserved and the
---       reservation not run out): nothing written, no number taken.
+--       reservation not run out; a pending reservation does not count):
+--       nothing written, no number taken.
 --   {status="error", reason="Invalid argument!"}   bad K, posting, owner,
 --       expiry, claim id or marker ms
 --
@@ -96,8 +97,11 @@ if marker then
 end
 
 if unique ~= "" then
-    local holder = jb_unique_holder(uniq, listings, unique)
-    if holder and holder ~= job then
+    -- A pending reservation is taken over: its post may have died before
+    -- its commit, and this job exists (its own confirmation then finds
+    -- the key held, and its publication decides).
+    local holder, pending = jb_unique_holder(uniq, listings, unique)
+    if holder and holder ~= job and not pending then
         return jb_error("Unique key held!", {holder = holder})
     end
 end

@@ -12,7 +12,9 @@
  *  - a listing (HGET) or all listings (HGETALL): the posting as the
  *    mirror reads it (jb__remote_posting_prefix, jb__posting_decode,
  *    which must say good or corrupt, never out of memory);
- *  - INFO's redis_version (conn.c jb__sync_info_version).
+ *  - INFO's redis_version (conn.c jb__sync_info_version);
+ *  - an outcome record (NS:<uuid>.outcome, jb__remote_outcome_parse):
+ *    its result and reason must lie inside the value read, its owner fit.
  * RESP declaring an array far longer than the input is skipped: hiredis
  * 0.14 allocates the whole array up front (its own matter, and the server
  * is the one we chose), which is not what is under test.
@@ -78,6 +80,20 @@ static void handle(const redisReply *r) {
                  owner, jb_errmsg());
     }
     posting(r->str, r->len);
+    jb_remote_outcome o;
+    char who[JB_WHO_MAX + 1];
+    if (jb__remote_outcome_parse(&o, who, r->str, r->len) == JB_OK) {
+      const char *lo = r->str, *hi = r->str + r->len;
+      FUZZ_CHECK(o.end != 0, "outcome without an ending");
+      FUZZ_CHECK(!o.result || ((const char *)o.result >= lo &&
+                               (const char *)o.result + o.result_len <= hi),
+                 "outcome result outside the value");
+      FUZZ_CHECK(!o.reason ||
+                     (o.reason >= lo && o.reason + o.reason_len <= hi),
+                 "outcome reason outside the value");
+      FUZZ_CHECK(!o.owner || strlen(o.owner) <= JB_WHO_MAX,
+                 "outcome owner too long");
+    }
   }
   if (r->type == REDIS_REPLY_ARRAY) {
     for (size_t i = 0; i + 1 < r->elements; i += 2) {

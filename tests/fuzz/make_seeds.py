@@ -209,6 +209,11 @@ def redis_replies():
     yield 'script-load-sha', resp_bulk(b'e0e1f9fabfc9d4800c877a703b823ac0578ff8db')
     yield 'sequence', resp_bulk(b'42')
     yield 'epoch', resp_bulk(U1.encode())
+    yield 'outcome-failed', resp_bulk(mp({'end': 'failed', 'result': mp({'err': 'x'}),
+                                          'owner': 'worker-1'}))
+    yield 'outcome-dead', resp_bulk(mp({'end': 'dead', 'cause': 'buried',
+                                        'reason': 'poison', 'owner': 'w'}))
+    yield 'outcome-cancelled', resp_bulk(mp({'end': 'cancelled'}))
 
 
 def json_seeds():
