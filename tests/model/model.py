@@ -310,6 +310,7 @@ class Model:
         if j is None:
             return st, None
         j.lease_until = self.boot + lease_ms * 1000
+        j.lease_ms = lease_ms   # a later refresh renews this lease
         if j.limit_until and j.lease_until > j.limit_until:
             j.lease_until = j.limit_until
         return "ok", None
