@@ -378,7 +378,7 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
     size_t why_len = x.rec.reason_len;
     memcpy(why, x.reason, why_len);
     /* Its history record is trimmed to the store's bounds (txn.h). */
-    jb_store_done done = {JB_END_DEAD, NULL, 0, &s->hist};
+    jb_store_done done = {.end = JB_END_DEAD, .bounds = &s->hist};
     jb_completing c = {.op = JB_RELEASE_TRASH, .uuid = a->uuid, .h = a->h,
                        .posting = {copy.len, copy.data}, .claim = NULL,
                        .unindexed = true, .claimed_us = a->claimed_us,
