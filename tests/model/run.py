@@ -582,6 +582,9 @@ class Run:
         # log's end tells whether the op committed (a claim whose holder
         # was killed reads as no claim: the board alone cannot tell).
         before = board.log_bounds()[1]
+        # The op ran while its worker lived: the "done" copy applies it to
+        # the model as it was, and only then marks the worker gone.
+        base = m.clone()
         w.start(c)
         time.sleep(op["kill_us"] / 1e6)
         self.restart(op["proc"], board, m, workers, gen)
@@ -597,7 +600,7 @@ class Run:
                           "before its commit: the board is not as without "
                           "it:\n  %s" % (i, describe(op), op["kill_us"],
                                          "\n  ".join(diff)))
-        done = m.clone()
+        done = base
         known2 = list(known)
         r = infer_answer(op["op"], c, board, done, holder, before)
         try:
@@ -607,6 +610,7 @@ class Run:
             # answers "claimed" and commits its refresh: the state after
             # the model's step is what the board must show either way.
             del exp
+            done.kill(holder)
             diff = differences(seen, observe_model(done))
         except (Failure, AssertionError) as e:
             diff = [str(e)]
@@ -721,7 +725,7 @@ def infer_answer(kind, c, board, m, me, since):
     claim's fencing token is its CLAIMED event's sequence: a bound claim
     whose holder was killed reads as no claim), for the model's "done"
     copy."""
-    tokens = {e.uuid: e.seq for e in board.watch(start=since, timeout=0)
+    tokens = {e.uuid: e.seq for e in board.watch(start=since, timeout=0.001)
               if e.type.name == "CLAIMED"}
 
     def snap(uuid):
