@@ -914,8 +914,13 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
   int other = 1 - chosen;
   if (ok[other]) {
     sv->mark = PG_OLD;
+    /* The other meta is newer when the newest one's jobs could not be
+     * read: its trees' completion records may end a job of the chosen
+     * snapshot. */
+    sv->newer = meta[other].txnid > meta[chosen].txnid;
     if (walk_main(&sm, &meta[other], &ts[other], false))
       walk_tables(sv, &ts[other], false);
+    sv->newer = false;
   }
   /* The other meta's free list first: its own pages are freed by the
    * newer commit, so the chosen list names them, and marking those first
