@@ -351,5 +351,5 @@ EXTRA_DIST += tests/metrics.sh
 
 # The executable model of a board, against the board (Python binding).
 TESTS += tests/model.sh
-EXTRA_DIST += tests/model.sh tests/model/model.py tests/model/run.py \
+EXTRA_DIST += tests/model.sh tests/sanitizer_preload.sh tests/model/model.py tests/model/run.py \
 	tests/model/fakeclock.c

@@ -40,20 +40,8 @@ TMPDIR=$tmp
 export JOBBOARD_LIBRARY JB_FAKECLOCK_LIB PYTHONPATH PYTHONDONTWRITEBYTECODE TMPDIR
 unset PYTHONHOME
 
-# A sanitizer build: preload the runtimes libjobboard.so needs (first).
-needed=$( (readelf -d "$lib" 2>/dev/null || objdump -p "$lib") | grep NEEDED)
-preload=""
-for rt in asan ubsan; do
-  case $needed in *lib$rt.so*) ;; *) continue ;; esac
-  path=$(ldd "$lib" 2>/dev/null | awk -v n="lib$rt.so" 'index($1, n) == 1 { print $3 }')
-  [ -f "$path" ] || path=$($cc -print-file-name="lib$rt.so")
-  preload="$preload${preload:+ }$path"
-done
-if [ -n "$preload" ]; then
-  LD_PRELOAD="$preload${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-  export LD_PRELOAD ASAN_OPTIONS
-fi
+. "$srcdir/tests/sanitizer_preload.sh"
+jb_sanitizer_preload "$lib" "$cc"
 
 run=$srcdir/tests/model/run.py
 if [ $# -gt 0 ]; then

@@ -91,26 +91,8 @@ XDG_CACHE_HOME=$tmp/cache
 export PYTHONPATH PYTHONDONTWRITEBYTECODE XDG_CACHE_HOME
 unset PYTHONHOME
 
-# A sanitizer build: preload the runtimes libjobboard.so needs.
-needed=$( (readelf -d "$lib" 2>/dev/null || objdump -p "$lib") | grep NEEDED)
-preload=""
-for rt in asan ubsan; do
-  case $needed in
-    *lib$rt.so*) ;;
-    *) continue ;;
-  esac
-  path=$(ldd "$lib" 2>/dev/null | awk -v n="lib$rt.so" 'index($1, n) == 1 { print $3 }')
-  [ -f "$path" ] || path=$($cc -print-file-name="lib$rt.so")
-  [ -f "$path" ] || fail "$lib needs lib$rt but its runtime is not found ($cc -print-file-name=lib$rt.so)"
-  preload="$preload${preload:+ }$path"
-done
-if [ -n "$preload" ]; then
-  echo "sanitizer build: LD_PRELOAD=$preload, ASAN_OPTIONS+=detect_leaks=0"
-  LD_PRELOAD="$preload${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-  export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
-fi
+. "$srcdir/tests/sanitizer_preload.sh"
+jb_sanitizer_preload "$lib" "$cc"
 
 # The entry point, as taskflow's backends.fetch() looks for it.
 "$py" - <<'EOF' || fail "the taskflow.jobboards entry point 'jobboard' is not found from PYTHONPATH=$PYTHONPATH"
