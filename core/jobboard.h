@@ -683,6 +683,9 @@ typedef struct {
  * attempts count one more, and it is claimable again after the delay
  * (opts NULL: at once), or goes to the dead letters (JB_RETRY_DEAD, or
  * its attempts reached the maximum). `out` may be NULL.
+ * A job Redis decides (see jobboard_sync.h) keeps no delay: with
+ * JB_RETRY_BACKOFF it is claimable again at once (out->due_us 0), and an
+ * explicit delay_ms is refused (JB_EINVAL), nothing changed.
  * Errors: as jb_job_abandon_ex; JB_EINVAL (a bad option, named).
  */
 JB_EXTERN int jb_job_retry(jb_board *board, const char *uuid, const char *who,

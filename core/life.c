@@ -150,7 +150,11 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
     if (rc == JB_OK && out) out->dead = true;
     return rc;
   }
-  if (sr.delay_us != 0) {
+  /* A back-off is the board's policy, not the caller's demand: a job
+   * published while its claim was held (the claimant read it as local)
+   * is given back at once, as `work` does for the jobs it knows Redis
+   * decides. An explicit delay is refused: the caller asked for it. */
+  if (sr.delay_us != 0 && !(o.flags & JB_RETRY_BACKOFF)) {
     char t[JB_UUID_STRLEN];
     jb__uuid_format(t, raw);
     return jb__err(JB_EINVAL, "job %s is decided by Redis (published or "

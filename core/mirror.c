@@ -252,6 +252,12 @@ int jb__board_setting_get(jb_board *b, const char *key, char *buf,
   return rc;
 }
 
+bool jb__board_synced(jb_board *b) {
+  char ns[4097]; /* a setting's longest value, and its NUL */
+  return jb__board_setting_get(b, JB_SETTING_SYNC_NAMESPACE, ns, sizeof ns,
+                               NULL) == JB_OK;
+}
+
 int jb__board_setting_set(jb_board *b, const char *key, const char *value) {
   size_t key_len, value_len = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");

@@ -121,6 +121,14 @@ JB_EXTERN int jb__board_bury_unpublished(jb_board *b, const char *uuid,
  * runs). */
 JB_EXTERN bool jb__board_replicator_runs(const char *path);
 
+/* The setting naming the namespace a board is synced with (written once,
+ * by the first replicator or --redis command: sync/config.c). */
+#define JB_SETTING_SYNC_NAMESPACE "sync.namespace"
+
+/* true when board `b` is synced with Redis (JB_SETTING_SYNC_NAMESPACE is
+ * set), whether or not a replicator runs now; false on a read error. */
+JB_EXTERN bool jb__board_synced(jb_board *b);
+
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * stay as they are). Errors: JB_EINVAL (bad uuid), JB_ENOTFOUND. */
 JB_EXTERN int jb__board_mark_remote(jb_board *b, const char *uuid);

@@ -430,12 +430,14 @@ int jb_schedule_tick(size_t *posted, jb_board *b, int64_t now_us) {
   if (now_us == 0) now_us = jb__now_us();
   prep_arg a = {.b = b};
   size_t n = 0;
-  /* With a replicator publishing this board, the runs go to Redis before
-   * anyone claims them: another board ticking the same schedule posts the
-   * same runs (the same keys), and only the copy Redis lists may run (the
+  /* On a board synced with Redis, the runs go to Redis before anyone
+   * claims them: another board ticking the same schedule posts the same
+   * runs (the same keys), and only the copy Redis lists may run (the
    * other is cancelled at its publication). Claimed here before that,
-   * each board would run its own. */
-  bool publish = jb__board_replicator_runs(b->path);
+   * each board would run its own. That holds while no replicator runs
+   * too (it was killed, it restarts): the runs then wait for it, or run
+   * on a board whose replicator runs. */
+  bool publish = jb__board_replicator_runs(b->path) || jb__board_synced(b);
   int rc = jb__store_sched_tick(b->store, now_us, JB_SCHEDULE_CATCHUP_MAX,
                                 prep_run, &a, publish, &n);
   jb__buf_free(&a.details);

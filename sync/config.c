@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #define KEY_URL "sync.url"
-#define KEY_NS "sync.namespace"
+#define KEY_NS JB_SETTING_SYNC_NAMESPACE
 #define ENV_PASSWORD "JOBBOARD_REDIS_PASSWORD"
 /* Settings hold up to 4096 bytes. */
 #define VALUE_MAX 4096

@@ -99,6 +99,13 @@ struct jb_sync_replicator {
   size_t nbound;
   char **quarantined;  /* uuids already reported */
   size_t nquar;
+  /* Jobs held back from publication while a process of this host holds
+   * their claim (held_here), looked at again every round. */
+  struct held_back {
+    char uuid[JB_UUID_STRLEN];
+    uint64_t seq;
+  } *held;
+  size_t nheld, capheld;
   /* shared with status callers */
   pthread_mutex_t mu;
   jb_sync_status st;
@@ -397,6 +404,37 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return JB_OK;
 }
 
+/*
+ * Whether job `job`, not yet published, is held back: claimed by a live
+ * process of this host (a `jobboard work` claim, bound to its process).
+ * Published with that claim, the claim would live in Redis only while
+ * someone renews it there: the holder, which may not be connected to Redis
+ * (it claimed while Redis was away), or this replicator, which may die
+ * first; the claim would then lapse in Redis under a live worker, and
+ * another host would run the job a second time. Kept here, the claim ends
+ * with its holder as every local claim does, and the job is published
+ * once it does without completing it (abandoned, retried, the holder
+ * dead). It is remembered in r->held and looked at every round.
+ */
+static bool held_here(jb_sync_replicator *r, const jb_job *job) {
+  if (jb_job_state(job) != JB_STATE_CLAIMED || jb_job_holder_pid(job) == 0 ||
+      !jb_job_holder_alive(job))
+    return false;
+  for (size_t i = 0; i < r->nheld; i++)
+    if (strcmp(r->held[i].uuid, jb_job_uuid(job)) == 0) return true;
+  if (r->nheld == r->capheld) {
+    size_t c = r->capheld ? r->capheld * 2 : 16;
+    struct held_back *h = realloc(r->held, c * sizeof *h);
+    if (h == NULL) return true; /* looked at again by the next full pass */
+    r->held = h;
+    r->capheld = c;
+  }
+  snprintf(r->held[r->nheld].uuid, sizeof r->held[r->nheld].uuid, "%s",
+           jb_job_uuid(job));
+  r->held[r->nheld++].seq = jb_job_sequence(job);
+  return true;
+}
+
 /* A delayed job that is not due: not published yet (r->next_due_us
  * remembers when to look again). */
 static bool not_due_yet(jb_sync_replicator *r, const jb_job *job) {
@@ -414,6 +452,7 @@ static int publish_all(jb_sync_replicator *r) {
   int rc = jb_log_bounds(NULL, &next, r->b);
   if (rc != JB_OK) return rc;
   r->next_due_us = 0;
+  r->nheld = 0; /* this pass finds them all again */
   jb_iter *it = NULL;
   if ((rc = jb_iter_open(&it, r->b, 0)) != JB_OK) return rc;
   pending *p = NULL;
@@ -425,6 +464,7 @@ static int publish_all(jb_sync_replicator *r) {
     if (rc != JB_OK || job == NULL) break;
     if (jb_job_remote(job) && !jb__job_publishing(job)) continue;
     if (not_due_yet(r, job)) continue;
+    if (!jb__job_publishing(job) && held_here(r, job)) continue;
     if ((rc = grow((void **)&p, &cap, n, sizeof *p)) != JB_OK) break;
     snprintf(p[n].uuid, sizeof p[n].uuid, "%s", jb_job_uuid(job));
     p[n++].seq = jb_job_sequence(job);
@@ -436,6 +476,42 @@ static int publish_all(jb_sync_replicator *r) {
   }
   free(p);
   if (rc == JB_OK) r->cursor = next;
+  return rc;
+}
+
+/* The jobs held back (held_here) whose claim here ended: published now,
+ * in posting order; the others stay held back. */
+static int publish_held(jb_sync_replicator *r) {
+  if (r->nheld == 0) return JB_OK;
+  pending *p = malloc(r->nheld * sizeof *p);
+  if (p == NULL) return jb__err(JB_ENOMEM, "out of memory in the replicator");
+  size_t n = 0, keep = 0, total = r->nheld;
+  for (size_t i = 0; i < total; i++) {
+    jb_job *job = NULL;
+    int rc = jb_job_get(&job, r->b, r->held[i].uuid);
+    bool still = rc == JB_OK && !jb_job_remote(job) &&
+                 jb_job_state(job) == JB_STATE_CLAIMED &&
+                 jb_job_holder_pid(job) != 0 && jb_job_holder_alive(job);
+    if (still) {
+      r->held[keep++] = r->held[i];
+    } else if (rc == JB_OK && (!jb_job_remote(job) || jb__job_publishing(job)) &&
+               !not_due_yet(r, job)) {
+      snprintf(p[n].uuid, sizeof p[n].uuid, "%s", r->held[i].uuid);
+      p[n++].seq = r->held[i].seq;
+    }
+    jb_job_free(job);
+    if (rc != JB_OK && rc != JB_ENOTFOUND) { /* try again next round */
+      for (size_t j = i; j < total; j++) r->held[keep++] = r->held[j];
+      break;
+    }
+  }
+  r->nheld = keep;
+  int rc = JB_OK;
+  if (n) {
+    qsort(p, n, sizeof *p, by_seq);
+    rc = publish_list(r, p, n);
+  }
+  free(p);
   return rc;
 }
 
@@ -456,7 +532,8 @@ static int publish_new(jb_sync_replicator *r) {
       jb_job *job = NULL;
       if (jb_job_get(&job, r->b, ev[i].uuid) == JB_OK &&
           (!jb_job_remote(job) || jb__job_publishing(job)) &&
-          !not_due_yet(r, job)) {
+          !not_due_yet(r, job) &&
+          (jb__job_publishing(job) || !held_here(r, job))) {
         snprintf(p[k].uuid, sizeof p[k].uuid, "%s", ev[i].uuid);
         p[k++].seq = ev[i].job_seq;
       }
@@ -983,6 +1060,74 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
 }
 
 /*
+ * Prune NS:unique of the reservations that ran out: a schedule's run keeps
+ * its key for the outcome record's lifetime after it ends (lib.lua,
+ * jb_unique_free), and a post that died after reserving leaves one, so the
+ * hash would only grow. One pass of HSCAN over it (run with the comparison
+ * on schedule, every --verify-every); each entry "<uuid> <until-ms>[ p]"
+ * whose until is a minute or more behind the server's clock, or whose job
+ * ended on this board unpublished, is given back through reserve.lua,
+ * which deletes it only if it still names that uuid and the uuid is not
+ * listed (a key taken over meanwhile stays). Best
+ * effort: an error ends the pass (the next one goes on). Returns how many
+ * were given back.
+ */
+static size_t prune_unique(jb_sync_replicator *r) {
+  char key[JB_SYNC_NAMESPACE_MAX + 16];
+  jb_sync_key(key, sizeof key, r->cmd, "unique");
+  const char *targv[1] = {"TIME"};
+  redisReply *t = NULL;
+  if (jb__sync_command(&t, r->cmd, 1, targv, NULL) != JB_OK) return 0;
+  long long now_ms = -1;
+  if (t->type == REDIS_REPLY_ARRAY && t->elements == 2 &&
+      t->element[0]->type == REDIS_REPLY_STRING)
+    now_ms = strtoll(t->element[0]->str, NULL, 10) * 1000;
+  freeReplyObject(t);
+  if (now_ms < 0) return 0;
+  size_t pruned = 0;
+  char cursor[32] = "0";
+  do {
+    const char *argv[5] = {"HSCAN", key, cursor, "COUNT", "500"};
+    redisReply *rep = NULL;
+    if (jb__sync_command(&rep, r->cmd, 5, argv, NULL) != JB_OK) break;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_STRING ||
+        rep->element[1]->type != REDIS_REPLY_ARRAY) {
+      freeReplyObject(rep);
+      break;
+    }
+    snprintf(cursor, sizeof cursor, "%s", rep->element[0]->str);
+    redisReply *kv = rep->element[1];
+    for (size_t i = 0; i + 1 < kv->elements; i += 2) {
+      redisReply *f = kv->element[i], *v = kv->element[i + 1];
+      if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+          f->len == 0 || f->len > JB_UNIQUE_MAX || memchr(f->str, 0, f->len) ||
+          v->len < 38 || v->str[36] != ' ' ||
+          !jb__sync_is_uuid(v->str, 36))
+        continue; /* a live post's "<uuid>", or not ours */
+      long long until = strtoll(v->str + 37, NULL, 10);
+      char uuid[JB_UUID_STRLEN];
+      memcpy(uuid, v->str, 36);
+      uuid[36] = '\0';
+      if (until > now_ms - 60000) {
+        /* Not run out: given back all the same when its job ended on this
+         * board before it was ever published (completed as soon as it was
+         * posted), which no script saw. A run's key is meant to stay. */
+        jb_completion *c = NULL;
+        bool ended = strncmp(f->str, "schedule:", 9) != 0 &&
+                     jb_job_completion(&c, r->b, uuid) == JB_OK;
+        jb_completion_free(c);
+        if (!ended) continue;
+      }
+      jb__remote_result res;
+      if (jb__remote_reserve(&res, &r->rm, f->str, uuid, 0) == JB_OK) pruned++;
+    }
+    freeReplyObject(rep);
+  } while (strcmp(cursor, "0") != 0);
+  return pruned;
+}
+
+/*
  * Every listing Redis holds (one HGETALL), into *out[0..*nout) with its
  * posting (borrowed from *all: free it after *out) and its owner and PTTL
  * (read_owners, CHUNK at a time). A field that is not a job uuid is logged
@@ -1350,6 +1495,7 @@ static int pass(jb_sync_replicator *r) {
   }
   if ((rc = take_notices(r)) != JB_OK) return rc;
   if ((rc = publish_new(r)) != JB_OK) return rc;
+  if ((rc = publish_held(r)) != JB_OK) return rc;
   if (r->next_due_us && wall_us() >= r->next_due_us &&
       (rc = publish_all(r)) != JB_OK) /* delayed jobs now due */
     return rc;
@@ -1367,6 +1513,10 @@ static int pass(jb_sync_replicator *r) {
     if (mono_ms() >= r->next_verify &&
         (rc = pull_full(r, "schedule")) != JB_OK)
       return rc;
+    size_t pruned = prune_unique(r);
+    if (pruned)
+      say(r, 0, "gave back %zu unique-key reservations in redis (run out, "
+          "or their jobs ended here unpublished)", pruned);
   }
   if (now >= r->next_keepalive) {
     if ((rc = keep_alive(r)) != JB_OK) return rc;
@@ -1475,6 +1625,7 @@ static void destroy(jb_sync_replicator *r) {
   jb_board_close(r->wb);
   jb_board_close(r->b);
   free(r->bound);
+  free(r->held);
   for (size_t i = 0; i < r->nquar; i++) free(r->quarantined[i]);
   free(r->quarantined);
   pthread_mutex_destroy(&r->mu);

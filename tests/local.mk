@@ -221,9 +221,9 @@ if WITH_REDIS
 TESTS += tests/sync_fleet.sh tests/sync_outage.sh tests/sync_holder.sh \
 	tests/sync_converge.sh tests/sync_sentinel.sh tests/sync_life.sh \
 	tests/sync_unique.sh tests/sync_outcome.sh tests/sync_bound.sh \
-	tests/sync_schedule.sh
+	tests/sync_schedule.sh tests/sync_model.sh
 endif
-EXTRA_DIST += tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
+EXTRA_DIST += tests/sync_model.sh tests/model/xhost.py tests/sync_lib.sh tests/sync_peer.py tests/sync_fleet.sh \
 	tests/sync_life.sh tests/sync_unique.sh tests/sync_outcome.sh \
 	tests/sync_bound.sh tests/sync_schedule.sh \
 	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \

@@ -12,6 +12,10 @@
 #    process renews its claim);
 #  - the worker is then killed -9: nothing renews the claim, it leaves
 #    Redis within the keep-alive (plus slack), and B's worker runs the job.
+# Then a job claimed by a worker on A before its publication: held back
+# from Redis while the worker lives (A's replicator killed meanwhile, B's
+# worker does not get it), published once the worker is killed, and run
+# on B.
 #
 # Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
 # exit 77); see tests/sync_lib.sh.
@@ -80,5 +84,49 @@ rc=$?
 [ "$rc" = 0 ] || fail "B's worker exited $rc: $(tail -c 600 "$ROOT/taker.err")"
 [ "$(grep -cx "$j" "$ROOT/run-B.log")" = 1 ] ||
   fail "job $j ran $(grep -cx "$j" "$ROOT/run-B.log") times on B"
+
+# 2. A claim made on A before the job's publication (A's replicator
+# paused: a worker takes a job as soon as it is posted). The job is held
+# back from Redis while its holder lives, so that a claim nobody renews
+# in Redis never lapses under it; A's replicator killed meanwhile changes
+# nothing; the holder killed, the job is published and B runs it.
+sync_start "$A" A --poll 0.5 --keepalive $KEEPALIVE
+wait_until 20 "A's replicator running again" sh -c \
+  "'$JOBBOARD' status --board '$A' | grep -q 'running (pid'"
+kill -STOP "${SYNC_PID[A]}"
+k=$(jb --board "$A" post held-here) || die "post on A"
+: >"$ROOT/started.log"
+"${JB[@]}" --board "$A" work --who A-early --redis "$URL" --namespace "$NS" \
+  --jobs 1 -- sh -c 'echo $$ >"$1"; echo "$JOBBOARD_UUID" >>"$2"; exec sleep 600' \
+  sh "$ROOT/early.cmdpid" "$ROOT/started.log" 2>"$ROOT/early.err" &
+EPID=$!
+track $EPID
+started_k() { grep -qx "$k" "$ROOT/started.log" 2>/dev/null; }
+wait_until 15 "the worker on A started job $k" started_k ||
+  die "worker's stderr: $(head -c 800 "$ROOT/early.err")"
+kill -CONT "${SYNC_PID[A]}"
+"${JB[@]}" --board "$B" work --who B-taker2 --redis "$URL" --namespace "$NS" \
+  --jobs 1 --timeout 60 -- sh -c 'echo "$JOBBOARD_UUID" >>"$1"' sh \
+  "$ROOT/run-B2.log" 2>"$ROOT/taker2.err" &
+BPID=$!
+track $BPID
+sleep 2
+listed "$k" && fail "job $k, claimed on A before its publication, was published while its holder runs"
+kill -9 "${SYNC_PID[A]}"
+wait "${SYNC_PID[A]}" 2>/dev/null
+sleep $((4 * KEEPALIVE))
+[ -s "$ROOT/run-B2.log" ] &&
+  fail "B's worker ran $(cat "$ROOT/run-B2.log") while A's holder of $k was alive"
+kill -9 $EPID
+wait $EPID 2>/dev/null
+[ -f "$ROOT/early.cmdpid" ] && kill -9 "$(cat "$ROOT/early.cmdpid")" 2>/dev/null
+sync_start "$A" A --poll 0.5 --keepalive $KEEPALIVE
+ran_k() { grep -qx "$k" "$ROOT/run-B2.log" 2>/dev/null; }
+wait_until 20 "job $k published once its holder died, and run on B" ran_k ||
+  kill $BPID
+wait $BPID
+rc=$?
+[ "$rc" = 0 ] || fail "B's second worker exited $rc: $(tail -c 600 "$ROOT/taker2.err")"
+sync_stop A
 sync_stop B
 finish

@@ -73,6 +73,16 @@ out=$(jb --board "$A" abandon --who w --reason flaky --json --redis "$URL" \
   --namespace "$NS" "$j") || fail "a plain retry through Redis: $out"
 case $out in *'"attempts":1'*) ;; *) fail "the retry counted no attempt: $out" ;; esac
 [ -z "$(rcli get "$NS:$j.owned")" ] || fail "Redis still names an owner after the retry"
+# A back-off is the board's policy, which Redis cannot keep: the job is
+# given back at once (a worker that claimed it before its publication
+# asks for the back-off, and must not be refused).
+jb --board "$A" claim --who w --redis "$URL" --namespace "$NS" "$j" ||
+  fail "claim of $j for the back-off retry"
+out=$(jb --board "$A" abandon --who w --retry-in backoff --json --redis "$URL" \
+  --namespace "$NS" "$j") || fail "a back-off retry through Redis: $out"
+case $out in *'"attempts":2'*'"not_before":null'*) ;;
+  *) fail "the back-off retry: $out (expected attempts 2, at once)" ;; esac
+[ -z "$(rcli get "$NS:$j.owned")" ] || fail "Redis still names an owner after the back-off retry"
 jb --board "$A" claim --who w --redis "$URL" --namespace "$NS" "$j" ||
   fail "second claim of $j"
 jb --board "$A" abandon --who w --dead --reason "give up" --redis "$URL" \

@@ -1170,6 +1170,52 @@ def test_pending_reservation(srv):
           "the pending one's confirmation finds it held", rep)
 
 
+def test_schedule_run_keeps_its_key(srv):
+    """A schedule's run (unique key schedule:NAME:RUN) keeps its key once it
+    ends, for the outcome record's lifetime: every board holding the
+    schedule posts its own copy of the run, and a copy published after the
+    first ended must be refused, not run again. Consume, trash and cancel
+    alike; any other key is freed at once."""
+    ns = "t13"
+    ours = Ours(srv.sock, ns)
+    uq = ours.key("unique")
+    ends = {
+        "consume": lambda k: ours.consume(k, "jb", "c", outcome=msgpack.packb(
+            {"end": "consumed"})),
+        "trash": lambda k: ours.trash(k, "jb", "c", outcome=msgpack.packb(
+            {"end": "dead", "cause": "trashed"})),
+        "cancel": lambda k: ours.cancel(k, force=True),
+    }
+    for i, (how, end) in enumerate(sorted(ends.items())):
+        run = "schedule:beat:%d" % (1790000000000000 + i)
+        k, rep = ours.post_new(name="beat", unique=run)
+        check(rep.get("status") == "ok", "post run %s" % run, rep)
+        if how != "cancel":
+            check(ours.claim(k, "jb", None, "c").get("status") == "ok",
+                  "claim the run")
+        check(end(k) == {"status": "ok"}, how + " the run")
+        v = ours.r.hget(uq, run)
+        check(v is not None and v.startswith(k.encode() + b" "),
+              "after its %s the run still holds its key" % how, v)
+        until = int(v.split()[1])
+        sec, usec = ours.r.time()
+        now_ms = int(sec) * 1000 + int(usec) // 1000
+        check(OUTCOME_TTL_MS - 60000 < until - now_ms <= OUTCOME_TTL_MS,
+              "for the outcome record's lifetime", until - now_ms)
+        k2 = str(uuid.uuid4())
+        rep = ours.post(k2, posting_prefix(k2, "beat", "NORMAL", utcnow()),
+                        unique=run)
+        check(err(rep, "Unique key held!") and rep.get("holder") == k,
+              "another board's copy of the run is refused (%s)" % how, rep)
+        check(not ours.r.hexists(ours.key("listings"), k2),
+              "and not listed")
+    k, rep = ours.post_new(name="plain", unique="schedulex:1")
+    check(ours.claim(k, "jb", None, "c").get("status") == "ok", "claim")
+    check(ours.consume(k, "jb", "c", outcome=msgpack.packb(
+        {"end": "consumed"})) == {"status": "ok"}, "consume")
+    check(not ours.r.hexists(uq, "schedulex:1"), "any other key is freed")
+
+
 def main():
     srv = Server()
     try:
@@ -1186,6 +1232,7 @@ def main():
                   test_unique_and_cancel,
                   test_outcome_record,
                   test_pending_reservation,
+                  test_schedule_run_keeps_its_key,
                   test_race):
             only = os.environ.get("JB_SYNC_TESTS")
             if only and t.__name__ not in only.split(","):

@@ -142,7 +142,9 @@ const cli_command cli_cmd_abandon = {
     "  --retry-in SECONDS  claimable again only after this long (fractions\n"
     "                      allowed); 'backoff': after the job's back-off,\n"
     "                      doubling per attempt from post --backoff (else the\n"
-    "                      board's, 1 s) up to --backoff-max (1 h), +-20 %\n"
+    "                      board's, 1 s) up to --backoff-max (1 h), +-20 %.\n"
+    "                      A job Redis decides keeps no delay: 'backoff'\n"
+    "                      gives it back at once, SECONDS is refused\n"
     "  --dead              to the dead letters now, whatever its attempts\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS

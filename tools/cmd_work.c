@@ -529,6 +529,12 @@ static int64_t keep_lease(const worker *w, const char *uuid, uint64_t token,
     r->lost = 1;
     return -1;
   }
+  if (st == JB_EOFFLINE && cli_sync_pending() && cli_sync_retry(w->b)) {
+    /* Published since it was claimed, by a worker not yet connected. */
+    fprintf(stderr, "jobboard: work: connected to redis: claiming the jobs "
+            "it decides again\n");
+    st = jb_job_extend(w->b, uuid, w->who, token, w->lease_ms);
+  }
   if (st != JB_OK) /* I/O: try again at the next period */
     fprintf(stderr, "jobboard: work: job %s: renewing the lease: %s\n", uuid,
             jb_errmsg());
@@ -1024,6 +1030,14 @@ static int completion_failed(int st, const char *uuid, const char *what,
 static bool retry_offline(const worker *w, int st, const char *uuid,
                           const char *what, int64_t *wait_ms) {
   if (st != JB_EOFFLINE || stop_signals >= 2) return false;
+  /* A worker that started while Redis was away is not connected to it: a
+   * job it claimed here and the replicator published since is Redis's
+   * now, and only a connection completes it. */
+  if (cli_sync_pending() && cli_sync_retry(w->b)) {
+    fprintf(stderr, "jobboard: work: connected to redis: claiming the jobs "
+            "it decides again\n");
+    return true;
+  }
   if (*wait_ms == 0) {
     fprintf(stderr, "jobboard: work: job %s: %s: %s (trying again until "
             "Redis answers)\n", uuid, what, jb_errmsg());
@@ -1160,9 +1174,8 @@ static int job_end(const worker *w, slot *s, next_job *next,
       jb_retry_opts ro = JB_RETRY_OPTS_INIT;
       ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY
                      ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
-      /* Redis keeps no delay (taskflow's board has none): a job it
-       * decides is given back at once. */
-      if (ro.flags == JB_RETRY_BACKOFF && jb_job_remote(s->job)) ro.flags = 0;
+      /* A job Redis decides, even one published while CMD ran, is given
+       * back at once by the library (Redis keeps no delay). */
       ro.token = s->token;
       ro.reason = jr.reason;
       int64_t wait = 0;

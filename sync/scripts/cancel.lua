@@ -26,7 +26,8 @@
 --
 -- Writes, on success: DEL owner key, last_modified and claim record; HDEL K
 -- from the listings hash (the owner key goes first, with the others, as
--- taskflow's consume does); its unique key freed; the outcome record SET
+-- taskflow's consume does); its unique key freed (a schedule's run's held
+-- for ttl more: lib.lua); the outcome record SET
 -- (PX ttl) when given, else deleted; PUBLISH channel "cancel <K>".
 -- KEYS[7] and ARGV[4..5] may be left out (nothing written for the outcome). A forced-off holder's consume, trash, abandon or extend is
 -- then refused ("Unknown job!").
@@ -47,7 +48,7 @@ if owner and force ~= "1" then
 end
 jb_outcome_write(outcome_key, outcome, ttl, owner_key, lm_key, claim_key)
 redis.call("HDEL", listings, job)
-jb_unique_free(uniq, job_unique, job)
+jb_unique_free(uniq, job_unique, job, ttl)
 if channel ~= "" then
     redis.call("PUBLISH", channel, "cancel " .. job)
 end

@@ -27,8 +27,9 @@
 --
 -- Writes, on success: DEL owner key, last_modified and claim record; HDEL K
 -- from the listings hash (nothing of taskflow's keys is left, as with
--- taskflow); its unique key freed (HDEL NS:unique if it names K; DEL
--- NS:<K>.unique); the outcome record SET (PX ttl) when given, else
+-- taskflow); its unique key freed (HDEL NS:unique if it names K, or, for
+-- a schedule's run, held for ttl more: lib.lua; DEL NS:<K>.unique); the
+-- outcome record SET (PX ttl) when given, else
 -- deleted with the owner key (a requeued uuid's older record must not
 -- speak for this consume); PUBLISH channel "consume <K>". KEYS[7] and
 -- ARGV[5..6] may be left out (a caller of the first version: nothing is
@@ -50,7 +51,7 @@ end
 -- listing without its owner key gone, as taskflow's readers expect.
 jb_outcome_write(outcome_key, outcome, ttl, owner_key, lm_key, claim_key)
 redis.call("HDEL", listings, job)
-jb_unique_free(uniq, job_unique, job)
+jb_unique_free(uniq, job_unique, job, ttl)
 if channel ~= "" then
     redis.call("PUBLISH", channel, "consume " .. job)
 end

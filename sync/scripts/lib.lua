@@ -147,7 +147,14 @@ local function jb_unique_holder(uniq, listings, key)
 end
 
 -- Job `job` leaves the listings: free its unique key if it still names it.
-local function jb_unique_free(uniq, job_unique, job)
+-- A schedule's run (key "schedule:NAME:RUN") is the exception: every board
+-- holding the schedule posts its own copy of the run, and a copy published
+-- after this one ended (its board's replicator was away) would run the run
+-- again. So the run keeps its key for `keep_ms` (the outcome record's
+-- lifetime, when the caller gives one) as a reservation that ran out then:
+-- a later copy is refused as held, and cancelled on its board. The
+-- replicators prune reservations that ran out (jb__remote_unique_prune).
+local function jb_unique_free(uniq, job_unique, job, keep_ms)
     if not uniq or not job_unique then
         return
     end
@@ -157,7 +164,12 @@ local function jb_unique_free(uniq, job_unique, job)
     end
     local v = redis.call("HGET", uniq, key)
     if v and (v == job or v:sub(1, #job + 1) == job .. " ") then
-        redis.call("HDEL", uniq, key)
+        if keep_ms and key:sub(1, 9) == "schedule:" then
+            redis.call("HSET", uniq, key,
+                       string.format("%s %d", job, jb_now_ms() + keep_ms))
+        else
+            redis.call("HDEL", uniq, key)
+        end
     end
     redis.call("DEL", job_unique)
 end

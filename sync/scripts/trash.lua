@@ -30,7 +30,8 @@
 -- Writes, on success: HSET trash K = the posting bytes, verbatim; SET
 -- last_modified = lm (kept, as taskflow keeps it); DEL owner key and claim
 -- record; HDEL K from the listings hash; its unique key freed (HDEL
--- NS:unique if it names K; DEL NS:<K>.unique); the outcome record SET
+-- NS:unique if it names K, or, for a schedule's run, held for ttl more:
+-- lib.lua; DEL NS:<K>.unique); the outcome record SET
 -- (PX ttl) when given, else deleted; PUBLISH channel "trash <K>". KEYS[8]
 -- and ARGV[6..7] may be left out (nothing is written for the outcome).
 local owner_key, listings, lm_key, trash_key, claim_key, uniq, job_unique,
@@ -52,7 +53,7 @@ redis.call("HSET", trash_key, job, posting)
 redis.call("SET", lm_key, lm)
 jb_outcome_write(outcome_key, outcome, ttl, owner_key, claim_key)
 redis.call("HDEL", listings, job)
-jb_unique_free(uniq, job_unique, job)
+jb_unique_free(uniq, job_unique, job, ttl)
 if channel ~= "" then
     redis.call("PUBLISH", channel, "trash " .. job)
 end
