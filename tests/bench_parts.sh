@@ -1,16 +1,18 @@
 #!/bin/sh
-# tests/bench_parts.sh - the parts of `jobboard bench` that issue 12 added
-# still run and print their lines: threads sharing one handle (--threads),
-# processes racing (--procs LIST), posting single and in batches (--batch),
-# and SQLite doing the same job (--peers) when the build has SQLite; in a
-# build without it, --peers is refused with a message that says how to get
-# it. Tiny sizes; nothing about speed is checked. Bad lists are refused.
+# tests/bench_parts.sh - the parts of jobboard-bench still run and print
+# their lines: threads sharing one handle (--threads), processes racing
+# (--procs LIST), posting single and in batches (--batch), the wake-up
+# part, and SQLite doing the same job (--peers) when the build has SQLite;
+# in a build without it, --peers is refused with a message that says how
+# to get it. Tiny sizes; nothing about speed is checked. Bad lists are
+# refused.
 #
 # Under `make check` the working directory is the build directory: its
 # config.h says whether SQLite was built in (HAVE_SQLITE3). JB_SQLITE=yes
-# or no overrides that (for a jobboard from elsewhere).
+# or no overrides that (for a jobboard-bench from elsewhere, named by
+# JOBBOARD_BENCH).
 set -u
-JOBBOARD=${JOBBOARD:-./jobboard}
+BENCH=${JOBBOARD_BENCH:-./jobboard-bench}
 PYTHON=${PYTHON:-python3}
 command -v "$PYTHON" >/dev/null 2>&1 || {
     echo "bench_parts.sh: python3 is needed to check JSON lines" >&2
@@ -55,7 +57,7 @@ tiny="--jobs 40 --sync-jobs 3 --rounds 1 --wakes 0 --no-claims \
 
 # --- without --peers: the text lines --------------------------------------
 # shellcheck disable=SC2086
-if "$JOBBOARD" bench $tiny >"$tmp/text" 2>"$tmp/text.err"; then
+if "$BENCH" $tiny >"$tmp/text" 2>"$tmp/text.err"; then
     ok "bench (tiny) exits 0"
 else
     bad "bench (tiny) exits 0" "$tmp/text"
@@ -163,7 +165,7 @@ jsoncheck() {
     return 1
 }
 # shellcheck disable=SC2086
-if "$JOBBOARD" bench $tiny --json >"$tmp/json" 2>"$tmp/json.err" &&
+if "$BENCH" $tiny --json >"$tmp/json" 2>"$tmp/json.err" &&
     jsoncheck "$tmp/json" 0; then
     ok "bench --json (tiny): threads, multi and batch lines, no sqlite keys"
 else
@@ -174,7 +176,7 @@ fi
 # --- --peers --------------------------------------------------------------
 if [ "$JB_SQLITE" = yes ]; then
     # shellcheck disable=SC2086
-    if "$JOBBOARD" bench $tiny --peers >"$tmp/peers" 2>"$tmp/peers.err"; then
+    if "$BENCH" $tiny --peers >"$tmp/peers" 2>"$tmp/peers.err"; then
         ok "bench --peers (tiny) exits 0"
     else
         bad "bench --peers (tiny) exits 0" "$tmp/peers"
@@ -195,7 +197,7 @@ if [ "$JB_SQLITE" = yes ]; then
         '^  2 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$' \
         '^  batch of 5 +50 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$'
     # shellcheck disable=SC2086
-    if "$JOBBOARD" bench $tiny --peers --json >"$tmp/pjson" \
+    if "$BENCH" $tiny --peers --json >"$tmp/pjson" \
         2>"$tmp/pjson.err" && jsoncheck "$tmp/pjson" 1; then
         ok "bench --peers --json (tiny): sqlite keys in every line"
     else
@@ -203,7 +205,7 @@ if [ "$JB_SQLITE" = yes ]; then
             "$tmp/pjson"
     fi
 else
-    "$JOBBOARD" bench --peers --jobs 5 >"$tmp/nope" 2>&1
+    "$BENCH" --peers --jobs 5 >"$tmp/nope" 2>&1
     rc=$?
     if [ "$rc" = 2 ] && has "$tmp/nope" 'built without SQLite' \
         'libsqlite3-dev' 'configure' && ! grep -q cycles "$tmp/nope"; then
@@ -217,7 +219,7 @@ fi
 # --- bad lists: exit 2, the message names the option ----------------------
 refuse() {
     name=$1 pattern=$2; shift 2
-    "$JOBBOARD" bench "$@" >"$tmp/usage" 2>&1
+    "$BENCH" "$@" >"$tmp/usage" 2>&1
     rc=$?
     if [ "$rc" = 2 ] && has "$tmp/usage" "$pattern"; then
         ok "refused: $name"
@@ -258,7 +260,7 @@ if not w["from_call_p50_us"] >= w["board_p50_us"]:
 if abs(w["ratio_p50"] / (w["board_p50_us"] / w["floor_p50_us"]) - 1) > 1e-4:
     sys.exit("bad: ratio_p50 is not board over floor")
 EOF
-if "$JOBBOARD" bench --modes none --jobs 10 --rounds 1 --wakes 30 \
+if "$BENCH" --modes none --jobs 10 --rounds 1 --wakes 30 \
     --no-claims --threads 1 --procs 2 --batch 2 --post-jobs 4 --json \
     >"$tmp/wake" 2>"$tmp/wake.err" &&
     "$PYTHON" "$tmp/wake.py" "$tmp/wake" >>"$tmp/wake.err" 2>&1; then
@@ -267,7 +269,7 @@ else
     bad "wake-up part: timed from the commit and from the post call" \
         "$tmp/wake"
 fi
-if "$JOBBOARD" bench --modes none --jobs 10 --rounds 1 --wakes 5 \
+if "$BENCH" --modes none --jobs 10 --rounds 1 --wakes 5 \
     --no-claims --threads 1 --procs 2 --batch 2 --post-jobs 4 \
     >"$tmp/waket" 2>"$tmp/waket.err"; then
     check "wake-up part: its rows" "$tmp/waket" \

@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/bench_redis.sh - `jobboard bench --redis`, tools/bench-taskflow.py,
-# tools/bench-redis.sh and tools/bench-claim-script.py still run (so they
+# tests/bench_redis.sh - `jobboard-bench --redis`, bench/bench-taskflow.py,
+# bench/bench-redis.sh and bench/bench-claim-script.py still run (so they
 # cannot rot): tiny job counts, a redis-server of the test's own on a unix
 # socket, exit status and the rows printed. Nothing about speed is checked.
 #
@@ -8,7 +8,7 @@
 # tests/test_sync_scripts.sh); JOBBOARD_SKIP_REDIS=1 skips it (exit 77).
 set -u
 srcdir=${srcdir:-.}
-JOBBOARD=${JOBBOARD:-./jobboard}
+BENCH=${JOBBOARD_BENCH:-./jobboard-bench}
 py=/usr/bin/python3
 
 if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
@@ -42,7 +42,7 @@ has() {
 }
 
 # The driver: its own server, both sides, side by side.
-if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" -- \
+if "$srcdir/bench/bench-redis.sh" --jobs 20 --bench "$BENCH" -- \
         --wakes 3 --poll 20 --poll-wakes 2 --cycles 20 --rounds 1 \
         >"$tmp/driver" 2>&1 &&
     has "$tmp/driver" '^round trip .*x' '^post .*x' '^claim .*x' \
@@ -50,9 +50,9 @@ if "$srcdir/tools/bench-redis.sh" --jobs 20 --jobboard "$JOBBOARD" -- \
         'claim p50 / \(PING \+ local commit, timed together\) p50' \
         '^publish +1000 +3 ' '^replicated +1000 +3 ' '^taskflow +20 +2 ' \
         '^replicator .*cycles/s'; then
-    ok "tools/bench-redis.sh --jobs 20"
+    ok "bench/bench-redis.sh --jobs 20"
 else
-    bad "tools/bench-redis.sh --jobs 20" "$tmp/driver"
+    bad "bench/bench-redis.sh --jobs 20" "$tmp/driver"
 fi
 
 sock=$tmp/redis.sock
@@ -66,7 +66,7 @@ while ! "$py" -c 'import redis, sys; redis.Redis(unix_socket_path=sys.argv[1]).p
     sleep 0.05
 done
 
-if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
+if "$BENCH" --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
         --cycles 0 >"$tmp/text" 2>&1 &&
     has "$tmp/text" '^  round trip \(PING\) +[0-9]' '^  local claim +[0-9]' \
         '^  PING \+ local commit +[0-9]' \
@@ -80,7 +80,7 @@ fi
 
 # The replicator's part: wake-ups with each poster (the taskflow one at
 # two poll intervals), the local cycle in its three settings; tiny counts.
-if "$JOBBOARD" bench --redis "unix://$sock" --jobs 5 --wakes 3 \
+if "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 3 \
         --poll 20,10 --poll-wakes 2 --cycles 30 --rounds 1 >"$tmp/sync" 2>&1 &&
     has "$tmp/sync" '^  publish \(notice\) +1000 +3 +[0-9]' \
         '^  replicated \(notice\) +1000 +3 +[0-9]' \
@@ -92,13 +92,13 @@ if "$JOBBOARD" bench --redis "unix://$sock" --jobs 5 --wakes 3 \
 else
     bad "bench --redis: wake-ups through Redis, cycles with the sync on" "$tmp/sync"
 fi
-"$JOBBOARD" bench --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
+"$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
     --cycles 0 >"$tmp/none" 2>&1
 if [ $? -eq 0 ] && ! grep -q 'wake-up through Redis\|local cycle' "$tmp/none"
 then ok "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped"
 else bad "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped" "$tmp/none"; fi
 
-if "$JOBBOARD" bench --redis "unix://$sock" --jobs 50 --namespace t-json \
+if "$BENCH" --redis "unix://$sock" --jobs 50 --namespace t-json \
         --wakes 2 --poll 10 --poll-wakes 2 --cycles 20 --rounds 1 \
         --json >"$tmp/ours.json" 2>&1 &&
     "$py" - "$tmp/ours.json" <<'EOF'
@@ -128,16 +128,16 @@ else
     bad "bench --redis --json" "$tmp/ours.json"
 fi
 
-if "$py" "$srcdir/tools/bench-taskflow.py" --socket "$sock" --jobs 20 \
+if "$py" "$srcdir/bench/bench-taskflow.py" --socket "$sock" --jobs 20 \
         --json >"$tmp/tf.json" 2>&1 &&
-    "$py" "$srcdir/tools/bench-taskflow.py" --compare "$tmp/ours.json" \
+    "$py" "$srcdir/bench/bench-taskflow.py" --compare "$tmp/ours.json" \
         "$tmp/tf.json" >"$tmp/cmp" 2>&1 && has "$tmp/cmp" '^claim .*x'; then
     ok "bench-taskflow.py --jobs 20, --compare"
 else
     bad "bench-taskflow.py --jobs 20, --compare" "$tmp/cmp"
 fi
 
-if "$py" "$srcdir/tools/bench-claim-script.py" --socket "$sock" --jobs 20 \
+if "$py" "$srcdir/bench/bench-claim-script.py" --socket "$sock" --jobs 20 \
         --rounds 1 >"$tmp/scripts" 2>&1 &&
     has "$tmp/scripts" '^return1 +[0-9.]+ .* 0\.0$' \
         '^taskflow +[0-9.]+ .* 4\.0$' '^ours +[0-9.]+ .* 6\.0$'; then
@@ -146,19 +146,19 @@ else
     bad "bench-claim-script.py --jobs 20" "$tmp/scripts"
 fi
 
-"$JOBBOARD" bench --namespace x >"$tmp/usage" 2>&1
+"$BENCH" --namespace x >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then ok "--namespace without --redis: usage error"
 else bad "--namespace without --redis: usage error" "$tmp/usage"; fi
-"$JOBBOARD" bench --redis "unix://$sock" --modes none,full >"$tmp/usage" 2>&1
+"$BENCH" --redis "unix://$sock" --modes none,full >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then ok "--redis with two modes: usage error"
 else bad "--redis with two modes: usage error" "$tmp/usage"; fi
-"$JOBBOARD" bench --poll 100 >"$tmp/usage" 2>&1
+"$BENCH" --poll 100 >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then ok "--poll without --redis: usage error"
 else bad "--poll without --redis: usage error" "$tmp/usage"; fi
-"$JOBBOARD" bench --redis "unix://$sock" --poll 100,0 >"$tmp/usage" 2>&1
+"$BENCH" --redis "unix://$sock" --poll 100,0 >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then ok "--poll 100,0: usage error"
 else bad "--poll 100,0: usage error" "$tmp/usage"; fi
-"$JOBBOARD" bench --redis "redis://127.0.0.1:1" --jobs 5 >"$tmp/refused" 2>&1
+"$BENCH" --redis "redis://127.0.0.1:1" --jobs 5 >"$tmp/refused" 2>&1
 if [ $? -eq 1 ] && has "$tmp/refused" 'connect'; then ok "--redis, no server: exit 1"
 else bad "--redis, no server: exit 1" "$tmp/refused"; fi
 

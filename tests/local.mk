@@ -139,9 +139,9 @@ EXTRA_DIST += tests/work.sh
 TESTS += tests/service.sh
 EXTRA_DIST += tests/service.sh
 
-# bench's parts of issue 12 (--threads, --procs LIST, posting in batches,
-# --peers with SQLite or its refusal without) still run and print their
-# lines: tiny sizes, no figure checked.
+# jobboard-bench's parts (--threads, --procs LIST, posting in batches,
+# --peers with SQLite or its refusal without, the wake-up part) still run
+# and print their lines: tiny sizes, no figure checked.
 TESTS += tests/bench_parts.sh
 EXTRA_DIST += tests/bench_parts.sh
 
@@ -196,8 +196,8 @@ tests_test_sync_config_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 endif
 endif
 
-# `jobboard bench --redis`, tools/bench-taskflow.py, tools/bench-redis.sh and
-# tools/bench-claim-script.py still run (tiny counts against a redis-server of the test's own; no
+# `jobboard-bench --redis`, bench/bench-taskflow.py, bench/bench-redis.sh and
+# bench/bench-claim-script.py still run (tiny counts against a redis-server of the test's own; no
 # figure is checked). Only with Redis sync built.
 if WITH_REDIS
 TESTS += tests/bench_redis.sh
@@ -280,8 +280,8 @@ tests_fuzz_replay_json_LDADD = libjbcore.la $(JANSSON_LIBS) $(LMDB_LIBS) \
 # The batch reader is the CLI's own code on the public API: linked as the
 # CLI is (tools/local.mk).
 tests_fuzz_replay_batch_SOURCES = tests/fuzz/fuzz_batch.c \
-	tools/post_input.c tools/json.c tools/cli_common.c tools/cli_sync.c \
-	$(JB_FUZZ_SRC)
+	tools/post_input.c tools/json.c tools/cli_common.c tools/cli_error.c \
+	tools/cli_sync.c $(JB_FUZZ_SRC)
 tests_fuzz_replay_batch_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"batch\"
 tests_fuzz_replay_batch_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MSGPACK_CFLAGS)
@@ -316,9 +316,9 @@ endif
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_commitpages
 TESTS += tests/test_commitpages
-tests_test_commitpages_SOURCES = tests/test_commitpages.c tools/bench_raw.c \
-	tools/bench_util.c tools/bench_util.h \
-	tools/bench_raw.h $(JB_IOLAYER) $(JB_TEST_HELPERS)
+tests_test_commitpages_SOURCES = tests/test_commitpages.c bench/bench_raw.c \
+	bench/bench_util.c bench/bench_util.h bench/bench_raw.h \
+	tools/cli_error.c tools/cli_error.h $(JB_IOLAYER) $(JB_TEST_HELPERS)
 tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_test_commitpages_LDADD = $(JB_TEST_LIBS) $(JANSSON_LIBS) -ldl -lpthread
 endif

@@ -2,7 +2,7 @@
  * test_commitpages.c - the pages each kind of commit writes (issue 12):
  * post, claim-next (plain, with a lease, bound to the process), consume
  * and abandon through the public API, and bench's raw LMDB floor
- * (tools/bench_raw.c: the same three transactions on bare LMDB), in
+ * (bench/bench_raw.c: the same three transactions on bare LMDB), in
  * durability none (and bench's "raw LMDB + log").
  *
  * Every write call liblmdb makes on data.mdb goes through tests/iolayer.c,
@@ -25,12 +25,12 @@
  * As a tool: `tests/test_commitpages --table [JOBS]` prints the table with
  * the board's default bounds after JOBS warm-up cycles (default 40,000,
  * so the change log and the history are full and trimming, as in
- * `jobboard bench`).
+ * `jobboard-bench`).
  */
 #include "helpers.h"
 #include "iolayer.h"
 #include "store/pages.h"
-#include "tools/bench_raw.h"
+#include "bench/bench_raw.h"
 
 #include <fcntl.h>
 #include <stdio.h>

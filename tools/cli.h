@@ -1,6 +1,6 @@
 /*
  * cli.h - what the jobboard subcommands share. tools/ includes only the
- * public core/jobboard.h (bench also drives LMDB directly for its floor).
+ * public core/jobboard.h (and, with Redis, sync/jobboard_sync.h).
  */
 #ifndef JOBBOARD_CLI_H
 #define JOBBOARD_CLI_H
@@ -40,6 +40,5 @@ const char *cli_board_dir(const char *opt);
 
 /* Subcommands: argv[0] is the subcommand's name; return the exit code. */
 int cmd_demo(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
 
 #endif

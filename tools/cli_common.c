@@ -3,6 +3,7 @@
  * error line, option parsing, opening the board.
  */
 #include "cli_common.h"
+#include "cli_error.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -57,14 +58,7 @@ int cli_exit_code(int status) {
   }
 }
 
-/* One line, always: a message with a newline in it (a name echoed back)
- * would otherwise look like two errors to a script reading stderr. */
-static void put_line(const char *msg) {
-  fputs("jobboard: ", stderr);
-  for (const char *p = msg; *p; p++)
-    fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
-  fputc('\n', stderr);
-}
+static void put_line(const char *msg) { cli_error_line("jobboard", msg); }
 
 int cli_fail(int status) {
   fflush(stdout); /* keep stdout's lines before the error when both are a tty */
@@ -80,14 +74,11 @@ int cli_fail(int status) {
 }
 
 int cli_usage_error(const char *fmt, ...) {
-  char msg[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = cli_vusage_error("jobboard", fmt, ap);
   va_end(ap);
-  fflush(stdout);
-  put_line(msg);
-  return CLI_EXIT_USAGE;
+  return rc;
 }
 
 const char *cli_board_dir(const char *opt) {

@@ -1,8 +1,8 @@
 /*
  * cli_common.h - option parsing, board opening and help text shared by the
- * jobboard subcommands (everything but demo and bench, which parse their
- * own options). cli.h is the contract with those two; this header is the
- * rest of the CLI's internals.
+ * jobboard subcommands (everything but demo, which parses its own
+ * options). cli.h is the contract with demo; this header is the rest of
+ * the CLI's internals.
  */
 #ifndef JOBBOARD_CLI_COMMON_H
 #define JOBBOARD_CLI_COMMON_H
@@ -250,7 +250,7 @@ int cli_help(const cli_command *cmd);
 
 /* Every subcommand of the CLI, for dispatch and the global help. */
 typedef struct {
-  const cli_command *cmd; /* NULL for demo and bench (own parsing) */
+  const cli_command *cmd; /* NULL for demo (own parsing) */
   const char *name;
   const char *summary;
   int (*run)(int argc, char **argv);
@@ -258,7 +258,7 @@ typedef struct {
 extern const cli_entry cli_commands[];
 extern const size_t cli_ncommands;
 
-/* The subcommands written here (cli.h declares demo and bench). */
+/* The subcommands written here (cli.h declares demo). */
 int cmd_post(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -46,7 +46,6 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_stats, "stats", NULL, cmd_stats},
     {&cli_cmd_metrics, "metrics", NULL, cmd_metrics},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},
-    {NULL, "bench", "measure post/claim-next/consume cycles per second", cmd_bench},
 };
 const size_t cli_ncommands = sizeof cli_commands / sizeof cli_commands[0];
 
@@ -126,6 +125,18 @@ static const cli_entry *find_command(const char *name) {
   return NULL;
 }
 
+/* A name that is no command: a usage error, which for a command that is
+ * now a program of its own names that program, so that a script calling
+ * it learns where it went. `what` prefixes the message ("help: "). */
+static int unknown_command(const char *what, const char *name) {
+  if (strcmp(name, "bench") == 0)
+    return cli_usage_error("%sbench moved to a program of its own: run "
+                           "jobboard-bench (built by make, not installed; "
+                           "jobboard-bench --help)", what);
+  return cli_usage_error("%sunknown command '%s' (try 'jobboard --help')",
+                         what, name);
+}
+
 static int version(void) {
   printf("jobboard %s\n", jb_version(NULL, NULL, NULL));
   return CLI_EXIT_OK;
@@ -135,9 +146,7 @@ static int version(void) {
 static int help_for(const char *name) {
   if (name == NULL) return global_help(stdout);
   const cli_entry *e = find_command(name);
-  if (e == NULL)
-    return cli_usage_error("help: unknown command '%s' (try 'jobboard "
-                           "--help')", name);
+  if (e == NULL) return unknown_command("help: ", name);
   if (e->cmd) return cli_help(e->cmd);
   char *argv[] = {(char *)e->name, "--help", NULL};
   return e->run(2, argv);
@@ -236,9 +245,7 @@ static int run_main(int argc, char **argv) {
     return finish(help_for(optind + 1 < argc ? argv[optind + 1] : NULL));
   }
   const cli_entry *e = find_command(name);
-  if (e == NULL)
-    return cli_usage_error("unknown command '%s' (try 'jobboard --help')",
-                           name);
+  if (e == NULL) return unknown_command("", name);
   /* argv for the command: its name, the moved globals, then the rest. */
   sub = calloc((size_t)argc + (size_t)nmoved + 1, sizeof *sub);
   if (sub == NULL) return CLI_EXIT_ERROR;

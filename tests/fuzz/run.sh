@@ -71,7 +71,8 @@ build() { # archive-name sources...
 build libcore.a "$src"/core/*.c "$src"/store/*.c || exit 2
 # The CLI's input side; cli_sync.c without JB_WITH_REDIS is its stubs.
 build libcli.a "$src"/tools/json.c "$src"/tools/post_input.c \
-  "$src"/tools/cli_common.c "$src"/tools/cli_sync.c || exit 2
+  "$src"/tools/cli_common.c "$src"/tools/cli_error.c \
+  "$src"/tools/cli_sync.c || exit 2
 case " $targets " in *" redis "*) build libsync.a "$src"/sync/*.c || exit 2;; esac
 for t in $targets; do
   libs_t="$work/libcore.a"

@@ -58,8 +58,8 @@ int mdb_txn_commit(MDB_txn *txn) {
   if (f == NULL) {
     *(void **)&f = dlsym(RTLD_NEXT, "mdb_txn_commit");
     if (f == NULL) {
-      fprintf(stderr, "jobboard: liblmdb's mdb_txn_commit not found: %s\n",
-              dlerror());
+      fprintf(stderr, "jobboard-bench: liblmdb's mdb_txn_commit not found: "
+              "%s\n", dlerror());
       abort();
     }
     atomic_store(&lmdb_commit, f);

@@ -1,10 +1,15 @@
 /*
- * cmd_bench.c - `jobboard bench`: job cycles per second for each
- * durability mode, beside a raw LMDB loop doing the same writes.
+ * main.c - jobboard-bench: job cycles per second for each durability
+ * mode, beside a raw LMDB loop doing the same writes.
+ *
+ * A program of its own, apart from jobboard(1): it links SQLite (--peers)
+ * and hiredis (--redis) directly, drives LMDB itself for its floors, and
+ * defines its own mdb_txn_commit to time commits (bench_wake.c). None of
+ * that belongs in the installed command or the library.
  *
  * A cycle is what a job costs on the board: post, claim-next, consume, three
  * write transactions. The same process runs the library's cycle and two
- * raw floors (tools/bench_raw.c: the same writes, and the same writes plus
+ * raw floors (bench_raw.c: the same writes, and the same writes plus
  * the change log) on boards of its own, round after round in turns, so all
  * meet the same machine state; each figure is the median of the rounds.
  * Then N processes race the same cycle on one board (mode none), beside N
@@ -14,7 +19,6 @@
  * fails or when jobs are left behind, since then the figure means nothing.
  */
 #include "config.h"
-#include "cli.h"
 #include "bench_raw.h"
 #include "bench_util.h"
 #include "bench_peers.h"
@@ -47,15 +51,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Defaults: `jobboard bench` should finish in about a minute and a half on
+/* Defaults: `jobboard-bench` should finish in about a minute and a half on
  * a 2-core machine where a flushed commit takes about a millisecond (3
  * flushed commits per cycle: ~1,000 cycles/s in full and normal) and an
- * unflushed cycle about 70 microseconds (issue 11: no MDB_WRITEMAP, every
- * commit writes its pages with pwrite). */
+ * unflushed cycle about 70 microseconds (no MDB_WRITEMAP: every commit
+ * writes its pages with pwrite). */
 #define DEFAULT_JOBS 20000u
 #define DEFAULT_SYNC_JOBS 500u
-/* --procs 4,16, --threads 1,8 and --batch 100,1000: the counts issue 12
- * asks about. */
+/* --procs 4,16, --threads 1,8 and --batch 100,1000: a few racers and
+ * many, a small batch and a large one. */
 #define DEFAULT_PROCS {4, 16}
 #define DEFAULT_NPROCS 2
 #define DEFAULT_THREADS {1, 8}
@@ -81,11 +85,31 @@
 #define JOB_HEADER_LEN 24u
 
 static const char bench_help[] =
-    "Usage: jobboard bench [OPTIONS]\n"
+    "Usage: jobboard-bench [OPTIONS]\n"
+    "       jobboard-bench --redis URL [OPTIONS]\n"
+    "       jobboard-bench --help\n"
     "\n"
-    "Measure the job cycle (post, claim-next, consume: three write\n"
-    "transactions per job) for each durability mode, and in the same run two\n"
-    "raw LMDB floors:\n"
+    "jobboard-bench measures what jobs cost on boards of its own, made with\n"
+    "the library it was built with, beside bare LMDB and, if asked, SQLite.\n"
+    "It is built by make beside jobboard(1) and not installed: run it from\n"
+    "the build directory (./jobboard-bench). It never touches a board of\n"
+    "yours. One run measures, in this order (each part is described below):\n"
+    "  single process      the cycle in each mode beside two raw LMDB floors\n"
+    "  worker path         the plain API beside the fused and batched loops\n"
+    "  kinds of claim      plain, lease, process-bound, both (mode none)\n"
+    "  threads             --threads LIST threads sharing one board handle\n"
+    "  processes           --procs LIST processes racing on one board\n"
+    "  posting             single posts beside --batch LIST batches\n"
+    "  wake-up             how soon a waiter in another process wakes\n"
+    "  SQLite              with --peers, SQLite (WAL) beside each figure\n"
+    "With --redis URL it measures instead the operations through Redis\n"
+    "(\"Through Redis\" below). Figures go to stdout as text, or with --json\n"
+    "as one JSON object per line; errors are one line on stderr,\n"
+    "'jobboard-bench: <message>'.\n"
+    "\n"
+    "The cycle (post, claim-next, consume: three write transactions per\n"
+    "job) is measured for each durability mode, and in the same run two raw\n"
+    "LMDB floors:\n"
     "  raw LMDB        the same three write transactions per job on bare\n"
     "                  LMDB, with the environment flags the library uses for\n"
     "                  the mode and records of the same sizes (the job under\n"
@@ -247,7 +271,7 @@ static const char bench_help[] =
     "p50 over (round trip p50 + local claim p50), and over the p50 of PING +\n"
     "local commit. It leaves in Redis the namespace's counters and one\n"
     "publication marker per job (expiring after 30 days): use a server of\n"
-    "its own (tools/bench-redis.sh starts one, and runs taskflow's client\n"
+    "its own (bench/bench-redis.sh starts one, and runs taskflow's client\n"
     "beside it). Needs a build with Redis sync.\n"
     "\n"
     "Then, with a replicator (jb_sync_replicator_start) in the bench process:\n"
@@ -314,7 +338,8 @@ static const char bench_help[] =
     "                  \"Through Redis\" above); URL as redis://host:port/db\n"
     "                  or unix:///path/to.sock\n"
     "  --namespace NS  with --redis: the key namespace (default\n"
-    "                  jobboard-bench-PID-USEC, new each run)\n"    "  --poll LIST     with --redis: poll intervals in ms for the taskflow\n"
+    "                  jobboard-bench-PID-USEC, new each run)\n"
+    "  --poll LIST     with --redis: poll intervals in ms for the taskflow\n"
     "                  poster (default 1000,100)\n"
     "  --poll-wakes N  with --redis: samples per poll interval (default 40;\n"
     "                  0 skips the taskflow poster)\n"
@@ -397,12 +422,18 @@ static const char bench_help[] =
     "  2  usage error (also --peers in a build without SQLite)\n"
     "\n"
     "Examples:\n"
-    "  jobboard bench\n"
-    "  jobboard bench --modes none --jobs 1000000 --procs 2\n"
-    "  jobboard bench --peers --threads 1,8 --procs 4,16\n"
-    "  jobboard bench --peers --modes full --threads 1,8 --procs 0 --batch 0\n"
-    "  jobboard bench --json | jq 'select(.type != \"setup\") | .ratio'\n"
-    "  jobboard bench --redis unix:///tmp/redis.sock --jobs 5000\n";
+    "  jobboard-bench\n"
+    "  jobboard-bench --modes none --jobs 1000000 --procs 2\n"
+    "  jobboard-bench --peers --threads 1,8 --procs 4,16\n"
+    "  jobboard-bench --peers --modes full --threads 1,8 --procs 0 --batch 0\n"
+    "  jobboard-bench --json | jq 'select(.type != \"setup\") | .ratio'\n"
+    "  jobboard-bench --redis unix:///tmp/redis.sock --jobs 5000\n"
+    "\n"
+    "See also: jobboard(1); docs/BENCHMARKS.md (the figures measured on this\n"
+    "project's machine, each with its command); bench/bench-life (a job's\n"
+    "life: claim-next beside a million delayed jobs); bench/bench-redis.sh\n"
+    "(--redis beside taskflow's own client); bench/bench-python.py (the\n"
+    "Python binding beside the C API).\n";
 
 typedef struct {
   size_t jobs, sync_jobs;
@@ -462,8 +493,9 @@ static int parse_count(size_t *out, const char *opt, const char *text,
   unsigned long long v = strtoull(text, &end, 10);
   if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 ||
       v < min || v > max)
-    return cli_usage_error("bench: %s: '%s' is not a number from %zu to %zu "
-                           "(try 'jobboard bench --help')", opt, text, min, max);
+    return bench_usage_error("%s: '%s' is not a number from %zu to %zu "
+                             "(try 'jobboard-bench --help')", opt, text, min,
+                             max);
   *out = (size_t)v;
   return 0;
 }
@@ -472,19 +504,19 @@ static int parse_modes(bool mode[3], const char *text) {
   mode[0] = mode[1] = mode[2] = false;
   char buf[256];
   if (strlen(text) >= sizeof buf || text[0] == '\0')
-    return cli_usage_error("bench: --modes: '%.64s' is not a list of modes "
-                           "(full, normal, none)", text);
+    return bench_usage_error("--modes: '%.64s' is not a list of modes "
+                             "(full, normal, none)", text);
   strcpy(buf, text);
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     jb_durability d;
     if (jb_durability_parse(&d, t) != JB_OK)
-      return cli_usage_error("bench: --modes: unknown mode '%s' (expected "
-                             "full, normal or none, comma-separated)", t);
+      return bench_usage_error("--modes: unknown mode '%s' (expected "
+                               "full, normal or none, comma-separated)", t);
     mode[d] = true;
   }
   if (!mode[0] && !mode[1] && !mode[2])
-    return cli_usage_error("bench: --modes: '%s' names no mode", text);
+    return bench_usage_error("--modes: '%s' names no mode", text);
   return 0;
 }
 
@@ -496,20 +528,20 @@ static int parse_list(size_t *out, size_t *n, size_t cap, const char *opt,
                       bool zero_skips) {
   char buf[256];
   if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
-    return cli_usage_error("bench: %s: list too long", opt);
+    return bench_usage_error("%s: list too long", opt);
   *n = 0;
   if (zero_skips && strcmp(text, "0") == 0) return 0;
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (*n == cap)
-      return cli_usage_error("bench: %s: at most %zu values", opt, cap);
+      return bench_usage_error("%s: at most %zu values", opt, cap);
     int rc = parse_count(&out[*n], opt, t, min, max);
     if (rc) return rc;
     (*n)++;
   }
   if (*n == 0)
-    return cli_usage_error("bench: %s: give at least one value%s", opt,
-                           zero_skips ? " (0 skips the part)" : "");
+    return bench_usage_error("%s: give at least one value%s", opt,
+                             zero_skips ? " (0 skips the part)" : "");
   return 0;
 }
 
@@ -587,7 +619,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
   size_t v;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'h': fputs(bench_help, stdout); return CLI_EXIT_OK;
+    case 'h': fputs(bench_help, stdout); return BENCH_EXIT_OK;
     case OPT_JOBS:
       if ((rc = parse_count(&o->jobs, "--jobs", optarg, 1, 1000000000)))
         return rc;
@@ -608,7 +640,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       break;
     case OPT_PEERS:
       if (!BENCH_PEER_BUILT)
-        return cli_usage_error("bench: --peers: %s", BENCH_PEER_MISSING);
+        return bench_usage_error("--peers: %s", BENCH_PEER_MISSING);
       o->peers = true;
       break;
     case OPT_THREADS:
@@ -660,36 +692,36 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
     case ':':
-      return cli_usage_error("bench: option '%s' needs an argument (try "
-                             "'jobboard bench --help')", argv[optind - 1]);
+      return bench_usage_error("option '%s' needs an argument (try "
+                               "'jobboard-bench --help')", argv[optind - 1]);
     default:
-      return cli_usage_error("bench: unknown option '%s' (try 'jobboard "
-                             "bench --help')", argv[optind - 1]);
+      return bench_usage_error("unknown option '%s' (try 'jobboard-bench "
+                               "--help')", argv[optind - 1]);
     }
   }
   if (optind < argc)
-    return cli_usage_error("bench: unexpected argument '%s' (try 'jobboard "
-                           "bench --help')", argv[optind]);
+    return bench_usage_error("unexpected argument '%s' (try "
+                             "'jobboard-bench --help')", argv[optind]);
   if (o->board != NULL && o->board[0] == '\0')
-    return cli_usage_error("bench: --board: the directory must not be empty");
+    return bench_usage_error("--board: the directory must not be empty");
   if (o->ns != NULL && o->redis == NULL)
-    return cli_usage_error("bench: --namespace needs --redis");
+    return bench_usage_error("--namespace needs --redis");
   if (o->redis_only_given && o->redis == NULL)
-    return cli_usage_error("bench: --poll, --poll-wakes and --cycles need "
-                           "--redis");
+    return bench_usage_error("--poll, --poll-wakes and --cycles need "
+                             "--redis");
   if (o->redis != NULL && (o->peers || local_given))
-    return cli_usage_error("bench: --peers, --threads, --batch and "
-                           "--post-jobs do not go with --redis (it measures "
-                           "only the operations through Redis)");
+    return bench_usage_error("--peers, --threads, --batch and --post-jobs "
+                             "do not go with --redis (it measures only the "
+                             "operations through Redis)");
   if (o->redis != NULL) {
     if (o->modes_given && o->mode[0] + o->mode[1] + o->mode[2] != 1)
-      return cli_usage_error("bench: with --redis, --modes names one mode");
+      return bench_usage_error("with --redis, --modes names one mode");
     if (!o->modes_given) o->mode[0] = o->mode[1] = false;
     if (!o->jobs_given) o->jobs = DEFAULT_REDIS_JOBS;
     if (!o->wakes_given) o->wakes = DEFAULT_REDIS_WAKES;
     if (o->jobs > 10000000)
-      return cli_usage_error("bench: with --redis, --jobs is at most "
-                             "10000000");
+      return bench_usage_error("with --redis, --jobs is at most "
+                               "10000000");
   }
   return -1;
 }
@@ -717,42 +749,42 @@ static int make_root(bench_ctx *x, const bench_opts *o) {
     if (tmp == NULL || tmp[0] == '\0') tmp = "/tmp";
     snprintf(x->root, sizeof x->root, "%s/jobboard-bench.XXXXXX", tmp);
     if (mkdtemp(x->root) == NULL) {
-      fprintf(stderr, "jobboard: bench: cannot make a directory under %s: "
+      fprintf(stderr, "jobboard-bench: cannot make a directory under %s: "
               "%s\n", tmp, strerror(errno));
-      return CLI_EXIT_ERROR;
+      return BENCH_EXIT_ERROR;
     }
     x->made_root = true;
     return 0;
   }
   if (strlen(o->board) >= sizeof x->root - 64)
-    return cli_usage_error("bench: --board: path too long");
+    return bench_usage_error("--board: path too long");
   strcpy(x->root, o->board);
   if (mkdir(x->root, 0775) == 0) {
     x->made_root = true;
     return 0;
   }
   if (errno != EEXIST) {
-    fprintf(stderr, "jobboard: bench: cannot make %s: %s\n", x->root,
+    fprintf(stderr, "jobboard-bench: cannot make %s: %s\n", x->root,
             strerror(errno));
-    return CLI_EXIT_ERROR;
+    return BENCH_EXIT_ERROR;
   }
   int e = dir_is_empty(x->root);
   if (e == 1) return 0;
   if (e == 0)
-    return cli_usage_error("bench: --board: %s is not empty (bench makes "
-                           "its own boards there and removes them: give an "
-                           "empty or missing directory)", x->root);
-  return cli_usage_error("bench: --board: %s is not a directory (%s)",
-                         x->root, strerror(errno));
+    return bench_usage_error("--board: %s is not empty (bench makes its "
+                             "own boards there and removes them: give an "
+                             "empty or missing directory)", x->root);
+  return bench_usage_error("--board: %s is not a directory (%s)",
+                           x->root, strerror(errno));
 }
 
 /* Make root/name, fresh; its path in `out`. */
 static int make_sub(bench_ctx *x, const char *name, char *out, size_t len) {
   snprintf(out, len, "%s/%s", x->root, name);
   if (mkdir(out, 0775) != 0) {
-    fprintf(stderr, "jobboard: bench: cannot make %s: %s\n", out,
+    fprintf(stderr, "jobboard-bench: cannot make %s: %s\n", out,
             strerror(errno));
-    return CLI_EXIT_ERROR;
+    return BENCH_EXIT_ERROR;
   }
   if (x->nmade < sizeof x->made / sizeof x->made[0])
     snprintf(x->made[x->nmade++], sizeof x->made[0], "%s", name);
@@ -938,7 +970,7 @@ out:
   return ret;
 }
 
-/* The worker path beside the plain API (tools/bench_worker.c), --jobs / 4
+/* The worker path beside the plain API (bench_worker.c), --jobs / 4
  * jobs per round in mode none. */
 static int bench_worker_part(bench_ctx *x, const bench_opts *o,
                              jb_durability d) {
@@ -951,7 +983,7 @@ static int bench_worker_part(bench_ctx *x, const bench_opts *o,
   bench_worker_opts wo = {dir, d, none ? (o->jobs + 3) / 4 : o->sync_jobs,
                           none ? WARMUP_JOBS : WARMUP_SYNC_JOBS, o->rounds,
                           &p, o->json};
-  return bench_worker(&wo) ? CLI_EXIT_ERROR : 0;
+  return bench_worker(&wo) ? BENCH_EXIT_ERROR : 0;
 }
 
 /* ------------------------------------------------------ kinds of claim */
@@ -1053,7 +1085,7 @@ static void mp_child(bench_side side, const char *dir, const bench_ctx *x,
   target_close(&t);
   if (rc != 0) {
     char line[700];
-    int len = snprintf(line, sizeof line, "jobboard: bench: %s process %u: "
+    int len = snprintf(line, sizeof line, "jobboard-bench: %s process %u: "
                        "%s\n", side_label[side], idx + 1, err);
     write_all(2, line, len > 0 && (size_t)len < sizeof line
                            ? (size_t)len : sizeof line - 1);
@@ -1122,7 +1154,7 @@ static int mp_round(double *secs, bench_side side, const char *dir,
   }
   *secs = bench_now_s() - t0;
   if (fork_errno) return bench_fail("fork", strerror(fork_errno));
-  return failed ? CLI_EXIT_ERROR : 0;
+  return failed ? BENCH_EXIT_ERROR : 0;
 }
 
 /* The race of `procs` processes on each side: fresh boards, rounds in
@@ -1566,7 +1598,21 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
 }
 #endif
 
-int cmd_bench(int argc, char **argv) {
+static int run(int argc, char **argv);
+
+/* The figures go to stdout; a failed write (a full disk behind `>`) is an
+ * error, not a run that exits 0 with half of them. */
+int main(int argc, char **argv) {
+  int rc = run(argc, argv);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "jobboard-bench: writing standard output: %s\n",
+            strerror(errno));
+    if (rc == BENCH_EXIT_OK) rc = BENCH_EXIT_ERROR;
+  }
+  return rc;
+}
+
+static int run(int argc, char **argv) {
   bench_opts o;
   int rc = parse_args(&o, argc, argv);
   if (rc >= 0) return rc;
@@ -1591,14 +1637,15 @@ int cmd_bench(int argc, char **argv) {
                           (json_int_t)ncpu, "cpu", cpu, "kernel", un.release,
                           "dir", x.root, "filesystem", fs));
     else
-      printf("jobboard bench %s: the job operations through Redis\n\n"
+      printf("jobboard-bench %s: the job operations through Redis\n\n"
              "  machine   %ld cpus, %s, Linux %s\n  boards    %s (%s)\n",
              jb_version(NULL, NULL, NULL), ncpu, cpu, un.release, x.root, fs);
     fflush(stdout);
     ret = bench_through_redis(&x, &o);
 #else
-    ret = cli_usage_error("bench: --redis: this jobboard was built without "
-                          "Redis sync (configure --with-redis, with hiredis)");
+    ret = bench_usage_error("--redis: this jobboard-bench was built "
+                            "without Redis sync (configure --with-redis, "
+                            "with hiredis)");
 #endif
     goto done;
   }
@@ -1618,7 +1665,7 @@ int cmd_bench(int argc, char **argv) {
     json_setup_parts(v, &o, &x);
     bench_json_line(v);
   } else {
-    printf("jobboard bench %s: one cycle = post + claim-next + consume, "
+    printf("jobboard-bench %s: one cycle = post + claim-next + consume, "
            "three write\ntransactions per job\n\n",
            jb_version(NULL, NULL, NULL));
     printf("  machine   %ld cpus, %s, Linux %s\n", ncpu, cpu, un.release);
@@ -1640,7 +1687,7 @@ int cmd_bench(int argc, char **argv) {
       printf("  racing    cycles/s of all processes (threads) together; "
              "us/cycle is wall\n            time over all their cycles\n");
     if (o.peers)
-      printf("  SQLite    %s, WAL, the same job (jobboard bench --help); "
+      printf("  SQLite    %s, WAL, the same job (jobboard-bench --help); "
              "synchronous FULL,\n            NORMAL, OFF for full, normal, "
              "none; \"ratio\" on its row: jobboard's\n            cycles/s "
              "over SQLite's\n", bench_peer_version());

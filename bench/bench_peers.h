@@ -1,5 +1,5 @@
 /*
- * bench_peers.h - the SQLite peer of `jobboard bench --peers`: SQLite in WAL
+ * bench_peers.h - the SQLite peer of `jobboard-bench --peers`: SQLite in WAL
  * mode doing the board's job, so that a user choosing between jobboard and
  * "a table in SQLite" sees both on one machine in one run.
  *
@@ -66,7 +66,7 @@ typedef struct bench_peer bench_peer;
 
 /* The message for a build without SQLite. */
 #define BENCH_PEER_MISSING                                                     \
-  "this jobboard was built without SQLite: install libsqlite3-dev "           \
+  "this jobboard-bench was built without SQLite: install libsqlite3-dev "           \
   "(SQLite 3.35 or later) and run ./configure again (--with-sqlite=yes "      \
   "fails when it is missing)"
 

@@ -1,5 +1,5 @@
 /*
- * bench_wake.h - wake-up latency for `jobboard bench`.
+ * bench_wake.h - wake-up latency for `jobboard-bench`.
  *
  * Two processes. One waits on a fresh board (durability none) with
  * jb_board_wait and no timeout; the other, once the waiter has said it is

@@ -1,5 +1,5 @@
 /*
- * bench_life.c - tools/bench-life: what a job's life costs (issue 15).
+ * bench_life.c - bench/bench-life: what a job's life costs.
  *
  *  1. claim-next on a board holding N delayed jobs not yet due (an hour
  *     ahead), beside claim-next on a board holding none: the same ready
@@ -18,7 +18,7 @@
  * latency whatever the job). It reports and asserts nothing about speed;
  * it fails when an operation fails. Public API only.
  *
- *   tools/bench-life [--delayed N] [--claims K] [--cycles C] [--rounds R]
+ *   bench/bench-life [--delayed N] [--claims K] [--cycles C] [--rounds R]
  *                    [--dir DIR]
  */
 #include "jobboard.h"

@@ -3,17 +3,17 @@
 # Python client, against one redis-server this script starts on a unix
 # socket of a temporary directory (no TCP port, no persistence) and stops.
 #
-#   tools/bench-redis.sh [--jobs N] [--runs R] [--jobboard PATH]
+#   bench/bench-redis.sh [--jobs N] [--runs R] [--bench PATH]
 #                        [-- MORE BENCH OPTIONS]
 #
-# Each run: `jobboard bench --redis unix://SOCK --json --jobs N` (a fresh
-# namespace), then tools/bench-taskflow.py --json with the same N (another
+# Each run: `jobboard-bench --redis unix://SOCK --json --jobs N` (a fresh
+# namespace), then bench/bench-taskflow.py --json with the same N (another
 # namespace), back to back, then both side by side with the speedup
 # (bench-taskflow.py --compare), then jobboard's replicator figures
 # (wake-up through Redis, the local cycle with the sync on). Options after
-# "--" go to `jobboard bench` (e.g. -- --poll 1000,100 --poll-wakes 40
-# --wakes 300 --cycles 20000). --jobboard defaults to ./jobboard (run it
-# from the build tree). Needs redis-server and /usr/bin/python3 with
+# "--" go to `jobboard-bench` (e.g. -- --poll 1000,100 --poll-wakes 40
+# --wakes 300 --cycles 20000). --bench defaults to ./jobboard-bench (run
+# it from the build tree). Needs redis-server and /usr/bin/python3 with
 # python3-taskflow (apt-get install redis-server python3-taskflow).
 # Exits 1 if either side fails; it only reports, it asserts no speed.
 set -eu
@@ -21,12 +21,12 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 jobs=2000
 runs=1
-jobboard=./jobboard
+bench=./jobboard-bench
 while [ $# -gt 0 ]; do
     case $1 in
     --jobs) jobs=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    --jobboard) jobboard=$2; shift 2 ;;
+    --bench) bench=$2; shift 2 ;;
     --) shift; break ;;
     -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-redis.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
@@ -69,7 +69,7 @@ echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $s
 echo "machine: $(nproc) cpus, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), Linux $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 r=1
 while [ $r -le "$runs" ]; do
-    "$jobboard" bench --redis "unix://$sock" --jobs "$jobs" --json "$@" >"$dir/ours.json"
+    "$bench" --redis "unix://$sock" --jobs "$jobs" --json "$@" >"$dir/ours.json"
     "$py" "$here/bench-taskflow.py" --socket "$sock" --jobs "$jobs" --json >"$dir/taskflow.json"
     echo
     echo "== run $r =="

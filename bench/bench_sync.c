@@ -1,6 +1,6 @@
 /*
  * bench_sync.c - wake-up through Redis and the local cycle with the sync
- * on, for `jobboard bench --redis URL` (see bench_sync.h). Public API
+ * on, for `jobboard-bench --redis URL` (see bench_sync.h). Public API
  * (jobboard.h, jobboard_sync.h), and hiredis for the taskflow-like poster
  * (two plain commands, as taskflow's post sends them).
  */

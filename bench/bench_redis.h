@@ -1,5 +1,5 @@
 /*
- * bench_redis.h - `jobboard bench --redis URL`: the job operations through
+ * bench_redis.h - `jobboard-bench --redis URL`: the job operations through
  * Redis (libjbsync), measured through the public API on a fresh board
  * attached to that server under a namespace of the bench's own.
  *
@@ -18,14 +18,14 @@
  *  - consume through Redis: jb_job_consume of each (our consume script,
  *    then the local commit).
  * Each phase runs over all --jobs jobs in turn (all posted, then all
- * claimed, then all consumed), as the taskflow side (tools/bench-taskflow.py)
+ * claimed, then all consumed), as the taskflow side (bench/bench-taskflow.py)
  * does, after a few untimed warm-up jobs. Per-operation latencies (p50,
  * p99, max) and the phase's rate (operations over its wall time).
  *
  * The bench leaves in Redis what our scripts keep after a consume: the
  * namespace's sequence and fence counters and one publication marker per
  * job (NS:<uuid>.posted, expiring after 30 days, about 140 bytes each).
- * Use a server of its own (tools/bench-redis.sh starts one).
+ * Use a server of its own (bench/bench-redis.sh starts one).
  */
 #ifndef JOBBOARD_BENCH_REDIS_H
 #define JOBBOARD_BENCH_REDIS_H

@@ -1,10 +1,12 @@
 /*
- * bench_util.c - what the parts of `jobboard bench` share (bench_util.h).
+ * bench_util.c - what the parts of `jobboard-bench` share (bench_util.h).
  */
 #include "bench_util.h"
+#include "tools/cli_error.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +76,16 @@ double bench_us_per(size_t n, double secs) {
 
 int bench_fail(const char *what, const char *err) {
   fflush(stdout);
-  fprintf(stderr, "jobboard: bench: %s: %s\n", what, err);
+  fprintf(stderr, "jobboard-bench: %s: %s\n", what, err);
   return 1;
+}
+
+int bench_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = cli_vusage_error("jobboard-bench", fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 void bench_json_line(json_t *v) {
@@ -89,7 +99,7 @@ int bench_mkdir(const char *path, const char *what) {
   if (mkdir(path, 0775) == 0) return 0;
   int e = errno;
   fflush(stdout);
-  fprintf(stderr, "jobboard: bench: %s: cannot make %s: %s\n", what, path,
+  fprintf(stderr, "jobboard-bench: %s: cannot make %s: %s\n", what, path,
           strerror(e));
   return 1;
 }

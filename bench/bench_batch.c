@@ -1,5 +1,5 @@
 /*
- * bench_batch.c - the posting part of `jobboard bench` (bench_batch.h).
+ * bench_batch.c - the posting part of `jobboard-bench` (bench_batch.h).
  */
 #include "bench_batch.h"
 #include "bench_peers.h"

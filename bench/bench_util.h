@@ -1,5 +1,5 @@
 /*
- * bench_util.h - what the parts of `jobboard bench` share: the job they
+ * bench_util.h - what the parts of `jobboard-bench` share: the job they
  * post, the library's cycle, timing, the median of rounds, output lines,
  * and the options of the parts that live in files of their own
  * (bench_threads.c, bench_batch.c).
@@ -43,13 +43,21 @@ double bench_now_s(void);
 /* The median of n > 0 values (sorts v). */
 double bench_median(double *v, unsigned n);
 
-/* "jobboard: bench: WHAT: ERR" on stderr; returns the exit code 1. */
+/* Exit status of jobboard-bench (its --help lists them). */
+enum { BENCH_EXIT_OK = 0, BENCH_EXIT_ERROR = 1, BENCH_EXIT_USAGE = 2 };
+
+/* "jobboard-bench: WHAT: ERR" on stderr; returns the exit code 1. */
 int bench_fail(const char *what, const char *err);
+
+/* "jobboard-bench: <printf message>" on stderr, always one line
+ * (tools/cli_error.h); returns BENCH_EXIT_USAGE. */
+int bench_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 /* Print v as one compact JSON line on stdout and free it (NULL: nothing). */
 void bench_json_line(json_t *v);
 
-/* Make directory `path` (0, or 1 after "jobboard: bench: WHAT: cannot
+/* Make directory `path` (0, or 1 after "jobboard-bench: WHAT: cannot
  * make PATH: REASON" on stderr). */
 int bench_mkdir(const char *path, const char *what);
 

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """taskflow's own Redis jobboard client (Debian's python3-taskflow 5.0,
-RedisJobBoard) doing what `jobboard bench --redis` does, against the same
-kind of server, for a side-by-side comparison (tools/bench-redis.sh runs
+RedisJobBoard) doing what `jobboard-bench --redis` does, against the same
+kind of server, for a side-by-side comparison (bench/bench-redis.sh runs
 both against one redis-server of its own).
 
-    /usr/bin/python3 tools/bench-taskflow.py --socket PATH [--jobs N]
+    /usr/bin/python3 bench/bench-taskflow.py --socket PATH [--jobs N]
         [--namespace NS] [--json]
-    /usr/bin/python3 tools/bench-taskflow.py --compare OURS TASKFLOW
+    /usr/bin/python3 bench/bench-taskflow.py --compare OURS TASKFLOW
 
 Measured, one process, one board connected to the server, after 50
 untimed jobs:
@@ -14,13 +14,13 @@ untimed jobs:
   post        board.post(): INCR of NS:sequence, then HSETNX of the posting
   claim       board.claim(job, who): taskflow's claim script (EVALSHA)
   consume     board.consume(job, who): taskflow's consume script
-all jobs posted, then all claimed, then all consumed, as `jobboard bench
+all jobs posted, then all claimed, then all consumed, as `jobboard-bench
 --redis` does. Per operation p50, p99 and max in microseconds, and each
 phase's operations per second over its wall time.
 
 --json prints one line: {"type": "taskflow", ..., "NAME_p50_us", ...} with
-the key names of `jobboard bench --redis --json` (ping, post, claim,
-consume). --compare reads a file of `jobboard bench --redis --json` lines
+the key names of `jobboard-bench --redis --json` (ping, post, claim,
+consume). --compare reads a file of `jobboard-bench --redis --json` lines
 and a file of this script's --json line, and prints them side by side,
 then jobboard's replicator figures from the first file (its redis_wake
 and redis_cycles lines), when it has them.

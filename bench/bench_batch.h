@@ -1,5 +1,5 @@
 /*
- * bench_batch.h - the posting part of `jobboard bench`: jobs per second of
+ * bench_batch.h - the posting part of `jobboard-bench`: jobs per second of
  * single posts (jb_job_post: one write transaction per job) against batch
  * posts (jb_job_post_batch: one transaction per batch) for each mode and
  * each batch size of --batch; with --peers, SQLite posting the same way

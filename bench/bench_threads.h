@@ -1,5 +1,5 @@
 /*
- * bench_threads.h - `jobboard bench --threads LIST`: threads of one process
+ * bench_threads.h - `jobboard-bench --threads LIST`: threads of one process
  * sharing ONE board handle race the cycle (post, claim-next, consume) on
  * one board, for each mode and each count in the list; with --peers, as
  * many threads race SQLite's cycle (bench_peers.h), each with a connection

@@ -1,5 +1,5 @@
 /*
- * bench_raw.h - the raw LMDB floor of `jobboard bench`.
+ * bench_raw.h - the raw LMDB floor of `jobboard-bench`.
  *
  * The same job cycle as the library's (post, claim-next, consume: three
  * write transactions per job), written directly on LMDB with nothing else:

@@ -1,6 +1,6 @@
 /*
  * bench_sync.h - what the replicator (jb_sync_replicator_start) adds, for
- * `jobboard bench --redis URL` beside the operations of bench_redis.h.
+ * `jobboard-bench --redis URL` beside the operations of bench_redis.h.
  *
  * Wake-up through Redis: a board B with a replicator running in this
  * process, and a waiter thread asleep in jb_board_wait on B (its own
@@ -25,8 +25,8 @@
  *    interval given (B's replicator started with that poll_ms).
  * The notice paths run with B's replicator at the default poll (1000 ms).
  *
- * Local cycles with the sync on: the cycle of `jobboard bench` (post,
- * claim-next, consume; tools/cmd_bench.c) on one board C, in three
+ * Local cycles with the sync on: the cycle of `jobboard-bench` (post,
+ * claim-next, consume; main.c) on one board C, in three
  * settings taken in turn each round (median of --rounds):
  *  - plain: no attachment, no replicator;
  *  - attached: C's handle attached to a connection (jb_sync_attach), no

@@ -1,5 +1,5 @@
 /*
- * bench_worker.c - the worker path part of `jobboard bench`: the plain
+ * bench_worker.c - the worker path part of `jobboard-bench`: the plain
  * API's cycle beside the worker's loops (bench_worker.h).
  */
 #include "bench_worker.h"
@@ -20,7 +20,7 @@ static const char *const way_key[NWAYS] = {"plain", "fused", "many"};
 
 static int fail(const char *way, const char *what) {
   fflush(stdout);
-  fprintf(stderr, "jobboard: bench: worker path, %s: %s: %s\n", way, what,
+  fprintf(stderr, "jobboard-bench: worker path, %s: %s: %s\n", way, what,
           jb_errmsg());
   return -1;
 }
@@ -56,7 +56,7 @@ static size_t post_chunk(jb_board *b, const jb_post *p, size_t left,
 static int left_over(const char *way, size_t done, size_t n) {
   if (done == n) return 0;
   fflush(stdout);
-  fprintf(stderr, "jobboard: bench: worker path, %s: %zu jobs done of %zu\n",
+  fprintf(stderr, "jobboard-bench: worker path, %s: %zu jobs done of %zu\n",
           way, done, n);
   return -1;
 }

@@ -1,5 +1,5 @@
 /*
- * bench_worker.h - the worker path part of `jobboard bench` (issue 12).
+ * bench_worker.h - the worker path part of `jobboard-bench`.
  *
  * In one process and one durability mode, three ways through the same
  * number of jobs, on boards of their own, round after round in turns:

@@ -1,5 +1,5 @@
 /*
- * bench_threads.c - `jobboard bench --threads LIST` (bench_threads.h).
+ * bench_threads.c - `jobboard-bench --threads LIST` (bench_threads.h).
  */
 #include "bench_threads.h"
 #include "bench_peers.h"

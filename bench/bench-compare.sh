@@ -1,7 +1,7 @@
 #!/bin/bash
-# tools/bench-compare.sh - what a comparison in full costs (issue 13,
-# point 3): a redis-server of its own on a unix socket, board A posts N
-# jobs (default 10,000) that its replicator publishes, board B's
+# bench/bench-compare.sh - what a comparison in full costs: a
+# redis-server of its own on a unix socket, board A posts N jobs
+# (default 10,000) that its replicator publishes, board B's
 # replicator pulls them and then compares the board with Redis in full
 # every --verify-every seconds. Prints, for the comparisons on schedule:
 # Redis's own time per call of HGETALL, GET and PTTL (INFO commandstats
@@ -9,7 +9,7 @@
 # in B's replicator (status: last_compared_seconds), and the wall time of
 # `jobboard status --verify` (the same reads, and one read of the board).
 #
-# Usage: tools/bench-compare.sh [--jobs N] [--every SECONDS] [--rounds R]
+# Usage: bench/bench-compare.sh [--jobs N] [--every SECONDS] [--rounds R]
 # Needs redis-server and redis-cli; run from the build directory (./jobboard).
 set -euo pipefail
 N=10000

@@ -3,12 +3,12 @@
 (python/jobboard), through its taskflow backend, and through taskflow's
 own Redis board on a local redis-server, beside the C API, in one run.
 
-    /usr/bin/python3 tools/bench-python.py [--jobs N] [--details-bytes B]
+    /usr/bin/python3 bench/bench-python.py [--jobs N] [--details-bytes B]
         [--repeat R] [--modes LIST] [--sides LIST] [--json]
-    /usr/bin/python3 tools/bench-python.py --profile SIDE [--modes MODE]
+    /usr/bin/python3 bench/bench-python.py --profile SIDE [--modes MODE]
 
-Run it from the build directory (it uses ./jobboard and
-./.libs/libjobboard.so.0 unless JOBBOARD_CLI and JOBBOARD_LIBRARY say
+Run it from the build directory (it uses ./jobboard-bench and
+./.libs/libjobboard.so.0 unless JOBBOARD_BENCH and JOBBOARD_LIBRARY say
 otherwise, and the package in python/ beside this script unless
 `jobboard` is importable already). It starts a redis-server of its own on
 a unix socket in a temporary directory (no TCP, no persistence) and stops
@@ -24,7 +24,7 @@ Sides (--sides, default all four):
                   "jobboard" when installed, else imported directly)
   binding         jobboard.Board: post, claim_next, consume, on a fresh
                   board per durability
-  c               `jobboard bench` (the C API) in each durability, with
+  c               `jobboard-bench` (the C API) in each durability, with
                   the same counts
 Each Python side, per durability (taskflow-redis once: Redis has none),
 after 50 untimed cycles, with the same job (--name, and details of
@@ -40,7 +40,7 @@ Each figure is the phase's wall time over N: us per operation (us per
 job for the cycle) and operations per second; the median over --repeat
 runs, the sides taken in turns within each run.
 
-The binding's overhead over the C API: `jobboard bench` measures single
+The binding's overhead over the C API: `jobboard-bench` measures single
 posts (jb_job_post, its posting part) and the cycle (jb_job_post,
 jb_job_claim_next_ex, jb_job_consume) but no claim or consume alone, so
 the overhead is given for post and for the cycle only. For it the
@@ -281,7 +281,7 @@ def binding_phases(b, job, n, phases=PHASES):
         ns, _ = timed(lambda: b.consume(next(it).uuid, WHO), n)
         figs["consume"] = per_op(ns, n)
     else:
-        # Posts alone, as `jobboard bench` times them; then claimed and
+        # Posts alone, as `jobboard-bench` times them; then claimed and
         # consumed untimed.
         ns, _ = timed(lambda: b.post(name, details, book=book), n)
         figs["post"] = per_op(ns, n)
@@ -314,14 +314,14 @@ def run_binding(ctx, job, n, mode, phases=PHASES, tag="binding"):
 # ------------------------------------------------------------- the C API
 
 def run_c(ctx, n, mode):
-    """One `jobboard bench` run (one round) in `mode`: single posts and the
+    """One `jobboard-bench` run (one round) in `mode`: single posts and the
     cycle, us per op."""
-    cmd = [ctx.cli, "bench", "--modes", mode, "--jobs", str(n),
+    cmd = [ctx.bench, "--modes", mode, "--jobs", str(n),
            "--sync-jobs", str(n), "--post-jobs", str(n), "--batch", "2",
            "--procs", "0", "--threads", "0", "--wakes", "0", "--no-claims",
            "--rounds", "1", "--json"]
-    ctx.c_command = " ".join(["./jobboard"] + cmd[1:3] + ["MODE"] +
-                             cmd[4:]) + "   (once per run)"
+    ctx.c_command = " ".join(["./jobboard-bench"] + cmd[1:2] + ["MODE"] +
+                             cmd[3:]) + "   (once per run)"
     env = dict(os.environ, TMPDIR=ctx.root)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        env=env, universal_newlines=True)
@@ -338,7 +338,7 @@ def run_c(ctx, n, mode):
         elif v.get("type") == "setup":
             ctx.c_setup = v
     if set(figs) != {"cycle", "post"}:
-        raise BenchError("jobboard bench printed no single/batch line for "
+        raise BenchError("jobboard-bench printed no single/batch line for "
                          "mode %s" % mode)
     return figs
 
@@ -349,7 +349,7 @@ class Ctx:
     def __init__(self, args):
         self.root = tempfile.mkdtemp(prefix="bench-python.")
         self.redis = None
-        self.cli = args.jobboard
+        self.bench = args.bench
         self.repeat = args.repeat
         self.backend_how = None
         self.c_command = None
@@ -415,7 +415,7 @@ LABELS = {"taskflow-redis": "taskflow RedisJobBoard",
           "backend": "taskflow JobboardJobBoard",
           "binding": "binding (jobboard.Board)",
           "binding-cjob": "binding (C's job)",
-          "c": "C API (jobboard bench)"}
+          "c": "C API (jobboard-bench)"}
 
 
 def medians(runs):
@@ -529,10 +529,11 @@ def main(argv):
     ap.add_argument("--sides", default=",".join(SIDES),
                     type=lambda t: parse_list(t, SIDES, "--sides"),
                     help="what to measure (default %s)" % ",".join(SIDES))
-    ap.add_argument("--jobboard", default=os.environ.get("JOBBOARD_CLI") or
-                    find_first("./jobboard", os.path.join(TOP, "jobboard")),
-                    help="the jobboard program for the C side (default "
-                    "$JOBBOARD_CLI, else ./jobboard)")
+    ap.add_argument("--bench", default=os.environ.get("JOBBOARD_BENCH") or
+                    find_first("./jobboard-bench",
+                               os.path.join(TOP, "jobboard-bench")),
+                    help="the jobboard-bench program for the C side "
+                    "(default $JOBBOARD_BENCH, else ./jobboard-bench)")
     ap.add_argument("--redis-server", default=shutil.which("redis-server"),
                     help="the redis-server program (default: on PATH)")
     ap.add_argument("--profile", choices=SIDES[:3],
@@ -551,9 +552,9 @@ def main(argv):
         ap.error("no redis-server (give --redis-server, or leave "
                  "taskflow-redis out of --sides)")
     if "c" in args.sides and not args.profile and not (
-            args.jobboard and os.access(args.jobboard, os.X_OK)):
-        ap.error("no jobboard program (give --jobboard, or leave c out of "
-                 "--sides)")
+            args.bench and os.access(args.bench, os.X_OK)):
+        ap.error("no jobboard-bench program (give --bench, or leave c out "
+                 "of --sides)")
 
     setup_paths()
     from taskflow.utils import persistence_utils as p_utils

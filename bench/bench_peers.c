@@ -1,5 +1,5 @@
 /*
- * bench_peers.c - the SQLite peer of `jobboard bench --peers` (see
+ * bench_peers.c - the SQLite peer of `jobboard-bench --peers` (see
  * bench_peers.h for the job it does and why it is the same job). Built
  * only with HAVE_SQLITE3.
  */

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench-claim-script.py - the Redis server's time per claim script call.
 
-    tools/bench-claim-script.py --socket SOCK [--jobs N] [--rounds R]
+    bench/bench-claim-script.py --socket SOCK [--jobs N] [--rounds R]
                                 [--scripts DIR]...
 
 For each script: N fresh jobs are listed (HSET of the listings hash), then
@@ -16,7 +16,7 @@ The scripts, in turns, R rounds (median, min and max printed):
               (default: this source tree's), e.g. an older checkout's to
               compare.
 Claims without expiry, with notices on a channel nobody listens to, as
-`jobboard bench --redis` makes them. Use a server of your own: it runs
+`jobboard-bench --redis` makes them. Use a server of your own: it runs
 CONFIG RESETSTAT and leaves nothing behind (each round's keys are
 deleted). It only reports; it asserts no speed.
 """

@@ -1,5 +1,5 @@
 /*
- * bench_redis.c - the job operations through Redis, for `jobboard bench
+ * bench_redis.c - the job operations through Redis, for `jobboard-bench
  * --redis URL` (see bench_redis.h). Public API only: jobboard.h and
  * jobboard_sync.h.
  */

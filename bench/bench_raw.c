@@ -1,5 +1,5 @@
 /*
- * bench_raw.c - the raw LMDB floor of `jobboard bench` (see bench_raw.h).
+ * bench_raw.c - the raw LMDB floor of `jobboard-bench` (see bench_raw.h).
  *
  * Kept as plain as LMDB allows, since its figure is the floor the library
  * is measured against: a transaction per step, no checks beyond LMDB's
