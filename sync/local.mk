@@ -12,13 +12,13 @@ libjbsyncconv_la_SOURCES = \
 	sync/url.c \
 	sync/conn.c \
 	sync/scripts.h \
-	sync/scripts.c \
 	sync/remote.h \
 	sync/remote.c \
 	sync/attach.c \
 	sync/config.c \
 	sync/credentials.c \
 	sync/replicator.c
+nodist_libjbsyncconv_la_SOURCES = sync/scripts.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \
 	-fvisibility=hidden
@@ -34,3 +34,20 @@ libjbsync_la_LIBADD = libjbsyncconv.la libjobboard.la $(HIREDIS_LIBS) \
 	$(MSGPACK_LIBS)
 libjbsync_la_LDFLAGS = -version-info 0:0:0 -no-undefined
 endif
+
+# sync/scripts.c: the Lua scripts of sync/scripts/ as C strings, lib.lua
+# (their shared prelude) once, made by sync/scripts/embed.sh (sh and sed) in
+# the build directory whenever a .lua file or the generator changes. It is
+# neither in git nor in the tarball, which carries its sources. The rule
+# stands outside WITH_REDIS because tests/sync_scripts_embed.sh checks the
+# output in every build.
+JB_SYNC_LUA = sync/scripts/lib.lua sync/scripts/claim.lua \
+	sync/scripts/abandon.lua sync/scripts/consume.lua sync/scripts/trash.lua \
+	sync/scripts/extend.lua sync/scripts/post.lua sync/scripts/reserve.lua \
+	sync/scripts/cancel.lua
+EXTRA_DIST += sync/scripts/embed.sh $(JB_SYNC_LUA)
+CLEANFILES += sync/scripts.c sync/scripts.c-t
+sync/scripts.c: sync/scripts/embed.sh $(JB_SYNC_LUA)
+	$(AM_V_GEN)$(MKDIR_P) sync && \
+	$(SHELL) $(srcdir)/sync/scripts/embed.sh $(srcdir)/sync/scripts \
+		>$@-t && mv -f $@-t $@

@@ -35,8 +35,13 @@ int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
       (notices && (n = jb_sync_key(r->channel, KEY_MAX, conn, "notices")) < 0))
     return n;
   for (int i = 0; i < JB__SYNC_SCRIPT_COUNT; i++) {
+    char *text = jb__sync_script_text(i);
+    if (!text)
+      return jb__err(JB_ENOMEM, "out of memory joining script %s",
+                     jb__sync_scripts[i].name);
     int rc = jb__sync_script_add(&r->ids[i], conn, jb__sync_scripts[i].name,
-                                 jb__sync_scripts[i].source);
+                                 text);
+    free(text);
     if (rc) return rc;
   }
   return JB_OK;

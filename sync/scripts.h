@@ -2,12 +2,14 @@
  * scripts.h - our Lua scripts for a taskflow-compatible Redis board
  * (the .lua files of sync/scripts/; docs/DESIGN-NOTES.md, "Redis scripts"). Not API.
  *
- * Each string is lib.lua (the shared prelude) then the operation's .lua
- * file, NUL-terminated, ready for SCRIPT LOAD / EVALSHA. The operation
- * file's header comment is the contract: KEYS, ARGV, replies and writes. The counts below are how many KEYS and ARGV
- * each script takes; every key and argument is required (pass "" where a
- * script says so), so that the keys are all declared to the server (Redis
- * Cluster: use a namespace with a hash tag, "{ns}").
+ * sync/scripts.c, generated at build time by sync/scripts/embed.sh, holds
+ * lib.lua (the shared prelude) once and each operation's .lua file once;
+ * what SCRIPT LOAD gets is the two joined (jb__sync_script_text). The
+ * operation file's header comment is the contract: KEYS, ARGV, replies and
+ * writes. The counts below are how many KEYS and ARGV each script takes;
+ * every key and argument is required (pass "" where a script says so), so
+ * that the keys are all declared to the server (Redis Cluster: use a
+ * namespace with a hash tag, "{ns}").
  *
  * Key names, for a namespace NS and a job key K (the uuid text):
  *   NS:listings, NS:sequence, NS:trash, NS:K.owned, NS:K.last_modified
@@ -40,14 +42,8 @@
 #ifndef JOBBOARD_SYNC_SCRIPTS_H
 #define JOBBOARD_SYNC_SCRIPTS_H
 
-extern const char jb__sync_script_claim[];
-extern const char jb__sync_script_abandon[];
-extern const char jb__sync_script_consume[];
-extern const char jb__sync_script_trash[];
-extern const char jb__sync_script_extend[];
-extern const char jb__sync_script_post[];
-extern const char jb__sync_script_reserve[];
-extern const char jb__sync_script_cancel[];
+#include <stdlib.h>
+#include <string.h>
 
 enum {
     JB__SYNC_CLAIM_NKEYS = 5,   JB__SYNC_CLAIM_NARGS = 6,
@@ -64,9 +60,28 @@ enum {
 /* All of them, in the order above, for registering in a loop. */
 struct jb__sync_script {
     const char *name;   /* "claim", ... (the .lua file's base name) */
-    const char *source;
+    const char *body;   /* that .lua file, without the prelude */
 };
 extern const struct jb__sync_script jb__sync_scripts[JB__SYNC_SCRIPT_COUNT];
+
+/* lib.lua, the prelude of every script. */
+extern const char jb__sync_script_lib[];
+
+/* The text of script i (jb__sync_scripts order) as SCRIPT LOAD gets it:
+ * lib.lua then the operation's file, NUL-terminated; the server's SHA1 is
+ * that of `cat lib.lua op.lua`. Joined here, when a connection loads the
+ * scripts, so that the library holds the prelude once rather than once per
+ * script. Malloc'd (the caller frees it); NULL when out of memory. */
+static inline char *jb__sync_script_text(int i) {
+    size_t nlib = strlen(jb__sync_script_lib);
+    size_t nbody = strlen(jb__sync_scripts[i].body);
+    char *text = malloc(nlib + nbody + 1);
+    if (text) {
+        memcpy(text, jb__sync_script_lib, nlib);
+        memcpy(text + nlib, jb__sync_scripts[i].body, nbody + 1);
+    }
+    return text;
+}
 
 /* The reason strings of the replies: taskflow's four, then ours. */
 #define JB__SYNC_UNKNOWN_JOB "Unknown job!"

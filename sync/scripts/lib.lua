@@ -1,7 +1,8 @@
--- jobboard sync: the prelude of every script. embed.sh (and the tests) put
--- this file in front of each of claim, abandon, consume, trash, extend,
--- post, reserve and cancel: a script run by EVALSHA cannot call another, so each carries the
--- checks they share. Defines local functions only; writes nothing itself.
+-- jobboard sync: the prelude of every script. The library (sync/scripts.h)
+-- and the tests put this file in front of each of claim, abandon, consume,
+-- trash, extend, post, reserve and cancel when they load it: a script run by
+-- EVALSHA cannot call another, so each carries the checks they share.
+-- Defines local functions only; writes nothing itself.
 
 -- Redis before 5.0 replicates a script by its text unless told to
 -- replicate its effects, and then refuses a write after TIME (which
