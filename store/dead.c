@@ -66,7 +66,8 @@ static int leave_one(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
     who_len = claim->owner_len > JB_WHO_MAX ? JB_WHO_MAX : claim->owner_len;
     memcpy(who, owner, who_len); /* before the claims page changes */
   }
-  jb_store_done done = {.end = bury ? JB_END_TRASHED : JB_END_CANCELLED,
+  /* Buried, its history says dead, as every dead letter's does. */
+  jb_store_done done = {.end = bury ? JB_END_DEAD : JB_END_CANCELLED,
                         .bounds = bounds};
   jb_completing cp = {.op = bury ? JB_RELEASE_TRASH : JB_RELEASE_CONSUME,
                       .uuid = uuid, .h = h,

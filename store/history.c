@@ -900,9 +900,19 @@ static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     return 0;
   }
   if (rc != JB_OK) return rc;
-  /* The name and the posting are copied out before the pages change. */
-  char name[JB_NAME_MAX + 1];
+  /* The name, the reason and the posting are copied out before the pages
+   * change. The caller's reason replaces the record's: the replicator's
+   * plain ending knew none (a dead letter decided through Redis has one). */
+  char name[JB_NAME_MAX + 1], reason[JB_HIST_REASON_MAX];
   memcpy(name, old.name, old.name_len);
+  size_t reason_len = old.reason_len;
+  const char *why_src = old.reason;
+  if (a->done->reason) {
+    why_src = a->done->reason;
+    reason_len = a->done->reason_len;
+  }
+  if (reason_len > sizeof reason) reason_len = sizeof reason;
+  if (reason_len) memcpy(reason, why_src, reason_len);
   jb_buf posting = {0};
   if ((rc = jb__buf_append(&posting, old.posting, old.posting_len)) ||
       (rc = mdb_del(txn, dbi, &rk, NULL))) {
@@ -914,6 +924,8 @@ static int amend_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      .owner_len = a->who_len,
                      .name = name,
                      .name_len = old.name_len,
+                     .reason = reason,
+                     .reason_len = reason_len,
                      .result = a->done->result,
                      .result_len = a->done->result_len,
                      .posting = posting.data,

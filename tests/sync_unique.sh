@@ -106,6 +106,12 @@ listed "$u4" && fail "job $u4 was published although K2 is held by $u5"
 grep -q K2 "$ROOT/dead4" && grep -q "$u5" "$ROOT/dead4" ||
   fail "the dead letter of $u4 does not name K2 and $u5: $(cat "$ROOT/dead4")"
 on_board "$A" "$u4" && fail "job $u4 is still on A"
+# Its history says dead with the same reason, as every dead letter's does.
+h4=$(jb --board "$A" history --json | grep "$u4")
+case $h4 in
+  *'"outcome":"dead"'*'"reason":"not published: unique key \"K2\"'*) ;;
+  *) fail "the history of the buried $u4: $h4 (expected outcome dead, its reason)" ;;
+esac
 [ "$(rcli hget "$NS:unique" K2)" = "$u5" ] || fail "K2's holder changed in Redis"
 wait_until 20 "job $u5 on A" on_board "$A" "$u5"
 jb --board "$A" claim --who wa "${R[@]}" "$u5" || fail "claim of $u5 on A"

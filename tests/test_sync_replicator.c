@@ -612,6 +612,54 @@ static void test_result_kept_when_mirror_wins(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* A trash whose job the mirror takes off the board first, as trashed in
+ * Redis (NS:trash) with no outcome record read yet. */
+static int mirror_trash_first(void *c, const char *u, const char *w,
+                              const jb_remote_outcome *o) {
+  (void)w, (void)o;
+  size_t removed = 0;
+  const bool trashed = true;
+  int rc = jb__board_mirror_gone(c, &u, &trashed, NULL, NULL, 1, &removed);
+  return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
+}
+
+/* The same for a job sent to the dead letters through Redis (a trash
+ * with its cause and reason): the history record says dead with the
+ * caller's reason (the mirror's plain record had none), and the dead
+ * letter the mirror made is there. */
+static void test_reason_kept_when_mirror_wins(void **state) {
+  fixture *f = *state;
+  static const jb_remote_ops trash_mirrored = {
+      ok_claim, ok_release, ok_finish, mirror_trash_first, ok_extend,
+      NULL,     NULL,       NULL,      NULL,               NULL};
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "poisoned", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb__board_mark_remote(f->board, u), JB_OK);
+  jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb__board_set_remote(f->board, &trash_mirrored, other);
+  uint64_t token = 0;
+  assert_int_equal(jb_job_claim_ex(&token, f->board, u, "w", NULL), JB_OK);
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.flags = JB_RETRY_DEAD;
+  ro.token = token;
+  ro.reason = "poison";
+  jb_retry_result rr;
+  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &rr), JB_OK);
+  assert_true(rr.dead);
+  jb_completion *cp = NULL;
+  assert_int_equal(jb_job_completion(&cp, f->board, u), JB_OK);
+  assert_int_equal(cp->end, JB_END_DEAD);
+  assert_non_null(cp->reason);
+  assert_string_equal(cp->reason, "poison");
+  jb_completion_free(cp);
+  jb_dead_letter *dl = NULL;
+  assert_int_equal(jb_dead_get(&dl, f->board, u), JB_OK);
+  jb_dead_free(dl);
+  jb__board_set_remote(f->board, NULL, NULL);
+  jb_board_close(other);
+  jbt_assert_check_ok(f->board);
+}
+
 /* A consume through Redis whose reply is lost (the server stopped past the
  * command timeout); the server runs it when it continues, and the
  * replicator takes the job off the board. The caller's retry is told the
@@ -822,6 +870,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_election, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
       cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reason_kept_when_mirror_wins,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_claim_during_publication, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_old_consume_not_republished, setup,
