@@ -563,12 +563,17 @@ static int ok_finish(void *c, const char *u, const char *w,
   (void)c, (void)u, (void)w, (void)o;
   return JB_OK;
 }
+/* The mirror (handle c) takes job u off the board, as consumed or, with
+ * `trash`, as trashed in Redis (no outcome record read). */
+static int mirror_gone_first(void *c, const char *u, bool trash) {
+  size_t removed = 0;
+  int rc = jb__board_mirror_gone(c, &u, &trash, NULL, NULL, 1, &removed);
+  return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
+}
 static int mirror_first(void *c, const char *u, const char *w,
                         const jb_remote_outcome *o) {
   (void)w, (void)o;
-  size_t removed = 0;
-  int rc = jb__board_mirror_gone(c, &u, NULL, NULL, NULL, 1, &removed);
-  return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
+  return mirror_gone_first(c, u, false);
 }
 static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
   (void)c, (void)u, (void)w, (void)l;
@@ -617,10 +622,7 @@ static void test_result_kept_when_mirror_wins(void **state) {
 static int mirror_trash_first(void *c, const char *u, const char *w,
                               const jb_remote_outcome *o) {
   (void)w, (void)o;
-  size_t removed = 0;
-  const bool trashed = true;
-  int rc = jb__board_mirror_gone(c, &u, &trashed, NULL, NULL, 1, &removed);
-  return rc == JB_OK && removed == 1 ? JB_OK : JB_EIO;
+  return mirror_gone_first(c, u, true);
 }
 
 /* The same for a job sent to the dead letters through Redis (a trash
