@@ -31,6 +31,8 @@ const cli_command cli_cmd_sync = {
     "  - publishes the jobs posted on this board, oldest first (with their\n"
     "    owner when they were claimed before); from then on Redis decides\n"
     "    who owns them. A job completed before it was published never is;\n"
+    "    one a worker of this host holds (`jobboard work`) waits until that\n"
+    "    claim ends (retried, abandoned, the worker dead);\n"
     "  - brings the jobs posted elsewhere, their claims and their removals\n"
     "    into the board, so that list, wait, watch and claim-next see them\n"
     "    as local jobs (at once for our own peers, within --poll for\n"
