@@ -745,7 +745,7 @@ int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
 /* A release or extend refused because the job is not on the board: when
  * its history says it was cancelled (forced from its holder), the message
  * says so (jobboard.h, jb_job_cancel). Other codes pass through. */
-static int say_if_cancelled(jb_board *b, int rc, const uint8_t raw[16]) {
+int jb__board_say_if_cancelled(jb_board *b, int rc, const uint8_t raw[16]) {
   if (rc != JB_ENOTFOUND) return rc;
   char msg[1024]; /* as long as any message (core/error.c) */
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
@@ -772,7 +772,7 @@ int jb_job_extend(jb_board *b, const char *uuid, const char *who,
                    (long long)JB_LEASE_MAX_MS);
   rc = jb__store_extend(b->store, raw, who, who_len, token, lease_ms,
                         jb__now_us(), 0);
-  if (rc != JB__REMOTE) return say_if_cancelled(b, rc, raw);
+  if (rc != JB__REMOTE) return jb__board_say_if_cancelled(b, rc, raw);
   if (b->remote_ops == NULL) return not_attached("extend the claim on", raw);
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
@@ -938,11 +938,9 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   jb_store_done done = {.end = op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
                                                         : JB_END_TRASHED,
                         .bounds = &hb};
-  return say_if_cancelled(b, jb__board_release(b, op, raw, who, who_len,
-                                               token, op == JB_RELEASE_ABANDON
-                                                          ? NULL
-                                                          : &done),
-                          raw);
+  rc = jb__board_release(b, op, raw, who, who_len, token,
+                         op == JB_RELEASE_ABANDON ? NULL : &done);
+  return jb__board_say_if_cancelled(b, rc, raw);
 }
 
 int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {

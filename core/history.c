@@ -102,8 +102,9 @@ int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
   int rc = jb__consume_args(b, uuid, who, outcome, result, result_len, raw,
                             &who_len, &hb, &done);
   if (rc != JB_OK) return rc;
-  return jb__board_release(b, JB_RELEASE_CONSUME, raw, who, who_len, token,
-                           &done);
+  return jb__board_say_if_cancelled(
+      b, jb__board_release(b, JB_RELEASE_CONSUME, raw, who, who_len, token,
+                           &done), raw);
 }
 
 /* ---------------------------------------------------------------- lookup */

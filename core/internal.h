@@ -191,4 +191,9 @@ typedef struct {
 int jb__job_load(jb_job *job, const jb_job_raw *raw);
 void jb__job_clear(jb_job *job); /* free the buffers, not the struct */
 
+/* `rc` as a release, retry or extend of job raw returned it; JB_ENOTFOUND
+ * gets " (it was cancelled)" added to its message when the job's history
+ * says a cancel ended it (forced from its holder). core/board.c. */
+int jb__board_say_if_cancelled(jb_board *b, int rc, const uint8_t raw[16]);
+
 #endif

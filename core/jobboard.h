@@ -1143,8 +1143,8 @@ typedef enum {
                              JB_RETRY_DEAD; `reason` is the last attempt's */
 } jb_end;
 
-/** "consumed", "failed", "trashed", "revoked", "lost"; NULL outside the
- * enum. */
+/** "consumed", "failed", "trashed", "revoked", "lost", "cancelled",
+ * "dead"; NULL outside the enum. */
 JB_EXTERN const char *jb_end_name(jb_end end);
 
 /**
@@ -1185,8 +1185,10 @@ typedef struct {
   const char *book_name;  /**< the logbook the job was posted to; NULL
                                when none (or the posting is not kept) */
   const char *book_uuid;  /**< with book_name */
-  uint32_t attempts;      /**< how many times the job was claimed; 0 when
-                               not counted */
+  uint32_t attempts;      /**< its failed attempts: claims that ended
+                               without a completion (abandoned, retried,
+                               lapsed); a job claimed once and consumed
+                               has 0 */
   bool has_result;        /**< false when its owner gave no result (result
                                is then the empty map); true for any result
                                given, the empty map {} too */

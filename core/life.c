@@ -120,7 +120,7 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
                        .dead = (o.flags & JB_RETRY_DEAD) != 0};
   rc = jb__store_retry(b->store, raw, who, who_len, o.token, jb__now_us(),
                        &sr, out);
-  if (rc != JB__REMOTE) return rc;
+  if (rc != JB__REMOTE) return jb__board_say_if_cancelled(b, rc, raw);
   /* Redis decides this job (DESIGN 6): a plain retry is an abandon
    * through Redis, to the dead letters a trash through Redis; a delay is
    * not kept there (taskflow's board has none). Its last attempt goes to

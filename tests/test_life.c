@@ -1286,6 +1286,15 @@ static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
   jbt_assert_contains(jb_errmsg(), "cancelled");
   assert_int_equal(jb_job_abandon(f->board, v, "holder"), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "cancelled");
+  assert_int_equal(jb_job_consume_result(f->board, v, "holder", t,
+                                         JB_OUTCOME_FAILURE, NULL, 0),
+                   JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "(it was cancelled)");
+  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  ro.token = t;
+  assert_int_equal(jb_job_retry(f->board, v, "holder", &ro, NULL),
+                   JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "(it was cancelled)");
   /* A job that was consumed is not said to be cancelled. */
   char done[JB_UUID_STRLEN];
   jbt_post(done, f->board, "done", JB_PRIORITY_NORMAL);

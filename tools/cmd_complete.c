@@ -131,7 +131,8 @@ int cmd_consume(int argc, char **argv) {
 
 #define RECORD_JSON                                                            \
   "  {\"uuid\": \"...\", \"outcome\": \"consumed\" | \"failed\" | \"trashed\" | \"revoked\" |\n" \
-  "   \"lost\", \"result\": {...} (null when its owner gave none), \"owner\":\n" \
+  "   \"lost\" | \"cancelled\" | \"dead\", \"result\": {...} (null when its\n" \
+  "   owner gave none), \"owner\":\n"                                      \
   "   \"worker-1\" (or null), \"name\": \"...\" (null when unknown), \"priority\":\n" \
   "   \"HIGH\" (or null), \"sequence\": 42, \"posted\":\n"                      \
   "   \"2024-01-02T03:04:05.000006Z\", \"claimed\": \"...\" (or null),\n"        \
@@ -264,6 +265,10 @@ const cli_command cli_cmd_history = {
     "            and nothing shows it was completed; nobody here consumed\n"
     "            it. It comes back if its poster publishes it again. The\n"
     "            reason is kept\n"
+    "  cancelled taken off the board by `jobboard cancel` (or, on a synced\n"
+    "            board, a schedule's run another board posted first)\n"
+    "  dead      sent to the dead letters (abandon --dead, work's exit 100,\n"
+    "            its attempts used up); `jobboard dead` has the letter\n"
     "The history keeps the newest 10,000 records and drops those older than\n"
     "7 days (the library's board options history_max and\n"
     "history_max_age_ms), oldest first, a few at each completion: an old\n"
@@ -275,13 +280,14 @@ const cli_command cli_cmd_history = {
     "  COMPLETED  OUTCOME  UUID  OWNER  NAME  RESULT  ATTEMPTS  BOOK  DETAILS\n"
     "where OWNER and NAME are '-' when unknown (a revoked job), RESULT is the\n"
     "result as compact JSON, or the words `no result` when the owner gave\n"
-    "none (an explicit {} prints {}), ATTEMPTS how many times the job was\n"
-    "claimed (0: not counted), BOOK the name of the job's logbook ('-' when\n"
-    "none), DETAILS the job's details as compact JSON ('-' when not kept: a\n"
-    "revoked job, or a record written by jobboard 0.1.0). A revoked or lost\n"
-    "job's line ends with its reason in parentheses. Control characters in\n"
-    "the owner, name, book or reason are written as C escapes (\\n, \\t,\n"
-    "\\x01).\n"
+    "none (an explicit {} prints {}), ATTEMPTS its failed attempts (claims\n"
+    "that ended without a completion: abandoned, retried, lapsed; a job\n"
+    "claimed once and consumed has 0), BOOK the name of the job's logbook\n"
+    "('-' when none), DETAILS the job's details as compact JSON ('-' when\n"
+    "not kept: a revoked job, or a record written by jobboard 0.1.0). A\n"
+    "revoked or lost job's line ends with its reason in parentheses.\n"
+    "Control characters in the owner, name, book or reason are written as\n"
+    "C escapes (\\n, \\t, \\x01).\n"
     "With --json, each record is one JSON object:\n"
     RECORD_JSON
     "\n"

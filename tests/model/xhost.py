@@ -363,6 +363,22 @@ class Fleet:
                 return False
         return True
 
+    def dump_stuck(self):
+        """What Redis and the boards hold of the jobs left (for a failure's
+        diagnosis)."""
+        listed = self.rcli("hkeys", NS + ":listings").split()
+        for u in listed:
+            print("stuck %s: owner %r pttl %s claim %r" %
+                  (u, self.rcli("get", "%s:%s.owned" % (NS, u)),
+                   self.rcli("pttl", "%s:%s.owned" % (NS, u)),
+                   self.rcli("hgetall", "%s:%s.claim" % (NS, u))),
+                  file=sys.stderr)
+            for h in self.hosts:
+                r = self.run(["--board", self.dirs[h], "show", "--json", u],
+                             check=False)
+                print("  %s: %s" % (h, (r.stdout or r.stderr).strip()[:600]),
+                      file=sys.stderr)
+
     def drain(self, what, limit):
         t = time.time()
         while not self.quiet():
@@ -371,6 +387,7 @@ class Fleet:
                 counts = {h: self.run(["count", "--board", self.dirs[h]],
                                       check=False).stdout.strip()
                           for h in self.hosts}
+                self.dump_stuck()
                 raise Failed("%s: not drained after %d s: Redis lists %s, "
                              "boards count %s" %
                              (what, limit,
