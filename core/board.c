@@ -575,7 +575,8 @@ void jb__board_set_remote(jb_board *b, const jb_remote_ops *ops, void *ctx) {
 int jb__board_set_published(jb_board *b, const char *const *uuids, size_t n,
                             jb_pub_state state, const uint64_t *seqs,
                             int *results) {
-  if (b == NULL || (n && uuids == NULL) || (unsigned)state > JB_PUB_DONE)
+  if (b == NULL || (n && uuids == NULL) ||
+      (unsigned)state > JB_PUB_PENDING_UNHELD)
     return jb__err(JB_EINVAL, "set_published: bad arguments");
   uint8_t(*raw)[16] = n ? malloc(n * sizeof *raw) : NULL;
   if (n && raw == NULL)

@@ -142,7 +142,11 @@ JB_EXTERN int jb__board_mark_remote(jb_board *b, const char *uuid);
 typedef enum {
   JB_PUB_LOCAL = 0,   /* decided locally (the post did not and will not run) */
   JB_PUB_PENDING = 1, /* Redis-decided, the post not confirmed */
-  JB_PUB_DONE = 2     /* Redis-decided, published */
+  JB_PUB_DONE = 2,    /* Redis-decided, published */
+  /* As JB_PUB_PENDING, for the replicator: a job claimed by a live
+   * process of this host (a claim bound to it) is left as it is, its
+   * result JB_ECLAIMED, decided in the mark's own transaction. */
+  JB_PUB_PENDING_UNHELD = 3
 } jb_pub_state;
 
 /* Set the publication state of n jobs (uuid texts) in one write

@@ -800,7 +800,8 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * board's agree. */
     int64_t now = jb__now_us();
     jb_delayrec dr;
-    if (ctx->state == JB_PUB_PENDING &&
+    if ((ctx->state == JB_PUB_PENDING ||
+         ctx->state == JB_PUB_PENDING_UNHELD) &&
         jb__delay_get(s, txn, h.jobkey, &dr) == 0 && dr.due_us > now) {
       if (ctx->results) ctx->results[i] = JB_ENOTDUE;
       if (ctx->n > 1) continue;
@@ -810,9 +811,27 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                    "due, in %.3f s", t, (double)(dr.due_us - now) / 1e6);
       break;
     }
+    jb_pub_state state = ctx->state;
+    if (state == JB_PUB_PENDING_UNHELD) {
+      state = JB_PUB_PENDING;
+      jb_claimrec rec;
+      const char *owner;
+      if (!(h.flags & JB_JOB_F_REMOTE) &&
+          jb__claim_get(s, txn, h.jobkey, &rec, &owner) == 0 &&
+          (rec.flags & JB_CLAIM_F_BOUND) &&
+          jb__claim_lapsed_why(s, &rec) == NULL) {
+        if (ctx->results) ctx->results[i] = JB_ECLAIMED;
+        if (ctx->n > 1) continue;
+        char t[JB_UUID_STRLEN];
+        fmt_uuid(t, uuid);
+        rc = jb__err(JB_ECLAIMED, "job %s is held by a live process of this "
+                     "host: not published while it holds it", t);
+        break;
+      }
+    }
     if ((rc = jb__promote_one(s, txn, h.jobkey, now))) break;
     uint8_t key[JB_JOBKEY_LEN], flags;
-    rc = pub_key(s, txn, uuid, &h, posting, ctx->state,
+    rc = pub_key(s, txn, uuid, &h, posting, state,
                  ctx->seqs ? ctx->seqs[i] : 0, key, &flags);
     if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key, flags);
   }

@@ -430,14 +430,14 @@ static void *watcher_main(void *arg) {
   jb_store *s = arg;
   struct jb_watcher *w = s->watcher;
   struct pollfd pf[2 + MAX_WATCHED];
-  size_t idx[MAX_WATCHED];
+  jb_proc_id idx_proc[MAX_WATCHED]; /* whose pidfd each pf[2..] is */
   while (!atomic_load(&w->stop)) {
     pf[0] = (struct pollfd){.fd = w->ino_fd, .events = POLLIN};
     pf[1] = (struct pollfd){.fd = w->wake_fd, .events = POLLIN};
     nfds_t n = 2;
     for (size_t i = 0; i < w->n_held; i++) {
       if (w->held[i].fd < 0) continue;
-      idx[n - 2] = i;
+      idx_proc[n - 2] = w->held[i].proc;
       pf[n++] = (struct pollfd){.fd = w->held[i].fd, .events = POLLIN};
     }
     if (poll(pf, n, -1) < 0) continue; /* EINTR */
@@ -463,13 +463,25 @@ static void *watcher_main(void *arg) {
       }
       if (!atomic_load(&w->stop)) watcher_sync(w, s);
     }
+    /* An ended holder is found again by its process and its pidfd: a
+     * sync above may have rebuilt w->held (dropped, moved, added entries),
+     * and the poll's indices would then name other entries (closing a
+     * live holder's pidfd, and leaving a dead one's open: followed as
+     * alive). One the sync dropped was closed by it. */
     bool ended = false;
     for (nfds_t k = 2; k < n; k++) {
-      if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      watched *h = &w->held[idx[k - 2]];
-      close(h->fd);
-      h->fd = -1; /* reported: kept until no longer wanted */
-      ended = true;
+      if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
+        continue;
+      for (size_t i = 0; i < w->n_held; i++) {
+        watched *h = &w->held[i];
+        if (h->fd != pf[k].fd || h->proc.pid != idx_proc[k - 2].pid ||
+            h->proc.start != idx_proc[k - 2].start)
+          continue;
+        close(h->fd);
+        h->fd = -1; /* reported: kept until no longer wanted */
+        ended = true;
+        break;
+      }
     }
     if (ended) {
       publish_alive(w);

@@ -323,6 +323,8 @@ static int by_seq(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static bool held_here(jb_sync_replicator *r, const jb_job *job);
+
 /* Publish jobs uuids[0..n) (in that order): mark them, post each, then
  * confirm the posted ones. Stops at the first JB_EOFFLINE (the rest stay
  * marked: the next full pass resolves them). */
@@ -331,11 +333,23 @@ static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
   uint64_t seqs[PUB_BATCH];
   const char *done[PUB_BATCH], *local[PUB_BATCH];
   size_t ndone = 0, nlocal = 0;
-  int rc = jb__board_set_published(r->b, uuids, n, JB_PUB_PENDING, NULL,
-                                   marked);
-  if (rc != JB_OK && rc != JB_ENOTFOUND) return rc;
+  int rc = jb__board_set_published(r->b, uuids, n, JB_PUB_PENDING_UNHELD,
+                                   NULL, marked);
+  /* One job alone: its refusal is its result (marked[0]), not an error. */
+  if (rc != JB_OK && rc != JB_ENOTFOUND && rc != JB_ECLAIMED &&
+      rc != JB_ENOTDUE)
+    return rc;
   rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
+    if (marked[i] == JB_ECLAIMED) {
+      /* Claimed here by a live process between the scan that chose it and
+       * the mark: held back after all (the mark checks it in its own
+       * transaction, so no claim slips in between). */
+      jb_job *job = NULL;
+      if (jb_job_get(&job, r->b, uuids[i]) == JB_OK) held_here(r, job);
+      jb_job_free(job);
+      continue;
+    }
     if (marked[i] != JB_OK) continue; /* completed before publication */
     jb__remote_result res;
     char id[JB_UUID_STRLEN] = "";

@@ -157,12 +157,12 @@ grep -q "gave back 2 unique-key reservations" "$ROOT/sync-A.log" ||
 # Redis, which no script sees end: A's replicator gives it back at its next
 # comparison, and B may post the key (else refused for the 5 minutes of
 # the reservation, naming a job that ended).
-kill -STOP "${SYNC_PID[A]}"
+sync_stop A
 u=$(jb --board "$A" post --unique solo --redis "$URL" --namespace "$NS" solo) ||
   fail "post --unique solo on A"
 jb --board "$A" claim --who wA "$u" && jb --board "$A" consume --who wA "$u" ||
   fail "claim and consume of $u on A before its publication"
-kill -CONT "${SYNC_PID[A]}"
+sync_start "$A" A --poll 0.5 --verify-every 1
 post_solo() {
   jb --board "$B" post --unique solo --redis "$URL" --namespace "$NS" solo-b \
     >"$ROOT/solo-b" 2>&1

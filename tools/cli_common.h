@@ -195,6 +195,8 @@ const char *cli_sync_offline_note(void);
 int cli_sync_retry(jb_board *b);
 /* 1 when a URL is known but the board is not connected to it. */
 int cli_sync_pending(void);
+/* 1 when cli_sync_join (or a retry) connected the board to Redis. */
+int cli_sync_connected(void);
 
 /* With Redis support only (cmd_sync.c uses them):
  * cli_sync_resolve: the URL and namespace to use for `b` (*url NULL: none

@@ -49,6 +49,8 @@ int cli_sync_retry(jb_board *b) {
 
 int cli_sync_pending(void) { return 0; }
 
+int cli_sync_connected(void) { return 0; }
+
 #else /* JB_WITH_REDIS */
 
 #include "sync/jobboard_sync.h"
@@ -168,6 +170,8 @@ void cli_sync_end(void) {
 const char *cli_sync_offline_note(void) { return sy.note; }
 
 int cli_sync_pending(void) { return sy.url != NULL && sy.conn == NULL; }
+
+int cli_sync_connected(void) { return sy.conn != NULL; }
 
 int cli_sync_retry(jb_board *b) {
   if (!cli_sync_pending()) return sy.conn != NULL;

@@ -1033,10 +1033,22 @@ static bool retry_offline(const worker *w, int st, const char *uuid,
   /* A worker that started while Redis was away is not connected to it: a
    * job it claimed here and the replicator published since is Redis's
    * now, and only a connection completes it. */
-  if (cli_sync_pending() && cli_sync_retry(w->b)) {
-    fprintf(stderr, "jobboard: work: connected to redis: claiming the jobs "
-            "it decides again\n");
-    return true;
+  if (cli_sync_pending()) {
+    if (cli_sync_retry(w->b)) {
+      fprintf(stderr, "jobboard: work: connected to redis: claiming the "
+              "jobs it decides again\n");
+      return true;
+    }
+    /* Why not, once per reason (the tries go on every 5 s). */
+    static char said[256];
+    const char *why = cli_sync_offline_note();
+    if (why[0] && strncmp(said, why, sizeof said - 1) != 0) {
+      snprintf(said, sizeof said, "%s", why);
+      fprintf(stderr, "jobboard: work: job %s: %s\n", uuid, why);
+    }
+  } else if (*wait_ms == 0 && !cli_sync_connected()) {
+    fprintf(stderr, "jobboard: work: job %s: no connection to redis is "
+            "known to this worker\n", uuid);
   }
   if (*wait_ms == 0) {
     fprintf(stderr, "jobboard: work: job %s: %s: %s (trying again until "
