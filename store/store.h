@@ -745,7 +745,10 @@ int jb__store_sched_read(jb_store *s, jb_buf *out, size_t *n);
 int jb__store_sched_next_due(jb_store *s, int64_t *out);
 /* Build run `run_us` of schedule `v` as a post (core/schedule.c): its
  * posting prefix appended to `buf` with sp->prefix an offset into it (as
- * core/board.c's prepare leaves it) and sp->x its options, malloc'ed. */
+ * core/board.c's prepare leaves it) and sp->x its options, malloc'ed.
+ * core/ passes it in as a function pointer because the checks and the
+ * encoding of a post are the board's, and the store, below the board,
+ * never calls up into it by name. */
 typedef int (*jb_sched_prep_fn)(void *arg, const jb_sched_view *v,
                                 int64_t run_us, int64_t now_us, jb_buf *buf,
                                 jb_store_post *sp);
