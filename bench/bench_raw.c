@@ -158,7 +158,7 @@ static int raw_log(bench_raw *r, MDB_txn *txn, const uint8_t uuid[16]) {
 }
 
 /* The next job's uuid and key. Time-ordered uuids, as the library's
- * version 7 ones (core/util.c): a big-endian count (the time's place),
+ * version 7 ones (base/util.c): a big-endian count (the time's place),
  * then random bytes. */
 static void next_job(bench_raw *r, uint8_t uuid[16], uint8_t key[KEY_LEN]) {
   uint64_t b = bench_rand(&r->rng);

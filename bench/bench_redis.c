@@ -4,7 +4,7 @@
  * jobboard_sync.h.
  */
 #include "bench_redis.h"
-#include "sync/jobboard_sync.h"
+#include "jobboard_sync.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * (two plain commands, as taskflow's post sends them).
  */
 #include "bench_sync.h"
-#include "sync/jobboard_sync.h"
+#include "jobboard_sync.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>

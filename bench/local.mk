@@ -1,5 +1,5 @@
 # bench/: the benchmarks, programs of their own beside the jobboard
-# command. They use the public API (core/jobboard.h, sync/jobboard_sync.h)
+# command. They use the public API (include/jobboard.h, include/jobboard_sync.h)
 # and, for their floors and peers, LMDB, SQLite and hiredis directly;
 # nothing here is linked into jobboard or libjobboard. The one piece of
 # tools/ they share is the error line (tools/cli_error.c): bench/ may use

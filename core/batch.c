@@ -6,7 +6,7 @@
  * operations (board.c), never into a local batch: Redis decides first.
  */
 #include "internal.h"
-#include "remote_hook.h"
+#include "sync_hook.h"
 #include "store/store.h"
 
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * uuids outside the transaction, then one call into store/.
  */
 #include "internal.h"
-#include "posting.h"
-#include "remote_hook.h"
+#include "codec/posting.h"
+#include "sync_hook.h"
 #include "store/store.h"
 #include "store/life.h"
 
@@ -584,9 +584,14 @@ int jb__board_set_published(jb_board *b, const char *const *uuids, size_t n,
   int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++)
     rc = jb__uuid_parse(raw[i], uuids[i], "job uuid");
+  static const jb_store_pub to_store[] = {
+      [JB_PUB_LOCAL] = JB_STORE_PUB_LOCAL,
+      [JB_PUB_PENDING] = JB_STORE_PUB_PENDING,
+      [JB_PUB_DONE] = JB_STORE_PUB_DONE,
+      [JB_PUB_PENDING_UNHELD] = JB_STORE_PUB_PENDING_UNHELD};
   if (rc == JB_OK)
-    rc = jb__store_set_published(b->store, (const uint8_t(*)[16])raw, n, state,
-                                 seqs, results);
+    rc = jb__store_set_published(b->store, (const uint8_t(*)[16])raw, n,
+                                 to_store[state], seqs, results);
   free(raw);
   return rc;
 }
@@ -748,7 +753,7 @@ int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
  * says so (jobboard.h, jb_job_cancel). Other codes pass through. */
 int jb__board_say_if_cancelled(jb_board *b, int rc, const uint8_t raw[16]) {
   if (rc != JB_ENOTFOUND) return rc;
-  char msg[1024]; /* as long as any message (core/error.c) */
+  char msg[1024]; /* as long as any message (base/error.c) */
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);
@@ -825,7 +830,7 @@ static int release_local(jb_board *b, jb_release op, const uint8_t raw[16],
 static int settle_lost(jb_board *b, jb_release op, const uint8_t raw[16],
                        const char *who, size_t who_len,
                        const jb_store_done *done) {
-  char msg[1024]; /* as long as any message (core/error.c) */
+  char msg[1024]; /* as long as any message (base/error.c) */
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
   char t[JB_UUID_STRLEN];
   jb__uuid_format(t, raw);

@@ -5,7 +5,7 @@
  * liveness is looked up after the read, outside any transaction.
  */
 #include "internal.h"
-#include "posting.h"
+#include "codec/posting.h"
 #include "store/store.h"
 
 #include <string.h>

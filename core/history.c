@@ -5,7 +5,7 @@
  * before any transaction; store/history.c keeps the table.
  */
 #include "internal.h"
-#include "posting.h"
+#include "codec/posting.h"
 #include "store/history.h"
 #include "store/store.h"
 

@@ -5,11 +5,11 @@
  * Arguments are checked here; the work is store/life.c's and dead.c's.
  */
 #include "internal.h"
-#include "remote_hook.h"
+#include "sync_hook.h"
 
 #include "store/store.h"
 #include "store/life.h"
-#include "core/posting.h"
+#include "codec/posting.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /*
- * mirror.c - the replicator's way into the board (remote_hook.h): Redis
+ * mirror.c - the replicator's way into the board (sync_hook.h): Redis
  * listings mirrored into the board, jobs gone from Redis taken off it, and
  * the board's settings. Arguments are checked and postings decoded here,
  * outside the transaction; store/mirror.c writes.
  */
 #include "internal.h"
-#include "posting.h"
-#include "remote_hook.h"
+#include "codec/posting.h"
+#include "sync_hook.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -20,7 +20,7 @@ _Static_assert((int)JB_MIRROR_NEW == JB_STORE_MIRROR_NEW &&
                    (int)JB_MIRROR_LOCAL == JB_STORE_MIRROR_LOCAL &&
                    (int)JB_MIRROR_DONE == JB_STORE_MIRROR_DONE &&
                    (int)JB_MIRROR_QUARANTINED == JB_STORE_MIRROR_QUARANTINED,
-               "remote_hook.h and store.h number the mirror's results alike");
+               "sync_hook.h and store.h number the mirror's results alike");
 
 /* Why listing `l` (uuid `text`) must not go on the board, appended to
  * `reasons` (NUL-terminated; *off its offset, or SIZE_MAX when it may go
@@ -290,3 +290,7 @@ int jb__board_setting_claim(jb_board *b, const char *key, const char *value,
   jb__buf_free(&v);
   return rc;
 }
+
+bool jb__job_publishing(const jb_job *job) { return job->publishing; }
+
+bool jb__job_ours(const jb_job *job) { return job->ours; }

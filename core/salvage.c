@@ -1,6 +1,6 @@
 /*
  * salvage.c - jb_board_salvage: copy what a damaged board still holds
- * into a new board (core/jobboard.h; the reading is store/salvage.c's).
+ * into a new board (include/jobboard.h; the reading is store/salvage.c's).
  * Here: the checks of the two paths, and the new board's opening.
  */
 #include "internal.h"

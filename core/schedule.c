@@ -6,10 +6,11 @@
  */
 #include "internal.h"
 
-#include "cron.h"
-#include "mpscan.h"
-#include "posting.h"
+#include "codec/cron.h"
+#include "codec/mpscan.h"
+#include "codec/posting.h"
 #include "store/store.h"
+#include "sync_hook.h"
 
 #include <inttypes.h>
 #include <stdio.h>

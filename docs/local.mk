@@ -1,5 +1,5 @@
-# docs/: man(3) pages of the public C API (core/jobboard.h,
-# sync/jobboard_sync.h). One page per group of functions (jobboard(3) is the
+# docs/: man(3) pages of the public C API (include/jobboard.h,
+# include/jobboard_sync.h). One page per group of functions (jobboard(3) is the
 # overview that lists them) and, for every function, a page of its name:
 # a ".so man3/GROUP.3" link to its group's page. tests/manpages.sh checks
 # that every JB_EXTERN function has one, that every page renders without a

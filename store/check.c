@@ -10,7 +10,7 @@
 #include "txn.h"
 #include "history.h"
 #include "life.h"
-#include "core/posting.h"
+#include "codec/posting.h"
 
 #include <stdarg.h>
 #include <stdio.h>

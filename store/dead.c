@@ -4,7 +4,7 @@
  */
 #include "life.h"
 #include "history.h"
-#include "core/posting.h"
+#include "codec/posting.h"
 
 #include <stdio.h>
 #include <string.h>

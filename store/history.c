@@ -3,7 +3,7 @@
  * with their bounded trimming, lookups, scans and the walk check.c makes.
  */
 #include "history.h"
-#include "core/posting.h"
+#include "codec/posting.h"
 
 #include <stdio.h>
 #include <stdlib.h>

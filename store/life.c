@@ -55,34 +55,11 @@ int jb__jobx_get(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return MDB_NOTFOUND;
 }
 
-size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out) {
-  memcpy(out, &x->rec, sizeof x->rec);
-  memcpy(out + sizeof x->rec, x->unique, x->rec.unique_len);
-  memcpy(out + sizeof x->rec + x->rec.unique_len, x->reason,
-         x->rec.reason_len);
-  return sizeof x->rec + x->rec.unique_len + x->rec.reason_len;
-}
-
 int jb__jobx_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                  const jb_jobx *x) {
   uint8_t buf[JB_JOBX_MAXLEN];
   MDB_val k = {16, (void *)uuid}, v = {jb__jobx_encode(x, buf), buf};
   return mdb_put(txn, s->jobx, &k, &v, 0);
-}
-
-int jb__jobx_decode(jb_jobx *x, const void *data, size_t len) {
-  memset(x, 0, sizeof *x);
-  if (len < sizeof x->rec) return MDB_CORRUPTED;
-  memcpy(&x->rec, data, sizeof x->rec);
-  if (x->rec.format != 1 || x->rec.unique_len > JB_UNIQUE_MAX ||
-      x->rec.reason_len > JB_REASON_MAX ||
-      len != sizeof x->rec + x->rec.unique_len + x->rec.reason_len)
-    return MDB_CORRUPTED;
-  const uint8_t *d = (const uint8_t *)data + sizeof x->rec;
-  memcpy(x->unique, d, x->rec.unique_len);
-  memcpy(x->reason, d + x->rec.unique_len, x->rec.reason_len);
-  x->found = true;
-  return 0;
 }
 
 /* Drop a leaving job's jobx record and free its unique key (the key
@@ -279,12 +256,6 @@ int64_t jb__backoff_us(const jb_retry_policy *board, const jb_jobx *x,
 uint32_t jb__max_attempts(const jb_retry_policy *board, const jb_jobx *x) {
   if (x && x->found && x->rec.max_attempts > 0) return x->rec.max_attempts;
   return board->max_attempts;
-}
-
-void jb__jobx_set_reason(jb_jobx *x, const char *reason, size_t len) {
-  if (len > JB_REASON_MAX) len = JB_REASON_MAX;
-  memcpy(x->reason, reason, len);
-  x->rec.reason_len = (uint16_t)len;
 }
 
 /* ---------------------------------------------------------- time limits */

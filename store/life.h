@@ -8,15 +8,7 @@
 
 #include "txn.h"
 
-/* A jobx record with its strings, copied out of the transaction. */
-typedef struct jb_jobx {
-  bool found;
-  bool garbled; /* jb__jobx_get: a record is there but does not decode */
-  jb_jobxrec rec;
-  char unique[JB_UNIQUE_MAX];
-  char reason[JB_REASON_MAX];
-} jb_jobx;
-#define JB_JOBX_MAXLEN (sizeof(jb_jobxrec) + JB_UNIQUE_MAX + JB_REASON_MAX)
+/* jb_jobx and its encoding: codec/job.h. */
 
 /* The board's retry policy (meta "setting.retry"; the defaults when it
  * was never set). */
@@ -35,13 +27,10 @@ int jb__jobx_get(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                  jb_jobx *x);
 int jb__jobx_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                  const jb_jobx *x);
-size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out);
-int jb__jobx_decode(jb_jobx *x, const void *data, size_t len);
 /* The job leaves the board: its record goes (copied to *x) and its
  * unique key is freed. */
 int jb__jobx_drop(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                   jb_jobx *x);
-void jb__jobx_set_reason(jb_jobx *x, const char *reason, size_t len);
 
 /* Unique keys: take (JB_EEXISTS with the holder's uuid in held_by and a
  * message when a live job holds it) and free (only if it names uuid). */

@@ -109,7 +109,7 @@ static int insert_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
 
 /* A job decided remotely that is on the board: in Redis's order under the
  * listing's sequence (a job Redis lost and that was published again has a
- * new one), and its claim made to match the listing's (remote_hook.h),
+ * new one), and its claim made to match the listing's (core/sync_hook.h),
  * unless changed here at or after read_us. */
 static int update_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
                           const jb_store_listing *l, jb_jobhdr *h,

@@ -6,7 +6,7 @@
 #include "wake.h"
 #include "history.h"
 #include "life.h"
-#include "core/posting.h"
+#include "codec/posting.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -720,17 +720,17 @@ typedef struct {
   const uint8_t (*uuids)[16];
   const uint64_t *seqs;
   size_t n;
-  jb_pub_state state;
+  jb_store_pub state;
   int *results;
 } mark_ctx;
 
 /* The flags a publication state gives a job. */
-static uint8_t pub_flags(uint8_t flags, jb_pub_state state) {
+static uint8_t pub_flags(uint8_t flags, jb_store_pub state) {
   uint8_t ours = flags & JB_JOB_F_OURS;
   flags &= (uint8_t)~(JB_JOB_F_REMOTE | JB_JOB_F_PUBLISHING | JB_JOB_F_OURS);
-  if (state == JB_PUB_PENDING)
+  if (state == JB_STORE_PUB_PENDING)
     flags |= JB_JOB_F_REMOTE | JB_JOB_F_PUBLISHING | JB_JOB_F_OURS;
-  else if (state == JB_PUB_DONE)
+  else if (state == JB_STORE_PUB_DONE)
     flags |= JB_JOB_F_REMOTE | ours;
   return flags;
 }
@@ -748,7 +748,7 @@ static uint8_t pub_flags(uint8_t flags, jb_pub_state state) {
  * marks go).
  */
 static int pub_key(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                   const jb_jobhdr *h, MDB_val posting, jb_pub_state state,
+                   const jb_jobhdr *h, MDB_val posting, jb_store_pub state,
                    uint64_t rseq, uint8_t key[JB_JOBKEY_LEN],
                    uint8_t *flags) {
   jb_priority p = jb__jobkey_priority(h->jobkey);
@@ -756,12 +756,12 @@ static int pub_key(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   bool remote = jb__jobkey_is_remote(h->jobkey);
   memcpy(key, h->jobkey, JB_JOBKEY_LEN);
   *flags = pub_flags(h->flags, state);
-  if (state == JB_PUB_DONE) {
+  if (state == JB_STORE_PUB_DONE) {
     if (rseq == 0) rseq = seq;
     if (jb__jobkey_has_rseq(h->jobkey, rseq)) return 0;
     return jb__jobkey_remote_free(s, txn, p, rseq, uuid, key);
   }
-  if (state == JB_PUB_PENDING || !remote) return 0;
+  if (state == JB_STORE_PUB_PENDING || !remote) return 0;
   if (!(h->flags & JB_JOB_F_OURS)) {
     *flags = JB_JOB_F_REMOTE;
     return 0;
@@ -800,8 +800,8 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * board's agree. */
     int64_t now = jb__now_us();
     jb_delayrec dr;
-    if ((ctx->state == JB_PUB_PENDING ||
-         ctx->state == JB_PUB_PENDING_UNHELD) &&
+    if ((ctx->state == JB_STORE_PUB_PENDING ||
+         ctx->state == JB_STORE_PUB_PENDING_UNHELD) &&
         jb__delay_get(s, txn, h.jobkey, &dr) == 0 && dr.due_us > now) {
       if (ctx->results) ctx->results[i] = JB_ENOTDUE;
       if (ctx->n > 1) continue;
@@ -811,9 +811,9 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                    "due, in %.3f s", t, (double)(dr.due_us - now) / 1e6);
       break;
     }
-    jb_pub_state state = ctx->state;
-    if (state == JB_PUB_PENDING_UNHELD) {
-      state = JB_PUB_PENDING;
+    jb_store_pub state = ctx->state;
+    if (state == JB_STORE_PUB_PENDING_UNHELD) {
+      state = JB_STORE_PUB_PENDING;
       jb_claimrec rec;
       const char *owner;
       if (!(h.flags & JB_JOB_F_REMOTE) &&
@@ -850,13 +850,13 @@ int jb__txn_mark_pending(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
     return 0;
   if ((rc = jb__promote_one(s, txn, h.jobkey, now_us))) return rc;
   uint8_t key[JB_JOBKEY_LEN], flags;
-  rc = pub_key(s, txn, uuid, &h, posting, JB_PUB_PENDING, 0, key, &flags);
+  rc = pub_key(s, txn, uuid, &h, posting, JB_STORE_PUB_PENDING, 0, key, &flags);
   if (rc == 0) rc = jb__job_rekey(s, txn, uuid, &h, key, flags);
   return rc;
 }
 
 int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
-                            jb_pub_state state, const uint64_t *seqs,
+                            jb_store_pub state, const uint64_t *seqs,
                             int *results) {
   if (n == 0) return JB_OK;
   mark_ctx ctx = {uuids, seqs, n, state, results};
@@ -865,7 +865,7 @@ int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
 
 int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]) {
   return jb__store_set_published(s, (const uint8_t(*)[16])uuid, 1,
-                                 JB_PUB_DONE, NULL, NULL);
+                                 JB_STORE_PUB_DONE, NULL, NULL);
 }
 
 /*

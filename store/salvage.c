@@ -32,7 +32,7 @@
 #include "history.h"
 #include "pages.h"
 #include "life.h"
-#include "core/posting.h"
+#include "codec/posting.h"
 
 #include <errno.h>
 #include <fcntl.h>

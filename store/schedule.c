@@ -4,8 +4,8 @@
  * transaction that moves each schedule past them.
  */
 #include "txn.h"
-#include "core/cron.h"
-#include "core/mpscan.h"
+#include "codec/cron.h"
+#include "codec/mpscan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -286,7 +286,7 @@ typedef struct {
   size_t catchup_max;
   jb_sched_prep_fn prep;
   void *arg;
-  bool publish;     /* mark the runs for publication (JB_PUB_PENDING) */
+  bool publish;     /* mark the runs for publication (JB_STORE_PUB_PENDING) */
   jb_buf prefixes;  /* the posting prefixes of the runs */
   jb_buf posts;     /* jb_store_post[] */
   jb_buf updates;   /* copy_out entries: the due schedules, new state */

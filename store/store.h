@@ -96,8 +96,12 @@
 #ifndef JOBBOARD_STORE_H
 #define JOBBOARD_STORE_H
 
-#include "core/internal.h"
-#include "core/remote_hook.h"
+#include "jobboard.h"
+#include "base/error.h"
+#include "base/util.h"
+#include "codec/job.h"
+
+#include <stdatomic.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -316,22 +320,7 @@ typedef struct {
 #define JB_DUEKEY_LEN (8 + JB_JOBKEY_LEN)
 #define JB_PROMOTE_MAX 256
 
-typedef struct {
-  uint8_t format;        /* 1 */
-  uint8_t pad;
-  uint16_t unique_len;   /* the unique key's bytes follow the record */
-  uint16_t reason_len;   /* then the last reason's */
-  uint16_t pad2;
-  uint32_t attempts;     /* claims that ended without a completion */
-  uint32_t max_attempts; /* 0: the board's policy */
-  int64_t time_limit_ms; /* 0: none */
-  int64_t backoff_ms;    /* 0: the board's policy */
-  int64_t backoff_max_ms;
-  int64_t limit_bt;      /* the current claim's time limit, CLOCK_BOOTTIME
-                            (0: none); a lease never runs past it */
-  int64_t last_us;       /* when the last attempt ended (0: none yet) */
-  int64_t not_before_us; /* the due time it was posted with (0: none) */
-} jb_jobxrec;
+/* jb_jobxrec, a `jobx` record's fixed part: codec/job.h. */
 
 /*
  * Periodic jobs (schema 8; jobboard.h "Periodic jobs").
@@ -395,6 +384,20 @@ typedef struct {
 
 /* ------------------------------------------------------------ interface */
 
+/* ------------------------------------------------------------ waits */
+
+/* A wait attempt's "not yet". */
+#define JB__AGAIN 1
+
+/* One attempt of a wait. It returns JB_OK or a JB_E* code to end the wait
+ * (the wait returns it as is), or JB__AGAIN to sleep until the next commit
+ * on the board. It may lower *retry_mono_us (CLOCK_MONOTONIC microseconds;
+ * INT64_MAX on entry) to be tried again by then without a commit (a lease
+ * lapsing). It runs outside any transaction and does its own reads and
+ * writes. */
+typedef int (*jb_wait_fn)(void *ctx, int64_t *retry_mono_us);
+
+
 typedef struct jb_store jb_store;
 
 /* Open the store of board `path`, or share the one this process already
@@ -456,7 +459,7 @@ int jb__store_mark_remote(jb_store *s, const uint8_t uuid[16]);
 /* ------------------------------------------- the mirror (store/mirror.c)
  *
  * Bringing jobs decided elsewhere (JB_JOB_F_REMOTE) into the board, as
- * the remote side lists them (core/remote_hook.h says what each case
+ * the remote side lists them (core/sync_hook.h says what each case
  * means; core/ checks the arguments and decodes the postings first). */
 
 /* One listing, prepared outside the transaction. */
@@ -473,7 +476,7 @@ typedef struct {
                                the board (the quarantine record's reason) */
 } jb_store_listing;
 
-/* What happened to each listing (same values as remote_hook.h's
+/* What happened to each listing (same values as core/sync_hook.h's
  * jb_mirror_result). */
 enum {
   JB_STORE_MIRROR_NEW = 1,
@@ -532,11 +535,26 @@ int jb__store_setting_put(jb_store *s, const char *key, size_t key_len,
 int jb__store_setting_claim(jb_store *s, const char *key, size_t key_len,
                             const char *value, size_t value_len, jb_buf *cur,
                             bool *taken);
-/* Set the publication state of n jobs in one write transaction (see
- * jb_pub_state in core/remote_hook.h). results (may be NULL) gets JB_OK or
+/* A job's publication, as the job flags keep it: decided locally;
+ * marked for publication (JB_JOB_F_REMOTE | JB_JOB_F_PUBLISHING);
+ * published (JB_JOB_F_REMOTE). The board's sync hook names the same three
+ * states jb_pub_state (core/sync_hook.h, which says what each means to
+ * the replicator); core/board.c maps one onto the other. */
+typedef enum {
+  JB_STORE_PUB_LOCAL = 0,
+  JB_STORE_PUB_PENDING = 1,
+  JB_STORE_PUB_DONE = 2,
+  /* As PENDING, but a job whose claim is bound to a live process of this
+   * host is left as it is (results JB_ECLAIMED; a batch of one fails with
+   * it): decided in the mark's own transaction. */
+  JB_STORE_PUB_PENDING_UNHELD = 3
+} jb_store_pub;
+
+/* Set the publication state of n jobs in one write transaction.
+ * results (may be NULL) gets JB_OK or
  * JB_ENOTFOUND per job; a batch of one fails with JB_ENOTFOUND. */
 int jb__store_set_published(jb_store *s, const uint8_t (*uuids)[16], size_t n,
-                            jb_pub_state state, const uint64_t *seqs,
+                            jb_store_pub state, const uint64_t *seqs,
                             int *results);
 
 /* Claim `uuid`; the token (also on a same-owner refresh) to *token. */
@@ -661,7 +679,7 @@ int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
  * JB_DEAD_BURIED, `reason` its last reason, its claim (if any) with it;
  * with `cancel`, cancel it instead (history JB_END_CANCELLED with the
  * reason, event CANCELLED). JB_ENOTFOUND; JB_EINVAL when published
- * (JB_PUB_DONE). */
+ * (JB_STORE_PUB_DONE). */
 int jb__store_bury_unpublished(jb_store *s, const uint8_t uuid[16],
                                const char *reason, size_t reason_len,
                                int64_t now_us,
@@ -731,12 +749,15 @@ int jb__store_sched_read(jb_store *s, jb_buf *out, size_t *n);
 int jb__store_sched_next_due(jb_store *s, int64_t *out);
 /* Build run `run_us` of schedule `v` as a post (core/schedule.c): its
  * posting prefix appended to `buf` with sp->prefix an offset into it (as
- * core/board.c's prepare leaves it) and sp->x its options, malloc'ed. */
+ * core/board.c's prepare leaves it) and sp->x its options, malloc'ed.
+ * core/ passes it in as a function pointer because the checks and the
+ * encoding of a post are the board's, and the store, below the board,
+ * never calls up into it by name. */
 typedef int (*jb_sched_prep_fn)(void *arg, const jb_sched_view *v,
                                 int64_t run_us, int64_t now_us, jb_buf *buf,
                                 jb_store_post *sp);
 /* Post every due run at `now_us` in one write transaction (above). With
- * `publish`, the runs are marked for publication (JB_PUB_PENDING) in the
+ * `publish`, the runs are marked for publication (JB_STORE_PUB_PENDING) in the
  * same transaction: on a board a replicator publishes, nobody claims a
  * run here before Redis decided that it is this board's copy that is
  * listed (another board ticking the same schedule may post it first). */
@@ -836,39 +857,6 @@ int jb__store_finish(jb_store *s, jb_release op, const uint8_t uuid[16],
                      const char *who, size_t who_len, uint64_t token,
                      int64_t now_us, const jb_store_done *done,
                      unsigned xflags);
-
-/* A release through the board handle (core/board.c): local, or for a
- * Redis-decided job through the handle's hook first (DESIGN 6). `done`
- * for consume and trash, NULL for abandon. */
-int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
-                      const char *who, size_t who_len, uint64_t token,
-                      const jb_store_done *done);
-/* A cancel of a Redis-decided job through the handle's hook (core/board.c):
- * Redis first (JB_EOFFLINE without the hook), then the local record. */
-int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force);
-
-/* jb_job_consume_result's argument checks (core/history.c): the uuid
- * into `raw`, the owner's length, and `done` (pointing at `hb`, the
- * handle's history bounds) for the release. JB_EINVAL naming the field. */
-int jb__consume_args(jb_board *b, const char *uuid, const char *who,
-                     jb_outcome outcome, const void *result,
-                     size_t result_len, uint8_t raw[16], size_t *who_len,
-                     jb_hist_bounds *hb, jb_store_done *done);
-
-/* core/board.c's check and encoding of one post (jb_job_post's): its
- * posting prefix appended to `buf`, sp->prefix left as the offset of it
- * there, sp->x its options (malloc'ed; the caller frees it). For posts
- * made inside a transaction of store/ (store/schedule.c, through
- * core/schedule.c's jb_sched_prep_fn). */
-int jb__post_prepare(size_t max_posting, const jb_post *p, jb_buf *buf,
-                     jb_store_post *sp, int64_t now_us);
-
-/* claim-next's request from a claim's options, and a claim of a
- * Redis-decided job through the handle's hook (core/board.c). */
-int jb__board_claim_req(jb_store_claim_req *req, const char *who,
-                        const jb_claim_opts *opts);
-int jb__board_remote_claim(jb_board *b, const uint8_t raw[16],
-                           const jb_store_claim_req *req, uint64_t *token);
 
 /* A history record read out of a transaction: its value in a jb_buf. */
 typedef struct {

@@ -229,7 +229,7 @@ int jb__txn_finish(jb_store *s, MDB_txn *txn, jb_release op,
 /* jb__store_post_x's writes inside a transaction of the caller's
  * (store/schedule.c posts a tick's runs with the schedules' new state).
  * Any error may follow writes: the transaction must be aborted. */
-/* Mark job `uuid` for publication (JB_PUB_PENDING) inside the caller's
+/* Mark job `uuid` for publication (JB_STORE_PUB_PENDING) inside the caller's
  * transaction, as jb__store_set_published does; a job gone, or delayed
  * and not due, is left as it is (0). */
 int jb__txn_mark_pending(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],

@@ -21,8 +21,7 @@
  */
 #include "remote.h"
 
-#include "../core/errmsg.h"
-#include "../core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -432,7 +431,7 @@ static int hook_extend(void *ctx, const char *uuid, const char *who,
                            lease_ms);
 }
 
-/* A release of a job no longer on the board (remote_hook.h): only one this
+/* A release of a job no longer on the board (core/sync_hook.h): only one this
  * handle sent before, whose reply was lost, is looked up in Redis. */
 static int hook_settle(void *ctx, int op, const char *uuid, const char *who) {
   attachment *a = ctx;

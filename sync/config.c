@@ -1,7 +1,7 @@
 /*
  * config.c - which Redis and namespace a board is synced with
  * (jb_sync_board_resolve, jb_sync_board_config): kept in the board's
- * settings "sync.url" and "sync.namespace" (core/remote_hook.h), so that
+ * settings "sync.url" and "sync.namespace" (core/sync_hook.h), so that
  * the CLI and the replicator find them again without being told.
  *
  * The namespace is fixed the first time a URL is known: the board's
@@ -25,8 +25,7 @@
 
 #include "conn.h"
 
-#include "../core/errmsg.h"
-#include "../core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
  * connection follows a failover.
  */
 #include "conn.h"
-#include "errmsg.h"
+#include "core/sync_hook.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -14,7 +14,7 @@
  * opened with O_NOFOLLOW: a symlink put in its place is not followed.
  */
 #include "conn.h"
-#include "errmsg.h"
+#include "core/sync_hook.h"
 
 #include <errno.h>
 #include <fcntl.h>

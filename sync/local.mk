@@ -2,12 +2,12 @@
 # the authority hook, the replicator), built only when configure finds
 # hiredis. It is a library of its own, layered on libjobboard, so that
 # libjobboard never links hiredis. As in the core, the code is built once as a convenience library: libjbsync.la
-# exports the JB_EXTERN symbols of sync/jobboard_sync.h, and tests link the
+# exports the JB_EXTERN symbols of include/jobboard_sync.h, and tests link the
 # convenience library to reach sync/conn.h.
 if WITH_REDIS
 noinst_LTLIBRARIES += libjbsyncconv.la
 libjbsyncconv_la_SOURCES = \
-	sync/jobboard_sync.h \
+	include/jobboard_sync.h \
 	sync/conn.h \
 	sync/url.c \
 	sync/conn.c \
@@ -25,7 +25,7 @@ libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \
 libjbsyncconv_la_LIBADD = $(HIREDIS_LIBS) $(MSGPACK_LIBS)
 
 lib_LTLIBRARIES += libjbsync.la
-include_HEADERS += sync/jobboard_sync.h
+include_HEADERS += include/jobboard_sync.h
 # pkg-config --cflags --libs jobboard-sync: -ljbsync -ljobboard (make
 # installcheck builds a program with it: tests/installcheck-pc.sh).
 pkgconfig_DATA += jobboard-sync.pc

@@ -6,8 +6,7 @@
  */
 #include "remote.h"
 
-#include "../core/errmsg.h"
-#include "../core/mpscan.h"
+#include "core/sync_hook.h"
 
 #include <errno.h>
 #include <msgpack.h>
@@ -192,7 +191,7 @@ int jb__remote_parse_reply(reply *out, const redisReply *r,
   bool status = false;
   size_t end;
   /* The scan first: msgpack-c would allocate what a bad header declares
-   * (core/mpscan.h). */
+   * (codec/mpscan.h). */
   if (jb__mp_scan(r->str, r->len, &end, JB_MP_MAX_DEPTH) != JB_MP_OK ||
       msgpack_unpack_next(&u, r->str, r->len, &off) != MSGPACK_UNPACK_SUCCESS
       || off != r->len || u.data.type != MSGPACK_OBJECT_MAP) {

@@ -36,7 +36,7 @@
 #include "conn.h"
 #include "scripts.h"
 
-#include "../core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <msgpack.h>
 #include <stdint.h>

@@ -21,8 +21,7 @@
  */
 #include "remote.h"
 
-#include "../core/errmsg.h"
-#include "../core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <errno.h>
 #include <fcntl.h>

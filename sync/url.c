@@ -2,7 +2,7 @@
  * url.c - Redis URLs and namespaces: parsing and checking, no I/O.
  */
 #include "conn.h"
-#include "errmsg.h"
+#include "core/sync_hook.h"
 
 #include <limits.h>
 #include <stdbool.h>

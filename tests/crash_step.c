@@ -227,7 +227,7 @@
 #include "core/internal.h"
 #include "store/store.h"
 #include "store/txn.h"
-#include "core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -364,7 +364,7 @@ __attribute__((noipa)) void crash_step_window_end(void) { window_marker = 2; }
 static bool writer_clock;
 /* The writer's wall clock also stands still at one second, fixed by the
  * main process for the whole run (WRITER_SECONDS in the environment): a
- * job's uuid begins with the time in milliseconds (version 7, core/util.c),
+ * job's uuid begins with the time in milliseconds (version 7, base/util.c),
  * so every run of the writer must post the same uuid at the same time. */
 static time_t writer_seconds;
 #define WRITER_SECONDS "JB_CRASH_STEP_WALL_SECONDS"

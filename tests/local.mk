@@ -4,6 +4,12 @@
 # Each cmocka program is one area (api, bad input, ordering, storage,
 # processes racing, kill -9 torture, threads, entities); tests/helpers.c gives them a
 # fresh board directory per test and forked children under a deadline.
+# The folders' one-way dependencies: every #include of base/, codec/,
+# store/, core/, sync/, tools/ and bench/ names its own folder, one below
+# it that it may use, or include/ (the rules are in the script).
+TESTS += tests/layers.sh
+EXTRA_DIST += tests/layers.sh
+
 if ENABLE_TESTS
 JB_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 JB_TEST_LIBS = libjbcore.la $(CMOCKA_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
@@ -82,7 +88,7 @@ tests_test_watch_SOURCES = tests/test_watch.c $(JB_TEST_HELPERS)
 tests_test_watch_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_watch_LDADD = $(JB_TEST_LIBS)
 
-# The replicator's mirror and the board's settings (core/remote_hook.h).
+# The replicator's mirror and the board's settings (core/sync_hook.h).
 check_PROGRAMS += tests/test_mirror
 TESTS += tests/test_mirror
 tests_test_mirror_SOURCES = tests/test_mirror.c $(JB_TEST_HELPERS)

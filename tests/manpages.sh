@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/manpages.sh - the man(3) pages of the C API (docs/man3):
-#  1. every JB_EXTERN function of core/jobboard.h and sync/jobboard_sync.h
+#  1. every JB_EXTERN function of include/jobboard.h and include/jobboard_sync.h
 #     has a page of its name: a group page whose SYNOPSIS declares it, or
 #     a ".so man3/GROUP.3" link to one (a new function without a page
 #     fails here);
@@ -37,7 +37,7 @@ trap cleanup EXIT
 
 # The functions of the headers (a declaration's name is on its JB_EXTERN line).
 funcs=$(sed -n 's/^JB_EXTERN[^(]*[ *]\(jb_[a-z0-9_]*\)(.*/\1/p' \
-  "$srcdir/core/jobboard.h" "$srcdir/sync/jobboard_sync.h" | sort -u)
+  "$srcdir/include/jobboard.h" "$srcdir/include/jobboard_sync.h" | sort -u)
 n=$(printf '%s\n' "$funcs" | wc -l)
 [ "$n" -gt 100 ] || fail "only $n functions found in the headers"
 
@@ -66,7 +66,7 @@ src = sys.argv[1]
 def norm(s):
     return re.sub(r'\s+', '', s)
 bad = 0
-for h in ('core/jobboard.h', 'sync/jobboard_sync.h'):
+for h in ('include/jobboard.h', 'include/jobboard_sync.h'):
     text = re.sub(r'/\*.*?\*/', '', open(os.path.join(src, h)).read(), flags=re.S)
     text = '\n'.join(l for l in text.split('\n') if not l.lstrip().startswith('#'))
     for m in re.finditer(r'JB_EXTERN\s+(.*?;)', text, flags=re.S):

@@ -1,5 +1,5 @@
 /*
- * test_api.c - every operation of core/jobboard.h on a fresh board: its
+ * test_api.c - every operation of include/jobboard.h on a fresh board: its
  * success and each error case of DESIGN section 3, the states a job goes
  * through, the small helpers (strerror, version, names), and the posting
  * bytes in taskflow's layout (taskflow-redis-wire.md section 2).
@@ -101,7 +101,7 @@ static void post_returns_lowercase_time_ordered_uuids(void **state) {
     else
       assert_non_null(strchr("0123456789abcdef", uuid[i]));
   }
-  assert_int_equal(uuid[14], '7'); /* version 7: time-ordered (core/util.c) */
+  assert_int_equal(uuid[14], '7'); /* version 7: time-ordered (base/util.c) */
   assert_non_null(strchr("89ab", uuid[19]));
   assert_int_equal(uuid[36], '\0');
   /* Its first 48 bits are the wall clock in milliseconds. */

@@ -9,6 +9,7 @@
  * failed call that bumped a counter or wrote a log event is caught too.
  */
 #include "helpers.h"
+#include "core/internal.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -200,7 +201,7 @@ static void post_with_details_nested_deeper_than_a_posting_holds_is_refused(
 }
 
 /* A map header declaring 2^32-1 entries in 5 bytes: msgpack-c would
- * allocate 128 GiB for it before reading on (core/mpscan.h). */
+ * allocate 128 GiB for it before reading on (codec/mpscan.h). */
 static void post_with_details_declaring_more_than_they_hold_is_refused(
     void **state) {
   static const unsigned char huge[] = {0xdf, 0xff, 0xff, 0xff, 0xff};

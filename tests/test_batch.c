@@ -13,9 +13,9 @@
  * processes racing.
  */
 #include "helpers.h"
-#include "internal.h"
-#include "posting.h"
-#include "remote_hook.h"
+#include "core/internal.h"
+#include "codec/posting.h"
+#include "core/sync_hook.h"
 #include "store/store.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
  * test_entities.c - workers and conductors registered on the board
- * (core/jobboard.h, "entities"): registration with metadata, replacement,
+ * (include/jobboard.h, "entities"): registration with metadata, replacement,
  * bad input refused with nothing written, and liveness: an entity whose
  * process is killed, or that was registered before the host's last boot,
  * is no longer listed, and a later registration removes its record.
@@ -10,6 +10,7 @@
  * must not open one environment twice.
  */
 #include "helpers.h"
+#include "core/internal.h"
 #include "store/store.h"
 
 #include <lmdb.h>

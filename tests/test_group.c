@@ -17,6 +17,7 @@
  * Long form of the kill test: JB_GROUP_KILLS=500 tests/test_group
  */
 #include "helpers.h"
+#include "core/internal.h"
 #include "store/txn.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * read, and the filters by ending, name and time.
  */
 #include "helpers.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "store/history.h"
 #include "store/store.h"
 

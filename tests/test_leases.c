@@ -12,6 +12,7 @@
  * time left, "after" by waiting past the lease.
  */
 #include "helpers.h"
+#include "core/internal.h"
 #include "store/store.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * test_mirror.c - the replicator's way into the board (core/remote_hook.h):
+ * test_mirror.c - the replicator's way into the board (core/sync_hook.h):
  * Redis listings mirrored in (new, claim updates and the read_us rule,
  * local jobs, completed jobs, quarantine), jobs gone from Redis taken off,
  * and the board's settings. No Redis here: the listings are what the
@@ -7,9 +7,9 @@
  * board consistent.
  */
 #include "helpers.h"
-#include "internal.h"
-#include "posting.h"
-#include "remote_hook.h"
+#include "core/internal.h"
+#include "codec/posting.h"
+#include "core/sync_hook.h"
 #include "store/store.h"
 
 #include <pthread.h>

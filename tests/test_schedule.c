@@ -11,7 +11,7 @@
  * sleeps or depends on the clock.
  */
 #include "helpers.h"
-#include "core/cron.h"
+#include "codec/cron.h"
 
 #include <lmdb.h>
 #include <inttypes.h>

@@ -10,8 +10,9 @@
  * environment twice).
  */
 #include "helpers.h"
+#include "core/internal.h"
 #include "store/store.h"
-#include "remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <errno.h>
 #include <lmdb.h>

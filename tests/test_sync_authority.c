@@ -9,7 +9,7 @@
  */
 #include "remote.h"
 #include "helpers.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "redis_helper.h"
 
 #include <signal.h>

@@ -6,7 +6,7 @@
 #include "conn.h"
 #include "helpers.h"
 
-#include "../core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #include "helpers.h"
 #include "redis_helper.h"
 
-#include "../core/remote_hook.h"
+#include "core/sync_hook.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 /*
  * cli.h - what the jobboard subcommands share. tools/ includes only the
- * public core/jobboard.h (and, with Redis, sync/jobboard_sync.h).
+ * public include/jobboard.h (and, with Redis, include/jobboard_sync.h).
  */
 #ifndef JOBBOARD_CLI_H
 #define JOBBOARD_CLI_H

@@ -53,7 +53,7 @@ int cli_sync_connected(void) { return 0; }
 
 #else /* JB_WITH_REDIS */
 
-#include "sync/jobboard_sync.h"
+#include "jobboard_sync.h"
 
 #include <time.h>
 

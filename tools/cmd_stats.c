@@ -18,7 +18,7 @@
 #include <time.h>
 
 #ifdef JB_WITH_REDIS
-#include "sync/jobboard_sync.h"
+#include "jobboard_sync.h"
 #endif
 
 #ifdef JB_WITH_MICROHTTPD

@@ -1,7 +1,7 @@
 /*
  * cmd_sync.c - `jobboard sync` (the board's replicator as a foreground
  * daemon) and `jobboard status` (the sync state), on libjbsync's
- * replicator (sync/jobboard_sync.h). Without Redis support both say so
+ * replicator (include/jobboard_sync.h). Without Redis support both say so
  * and exit 2.
  */
 #ifdef HAVE_CONFIG_H
@@ -228,7 +228,7 @@ int cmd_status(int argc, char **argv) {
 
 #else /* JB_WITH_REDIS */
 
-#include "sync/jobboard_sync.h"
+#include "jobboard_sync.h"
 
 #include <pthread.h>
 

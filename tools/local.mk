@@ -1,5 +1,5 @@
-# tools/: the jobboard CLI, built on core/jobboard.h (and, with Redis,
-# sync/jobboard_sync.h) only. One file per subcommand or small group
+# tools/: the jobboard CLI, built on include/jobboard.h (and, with Redis,
+# include/jobboard_sync.h) only. One file per subcommand or small group
 # (curl's src/ on libcurl); json.c maps details between JSON and msgpack.
 bin_PROGRAMS += jobboard
 jobboard_SOURCES = \

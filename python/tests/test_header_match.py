@@ -1,5 +1,5 @@
 """The binding's declarations (jobboard._native: CDEF, SYNC_CDEF) against
-the C headers (core/jobboard.h, sync/jobboard_sync.h).
+the C headers (include/jobboard.h, include/jobboard_sync.h).
 
 cffi's ABI mode trusts the declarations it is given: a struct that grew a
 field in the header, or a function whose argument changed type, would be
@@ -24,8 +24,8 @@ from jobboard._native import ffi, lib
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-HEADER = os.path.join(TOP, "core", "jobboard.h")
-SYNC_HEADER = os.path.join(TOP, "sync", "jobboard_sync.h")
+HEADER = os.path.join(TOP, "include", "jobboard.h")
+SYNC_HEADER = os.path.join(TOP, "include", "jobboard_sync.h")
 
 # The Python enums and the prefix of their members in the header.
 ENUMS = {

@@ -2,14 +2,14 @@
  * fuzz_decode.h - the posting decoder's contract, as the fuzz targets that
  * reach it check it (fuzz_posting.c, fuzz_redis.c): decode s[0..len) into
  * *job (zeroed by the caller); the answer is JB_OK or JB_ECORRUPT with a
- * reason, never JB_ENOMEM for inputs this small (core/mpscan.h).
+ * reason, never JB_ENOMEM for inputs this small (codec/mpscan.h).
  */
 #ifndef JOBBOARD_FUZZ_DECODE_H
 #define JOBBOARD_FUZZ_DECODE_H
 
 #include "fuzz.h"
 
-#include "core/posting.h"
+#include "codec/posting.h"
 
 static inline int fuzz_decode(jb_job *job, const void *s, size_t len) {
   char why[200] = "";

@@ -13,7 +13,7 @@
  */
 #include "fuzz.h"
 
-#include "core/posting.h"
+#include "codec/posting.h"
 #include "tools/json.h"
 
 #include <string.h>
@@ -55,7 +55,7 @@ static void json_side(const uint8_t *data, size_t size) {
 static void msgpack_side(const uint8_t *data, size_t size) {
   /* The CLI prints only what the library checked (details re-encoded by
    * the decoder, meta and results by jb__details_check): bytes that pass
-   * its scan (core/mpscan.h). */
+   * its scan (codec/mpscan.h). */
   size_t end;
   if (jb__mp_scan(data, size, &end, JB_MP_MAX_DEPTH) != JB_MP_OK) return;
   json_t *v = cli_msgpack_to_json(data, size);

@@ -1,5 +1,5 @@
 /*
- * fuzz_posting.c - the posting decoder (core/posting.c) on any bytes: a
+ * fuzz_posting.c - the posting decoder (codec/posting.c) on any bytes: a
  * posting as it comes from the board's LMDB records or from Redis (a job
  * listed by taskflow or another jobboard), the details map as
  * jb__details_check judges it for jb_job_post, and the oslo datetime.

@@ -53,7 +53,7 @@ trap cleanup EXIT
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -std=c11 -D_GNU_SOURCE -pthread \
-  -I$src/core -I$src -I$src/sync -I$src/tools $flags"
+  -I$src/include -I$src -I$src/sync -I$src/tools $flags"
 start=$(date +%s)
 echo "=== building in $work"
 mkdir -p "$work/obj"
@@ -68,7 +68,7 @@ build() { # archive-name sources...
   rm -f "$work/$lib"
   ar rcs "$work/$lib" "${objs[@]}"
 }
-build libcore.a "$src"/core/*.c "$src"/store/*.c || exit 2
+build libcore.a "$src"/base/*.c "$src"/codec/*.c "$src"/store/*.c "$src"/core/*.c || exit 2
 # The CLI's input side; cli_sync.c without JB_WITH_REDIS is its stubs.
 build libcli.a "$src"/tools/json.c "$src"/tools/post_input.c \
   "$src"/tools/cli_common.c "$src"/tools/cli_error.c \

@@ -1,7 +1,8 @@
 /*
  * mpscan.h - a look at msgpack bytes before msgpack-c unpacks them. Not
- * API. A header of inline code so that core/ and sync/ (a library of its
- * own, which sees none of libjobboard's hidden symbols) share one copy.
+ * API. A header of inline code so that the library and sync/ (a library of
+ * its own, which sees none of libjobboard's hidden symbols; it reaches
+ * this header through core/sync_hook.h) share one copy.
  *
  * msgpack-c's unpacker (msgpack_unpack_next, 4.0) has two traits that bad
  * input turns against its caller:

@@ -8,7 +8,8 @@
  * exited but not been reaped yet (a zombie) counts as gone: it will never
  * act on a claim again.
  */
-#include "internal.h"
+#include "base/util.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

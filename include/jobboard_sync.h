@@ -297,7 +297,7 @@ JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
  *    While Redis is away local posts wait in the board (decided locally)
  *    and go out in order when it returns;
  *  - pulls remote postings, ownership and removals into the board (see
- *    core/remote_hook.h), at once on our scripts' change notices
+ *    core/sync_hook.h), at once on our scripts' change notices
  *    (NS:notices) and by polling every poll_ms for taskflow peers, which
  *    publish none. A poll reads NS:sequence, the listings' length and the
  *    owner keys of the Redis-decided jobs on the board; the listings hash

@@ -1,7 +1,8 @@
 /*
  * posting.c - encode and decode taskflow postings (see posting.h).
  */
-#include "posting.h"
+#include "codec/posting.h"
+#include "base/error.h"
 
 #include <msgpack.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * about 2,900 days; within a matching day the hour and minute bit sets
  * give the answer directly.
  */
-#include "cron.h"
+#include "codec/cron.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /*
- * job.c - job snapshots: loading from the store's raw parts, accessors.
+ * job.c - job snapshots: loading from the store's raw parts, accessors;
+ * the jobx record's encoding.
  */
-#include "internal.h"
-#include "store/life.h"
-#include "posting.h"
-#include "remote_hook.h"
+#include "codec/job.h"
+#include "base/error.h"
+#include "codec/posting.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,9 +106,6 @@ int jb_job_holder_pid(const jb_job *job) { return job->holder_pid; }
 bool jb_job_holder_alive(const jb_job *job) { return job->holder_alive; }
 bool jb_job_remote(const jb_job *job) { return job->remote; }
 
-bool jb__job_publishing(const jb_job *job) { return job->publishing; }
-
-bool jb__job_ours(const jb_job *job) { return job->ours; }
 const char *jb_job_book_name(const jb_job *job) { return job->book_name; }
 const char *jb_job_book_uuid(const jb_job *job) { return job->book_uuid; }
 
@@ -120,4 +117,35 @@ const void *jb_job_details(const jb_job *job, size_t *len) {
 const void *jb_job_posting(const jb_job *job, size_t *len) {
   if (len) *len = job->posting.len;
   return job->posting.data;
+}
+
+/* ---------------------------------------------------------- jobx records */
+
+size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out) {
+  memcpy(out, &x->rec, sizeof x->rec);
+  memcpy(out + sizeof x->rec, x->unique, x->rec.unique_len);
+  memcpy(out + sizeof x->rec + x->rec.unique_len, x->reason,
+         x->rec.reason_len);
+  return sizeof x->rec + x->rec.unique_len + x->rec.reason_len;
+}
+
+int jb__jobx_decode(jb_jobx *x, const void *data, size_t len) {
+  memset(x, 0, sizeof *x);
+  if (len < sizeof x->rec) return -1;
+  memcpy(&x->rec, data, sizeof x->rec);
+  if (x->rec.format != 1 || x->rec.unique_len > JB_UNIQUE_MAX ||
+      x->rec.reason_len > JB_REASON_MAX ||
+      len != sizeof x->rec + x->rec.unique_len + x->rec.reason_len)
+    return -1;
+  const uint8_t *d = (const uint8_t *)data + sizeof x->rec;
+  memcpy(x->unique, d, x->rec.unique_len);
+  memcpy(x->reason, d + x->rec.unique_len, x->rec.reason_len);
+  x->found = true;
+  return 0;
+}
+
+void jb__jobx_set_reason(jb_jobx *x, const char *reason, size_t len) {
+  if (len > JB_REASON_MAX) len = JB_REASON_MAX;
+  memcpy(x->reason, reason, len);
+  x->rec.reason_len = (uint16_t)len;
 }

@@ -18,8 +18,9 @@
 #ifndef JOBBOARD_POSTING_H
 #define JOBBOARD_POSTING_H
 
-#include "internal.h"
-#include "mpscan.h"
+#include "base/util.h"
+#include "codec/job.h"
+#include "codec/mpscan.h"
 
 /* The oslo_serialization ext type of a datetime. */
 #define JB_EXT_DATETIME 1

@@ -2,8 +2,10 @@
  * util.c - small shared pieces: version, names of enums, uuids, UTF-8,
  * time, growable buffers.
  */
-#include "internal.h"
+#include "base/util.h"
+#include "base/error.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -1,16 +1,15 @@
 /*
- * errmsg.h - setting the calling thread's jb_errmsg() text. Not API.
+ * error.h - setting the calling thread's jb_errmsg() text. Not API.
  *
- * These two are the only internals libjobboard exports (default
+ * The two functions are internals that libjobboard exports (default
  * visibility, "jb__" names, absent from jobboard.h): libjbsync is a separate
  * shared library layered on libjobboard, and its failures must leave their
  * message where jb_errmsg() reads it, so that a caller mixing board and
- * Redis calls has one message to print, not two to choose from. The core
- * never includes anything of sync/; this header is the whole contract in
- * that direction.
+ * Redis calls has one message to print, not two to choose from. libjbsync
+ * reaches them through core/sync_hook.h.
  */
-#ifndef JOBBOARD_ERRMSG_H
-#define JOBBOARD_ERRMSG_H
+#ifndef JOBBOARD_BASE_ERROR_H
+#define JOBBOARD_BASE_ERROR_H
 
 #include "jobboard.h"
 

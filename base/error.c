@@ -4,7 +4,8 @@
  * The message is per thread because threads share a board handle: thread
  * A's failure must not overwrite what thread B is about to print.
  */
-#include "internal.h"
+#include "base/util.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <stdarg.h>

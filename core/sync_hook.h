@@ -1,22 +1,47 @@
 /*
- * remote_hook.h - the hook through which libjbsync decides Redis-decided jobs
- * (DESIGN.md section 6). Not API: like errmsg.h, these are internals that
- * libjobboard exports (default visibility, "jb__" names, absent from
- * jobboard.h) for libjbsync, which installs the hook
- * (jb_sync_attach) and marks the jobs it publishes. The core never
- * includes hiredis or anything of sync/.
+ * sync_hook.h - all that libjbsync (sync/) sees of libjobboard beyond the
+ * public header: the hook through which it decides Redis-decided jobs
+ * (DESIGN.md section 6) and the board operations its replicator needs.
+ * sync/ includes include/ and this header, nothing else of the library's
+ * folders (tests/layers.sh checks it). Not API: the functions are
+ * internals that libjobboard exports (default visibility, "jb__" names,
+ * absent from jobboard.h) because libjbsync is a shared library of its
+ * own, layered on libjobboard, that sees none of its hidden symbols. The
+ * board never includes hiredis or anything of sync/.
  *
- * Each operation gets the job's uuid text and the caller's owner name,
+ * What it exposes, and why:
+ *  - jb__err, jb__err_errno (base/error.h, included): libjbsync's failures
+ *    leave their message where jb_errmsg() reads it, so a caller mixing
+ *    board and Redis calls has one message to print.
+ *  - jb__mp_scan (codec/mpscan.h, included; inline): Redis replies are
+ *    checked before msgpack-c unpacks them, by the same code as postings.
+ *  - jb_remote_ops, jb__board_set_remote: jb_sync_attach installs the
+ *    hook that claims, releases, extends, reserves and cancels
+ *    Redis-decided jobs in Redis first.
+ *  - jb__board_bury_unpublished: a publication Redis refused (its unique
+ *    key held elsewhere) ends the job here.
+ *  - jb__board_replicator_runs, jb__board_synced: whether a replicator
+ *    holds the board, whether the board is synced at all.
+ *  - jb__board_mark_remote, jb__board_set_published, jb__job_publishing,
+ *    jb__job_ours: a job's publication as the replicator moves it.
+ *  - jb__board_mirror_listings, jb__board_mirror_gone(_x): the
+ *    replicator's pull of what Redis holds into the local board.
+ *  - jb__board_setting_get/_set/_claim: the Redis URL and namespace kept
+ *    with the board.
+ *
+ * Each hook operation gets the job's uuid text and the caller's owner name,
  * and returns JB_OK when Redis decided in the caller's favour, or a JB_E*
  * code with the message set (JB_EOFFLINE when Redis cannot be reached or
  * the reply was lost; JB_ECLAIMED / JB_ENOTOWNER / JB_ENOTFOUND when Redis
  * refused). Only after JB_OK does the core record the outcome locally,
  * in one write transaction; on anything else nothing local changes.
  */
-#ifndef JOBBOARD_REMOTE_HOOK_H
-#define JOBBOARD_REMOTE_HOOK_H
+#ifndef JOBBOARD_CORE_SYNC_HOOK_H
+#define JOBBOARD_CORE_SYNC_HOOK_H
 
 #include "jobboard.h"
+#include "base/error.h"
+#include "codec/mpscan.h"
 
 #include <stdbool.h>
 #include <stdint.h>
