@@ -4,6 +4,12 @@
 # Each cmocka program is one area (api, bad input, ordering, storage,
 # processes racing, kill -9 torture, threads, entities); tests/helpers.c gives them a
 # fresh board directory per test and forked children under a deadline.
+#
+# Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by
+# automake's TAP driver; the C programs keep the exit-status driver.
+TEST_EXTENSIONS = .sh
+SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+EXTRA_DIST += tests/lib/harness.sh
 if ENABLE_TESTS
 JB_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 JB_TEST_LIBS = libjbcore.la $(CMOCKA_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
