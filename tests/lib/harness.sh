@@ -18,8 +18,8 @@
 #   program VAR DEFAULT   VAR (if set) or DEFAULT as an absolute path to an
 #                         executable; bails without one
 #
-# Commands and their checks: run CMD... keeps CMD's stdout in $out, its
-# stderr in $err and its status in $rc; the checks below look at the last
+# Commands and their checks: run CMD... keeps CMD's stdout in $out (and the
+# file $run_out), its stderr in $err ($run_err) and its status in $rc; the checks below look at the last
 # run and, when they fail, print the step, the command and its output:
 #   expect_rc CODE WHAT           exit status CODE
 #   expect_ok WHAT                exit 0 and nothing on stderr
@@ -48,6 +48,8 @@ h_tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-harness.XXXXXX") || {
   echo "Bail out! $h_name: mktemp failed"
   exit 99
 }
+run_out=$h_tmp/out
+run_err=$h_tmp/err
 
 h_since() {
   awk -v a="$h_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
@@ -182,10 +184,10 @@ program() { # program VAR DEFAULT
 
 run() {
   h_cmd=$*
-  "$@" >"$h_tmp/out" 2>"$h_tmp/err"
+  "$@" >"$run_out" 2>"$run_err"
   rc=$?
-  out=$(cat "$h_tmp/out")
-  err=$(cat "$h_tmp/err")
+  out=$(cat "$run_out")
+  err=$(cat "$run_err")
   return 0
 }
 # h_show: the last command and its output, as diagnostics.
