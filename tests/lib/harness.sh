@@ -5,9 +5,11 @@
 # and the plan "1..N" at the end ("1..0 # SKIP reason" for a skipped test).
 #
 #   begin STEP / end      a step; every fail between them fails it
+#   pass STEP             a step that passed (a check made without begin)
 #   fail MSG              a failure, named after the current step (outside a
 #                         step, a failed step of its own)
 #   note MSG              a diagnostic line, with the seconds since the start
+#   show_file FILE...     the lines of each non-empty FILE as diagnostics
 #   skip REASON           the current step is skipped (unless it fails)
 #   skip_all REASON       the whole test is skipped (what exit 77 was)
 #   bail MSG              a hard error: the test cannot run (what exit 99 was)
@@ -96,6 +98,15 @@ end() {
     h_line ok "$h_step"
   fi
   h_step=""
+}
+pass() {
+  end
+  h_line ok "$*"
+}
+show_file() {
+  for h_f in "$@"; do
+    [ ! -s "$h_f" ] || h_diag "$(sed 's/^/  | /' "$h_f")"
+  done
 }
 fail() {
   if [ -n "$h_step" ]; then
