@@ -9,6 +9,7 @@
 #   fail MSG              a failure, named after the current step (outside a
 #                         step, a failed step of its own)
 #   note MSG              a diagnostic line, with the seconds since the start
+#   since                 prints the seconds since the start, e.g. 12.3
 #   show_file FILE...     the lines of each non-empty FILE as diagnostics
 #   skip REASON           the current step is skipped (unless it fails)
 #   skip_all REASON       the whole test is skipped (what exit 77 was)
@@ -34,6 +35,9 @@
 # A step that needs a fresh state defines step_setup, which begin calls
 # ($step_no is the number of the step begun).
 
+# Sourced once (sync_lib.sh sources it too).
+[ -z "${h_loaded:-}" ] || return 0
+h_loaded=1
 h_name=${0##*/}
 h_t0=$(date +%s.%N)
 h_n=0          # TAP lines printed
@@ -44,6 +48,7 @@ h_skip=""      # the open step's skip reason
 h_done=0       # finish ran
 h_exits=""     # at_exit commands
 h_onfail=""    # on_failure commands
+h_nrec=0       # failures this shell recorded
 step_no=0
 out="" err="" rc=0 h_cmd=""
 h_tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-harness.XXXXXX") || {
@@ -53,7 +58,7 @@ h_tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-harness.XXXXXX") || {
 run_out=$h_tmp/out
 run_err=$h_tmp/err
 
-h_since() {
+since() {
   awk -v a="$h_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
 }
 # h_diag TEXT: TEXT's lines as TAP diagnostics.
@@ -61,7 +66,7 @@ h_diag() {
   printf '%s\n' "$*" | sed 's/^/# /'
 }
 note() {
-  h_diag "[$(h_since)s] $*"
+  h_diag "[$(since)s] $*"
 }
 
 # h_line ok|"not ok" DESCRIPTION [DIRECTIVE]
@@ -109,12 +114,14 @@ show_file() {
   done
 }
 fail() {
+  h_nrec=$((h_nrec + 1))
+  echo x >>"$h_tmp/count"
   if [ -n "$h_step" ]; then
-    h_diag "FAIL [$(h_since)s] $h_step: $*"
+    h_diag "FAIL [$(since)s] $h_step: $*"
     h_bad=1
     printf '%s: %s\n' "$h_step" "$*" >>"$h_tmp/failures"
   else
-    h_diag "FAIL [$(h_since)s]: $*"
+    h_diag "FAIL [$(since)s]: $*"
     printf '%s\n' "$*" >>"$h_tmp/failures"
     h_line "not ok" "$*"
   fi
@@ -152,6 +159,10 @@ on_failure() {
 finish() {
   end
   h_done=1
+  # A fail in a subshell ($(...), a pipeline) reaches only the files.
+  h_all=$(cat "$h_tmp/count" 2>/dev/null | wc -l)
+  [ "$h_all" -le "$h_nrec" ] ||
+    h_line "not ok" "$((h_all - h_nrec)) failure(s) in a subshell (below)"
   [ "$h_n" != 0 ] || h_line ok "$h_name"
   echo "1..$h_n"
   [ "$h_failed" = 0 ] && exit 0
