@@ -12,12 +12,11 @@
 # or no overrides that (for a jobboard-bench from elsewhere, named by
 # JOBBOARD_BENCH).
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 BENCH=${JOBBOARD_BENCH:-./jobboard-bench}
 PYTHON=${PYTHON:-python3}
-command -v "$PYTHON" >/dev/null 2>&1 || {
-    echo "bench_parts.sh: python3 is needed to check JSON lines" >&2
-    exit 99
-}
+command -v "$PYTHON" >/dev/null 2>&1 ||
+    bail "python3 is needed to check JSON lines"
 if [ -z "${JB_SQLITE:-}" ]; then
     if [ -f config.h ] && grep -q '^#define HAVE_SQLITE3 1' config.h; then
         JB_SQLITE=yes
@@ -26,18 +25,11 @@ if [ -z "${JB_SQLITE:-}" ]; then
     fi
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-bench-parts.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-bench-parts.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$tmp"'
 trap 'exit 1' INT TERM
 
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-bad() {
-    echo "FAIL - $1"
-    failed=$((failed + 1))
-    for f in "$2" "$2.err"; do [ ! -s "$f" ] || sed 's/^/  | /' "$f"; done
-}
+bad() { fail "$1"; show_file "$2" "$2.err"; }
 # has FILE PATTERN...: every pattern (grep -E) is in FILE
 has() {
     f=$1; shift
@@ -46,7 +38,7 @@ has() {
 # check NAME FILE PATTERN...: ok when every pattern is in FILE
 check() {
     name=$1 f=$2; shift 2
-    if has "$f" "$@"; then ok "$name"; else bad "$name" "$f"; fi
+    if has "$f" "$@"; then pass "$name"; else bad "$name" "$f"; fi
 }
 
 # Tiny sizes: every mode, two thread counts, two process counts, two batch
@@ -58,7 +50,7 @@ tiny="--jobs 40 --sync-jobs 3 --rounds 1 --wakes 0 --no-claims \
 # --- without --peers: the text lines --------------------------------------
 # shellcheck disable=SC2086
 if "$BENCH" $tiny >"$tmp/text" 2>"$tmp/text.err"; then
-    ok "bench (tiny) exits 0"
+    pass "bench (tiny) exits 0"
 else
     bad "bench (tiny) exits 0" "$tmp/text"
 fi
@@ -82,7 +74,7 @@ check "posting part: single and each batch size, per mode" "$tmp/text" \
 if grep -q SQLite "$tmp/text"; then
     bad "no SQLite rows without --peers" "$tmp/text"
 else
-    ok "no SQLite rows without --peers"
+    pass "no SQLite rows without --peers"
 fi
 
 # --- JSON lines: count them by type, check their keys ---------------------
@@ -167,7 +159,7 @@ jsoncheck() {
 # shellcheck disable=SC2086
 if "$BENCH" $tiny --json >"$tmp/json" 2>"$tmp/json.err" &&
     jsoncheck "$tmp/json" 0; then
-    ok "bench --json (tiny): threads, multi and batch lines, no sqlite keys"
+    pass "bench --json (tiny): threads, multi and batch lines, no sqlite keys"
 else
     bad "bench --json (tiny): threads, multi and batch lines, no sqlite keys" \
         "$tmp/json"
@@ -177,7 +169,7 @@ fi
 if [ "$JB_SQLITE" = yes ]; then
     # shellcheck disable=SC2086
     if "$BENCH" $tiny --peers >"$tmp/peers" 2>"$tmp/peers.err"; then
-        ok "bench --peers (tiny) exits 0"
+        pass "bench --peers (tiny) exits 0"
     else
         bad "bench --peers (tiny) exits 0" "$tmp/peers"
     fi
@@ -187,7 +179,7 @@ if [ "$JB_SQLITE" = yes ]; then
         '^  SQLite NORMAL +[0-9]+ +[0-9.]+ +[0-9.]+$' \
         '^  SQLite OFF +[0-9]+ +[0-9.]+ +[0-9.]+$'
     [ "$(grep -c '^  SQLite OFF ' "$tmp/peers")" = 3 ] &&
-        ok "--peers: SQLite OFF in the single figure and both races" ||
+        pass "--peers: SQLite OFF in the single figure and both races" ||
         bad "--peers: SQLite OFF in the single figure and both races" \
             "$tmp/peers"
     check "--peers: SQLite columns in the threads and posting parts" \
@@ -199,7 +191,7 @@ if [ "$JB_SQLITE" = yes ]; then
     # shellcheck disable=SC2086
     if "$BENCH" $tiny --peers --json >"$tmp/pjson" \
         2>"$tmp/pjson.err" && jsoncheck "$tmp/pjson" 1; then
-        ok "bench --peers --json (tiny): sqlite keys in every line"
+        pass "bench --peers --json (tiny): sqlite keys in every line"
     else
         bad "bench --peers --json (tiny): sqlite keys in every line" \
             "$tmp/pjson"
@@ -209,7 +201,7 @@ else
     rc=$?
     if [ "$rc" = 2 ] && has "$tmp/nope" 'built without SQLite' \
         'libsqlite3-dev' 'configure' && ! grep -q cycles "$tmp/nope"; then
-        ok "--peers in a build without SQLite: exit 2, says how to get it"
+        pass "--peers in a build without SQLite: exit 2, says how to get it"
     else
         bad "--peers in a build without SQLite: exit 2 (got $rc), says how" \
             "$tmp/nope"
@@ -222,7 +214,7 @@ refuse() {
     "$BENCH" "$@" >"$tmp/usage" 2>&1
     rc=$?
     if [ "$rc" = 2 ] && has "$tmp/usage" "$pattern"; then
-        ok "refused: $name"
+        pass "refused: $name"
     else
         bad "refused: $name (exit $rc)" "$tmp/usage"
     fi
@@ -264,7 +256,7 @@ if "$BENCH" --modes none --jobs 10 --rounds 1 --wakes 30 \
     --no-claims --threads 1 --procs 2 --batch 2 --post-jobs 4 --json \
     >"$tmp/wake" 2>"$tmp/wake.err" &&
     "$PYTHON" "$tmp/wake.py" "$tmp/wake" >>"$tmp/wake.err" 2>&1; then
-    ok "wake-up part: timed from the commit and from the post call"
+    pass "wake-up part: timed from the commit and from the post call"
 else
     bad "wake-up part: timed from the commit and from the post call" \
         "$tmp/wake"
@@ -281,5 +273,4 @@ else
     bad "wake-up part: its rows" "$tmp/waket"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -5,36 +5,29 @@
 # socket, exit status and the rows printed. Nothing about speed is checked.
 #
 # Needs redis-server and /usr/bin/python3 with python3-taskflow (as
-# tests/test_sync_scripts.sh); JOBBOARD_SKIP_REDIS=1 skips it (exit 77).
+# tests/test_sync_scripts.sh); JOBBOARD_SKIP_REDIS=1 skips it (TAP: 1..0 # SKIP).
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
 BENCH=${JOBBOARD_BENCH:-./jobboard-bench}
 py=/usr/bin/python3
 
-if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
-    echo "SKIP: JOBBOARD_SKIP_REDIS=1"
-    exit 77
-fi
+[ "${JOBBOARD_SKIP_REDIS:-}" != 1 ] || skip_all "JOBBOARD_SKIP_REDIS=1"
 command -v redis-server >/dev/null 2>&1 && [ -x "$py" ] &&
-    "$py" -c 'import taskflow.jobs.backends.impl_redis' 2>/dev/null || {
-    echo "FAIL: needs redis-server and python3-taskflow" >&2
-    echo "  install: apt-get install -y redis-server python3-taskflow" >&2
-    exit 1
-}
+    "$py" -c 'import taskflow.jobs.backends.impl_redis' 2>/dev/null ||
+    die "needs redis-server and python3-taskflow
+  install: apt-get install -y redis-server python3-taskflow"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-bench-redis-test.XXXXXX") || exit 99
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-bench-redis-test.XXXXXX") || bail "mktemp failed"
 server=""
 stop() {
     [ -z "$server" ] || { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
     rm -rf "$tmp"
 }
-trap stop EXIT
+at_exit stop
 trap 'exit 1' INT TERM
 
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL - $1"; failed=$((failed + 1)); [ ! -f "$2" ] || sed 's/^/  | /' "$2"; }
+bad() { fail "$1"; show_file "$2"; }
 # has FILE PATTERN...: every pattern (grep -E) is in FILE
 has() {
     f=$1; shift
@@ -50,7 +43,7 @@ if "$srcdir/bench/bench-redis.sh" --jobs 20 --bench "$BENCH" -- \
         'claim p50 / \(PING \+ local commit, timed together\) p50' \
         '^publish +1000 +3 ' '^replicated +1000 +3 ' '^taskflow +20 +2 ' \
         '^replicator .*cycles/s'; then
-    ok "bench/bench-redis.sh --jobs 20"
+    pass "bench/bench-redis.sh --jobs 20"
 else
     bad "bench/bench-redis.sh --jobs 20" "$tmp/driver"
 fi
@@ -73,7 +66,7 @@ if "$BENCH" --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
         '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
         '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50' \
         'claim p50 / \(PING \+ local commit\) p50'; then
-    ok "bench --redis --jobs 50"
+    pass "bench --redis --jobs 50"
 else
     bad "bench --redis --jobs 50" "$tmp/text"
 fi
@@ -88,14 +81,14 @@ if "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 3 \
         '^  taskflow \(no notice\) +10 +2 +[0-9]' \
         '^  plain +[0-9]' '^  attached +[0-9]' '^  replicator +[0-9]' \
         '^  kept local +[0-9]' '^  through Redis +[0-9]'; then
-    ok "bench --redis: wake-ups through Redis, cycles with the sync on"
+    pass "bench --redis: wake-ups through Redis, cycles with the sync on"
 else
     bad "bench --redis: wake-ups through Redis, cycles with the sync on" "$tmp/sync"
 fi
 "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
     --cycles 0 >"$tmp/none" 2>&1
 if [ $? -eq 0 ] && ! grep -q 'wake-up through Redis\|local cycle' "$tmp/none"
-then ok "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped"
+then pass "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped"
 else bad "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped" "$tmp/none"; fi
 
 if "$BENCH" --redis "unix://$sock" --jobs 50 --namespace t-json \
@@ -123,7 +116,7 @@ assert (c["replicator_kept_local_cycles"] +
         c["replicator_via_redis_cycles"]) == 20, c
 EOF
 then
-    ok "bench --redis --json"
+    pass "bench --redis --json"
 else
     bad "bench --redis --json" "$tmp/ours.json"
 fi
@@ -132,7 +125,7 @@ if "$py" "$srcdir/bench/bench-taskflow.py" --socket "$sock" --jobs 20 \
         --json >"$tmp/tf.json" 2>&1 &&
     "$py" "$srcdir/bench/bench-taskflow.py" --compare "$tmp/ours.json" \
         "$tmp/tf.json" >"$tmp/cmp" 2>&1 && has "$tmp/cmp" '^claim .*x'; then
-    ok "bench-taskflow.py --jobs 20, --compare"
+    pass "bench-taskflow.py --jobs 20, --compare"
 else
     bad "bench-taskflow.py --jobs 20, --compare" "$tmp/cmp"
 fi
@@ -141,26 +134,25 @@ if "$py" "$srcdir/bench/bench-claim-script.py" --socket "$sock" --jobs 20 \
         --rounds 1 >"$tmp/scripts" 2>&1 &&
     has "$tmp/scripts" '^return1 +[0-9.]+ .* 0\.0$' \
         '^taskflow +[0-9.]+ .* 4\.0$' '^ours +[0-9.]+ .* 6\.0$'; then
-    ok "bench-claim-script.py --jobs 20"
+    pass "bench-claim-script.py --jobs 20"
 else
     bad "bench-claim-script.py --jobs 20" "$tmp/scripts"
 fi
 
 "$BENCH" --namespace x >"$tmp/usage" 2>&1
-if [ $? -eq 2 ]; then ok "--namespace without --redis: usage error"
+if [ $? -eq 2 ]; then pass "--namespace without --redis: usage error"
 else bad "--namespace without --redis: usage error" "$tmp/usage"; fi
 "$BENCH" --redis "unix://$sock" --modes none,full >"$tmp/usage" 2>&1
-if [ $? -eq 2 ]; then ok "--redis with two modes: usage error"
+if [ $? -eq 2 ]; then pass "--redis with two modes: usage error"
 else bad "--redis with two modes: usage error" "$tmp/usage"; fi
 "$BENCH" --poll 100 >"$tmp/usage" 2>&1
-if [ $? -eq 2 ]; then ok "--poll without --redis: usage error"
+if [ $? -eq 2 ]; then pass "--poll without --redis: usage error"
 else bad "--poll without --redis: usage error" "$tmp/usage"; fi
 "$BENCH" --redis "unix://$sock" --poll 100,0 >"$tmp/usage" 2>&1
-if [ $? -eq 2 ]; then ok "--poll 100,0: usage error"
+if [ $? -eq 2 ]; then pass "--poll 100,0: usage error"
 else bad "--poll 100,0: usage error" "$tmp/usage"; fi
 "$BENCH" --redis "redis://127.0.0.1:1" --jobs 5 >"$tmp/refused" 2>&1
-if [ $? -eq 1 ] && has "$tmp/refused" 'connect'; then ok "--redis, no server: exit 1"
+if [ $? -eq 1 ] && has "$tmp/refused" 'connect'; then pass "--redis, no server: exit 1"
 else bad "--redis, no server: exit 1" "$tmp/refused"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -2,127 +2,44 @@
 # tests/cli.sh - the jobboard command line, end to end.
 #
 # Runs the built ./jobboard (or $JOBBOARD) against fresh boards under one
-# mktemp -d directory, removed on exit. Each test prints "ok" or "FAIL"
-# with its name; the script exits 1 if any failed. JSON output is checked
-# with python3's json module (jq is not assumed).
+# mktemp -d directory, removed on exit. Each step is a TAP line
+# (tests/lib/harness.sh); the script exits 1 if any failed. JSON output is
+# checked with python3's json module (jq is not assumed).
 #
 # Under `make check` the working directory is the build directory.
 
 set -u
 
-JOBBOARD=${JOBBOARD:-./jobboard}
-case $JOBBOARD in
-  /*) ;;
-  *) JOBBOARD=$PWD/$JOBBOARD ;;
-esac
-if [ ! -x "$JOBBOARD" ]; then
-  echo "cli.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
-  exit 99 # automake: hard error
-fi
-# A process that registers an entity and holds it (tests/entity_holder.c).
-HOLDER=${ENTITY_HOLDER:-./tests/entity_holder}
-case $HOLDER in
-  /*) ;;
-  *) HOLDER=$PWD/$HOLDER ;;
-esac
-if [ ! -x "$HOLDER" ]; then
-  echo "cli.sh: no entity_holder program at $HOLDER (set ENTITY_HOLDER)" >&2
-  exit 99
-fi
-PYTHON=${PYTHON:-python3}
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-  echo "cli.sh: python3 is needed to check JSON output" >&2
-  exit 99
-fi
+. "$(dirname "$0")/lib/harness.sh"
 
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-cli.XXXXXX") || exit 99
-trap 'rm -rf "$ROOT"' EXIT
+program JOBBOARD ./jobboard
+# A process that registers an entity and holds it (tests/entity_holder.c).
+program ENTITY_HOLDER ./tests/entity_holder
+HOLDER=$ENTITY_HOLDER
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 ||
+  bail "python3 is needed to check JSON output"
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-cli.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$ROOT"'
 trap 'exit 130' INT TERM
 unset JOBBOARD_DIR
 
-failures=0
-tests=0
-current=""
-test_failed=0
+# Each step has a fresh board directory $B (not created).
+step_setup() { B=$ROOT/board$step_no; }
+# A failed command says one line "jobboard: ..." and nothing on stdout.
+ERROR_PREFIX="jobboard: "
 
-# --- harness --------------------------------------------------------------
-
-# begin NAME: a new test with a fresh board directory $B (not created).
-begin() {
-  current=$1
-  test_failed=0
-  tests=$((tests + 1))
-  B=$ROOT/board$tests
-}
-
-fail() {
-  echo "  $current: $*"
-  test_failed=1
-}
-
-# end: print the test's verdict.
-end() {
-  if [ "$test_failed" = 0 ]; then
-    echo "ok   $tests $current"
-  else
-    echo "FAIL $tests $current"
-    failures=$((failures + 1))
-  fi
-}
-
-# jb ARGS: run jobboard on the test's board; sets $out, $err, $rc.
+# jb ARGS: run jobboard on the step's board; sets $out, $err, $rc.
 jb() {
   run "$JOBBOARD" --board "$B" "$@"
-}
-
-# run CMD ARGS: sets $out (stdout), $err (stderr), $rc (exit status).
-run() {
-  "$@" >"$ROOT/out" 2>"$ROOT/err"
-  rc=$?
-  out=$(cat "$ROOT/out")
-  err=$(cat "$ROOT/err")
 }
 
 # Like run, with stdin from the file $1.
 run_in() {
   local input=$1
   shift
-  "$@" <"$input" >"$ROOT/out" 2>"$ROOT/err"
-  rc=$?
-  out=$(cat "$ROOT/out")
-  err=$(cat "$ROOT/err")
-}
-
-expect_rc() { # expect_rc CODE WHAT
-  [ "$rc" = "$1" ] || fail "$2: exit status $rc, expected $1 (stderr: $err)"
-}
-
-expect_ok() { # expect_ok WHAT: exit 0 and nothing on stderr
-  expect_rc 0 "$1"
-  [ -z "$err" ] || fail "$1: unexpected stderr: $err"
-}
-
-expect_out() { # expect_out TEXT WHAT
-  [ "$out" = "$1" ] || fail "$2: stdout was '$out', expected '$1'"
-}
-
-# expect_error CODE SUBSTRING WHAT: the exit status, exactly one stderr line
-# starting with "jobboard: " and containing SUBSTRING, and nothing on stdout.
-expect_error() {
-  local code=$1 sub=$2 what=$3 lines
-  expect_rc "$code" "$what"
-  lines=$(printf '%s\n' "$err" | wc -l)
-  [ -n "$err" ] && [ "$lines" -eq 1 ] ||
-    fail "$what: stderr should be one line, was: $err"
-  case $err in
-    "jobboard: "*) ;;
-    *) fail "$what: stderr does not start with 'jobboard: ': $err" ;;
-  esac
-  case $err in
-    *"$sub"*) ;;
-    *) fail "$what: stderr does not mention '$sub': $err" ;;
-  esac
-  [ -z "$out" ] || fail "$what: unexpected stdout: $out"
+  run "$@" <"$input"
 }
 
 is_uuid() {
@@ -1051,7 +968,7 @@ jb claim --who w1 "$u3"; jb consume --who w1 "$u3"; expect_ok "consume"
 rm -f "$B/lock.mdb"
 sum=$(md5sum <"$B/data.mdb")
 chmod a-w "$B" "$B/data.mdb"
-run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$step_no"
 expect_ok "salvage"
 printf '%s\n' "$out" | grep -qx "copied: job $u1 (keep-1)" || fail "no copied line for $u1: $out"
 printf '%s\n' "$out" | tail -1 | grep -q "^copied 2 (from unreachable pages 0), undecodable 0, completed 0, bad pages 0, bad tables 0, history 1$" ||
@@ -1059,27 +976,27 @@ printf '%s\n' "$out" | tail -1 | grep -q "^copied 2 (from unreachable pages 0), 
 [ ! -e "$B/lock.mdb" ] || fail "salvage made a lock file in the source"
 [ "$(md5sum <"$B/data.mdb")" = "$sum" ] || fail "salvage changed the source"
 chmod u+w "$B" "$B/data.mdb"
-run "$JOBBOARD" --board "$ROOT/salv$tests" check; expect_ok "check of the salvaged board"
-run "$JOBBOARD" --board "$ROOT/salv$tests" state "$u2"; expect_out UNCLAIMED "the claim was dropped"
-run "$JOBBOARD" --board "$ROOT/salv$tests" state "$u3"; expect_out COMPLETE "the consumed job stays consumed"
-run "$JOBBOARD" salvage --json "$B" "$ROOT/salvj$tests"; expect_ok "salvage --json"
+run "$JOBBOARD" --board "$ROOT/salv$step_no" check; expect_ok "check of the salvaged board"
+run "$JOBBOARD" --board "$ROOT/salv$step_no" state "$u2"; expect_out UNCLAIMED "the claim was dropped"
+run "$JOBBOARD" --board "$ROOT/salv$step_no" state "$u3"; expect_out COMPLETE "the consumed job stays consumed"
+run "$JOBBOARD" salvage --json "$B" "$ROOT/salvj$step_no"; expect_ok "salvage --json"
 json_check 'lines[-1] == {"copied": 2, "orphaned": 0, "undecodable": 0, "completed": 0, "bad_pages": 0, "bad_tables": 0, "history": 1} and lines[0]["copied"].startswith("job ")'
-run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$step_no"
 expect_error 2 "is not empty" "salvage into a board"
-run "$JOBBOARD" salvage "$ROOT/no-such" "$ROOT/salvn$tests"
+run "$JOBBOARD" salvage "$ROOT/no-such" "$ROOT/salvn$step_no"
 expect_error 3 "does not exist" "salvage of a missing board"
 run "$JOBBOARD" salvage "$B"
 expect_error 2 "DST" "salvage without DST"
-run "$JOBBOARD" --board "$B" salvage "$B" "$ROOT/salvb$tests"
+run "$JOBBOARD" --board "$B" salvage "$B" "$ROOT/salvb$step_no"
 expect_error 2 "not --board" "salvage with --board"
 end
 
 begin "salvage of a board with both meta pages overwritten writes nothing, exit 9"
 post one
 "$PYTHON" -c 'import sys; f = open(sys.argv[1], "r+b"); f.write(bytes(8192))' "$B/data.mdb"
-run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$step_no"
 expect_error 9 "neither meta page can be read" "salvage without a meta page"
-[ ! -e "$ROOT/salv$tests" ] || fail "salvage made its target anyway"
+[ ! -e "$ROOT/salv$step_no" ] || fail "salvage made its target anyway"
 end
 
 begin "claim-next --count N claims up to N in claim order; all there are when fewer (issue 12)"
@@ -1383,11 +1300,11 @@ jb claim --who w1 "$u3"; expect_ok "claim"
 jb abandon --who w1 --reason "bad input" --dead "$u3"; expect_ok "abandon --dead"
 jb schedule add beat --every 60 --job-name beat; expect_ok "schedule add"
 rm -f "$B/lock.mdb"
-run "$JOBBOARD" salvage "$B" "$ROOT/salv$tests"
+run "$JOBBOARD" salvage "$B" "$ROOT/salv$step_no"
 expect_ok "salvage"
 printf '%s\n' "$out" | grep -q "copied as they were: 2 jobs' attempts, options, unique keys or due times; 1 dead letters; 1 schedules" ||
   fail "salvage's note: $out"
-S=$ROOT/salv$tests
+S=$ROOT/salv$step_no
 run "$JOBBOARD" --board "$S" check; expect_ok "check of the salvaged board"
 run "$JOBBOARD" --board "$S" show --json "$u1"
 json_check 'j["not_before"] is not None'
@@ -1406,5 +1323,4 @@ run "$JOBBOARD" --board "$S" schedule list --json
 json_check 'len(lines) == 1 and j["name"] == "beat" and j["every"] == 60.0'
 end
 
-echo "$tests tests, $failures failed"
-[ "$failures" -eq 0 ]
+finish

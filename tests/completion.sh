@@ -7,36 +7,34 @@
 # of the board named by --board. Every command of `jobboard --help`
 # completes some options.
 #
-# Skipped (77) when bash-completion is not installed (apt-get install
+# Skipped (TAP: 1..0 # SKIP) when bash-completion is not installed (apt-get install
 # bash-completion): the completion relies on its _init_completion.
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
-srcdir=$(cd "$srcdir" && pwd) || exit 99
+srcdir=$(cd "$srcdir" && pwd) || bail "no directory $srcdir"
 top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
 J=$top_builddir/jobboard
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 bc=
 for f in "$(pkg-config --variable=datadir bash-completion 2>/dev/null)/bash-completion/bash_completion" \
   /usr/share/bash-completion/bash_completion; do
   [ -f "$f" ] && { bc=$f; break; }
 done
-if [ -z "$bc" ]; then
-  echo "SKIP: bash-completion is not installed (apt-get install bash-completion)"
-  exit 77
-fi
-[ -x "$J" ] || fail "no built jobboard at $J"
+[ -n "$bc" ] ||
+  skip_all "bash-completion is not installed (apt-get install bash-completion)"
+[ -x "$J" ] || bail "no built jobboard at $J"
 
-d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-completion.XXXXXX") || exit 99
-trap 'rm -rf "$d"' EXIT
-uuid=$("$J" post --board "$d/board" resize) || fail "post"
-mkdir "$d/boards" "$d/boards/one" || exit 99
+d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-completion.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$d"'
+uuid=$("$J" post --board "$d/board" resize) || die "post"
+mkdir "$d/boards" "$d/boards/one" || bail "mkdir failed"
 
 # shellcheck disable=SC1090
-source "$bc" || fail "cannot source $bc"
+source "$bc" || die "cannot source $bc"
 # shellcheck disable=SC1091
-source "$srcdir/contrib/bash-completion/jobboard" || fail "cannot source the completion"
-complete -p jobboard >/dev/null 2>&1 || fail "no completion registered for jobboard"
+source "$srcdir/contrib/bash-completion/jobboard" || die "cannot source the completion"
+complete -p jobboard >/dev/null 2>&1 || die "no completion registered for jobboard"
 
 # comp WORD...: complete the last word of "WORD..." into $got (sorted).
 comp() {
@@ -61,13 +59,15 @@ hasnt() {
   done
 }
 
+begin "commands"
 comp "$J" ""
 has post list claim claim-next consume work sync help
 commands=$got
 comp "$J" cl
 has claim claim-next; hasnt post list
-echo "ok: commands"
+end
 
+begin "options"
 comp "$J" post --
 has --priority --details --board --durability --json --batch --unique --delay
 hasnt --who --lease
@@ -75,8 +75,9 @@ comp "$J" post --pri
 [[ $got == " --priority " ]] || fail "post --pri:$got"
 comp "$J" --board "$d/board" work --
 has --who --lease --timeout --grace
-echo "ok: options"
+end
 
+begin "option values"
 comp "$J" post --durability ""
 [[ $got == " full none normal " ]] || fail "--durability:$got"
 comp "$J" --durability n
@@ -87,14 +88,16 @@ comp "$J" post x --priority ""
 has very_high high normal low very_low
 comp "$J" schedule add s --catch-up ""
 [[ $got == " all skip " ]] || fail "--catch-up:$got"
-echo "ok: option values"
+end
 
+begin "help COMMAND, subcommands"
 comp "$J" help con
 [[ $got == " consume " ]] || fail "help con:$got"
 comp "$J" dead ""
 has list show requeue purge
-echo "ok: help COMMAND, subcommands"
+end
 
+begin "--board directories, uuids"
 comp "$J" --board "$d/bo"
 has "$d/board" "$d/boards"
 comp "$J" --board "$d/board" show ""
@@ -103,12 +106,14 @@ comp "$J" claim --who w --board "$d/board" "${uuid:0:4}"
 [[ $got == " $uuid " ]] || fail "claim UUID:$got"
 comp "$J" --board "$d/none" consume ""
 [[ ${#COMPREPLY[@]} == 0 ]] || fail "no board, no uuids:$got"
-echo "ok: --board directories, uuids"
+end
 
+begin "every command's options"
 # Every command of the help completes some options.
 for c in $commands; do
   [ "$c" = help ] && continue
   comp "$J" "$c" --
   [[ ${#COMPREPLY[@]} -gt 0 ]] || fail "$c: no options complete"
 done
-echo "ok: every command's options"
+end
+finish

@@ -9,22 +9,25 @@
 # under DESTDIR and PKG_CONFIG_SYSROOT_DIR makes their -I and -L point
 # there too.) The programs run with LD_LIBRARY_PATH=DESTDIR$LIBDIR.
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 PKG_CONFIG=$1 CC=$2 pcdir=$3 libdir=$4 with_redis=$5
 DESTDIR=${DESTDIR-}
 
-fail() { echo "installcheck-pc: FAIL: $*" >&2; exit 1; }
-test -f "$DESTDIR$pcdir/jobboard.pc" || fail "$DESTDIR$pcdir/jobboard.pc is not installed"
+begin "the .pc files are installed"
+test -f "$DESTDIR$pcdir/jobboard.pc" || die "$DESTDIR$pcdir/jobboard.pc is not installed"
 if test "$with_redis" = yes; then
   test -f "$DESTDIR$pcdir/jobboard-sync.pc" ||
-    fail "$DESTDIR$pcdir/jobboard-sync.pc is not installed (built with Redis)"
+    die "$DESTDIR$pcdir/jobboard-sync.pc is not installed (built with Redis)"
 else
   test ! -f "$DESTDIR$pcdir/jobboard-sync.pc" ||
-    fail "$DESTDIR$pcdir/jobboard-sync.pc is installed, but libjbsync was not built"
+    die "$DESTDIR$pcdir/jobboard-sync.pc is installed, but libjbsync was not built"
 fi
 
-d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-installcheck-pc.XXXXXX") || exit 1
-trap 'rm -rf "$d"' EXIT
-cd "$d" || exit 1
+end
+
+d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-installcheck-pc.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$d"'
+cd "$d" || bail "no directory $d"
 
 # Only the installed files: our pkgconfig dir first, the system's after
 # it (lmdb, msgpack, uuid, hiredis are the system's).
@@ -41,14 +44,16 @@ LD_LIBRARY_PATH="$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 
 build_and_run() { # NAME PKG
+  begin "$1.c builds and runs through pkg-config $2"
   flags=$($PKG_CONFIG --cflags --libs "$2") ||
-    fail "$PKG_CONFIG --cflags --libs $2 failed"
-  echo "installcheck-pc: $CC $1.c $flags"
+    die "$PKG_CONFIG --cflags --libs $2 failed"
+  note "$CC $1.c $flags"
   # shellcheck disable=SC2086
   $CC -std=c11 -Wall -Wextra -Werror -o "$1" "$1.c" $flags ||
-    fail "$1.c does not build with pkg-config $2"
-  out=$(./"$1" 2>&1) || fail "./$1 failed: $out"
-  echo "installcheck-pc: $out"
+    die "$1.c does not build with pkg-config $2"
+  out=$(./"$1" 2>&1) || die "./$1 failed: $out"
+  note "$out"
+  end
 }
 
 cat >board.c <<'EOF'
@@ -84,4 +89,4 @@ int main(void) {
 EOF
   build_and_run sync jobboard-sync
 fi
-exit 0
+finish

@@ -21,9 +21,10 @@
 # FILE:LINE with the rule; the test fails if there is any. Reads the
 # source tree only; runs from any directory.
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-$(dirname "$0")/..}
-top=$(cd "$srcdir" && pwd) || exit 99
-cd "$top" || exit 99
+top=$(cd "$srcdir" && pwd) || bail "no source tree at $srcdir"
+cd "$top" || bail "cannot enter $top"
 
 layers="base codec store core sync tools bench"
 
@@ -63,11 +64,12 @@ norm() {
   }'
 }
 
-fails=0
-checked=0
 for folder in $layers; do
   [ -d "$folder" ] || continue
+  begin "$folder/ includes only its own folder, include/ and what it may use below it"
   allowed=$(below "$folder")
+  bad=$h_tmp/layers.$folder
+  : >"$bad"
   for f in $(find "$folder" -name '*.[ch]' | sort); do
     dir=$(dirname "$f")
     grep -n '^[ 	]*#[ 	]*include[ 	]*"' "$f" | while IFS= read -r hit; do
@@ -82,8 +84,7 @@ for folder in $layers; do
       elif [ -f "include/$inc" ]; then
         target="include/$inc"
       else
-        echo "FAIL $f:$line: #include \"$inc\" names no file of the tree (beside the file, from the top, or in include/)"
-        echo x >&3
+        echo "$f:$line: #include \"$inc\" names no file of the tree (beside the file, from the top, or in include/)" >>"$bad"
         continue
       fi
       tfolder=${target%%/*}
@@ -105,17 +106,13 @@ for folder in $layers; do
       else
         why="$folder/ may not reach into $tfolder/"
       fi
-      echo "FAIL $f:$line: #include \"$inc\" ($target): $why; $folder/ may include its own folder, include/${allowed:+ and $allowed}"
-      echo x >&3
+      echo "$f:$line: #include \"$inc\" ($target): $why; $folder/ may include its own folder, include/${allowed:+ and $allowed}" >>"$bad"
     done
-    checked=$((checked + 1))
   done
-done 3>"${TMPDIR:-/tmp}/layers.$$"
-fails=$(wc -l <"${TMPDIR:-/tmp}/layers.$$")
-rm -f "${TMPDIR:-/tmp}/layers.$$"
-if [ "$fails" -gt 0 ]; then
-  echo "layers: $fails include(s) against the layering (README.md, \"Layout\")"
-  exit 1
-fi
-echo "layers: $checked files, every include within the layering"
-exit 0
+  if [ -s "$bad" ]; then
+    fail "$(wc -l <"$bad") include(s) against the layering (README.md, \"Layout\"):"
+    show_file "$bad"
+  fi
+  end
+done
+finish

@@ -10,6 +10,12 @@
 TESTS += tests/layers.sh
 EXTRA_DIST += tests/layers.sh
 
+#
+# Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by
+# automake's TAP driver; the C programs keep the exit-status driver.
+TEST_EXTENSIONS = .sh
+SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+EXTRA_DIST += tests/lib/harness.sh
 if ENABLE_TESTS
 JB_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 JB_TEST_LIBS = libjbcore.la $(CMOCKA_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)

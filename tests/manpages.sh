@@ -14,27 +14,21 @@
 #     against a redis-server of its own when there is one, else against a
 #     closed port, where it must say the server is away).
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
-srcdir=$(cd "$srcdir" && pwd) || exit 99
+srcdir=$(cd "$srcdir" && pwd) || bail "no directory $srcdir"
 top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
 man3=$srcdir/docs/man3
-failures=0
-fail() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
-# ok TEXT: said when the part just checked found nothing wrong.
-seen=0
-ok() {
-  [ "$failures" = "$seen" ] && echo "ok: $*"
-  seen=$failures
-}
 
-d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-man3.XXXXXX") || exit 99
+d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-man3.XXXXXX") || bail "mktemp failed"
 redis_pid=
 cleanup() {
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
   rm -rf "$d"
 }
-trap cleanup EXIT
+at_exit cleanup
 
+begin "a page for every function of the headers"
 # The functions of the headers (a declaration's name is on its JB_EXTERN line).
 funcs=$(sed -n 's/^JB_EXTERN[^(]*[ *]\(jb_[a-z0-9_]*\)(.*/\1/p' \
   "$srcdir/include/jobboard.h" "$srcdir/include/jobboard_sync.h" | sort -u)
@@ -55,10 +49,12 @@ for f in $funcs; do
   sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$target" | grep -qF "\\fB$f\\fP(" ||
     fail "$f: the SYNOPSIS of ${target##*/} does not declare it"
 done
-ok "$n functions, each with a page"
+note "$n functions, each with a page"
+end
 
 # 2. Exact prototypes.
 py=${JB_TEST_PYTHON:-/usr/bin/python3}
+begin "SYNOPSIS prototypes as in the headers"
 if [ -x "$py" ]; then
   "$py" - "$srcdir" <<'PY' || fail "SYNOPSIS prototypes differ from the headers"
 import os, re, sys
@@ -87,12 +83,13 @@ for h in ('include/jobboard.h', 'include/jobboard_sync.h'):
             bad += 1
 sys.exit(1 if bad else 0)
 PY
-  ok "prototypes as in the headers"
 else
-  echo "note: no python3 at $py: prototypes not compared"
+  skip "no python3 at $py: prototypes not compared"
 fi
+end
 
 # 3. Rendering, and every page installed.
+begin "every page is installed and renders without a warning"
 for p in "$man3"/*.3; do
   b=${p##*/}
   case " ${JB_TEST_MAN3:-docs/man3/$b} " in
@@ -114,9 +111,10 @@ for p in "$man3"/*.3; do
   done
   [ -z "$out" ] || fail "docs/man3/$b renders with warnings: $out"
 done
-ok "every page renders without a warning"
+end
 
 # 4. EXAMPLES = tests/man3_examples/X.c, and the programs run.
+begin "EXAMPLES are tests/man3_examples/*.c"
 for p in "$man3"/*.3; do
   grep -q '^\.SH EXAMPLES' "$p" || continue
   ex=$(sed -n 's/^The program below is \\fItests\/man3_examples\/\([a-z]*\)\.c\\fP.*/\1/p' "$p")
@@ -128,10 +126,11 @@ for p in "$man3"/*.3; do
   cmp -s "$d/$ex.from-page" "$c" ||
     fail "${p##*/}: EXAMPLES differs from tests/man3_examples/$ex.c: $(diff "$d/$ex.from-page" "$c" | head -5)"
 done
-ok "EXAMPLES are tests/man3_examples/*.c"
+end
 
 url=
 for ex in ${JB_TEST_MAN3_EXAMPLES:-}; do
+  begin "example $ex runs"
   prog=$top_builddir/tests/man3_examples/$ex
   [ -x "$prog" ] || { fail "$prog was not built"; continue; }
   if [ "$ex" = sync ]; then
@@ -169,7 +168,7 @@ for ex in ${JB_TEST_MAN3_EXAMPLES:-}; do
     out=$(timeout 60 "$prog" "$d/board-$ex" 2>&1) ||
       fail "man3 example $ex: $out"
   fi
-  ok "example $ex runs${url:+ (against $url)}"
+  [ -z "$url" ] || note "example $ex ran against $url"
+  end
 done
-
-[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+finish

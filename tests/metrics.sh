@@ -7,15 +7,12 @@
 #
 # Under `make check` the working directory is the build directory.
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 
-JOBBOARD=${JOBBOARD:-./jobboard}
-case $JOBBOARD in /*) ;; *) JOBBOARD=$PWD/$JOBBOARD ;; esac
-[ -x "$JOBBOARD" ] || { echo "metrics.sh: no jobboard at $JOBBOARD" >&2; exit 99; }
+program JOBBOARD ./jobboard
 PY=/usr/bin/python3
-if ! $PY -c 'import prometheus_client.parser' 2>/dev/null; then
-  echo "metrics.sh: python3-prometheus-client is missing (apt-get install python3-prometheus-client)" >&2
-  exit 99
-fi
+$PY -c 'import prometheus_client.parser' 2>/dev/null ||
+  bail "python3-prometheus-client is missing (apt-get install python3-prometheus-client)"
 
 TMP=$(mktemp -d)
 SERVER=
@@ -23,11 +20,8 @@ cleanup() {
   if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
   rm -rf "$TMP"
 }
-trap cleanup EXIT
+at_exit cleanup
 export JOBBOARD_DIR=$TMP/board
-FAILED=0
-ok() { echo "ok - $1"; }
-fail() { echo "FAIL - $1"; FAILED=1; }
 jb() { "$JOBBOARD" --durability none "$@"; }
 
 # The value of one sample of an exposition (file $1) by name and labels.
@@ -67,17 +61,17 @@ for f in fams:
     if f.type == "counter":
         assert all(s.name.endswith("_total") for s in f.samples), f.name
 PYEOF
-then ok "exposition parses, HELP and TYPE everywhere"; else fail "exposition parses"; fi
-[ "$(val "$TMP/m1" jobboard_jobs state=unclaimed priority=high)" = 2 ] && ok "unclaimed high" || fail "unclaimed high"
-[ "$(val "$TMP/m1" jobboard_jobs state=claimed priority=high)" = 1 ] && ok "claimed high" || fail "claimed high"
-[ "$(val "$TMP/m1" jobboard_jobs_posted_total)" = 4 ] && ok "posted_total 4" || fail "posted_total"
-[ "$(val "$TMP/m1" jobboard_consumes_total outcome=success)" = 0 ] && ok "no consume yet" || fail "consumes before"
+then pass "exposition parses, HELP and TYPE everywhere"; else fail "exposition parses"; fi
+[ "$(val "$TMP/m1" jobboard_jobs state=unclaimed priority=high)" = 2 ] && pass "unclaimed high" || fail "unclaimed high"
+[ "$(val "$TMP/m1" jobboard_jobs state=claimed priority=high)" = 1 ] && pass "claimed high" || fail "claimed high"
+[ "$(val "$TMP/m1" jobboard_jobs_posted_total)" = 4 ] && pass "posted_total 4" || fail "posted_total"
+[ "$(val "$TMP/m1" jobboard_consumes_total outcome=success)" = 0 ] && pass "no consume yet" || fail "consumes before"
 
 jb consume "$u" --who w1 || fail "consume"
 jb metrics >"$TMP/m2"
-[ "$(val "$TMP/m2" jobboard_consumes_total outcome=success)" = 1 ] && ok "consumes_total rose" || fail "consumes_total rose"
-[ "$(val "$TMP/m2" jobboard_claims_total)" = 1 ] && ok "claims_total" || fail "claims_total"
-[ "$(val "$TMP/m2" jobboard_recent_completions window=1m outcome=consumed)" = 1 ] && ok "recent completions" || fail "recent completions"
+[ "$(val "$TMP/m2" jobboard_consumes_total outcome=success)" = 1 ] && pass "consumes_total rose" || fail "consumes_total rose"
+[ "$(val "$TMP/m2" jobboard_claims_total)" = 1 ] && pass "claims_total" || fail "claims_total"
+[ "$(val "$TMP/m2" jobboard_recent_completions window=1m outcome=consumed)" = 1 ] && pass "recent completions" || fail "recent completions"
 
 # stats --json: the same figures.
 jb stats --json --by-name >"$TMP/s.json" || fail "stats --json exits 0"
@@ -99,13 +93,15 @@ assert s["log"]["first"] == 1 and s["log"]["last"] == 6, s["log"]
 assert s["file"]["page_size"] > 0 and s["file"]["readers"] >= 1
 assert s["jobs"]["oldest_unclaimed_seconds"] >= 0
 PYEOF
-then ok "stats --json figures"; else fail "stats --json figures"; fi
-jb stats | grep -q "^jobs" && ok "stats human" || fail "stats human"
+then pass "stats --json figures"; else fail "stats --json figures"; fi
+jb stats | grep -q "^jobs" && pass "stats human" || fail "stats human"
 
 # Over HTTP, when built with libmicrohttpd.
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 if "$JOBBOARD" metrics --listen 999.1.1.1:1 2>&1 | grep -q "without HTTP support"; then
-  echo "ok - # SKIP: built without libmicrohttpd"
+  begin "metrics over HTTP"
+  skip "built without libmicrohttpd"
+  end
 else
   "$JOBBOARD" metrics --listen 127.0.0.1:$PORT 2>"$TMP/server.err" &
   SERVER=$!
@@ -114,13 +110,13 @@ else
     sleep 0.1
   done
   curl -s -D "$TMP/h" -o "$TMP/m3" "http://127.0.0.1:$PORT/metrics" || fail "curl scrape"
-  grep -qi '^content-type: text/plain; version=0.0.4; charset=utf-8' "$TMP/h" && ok "content type" || fail "content type"
-  [ "$(val "$TMP/m3" jobboard_consumes_total outcome=success)" = 1 ] && ok "scrape via curl" || fail "scrape via curl"
+  grep -qi '^content-type: text/plain; version=0.0.4; charset=utf-8' "$TMP/h" && pass "content type" || fail "content type"
+  [ "$(val "$TMP/m3" jobboard_consumes_total outcome=success)" = 1 ] && pass "scrape via curl" || fail "scrape via curl"
   code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")
-  [ "$code" = 404 ] && ok "404 elsewhere" || fail "404 elsewhere ($code)"
+  [ "$code" = 404 ] && pass "404 elsewhere" || fail "404 elsewhere ($code)"
   # A second one on the same port: a clear error, exit 2.
   "$JOBBOARD" metrics --listen 127.0.0.1:$PORT 2>"$TMP/busy.err"; rc=$?
-  [ $rc = 2 ] && grep -q "in use" "$TMP/busy.err" && ok "port in use" || fail "port in use ($rc)"
+  [ $rc = 2 ] && grep -q "in use" "$TMP/busy.err" && pass "port in use" || fail "port in use ($rc)"
   jb post gamma >/dev/null
   if $PY - "$PORT" <<'PYEOF'
 import http.client, sys
@@ -135,11 +131,11 @@ v = {s.name + str(sorted(s.labels.items())): s.value
 # A fresh read transaction per scrape: the post after the server started.
 assert v["jobboard_jobs_posted_total[]"] == 5, v["jobboard_jobs_posted_total[]"]
 PYEOF
-  then ok "scrape via http.client sees a later post"; else fail "scrape via http.client"; fi
+  then pass "scrape via http.client sees a later post"; else fail "scrape via http.client"; fi
   kill -TERM "$SERVER"
   wait "$SERVER"; rc=$?
   SERVER=
-  [ $rc = 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $rc"
+  [ $rc = 0 ] && pass "SIGTERM: exit 0" || fail "SIGTERM: exit $rc"
 fi
 
 # A lapsed lease's job is unclaimed in the metrics as in list and count
@@ -152,7 +148,6 @@ lapse metrics >"$TMP/m3"
 [ "$(lapse count --unclaimed)" = 1 ] || fail "count --unclaimed after the lapse"
 [ "$(val "$TMP/m3" jobboard_jobs state=unclaimed priority=high)" = 1 ] &&
   [ "$(val "$TMP/m3" jobboard_jobs state=claimed priority=high)" = 0 ] &&
-  ok "a lapsed lease counts as unclaimed" || fail "a lapsed lease counts as unclaimed"
+  pass "a lapsed lease counts as unclaimed" || fail "a lapsed lease counts as unclaimed"
 
-if [ $FAILED = 0 ]; then echo "metrics.sh: all passed"; fi
-exit $FAILED
+finish

@@ -9,28 +9,26 @@
 # Extra arguments go to run.py (then only that run is made). A difference
 # prints its seed and the shortest sequence that shows it.
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
-srcdir=$(cd "$srcdir" && pwd) || exit 99
+srcdir=$(cd "$srcdir" && pwd) || bail "no directory $srcdir"
 top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
 py=${JB_TEST_PYTHON:-/usr/bin/python3}
 cc=${JB_TEST_CC:-cc}
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
-if [ "${JB_TEST_PYTHON_ENABLED:-yes}" != yes ]; then
-  echo "SKIP: configure disabled the Python package (the model drives it)"
-  exit 77
-fi
+[ "${JB_TEST_PYTHON_ENABLED:-yes}" = yes ] ||
+  skip_all "configure disabled the Python package (the model drives it)"
 lib=$top_builddir/.libs/libjobboard.so.0
-[ -f "$lib" ] || fail "$lib is missing (make first)"
+[ -f "$lib" ] || die "$lib is missing (make first)"
 "$py" -c "import cffi, msgpack" 2>/dev/null ||
-  fail "$py lacks cffi or msgpack: apt-get install python3-cffi python3-msgpack"
+  die "$py lacks cffi or msgpack: apt-get install python3-cffi python3-msgpack"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-model.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-model.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$tmp"'
 trap 'exit 130' INT TERM
 # The test's clocks (the board and the model read one instant).
 $cc -shared -fPIC -O1 -o "$tmp/fakeclock.so" "$srcdir/tests/model/fakeclock.c" ||
-  fail "cannot build fakeclock.so"
+  die "cannot build fakeclock.so"
 
 JOBBOARD_LIBRARY=$lib
 JB_FAKECLOCK_LIB=$tmp/fakeclock.so
@@ -45,8 +43,15 @@ jb_sanitizer_preload "$lib" "$cc"
 
 run=$srcdir/tests/model/run.py
 if [ $# -gt 0 ]; then
-  exec "$py" "$run" "$@"
+  begin "run.py $*"
+  "$py" "$run" "$@" >&2 || fail "run.py exited $?"
+  finish
 fi
 seed=${JB_MODEL_SEED:-2512}
-"$py" "$run" --seed "$seed" --sequences 8 --steps 120 || exit 1
-"$py" "$run" --seed "$seed" --sequences 2 --steps 80 --procs 2 || exit 1
+begin "one process: seed $seed, 8 sequences of 120 steps"
+"$py" "$run" --seed "$seed" --sequences 8 --steps 120 >&2 || die "run.py exited $?"
+end
+begin "two worker processes with kills: seed $seed, 2 sequences of 80 steps"
+"$py" "$run" --seed "$seed" --sequences 2 --steps 80 --procs 2 >&2 || fail "run.py exited $?"
+end
+finish

@@ -20,20 +20,18 @@
 # then LD_PRELOAD holds them, and ASAN_OPTIONS adds detect_leaks=0 (Python
 # leaks by design).
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 
 srcdir=${srcdir:-.}
-srcdir=$(cd "$srcdir" && pwd) || exit 99
+srcdir=$(cd "$srcdir" && pwd) || bail "no directory $srcdir"
 top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
 py=${JB_TEST_PYTHON:-/usr/bin/python3}
 cc=${JB_TEST_CC:-cc}
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
-if [ "${JB_TEST_PYTHON_ENABLED:-yes}" != yes ]; then
-  echo "SKIP: configure disabled the Python package (see configure's output)"
-  exit 77
-fi
-[ -x "$py" ] || fail "no Python at $py"
+[ "${JB_TEST_PYTHON_ENABLED:-yes}" = yes ] ||
+  skip_all "configure disabled the Python package (see configure's output)"
+[ -x "$py" ] || die "no Python at $py"
 
 # Every module in python/jobboard is installed and shipped (python/local.mk).
 if [ -n "${JB_TEST_PY_MODULES:-}" ]; then
@@ -43,7 +41,7 @@ if [ -n "${JB_TEST_PY_MODULES:-}" ]; then
     [ "$b" = _paths.py ] && continue
     case " $JB_TEST_PY_MODULES " in
       *" python/jobboard/$b "*) ;;
-      *) fail "python/jobboard/$b is not in JB_PY_MODULES (python/local.mk)" ;;
+      *) die "python/jobboard/$b is not in JB_PY_MODULES (python/local.mk)" ;;
     esac
   done
 fi
@@ -51,14 +49,14 @@ fi
 lib=$top_builddir/.libs/libjobboard.so.0
 synclib=$top_builddir/.libs/libjbsync.so.0
 cli=$top_builddir/jobboard
-[ -f "$lib" ] || fail "$lib is missing (make first)"
-[ -x "$cli" ] || fail "$cli is missing (make first)"
+[ -f "$lib" ] || die "$lib is missing (make first)"
+[ -x "$cli" ] || die "$cli is missing (make first)"
 JOBBOARD_LIBRARY=$lib
 JOBBOARD_CLI=$cli
 export JOBBOARD_LIBRARY JOBBOARD_CLI
 unset JOBBOARD_SYNC_LIBRARY
 if [ "${JB_TEST_REDIS_ENABLED:-no}" = yes ]; then
-  [ -f "$synclib" ] || fail "$synclib is missing (make first)"
+  [ -f "$synclib" ] || die "$synclib is missing (make first)"
   JOBBOARD_SYNC_LIBRARY=$synclib
   export JOBBOARD_SYNC_LIBRARY
 fi
@@ -71,16 +69,16 @@ for m in pytest:python3-pytest cffi:python3-cffi msgpack:python3-msgpack \
     stevedore:python3-stevedore; do
   "$py" -c "import ${m%%:*}" >/dev/null 2>&1 || missing="$missing ${m#*:}"
 done
-[ -z "$missing" ] || fail "$py lacks modules: apt-get install$missing"
+[ -z "$missing" ] || die "$py lacks modules: apt-get install$missing"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-python.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-python.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$tmp"'
 trap 'exit 130' INT TERM
 site=$tmp/site
 di=$site/jobboard-${JB_TEST_VERSION:-0}.dist-info
-mkdir -p "$di" "$tmp/work" "$tmp/cache" || exit 99
-ln -s "$srcdir/python/jobboard" "$site/jobboard" || exit 99
-cp "$srcdir/python/entry_points.txt" "$di/" || exit 99
+mkdir -p "$di" "$tmp/work" "$tmp/cache" || bail "cannot set up $tmp"
+ln -s "$srcdir/python/jobboard" "$site/jobboard" || bail "cannot set up $tmp"
+cp "$srcdir/python/entry_points.txt" "$di/" || bail "cannot set up $tmp"
 printf 'Metadata-Version: 2.1\nName: jobboard\nVersion: %s\n' \
   "${JB_TEST_VERSION:-0}" >"$di/METADATA"
 PYTHONPATH=$site
@@ -95,7 +93,8 @@ unset PYTHONHOME
 jb_sanitizer_preload "$lib" "$cc"
 
 # The entry point, as taskflow's backends.fetch() looks for it.
-"$py" - <<'EOF' || fail "the taskflow.jobboards entry point 'jobboard' is not found from PYTHONPATH=$PYTHONPATH"
+begin "the taskflow.jobboards entry point"
+"$py" - <<'EOF' >&2 || fail "the taskflow.jobboards entry point 'jobboard' is not found from PYTHONPATH=$PYTHONPATH"
 import importlib.metadata as md
 import sys
 
@@ -113,7 +112,11 @@ if found != [want]:
     sys.exit("stevedore: taskflow.jobboards jobboard = %r" % found)
 print("entry point: taskflow.jobboards jobboard = " + want)
 EOF
+end
 
 # From a directory of its own: the tests may leave files in the current one.
-cd "$tmp/work" || exit 99
-"$py" -m pytest -p no:cacheprovider -q "$srcdir/python/tests"
+cd "$tmp/work" || bail "no directory $tmp/work"
+begin "python/tests (pytest)"
+"$py" -m pytest -p no:cacheprovider -q "$srcdir/python/tests" >&2 || fail "pytest exited $?"
+end
+finish

@@ -12,19 +12,13 @@
 
 set -u
 
-JOBBOARD=${JOBBOARD:-./jobboard}
-case $JOBBOARD in
-  /*) ;;
-  *) JOBBOARD=$PWD/$JOBBOARD ;;
-esac
-if [ ! -x "$JOBBOARD" ]; then
-  echo "service.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
-  exit 99
-fi
+. "$(dirname "$0")/lib/harness.sh"
+
+program JOBBOARD ./jobboard
 PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=python3
 
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-service.XXXXXX") || exit 99
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-service.XXXXXX") || bail "mktemp failed"
 MOUNTS=""
 PIDS=""
 cleanup() {
@@ -33,58 +27,16 @@ cleanup() {
   [ -n "${RO_USER:-}" ] && userdel "$RO_USER" 2>/dev/null
   rm -rf "$ROOT"
 }
-trap cleanup EXIT
+at_exit cleanup
 trap 'exit 130' INT TERM
 unset JOBBOARD_DIR
 
-failures=0
-tests=0
-current=""
-test_failed=0
 is_root=0
 [ "$(id -u)" = 0 ] && is_root=1
 
-begin() {
-  current=$1
-  test_failed=0
-  tests=$((tests + 1))
-  B=$ROOT/board$tests
-}
-fail() {
-  echo "  $current: $*"
-  test_failed=1
-}
-end() {
-  if [ "$test_failed" = 0 ]; then
-    echo "ok   $tests $current"
-  else
-    echo "FAIL $tests $current"
-    failures=$((failures + 1))
-  fi
-}
-skip() {
-  echo "skip $tests $current: $*"
-}
-run() {
-  "$@" >"$ROOT/out" 2>"$ROOT/err"
-  rc=$?
-  out=$(cat "$ROOT/out")
-  err=$(cat "$ROOT/err")
-}
+# Each step has a fresh board directory $B (not created).
+step_setup() { B=$ROOT/board$step_no; }
 jb() { run "$JOBBOARD" --board "$B" "$@"; }
-expect_rc() {
-  [ "$rc" = "$1" ] || fail "$2: exit status $rc, expected $1 (stderr: $err)"
-}
-expect_ok() {
-  expect_rc 0 "$1"
-  [ -z "$err" ] || fail "$1: unexpected stderr: $err"
-}
-expect_err() { # expect_err SUBSTRING WHAT
-  case $err in
-    *"$1"*) ;;
-    *) fail "$2: stderr does not mention '$1': $err" ;;
-  esac
-}
 # wait_for_file FILE SECONDS
 wait_for_file() {
   local i=0
@@ -115,7 +67,7 @@ begin "init refuses a directory holding something else, and changes nothing"
 mkdir -p "$B" && echo precious >"$B/notes.txt"
 jb init
 expect_rc 1 "init in a foreign directory"
-expect_err "holds 'notes.txt' and no board" "init in a foreign directory"
+expect_stderr "holds 'notes.txt' and no board" "init in a foreign directory"
 [ ! -e "$B/data.mdb" ] && [ ! -e "$B/lock.mdb" ] || fail "init wrote into the directory"
 mkdir -p "$ROOT/notboard" && echo "not lmdb" >"$ROOT/notboard/data.mdb"
 run "$JOBBOARD" init "$ROOT/notboard"
@@ -134,7 +86,7 @@ expect_rc 3 "count in an empty directory"
 run "$JOBBOARD" init --map-size 1M "$B"; expect_rc 0 "init --map-size 1M"
 # Kept with the board: a later open (another process) maps 1 MiB.
 jb stats --json
-[ "$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["file"]["map_size"])' <"$ROOT/out")" = 1048576 ] ||
+[ "$("$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["file"]["map_size"])' <"$run_out")" = 1048576 ] ||
   fail "the map size of a later open is not the board's 1 MiB: $out"
 # 300 jobs of 4 KiB do not fit in 1 MiB: the map grows by itself.
 "$PYTHON" -c 'import json
@@ -167,7 +119,7 @@ end
 begin "wait, watch, claim-next --wait wait for the board; --create makes it"
 jb wait --timeout 0.5
 expect_rc 7 "wait for a board that never comes"
-expect_err "did not appear within the timeout" "wait's timeout"
+expect_stderr "did not appear within the timeout" "wait's timeout"
 jb claim-next --who w --wait 0.3
 expect_rc 7 "claim-next --wait with no board"
 jb claim-next --who w
@@ -216,7 +168,7 @@ check_read_only() {
       wait-done*) expect_rc 7 "$what: $cmd" ;;
       *) expect_rc 0 "$what: $cmd" ;;
     esac
-    expect_err "a read-only view" "$what: $cmd"
+    expect_stderr "a read-only view" "$what: $cmd"
     [ "$(printf '%s\n' "$err" | grep -c 'read-only view')" = 1 ] ||
       fail "$what: $cmd: the note is not said once: $err"
   done
@@ -229,7 +181,7 @@ check_read_only() {
     # shellcheck disable=SC2086
     run "$JOBBOARD" --board "$d" $cmd
     expect_rc 13 "$what: $cmd"
-    expect_err "read-only" "$what: $cmd"
+    expect_stderr "read-only" "$what: $cmd"
   done
 }
 
@@ -310,13 +262,13 @@ else
     as_user --board "$B" count
     expect_rc 0 "count as another user"
     [ "$out" = 2 ] || fail "count as another user: $out"
-    expect_err "read-only view" "count as another user"
-    expect_err "Permission denied" "count as another user"
+    expect_stderr "read-only view" "count as another user"
+    expect_stderr "Permission denied" "count as another user"
     as_user --board "$B" list --json
     [ "$(printf '%s\n' "$out" | wc -l)" = 2 ] || fail "list as another user: $out"
     as_user --board "$B" post x
     expect_rc 13 "post as another user"
-    expect_err "read-only" "post as another user"
+    expect_stderr "read-only" "post as another user"
     jb count; [ "$out" = 2 ] || fail "the board changed: $out"
     # With group write (umask 007) the group is a full user of the board.
     chmod -R g+w "$B"
@@ -334,17 +286,17 @@ begin "--details @FILE and --details - take details beyond the argument limit"
 jb post big --details @"$ROOT/big.json"; expect_rc 0 "post --details @FILE"
 u=$out
 jb show --json "$u"
-[ "$("$PYTHON" -c 'import json,sys; print(len(json.loads(sys.stdin.read())["details"]["blob"]))' <"$ROOT/out")" = 300000 ] ||
+[ "$("$PYTHON" -c 'import json,sys; print(len(json.loads(sys.stdin.read())["details"]["blob"]))' <"$run_out")" = 300000 ] ||
   fail "the details read from the file are not whole"
 run "$JOBBOARD" --board "$B" post piped --details - <"$ROOT/big.json"
 expect_rc 0 "post --details -"
 jb post x --details @"$ROOT/missing.json"
 expect_rc 3 "--details @ a missing file"
-expect_err "missing.json" "--details @ a missing file"
+expect_stderr "missing.json" "--details @ a missing file"
 echo '[1, 2]' >"$ROOT/arr.json"
 jb post x --details @"$ROOT/arr.json"
 expect_rc 2 "--details @ a file holding an array"
-expect_err "must be a JSON object" "--details @ an array"
+expect_stderr "must be a JSON object" "--details @ an array"
 jb count; [ "$out" = 2 ] || fail "count: $out"
 end
 
@@ -377,7 +329,7 @@ read -r prc rss msg <"$ROOT/rss"
 [ "$prc" = 2 ] || fail "exit status $prc, expected 2 ($msg)"
 case $msg in *"stdin line 2: longer than 4194304 bytes"*) ;; *) fail "message: $msg" ;; esac
 [ "$rss" -lt 65536 ] || fail "peak RSS $rss KiB, bound 65536 KiB"
-echo "  (peak RSS of the refusing process: $rss KiB)"
+note "peak RSS of the refusing process: $rss KiB"
 jb count
 [ "$rc" = 3 ] || [ "$out" = 0 ] || fail "something was posted: $out"
 end
@@ -403,10 +355,10 @@ for i in range(2000): print(json.dumps({"name": "n%d" % i, "details": {"p": "x" 
     for mode in full normal none; do
       run "$JOBBOARD" --board "$F" --durability "$mode" post --batch <"$ROOT/batch.jsonl"
       expect_rc 1 "post --batch ($mode)"
-      expect_err "no space left on its device" "post --batch ($mode)"
+      expect_stderr "no space left on its device" "post --batch ($mode)"
       run "$JOBBOARD" --board "$F" --durability "$mode" post one --details @"$ROOT/d.json"
       expect_rc 1 "post ($mode)"
-      expect_err "no space left on its device" "post ($mode)"
+      expect_stderr "no space left on its device" "post ($mode)"
     done
     # Smaller writes may fit in the board's free pages; those that do not
     # must say the same. (consume and trash run only after their claim.)
@@ -422,13 +374,13 @@ for i in range(2000): print(json.dumps({"name": "n%d" % i, "details": {"p": "x" 
       [ "$rc" = 0 ] && claimed=1
       if [ "$rc" != 0 ]; then
         expect_rc 1 "$cmd"
-        expect_err "no space left" "$cmd"
+        expect_stderr "no space left" "$cmd"
       fi
     done
     run "$JOBBOARD" init "$ROOT/full/new"
     if [ "$rc" != 0 ]; then
       expect_rc 1 "init on a full disk"
-      expect_err "No space left" "init on a full disk"
+      expect_stderr "No space left" "init on a full disk"
     fi
     rm -f "$ROOT/full/filler"
     run "$JOBBOARD" --board "$F" check; expect_rc 0 "the board is sound after all that ($out $err)"
@@ -439,5 +391,4 @@ for i in range(2000): print(json.dumps({"name": "n%d" % i, "details": {"p": "x" 
 fi
 end
 
-echo "$tests tests, $failures failed"
-[ "$failures" -eq 0 ]
+finish

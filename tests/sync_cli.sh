@@ -7,31 +7,20 @@
 # Starts its own redis-server (with a password) on a unix socket in a
 # mktemp -d directory and stops it; checks Redis with redis-cli. Without
 # redis-server or redis-cli, or with JOBBOARD_SKIP_REDIS=1, it is skipped
-# (exit 77). Runs the built ./jobboard (or $JOBBOARD). Each test prints "ok"
-# or "FAIL" with its name; the script exits 1 if any failed.
+# (TAP: 1..0 # SKIP). Runs the built ./jobboard (or $JOBBOARD). Each step
+# is a TAP line (tests/lib/harness.sh); the script exits 1 if any failed.
 set -u
 
-JOBBOARD=${JOBBOARD:-./jobboard}
-case $JOBBOARD in
-  /*) ;;
-  *) JOBBOARD=$PWD/$JOBBOARD ;;
-esac
-if [ ! -x "$JOBBOARD" ]; then
-  echo "sync_cli.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
-  exit 99
-fi
-if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
-  echo "SKIP: JOBBOARD_SKIP_REDIS=1"
-  exit 77
-fi
+. "$(dirname "$0")/lib/harness.sh"
+
+program JOBBOARD ./jobboard
+[ "${JOBBOARD_SKIP_REDIS:-}" != 1 ] || skip_all "JOBBOARD_SKIP_REDIS=1"
 for p in redis-server redis-cli python3; do
-  if ! command -v $p >/dev/null 2>&1; then
-    echo "SKIP: $p is missing (apt-get install redis-server python3)"
-    exit 77
-  fi
+  command -v $p >/dev/null 2>&1 ||
+    skip_all "$p is missing (apt-get install redis-server python3)"
 done
 
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-sync-cli.XXXXXX") || exit 99
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-sync-cli.XXXXXX") || bail "mktemp failed"
 REDIS_PID=""
 SYNC_PID=""
 cleanup() {
@@ -41,7 +30,7 @@ cleanup() {
   wait 2>/dev/null
   rm -rf "$ROOT"
 }
-trap cleanup EXIT
+at_exit cleanup
 trap 'exit 130' INT TERM
 unset JOBBOARD_DIR JOBBOARD_REDIS JOBBOARD_NAMESPACE
 
@@ -59,56 +48,15 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 if [ "$(redis-cli -s "$SOCK" ping 2>/dev/null)" != PONG ]; then
-  echo "sync_cli.sh: redis-server did not start:" >&2
-  cat "$ROOT/redis.log" >&2
-  exit 99
+  note "$(cat "$ROOT/redis.log")"
+  bail "redis-server did not start"
 fi
-
-failures=0
-tests=0
-current=""
-test_failed=0
-
-begin() {
-  current=$1
-  test_failed=0
-  tests=$((tests + 1))
-}
-fail() {
-  echo "  $current: $*"
-  test_failed=1
-}
-end() {
-  if [ "$test_failed" = 0 ]; then
-    echo "ok   $tests $current"
-  else
-    echo "FAIL $tests $current"
-    failures=$((failures + 1))
-  fi
-}
 
 # jb BOARD ARGS: run jobboard on board BOARD; sets $out, $err, $rc.
 jb() {
   local board=$1
   shift
-  "$JOBBOARD" --board "$ROOT/$board" "$@" >"$ROOT/out" 2>"$ROOT/err"
-  rc=$?
-  out=$(cat "$ROOT/out")
-  err=$(cat "$ROOT/err")
-}
-expect_rc() { # expect_rc CODE WHAT
-  [ "$rc" = "$1" ] || fail "$2: exit status $rc, expected $1 (stderr: $err)"
-}
-expect_ok() {
-  expect_rc 0 "$1"
-  [ -z "$err" ] || fail "$1: unexpected stderr: $err"
-}
-# expect_err SUBSTRING WHAT: stderr holds SUBSTRING.
-expect_err() {
-  case $err in
-    *"$1"*) ;;
-    *) fail "$2: stderr does not mention '$1': $err" ;;
-  esac
+  run "$JOBBOARD" --board "$ROOT/$board" "$@"
 }
 # not_in TEXT SUBSTRING WHAT
 not_in() {
@@ -151,7 +99,7 @@ jb b1 post local-a
 LOCAL_A=$out
 jb b1 status
 expect_ok "status"
-expect_err "" "status"
+expect_stderr "" "status"
 case $out in
   *"not synced"*"not running"*) ;;
   *) fail "status: $out" ;;
@@ -165,37 +113,37 @@ end
 begin "a bad URL or namespace is refused, naming it, and the board is unchanged"
 jb b1 claim --who w --redis 'redis://h:99999' "$LOCAL_A"
 expect_rc 2 "bad port"
-expect_err 'redis://h:99999' "bad port"
-expect_err '99999' "bad port"
+expect_stderr 'redis://h:99999' "bad port"
+expect_stderr '99999' "bad port"
 jb b1 claim --who w --redis 'http://h' "$LOCAL_A"
 expect_rc 2 "bad scheme"
-expect_err 'http://h' "bad scheme"
+expect_stderr 'http://h' "bad scheme"
 jb b1 claim --who w --redis "$URL" --namespace 'has space' "$LOCAL_A"
 expect_rc 2 "bad namespace"
-expect_err 'namespace' "bad namespace"
+expect_stderr 'namespace' "bad namespace"
 JOBBOARD_REDIS='redis://h:99999' jb b1 claim --who w "$LOCAL_A"
 expect_rc 2 "bad JOBBOARD_REDIS"
-expect_err 'redis://h:99999' "bad JOBBOARD_REDIS"
+expect_stderr 'redis://h:99999' "bad JOBBOARD_REDIS"
 status_field b1 synced
 [ "$val" = False ] || fail "the board remembers a bad URL"
 jb b1 owner "$LOCAL_A"
 [ "$rc" = 3 ] || [ -z "$out" ] || fail "the job was claimed: $out"
 jb b1 sync --redis 'redis://h:99999'
 expect_rc 2 "sync, bad port"
-expect_err 'redis://h:99999' "sync, bad port"
+expect_stderr 'redis://h:99999' "sync, bad port"
 end
 
 begin "a wrong or missing password is refused (exit 2), never shown, not remembered"
 jb b1 claim --who w --redis "unix://:wr0ng@$SOCK" "$LOCAL_A"
 expect_rc 2 "wrong password"
-expect_err "password" "wrong password"
+expect_stderr "password" "wrong password"
 not_in "$err" "wr0ng" "wrong password"
 jb b1 claim --who w --redis "unix://$SOCK" "$LOCAL_A"
 expect_rc 2 "no password"
-expect_err "password" "no password"
+expect_stderr "password" "no password"
 jb b1 sync --redis "unix://:wr0ng@$SOCK"
 expect_rc 2 "sync, wrong password"
-expect_err "password" "sync, wrong password"
+expect_stderr "password" "sync, wrong password"
 not_in "$err" "wr0ng" "sync, wrong password"
 status_field b1 synced
 [ "$val" = False ] || fail "the board remembers a wrong password"
@@ -204,7 +152,7 @@ end
 begin "sync with no URL given or remembered: exit 2, saying what to do"
 jb b1 sync
 expect_rc 2 "sync"
-expect_err "--redis" "sync"
+expect_stderr "--redis" "sync"
 end
 
 begin "the board remembers the URL and namespace; another namespace is refused"
@@ -225,14 +173,14 @@ jb b1 claim --who w "$LOCAL_B" # the remembered URL, no --redis
 expect_ok "claim without --redis"
 jb b1 abandon --who w --namespace other "$LOCAL_B"
 expect_rc 2 "--namespace other"
-expect_err '"ns1"' "--namespace other"
-expect_err '"other"' "--namespace other"
+expect_stderr '"ns1"' "--namespace other"
+expect_stderr '"other"' "--namespace other"
 JOBBOARD_NAMESPACE=other jb b1 abandon --who w "$LOCAL_B"
 expect_rc 2 "JOBBOARD_NAMESPACE=other"
-expect_err '"other"' "JOBBOARD_NAMESPACE=other"
+expect_stderr '"other"' "JOBBOARD_NAMESPACE=other"
 jb b1 sync --namespace other
 expect_rc 2 "sync --namespace other"
-expect_err '"ns1"' "sync --namespace other"
+expect_stderr '"ns1"' "sync --namespace other"
 jb b1 owner "$LOCAL_B"
 [ "$out" = w ] || fail "a refused abandon changed the owner: $out"
 end
@@ -285,7 +233,7 @@ jb b1 owner "$PUB"
 # Claimed in Redis: another claimer is refused, naming alice.
 jb b1 claim --who bob "$PUB"
 expect_rc 4 "claim by bob"
-expect_err alice "claim by bob"
+expect_stderr alice "claim by bob"
 end
 
 begin "SIGTERM stops jobboard sync: exit 0, status then says not running"
@@ -366,13 +314,13 @@ cp -p "$ROOT/b3/sync.credentials" "$ROOT/cred.saved"
 printf 'wr0ng\n' >"$ROOT/b3/sync.credentials"
 jb b3 sync
 expect_rc 2 "sync, wrong password in the file"
-expect_err "wrong password" "sync, wrong password in the file"
+expect_stderr "wrong password" "sync, wrong password in the file"
 not_in "$err" "wr0ng" "sync, wrong password in the file"
 mv "$ROOT/cred.saved" "$ROOT/b3/sync.credentials"
 chmod 644 "$ROOT/b3/sync.credentials"
 jb b3 sync
 expect_rc 2 "sync, credentials readable by others"
-expect_err "chmod 600" "sync, credentials readable by others"
+expect_stderr "chmod 600" "sync, credentials readable by others"
 chmod 600 "$ROOT/b3/sync.credentials"
 end
 
@@ -382,19 +330,16 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     --version >/dev/null 2>&1; then
   # A build directory another user cannot enter (CI's sanitizer build is
   # in a mktemp -d, mode 0700): the program itself cannot run as nobody.
-  echo "  (skipped: user nobody cannot run $JOBBOARD: a directory on its" \
-    "path is closed to other users)"
+  skip "user nobody cannot run $JOBBOARD: a directory on its" \
+    "path is closed to other users"
 elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   # nobody may open b3 (LMDB needs its files writable), not read the file.
   chmod 711 "$ROOT"
   chmod -R a+rwX "$ROOT/b3"
   chmod 600 "$ROOT/b3/sync.credentials"
   as_nobody() { # bounded: a sync that should have been refused would run on
-    timeout -s KILL 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
-      "$JOBBOARD" --board "$ROOT/b3" "$@" >"$ROOT/out" 2>"$ROOT/err"
-    rc=$?
-    out=$(cat "$ROOT/out")
-    err=$(cat "$ROOT/err")
+    run timeout -s KILL 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+      "$JOBBOARD" --board "$ROOT/b3" "$@"
   }
   as_nobody status
   expect_ok "status as nobody"
@@ -404,13 +349,13 @@ elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   esac
   as_nobody sync
   expect_rc 2 "sync as nobody"
-  expect_err "sync.credentials" "sync as nobody"
-  expect_err "JOBBOARD_REDIS_PASSWORD" "sync as nobody"
+  expect_stderr "sync.credentials" "sync as nobody"
+  expect_stderr "JOBBOARD_REDIS_PASSWORD" "sync as nobody"
   # Nor may nobody point the board at a server of theirs: the owner's
   # daemon would send the owner's password there.
   as_nobody sync --redis "unix://:theirs@$ROOT/elsewhere.sock"
   expect_rc 2 "sync --redis elsewhere as nobody"
-  expect_err "only the board's owner" "sync --redis elsewhere as nobody"
+  expect_stderr "only the board's owner" "sync --redis elsewhere as nobody"
   jb b3 status
   case $out in
     *"unix://:***@$SOCK"*) ;;
@@ -418,7 +363,7 @@ elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   esac
   chmod 700 "$ROOT"
 else
-  echo "  (skipped: needs root and setpriv to act as another user)"
+  skip "needs root and setpriv to act as another user"
 fi
 end
 
@@ -433,12 +378,12 @@ expect_ok "claim with JOBBOARD_REDIS_PASSWORD"
 no_password_in b4 "JOBBOARD_REDIS_PASSWORD"
 jb b4 abandon --who w "$LOCAL_F"
 expect_rc 2 "no password found"
-expect_err "requires a password" "no password found"
-expect_err "JOBBOARD_REDIS_PASSWORD" "no password found"
-expect_err "sync.credentials" "no password found"
+expect_stderr "requires a password" "no password found"
+expect_stderr "JOBBOARD_REDIS_PASSWORD" "no password found"
+expect_stderr "sync.credentials" "no password found"
 JOBBOARD_REDIS_PASSWORD=wr0ng jb b3 sync
 expect_rc 2 "JOBBOARD_REDIS_PASSWORD beats the file"
-expect_err "wrong password" "JOBBOARD_REDIS_PASSWORD beats the file"
+expect_stderr "wrong password" "JOBBOARD_REDIS_PASSWORD beats the file"
 end
 
 begin "Redis unreachable: a Redis-decided job fails with exit 6 and the reason, a local one works"
@@ -448,12 +393,12 @@ jb b1 post local-d
 LOCAL_D=$out
 jb b1 claim --who w "$PUB2"
 expect_rc 6 "claim of a Redis-decided job"
-expect_err "backend unavailable" "claim of a Redis-decided job"
-expect_err "$SOCK" "claim of a Redis-decided job" # the connect error names it
+expect_stderr "backend unavailable" "claim of a Redis-decided job"
+expect_stderr "$SOCK" "claim of a Redis-decided job" # the connect error names it
 [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "stderr is not one line: $err"
 jb b1 consume --who alice "$PUB"
 expect_rc 6 "consume of a Redis-decided job"
-expect_err "backend unavailable" "consume"
+expect_stderr "backend unavailable" "consume"
 jb b1 owner "$PUB"
 [ "$out" = alice ] || fail "a failed consume changed the job: $out"
 jb b1 claim --who w "$LOCAL_D"
@@ -463,5 +408,4 @@ jb b1 claim-next --who w2
 [ "$out" != "$PUB2" ] || fail "claim-next claimed a Redis-decided job with Redis down"
 end
 
-echo "$tests tests, $failures failed"
-[ "$failures" = 0 ]
+finish

@@ -22,8 +22,7 @@
 #     poll sees), the replicator's comparison on schedule repairs it and
 #     `status` counts it, and --verify then exits 0.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 A=$ROOT/A

@@ -20,8 +20,7 @@
 # Run time is printed per phase. JB_FLEET_DEADLINE (default 900) bounds the
 # wait for the jobs to be run.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 N=${JB_FLEET_JOBS:-10000}

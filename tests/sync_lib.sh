@@ -5,9 +5,9 @@
 # What it gives:
 #  - the checks every test makes first: redis-server, redis-cli and
 #    /usr/bin/python3 with Debian's python3-taskflow (never PyPI). Any of
-#    them missing skips the test (exit 77), and so does
+#    them missing skips the test (TAP: 1..0 # SKIP), and so does
 #    JOBBOARD_SKIP_REDIS=1. The built ./jobboard (or $JOBBOARD) is needed
-#    (exit 99 without it) and must have the `sync` command: without it the
+#    (a TAP "Bail out!" without it) and must have the `sync` command: without it the
 #    test FAILS (the product piece it tests is missing).
 #  - $ROOT, one mktemp -d directory, removed at exit with every process the
 #    test started (only those: their pids are recorded, see track); the
@@ -20,32 +20,14 @@
 #    SIGTERM.
 #  - worker_start / worker_stop / poster: `jobboard work` workers that log
 #    every job they run, and posters of batches of jobs.
-#  - fail / note / finish: failures are counted, the test exits 1 if any.
+#  - tests/lib/harness.sh, sourced here: fail / note / die / finish (TAP;
+#    the test exits 1 if any check failed), and on a failure the daemons'
+#    logs.
 
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 
-T0=$(date +%s.%N)
-since() { # seconds since the test began, e.g. 12.3
-  awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
-}
-note() { echo "[$(since)s] $*"; }
-failures=0
-FAILED=()
-fail() {
-  echo "FAIL [$(since)s]: $*" >&2
-  failures=$((failures + 1))
-  FAILED+=("FAIL [$(since)s]: $*")
-}
-# die MSG: a failure that makes the rest meaningless.
-die() {
-  fail "$*"
-  finish
-}
-
-if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
-  echo "SKIP: JOBBOARD_SKIP_REDIS=1"
-  exit 77
-fi
+[ "${JOBBOARD_SKIP_REDIS:-}" != 1 ] || skip_all "JOBBOARD_SKIP_REDIS=1"
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 command -v redis-cli >/dev/null 2>&1 || missing="$missing redis-cli(redis-tools)"
@@ -57,11 +39,8 @@ else
     missing="$missing python3-taskflow"
   "$PY" -c 'import redis' 2>/dev/null || missing="$missing python3-redis"
 fi
-if [ -n "$missing" ]; then
-  echo "SKIP: missing:$missing (apt-get install -y redis-server" \
-    "python3-taskflow python3-redis)"
-  exit 77
-fi
+[ -z "$missing" ] || skip_all "missing:$missing (apt-get install -y" \
+  "redis-server python3-taskflow python3-redis)"
 
 srcdir=${srcdir:-.}
 case $srcdir in
@@ -69,18 +48,10 @@ case $srcdir in
   *) srcdir=$PWD/$srcdir ;;
 esac
 PEER=$srcdir/tests/sync_peer.py
-JOBBOARD=${JOBBOARD:-./jobboard}
-case $JOBBOARD in
-  /*) ;;
-  *) JOBBOARD=$PWD/$JOBBOARD ;;
-esac
-if [ ! -x "$JOBBOARD" ]; then
-  echo "no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
-  exit 99
-fi
+program JOBBOARD ./jobboard
 unset JOBBOARD_DIR JOBBOARD_REDIS JOBBOARD_NAMESPACE
 
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jb-sync.XXXXXX") || exit 99
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jb-sync.XXXXXX") || bail "mktemp failed"
 PIDS=()
 REDIS_PID=""
 track() { PIDS+=("$1"); }
@@ -102,34 +73,25 @@ cleanup() {
     rm -rf "$ROOT"
   fi
 }
-trap cleanup EXIT
+at_exit cleanup
 trap 'exit 130' INT TERM
 
-finish() {
-  if [ "$failures" = 0 ]; then
-    note "PASS"
-    exit 0
-  fi
-  echo "$failures failure(s); the daemons' logs:" >&2
+# When a check failed, the daemons' logs (finish prints the failures after
+# them, last).
+daemon_logs() {
   local f
   for f in "$ROOT"/sync-*.log; do
     [ -f "$f" ] || continue
-    echo "--- $f (last 30 lines but the routine 'published job' ones)" >&2
-    grep -v ' sync: published job ' "$f" | tail -n 30 >&2
+    note "--- $f (last 30 lines but the routine 'published job' ones)"
+    note "$(grep -v ' sync: published job ' "$f" | tail -n 30)"
   done
-  # Last, so that a CI log's tail shows them.
-  echo "--- the failures again:" >&2
-  printf '%s\n' "${FAILED[@]}" >&2
-  exit 1
 }
+on_failure daemon_logs
 
 # The product piece every test needs.
-if ! "$JOBBOARD" sync --help >/dev/null 2>&1; then
-  echo "FAIL: '$JOBBOARD sync --help' fails: the replicator daemon" \
-    "(jobboard sync) is missing:" >&2
-  "$JOBBOARD" sync --help 2>&1 | head -3 >&2
-  exit 1
-fi
+"$JOBBOARD" sync --help >/dev/null 2>&1 ||
+  die "'$JOBBOARD sync --help' fails: the replicator daemon (jobboard sync)" \
+    "is missing: $("$JOBBOARD" sync --help 2>&1 | head -3)"
 
 # ------------------------------------------------------------------ redis
 SOCK=$ROOT/redis.sock

@@ -15,8 +15,7 @@
 #  - attempts are the board's: a plain retry of a Redis-decided job goes
 #    through Redis as an abandon and counts one attempt here.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 A=$ROOT/hostA

@@ -11,15 +11,17 @@
 # Extra arguments go to xhost.py (then only that run is made). A failure
 # prints its seed.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 xhost=$srcdir/tests/model/xhost.py
 if [ $# -gt 0 ]; then
-  TMPDIR=$ROOT "$PY" "$xhost" --jobboard "$JOBBOARD" "$@" || fail "xhost.py $*"
+  begin "xhost.py $*"
+  TMPDIR=$ROOT "$PY" "$xhost" --jobboard "$JOBBOARD" "$@" >&2 || fail "xhost.py exited $?"
 else
+  begin "the model across hosts (xhost.py, seed ${JB_XHOST_SEED:-2512}, 20 s)"
   TMPDIR=$ROOT "$PY" "$xhost" --jobboard "$JOBBOARD" \
-    --seed "${JB_XHOST_SEED:-2512}" --seconds 20 || fail "the model across hosts"
+    --seed "${JB_XHOST_SEED:-2512}" --seconds 20 >&2 || fail "xhost.py exited $?"
 fi
+end
 finish

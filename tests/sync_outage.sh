@@ -29,8 +29,7 @@
 # server acknowledged. A server that comes back empty is another failure
 # (Redis, the authority, forgot the jobs), which this test does not model.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 REDIS_EXTRA=(--appendonly yes --appendfsync always)

@@ -14,8 +14,7 @@
 #  4. a plain consume on B: A's history says consumed, no result, and no
 #     outcome record is left in Redis.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 A=$ROOT/hostA

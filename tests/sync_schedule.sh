@@ -14,8 +14,7 @@
 # reservations that ran out, and gives back the key of a job that ended
 # on its board before its publication.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 A=$ROOT/hostA

@@ -5,26 +5,27 @@
 # is joined by jb__sync_script_text (as sync/remote.c does) and printed back,
 # and compared with the files. The generated file holds lib.lua once. Needs
 # only sh, sed and a C compiler. Runs in the build directory.
-set -eu
+set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
 top=$(cd "$srcdir" && pwd)
 gen=$(pwd)/sync/scripts.c
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d) || bail "mktemp failed"
+at_exit 'rm -rf "$tmp"'
 
-if [ ! -f "$gen" ]; then
-    echo "FAIL: no $gen (make check makes it)" >&2
-    exit 1
-fi
+[ -f "$gen" ] || die "no $gen (make check makes it)"
+
+begin "lib.lua stands once in sync/scripts.c"
 
 # The prelude's first line, as embed.sh quotes it, stands in the file once.
 first=$(head -n 1 "$top/sync/scripts/lib.lua" |
     LC_ALL=C sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g')
 copies=$(grep -c -F -- "$first" "$gen" || true)
-if [ "$copies" -ne 1 ]; then
-    echo "FAIL: $gen holds lib.lua's first line $copies times, not once" >&2
-    exit 1
-fi
+[ "$copies" -eq 1 ] ||
+    fail "$gen holds lib.lua's first line $copies times, not once"
+end
+
+begin "each script is loaded as lib.lua + its file, byte for byte"
 
 cat > "$tmp/dump.c" <<'C'
 #include <stdio.h>
@@ -46,19 +47,18 @@ int main(int argc, char **argv)
 }
 C
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I"$top" -o "$tmp/dump" \
-    "$tmp/dump.c" "$gen"
+    "$tmp/dump.c" "$gen" || die "the dump program does not build"
 n=0
 for f in "$top"/sync/scripts/*.lua; do
     name=$(basename "$f" .lua)
     [ "$name" = lib ] && continue
     cat "$top/sync/scripts/lib.lua" "$f" > "$tmp/$name.want"
-    "$tmp/dump" "$name" > "$tmp/$name.out" || {
-        echo "FAIL: $name.lua is not in jb__sync_scripts" >&2; exit 1; }
-    if ! cmp "$tmp/$name.out" "$tmp/$name.want"; then
-        echo "FAIL: the text loaded for $name differs from lib.lua + $name.lua" >&2
-        exit 1
-    fi
+    "$tmp/dump" "$name" > "$tmp/$name.out" ||
+        die "$name.lua is not in jb__sync_scripts"
+    cmp "$tmp/$name.out" "$tmp/$name.want" >&2 ||
+        die "the text loaded for $name differs from lib.lua + $name.lua"
     n=$((n + 1))
 done
-[ "$n" -eq 8 ] || { echo "FAIL: expected 8 scripts, found $n" >&2; exit 1; }
-echo "ok: $n scripts loaded as lib.lua + their file, byte for byte"
+[ "$n" -eq 8 ] || fail "expected 8 scripts, found $n"
+end
+finish

@@ -29,11 +29,10 @@
 # and every daemon and worker lived through both failovers.
 #
 # Needs redis-server, redis-cli, redis-sentinel (Debian's redis-sentinel
-# package: else skipped, exit 77) and what tests/sync_lib.sh needs.
-if ! command -v redis-sentinel >/dev/null 2>&1; then
-  echo "SKIP: redis-sentinel is not installed (apt-get install -y redis-sentinel)"
-  exit 77
-fi
+# package: else skipped) and what tests/sync_lib.sh needs.
+. "$(dirname "$0")/lib/harness.sh"
+command -v redis-sentinel >/dev/null 2>&1 ||
+  skip_all "redis-sentinel is not installed (apt-get install -y redis-sentinel)"
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 A=$ROOT/hostA

@@ -26,8 +26,7 @@
 #    own script, which knows nothing of unique keys) leaves a stale
 #    holder, and a post on B takes the key over.
 #
-# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped,
-# exit 77); see tests/sync_lib.sh.
+# Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
 
 A=$ROOT/hostA

@@ -9,41 +9,41 @@
 #
 # ExecStart= is pointed at the built ./jobboard (verify wants an
 # executable there) and the environment files at copies of the examples;
-# --man=no: jobboard(1) need not be installed. Skipped (77) when
+# --man=no: jobboard(1) need not be installed. Skipped (TAP: 1..0 # SKIP) when
 # systemd-analyze is missing (apt-get install systemd).
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
-srcdir=$(cd "$srcdir" && pwd) || exit 99
+srcdir=$(cd "$srcdir" && pwd) || bail "no directory $srcdir"
 top_builddir=${JB_TEST_TOP_BUILDDIR:-$PWD}
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-if ! command -v systemd-analyze >/dev/null 2>&1; then
-  echo "SKIP: systemd-analyze is missing (apt-get install systemd)"
-  exit 77
-fi
-[ -x "$top_builddir/jobboard" ] || fail "no built jobboard in $top_builddir"
+command -v systemd-analyze >/dev/null 2>&1 ||
+  skip_all "systemd-analyze is missing (apt-get install systemd)"
+[ -x "$top_builddir/jobboard" ] || bail "no built jobboard in $top_builddir"
 
-d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-units.XXXXXX") || exit 99
-trap 'rm -rf "$d"' EXIT
-mkdir "$d/etc" || exit 99
+d=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-units.XXXXXX") || bail "mktemp failed"
+at_exit 'rm -rf "$d"'
+mkdir "$d/etc" || bail "cannot set up the unit files in $d"
 cp "$srcdir/contrib/systemd/jobboard.env" "$d/etc/jobboard.env" &&
-  cp "$srcdir/contrib/systemd/example.env" "$d/etc/images.env" || exit 99
+  cp "$srcdir/contrib/systemd/example.env" "$d/etc/images.env" || bail "cannot set up the unit files in $d"
 for u in worker sync; do
   sed -e "s|/usr/bin/jobboard|$top_builddir/jobboard|" \
     -e "s|/etc/jobboard/|$d/etc/|g" \
     "$srcdir/contrib/systemd/jobboard-$u@.service" >"$d/jobboard-$u@.service" &&
-    ln -s "jobboard-$u@.service" "$d/jobboard-$u@images.service" || exit 99
+    ln -s "jobboard-$u@.service" "$d/jobboard-$u@images.service" || bail "cannot set up the unit files in $d"
 done
 
 for u in worker sync; do
+  begin "jobboard-$u@.service verifies"
   out=$(cd "$d" && systemd-analyze verify --man=no "./jobboard-$u@images.service" 2>&1)
   rc=$?
   [ $rc = 0 ] && [ -z "$out" ] ||
     fail "systemd-analyze verify jobboard-$u@.service (exit $rc): $out"
-  echo "ok: jobboard-$u@.service verifies"
+  end
 done
 
 # What systemd reads: the dump of the loaded unit (SYSTEMD_LOG_LEVEL=debug).
+begin "jobboard-worker@.service stops as the README says"
 dump=$(cd "$d" && SYSTEMD_LOG_LEVEL=debug systemd-analyze verify --man=no \
   ./jobboard-worker@images.service 2>&1)
 for want in 'KillMode: mixed' 'KillSignal: SIGTERM' 'SendSIGKILL: yes' \
@@ -54,7 +54,8 @@ for want in 'KillMode: mixed' 'KillSignal: SIGTERM' 'SendSIGKILL: yes' \
   printf '%s\n' "$dump" | grep -qF "$want" ||
     fail "jobboard-worker@.service: systemd does not read '$want'"
 done
-echo "ok: jobboard-worker@.service stops as the README says"
+end
+begin "jobboard-sync@.service"
 dump=$(cd "$d" && SYSTEMD_LOG_LEVEL=debug systemd-analyze verify --man=no \
   ./jobboard-sync@images.service 2>&1)
 for want in 'KillMode: mixed' 'Restart: always' 'After: redis-server.service' \
@@ -63,15 +64,16 @@ for want in 'KillMode: mixed' 'Restart: always' 'After: redis-server.service' \
   printf '%s\n' "$dump" | grep -qF "$want" ||
     fail "jobboard-sync@.service: systemd does not read '$want'"
 done
-echo "ok: jobboard-sync@.service"
+end
 
 if command -v systemd-sysusers >/dev/null 2>&1; then
-  mkdir -p "$d/root/etc" || exit 99
+  begin "jobboard.sysusers.conf"
+  mkdir -p "$d/root/etc" || bail "mkdir failed"
   out=$(systemd-sysusers --dry-run --root="$d/root" \
     "$srcdir/contrib/systemd/jobboard.sysusers.conf" 2>&1) ||
     fail "systemd-sysusers: $out"
   printf '%s\n' "$out" | grep -q "Creating user 'jobboard'" ||
     fail "systemd-sysusers makes no user jobboard: $out"
-  echo "ok: jobboard.sysusers.conf"
+  end
 fi
-exit 0
+finish

@@ -10,12 +10,10 @@
 # A missing piece is a failure that says so. JOBBOARD_SKIP_REDIS=1 (and only
 # that) skips the test (exit 77), for machines that build without Redis.
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 srcdir=${srcdir:-.}
 
-if [ "${JOBBOARD_SKIP_REDIS:-}" = 1 ]; then
-    echo "SKIP: JOBBOARD_SKIP_REDIS=1"
-    exit 77
-fi
+[ "${JOBBOARD_SKIP_REDIS:-}" != 1 ] || skip_all "JOBBOARD_SKIP_REDIS=1"
 missing=""
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
 py=/usr/bin/python3
@@ -27,10 +25,10 @@ else
     "$py" -c 'import redis' 2>/dev/null || missing="$missing python3-redis"
     "$py" -c 'import msgpack' 2>/dev/null || missing="$missing python3-msgpack"
 fi
-if [ -n "$missing" ]; then
-    echo "FAIL: missing:$missing" >&2
-    echo "  install: apt-get install -y$missing" >&2
-    echo "  (or set JOBBOARD_SKIP_REDIS=1 to skip the Redis tests)" >&2
-    exit 1
-fi
-exec "$py" "$srcdir/tests/sync_scripts_test.py" "$srcdir"
+[ -z "$missing" ] || die "missing:$missing
+  install: apt-get install -y$missing
+  (or set JOBBOARD_SKIP_REDIS=1 to skip the Redis tests)"
+begin "the Redis scripts (tests/sync_scripts_test.py)"
+"$py" "$srcdir/tests/sync_scripts_test.py" "$srcdir" >&2 || fail "sync_scripts_test.py exited $?"
+end
+finish

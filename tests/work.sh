@@ -3,28 +3,20 @@
 # boards, real worker processes, real signals.
 #
 # Runs the built ./jobboard (or $JOBBOARD) under one mktemp -d directory,
-# removed on exit with every process the tests started. Each test prints
-# "ok" or "FAIL" with its name; the script exits 1 if any failed. JSON is
+# removed on exit with every process the tests started. Each step is a TAP
+# line (tests/lib/harness.sh); the script exits 1 if any failed. JSON is
 # checked with python3 (jq is not assumed).
 
 set -u
 
-JOBBOARD=${JOBBOARD:-./jobboard}
-case $JOBBOARD in
-  /*) ;;
-  *) JOBBOARD=$PWD/$JOBBOARD ;;
-esac
-if [ ! -x "$JOBBOARD" ]; then
-  echo "work.sh: no jobboard program at $JOBBOARD (set JOBBOARD)" >&2
-  exit 99 # automake: hard error
-fi
-PYTHON=${PYTHON:-python3}
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-  echo "work.sh: python3 is needed to check JSON output" >&2
-  exit 99
-fi
+. "$(dirname "$0")/lib/harness.sh"
 
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-work.XXXXXX") || exit 99
+program JOBBOARD ./jobboard
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 ||
+  bail "python3 is needed to check JSON output"
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-work.XXXXXX") || bail "mktemp failed"
 # The workers started in the background, and the CMD processes they ran
 # (each test CMD writes its pid to a file named *.pid).
 PIDS=()
@@ -36,58 +28,33 @@ cleanup() {
   done
   rm -rf "$ROOT"
 }
-trap cleanup EXIT
+at_exit cleanup
 trap 'exit 130' INT TERM
 unset JOBBOARD_DIR
 
-failures=0
-tests=0
-name=""
-bad=0
-
-t_begin() { # t_begin NAME: a new test; $B a fresh board with nothing on it
-  name=$1
-  bad=0
-  tests=$((tests + 1))
-  B=$ROOT/b$tests
+# Each step has $B, a fresh board with nothing on it.
+step_setup() {
+  B=$ROOT/b$step_no
   "$JOBBOARD" post --board "$B" setup >/dev/null &&
     "$JOBBOARD" claim-next --board "$B" --who setup >"$ROOT/u" &&
     "$JOBBOARD" consume --board "$B" --who setup "$(cat "$ROOT/u")" ||
-    t_fail "cannot make a board"
-}
-t_fail() {
-  echo "  $name: $*"
-  bad=1
-}
-t_end() {
-  if [ "$bad" = 0 ]; then
-    echo "ok   $tests $name"
-  else
-    echo "FAIL $tests $name"
-    failures=$((failures + 1))
-  fi
+    fail "cannot make a board"
 }
 
 # jb ARGS: jobboard on $B; sets $out, $err and $rc.
 jb() {
-  "$JOBBOARD" --board "$B" "$@" >"$ROOT/out" 2>"$ROOT/err"
-  rc=$?
-  out=$(cat "$ROOT/out")
-  err=$(cat "$ROOT/err")
+  run "$JOBBOARD" --board "$B" "$@"
 }
 # post NAME [ARGS]: sets $uuid.
 post() {
   jb post "$@"
   uuid=$out
-  [ "$rc" = 0 ] || t_fail "post $*: exit $rc: $err"
-}
-want_rc() { # want_rc CODE WHAT
-  [ "$rc" = "$1" ] || t_fail "$2: exit status $rc, expected $1 (stderr: $err)"
+  [ "$rc" = 0 ] || fail "post $*: exit $rc: $err"
 }
 has() { # has TEXT SUBSTRING WHAT
   case $1 in
     *"$2"*) ;;
-    *) t_fail "$3: '$2' not in: $1" ;;
+    *) fail "$3: '$2' not in: $1" ;;
   esac
 }
 # pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first.
@@ -97,7 +64,7 @@ import json, sys
 lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
 j = lines[0] if lines else None
 sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
-' "$1" 2>"$ROOT/pyerr" || t_fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
+' "$1" 2>"$ROOT/pyerr" || fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
 }
 # record UUID: $out is the history record of job UUID as JSON (or empty).
 record() {
@@ -106,7 +73,7 @@ record() {
 }
 state_is() { # state_is UUID STATE WHAT
   jb state "$1"
-  [ "$out" = "$2" ] || t_fail "$3: job is '$out', expected $2 ($err)"
+  [ "$out" = "$2" ] || fail "$3: job is '$out', expected $2 ($err)"
 }
 
 # work_bg ARGS: start `jobboard work` on $B in the background; $wpid its
@@ -141,7 +108,7 @@ wait_file() {
     sleep 0.05
     i=$((i + 1))
   done
-  [ -s "$1" ] || t_fail "$1 did not appear"
+  [ -s "$1" ] || fail "$1 did not appear"
 }
 # start_job NAME WORK-ARGS...: post job NAME ($a its uuid), start a worker
 # with WORK-ARGS in the background and wait until its CMD runs ($cmd_pid).
@@ -184,7 +151,7 @@ export MARK=$ROOT/mark
 
 # --- tests ----------------------------------------------------------------
 
-t_begin "the job on stdin and in the environment; CMD's JSON is the result"
+begin "the job on stdin and in the environment; CMD's JSON is the result"
 cat >"$ROOT/echo-job" <<'EOF'
 #!/bin/sh
 # The result: the job as read, the environment, and n doubled.
@@ -201,12 +168,12 @@ chmod +x "$ROOT/echo-job"
 post resize --details '{"n": 21, "path": "/srv/a.png"}' --priority high
 a=$uuid
 # A relative --board: JOBBOARD_BOARD must still be absolute.
-(cd "$ROOT" && "$JOBBOARD" work --board "b$tests" --who w1 --jobs 1 -- \
+(cd "$ROOT" && "$JOBBOARD" work --board "b$step_no" --who w1 --jobs 1 -- \
   "$ROOT/echo-job" >"$ROOT/out" 2>"$ROOT/err")
 rc=$?
 out=$(cat "$ROOT/out") err=$(cat "$ROOT/err")
-want_rc 0 "work --jobs 1"
-[ -z "$out" ] || t_fail "stdout should be empty without --json: $out"
+expect_rc 0 "work --jobs 1"
+[ -z "$out" ] || fail "stdout should be empty without --json: $out"
 has "$err" "work: $a resize: consumed (exit 0, " "progress line"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["owner"] == "w1"' "history"
@@ -220,21 +187,21 @@ pycheck 'j["result"]["job"]["uuid"] == "'"$a"'" and
   j["result"]["job"]["claim"]["holder_pid"] > 0' "stdin is show --json's object"
 pycheck 'j["result"]["rest"] == ""' "one line on stdin, nothing after it"
 pycheck 'j["result"]["env"] == ["'"$a"'", "resize", "'"$B"'"]' "environment"
-t_end
+end
 
-t_begin "a Redis password in work's environment does not reach the job's command"
+begin "a Redis password in work's environment does not reach the job's command"
 post secret-env
 # The command writes its environment to stderr, which passes through.
 JOBBOARD_REDIS_PASSWORD=s3cretZ JOBBOARD_KEEP_ME=yes "$JOBBOARD" work \
   --board "$B" --who w1 --jobs 1 -- sh -c 'env >&2' >"$ROOT/out" 2>"$ROOT/err"
 rc=$?
-want_rc 0 "work --jobs 1"
-grep -q s3cretZ "$ROOT/err" && t_fail "the job saw JOBBOARD_REDIS_PASSWORD"
+expect_rc 0 "work --jobs 1"
+grep -q s3cretZ "$ROOT/err" && fail "the job saw JOBBOARD_REDIS_PASSWORD"
 grep -q '^JOBBOARD_KEEP_ME=yes$' "$ROOT/err" ||
-  t_fail "the job lost an ordinary variable: $(cat "$ROOT/err")"
-t_end
+  fail "the job lost an ordinary variable: $(cat "$ROOT/err")"
+end
 
-t_begin "exit 3 fails the job (its result kept), exit 100 sends it to the dead letters, a signal fails it"
+begin "exit 3 fails the job (its result kept), exit 100 sends it to the dead letters, a signal fails it"
 post three
 a=$uuid
 post hundred
@@ -252,7 +219,7 @@ esac
 EOF
 chmod +x "$ROOT/by-name"
 jb work --who w --jobs 3 --json -- "$ROOT/by-name"
-want_rc 0 "work --jobs 3"
+expect_rc 0 "work --jobs 3"
 pycheck 'len(lines) == 3' "three progress lines"
 pycheck '[l["outcome"] for l in lines] == ["failed", "dead", "failed"]' "outcomes"
 pycheck '[l["exit"] for l in lines] == [3, 100, None] and
@@ -269,68 +236,68 @@ pycheck 'len(lines) == 1 and j["uuid"] == "'"$b"'" and j["cause"] == "buried" an
 record "$c"
 pycheck 'j["outcome"] == "failed" and j["result"] is None' "killed by SIGKILL"
 jb count
-[ "$out" = 0 ] || t_fail "jobs left on the board: $out"
-t_end
+[ "$out" = 0 ] || fail "jobs left on the board: $out"
+end
 
-t_begin "output that is not a JSON object: no result, a warning naming the job"
+begin "output that is not a JSON object: no result, a warning naming the job"
 post plain
 a=$uuid
 post array
 b=$uuid
 jb work --who w --jobs 2 -- sh -c \
   'if [ "$JOBBOARD_NAME" = plain ]; then echo hello; else echo "[1, 2]"; fi'
-want_rc 0 "work"
+expect_rc 0 "work"
 has "$err" "job $a: CMD's output is not a JSON object" "warning for text"
 has "$err" "job $b: CMD's output is not a JSON object" "warning for an array"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["result"] is None' "text output"
 record "$b"
 pycheck 'j["outcome"] == "consumed" and j["result"] is None' "array output"
-t_end
+end
 
-t_begin "output {} is a result, the empty map; no output is none (issue 15, point 8)"
+begin "output {} is a result, the empty map; no output is none (issue 15, point 8)"
 post empty
 a=$uuid
 post silent
 b=$uuid
 jb work --who w --jobs 2 -- sh -c \
   'if [ "$JOBBOARD_NAME" = empty ]; then echo "{}"; fi'
-want_rc 0 "work"
+expect_rc 0 "work"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["result"] == {}' "{} output"
 record "$b"
 pycheck 'j["outcome"] == "consumed" and j["result"] is None' "no output"
-t_end
+end
 
-t_begin "stdout beyond 1 MiB fails the job, without a result"
+begin "stdout beyond 1 MiB fails the job, without a result"
 post big
 a=$uuid
 jb work --who w --jobs 1 -- sh -c 'head -c 2000000 /dev/zero | tr "\0" x'
-want_rc 0 "work"
+expect_rc 0 "work"
 has "$err" "job $a: CMD wrote more than 1048576 bytes" "message"
 record "$a"
 pycheck 'j["outcome"] == "failed" and j["result"] is None' "history"
-t_end
+end
 
-t_begin "CMD's own options are not the worker's (with or without --)"
+begin "CMD's own options are not the worker's (with or without --)"
 post one
 a=$uuid
 post two
 b=$uuid
 jb work --who w --jobs 1 sh -c 'echo "{\"argv\": \"$0 $1\"}"' x --who
-want_rc 0 "without --"
+expect_rc 0 "without --"
 record "$a"
 pycheck 'j["result"] == {"argv": "x --who"}' "CMD's arguments"
 jb work --who w --jobs 1 -- sh -c 'echo "{\"argv\": \"$0\"}"' --jobs
-want_rc 0 "with --"
+expect_rc 0 "with --"
 record "$b"
 pycheck 'j["result"] == {"argv": "--jobs"}' "CMD's arguments after --"
-t_end
+end
 
-t_begin "a worker killed with SIGKILL mid-job: the job is claimable at once, CMD ends"
+begin "a worker killed with SIGKILL mid-job: the job is claimable at once, CMD ends"
 start_job victim --who w --lease 3600 -- "$ROOT/exec-sleeper" 60
 jb claim-next --who other
-want_rc 3 "claim-next while the worker runs"
+expect_rc 3 "claim-next while the worker runs"
 jb entities --json
 pycheck 'any(e["name"] == "w" and e["kind"] == "worker" and
   e["pid"] == '"$wpid"' for e in lines)' "the worker is a registered entity"
@@ -338,18 +305,18 @@ kill -9 "$wpid"
 wait "$wpid" 2>/dev/null
 # Bound to the worker's process: no lease (an hour here) to wait for.
 jb claim-next --who other
-want_rc 0 "claim-next after the kill"
-[ "$out" = "$a" ] || t_fail "claim-next got '$out', expected $a"
+expect_rc 0 "claim-next after the kill"
+[ "$out" = "$a" ] || fail "claim-next got '$out', expected $a"
 # CMD got SIGTERM when its worker died (it would run beside a new owner).
 i=0
 while kill -0 "$cmd_pid" 2>/dev/null && [ $i -lt 100 ]; do
   sleep 0.05
   i=$((i + 1))
 done
-kill -0 "$cmd_pid" 2>/dev/null && t_fail "CMD $cmd_pid still runs"
-t_end
+kill -0 "$cmd_pid" 2>/dev/null && fail "CMD $cmd_pid still runs"
+end
 
-t_begin "SIGTERM while CMD runs: the job is finished and consumed, exit 0"
+begin "SIGTERM while CMD runs: the job is finished and consumed, exit 0"
 start_job long --who w -- "$ROOT/sleeper" 1
 # The signal first: a job posted before it could be claimed by the first
 # job's consume when posting takes longer than CMD (ASan, a loaded machine).
@@ -357,40 +324,40 @@ kill -TERM "$wpid"
 post next
 b=$uuid
 wait_exit "$wpid" 10
-want_rc 0 "worker"
+expect_rc 0 "worker"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 1}' "history"
 state_is "$b" UNCLAIMED "the next job (not taken after the signal)"
 jb entities --json
 pycheck 'not any(e["name"] == "w" for e in lines)' "unregistered on exit"
-t_end
+end
 
-t_begin "SIGINT while CMD runs: the same"
+begin "SIGINT while CMD runs: the same"
 start_job long --who w -- "$ROOT/sleeper" 1
 kill -INT "$wpid"
 wait_exit "$wpid" 10
-want_rc 0 "worker"
+expect_rc 0 "worker"
 record "$a"
 pycheck 'j["outcome"] == "consumed"' "history"
-t_end
+end
 
-t_begin "a second SIGTERM abandons the job, stops CMD, exit 143"
+begin "a second SIGTERM abandons the job, stops CMD, exit 143"
 start_job doomed --who w --json -- "$ROOT/exec-sleeper" 60
 kill -TERM "$wpid"
 sleep 0.2
 kill -TERM "$wpid"
 wait_exit "$wpid" 10
-want_rc 143 "worker"
+expect_rc 143 "worker"
 has "$err" "job $a abandoned" "message"
 out=$(cat "$ROOT/wout")
 pycheck 'j["outcome"] == "abandoned" and j["signal"] == 15' "progress line"
-kill -0 "$cmd_pid" 2>/dev/null && t_fail "CMD $cmd_pid still runs"
+kill -0 "$cmd_pid" 2>/dev/null && fail "CMD $cmd_pid still runs"
 state_is "$a" UNCLAIMED "after the abandon"
 jb claim-next --who other
-[ "$out" = "$a" ] || t_fail "claim-next got '$out' (exit $rc)"
-t_end
+[ "$out" = "$a" ] || fail "claim-next got '$out' (exit $rc)"
+end
 
-t_begin "SIGTERM or SIGINT while waiting for a job: exit 0 at once"
+begin "SIGTERM or SIGINT while waiting for a job: exit 0 at once"
 for sig in TERM INT; do
   work_bg --who "idle-$sig" -- true
   # Registered: it is past its set-up and waiting.
@@ -403,98 +370,98 @@ for sig in TERM INT; do
   kill -"$sig" "$wpid"
   wait_exit "$wpid" 5
   ms=$(($(now_ms) - t0))
-  want_rc 0 "SIG$sig"
-  [ "$ms" -lt 1000 ] || t_fail "SIG$sig: the worker took $ms ms to stop"
+  expect_rc 0 "SIG$sig"
+  [ "$ms" -lt 1000 ] || fail "SIG$sig: the worker took $ms ms to stop"
 done
-t_end
+end
 
-t_begin "--jobs N stops after N jobs; --timeout S stops when idle that long"
+begin "--jobs N stops after N jobs; --timeout S stops when idle that long"
 for n in 1 2 3; do post "job$n"; done
 jb work --who w --jobs 2 -- true
-want_rc 0 "--jobs 2"
+expect_rc 0 "--jobs 2"
 jb count
-[ "$out" = 1 ] || t_fail "--jobs 2 left $out jobs, expected 1"
+[ "$out" = 1 ] || fail "--jobs 2 left $out jobs, expected 1"
 t0=$(now_ms)
 jb work --who w --timeout 0.5 -- true
 ms=$(($(now_ms) - t0))
-want_rc 0 "--timeout 0.5"
+expect_rc 0 "--timeout 0.5"
 jb count
-[ "$out" = 0 ] || t_fail "--timeout: the last job was not done: $out left"
+[ "$out" = 0 ] || fail "--timeout: the last job was not done: $out left"
 [ "$ms" -ge 450 ] && [ "$ms" -lt 3000 ] ||
-  t_fail "--timeout 0.5 returned after $ms ms"
-t_end
+  fail "--timeout 0.5 returned after $ms ms"
+end
 
-t_begin "bad command lines: clear errors, exit 2, no job claimed"
+begin "bad command lines: clear errors, exit 2, no job claimed"
 post waiting
 a=$uuid
 jb work -- true
-want_rc 2 "no --who"
+expect_rc 2 "no --who"
 has "$err" "--who NAME is required" "no --who"
 jb work --who w
-want_rc 2 "no CMD"
+expect_rc 2 "no CMD"
 has "$err" "missing CMD" "no CMD"
 jb work --who w --
-want_rc 2 "only --"
+expect_rc 2 "only --"
 has "$err" "missing CMD" "only --"
 jb work --who w --frobnicate -- true
-want_rc 2 "unknown option"
+expect_rc 2 "unknown option"
 has "$err" "unknown option '--frobnicate'" "unknown option"
 jb work --who w --jobs 0 -- true
-want_rc 2 "--jobs 0"
+expect_rc 2 "--jobs 0"
 has "$err" "--jobs: '0' is not a number of jobs" "--jobs 0"
 jb work --who w --jobs
-want_rc 2 "--jobs without a value"
+expect_rc 2 "--jobs without a value"
 has "$err" "option '--jobs' needs an argument" "--jobs without a value"
 jb work --who w --lease soon -- true
-want_rc 2 "bad --lease"
+expect_rc 2 "bad --lease"
 has "$err" "--lease: 'soon'" "bad --lease"
 for v in 0 -1 soon inf 1e9; do
   jb work --who w --time-limit "$v" -- true
-  want_rc 2 "--time-limit $v"
+  expect_rc 2 "--time-limit $v"
   has "$err" "--time-limit: '$v' is not a time limit (seconds, from 0.001" \
     "--time-limit $v"
 done
 for v in -1 soon inf 86401; do
   jb work --who w --grace "$v" -- true
-  want_rc 2 "--grace $v"
+  expect_rc 2 "--grace $v"
   has "$err" "--grace: '$v' is not a grace period (seconds, from 0 to 86400" \
     "--grace $v"
 done
 jb work --who w -- no-such-command-jobboard-test
-want_rc 2 "CMD not in PATH"
+expect_rc 2 "CMD not in PATH"
 has "$err" "cannot execute 'no-such-command-jobboard-test': not found in PATH" "CMD"
 jb work --who w -- "$ROOT/no-such-file"
-want_rc 2 "CMD not there"
+expect_rc 2 "CMD not there"
 has "$err" "No such file or directory" "CMD not there"
 jb work --who w -- /dev/null
-want_rc 2 "CMD not executable"
+expect_rc 2 "CMD not executable"
 has "$err" "Permission denied" "CMD not executable"
 state_is "$a" UNCLAIMED "the job after the bad command lines"
 # A worker waits for its board to appear (tests/service.sh); --timeout 0
 # looks once.
 jb work --board "$ROOT/no-such-board" --who w --timeout 0 -- true
-want_rc 3 "no board, --timeout 0"
+expect_rc 3 "no board, --timeout 0"
 jb work --board "$ROOT/no-such-board" --who w --timeout 0.3 -- true
-want_rc 7 "no board within --timeout"
+expect_rc 7 "no board within --timeout"
 has "$err" "did not appear within the timeout" "no board within --timeout"
-t_end
+end
 
-t_begin "CMD that fails to execute when its job comes: the job is abandoned, exit 2"
+begin "CMD that fails to execute when its job comes: the job is abandoned, exit 2"
 post unlucky
 a=$uuid
 # Executable, so it passes the check at start, but its interpreter is gone.
 printf '#!/no/such/interpreter\n' >"$ROOT/broken"
 chmod +x "$ROOT/broken"
 jb work --who w -- "$ROOT/broken"
-want_rc 2 "worker"
+expect_rc 2 "worker"
 has "$err" "job $a: cannot execute '$ROOT/broken': No such file or directory" "message"
 has "$err" "job $a abandoned: it is claimable again" "says what became of the job"
 state_is "$a" UNCLAIMED "the job"
-t_end
+end
 
 # A 2 s lease renewed every 2/3 s: a renewal would have to be over 1.3 s
 # late (a loaded CI machine running the other tests) to let it lapse.
-t_begin "--lease 2 with a 10 s CMD: the lease is kept alive, nobody else gets the job"
+begin "--lease 2 with a 10 s CMD: the lease is kept alive, nobody else gets the job"
 start_job slow --who w --lease 2 --jobs 1 -- "$ROOT/sleeper" 10
 # A producer waits for the result in another process.
 "$JOBBOARD" wait-done --board "$B" --json --timeout 40 "$a" >"$ROOT/done" 2>&1 &
@@ -503,53 +470,53 @@ PIDS+=("$dpid")
 for t in 1 2 3; do
   sleep 0.9 # past the 2 s lease by the third look
   jb claim-next --who other
-  want_rc 3 "claim-next by another worker ($t)"
+  expect_rc 3 "claim-next by another worker ($t)"
 done
 # (10 s: each jobboard call takes up to half a second on a loaded machine,
 # and the claim must still be held when it is shown.)
 jb show --json "$a"
 pycheck 'j["claim"]["lease_expires"] is not None' "the claim has a lease"
 wait_exit "$wpid" 30
-want_rc 0 "worker"
+expect_rc 0 "worker"
 record "$a"
 pycheck 'j["outcome"] == "consumed" and j["owner"] == "w" and
   j["result"] == {"slept": 10}' "consumed by its worker at the end"
-wait "$dpid" || t_fail "wait-done: exit $?: $(cat "$ROOT/done")"
+wait "$dpid" || fail "wait-done: exit $?: $(cat "$ROOT/done")"
 out=$(cat "$ROOT/done")
 pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 10}' "wait-done"
-t_end
+end
 
-t_begin "a worker whose lease lapsed (stopped) is refused when it completes"
+begin "a worker whose lease lapsed (stopped) is refused when it completes"
 start_job fenced --who w --lease 0.5 --jobs 1 -- "$ROOT/sleeper" 2
 kill -STOP "$wpid" # CMD, in its own process group, runs on
 sleep 1
 # Claimed again under the same name: only the token tells the claims apart.
 jb claim-next --who w --lease 60
-want_rc 0 "claim-next once the lease lapsed"
-[ "$out" = "$a" ] || t_fail "claim-next got '$out'"
+expect_rc 0 "claim-next once the lease lapsed"
+[ "$out" = "$a" ] || fail "claim-next got '$out'"
 kill -CONT "$wpid"
 wait_exit "$wpid" 10
-want_rc 0 "worker"
+expect_rc 0 "worker"
 has "$err" "the claim was lost" "warning when the renewal fails"
 has "$err" "job $a: consume refused" "refusal"
 has "$err" "work: $a fenced: refused" "progress line"
 state_is "$a" CLAIMED "the job, still the new claim's"
-t_end
+end
 
-t_begin "a consume claims the next job in its commit; the last of --jobs claims none (issue 12)"
+begin "a consume claims the next job in its commit; the last of --jobs claims none (issue 12)"
 for n in 1 2 3; do post "job$n"; done
 jb work --who w --jobs 2 -- true
-want_rc 0 "--jobs 2"
+expect_rc 0 "--jobs 2"
 jb state "$uuid"
-[ "$out" = UNCLAIMED ] || t_fail "the third job is '$out', expected UNCLAIMED"
+[ "$out" = UNCLAIMED ] || fail "the third job is '$out', expected UNCLAIMED"
 jb watch --from 1 --json --timeout 0
 # The setup job's events come first; then job1 claimed by a wait, its
 # CONSUMED and job2's CLAIMED in one commit (one time), job2 CONSUMED,
 # and no claim after it.
 pycheck '[(e["type"], e["owner"]) for e in lines[-5:]] == [("POSTED", None), ("CLAIMED", "w"), ("CONSUMED", "w"), ("CLAIMED", "w"), ("CONSUMED", "w")] and lines[-3]["time"] == lines[-2]["time"] and lines[-3]["uuid"] != lines[-2]["uuid"]' "events"
-t_end
+end
 
-t_begin "--time-limit: CMD past it gets SIGTERM, the job is retried after its back-off though CMD exits 0"
+begin "--time-limit: CMD past it gets SIGTERM, the job is retried after its back-off though CMD exits 0"
 # A back-off of 4 s (3.2 to 4.8 with its jitter).
 post overrun --backoff 4
 a=$uuid
@@ -557,9 +524,9 @@ rm -f "$MARK"
 t0=$(now_ms)
 jb work --who w --jobs 1 --time-limit 1 -- "$ROOT/term-trap" 60
 ms=$(($(now_ms) - t0))
-want_rc 0 "work"
-[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
-[ "$ms" -lt 30000 ] || t_fail "the worker took $ms ms (CMD sleeps 60 s)"
+expect_rc 0 "work"
+[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || fail "CMD did not get SIGTERM"
+[ "$ms" -lt 30000 ] || fail "the worker took $ms ms (CMD sleeps 60 s)"
 has "$err" "job $a: time limit 1.00 s exceeded: stopping CMD" "message"
 has "$err" "work: $a overrun: retried (exit 0, " "progress line"
 has "$err" "s): time limit 1.00 s exceeded (attempt 1, claimable again in " \
@@ -580,53 +547,53 @@ t = datetime.datetime.fromisoformat(j["not_before"].replace("Z", "+00:00"))
 print(int((t.timestamp() - time.time()) * 1000))' 2>/dev/null || echo 0)
 if [ "$left" -gt 1500 ]; then
   jb claim-next --who other
-  want_rc 3 "claim-next during the back-off"
+  expect_rc 3 "claim-next during the back-off"
 fi
 record "$a"
-[ -z "$out" ] || t_fail "the job has a history record: $out"
+[ -z "$out" ] || fail "the job has a history record: $out"
 # After its back-off, a run within the limit consumes it.
 jb work --who w --jobs 1 --timeout 60 --json --time-limit 30 -- \
   "$ROOT/term-trap" 0
-want_rc 0 "second work"
+expect_rc 0 "second work"
 pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "consumed" and
   j["reason"] is None and j["attempts"] is None' "second run"
 record "$a"
 pycheck 'j["outcome"] == "consumed"' "history"
-t_end
+end
 
-t_begin "--grace: CMD that ignores SIGTERM gets SIGKILL that much later"
+begin "--grace: CMD that ignores SIGTERM gets SIGKILL that much later"
 post stubborn
 a=$uuid
 jb work --who w --jobs 1 --json --time-limit 0.5 --grace 1.5 -- \
   sh -c 'trap "" TERM; sleep 60'
-want_rc 0 "work"
+expect_rc 0 "work"
 # Not killed before its limit and grace (2 s) are over; long before 60 s.
 pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
   j["exit"] is None and j["signal"] == 9 and j["attempts"] == 1 and
   j["reason"] == "time limit 0.50 s exceeded" and
   2.0 <= j["seconds"] < 30' "progress line"
 has "$err" "SIGKILL 1.50 s later" "message"
-t_end
+end
 
-t_begin "--time-limit is per job: CMDs within it are consumed, with no reason"
+begin "--time-limit is per job: CMDs within it are consumed, with no reason"
 post in-time-1
 a=$uuid
 post in-time-2
 b=$uuid
 # Each 3 s, together past the 5 s limit.
 jb work --who w --jobs 2 --json --time-limit 5 -- "$ROOT/sleeper" 3
-want_rc 0 "work"
+expect_rc 0 "work"
 pycheck '[l["outcome"] for l in lines] == ["consumed", "consumed"] and
   [l["reason"] for l in lines] == [None, None]' "progress lines"
 record "$b"
 pycheck 'j["outcome"] == "consumed" and j["result"] == {"slept": 3}' "history"
-t_end
+end
 
-t_begin "exit 75 retries the job after its back-off; at its maximum of attempts it is dead"
+begin "exit 75 retries the job after its back-off; at its maximum of attempts it is dead"
 post tempfail --backoff 0.1 --max-attempts 2
 a=$uuid
 jb work --who w --jobs 1 --json -- sh -c 'exit 75'
-want_rc 0 "work"
+expect_rc 0 "work"
 pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
   j["exit"] == 75 and j["reason"] == "exit 75" and j["attempts"] == 1 and
   j["not_before"] is not None' "progress line"
@@ -635,7 +602,7 @@ pycheck 'j["state"] == "UNCLAIMED" and j["attempts"] == 1 and
   j["last_reason"] == "exit 75"' "the job, back on the board"
 # The second attempt, after its back-off (0.1 s), is the last.
 jb work --who w --jobs 1 --timeout 60 -- sh -c 'exit 75'
-want_rc 0 "second work"
+expect_rc 0 "second work"
 has "$err" "work: $a tempfail: dead (exit 75, " "progress line"
 has "$err" "s): exit 75 (attempt 2, to the dead letters)" "progress line's end"
 jb dead list --json
@@ -643,15 +610,15 @@ pycheck 'len(lines) == 1 and j["uuid"] == "'"$a"'" and
   j["cause"] == "attempts" and j["attempts"] == 2' "the dead letter"
 record "$a"
 pycheck 'j["outcome"] == "dead" and j["reason"] == "exit 75"' "history"
-t_end
+end
 
-t_begin "a job's own time limit stops CMD before its claim lapses; it is retried"
+begin "a job's own time limit stops CMD before its claim lapses; it is retried"
 post limited --time-limit 3 --backoff 0.1
 a=$uuid
 rm -f "$MARK"
 jb work --who w --jobs 1 --json -- "$ROOT/term-trap" 60
-want_rc 0 "work"
-[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || t_fail "CMD did not get SIGTERM"
+expect_rc 0 "work"
+[ "$(cat "$MARK" 2>/dev/null)" = TERM ] || fail "CMD did not get SIGTERM"
 # Stopped 1 s before the claim lapses at 3 s; CMD sleeps 60 s.
 pycheck 'j["uuid"] == "'"$a"'" and j["outcome"] == "retried" and
   j["reason"] == "the job\x27s time limit 3.00 s reached" and
@@ -660,11 +627,11 @@ has "$err" "its claim lapses at the job's time limit, 3.00 s, in 1.00 s" "messag
 # Counted once: by the retry, not by a lapse too.
 jb show --json "$a"
 pycheck 'j["attempts"] == 1 and j["time_limit"] == 3' "the job"
-t_end
+end
 
-t_begin "workers tick the board's schedules: each 1-second run is posted once"
+begin "workers tick the board's schedules: each 1-second run is posted once"
 jb schedule add beat --every 1 --job-name beat
-want_rc 0 "schedule add"
+expect_rc 0 "schedule add"
 # Two workers, started before the first run is due, wait for a job: the
 # wait ends when a run falls due, one of them posts it (each run once,
 # whichever ticks) and one runs it.
@@ -675,9 +642,9 @@ w1=$wpid
 w2=$!
 PIDS+=("$w2")
 wait_exit "$w1" 30
-want_rc 0 "worker 1"
+expect_rc 0 "worker 1"
 wait_exit "$w2" 30
-want_rc 0 "worker 2"
+expect_rc 0 "worker 2"
 # Six jobs run; at most one more run posted (a tick before a worker's
 # last job); every run posted once, as the schedule counts its runs.
 jb history --json
@@ -692,18 +659,18 @@ pycheck 'len(lines) == 6 and all(l["outcome"] == "consumed" for l in lines)' \
 out=$(printf '%s\n%s\n' "$hist" "$onboard")
 pycheck 'len(set(l["details"]["scheduled_at"] for l in lines)) == len(lines) == '"$runs"' and
   6 <= len(lines) <= 7' "each run posted once ($runs runs)"
-t_end
+end
 
-t_begin "work --no-schedules leaves the schedules alone"
+begin "work --no-schedules leaves the schedules alone"
 jb schedule add beat --every 1 --job-name beat
 work_bg --who w --no-schedules --timeout 2.5 -- cat
 wait_exit "$wpid" 30
-want_rc 0 "work"
+expect_rc 0 "work"
 jb count
-[ "$out" = 0 ] || t_fail "a run was posted: count $out"
+[ "$out" = 0 ] || fail "a run was posted: count $out"
 jb schedule list --json
 pycheck 'j["runs"] == 0' "no run"
-t_end
+end
 
 # --- --concurrency -----------------------------------------------------
 
@@ -740,7 +707,7 @@ meet_wait() {
     sleep 0.05
     i=$((i + 1))
   done
-  [ "$(ls "$MEET" | wc -l)" -ge "$1" ] || t_fail "$1 CMDs did not start: $(ls "$MEET" | wc -l) did"
+  [ "$(ls "$MEET" | wc -l)" -ge "$1" ] || fail "$1 CMDs did not start: $(ls "$MEET" | wc -l) did"
 }
 # running PID: the process is there and not a zombie.
 running() {
@@ -750,12 +717,12 @@ running() {
 }
 # meet_reset: a fresh, empty $MEET; $GO not there.
 meet_reset() {
-  export MEET=$ROOT/meet$tests GO=$ROOT/go$tests MEET_N=4 MEET_SLEEP=0
+  export MEET=$ROOT/meet$step_no GO=$ROOT/go$step_no MEET_N=4 MEET_SLEEP=0
   rm -rf "$MEET" "$GO"
   mkdir "$MEET"
 }
 
-t_begin "--concurrency 4: four 1-second CMDs run at once, each job consumed once"
+begin "--concurrency 4: four 1-second CMDs run at once, each job consumed once"
 meet_reset
 MEET_SLEEP=1 GO=
 posted=()
@@ -766,10 +733,10 @@ done
 t0=$(now_ms)
 jb work --who w --concurrency 4 --jobs 4 --json -- "$ROOT/meet"
 t1=$(now_ms)
-want_rc 0 "work --concurrency 4"
+expect_rc 0 "work --concurrency 4"
 # Each CMD waits for the four markers, then sleeps 1 s: run one after the
 # other they would fail (exit 3, after 20 s); run together, about 1 s.
-[ $((t1 - t0)) -lt 3500 ] || t_fail "four 1-second CMDs took $((t1 - t0)) ms"
+[ $((t1 - t0)) -lt 3500 ] || fail "four 1-second CMDs took $((t1 - t0)) ms"
 pycheck 'len(lines) == 4 and all(l["outcome"] == "consumed" and
   l["exit"] == 0 for l in lines) and
   sorted(l["uuid"] for l in lines) == sorted("'"${posted[*]}"'".split())' \
@@ -781,33 +748,33 @@ pycheck 'len([l for l in lines if l["name"].startswith("meet-")]) == 4 and
       for l in lines if l["name"].startswith("meet-"))' \
   "history: each job consumed once, its CMD met the three others"
 jb count
-[ "$out" = 0 ] || t_fail "jobs left on the board: $out"
-t_end
+[ "$out" = 0 ] || fail "jobs left on the board: $out"
+end
 
-t_begin "--concurrency 4 --jobs 20: twenty jobs of twenty-three, each consumed once"
+begin "--concurrency 4 --jobs 20: twenty jobs of twenty-three, each consumed once"
 for i in $(seq 1 23); do post "many-$i"; done
 jb work --who w --concurrency 4 --jobs 20 --json -- cat
-want_rc 0 "work"
+expect_rc 0 "work"
 pycheck 'len(lines) == 20 and len(set(l["uuid"] for l in lines)) == 20 and
   all(l["outcome"] == "consumed" for l in lines)' "twenty progress lines"
 jb history --json
 pycheck 'len([l for l in lines if l["name"].startswith("many-")]) == 20 and
   len(set(l["uuid"] for l in lines)) == len(lines)' "history: twenty, once each"
 jb count
-[ "$out" = 3 ] || t_fail "jobs left on the board: $out, expected 3"
-t_end
+[ "$out" = 3 ] || fail "jobs left on the board: $out, expected 3"
+end
 
-t_begin "SIGTERM while 4 CMDs run: each runs to its end and is consumed, none more, exit 0"
+begin "SIGTERM while 4 CMDs run: each runs to its end and is consumed, none more, exit 0"
 meet_reset
 for i in 1 2 3 4 5; do post "stop-$i"; done
 work_bg --who w --concurrency 4 --json -- "$ROOT/meet"
 meet_wait 4
 kill -TERM "$wpid"
 sleep 0.3
-kill -0 "$wpid" 2>/dev/null || t_fail "the worker did not wait for its CMDs"
+kill -0 "$wpid" 2>/dev/null || fail "the worker did not wait for its CMDs"
 touch "$GO" # the CMDs finish only now, after the signal
 wait_exit "$wpid" 30
-want_rc 0 "worker"
+expect_rc 0 "worker"
 out=$(cat "$ROOT/wout")
 pycheck 'len(lines) == 4 and all(l["outcome"] == "consumed" for l in lines)' \
   "four jobs consumed"
@@ -819,9 +786,9 @@ jb list --json
 pycheck 'len(lines) == 1 and j["state"] == "UNCLAIMED"' "the fifth job, not taken"
 jb entities --json
 pycheck 'not any(e["name"] == "w" for e in lines)' "unregistered on exit"
-t_end
+end
 
-t_begin "a second SIGTERM while 4 CMDs run: all abandoned, their CMDs stopped, exit 143"
+begin "a second SIGTERM while 4 CMDs run: all abandoned, their CMDs stopped, exit 143"
 meet_reset
 MEET_N=4
 for i in 1 2 3 4; do post "abandon-$i"; done
@@ -831,22 +798,22 @@ kill -TERM "$wpid"
 sleep 0.2
 kill -TERM "$wpid"
 wait_exit "$wpid" 30
-want_rc 143 "worker"
+expect_rc 143 "worker"
 n=$(grep -c "abandoned: it is claimable again" "$ROOT/werr")
-[ "$n" = 4 ] || t_fail "$n jobs said abandoned, expected 4: $err"
+[ "$n" = 4 ] || fail "$n jobs said abandoned, expected 4: $err"
 jb list --json
 pycheck 'len(lines) == 4 and all(l["state"] == "UNCLAIMED" for l in lines)' \
   "the four jobs, claimable again"
 sleep 0.2
 for f in "$MEET"/*; do
-  kill -0 "$(cat "$f")" 2>/dev/null && t_fail "CMD $(cat "$f") still runs"
+  kill -0 "$(cat "$f")" 2>/dev/null && fail "CMD $(cat "$f") still runs"
 done
 jb history --json
 out=$(printf '%s\n' "$out" | grep '"name":"abandon-')
-[ -z "$out" ] || t_fail "a job was completed: $out"
-t_end
+[ -z "$out" ] || fail "a job was completed: $out"
+end
 
-t_begin "--concurrency: each CMD's stderr comes through whole lines at a time"
+begin "--concurrency: each CMD's stderr comes through whole lines at a time"
 meet_reset
 for i in 1 2 3 4; do post "log-$i"; done
 # Each CMD writes one line in three pieces, the others writing theirs in
@@ -858,16 +825,16 @@ jb work --who w --concurrency 4 --jobs 4 -- sh -c '
   printf "one, " >&2; sleep 0.2
   printf "two\n" >&2
   printf "no newline at the end of %s" "$JOBBOARD_NAME" >&2'
-want_rc 0 "work"
+expect_rc 0 "work"
 for i in 1 2 3 4; do
-  grep -qx "line of log-$i: one, two" "$ROOT/err" ||
-    t_fail "log-$i's line is not whole: $err"
-  grep -qx "no newline at the end of log-$i" "$ROOT/err" ||
-    t_fail "log-$i's last line is not whole: $err"
+  grep -qx "line of log-$i: one, two" "$run_err" ||
+    fail "log-$i's line is not whole: $err"
+  grep -qx "no newline at the end of log-$i" "$run_err" ||
+    fail "log-$i's last line is not whole: $err"
 done
-t_end
+end
 
-t_begin "--concurrency 2: a job posted while a CMD runs is claimed at once; SIGTERM then"
+begin "--concurrency 2: a job posted while a CMD runs is claimed at once; SIGTERM then"
 meet_reset
 MEET_N=2
 post first
@@ -882,13 +849,13 @@ meet_wait 2
 kill -TERM "$wpid"
 touch "$GO"
 wait_exit "$wpid" 30
-want_rc 0 "worker"
+expect_rc 0 "worker"
 out=$(cat "$ROOT/wout")
 pycheck 'sorted(l["uuid"] for l in lines) == sorted(["'"$a"'", "'"$b"'"]) and
   all(l["outcome"] == "consumed" for l in lines)' "both consumed"
-t_end
+end
 
-t_begin "--concurrency 2: a CMD's large output is read while the worker waits for a job"
+begin "--concurrency 2: a CMD's large output is read while the worker waits for a job"
 post big
 a=$uuid
 # 300 KB on stdout: more than a pipe holds. The worker, waiting for a job
@@ -896,13 +863,13 @@ a=$uuid
 work_bg --who w --concurrency 2 --timeout 4 --json -- "$PYTHON" -c '
 import json; print(json.dumps({"blob": "x" * 300000}))'
 wait_exit "$wpid" 30
-want_rc 0 "worker"
+expect_rc 0 "worker"
 out=$(cat "$ROOT/wout")
 pycheck 'len(lines) == 1 and j["outcome"] == "consumed" and j["seconds"] < 3' \
   "consumed while the worker waited ($(cat "$ROOT/wout" | head -c 300))"
-t_end
+end
 
-t_begin "--concurrency 3 --lease 2: each CMD's claim is kept while the worker waits for a job; SIGKILL frees them all"
+begin "--concurrency 3 --lease 2: each CMD's claim is kept while the worker waits for a job; SIGKILL frees them all"
 meet_reset
 MEET_N=2
 post leased-1
@@ -916,18 +883,18 @@ meet_wait 2
 for t in 1 2 3; do
   sleep 1 # past the 2 s lease by the third look
   jb claim-next --who other
-  want_rc 3 "claim-next by another worker ($t)"
+  expect_rc 3 "claim-next by another worker ($t)"
 done
 kill -9 "$wpid"
 wait "$wpid" 2>/dev/null
 # Bound to the worker's process: both claimable at once.
 jb claim-next --who other
-want_rc 0 "first claim-next after the kill"
+expect_rc 0 "first claim-next after the kill"
 got=$out
 jb claim-next --who other
-want_rc 0 "second claim-next after the kill"
+expect_rc 0 "second claim-next after the kill"
 [ "$(printf '%s\n' "$got" "$out" | sort)" = "$(printf '%s\n' "$a" "$b" | sort)" ] ||
-  t_fail "claimed '$got' and '$out', expected $a and $b"
+  fail "claimed '$got' and '$out', expected $a and $b"
 # CMDs got SIGTERM when their worker died: gone, or zombies of init.
 for f in "$MEET"/*; do
   i=0
@@ -935,11 +902,11 @@ for f in "$MEET"/*; do
     sleep 0.05
     i=$((i + 1))
   done
-  running "$(cat "$f")" && t_fail "CMD $(cat "$f") still runs"
+  running "$(cat "$f")" && fail "CMD $(cat "$f") still runs"
 done
-t_end
+end
 
-t_begin "--concurrency 2 --time-limit 2: each CMD is stopped at its own limit, both jobs retried"
+begin "--concurrency 2 --time-limit 2: each CMD is stopped at its own limit, both jobs retried"
 post slow-1 --backoff 60
 a=$uuid
 post slow-2 --backoff 60
@@ -947,52 +914,51 @@ b=$uuid
 t0=$(now_ms)
 jb work --who w --concurrency 2 --jobs 2 --json --time-limit 2 --grace 0.5 -- sleep 30
 t1=$(now_ms)
-want_rc 0 "work"
+expect_rc 0 "work"
 pycheck 'sorted(l["uuid"] for l in lines) == sorted(["'"$a"'", "'"$b"'"]) and
   all(l["outcome"] == "retried" and l["reason"] == "time limit 2.00 s exceeded"
       and l["signal"] == 15 and 1.9 <= l["seconds"] < 10 for l in lines)' \
   "both stopped and retried"
 # Side by side: about 2 s, not 4.
-[ $((t1 - t0)) -lt 3500 ] || t_fail "two 2 s limits took $((t1 - t0)) ms"
+[ $((t1 - t0)) -lt 3500 ] || fail "two 2 s limits took $((t1 - t0)) ms"
 state_is "$a" UNCLAIMED "slow-1"
 state_is "$b" UNCLAIMED "slow-2"
-t_end
+end
 
-t_begin "--concurrency: a status line on stderr when it is a terminal, none otherwise"
+begin "--concurrency: a status line on stderr when it is a terminal, none otherwise"
 for i in 1 2 3 4; do post "status-$i"; done
 jb work --who w --concurrency 2 --jobs 2 -- sleep 0.3
-want_rc 0 "work, stderr a file"
+expect_rc 0 "work, stderr a file"
 case $err in
-  *"work: running"*) t_fail "a status line on a file: $err" ;;
+  *"work: running"*) fail "a status line on a file: $err" ;;
 esac
 if command -v script >/dev/null 2>&1; then
   # script(1) gives the worker a terminal; its output is what it shows.
   script -qec "'$JOBBOARD' work --board '$B' --who w --concurrency 2 --jobs 2 -- sleep 0.3" \
     /dev/null </dev/null >"$ROOT/tty" 2>&1
   rc=$?
-  want_rc 0 "work, stderr a terminal"
+  expect_rc 0 "work, stderr a terminal"
   grep -q "work: running 2/2, done 0 (consumed 0, failed 0, retried 0)" "$ROOT/tty" ||
-    t_fail "no status line: $(head -c 400 "$ROOT/tty" | od -c | head -5)"
-  grep -q "$(printf '\r\033\\[K')" "$ROOT/tty" || t_fail "the status line is never erased"
+    fail "no status line: $(head -c 400 "$ROOT/tty" | od -c | head -5)"
+  grep -q "$(printf '\r\033\\[K')" "$ROOT/tty" || fail "the status line is never erased"
 else
-  echo "  (no script(1): the terminal half skipped)"
+  note "no script(1): the terminal half skipped"
 fi
-t_end
+end
 
-t_begin "--concurrency: bad values are usage errors naming the option, no job claimed"
+begin "--concurrency: bad values are usage errors naming the option, no job claimed"
 post waiting
 a=$uuid
 for v in 0 abc -1 1025 4x ""; do
   jb work --who w --concurrency "$v" -- true
-  want_rc 2 "--concurrency '$v'"
+  expect_rc 2 "--concurrency '$v'"
   has "$err" "--concurrency: '$v' is not a number of commands at once (1 to 1024)" \
     "--concurrency '$v'"
 done
 jb work --who w --concurrency
-want_rc 2 "--concurrency without a value"
+expect_rc 2 "--concurrency without a value"
 has "$err" "option '--concurrency' needs an argument" "no value"
 state_is "$a" UNCLAIMED "the job"
-t_end
+end
 
-echo "$((tests - failures)) of $tests tests passed"
-[ "$failures" = 0 ]
+finish
