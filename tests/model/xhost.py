@@ -8,8 +8,8 @@ starts is killed at its end, and only those): a redis-server on a unix
 socket with --appendonly yes --appendfsync always (a restarted server
 keeps what it acknowledged: jobboard's promise across a Redis restart is
 about such a server); --hosts boards, each with its replicator (`jobboard
-sync --keepalive 6 --verify-every 1`) and its `jobboard work --redis` workers (one with
-claims bound to its process and --concurrency 2, one with --lease 6). The
+sync --keepalive 9 --verify-every 1`) and its `jobboard work --redis` workers (one with
+claims bound to its process and --concurrency 2, one with --lease 9). The
 same schedule ("beat", every 2 s from one start, catch-up all) is added on
 every board. Every worker runs one CMD (written below) that appends
 "start" and "end" lines, with the time, to its worker's run log, and acts
@@ -25,8 +25,9 @@ key from a small pool), some posts killed 0-40 ms in.
 Chaos: for --seconds, at random: a worker SIGKILLed (its CMD gets SIGTERM
 from the worker's death and writes no "end"), a replicator SIGKILLed,
 redis-server SIGKILLed (one at a time), a post SIGKILLed; each started
-again 0-3 s later (a replicator sometimes 3-9 s later: longer than the
-keep-alive). Then everything runs again, the posting stops, the schedule
+again later: a worker within 2 s, Redis within 2 s (see REDIS_AWAY_MAX),
+a replicator within 3 s or, one time in three, 4.5-13.5 s later (longer
+than the keep-alive). Then everything runs again, the posting stops, the schedule
 is removed and the work drains; one more post of every unique key is
 made on a board in turn (a key must be free once its jobs are done) and
 drained; then every process is stopped with SIGTERM.
@@ -67,7 +68,14 @@ import tempfile
 import time
 
 NS = "jbx"
-KEEPALIVE = 6
+# A claim's lease (and a worker's keep-alive) runs on in Redis while Redis
+# is away, and nobody can renew it then: an outage longer than what is left
+# of it (two thirds of it, renewed every third) lets the claim lapse there,
+# and the job runs again once Redis is back (the first completion refused).
+# That is the promise of a lease, so Redis stays away at most 2 s here (plus
+# its start), well inside the 6 s left of a 9 s lease.
+KEEPALIVE = 9
+REDIS_AWAY_MAX = 2.0
 ACTS = ["ok"] * 6 + ["fail", "retry", "dead", "long"]
 
 CMD = r"""#!/bin/sh
@@ -178,7 +186,8 @@ class Fleet:
         else:
             w = name.split(":")[2]
             who = "%s-%s" % (host, w)
-            extra = ["--concurrency", "2"] if w == "w0" else ["--lease", "6"]
+            extra = (["--concurrency", "2"] if w == "w0" else
+                     ["--lease", str(KEEPALIVE)])
             # a log per life: what a life reported is told from the others'
             self.lives += 1
             err = os.path.join(self.root, "err-%s.%d.log" % (who, self.lives))
@@ -344,7 +353,7 @@ class Fleet:
                         later = self.rng.uniform(KEEPALIVE / 2, KEEPALIVE * 1.5)
                     self.kill(self.rng.choice(live), later)
             elif "redis" in self.procs:
-                self.kill("redis", self.rng.uniform(0.3, 3))
+                self.kill("redis", self.rng.uniform(0.3, REDIS_AWAY_MAX))
             time.sleep(self.rng.uniform(0.05, 0.3))
         self.reap_posts(wait=True)
         self.restart_due(force=True)
