@@ -20,7 +20,7 @@ packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   libhiredis-dev redis-server redis-sentinel python3-taskflow python3-redis \
   libmicrohttpd-dev python3-prometheus-client curl
   python3-msgpack libsqlite3-dev python3-cffi python3-pytest python3-testtools
-  python3-oslotest python3-fixtures python3-zake python3-dev"
+  python3-oslotest python3-fixtures python3-zake python3-dev bash-completion"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
