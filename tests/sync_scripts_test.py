@@ -722,13 +722,21 @@ def test_refusals_and_expiry(srv):
     check(rep == {"status": "ok"} and 2000 < r.pttl(owned) <= 2500,
           "extend can shorten, and without a claim id checks the name only")
 
-    # Same-owner re-claim: taskflow 5.0's reply, the lease refreshed, the
-    # holder's claim id reported (how a caller resolves a lost reply).
+    # Same-owner re-claim: taskflow 5.0's reply, the holder's claim id
+    # reported (how a caller resolves a lost reply). Another claim under the
+    # same name (a new process of a worker whose old one died holding it)
+    # leaves the expiry alone, so the dead one's claim lapses; the same
+    # claim sent again refreshes it.
+    p = r.pttl(owned)
     rep = ours.claim(k, "jb-a", 9000, "A2")
     check(err(rep, "Job already claimed!", "jb-a") and rep.get("claim") == "A",
           "same-owner re-claim: already claimed, the held claim id", rep)
+    check(r.pttl(owned) <= p and r.get(lmk) == lm_before,
+          "another claim under the same name refreshes nothing", r.pttl(owned))
+    rep = ours.claim(k, "jb-a", 9000, "A")
+    check(err(rep, "Job already claimed!", "jb-a"), "the same claim again", rep)
     check(8000 < r.pttl(owned) <= 9000 and 8000 < r.pttl(claimk) <= 9000,
-          "same-owner re-claim refreshes the expiry (as taskflow 5.0)")
+          "the same claim sent again refreshes the expiry")
     check(r.get(lmk) != lm_before, "and last_modified")
     p = r.pttl(owned)
     ours.claim(k, "jb-a", None, "A")

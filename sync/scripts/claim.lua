@@ -21,11 +21,15 @@
 --       K is not in the listings hash (consumed, trashed or never posted).
 --   {status="error", reason="Job already claimed!", owner=<owner>[, claim=<id>, fence=<n>]}
 --       someone holds it. When owner == who this is a re-claim by the same
---       owner name (taskflow 5.0 replies the same way); as in taskflow it
---       refreshes last_modified and, if ARGV[4] is a number, the expiry (of
---       the claim record too); "none" keeps the current expiry. claim/fence
---       are the holder's, when the holder claimed through these scripts: a
---       caller whose reply was lost re-sends its claim and finds its own id.
+--       owner name (taskflow 5.0 replies the same way). Taskflow then
+--       refreshes last_modified and the expiry; here only the same claim
+--       (the held claim id is ARGV[5]: a caller whose reply was lost sends
+--       its claim again) refreshes last_modified and, if ARGV[4] is a
+--       number, the expiry (of the claim record too; "none" keeps it). A
+--       worker's names outlive its processes: a new process under the old
+--       one's name, trying the job the old one held when it died, must not
+--       keep that claim alive for ever. claim/fence are the holder's, when
+--       the holder claimed through these scripts.
 --   {status="error", reason="Invalid argument!"}   (ours) bad who, expiry or claim id;
 --       nothing was read or written.
 --
@@ -67,7 +71,7 @@ if held[1] then
     reply.claim = held[1]
     reply.fence = tonumber(held[2])
 end
-if owner == who then
+if owner == who and held[1] == claim_id then
     redis.call("SET", lm_key, lm)
     if ms then
         redis.call("PEXPIRE", owner_key, ms)
