@@ -236,7 +236,7 @@ JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
  * affected and never touch Redis. Without an attachment every operation of
  * a Redis-decided job fails with JB_EOFFLINE and changes nothing.
  *
- * Also through Redis on an attached handle (issue 15): jb_job_cancel of a
+ * Also through Redis on an attached handle: jb_job_cancel of a
  * Redis-decided job (Redis takes it out of its listings only if unclaimed
  * there, or forced; jb_board_flush cancels the unclaimed ones so), and a
  * post with a unique key, which first reserves the key in the namespace's

@@ -1,5 +1,5 @@
 /*
- * test_commitpages.c - the pages each kind of commit writes (issue 12):
+ * test_commitpages.c - the pages each kind of commit writes:
  * post, claim-next (plain, with a lease, bound to the process), consume
  * and abandon through the public API, and bench's raw LMDB floor
  * (bench/bench_raw.c: the same three transactions on bare LMDB), in

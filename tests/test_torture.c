@@ -1119,7 +1119,7 @@ static size_t mixed_kills = MIXED_KILLS;
 
 /* Writers of every durability at once on one board, killed at random
  * moments while the others go on, readers meanwhile: no mode loses what
- * it acknowledged, whatever the others do (issue 11). */
+ * it acknowledged, whatever the others do. */
 static void writers_of_every_mode_at_once_survive_kill_9(void **state) {
   jbt_fixture *f = *state;
   torture t;
