@@ -222,7 +222,7 @@ JB_EXTERN const char *jb_sync_namespace(const jb_sync_conn *conn);
 JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
                           const char *piece);
 
-/* ------------------------------------------- the authority rule (DESIGN 6) */
+/* ---------------------------------------------------- the authority rule */
 
 /**
  * Let board handle `b` decide its Redis-decided jobs (jb_job_remote())
@@ -282,7 +282,7 @@ JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
 /* ------------------------------------------------------------ replicator */
 
 /*
- * The replicator (DESIGN.md section 6, docs/DESIGN-NOTES.md "The
+ * The replicator (docs/DESIGN-NOTES.md, "The authority rule" and "The
  * replicator"): one per board at a time, a thread in any process that
  * opts in (jb_sync_replicator_start) or the `jobboard sync` daemon. The
  * processes that start one on a board elect one of them through a lock

@@ -1263,8 +1263,8 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static jb_store *registry;
 
 /*
- * Why no mode uses MDB_WRITEMAP (docs/DESIGN-NOTES.md, "Why not
- * MDB_WRITEMAP"): with it, LMDB writes the new meta page in place through
+ * Why no mode uses MDB_WRITEMAP (docs/DESIGN-NOTES.md, "Durability, and
+ * why no mode uses MDB_WRITEMAP"): with it, LMDB writes the new meta page in place through
  * the map, field by field, and means mm_txnid to be stored last; but its
  * barrier is compiled only for non-x86 CPUs, and in Debian's liblmdb0
  * 0.9.24 (x86-64) the store of mm_txnid comes before the store of the main

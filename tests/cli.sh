@@ -289,8 +289,8 @@ expect_error 2 "object" "refused post on a new board"
 end
 
 begin "an empty key in details prints back as an empty key"
-# It printed as {"$bin": ""} (msgpack-c gives an empty key no pointer);
-# issue 11, found by tests/fuzz/fuzz_json.c.
+# msgpack-c gives an empty key no pointer, which must not print as
+# {"$bin": ""} (an input tests/fuzz/fuzz_json.c found).
 post emptykey --details '{"": {"t": 1}, "e": ""}'
 jb show "$uuid" --json
 json_check 'j["details"] == {"": {"t": 1}, "e": ""}'
@@ -306,9 +306,9 @@ expect_rc 0 "batch line with a NUL in details"
 printf '%s\n' '{"name": "a\u0000b"}' >"$ROOT/nulname"
 run_in "$ROOT/nulname" "$JOBBOARD" --board "$B" post --batch
 expect_error 2 "NUL" "batch line with a NUL in the name"
-# A raw NUL byte (not \u0000): the line was taken for blank up to it and
-# skipped, so the batch posted without it (issue 11, found by
-# tests/fuzz/fuzz_batch.c).
+# A raw NUL byte (not \u0000) is refused: a line taken for blank up to it
+# would be skipped and the batch posted without it (an input
+# tests/fuzz/fuzz_batch.c found).
 printf '{"name": "a"}\n \000{"name": "b"}\n' >"$ROOT/nulbyte"
 run_in "$ROOT/nulbyte" "$JOBBOARD" --board "$B" post --batch
 expect_error 2 "stdin line 2: a NUL byte at column 2" "batch line with a NUL byte"

@@ -266,7 +266,7 @@ tests_crash_step_CFLAGS = $(JB_TEST_CFLAGS)
 tests_crash_step_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS) -ldl
 endif
 
-# Fuzz targets (issue 11, tests/fuzz/README): each tests/fuzz/fuzz_*.c is
+# Fuzz targets (tests/fuzz/README): each tests/fuzz/fuzz_*.c is
 # built here with tests/fuzz/replay.c as its main() and replays its seed
 # corpus and every regression input (tests/fuzz/corpus/T, regress/T), so
 # each input that once crashed runs in every build, the ASan one included,

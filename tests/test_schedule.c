@@ -1,6 +1,5 @@
 /*
- * test_schedule.c - periodic jobs (jobboard.h, "Periodic jobs"; issue 15,
- * point 7): cron specs and their next and previous runs against a table
+ * test_schedule.c - periodic jobs (jobboard.h, "Periodic jobs"): cron specs and their next and previous runs against a table
  * (expected times from libc's timegm, not from the code under test),
  * interval schedules, catch-up skip and all, add / get / list / remove and
  * bad input, check's report of a record that does not decode, and the

@@ -788,8 +788,8 @@ static bool in_data_file(const char *dir, const char *secret) {
   return found;
 }
 
-/* Issue 13, point 5: a board an older release synced with a password
- * kept the URL, password included, in its data file. Such a board still
+/* A board synced by a release that kept the URL, password included, in
+ * its data file. Such a board still
  * syncs (the replicator started with no URL connects with it), and the
  * start moves the password to sync.credentials (0600) and rewrites the
  * setting without it. The old bytes may stay in a free page of data.mdb

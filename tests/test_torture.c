@@ -1,7 +1,7 @@
 /*
- * test_torture.c - kill -9 at random moments (issue 11: no durability mode
+ * test_torture.c - kill -9 at random moments: no durability mode
  * loses an acknowledged change, whatever the other processes on the board
- * use).
+ * use.
  *
  * Writers post (one job or a batch), claim-next, consume, trash, abandon
  * or keep their claims in a loop, on a small map so that they grow it all

@@ -84,7 +84,7 @@ end
 -- token.
 --
 -- Each redis.call costs the script about a microsecond of server time
--- (docs/BENCHMARKS.md, "Issue 13"), so this takes the fewest that leave
+-- (docs/BENCHMARKS.md, "A claim through Redis"), so this takes the fewest that leave
 -- the same keys: the owner key's expiry goes with its SET, and the record
 -- is written over rather than deleted first. HSET tells how many of its
 -- fields were new: 2 means no record was there, so none has an expiry to
