@@ -920,8 +920,8 @@ static int upgrade_claims(jb_store *s, MDB_txn *txn) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Schema 4 -> 5: the history's 'u' + uuid entries go (history.h: no
- * index by uuid any more). Once, in the transaction that opens the board
+/* Schema 4 -> 5: the history's 'u' + uuid entries go (schema 5
+ * keeps no index by uuid: history.h). Once, in the transaction that opens the board
  * first; about 35 bytes each, so 10,000 of them are some 90 pages. */
 static int upgrade_history(jb_store *s, MDB_txn *txn) {
   MDB_cursor *cur;

@@ -191,8 +191,9 @@ enum {
  * 1.7 KiB: the tail stays one page). */
 #define JB_LOGTAIL_MOVE 24u
 
-/* Job flags (jb_jobhdr.flags): a byte that was padding before, so old
- * records read 0 (decided locally) and no schema change is needed. */
+/* Job flags (jb_jobhdr.flags): a byte that records of older releases
+ * leave as zero padding, so they read 0 (decided locally) and no schema
+ * change is needed. */
 enum {
   JB_JOB_F_REMOTE = 1u << 0, /* Redis decides its ownership (authority rule) */
   /* With REMOTE: marked for publication, the post not confirmed yet (the

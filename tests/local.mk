@@ -9,6 +9,10 @@
 # it that it may use, or include/ (the rules are in the script).
 TESTS += tests/layers.sh
 EXTRA_DIST += tests/layers.sh
+# No file points outside the repository, and no source, test or build file
+# names the issue that asked for it (the rules are in the script).
+TESTS += tests/comments.sh
+EXTRA_DIST += tests/comments.sh
 
 #
 # Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by
