@@ -18,11 +18,11 @@
  * A key is the priority byte and a big-endian sequence, as the library's.
  *
  * With BENCH_RAW_LOG each of the three transactions also appends one
- * change-log event as the library does (DESIGN section 4: every change is
- * logged in its own transaction): a cursor on `log`, MDB_LAST for the next
- * sequence, an MDB_APPEND put of the event, mdb_stat and a batched trim
- * that keeps the last 100,000 events (store/store.h). That floor tells the
- * log's cost apart from the rest of the library's.
+ * change-log event as the library does (every change is logged in its own
+ * transaction: docs/DESIGN-NOTES.md, "Storage layout"): a cursor on `log`,
+ * MDB_LAST for the next sequence, an MDB_APPEND put of the event, mdb_stat
+ * and a batched trim that keeps the last 100,000 events (store/store.h). That
+ * floor tells the log's cost apart from the rest of the library's.
  *
  * A handle belongs to the process that opened it: after fork() the child
  * opens its own (LMDB's rule).

@@ -106,7 +106,7 @@ static int measure_local(bench_redis_figs *f, jb_board *b,
  * locally, in turns), timed together. The same pattern as a claim's (a
  * round trip, then a commit), so the scheduler places client and server
  * alike for both; the round trip and local commit phases, measured apart,
- * may not be (docs/BENCHMARKS.md, "Issue 13: claim through Redis"). */
+ * may not be (docs/BENCHMARKS.md, "A claim through Redis"). */
 static int measure_floor(bench_redis_figs *f, jb_board *b, jb_sync_conn *c,
                          const bench_redis_opts *o, int64_t *v, size_t n,
                          char *err, size_t errlen) {

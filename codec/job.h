@@ -30,7 +30,7 @@ struct jb_job {
   int64_t lease_expires_us;/* claimed with a lease: wall-clock estimate */
   int holder_pid;          /* claimed and bound to a process */
   bool holder_alive;
-  bool remote;             /* Redis decides its ownership (DESIGN 6) */
+  bool remote;             /* Redis decides its ownership (authority rule) */
   bool publishing;         /* remote, and its publication not confirmed */
   bool ours;               /* remote, published from this board */
   const char *name;

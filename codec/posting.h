@@ -1,7 +1,7 @@
 /*
  * posting.h - the posting codec: a job's immutable description, encoded as
- * taskflow's Redis jobboard encodes it (../shared/taskflow-redis-wire.md
- * section 2), so that replication can copy the bytes unchanged.
+ * taskflow's Redis jobboard encodes it (docs/DESIGN-NOTES.md, "Redis keys
+ * and encodings"), so that replication can copy the bytes unchanged.
  *
  * Layout (a msgpack map, entries in this order):
  *   uuid (str 36), name (str), priority (str, upper case), created_on (ext

@@ -376,8 +376,8 @@ static void unreserve_remote(jb_board *b, const jb_store_post *sp, size_t n) {
 
 /*
  * The unique keys of posts sp[0..n) on a handle attached to Redis: each is
- * reserved there first (DESIGN 6: Redis decides first), so that one key is
- * held by one live job across every board of the namespace. The
+ * reserved there first (the authority rule: Redis decides first), so that
+ * one key is held by one live job across every board of the namespace. The
  * reservation is pending until the local post committed (confirm_remote):
  * a post killed in between leaves no holder that refuses anyone (sync/
  * scripts/lib.lua, "pending"). JB_EEXISTS
@@ -552,7 +552,7 @@ static int claim_req(jb_store_claim_req *req, const char *who,
   return JB_OK;
 }
 
-/* ------------------------------------------ Redis-decided jobs (DESIGN 6) */
+/* -------------------------------------------------- Redis-decided jobs */
 
 bool jb__board_replicator_runs(const char *path) {
   char lp[4096];

@@ -49,8 +49,8 @@ int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms);
 /* ------------------------------------------- the board over the store */
 
 /* A release through the board handle (board.c): local, or for a
- * Redis-decided job through the handle's hook first (DESIGN 6). `done`
- * for consume and trash, NULL for abandon. */
+ * Redis-decided job through the handle's hook first (the authority rule).
+ * `done` for consume and trash, NULL for abandon. */
 int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
                       const char *who, size_t who_len, uint64_t token,
                       const jb_store_done *done);

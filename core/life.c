@@ -121,7 +121,7 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
   rc = jb__store_retry(b->store, raw, who, who_len, o.token, jb__now_us(),
                        &sr, out);
   if (rc != JB__REMOTE) return jb__board_say_if_cancelled(b, rc, raw);
-  /* Redis decides this job (DESIGN 6): a plain retry is an abandon
+  /* Redis decides this job (the authority rule): a plain retry is an abandon
    * through Redis, to the dead letters a trash through Redis; a delay is
    * not kept there (taskflow's board has none). Its last attempt goes to
    * the dead letters through Redis too (the store never buries a job
@@ -201,7 +201,7 @@ int jb_job_cancel(jb_board *b, const char *uuid, unsigned flags) {
     b->remote_ops->unreserve(b->remote_ctx, key, t);
   }
   if (rc != JB__REMOTE) return rc;
-  /* Redis decides this job (DESIGN 6): Redis cancels it first. */
+  /* Redis decides this job (the authority rule): Redis cancels it first. */
   return jb__board_remote_cancel(b, raw, force);
 }
 

@@ -1,7 +1,8 @@
 /*
  * sync_hook.h - all that libjbsync (sync/) sees of libjobboard beyond the
  * public header: the hook through which it decides Redis-decided jobs
- * (DESIGN.md section 6) and the board operations its replicator needs.
+ * (docs/DESIGN-NOTES.md, "The authority rule") and the board operations
+ * its replicator needs.
  * sync/ includes include/ and this header, nothing else of the library's
  * folders (tests/layers.sh checks it). Not API: the functions are
  * internals that libjobboard exports (default visibility, "jb__" names,

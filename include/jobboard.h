@@ -361,7 +361,7 @@ JB_EXTERN int64_t jb_job_lease_expires(const jb_job *job);
 JB_EXTERN int jb_job_holder_pid(const jb_job *job);
 /** Whether that process was running when the snapshot was taken. */
 JB_EXTERN bool jb_job_holder_alive(const jb_job *job);
-/** true when Redis decides this job's ownership (DESIGN.md section 6: it
+/** true when Redis decides this job's ownership (the authority rule: it
  *  was published to, or came from, a Redis board): claim, abandon,
  *  consume, trash and extend of it go through Redis first, and fail with
  *  JB_EOFFLINE on a handle not attached to Redis (jb_sync_attach). false
@@ -1232,7 +1232,7 @@ JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
  * history records, fencing tokens and wake-ups (each commit wakes the
  * board's waiters once).
  *
- * Jobs Redis decides (a board shared through Redis, DESIGN section 6)
+ * Jobs Redis decides (a board shared through Redis: the authority rule)
  * keep their rule: Redis decides first, then the board records it. A
  * local transaction cannot include a Redis decision, so these calls fall
  * back to the separate operations for such a job: they commit what they

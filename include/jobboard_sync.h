@@ -222,7 +222,7 @@ JB_EXTERN const char *jb_sync_namespace(const jb_sync_conn *conn);
 JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
                           const char *piece);
 
-/* ------------------------------------------- the authority rule (DESIGN 6) */
+/* ---------------------------------------------------- the authority rule */
 
 /**
  * Let board handle `b` decide its Redis-decided jobs (jb_job_remote())
@@ -236,7 +236,7 @@ JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
  * affected and never touch Redis. Without an attachment every operation of
  * a Redis-decided job fails with JB_EOFFLINE and changes nothing.
  *
- * Also through Redis on an attached handle (issue 15): jb_job_cancel of a
+ * Also through Redis on an attached handle: jb_job_cancel of a
  * Redis-decided job (Redis takes it out of its listings only if unclaimed
  * there, or forced; jb_board_flush cancels the unclaimed ones so), and a
  * post with a unique key, which first reserves the key in the namespace's
@@ -282,7 +282,7 @@ JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
 /* ------------------------------------------------------------ replicator */
 
 /*
- * The replicator (DESIGN.md section 6, docs/DESIGN-NOTES.md "The
+ * The replicator (docs/DESIGN-NOTES.md, "The authority rule" and "The
  * replicator"): one per board at a time, a thread in any process that
  * opts in (jb_sync_replicator_start) or the `jobboard sync` daemon. The
  * processes that start one on a board elect one of them through a lock

@@ -1,4 +1,4 @@
-# python/: the Python package `jobboard` (issue 14): cffi bindings (ABI
+# python/: the Python package `jobboard`: cffi bindings (ABI
 # mode: python/jobboard/_native.py dlopens libjobboard.so.0, and
 # libjbsync.so.0 for a synced board) and a taskflow jobboard backend.
 #

@@ -1,6 +1,6 @@
 /*
  * batch.c - the worker's path: several operations in one write
- * transaction (issue 12). A commit costs the same whether it carries one
+ * transaction. A commit costs the same whether it carries one
  * change or ten (LMDB copies and writes each dirty page once, and in
  * durability full flushes twice), so a worker that ends a job and claims
  * the next in one commit, or claims or consumes several jobs at once,

@@ -920,9 +920,9 @@ static int upgrade_claims(jb_store *s, MDB_txn *txn) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* Schema 4 -> 5: the history's 'u' + uuid entries go (history.h: no
- * index by uuid any more). Once, in the transaction that opens the board
- * first; about 35 bytes each, so 10,000 of them are some 90 pages. */
+/* Schema 4 -> 5: the history's 'u' + uuid entries go (schema 5 keeps no
+ * index by uuid: history.h). Once, in the transaction that opens the
+ * board first; about 35 bytes each, so 10,000 of them are some 90 pages. */
 static int upgrade_history(jb_store *s, MDB_txn *txn) {
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, s->history, &cur);
@@ -1263,16 +1263,16 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static jb_store *registry;
 
 /*
- * Why no mode uses MDB_WRITEMAP (docs/DESIGN-NOTES.md, "Why not
- * MDB_WRITEMAP"): with it, LMDB writes the new meta page in place through
- * the map, field by field, and means mm_txnid to be stored last; but its
- * barrier is compiled only for non-x86 CPUs, and in Debian's liblmdb0
- * 0.9.24 (x86-64) the store of mm_txnid comes before the store of the main
- * table's root. A process killed between the two leaves a meta page with
+ * Why no mode uses MDB_WRITEMAP (docs/DESIGN-NOTES.md, "Durability, and
+ * why no mode uses MDB_WRITEMAP"): with it, LMDB writes the new meta page
+ * in place through the map, field by field, and means mm_txnid to be stored
+ * last; but its barrier is compiled only for non-x86 CPUs, and in Debian's
+ * liblmdb0 0.9.24 (x86-64) the store of mm_txnid comes before the store of the
+ * main table's root. A process killed between the two leaves a meta page with
  * the new txnid and the roots of two commits before: the previous,
- * acknowledged commit is lost and its free list marks live pages free.
- * Without WRITEMAP the meta page is written with one pwrite, which a kill
- * cannot tear. So the shipped library never asks for it.
+ * acknowledged commit is lost and its free list marks live pages free. Without
+ * WRITEMAP the meta page is written with one pwrite, which a kill cannot tear.
+ * So the shipped library never asks for it.
  *
  * jb__store_test_writemap(true) is for tests/crash_step.c only (hidden
  * symbol, not in libjobboard's ABI): it makes this process's handles of

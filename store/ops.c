@@ -1088,8 +1088,8 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     }
     memcpy(jobkey, k.mv_data, JB_JOBKEY_LEN);
     memcpy(ctx->uuid_out, v.mv_data, 16); /* jb_readyrec.uuid is first */
-    /* The job's flags: one get of its header (DESIGN 6: a Redis-decided
-     * job is never claimed here without Redis). */
+    /* The job's flags: one get of its header (the authority rule: a
+     * Redis-decided job is never claimed here without Redis). */
     jb_jobhdr h;
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, NULL)))
       return mdb_cursor_close(cur), rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;

@@ -1,5 +1,5 @@
 /*
- * pagecheck.c - check's page accounting (issue 11): every page of the
+ * pagecheck.c - check's page accounting: every page of the
  * snapshot is exactly one of the two meta pages, a page of one tree (the
  * free list's own tree, the main tree, each named table), or a page the
  * free list lists; each tree's counts are those its MDB_db record and

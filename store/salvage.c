@@ -1,6 +1,6 @@
 /*
- * salvage.c - read what a damaged board still holds (jb_board_salvage,
- * issue 11 point 6), with the defensive reader of pages.h, never LMDB:
+ * salvage.c - read what a damaged board still holds (jb_board_salvage),
+ * with the defensive reader of pages.h, never LMDB:
  * LMDB trusts its pages and asserts, loops or reads out of bounds on bad
  * ones. The source is mapped read-only and never locked or written.
  *

@@ -50,11 +50,10 @@
  * Both must be strictly increasing across the board, and the log already
  * keeps the last one (its last key), so no counter is written anywhere:
  * a post touches jobs, ready and log; a claim ready, claims and log; a
- * consume jobs, claims and log. (DESIGN section 4 suggested a meta
- * counter and a separate uuid index; measured here, every extra table a
- * transaction touches costs a page copy and a free-list entry at commit,
- * and dropping them took the post/claim/consume cycle from 179,000/s to
- * the figure in docs/BENCHMARKS.md.) Sequences therefore have gaps (the
+ * consume jobs, claims and log. (No meta counter and no separate uuid
+ * index: every extra table a transaction touches costs a page copy and a
+ * free-list entry at commit; docs/DESIGN-NOTES.md, "Storage layout", has
+ * what that measured.) Sequences therefore have gaps (the
  * claims and consumes between posts), as taskflow's Redis sequences do.
  *
  * The change log is two tables (schema 5): a write appends its events to
@@ -192,10 +191,11 @@ enum {
  * 1.7 KiB: the tail stays one page). */
 #define JB_LOGTAIL_MOVE 24u
 
-/* Job flags (jb_jobhdr.flags): a byte that was padding before, so old
- * records read 0 (decided locally) and no schema change is needed. */
+/* Job flags (jb_jobhdr.flags): a byte that records of older releases
+ * leave as zero padding, so they read 0 (decided locally) and no schema
+ * change is needed. */
 enum {
-  JB_JOB_F_REMOTE = 1u << 0, /* Redis decides its ownership (DESIGN 6) */
+  JB_JOB_F_REMOTE = 1u << 0, /* Redis decides its ownership (authority rule) */
   /* With REMOTE: marked for publication, the post not confirmed yet (the
    * replicator resolves it by reading Redis's publication marker). */
   JB_JOB_F_PUBLISHING = 1u << 1,

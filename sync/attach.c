@@ -1,7 +1,8 @@
 /*
  * attach.c - a board handle deciding its Redis-decided jobs through one
  * connection (jb_sync_attach), and the minimal publisher (jb_sync_publish).
- * DESIGN.md section 6; docs/DESIGN-NOTES.md "Attaching a board to Redis".
+ * docs/DESIGN-NOTES.md, "The authority rule" and "The authority rule through
+ * the board API".
  *
  * The attachment lives with the connection (created by the first attach or
  * publish, freed by jb_sync_close): the scripts registered on it and the

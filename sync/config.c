@@ -10,7 +10,7 @@
  * before anything is written, so a bad URL or namespace leaves the board
  * as it was.
  *
- * The password never goes into the board (issue 13, point 5): "sync.url"
+ * The password never goes into the board: "sync.url"
  * holds the URL without it (its user kept), and the password goes to the
  * board directory's credentials file (sync/credentials.c). The URL to
  * connect with gets it back from, in this order: the URL given by the
@@ -19,7 +19,7 @@
  * is moved to the new form by the next jb_sync_board_config (the
  * replicator's start runs it): the password is written to the file first,
  * then the setting rewritten without it. See docs/DESIGN-NOTES.md
- * "Credentials (issue 13, point 5)".
+ * "Credentials".
  */
 #include "jobboard_sync.h"
 

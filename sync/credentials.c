@@ -1,6 +1,6 @@
 /*
  * credentials.c - the board's Redis password, kept out of the board's
- * data file (issue 13, point 5): in `sync.credentials` in the board
+ * data file: in `sync.credentials` in the board
  * directory, mode 0600, readable by its owner only.
  *
  * The file holds the password and one "\n" after it; reading drops one

@@ -6,7 +6,7 @@
  * API (hidden symbols; the replicator and the tests use it). One call is
  * one EVALSHA (or one read transaction); nothing here touches a local
  * board: recording the outcome locally is the caller's, after Redis has
- * decided (DESIGN.md section 6).
+ * decided (docs/DESIGN-NOTES.md, "The authority rule").
  *
  * Codes and messages are the local board's, so a caller (and the CLI) reads
  * the same text whichever side decided:

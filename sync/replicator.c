@@ -1,6 +1,6 @@
 /*
- * replicator.c - one board kept in step with a Redis board (DESIGN.md
- * section 6; docs/DESIGN-NOTES.md "The replicator").
+ * replicator.c - one board kept in step with a Redis board
+ * (docs/DESIGN-NOTES.md, "The authority rule" and "The replicator").
  *
  * Threads: the replicator's own (run()), which alone talks to Redis and
  * writes the mirror; and a watcher (watch_local()) that sleeps on the

@@ -13,7 +13,7 @@
  *
  * Key names, for a namespace NS and a job key K (the uuid text):
  *   NS:listings, NS:sequence, NS:trash, NS:K.owned, NS:K.last_modified
- *     taskflow's own keys (../shared/taskflow-redis-wire.md);
+ *     taskflow's own keys (docs/DESIGN-NOTES.md, "Redis keys and encodings");
  *   NS:K.claim   ours: hash {id, fence} of the claim taken through claim.lua
  *                or post.lua; it has the owner key's expiry;
  *   NS:fence     ours: the fencing counter (INCR once per claim);

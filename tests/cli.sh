@@ -289,8 +289,8 @@ expect_error 2 "object" "refused post on a new board"
 end
 
 begin "an empty key in details prints back as an empty key"
-# It printed as {"$bin": ""} (msgpack-c gives an empty key no pointer);
-# issue 11, found by tests/fuzz/fuzz_json.c.
+# msgpack-c gives an empty key no pointer, which must not print as
+# {"$bin": ""} (an input tests/fuzz/fuzz_json.c found).
 post emptykey --details '{"": {"t": 1}, "e": ""}'
 jb show "$uuid" --json
 json_check 'j["details"] == {"": {"t": 1}, "e": ""}'
@@ -306,9 +306,9 @@ expect_rc 0 "batch line with a NUL in details"
 printf '%s\n' '{"name": "a\u0000b"}' >"$ROOT/nulname"
 run_in "$ROOT/nulname" "$JOBBOARD" --board "$B" post --batch
 expect_error 2 "NUL" "batch line with a NUL in the name"
-# A raw NUL byte (not \u0000): the line was taken for blank up to it and
-# skipped, so the batch posted without it (issue 11, found by
-# tests/fuzz/fuzz_batch.c).
+# A raw NUL byte (not \u0000) is refused: a line taken for blank up to it
+# would be skipped and the batch posted without it (an input
+# tests/fuzz/fuzz_batch.c found).
 printf '{"name": "a"}\n \000{"name": "b"}\n' >"$ROOT/nulbyte"
 run_in "$ROOT/nulbyte" "$JOBBOARD" --board "$B" post --batch
 expect_error 2 "stdin line 2: a NUL byte at column 2" "batch line with a NUL byte"
@@ -667,7 +667,7 @@ done
 jb wait --claimable=yes
 expect_error 2 "claimable" "wait --claimable=yes"
 count_is 1 "after the bad commands"
-# --- completion results and the history (issue 5, point 3) ----------------
+# --- completion results and the history -----------------------------------
 
 begin "consume --result keeps the result; --failed says failed; history lists both"
 post done-ok
@@ -726,7 +726,7 @@ jb history --limit x
 expect_error 2 "--limit" "history --limit x"
 end
 
-begin "history keeps the job's details, book and attempts; no result is null, --result {} is {} (issue 15, point 8)"
+begin "history keeps the job's details, book and attempts; no result is null, --result {} is {}"
 post resize --details '{"path": "a.png"}' --book-name photos --book-uuid 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f
 a=$uuid
 post resize
@@ -957,7 +957,7 @@ run "$JOBBOARD" --board "$ROOT/none" watch --timeout 0
 expect_error 3 "" "watch of a missing board"
 end
 
-# --- salvage (issue 11) ----------------------------------------------------
+# --- salvage --------------------------------------------------------------
 
 begin "salvage copies a board into a new directory without writing the source"
 post keep-1; u1=$uuid
@@ -999,7 +999,7 @@ expect_error 9 "neither meta page can be read" "salvage without a meta page"
 [ ! -e "$ROOT/salv$step_no" ] || fail "salvage made its target anyway"
 end
 
-begin "claim-next --count N claims up to N in claim order; all there are when fewer (issue 12)"
+begin "claim-next --count N claims up to N in claim order; all there are when fewer"
 post low --priority LOW; low=$uuid
 post high --priority HIGH; high=$uuid
 post mid; mid=$uuid
@@ -1018,7 +1018,7 @@ jb claim-next --who w3 --count 4097
 expect_error 2 "4096" "claim-next --count 4097"
 end
 
-begin "consume of several uuids: one commit, a status each, exit of the first failure (issue 12)"
+begin "consume of several uuids: one commit, a status each, exit of the first failure"
 for i in 1 2 3; do post "c$i"; done
 jb claim-next --who w1 --count 3
 expect_ok "claim three"
@@ -1043,7 +1043,7 @@ jb consume --who w1 --token 7 "$1" "$2"
 expect_error 2 "one UUID" "consume --token with two uuids"
 end
 
-begin "demo: a plain API round on half the jobs, then the worker path on the rest, each verified; --api picks one (issue 12)"
+begin "demo: a plain API round on half the jobs, then the worker path on the rest, each verified; --api picks one"
 run "$JOBBOARD" demo --board "$B" --jobs 40 --workers 2 --durability none --json
 expect_rc 0 "demo"
 json_check 'j["api"] == "worker" and j["pass"] and j["consumed"] == 20 and j["plain_round"]["jobs"] == 20 and j["plain_round"]["pass"] and j["worker_vs_plain"] > 0'
@@ -1059,7 +1059,7 @@ run "$JOBBOARD" demo --api sideways
 expect_error 2 "--api" "demo --api sideways"
 end
 
-# --- a job's life (issue 15) ----------------------------------------------
+# --- a job's life ---------------------------------------------------------
 
 begin "post --delay: listed and counted but not claimable until due; a waiter wakes at the due time"
 jb post later --delay 3600

@@ -1,5 +1,5 @@
 /*
- * crash_step.c - SIGKILL at every instruction of a write (issue 11).
+ * crash_step.c - SIGKILL at every instruction of a write.
  *
  * A writer process is stopped by this test (ptrace) at a chosen
  * instruction of one operation, killed there with SIGKILL, and a fresh

@@ -80,7 +80,7 @@ jbt_buf jbt_details_blob(size_t n, unsigned seed);
 /* The bytes of hex text (two digits per byte); fails the test on a digit
  * that is not hex. */
 jbt_buf jbt_from_hex(const char *hex);
-/* taskflow-redis-wire.md section 2.4: a posting taskflow 5.0 wrote (233
+/* A posting as taskflow 5.0 writes it, byte for byte (233
  * bytes: uuid JBT_WIRE_UUID, "demo-job", HIGH, details {"store": {"x": 1}},
  * book "my-book", sequence 42), as hex. */
 #define JBT_WIRE_UUID "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"

@@ -9,6 +9,10 @@
 # it that it may use, or include/ (the rules are in the script).
 TESTS += tests/layers.sh
 EXTRA_DIST += tests/layers.sh
+# No file points outside the repository, and no source, test or build file
+# names the issue that asked for it (the rules are in the script).
+TESTS += tests/comments.sh
+EXTRA_DIST += tests/comments.sh
 
 #
 # Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by
@@ -73,14 +77,14 @@ tests_test_wait_SOURCES = tests/test_wait.c $(JB_TEST_HELPERS)
 tests_test_wait_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_wait_LDADD = $(JB_TEST_LIBS) -lpthread
 
-# Completion results and the history (issue 5, point 3).
+# Completion results and the history.
 check_PROGRAMS += tests/test_history
 TESTS += tests/test_history
 tests_test_history_SOURCES = tests/test_history.c $(JB_TEST_HELPERS)
 tests_test_history_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_history_LDADD = $(JB_TEST_LIBS)
 
-# Check's page accounting and salvage (issue 11, points 5 and 6).
+# Check's page accounting and salvage.
 check_PROGRAMS += tests/test_pages
 TESTS += tests/test_pages
 tests_test_pages_SOURCES = tests/test_pages.c $(JB_TEST_HELPERS)
@@ -101,7 +105,7 @@ tests_test_mirror_SOURCES = tests/test_mirror.c $(JB_TEST_HELPERS)
 tests_test_mirror_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_mirror_LDADD = $(JB_TEST_LIBS) -lpthread
 
-# The worker's path: fused and batch operations (issue 12).
+# The worker's path: fused and batch operations.
 check_PROGRAMS += tests/test_batch
 TESTS += tests/test_batch
 tests_test_batch_SOURCES = tests/test_batch.c $(JB_TEST_HELPERS)
@@ -109,7 +113,7 @@ tests_test_batch_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_batch_LDADD = $(JB_TEST_LIBS)
 endif
 
-# Periodic jobs (issue 15, point 7): cron specs, catch-up, and three
+# Periodic jobs: cron specs, catch-up, and three
 # processes ticking one schedule for a simulated hour.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_schedule
@@ -119,7 +123,7 @@ tests_test_schedule_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_schedule_LDADD = $(JB_TEST_LIBS)
 endif
 
-# Our Redis scripts (issue 6): the texts the library loads from the build's
+# Our Redis scripts: the texts the library loads from the build's
 # sync/scripts.c are sync/scripts/*.lua byte for byte (needs only a C
 # compiler, so the file is made for the check in builds without Redis too);
 # the scripts against a real redis-server and Debian's python3-taskflow
@@ -223,7 +227,7 @@ TESTS += tests/sync_cli.sh
 endif
 EXTRA_DIST += tests/sync_cli.sh
 
-# The replicator end to end (issue 6, point 6): `jobboard sync` daemons,
+# The replicator end to end: `jobboard sync` daemons,
 # `jobboard work --redis` workers and taskflow processes on a redis-server
 # each test starts (tests/sync_lib.sh: skipped, exit 77, without
 # redis-server, redis-cli or Debian's python3-taskflow; sync_sentinel.sh
@@ -240,7 +244,7 @@ EXTRA_DIST += tests/sync_model.sh tests/model/xhost.py tests/sync_lib.sh tests/s
 	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \
 	tests/sync_sentinel.sh
 
-# Power loss and I/O faults (issue 11, points 3 and 4): tests/iolayer.c
+# Power loss and I/O faults: tests/iolayer.c
 # defines the file-system calls in the test program itself, so liblmdb's
 # writes and flushes go through it (see iolayer.h). The long power-loss
 # run: JB_POWERLOSS_LONG=1 tests/test_powerloss.
@@ -256,7 +260,7 @@ tests_test_iofault_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_iofault_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
 endif
 
-# SIGKILL at each instruction of a write, by ptrace (issue 11): the short
+# SIGKILL at each instruction of a write, by ptrace: the short
 # form here; `tests/crash_step --full` is the whole sweep.
 if ENABLE_TESTS
 check_PROGRAMS += tests/crash_step
@@ -266,7 +270,7 @@ tests_crash_step_CFLAGS = $(JB_TEST_CFLAGS)
 tests_crash_step_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS) -ldl
 endif
 
-# Fuzz targets (issue 11, tests/fuzz/README): each tests/fuzz/fuzz_*.c is
+# Fuzz targets (tests/fuzz/README): each tests/fuzz/fuzz_*.c is
 # built here with tests/fuzz/replay.c as its main() and replays its seed
 # corpus and every regression input (tests/fuzz/corpus/T, regress/T), so
 # each input that once crashed runs in every build, the ASan one included,
@@ -312,7 +316,7 @@ EXTRA_DIST += tests/fuzz/fuzz_redis.c tests/fuzz/run.sh \
 	tests/fuzz/corpus \
 	tests/fuzz/regress
 
-# Gathered commits: threads of one process sharing a commit (issue 12).
+# Gathered commits: threads of one process sharing a commit.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_group
 TESTS += tests/test_group
@@ -321,7 +325,7 @@ tests_test_group_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_group_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
 
-# Pages per commit (issue 12): each kind of commit's dirty pages, by tree,
+# Pages per commit: each kind of commit's dirty pages, by tree,
 # through tests/iolayer.c and the page reader; `--table` prints them with
 # the default bounds beside bench's raw LMDB floor.
 if ENABLE_TESTS
@@ -334,7 +338,7 @@ tests_test_commitpages_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_test_commitpages_LDADD = $(JB_TEST_LIBS) $(JANSSON_LIBS) -ldl -lpthread
 endif
 
-# A job's life (issue 15): delayed jobs, attempts and dead letters, retry,
+# A job's life: delayed jobs, attempts and dead letters, retry,
 # time limits, unique keys, cancel and flush.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_life
@@ -347,7 +351,7 @@ endif
 # The bash completion (contrib/bash-completion/jobboard, contrib/local.mk).
 TESTS += tests/completion.sh
 EXTRA_DIST += tests/completion.sh
-# jb_board_stats and the board's counters (issue 16, points 3 and 4).
+# jb_board_stats and the board's counters.
 # tests/metrics.sh: stats and metrics from the command line, and the HTTP
 # endpoint when built with libmicrohttpd.
 if ENABLE_TESTS

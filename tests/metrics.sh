@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/metrics.sh - `jobboard stats` and `jobboard metrics` end to end
-# (issue 16, points 3 and 4): the exposition parsed with
+# tests/metrics.sh - `jobboard stats` and `jobboard metrics` end to end:
+# the exposition parsed with
 # prometheus_client's parser, counters rising after a consume, the JSON
 # figures, and (when built with libmicrohttpd) `metrics --listen` scraped
 # with curl and http.client, a 404, and a clean stop on SIGTERM.

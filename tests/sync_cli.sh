@@ -272,7 +272,7 @@ stop_sync() {
   SYNC_PID=""
 }
 
-begin "a URL with a password: the password is in no byte of data.mdb, but in sync.credentials (0600) (issue 13)"
+begin "a URL with a password: the password is in no byte of data.mdb, but in sync.credentials (0600)"
 # b1 (claim --redis) and b2 (JOBBOARD_REDIS) were given it above.
 no_password_in b1 "claim --redis"
 no_password_in b2 "JOBBOARD_REDIS"

@@ -1,7 +1,6 @@
 #!/bin/bash
-# tests/sync_converge.sh - a mirror that never diverges (issue 13, points 1
-# to 3, and 7): boards synced with one redis-server of the test's own and
-# taskflow 5.0's own client beside them.
+# tests/sync_converge.sh - a mirror that never diverges: boards synced with one
+# redis-server of the test's own and taskflow 5.0's own client beside them.
 #
 #  1. order: taskflow posts 8 jobs in one burst (its postings are larger
 #     than Redis's listpack limit, so HGETALL returns them in hash order);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/sync_fleet.sh - a fleet on one Redis (issue 6, point 6): two boards
+# tests/sync_fleet.sh - a fleet on one Redis: two boards
 # ("hosts" A and B), each with its `jobboard sync` daemon, plus taskflow
 # processes, on one redis-server of the test's own.
 #

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/sync_holder.sh - a process-bound claim on a Redis-decided job whose
-# holder dies (issue 6, point 6). Two boards (hosts A and B), each with its
+# holder dies. Two boards (hosts A and B), each with its
 # `jobboard sync` daemon, on a redis-server of the test's own.
 #
 # A job posted on A is published; a `jobboard work --redis` worker on A (no

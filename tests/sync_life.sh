@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/sync_life.sh - a job's life on a board shared through Redis
-# (issue 15, point 9), with a `jobboard sync` daemon and a taskflow 5.0
+# tests/sync_life.sh - a job's life on a board shared through Redis,
+# with a `jobboard sync` daemon and a taskflow 5.0
 # worker (tests/sync_peer.py claim: taskflow's RedisJobBoard) on a
 # redis-server of the test's own:
 #  - a job posted with --not-before T on the board is not published (Redis

@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/sync_outage.sh - Redis going away under a running fleet (issue 6,
-# point 6): three boards (hosts A, B, C), each with its `jobboard sync`
+# tests/sync_outage.sh - Redis going away under a running fleet: three
+# boards (hosts A, B, C), each with its `jobboard sync`
 # daemon; two `jobboard work --redis` workers on A and two on B (the
 # second of each with --concurrency 3), whose CMD
 # logs the job's uuid and sleeps 50 ms (so claims and consumes are in

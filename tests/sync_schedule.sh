@@ -6,8 +6,8 @@
 # tick the same run and, at once, a worker on each host asks for a job
 # (`claim-next --redis --wait`): exactly one of them gets the run (the copy
 # Redis lists), the other gets nothing; the other board's copy is
-# cancelled there. Each board used to claim its own copy before
-# publication, so the run ran on both hosts. Then the same with no
+# cancelled there (a board that claimed its own copy before publication
+# would run the run on both hosts). Then the same with no
 # replicator running at the tick (both killed -9): nobody gets the run
 # until they are back, and then one host gets it. Last, the runs' keys
 # stay held in Redis once they ended, the replicator prunes the

@@ -7,7 +7,8 @@ Run by tests/test_sync_scripts.sh (which checks the packages first):
 
 Every check counts; the first failing one is reported with what was seen and
 the run exits 1. The postings we publish are encoded here by hand, byte by
-byte from ../shared/taskflow-redis-wire.md (as the C side will), never with
+byte as taskflow lays them out (docs/DESIGN-NOTES.md, "Redis keys and
+encodings"; as the C side does), never with
 taskflow's or oslo's encoder, so comparing them with taskflow's bytes tests
 something.
 """
@@ -938,7 +939,7 @@ def test_race(srv):
 
 
 def test_claim_over_a_record_left_behind(srv):
-    """Issue 13: the claim writes its record over whatever is there instead
+    """The claim writes its record over whatever is there instead
     of deleting it first. A record left behind with an expiry (taskflow's
     release of a claim of ours under the same owner name leaves it) must
     not make a claim without expiry lapse: it is made persistent; with an
@@ -979,7 +980,7 @@ def test_claim_over_a_record_left_behind(srv):
 
 
 def test_server_calls(srv):
-    """Issue 13: the claim script makes the fewest server calls that write
+    """The claim script makes the fewest server calls that write
     taskflow's keys and ours (each costs about a microsecond of server time):
     HEXISTS, SET NX, INCR, SET, HSET, PUBLISH without an expiry, and
     PEXPIRE of the record with one. Counted by INFO commandstats."""
@@ -1009,7 +1010,7 @@ def test_server_calls(srv):
 
 
 def test_unique_and_cancel(srv):
-    """Issue 15: unique keys held in NS:unique (reserve.lua, post.lua,
+    """Unique keys held in NS:unique (reserve.lua, post.lua,
     freed by consume, trash and cancel; a holder Redis no longer lists is
     stale) and cancel.lua, as taskflow sees them."""
     ns = "t9"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/sync_sentinel.sh - a fleet on a Redis watched by Sentinel, through
-# two failovers (issue 13, point 6): `--redis redis-sentinel://...` finds
+# two failovers: `--redis redis-sentinel://...` finds
 # the master through the sentinels and follows it.
 #
 # The test starts, on 127.0.0.1 and free ports, a master (M1), a replica

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/sync_unique.sh - unique keys and cancel on boards shared through
-# Redis (issue 15, points 6 and 9): two boards A and B, each with its
+# Redis: two boards A and B, each with its
 # `jobboard sync` daemon, on one namespace of a redis-server of the
 # test's own, and a taskflow 5.0 worker (tests/sync_peer.py claim):
 #  - `post --unique K` on A, then on B: refused on B (exit 11, A's job's

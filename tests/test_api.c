@@ -1,8 +1,9 @@
 /*
  * test_api.c - every operation of include/jobboard.h on a fresh board: its
- * success and each error case of DESIGN section 3, the states a job goes
- * through, the small helpers (strerror, version, names), and the posting
- * bytes in taskflow's layout (taskflow-redis-wire.md section 2).
+ * success and each error case (docs/DESIGN-NOTES.md, "The contract"), the
+ * states a job goes through, the small helpers (strerror, version, names),
+ * and the posting bytes in taskflow's layout (docs/DESIGN-NOTES.md, "Redis
+ * keys and encodings").
  */
 #include "helpers.h"
 

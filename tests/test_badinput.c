@@ -1,7 +1,7 @@
 /*
  * test_badinput.c - bad input gives the right code, a message naming the
- * problem, and changes nothing (DESIGN section 5: "A failed call changes
- * nothing").
+ * problem, and changes nothing (docs/DESIGN-NOTES.md, "Errors and exit
+ * codes").
  *
  * "Nothing" is checked twice: what a reader sees (count, unclaimed count,
  * the listing with owners and modified times) and every record of every
@@ -172,10 +172,11 @@ static size_t nested_maps(unsigned char *out, int depth) {
   return n;
 }
 
-/* Issue 11 (found by tests/fuzz/fuzz_posting.c): details 32 maps deep were
- * stored, and the posting holding them (33 levels) was then beyond what
- * msgpack-c reads: every jb_job_get of the job, every list, said "out of
- * memory". Details 33 deep were refused as JB_ENOMEM, not as bad input. */
+/* Details 32 maps deep make a posting (33 levels) beyond what msgpack-c
+ * reads: stored, every jb_job_get of the job and every list would say
+ * "out of memory". So they are refused as bad input (JB_EINVAL), and so
+ * are details 33 deep, not as JB_ENOMEM (an input
+ * tests/fuzz/fuzz_posting.c found). */
 static void post_with_details_nested_deeper_than_a_posting_holds_is_refused(
     void **state) {
   jbt_fixture *f = *state;
@@ -420,7 +421,7 @@ static void malformed_uuid_message_quotes_the_text(void **state) {
   jbt_assert_contains(jb_errmsg(), "zz-not-a-uuid");
 }
 
-/* ----------------------------------------- refused calls (DESIGN sect. 3) */
+/* --------------------------------------------------------- refused calls */
 
 static void claim_of_a_job_claimed_by_another_changes_nothing(void **state) {
   jbt_fixture *f = *state;

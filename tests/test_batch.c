@@ -1,5 +1,5 @@
 /*
- * test_batch.c - the worker's path (issue 12): jb_job_claim_next_many,
+ * test_batch.c - the worker's path: jb_job_claim_next_many,
  * jb_job_consume_and_claim_next and jb_job_consume_many keep the
  * contracts of the single operations they gather, in one commit each.
  *

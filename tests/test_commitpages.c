@@ -1,5 +1,5 @@
 /*
- * test_commitpages.c - the pages each kind of commit writes (issue 12):
+ * test_commitpages.c - the pages each kind of commit writes:
  * post, claim-next (plain, with a lease, bound to the process), consume
  * and abandon through the public API, and bench's raw LMDB floor
  * (bench/bench_raw.c: the same three transactions on bare LMDB), in
@@ -316,13 +316,12 @@ static void print_all(const lab *l) {
 /* ------------------------------------------------------- the test */
 
 /* The most pages each kind may write per commit, on the small board of
- * the test (DESIGN-NOTES, "Pages per commit"). Issue 15 raised two: a
- * consume's history record keeps the posting (the history table fills
- * sooner: 7.2-7.3 measured, was 6.5), and an abandon counts an attempt in
- * `jobx` (6.25, was 5.2). Issue 16 raised every kind by one: the board's
- * counters (meta "counters", store/stats.c) rewrite a meta page in each
- * commit (post 6.13, was 5.1; docs/BENCHMARKS.md has what it costs and
- * what would take it back). */
+ * the test (docs/DESIGN-NOTES.md, "Pages per commit"), with a margin over
+ * what is measured. Every kind writes one page for the board's counters
+ * (meta "counters", store/stats.c, rewritten in each commit: a post
+ * measures 6.13; docs/BENCHMARKS.md has what that costs). A consume's
+ * history record keeps the posting, so the history table fills sooner
+ * (7.2-7.3 measured); an abandon counts an attempt in `jobx` (6.25). */
 static const double limit[NKINDS] = {
     [K_POST] = 6.6,         [K_CLAIM] = 6.6,   [K_CLAIM_LEASE] = 7.5,
     [K_CLAIM_BOUND] = 7.8,  [K_CONSUME] = 8.7, [K_CONSUME_LEASED] = 9.2,

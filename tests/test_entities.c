@@ -370,7 +370,7 @@ static void list_stops_when_the_callback_returns_non_zero(void **state) {
   assert_int_equal(jb_entity_list(NULL, collect, NULL), JB_EINVAL);
 }
 
-/* The issue's test: "entities of killed processes vanish". A killed
+/* Entities of killed processes vanish. A killed
  * process is gone for the board at once, while it is still a zombie
  * (nobody has waited for it yet), and after it is reaped. */
 static void entity_of_a_killed_process_vanishes_before_and_after_reaping(

@@ -6,7 +6,7 @@
  * across its two tables (histends one page), a bad result that changes
  * nothing, the check of history records, the schema 2 -> 3 upgrade,
  * waiting for a job's completion across processes, and what a record
- * keeps to act on (issue 15, point 8): the posting with its details and
+ * keeps to act on: the posting with its details and
  * book, the attempts, no result told from {}, format 1 records still
  * read, and the filters by ending, name and time.
  */
@@ -820,7 +820,7 @@ static void wait_done_times_out_while_the_job_is_on_the_board(void **state) {
   assert_int_equal(jb_job_wait_done(&c, f->board, u, 0), JB_ETIMEDOUT);
 }
 
-/* ------------------------------------- what a record keeps (issue 15.8) */
+/* ---------------------------------------------------- what a record keeps */
 
 /* {"path": "a.png"} */
 static const uint8_t path_map[] = {0x81, 0xa4, 'p', 'a', 't', 'h',

@@ -1,6 +1,6 @@
 /*
- * test_iofault.c - I/O faults at every write and every flush of a commit
- * (issue 11, point 4), through tests/iolayer.c: the nth write or flush
+ * test_iofault.c - I/O faults at every write and every flush of a commit,
+ * through tests/iolayer.c: the nth write or flush
  * liblmdb makes on the board's data.mdb fails (or, for a write, is cut
  * short), for every n of one commit (a post big enough to write several
  * runs of pages), in each durability mode that makes such calls.

@@ -1,5 +1,5 @@
 /*
- * test_life.c - a job's life (issue 15, the library side): delayed jobs
+ * test_life.c - a job's life: delayed jobs
  * (listed and counted, not claimable before their due time, then in
  * priority order), a waiter woken by a due time with no commit, attempts
  * counted by abandons, retries and lapses, dead letters (get, requeue,

@@ -605,12 +605,12 @@ static void an_undecodable_posting_is_quarantined_once(void **state) {
   jbt_assert_check_ok(b);
 }
 
-/* Issue 11 (found by tests/fuzz/fuzz_posting.c): msgpack-c reports a
- * value nested deeper than 32 containers, and a container header it
- * cannot allocate for, as out of memory; the decoder passed that on, and
- * one such listing (a taskflow poster's details 32 deep are enough) made
- * every mirror of the batch fail with JB_ENOMEM instead of quarantining
- * it. */
+/* msgpack-c reports a value nested deeper than 32 containers, and a
+ * container header it cannot allocate for, as out of memory. The decoder
+ * takes that for a corrupt posting, so one such listing (a taskflow
+ * poster's details 32 deep are enough) is quarantined and the rest of the
+ * batch mirrored, instead of every mirror of the batch failing with
+ * JB_ENOMEM (an input tests/fuzz/fuzz_posting.c found). */
 static void a_posting_msgpack_c_cannot_read_is_quarantined(void **state) {
   jbt_fixture *fx = *state;
   jb_board *b = fx->board;

@@ -1,6 +1,6 @@
 /*
- * test_pages.c - check's page accounting and jobboard salvage (issue 11,
- * points 5 and 6), on real boards damaged by raw edits of data.mdb.
+ * test_pages.c - check's page accounting and jobboard salvage, on real boards
+ * damaged by raw edits of data.mdb.
  *
  * check: a torn WRITEMAP meta page (the newest meta's main tree replaced
  * by the older meta's, as a kill between LMDB's two stores leaves it), a

@@ -1,6 +1,6 @@
 /*
  * test_powerloss.c - power loss, simulated from every write and flush the
- * library makes (issue 11, point 3).
+ * library makes.
  *
  * tests/iolayer.c sits between the library (and liblmdb) and the file
  * system and records every write to the board's data.mdb (offset and

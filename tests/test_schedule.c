@@ -1,11 +1,10 @@
 /*
- * test_schedule.c - periodic jobs (jobboard.h, "Periodic jobs"; issue 15,
- * point 7): cron specs and their next and previous runs against a table
- * (expected times from libc's timegm, not from the code under test),
- * interval schedules, catch-up skip and all, add / get / list / remove and
- * bad input, check's report of a record that does not decode, and the
- * race the issue asks for: three processes ticking one 1-second schedule
- * for a simulated hour post each run exactly once.
+ * test_schedule.c - periodic jobs (jobboard.h, "Periodic jobs"): cron specs
+ * and their next and previous runs against a table (expected times from libc's
+ * timegm, not from the code under test), interval schedules, catch-up skip and
+ * all, add / get / list / remove and bad input, check's report of a record
+ * that does not decode, and a race: three processes ticking one 1-second
+ * schedule for a simulated hour post each run exactly once.
  *
  * Every time here is simulated (jb_schedule_tick's now_us), so no test
  * sleeps or depends on the clock.

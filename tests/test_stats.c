@@ -1,6 +1,6 @@
 /*
- * test_stats.c - jb_board_stats (issue 16, point 3) and the counters the
- * board keeps (point 4): post, claims of each kind, consumes with both
+ * test_stats.c - jb_board_stats and the counters the
+ * board keeps: post, claims of each kind, consumes with both
  * outcomes, an abandon, a trash; every figure checked.
  */
 #include "helpers.h"

@@ -1,5 +1,5 @@
 /*
- * test_sync_authority.c - the authority rule (DESIGN.md section 6) through
+ * test_sync_authority.c - the authority rule (docs/DESIGN-NOTES.md) through
  * the board API: a job published with jb_sync_publish is decided by Redis;
  * a handle attached with jb_sync_attach claims, abandons, extends and
  * consumes it in Redis first and then locally; a handle that is not
@@ -409,7 +409,7 @@ static void commands_since(char *out, size_t size, fixture *f) {
   freeReplyObject(r);
 }
 
-/* Issue 13: a claim and a consume through the board API are one command
+/* A claim and a consume through the board API are one command
  * each to Redis (one EVALSHA, no PING or read before it), and the claim
  * script runs the six calls it must (claim.lua's header). */
 static void test_claim_is_one_command(void **state) {
@@ -425,7 +425,7 @@ static void test_claim_is_one_command(void **state) {
   assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
   commands_since(seen, sizeof seen, f);
   /* get=2: the owner key, and NS:<K>.unique (the job's unique key, freed
-   * with it; issue 15). */
+   * with it). */
   assert_string_equal(seen, "del=1 evalsha=1 get=2 hdel=1 hexists=1 hget=1 "
                             "publish=1");
 }
@@ -453,7 +453,7 @@ static int post_unique(char u[JB_UUID_STRLEN], jb_board *b, const char *name,
   return jb_job_post(u, b, &p);
 }
 
-/* Issue 15, point 6: a unique key is reserved in Redis before the local
+/* A unique key is reserved in Redis before the local
  * post, taken by the publication, freed by the consume; a publication
  * that finds it held by another live job sends the job to the dead
  * letters; a local post that fails gives its reservation back. */
@@ -541,7 +541,7 @@ static void test_unique_keys(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
-/* Issue 15, point 9: cancel of a Redis-decided job goes through Redis. */
+/* Cancel of a Redis-decided job goes through Redis. */
 static void test_cancel_through_redis(void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], l[JB_UUID_STRLEN];

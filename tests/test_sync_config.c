@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define URL1 "redis://:s3cret@10.0.0.1:6380/2"
-/* What the board keeps of URL1: the password is not in it (issue 13). */
+/* What the board keeps of URL1: the password is not in it. */
 #define URL1_BARE "redis://10.0.0.1:6380/2"
 #define URL2 "unix:///run/redis/redis.sock?db=1"
 
@@ -170,7 +170,7 @@ static void test_bad_input(void **state) {
                    JB_EINVAL);
 }
 
-/* ------------------------------------------ credentials (issue 13, point 5) */
+/* ------------------------------------------------------------ credentials */
 
 /* The whole of file dir/name into a new NUL-terminated buffer (*len its
  * length); NULL when it does not exist. */

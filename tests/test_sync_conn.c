@@ -144,7 +144,7 @@ static void test_url_good(void **state) {
 }
 
 /* redis-sentinel://: the sentinels (port 26379 by default), the master's
- * name, and the master's db and credentials (issue 13, point 6). */
+ * name, and the master's db and credentials. */
 static void test_url_sentinel(void **state) {
   (void)state;
   jb_sync_url *u = NULL;
@@ -609,7 +609,7 @@ static void test_command_timeout(void **state) {
 /* A master demoted by a failover answers writes with READONLY: a sure
  * refusal (the script did not run), and the connection is dropped so
  * that the next command reconnects, through the sentinels when the URL
- * names them (issue 13, point 6). */
+ * names them. */
 static void test_readonly_replica_drops(void **state) {
   jbt_redis *r = *state;
   jb_sync_conn *c = jbt_redis_connect(r->unix_url, 0);

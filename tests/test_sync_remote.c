@@ -267,7 +267,7 @@ static void test_post_claimed(void **state) {
   local_job(u, &p, f, "claimed", false);
   assert_int_equal(jb__remote_claim_id(id), JB_OK);
   jb__remote_owner o = owner("host-a:1", id, 60000);
-  /* ../shared/taskflow-redis-wire.md 2.2's example time. */
+  /* A time with microseconds: 2024-01-02 03:04:06.123456 UTC. */
   o.now_us = INT64_C(1704164646123456);
   jb__remote_result res;
   assert_int_equal(jb__remote_post(&res, &f->rm, u, p.data, p.len, &o),

@@ -788,13 +788,12 @@ static bool in_data_file(const char *dir, const char *secret) {
   return found;
 }
 
-/* Issue 13, point 5: a board an older release synced with a password
- * kept the URL, password included, in its data file. Such a board still
- * syncs (the replicator started with no URL connects with it), and the
- * start moves the password to sync.credentials (0600) and rewrites the
- * setting without it. The old bytes may stay in a free page of data.mdb
- * until LMDB reuses it; a compacting copy (mdb_copy -c, the remedy the
- * man page gives) has none of them. */
+/* A board synced by a release that kept the URL, password included, in
+ * its data file still syncs (the replicator started with no URL connects with
+ * it), and the start moves the password to sync.credentials (0600) and
+ * rewrites the setting without it. The old bytes may stay in a free page of
+ * data.mdb until LMDB reuses it; a compacting copy (mdb_copy -c, the remedy
+ * the man page gives) has none of them. */
 static void test_old_board_with_password(void **state) {
   fixture *f = *state;
   unsetenv("JOBBOARD_REDIS_PASSWORD");

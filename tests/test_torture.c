@@ -1,7 +1,7 @@
 /*
- * test_torture.c - kill -9 at random moments (issue 11: no durability mode
+ * test_torture.c - kill -9 at random moments: no durability mode
  * loses an acknowledged change, whatever the other processes on the board
- * use).
+ * use.
  *
  * Writers post (one job or a batch), claim-next, consume, trash, abandon
  * or keep their claims in a loop, on a small map so that they grow it all
@@ -1119,7 +1119,7 @@ static size_t mixed_kills = MIXED_KILLS;
 
 /* Writers of every durability at once on one board, killed at random
  * moments while the others go on, readers meanwhile: no mode loses what
- * it acknowledged, whatever the others do (issue 11). */
+ * it acknowledged, whatever the others do. */
 static void writers_of_every_mode_at_once_survive_kill_9(void **state) {
   jbt_fixture *f = *state;
   torture t;

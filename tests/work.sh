@@ -255,7 +255,7 @@ record "$b"
 pycheck 'j["outcome"] == "consumed" and j["result"] is None' "array output"
 end
 
-begin "output {} is a result, the empty map; no output is none (issue 15, point 8)"
+begin "output {} is a result, the empty map; no output is none"
 post empty
 a=$uuid
 post silent
@@ -503,7 +503,7 @@ has "$err" "work: $a fenced: refused" "progress line"
 state_is "$a" CLAIMED "the job, still the new claim's"
 end
 
-begin "a consume claims the next job in its commit; the last of --jobs claims none (issue 12)"
+begin "a consume claims the next job in its commit; the last of --jobs claims none"
 for n in 1 2 3; do post "job$n"; done
 jb work --who w --jobs 2 -- true
 expect_rc 0 "--jobs 2"

@@ -7,7 +7,8 @@
 
 #include "jobboard.h"
 
-/* Exit codes: fixed, documented in --help and README (DESIGN section 5). */
+/* Exit codes: fixed, documented in --help and README (docs/DESIGN-NOTES.md,
+ * "Errors and exit codes"). */
 enum {
   CLI_EXIT_OK = 0,
   CLI_EXIT_ERROR = 1,     /* any other error */

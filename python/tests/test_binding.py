@@ -253,7 +253,7 @@ def test_consume_result_and_wait_done(board):
 
 
 def test_history_keeps_the_job_and_filters(board):
-    """Issue 15, point 8: details, book, posting and attempts kept; no
+    """History: details, book, posting and attempts kept; no
     result is None, {} is {}; filters by ending, name and time."""
     book = "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"
     a = board.post("resize", {"path": "a.png"}, book_name="photos",

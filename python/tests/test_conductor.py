@@ -1,4 +1,4 @@
-"""taskflow conductors over a local board, with real processes (issue 14).
+"""taskflow conductors over a local board, with real processes.
 
 (a) A BlockingConductor process, with taskflow's dir persistence backend,
     runs a 3-task flow posted by another process (the poster: logbook, flow

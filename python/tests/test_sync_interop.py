@@ -1,5 +1,5 @@
-"""taskflow and the C tools on two boards sharing one Redis (issue 14,
-point 4), with real processes: a redis-server of the test's own (unix
+"""taskflow and the C tools on two boards sharing one Redis,
+with real processes: a redis-server of the test's own (unix
 socket in a temp dir), boards A and B each with its own replicator
 (`jobboard sync`), and a shared taskflow persistence backend (its dir
 backend).

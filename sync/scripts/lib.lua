@@ -84,14 +84,14 @@ end
 -- token.
 --
 -- Each redis.call costs the script about a microsecond of server time
--- (docs/BENCHMARKS.md, "Issue 13"), so this takes the fewest that leave
--- the same keys: the owner key's expiry goes with its SET, and the record
--- is written over rather than deleted first. HSET tells how many of its
--- fields were new: 2 means no record was there, so none has an expiry to
--- clear; a record left behind (a taskflow release of a claim of ours
--- under the same owner name, or an owner key that lapsed a moment before
--- its record) may have one, which PERSIST clears when the claim has no
--- expiry (with one, PEXPIRE replaces it).
+-- (docs/BENCHMARKS.md, "A claim through Redis"), so this takes the
+-- fewest that leave the same keys: the owner key's expiry goes with its SET,
+-- and the record is written over rather than deleted first. HSET tells how
+-- many of its fields were new: 2 means no record was there, so none has an
+-- expiry to clear; a record left behind (a taskflow release of a claim of ours
+-- under the same owner name, or an owner key that lapsed a moment before its
+-- record) may have one, which PERSIST clears when the claim has no expiry
+-- (with one, PEXPIRE replaces it).
 local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id, nx)
     if not jb_set(owner_key, who, ms, nx) then
         return nil

@@ -3,15 +3,16 @@
 
     python3 tests/fuzz/make_seeds.py [OUTDIR]     (default: tests/fuzz/corpus)
 
-No dependencies: msgpack is encoded by hand here, as
-../shared/taskflow-redis-wire.md spells it (smallest widths, str keys), so
+No dependencies: msgpack is encoded by hand here, as taskflow writes it
+(smallest widths, str keys; docs/DESIGN-NOTES.md, "Redis keys and
+encodings"), so
 the seeds are the bytes taskflow and our scripts put in Redis: postings
 (taskflow's and jobboard's, with and without book, every priority,
 oddities taskflow's reader tolerates), details maps, RESP replies of each
 script outcome and of the reads the replicator and the resolve make, JSON
 details and --batch lines. Deterministic: running it again rewrites the
 same files. Seeds captured from a live board and taskflow are added by
-tests/fuzz/capture_seeds.sh (needs redis-server and python3-taskflow).
+tests/fuzz/capture_seeds.py (needs redis-server and python3-taskflow).
 """
 import os
 import struct
