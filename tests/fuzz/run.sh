@@ -73,7 +73,11 @@ build libcore.a "$src"/base/*.c "$src"/codec/*.c "$src"/store/*.c "$src"/core/*.
 build libcli.a "$src"/tools/json.c "$src"/tools/post_input.c \
   "$src"/tools/cli_common.c "$src"/tools/cli_error.c \
   "$src"/tools/cli_sync.c || exit 2
-case " $targets " in *" redis "*) build libsync.a "$src"/sync/*.c || exit 2;; esac
+# sync/scripts.c is made by the build (embed.sh): made here too.
+case " $targets " in *" redis "*)
+  sh "$src"/sync/scripts/embed.sh "$src"/sync/scripts >"$work/scripts.c" || exit 2
+  build libsync.a $(ls "$src"/sync/*.c | grep -v '/scripts\.c$') "$work/scripts.c" || exit 2;;
+esac
 for t in $targets; do
   libs_t="$work/libcore.a"
   case $t in
