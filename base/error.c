@@ -28,7 +28,7 @@ const char *jb_strerror(int code) {
   case JB_EIO: return "JB_EIO: input/output error";
   case JB_ENOMEM: return "JB_ENOMEM: out of memory";
   case JB_EVERSION: return "JB_EVERSION: board written by a newer jobboard";
-  case JB_ECANCELED: return "JB_ECANCELED: the wait was cancelled";
+  case JB_EINTERRUPTED: return "JB_EINTERRUPTED: the wait was interrupted";
   case JB_ETRIMMED: return "JB_ETRIMMED: change log trimmed past the sequence";
   case JB_EEXISTS: return "JB_EEXISTS: a live job holds the unique key";
   case JB_ENOTDUE: return "JB_ENOTDUE: the job is not due yet";

@@ -41,7 +41,7 @@ static int claim_remote_one(many_run *r) {
   return JB_OK;
 }
 
-/* The walk of jb_job_claim_next_ex, many jobs per transaction. */
+/* The walk of jb_claim_next, many jobs per transaction. */
 static int claim_walk(many_run *r) {
   uint8_t after[JB_JOBKEY_LEN], key[JB_JOBKEY_LEN];
   bool started = false, skip = r->b->remote_ops == NULL;
@@ -76,10 +76,11 @@ static int claim_walk(many_run *r) {
   return rc;
 }
 
-int jb_job_claim_next_many(size_t *n_out, char (*uuids_out)[JB_UUID_STRLEN],
-                           uint64_t *tokens_out, jb_job **jobs_out,
-                           jb_board *b, const char *who,
-                           const jb_claim_opts *opts, size_t max) {
+int jb__claim_next_many_once(size_t *n_out,
+                             char (*uuids_out)[JB_UUID_STRLEN],
+                             uint64_t *tokens_out, jb_job **jobs_out,
+                             jb_board *b, const char *who,
+                             const jb_claim_options *opts, size_t max) {
   if (n_out) *n_out = 0;
   if (n_out == NULL || b == NULL)
     return jb__err(JB_EINVAL, "claim next many: NULL n_out or board");
@@ -142,26 +143,24 @@ static int consume_then_claim(char next_uuid_out[JB_UUID_STRLEN],
                               jb_board *b, const uint8_t raw[16],
                               const char *who, size_t who_len, uint64_t token,
                               const jb_store_done *done,
-                              const jb_claim_opts *opts) {
+                              const jb_claim_options *opts) {
   int rc = jb__board_release(b, JB_RELEASE_CONSUME, raw, who, who_len, token,
                              done);
   if (rc != JB_OK) return rc;
   char uuid[JB_UUID_STRLEN] = "";
   uint64_t next_token = 0;
-  rc = jb_job_claim_next_ex(uuid, next_job_out, &next_token, b, who, opts);
+  rc = jb__claim_next_once(uuid, next_job_out, &next_token, b, who, opts);
   if (rc != JB_OK && rc != JB_ECORRUPT) return JB_OK; /* consumed; none */
   if (next_uuid_out) memcpy(next_uuid_out, uuid, JB_UUID_STRLEN);
   if (next_token_out) *next_token_out = next_token;
   return rc;
 }
 
-int jb_job_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
-                                  jb_job **next_job_out,
-                                  uint64_t *next_token_out, jb_board *b,
-                                  const char *uuid, const char *who,
-                                  uint64_t token, jb_outcome outcome,
-                                  const void *result, size_t result_len,
-                                  const jb_claim_opts *opts) {
+int jb_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
+                              jb_job **next_job_out, uint64_t *next_token_out,
+                              jb_board *b, const char *uuid, const char *who,
+                              uint64_t token, const jb_consume_options *how,
+                              const jb_claim_options *opts) {
   uint8_t raw[16];
   size_t who_len;
   jb_hist_bounds hb;
@@ -169,8 +168,8 @@ int jb_job_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
   jb_store_claim_req req;
   /* `uuid` is read before the outputs are cleared: a loop may pass the
    * same buffer as uuid and next_uuid_out. */
-  int rc = jb__consume_args(b, uuid, who, outcome, result, result_len, raw,
-                            &who_len, &hb, &done);
+  int rc = jb__consume_opts_args(b, uuid, who, how, raw, &who_len, &hb,
+                                 &done);
   if (next_uuid_out) next_uuid_out[0] = '\0';
   if (next_job_out) *next_job_out = NULL;
   if (next_token_out) *next_token_out = 0;
@@ -198,7 +197,7 @@ int jb_job_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
     jb_job_free(job);
     char t[JB_UUID_STRLEN] = "";
     uint64_t nt = 0;
-    rc = jb_job_claim_next_ex(t, next_job_out, &nt, b, who, opts);
+    rc = jb__claim_next_once(t, next_job_out, &nt, b, who, opts);
     if (rc != JB_OK && rc != JB_ECORRUPT) return JB_OK;
     if (next_uuid_out) memcpy(next_uuid_out, t, JB_UUID_STRLEN);
     if (next_token_out) *next_token_out = nt;
@@ -226,9 +225,9 @@ static int item_msg(jb_buf *msgs, size_t *off, size_t i, const char *m) {
   return jb__buf_append(msgs, line, (size_t)len + 1);
 }
 
-int jb_job_consume_many(int *status_out, jb_board *b,
-                        const jb_consume_item *items, size_t n, jb_item_cb cb,
-                        void *payload) {
+int jb_consume_many(int *status_out, jb_board *b,
+                    const jb_consume_item *items, size_t n, jb_item_cb cb,
+                    void *payload) {
   if (status_out == NULL || b == NULL || items == NULL)
     return jb__err(JB_EINVAL, "consume many: NULL status_out, board or "
                    "items");

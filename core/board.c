@@ -115,14 +115,14 @@ int jb_board_count(size_t *out, jb_board *b, unsigned flags) {
   return jb__store_count(b->store, out, flags);
 }
 
-int jb_board_stats(jb_board *b, jb_stats *out) {
+int jb_stats_read(jb_stats *out, jb_board *b) {
   if (out == NULL || b == NULL)
-    return jb__err(JB_EINVAL, "jb_board_stats: NULL argument");
+    return jb__err(JB_EINVAL, "jb_stats_read: NULL argument");
   if (out->version != JB_STATS_VERSION)
-    return jb__err(JB_EINVAL, "jb_board_stats: unknown jb_stats version %u",
+    return jb__err(JB_EINVAL, "jb_stats_read: unknown jb_stats version %u",
                    out->version);
   if (out->flags & ~JB_STATS_BY_NAME)
-    return jb__err(JB_EINVAL, "jb_board_stats: unknown flags 0x%x",
+    return jb__err(JB_EINVAL, "jb_stats_read: unknown flags 0x%x",
                    out->flags);
   out->names = NULL;
   out->n_names = 0;
@@ -526,15 +526,16 @@ int jb_job_get(jb_job **out, jb_board *b, const char *uuid) {
 
 /* Check a claim's options and fill the store's request. */
 static int claim_req(jb_store_claim_req *req, const char *who,
-                     const jb_claim_opts *opts) {
+                     const jb_claim_options *opts) {
   *req = (jb_store_claim_req){.who = who};
   int rc = jb__who_check(who, &req->who_len);
   if (rc != JB_OK) return rc;
   if (opts) {
-    if (opts->version != JB_CLAIM_OPTS_VERSION)
+    /* Version 1 (0.1's jb_claim_opts) ends before wait_ms. */
+    if (opts->version != 1 && opts->version != JB_CLAIM_OPTIONS_VERSION)
       return jb__err(JB_EINVAL, "claim options: version %u is not %u (use "
-                     "JB_CLAIM_OPTS_INIT)", opts->version,
-                     JB_CLAIM_OPTS_VERSION);
+                     "JB_CLAIM_OPTIONS_INIT)", opts->version,
+                     JB_CLAIM_OPTIONS_VERSION);
     if (opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS)
       return jb__err(JB_EINVAL, "claim options: unknown flags 0x%x",
                      opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS);
@@ -668,12 +669,16 @@ static int remote_claim(jb_board *b, const uint8_t raw[16],
   return jb__store_claim_x(b->store, raw, &now, token, JB_STORE_DECIDED);
 }
 
-int jb_job_claim_ex(uint64_t *token_out, jb_board *b, const char *uuid,
-                    const char *who, const jb_claim_opts *opts) {
+int jb_claim(uint64_t *token_out, jb_board *b, const char *uuid,
+             const char *who, const jb_claim_options *opts) {
   if (token_out) *token_out = 0;
   uint8_t raw[16];
   jb_store_claim_req req;
   int rc = args(b, uuid, raw);
+  if (rc == JB_OK && jb__claim_wait_ms(opts) != 0)
+    rc = jb__err(JB_EINVAL, "claim options: wait_ms %lld: a claim of one "
+                 "job by uuid does not wait (wait_ms is for claim-next)",
+                 (long long)jb__claim_wait_ms(opts));
   if (rc == JB_OK) rc = claim_req(&req, who, opts);
   if (rc != JB_OK) return rc;
   uint64_t token = 0;
@@ -683,13 +688,9 @@ int jb_job_claim_ex(uint64_t *token_out, jb_board *b, const char *uuid,
   return rc;
 }
 
-int jb_job_claim(jb_board *b, const char *uuid, const char *who) {
-  return jb_job_claim_ex(NULL, b, uuid, who, NULL);
-}
-
-int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
-                         uint64_t *token_out, jb_board *b, const char *who,
-                         const jb_claim_opts *opts) {
+int jb__claim_next_once(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                        uint64_t *token_out, jb_board *b, const char *who,
+                        const jb_claim_options *opts) {
   if (job_out) *job_out = NULL;
   if (token_out) *token_out = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
@@ -743,10 +744,6 @@ int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
   return rc;
 }
 
-int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
-                      jb_board *b, const char *who) {
-  return jb_job_claim_next_ex(uuid_out, job_out, NULL, b, who, NULL);
-}
 
 /* A release or extend refused because the job is not on the board: when
  * its history says it was cancelled (forced from its holder), the message
@@ -765,7 +762,7 @@ int jb__board_say_if_cancelled(jb_board *b, int rc, const uint8_t raw[16]) {
                  cancelled ? " (it was cancelled)" : "");
 }
 
-int jb_job_extend(jb_board *b, const char *uuid, const char *who,
+int jb_extend(jb_board *b, const char *uuid, const char *who,
                   uint64_t token, int64_t lease_ms) {
   uint8_t raw[16];
   size_t who_len;
@@ -949,30 +946,12 @@ static int release(jb_board *b, jb_release op, const char *uuid,
   return jb__board_say_if_cancelled(b, rc, raw);
 }
 
-int jb_job_abandon(jb_board *b, const char *uuid, const char *who) {
-  return release(b, JB_RELEASE_ABANDON, uuid, who, 0);
-}
-
-int jb_job_consume(jb_board *b, const char *uuid, const char *who) {
-  return release(b, JB_RELEASE_CONSUME, uuid, who, 0);
-}
-
-int jb_job_trash(jb_board *b, const char *uuid, const char *who) {
-  return release(b, JB_RELEASE_TRASH, uuid, who, 0);
-}
-
-int jb_job_abandon_ex(jb_board *b, const char *uuid, const char *who,
-                      uint64_t token) {
+int jb_abandon(jb_board *b, const char *uuid, const char *who,
+               uint64_t token) {
   return release(b, JB_RELEASE_ABANDON, uuid, who, token);
 }
 
-int jb_job_consume_ex(jb_board *b, const char *uuid, const char *who,
-                      uint64_t token) {
-  return release(b, JB_RELEASE_CONSUME, uuid, who, token);
-}
-
-int jb_job_trash_ex(jb_board *b, const char *uuid, const char *who,
-                    uint64_t token) {
+int jb_trash(jb_board *b, const char *uuid, const char *who, uint64_t token) {
   return release(b, JB_RELEASE_TRASH, uuid, who, token);
 }
 
@@ -1103,7 +1082,7 @@ int jb_board_check(jb_check_stats *stats, jb_board *b, jb_check_cb cb,
 /* ------------------------------------ for the worker's path (batch.c) */
 
 int jb__board_claim_req(jb_store_claim_req *req, const char *who,
-                        const jb_claim_opts *opts) {
+                        const jb_claim_options *opts) {
   return claim_req(req, who, opts);
 }
 

@@ -92,15 +92,28 @@ int jb__consume_args(jb_board *b, const char *uuid, const char *who,
   return JB_OK;
 }
 
-int jb_job_consume_result(jb_board *b, const char *uuid, const char *who,
-                          uint64_t token, jb_outcome outcome,
-                          const void *result, size_t result_len) {
+int jb__consume_opts_args(jb_board *b, const char *uuid, const char *who,
+                          const jb_consume_options *opts, uint8_t raw[16],
+                          size_t *who_len, jb_hist_bounds *hb,
+                          jb_store_done *done) {
+  static const jb_consume_options plain = JB_CONSUME_OPTIONS_INIT;
+  if (opts == NULL) opts = &plain;
+  if (opts->version != JB_CONSUME_OPTIONS_VERSION)
+    return jb__err(JB_EINVAL, "consume options: version %u is not %u (use "
+                   "JB_CONSUME_OPTIONS_INIT)", opts->version,
+                   JB_CONSUME_OPTIONS_VERSION);
+  return jb__consume_args(b, uuid, who, opts->outcome, opts->result,
+                          opts->result_len, raw, who_len, hb, done);
+}
+
+int jb_consume(jb_board *b, const char *uuid, const char *who, uint64_t token,
+               const jb_consume_options *opts) {
   uint8_t raw[16];
   size_t who_len;
   jb_hist_bounds hb;
   jb_store_done done;
-  int rc = jb__consume_args(b, uuid, who, outcome, result, result_len, raw,
-                            &who_len, &hb, &done);
+  int rc = jb__consume_opts_args(b, uuid, who, opts, raw, &who_len, &hb,
+                                 &done);
   if (rc != JB_OK) return rc;
   return jb__board_say_if_cancelled(
       b, jb__board_release(b, JB_RELEASE_CONSUME, raw, who, who_len, token,
@@ -186,12 +199,8 @@ struct jb_history_iter {
 /* Check `f` (jobboard.h) and make it the store's `out`, its strings
  * copied to *strs (malloc'ed; the caller frees it). */
 static int filter_take(jb_hist_filter *out, char **strs,
-                       const jb_history_filter *f) {
+                       const jb_history_options *f) {
   *strs = NULL;
-  if (f->version != JB_HISTORY_FILTER_VERSION)
-    return jb__err(JB_EINVAL, "history filter: version %u is not %d "
-                   "(JB_HISTORY_FILTER_VERSION)", f->version,
-                   JB_HISTORY_FILTER_VERSION);
   for (unsigned e = 0; e < 32; e++)
     if ((f->ends & (UINT32_C(1) << e)) && jb_end_name((jb_end)e) == NULL)
       return jb__err(JB_EINVAL, "history filter: ends: bit %u is not a "
@@ -222,10 +231,22 @@ static int filter_take(jb_hist_filter *out, char **strs,
   return JB_OK;
 }
 
-int jb_history_open_filtered(jb_history_iter **out, jb_board *b,
-                             unsigned flags,
-                             const jb_history_filter *filter) {
-  if (out == NULL) return jb__err(JB_EINVAL, "jb_history_open: out is NULL");
+int jb_history_query(jb_history_iter **out, jb_board *b,
+                     const jb_history_options *opts) {
+  if (opts && opts->version != 1 && opts->version != JB_HISTORY_OPTIONS_VERSION) {
+    if (out) *out = NULL;
+    return jb__err(JB_EINVAL, "history options: version %u is not %d "
+                   "(JB_HISTORY_OPTIONS_INIT)", opts->version,
+                   JB_HISTORY_OPTIONS_VERSION);
+  }
+  /* Version 1 (0.1's jb_history_filter) ends before flags. */
+  unsigned flags = opts && opts->version >= 2 ? opts->flags : 0;
+  return jb__history_query(out, b, flags, opts);
+}
+
+int jb__history_query(jb_history_iter **out, jb_board *b, unsigned flags,
+                      const jb_history_options *filter) {
+  if (out == NULL) return jb__err(JB_EINVAL, "jb_history_query: out is NULL");
   *out = NULL;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   if (flags & ~(unsigned)JB_HISTORY_OLDEST_FIRST)
@@ -245,10 +266,6 @@ int jb_history_open_filtered(jb_history_iter **out, jb_board *b,
   it->oldest_first = (flags & JB_HISTORY_OLDEST_FIRST) != 0;
   *out = it;
   return JB_OK;
-}
-
-int jb_history_open(jb_history_iter **out, jb_board *b, unsigned flags) {
-  return jb_history_open_filtered(out, b, flags, NULL);
 }
 
 int jb_history_next(const jb_completion **out, jb_history_iter *it) {

@@ -28,7 +28,7 @@ struct jb_board {
   char *path;
   size_t max_posting;
   int readonly;         /* jb_board_readonly */
-  atomic_int cancelled; /* jb_board_cancel: every wait ends (sticky) */
+  atomic_int cancelled; /* jb_board_interrupt: every wait ends (sticky) */
   /* The completion history's bounds (jb_board_options): the records this
    * handle's writes add trim the history to them. */
   size_t history_max;
@@ -43,7 +43,7 @@ struct jb_board {
 /* Attempt, then sleep on the board's signal and attempt again after each
  * commit, until the attempt ends it, `timeout_ms` passes (JB_ETIMEDOUT;
  * < 0: no limit; 0: one attempt) or the handle is cancelled
- * (JB_ECANCELED). */
+ * (JB_EINTERRUPTED). */
 int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms);
 
 /* ------------------------------------------- the board over the store */
@@ -58,13 +58,19 @@ int jb__board_release(jb_board *b, jb_release op, const uint8_t raw[16],
  * Redis first (JB_EOFFLINE without the hook), then the local record. */
 int jb__board_remote_cancel(jb_board *b, const uint8_t raw[16], bool force);
 
-/* jb_job_consume_result's argument checks (history.c): the uuid
+/* jb_consume's argument checks (history.c): the uuid
  * into `raw`, the owner's length, and `done` (pointing at `hb`, the
  * handle's history bounds) for the release. JB_EINVAL naming the field. */
 int jb__consume_args(jb_board *b, const char *uuid, const char *who,
                      jb_outcome outcome, const void *result,
                      size_t result_len, uint8_t raw[16], size_t *who_len,
                      jb_hist_bounds *hb, jb_store_done *done);
+/* The same from a jb_consume_options (NULL: success, no result), its
+ * version checked. */
+int jb__consume_opts_args(jb_board *b, const char *uuid, const char *who,
+                          const jb_consume_options *opts, uint8_t raw[16],
+                          size_t *who_len, jb_hist_bounds *hb,
+                          jb_store_done *done);
 
 /* core/board.c's check and encoding of one post (jb_job_post's): its
  * posting prefix appended to `buf`, sp->prefix left as the offset of it
@@ -77,7 +83,34 @@ int jb__post_prepare(size_t max_posting, const jb_post *p, jb_buf *buf,
 /* claim-next's request from a claim's options, and a claim of a
  * Redis-decided job through the handle's hook (board.c). */
 int jb__board_claim_req(jb_store_claim_req *req, const char *who,
-                        const jb_claim_opts *opts);
+                        const jb_claim_options *opts);
+
+/* A claim's wait_ms: 0 for NULL options and for version 1, which ends
+ * before it. */
+static inline int64_t jb__claim_wait_ms(const jb_claim_options *opts) {
+  return opts && opts->version >= 2 ? opts->wait_ms : 0;
+}
+
+/* jb_claim_next without its wait (board.c), and with a wait of
+ * `timeout_ms` (wait.c; JB_ETIMEDOUT when nothing came, also for 0). */
+int jb__claim_next_once(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                        uint64_t *token_out, jb_board *b, const char *who,
+                        const jb_claim_options *opts);
+int jb__claim_next_wait(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                        uint64_t *token_out, jb_board *b, const char *who,
+                        const jb_claim_options *opts, int64_t timeout_ms);
+
+/* jb_history_query with the flags apart (history.c): 0.1's
+ * jb_history_open_filtered takes them so. */
+int jb__history_query(jb_history_iter **out, jb_board *b, unsigned flags,
+                      const jb_history_options *opts);
+
+/* jb_claim_next_many without its wait (batch.c). */
+int jb__claim_next_many_once(size_t *n_out,
+                             char (*uuids_out)[JB_UUID_STRLEN],
+                             uint64_t *tokens_out, jb_job **jobs_out,
+                             jb_board *b, const char *who,
+                             const jb_claim_options *opts, size_t max);
 int jb__board_remote_claim(jb_board *b, const uint8_t raw[16],
                            const jb_store_claim_req *req, uint64_t *token);
 

@@ -78,8 +78,8 @@ int jb_board_set_retry_policy(jb_board *b, const jb_retry_policy *p) {
 
 /* ---------------------------------------------------------------- retry */
 
-int jb_job_retry(jb_board *b, const char *uuid, const char *who,
-                 const jb_retry_opts *opts, jb_retry_result *out) {
+int jb_retry(jb_retry_result *out, jb_board *b, const char *uuid,
+             const char *who, const jb_retry_options *opts) {
   if (out) *out = (jb_retry_result){0};
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   uint8_t raw[16];
@@ -87,12 +87,12 @@ int jb_job_retry(jb_board *b, const char *uuid, const char *who,
   int rc = jb__uuid_parse(raw, uuid, "job uuid");
   if (rc == JB_OK) rc = jb__who_check(who, &who_len);
   if (rc != JB_OK) return rc;
-  jb_retry_opts o = JB_RETRY_OPTS_INIT;
+  jb_retry_options o = JB_RETRY_OPTIONS_INIT;
   if (opts) {
-    if (opts->version != JB_RETRY_OPTS_VERSION)
+    if (opts->version != JB_RETRY_OPTIONS_VERSION)
       return jb__err(JB_EINVAL, "retry options version %u is not %u (use "
-                     "JB_RETRY_OPTS_INIT)", opts->version,
-                     JB_RETRY_OPTS_VERSION);
+                     "JB_RETRY_OPTIONS_INIT)", opts->version,
+                     JB_RETRY_OPTIONS_VERSION);
     o = *opts;
   }
   unsigned known = JB_RETRY_BACKOFF | JB_RETRY_DEAD;
@@ -242,7 +242,7 @@ static int flush_remote(size_t *done, jb_board *b) {
   return rc;
 }
 
-int jb_board_flush(size_t *out, jb_board *b) {
+int jb_board_cancel_unclaimed(size_t *out, jb_board *b) {
   if (out) *out = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};

@@ -13,15 +13,16 @@ int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms) {
   return jb__store_wait(b->store, fn, ctx, timeout_ms, &b->cancelled);
 }
 
-int jb_board_cancel(jb_board *b) {
+int jb_board_interrupt(jb_board *b) {
   if (b == NULL) return JB_EINVAL; /* no message: signal handlers call this */
   atomic_store(&b->cancelled, 1);
   jb__signal_poke(b->store);
   return JB_OK;
 }
 
-int jb_board_cancel_reset(jb_board *b) {
-  if (b == NULL) return jb__err(JB_EINVAL, "jb_board_cancel_reset: board is NULL");
+int jb_board_interrupt_reset(jb_board *b) {
+  if (b == NULL)
+    return jb__err(JB_EINVAL, "jb_board_interrupt_reset: board is NULL");
   atomic_store(&b->cancelled, 0);
   return JB_OK;
 }
@@ -58,13 +59,22 @@ typedef struct {
   uint64_t *token_out;
   jb_board *b;
   const char *who;
-  const jb_claim_opts *opts;
+  const jb_claim_options *opts;
+  /* jb_claim_next_many's (max > 0) */
+  size_t max, *n_out;
+  char (*uuids_out)[JB_UUID_STRLEN];
+  uint64_t *tokens_out;
+  jb_job **jobs_out;
 } claim_ctx;
 
 static int claim_try(void *vctx, int64_t *retry) {
   claim_ctx *c = vctx;
-  int rc = jb_job_claim_next_ex(c->uuid_out, c->job_out, c->token_out, c->b,
-                                c->who, c->opts);
+  int rc = c->max > 0
+               ? jb__claim_next_many_once(c->n_out, c->uuids_out,
+                                          c->tokens_out, c->jobs_out, c->b,
+                                          c->who, c->opts, c->max)
+               : jb__claim_next_once(c->uuid_out, c->job_out, c->token_out,
+                                     c->b, c->who, c->opts);
   if (rc != JB_ENOTFOUND) return rc;
   size_t n = 0;
   rc = jb__store_wait_state(c->b->store, JB_ONLY_UNCLAIMED, &n, retry);
@@ -76,16 +86,45 @@ static int claim_try(void *vctx, int64_t *retry) {
   return JB__AGAIN;
 }
 
-int jb_job_claim_next_wait(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
-                           uint64_t *token_out, jb_board *b, const char *who,
-                           const jb_claim_opts *opts, int64_t timeout_ms) {
+static int claim_wait(claim_ctx *c, int64_t timeout_ms) {
+  int rc = jb__board_wait(c->b, claim_try, c, timeout_ms);
+  if (rc == JB_ETIMEDOUT)
+    jb__err(JB_ETIMEDOUT, "board %s: nothing claimable after %" PRId64 " ms",
+            c->b->path, timeout_ms);
+  return rc;
+}
+
+int jb__claim_next_wait(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                        uint64_t *token_out, jb_board *b, const char *who,
+                        const jb_claim_options *opts, int64_t timeout_ms) {
   if (job_out) *job_out = NULL;
   if (token_out) *token_out = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
-  claim_ctx c = {uuid_out, job_out, token_out, b, who, opts};
-  int rc = jb__board_wait(b, claim_try, &c, timeout_ms);
-  if (rc == JB_ETIMEDOUT)
-    jb__err(JB_ETIMEDOUT, "board %s: nothing claimable after %" PRId64 " ms",
-            b->path, timeout_ms);
-  return rc;
+  claim_ctx c = {.uuid_out = uuid_out, .job_out = job_out,
+                 .token_out = token_out, .b = b, .who = who, .opts = opts};
+  return claim_wait(&c, timeout_ms);
+}
+
+int jb_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                  uint64_t *token_out, jb_board *b, const char *who,
+                  const jb_claim_options *opts) {
+  int64_t wait_ms = jb__claim_wait_ms(opts);
+  if (wait_ms == 0)
+    return jb__claim_next_once(uuid_out, job_out, token_out, b, who, opts);
+  return jb__claim_next_wait(uuid_out, job_out, token_out, b, who, opts,
+                             wait_ms < 0 ? JB_WAIT_FOREVER : wait_ms);
+}
+
+int jb_claim_next_many(size_t *n_out, char (*uuids_out)[JB_UUID_STRLEN],
+                       uint64_t *tokens_out, jb_job **jobs_out, jb_board *b,
+                       const char *who, const jb_claim_options *opts,
+                       size_t max) {
+  int64_t wait_ms = jb__claim_wait_ms(opts);
+  int rc = jb__claim_next_many_once(n_out, uuids_out, tokens_out, jobs_out,
+                                    b, who, opts, max);
+  if (rc != JB_ENOTFOUND || wait_ms == 0) return rc;
+  claim_ctx c = {.b = b, .who = who, .opts = opts, .max = max,
+                 .n_out = n_out, .uuids_out = uuids_out,
+                 .tokens_out = tokens_out, .jobs_out = jobs_out};
+  return claim_wait(&c, wait_ms < 0 ? JB_WAIT_FOREVER : wait_ms);
 }

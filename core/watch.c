@@ -116,7 +116,7 @@ struct jb_subscription {
   pthread_t thread;
   unsigned fork_gen; /* a child of fork() has no such thread */
   unsigned mask;
-  jb_event_fn fn;
+  jb_event_cb fn;
   void *payload;
   uint64_t cursor; /* the next sequence to deliver */
   atomic_bool stop;
@@ -140,7 +140,7 @@ static void *sub_thread(void *arg) {
       sub->cursor = ctx.first;
       continue;
     }
-    if (rc == JB_ECANCELED) break; /* jb_unsubscribe */
+    if (rc == JB_EINTERRUPTED) break; /* jb_unsubscribe */
     if (rc != JB_OK) {
       sub->status = rc;
       snprintf(sub->msg, sizeof sub->msg, "%s", jb_errmsg());
@@ -156,7 +156,7 @@ static void *sub_thread(void *arg) {
 }
 
 int jb_subscribe(jb_subscription **out, jb_board *b, uint64_t from,
-                 unsigned mask, jb_event_fn fn, void *payload) {
+                 unsigned mask, jb_event_cb fn, void *payload) {
   if (out == NULL) return jb__err(JB_EINVAL, "subscribe: out is NULL");
   *out = NULL;
   if (b == NULL || fn == NULL)
@@ -219,7 +219,7 @@ int jb_unsubscribe(jb_subscription *sub) {
                    "own callback (it would wait for itself); call it from "
                    "another thread");
   atomic_store(&sub->stop, true);
-  jb_board_cancel(sub->board); /* wakes the thread if it waits */
+  jb_board_interrupt(sub->board); /* wakes the thread if it waits */
   pthread_join(sub->thread, NULL);
   int rc = sub->status;
   if (rc != JB_OK) jb__err(rc, "%s", sub->msg);

@@ -71,6 +71,15 @@ extern "C" {
 #define JB_EXTERN
 #endif
 
+/* The names replaced in 0.2 (the end of this header) warn when used; a
+ * program defining JB_NO_DEPRECATED before the include does not see them
+ * at all (the library's own code is built so). */
+#if defined(__GNUC__) && (__GNUC__ >= 5 || defined(__clang__))
+#define JB_DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define JB_DEPRECATED(use)
+#endif
+
 /* ---------------------------------------------------------------- version */
 
 #define JOBBOARD_VERSION_MAJOR 0
@@ -108,7 +117,7 @@ enum {
   JB_EIO = -9,       /**< an operating-system or storage error */
   JB_ENOMEM = -10,   /**< out of memory */
   JB_EVERSION = -11, /**< the board was written by a newer jobboard */
-  JB_ECANCELED = -12, /**< a wait was cancelled (jb_board_cancel) */
+  JB_EINTERRUPTED = -12, /**< a wait was ended by jb_board_interrupt */
   JB_ETRIMMED = -13, /**< the change log no longer holds the sequence asked
                           for (message and out-value: where it now starts) */
   JB_EEXISTS = -14,  /**< a live job holds the unique key asked for (the
@@ -238,7 +247,7 @@ typedef struct {
                                 --map-size), else 64 MiB. The map grows by
                                 itself when full. */
   size_t max_posting;      /**< largest posting in bytes; 0 = 1 MiB */
-  /* The completion history (see jb_job_consume_result). Like max_posting,
+  /* The completion history (see jb_consume). Like max_posting,
    * these are the handle's: the history is trimmed to them by the
    * completions this handle writes (another process may keep more). */
   size_t history_max;         /**< records kept; 0 = 10,000 */
@@ -479,26 +488,6 @@ JB_EXTERN int jb_post_check(const jb_post *post, size_t max_posting);
  */
 JB_EXTERN int jb_job_get(jb_job **out, jb_board *board, const char *uuid);
 
-/**
- * Claim the job `uuid` for `who` (1..JB_WHO_MAX bytes of UTF-8).
- * Errors: JB_ENOTFOUND (not on the board), JB_ECLAIMED (already claimed:
- * the message names the owner, also when it is `who` itself; a same-owner
- * re-claim refreshes the modified time but still fails), JB_EINVAL.
- */
-JB_EXTERN int jb_job_claim(jb_board *board, const char *uuid, const char *who);
-
-/**
- * Claim the first claimable job in listing order (highest priority, then
- * lowest sequence) for `who`, in one transaction that never looks at
- * claimed jobs. Writes its uuid to `uuid_out` (may be NULL) and, when
- * `job_out` is not NULL, a snapshot of the claimed job the caller frees.
- * Errors: JB_ENOTFOUND (nothing claimable), JB_EINVAL, JB_ECORRUPT (only
- * when job_out is asked for and the posting does not decode; the claim
- * stands).
- */
-JB_EXTERN int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
-                      jb_board *board, const char *who);
-
 /*
  * Claims that end by themselves.
  *
@@ -532,55 +521,82 @@ JB_EXTERN int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
  * claimed again under the same name cannot consume it.
  */
 
-/** Flags of jb_claim_opts. */
+/** Flags of jb_claim_options. */
 enum {
   /** Bind the claim to the calling process: it lapses when the process is
    *  gone. */
   JB_CLAIM_BIND_PROCESS = 1u << 0,
 };
 
-/** Options of a claim. Start from JB_CLAIM_OPTS_INIT. */
+/** Wait without limit (jb_claim_options.wait_ms and every timeout). */
+#define JB_WAIT_FOREVER ((int64_t)-1)
+
+/** Options of a claim. Start from JB_CLAIM_OPTIONS_INIT; NULL where a
+ *  function takes them means every default. */
 typedef struct {
-  unsigned int version; /**< JB_CLAIM_OPTS_VERSION */
+  unsigned int version; /**< JB_CLAIM_OPTIONS_VERSION (1 has the fields up
+                             to lease_ms only) */
   unsigned int flags;   /**< JB_CLAIM_* */
   int64_t lease_ms;     /**< > 0: the claim lapses after this long; 0: no
                              expiry */
-} jb_claim_opts;
+  /* Version 2. */
+  int64_t wait_ms;      /**< jb_claim_next and jb_claim_next_many: when
+                             nothing is claimable, wait up to this long
+                             for a job (JB_WAIT_FOREVER: without limit);
+                             0: do not wait. jb_claim refuses anything but
+                             0. */
+} jb_claim_options;
 
-#define JB_CLAIM_OPTS_VERSION 1
-#define JB_CLAIM_OPTS_INIT { JB_CLAIM_OPTS_VERSION, 0, 0 }
+#define JB_CLAIM_OPTIONS_VERSION 2
+#define JB_CLAIM_OPTIONS_INIT { JB_CLAIM_OPTIONS_VERSION, 0, 0, 0 }
 
 /** The longest lease: 30 days. */
 #define JB_LEASE_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
 
 /**
- * jb_job_claim with options (NULL: a plain claim, as jb_job_claim) and the
- * claim's fencing token written to `*token_out` (may be NULL). A same-owner
- * re-claim refreshes the lease (with opts' lease, or the claim's own) and
- * the modified time, writes the current token, and still fails with
- * JB_ECLAIMED naming the owner.
- * Errors: as jb_job_claim; JB_EINVAL also for a lease <= 0 when given,
- * longer than JB_LEASE_MAX_MS, or unknown flags.
+ * Claim the job `uuid` for `who` (1..JB_WHO_MAX bytes of UTF-8), with
+ * `opts` (NULL: no lease, not bound), writing the claim's fencing token to
+ * `*token_out` (may be NULL). A same-owner re-claim refreshes the lease
+ * (with opts' lease, or the claim's own) and the modified time, writes the
+ * current token, and still fails with JB_ECLAIMED naming the owner.
+ * Errors: JB_ENOTFOUND (not on the board), JB_ECLAIMED (already claimed:
+ * the message names the owner, also when it is `who` itself), JB_ENOTDUE
+ * (a delayed job before its due time), JB_EINVAL (a bad `who`, a lease
+ * <= 0 when given or longer than JB_LEASE_MAX_MS, unknown flags, a
+ * wait_ms other than 0).
  */
-JB_EXTERN int jb_job_claim_ex(uint64_t *token_out, jb_board *board,
-                              const char *uuid, const char *who,
-                              const jb_claim_opts *opts);
+JB_EXTERN int jb_claim(uint64_t *token_out, jb_board *board, const char *uuid,
+                       const char *who, const jb_claim_options *opts);
 
 /**
- * jb_job_claim_next with options (NULL: a plain claim) and the claim's
- * fencing token written to `*token_out` (may be NULL). Jobs whose claims
- * lapsed are claimable. A lapsed lease is seen at once; a process-bound
- * claim whose holder is gone is seen by a handle's sweep of the holders'
- * processes (/proc), which each handle makes at most every 50 ms of the
- * boot clock, or at once when no other job is ready: within 50 ms of a
- * holder's death a claim-next may take a job listed after the one it
- * held (that one is claimable, and claimed by the next sweep).
- * Errors: as jb_job_claim_next and jb_job_claim_ex.
+ * Claim the first claimable job in listing order (highest priority, then
+ * lowest sequence) for `who`, in one transaction that never looks at
+ * claimed jobs, with `opts` (NULL: no lease, not bound, no wait). Writes
+ * its uuid to `uuid_out` (may be NULL), its fencing token to `*token_out`
+ * (may be NULL) and, when `job_out` is not NULL, a snapshot of the claimed
+ * job the caller frees.
+ *
+ * Jobs whose claims lapsed are claimable. A lapsed lease is seen at once;
+ * a process-bound claim whose holder is gone is seen by a handle's sweep
+ * of the holders' processes (/proc), which each handle makes at most every
+ * 50 ms of the boot clock, or at once when no other job is ready: within
+ * 50 ms of a holder's death a claim-next may take a job listed after the
+ * one it held (that one is claimable, and claimed by the next sweep).
+ *
+ * With opts->wait_ms other than 0 it waits, up to wait_ms
+ * (JB_WAIT_FOREVER: without limit), until it can claim. Every waiter tries
+ * to claim after a wake-up: of many waiters and one new job, exactly one
+ * gets it and the others sleep again.
+ *
+ * Errors: JB_ENOTFOUND (nothing claimable, not waiting), JB_ETIMEDOUT
+ * (waited wait_ms, nothing claimable), JB_EINTERRUPTED (the wait was ended
+ * by jb_board_interrupt), JB_EINVAL (as jb_claim), JB_ECORRUPT (only when
+ * job_out is asked for and the posting does not decode; the claim stands
+ * and uuid_out and token_out are written).
  */
-JB_EXTERN int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN],
-                                   jb_job **job_out, uint64_t *token_out,
-                                   jb_board *board, const char *who,
-                                   const jb_claim_opts *opts);
+JB_EXTERN int jb_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
+                            uint64_t *token_out, jb_board *board,
+                            const char *who, const jb_claim_options *opts);
 
 /**
  * The owner extends its claim's lease: it now lapses `lease_ms` from now
@@ -589,8 +605,8 @@ JB_EXTERN int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN],
  * JB_ENOTOWNER (another owner, or another claim's token: the message
  * names both), JB_EINVAL (lease <= 0 or too long).
  */
-JB_EXTERN int jb_job_extend(jb_board *board, const char *uuid, const char *who,
-                            uint64_t token, int64_t lease_ms);
+JB_EXTERN int jb_extend(jb_board *board, const char *uuid, const char *who,
+                        uint64_t token, int64_t lease_ms);
 
 /** What jb_job_expires_in found. */
 typedef enum {
@@ -608,12 +624,16 @@ JB_EXTERN int jb_job_expires_in(jb_expiry *out, int64_t *ms_out,
                                 jb_board *board, const char *uuid);
 
 /**
- * Release `who`'s claim: the job becomes claimable again.
- * Errors: JB_ENOTFOUND (no such job, or it is not claimed: no owner known),
- * JB_ENOTOWNER (claimed by someone else: the message names the owner),
- * JB_EINVAL.
+ * The owner `who` gives its claim up: the job becomes claimable again,
+ * and its attempts count one more. `token` is the claim's fencing token;
+ * 0 is not checked (any claim of `who`).
+ * Errors: JB_ENOTFOUND (no such job, or it is not claimed: no owner known;
+ * a claim that lapsed has none; "it was cancelled" when it was),
+ * JB_ENOTOWNER (claimed by someone else, or another claim's token: the
+ * message names the owner and both tokens), JB_EINVAL.
  */
-JB_EXTERN int jb_job_abandon(jb_board *board, const char *uuid, const char *who);
+JB_EXTERN int jb_abandon(jb_board *board, const char *uuid, const char *who,
+                         uint64_t token);
 
 /*
  * Retries and dead letters.
@@ -623,8 +643,8 @@ JB_EXTERN int jb_job_abandon(jb_board *board, const char *uuid, const char *who)
  * limit reached). When a job's attempts reach its maximum (the one it was
  * posted with, else the board's retry policy; 0: no maximum) it goes to
  * the dead letters instead of back to the board, with the reason of the
- * last attempt. jb_job_abandon and lapses give the job back at once;
- * jb_job_retry gives it back after a delay, its own or the back-off's:
+ * last attempt. jb_abandon and lapses give the job back at once;
+ * jb_retry gives it back after a delay, its own or the back-off's:
  * backoff * 2^(attempts - 1), at most backoff_max, with +-20 % jitter
  * (the job's values, else the board's policy).
  *
@@ -651,27 +671,28 @@ JB_EXTERN int jb_board_get_retry_policy(jb_retry_policy *out, jb_board *board);
 JB_EXTERN int jb_board_set_retry_policy(jb_board *board,
                                         const jb_retry_policy *policy);
 
-/** Flags of jb_retry_opts. */
+/** Flags of jb_retry_options. */
 enum {
   JB_RETRY_BACKOFF = 1u << 0, /**< the delay from the back-off policy */
   JB_RETRY_DEAD = 1u << 1,    /**< to the dead letters now */
 };
-/** How a job is retried. Start from JB_RETRY_OPTS_INIT. */
+/** How a job is retried. Start from JB_RETRY_OPTIONS_INIT; NULL where a
+ *  function takes them: at once, no reason, any token. */
 typedef struct {
-  unsigned int version; /**< JB_RETRY_OPTS_VERSION */
+  unsigned int version; /**< JB_RETRY_OPTIONS_VERSION */
   unsigned int flags;   /**< JB_RETRY_* */
   uint64_t token;       /**< the claim's fencing token; 0: not checked */
   const char *reason;   /**< why (kept with the job, up to JB_REASON_MAX
                              bytes of UTF-8); NULL: none */
   int64_t delay_ms;     /**< back on the board after this long (without
                              JB_RETRY_BACKOFF); 0: at once */
-} jb_retry_opts;
-#define JB_RETRY_OPTS_VERSION 1
-#define JB_RETRY_OPTS_INIT { JB_RETRY_OPTS_VERSION, 0, 0, NULL, 0 }
+} jb_retry_options;
+#define JB_RETRY_OPTIONS_VERSION 1
+#define JB_RETRY_OPTIONS_INIT { JB_RETRY_OPTIONS_VERSION, 0, 0, NULL, 0 }
 /** The longest reason kept, in bytes. */
 #define JB_REASON_MAX 1024
 
-/** What jb_job_retry did. */
+/** What jb_retry did. */
 typedef struct {
   bool dead;         /**< the job went to the dead letters */
   int64_t due_us;    /**< when it is claimable again (0: at once, or dead) */
@@ -682,18 +703,20 @@ typedef struct {
  * The owner gives the job back to be tried again: its claim ends, its
  * attempts count one more, and it is claimable again after the delay
  * (opts NULL: at once), or goes to the dead letters (JB_RETRY_DEAD, or
- * its attempts reached the maximum). `out` may be NULL.
+ * its attempts reached the maximum). What happened is written to `*out`
+ * (may be NULL).
  * A job Redis decides (see jobboard_sync.h) keeps no delay: with
  * JB_RETRY_BACKOFF it is claimable again at once (out->due_us 0), and an
  * explicit delay_ms is refused (JB_EINVAL), nothing changed.
- * Errors: as jb_job_abandon_ex; JB_EINVAL (a bad option, named).
+ * Errors: as jb_abandon; JB_EINVAL (a bad option, named).
  */
-JB_EXTERN int jb_job_retry(jb_board *board, const char *uuid, const char *who,
-                           const jb_retry_opts *opts, jb_retry_result *out);
+JB_EXTERN int jb_retry(jb_retry_result *out, jb_board *board,
+                       const char *uuid, const char *who,
+                       const jb_retry_options *opts);
 
 /** Why a job is in the dead letters. */
 typedef enum {
-  JB_DEAD_TRASHED = 0,  /**< its owner trashed it (jb_job_trash) */
+  JB_DEAD_TRASHED = 0,  /**< its owner trashed it (jb_trash) */
   JB_DEAD_ATTEMPTS = 1, /**< its attempts reached the maximum */
   JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD, or its
                              publication refused (its unique key is held
@@ -781,7 +804,7 @@ JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
  *  then cancelled through Redis one by one (those Redis finds claimed or
  *  gone are left; JB_EOFFLINE stops there, *out counting what was done);
  *  without the hook they are left. */
-JB_EXTERN int jb_board_flush(size_t *out, jb_board *board);
+JB_EXTERN int jb_board_cancel_unclaimed(size_t *out, jb_board *board);
 
 /*
  * Periodic jobs.
@@ -947,36 +970,18 @@ JB_EXTERN int jb_schedule_next_due(int64_t *out, jb_board *board);
  * `timeout_ms` (< 0: no limit). Schedules added, replaced or removed
  * meanwhile (any commit on the board) are taken into account without
  * polling. Returns JB_OK when a tick is due.
- * Errors: JB_ETIMEDOUT, JB_ECANCELED (jb_board_cancel), JB_EINVAL, JB_EIO.
+ * Errors: JB_ETIMEDOUT, JB_EINTERRUPTED (jb_board_interrupt), JB_EINVAL, JB_EIO.
  */
 JB_EXTERN int jb_schedule_wait(jb_board *board, int64_t timeout_ms);
 
 /**
- * The owner completes the job: it leaves the board (state COMPLETE) and
- * its history record says JB_END_CONSUMED, with no result (see
- * jb_job_consume_result). Errors: as jb_job_abandon.
- */
-JB_EXTERN int jb_job_consume(jb_board *board, const char *uuid, const char *who);
-
-/**
  * The owner removes a bad job: it leaves the board and its posting is kept
- * in the board's trash area for inspection; its history record says
- * JB_END_TRASHED. Errors: as jb_job_abandon.
+ * in the board's trash area (the dead letters, cause JB_DEAD_TRASHED) for
+ * inspection; its history record says JB_END_TRASHED. `token` 0 is not
+ * checked. Errors: as jb_abandon.
  */
-JB_EXTERN int jb_job_trash(jb_board *board, const char *uuid, const char *who);
-
-/**
- * jb_job_abandon, jb_job_consume and jb_job_trash with a fencing token:
- * refused (JB_ENOTOWNER, naming both tokens) unless `token` is the current
- * claim's. `token` 0 is not checked. A claim that lapsed has no owner:
- * JB_ENOTFOUND.
- */
-JB_EXTERN int jb_job_abandon_ex(jb_board *board, const char *uuid,
-                                const char *who, uint64_t token);
-JB_EXTERN int jb_job_consume_ex(jb_board *board, const char *uuid,
-                                const char *who, uint64_t token);
-JB_EXTERN int jb_job_trash_ex(jb_board *board, const char *uuid,
-                              const char *who, uint64_t token);
+JB_EXTERN int jb_trash(jb_board *board, const char *uuid, const char *who,
+                       uint64_t token);
 
 /**
  * The owner of job `uuid`, copied to `out` (JB_WHO_MAX + 1 bytes); the
@@ -1067,7 +1072,7 @@ JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
 /**
  * Block until the board holds at least one job, or with JB_ONLY_UNCLAIMED
  * at least one claimable job (a lapsed claim counts), or `timeout_ms`
- * passes. Errors: JB_ETIMEDOUT, JB_ECANCELED (jb_board_cancel), JB_EINVAL
+ * passes. Errors: JB_ETIMEDOUT, JB_EINTERRUPTED (jb_board_interrupt), JB_EINVAL
  * (NULL handle, unknown flags), JB_EIO (the signal file or the watcher
  * thread could not be set up: the message says which).
  */
@@ -1075,29 +1080,16 @@ JB_EXTERN int jb_board_wait(jb_board *board, unsigned int flags,
                             int64_t timeout_ms);
 
 /**
- * jb_job_claim_next_ex that waits, up to `timeout_ms`, until it can claim.
- * Every waiter tries to claim after a wake-up: of many waiters and one new
- * job, exactly one gets it and the others sleep again.
- * Errors: as jb_job_claim_next_ex, but JB_ETIMEDOUT instead of
- * JB_ENOTFOUND; JB_ECANCELED.
- */
-JB_EXTERN int jb_job_claim_next_wait(char uuid_out[JB_UUID_STRLEN],
-                                     jb_job **job_out, uint64_t *token_out,
-                                     jb_board *board, const char *who,
-                                     const jb_claim_opts *opts,
-                                     int64_t timeout_ms);
-
-/**
- * Cancel every wait on this handle, now and later, from any thread: each
- * returns JB_ECANCELED (waits on other handles, and in other processes,
- * go on). It stays cancelled until jb_board_cancel_reset. Safe to call
- * from a signal handler (it only stores a flag and wakes the futex).
+ * End every wait on this handle, now and later, from any thread: each
+ * returns JB_EINTERRUPTED (waits on other handles, and in other processes,
+ * go on). It stays so until jb_board_interrupt_reset. Safe to call from a
+ * signal handler (it only stores a flag and wakes the futex).
  * Returns JB_OK, or JB_EINVAL for a NULL handle.
  */
-JB_EXTERN int jb_board_cancel(jb_board *board);
+JB_EXTERN int jb_board_interrupt(jb_board *board);
 
-/** Undo jb_board_cancel: later waits on the handle wait again. */
-JB_EXTERN int jb_board_cancel_reset(jb_board *board);
+/** Undo jb_board_interrupt: later waits on the handle wait again. */
+JB_EXTERN int jb_board_interrupt_reset(jb_board *board);
 
 /* ------------------------------------------------------------ completion */
 
@@ -1137,7 +1129,8 @@ typedef enum {
                             completion; nobody here consumed it, and it
                             comes back if its poster publishes it again.
                             `reason` says what was seen */
-  JB_END_CANCELLED = 6, /**< cancelled (jb_job_cancel, jb_board_flush) */
+  JB_END_CANCELLED = 6, /**< cancelled (jb_job_cancel,
+                              jb_board_cancel_unclaimed) */
   JB_END_DEAD = 7,      /**< went to the dead letters: its attempts reached
                              the maximum, or it was retried with
                              JB_RETRY_DEAD; `reason` is the last attempt's */
@@ -1203,22 +1196,34 @@ typedef struct {
 /** Free a record returned through `**out`. NULL is a no-op. */
 JB_EXTERN void jb_completion_free(jb_completion *completion);
 
+/** How a job is consumed. Start from JB_CONSUME_OPTIONS_INIT; NULL where
+ *  a function takes them: JB_OUTCOME_SUCCESS and no result. */
+typedef struct {
+  unsigned int version; /**< JB_CONSUME_OPTIONS_VERSION */
+  jb_outcome outcome;   /**< JB_OUTCOME_SUCCESS or JB_OUTCOME_FAILURE */
+  const void *result;   /**< one complete msgpack map of at most the
+                             board's max_posting bytes; NULL with length 0:
+                             no result */
+  size_t result_len;
+} jb_consume_options;
+#define JB_CONSUME_OPTIONS_VERSION 1
+#define JB_CONSUME_OPTIONS_INIT                                                \
+  { JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0 }
+
 /**
- * jb_job_consume_ex with an outcome and a result: the owner completes the
- * job, and its history record says JB_END_CONSUMED (JB_OUTCOME_SUCCESS)
- * or JB_END_FAILED (JB_OUTCOME_FAILURE) and keeps `result`, one complete
- * msgpack map of at most the board's max_posting bytes (NULL with length
- * 0: no result; the record then says has_result false, where an explicit
- * empty map 0x80 says true). `token` 0 is not checked. jb_job_consume and
- * jb_job_consume_ex are this call with JB_OUTCOME_SUCCESS and no result.
- * Errors: as jb_job_consume_ex; JB_EINVAL also for an unknown outcome or
- * a result that is not one msgpack map or is too large (names the field;
+ * The owner `who` completes job `uuid`: it leaves the board (state
+ * COMPLETE) and its history record says JB_END_CONSUMED
+ * (JB_OUTCOME_SUCCESS) or JB_END_FAILED (JB_OUTCOME_FAILURE) and keeps
+ * the result (none: the record says has_result false, where an explicit
+ * empty map 0x80 says true). `token` is the claim's fencing token: the
+ * call is refused (JB_ENOTOWNER, naming both tokens) unless it is the
+ * current claim's; 0 is not checked. `opts` NULL: success, no result.
+ * Errors: as jb_abandon; JB_EINVAL also for an unknown outcome or a
+ * result that is not one msgpack map or is too large (names the field;
  * the job stays claimed).
  */
-JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
-                                    const char *who, uint64_t token,
-                                    jb_outcome outcome, const void *result,
-                                    size_t result_len);
+JB_EXTERN int jb_consume(jb_board *board, const char *uuid, const char *who,
+                         uint64_t token, const jb_consume_options *opts);
 
 /* ---------------------------------------------------- the worker's path */
 
@@ -1237,7 +1242,7 @@ JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
  * local transaction cannot include a Redis decision, so these calls fall
  * back to the separate operations for such a job: they commit what they
  * did locally, then claim or consume that job through Redis (as
- * jb_job_claim_next_ex and jb_job_consume_result do, in a transaction of
+ * jb_claim_next and jb_consume do, in a transaction of
  * its own), and go on. Each entry says where.
  */
 
@@ -1247,7 +1252,7 @@ JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
 
 /**
  * Claim up to `max` (1..JB_BATCH_MAX) claimable jobs for `who` in one write
- * transaction: the jobs jb_job_claim_next_ex would claim one after the
+ * transaction: the jobs jb_claim_next would claim one after the
  * other, in that order (highest priority, then oldest; jobs whose claims
  * lapsed are claimable, and lapsed claims are returned to the board as
  * claim-next does), each with its own CLAIMED event and its own fencing
@@ -1266,26 +1271,30 @@ JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
  * new transaction: the jobs still come in claim-next order. An error
  * after some claims were committed ends the call with JB_OK and those
  * claims (the next call meets the error again).
- * Errors: JB_ENOTFOUND (nothing claimable; *n_out 0), JB_EINVAL (NULL
+ * With opts->wait_ms other than 0, a call that finds nothing claimable
+ * waits as jb_claim_next does and then claims what there is.
+ * Errors: JB_ENOTFOUND (nothing claimable, not waiting; *n_out 0),
+ * JB_ETIMEDOUT and JB_EINTERRUPTED (waiting, as jb_claim_next), JB_EINVAL (NULL
  * n_out or board, `max` 0 or above JB_BATCH_MAX, a bad `who` or options,
- * as jb_job_claim_next_ex), JB_ECORRUPT (jobs_out asked for and a
+ * as jb_claim_next), JB_ECORRUPT (jobs_out asked for and a
  * posting does not decode: every claim stands and *n_out counts them;
  * that job's jobs_out[i] is NULL, and the message names the first such
  * job), JB_EFULL, JB_EIO, JB_ENOMEM.
  */
-JB_EXTERN int jb_job_claim_next_many(size_t *n_out,
-                                     char (*uuids_out)[JB_UUID_STRLEN],
-                                     uint64_t *tokens_out, jb_job **jobs_out,
-                                     jb_board *board, const char *who,
-                                     const jb_claim_opts *opts, size_t max);
+JB_EXTERN int jb_claim_next_many(size_t *n_out,
+                                 char (*uuids_out)[JB_UUID_STRLEN],
+                                 uint64_t *tokens_out, jb_job **jobs_out,
+                                 jb_board *board, const char *who,
+                                 const jb_claim_options *opts, size_t max);
 
 /**
- * jb_job_consume_result and then jb_job_claim_next_ex for the same owner,
- * in one write transaction: the owner `who` completes job `uuid` (token,
- * outcome and result exactly as jb_job_consume_result takes them) and
- * claims the next claimable job with `opts` (NULL: a plain claim).
+ * jb_consume and then jb_claim_next for the same owner, in one write
+ * transaction: the owner `who` completes job `uuid` (token and `done`
+ * exactly as jb_consume takes them) and claims the next claimable job with
+ * `next` (NULL: a plain claim; its wait_ms is not used: nothing waits
+ * inside a write transaction).
  * If the consume fails, nothing is claimed, nothing changes, and the
- * consume's error is returned (as jb_job_consume_result returns it).
+ * consume's error is returned (as jb_consume returns it).
  * On JB_OK the job was consumed, and:
  *  - a job was claimed: its uuid is in `next_uuid_out`, its token in
  *    `*next_token_out` and, when `next_job_out` is not NULL, a snapshot
@@ -1293,32 +1302,32 @@ JB_EXTERN int jb_job_claim_next_many(size_t *n_out,
  *  - nothing was claimed: `next_uuid_out` is the empty string (""),
  *    `*next_token_out` 0 and `*next_job_out` NULL. Nothing was claimable;
  *    or, only on the fallback below, the separate claim failed (the
- *    caller's next jb_job_claim_next_wait meets that error again).
+ *    caller's next jb_claim_next meets that error again).
  * next_uuid_out, next_job_out and next_token_out may each be NULL;
  * next_uuid_out may be the buffer `uuid` points to (`uuid` is read
  * first), so a loop can pass one buffer for both.
  * Redis-decided jobs: a Redis-decided `uuid` is consumed through Redis
- * first, as jb_job_consume_result does, and the next job is then claimed
- * by jb_job_claim_next_ex: two transactions. The same happens when the
- * next job in claim-next order is Redis-decided and the handle is
- * connected to Redis: the consume commits alone, then that claim goes
- * through Redis. A handle with no Redis skips such jobs, as claim-next
- * does.
- * Errors: those of jb_job_consume_result (JB_ENOTFOUND, JB_ENOTOWNER,
- * JB_EINVAL, JB_EOFFLINE, ...: nothing consumed, nothing claimed);
- * JB_EINVAL also for bad claim options; JB_ECORRUPT (next_job_out asked
- * for and the next job's posting does not decode: the consume and the
- * claim stand, next_uuid_out and *next_token_out are set: trash it).
+ * first, as jb_consume does, and the next job is then claimed by
+ * jb_claim_next: two transactions. The same happens when the next job in
+ * claim-next order is Redis-decided and the handle is connected to Redis:
+ * the consume commits alone, then that claim goes through Redis. A handle
+ * with no Redis skips such jobs, as claim-next does.
+ * Errors: those of jb_consume (JB_ENOTFOUND, JB_ENOTOWNER, JB_EINVAL,
+ * JB_EOFFLINE, ...: nothing consumed, nothing claimed); JB_EINVAL also
+ * for bad claim options; JB_ECORRUPT (next_job_out asked for and the next
+ * job's posting does not decode: the consume and the claim stand,
+ * next_uuid_out and *next_token_out are set: trash it).
  */
-JB_EXTERN int jb_job_consume_and_claim_next(
-    char next_uuid_out[JB_UUID_STRLEN], jb_job **next_job_out,
-    uint64_t *next_token_out, jb_board *board, const char *uuid,
-    const char *who, uint64_t token, jb_outcome outcome, const void *result,
-    size_t result_len, const jb_claim_opts *opts);
+JB_EXTERN int jb_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
+                                        jb_job **next_job_out,
+                                        uint64_t *next_token_out,
+                                        jb_board *board, const char *uuid,
+                                        const char *who, uint64_t token,
+                                        const jb_consume_options *done,
+                                        const jb_claim_options *next);
 
 /**
- * One completion of jb_job_consume_many: what jb_job_consume_result
- * takes. The layout is fixed (arrays of it are passed): later fields
+ * One completion of jb_consume_many: what jb_consume takes. The layout is fixed (arrays of it are passed): later fields
  * would come with a new function.
  */
 typedef struct {
@@ -1330,7 +1339,7 @@ typedef struct {
   size_t result_len;
 } jb_consume_item;
 
-/** Called once per failed item of jb_job_consume_many, in item order,
+/** Called once per failed item of jb_consume_many, in item order,
  *  after the commit: its index, its status and its message (borrowed for
  *  the call). */
 typedef void (*jb_item_cb)(size_t index, int status, const char *message,
@@ -1338,8 +1347,8 @@ typedef void (*jb_item_cb)(size_t index, int status, const char *message,
 
 /**
  * Consume `n` (1..JB_BATCH_MAX) jobs in one write transaction, each as
- * jb_job_consume_result would. Every item gets its own status in
- * status_out[i] (n ints): JB_OK, or the error jb_job_consume_result would
+ * jb_consume would. Every item gets its own status in
+ * status_out[i] (n ints): JB_OK, or the error jb_consume would
  * have returned for it. A failing item fails alone and changes nothing:
  * an invalid one (a malformed uuid, an empty owner, an unknown outcome, a
  * result that is not one msgpack map or is too large: checked first,
@@ -1350,7 +1359,7 @@ typedef void (*jb_item_cb)(size_t index, int status, const char *message,
  * `cb` (may be NULL) is called for each failed item with its message;
  * jb_errmsg() then holds the first failed item's message.
  * Redis-decided jobs among the items are consumed through Redis after the
- * transaction, one by one, as jb_job_consume_result does (their status
+ * transaction, one by one, as jb_consume does (their status
  * is that call's: JB_EOFFLINE when Redis is away).
  * Returns JB_OK when the transaction committed, whatever the items'
  * statuses (read them); the call fails as a whole only when the
@@ -1359,9 +1368,9 @@ typedef void (*jb_item_cb)(size_t index, int status, const char *message,
  * Errors: JB_EINVAL (NULL status_out, board or items, `n` 0 or above
  * JB_BATCH_MAX), JB_EFULL, JB_EIO, JB_ENOMEM, JB_ECORRUPT.
  */
-JB_EXTERN int jb_job_consume_many(int *status_out, jb_board *board,
-                                  const jb_consume_item *items, size_t n,
-                                  jb_item_cb cb, void *payload);
+JB_EXTERN int jb_consume_many(int *status_out, jb_board *board,
+                              const jb_consume_item *items, size_t n,
+                              jb_item_cb cb, void *payload);
 
 /**
  * The history record of job `uuid` (the newest, should a uuid have
@@ -1387,7 +1396,7 @@ JB_EXTERN int jb_job_completion(jb_completion **out, jb_board *board,
  * 0: look once). A uuid that is neither on the board nor in the history
  * (never posted here, or its record was dropped) is JB_ENOTFOUND at once.
  * Errors: JB_EINVAL, JB_ENOTFOUND, JB_ETIMEDOUT (still on the board),
- * JB_ECANCELED (jb_board_cancel), JB_ECORRUPT, JB_EIO, JB_ENOMEM.
+ * JB_EINTERRUPTED (jb_board_interrupt), JB_ECORRUPT, JB_EIO, JB_ENOMEM.
  */
 JB_EXTERN int jb_job_wait_done(jb_completion **out, jb_board *board,
                                const char *uuid, int64_t timeout_ms);
@@ -1397,22 +1406,61 @@ JB_EXTERN int jb_history_count(size_t *out, jb_board *board);
 
 typedef struct jb_history_iter jb_history_iter;
 
-/** Flags of jb_history_open. */
+/** Flags of jb_history_options. */
 enum {
   /** Oldest record first (the default is newest first). */
   JB_HISTORY_OLDEST_FIRST = 1u << 0,
 };
 
+/** jb_history_options' bit for ending `end` (a jb_end). */
+#define JB_HISTORY_END(end) (1u << (unsigned int)(end))
+
 /**
- * Iterate the history, newest record first (JB_HISTORY_OLDEST_FIRST:
- * oldest first). Like jb_iter it streams: a few dozen records per short
- * read transaction, and each record is seen at most once. Newest first
- * starts at the newest record when jb_history_next is first called and
- * does not see later ones; oldest first sees records added meanwhile.
- * Records trimmed meanwhile are not seen. Errors: JB_EINVAL, JB_ENOMEM.
+ * Which records jb_history_query hands out, and in which order: those
+ * that meet every condition set (a zero or NULL field sets none).
+ * Initialise with JB_HISTORY_OPTIONS_INIT, then set the fields you want.
  */
-JB_EXTERN int jb_history_open(jb_history_iter **out, jb_board *board,
-                              unsigned int flags);
+typedef struct {
+  unsigned int version;    /**< JB_HISTORY_OPTIONS_VERSION (1 has the
+                                fields up to until_us only) */
+  uint32_t ends;           /**< JB_HISTORY_END(e) bits of the endings
+                                wanted; 0: every ending */
+  const char *name;        /**< only jobs of exactly this name (a revoked
+                                job whose name is unknown has none) */
+  const char *name_prefix; /**< only jobs whose name starts with this */
+  int64_t since_us;        /**< only jobs completed at or after this
+                                (microseconds since the epoch); 0: no
+                                bound */
+  int64_t until_us;        /**< only jobs completed before this; 0: no
+                                bound */
+  /* Version 2. */
+  unsigned int flags;      /**< JB_HISTORY_* */
+} jb_history_options;
+
+#define JB_HISTORY_OPTIONS_VERSION 2
+#define JB_HISTORY_OPTIONS_INIT                                                \
+  { JB_HISTORY_OPTIONS_VERSION, 0, NULL, NULL, 0, 0, 0 }
+
+/**
+ * Iterate the history records `opts` selects (NULL: every record, newest
+ * first; JB_HISTORY_OLDEST_FIRST: oldest first). Like jb_iter it streams:
+ * a few dozen records per short read transaction, and each record is seen
+ * at most once. Newest first starts at the newest record when
+ * jb_history_next is first called and does not see later ones; oldest
+ * first sees records added meanwhile. Records trimmed meanwhile are not
+ * seen.
+ * The conditions are applied while streaming, to each record's fixed part
+ * and name without decoding the rest, and the strings of `opts` are
+ * copied: it need not outlive the call. A read transaction looks at a few
+ * thousand records at most, so options that select few records of a long
+ * history never hold a snapshot long. A record that does not decode is
+ * reported (JB_ECORRUPT from jb_history_next) whatever the options say.
+ * Errors: JB_EINVAL (an unknown version or flag, a bit of `ends` that is
+ * no jb_end, a name longer than JB_NAME_MAX, until_us not after since_us
+ * when both are set; the message names the field), JB_ENOMEM.
+ */
+JB_EXTERN int jb_history_query(jb_history_iter **out, jb_board *board,
+                               const jb_history_options *opts);
 
 /**
  * Advance. On success *out is the next record, borrowed until the next
@@ -1424,49 +1472,6 @@ JB_EXTERN int jb_history_next(const jb_completion **out, jb_history_iter *it);
 
 /** Free a history iterator. NULL is a no-op. */
 JB_EXTERN void jb_history_close(jb_history_iter *it);
-
-/** jb_history_filter's bit for ending `end` (a jb_end). */
-#define JB_HISTORY_END(end) (1u << (unsigned int)(end))
-
-#define JB_HISTORY_FILTER_VERSION 1
-
-/**
- * Which records jb_history_open_filtered hands out: those that meet every
- * condition set (a zero or NULL field sets none). Initialise with
- * JB_HISTORY_FILTER_INIT, then set the fields you want.
- */
-typedef struct {
-  unsigned int version;    /**< JB_HISTORY_FILTER_VERSION */
-  uint32_t ends;           /**< JB_HISTORY_END(e) bits of the endings
-                                wanted; 0: every ending */
-  const char *name;        /**< only jobs of exactly this name (a revoked
-                                job whose name is unknown has none) */
-  const char *name_prefix; /**< only jobs whose name starts with this */
-  int64_t since_us;        /**< only jobs completed at or after this
-                                (microseconds since the epoch); 0: no
-                                bound */
-  int64_t until_us;        /**< only jobs completed before this; 0: no
-                                bound */
-} jb_history_filter;
-
-#define JB_HISTORY_FILTER_INIT { JB_HISTORY_FILTER_VERSION, 0, NULL, NULL, 0, 0 }
-
-/**
- * jb_history_open for the records `filter` selects (NULL: all of them,
- * which is jb_history_open). The filter is applied while streaming, to
- * each record's fixed part and name without decoding the rest, and its
- * strings are copied: it need not outlive the call. A read transaction
- * looks at a few thousand records at most, so a filter that selects few
- * records of a long history never holds a snapshot long. A record that
- * does not decode is reported (JB_ECORRUPT from jb_history_next) whatever
- * the filter says.
- * Errors: JB_EINVAL (an unknown version or flag, a bit of `ends` that is
- * no jb_end, a name longer than JB_NAME_MAX, until_us not after since_us
- * when both are set; the message names the field), JB_ENOMEM.
- */
-JB_EXTERN int jb_history_open_filtered(jb_history_iter **out,
-                                       jb_board *board, unsigned int flags,
-                                       const jb_history_filter *filter);
 
 /* ------------------------------------------------------------ change log */
 
@@ -1570,7 +1575,7 @@ JB_EXTERN int jb_log_read(jb_event *events, size_t *n_out,
  * exists, or `timeout_ms` passes (< 0: no limit; 0: look once). It sleeps
  * on the board's commit signal: no polling, woken by the commit of any
  * process. Errors: as jb_log_read; JB_ETIMEDOUT (nothing new in time;
- * *n_out is 0), JB_ECANCELED (jb_board_cancel on this handle).
+ * *n_out is 0), JB_EINTERRUPTED (jb_board_interrupt on this handle).
  */
 JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
                           uint64_t *first_out, jb_board *board,
@@ -1593,7 +1598,7 @@ JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
 typedef struct jb_subscription jb_subscription;
 
 /** A subscriber: `event` is borrowed for the call. */
-typedef void (*jb_event_fn)(const jb_event *event, void *payload);
+typedef void (*jb_event_cb)(const jb_event *event, void *payload);
 
 /**
  * Call `fn` for every event from sequence `from` (JB_LOG_NOW: from the
@@ -1609,7 +1614,7 @@ typedef void (*jb_event_fn)(const jb_event *event, void *payload);
  * (whatever the mask) naming what was lost, then the events from where
  * the log now starts. The subscription uses a handle of its own on the
  * board (opened like `board`, sharing its store), so `board` may be
- * closed before the subscription ends, and jb_board_cancel on `board`
+ * closed before the subscription ends, and jb_board_interrupt on `board`
  * does not stop it. Its thread does not survive fork(): in a child,
  * jb_unsubscribe only frees the child's copy.
  * Errors: JB_EINVAL (NULL out, board or fn; mask without an event type;
@@ -1618,7 +1623,7 @@ typedef void (*jb_event_fn)(const jb_event *event, void *payload);
  * (no thread could be started).
  */
 JB_EXTERN int jb_subscribe(jb_subscription **out, jb_board *board,
-                           uint64_t from, unsigned int mask, jb_event_fn fn,
+                           uint64_t from, unsigned int mask, jb_event_cb fn,
                            void *payload);
 
 /**
@@ -1682,7 +1687,7 @@ typedef struct {
 } jb_stats_name;
 
 /**
- * A board's figures at one moment (jb_board_stats). Set `version` to
+ * A board's figures at one moment (jb_stats_read). Set `version` to
  * JB_STATS_VERSION (JB_STATS_INIT does) and `flags` before the call;
  * everything else is filled in. Free what it holds with jb_stats_clear.
  */
@@ -1763,9 +1768,9 @@ typedef struct {
  * Errors: JB_EINVAL (NULL argument, a version this library does not know,
  * unknown flags), JB_ENOMEM, JB_EIO.
  */
-JB_EXTERN int jb_board_stats(jb_board *board, jb_stats *out);
+JB_EXTERN int jb_stats_read(jb_stats *out, jb_board *board);
 
-/** Free what jb_board_stats allocated in `st` (the names); NULL is a
+/** Free what jb_stats_read allocated in `st` (the names); NULL is a
  * no-op. The struct may be filled again afterwards. */
 JB_EXTERN void jb_stats_clear(jb_stats *st);
 
@@ -1874,6 +1879,117 @@ typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
 JB_EXTERN int jb_board_salvage(jb_salvage_stats *stats, const char *src,
                                const char *dst, jb_salvage_cb cb,
                                void *payload);
+
+/* ------------------------------------------------------------ deprecated */
+
+/*
+ * The names of 0.1, kept for one release: each does exactly what the call
+ * it names does, and warns at compile time. They are removed in 0.3.
+ * jobboard(3) lists them with their replacements.
+ */
+#ifndef JB_NO_DEPRECATED
+
+#define JB_ECANCELED JB_EINTERRUPTED /* use JB_EINTERRUPTED */
+
+typedef jb_claim_options jb_claim_opts JB_DEPRECATED("jb_claim_options");
+#define JB_CLAIM_OPTS_VERSION 1
+#define JB_CLAIM_OPTS_INIT { JB_CLAIM_OPTS_VERSION, 0, 0, 0 }
+typedef jb_retry_options jb_retry_opts JB_DEPRECATED("jb_retry_options");
+#define JB_RETRY_OPTS_VERSION JB_RETRY_OPTIONS_VERSION
+#define JB_RETRY_OPTS_INIT JB_RETRY_OPTIONS_INIT
+typedef jb_history_options jb_history_filter
+    JB_DEPRECATED("jb_history_options");
+#define JB_HISTORY_FILTER_VERSION 1
+#define JB_HISTORY_FILTER_INIT { JB_HISTORY_FILTER_VERSION, 0, NULL, NULL, 0, 0, 0 }
+typedef jb_event_cb jb_event_fn JB_DEPRECATED("jb_event_cb");
+
+JB_DEPRECATED("jb_claim(NULL, board, uuid, who, NULL)")
+JB_EXTERN int jb_job_claim(jb_board *board, const char *uuid, const char *who);
+JB_DEPRECATED("jb_claim")
+JB_EXTERN int jb_job_claim_ex(uint64_t *token_out, jb_board *board,
+                              const char *uuid, const char *who,
+                              const jb_claim_options *opts);
+JB_DEPRECATED("jb_claim_next(uuid_out, job_out, NULL, board, who, NULL)")
+JB_EXTERN int jb_job_claim_next(char uuid_out[JB_UUID_STRLEN],
+                                jb_job **job_out, jb_board *board,
+                                const char *who);
+JB_DEPRECATED("jb_claim_next")
+JB_EXTERN int jb_job_claim_next_ex(char uuid_out[JB_UUID_STRLEN],
+                                   jb_job **job_out, uint64_t *token_out,
+                                   jb_board *board, const char *who,
+                                   const jb_claim_options *opts);
+/* Waits `timeout_ms` (0: looks once, and JB_ETIMEDOUT when nothing is
+ * claimable). */
+JB_DEPRECATED("jb_claim_next with jb_claim_options.wait_ms")
+JB_EXTERN int jb_job_claim_next_wait(char uuid_out[JB_UUID_STRLEN],
+                                     jb_job **job_out, uint64_t *token_out,
+                                     jb_board *board, const char *who,
+                                     const jb_claim_options *opts,
+                                     int64_t timeout_ms);
+JB_DEPRECATED("jb_claim_next_many")
+JB_EXTERN int jb_job_claim_next_many(size_t *n_out,
+                                     char (*uuids_out)[JB_UUID_STRLEN],
+                                     uint64_t *tokens_out, jb_job **jobs_out,
+                                     jb_board *board, const char *who,
+                                     const jb_claim_options *opts, size_t max);
+JB_DEPRECATED("jb_extend")
+JB_EXTERN int jb_job_extend(jb_board *board, const char *uuid,
+                            const char *who, uint64_t token,
+                            int64_t lease_ms);
+JB_DEPRECATED("jb_abandon(board, uuid, who, 0)")
+JB_EXTERN int jb_job_abandon(jb_board *board, const char *uuid,
+                             const char *who);
+JB_DEPRECATED("jb_abandon")
+JB_EXTERN int jb_job_abandon_ex(jb_board *board, const char *uuid,
+                                const char *who, uint64_t token);
+JB_DEPRECATED("jb_consume(board, uuid, who, 0, NULL)")
+JB_EXTERN int jb_job_consume(jb_board *board, const char *uuid,
+                             const char *who);
+JB_DEPRECATED("jb_consume(board, uuid, who, token, NULL)")
+JB_EXTERN int jb_job_consume_ex(jb_board *board, const char *uuid,
+                                const char *who, uint64_t token);
+JB_DEPRECATED("jb_consume with jb_consume_options")
+JB_EXTERN int jb_job_consume_result(jb_board *board, const char *uuid,
+                                    const char *who, uint64_t token,
+                                    jb_outcome outcome, const void *result,
+                                    size_t result_len);
+JB_DEPRECATED("jb_consume_and_claim_next")
+JB_EXTERN int jb_job_consume_and_claim_next(
+    char next_uuid_out[JB_UUID_STRLEN], jb_job **next_job_out,
+    uint64_t *next_token_out, jb_board *board, const char *uuid,
+    const char *who, uint64_t token, jb_outcome outcome, const void *result,
+    size_t result_len, const jb_claim_options *opts);
+JB_DEPRECATED("jb_consume_many")
+JB_EXTERN int jb_job_consume_many(int *status_out, jb_board *board,
+                                  const jb_consume_item *items, size_t n,
+                                  jb_item_cb cb, void *payload);
+JB_DEPRECATED("jb_trash(board, uuid, who, 0)")
+JB_EXTERN int jb_job_trash(jb_board *board, const char *uuid,
+                           const char *who);
+JB_DEPRECATED("jb_trash")
+JB_EXTERN int jb_job_trash_ex(jb_board *board, const char *uuid,
+                              const char *who, uint64_t token);
+JB_DEPRECATED("jb_retry(out, board, uuid, who, opts)")
+JB_EXTERN int jb_job_retry(jb_board *board, const char *uuid,
+                           const char *who, const jb_retry_options *opts,
+                           jb_retry_result *out);
+JB_DEPRECATED("jb_board_cancel_unclaimed")
+JB_EXTERN int jb_board_flush(size_t *out, jb_board *board);
+JB_DEPRECATED("jb_board_interrupt")
+JB_EXTERN int jb_board_cancel(jb_board *board);
+JB_DEPRECATED("jb_board_interrupt_reset")
+JB_EXTERN int jb_board_cancel_reset(jb_board *board);
+JB_DEPRECATED("jb_history_query")
+JB_EXTERN int jb_history_open(jb_history_iter **out, jb_board *board,
+                              unsigned int flags);
+JB_DEPRECATED("jb_history_query (the flags are in jb_history_options)")
+JB_EXTERN int jb_history_open_filtered(jb_history_iter **out,
+                                       jb_board *board, unsigned int flags,
+                                       const jb_history_options *filter);
+JB_DEPRECATED("jb_stats_read(out, board)")
+JB_EXTERN int jb_board_stats(jb_board *board, jb_stats *out);
+
+#endif /* JB_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }

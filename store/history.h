@@ -183,7 +183,7 @@ typedef void (*jb_hist_visit)(uint64_t hseq, const uint8_t *uuid,
 int jb__history_walk(jb_store *s, MDB_txn *txn, jb_hist_visit visit,
                      void *arg);
 
-/* jb_board_stats (store/stats.c): the records that completed within
+/* jb_stats_read (store/stats.c): the records that completed within
  * each of `n_windows` spans before `now_us`, by ending (by_end[i][end],
  * added to), newest first until one is older than the widest span; and
  * how many records the history holds (*records, may be NULL). */

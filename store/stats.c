@@ -1,5 +1,5 @@
 /*
- * stats.c - the board's figures (jb_board_stats) and its monotonic
+ * stats.c - the board's figures (jb_stats_read) and its monotonic
  * counters (txn.h, "The board's monotonic counters").
  *
  * The figures are read in one read transaction: the ready, claims and

@@ -594,7 +594,7 @@ typedef enum {
 } jb_release;
 
 /* An abandon with a reason, a delay (< 0: the back-off's) or straight to
- * the dead letters (jb_job_retry). Redis-decided jobs: JB__REMOTE. */
+ * the dead letters (jb_retry). Redis-decided jobs: JB__REMOTE. */
 typedef struct {
   const char *reason;
   size_t reason_len;
@@ -765,7 +765,7 @@ int jb__store_sched_tick(jb_store *s, int64_t now_us, size_t catchup_max,
                          jb_sched_prep_fn prep, void *arg, bool publish,
                          size_t *posted);
 
-/* jb_board_stats (store/stats.c): the figures of one read transaction
+/* jb_stats_read (store/stats.c): the figures of one read transaction
  * into `st` (its version and flags set; names malloc'ed). */
 int jb__store_stats(jb_store *s, jb_stats *st);
 

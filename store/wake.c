@@ -600,7 +600,7 @@ static int wait_polling(jb_store *s, jb_wait_fn fn, void *ctx,
                         const atomic_int *cancelled) {
   for (;;) {
     if (atomic_load(cancelled))
-      return jb__err(JB_ECANCELED, "wait on board %s: cancelled", s->path);
+      return jb__err(JB_EINTERRUPTED, "wait on board %s: interrupted", s->path);
     int64_t retry = INT64_MAX;
     int rc = fn(ctx, &retry);
     if (rc != JB__AGAIN) return rc;
@@ -635,7 +635,7 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
   if (timeout_ms != 0 && (rc = start_watcher(s)) != JB_OK) return rc;
   for (;;) {
     if (atomic_load(cancelled))
-      return jb__err(JB_ECANCELED, "wait on board %s: cancelled", s->path);
+      return jb__err(JB_EINTERRUPTED, "wait on board %s: interrupted", s->path);
     unsigned now_gen = atomic_load(&s->sig_dirgen);
     /* Without an inotify watch on the file (none to be had), look at the
      * file at every turn, and turn at least every second. */

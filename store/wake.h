@@ -45,7 +45,7 @@ void jb__signal_poke(jb_store *s);
 
 /* The wait loop behind jb__board_wait (core/internal.h): attempt, sleep on
  * the futex until a commit, the attempt's retry time, the deadline or a
- * cancel (`*cancelled` non-zero: JB_ECANCELED), attempt again. */
+ * cancel (`*cancelled` non-zero: JB_EINTERRUPTED), attempt again. */
 int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
                    const atomic_int *cancelled);
 
