@@ -42,7 +42,7 @@ runs, the sides taken in turns within each run.
 
 The binding's overhead over the C API: `jobboard-bench` measures single
 posts (jb_job_post, its posting part) and the cycle (jb_job_post,
-jb_job_claim_next_ex, jb_job_consume) but no claim or consume alone, so
+jb_claim_next, jb_consume) but no claim or consume alone, so
 the overhead is given for post and for the cycle only. For it the
 binding runs once more with bench's own job ("bench.resize-image",
 {"task": "resize", "width": 640, "height": 480}, no logbook): the

@@ -87,12 +87,12 @@ static double claim_k(jb_board *b, size_t k) {
     size_t m = k - done < 64 ? k - done : 64;
     double t0 = now_s();
     for (size_t i = 0; i < m; i++) {
-      int rc = jb_job_claim_next(uuids[i], NULL, b, "bench");
+      int rc = jb_claim_next(uuids[i], NULL, NULL, b, "bench", NULL);
       if (rc) die("claim-next", rc);
     }
     t += now_s() - t0;
     for (size_t i = 0; i < m; i++) {
-      int rc = jb_job_consume(b, uuids[i], "bench");
+      int rc = jb_consume(b, uuids[i], "bench", 0, NULL);
       if (rc) die("consume", rc);
     }
     done += m;
@@ -116,8 +116,8 @@ static double cycles(jb_board *b, size_t c, int with_life, size_t *serial) {
     char uuid[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
     int rc = jb_job_post(uuid, b, &p);
     if (rc) die("post", rc);
-    if ((rc = jb_job_claim_next(got, NULL, b, "bench"))) die("claim-next", rc);
-    if ((rc = jb_job_consume(b, got, "bench"))) die("consume", rc);
+    if ((rc = jb_claim_next(got, NULL, NULL, b, "bench", NULL))) die("claim-next", rc);
+    if ((rc = jb_consume(b, got, "bench", 0, NULL))) die("consume", rc);
   }
   return now_s() - t0;
 }

@@ -47,9 +47,9 @@ static int warm_up(jb_board *b, jb_sync_conn *c, const bench_redis_opts *o,
       return fail(err, errlen, "warm-up post");
     if (jb_sync_publish(b, c, u) != JB_OK)
       return fail(err, errlen, "warm-up publish");
-    if (jb_job_claim(b, u, o->who) != JB_OK)
+    if (jb_claim(NULL, b, u, o->who, NULL) != JB_OK)
       return fail(err, errlen, "warm-up claim");
-    if (jb_job_consume(b, u, o->who) != JB_OK)
+    if (jb_consume(b, u, o->who, 0, NULL) != JB_OK)
       return fail(err, errlen, "warm-up consume");
   }
   return 0;
@@ -76,16 +76,16 @@ static int measure_local(bench_redis_figs *f, jb_board *b,
   if (jb_job_post(u, b, o->post) != JB_OK)
     return fail(err, errlen, "local post");
   for (unsigned i = 0; i < WARMUP; i++)
-    if (jb_job_claim(b, u, o->who) != JB_OK ||
-        jb_job_abandon(b, u, o->who) != JB_OK)
+    if (jb_claim(NULL, b, u, o->who, NULL) != JB_OK ||
+        jb_abandon(b, u, o->who, 0) != JB_OK)
       return fail(err, errlen, "local warm-up");
   int64_t wall_claim = 0, wall_abandon = 0;
   for (size_t i = 0; i < n; i++) {
     int64_t t0 = mono_ns();
-    if (jb_job_claim(b, u, o->who) != JB_OK)
+    if (jb_claim(NULL, b, u, o->who, NULL) != JB_OK)
       return fail(err, errlen, "local claim");
     int64_t t1 = mono_ns();
-    if (jb_job_abandon(b, u, o->who) != JB_OK)
+    if (jb_abandon(b, u, o->who, 0) != JB_OK)
       return fail(err, errlen, "local abandon");
     int64_t t2 = mono_ns();
     v[i] = t1 - t0;
@@ -95,10 +95,22 @@ static int measure_local(bench_redis_figs *f, jb_board *b,
   }
   phase(&f->local_claim, v, n, wall_claim);
   phase(&f->local_abandon, w, n, wall_abandon);
-  if (jb_job_claim(b, u, o->who) != JB_OK ||
-      jb_job_consume(b, u, o->who) != JB_OK)
+  if (jb_claim(NULL, b, u, o->who, NULL) != JB_OK ||
+      jb_consume(b, u, o->who, 0, NULL) != JB_OK)
     return fail(err, errlen, "local consume");
   return 0;
+}
+
+/* A plain claim, abandon and consume, as each_job and the floor take
+ * them. */
+static int claim_plain(jb_board *b, const char *uuid, const char *who) {
+  return jb_claim(NULL, b, uuid, who, NULL);
+}
+static int abandon_plain(jb_board *b, const char *uuid, const char *who) {
+  return jb_abandon(b, uuid, who, 0);
+}
+static int consume_plain(jb_board *b, const char *uuid, const char *who) {
+  return jb_consume(b, uuid, who, 0, NULL);
 }
 
 /* The floor of a claim through Redis as one sequence: a round trip (PING)
@@ -117,18 +129,18 @@ static int measure_floor(bench_redis_figs *f, jb_board *b, jb_sync_conn *c,
   for (size_t i = 0; i < n; i++) {
     int64_t t0 = mono_ns();
     if (jb_sync_ping(c) != JB_OK) return fail(err, errlen, "floor ping");
-    if ((i % 2 == 0 ? jb_job_claim : jb_job_abandon)(b, u, o->who) != JB_OK)
+    if ((i % 2 == 0 ? claim_plain : abandon_plain)(b, u, o->who) != JB_OK)
       return fail(err, errlen, "floor commit");
     v[i] = mono_ns() - t0;
   }
   phase(&f->floor, v, n, mono_ns() - start);
-  if ((n % 2 == 0 && jb_job_claim(b, u, o->who) != JB_OK) ||
-      jb_job_consume(b, u, o->who) != JB_OK)
+  if ((n % 2 == 0 && jb_claim(NULL, b, u, o->who, NULL) != JB_OK) ||
+      jb_consume(b, u, o->who, 0, NULL) != JB_OK)
     return fail(err, errlen, "floor consume");
   return 0;
 }
 
-/* One operation (jb_job_claim, jb_job_consume) on each job, timed. */
+/* One operation (jb_claim, jb_consume) on each job, timed. */
 static int each_job(bench_redis_phase *p,
                     int (*op)(jb_board *, const char *, const char *),
                     const char *what, jb_board *b, const bench_redis_opts *o,
@@ -168,9 +180,9 @@ static int measure_jobs(bench_redis_figs *f, jb_board *b, jb_sync_conn *c,
   phase(&f->post, v, n, post_wall);
   phase(&f->publish, w, n, pub_wall);
 
-  return each_job(&f->claim, jb_job_claim, "claim through Redis", b, o, ids,
+  return each_job(&f->claim, claim_plain, "claim through Redis", b, o, ids,
                   v, n, err, errlen) ||
-         each_job(&f->consume, jb_job_consume, "consume through Redis", b, o,
+         each_job(&f->consume, consume_plain, "consume through Redis", b, o,
                   ids, v, n, err, errlen);
 }
 

@@ -5,7 +5,7 @@
  *
  * One process, one connection, one board (in the given durability mode):
  *  - round trip: jb_sync_ping, one PING and its reply;
- *  - local commit: jb_job_claim then jb_job_abandon of a job decided
+ *  - local commit: jb_claim then jb_abandon of a job decided
  *    locally (never published): one write transaction each, no Redis;
  *  - floor: a PING, then one local commit (claim and abandon in turns),
  *    timed together: what a claim through Redis cannot go below, measured
@@ -13,9 +13,9 @@
  *  - post + publish: jb_job_post (a local commit), then jb_sync_publish
  *    (marks the job Redis-decided, a local commit, and runs our post
  *    script in Redis);
- *  - claim through Redis: jb_job_claim of each published job (our claim
+ *  - claim through Redis: jb_claim of each published job (our claim
  *    script, then the local commit);
- *  - consume through Redis: jb_job_consume of each (our consume script,
+ *  - consume through Redis: jb_consume of each (our consume script,
  *    then the local commit).
  * Each phase runs over all --jobs jobs in turn (all posted, then all
  * claimed, then all consumed), as the taskflow side (bench/bench-taskflow.py)
@@ -60,8 +60,8 @@ typedef struct {
   bench_redis_phase post;   /* jb_job_post alone (local) */
   bench_redis_phase publish; /* jb_sync_publish alone */
   bench_redis_phase post_publish; /* both, per job */
-  bench_redis_phase claim;  /* jb_job_claim through Redis */
-  bench_redis_phase consume; /* jb_job_consume through Redis */
+  bench_redis_phase claim;  /* jb_claim through Redis */
+  bench_redis_phase consume; /* jb_consume through Redis */
   /* claim p50 over (round-trip p50 + local-claim p50) */
   double claim_ratio;
   /* claim p50 over the floor's p50 (both a round trip, then a commit) */

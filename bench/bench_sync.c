@@ -208,10 +208,10 @@ static void *waiter_run(void *arg) {
     if (rc == JB_OK) {
       w->woke_ns[i] = t;
       what = "claim-next through Redis";
-      rc = jb_job_claim_next_ex(u, NULL, NULL, w->b, w->who, NULL);
+      rc = jb_claim_next(u, NULL, NULL, w->b, w->who, NULL);
       if (rc == JB_OK) {
         what = "consume through Redis";
-        rc = jb_job_consume(w->b, u, w->who);
+        rc = jb_consume(w->b, u, w->who, 0, NULL);
       }
     }
     if (rc != JB_OK) {
@@ -421,7 +421,7 @@ static int measure_wake(bench_sync_wake *out, const char *dir,
 out:
   if (started) {
     /* It ends after its n samples; on a failure here it may be asleep. */
-    if (rc != 0) jb_board_cancel(b);
+    if (rc != 0) jb_board_interrupt(b);
     pthread_join(th, NULL);
   }
   jb_sync_replicator_stop(ra);
@@ -462,7 +462,7 @@ static int consume(jb_board *c, const char *u, const bench_sync_opts *o,
                    uint64_t *waits, char *err, size_t errlen) {
   int64_t t0 = mono_ns();
   for (;;) {
-    int rc = jb_job_consume(c, u, o->who);
+    int rc = jb_consume(c, u, o->who, 0, NULL);
     if (rc == JB_OK) return 0;
     if (rc != JB_ENOTFOUND || mono_ns() - t0 > (int64_t)LIMIT_MS * 1000000)
       return fail(err, errlen, "consume");
@@ -481,12 +481,12 @@ static int cycles(jb_board *c, size_t n, const bench_sync_opts *o,
     int64_t s = v ? mono_ns() : 0;
     if (jb_job_post(ids ? ids[i] : u, c, o->post) != JB_OK)
       return fail(err, errlen, "post");
-    int rc = jb_job_claim_next_ex(got, NULL, NULL, c, o->who, NULL);
+    int rc = jb_claim_next(got, NULL, NULL, c, o->who, NULL);
     if (rc == JB_ENOTFOUND) {
       /* Only a job being published (Redis does not list it yet): wait
        * for the publication to be confirmed. */
       ++*waits;
-      rc = jb_job_claim_next_wait(got, NULL, NULL, c, o->who, NULL, LIMIT_MS);
+      rc = jb_claim_next(got, NULL, NULL, c, o->who, &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = LIMIT_MS});
     }
     if (rc != JB_OK) return fail(err, errlen, "claim-next");
     if (consume(c, got, o, waits, err, errlen)) return -1;

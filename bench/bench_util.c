@@ -123,15 +123,15 @@ void bench_remove_dir(const char *dir) {
   rmdir(dir);
 }
 
-int bench_lib_cycles(jb_board *board, size_t n, const jb_claim_opts *co,
+int bench_lib_cycles(jb_board *board, size_t n, const jb_claim_options *co,
                      char *err, size_t errlen) {
   jb_post p = bench_post();
   char uuid[JB_UUID_STRLEN], claimed[JB_UUID_STRLEN];
   for (size_t i = 0; i < n; i++) {
     if (jb_job_post(uuid, board, &p) != JB_OK ||
-        jb_job_claim_next_ex(claimed, NULL, NULL, board, BENCH_WHO, co) !=
+        jb_claim_next(claimed, NULL, NULL, board, BENCH_WHO, co) !=
             JB_OK ||
-        jb_job_consume(board, claimed, BENCH_WHO) != JB_OK) {
+        jb_consume(board, claimed, BENCH_WHO, 0, NULL) != JB_OK) {
       snprintf(err, errlen, "%s", jb_errmsg());
       return -1;
     }

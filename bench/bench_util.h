@@ -65,10 +65,10 @@ int bench_mkdir(const char *path, const char *what);
 void bench_remove_dir(const char *dir);
 
 /* The library's cycle, n times on `board`: jb_job_post, then
- * jb_job_claim_next_ex for BENCH_WHO with `co` (NULL: a plain claim), then
- * jb_job_consume of the job claimed. Safe from many threads on one handle.
+ * jb_claim_next for BENCH_WHO with `co` (NULL: a plain claim), then
+ * jb_consume of the job claimed. Safe from many threads on one handle.
  * Returns 0, or -1 with jb_errmsg() in err. */
-int bench_lib_cycles(jb_board *board, size_t n, const jb_claim_opts *co,
+int bench_lib_cycles(jb_board *board, size_t n, const jb_claim_options *co,
                      char *err, size_t errlen);
 
 /* Open (creating it) a board in `dir` with durability d and the map bench

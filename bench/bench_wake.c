@@ -145,9 +145,9 @@ static int board_child(shared *sh, const char *dir, size_t n) {
     sh->woke_ns[i] = mono_ns();
     /* Empty the board again for the next sample (untimed). */
     char uuid[JB_UUID_STRLEN];
-    if (jb_job_claim_next(uuid, NULL, b, "waiter") != JB_OK)
+    if (jb_claim_next(uuid, NULL, NULL, b, "waiter", NULL) != JB_OK)
       return child_fail(sh, i, "claim-next");
-    if (jb_job_consume(b, uuid, "waiter") != JB_OK)
+    if (jb_consume(b, uuid, "waiter", 0, NULL) != JB_OK)
       return child_fail(sh, i, "consume");
   }
   jb_board_close(b);

@@ -30,9 +30,9 @@ static int run_plain(jb_board *b, const jb_post *p, size_t n) {
   char uuid[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
   for (size_t i = 0; i < n; i++) {
     if (jb_job_post(uuid, b, p) != JB_OK) return fail("plain", "post");
-    if (jb_job_claim_next_ex(got, NULL, NULL, b, WHO, NULL) != JB_OK)
+    if (jb_claim_next(got, NULL, NULL, b, WHO, NULL) != JB_OK)
       return fail("plain", "claim-next");
-    if (jb_job_consume(b, got, WHO) != JB_OK) return fail("plain", "consume");
+    if (jb_consume(b, got, WHO, 0, NULL) != JB_OK) return fail("plain", "consume");
   }
   return 0;
 }
@@ -69,11 +69,11 @@ static int run_fused(jb_board *b, const jb_post *p, size_t n) {
     if (k == 0) return -1;
     char uuid[JB_UUID_STRLEN];
     uint64_t token = 0;
-    if (jb_job_claim_next_ex(uuid, NULL, &token, b, WHO, NULL) != JB_OK)
+    if (jb_claim_next(uuid, NULL, &token, b, WHO, NULL) != JB_OK)
       return fail("fused", "claim-next");
     while (uuid[0] != '\0') {
-      if (jb_job_consume_and_claim_next(uuid, NULL, &token, b, uuid, WHO,
-                                        token, JB_OUTCOME_SUCCESS, NULL, 0,
+      if (jb_consume_and_claim_next(uuid, NULL, &token, b, uuid, WHO,
+                                        token, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                         NULL) != JB_OK)
         return fail("fused", "consume and claim next");
       done++;
@@ -94,14 +94,14 @@ static int run_many(jb_board *b, const jb_post *p, size_t n) {
     if (post_chunk(b, p, n - done, "many") == 0) return -1;
     for (;;) {
       size_t got = 0;
-      int rc = jb_job_claim_next_many(&got, uuids, tokens, NULL, b, WHO,
+      int rc = jb_claim_next_many(&got, uuids, tokens, NULL, b, WHO,
                                       NULL, BENCH_WORKER_BATCH);
       if (rc == JB_ENOTFOUND) break;
       if (rc != JB_OK) return fail("many", "claim next many");
       for (size_t i = 0; i < got; i++)
         items[i] = (jb_consume_item){uuids[i], WHO, tokens[i],
                                      JB_OUTCOME_SUCCESS, NULL, 0};
-      if (jb_job_consume_many(st, b, items, got, NULL, NULL) != JB_OK)
+      if (jb_consume_many(st, b, items, got, NULL, NULL) != JB_OK)
         return fail("many", "consume many");
       for (size_t i = 0; i < got; i++)
         if (st[i] != JB_OK) return fail("many", "consume many (an item)");

@@ -3,14 +3,14 @@
  *
  * In one process and one durability mode, three ways through the same
  * number of jobs, on boards of their own, round after round in turns:
- *   plain  the plain API cycle: jb_job_post, jb_job_claim_next_ex,
- *          jb_job_consume (three commits per job);
+ *   plain  the plain API cycle: jb_job_post, jb_claim_next,
+ *          jb_consume (three commits per job);
  *   fused  the jobs posted with jb_job_post_batch (BENCH_WORKER_POST_BATCH
  *          per commit, timed), then claim-next once and
- *          jb_job_consume_and_claim_next until nothing is left (one commit
+ *          jb_consume_and_claim_next until nothing is left (one commit
  *          per job);
  *   many   the jobs posted the same way (timed), then
- *          jb_job_claim_next_many(batch) and jb_job_consume_many of what
+ *          jb_claim_next_many(batch) and jb_consume_many of what
  *          it claimed, until nothing is left (two commits per batch).
  * Each figure is the median round, in jobs per second; the ratios are
  * fused and many over plain.

@@ -146,10 +146,10 @@ static const char bench_help[] =
     "  plain API           post, claim-next, consume (3 commits per job)\n"
     "  consume+claim-next  the jobs posted with jb_job_post_batch, 64 per\n"
     "                      commit, then claim-next once and\n"
-    "                      jb_job_consume_and_claim_next to the end of them\n"
+    "                      jb_consume_and_claim_next to the end of them\n"
     "                      (1 commit per job)\n"
-    "  claim/consume x64   the same posts, then jb_job_claim_next_many(64)\n"
-    "                      and jb_job_consume_many of those (2 commits per\n"
+    "  claim/consume x64   the same posts, then jb_claim_next_many(64)\n"
+    "                      and jb_consume_many of those (2 commits per\n"
     "                      64 jobs)\n"
     "The posts are timed (each 64 are posted when the last 64 are done, so\n"
     "the board holds at most 64 jobs, as a worker keeping up with its\n"
@@ -255,16 +255,16 @@ static const char bench_help[] =
     "under a namespace of the bench's own, through the public API, --jobs\n"
     "jobs (default 2000) after 50 untimed ones:\n"
     "  round trip      jb_sync_ping: one PING and its reply\n"
-    "  local commit    jb_job_claim, then jb_job_abandon, of a job never\n"
+    "  local commit    jb_claim, then jb_abandon, of a job never\n"
     "                  published: one write transaction each, no Redis\n"
     "  PING + local    a PING, then one local commit (claim and abandon in\n"
     "    commit        turns), timed together: a claim's floor, in the\n"
     "                  same pattern as a claim (a round trip, then a commit)\n"
     "  post + publish  jb_job_post, then jb_sync_publish (marks the job\n"
     "                  Redis-decided, then runs our post script)\n"
-    "  claim           jb_job_claim of each published job: our claim script\n"
+    "  claim           jb_claim of each published job: our claim script\n"
     "                  in Redis, then the local commit\n"
-    "  consume         jb_job_consume of each: our consume script, then the\n"
+    "  consume         jb_consume of each: our consume script, then the\n"
     "                  local commit\n"
     "all jobs posted, then all claimed, then all consumed. Per operation\n"
     "p50, p99 and max, and the phase's operations per second; and the claim's\n"
@@ -861,7 +861,7 @@ static int target_open(bench_target *t, bench_side s, const char *dir,
 /* Run n cycles, claiming with `co` (NULL: plain claims; the library's side
  * only). Returns 0, or -1 with the reason in err. */
 static int target_cycles_as(bench_target *t, size_t n,
-                            const jb_claim_opts *co, char *err, size_t errlen) {
+                            const jb_claim_options *co, char *err, size_t errlen) {
   if (t->side == SIDE_LIB) return bench_lib_cycles(t->board, n, co, err, errlen);
   if (t->side == SIDE_SQL) return bench_peer_cycles(t->peer, n, err, errlen);
   int rc = bench_raw_cycles(t->raw, n, NULL);
@@ -894,8 +894,8 @@ static int measure_posting(size_t *len, jb_board *b) {
     return rc;
   jb_job_posting(job, len);
   jb_job_free(job);
-  if ((rc = jb_job_claim(b, uuid, BENCH_WHO)) != JB_OK) return rc;
-  return jb_job_consume(b, uuid, BENCH_WHO);
+  if ((rc = jb_claim(NULL, b, uuid, BENCH_WHO, NULL)) != JB_OK) return rc;
+  return jb_consume(b, uuid, BENCH_WHO, 0, NULL);
 }
 
 /* Learn the posting's size (once) from a scratch board. */
@@ -992,8 +992,8 @@ static int bench_worker_part(bench_ctx *x, const bench_opts *o,
 static const char *const kind_label[NKINDS] = {"plain", "lease", "process",
                                                "both"};
 
-static jb_claim_opts kind_opts(int k) {
-  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+static jb_claim_options kind_opts(int k) {
+  jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
   if (k == 1 || k == 3) co.lease_ms = 30000;
   if (k == 2 || k == 3) co.flags = JB_CLAIM_BIND_PROCESS;
   return co;
@@ -1008,7 +1008,7 @@ static int bench_claims(bench_fig fig[NKINDS], bench_ctx *x,
   int ret = 0, k;
   memset(t, 0, sizeof t);
   for (k = 0; k < NKINDS; k++) {
-    jb_claim_opts co = kind_opts(k);
+    jb_claim_options co = kind_opts(k);
     snprintf(name, sizeof name, "claims-%s", kind_label[k]);
     if ((ret = make_sub(x, name, dir, sizeof dir))) goto out;
     if (target_open(&t[k], SIDE_LIB, dir, JB_DURABILITY_NONE, x, 0, err,
@@ -1022,7 +1022,7 @@ static int bench_claims(bench_fig fig[NKINDS], bench_ctx *x,
   double secs[NKINDS][BENCH_MAX_ROUNDS];
   for (unsigned i = 0; i < o->rounds; i++) {
     for (k = 0; k < NKINDS; k++) {
-      jb_claim_opts co = kind_opts(k);
+      jb_claim_options co = kind_opts(k);
       double t0 = bench_now_s();
       int rc = target_cycles_as(&t[k], o->jobs, &co, err, sizeof err);
       secs[k][i] = bench_now_s() - t0;

@@ -243,7 +243,7 @@ static void *watch_local(void *arg) {
     size_t n = 0;
     uint64_t first = 0;
     int rc = jb_log_wait(ev, &n, &first, r->wb, from, 16, 1000);
-    if (rc == JB_ECANCELED) break;
+    if (rc == JB_EINTERRUPTED) break;
     if (rc == JB_ETRIMMED) {
       from = first;
       poke(r);
@@ -1720,7 +1720,7 @@ int jb_sync_replicator_start(jb_sync_replicator **out, const char *path,
 fail:
   if (r->watcher_started) {
     atomic_store(&r->stop, true);
-    jb_board_cancel(r->wb);
+    jb_board_interrupt(r->wb);
     pthread_join(r->watcher, NULL);
   }
   destroy(r);
@@ -1731,7 +1731,7 @@ void jb_sync_replicator_stop(jb_sync_replicator *r) {
   if (r == NULL) return;
   atomic_store(&r->stop, true);
   poke(r);
-  jb_board_cancel(r->wb);
+  jb_board_interrupt(r->wb);
   if (r->started) pthread_join(r->thread, NULL);
   if (r->watcher_started) pthread_join(r->watcher, NULL);
   destroy(r);

@@ -27,9 +27,9 @@
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
  *     of it (all its files but the lock file).
  *  2. For each operation (post, claim-next, consume, a batch post of 24,
- *     consume-claim: jb_job_consume_and_claim_next of the holder's job;
- *     claim-many: jb_job_claim_next_many of three; consume-many:
- *     jb_job_consume_many of holder's three jobs; gathered: one group of
+ *     consume-claim: jb_consume_and_claim_next of the holder's job;
+ *     claim-many: jb_claim_next_many of three; consume-many:
+ *     jb_consume_many of holder's three jobs; gathered: one group of
  *     jb__store_write_many, store/env.c's gathered commit, of three
  *     writes: holder's consume of base-0, a claim-next for "ghost" that
  *     fails after writing its claim (the group runs again with it in a
@@ -48,8 +48,8 @@
  *     clock, posting the schedule's due run; sched-add, sched-remove: of a
  *     second schedule, of the base board's; policy:
  *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
- *     last attempt (jb_job_abandon_ex); trash: holder trashes held-2
- *     (jb_job_trash_ex))
+ *     last attempt (jb_abandon); trash: holder trashes held-2
+ *     (jb_trash))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -116,7 +116,7 @@
  *     index (read directly: one entry per job holding a key, naming it,
  *     no other), the schedules and the policy; the change log holds
  *     exactly the operation's events since the base board when it is
- *     there and none when not; and jb_board_stats agrees with a recount
+ *     there and none when not; and jb_stats_read agrees with a recount
  *     of the board (jobs by state, due delayed jobs, claims, dead letters,
  *     history records kept and of the last hour by ending, the log's
  *     bounds), its meta counters too: the events counted by type equal
@@ -527,8 +527,8 @@ static jb_schedule sched_of(bool second, unsigned char d[4]) {
   return sd;
 }
 
-static jb_retry_opts retry_opts(unsigned flags, const char *reason) {
-  jb_retry_opts o = JB_RETRY_OPTS_INIT;
+static jb_retry_options retry_opts(unsigned flags, const char *reason) {
+  jb_retry_options o = JB_RETRY_OPTIONS_INIT;
   o.flags = flags;
   o.reason = reason;
   return o;
@@ -551,8 +551,8 @@ static void make_base(const char *dir, scenario *sc) {
       jb_post post = post_of("done", d, i);
       char u[JB_UUID_STRLEN];
       if (jb_job_post(u, b, &post) != JB_OK ||
-          jb_job_claim(b, u, HOLDER) != JB_OK ||
-          jb_job_consume(b, u, HOLDER) != JB_OK)
+          jb_claim(NULL, b, u, HOLDER, NULL) != JB_OK ||
+          jb_consume(b, u, HOLDER, 0, NULL) != JB_OK)
         _exit(15);
     }
     for (int i = 0; i <= K_LAST; i++) {
@@ -564,24 +564,24 @@ static void make_base(const char *dir, scenario *sc) {
        * posted. */
       if (i == 4) {
         char u[JB_UUID_STRLEN];
-        if (jb_job_claim_next(u, NULL, b, HOLDER) != JB_OK) _exit(12);
+        if (jb_claim_next(u, NULL, NULL, b, HOLDER, NULL) != JB_OK) _exit(12);
         if (strcmp(u, s.base[0]) != 0) _exit(13);
-      } else if (i > 0 && base_held(i) && jb_job_claim(b, s.base[i], HOLDER) != JB_OK) {
+      } else if (i > 0 && base_held(i) && jb_claim(NULL, b, s.base[i], HOLDER, NULL) != JB_OK) {
         _exit(15);
       }
       if (i != K_HELD2) continue;
       /* The newer write paths' fixtures, before the last job: the policy;
        * tired, retried once at once and claimed again; keyed; corpse,
        * buried by a retry; junk, trashed; SCHED. */
-      jb_retry_opts first = retry_opts(0, TIRED_REASON);
-      jb_retry_opts bury = retry_opts(JB_RETRY_DEAD, CORPSE_REASON);
+      jb_retry_options first = retry_opts(0, TIRED_REASON);
+      jb_retry_options bury = retry_opts(JB_RETRY_DEAD, CORPSE_REASON);
       jb_post fx;
       if (jb_board_set_retry_policy(b, &policy_base) != JB_OK) _exit(16);
       fx = post_of(base_names[K_TIRED], d, K_TIRED);
       if (jb_job_post(s.base[K_TIRED], b, &fx) != JB_OK ||
-          jb_job_claim(b, s.base[K_TIRED], HOLDER) != JB_OK ||
-          jb_job_retry(b, s.base[K_TIRED], HOLDER, &first, NULL) != JB_OK ||
-          jb_job_claim(b, s.base[K_TIRED], HOLDER) != JB_OK)
+          jb_claim(NULL, b, s.base[K_TIRED], HOLDER, NULL) != JB_OK ||
+          jb_retry(NULL, b, s.base[K_TIRED], HOLDER, &first) != JB_OK ||
+          jb_claim(NULL, b, s.base[K_TIRED], HOLDER, NULL) != JB_OK)
         _exit(17);
       fx = post_of(base_names[K_KEYED], d, K_KEYED);
       fx.unique_key = KEYED_KEY;
@@ -589,13 +589,13 @@ static void make_base(const char *dir, scenario *sc) {
       fx = post_of(base_names[K_CORPSE], d, K_CORPSE);
       fx.unique_key = CORPSE_KEY;
       if (jb_job_post(s.base[K_CORPSE], b, &fx) != JB_OK ||
-          jb_job_claim(b, s.base[K_CORPSE], HOLDER) != JB_OK ||
-          jb_job_retry(b, s.base[K_CORPSE], HOLDER, &bury, NULL) != JB_OK)
+          jb_claim(NULL, b, s.base[K_CORPSE], HOLDER, NULL) != JB_OK ||
+          jb_retry(NULL, b, s.base[K_CORPSE], HOLDER, &bury) != JB_OK)
         _exit(19);
       fx = post_of(base_names[K_JUNK], d, K_JUNK);
       if (jb_job_post(s.base[K_JUNK], b, &fx) != JB_OK ||
-          jb_job_claim(b, s.base[K_JUNK], HOLDER) != JB_OK ||
-          jb_job_trash(b, s.base[K_JUNK], HOLDER) != JB_OK)
+          jb_claim(NULL, b, s.base[K_JUNK], HOLDER, NULL) != JB_OK ||
+          jb_trash(b, s.base[K_JUNK], HOLDER, 0) != JB_OK)
         _exit(20);
       unsigned char sd[4];
       jb_schedule sched = sched_of(false, sd);
@@ -681,16 +681,15 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   for (int i = 0; i < BATCH; i++) posts[i] = post_of("crash-new", d[i], 100 + i);
   switch (op) {
   case OP_POST: return jb_job_post(out[0], b, &posts[0]);
-  case OP_CLAIM: return jb_job_claim_next(out[0], NULL, b, CRASHER);
-  case OP_CONSUME: return jb_job_consume(b, sc->base[0], HOLDER);
+  case OP_CLAIM: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
+  case OP_CONSUME: return jb_consume(b, sc->base[0], HOLDER, 0, NULL);
   case OP_BATCH: return jb_job_post_batch(out, b, posts, BATCH);
   case OP_FUSED: /* holder consumes its job and claims the oldest ready */
-    return jb_job_consume_and_claim_next(out[0], NULL, NULL, b, sc->base[0],
-                                         HOLDER, 0, JB_OUTCOME_SUCCESS, NULL,
-                                         0, NULL);
+    return jb_consume_and_claim_next(out[0], NULL, NULL, b, sc->base[0],
+                                         HOLDER, 0, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}, NULL);
   case OP_CLAIM_MANY: { /* crasher claims the three oldest ready jobs */
     size_t n = 0;
-    int rc = jb_job_claim_next_many(&n, out, NULL, NULL, b, CRASHER, NULL, CLAIM_MANY);
+    int rc = jb_claim_next_many(&n, out, NULL, NULL, b, CRASHER, NULL, CLAIM_MANY);
     return rc == JB_OK && n != CLAIM_MANY
                ? jb__err(JB_EIO, "claim-many claimed %zu jobs, not %d", n, CLAIM_MANY)
                : rc;
@@ -703,7 +702,7 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
       if (base_held(k))
         items[n++] = (jb_consume_item){sc->base[k], HOLDER, 0, JB_OUTCOME_SUCCESS,
                                        NULL, 0};
-    int rc = jb_job_consume_many(status, b, items, n, NULL, NULL);
+    int rc = jb_consume_many(status, b, items, n, NULL, NULL);
     for (size_t i = 0; rc == JB_OK && i < n; i++)
       if (status[i] != JB_OK)
         rc = jb__err(JB_EIO, "consume-many: item %zu: %s", i, jb_errmsg());
@@ -718,10 +717,10 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   case OP_RETRY: /* holder gives held-1 back after the policy's back-off */
   case OP_RETRY_DEAD: { /* and tired, at its last attempt: dead */
     bool dead = op == OP_RETRY_DEAD;
-    jb_retry_opts o = retry_opts(dead ? 0 : JB_RETRY_BACKOFF,
+    jb_retry_options o = retry_opts(dead ? 0 : JB_RETRY_BACKOFF,
                                  dead ? DEAD_REASON : RETRY_REASON);
     jb_retry_result res;
-    int rc = jb_job_retry(b, sc->base[dead ? K_TIRED : K_HELD1], HOLDER, &o, &res);
+    int rc = jb_retry(&res, b, sc->base[dead ? K_TIRED : K_HELD1], HOLDER, &o);
     if (rc == JB_OK && (res.dead != dead || res.attempts != (dead ? 2u : 1u) ||
                         (!dead && res.due_us <= 0)))
       return jb__err(JB_EIO, "retry: dead %d, attempts %u, due %" PRId64, res.dead,
@@ -761,8 +760,8 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   case OP_POLICY: return jb_board_set_retry_policy(b, &policy_new);
   /* holder abandons tired, its last attempt: dead, with the reason its
    * first attempt gave */
-  case OP_ABANDON_DEAD: return jb_job_abandon_ex(b, sc->base[K_TIRED], HOLDER, 0);
-  case OP_TRASH: return jb_job_trash_ex(b, sc->base[K_HELD2], HOLDER, 0);
+  case OP_ABANDON_DEAD: return jb_abandon(b, sc->base[K_TIRED], HOLDER, 0);
+  case OP_TRASH: return jb_trash(b, sc->base[K_HELD2], HOLDER, 0);
   default: return JB_EINVAL;
   }
 }
@@ -859,7 +858,7 @@ static void aspect(aspects *a, bool there, const char *fmt, ...) {
 }
 
 /* What the board holds, counted while it is checked: the figures
- * jb_board_stats must agree with (check_stats). */
+ * jb_stats_read must agree with (check_stats). */
 typedef struct {
   size_t jobs, ready, claimed, delayed, dead;
   int64_t due[NBASE + BATCH + 8]; /* the delayed jobs' due times */
@@ -1295,7 +1294,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   return true;
 }
 
-/* The figures of jb_board_stats, the board's meta counters among them,
+/* The figures of jb_stats_read, the board's meta counters among them,
  * against a recount of the board (check_jobs's): the jobs by state, the
  * dead letters, the history kept and of the last hour by ending, the
  * change log's bounds; the events counted since the board was made equal
@@ -1304,14 +1303,14 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
  * have one and the newest record's place in the history. */
 static bool check_stats(jb_board *b, const recount *cnt, verdict *v) {
   jb_stats st = JB_STATS_INIT;
-  if (jb_board_stats(b, &st) != JB_OK) return vfail(v, "stats: %s", jb_errmsg());
+  if (jb_stats_read(&st, b) != JB_OK) return vfail(v, "stats: %s", jb_errmsg());
   size_t due = 0;
   for (size_t i = 0; i < cnt->ndue; i++) due += cnt->due[i] <= st.now_us;
   jb_history_iter *hi = NULL;
   const jb_completion *c;
   size_t nh = 0;
   uint64_t hour[8] = {0}, newest = 0;
-  int rc = jb_history_open(&hi, b, 0);
+  int rc = jb_history_query(&hi, b, NULL);
   while (rc == JB_OK && (rc = jb_history_next(&c, hi)) == JB_OK && c != NULL) {
     if (nh++ == 0) newest = c->history_seq;
     if (st.now_us - c->completed_us <= INT64_C(3600000000)) hour[c->end & 7]++;
@@ -1367,7 +1366,7 @@ static bool check_stats(jb_board *b, const recount *cnt, verdict *v) {
        PRIu64, ends, newest);
 #undef DIFF
   jb_stats_clear(&st);
-  return ok ? true : vfail(v, "jb_board_stats disagrees with the board: %s", why);
+  return ok ? true : vfail(v, "jb_stats_read disagrees with the board: %s", why);
 }
 
 /* Check the board against the scenario; *applied: the killed operation is
@@ -1406,9 +1405,9 @@ static bool next_writer(jb_board *b, char y[JB_UUID_STRLEN], verdict *v) {
   int rc;
   if ((rc = jb_job_post(x, b, &p)) != JB_OK)
     return vfail(v, "next writer: post: %s", jb_errmsg());
-  if ((rc = jb_job_claim(b, x, VERIFIER)) != JB_OK)
+  if ((rc = jb_claim(NULL, b, x, VERIFIER, NULL)) != JB_OK)
     return vfail(v, "next writer: claim: %s", jb_errmsg());
-  if ((rc = jb_job_consume(b, x, VERIFIER)) != JB_OK)
+  if ((rc = jb_consume(b, x, VERIFIER, 0, NULL)) != JB_OK)
     return vfail(v, "next writer: consume: %s", jb_errmsg());
   if ((rc = jb_job_post(y, b, &p)) != JB_OK)
     return vfail(v, "next writer: second post: %s", jb_errmsg());

@@ -351,7 +351,7 @@ endif
 # The bash completion (contrib/bash-completion/jobboard, contrib/local.mk).
 TESTS += tests/completion.sh
 EXTRA_DIST += tests/completion.sh
-# jb_board_stats and the board's counters.
+# jb_stats_read and the board's counters.
 # tests/metrics.sh: stats and metrics from the command line, and the HTTP
 # endpoint when built with libmicrohttpd.
 if ENABLE_TESTS

@@ -47,7 +47,7 @@ static size_t count_of(jb_board *b, unsigned flags) {
 }
 
 static void claim_ok(jb_board *b, const char *uuid, const char *who) {
-  int rc = jb_job_claim(b, uuid, who);
+  int rc = jb_claim(NULL, b, uuid, who, NULL);
   if (rc != JB_OK) fail_msg("claim %s as %s: %s", uuid, who, jb_errmsg());
 }
 
@@ -233,7 +233,7 @@ static void claim_of_unclaimed_job_makes_who_its_owner(void **state) {
 
 static void claim_of_unknown_job_is_not_found_and_names_it(void **state) {
   jbt_fixture *f = *state;
-  assert_int_equal(jb_job_claim(f->board, unknown_uuid, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim(NULL, f->board, unknown_uuid, "w", NULL), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), unknown_uuid);
 }
 
@@ -242,8 +242,8 @@ static void claim_of_consumed_job_is_not_found(void **state) {
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "gone", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "w");
-  assert_int_equal(jb_job_consume(f->board, uuid, "w"), JB_OK);
-  assert_int_equal(jb_job_claim(f->board, uuid, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_consume(f->board, uuid, "w", 0, NULL), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "w", NULL), JB_ENOTFOUND);
 }
 
 static void claim_of_claimed_job_names_owner(void **state) {
@@ -251,7 +251,7 @@ static void claim_of_claimed_job_names_owner(void **state) {
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "c", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "worker-1");
-  assert_int_equal(jb_job_claim(f->board, uuid, "worker-2"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "worker-2", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "worker-1");
   jbt_assert_contains(jb_errmsg(), uuid);
   char owner[JB_WHO_MAX + 1];
@@ -265,7 +265,7 @@ static void claim_by_the_owner_itself_still_reports_already_claimed(
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "c", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "worker-1");
-  assert_int_equal(jb_job_claim(f->board, uuid, "worker-1"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "worker-1", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "worker-1");
   assert_int_equal(state_of(f->board, uuid), JB_STATE_CLAIMED);
 }
@@ -280,7 +280,7 @@ static void claim_by_the_owner_itself_refreshes_modified_time(void **state) {
   jb_job_free(j);
   wall_clock_past(claimed_at);
   int64_t before = wall_us();
-  assert_int_equal(jb_job_claim(f->board, uuid, "worker-1"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "worker-1", NULL), JB_ECLAIMED);
   j = get_ok(f->board, uuid);
   assert_true(jb_job_modified(j) >= before);
   assert_string_equal(jb_job_owner(j), "worker-1");
@@ -296,7 +296,7 @@ static void claim_by_another_owner_leaves_modified_time_alone(void **state) {
   int64_t claimed_at = jb_job_modified(j);
   jb_job_free(j);
   wall_clock_past(claimed_at);
-  assert_int_equal(jb_job_claim(f->board, uuid, "worker-2"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "worker-2", NULL), JB_ECLAIMED);
   j = get_ok(f->board, uuid);
   assert_int_equal(jb_job_modified(j), claimed_at);
   jb_job_free(j);
@@ -326,11 +326,11 @@ static void claim_next_claims_the_first_claimable_job(void **state) {
   char low[JB_UUID_STRLEN], high[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
   jbt_post(low, f->board, "low", JB_PRIORITY_LOW);
   jbt_post(high, f->board, "high", JB_PRIORITY_HIGH);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_string_equal(got, high);
   assert_int_equal(state_of(f->board, high), JB_STATE_CLAIMED);
   assert_int_equal(state_of(f->board, low), JB_STATE_UNCLAIMED);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_string_equal(got, low);
 }
 
@@ -339,7 +339,7 @@ static void claim_next_returns_a_snapshot_of_the_claimed_job(void **state) {
   char uuid[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "snap", JB_PRIORITY_VERY_LOW);
   jb_job *j = NULL;
-  assert_int_equal(jb_job_claim_next(got, &j, f->board, "w-9"), JB_OK);
+  assert_int_equal(jb_claim_next(got, &j, NULL, f->board, "w-9", NULL), JB_OK);
   assert_non_null(j);
   assert_string_equal(jb_job_uuid(j), uuid);
   assert_string_equal(jb_job_name(j), "snap");
@@ -353,14 +353,14 @@ static void claim_next_accepts_no_out_parameters(void **state) {
   jbt_fixture *f = *state;
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "x", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_int_equal(state_of(f->board, uuid), JB_STATE_CLAIMED);
 }
 
 static void claim_next_on_an_empty_board_is_not_found(void **state) {
   jbt_fixture *f = *state;
   jb_job *j = (jb_job *)1;
-  assert_int_equal(jb_job_claim_next(NULL, &j, f->board, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(NULL, &j, NULL, f->board, "w", NULL), JB_ENOTFOUND);
   assert_null(j);
 }
 
@@ -369,7 +369,7 @@ static void claim_next_when_every_job_is_claimed_is_not_found(void **state) {
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "x", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "someone");
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_ENOTFOUND);
   char owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(owner, f->board, uuid), JB_OK);
   assert_string_equal(owner, "someone");
@@ -382,12 +382,12 @@ static void abandon_makes_the_job_claimable_again(void **state) {
   char uuid[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "a", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "w1");
-  assert_int_equal(jb_job_abandon(f->board, uuid, "w1"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, uuid, "w1", 0), JB_OK);
   assert_int_equal(state_of(f->board, uuid), JB_STATE_UNCLAIMED);
   char owner[JB_WHO_MAX + 1] = "x";
   assert_int_equal(jb_job_find_owner(owner, f->board, uuid), JB_OK);
   assert_string_equal(owner, "");
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w2"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w2", NULL), JB_OK);
   assert_string_equal(got, uuid);
 }
 
@@ -401,7 +401,7 @@ static void abandon_sets_modified_time(void **state) {
   jb_job_free(j);
   wall_clock_past(claimed);
   int64_t before = wall_us();
-  assert_int_equal(jb_job_abandon(f->board, uuid, "w1"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, uuid, "w1", 0), JB_OK);
   j = get_ok(f->board, uuid);
   assert_true(jb_job_modified(j) >= before);
   jb_job_free(j);
@@ -409,6 +409,17 @@ static void abandon_sets_modified_time(void **state) {
 
 /* abandon, consume and trash share their error cases: one table. */
 typedef int (*owner_op)(jb_board *, const char *, const char *);
+
+/* The releases as the checks below take them: any token. */
+static int abandon_any(jb_board *b, const char *uuid, const char *who) {
+  return jb_abandon(b, uuid, who, 0);
+}
+static int consume_any(jb_board *b, const char *uuid, const char *who) {
+  return jb_consume(b, uuid, who, 0, NULL);
+}
+static int trash_any(jb_board *b, const char *uuid, const char *who) {
+  return jb_trash(b, uuid, who, 0);
+}
 
 static void check_not_found_when_no_job(jbt_fixture *f, owner_op op) {
   assert_int_equal(op(f->board, unknown_uuid, "w"), JB_ENOTFOUND);
@@ -438,13 +449,13 @@ static void check_not_owner_names_owner(jbt_fixture *f, owner_op op) {
 }
 
 static void abandon_of_unknown_job_is_not_found(void **state) {
-  check_not_found_when_no_job(*state, jb_job_abandon);
+  check_not_found_when_no_job(*state, abandon_any);
 }
 static void abandon_of_unclaimed_job_is_not_found(void **state) {
-  check_not_found_when_not_claimed(*state, jb_job_abandon);
+  check_not_found_when_not_claimed(*state, abandon_any);
 }
 static void abandon_by_another_owner_is_refused_naming_the_owner(void **state) {
-  check_not_owner_names_owner(*state, jb_job_abandon);
+  check_not_owner_names_owner(*state, abandon_any);
 }
 
 /* --------------------------------------------------------------- consume */
@@ -455,7 +466,7 @@ static void consume_removes_the_job_from_the_board(void **state) {
   jbt_post(uuid, f->board, "done", JB_PRIORITY_NORMAL);
   jbt_post(other, f->board, "stays", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "w");
-  assert_int_equal(jb_job_consume(f->board, uuid, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, uuid, "w", 0, NULL), JB_OK);
   assert_int_equal(state_of(f->board, uuid), JB_STATE_COMPLETE);
   jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, uuid), JB_ENOTFOUND);
@@ -471,18 +482,18 @@ static void consume_twice_is_not_found(void **state) {
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "done", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "w");
-  assert_int_equal(jb_job_consume(f->board, uuid, "w"), JB_OK);
-  assert_int_equal(jb_job_consume(f->board, uuid, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_consume(f->board, uuid, "w", 0, NULL), JB_OK);
+  assert_int_equal(jb_consume(f->board, uuid, "w", 0, NULL), JB_ENOTFOUND);
 }
 
 static void consume_of_unknown_job_is_not_found(void **state) {
-  check_not_found_when_no_job(*state, jb_job_consume);
+  check_not_found_when_no_job(*state, consume_any);
 }
 static void consume_of_unclaimed_job_is_not_found(void **state) {
-  check_not_found_when_not_claimed(*state, jb_job_consume);
+  check_not_found_when_not_claimed(*state, consume_any);
 }
 static void consume_by_another_owner_is_refused_naming_the_owner(void **state) {
-  check_not_owner_names_owner(*state, jb_job_consume);
+  check_not_owner_names_owner(*state, consume_any);
 }
 
 /* ----------------------------------------------------------------- trash */
@@ -492,7 +503,7 @@ static void trash_removes_the_job_and_keeps_its_posting(void **state) {
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "poison", JB_PRIORITY_NORMAL);
   claim_ok(f->board, uuid, "w");
-  assert_int_equal(jb_job_trash(f->board, uuid, "w"), JB_OK);
+  assert_int_equal(jb_trash(f->board, uuid, "w", 0), JB_OK);
   assert_int_equal(state_of(f->board, uuid), JB_STATE_COMPLETE);
   assert_int_equal(count_of(f->board, 0), 0);
   jb_check_stats st;
@@ -502,13 +513,13 @@ static void trash_removes_the_job_and_keeps_its_posting(void **state) {
 }
 
 static void trash_of_unknown_job_is_not_found(void **state) {
-  check_not_found_when_no_job(*state, jb_job_trash);
+  check_not_found_when_no_job(*state, trash_any);
 }
 static void trash_of_unclaimed_job_is_not_found(void **state) {
-  check_not_found_when_not_claimed(*state, jb_job_trash);
+  check_not_found_when_not_claimed(*state, trash_any);
 }
 static void trash_by_another_owner_is_refused_naming_the_owner(void **state) {
-  check_not_owner_names_owner(*state, jb_job_trash);
+  check_not_owner_names_owner(*state, trash_any);
 }
 
 /* ------------------------------------------------------- states & owners */
@@ -521,11 +532,11 @@ static void job_goes_unclaimed_claimed_unclaimed_claimed_complete(
   assert_int_equal(state_of(f->board, uuid), JB_STATE_UNCLAIMED);
   claim_ok(f->board, uuid, "a");
   assert_int_equal(state_of(f->board, uuid), JB_STATE_CLAIMED);
-  assert_int_equal(jb_job_abandon(f->board, uuid, "a"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, uuid, "a", 0), JB_OK);
   assert_int_equal(state_of(f->board, uuid), JB_STATE_UNCLAIMED);
   claim_ok(f->board, uuid, "b");
   assert_int_equal(state_of(f->board, uuid), JB_STATE_CLAIMED);
-  assert_int_equal(jb_job_consume(f->board, uuid, "b"), JB_OK);
+  assert_int_equal(jb_consume(f->board, uuid, "b", 0, NULL), JB_OK);
   assert_int_equal(state_of(f->board, uuid), JB_STATE_COMPLETE);
   jbt_assert_check_ok(f->board);
 }
@@ -571,9 +582,9 @@ static void count_counts_all_jobs_and_only_unclaimed_ones(void **state) {
   claim_ok(f->board, u[1], "w");
   assert_int_equal(count_of(f->board, 0), 4);
   assert_int_equal(count_of(f->board, JB_ONLY_UNCLAIMED), 2);
-  assert_int_equal(jb_job_abandon(f->board, u[0], "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u[0], "w", 0), JB_OK);
   assert_int_equal(count_of(f->board, JB_ONLY_UNCLAIMED), 3);
-  assert_int_equal(jb_job_consume(f->board, u[1], "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u[1], "w", 0, NULL), JB_OK);
   assert_int_equal(count_of(f->board, 0), 3);
   assert_int_equal(count_of(f->board, JB_ONLY_UNCLAIMED), 3);
 }
@@ -606,21 +617,21 @@ static void every_change_writes_one_change_log_event(void **state) {
   assert_int_equal(log_events(f->board), n0 + 1);
   claim_ok(f->board, u, "w");
   assert_int_equal(log_events(f->board), n0 + 2);
-  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
   assert_int_equal(log_events(f->board), n0 + 3);
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_int_equal(log_events(f->board), n0 + 4);
   /* A same-owner re-claim changes the claim's time: logged. A refused
    * claim by another changes nothing: not logged. */
-  assert_int_equal(jb_job_claim(f->board, u, "w"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", NULL), JB_ECLAIMED);
   assert_int_equal(log_events(f->board), n0 + 5);
-  assert_int_equal(jb_job_claim(f->board, u, "other"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, u, "other", NULL), JB_ECLAIMED);
   assert_int_equal(log_events(f->board), n0 + 5);
-  assert_int_equal(jb_job_trash(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_trash(f->board, u, "w", 0), JB_OK);
   assert_int_equal(log_events(f->board), n0 + 6);
   jbt_post(u, f->board, "logged-2", JB_PRIORITY_NORMAL);
   claim_ok(f->board, u, "w");
-  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   assert_int_equal(log_events(f->board), n0 + 9);
 }
 

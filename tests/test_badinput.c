@@ -35,7 +35,7 @@ static int setup(void **state) {
   jbt_post(j->u[0], f->board, "first", JB_PRIORITY_HIGH);
   jbt_post(j->u[1], f->board, "second", JB_PRIORITY_NORMAL);
   jbt_post(j->u[2], f->board, "third", JB_PRIORITY_LOW);
-  assert_int_equal(jb_job_claim(f->board, j->u[0], "owner-1"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, j->u[0], "owner-1", NULL), JB_OK);
   return 0;
 }
 
@@ -320,9 +320,9 @@ static void batch_with_an_oversize_post_posts_nothing(void **state) {
 
 static void claim_with_an_empty_who_is_refused_naming_who(void **state) {
   jbt_fixture *f = *state;
-  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_job_claim(f->board, unclaimed_uuid(f), ""));
+  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_claim(NULL, f->board, unclaimed_uuid(f), "", NULL));
   EXPECT_REFUSED(f, JB_EINVAL, "who",
-                 jb_job_claim(f->board, unclaimed_uuid(f), NULL));
+                 jb_claim(NULL, f->board, unclaimed_uuid(f), NULL, NULL));
 }
 
 static void claim_with_a_who_longer_than_the_limit_is_refused(void **state) {
@@ -330,23 +330,23 @@ static void claim_with_a_who_longer_than_the_limit_is_refused(void **state) {
   char who[JB_WHO_MAX + 2];
   memset(who, 'w', JB_WHO_MAX + 1);
   who[JB_WHO_MAX + 1] = '\0';
-  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_job_claim(f->board, unclaimed_uuid(f), who));
+  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_claim(NULL, f->board, unclaimed_uuid(f), who, NULL));
 }
 
 static void claim_with_a_who_that_is_not_utf8_is_refused(void **state) {
   jbt_fixture *f = *state;
   EXPECT_REFUSED(f, JB_EINVAL, "who",
-                 jb_job_claim(f->board, unclaimed_uuid(f), "w\xc3"));
+                 jb_claim(NULL, f->board, unclaimed_uuid(f), "w\xc3", NULL));
 }
 
 static void every_owner_operation_refuses_an_empty_who(void **state) {
   jbt_fixture *f = *state;
-  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_job_claim_next(NULL, NULL, f->board, ""));
-  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_job_abandon(f->board, claimed_uuid(f), ""));
-  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_job_consume(f->board, claimed_uuid(f), ""));
-  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_job_trash(f->board, claimed_uuid(f), ""));
+  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_claim_next(NULL, NULL, NULL, f->board, "", NULL));
+  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_abandon(f->board, claimed_uuid(f), "", 0));
+  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_consume(f->board, claimed_uuid(f), "", 0, NULL));
+  EXPECT_REFUSED(f, JB_EINVAL, "who", jb_trash(f->board, claimed_uuid(f), "", 0));
   EXPECT_REFUSED(f, JB_EINVAL, "who",
-                 jb_job_abandon(f->board, claimed_uuid(f), NULL));
+                 jb_abandon(f->board, claimed_uuid(f), NULL, 0));
 }
 
 /* ----------------------------------------------------------------- uuids */
@@ -375,15 +375,15 @@ static int do_state(jb_board *b, const char *u) {
   jb_state s;
   return jb_job_get_state(&s, b, u);
 }
-static int do_claim(jb_board *b, const char *u) { return jb_job_claim(b, u, "w"); }
+static int do_claim(jb_board *b, const char *u) { return jb_claim(NULL, b, u, "w", NULL); }
 static int do_abandon(jb_board *b, const char *u) {
-  return jb_job_abandon(b, u, "owner-1");
+  return jb_abandon(b, u, "owner-1", 0);
 }
 static int do_consume(jb_board *b, const char *u) {
-  return jb_job_consume(b, u, "owner-1");
+  return jb_consume(b, u, "owner-1", 0, NULL);
 }
 static int do_trash(jb_board *b, const char *u) {
-  return jb_job_trash(b, u, "owner-1");
+  return jb_trash(b, u, "owner-1", 0);
 }
 
 static void each_bad_uuid_is_refused(jbt_fixture *f,
@@ -426,42 +426,42 @@ static void malformed_uuid_message_quotes_the_text(void **state) {
 static void claim_of_a_job_claimed_by_another_changes_nothing(void **state) {
   jbt_fixture *f = *state;
   EXPECT_REFUSED(f, JB_ECLAIMED, "owner-1",
-                 jb_job_claim(f->board, claimed_uuid(f), "owner-2"));
+                 jb_claim(NULL, f->board, claimed_uuid(f), "owner-2", NULL));
 }
 
 static void owner_operations_by_a_non_owner_change_nothing(void **state) {
   jbt_fixture *f = *state;
   const char *u = claimed_uuid(f);
-  EXPECT_REFUSED(f, JB_ENOTOWNER, "owner-1", jb_job_abandon(f->board, u, "owner-2"));
-  EXPECT_REFUSED(f, JB_ENOTOWNER, "owner-1", jb_job_consume(f->board, u, "owner-2"));
-  EXPECT_REFUSED(f, JB_ENOTOWNER, "owner-1", jb_job_trash(f->board, u, "owner-2"));
+  EXPECT_REFUSED(f, JB_ENOTOWNER, "owner-1", jb_abandon(f->board, u, "owner-2", 0));
+  EXPECT_REFUSED(f, JB_ENOTOWNER, "owner-1", jb_consume(f->board, u, "owner-2", 0, NULL));
+  EXPECT_REFUSED(f, JB_ENOTOWNER, "owner-1", jb_trash(f->board, u, "owner-2", 0));
 }
 
 static void owner_operations_on_an_unclaimed_job_change_nothing(void **state) {
   jbt_fixture *f = *state;
   const char *u = unclaimed_uuid(f);
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_abandon(f->board, u, "owner-1"));
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_consume(f->board, u, "owner-1"));
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_trash(f->board, u, "owner-1"));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_abandon(f->board, u, "owner-1", 0));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_consume(f->board, u, "owner-1", 0, NULL));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_trash(f->board, u, "owner-1", 0));
 }
 
 static void operations_on_an_unknown_job_change_nothing(void **state) {
   jbt_fixture *f = *state;
   const char *u = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_claim(f->board, u, "owner-1"));
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_abandon(f->board, u, "owner-1"));
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_consume(f->board, u, "owner-1"));
-  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_job_trash(f->board, u, "owner-1"));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_claim(NULL, f->board, u, "owner-1", NULL));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_abandon(f->board, u, "owner-1", 0));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_consume(f->board, u, "owner-1", 0, NULL));
+  EXPECT_REFUSED(f, JB_ENOTFOUND, u, jb_trash(f->board, u, "owner-1", 0));
 }
 
 static void claim_next_with_nothing_claimable_changes_nothing(void **state) {
   jbt_fixture *f = *state;
   jbt_snapshot before, after;
   /* Claim the two unclaimed jobs, then ask for more. */
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
   jbt_snapshot_take(&before, f->board);
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_ENOTFOUND);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
   jbt_snapshot_free(&before);

@@ -1,6 +1,6 @@
 /*
- * test_batch.c - the worker's path: jb_job_claim_next_many,
- * jb_job_consume_and_claim_next and jb_job_consume_many keep the
+ * test_batch.c - the worker's path: jb_claim_next_many,
+ * jb_consume_and_claim_next and jb_consume_many keep the
  * contracts of the single operations they gather, in one commit each.
  *
  * "One commit" is read off LMDB itself: a forked child opens the board's
@@ -106,7 +106,7 @@ static size_t events_from(jb_board *b, uint64_t from, jb_event *ev,
 
 static uint64_t claim_one(jb_board *b, const char *uuid, const char *who) {
   uint64_t t = 0;
-  assert_int_equal(jb_job_claim_ex(&t, b, uuid, who, NULL), JB_OK);
+  assert_int_equal(jb_claim(&t, b, uuid, who, NULL), JB_OK);
   return t;
 }
 
@@ -137,7 +137,7 @@ static void claim_next_many_of_n_on_a_board_of_fewer_returns_those_there(
   uint64_t tokens[10];
   jb_job *jobs[10];
   size_t n = 99;
-  assert_int_equal(jb_job_claim_next_many(&n, got, tokens, jobs, f->board,
+  assert_int_equal(jb_claim_next_many(&n, got, tokens, jobs, f->board,
                                           "w1", NULL, 10),
                    JB_OK);
   assert_int_equal(n, 3);
@@ -155,7 +155,7 @@ static void claim_next_many_of_n_on_a_board_of_fewer_returns_those_there(
   for (size_t i = 3; i < 10; i++) assert_null(jobs[i]);
   /* Nothing left: JB_ENOTFOUND, and nothing written. */
   before = last_txnid(f->dir);
-  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "w2",
+  assert_int_equal(jb_claim_next_many(&n, got, NULL, NULL, f->board, "w2",
                                           NULL, 4),
                    JB_ENOTFOUND);
   assert_int_equal(n, 0);
@@ -176,9 +176,9 @@ static void claim_next_many_takes_max_in_claim_next_order_and_logs_each(
   char got[5][JB_UUID_STRLEN];
   uint64_t tokens[5];
   size_t n = 0;
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 60000;
-  assert_int_equal(jb_job_claim_next_many(&n, got, tokens, NULL, f->board,
+  assert_int_equal(jb_claim_next_many(&n, got, tokens, NULL, f->board,
                                           "w1", &o, 5),
                    JB_OK);
   assert_int_equal(n, 5);
@@ -198,7 +198,7 @@ static void claim_next_many_takes_max_in_claim_next_order_and_logs_each(
   }
   /* The next claim-next goes on where the batch stopped. */
   char next[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next(next, NULL, f->board, "w2"), JB_OK);
+  assert_int_equal(jb_claim_next(next, NULL, NULL, f->board, "w2", NULL), JB_OK);
   assert_string_equal(next, want[5]);
   jbt_assert_check_ok(f->board);
 }
@@ -207,14 +207,14 @@ static void claim_next_many_hands_out_jobs_whose_leases_lapsed(void **state) {
   jbt_fixture *f = *state;
   char u[2][JB_UUID_STRLEN];
   post_n(f->board, u, 2, normal, 1);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 50;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u[0], "old", &o), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u[0], "old", &o), JB_OK);
   sleep_ms(120);
   uint64_t from = log_next(f->board);
   char got[4][JB_UUID_STRLEN];
   size_t n = 0;
-  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board,
+  assert_int_equal(jb_claim_next_many(&n, got, NULL, NULL, f->board,
                                           "new", NULL, 4),
                    JB_OK);
   assert_int_equal(n, 2);
@@ -229,7 +229,7 @@ static void claim_next_many_hands_out_jobs_whose_leases_lapsed(void **state) {
   assert_int_equal(ne, 3);
   assert_int_equal(ev[0].type, JB_EVENT_EXPIRED);
   assert_string_equal(ev[0].owner, "old");
-  assert_int_equal(jb_job_consume(f->board, u[0], "old"), JB_ENOTOWNER);
+  assert_int_equal(jb_consume(f->board, u[0], "old", 0, NULL), JB_ENOTOWNER);
   jbt_assert_check_ok(f->board);
 }
 
@@ -241,23 +241,23 @@ static void claim_next_many_refuses_bad_arguments_and_changes_nothing(
   jbt_snapshot_take(&before, f->board);
   size_t n = 7;
   char got[2][JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "w",
+  assert_int_equal(jb_claim_next_many(&n, got, NULL, NULL, f->board, "w",
                                           NULL, 0),
                    JB_EINVAL);
   assert_int_equal(n, 0);
   jbt_assert_contains(jb_errmsg(), "max 0");
-  assert_int_equal(jb_job_claim_next_many(&n, NULL, NULL, NULL, f->board, "w",
+  assert_int_equal(jb_claim_next_many(&n, NULL, NULL, NULL, f->board, "w",
                                           NULL, JB_BATCH_MAX + 1),
                    JB_EINVAL);
-  assert_int_equal(jb_job_claim_next_many(NULL, got, NULL, NULL, f->board,
+  assert_int_equal(jb_claim_next_many(NULL, got, NULL, NULL, f->board,
                                           "w", NULL, 2),
                    JB_EINVAL);
-  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "",
+  assert_int_equal(jb_claim_next_many(&n, got, NULL, NULL, f->board, "",
                                           NULL, 2),
                    JB_EINVAL);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = -5;
-  assert_int_equal(jb_job_claim_next_many(&n, got, NULL, NULL, f->board, "w",
+  assert_int_equal(jb_claim_next_many(&n, got, NULL, NULL, f->board, "w",
                                           &o, 2),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "lease");
@@ -276,10 +276,9 @@ static void consume_and_claim_next_does_both_in_one_commit(void **state) {
   char next[JB_UUID_STRLEN];
   jb_job *job = NULL;
   uint64_t t1 = 0;
-  assert_int_equal(jb_job_consume_and_claim_next(next, &job, &t1, f->board,
+  assert_int_equal(jb_consume_and_claim_next(next, &job, &t1, f->board,
                                                  u[0], "w1", t0,
-                                                 JB_OUTCOME_FAILURE, rows3,
-                                                 sizeof rows3, NULL),
+                                                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, rows3, sizeof rows3}, NULL),
                    JB_OK);
   assert_int_equal(last_txnid(f->dir), before + 1);
   assert_string_equal(next, u[1]);
@@ -309,12 +308,12 @@ static void consume_and_claim_next_does_both_in_one_commit(void **state) {
   assert_int_equal(ev[1].seq, t1);
   /* The old token no longer acts on anything; the new one does, and a
    * loop may pass one buffer as both the job and the next job. */
-  assert_int_equal(jb_job_consume_ex(f->board, u[1], "w1", t0), JB_ENOTOWNER);
+  assert_int_equal(jb_consume(f->board, u[1], "w1", t0, NULL), JB_ENOTOWNER);
   char buf[JB_UUID_STRLEN];
   memcpy(buf, u[1], JB_UUID_STRLEN);
-  assert_int_equal(jb_job_consume_and_claim_next(buf, NULL, &t1, f->board,
+  assert_int_equal(jb_consume_and_claim_next(buf, NULL, &t1, f->board,
                                                  buf, "w1", t1,
-                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                                  NULL),
                    JB_OK);
   assert_string_equal(buf, u[2]);
@@ -331,9 +330,8 @@ static void consume_and_claim_next_with_nothing_claimable_says_so(
   char next[JB_UUID_STRLEN] = "junk";
   jb_job *job = (jb_job *)&next; /* must be overwritten */
   uint64_t nt = 77;
-  assert_int_equal(jb_job_consume_and_claim_next(next, &job, &nt, f->board, u,
-                                                 "w1", t, JB_OUTCOME_SUCCESS,
-                                                 NULL, 0, NULL),
+  assert_int_equal(jb_consume_and_claim_next(next, &job, &nt, f->board, u,
+                                                 "w1", t, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}, NULL),
                    JB_OK);
   assert_string_equal(next, "");
   assert_null(job);
@@ -342,9 +340,9 @@ static void consume_and_claim_next_with_nothing_claimable_says_so(
   /* All out-parameters may be NULL. */
   jbt_post(u, f->board, "two", JB_PRIORITY_NORMAL);
   t = claim_one(f->board, u, "w1");
-  assert_int_equal(jb_job_consume_and_claim_next(NULL, NULL, NULL, f->board,
+  assert_int_equal(jb_consume_and_claim_next(NULL, NULL, NULL, f->board,
                                                  u, "w1", t,
-                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                                  NULL),
                    JB_OK);
   jbt_assert_check_ok(f->board);
@@ -362,9 +360,8 @@ static void refused_changes_nothing(jbt_fixture *f, const char *uuid,
   char next[JB_UUID_STRLEN] = "x";
   jb_job *job = NULL;
   uint64_t nt = 5;
-  assert_int_equal(jb_job_consume_and_claim_next(next, &job, &nt, f->board,
-                                                 uuid, who, token, oc, res,
-                                                 res_len, NULL),
+  assert_int_equal(jb_consume_and_claim_next(next, &job, &nt, f->board,
+                                                 uuid, who, token, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, oc, res, res_len}, NULL),
                    want);
   jbt_assert_contains(jb_errmsg(), msg);
   assert_string_equal(next, "");
@@ -396,22 +393,22 @@ static void consume_and_claim_next_whose_consume_fails_claims_nothing(
                           JB_EINVAL, "outcome");
   refused_changes_nothing(f, "not-a-uuid", "owner", t, JB_OUTCOME_SUCCESS,
                           NULL, 0, JB_EINVAL, "uuid");
-  jb_claim_opts bad = JB_CLAIM_OPTS_INIT;
+  jb_claim_options bad = JB_CLAIM_OPTIONS_INIT;
   bad.flags = 0x40;
   jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
-  assert_int_equal(jb_job_consume_and_claim_next(NULL, NULL, NULL, f->board,
+  assert_int_equal(jb_consume_and_claim_next(NULL, NULL, NULL, f->board,
                                                  u[0], "owner", t,
-                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                                  &bad),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "flags");
   assert_unchanged(&before, f->board);
   /* A lapsed claim is nobody's: refused as consume refuses it. */
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 30;
   uint64_t t2 = 0;
-  assert_int_equal(jb_job_claim_ex(&t2, f->board, u[1], "owner", &o), JB_OK);
+  assert_int_equal(jb_claim(&t2, f->board, u[1], "owner", &o), JB_OK);
   sleep_ms(80);
   refused_changes_nothing(f, u[1], "owner", t2, JB_OUTCOME_SUCCESS, NULL, 0,
                           JB_ENOTFOUND, "lapsed");
@@ -457,7 +454,7 @@ static void consume_many_with_bad_items_commits_the_others(void **state) {
   int st[7];
   failures fl = {0};
   uint64_t before = last_txnid(f->dir);
-  assert_int_equal(jb_job_consume_many(st, f->board, items, 7, on_failed,
+  assert_int_equal(jb_consume_many(st, f->board, items, 7, on_failed,
                                        &fl),
                    JB_OK);
   assert_int_equal(last_txnid(f->dir), before + 1);
@@ -498,7 +495,7 @@ static void consume_many_with_bad_items_commits_the_others(void **state) {
   assert_int_equal(jb_job_completion(&c, f->board, u[2]), JB_OK);
   assert_int_equal(c->end, JB_END_FAILED);
   jb_completion_free(c);
-  assert_int_equal(jb_job_consume_ex(f->board, u[3], "w1", t[3]), JB_OK);
+  assert_int_equal(jb_consume(f->board, u[3], "w1", t[3], NULL), JB_OK);
   jbt_assert_check_ok(f->board);
 }
 
@@ -514,21 +511,21 @@ static void consume_many_whose_items_all_fail_changes_nothing(void **state) {
       {u[1], "w1", 0, JB_OUTCOME_SUCCESS, NULL, 0},
   };
   int st[2];
-  assert_int_equal(jb_job_consume_many(st, f->board, items, 2, NULL, NULL),
+  assert_int_equal(jb_consume_many(st, f->board, items, 2, NULL, NULL),
                    JB_OK);
   assert_int_equal(st[0], JB_ENOTOWNER);
   assert_int_equal(st[1], JB_ENOTFOUND);
   assert_unchanged(&before, f->board);
   jbt_snapshot_take(&before, f->board);
   /* The call's own arguments: refused whole. */
-  assert_int_equal(jb_job_consume_many(st, f->board, items, 0, NULL, NULL),
+  assert_int_equal(jb_consume_many(st, f->board, items, 0, NULL, NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_job_consume_many(st, f->board, items, JB_BATCH_MAX + 1,
+  assert_int_equal(jb_consume_many(st, f->board, items, JB_BATCH_MAX + 1,
                                        NULL, NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_job_consume_many(NULL, f->board, items, 2, NULL, NULL),
+  assert_int_equal(jb_consume_many(NULL, f->board, items, 2, NULL, NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_job_consume_many(st, f->board, NULL, 2, NULL, NULL),
+  assert_int_equal(jb_consume_many(st, f->board, NULL, 2, NULL, NULL),
                    JB_EINVAL);
   assert_unchanged(&before, f->board);
 }
@@ -589,19 +586,19 @@ static void each_batch_commit_wakes_a_waiter_in_another_process(
     uint64_t tok[2];
     int st[2];
     if (op == 0) {
-      assert_int_equal(jb_job_claim_next_many(&n, got, tok, NULL, f->board,
+      assert_int_equal(jb_claim_next_many(&n, got, tok, NULL, f->board,
                                               "w", NULL, 2),
                        JB_OK);
     } else if (op == 1) {
       char next[JB_UUID_STRLEN];
-      assert_int_equal(jb_job_consume_and_claim_next(
+      assert_int_equal(jb_consume_and_claim_next(
                            next, NULL, NULL, f->board, u[0], "w", 0,
-                           JB_OUTCOME_SUCCESS, NULL, 0, NULL),
+                           &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}, NULL),
                        JB_OK);
     } else {
       jb_consume_item items[2] = {{u[1], "w", 0, JB_OUTCOME_SUCCESS, NULL, 0},
                                   {u[2], "w", 0, JB_OUTCOME_SUCCESS, NULL, 0}};
-      assert_int_equal(jb_job_consume_many(st, f->board, items, 2, NULL, NULL),
+      assert_int_equal(jb_consume_many(st, f->board, items, 2, NULL, NULL),
                        JB_OK);
       assert_int_equal(st[0], JB_OK);
       assert_int_equal(st[1], JB_OK);
@@ -662,18 +659,18 @@ static void redis_decided_jobs_go_through_redis_first(void **state) {
   uint64_t tok[3];
   size_t n = 0;
   hook_n = 0;
-  assert_int_equal(jb_job_claim_next_many(&n, got, tok, NULL, f->board, "w",
+  assert_int_equal(jb_claim_next_many(&n, got, tok, NULL, f->board, "w",
                                           NULL, 3),
                    JB_OK);
   assert_int_equal(n, 2);
   assert_string_equal(got[0], a);
   assert_string_equal(got[1], z);
-  assert_int_equal(jb_job_abandon(f->board, a, "w"), JB_OK);
-  assert_int_equal(jb_job_abandon(f->board, z, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, a, "w", 0), JB_OK);
+  assert_int_equal(jb_abandon(f->board, z, "w", 0), JB_OK);
   /* With it: in claim-next order, the remote one claimed through Redis. */
   jb__board_set_remote(f->board, &yes_ops, NULL);
   jb_job *jobs[3];
-  assert_int_equal(jb_job_claim_next_many(&n, got, tok, jobs, f->board, "w",
+  assert_int_equal(jb_claim_next_many(&n, got, tok, jobs, f->board, "w",
                                           NULL, 3),
                    JB_OK);
   assert_int_equal(n, 3);
@@ -691,9 +688,9 @@ static void redis_decided_jobs_go_through_redis_first(void **state) {
   }
   /* consume_and_claim_next of the remote job: Redis consumes it first. */
   char next[JB_UUID_STRLEN] = "x";
-  assert_int_equal(jb_job_consume_and_claim_next(next, NULL, NULL, f->board,
+  assert_int_equal(jb_consume_and_claim_next(next, NULL, NULL, f->board,
                                                  r, "w", tok[1],
-                                                 JB_OUTCOME_SUCCESS, NULL, 0,
+                                                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                                  NULL),
                    JB_OK);
   assert_int_equal(hook_n, 2);
@@ -705,7 +702,7 @@ static void redis_decided_jobs_go_through_redis_first(void **state) {
   int st[2];
   jb_consume_item items[2] = {{a, "w", 0, JB_OUTCOME_SUCCESS, NULL, 0},
                               {z, "w", 0, JB_OUTCOME_SUCCESS, NULL, 0}};
-  assert_int_equal(jb_job_consume_many(st, f->board, items, 2, NULL, NULL),
+  assert_int_equal(jb_consume_many(st, f->board, items, 2, NULL, NULL),
                    JB_OK);
   assert_int_equal(st[0], JB_OK);
   assert_int_equal(st[1], JB_OK);
@@ -747,7 +744,7 @@ static int racer(void *varg) {
     uint64_t tok[7];
     size_t n = 0;
     size_t want = 1 + (round + (unsigned)a->index) % 7;
-    int rc = jb_job_claim_next_many(&n, got, tok, NULL, b, who, NULL, want);
+    int rc = jb_claim_next_many(&n, got, tok, NULL, b, who, NULL, want);
     if (rc == JB_ENOTFOUND) break;
     if (rc != JB_OK || n == 0 || n > want) return 13;
     for (size_t i = 0; i < n; i++) {
@@ -759,7 +756,7 @@ static int racer(void *varg) {
       items[i] = (jb_consume_item){got[i], who, tok[i], JB_OUTCOME_SUCCESS,
                                    NULL, 0};
     int st[7];
-    if (jb_job_consume_many(st, b, items, n, NULL, NULL) != JB_OK) return 15;
+    if (jb_consume_many(st, b, items, n, NULL, NULL) != JB_OK) return 15;
     for (size_t i = 0; i < n; i++) {
       if (st[i] != JB_OK) return 16;
       fprintf(out, "%s\n", got[i]);
@@ -767,20 +764,20 @@ static int racer(void *varg) {
     if (round % 2) { /* the fused path too */
       char u[JB_UUID_STRLEN];
       uint64_t t = 0;
-      rc = jb_job_claim_next_ex(u, NULL, &t, b, who, NULL);
+      rc = jb_claim_next(u, NULL, &t, b, who, NULL);
       while (rc == JB_OK) {
         char next[JB_UUID_STRLEN];
         uint64_t nt = 0;
         if (t <= last_token) return 17;
         last_token = t;
-        if (jb_job_consume_and_claim_next(next, NULL, &nt, b, u, who, t,
-                                          JB_OUTCOME_SUCCESS, NULL, 0,
+        if (jb_consume_and_claim_next(next, NULL, &nt, b, u, who, t,
+                                          &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                           NULL) != JB_OK)
           return 18;
         fprintf(out, "%s\n", u);
         if (next[0] == '\0' || round % 4 == 1) {
           if (next[0]) { /* hand it back: claimable again */
-            if (jb_job_abandon_ex(b, next, who, nt) != JB_OK) return 19;
+            if (jb_abandon(b, next, who, nt) != JB_OK) return 19;
           }
           break;
         }

@@ -204,7 +204,7 @@ static void must(int rc, const char *what) {
 /* One cycle: post, claim-next (with `co`), then consume, or abandon and
  * claim and consume again. Each step is measured into its tally when
  * `measure`. */
-static void cycle(lab *l, const jb_claim_opts *co, kind claim_kind,
+static void cycle(lab *l, const jb_claim_options *co, kind claim_kind,
                   bool abandon, bool measure) {
   jb_post p = JB_POST_INIT;
   p.name = "bench.resize-image";
@@ -221,14 +221,14 @@ static void cycle(lab *l, const jb_claim_opts *co, kind claim_kind,
     }                                                                          \
   } while (0)
   STEP(K_POST, jb_job_post(uuid, l->b, &p), "post");
-  STEP(claim_kind, jb_job_claim_next_ex(claimed, NULL, NULL, l->b, WHO, co),
+  STEP(claim_kind, jb_claim_next(claimed, NULL, NULL, l->b, WHO, co),
        "claim-next");
   if (abandon) {
-    STEP(K_ABANDON, jb_job_abandon(l->b, claimed, WHO), "abandon");
-    must(jb_job_claim_next_ex(claimed, NULL, NULL, l->b, WHO, co), "claim");
+    STEP(K_ABANDON, jb_abandon(l->b, claimed, WHO, 0), "abandon");
+    must(jb_claim_next(claimed, NULL, NULL, l->b, WHO, co), "claim");
   }
   kind ck = claim_kind == K_CLAIM ? K_CONSUME : K_CONSUME_LEASED;
-  STEP(ck, jb_job_consume(l->b, claimed, WHO), "consume");
+  STEP(ck, jb_consume(l->b, claimed, WHO, 0, NULL), "consume");
 #undef STEP
 }
 
@@ -254,7 +254,7 @@ static void lab_close(lab *l) {
 }
 
 static void run_all(lab *l, size_t warm, size_t measure) {
-  jb_claim_opts lease = JB_CLAIM_OPTS_INIT, bound = JB_CLAIM_OPTS_INIT;
+  jb_claim_options lease = JB_CLAIM_OPTIONS_INIT, bound = JB_CLAIM_OPTIONS_INIT;
   lease.lease_ms = 30000;
   bound.flags = JB_CLAIM_BIND_PROCESS;
   for (size_t i = 0; i < warm; i++) cycle(l, NULL, K_CLAIM, false, false);

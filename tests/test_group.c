@@ -52,14 +52,14 @@ static void *op_main(void *varg) {
     break;
   }
   case OP_CONSUME_OTHERS:
-    a->rc = jb_job_consume(a->board, a->uuid, "mallory");
+    a->rc = jb_consume(a->board, a->uuid, "mallory", 0, NULL);
     break;
   case OP_CLAIM_UNKNOWN:
-    a->rc = jb_job_claim(a->board, "00000000-0000-4000-8000-000000000000",
-                         "bob");
+    a->rc = jb_claim(NULL, a->board, "00000000-0000-4000-8000-000000000000",
+                         "bob", NULL);
     break;
   case OP_RECLAIM:
-    a->rc = jb_job_claim(a->board, a->uuid, "alice");
+    a->rc = jb_claim(NULL, a->board, a->uuid, "alice", NULL);
     break;
   }
   snprintf(a->msg, sizeof a->msg, "%s", a->rc ? jb_errmsg() : "");
@@ -70,7 +70,7 @@ static void gathered_writes_keep_their_own_results_and_messages(void **state) {
   jbt_fixture *f = *state;
   char held[JB_UUID_STRLEN];
   jbt_post(held, f->board, "held", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_job_claim(f->board, held, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, held, "alice", NULL), JB_OK);
 
   enum { N = 6 };
   op_arg args[N] = {

@@ -45,7 +45,7 @@ static small_map result_map(uint8_t n) {
 static void post_claim(char uuid[JB_UUID_STRLEN], jb_board *b, const char *name,
                        const char *who) {
   jbt_post(uuid, b, name, JB_PRIORITY_HIGH);
-  int rc = jb_job_claim(b, uuid, who);
+  int rc = jb_claim(NULL, b, uuid, who, NULL);
   if (rc != JB_OK) fail_msg("claim %s: %s", uuid, jb_errmsg());
 }
 
@@ -84,7 +84,7 @@ static void complete_n(jb_board *b, int n, const char *prefix,
     snprintf(name, sizeof name, "%s-%d", prefix, i);
     post_claim(u, b, name, "w");
     small_map m = result_map((uint8_t)(i % 100));
-    int rc = jb_job_consume_result(b, u, "w", 0, JB_OUTCOME_SUCCESS, m.b, m.len);
+    int rc = jb_consume(b, u, "w", 0, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, m.b, m.len});
     if (rc != JB_OK) fail_msg("consume %s: %s", name, jb_errmsg());
     if (out) memcpy(out[i], u, JB_UUID_STRLEN);
   }
@@ -102,8 +102,8 @@ static void a_result_round_trips_with_owner_name_and_times(void **state) {
   int64_t posted = jb_job_created(job), claimed = jb_job_modified(job);
   jb_job_free(job);
   small_map m = result_map(42);
-  assert_int_equal(jb_job_consume_result(f->board, u, "worker-7", 0,
-                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+  assert_int_equal(jb_consume(f->board, u, "worker-7", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, m.b, m.len}),
                    JB_OK);
   jb_state st;
   assert_int_equal(jb_job_get_state(&st, f->board, u), JB_OK);
@@ -134,8 +134,8 @@ static void a_failed_outcome_is_recorded_as_failed(void **state) {
   char u[JB_UUID_STRLEN];
   post_claim(u, f->board, "flaky", "w");
   small_map m = result_map(1);
-  assert_int_equal(jb_job_consume_result(f->board, u, "w", 0,
-                                         JB_OUTCOME_FAILURE, m.b, m.len),
+  assert_int_equal(jb_consume(f->board, u, "w", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, m.b, m.len}),
                    JB_OK);
   jb_completion *c = completion_of(f->board, u);
   assert_int_equal(c->end, JB_END_FAILED);
@@ -151,10 +151,10 @@ static void plain_consume_and_trash_are_recorded_with_an_empty_result(
   post_claim(a, f->board, "plain", "w");
   post_claim(t, f->board, "poison", "admin");
   uint64_t token = 0;
-  assert_int_equal(jb_job_claim_ex(&token, f->board, a, "w", NULL),
+  assert_int_equal(jb_claim(&token, f->board, a, "w", NULL),
                    JB_ECLAIMED);
-  assert_int_equal(jb_job_consume_ex(f->board, a, "w", token), JB_OK);
-  assert_int_equal(jb_job_trash(f->board, t, "admin"), JB_OK);
+  assert_int_equal(jb_consume(f->board, a, "w", token, NULL), JB_OK);
+  assert_int_equal(jb_trash(f->board, t, "admin", 0), JB_OK);
   jb_completion *c = completion_of(f->board, a);
   assert_int_equal(c->end, JB_END_CONSUMED);
   assert_int_equal(c->result_len, 1);
@@ -170,7 +170,7 @@ static void plain_consume_and_trash_are_recorded_with_an_empty_result(
   /* Abandon completes nothing. */
   char b[JB_UUID_STRLEN];
   post_claim(b, f->board, "back", "w");
-  assert_int_equal(jb_job_abandon(f->board, b, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, b, "w", 0), JB_OK);
   assert_int_equal(history_count(f->board), 2);
 }
 
@@ -215,18 +215,18 @@ static void a_bad_result_changes_nothing(void **state) {
   static const uint8_t truncated[] = {0x82, 0xa1, 'a'};
   static const uint8_t trailing[] = {0x80, 0x01};
   static const uint8_t garbage[] = {0xc1};
-  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
-                 JB_OUTCOME_SUCCESS, not_map, sizeof not_map));
-  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
-                 JB_OUTCOME_SUCCESS, truncated, sizeof truncated));
-  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
-                 JB_OUTCOME_SUCCESS, trailing, sizeof trailing));
-  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
-                 JB_OUTCOME_SUCCESS, garbage, sizeof garbage));
-  EXPECT_REFUSED(f, "result", jb_job_consume_result(f->board, u, "w", 0,
-                 JB_OUTCOME_SUCCESS, NULL, 3));
-  EXPECT_REFUSED(f, "outcome", jb_job_consume_result(f->board, u, "w", 0,
-                 (jb_outcome)7, NULL, 0));
+  EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, not_map, sizeof not_map}));
+  EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, truncated, sizeof truncated}));
+  EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, trailing, sizeof trailing}));
+  EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, garbage, sizeof garbage}));
+  EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 3}));
+  EXPECT_REFUSED(f, "outcome", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, (jb_outcome)7, NULL, 0}));
   /* Larger than the board's max_posting (a handle that says 256). */
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
@@ -234,8 +234,8 @@ static void a_bad_result_changes_nothing(void **state) {
   jb_board *small = NULL;
   assert_int_equal(jb_board_open(&small, f->dir, &o), JB_OK);
   jbt_buf big = jbt_details_blob(300, 1);
-  EXPECT_REFUSED(f, "limit", jb_job_consume_result(small, u, "w", 0,
-                 JB_OUTCOME_SUCCESS, big.data, big.len));
+  EXPECT_REFUSED(f, "limit", jb_consume(small, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, big.data, big.len}));
   jbt_buf_free(&big);
   jb_board_close(small);
   /* Still claimed by w, and no record: then a good result goes in. */
@@ -243,8 +243,8 @@ static void a_bad_result_changes_nothing(void **state) {
   assert_int_equal(jb_job_find_owner(owner, f->board, u), JB_OK);
   assert_string_equal(owner, "w");
   assert_int_equal(history_count(f->board), 0);
-  assert_int_equal(jb_job_consume_result(f->board, u, "w", 0,
-                                         JB_OUTCOME_SUCCESS, NULL, 0),
+  assert_int_equal(jb_consume(f->board, u, "w", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}),
                    JB_OK);
   assert_int_equal(history_count(f->board), 1);
 }
@@ -254,11 +254,11 @@ static void a_refused_consume_writes_no_record(void **state) {
   char u[JB_UUID_STRLEN];
   post_claim(u, f->board, "mine", "owner");
   small_map m = result_map(3);
-  assert_int_equal(jb_job_consume_result(f->board, u, "thief", 0,
-                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+  assert_int_equal(jb_consume(f->board, u, "thief", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, m.b, m.len}),
                    JB_ENOTOWNER);
-  assert_int_equal(jb_job_consume_result(f->board, u, "owner", 999999,
-                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+  assert_int_equal(jb_consume(f->board, u, "owner", 999999,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, m.b, m.len}),
                    JB_ENOTOWNER);
   assert_int_equal(history_count(f->board), 0);
   jb_completion *c = NULL;
@@ -325,8 +325,7 @@ static void the_history_iterates_newest_or_oldest_first(void **state) {
   complete_n(f->board, N, "it", u);
   for (int pass = 0; pass < 2; pass++) {
     jb_history_iter *it = NULL;
-    assert_int_equal(jb_history_open(&it, f->board,
-                                     pass ? JB_HISTORY_OLDEST_FIRST : 0),
+    assert_int_equal(jb_history_query(&it, f->board, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = pass ? JB_HISTORY_OLDEST_FIRST : 0}),
                      JB_OK);
     const jb_completion *c;
     int i = 0;
@@ -346,7 +345,7 @@ static void the_history_iterates_newest_or_oldest_first(void **state) {
     jb_history_close(it);
   }
   jb_history_iter *it = NULL;
-  assert_int_equal(jb_history_open(&it, f->board, 0x10), JB_EINVAL);
+  assert_int_equal(jb_history_query(&it, f->board, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = 0x10}), JB_EINVAL);
   assert_null(it);
 }
 
@@ -524,7 +523,7 @@ static void assert_history_is(jb_board *b, char (*u)[JB_UUID_STRLEN],
   for (int pass = 0; pass < 2; pass++) {
     jb_history_iter *it = NULL;
     assert_int_equal(
-        jb_history_open(&it, b, pass ? JB_HISTORY_OLDEST_FIRST : 0), JB_OK);
+        jb_history_query(&it, b, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = pass ? JB_HISTORY_OLDEST_FIRST : 0}), JB_OK);
     const jb_completion *c;
     size_t i = 0;
     while (jb_history_next(&c, it) == JB_OK && c != NULL) {
@@ -558,8 +557,8 @@ static void the_count_bound_keeps_exactly_the_newest_of_every_size(
     if (i % 100 < 60) len = 20 + i % 7;
     size_t n = padded_map(buf, len);
     post_claim(u[i], b, "sized", "w");
-    assert_int_equal(jb_job_consume_result(b, u[i], "w", 0,
-                                           JB_OUTCOME_SUCCESS, buf, n),
+    assert_int_equal(jb_consume(b, u[i], "w", 0,
+                                           &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, buf, n}),
                      JB_OK);
     size_t from = i + 1 > MAX ? i + 1 - MAX : 0;
     assert_history_is(b, u, from, i + 1);
@@ -703,7 +702,7 @@ static void a_schema_2_board_is_upgraded_at_open(void **state) {
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   run_raw(RAW_SCHEMA_IS_CURRENT, f->dir, NULL);
   assert_int_equal(history_count(f->board), 0);
-  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   jb_completion *c = completion_of(f->board, u);
   assert_string_equal(c->name, "from-before");
   jb_completion_free(c);
@@ -749,8 +748,8 @@ static int consume_later(void *arg) {
   if (jb_board_open(&b, a->dir, &o) != JB_OK) return 10;
   sleep_ms(300);
   small_map m = result_map(42);
-  int rc = jb_job_consume_result(b, a->uuid, "far-worker", 0,
-                                 JB_OUTCOME_FAILURE, m.b, m.len);
+  int rc = jb_consume(b, a->uuid, "far-worker", 0,
+                                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, m.b, m.len});
   jb_board_close(b);
   return rc == JB_OK ? 0 : 11;
 }
@@ -816,7 +815,7 @@ static void wait_done_times_out_while_the_job_is_on_the_board(void **state) {
   assert_null(c);
   jbt_assert_contains(jb_errmsg(), u);
   /* Other commits (an abandon, a post) do not end it. */
-  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
   assert_int_equal(jb_job_wait_done(&c, f->board, u, 0), JB_ETIMEDOUT);
 }
 
@@ -838,7 +837,7 @@ static void post_full(char u[JB_UUID_STRLEN], jb_board *b, const char *name,
   p.book_name = "photos";
   p.book_uuid = BOOK_UUID;
   if (jb_job_post(u, b, &p) != JB_OK) fail_msg("post: %s", jb_errmsg());
-  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
   if (posting == NULL) return;
   jb_job *job = NULL;
   assert_int_equal(jb_job_get(&job, b, u), JB_OK);
@@ -868,7 +867,7 @@ static void a_record_keeps_the_posting_with_its_details_and_book(
   void *posting;
   size_t len;
   post_full(u, f->board, "resize", &posting, &len);
-  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   jb_completion *c = completion_of(f->board, u);
   assert_string_equal(c->name, "resize");
   assert_keeps_the_posting(c, posting, len);
@@ -880,7 +879,7 @@ static void a_record_keeps_the_posting_with_its_details_and_book(
   /* The iterator hands out the same. */
   jb_history_iter *it = NULL;
   const jb_completion *ic;
-  assert_int_equal(jb_history_open(&it, f->board, 0), JB_OK);
+  assert_int_equal(jb_history_query(&it, f->board, NULL), JB_OK);
   assert_int_equal(jb_history_next(&ic, it), JB_OK);
   assert_non_null(ic);
   assert_keeps_the_posting(ic, posting, len);
@@ -900,16 +899,16 @@ static void no_result_is_told_from_an_explicit_empty_map(void **state) {
   post_claim(trashed, f->board, "trashed", "w");
   static const uint8_t empty_map = 0x80;
   small_map m = result_map(3);
-  assert_int_equal(jb_job_consume_result(f->board, none, "w", 0,
-                                         JB_OUTCOME_FAILURE, NULL, 0),
+  assert_int_equal(jb_consume(f->board, none, "w", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, NULL, 0}),
                    JB_OK);
-  assert_int_equal(jb_job_consume_result(f->board, empty, "w", 0,
-                                         JB_OUTCOME_SUCCESS, &empty_map, 1),
+  assert_int_equal(jb_consume(f->board, empty, "w", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, &empty_map, 1}),
                    JB_OK);
-  assert_int_equal(jb_job_consume_result(f->board, some, "w", 0,
-                                         JB_OUTCOME_SUCCESS, m.b, m.len),
+  assert_int_equal(jb_consume(f->board, some, "w", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, m.b, m.len}),
                    JB_OK);
-  assert_int_equal(jb_job_trash(f->board, trashed, "w"), JB_OK);
+  assert_int_equal(jb_trash(f->board, trashed, "w", 0), JB_OK);
   const struct {
     const char *uuid;
     bool has;
@@ -1016,14 +1015,14 @@ static void a_format_1_record_still_reads(void **state) {
    * filter reads the old one's name. */
   char u[JB_UUID_STRLEN];
   post_full(u, f->board, "new", NULL, NULL);
-  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   assert_int_equal(history_count(f->board), 2);
   jbt_assert_check_ok(f->board);
-  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name = "old";
   jb_history_iter *it = NULL;
   const jb_completion *ic;
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt), JB_OK);
+  assert_int_equal(jb_history_query(&it, f->board, &flt), JB_OK);
   assert_int_equal(jb_history_next(&ic, it), JB_OK);
   assert_non_null(ic);
   assert_string_equal(ic->uuid, text);
@@ -1047,7 +1046,7 @@ static void attempts_and_a_posting_given_to_the_writer_are_kept(
   write_raw(f->board, &r);
   jb_history_iter *it = NULL;
   const jb_completion *c;
-  assert_int_equal(jb_history_open(&it, f->board, 0), JB_OK);
+  assert_int_equal(jb_history_query(&it, f->board, NULL), JB_OK);
   assert_int_equal(jb_history_next(&c, it), JB_OK);
   assert_non_null(c);
   assert_int_equal(c->attempts, 7);
@@ -1062,10 +1061,13 @@ static void attempts_and_a_posting_given_to_the_writer_are_kept(
 /* The uuids `filter` selects (NULL: all), in iteration order `flags`,
  * as indexes into u[0..n) appended to out[]; returns how many. */
 static size_t select_(jb_board *b, unsigned flags,
-                      const jb_history_filter *filter,
+                      const jb_history_options *filter,
                       char (*u)[JB_UUID_STRLEN], size_t n, size_t *out) {
   jb_history_iter *it = NULL;
-  assert_int_equal(jb_history_open_filtered(&it, b, flags, filter), JB_OK);
+  jb_history_options o = JB_HISTORY_OPTIONS_INIT;
+  if (filter) o = *filter;
+  o.flags = flags;
+  assert_int_equal(jb_history_query(&it, b, &o), JB_OK);
   const jb_completion *c;
   size_t k = 0;
   while (jb_history_next(&c, it) == JB_OK && c != NULL) {
@@ -1080,7 +1082,7 @@ static size_t select_(jb_board *b, unsigned flags,
 
 /* The filter selects exactly the indexes want[0..nwant) (oldest first),
  * both ways. */
-static void assert_selects(jb_board *b, const jb_history_filter *filter,
+static void assert_selects(jb_board *b, const jb_history_options *filter,
                            char (*u)[JB_UUID_STRLEN], size_t n,
                            const size_t *want, size_t nwant) {
   size_t got[16];
@@ -1101,18 +1103,17 @@ static void filters_select_by_ending_name_and_time(void **state) {
   int64_t done_us[6];
   for (int i = 0; i < 6; i++) {
     post_claim(u[i], f->board, names[i], "w");
-    int rc = i % 3 == 2 ? jb_job_trash(f->board, u[i], "w")
-                        : jb_job_consume_result(f->board, u[i], "w", 0,
-                                                i % 3 ? JB_OUTCOME_FAILURE
-                                                      : JB_OUTCOME_SUCCESS,
-                                                NULL, 0);
+    int rc = i % 3 == 2 ? jb_trash(f->board, u[i], "w", 0)
+                        : jb_consume(f->board, u[i], "w", 0,
+                                                &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, i % 3 ? JB_OUTCOME_FAILURE
+                                                      : JB_OUTCOME_SUCCESS, NULL, 0});
     assert_int_equal(rc, JB_OK);
     jb_completion *c = completion_of(f->board, u[i]);
     done_us[i] = c->completed_us;
     jb_completion_free(c);
     sleep_ms(2); /* distinct completion times */
   }
-  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   static const size_t all[] = {0, 1, 2, 3, 4, 5};
   assert_selects(f->board, &flt, u, 6, all, 6);
   assert_selects(f->board, NULL, u, 6, all, 6);
@@ -1126,7 +1127,7 @@ static void filters_select_by_ending_name_and_time(void **state) {
   flt.ends = JB_HISTORY_END(JB_END_LOST) | JB_HISTORY_END(JB_END_REVOKED);
   assert_selects(f->board, &flt, u, 6, NULL, 0);
 
-  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
   flt.name = "a";
   static const size_t named_a[] = {0, 3};
   assert_selects(f->board, &flt, u, 6, named_a, 2);
@@ -1145,7 +1146,7 @@ static void filters_select_by_ending_name_and_time(void **state) {
   assert_selects(f->board, &flt, u, 6, NULL, 0);
 
   /* Time: since inclusive, until exclusive. */
-  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
   flt.since_us = done_us[2];
   static const size_t from_2[] = {2, 3, 4, 5};
   assert_selects(f->board, &flt, u, 6, from_2, 4);
@@ -1182,15 +1183,13 @@ static void a_filter_that_selects_few_streams_past_many(void **state) {
   char needle[JB_UUID_STRLEN];
   raw[14] = 1;
   jb__uuid_format(needle, raw);
-  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name = "needle";
   for (int pass = 0; pass < 2; pass++) {
     jb_history_iter *it = NULL;
     const jb_completion *c;
-    assert_int_equal(jb_history_open_filtered(
-                         &it, f->board, pass ? JB_HISTORY_OLDEST_FIRST : 0,
-                         &flt),
-                     JB_OK);
+    flt.flags = pass ? JB_HISTORY_OLDEST_FIRST : 0;
+    assert_int_equal(jb_history_query(&it, f->board, &flt), JB_OK);
     assert_int_equal(jb_history_next(&c, it), JB_OK);
     assert_non_null(c);
     assert_string_equal(c->uuid, needle);
@@ -1203,7 +1202,7 @@ static void a_filter_that_selects_few_streams_past_many(void **state) {
   jb_history_iter *it = NULL;
   const jb_completion *c;
   size_t n = 0;
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt), JB_OK);
+  assert_int_equal(jb_history_query(&it, f->board, &flt), JB_OK);
   while (jb_history_next(&c, it) == JB_OK && c != NULL) n++;
   jb_history_close(it);
   assert_int_equal(n, 2 * (JB_HIST_EXAMINE + 100));
@@ -1212,40 +1211,41 @@ static void a_filter_that_selects_few_streams_past_many(void **state) {
 static void bad_filters_are_refused_naming_the_field(void **state) {
   jbt_fixture *f = *state;
   jb_history_iter *it = (jb_history_iter *)1;
-  jb_history_filter flt = JB_HISTORY_FILTER_INIT;
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.version = 2;
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+  assert_int_equal(jb_history_query(&it, f->board, &flt),
                    JB_EINVAL);
   assert_null(it);
   jbt_assert_contains(jb_errmsg(), "version");
-  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
   flt.ends = JB_HISTORY_END(0);
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+  assert_int_equal(jb_history_query(&it, f->board, &flt),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "ends: bit 0");
   flt.ends = JB_HISTORY_END(JB_END_FAILED) | JB_HISTORY_END(30);
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+  assert_int_equal(jb_history_query(&it, f->board, &flt),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "ends: bit 30");
-  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
   char long_name[JB_NAME_MAX + 2];
   memset(long_name, 'n', sizeof long_name - 1);
   long_name[sizeof long_name - 1] = '\0';
   flt.name_prefix = long_name;
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+  assert_int_equal(jb_history_query(&it, f->board, &flt),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "name_prefix");
-  flt = (jb_history_filter)JB_HISTORY_FILTER_INIT;
+  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
   flt.since_us = 2000;
   flt.until_us = 2000;
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt),
+  assert_int_equal(jb_history_query(&it, f->board, &flt),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "until_us");
   flt.until_us = 2001;
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 4, &flt),
-                   JB_EINVAL);
+  flt.flags = 4;
+  assert_int_equal(jb_history_query(&it, f->board, &flt), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "flags");
-  assert_int_equal(jb_history_open_filtered(&it, f->board, 0, &flt), JB_OK);
+  flt.flags = 0;
+  assert_int_equal(jb_history_query(&it, f->board, &flt), JB_OK);
   jb_history_close(it);
 }
 

@@ -31,8 +31,8 @@ static void sleep_ms(int ms) {
   }
 }
 
-static jb_claim_opts lease(int64_t ms) {
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+static jb_claim_options lease(int64_t ms) {
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = ms;
   return o;
 }
@@ -44,9 +44,9 @@ static jb_state state_of(jb_board *b, const char *uuid) {
 }
 
 static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
-                         const jb_claim_opts *o) {
+                         const jb_claim_options *o) {
   uint64_t token = 0;
-  int rc = jb_job_claim_ex(&token, b, uuid, who, o);
+  int rc = jb_claim(&token, b, uuid, who, o);
   if (rc != JB_OK) fail_msg("claim %s as %s: %s", uuid, who, jb_errmsg());
   assert_true(token > 0);
   return token;
@@ -76,11 +76,11 @@ static void a_lease_of_200ms_lapses_and_not_before(void **state) {
   for (int attempt = 0;; attempt++) {
     jbt_post(u, f->board, "leased", JB_PRIORITY_NORMAL);
     posted++;
-    jb_claim_opts o = lease(200);
+    jb_claim_options o = lease(200);
     int64_t t0 = boot_ms();
     claim_ok(f->board, u, "first", &o);
     int rc_e = jb_job_expires_in(&e, &left, f->board, u);
-    int rc_c = jb_job_claim(f->board, u, "second");
+    int rc_c = jb_claim(NULL, f->board, u, "second", NULL);
     jb_state st = state_of(f->board, u);
     int rc_o = jb_job_find_owner(owner, f->board, u);
     int rc_n = jb_board_count(&n, f->board, JB_ONLY_UNCLAIMED);
@@ -112,7 +112,7 @@ static void a_lease_of_200ms_lapses_and_not_before(void **state) {
   jb_job_free(j);
   claim_ok(f->board, u, "second", NULL);
   /* The first owner, its lease gone, cannot act on it. */
-  assert_int_equal(jb_job_consume(f->board, u, "first"), JB_ENOTOWNER);
+  assert_int_equal(jb_consume(f->board, u, "first", 0, NULL), JB_ENOTOWNER);
   jbt_assert_check_ok(f->board);
 }
 
@@ -120,11 +120,11 @@ static void claim_next_hands_out_a_job_whose_lease_lapsed(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
   jbt_post(u, f->board, "only", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(100);
-  assert_int_equal(jb_job_claim_next_ex(got, NULL, NULL, f->board, "w1", &o),
+  jb_claim_options o = lease(100);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w1", &o),
                    JB_OK);
   assert_string_equal(got, u);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w2"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w2", NULL), JB_ENOTFOUND);
   sleep_ms(150);
   /* Listing unclaimed jobs shows it before any write returned it. */
   jb_iter *it = NULL;
@@ -134,7 +134,7 @@ static void claim_next_hands_out_a_job_whose_lease_lapsed(void **state) {
   assert_string_equal(jb_job_uuid(j), u);
   jb_iter_close(it);
   jb_job *job = NULL;
-  assert_int_equal(jb_job_claim_next(got, &job, f->board, "w2"), JB_OK);
+  assert_int_equal(jb_claim_next(got, &job, NULL, f->board, "w2", NULL), JB_OK);
   assert_string_equal(got, u);
   assert_string_equal(jb_job_owner(job), "w2");
   jb_job_free(job);
@@ -146,10 +146,10 @@ static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "long", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(400);
+  jb_claim_options o = lease(400);
   uint64_t t = claim_ok(f->board, u, "w", &o);
   sleep_ms(100);
-  assert_int_equal(jb_job_extend(f->board, u, "w", t, 2000), JB_OK);
+  assert_int_equal(jb_extend(f->board, u, "w", t, 2000), JB_OK);
   sleep_ms(500); /* 600 ms after the claim: past the first lease */
   assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
   jb_expiry e;
@@ -157,11 +157,11 @@ static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left > 0 && left <= 1500);
-  assert_int_equal(jb_job_claim(f->board, u, "other"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, u, "other", NULL), JB_ECLAIMED);
   /* Only the owner extends, and only with the current token. */
-  assert_int_equal(jb_job_extend(f->board, u, "other", 0, 1000), JB_ENOTOWNER);
+  assert_int_equal(jb_extend(f->board, u, "other", 0, 1000), JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "w");
-  assert_int_equal(jb_job_extend(f->board, u, "w", t + 1000, 1000),
+  assert_int_equal(jb_extend(f->board, u, "w", t + 1000, 1000),
                    JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "token");
   /* A plain claim gets a lease by extend. */
@@ -170,13 +170,13 @@ static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   claim_ok(f->board, p, "w", NULL);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, p), JB_OK);
   assert_int_equal(e, JB_EXPIRY_NONE);
-  assert_int_equal(jb_job_extend(f->board, p, "w", 0, 100), JB_OK);
+  assert_int_equal(jb_extend(f->board, p, "w", 0, 100), JB_OK);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, p), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
   sleep_ms(150);
   assert_int_equal(state_of(f->board, p), JB_STATE_UNCLAIMED);
   /* A lapsed claim cannot be extended: nobody owns it. */
-  assert_int_equal(jb_job_extend(f->board, p, "w", 0, 100), JB_ENOTFOUND);
+  assert_int_equal(jb_extend(f->board, p, "w", 0, 100), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "lapsed");
   jbt_assert_check_ok(f->board);
 }
@@ -185,11 +185,11 @@ static void a_same_owner_reclaim_refreshes_the_lease(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "refresh", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(600);
+  jb_claim_options o = lease(600);
   uint64_t t = claim_ok(f->board, u, "w", &o);
   sleep_ms(350);
   uint64_t t2 = 0;
-  assert_int_equal(jb_job_claim_ex(&t2, f->board, u, "w", NULL), JB_ECLAIMED);
+  assert_int_equal(jb_claim(&t2, f->board, u, "w", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "w");
   assert_int_equal(t2, t); /* the same claim: the same token */
   sleep_ms(350); /* 700 ms after the claim, 350 after the refresh */
@@ -203,23 +203,23 @@ static void bad_leases_are_refused_and_change_nothing(void **state) {
   jbt_post(u, f->board, "x", JB_PRIORITY_NORMAL);
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
-  jb_claim_opts o = lease(-5);
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &o), JB_EINVAL);
+  jb_claim_options o = lease(-5);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &o), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "lease");
   o = lease(JB_LEASE_MAX_MS + 1);
-  assert_int_equal(jb_job_claim_next_ex(NULL, NULL, NULL, f->board, "w", &o),
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", &o),
                    JB_EINVAL);
   o = lease(10);
   o.flags = 0x80;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &o), JB_EINVAL);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &o), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "flags");
   o = lease(10);
   o.version = 99;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &o), JB_EINVAL);
-  assert_int_equal(jb_job_extend(f->board, u, "w", 0, 0), JB_EINVAL);
-  assert_int_equal(jb_job_extend(f->board, u, "w", 0, -1), JB_EINVAL);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &o), JB_EINVAL);
+  assert_int_equal(jb_extend(f->board, u, "w", 0, 0), JB_EINVAL);
+  assert_int_equal(jb_extend(f->board, u, "w", 0, -1), JB_EINVAL);
   /* Extending an unclaimed job: nobody owns it. */
-  assert_int_equal(jb_job_extend(f->board, u, "w", 0, 100), JB_ENOTFOUND);
+  assert_int_equal(jb_extend(f->board, u, "w", 0, 100), JB_ENOTFOUND);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
   jbt_snapshot_free(&before);
@@ -237,7 +237,7 @@ static void a_stale_token_is_refused_after_a_lapse_and_reclaim(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "fenced", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(100);
+  jb_claim_options o = lease(100);
   uint64_t t1 = claim_ok(f->board, u, "worker", &o);
   sleep_ms(150);
   /* The lease lapsed; the job is claimed again under the same name. */
@@ -245,20 +245,20 @@ static void a_stale_token_is_refused_after_a_lapse_and_reclaim(void **state) {
   assert_true(t2 > t1);
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
-  assert_int_equal(jb_job_consume_ex(f->board, u, "worker", t1), JB_ENOTOWNER);
+  assert_int_equal(jb_consume(f->board, u, "worker", t1, NULL), JB_ENOTOWNER);
   char t1s[32], t2s[32];
   snprintf(t1s, sizeof t1s, "%llu", (unsigned long long)t1);
   snprintf(t2s, sizeof t2s, "%llu", (unsigned long long)t2);
   jbt_assert_contains(jb_errmsg(), t1s);
   jbt_assert_contains(jb_errmsg(), t2s);
-  assert_int_equal(jb_job_abandon_ex(f->board, u, "worker", t1), JB_ENOTOWNER);
-  assert_int_equal(jb_job_trash_ex(f->board, u, "worker", t1), JB_ENOTOWNER);
-  assert_int_equal(jb_job_extend(f->board, u, "worker", t1, 100), JB_ENOTOWNER);
+  assert_int_equal(jb_abandon(f->board, u, "worker", t1), JB_ENOTOWNER);
+  assert_int_equal(jb_trash(f->board, u, "worker", t1), JB_ENOTOWNER);
+  assert_int_equal(jb_extend(f->board, u, "worker", t1, 100), JB_ENOTOWNER);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
   jbt_snapshot_free(&before);
   jbt_snapshot_free(&after);
-  assert_int_equal(jb_job_consume_ex(f->board, u, "worker", t2), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "worker", t2, NULL), JB_OK);
   assert_int_equal(state_of(f->board, u), JB_STATE_COMPLETE);
 }
 
@@ -266,7 +266,7 @@ static void the_job_snapshot_reports_token_lease_and_holder(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "snap", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(5000);
+  jb_claim_options o = lease(5000);
   o.flags = JB_CLAIM_BIND_PROCESS;
   int64_t before = jbt_now_us();
   (void)before;
@@ -285,7 +285,7 @@ static void the_job_snapshot_reports_token_lease_and_holder(void **state) {
   int64_t exp = jb_job_lease_expires(j);
   assert_true(exp > wall && exp <= wall + 5000 * 1000 + 1000);
   jb_job_free(j);
-  assert_int_equal(jb_job_consume_ex(f->board, u, "me", t), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "me", t, NULL), JB_OK);
 }
 
 typedef struct {
@@ -302,9 +302,9 @@ static int token_child(void *arg) {
   for (int i = 0; i < a->n; i++) {
     char u[JB_UUID_STRLEN];
     uint64_t t = 0;
-    if (jb_job_claim_next_ex(u, NULL, &t, b, "child", NULL) != JB_OK) return 2;
+    if (jb_claim_next(u, NULL, &t, b, "child", NULL) != JB_OK) return 2;
     if (write(a->out_fd, &t, sizeof t) != (ssize_t)sizeof t) return 3;
-    if (jb_job_consume_ex(b, u, "child", t) != JB_OK) return 4;
+    if (jb_consume(b, u, "child", t, NULL) != JB_OK) return 4;
   }
   jb_board_close(b);
   return 0;
@@ -321,13 +321,13 @@ static void tokens_increase_across_reopen_and_processes(void **state) {
     jbt_post(NULL, f->board, "t", JB_PRIORITY_NORMAL);
   char u[JB_UUID_STRLEN];
   uint64_t t1 = 0;
-  assert_int_equal(jb_job_claim_next_ex(u, NULL, &t1, f->board, "p", NULL),
+  assert_int_equal(jb_claim_next(u, NULL, &t1, f->board, "p", NULL),
                    JB_OK);
-  assert_int_equal(jb_job_consume(f->board, u, "p"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "p", 0, NULL), JB_OK);
   jb_board_close(f->board);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   uint64_t t2 = 0;
-  assert_int_equal(jb_job_claim_next_ex(u, NULL, &t2, f->board, "p", NULL),
+  assert_int_equal(jb_claim_next(u, NULL, &t2, f->board, "p", NULL),
                    JB_OK);
   assert_true(t2 > t1);
   /* Two processes racing: every token distinct and above t2. */
@@ -349,7 +349,7 @@ static void tokens_increase_across_reopen_and_processes(void **state) {
   assert_true(got[0] > t2);
   for (size_t i = 1; i < n; i++) assert_true(got[i] > got[i - 1]);
   uint64_t t3 = 0;
-  assert_int_equal(jb_job_claim_ex(&t3, f->board, u, "p", NULL), JB_ECLAIMED);
+  assert_int_equal(jb_claim(&t3, f->board, u, "p", NULL), JB_ECLAIMED);
   assert_int_equal(t3, t2);
 }
 
@@ -366,10 +366,10 @@ static int bound_child(void *arg) {
   bound_args *a = arg;
   jb_board *b = NULL;
   if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 1;
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
   char u[JB_UUID_STRLEN];
-  if (jb_job_claim_next_ex(u, NULL, NULL, b, "doomed", &o) != JB_OK) return 2;
+  if (jb_claim_next(u, NULL, NULL, b, "doomed", &o) != JB_OK) return 2;
   if (write(a->out_fd, u, JB_UUID_STRLEN) != JB_UUID_STRLEN) return 3;
   for (;;) pause();
 }
@@ -396,10 +396,10 @@ static void a_killed_holder_frees_its_job_without_any_expiry(void **state) {
   assert_int_equal(jb_job_holder_pid(j), (int)pid);
   assert_true(jb_job_holder_alive(j));
   jb_job_free(j);
-  assert_int_equal(jb_job_claim(f->board, u, "other"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, u, "other", NULL), JB_ECLAIMED);
   /* claim-next looks at the holder while it runs (nothing else is ready),
    * and must look at it again once it is gone. */
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "other"),
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "other", NULL),
                    JB_ENOTFOUND);
   assert_int_equal(kill(pid, SIGKILL), 0);
   /* Dead but not reaped yet (a zombie): it will never act again. Wait
@@ -412,10 +412,10 @@ static void a_killed_holder_frees_its_job_without_any_expiry(void **state) {
   assert_int_equal(jb_board_count(&n, f->board, JB_ONLY_UNCLAIMED), JB_OK);
   assert_int_equal(n, 1);
   char next[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next(next, NULL, f->board, "survivor"), JB_OK);
+  assert_int_equal(jb_claim_next(next, NULL, NULL, f->board, "survivor", NULL), JB_OK);
   assert_string_equal(next, u);
   assert_int_equal(jbt_wait(pid, 10000) != -1, 1);
-  assert_int_equal(jb_job_consume(f->board, u, "survivor"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "survivor", 0, NULL), JB_OK);
   jbt_assert_check_ok(f->board);
 }
 
@@ -532,7 +532,7 @@ static void a_reused_pid_does_not_keep_a_dead_holders_claim(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "reused", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
   claim_ok(f->board, u, "me", &o);
   assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
@@ -541,7 +541,7 @@ static void a_reused_pid_does_not_keep_a_dead_holders_claim(void **state) {
   run_raw(RAW_HOLDER_START, f->dir, u);
   assert_int_equal(state_of(f->board, u), JB_STATE_UNCLAIMED);
   char got[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "next"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "next", NULL), JB_OK);
   assert_string_equal(got, u);
   jbt_assert_check_ok(f->board);
 }
@@ -552,9 +552,9 @@ static void claims_of_an_earlier_boot_lapse_at_reopen(void **state) {
   jbt_post(leased, f->board, "leased", JB_PRIORITY_NORMAL);
   jbt_post(bound, f->board, "bound", JB_PRIORITY_NORMAL);
   jbt_post(plain, f->board, "plain", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = lease(3600 * 1000);
+  jb_claim_options o = lease(3600 * 1000);
   claim_ok(f->board, leased, "w", &o);
-  o = (jb_claim_opts)JB_CLAIM_OPTS_INIT;
+  o = (jb_claim_options)JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
   claim_ok(f->board, bound, "w", &o);
   claim_ok(f->board, plain, "w", NULL);
@@ -568,12 +568,12 @@ static void claims_of_an_earlier_boot_lapse_at_reopen(void **state) {
   assert_int_equal(state_of(f->board, bound), JB_STATE_UNCLAIMED);
   assert_int_equal(state_of(f->board, plain), JB_STATE_CLAIMED);
   /* The plain claim, given a lease now, belongs to this boot. */
-  assert_int_equal(jb_job_extend(f->board, plain, "w", 0, 3600 * 1000), JB_OK);
+  assert_int_equal(jb_extend(f->board, plain, "w", 0, 3600 * 1000), JB_OK);
   assert_int_equal(state_of(f->board, plain), JB_STATE_CLAIMED);
   char got[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "n"), JB_OK);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "n"), JB_OK);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "n"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "n", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "n", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "n", NULL), JB_ENOTFOUND);
   jbt_assert_check_ok(f->board);
 }
 
@@ -591,9 +591,9 @@ static void a_schema_1_board_is_upgraded_at_open(void **state) {
   assert_int_equal(jb_job_find_owner(owner, f->board, u), JB_OK);
   assert_string_equal(owner, "old-owner");
   jbt_assert_check_ok(f->board);
-  assert_int_equal(jb_job_consume(f->board, u, "old-owner"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "old-owner", 0, NULL), JB_OK);
   uint64_t t = claim_ok(f->board, r, "new", NULL);
-  assert_int_equal(jb_job_consume_ex(f->board, r, "new", t), JB_OK);
+  assert_int_equal(jb_consume(f->board, r, "new", t, NULL), JB_OK);
 }
 
 int main(void) {

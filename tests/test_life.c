@@ -3,7 +3,7 @@
  * (listed and counted, not claimable before their due time, then in
  * priority order), a waiter woken by a due time with no commit, attempts
  * counted by abandons, retries and lapses, dead letters (get, requeue,
- * purge) and the board's retry policy, jb_job_retry (delay, back-off,
+ * purge) and the board's retry policy, jb_retry (delay, back-off,
  * straight to the dead letters, refusals), time limits, unique keys
  * (also raced by processes), cancel and flush, and check on a board
  * holding all of it.
@@ -103,9 +103,9 @@ static uint32_t attempts_of(jb_board *b, const char *uuid) {
 }
 
 static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
-                         const jb_claim_opts *o) {
+                         const jb_claim_options *o) {
   uint64_t t = 0;
-  int rc = jb_job_claim_ex(&t, b, uuid, who, o);
+  int rc = jb_claim(&t, b, uuid, who, o);
   if (rc != JB_OK) fail_msg("claim %s as %s: %s (%s)", uuid, who,
                             jb_strerror(rc), jb_errmsg());
   return t;
@@ -114,7 +114,7 @@ static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
 /* claim-next must hand out `want`. */
 static void next_is(jb_board *b, const char *want, const char *who) {
   char got[JB_UUID_STRLEN];
-  int rc = jb_job_claim_next(got, NULL, b, who);
+  int rc = jb_claim_next(got, NULL, NULL, b, who, NULL);
   if (rc != JB_OK) fail_msg("claim-next: %s (%s), wanted %s", jb_strerror(rc),
                             jb_errmsg(), want);
   assert_string_equal(got, want);
@@ -122,7 +122,7 @@ static void next_is(jb_board *b, const char *want, const char *who) {
 
 static void next_none(jb_board *b) {
   char got[JB_UUID_STRLEN];
-  int rc = jb_job_claim_next(got, NULL, b, "nobody");
+  int rc = jb_claim_next(got, NULL, NULL, b, "nobody", NULL);
   if (rc != JB_ENOTFOUND) fail_msg("claim-next: %s, claimed %s", jb_strerror(rc),
                                    rc == JB_OK ? got : "-");
 }
@@ -195,10 +195,10 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
 
   /* 1 ms before its due time. */
   next_none(f->board);
-  assert_int_equal(jb_job_claim(f->board, late, "eager"), JB_ENOTDUE);
+  assert_int_equal(jb_claim(NULL, f->board, late, "eager", NULL), JB_ENOTDUE);
   jbt_assert_contains(jb_errmsg(), late);
   uint64_t tok = 0;
-  assert_int_equal(jb_job_claim_ex(&tok, f->board, late, "eager", NULL),
+  assert_int_equal(jb_claim(&tok, f->board, late, "eager", NULL),
                    JB_ENOTDUE);
   assert_int_equal(count(f->board, 0), 2);
   assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 0);
@@ -233,7 +233,7 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
   check_ok(f->board, 1);
 
   /* The older NORMAL job is given back: it alone is claimable now. */
-  assert_int_equal(jb_job_abandon_ex(f->board, early, "holder", ht), JB_OK);
+  assert_int_equal(jb_abandon(f->board, early, "holder", ht), JB_OK);
   assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 1);
 
   /* At its due time: claimable, and before the older NORMAL job. */
@@ -251,8 +251,8 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
   assert_int_equal(jb_job_not_before(j), 0);
   jb_job_free(j);
   check_ok(f->board, 0);
-  assert_int_equal(jb_job_consume(f->board, late, "w"), JB_OK);
-  assert_int_equal(jb_job_consume(f->board, early, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, late, "w", 0, NULL), JB_OK);
+  assert_int_equal(jb_consume(f->board, early, "w", 0, NULL), JB_OK);
 
   /* The delay_ms form: due delay_ms after the post. */
   const int64_t C = T + 10 * SEC;
@@ -267,7 +267,7 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
   jb_job_free(j);
   clock_at(C + 5 * SEC - 1);
   next_none(f->board);
-  assert_int_equal(jb_job_claim(f->board, d, "eager"), JB_ENOTDUE);
+  assert_int_equal(jb_claim(NULL, f->board, d, "eager", NULL), JB_ENOTDUE);
   clock_at(C + 5 * SEC);
   /* Claimed by uuid once due (it leaves the delayed index there). */
   claim_ok(f->board, d, "w", NULL);
@@ -349,8 +349,7 @@ typedef struct {
 static void *waiter_run(void *arg) {
   waiter *w = arg;
   int64_t t0 = jbt_now_ms();
-  w->rc = jb_job_claim_next_wait(w->uuid, NULL, NULL, w->board, "waiter",
-                                 NULL, 30000);
+  w->rc = jb_claim_next(w->uuid, NULL, NULL, w->board, "waiter", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 30000});
   w->took_ms = jbt_now_ms() - t0;
   return NULL;
 }
@@ -426,7 +425,7 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   for (uint32_t i = 1; i <= 2; i++) {
     clock_at(T + i * SEC);
     next_is(f->board, u, "w");
-    assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+    assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
     j = get(f->board, u);
     assert_int_equal(jb_job_attempts(j), i);
     assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
@@ -437,10 +436,10 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   clock_at(T + 3 * SEC);
   next_is(f->board, u, "w");
   uint64_t from = log_next(f->board);
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.reason = "disk full";
   jb_retry_result res = {false, -1, 0};
-  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &res), JB_OK);
+  assert_int_equal(jb_retry(&res, f->board, u, "w", &ro), JB_OK);
   assert_true(res.dead);
   assert_int_equal(res.attempts, 3);
   assert_int_equal(res.due_us, 0);
@@ -495,7 +494,7 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   /* Three more failed attempts (no reason) and it is back there... */
   for (int i = 0; i < 3; i++) {
     next_is(f->board, u, "w2");
-    assert_int_equal(jb_job_abandon(f->board, u, "w2"), JB_OK);
+    assert_int_equal(jb_abandon(f->board, u, "w2", 0), JB_OK);
   }
   gone(f->board, u);
   l = dead_of(f->board, u);
@@ -509,7 +508,7 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
                    JB_OK);
   assert_int_equal(attempts_of(f->board, u), 3);
   next_is(f->board, u, "w3");
-  assert_int_equal(jb_job_abandon(f->board, u, "w3"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "w3", 0), JB_OK);
   gone(f->board, u);
   l = dead_of(f->board, u);
   assert_int_equal(l->attempts, 4);
@@ -530,9 +529,9 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   char v[JB_UUID_STRLEN];
   jbt_post(v, f->board, "poison", JB_PRIORITY_NORMAL);
   claim_ok(f->board, v, "w", NULL);
-  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
-  assert_int_equal(jb_job_retry(f->board, v, "w", &ro, NULL), JB_OK);
+  assert_int_equal(jb_retry(NULL, f->board, v, "w", &ro), JB_OK);
   assert_int_equal(dead_count(f->board), 2);
   size_t purged = 99;
   assert_int_equal(jb_dead_purge(&purged, f->board, T + 4 * SEC), JB_OK);
@@ -605,9 +604,9 @@ static void the_boards_retry_policy_applies_to_jobs_without_their_own(
   post_ok(own, f->board, &p);
   for (int i = 0; i < 2; i++) {
     claim_ok(f->board, plain, "w", NULL);
-    assert_int_equal(jb_job_abandon(f->board, plain, "w"), JB_OK);
+    assert_int_equal(jb_abandon(f->board, plain, "w", 0), JB_OK);
     claim_ok(f->board, own, "w", NULL);
-    assert_int_equal(jb_job_abandon(f->board, own, "w"), JB_OK);
+    assert_int_equal(jb_abandon(f->board, own, "w", 0), JB_OK);
   }
   gone(f->board, plain);
   jb_dead_letter *l = dead_of(f->board, plain);
@@ -639,9 +638,9 @@ static int bound_then_exit(void *arg) {
   holder_args *a = arg;
   jb_board *b = NULL;
   if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 1;
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
-  if (jb_job_claim_ex(NULL, b, a->uuid, "doomed", &o) != JB_OK) {
+  if (jb_claim(NULL, b, a->uuid, "doomed", &o) != JB_OK) {
     fprintf(stderr, "child: claim %s: %s\n", a->uuid, jb_errmsg());
     return 2;
   }
@@ -679,7 +678,7 @@ static void a_lapsed_claim_counts_an_attempt(void **state) {
   char owner[JB_WHO_MAX + 1];
   assert_true(log_find(f->board, from, JB_EVENT_EXPIRED, u, owner));
   assert_string_equal(owner, "doomed");
-  assert_int_equal(jb_job_consume(f->board, u, "survivor"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "survivor", 0, NULL), JB_OK);
   check_ok(f->board, 0);
 
   /* With one attempt allowed, the lapse sends the job to the dead letters:
@@ -708,7 +707,7 @@ static void a_lapsed_claim_counts_an_attempt(void **state) {
   p.name = "one-chance-by-uuid";
   post_ok(w, f->board, &p);
   holder_gone(f, w);
-  assert_int_equal(jb_job_claim(f->board, w, "survivor"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim(NULL, f->board, w, "survivor", NULL), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "dead letters");
   gone(f->board, w);
   l = dead_of(f->board, w);
@@ -720,7 +719,7 @@ static void a_lapsed_claim_counts_an_attempt(void **state) {
   char x[JB_UUID_STRLEN];
   p.name = "one-chance-leased";
   post_ok(x, f->board, &p);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 1;
   claim_ok(f->board, x, "sleepy", &o);
   sleep_ms(50);
@@ -747,12 +746,12 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "later", JB_PRIORITY_NORMAL);
   uint64_t t = claim_ok(f->board, u, "w", NULL);
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.delay_ms = 10000;
   ro.token = t;
   ro.reason = "try later";
   jb_retry_result res = {true, 0, 0};
-  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &res), JB_OK);
+  assert_int_equal(jb_retry(&res, f->board, u, "w", &ro), JB_OK);
   assert_false(res.dead);
   assert_int_equal(res.attempts, 1);
   assert_int_equal(res.due_us, T + 10 * SEC);
@@ -767,7 +766,7 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   check_ok(f->board, 1);
   clock_at(T + 10 * SEC - 1);
   next_none(f->board);
-  assert_int_equal(jb_job_claim(f->board, u, "w"), JB_ENOTDUE);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", NULL), JB_ENOTDUE);
   clock_at(T + 10 * SEC);
   next_is(f->board, u, "w");
 
@@ -783,9 +782,9 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
     p.backoff_max_ms = 5000;
     post_ok(v, f->board, &p);
     claim_ok(f->board, v, "w", NULL);
-    ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+    ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
     ro.flags = JB_RETRY_BACKOFF;
-    assert_int_equal(jb_job_retry(f->board, v, "w", &ro, &res), JB_OK);
+    assert_int_equal(jb_retry(&res, f->board, v, "w", &ro), JB_OK);
     assert_int_equal(res.attempts, 1);
     /* attempt 1: 4 s +-20 % */
     if (res.due_us < C + 3200000 || res.due_us > C + 4800000)
@@ -798,7 +797,7 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
     clock_at(res.due_us);
     claim_ok(f->board, v, "w", NULL);
     int64_t now = res.due_us;
-    assert_int_equal(jb_job_retry(f->board, v, "w", &ro, &res), JB_OK);
+    assert_int_equal(jb_retry(&res, f->board, v, "w", &ro), JB_OK);
     assert_int_equal(res.attempts, 2);
     if (res.due_us < now + 4000000 || res.due_us > now + 5000000)
       fail_msg("attempt 2: due %lld us after the retry, not in 4..5 s",
@@ -810,7 +809,7 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   char w[JB_UUID_STRLEN];
   jbt_post(w, f->board, "board-backoff", JB_PRIORITY_NORMAL);
   claim_ok(f->board, w, "w", NULL);
-  assert_int_equal(jb_job_retry(f->board, w, "w", &ro, &res), JB_OK);
+  assert_int_equal(jb_retry(&res, f->board, w, "w", &ro), JB_OK);
   assert_true(res.due_us >= C + 800000 && res.due_us <= C + 1200000);
   assert_int_equal(jb_job_cancel(f->board, w, 0), JB_OK);
 
@@ -818,10 +817,10 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   char z[JB_UUID_STRLEN];
   jbt_post(z, f->board, "poison", JB_PRIORITY_NORMAL);
   claim_ok(f->board, z, "w", NULL);
-  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
   ro.reason = "cannot parse";
-  assert_int_equal(jb_job_retry(f->board, z, "w", &ro, &res), JB_OK);
+  assert_int_equal(jb_retry(&res, f->board, z, "w", &ro), JB_OK);
   assert_true(res.dead);
   assert_int_equal(res.attempts, 1);
   gone(f->board, z);
@@ -839,7 +838,7 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   char y[JB_UUID_STRLEN];
   jbt_post(y, f->board, "again", JB_PRIORITY_NORMAL);
   claim_ok(f->board, y, "w", NULL);
-  assert_int_equal(jb_job_retry(f->board, y, "w", NULL, NULL), JB_OK);
+  assert_int_equal(jb_retry(NULL, f->board, y, "w", NULL), JB_OK);
   assert_int_equal(attempts_of(f->board, y), 1);
   next_is(f->board, y, "w");
   check_ok(f->board, 0);
@@ -859,18 +858,18 @@ static void a_dead_letters_history_record_keeps_the_bound(void **state) {
   for (int i = 0; i < 3; i++) {
     jbt_post(u, f->board, "done", JB_PRIORITY_NORMAL);
     claim_ok(f->board, u, "w", NULL);
-    assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+    assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   }
   jb_retry_policy pol = JB_RETRY_POLICY_INIT;
   pol.max_attempts = 1;
   assert_int_equal(jb_board_set_retry_policy(f->board, &pol), JB_OK);
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   for (int i = 0; i < 2; i++) {
     jbt_post(u, f->board, "dies", JB_PRIORITY_NORMAL);
     claim_ok(f->board, u, "w", NULL);
     ro.flags = i ? 0 : JB_RETRY_DEAD; /* buried, then at its last attempt */
     jb_retry_result res;
-    assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &res), JB_OK);
+    assert_int_equal(jb_retry(&res, f->board, u, "w", &ro), JB_OK);
     assert_true(res.dead);
     size_t n = 0;
     assert_int_equal(jb_history_count(&n, f->board), JB_OK);
@@ -878,7 +877,7 @@ static void a_dead_letters_history_record_keeps_the_bound(void **state) {
   }
   jbt_post(u, f->board, "abandoned", JB_PRIORITY_NORMAL);
   claim_ok(f->board, u, "w", NULL);
-  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
   size_t n = 0;
   assert_int_equal(jb_history_count(&n, f->board), JB_OK);
   assert_int_equal(n, 3);
@@ -895,16 +894,16 @@ static void bad_retries_are_refused_and_change_nothing(void **state) {
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
 
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
-  assert_int_equal(jb_job_retry(f->board, u, "intruder", &ro, NULL),
+  assert_int_equal(jb_retry(NULL, f->board, u, "intruder", &ro),
                    JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "owner");
   ro.token = t + 1000;
-  assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL),
+  assert_int_equal(jb_retry(NULL, f->board, u, "owner", &ro),
                    JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "token");
-  assert_int_equal(jb_job_retry(f->board, free_job, "owner", NULL, NULL),
+  assert_int_equal(jb_retry(NULL, f->board, free_job, "owner", NULL),
                    JB_ENOTFOUND);
 
   struct {
@@ -920,28 +919,28 @@ static void bad_retries_are_refused_and_change_nothing(void **state) {
       {0, 0, "\xff\xfe", "reason"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+    ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
     ro.flags = bad[i].flags;
     ro.delay_ms = bad[i].delay_ms;
     ro.reason = bad[i].reason;
-    assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL),
+    assert_int_equal(jb_retry(NULL, f->board, u, "owner", &ro),
                      JB_EINVAL);
     jbt_assert_contains(jb_errmsg(), bad[i].says);
   }
   char *long_reason = malloc(JB_REASON_MAX + 2);
   memset(long_reason, 'r', JB_REASON_MAX + 1);
   long_reason[JB_REASON_MAX + 1] = '\0';
-  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
   ro.reason = long_reason;
-  assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL), JB_EINVAL);
+  assert_int_equal(jb_retry(NULL, f->board, u, "owner", &ro), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "reason");
   free(long_reason);
-  ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+  ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
   ro.version = 42;
-  assert_int_equal(jb_job_retry(f->board, u, "owner", &ro, NULL), JB_EINVAL);
-  assert_int_equal(jb_job_retry(f->board, "nope", "owner", NULL, NULL),
+  assert_int_equal(jb_retry(NULL, f->board, u, "owner", &ro), JB_EINVAL);
+  assert_int_equal(jb_retry(NULL, f->board, "nope", "owner", NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_job_retry(f->board, u, "", NULL, NULL), JB_EINVAL);
+  assert_int_equal(jb_retry(NULL, f->board, u, "", NULL), JB_EINVAL);
 
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
@@ -963,7 +962,7 @@ static void a_time_limit_caps_every_lease(void **state) {
   jb_job *j = get(f->board, u);
   assert_int_equal(jb_job_time_limit(j), 3000);
   jb_job_free(j);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 60000;
   uint64_t t = claim_ok(f->board, u, "w", &o);
   jb_expiry e;
@@ -972,29 +971,29 @@ static void a_time_limit_caps_every_lease(void **state) {
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left >= 0 && left <= 3000);
   /* Extended, or refreshed by a same-owner re-claim: still the limit. */
-  assert_int_equal(jb_job_extend(f->board, u, "w", t, 60000), JB_OK);
+  assert_int_equal(jb_extend(f->board, u, "w", t, 60000), JB_OK);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left >= 0 && left <= 3000);
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &o), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &o), JB_ECLAIMED);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_true(left >= 0 && left <= 3000);
   /* Claim-next's claim, and a claim with no lease at all. */
-  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
   char got[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next_ex(got, NULL, NULL, f->board, "w", &o),
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", &o),
                    JB_OK);
   assert_string_equal(got, u);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left >= 0 && left <= 3000);
-  assert_int_equal(jb_job_abandon(f->board, u, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
   claim_ok(f->board, u, "w", NULL);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left >= 0 && left <= 3000);
   /* A shorter lease than the limit stays as asked. */
-  assert_int_equal(jb_job_extend(f->board, u, "w", 0, 500), JB_OK);
+  assert_int_equal(jb_extend(f->board, u, "w", 0, 500), JB_OK);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_true(left >= 0 && left <= 500);
   check_ok(f->board, 0);
@@ -1007,7 +1006,7 @@ static void a_time_limit_caps_every_lease(void **state) {
   post_ok(v, f->board, &p);
   claim_ok(f->board, v, "slow", &o);
   sleep_ms(50);
-  assert_int_equal(jb_job_claim(f->board, v, "other"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim(NULL, f->board, v, "other", NULL), JB_ENOTFOUND);
   gone(f->board, v);
   jb_dead_letter *l = dead_of(f->board, v);
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
@@ -1064,9 +1063,9 @@ static void a_jobx_record_that_does_not_decode_blocks_nothing(void **state) {
   /* check sees it. */
   assert_int_equal(jb_board_check(NULL, f->board, NULL, NULL), JB_ECORRUPT);
   /* The job still leaves the board (its record with it)... */
-  int crc = jb_job_claim(f->board, a, "w");
+  int crc = jb_claim(NULL, f->board, a, "w", NULL);
   if (crc != JB_OK) fail_msg("claim: %s", jb_errmsg());
-  assert_int_equal(jb_job_consume(f->board, a, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, a, "w", 0, NULL), JB_OK);
   assert_int_equal(count(f->board, 0), 0);
   /* ...and the key its record named, unreadable now, is free for the
    * next post that asks for it. */
@@ -1137,7 +1136,7 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   /* Consumed: the key is free. */
   claim_ok(f->board, a, "w", NULL);
   post_key(b, f->board, key, JB_EEXISTS); /* claimed: still held */
-  assert_int_equal(jb_job_consume(f->board, a, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, a, "w", 0, NULL), JB_OK);
   char c[JB_UUID_STRLEN];
   post_key(c, f->board, key, JB_OK);
   assert_string_not_equal(c, a);
@@ -1147,9 +1146,9 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   post_key(d, f->board, key, JB_OK);
   /* Dead-lettered: free, and a requeue finds it taken. */
   claim_ok(f->board, d, "w", NULL);
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
-  assert_int_equal(jb_job_retry(f->board, d, "w", &ro, NULL), JB_OK);
+  assert_int_equal(jb_retry(NULL, f->board, d, "w", &ro), JB_OK);
   jb_dead_letter *l = dead_of(f->board, d);
   assert_string_equal(l->unique_key, key);
   jb_dead_free(l);
@@ -1160,8 +1159,8 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   jb_dead_free(dead_of(f->board, d)); /* the letter stays */
   gone(f->board, d);
   /* Trashed (a dead letter too), then requeued: it holds the key again. */
-  assert_int_equal(jb_job_claim(f->board, e, "w"), JB_OK);
-  assert_int_equal(jb_job_trash(f->board, e, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, e, "w", NULL), JB_OK);
+  assert_int_equal(jb_trash(f->board, e, "w", 0), JB_OK);
   assert_int_equal(jb_dead_requeue(f->board, d, 0), JB_OK);
   post_key(b, f->board, key, JB_EEXISTS);
   assert_string_equal(b, d);
@@ -1278,29 +1277,29 @@ static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
   from = log_next(f->board);
   assert_int_equal(jb_job_cancel(f->board, v, JB_CANCEL_FORCE), JB_OK);
   gone(f->board, v);
-  assert_int_equal(jb_job_consume_ex(f->board, v, "holder", t), JB_ENOTFOUND);
+  assert_int_equal(jb_consume(f->board, v, "holder", t, NULL), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), v);
   jbt_assert_contains(jb_errmsg(), "cancelled");
-  assert_int_equal(jb_job_extend(f->board, v, "holder", t, 1000),
+  assert_int_equal(jb_extend(f->board, v, "holder", t, 1000),
                    JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "cancelled");
-  assert_int_equal(jb_job_abandon(f->board, v, "holder"), JB_ENOTFOUND);
+  assert_int_equal(jb_abandon(f->board, v, "holder", 0), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "cancelled");
-  assert_int_equal(jb_job_consume_result(f->board, v, "holder", t,
-                                         JB_OUTCOME_FAILURE, NULL, 0),
+  assert_int_equal(jb_consume(f->board, v, "holder", t,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, NULL, 0}),
                    JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "(it was cancelled)");
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.token = t;
-  assert_int_equal(jb_job_retry(f->board, v, "holder", &ro, NULL),
+  assert_int_equal(jb_retry(NULL, f->board, v, "holder", &ro),
                    JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "(it was cancelled)");
   /* A job that was consumed is not said to be cancelled. */
   char done[JB_UUID_STRLEN];
   jbt_post(done, f->board, "done", JB_PRIORITY_NORMAL);
   claim_ok(f->board, done, "holder", NULL);
-  assert_int_equal(jb_job_consume(f->board, done, "holder"), JB_OK);
-  assert_int_equal(jb_job_consume(f->board, done, "holder"), JB_ENOTFOUND);
+  assert_int_equal(jb_consume(f->board, done, "holder", 0, NULL), JB_OK);
+  assert_int_equal(jb_consume(f->board, done, "holder", 0, NULL), JB_ENOTFOUND);
   assert_null(strstr(jb_errmsg(), "cancelled"));
   char owner[JB_WHO_MAX + 1];
   assert_true(log_find(f->board, from, JB_EVENT_CANCELLED, v, owner));
@@ -1351,7 +1350,7 @@ static void flush_cancels_every_unclaimed_job(void **state) {
   }
   assert_int_equal(jb_job_post_batch(many_u, f->board, many, MANY), JB_OK);
   size_t n = 0;
-  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 3 + MANY);
   assert_int_equal(count(f->board, 0), 1);
   jb_state st;
@@ -1367,11 +1366,11 @@ static void flush_cancels_every_unclaimed_job(void **state) {
   /* The delayed job's key is free again. */
   char again[JB_UUID_STRLEN];
   post_key(again, f->board, "flushed-key", JB_OK);
-  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 1);
-  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 0);
-  assert_int_equal(jb_job_consume(f->board, held, "holder"), JB_OK);
+  assert_int_equal(jb_consume(f->board, held, "holder", 0, NULL), JB_OK);
   check_ok(f->board, 0);
 }
 
@@ -1394,10 +1393,10 @@ static void check_passes_a_board_with_a_jobs_life(void **state) {
   p.time_limit_ms = 60000;
   post_ok(u, f->board, &p);
   claim_ok(f->board, u, "w", NULL);
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.delay_ms = 30000;
   ro.reason = "later";
-  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, NULL), JB_OK);
+  assert_int_equal(jb_retry(NULL, f->board, u, "w", &ro), JB_OK);
   /* Attempts on a ready job, and a claimed one under a time limit. */
   char a[JB_UUID_STRLEN], l[JB_UUID_STRLEN];
   p = (jb_post)JB_POST_INIT;
@@ -1405,7 +1404,7 @@ static void check_passes_a_board_with_a_jobs_life(void **state) {
   p.unique_key = "abandoned-key";
   post_ok(a, f->board, &p);
   claim_ok(f->board, a, "w", NULL);
-  assert_int_equal(jb_job_abandon(f->board, a, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, a, "w", 0), JB_OK);
   p = (jb_post)JB_POST_INIT;
   p.name = "limited";
   p.time_limit_ms = 60000;
@@ -1420,12 +1419,12 @@ static void check_passes_a_board_with_a_jobs_life(void **state) {
     if (i == 0) p.unique_key = "dead-key";
     post_ok(z, f->board, &p);
     claim_ok(f->board, z, "w", NULL);
-    ro = (jb_retry_opts)JB_RETRY_OPTS_INIT;
+    ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
     ro.flags = i == 0 ? JB_RETRY_DEAD : 0;
     if (i < 2)
-      assert_int_equal(jb_job_retry(f->board, z, "w", &ro, NULL), JB_OK);
+      assert_int_equal(jb_retry(NULL, f->board, z, "w", &ro), JB_OK);
     else
-      assert_int_equal(jb_job_trash(f->board, z, "w"), JB_OK);
+      assert_int_equal(jb_trash(f->board, z, "w", 0), JB_OK);
   }
   assert_int_equal(dead_count(f->board), 3);
   jb_check_stats st;
@@ -1438,7 +1437,7 @@ static void check_passes_a_board_with_a_jobs_life(void **state) {
   clock_at(T + 61 * SEC);
   char got[JB_UUID_STRLEN];
   for (int i = 0; i < 3; i++)
-    assert_int_equal(jb_job_claim_next(got, NULL, f->board, "late"), JB_OK);
+    assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "late", NULL), JB_OK);
   next_none(f->board);
   check_ok(f->board, 0);
   /* And after a requeue (the trashed one: a letter of format 2 too). */
@@ -1461,14 +1460,14 @@ static void salvage_copies_a_requeued_dead_letter(void **state) {
   const char *both[] = {live, done};
   for (int i = 0; i < 2; i++) {
     claim_ok(f->board, both[i], "w", NULL);
-    jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+    jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
     ro.flags = JB_RETRY_DEAD;
     ro.reason = "poison";
-    assert_int_equal(jb_job_retry(f->board, both[i], "w", &ro, NULL), JB_OK);
+    assert_int_equal(jb_retry(NULL, f->board, both[i], "w", &ro), JB_OK);
     assert_int_equal(jb_dead_requeue(f->board, both[i], 0), JB_OK);
   }
   claim_ok(f->board, done, "w", NULL);
-  assert_int_equal(jb_job_consume(f->board, done, "w"), JB_OK);
+  assert_int_equal(jb_consume(f->board, done, "w", 0, NULL), JB_OK);
   char *dst = jbt_path(f->dir, "salvaged");
   jb_salvage_stats st;
   assert_int_equal(jb_board_salvage(&st, f->dir, dst, NULL, NULL), JB_OK);

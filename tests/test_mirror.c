@@ -163,7 +163,7 @@ static void a_new_unclaimed_listing_goes_on_as_posted_remote_verbatim(
   jb_iter_close(it);
 
   /* Decided by Redis: no local claim without the hook. */
-  assert_int_equal(jb_job_claim(b, JBT_WIRE_UUID, "w"), JB_EOFFLINE);
+  assert_int_equal(jb_claim(NULL, b, JBT_WIRE_UUID, "w", NULL), JB_EOFFLINE);
   jbt_buf_free(&p);
   jbt_assert_check_ok(b);
 }
@@ -241,7 +241,7 @@ static void a_listing_with_a_past_expiry_reads_unclaimed(void **state) {
   assert_int_equal(st, JB_STATE_UNCLAIMED);
   char got[JB_UUID_STRLEN];
   /* Remote jobs are skipped without the hook; the lapsed claim is reaped. */
-  assert_int_equal(jb_job_claim_next(got, NULL, b, "x"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, b, "x", NULL), JB_ENOTFOUND);
   jbt_buf_free(&p);
   jbt_assert_check_ok(b);
 }
@@ -447,10 +447,10 @@ static void a_bound_claim_keeps_its_binding(void **state) {
                                      JB_STORE_DECIDED), JB_OK);
   /* v: bound with a lease, through the API and a hook saying yes. */
   jb__board_set_remote(b, &yes_ops, NULL);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
   o.lease_ms = 60000;
-  assert_int_equal(jb_job_claim_ex(NULL, b, v, "me", &o), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, v, "me", &o), JB_OK);
   jb__board_set_remote(b, NULL, NULL);
 
   uint64_t from = log_next(b);
@@ -523,8 +523,8 @@ static void a_job_completed_here_is_not_brought_back(void **state) {
   assert_int_equal(mirror1(b, &l, 0), JB_MIRROR_NEW);
   /* Claimed and consumed through the local API (Redis says yes). */
   jb__board_set_remote(b, &yes_ops, NULL);
-  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
-  assert_int_equal(jb_job_consume(b, u, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
+  assert_int_equal(jb_consume(b, u, "w", 0, NULL), JB_OK);
   jb__board_set_remote(b, NULL, NULL);
   /* A replicator pass that read Redis before the consume reached it. */
   uint64_t from = log_next(b);
@@ -805,7 +805,7 @@ static void redis_jobs_list_and_claim_in_redis_order(void **state) {
   jb__board_set_remote(b, &yes_ops, NULL);
   for (int i = 0; i < 6; i++) {
     char c[JB_UUID_STRLEN];
-    assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+    assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
     assert_string_equal(c, want[i]);
   }
   jb__board_set_remote(b, NULL, NULL);
@@ -835,11 +835,11 @@ static void without_redis_claim_next_takes_local_jobs_in_order(void **state) {
   jbt_post(ln, b, "local-normal", JB_PRIORITY_NORMAL);
   jbt_post(lh, b, "local-high", JB_PRIORITY_HIGH);
   char c[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
   assert_string_equal(c, lh);
-  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
   assert_string_equal(c, ln);
-  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_ENOTFOUND);
   for (int i = 0; i < 6; i++) jbt_buf_free(&p[i]);
   jbt_assert_check_ok(b);
 }
@@ -1035,8 +1035,8 @@ static void a_completed_job_listed_long_after_comes_back(void **state) {
   int64_t before = jb__now_us();
   assert_int_equal(mirror1(b, &l, 0), JB_MIRROR_NEW);
   jb__board_set_remote(b, &yes_ops, NULL);
-  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
-  assert_int_equal(jb_job_consume(b, u, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
+  assert_int_equal(jb_consume(b, u, "w", 0, NULL), JB_OK);
   jb__board_set_remote(b, NULL, NULL);
   assert_int_equal(mirror1(b, &l, before), JB_MIRROR_DONE);
   /* Within the 2 s slack of the completion: still done. */

@@ -107,13 +107,13 @@ static void claim_next_follows_listing_order(void **state) {
   qsort(p, n, sizeof *p, listing_cmp);
   for (size_t i = 0; i < n; i++) {
     char got[JB_UUID_STRLEN];
-    assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w"), JB_OK);
+    assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", NULL), JB_OK);
     if (strcmp(got, p[i].uuid) != 0)
       fail_msg("claim-next #%zu took %s, expected %s (%s, seq %llu)", i, got,
                p[i].uuid, jb_priority_name(p[i].prio),
                (unsigned long long)p[i].seq);
   }
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_ENOTFOUND);
   free(p);
 }
 
@@ -122,7 +122,7 @@ static void claim_next_prefers_a_newer_higher_priority_job(void **state) {
   char old_low[JB_UUID_STRLEN], new_high[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
   jbt_post(old_low, f->board, "old", JB_PRIORITY_NORMAL);
   jbt_post(new_high, f->board, "new", JB_PRIORITY_VERY_HIGH);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_string_equal(got, new_high);
 }
 
@@ -134,12 +134,12 @@ static void abandoned_job_returns_to_its_place_in_the_order(void **state) {
     jbt_post(p[i].uuid, f->board, "place", p[i].prio);
   }
   char got[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_string_equal(got, p[0].uuid);
-  assert_int_equal(jb_job_abandon(f->board, p[0].uuid, "w"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, p[0].uuid, "w", 0), JB_OK);
   /* The oldest job comes first again: abandon does not send it to the back. */
   assert_listing(f->board, JB_ONLY_UNCLAIMED, p, 4);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_string_equal(got, p[0].uuid);
 }
 
@@ -150,8 +150,8 @@ static void only_unclaimed_listing_skips_claimed_jobs(void **state) {
     p[i].prio = (jb_priority)(i % 3);
     jbt_post(p[i].uuid, f->board, "u", p[i].prio);
   }
-  assert_int_equal(jb_job_claim(f->board, p[1].uuid, "w"), JB_OK);
-  assert_int_equal(jb_job_claim(f->board, p[4].uuid, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, p[1].uuid, "w", NULL), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, p[4].uuid, "w", NULL), JB_OK);
   /* Listing order of the unclaimed ones: 2 (NORMAL), 5 (NORMAL), 0, 3. */
   posted want[4] = {p[2], p[5], p[0], p[3]};
   assert_listing(f->board, JB_ONLY_UNCLAIMED, want, 4);
@@ -276,7 +276,7 @@ static void only_unclaimed_iterator_streams_past_many_claimed_jobs(
     if (i % 50 == 49)
       want[w++] = p[i];
     else
-      assert_int_equal(jb_job_claim(f->board, p[i].uuid, "w"), JB_OK);
+      assert_int_equal(jb_claim(NULL, f->board, p[i].uuid, "w", NULL), JB_OK);
   }
   assert_listing(f->board, JB_ONLY_UNCLAIMED, want, w);
   size_t unclaimed = 0;
@@ -301,8 +301,8 @@ static void iterator_keeps_its_place_while_jobs_are_claimed(void **state) {
     assert_int_equal(jb_iter_next(&j, it), JB_OK);
     assert_non_null(j);
     assert_string_equal(jb_job_uuid(j), p[i].uuid);
-    assert_int_equal(jb_job_claim(f->board, p[i].uuid, "w"), JB_OK);
-    assert_int_equal(jb_job_consume(f->board, p[i].uuid, "w"), JB_OK);
+    assert_int_equal(jb_claim(NULL, f->board, p[i].uuid, "w", NULL), JB_OK);
+    assert_int_equal(jb_consume(f->board, p[i].uuid, "w", 0, NULL), JB_OK);
   }
   assert_int_equal(jb_iter_next(&j, it), JB_OK);
   assert_null(j);

@@ -125,8 +125,8 @@ static void fill(jb_board *b, size_t n, char (*uuids)[JB_UUID_STRLEN],
   for (size_t i = 0; i < n; i++) {
     consumed[i] = i % 9 == 4;
     if (i % 5 == 0 || consumed[i])
-      assert_int_equal(jb_job_claim(b, uuids[i], "w"), JB_OK);
-    if (consumed[i]) assert_int_equal(jb_job_consume(b, uuids[i], "w"), JB_OK);
+      assert_int_equal(jb_claim(NULL, b, uuids[i], "w", NULL), JB_OK);
+    if (consumed[i]) assert_int_equal(jb_consume(b, uuids[i], "w", 0, NULL), JB_OK);
   }
   jbt_buf_free(&big);
   /* Two commits that leave the jobs table alone: both meta pages then
@@ -248,7 +248,7 @@ static void torn_writemap_meta_is_reported_and_salvaged_whole(void **state) {
   size_t gone = 5; /* claimed by fill (every 5th), not consumed */
   assert_false(f.consumed[gone]);
   jb_board *b = open_board(fx->dir);
-  assert_int_equal(jb_job_consume(b, f.uuids[gone], "w"), JB_OK);
+  assert_int_equal(jb_consume(b, f.uuids[gone], "w", 0, NULL), JB_OK);
   f.consumed[gone] = true;
   jb_board_close(b);
   char *copy = jbt_mkdtemp();
@@ -702,8 +702,8 @@ static int busy_writer(void *varg) {
     jb_post p = JB_POST_INIT;
     p.name = "busy";
     if (jb_job_post(u, b, &p) != JB_OK) return 2;
-    if (i % 3 && jb_job_claim_next(u, NULL, b, "w") == JB_OK &&
-        jb_job_consume(b, u, "w") != JB_OK)
+    if (i % 3 && jb_claim_next(u, NULL, NULL, b, "w", NULL) == JB_OK &&
+        jb_consume(b, u, "w", 0, NULL) != JB_OK)
       return 3;
     if (!told && i == 50) {
       told = write(a->ready_fd, "r", 1) == 1;

@@ -174,14 +174,14 @@ static void workload(jb_board *b, models *m, unsigned ops, unsigned *seed) {
       rc = jb_job_post_batch(uuids, b, p, 3);
       if (rc != JB_OK) fail_msg("batch post: %s", jb_errmsg());
     } else if (what < 7 && nheld < MAX_HELD) {
-      rc = jb_job_claim_next(held[nheld], NULL, b, "worker");
+      rc = jb_claim_next(held[nheld], NULL, NULL, b, "worker", NULL);
       if (rc == JB_ENOTFOUND) continue; /* nothing to claim: no commit */
       if (rc != JB_OK) fail_msg("claim-next: %s", jb_errmsg());
       nheld++;
     } else if (nheld > 0) {
       unsigned k = (r >> 8) % nheld;
-      rc = what < 9 ? jb_job_consume(b, held[k], "worker")
-                    : jb_job_abandon(b, held[k], "worker");
+      rc = what < 9 ? jb_consume(b, held[k], "worker", 0, NULL)
+                    : jb_abandon(b, held[k], "worker", 0);
       if (rc != JB_OK) fail_msg("consume/abandon: %s", jb_errmsg());
       memcpy(held[k], held[--nheld], JB_UUID_STRLEN);
     } else {
@@ -412,8 +412,8 @@ static int write_after_recovery(jb_board *b) {
     rc = jb_job_post(u, b, &p);
     jbt_buf_free(&d);
   }
-  if (rc == JB_OK) rc = jb_job_claim_next(u, NULL, b, "after");
-  if (rc == JB_OK) rc = jb_job_consume(b, u, "after");
+  if (rc == JB_OK) rc = jb_claim_next(u, NULL, NULL, b, "after", NULL);
+  if (rc == JB_OK) rc = jb_consume(b, u, "after", 0, NULL);
   unsigned lines = 0;
   jb_check_stats st;
   if (rc == JB_OK) rc = jb_board_check(&st, b, count_problem, &lines);

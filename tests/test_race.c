@@ -85,11 +85,11 @@ static int consumer(void *arg) {
   bool producers_done = a->producers_fd < 0;
   for (;;) {
     char uuid[JB_UUID_STRLEN];
-    int rc = jb_job_claim_next(uuid, NULL, b, who);
+    int rc = jb_claim_next(uuid, NULL, NULL, b, who, NULL);
     if (rc == JB_ENOTFOUND) {
       if (producers_done) {
         /* One more look: a post may have landed after our last claim. */
-        if (jb_job_claim_next(uuid, NULL, b, who) == JB_ENOTFOUND) break;
+        if (jb_claim_next(uuid, NULL, NULL, b, who, NULL) == JB_ENOTFOUND) break;
       } else {
         /* Producers still running: nothing claimable right now. Check
          * whether they are done (EOF on their pipe) without blocking. */
@@ -108,7 +108,7 @@ static int consumer(void *arg) {
       fprintf(stderr, "%s: claim-next: %s\n", who, jb_errmsg());
       return 13;
     }
-    rc = jb_job_consume(b, uuid, who);
+    rc = jb_consume(b, uuid, who, 0, NULL);
     if (rc != JB_OK) {
       fprintf(stderr, "%s: consume %s: %s\n", who, uuid, jb_errmsg());
       return 14;
@@ -225,7 +225,7 @@ static int claimer(void *arg) {
   for (size_t k = 0; k < a->jobs->n; k++) {
     /* Half the children walk the list backwards so they meet mid-way. */
     size_t i = a->index % 2 ? a->jobs->n - 1 - k : k;
-    int rc = jb_job_claim(b, a->jobs->v[i], who);
+    int rc = jb_claim(NULL, b, a->jobs->v[i], who, NULL);
     if (rc == JB_OK)
       fprintf(out, "%s\n", a->jobs->v[i]);
     else if (rc != JB_ECLAIMED) {

@@ -39,7 +39,7 @@ static int reader_main(void *arg) {
   p.name = "nope";
   if (jb_job_post(uuid, b, &p) != JB_EREADONLY) return 13;
   if (strstr(jb_errmsg(), "read-only") == NULL) return 14;
-  if (jb_job_claim_next(uuid, NULL, b, "w") != JB_EREADONLY) return 15;
+  if (jb_claim_next(uuid, NULL, NULL, b, "w", NULL) != JB_EREADONLY) return 15;
   jb_check_stats st;
   if (jb_board_check(&st, b, NULL, NULL) != JB_OK || st.jobs != 2) return 16;
   jb_board_close(b);

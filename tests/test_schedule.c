@@ -324,7 +324,7 @@ static void cron_catch_up_skip_and_all(void **state) {
   int64_t runs[8];
   assert_int_equal(runs_on_board(f->board, runs, 8), 1);
   assert_int_equal(runs[0], T0 + 15 * MIN_US);
-  assert_int_equal(jb_board_flush(NULL, f->board), JB_OK);
+  assert_int_equal(jb_board_cancel_unclaimed(NULL, f->board), JB_OK);
   sc.catch_up = JB_CATCHUP_ALL;
   sc.name = "s";
   assert_int_equal(jb_schedule_remove(f->board, "s"), JB_OK);
@@ -632,7 +632,7 @@ static int drain(jb_board *b, const char *who, FILE *out) {
   for (;;) {
     char uuid[JB_UUID_STRLEN];
     jb_job *job = NULL;
-    int rc = jb_job_claim_next(uuid, &job, b, who);
+    int rc = jb_claim_next(uuid, &job, NULL, b, who, NULL);
     if (rc == JB_ENOTFOUND) return 0;
     if (rc != JB_OK) {
       fprintf(stderr, "%s: claim-next: %s\n", who, jb_errmsg());
@@ -642,7 +642,7 @@ static int drain(jb_board *b, const char *who, FILE *out) {
     const uint8_t *d = jb_job_details(job, &len);
     int64_t run = details_run(d, len);
     jb_job_free(job);
-    if ((rc = jb_job_consume(b, uuid, who)) != JB_OK) {
+    if ((rc = jb_consume(b, uuid, who, 0, NULL)) != JB_OK) {
       fprintf(stderr, "%s: consume: %s\n", who, jb_errmsg());
       return 1;
     }

@@ -1,5 +1,5 @@
 /*
- * test_stats.c - jb_board_stats and the counters the
+ * test_stats.c - jb_stats_read and the counters the
  * board keeps: post, claims of each kind, consumes with both
  * outcomes, an abandon, a trash; every figure checked.
  */
@@ -24,7 +24,7 @@ static int64_t now_us(void) {
 static jb_stats read_stats(jb_board *b, unsigned flags) {
   jb_stats st = JB_STATS_INIT;
   st.flags = flags;
-  assert_int_equal(jb_board_stats(b, &st), JB_OK);
+  assert_int_equal(jb_stats_read(&st, b), JB_OK);
   return st;
 }
 
@@ -46,11 +46,11 @@ static void test_empty(void **state) {
   /* A version it does not know, unknown flags. */
   jb_stats bad = JB_STATS_INIT;
   bad.version = 99;
-  assert_int_equal(jb_board_stats(f->board, &bad), JB_EINVAL);
+  assert_int_equal(jb_stats_read(&bad, f->board), JB_EINVAL);
   bad = (jb_stats)JB_STATS_INIT;
   bad.flags = 0x80;
-  assert_int_equal(jb_board_stats(f->board, &bad), JB_EINVAL);
-  assert_int_equal(jb_board_stats(NULL, &bad), JB_EINVAL);
+  assert_int_equal(jb_stats_read(&bad, f->board), JB_EINVAL);
+  assert_int_equal(jb_stats_read(&bad, NULL), JB_EINVAL);
 }
 
 static void test_figures(void **state) {
@@ -72,16 +72,16 @@ static void test_figures(void **state) {
 
   /* Claims: plain, leased, bound, and a lease that has lapsed. */
   uint64_t tok;
-  jb_claim_opts lease = JB_CLAIM_OPTS_INIT;
+  jb_claim_options lease = JB_CLAIM_OPTIONS_INIT;
   lease.lease_ms = 60000;
-  jb_claim_opts bind = JB_CLAIM_OPTS_INIT;
+  jb_claim_options bind = JB_CLAIM_OPTIONS_INIT;
   bind.flags = JB_CLAIM_BIND_PROCESS;
-  jb_claim_opts short_lease = JB_CLAIM_OPTS_INIT;
+  jb_claim_options short_lease = JB_CLAIM_OPTIONS_INIT;
   short_lease.lease_ms = 1;
-  assert_int_equal(jb_job_claim(b, u[0], "w-plain"), JB_OK);
-  assert_int_equal(jb_job_claim_ex(&tok, b, u[1], "w-lease", &lease), JB_OK);
-  assert_int_equal(jb_job_claim_ex(&tok, b, u[2], "w-bound", &bind), JB_OK);
-  assert_int_equal(jb_job_claim_ex(&tok, b, u[3], "w-short", &short_lease),
+  assert_int_equal(jb_claim(NULL, b, u[0], "w-plain", NULL), JB_OK);
+  assert_int_equal(jb_claim(&tok, b, u[1], "w-lease", &lease), JB_OK);
+  assert_int_equal(jb_claim(&tok, b, u[2], "w-bound", &bind), JB_OK);
+  assert_int_equal(jb_claim(&tok, b, u[3], "w-short", &short_lease),
                    JB_OK);
   usleep(20000);
 
@@ -125,13 +125,13 @@ static void test_figures(void **state) {
   assert_null(st.names);
 
   /* Consume with both outcomes, abandon, trash. */
-  assert_int_equal(jb_job_consume(b, u[0], "w-plain"), JB_OK);
-  assert_int_equal(jb_job_consume_result(b, u[1], "w-lease", 0,
-                                         JB_OUTCOME_FAILURE, NULL, 0),
+  assert_int_equal(jb_consume(b, u[0], "w-plain", 0, NULL), JB_OK);
+  assert_int_equal(jb_consume(b, u[1], "w-lease", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, NULL, 0}),
                    JB_OK);
-  assert_int_equal(jb_job_abandon(b, u[2], "w-bound"), JB_OK);
-  assert_int_equal(jb_job_claim(b, u[4], "w-trash"), JB_OK);
-  assert_int_equal(jb_job_trash(b, u[4], "w-trash"), JB_OK);
+  assert_int_equal(jb_abandon(b, u[2], "w-bound", 0), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, u[4], "w-trash", NULL), JB_OK);
+  assert_int_equal(jb_trash(b, u[4], "w-trash", 0), JB_OK);
 
   st = read_stats(b, 0);
   assert_int_equal(st.jobs, 5);

@@ -356,7 +356,7 @@ static void a_schema_3_board_made_with_writemap_opens_in_every_mode(
     jbt_uuids posted = {0};
     post_blobs(b, &posted, 300, 1, 5); /* grows the map twice */
     char claimed[JB_UUID_STRLEN];
-    assert_int_equal(jb_job_claim_next(claimed, NULL, b, "old-owner"), JB_OK);
+    assert_int_equal(jb_claim_next(claimed, NULL, NULL, b, "old-owner", NULL), JB_OK);
     jb_board_close(b);
     schema_args set = {dir, 3, 0};
     jbt_wait_ok(jbt_fork(schema_child, &set, 20), 20000);
@@ -503,8 +503,8 @@ static void a_schema_4_board_upgrades_to_the_log_tail(void **state) {
   for (int i = 0; i < 40; i++) {
     char c[JB_UUID_STRLEN];
     jbt_post(done[i], b, "old-job", JB_PRIORITY_NORMAL);
-    assert_int_equal(jb_job_claim_next(c, NULL, b, "old-owner"), JB_OK);
-    assert_int_equal(jb_job_consume(b, c, "old-owner"), JB_OK);
+    assert_int_equal(jb_claim_next(c, NULL, NULL, b, "old-owner", NULL), JB_OK);
+    assert_int_equal(jb_consume(b, c, "old-owner", 0, NULL), JB_OK);
   }
   char waiting[JB_UUID_STRLEN];
   jbt_post(waiting, b, "still-there", JB_PRIORITY_NORMAL);
@@ -682,11 +682,11 @@ static void a_schema_6_board_upgrades_to_the_jobkey_bands(void **state) {
   jbt_post(l1, b, "local-1", JB_PRIORITY_NORMAL);
   jbt_post(l2, b, "local-2-leased", JB_PRIORITY_NORMAL);
   jbt_post(l3, b, "local-3-bound", JB_PRIORITY_NORMAL);
-  jb_claim_opts lease = JB_CLAIM_OPTS_INIT, bind = JB_CLAIM_OPTS_INIT;
+  jb_claim_options lease = JB_CLAIM_OPTIONS_INIT, bind = JB_CLAIM_OPTIONS_INIT;
   lease.lease_ms = 60000;
   bind.flags = JB_CLAIM_BIND_PROCESS;
-  assert_int_equal(jb_job_claim_ex(NULL, b, l2, "leaser", &lease), JB_OK);
-  assert_int_equal(jb_job_claim_ex(NULL, b, l3, "binder", &bind), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, l2, "leaser", &lease), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, l3, "binder", &bind), JB_OK);
   /* Two Redis-decided jobs (marked, as the replicator's publication does),
    * posted after the local ones. */
   jbt_post(r1, b, "remote-1", JB_PRIORITY_NORMAL);
@@ -724,14 +724,14 @@ static void a_schema_6_board_upgrades_to_the_jobkey_bands(void **state) {
     jb_job_free(job);
   }
   /* The leased and bound claims still work: extended, consumed. */
-  assert_int_equal(jb_job_extend(b, l2, "leaser", 0, 120000), JB_OK);
-  assert_int_equal(jb_job_consume(b, l2, "leaser"), JB_OK);
-  assert_int_equal(jb_job_consume(b, l3, "binder"), JB_OK);
+  assert_int_equal(jb_extend(b, l2, "leaser", 0, 120000), JB_OK);
+  assert_int_equal(jb_consume(b, l2, "leaser", 0, NULL), JB_OK);
+  assert_int_equal(jb_consume(b, l3, "binder", 0, NULL), JB_OK);
   char l4[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
   jbt_post(l4, b, "after-upgrade", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
   assert_string_equal(c, l1); /* remote ones are skipped without Redis */
-  assert_int_equal(jb_job_claim_next(c, NULL, b, "w"), JB_OK);
+  assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
   assert_string_equal(c, l4);
   jbt_assert_check_ok(b);
   jb_board_close(b);
@@ -745,7 +745,7 @@ static void assert_history_is(jb_board *b, char (*done)[JB_UUID_STRLEN],
   assert_int_equal(jb_history_count(&n, b), JB_OK);
   assert_int_equal(n, to - from);
   jb_history_iter *it = NULL;
-  assert_int_equal(jb_history_open(&it, b, JB_HISTORY_OLDEST_FIRST), JB_OK);
+  assert_int_equal(jb_history_query(&it, b, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = JB_HISTORY_OLDEST_FIRST}), JB_OK);
   const jb_completion *c;
   size_t i = from;
   while (jb_history_next(&c, it) == JB_OK && c != NULL) {
@@ -773,8 +773,8 @@ static void a_schema_5_board_upgrades_to_the_history_ends(void **state) {
   for (int i = 0; i < OLD; i++) {
     char c[JB_UUID_STRLEN];
     jbt_post(done[i], b, "old-job", JB_PRIORITY_NORMAL);
-    assert_int_equal(jb_job_claim_next(c, NULL, b, "old-owner"), JB_OK);
-    assert_int_equal(jb_job_consume(b, c, "old-owner"), JB_OK);
+    assert_int_equal(jb_claim_next(c, NULL, NULL, b, "old-owner", NULL), JB_OK);
+    assert_int_equal(jb_consume(b, c, "old-owner", 0, NULL), JB_OK);
   }
   jb_board_close(b);
   jbt_wait_ok(jbt_fork(schema5_child, dir, 20), 20000);
@@ -792,8 +792,8 @@ static void a_schema_5_board_upgrades_to_the_history_ends(void **state) {
   for (int i = OLD; i < OLD + NEW; i++) {
     char c[JB_UUID_STRLEN];
     jbt_post(done[i], b, "new-job", JB_PRIORITY_NORMAL);
-    assert_int_equal(jb_job_claim_next(c, NULL, b, "new-owner"), JB_OK);
-    assert_int_equal(jb_job_consume(b, c, "new-owner"), JB_OK);
+    assert_int_equal(jb_claim_next(c, NULL, NULL, b, "new-owner", NULL), JB_OK);
+    assert_int_equal(jb_consume(b, c, "new-owner", 0, NULL), JB_OK);
     assert_history_is(b, done, i + 1 - MAX, i + 1);
   }
   jb_completion *c = NULL;
@@ -906,7 +906,7 @@ static void reopening_keeps_jobs_owners_and_details(void **state) {
   p.priority = JB_PRIORITY_VERY_HIGH;
   assert_int_equal(jb_job_post(a, f->board, &p), JB_OK);
   jbt_post(b, f->board, "claimed", JB_PRIORITY_LOW);
-  assert_int_equal(jb_job_claim(f->board, b, "keeper"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, b, "keeper", NULL), JB_OK);
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
   jb_board_close(f->board);
@@ -923,7 +923,7 @@ static void reopening_keeps_jobs_owners_and_details(void **state) {
   char owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(owner, f->board, b), JB_OK);
   assert_string_equal(owner, "keeper");
-  assert_int_equal(jb_job_consume(f->board, b, "keeper"), JB_OK);
+  assert_int_equal(jb_consume(f->board, b, "keeper", 0, NULL), JB_OK);
   jbt_snapshot_free(&before);
   jbt_snapshot_free(&after);
   jbt_buf_free(&d);
@@ -948,8 +948,8 @@ static void sequences_keep_increasing_across_reopen_of_an_emptied_board(
   }
   /* Empty the board: the next sequence must not be derived from the jobs
    * that are left. */
-  while (jb_job_claim_next(u, NULL, f->board, "w") == JB_OK)
-    assert_int_equal(jb_job_consume(f->board, u, "w"), JB_OK);
+  while (jb_claim_next(u, NULL, NULL, f->board, "w", NULL) == JB_OK)
+    assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   jb_board_close(f->board);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   jbt_post(u, f->board, "after", JB_PRIORITY_NORMAL);
@@ -1099,7 +1099,7 @@ static void two_handles_in_one_process_share_the_board(void **state) {
   jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, u), JB_OK);
   jb_job_free(j);
-  assert_int_equal(jb_job_claim(f->board, u, "first"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "first", NULL), JB_OK);
   char owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(owner, second, u), JB_OK);
   assert_string_equal(owner, "first");
@@ -1333,10 +1333,10 @@ static void claim_next_of_a_corrupt_posting_reports_it_and_keeps_the_claim(
     void **state) {
   jbt_fixture *f = *state;
   damaged *d = damage_middle(f);
-  assert_int_equal(jb_job_claim(f->board, d->u[0], "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, d->u[0], "w", NULL), JB_OK);
   char got[JB_UUID_STRLEN];
   jb_job *j = (jb_job *)1;
-  assert_int_equal(jb_job_claim_next(got, &j, f->board, "w"), JB_ECORRUPT);
+  assert_int_equal(jb_claim_next(got, &j, NULL, f->board, "w", NULL), JB_ECORRUPT);
   assert_null(j);
   jbt_assert_contains(jb_errmsg(), d->u[1]);
   char owner[JB_WHO_MAX + 1];
@@ -1380,9 +1380,9 @@ static void check_moves_an_undecodable_posting_to_quarantine(void **state) {
   assert_int_equal(st.quarantined, 1);
   assert_int_equal(st.problems, 0);
   /* The rest of the board still works. */
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_OK);
-  assert_int_equal(jb_job_claim_next(NULL, NULL, f->board, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_ENOTFOUND);
   done_damaged(d);
 }
 
@@ -1400,10 +1400,10 @@ static void check_quarantines_a_claimed_job_with_its_lease_and_holder(
   int last = 0;
   for (int i = 1; i < 3; i++)
     if (strcmp(d->u[i], d->u[last]) > 0) last = i;
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
   o.lease_ms = 3600 * 1000;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, d->u[last], "w", &o), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, d->u[last], "w", &o), JB_OK);
   jb_board_close(f->board);
   d->saved = jbt_path(f->dir, "saved-record.bin");
   raw(RAW_CORRUPT_POSTING, f->dir, d->u[last], d->saved);
@@ -1460,9 +1460,9 @@ static void check_of_a_healthy_busy_board_finds_nothing(void **state) {
   jbt_fixture *f = *state;
   char u[20][JB_UUID_STRLEN];
   for (int i = 0; i < 20; i++) jbt_post(u[i], f->board, "h", (jb_priority)(i % 5));
-  for (int i = 0; i < 20; i += 2) assert_int_equal(jb_job_claim(f->board, u[i], "w"), JB_OK);
-  for (int i = 0; i < 20; i += 4) assert_int_equal(jb_job_consume(f->board, u[i], "w"), JB_OK);
-  assert_int_equal(jb_job_trash(f->board, u[2], "w"), JB_OK);
+  for (int i = 0; i < 20; i += 2) assert_int_equal(jb_claim(NULL, f->board, u[i], "w", NULL), JB_OK);
+  for (int i = 0; i < 20; i += 4) assert_int_equal(jb_consume(f->board, u[i], "w", 0, NULL), JB_OK);
+  assert_int_equal(jb_trash(f->board, u[2], "w", 0), JB_OK);
   jb_check_stats st;
   assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
   assert_int_equal(st.jobs, 14);

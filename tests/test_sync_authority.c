@@ -108,14 +108,14 @@ static void test_publish_claim_consume(void **state) {
   jbt_assert_check_ok(f->board);
 
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "alice");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "alice");
 
   /* extend: the owner key gets an expiry, the local claim a lease. */
-  assert_int_equal(jb_job_extend(f->board, u, "alice", 0, 60000), JB_OK);
+  assert_int_equal(jb_extend(f->board, u, "alice", 0, 60000), JB_OK);
   jb__remote_state st = redis_state(f, u);
   assert_true(st.pttl_ms > 50000 && st.pttl_ms <= 60000);
   jb_expiry ex;
@@ -124,19 +124,19 @@ static void test_publish_claim_consume(void **state) {
   assert_int_equal(ex, JB_EXPIRY_AT);
 
   /* abandon: unowned in Redis and locally; then claimed again. */
-  assert_int_equal(jb_job_abandon(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_abandon(f->board, u, "alice", 0), JB_OK);
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "(nil)");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "");
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
 
   /* A wrong owner is refused by Redis; nothing changes. */
-  assert_int_equal(jb_job_consume(f->board, u, "mallory"), JB_ENOTOWNER);
+  assert_int_equal(jb_consume(f->board, u, "mallory", 0, NULL), JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "alice");
   assert_true(redis_state(f, u).listed);
 
-  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
   st = redis_state(f, u);
   assert_false(st.listed);
   assert_false(st.owned);
@@ -149,8 +149,8 @@ static void test_publish_claim_consume(void **state) {
 
   /* trash goes to Redis's trash. */
   published(u, f, "job2");
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
-  assert_int_equal(jb_job_trash(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
+  assert_int_equal(jb_trash(f->board, u, "alice", 0), JB_OK);
   st = redis_state(f, u);
   assert_true(st.trashed);
   assert_false(st.listed);
@@ -169,12 +169,12 @@ static void test_not_attached(void **state) {
 
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
-  assert_int_equal(jb_job_claim(h2, u, "alice"), JB_EOFFLINE);
+  assert_int_equal(jb_claim(NULL, h2, u, "alice", NULL), JB_EOFFLINE);
   jbt_assert_contains(jb_errmsg(), "is decided by Redis and this handle is "
                                    "not connected to it");
   jbt_assert_contains(jb_errmsg(), u);
   jb_job *job = NULL;
-  assert_int_equal(jb_job_claim_next(got, &job, h2, "alice"), JB_ENOTFOUND);
+  assert_int_equal(jb_claim_next(got, &job, NULL, h2, "alice", NULL), JB_ENOTFOUND);
   assert_null(job);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
@@ -183,15 +183,15 @@ static void test_not_attached(void **state) {
 
   /* Claimed through the attached handle; h2 can release nothing. */
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
   jbt_snapshot_free(&before);
   jbt_snapshot_take(&before, f->board);
-  assert_int_equal(jb_job_consume(h2, u, "alice"), JB_EOFFLINE);
-  assert_int_equal(jb_job_abandon(h2, u, "alice"), JB_EOFFLINE);
-  assert_int_equal(jb_job_trash(h2, u, "alice"), JB_EOFFLINE);
-  assert_int_equal(jb_job_extend(h2, u, "alice", 0, 1000), JB_EOFFLINE);
-  assert_int_equal(jb_job_consume_result(h2, u, "alice", 0,
-                                         JB_OUTCOME_SUCCESS, NULL, 0),
+  assert_int_equal(jb_consume(h2, u, "alice", 0, NULL), JB_EOFFLINE);
+  assert_int_equal(jb_abandon(h2, u, "alice", 0), JB_EOFFLINE);
+  assert_int_equal(jb_trash(h2, u, "alice", 0), JB_EOFFLINE);
+  assert_int_equal(jb_extend(h2, u, "alice", 0, 1000), JB_EOFFLINE);
+  assert_int_equal(jb_consume(h2, u, "alice", 0,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}),
                    JB_EOFFLINE);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
@@ -204,13 +204,13 @@ static void test_not_attached(void **state) {
 
   /* Detached: the first handle is refused too. */
   jb_sync_detach(f->board);
-  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_EOFFLINE);
+  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_EOFFLINE);
 
   /* Local jobs are untouched by all this. */
   jbt_post(l, h2, "local", JB_PRIORITY_LOW);
-  assert_int_equal(jb_job_claim_next(got, NULL, h2, "carol"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, h2, "carol", NULL), JB_OK);
   assert_string_equal(got, l);
-  assert_int_equal(jb_job_consume(h2, l, "carol"), JB_OK);
+  assert_int_equal(jb_consume(h2, l, "carol", 0, NULL), JB_OK);
   jb_board_close(h2);
 }
 
@@ -230,13 +230,13 @@ static void test_redis_stopped(void **state) {
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
-  int rc = jb_job_claim(f->board, u, "alice");
+  int rc = jb_claim(NULL, f->board, u, "alice", NULL);
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
   jbt_snapshot_take(&after, f->board);
   /* Local work goes on while Redis is away. */
-  int rc_next = jb_job_claim_next(got, NULL, f->board, "carol");
-  int rc_cons = rc_next == JB_OK ? jb_job_consume(f->board, got, "carol")
+  int rc_next = jb_claim_next(got, NULL, NULL, f->board, "carol", NULL);
+  int rc_cons = rc_next == JB_OK ? jb_consume(f->board, got, "carol", 0, NULL)
                                  : rc_next;
   char next_msg[1024];
   snprintf(next_msg, sizeof next_msg, "%s", jb_errmsg());
@@ -259,10 +259,10 @@ static void test_redis_stopped(void **state) {
   assert_string_equal(v, "alice");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "");
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "alice");
-  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
   assert_false(redis_state(f, u).listed);
   jbt_assert_check_ok(f->board);
 }
@@ -282,9 +282,9 @@ static void test_claimed_elsewhere(void **state) {
 
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_ECLAIMED);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "already claimed by bob");
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "alice"),
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL),
                    JB_ENOTFOUND);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
@@ -296,13 +296,13 @@ static void test_claimed_elsewhere(void **state) {
 
   /* A local job posted after it is claimed by claim-next. */
   jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_job_claim_next(got, NULL, f->board, "alice"), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL), JB_OK);
   assert_string_equal(got, l);
   /* Bob lets go: claim-next now claims the published job through Redis. */
   assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_ABANDON, u,
                                       "bob", id), JB_OK);
   jb_job *job = NULL;
-  assert_int_equal(jb_job_claim_next(got, &job, f->board, "alice"), JB_OK);
+  assert_int_equal(jb_claim_next(got, &job, NULL, f->board, "alice", NULL), JB_OK);
   assert_string_equal(got, u);
   assert_string_equal(jb_job_owner(job), "alice");
   assert_true(jb_job_remote(job));
@@ -321,29 +321,29 @@ static void test_tokens_and_bound_claims(void **state) {
   char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1];
   published(u, f, "fenced");
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 200;
   uint64_t t1 = 0, t2 = 0;
-  assert_int_equal(jb_job_claim_ex(&t1, f->board, u, "w", &o), JB_OK);
+  assert_int_equal(jb_claim(&t1, f->board, u, "w", &o), JB_OK);
   struct timespec ts = {0, 400 * 1000000L};
   nanosleep(&ts, NULL); /* the lease lapses, here and in Redis */
   o.lease_ms = 60000;
-  assert_int_equal(jb_job_claim_ex(&t2, f->board, u, "w", &o), JB_OK);
+  assert_int_equal(jb_claim(&t2, f->board, u, "w", &o), JB_OK);
   assert_true(t2 > t1);
-  assert_int_equal(jb_job_consume_ex(f->board, u, "w", t1), JB_ENOTOWNER);
+  assert_int_equal(jb_consume(f->board, u, "w", t1, NULL), JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "is not the current claim's");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "w");
   assert_true(redis_state(f, u).listed);
-  assert_int_equal(jb_job_consume_ex(f->board, u, "w", t2), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", t2, NULL), JB_OK);
   assert_false(redis_state(f, u).listed);
 
   /* Bound without a lease and no replicator to keep it alive in Redis:
    * refused, nothing claimed anywhere. */
   published(u, f, "bound");
-  jb_claim_opts b = JB_CLAIM_OPTS_INIT;
+  jb_claim_options b = JB_CLAIM_OPTIONS_INIT;
   b.flags = JB_CLAIM_BIND_PROCESS;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &b), JB_EOFFLINE);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &b), JB_EOFFLINE);
   jbt_assert_contains(jb_errmsg(), "no replicator runs on board");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "");
@@ -351,13 +351,13 @@ static void test_tokens_and_bound_claims(void **state) {
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "(nil)");
   b.lease_ms = 30000; /* with a lease it is fine */
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u, "w", &b), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &b), JB_OK);
 
   /* A local job held bound without a lease is not published. */
   char l[JB_UUID_STRLEN];
   jbt_post(l, f->board, "held here", JB_PRIORITY_NORMAL);
   b.lease_ms = 0;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, l, "w", &b), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, l, "w", &b), JB_OK);
   assert_int_equal(jb_sync_publish(f->board, f->conn, l), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "has no lease");
   jb_job *job;
@@ -418,11 +418,11 @@ static void test_claim_is_one_command(void **state) {
   published(u, f, "one round trip");
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   commands_since(seen, sizeof seen, f);
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
   commands_since(seen, sizeof seen, f);
   assert_string_equal(seen, "evalsha=1 hexists=1 hset=1 incr=1 publish=1 "
                             "set=2");
-  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
   commands_since(seen, sizeof seen, f);
   /* get=2: the owner key, and NS:<K>.unique (the job's unique key, freed
    * with it). */
@@ -493,8 +493,8 @@ static void test_unique_keys(void **state) {
   assert_string_equal(v, u); /* the listed job's */
   key_get(v, sizeof v, f, u, ".unique");
   assert_string_equal(v, "K");
-  assert_int_equal(jb_job_claim(f->board, u, "alice"), JB_OK);
-  assert_int_equal(jb_job_consume(f->board, u, "alice"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
   unique_get(v, sizeof v, f, "K");
   assert_string_equal(v, "(nil)");
   key_get(v, sizeof v, f, u, ".unique");
@@ -584,7 +584,7 @@ static void test_cancel_through_redis(void **state) {
   /* Flush leaves it too (claimed in Redis), and cancels a local job. */
   jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
   size_t n = 0;
-  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 1);
   assert_true(redis_state(f, u2).listed);
   assert_int_equal(jb_job_cancel(f->board, u2, JB_CANCEL_FORCE), JB_OK);
@@ -604,8 +604,8 @@ static void test_cancel_through_redis(void **state) {
   assert_true(redis_state(f, u).listed);
   /* Trashed through Redis, its dead letter cannot be requeued under its
    * uuid: Redis's publication mark would drop it as the job completed. */
-  assert_int_equal(jb_job_claim(f->board, u, "me"), JB_OK);
-  assert_int_equal(jb_job_trash(f->board, u, "me"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u, "me", NULL), JB_OK);
+  assert_int_equal(jb_trash(f->board, u, "me", 0), JB_OK);
   assert_false(redis_state(f, u).listed);
   size_t letters = 0;
   assert_int_equal(jb_dead_count(&letters, f->board), JB_OK);
@@ -617,7 +617,7 @@ static void test_cancel_through_redis(void **state) {
 
   /* Flush cancels an unclaimed Redis-decided job through Redis. */
   published(u, f, "flushed");
-  assert_int_equal(jb_board_flush(&n, f->board), JB_OK);
+  assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 1);
   assert_false(redis_state(f, u).listed);
   jbt_assert_check_ok(f->board);

@@ -190,11 +190,11 @@ static void test_publish_in_order(void **state) {
   fixture *f = *state;
   char u[5][JB_UUID_STRLEN];
   for (int i = 0; i < 5; i++) jbt_post(u[i], f->board, "local", JB_PRIORITY_NORMAL);
-  jb_claim_opts lease = JB_CLAIM_OPTS_INIT;
+  jb_claim_options lease = JB_CLAIM_OPTIONS_INIT;
   lease.lease_ms = 60000;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, u[1], "alice", &lease), JB_OK);
-  assert_int_equal(jb_job_claim(f->board, u[3], "carol"), JB_OK);
-  assert_int_equal(jb_job_consume(f->board, u[3], "carol"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u[1], "alice", &lease), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, u[3], "carol", NULL), JB_OK);
+  assert_int_equal(jb_consume(f->board, u[3], "carol", 0, NULL), JB_OK);
   f->rep = start(f, f->dir);
   for (int i = 0; i < 5; i++)
     if (i != 3) assert_true(eventually(published, f, u[i]));
@@ -313,7 +313,7 @@ static void test_outage(void **state) {
   char off[3][JB_UUID_STRLEN];
   for (int i = 0; i < 3; i++) jbt_post(off[i], f->board, "offline", JB_PRIORITY_LOW);
   /* attached handle: the Redis-decided job cannot be claimed */
-  assert_int_equal(jb_job_claim(f->board, a, "w"), JB_EOFFLINE);
+  assert_int_equal(jb_claim(NULL, f->board, a, "w", NULL), JB_EOFFLINE);
   jbt_assert_contains(jb_errmsg(), "backend unavailable");
   jb_sync_detach(f->board);
   jb_sync_close(c);
@@ -389,9 +389,9 @@ static int hold(void *p) {
   if (jb_board_open(&b, h->dir, NULL) || jb_sync_connect(&c, &o) ||
       jb_sync_attach(b, c))
     return 2;
-  jb_claim_opts bind = JB_CLAIM_OPTS_INIT;
+  jb_claim_options bind = JB_CLAIM_OPTIONS_INIT;
   bind.flags = JB_CLAIM_BIND_PROCESS;
-  if (jb_job_claim_ex(NULL, b, h->uuid, "holder", &bind) != JB_OK) {
+  if (jb_claim(NULL, b, h->uuid, "holder", &bind) != JB_OK) {
     fprintf(stderr, "holder: %s\n", jb_errmsg());
     return 3;
   }
@@ -535,7 +535,7 @@ static void test_claim_during_publication(void **state) {
   late_post lp = {f, u, -1};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, post_late, &lp), 0);
-  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
   pthread_join(t, NULL);
   assert_int_equal(lp.rc, JB_OK);
   jb__remote_state st = rstate(f, u);
@@ -605,12 +605,11 @@ static void test_result_kept_when_mirror_wins(void **state) {
   jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   jb__board_set_remote(f->board, &mirror_wins, other);
   uint64_t token = 0;
-  assert_int_equal(jb_job_claim_ex(&token, f->board, u, "w", NULL), JB_OK);
+  assert_int_equal(jb_claim(&token, f->board, u, "w", NULL), JB_OK);
   static const uint8_t result[] = {0x81, 0xa3, 'e', 'r', 'r', 0xa4, 'd', 'i',
                                    's', 'k'}; /* {"err": "disk"} */
-  assert_int_equal(jb_job_consume_result(f->board, u, "w", token,
-                                         JB_OUTCOME_FAILURE, result,
-                                         sizeof result), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", token,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, result, sizeof result}), JB_OK);
   completed_with(f->board, u, JB_END_FAILED, result, sizeof result);
   jb__board_set_remote(f->board, NULL, NULL);
   jb_board_close(other);
@@ -640,13 +639,13 @@ static void test_reason_kept_when_mirror_wins(void **state) {
   jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   jb__board_set_remote(f->board, &trash_mirrored, other);
   uint64_t token = 0;
-  assert_int_equal(jb_job_claim_ex(&token, f->board, u, "w", NULL), JB_OK);
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  assert_int_equal(jb_claim(&token, f->board, u, "w", NULL), JB_OK);
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
   ro.token = token;
   ro.reason = "poison";
   jb_retry_result rr;
-  assert_int_equal(jb_job_retry(f->board, u, "w", &ro, &rr), JB_OK);
+  assert_int_equal(jb_retry(&rr, f->board, u, "w", &ro), JB_OK);
   assert_true(rr.dead);
   jb_completion *cp = NULL;
   assert_int_equal(jb_job_completion(&cp, f->board, u), JB_OK);
@@ -677,14 +676,13 @@ static void test_lost_consume_reply_then_mirror(void **state) {
   jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 300);
   assert_int_equal(jb_sync_attach(f->board, c), JB_OK);
   uint64_t token = 0;
-  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
   co.lease_ms = 60000;
-  assert_int_equal(jb_job_claim_ex(&token, f->board, u, "w", &co), JB_OK);
+  assert_int_equal(jb_claim(&token, f->board, u, "w", &co), JB_OK);
   static const uint8_t result[] = {0x81, 0xa2, 'o', 'k', 0xc3}; /* {ok: true} */
 
   assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
-  int rc = jb_job_consume_result(f->board, u, "w", token, JB_OUTCOME_SUCCESS,
-                                 result, sizeof result);
+  int rc = jb_consume(f->board, u, "w", token, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, result, sizeof result});
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", jb_errmsg());
   assert_int_equal(kill(f->redis.pid, SIGCONT), 0);
@@ -698,19 +696,18 @@ static void test_lost_consume_reply_then_mirror(void **state) {
   jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   jb_sync_conn *c2 = jbt_redis_connect(f->redis.unix_url, 2000);
   assert_int_equal(jb_sync_attach(other, c2), JB_OK);
-  assert_int_equal(jb_job_consume(other, u, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_consume(other, u, "w", 0, NULL), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "not on the board");
   jb_sync_detach(other);
   jb_sync_close(c2);
   jb_board_close(other);
 
   /* The caller's retry: done, with its result. */
-  assert_int_equal(jb_job_consume_result(f->board, u, "w", token,
-                                         JB_OUTCOME_SUCCESS, result,
-                                         sizeof result), JB_OK);
+  assert_int_equal(jb_consume(f->board, u, "w", token,
+                                         &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, result, sizeof result}), JB_OK);
   completed_with(f->board, u, JB_END_CONSUMED, result, sizeof result);
   /* Settled once: a third try is refused as any other. */
-  assert_int_equal(jb_job_consume(f->board, u, "w"), JB_ENOTFOUND);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_ENOTFOUND);
   jb_sync_detach(f->board);
   jb_sync_close(c);
   jbt_assert_check_ok(f->board);

@@ -66,7 +66,7 @@ static void *consumer_main(void *arg) {
      * nothing, every post has committed and nothing is left. */
     int left = atomic_load(w->posters_left);
     char u[JB_UUID_STRLEN];
-    int rc = jb_job_claim_next(u, NULL, w->board, who);
+    int rc = jb_claim_next(u, NULL, NULL, w->board, who, NULL);
     if (rc == JB_ENOTFOUND) {
       if (left == 0) break;
       sched_yield();
@@ -76,7 +76,7 @@ static void *consumer_main(void *arg) {
       snprintf(w->err, sizeof w->err, "claim-next: %s", jb_errmsg());
       break;
     }
-    rc = jb_job_consume(w->board, u, who);
+    rc = jb_consume(w->board, u, who, 0, NULL);
     if (rc != JB_OK) {
       snprintf(w->err, sizeof w->err, "consume %s: %s", u, jb_errmsg());
       break;
@@ -175,7 +175,7 @@ static void *claimer_main(void *arg) {
   snprintf(who, sizeof who, "claimer-%d", c->index);
   for (size_t k = 0; k < c->jobs->n; k++) {
     size_t i = c->index % 2 ? c->jobs->n - 1 - k : k;
-    int rc = jb_job_claim(c->board, c->jobs->v[i], who);
+    int rc = jb_claim(NULL, c->board, c->jobs->v[i], who, NULL);
     if (rc == JB_OK)
       jbt_uuids_add(&c->won, c->jobs->v[i]);
     else if (rc != JB_ECLAIMED) {
@@ -281,8 +281,8 @@ static void *churn_main(void *arg) {
       snprintf(w->err, sizeof w->err, "post: %s", jb_errmsg());
       break;
     }
-    if (jb_job_claim_next(u, NULL, w->board, who) == JB_OK &&
-        jb_job_consume(w->board, u, who) != JB_OK) {
+    if (jb_claim_next(u, NULL, NULL, w->board, who, NULL) == JB_OK &&
+        jb_consume(w->board, u, who, 0, NULL) != JB_OK) {
       snprintf(w->err, sizeof w->err, "consume: %s", jb_errmsg());
       break;
     }
@@ -440,7 +440,7 @@ typedef struct {
 
 static void *fail_unknown_job(void *arg) {
   msg_thread *m = arg;
-  m->rc = jb_job_claim(m->board, "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9", "a");
+  m->rc = jb_claim(NULL, m->board, "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9", "a", NULL);
   snprintf(m->mine, sizeof m->mine, "%s", jb_errmsg());
   pthread_barrier_wait(m->bar); /* 1: A has failed */
   pthread_barrier_wait(m->bar); /* 2: B has failed */
@@ -451,7 +451,7 @@ static void *fail_unknown_job(void *arg) {
 static void *fail_empty_who(void *arg) {
   msg_thread *m = arg;
   pthread_barrier_wait(m->bar); /* 1 */
-  for (int i = 0; i < 100; i++) m->rc = jb_job_claim_next(NULL, NULL, m->board, "");
+  for (int i = 0; i < 100; i++) m->rc = jb_claim_next(NULL, NULL, NULL, m->board, "", NULL);
   snprintf(m->mine, sizeof m->mine, "%s", jb_errmsg());
   pthread_barrier_wait(m->bar); /* 2 */
   snprintf(m->later, sizeof m->later, "%s", jb_errmsg());

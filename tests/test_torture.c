@@ -224,7 +224,7 @@ static void record(int fd, char type, const char *uuid) {
  * never to lapse while a writer runs (a stalled writer would lose its
  * claim and fail its consume) nor before the parent's check: these claims
  * end by the writer's death (bound) or by the parent's abandon. */
-static bool claim_opts(jb_claim_opts *co, int claims, unsigned y) {
+static bool claim_opts(jb_claim_options *co, int claims, unsigned y) {
   unsigned kind = claims == CLAIMS_STAY    ? 0
                   : claims == CLAIMS_BOUND ? ((y >> 3) % 3 == 0 ? 3 : 2)
                                            : (y >> 3) % 4;
@@ -286,9 +286,9 @@ static int torture_writer(void *arg) {
       r = r * 1103515245u + 12345u;
       unsigned y = r >> 8;
       char u[JB_UUID_STRLEN];
-      jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+      jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
       bool bound = claim_opts(&co, a->claims, y);
-      rc = jb_job_claim_next_ex(u, NULL, NULL, b, who, &co);
+      rc = jb_claim_next(u, NULL, NULL, b, who, &co);
       if (rc == JB_ENOTFOUND) break;
       if (rc != JB_OK) {
         fprintf(stderr, "torture writer %s: claim-next: %s\n", who,
@@ -299,7 +299,7 @@ static int torture_writer(void *arg) {
       unsigned end = (y >> 12) % 8;
       if (end <= 4) { /* consume, or trash (1 in 5) */
         record(fd, 'X', u);
-        rc = end == 4 ? jb_job_trash(b, u, who) : jb_job_consume(b, u, who);
+        rc = end == 4 ? jb_trash(b, u, who, 0) : jb_consume(b, u, who, 0, NULL);
         if (rc != JB_OK) {
           fprintf(stderr, "torture writer %s: %s: %s\n", who,
                   end == 4 ? "trash" : "consume", jb_errmsg());
@@ -308,7 +308,7 @@ static int torture_writer(void *arg) {
         record(fd, 'x', u);
       } else if (end <= 6) {
         record(fd, 'A', u);
-        if ((rc = jb_job_abandon(b, u, who)) != JB_OK) {
+        if ((rc = jb_abandon(b, u, who, 0)) != JB_OK) {
           fprintf(stderr, "torture writer %s: abandon: %s\n", who,
                   jb_errmsg());
           return 35;
@@ -765,13 +765,13 @@ static int verifier(void *arg) {
     if (!onboard.s[k].used || onboard.s[k].val < 2) continue;
     char who[32];
     writer_name(who, w[onboard.s[k].val - 2].gen);
-    if (jb_job_abandon(b, onboard.s[k].key, who) != JB_OK)
+    if (jb_abandon(b, onboard.s[k].key, who, 0) != JB_OK)
       vfail("abandon %s as %s: %s", onboard.s[k].key, who, jb_errmsg());
   }
   for (; count > KEEP_JOBS; count--) {
     char u[JB_UUID_STRLEN];
-    int rc = jb_job_claim_next(u, NULL, b, "trimmer");
-    if (rc == JB_OK) rc = jb_job_consume(b, u, "trimmer");
+    int rc = jb_claim_next(u, NULL, NULL, b, "trimmer", NULL);
+    if (rc == JB_OK) rc = jb_consume(b, u, "trimmer", 0, NULL);
     if (rc != JB_OK) vfail("trimming: %s", jb_errmsg());
     t_find(&onboard, u, false)->val = 0; /* gone */
   }
@@ -1008,8 +1008,8 @@ static int drain_child(void *arg) {
   if (jb_board_open(&b, a->dir, &o) != JB_OK) return 1;
   char u[JB_UUID_STRLEN];
   int rc;
-  while ((rc = jb_job_claim_next(u, NULL, b, "drainer")) == JB_OK)
-    if (jb_job_consume(b, u, "drainer") != JB_OK) return 2;
+  while ((rc = jb_claim_next(u, NULL, NULL, b, "drainer", NULL)) == JB_OK)
+    if (jb_consume(b, u, "drainer", 0, NULL) != JB_OK) return 2;
   if (rc != JB_ENOTFOUND) return 3;
   size_t n = 1;
   if (jb_board_count(&n, b, 0) != JB_OK || n != 0) return 4;

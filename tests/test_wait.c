@@ -67,8 +67,7 @@ static int waiter_main(void *varg) {
   case W_ANY: r.rc = jb_board_wait(b, 0, a->timeout_ms); break;
   case W_CLAIMABLE: r.rc = jb_board_wait(b, JB_ONLY_UNCLAIMED, a->timeout_ms); break;
   default:
-    r.rc = jb_job_claim_next_wait(r.uuid, NULL, NULL, b, "waiter", NULL,
-                                  a->timeout_ms);
+    r.rc = jb_claim_next(r.uuid, NULL, NULL, b, "waiter", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = a->timeout_ms});
   }
   r.returned_ms = jbt_now_ms();
   jb_board_close(b);
@@ -142,10 +141,9 @@ static void timeout_returns_on_time(void **state) {
    * job (with no lease: nothing will lapse). */
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "held", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_job_claim(f->board, uuid, "holder"), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "holder", NULL), JB_OK);
   t0 = jbt_now_ms();
-  assert_int_equal(jb_job_claim_next_wait(NULL, NULL, NULL, f->board, "w",
-                                          NULL, 150),
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 150}),
                    JB_ETIMEDOUT);
   took = jbt_now_ms() - t0;
   assert_true(took >= 150 && took < 150 + LATE_MS);
@@ -220,13 +218,12 @@ static void lapsing_lease_wakes_claimable_wait(void **state) {
   jbt_fixture *f = *state;
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "leased", JB_PRIORITY_NORMAL);
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 400;
-  assert_int_equal(jb_job_claim_ex(NULL, f->board, uuid, "brief", &o), JB_OK);
+  assert_int_equal(jb_claim(NULL, f->board, uuid, "brief", &o), JB_OK);
   int64_t t0 = jbt_now_ms();
   char got[JB_UUID_STRLEN];
-  assert_int_equal(jb_job_claim_next_wait(got, NULL, NULL, f->board, "next",
-                                          NULL, 10000),
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "next", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 10000}),
                    JB_OK);
   int64_t took = jbt_now_ms() - t0;
   assert_string_equal(got, uuid);
@@ -244,9 +241,9 @@ static int holder_main(void *varg) {
   holder_arg *a = varg;
   jb_board *b = NULL;
   if (jb_board_open(&b, a->dir, NULL) != JB_OK) return 10;
-  jb_claim_opts o = JB_CLAIM_OPTS_INIT;
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.flags = JB_CLAIM_BIND_PROCESS;
-  if (jb_job_claim_ex(NULL, b, a->uuid, "mortal", &o) != JB_OK) return 11;
+  if (jb_claim(NULL, b, a->uuid, "mortal", &o) != JB_OK) return 11;
   if (write(a->ready_fd, "r", 1) != 1) return 12;
   pause(); /* until killed */
   return 0;
@@ -367,17 +364,17 @@ static void cancel_from_another_thread(void **state) {
   assert_int_equal(pthread_create(&t, NULL, wait_forever, &a), 0);
   sleep_ms(200);
   int64_t t0 = jbt_now_ms();
-  assert_int_equal(jb_board_cancel(f->board), JB_OK);
+  assert_int_equal(jb_board_interrupt(f->board), JB_OK);
   pthread_join(t, NULL);
-  assert_int_equal(a.rc, JB_ECANCELED);
+  assert_int_equal(a.rc, JB_EINTERRUPTED);
   assert_true(a.returned_ms - t0 < LATE_MS);
   /* Sticky until reset; then waits wait again. */
-  assert_int_equal(jb_board_wait(f->board, 0, 1000), JB_ECANCELED);
-  assert_int_equal(jb_board_cancel_reset(f->board), JB_OK);
+  assert_int_equal(jb_board_wait(f->board, 0, 1000), JB_EINTERRUPTED);
+  assert_int_equal(jb_board_interrupt_reset(f->board), JB_OK);
   assert_int_equal(jb_board_wait(f->board, 0, 50), JB_ETIMEDOUT);
   /* Another handle of the same process is not cancelled. */
   jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  assert_int_equal(jb_board_cancel(f->board), JB_OK);
+  assert_int_equal(jb_board_interrupt(f->board), JB_OK);
   assert_int_equal(jb_board_wait(other, 0, 50), JB_ETIMEDOUT);
   jb_board_close(other);
 }
@@ -399,9 +396,9 @@ static int ponger(void *varg) {
   p.name = "pong";
   for (int i = 0; i < a->rounds; i++) {
     char uuid[JB_UUID_STRLEN];
-    if (jb_job_claim_next_wait(uuid, NULL, NULL, ping, "ponger", NULL, 5000) != JB_OK)
+    if (jb_claim_next(uuid, NULL, NULL, ping, "ponger", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 5000}) != JB_OK)
       return 20;
-    if (jb_job_consume(ping, uuid, "ponger") != JB_OK) return 21;
+    if (jb_consume(ping, uuid, "ponger", 0, NULL) != JB_OK) return 21;
     if (jb_job_post(uuid, pong, &p) != JB_OK) return 22;
   }
   jb_board_close(ping);
@@ -422,9 +419,9 @@ static void no_lost_wakeups(void **state) {
   for (int i = 0; i < a.rounds; i++) {
     jbt_post(NULL, f->board, "ping", JB_PRIORITY_NORMAL);
     char uuid[JB_UUID_STRLEN];
-    int rc = jb_job_claim_next_wait(uuid, NULL, NULL, pong, "pinger", NULL, 5000);
+    int rc = jb_claim_next(uuid, NULL, NULL, pong, "pinger", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 5000});
     if (rc != JB_OK) fail_msg("round %d: no pong: %s", i, jb_errmsg());
-    assert_int_equal(jb_job_consume(pong, uuid, "pinger"), JB_OK);
+    assert_int_equal(jb_consume(pong, uuid, "pinger", 0, NULL), JB_OK);
   }
   jbt_wait_ok(child, 60000);
   jb_board_close(pong);
@@ -436,12 +433,12 @@ static void bad_input(void **state) {
   assert_int_equal(jb_board_wait(NULL, 0, 0), JB_EINVAL);
   assert_int_equal(jb_board_wait(f->board, 0x10, 0), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unknown flags");
-  assert_int_equal(jb_job_claim_next_wait(NULL, NULL, NULL, f->board, "", NULL, 0),
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "", NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_job_claim_next_wait(NULL, NULL, NULL, NULL, "w", NULL, 0),
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, NULL, "w", NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_board_cancel(NULL), JB_EINVAL);
-  assert_int_equal(jb_board_cancel_reset(NULL), JB_EINVAL);
+  assert_int_equal(jb_board_interrupt(NULL), JB_EINVAL);
+  assert_int_equal(jb_board_interrupt_reset(NULL), JB_EINVAL);
   /* A directory where the signal file should be is reported, not
    * removed. */
   char *dir = jbt_mkdtemp();

@@ -71,13 +71,13 @@ static void every_operation_is_read_back_in_order(void **state) {
   char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
   jbt_post(a, b, "a", JB_PRIORITY_HIGH);
   jbt_post(c, b, "c", JB_PRIORITY_LOW);
-  assert_int_equal(jb_job_claim(b, a, "w1"), JB_OK);
-  assert_int_equal(jb_job_abandon(b, a, "w1"), JB_OK);
-  assert_int_equal(jb_job_claim(b, a, "w2"), JB_OK);
-  assert_int_equal(jb_job_extend(b, a, "w2", 0, 60000), JB_OK);
-  assert_int_equal(jb_job_consume(b, a, "w2"), JB_OK);
-  assert_int_equal(jb_job_claim(b, c, "w3"), JB_OK);
-  assert_int_equal(jb_job_trash(b, c, "w3"), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, a, "w1", NULL), JB_OK);
+  assert_int_equal(jb_abandon(b, a, "w1", 0), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, a, "w2", NULL), JB_OK);
+  assert_int_equal(jb_extend(b, a, "w2", 0, 60000), JB_OK);
+  assert_int_equal(jb_consume(b, a, "w2", 0, NULL), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, c, "w3", NULL), JB_OK);
+  assert_int_equal(jb_trash(b, c, "w3", 0), JB_OK);
   /* A refused claim changes nothing: no event. */
   jbt_post(NULL, b, "d", JB_PRIORITY_NORMAL);
 
@@ -375,7 +375,7 @@ static void the_age_bound_trims_old_events_but_never_the_last(void **state) {
   /* Everything old: the log keeps its newest event all the same, so the
    * sequence goes on. */
   sleep_ms(300);
-  assert_int_equal(jb_job_claim(b, u, "w"), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
   assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
   assert_int_equal(first, 7);
   assert_int_equal(next, 8);
@@ -460,22 +460,22 @@ static int worker(void *arg) {
     p.name = "mixed";
     if (jb_job_post(u, b, &p) != JB_OK) return 12;
     fprintf(out, "POSTED %s -\n", u);
-    int rc = jb_job_claim_next(u, NULL, b, who);
+    int rc = jb_claim_next(u, NULL, NULL, b, who, NULL);
     if (rc == JB_ENOTFOUND) continue;
     if (rc != JB_OK) return 13;
     fprintf(out, "CLAIMED %s %s\n", u, who);
     seed = seed * 1103515245u + 12345u;
     switch ((seed >> 16) % 3) {
     case 0:
-      if (jb_job_consume(b, u, who) != JB_OK) return 14;
+      if (jb_consume(b, u, who, 0, NULL) != JB_OK) return 14;
       fprintf(out, "CONSUMED %s %s\n", u, who);
       break;
     case 1:
-      if (jb_job_abandon(b, u, who) != JB_OK) return 15;
+      if (jb_abandon(b, u, who, 0) != JB_OK) return 15;
       fprintf(out, "ABANDONED %s %s\n", u, who);
       break;
     default:
-      if (jb_job_trash(b, u, who) != JB_OK) return 16;
+      if (jb_trash(b, u, who, 0) != JB_OK) return 16;
       fprintf(out, "TRASHED %s %s\n", u, who);
     }
   }
@@ -576,7 +576,7 @@ static void a_watcher_sees_every_event_of_many_processes_once_in_order(
   /* Every worker is done: the stop claim is the last event. */
   char stop[JB_UUID_STRLEN];
   jbt_post(stop, b, "stop", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_job_claim(b, stop, STOP_OWNER), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, stop, STOP_OWNER, NULL), JB_OK);
   jbt_wait_ok(wpid, 120000);
 
   lines seen = {0};
@@ -756,8 +756,8 @@ static int post_claim_consume(void *arg) {
     char u[JB_UUID_STRLEN];
     jb_post p = JB_POST_INIT;
     p.name = "remote";
-    if (jb_job_post(u, b, &p) != JB_OK || jb_job_claim(b, u, "remote") ||
-        jb_job_consume(b, u, "remote"))
+    if (jb_job_post(u, b, &p) != JB_OK || jb_claim(NULL, b, u, "remote", NULL) ||
+        jb_consume(b, u, "remote", 0, NULL))
       return 11;
   }
   jb_board_close(b);
@@ -803,10 +803,10 @@ static void a_subscription_from_the_past_replays_and_masks_filter(
   char u[3][JB_UUID_STRLEN];
   for (int i = 0; i < 3; i++) {
     jbt_post(u[i], b, "m", JB_PRIORITY_NORMAL);
-    assert_int_equal(jb_job_claim(b, u[i], "w"), JB_OK);
+    assert_int_equal(jb_claim(NULL, b, u[i], "w", NULL), JB_OK);
   }
-  assert_int_equal(jb_job_consume(b, u[0], "w"), JB_OK);
-  assert_int_equal(jb_job_abandon(b, u[1], "w"), JB_OK);
+  assert_int_equal(jb_consume(b, u[0], "w", 0, NULL), JB_OK);
+  assert_int_equal(jb_abandon(b, u[1], "w", 0), JB_OK);
   collector c, p;
   collector_init(&c);
   collector_init(&p);
@@ -818,7 +818,7 @@ static void a_subscription_from_the_past_replays_and_masks_filter(
                    JB_OK);
   wait_seen(&c, 1);
   wait_seen(&p, 3);
-  assert_int_equal(jb_job_trash(b, u[2], "w"), JB_OK);
+  assert_int_equal(jb_trash(b, u[2], "w", 0), JB_OK);
   wait_seen(&c, 2);
   jbt_post(NULL, b, "late", JB_PRIORITY_NORMAL);
   wait_seen(&p, 4);

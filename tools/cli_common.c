@@ -24,7 +24,7 @@ static jb_board *_Atomic cancel_board;
 
 static void on_signal(int sig) {
   caught = sig;
-  jb_board_cancel(cancel_board);
+  jb_board_interrupt(cancel_board);
 }
 
 void cli_cancel_on_signals(jb_board *b) {
@@ -41,7 +41,7 @@ void cli_cancel_on_signals(jb_board *b) {
 int cli_caught_signal(void) { return caught; }
 
 int cli_exit_code(int status) {
-  if (status == JB_ECANCELED && caught) return 128 + caught;
+  if (status == JB_EINTERRUPTED && caught) return 128 + caught;
   switch (status) {
   case JB_OK: return CLI_EXIT_OK;
   case JB_EINVAL: return CLI_EXIT_USAGE;

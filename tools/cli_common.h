@@ -238,13 +238,13 @@ int cli_check_uuid(const char *what, const char *text);
  * so that one job is one line. */
 void cli_put_text(FILE *f, const char *s);
 
-/* Make SIGINT and SIGTERM cancel the waits on `b` (jb_board_cancel) instead
+/* Make SIGINT and SIGTERM cancel the waits on `b` (jb_board_interrupt) instead
  * of killing the process, so that a waiting command ends cleanly. Call it
  * with NULL before closing `b`, so that a late signal does not reach a
  * closed handle. */
 void cli_cancel_on_signals(jb_board *b);
 /* The signal that cancelled (0: none). A command that ends with
- * JB_ECANCELED exits 128 + that signal, as a shell reports a killed one. */
+ * JB_EINTERRUPTED exits 128 + that signal, as a shell reports a killed one. */
 int cli_caught_signal(void);
 
 /* Print a help text (stdout); return CLI_EXIT_OK. */

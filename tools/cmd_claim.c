@@ -236,13 +236,13 @@ const cli_command cli_cmd_trash = {
 typedef int (*owner_op)(jb_board *b, const cli_opts *o, uint64_t *token);
 
 static int op_claim(jb_board *b, const cli_opts *o, uint64_t *token) {
-  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
   co.lease_ms = o->lease_ms;
-  return jb_job_claim_ex(token, b, o->args[0], o->who, &co);
+  return jb_claim(token, b, o->args[0], o->who, &co);
 }
 static int op_trash(jb_board *b, const cli_opts *o, uint64_t *token) {
   (void)token;
-  return jb_job_trash_ex(b, o->args[0], o->who, o->token);
+  return jb_trash(b, o->args[0], o->who, o->token);
 }
 
 /* claim / abandon / consume / trash: one uuid, one owner, one call. */
@@ -281,7 +281,7 @@ static json_t *trashed(const char *uuid, const char *who, uint64_t token) {
 int cmd_claim(int argc, char **argv) {
   return run_owner_op(&cli_cmd_claim, op_claim, argc, argv, claimed);
 }
-/* abandon (with --reason, --retry-in, --dead or none): jb_job_retry, which
+/* abandon (with --reason, --retry-in, --dead or none): jb_retry, which
  * says what became of the job. */
 int cmd_abandon(int argc, char **argv) {
   cli_opts o;
@@ -291,7 +291,7 @@ int cmd_abandon(int argc, char **argv) {
     return cli_cmd_usage(&cli_cmd_abandon, "--dead and --retry-in: give one");
   if ((rc = cli_need_who(&cli_cmd_abandon, &o)) != 0) return rc;
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
-  jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.token = o.token;
   ro.reason = o.reason;
   if (o.retry_in_ms == -2) ro.flags |= JB_RETRY_BACKOFF;
@@ -300,7 +300,7 @@ int cmd_abandon(int argc, char **argv) {
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   jb_retry_result res;
-  int st = jb_job_retry(b, o.args[0], o.who, &ro, &res);
+  int st = jb_retry(&res, b, o.args[0], o.who, &ro);
   if (st != JB_OK) {
     rc = cli_fail(st);
   } else if (o.json) {
@@ -335,7 +335,7 @@ static int print_claimed(const cli_opts *o, const char *uuid,
 /* claim-next --count N: up to N jobs in one commit (after one claimed by
  * --wait, if given: uuid and job hold it). */
 static int claim_next_count(jb_board *b, const cli_opts *o,
-                            const jb_claim_opts *co, const char *uuid,
+                            const jb_claim_options *co, const char *uuid,
                             jb_job *job) {
   size_t max = o->count, first = uuid[0] != '\0';
   int rc = first ? print_claimed(o, uuid, job) : 0;
@@ -349,7 +349,7 @@ static int claim_next_count(jb_board *b, const cli_opts *o,
     return CLI_EXIT_ERROR;
   }
   size_t n = 0;
-  int st = jb_job_claim_next_many(&n, uuids, NULL, o->json ? jobs : NULL, b,
+  int st = jb_claim_next_many(&n, uuids, NULL, o->json ? jobs : NULL, b,
                                   o->who, co, max - first);
   /* JB_ECORRUPT: every claim stands; those not decoded print bare. */
   for (size_t i = 0; rc == 0 && i < n; i++)
@@ -375,17 +375,19 @@ int cmd_claim_next(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, o.has_wait ? CLI_OPEN_WAIT : 0)) != 0) return rc;
   char uuid[JB_UUID_STRLEN] = "";
   jb_job *job = NULL;
-  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
   co.lease_ms = o.lease_ms;
   int st;
   if (o.has_wait) {
     cli_cancel_on_signals(b);
-    st = jb_job_claim_next_wait(uuid, o.json ? &job : NULL, NULL, b, o.who,
-                                &co, o.timeout_ms);
+    co.wait_ms = o.timeout_ms;
+    st = jb_claim_next(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
+    /* --timeout 0 looks once, and says so as a wait that ran out. */
+    if (st == JB_ENOTFOUND && o.timeout_ms == 0) st = JB_ETIMEDOUT;
   } else if (o.count) {
     st = JB_OK; /* all of them in one commit below */
   } else {
-    st = jb_job_claim_next_ex(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
+    st = jb_claim_next(uuid, o.json ? &job : NULL, NULL, b, o.who, &co);
   }
   if (st == JB_OK && o.count) {
     rc = claim_next_count(b, &o, &co, uuid, job);
@@ -448,7 +450,7 @@ int cmd_extend(int argc, char **argv) {
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
-  int st = jb_job_extend(b, o.args[0], o.who, o.token, o.lease_ms);
+  int st = jb_extend(b, o.args[0], o.who, o.token, o.lease_ms);
   if (st != JB_OK)
     rc = cli_fail(st);
   else if (o.json &&

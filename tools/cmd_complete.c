@@ -34,7 +34,7 @@ static int result_from_text(char **out, size_t *len, const char *text) {
   return rc;
 }
 
-/* jb_job_consume_many's callback: each failed uuid's message. */
+/* jb_consume_many's callback: each failed uuid's message. */
 typedef struct {
   const cli_opts *o;
   int first; /* the exit code of the first failure (0: none) */
@@ -53,7 +53,7 @@ static void on_item_failed(size_t i, int status, const char *message,
                              "exit", code));
 }
 
-/* Several uuids: one transaction (jb_job_consume_many), a status each. */
+/* Several uuids: one transaction (jb_consume_many), a status each. */
 static int consume_many(jb_board *b, const cli_opts *o, const char *result,
                         size_t result_len) {
   size_t n = (size_t)o->nargs;
@@ -70,7 +70,7 @@ static int consume_many(jb_board *b, const cli_opts *o, const char *result,
     items[i] = (jb_consume_item){o->args[i], o->who, 0, oc, result,
                                  result_len};
   many_fail mf = {o, 0};
-  int rc = jb_job_consume_many(st, b, items, n, on_item_failed, &mf);
+  int rc = jb_consume_many(st, b, items, n, on_item_failed, &mf);
   if (rc != JB_OK) {
     rc = cli_fail(rc);
   } else {
@@ -112,9 +112,9 @@ int cmd_consume(int argc, char **argv) {
     jb_board_close(b);
     return rc;
   }
-  int st = jb_job_consume_result(
+  int st = jb_consume(
       b, o.args[0], o.who, o.token,
-      o.failed ? JB_OUTCOME_FAILURE : JB_OUTCOME_SUCCESS, result, result_len);
+      &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, o.failed ? JB_OUTCOME_FAILURE : JB_OUTCOME_SUCCESS, result, result_len});
   if (st != JB_OK)
     rc = cli_fail(st);
   else if (o.json &&
@@ -333,13 +333,13 @@ int cmd_history(int argc, char **argv) {
                          "no record can be in between");
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
-  jb_history_filter f = JB_HISTORY_FILTER_INIT;
+  jb_history_options f = JB_HISTORY_OPTIONS_INIT;
   f.ends = o.outcomes;
   f.name = o.name;
   f.since_us = o.since_us;
   f.until_us = o.until_us;
   jb_history_iter *it = NULL;
-  int st = jb_history_open_filtered(&it, b, 0, &f);
+  int st = jb_history_query(&it, b, &f);
   if (st != JB_OK) {
     jb_board_close(b);
     return cli_fail(st);

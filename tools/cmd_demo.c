@@ -60,7 +60,7 @@ static const char demo_help[] =
     "workers can never own the same job.\n"
     "\n"
     "The workers loop on the worker path: each consume also claims the\n"
-    "worker's next job, in the same commit (jb_job_consume_and_claim_next),\n"
+    "worker's next job, in the same commit (jb_consume_and_claim_next),\n"
     "so a job costs one commit instead of two. By default the jobs are\n"
     "split in two rounds of the same size, so that both meet boards of one\n"
     "size: first the plain API (claim-next, then consume: two commits per\n"
@@ -559,14 +559,14 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
   while (read(go_fd, &c, 1) < 0 && errno == EINTR) {
   }
   close(go_fd);
-  jb_claim_opts co = JB_CLAIM_OPTS_INIT;
+  jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
   co.flags = JB_CLAIM_BIND_PROCESS;
   bool fused = o->api != DEMO_API_PLAIN;
   char uuid[JB_UUID_STRLEN] = ""; /* the job in hand (claimed), or "" */
   uint64_t token = 0;
   for (size_t done = 0;;) {
     if (uuid[0] == '\0') {
-      int rc = jb_job_claim_next_ex(uuid, NULL, &token, b, who, &co);
+      int rc = jb_claim_next(uuid, NULL, &token, b, who, &co);
       if (rc == JB_ENOTFOUND) {
         /* Nothing claimable. Done when the board is empty; while others
          * still hold jobs (one may die holding it), look again shortly. */
@@ -594,12 +594,12 @@ static void worker_main(const demo_opts *o, const char *dir, unsigned idx,
     if (fused) {
       /* The worker path: the consume claims the next job in its commit
        * (uuid and token become the next job's, or "" when none). */
-      if (jb_job_consume_and_claim_next(uuid, NULL, &token, b, uuid, who,
-                                        token, JB_OUTCOME_SUCCESS, NULL, 0,
+      if (jb_consume_and_claim_next(uuid, NULL, &token, b, uuid, who,
+                                        token, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0},
                                         &co) != JB_OK)
         worker_fail(&w, "consume and claim next");
     } else {
-      if (jb_job_consume(b, uuid, who) != JB_OK) worker_fail(&w, "consume");
+      if (jb_consume(b, uuid, who, 0, NULL) != JB_OK) worker_fail(&w, "consume");
       uuid[0] = '\0';
     }
     done++;

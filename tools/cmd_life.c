@@ -77,7 +77,7 @@ int cmd_cancel(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   if (o.all) {
     size_t n = 0;
-    int st = jb_board_flush(&n, b);
+    int st = jb_board_cancel_unclaimed(&n, b);
     if (st != JB_OK)
       rc = cli_fail(st);
     else if (o.json

@@ -255,7 +255,7 @@ static int run(const cli_opts *o, jb_board *b) {
       }
     }
     st = jb_schedule_wait(b, -1);
-    if (st == JB_ECANCELED) break; /* SIGINT or SIGTERM: a clean stop */
+    if (st == JB_EINTERRUPTED) break; /* SIGINT or SIGTERM: a clean stop */
     if (st != JB_OK) {
       rc = cli_fail(st);
       break;

@@ -1,6 +1,6 @@
 /*
  * cmd_stats.c - `jobboard stats` and `jobboard metrics`: the board's
- * figures (jb_board_stats) for a person, as JSON, and in the Prometheus
+ * figures (jb_stats_read) for a person, as JSON, and in the Prometheus
  * text exposition format (to stdout, or served over HTTP with
  * libmicrohttpd when configure found it).
  */
@@ -170,7 +170,7 @@ static int read_figures(jb_board *b, bool by_name, figures *f) {
   f->st = (jb_stats)JB_STATS_INIT;
   f->st.flags = by_name ? JB_STATS_BY_NAME : 0;
   double t0 = mono();
-  int rc = jb_board_stats(b, &f->st);
+  int rc = jb_stats_read(&f->st, b);
   f->read_seconds = mono() - t0;
   if (rc != JB_OK) return rc;
   f->sync.synced = -1;

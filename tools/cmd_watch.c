@@ -148,7 +148,7 @@ int cmd_watch(int argc, char **argv) {
   if (rc == CLI_EXIT_OK) {
     if (st == JB_ETIMEDOUT && o.count == 0)
       rc = CLI_EXIT_OK; /* --timeout without --count: the normal end */
-    else if (st == JB_ECANCELED)
+    else if (st == JB_EINTERRUPTED)
       rc = cli_exit_code(st); /* interrupted: 128 + the signal, no message */
     else if (st == JB_ETRIMMED) {
       /* The library's message names the oldest event kept; say how to go

@@ -3,14 +3,14 @@
  * a command for each (up to --concurrency at once), the way most users run
  * jobs.
  *
- * One thread does everything: it waits for a job (jb_job_claim_next_wait,
+ * One thread does everything: it waits for a job (jb_claim_next with a wait,
  * or none: a consume claims the next job in its commit), forks CMD in a
  * free slot, and sits in poll() on the CMDs' pipes, a self-pipe written by
  * the signal handlers (SIGINT, SIGTERM, SIGCHLD, SIGIO) and timers for the
  * leases' keep-alive and the time limits. With no free slot it only polls;
  * with a free slot and CMDs running it waits for a job on the board, and
  * SIGCHLD or SIGIO (the CMDs' pipes are O_ASYNC then) cancel that wait
- * (jb_board_cancel), reset before every look at the CMDs. So a signal is
+ * (jb_board_interrupt), reset before every look at the CMDs. So a signal is
  * never lost between a check and a sleep, and no lock is shared with a
  * handler.
  */
@@ -123,7 +123,7 @@ const cli_command cli_cmd_work = {
     "\n"
     "When a job is consumed (exit 0, or failed) and the worker goes on,\n"
     "the consume and the claim of the next claimable job are one commit\n"
-    "(jb_job_consume_and_claim_next): that job's CMD starts without a wait\n"
+    "(jb_consume_and_claim_next): that job's CMD starts without a wait\n"
     "and the board pays one commit per job instead of two. A job claimed so\n"
     "but not run (a signal came, or the worker stops on an error) is\n"
     "abandoned at once.\n"
@@ -260,7 +260,7 @@ static void poke(void) {
 static void on_stop(int sig) {
   last_signal = sig;
   if (stop_signals < 2) stop_signals++;
-  if (signal_board) jb_board_cancel(signal_board); /* ends a claim wait */
+  if (signal_board) jb_board_interrupt(signal_board); /* ends a claim wait */
   poke();
 }
 
@@ -271,7 +271,7 @@ static volatile sig_atomic_t cancel_on_child;
 
 static void on_child(int sig) {
   (void)sig;
-  if (cancel_on_child && signal_board) jb_board_cancel(signal_board);
+  if (cancel_on_child && signal_board) jb_board_interrupt(signal_board);
   poke();
 }
 
@@ -453,7 +453,7 @@ typedef struct {
   int64_t lease_ms;
   int64_t time_limit_ms; /* --time-limit; 0: none */
   int64_t grace_ms;  /* SIGTERM to SIGKILL when CMD is stopped */
-  jb_claim_opts co;  /* every claim's: bound to this process, --lease */
+  jb_claim_options co;  /* every claim's: bound to this process, --lease */
   char **argv;       /* CMD and its ARGS */
   char *exe;         /* CMD resolved */
   char *board_abs;   /* for JOBBOARD_BOARD */
@@ -521,7 +521,7 @@ static int64_t keep_lease(const worker *w, const char *uuid, uint64_t token,
   if (w->lease_ms <= 0 || r->lost) return -1;
   int64_t now = now_ms();
   if (now < due) return due;
-  int st = jb_job_extend(w->b, uuid, w->who, token, w->lease_ms);
+  int st = jb_extend(w->b, uuid, w->who, token, w->lease_ms);
   if (st == JB_ENOTFOUND || st == JB_ENOTOWNER) {
     fprintf(stderr, "jobboard: work: job %s: the claim was lost (%s); CMD "
             "goes on but its completion will be refused\n", uuid,
@@ -533,7 +533,7 @@ static int64_t keep_lease(const worker *w, const char *uuid, uint64_t token,
     /* Published since it was claimed, by a worker not yet connected. */
     fprintf(stderr, "jobboard: work: connected to redis: claiming the jobs "
             "it decides again\n");
-    st = jb_job_extend(w->b, uuid, w->who, token, w->lease_ms);
+    st = jb_extend(w->b, uuid, w->who, token, w->lease_ms);
   }
   if (st != JB_OK) /* I/O: try again at the next period */
     fprintf(stderr, "jobboard: work: job %s: renewing the lease: %s\n", uuid,
@@ -942,7 +942,7 @@ typedef struct {
   double seconds;
   char reason[64];     /* why the job was retried ("exit 75", "time limit
                           2.00 s exceeded"); "" when it was not */
-  bool retried;        /* jb_job_retry took it: */
+  bool retried;        /* jb_retry took it: */
   jb_retry_result res; /* its attempts, due time, dead */
 } job_report;
 
@@ -1069,7 +1069,7 @@ static bool retry_offline(const worker *w, int st, const char *uuid,
   return stop_signals < 2;
 }
 
-/* The job a consume claimed next (jb_job_consume_and_claim_next): the
+/* The job a consume claimed next (jb_consume_and_claim_next): the
  * worker runs it without a wait. st is JB_ECORRUPT when it was claimed
  * but its posting does not decode (job NULL). */
 typedef struct {
@@ -1086,11 +1086,10 @@ static int consume_job(const worker *w, const char *uuid, uint64_t token,
                        jb_outcome oc, const char *res, size_t res_len,
                        next_job *next) {
   if (next == NULL || !next->wanted || stop_signals != 0)
-    return jb_job_consume_result(w->b, uuid, w->who, token, oc, res,
-                                 res_len);
-  int st = jb_job_consume_and_claim_next(next->uuid, &next->job,
+    return jb_consume(w->b, uuid, w->who, token, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, oc, res, res_len});
+  int st = jb_consume_and_claim_next(next->uuid, &next->job,
                                          &next->token, w->b, uuid, w->who,
-                                         token, oc, res, res_len, &w->co);
+                                         token, &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, oc, res, res_len}, &w->co);
   next->st = st;
   /* JB_ECORRUPT: consumed, and the next job claimed but undecodable. */
   return st == JB_ECORRUPT ? JB_OK : st;
@@ -1170,7 +1169,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
     /* Not run, or stopped by the second signal: the job goes back. */
     int64_t wait = 0;
     do
-      st = jb_job_abandon_ex(w->b, uuid, w->who, s->token);
+      st = jb_abandon(w->b, uuid, w->who, s->token);
     while (retry_offline(w, st, uuid, "abandon", &wait));
     if (st == JB_OK)
       fprintf(stderr, "jobboard: work: job %s abandoned: it is claimable "
@@ -1183,7 +1182,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
        * exit 0) or exit 75: tried again after the back-off; exit 100:
        * to the dead letters. A job whose attempts are used up goes there
        * too. */
-      jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+      jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
       ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY
                      ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
       /* A job Redis decides, even one published while CMD ran, is given
@@ -1192,7 +1191,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
       ro.reason = jr.reason;
       int64_t wait = 0;
       do
-        st = jb_job_retry(w->b, uuid, w->who, &ro, &jr.res);
+        st = jb_retry(&jr.res, w->b, uuid, w->who, &ro);
       while (retry_offline(w, st, uuid, "retry", &wait));
       if (st == JB_OK) {
         jr.retried = true;
@@ -1415,7 +1414,7 @@ int cmd_work(int argc, char **argv) {
     goto out;
   }
 
-  w.co = (jb_claim_opts)JB_CLAIM_OPTS_INIT;
+  w.co = (jb_claim_options)JB_CLAIM_OPTIONS_INIT;
   w.co.flags = JB_CLAIM_BIND_PROCESS;
   w.co.lease_ms = w.lease_ms;
   slot *slots = w.slots = calloc((size_t)w.concurrency, sizeof *slots);
@@ -1452,7 +1451,7 @@ int cmd_work(int argc, char **argv) {
   for (;;) {
     /* Signals from here on end the wait below (stop_signals is read
      * after this, and on_stop sets it before it cancels). */
-    jb_board_cancel_reset(w.b);
+    jb_board_interrupt_reset(w.b);
     bool can_claim = rc == CLI_EXIT_OK && !idle && stop_signals == 0 &&
                      running < w.concurrency &&
                      (max_jobs == 0 || claimed < max_jobs);
@@ -1522,8 +1521,11 @@ int cmd_work(int argc, char **argv) {
         }
       }
       if (wait != 0) progress_draw();
-      st = jb_job_claim_next_wait(uuid, &job, &token, w.b, w.who, &w.co,
-                                  wait);
+      jb_claim_options co = w.co;
+      co.wait_ms = wait;
+      st = jb_claim_next(uuid, &job, &token, w.b, w.who, &co);
+      /* A wait of 0 (a run is due now) is a wait that ran out. */
+      if (st == JB_ENOTFOUND && wait == 0) st = JB_ETIMEDOUT;
       progress_clear();
     }
     if (st == JB_ETIMEDOUT && (sliced || capped)) {
@@ -1537,7 +1539,7 @@ int cmd_work(int argc, char **argv) {
       }
       continue;
     }
-    if (st == JB_ECANCELED) continue; /* a signal, a CMD: the loop sees */
+    if (st == JB_EINTERRUPTED) continue; /* a signal, a CMD: the loop sees */
     if (st == JB_ETIMEDOUT) {         /* idle for --timeout */
       idle = true;
       continue;
@@ -1547,7 +1549,7 @@ int cmd_work(int argc, char **argv) {
        * Trash keeps it for inspection and takes it out of every queue. */
       fprintf(stderr, "jobboard: work: %s; job %s trashed (run 'jobboard "
               "check')\n", jb_errmsg(), uuid);
-      st = jb_job_trash_ex(w.b, uuid, w.who, token);
+      st = jb_trash(w.b, uuid, w.who, token);
       if (st != JB_OK) rc = cli_fail(st);
       continue;
     }
@@ -1572,7 +1574,7 @@ int cmd_work(int argc, char **argv) {
   if (next.uuid[0] != '\0') {
     /* Claimed with the last consume, but the worker stops (a signal, an
      * error): it goes back at once (its claim would lapse with us). */
-    st = jb_job_abandon_ex(w.b, next.uuid, w.who, next.token);
+    st = jb_abandon(w.b, next.uuid, w.who, next.token);
     if (st != JB_OK && rc == CLI_EXIT_OK) rc = cli_fail(st);
     jb_job_free(next.job);
   }

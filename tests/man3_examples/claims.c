@@ -22,24 +22,24 @@ int main(int argc, char **argv)
     return 1;
   }
 
-  jb_claim_opts claim = JB_CLAIM_OPTS_INIT;
+  jb_claim_options claim = JB_CLAIM_OPTIONS_INIT;
   claim.flags = JB_CLAIM_BIND_PROCESS; /* lapses if we die */
   claim.lease_ms = 30000;              /* ... or stop renewing */
   char uuid[JB_UUID_STRLEN];
   uint64_t token;
   int rc;
-  while ((rc = jb_job_claim_next_ex(uuid, NULL, &token, board, "worker-1",
+  while ((rc = jb_claim_next(uuid, NULL, &token, board, "worker-1",
                                     &claim)) == JB_OK) {
     char owner[JB_WHO_MAX + 1];
     jb_job_find_owner(owner, board, uuid);
     printf("claimed %s as %s (token %llu)\n", uuid, owner,
            (unsigned long long)token);
     /* ... work; renew the lease now and then: */
-    jb_job_extend(board, uuid, "worker-1", token, 30000);
+    jb_extend(board, uuid, "worker-1", token, 30000);
 
     static const unsigned char result[] = {0x81, 0xa2, 'o', 'k', 0xc3};
-    rc = jb_job_consume_result(board, uuid, "worker-1", token,
-                               JB_OUTCOME_SUCCESS, result, sizeof result);
+    rc = jb_consume(board, uuid, "worker-1", token,
+                               &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, result, sizeof result});
     if (rc == JB_ENOTOWNER || rc == JB_ENOTFOUND) {
       /* Our claim lapsed and the job went to another worker. */
       fprintf(stderr, "consume: %s\n", jb_errmsg());

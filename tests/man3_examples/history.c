@@ -20,9 +20,9 @@ int main(int argc, char **argv)
   char uuid[JB_UUID_STRLEN];
   uint64_t token;
   if (jb_job_post(uuid, board, &post) != JB_OK ||
-      jb_job_claim_ex(&token, board, uuid, "worker-1", NULL) != JB_OK ||
-      jb_job_consume_result(board, uuid, "worker-1", token,
-                            JB_OUTCOME_FAILURE, NULL, 0) != JB_OK) {
+      jb_claim(&token, board, uuid, "worker-1", NULL) != JB_OK ||
+      jb_consume(board, uuid, "worker-1", token,
+                            &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, NULL, 0}) != JB_OK) {
     fprintf(stderr, "%s\n", jb_errmsg());
     jb_board_close(board);
     return 1;
@@ -34,10 +34,10 @@ int main(int argc, char **argv)
   }
 
   /* The failed jobs, newest first. */
-  jb_history_filter filter = JB_HISTORY_FILTER_INIT;
+  jb_history_options filter = JB_HISTORY_OPTIONS_INIT;
   filter.ends = JB_HISTORY_END(JB_END_FAILED);
   jb_history_iter *it;
-  if (jb_history_open_filtered(&it, board, 0, &filter) == JB_OK) {
+  if (jb_history_query(&it, board, &filter) == JB_OK) {
     const jb_completion *r;
     while (jb_history_next(&r, it) == JB_OK && r != NULL)
       printf("failed: %s %s\n", r->uuid, r->name ? r->name : "?");

@@ -37,15 +37,14 @@ int main(int argc, char **argv)
   }
   for (int attempt = 1; attempt <= 2; attempt++) {
     uint64_t token;
-    if (jb_job_claim_next_wait(NULL, NULL, &token, board, "worker-1", NULL,
-                               1000) != JB_OK)
+    if (jb_claim_next(NULL, NULL, &token, board, "worker-1", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 1000}) != JB_OK)
       break;
-    jb_retry_opts ro = JB_RETRY_OPTS_INIT;
+    jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
     ro.flags = JB_RETRY_BACKOFF;
     ro.token = token;
     ro.reason = "remote host unreachable";
     jb_retry_result res;
-    if (jb_job_retry(board, uuid, "worker-1", &ro, &res) != JB_OK) break;
+    if (jb_retry(&res, board, uuid, "worker-1", &ro) != JB_OK) break;
     printf("attempt %u: %s\n", res.attempts,
            res.dead ? "dead" : "retried after the back-off");
   }

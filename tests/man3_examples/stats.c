@@ -22,7 +22,7 @@ int main(int argc, char **argv)
   }
   jb_stats st = JB_STATS_INIT;
   st.flags = JB_STATS_BY_NAME;
-  int rc = jb_board_stats(board, &st);
+  int rc = jb_stats_read(&st, board);
   if (rc == JB_OK) {
     printf("%zu jobs: %zu unclaimed, %zu claimed, %zu delayed\n", st.jobs,
            st.by_state[JB_STATS_UNCLAIMED], st.by_state[JB_STATS_CLAIMED],

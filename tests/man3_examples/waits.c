@@ -42,9 +42,8 @@ int main(int argc, char **argv)
   if (jb_board_wait(board, JB_ONLY_UNCLAIMED, 5000) == JB_OK) {
     char got[JB_UUID_STRLEN];
     uint64_t token;
-    if (jb_job_claim_next_wait(got, NULL, &token, board, "worker-1", NULL,
-                               5000) == JB_OK)
-      jb_job_consume_ex(board, got, "worker-1", token);
+    if (jb_claim_next(got, NULL, &token, board, "worker-1", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 5000}) == JB_OK)
+      jb_consume(board, got, "worker-1", token, NULL);
   }
   jb_completion *done;
   int rc = jb_job_wait_done(&done, board, uuid, 5000);
@@ -61,9 +60,9 @@ int main(int argc, char **argv)
   jb_unsubscribe(sub);
 
   /* Another thread (or a signal handler) may stop every wait: */
-  jb_board_cancel(board);
-  if (jb_board_wait(board, 0, -1) == JB_ECANCELED) printf("cancelled\n");
-  jb_board_cancel_reset(board);
+  jb_board_interrupt(board);
+  if (jb_board_wait(board, 0, -1) == JB_EINTERRUPTED) printf("cancelled\n");
+  jb_board_interrupt_reset(board);
   jb_board_close(board);
   return rc == JB_OK ? 0 : 1;
 }
