@@ -647,7 +647,7 @@ sleep 0.3
 signal_until_gone INT "$waiter"
 wait "$waiter"; rc=$?
 [ "$rc" = 130 ] || fail "SIGINT: exit $rc"
-grep -q "cancelled" "$ROOT/int.err" || fail "SIGINT: stderr '$(cat "$ROOT/int.err")'"
+grep -q "interrupted" "$ROOT/int.err" || fail "SIGINT: stderr '$(cat "$ROOT/int.err")'"
 "$JOBBOARD" --board "$B" claim-next --who w --wait 60 >/dev/null 2>&1 &
 waiter=$!
 sleep 0.3

@@ -73,6 +73,13 @@ tests_test_readonly_LDADD = $(JB_TEST_LIBS)
 check_PROGRAMS += tests/test_readonly
 TESTS += tests/test_readonly
 
+# The names of 0.1 kept for one release, each called once.
+tests_test_deprecated_SOURCES = tests/test_deprecated.c $(JB_TEST_HELPERS)
+tests_test_deprecated_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_deprecated_LDADD = $(JB_TEST_LIBS)
+check_PROGRAMS += tests/test_deprecated
+TESTS += tests/test_deprecated
+
 tests_test_wait_SOURCES = tests/test_wait.c $(JB_TEST_HELPERS)
 tests_test_wait_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_wait_LDADD = $(JB_TEST_LIBS) -lpthread

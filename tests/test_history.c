@@ -1212,7 +1212,7 @@ static void bad_filters_are_refused_naming_the_field(void **state) {
   jbt_fixture *f = *state;
   jb_history_iter *it = (jb_history_iter *)1;
   jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
-  flt.version = 2;
+  flt.version = 3;
   assert_int_equal(jb_history_query(&it, f->board, &flt),
                    JB_EINVAL);
   assert_null(it);
