@@ -18,8 +18,8 @@ The taskflow jobboard backend is jobboard.taskflow_backend (entry point
 from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      NotOwnerError, InvalidError, TimedOutError,
                      OfflineError, CorruptError, FullError, IoError,
-                     NoMemoryError, VersionError, CanceledError,
-                     TrimmedError, ExistsError, NotDueError,
+                     NoMemoryError, VersionError, InterruptedWaitError,
+                     CanceledError, TrimmedError, ExistsError, NotDueError,
                      ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
@@ -38,6 +38,6 @@ __all__ = [
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",
-    "CanceledError", "TrimmedError", "ExistsError", "NotDueError",
-    "ReadOnlyError",
+    "InterruptedWaitError", "CanceledError", "TrimmedError", "ExistsError",
+    "NotDueError", "ReadOnlyError",
 ]

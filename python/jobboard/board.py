@@ -38,10 +38,11 @@ OPEN_CREATE = lib.JB_OPEN_CREATE
 OPEN_READONLY = lib.JB_OPEN_READONLY
 CLAIM_BIND_PROCESS = lib.JB_CLAIM_BIND_PROCESS
 HISTORY_OLDEST_FIRST = lib.JB_HISTORY_OLDEST_FIRST
-HISTORY_FILTER_VERSION = lib.JB_HISTORY_FILTER_VERSION
+HISTORY_OPTIONS_VERSION = lib.JB_HISTORY_OPTIONS_VERSION
 OPTIONS_VERSION = lib.JB_BOARD_OPTIONS_VERSION
 POST_VERSION = lib.JB_POST_VERSION
-CLAIM_OPTS_VERSION = lib.JB_CLAIM_OPTS_VERSION
+CLAIM_OPTIONS_VERSION = lib.JB_CLAIM_OPTIONS_VERSION
+CONSUME_OPTIONS_VERSION = lib.JB_CONSUME_OPTIONS_VERSION
 EXPIRY_NOT_CLAIMED = lib.JB_EXPIRY_NOT_CLAIMED
 EXPIRY_NONE = lib.JB_EXPIRY_NONE
 EXPIRY_AT = lib.JB_EXPIRY_AT
@@ -1034,9 +1035,9 @@ class Board:
         """Close the handle. Jobs, claims and events already read stay
         valid (they are copies); calls after close raise InvalidError.
         Calls of other threads still inside the library are let finish
-        first; their waits are ended (they raise CanceledError, a watch
-        ends). Calls made after close, and iterators taken before it, raise
-        InvalidError."""
+        first; their waits are ended (they raise InterruptedWaitError, a
+        watch ends). Calls made after close, and iterators taken before it,
+        raise InvalidError."""
         use = self.__dict__.get("_use")
         if use is None:  # the open failed
             return
@@ -1045,7 +1046,7 @@ class Board:
             if b != ffi.NULL and use.busy:
                 # No new call gets the handle now; end the waits of the
                 # calls inside, and let every call leave C first.
-                lib.jb_board_cancel(b)
+                lib.jb_board_interrupt(b)
                 use.cv.wait_for(lambda: use.busy == 0)
         if self._conn is not None and b != ffi.NULL:
             sffi, slib = sync_lib()
@@ -1357,11 +1358,25 @@ class Board:
         if not isinstance(bind, bool):
             raise TypeError("bind must be a bool, not %s"
                             % type(bind).__name__)
-        opts = ffi.new("jb_claim_opts *")
-        opts.version = CLAIM_OPTS_VERSION
+        opts = ffi.new("jb_claim_options *")
+        opts.version = CLAIM_OPTIONS_VERSION
         opts.flags = CLAIM_BIND_PROCESS if bind else 0
         opts.lease_ms = _lease_ms(lease)
         return opts
+
+    @staticmethod
+    def _consume_opts(res, failed):
+        """The jb_consume_options of result `res` (msgpack bytes; b"":
+        none) and outcome `failed`, and the buffer they point into: keep
+        it while the options are in use (cffi does not tie the two)."""
+        opts = ffi.new("jb_consume_options *")
+        opts.version = CONSUME_OPTIONS_VERSION
+        opts.outcome = lib.JB_OUTCOME_FAILURE if failed else \
+            lib.JB_OUTCOME_SUCCESS
+        buf = ffi.from_buffer(res) if res else ffi.NULL
+        opts.result = buf
+        opts.result_len = len(res)
+        return opts, buf
 
     def claim(self, uuid: str, who: str, lease: Optional[float] = None,
               bind: bool = False) -> Claim:
@@ -1374,7 +1389,7 @@ class Board:
         tok = ffi.new("uint64_t *")
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_claim_ex(tok, h, u, w, opts))
+                _check(lib.jb_claim(tok, h, u, w, opts))
         return Claim(self, uuid.lower(), who, tok[0])
 
     def claim_next(self, who: str, lease: Optional[float] = None,
@@ -1396,16 +1411,24 @@ class Board:
             if ms is None:
                 return None
             if self._sync is None:
+                opts.wait_ms = ms
                 with self._use as h:
-                    st = lib.jb_job_claim_next_wait(uuid, job, tok, h, w,
-                                                    opts, ms)
+                    st = lib.jb_claim_next(uuid, job, tok, h, w, opts)
+                if st == errors.NotFoundError.code:
+                    # wait_ms 0 (the one slice of timeout=0) looks once
+                    # and reports nothing claimable as JB_ENOTFOUND, where
+                    # a slice that waits reports JB_ETIMEDOUT. Both mean
+                    # "nothing in this slice": the deadline decides, so
+                    # timeout=0 keeps returning None after one look.
+                    st = errors.TimedOutError.code
             else:
                 # The Redis connection serves one thread at a time: claim
-                # under the lock, wait for a change without it.
+                # under the lock (not waiting), wait for a change without
+                # it.
+                opts.wait_ms = 0
                 with self._remote():
                     with self._use as h:
-                        st = lib.jb_job_claim_next_ex(uuid, job, tok, h,
-                                                      w, opts)
+                        st = lib.jb_claim_next(uuid, job, tok, h, w, opts)
                 if st == errors.NotFoundError.code and ms > 0:
                     with self._use as h:
                         w_st = lib.jb_board_wait(h, ONLY_UNCLAIMED, ms)
@@ -1445,14 +1468,14 @@ class Board:
         ms = _lease_ms(lease)
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_extend(h, u, w, _token(token), ms))
+                _check(lib.jb_extend(h, u, w, _token(token), ms))
 
     def abandon(self, uuid: str, who: str, token: int = 0) -> None:
         """Release `who`'s claim: the job is claimable again."""
         u, w = _uuid(uuid), _text(who, "who")
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_abandon_ex(h, u, w, _token(token)))
+                _check(lib.jb_abandon(h, u, w, _token(token)))
 
     def consume(self, uuid: str, who: str,
                 result: Optional[Mapping] = None, failed: bool = False,
@@ -1464,12 +1487,10 @@ class Board:
         if not isinstance(failed, bool):
             raise TypeError("failed must be a bool, not %s"
                             % type(failed).__name__)
-        buf = ffi.from_buffer(res) if res else ffi.NULL
+        done, keep = self._consume_opts(res, failed)
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_consume_result(h, u, w, _token(token),
-                                                 1 if failed else 0, buf,
-                                                 len(res)))
+                _check(lib.jb_consume(h, u, w, _token(token), done))
 
     def trash(self, uuid: str, who: str, token: int = 0) -> None:
         """The owner removes a bad job (kept in the dead letters, cause
@@ -1477,7 +1498,7 @@ class Board:
         u, w = _uuid(uuid), _text(who, "who")
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_trash_ex(h, u, w, _token(token)))
+                _check(lib.jb_trash(h, u, w, _token(token)))
 
     def find_owner(self, uuid: str) -> Optional[str]:
         """The owner of `uuid`, or None when unclaimed or not on the
@@ -1575,8 +1596,9 @@ class Board:
         job name; `name_prefix`, the name's start; `since` and `until`,
         seconds since the epoch (as Completion.completed): completed in
         [since, until)."""
-        flt = ffi.new("jb_history_filter *")
-        flt.version = HISTORY_FILTER_VERSION
+        flt = ffi.new("jb_history_options *")
+        flt.version = HISTORY_OPTIONS_VERSION
+        flt.flags = HISTORY_OLDEST_FIRST if oldest_first else 0
         keep = []  # the filter's strings live as long as the call
         if ends is not None:
             for e in ends:
@@ -1597,8 +1619,7 @@ class Board:
             setattr(flt, field, max(1, int(round(value * 1e6))))
         out = ffi.new("jb_history_iter **")
         with self._use as h:
-            _check(lib.jb_history_open_filtered(
-                out, h, HISTORY_OLDEST_FIRST if oldest_first else 0, flt))
+            _check(lib.jb_history_query(out, h, flt))
         it = ffi.gc(out[0], lib.jb_history_close)
         rec = ffi.new("jb_completion **")
         while True:
@@ -1623,16 +1644,23 @@ class Board:
             yield done
         ffi.release(it)
 
-    def cancel(self) -> None:
+    def interrupt(self) -> None:
         """Make every wait on this handle (now and later, in any thread)
-        raise CanceledError, until reset_cancel()."""
+        raise InterruptedWaitError, until reset_interrupt(). Also named
+        cancel(), its name before 0.2: in the library "cancel" is taking
+        jobs off the board (cancel_job, flush)."""
         with self._use as h:
-            _check(lib.jb_board_cancel(h))
+            _check(lib.jb_board_interrupt(h))
 
-    def reset_cancel(self) -> None:
-        """Undo cancel(): later waits on the handle wait again."""
+    def reset_interrupt(self) -> None:
+        """Undo interrupt(): later waits on the handle wait again. Also
+        named reset_cancel(), its name before 0.2."""
         with self._use as h:
-            _check(lib.jb_board_cancel_reset(h))
+            _check(lib.jb_board_interrupt_reset(h))
+
+    # The names of 0.1, kept for the code that calls them.
+    cancel = interrupt
+    reset_cancel = reset_interrupt
 
     # -- the change log
 
@@ -1651,9 +1679,9 @@ class Board:
         order: from sequence `start` (None: from the next event), only
         those of `types` (EventType values; None: all), woken by commits
         (no polling). Ends when no event arrives for `timeout` seconds
-        (None: never) or when the handle is cancelled (Board.cancel). When
-        the log was trimmed past the reader, one TRIMMED event says how
-        many were lost, then events resume where the log now starts."""
+        (None: never) or when the handle is interrupted (Board.interrupt).
+        When the log was trimmed past the reader, one TRIMMED event says
+        how many were lost, then events resume where the log now starts."""
         want = None if types is None else {EventType(t) if not
                                            isinstance(t, str) else
                                            EventType[t.upper()]
@@ -1682,7 +1710,7 @@ class Board:
                 st = lib.jb_log_wait(events, n, first, h, cursor, batch, ms)
             if st == errors.TimedOutError.code:
                 continue
-            if st == errors.CanceledError.code:
+            if st == errors.InterruptedWaitError.code:
                 return
             if st == errors.TrimmedError.code:
                 lost = first[0] - cursor
@@ -1755,8 +1783,8 @@ class Board:
         is kept with the job (Job.last_reason, DeadLetter.reason, the
         history's reason)."""
         u, w = _uuid(uuid), _text(who, "who")
-        opts = ffi.new("jb_retry_opts *")
-        opts.version = lib.JB_RETRY_OPTS_VERSION
+        opts = ffi.new("jb_retry_options *")
+        opts.version = lib.JB_RETRY_OPTIONS_VERSION
         opts.token = _token(token)
         if _flag(dead, "dead"):
             if delay is not None:
@@ -1773,7 +1801,7 @@ class Board:
         out = ffi.new("jb_retry_result *")
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_retry(h, u, w, opts, out))
+                _check(lib.jb_retry(out, h, u, w, opts))
         return RetryResult(bool(out.dead), _seconds(out.due_us),
                            out.attempts)
 
@@ -1870,8 +1898,9 @@ class Board:
         """Take a job that is not claimed off the board: it is COMPLETE,
         its history says CANCELLED and its unique key is free. A claimed
         job raises ClaimedError (naming the owner) unless force=True; its
-        holder's next call is then refused. (Board.cancel() is another
-        thing: it cancels this handle's waits.)"""
+        holder's next call is then refused. (Board.interrupt(), also
+        named Board.cancel(), is another thing: it ends this handle's
+        waits.)"""
         flags = lib.JB_CANCEL_FORCE if _flag(force, "force") else 0
         with self._remote():
             with self._use as h:
@@ -1883,7 +1912,7 @@ class Board:
         out = ffi.new("size_t *")
         with self._remote():
             with self._use as h:
-                _check(lib.jb_board_flush(out, h))
+                _check(lib.jb_board_cancel_unclaimed(out, h))
         return out[0]
 
     # -- schedules
@@ -2020,8 +2049,8 @@ class Board:
         jobs = ffi.new("jb_job *[]", n or 1)
         with self._remote():
             with self._use as h:
-                st = lib.jb_job_claim_next_many(n_out, uuids, toks, jobs, h,
-                                                w, opts, n)
+                st = lib.jb_claim_next_many(n_out, uuids, toks, jobs, h, w,
+                                            opts, n)
         if st == errors.NotFoundError.code:
             return []
         if st not in (0, errors.CorruptError.code):
@@ -2049,18 +2078,15 @@ class Board:
         claimable. If the consume fails, nothing is claimed."""
         u, w = _uuid(uuid), _text(who, "who")
         res = _pack_map(result, "result", self._dumps)
-        buf = ffi.from_buffer(res) if res else ffi.NULL
-        outcome = lib.JB_OUTCOME_FAILURE if _flag(failed, "failed") else \
-            lib.JB_OUTCOME_SUCCESS
+        done, keep = self._consume_opts(res, _flag(failed, "failed"))
         opts = self._claim_opts(lease, bind)
         nu = ffi.new("char[37]")
         job = ffi.new("jb_job **")
         tok = ffi.new("uint64_t *")
         with self._remote():
             with self._use as h:
-                st = lib.jb_job_consume_and_claim_next(
-                    nu, job, tok, h, u, w, _token(token), outcome, buf,
-                    len(res), opts)
+                st = lib.jb_consume_and_claim_next(
+                    nu, job, tok, h, u, w, _token(token), done, opts)
         if st == errors.CorruptError.code and nu[0] != b"\0":
             return Claim(self, ffi.string(nu).decode(), who, tok[0])
         _check(st)
@@ -2123,8 +2149,8 @@ class Board:
 
         with self._remote():
             with self._use as h:
-                _check(lib.jb_job_consume_many(status, h, arr, len(items),
-                                               each, ffi.NULL))
+                _check(lib.jb_consume_many(status, h, arr, len(items),
+                                           each, ffi.NULL))
         out = []
         for i, it in enumerate(items):
             if status[i] == 0:
@@ -2152,7 +2178,7 @@ class Board:
         st.version = lib.JB_STATS_VERSION
         st.flags = lib.JB_STATS_BY_NAME if _flag(by_name, "by_name") else 0
         with self._use as h:
-            _check(lib.jb_board_stats(h, st))
+            _check(lib.jb_stats_read(st, h))
         try:
             return Stats(st, by_name)
         finally:

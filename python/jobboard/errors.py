@@ -19,19 +19,25 @@ JB_EFULL           FullError
 JB_EIO             IoError           OSError
 JB_ENOMEM          NoMemoryError     MemoryError
 JB_EVERSION        VersionError
-JB_ECANCELED       CanceledError
+JB_EINTERRUPTED    InterruptedWaitError
 JB_ETRIMMED        TrimmedError
 JB_EEXISTS         ExistsError
 JB_ENOTDUE         NotDueError
 JB_EREADONLY       ReadOnlyError     PermissionError
 =================  ================  =====================================
+
+CanceledError is InterruptedWaitError under its name of 0.1, when the code
+was JB_ECANCELED (in the library "cancel" is taking jobs off the board):
+code that catches either catches the same exceptions. The exceptions'
+``name`` is "JB_EINTERRUPTED".
 """
 
 __all__ = [
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",
-    "CanceledError", "TrimmedError", "ExistsError", "NotDueError",
+    "InterruptedWaitError", "CanceledError", "TrimmedError",
+    "ExistsError", "NotDueError",
     "ReadOnlyError", "error_for",
 ]
 
@@ -89,9 +95,15 @@ NoMemoryError = _make("NoMemoryError", -10, "JB_ENOMEM: out of memory.",
 VersionError = _make("VersionError", -11,
                      "JB_EVERSION: the board was written by a newer"
                      " jobboard.")
-CanceledError = _make("CanceledError", -12,
-                      "JB_ECANCELED: the wait was cancelled"
-                      " (Board.cancel).")
+# Not "InterruptedError": that is Python's own (EINTR), which a star
+# import of this module would hide.
+InterruptedWaitError = _make(
+    "InterruptedWaitError", -12,
+    "JB_EINTERRUPTED: the wait was interrupted (Board.interrupt, or the"
+    " board was closed meanwhile). Also named CanceledError, its name"
+    " before 0.2.")
+# The name of 0.1, kept for the code that catches it.
+CanceledError = InterruptedWaitError
 TrimmedError = _make("TrimmedError", -13,
                      "JB_ETRIMMED: the change log no longer holds the"
                      " sequence asked for.")
@@ -112,15 +124,16 @@ ReadOnlyError = _make("ReadOnlyError", -16,
 _BY_CODE = {c.code: c for c in (
     NotFoundError, ClaimedError, NotOwnerError, InvalidError, TimedOutError,
     OfflineError, CorruptError, FullError, IoError, NoMemoryError,
-    VersionError, CanceledError, TrimmedError, ExistsError, NotDueError,
-    ReadOnlyError)}
+    VersionError, InterruptedWaitError, TrimmedError, ExistsError,
+    NotDueError, ReadOnlyError)}
 
 for _c, _n in ((NotFoundError, "JB_ENOTFOUND"), (ClaimedError, "JB_ECLAIMED"),
                (NotOwnerError, "JB_ENOTOWNER"), (InvalidError, "JB_EINVAL"),
                (TimedOutError, "JB_ETIMEDOUT"), (OfflineError, "JB_EOFFLINE"),
                (CorruptError, "JB_ECORRUPT"), (FullError, "JB_EFULL"),
                (IoError, "JB_EIO"), (NoMemoryError, "JB_ENOMEM"),
-               (VersionError, "JB_EVERSION"), (CanceledError, "JB_ECANCELED"),
+               (VersionError, "JB_EVERSION"),
+               (InterruptedWaitError, "JB_EINTERRUPTED"),
                (TrimmedError, "JB_ETRIMMED"), (ExistsError, "JB_EEXISTS"),
                (NotDueError, "JB_ENOTDUE"), (ReadOnlyError, "JB_EREADONLY")):
     _c.name = _n

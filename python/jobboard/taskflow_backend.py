@@ -361,7 +361,7 @@ class JobboardJobBoard(base.NotifyingJobBoard):
         if w is None:
             return
         t, wh = w
-        wh.cancel()
+        wh.interrupt()
         if t is not threading.current_thread():  # closed by a listener
             t.join()
             wh.close()
@@ -379,7 +379,7 @@ class JobboardJobBoard(base.NotifyingJobBoard):
                 if ev.type not in types or not len(self.notifier):
                     continue
                 self._emit(wh, ev)
-        except errors.CanceledError:
+        except errors.InterruptedWaitError:
             pass
         except Exception:
             LOG.exception("jobboard %s: the notification thread stopped",

@@ -335,21 +335,36 @@ def test_waits(board):
     assert board.claim_next("w", timeout=0.05) is None
 
 
-def test_cancel(board):
+def test_interrupt(board):
     res = []
 
     def waiter():
         try:
             board.wait(timeout=None)
-        except jobboard.CanceledError as e:
+        except jobboard.InterruptedWaitError as e:
             res.append(e)
 
     t = threading.Thread(target=waiter)
     t.start()
     time.sleep(0.1)
-    board.cancel()
+    board.interrupt()
     t.join(10)
     assert not t.is_alive() and res and res[0].code == -12
+    assert res[0].name == "JB_EINTERRUPTED"
+    board.reset_interrupt()
+    assert board.wait(timeout=0) is False
+
+
+def test_the_names_of_0_1_for_interrupt(board):
+    # cancel(), reset_cancel() and CanceledError are the same objects.
+    assert jobboard.CanceledError is jobboard.InterruptedWaitError
+    assert jobboard.Board.cancel is jobboard.Board.interrupt
+    assert jobboard.Board.reset_cancel is jobboard.Board.reset_interrupt
+    board.cancel()
+    with pytest.raises(jobboard.CanceledError):
+        board.wait(timeout=None)
+    with pytest.raises(jobboard.CanceledError):
+        board.claim_next("w", timeout=None)
     board.reset_cancel()
     assert board.wait(timeout=0) is False
 
@@ -574,8 +589,8 @@ def test_close_ends_the_waits_of_other_threads(tmp_path):
     for t in ts:
         t.join(10)
         assert not t.is_alive()
-    assert isinstance(out["wait"], jobboard.CanceledError)
-    assert isinstance(out["claim"], jobboard.CanceledError)
+    assert isinstance(out["wait"], jobboard.InterruptedWaitError)
+    assert isinstance(out["claim"], jobboard.InterruptedWaitError)
     assert out["events"] == []
 
 

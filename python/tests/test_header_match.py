@@ -9,6 +9,12 @@ reports every size, offset and constant the binding declares, and assigns
 every declared function to a pointer of the type the binding declares for
 it (with -Werror, a mismatch does not compile). A function the header
 adds must be bound or named in _native.UNBOUND, with the reason.
+
+The header's deprecated section (the names replaced in 0.2, kept under
+#ifndef JB_NO_DEPRECATED) is left out: the programs are compiled with
+JB_NO_DEPRECATED, so a declaration or constant of the binding that only
+that section provides does not compile, and the binding must not declare
+the section's functions.
 """
 
 import os
@@ -63,10 +69,32 @@ def _functions(cdef):
     return out
 
 
-def _header_functions(path):
+# The deprecated section: from its #ifndef to the #endif that names it.
+_DEPRECATED = re.compile(r"^#ifndef JB_NO_DEPRECATED\b.*?"
+                         r"^#endif /\* JB_NO_DEPRECATED \*/", re.S | re.M)
+
+
+def _read_header(path):
+    """(current, deprecated): the header's text without its deprecated
+    section, and that section ("" when it has none)."""
     with open(path) as f:
         text = f.read()
+    found = _DEPRECATED.findall(text)
+    assert len(found) <= 1, "%s: more than one deprecated section" % path
+    return _DEPRECATED.sub("", text), "".join(found)
+
+
+def _extern_functions(text):
     return set(re.findall(r"JB_EXTERN\b[^;(]*?\b(jb_\w+)\s*\(", text))
+
+
+def _header_functions(path):
+    """The functions the header declares, its deprecated ones left out."""
+    return _extern_functions(_read_header(path)[0])
+
+
+def _deprecated_functions(path):
+    return _extern_functions(_read_header(path)[1])
 
 
 def _structs(f):
@@ -145,7 +173,8 @@ def _compile(tmp_path, name, source, *args):
     cc = shlex.split(os.environ.get("JB_TEST_CC") or "cc")
     src = tmp_path / (name + ".c")
     src.write_text(source)
-    cmd = cc + ["-std=c11", "-Wall", "-Werror", "-I", os.path.dirname(HEADER),
+    cmd = cc + ["-std=c11", "-Wall", "-Werror", "-DJB_NO_DEPRECATED",
+                "-I", os.path.dirname(HEADER),
                 "-I", os.path.dirname(SYNC_HEADER), str(src)] + list(args)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True)
@@ -219,6 +248,17 @@ def test_every_header_function_is_bound_or_listed():
     if os.path.exists(SYNC_HEADER):
         sync = {name for _, name, _ in _functions(_native.SYNC_CDEF)}
         assert sync - {"free"} <= _header_functions(SYNC_HEADER)
+
+
+def test_no_deprecated_function_is_declared():
+    deprecated = _deprecated_functions(HEADER)
+    assert "jb_job_claim_next_wait" in deprecated  # the regex reads it
+    assert not deprecated & _header_functions(HEADER)
+    declared = {name for _, name, _ in _functions(_native.CDEF)}
+    assert not declared & deprecated, (
+        "_native.CDEF declares deprecated functions (use their "
+        "replacements): %s" % sorted(declared & deprecated))
+    assert not set(_native.UNBOUND) & deprecated
 
 
 def test_every_declared_function_is_in_the_library():
