@@ -1648,7 +1648,7 @@ class Board:
         """Make every wait on this handle (now and later, in any thread)
         raise InterruptedWaitError, until reset_interrupt(). Also named
         cancel(), its name before 0.2: in the library "cancel" is taking
-        jobs off the board (cancel_job, flush)."""
+        jobs off the board (cancel_job, cancel_unclaimed)."""
         with self._use as h:
             _check(lib.jb_board_interrupt(h))
 
@@ -1906,14 +1906,16 @@ class Board:
             with self._use as h:
                 _check(lib.jb_job_cancel(h, _uuid(uuid), flags))
 
-    def flush(self) -> int:
+    def cancel_unclaimed(self) -> int:
         """Cancel every job that is not claimed (delayed ones included);
-        returns how many."""
+        returns how many. Also named flush(), its name before 0.2."""
         out = ffi.new("size_t *")
         with self._remote():
             with self._use as h:
                 _check(lib.jb_board_cancel_unclaimed(out, h))
         return out[0]
+
+    flush = cancel_unclaimed  # the name of 0.1
 
     # -- schedules
 

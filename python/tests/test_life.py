@@ -299,8 +299,10 @@ def test_cancel_job_and_flush(board):
         board.cancel_job(u2)
     board.post("d", delay=3600)
     kept = board.claim(board.post("held"), "w")
-    assert board.flush() == 2  # "c again" and the delayed one
+    assert board.cancel_unclaimed() == 2  # "c again" and the delayed one
     assert board.count() == 1 and board.get(kept.uuid).owner == "w"
+    board.post("e")
+    assert board.flush() == 1  # the name of 0.1
 
 
 # --------------------------------------------------------------- schedules
