@@ -216,7 +216,7 @@ int bench_redis(bench_redis_figs *f, const char *dir,
     goto out;
   }
   jb_sync_options so;
-  jb_sync_options_init(&so);
+  so = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   so.url = o->url;
   so.ns = f->ns;
   if (jb_sync_connect(&c, &so) != JB_OK) {

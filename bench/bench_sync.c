@@ -74,7 +74,7 @@ static int open_board(jb_board **b, const char *dir, jb_durability d,
 static int connect_ns(jb_sync_conn **c, const char *url, const char *ns,
                       char *err, size_t errlen) {
   jb_sync_options so;
-  jb_sync_options_init(&so);
+  so = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   so.url = url;
   so.ns = ns;
   if (jb_sync_connect(c, &so) != JB_OK) return fail(err, errlen, "connect");
@@ -87,7 +87,7 @@ static int start_replicator(jb_sync_replicator **r, const char *dir,
                             const char *url, const char *ns, int poll_ms,
                             jb_durability d, char *err, size_t errlen) {
   jb_sync_replicator_options ro;
-  jb_sync_replicator_options_init(&ro);
+  ro = (jb_sync_replicator_options)JB_SYNC_REPLICATOR_OPTIONS_INIT;
   ro.conn.url = url;
   ro.conn.ns = ns;
   ro.poll_ms = poll_ms;
@@ -98,7 +98,7 @@ static int start_replicator(jb_sync_replicator **r, const char *dir,
   int64_t t0 = mono_ns();
   jb_sync_status st;
   for (;;) {
-    if (jb_sync_replicator_status(*r, &st) != JB_OK)
+    if (jb_sync_replicator_status_read(&st, *r) != JB_OK)
       return fail(err, errlen, "replicator status");
     if (st.running && st.connected && st.last_sync_us != 0) return 0;
     if (mono_ns() - t0 > (int64_t)LIMIT_MS * 1000000) {
@@ -589,7 +589,7 @@ static int measure_cycles(bench_sync_figs *f, const char *dir,
         goto out;
       if (r) {
         jb_sync_status st;
-        if (jb_sync_replicator_status(r, &st) == JB_OK)
+        if (jb_sync_replicator_status_read(&st, r) == JB_OK)
           f->published += st.published;
         jb_sync_replicator_stop(r);
         r = NULL;

@@ -130,7 +130,8 @@ JB_EXTERN int jb_sync_namespace_check(const char *ns);
 
 /* ------------------------------------------------------------- connection */
 
-/** Options of jb_sync_connect. Initialise with jb_sync_options_init. */
+/** Options of jb_sync_connect. Start from JB_SYNC_OPTIONS_INIT (every
+ *  zero field means its default). */
 typedef struct {
   /** Where to connect (see jb_sync_url). Required. */
   const char *url;
@@ -145,8 +146,8 @@ typedef struct {
   int command_timeout_ms;
 } jb_sync_options;
 
-/** Fill `opts` with the defaults (url NULL: set it before connecting). */
-JB_EXTERN void jb_sync_options_init(jb_sync_options *opts);
+/** The defaults (url NULL: set it before connecting). */
+#define JB_SYNC_OPTIONS_INIT { NULL, NULL, 0, 0 }
 
 /** A connection to one Redis server (opaque). */
 typedef struct jb_sync_conn jb_sync_conn;
@@ -312,8 +313,8 @@ JB_EXTERN int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
  * `sync.status` file, which jb_sync_status_read reads from any process.
  */
 
-/** Options of jb_sync_replicator_start. Initialise with
- *  jb_sync_replicator_options_init. */
+/** Options of jb_sync_replicator_start. Start from
+ *  JB_SYNC_REPLICATOR_OPTIONS_INIT (every zero field means its default). */
 typedef struct {
   /** The connection's options (url required; ns NULL: the default). */
   jb_sync_options conn;
@@ -339,8 +340,9 @@ typedef struct {
   int verify_ms;
 } jb_sync_replicator_options;
 
-/** Fill `o` with the defaults (conn.url NULL: set it). */
-JB_EXTERN void jb_sync_replicator_options_init(jb_sync_replicator_options *o);
+/** The defaults (conn.url NULL: set it). */
+#define JB_SYNC_REPLICATOR_OPTIONS_INIT                                        \
+  { JB_SYNC_OPTIONS_INIT, 0, 0, 0, 0, NULL, NULL, 0 }
 
 /** A running replicator (opaque). */
 typedef struct jb_sync_replicator jb_sync_replicator;
@@ -402,9 +404,9 @@ typedef struct {
                             (master mymaster)" */
 } jb_sync_status;
 
-/** The state of replicator `r` (of this process). */
-JB_EXTERN int jb_sync_replicator_status(jb_sync_replicator *r,
-                                        jb_sync_status *st);
+/** The state of replicator `r` (of this process), written to `*st`. */
+JB_EXTERN int jb_sync_replicator_status_read(jb_sync_status *st,
+                                             jb_sync_replicator *r);
 
 /**
  * The sync state of board `b` as any process sees it: what its
@@ -414,7 +416,7 @@ JB_EXTERN int jb_sync_replicator_status(jb_sync_replicator *r,
  */
 JB_EXTERN int jb_sync_status_read(jb_sync_status *st, jb_board *b);
 
-/** What jb_sync_verify found. */
+/** What jb_sync_compare found. */
 typedef struct {
   uint64_t redis_listed;  /**< jobs Redis lists (NS:listings) */
   uint64_t board_remote;  /**< Redis-decided jobs on the board (published) */
@@ -425,8 +427,8 @@ typedef struct {
 } jb_sync_verify_result;
 
 /** Called once per job that differs: its uuid and what differs. */
-typedef void (*jb_sync_diff_fn)(void *ctx, const char *uuid,
-                                const char *what);
+typedef void (*jb_sync_diff_cb)(const char *uuid, const char *what,
+                                void *payload);
 
 /**
  * Compare board `b` with what Redis lists now (connection `c`, the
@@ -434,15 +436,15 @@ typedef void (*jb_sync_diff_fn)(void *ctx, const char *uuid,
  * Redis-decided jobs and their claims. A job that differs is read again
  * on both sides after `settle_ms` (0..60000; a change under way, such as
  * a claim recorded here a moment after Redis granted it, is not a
- * divergence), and only those that still differ are counted in `res` and
- * passed to `fn` (may be NULL). Nothing is written, here or in Redis (the
+ * divergence), and only those that still differ are counted in `*out`
+ * and passed to `cb` (may be NULL). Nothing is written, here or in Redis (the
  * replicator repairs: see jb_sync_replicator_options.verify_ms). Cost:
  * one HGETALL and a pipelined GET and PTTL per listing, and one read of
  * the board. Errors: JB_EINVAL, JB_EOFFLINE, JB_EIO, JB_ENOMEM.
  */
-JB_EXTERN int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
-                             jb_sync_verify_result *res, jb_sync_diff_fn fn,
-                             void *ctx);
+JB_EXTERN int jb_sync_compare(jb_sync_verify_result *out, jb_board *b,
+                              jb_sync_conn *c, int settle_ms,
+                              jb_sync_diff_cb cb, void *payload);
 
 /**
  * Which Redis and namespace board `b` is synced with. url / ns: what the
@@ -475,20 +477,51 @@ JB_EXTERN int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
  * A user without a password is accepted in `url` ("redis://alice@host"),
  * for a password kept in the file or the environment.
  */
+JB_EXTERN int jb_sync_board_configure(char **url_out, char **ns_out,
+                                      jb_board *b, const char *url,
+                                      const char *ns);
+
+/**
+ * What jb_sync_board_configure would give, with nothing written: the URL to
+ * connect with (`url`, else the remembered one, with its password found
+ * as above) and the namespace (`ns`, else the remembered one, else
+ * JB_SYNC_NAMESPACE_DEFAULT). Errors: as jb_sync_board_configure's
+ * (JB_ECLAIMED for another namespace than the board's).
+ */
+JB_EXTERN int jb_sync_board_lookup(char **url_out, char **ns_out,
+                                   jb_board *b, const char *url,
+                                   const char *ns);
+
+/* ------------------------------------------------------------ deprecated */
+
+/* The names of 0.1, kept for one release (see jobboard.h). */
+#ifndef JB_NO_DEPRECATED
+typedef void (*jb_sync_diff_fn)(void *ctx, const char *uuid,
+                                const char *what)
+    JB_DEPRECATED("jb_sync_diff_cb");
+JB_DEPRECATED("JB_SYNC_OPTIONS_INIT")
+JB_EXTERN void jb_sync_options_init(jb_sync_options *opts);
+JB_DEPRECATED("JB_SYNC_REPLICATOR_OPTIONS_INIT")
+JB_EXTERN void jb_sync_replicator_options_init(jb_sync_replicator_options *o);
+JB_DEPRECATED("jb_sync_replicator_status_read(st, r)")
+JB_EXTERN int jb_sync_replicator_status(jb_sync_replicator *r,
+                                        jb_sync_status *st);
+/* `fn` is called with the context first, as 0.1 did. */
+JB_DEPRECATED("jb_sync_compare (out first; the callback's payload last)")
+JB_EXTERN int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
+                             jb_sync_verify_result *res,
+                             void (*fn)(void *ctx, const char *uuid,
+                                        const char *what),
+                             void *ctx);
+JB_DEPRECATED("jb_sync_board_configure(url_out, ns_out, b, url, ns)")
 JB_EXTERN int jb_sync_board_config(jb_board *b, const char *url,
                                    const char *ns, char **url_out,
                                    char **ns_out);
-
-/**
- * What jb_sync_board_config would give, with nothing written: the URL to
- * connect with (`url`, else the remembered one, with its password found
- * as above) and the namespace (`ns`, else the remembered one, else
- * JB_SYNC_NAMESPACE_DEFAULT). Errors: as jb_sync_board_config's
- * (JB_ECLAIMED for another namespace than the board's).
- */
+JB_DEPRECATED("jb_sync_board_lookup(url_out, ns_out, b, url, ns)")
 JB_EXTERN int jb_sync_board_resolve(jb_board *b, const char *url,
                                     const char *ns, char **url_out,
                                     char **ns_out);
+#endif /* JB_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }

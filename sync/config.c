@@ -1,6 +1,6 @@
 /*
  * config.c - which Redis and namespace a board is synced with
- * (jb_sync_board_resolve, jb_sync_board_config): kept in the board's
+ * (jb_sync_board_lookup, jb_sync_board_configure): kept in the board's
  * settings "sync.url" and "sync.namespace" (core/sync_hook.h), so that
  * the CLI and the replicator find them again without being told.
  *
@@ -16,7 +16,7 @@
  * connect with gets it back from, in this order: the URL given by the
  * caller, $JOBBOARD_REDIS_PASSWORD, the credentials file, and last a
  * password that an older release kept in "sync.url" itself. Such a board
- * is moved to the new form by the next jb_sync_board_config (the
+ * is moved to the new form by the next jb_sync_board_configure (the
  * replicator's start runs it): the password is written to the file first,
  * then the setting rewritten without it. See docs/DESIGN-NOTES.md
  * "Credentials".
@@ -152,10 +152,10 @@ static int begin(char **kept_url, char **kept_ns, const char *fn, jb_board *b,
   return rc == JB_OK ? read_kept(kept_url, kept_ns, b, ns) : rc;
 }
 
-int jb_sync_board_resolve(jb_board *b, const char *url, const char *ns,
-                          char **url_out, char **ns_out) {
+int jb_sync_board_lookup(char **url_out, char **ns_out, jb_board *b,
+                         const char *url, const char *ns) {
   char *kept_url, *kept_ns;
-  int rc = begin(&kept_url, &kept_ns, "jb_sync_board_resolve", b, url, ns,
+  int rc = begin(&kept_url, &kept_ns, "jb_sync_board_lookup", b, url, ns,
                  url_out, ns_out);
   if (rc == JB_OK)
     rc = outputs(url_out, ns_out, b, url ? url : kept_url, url != NULL,
@@ -202,10 +202,10 @@ static int keep_password(jb_board *b, const char *password) {
   return jb__sync_cred_write(dir, password, owner);
 }
 
-int jb_sync_board_config(jb_board *b, const char *url, const char *ns,
-                         char **url_out, char **ns_out) {
+int jb_sync_board_configure(char **url_out, char **ns_out, jb_board *b,
+                            const char *url, const char *ns) {
   char *kept_url, *kept_ns, *bare = NULL, *pw = NULL;
-  int rc = begin(&kept_url, &kept_ns, "jb_sync_board_config", b, url, ns,
+  int rc = begin(&kept_url, &kept_ns, "jb_sync_board_configure", b, url, ns,
                  url_out, ns_out);
   if (rc != JB_OK) goto out;
   const char *use_url = url ? url : kept_url;

@@ -577,13 +577,6 @@ static int ensure(jb_sync_conn *c) {
   return rc;
 }
 
-void jb_sync_options_init(jb_sync_options *opts) {
-  memset(opts, 0, sizeof *opts);
-  opts->ns = JB_SYNC_NAMESPACE_DEFAULT;
-  opts->connect_timeout_ms = DEFAULT_CONNECT_MS;
-  opts->command_timeout_ms = DEFAULT_COMMAND_MS;
-}
-
 int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts) {
   *out = NULL;
   if (!opts)

@@ -17,7 +17,8 @@ libjbsyncconv_la_SOURCES = \
 	sync/attach.c \
 	sync/config.c \
 	sync/credentials.c \
-	sync/replicator.c
+	sync/replicator.c \
+	sync/deprecated.c
 nodist_libjbsyncconv_la_SOURCES = sync/scripts.c
 libjbsyncconv_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 libjbsyncconv_la_CFLAGS = $(AM_CFLAGS) $(HIREDIS_CFLAGS) $(MSGPACK_CFLAGS) \

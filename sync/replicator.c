@@ -1617,17 +1617,6 @@ static void *run(void *arg) {
 
 /* ------------------------------------------------------------------ API */
 
-void jb_sync_replicator_options_init(jb_sync_replicator_options *o) {
-  memset(o, 0, sizeof *o);
-  jb_sync_options_init(&o->conn);
-  o->conn.url = NULL;
-  o->poll_ms = DEFAULT_POLL_MS;
-  o->backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
-  o->backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
-  o->keepalive_ms = DEFAULT_KEEPALIVE_MS;
-  o->verify_ms = DEFAULT_VERIFY_MS;
-}
-
 static void destroy(jb_sync_replicator *r) {
   if (r == NULL) return;
   jb_sync_close(r->sub);
@@ -1686,8 +1675,8 @@ int jb_sync_replicator_start(jb_sync_replicator **out, const char *path,
     goto fail;
   }
   if ((rc = jb_board_open(&r->b, path, &r->bopts)) != JB_OK) goto fail;
-  if ((rc = jb_sync_board_config(r->b, o->conn.url, o->conn.ns, &r->url,
-                                 &r->ns)) != JB_OK)
+  if ((rc = jb_sync_board_configure(&r->url, &r->ns, r->b, o->conn.url,
+                                    o->conn.ns)) != JB_OK)
     goto fail;
   if (r->url == NULL) {
     rc = jb__err(JB_EINVAL, "board %s is not synced with any redis: give "
@@ -1759,9 +1748,10 @@ static int count_unpublished(jb_board *b, jb_sync_status *st) {
   return rc;
 }
 
-int jb_sync_replicator_status(jb_sync_replicator *r, jb_sync_status *st) {
+int jb_sync_replicator_status_read(jb_sync_status *st,
+                                   jb_sync_replicator *r) {
   if (r == NULL || st == NULL)
-    return jb__err(JB_EINVAL, "jb_sync_replicator_status: NULL argument");
+    return jb__err(JB_EINVAL, "jb_sync_replicator_status_read: NULL argument");
   pthread_mutex_lock(&r->mu);
   *st = r->st;
   pthread_mutex_unlock(&r->mu);
@@ -1852,7 +1842,7 @@ int jb_sync_status_read(jb_sync_status *st, jb_board *b) {
 
 /* ---------------------------------------------------------------- verify */
 
-/* One side's view of a job, for jb_sync_verify. */
+/* One side's view of a job, for jb_sync_compare. */
 typedef struct {
   bool listed;      /* Redis: listed; board: on the board, Redis-decided */
   bool owned;
@@ -1885,13 +1875,12 @@ static const char *difference(const side *x, const side *l) {
   return NULL;
 }
 
-int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
-                   jb_sync_verify_result *res, jb_sync_diff_fn fn,
-                   void *ctx) {
+int jb_sync_compare(jb_sync_verify_result *res, jb_board *b, jb_sync_conn *c,
+                    int settle_ms, jb_sync_diff_cb fn, void *ctx) {
   if (b == NULL || c == NULL || res == NULL)
-    return jb__err(JB_EINVAL, "jb_sync_verify: NULL argument");
+    return jb__err(JB_EINVAL, "jb_sync_compare: NULL argument");
   if (settle_ms < 0 || settle_ms > 60000)
-    return jb__err(JB_EINVAL, "jb_sync_verify: settle time %d ms is not in "
+    return jb__err(JB_EINVAL, "jb_sync_compare: settle time %d ms is not in "
                    "0..60000", settle_ms);
   memset(res, 0, sizeof *res);
   /* The replicator's readers, on this connection and board. */
@@ -1958,7 +1947,7 @@ int jb_sync_verify(jb_board *b, jb_sync_conn *c, int settle_ms,
       if (x.listed && !l.listed) res->missing_here++;
       else if (!x.listed) res->extra_here++;
       else res->owner_differs++;
-      if (fn) fn(ctx, cand[j].uuid, what);
+      if (fn) fn(cand[j].uuid, what, ctx);
     }
   }
 out:

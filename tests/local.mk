@@ -180,6 +180,14 @@ tests_test_sync_conn_SOURCES = tests/test_sync_conn.c \
 tests_test_sync_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 tests_test_sync_conn_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_conn_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+# The names of 0.1 in jobboard_sync.h kept for one release, each called.
+check_PROGRAMS += tests/test_deprecated_sync
+TESTS += tests/test_deprecated_sync
+tests_test_deprecated_sync_SOURCES = tests/test_deprecated_sync.c \
+	tests/redis_helper.h tests/redis_helper.c $(JB_TEST_HELPERS)
+tests_test_deprecated_sync_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
+tests_test_deprecated_sync_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) \
+	$(HIREDIS_LIBS)
 # The job operations on Redis (sync/remote.c), with python3-taskflow as the
 # peer (run as /usr/bin/python3 from the test).
 check_PROGRAMS += tests/test_sync_remote

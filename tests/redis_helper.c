@@ -193,7 +193,7 @@ void jbt_redis_stop(jbt_redis *r) {
 
 jb_sync_conn *jbt_redis_connect(const char *url, int command_ms) {
   jb_sync_options o;
-  jb_sync_options_init(&o);
+  o = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   o.url = url;
   o.command_timeout_ms = command_ms;
   jb_sync_conn *c = NULL;

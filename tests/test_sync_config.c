@@ -1,5 +1,5 @@
 /*
- * test_sync_config.c - jb_sync_board_config (sync/config.c): which Redis
+ * test_sync_config.c - jb_sync_board_configure (sync/config.c): which Redis
  * and namespace a board is synced with, remembered in the board's
  * settings. No Redis server is needed: nothing here connects.
  */
@@ -20,11 +20,11 @@
 #define URL1_BARE "redis://10.0.0.1:6380/2"
 #define URL2 "unix:///run/redis/redis.sock?db=1"
 
-/* Call jb_sync_board_config and check its outputs' NULL-ness rule. */
+/* Call jb_sync_board_configure and check its outputs' NULL-ness rule. */
 static int config(char **url, char **ns, jb_board *b, const char *given_url,
                   const char *given_ns) {
   *url = *ns = (char *)"unset";
-  int rc = jb_sync_board_config(b, given_url, given_ns, url, ns);
+  int rc = jb_sync_board_configure(url, ns, b, given_url, given_ns);
   if (rc != JB_OK) {
     assert_null(*url);
     assert_null(*ns);
@@ -164,9 +164,9 @@ static void test_bad_input(void **state) {
   assert_int_equal(config(&url, &ns, f->board, "redis://h:0", NULL),
                    JB_EINVAL);
   expect_settings(f->board, URL1_BARE, JB_SYNC_NAMESPACE_DEFAULT);
-  assert_int_equal(jb_sync_board_config(NULL, URL1, NULL, &url, &ns),
+  assert_int_equal(jb_sync_board_configure(&url, &ns, NULL, URL1, NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_sync_board_config(f->board, URL1, NULL, NULL, &ns),
+  assert_int_equal(jb_sync_board_configure(NULL, &ns, f->board, URL1, NULL),
                    JB_EINVAL);
 }
 
@@ -236,7 +236,7 @@ static void expect_password(const char *url, const char *password) {
   jb_sync_url_free(u);
 }
 
-/* jb_sync_board_config succeeds, and its URL to connect with has
+/* jb_sync_board_configure succeeds, and its URL to connect with has
  * `password` ("" for none). */
 static void config_ok(jb_board *b, const char *given_url, const char *given_ns,
                       const char *password) {
@@ -277,7 +277,7 @@ static void test_password_never_in_board(void **state) {
   assert_string_equal(url, URL1);
   free(url);
   free(ns);
-  assert_int_equal(jb_sync_board_resolve(b2, NULL, NULL, &url, &ns), JB_OK);
+  assert_int_equal(jb_sync_board_lookup(&url, &ns, b2, NULL, NULL), JB_OK);
   assert_string_equal(url, URL1);
   free(url);
   free(ns);
@@ -351,7 +351,7 @@ static void test_environment_password(void **state) {
 
 /* A board an older release synced: its sync.url holds the password. It
  * still gives the URL to connect with (resolve writes nothing), and the
- * next jb_sync_board_config moves the password to the credentials file
+ * next jb_sync_board_configure moves the password to the credentials file
  * and rewrites the setting without it. */
 static void test_old_board_migrated(void **state) {
   jbt_fixture *f = *state;
@@ -360,7 +360,7 @@ static void test_old_board_migrated(void **state) {
   assert_int_equal(jb__board_setting_set(f->board, "sync.namespace", "old"),
                    JB_OK);
   char *url, *ns;
-  assert_int_equal(jb_sync_board_resolve(f->board, NULL, NULL, &url, &ns),
+  assert_int_equal(jb_sync_board_lookup(&url, &ns, f->board, NULL, NULL),
                    JB_OK);
   assert_string_equal(url, URL1);
   assert_string_equal(ns, "old");
@@ -476,7 +476,7 @@ static void test_bad_credentials_file(void **state) {
   assert_non_null(strstr(jb_errmsg(), "sync.credentials"));
   assert_non_null(strstr(jb_errmsg(), "chmod 600"));
   assert_null(strstr(jb_errmsg(), "s3cret"));
-  assert_int_equal(jb_sync_board_resolve(f->board, NULL, NULL, &url, &ns),
+  assert_int_equal(jb_sync_board_lookup(&url, &ns, f->board, NULL, NULL),
                    JB_EINVAL);
   /* A URL given with its password replaces the file, with mode 0600. */
   config_ok(f->board, URL1, NULL, "s3cret");

@@ -56,7 +56,7 @@ static int teardown_redis(void **state) {
 static int64_t connect_fails(const char *url, int command_ms, int code,
                              const char *needle) {
   jb_sync_options o;
-  jb_sync_options_init(&o);
+  o = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   o.url = url;
   o.command_timeout_ms = command_ms;
   jb_sync_conn *c = (jb_sync_conn *)&o; /* must come back NULL */
@@ -295,7 +295,7 @@ static void test_namespace(void **state) {
   /* jb_sync_connect checks the namespace and the options before any I/O
    * (the URL's port is closed: reaching it would say "refused"). */
   jb_sync_options o;
-  jb_sync_options_init(&o);
+  o = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   o.url = "redis://127.0.0.1:1";
   o.ns = "two words";
   jb_sync_conn *c = NULL;
@@ -366,7 +366,7 @@ static void test_connect_tcp(void **state) {
   char url[64];
   snprintf(url, sizeof url, "redis://localhost:%d/0", r->port);
   jb_sync_options o;
-  jb_sync_options_init(&o);
+  o = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   o.url = url;
   o.ns = "{fleet}";
   assert_int_equal(jb_sync_connect(&c, &o), JB_OK);

@@ -499,7 +499,7 @@ typedef struct {
 static int race(void *arg) {
   racer *r = arg;
   jb_sync_options o;
-  jb_sync_options_init(&o);
+  o = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   o.url = r->url;
   jb_sync_conn *c = NULL;
   jb__remote rm;

@@ -80,7 +80,7 @@ static int teardown(void **state) {
 
 static jb_sync_replicator *start(fixture *f, const char *dir) {
   jb_sync_replicator_options o;
-  jb_sync_replicator_options_init(&o);
+  o = (jb_sync_replicator_options)JB_SYNC_REPLICATOR_OPTIONS_INIT;
   o.conn.url = f->redis.unix_url;
   o.conn.command_timeout_ms = 500;
   o.conn.connect_timeout_ms = 500;
@@ -357,8 +357,8 @@ static void test_election(void **state) {
   jbt_post(u, f->board, "one", JB_PRIORITY_NORMAL);
   assert_true(eventually(published, f, u));
   jb_sync_status a, b;
-  assert_int_equal(jb_sync_replicator_status(f->rep, &a), JB_OK);
-  assert_int_equal(jb_sync_replicator_status(second, &b), JB_OK);
+  assert_int_equal(jb_sync_replicator_status_read(&a, f->rep), JB_OK);
+  assert_int_equal(jb_sync_replicator_status_read(&b, second), JB_OK);
   assert_true(a.running != b.running); /* exactly one elected */
   jb_sync_replicator *elected = a.running ? f->rep : second;
   jb_sync_replicator *standby = a.running ? second : f->rep;
@@ -368,7 +368,7 @@ static void test_election(void **state) {
   jbt_post(v, f->board, "two", JB_PRIORITY_NORMAL);
   assert_true(eventually(published, f, v));
   assert_true(eventually(running_elsewhere, f, NULL));
-  assert_int_equal(jb_sync_replicator_status(f->rep, &b), JB_OK);
+  assert_int_equal(jb_sync_replicator_status_read(&b, f->rep), JB_OK);
   assert_true(b.running);
 }
 
@@ -384,7 +384,7 @@ static int hold(void *p) {
   jb_board *b = NULL;
   jb_sync_conn *c = NULL;
   jb_sync_options o;
-  jb_sync_options_init(&o);
+  o = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   o.url = h->url;
   if (jb_board_open(&b, h->dir, NULL) || jb_sync_connect(&c, &o) ||
       jb_sync_attach(b, c))
@@ -805,7 +805,7 @@ static void test_old_board_with_password(void **state) {
   jbt_post(u, f->board, "posted before the upgrade", JB_PRIORITY_NORMAL);
 
   jb_sync_replicator_options o;
-  jb_sync_replicator_options_init(&o);
+  o = (jb_sync_replicator_options)JB_SYNC_REPLICATOR_OPTIONS_INIT;
   o.conn.url = NULL; /* the board's own */
   o.poll_ms = 200;
   jb_board_options bo = JB_BOARD_OPTIONS_INIT;
@@ -814,7 +814,7 @@ static void test_old_board_with_password(void **state) {
     fail_msg("start: %s", jb_errmsg());
   assert_true(eventually(published, f, u));
   jb_sync_status st;
-  assert_int_equal(jb_sync_replicator_status(f->rep, &st), JB_OK);
+  assert_int_equal(jb_sync_replicator_status_read(&st, f->rep), JB_OK);
   assert_true(st.connected);
   assert_null(strstr(st.url, OLD_PW));
 

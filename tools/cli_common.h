@@ -173,7 +173,7 @@ int cli_sync_check(const cli_command *cmd, const cli_opts *opts);
  * Connect board handle `b` to the Redis it is synced with, for the jobs
  * Redis decides. The URL and namespace: --redis / --namespace, else
  * $JOBBOARD_REDIS / $JOBBOARD_NAMESPACE, else what the board remembers
- * (given ones are remembered: jb_sync_board_config). None known: nothing
+ * (given ones are remembered: jb_sync_board_configure). None known: nothing
  * to do. A server that cannot be reached is not an error (local jobs work
  * without it): the reason is kept for cli_fail's message. Returns 0, or
  * prints the error (bad URL or namespace, wrong password, another

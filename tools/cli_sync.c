@@ -91,7 +91,7 @@ static const char *env(const char *name) {
 }
 
 /* The exit code of a configuration error: another namespace than the
- * board's (JB_ECLAIMED from jb_sync_board_config) is a usage error like a
+ * board's (JB_ECLAIMED from jb_sync_board_configure) is a usage error like a
  * bad URL, not "already claimed". */
 static int config_fail(int st) {
   return st == JB_ECLAIMED ? (cli_fail(st), CLI_EXIT_USAGE) : cli_fail(st);
@@ -101,7 +101,7 @@ static int config_fail(int st) {
  * in sy.note; another failure is returned with its message. */
 static int connect_attach(jb_board *b) {
   jb_sync_options so;
-  jb_sync_options_init(&so);
+  so = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   so.url = sy.url;
   so.ns = sy.ns;
   so.connect_timeout_ms = JOIN_CONNECT_MS;
@@ -128,7 +128,7 @@ int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
   /* Nothing is written here: a URL is remembered only once it worked
    * (cli_sync_remember). Another namespace than the board's is the
    * board's own refusal, which names both. */
-  int st = jb_sync_board_resolve(b, want_url, want_ns, url, ns);
+  int st = jb_sync_board_lookup(url, ns, b, want_url, want_ns);
   return st == JB_OK ? 0 : config_fail(st);
 }
 
@@ -138,9 +138,8 @@ const char *cli_sync_given_url(const cli_opts *o) {
 
 int cli_sync_remember(jb_board *b, const cli_opts *o) {
   char *u = NULL, *n = NULL;
-  int st = jb_sync_board_config(b, cli_sync_given_url(o),
-                                o->ns ? o->ns : env("JOBBOARD_NAMESPACE"), &u,
-                                &n);
+  int st = jb_sync_board_configure(&u, &n, b, cli_sync_given_url(o),
+                                o->ns ? o->ns : env("JOBBOARD_NAMESPACE"));
   free(u);
   free(n);
   return st == JB_OK ? 0 : config_fail(st);

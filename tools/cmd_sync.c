@@ -293,7 +293,7 @@ static void log_line(void *ctx, int level, const char *line) {
  * retried forever. A server that is down is fine: the replicator waits. */
 static int connect_to(jb_sync_conn **c, const char *url, const char *ns) {
   jb_sync_options so;
-  jb_sync_options_init(&so);
+  so = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   so.url = url;
   so.ns = ns;
   *c = NULL;
@@ -342,7 +342,7 @@ int cmd_sync(int argc, char **argv) {
   if (rc != 0) goto out;
 
   jb_sync_replicator_options ro;
-  jb_sync_replicator_options_init(&ro);
+  ro = (jb_sync_replicator_options)JB_SYNC_REPLICATOR_OPTIONS_INIT;
   /* What was given, not `url`: that one holds the password found for it,
    * maybe $JOBBOARD_REDIS_PASSWORD's, which must not be remembered. NULL:
    * the board's own, as just resolved. */
@@ -510,8 +510,8 @@ typedef struct {
   json_t *list;
 } diff_out;
 
-static void print_diff(void *ctx, const char *uuid, const char *what) {
-  diff_out *d = ctx;
+static void print_diff(const char *uuid, const char *what, void *payload) {
+  diff_out *d = payload;
   if (d->json) {
     json_array_append_new(d->list, json_pack("{s:s,s:s}", "uuid", uuid,
                                              "what", what));
@@ -530,7 +530,7 @@ static int verify_now(jb_board *b, const char *url, const char *ns,
   int s = connect_to(&c, url, ns);
   jb_sync_verify_result vr;
   diff_out d = {json, json ? json_array() : NULL};
-  if (s == JB_OK) s = jb_sync_verify(b, c, settle_ms, &vr, print_diff, &d);
+  if (s == JB_OK) s = jb_sync_compare(&vr, b, c, settle_ms, print_diff, &d);
   jb_sync_close(c);
   if (s != JB_OK) {
     json_decref(d.list);
@@ -586,7 +586,7 @@ int cmd_status(int argc, char **argv) {
     /* Only --verify connects: the URL with its password (sync.credentials
      * or JOBBOARD_REDIS_PASSWORD), nothing written. */
     char *url = NULL, *ns = NULL;
-    s = jb_sync_board_resolve(b, NULL, NULL, &url, &ns);
+    s = jb_sync_board_lookup(&url, &ns, b, NULL, NULL);
     if (s != JB_OK) {
       rc = cli_fail(s);
     } else if (url == NULL) {

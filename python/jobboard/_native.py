@@ -452,7 +452,6 @@ typedef struct {
   int connect_timeout_ms;
   int command_timeout_ms;
 } jb_sync_options;
-void jb_sync_options_init(jb_sync_options *opts);
 int jb_sync_connect(jb_sync_conn **out, const jb_sync_options *opts);
 void jb_sync_close(jb_sync_conn *conn);
 int jb_sync_ping(jb_sync_conn *conn);
@@ -460,10 +459,10 @@ const char *jb_sync_namespace(const jb_sync_conn *conn);
 int jb_sync_attach(jb_board *b, jb_sync_conn *c);
 void jb_sync_detach(jb_board *b);
 int jb_sync_publish(jb_board *b, jb_sync_conn *c, const char *uuid);
-int jb_sync_board_config(jb_board *b, const char *url, const char *ns,
-                         char **url_out, char **ns_out);
-int jb_sync_board_resolve(jb_board *b, const char *url, const char *ns,
-                          char **url_out, char **ns_out);
+int jb_sync_board_configure(char **url_out, char **ns_out, jb_board *b,
+                            const char *url, const char *ns);
+int jb_sync_board_lookup(char **url_out, char **ns_out, jb_board *b,
+                         const char *url, const char *ns);
 void free(void *ptr);
 """
 

@@ -1095,8 +1095,8 @@ class Board:
         ns = None if namespace is None else _text(namespace, "namespace")
         url_out = sffi.new("char **")
         ns_out = sffi.new("char **")
-        _check_config(slib.jb_sync_board_resolve(
-            self._h(), url or sffi.NULL, ns or sffi.NULL, url_out, ns_out))
+        _check_config(slib.jb_sync_board_lookup(
+            url_out, ns_out, self._h(), url or sffi.NULL, ns or sffi.NULL))
         try:
             if url_out[0] == sffi.NULL:
                 raise errors.InvalidError(
@@ -1116,8 +1116,7 @@ class Board:
         later by the next call that may need it."""
         sffi, slib = sync_lib()
         url, ns, _ = self._sync
-        opts = sffi.new("jb_sync_options *")
-        slib.jb_sync_options_init(opts)
+        opts = sffi.new("jb_sync_options *")  # zeroed: every default
         keep = (sffi.new("char[]", url), sffi.new("char[]", ns))
         opts.url, opts.ns = keep
         conn = sffi.new("jb_sync_conn **")
@@ -1136,8 +1135,8 @@ class Board:
             if first and any(self._given):
                 u, n = self._given
                 uo, no = sffi.new("char **"), sffi.new("char **")
-                _check_config(slib.jb_sync_board_config(
-                    self._h(), u or sffi.NULL, n or sffi.NULL, uo, no))
+                _check_config(slib.jb_sync_board_configure(
+                    uo, no, self._h(), u or sffi.NULL, n or sffi.NULL))
                 slib.free(uo[0])
                 slib.free(no[0])
         elif st != errors.OfflineError.code:

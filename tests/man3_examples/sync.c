@@ -18,7 +18,7 @@ int main(int argc, char **argv)
   jb_sync_url_free(parsed);
 
   jb_sync_options so;
-  jb_sync_options_init(&so);
+  so = (jb_sync_options)JB_SYNC_OPTIONS_INIT;
   so.url = url;
   so.ns = "example";
   jb_sync_conn *conn;
