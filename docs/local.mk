@@ -1,6 +1,7 @@
 # docs/: man(3) pages of the public C API (include/jobboard.h,
 # include/jobboard_sync.h). One page per group of functions (jobboard(3) is the
-# overview that lists them) and, for every function, a page of its name:
+# overview that lists them; jb_deprecated(3) holds the names replaced in
+# 0.2) and, for every function, a page of its name:
 # a ".so man3/GROUP.3" link to its group's page. tests/manpages.sh checks
 # that every JB_EXTERN function has one, that every page renders without a
 # warning and is listed here, that each SYNOPSIS holds the header's exact
@@ -18,7 +19,8 @@ JB_MAN3_GROUPS = \
 	docs/man3/jb_stats.3 \
 	docs/man3/jb_entities.3 \
 	docs/man3/jb_errors.3 \
-	docs/man3/jb_sync.3
+	docs/man3/jb_sync.3 \
+	docs/man3/jb_deprecated.3
 JB_MAN3_LINKS = \
 	docs/man3/jb_abandon.3 \
 	docs/man3/jb_board_cancel.3 \
