@@ -1,6 +1,7 @@
 # docs/: man(3) pages of the public C API (include/jobboard.h,
 # include/jobboard_sync.h). One page per group of functions (jobboard(3) is the
-# overview that lists them) and, for every function, a page of its name:
+# overview that lists them; jb_deprecated(3) holds the names replaced in
+# 0.2) and, for every function, a page of its name:
 # a ".so man3/GROUP.3" link to its group's page. tests/manpages.sh checks
 # that every JB_EXTERN function has one, that every page renders without a
 # warning and is listed here, that each SYNOPSIS holds the header's exact
@@ -18,25 +19,37 @@ JB_MAN3_GROUPS = \
 	docs/man3/jb_stats.3 \
 	docs/man3/jb_entities.3 \
 	docs/man3/jb_errors.3 \
-	docs/man3/jb_sync.3
+	docs/man3/jb_sync.3 \
+	docs/man3/jb_deprecated.3
 JB_MAN3_LINKS = \
+	docs/man3/jb_abandon.3 \
 	docs/man3/jb_board_cancel.3 \
 	docs/man3/jb_board_cancel_reset.3 \
+	docs/man3/jb_board_cancel_unclaimed.3 \
 	docs/man3/jb_board_check.3 \
 	docs/man3/jb_board_close.3 \
 	docs/man3/jb_board_count.3 \
 	docs/man3/jb_board_flush.3 \
 	docs/man3/jb_board_get_retry_policy.3 \
+	docs/man3/jb_board_interrupt.3 \
+	docs/man3/jb_board_interrupt_reset.3 \
 	docs/man3/jb_board_open.3 \
 	docs/man3/jb_board_path.3 \
 	docs/man3/jb_board_readonly.3 \
 	docs/man3/jb_board_stats.3 \
 	docs/man3/jb_stats_clear.3 \
+	docs/man3/jb_stats_read.3 \
 	docs/man3/jb_board_salvage.3 \
 	docs/man3/jb_board_set_retry_policy.3 \
 	docs/man3/jb_board_wait.3 \
 	docs/man3/jb_catchup_name.3 \
+	docs/man3/jb_claim.3 \
+	docs/man3/jb_claim_next.3 \
+	docs/man3/jb_claim_next_many.3 \
 	docs/man3/jb_completion_free.3 \
+	docs/man3/jb_consume.3 \
+	docs/man3/jb_consume_and_claim_next.3 \
+	docs/man3/jb_consume_many.3 \
 	docs/man3/jb_dead_cause_name.3 \
 	docs/man3/jb_dead_count.3 \
 	docs/man3/jb_dead_foreach.3 \
@@ -52,11 +65,13 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_entity_unregister.3 \
 	docs/man3/jb_errmsg.3 \
 	docs/man3/jb_event_type_name.3 \
+	docs/man3/jb_extend.3 \
 	docs/man3/jb_history_close.3 \
 	docs/man3/jb_history_count.3 \
 	docs/man3/jb_history_next.3 \
 	docs/man3/jb_history_open.3 \
 	docs/man3/jb_history_open_filtered.3 \
+	docs/man3/jb_history_query.3 \
 	docs/man3/jb_iter_close.3 \
 	docs/man3/jb_iter_next.3 \
 	docs/man3/jb_iter_open.3 \
@@ -149,6 +164,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_sync_url_free.3 \
 	docs/man3/jb_sync_url_parse.3 \
 	docs/man3/jb_sync_verify.3 \
+	docs/man3/jb_trash.3 \
 	docs/man3/jb_unsubscribe.3 \
 	docs/man3/jb_version.3
 dist_man3_MANS = $(JB_MAN3_GROUPS) $(JB_MAN3_LINKS)

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
   uint64_t token;
   int rc;
   while ((rc = jb_claim_next(uuid, NULL, &token, board, "worker-1",
-                                    &claim)) == JB_OK) {
+                             &claim)) == JB_OK) {
     char owner[JB_WHO_MAX + 1];
     jb_job_find_owner(owner, board, uuid);
     printf("claimed %s as %s (token %llu)\n", uuid, owner,
@@ -38,8 +38,10 @@ int main(int argc, char **argv)
     jb_extend(board, uuid, "worker-1", token, 30000);
 
     static const unsigned char result[] = {0x81, 0xa2, 'o', 'k', 0xc3};
-    rc = jb_consume(board, uuid, "worker-1", token,
-                               &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, result, sizeof result});
+    jb_consume_options done = JB_CONSUME_OPTIONS_INIT; /* a success */
+    done.result = result;
+    done.result_len = sizeof result;
+    rc = jb_consume(board, uuid, "worker-1", token, &done);
     if (rc == JB_ENOTOWNER || rc == JB_ENOTFOUND) {
       /* Our claim lapsed and the job went to another worker. */
       fprintf(stderr, "consume: %s\n", jb_errmsg());

@@ -19,10 +19,11 @@ int main(int argc, char **argv)
   post.name = "convert";
   char uuid[JB_UUID_STRLEN];
   uint64_t token;
+  jb_consume_options failed = JB_CONSUME_OPTIONS_INIT;
+  failed.outcome = JB_OUTCOME_FAILURE; /* and no result */
   if (jb_job_post(uuid, board, &post) != JB_OK ||
       jb_claim(&token, board, uuid, "worker-1", NULL) != JB_OK ||
-      jb_consume(board, uuid, "worker-1", token,
-                            &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, NULL, 0}) != JB_OK) {
+      jb_consume(board, uuid, "worker-1", token, &failed) != JB_OK) {
     fprintf(stderr, "%s\n", jb_errmsg());
     jb_board_close(board);
     return 1;

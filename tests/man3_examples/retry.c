@@ -35,9 +35,11 @@ int main(int argc, char **argv)
     jb_board_close(board);
     return 1;
   }
+  jb_claim_options wait = JB_CLAIM_OPTIONS_INIT;
+  wait.wait_ms = 1000; /* for the back-off to end */
   for (int attempt = 1; attempt <= 2; attempt++) {
     uint64_t token;
-    if (jb_claim_next(NULL, NULL, &token, board, "worker-1", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 1000}) != JB_OK)
+    if (jb_claim_next(NULL, NULL, &token, board, "worker-1", &wait) != JB_OK)
       break;
     jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
     ro.flags = JB_RETRY_BACKOFF;

@@ -42,7 +42,9 @@ int main(int argc, char **argv)
   if (jb_board_wait(board, JB_ONLY_UNCLAIMED, 5000) == JB_OK) {
     char got[JB_UUID_STRLEN];
     uint64_t token;
-    if (jb_claim_next(got, NULL, &token, board, "worker-1", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 5000}) == JB_OK)
+    jb_claim_options wait = JB_CLAIM_OPTIONS_INIT;
+    wait.wait_ms = 5000;
+    if (jb_claim_next(got, NULL, &token, board, "worker-1", &wait) == JB_OK)
       jb_consume(board, got, "worker-1", token, NULL);
   }
   jb_completion *done;
@@ -61,7 +63,7 @@ int main(int argc, char **argv)
 
   /* Another thread (or a signal handler) may stop every wait: */
   jb_board_interrupt(board);
-  if (jb_board_wait(board, 0, -1) == JB_EINTERRUPTED) printf("cancelled\n");
+  if (jb_board_wait(board, 0, -1) == JB_EINTERRUPTED) printf("interrupted\n");
   jb_board_interrupt_reset(board);
   jb_board_close(board);
   return rc == JB_OK ? 0 : 1;
