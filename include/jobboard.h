@@ -1885,7 +1885,7 @@ JB_EXTERN int jb_board_salvage(jb_salvage_stats *stats, const char *src,
 /*
  * The names of 0.1, kept for one release: each does exactly what the call
  * it names does, and warns at compile time. They are removed in 0.3.
- * jobboard(3) lists them with their replacements.
+ * jb_deprecated(3) lists them with their replacements.
  */
 #ifndef JB_NO_DEPRECATED
 

@@ -106,7 +106,7 @@ for p in "$man3"/*.3; do
         man --warnings=w -E UTF-8 -l "man3/$b" 2>&1 >/dev/null)
     else
       out=$out$(cd "$srcdir/docs" && groff -man -ww -z -Tutf8 -rLL=${w}n \
-        -soelim "man3/$b" 2>&1)
+        -s "man3/$b" 2>&1)
     fi
   done
   [ -z "$out" ] || fail "docs/man3/$b renders with warnings: $out"
