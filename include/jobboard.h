@@ -83,9 +83,9 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define JOBBOARD_VERSION_MAJOR 0
-#define JOBBOARD_VERSION_MINOR 1
+#define JOBBOARD_VERSION_MINOR 2
 #define JOBBOARD_VERSION_PATCH 0
-#define JOBBOARD_VERSION_STRING "0.1.0"
+#define JOBBOARD_VERSION_STRING "0.2.0"
 /** Version as one comparable number: major * 10000 + minor * 100 + patch. */
 #define JOBBOARD_VERSION_NUMBER                                                \
   (JOBBOARD_VERSION_MAJOR * 10000 + JOBBOARD_VERSION_MINOR * 100 +             \
@@ -94,7 +94,7 @@ extern "C" {
 /**
  * The version of the library actually linked, which may differ from the
  * macros above when a program runs against a newer shared library.
- * Any of the out-pointers may be NULL. Returns a static string ("0.1.0").
+ * Any of the out-pointers may be NULL. Returns a static string ("0.2.0").
  */
 JB_EXTERN const char *jb_version(int *major, int *minor, int *patch);
 

@@ -33,7 +33,7 @@ pkgconfig_DATA += jobboard-sync.pc
 libjbsync_la_SOURCES =
 libjbsync_la_LIBADD = libjbsyncconv.la libjobboard.la $(HIREDIS_LIBS) \
 	$(MSGPACK_LIBS)
-libjbsync_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+libjbsync_la_LDFLAGS = -version-info 1:0:1 -no-undefined
 endif
 
 # sync/scripts.c: the Lua scripts of sync/scripts/ as C strings, lib.lua

@@ -13,6 +13,9 @@ EXTRA_DIST += tests/layers.sh
 # names the issue that asked for it (the rules are in the script).
 TESTS += tests/comments.sh
 EXTRA_DIST += tests/comments.sh
+# Each name kept from 0.1 is called by its test, and by no other code.
+TESTS += tests/deprecated.sh
+EXTRA_DIST += tests/deprecated.sh
 
 #
 # Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by

@@ -27,7 +27,7 @@ from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     EventType, End, DeadCause, CatchUp, Outcome, REMOVAL,
                     version, check_post, salvage)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",

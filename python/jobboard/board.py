@@ -134,7 +134,7 @@ REMOVAL = frozenset({EventType.CONSUMED, EventType.TRASHED,
 
 
 def version() -> str:
-    """The version of the libjobboard loaded ("0.1.0")."""
+    """The version of the libjobboard loaded ("0.2.0")."""
     return ffi.string(lib.jb_version(ffi.NULL, ffi.NULL, ffi.NULL)).decode()
 
 
