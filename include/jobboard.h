@@ -80,69 +80,17 @@ extern "C" {
 #define JB_DEPRECATED(use)
 #endif
 
-/* ---------------------------------------------------------------- version */
-
-#define JOBBOARD_VERSION_MAJOR 0
-#define JOBBOARD_VERSION_MINOR 2
-#define JOBBOARD_VERSION_PATCH 0
-#define JOBBOARD_VERSION_STRING "0.2.0"
-/** Version as one comparable number: major * 10000 + minor * 100 + patch. */
-#define JOBBOARD_VERSION_NUMBER                                                \
-  (JOBBOARD_VERSION_MAJOR * 10000 + JOBBOARD_VERSION_MINOR * 100 +             \
-   JOBBOARD_VERSION_PATCH)
-
-/**
- * The version of the library actually linked, which may differ from the
- * macros above when a program runs against a newer shared library.
- * Any of the out-pointers may be NULL. Returns a static string ("0.2.0").
+/*
+ * Contents. The header follows the man(3) group pages, one part each, in
+ * this order, after a short vocabulary (sizes, priorities, states) that
+ * they all use: the board (jb_board(3)); jobs (jb_jobs(3)); claims
+ * (jb_claims(3)); retries and dead letters (jb_retry(3)); waits
+ * (jb_waits(3)); the history and the change log (jb_history(3)); periodic
+ * jobs (jb_schedule(3)); statistics (jb_stats(3)); entities
+ * (jb_entities(3)); errors, the names of the enums' values and the
+ * version (jb_errors(3)). Last come the names replaced in 0.2, which
+ * jb_deprecated(3) lists with their replacements.
  */
-JB_EXTERN const char *jb_version(int *major, int *minor, int *patch);
-
-/* ---------------------------------------------------------------- errors */
-
-/**
- * Status codes. Values never change between releases; new codes are added
- * below the last one. The CLI maps them to exit codes (see jobboard(1)).
- */
-enum {
-  JB_OK = 0,         /**< success */
-  JB_ENOTFOUND = -1, /**< no such job (or no such board directory) */
-  JB_ECLAIMED = -2,  /**< the job is already claimed (message names owner) */
-  JB_ENOTOWNER = -3, /**< the caller is not the job's owner (names owner) */
-  JB_EINVAL = -4,    /**< an argument is invalid (message names the field) */
-  JB_ETIMEDOUT = -5, /**< a wait ran out of time */
-  JB_EOFFLINE = -6,  /**< a backend (Redis) needed for the call is away */
-  JB_ECORRUPT = -7,  /**< stored data does not decode / not a board */
-  JB_EFULL = -8,     /**< no space left: the board cannot grow */
-  JB_EIO = -9,       /**< an operating-system or storage error */
-  JB_ENOMEM = -10,   /**< out of memory */
-  JB_EVERSION = -11, /**< the board was written by a newer jobboard */
-  JB_EINTERRUPTED = -12, /**< a wait was ended by jb_board_interrupt */
-  JB_ETRIMMED = -13, /**< the change log no longer holds the sequence asked
-                          for (message and out-value: where it now starts) */
-  JB_EEXISTS = -14,  /**< a live job holds the unique key asked for (the
-                          message and the uuid out-value name that job) */
-  JB_ENOTDUE = -15,  /**< the job is delayed: not claimable before its due
-                          time (the message names it) */
-  JB_EREADONLY = -16, /**< the board is open read-only, or its files cannot
-                           be written by this process (the message says
-                           which and why) */
-};
-
-/**
- * Fixed text for a status code: never NULL, static, starts with the code's
- * name ("JB_ECLAIMED: job already claimed"). Unknown codes give
- * "JB_E?: unknown error code".
- */
-JB_EXTERN const char *jb_strerror(int code);
-
-/**
- * The message left by the last failing call of the calling thread, naming
- * what went wrong ("job 3f0d...: already claimed by worker-1"). Never NULL.
- * It is not cleared by successful calls: branch on the status code, then
- * read the message. The string lives until the thread's next failing call.
- */
-JB_EXTERN const char *jb_errmsg(void);
 
 /* ------------------------------------------------------------ vocabulary */
 
@@ -162,15 +110,6 @@ typedef enum {
   JB_PRIORITY_VERY_HIGH = 4,
 } jb_priority;
 
-/** "VERY_HIGH", "HIGH", ...; NULL for a value outside the enum. */
-JB_EXTERN const char *jb_priority_name(jb_priority priority);
-
-/**
- * Parse a priority name without regard to case ("high", "Very_Low").
- * Errors: JB_EINVAL (names the text and the five valid names).
- */
-JB_EXTERN int jb_priority_parse(jb_priority *out, const char *name);
-
 /**
  * States as seen by readers. A job that is not on the board (consumed,
  * trashed, or never posted here) reads as COMPLETE, as in taskflow.
@@ -181,10 +120,7 @@ typedef enum {
   JB_STATE_COMPLETE = 2,
 } jb_state;
 
-/** "UNCLAIMED", "CLAIMED", "COMPLETE"; NULL for a value outside the enum. */
-JB_EXTERN const char *jb_state_name(jb_state state);
-
-/* ------------------------------------------------------------------ board */
+/* ===================================================== board: jb_board(3) */
 
 typedef struct jb_board jb_board;
 
@@ -193,11 +129,6 @@ typedef enum {
   JB_DURABILITY_NORMAL = 1,
   JB_DURABILITY_NONE = 2,
 } jb_durability;
-
-/** "full", "normal", "none"; NULL outside the enum. */
-JB_EXTERN const char *jb_durability_name(jb_durability durability);
-/** Parse "full", "normal" or "none" (any case). Errors: JB_EINVAL. */
-JB_EXTERN int jb_durability_parse(jb_durability *out, const char *name);
 
 /* 2 added history_max, history_max_age_ms, log_keep and log_max_age_ms;
  * version 1 structs (without them) are still accepted, and those fields
@@ -332,7 +263,125 @@ enum {
  */
 JB_EXTERN int jb_board_count(size_t *out, jb_board *board, unsigned int flags);
 
-/* ------------------------------------------------------------------- jobs */
+/**
+ * End every wait on this handle, now and later, from any thread: each
+ * returns JB_EINTERRUPTED (waits on other handles, and in other processes,
+ * go on). It stays so until jb_board_interrupt_reset. Safe to call from a
+ * signal handler (it only stores a flag and wakes the futex).
+ * Returns JB_OK, or JB_EINVAL for a NULL handle.
+ */
+JB_EXTERN int jb_board_interrupt(jb_board *board);
+
+/** Undo jb_board_interrupt: later waits on the handle wait again. */
+JB_EXTERN int jb_board_interrupt_reset(jb_board *board);
+
+/* ------------------------------------------------------------------ check */
+
+/** What jb_board_check counted. */
+typedef struct {
+  size_t jobs;        /**< jobs on the board */
+  size_t ready;       /**< entries in the ready index */
+  size_t claimed;     /**< claim records */
+  size_t log_events;  /**< change-log entries kept */
+  size_t trashed;     /**< postings in the trash area */
+  size_t quarantined; /**< records in quarantine (this run included) */
+  size_t moved;       /**< postings moved to quarantine by this run */
+  size_t problems;    /**< invariant violations found by this run */
+  size_t history;     /**< completion records in the history */
+} jb_check_stats;
+
+/** Called once per problem or note, with one line of text. */
+typedef void (*jb_check_cb)(const char *line, void *payload);
+
+/**
+ * Verify the board's invariants: every job is in exactly one of ready /
+ * claimed; every index entry points at a job; every posting decodes (one
+ * that does not is moved to the quarantine table with the reason, never
+ * deleted); sequences and counters are consistent; every lease and
+ * holder index entry matches its claim; every entity record and every
+ * schedule is well-formed; every history record decodes, and each job's history entry
+ * names a record of that job. A job moved to quarantine has reached
+ * COMPLETE: it gets a history record (JB_END_REVOKED, with the reason).
+ * Reports each problem
+ * (and each quarantined record, as a note: a line that starts with
+ * "quarantined: ") through `cb` (may be NULL); fills `stats`
+ * (may be NULL). Returns JB_OK only when no problem was found and nothing
+ * had to be quarantined by this run; JB_ECORRUPT otherwise. The check is
+ * a read: writers go on meanwhile. Only when a posting must move is it
+ * repeated as one write transaction that moves every such posting. On a
+ * handle opened read-only (JB_OPEN_READONLY) nothing moves: such a posting
+ * is reported as a problem instead.
+ * Errors: JB_ECORRUPT, JB_EIO.
+ */
+JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,
+                   void *payload);
+
+/* ---------------------------------------------------------------- salvage */
+
+/** What jb_board_salvage found and copied. */
+typedef struct {
+  size_t copied;      /**< jobs posted into the new board */
+  size_t orphaned;    /**< of those, found on pages no tree reaches */
+  size_t undecodable; /**< job records whose posting does not decode */
+  size_t completed;   /**< job records left out: the history, log, trash or
+                           quarantine say the job completed */
+  size_t bad_pages;   /**< pages that could not be read */
+  size_t bad_tables;  /**< tables whose tree could not be walked */
+  size_t history;     /**< completion records copied into the history */
+} jb_salvage_stats;
+
+/** What a jb_salvage_cb line is about. */
+typedef enum {
+  JB_SALVAGE_COPIED = 1,  /**< "job UUID (NAME)": copied */
+  JB_SALVAGE_UNDECODABLE, /**< a job record that was not copied, and why */
+  JB_SALVAGE_BAD_PAGE,    /**< "page N: why": a page that cannot be read */
+  JB_SALVAGE_BAD_TABLE,   /**< a table (or meta page) that cannot be read */
+  JB_SALVAGE_NOTE,        /**< anything else worth knowing */
+} jb_salvage_kind;
+
+/** Called once per line of the salvage's report. */
+typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
+                              void *payload);
+
+/**
+ * Copy what can be read of the damaged board in directory `src` into a new
+ * board in directory `dst`. `src` is only read: its data file is opened
+ * read-only and mapped, no lock file is made (it may be on a read-only
+ * mount), and its pages are read by jobboard's own reader of LMDB's file
+ * format, which checks every page before using it (LMDB itself trusts
+ * its file and may crash on a damaged one). No process may write `src`
+ * meanwhile.
+ *
+ * Every job record whose posting decodes is posted into `dst` with its
+ * uuid, name, details, priority, creation time and book, UNCLAIMED (claims
+ * are dropped), in its original order (priority, then sequence); it gets
+ * `dst`'s sequences. Jobs are read from the jobs table of the newest meta
+ * page whose tree is readable, and, for leaf pages cut off by a damaged
+ * page above them, from every page that no tree reaches and that its free
+ * list does not list (free pages hold stale copies: only their completion
+ * records are read). A job
+ * the readable history, log, trash or quarantine of either meta page
+ * says has completed is never copied (a dead letter requeued since, under
+ * the same uuid and a higher sequence, is a live job: it is copied). Completion records of the history
+ * that decode are copied (in order, newest kept within `dst`'s bounds),
+ * as are a copied job's due time, attempts, last reason, options and
+ * unique key, the dead letters and the schedules; the change log is not
+ * (`dst` starts its own log with the POSTED events).
+ *
+ * `dst` must not exist (its parent must) or be an empty directory.
+ * Reports each copied job, each undecodable record, each unreadable page
+ * and table through `cb` (may be NULL); fills `stats` (may be NULL).
+ * Returns JB_OK when the salvage ran, however much it lost (see stats).
+ * Errors: JB_EINVAL (`dst` exists and is not an empty directory, NULL
+ * arguments), JB_ENOTFOUND (`src` holds no data.mdb, or `dst`'s parent is
+ * missing), JB_ECORRUPT (neither meta page of `src` is readable: nothing
+ * is written), JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_board_salvage(jb_salvage_stats *stats, const char *src,
+                               const char *dst, jb_salvage_cb cb,
+                               void *payload);
+
+/* ======================================================= jobs: jb_jobs(3) */
 
 /**
  * A snapshot of one job, as read at one moment. Owned by the caller when
@@ -488,6 +537,69 @@ JB_EXTERN int jb_post_check(const jb_post *post, size_t max_posting);
  */
 JB_EXTERN int jb_job_get(jb_job **out, jb_board *board, const char *uuid);
 
+/**
+ * The state of job `uuid`: UNCLAIMED, CLAIMED, or COMPLETE when it is not on
+ * the board. Errors: JB_EINVAL (malformed uuid), JB_EIO.
+ */
+JB_EXTERN int jb_job_get_state(jb_state *out, jb_board *board, const char *uuid);
+
+/** Flags of jb_job_cancel. */
+enum {
+  JB_CANCEL_FORCE = 1u << 0, /**< cancel a claimed job too */
+};
+/**
+ * Take a job that is not claimed off the board: it is COMPLETE, its
+ * history record says JB_END_CANCELLED and its unique key is free. A
+ * claimed job is refused (JB_ECLAIMED, naming the owner) unless
+ * JB_CANCEL_FORCE: then its holder's next consume, extend or abandon is
+ * refused (JB_ENOTFOUND, saying it was cancelled).
+ * A job Redis decides (jb_job_remote) is cancelled through Redis first,
+ * on a handle attached to it (jb_sync_attach): Redis takes it out of its
+ * listings only if it is unclaimed there (or, forced, claimed too), then
+ * one local write transaction records the cancel; JB_ECLAIMED when Redis
+ * has it claimed, JB_ENOTFOUND when Redis no longer lists it, JB_EOFFLINE
+ * when Redis cannot be reached or the handle is not attached (nothing
+ * changes).
+ * Errors: JB_ENOTFOUND, JB_ECLAIMED, JB_EOFFLINE, JB_EINVAL.
+ */
+JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
+                            unsigned int flags);
+/** Cancel every job that is not claimed (delayed ones included), a few
+ *  hundred per write transaction; the number to `*out` (may be NULL).
+ *  On a handle attached to Redis, the unclaimed jobs Redis decides are
+ *  then cancelled through Redis one by one (those Redis finds claimed or
+ *  gone are left; JB_EOFFLINE stops there, *out counting what was done);
+ *  without the hook they are left. */
+JB_EXTERN int jb_board_cancel_unclaimed(size_t *out, jb_board *board);
+
+/* -------------------------------------------------------------- iteration */
+
+typedef struct jb_iter jb_iter;
+
+/**
+ * Iterate the board's jobs in listing order: priority (highest first), then
+ * sequence (oldest first); with JB_ONLY_UNCLAIMED only claimable ones.
+ * The iterator streams: it reads a few dozen jobs per short read
+ * transaction and remembers its position, so it never loads the board and
+ * never holds a snapshot between calls. A job posted during the iteration
+ * at a position after the cursor is seen; each job is seen at most once.
+ * Errors: JB_EINVAL, JB_ENOMEM.
+ */
+JB_EXTERN int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
+
+/**
+ * Advance. On success *out is the next job, borrowed until the next call to
+ * jb_iter_next or jb_iter_close; at the end, JB_OK with *out NULL.
+ * Errors: JB_ECORRUPT (a posting does not decode: the message names it;
+ * the iterator moves past it, so calling again continues), JB_EIO.
+ */
+JB_EXTERN int jb_iter_next(const jb_job **out, jb_iter *iter);
+
+/** Free an iterator. NULL is a no-op. */
+JB_EXTERN void jb_iter_close(jb_iter *iter);
+
+/* =================================================== claims: jb_claims(3) */
+
 /*
  * Claims that end by themselves.
  *
@@ -624,6 +736,14 @@ JB_EXTERN int jb_job_expires_in(jb_expiry *out, int64_t *ms_out,
                                 jb_board *board, const char *uuid);
 
 /**
+ * The owner of job `uuid`, copied to `out` (JB_WHO_MAX + 1 bytes); the
+ * empty string when the job is unclaimed or not on the board.
+ * Errors: JB_EINVAL (malformed uuid), JB_EIO.
+ */
+JB_EXTERN int jb_job_find_owner(char out[JB_WHO_MAX + 1], jb_board *board,
+                      const char *uuid);
+
+/**
  * The owner `who` gives its claim up: the job becomes claimable again,
  * and its attempts count one more. `token` is the claim's fencing token;
  * 0 is not checked (any claim of `who`).
@@ -635,566 +755,11 @@ JB_EXTERN int jb_job_expires_in(jb_expiry *out, int64_t *ms_out,
 JB_EXTERN int jb_abandon(jb_board *board, const char *uuid, const char *who,
                          uint64_t token);
 
-/*
- * Retries and dead letters.
- *
- * A job counts its attempts: claims that ended without a completion
- * (abandon, retry, a lapsed lease, a bound claim's holder gone, a time
- * limit reached). When a job's attempts reach its maximum (the one it was
- * posted with, else the board's retry policy; 0: no maximum) it goes to
- * the dead letters instead of back to the board, with the reason of the
- * last attempt. jb_abandon and lapses give the job back at once;
- * jb_retry gives it back after a delay, its own or the back-off's:
- * backoff * 2^(attempts - 1), at most backoff_max, with +-20 % jitter
- * (the job's values, else the board's policy).
- *
- * The dead letters are the board's trash area: jobs trashed by their
- * owner, those that used up their attempts, and those retried with
- * JB_RETRY_DEAD. They can be listed, shown, put back (requeued) and
- * purged.
- */
-
-/** The board's retry policy (stored in the board; every process uses it). */
-typedef struct {
-  unsigned int version;   /**< JB_RETRY_POLICY_VERSION */
-  uint32_t max_attempts;  /**< 0: no maximum (the default) */
-  int64_t backoff_ms;     /**< the first retry's back-off; default 1,000 */
-  int64_t backoff_max_ms; /**< the longest; default 3,600,000 (an hour) */
-} jb_retry_policy;
-#define JB_RETRY_POLICY_VERSION 1
-#define JB_RETRY_POLICY_INIT { JB_RETRY_POLICY_VERSION, 0, 1000, 3600000 }
-
-/** Read the board's retry policy (the defaults when none was set). */
-JB_EXTERN int jb_board_get_retry_policy(jb_retry_policy *out, jb_board *board);
-/** Set it: backoff_ms 1..JB_DELAY_MAX_MS, backoff_max_ms >= backoff_ms.
- *  Errors: JB_EINVAL (names the field), JB_EIO, JB_EFULL. */
-JB_EXTERN int jb_board_set_retry_policy(jb_board *board,
-                                        const jb_retry_policy *policy);
-
-/** Flags of jb_retry_options. */
-enum {
-  JB_RETRY_BACKOFF = 1u << 0, /**< the delay from the back-off policy */
-  JB_RETRY_DEAD = 1u << 1,    /**< to the dead letters now */
-};
-/** How a job is retried. Start from JB_RETRY_OPTIONS_INIT; NULL where a
- *  function takes them: at once, no reason, any token. */
-typedef struct {
-  unsigned int version; /**< JB_RETRY_OPTIONS_VERSION */
-  unsigned int flags;   /**< JB_RETRY_* */
-  uint64_t token;       /**< the claim's fencing token; 0: not checked */
-  const char *reason;   /**< why (kept with the job, up to JB_REASON_MAX
-                             bytes of UTF-8); NULL: none */
-  int64_t delay_ms;     /**< back on the board after this long (without
-                             JB_RETRY_BACKOFF); 0: at once */
-} jb_retry_options;
-#define JB_RETRY_OPTIONS_VERSION 1
-#define JB_RETRY_OPTIONS_INIT { JB_RETRY_OPTIONS_VERSION, 0, 0, NULL, 0 }
-/** The longest reason kept, in bytes. */
-#define JB_REASON_MAX 1024
-
-/** What jb_retry did. */
-typedef struct {
-  bool dead;         /**< the job went to the dead letters */
-  int64_t due_us;    /**< when it is claimable again (0: at once, or dead) */
-  uint32_t attempts; /**< its attempts now */
-} jb_retry_result;
-
-/**
- * The owner gives the job back to be tried again: its claim ends, its
- * attempts count one more, and it is claimable again after the delay
- * (opts NULL: at once), or goes to the dead letters (JB_RETRY_DEAD, or
- * its attempts reached the maximum). What happened is written to `*out`
- * (may be NULL).
- * A job Redis decides (see jobboard_sync.h) keeps no delay: with
- * JB_RETRY_BACKOFF it is claimable again at once (out->due_us 0), and an
- * explicit delay_ms is refused (JB_EINVAL), nothing changed.
- * Errors: as jb_abandon; JB_EINVAL (a bad option, named).
- */
-JB_EXTERN int jb_retry(jb_retry_result *out, jb_board *board,
-                       const char *uuid, const char *who,
-                       const jb_retry_options *opts);
-
-/** Why a job is in the dead letters. */
-typedef enum {
-  JB_DEAD_TRASHED = 0,  /**< its owner trashed it (jb_trash) */
-  JB_DEAD_ATTEMPTS = 1, /**< its attempts reached the maximum */
-  JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD, or its
-                             publication refused (its unique key is held
-                             in Redis by another live job) */
-} jb_dead_cause;
-/** "trashed", "attempts", "buried"; NULL outside the enum. */
-JB_EXTERN const char *jb_dead_cause_name(jb_dead_cause cause);
-
-/** One dead letter, copied out of the board (jb_dead_free). */
-typedef struct {
-  char uuid[JB_UUID_STRLEN];
-  jb_dead_cause cause;
-  const char *name;      /**< NULL when the posting does not decode */
-  jb_priority priority;
-  uint64_t sequence;
-  const char *owner;     /**< the owner of its last claim; NULL if none */
-  uint32_t attempts;
-  uint32_t max_attempts; /**< as posted (0: the board's) */
-  const char *reason;    /**< the last attempt's reason; NULL if none */
-  const char *unique_key; /**< the key it held (freed now), or NULL */
-  int64_t posted_us;     /**< 0 when not known (a record of schema 7) */
-  int64_t dead_us;       /**< when it left the board */
-  const void *details;   /**< one msgpack map; NULL if it does not decode */
-  size_t details_len;
-  const void *posting;   /**< the posting as it was stored */
-  size_t posting_len;
-} jb_dead_letter;
-
-JB_EXTERN void jb_dead_free(jb_dead_letter *letter);
-/** The dead letter of `uuid`. Errors: JB_ENOTFOUND, JB_EINVAL. */
-JB_EXTERN int jb_dead_get(jb_dead_letter **out, jb_board *board,
-                          const char *uuid);
-/** Number of dead letters. */
-JB_EXTERN int jb_dead_count(size_t *out, jb_board *board);
-/** Called for each dead letter (borrowed for the call); non-zero stops
- *  the walk and is returned. */
-typedef int (*jb_dead_cb)(const jb_dead_letter *letter, void *payload);
-/** Walk the dead letters oldest first (by the time they died; a few
- *  dozen per read transaction, so a long list holds no writer up). */
-JB_EXTERN int jb_dead_foreach(jb_board *board, jb_dead_cb cb, void *payload);
-
-/** Flags of jb_dead_requeue. */
-enum {
-  JB_REQUEUE_KEEP_ATTEMPTS = 1u << 0, /**< keep its attempts (else 0) */
-};
-/**
- * Put a dead letter back on the board, claimable at once, under the same
- * uuid, as the newest job of its priority (a new sequence). Its unique
- * key is held again (JB_EEXISTS when another live job took it: the
- * letter stays). The letter of a job Redis decided (published or
- * mirrored) is refused (JB_EINVAL): Redis keeps its uuid's publication
- * mark, and would drop it at its next publication as the job completed.
- * Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL.
- */
-JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
-                              unsigned int flags);
-/** Delete the dead letters that died before `before_us` (INT64_MAX: all);
- *  the number deleted to `*out` (may be NULL). */
-JB_EXTERN int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
-
-/** Flags of jb_job_cancel. */
-enum {
-  JB_CANCEL_FORCE = 1u << 0, /**< cancel a claimed job too */
-};
-/**
- * Take a job that is not claimed off the board: it is COMPLETE, its
- * history record says JB_END_CANCELLED and its unique key is free. A
- * claimed job is refused (JB_ECLAIMED, naming the owner) unless
- * JB_CANCEL_FORCE: then its holder's next consume, extend or abandon is
- * refused (JB_ENOTFOUND, saying it was cancelled).
- * A job Redis decides (jb_job_remote) is cancelled through Redis first,
- * on a handle attached to it (jb_sync_attach): Redis takes it out of its
- * listings only if it is unclaimed there (or, forced, claimed too), then
- * one local write transaction records the cancel; JB_ECLAIMED when Redis
- * has it claimed, JB_ENOTFOUND when Redis no longer lists it, JB_EOFFLINE
- * when Redis cannot be reached or the handle is not attached (nothing
- * changes).
- * Errors: JB_ENOTFOUND, JB_ECLAIMED, JB_EOFFLINE, JB_EINVAL.
- */
-JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
-                            unsigned int flags);
-/** Cancel every job that is not claimed (delayed ones included), a few
- *  hundred per write transaction; the number to `*out` (may be NULL).
- *  On a handle attached to Redis, the unclaimed jobs Redis decides are
- *  then cancelled through Redis one by one (those Redis finds claimed or
- *  gone are left; JB_EOFFLINE stops there, *out counting what was done);
- *  without the hook they are left. */
-JB_EXTERN int jb_board_cancel_unclaimed(size_t *out, jb_board *board);
-
-/*
- * Periodic jobs.
- *
- * A schedule is stored in the board under a name: when it runs (every
- * `every_ms`, or at the minutes of a cron spec), the job it posts (a
- * jb_post without a due time or unique key) and what to do about runs
- * missed while nothing ticked it. Schedules do nothing by themselves:
- * whichever processes tick the board (jb_schedule_tick; `jobboard work`
- * and `jobboard schedule run` do) post the runs that are due. A tick is
- * one write transaction that posts the due runs and moves each schedule
- * past them, so of any number of processes ticking one board at once,
- * each run is posted exactly once.
- *
- * A run is a time, microseconds since the epoch (UTC):
- *  - every_ms: start_us, start_us + every_ms, start_us + 2 * every_ms, ...
- *    (start_us 0 at the add: one interval after the add);
- *  - cron: every minute (second 0) at or after start_us (0: the add) that
- *    matches the spec "minute hour day-of-month month day-of-week",
- *    evaluated in UTC. Each field is `*`, N, N-M or a comma-separated
- *    list of those, each with an optional /STEP (a star with /15: every
- *    15 from the least; 10-50/20: 10, 30, 50; N/S: from N to the
- *    greatest). Minute
- *    0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7 (0 and 7 are
- *    Sunday); numbers only. When both the day of month and the weekday
- *    are restricted (neither begins with `*`) a day matching either runs,
- *    as in Vixie cron. @hourly, @daily, @midnight, @weekly, @monthly,
- *    @yearly and @annually stand for their usual specs. A spec no day
- *    matches ("0 0 30 2 *") is refused.
- *
- * A run's job is the template's posting with the run time added to its
- * details as "scheduled_at" (an integer, microseconds since the epoch;
- * the template must not have that key) and the unique key
- * "schedule:NAME:RUN" (RUN the same integer): jb_job_unique_key tells
- * which run a job is, and while it is on the board the run cannot be
- * posted again by any path. Its created time is the tick's time. Keys
- * that start with JB_SCHEDULE_KEY_PREFIX are the runs' own: jb_job_post
- * refuses them (JB_EINVAL).
- *
- * Catch-up: when a tick finds several runs due (nothing ticked the board
- * for a while), JB_CATCHUP_SKIP posts only the latest of them (the
- * others are skipped for good: one job), JB_CATCHUP_ALL posts each of
- * them once, oldest first (at most JB_SCHEDULE_CATCHUP_MAX per schedule
- * per tick; the next tick goes on). A tick at every run time posts every
- * run under both.
- */
-
-/** What a tick does with runs missed (see above). */
-typedef enum {
-  JB_CATCHUP_SKIP = 0, /**< post only the latest due run (the default) */
-  JB_CATCHUP_ALL = 1,  /**< post every missed run, each once */
-} jb_catchup;
-/** "skip", "all"; NULL outside the enum. */
-JB_EXTERN const char *jb_catchup_name(jb_catchup catch_up);
-
-/** The prefix of the unique keys of schedules' runs ("schedule:"). */
-#define JB_SCHEDULE_KEY_PREFIX "schedule:"
-
-/** The longest schedule name in bytes (its unique keys must fit in
- *  JB_UNIQUE_MAX). */
-#define JB_SCHEDULE_NAME_MAX 200
-/** The shortest interval: a second. */
-#define JB_SCHEDULE_EVERY_MIN_MS 1000
-/** The most runs JB_CATCHUP_ALL posts for one schedule in one tick. */
-#define JB_SCHEDULE_CATCHUP_MAX 1000
-
-/**
- * A schedule. Initialise with JB_SCHEDULE_INIT, then set the fields.
- *  - name: 1..JB_SCHEDULE_NAME_MAX bytes of UTF-8.
- *  - every_ms (JB_SCHEDULE_EVERY_MIN_MS..JB_DELAY_MAX_MS) or cron (at
- *    most 200 bytes): exactly one.
- *  - job: what each run posts, checked as jb_job_post checks a post:
- *    name, details, priority, book, max_attempts, time_limit_ms,
- *    backoff_ms, backoff_max_ms. not_before_us, delay_ms and unique_key
- *    must be 0 / NULL (the schedule sets the unique key).
- * The last four fields are the schedule's state, filled in by
- * jb_schedule_get and jb_schedule_foreach and ignored by jb_schedule_add.
- */
-typedef struct {
-  unsigned int version;  /**< JB_SCHEDULE_VERSION */
-  const char *name;
-  int64_t every_ms;      /**< an interval; 0 with cron */
-  const char *cron;      /**< a cron spec (UTC); NULL with every_ms */
-  int64_t start_us;      /**< the first run (every_ms) or the earliest
-                              (cron); 0: see above */
-  jb_catchup catch_up;
-  jb_post job;           /**< the posting template */
-  int64_t next_us;       /**< out: the next run not posted yet
-                              (INT64_MAX: none ever) */
-  int64_t last_run_us;   /**< out: the last run a tick dealt with (0: none) */
-  uint64_t runs;         /**< out: runs posted */
-  int64_t created_us;    /**< out: when it was added */
-} jb_schedule;
-#define JB_SCHEDULE_VERSION 1
-#define JB_SCHEDULE_INIT                                                       \
-  { JB_SCHEDULE_VERSION, NULL, 0, NULL, 0, JB_CATCHUP_SKIP, JB_POST_INIT,      \
-    0, 0, 0, 0 }
-
-/** Flags of jb_schedule_add. */
-enum {
-  JB_SCHEDULE_REPLACE = 1u << 0, /**< replace a schedule of that name (it
-                                      keeps its runs count and last run;
-                                      no run at or before that is posted
-                                      again) */
-};
-
-/**
- * Store schedule `sched` in the board. Its first run is computed now
- * (see above); nothing is posted until a tick.
- * Errors: JB_EINVAL (names the field: a bad cron spec is named with its
- * value and the field of it that is wrong), JB_EEXISTS (a schedule of
- * that name exists, without JB_SCHEDULE_REPLACE), JB_EFULL, JB_EIO.
- * Nothing is written on error.
- */
-JB_EXTERN int jb_schedule_add(jb_board *board, const jb_schedule *sched,
-                              unsigned int flags);
-
-/** Remove schedule `name` (jobs it posted stay). Errors: JB_ENOTFOUND,
- *  JB_EINVAL. */
-JB_EXTERN int jb_schedule_remove(jb_board *board, const char *name);
-
-/** Copy schedule `name` into *out, which the caller frees with
- *  jb_schedule_free (every string points into that one allocation).
- *  Errors: JB_ENOTFOUND, JB_EINVAL, JB_ECORRUPT (its record does not
- *  decode: run `jobboard check`), JB_ENOMEM. */
-JB_EXTERN int jb_schedule_get(jb_schedule **out, jb_board *board,
-                              const char *name);
-/** Free a schedule from jb_schedule_get; NULL is a no-op. */
-JB_EXTERN void jb_schedule_free(jb_schedule *sched);
-
-/** Called for each schedule in name order, borrowed for the call; a
- *  non-zero return stops the walk and is returned. */
-typedef int (*jb_schedule_cb)(const jb_schedule *sched, void *payload);
-/** Walk the schedules (read in one read transaction; records that do not
- *  decode are passed over: `jobboard check` reports them). */
-JB_EXTERN int jb_schedule_foreach(jb_board *board, jb_schedule_cb cb,
-                                  void *payload);
-
-/**
- * Post every schedule's due runs at time `now_us` (microseconds since the
- * epoch; 0: the wall clock now), in one write transaction, and move each
- * schedule past them; the number of jobs posted to *posted (may be
- * NULL). A run whose unique key a live job holds is not posted (it was,
- * already). A tick that finds nothing due writes nothing (one read
- * transaction). Safe from any number of threads and processes at once.
- * Errors: JB_EINVAL (NULL board, negative time), JB_EFULL, JB_EIO; and
- * as jb_job_post should a template no longer fit the handle's
- * max_posting (nothing is posted then).
- */
-JB_EXTERN int jb_schedule_tick(size_t *posted, jb_board *board,
-                               int64_t now_us);
-
-/**
- * The earliest next run of the board's schedules to *out (0: no
- * schedule), which may be in the past (a tick is due now). For a loop
- * that ticks and waits for jobs: tick, then wait no later than this.
- * Errors: JB_EINVAL, JB_EIO.
- */
-JB_EXTERN int jb_schedule_next_due(int64_t *out, jb_board *board);
-
-/**
- * Sleep until a schedule of the board is due (by the wall clock), up to
- * `timeout_ms` (< 0: no limit). Schedules added, replaced or removed
- * meanwhile (any commit on the board) are taken into account without
- * polling. Returns JB_OK when a tick is due.
- * Errors: JB_ETIMEDOUT, JB_EINTERRUPTED (jb_board_interrupt), JB_EINVAL, JB_EIO.
- */
-JB_EXTERN int jb_schedule_wait(jb_board *board, int64_t timeout_ms);
-
-/**
- * The owner removes a bad job: it leaves the board and its posting is kept
- * in the board's trash area (the dead letters, cause JB_DEAD_TRASHED) for
- * inspection; its history record says JB_END_TRASHED. `token` 0 is not
- * checked. Errors: as jb_abandon.
- */
-JB_EXTERN int jb_trash(jb_board *board, const char *uuid, const char *who,
-                       uint64_t token);
-
-/**
- * The owner of job `uuid`, copied to `out` (JB_WHO_MAX + 1 bytes); the
- * empty string when the job is unclaimed or not on the board.
- * Errors: JB_EINVAL (malformed uuid), JB_EIO.
- */
-JB_EXTERN int jb_job_find_owner(char out[JB_WHO_MAX + 1], jb_board *board,
-                      const char *uuid);
-
-/**
- * The state of job `uuid`: UNCLAIMED, CLAIMED, or COMPLETE when it is not on
- * the board. Errors: JB_EINVAL (malformed uuid), JB_EIO.
- */
-JB_EXTERN int jb_job_get_state(jb_state *out, jb_board *board, const char *uuid);
-
-/* --------------------------------------------------------------- entities */
-
-/*
- * Entities: workers and conductors announce themselves on the board by
- * name, with a kind and metadata, bound to the registering process. An
- * entity whose process is gone (or that was registered before the host's
- * last reboot) is no longer listed, and the next registration removes it.
- */
-
-/** One registered entity, as listed (borrowed: valid during the callback). */
-typedef struct {
-  const char *name;     /**< unique on the board */
-  const char *kind;     /**< e.g. "worker", "conductor" */
-  const void *meta;     /**< msgpack map (may be empty: 0x80) */
-  size_t meta_len;
-  int pid;              /**< the registering process */
-  int64_t registered_us;/**< wall clock, microseconds since the epoch */
-} jb_entity;
-
-/**
- * Register (or re-register: replace) entity `name` (1..JB_WHO_MAX bytes of
- * UTF-8: an entity is who claims jobs, and its name is an owner name) of
- * `kind` (1..JB_NAME_MAX bytes of UTF-8) with metadata `meta` (a msgpack
- * map; NULL with meta_len 0 means {}), bound to the calling process.
- * Errors: JB_EINVAL (names the field; nothing written), JB_EFULL, JB_EIO.
- */
-JB_EXTERN int jb_entity_register(jb_board *board, const char *name,
-                                 const char *kind, const void *meta,
-                                 size_t meta_len);
-
-/**
- * Remove entity `name`. Errors: JB_ENOTFOUND (not registered), JB_EINVAL.
- */
-JB_EXTERN int jb_entity_unregister(jb_board *board, const char *name);
-
-/** Called once per live entity, in name order; return non-zero to stop. */
-typedef int (*jb_entity_cb)(const jb_entity *entity, void *payload);
-
-/**
- * List the live entities (their processes running) in name order. The
- * callback runs after the read, outside any transaction. Errors: JB_EIO,
- * JB_ENOMEM.
- */
-JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
-
-/* ------------------------------------------------------------------ waits */
-
-/*
- * Waiting without polling. Every committed write bumps a counter in the
- * board's signal file (`signal` in the board directory, memory-mapped by
- * every process that opens the board) and wakes the processes sleeping on
- * it (a shared futex). A waiter re-checks the board under a read
- * transaction after every wake-up, so a spurious wake-up costs one read
- * and cannot make a wait return wrongly. Waits for claimable jobs also
- * wake when a lease lapses (a timer set to the first expiry) and when a
- * process holding a process-bound claim ends (the library's watcher
- * thread holds a pidfd of each such holder, up to 256 processes; beyond
- * that such a wait also looks again every second).
- *
- * The signal file holds nothing that matters: a missing or corrupt one is
- * rebuilt, also under running waiters (the watcher thread, started by a
- * process's first wait, follows the file with inotify; where inotify is
- * out of instances or watches, fs.inotify.max_user_instances being 128 by
- * default, that process's waits look at the file once a second instead).
- * Truncating it under running processes is not safe (a mapped page cut
- * away is a SIGBUS); deleting it is.
- *
- * Timeouts are in milliseconds: < 0 waits without limit, 0 checks once.
- * They are kept on CLOCK_MONOTONIC, to within the scheduler's wake-up
- * latency (well under a millisecond here: docs/BENCHMARKS.md).
- */
-
-/**
- * Block until the board holds at least one job, or with JB_ONLY_UNCLAIMED
- * at least one claimable job (a lapsed claim counts), or `timeout_ms`
- * passes. Errors: JB_ETIMEDOUT, JB_EINTERRUPTED (jb_board_interrupt), JB_EINVAL
- * (NULL handle, unknown flags), JB_EIO (the signal file or the watcher
- * thread could not be set up: the message says which).
- */
-JB_EXTERN int jb_board_wait(jb_board *board, unsigned int flags,
-                            int64_t timeout_ms);
-
-/**
- * End every wait on this handle, now and later, from any thread: each
- * returns JB_EINTERRUPTED (waits on other handles, and in other processes,
- * go on). It stays so until jb_board_interrupt_reset. Safe to call from a
- * signal handler (it only stores a flag and wakes the futex).
- * Returns JB_OK, or JB_EINVAL for a NULL handle.
- */
-JB_EXTERN int jb_board_interrupt(jb_board *board);
-
-/** Undo jb_board_interrupt: later waits on the handle wait again. */
-JB_EXTERN int jb_board_interrupt_reset(jb_board *board);
-
-/* ------------------------------------------------------------ completion */
-
-/*
- * Completion results and the history.
- *
- * Every job that leaves the board (reaches COMPLETE) leaves a record in
- * the board's history, written in the same transaction: how it ended, the
- * result its owner gave, who owned it, and when it was posted, claimed and
- * completed. A producer reads it with jb_job_completion or waits for it
- * with jb_job_wait_done.
- *
- * The history is bounded: it keeps at most history_max records (board
- * option; default 10,000) and drops records older than history_max_age_ms
- * (default 7 days), oldest first. Trimming is done by the writes that add
- * records, at most 64 records per write, so an old record outlives its age
- * until the next completion, and a handle with smaller bounds than the
- * board's other writers' trims the history down to its own.
- */
-
 /** What the owner says of a job it consumes. */
 typedef enum {
   JB_OUTCOME_SUCCESS = 0,
   JB_OUTCOME_FAILURE = 1,
 } jb_outcome;
-
-/** How a job reached COMPLETE. */
-typedef enum {
-  JB_END_CONSUMED = 1, /**< consumed with JB_OUTCOME_SUCCESS */
-  JB_END_FAILED = 2,   /**< consumed with JB_OUTCOME_FAILURE */
-  JB_END_TRASHED = 3,  /**< trashed by its owner */
-  JB_END_REVOKED = 4,  /**< moved to quarantine by jb_board_check (its
-                            posting did not decode); `reason` says why */
-  JB_END_LOST = 5,     /**< lost from Redis: a Redis-decided job Redis no
-                            longer listed after it lost its data (or its
-                            namespace was wiped), with no trace of a
-                            completion; nobody here consumed it, and it
-                            comes back if its poster publishes it again.
-                            `reason` says what was seen */
-  JB_END_CANCELLED = 6, /**< cancelled (jb_job_cancel,
-                              jb_board_cancel_unclaimed) */
-  JB_END_DEAD = 7,      /**< went to the dead letters: its attempts reached
-                             the maximum, or it was retried with
-                             JB_RETRY_DEAD; `reason` is the last attempt's */
-} jb_end;
-
-/** "consumed", "failed", "trashed", "revoked", "lost", "cancelled",
- * "dead"; NULL outside the enum. */
-JB_EXTERN const char *jb_end_name(jb_end end);
-
-/**
- * One history record. Returned through `**out` it belongs to the caller
- * (free with jb_completion_free); handed out by jb_history_next it is
- * borrowed. The strings and the result live as long as the record.
- * Records are made by the library: fields may be added at the end.
- */
-typedef struct {
-  char uuid[JB_UUID_STRLEN];
-  jb_end end;
-  const char *name;       /**< the job's name; NULL when it could not be read
-                               (a revoked job) */
-  jb_priority priority;   /**< (jb_priority)-1 when unknown (revoked) */
-  uint64_t sequence;      /**< the job's board sequence (0 when unknown) */
-  const char *owner;      /**< who consumed or trashed it; for a revoked job
-                               the owner of its claim, or NULL */
-  int64_t posted_us;      /**< microseconds since the epoch (0: unknown) */
-  int64_t claimed_us;     /**< the claim (or its last refresh); 0 if none */
-  int64_t completed_us;   /**< when it left the board */
-  const void *result;     /**< the result: one msgpack map (0x80, the empty
-                               map, when none was given: see has_result) */
-  size_t result_len;
-  const char *reason;     /**< JB_END_REVOKED, JB_END_LOST: why; else the
-                               reason given with the job's last failed
-                               attempt (JB_END_DEAD: the one that sent it
-                               there); NULL when none */
-  uint64_t history_seq;   /**< its place in the history: larger is newer */
-  /* Added after 0.1.0 (record format 2). A record written by 0.1.0
-   * (format 1) has none of these: details, book_name, book_uuid and
-   * posting NULL, details_len, posting_len and attempts 0, has_result
-   * true (format 1 cannot tell no result from the empty map). */
-  const void *details;    /**< the job's details as posted: one msgpack
-                               map (0x80 when it had none); NULL when the
-                               posting is not kept (a revoked job, or an
-                               older record) */
-  size_t details_len;
-  const char *book_name;  /**< the logbook the job was posted to; NULL
-                               when none (or the posting is not kept) */
-  const char *book_uuid;  /**< with book_name */
-  uint32_t attempts;      /**< its failed attempts: claims that ended
-                               without a completion (abandoned, retried,
-                               lapsed); a job claimed once and consumed
-                               has 0 */
-  bool has_result;        /**< false when its owner gave no result (result
-                               is then the empty map); true for any result
-                               given, the empty map {} too */
-  const void *posting;    /**< the job's posting bytes as the board held
-                               them (taskflow's layout: uuid, name,
-                               priority, created_on, details, book,
-                               sequence), enough to post it again; NULL
-                               when not kept (as details) */
-  size_t posting_len;
-} jb_completion;
-
-/** Free a record returned through `**out`. NULL is a no-op. */
-JB_EXTERN void jb_completion_free(jb_completion *completion);
 
 /** How a job is consumed. Start from JB_CONSUME_OPTIONS_INIT; NULL where
  *  a function takes them: JB_OUTCOME_SUCCESS and no result. */
@@ -1224,6 +789,15 @@ typedef struct {
  */
 JB_EXTERN int jb_consume(jb_board *board, const char *uuid, const char *who,
                          uint64_t token, const jb_consume_options *opts);
+
+/**
+ * The owner removes a bad job: it leaves the board and its posting is kept
+ * in the board's trash area (the dead letters, cause JB_DEAD_TRASHED) for
+ * inspection; its history record says JB_END_TRASHED. `token` 0 is not
+ * checked. Errors: as jb_abandon.
+ */
+JB_EXTERN int jb_trash(jb_board *board, const char *uuid, const char *who,
+                       uint64_t token);
 
 /* ---------------------------------------------------- the worker's path */
 
@@ -1372,6 +946,355 @@ JB_EXTERN int jb_consume_many(int *status_out, jb_board *board,
                               const jb_consume_item *items, size_t n,
                               jb_item_cb cb, void *payload);
 
+/* ===================================================== retry: jb_retry(3) */
+
+/*
+ * Retries and dead letters.
+ *
+ * A job counts its attempts: claims that ended without a completion
+ * (abandon, retry, a lapsed lease, a bound claim's holder gone, a time
+ * limit reached). When a job's attempts reach its maximum (the one it was
+ * posted with, else the board's retry policy; 0: no maximum) it goes to
+ * the dead letters instead of back to the board, with the reason of the
+ * last attempt. jb_abandon and lapses give the job back at once;
+ * jb_retry gives it back after a delay, its own or the back-off's:
+ * backoff * 2^(attempts - 1), at most backoff_max, with +-20 % jitter
+ * (the job's values, else the board's policy).
+ *
+ * The dead letters are the board's trash area: jobs trashed by their
+ * owner, those that used up their attempts, and those retried with
+ * JB_RETRY_DEAD. They can be listed, shown, put back (requeued) and
+ * purged.
+ */
+
+/** The board's retry policy (stored in the board; every process uses it). */
+typedef struct {
+  unsigned int version;   /**< JB_RETRY_POLICY_VERSION */
+  uint32_t max_attempts;  /**< 0: no maximum (the default) */
+  int64_t backoff_ms;     /**< the first retry's back-off; default 1,000 */
+  int64_t backoff_max_ms; /**< the longest; default 3,600,000 (an hour) */
+} jb_retry_policy;
+#define JB_RETRY_POLICY_VERSION 1
+#define JB_RETRY_POLICY_INIT { JB_RETRY_POLICY_VERSION, 0, 1000, 3600000 }
+
+/** Read the board's retry policy (the defaults when none was set). */
+JB_EXTERN int jb_board_get_retry_policy(jb_retry_policy *out, jb_board *board);
+/** Set it: backoff_ms 1..JB_DELAY_MAX_MS, backoff_max_ms >= backoff_ms.
+ *  Errors: JB_EINVAL (names the field), JB_EIO, JB_EFULL. */
+JB_EXTERN int jb_board_set_retry_policy(jb_board *board,
+                                        const jb_retry_policy *policy);
+
+/** Flags of jb_retry_options. */
+enum {
+  JB_RETRY_BACKOFF = 1u << 0, /**< the delay from the back-off policy */
+  JB_RETRY_DEAD = 1u << 1,    /**< to the dead letters now */
+};
+/** How a job is retried. Start from JB_RETRY_OPTIONS_INIT; NULL where a
+ *  function takes them: at once, no reason, any token. */
+typedef struct {
+  unsigned int version; /**< JB_RETRY_OPTIONS_VERSION */
+  unsigned int flags;   /**< JB_RETRY_* */
+  uint64_t token;       /**< the claim's fencing token; 0: not checked */
+  const char *reason;   /**< why (kept with the job, up to JB_REASON_MAX
+                             bytes of UTF-8); NULL: none */
+  int64_t delay_ms;     /**< back on the board after this long (without
+                             JB_RETRY_BACKOFF); 0: at once */
+} jb_retry_options;
+#define JB_RETRY_OPTIONS_VERSION 1
+#define JB_RETRY_OPTIONS_INIT { JB_RETRY_OPTIONS_VERSION, 0, 0, NULL, 0 }
+/** The longest reason kept, in bytes. */
+#define JB_REASON_MAX 1024
+
+/** What jb_retry did. */
+typedef struct {
+  bool dead;         /**< the job went to the dead letters */
+  int64_t due_us;    /**< when it is claimable again (0: at once, or dead) */
+  uint32_t attempts; /**< its attempts now */
+} jb_retry_result;
+
+/**
+ * The owner gives the job back to be tried again: its claim ends, its
+ * attempts count one more, and it is claimable again after the delay
+ * (opts NULL: at once), or goes to the dead letters (JB_RETRY_DEAD, or
+ * its attempts reached the maximum). What happened is written to `*out`
+ * (may be NULL).
+ * A job Redis decides (see jobboard_sync.h) keeps no delay: with
+ * JB_RETRY_BACKOFF it is claimable again at once (out->due_us 0), and an
+ * explicit delay_ms is refused (JB_EINVAL), nothing changed.
+ * Errors: as jb_abandon; JB_EINVAL (a bad option, named).
+ */
+JB_EXTERN int jb_retry(jb_retry_result *out, jb_board *board,
+                       const char *uuid, const char *who,
+                       const jb_retry_options *opts);
+
+/** Why a job is in the dead letters. */
+typedef enum {
+  JB_DEAD_TRASHED = 0,  /**< its owner trashed it (jb_trash) */
+  JB_DEAD_ATTEMPTS = 1, /**< its attempts reached the maximum */
+  JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD, or its
+                             publication refused (its unique key is held
+                             in Redis by another live job) */
+} jb_dead_cause;
+
+/** One dead letter, copied out of the board (jb_dead_free). */
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  jb_dead_cause cause;
+  const char *name;      /**< NULL when the posting does not decode */
+  jb_priority priority;
+  uint64_t sequence;
+  const char *owner;     /**< the owner of its last claim; NULL if none */
+  uint32_t attempts;
+  uint32_t max_attempts; /**< as posted (0: the board's) */
+  const char *reason;    /**< the last attempt's reason; NULL if none */
+  const char *unique_key; /**< the key it held (freed now), or NULL */
+  int64_t posted_us;     /**< 0 when not known (a record of schema 7) */
+  int64_t dead_us;       /**< when it left the board */
+  const void *details;   /**< one msgpack map; NULL if it does not decode */
+  size_t details_len;
+  const void *posting;   /**< the posting as it was stored */
+  size_t posting_len;
+} jb_dead_letter;
+
+JB_EXTERN void jb_dead_free(jb_dead_letter *letter);
+/** The dead letter of `uuid`. Errors: JB_ENOTFOUND, JB_EINVAL. */
+JB_EXTERN int jb_dead_get(jb_dead_letter **out, jb_board *board,
+                          const char *uuid);
+/** Number of dead letters. */
+JB_EXTERN int jb_dead_count(size_t *out, jb_board *board);
+/** Called for each dead letter (borrowed for the call); non-zero stops
+ *  the walk and is returned. */
+typedef int (*jb_dead_cb)(const jb_dead_letter *letter, void *payload);
+/** Walk the dead letters oldest first (by the time they died; a few
+ *  dozen per read transaction, so a long list holds no writer up). */
+JB_EXTERN int jb_dead_foreach(jb_board *board, jb_dead_cb cb, void *payload);
+
+/** Flags of jb_dead_requeue. */
+enum {
+  JB_REQUEUE_KEEP_ATTEMPTS = 1u << 0, /**< keep its attempts (else 0) */
+};
+/**
+ * Put a dead letter back on the board, claimable at once, under the same
+ * uuid, as the newest job of its priority (a new sequence). Its unique
+ * key is held again (JB_EEXISTS when another live job took it: the
+ * letter stays). The letter of a job Redis decided (published or
+ * mirrored) is refused (JB_EINVAL): Redis keeps its uuid's publication
+ * mark, and would drop it at its next publication as the job completed.
+ * Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL.
+ */
+JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
+                              unsigned int flags);
+/** Delete the dead letters that died before `before_us` (INT64_MAX: all);
+ *  the number deleted to `*out` (may be NULL). */
+JB_EXTERN int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
+
+/* ===================================================== waits: jb_waits(3) */
+
+/*
+ * Waiting without polling. Every committed write bumps a counter in the
+ * board's signal file (`signal` in the board directory, memory-mapped by
+ * every process that opens the board) and wakes the processes sleeping on
+ * it (a shared futex). A waiter re-checks the board under a read
+ * transaction after every wake-up, so a spurious wake-up costs one read
+ * and cannot make a wait return wrongly. Waits for claimable jobs also
+ * wake when a lease lapses (a timer set to the first expiry) and when a
+ * process holding a process-bound claim ends (the library's watcher
+ * thread holds a pidfd of each such holder, up to 256 processes; beyond
+ * that such a wait also looks again every second).
+ *
+ * The signal file holds nothing that matters: a missing or corrupt one is
+ * rebuilt, also under running waiters (the watcher thread, started by a
+ * process's first wait, follows the file with inotify; where inotify is
+ * out of instances or watches, fs.inotify.max_user_instances being 128 by
+ * default, that process's waits look at the file once a second instead).
+ * Truncating it under running processes is not safe (a mapped page cut
+ * away is a SIGBUS); deleting it is.
+ *
+ * Timeouts are in milliseconds: < 0 waits without limit, 0 checks once.
+ * They are kept on CLOCK_MONOTONIC, to within the scheduler's wake-up
+ * latency (well under a millisecond here: docs/BENCHMARKS.md).
+ */
+
+/**
+ * Block until the board holds at least one job, or with JB_ONLY_UNCLAIMED
+ * at least one claimable job (a lapsed claim counts), or `timeout_ms`
+ * passes. Errors: JB_ETIMEDOUT, JB_EINTERRUPTED (jb_board_interrupt), JB_EINVAL
+ * (NULL handle, unknown flags), JB_EIO (the signal file or the watcher
+ * thread could not be set up: the message says which).
+ */
+JB_EXTERN int jb_board_wait(jb_board *board, unsigned int flags,
+                            int64_t timeout_ms);
+
+/* A history record: defined with the history, below. */
+typedef struct jb_completion jb_completion;
+
+/**
+ * Wait until job `uuid` completes, then return its history record as
+ * jb_job_completion does. A job already in the history returns at once; a
+ * job on the board is waited for (woken by the commits of any process,
+ * never by polling) for up to `timeout_ms` milliseconds (< 0: no limit;
+ * 0: look once). A uuid that is neither on the board nor in the history
+ * (never posted here, or its record was dropped) is JB_ENOTFOUND at once.
+ * Errors: JB_EINVAL, JB_ENOTFOUND, JB_ETIMEDOUT (still on the board),
+ * JB_EINTERRUPTED (jb_board_interrupt), JB_ECORRUPT, JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_job_wait_done(jb_completion **out, jb_board *board,
+                               const char *uuid, int64_t timeout_ms);
+
+/** Masks of event types for jb_subscribe. */
+#define JB_EVENT_BIT(type) (1u << (type))
+/** Every event type, including those added later. */
+#define JB_EVENTS_ALL 0xfffffffeu
+/** taskflow's NotifyingJobBoard POSTED: a job was posted. */
+#define JB_EVENTS_POSTED JB_EVENT_BIT(JB_EVENT_POSTED)
+/** taskflow's REMOVAL: a job left the board (consumed, trashed, revoked
+ *  or lost from Redis). */
+#define JB_EVENTS_REMOVAL                                                      \
+  (JB_EVENT_BIT(JB_EVENT_CONSUMED) | JB_EVENT_BIT(JB_EVENT_TRASHED) |        \
+   JB_EVENT_BIT(JB_EVENT_REVOKED) | JB_EVENT_BIT(JB_EVENT_LOST))
+/** Pass as `from` to jb_subscribe: start with the next event. */
+#define JB_LOG_NOW UINT64_MAX
+
+typedef struct jb_subscription jb_subscription;
+
+/* A change-log event: defined with the change log, below. */
+typedef struct jb_event jb_event;
+
+/** A subscriber: `event` is borrowed for the call. */
+typedef void (*jb_event_cb)(const jb_event *event, void *payload);
+
+/**
+ * Call `fn` for every event from sequence `from` (JB_LOG_NOW: from the
+ * next one) whose type is in `mask` (JB_EVENTS_ALL, JB_EVENTS_POSTED,
+ * JB_EVENTS_REMOVAL, or JB_EVENT_BIT(type) ORed). `fn` runs on a thread
+ * of the library's (one per subscription), never inside a transaction:
+ * it may use the board, post jobs included. Calls come in log order, each
+ * event once, one at a time; a slow callback delays only its own
+ * subscription. Events written by any process are delivered, the thread
+ * woken by their commit (no polling).
+ * When the log was trimmed past the subscription's cursor (it fell more
+ * than the log's bounds behind), `fn` gets one JB_EVENT_TRIMMED event
+ * (whatever the mask) naming what was lost, then the events from where
+ * the log now starts. The subscription uses a handle of its own on the
+ * board (opened like `board`, sharing its store), so `board` may be
+ * closed before the subscription ends, and jb_board_interrupt on `board`
+ * does not stop it. Its thread does not survive fork(): in a child,
+ * jb_unsubscribe only frees the child's copy.
+ * Errors: JB_EINVAL (NULL out, board or fn; mask without an event type;
+ * `from` 0 or beyond the next sequence), JB_ETRIMMED (`from` is already
+ * trimmed: the message says where the log starts), JB_ENOMEM, JB_EIO
+ * (no thread could be started).
+ */
+JB_EXTERN int jb_subscribe(jb_subscription **out, jb_board *board,
+                           uint64_t from, unsigned int mask, jb_event_cb fn,
+                           void *payload);
+
+/**
+ * Stop a subscription: a callback in progress finishes, no other is made,
+ * its thread is joined, and everything is freed. Must not be called from
+ * the subscription's own callback (JB_EINVAL, nothing freed). NULL is a
+ * no-op (JB_OK). In a child of fork(), it frees the inherited copy (the
+ * parent's subscription goes on). Returns JB_OK, or the error that
+ * stopped the delivery thread earlier (JB_ECORRUPT, JB_EIO, ...: the
+ * message names it; the subscription is freed all the same).
+ */
+JB_EXTERN int jb_unsubscribe(jb_subscription *sub);
+
+/* ================================================= history: jb_history(3) */
+
+/*
+ * Completion results and the history.
+ *
+ * Every job that leaves the board (reaches COMPLETE) leaves a record in
+ * the board's history, written in the same transaction: how it ended, the
+ * result its owner gave, who owned it, and when it was posted, claimed and
+ * completed. A producer reads it with jb_job_completion or waits for it
+ * with jb_job_wait_done.
+ *
+ * The history is bounded: it keeps at most history_max records (board
+ * option; default 10,000) and drops records older than history_max_age_ms
+ * (default 7 days), oldest first. Trimming is done by the writes that add
+ * records, at most 64 records per write, so an old record outlives its age
+ * until the next completion, and a handle with smaller bounds than the
+ * board's other writers' trims the history down to its own.
+ */
+
+/** How a job reached COMPLETE. */
+typedef enum {
+  JB_END_CONSUMED = 1, /**< consumed with JB_OUTCOME_SUCCESS */
+  JB_END_FAILED = 2,   /**< consumed with JB_OUTCOME_FAILURE */
+  JB_END_TRASHED = 3,  /**< trashed by its owner */
+  JB_END_REVOKED = 4,  /**< moved to quarantine by jb_board_check (its
+                            posting did not decode); `reason` says why */
+  JB_END_LOST = 5,     /**< lost from Redis: a Redis-decided job Redis no
+                            longer listed after it lost its data (or its
+                            namespace was wiped), with no trace of a
+                            completion; nobody here consumed it, and it
+                            comes back if its poster publishes it again.
+                            `reason` says what was seen */
+  JB_END_CANCELLED = 6, /**< cancelled (jb_job_cancel,
+                              jb_board_cancel_unclaimed) */
+  JB_END_DEAD = 7,      /**< went to the dead letters: its attempts reached
+                             the maximum, or it was retried with
+                             JB_RETRY_DEAD; `reason` is the last attempt's */
+} jb_end;
+
+/**
+ * One history record. Returned through `**out` it belongs to the caller
+ * (free with jb_completion_free); handed out by jb_history_next it is
+ * borrowed. The strings and the result live as long as the record.
+ * Records are made by the library: fields may be added at the end.
+ */
+struct jb_completion {
+  char uuid[JB_UUID_STRLEN];
+  jb_end end;
+  const char *name;       /**< the job's name; NULL when it could not be read
+                               (a revoked job) */
+  jb_priority priority;   /**< (jb_priority)-1 when unknown (revoked) */
+  uint64_t sequence;      /**< the job's board sequence (0 when unknown) */
+  const char *owner;      /**< who consumed or trashed it; for a revoked job
+                               the owner of its claim, or NULL */
+  int64_t posted_us;      /**< microseconds since the epoch (0: unknown) */
+  int64_t claimed_us;     /**< the claim (or its last refresh); 0 if none */
+  int64_t completed_us;   /**< when it left the board */
+  const void *result;     /**< the result: one msgpack map (0x80, the empty
+                               map, when none was given: see has_result) */
+  size_t result_len;
+  const char *reason;     /**< JB_END_REVOKED, JB_END_LOST: why; else the
+                               reason given with the job's last failed
+                               attempt (JB_END_DEAD: the one that sent it
+                               there); NULL when none */
+  uint64_t history_seq;   /**< its place in the history: larger is newer */
+  /* Added after 0.1.0 (record format 2). A record written by 0.1.0
+   * (format 1) has none of these: details, book_name, book_uuid and
+   * posting NULL, details_len, posting_len and attempts 0, has_result
+   * true (format 1 cannot tell no result from the empty map). */
+  const void *details;    /**< the job's details as posted: one msgpack
+                               map (0x80 when it had none); NULL when the
+                               posting is not kept (a revoked job, or an
+                               older record) */
+  size_t details_len;
+  const char *book_name;  /**< the logbook the job was posted to; NULL
+                               when none (or the posting is not kept) */
+  const char *book_uuid;  /**< with book_name */
+  uint32_t attempts;      /**< its failed attempts: claims that ended
+                               without a completion (abandoned, retried,
+                               lapsed); a job claimed once and consumed
+                               has 0 */
+  bool has_result;        /**< false when its owner gave no result (result
+                               is then the empty map); true for any result
+                               given, the empty map {} too */
+  const void *posting;    /**< the job's posting bytes as the board held
+                               them (taskflow's layout: uuid, name,
+                               priority, created_on, details, book,
+                               sequence), enough to post it again; NULL
+                               when not kept (as details) */
+  size_t posting_len;
+};
+
+/** Free a record returned through `**out`. NULL is a no-op. */
+JB_EXTERN void jb_completion_free(jb_completion *completion);
+
 /**
  * The history record of job `uuid` (the newest, should a uuid have
  * completed twice). On success *out is a record the caller frees.
@@ -1387,19 +1310,6 @@ JB_EXTERN int jb_consume_many(int *status_out, jb_board *board,
  */
 JB_EXTERN int jb_job_completion(jb_completion **out, jb_board *board,
                                 const char *uuid);
-
-/**
- * Wait until job `uuid` completes, then return its history record as
- * jb_job_completion does. A job already in the history returns at once; a
- * job on the board is waited for (woken by the commits of any process,
- * never by polling) for up to `timeout_ms` milliseconds (< 0: no limit;
- * 0: look once). A uuid that is neither on the board nor in the history
- * (never posted here, or its record was dropped) is JB_ENOTFOUND at once.
- * Errors: JB_EINVAL, JB_ENOTFOUND, JB_ETIMEDOUT (still on the board),
- * JB_EINTERRUPTED (jb_board_interrupt), JB_ECORRUPT, JB_EIO, JB_ENOMEM.
- */
-JB_EXTERN int jb_job_wait_done(jb_completion **out, jb_board *board,
-                               const char *uuid, int64_t timeout_ms);
 
 /** Records in the history now. Errors: JB_EINVAL, JB_EIO. */
 JB_EXTERN int jb_history_count(size_t *out, jb_board *board);
@@ -1528,11 +1438,8 @@ typedef enum {
   JB_EVENT_TRIMMED = 128,
 } jb_event_type;
 
-/** "POSTED", "CLAIMED", ..., "TRIMMED"; NULL for any other value. */
-JB_EXTERN const char *jb_event_type_name(jb_event_type type);
-
 /** One event, copied out of the log (it owns its strings). */
-typedef struct {
+struct jb_event {
   uint64_t seq;             /**< log sequence */
   jb_event_type type;
   char uuid[JB_UUID_STRLEN];/**< the job */
@@ -1543,7 +1450,7 @@ typedef struct {
   uint64_t lost;            /**< JB_EVENT_TRIMMED only: `seq` is the first
                                  event missed, `lost` how many were; the
                                  next delivered is seq + lost. Else 0. */
-} jb_event;
+};
 
 /**
  * The log's extent: `*first_out` the oldest kept event's sequence,
@@ -1581,89 +1488,175 @@ JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
                           uint64_t *first_out, jb_board *board,
                           uint64_t from, size_t max, int64_t timeout_ms);
 
-/** Masks of event types for jb_subscribe. */
-#define JB_EVENT_BIT(type) (1u << (type))
-/** Every event type, including those added later. */
-#define JB_EVENTS_ALL 0xfffffffeu
-/** taskflow's NotifyingJobBoard POSTED: a job was posted. */
-#define JB_EVENTS_POSTED JB_EVENT_BIT(JB_EVENT_POSTED)
-/** taskflow's REMOVAL: a job left the board (consumed, trashed, revoked
- *  or lost from Redis). */
-#define JB_EVENTS_REMOVAL                                                      \
-  (JB_EVENT_BIT(JB_EVENT_CONSUMED) | JB_EVENT_BIT(JB_EVENT_TRASHED) |        \
-   JB_EVENT_BIT(JB_EVENT_REVOKED) | JB_EVENT_BIT(JB_EVENT_LOST))
-/** Pass as `from` to jb_subscribe: start with the next event. */
-#define JB_LOG_NOW UINT64_MAX
+/* =============================================== schedule: jb_schedule(3) */
 
-typedef struct jb_subscription jb_subscription;
+/*
+ * Periodic jobs.
+ *
+ * A schedule is stored in the board under a name: when it runs (every
+ * `every_ms`, or at the minutes of a cron spec), the job it posts (a
+ * jb_post without a due time or unique key) and what to do about runs
+ * missed while nothing ticked it. Schedules do nothing by themselves:
+ * whichever processes tick the board (jb_schedule_tick; `jobboard work`
+ * and `jobboard schedule run` do) post the runs that are due. A tick is
+ * one write transaction that posts the due runs and moves each schedule
+ * past them, so of any number of processes ticking one board at once,
+ * each run is posted exactly once.
+ *
+ * A run is a time, microseconds since the epoch (UTC):
+ *  - every_ms: start_us, start_us + every_ms, start_us + 2 * every_ms, ...
+ *    (start_us 0 at the add: one interval after the add);
+ *  - cron: every minute (second 0) at or after start_us (0: the add) that
+ *    matches the spec "minute hour day-of-month month day-of-week",
+ *    evaluated in UTC. Each field is `*`, N, N-M or a comma-separated
+ *    list of those, each with an optional /STEP (a star with /15: every
+ *    15 from the least; 10-50/20: 10, 30, 50; N/S: from N to the
+ *    greatest). Minute
+ *    0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7 (0 and 7 are
+ *    Sunday); numbers only. When both the day of month and the weekday
+ *    are restricted (neither begins with `*`) a day matching either runs,
+ *    as in Vixie cron. @hourly, @daily, @midnight, @weekly, @monthly,
+ *    @yearly and @annually stand for their usual specs. A spec no day
+ *    matches ("0 0 30 2 *") is refused.
+ *
+ * A run's job is the template's posting with the run time added to its
+ * details as "scheduled_at" (an integer, microseconds since the epoch;
+ * the template must not have that key) and the unique key
+ * "schedule:NAME:RUN" (RUN the same integer): jb_job_unique_key tells
+ * which run a job is, and while it is on the board the run cannot be
+ * posted again by any path. Its created time is the tick's time. Keys
+ * that start with JB_SCHEDULE_KEY_PREFIX are the runs' own: jb_job_post
+ * refuses them (JB_EINVAL).
+ *
+ * Catch-up: when a tick finds several runs due (nothing ticked the board
+ * for a while), JB_CATCHUP_SKIP posts only the latest of them (the
+ * others are skipped for good: one job), JB_CATCHUP_ALL posts each of
+ * them once, oldest first (at most JB_SCHEDULE_CATCHUP_MAX per schedule
+ * per tick; the next tick goes on). A tick at every run time posts every
+ * run under both.
+ */
 
-/** A subscriber: `event` is borrowed for the call. */
-typedef void (*jb_event_cb)(const jb_event *event, void *payload);
+/** What a tick does with runs missed (see above). */
+typedef enum {
+  JB_CATCHUP_SKIP = 0, /**< post only the latest due run (the default) */
+  JB_CATCHUP_ALL = 1,  /**< post every missed run, each once */
+} jb_catchup;
+
+/** The prefix of the unique keys of schedules' runs ("schedule:"). */
+#define JB_SCHEDULE_KEY_PREFIX "schedule:"
+
+/** The longest schedule name in bytes (its unique keys must fit in
+ *  JB_UNIQUE_MAX). */
+#define JB_SCHEDULE_NAME_MAX 200
+/** The shortest interval: a second. */
+#define JB_SCHEDULE_EVERY_MIN_MS 1000
+/** The most runs JB_CATCHUP_ALL posts for one schedule in one tick. */
+#define JB_SCHEDULE_CATCHUP_MAX 1000
 
 /**
- * Call `fn` for every event from sequence `from` (JB_LOG_NOW: from the
- * next one) whose type is in `mask` (JB_EVENTS_ALL, JB_EVENTS_POSTED,
- * JB_EVENTS_REMOVAL, or JB_EVENT_BIT(type) ORed). `fn` runs on a thread
- * of the library's (one per subscription), never inside a transaction:
- * it may use the board, post jobs included. Calls come in log order, each
- * event once, one at a time; a slow callback delays only its own
- * subscription. Events written by any process are delivered, the thread
- * woken by their commit (no polling).
- * When the log was trimmed past the subscription's cursor (it fell more
- * than the log's bounds behind), `fn` gets one JB_EVENT_TRIMMED event
- * (whatever the mask) naming what was lost, then the events from where
- * the log now starts. The subscription uses a handle of its own on the
- * board (opened like `board`, sharing its store), so `board` may be
- * closed before the subscription ends, and jb_board_interrupt on `board`
- * does not stop it. Its thread does not survive fork(): in a child,
- * jb_unsubscribe only frees the child's copy.
- * Errors: JB_EINVAL (NULL out, board or fn; mask without an event type;
- * `from` 0 or beyond the next sequence), JB_ETRIMMED (`from` is already
- * trimmed: the message says where the log starts), JB_ENOMEM, JB_EIO
- * (no thread could be started).
+ * A schedule. Initialise with JB_SCHEDULE_INIT, then set the fields.
+ *  - name: 1..JB_SCHEDULE_NAME_MAX bytes of UTF-8.
+ *  - every_ms (JB_SCHEDULE_EVERY_MIN_MS..JB_DELAY_MAX_MS) or cron (at
+ *    most 200 bytes): exactly one.
+ *  - job: what each run posts, checked as jb_job_post checks a post:
+ *    name, details, priority, book, max_attempts, time_limit_ms,
+ *    backoff_ms, backoff_max_ms. not_before_us, delay_ms and unique_key
+ *    must be 0 / NULL (the schedule sets the unique key).
+ * The last four fields are the schedule's state, filled in by
+ * jb_schedule_get and jb_schedule_foreach and ignored by jb_schedule_add.
  */
-JB_EXTERN int jb_subscribe(jb_subscription **out, jb_board *board,
-                           uint64_t from, unsigned int mask, jb_event_cb fn,
-                           void *payload);
+typedef struct {
+  unsigned int version;  /**< JB_SCHEDULE_VERSION */
+  const char *name;
+  int64_t every_ms;      /**< an interval; 0 with cron */
+  const char *cron;      /**< a cron spec (UTC); NULL with every_ms */
+  int64_t start_us;      /**< the first run (every_ms) or the earliest
+                              (cron); 0: see above */
+  jb_catchup catch_up;
+  jb_post job;           /**< the posting template */
+  int64_t next_us;       /**< out: the next run not posted yet
+                              (INT64_MAX: none ever) */
+  int64_t last_run_us;   /**< out: the last run a tick dealt with (0: none) */
+  uint64_t runs;         /**< out: runs posted */
+  int64_t created_us;    /**< out: when it was added */
+} jb_schedule;
+#define JB_SCHEDULE_VERSION 1
+#define JB_SCHEDULE_INIT                                                       \
+  { JB_SCHEDULE_VERSION, NULL, 0, NULL, 0, JB_CATCHUP_SKIP, JB_POST_INIT,      \
+    0, 0, 0, 0 }
+
+/** Flags of jb_schedule_add. */
+enum {
+  JB_SCHEDULE_REPLACE = 1u << 0, /**< replace a schedule of that name (it
+                                      keeps its runs count and last run;
+                                      no run at or before that is posted
+                                      again) */
+};
 
 /**
- * Stop a subscription: a callback in progress finishes, no other is made,
- * its thread is joined, and everything is freed. Must not be called from
- * the subscription's own callback (JB_EINVAL, nothing freed). NULL is a
- * no-op (JB_OK). In a child of fork(), it frees the inherited copy (the
- * parent's subscription goes on). Returns JB_OK, or the error that
- * stopped the delivery thread earlier (JB_ECORRUPT, JB_EIO, ...: the
- * message names it; the subscription is freed all the same).
+ * Store schedule `sched` in the board. Its first run is computed now
+ * (see above); nothing is posted until a tick.
+ * Errors: JB_EINVAL (names the field: a bad cron spec is named with its
+ * value and the field of it that is wrong), JB_EEXISTS (a schedule of
+ * that name exists, without JB_SCHEDULE_REPLACE), JB_EFULL, JB_EIO.
+ * Nothing is written on error.
  */
-JB_EXTERN int jb_unsubscribe(jb_subscription *sub);
+JB_EXTERN int jb_schedule_add(jb_board *board, const jb_schedule *sched,
+                              unsigned int flags);
 
-/* -------------------------------------------------------------- iteration */
+/** Remove schedule `name` (jobs it posted stay). Errors: JB_ENOTFOUND,
+ *  JB_EINVAL. */
+JB_EXTERN int jb_schedule_remove(jb_board *board, const char *name);
 
-typedef struct jb_iter jb_iter;
+/** Copy schedule `name` into *out, which the caller frees with
+ *  jb_schedule_free (every string points into that one allocation).
+ *  Errors: JB_ENOTFOUND, JB_EINVAL, JB_ECORRUPT (its record does not
+ *  decode: run `jobboard check`), JB_ENOMEM. */
+JB_EXTERN int jb_schedule_get(jb_schedule **out, jb_board *board,
+                              const char *name);
+/** Free a schedule from jb_schedule_get; NULL is a no-op. */
+JB_EXTERN void jb_schedule_free(jb_schedule *sched);
+
+/** Called for each schedule in name order, borrowed for the call; a
+ *  non-zero return stops the walk and is returned. */
+typedef int (*jb_schedule_cb)(const jb_schedule *sched, void *payload);
+/** Walk the schedules (read in one read transaction; records that do not
+ *  decode are passed over: `jobboard check` reports them). */
+JB_EXTERN int jb_schedule_foreach(jb_board *board, jb_schedule_cb cb,
+                                  void *payload);
 
 /**
- * Iterate the board's jobs in listing order: priority (highest first), then
- * sequence (oldest first); with JB_ONLY_UNCLAIMED only claimable ones.
- * The iterator streams: it reads a few dozen jobs per short read
- * transaction and remembers its position, so it never loads the board and
- * never holds a snapshot between calls. A job posted during the iteration
- * at a position after the cursor is seen; each job is seen at most once.
- * Errors: JB_EINVAL, JB_ENOMEM.
+ * Post every schedule's due runs at time `now_us` (microseconds since the
+ * epoch; 0: the wall clock now), in one write transaction, and move each
+ * schedule past them; the number of jobs posted to *posted (may be
+ * NULL). A run whose unique key a live job holds is not posted (it was,
+ * already). A tick that finds nothing due writes nothing (one read
+ * transaction). Safe from any number of threads and processes at once.
+ * Errors: JB_EINVAL (NULL board, negative time), JB_EFULL, JB_EIO; and
+ * as jb_job_post should a template no longer fit the handle's
+ * max_posting (nothing is posted then).
  */
-JB_EXTERN int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
+JB_EXTERN int jb_schedule_tick(size_t *posted, jb_board *board,
+                               int64_t now_us);
 
 /**
- * Advance. On success *out is the next job, borrowed until the next call to
- * jb_iter_next or jb_iter_close; at the end, JB_OK with *out NULL.
- * Errors: JB_ECORRUPT (a posting does not decode: the message names it;
- * the iterator moves past it, so calling again continues), JB_EIO.
+ * The earliest next run of the board's schedules to *out (0: no
+ * schedule), which may be in the past (a tick is due now). For a loop
+ * that ticks and waits for jobs: tick, then wait no later than this.
+ * Errors: JB_EINVAL, JB_EIO.
  */
-JB_EXTERN int jb_iter_next(const jb_job **out, jb_iter *iter);
+JB_EXTERN int jb_schedule_next_due(int64_t *out, jb_board *board);
 
-/** Free an iterator. NULL is a no-op. */
-JB_EXTERN void jb_iter_close(jb_iter *iter);
+/**
+ * Sleep until a schedule of the board is due (by the wall clock), up to
+ * `timeout_ms` (< 0: no limit). Schedules added, replaced or removed
+ * meanwhile (any commit on the board) are taken into account without
+ * polling. Returns JB_OK when a tick is due.
+ * Errors: JB_ETIMEDOUT, JB_EINTERRUPTED (jb_board_interrupt), JB_EINVAL, JB_EIO.
+ */
+JB_EXTERN int jb_schedule_wait(jb_board *board, int64_t timeout_ms);
 
-/* ------------------------------------------------------------------ stats */
+/* ===================================================== stats: jb_stats(3) */
 
 /** The version of jb_stats this header describes. */
 #define JB_STATS_VERSION 1
@@ -1774,111 +1767,146 @@ JB_EXTERN int jb_stats_read(jb_stats *out, jb_board *board);
  * no-op. The struct may be filled again afterwards. */
 JB_EXTERN void jb_stats_clear(jb_stats *st);
 
-/* ------------------------------------------------------------------ check */
+/* =============================================== entities: jb_entities(3) */
 
-/** What jb_board_check counted. */
+/*
+ * Entities: workers and conductors announce themselves on the board by
+ * name, with a kind and metadata, bound to the registering process. An
+ * entity whose process is gone (or that was registered before the host's
+ * last reboot) is no longer listed, and the next registration removes it.
+ */
+
+/** One registered entity, as listed (borrowed: valid during the callback). */
 typedef struct {
-  size_t jobs;        /**< jobs on the board */
-  size_t ready;       /**< entries in the ready index */
-  size_t claimed;     /**< claim records */
-  size_t log_events;  /**< change-log entries kept */
-  size_t trashed;     /**< postings in the trash area */
-  size_t quarantined; /**< records in quarantine (this run included) */
-  size_t moved;       /**< postings moved to quarantine by this run */
-  size_t problems;    /**< invariant violations found by this run */
-  size_t history;     /**< completion records in the history */
-} jb_check_stats;
-
-/** Called once per problem or note, with one line of text. */
-typedef void (*jb_check_cb)(const char *line, void *payload);
+  const char *name;     /**< unique on the board */
+  const char *kind;     /**< e.g. "worker", "conductor" */
+  const void *meta;     /**< msgpack map (may be empty: 0x80) */
+  size_t meta_len;
+  int pid;              /**< the registering process */
+  int64_t registered_us;/**< wall clock, microseconds since the epoch */
+} jb_entity;
 
 /**
- * Verify the board's invariants: every job is in exactly one of ready /
- * claimed; every index entry points at a job; every posting decodes (one
- * that does not is moved to the quarantine table with the reason, never
- * deleted); sequences and counters are consistent; every lease and
- * holder index entry matches its claim; every entity record and every
- * schedule is well-formed; every history record decodes, and each job's history entry
- * names a record of that job. A job moved to quarantine has reached
- * COMPLETE: it gets a history record (JB_END_REVOKED, with the reason).
- * Reports each problem
- * (and each quarantined record, as a note: a line that starts with
- * "quarantined: ") through `cb` (may be NULL); fills `stats`
- * (may be NULL). Returns JB_OK only when no problem was found and nothing
- * had to be quarantined by this run; JB_ECORRUPT otherwise. The check is
- * a read: writers go on meanwhile. Only when a posting must move is it
- * repeated as one write transaction that moves every such posting. On a
- * handle opened read-only (JB_OPEN_READONLY) nothing moves: such a posting
- * is reported as a problem instead.
- * Errors: JB_ECORRUPT, JB_EIO.
+ * Register (or re-register: replace) entity `name` (1..JB_WHO_MAX bytes of
+ * UTF-8: an entity is who claims jobs, and its name is an owner name) of
+ * `kind` (1..JB_NAME_MAX bytes of UTF-8) with metadata `meta` (a msgpack
+ * map; NULL with meta_len 0 means {}), bound to the calling process.
+ * Errors: JB_EINVAL (names the field; nothing written), JB_EFULL, JB_EIO.
  */
-JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,
-                   void *payload);
-
-/* ---------------------------------------------------------------- salvage */
-
-/** What jb_board_salvage found and copied. */
-typedef struct {
-  size_t copied;      /**< jobs posted into the new board */
-  size_t orphaned;    /**< of those, found on pages no tree reaches */
-  size_t undecodable; /**< job records whose posting does not decode */
-  size_t completed;   /**< job records left out: the history, log, trash or
-                           quarantine say the job completed */
-  size_t bad_pages;   /**< pages that could not be read */
-  size_t bad_tables;  /**< tables whose tree could not be walked */
-  size_t history;     /**< completion records copied into the history */
-} jb_salvage_stats;
-
-/** What a jb_salvage_cb line is about. */
-typedef enum {
-  JB_SALVAGE_COPIED = 1,  /**< "job UUID (NAME)": copied */
-  JB_SALVAGE_UNDECODABLE, /**< a job record that was not copied, and why */
-  JB_SALVAGE_BAD_PAGE,    /**< "page N: why": a page that cannot be read */
-  JB_SALVAGE_BAD_TABLE,   /**< a table (or meta page) that cannot be read */
-  JB_SALVAGE_NOTE,        /**< anything else worth knowing */
-} jb_salvage_kind;
-
-/** Called once per line of the salvage's report. */
-typedef void (*jb_salvage_cb)(jb_salvage_kind kind, const char *line,
-                              void *payload);
+JB_EXTERN int jb_entity_register(jb_board *board, const char *name,
+                                 const char *kind, const void *meta,
+                                 size_t meta_len);
 
 /**
- * Copy what can be read of the damaged board in directory `src` into a new
- * board in directory `dst`. `src` is only read: its data file is opened
- * read-only and mapped, no lock file is made (it may be on a read-only
- * mount), and its pages are read by jobboard's own reader of LMDB's file
- * format, which checks every page before using it (LMDB itself trusts
- * its file and may crash on a damaged one). No process may write `src`
- * meanwhile.
- *
- * Every job record whose posting decodes is posted into `dst` with its
- * uuid, name, details, priority, creation time and book, UNCLAIMED (claims
- * are dropped), in its original order (priority, then sequence); it gets
- * `dst`'s sequences. Jobs are read from the jobs table of the newest meta
- * page whose tree is readable, and, for leaf pages cut off by a damaged
- * page above them, from every page that no tree reaches and that its free
- * list does not list (free pages hold stale copies: only their completion
- * records are read). A job
- * the readable history, log, trash or quarantine of either meta page
- * says has completed is never copied (a dead letter requeued since, under
- * the same uuid and a higher sequence, is a live job: it is copied). Completion records of the history
- * that decode are copied (in order, newest kept within `dst`'s bounds),
- * as are a copied job's due time, attempts, last reason, options and
- * unique key, the dead letters and the schedules; the change log is not
- * (`dst` starts its own log with the POSTED events).
- *
- * `dst` must not exist (its parent must) or be an empty directory.
- * Reports each copied job, each undecodable record, each unreadable page
- * and table through `cb` (may be NULL); fills `stats` (may be NULL).
- * Returns JB_OK when the salvage ran, however much it lost (see stats).
- * Errors: JB_EINVAL (`dst` exists and is not an empty directory, NULL
- * arguments), JB_ENOTFOUND (`src` holds no data.mdb, or `dst`'s parent is
- * missing), JB_ECORRUPT (neither meta page of `src` is readable: nothing
- * is written), JB_EIO, JB_ENOMEM.
+ * Remove entity `name`. Errors: JB_ENOTFOUND (not registered), JB_EINVAL.
  */
-JB_EXTERN int jb_board_salvage(jb_salvage_stats *stats, const char *src,
-                               const char *dst, jb_salvage_cb cb,
-                               void *payload);
+JB_EXTERN int jb_entity_unregister(jb_board *board, const char *name);
+
+/** Called once per live entity, in name order; return non-zero to stop. */
+typedef int (*jb_entity_cb)(const jb_entity *entity, void *payload);
+
+/**
+ * List the live entities (their processes running) in name order. The
+ * callback runs after the read, outside any transaction. Errors: JB_EIO,
+ * JB_ENOMEM.
+ */
+JB_EXTERN int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
+
+/* =================================================== errors: jb_errors(3) */
+
+/**
+ * Status codes. Values never change between releases; new codes are added
+ * below the last one. The CLI maps them to exit codes (see jobboard(1)).
+ */
+enum {
+  JB_OK = 0,         /**< success */
+  JB_ENOTFOUND = -1, /**< no such job (or no such board directory) */
+  JB_ECLAIMED = -2,  /**< the job is already claimed (message names owner) */
+  JB_ENOTOWNER = -3, /**< the caller is not the job's owner (names owner) */
+  JB_EINVAL = -4,    /**< an argument is invalid (message names the field) */
+  JB_ETIMEDOUT = -5, /**< a wait ran out of time */
+  JB_EOFFLINE = -6,  /**< a backend (Redis) needed for the call is away */
+  JB_ECORRUPT = -7,  /**< stored data does not decode / not a board */
+  JB_EFULL = -8,     /**< no space left: the board cannot grow */
+  JB_EIO = -9,       /**< an operating-system or storage error */
+  JB_ENOMEM = -10,   /**< out of memory */
+  JB_EVERSION = -11, /**< the board was written by a newer jobboard */
+  JB_EINTERRUPTED = -12, /**< a wait was ended by jb_board_interrupt */
+  JB_ETRIMMED = -13, /**< the change log no longer holds the sequence asked
+                          for (message and out-value: where it now starts) */
+  JB_EEXISTS = -14,  /**< a live job holds the unique key asked for (the
+                          message and the uuid out-value name that job) */
+  JB_ENOTDUE = -15,  /**< the job is delayed: not claimable before its due
+                          time (the message names it) */
+  JB_EREADONLY = -16, /**< the board is open read-only, or its files cannot
+                           be written by this process (the message says
+                           which and why) */
+};
+
+/**
+ * Fixed text for a status code: never NULL, static, starts with the code's
+ * name ("JB_ECLAIMED: job already claimed"). Unknown codes give
+ * "JB_E?: unknown error code".
+ */
+JB_EXTERN const char *jb_strerror(int code);
+
+/**
+ * The message left by the last failing call of the calling thread, naming
+ * what went wrong ("job 3f0d...: already claimed by worker-1"). Never NULL.
+ * It is not cleared by successful calls: branch on the status code, then
+ * read the message. The string lives until the thread's next failing call.
+ */
+JB_EXTERN const char *jb_errmsg(void);
+
+/* The names of the enums' values. */
+
+/** "VERY_HIGH", "HIGH", ...; NULL for a value outside the enum. */
+JB_EXTERN const char *jb_priority_name(jb_priority priority);
+
+/**
+ * Parse a priority name without regard to case ("high", "Very_Low").
+ * Errors: JB_EINVAL (names the text and the five valid names).
+ */
+JB_EXTERN int jb_priority_parse(jb_priority *out, const char *name);
+
+/** "UNCLAIMED", "CLAIMED", "COMPLETE"; NULL for a value outside the enum. */
+JB_EXTERN const char *jb_state_name(jb_state state);
+
+/** "full", "normal", "none"; NULL outside the enum. */
+JB_EXTERN const char *jb_durability_name(jb_durability durability);
+/** Parse "full", "normal" or "none" (any case). Errors: JB_EINVAL. */
+JB_EXTERN int jb_durability_parse(jb_durability *out, const char *name);
+
+/** "trashed", "attempts", "buried"; NULL outside the enum. */
+JB_EXTERN const char *jb_dead_cause_name(jb_dead_cause cause);
+
+/** "skip", "all"; NULL outside the enum. */
+JB_EXTERN const char *jb_catchup_name(jb_catchup catch_up);
+
+/** "consumed", "failed", "trashed", "revoked", "lost", "cancelled",
+ * "dead"; NULL outside the enum. */
+JB_EXTERN const char *jb_end_name(jb_end end);
+
+/** "POSTED", "CLAIMED", ..., "TRIMMED"; NULL for any other value. */
+JB_EXTERN const char *jb_event_type_name(jb_event_type type);
+
+/* ---------------------------------------------------------------- version */
+
+#define JOBBOARD_VERSION_MAJOR 0
+#define JOBBOARD_VERSION_MINOR 2
+#define JOBBOARD_VERSION_PATCH 0
+#define JOBBOARD_VERSION_STRING "0.2.0"
+/** Version as one comparable number: major * 10000 + minor * 100 + patch. */
+#define JOBBOARD_VERSION_NUMBER                                                \
+  (JOBBOARD_VERSION_MAJOR * 10000 + JOBBOARD_VERSION_MINOR * 100 +             \
+   JOBBOARD_VERSION_PATCH)
+
+/**
+ * The version of the library actually linked, which may differ from the
+ * macros above when a program runs against a newer shared library.
+ * Any of the out-pointers may be NULL. Returns a static string ("0.2.0").
+ */
+JB_EXTERN const char *jb_version(int *major, int *minor, int *patch);
 
 /* ------------------------------------------------------------ deprecated */
 
