@@ -76,6 +76,13 @@ tests_test_readonly_LDADD = $(JB_TEST_LIBS)
 check_PROGRAMS += tests/test_readonly
 TESTS += tests/test_readonly
 
+# The options pointers of the one-call-per-action API.
+tests_test_options_SOURCES = tests/test_options.c $(JB_TEST_HELPERS)
+tests_test_options_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_options_LDADD = $(JB_TEST_LIBS) -lpthread
+check_PROGRAMS += tests/test_options
+TESTS += tests/test_options
+
 # The names of 0.1 kept for one release, each called once.
 tests_test_deprecated_SOURCES = tests/test_deprecated.c $(JB_TEST_HELPERS)
 tests_test_deprecated_CFLAGS = $(JB_TEST_CFLAGS)
