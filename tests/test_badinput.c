@@ -83,15 +83,29 @@ static void post_with_an_empty_name_is_refused(void **state) {
   EXPECT_REFUSED(f, JB_EINVAL, "name", post_one(f, &p));
 }
 
+/* A malloc'd name of `len` 'n's. */
+static char *name_of_length(size_t len) {
+  char *name = malloc(len + 1);
+  assert_non_null(name);
+  memset(name, 'n', len);
+  name[len] = '\0';
+  return name;
+}
+
 static void post_with_a_name_longer_than_the_limit_is_refused(void **state) {
   jbt_fixture *f = *state;
-  char *name = malloc(JB_NAME_MAX + 2);
-  memset(name, 'n', JB_NAME_MAX + 1);
-  name[JB_NAME_MAX + 1] = '\0';
+  char *name = name_of_length(JB_NAME_MAX + 1);
   jb_post p = JB_POST_INIT;
   p.name = name;
   EXPECT_REFUSED(f, JB_EINVAL, "name", post_one(f, &p));
-  name[JB_NAME_MAX] = '\0'; /* exactly the limit is fine */
+  free(name);
+}
+
+static void post_with_a_name_of_exactly_the_limit_is_accepted(void **state) {
+  jbt_fixture *f = *state;
+  char *name = name_of_length(JB_NAME_MAX);
+  jb_post p = JB_POST_INIT;
+  p.name = name;
   char uuid[JB_UUID_STRLEN];
   assert_int_equal(jb_job_post(uuid, f->board, &p), JB_OK);
   free(name);
@@ -130,6 +144,9 @@ static void post_with_details_that_are_an_array_is_refused(void **state) {
 static void post_with_details_that_are_an_integer_is_refused(void **state) {
   static const unsigned char num[] = {0x05};
   post_details(*state, num, sizeof num);
+}
+
+static void post_with_details_that_are_a_string_is_refused(void **state) {
   static const unsigned char str[] = {0xa1, 'x'};
   post_details(*state, str, sizeof str);
 }
@@ -185,7 +202,12 @@ static void post_with_details_nested_deeper_than_a_posting_holds_is_refused(
   jbt_assert_contains(jb_errmsg(), "nested deeper than 31 levels");
   post_details(f, d, nested_maps(d, 33));
   jbt_assert_contains(jb_errmsg(), "nested deeper than 31 levels");
-  /* 31 levels go on, and read back. */
+}
+
+/* 31 levels, as deep as a posting holds, go on and read back. */
+static void post_with_details_31_maps_deep_reads_back_whole(void **state) {
+  jbt_fixture *f = *state;
+  unsigned char d[200];
   jb_post p = JB_POST_INIT;
   p.name = "deep";
   p.details = d;
@@ -220,7 +242,12 @@ static void post_without_book_uuid_for_a_book_name_is_refused(void **state) {
   p.name = "book";
   p.book_name = "my-book";
   EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
-  p.book_name = NULL;
+}
+
+static void post_with_a_book_uuid_but_no_book_name_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  jb_post p = JB_POST_INIT;
+  p.name = "book";
   p.book_uuid = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
   EXPECT_REFUSED(f, JB_EINVAL, "book", post_one(f, &p));
 }
@@ -261,7 +288,14 @@ static void post_bigger_than_max_posting_is_refused(void **state) {
   p.details_len = big.len;
   EXPECT_REFUSED(f, JB_EINVAL, "4096", post_one(f, &p));
   jbt_buf_free(&big);
-  /* Well under the limit is accepted: the limit is the posting's size. */
+}
+
+/* The limit is the posting's size: details well under it go on. */
+static void post_well_under_max_posting_is_accepted(void **state) {
+  jbt_fixture *f = *state;
+  reopen_with_max_posting(f, 4096);
+  jb_post p = JB_POST_INIT;
+  p.name = "big";
   jbt_buf small = jbt_details_blob(3500, 1);
   p.details = small.data;
   p.details_len = small.len;
@@ -321,6 +355,10 @@ static void batch_with_an_oversize_post_posts_nothing(void **state) {
 static void claim_with_an_empty_who_is_refused_naming_who(void **state) {
   jbt_fixture *f = *state;
   EXPECT_REFUSED(f, JB_EINVAL, "who", jb_claim(NULL, f->board, unclaimed_uuid(f), "", NULL));
+}
+
+static void claim_with_a_null_who_is_refused_naming_who(void **state) {
+  jbt_fixture *f = *state;
   EXPECT_REFUSED(f, JB_EINVAL, "who",
                  jb_claim(NULL, f->board, unclaimed_uuid(f), NULL, NULL));
 }
@@ -345,6 +383,10 @@ static void every_owner_operation_refuses_an_empty_who(void **state) {
   EXPECT_REFUSED(f, JB_EINVAL, "who", jb_abandon(f->board, claimed_uuid(f), "", 0));
   EXPECT_REFUSED(f, JB_EINVAL, "who", jb_consume(f->board, claimed_uuid(f), "", 0, NULL));
   EXPECT_REFUSED(f, JB_EINVAL, "who", jb_trash(f->board, claimed_uuid(f), "", 0));
+}
+
+static void abandon_with_a_null_who_is_refused_naming_who(void **state) {
+  jbt_fixture *f = *state;
   EXPECT_REFUSED(f, JB_EINVAL, "who",
                  jb_abandon(f->board, claimed_uuid(f), NULL, 0));
 }
@@ -553,29 +595,52 @@ static void open_of_a_regular_file_is_invalid_and_leaves_it_alone(
   free(path);
 }
 
-static void open_of_a_directory_with_garbage_data_is_corrupt(void **state) {
-  jbt_fixture *f = *state;
+/* A directory "garbage" in the fixture's whose data.mdb holds 64 KiB of
+ * pseudo-random bytes, which go to *junk (GARBAGE_LEN of them). */
+#define GARBAGE_LEN (64 * 1024)
+static char *make_garbage_dir(jbt_fixture *f, char **data,
+                              unsigned char **junk) {
   char *dir = jbt_path(f->dir, "garbage");
   assert_int_equal(mkdir(dir, 0755), 0);
-  char *data = jbt_path(dir, "data.mdb");
-  size_t len = 64 * 1024;
-  unsigned char *junk = malloc(len);
+  *data = jbt_path(dir, "data.mdb");
+  *junk = malloc(GARBAGE_LEN);
+  assert_non_null(*junk);
   unsigned x = 12345;
-  for (size_t i = 0; i < len; i++) {
+  for (size_t i = 0; i < GARBAGE_LEN; i++) {
     x = x * 1103515245u + 12345u;
-    junk[i] = (unsigned char)(x >> 16);
+    (*junk)[i] = (unsigned char)(x >> 16);
   }
-  write_file(data, junk, len);
+  write_file(*data, *junk, GARBAGE_LEN);
+  return dir;
+}
+
+static void open_of_a_directory_with_garbage_data_is_corrupt(void **state) {
+  jbt_fixture *f = *state;
+  char *data;
+  unsigned char *junk;
+  char *dir = make_garbage_dir(f, &data, &junk);
   jb_board *b = (jb_board *)1;
   assert_int_equal(open_plain(&b, dir), JB_ECORRUPT);
   assert_null(b);
   jbt_assert_contains(jb_errmsg(), dir);
-  assert_file_is(data, junk, len);
-  /* JB_OPEN_CREATE must not "repair" it by starting a new board. */
+  assert_file_is(data, junk, GARBAGE_LEN);
+  free(junk);
+  free(data);
+  free(dir);
+}
+
+/* JB_OPEN_CREATE must not "repair" it by starting a new board. */
+static void open_with_create_of_garbage_data_is_corrupt_and_starts_no_board(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *data;
+  unsigned char *junk;
+  char *dir = make_garbage_dir(f, &data, &junk);
+  jb_board *b = (jb_board *)1;
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.flags = JB_OPEN_CREATE;
   assert_int_equal(jb_board_open(&b, dir, &o), JB_ECORRUPT);
-  assert_file_is(data, junk, len);
+  assert_file_is(data, junk, GARBAGE_LEN);
   assert_no_file(dir, "lock.mdb");
   free(junk);
   free(data);
@@ -774,25 +839,51 @@ static void open_with_unknown_options_version_is_invalid(void **state) {
   free(dir);
 }
 
-/* jb_post_check applies jb_job_post's rules without a board. */
-static void post_check_applies_the_rules_of_post_without_a_board(
-    void **state) {
+/* jb_post_check applies jb_job_post's rules without a board: each rule
+ * below is one of post's. */
+static void post_check_accepts_a_good_post_without_a_board(void **state) {
   (void)state;
   jb_post p = JB_POST_INIT;
   p.name = "fine";
   assert_int_equal(jb_post_check(&p, 0), JB_OK);
+}
+
+static void post_check_refuses_a_name_that_is_not_utf8(void **state) {
+  (void)state;
+  jb_post p = JB_POST_INIT;
   p.name = "bad-\xff";
   assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "UTF-8");
+}
+
+/* Refused without its uuid, accepted with it. */
+static void post_check_refuses_a_book_name_without_a_book_uuid(void **state) {
+  (void)state;
+  jb_post p = JB_POST_INIT;
   p.name = "fine";
   p.book_name = "book";
   assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "book");
   p.book_uuid = "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f";
   assert_int_equal(jb_post_check(&p, 0), JB_OK);
+}
+
+static void post_check_refuses_an_unknown_priority(void **state) {
+  (void)state;
+  jb_post p = JB_POST_INIT;
+  p.name = "fine";
   p.priority = (jb_priority)42;
   assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "priority");
+}
+
+/* A limit of 0 is the default; a limit under the posting refuses it, and
+ * a limit too small for any posting says max_posting is the problem. */
+static void post_check_refuses_a_posting_over_the_limit_it_is_given(
+    void **state) {
+  (void)state;
+  jb_post p = JB_POST_INIT;
+  p.name = "fine";
   p.priority = JB_PRIORITY_LOW;
   jbt_buf blob = jbt_details_blob(2000, 7);
   p.details = blob.data;
@@ -803,6 +894,10 @@ static void post_check_applies_the_rules_of_post_without_a_board(
   assert_int_equal(jb_post_check(&p, 100), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "max_posting");
   jbt_buf_free(&blob);
+}
+
+static void post_check_of_null_is_invalid(void **state) {
+  (void)state;
   assert_int_equal(jb_post_check(NULL, 0), JB_EINVAL);
 }
 
@@ -820,26 +915,33 @@ int main(void) {
       T(post_without_a_name_is_refused_naming_the_field),
       T(post_with_an_empty_name_is_refused),
       T(post_with_a_name_longer_than_the_limit_is_refused),
+      T(post_with_a_name_of_exactly_the_limit_is_accepted),
       T(post_with_a_name_that_is_not_utf8_is_refused),
       T(post_with_an_unknown_priority_value_is_refused),
       T(post_with_details_that_are_an_array_is_refused),
       T(post_with_details_that_are_an_integer_is_refused),
+      T(post_with_details_that_are_a_string_is_refused),
       T(post_with_bytes_after_the_details_map_is_refused),
       T(post_with_truncated_details_is_refused),
       T(post_with_details_holding_an_invalid_byte_is_refused),
       T(post_with_null_details_and_a_length_is_refused),
       T(post_with_details_nested_deeper_than_a_posting_holds_is_refused),
+      T(post_with_details_31_maps_deep_reads_back_whole),
       T(post_with_details_declaring_more_than_they_hold_is_refused),
       T(post_without_book_uuid_for_a_book_name_is_refused),
+      T(post_with_a_book_uuid_but_no_book_name_is_refused),
       T(post_with_a_malformed_book_uuid_is_refused),
       T(post_bigger_than_max_posting_is_refused),
+      T(post_well_under_max_posting_is_accepted),
       T(post_bigger_than_the_default_limit_is_refused),
       T(batch_with_one_bad_post_posts_nothing_and_names_its_index),
       T(batch_with_an_oversize_post_posts_nothing),
       T(claim_with_an_empty_who_is_refused_naming_who),
+      T(claim_with_a_null_who_is_refused_naming_who),
       T(claim_with_a_who_longer_than_the_limit_is_refused),
       T(claim_with_a_who_that_is_not_utf8_is_refused),
       T(every_owner_operation_refuses_an_empty_who),
+      T(abandon_with_a_null_who_is_refused_naming_who),
       T(get_of_a_malformed_uuid_is_refused),
       T(find_owner_of_a_malformed_uuid_is_refused),
       T(state_of_a_malformed_uuid_is_refused),
@@ -857,6 +959,7 @@ int main(void) {
       T(open_with_create_does_not_create_parents),
       T(open_of_a_regular_file_is_invalid_and_leaves_it_alone),
       T(open_of_a_directory_with_garbage_data_is_corrupt),
+      T(open_with_create_of_garbage_data_is_corrupt_and_starts_no_board),
       T(open_of_a_short_garbage_file_is_corrupt),
       T(open_of_an_empty_data_file_is_not_found_and_writes_nothing),
       T(open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt),
@@ -865,7 +968,12 @@ int main(void) {
       T(open_with_an_unknown_durability_is_invalid),
       T(open_with_unknown_options_version_is_invalid),
       cmocka_unit_test(open_of_a_null_path_is_invalid),
-      cmocka_unit_test(post_check_applies_the_rules_of_post_without_a_board),
+      cmocka_unit_test(post_check_accepts_a_good_post_without_a_board),
+      cmocka_unit_test(post_check_refuses_a_name_that_is_not_utf8),
+      cmocka_unit_test(post_check_refuses_a_book_name_without_a_book_uuid),
+      cmocka_unit_test(post_check_refuses_an_unknown_priority),
+      cmocka_unit_test(post_check_refuses_a_posting_over_the_limit_it_is_given),
+      cmocka_unit_test(post_check_of_null_is_invalid),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

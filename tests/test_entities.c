@@ -223,34 +223,63 @@ static void reap_killed(pid_t pid) {
   assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 }
 
-/* ----------------------------------------------------------------- tests */
-
-static void register_list_unregister_round_trip_keeps_metadata(void **state) {
-  jbt_fixture *f = *state;
-  int64_t before = wall_us();
+/* Registers "worker-1" (kind worker, meta_a) and "conductor-1" (kind
+ * conductor, no metadata); the wall clock before and after goes to
+ * *before and *after. */
+static void register_two(jbt_fixture *f, int64_t *before, int64_t *after) {
+  *before = wall_us();
   register_ok(f->board, "worker-1", "worker", meta_a, sizeof meta_a);
   register_ok(f->board, "conductor-1", "conductor", NULL, 0);
-  int64_t after = wall_us();
+  *after = wall_us();
+}
 
+/* Name order: "conductor-1" sorts before "worker-1". */
+static void registered_entities_list_in_name_order_with_kind_and_metadata(
+    void **state) {
+  jbt_fixture *f = *state;
+  int64_t before, after;
+  register_two(f, &before, &after);
   seen_list *l = list_ok(f->board);
   assert_int_equal(l->n, 2);
-  /* Name order: "conductor-1" sorts before "worker-1". */
   assert_string_equal(l->e[0].name, "conductor-1");
   assert_string_equal(l->e[0].kind, "conductor");
-  assert_int_equal(l->e[0].meta_len, 1); /* NULL meta is the empty map */
-  assert_int_equal(l->e[0].meta[0], 0x80);
   assert_string_equal(l->e[1].name, "worker-1");
   assert_string_equal(l->e[1].kind, "worker");
   assert_int_equal(l->e[1].meta_len, sizeof meta_a);
   assert_memory_equal(l->e[1].meta, meta_a, sizeof meta_a);
+  free(l);
+}
+
+static void an_entity_registered_without_metadata_lists_the_empty_map(
+    void **state) {
+  jbt_fixture *f = *state;
+  int64_t before, after;
+  register_two(f, &before, &after);
+  seen_list *l = list_ok(f->board);
+  assert_string_equal(l->e[0].name, "conductor-1");
+  assert_int_equal(l->e[0].meta_len, 1); /* NULL meta is the empty map */
+  assert_int_equal(l->e[0].meta[0], 0x80);
+  free(l);
+}
+
+static void a_registration_records_the_process_and_the_time(void **state) {
+  jbt_fixture *f = *state;
+  int64_t before, after;
+  register_two(f, &before, &after);
+  seen_list *l = list_ok(f->board);
   for (int i = 0; i < 2; i++) {
     assert_int_equal(l->e[i].pid, getpid());
     assert_in_range(l->e[i].registered_us, before, after);
   }
   free(l);
+}
 
+static void unregister_removes_the_entity_and_its_record(void **state) {
+  jbt_fixture *f = *state;
+  int64_t before, after;
+  register_two(f, &before, &after);
   assert_int_equal(jb_entity_unregister(f->board, "worker-1"), JB_OK);
-  l = list_ok(f->board);
+  seen_list *l = list_ok(f->board);
   assert_int_equal(l->n, 1);
   assert_string_equal(l->e[0].name, "conductor-1");
   free(l);
@@ -297,25 +326,61 @@ static void expect_refused(jb_board *b, const char *name, const char *kind,
   jbt_assert_contains(jb_errmsg(), field);
 }
 
-static void bad_name_kind_or_meta_is_refused_naming_the_field(void **state) {
-  jbt_fixture *f = *state;
+/* The board of the refusal tests: "present" registered with meta_a; the
+ * snapshot of it goes to *before. */
+static void register_present(jbt_fixture *f, jbt_snapshot *before) {
   register_ok(f->board, "present", "worker", meta_a, sizeof meta_a);
-  jbt_snapshot before;
-  jbt_snapshot_take(&before, f->board);
+  jbt_snapshot_take(before, f->board);
+}
 
-  char long_name[JB_WHO_MAX + 2], long_kind[JB_NAME_MAX + 2];
+/* Nothing was written since *before (which this frees): "present" alone,
+ * with its metadata. */
+static void assert_only_present(jbt_fixture *f, jbt_snapshot *before) {
+  jbt_snapshot after;
+  jbt_snapshot_take(&after, f->board);
+  jbt_snapshot_assert_same(before, &after);
+  jbt_snapshot_free(before);
+  jbt_snapshot_free(&after);
+  seen_list *l = list_ok(f->board);
+  assert_int_equal(l->n, 1);
+  assert_memory_equal(l->e[0].meta, meta_a, sizeof meta_a);
+  free(l);
+}
+
+static void a_bad_entity_name_is_refused_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
+  jbt_snapshot before;
+  register_present(f, &before);
+  char long_name[JB_WHO_MAX + 2];
   memset(long_name, 'n', JB_WHO_MAX + 1);
   long_name[JB_WHO_MAX + 1] = '\0';
-  memset(long_kind, 'k', JB_NAME_MAX + 1);
-  long_kind[JB_NAME_MAX + 1] = '\0';
   expect_refused(f->board, NULL, "worker", NULL, 0, "entity name");
   expect_refused(f->board, "", "worker", NULL, 0, "entity name");
   expect_refused(f->board, long_name, "worker", NULL, 0, "entity name");
   expect_refused(f->board, "bad\xff", "worker", NULL, 0, "entity name");
+  assert_only_present(f, &before);
+}
+
+static void a_bad_entity_kind_is_refused_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
+  jbt_snapshot before;
+  register_present(f, &before);
+  char long_kind[JB_NAME_MAX + 2];
+  memset(long_kind, 'k', JB_NAME_MAX + 1);
+  long_kind[JB_NAME_MAX + 1] = '\0';
   expect_refused(f->board, "w", NULL, NULL, 0, "entity kind");
   expect_refused(f->board, "w", "", NULL, 0, "entity kind");
   expect_refused(f->board, "w", long_kind, NULL, 0, "entity kind");
   expect_refused(f->board, "w", "\xc0\xaf", NULL, 0, "entity kind");
+  assert_only_present(f, &before);
+}
+
+/* Re-registering an existing name with bad metadata leaves it alone
+ * too. */
+static void bad_entity_metadata_is_refused_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
+  jbt_snapshot before;
+  register_present(f, &before);
   static const uint8_t array[] = {0x91, 0x01};
   static const uint8_t truncated[] = {0x81, 0xa1};
   static const uint8_t trailing[] = {0x80, 0x80};
@@ -325,21 +390,18 @@ static void bad_name_kind_or_meta_is_refused_naming_the_field(void **state) {
   expect_refused(f->board, "w", "worker", trailing, sizeof trailing,
                  "entity meta");
   expect_refused(f->board, "w", "worker", NULL, 3, "entity meta");
-  /* Re-registering an existing name with bad input leaves it alone too. */
   expect_refused(f->board, "present", "worker", array, sizeof array,
                  "entity meta");
+  assert_only_present(f, &before);
+}
+
+static void register_without_a_board_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  jbt_snapshot before;
+  register_present(f, &before);
   assert_int_equal(jb_entity_register(NULL, "w", "worker", NULL, 0),
                    JB_EINVAL);
-
-  jbt_snapshot after;
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
-  seen_list *l = list_ok(f->board);
-  assert_int_equal(l->n, 1);
-  assert_memory_equal(l->e[0].meta, meta_a, sizeof meta_a);
-  free(l);
+  assert_only_present(f, &before);
 }
 
 static void unregister_of_an_unknown_entity_is_not_found_naming_it(
@@ -347,9 +409,18 @@ static void unregister_of_an_unknown_entity_is_not_found_naming_it(
   jbt_fixture *f = *state;
   assert_int_equal(jb_entity_unregister(f->board, "ghost-7"), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "ghost-7");
+}
+
+static void unregister_twice_is_not_found_the_second_time(void **state) {
+  jbt_fixture *f = *state;
   register_ok(f->board, "ghost-7", "worker", NULL, 0);
   assert_int_equal(jb_entity_unregister(f->board, "ghost-7"), JB_OK);
   assert_int_equal(jb_entity_unregister(f->board, "ghost-7"), JB_ENOTFOUND);
+}
+
+static void unregister_of_an_empty_name_is_invalid_naming_the_field(
+    void **state) {
+  jbt_fixture *f = *state;
   assert_int_equal(jb_entity_unregister(f->board, ""), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "entity name");
 }
@@ -366,17 +437,20 @@ static void list_stops_when_the_callback_returns_non_zero(void **state) {
   assert_int_equal(l->n, 2);
   assert_string_equal(l->e[1].name, "b");
   free(l);
+}
+
+static void list_without_a_callback_or_a_board_is_invalid(void **state) {
+  jbt_fixture *f = *state;
   assert_int_equal(jb_entity_list(f->board, NULL, NULL), JB_EINVAL);
   assert_int_equal(jb_entity_list(NULL, collect, NULL), JB_EINVAL);
 }
 
-/* Entities of killed processes vanish. A killed
- * process is gone for the board at once, while it is still a zombie
- * (nobody has waited for it yet), and after it is reaped. */
-static void entity_of_a_killed_process_vanishes_before_and_after_reaping(
+
+
+
+static void an_entity_of_another_process_is_listed_with_its_pid(
     void **state) {
   jbt_fixture *f = *state;
-  register_ok(f->board, "parent", "conductor", NULL, 0);
   pid_t pid = start_registered(f->dir, "child-1");
   seen_list *l = list_ok(f->board);
   const seen_entity *c = find(l, "child-1");
@@ -385,14 +459,35 @@ static void entity_of_a_killed_process_vanishes_before_and_after_reaping(
   assert_string_equal(c->kind, "worker");
   assert_memory_equal(c->meta, meta_b, sizeof meta_b);
   free(l);
+  kill_leave_zombie(pid);
+  reap_killed(pid);
+}
 
+/* A killed process is gone for the board at once, while it is still a
+ * zombie (nobody has waited for it yet), and after it is reaped; the
+ * entity of a live one stays. */
+static void entity_of_a_killed_process_vanishes_before_and_after_reaping(
+    void **state) {
+  jbt_fixture *f = *state;
+  register_ok(f->board, "parent", "conductor", NULL, 0);
+  pid_t pid = start_registered(f->dir, "child-1");
+  assert_true(listed(f->board, "child-1"));
   kill_leave_zombie(pid);
   assert_false(listed(f->board, "child-1"));
   assert_true(listed(f->board, "parent"));
   reap_killed(pid);
   assert_false(listed(f->board, "child-1"));
   assert_true(listed(f->board, "parent"));
-  /* Not listed, but its record stays until a registration sweeps it. */
+}
+
+/* Not listed, but its record stays until a registration sweeps it. */
+static void the_record_of_a_killed_entity_stays_until_a_registration(
+    void **state) {
+  jbt_fixture *f = *state;
+  pid_t pid = start_registered(f->dir, "child-1");
+  kill_leave_zombie(pid);
+  reap_killed(pid);
+  assert_false(listed(f->board, "child-1"));
   assert_true(raw_has(f->dir, "child-1"));
 }
 
@@ -412,18 +507,28 @@ static void a_registration_removes_the_records_of_dead_entities(
   free(l);
 }
 
-static void entity_of_an_earlier_boot_is_not_listed_and_is_removed(
-    void **state) {
-  jbt_fixture *f = *state;
+/* "me" registered, and a copy of its record, "old-00", from before the
+ * last boot: the same process, pid and start time, only the epoch says
+ * otherwise. */
+static void register_me_and_an_old_copy(jbt_fixture *f) {
   register_ok(f->board, "me", "worker", NULL, 0);
-  /* The same process, pid and start time: only the epoch says it is from
-   * before the last boot. */
   assert_int_equal(raw(RAW_OLD_COPIES, f->dir, "me", 1), 0);
   assert_true(raw_has(f->dir, "old-00"));
+}
+
+static void entity_of_an_earlier_boot_is_not_listed(void **state) {
+  jbt_fixture *f = *state;
+  register_me_and_an_old_copy(f);
   seen_list *l = list_ok(f->board);
   assert_int_equal(l->n, 1);
   assert_string_equal(l->e[0].name, "me");
   free(l);
+}
+
+static void entity_of_an_earlier_boot_is_removed_by_a_registration(
+    void **state) {
+  jbt_fixture *f = *state;
+  register_me_and_an_old_copy(f);
   register_ok(f->board, "me", "worker", NULL, 0);
   assert_false(raw_has(f->dir, "old-00"));
   assert_int_equal(raw_count(f->dir), 1);
@@ -450,17 +555,32 @@ static void check_line(const char *line, void *payload) {
   snprintf(lines + used, 1024 - used, "%s\n", line);
 }
 
-/* A record that does not decode is not listed, never deleted by a sweep,
- * and reported by the board check. */
-static void a_malformed_record_is_reported_by_check_and_kept(void **state) {
-  jbt_fixture *f = *state;
+/* A record "broken" that does not decode, and "fine" registered after
+ * it. */
+static void put_broken_and_register_fine(jbt_fixture *f) {
   assert_int_equal(raw(RAW_PUT_BROKEN, f->dir, "broken", 0), 0);
   register_ok(f->board, "fine", "worker", NULL, 0);
+}
+
+static void a_malformed_entity_record_is_not_listed(void **state) {
+  jbt_fixture *f = *state;
+  put_broken_and_register_fine(f);
   seen_list *l = list_ok(f->board);
   assert_int_equal(l->n, 1);
   assert_string_equal(l->e[0].name, "fine");
   free(l);
+}
+
+/* Never deleted by a registration's sweep. */
+static void a_malformed_entity_record_is_kept(void **state) {
+  jbt_fixture *f = *state;
+  put_broken_and_register_fine(f);
   assert_true(raw_has(f->dir, "broken"));
+}
+
+static void check_reports_a_malformed_entity_record(void **state) {
+  jbt_fixture *f = *state;
+  put_broken_and_register_fine(f);
   jb_check_stats st;
   char lines[1024] = "";
   assert_int_equal(jb_board_check(&st, f->board, check_line, lines),
@@ -473,17 +593,31 @@ int main(void) {
   jbt_watchdog(120);
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
-      T(register_list_unregister_round_trip_keeps_metadata),
+      T(registered_entities_list_in_name_order_with_kind_and_metadata),
+      T(an_entity_registered_without_metadata_lists_the_empty_map),
+      T(a_registration_records_the_process_and_the_time),
+      T(unregister_removes_the_entity_and_its_record),
       T(register_again_replaces_kind_and_metadata),
       T(names_and_kinds_of_the_longest_length_are_accepted),
-      T(bad_name_kind_or_meta_is_refused_naming_the_field),
+      T(a_bad_entity_name_is_refused_naming_the_field),
+      T(a_bad_entity_kind_is_refused_naming_the_field),
+      T(bad_entity_metadata_is_refused_naming_the_field),
+      T(register_without_a_board_is_invalid),
       T(unregister_of_an_unknown_entity_is_not_found_naming_it),
+      T(unregister_twice_is_not_found_the_second_time),
+      T(unregister_of_an_empty_name_is_invalid_naming_the_field),
       T(list_stops_when_the_callback_returns_non_zero),
+      T(list_without_a_callback_or_a_board_is_invalid),
+      T(an_entity_of_another_process_is_listed_with_its_pid),
       T(entity_of_a_killed_process_vanishes_before_and_after_reaping),
+      T(the_record_of_a_killed_entity_stays_until_a_registration),
       T(a_registration_removes_the_records_of_dead_entities),
-      T(entity_of_an_earlier_boot_is_not_listed_and_is_removed),
+      T(entity_of_an_earlier_boot_is_not_listed),
+      T(entity_of_an_earlier_boot_is_removed_by_a_registration),
       T(a_registration_removes_at_most_sixteen_dead_records),
-      T(a_malformed_record_is_reported_by_check_and_kept),
+      T(a_malformed_entity_record_is_not_listed),
+      T(a_malformed_entity_record_is_kept),
+      T(check_reports_a_malformed_entity_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

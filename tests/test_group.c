@@ -66,42 +66,67 @@ static void *op_main(void *varg) {
   return NULL;
 }
 
-static void gathered_writes_keep_their_own_results_and_messages(void **state) {
-  jbt_fixture *f = *state;
-  char held[JB_UUID_STRLEN];
-  jbt_post(held, f->board, "held", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_claim(NULL, f->board, held, "alice", NULL), JB_OK);
+enum { GATHERED = 6 };
 
-  enum { N = 6 };
-  op_arg args[N] = {
+/* What run_six_gathered did. */
+typedef struct {
+  char held[JB_UUID_STRLEN]; /* claimed by "alice" before */
+  int64_t claimed_before;    /* its modified time then */
+  unsigned long groups;      /* gathered commits made by the six writes */
+  op_arg args[GATHERED];     /* each write and what it got */
+} six_gathered;
+
+/* A job `held` claimed by "alice", then six writes of six threads held to
+ * be gathered: three posts, a consume of held by another, a claim of an
+ * unknown job, and alice's re-claim of held (a refresh, reported as
+ * JB_ECLAIMED). */
+static void run_six_gathered(jbt_fixture *f, six_gathered *g) {
+  jbt_post(g->held, f->board, "held", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_claim(NULL, f->board, g->held, "alice", NULL), JB_OK);
+  const op_arg args[GATHERED] = {
       {.kind = OP_POST},
-      {.kind = OP_CONSUME_OTHERS, .uuid = held},
+      {.kind = OP_CONSUME_OTHERS, .uuid = g->held},
       {.kind = OP_POST},
       {.kind = OP_CLAIM_UNKNOWN},
-      {.kind = OP_RECLAIM, .uuid = held},
+      {.kind = OP_RECLAIM, .uuid = g->held},
       {.kind = OP_POST},
   };
+  memcpy(g->args, args, sizeof args);
   jb_job *before = NULL;
-  assert_int_equal(jb_job_get(&before, f->board, held), JB_OK);
-  int64_t claimed_before = jb_job_modified(before);
+  assert_int_equal(jb_job_get(&before, f->board, g->held), JB_OK);
+  g->claimed_before = jb_job_modified(before);
   jb_job_free(before);
   usleep(2000); /* the refresh's time must differ */
   unsigned long groups = jb__store_test_groups();
-  jb__store_test_hold(N);
-  pthread_t t[N];
-  for (int i = 0; i < N; i++) {
-    args[i].board = f->board;
-    assert_int_equal(pthread_create(&t[i], NULL, op_main, &args[i]), 0);
+  jb__store_test_hold(GATHERED);
+  pthread_t t[GATHERED];
+  for (int i = 0; i < GATHERED; i++) {
+    g->args[i].board = f->board;
+    assert_int_equal(pthread_create(&t[i], NULL, op_main, &g->args[i]), 0);
   }
-  for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < GATHERED; i++) pthread_join(t[i], NULL);
   jb__store_test_hold(0);
-  /* All six in one commit. */
-  assert_int_equal(jb__store_test_groups() - groups, 1);
+  g->groups = jb__store_test_groups() - groups;
+}
 
+/* All six in one commit: held and the three posts are on the board. */
+static void writes_of_several_threads_are_gathered_into_one_commit(
+    void **state) {
+  jbt_fixture *f = *state;
+  static six_gathered g;
+  run_six_gathered(f, &g);
+  assert_int_equal(g.groups, 1);
   size_t count = 0;
   assert_int_equal(jb_board_count(&count, f->board, 0), JB_OK);
   assert_int_equal(count, 4); /* held + three posts */
-  for (int i = 0; i < N; i++) {
+}
+
+static void gathered_writes_keep_their_own_results_and_messages(void **state) {
+  jbt_fixture *f = *state;
+  static six_gathered g;
+  run_six_gathered(f, &g);
+  op_arg *args = g.args;
+  for (int i = 0; i < GATHERED; i++) {
     switch (args[i].kind) {
     case OP_POST: {
       assert_int_equal(args[i].rc, JB_OK);
@@ -124,15 +149,29 @@ static void gathered_writes_keep_their_own_results_and_messages(void **state) {
       break;
     }
   }
+}
+
+/* The refused consume of held changed nothing. */
+static void a_refused_write_in_a_group_leaves_no_trace(void **state) {
+  jbt_fixture *f = *state;
+  static six_gathered g;
+  run_six_gathered(f, &g);
   char owner[JB_WHO_MAX + 1];
-  assert_int_equal(jb_job_find_owner(owner, f->board, held), JB_OK);
+  assert_int_equal(jb_job_find_owner(owner, f->board, g.held), JB_OK);
   assert_string_equal(owner, "alice");
-  /* The refresh was committed with the others (its status is a report). */
-  jb_job *after = NULL;
-  assert_int_equal(jb_job_get(&after, f->board, held), JB_OK);
-  assert_true(jb_job_modified(after) > claimed_before);
-  jb_job_free(after);
   jbt_assert_check_ok(f->board);
+}
+
+/* The refresh was committed with the others: its status is a report. */
+static void a_write_whose_status_is_a_report_commits_with_the_others(
+    void **state) {
+  jbt_fixture *f = *state;
+  static six_gathered g;
+  run_six_gathered(f, &g);
+  jb_job *after = NULL;
+  assert_int_equal(jb_job_get(&after, f->board, g.held), JB_OK);
+  assert_true(jb_job_modified(after) > g.claimed_before);
+  jb_job_free(after);
 }
 
 /* ------------------------------------------------- jb__store_write_many */
@@ -189,18 +228,25 @@ static void a_failing_body_in_a_group_leaves_no_trace(void **state) {
   assert_true(present(f->board, &c[0]));
   assert_false(present(f->board, &c[1]));
   assert_true(present(f->board, &c[2]));
+  jbt_assert_check_ok(f->board);
+}
 
-  /* Every body failing: nothing to commit, each its own error. */
-  c[0].fail = JB_ENOTFOUND;
-  c[0].key = "test.d";
-  c[2].fail = JB_ECLAIMED;
-  c[2].key = "test.e";
+/* Every body failing: nothing to commit, each its own error. */
+static void a_group_whose_bodies_all_fail_gives_each_its_own_error(
+    void **state) {
+  jbt_fixture *f = *state;
+  put_ctx c[3] = {{"test.d", 100, JB_ENOTFOUND, 0},
+                  {"test.b", 100, JB_EINVAL, 0},
+                  {"test.e", 100, JB_ECLAIMED, 0}};
+  jb_store_req reqs[3];
+  for (int i = 0; i < 3; i++) reqs[i] = (jb_store_req){put_body, &c[i], 0, ""};
   assert_int_equal(jb__store_write_many(f->board->store, reqs, 3), JB_OK);
   assert_int_equal(reqs[0].rc, JB_ENOTFOUND);
   assert_int_equal(reqs[1].rc, JB_EINVAL);
   assert_int_equal(reqs[2].rc, JB_ECLAIMED);
   jbt_assert_contains(reqs[2].msg, "test.e");
   assert_false(present(f->board, &c[0]));
+  assert_false(present(f->board, &c[1]));
   assert_false(present(f->board, &c[2]));
   jbt_assert_check_ok(f->board);
 }
@@ -372,16 +418,16 @@ static void a_process_killed_during_gathered_commits_loses_nothing_acked(
 
 int main(void) {
   jbt_watchdog(600);
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(
-          gathered_writes_keep_their_own_results_and_messages, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(a_failing_body_in_a_group_leaves_no_trace,
-                                      jbt_setup, jbt_teardown),
+      T(writes_of_several_threads_are_gathered_into_one_commit),
+      T(gathered_writes_keep_their_own_results_and_messages),
+      T(a_refused_write_in_a_group_leaves_no_trace),
+      T(a_write_whose_status_is_a_report_commits_with_the_others),
+      T(a_failing_body_in_a_group_leaves_no_trace),
+      T(a_group_whose_bodies_all_fail_gives_each_its_own_error),
       cmocka_unit_test(a_group_that_fills_the_map_grows_it_and_commits_whole),
-      cmocka_unit_test_setup_teardown(
-          a_write_that_follows_a_replaced_signal_file_completes, jbt_setup,
-          jbt_teardown),
+      T(a_write_that_follows_a_replaced_signal_file_completes),
       cmocka_unit_test(
           a_process_killed_during_gathered_commits_loses_nothing_acked),
   };

@@ -90,24 +90,44 @@ static void complete_n(jb_board *b, int n, const char *prefix,
   }
 }
 
-/* ------------------------------------------------------------- results */
-
-static void a_result_round_trips_with_owner_name_and_times(void **state) {
-  jbt_fixture *f = *state;
-  char u[JB_UUID_STRLEN];
+/* Posts "resize" and claims it as "worker-7", then consumes it with the
+ * result {"rows": 42}; the job's sequence, created and claim times as it
+ * was on the board go to *seq, *posted and *claimed. */
+static void consume_resize_with_a_result(jbt_fixture *f,
+                                         char u[JB_UUID_STRLEN],
+                                         uint64_t *seq, int64_t *posted,
+                                         int64_t *claimed) {
   post_claim(u, f->board, "resize", "worker-7");
   jb_job *job = NULL;
   assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
-  uint64_t seq = jb_job_sequence(job);
-  int64_t posted = jb_job_created(job), claimed = jb_job_modified(job);
+  *seq = jb_job_sequence(job);
+  *posted = jb_job_created(job);
+  *claimed = jb_job_modified(job);
   jb_job_free(job);
   small_map m = result_map(42);
   assert_int_equal(jb_consume(f->board, u, "worker-7", 0,
                                          &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, m.b, m.len}),
                    JB_OK);
+}
+
+static void a_consumed_job_is_complete(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t seq;
+  int64_t posted, claimed;
+  consume_resize_with_a_result(f, u, &seq, &posted, &claimed);
   jb_state st;
   assert_int_equal(jb_job_get_state(&st, f->board, u), JB_OK);
   assert_int_equal(st, JB_STATE_COMPLETE);
+}
+
+static void a_result_round_trips_with_owner_name_and_times(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t seq;
+  int64_t posted, claimed;
+  consume_resize_with_a_result(f, u, &seq, &posted, &claimed);
+  small_map m = result_map(42);
   jb_completion *c = completion_of(f->board, u);
   assert_string_equal(c->uuid, u);
   assert_int_equal(c->end, JB_END_CONSUMED);
@@ -124,8 +144,16 @@ static void a_result_round_trips_with_owner_name_and_times(void **state) {
   assert_int_equal(c->claimed_us, claimed);
   assert_true(c->completed_us >= c->claimed_us);
   assert_true(c->claimed_us >= c->posted_us);
-  assert_int_equal(history_count(f->board), 1);
   jb_completion_free(c);
+}
+
+static void a_consume_writes_one_history_record(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t seq;
+  int64_t posted, claimed;
+  consume_resize_with_a_result(f, u, &seq, &posted, &claimed);
+  assert_int_equal(history_count(f->board), 1);
   jbt_assert_check_ok(f->board);
 }
 
@@ -144,37 +172,47 @@ static void a_failed_outcome_is_recorded_as_failed(void **state) {
   jb_completion_free(c);
 }
 
-static void plain_consume_and_trash_are_recorded_with_an_empty_result(
-    void **state) {
+/* Consumed with the token of a same-owner re-claim and no result. */
+static void a_plain_consume_is_recorded_with_an_empty_result(void **state) {
   jbt_fixture *f = *state;
-  char a[JB_UUID_STRLEN], t[JB_UUID_STRLEN];
+  char a[JB_UUID_STRLEN];
   post_claim(a, f->board, "plain", "w");
-  post_claim(t, f->board, "poison", "admin");
   uint64_t token = 0;
   assert_int_equal(jb_claim(&token, f->board, a, "w", NULL),
                    JB_ECLAIMED);
   assert_int_equal(jb_consume(f->board, a, "w", token, NULL), JB_OK);
-  assert_int_equal(jb_trash(f->board, t, "admin", 0), JB_OK);
   jb_completion *c = completion_of(f->board, a);
   assert_int_equal(c->end, JB_END_CONSUMED);
   assert_int_equal(c->result_len, 1);
   assert_int_equal(((const uint8_t *)c->result)[0], 0x80);
   jb_completion_free(c);
-  c = completion_of(f->board, t);
+}
+
+static void a_trash_is_recorded_as_trashed_with_an_empty_result(
+    void **state) {
+  jbt_fixture *f = *state;
+  char t[JB_UUID_STRLEN];
+  post_claim(t, f->board, "poison", "admin");
+  assert_int_equal(jb_trash(f->board, t, "admin", 0), JB_OK);
+  jb_completion *c = completion_of(f->board, t);
   assert_int_equal(c->end, JB_END_TRASHED);
   assert_string_equal(jb_end_name(c->end), "trashed");
   assert_string_equal(c->owner, "admin");
   assert_string_equal(c->name, "poison");
   assert_int_equal(((const uint8_t *)c->result)[0], 0x80);
   jb_completion_free(c);
-  /* Abandon completes nothing. */
+}
+
+/* Abandon completes nothing. */
+static void an_abandon_writes_no_history_record(void **state) {
+  jbt_fixture *f = *state;
   char b[JB_UUID_STRLEN];
   post_claim(b, f->board, "back", "w");
   assert_int_equal(jb_abandon(f->board, b, "w", 0), JB_OK);
-  assert_int_equal(history_count(f->board), 2);
+  assert_int_equal(history_count(f->board), 0);
 }
 
-static void lookups_tell_on_the_board_from_never_seen(void **state) {
+static void completion_of_a_job_on_the_board_says_it_is_there(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "waiting", JB_PRIORITY_NORMAL);
@@ -182,11 +220,27 @@ static void lookups_tell_on_the_board_from_never_seen(void **state) {
   assert_int_equal(jb_job_completion(&c, f->board, u), JB_ENOTFOUND);
   assert_null(c);
   jbt_assert_contains(jb_errmsg(), "on the board");
+}
+
+static void completion_of_a_job_never_seen_says_so(void **state) {
+  jbt_fixture *f = *state;
+  jb_completion *c = (jb_completion *)1;
   assert_int_equal(jb_job_completion(&c, f->board,
                                      "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f"),
                    JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "neither on the board nor in its history");
+}
+
+static void completion_of_a_malformed_uuid_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  jb_completion *c = (jb_completion *)1;
   assert_int_equal(jb_job_completion(&c, f->board, "not-a-uuid"), JB_EINVAL);
+}
+
+static void completion_without_an_out_parameter_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "waiting", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_job_completion(NULL, f->board, u), JB_EINVAL);
 }
 
@@ -207,7 +261,7 @@ static void lookups_tell_on_the_board_from_never_seen(void **state) {
     jbt_snapshot_free(&after_);                                                \
   } while (0)
 
-static void a_bad_result_changes_nothing(void **state) {
+static void a_result_that_is_not_one_whole_map_changes_nothing(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   post_claim(u, f->board, "careful", "w");
@@ -225,9 +279,21 @@ static void a_bad_result_changes_nothing(void **state) {
                  &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, garbage, sizeof garbage}));
   EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
                  &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 3}));
+}
+
+static void an_unknown_outcome_changes_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "careful", "w");
   EXPECT_REFUSED(f, "outcome", jb_consume(f->board, u, "w", 0,
                  &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, (jb_outcome)7, NULL, 0}));
-  /* Larger than the board's max_posting (a handle that says 256). */
+}
+
+/* Larger than the board's max_posting (a handle that says 256). */
+static void a_result_larger_than_max_posting_changes_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "careful", "w");
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
   o.max_posting = 256;
@@ -238,7 +304,16 @@ static void a_bad_result_changes_nothing(void **state) {
                  &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, big.data, big.len}));
   jbt_buf_free(&big);
   jb_board_close(small);
-  /* Still claimed by w, and no record: then a good result goes in. */
+}
+
+/* Still claimed by w, and no record: then a good result goes in. */
+static void a_job_whose_result_was_refused_takes_a_good_one(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "careful", "w");
+  static const uint8_t not_map[] = {0x01};
+  EXPECT_REFUSED(f, "result", jb_consume(f->board, u, "w", 0,
+                 &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, not_map, sizeof not_map}));
   char owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(owner, f->board, u), JB_OK);
   assert_string_equal(owner, "w");
@@ -297,10 +372,16 @@ static void the_age_bound_drops_old_records(void **state) {
   assert_int_equal(jb_job_completion(&c, b, old[1]), JB_ENOTFOUND);
   c = completion_of(b, fresh[0]);
   jb_completion_free(c);
-  /* The default age (7 days) keeps them all. */
-  complete_n(f->board, 3, "kept", NULL);
-  assert_int_equal(history_count(f->board), 4);
   jb_board_close(b);
+}
+
+/* The default age (7 days) keeps records the 150 ms bound above drops. */
+static void the_default_age_bound_keeps_them_all(void **state) {
+  jbt_fixture *f = *state;
+  complete_n(f->board, 2, "old", NULL);
+  sleep_ms(300);
+  complete_n(f->board, 3, "kept", NULL);
+  assert_int_equal(history_count(f->board), 5);
 }
 
 static void a_write_trims_at_most_64_records(void **state) {
@@ -316,34 +397,50 @@ static void a_write_trims_at_most_64_records(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
-/* ------------------------------------------------------------- iterate */
-
-static void the_history_iterates_newest_or_oldest_first(void **state) {
-  jbt_fixture *f = *state;
-  enum { N = 75 }; /* more than one batch */
-  char u[N][JB_UUID_STRLEN];
-  complete_n(f->board, N, "it", u);
-  for (int pass = 0; pass < 2; pass++) {
-    jb_history_iter *it = NULL;
-    assert_int_equal(jb_history_query(&it, f->board, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = pass ? JB_HISTORY_OLDEST_FIRST : 0}),
-                     JB_OK);
-    const jb_completion *c;
-    int i = 0;
-    uint64_t prev = 0;
-    while (jb_history_next(&c, it) == JB_OK && c != NULL) {
-      assert_true(i < N);
-      int want = pass ? i : N - 1 - i;
-      assert_string_equal(c->uuid, u[want]);
-      if (i > 0) assert_true(pass ? c->history_seq > prev : c->history_seq < prev);
-      prev = c->history_seq;
-      i++;
-    }
-    assert_int_equal(i, N);
-    /* At the end it stays at the end. */
-    assert_int_equal(jb_history_next(&c, it), JB_OK);
-    assert_null(c);
-    jb_history_close(it);
+/* Walks the history of N_ITER records completed in the order of u[],
+ * newest first (oldest_first false) or oldest first: each record once,
+ * in order of history_seq, and at the end it stays at the end. */
+enum { N_ITER = 75 }; /* more than one batch */
+static void assert_iterates(jbt_fixture *f, char (*u)[JB_UUID_STRLEN],
+                            int oldest_first) {
+  jb_history_iter *it = NULL;
+  assert_int_equal(jb_history_query(&it, f->board, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = oldest_first ? JB_HISTORY_OLDEST_FIRST : 0}),
+                   JB_OK);
+  const jb_completion *c;
+  int i = 0;
+  uint64_t prev = 0;
+  while (jb_history_next(&c, it) == JB_OK && c != NULL) {
+    assert_true(i < N_ITER);
+    int want = oldest_first ? i : N_ITER - 1 - i;
+    assert_string_equal(c->uuid, u[want]);
+    if (i > 0)
+      assert_true(oldest_first ? c->history_seq > prev : c->history_seq < prev);
+    prev = c->history_seq;
+    i++;
   }
+  assert_int_equal(i, N_ITER);
+  /* At the end it stays at the end. */
+  assert_int_equal(jb_history_next(&c, it), JB_OK);
+  assert_null(c);
+  jb_history_close(it);
+}
+
+static void the_history_iterates_newest_first(void **state) {
+  jbt_fixture *f = *state;
+  char u[N_ITER][JB_UUID_STRLEN];
+  complete_n(f->board, N_ITER, "it", u);
+  assert_iterates(f, u, 0);
+}
+
+static void the_history_iterates_oldest_first_when_asked(void **state) {
+  jbt_fixture *f = *state;
+  char u[N_ITER][JB_UUID_STRLEN];
+  complete_n(f->board, N_ITER, "it", u);
+  assert_iterates(f, u, 1);
+}
+
+static void a_history_query_with_unknown_flags_is_invalid(void **state) {
+  jbt_fixture *f = *state;
   jb_history_iter *it = NULL;
   assert_int_equal(jb_history_query(&it, f->board, &(jb_history_options){.version = JB_HISTORY_OPTIONS_VERSION, .flags = 0x10}), JB_EINVAL);
   assert_null(it);
@@ -537,20 +634,19 @@ static void assert_history_is(jb_board *b, char (*u)[JB_UUID_STRLEN],
 }
 
 /* Records of every size (the small ones kept in histends, the newest and
- * oldest, the big ones in history: history.h), completed one at a time:
- * after each, the history is exactly the newest `max`, in order, each
- * found by uuid with its result, and check finds it whole. */
-static void the_count_bound_keeps_exactly_the_newest_of_every_size(
-    void **state) {
-  jbt_fixture *f = *state;
-  enum { N = 400, MAX = 57 };
+ * oldest, the big ones in history: history.h), completed one at a time
+ * through a handle bound to SIZED_MAX records: after each, the history is
+ * exactly the newest SIZED_MAX, in order, each found by uuid with its
+ * result, and check finds it whole. Returns the handle. */
+enum { SIZED_N = 400, SIZED_MAX = 57 };
+static jb_board *complete_records_of_every_size(jbt_fixture *f) {
   static const size_t sizes[] = {0,   20,  120, 20,   700, 20,
                                  1100, 20, 40,  2500, 20,  9000};
-  char(*u)[JB_UUID_STRLEN] = calloc(N, JB_UUID_STRLEN);
+  char(*u)[JB_UUID_STRLEN] = calloc(SIZED_N, JB_UUID_STRLEN);
   uint8_t *buf = malloc(10000);
-  jb_board *b = open_with(f->dir, MAX, 0);
+  jb_board *b = open_with(f->dir, SIZED_MAX, 0);
   unsigned seed = 12;
-  for (size_t i = 0; i < N; i++) {
+  for (size_t i = 0; i < SIZED_N; i++) {
     /* Runs of small ones, so histends fills up between big ones. */
     seed = seed * 1103515245u + 12345u;
     size_t len = sizes[(seed >> 16) % 12];
@@ -560,7 +656,7 @@ static void the_count_bound_keeps_exactly_the_newest_of_every_size(
     assert_int_equal(jb_consume(b, u[i], "w", 0,
                                            &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, buf, n}),
                      JB_OK);
-    size_t from = i + 1 > MAX ? i + 1 - MAX : 0;
+    size_t from = i + 1 > SIZED_MAX ? i + 1 - SIZED_MAX : 0;
     assert_history_is(b, u, from, i + 1);
     jb_completion *c = NULL;
     if (from > 0)
@@ -576,32 +672,54 @@ static void the_count_bound_keeps_exactly_the_newest_of_every_size(
     if (i % 50 == 0) jbt_assert_check_ok(b);
     if (i % 50 == 49) run_raw(RAW_ENDS_ONE_PAGE, f->dir, NULL);
   }
+  free(buf);
+  free(u);
+  return b;
+}
+
+static void the_count_bound_keeps_exactly_the_newest_of_every_size(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = complete_records_of_every_size(f);
   jbt_assert_check_ok(b);
   run_raw(RAW_ENDS_ONE_PAGE, f->dir, NULL);
-  /* A lower bound later: at most 64 go per write, down to it. */
+  jb_board_close(b);
+}
+
+/* A lower bound later: at most 64 go per write, down to it, from both
+ * tables. */
+static void a_lower_count_bound_later_trims_records_of_every_size_to_it(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = complete_records_of_every_size(f);
   jb_board *low = open_with(f->dir, 5, 0);
   complete_n(low, 1, "low", NULL);
   assert_int_equal(history_count(low), 5);
   jbt_assert_check_ok(low);
   jb_board_close(low);
   jb_board_close(b);
-  free(buf);
-  free(u);
 }
 
-/* ------------------------------------------------ revocation and check */
-
-static void check_revokes_an_undecodable_job_into_the_history(void **state) {
-  jbt_fixture *f = *state;
-  char u[JB_UUID_STRLEN], ok[JB_UUID_STRLEN];
+/* `u`, claimed by "holder", gets a posting that does not decode (the
+ * board closed meanwhile); `ok` stays fine. check runs once: its figures
+ * go to *st. */
+static void revoke_a_doomed_job(jbt_fixture *f, char u[JB_UUID_STRLEN],
+                                jb_check_stats *st) {
+  char ok[JB_UUID_STRLEN];
   post_claim(u, f->board, "doomed", "holder");
   jbt_post(ok, f->board, "fine", JB_PRIORITY_NORMAL);
   jb_board_close(f->board);
   f->board = NULL;
   run_raw(RAW_CORRUPT_POSTING, f->dir, u);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  assert_int_equal(jb_board_check(st, f->board, NULL, NULL), JB_ECORRUPT);
+}
+
+static void check_revokes_an_undecodable_job_into_the_history(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
   jb_check_stats st;
-  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_ECORRUPT);
+  revoke_a_doomed_job(f, u, &st);
   assert_int_equal(st.moved, 1);
   assert_int_equal(st.history, 1);
   jb_completion *c = completion_of(f->board, u);
@@ -614,8 +732,15 @@ static void check_revokes_an_undecodable_job_into_the_history(void **state) {
   assert_int_equal(c->priority, JB_PRIORITY_HIGH);
   assert_true(c->claimed_us > 0);
   jb_completion_free(c);
-  /* The change log says so too, last, with the claim's owner: watchers
-   * and REMOVAL subscribers learn that the job left the board. */
+}
+
+/* The change log says so too, last, with the claim's owner: watchers and
+ * REMOVAL subscribers learn that the job left the board. */
+static void a_revocation_is_logged_as_a_removal_with_the_owner(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_check_stats st;
+  revoke_a_doomed_job(f, u, &st);
   uint64_t first = 0, next = 0;
   assert_int_equal(jb_log_bounds(&first, &next, f->board), JB_OK);
   jb_event ev[1];
@@ -626,7 +751,14 @@ static void check_revokes_an_undecodable_job_into_the_history(void **state) {
   assert_string_equal(ev[0].uuid, u);
   assert_string_equal(ev[0].owner, "holder");
   assert_true((JB_EVENTS_REMOVAL & JB_EVENT_BIT(JB_EVENT_REVOKED)) != 0);
-  /* A second check finds the record well-formed. */
+}
+
+static void a_second_check_finds_the_revocation_record_well_formed(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_check_stats st;
+  revoke_a_doomed_job(f, u, &st);
   assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
   assert_int_equal(st.history, 1);
 }
@@ -655,14 +787,29 @@ static void damage_and_check(jbt_fixture *f, raw_op op, jb_check_stats *st,
   free(lines);
 }
 
+/* One record, made not to decode; check reports just that. */
+static void complete_one_and_break_it(jbt_fixture *f,
+                                      char u[1][JB_UUID_STRLEN],
+                                      jb_check_stats *st) {
+  complete_n(f->board, 1, "broken", u);
+  damage_and_check(f, RAW_BREAK_HISTORY, st,
+                   "history: record 1 does not decode");
+}
+
 static void check_reports_a_history_record_that_does_not_decode(void **state) {
   jbt_fixture *f = *state;
   char u[1][JB_UUID_STRLEN];
-  complete_n(f->board, 1, "broken", u);
   jb_check_stats st;
-  damage_and_check(f, RAW_BREAK_HISTORY, &st,
-                   "history: record 1 does not decode");
+  complete_one_and_break_it(f, u, &st);
   assert_int_equal(st.history, 1);
+}
+
+static void completion_of_a_record_that_does_not_decode_is_corrupt(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[1][JB_UUID_STRLEN];
+  jb_check_stats st;
+  complete_one_and_break_it(f, u, &st);
   jb_completion *c = NULL;
   assert_int_equal(jb_job_completion(&c, f->board, u[0]), JB_ECORRUPT);
   jbt_assert_contains(jb_errmsg(), "history record 1");
@@ -676,17 +823,29 @@ static void check_reports_a_history_record_kept_twice(void **state) {
                    "history: record 1 is in both history and histends");
 }
 
-/* A record of histends between two of history's: readers still merge
- * them in order, but the next move of the tail would leave it behind. */
-static void check_reports_a_histends_record_inside_history(void **state) {
-  jbt_fixture *f = *state;
-  char u[3][JB_UUID_STRLEN];
+/* Three records, the second left in histends between the other two moved
+ * to history; check reports just that. */
+static void complete_three_and_split_histends(jbt_fixture *f,
+                                              char u[3][JB_UUID_STRLEN]) {
   complete_n(f->board, 3, "split", u);
   jb_check_stats st;
   damage_and_check(f, RAW_SPLIT_ENDS, &st,
                    "history: record 2 of histends lies inside history's "
                    "records 1..3");
-  /* Readers see all three, newest first. */
+}
+
+/* A record of histends between two of history's: readers still merge
+ * them in order, but the next move of the tail would leave it behind. */
+static void check_reports_a_histends_record_inside_history(void **state) {
+  jbt_fixture *f = *state;
+  char u[3][JB_UUID_STRLEN];
+  complete_three_and_split_histends(f, u);
+}
+
+static void readers_still_see_a_histends_record_inside_history(void **state) {
+  jbt_fixture *f = *state;
+  char u[3][JB_UUID_STRLEN];
+  complete_three_and_split_histends(f, u);
   jb_completion *c = completion_of(f->board, u[1]);
   jb_completion_free(c);
   assert_int_equal(history_count(f->board), 3);
@@ -723,6 +882,11 @@ static void version_1_board_options_are_still_accepted(void **state) {
   complete_n(b, 2, "v1", NULL);
   assert_int_equal(history_count(b), 2);
   jb_board_close(b);
+}
+
+static void a_negative_history_max_age_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = (jb_board *)1;
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
   o.history_max_age_ms = -1;
@@ -776,8 +940,18 @@ static void wait_done_returns_the_result_consumed_in_another_process(
   assert_int_equal(c->result_len, m.len);
   assert_memory_equal(c->result, m.b, m.len);
   jb_completion_free(c);
-  /* Once completed, it answers at once. */
-  t0 = jbt_now_ms();
+}
+
+static void wait_done_on_a_completed_job_answers_at_once(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_claim(u, f->board, "remote", "far-worker");
+  small_map m = result_map(42);
+  assert_int_equal(jb_consume(f->board, u, "far-worker", 0,
+                              &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_FAILURE, m.b, m.len}),
+                   JB_OK);
+  jb_completion *c = NULL;
+  int64_t t0 = jbt_now_ms();
   assert_int_equal(jb_job_wait_done(&c, f->board, u, 20000), JB_OK);
   assert_true(jbt_now_ms() - t0 < 1000);
   assert_int_equal(c->end, JB_END_FAILED);
@@ -797,7 +971,16 @@ static void wait_done_on_a_never_posted_uuid_is_not_found_at_once(
   assert_true(jbt_now_ms() - t0 < 1000);
   assert_null(c);
   jbt_assert_contains(jb_errmsg(), "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f");
+}
+
+static void wait_done_of_a_malformed_uuid_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  jb_completion *c = (jb_completion *)1;
   assert_int_equal(jb_job_wait_done(&c, f->board, "nope", 0), JB_EINVAL);
+}
+
+static void wait_done_without_an_out_parameter_is_invalid(void **state) {
+  jbt_fixture *f = *state;
   assert_int_equal(jb_job_wait_done(NULL, f->board,
                                     "3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f", 0),
                    JB_EINVAL);
@@ -860,23 +1043,52 @@ static void assert_keeps_the_posting(const jb_completion *c,
   assert_int_equal(c->attempts, 0); /* nothing counts them yet */
 }
 
+/* Posts "resize" as post_full does and consumes it without a result; its
+ * posting bytes into *posting (malloc'ed). */
+static void consume_resize_without_a_result(jbt_fixture *f,
+                                            char u[JB_UUID_STRLEN],
+                                            void **posting, size_t *len) {
+  post_full(u, f->board, "resize", posting, len);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
+}
+
 static void a_record_keeps_the_posting_with_its_details_and_book(
     void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
   void *posting;
   size_t len;
-  post_full(u, f->board, "resize", &posting, &len);
-  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
+  consume_resize_without_a_result(f, u, &posting, &len);
   jb_completion *c = completion_of(f->board, u);
   assert_string_equal(c->name, "resize");
   assert_keeps_the_posting(c, posting, len);
-  /* No result given: said so, and the result reads as the empty map. */
+  jb_completion_free(c);
+  free(posting);
+  jbt_assert_check_ok(f->board);
+}
+
+/* No result given: said so, and the result reads as the empty map. */
+static void a_record_of_a_consume_without_a_result_says_it_has_none(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  consume_resize_without_a_result(f, u, &posting, &len);
+  jb_completion *c = completion_of(f->board, u);
   assert_false(c->has_result);
   assert_int_equal(c->result_len, 1);
   assert_int_equal(((const uint8_t *)c->result)[0], 0x80);
   jb_completion_free(c);
-  /* The iterator hands out the same. */
+  free(posting);
+}
+
+static void the_history_iterator_hands_out_what_a_lookup_does(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  consume_resize_without_a_result(f, u, &posting, &len);
   jb_history_iter *it = NULL;
   const jb_completion *ic;
   assert_int_equal(jb_history_query(&it, f->board, NULL), JB_OK);
@@ -886,7 +1098,6 @@ static void a_record_keeps_the_posting_with_its_details_and_book(
   assert_false(ic->has_result);
   jb_history_close(it);
   free(posting);
-  jbt_assert_check_ok(f->board);
 }
 
 static void no_result_is_told_from_an_explicit_empty_map(void **state) {
@@ -987,15 +1198,22 @@ static void write_raw(jb_board *b, const raw_record *r) {
   if (rc != JB_OK) fail_msg("raw record: %s", jb_errmsg());
 }
 
-static void a_format_1_record_still_reads(void **state) {
-  jbt_fixture *f = *state;
-  const char *text = "0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b";
+static const char *const format_1_uuid = "0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b";
+
+/* Writes a format 1 record of a job "old" (uuid format_1_uuid), consumed
+ * now, into the fixture's empty history. */
+static void write_a_format_1_record(jbt_fixture *f) {
   uint8_t raw[16];
-  assert_int_equal(jb__uuid_parse(raw, text, "uuid"), JB_OK);
+  assert_int_equal(jb__uuid_parse(raw, format_1_uuid, "uuid"), JB_OK);
   raw_record r = {.format_1 = true, .uuid = raw, .name = "old",
                   .end = JB_END_CONSUMED, .completed_us = jb__now_us()};
   write_raw(f->board, &r);
-  jb_completion *c = completion_of(f->board, text);
+}
+
+static void a_format_1_record_still_reads(void **state) {
+  jbt_fixture *f = *state;
+  write_a_format_1_record(f);
+  jb_completion *c = completion_of(f->board, format_1_uuid);
   assert_int_equal(c->end, JB_END_CONSUMED);
   assert_string_equal(c->name, "old");
   assert_string_equal(c->owner, "w");
@@ -1011,13 +1229,26 @@ static void a_format_1_record_still_reads(void **state) {
   assert_int_equal(c->attempts, 0);
   assert_int_equal(c->history_seq, 1);
   jb_completion_free(c);
-  /* A format 2 record follows it; both read, both pass check, and a
-   * filter reads the old one's name. */
+}
+
+/* A format 2 record follows a format 1 one: both read, both pass check. */
+static void a_newer_record_after_a_format_1_one_passes_check_with_it(
+    void **state) {
+  jbt_fixture *f = *state;
+  write_a_format_1_record(f);
   char u[JB_UUID_STRLEN];
   post_full(u, f->board, "new", NULL, NULL);
   assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   assert_int_equal(history_count(f->board), 2);
   jbt_assert_check_ok(f->board);
+}
+
+static void a_filter_reads_the_name_of_a_format_1_record(void **state) {
+  jbt_fixture *f = *state;
+  write_a_format_1_record(f);
+  char u[JB_UUID_STRLEN];
+  post_full(u, f->board, "new", NULL, NULL);
+  assert_int_equal(jb_consume(f->board, u, "w", 0, NULL), JB_OK);
   jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name = "old";
   jb_history_iter *it = NULL;
@@ -1025,31 +1256,51 @@ static void a_format_1_record_still_reads(void **state) {
   assert_int_equal(jb_history_query(&it, f->board, &flt), JB_OK);
   assert_int_equal(jb_history_next(&ic, it), JB_OK);
   assert_non_null(ic);
-  assert_string_equal(ic->uuid, text);
+  assert_string_equal(ic->uuid, format_1_uuid);
   assert_int_equal(jb_history_next(&ic, it), JB_OK);
   assert_null(ic);
   jb_history_close(it);
 }
 
-static void attempts_and_a_posting_given_to_the_writer_are_kept(
-    void **state) {
-  jbt_fixture *f = *state;
+/* The writer is given seven attempts and the posting of a job posted by
+ * post_full (into *posting, malloc'ed); returns an iterator at its
+ * record, *c. */
+static jb_history_iter *write_counted_record(jbt_fixture *f, void **posting,
+                                             size_t *len,
+                                             const jb_completion **c) {
   char u[JB_UUID_STRLEN];
-  void *posting;
-  size_t len;
-  post_full(u, f->board, "counted", &posting, &len);
+  post_full(u, f->board, "counted", posting, len);
   uint8_t raw[16];
   assert_int_equal(jb__uuid_parse(raw, u, "uuid"), JB_OK);
-  raw_record r = {.uuid = raw, .name = "counted", .posting = posting,
-                  .posting_len = len, .attempts = 7, .end = JB_END_FAILED,
+  raw_record r = {.uuid = raw, .name = "counted", .posting = *posting,
+                  .posting_len = *len, .attempts = 7, .end = JB_END_FAILED,
                   .completed_us = jb__now_us()};
   write_raw(f->board, &r);
   jb_history_iter *it = NULL;
-  const jb_completion *c;
   assert_int_equal(jb_history_query(&it, f->board, NULL), JB_OK);
-  assert_int_equal(jb_history_next(&c, it), JB_OK);
-  assert_non_null(c);
+  assert_int_equal(jb_history_next(c, it), JB_OK);
+  assert_non_null(*c);
+  return it;
+}
+
+static void the_attempts_given_to_the_writer_are_kept(void **state) {
+  jbt_fixture *f = *state;
+  void *posting;
+  size_t len;
+  const jb_completion *c;
+  jb_history_iter *it = write_counted_record(f, &posting, &len, &c);
   assert_int_equal(c->attempts, 7);
+  jb_history_close(it);
+  free(posting);
+}
+
+static void a_posting_given_to_the_writer_is_kept_with_its_result(
+    void **state) {
+  jbt_fixture *f = *state;
+  void *posting;
+  size_t len;
+  const jb_completion *c;
+  jb_history_iter *it = write_counted_record(f, &posting, &len, &c);
   assert_true(c->has_result);
   assert_int_equal(c->posting_len, len);
   assert_memory_equal(c->posting, posting, len);
@@ -1094,13 +1345,11 @@ static void assert_selects(jb_board *b, const jb_history_options *filter,
     assert_int_equal(got[i], want[nwant - 1 - i]);
 }
 
-static void filters_select_by_ending_name_and_time(void **state) {
-  jbt_fixture *f = *state;
-  /* Six jobs: names a, b, ab, a, b, ab; consumed, failed, trashed in
-   * turn. */
+/* Six jobs: names a, b, ab, a, b, ab; consumed, failed, trashed in turn,
+ * each at its own time (into done_us[], when not NULL). */
+static void complete_six(jbt_fixture *f, char u[6][JB_UUID_STRLEN],
+                         int64_t *done_us) {
   static const char *const names[] = {"a", "b", "ab", "a", "b", "ab"};
-  char u[6][JB_UUID_STRLEN];
-  int64_t done_us[6];
   for (int i = 0; i < 6; i++) {
     post_claim(u[i], f->board, names[i], "w");
     int rc = i % 3 == 2 ? jb_trash(f->board, u[i], "w", 0)
@@ -1109,15 +1358,28 @@ static void filters_select_by_ending_name_and_time(void **state) {
                                                       : JB_OUTCOME_SUCCESS, NULL, 0});
     assert_int_equal(rc, JB_OK);
     jb_completion *c = completion_of(f->board, u[i]);
-    done_us[i] = c->completed_us;
+    if (done_us) done_us[i] = c->completed_us;
     jb_completion_free(c);
     sleep_ms(2); /* distinct completion times */
   }
+}
+
+static void an_empty_filter_or_none_selects_every_record(void **state) {
+  jbt_fixture *f = *state;
+  char u[6][JB_UUID_STRLEN];
+  complete_six(f, u, NULL);
   jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   static const size_t all[] = {0, 1, 2, 3, 4, 5};
   assert_selects(f->board, &flt, u, 6, all, 6);
   assert_selects(f->board, NULL, u, 6, all, 6);
+}
 
+static void a_filter_by_ending_selects_the_records_of_those_endings(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[6][JB_UUID_STRLEN];
+  complete_six(f, u, NULL);
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.ends = JB_HISTORY_END(JB_END_FAILED);
   static const size_t failed[] = {1, 4};
   assert_selects(f->board, &flt, u, 6, failed, 2);
@@ -1126,27 +1388,38 @@ static void filters_select_by_ending_name_and_time(void **state) {
   assert_selects(f->board, &flt, u, 6, not_failed, 4);
   flt.ends = JB_HISTORY_END(JB_END_LOST) | JB_HISTORY_END(JB_END_REVOKED);
   assert_selects(f->board, &flt, u, 6, NULL, 0);
+}
 
-  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
+static void a_filter_by_name_selects_that_name_exactly(void **state) {
+  jbt_fixture *f = *state;
+  char u[6][JB_UUID_STRLEN];
+  complete_six(f, u, NULL);
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name = "a";
   static const size_t named_a[] = {0, 3};
   assert_selects(f->board, &flt, u, 6, named_a, 2);
   flt.name = "abc";
   assert_selects(f->board, &flt, u, 6, NULL, 0);
-  flt.name = NULL;
+}
+
+static void a_filter_by_name_prefix_selects_the_names_it_begins(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[6][JB_UUID_STRLEN];
+  complete_six(f, u, NULL);
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name_prefix = "a";
   static const size_t prefix_a[] = {0, 2, 3, 5};
   assert_selects(f->board, &flt, u, 6, prefix_a, 4);
-  flt.name = "ab"; /* both hold */
-  static const size_t named_ab[] = {2, 5};
-  assert_selects(f->board, &flt, u, 6, named_ab, 2);
-  flt.ends = JB_HISTORY_END(JB_END_TRASHED);
-  assert_selects(f->board, &flt, u, 6, named_ab, 2);
-  flt.ends = JB_HISTORY_END(JB_END_CONSUMED);
-  assert_selects(f->board, &flt, u, 6, NULL, 0);
+}
 
-  /* Time: since inclusive, until exclusive. */
-  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
+/* Time: since inclusive, until exclusive. */
+static void a_filter_by_time_selects_from_since_up_to_until(void **state) {
+  jbt_fixture *f = *state;
+  char u[6][JB_UUID_STRLEN];
+  int64_t done_us[6];
+  complete_six(f, u, done_us);
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.since_us = done_us[2];
   static const size_t from_2[] = {2, 3, 4, 5};
   assert_selects(f->board, &flt, u, 6, from_2, 4);
@@ -1156,15 +1429,35 @@ static void filters_select_by_ending_name_and_time(void **state) {
   flt.since_us = 0;
   static const size_t to_4[] = {0, 1, 2, 3};
   assert_selects(f->board, &flt, u, 6, to_4, 4);
+}
+
+/* A record is selected only when every field of the filter holds: name
+ * and prefix, name and ending, time and ending. */
+static void a_filter_selects_what_all_its_fields_hold_for(void **state) {
+  jbt_fixture *f = *state;
+  char u[6][JB_UUID_STRLEN];
+  int64_t done_us[6];
+  complete_six(f, u, done_us);
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
+  flt.name_prefix = "a";
+  flt.name = "ab"; /* both hold */
+  static const size_t named_ab[] = {2, 5};
+  assert_selects(f->board, &flt, u, 6, named_ab, 2);
+  flt.ends = JB_HISTORY_END(JB_END_TRASHED);
+  assert_selects(f->board, &flt, u, 6, named_ab, 2);
+  flt.ends = JB_HISTORY_END(JB_END_CONSUMED);
+  assert_selects(f->board, &flt, u, 6, NULL, 0);
+  flt = (jb_history_options)JB_HISTORY_OPTIONS_INIT;
+  flt.until_us = done_us[4];
   flt.ends = JB_HISTORY_END(JB_END_FAILED);
   static const size_t failed_to_4[] = {1};
   assert_selects(f->board, &flt, u, 6, failed_to_4, 1);
 }
 
-static void a_filter_that_selects_few_streams_past_many(void **state) {
-  jbt_fixture *f = *state;
-  /* More records than one read transaction looks at, with one needle in
-   * the middle: the iterator goes on past batches that select none. */
+/* More records than one read transaction looks at, with one needle in the
+ * middle: hay, the needle, hay again. The needle's uuid goes to needle. */
+static void write_hay_and_a_needle(jbt_fixture *f,
+                                   char needle[JB_UUID_STRLEN]) {
   uint8_t raw[16];
   assert_int_equal(jb__uuid_parse(raw, "0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a00",
                                   "uuid"), JB_OK);
@@ -1180,9 +1473,15 @@ static void a_filter_that_selects_few_streams_past_many(void **state) {
   r.name = "hay";
   r.repeat = JB_HIST_EXAMINE + 100;
   write_raw(f->board, &r);
-  char needle[JB_UUID_STRLEN];
   raw[14] = 1;
   jb__uuid_format(needle, raw);
+}
+
+/* The iterator goes on past batches that select none, both ways. */
+static void a_filter_that_selects_few_streams_past_many(void **state) {
+  jbt_fixture *f = *state;
+  char needle[JB_UUID_STRLEN];
+  write_hay_and_a_needle(f, needle);
   jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name = "needle";
   for (int pass = 0; pass < 2; pass++) {
@@ -1197,7 +1496,14 @@ static void a_filter_that_selects_few_streams_past_many(void **state) {
     assert_null(c);
     jb_history_close(it);
   }
-  /* And the others, all of them. */
+}
+
+static void a_filter_that_selects_most_of_many_streams_them_all(
+    void **state) {
+  jbt_fixture *f = *state;
+  char needle[JB_UUID_STRLEN];
+  write_hay_and_a_needle(f, needle);
+  jb_history_options flt = JB_HISTORY_OPTIONS_INIT;
   flt.name = "hay";
   jb_history_iter *it = NULL;
   const jb_completion *c;
@@ -1253,32 +1559,65 @@ int main(void) {
   jbt_watchdog(240);
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
+      T(a_consumed_job_is_complete),
       T(a_result_round_trips_with_owner_name_and_times),
+      T(a_consume_writes_one_history_record),
       T(a_failed_outcome_is_recorded_as_failed),
-      T(plain_consume_and_trash_are_recorded_with_an_empty_result),
-      T(lookups_tell_on_the_board_from_never_seen),
-      T(a_bad_result_changes_nothing),
+      T(a_plain_consume_is_recorded_with_an_empty_result),
+      T(a_trash_is_recorded_as_trashed_with_an_empty_result),
+      T(an_abandon_writes_no_history_record),
+      T(completion_of_a_job_on_the_board_says_it_is_there),
+      T(completion_of_a_job_never_seen_says_so),
+      T(completion_of_a_malformed_uuid_is_invalid),
+      T(completion_without_an_out_parameter_is_invalid),
+      T(a_result_that_is_not_one_whole_map_changes_nothing),
+      T(an_unknown_outcome_changes_nothing),
+      T(a_result_larger_than_max_posting_changes_nothing),
+      T(a_job_whose_result_was_refused_takes_a_good_one),
       T(a_refused_consume_writes_no_record),
       T(the_count_bound_drops_the_oldest),
       T(the_age_bound_drops_old_records),
+      T(the_default_age_bound_keeps_them_all),
       T(a_write_trims_at_most_64_records),
       T(the_count_bound_keeps_exactly_the_newest_of_every_size),
-      T(the_history_iterates_newest_or_oldest_first),
+      T(a_lower_count_bound_later_trims_records_of_every_size_to_it),
+      T(the_history_iterates_newest_first),
+      T(the_history_iterates_oldest_first_when_asked),
+      T(a_history_query_with_unknown_flags_is_invalid),
       T(check_revokes_an_undecodable_job_into_the_history),
+      T(a_revocation_is_logged_as_a_removal_with_the_owner),
+      T(a_second_check_finds_the_revocation_record_well_formed),
       T(check_reports_a_history_record_that_does_not_decode),
+      T(completion_of_a_record_that_does_not_decode_is_corrupt),
       T(check_reports_a_history_record_kept_twice),
       T(check_reports_a_histends_record_inside_history),
+      T(readers_still_see_a_histends_record_inside_history),
       T(a_schema_2_board_is_upgraded_at_open),
       T(version_1_board_options_are_still_accepted),
+      T(a_negative_history_max_age_is_refused),
       T(wait_done_returns_the_result_consumed_in_another_process),
+      T(wait_done_on_a_completed_job_answers_at_once),
       T(wait_done_on_a_never_posted_uuid_is_not_found_at_once),
+      T(wait_done_of_a_malformed_uuid_is_invalid),
+      T(wait_done_without_an_out_parameter_is_invalid),
       T(wait_done_times_out_while_the_job_is_on_the_board),
       T(a_record_keeps_the_posting_with_its_details_and_book),
+      T(a_record_of_a_consume_without_a_result_says_it_has_none),
+      T(the_history_iterator_hands_out_what_a_lookup_does),
       T(no_result_is_told_from_an_explicit_empty_map),
       T(a_format_1_record_still_reads),
-      T(attempts_and_a_posting_given_to_the_writer_are_kept),
-      T(filters_select_by_ending_name_and_time),
+      T(a_newer_record_after_a_format_1_one_passes_check_with_it),
+      T(a_filter_reads_the_name_of_a_format_1_record),
+      T(the_attempts_given_to_the_writer_are_kept),
+      T(a_posting_given_to_the_writer_is_kept_with_its_result),
+      T(an_empty_filter_or_none_selects_every_record),
+      T(a_filter_by_ending_selects_the_records_of_those_endings),
+      T(a_filter_by_name_selects_that_name_exactly),
+      T(a_filter_by_name_prefix_selects_the_names_it_begins),
+      T(a_filter_by_time_selects_from_since_up_to_until),
+      T(a_filter_selects_what_all_its_fields_hold_for),
       T(a_filter_that_selects_few_streams_past_many),
+      T(a_filter_that_selects_most_of_many_streams_them_all),
       T(bad_filters_are_refused_naming_the_field),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,6 +52,15 @@ static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
   return token;
 }
 
+/* The board is as `before` showed it (which this frees). */
+static void assert_unchanged_since(jbt_snapshot *before, jb_board *b) {
+  jbt_snapshot after;
+  jbt_snapshot_take(&after, b);
+  jbt_snapshot_assert_same(before, &after);
+  jbt_snapshot_free(before);
+  jbt_snapshot_free(&after);
+}
+
 /* ---------------------------------------------------------------- leases */
 
 /* Monotonic milliseconds (the same clock as the leases). */
@@ -111,14 +120,28 @@ static void a_lease_of_200ms_lapses_and_not_before(void **state) {
   assert_null(jb_job_owner(j));
   jb_job_free(j);
   claim_ok(f->board, u, "second", NULL);
-  /* The first owner, its lease gone, cannot act on it. */
-  assert_int_equal(jb_consume(f->board, u, "first", 0, NULL), JB_ENOTOWNER);
   jbt_assert_check_ok(f->board);
 }
 
-static void claim_next_hands_out_a_job_whose_lease_lapsed(void **state) {
+/* Its lease gone and the job claimed by another, the first owner cannot
+ * act on it. */
+static void the_owner_of_a_lapsed_lease_cannot_act_once_another_claims(
+    void **state) {
   jbt_fixture *f = *state;
-  char u[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "leased", JB_PRIORITY_NORMAL);
+  jb_claim_options o = lease(200);
+  claim_ok(f->board, u, "first", &o);
+  sleep_ms(260);
+  claim_ok(f->board, u, "second", NULL);
+  assert_int_equal(jb_consume(f->board, u, "first", 0, NULL), JB_ENOTOWNER);
+}
+
+/* Posts a job and claims it for 100 ms as "w1" through claim-next, which
+ * then has nothing for "w2"; returns once the lease has lapsed. */
+static void claim_next_briefly_and_lapse(jbt_fixture *f,
+                                         char u[JB_UUID_STRLEN]) {
+  char got[JB_UUID_STRLEN];
   jbt_post(u, f->board, "only", JB_PRIORITY_NORMAL);
   jb_claim_options o = lease(100);
   assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w1", &o),
@@ -126,13 +149,12 @@ static void claim_next_hands_out_a_job_whose_lease_lapsed(void **state) {
   assert_string_equal(got, u);
   assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "w2", NULL), JB_ENOTFOUND);
   sleep_ms(150);
-  /* Listing unclaimed jobs shows it before any write returned it. */
-  jb_iter *it = NULL;
-  assert_int_equal(jb_iter_open(&it, f->board, JB_ONLY_UNCLAIMED), JB_OK);
-  const jb_job *j = NULL;
-  assert_int_equal(jb_iter_next(&j, it), JB_OK);
-  assert_string_equal(jb_job_uuid(j), u);
-  jb_iter_close(it);
+}
+
+static void claim_next_hands_out_a_job_whose_lease_lapsed(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
+  claim_next_briefly_and_lapse(f, u);
   jb_job *job = NULL;
   assert_int_equal(jb_claim_next(got, &job, NULL, f->board, "w2", NULL), JB_OK);
   assert_string_equal(got, u);
@@ -142,12 +164,31 @@ static void claim_next_hands_out_a_job_whose_lease_lapsed(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* Before any write returned it. */
+static void the_unclaimed_listing_shows_a_job_whose_lease_lapsed(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claim_next_briefly_and_lapse(f, u);
+  jb_iter *it = NULL;
+  assert_int_equal(jb_iter_open(&it, f->board, JB_ONLY_UNCLAIMED), JB_OK);
+  const jb_job *j = NULL;
+  assert_int_equal(jb_iter_next(&j, it), JB_OK);
+  assert_string_equal(jb_job_uuid(j), u);
+  jb_iter_close(it);
+}
+
+/* Posts a job and claims it as "w" for 400 ms; returns the token. */
+static uint64_t claim_for_400ms(jbt_fixture *f, char u[JB_UUID_STRLEN]) {
+  jbt_post(u, f->board, "long", JB_PRIORITY_NORMAL);
+  jb_claim_options o = lease(400);
+  return claim_ok(f->board, u, "w", &o);
+}
+
 static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "long", JB_PRIORITY_NORMAL);
-  jb_claim_options o = lease(400);
-  uint64_t t = claim_ok(f->board, u, "w", &o);
+  uint64_t t = claim_for_400ms(f, u);
   sleep_ms(100);
   assert_int_equal(jb_extend(f->board, u, "w", t, 2000), JB_OK);
   sleep_ms(500); /* 600 ms after the claim: past the first lease */
@@ -158,16 +199,40 @@ static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left > 0 && left <= 1500);
   assert_int_equal(jb_claim(NULL, f->board, u, "other", NULL), JB_ECLAIMED);
-  /* Only the owner extends, and only with the current token. */
+  jbt_assert_check_ok(f->board);
+}
+
+static void extend_by_another_owner_is_refused_naming_the_owner(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claim_for_400ms(f, u);
   assert_int_equal(jb_extend(f->board, u, "other", 0, 1000), JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "w");
+}
+
+static void extend_with_a_stale_token_is_refused_naming_tokens(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t t = claim_for_400ms(f, u);
   assert_int_equal(jb_extend(f->board, u, "w", t + 1000, 1000),
                    JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "token");
-  /* A plain claim gets a lease by extend. */
-  char p[JB_UUID_STRLEN];
+}
+
+/* Posts a job and claims it as "w" with no lease. */
+static void claim_plainly(jbt_fixture *f, char p[JB_UUID_STRLEN]) {
   jbt_post(p, f->board, "plain", JB_PRIORITY_NORMAL);
   claim_ok(f->board, p, "w", NULL);
+}
+
+static void extend_gives_a_plain_claim_a_lease(void **state) {
+  jbt_fixture *f = *state;
+  char p[JB_UUID_STRLEN];
+  claim_plainly(f, p);
+  jb_expiry e;
+  int64_t left = 0;
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, p), JB_OK);
   assert_int_equal(e, JB_EXPIRY_NONE);
   assert_int_equal(jb_extend(f->board, p, "w", 0, 100), JB_OK);
@@ -175,26 +240,50 @@ static void extend_keeps_a_lease_past_its_first_expiry(void **state) {
   assert_int_equal(e, JB_EXPIRY_AT);
   sleep_ms(150);
   assert_int_equal(state_of(f->board, p), JB_STATE_UNCLAIMED);
-  /* A lapsed claim cannot be extended: nobody owns it. */
+}
+
+/* Nobody owns it. */
+static void extend_of_a_lapsed_claim_is_not_found_saying_it_lapsed(
+    void **state) {
+  jbt_fixture *f = *state;
+  char p[JB_UUID_STRLEN];
+  claim_plainly(f, p);
+  assert_int_equal(jb_extend(f->board, p, "w", 0, 100), JB_OK);
+  sleep_ms(150);
   assert_int_equal(jb_extend(f->board, p, "w", 0, 100), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "lapsed");
   jbt_assert_check_ok(f->board);
 }
 
+/* Posts a job, claims it as "w" for 600 ms and, 350 ms later, claims it
+ * again as "w"; the two claims' tokens go to *t and *t2. */
+static void claim_and_reclaim(jbt_fixture *f, char u[JB_UUID_STRLEN],
+                              uint64_t *t, uint64_t *t2) {
+  jbt_post(u, f->board, "refresh", JB_PRIORITY_NORMAL);
+  jb_claim_options o = lease(600);
+  *t = claim_ok(f->board, u, "w", &o);
+  sleep_ms(350);
+  *t2 = 0;
+  assert_int_equal(jb_claim(t2, f->board, u, "w", NULL), JB_ECLAIMED);
+  jbt_assert_contains(jb_errmsg(), "w");
+}
+
 static void a_same_owner_reclaim_refreshes_the_lease(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "refresh", JB_PRIORITY_NORMAL);
-  jb_claim_options o = lease(600);
-  uint64_t t = claim_ok(f->board, u, "w", &o);
-  sleep_ms(350);
-  uint64_t t2 = 0;
-  assert_int_equal(jb_claim(&t2, f->board, u, "w", NULL), JB_ECLAIMED);
-  jbt_assert_contains(jb_errmsg(), "w");
-  assert_int_equal(t2, t); /* the same claim: the same token */
+  uint64_t t, t2;
+  claim_and_reclaim(f, u, &t, &t2);
   sleep_ms(350); /* 700 ms after the claim, 350 after the refresh */
   assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
   jbt_assert_check_ok(f->board);
+}
+
+static void a_same_owner_reclaim_returns_the_claims_token(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t t, t2;
+  claim_and_reclaim(f, u, &t, &t2);
+  assert_int_equal(t2, t); /* the same claim: the same token */
 }
 
 static void bad_leases_are_refused_and_change_nothing(void **state) {
@@ -218,30 +307,57 @@ static void bad_leases_are_refused_and_change_nothing(void **state) {
   assert_int_equal(jb_claim(NULL, f->board, u, "w", &o), JB_EINVAL);
   assert_int_equal(jb_extend(f->board, u, "w", 0, 0), JB_EINVAL);
   assert_int_equal(jb_extend(f->board, u, "w", 0, -1), JB_EINVAL);
-  /* Extending an unclaimed job: nobody owns it. */
-  assert_int_equal(jb_extend(f->board, u, "w", 0, 100), JB_ENOTFOUND);
   jbt_snapshot_take(&after, f->board);
   jbt_snapshot_assert_same(&before, &after);
   jbt_snapshot_free(&before);
   jbt_snapshot_free(&after);
+}
+
+/* Nobody owns it. */
+static void extend_of_an_unclaimed_job_is_not_found_and_changes_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "x", JB_PRIORITY_NORMAL);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_extend(f->board, u, "w", 0, 100), JB_ENOTFOUND);
+  assert_unchanged_since(&before, f->board);
+}
+
+static void expires_in_of_an_unclaimed_job_says_not_claimed(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "x", JB_PRIORITY_NORMAL);
   jb_expiry e = JB_EXPIRY_AT;
   assert_int_equal(jb_job_expires_in(&e, NULL, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_NOT_CLAIMED);
+}
+
+static void expires_in_of_a_malformed_uuid_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  jb_expiry e = JB_EXPIRY_AT;
   assert_int_equal(jb_job_expires_in(&e, NULL, f->board, "not-a-uuid"),
                    JB_EINVAL);
 }
 
-/* ------------------------------------------------------- fencing tokens */
+/* Posts a job and claims it as "worker" for 100 ms; once that lease has
+ * lapsed, claims it again under the same name. The two tokens go to *t1
+ * and *t2. */
+static void lapse_and_reclaim(jbt_fixture *f, char u[JB_UUID_STRLEN],
+                              uint64_t *t1, uint64_t *t2) {
+  jbt_post(u, f->board, "fenced", JB_PRIORITY_NORMAL);
+  jb_claim_options o = lease(100);
+  *t1 = claim_ok(f->board, u, "worker", &o);
+  sleep_ms(150);
+  *t2 = claim_ok(f->board, u, "worker", NULL);
+}
 
 static void a_stale_token_is_refused_after_a_lapse_and_reclaim(void **state) {
   jbt_fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "fenced", JB_PRIORITY_NORMAL);
-  jb_claim_options o = lease(100);
-  uint64_t t1 = claim_ok(f->board, u, "worker", &o);
-  sleep_ms(150);
-  /* The lease lapsed; the job is claimed again under the same name. */
-  uint64_t t2 = claim_ok(f->board, u, "worker", NULL);
+  uint64_t t1, t2;
+  lapse_and_reclaim(f, u, &t1, &t2);
   assert_true(t2 > t1);
   jbt_snapshot before, after;
   jbt_snapshot_take(&before, f->board);
@@ -258,24 +374,56 @@ static void a_stale_token_is_refused_after_a_lapse_and_reclaim(void **state) {
   jbt_snapshot_assert_same(&before, &after);
   jbt_snapshot_free(&before);
   jbt_snapshot_free(&after);
+}
+
+static void the_token_of_a_claim_after_a_lapse_acts(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t t1, t2;
+  lapse_and_reclaim(f, u, &t1, &t2);
   assert_int_equal(jb_consume(f->board, u, "worker", t2, NULL), JB_OK);
   assert_int_equal(state_of(f->board, u), JB_STATE_COMPLETE);
 }
 
-static void the_job_snapshot_reports_token_lease_and_holder(void **state) {
-  jbt_fixture *f = *state;
-  char u[JB_UUID_STRLEN];
+/* Posts a job and claims it as "me", bound to this process and for 5 s;
+ * returns the claim's token, and the job as it then is in *j. */
+static uint64_t claim_bound_for_5s(jbt_fixture *f, char u[JB_UUID_STRLEN],
+                                   jb_job **j) {
   jbt_post(u, f->board, "snap", JB_PRIORITY_NORMAL);
   jb_claim_options o = lease(5000);
   o.flags = JB_CLAIM_BIND_PROCESS;
-  int64_t before = jbt_now_us();
-  (void)before;
   uint64_t t = claim_ok(f->board, u, "me", &o);
-  jb_job *j = NULL;
-  assert_int_equal(jb_job_get(&j, f->board, u), JB_OK);
+  *j = NULL;
+  assert_int_equal(jb_job_get(j, f->board, u), JB_OK);
+  return t;
+}
+
+static void the_job_snapshot_reports_the_claims_token(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_job *j;
+  uint64_t t = claim_bound_for_5s(f, u, &j);
   assert_int_equal(jb_job_token(j), t);
+  jb_job_free(j);
+  assert_int_equal(jb_consume(f->board, u, "me", t, NULL), JB_OK);
+}
+
+static void the_job_snapshot_reports_the_live_holder(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_job *j;
+  claim_bound_for_5s(f, u, &j);
   assert_int_equal(jb_job_holder_pid(j), (int)getpid());
   assert_true(jb_job_holder_alive(j));
+  jb_job_free(j);
+}
+
+/* On the wall clock, 5 s from the claim. */
+static void the_job_snapshot_reports_when_the_lease_ends(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_job *j;
+  claim_bound_for_5s(f, u, &j);
   int64_t wall = 0;
   {
     struct timespec ts;
@@ -285,8 +433,8 @@ static void the_job_snapshot_reports_token_lease_and_holder(void **state) {
   int64_t exp = jb_job_lease_expires(j);
   assert_true(exp > wall && exp <= wall + 5000 * 1000 + 1000);
   jb_job_free(j);
-  assert_int_equal(jb_consume(f->board, u, "me", t, NULL), JB_OK);
 }
+
 
 typedef struct {
   const char *dir;
@@ -315,29 +463,39 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void tokens_increase_across_reopen_and_processes(void **state) {
-  jbt_fixture *f = *state;
+/* Posts 40 jobs, claims and consumes one as "p" (token *t1), reopens the
+ * board, and claims another as "p" (token *t2, its uuid in u). */
+static void claim_across_a_reopen(jbt_fixture *f, char u[JB_UUID_STRLEN],
+                                  uint64_t *t1, uint64_t *t2) {
   for (int i = 0; i < 40; i++)
     jbt_post(NULL, f->board, "t", JB_PRIORITY_NORMAL);
-  char u[JB_UUID_STRLEN];
-  uint64_t t1 = 0;
-  assert_int_equal(jb_claim_next(u, NULL, &t1, f->board, "p", NULL),
+  *t1 = 0;
+  assert_int_equal(jb_claim_next(u, NULL, t1, f->board, "p", NULL),
                    JB_OK);
   assert_int_equal(jb_consume(f->board, u, "p", 0, NULL), JB_OK);
   jb_board_close(f->board);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  uint64_t t2 = 0;
-  assert_int_equal(jb_claim_next(u, NULL, &t2, f->board, "p", NULL),
+  *t2 = 0;
+  assert_int_equal(jb_claim_next(u, NULL, t2, f->board, "p", NULL),
                    JB_OK);
+}
+
+static void tokens_increase_across_a_reopen(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t t1, t2;
+  claim_across_a_reopen(f, u, &t1, &t2);
   assert_true(t2 > t1);
-  /* Two processes racing: every token distinct and above t2. */
+}
+
+/* Two processes claim 19 jobs each; their 38 tokens, sorted, into got[]. */
+static void race_two_claiming_processes(jbt_fixture *f, uint64_t got[38]) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
   token_args a = {f->dir, fds[1], 19};
   pid_t p1 = jbt_fork(token_child, &a, 60);
   pid_t p2 = jbt_fork(token_child, &a, 60);
   close(fds[1]);
-  uint64_t got[38];
   size_t n = 0;
   while (n < 38 && read(fds[0], &got[n], sizeof got[n]) == (ssize_t)sizeof got[n])
     n++;
@@ -346,8 +504,29 @@ static void tokens_increase_across_reopen_and_processes(void **state) {
   jbt_wait_ok(p2, 60000);
   assert_int_equal(n, 38);
   qsort(got, n, sizeof got[0], cmp_u64);
+}
+
+/* Two processes racing: every token distinct and above t2. */
+static void tokens_of_racing_processes_are_distinct_and_increase(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t t1, t2, got[38];
+  claim_across_a_reopen(f, u, &t1, &t2);
+  race_two_claiming_processes(f, got);
   assert_true(got[0] > t2);
-  for (size_t i = 1; i < n; i++) assert_true(got[i] > got[i - 1]);
+  for (size_t i = 1; i < 38; i++) assert_true(got[i] > got[i - 1]);
+}
+
+/* Whatever tokens others got since, a same-owner re-claim returns the
+ * claim's own. */
+static void a_reclaim_returns_the_claims_token_after_others_claimed(
+    void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  uint64_t t1, t2, got[38];
+  claim_across_a_reopen(f, u, &t1, &t2);
+  race_two_claiming_processes(f, got);
   uint64_t t3 = 0;
   assert_int_equal(jb_claim(&t3, f->board, u, "p", NULL), JB_ECLAIMED);
   assert_int_equal(t3, t2);
@@ -374,9 +553,9 @@ static int bound_child(void *arg) {
   for (;;) pause();
 }
 
-static void a_killed_holder_frees_its_job_without_any_expiry(void **state) {
-  jbt_fixture *f = *state;
-  char u[JB_UUID_STRLEN];
+/* Posts a job and has a child claim it bound to itself; returns the
+ * child's pid once it holds the claim. */
+static pid_t start_bound_holder(jbt_fixture *f, char u[JB_UUID_STRLEN]) {
   jbt_post(u, f->board, "bound", JB_PRIORITY_NORMAL);
   int fds[2];
   assert_int_equal(pipe(fds), 0);
@@ -387,15 +566,32 @@ static void a_killed_holder_frees_its_job_without_any_expiry(void **state) {
   assert_int_equal(read(fds[0], got, sizeof got), (ssize_t)sizeof got);
   close(fds[0]);
   assert_string_equal(got, u);
-  assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
-  jb_expiry e;
-  assert_int_equal(jb_job_expires_in(&e, NULL, f->board, u), JB_OK);
-  assert_int_equal(e, JB_EXPIRY_NONE);
+  return pid;
+}
+
+static void a_bound_claim_names_its_live_holder(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  pid_t pid = start_bound_holder(f, u);
   jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, u), JB_OK);
   assert_int_equal(jb_job_holder_pid(j), (int)pid);
   assert_true(jb_job_holder_alive(j));
   jb_job_free(j);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  assert_int_equal(jbt_wait(pid, 10000) != -1, 1);
+}
+
+/* The claim, with no expiry, holds while its holder runs; once the holder
+ * is killed (even before it is reaped) the job is free. */
+static void a_killed_holder_frees_its_job_without_any_expiry(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  pid_t pid = start_bound_holder(f, u);
+  assert_int_equal(state_of(f->board, u), JB_STATE_CLAIMED);
+  jb_expiry e;
+  assert_int_equal(jb_job_expires_in(&e, NULL, f->board, u), JB_OK);
+  assert_int_equal(e, JB_EXPIRY_NONE);
   assert_int_equal(jb_claim(NULL, f->board, u, "other", NULL), JB_ECLAIMED);
   /* claim-next looks at the holder while it runs (nothing else is ready),
    * and must look at it again once it is gone. */
@@ -546,9 +742,13 @@ static void a_reused_pid_does_not_keep_a_dead_holders_claim(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
-static void claims_of_an_earlier_boot_lapse_at_reopen(void **state) {
-  jbt_fixture *f = *state;
-  char leased[JB_UUID_STRLEN], bound[JB_UUID_STRLEN], plain[JB_UUID_STRLEN];
+/* Three jobs claimed as "w": `leased` for an hour, `bound` to this
+ * process, `plain` with neither; then the board is reopened as after a
+ * reboot (another boot id in its meta). */
+static void claim_three_ways_and_reboot(jbt_fixture *f,
+                                        char leased[JB_UUID_STRLEN],
+                                        char bound[JB_UUID_STRLEN],
+                                        char plain[JB_UUID_STRLEN]) {
   jbt_post(leased, f->board, "leased", JB_PRIORITY_NORMAL);
   jbt_post(bound, f->board, "bound", JB_PRIORITY_NORMAL);
   jbt_post(plain, f->board, "plain", JB_PRIORITY_NORMAL);
@@ -562,12 +762,32 @@ static void claims_of_an_earlier_boot_lapse_at_reopen(void **state) {
   f->board = NULL;
   run_raw(RAW_BOOT_ID, f->dir, NULL);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  /* Leased and bound claims belonged to the earlier boot; a plain claim
-   * lives until its owner acts. */
+}
+
+/* Leased and bound claims belonged to the earlier boot. */
+static void claims_of_an_earlier_boot_lapse_at_reopen(void **state) {
+  jbt_fixture *f = *state;
+  char leased[JB_UUID_STRLEN], bound[JB_UUID_STRLEN], plain[JB_UUID_STRLEN];
+  claim_three_ways_and_reboot(f, leased, bound, plain);
   assert_int_equal(state_of(f->board, leased), JB_STATE_UNCLAIMED);
   assert_int_equal(state_of(f->board, bound), JB_STATE_UNCLAIMED);
+}
+
+/* It lives until its owner acts. */
+static void a_plain_claim_of_an_earlier_boot_holds_at_reopen(void **state) {
+  jbt_fixture *f = *state;
+  char leased[JB_UUID_STRLEN], bound[JB_UUID_STRLEN], plain[JB_UUID_STRLEN];
+  claim_three_ways_and_reboot(f, leased, bound, plain);
   assert_int_equal(state_of(f->board, plain), JB_STATE_CLAIMED);
-  /* The plain claim, given a lease now, belongs to this boot. */
+}
+
+/* The plain claim, given a lease after the reopen, belongs to this boot:
+ * only the two others are claimable. */
+static void a_lease_given_after_a_reboot_belongs_to_the_new_boot(
+    void **state) {
+  jbt_fixture *f = *state;
+  char leased[JB_UUID_STRLEN], bound[JB_UUID_STRLEN], plain[JB_UUID_STRLEN];
+  claim_three_ways_and_reboot(f, leased, bound, plain);
   assert_int_equal(jb_extend(f->board, plain, "w", 0, 3600 * 1000), JB_OK);
   assert_int_equal(state_of(f->board, plain), JB_STATE_CLAIMED);
   char got[JB_UUID_STRLEN];
@@ -601,16 +821,34 @@ int main(void) {
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
       T(a_lease_of_200ms_lapses_and_not_before),
+      T(the_owner_of_a_lapsed_lease_cannot_act_once_another_claims),
       T(claim_next_hands_out_a_job_whose_lease_lapsed),
+      T(the_unclaimed_listing_shows_a_job_whose_lease_lapsed),
       T(extend_keeps_a_lease_past_its_first_expiry),
+      T(extend_by_another_owner_is_refused_naming_the_owner),
+      T(extend_with_a_stale_token_is_refused_naming_tokens),
+      T(extend_gives_a_plain_claim_a_lease),
+      T(extend_of_a_lapsed_claim_is_not_found_saying_it_lapsed),
       T(a_same_owner_reclaim_refreshes_the_lease),
+      T(a_same_owner_reclaim_returns_the_claims_token),
       T(bad_leases_are_refused_and_change_nothing),
+      T(extend_of_an_unclaimed_job_is_not_found_and_changes_nothing),
+      T(expires_in_of_an_unclaimed_job_says_not_claimed),
+      T(expires_in_of_a_malformed_uuid_is_invalid),
       T(a_stale_token_is_refused_after_a_lapse_and_reclaim),
-      T(the_job_snapshot_reports_token_lease_and_holder),
-      T(tokens_increase_across_reopen_and_processes),
+      T(the_token_of_a_claim_after_a_lapse_acts),
+      T(the_job_snapshot_reports_the_claims_token),
+      T(the_job_snapshot_reports_the_live_holder),
+      T(the_job_snapshot_reports_when_the_lease_ends),
+      T(tokens_increase_across_a_reopen),
+      T(tokens_of_racing_processes_are_distinct_and_increase),
+      T(a_reclaim_returns_the_claims_token_after_others_claimed),
+      T(a_bound_claim_names_its_live_holder),
       T(a_killed_holder_frees_its_job_without_any_expiry),
       T(a_reused_pid_does_not_keep_a_dead_holders_claim),
       T(claims_of_an_earlier_boot_lapse_at_reopen),
+      T(a_plain_claim_of_an_earlier_boot_holds_at_reopen),
+      T(a_lease_given_after_a_reboot_belongs_to_the_new_boot),
       T(a_schema_1_board_is_upgraded_at_open),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

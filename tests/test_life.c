@@ -69,6 +69,15 @@ static size_t count(jb_board *b, unsigned flags) {
   return n;
 }
 
+/* The board is as `before` showed it (which this frees). */
+static void assert_unchanged_since(jbt_snapshot *before, jb_board *b) {
+  jbt_snapshot after;
+  jbt_snapshot_take(&after, b);
+  jbt_snapshot_assert_same(before, &after);
+  jbt_snapshot_free(before);
+  jbt_snapshot_free(&after);
+}
+
 static size_t dead_count(jb_board *b) {
   size_t n = 999;
   assert_int_equal(jb_dead_count(&n, b), JB_OK);
@@ -176,24 +185,31 @@ static uint64_t log_next(jb_board *b) {
  * these tests are relative to it. */
 static int64_t base_time(void) { return (wall_us() / SEC + 60) * SEC; }
 
-/* ------------------------------------------------------------- delayed */
-
-static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
-  jbt_fixture *f = *state;
-  const int64_t T = base_time();
-  /* An older NORMAL job, held by someone while the delayed one is posted. */
+/* The board of the delayed-job tests, at T - 1000 us: an older NORMAL job
+ * `early`, claimed by "holder" (its token in *ht), and a VERY_HIGH job
+ * `late` posted due at T. */
+static void post_early_and_late(jbt_fixture *f, int64_t T,
+                                char early[JB_UUID_STRLEN],
+                                char late[JB_UUID_STRLEN], uint64_t *ht) {
   clock_at(T - 2000);
-  char early[JB_UUID_STRLEN], late[JB_UUID_STRLEN];
   jbt_post(early, f->board, "early-normal", JB_PRIORITY_NORMAL);
-  uint64_t ht = claim_ok(f->board, early, "holder", NULL);
+  *ht = claim_ok(f->board, early, "holder", NULL);
   clock_at(T - 1000);
   jb_post p = JB_POST_INIT;
   p.name = "late-very-high";
   p.priority = JB_PRIORITY_VERY_HIGH;
   p.not_before_us = T;
   post_ok(late, f->board, &p);
+}
 
-  /* 1 ms before its due time. */
+/* 1 ms before its due time it is on the board, unclaimed, and neither
+ * claim-next nor a claim of its uuid takes it. */
+static void a_delayed_job_is_not_claimable_before_its_due_time(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  char early[JB_UUID_STRLEN], late[JB_UUID_STRLEN];
+  uint64_t ht;
+  post_early_and_late(f, T, early, late, &ht);
   next_none(f->board);
   assert_int_equal(jb_claim(NULL, f->board, late, "eager", NULL), JB_ENOTDUE);
   jbt_assert_contains(jb_errmsg(), late);
@@ -209,8 +225,16 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
   assert_int_equal(jb_job_not_before(j), T);
   assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
   jb_job_free(j);
+}
 
-  /* Listed in its place (priority first), with its due time. */
+/* Listed in its place (priority first), with its due time. */
+static void a_delayed_job_is_listed_in_its_place_with_its_due_time(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  char early[JB_UUID_STRLEN], late[JB_UUID_STRLEN];
+  uint64_t ht;
+  post_early_and_late(f, T, early, late, &ht);
   jb_iter *it = NULL;
   const jb_job *lj = NULL;
   assert_int_equal(jb_iter_open(&it, f->board, 0), JB_OK);
@@ -225,20 +249,40 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
   assert_int_equal(jb_iter_next(&lj, it), JB_OK);
   assert_null(lj);
   jb_iter_close(it);
-  /* Not among the claimable ones. */
+}
+
+static void a_delayed_job_is_not_listed_among_the_claimable_ones(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  char early[JB_UUID_STRLEN], late[JB_UUID_STRLEN];
+  uint64_t ht;
+  post_early_and_late(f, T, early, late, &ht);
+  jb_iter *it = NULL;
+  const jb_job *lj = NULL;
   assert_int_equal(jb_iter_open(&it, f->board, JB_ONLY_UNCLAIMED), JB_OK);
   assert_int_equal(jb_iter_next(&lj, it), JB_OK);
   assert_null(lj);
   jb_iter_close(it);
   check_ok(f->board, 1);
+}
 
-  /* The older NORMAL job is given back: it alone is claimable now. */
+/* Once the older NORMAL job is given back it alone is claimable; at the
+ * delayed job's due time that job is claimable too, and comes first. */
+static void a_delayed_job_at_its_due_time_is_claimed_in_priority_order(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  char early[JB_UUID_STRLEN], late[JB_UUID_STRLEN];
+  uint64_t ht;
+  post_early_and_late(f, T, early, late, &ht);
   assert_int_equal(jb_abandon(f->board, early, "holder", ht), JB_OK);
   assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 1);
 
-  /* At its due time: claimable, and before the older NORMAL job. */
   clock_at(T);
   assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 2);
+  jb_iter *it = NULL;
+  const jb_job *lj = NULL;
   assert_int_equal(jb_iter_open(&it, f->board, JB_ONLY_UNCLAIMED), JB_OK);
   assert_int_equal(jb_iter_next(&lj, it), JB_OK);
   assert_non_null(lj);
@@ -246,84 +290,140 @@ static void a_delayed_job_is_listed_but_not_claimable_until_due(void **state) {
   jb_iter_close(it);
   next_is(f->board, late, "w");
   next_is(f->board, early, "w");
-  j = get(f->board, late);
+  jb_job *j = get(f->board, late);
   assert_int_equal(jb_job_state(j), JB_STATE_CLAIMED);
   assert_int_equal(jb_job_not_before(j), 0);
   jb_job_free(j);
   check_ok(f->board, 0);
   assert_int_equal(jb_consume(f->board, late, "w", 0, NULL), JB_OK);
   assert_int_equal(jb_consume(f->board, early, "w", 0, NULL), JB_OK);
+}
 
-  /* The delay_ms form: due delay_ms after the post. */
-  const int64_t C = T + 10 * SEC;
+/* The delay_ms form: due delay_ms after the post, and claimed by uuid
+ * once due (it leaves the delayed index there). */
+static void a_job_posted_with_delay_ms_is_due_that_long_after_its_post(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t C = base_time() + 10 * SEC;
   clock_at(C);
   char d[JB_UUID_STRLEN];
   jb_post q = JB_POST_INIT;
   q.name = "delayed-5s";
   q.delay_ms = 5000;
   post_ok(d, f->board, &q);
-  j = get(f->board, d);
+  jb_job *j = get(f->board, d);
   assert_int_equal(jb_job_not_before(j), C + 5 * SEC);
   jb_job_free(j);
   clock_at(C + 5 * SEC - 1);
   next_none(f->board);
   assert_int_equal(jb_claim(NULL, f->board, d, "eager", NULL), JB_ENOTDUE);
   clock_at(C + 5 * SEC);
-  /* Claimed by uuid once due (it leaves the delayed index there). */
   claim_ok(f->board, d, "w", NULL);
   check_ok(f->board, 0);
+}
 
-  /* A due time already past: claimable at once, not delayed. */
+static void a_due_time_already_past_is_claimable_at_once(void **state) {
+  jbt_fixture *f = *state;
+  const int64_t C = base_time() + 10 * SEC;
+  clock_at(C + 5 * SEC);
   char past[JB_UUID_STRLEN];
   jb_post r = JB_POST_INIT;
   r.name = "not-before-the-past";
   r.not_before_us = C;
   post_ok(past, f->board, &r);
-  j = get(f->board, past);
+  jb_job *j = get(f->board, past);
   assert_int_equal(jb_job_not_before(j), 0);
   jb_job_free(j);
   next_is(f->board, past, "w");
   check_ok(f->board, 0);
 }
 
+/* Due times post refuses, with the field its message names. */
+static const struct {
+  int64_t not_before_us; /* > 0: that long after the fixed clock T */
+  int64_t delay_ms;
+  const char *names;
+} bad_dues[] = {
+    {-1, 0, "not_before_us"},
+    {0, -1, "delay_ms"},
+    {0, JB_DELAY_MAX_MS + 1, "delay_ms"},
+    {1000 * SEC, 1000, "not both"},
+    {JB_DELAY_MAX_MS * 1000 + 1, 0, "not_before_us"},
+};
+#define N_BAD_DUES (sizeof bad_dues / sizeof bad_dues[0])
+
+/* The i-th bad post at the fixed clock T. */
+static jb_post bad_due_post(size_t i, int64_t T) {
+  jb_post p = JB_POST_INIT;
+  p.name = "bad";
+  p.not_before_us = bad_dues[i].not_before_us > 0
+                        ? T + bad_dues[i].not_before_us
+                        : bad_dues[i].not_before_us;
+  p.delay_ms = bad_dues[i].delay_ms;
+  return p;
+}
+
+/* The board of the bad-due-time tests at the fixed clock *T: one job. */
+static void one_job_at_a_fixed_clock(jbt_fixture *f, int64_t *T) {
+  *T = base_time();
+  clock_at(*T);
+  jbt_post(NULL, f->board, "already-there", JB_PRIORITY_NORMAL);
+}
+
 static void bad_due_times_are_refused_and_write_nothing(void **state) {
   jbt_fixture *f = *state;
-  const int64_t T = base_time();
-  clock_at(T);
-  jbt_post(NULL, f->board, "already-there", JB_PRIORITY_NORMAL);
-  jbt_snapshot before, after;
+  int64_t T;
+  one_job_at_a_fixed_clock(f, &T);
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   char u[JB_UUID_STRLEN];
-  struct {
-    int64_t not_before_us, delay_ms;
-    const char *names;
-  } bad[] = {
-      {-1, 0, "not_before_us"},
-      {0, -1, "delay_ms"},
-      {0, JB_DELAY_MAX_MS + 1, "delay_ms"},
-      {T + 1000 * SEC, 1000, "not both"},
-      {T + JB_DELAY_MAX_MS * 1000 + 1, 0, "not_before_us"},
-  };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    jb_post p = JB_POST_INIT;
-    p.name = "bad";
-    p.not_before_us = bad[i].not_before_us;
-    p.delay_ms = bad[i].delay_ms;
+  for (size_t i = 0; i < N_BAD_DUES; i++) {
+    jb_post p = bad_due_post(i, T);
     assert_int_equal(jb_job_post(u, f->board, &p), JB_EINVAL);
-    jbt_assert_contains(jb_errmsg(), bad[i].names);
+    jbt_assert_contains(jb_errmsg(), bad_dues[i].names);
+  }
+  assert_unchanged_since(&before, f->board);
+}
+
+static void post_check_refuses_bad_due_times_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
+  int64_t T;
+  one_job_at_a_fixed_clock(f, &T);
+  for (size_t i = 0; i < N_BAD_DUES; i++) {
+    jb_post p = bad_due_post(i, T);
     assert_int_equal(jb_post_check(&p, 0), JB_EINVAL);
-    jbt_assert_contains(jb_errmsg(), bad[i].names);
-    /* In a batch: nothing of it is written, and the message names the
-     * bad post's index. */
-    jb_post two[2] = {JB_POST_INIT, p};
+    jbt_assert_contains(jb_errmsg(), bad_dues[i].names);
+  }
+}
+
+/* In a batch: nothing of it is written, and the message names the bad
+ * post's index. */
+static void a_batch_with_a_bad_due_time_writes_nothing_naming_its_index(
+    void **state) {
+  jbt_fixture *f = *state;
+  int64_t T;
+  one_job_at_a_fixed_clock(f, &T);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  for (size_t i = 0; i < N_BAD_DUES; i++) {
+    jb_post two[2] = {JB_POST_INIT, bad_due_post(i, T)};
     two[0].name = "good";
     char uu[2][JB_UUID_STRLEN];
     assert_int_equal(jb_job_post_batch(uu, f->board, two, 2), JB_EINVAL);
-    jbt_assert_contains(jb_errmsg(), bad[i].names);
+    jbt_assert_contains(jb_errmsg(), bad_dues[i].names);
     jbt_assert_contains(jb_errmsg(), "1");
   }
-  /* The longest delay and the furthest due time are accepted (by check
-   * only: nothing is written). */
+  assert_unchanged_since(&before, f->board);
+}
+
+/* Accepted by check only: nothing is written. */
+static void the_longest_delay_and_the_furthest_due_time_are_accepted(
+    void **state) {
+  jbt_fixture *f = *state;
+  int64_t T;
+  one_job_at_a_fixed_clock(f, &T);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
   jb_post ok = JB_POST_INIT;
   ok.name = "far";
   ok.delay_ms = JB_DELAY_MAX_MS;
@@ -331,10 +431,7 @@ static void bad_due_times_are_refused_and_write_nothing(void **state) {
   ok.delay_ms = 0;
   ok.not_before_us = T + JB_DELAY_MAX_MS * 1000;
   assert_int_equal(jb_post_check(&ok, 0), JB_OK);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
+  assert_unchanged_since(&before, f->board);
 }
 
 /* ------------------------------------------------------ waiting for due */
@@ -395,60 +492,134 @@ static void a_waiter_wakes_when_a_job_becomes_due(void **state) {
   assert_true(ev[1].time_us >= due);
 }
 
-/* ------------------------------------------------ attempts, dead letters */
+/* The job of the attempts tests: "flaky", HIGH, details {"store": 7},
+ * three attempts allowed, posted at the fixed clock T. */
+typedef struct {
+  char u[JB_UUID_STRLEN];
+  jbt_buf details;
+  jbt_buf posting; /* as posted */
+  uint64_t seq0;   /* its sequence as posted */
+} flaky_job;
 
-static void attempts_lead_to_the_dead_letters_and_back(void **state) {
-  jbt_fixture *f = *state;
-  const int64_t T = base_time();
+static void post_flaky(jbt_fixture *f, int64_t T, flaky_job *fj) {
   clock_at(T);
-  jbt_buf details = jbt_details_store(7);
+  fj->details = jbt_details_store(7);
   jb_post p = JB_POST_INIT;
   p.name = "flaky";
   p.priority = JB_PRIORITY_HIGH;
-  p.details = details.data;
-  p.details_len = details.len;
+  p.details = fj->details.data;
+  p.details_len = fj->details.len;
   p.max_attempts = 3;
-  char u[JB_UUID_STRLEN];
-  post_ok(u, f->board, &p);
-  jb_job *j = get(f->board, u);
-  assert_int_equal(jb_job_max_attempts(j), 3);
-  assert_int_equal(jb_job_attempts(j), 0);
-  assert_null(jb_job_last_reason(j));
+  post_ok(fj->u, f->board, &p);
+  jb_job *j = get(f->board, fj->u);
   size_t plen = 0;
   const void *pp = jb_job_posting(j, &plen);
-  jbt_buf posting = {malloc(plen), plen};
-  memcpy(posting.data, pp, plen);
-  uint64_t seq0 = jb_job_sequence(j);
+  fj->posting = (jbt_buf){malloc(plen), plen};
+  memcpy(fj->posting.data, pp, plen);
+  fj->seq0 = jb_job_sequence(j);
   jb_job_free(j);
+}
 
-  /* Two failed attempts: still on the board, claimable. */
+static void flaky_free(flaky_job *fj) {
+  jbt_buf_free(&fj->details);
+  jbt_buf_free(&fj->posting);
+}
+
+/* Two failed attempts, abandons by "w" at T + 1 s and T + 2 s: each
+ * counted, the job still on the board and claimable. */
+static void fail_flaky_twice(jbt_fixture *f, int64_t T, const char *u) {
   for (uint32_t i = 1; i <= 2; i++) {
     clock_at(T + i * SEC);
     next_is(f->board, u, "w");
     assert_int_equal(jb_abandon(f->board, u, "w", 0), JB_OK);
-    j = get(f->board, u);
+    jb_job *j = get(f->board, u);
     assert_int_equal(jb_job_attempts(j), i);
     assert_int_equal(jb_job_state(j), JB_STATE_UNCLAIMED);
     jb_job_free(j);
   }
-  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 1);
-  /* The third, retried with a reason, is its last. */
+}
+
+/* The third attempt, retried by "w" at T + 3 s with the reason "disk
+ * full": its last. Its result goes to *res; returns where the change log
+ * stood before it. */
+static uint64_t fail_flaky_last(jbt_fixture *f, int64_t T, const char *u,
+                                jb_retry_result *res) {
   clock_at(T + 3 * SEC);
   next_is(f->board, u, "w");
   uint64_t from = log_next(f->board);
   jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.reason = "disk full";
-  jb_retry_result res = {false, -1, 0};
-  assert_int_equal(jb_retry(&res, f->board, u, "w", &ro), JB_OK);
+  *res = (jb_retry_result){false, -1, 0};
+  assert_int_equal(jb_retry(res, f->board, u, "w", &ro), JB_OK);
+  return from;
+}
+
+/* Posted at T and failed three times: a dead letter since T + 3 s. */
+static void kill_flaky(jbt_fixture *f, int64_t T, flaky_job *fj) {
+  post_flaky(f, T, fj);
+  fail_flaky_twice(f, T, fj->u);
+  jb_retry_result res;
+  fail_flaky_last(f, T, fj->u, &res);
+}
+
+/* Killed as above, then requeued at T + 4 s. */
+static void kill_and_requeue_flaky(jbt_fixture *f, flaky_job *fj) {
+  const int64_t T = base_time();
+  kill_flaky(f, T, fj);
+  clock_at(T + 4 * SEC);
+  assert_int_equal(jb_dead_requeue(f->board, fj->u, 0), JB_OK);
+}
+
+static void a_job_posted_with_max_attempts_starts_with_none_used(
+    void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  post_flaky(f, base_time(), &fj);
+  jb_job *j = get(f->board, fj.u);
+  assert_int_equal(jb_job_max_attempts(j), 3);
+  assert_int_equal(jb_job_attempts(j), 0);
+  assert_null(jb_job_last_reason(j));
+  jb_job_free(j);
+  flaky_free(&fj);
+}
+
+static void failed_attempts_before_the_last_leave_the_job_claimable(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  flaky_job fj;
+  post_flaky(f, T, &fj);
+  fail_flaky_twice(f, T, fj.u);
+  assert_int_equal(count(f->board, JB_ONLY_UNCLAIMED), 1);
+  flaky_free(&fj);
+}
+
+static void the_last_allowed_attempt_sends_the_job_to_the_dead_letters(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  flaky_job fj;
+  post_flaky(f, T, &fj);
+  fail_flaky_twice(f, T, fj.u);
+  jb_retry_result res;
+  uint64_t from = fail_flaky_last(f, T, fj.u, &res);
   assert_true(res.dead);
   assert_int_equal(res.attempts, 3);
   assert_int_equal(res.due_us, 0);
-  gone(f->board, u);
+  gone(f->board, fj.u);
   assert_int_equal(count(f->board, 0), 0);
   assert_int_equal(dead_count(f->board), 1);
-  assert_true(log_find(f->board, from, JB_EVENT_DEAD, u, NULL));
+  assert_true(log_find(f->board, from, JB_EVENT_DEAD, fj.u, NULL));
+  flaky_free(&fj);
+}
 
-  jb_dead_letter *l = dead_of(f->board, u);
+static void a_dead_letter_keeps_the_jobs_posting_and_how_it_died(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  flaky_job fj;
+  kill_flaky(f, T, &fj);
+  jb_dead_letter *l = dead_of(f->board, fj.u);
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
   assert_string_equal(jb_dead_cause_name(l->cause), "attempts");
   assert_int_equal(l->attempts, 3);
@@ -456,80 +627,138 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   assert_string_equal(l->reason, "disk full");
   assert_string_equal(l->name, "flaky");
   assert_int_equal(l->priority, JB_PRIORITY_HIGH);
-  assert_int_equal(l->sequence, seq0);
+  assert_int_equal(l->sequence, fj.seq0);
   assert_string_equal(l->owner, "w");
   assert_null(l->unique_key);
   assert_int_equal(l->posted_us, T);
   assert_int_equal(l->dead_us, T + 3 * SEC);
-  assert_int_equal(l->details_len, details.len);
-  assert_memory_equal(l->details, details.data, details.len);
-  assert_int_equal(l->posting_len, posting.len);
-  assert_memory_equal(l->posting, posting.data, posting.len);
+  assert_int_equal(l->details_len, fj.details.len);
+  assert_memory_equal(l->details, fj.details.data, fj.details.len);
+  assert_int_equal(l->posting_len, fj.posting.len);
+  assert_memory_equal(l->posting, fj.posting.data, fj.posting.len);
   jb_dead_free(l);
-  jb_completion *c = completion_of(f->board, u);
+  flaky_free(&fj);
+}
+
+static void a_job_sent_to_the_dead_letters_completes_as_dead(void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  kill_flaky(f, base_time(), &fj);
+  jb_completion *c = completion_of(f->board, fj.u);
   assert_int_equal(c->end, JB_END_DEAD);
   assert_string_equal(jb_end_name(c->end), "dead");
   assert_string_equal(c->reason, "disk full");
   assert_string_equal(c->owner, "w");
   jb_completion_free(c);
   check_ok(f->board, 0);
+  flaky_free(&fj);
+}
 
-  /* Requeued: the same uuid, claimable at once, its attempts from 0, as
-   * the newest job of its priority. */
-  clock_at(T + 4 * SEC);
-  assert_int_equal(jb_dead_requeue(f->board, u, 0), JB_OK);
+/* Requeued: the same uuid, claimable at once, its attempts from 0, as the
+ * newest job of its priority. */
+static void a_requeued_dead_letter_is_back_with_its_attempts_from_zero(
+    void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  kill_and_requeue_flaky(f, &fj);
   assert_int_equal(dead_count(f->board), 0);
-  j = get(f->board, u);
+  jb_job *j = get(f->board, fj.u);
   assert_int_equal(jb_job_attempts(j), 0);
   assert_int_equal(jb_job_max_attempts(j), 3);
   assert_null(jb_job_last_reason(j));
-  assert_true(jb_job_sequence(j) > seq0);
+  assert_true(jb_job_sequence(j) > fj.seq0);
   assert_string_equal(jb_job_name(j), "flaky");
   size_t dl = 0;
   const void *dd = jb_job_details(j, &dl);
-  assert_int_equal(dl, details.len);
-  assert_memory_equal(dd, details.data, dl);
+  assert_int_equal(dl, fj.details.len);
+  assert_memory_equal(dd, fj.details.data, dl);
   jb_job_free(j);
   check_ok(f->board, 0);
-  /* Three more failed attempts (no reason) and it is back there... */
+  flaky_free(&fj);
+}
+
+/* Three more failed attempts (no reason) and it is back in the dead
+ * letters, without the reason of its earlier life. */
+static void a_requeued_job_that_dies_again_has_only_its_new_lifes_reason(
+    void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  kill_and_requeue_flaky(f, &fj);
   for (int i = 0; i < 3; i++) {
-    next_is(f->board, u, "w2");
-    assert_int_equal(jb_abandon(f->board, u, "w2", 0), JB_OK);
+    next_is(f->board, fj.u, "w2");
+    assert_int_equal(jb_abandon(f->board, fj.u, "w2", 0), JB_OK);
   }
-  gone(f->board, u);
-  l = dead_of(f->board, u);
+  gone(f->board, fj.u);
+  jb_dead_letter *l = dead_of(f->board, fj.u);
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
   assert_int_equal(l->attempts, 3);
   assert_null(l->reason); /* the requeue forgot the earlier one */
   assert_string_equal(l->owner, "w2");
   jb_dead_free(l);
-  /* ... requeued keeping its attempts: one more failure is its last. */
-  assert_int_equal(jb_dead_requeue(f->board, u, JB_REQUEUE_KEEP_ATTEMPTS),
+  flaky_free(&fj);
+}
+
+static void a_requeue_keeping_attempts_makes_the_next_failure_the_last(
+    void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  kill_flaky(f, base_time(), &fj);
+  assert_int_equal(jb_dead_requeue(f->board, fj.u, JB_REQUEUE_KEEP_ATTEMPTS),
                    JB_OK);
-  assert_int_equal(attempts_of(f->board, u), 3);
-  next_is(f->board, u, "w3");
-  assert_int_equal(jb_abandon(f->board, u, "w3", 0), JB_OK);
-  gone(f->board, u);
-  l = dead_of(f->board, u);
+  assert_int_equal(attempts_of(f->board, fj.u), 3);
+  next_is(f->board, fj.u, "w3");
+  assert_int_equal(jb_abandon(f->board, fj.u, "w3", 0), JB_OK);
+  gone(f->board, fj.u);
+  jb_dead_letter *l = dead_of(f->board, fj.u);
   assert_int_equal(l->attempts, 4);
   jb_dead_free(l);
-  /* Refusals change nothing. */
-  assert_int_equal(jb_dead_requeue(f->board, u, 0x40), JB_EINVAL);
+  flaky_free(&fj);
+}
+
+static void a_requeue_with_unknown_flags_or_a_malformed_uuid_is_invalid(
+    void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  kill_flaky(f, base_time(), &fj);
+  assert_int_equal(jb_dead_requeue(f->board, fj.u, 0x40), JB_EINVAL);
   assert_int_equal(jb_dead_requeue(f->board, "not-a-uuid", 0), JB_EINVAL);
+  assert_int_equal(dead_count(f->board), 1);
+  flaky_free(&fj);
+}
+
+static void a_requeue_of_a_job_on_the_board_is_not_found(void **state) {
+  jbt_fixture *f = *state;
+  flaky_job fj;
+  kill_flaky(f, base_time(), &fj);
   char other[JB_UUID_STRLEN];
   jbt_post(other, f->board, "alive", JB_PRIORITY_LOW);
   assert_int_equal(jb_dead_requeue(f->board, other, 0), JB_ENOTFOUND);
+  assert_int_equal(dead_count(f->board), 1);
+  flaky_free(&fj);
+}
+
+static void dead_get_of_a_job_on_the_board_is_not_found(void **state) {
+  jbt_fixture *f = *state;
+  char other[JB_UUID_STRLEN];
+  jbt_post(other, f->board, "alive", JB_PRIORITY_LOW);
   jb_dead_letter *none = (jb_dead_letter *)1;
   assert_int_equal(jb_dead_get(&none, f->board, other), JB_ENOTFOUND);
   assert_null(none);
-  assert_int_equal(dead_count(f->board), 1);
+}
 
-  /* Purge by age: u died at T + 4 s; v dies at T + 20 s. */
+/* u dies at T + 4 s, v at T + 20 s. */
+static void dead_purge_takes_the_letters_dead_before_the_time_given(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t T = base_time();
+  flaky_job fj;
+  kill_flaky(f, T + SEC, &fj);
+  const char *u = fj.u;
   clock_at(T + 20 * SEC);
   char v[JB_UUID_STRLEN];
   jbt_post(v, f->board, "poison", JB_PRIORITY_NORMAL);
   claim_ok(f->board, v, "w", NULL);
-  ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
   assert_int_equal(jb_retry(NULL, f->board, v, "w", &ro), JB_OK);
   assert_int_equal(dead_count(f->board), 2);
@@ -538,6 +767,7 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   assert_int_equal(purged, 0); /* "before": not at */
   assert_int_equal(jb_dead_purge(&purged, f->board, T + 20 * SEC), JB_OK);
   assert_int_equal(purged, 1);
+  jb_dead_letter *none = (jb_dead_letter *)1;
   assert_int_equal(jb_dead_get(&none, f->board, u), JB_ENOTFOUND);
   jb_dead_free(dead_of(f->board, v));
   assert_int_equal(jb_dead_purge(&purged, f->board, INT64_MAX), JB_OK);
@@ -545,8 +775,7 @@ static void attempts_lead_to_the_dead_letters_and_back(void **state) {
   assert_int_equal(dead_count(f->board), 0);
   assert_int_equal(jb_dead_requeue(f->board, v, 0), JB_ENOTFOUND);
   check_ok(f->board, 0);
-  jbt_buf_free(&details);
-  jbt_buf_free(&posting);
+  flaky_free(&fj);
 }
 
 static int collect_letter(const jb_dead_letter *l, void *payload) {
@@ -555,7 +784,7 @@ static int collect_letter(const jb_dead_letter *l, void *payload) {
   return 0;
 }
 
-static void the_boards_retry_policy_applies_to_jobs_without_their_own(
+static void the_default_retry_policy_has_no_maximum_and_a_1s_backoff(
     void **state) {
   jbt_fixture *f = *state;
   jb_retry_policy pol;
@@ -564,8 +793,10 @@ static void the_boards_retry_policy_applies_to_jobs_without_their_own(
   assert_int_equal(pol.max_attempts, 0);
   assert_int_equal(pol.backoff_ms, 1000);
   assert_int_equal(pol.backoff_max_ms, 3600000);
+}
 
-  /* Bad policies: refused, naming the field, and nothing changes. */
+static void bad_retry_policies_are_refused_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
   jb_retry_policy bad = JB_RETRY_POLICY_INIT;
   bad.backoff_ms = 0;
   assert_int_equal(jb_board_set_retry_policy(f->board, &bad), JB_EINVAL);
@@ -583,20 +814,34 @@ static void the_boards_retry_policy_applies_to_jobs_without_their_own(
   assert_int_equal(jb_board_set_retry_policy(f->board, &bad), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "version");
   assert_int_equal(jb_board_set_retry_policy(f->board, NULL), JB_EINVAL);
+  /* Nothing changed. */
+  jb_retry_policy pol;
   assert_int_equal(jb_board_get_retry_policy(&pol, f->board), JB_OK);
   assert_int_equal(pol.max_attempts, 0);
   assert_int_equal(pol.backoff_ms, 1000);
+}
 
+/* Another handle (another process would do the same) reads it. */
+static void a_retry_policy_set_is_read_by_another_handle(void **state) {
+  jbt_fixture *f = *state;
   jb_retry_policy two = JB_RETRY_POLICY_INIT;
   two.max_attempts = 2;
   assert_int_equal(jb_board_set_retry_policy(f->board, &two), JB_OK);
-  /* Another handle (another process would do the same) reads it. */
+  jb_retry_policy pol;
   jb_board *b2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(jb_board_get_retry_policy(&pol, b2), JB_OK);
   assert_int_equal(pol.max_attempts, 2);
   jb_board_close(b2);
+}
 
-  char plain[JB_UUID_STRLEN], own[JB_UUID_STRLEN];
+/* Under a board policy of two attempts, `plain` (posted without a maximum
+ * of its own) and `own` (posted with five) both fail twice. */
+static void fail_twice_under_a_policy_of_two(jbt_fixture *f,
+                                             char plain[JB_UUID_STRLEN],
+                                             char own[JB_UUID_STRLEN]) {
+  jb_retry_policy two = JB_RETRY_POLICY_INIT;
+  two.max_attempts = 2;
+  assert_int_equal(jb_board_set_retry_policy(f->board, &two), JB_OK);
   jbt_post(plain, f->board, "board-policy", JB_PRIORITY_HIGH);
   jb_post p = JB_POST_INIT;
   p.name = "own-maximum";
@@ -608,22 +853,39 @@ static void the_boards_retry_policy_applies_to_jobs_without_their_own(
     claim_ok(f->board, own, "w", NULL);
     assert_int_equal(jb_abandon(f->board, own, "w", 0), JB_OK);
   }
+}
+
+static void the_boards_retry_policy_applies_to_jobs_without_their_own(
+    void **state) {
+  jbt_fixture *f = *state;
+  char plain[JB_UUID_STRLEN], own[JB_UUID_STRLEN];
+  fail_twice_under_a_policy_of_two(f, plain, own);
   gone(f->board, plain);
   jb_dead_letter *l = dead_of(f->board, plain);
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
   assert_int_equal(l->attempts, 2);
   assert_int_equal(l->max_attempts, 0); /* posted without one */
   jb_dead_free(l);
-  /* The job's own maximum wins over the board's. */
+  check_ok(f->board, 0);
+}
+
+static void a_jobs_own_max_attempts_wins_over_the_boards(void **state) {
+  jbt_fixture *f = *state;
+  char plain[JB_UUID_STRLEN], own[JB_UUID_STRLEN];
+  fail_twice_under_a_policy_of_two(f, plain, own);
   assert_int_equal(attempts_of(f->board, own), 2);
   next_is(f->board, own, "w");
-  /* The dead letters walk. */
+}
+
+static void dead_foreach_walks_the_dead_letters(void **state) {
+  jbt_fixture *f = *state;
+  char plain[JB_UUID_STRLEN], own[JB_UUID_STRLEN];
+  fail_twice_under_a_policy_of_two(f, plain, own);
   jbt_uuids seen = {0};
   assert_int_equal(jb_dead_foreach(f->board, collect_letter, &seen), JB_OK);
   assert_int_equal(seen.n, 1);
   assert_string_equal(seen.v[0], plain);
   jbt_uuids_free(&seen);
-  check_ok(f->board, 0);
 }
 
 /* ---------------------------------------------------------------- lapses */
@@ -658,9 +920,9 @@ static void holder_gone(jbt_fixture *f, const char *uuid) {
   assert_int_equal(st, JB_STATE_UNCLAIMED);
 }
 
+/* A lapse found by claim-next: one attempt, with a reason. */
 static void a_lapsed_claim_counts_an_attempt(void **state) {
   jbt_fixture *f = *state;
-  /* A lapse found by claim-next: one attempt, with a reason. */
   char u[JB_UUID_STRLEN];
   jb_post p = JB_POST_INIT;
   p.name = "lapses";
@@ -680,13 +942,31 @@ static void a_lapsed_claim_counts_an_attempt(void **state) {
   assert_string_equal(owner, "doomed");
   assert_int_equal(jb_consume(f->board, u, "survivor", 0, NULL), JB_OK);
   check_ok(f->board, 0);
+}
 
-  /* With one attempt allowed, the lapse sends the job to the dead letters:
-   * found by claim-next... */
-  char v[JB_UUID_STRLEN];
-  p.name = "one-chance";
+/* Posts a job named `name` with one attempt allowed. */
+static void post_one_chance(jbt_fixture *f, const char *name,
+                            char uuid[JB_UUID_STRLEN]) {
+  jb_post p = JB_POST_INIT;
+  p.name = name;
   p.max_attempts = 1;
-  post_ok(v, f->board, &p);
+  post_ok(uuid, f->board, &p);
+}
+
+/* The lapse took the board's one job to the dead letters: nothing else is
+ * there, and check finds nothing wrong. */
+static void only_one_dead_letter_left(jbt_fixture *f) {
+  assert_int_equal(dead_count(f->board), 1);
+  assert_int_equal(count(f->board, 0), 0);
+  check_ok(f->board, 0);
+}
+
+/* With one attempt allowed, a lapse sends the job to the dead letters. */
+static void a_last_attempts_lapse_found_by_claim_next_kills_the_job(
+    void **state) {
+  jbt_fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  post_one_chance(f, "one-chance", v);
   holder_gone(f, v);
   next_none(f->board);
   gone(f->board, v);
@@ -701,48 +981,50 @@ static void a_lapsed_claim_counts_an_attempt(void **state) {
   assert_int_equal(c->end, JB_END_DEAD);
   jbt_assert_contains(c->reason, "lapsed");
   jb_completion_free(c);
+  only_one_dead_letter_left(f);
+}
 
-  /* ... by a claim of its uuid... */
+static void a_last_attempts_lapse_found_by_a_claim_of_its_uuid_kills_it(
+    void **state) {
+  jbt_fixture *f = *state;
   char w[JB_UUID_STRLEN];
-  p.name = "one-chance-by-uuid";
-  post_ok(w, f->board, &p);
+  post_one_chance(f, "one-chance-by-uuid", w);
   holder_gone(f, w);
   assert_int_equal(jb_claim(NULL, f->board, w, "survivor", NULL), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "dead letters");
   gone(f->board, w);
-  l = dead_of(f->board, w);
+  jb_dead_letter *l = dead_of(f->board, w);
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
   jbt_assert_contains(l->reason, "lapsed");
   jb_dead_free(l);
+  only_one_dead_letter_left(f);
+}
 
-  /* ... and a lease of 1 ms, certainly past after 50 ms of sleep. */
+/* A lease of 1 ms, certainly past after 50 ms of sleep. */
+static void a_last_attempts_lapsed_lease_kills_the_job(void **state) {
+  jbt_fixture *f = *state;
   char x[JB_UUID_STRLEN];
-  p.name = "one-chance-leased";
-  post_ok(x, f->board, &p);
+  post_one_chance(f, "one-chance-leased", x);
   jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
   o.lease_ms = 1;
   claim_ok(f->board, x, "sleepy", &o);
   sleep_ms(50);
   next_none(f->board);
   gone(f->board, x);
-  l = dead_of(f->board, x);
+  jb_dead_letter *l = dead_of(f->board, x);
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
   assert_int_equal(l->attempts, 1);
   jbt_assert_contains(l->reason, "lapsed");
   jbt_assert_contains(l->reason, "sleepy");
   jb_dead_free(l);
-  assert_int_equal(dead_count(f->board), 3);
-  assert_int_equal(count(f->board, 0), 0);
-  check_ok(f->board, 0);
+  only_one_dead_letter_left(f);
 }
 
-/* ----------------------------------------------------------------- retry */
-
-static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
+/* A delay of its own: not claimable before it, exactly. */
+static void retry_with_a_delay_makes_the_job_due_exactly_then(void **state) {
   jbt_fixture *f = *state;
   const int64_t T = base_time();
   clock_at(T);
-  /* A delay of its own: not claimable before it, exactly. */
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "later", JB_PRIORITY_NORMAL);
   uint64_t t = claim_ok(f->board, u, "w", NULL);
@@ -769,11 +1051,18 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   assert_int_equal(jb_claim(NULL, f->board, u, "w", NULL), JB_ENOTDUE);
   clock_at(T + 10 * SEC);
   next_is(f->board, u, "w");
+}
 
-  /* The back-off: the job's, doubled per attempt, at most its maximum,
-   * with +-20 % jitter (and never past the maximum). */
-  const int64_t C = T + 100 * SEC;
+/* The back-off: the job's, doubled per attempt, at most its maximum,
+ * with +-20 % jitter (and never past the maximum). */
+static void retry_with_backoff_doubles_the_jobs_per_attempt_up_to_its_max(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t C = base_time() + 100 * SEC;
   clock_at(C);
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
+  ro.flags = JB_RETRY_BACKOFF;
+  jb_retry_result res;
   for (int i = 0; i < 10; i++) {
     char v[JB_UUID_STRLEN];
     jb_post p = JB_POST_INIT;
@@ -782,15 +1071,13 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
     p.backoff_max_ms = 5000;
     post_ok(v, f->board, &p);
     claim_ok(f->board, v, "w", NULL);
-    ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
-    ro.flags = JB_RETRY_BACKOFF;
     assert_int_equal(jb_retry(&res, f->board, v, "w", &ro), JB_OK);
     assert_int_equal(res.attempts, 1);
     /* attempt 1: 4 s +-20 % */
     if (res.due_us < C + 3200000 || res.due_us > C + 4800000)
       fail_msg("attempt 1: due %lld us after the retry, not in 3.2..4.8 s",
                (long long)(res.due_us - C));
-    j = get(f->board, v);
+    jb_job *j = get(f->board, v);
     assert_int_equal(jb_job_not_before(j), res.due_us);
     jb_job_free(j);
     /* attempt 2: 8 s, capped at 5 s, jitter within 4..5 s */
@@ -805,21 +1092,35 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
     assert_int_equal(jb_job_cancel(f->board, v, 0), JB_OK);
     clock_at(C);
   }
-  /* Without a back-off of its own: the board's (1 s +-20 %). */
+}
+
+/* Without a back-off of its own: the board's (1 s +-20 %). */
+static void retry_with_backoff_of_a_job_without_its_own_takes_the_boards(
+    void **state) {
+  jbt_fixture *f = *state;
+  const int64_t C = base_time() + 100 * SEC;
+  clock_at(C);
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
+  ro.flags = JB_RETRY_BACKOFF;
+  jb_retry_result res;
   char w[JB_UUID_STRLEN];
   jbt_post(w, f->board, "board-backoff", JB_PRIORITY_NORMAL);
   claim_ok(f->board, w, "w", NULL);
   assert_int_equal(jb_retry(&res, f->board, w, "w", &ro), JB_OK);
   assert_true(res.due_us >= C + 800000 && res.due_us <= C + 1200000);
   assert_int_equal(jb_job_cancel(f->board, w, 0), JB_OK);
+}
 
-  /* Straight to the dead letters. */
+static void retry_to_the_dead_letters_buries_the_job_with_its_reason(
+    void **state) {
+  jbt_fixture *f = *state;
   char z[JB_UUID_STRLEN];
   jbt_post(z, f->board, "poison", JB_PRIORITY_NORMAL);
   claim_ok(f->board, z, "w", NULL);
-  ro = (jb_retry_options)JB_RETRY_OPTIONS_INIT;
+  jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
   ro.reason = "cannot parse";
+  jb_retry_result res;
   assert_int_equal(jb_retry(&res, f->board, z, "w", &ro), JB_OK);
   assert_true(res.dead);
   assert_int_equal(res.attempts, 1);
@@ -834,7 +1135,12 @@ static void retry_with_a_delay_a_backoff_or_to_the_dead_letters(void **state) {
   assert_int_equal(c->end, JB_END_DEAD);
   assert_string_equal(c->reason, "cannot parse");
   jb_completion_free(c);
-  /* opts NULL: at once, as an abandon that counts. */
+  check_ok(f->board, 0);
+}
+
+/* opts NULL: at once, as an abandon that counts. */
+static void retry_without_options_is_an_abandon_that_counts(void **state) {
+  jbt_fixture *f = *state;
   char y[JB_UUID_STRLEN];
   jbt_post(y, f->board, "again", JB_PRIORITY_NORMAL);
   claim_ok(f->board, y, "w", NULL);
@@ -950,15 +1256,21 @@ static void bad_retries_are_refused_and_change_nothing(void **state) {
   assert_int_equal(dead_count(f->board), 0);
 }
 
-/* ------------------------------------------------------------ time limit */
-
-static void a_time_limit_caps_every_lease(void **state) {
-  jbt_fixture *f = *state;
-  char u[JB_UUID_STRLEN];
+/* Posts "limited", with a time limit of 3 s. */
+static void post_limited(jbt_fixture *f, char u[JB_UUID_STRLEN]) {
   jb_post p = JB_POST_INIT;
   p.name = "limited";
   p.time_limit_ms = 3000;
   post_ok(u, f->board, &p);
+}
+
+/* The lease asked for, extended, refreshed by a same-owner re-claim,
+ * claim-next's, and a claim with no lease at all: each ends within the
+ * job's time limit. */
+static void a_time_limit_caps_every_lease(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_limited(f, u);
   jb_job *j = get(f->board, u);
   assert_int_equal(jb_job_time_limit(j), 3000);
   jb_job_free(j);
@@ -992,18 +1304,33 @@ static void a_time_limit_caps_every_lease(void **state) {
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_int_equal(e, JB_EXPIRY_AT);
   assert_true(left >= 0 && left <= 3000);
-  /* A shorter lease than the limit stays as asked. */
+  check_ok(f->board, 0);
+}
+
+static void a_lease_shorter_than_the_time_limit_stays_as_asked(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  post_limited(f, u);
+  claim_ok(f->board, u, "w", NULL);
+  jb_expiry e;
+  int64_t left = -1;
   assert_int_equal(jb_extend(f->board, u, "w", 0, 500), JB_OK);
   assert_int_equal(jb_job_expires_in(&e, &left, f->board, u), JB_OK);
   assert_true(left >= 0 && left <= 500);
   check_ok(f->board, 0);
+}
 
-  /* A limit reached is a failed attempt, whatever the lease. */
+/* Whatever the lease. */
+static void a_time_limit_reached_is_a_failed_attempt(void **state) {
+  jbt_fixture *f = *state;
   char v[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
   p.name = "limited-1ms";
   p.time_limit_ms = 1;
   p.max_attempts = 1;
   post_ok(v, f->board, &p);
+  jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
+  o.lease_ms = 60000;
   claim_ok(f->board, v, "slow", &o);
   sleep_ms(50);
   assert_int_equal(jb_claim(NULL, f->board, v, "other", NULL), JB_ENOTFOUND);
@@ -1012,7 +1339,15 @@ static void a_time_limit_caps_every_lease(void **state) {
   assert_int_equal(l->cause, JB_DEAD_ATTEMPTS);
   jbt_assert_contains(l->reason, "slow");
   jb_dead_free(l);
-  /* Bad limits. */
+  check_ok(f->board, 0);
+}
+
+static void bad_time_limits_are_refused_naming_the_field(void **state) {
+  jbt_fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "limited-1ms";
+  p.max_attempts = 1;
   p.time_limit_ms = -1;
   assert_int_equal(jb_job_post(v, f->board, &p), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "time_limit_ms");
@@ -1052,16 +1387,28 @@ static int garble_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return mdb_put(txn, s->jobx, &k, &v, 0);
 }
 
+/* Posts `a` with the key "damaged-key" and overwrites its jobx record with
+ * bytes that do not decode. */
+static void post_keyed_and_garble_its_jobx(jbt_fixture *f,
+                                           char a[JB_UUID_STRLEN]) {
+  post_key(a, f->board, "damaged-key", JB_OK);
+  garble_ctx g;
+  assert_int_equal(jb__uuid_parse(g.uuid, a, "uuid"), JB_OK);
+  assert_int_equal(jb__store_write(f->board->store, garble_body, &g), JB_OK);
+}
+
+static void check_reports_a_jobx_record_that_does_not_decode(void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN];
+  post_keyed_and_garble_its_jobx(f, a);
+  assert_int_equal(jb_board_check(NULL, f->board, NULL, NULL), JB_ECORRUPT);
+}
+
 static void a_jobx_record_that_does_not_decode_blocks_nothing(void **state) {
   jbt_fixture *f = *state;
   const char *key = "damaged-key";
   char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
-  post_key(a, f->board, key, JB_OK);
-  garble_ctx g;
-  assert_int_equal(jb__uuid_parse(g.uuid, a, "uuid"), JB_OK);
-  assert_int_equal(jb__store_write(f->board->store, garble_body, &g), JB_OK);
-  /* check sees it. */
-  assert_int_equal(jb_board_check(NULL, f->board, NULL, NULL), JB_ECORRUPT);
+  post_keyed_and_garble_its_jobx(f, a);
   /* The job still leaves the board (its record with it)... */
   int crc = jb_claim(NULL, f->board, a, "w", NULL);
   if (crc != JB_OK) fail_msg("claim: %s", jb_errmsg());
@@ -1077,35 +1424,61 @@ static void a_jobx_record_that_does_not_decode_blocks_nothing(void **state) {
                    JB_OK);
 }
 
+static const char *const held_key = "report-2026-11-28";
+
+/* A second post of a held key is refused, naming the job that holds it,
+ * and changes nothing. */
 static void a_unique_key_is_held_by_one_live_job(void **state) {
   jbt_fixture *f = *state;
-  const char *key = "report-2026-11-28";
+  const char *key = held_key;
   char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
   post_key(a, f->board, key, JB_OK);
   jb_job *j = get(f->board, a);
   assert_string_equal(jb_job_unique_key(j), key);
   jb_job_free(j);
-
-  jbt_snapshot before, after;
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   memset(b, 'x', sizeof b);
   post_key(b, f->board, key, JB_EEXISTS);
   assert_string_equal(b, a); /* names the job that holds it */
   jbt_assert_contains(jb_errmsg(), a);
   jbt_assert_contains(jb_errmsg(), key);
-  /* In a batch: nothing posted, the holder named at the post's index. */
+  assert_unchanged_since(&before, f->board);
+}
+
+/* In a batch: nothing posted, the holder named at the post's index. */
+static void a_batch_post_of_a_held_key_names_the_holder_at_its_index(
+    void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN];
+  post_key(a, f->board, held_key, JB_OK);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
   jb_post two[2] = {JB_POST_INIT, JB_POST_INIT};
   two[0].name = "first";
   two[0].unique_key = "another-key";
   two[1].name = "second";
-  two[1].unique_key = key;
+  two[1].unique_key = held_key;
   char uu[2][JB_UUID_STRLEN];
   assert_int_equal(jb_job_post_batch(uu, f->board, two, 2), JB_EEXISTS);
   assert_string_equal(uu[1], a);
-  /* Two posts of one batch with the same key: nothing posted, and no job
-   * that is not on the board is named as the key's holder. */
+  assert_unchanged_since(&before, f->board);
+}
+
+/* Two posts of one batch with the same key: nothing posted, and no job
+ * that is not on the board is named as the key's holder. */
+static void a_batch_with_one_key_twice_is_refused_as_invalid(void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN];
+  post_key(a, f->board, held_key, JB_OK);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  jb_post two[2] = {JB_POST_INIT, JB_POST_INIT};
+  two[0].name = "first";
+  two[1].name = "second";
   two[0].unique_key = "twice";
   two[1].unique_key = "twice";
+  char uu[2][JB_UUID_STRLEN];
   memset(uu, 0, sizeof uu);
   int rc = jb_job_post_batch(uu, f->board, two, 2);
   assert_int_not_equal(rc, JB_OK);
@@ -1115,11 +1488,12 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   assert_int_equal(rc, JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unique key");
   assert_int_equal(count(f->board, 0), 1);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
-  /* Bad keys. */
+  assert_unchanged_since(&before, f->board);
+}
+
+static void bad_unique_keys_are_refused(void **state) {
+  jbt_fixture *f = *state;
+  char b[JB_UUID_STRLEN];
   post_key(b, f->board, "", JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unique key");
   post_key(b, f->board, "schedule:mine", JB_EINVAL); /* the runs' own */
@@ -1128,41 +1502,90 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   memset(longkey, 'k', sizeof longkey - 1);
   longkey[sizeof longkey - 1] = '\0';
   post_key(b, f->board, longkey, JB_EINVAL);
-  longkey[JB_UNIQUE_MAX] = '\0'; /* the longest */
+  post_key(b, f->board, "\xc3\x28", JB_EINVAL);
+}
+
+static void the_longest_unique_key_is_accepted(void **state) {
+  jbt_fixture *f = *state;
+  char longkey[JB_UNIQUE_MAX + 1];
+  memset(longkey, 'k', JB_UNIQUE_MAX);
+  longkey[JB_UNIQUE_MAX] = '\0';
   char lk[JB_UUID_STRLEN];
   post_key(lk, f->board, longkey, JB_OK);
-  post_key(b, f->board, "\xc3\x28", JB_EINVAL);
+}
 
-  /* Consumed: the key is free. */
+static void a_claimed_job_still_holds_its_unique_key(void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
+  post_key(a, f->board, held_key, JB_OK);
   claim_ok(f->board, a, "w", NULL);
-  post_key(b, f->board, key, JB_EEXISTS); /* claimed: still held */
+  post_key(b, f->board, held_key, JB_EEXISTS);
+}
+
+static void a_consumed_job_frees_its_unique_key(void **state) {
+  jbt_fixture *f = *state;
+  char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
+  post_key(a, f->board, held_key, JB_OK);
+  claim_ok(f->board, a, "w", NULL);
   assert_int_equal(jb_consume(f->board, a, "w", 0, NULL), JB_OK);
-  char c[JB_UUID_STRLEN];
-  post_key(c, f->board, key, JB_OK);
+  post_key(c, f->board, held_key, JB_OK);
   assert_string_not_equal(c, a);
-  /* Cancelled: free. */
+}
+
+static void a_cancelled_job_frees_its_unique_key(void **state) {
+  jbt_fixture *f = *state;
+  char c[JB_UUID_STRLEN], d[JB_UUID_STRLEN];
+  post_key(c, f->board, held_key, JB_OK);
   assert_int_equal(jb_job_cancel(f->board, c, 0), JB_OK);
-  char d[JB_UUID_STRLEN];
-  post_key(d, f->board, key, JB_OK);
-  /* Dead-lettered: free, and a requeue finds it taken. */
+  post_key(d, f->board, held_key, JB_OK);
+}
+
+/* Posts `d` with held_key and sends it straight to the dead letters; then
+ * posts `e` with the key, now free. */
+static void bury_the_keys_holder_and_post_another(jbt_fixture *f,
+                                                  char d[JB_UUID_STRLEN],
+                                                  char e[JB_UUID_STRLEN]) {
+  post_key(d, f->board, held_key, JB_OK);
   claim_ok(f->board, d, "w", NULL);
   jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
   assert_int_equal(jb_retry(NULL, f->board, d, "w", &ro), JB_OK);
   jb_dead_letter *l = dead_of(f->board, d);
-  assert_string_equal(l->unique_key, key);
+  assert_string_equal(l->unique_key, held_key);
   jb_dead_free(l);
-  char e[JB_UUID_STRLEN];
-  post_key(e, f->board, key, JB_OK);
+  post_key(e, f->board, held_key, JB_OK);
+}
+
+/* The letter keeps the key, but does not hold it. */
+static void a_dead_lettered_job_frees_its_unique_key(void **state) {
+  jbt_fixture *f = *state;
+  char d[JB_UUID_STRLEN], e[JB_UUID_STRLEN];
+  bury_the_keys_holder_and_post_another(f, d, e);
+  assert_string_not_equal(d, e);
+}
+
+/* The letter stays. */
+static void a_requeue_of_a_letter_whose_key_is_taken_names_the_holder(
+    void **state) {
+  jbt_fixture *f = *state;
+  char d[JB_UUID_STRLEN], e[JB_UUID_STRLEN];
+  bury_the_keys_holder_and_post_another(f, d, e);
   assert_int_equal(jb_dead_requeue(f->board, d, 0), JB_EEXISTS);
   jbt_assert_contains(jb_errmsg(), e);
-  jb_dead_free(dead_of(f->board, d)); /* the letter stays */
+  jb_dead_free(dead_of(f->board, d));
   gone(f->board, d);
-  /* Trashed (a dead letter too), then requeued: it holds the key again. */
+}
+
+/* The key's holder trashed (a dead letter too), the letter requeued holds
+ * the key again. */
+static void a_requeued_dead_letter_holds_its_unique_key_again(void **state) {
+  jbt_fixture *f = *state;
+  char b[JB_UUID_STRLEN], d[JB_UUID_STRLEN], e[JB_UUID_STRLEN];
+  bury_the_keys_holder_and_post_another(f, d, e);
   assert_int_equal(jb_claim(NULL, f->board, e, "w", NULL), JB_OK);
   assert_int_equal(jb_trash(f->board, e, "w", 0), JB_OK);
   assert_int_equal(jb_dead_requeue(f->board, d, 0), JB_OK);
-  post_key(b, f->board, key, JB_EEXISTS);
+  post_key(b, f->board, held_key, JB_EEXISTS);
   assert_string_equal(b, d);
   check_ok(f->board, 0);
 }
@@ -1237,9 +1660,7 @@ static void processes_racing_for_one_key_post_one_job(void **state) {
   check_ok(f->board, 0);
 }
 
-/* ---------------------------------------------------------------- cancel */
-
-static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
+static void cancel_takes_an_unclaimed_job_off_the_board_as_cancelled(
     void **state) {
   jbt_fixture *f = *state;
   uint64_t from = log_next(f->board);
@@ -1256,27 +1677,71 @@ static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
   assert_string_equal(c->name, "unwanted");
   jb_completion_free(c);
   assert_true(log_find(f->board, from, JB_EVENT_CANCELLED, u, NULL));
-  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_ENOTFOUND);
   assert_int_equal(dead_count(f->board), 0); /* not a dead letter */
+}
 
-  /* Claimed: refused, naming the owner, nothing changes. */
-  char v[JB_UUID_STRLEN];
+static void cancel_of_a_cancelled_job_is_not_found(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "unwanted", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_ENOTFOUND);
+}
+
+/* Posts `v` and claims it as "holder"; returns the claim's token. */
+static uint64_t post_held(jbt_fixture *f, char v[JB_UUID_STRLEN]) {
   jbt_post(v, f->board, "in-hand", JB_PRIORITY_NORMAL);
-  uint64_t t = claim_ok(f->board, v, "holder", NULL);
-  jbt_snapshot before, after;
+  return claim_ok(f->board, v, "holder", NULL);
+}
+
+/* Refused, naming the owner; nothing changes. */
+static void cancel_of_a_claimed_job_is_refused_naming_the_holder(
+    void **state) {
+  jbt_fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  post_held(f, v);
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_job_cancel(f->board, v, 0), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "holder");
+  assert_unchanged_since(&before, f->board);
+}
+
+static void cancel_with_unknown_flags_or_a_malformed_uuid_changes_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  post_held(f, v);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_job_cancel(f->board, v, 0x10), JB_EINVAL);
   assert_int_equal(jb_job_cancel(f->board, "not-a-uuid", 0), JB_EINVAL);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
-  /* Forced: gone, and its holder can no longer act on it. */
-  from = log_next(f->board);
+  assert_unchanged_since(&before, f->board);
+}
+
+/* Forced: gone, its end recorded with the holder's name. */
+static void a_forced_cancel_takes_a_claimed_job(void **state) {
+  jbt_fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  post_held(f, v);
+  uint64_t from = log_next(f->board);
   assert_int_equal(jb_job_cancel(f->board, v, JB_CANCEL_FORCE), JB_OK);
   gone(f->board, v);
+  char owner[JB_WHO_MAX + 1];
+  assert_true(log_find(f->board, from, JB_EVENT_CANCELLED, v, owner));
+  assert_string_equal(owner, "holder");
+  jb_completion *c = completion_of(f->board, v);
+  assert_int_equal(c->end, JB_END_CANCELLED);
+  assert_string_equal(c->owner, "holder");
+  jb_completion_free(c);
+}
+
+/* Its holder can no longer act on it, and each refusal says why. */
+static void the_holder_of_a_job_cancelled_by_force_is_told_so(void **state) {
+  jbt_fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  uint64_t t = post_held(f, v);
+  assert_int_equal(jb_job_cancel(f->board, v, JB_CANCEL_FORCE), JB_OK);
   assert_int_equal(jb_consume(f->board, v, "holder", t, NULL), JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), v);
   jbt_assert_contains(jb_errmsg(), "cancelled");
@@ -1294,22 +1759,20 @@ static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
   assert_int_equal(jb_retry(NULL, f->board, v, "holder", &ro),
                    JB_ENOTFOUND);
   jbt_assert_contains(jb_errmsg(), "(it was cancelled)");
-  /* A job that was consumed is not said to be cancelled. */
+}
+
+static void a_consumed_job_is_not_said_to_be_cancelled(void **state) {
+  jbt_fixture *f = *state;
   char done[JB_UUID_STRLEN];
   jbt_post(done, f->board, "done", JB_PRIORITY_NORMAL);
   claim_ok(f->board, done, "holder", NULL);
   assert_int_equal(jb_consume(f->board, done, "holder", 0, NULL), JB_OK);
   assert_int_equal(jb_consume(f->board, done, "holder", 0, NULL), JB_ENOTFOUND);
   assert_null(strstr(jb_errmsg(), "cancelled"));
-  char owner[JB_WHO_MAX + 1];
-  assert_true(log_find(f->board, from, JB_EVENT_CANCELLED, v, owner));
-  assert_string_equal(owner, "holder");
-  c = completion_of(f->board, v);
-  assert_int_equal(c->end, JB_END_CANCELLED);
-  assert_string_equal(c->owner, "holder");
-  jb_completion_free(c);
+}
 
-  /* A delayed job. */
+static void cancel_takes_a_delayed_job(void **state) {
+  jbt_fixture *f = *state;
   char w[JB_UUID_STRLEN];
   jb_post p = JB_POST_INIT;
   p.name = "delayed";
@@ -1318,60 +1781,98 @@ static void cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force(
   check_ok(f->board, 1);
   assert_int_equal(jb_job_cancel(f->board, w, 0), JB_OK);
   gone(f->board, w);
-  c = completion_of(f->board, w);
+  jb_completion *c = completion_of(f->board, w);
   assert_int_equal(c->end, JB_END_CANCELLED);
   jb_completion_free(c);
   assert_int_equal(count(f->board, 0), 0);
   check_ok(f->board, 0);
 }
 
-static void flush_cancels_every_unclaimed_job(void **state) {
-  jbt_fixture *f = *state;
+/* The board of the cancel-unclaimed tests: ready jobs r1 and r2, a
+ * delayed d1 holding the key "flushed-key", `held` claimed by "holder",
+ * and MANY more (every third delayed), many more than one transaction's
+ * worth (256). */
+enum { MANY = 600 };
+typedef struct {
   char r1[JB_UUID_STRLEN], r2[JB_UUID_STRLEN], d1[JB_UUID_STRLEN],
       held[JB_UUID_STRLEN];
-  jbt_post(r1, f->board, "ready-1", JB_PRIORITY_LOW);
-  jbt_post(held, f->board, "held", JB_PRIORITY_HIGH);
-  jbt_post(r2, f->board, "ready-2", JB_PRIORITY_VERY_HIGH);
+  char many_u[MANY][JB_UUID_STRLEN];
+} flush_board;
+
+/* Fills the board as above, the uuids into *fb, and cancels every
+ * unclaimed job; returns how many went. */
+static size_t fill_and_cancel_unclaimed(jbt_fixture *f, flush_board *fb) {
+  jbt_post(fb->r1, f->board, "ready-1", JB_PRIORITY_LOW);
+  jbt_post(fb->held, f->board, "held", JB_PRIORITY_HIGH);
+  jbt_post(fb->r2, f->board, "ready-2", JB_PRIORITY_VERY_HIGH);
   jb_post p = JB_POST_INIT;
   p.name = "delayed";
   p.delay_ms = 3600 * 1000;
   p.unique_key = "flushed-key";
-  post_ok(d1, f->board, &p);
-  claim_ok(f->board, held, "holder", NULL);
-  /* Many more than one transaction's worth (256): every one goes. */
-  enum { MANY = 600 };
+  post_ok(fb->d1, f->board, &p);
+  claim_ok(f->board, fb->held, "holder", NULL);
   static jb_post many[MANY];
-  static char many_u[MANY][JB_UUID_STRLEN];
   for (int i = 0; i < MANY; i++) {
     many[i] = (jb_post)JB_POST_INIT;
     many[i].name = "bulk";
     many[i].priority = (jb_priority)(i % 5);
     if (i % 3 == 0) many[i].delay_ms = 1000 * (i + 1);
   }
-  assert_int_equal(jb_job_post_batch(many_u, f->board, many, MANY), JB_OK);
+  assert_int_equal(jb_job_post_batch(fb->many_u, f->board, many, MANY), JB_OK);
   size_t n = 0;
   assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
+  return n;
+}
+
+/* Ready and delayed alike, each ending as cancelled. */
+static void cancel_unclaimed_cancels_every_unclaimed_job(void **state) {
+  jbt_fixture *f = *state;
+  static flush_board fb;
+  size_t n = fill_and_cancel_unclaimed(f, &fb);
   assert_int_equal(n, 3 + MANY);
   assert_int_equal(count(f->board, 0), 1);
-  jb_state st;
-  assert_int_equal(jb_job_get_state(&st, f->board, held), JB_OK);
-  assert_int_equal(st, JB_STATE_CLAIMED);
-  const char *cancelled[] = {r1, r2, d1, many_u[0], many_u[MANY - 1]};
+  const char *cancelled[] = {fb.r1, fb.r2, fb.d1, fb.many_u[0],
+                             fb.many_u[MANY - 1]};
   for (size_t i = 0; i < sizeof cancelled / sizeof cancelled[0]; i++) {
     gone(f->board, cancelled[i]);
     jb_completion *c = completion_of(f->board, cancelled[i]);
     assert_int_equal(c->end, JB_END_CANCELLED);
     jb_completion_free(c);
   }
-  /* The delayed job's key is free again. */
+}
+
+static void cancel_unclaimed_leaves_claimed_jobs(void **state) {
+  jbt_fixture *f = *state;
+  static flush_board fb;
+  fill_and_cancel_unclaimed(f, &fb);
+  jb_state st;
+  assert_int_equal(jb_job_get_state(&st, f->board, fb.held), JB_OK);
+  assert_int_equal(st, JB_STATE_CLAIMED);
+  assert_int_equal(jb_consume(f->board, fb.held, "holder", 0, NULL), JB_OK);
+  check_ok(f->board, 0);
+}
+
+/* The delayed job's key is free again. */
+static void cancel_unclaimed_frees_the_keys_of_the_jobs_it_cancels(
+    void **state) {
+  jbt_fixture *f = *state;
+  static flush_board fb;
+  fill_and_cancel_unclaimed(f, &fb);
   char again[JB_UUID_STRLEN];
   post_key(again, f->board, "flushed-key", JB_OK);
+  size_t n = 0;
   assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 1);
+}
+
+static void cancel_unclaimed_with_nothing_unclaimed_cancels_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  static flush_board fb;
+  fill_and_cancel_unclaimed(f, &fb);
+  size_t n = 99;
   assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 0);
-  assert_int_equal(jb_consume(f->board, held, "holder", 0, NULL), JB_OK);
-  check_ok(f->board, 0);
 }
 
 /* ----------------------------------------------------------------- check */
@@ -1493,21 +1994,76 @@ int main(void) {
   jbt_watchdog(600);
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
   const struct CMUnitTest tests[] = {
-      T(a_delayed_job_is_listed_but_not_claimable_until_due),
+      T(a_delayed_job_is_not_claimable_before_its_due_time),
+      T(a_delayed_job_is_listed_in_its_place_with_its_due_time),
+      T(a_delayed_job_is_not_listed_among_the_claimable_ones),
+      T(a_delayed_job_at_its_due_time_is_claimed_in_priority_order),
+      T(a_job_posted_with_delay_ms_is_due_that_long_after_its_post),
+      T(a_due_time_already_past_is_claimable_at_once),
       T(bad_due_times_are_refused_and_write_nothing),
+      T(post_check_refuses_bad_due_times_naming_the_field),
+      T(a_batch_with_a_bad_due_time_writes_nothing_naming_its_index),
+      T(the_longest_delay_and_the_furthest_due_time_are_accepted),
       T(a_waiter_wakes_when_a_job_becomes_due),
-      T(attempts_lead_to_the_dead_letters_and_back),
+      T(a_job_posted_with_max_attempts_starts_with_none_used),
+      T(failed_attempts_before_the_last_leave_the_job_claimable),
+      T(the_last_allowed_attempt_sends_the_job_to_the_dead_letters),
+      T(a_dead_letter_keeps_the_jobs_posting_and_how_it_died),
+      T(a_job_sent_to_the_dead_letters_completes_as_dead),
+      T(a_requeued_dead_letter_is_back_with_its_attempts_from_zero),
+      T(a_requeued_job_that_dies_again_has_only_its_new_lifes_reason),
+      T(a_requeue_keeping_attempts_makes_the_next_failure_the_last),
+      T(a_requeue_with_unknown_flags_or_a_malformed_uuid_is_invalid),
+      T(a_requeue_of_a_job_on_the_board_is_not_found),
+      T(dead_get_of_a_job_on_the_board_is_not_found),
+      T(dead_purge_takes_the_letters_dead_before_the_time_given),
+      T(the_default_retry_policy_has_no_maximum_and_a_1s_backoff),
+      T(bad_retry_policies_are_refused_naming_the_field),
+      T(a_retry_policy_set_is_read_by_another_handle),
       T(the_boards_retry_policy_applies_to_jobs_without_their_own),
+      T(a_jobs_own_max_attempts_wins_over_the_boards),
+      T(dead_foreach_walks_the_dead_letters),
       T(a_lapsed_claim_counts_an_attempt),
-      T(retry_with_a_delay_a_backoff_or_to_the_dead_letters),
+      T(a_last_attempts_lapse_found_by_claim_next_kills_the_job),
+      T(a_last_attempts_lapse_found_by_a_claim_of_its_uuid_kills_it),
+      T(a_last_attempts_lapsed_lease_kills_the_job),
+      T(retry_with_a_delay_makes_the_job_due_exactly_then),
+      T(retry_with_backoff_doubles_the_jobs_per_attempt_up_to_its_max),
+      T(retry_with_backoff_of_a_job_without_its_own_takes_the_boards),
+      T(retry_to_the_dead_letters_buries_the_job_with_its_reason),
+      T(retry_without_options_is_an_abandon_that_counts),
       T(a_dead_letters_history_record_keeps_the_bound),
       T(bad_retries_are_refused_and_change_nothing),
       T(a_time_limit_caps_every_lease),
+      T(a_lease_shorter_than_the_time_limit_stays_as_asked),
+      T(a_time_limit_reached_is_a_failed_attempt),
+      T(bad_time_limits_are_refused_naming_the_field),
       T(a_unique_key_is_held_by_one_live_job),
+      T(a_batch_post_of_a_held_key_names_the_holder_at_its_index),
+      T(a_batch_with_one_key_twice_is_refused_as_invalid),
+      T(bad_unique_keys_are_refused),
+      T(the_longest_unique_key_is_accepted),
+      T(a_claimed_job_still_holds_its_unique_key),
+      T(a_consumed_job_frees_its_unique_key),
+      T(a_cancelled_job_frees_its_unique_key),
+      T(a_dead_lettered_job_frees_its_unique_key),
+      T(a_requeue_of_a_letter_whose_key_is_taken_names_the_holder),
+      T(a_requeued_dead_letter_holds_its_unique_key_again),
+      T(check_reports_a_jobx_record_that_does_not_decode),
       T(a_jobx_record_that_does_not_decode_blocks_nothing),
       T(processes_racing_for_one_key_post_one_job),
-      T(cancel_takes_unclaimed_jobs_and_claimed_ones_only_by_force),
-      T(flush_cancels_every_unclaimed_job),
+      T(cancel_takes_an_unclaimed_job_off_the_board_as_cancelled),
+      T(cancel_of_a_cancelled_job_is_not_found),
+      T(cancel_of_a_claimed_job_is_refused_naming_the_holder),
+      T(cancel_with_unknown_flags_or_a_malformed_uuid_changes_nothing),
+      T(a_forced_cancel_takes_a_claimed_job),
+      T(the_holder_of_a_job_cancelled_by_force_is_told_so),
+      T(a_consumed_job_is_not_said_to_be_cancelled),
+      T(cancel_takes_a_delayed_job),
+      T(cancel_unclaimed_cancels_every_unclaimed_job),
+      T(cancel_unclaimed_leaves_claimed_jobs),
+      T(cancel_unclaimed_frees_the_keys_of_the_jobs_it_cancels),
+      T(cancel_unclaimed_with_nothing_unclaimed_cancels_nothing),
       T(check_passes_a_board_with_a_jobs_life),
       T(salvage_copies_a_requeued_dead_letter),
   };

@@ -143,19 +143,32 @@ static void abandoned_job_returns_to_its_place_in_the_order(void **state) {
   assert_string_equal(got, p[0].uuid);
 }
 
-static void only_unclaimed_listing_skips_claimed_jobs(void **state) {
-  jbt_fixture *f = *state;
-  posted p[6];
+/* Six jobs, NORMAL, LOW, VERY_LOW in turn; p[1] and p[4] claimed by
+ * "w". */
+static void post_six_claim_two(jbt_fixture *f, posted p[6]) {
   for (int i = 0; i < 6; i++) {
     p[i].prio = (jb_priority)(i % 3);
     jbt_post(p[i].uuid, f->board, "u", p[i].prio);
   }
   assert_int_equal(jb_claim(NULL, f->board, p[1].uuid, "w", NULL), JB_OK);
   assert_int_equal(jb_claim(NULL, f->board, p[4].uuid, "w", NULL), JB_OK);
+}
+
+static void only_unclaimed_listing_skips_claimed_jobs(void **state) {
+  jbt_fixture *f = *state;
+  posted p[6];
+  post_six_claim_two(f, p);
   /* Listing order of the unclaimed ones: 2 (NORMAL), 5 (NORMAL), 0, 3. */
   posted want[4] = {p[2], p[5], p[0], p[3]};
   assert_listing(f->board, JB_ONLY_UNCLAIMED, want, 4);
-  /* Without the flag, claimed jobs are listed in their places, with owner. */
+}
+
+/* Without the flag, claimed jobs are listed in their places, with owner. */
+static void the_full_listing_shows_claimed_jobs_in_place_with_owner(
+    void **state) {
+  jbt_fixture *f = *state;
+  posted p[6];
+  post_six_claim_two(f, p);
   posted all[6] = {p[2], p[5], p[1], p[4], p[0], p[3]};
   assert_listing(f->board, 0, all, 6);
   jb_iter *it = NULL;
@@ -223,6 +236,9 @@ static void iterator_streams_over_many_batches_each_job_once_in_order(
   free(p);
 }
 
+/* Both sides of one promise: what is posted is delivered if it sorts
+ * after the cursor (lowest priority, newest), never if it sorts before it
+ * (highest priority), and the rest comes once each, in order. */
 static void iterator_sees_a_job_posted_behind_its_cursor(void **state) {
   jbt_fixture *f = *state;
   size_t n = 300;
@@ -321,6 +337,7 @@ int main(void) {
       T(claim_next_prefers_a_newer_higher_priority_job),
       T(abandoned_job_returns_to_its_place_in_the_order),
       T(only_unclaimed_listing_skips_claimed_jobs),
+      T(the_full_listing_shows_claimed_jobs_in_place_with_owner),
       T(iterating_an_empty_board_ends_at_once),
       T(iterator_streams_over_many_batches_each_job_once_in_order),
       T(iterator_sees_a_job_posted_behind_its_cursor),

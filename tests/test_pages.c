@@ -239,41 +239,61 @@ static void salvage_matches(const char *dir, const filled *f,
   free(dst);
 }
 
-static void torn_writemap_meta_is_reported_and_salvaged_whole(void **state) {
-  jbt_fixture *fx = *state;
+/* The fixture's board closed and filled anew (300 jobs), its last commit
+ * the consume of a job fill had only claimed; the filling returned. */
+static filled fill_and_consume_last(jbt_fixture *fx) {
   jb_board_close(fx->board);
   fx->board = NULL;
   filled f = make_board(fx->dir, 300);
-  /* The last commit a consume: the torn meta's tree still has the job. */
   size_t gone = 5; /* claimed by fill (every 5th), not consumed */
   assert_false(f.consumed[gone]);
   jb_board *b = open_board(fx->dir);
   assert_int_equal(jb_consume(b, f.uuids[gone], "w", 0, NULL), JB_OK);
   f.consumed[gone] = true;
   jb_board_close(b);
-  char *copy = jbt_mkdtemp();
-  rawfile r = raw_read(fx->dir);
-  raw_write(copy, &r);
-  free(r.d);
+  return f;
+}
+
+/* The last commit a consume: the torn meta's tree still has the job. The
+ * salvage has the board as it was acknowledged: the consumed job stays
+ * out (the newer commit's history, on pages the torn meta does not reach,
+ * says so). */
+static void a_torn_writemap_meta_after_a_consume_is_salvaged_without_it(
+    void **state) {
+  jbt_fixture *fx = *state;
+  filled f = fill_and_consume_last(fx);
   tear(fx->dir);
-  /* Salvage first: check's open must not write to the torn board (its
-   * free list marks live pages free). The salvage has the board as it
-   * was acknowledged: the consumed job stays out (the newer commit's
-   * history, on pages the torn meta does not reach, says so). */
+  salvage_matches(fx->dir, &f, NULL);
+  free_filled(&f);
+}
+
+/* Only the page accounting sees it: LMDB's view is self-consistent (the
+ * consumed job is back in it). Salvage first: check's open must not
+ * write to the torn board (its free list marks live pages free). */
+static void a_torn_writemap_meta_is_reported_by_page_accounting_alone(
+    void **state) {
+  jbt_fixture *fx = *state;
+  filled f = fill_and_consume_last(fx);
+  tear(fx->dir);
   salvage_matches(fx->dir, &f, NULL);
   check_seen seen;
   assert_int_equal(run_check(fx->dir, &seen), JB_ECORRUPT);
   print_message("torn meta: %zu problems, first: %s\n", seen.problems,
                 seen.first);
-  /* Only the page accounting sees it: LMDB's view is self-consistent
-   * (the consumed job is back in it). */
   assert_true(seen.page_lines > 0);
   assert_int_equal(seen.other_lines, 0);
   assert_non_null(strstr(seen.first, "is in both"));
-  /* The last commit a post: its pages, which the newer commit may have
-   * taken from the older commit's free list, hold the only copy. */
+  free_filled(&f);
+}
+
+/* The last commit a post: its pages, which the newer commit may have
+ * taken from the older commit's free list, hold the only copy. */
+static void a_torn_writemap_meta_after_a_post_is_salvaged_with_it(
+    void **state) {
+  jbt_fixture *fx = *state;
+  filled f = fill_and_consume_last(fx);
   char last[JB_UUID_STRLEN];
-  b = open_board(copy);
+  jb_board *b = open_board(fx->dir);
   /* Commits that free pages first, so that the post reuses them: pages
    * the older commit's free list still lists (tested: the salvage must
    * read them when the newer free list does not list them). */
@@ -283,10 +303,8 @@ static void torn_writemap_meta_is_reported_and_salvaged_whole(void **state) {
   }
   jbt_post(last, b, "last", JB_PRIORITY_NORMAL);
   jb_board_close(b);
-  tear(copy);
-  salvage_matches(copy, &f, last);
-  jbt_rmtree(copy);
-  free(copy);
+  tear(fx->dir);
+  salvage_matches(fx->dir, &f, last);
   free_filled(&f);
 }
 
@@ -484,22 +502,41 @@ static void on_salvage_line(jb_salvage_kind kind, const char *line,
   ((salv_seen *)arg)->lines++;
 }
 
-static void salvage_of_healthy_board_copies_every_job_in_order(void **state) {
-  jbt_fixture *fx = *state;
+/* The fixture's board closed and filled anew (500 jobs), then salvaged
+ * into its "salvaged" (the path returned, to free) with figures *st; the
+ * filling goes to *f. */
+static char *fill_and_salvage(jbt_fixture *fx, filled *f,
+                              jb_salvage_stats *st) {
   jb_board_close(fx->board);
   fx->board = NULL;
-  filled f = make_board(fx->dir, 500);
+  *f = make_board(fx->dir, 500);
   char *dst = jbt_path(fx->dir, "salvaged");
-  jb_salvage_stats st;
   salv_seen seen = {0};
-  assert_int_equal(jb_board_salvage(&st, fx->dir, dst, on_salvage_line, &seen),
+  assert_int_equal(jb_board_salvage(st, fx->dir, dst, on_salvage_line, &seen),
                    JB_OK);
+  return dst;
+}
+
+static void salvage_of_a_healthy_board_finds_no_damage(void **state) {
+  jbt_fixture *fx = *state;
+  filled f;
+  jb_salvage_stats st;
+  char *dst = fill_and_salvage(fx, &f, &st);
   size_t live = 0;
   for (size_t i = 0; i < f.n; i++) live += !f.consumed[i];
   assert_int_equal(st.copied, live);
   assert_int_equal(st.bad_pages + st.bad_tables + st.undecodable, 0);
   assert_true(st.history > 0);
-  /* Same jobs, same order, all unclaimed. */
+  free(dst);
+  free_filled(&f);
+}
+
+/* Same jobs, same order, all unclaimed, and check finds nothing. */
+static void salvage_of_healthy_board_copies_every_job_in_order(void **state) {
+  jbt_fixture *fx = *state;
+  filled f;
+  jb_salvage_stats st;
+  char *dst = fill_and_salvage(fx, &f, &st);
   jb_board *src = open_board(fx->dir), *b = open_board(dst);
   jb_iter *a, *c;
   assert_int_equal(jb_iter_open(&a, src, 0), JB_OK);
@@ -527,11 +564,40 @@ static void salvage_of_healthy_board_copies_every_job_in_order(void **state) {
   assert_int_equal(jb_board_check(NULL, b, NULL, NULL), JB_OK);
   jb_board_close(src);
   jb_board_close(b);
-  /* A second salvage into the same, now full, directory is refused. */
+  free(dst);
+  free_filled(&f);
+}
+
+static void a_salvage_into_a_directory_that_is_not_empty_is_refused(
+    void **state) {
+  jbt_fixture *fx = *state;
+  filled f;
+  jb_salvage_stats st;
+  char *dst = fill_and_salvage(fx, &f, &st);
   assert_int_equal(jb_board_salvage(&st, fx->dir, dst, NULL, NULL), JB_EINVAL);
   assert_non_null(strstr(jb_errmsg(), "is not empty"));
   free(dst);
   free_filled(&f);
+}
+
+static void salvage_of_a_missing_source_is_not_found(void **state) {
+  jbt_fixture *fx = *state;
+  char *nope = jbt_path(fx->dir, "nope");
+  char *dst = jbt_path(fx->dir, "dst");
+  assert_int_equal(jb_board_salvage(NULL, nope, dst, NULL, NULL), JB_ENOTFOUND);
+  struct stat st;
+  assert_int_equal(stat(dst, &st), -1);
+  free(nope);
+  free(dst);
+}
+
+static void salvage_into_a_file_is_refused_as_not_a_directory(void **state) {
+  jbt_fixture *fx = *state;
+  char *file = jbt_path(fx->dir, "data.mdb");
+  assert_int_equal(jb_board_salvage(NULL, fx->dir, file, NULL, NULL),
+                   JB_EINVAL);
+  assert_non_null(strstr(jb_errmsg(), "not a directory"));
+  free(file);
 }
 
 static void salvage_of_randomly_damaged_boards(void **state) {
@@ -628,21 +694,6 @@ static void salvage_of_randomly_damaged_boards(void **state) {
   free_filled(&f);
 }
 
-static void salvage_refuses_a_missing_source_and_a_file_as_target(void **state) {
-  jbt_fixture *fx = *state;
-  char *nope = jbt_path(fx->dir, "nope");
-  char *dst = jbt_path(fx->dir, "dst");
-  assert_int_equal(jb_board_salvage(NULL, nope, dst, NULL, NULL), JB_ENOTFOUND);
-  char *file = jbt_path(fx->dir, "data.mdb");
-  assert_int_equal(jb_board_salvage(NULL, fx->dir, file, NULL, NULL),
-                   JB_EINVAL);
-  assert_non_null(strstr(jb_errmsg(), "not a directory"));
-  struct stat st;
-  assert_int_equal(stat(dst, &st), -1);
-  free(nope);
-  free(dst);
-  free(file);
-}
 
 /* With both free lists unreadable, the stale copies on free pages look
  * like pages cut off by damage: only the history and log keep the jobs
@@ -747,14 +798,15 @@ static void checks_pass_while_another_process_writes(void **state) {
 }
 
 int main(void) {
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(healthy_busy_board_passes_page_accounting,
                                       jbt_setup, jbt_teardown),
       cmocka_unit_test_setup_teardown(checks_pass_while_another_process_writes,
                                       jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          torn_writemap_meta_is_reported_and_salvaged_whole, jbt_setup,
-          jbt_teardown),
+      T(a_torn_writemap_meta_after_a_consume_is_salvaged_without_it),
+      T(a_torn_writemap_meta_is_reported_by_page_accounting_alone),
+      T(a_torn_writemap_meta_after_a_post_is_salvaged_with_it),
       cmocka_unit_test_setup_teardown(leaked_page_is_reported, jbt_setup,
                                       jbt_teardown),
       cmocka_unit_test_setup_teardown(page_in_two_trees_is_reported,
@@ -764,12 +816,11 @@ int main(void) {
           jbt_teardown),
       cmocka_unit_test_setup_teardown(
           node_marked_big_and_duplicates_is_refused, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          salvage_of_healthy_board_copies_every_job_in_order, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          salvage_refuses_a_missing_source_and_a_file_as_target, jbt_setup,
-          jbt_teardown),
+      T(salvage_of_a_healthy_board_finds_no_damage),
+      T(salvage_of_healthy_board_copies_every_job_in_order),
+      T(a_salvage_into_a_directory_that_is_not_empty_is_refused),
+      T(salvage_of_a_missing_source_is_not_found),
+      T(salvage_into_a_file_is_refused_as_not_a_directory),
       cmocka_unit_test_setup_teardown(
           salvage_never_returns_a_consumed_job_when_free_lists_are_lost,
           jbt_setup, jbt_teardown),

@@ -25,34 +25,69 @@ static jb_board *open_ro(const char *dir, int *rc) {
   return b;
 }
 
-/* Child: open read-only; reads work; each write is JB_EREADONLY. */
-static int reader_main(void *arg) {
-  const char *dir = arg;
+/* What a read-only child checks of a board of two jobs. */
+typedef enum { RO_SAYS_ASKED, RO_READS, RO_WRITES } ro_check;
+
+typedef struct {
+  const char *dir;
+  ro_check check;
+} reader_arg;
+
+/* Child: open read-only, then check one thing. */
+static int reader_main(void *varg) {
+  reader_arg *a = varg;
   int rc;
-  jb_board *b = open_ro(dir, &rc);
+  jb_board *b = open_ro(a->dir, &rc);
   if (rc != JB_OK) return 10;
-  if (jb_board_readonly(b) != JB_READONLY_ASKED) return 11;
-  size_t n = 0;
-  if (jb_board_count(&n, b, 0) != JB_OK || n != 2) return 12;
-  char uuid[JB_UUID_STRLEN];
-  jb_post p = JB_POST_INIT;
-  p.name = "nope";
-  if (jb_job_post(uuid, b, &p) != JB_EREADONLY) return 13;
-  if (strstr(jb_errmsg(), "read-only") == NULL) return 14;
-  if (jb_claim_next(uuid, NULL, NULL, b, "w", NULL) != JB_EREADONLY) return 15;
-  jb_check_stats st;
-  if (jb_board_check(&st, b, NULL, NULL) != JB_OK || st.jobs != 2) return 16;
+  if (a->check == RO_SAYS_ASKED) {
+    if (jb_board_readonly(b) != JB_READONLY_ASKED) return 11;
+  } else if (a->check == RO_READS) {
+    size_t n = 0;
+    if (jb_board_count(&n, b, 0) != JB_OK || n != 2) return 12;
+    jb_check_stats st;
+    if (jb_board_check(&st, b, NULL, NULL) != JB_OK || st.jobs != 2) return 16;
+  } else {
+    char uuid[JB_UUID_STRLEN];
+    jb_post p = JB_POST_INIT;
+    p.name = "nope";
+    if (jb_job_post(uuid, b, &p) != JB_EREADONLY) return 13;
+    if (strstr(jb_errmsg(), "read-only") == NULL) return 14;
+    if (jb_claim_next(uuid, NULL, NULL, b, "w", NULL) != JB_EREADONLY) return 15;
+  }
   jb_board_close(b);
   return 0;
 }
 
-static void reads_work_and_writes_are_refused(void **state) {
-  jbt_fixture *f = *state;
+/* Posts two jobs. */
+static void post_two(jbt_fixture *f) {
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "a", JB_PRIORITY_NORMAL);
   jbt_post(u, f->board, "b", JB_PRIORITY_NORMAL);
+}
+
+/* Runs a read-only child that checks `check`. */
+static void check_in_a_read_only_child(jbt_fixture *f, ro_check check) {
+  reader_arg a = {f->dir, check};
+  jbt_wait_ok(jbt_fork(reader_main, &a, 60), 60000);
+}
+
+static void a_read_only_handle_says_it_was_asked_to_be(void **state) {
+  post_two(*state);
+  check_in_a_read_only_child(*state, RO_SAYS_ASKED);
+}
+
+static void reads_work_on_a_read_only_handle(void **state) {
+  post_two(*state);
+  check_in_a_read_only_child(*state, RO_READS);
+}
+
+/* Each is JB_EREADONLY saying so, and the board's digest stays. */
+static void writes_on_a_read_only_handle_are_refused_and_change_nothing(
+    void **state) {
+  jbt_fixture *f = *state;
+  post_two(f);
   uint64_t before = jbt_board_digest(f->dir);
-  jbt_wait_ok(jbt_fork(reader_main, f->dir, 60), 60000);
+  check_in_a_read_only_child(f, RO_WRITES);
   assert_true(jbt_board_digest(f->dir) == before);
 }
 
@@ -95,10 +130,20 @@ static int nothing_created_main(void *arg) {
   return 0;
 }
 
-static void missing_or_empty_boards_are_not_found_and_nothing_is_made(void **state) {
+/* A directory with no board in it: not found, and no lock file made. */
+static void a_read_only_open_of_an_empty_directory_makes_nothing(
+    void **state) {
   (void)state;
   char *dir = jbt_mkdtemp();
   jbt_wait_ok(jbt_fork(nothing_created_main, dir, 60), 60000);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+static void a_read_only_open_of_a_missing_directory_makes_nothing(
+    void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
   char *missing = jbt_path(dir, "missing");
   int rc;
   jb_board *b = open_ro(missing, &rc);
@@ -121,11 +166,9 @@ static void create_and_readonly_exclude_each_other(void **state) {
   jbt_assert_contains(jb_errmsg(), "exclude each other");
 }
 
-/* In a process that has the board open for writing, a read-only open
- * shares the environment: it says so (jb_board_readonly is ASKED, the
- * store writable). And a process whose only environment on the board is
- * read-only cannot open it for writing until it closes that. */
-static int order_main(void *arg) {
+/* A process whose only environment on the board is read-only cannot open
+ * it for writing until it closes that. */
+static int read_only_first_main(void *arg) {
   const char *dir = arg;
   int rc;
   jb_board *ro = open_ro(dir, &rc);
@@ -135,6 +178,25 @@ static int order_main(void *arg) {
   if (jb_board_open(&rw, dir, &o) != JB_EREADONLY || rw != NULL) return 11;
   if (strstr(jb_errmsg(), "open read-only in this process") == NULL) return 12;
   jb_board_close(ro);
+  if (jb_board_open(&rw, dir, &o) != JB_OK) return 13;
+  jb_board_close(rw);
+  return 0;
+}
+
+static void a_process_read_only_on_a_board_opens_it_to_write_once_closed(
+    void **state) {
+  jbt_fixture *f = *state;
+  jbt_wait_ok(jbt_fork(read_only_first_main, f->dir, 60), 60000);
+}
+
+/* In a process that has the board open for writing, a read-only open
+ * shares the environment: it says so (jb_board_readonly is ASKED, the
+ * store writable), and the writing handle stays writable. */
+static int writer_first_main(void *arg) {
+  const char *dir = arg;
+  int rc;
+  jb_board *rw = NULL;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
   if (jb_board_open(&rw, dir, &o) != JB_OK) return 13;
   jb_board *ro2 = open_ro(dir, &rc);
   if (rc != JB_OK || jb_board_readonly(ro2) != JB_READONLY_ASKED) return 14;
@@ -146,17 +208,21 @@ static int order_main(void *arg) {
 
 static void handles_of_one_process_share_its_environment(void **state) {
   jbt_fixture *f = *state;
-  jbt_wait_ok(jbt_fork(order_main, f->dir, 60), 60000);
+  jbt_wait_ok(jbt_fork(writer_first_main, f->dir, 60), 60000);
 }
 
 int main(void) {
   jbt_watchdog(300);
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
-      T(reads_work_and_writes_are_refused),
+      T(a_read_only_handle_says_it_was_asked_to_be),
+      T(reads_work_on_a_read_only_handle),
+      T(writes_on_a_read_only_handle_are_refused_and_change_nothing),
       T(a_wait_sees_another_process_post),
-      cmocka_unit_test(missing_or_empty_boards_are_not_found_and_nothing_is_made),
+      cmocka_unit_test(a_read_only_open_of_an_empty_directory_makes_nothing),
+      cmocka_unit_test(a_read_only_open_of_a_missing_directory_makes_nothing),
       T(create_and_readonly_exclude_each_other),
+      T(a_process_read_only_on_a_board_opens_it_to_write_once_closed),
       T(handles_of_one_process_share_its_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,67 +35,93 @@ static int64_t utc(int y, int mo, int d, int h, int mi, int s) {
 
 /* ------------------------------------------------------------ cron specs */
 
+/* Cron specs, a time, and the next run after it. */
+static const struct {
+  const char *spec;
+  int after[6], next[6];
+} cron_table[] = {
+    {"* * * * *", {2026, 1, 1, 0, 0, 0}, {2026, 1, 1, 0, 1, 0}},
+    {"* * * * *", {2026, 1, 1, 0, 0, 59}, {2026, 1, 1, 0, 1, 0}},
+    {"*/15 * * * *", {2026, 1, 1, 0, 14, 59}, {2026, 1, 1, 0, 15, 0}},
+    {"*/15 * * * *", {2026, 1, 1, 0, 45, 0}, {2026, 1, 1, 1, 0, 0}},
+    {"0 */6 * * *", {2026, 1, 1, 6, 0, 0}, {2026, 1, 1, 12, 0, 0}},
+    {"10-50/20 * * * *", {2026, 1, 1, 0, 10, 0}, {2026, 1, 1, 0, 30, 0}},
+    {"10-50/20 * * * *", {2026, 1, 1, 0, 50, 0}, {2026, 1, 1, 1, 10, 0}},
+    {"5/20 * * * *", {2026, 1, 1, 0, 45, 0}, {2026, 1, 1, 1, 5, 0}},
+    {"0,30 8-9 * * *", {2026, 1, 1, 9, 30, 0}, {2026, 1, 2, 8, 0, 0}},
+    /* Weekdays: from Friday 2 January to Monday 5 January. */
+    {"30 9 * * 1-5", {2026, 1, 2, 9, 30, 0}, {2026, 1, 5, 9, 30, 0}},
+    /* Sunday as 7 and as 0. */
+    {"0 12 * * 7", {2026, 1, 1, 0, 0, 0}, {2026, 1, 4, 12, 0, 0}},
+    {"0 12 * * 0", {2026, 1, 1, 0, 0, 0}, {2026, 1, 4, 12, 0, 0}},
+    {"0 0 1,15 * *", {2026, 1, 1, 0, 0, 0}, {2026, 1, 15, 0, 0, 0}},
+    {"0 0 */10 * *", {2026, 1, 21, 0, 0, 0}, {2026, 1, 31, 0, 0, 0}},
+    /* Day 31: February and the 30-day months have none. */
+    {"0 0 31 * *", {2026, 1, 31, 0, 0, 0}, {2026, 3, 31, 0, 0, 0}},
+    {"0 0 31 * *", {2026, 3, 31, 0, 0, 0}, {2026, 5, 31, 0, 0, 0}},
+    /* 29 February: the next leap year. */
+    {"0 0 29 2 *", {2026, 1, 1, 0, 0, 0}, {2028, 2, 29, 0, 0, 0}},
+    {"0 0 * 2 *", {2028, 2, 28, 0, 0, 0}, {2028, 2, 29, 0, 0, 0}},
+    {"0 0 * 2 *", {2027, 2, 28, 0, 0, 0}, {2028, 2, 1, 0, 0, 0}},
+    /* Day of month OR day of week when both are restricted (Vixie):
+     * the 13th or a Friday; Friday 2 January comes first. */
+    {"0 0 13 * 5", {2026, 1, 1, 0, 0, 0}, {2026, 1, 2, 0, 0, 0}},
+    /* ... but AND when one begins with `*`. */
+    {"0 0 */1 * 5", {2026, 1, 1, 0, 0, 0}, {2026, 1, 2, 0, 0, 0}},
+    {"0 0 13 * *", {2026, 1, 1, 0, 0, 0}, {2026, 1, 13, 0, 0, 0}},
+    /* Year ends. */
+    {"0 0 * * *", {2026, 12, 31, 12, 0, 0}, {2027, 1, 1, 0, 0, 0}},
+    {"59 23 31 12 *", {2026, 12, 31, 23, 59, 0}, {2027, 12, 31, 23, 59, 0}},
+    {"0 0 1 1 *", {2026, 6, 1, 0, 0, 0}, {2027, 1, 1, 0, 0, 0}},
+    {"@hourly", {2026, 1, 1, 0, 0, 30}, {2026, 1, 1, 1, 0, 0}},
+    {"@daily", {2026, 1, 1, 0, 0, 0}, {2026, 1, 2, 0, 0, 0}},
+    {"@weekly", {2026, 1, 1, 0, 0, 0}, {2026, 1, 4, 0, 0, 0}},
+    {"@monthly", {2026, 1, 1, 0, 0, 0}, {2026, 2, 1, 0, 0, 0}},
+    {"@yearly", {2026, 1, 1, 0, 0, 0}, {2027, 1, 1, 0, 0, 0}},
+    /* April 3rd or an April Friday: 3 April 2026 is both. */
+    {"  1   2  3 4   5  ", {2026, 1, 1, 0, 0, 0}, {2026, 4, 3, 2, 1, 0}},
+};
+#define N_CRON (sizeof cron_table / sizeof cron_table[0])
+
+/* cron_table[i]'s spec, parsed (failing the test when it is refused). */
+static jb_cron cron_of_row(size_t i) {
+  jb_cron c;
+  char why[200];
+  if (!jb__cron_parse(&c, cron_table[i].spec, strlen(cron_table[i].spec), why,
+                      sizeof why))
+    fail_msg("'%s': refused: %s", cron_table[i].spec, why);
+  return c;
+}
+
+/* cron_table[i]'s next run. */
+static int64_t next_of_row(size_t i) {
+  const int *n = cron_table[i].next;
+  return utc(n[0], n[1], n[2], n[3], n[4], n[5]);
+}
+
 static void cron_next_runs_match_the_table(void **state) {
   (void)state;
-  static const struct {
-    const char *spec;
-    int after[6], next[6];
-  } t[] = {
-      {"* * * * *", {2026, 1, 1, 0, 0, 0}, {2026, 1, 1, 0, 1, 0}},
-      {"* * * * *", {2026, 1, 1, 0, 0, 59}, {2026, 1, 1, 0, 1, 0}},
-      {"*/15 * * * *", {2026, 1, 1, 0, 14, 59}, {2026, 1, 1, 0, 15, 0}},
-      {"*/15 * * * *", {2026, 1, 1, 0, 45, 0}, {2026, 1, 1, 1, 0, 0}},
-      {"0 */6 * * *", {2026, 1, 1, 6, 0, 0}, {2026, 1, 1, 12, 0, 0}},
-      {"10-50/20 * * * *", {2026, 1, 1, 0, 10, 0}, {2026, 1, 1, 0, 30, 0}},
-      {"10-50/20 * * * *", {2026, 1, 1, 0, 50, 0}, {2026, 1, 1, 1, 10, 0}},
-      {"5/20 * * * *", {2026, 1, 1, 0, 45, 0}, {2026, 1, 1, 1, 5, 0}},
-      {"0,30 8-9 * * *", {2026, 1, 1, 9, 30, 0}, {2026, 1, 2, 8, 0, 0}},
-      /* Weekdays: from Friday 2 January to Monday 5 January. */
-      {"30 9 * * 1-5", {2026, 1, 2, 9, 30, 0}, {2026, 1, 5, 9, 30, 0}},
-      /* Sunday as 7 and as 0. */
-      {"0 12 * * 7", {2026, 1, 1, 0, 0, 0}, {2026, 1, 4, 12, 0, 0}},
-      {"0 12 * * 0", {2026, 1, 1, 0, 0, 0}, {2026, 1, 4, 12, 0, 0}},
-      {"0 0 1,15 * *", {2026, 1, 1, 0, 0, 0}, {2026, 1, 15, 0, 0, 0}},
-      {"0 0 */10 * *", {2026, 1, 21, 0, 0, 0}, {2026, 1, 31, 0, 0, 0}},
-      /* Day 31: February and the 30-day months have none. */
-      {"0 0 31 * *", {2026, 1, 31, 0, 0, 0}, {2026, 3, 31, 0, 0, 0}},
-      {"0 0 31 * *", {2026, 3, 31, 0, 0, 0}, {2026, 5, 31, 0, 0, 0}},
-      /* 29 February: the next leap year. */
-      {"0 0 29 2 *", {2026, 1, 1, 0, 0, 0}, {2028, 2, 29, 0, 0, 0}},
-      {"0 0 * 2 *", {2028, 2, 28, 0, 0, 0}, {2028, 2, 29, 0, 0, 0}},
-      {"0 0 * 2 *", {2027, 2, 28, 0, 0, 0}, {2028, 2, 1, 0, 0, 0}},
-      /* Day of month OR day of week when both are restricted (Vixie):
-       * the 13th or a Friday; Friday 2 January comes first. */
-      {"0 0 13 * 5", {2026, 1, 1, 0, 0, 0}, {2026, 1, 2, 0, 0, 0}},
-      /* ... but AND when one begins with `*`. */
-      {"0 0 */1 * 5", {2026, 1, 1, 0, 0, 0}, {2026, 1, 2, 0, 0, 0}},
-      {"0 0 13 * *", {2026, 1, 1, 0, 0, 0}, {2026, 1, 13, 0, 0, 0}},
-      /* Year ends. */
-      {"0 0 * * *", {2026, 12, 31, 12, 0, 0}, {2027, 1, 1, 0, 0, 0}},
-      {"59 23 31 12 *", {2026, 12, 31, 23, 59, 0}, {2027, 12, 31, 23, 59, 0}},
-      {"0 0 1 1 *", {2026, 6, 1, 0, 0, 0}, {2027, 1, 1, 0, 0, 0}},
-      {"@hourly", {2026, 1, 1, 0, 0, 30}, {2026, 1, 1, 1, 0, 0}},
-      {"@daily", {2026, 1, 1, 0, 0, 0}, {2026, 1, 2, 0, 0, 0}},
-      {"@weekly", {2026, 1, 1, 0, 0, 0}, {2026, 1, 4, 0, 0, 0}},
-      {"@monthly", {2026, 1, 1, 0, 0, 0}, {2026, 2, 1, 0, 0, 0}},
-      {"@yearly", {2026, 1, 1, 0, 0, 0}, {2027, 1, 1, 0, 0, 0}},
-      /* April 3rd or an April Friday: 3 April 2026 is both. */
-      {"  1   2  3 4   5  ", {2026, 1, 1, 0, 0, 0}, {2026, 4, 3, 2, 1, 0}},
-  };
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-    jb_cron c;
-    char why[200];
-    if (!jb__cron_parse(&c, t[i].spec, strlen(t[i].spec), why, sizeof why))
-      fail_msg("'%s': refused: %s", t[i].spec, why);
-    const int *a = t[i].after, *n = t[i].next;
+  for (size_t i = 0; i < N_CRON; i++) {
+    jb_cron c = cron_of_row(i);
+    const int *a = cron_table[i].after;
     int64_t after = utc(a[0], a[1], a[2], a[3], a[4], a[5]), got;
-    int64_t want = utc(n[0], n[1], n[2], n[3], n[4], n[5]);
+    int64_t want = next_of_row(i);
     assert_true(jb__cron_next(&c, after, &got));
     if (got != want)
       fail_msg("'%s' after %d-%02d-%02d %02d:%02d: %" PRId64 " s, not %" PRId64
-               " s", t[i].spec, a[0], a[1], a[2], a[3], a[4], got / S_US,
-               want / S_US);
-    /* The run before it, at or before the run itself, is the run. */
+               " s", cron_table[i].spec, a[0], a[1], a[2], a[3], a[4],
+               got / S_US, want / S_US);
+  }
+}
+
+/* The run before a run's time, or before a time within its minute, is
+ * the run itself. */
+static void cron_previous_run_at_or_just_after_a_run_is_the_run(
+    void **state) {
+  (void)state;
+  for (size_t i = 0; i < N_CRON; i++) {
+    jb_cron c = cron_of_row(i);
+    int64_t want = next_of_row(i);
     int64_t prev;
     assert_true(jb__cron_prev(&c, want, &prev));
     assert_int_equal(prev, want);
@@ -225,29 +251,47 @@ static jb_schedule *get(jb_board *b, const char *name) {
 
 /* ---------------------------------------------------------- intervals */
 
-static void interval_runs_are_posted_once_each_when_due(void **state) {
-  jbt_fixture *f = *state;
+/* A schedule "s" every second from T0, ticked just before, at and after
+ * its first two runs: each tick posts what is due and no more. */
+static void tick_two_runs_of_every_second(jbt_fixture *f) {
   add_every(f->board, 1000, T0, JB_CATCHUP_SKIP);
-  int64_t due;
-  assert_int_equal(jb_schedule_next_due(&due, f->board), JB_OK);
-  assert_int_equal(due, T0);
   assert_int_equal(tick(f->board, T0 - 1), 0);
   assert_int_equal(tick(f->board, T0), 1);
   assert_int_equal(tick(f->board, T0), 0);
   assert_int_equal(tick(f->board, T0 + S_US - 1), 0);
   assert_int_equal(tick(f->board, T0 + S_US), 1);
+}
+
+static void interval_runs_are_posted_once_each_when_due(void **state) {
+  jbt_fixture *f = *state;
+  tick_two_runs_of_every_second(f);
   int64_t runs[4];
   assert_int_equal(runs_on_board(f->board, runs, 4), 2);
   assert_int_equal(runs[0], T0);
   assert_int_equal(runs[1], T0 + S_US);
+  jbt_assert_check_ok(f->board);
+}
+
+static void a_schedule_records_its_runs_the_last_and_the_next(void **state) {
+  jbt_fixture *f = *state;
+  tick_two_runs_of_every_second(f);
   jb_schedule *s = get(f->board, "s");
   assert_int_equal(s->runs, 2);
   assert_int_equal(s->last_run_us, T0 + S_US);
   assert_int_equal(s->next_us, T0 + 2 * S_US);
   jb_schedule_free(s);
+}
+
+static void next_due_is_the_time_of_the_next_run(void **state) {
+  jbt_fixture *f = *state;
+  add_every(f->board, 1000, T0, JB_CATCHUP_SKIP);
+  int64_t due;
+  assert_int_equal(jb_schedule_next_due(&due, f->board), JB_OK);
+  assert_int_equal(due, T0);
+  assert_int_equal(tick(f->board, T0), 1);
+  assert_int_equal(tick(f->board, T0 + S_US), 1);
   assert_int_equal(jb_schedule_next_due(&due, f->board), JB_OK);
   assert_int_equal(due, T0 + 2 * S_US);
-  jbt_assert_check_ok(f->board);
 }
 
 static void interval_without_start_runs_one_interval_after_the_add(
@@ -311,24 +355,34 @@ static void catch_up_all_posts_at_most_the_cap_per_tick(void **state) {
   assert_int_equal(tick(f->board, now), 0);
 }
 
-static void cron_catch_up_skip_and_all(void **state) {
-  jbt_fixture *f = *state;
+/* A schedule "s" every five minutes by cron from T0, catching up as
+ * asked. */
+static void add_every_five_minutes_by_cron(jbt_fixture *f,
+                                           jb_catchup catch_up) {
   jb_schedule sc = JB_SCHEDULE_INIT;
   sc.name = "s";
   sc.cron = "*/5 * * * *";
   sc.start_us = T0;
+  sc.catch_up = catch_up;
   sc.job.name = "report";
   assert_int_equal(jb_schedule_add(f->board, &sc, 0), JB_OK);
-  /* Runs 00:00, 05, 10, 15 due at 00:17: skip posts 00:15 only. */
+}
+
+/* Runs 00:00, 05, 10, 15 due at 00:17: skip posts 00:15 only. */
+static void cron_catch_up_skip_posts_only_the_latest_missed_run(
+    void **state) {
+  jbt_fixture *f = *state;
+  add_every_five_minutes_by_cron(f, JB_CATCHUP_SKIP);
   assert_int_equal(tick(f->board, T0 + 17 * MIN_US), 1);
   int64_t runs[8];
   assert_int_equal(runs_on_board(f->board, runs, 8), 1);
   assert_int_equal(runs[0], T0 + 15 * MIN_US);
-  assert_int_equal(jb_board_cancel_unclaimed(NULL, f->board), JB_OK);
-  sc.catch_up = JB_CATCHUP_ALL;
-  sc.name = "s";
-  assert_int_equal(jb_schedule_remove(f->board, "s"), JB_OK);
-  assert_int_equal(jb_schedule_add(f->board, &sc, 0), JB_OK);
+}
+
+static void cron_catch_up_all_posts_every_missed_run(void **state) {
+  jbt_fixture *f = *state;
+  add_every_five_minutes_by_cron(f, JB_CATCHUP_ALL);
+  int64_t runs[8];
   assert_int_equal(tick(f->board, T0 + 17 * MIN_US), 4);
   assert_int_equal(runs_on_board(f->board, runs, 8), 4);
   for (int i = 0; i < 4; i++) assert_int_equal(runs[i], T0 + 5 * i * MIN_US);
@@ -359,17 +413,16 @@ static void run_whose_unique_key_is_held_is_not_posted_again(void **state) {
 
 /* ------------------------------------------- add, get, list, remove */
 
-static void added_schedule_reads_back_as_given(void **state) {
-  jbt_fixture *f = *state;
-  jbt_buf d = jbt_details_store(7);
+/* Adds "nightly", every field of its template set (details d). */
+static void add_nightly(jbt_fixture *f, const jbt_buf *d) {
   jb_schedule sc = JB_SCHEDULE_INIT;
   sc.name = "nightly";
   sc.cron = "30 2 * * 1-5";
   sc.start_us = T0;
   sc.catch_up = JB_CATCHUP_ALL;
   sc.job.name = "backup";
-  sc.job.details = d.data;
-  sc.job.details_len = d.len;
+  sc.job.details = d->data;
+  sc.job.details_len = d->len;
   sc.job.priority = JB_PRIORITY_HIGH;
   sc.job.book_name = "books";
   sc.job.book_uuid = "0B1C2D3E-4F50-4617-8293-A4B5C6D7E8F9";
@@ -378,6 +431,12 @@ static void added_schedule_reads_back_as_given(void **state) {
   sc.job.backoff_ms = 2000;
   sc.job.backoff_max_ms = 8000;
   assert_int_equal(jb_schedule_add(f->board, &sc, 0), JB_OK);
+}
+
+static void added_schedule_reads_back_as_given(void **state) {
+  jbt_fixture *f = *state;
+  jbt_buf d = jbt_details_store(7);
+  add_nightly(f, &d);
   jb_schedule *s = get(f->board, "nightly");
   assert_string_equal(s->name, "nightly");
   assert_string_equal(s->cron, "30 2 * * 1-5");
@@ -398,7 +457,14 @@ static void added_schedule_reads_back_as_given(void **state) {
   assert_int_equal(s->last_run_us, 0);
   assert_true(s->created_us > 0);
   jb_schedule_free(s);
-  /* A run carries the template: book, priority, options, details. */
+  jbt_buf_free(&d);
+}
+
+/* Book, priority, options, details. */
+static void a_run_carries_the_schedules_job_template(void **state) {
+  jbt_fixture *f = *state;
+  jbt_buf d = jbt_details_store(7);
+  add_nightly(f, &d);
   assert_int_equal(tick(f->board, utc(2026, 1, 1, 2, 30, 0)), 1);
   char uuid[1][JB_UUID_STRLEN];
   assert_int_equal(jbt_listing_order(f->board, uuid, 1), 1);
@@ -432,8 +498,8 @@ static int collect(const jb_schedule *s, void *payload) {
   return x->n == 8 ? 42 : 0;
 }
 
-static void schedules_list_in_name_order_and_remove(void **state) {
-  jbt_fixture *f = *state;
+/* Schedules "b", "c" and "a", added in that order. */
+static void add_b_c_a(jbt_fixture *f) {
   const char *names[] = {"b", "c", "a"};
   for (int i = 0; i < 3; i++) {
     jb_schedule sc = JB_SCHEDULE_INIT;
@@ -442,22 +508,44 @@ static void schedules_list_in_name_order_and_remove(void **state) {
     sc.job.name = "x";
     assert_int_equal(jb_schedule_add(f->board, &sc, 0), JB_OK);
   }
+}
+
+static void schedules_list_in_name_order(void **state) {
+  jbt_fixture *f = *state;
+  add_b_c_a(f);
   seen x = {0};
   assert_int_equal(jb_schedule_foreach(f->board, collect, &x), JB_OK);
   assert_int_equal(x.n, 3);
   assert_string_equal(x.names[0], "a");
   assert_string_equal(x.names[1], "b");
   assert_string_equal(x.names[2], "c");
+}
+
+static void a_removed_schedule_is_neither_got_nor_listed(void **state) {
+  jbt_fixture *f = *state;
+  add_b_c_a(f);
   assert_int_equal(jb_schedule_remove(f->board, "b"), JB_OK);
-  assert_int_equal(jb_schedule_remove(f->board, "b"), JB_ENOTFOUND);
-  jbt_assert_contains(jb_errmsg(), "no schedule named b");
   jb_schedule *s = NULL;
   assert_int_equal(jb_schedule_get(&s, f->board, "b"), JB_ENOTFOUND);
   assert_null(s);
-  memset(&x, 0, sizeof x);
+  seen x = {0};
   assert_int_equal(jb_schedule_foreach(f->board, collect, &x), JB_OK);
   assert_int_equal(x.n, 2);
+}
+
+static void removing_a_missing_schedule_is_not_found_naming_it(void **state) {
+  jbt_fixture *f = *state;
+  add_b_c_a(f);
+  assert_int_equal(jb_schedule_remove(f->board, "b"), JB_OK);
+  assert_int_equal(jb_schedule_remove(f->board, "b"), JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "no schedule named b");
+}
+
+static void with_every_schedule_removed_nothing_is_due(void **state) {
+  jbt_fixture *f = *state;
+  add_b_c_a(f);
   int64_t due;
+  assert_int_equal(jb_schedule_remove(f->board, "b"), JB_OK);
   assert_int_equal(jb_schedule_remove(f->board, "a"), JB_OK);
   assert_int_equal(jb_schedule_remove(f->board, "c"), JB_OK);
   assert_int_equal(jb_schedule_next_due(&due, f->board), JB_OK);
@@ -482,11 +570,11 @@ static void adding_an_existing_name_is_refused_and_changes_nothing(
   jbt_snapshot_free(&after);
 }
 
-static void replacing_keeps_runs_and_never_reposts_a_run(void **state) {
-  jbt_fixture *f = *state;
+/* "s" every second from T0, ticked at T0 + 10 s, then replaced by the
+ * same grid with another job name: the runs up to T0 + 10 s are done. */
+static void tick_and_replace(jbt_fixture *f) {
   add_every(f->board, 1000, T0, JB_CATCHUP_SKIP);
   assert_int_equal(tick(f->board, T0 + 10 * S_US), 1);
-  /* The same grid again: the runs up to T0 + 10 s are done. */
   jb_schedule sc = JB_SCHEDULE_INIT;
   sc.name = "s";
   sc.every_ms = 1000;
@@ -494,13 +582,33 @@ static void replacing_keeps_runs_and_never_reposts_a_run(void **state) {
   sc.job.name = "report2";
   assert_int_equal(jb_schedule_add(f->board, &sc, JB_SCHEDULE_REPLACE),
                    JB_OK);
+}
+
+static void replacing_takes_the_new_template_and_keeps_the_runs(
+    void **state) {
+  jbt_fixture *f = *state;
+  tick_and_replace(f);
   jb_schedule *s = get(f->board, "s");
   assert_string_equal(s->job.name, "report2");
   assert_int_equal(s->runs, 1);
   assert_int_equal(s->last_run_us, T0 + 10 * S_US);
   assert_int_equal(s->next_us, T0 + 11 * S_US);
   jb_schedule_free(s);
+}
+
+static void replacing_never_reposts_a_run(void **state) {
+  jbt_fixture *f = *state;
+  tick_and_replace(f);
   assert_int_equal(tick(f->board, T0 + 10 * S_US), 0);
+}
+
+/* A good schedule "s", every second. */
+static jb_schedule good_schedule(void) {
+  jb_schedule ok = JB_SCHEDULE_INIT;
+  ok.name = "s";
+  ok.every_ms = 1000;
+  ok.job.name = "x";
+  return ok;
 }
 
 /* One bad field of a schedule, and the message it must give. */
@@ -520,10 +628,7 @@ static void refused(jb_board *b, const jb_schedule *sc, const char *msg) {
 static void bad_schedules_are_refused_naming_the_field(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = f->board;
-  jb_schedule ok = JB_SCHEDULE_INIT;
-  ok.name = "s";
-  ok.every_ms = 1000;
-  ok.job.name = "x";
+  jb_schedule ok = good_schedule();
   jb_schedule sc = ok;
   sc.name = "";
   refused(b, &sc, "schedule name: must not be empty");
@@ -565,12 +670,32 @@ static void bad_schedules_are_refused_naming_the_field(void **state) {
   static const char notmap[] = "\x01";
   sc = ok, sc.job.details = notmap, sc.job.details_len = 1;
   refused(b, &sc, "job.details: must be a map");
-  assert_int_equal(jb_schedule_add(b, &ok, 8), JB_EINVAL);
+}
+
+static void schedule_add_with_unknown_flags_is_invalid_saying_so(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_schedule ok = good_schedule();
+  assert_int_equal(jb_schedule_add(f->board, &ok, 8), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unknown flags");
+}
+
+static void schedule_add_without_a_board_or_a_schedule_is_invalid(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_schedule ok = good_schedule();
   assert_int_equal(jb_schedule_add(NULL, &ok, 0), JB_EINVAL);
-  assert_int_equal(jb_schedule_add(b, NULL, 0), JB_EINVAL);
-  assert_int_equal(jb_schedule_tick(NULL, b, -5), JB_EINVAL);
-  assert_int_equal(jb_schedule_remove(b, ""), JB_EINVAL);
+  assert_int_equal(jb_schedule_add(f->board, NULL, 0), JB_EINVAL);
+}
+
+static void schedule_tick_at_a_negative_time_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  assert_int_equal(jb_schedule_tick(NULL, f->board, -5), JB_EINVAL);
+}
+
+static void schedule_remove_of_an_empty_name_is_invalid(void **state) {
+  jbt_fixture *f = *state;
+  assert_int_equal(jb_schedule_remove(f->board, ""), JB_EINVAL);
 }
 
 /* --------------------------------------------------------------- check */
@@ -581,12 +706,12 @@ static void add_line(const char *line, void *payload) {
   snprintf(lines + have, 4096 - have, "%s\n", line);
 }
 
-static void check_reports_a_schedule_that_does_not_decode(void **state) {
-  jbt_fixture *f = *state;
+/* Adds "s" every second from T0, then cuts its record short with LMDB
+ * itself (no handle of ours open meanwhile). */
+static void add_and_garble_a_schedule(jbt_fixture *f) {
   add_every(f->board, 1000, T0, JB_CATCHUP_SKIP);
   jb_board_close(f->board);
   f->board = NULL;
-  /* Cut the record short with LMDB itself (no handle of ours is open). */
   MDB_env *env;
   MDB_txn *txn;
   MDB_dbi dbi;
@@ -600,6 +725,11 @@ static void check_reports_a_schedule_that_does_not_decode(void **state) {
   assert_int_equal(mdb_txn_commit(txn), 0);
   mdb_env_close(env);
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+}
+
+static void check_reports_a_schedule_that_does_not_decode(void **state) {
+  jbt_fixture *f = *state;
+  add_and_garble_a_schedule(f);
   jb_check_stats st;
   char lines[4096] = "";
   int rc = jb_board_check(&st, f->board, add_line, lines);
@@ -607,8 +737,18 @@ static void check_reports_a_schedule_that_does_not_decode(void **state) {
   assert_int_equal(st.problems, 1);
   jbt_assert_contains(lines, "schedules: the record of s does not decode: a "
                              "record of 3 bytes");
-  /* A tick passes over it; get names it. */
+}
+
+static void a_tick_passes_over_a_schedule_that_does_not_decode(void **state) {
+  jbt_fixture *f = *state;
+  add_and_garble_a_schedule(f);
   assert_int_equal(tick(f->board, T0), 0);
+}
+
+static void schedule_get_of_a_record_that_does_not_decode_names_it(
+    void **state) {
+  jbt_fixture *f = *state;
+  add_and_garble_a_schedule(f);
   jb_schedule *s = NULL;
   assert_int_equal(jb_schedule_get(&s, f->board, "s"), JB_ECORRUPT);
   jbt_assert_contains(jb_errmsg(), "schedule s: its record does not decode");
@@ -735,48 +875,40 @@ static void three_tickers_post_each_run_of_an_hour_exactly_once(
 
 int main(void) {
   jbt_watchdog(600);
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cron_next_runs_match_the_table),
+      cmocka_unit_test(cron_previous_run_at_or_just_after_a_run_is_the_run),
       cmocka_unit_test(cron_previous_runs_match_the_table),
       cmocka_unit_test(bad_cron_specs_are_refused_naming_field_and_value),
-      cmocka_unit_test_setup_teardown(
-          interval_runs_are_posted_once_each_when_due, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          interval_without_start_runs_one_interval_after_the_add, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          catch_up_skip_posts_only_the_latest_missed_run, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(catch_up_all_posts_every_missed_run_once,
-                                      jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          catch_up_all_posts_at_most_the_cap_per_tick, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(cron_catch_up_skip_and_all, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          run_whose_unique_key_is_held_is_not_posted_again, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(added_schedule_reads_back_as_given,
-                                      jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          schedules_list_in_name_order_and_remove, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          adding_an_existing_name_is_refused_and_changes_nothing, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          replacing_keeps_runs_and_never_reposts_a_run, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          bad_schedules_are_refused_naming_the_field, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          check_reports_a_schedule_that_does_not_decode, jbt_setup,
-          jbt_teardown),
-      cmocka_unit_test_setup_teardown(
-          three_tickers_post_each_run_of_an_hour_exactly_once, jbt_setup,
-          jbt_teardown),
+      T(interval_runs_are_posted_once_each_when_due),
+      T(a_schedule_records_its_runs_the_last_and_the_next),
+      T(next_due_is_the_time_of_the_next_run),
+      T(interval_without_start_runs_one_interval_after_the_add),
+      T(catch_up_skip_posts_only_the_latest_missed_run),
+      T(catch_up_all_posts_every_missed_run_once),
+      T(catch_up_all_posts_at_most_the_cap_per_tick),
+      T(cron_catch_up_skip_posts_only_the_latest_missed_run),
+      T(cron_catch_up_all_posts_every_missed_run),
+      T(run_whose_unique_key_is_held_is_not_posted_again),
+      T(added_schedule_reads_back_as_given),
+      T(a_run_carries_the_schedules_job_template),
+      T(schedules_list_in_name_order),
+      T(a_removed_schedule_is_neither_got_nor_listed),
+      T(removing_a_missing_schedule_is_not_found_naming_it),
+      T(with_every_schedule_removed_nothing_is_due),
+      T(adding_an_existing_name_is_refused_and_changes_nothing),
+      T(replacing_takes_the_new_template_and_keeps_the_runs),
+      T(replacing_never_reposts_a_run),
+      T(bad_schedules_are_refused_naming_the_field),
+      T(schedule_add_with_unknown_flags_is_invalid_saying_so),
+      T(schedule_add_without_a_board_or_a_schedule_is_invalid),
+      T(schedule_tick_at_a_negative_time_is_invalid),
+      T(schedule_remove_of_an_empty_name_is_invalid),
+      T(check_reports_a_schedule_that_does_not_decode),
+      T(a_tick_passes_over_a_schedule_that_does_not_decode),
+      T(schedule_get_of_a_record_that_does_not_decode_names_it),
+      T(three_tickers_post_each_run_of_an_hour_exactly_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
  * waiters and one job: all wake, exactly one claims; a lapsing lease and a
  * dying holder process wake a wait for a claimable job (no commit marks
  * either); the signal file deleted or overwritten under running waiters is
- * rebuilt and they still wake; cancel from another thread; no lost
+ * rebuilt and they still wake; an interrupt from another thread; no lost
  * wake-up over thousands of hand-offs between two processes.
  *
  * Durations are bounds the behaviour must respect, never speed figures
@@ -129,7 +129,7 @@ static void wakes_on_post_and_not_before(void **state) {
   reap_waiters(&w);
 }
 
-static void timeout_returns_on_time(void **state) {
+static void board_wait_times_out_on_time_saying_so(void **state) {
   jbt_fixture *f = *state;
   int64_t t0 = jbt_now_ms();
   assert_int_equal(jb_board_wait(f->board, 0, 200), JB_ETIMEDOUT);
@@ -137,22 +137,40 @@ static void timeout_returns_on_time(void **state) {
   assert_true(took >= 200);
   assert_true(took < 200 + LATE_MS);
   jbt_assert_contains(jb_errmsg(), "no job after 200 ms");
-  /* claim-next's wait too, and a claimable wait facing only a claimed
-   * job (with no lease: nothing will lapse). */
+}
+
+/* The board's one job, claimed with no lease: nothing will lapse. */
+static void post_one_held_job(jbt_fixture *f) {
   char uuid[JB_UUID_STRLEN];
   jbt_post(uuid, f->board, "held", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_claim(NULL, f->board, uuid, "holder", NULL), JB_OK);
-  t0 = jbt_now_ms();
+}
+
+static void claim_next_wait_times_out_on_time(void **state) {
+  jbt_fixture *f = *state;
+  post_one_held_job(f);
+  int64_t t0 = jbt_now_ms();
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", &(jb_claim_options){.version = JB_CLAIM_OPTIONS_VERSION, .wait_ms = 150}),
                    JB_ETIMEDOUT);
-  took = jbt_now_ms() - t0;
+  int64_t took = jbt_now_ms() - t0;
   assert_true(took >= 150 && took < 150 + LATE_MS);
-  t0 = jbt_now_ms();
+}
+
+static void a_claimable_wait_facing_only_a_claimed_job_times_out_on_time(
+    void **state) {
+  jbt_fixture *f = *state;
+  post_one_held_job(f);
+  int64_t t0 = jbt_now_ms();
   assert_int_equal(jb_board_wait(f->board, JB_ONLY_UNCLAIMED, 100), JB_ETIMEDOUT);
-  took = jbt_now_ms() - t0;
+  int64_t took = jbt_now_ms() - t0;
   assert_true(took >= 100 && took < 100 + LATE_MS);
-  /* 0 checks once. */
-  t0 = jbt_now_ms();
+}
+
+/* 0 checks once: no claimable job, but a job. */
+static void a_wait_of_0_ms_checks_once(void **state) {
+  jbt_fixture *f = *state;
+  post_one_held_job(f);
+  int64_t t0 = jbt_now_ms();
   assert_int_equal(jb_board_wait(f->board, JB_ONLY_UNCLAIMED, 0), JB_ETIMEDOUT);
   assert_int_equal(jb_board_wait(f->board, 0, 0), JB_OK);
   assert_true(jbt_now_ms() - t0 < LATE_MS);
@@ -357,7 +375,7 @@ static void *wait_forever(void *varg) {
   return NULL;
 }
 
-static void cancel_from_another_thread(void **state) {
+static void interrupt_from_another_thread_ends_a_wait_at_once(void **state) {
   jbt_fixture *f = *state;
   thread_arg a = {f->board, 1, 0};
   pthread_t t;
@@ -368,11 +386,20 @@ static void cancel_from_another_thread(void **state) {
   pthread_join(t, NULL);
   assert_int_equal(a.rc, JB_EINTERRUPTED);
   assert_true(a.returned_ms - t0 < LATE_MS);
-  /* Sticky until reset; then waits wait again. */
+}
+
+/* Sticky until reset; then waits wait again. */
+static void an_interrupt_holds_until_reset(void **state) {
+  jbt_fixture *f = *state;
+  assert_int_equal(jb_board_interrupt(f->board), JB_OK);
   assert_int_equal(jb_board_wait(f->board, 0, 1000), JB_EINTERRUPTED);
   assert_int_equal(jb_board_interrupt_reset(f->board), JB_OK);
   assert_int_equal(jb_board_wait(f->board, 0, 50), JB_ETIMEDOUT);
-  /* Another handle of the same process is not cancelled. */
+}
+
+static void an_interrupt_leaves_another_handle_of_the_process_waiting(
+    void **state) {
+  jbt_fixture *f = *state;
   jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(jb_board_interrupt(f->board), JB_OK);
   assert_int_equal(jb_board_wait(other, 0, 50), JB_ETIMEDOUT);
@@ -428,19 +455,43 @@ static void no_lost_wakeups(void **state) {
   free(pong_dir);
 }
 
-static void bad_input(void **state) {
-  jbt_fixture *f = *state;
+static void board_wait_of_a_null_board_is_invalid(void **state) {
+  (void)state;
   assert_int_equal(jb_board_wait(NULL, 0, 0), JB_EINVAL);
+}
+
+static void board_wait_with_unknown_flags_is_invalid_saying_so(void **state) {
+  jbt_fixture *f = *state;
   assert_int_equal(jb_board_wait(f->board, 0x10, 0), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unknown flags");
+}
+
+static void claim_next_with_an_empty_who_is_invalid(void **state) {
+  jbt_fixture *f = *state;
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "", NULL),
                    JB_EINVAL);
+}
+
+static void claim_next_of_a_null_board_is_invalid(void **state) {
+  (void)state;
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, NULL, "w", NULL),
                    JB_EINVAL);
+}
+
+static void interrupt_of_a_null_board_is_invalid(void **state) {
+  (void)state;
   assert_int_equal(jb_board_interrupt(NULL), JB_EINVAL);
+}
+
+static void interrupt_reset_of_a_null_board_is_invalid(void **state) {
+  (void)state;
   assert_int_equal(jb_board_interrupt_reset(NULL), JB_EINVAL);
-  /* A directory where the signal file should be is reported, not
-   * removed. */
+}
+
+/* A directory where the signal file should be is reported, not removed. */
+static void a_directory_in_place_of_the_signal_file_is_reported(
+    void **state) {
+  (void)state;
   char *dir = jbt_mkdtemp();
   jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
   jb_board_close(b);
@@ -487,21 +538,33 @@ static void board_descriptors_are_close_on_exec(void **state) {
 
 int main(void) {
   jbt_watchdog(600);
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(wakes_on_post_and_not_before, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(timeout_returns_on_time, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(timeout_in_another_process, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(many_waiters_all_wake, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(many_claimers_one_job, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(lapsing_lease_wakes_claimable_wait, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(dying_holder_wakes_claimable_wait, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(deleted_signal_file_is_rebuilt, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(overwritten_signal_file_is_rebuilt, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(old_writer_follows_rebuilt_file, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(cancel_from_another_thread, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(no_lost_wakeups, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(bad_input, jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(board_descriptors_are_close_on_exec, jbt_setup, jbt_teardown),
+      T(wakes_on_post_and_not_before),
+      T(board_wait_times_out_on_time_saying_so),
+      T(claim_next_wait_times_out_on_time),
+      T(a_claimable_wait_facing_only_a_claimed_job_times_out_on_time),
+      T(a_wait_of_0_ms_checks_once),
+      T(timeout_in_another_process),
+      T(many_waiters_all_wake),
+      T(many_claimers_one_job),
+      T(lapsing_lease_wakes_claimable_wait),
+      T(dying_holder_wakes_claimable_wait),
+      T(deleted_signal_file_is_rebuilt),
+      T(overwritten_signal_file_is_rebuilt),
+      T(old_writer_follows_rebuilt_file),
+      T(interrupt_from_another_thread_ends_a_wait_at_once),
+      T(an_interrupt_holds_until_reset),
+      T(an_interrupt_leaves_another_handle_of_the_process_waiting),
+      T(no_lost_wakeups),
+      T(board_wait_of_a_null_board_is_invalid),
+      T(board_wait_with_unknown_flags_is_invalid_saying_so),
+      T(claim_next_with_an_empty_who_is_invalid),
+      T(claim_next_of_a_null_board_is_invalid),
+      T(interrupt_of_a_null_board_is_invalid),
+      T(interrupt_reset_of_a_null_board_is_invalid),
+      T(a_directory_in_place_of_the_signal_file_is_reported),
+      T(board_descriptors_are_close_on_exec),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,13 +62,15 @@ static void never(const jb_event *e, void *payload) {
   abort();
 }
 
-/* ------------------------------------------------------- reading the log */
+enum { EVERY_OPERATIONS_EVENTS = 10 };
 
-static void every_operation_is_read_back_in_order(void **state) {
-  jbt_fixture *f = *state;
-  jb_board *b = f->board;
+/* Two jobs, a (HIGH) and c (LOW), through every operation: a claimed,
+ * abandoned, claimed again, extended and consumed; c claimed and
+ * trashed; then a third job posted: EVERY_OPERATIONS_EVENTS events.
+ * Returns where the log stood before. */
+static uint64_t do_every_operation(jb_board *b, char a[JB_UUID_STRLEN],
+                                   char c[JB_UUID_STRLEN]) {
   uint64_t from = next_seq(b);
-  char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
   jbt_post(a, b, "a", JB_PRIORITY_HIGH);
   jbt_post(c, b, "c", JB_PRIORITY_LOW);
   assert_int_equal(jb_claim(NULL, b, a, "w1", NULL), JB_OK);
@@ -80,7 +82,14 @@ static void every_operation_is_read_back_in_order(void **state) {
   assert_int_equal(jb_trash(b, c, "w3", 0), JB_OK);
   /* A refused claim changes nothing: no event. */
   jbt_post(NULL, b, "d", JB_PRIORITY_NORMAL);
+  return from;
+}
 
+static void every_operation_is_read_back_in_order(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
+  uint64_t from = do_every_operation(b, a, c);
   struct {
     jb_event_type type;
     const char *uuid, *owner;
@@ -107,29 +116,51 @@ static void every_operation_is_read_back_in_order(void **state) {
     assert_true(ev[i].time_us > 1600000000LL * 1000000);
     if (i) assert_true(ev[i].time_us >= ev[i - 1].time_us);
   }
-  /* The job's sequence and priority ride along. */
+}
+
+static void events_carry_the_jobs_sequence_and_priority(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
+  uint64_t from = do_every_operation(b, a, c);
+  jb_event ev[16];
+  size_t n = 99;
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, from, 16), JB_OK);
   assert_int_equal(ev[0].job_seq, from);
   assert_int_equal(ev[0].priority, JB_PRIORITY_HIGH);
   assert_int_equal(ev[2].job_seq, from);
   assert_int_equal(ev[1].priority, JB_PRIORITY_LOW);
   assert_int_equal(ev[8].job_seq, from + 1);
+}
 
-  /* A smaller batch, then the rest from the cursor. */
+/* A smaller batch, then the rest from the cursor. */
+static void the_log_reads_on_from_a_cursor(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char a[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
+  uint64_t from = do_every_operation(b, a, c);
+  jb_event ev[16];
+  size_t n = 99;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, from, 3), JB_OK);
   assert_int_equal(n, 3);
   assert_int_equal(jb_log_read(ev, &n, NULL, b, from + 3, 16), JB_OK);
-  assert_int_equal(n, nwant - 3);
+  assert_int_equal(n, EVERY_OPERATIONS_EVENTS - 3);
   assert_int_equal(ev[0].type, JB_EVENT_ABANDONED);
+}
+
+static void a_new_boards_log_is_empty_and_starts_at_1(void **state) {
+  jbt_fixture *f = *state;
+  uint64_t first = 0, next = 0;
+  assert_int_equal(jb_log_bounds(&first, &next, f->board), JB_OK);
+  assert_int_equal(first, 1);
+  assert_int_equal(next, 1);
 }
 
 static void reading_from_now_finds_nothing_until_a_write(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = f->board;
   uint64_t first = 0, next = 0;
-  /* A new board: an empty log starting at 1. */
   assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
-  assert_int_equal(first, 1);
-  assert_int_equal(next, 1);
   jb_event ev[4];
   size_t n = 99;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, next, 4), JB_OK);
@@ -142,54 +173,114 @@ static void reading_from_now_finds_nothing_until_a_write(void **state) {
   assert_int_equal(n, 1);
   assert_int_equal(jb_log_read(ev, &n, NULL, b, 2, 4), JB_OK);
   assert_int_equal(n, 0);
-  /* Waiting from "now" times out when nothing is written... */
+}
+
+static void a_log_wait_from_now_times_out_when_nothing_is_written(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  jbt_post(NULL, b, "x", JB_PRIORITY_NORMAL);
+  jb_event ev[4];
+  size_t n = 99;
   int64_t t0 = jbt_now_ms();
   assert_int_equal(jb_log_wait(ev, &n, NULL, b, 2, 4, 50), JB_ETIMEDOUT);
   assert_int_equal(n, 0);
   assert_true(jbt_now_ms() - t0 >= 45);
-  /* ... and returns at once when there is something. */
+}
+
+static void a_log_wait_returns_at_once_when_there_is_something(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  jbt_post(NULL, b, "x", JB_PRIORITY_NORMAL);
+  jb_event ev[4];
+  size_t n = 99;
   assert_int_equal(jb_log_wait(ev, &n, NULL, b, 1, 4, 5000), JB_OK);
   assert_int_equal(n, 1);
   assert_int_equal(ev[0].type, JB_EVENT_POSTED);
 }
 
-static void bad_cursors_and_arguments_are_refused(void **state) {
-  jbt_fixture *f = *state;
-  jb_board *b = f->board;
-  jbt_post(NULL, b, "x", JB_PRIORITY_NORMAL);
-  jbt_post(NULL, b, "y", JB_PRIORITY_NORMAL);
+
+/* The fixture's board with two events: the next sequence, 3, is "now". */
+static jb_board *board_with_two_events(jbt_fixture *f) {
+  jbt_post(NULL, f->board, "x", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, f->board, "y", JB_PRIORITY_NORMAL);
+  return f->board;
+}
+
+static void log_read_from_sequence_0_is_invalid(void **state) {
+  jb_board *b = board_with_two_events(*state);
   jb_event ev[4];
   size_t n = 99;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, 0, 4), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "sequence 0");
   assert_int_equal(n, 0);
-  /* The next sequence (3) is "now"; 4 is beyond the end. */
+}
+
+/* 4 is beyond the end, and so is the largest sequence. */
+static void a_cursor_beyond_the_end_is_refused_naming_the_next_event(
+    void **state) {
+  jb_board *b = board_with_two_events(*state);
+  jb_event ev[4];
+  size_t n = 99;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, 4, 4), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "sequence 4 is beyond its end");
   jbt_assert_contains(jb_errmsg(), "next event will be 3");
   assert_int_equal(jb_log_wait(ev, &n, NULL, b, 4, 4, 10), JB_EINVAL);
   assert_int_equal(jb_log_read(ev, &n, NULL, b, UINT64_MAX, 4), JB_EINVAL);
+}
+
+static void log_read_and_wait_without_an_argument_are_invalid(void **state) {
+  jb_board *b = board_with_two_events(*state);
+  jb_event ev[4];
+  size_t n = 99;
   assert_int_equal(jb_log_read(NULL, &n, NULL, b, 1, 4), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "NULL");
   assert_int_equal(jb_log_read(ev, NULL, NULL, b, 1, 4), JB_EINVAL);
   assert_int_equal(jb_log_read(ev, &n, NULL, NULL, 1, 4), JB_EINVAL);
+  assert_int_equal(jb_log_wait(NULL, &n, NULL, b, 1, 4, 0), JB_EINVAL);
+}
+
+static void log_read_of_at_most_0_events_is_invalid(void **state) {
+  jb_board *b = board_with_two_events(*state);
+  jb_event ev[4];
+  size_t n = 99;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, 1, 0), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "max is 0");
-  assert_int_equal(jb_log_wait(NULL, &n, NULL, b, 1, 4, 0), JB_EINVAL);
-  assert_int_equal(jb_log_bounds(NULL, NULL, NULL), JB_EINVAL);
-  /* Both bounds are optional. */
-  assert_int_equal(jb_log_bounds(NULL, NULL, b), JB_OK);
+}
 
+static void log_bounds_without_a_board_is_invalid(void **state) {
+  (void)state;
+  assert_int_equal(jb_log_bounds(NULL, NULL, NULL), JB_EINVAL);
+}
+
+static void both_log_bounds_are_optional(void **state) {
+  jb_board *b = board_with_two_events(*state);
+  assert_int_equal(jb_log_bounds(NULL, NULL, b), JB_OK);
+}
+
+static void subscribe_from_sequence_0_is_invalid(void **state) {
+  jb_board *b = board_with_two_events(*state);
   jb_subscription *sub = (jb_subscription *)1;
   assert_int_equal(jb_subscribe(&sub, b, 0, JB_EVENTS_ALL,
                                 never, NULL),
                    JB_EINVAL);
   assert_null(sub);
   jbt_assert_contains(jb_errmsg(), "sequence 0");
+}
+
+static void subscribe_beyond_the_end_is_invalid(void **state) {
+  jb_board *b = board_with_two_events(*state);
+  jb_subscription *sub = (jb_subscription *)1;
   assert_int_equal(jb_subscribe(&sub, b, 4, JB_EVENTS_ALL,
                                 never, NULL),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "beyond its end");
+}
+
+static void subscribe_to_no_event_type_is_invalid(void **state) {
+  jb_board *b = board_with_two_events(*state);
+  jb_subscription *sub = (jb_subscription *)1;
   assert_int_equal(jb_subscribe(&sub, b, 1, 0,
                                 never, NULL),
                    JB_EINVAL);
@@ -197,6 +288,12 @@ static void bad_cursors_and_arguments_are_refused(void **state) {
   assert_int_equal(jb_subscribe(&sub, b, 1, JB_EVENT_BIT(0),
                                 never, NULL),
                    JB_EINVAL);
+}
+
+static void subscribe_without_a_callback_board_or_out_is_invalid(
+    void **state) {
+  jb_board *b = board_with_two_events(*state);
+  jb_subscription *sub = (jb_subscription *)1;
   assert_int_equal(jb_subscribe(&sub, b, 1, JB_EVENTS_ALL, NULL, NULL),
                    JB_EINVAL);
   assert_int_equal(jb_subscribe(&sub, NULL, 1, JB_EVENTS_ALL,
@@ -205,33 +302,51 @@ static void bad_cursors_and_arguments_are_refused(void **state) {
   assert_int_equal(jb_subscribe(NULL, b, 1, JB_EVENTS_ALL,
                                 never, NULL),
                    JB_EINVAL);
-  assert_int_equal(jb_unsubscribe(NULL), JB_OK);
+}
 
-  /* Negative ages are refused at open. */
+static void unsubscribe_of_null_is_harmless(void **state) {
+  (void)state;
+  assert_int_equal(jb_unsubscribe(NULL), JB_OK);
+}
+
+/* Refused at open. */
+static void a_negative_log_max_age_is_refused(void **state) {
+  jbt_fixture *f = *state;
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.log_max_age_ms = -1;
   jb_board *other = (jb_board *)1;
   assert_int_equal(jb_board_open(&other, f->dir, &o), JB_EINVAL);
   assert_null(other);
   jbt_assert_contains(jb_errmsg(), "log_max_age_ms -1");
+}
 
+static void strerror_of_trimmed_says_the_log_was_trimmed(void **state) {
+  (void)state;
   assert_string_equal(jb_strerror(JB_ETRIMMED),
                       "JB_ETRIMMED: change log trimmed past the sequence");
+}
+
+static void event_type_names_are_the_upper_case_type(void **state) {
+  (void)state;
   assert_string_equal(jb_event_type_name(JB_EVENT_EXPIRED), "EXPIRED");
   assert_string_equal(jb_event_type_name(JB_EVENT_TRIMMED), "TRIMMED");
-  assert_null(jb_event_type_name((jb_event_type)0));
   assert_string_equal(jb_event_type_name(JB_EVENT_REVOKED), "REVOKED");
   assert_string_equal(jb_event_type_name(JB_EVENT_LOST), "LOST");
   assert_string_equal(jb_event_type_name(JB_EVENT_CANCELLED), "CANCELLED");
   assert_string_equal(jb_event_type_name(JB_EVENT_DEAD), "DEAD");
+}
+
+static void event_type_name_of_a_value_outside_the_enum_is_null(
+    void **state) {
+  (void)state;
+  assert_null(jb_event_type_name((jb_event_type)0));
   assert_null(jb_event_type_name((jb_event_type)13));
 }
 
-/* A second handle of the process must ask for the bounds the first has;
- * version 1 options (no bounds) still open a board. */
+/* A second handle of the process must ask for the bounds the first has. */
 static void log_bounds_are_one_per_process_and_board(void **state) {
   jbt_fixture *f = *state;
-  jb_board *b = reopen_bounded(f, 10, 60000);
+  reopen_bounded(f, 10, 60000);
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
   jb_board *other = NULL;
@@ -241,39 +356,55 @@ static void log_bounds_are_one_per_process_and_board(void **state) {
   o.log_max_age_ms = 60000;
   assert_int_equal(jb_board_open(&other, f->dir, &o), JB_OK);
   jb_board_close(other);
-  jb_board_close(b);
+}
+
+/* Version 1 options (no bounds) still open a board, and ask for the
+ * default bounds: another handle with default options joins it. */
+static void version_1_board_options_open_with_the_default_log_bounds(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
   f->board = NULL;
-  o = (jb_board_options)JB_BOARD_OPTIONS_INIT;
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.version = 1;
   o.durability = JB_DURABILITY_NORMAL;
   o.log_keep = 5; /* not a field of version 1: ignored */
   assert_int_equal(jb_board_open(&f->board, f->dir, &o), JB_OK);
   o = (jb_board_options)JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
+  jb_board *other = NULL;
   assert_int_equal(jb_board_open(&other, f->dir, &o), JB_OK);
   jb_board_close(other);
 }
 
-/* --------------------------------------------------------------- trimming */
-
-static void a_reader_behind_the_size_bound_is_told_where_the_log_starts(
-    void **state) {
-  jbt_fixture *f = *state;
+/* The fixture's board reopened to keep 10 events, then 200 posts. */
+static jb_board *post_200_keeping_10(jbt_fixture *f) {
   jb_board *b = reopen_bounded(f, 10, 0);
-  uint64_t cursor = next_seq(b);
-  assert_int_equal(cursor, 1);
+  assert_int_equal(next_seq(b), 1);
   for (int i = 0; i < 200; i++) jbt_post(NULL, b, "bulk", JB_PRIORITY_NORMAL);
+  return b;
+}
+
+/* At least 10 kept, fewer than 10 + 64; trimmed by 64 at a time. */
+static void the_size_bound_keeps_its_count_trimming_64_at_a_time(
+    void **state) {
+  jb_board *b = post_200_keeping_10(*state);
   uint64_t first = 0, next = 0;
   assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
   assert_int_equal(next, 201);
-  /* At least 10 kept, fewer than 10 + 64; trimmed by 64 at a time. */
   assert_true(next - first >= 10);
   assert_true(next - first < 10 + 64);
   assert_int_equal((first - 1) % 64, 0);
+}
+
+static void a_reader_behind_the_size_bound_is_told_where_the_log_starts(
+    void **state) {
+  jb_board *b = post_200_keeping_10(*state);
+  uint64_t first = first_seq(b);
   jb_event ev[8];
   size_t n = 99;
   uint64_t start = 0;
-  assert_int_equal(jb_log_read(ev, &n, &start, b, cursor, 8), JB_ETRIMMED);
+  assert_int_equal(jb_log_read(ev, &n, &start, b, 1, 8), JB_ETRIMMED);
   assert_int_equal(n, 0);
   assert_int_equal(start, first);
   char want[128];
@@ -283,16 +414,28 @@ static void a_reader_behind_the_size_bound_is_told_where_the_log_starts(
   assert_int_equal(jb_log_wait(ev, &n, &start, b, first - 1, 8, 1000),
                    JB_ETRIMMED);
   assert_int_equal(start, first);
-  /* Subscribing from a trimmed sequence is refused at once. */
+}
+
+/* Refused at once. */
+static void subscribing_from_a_trimmed_sequence_is_refused(void **state) {
+  jb_board *b = post_200_keeping_10(*state);
   jb_subscription *sub = NULL;
-  assert_int_equal(jb_subscribe(&sub, b, cursor, JB_EVENTS_ALL,
+  assert_int_equal(jb_subscribe(&sub, b, 1, JB_EVENTS_ALL,
                                 never, NULL),
                    JB_ETRIMMED);
   assert_null(sub);
-  /* Resuming where the log starts reads on, gap accepted. */
+}
+
+/* Gap accepted. */
+static void resuming_where_the_log_starts_reads_on(void **state) {
+  jb_board *b = post_200_keeping_10(*state);
+  jb_event ev[8];
+  size_t n = 99;
+  uint64_t start = 0;
+  assert_int_equal(jb_log_read(ev, &n, &start, b, 1, 8), JB_ETRIMMED);
   assert_int_equal(jb_log_read(ev, &n, NULL, b, start, 8), JB_OK);
   assert_int_equal(n, 8);
-  assert_int_equal(ev[0].seq, first);
+  assert_int_equal(ev[0].seq, first_seq(b));
   jbt_assert_check_ok(b);
 }
 
@@ -355,16 +498,22 @@ static void a_large_batch_after_events_in_the_tail_keeps_the_log_in_order(
   jbt_assert_check_ok(b);
 }
 
-static void the_age_bound_trims_old_events_but_never_the_last(void **state) {
-  jbt_fixture *f = *state;
+/* The fixture's board reopened to keep events 200 ms; five posts, then
+ * 300 ms later one more, `u`. */
+static jb_board *post_old_and_young(jbt_fixture *f, char u[JB_UUID_STRLEN]) {
   jb_board *b = reopen_bounded(f, 0, 200);
   for (int i = 0; i < 5; i++) jbt_post(NULL, b, "old", JB_PRIORITY_NORMAL);
   assert_int_equal(first_seq(b), 1);
   sleep_ms(300);
-  /* The next write trims the events older than 200 ms (their slack is
-   * 3 ms): all five. */
-  char u[JB_UUID_STRLEN];
   jbt_post(u, b, "young", JB_PRIORITY_NORMAL);
+  return b;
+}
+
+/* The young post's write trims the events older than 200 ms (their slack
+ * is 3 ms): all five. */
+static void the_age_bound_trims_old_events(void **state) {
+  char u[JB_UUID_STRLEN];
+  jb_board *b = post_old_and_young(*state, u);
   uint64_t first = 0, next = 0;
   assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
   assert_int_equal(first, 6);
@@ -372,13 +521,21 @@ static void the_age_bound_trims_old_events_but_never_the_last(void **state) {
   jb_event ev[4];
   size_t n = 0;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, 5, 4), JB_ETRIMMED);
-  /* Everything old: the log keeps its newest event all the same, so the
-   * sequence goes on. */
+}
+
+/* Everything old: the log keeps its newest event all the same, so the
+ * sequence goes on. */
+static void the_age_bound_never_trims_the_newest_event(void **state) {
+  char u[JB_UUID_STRLEN];
+  jb_board *b = post_old_and_young(*state, u);
   sleep_ms(300);
   assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
+  uint64_t first = 0, next = 0;
   assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
   assert_int_equal(first, 7);
   assert_int_equal(next, 8);
+  jb_event ev[4];
+  size_t n = 0;
   assert_int_equal(jb_log_read(ev, &n, NULL, b, 7, 4), JB_OK);
   assert_int_equal(n, 1);
   assert_int_equal(ev[0].type, JB_EVENT_CLAIMED);
@@ -386,8 +543,7 @@ static void the_age_bound_trims_old_events_but_never_the_last(void **state) {
   jbt_assert_check_ok(b);
 }
 
-/* Without an age bound of its own the default (7 days) keeps them, and an
- * age trim takes at most 64 events per write. */
+/* An age trim takes at most 64 events per write. */
 static void the_age_bound_is_batched_per_write(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = reopen_bounded(f, 0, 300);
@@ -406,14 +562,21 @@ static void the_age_bound_is_batched_per_write(void **state) {
   assert_int_equal(first_seq(b), 129);
   jbt_post(NULL, b, "w3", JB_PRIORITY_NORMAL);
   assert_int_equal(first_seq(b), 151);
+}
 
-  /* The same with the default age: nothing goes. */
-  b = reopen_bounded(f, 0, 0);
+/* Without an age bound of its own the default (7 days) keeps events
+ * older than the bound above. */
+static void the_default_age_bound_keeps_events_of_a_moment_ago(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = reopen_bounded(f, 0, 0);
+  jbt_post(NULL, b, "old", JB_PRIORITY_NORMAL);
   uint64_t first = first_seq(b);
   sleep_ms(400);
   jbt_post(NULL, b, "w4", JB_PRIORITY_NORMAL);
   assert_int_equal(first_seq(b), first);
 }
+
 
 /* ------------------------------------------- many processes, one watcher */
 
@@ -764,28 +927,34 @@ static int post_claim_consume(void *arg) {
   return 0;
 }
 
-static void a_subscription_gets_every_event_of_another_process_in_order(
-    void **state) {
-  jbt_fixture *f = *state;
+/* A subscription from now on of every event, collected in *c, while
+ * another process posts, claims and consumes 200 jobs; returns where the
+ * log stood when it began. A job posted before it is not delivered. */
+static uint64_t collect_another_processes_events(jbt_fixture *f,
+                                                 collector *c) {
   jb_board *b = f->board;
   jbt_post(NULL, b, "before", JB_PRIORITY_NORMAL); /* not delivered */
-  collector c;
-  collector_init(&c);
+  collector_init(c);
   uint64_t from = next_seq(b);
   jb_subscription *sub = NULL;
   assert_int_equal(jb_subscribe(&sub, b, JB_LOG_NOW, JB_EVENTS_ALL, collect,
-                                &c),
+                                c),
                    JB_OK);
   sub_child_args a = {f->dir, 200};
   pid_t pid = jbt_fork(post_claim_consume, &a, 120);
   jbt_wait_ok(pid, 120000);
-  wait_seen(&c, 600);
+  wait_seen(c, 600);
   /* Nothing more comes: the count stays. */
   sleep_ms(50);
   assert_int_equal(jb_unsubscribe(sub), JB_OK);
-  assert_int_equal(c.n, 600);
-  assert_false(c.overlap);
-  assert_false(pthread_equal(c.thread, pthread_self()));
+  assert_int_equal(c->n, 600);
+  return from;
+}
+
+static void a_subscription_gets_every_event_of_another_process_in_order(
+    void **state) {
+  static collector c;
+  uint64_t from = collect_another_processes_events(*state, &c);
   jb_event_type cycle[] = {JB_EVENT_POSTED, JB_EVENT_CLAIMED,
                            JB_EVENT_CONSUMED};
   for (size_t i = 0; i < c.n; i++) {
@@ -793,6 +962,21 @@ static void a_subscription_gets_every_event_of_another_process_in_order(
     assert_int_equal(c.seen[i].type, cycle[i % 3]);
     if (i % 3) assert_string_equal(c.seen[i].uuid, c.seen[i - i % 3].uuid);
   }
+  collector_destroy(&c);
+}
+
+static void a_subscriptions_callbacks_never_overlap(void **state) {
+  static collector c;
+  collect_another_processes_events(*state, &c);
+  assert_false(c.overlap);
+  collector_destroy(&c);
+}
+
+static void a_subscriptions_callbacks_run_on_a_thread_of_their_own(
+    void **state) {
+  static collector c;
+  collect_another_processes_events(*state, &c);
+  assert_false(pthread_equal(c.thread, pthread_self()));
   collector_destroy(&c);
 }
 
@@ -918,7 +1102,7 @@ static int unsubscribe_inherited(void *arg) {
 static void unsubscribe_from_its_own_callback_is_refused(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = f->board;
-  collector c;
+  static collector c;
   collector_init(&c);
   jb_subscription *sub = NULL;
   pthread_mutex_lock(&c.mu);
@@ -933,13 +1117,44 @@ static void unsubscribe_from_its_own_callback_is_refused(void **state) {
   pthread_mutex_lock(&c.mu);
   c.self = NULL;
   pthread_mutex_unlock(&c.mu);
-  /* A child that unsubscribes its copy ends quickly, and the parent's
-   * subscription goes on. */
+  assert_int_equal(jb_unsubscribe(sub), JB_OK);
+  collector_destroy(&c);
+}
+
+/* A subscription from now on of every event, collected in *c, which has
+ * seen one post. */
+static jb_subscription *subscribe_and_see_a_post(jbt_fixture *f,
+                                                 collector *c) {
+  collector_init(c);
+  jb_subscription *sub = NULL;
+  assert_int_equal(jb_subscribe(&sub, f->board, JB_LOG_NOW, JB_EVENTS_ALL,
+                                collect, c),
+                   JB_OK);
+  jbt_post(NULL, f->board, "x", JB_PRIORITY_NORMAL);
+  wait_seen(c, 1);
+  return sub;
+}
+
+/* A child that unsubscribes its copy ends quickly, and the parent's
+ * subscription goes on. */
+static void unsubscribing_a_copy_inherited_by_a_child_stops_only_the_copy(
+    void **state) {
+  jbt_fixture *f = *state;
+  static collector c;
+  jb_subscription *sub = subscribe_and_see_a_post(f, &c);
   inherited = sub;
   jbt_wait_ok(jbt_fork(unsubscribe_inherited, NULL, 10), 10000);
-  jbt_post(NULL, b, "y", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, f->board, "y", JB_PRIORITY_NORMAL);
   wait_seen(&c, 2);
-  /* The user's handle may close first: the subscription has its own. */
+  assert_int_equal(jb_unsubscribe(sub), JB_OK);
+  collector_destroy(&c);
+}
+
+/* The user's handle may close first: the subscription has its own. */
+static void a_subscription_outlives_the_handle_it_was_made_on(void **state) {
+  jbt_fixture *f = *state;
+  static collector c;
+  jb_subscription *sub = subscribe_and_see_a_post(f, &c);
   jb_board_close(f->board);
   f->board = NULL;
   assert_int_equal(jb_unsubscribe(sub), JB_OK);
@@ -950,19 +1165,48 @@ int main(void) {
   jbt_watchdog(600);
   const struct CMUnitTest tests[] = {
       T(every_operation_is_read_back_in_order),
+      T(events_carry_the_jobs_sequence_and_priority),
+      T(the_log_reads_on_from_a_cursor),
+      T(a_new_boards_log_is_empty_and_starts_at_1),
       T(reading_from_now_finds_nothing_until_a_write),
-      T(bad_cursors_and_arguments_are_refused),
+      T(a_log_wait_from_now_times_out_when_nothing_is_written),
+      T(a_log_wait_returns_at_once_when_there_is_something),
+      T(log_read_from_sequence_0_is_invalid),
+      T(a_cursor_beyond_the_end_is_refused_naming_the_next_event),
+      T(log_read_and_wait_without_an_argument_are_invalid),
+      T(log_read_of_at_most_0_events_is_invalid),
+      T(log_bounds_without_a_board_is_invalid),
+      T(both_log_bounds_are_optional),
+      T(subscribe_from_sequence_0_is_invalid),
+      T(subscribe_beyond_the_end_is_invalid),
+      T(subscribe_to_no_event_type_is_invalid),
+      T(subscribe_without_a_callback_board_or_out_is_invalid),
+      T(unsubscribe_of_null_is_harmless),
+      T(a_negative_log_max_age_is_refused),
+      T(strerror_of_trimmed_says_the_log_was_trimmed),
+      T(event_type_names_are_the_upper_case_type),
+      T(event_type_name_of_a_value_outside_the_enum_is_null),
       T(log_bounds_are_one_per_process_and_board),
+      T(version_1_board_options_open_with_the_default_log_bounds),
+      T(the_size_bound_keeps_its_count_trimming_64_at_a_time),
       T(a_reader_behind_the_size_bound_is_told_where_the_log_starts),
+      T(subscribing_from_a_trimmed_sequence_is_refused),
+      T(resuming_where_the_log_starts_reads_on),
       T(batch_posts_keep_the_log_within_its_bound),
-      T(the_age_bound_trims_old_events_but_never_the_last),
+      T(the_age_bound_trims_old_events),
+      T(the_age_bound_never_trims_the_newest_event),
       T(the_age_bound_is_batched_per_write),
+      T(the_default_age_bound_keeps_events_of_a_moment_ago),
       T(a_watcher_sees_every_event_of_many_processes_once_in_order),
       T(a_subscription_gets_every_event_of_another_process_in_order),
+      T(a_subscriptions_callbacks_never_overlap),
+      T(a_subscriptions_callbacks_run_on_a_thread_of_their_own),
       T(a_subscription_from_the_past_replays_and_masks_filter),
       T(a_callback_may_write_to_the_board),
       T(trimming_past_a_slow_subscriber_is_delivered_to_it),
       T(unsubscribe_from_its_own_callback_is_refused),
+      T(unsubscribing_a_copy_inherited_by_a_child_stops_only_the_copy),
+      T(a_subscription_outlives_the_handle_it_was_made_on),
       T(a_large_batch_after_events_in_the_tail_keeps_the_log_in_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
