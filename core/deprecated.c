@@ -127,12 +127,12 @@ int jb_history_open(jb_history_iter **out, jb_board *b, unsigned flags) {
 int jb_history_open_filtered(jb_history_iter **out, jb_board *b,
                              unsigned flags,
                              const jb_history_options *filter) {
+  if (out) *out = NULL;
   /* 0.1's filter has version 1 and no flags: they come apart. */
   if (filter && filter->version != 1)
     return jb__err(JB_EINVAL, "history filter: version %u is not 1 "
                    "(JB_HISTORY_FILTER_INIT; jb_history_query takes "
                    "version 2)", filter->version);
-  if (out) *out = NULL;
   return jb__history_query(out, b, flags, filter);
 }
 
