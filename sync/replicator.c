@@ -1897,8 +1897,9 @@ int jb_sync_compare(jb_sync_verify_result *res, jb_board *b, jb_sync_conn *c,
   rc = local_remote(&r, &mine, &nm, true);
   if (rc != JB_OK) goto out;
   res->board_remote = nm;
-  qsort(s, k, sizeof *s, cmp_uuid);
-  qsort(mine, nm, sizeof *mine, cmp_uuid);
+  /* qsort wants an array even for none: an empty side may be NULL. */
+  if (k) qsort(s, k, sizeof *s, cmp_uuid);
+  if (nm) qsort(mine, nm, sizeof *mine, cmp_uuid);
   /* Merge the two sorted views; every uuid that differs is a candidate. */
   if ((cand = calloc(k + nm ? k + nm : 1, sizeof *cand)) == NULL) {
     rc = jb__err(JB_ENOMEM, "out of memory comparing %zu jobs", k + nm);
