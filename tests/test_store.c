@@ -297,6 +297,15 @@ static void map_grows_for_a_batch_bigger_than_the_whole_map(void **state) {
   grows_with(*state, JB_DURABILITY_NONE, 3000, 1000);
 }
 
+/* Closes the fixture's board and opens a new one in its directory's
+ * subdirectory `name` (*dir, to free). */
+static jb_board *board_beside(jbt_fixture *f, const char *name, char **dir) {
+  jb_board_close(f->board);
+  f->board = NULL;
+  *dir = jbt_path(f->dir, name);
+  return jbt_open(*dir, JB_DURABILITY_NORMAL, 0);
+}
+
 /* Set the board's schema number to `schema` (raw LMDB, in a child). */
 typedef struct {
   const char *dir;
@@ -493,58 +502,93 @@ static int count_u(const char *dir) {
  * by 'u' entries) opens, is marked schema 5, keeps every event and every
  * completion, and its sequences go on after the last event: the next post
  * gets the next sequence, its event follows the old ones in the log. */
-static void a_schema_4_board_upgrades_to_the_log_tail(void **state) {
-  jbt_fixture *f = *state;
-  jb_board_close(f->board);
-  f->board = NULL;
-  char *dir = jbt_path(f->dir, "old4");
-  jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
-  char done[40][JB_UUID_STRLEN];
+typedef struct {
+  char *dir;
+  char done[40][JB_UUID_STRLEN]; /* consumed before the upgrade */
+  uint64_t first, next;          /* the log's bounds then */
+} old4;
+
+/* Forty jobs consumed and one waiting, on a board made to look as schema
+ * 4 left it, then opened (upgraded); returns the handle. */
+static jb_board *upgraded_from_4(jbt_fixture *f, old4 *o) {
+  jb_board *b = board_beside(f, "old4", &o->dir);
   for (int i = 0; i < 40; i++) {
     char c[JB_UUID_STRLEN];
-    jbt_post(done[i], b, "old-job", JB_PRIORITY_NORMAL);
+    jbt_post(o->done[i], b, "old-job", JB_PRIORITY_NORMAL);
     assert_int_equal(jb_claim_next(c, NULL, NULL, b, "old-owner", NULL), JB_OK);
     assert_int_equal(jb_consume(b, c, "old-owner", 0, NULL), JB_OK);
   }
   char waiting[JB_UUID_STRLEN];
   jbt_post(waiting, b, "still-there", JB_PRIORITY_NORMAL);
-  uint64_t first, next;
-  assert_int_equal(jb_log_bounds(&first, &next, b), JB_OK);
+  assert_int_equal(jb_log_bounds(&o->first, &o->next, b), JB_OK);
   jb_board_close(b);
-  jbt_wait_ok(jbt_fork(schema4_child, dir, 20), 20000);
-  assert_int_equal(schema_of(dir), 4);
-  assert_int_equal(count_u(dir), 40);
+  jbt_wait_ok(jbt_fork(schema4_child, o->dir, 20), 20000);
+  assert_int_equal(schema_of(o->dir), 4);
+  assert_int_equal(count_u(o->dir), 40);
+  return jbt_open(o->dir, JB_DURABILITY_NORMAL, 0);
+}
 
-  b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
-  assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
-  assert_int_equal(count_u(dir), 0);
+/* The end of a test of an upgraded board: b checked and closed, its
+ * directory's name freed. */
+static void upgraded_done(char *dir, jb_board *b) {
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  free(dir);
+}
+
+/* Marked with this schema; the 'u' entries gone. */
+static void a_schema_4_board_upgrades_to_the_log_tail(void **state) {
+  old4 o;
+  jb_board *b = upgraded_from_4(*state, &o);
+  assert_int_equal(schema_of(o.dir), JB_SCHEMA_VERSION);
+  assert_int_equal(count_u(o.dir), 0);
+  upgraded_done(o.dir, b);
+}
+
+static void a_schema_4_board_keeps_every_event(void **state) {
+  old4 o;
+  jb_board *b = upgraded_from_4(*state, &o);
   uint64_t f2, n2;
   assert_int_equal(jb_log_bounds(&f2, &n2, b), JB_OK);
-  assert_int_equal(f2, first);
-  assert_int_equal(n2, next);
+  assert_int_equal(f2, o.first);
+  assert_int_equal(n2, o.next);
   jb_event ev[128];
   size_t n = 0;
-  assert_int_equal(jb_log_read(ev, &n, NULL, b, first, 128), JB_OK);
-  assert_int_equal(n, next - first);
-  for (size_t i = 0; i < n; i++) assert_int_equal(ev[i].seq, first + i);
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, o.first, 128), JB_OK);
+  assert_int_equal(n, o.next - o.first);
+  for (size_t i = 0; i < n; i++) assert_int_equal(ev[i].seq, o.first + i);
+  upgraded_done(o.dir, b);
+}
+
+static void a_schema_4_board_keeps_every_completion(void **state) {
+  old4 o;
+  jb_board *b = upgraded_from_4(*state, &o);
   for (int i = 0; i < 40; i++) {
     jb_completion *c = NULL;
-    assert_int_equal(jb_job_completion(&c, b, done[i]), JB_OK);
+    assert_int_equal(jb_job_completion(&c, b, o.done[i]), JB_OK);
     assert_string_equal(c->owner, "old-owner");
     jb_completion_free(c);
   }
+  upgraded_done(o.dir, b);
+}
+
+/* The next post gets the next sequence; its event follows the old ones. */
+static void a_schema_4_boards_sequences_go_on_after_the_last_event(
+    void **state) {
+  old4 o;
+  jb_board *b = upgraded_from_4(*state, &o);
   char u[JB_UUID_STRLEN];
   jbt_post(u, b, "after-upgrade", JB_PRIORITY_NORMAL);
   jb_job *job = NULL;
   assert_int_equal(jb_job_get(&job, b, u), JB_OK);
-  assert_int_equal(jb_job_sequence(job), next);
+  assert_int_equal(jb_job_sequence(job), o.next);
   jb_job_free(job);
-  assert_int_equal(jb_log_read(ev, &n, NULL, b, next, 128), JB_OK);
+  jb_event ev[128];
+  size_t n = 0;
+  assert_int_equal(jb_log_read(ev, &n, NULL, b, o.next, 128), JB_OK);
   assert_int_equal(n, 1);
   assert_string_equal(ev[0].uuid, u);
-  jbt_assert_check_ok(b);
-  jb_board_close(b);
-  free(dir);
+  upgraded_done(o.dir, b);
 }
 
 /* Make the board in `dir` look as schema 5 left it (raw LMDB, in a
@@ -664,58 +708,72 @@ static int schema6_child(void *arg) {
   return 0;
 }
 
-
 /* A board of schema 6 (jobkeys by board sequence only) opens, every job
  * moves to its band: the Redis-decided ones first (in their old order,
  * until the replicator's next full pull gives them Redis's), then the
  * local ones in board order with their sequences; a leased claim keeps
  * its lease, a bound claim its holder; check finds nothing; later posts
  * and claims go on as before. */
-static void a_schema_6_board_upgrades_to_the_jobkey_bands(void **state) {
-  jbt_fixture *f = *state;
-  jb_board_close(f->board);
-  f->board = NULL;
-  char *dir = jbt_path(f->dir, "old6");
-  jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+typedef struct {
+  char *dir;
   char l1[JB_UUID_STRLEN], l2[JB_UUID_STRLEN], l3[JB_UUID_STRLEN],
       r1[JB_UUID_STRLEN], r2[JB_UUID_STRLEN];
-  jbt_post(l1, b, "local-1", JB_PRIORITY_NORMAL);
-  jbt_post(l2, b, "local-2-leased", JB_PRIORITY_NORMAL);
-  jbt_post(l3, b, "local-3-bound", JB_PRIORITY_NORMAL);
+  uint64_t seq[3]; /* l1..l3's sequences before the upgrade */
+} old6;
+
+/* Three local jobs (l2 leased by "leaser", l3 bound to this process by
+ * "binder") and two Redis-decided ones posted after them (marked, as the
+ * replicator's publication does), on a board made to look as schema 6
+ * left it, then opened (upgraded); returns the handle. */
+static jb_board *upgraded_from_6(jbt_fixture *f, old6 *o) {
+  jb_board *b = board_beside(f, "old6", &o->dir);
+  jbt_post(o->l1, b, "local-1", JB_PRIORITY_NORMAL);
+  jbt_post(o->l2, b, "local-2-leased", JB_PRIORITY_NORMAL);
+  jbt_post(o->l3, b, "local-3-bound", JB_PRIORITY_NORMAL);
   jb_claim_options lease = JB_CLAIM_OPTIONS_INIT, bind = JB_CLAIM_OPTIONS_INIT;
   lease.lease_ms = 60000;
   bind.flags = JB_CLAIM_BIND_PROCESS;
-  assert_int_equal(jb_claim(NULL, b, l2, "leaser", &lease), JB_OK);
-  assert_int_equal(jb_claim(NULL, b, l3, "binder", &bind), JB_OK);
-  /* Two Redis-decided jobs (marked, as the replicator's publication does),
-   * posted after the local ones. */
-  jbt_post(r1, b, "remote-1", JB_PRIORITY_NORMAL);
-  jbt_post(r2, b, "remote-2", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb__board_mark_remote(b, r1), JB_OK);
-  assert_int_equal(jb__board_mark_remote(b, r2), JB_OK);
-  uint64_t seq[3];
-  const char *ls[3] = {l1, l2, l3};
+  assert_int_equal(jb_claim(NULL, b, o->l2, "leaser", &lease), JB_OK);
+  assert_int_equal(jb_claim(NULL, b, o->l3, "binder", &bind), JB_OK);
+  jbt_post(o->r1, b, "remote-1", JB_PRIORITY_NORMAL);
+  jbt_post(o->r2, b, "remote-2", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb__board_mark_remote(b, o->r1), JB_OK);
+  assert_int_equal(jb__board_mark_remote(b, o->r2), JB_OK);
+  const char *ls[3] = {o->l1, o->l2, o->l3};
   for (int i = 0; i < 3; i++) {
     jb_job *job = NULL;
     assert_int_equal(jb_job_get(&job, b, ls[i]), JB_OK);
-    seq[i] = jb_job_sequence(job);
+    o->seq[i] = jb_job_sequence(job);
     jb_job_free(job);
   }
   jb_board_close(b);
-  jbt_wait_ok(jbt_fork(schema6_child, dir, 20), 20000);
-  assert_int_equal(schema_of(dir), 6);
+  jbt_wait_ok(jbt_fork(schema6_child, o->dir, 20), 20000);
+  assert_int_equal(schema_of(o->dir), 6);
+  return jbt_open(o->dir, JB_DURABILITY_NORMAL, 0);
+}
 
-  b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
-  assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
+/* Marked with this schema; Redis's jobs list before the local ones. */
+static void a_schema_6_board_upgrades_to_the_jobkey_bands(void **state) {
+  old6 o;
+  jb_board *b = upgraded_from_6(*state, &o);
+  assert_int_equal(schema_of(o.dir), JB_SCHEMA_VERSION);
   jbt_assert_check_ok(b);
   char got[8][JB_UUID_STRLEN];
-  const char *want[5] = {r1, r2, l1, l2, l3};
+  const char *want[5] = {o.r1, o.r2, o.l1, o.l2, o.l3};
   assert_int_equal(jbt_listing_order(b, got, 8), 5);
   for (int i = 0; i < 5; i++) assert_string_equal(got[i], want[i]);
+  upgraded_done(o.dir, b);
+}
+
+/* Sequences, owners, leases and holders. */
+static void a_schema_6_board_keeps_its_jobs_and_claims(void **state) {
+  old6 o;
+  jb_board *b = upgraded_from_6(*state, &o);
+  const char *ls[3] = {o.l1, o.l2, o.l3};
   for (int i = 0; i < 3; i++) {
     jb_job *job = NULL;
     assert_int_equal(jb_job_get(&job, b, ls[i]), JB_OK);
-    assert_int_equal(jb_job_sequence(job), seq[i]);
+    assert_int_equal(jb_job_sequence(job), o.seq[i]);
     if (i == 1) {
       assert_string_equal(jb_job_owner(job), "leaser");
       assert_true(jb_job_lease_expires(job) > 0);
@@ -723,19 +781,33 @@ static void a_schema_6_board_upgrades_to_the_jobkey_bands(void **state) {
     if (i == 2) assert_int_equal(jb_job_holder_pid(job), (int)getpid());
     jb_job_free(job);
   }
-  /* The leased and bound claims still work: extended, consumed. */
-  assert_int_equal(jb_extend(b, l2, "leaser", 0, 120000), JB_OK);
-  assert_int_equal(jb_consume(b, l2, "leaser", 0, NULL), JB_OK);
-  assert_int_equal(jb_consume(b, l3, "binder", 0, NULL), JB_OK);
+  upgraded_done(o.dir, b);
+}
+
+/* Extended, consumed. */
+static void the_leased_and_bound_claims_of_a_schema_6_board_still_work(
+    void **state) {
+  old6 o;
+  jb_board *b = upgraded_from_6(*state, &o);
+  assert_int_equal(jb_extend(b, o.l2, "leaser", 0, 120000), JB_OK);
+  assert_int_equal(jb_consume(b, o.l2, "leaser", 0, NULL), JB_OK);
+  assert_int_equal(jb_consume(b, o.l3, "binder", 0, NULL), JB_OK);
+  upgraded_done(o.dir, b);
+}
+
+/* Redis's jobs are skipped without Redis; a local post after the upgrade
+ * comes after the old local job. */
+static void claim_next_after_a_schema_6_upgrade_takes_local_jobs_in_order(
+    void **state) {
+  old6 o;
+  jb_board *b = upgraded_from_6(*state, &o);
   char l4[JB_UUID_STRLEN], c[JB_UUID_STRLEN];
   jbt_post(l4, b, "after-upgrade", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
-  assert_string_equal(c, l1); /* remote ones are skipped without Redis */
+  assert_string_equal(c, o.l1);
   assert_int_equal(jb_claim_next(c, NULL, NULL, b, "w", NULL), JB_OK);
   assert_string_equal(c, l4);
-  jbt_assert_check_ok(b);
-  jb_board_close(b);
-  free(dir);
+  upgraded_done(o.dir, b);
 }
 
 /* Every record of the history, oldest first, is completions[from..to). */
@@ -762,33 +834,52 @@ static void assert_history_is(jb_board *b, char (*done)[JB_UUID_STRLEN],
  * on from there: new records follow the old ones, and the count bound
  * keeps exactly the newest, trimming the old records from `history`'s
  * front. */
-static void a_schema_5_board_upgrades_to_the_history_ends(void **state) {
-  jbt_fixture *f = *state;
-  jb_board_close(f->board);
-  f->board = NULL;
-  char *dir = jbt_path(f->dir, "old5");
-  enum { OLD = 300, MAX = 250, NEW = 80 };
-  char(*done)[JB_UUID_STRLEN] = calloc(OLD + NEW, JB_UUID_STRLEN);
-  jb_board *b = jbt_open(dir, JB_DURABILITY_NORMAL, 0);
+
+/* Jobs completed before the upgrade, the history's limit after it, and
+ * jobs completed after it. */
+enum { OLD = 300, MAX = 250, NEW = 80 };
+
+/* OLD jobs consumed on a board made to look as schema 5 left it, then
+ * opened (upgraded) keeping MAX history records; returns the handle. */
+static jb_board *upgraded_from_5(jbt_fixture *f, char **dir,
+                                 char (**done)[JB_UUID_STRLEN]) {
+  jb_board *b = board_beside(f, "old5", dir);
+  *done = calloc(OLD + NEW, JB_UUID_STRLEN);
   for (int i = 0; i < OLD; i++) {
     char c[JB_UUID_STRLEN];
-    jbt_post(done[i], b, "old-job", JB_PRIORITY_NORMAL);
+    jbt_post((*done)[i], b, "old-job", JB_PRIORITY_NORMAL);
     assert_int_equal(jb_claim_next(c, NULL, NULL, b, "old-owner", NULL), JB_OK);
     assert_int_equal(jb_consume(b, c, "old-owner", 0, NULL), JB_OK);
   }
   jb_board_close(b);
-  jbt_wait_ok(jbt_fork(schema5_child, dir, 20), 20000);
-  assert_int_equal(schema_of(dir), 5);
-
+  jbt_wait_ok(jbt_fork(schema5_child, *dir, 20), 20000);
+  assert_int_equal(schema_of(*dir), 5);
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NORMAL;
   o.history_max = MAX;
-  assert_int_equal(jb_board_open(&b, dir, &o), JB_OK);
+  assert_int_equal(jb_board_open(&b, *dir, &o), JB_OK);
+  return b;
+}
+
+/* Marked with this schema, every record kept (past MAX, until the next
+ * completion). */
+static void a_schema_5_board_upgrades_to_the_history_ends(void **state) {
+  char *dir, (*done)[JB_UUID_STRLEN];
+  jb_board *b = upgraded_from_5(*state, &dir, &done);
   assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
   assert_history_is(b, done, 0, OLD);
   jbt_assert_check_ok(b);
-  /* The first completion trims the 51 oldest, each after it one: exactly
-   * MAX stay. */
+  jb_board_close(b);
+  free(done);
+  free(dir);
+}
+
+/* The first completion trims the 51 oldest, each after it one: exactly
+ * MAX stay. */
+static void a_schema_5_boards_history_keeps_its_max_after_the_upgrade(
+    void **state) {
+  char *dir, (*done)[JB_UUID_STRLEN];
+  jb_board *b = upgraded_from_5(*state, &dir, &done);
   for (int i = OLD; i < OLD + NEW; i++) {
     char c[JB_UUID_STRLEN];
     jbt_post(done[i], b, "new-job", JB_PRIORITY_NORMAL);
@@ -895,38 +986,70 @@ static void another_process_adopts_the_grown_map(void **state) {
 
 /* -------------------------------------------------------------- reopen */
 
-static void reopening_keeps_jobs_owners_and_details(void **state) {
-  jbt_fixture *f = *state;
+/* A job a with details (VERY_HIGH) and a job b claimed by "keeper"; the
+ * board as it was before it was closed and opened again (durability
+ * FULL). */
+typedef struct {
   char a[JB_UUID_STRLEN], b[JB_UUID_STRLEN];
-  jbt_buf d = jbt_details_store(5);
+  jbt_buf d; /* a's details */
+  jbt_snapshot before;
+} reopen;
+
+static void reopened(jbt_fixture *f, reopen *r) {
+  r->d = jbt_details_store(5);
   jb_post p = JB_POST_INIT;
   p.name = "kept";
-  p.details = d.data;
-  p.details_len = d.len;
+  p.details = r->d.data;
+  p.details_len = r->d.len;
   p.priority = JB_PRIORITY_VERY_HIGH;
-  assert_int_equal(jb_job_post(a, f->board, &p), JB_OK);
-  jbt_post(b, f->board, "claimed", JB_PRIORITY_LOW);
-  assert_int_equal(jb_claim(NULL, f->board, b, "keeper", NULL), JB_OK);
-  jbt_snapshot before, after;
-  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_job_post(r->a, f->board, &p), JB_OK);
+  jbt_post(r->b, f->board, "claimed", JB_PRIORITY_LOW);
+  assert_int_equal(jb_claim(NULL, f->board, r->b, "keeper", NULL), JB_OK);
+  jbt_snapshot_take(&r->before, f->board);
   jb_board_close(f->board);
   f->board = jbt_open(f->dir, JB_DURABILITY_FULL, 0);
+}
+
+static void reopen_free(reopen *r) {
+  jbt_snapshot_free(&r->before);
+  jbt_buf_free(&r->d);
+}
+
+static void reopening_keeps_the_board_as_it_was(void **state) {
+  jbt_fixture *f = *state;
+  reopen r;
+  reopened(f, &r);
+  jbt_snapshot after;
   jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
+  jbt_snapshot_assert_same(&r.before, &after);
+  jbt_snapshot_free(&after);
+  reopen_free(&r);
+}
+
+static void reopening_keeps_a_jobs_details(void **state) {
+  jbt_fixture *f = *state;
+  reopen r;
+  reopened(f, &r);
   jb_job *j = NULL;
-  assert_int_equal(jb_job_get(&j, f->board, a), JB_OK);
+  assert_int_equal(jb_job_get(&j, f->board, r.a), JB_OK);
   size_t len;
   const void *dd = jb_job_details(j, &len);
-  assert_int_equal(len, d.len);
-  assert_memory_equal(dd, d.data, len);
+  assert_int_equal(len, r.d.len);
+  assert_memory_equal(dd, r.d.data, len);
   jb_job_free(j);
+  reopen_free(&r);
+}
+
+/* Who can consume it. */
+static void reopening_keeps_a_claims_owner(void **state) {
+  jbt_fixture *f = *state;
+  reopen r;
+  reopened(f, &r);
   char owner[JB_WHO_MAX + 1];
-  assert_int_equal(jb_job_find_owner(owner, f->board, b), JB_OK);
+  assert_int_equal(jb_job_find_owner(owner, f->board, r.b), JB_OK);
   assert_string_equal(owner, "keeper");
-  assert_int_equal(jb_consume(f->board, b, "keeper", 0, NULL), JB_OK);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
-  jbt_buf_free(&d);
+  assert_int_equal(jb_consume(f->board, r.b, "keeper", 0, NULL), JB_OK);
+  reopen_free(&r);
 }
 
 static uint64_t seq_of(jb_board *b, const char *uuid) {
@@ -1091,21 +1214,36 @@ static bool holds_posix_lock(const char *path) {
   return found;
 }
 
-static void two_handles_in_one_process_share_the_board(void **state) {
-  jbt_fixture *f = *state;
+/* A second handle on the board of f->board, in this process: a job u
+ * posted through it, claimed as "first" through f->board. */
+static jb_board *second_handle_claimed(jbt_fixture *f,
+                                       char u[JB_UUID_STRLEN]) {
   jb_board *second = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  char u[JB_UUID_STRLEN];
   jbt_post(u, second, "via-second", JB_PRIORITY_NORMAL);
   jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, u), JB_OK);
   jb_job_free(j);
   assert_int_equal(jb_claim(NULL, f->board, u, "first", NULL), JB_OK);
+  return second;
+}
+
+/* What one writes the other reads. */
+static void two_handles_in_one_process_share_the_board(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_board *second = second_handle_claimed(f, u);
   char owner[JB_WHO_MAX + 1];
   assert_int_equal(jb_job_find_owner(owner, second, u), JB_OK);
   assert_string_equal(owner, "first");
   jb_board_close(second);
-  /* The first handle still works, and another process still sees this
-   * one as a user of the board. */
+}
+
+/* The first handle still works, and another process still sees this one
+ * as a user of the board. */
+static void closing_a_second_handle_leaves_the_first_working(void **state) {
+  jbt_fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_board_close(second_handle_claimed(f, u));
   jbt_post(u, f->board, "after-close", JB_PRIORITY_NORMAL);
   post_args pa = {f->dir};
   jbt_wait_ok(jbt_fork(post_child, &pa, 20), 20000);
@@ -1241,16 +1379,28 @@ static void checking_a_healthy_board_does_not_wait_for_a_writer(
   jbt_wait_ok(pid, 20000);
 }
 
-static void a_second_handle_with_another_durability_is_refused(void **state) {
-  jbt_fixture *f = *state;
+/* Opens a second handle on the board with durability NONE (the first
+ * has NORMAL); the open's outcome. */
+static int open_with_another_durability(jbt_fixture *f, jb_board **b) {
   jb_board_options o = JB_BOARD_OPTIONS_INIT;
   o.durability = JB_DURABILITY_NONE;
-  jb_board *b = (jb_board *)1;
-  int rc = jb_board_open(&b, f->dir, &o);
+  *b = (jb_board *)1;
+  return jb_board_open(b, f->dir, &o);
+}
+
+static void a_second_handle_with_another_durability_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b;
+  int rc = open_with_another_durability(f, &b);
   assert_int_not_equal(rc, JB_OK);
   assert_null(b);
   jbt_assert_contains(jb_errmsg(), "durability");
-  /* The first handle is unharmed. */
+}
+
+static void a_refused_second_handle_leaves_the_first_unharmed(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b;
+  assert_int_not_equal(open_with_another_durability(f, &b), JB_OK);
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "still-works", JB_PRIORITY_NORMAL);
   jbt_assert_check_ok(f->board);
@@ -1297,6 +1447,7 @@ static damaged *damage_middle(jbt_fixture *f) {
 
 static void done_damaged(damaged *d) { free(d->saved); }
 
+/* Naming the job, and check. */
 static void get_of_a_posting_that_does_not_decode_is_corrupt(void **state) {
   jbt_fixture *f = *state;
   damaged *d = damage_middle(f);
@@ -1305,6 +1456,13 @@ static void get_of_a_posting_that_does_not_decode_is_corrupt(void **state) {
   assert_null(j);
   jbt_assert_contains(jb_errmsg(), d->u[1]);
   jbt_assert_contains(jb_errmsg(), "check");
+  done_damaged(d);
+}
+
+static void get_of_a_job_beside_a_corrupt_posting_works(void **state) {
+  jbt_fixture *f = *state;
+  damaged *d = damage_middle(f);
+  jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, d->u[0]), JB_OK);
   jb_job_free(j);
   done_damaged(d);
@@ -1350,23 +1508,41 @@ static void collect_line(const char *line, void *payload) {
   fprintf(mem, "%s\n", line);
 }
 
-static void check_moves_an_undecodable_posting_to_quarantine(void **state) {
-  jbt_fixture *f = *state;
+/* damage_middle, then a check that quarantines the damaged job; its
+ * stats go to *st. */
+static damaged *quarantined(jbt_fixture *f, jb_check_stats *st,
+                            char **lines) {
   damaged *d = damage_middle(f);
-  char *lines = NULL;
   size_t len = 0;
-  FILE *mem = open_memstream(&lines, &len);
-  jb_check_stats st;
-  assert_int_equal(jb_board_check(&st, f->board, collect_line, mem),
+  FILE *mem = open_memstream(lines, &len);
+  assert_int_equal(jb_board_check(st, f->board, collect_line, mem),
                    JB_ECORRUPT);
   fclose(mem);
+  return d;
+}
+
+/* Reported, naming the job. */
+static void check_moves_an_undecodable_posting_to_quarantine(void **state) {
+  jbt_fixture *f = *state;
+  jb_check_stats st;
+  char *lines = NULL;
+  damaged *d = quarantined(f, &st, &lines);
   assert_int_equal(st.moved, 1);
   assert_int_equal(st.quarantined, 1);
   assert_int_equal(st.jobs, 2);
   jbt_assert_contains(lines, d->u[1]);
   jbt_assert_contains(lines, "quarantine");
   free(lines);
-  /* Off the board, but kept, bytes and all. */
+  done_damaged(d);
+}
+
+/* Off the board, but kept, bytes and all. */
+static void a_quarantined_posting_is_kept_off_the_board(void **state) {
+  jbt_fixture *f = *state;
+  jb_check_stats st;
+  char *lines = NULL;
+  damaged *d = quarantined(f, &st, &lines);
+  free(lines);
   size_t n = 0;
   assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
   assert_int_equal(n, 2);
@@ -1374,12 +1550,30 @@ static void check_moves_an_undecodable_posting_to_quarantine(void **state) {
   assert_int_equal(jb_job_get_state(&s, f->board, d->u[1]), JB_OK);
   assert_int_equal(s, JB_STATE_COMPLETE);
   raw(RAW_QUARANTINE_HAS, f->dir, NULL, d->saved);
-  /* A second check finds nothing new to fix and still reports the record. */
+  done_damaged(d);
+}
+
+/* And still reports the record. */
+static void a_check_after_a_quarantine_finds_nothing_new_to_fix(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_check_stats st;
+  char *lines = NULL;
+  damaged *d = quarantined(f, &st, &lines);
+  free(lines);
   assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
   assert_int_equal(st.moved, 0);
   assert_int_equal(st.quarantined, 1);
   assert_int_equal(st.problems, 0);
-  /* The rest of the board still works. */
+  done_damaged(d);
+}
+
+static void the_rest_of_the_board_works_after_a_quarantine(void **state) {
+  jbt_fixture *f = *state;
+  jb_check_stats st;
+  char *lines = NULL;
+  damaged *d = quarantined(f, &st, &lines);
+  free(lines);
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_OK);
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", NULL), JB_ENOTFOUND);
@@ -1480,26 +1674,41 @@ int main(void) {
       T(map_grows_past_its_initial_size_in_mode_none),
       T(map_grows_for_a_batch_bigger_than_the_whole_map),
       T(another_process_adopts_the_grown_map),
-      T(reopening_keeps_jobs_owners_and_details),
+      T(reopening_keeps_the_board_as_it_was),
+      T(reopening_keeps_a_jobs_details),
+      T(reopening_keeps_a_claims_owner),
       T(a_schema_3_board_made_with_writemap_opens_in_every_mode),
       T(a_schema_4_board_upgrades_to_the_log_tail),
+      T(a_schema_4_board_keeps_every_event),
+      T(a_schema_4_board_keeps_every_completion),
+      T(a_schema_4_boards_sequences_go_on_after_the_last_event),
       T(a_schema_5_board_upgrades_to_the_history_ends),
+      T(a_schema_5_boards_history_keeps_its_max_after_the_upgrade),
       T(a_schema_6_board_upgrades_to_the_jobkey_bands),
+      T(a_schema_6_board_keeps_its_jobs_and_claims),
+      T(the_leased_and_bound_claims_of_a_schema_6_board_still_work),
+      T(claim_next_after_a_schema_6_upgrade_takes_local_jobs_in_order),
       T(sequences_keep_increasing_across_reopen_of_an_emptied_board),
       T(a_handle_opened_before_fork_is_refused_in_the_child),
       T(open_clears_reader_slots_of_dead_processes),
       T(a_writer_killed_inside_its_transaction_does_not_wedge_the_board),
       T(two_handles_in_one_process_share_the_board),
+      T(closing_a_second_handle_leaves_the_first_working),
       T(closing_one_of_two_handles_keeps_the_process_lmdb_lock),
       T(closing_a_handle_inherited_across_fork_keeps_the_childs_locks),
       T(opening_a_board_to_read_does_not_wait_for_a_writer),
       T(checking_a_healthy_board_does_not_wait_for_a_writer),
       T(a_second_handle_with_another_durability_is_refused),
+      T(a_refused_second_handle_leaves_the_first_unharmed),
       T(each_handle_keeps_its_own_max_posting),
       T(get_of_a_posting_that_does_not_decode_is_corrupt),
+      T(get_of_a_job_beside_a_corrupt_posting_works),
       T(iterator_reports_a_corrupt_posting_and_moves_past_it),
       T(claim_next_of_a_corrupt_posting_reports_it_and_keeps_the_claim),
       T(check_moves_an_undecodable_posting_to_quarantine),
+      T(a_quarantined_posting_is_kept_off_the_board),
+      T(a_check_after_a_quarantine_finds_nothing_new_to_fix),
+      T(the_rest_of_the_board_works_after_a_quarantine),
       T(check_quarantines_a_claimed_job_with_its_lease_and_holder),
       T(check_reports_a_job_that_is_neither_ready_nor_claimed),
       T(check_reports_a_job_that_is_both_ready_and_claimed),

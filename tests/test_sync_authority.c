@@ -4,8 +4,9 @@
  * a handle attached with jb_sync_attach claims, abandons, extends and
  * consumes it in Redis first and then locally; a handle that is not
  * attached, or Redis stopped, or a claim held elsewhere in Redis, changes
- * nothing local. Each test runs its own redis-server
- * (tests/redis_helper.h).
+ * nothing local. The tests share one redis-server (tests/redis_helper.h),
+ * emptied before each: a server start per test would cost more than most
+ * of the tests.
  */
 #include "remote.h"
 #include "helpers.h"
@@ -19,8 +20,23 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The group's server. */
+static jbt_redis server;
+
+static int group_setup(void **state) {
+  (void)state;
+  jbt_redis_start(&server, NULL);
+  return 0;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  jbt_redis_stop(&server);
+  return 0;
+}
+
 typedef struct {
-  jbt_redis redis;
+  jbt_redis *redis;    /* the group's server, empty at the start */
   char *dir;
   jb_board *board;     /* attached (in the tests that attach) */
   jb_sync_conn *conn;  /* the board's connection */
@@ -31,11 +47,16 @@ typedef struct {
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   assert_non_null(f);
-  jbt_redis_start(&f->redis, NULL);
+  f->redis = &server;
+  f->peer = jbt_redis_connect(f->redis->unix_url, 2000);
+  const char *flushall[] = {"FLUSHALL"};
+  redisReply *r = NULL;
+  if (jb__sync_command(&r, f->peer, 1, flushall, NULL))
+    fail_msg("FLUSHALL: %s", jb_errmsg());
+  freeReplyObject(r);
   f->dir = jbt_mkdtemp();
   f->board = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  f->conn = jbt_redis_connect(f->redis.unix_url, 500);
-  f->peer = jbt_redis_connect(f->redis.unix_url, 2000);
+  f->conn = jbt_redis_connect(f->redis->unix_url, 500);
   assert_int_equal(jb__remote_init(&f->rm, f->peer, false), JB_OK);
   *state = f;
   return 0;
@@ -48,7 +69,6 @@ static int teardown(void **state) {
   jb_sync_close(f->peer);
   jbt_rmtree(f->dir);
   free(f->dir);
-  jbt_redis_stop(&f->redis);
   free(f);
   return 0;
 }
@@ -87,34 +107,80 @@ static void published(char u[JB_UUID_STRLEN], fixture *f, const char *name) {
     fail_msg("publish %s: %s", u, jb_errmsg());
 }
 
-static void test_publish_claim_consume(void **state) {
-  fixture *f = *state;
-  char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1], v[256];
-  jbt_post(u, f->board, "job", JB_PRIORITY_NORMAL);
+/* The board is as `before` showed it (which this frees). */
+static void assert_unchanged_since(jbt_snapshot *before, jb_board *b) {
+  jbt_snapshot after;
+  jbt_snapshot_take(&after, b);
+  jbt_snapshot_assert_same(before, &after);
+  jbt_snapshot_free(before);
+  jbt_snapshot_free(&after);
+}
+
+/* Whether the local board marks job u as decided by Redis. */
+static bool locally_remote(fixture *f, const char *u) {
   jb_job *job;
   assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
-  assert_false(jb_job_remote(job));
+  bool remote = jb_job_remote(job);
   jb_job_free(job);
-  assert_false(redis_state(f, u).listed);
+  return remote;
+}
 
+/* -------------------------------------------- publish and the attached */
+
+static void a_posted_job_is_local_until_published(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "job", JB_PRIORITY_NORMAL);
+  assert_false(locally_remote(f, u));
+  assert_false(redis_state(f, u).listed);
+}
+
+static void publish_lists_the_job_in_redis_and_marks_it_remote(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, f->board, "job", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
   assert_true(redis_state(f, u).listed);
+  jb_job *job;
   assert_int_equal(jb_job_get(&job, f->board, u), JB_OK);
   assert_true(jb_job_remote(job));
   assert_int_equal(jb_job_state(job), JB_STATE_UNCLAIMED);
   jb_job_free(job);
-  /* Publishing again is recognised, not a second post. */
+}
+
+static void publishing_again_is_recognised_not_a_second_post(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  published(u, f, "job");
   assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
   jbt_assert_check_ok(f->board);
+}
 
+/* Publishes a job, attaches the board and claims the job as "alice". */
+static void claimed_by_alice(char u[JB_UUID_STRLEN], fixture *f) {
+  published(u, f, "job");
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
+}
+
+static void an_attached_claim_owns_the_job_in_redis_and_locally(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1], v[256];
+  claimed_by_alice(u, f);
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "alice");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "alice");
+}
 
-  /* extend: the owner key gets an expiry, the local claim a lease. */
+/* The owner key gets an expiry, the local claim a lease. */
+static void an_attached_extend_sets_the_expiry_in_redis_and_locally(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claimed_by_alice(u, f);
   assert_int_equal(jb_extend(f->board, u, "alice", 0, 60000), JB_OK);
   jb__remote_state st = redis_state(f, u);
   assert_true(st.pttl_ms > 50000 && st.pttl_ms <= 60000);
@@ -122,69 +188,124 @@ static void test_publish_claim_consume(void **state) {
   int64_t ms;
   assert_int_equal(jb_job_expires_in(&ex, &ms, f->board, u), JB_OK);
   assert_int_equal(ex, JB_EXPIRY_AT);
+}
 
-  /* abandon: unowned in Redis and locally; then claimed again. */
+/* Unowned in Redis and locally, and claimable again. */
+static void an_attached_abandon_unowns_the_job_in_redis_and_locally(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1], v[256];
+  claimed_by_alice(u, f);
   assert_int_equal(jb_abandon(f->board, u, "alice", 0), JB_OK);
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "(nil)");
   local_owner(owner, f->board, u);
   assert_string_equal(owner, "");
   assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
+}
 
-  /* A wrong owner is refused by Redis; nothing changes. */
+static void a_consume_by_another_owner_is_refused_by_redis(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claimed_by_alice(u, f);
   assert_int_equal(jb_consume(f->board, u, "mallory", 0, NULL), JB_ENOTOWNER);
   jbt_assert_contains(jb_errmsg(), "alice");
   assert_true(redis_state(f, u).listed);
+}
 
+static void an_attached_consume_removes_the_job_in_redis_and_locally(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claimed_by_alice(u, f);
   assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
-  st = redis_state(f, u);
+  jb__remote_state st = redis_state(f, u);
   assert_false(st.listed);
   assert_false(st.owned);
-  assert_int_equal(jb_job_get(&job, f->board, u), JB_ENOTFOUND);
-  /* Its completion is in the local history, as for a local consume. */
-  jb_completion *c = NULL;
-  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
-  jb_completion_free(c);
-  jbt_assert_check_ok(f->board);
-
-  /* trash goes to Redis's trash. */
-  published(u, f, "job2");
-  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
-  assert_int_equal(jb_trash(f->board, u, "alice", 0), JB_OK);
-  st = redis_state(f, u);
-  assert_true(st.trashed);
-  assert_false(st.listed);
+  jb_job *job;
   assert_int_equal(jb_job_get(&job, f->board, u), JB_ENOTFOUND);
   jbt_assert_check_ok(f->board);
 }
 
+/* As for a local consume. */
+static void an_attached_consume_puts_the_completion_in_the_local_history(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claimed_by_alice(u, f);
+  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
+  jb_completion_free(c);
+}
+
+static void an_attached_trash_goes_to_the_trash_in_redis(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claimed_by_alice(u, f);
+  assert_int_equal(jb_trash(f->board, u, "alice", 0), JB_OK);
+  jb__remote_state st = redis_state(f, u);
+  assert_true(st.trashed);
+  assert_false(st.listed);
+  jb_job *job;
+  assert_int_equal(jb_job_get(&job, f->board, u), JB_ENOTFOUND);
+  jbt_assert_check_ok(f->board);
+}
+
+/* ------------------------------------------------ handles not attached */
+
 /* A handle without the hook: every operation of a published job fails with
  * JB_EOFFLINE and changes nothing, locally or in Redis; claim-next skips
  * the job; local jobs work. */
-static void test_not_attached(void **state) {
-  fixture *f = *state;
-  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
-  published(u, f, "remote");
-  jb_board *h2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
 
-  jbt_snapshot before, after;
+/* Publishes a job and opens a second handle on the board, not attached. */
+static jb_board *unattached_handle(char u[JB_UUID_STRLEN], fixture *f) {
+  published(u, f, "remote");
+  return jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+}
+
+static void an_unattached_handle_cannot_claim_a_published_job(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_board *h2 = unattached_handle(u, f);
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_claim(NULL, h2, u, "alice", NULL), JB_EOFFLINE);
   jbt_assert_contains(jb_errmsg(), "is decided by Redis and this handle is "
                                    "not connected to it");
   jbt_assert_contains(jb_errmsg(), u);
-  jb_job *job = NULL;
-  assert_int_equal(jb_claim_next(got, &job, NULL, h2, "alice", NULL), JB_ENOTFOUND);
-  assert_null(job);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&after);
+  assert_unchanged_since(&before, f->board);
   assert_false(redis_state(f, u).owned);
+  jb_board_close(h2);
+}
 
-  /* Claimed through the attached handle; h2 can release nothing. */
+static void claim_next_on_an_unattached_handle_skips_a_published_job(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
+  jb_board *h2 = unattached_handle(u, f);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  jb_job *job = NULL;
+  assert_int_equal(jb_claim_next(got, &job, NULL, h2, "alice", NULL),
+                   JB_ENOTFOUND);
+  assert_null(job);
+  assert_unchanged_since(&before, f->board);
+  assert_false(redis_state(f, u).owned);
+  jb_board_close(h2);
+}
+
+/* Claimed through the attached handle, the job cannot be consumed,
+ * abandoned, trashed or extended through the other one. */
+static void an_unattached_handle_cannot_release_a_published_job(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb_board *h2 = unattached_handle(u, f);
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
-  jbt_snapshot_free(&before);
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_consume(h2, u, "alice", 0, NULL), JB_EOFFLINE);
   assert_int_equal(jb_abandon(h2, u, "alice", 0), JB_EOFFLINE);
@@ -193,20 +314,27 @@ static void test_not_attached(void **state) {
   assert_int_equal(jb_consume(h2, u, "alice", 0,
                                          &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}),
                    JB_EOFFLINE);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&after);
-  jbt_snapshot_free(&before);
+  assert_unchanged_since(&before, f->board);
   char v[256];
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "alice");
   assert_true(redis_state(f, u).listed);
+  jb_board_close(h2);
+}
 
-  /* Detached: the first handle is refused too. */
+static void a_detached_handle_cannot_release_a_published_job(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  claimed_by_alice(u, f);
   jb_sync_detach(f->board);
   assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_EOFFLINE);
+}
 
-  /* Local jobs are untouched by all this. */
+/* Claim-next passes over the published job to the local one. */
+static void an_unattached_handle_works_on_local_jobs(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
+  jb_board *h2 = unattached_handle(u, f);
   jbt_post(l, h2, "local", JB_PRIORITY_LOW);
   assert_int_equal(jb_claim_next(got, NULL, NULL, h2, "carol", NULL), JB_OK);
   assert_string_equal(got, l);
@@ -214,95 +342,150 @@ static void test_not_attached(void **state) {
   jb_board_close(h2);
 }
 
-/* Redis stopped past the command timeout: the claim fails with JB_EOFFLINE
- * and nothing local changes; local jobs still work (claim-next passes over
- * the Redis-decided one). The claim whose reply was lost is resolved by
- * claiming again once Redis is back. */
-static void test_redis_stopped(void **state) {
-  fixture *f = *state;
-  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN], v[256];
-  char owner[JB_WHO_MAX + 1];
-  published(u, f, "remote");
-  jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
+/* --------------------------------------------------------- Redis stopped */
+
+/* What a claim of a published job saw while Redis was stopped past the
+ * command timeout, and the local work done meanwhile (when asked for):
+ * claim-next of a local job as "carol" and its consume. */
+typedef struct {
+  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN];
+  int rc, rc_next, rc_cons;
+  char msg[1024], next_msg[1024];
+  jbt_snapshot before, after; /* the board around the claim */
+} stopped_claim;
+
+static void claim_with_redis_stopped(stopped_claim *s, fixture *f,
+                                     bool local_work) {
+  published(s->u, f, "remote");
+  jbt_post(s->l, f->board, "local", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_sync_ping(f->conn), JB_OK);
-
-  jbt_snapshot before, after;
-  jbt_snapshot_take(&before, f->board);
-  assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
-  int rc = jb_claim(NULL, f->board, u, "alice", NULL);
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", jb_errmsg());
-  jbt_snapshot_take(&after, f->board);
-  /* Local work goes on while Redis is away. */
-  int rc_next = jb_claim_next(got, NULL, NULL, f->board, "carol", NULL);
-  int rc_cons = rc_next == JB_OK ? jb_consume(f->board, got, "carol", 0, NULL)
-                                 : rc_next;
-  char next_msg[1024];
-  snprintf(next_msg, sizeof next_msg, "%s", jb_errmsg());
-  assert_int_equal(kill(f->redis.pid, SIGCONT), 0);
-
-  assert_int_equal(rc, JB_EOFFLINE);
-  jbt_assert_contains(msg, "backend unavailable");
-  jbt_assert_contains(msg, "timed out");
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
-  if (rc_next != JB_OK) fail_msg("claim-next: %d %s", rc_next, next_msg);
-  assert_string_equal(got, l);
-  assert_int_equal(rc_cons, JB_OK);
-
-  /* The script reached the server and ran when it resumed: Redis says
-   * alice, the board does not (yet). Claiming again re-sends the same
-   * claim id, which Redis recognises: now both agree. */
-  key_get(v, sizeof v, f, u, ".owned");
-  assert_string_equal(v, "alice");
-  local_owner(owner, f->board, u);
-  assert_string_equal(owner, "");
-  assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
-  local_owner(owner, f->board, u);
-  assert_string_equal(owner, "alice");
-  assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
-  assert_false(redis_state(f, u).listed);
-  jbt_assert_check_ok(f->board);
+  jbt_snapshot_take(&s->before, f->board);
+  assert_int_equal(kill(f->redis->pid, SIGSTOP), 0);
+  s->rc = jb_claim(NULL, f->board, s->u, "alice", NULL);
+  snprintf(s->msg, sizeof s->msg, "%s", jb_errmsg());
+  jbt_snapshot_take(&s->after, f->board);
+  if (local_work) {
+    s->rc_next = jb_claim_next(s->got, NULL, NULL, f->board, "carol", NULL);
+    s->rc_cons = s->rc_next == JB_OK
+                     ? jb_consume(f->board, s->got, "carol", 0, NULL)
+                     : s->rc_next;
+    snprintf(s->next_msg, sizeof s->next_msg, "%s", jb_errmsg());
+  }
+  assert_int_equal(kill(f->redis->pid, SIGCONT), 0);
 }
 
-/* Claimed in Redis by another client: our claim fails with JB_ECLAIMED
- * naming that owner, and nothing local changes; claim-next passes over
- * it. */
-static void test_claimed_elsewhere(void **state) {
+static void stopped_claim_free(stopped_claim *s) {
+  jbt_snapshot_free(&s->before);
+  jbt_snapshot_free(&s->after);
+}
+
+static void a_claim_with_redis_stopped_fails_offline_changing_nothing(
+    void **state) {
   fixture *f = *state;
-  char u[JB_UUID_STRLEN], l[JB_UUID_STRLEN], got[JB_UUID_STRLEN], id[40];
+  stopped_claim s;
+  claim_with_redis_stopped(&s, f, false);
+  assert_int_equal(s.rc, JB_EOFFLINE);
+  jbt_assert_contains(s.msg, "backend unavailable");
+  jbt_assert_contains(s.msg, "timed out");
+  jbt_snapshot_assert_same(&s.before, &s.after);
+  stopped_claim_free(&s);
+}
+
+/* Claim-next passes over the Redis-decided job. */
+static void local_work_goes_on_while_redis_is_stopped(void **state) {
+  fixture *f = *state;
+  stopped_claim s;
+  claim_with_redis_stopped(&s, f, true);
+  if (s.rc_next != JB_OK) fail_msg("claim-next: %d %s", s.rc_next, s.next_msg);
+  assert_string_equal(s.got, s.l);
+  assert_int_equal(s.rc_cons, JB_OK);
+  stopped_claim_free(&s);
+}
+
+/* The script reached the server and ran when it resumed: Redis says alice,
+ * the board does not (yet). Claiming again re-sends the same claim id,
+ * which Redis recognises: now both agree. */
+static void a_claim_lost_to_a_stopped_redis_is_resolved_by_claiming_again(
+    void **state) {
+  fixture *f = *state;
+  char v[256], owner[JB_WHO_MAX + 1];
+  stopped_claim s;
+  claim_with_redis_stopped(&s, f, false);
+  key_get(v, sizeof v, f, s.u, ".owned");
+  assert_string_equal(v, "alice");
+  local_owner(owner, f->board, s.u);
+  assert_string_equal(owner, "");
+  assert_int_equal(jb_claim(NULL, f->board, s.u, "alice", NULL), JB_OK);
+  local_owner(owner, f->board, s.u);
+  assert_string_equal(owner, "alice");
+  assert_int_equal(jb_consume(f->board, s.u, "alice", 0, NULL), JB_OK);
+  assert_false(redis_state(f, s.u).listed);
+  jbt_assert_check_ok(f->board);
+  stopped_claim_free(&s);
+}
+
+/* ----------------------------------------------------- claimed elsewhere */
+
+/* Publishes a job, attaches the board, and claims the job in Redis as
+ * "bob" under claim id `id` through the peer. */
+static void claimed_by_bob(char u[JB_UUID_STRLEN], char id[JB_UUID_STRLEN],
+                           fixture *f) {
   published(u, f, "remote");
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb__remote_claim_id(id), JB_OK);
   jb__remote_owner bob = {"bob", 0, id, 0};
   jb__remote_result res;
   assert_int_equal(jb__remote_claim(&res, &f->rm, u, &bob), JB_OK);
+}
 
-  jbt_snapshot before, after;
+/* Claimed in Redis by another client: our claim fails with JB_ECLAIMED
+ * naming that owner, and nothing local changes. */
+static void a_claim_of_a_job_claimed_elsewhere_is_refused_naming_the_owner(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], id[JB_UUID_STRLEN];
+  claimed_by_bob(u, id, f);
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "already claimed by bob");
-  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL),
-                   JB_ENOTFOUND);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
+  assert_unchanged_since(&before, f->board);
   char v[256];
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "bob");
+}
 
-  /* A local job posted after it is claimed by claim-next. */
+/* Nothing local changes, and a local job posted after it is the one
+ * claim-next claims. */
+static void claim_next_passes_over_a_job_claimed_elsewhere(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], id[JB_UUID_STRLEN], l[JB_UUID_STRLEN];
+  char got[JB_UUID_STRLEN];
+  claimed_by_bob(u, id, f);
+  jbt_snapshot before;
+  jbt_snapshot_take(&before, f->board);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL),
+                   JB_ENOTFOUND);
+  assert_unchanged_since(&before, f->board);
   jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL),
+                   JB_OK);
   assert_string_equal(got, l);
-  /* Bob lets go: claim-next now claims the published job through Redis. */
+}
+
+/* Bob lets go: claim-next now claims the published job through Redis. */
+static void claim_next_claims_a_job_let_go_elsewhere_through_redis(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], id[JB_UUID_STRLEN], got[JB_UUID_STRLEN], v[256];
+  claimed_by_bob(u, id, f);
+  jb__remote_result res;
   assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_ABANDON, u,
                                       "bob", id), JB_OK);
   jb_job *job = NULL;
-  assert_int_equal(jb_claim_next(got, &job, NULL, f->board, "alice", NULL), JB_OK);
+  assert_int_equal(jb_claim_next(got, &job, NULL, f->board, "alice", NULL),
+                   JB_OK);
   assert_string_equal(got, u);
   assert_string_equal(jb_job_owner(job), "alice");
   assert_true(jb_job_remote(job));
@@ -312,11 +495,11 @@ static void test_claimed_elsewhere(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
-/* Review fixes: a stale fencing token is refused before Redis is asked
- * (Redis knows owners by name only); a claim bound to this host's process
- * with no lease is refused (it would never lapse in Redis), and so is the
- * publication of a job held that way. */
-static void test_tokens_and_bound_claims(void **state) {
+/* ------------------------------------------- tokens and bound claims */
+
+/* Redis knows owners by name only, so the board refuses a stale fencing
+ * token before Redis is asked. */
+static void a_stale_token_is_refused_before_redis_is_asked(void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1];
   published(u, f, "fenced");
@@ -337,10 +520,17 @@ static void test_tokens_and_bound_claims(void **state) {
   assert_true(redis_state(f, u).listed);
   assert_int_equal(jb_consume(f->board, u, "w", t2, NULL), JB_OK);
   assert_false(redis_state(f, u).listed);
+}
 
-  /* Bound without a lease and no replicator to keep it alive in Redis:
-   * refused, nothing claimed anywhere. */
+/* Bound to this host's process without a lease, and no replicator to keep
+ * it alive in Redis, a claim would never lapse there: refused, nothing
+ * claimed anywhere. */
+static void a_bound_claim_without_a_lease_on_a_published_job_is_refused(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], owner[JB_WHO_MAX + 1];
   published(u, f, "bound");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   jb_claim_options b = JB_CLAIM_OPTIONS_INIT;
   b.flags = JB_CLAIM_BIND_PROCESS;
   assert_int_equal(jb_claim(NULL, f->board, u, "w", &b), JB_EOFFLINE);
@@ -350,20 +540,32 @@ static void test_tokens_and_bound_claims(void **state) {
   char v[256];
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "(nil)");
-  b.lease_ms = 30000; /* with a lease it is fine */
-  assert_int_equal(jb_claim(NULL, f->board, u, "w", &b), JB_OK);
+}
 
-  /* A local job held bound without a lease is not published. */
+static void a_bound_claim_with_a_lease_on_a_published_job_is_allowed(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  published(u, f, "bound");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  jb_claim_options b = JB_CLAIM_OPTIONS_INIT;
+  b.flags = JB_CLAIM_BIND_PROCESS;
+  b.lease_ms = 30000;
+  assert_int_equal(jb_claim(NULL, f->board, u, "w", &b), JB_OK);
+}
+
+static void a_local_job_held_bound_without_a_lease_is_not_published(
+    void **state) {
+  fixture *f = *state;
   char l[JB_UUID_STRLEN];
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   jbt_post(l, f->board, "held here", JB_PRIORITY_NORMAL);
-  b.lease_ms = 0;
+  jb_claim_options b = JB_CLAIM_OPTIONS_INIT;
+  b.flags = JB_CLAIM_BIND_PROCESS;
   assert_int_equal(jb_claim(NULL, f->board, l, "w", &b), JB_OK);
   assert_int_equal(jb_sync_publish(f->board, f->conn, l), JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "has no lease");
-  jb_job *job;
-  assert_int_equal(jb_job_get(&job, f->board, l), JB_OK);
-  assert_false(jb_job_remote(job));
-  jb_job_free(job);
+  assert_false(locally_remote(f, l));
   assert_false(redis_state(f, l).listed);
 }
 
@@ -409,10 +611,13 @@ static void commands_since(char *out, size_t size, fixture *f) {
   freeReplyObject(r);
 }
 
-/* A claim and a consume through the board API are one command
- * each to Redis (one EVALSHA, no PING or read before it), and the claim
- * script runs the six calls it must (claim.lua's header). */
-static void test_claim_is_one_command(void **state) {
+
+/* One command each to Redis: one EVALSHA, no PING or read before it. */
+
+/* A claim through the board API is one EVALSHA, and the claim script runs
+ * the six calls it must (claim.lua's header). */
+static void a_claim_is_one_command_running_the_claim_scripts_calls(
+    void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN], seen[1024];
   published(u, f, "one round trip");
@@ -422,6 +627,13 @@ static void test_claim_is_one_command(void **state) {
   commands_since(seen, sizeof seen, f);
   assert_string_equal(seen, "evalsha=1 hexists=1 hset=1 incr=1 publish=1 "
                             "set=2");
+}
+
+static void a_consume_is_one_command(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], seen[1024];
+  claimed_by_alice(u, f);
+  commands_since(seen, sizeof seen, f);
   assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
   commands_since(seen, sizeof seen, f);
   /* get=2: the owner key, and NS:<K>.unique (the job's unique key, freed
@@ -453,17 +665,21 @@ static int post_unique(char u[JB_UUID_STRLEN], jb_board *b, const char *name,
   return jb_job_post(u, b, &p);
 }
 
-/* A unique key is reserved in Redis before the local
- * post, taken by the publication, freed by the consume; a publication
- * that finds it held by another live job sends the job to the dead
- * letters; a local post that fails gives its reservation back. */
-static void test_unique_keys(void **state) {
+
+/* ----------------------------------------------------------- unique keys */
+
+/* A unique key is reserved in Redis before the local post, taken by the
+ * publication, freed by the consume; a publication that finds it held by
+ * another live job sends the job to the dead letters; a local post that
+ * fails gives its reservation back. */
+
+/* Another host's job. */
+static const char other[] = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
+
+/* Bad input to the scripts' callers: refused before any I/O. */
+static void bad_reserve_and_cancel_arguments_are_refused(void **state) {
   fixture *f = *state;
-  static const char other[] = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
-  char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], v[256];
   jb__remote_result res;
-  size_t n;
-  /* Bad input to the scripts' callers: refused before any I/O. */
   assert_int_equal(jb__remote_reserve(&res, &f->rm, "", other, 1000),
                    JB_EINVAL);
   assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", "nope", 1000),
@@ -472,54 +688,113 @@ static void test_unique_keys(void **state) {
                    JB_EINVAL);
   assert_int_equal(jb__remote_cancel(&res, &f->rm, "NOT-A-UUID", false),
                    JB_EINVAL);
+}
 
+/* Attaches the board and reserves K in Redis for another host's job. */
+static void k_reserved_elsewhere(fixture *f) {
+  jb__remote_result res;
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
-  /* Held in Redis by another host's reservation: refused, its uuid out. */
   assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", other, 60000),
                    JB_OK);
+}
+
+/* Held in Redis by another host's reservation: refused, its uuid out. */
+static void a_post_of_a_key_reserved_in_redis_is_refused_naming_the_job(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  size_t n;
+  k_reserved_elsewhere(f);
   assert_int_equal(post_unique(u, f->board, "job", "K"), JB_EEXISTS);
   assert_string_equal(u, other);
   jbt_assert_contains(jb_errmsg(), "(in redis)");
   assert_int_equal(jb_board_count(&n, f->board, 0), JB_OK);
   assert_int_equal(n, 0);
-  /* Given back: free. */
+}
+
+static void a_key_given_back_in_redis_is_free_to_post(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  jb__remote_result res;
+  k_reserved_elsewhere(f);
   assert_int_equal(jb__remote_reserve(&res, &f->rm, "K", other, 0), JB_OK);
   assert_int_equal(post_unique(u, f->board, "job", "K"), JB_OK);
+}
+
+/* Attaches the board and posts a job u with unique key K. */
+static void posted_with_k(char u[JB_UUID_STRLEN], fixture *f) {
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
+  assert_int_equal(post_unique(u, f->board, "job", "K"), JB_OK);
+}
+
+/* A reservation: "<uuid> <until-ms>". */
+static void a_local_post_reserves_its_key_in_redis(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], v[256];
+  posted_with_k(u, f);
   unique_get(v, sizeof v, f, "K");
   assert_memory_equal(v, u, 36);
-  assert_int_equal(v[36], ' '); /* a reservation: "<uuid> <until-ms>" */
+  assert_int_equal(v[36], ' ');
+}
+
+/* NS:unique names the listed job, and the job names its key. */
+static void publication_takes_the_key_for_the_listed_job(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], v[256];
+  posted_with_k(u, f);
   assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
   unique_get(v, sizeof v, f, "K");
-  assert_string_equal(v, u); /* the listed job's */
+  assert_string_equal(v, u);
   key_get(v, sizeof v, f, u, ".unique");
   assert_string_equal(v, "K");
+}
+
+static void a_consume_frees_the_key_in_redis(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], v[256];
+  posted_with_k(u, f);
+  assert_int_equal(jb_sync_publish(f->board, f->conn, u), JB_OK);
   assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_OK);
   assert_int_equal(jb_consume(f->board, u, "alice", 0, NULL), JB_OK);
   unique_get(v, sizeof v, f, "K");
   assert_string_equal(v, "(nil)");
   key_get(v, sizeof v, f, u, ".unique");
   assert_string_equal(v, "(nil)");
+}
 
-  /* A job cancelled before its publication gives its reservation back. */
-  assert_int_equal(post_unique(u, f->board, "cancelled", "R"), JB_OK);
-  unique_get(v, sizeof v, f, "R");
+static void a_job_cancelled_before_publication_gives_its_key_back(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], v[256];
+  posted_with_k(u, f);
+  unique_get(v, sizeof v, f, "K");
   assert_memory_equal(v, u, 36);
   assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
-  unique_get(v, sizeof v, f, "R");
+  unique_get(v, sizeof v, f, "K");
   assert_string_equal(v, "(nil)");
+}
 
-  /* A local post refused by the board gives its reservation back. */
-  jb_sync_detach(f->board);
+/* The key is held by a job posted while detached: the board refuses the
+ * post after Redis reserved the key. */
+static void a_local_post_refused_by_the_board_gives_its_key_back(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], v[256];
   assert_int_equal(post_unique(u, f->board, "local", "L"), JB_OK);
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(post_unique(u2, f->board, "again", "L"), JB_EEXISTS);
   assert_string_equal(u2, u);
   unique_get(v, sizeof v, f, "L");
   assert_string_equal(v, "(nil)");
+}
 
-  /* Posted while Redis could not be asked; another job holds the key
-   * when it is published: not published, a dead letter naming both. */
-  jb_sync_detach(f->board);
+/* Posted while Redis could not be asked; another job holds the key when it
+ * is published: not published, a dead letter naming both. */
+static void a_publication_finding_the_key_held_buries_the_job(
+    void **state) {
+  fixture *f = *state;
+  char u2[JB_UUID_STRLEN], v[256];
+  jb__remote_result res;
   assert_int_equal(post_unique(u2, f->board, "offline", "M"), JB_OK);
   assert_int_equal(jb__remote_reserve(&res, &f->rm, "M", other, 60000),
                    JB_OK);
@@ -541,24 +816,34 @@ static void test_unique_keys(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* ---------------------------------------------------------------- cancel */
+
 /* Cancel of a Redis-decided job goes through Redis. */
-static void test_cancel_through_redis(void **state) {
+
+static void cancel_of_a_published_job_unattached_is_refused(void **state) {
   fixture *f = *state;
-  char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], l[JB_UUID_STRLEN];
-  jb__remote_result res;
-  /* Not attached: refused, nothing changes. */
+  char u[JB_UUID_STRLEN];
   published(u, f, "cancelled");
-  jbt_snapshot before, after;
+  jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_job_cancel(f->board, u, 0), JB_EOFFLINE);
-  jbt_snapshot_take(&after, f->board);
-  jbt_snapshot_assert_same(&before, &after);
-  jbt_snapshot_free(&before);
-  jbt_snapshot_free(&after);
+  assert_unchanged_since(&before, f->board);
   assert_true(redis_state(f, u).listed);
+}
 
+/* Publishes a job, attaches the board and cancels the job. */
+static void cancelled(char u[JB_UUID_STRLEN], fixture *f) {
+  published(u, f, "cancelled");
   assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_job_cancel(f->board, u, 0), JB_OK);
+}
+
+/* Gone from Redis, not trashed; cancelled in the local history. */
+static void an_attached_cancel_ends_the_job_in_redis_and_locally(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  cancelled(u, f);
   jb__remote_state st = redis_state(f, u);
   assert_false(st.listed);
   assert_false(st.trashed);
@@ -566,44 +851,77 @@ static void test_cancel_through_redis(void **state) {
   assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
   assert_int_equal(c->end, JB_END_CANCELLED);
   jb_completion_free(c);
-  /* Again: Redis no longer lists it. */
-  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_ENOTFOUND);
+}
 
-  /* Claimed in Redis by another host: refused unless forced. */
-  published(u2, f, "claimed");
-  char id[JB_UUID_STRLEN];
-  assert_int_equal(jb__remote_claim_id(id), JB_OK);
-  jb__remote_owner bob = {"bob", 0, id, 0};
-  assert_int_equal(jb__remote_claim(&res, &f->rm, u2, &bob), JB_OK);
+/* Redis no longer lists it. */
+static void a_second_cancel_is_not_found(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  cancelled(u, f);
+  assert_int_equal(jb_job_cancel(f->board, u, 0), JB_ENOTFOUND);
+}
+
+static void cancel_of_a_job_claimed_elsewhere_is_refused_naming_the_holder(
+    void **state) {
+  fixture *f = *state;
+  char u2[JB_UUID_STRLEN], id[JB_UUID_STRLEN];
+  claimed_by_bob(u2, id, f);
   assert_int_equal(jb_job_cancel(f->board, u2, 0), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "bob");
   assert_true(redis_state(f, u2).listed);
   jb_job *job = NULL;
   assert_int_equal(jb_job_get(&job, f->board, u2), JB_OK);
   jb_job_free(job);
-  /* Flush leaves it too (claimed in Redis), and cancels a local job. */
+}
+
+/* Flush leaves a job claimed in Redis, and cancels a local job. */
+static void flush_leaves_a_job_claimed_elsewhere(void **state) {
+  fixture *f = *state;
+  char u2[JB_UUID_STRLEN], id[JB_UUID_STRLEN], l[JB_UUID_STRLEN];
+  claimed_by_bob(u2, id, f);
   jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
   size_t n = 0;
   assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 1);
   assert_true(redis_state(f, u2).listed);
+}
+
+/* The job leaves Redis, and its holder's consume is refused. */
+static void a_forced_cancel_ends_a_job_claimed_elsewhere(void **state) {
+  fixture *f = *state;
+  char u2[JB_UUID_STRLEN], id[JB_UUID_STRLEN];
+  jb__remote_result res;
+  claimed_by_bob(u2, id, f);
   assert_int_equal(jb_job_cancel(f->board, u2, JB_CANCEL_FORCE), JB_OK);
-  st = redis_state(f, u2);
+  jb__remote_state st = redis_state(f, u2);
   assert_false(st.listed);
   assert_false(st.owned);
-  /* The holder's consume is refused. */
   assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_CONSUME, u2,
                                       "bob", id),
                    JB_ENOTFOUND);
+}
 
-  /* A purge of the dead letters on an attached handle leaves Redis's jobs
-   * alone (it once cancelled them all, as a flush does). */
+/* It once cancelled them all, as a flush does. */
+static void a_dead_letter_purge_on_an_attached_handle_leaves_redis_jobs(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  size_t n;
   published(u, f, "purge");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_dead_purge(&n, f->board, 0), JB_OK);
   assert_int_equal(n, 0);
   assert_true(redis_state(f, u).listed);
-  /* Trashed through Redis, its dead letter cannot be requeued under its
-   * uuid: Redis's publication mark would drop it as the job completed. */
+}
+
+/* Redis's publication mark would drop it under its uuid as the job
+ * completed. */
+static void the_dead_letter_of_a_job_trashed_through_redis_is_not_requeued(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  published(u, f, "purge");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_claim(NULL, f->board, u, "me", NULL), JB_OK);
   assert_int_equal(jb_trash(f->board, u, "me", 0), JB_OK);
   assert_false(redis_state(f, u).listed);
@@ -614,9 +932,15 @@ static void test_cancel_through_redis(void **state) {
   jbt_assert_contains(jb_errmsg(), "Redis decided");
   assert_int_equal(jb_dead_count(&letters, f->board), JB_OK);
   assert_int_equal(letters, 1);
+}
 
-  /* Flush cancels an unclaimed Redis-decided job through Redis. */
+static void flush_cancels_an_unclaimed_published_job_through_redis(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  size_t n;
   published(u, f, "flushed");
+  assert_int_equal(jb_sync_attach(f->board, f->conn), JB_OK);
   assert_int_equal(jb_board_cancel_unclaimed(&n, f->board), JB_OK);
   assert_int_equal(n, 1);
   assert_false(redis_state(f, u).listed);
@@ -629,7 +953,8 @@ static void test_cancel_through_redis(void **state) {
  * must hold K for nobody: a post of K on another board succeeds (it waits
  * out the pending reservation, within seconds), and K is then held by
  * that job, which exists: a third post is refused naming it. */
-static void test_unique_post_killed_before_commit(void **state) {
+static void a_reservation_left_by_a_killed_post_holds_the_key_for_nobody(
+    void **state) {
   fixture *f = *state;
   static const char ghost[] = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f0";
   char u[JB_UUID_STRLEN], u2[JB_UUID_STRLEN], holder[JB_UUID_STRLEN];
@@ -640,7 +965,7 @@ static void test_unique_post_killed_before_commit(void **state) {
   /* Another board of the namespace. */
   char *dir2 = jbt_mkdtemp();
   jb_board *b2 = jbt_open(dir2, JB_DURABILITY_NORMAL, 0);
-  jb_sync_conn *c2 = jbt_redis_connect(f->redis.unix_url, 500);
+  jb_sync_conn *c2 = jbt_redis_connect(f->redis->unix_url, 500);
   assert_int_equal(jb_sync_attach(b2, c2), JB_OK);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -664,22 +989,57 @@ static void test_unique_post_killed_before_commit(void **state) {
   jb_sync_detach(f->board);
 }
 
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_publish_claim_consume, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_not_attached, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_redis_stopped, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_claimed_elsewhere, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_tokens_and_bound_claims, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_claim_is_one_command, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_unique_keys, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_unique_post_killed_before_commit,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(test_cancel_through_redis, setup,
-                                      teardown),
+      T(a_posted_job_is_local_until_published),
+      T(publish_lists_the_job_in_redis_and_marks_it_remote),
+      T(publishing_again_is_recognised_not_a_second_post),
+      T(an_attached_claim_owns_the_job_in_redis_and_locally),
+      T(an_attached_extend_sets_the_expiry_in_redis_and_locally),
+      T(an_attached_abandon_unowns_the_job_in_redis_and_locally),
+      T(a_consume_by_another_owner_is_refused_by_redis),
+      T(an_attached_consume_removes_the_job_in_redis_and_locally),
+      T(an_attached_consume_puts_the_completion_in_the_local_history),
+      T(an_attached_trash_goes_to_the_trash_in_redis),
+      T(an_unattached_handle_cannot_claim_a_published_job),
+      T(claim_next_on_an_unattached_handle_skips_a_published_job),
+      T(an_unattached_handle_cannot_release_a_published_job),
+      T(a_detached_handle_cannot_release_a_published_job),
+      T(an_unattached_handle_works_on_local_jobs),
+      T(a_claim_with_redis_stopped_fails_offline_changing_nothing),
+      T(local_work_goes_on_while_redis_is_stopped),
+      T(a_claim_lost_to_a_stopped_redis_is_resolved_by_claiming_again),
+      T(a_claim_of_a_job_claimed_elsewhere_is_refused_naming_the_owner),
+      T(claim_next_passes_over_a_job_claimed_elsewhere),
+      T(claim_next_claims_a_job_let_go_elsewhere_through_redis),
+      T(a_stale_token_is_refused_before_redis_is_asked),
+      T(a_bound_claim_without_a_lease_on_a_published_job_is_refused),
+      T(a_bound_claim_with_a_lease_on_a_published_job_is_allowed),
+      T(a_local_job_held_bound_without_a_lease_is_not_published),
+      T(a_claim_is_one_command_running_the_claim_scripts_calls),
+      T(a_consume_is_one_command),
+      T(bad_reserve_and_cancel_arguments_are_refused),
+      T(a_post_of_a_key_reserved_in_redis_is_refused_naming_the_job),
+      T(a_key_given_back_in_redis_is_free_to_post),
+      T(a_local_post_reserves_its_key_in_redis),
+      T(publication_takes_the_key_for_the_listed_job),
+      T(a_consume_frees_the_key_in_redis),
+      T(a_job_cancelled_before_publication_gives_its_key_back),
+      T(a_local_post_refused_by_the_board_gives_its_key_back),
+      T(a_publication_finding_the_key_held_buries_the_job),
+      T(a_reservation_left_by_a_killed_post_holds_the_key_for_nobody),
+      T(cancel_of_a_published_job_unattached_is_refused),
+      T(an_attached_cancel_ends_the_job_in_redis_and_locally),
+      T(a_second_cancel_is_not_found),
+      T(cancel_of_a_job_claimed_elsewhere_is_refused_naming_the_holder),
+      T(flush_leaves_a_job_claimed_elsewhere),
+      T(a_forced_cancel_ends_a_job_claimed_elsewhere),
+      T(a_dead_letter_purge_on_an_attached_handle_leaves_redis_jobs),
+      T(the_dead_letter_of_a_job_trashed_through_redis_is_not_requeued),
+      T(flush_cancels_an_unclaimed_published_job_through_redis),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

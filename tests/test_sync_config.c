@@ -51,15 +51,30 @@ static void expect_settings(jb_board *b, const char *url, const char *ns) {
   assert_string_equal(got, ns);
 }
 
-/* A board never synced: no URL, the default namespace, nothing written;
- * a namespace given alone is not remembered (no Redis to use it with). */
-static void test_not_synced(void **state) {
+/* Configures the board with URL1 and no namespace. */
+static void synced_with_url1(jb_board *b) {
+  char *url, *ns;
+  assert_int_equal(config(&url, &ns, b, URL1, NULL), JB_OK);
+  free(url);
+  free(ns);
+}
+
+/* A board never synced: no URL, the default namespace, nothing written. */
+static void a_board_never_synced_has_no_url_and_the_default_namespace(
+    void **state) {
   jbt_fixture *f = *state;
   char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, NULL, NULL), JB_OK);
   assert_null(url);
   assert_string_equal(ns, JB_SYNC_NAMESPACE_DEFAULT);
   free(ns);
+  expect_settings(f->board, "", "");
+}
+
+/* There is no Redis to use it with. */
+static void a_namespace_given_alone_is_not_remembered(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, NULL, "fleet"), JB_OK);
   assert_null(url);
   assert_string_equal(ns, "fleet");
@@ -67,9 +82,8 @@ static void test_not_synced(void **state) {
   expect_settings(f->board, "", "");
 }
 
-/* The first URL fixes the namespace (the default when none is given); a
- * later call without either gets both back. */
-static void test_remembered(void **state) {
+/* The default when none is given. */
+static void the_first_url_fixes_the_namespace(void **state) {
   jbt_fixture *f = *state;
   char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, URL1, NULL), JB_OK);
@@ -78,14 +92,28 @@ static void test_remembered(void **state) {
   free(url);
   free(ns);
   expect_settings(f->board, URL1_BARE, JB_SYNC_NAMESPACE_DEFAULT);
-  /* Another handle (a later command) finds them. */
+}
+
+/* Another handle (a later command) finds them. */
+static void a_later_call_without_url_or_namespace_gets_both_back(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_url1(f->board);
   jb_board *b2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(config(&url, &ns, b2, NULL, NULL), JB_OK);
   assert_string_equal(url, URL1);
   assert_string_equal(ns, JB_SYNC_NAMESPACE_DEFAULT);
   free(url);
   free(ns);
-  /* The same namespace, given: fine. */
+  jb_board_close(b2);
+}
+
+static void the_boards_namespace_given_again_is_accepted(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_url1(f->board);
+  jb_board *b2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(config(&url, &ns, b2, NULL, JB_SYNC_NAMESPACE_DEFAULT),
                    JB_OK);
   assert_string_equal(url, URL1);
@@ -94,49 +122,88 @@ static void test_remembered(void **state) {
   jb_board_close(b2);
 }
 
-/* A new URL replaces the old one (a server moved); the namespace stays,
- * and so does the password when the new URL gives none. */
-static void test_url_replaced(void **state) {
-  jbt_fixture *f = *state;
+/* A new URL (a server moved) replaces the one of URL1 with namespace
+ * "{fleet}"; the URL to connect with goes to *url. */
+static void moved_to_url2(char **url, jbt_fixture *f) {
   unsetenv("JOBBOARD_REDIS_PASSWORD");
-  char *url, *ns;
-  assert_int_equal(config(&url, &ns, f->board, URL1, "{fleet}"), JB_OK);
-  free(url);
+  char *ns;
+  assert_int_equal(config(url, &ns, f->board, URL1, "{fleet}"), JB_OK);
+  free(*url);
   free(ns);
-  assert_int_equal(config(&url, &ns, f->board, URL2, NULL), JB_OK);
-  assert_string_equal(url, "unix://:s3cret@/run/redis/redis.sock?db=1");
+  assert_int_equal(config(url, &ns, f->board, URL2, NULL), JB_OK);
   assert_string_equal(ns, "{fleet}");
-  free(url);
   free(ns);
+}
+
+static void a_new_url_replaces_the_old_one_keeping_the_namespace(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url;
+  moved_to_url2(&url, f);
+  free(url);
   expect_settings(f->board, URL2, "{fleet}");
 }
 
-/* Another namespace is refused, naming both, with or without a URL, and
- * nothing changes (not even the URL given with it). */
-static void test_other_namespace(void **state) {
+static void a_new_url_without_a_password_keeps_the_old_password(
+    void **state) {
   jbt_fixture *f = *state;
+  char *url;
+  moved_to_url2(&url, f);
+  assert_string_equal(url, "unix://:s3cret@/run/redis/redis.sock?db=1");
+  free(url);
+}
+
+/* Configures the board with URL1 and namespace "fleet". */
+static void synced_in_fleet(jb_board *b) {
   char *url, *ns;
-  assert_int_equal(config(&url, &ns, f->board, URL1, "fleet"), JB_OK);
+  assert_int_equal(config(&url, &ns, b, URL1, "fleet"), JB_OK);
   free(url);
   free(ns);
+}
+
+/* Nothing changes, not even the URL given with it. */
+static void another_namespace_with_a_url_is_refused_naming_both(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_in_fleet(f->board);
   assert_int_equal(config(&url, &ns, f->board, URL2, "other"), JB_ECLAIMED);
   assert_non_null(strstr(jb_errmsg(), "\"fleet\""));
   assert_non_null(strstr(jb_errmsg(), "\"other\""));
+  expect_settings(f->board, URL1_BARE, "fleet");
+}
+
+static void another_namespace_without_a_url_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_in_fleet(f->board);
   assert_int_equal(config(&url, &ns, f->board, NULL, "other"), JB_ECLAIMED);
   expect_settings(f->board, URL1_BARE, "fleet");
 }
 
-/* A namespace fixed by another process in between (the settings written
- * directly, as a racing process would) is not overwritten. */
-static void test_namespace_race(void **state) {
-  jbt_fixture *f = *state;
+/* A namespace fixed by another process in between: the settings written
+ * directly, as a racing process would. No URL is kept yet, but a
+ * namespace is. */
+static void namespace_fixed_by_another_process(jbt_fixture *f) {
   assert_int_equal(jb__board_setting_set(f->board, "sync.namespace", "first"),
                    JB_OK);
+}
+
+static void a_namespace_fixed_by_another_process_is_not_overwritten(
+    void **state) {
+  jbt_fixture *f = *state;
   char *url, *ns;
-  /* No URL kept yet, but a namespace is: it is the board's. */
+  namespace_fixed_by_another_process(f);
   assert_int_equal(config(&url, &ns, f->board, URL1, "second"), JB_ECLAIMED);
   assert_non_null(strstr(jb_errmsg(), "\"first\""));
   expect_settings(f->board, "", "first");
+}
+
+static void a_namespace_fixed_by_another_process_is_the_boards(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  namespace_fixed_by_another_process(f);
   assert_int_equal(config(&url, &ns, f->board, URL1, NULL), JB_OK);
   assert_string_equal(ns, "first");
   free(url);
@@ -145,25 +212,47 @@ static void test_namespace_race(void **state) {
 
 /* Bad input is refused before anything is written, naming it; the
  * password is never in the message. */
-static void test_bad_input(void **state) {
+
+static void a_bad_port_is_refused_naming_it_but_not_the_password(
+    void **state) {
   jbt_fixture *f = *state;
   char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, "redis://:pw@h:99999", NULL),
                    JB_EINVAL);
   assert_non_null(strstr(jb_errmsg(), "99999"));
   assert_null(strstr(jb_errmsg(), "pw"));
+  expect_settings(f->board, "", "");
+}
+
+static void a_url_of_another_scheme_is_refused_naming_it(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, "http://h", NULL), JB_EINVAL);
   assert_non_null(strstr(jb_errmsg(), "http://h"));
+  expect_settings(f->board, "", "");
+}
+
+static void an_empty_namespace_or_one_with_a_space_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, URL1, "has space"), JB_EINVAL);
   assert_int_equal(config(&url, &ns, f->board, URL1, ""), JB_EINVAL);
   expect_settings(f->board, "", "");
-  /* Bad input with a board already synced: refused, nothing changes. */
-  assert_int_equal(config(&url, &ns, f->board, URL1, NULL), JB_OK);
-  free(url);
-  free(ns);
+}
+
+static void bad_input_to_a_synced_board_changes_nothing(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_url1(f->board);
   assert_int_equal(config(&url, &ns, f->board, "redis://h:0", NULL),
                    JB_EINVAL);
   expect_settings(f->board, URL1_BARE, JB_SYNC_NAMESPACE_DEFAULT);
+}
+
+static void configure_without_a_board_or_a_url_output_is_refused(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
   assert_int_equal(jb_sync_board_configure(&url, &ns, NULL, URL1, NULL),
                    JB_EINVAL);
   assert_int_equal(jb_sync_board_configure(NULL, &ns, f->board, URL1, NULL),
@@ -259,19 +348,38 @@ static void put_credentials(const char *dir, const char *text, mode_t mode) {
   free(p);
 }
 
+
+/* Configures the board with URL1, its password "s3cret" given in it and
+ * none in the environment. */
+static void synced_with_password(jb_board *b) {
+  unsetenv("JOBBOARD_REDIS_PASSWORD");
+  config_ok(b, URL1, NULL, "s3cret");
+}
+
 /* A URL given with a password: the board keeps the URL without it, the
  * password goes to sync.credentials (0600) and never into data.mdb, and
  * the URL to connect with has it back, for this handle and the next. */
-static void test_password_never_in_board(void **state) {
+
+static void the_board_keeps_a_given_url_without_its_password(void **state) {
   jbt_fixture *f = *state;
-  unsetenv("JOBBOARD_REDIS_PASSWORD");
-  char *url, *ns;
-  config_ok(f->board, URL1, NULL, "s3cret");
+  synced_with_password(f->board);
   expect_settings(f->board, URL1_BARE, JB_SYNC_NAMESPACE_DEFAULT);
+}
+
+static void a_given_password_goes_to_a_0600_credentials_file(void **state) {
+  jbt_fixture *f = *state;
+  synced_with_password(f->board);
   expect_credentials(f->dir, "s3cret");
+}
+
+/* Through configure and lookup. */
+static void the_next_handle_gets_the_url_with_its_password_back(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_password(f->board);
   jb_board_close(f->board);
   f->board = NULL;
-  not_in_data_file(f->dir, "s3cret");
   jb_board *b2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
   assert_int_equal(config(&url, &ns, b2, NULL, NULL), JB_OK);
   assert_string_equal(url, URL1);
@@ -281,33 +389,78 @@ static void test_password_never_in_board(void **state) {
   assert_string_equal(url, URL1);
   free(url);
   free(ns);
-  /* status shows that a password is configured, not what it is */
+  jb_board_close(b2);
+}
+
+static void status_shows_that_a_password_is_configured_not_what_it_is(
+    void **state) {
+  jbt_fixture *f = *state;
+  synced_with_password(f->board);
+  jb_sync_status st;
+  assert_int_equal(jb_sync_status_read(&st, f->board), JB_OK);
+  assert_string_equal(st.url, "redis://:***@10.0.0.1:6380/2");
+}
+
+/* Not once it is configured, nor once the next handle has read it back. */
+static void a_given_password_is_never_in_the_data_file(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_password(f->board);
+  jb_board_close(f->board);
+  f->board = NULL;
+  not_in_data_file(f->dir, "s3cret");
+  jb_board *b2 = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  config_ok(b2, NULL, NULL, "s3cret");
+  assert_int_equal(jb_sync_board_lookup(&url, &ns, b2, NULL, NULL), JB_OK);
+  free(url);
+  free(ns);
   jb_sync_status st;
   assert_int_equal(jb_sync_status_read(&st, b2), JB_OK);
-  assert_string_equal(st.url, "redis://:***@10.0.0.1:6380/2");
   jb_board_close(b2);
   not_in_data_file(f->dir, "s3cret");
 }
 
-/* A user is kept in the URL; a password with ':', '@', '/', '%' comes back
- * whole; a URL given again without a password keeps the file's. */
-static void test_user_and_escapes(void **state) {
-  jbt_fixture *f = *state;
+/* A user, and a password with ':', '@', '/', '%'. */
+#define ALICE_URL "unix://alice:p%40s%3As%2Fw%25rd@/run/r.sock?db=3"
+#define ALICE_PW "p@s:s/w%rd"
+
+/* Configures the board with ALICE_URL in namespace "{fleet}". */
+static void synced_as_alice(jb_board *b) {
   unsetenv("JOBBOARD_REDIS_PASSWORD");
+  config_ok(b, ALICE_URL, "{fleet}", ALICE_PW);
+}
+
+/* In the setting, and so in the URL to connect with. */
+static void a_user_is_kept_in_the_url(void **state) {
+  jbt_fixture *f = *state;
+  synced_as_alice(f->board);
+  expect_settings(f->board, "unix://alice@/run/r.sock?db=3", "{fleet}");
   char *url, *ns;
-  assert_int_equal(config(&url, &ns, f->board,
-                          "unix://alice:p%40s%3As%2Fw%25rd@/run/r.sock?db=3",
-                          "{fleet}"),
-                   JB_OK);
-  expect_password(url, "p@s:s/w%rd");
+  assert_int_equal(config(&url, &ns, f->board, NULL, NULL), JB_OK);
+  jb_sync_url *u = NULL;
+  assert_int_equal(jb_sync_url_parse(&u, url), JB_OK);
+  assert_string_equal(u->user, "alice");
+  jb_sync_url_free(u);
   free(url);
   free(ns);
-  expect_settings(f->board, "unix://alice@/run/r.sock?db=3", "{fleet}");
-  expect_credentials(f->dir, "p@s:s/w%rd");
-  /* The server moved; the password did not. */
+}
+
+/* In the URL to connect with (synced_as_alice checks) and in the file. */
+static void an_escaped_password_comes_back_whole(void **state) {
+  jbt_fixture *f = *state;
+  synced_as_alice(f->board);
+  expect_credentials(f->dir, ALICE_PW);
+}
+
+/* The server moved; the password did not. */
+static void a_url_given_again_without_a_password_keeps_the_files(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_as_alice(f->board);
   assert_int_equal(config(&url, &ns, f->board, "redis://alice@h2:7000", NULL),
                    JB_OK);
-  expect_password(url, "p@s:s/w%rd");
+  expect_password(url, ALICE_PW);
   jb_sync_url *u = NULL;
   assert_int_equal(jb_sync_url_parse(&u, url), JB_OK);
   assert_string_equal(u->user, "alice");
@@ -316,32 +469,66 @@ static void test_user_and_escapes(void **state) {
   free(url);
   free(ns);
   expect_settings(f->board, "redis://alice@h2:7000", "{fleet}");
-  expect_credentials(f->dir, "p@s:s/w%rd");
-  /* A new password replaces the file's. */
-  assert_int_equal(config(&url, &ns, f->board, "redis://alice:n3w@h2:7000",
-                          NULL), JB_OK);
-  free(url);
-  free(ns);
+  expect_credentials(f->dir, ALICE_PW);
+}
+
+/* Configures the board as alice, then on a new server with a new
+ * password. */
+static void alice_with_a_new_password(jb_board *b) {
+  synced_as_alice(b);
+  config_ok(b, "redis://alice@h2:7000", NULL, ALICE_PW);
+  config_ok(b, "redis://alice:n3w@h2:7000", NULL, "n3w");
+}
+
+static void a_new_password_replaces_the_files(void **state) {
+  jbt_fixture *f = *state;
+  alice_with_a_new_password(f->board);
   expect_credentials(f->dir, "n3w");
   expect_settings(f->board, "redis://alice@h2:7000", "{fleet}");
+}
+
+/* Neither the password nor its escaped form. */
+static void no_password_of_a_user_is_in_the_data_file(void **state) {
+  jbt_fixture *f = *state;
+  alice_with_a_new_password(f->board);
   jb_board_close(f->board);
   f->board = NULL;
-  not_in_data_file(f->dir, "p@s:s/w%rd");
+  not_in_data_file(f->dir, ALICE_PW);
   not_in_data_file(f->dir, "p%40s");
   not_in_data_file(f->dir, "n3w");
 }
 
 /* $JOBBOARD_REDIS_PASSWORD beats the file, a password in the given URL
  * beats both, and the environment's is never written anywhere. */
-static void test_environment_password(void **state) {
+
+static void the_environments_password_beats_the_files(void **state) {
   jbt_fixture *f = *state;
+  synced_with_password(f->board);
+  setenv("JOBBOARD_REDIS_PASSWORD", "fr0m-env", 1);
+  config_ok(f->board, NULL, NULL, "fr0m-env");
+  config_ok(f->board, URL1_BARE, NULL, "fr0m-env");
   unsetenv("JOBBOARD_REDIS_PASSWORD");
-  config_ok(f->board, URL1, NULL, "s3cret");
+}
+
+/* It is the one the file keeps. */
+static void a_password_in_the_given_url_beats_the_environments(
+    void **state) {
+  jbt_fixture *f = *state;
+  synced_with_password(f->board);
+  setenv("JOBBOARD_REDIS_PASSWORD", "fr0m-env", 1);
+  config_ok(f->board, "redis://:g1ven@h", NULL, "g1ven");
+  expect_credentials(f->dir, "g1ven");
+  unsetenv("JOBBOARD_REDIS_PASSWORD");
+}
+
+/* Nor a given one in data.mdb. */
+static void the_environments_password_is_never_written(void **state) {
+  jbt_fixture *f = *state;
+  synced_with_password(f->board);
   setenv("JOBBOARD_REDIS_PASSWORD", "fr0m-env", 1);
   config_ok(f->board, NULL, NULL, "fr0m-env");
   config_ok(f->board, URL1_BARE, NULL, "fr0m-env");
   config_ok(f->board, "redis://:g1ven@h", NULL, "g1ven");
-  expect_credentials(f->dir, "g1ven");
   unsetenv("JOBBOARD_REDIS_PASSWORD");
   jb_board_close(f->board);
   f->board = NULL;
@@ -349,16 +536,18 @@ static void test_environment_password(void **state) {
   not_in_data_file(f->dir, "g1ven");
 }
 
-/* A board an older release synced: its sync.url holds the password. It
- * still gives the URL to connect with (resolve writes nothing), and the
- * next jb_sync_board_configure moves the password to the credentials file
- * and rewrites the setting without it. */
-static void test_old_board_migrated(void **state) {
-  jbt_fixture *f = *state;
+/* A board an older release synced: its sync.url holds the password. */
+static void synced_by_an_old_release(jb_board *b, const char *ns) {
   unsetenv("JOBBOARD_REDIS_PASSWORD");
-  assert_int_equal(jb__board_setting_set(f->board, "sync.url", URL1), JB_OK);
-  assert_int_equal(jb__board_setting_set(f->board, "sync.namespace", "old"),
-                   JB_OK);
+  assert_int_equal(jb__board_setting_set(b, "sync.url", URL1), JB_OK);
+  if (ns)
+    assert_int_equal(jb__board_setting_set(b, "sync.namespace", ns), JB_OK);
+}
+
+/* Lookup writes nothing. */
+static void an_old_board_still_gives_the_url_to_connect_with(void **state) {
+  jbt_fixture *f = *state;
+  synced_by_an_old_release(f->board, "old");
   char *url, *ns;
   assert_int_equal(jb_sync_board_lookup(&url, &ns, f->board, NULL, NULL),
                    JB_OK);
@@ -368,17 +557,33 @@ static void test_old_board_migrated(void **state) {
   free(ns);
   expect_settings(f->board, URL1, "old");
   no_credentials(f->dir);
+}
+
+/* Before its migration and after. */
+static void status_hides_the_password_of_an_old_board(void **state) {
+  jbt_fixture *f = *state;
+  synced_by_an_old_release(f->board, "old");
   jb_sync_status st;
   assert_int_equal(jb_sync_status_read(&st, f->board), JB_OK);
   assert_string_equal(st.url, "redis://:***@10.0.0.1:6380/2");
+  config_ok(f->board, NULL, NULL, "s3cret");
+  assert_int_equal(jb_sync_status_read(&st, f->board), JB_OK);
+  assert_string_equal(st.url, "redis://:***@10.0.0.1:6380/2");
+}
+
+/* The next jb_sync_board_configure moves the password to the credentials
+ * file and rewrites the setting without it. */
+static void configure_moves_an_old_boards_password_to_the_file(
+    void **state) {
+  jbt_fixture *f = *state;
+  synced_by_an_old_release(f->board, "old");
+  char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, NULL, NULL), JB_OK);
   assert_string_equal(url, URL1);
   free(url);
   free(ns);
   expect_settings(f->board, URL1_BARE, "old");
   expect_credentials(f->dir, "s3cret");
-  assert_int_equal(jb_sync_status_read(&st, f->board), JB_OK);
-  assert_string_equal(st.url, "redis://:***@10.0.0.1:6380/2");
 }
 
 /* Another user's board (its data file theirs): root migrating it gives
@@ -386,7 +591,8 @@ static void test_old_board_migrated(void **state) {
  * reads it (tests/sync_cli.sh checks, as user nobody, that a user who may
  * not keep the board's password cannot point it at another server).
  * Needs root (else skipped). */
-static void test_other_users_board(void **state) {
+static void migrating_another_users_board_gives_its_owner_the_file(
+    void **state) {
   jbt_fixture *f = *state;
   if (geteuid() != 0) {
     skip();
@@ -410,14 +616,11 @@ static void test_other_users_board(void **state) {
   free(data);
 }
 
-/* An old board given a new URL without a password: the old password still
- * moves to the file (it is the board's). An old board whose directory has
- * a credentials file already: the file's password wins, the setting is
- * rewritten all the same. */
-static void test_old_board_new_url(void **state) {
+/* The old password is the board's. */
+static void an_old_board_given_a_new_url_moves_its_password_to_the_file(
+    void **state) {
   jbt_fixture *f = *state;
-  unsetenv("JOBBOARD_REDIS_PASSWORD");
-  assert_int_equal(jb__board_setting_set(f->board, "sync.url", URL1), JB_OK);
+  synced_by_an_old_release(f->board, NULL);
   char *url, *ns;
   assert_int_equal(config(&url, &ns, f->board, "redis://h3", NULL), JB_OK);
   assert_string_equal(url, "redis://:s3cret@h3");
@@ -425,17 +628,22 @@ static void test_old_board_new_url(void **state) {
   free(ns);
   expect_settings(f->board, "redis://h3", JB_SYNC_NAMESPACE_DEFAULT);
   expect_credentials(f->dir, "s3cret");
+}
 
-  assert_int_equal(jb__board_setting_set(f->board, "sync.url", URL1), JB_OK);
+/* An old board whose directory has a credentials file already: the
+ * file's password wins, the setting is rewritten all the same. */
+static void the_credentials_file_beats_an_old_boards_password(void **state) {
+  jbt_fixture *f = *state;
+  synced_by_an_old_release(f->board, NULL);
   put_credentials(f->dir, "newer\n", 0600);
   config_ok(f->board, NULL, NULL, "newer");
   expect_settings(f->board, URL1_BARE, JB_SYNC_NAMESPACE_DEFAULT);
   expect_credentials(f->dir, "newer");
 }
 
-/* A user and no password anywhere is refused before anything is written,
- * naming where passwords are looked for. */
-static void test_user_without_password(void **state) {
+/* Refused before anything is written, naming where passwords are looked
+ * for. */
+static void a_user_without_any_password_is_refused(void **state) {
   jbt_fixture *f = *state;
   unsetenv("JOBBOARD_REDIS_PASSWORD");
   char *url, *ns;
@@ -445,10 +653,19 @@ static void test_user_without_password(void **state) {
   assert_non_null(strstr(jb_errmsg(), "JOBBOARD_REDIS_PASSWORD"));
   assert_non_null(strstr(jb_errmsg(), "sync.credentials"));
   expect_settings(f->board, "", "");
-  /* The public parser still wants a password with a user. */
+}
+
+static void the_public_parser_wants_a_password_with_a_user(void **state) {
+  (void)state;
   jb_sync_url *u = NULL;
   assert_int_equal(jb_sync_url_parse(&u, "redis://alice@h"), JB_EINVAL);
-  /* With the environment's: fine, and nothing of it is kept. */
+}
+
+/* Nothing of the environment's password is kept. */
+static void a_user_with_the_environments_password_is_configured(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
   setenv("JOBBOARD_REDIS_PASSWORD", "pw-env", 1);
   assert_int_equal(config(&url, &ns, f->board, "redis://alice@h", NULL),
                    JB_OK);
@@ -466,24 +683,48 @@ static void test_user_without_password(void **state) {
 /* A credentials file others may read, a symbolic link, an empty file: not
  * used, each named; a file made by `echo pw > sync.credentials` (mode
  * fixed) is. */
-static void test_bad_credentials_file(void **state) {
-  jbt_fixture *f = *state;
-  unsetenv("JOBBOARD_REDIS_PASSWORD");
-  char *url, *ns;
-  config_ok(f->board, URL1, NULL, "s3cret");
+
+/* The board synced with URL1, its file now readable by others. */
+static void credentials_readable_by_others(jbt_fixture *f) {
+  synced_with_password(f->board);
   put_credentials(f->dir, "s3cret\n", 0644);
+}
+
+static void a_credentials_file_others_may_read_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  credentials_readable_by_others(f);
   assert_int_equal(config(&url, &ns, f->board, NULL, NULL), JB_EINVAL);
   assert_non_null(strstr(jb_errmsg(), "sync.credentials"));
   assert_non_null(strstr(jb_errmsg(), "chmod 600"));
   assert_null(strstr(jb_errmsg(), "s3cret"));
   assert_int_equal(jb_sync_board_lookup(&url, &ns, f->board, NULL, NULL),
                    JB_EINVAL);
-  /* A URL given with its password replaces the file, with mode 0600. */
+}
+
+/* With mode 0600. */
+static void a_url_given_with_its_password_replaces_a_bad_file(
+    void **state) {
+  jbt_fixture *f = *state;
+  credentials_readable_by_others(f);
   config_ok(f->board, URL1, NULL, "s3cret");
   expect_credentials(f->dir, "s3cret");
+}
+
+static void an_empty_credentials_file_is_refused(void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_password(f->board);
   put_credentials(f->dir, "", 0600);
   assert_int_equal(config(&url, &ns, f->board, NULL, NULL), JB_EINVAL);
   assert_non_null(strstr(jb_errmsg(), "empty"));
+}
+
+static void a_credentials_file_behind_a_symbolic_link_is_refused(
+    void **state) {
+  jbt_fixture *f = *state;
+  char *url, *ns;
+  synced_with_password(f->board);
   char *p = jbt_path(f->dir, "sync.credentials");
   char *elsewhere = jbt_path(f->dir, "elsewhere");
   unlink(p);
@@ -495,29 +736,51 @@ static void test_bad_credentials_file(void **state) {
   unlink(p);
   free(p);
   free(elsewhere);
+}
+
+/* As `echo pw > sync.credentials` makes it, the mode fixed. */
+static void a_credentials_file_written_by_hand_is_used(void **state) {
+  jbt_fixture *f = *state;
+  synced_with_password(f->board);
   put_credentials(f->dir, "by-hand\n", 0600);
   config_ok(f->board, NULL, NULL, "by-hand");
 }
 
-/* Splitting a URL and putting its password back gives the same
- * connection, for every form of URL; the bare part never holds it. */
-static void test_split_round_trip(void **state) {
+/* --------------------------------------------------------- split and join */
+
+/* Every form of URL. */
+static const char *const urls[] = {
+    "redis://:pw@h",
+    "redis://:pw@h:7000/3",
+    "redis://alice:pw@[::1]:6380/1",
+    "redis://:p%40ss%3Aw%2Fo%3Frd%23%25@h",
+    "redis://bob:%E2%82%AC!$&'()*+,;=~@h/0",
+    "unix://:pw@/run/r.sock",
+    "unix://alice:pw@/run/r.sock?db=2",
+    "unix:///run/r.sock",
+    "redis://h",
+};
+
+static void the_bare_part_of_a_split_url_holds_no_password(void **state) {
   (void)state;
-  static const char *const urls[] = {
-      "redis://:pw@h",
-      "redis://:pw@h:7000/3",
-      "redis://alice:pw@[::1]:6380/1",
-      "redis://:p%40ss%3Aw%2Fo%3Frd%23%25@h",
-      "redis://bob:%E2%82%AC!$&'()*+,;=~@h/0",
-      "unix://:pw@/run/r.sock",
-      "unix://alice:pw@/run/r.sock?db=2",
-      "unix:///run/r.sock",
-      "redis://h",
-  };
+  for (size_t i = 0; i < sizeof urls / sizeof *urls; i++) {
+    char *bare = NULL, *pw = NULL;
+    assert_int_equal(jb__sync_url_split(&bare, &pw, urls[i]), JB_OK);
+    assert_false(jb__sync_url_has_password(bare));
+    if (pw != NULL) assert_null(strstr(bare, "pw"));
+    free(bare);
+    free(pw);
+  }
+}
+
+/* Splitting a URL and putting its password back gives the same
+ * connection; a URL without a password splits into itself. */
+static void a_url_split_and_joined_again_connects_the_same(
+    void **state) {
+  (void)state;
   for (size_t i = 0; i < sizeof urls / sizeof *urls; i++) {
     char *bare = NULL, *pw = NULL, *back = NULL;
     assert_int_equal(jb__sync_url_split(&bare, &pw, urls[i]), JB_OK);
-    assert_false(jb__sync_url_has_password(bare));
     jb_sync_url *a = NULL, *b = NULL;
     assert_int_equal(jb_sync_url_parse(&a, urls[i]), JB_OK);
     if (pw == NULL) {
@@ -525,7 +788,6 @@ static void test_split_round_trip(void **state) {
       assert_string_equal(bare, urls[i]);
       back = strdup(bare);
     } else {
-      assert_null(strstr(bare, "pw"));
       assert_int_equal(jb__sync_url_add_password(&back, bare, pw), JB_OK);
     }
     assert_int_equal(jb_sync_url_parse(&b, back), JB_OK);
@@ -544,37 +806,55 @@ static void test_split_round_trip(void **state) {
   }
 }
 
+#define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_split_round_trip),
-      cmocka_unit_test_setup_teardown(test_not_synced, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_remembered, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_url_replaced, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_other_namespace, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_namespace_race, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_bad_input, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_password_never_in_board,
-                                      jbt_setup, jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_user_and_escapes, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_environment_password, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_old_board_migrated, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_other_users_board, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_old_board_new_url, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_user_without_password, jbt_setup,
-                                      jbt_teardown),
-      cmocka_unit_test_setup_teardown(test_bad_credentials_file, jbt_setup,
-                                      jbt_teardown),
+      cmocka_unit_test(the_bare_part_of_a_split_url_holds_no_password),
+      cmocka_unit_test(a_url_split_and_joined_again_connects_the_same),
+      T(a_board_never_synced_has_no_url_and_the_default_namespace),
+      T(a_namespace_given_alone_is_not_remembered),
+      T(the_first_url_fixes_the_namespace),
+      T(a_later_call_without_url_or_namespace_gets_both_back),
+      T(the_boards_namespace_given_again_is_accepted),
+      T(a_new_url_replaces_the_old_one_keeping_the_namespace),
+      T(a_new_url_without_a_password_keeps_the_old_password),
+      T(another_namespace_with_a_url_is_refused_naming_both),
+      T(another_namespace_without_a_url_is_refused),
+      T(a_namespace_fixed_by_another_process_is_not_overwritten),
+      T(a_namespace_fixed_by_another_process_is_the_boards),
+      T(a_bad_port_is_refused_naming_it_but_not_the_password),
+      T(a_url_of_another_scheme_is_refused_naming_it),
+      T(an_empty_namespace_or_one_with_a_space_is_refused),
+      T(bad_input_to_a_synced_board_changes_nothing),
+      T(configure_without_a_board_or_a_url_output_is_refused),
+      T(the_board_keeps_a_given_url_without_its_password),
+      T(a_given_password_goes_to_a_0600_credentials_file),
+      T(the_next_handle_gets_the_url_with_its_password_back),
+      T(status_shows_that_a_password_is_configured_not_what_it_is),
+      T(a_given_password_is_never_in_the_data_file),
+      T(a_user_is_kept_in_the_url),
+      T(an_escaped_password_comes_back_whole),
+      T(a_url_given_again_without_a_password_keeps_the_files),
+      T(a_new_password_replaces_the_files),
+      T(no_password_of_a_user_is_in_the_data_file),
+      T(the_environments_password_beats_the_files),
+      T(a_password_in_the_given_url_beats_the_environments),
+      T(the_environments_password_is_never_written),
+      T(an_old_board_still_gives_the_url_to_connect_with),
+      T(status_hides_the_password_of_an_old_board),
+      T(configure_moves_an_old_boards_password_to_the_file),
+      T(migrating_another_users_board_gives_its_owner_the_file),
+      T(an_old_board_given_a_new_url_moves_its_password_to_the_file),
+      T(the_credentials_file_beats_an_old_boards_password),
+      T(a_user_without_any_password_is_refused),
+      cmocka_unit_test(the_public_parser_wants_a_password_with_a_user),
+      T(a_user_with_the_environments_password_is_configured),
+      T(a_credentials_file_others_may_read_is_refused),
+      T(a_url_given_with_its_password_replaces_a_bad_file),
+      T(an_empty_credentials_file_is_refused),
+      T(a_credentials_file_behind_a_symbolic_link_is_refused),
+      T(a_credentials_file_written_by_hand_is_used),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,13 +182,21 @@ static void key(char *out, size_t size, fixture *f, const char *piece) {
   assert_true(jb_sync_key(out, size, f->peer, piece) > 0);
 }
 
+/* Posts a local job u, starts the replicator and waits until u is
+ * published. */
+static void published_by_the_replicator(fixture *f, char u[JB_UUID_STRLEN],
+                                        const char *name) {
+  jbt_post(u, f->board, name, JB_PRIORITY_NORMAL);
+  f->rep = start(f, f->dir);
+  assert_true(eventually(published, f, u));
+}
+
 /* --------------------------------------------------------------- tests */
 
-/* Local jobs go out in board order, a claimed one with its owner and
- * expiry; one consumed before publication never reaches Redis. */
-static void test_publish_in_order(void **state) {
-  fixture *f = *state;
-  char u[5][JB_UUID_STRLEN];
+/* Five local jobs u[0..4] as the replicator finds them at its start:
+ * u[1] claimed by "alice" for 60 s, u[3] consumed; the others published
+ * once it returns. */
+static void five_jobs_published(fixture *f, char u[5][JB_UUID_STRLEN]) {
   for (int i = 0; i < 5; i++) jbt_post(u[i], f->board, "local", JB_PRIORITY_NORMAL);
   jb_claim_options lease = JB_CLAIM_OPTIONS_INIT;
   lease.lease_ms = 60000;
@@ -198,26 +206,65 @@ static void test_publish_in_order(void **state) {
   f->rep = start(f, f->dir);
   for (int i = 0; i < 5; i++)
     if (i != 3) assert_true(eventually(published, f, u[i]));
+}
+
+/* The Redis sequence of the last of five_jobs_published's jobs. */
+static uint64_t last_published(fixture *f, char u[5][JB_UUID_STRLEN]) {
+  return rstate(f, u[4]).posted_sequence;
+}
+
+static void local_jobs_go_out_in_board_order(void **state) {
+  fixture *f = *state;
+  char u[5][JB_UUID_STRLEN];
+  five_jobs_published(f, u);
   uint64_t last = 0;
   for (int i = 0; i < 5; i++) {
+    if (i == 3) continue;
     jb__remote_state st = rstate(f, u[i]);
-    if (i == 3) {
-      assert_false(st.listed);
-      assert_false(st.posted); /* never published */
-      continue;
-    }
-    assert_true(st.posted_sequence > last); /* in board order */
+    assert_true(st.posted_sequence > last);
     last = st.posted_sequence;
   }
+}
+
+static void a_job_claimed_before_publication_goes_out_with_owner_and_expiry(
+    void **state) {
+  fixture *f = *state;
+  char u[5][JB_UUID_STRLEN];
+  five_jobs_published(f, u);
   jb__remote_state st = rstate(f, u[1]);
   assert_true(st.owned);
   assert_string_equal(st.owner, "alice");
   assert_true(st.pttl_ms > 50000 && st.pttl_ms <= 60000);
-  /* One posted while it runs goes out too, after the others. */
+}
+
+static void a_job_consumed_before_publication_never_reaches_redis(
+    void **state) {
+  fixture *f = *state;
+  char u[5][JB_UUID_STRLEN];
+  five_jobs_published(f, u);
+  jb__remote_state st = rstate(f, u[3]);
+  assert_false(st.listed);
+  assert_false(st.posted);
+}
+
+/* After the others, whatever its priority. */
+static void a_job_posted_while_the_replicator_runs_goes_out_last(
+    void **state) {
+  fixture *f = *state;
+  char u[5][JB_UUID_STRLEN];
+  five_jobs_published(f, u);
+  uint64_t last = last_published(f, u);
   char late[JB_UUID_STRLEN];
   jbt_post(late, f->board, "late", JB_PRIORITY_VERY_HIGH);
   assert_true(eventually(published, f, late));
   assert_true(rstate(f, late).posted_sequence > last);
+}
+
+static void the_status_shows_the_replicator_running_with_all_published(
+    void **state) {
+  fixture *f = *state;
+  char u[5][JB_UUID_STRLEN];
+  five_jobs_published(f, u);
   jb_sync_status s;
   assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
   assert_true(s.running);
@@ -227,19 +274,34 @@ static void test_publish_in_order(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+
 /* Postings, claims and removals made elsewhere reach the board: with our
  * notices, and from writes that send none (found by the poll). */
-static void test_pull(void **state) {
-  fixture *f = *state;
+
+/* Starts the replicator, posts job u in Redis with a notice, and waits
+ * until it is on the board. */
+static void posted_elsewhere(fixture *f, char u[JB_UUID_STRLEN]) {
   f->rep = start(f, f->dir);
-  char u[JB_UUID_STRLEN];
   void *posting;
   size_t len;
   make_posting(u, &posting, &len, "from afar");
   jb__remote_result res;
   assert_int_equal(jb__remote_post(&res, &f->rm, u, posting, len, NULL), JB_OK);
   free(posting);
-  /* A waiter on the board wakes for it. */
+  assert_true(eventually(on_board, f, u));
+}
+
+/* A waiter on the board wakes for it. */
+static void a_posting_made_elsewhere_reaches_the_board(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  f->rep = start(f, f->dir);
+  void *posting;
+  size_t len;
+  make_posting(u, &posting, &len, "from afar");
+  jb__remote_result res;
+  assert_int_equal(jb__remote_post(&res, &f->rm, u, posting, len, NULL), JB_OK);
+  free(posting);
   assert_int_equal(jb_board_wait(f->board, 0, 10000), JB_OK);
   assert_true(eventually(on_board, f, u));
   jb_job *job = NULL;
@@ -247,44 +309,91 @@ static void test_pull(void **state) {
   assert_true(jb_job_remote(job));
   assert_string_equal(jb_job_name(job), "from afar");
   jb_job_free(job);
-  /* Claimed in Redis by bob: the board shows bob. */
-  char id[JB_UUID_STRLEN];
+}
+
+/* Posts job u elsewhere and claims it there as "bob" (with a notice); its
+ * claim id goes to id. */
+static void claimed_elsewhere(fixture *f, char u[JB_UUID_STRLEN],
+                              char id[JB_UUID_STRLEN]) {
+  posted_elsewhere(f, u);
   assert_int_equal(jb__remote_claim_id(id), JB_OK);
   jb__remote_owner bob = {"bob", 60000, id, 0};
+  jb__remote_result res;
   assert_int_equal(jb__remote_claim(&res, &f->rm, u, &bob), JB_OK);
   assert_true(eventually(owned_by_bob, f, u));
-  /* Abandoned without a notice (as taskflow would): found by the poll. */
+}
+
+/* Claimed in Redis by bob: the board shows bob; abandoned and claimed
+ * again without a notice (as taskflow would): found by the poll. */
+static void the_owner_given_elsewhere_reaches_the_board_notice_or_not(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], id[JB_UUID_STRLEN];
+  claimed_elsewhere(f, u, id);
   char k[256], piece[64];
   snprintf(piece, sizeof piece, "%s.owned", u);
   key(k, sizeof k, f, piece);
   const char *del[2] = {"DEL", k};
   redis_cmd(f, 2, del, NULL);
   assert_true(eventually(unowned, f, u));
-  /* Claimed again without a notice. */
   const char *set[3] = {"SET", k, "bob"};
   redis_cmd(f, 3, set, NULL);
   assert_true(eventually(owned_by_bob, f, u));
-  /* Consumed with a notice: gone here, with a history record. */
+}
+
+/* Gone here, with a history record. */
+static void a_consume_made_elsewhere_takes_the_job_off_the_board(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], id[JB_UUID_STRLEN];
+  claimed_elsewhere(f, u, id);
+  jb__remote_result res;
   assert_int_equal(jb__remote_release(&res, &f->rm, JB__REMOTE_CONSUME, u,
                                       "bob", NULL), JB_OK);
   assert_true(eventually(off_board, f, u));
   jb_completion *c = NULL;
   assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
   jb_completion_free(c);
-  /* A posting written as taskflow writes one (INCR + HSETNX, no notice)
-   * is found by the poll; trashed the same way, it leaves as trashed. */
-  char t[JB_UUID_STRLEN];
-  make_posting(t, &posting, &len, "taskflow's");
-  char lk[256], sk[256], tk[256];
+  jbt_assert_check_ok(f->board);
+}
+
+/* Starts the replicator and writes a posting t as taskflow writes one
+ * (INCR + HSETNX, no notice); its bytes go to *posting. */
+static void posted_as_taskflow(fixture *f, char t[JB_UUID_STRLEN],
+                               void **posting, size_t *len) {
+  f->rep = start(f, f->dir);
+  make_posting(t, posting, len, "taskflow's");
+  char lk[256], sk[256];
   key(lk, sizeof lk, f, "listings");
   key(sk, sizeof sk, f, "sequence");
-  key(tk, sizeof tk, f, "trash");
   const char *incr[2] = {"INCR", sk};
   redis_cmd(f, 2, incr, NULL);
-  const char *hset[4] = {"HSETNX", lk, t, posting};
-  size_t hl[4] = {6, strlen(lk), strlen(t), len};
+  const char *hset[4] = {"HSETNX", lk, t, *posting};
+  size_t hl[4] = {6, strlen(lk), strlen(t), *len};
   redis_cmd(f, 4, hset, hl);
+}
+
+static void a_posting_written_as_taskflow_does_is_found_by_the_poll(
+    void **state) {
+  fixture *f = *state;
+  char t[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  posted_as_taskflow(f, t, &posting, &len);
+  free(posting);
   assert_true(eventually(on_board, f, t));
+}
+
+static void a_job_trashed_as_taskflow_does_leaves_as_trashed(void **state) {
+  fixture *f = *state;
+  char t[JB_UUID_STRLEN];
+  void *posting;
+  size_t len;
+  posted_as_taskflow(f, t, &posting, &len);
+  assert_true(eventually(on_board, f, t));
+  char lk[256], tk[256];
+  key(lk, sizeof lk, f, "listings");
+  key(tk, sizeof tk, f, "trash");
   const char *tr[4] = {"HSET", tk, t, posting};
   size_t tl[4] = {4, strlen(tk), strlen(t), len};
   redis_cmd(f, 4, tr, tl);
@@ -292,42 +401,73 @@ static void test_pull(void **state) {
   redis_cmd(f, 3, hdel, NULL);
   free(posting);
   assert_true(eventually(off_board, f, t));
+  jb_completion *c = NULL;
   assert_int_equal(jb_job_completion(&c, f->board, t), JB_OK);
   assert_int_equal(c->end, JB_END_TRASHED);
   jb_completion_free(c);
   jbt_assert_check_ok(f->board);
 }
 
+
 /* Redis killed: Redis-decided jobs refuse claims (JB_EOFFLINE), local
  * posts wait; restarted empty: the jobs Redis lost are published again
  * and the posts made meanwhile go out after them, in order. */
-static void test_outage(void **state) {
-  fixture *f = *state;
-  char a[JB_UUID_STRLEN];
-  jbt_post(a, f->board, "before", JB_PRIORITY_NORMAL);
-  f->rep = start(f, f->dir);
-  assert_true(eventually(published, f, a));
-  jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 300);
-  assert_int_equal(jb_sync_attach(f->board, c), JB_OK);
+
+/* Publishes job a, attaches the board through *c, kills Redis and posts
+ * three jobs off[0..2]. */
+static void redis_lost(fixture *f, char a[JB_UUID_STRLEN],
+                       char off[3][JB_UUID_STRLEN], jb_sync_conn **c) {
+  published_by_the_replicator(f, a, "before");
+  *c = jbt_redis_connect(f->redis.unix_url, 300);
+  assert_int_equal(jb_sync_attach(f->board, *c), JB_OK);
   jbt_redis_kill(&f->redis);
-  char off[3][JB_UUID_STRLEN];
   for (int i = 0; i < 3; i++) jbt_post(off[i], f->board, "offline", JB_PRIORITY_LOW);
-  /* attached handle: the Redis-decided job cannot be claimed */
+}
+
+static void a_published_job_cannot_be_claimed_while_redis_is_down(
+    void **state) {
+  fixture *f = *state;
+  char a[JB_UUID_STRLEN], off[3][JB_UUID_STRLEN];
+  jb_sync_conn *c;
+  redis_lost(f, a, off, &c);
   assert_int_equal(jb_claim(NULL, f->board, a, "w", NULL), JB_EOFFLINE);
   jbt_assert_contains(jb_errmsg(), "backend unavailable");
   jb_sync_detach(f->board);
   jb_sync_close(c);
-  /* offline posts are still decided here (claimable locally) */
+}
+
+/* Claimable locally. */
+static void posts_made_while_redis_is_down_are_decided_here(void **state) {
+  fixture *f = *state;
+  char a[JB_UUID_STRLEN], off[3][JB_UUID_STRLEN];
+  jb_sync_conn *c;
+  redis_lost(f, a, off, &c);
+  jb_sync_detach(f->board);
+  jb_sync_close(c);
   jb_job *job = NULL;
   assert_int_equal(jb_job_get(&job, f->board, off[0]), JB_OK);
   assert_false(jb_job_remote(job));
   jb_job_free(job);
-  jb_sync_status s;
-  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
+}
+
+/* redis_lost, then Redis restarted empty (and the peer with it). */
+static void redis_back_empty(fixture *f, char a[JB_UUID_STRLEN],
+                             char off[3][JB_UUID_STRLEN]) {
+  jb_sync_conn *c;
+  redis_lost(f, a, off, &c);
+  jb_sync_detach(f->board);
+  jb_sync_close(c);
   jbt_redis_restart(&f->redis);
   jb_sync_close(f->peer);
   f->peer = jbt_redis_connect(f->redis.unix_url, 2000);
   assert_int_equal(jb__remote_init(&f->rm, f->peer, true), JB_OK);
+}
+
+static void jobs_redis_lost_go_out_again_before_the_posts_made_meanwhile(
+    void **state) {
+  fixture *f = *state;
+  char a[JB_UUID_STRLEN], off[3][JB_UUID_STRLEN];
+  redis_back_empty(f, a, off);
   assert_true(eventually(listed, f, a));
   uint64_t last = rstate(f, a).posted_sequence;
   for (int i = 0; i < 3; i++) {
@@ -336,9 +476,18 @@ static void test_outage(void **state) {
     assert_true(n > last);
     last = n;
   }
-  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
-  assert_true(s.last_error[0] != '\0'); /* the outage was noted */
   jbt_assert_check_ok(f->board);
+}
+
+static void the_status_notes_an_outage(void **state) {
+  fixture *f = *state;
+  char a[JB_UUID_STRLEN], off[3][JB_UUID_STRLEN];
+  jb_sync_status s;
+  redis_back_empty(f, a, off);
+  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
+  assert_true(eventually(published, f, off[2]));
+  assert_int_equal(jb_sync_status_read(&s, f->board), JB_OK);
+  assert_true(s.last_error[0] != '\0');
 }
 
 static bool running_elsewhere(fixture *f, const char *u) {
@@ -349,8 +498,11 @@ static bool running_elsewhere(fixture *f, const char *u) {
 
 /* Two replicators on one board: one is elected; when it stops the other
  * takes over and publishes. */
-static void test_election(void **state) {
-  fixture *f = *state;
+
+/* Starts two replicators on the board and publishes a job; the elected
+ * one goes to *elected, the other to *standby. */
+static void two_replicators(fixture *f, jb_sync_replicator **elected,
+                            jb_sync_replicator **standby) {
   f->rep = start(f, f->dir);
   jb_sync_replicator *second = start(f, f->dir);
   char u[JB_UUID_STRLEN];
@@ -360,14 +512,31 @@ static void test_election(void **state) {
   assert_int_equal(jb_sync_replicator_status_read(&a, f->rep), JB_OK);
   assert_int_equal(jb_sync_replicator_status_read(&b, second), JB_OK);
   assert_true(a.running != b.running); /* exactly one elected */
-  jb_sync_replicator *elected = a.running ? f->rep : second;
-  jb_sync_replicator *standby = a.running ? second : f->rep;
+  *elected = a.running ? f->rep : second;
+  *standby = a.running ? second : f->rep;
+}
+
+/* two_replicators checks that exactly one runs. */
+static void one_of_two_replicators_on_a_board_is_elected(void **state) {
+  fixture *f = *state;
+  jb_sync_replicator *elected, *standby;
+  two_replicators(f, &elected, &standby);
+  jb_sync_replicator_stop(standby);
+  f->rep = elected;
+}
+
+static void a_standby_replicator_takes_over_when_the_elected_stops(
+    void **state) {
+  fixture *f = *state;
+  jb_sync_replicator *elected, *standby;
+  two_replicators(f, &elected, &standby);
   jb_sync_replicator_stop(elected);
   f->rep = standby;
   char v[JB_UUID_STRLEN];
   jbt_post(v, f->board, "two", JB_PRIORITY_NORMAL);
   assert_true(eventually(published, f, v));
   assert_true(eventually(running_elsewhere, f, NULL));
+  jb_sync_status b;
   assert_int_equal(jb_sync_replicator_status_read(&b, f->rep), JB_OK);
   assert_true(b.running);
 }
@@ -405,19 +574,19 @@ static bool redis_owner_holder(fixture *f, const char *u) {
   return st.owned && !strcmp(st.owner, "holder");
 }
 
-/* A claim bound to a process of this host: kept alive in Redis past its
- * first expiry while the process lives; abandoned when it dies. */
-static void test_keepalive(void **state) {
+/* A claim bound to a process of this host lasts in Redis as long as the
+ * process: one life cycle, kept alive past its first expiry while the
+ * process lives, abandoned when it dies. The claim goes out with the
+ * default keep-alive expiry (30 s); the replicator renews it with its own
+ * (0.9 s) every 0.3 s. */
+static void a_bound_claim_lasts_in_redis_as_long_as_its_process(
+    void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "held", JB_PRIORITY_NORMAL);
-  f->rep = start(f, f->dir);
-  assert_true(eventually(published, f, u));
+  published_by_the_replicator(f, u, "held");
   holder_arg h = {f->dir, f->redis.unix_url, u, -1};
   pid_t pid = jbt_fork_ready(hold, &h, &h.ready, 60, "the holder claimed");
   assert_true(redis_owner_holder(f, u));
-  /* The claim went out with the default keep-alive expiry (30 s); the
-   * replicator renews it with its own (0.9 s) every 0.3 s. */
   struct timespec ts = {2, 0};
   nanosleep(&ts, NULL);
   jb__remote_state st = rstate(f, u);
@@ -439,7 +608,8 @@ static bool quarantined(fixture *f, const char *u) {
 
 /* A malformed posting placed in Redis by hand: quarantined here, reported
  * by check, left in Redis; the good ones around it still come in. */
-static void test_malformed(void **state) {
+static void a_malformed_posting_is_quarantined_here_and_left_in_redis(
+    void **state) {
   fixture *f = *state;
   f->rep = start(f, f->dir);
   const char *bad = "11111111-2222-4333-8444-555555555555";
@@ -459,30 +629,46 @@ static void test_malformed(void **state) {
   assert_true(eventually(quarantined, f, bad));
   assert_false(on_board(f, bad));
   assert_true(listed(f, bad)); /* never deleted from Redis by us */
-  /* An owner key that is not UTF-8 (taskflow does not check) shows as
-   * claimed by an "invalid-owner:" name and stops nothing: a local post
-   * is still published. */
+}
+
+/* An owner key that is not UTF-8 (taskflow does not check) set on a job
+ * u posted elsewhere. */
+static void owner_not_utf8(fixture *f, char u[JB_UUID_STRLEN]) {
+  posted_elsewhere(f, u);
   char k[256], piece[64];
   snprintf(piece, sizeof piece, "%s.owned", u);
   key(k, sizeof k, f, piece);
   const char *set[3] = {"SET", k, "\xff\xfe"};
   size_t sl[3] = {3, strlen(k), 2};
   redis_cmd(f, 3, set, sl);
+}
+
+static void an_owner_that_is_not_utf8_shows_as_an_invalid_owner(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  owner_not_utf8(f, u);
+  assert_true(eventually(owned_by_invalid, f, u));
+}
+
+/* A local post is still published. */
+static void an_owner_that_is_not_utf8_stops_nothing(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  owner_not_utf8(f, u);
   char mine[JB_UUID_STRLEN];
   jbt_post(mine, f->board, "still published", JB_PRIORITY_NORMAL);
   assert_true(eventually(published, f, mine));
-  assert_true(eventually(owned_by_invalid, f, u));
 }
 
 /* A job published from here, consumed by a peer that leaves no trace (as
  * taskflow: no notice) after its publication marker expired, leaves the
  * board: it is not taken for lost and published again. */
-static void test_old_consume_not_republished(void **state) {
+static void a_job_consumed_without_a_trace_is_not_published_again(
+    void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "old", JB_PRIORITY_NORMAL);
-  f->rep = start(f, f->dir);
-  assert_true(eventually(published, f, u));
+  published_by_the_replicator(f, u, "old");
   char mk[256], lk[256], piece[64];
   snprintf(piece, sizeof piece, "%s.posted", u);
   key(mk, sizeof mk, f, piece);
@@ -522,7 +708,8 @@ static void *post_late(void *p) {
 
 /* A claim that reaches Redis between the job's mark and its post waits
  * for the post instead of failing with "not on the board". */
-static void test_claim_during_publication(void **state) {
+static void a_claim_between_mark_and_post_waits_for_the_post(
+    void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "being published", JB_PRIORITY_NORMAL);
@@ -582,6 +769,21 @@ static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
 static const jb_remote_ops mirror_wins = {ok_claim, ok_release, mirror_first,
                                           ok_finish, ok_extend, NULL, NULL, NULL, NULL, NULL};
 
+/* Posts job u marked as decided by Redis, sets `ops` as the board's hook
+ * (its handle another one on the board, which this returns) and claims u
+ * as "w"; the claim's token goes to *token. */
+static jb_board *claimed_through(fixture *f, char u[JB_UUID_STRLEN],
+                                 const char *name, const jb_remote_ops *ops,
+                                 uint64_t *token) {
+  jbt_post(u, f->board, name, JB_PRIORITY_NORMAL);
+  assert_int_equal(jb__board_mark_remote(f->board, u), JB_OK);
+  jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+  jb__board_set_remote(f->board, ops, other);
+  *token = 0;
+  assert_int_equal(jb_claim(token, f->board, u, "w", NULL), JB_OK);
+  return other;
+}
+
 /* Job u's history record: ended `end` by "w", with this result. */
 static void completed_with(jb_board *b, const char *u, jb_end end,
                            const uint8_t *result, size_t len) {
@@ -597,15 +799,13 @@ static void completed_with(jb_board *b, const char *u, jb_end end,
 /* A consume with a result through Redis whose job the mirror took off the
  * board in between: the call succeeds and the history record carries the
  * caller's ending and result, not the mirror's plain "consumed". */
-static void test_result_kept_when_mirror_wins(void **state) {
+static void the_result_of_a_consume_is_kept_when_the_mirror_wins(
+    void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "with a result", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb__board_mark_remote(f->board, u), JB_OK);
-  jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  jb__board_set_remote(f->board, &mirror_wins, other);
-  uint64_t token = 0;
-  assert_int_equal(jb_claim(&token, f->board, u, "w", NULL), JB_OK);
+  uint64_t token;
+  jb_board *other =
+      claimed_through(f, u, "with a result", &mirror_wins, &token);
   static const uint8_t result[] = {0x81, 0xa3, 'e', 'r', 'r', 0xa4, 'd', 'i',
                                    's', 'k'}; /* {"err": "disk"} */
   assert_int_equal(jb_consume(f->board, u, "w", token,
@@ -625,21 +825,15 @@ static int mirror_trash_first(void *c, const char *u, const char *w,
 }
 
 /* The same for a job sent to the dead letters through Redis (a trash
- * with its cause and reason): the history record says dead with the
- * caller's reason (the mirror's plain record had none), and the dead
- * letter the mirror made is there. */
-static void test_reason_kept_when_mirror_wins(void **state) {
-  fixture *f = *state;
+ * with its cause and reason). Returns the job's uuid in u. */
+static void dead_through_redis_mirror_first(fixture *f,
+                                            char u[JB_UUID_STRLEN]) {
   static const jb_remote_ops trash_mirrored = {
       ok_claim, ok_release, ok_finish, mirror_trash_first, ok_extend,
       NULL,     NULL,       NULL,      NULL,               NULL};
-  char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "poisoned", JB_PRIORITY_NORMAL);
-  assert_int_equal(jb__board_mark_remote(f->board, u), JB_OK);
-  jb_board *other = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
-  jb__board_set_remote(f->board, &trash_mirrored, other);
-  uint64_t token = 0;
-  assert_int_equal(jb_claim(&token, f->board, u, "w", NULL), JB_OK);
+  uint64_t token;
+  jb_board *other =
+      claimed_through(f, u, "poisoned", &trash_mirrored, &token);
   jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
   ro.flags = JB_RETRY_DEAD;
   ro.token = token;
@@ -647,17 +841,34 @@ static void test_reason_kept_when_mirror_wins(void **state) {
   jb_retry_result rr;
   assert_int_equal(jb_retry(&rr, f->board, u, "w", &ro), JB_OK);
   assert_true(rr.dead);
+  jb__board_set_remote(f->board, NULL, NULL);
+  jb_board_close(other);
+}
+
+/* The history record says dead with the caller's reason (the mirror's
+ * plain record had none). */
+static void the_reason_of_a_dead_letter_is_kept_when_the_mirror_wins(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  dead_through_redis_mirror_first(f, u);
   jb_completion *cp = NULL;
   assert_int_equal(jb_job_completion(&cp, f->board, u), JB_OK);
   assert_int_equal(cp->end, JB_END_DEAD);
   assert_non_null(cp->reason);
   assert_string_equal(cp->reason, "poison");
   jb_completion_free(cp);
+  jbt_assert_check_ok(f->board);
+}
+
+static void the_dead_letter_the_mirror_made_stays_when_it_wins(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  dead_through_redis_mirror_first(f, u);
   jb_dead_letter *dl = NULL;
   assert_int_equal(jb_dead_get(&dl, f->board, u), JB_OK);
   jb_dead_free(dl);
-  jb__board_set_remote(f->board, NULL, NULL);
-  jb_board_close(other);
   jbt_assert_check_ok(f->board);
 }
 
@@ -667,12 +878,11 @@ static void test_reason_kept_when_mirror_wins(void **state) {
  * consume happened (it was "not on the board", and `work` reported a
  * completion refused), and the history record gets its ending and result.
  * A retry by a handle that sent no such consume is still refused. */
-static void test_lost_consume_reply_then_mirror(void **state) {
+static void a_lost_consume_reply_is_settled_for_its_caller_alone(
+    void **state) {
   fixture *f = *state;
   char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "lost reply", JB_PRIORITY_NORMAL);
-  f->rep = start(f, f->dir);
-  assert_true(eventually(published, f, u));
+  published_by_the_replicator(f, u, "lost reply");
   jb_sync_conn *c = jbt_redis_connect(f->redis.unix_url, 300);
   assert_int_equal(jb_sync_attach(f->board, c), JB_OK);
   uint64_t token = 0;
@@ -716,18 +926,15 @@ static void test_lost_consume_reply_then_mirror(void **state) {
 /* A consume --failed (with a result) and a cancel through Redis whose
  * process died after Redis's step and before its local commit: what it
  * left is Redis's step alone (run here through the scripts, as that
- * process did). The replicator records each from the outcome record
- * the script kept, never as a plain "consumed": the failure with its
- * result by the notice, the cancel by the comparison at the replicator's
- * start (it was not running when the cancel ran). */
-static void test_outcome_of_a_dead_process(void **state) {
+ * process did). The replicator records each from the outcome record the
+ * script kept, never as a plain "consumed". */
+
+/* By the notice. */
+static void a_failed_consume_of_a_dead_process_is_recorded_as_failed(
+    void **state) {
   fixture *f = *state;
-  char u[JB_UUID_STRLEN], v[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "fails", JB_PRIORITY_NORMAL);
-  jbt_post(v, f->board, "cancelled", JB_PRIORITY_NORMAL);
-  f->rep = start(f, f->dir);
-  assert_true(eventually(published, f, u));
-  assert_true(eventually(published, f, v));
+  char u[JB_UUID_STRLEN];
+  published_by_the_replicator(f, u, "fails");
   char id[JB_UUID_STRLEN];
   assert_int_equal(jb__remote_claim_id(id), JB_OK);
   jb__remote_owner bob = {"bob", 60000, id, 0};
@@ -748,13 +955,24 @@ static void test_outcome_of_a_dead_process(void **state) {
   assert_memory_equal(c->result, result, sizeof result);
   assert_string_equal(c->owner, "bob");
   jb_completion_free(c);
+  jbt_assert_check_ok(f->board);
+}
 
+/* By the comparison at the replicator's start: it was not running when
+ * the cancel ran. */
+static void a_cancel_of_a_dead_process_is_recorded_as_cancelled(
+    void **state) {
+  fixture *f = *state;
+  char v[JB_UUID_STRLEN];
+  published_by_the_replicator(f, v, "cancelled");
   jb_sync_replicator_stop(f->rep);
   f->rep = NULL;
+  jb__remote_result res;
   assert_int_equal(jb__remote_cancel(&res, &f->rm, v, false), JB_OK);
   assert_true(on_board(f, v)); /* nobody recorded it yet */
   f->rep = start(f, f->dir);
   assert_true(eventually(off_board, f, v));
+  jb_completion *c = NULL;
   assert_int_equal(jb_job_completion(&c, f->board, v), JB_OK);
   assert_int_equal(c->end, JB_END_CANCELLED);
   assert_false(c->has_result);
@@ -786,24 +1004,14 @@ static bool in_data_file(const char *dir, const char *secret) {
 }
 
 /* A board synced by a release that kept the URL, password included, in
- * its data file still syncs (the replicator started with no URL connects with
- * it), and the start moves the password to sync.credentials (0600) and
- * rewrites the setting without it. The old bytes may stay in a free page of
- * data.mdb until LMDB reuses it; a compacting copy (mdb_copy -c, the remedy
- * the man page gives) has none of them. */
-static void test_old_board_with_password(void **state) {
-  fixture *f = *state;
-  unsetenv("JOBBOARD_REDIS_PASSWORD");
-  char old[200], bare[200];
-  snprintf(old, sizeof old, "unix://:%s@%s", OLD_PW, f->redis.sock);
-  snprintf(bare, sizeof bare, "unix://%s", f->redis.sock);
-  /* As an older release left it. */
-  assert_int_equal(jb__board_setting_set(f->board, "sync.url", old), JB_OK);
-  assert_int_equal(jb__board_setting_set(f->board, "sync.namespace",
-                                         JB_SYNC_NAMESPACE_DEFAULT), JB_OK);
-  char u[JB_UUID_STRLEN];
-  jbt_post(u, f->board, "posted before the upgrade", JB_PRIORITY_NORMAL);
+ * its data file still syncs (the replicator started with no URL connects
+ * with it), and the start moves the password to sync.credentials (0600)
+ * and rewrites the setting without it. The old bytes may stay in a free
+ * page of data.mdb until LMDB reuses it; a compacting copy (mdb_copy -c,
+ * the remedy the man page gives) has none of them. */
 
+/* Starts a replicator on the board with the URL the board keeps. */
+static void start_with_the_boards_url(fixture *f) {
   jb_sync_replicator_options o;
   o = (jb_sync_replicator_options)JB_SYNC_REPLICATOR_OPTIONS_INIT;
   o.conn.url = NULL; /* the board's own */
@@ -812,13 +1020,40 @@ static void test_old_board_with_password(void **state) {
   bo.durability = JB_DURABILITY_NORMAL;
   if (jb_sync_replicator_start(&f->rep, f->dir, &bo, &o) != JB_OK)
     fail_msg("start: %s", jb_errmsg());
+}
+
+/* The board as an older release left it, with a job u posted before the
+ * upgrade; a replicator started on it has published u. */
+static void old_board_started(fixture *f, char u[JB_UUID_STRLEN]) {
+  unsetenv("JOBBOARD_REDIS_PASSWORD");
+  char old[200];
+  snprintf(old, sizeof old, "unix://:%s@%s", OLD_PW, f->redis.sock);
+  assert_int_equal(jb__board_setting_set(f->board, "sync.url", old), JB_OK);
+  assert_int_equal(jb__board_setting_set(f->board, "sync.namespace",
+                                         JB_SYNC_NAMESPACE_DEFAULT), JB_OK);
+  jbt_post(u, f->board, "posted before the upgrade", JB_PRIORITY_NORMAL);
+  start_with_the_boards_url(f);
   assert_true(eventually(published, f, u));
+}
+
+/* Its status does not show the password. */
+static void an_old_board_with_its_password_in_the_url_still_syncs(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  old_board_started(f, u);
   jb_sync_status st;
   assert_int_equal(jb_sync_replicator_status_read(&st, f->rep), JB_OK);
   assert_true(st.connected);
   assert_null(strstr(st.url, OLD_PW));
+}
 
-  char got[300];
+static void the_start_moves_an_old_boards_password_to_the_file(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN], bare[200], got[300];
+  old_board_started(f, u);
+  snprintf(bare, sizeof bare, "unix://%s", f->redis.sock);
   assert_int_equal(jb__board_setting_get(f->board, "sync.url", got,
                                          sizeof got, NULL), JB_OK);
   assert_string_equal(got, bare);
@@ -832,20 +1067,29 @@ static void test_old_board_with_password(void **state) {
   assert_non_null(fgets(got, sizeof got, fp));
   fclose(fp);
   assert_string_equal(got, OLD_PW "\n");
+}
+
+/* Started again, the replicator connects with the file's password. */
+static void a_migrated_board_syncs_with_the_files_password(void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  old_board_started(f, u);
   jb_sync_replicator_stop(f->rep);
   f->rep = NULL;
-
-  /* Started again: connects with the file's password. */
-  f->rep = NULL;
-  if (jb_sync_replicator_start(&f->rep, f->dir, &bo, &o) != JB_OK)
-    fail_msg("start: %s", jb_errmsg());
+  start_with_the_boards_url(f);
   char u2[JB_UUID_STRLEN];
   jbt_post(u2, f->board, "posted after", JB_PRIORITY_NORMAL);
   assert_true(eventually(published, f, u2));
+}
+
+/* What LMDB may have kept, and the remedy. */
+static void a_compacting_copy_of_a_migrated_board_has_no_old_password(
+    void **state) {
+  fixture *f = *state;
+  char u[JB_UUID_STRLEN];
+  old_board_started(f, u);
   jb_sync_replicator_stop(f->rep);
   f->rep = NULL;
-
-  /* What LMDB may have kept, and the remedy. */
   printf("# the old password %s in a free page of data.mdb after the "
          "migration\n", in_data_file(f->dir, OLD_PW) ? "is still" : "is not");
   if (system("command -v mdb_copy >/dev/null 2>&1") == 0) {
@@ -860,28 +1104,50 @@ static void test_old_board_with_password(void **state) {
   }
 }
 
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_publish_in_order, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_pull, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_outage, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_election, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_reason_kept_when_mirror_wins,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(test_claim_during_publication, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_old_consume_not_republished, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_result_kept_when_mirror_wins, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_outcome_of_a_dead_process, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_lost_consume_reply_then_mirror,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(test_old_board_with_password,
-                                      setup_auth, teardown),
+      T(local_jobs_go_out_in_board_order),
+      T(a_job_claimed_before_publication_goes_out_with_owner_and_expiry),
+      T(a_job_consumed_before_publication_never_reaches_redis),
+      T(a_job_posted_while_the_replicator_runs_goes_out_last),
+      T(the_status_shows_the_replicator_running_with_all_published),
+      T(a_posting_made_elsewhere_reaches_the_board),
+      T(the_owner_given_elsewhere_reaches_the_board_notice_or_not),
+      T(a_consume_made_elsewhere_takes_the_job_off_the_board),
+      T(a_posting_written_as_taskflow_does_is_found_by_the_poll),
+      T(a_job_trashed_as_taskflow_does_leaves_as_trashed),
+      T(a_published_job_cannot_be_claimed_while_redis_is_down),
+      T(posts_made_while_redis_is_down_are_decided_here),
+      T(jobs_redis_lost_go_out_again_before_the_posts_made_meanwhile),
+      T(the_status_notes_an_outage),
+      T(one_of_two_replicators_on_a_board_is_elected),
+      T(a_standby_replicator_takes_over_when_the_elected_stops),
+      T(a_bound_claim_lasts_in_redis_as_long_as_its_process),
+      T(a_malformed_posting_is_quarantined_here_and_left_in_redis),
+      T(an_owner_that_is_not_utf8_shows_as_an_invalid_owner),
+      T(an_owner_that_is_not_utf8_stops_nothing),
+      T(the_reason_of_a_dead_letter_is_kept_when_the_mirror_wins),
+      T(the_dead_letter_the_mirror_made_stays_when_it_wins),
+      T(a_claim_between_mark_and_post_waits_for_the_post),
+      T(a_job_consumed_without_a_trace_is_not_published_again),
+      T(the_result_of_a_consume_is_kept_when_the_mirror_wins),
+      T(a_failed_consume_of_a_dead_process_is_recorded_as_failed),
+      T(a_cancel_of_a_dead_process_is_recorded_as_cancelled),
+      T(a_lost_consume_reply_is_settled_for_its_caller_alone),
+      cmocka_unit_test_setup_teardown(
+          an_old_board_with_its_password_in_the_url_still_syncs, setup_auth,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          the_start_moves_an_old_boards_password_to_the_file, setup_auth,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          a_migrated_board_syncs_with_the_files_password, setup_auth,
+          teardown),
+      cmocka_unit_test_setup_teardown(
+          a_compacting_copy_of_a_migrated_board_has_no_old_password,
+          setup_auth, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
