@@ -111,8 +111,9 @@ int jb_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
   int64_t wait_ms = jb__claim_wait_ms(opts);
   if (wait_ms == 0)
     return jb__claim_next_once(uuid_out, job_out, token_out, b, who, opts);
+  /* Any wait below 0 is without limit, as every timeout of the board. */
   return jb__claim_next_wait(uuid_out, job_out, token_out, b, who, opts,
-                             wait_ms < 0 ? JB_WAIT_FOREVER : wait_ms);
+                             wait_ms);
 }
 
 int jb_claim_next_many(size_t *n_out, char (*uuids_out)[JB_UUID_STRLEN],
@@ -126,5 +127,5 @@ int jb_claim_next_many(size_t *n_out, char (*uuids_out)[JB_UUID_STRLEN],
   claim_ctx c = {.b = b, .who = who, .opts = opts, .max = max,
                  .n_out = n_out, .uuids_out = uuids_out,
                  .tokens_out = tokens_out, .jobs_out = jobs_out};
-  return claim_wait(&c, wait_ms < 0 ? JB_WAIT_FOREVER : wait_ms);
+  return claim_wait(&c, wait_ms);
 }

@@ -335,6 +335,14 @@ void jbt_snapshot_free(jbt_snapshot *s) {
   s->listing = NULL;
 }
 
+void jbt_snapshot_assert_unchanged(jbt_snapshot *before, jb_board *board) {
+  jbt_snapshot after;
+  jbt_snapshot_take(&after, board);
+  jbt_snapshot_assert_same(before, &after);
+  jbt_snapshot_free(before);
+  jbt_snapshot_free(&after);
+}
+
 static void print_check_line(const char *line, void *payload) {
   (void)payload;
   printf("# check: %s\n", line);

@@ -105,6 +105,9 @@ void jbt_snapshot_take(jbt_snapshot *s, jb_board *board);
 void jbt_snapshot_assert_same(const jbt_snapshot *before,
                               const jbt_snapshot *after);
 void jbt_snapshot_free(jbt_snapshot *s);
+/* Fail the test unless `board` is as `before` showed it; frees `before`
+ * (the refusal tests' "a failed call changes nothing"). */
+void jbt_snapshot_assert_unchanged(jbt_snapshot *before, jb_board *board);
 
 /* Hash of the contents (key and value of every record) of every named
  * database of the LMDB environment in `dir`, read in a forked child.

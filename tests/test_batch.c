@@ -110,15 +110,6 @@ static uint64_t claim_one(jb_board *b, const char *uuid, const char *who) {
   return t;
 }
 
-/* Fail unless the board is as `before` shows it; frees `before`. */
-static void assert_unchanged(jbt_snapshot *before, jb_board *b) {
-  jbt_snapshot after;
-  jbt_snapshot_take(&after, b);
-  jbt_snapshot_assert_same(before, &after);
-  jbt_snapshot_free(before);
-  jbt_snapshot_free(&after);
-}
-
 /* {"rows": n} */
 static const char rows3[] = {(char)0x81, (char)0xa4, 'r', 'o', 'w', 's', 3};
 
@@ -332,7 +323,7 @@ static void claim_next_many_refuses_bad_arguments_and_changes_nothing(
                                           &o, 2),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "lease");
-  assert_unchanged(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* What consume_and_claim_next_of_the_first did. */
@@ -500,7 +491,7 @@ static void refused_changes_nothing(jbt_fixture *f, const char *uuid,
   assert_string_equal(next, "");
   assert_null(job);
   assert_int_equal(nt, 0);
-  assert_unchanged(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* Three jobs; u[0] claimed by "owner" (its token returned), u[1] and u[2]
@@ -550,7 +541,7 @@ static void consume_and_claim_next_with_bad_claim_options_changes_nothing(
                                                  &bad),
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "flags");
-  assert_unchanged(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* A lapsed claim is nobody's: refused as consume refuses it. */
@@ -715,7 +706,7 @@ static void consume_many_whose_items_all_fail_changes_nothing(void **state) {
                    JB_OK);
   assert_int_equal(st[0], JB_ENOTOWNER);
   assert_int_equal(st[1], JB_ENOTFOUND);
-  assert_unchanged(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* The call's own arguments: refused whole. */
@@ -736,7 +727,7 @@ static void consume_many_with_bad_arguments_is_refused_whole(void **state) {
                    JB_EINVAL);
   assert_int_equal(jb_consume_many(st, f->board, NULL, 2, NULL, NULL),
                    JB_EINVAL);
-  assert_unchanged(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 
@@ -1216,7 +1207,7 @@ static void a_store_post_of_a_uuid_on_the_board_refuses_the_whole_batch(
                    JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "job 00000000-0000-4000-8000-"
                       "000000000002 is already on the board");
-  assert_unchanged(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   for (int i = 0; i < 3; i++) jb__buf_free(&buf[i]);
 }
 

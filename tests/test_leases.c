@@ -52,15 +52,6 @@ static uint64_t claim_ok(jb_board *b, const char *uuid, const char *who,
   return token;
 }
 
-/* The board is as `before` showed it (which this frees). */
-static void assert_unchanged_since(jbt_snapshot *before, jb_board *b) {
-  jbt_snapshot after;
-  jbt_snapshot_take(&after, b);
-  jbt_snapshot_assert_same(before, &after);
-  jbt_snapshot_free(before);
-  jbt_snapshot_free(&after);
-}
-
 /* ---------------------------------------------------------------- leases */
 
 /* Monotonic milliseconds (the same clock as the leases). */
@@ -322,7 +313,7 @@ static void extend_of_an_unclaimed_job_is_not_found_and_changes_nothing(
   jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_extend(f->board, u, "w", 0, 100), JB_ENOTFOUND);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 static void expires_in_of_an_unclaimed_job_says_not_claimed(void **state) {

@@ -69,15 +69,6 @@ static size_t count(jb_board *b, unsigned flags) {
   return n;
 }
 
-/* The board is as `before` showed it (which this frees). */
-static void assert_unchanged_since(jbt_snapshot *before, jb_board *b) {
-  jbt_snapshot after;
-  jbt_snapshot_take(&after, b);
-  jbt_snapshot_assert_same(before, &after);
-  jbt_snapshot_free(before);
-  jbt_snapshot_free(&after);
-}
-
 static size_t dead_count(jb_board *b) {
   size_t n = 999;
   assert_int_equal(jb_dead_count(&n, b), JB_OK);
@@ -382,7 +373,7 @@ static void bad_due_times_are_refused_and_write_nothing(void **state) {
     assert_int_equal(jb_job_post(u, f->board, &p), JB_EINVAL);
     jbt_assert_contains(jb_errmsg(), bad_dues[i].names);
   }
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 static void post_check_refuses_bad_due_times_naming_the_field(void **state) {
@@ -413,7 +404,7 @@ static void a_batch_with_a_bad_due_time_writes_nothing_naming_its_index(
     jbt_assert_contains(jb_errmsg(), bad_dues[i].names);
     jbt_assert_contains(jb_errmsg(), "1");
   }
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* Accepted by check only: nothing is written. */
@@ -431,7 +422,7 @@ static void the_longest_delay_and_the_furthest_due_time_are_accepted(
   ok.delay_ms = 0;
   ok.not_before_us = T + JB_DELAY_MAX_MS * 1000;
   assert_int_equal(jb_post_check(&ok, 0), JB_OK);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* ------------------------------------------------------ waiting for due */
@@ -1443,7 +1434,7 @@ static void a_unique_key_is_held_by_one_live_job(void **state) {
   assert_string_equal(b, a); /* names the job that holds it */
   jbt_assert_contains(jb_errmsg(), a);
   jbt_assert_contains(jb_errmsg(), key);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* In a batch: nothing posted, the holder named at the post's index. */
@@ -1462,7 +1453,7 @@ static void a_batch_post_of_a_held_key_names_the_holder_at_its_index(
   char uu[2][JB_UUID_STRLEN];
   assert_int_equal(jb_job_post_batch(uu, f->board, two, 2), JB_EEXISTS);
   assert_string_equal(uu[1], a);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* Two posts of one batch with the same key: nothing posted, and no job
@@ -1488,7 +1479,7 @@ static void a_batch_with_one_key_twice_is_refused_as_invalid(void **state) {
   assert_int_equal(rc, JB_EINVAL);
   jbt_assert_contains(jb_errmsg(), "unique key");
   assert_int_equal(count(f->board, 0), 1);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 static void bad_unique_keys_are_refused(void **state) {
@@ -1704,7 +1695,7 @@ static void cancel_of_a_claimed_job_is_refused_naming_the_holder(
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_job_cancel(f->board, v, 0), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "holder");
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 static void cancel_with_unknown_flags_or_a_malformed_uuid_changes_nothing(
@@ -1716,7 +1707,7 @@ static void cancel_with_unknown_flags_or_a_malformed_uuid_changes_nothing(
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_job_cancel(f->board, v, 0x10), JB_EINVAL);
   assert_int_equal(jb_job_cancel(f->board, "not-a-uuid", 0), JB_EINVAL);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
 }
 
 /* Forced: gone, its end recorded with the holder's name. */

@@ -107,15 +107,6 @@ static void published(char u[JB_UUID_STRLEN], fixture *f, const char *name) {
     fail_msg("publish %s: %s", u, jb_errmsg());
 }
 
-/* The board is as `before` showed it (which this frees). */
-static void assert_unchanged_since(jbt_snapshot *before, jb_board *b) {
-  jbt_snapshot after;
-  jbt_snapshot_take(&after, b);
-  jbt_snapshot_assert_same(before, &after);
-  jbt_snapshot_free(before);
-  jbt_snapshot_free(&after);
-}
-
 /* Whether the local board marks job u as decided by Redis. */
 static bool locally_remote(fixture *f, const char *u) {
   jb_job *job;
@@ -275,7 +266,7 @@ static void an_unattached_handle_cannot_claim_a_published_job(
   jbt_assert_contains(jb_errmsg(), "is decided by Redis and this handle is "
                                    "not connected to it");
   jbt_assert_contains(jb_errmsg(), u);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   assert_false(redis_state(f, u).owned);
   jb_board_close(h2);
 }
@@ -291,7 +282,7 @@ static void claim_next_on_an_unattached_handle_skips_a_published_job(
   assert_int_equal(jb_claim_next(got, &job, NULL, h2, "alice", NULL),
                    JB_ENOTFOUND);
   assert_null(job);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   assert_false(redis_state(f, u).owned);
   jb_board_close(h2);
 }
@@ -314,7 +305,7 @@ static void an_unattached_handle_cannot_release_a_published_job(
   assert_int_equal(jb_consume(h2, u, "alice", 0,
                                          &(jb_consume_options){JB_CONSUME_OPTIONS_VERSION, JB_OUTCOME_SUCCESS, NULL, 0}),
                    JB_EOFFLINE);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   char v[256];
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "alice");
@@ -450,7 +441,7 @@ static void a_claim_of_a_job_claimed_elsewhere_is_refused_naming_the_owner(
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_claim(NULL, f->board, u, "alice", NULL), JB_ECLAIMED);
   jbt_assert_contains(jb_errmsg(), "already claimed by bob");
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   char v[256];
   key_get(v, sizeof v, f, u, ".owned");
   assert_string_equal(v, "bob");
@@ -467,7 +458,7 @@ static void claim_next_passes_over_a_job_claimed_elsewhere(void **state) {
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL),
                    JB_ENOTFOUND);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   jbt_post(l, f->board, "local", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_claim_next(got, NULL, NULL, f->board, "alice", NULL),
                    JB_OK);
@@ -827,7 +818,7 @@ static void cancel_of_a_published_job_unattached_is_refused(void **state) {
   jbt_snapshot before;
   jbt_snapshot_take(&before, f->board);
   assert_int_equal(jb_job_cancel(f->board, u, 0), JB_EOFFLINE);
-  assert_unchanged_since(&before, f->board);
+  jbt_snapshot_assert_unchanged(&before, f->board);
   assert_true(redis_state(f, u).listed);
 }
 
