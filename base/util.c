@@ -53,15 +53,16 @@ const char *jb_state_name(jb_state s) {
   return NULL;
 }
 
-static const char *const durability_names[] = {"full", "normal", "none"};
+static const char *const durability_names[] = {"full", "normal", "none",
+                                                     "interval"};
 
 const char *jb_durability_name(jb_durability d) {
-  return ((unsigned)d <= JB_DURABILITY_NONE) ? durability_names[d] : NULL;
+  return ((unsigned)d <= JB_DURABILITY_INTERVAL) ? durability_names[d] : NULL;
 }
 
 int jb_durability_parse(jb_durability *out, const char *name) {
   if (name) {
-    for (int d = 0; d <= JB_DURABILITY_NONE; d++) {
+    for (int d = 0; d <= JB_DURABILITY_INTERVAL; d++) {
       if (strcasecmp(name, durability_names[d]) == 0) {
         if (out) *out = (jb_durability)d;
         return JB_OK;
@@ -69,7 +70,7 @@ int jb_durability_parse(jb_durability *out, const char *name) {
     }
   }
   return jb__err(JB_EINVAL,
-                 "unknown durability '%s': expected full, normal or none",
+                 "unknown durability '%s': expected full, normal, interval or none",
                  name ? name : "(null)");
 }
 

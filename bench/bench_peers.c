@@ -86,6 +86,7 @@ const char *bench_peer_sync_name(jb_durability d) {
   case JB_DURABILITY_FULL: return "FULL";
   case JB_DURABILITY_NORMAL: return "NORMAL";
   case JB_DURABILITY_NONE: return "OFF";
+  case JB_DURABILITY_INTERVAL: return "NORMAL"; /* WAL: no flush per commit */
   }
   return "?";
 }

@@ -43,6 +43,7 @@ unsigned bench_raw_env_flags(jb_durability durability) {
   case JB_DURABILITY_FULL: break;
   case JB_DURABILITY_NORMAL: flags |= MDB_NOMETASYNC; break;
   case JB_DURABILITY_NONE: flags |= MDB_NOSYNC; break;
+  case JB_DURABILITY_INTERVAL: flags |= MDB_NOSYNC; break; /* no steady file */
   }
   return flags;
 }
@@ -52,6 +53,7 @@ const char *bench_raw_flags_name(jb_durability durability) {
   case JB_DURABILITY_FULL: return "MDB_NOTLS";
   case JB_DURABILITY_NORMAL: return "MDB_NOMETASYNC|MDB_NOTLS";
   case JB_DURABILITY_NONE: return "MDB_NOSYNC|MDB_NOTLS";
+  case JB_DURABILITY_INTERVAL: return "MDB_NOSYNC|MDB_NOTLS";
   }
   return "?";
 }

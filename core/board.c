@@ -46,7 +46,7 @@ int jb_board_open(jb_board **out, const char *path,
   if (opts == NULL) opts = &defaults;
   /* Version 1 ended at max_posting: the history and log bounds are not
    * read from it (they take their defaults). */
-  if (opts->version != JB_BOARD_OPTIONS_VERSION && opts->version != 1)
+  if (opts->version < 1 || opts->version > JB_BOARD_OPTIONS_VERSION)
     return jb__err(JB_EINVAL, "board options: version %u is not %u (use "
                    "JB_BOARD_OPTIONS_INIT)", opts->version, JB_BOARD_OPTIONS_VERSION);
   if (opts->version >= 2 &&
@@ -57,7 +57,12 @@ int jb_board_open(jb_board **out, const char *path,
                    (long long)(INT64_MAX / 1000));
   if (path == NULL || path[0] == '\0')
     return jb__err(JB_EINVAL, "board path: must not be empty");
-  if ((unsigned)opts->durability > JB_DURABILITY_NONE)
+  if (opts->version >= 3 && (opts->flush_interval_ms < 0 ||
+                             opts->flush_interval_ms > 24 * 3600 * 1000))
+    return jb__err(JB_EINVAL, "board options: flush_interval_ms %lld is out "
+                   "of range (1 ms to one day, or 0 for the board's)",
+                   (long long)opts->flush_interval_ms);
+  if ((unsigned)opts->durability > JB_DURABILITY_INTERVAL)
     return jb__err(JB_EINVAL, "board options: unknown durability %d",
                    (int)opts->durability);
   const unsigned known = JB_OPEN_CREATE | JB_OPEN_READONLY;
@@ -1058,6 +1063,32 @@ void jb_iter_close(jb_iter *it) {
   jb__job_clear(&it->job);
   jb__buf_free(&it->bytes);
   free(it);
+}
+
+int jb_board_sync(jb_board *b) {
+  if (b == NULL) return jb__err(JB_EINVAL, "jb_board_sync: board is NULL");
+  if (b->readonly)
+    return jb__err(JB_EREADONLY, "board %s is open read-only: nothing to "
+                   "flush", b->path);
+  return jb__store_sync(b->store);
+}
+
+int jb_board_set_flush_interval(jb_board *b, int64_t ms) {
+  if (b == NULL)
+    return jb__err(JB_EINVAL, "jb_board_set_flush_interval: board is NULL");
+  if (b->readonly)
+    return jb__err(JB_EREADONLY, "board %s is open read-only: cannot set its "
+                   "flush interval", b->path);
+  return jb__store_set_flush_interval(b->store, ms);
+}
+
+int jb_board_flush_info(jb_flush_info *out, jb_board *b) {
+  if (out == NULL || b == NULL)
+    return jb__err(JB_EINVAL, "jb_board_flush_info: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (b->readonly) return JB_OK;
+  jb__store_flush_info(b->store, out);
+  return JB_OK;
 }
 
 /* ----------------------------------------------------------------- check */

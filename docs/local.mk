@@ -33,6 +33,9 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_get_retry_policy.3 \
 	docs/man3/jb_board_interrupt.3 \
 	docs/man3/jb_board_interrupt_reset.3 \
+	docs/man3/jb_board_sync.3 \
+	docs/man3/jb_board_set_flush_interval.3 \
+	docs/man3/jb_board_flush_info.3 \
 	docs/man3/jb_board_open.3 \
 	docs/man3/jb_board_path.3 \
 	docs/man3/jb_board_readonly.3 \

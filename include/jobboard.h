@@ -46,10 +46,22 @@
  *  - JB_DURABILITY_NORMAL: one flush per commit (the meta page is not
  *    flushed). A power loss may undo the last commit, never damage the
  *    board.
+ *  - JB_DURABILITY_INTERVAL: a commit returns without a flush; the board
+ *    is flushed at most every flush interval T (jb_board_options
+ *    .flush_interval_ms, else the board's, else 1000 ms), also when writers
+ *    go idle, and each flushed state is recorded in the board's "steady"
+ *    file. A power loss or kernel crash leaves a board that opens and
+ *    passes jb_board_check, holding every commit up to a flushed state
+ *    no older than T plus one flush; no commit is ever half there (the
+ *    first open after the reboot puts the recorded state back). Once a
+ *    board has been opened in interval, every writer of it takes part:
+ *    full and normal commits return once a recorded flush holds them
+ *    (never rolled back), none commits are flushed like interval ones.
+ *    docs/DESIGN-NOTES.md, "Durability interval".
  *  - JB_DURABILITY_NONE: no flush (MDB_NOSYNC): the fastest mode. A power
- *    loss or kernel crash can lose recent commits AND DAMAGE THE BOARD. Do
- *    not use it on devices that can lose power unless the board can be
- *    thrown away.
+ *    loss or kernel crash can lose recent commits AND DAMAGE THE BOARD
+ *    (unless the board uses interval: see above). Do not use it on
+ *    devices that can lose power unless the board can be thrown away.
  * No mode maps the board with MDB_WRITEMAP: LMDB 0.9.24 on x86-64 cannot
  * make that safe against kill -9 (docs/DESIGN-NOTES.md).
  */
@@ -128,12 +140,13 @@ typedef enum {
   JB_DURABILITY_FULL = 0,
   JB_DURABILITY_NORMAL = 1,
   JB_DURABILITY_NONE = 2,
+  JB_DURABILITY_INTERVAL = 3,
 } jb_durability;
 
 /* 2 added history_max, history_max_age_ms, log_keep and log_max_age_ms;
- * version 1 structs (without them) are still accepted, and those fields
- * then take their defaults. */
-#define JB_BOARD_OPTIONS_VERSION 2
+ * 3 added flush_interval_ms. Older structs (without them) are still
+ * accepted, and those fields then take their defaults. */
+#define JB_BOARD_OPTIONS_VERSION 3
 
 /** Flags for jb_board_options.flags. */
 enum {
@@ -191,10 +204,17 @@ typedef struct {
                                 too old; 0 = JB_LOG_KEEP_DEFAULT */
   int64_t log_max_age_ms;  /**< events older than this are trimmed;
                                 0 = JB_LOG_MAX_AGE_DEFAULT_MS */
+  /* Version 3. */
+  int64_t flush_interval_ms; /**< durability interval: this process's
+                                  flush period; 0 = the board's
+                                  (jb_board_set_flush_interval), else
+                                  JB_FLUSH_INTERVAL_DEFAULT_MS */
 } jb_board_options;
 
+#define JB_FLUSH_INTERVAL_DEFAULT_MS 1000
+
 #define JB_BOARD_OPTIONS_INIT                                                  \
-  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0, 0, 0, 0, 0 }
+  { JB_BOARD_OPTIONS_VERSION, 0, JB_DURABILITY_FULL, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Open the board in directory `path` (NULL `opts` means defaults).
@@ -274,6 +294,39 @@ JB_EXTERN int jb_board_interrupt(jb_board *board);
 
 /** Undo jb_board_interrupt: later waits on the handle wait again. */
 JB_EXTERN int jb_board_interrupt_reset(jb_board *board);
+
+/**
+ * Flush the board now: when this returns JB_OK, every commit made so far
+ * on the board (by any process) is on the disk, and on a board that uses
+ * durability interval it is the recorded flushed state a power loss
+ * comes back to. In full it has nothing to add. Errors: JB_EREADONLY,
+ * JB_EIO (the flush failed: as a failed commit, the handle's process then
+ * writes no more to the board).
+ */
+JB_EXTERN int jb_board_sync(jb_board *board);
+
+/**
+ * The board's own flush interval for durability interval, kept in the
+ * board (its "steady" file) for every process that does not set
+ * jb_board_options.flush_interval_ms: 1 ms to one day, or 0 for
+ * JB_FLUSH_INTERVAL_DEFAULT_MS. Running processes take it at their next
+ * flush. Errors: JB_EINVAL (out of range), JB_EREADONLY, JB_EIO.
+ */
+JB_EXTERN int jb_board_set_flush_interval(jb_board *board, int64_t ms);
+
+/** What durability interval does for this handle's process. */
+typedef struct {
+  int on;                    /**< the board uses interval and this process
+                                  takes part (every writer then does) */
+  int64_t flush_interval_ms; /**< this process's period */
+  uint64_t flushes;          /**< flushes of the board this process made */
+  uint64_t recorded_txnid;   /**< the board's last recorded flushed state
+                                  (an LMDB transaction id) */
+  uint64_t latest_txnid;     /**< its newest commit */
+} jb_flush_info;
+
+/** Fill `out` (zeros when the handle is read-only). JB_OK or JB_EINVAL. */
+JB_EXTERN int jb_board_flush_info(jb_flush_info *out, jb_board *board);
 
 /* ------------------------------------------------------------------ check */
 

@@ -2,6 +2,7 @@
  * env.c - opening a board's LMDB environment, the schema check, and the
  * transaction wrappers that grow the map when it is full.
  */
+#include "steady.h"
 #include "txn.h"
 #include "wake.h"
 
@@ -237,6 +238,33 @@ static void mark_failed(jb_store *s, int rc) {
   pthread_mutex_unlock(&fail_lock);
 }
 
+void jb__store_mark_failed(jb_store *s, int rc) { mark_failed(s, rc); }
+
+int jb__store_adopt_map(jb_store *s) { return adopt_map(s); }
+
+/* After a commit that succeeded: what the board's durability still owes
+ * its caller before the write is acknowledged (steady.c: a record that
+ * holds it, in full and normal on a board that uses interval). A failure
+ * there leaves unknown what the disk holds: the store stops writing. */
+static int after_commit(jb_store *s, uint64_t txnid) {
+  if (s->steady == NULL) return JB_OK;
+  int rc = jb__steady_committed(s, txnid);
+  if (rc != JB_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", jb_errmsg());
+    mark_failed(s, EIO);
+    return jb__err(JB_EIO, "%s: this process writes no more to the board; "
+                   "close every handle of the board in this process and "
+                   "reopen the board", msg);
+  }
+  return JB_OK;
+}
+
+/* A transaction that found, just before its commit, that the board uses
+ * interval while this store takes no part yet (steady.c): it is aborted,
+ * the store joins, and the transaction runs again. */
+#define JOIN (-904)
+
 /* The error of a write (`opening`: an open) refused by a failed store. */
 static int refused(jb_store *s, bool opening) {
   char why[sizeof s->failed_why];
@@ -341,6 +369,7 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
     int status = JB_OK;
     MDB_txn *txn = NULL;
     bool wrote = false, stale = false, unknown = false;
+    uint64_t txnid = 0;
     pthread_rwlock_rdlock(&s->resize_lock);
     size_t seen = map_size(s);
     int rc = mdb_txn_begin(s->env, NULL, flags, &txn);
@@ -348,8 +377,12 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
       rc = body(s, txn, ctx, &status);
       if (rc == 0 && (flags & MDB_RDONLY)) {
         rc = keep_dbis ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
+      } else if (rc == 0 && jb__steady_must_join(s)) {
+        mdb_txn_abort(txn);
+        rc = JOIN;
       } else if (rc == 0) {
         stale = jb__signal_stale(s, txn);
+        txnid = mdb_txn_id(txn);
         rc = mdb_txn_commit(txn);
         wrote = rc == 0;
         unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, &rc);
@@ -358,7 +391,16 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
       }
     }
     pthread_rwlock_unlock(&s->resize_lock);
-    if (wrote) signal_or_note(s, stale, note);
+    if (rc == JOIN) {
+      if ((rc = jb__steady_join(s)) != JB_OK) return rc;
+      attempt--;
+      continue;
+    }
+    if (wrote) {
+      signal_or_note(s, stale, note);
+      int arc = after_commit(s, txnid);
+      if (arc != JB_OK) return arc;
+    }
     if (rc == 0) return status;
     rc = after_failure(s, rc, unknown, attempt, seen);
     if (rc != AGAIN) return rc;
@@ -548,8 +590,13 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
         alone[i] = true;
       }
     }
-    if (rc == 0 && succeeded > 0) {
+    uint64_t txnid = 0;
+    if (rc == 0 && succeeded > 0 && jb__steady_must_join(s)) {
+      mdb_txn_abort(txn);
+      rc = JOIN;
+    } else if (rc == 0 && succeeded > 0) {
       stale = jb__signal_stale(s, txn);
+      txnid = mdb_txn_id(txn);
       rc = mdb_txn_commit(txn);
       wrote = rc == 0;
       unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, &rc);
@@ -557,9 +604,18 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
       mdb_txn_abort(txn);
     }
     pthread_rwlock_unlock(&s->resize_lock);
-    if (wrote) signal_or_note(s, stale, note);
+    if (wrote) {
+      signal_or_note(s, stale, note);
+      int arc = after_commit(s, txnid);
+      if (arc != JB_OK) return fail_all(reqs, n, arc);
+    }
     if (rc == 0) return JB_OK;
     hints_restore(s, &hints); /* nothing of this attempt was kept */
+    if (rc == JOIN) {
+      if ((rc = jb__steady_join(s)) != JB_OK) return fail_all(reqs, n, rc);
+      attempt--;
+      continue;
+    }
     if (rc == CAREFUL) {
       attempt--; /* not a failure of the group: no retry is spent */
       continue;
@@ -649,7 +705,8 @@ static void linger(jb_store *s, jb_wreq *w, unsigned max) {
     return;
   }
   if (s->gc_last_n < 2) return;
-  if (s->durability == JB_DURABILITY_NONE) {
+  if (s->durability == JB_DURABILITY_NONE ||
+      s->durability == JB_DURABILITY_INTERVAL) {
     /* The threads the last commit released are runnable: give the CPU
      * to them a few times so they queue their next writes. */
     s->gc_lingering = true;
@@ -721,7 +778,8 @@ int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   s->gc_tail = &w;
   s->gc_len++;
   if (s->gc_lingering && s->gc_head != &w) pthread_cond_signal(&s->gc_head->cv);
-  bool spin = s->durability == JB_DURABILITY_NONE;
+  bool spin = s->durability == JB_DURABILITY_NONE ||
+              s->durability == JB_DURABILITY_INTERVAL;
   while (!w.done && (s->gc_head != &w || s->gc_busy)) {
     if (spin) {
       spin = false;
@@ -1063,7 +1121,7 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
   if (schema < JB_SCHEMA_VERSION) {
     /* 2 -> 3 only adds the history table, made above by open_tables;
-     * 3 -> 4 changes no data; 4 -> 5 adds `logtail`, made above, empty,
+     * 3 -> 4 and 8 -> 9 change no data; 4 -> 5 adds `logtail`, made above, empty,
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
      * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
      * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx,
@@ -1287,18 +1345,28 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
                     bool create) {
   /* No mode maps the file writable (MDB_WRITEMAP): see map_flags. */
   unsigned flags = MDB_NOTLS;
+  bool readonly = (o->flags & JB_OPEN_READONLY) != 0;
+  /* First, before anything maps data.mdb: after a reboot, the last
+   * flushed state of a board that uses interval (steady.c). */
+  bool steady_on = false;
+  int rc = jb__steady_prepare(path, readonly, &steady_on);
+  if (rc != JB_OK) return rc;
   switch (o->durability) {
   case JB_DURABILITY_FULL: break;
   case JB_DURABILITY_NORMAL: flags |= MDB_NOMETASYNC; break;
   case JB_DURABILITY_NONE: flags |= MDB_NOSYNC; break;
+  case JB_DURABILITY_INTERVAL: flags |= MDB_NOSYNC; break;
   }
-  if (o->durability == JB_DURABILITY_NONE && test_writemap) flags |= MDB_WRITEMAP;
+  /* Every writer of a board that uses interval flushes through its
+   * records, never by LMDB's own flushes. */
+  if (steady_on) flags = (flags & ~(unsigned)MDB_NOMETASYNC) | MDB_NOSYNC;
+  if (o->durability == JB_DURABILITY_NONE && test_writemap && !steady_on)
+    flags |= MDB_WRITEMAP;
   s->writemap = (flags & MDB_WRITEMAP) != 0;
   bool is_board, nolock;
   size_t stored_map;
-  bool readonly = (o->flags & JB_OPEN_READONLY) != 0;
   size_t ctx_map = 0;
-  int rc = probe(path, create, readonly, &is_board, &stored_map, &nolock);
+  rc = probe(path, create, readonly, &is_board, &stored_map, &nolock);
   if (rc != JB_OK) return rc;
   if (readonly) {
     if (!is_board)
@@ -1371,6 +1439,13 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
   }
   int dead = 0;
   if (!nolock) mdb_reader_check(s->env, &dead); /* slots of dead processes */
+  /* Before this process's first commit: its snapshot of a recorded
+   * state, when the board uses interval (or is about to). */
+  if (!readonly && !s->writemap &&
+      (rc = jb__steady_open(s, o->durability == JB_DURABILITY_INTERVAL,
+                            o->version >= 3 ? o->flush_interval_ms : 0)) !=
+          JB_OK)
+    return rc;
   init_ctx ctx = {create, path, {0}, ctx_map};
   if ((rc = jb__boot_id(ctx.boot_id)) != JB_OK) return rc;
   if (is_board) {
@@ -1381,6 +1456,7 @@ static int open_env(jb_store *s, const char *path, const jb_board_options *o,
 }
 
 static void free_store(jb_store *s) {
+  if (s->env) jb__steady_close(s);
   jb__signal_close(s);
   if (s->env) mdb_env_close(s->env);
   pthread_rwlock_destroy(&s->resize_lock);

@@ -140,7 +140,14 @@
  * board damaged) nor keep a job's unique key or attempts, so it must
  * refuse such a board. A board of schema 7 is upgraded when it is first
  * opened: the tables are made, empty. */
-#define JB_SCHEMA_VERSION 8u
+/* 9: the board may use durability interval (store/steady.c): its writers
+ * keep a snapshot of the last recorded flushed state, and after a reboot
+ * the first opener puts that state back. A release of schema 8 would do
+ * neither: its commits could rewrite the pages the record needs, and its
+ * acknowledged full commits could be rolled back; so it must refuse such a
+ * board. Nothing in the data changes: a board of schema 8 is upgraded when
+ * first opened. */
+#define JB_SCHEMA_VERSION 9u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -774,6 +781,12 @@ int jb__store_stats(jb_store *s, jb_stats *st);
 uint32_t jb__store_epoch(const jb_store *s);
 /* 0, or how the store is read-only (JB_READONLY_*). */
 int jb__store_readonly(const jb_store *s);
+/* jb_board_sync, jb_board_set_flush_interval, jb_board_flush_info
+ * (steady.c does the work). */
+int jb__store_sync(jb_store *s);
+int jb__store_set_flush_interval(jb_store *s, int64_t ms);
+void jb__store_flush_info(jb_store *s, jb_flush_info *out);
+
 
 /* The change log (store/logread.c). The extent: oldest kept sequence and
  * the next one (first == next when empty). */

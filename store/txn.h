@@ -91,6 +91,9 @@ struct jb_store {
    * and no write runs; waits look at the board every 200 ms. */
   int readonly;
   jb_durability durability;
+  /* Durability interval (steady.c): the steady file, the pins, the
+   * flusher. NULL for a read-only store. */
+  struct jb_steady *steady;
   /* A commit of this process failed in a way that leaves unknown what
    * the system kept of its writes (env.c, "After a failed commit"): every
    * later write through the store is refused, and so is a new open of the
@@ -134,6 +137,12 @@ typedef int (*jb_txn_body)(jb_store *s, MDB_txn *txn, void *ctx, int *status);
  * trace and fails alone; the result, the status and the message are the
  * caller's own, as if it had run alone. */
 int jb__store_write(jb_store *s, jb_txn_body body, void *ctx);
+/* Mark the store failed (env.c, "After a failed commit"): every later
+ * write of this process on the board is refused. `rc`: the cause. */
+void jb__store_mark_failed(jb_store *s, int rc);
+/* Take the map size another process grew the board to (MDB_MAP_RESIZED).
+ * Called with no transaction of this thread open. */
+int jb__store_adopt_map(jb_store *s);
 int jb__store_read(jb_store *s, jb_txn_body body, void *ctx);
 
 /* One write of a jb__store_write_many group. */

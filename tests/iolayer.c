@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -89,15 +90,41 @@ static void resolve(void) { pthread_once(&resolved, resolve_all); }
 /* ------------------------------------------------------------- state */
 
 #define MAX_FD 4096
-enum { UNTRACKED = 0, TRACKED = 1, TRACKED_DSYNC = 2 };
+enum { UNTRACKED = 0, TRACKED = 1, TRACKED_DSYNC = 2, TRACKED_STEADY = 3 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t local_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char fds[MAX_FD];
-static char follow[4200];
+static char follow[4200], follow_steady[4200];
+static bool steady_too;
 static bool recording;
 static iol_event *events;
 static size_t n_events, cap_events;
 static iol_counts counts;
+
+/* Shared mode (iol_share): the record, its lock and the flag live in a
+ * shared mapping, the same address in every forked process. */
+typedef struct {
+  pthread_mutex_t mu;
+  bool recording;
+  size_t n, cap;     /* events */
+  size_t used, size; /* data bytes */
+  iol_event *ev;
+  uint8_t *data;
+} shared_rec;
+static shared_rec *shared;
+
+static void lock_all(void) {
+  if (!shared) {
+    pthread_mutex_lock(&local_lock);
+    return;
+  }
+  /* Robust: a process that ended holding it (iol_exit) leaves it whole. */
+  if (pthread_mutex_lock(&shared->mu) == EOWNERDEAD)
+    pthread_mutex_consistent(&shared->mu);
+}
+static void unlock_all(void) {
+  pthread_mutex_unlock(shared ? &shared->mu : &local_lock);
+}
 
 typedef struct {
   unsigned at;    /* fire on this call number (counted from arming) */
@@ -123,95 +150,167 @@ static bool fault_fires(fault *f) {
   return true;
 }
 
-static void push(iol_kind kind, bool dsync, uint64_t off, const void *data,
-                 size_t len) {
-  if (!recording) return;
-  if (n_events == cap_events) {
-    cap_events = cap_events ? cap_events * 2 : 1024;
-    events = realloc(events, cap_events * sizeof *events);
-    if (events == NULL) abort();
+static void shared_full(void) {
+  static const char msg[] = "iolayer: the shared record is full\n";
+  ssize_t r = real.write(2, msg, sizeof msg - 1);
+  (void)r;
+  abort();
+}
+
+static iol_event *push(iol_kind kind, bool dsync, uint64_t off,
+                       const void *data, size_t len) {
+  iol_event *e;
+  uint8_t *copy = NULL;
+  if (shared) {
+    if (!shared->recording) return NULL;
+    if (shared->n == shared->cap || shared->size - shared->used < len)
+      shared_full();
+    e = &shared->ev[shared->n++];
+    copy = shared->data + shared->used;
+    shared->used += len;
+  } else {
+    if (!recording) return NULL;
+    if (n_events == cap_events) {
+      cap_events = cap_events ? cap_events * 2 : 1024;
+      events = realloc(events, cap_events * sizeof *events);
+      if (events == NULL) abort();
+    }
+    e = &events[n_events++];
+    if (len && (copy = malloc(len)) == NULL) abort();
   }
-  iol_event *e = &events[n_events++];
   memset(e, 0, sizeof *e);
   e->kind = kind;
   e->dsync = dsync;
   e->off = off;
   e->len = len;
   if (len) {
-    e->data = malloc(len);
-    if (e->data == NULL) abort();
+    e->data = copy;
     memcpy(e->data, data, len);
   }
+  return e;
 }
 
 static void note_open(int fd, const char *path, int flags) {
   if (fd < 0 || fd >= MAX_FD) return;
-  pthread_mutex_lock(&lock);
+  lock_all();
   fds[fd] = UNTRACKED;
   if (follow[0] && strcmp(path, follow) == 0) {
     fds[fd] = (flags & O_DSYNC) == O_DSYNC ? TRACKED_DSYNC : TRACKED;
     counts.tracked_opens++;
+  } else if (steady_too && follow[0] && strcmp(path, follow_steady) == 0) {
+    fds[fd] = TRACKED_STEADY;
   }
-  pthread_mutex_unlock(&lock);
+  unlock_all();
 }
 
 /* ----------------------------------------------------------- the API */
 
 void iol_follow(const char *dir) {
-  pthread_mutex_lock(&lock);
-  if (dir)
+  lock_all();
+  if (dir) {
     snprintf(follow, sizeof follow, "%s/data.mdb", dir);
-  else
+    snprintf(follow_steady, sizeof follow_steady, "%s/steady", dir);
+  } else {
     follow[0] = '\0';
-  pthread_mutex_unlock(&lock);
+  }
+  unlock_all();
+}
+
+void iol_follow_steady(bool on) {
+  lock_all();
+  steady_too = on;
+  unlock_all();
+}
+
+void iol_share(size_t max_events, size_t max_bytes) {
+  resolve();
+  size_t bytes = sizeof(shared_rec) + max_events * sizeof(iol_event);
+  void *p = mmap(NULL, bytes + max_bytes, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) abort();
+  shared_rec *r = p;
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&r->mu, &a);
+  pthread_mutexattr_destroy(&a);
+  r->cap = max_events;
+  r->size = max_bytes;
+  r->ev = (iol_event *)(r + 1);
+  r->data = (uint8_t *)p + bytes;
+  shared = r;
+}
+
+void iol_exit(int code) {
+  lock_all(); /* no thread of this process is between a write and its record */
+  _exit(code);
+}
+
+void iol_ack_floor(uint64_t floor) {
+  lock_all();
+  iol_event *e = push(IOL_ACK, false, 0, NULL, 0);
+  if (e) e->floor = floor;
+  unlock_all();
 }
 
 void iol_clear(void) {
-  pthread_mutex_lock(&lock);
+  if (shared) {
+    lock_all();
+    shared->n = shared->used = 0;
+    unlock_all();
+    return;
+  }
+  lock_all();
   for (size_t i = 0; i < n_events; i++) free(events[i].data);
   free(events);
   events = NULL;
   n_events = cap_events = 0;
-  pthread_mutex_unlock(&lock);
+  unlock_all();
 }
 
 void iol_record(bool on) {
   if (on) iol_clear();
-  pthread_mutex_lock(&lock);
+  lock_all();
   recording = on;
-  pthread_mutex_unlock(&lock);
+  if (shared) shared->recording = on;
+  unlock_all();
 }
 
 void iol_ack(void) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   push(IOL_ACK, false, 0, NULL, 0);
-  pthread_mutex_unlock(&lock);
+  unlock_all();
 }
 
 const iol_event *iol_events(size_t *n) {
+  if (shared) {
+    *n = shared->n;
+    return shared->ev;
+  }
   *n = n_events;
   return events;
 }
 
 iol_counts iol_counts_get(void) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   iol_counts c = counts;
-  pthread_mutex_unlock(&lock);
+  unlock_all();
   return c;
 }
 
 void iol_counts_reset(void) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   unsigned opens = counts.tracked_opens;
   memset(&counts, 0, sizeof counts);
   counts.tracked_opens = opens;
-  pthread_mutex_unlock(&lock);
+  unlock_all();
 }
 
 static void arm(fault *f, unsigned n, int err, unsigned times) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   *f = (fault){.at = n, .times = times ? times : 1, .err = err, .armed = true};
-  pthread_mutex_unlock(&lock);
+  unlock_all();
 }
 
 void iol_fault_write(unsigned n, int err, unsigned times) {
@@ -223,24 +322,24 @@ void iol_fault_flush(unsigned n, int err, unsigned times) {
 }
 
 void iol_fault_clear(void) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   memset(&wfault, 0, sizeof wfault);
   memset(&ffault, 0, sizeof ffault);
   fired = 0;
-  pthread_mutex_unlock(&lock);
+  unlock_all();
 }
 
 uint64_t iol_fault_offset(void) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   uint64_t off = fired_off;
-  pthread_mutex_unlock(&lock);
+  unlock_all();
   return off;
 }
 
 unsigned iol_faults_fired(void) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   unsigned n = fired;
-  pthread_mutex_unlock(&lock);
+  unlock_all();
   return n;
 }
 
@@ -306,9 +405,9 @@ int openat64(int dirfd, const char *path, int flags, ...) {
 int close(int fd) {
   resolve();
   if (fd >= 0 && fd < MAX_FD && fds[fd]) {
-    pthread_mutex_lock(&lock);
+    lock_all();
     fds[fd] = UNTRACKED;
-    pthread_mutex_unlock(&lock);
+    unlock_all();
   }
   return real.close(fd);
 }
@@ -321,7 +420,7 @@ int close(int fd) {
  * which must move the offset as the real call would. */
 static ssize_t tracked_write(int fd, int t, const void *buf, size_t len,
                              uint64_t off, bool advance) {
-  pthread_mutex_lock(&lock);
+  lock_all();
   counts.writes++;
   if (t == TRACKED_DSYNC) counts.dsync_writes++;
   bool fail = fault_fires(&wfault);
@@ -329,7 +428,7 @@ static ssize_t tracked_write(int fd, int t, const void *buf, size_t len,
   if (fail) fired_off = off;
   size_t n = len;
   if (fail && err != 0) {
-    pthread_mutex_unlock(&lock);
+    unlock_all();
     errno = err;
     return -1;
   }
@@ -337,10 +436,11 @@ static ssize_t tracked_write(int fd, int t, const void *buf, size_t len,
   ssize_t r = real.pwrite(fd, buf, n, (off_t)off);
   int saved = errno;
   if (r > 0) {
-    push(IOL_WRITE, t == TRACKED_DSYNC, off, buf, (size_t)r);
+    iol_event *e = push(IOL_WRITE, t == TRACKED_DSYNC, off, buf, (size_t)r);
+    if (e) e->file = t == TRACKED_STEADY ? IOL_STEADY : IOL_DATA;
     if (advance) real.lseek(fd, (off_t)(off + (uint64_t)r), SEEK_SET);
   }
-  pthread_mutex_unlock(&lock);
+  unlock_all();
   errno = saved;
   return r;
 }
@@ -424,18 +524,22 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off) {
 /* ----------------------------------------------------------- flushes */
 
 static int tracked_flush(sync_fn fn, int fd) {
-  pthread_mutex_lock(&lock);
+  int t = tracked(fd);
+  lock_all();
   counts.flushes++;
   if (fault_fires(&ffault)) {
     int err = ffault.err;
-    pthread_mutex_unlock(&lock);
+    unlock_all();
     errno = err;
     return -1;
   }
   int r = fn(fd);
   int saved = errno;
-  if (r == 0) push(IOL_FLUSH, false, 0, NULL, 0);
-  pthread_mutex_unlock(&lock);
+  if (r == 0) {
+    iol_event *e = push(IOL_FLUSH, false, 0, NULL, 0);
+    if (e) e->file = t == TRACKED_STEADY ? IOL_STEADY : IOL_DATA;
+  }
+  unlock_all();
   errno = saved;
   return r;
 }

@@ -42,10 +42,30 @@ typedef enum {
 typedef struct {
   iol_kind kind;
   bool dsync;    /* IOL_WRITE on an O_DSYNC descriptor: durable at once */
+  uint8_t file;  /* IOL_WRITE, IOL_FLUSH: IOL_DATA or IOL_STEADY */
   uint64_t off;
   size_t len;
   uint8_t *data; /* owned by the record */
+  uint64_t floor; /* IOL_ACK: what the acknowledged call promises (the
+                     test's own meaning), 0 if nothing */
 } iol_event;
+
+/* The files followed: data.mdb always, the board's steady file (durability
+ * interval) after iol_follow_steady(true). */
+enum { IOL_DATA = 0, IOL_STEADY = 1 };
+void iol_follow_steady(bool on);
+
+/* Record into memory shared with the processes forked after this call
+ * (one order for all of them: each write is done and recorded under one
+ * process-shared lock). Call before iol_record(true) and before forking;
+ * room for `max_events` events and `max_bytes` of written data (a record
+ * that outgrows it aborts, loudly). */
+void iol_share(size_t max_events, size_t max_bytes);
+/* End this process at once, as kill -9 would, but never between a write
+ * of one of its threads and the write's record. */
+void iol_exit(int code) __attribute__((noreturn));
+/* An ack marker carrying `floor` (see iol_event). */
+void iol_ack_floor(uint64_t floor);
 
 /* Start (true) or stop recording events of followed descriptors. Starting
  * clears the record. */

@@ -76,6 +76,13 @@ tests_test_readonly_LDADD = $(JB_TEST_LIBS)
 check_PROGRAMS += tests/test_readonly
 TESTS += tests/test_readonly
 
+# Durability interval: flushes within the interval, restore after a reboot.
+tests_test_steady_SOURCES = tests/test_steady.c $(JB_TEST_HELPERS)
+tests_test_steady_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_steady_LDADD = $(JB_TEST_LIBS)
+check_PROGRAMS += tests/test_steady
+TESTS += tests/test_steady
+
 # The options pointers of the one-call-per-action API.
 tests_test_options_SOURCES = tests/test_options.c $(JB_TEST_HELPERS)
 tests_test_options_CFLAGS = $(JB_TEST_CFLAGS)

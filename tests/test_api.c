@@ -977,7 +977,7 @@ static void durability_parse_rejects_an_unknown_name_naming_it(void **state) {
 static void durability_name_of_a_value_outside_the_enum_is_null(
     void **state) {
   (void)state;
-  assert_null(jb_durability_name((jb_durability)3));
+  assert_null(jb_durability_name((jb_durability)4));
 }
 
 /* ----------------------------------------------- posting bytes (taskflow) */

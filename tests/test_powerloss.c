@@ -324,17 +324,21 @@ static bool later_durable(const record *r, const crash_point *p, size_t i,
 /* Apply pending write `i` with `mode`; for TORN, each sector it touches
  * is kept with probability 1/2 (a partial first or last sector stands for
  * the part of the write inside it). */
+/* Put the part of write `e` inside sector `s`. */
+static void put_sector(image *im, const iol_event *e, uint64_t s) {
+  uint64_t end = e->off + e->len;
+  uint64_t from = s * SECTOR > e->off ? s * SECTOR : e->off;
+  uint64_t to = (s + 1) * SECTOR < end ? (s + 1) * SECTOR : end;
+  img_put(im, from, e->data + (from - e->off), (size_t)(to - from));
+}
+
 static void apply_pending(image *im, const record *r, const crash_point *p,
                           size_t i, int mode, unsigned *seed) {
   const iol_event *e = &r->ev[i];
   if (mode == DROP) return;
-  uint64_t end = e->off + e->len;
-  for (uint64_t s = e->off / SECTOR; s * SECTOR < end; s++) {
-    uint64_t from = s * SECTOR > e->off ? s * SECTOR : e->off;
-    uint64_t to = (s + 1) * SECTOR < end ? (s + 1) * SECTOR : end;
+  for (uint64_t s = e->off / SECTOR; s * SECTOR < e->off + e->len; s++) {
     if (mode == TORN && rand_r(seed) % 2) continue;
-    if (later_durable(r, p, i, s)) continue;
-    img_put(im, from, e->data + (from - e->off), (size_t)(to - from));
+    if (!later_durable(r, p, i, s)) put_sector(im, e, s);
   }
 }
 
@@ -759,6 +763,519 @@ static void run_mode(jb_durability mode) {
   free(top);
 }
 
+/* --------------------------------------------------- durability interval */
+
+/*
+ * Durability interval, with several processes: two interval writers and
+ * one full writer share the board, each running posts, batches,
+ * claim-nexts, consumes and abandons, the interval ones flushing every few
+ * milliseconds (so the record holds many flushes and many records). The
+ * layer follows data.mdb and the steady file, in one order for all the
+ * processes. A crash state is then, for each file apart, what its last
+ * completed flush holds plus any subset of its later writes, kept,
+ * dropped or torn into sectors, in any order. Each state is opened as
+ * after a reboot (another boot id: the restore runs) and must open, pass
+ * check, keep working after four writes, and list exactly the board as
+ * it was after some commit t, with t at least the newest record whose
+ * flush completed before the crash and at least every commit a full
+ * writer acknowledged. What the board was after commit t is the file
+ * with every write up to commit t's meta page, opened the same way.
+ *
+ * The mutations (tests/test_steady.c's hooks): without the pin, later
+ * commits rewrite the recorded state's pages; without the restore, a
+ * newer meta page over pages that never reached the disk stays. Both
+ * must show as bad states here; they are run and reported, and each must
+ * find at least one.
+ */
+void jb__steady_test_boot(const uint8_t *boot);
+void jb__steady_test_mutate(unsigned flags);
+enum { NO_PIN = 1, NO_RESTORE = 2 }; /* store/steady.h's JB_STEADY_TEST_* */
+
+#define INT_PROCS 3
+#define PAGE 4096u
+
+static const uint8_t reboot_id[16] = {0xde, 0xad, 0xb0, 0x07, 1, 2, 3, 4,
+                                      5, 6, 7, 8, 9, 10, 11, 12};
+
+typedef struct {
+  const char *dir;
+  unsigned idx, ops, seed;
+  jb_durability mode;
+  int64_t flush_ms;
+} int_child;
+
+static uint64_t latest_txnid(jb_board *b) {
+  jb_flush_info fi;
+  return jb_board_flush_info(&fi, b) == JB_OK ? fi.latest_txnid : 0;
+}
+
+/* One writer process of the interval workload. */
+static int interval_child(void *arg) {
+  int_child *c = arg;
+  /* A crash here must end this process (cmocka's handlers, inherited,
+   * would run the rest of the suite in it, into the shared record). */
+  const int sigs[] = {SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGABRT};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    signal(sigs[i], SIG_DFL);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = c->mode;
+  o.map_size = MAP_SIZE;
+  o.flush_interval_ms = c->flush_ms;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, c->dir, &o) != JB_OK) {
+    fprintf(stderr, "writer %u: open: %s\n", c->idx, jb_errmsg());
+    return 20;
+  }
+  char who[16];
+  snprintf(who, sizeof who, "w%u", c->idx);
+  char held[MAX_HELD][JB_UUID_STRLEN];
+  unsigned nheld = 0, seed = c->seed;
+  for (unsigned done = 0; done < c->ops;) {
+    unsigned r = (unsigned)rand_r(&seed), what = r % 10;
+    uint64_t before = latest_txnid(b);
+    int rc;
+    if (what < 3 || (what < 6 && nheld == 0)) {
+      jbt_buf d = jbt_details_blob(50 + (r >> 8) % 5000, r);
+      jb_post p = JB_POST_INIT;
+      p.name = who;
+      p.details = d.data;
+      p.details_len = d.len;
+      char uuid[JB_UUID_STRLEN];
+      rc = jb_job_post(uuid, b, &p);
+      jbt_buf_free(&d);
+    } else if (what == 3) {
+      jb_post p[2] = {JB_POST_INIT, JB_POST_INIT};
+      p[0].name = p[1].name = who;
+      char uuids[2][JB_UUID_STRLEN];
+      rc = jb_job_post_batch(uuids, b, p, 2);
+    } else if (what < 7 && nheld < MAX_HELD) {
+      rc = jb_claim_next(held[nheld], NULL, NULL, b, who, NULL);
+      if (rc == JB_ENOTFOUND) continue;
+      if (rc == JB_OK) nheld++;
+    } else if (nheld > 0) {
+      unsigned k = (r >> 8) % nheld;
+      rc = what < 9 ? jb_consume(b, held[k], who, 0, NULL)
+                    : jb_abandon(b, held[k], who, 0);
+      memcpy(held[k], held[--nheld], JB_UUID_STRLEN);
+    } else {
+      continue;
+    }
+    if (rc != JB_OK) {
+      fprintf(stderr, "writer %u: %s\n", c->idx, jb_errmsg());
+      return 21;
+    }
+    /* A full writer's commit came after `before`: it must survive. */
+    iol_ack_floor(c->mode == JB_DURABILITY_FULL ? before + 1 : 0);
+    done++;
+    if (r % 4 == 0) usleep((r >> 12) % 3000);
+  }
+  if (c->idx != 0) iol_exit(0); /* as kill -9 does */
+  jb_board_close(b);
+  return 0;
+}
+
+/* LMDB writes only the changed tail of a meta page (from its map size on),
+ * so which commit a write finished is read from the file it leaves: the
+ * txnid of each meta page write, by event (0: not one), from a running
+ * image of data.mdb. */
+static uint64_t *meta_txnids(const iol_event *ev, size_t n, const image *base) {
+  uint64_t *tx = calloc(n + 1, sizeof *tx);
+  assert_non_null(tx);
+  image im = {0};
+  img_copy(&im, base);
+  for (size_t i = 0; i < n; i++) {
+    const iol_event *e = &ev[i];
+    if (e->kind != IOL_WRITE || e->file != IOL_DATA) continue;
+    img_put(&im, e->off, e->data, e->len);
+    for (uint64_t pg = 0; pg < 2; pg++) {
+      uint64_t lo = pg * PAGE + 16, hi = pg * PAGE + 152;
+      if (e->off < hi && e->off + e->len > lo && im.size >= hi) {
+        uint32_t magic;
+        memcpy(&magic, im.buf + lo, 4);
+        if (magic == 0xBEEFC0DEu) memcpy(&tx[i], im.buf + pg * PAGE + 144, 8);
+      }
+    }
+  }
+  free(im.buf);
+  return tx;
+}
+
+static bool is_record_write(const iol_event *e, uint64_t *txnid) {
+  if (e->kind != IOL_WRITE || e->file != IOL_STEADY) return false;
+  if ((e->off != 512 && e->off != 1024) || e->len < 32) return false;
+  if (memcmp(e->data, "JBRECORD", 8) != 0) return false;
+  memcpy(txnid, e->data + 16, 8); /* after its magic and sequence */
+  return true;
+}
+
+/* Write both files of a state into `dir` (made fresh). */
+static void put_state(const char *dir, const image *data, const image *steady) {
+  jbt_rmtree(dir);
+  if (mkdir(dir, 0775) != 0) fail_msg("mkdir %s: %s", dir, strerror(errno));
+  char *p = jbt_path(dir, "data.mdb");
+  write_file(p, data);
+  free(p);
+  if (steady) {
+    p = jbt_path(dir, "steady");
+    write_file(p, steady);
+    free(p);
+  }
+}
+
+/* The board as it was after each commit: v[t - t0]. */
+typedef struct {
+  models m;
+  uint64_t t0;
+} oracle;
+
+/* The newest commit a data.mdb image holds (its newer meta page). */
+static uint64_t image_txnid(const image *im) {
+  uint64_t best = 0;
+  for (uint64_t pg = 0; pg < 2 && (pg + 1) * PAGE <= im->size; pg++) {
+    uint64_t t;
+    memcpy(&t, im->buf + pg * PAGE + 144, 8);
+    if (t > best) best = t;
+  }
+  return best;
+}
+
+/* v[k]: the listing of data.mdb with every write up to commit t0 + k's
+ * meta page (v[0]: the starting file), opened as after a reboot. */
+static void oracle_add(oracle *o, const image *im, const char *dir,
+                       uint64_t t) {
+  if (o->m.n == 0) o->t0 = t;
+  if (t != o->t0 + o->m.n)
+    fail_msg("commit %llu's meta page follows commit %llu's",
+             (unsigned long long)t, (unsigned long long)(o->t0 + o->m.n - 1));
+  put_state(dir, im, NULL);
+  jb_board_options bo = JB_BOARD_OPTIONS_INIT;
+  bo.durability = JB_DURABILITY_NONE;
+  jb_board *b = NULL;
+  jb__steady_test_boot(reboot_id);
+  if (jb_board_open(&b, dir, &bo) != JB_OK)
+    fail_msg("the board after commit %llu does not open: %s",
+             (unsigned long long)t, jb_errmsg());
+  jb__steady_test_boot(NULL);
+  model_add(&o->m, b);
+  jb_board_close(b);
+}
+
+static void build_oracle(oracle *o, const iol_event *ev, const uint64_t *tx,
+                         size_t n, const image *base, const char *dir) {
+  image im = {0};
+  img_copy(&im, base);
+  oracle_add(o, &im, dir, image_txnid(base));
+  for (size_t i = 0; i < n; i++) {
+    const iol_event *e = &ev[i];
+    if (e->kind != IOL_WRITE || e->file != IOL_DATA) continue;
+    img_put(&im, e->off, e->data, e->len);
+    if (tx[i]) oracle_add(o, &im, dir, tx[i]);
+  }
+  free(im.buf);
+}
+
+/* A crash at event c, for the two files apart. */
+typedef struct {
+  size_t c;
+  long last_flush[2];
+  size_t *pending; /* event indexes, both files */
+  size_t npending;
+  uint64_t floor, top; /* txnids: the oldest allowed, the newest begun */
+} int_point;
+
+static void int_point_at(int_point *p, const iol_event *ev,
+                         const uint64_t *tx, size_t n, size_t c,
+                         uint64_t base_rec) {
+  p->c = c;
+  p->last_flush[0] = p->last_flush[1] = -1;
+  p->npending = 0;
+  p->floor = p->top = base_rec;
+  uint64_t rec_written = 0; /* newest record written since the flush */
+  for (size_t i = 0; i < c; i++) {
+    const iol_event *e = &ev[i];
+    uint64_t t;
+    if (e->kind == IOL_FLUSH) {
+      p->last_flush[e->file] = (long)i;
+      if (e->file == IOL_STEADY && rec_written > p->floor)
+        p->floor = rec_written;
+    } else if (e->kind == IOL_ACK && e->floor > p->floor) {
+      p->floor = e->floor;
+    } else if (is_record_write(e, &t) && t > rec_written) {
+      rec_written = t;
+    }
+    if (tx[i] > p->top) p->top = tx[i];
+  }
+  if (c < n && tx[c] > p->top) p->top = tx[c]; /* in flight */
+  for (size_t i = 0; i < c; i++)
+    if (ev[i].kind == IOL_WRITE && (long)i > p->last_flush[ev[i].file])
+      p->pending[p->npending++] = i;
+}
+
+static void int_build(image im[2], const image base[2], const iol_event *ev,
+                      const int_point *p, const int *modes,
+                      const size_t *order, unsigned *seed) {
+  for (int f = 0; f < 2; f++) {
+    img_copy(&im[f], &base[f]);
+    for (long i = 0; i <= p->last_flush[f]; i++)
+      if (ev[i].kind == IOL_WRITE && ev[i].file == f)
+        img_put(&im[f], ev[i].off, ev[i].data, ev[i].len);
+  }
+  for (size_t k = 0; k < p->npending; k++) {
+    const iol_event *e = &ev[p->pending[order[k]]];
+    int mode = modes[order[k]];
+    for (uint64_t s = e->off / SECTOR;
+         mode != DROP && s * SECTOR < e->off + e->len; s++)
+      if (mode != TORN || rand_r(seed) % 2) put_sector(&im[e->file], e, s);
+  }
+}
+
+typedef struct {
+  const oracle *o;
+  char *dir;
+  bool forked; /* judge in a child (the mutations: states may crash) */
+  unsigned states, by[4], hung;
+  char first_bad[1400];
+  uint64_t *seen;
+  size_t nseen, capseen;
+} int_ctx;
+
+static void int_check(int_ctx *x, const image im[2], const int_point *p,
+                      const char *how) {
+  uint64_t h = img_hash(&im[0]) * 31u + img_hash(&im[1]) * 7u + p->floor;
+  bool dup = false;
+  for (size_t i = 0; i < x->nseen && !dup; i++) dup = x->seen[i] == h;
+  if (dup) return;
+  if (x->nseen == x->capseen) {
+    x->capseen = x->capseen ? x->capseen * 2 : 1024;
+    x->seen = realloc(x->seen, x->capseen * sizeof *x->seen);
+    assert_non_null(x->seen);
+  }
+  x->seen[x->nseen++] = h;
+  put_state(x->dir, &im[0], &im[1]);
+  /* The models are indexed from the oldest commit the record saw. */
+  const models *m = &x->o->m;
+  uint64_t t0 = x->o->t0;
+  unsigned top = p->top >= t0 ? (unsigned)(p->top - t0) : 0;
+  unsigned oldest = p->floor >= t0 ? (unsigned)(p->floor - t0) : 0;
+  check_args a = {x->dir, m, top, oldest};
+  char msg[1000];
+  jb__steady_test_boot(reboot_id);
+  outcome o = x->forked ? judge_forked(&a, msg, sizeof msg, 2, &x->hung)
+                        : judge(&a, msg, sizeof msg);
+  jb__steady_test_boot(NULL);
+  x->states++;
+  x->by[o]++;
+  if (o != ST_OK && x->first_bad[0] == '\0')
+    snprintf(x->first_bad, sizeof x->first_bad,
+             "crash after event %zu (commits up to %llu begun, %llu "
+             "promised, %zu pending writes, %s): %s",
+             p->c, (unsigned long long)p->top, (unsigned long long)p->floor,
+             p->npending, how, msg);
+}
+
+static void int_states_at(int_ctx *x, const image base[2], const iol_event *ev,
+                          const int_point *p, unsigned samples, bool ends,
+                          unsigned *seed) {
+  size_t np = p->npending;
+  int *modes = calloc(np + 1, sizeof *modes);
+  size_t *order = calloc(np + 1, sizeof *order);
+  assert_true(modes && order);
+  image im[2] = {{0}, {0}};
+  for (size_t k = 0; k < np; k++) order[k] = k;
+  unsigned long subsets = np <= EXHAUSTIVE_MAX ? 1ul << np : 0;
+  for (unsigned long mask = 0; ends && mask < subsets; mask++) {
+    for (size_t k = 0; k < np; k++) modes[k] = (mask >> k) & 1 ? KEEP : DROP;
+    int_build(im, base, ev, p, modes, order, seed);
+    int_check(x, im, p, "whole writes kept or dropped");
+  }
+  for (int keep = 0; ends && subsets == 0 && keep < 2; keep++) {
+    for (size_t k = 0; k < np; k++) modes[k] = keep ? KEEP : DROP;
+    int_build(im, base, ev, p, modes, order, seed);
+    int_check(x, im, p, keep ? "every write kept" : "every write dropped");
+  }
+  for (unsigned s = 0; np > 0 && s < samples; s++) {
+    for (size_t k = 0; k < np; k++) {
+      modes[k] = rand_r(seed) % 3;
+      order[k] = k;
+    }
+    for (size_t k = np; k > 1; k--) {
+      size_t j = (size_t)rand_r(seed) % k, t = order[k - 1];
+      order[k - 1] = order[j];
+      order[j] = t;
+    }
+    int_build(im, base, ev, p, modes, order, seed);
+    int_check(x, im, p, "random keep/drop/torn, random order");
+  }
+  free(im[0].buf);
+  free(im[1].buf);
+  free(modes);
+  free(order);
+}
+
+/* The interval run; `mutate`: NO_PIN (in the writers) or
+ * NO_RESTORE (in the reopen), 0 for the real thing.
+ * Returns the bad states found (the real thing fails the test on any). */
+static unsigned run_interval(unsigned mutate) {
+  plan pl = the_plan();
+  char what[80];
+  snprintf(what, sizeof what, "power loss, durability interval%s",
+           mutate == 1 ? " without the pin" : mutate == 2 ? " without the restore" : "");
+  unsigned seed = jbt_seed(what);
+  int64_t t0 = jbt_now_ms();
+  char *top = jbt_mkdtemp();
+  char *dir = jbt_path(top, "board");
+  /* A board of a few jobs that uses interval, closed: steady. */
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_CREATE;
+  o.durability = JB_DURABILITY_INTERVAL;
+  o.map_size = MAP_SIZE;
+  jb_board *b = NULL;
+  assert_int_equal(jb_board_open(&b, dir, &o), JB_OK);
+  for (int i = 0; i < 3; i++) jbt_post(NULL, b, "before", JB_PRIORITY_NORMAL);
+  jb_board_close(b);
+  image base[2] = {{0}, {0}};
+  char *files[2] = {jbt_path(dir, "data.mdb"), jbt_path(dir, "steady")};
+  for (int f = 0; f < 2; f++) {
+    fsync_path(files[f]);
+    read_file(&base[f], files[f]);
+  }
+  /* The newest record of the starting file. */
+  uint64_t base_rec = 0;
+  for (uint64_t off = 512; off <= 1024; off += 512) {
+    iol_event slot = {.kind = IOL_WRITE, .file = IOL_STEADY, .off = off,
+                      .len = 512, .data = base[1].buf + off};
+    uint64_t t;
+    if (is_record_write(&slot, &t) && t > base_rec) base_rec = t;
+  }
+  assert_true(base_rec > 0);
+
+  /* The writers, recorded in one order. */
+  iol_follow(dir);
+  iol_follow_steady(true);
+  iol_record(true);
+  if (mutate == NO_PIN) jb__steady_test_mutate(mutate);
+  int_child kids[INT_PROCS];
+  pid_t pids[INT_PROCS];
+  for (unsigned i = 0; i < INT_PROCS; i++) {
+    /* Without the pin, the pages a record needs are reused only when
+     * enough commits come between two records: a longer interval. */
+    kids[i] = (int_child){dir, i, pl.long_run ? 120 : 24, seed + i,
+                          i == 2 ? JB_DURABILITY_FULL : JB_DURABILITY_INTERVAL,
+                          mutate == NO_PIN ? 25 : 2};
+    pids[i] = jbt_fork(interval_child, &kids[i], 120);
+  }
+  for (unsigned i = 0; i < INT_PROCS; i++) jbt_wait_ok(pids[i], 120000);
+  jb__steady_test_mutate(0);
+  iol_record(false);
+  iol_follow(NULL);
+  iol_follow_steady(false);
+
+  size_t n = 0;
+  const iol_event *ev = iol_events(&n);
+  size_t writes[2] = {0, 0}, flushes[2] = {0, 0}, records = 0, acks = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t t;
+    if (ev[i].kind == IOL_WRITE) writes[ev[i].file]++;
+    if (ev[i].kind == IOL_FLUSH) flushes[ev[i].file]++;
+    if (ev[i].kind == IOL_ACK) acks++;
+    if (is_record_write(&ev[i], &t)) records++;
+  }
+  assert_int_equal(acks, INT_PROCS * kids[0].ops);
+  assert_true(records >= 3 && flushes[IOL_DATA] >= 3);
+  /* The record is complete: replaying it gives both files. */
+  for (int f = 0; f < 2; f++) {
+    image all = {0}, real = {0};
+    img_copy(&all, &base[f]);
+    for (size_t i = 0; i < n; i++)
+      if (ev[i].kind == IOL_WRITE && ev[i].file == f)
+        img_put(&all, ev[i].off, ev[i].data, ev[i].len);
+    read_file(&real, files[f]);
+    assert_int_equal(all.size, real.size);
+    assert_true(memcmp(all.buf, real.buf, all.size) == 0);
+    free(all.buf);
+    free(real.buf);
+  }
+
+  uint64_t *tx = meta_txnids(ev, n, &base[0]);
+  oracle orc = {{0}, 0};
+  char *odir = jbt_path(top, "oracle");
+  build_oracle(&orc, ev, tx, n, &base[0], odir);
+  assert_true(orc.m.n > 10);
+
+  if (mutate == NO_RESTORE) jb__steady_test_mutate(mutate);
+  int_ctx x = {.o = &orc, .dir = jbt_path(top, "crash"), .forked = mutate != 0};
+  int_point p = {0};
+  p.pending = calloc(n + 1, sizeof *p.pending);
+  assert_non_null(p.pending);
+  unsigned want = pl.long_run ? 2000u : mutate ? 150u : 300u;
+  size_t stride = 1 + n / (pl.long_run ? 2000 : 300);
+  for (size_t c = 0; c <= n && x.states < want; c += stride) {
+    int_point_at(&p, ev, tx, n, c, base_rec);
+    int_states_at(&x, base, ev, &p, pl.samples, true, &seed);
+  }
+  for (int pass = 0; x.states < want && pass < 32; pass++) {
+    unsigned before = x.states;
+    for (size_t c = (size_t)pass % stride; c <= n && x.states < want; c += stride) {
+      int_point_at(&p, ev, tx, n, c, base_rec);
+      int_states_at(&x, base, ev, &p, 1, false, &seed);
+    }
+    if (x.states == before) break;
+  }
+  jb__steady_test_mutate(0);
+  int64_t ms = jbt_now_ms() - t0;
+  printf("# %s: %u crash states checked (%zu events: %zu+%zu writes, "
+         "%zu+%zu flushes of data.mdb+steady, %zu records, %zu commits by "
+         "%d processes; %.1f s%s)\n",
+         what, x.states, n, writes[0], writes[1], flushes[0], flushes[1],
+         records, orc.m.n, INT_PROCS, (double)ms / 1000,
+         pl.long_run ? ", long run" : "");
+  printf("#   %u hold a recorded state or newer, %u lost what was flushed or "
+         "acknowledged, %u hold no state the board had, %u broken (%u "
+         "readers looped)\n",
+         x.by[ST_OK], x.by[ST_LOST], x.by[ST_UNKNOWN], x.by[ST_BROKEN], x.hung);
+  if (x.first_bad[0]) printf("#   first bad state: %s\n", x.first_bad);
+  fflush(stdout);
+  unsigned bad = x.states - x.by[ST_OK];
+  if (mutate == 0) {
+    assert_true(x.states >= want / 2);
+    if (bad)
+      fail_msg("durability interval: %u of %u crash states break its "
+               "promise; first: %s", bad, x.states, x.first_bad);
+  }
+  free(p.pending);
+  free(tx);
+  free(x.seen);
+  free(x.dir);
+  free(odir);
+  models_free(&orc.m);
+  for (int f = 0; f < 2; f++) free(base[f].buf), free(files[f]);
+  iol_clear();
+  jbt_rmtree(top);
+  free(dir);
+  free(top);
+  return bad;
+}
+
+static void interval_comes_back_to_a_recorded_state_after_power_loss(
+    void **state) {
+  (void)state;
+  run_interval(0);
+}
+
+static void interval_without_the_pin_is_caught(void **state) {
+  (void)state;
+  unsigned bad = run_interval(NO_PIN);
+  if (bad == 0) fail_msg("without the pin no crash state was bad: the "
+                         "simulation cannot see what the pin prevents");
+}
+
+static void interval_without_the_restore_is_caught(void **state) {
+  (void)state;
+  unsigned bad = run_interval(NO_RESTORE);
+  if (bad == 0) fail_msg("without the restore no crash state was bad: the "
+                         "simulation cannot see what the restore prevents");
+}
+
 static void full_keeps_every_acknowledged_commit_through_power_loss(
     void **state) {
   (void)state;
@@ -776,6 +1293,8 @@ static void none_is_reported_not_promised_through_power_loss(void **state) {
 }
 
 int main(int argc, char **argv) {
+  /* One record for every writer process of the interval runs. */
+  iol_share(1u << 20, (size_t)1 << 30);
   if (argc > 1 && strcmp(argv[1], "--help") == 0) {
     printf("usage: %s [PATTERN]  (run only the tests whose name matches, "
            "e.g. '*full*')\n"
@@ -793,6 +1312,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(full_keeps_every_acknowledged_commit_through_power_loss),
       cmocka_unit_test(normal_loses_at_most_the_last_commit_to_power_loss),
       cmocka_unit_test(none_is_reported_not_promised_through_power_loss),
+      cmocka_unit_test(interval_comes_back_to_a_recorded_state_after_power_loss),
+      cmocka_unit_test(interval_without_the_pin_is_caught),
+      cmocka_unit_test(interval_without_the_restore_is_caught),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -318,7 +318,7 @@ static int parse_args(demo_opts *o, int argc, char **argv) {
     case OPT_DURABILITY:
       if ((rc = jb_durability_parse(&o->durability, optarg)) != JB_OK)
         return cli_usage_error("demo: --durability: '%s' is not a mode "
-                               "(full, normal or none)", optarg);
+                               "(full, normal, interval or none)", optarg);
       break;
     case OPT_BOARD: o->board = optarg; break;
     case OPT_KEEP: o->keep = true; break;
@@ -946,6 +946,9 @@ static const char *durability_note(jb_durability d) {
   case JB_DURABILITY_NONE:
     return "the fastest mode; survives kill -9, NOT a power loss (which "
            "may\n               corrupt the board)";
+  case JB_DURABILITY_INTERVAL:
+    return "no flush per commit; flushed every interval, and a power loss\n"
+           "               leaves the last flushed state, never a damaged board";
   }
   return "";
 }

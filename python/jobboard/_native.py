@@ -24,7 +24,8 @@ CDEF = r"""
 #define JB_BATCH_MAX 4096
 #define JB_SCHEDULE_NAME_MAX 200
 #define JB_SCHEDULE_EVERY_MIN_MS 1000
-#define JB_BOARD_OPTIONS_VERSION 2
+#define JB_BOARD_OPTIONS_VERSION 3
+#define JB_FLUSH_INTERVAL_DEFAULT_MS 1000
 #define JB_POST_VERSION 2
 #define JB_CLAIM_OPTIONS_VERSION 2
 #define JB_RETRY_POLICY_VERSION 1
@@ -90,7 +91,19 @@ typedef struct {
   int64_t history_max_age_ms;
   uint64_t log_keep;
   int64_t log_max_age_ms;
+  int64_t flush_interval_ms;
 } jb_board_options;
+
+typedef struct {
+  int on;
+  int64_t flush_interval_ms;
+  uint64_t flushes;
+  uint64_t recorded_txnid;
+  uint64_t latest_txnid;
+} jb_flush_info;
+int jb_board_sync(jb_board *board);
+int jb_board_set_flush_interval(jb_board *board, int64_t ms);
+int jb_board_flush_info(jb_flush_info *out, jb_board *board);
 
 int jb_board_open(jb_board **out, const char *path,
                   const jb_board_options *opts);

@@ -76,6 +76,7 @@ class Durability(enum.IntEnum):
     FULL = 0
     NORMAL = 1
     NONE = 2
+    INTERVAL = 3
 
 
 class EventType(enum.IntEnum):
@@ -910,8 +911,11 @@ class Board:
                    this process may only read (another user's, a read-only
                    mount); every write raises ReadOnlyError. Not with
                    create. Board.readonly says how (see jobboard.h).
-      durability   "full" (default), "normal" or "none" (see jobboard.h);
-                   one process must use one durability per board
+      durability   "full" (default), "normal", "interval" or "none" (see
+                   jobboard.h); one process must use one durability per
+                   board
+      flush_interval  durability interval: seconds between flushes for
+                   this process (None: the board's, else 1 s)
       map_size     initial map size in bytes (0: 64 MiB; it grows)
       max_posting  largest posting in bytes (0: 1 MiB)
       history_max  completion records kept (0: 10,000)
@@ -948,7 +952,8 @@ class Board:
                  namespace: Optional[str] = None,
                  codec: Optional[Tuple[Callable[[Any], bytes],
                                        Callable[[bytes], Any]]] = None,
-                 readonly: bool = False) -> None:
+                 readonly: bool = False,
+                 flush_interval: Optional[float] = None) -> None:
         self._b = ffi.NULL
         self._conn = None
         if codec is None:
@@ -994,6 +999,9 @@ class Board:
                                                 "history_max_age")
         if log_max_age is not None:
             opts.log_max_age_ms = _lease_ms(log_max_age, "log_max_age")
+        if flush_interval is not None:
+            opts.flush_interval_ms = _lease_ms(flush_interval,
+                                               "flush_interval")
         out = ffi.new("jb_board **")
         _check(lib.jb_board_open(out, path_b, opts))
         self._b = out[0]
@@ -1026,6 +1034,32 @@ class Board:
     @property
     def durability(self) -> Durability:
         return self._durability
+
+    def sync(self) -> None:
+        """Flush the board now (jb_board_sync): every commit made so far,
+        by any process, is on the disk when this returns."""
+        with self._use as h:
+            _check(lib.jb_board_sync(h))
+
+    def set_flush_interval(self, seconds: float) -> None:
+        """The board's own flush interval for durability interval (0: the
+        default of 1 s), for processes that do not set one."""
+        ms = 0 if seconds == 0 else _lease_ms(seconds, "flush interval")
+        with self._use as h:
+            _check(lib.jb_board_set_flush_interval(h, ms))
+
+    @property
+    def flush_info(self) -> Dict[str, int]:
+        """What durability interval does for this process: on, the
+        period in ms, flushes made, the recorded and the newest txnid."""
+        out = ffi.new("jb_flush_info *")
+        with self._use as h:
+            _check(lib.jb_board_flush_info(out, h))
+        return {"on": bool(out.on),
+                "flush_interval_ms": out.flush_interval_ms,
+                "flushes": out.flushes,
+                "recorded_txnid": out.recorded_txnid,
+                "latest_txnid": out.latest_txnid}
 
     @property
     def closed(self) -> bool:

@@ -1,0 +1,319 @@
+/*
+ * test_steady.c - durability interval as a process sees it: commits
+ * return without a flush, the board is flushed within its interval (also
+ * when writers go idle), a "reboot" (another boot id) puts back the last
+ * recorded flushed state and nothing after it, full commits on such a
+ * board are never rolled back (also those of a process that opened the
+ * board before interval was turned on), a read-only open that would need
+ * the restore is refused, and the bad options are refused.
+ *
+ * A reboot is simulated: writers run in children that end without closing
+ * (as kill -9 would), then this process opens the board with another boot
+ * id (jb__steady_test_boot). The page cache still holds every commit, so
+ * what comes back is exactly what the restore chose. The power-loss
+ * states themselves (what reached the disk, torn) are test_powerloss's.
+ */
+#include "helpers.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Hidden test hooks of store/steady.c. */
+void jb__steady_test_boot(const uint8_t *boot);
+
+static const uint8_t other_boot[16] = {0xb0, 0x07, 1, 2, 3, 4, 5, 6,
+                                       7, 8, 9, 10, 11, 12, 13, 14};
+
+static jb_board *open_mode(const char *dir, jb_durability d, int64_t flush_ms) {
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_CREATE;
+  o.durability = d;
+  o.flush_interval_ms = flush_ms;
+  jb_board *b = NULL;
+  if (jb_board_open(&b, dir, &o) != JB_OK)
+    fail_msg("open %s (%s): %s", dir, jb_durability_name(d), jb_errmsg());
+  return b;
+}
+
+static size_t count(jb_board *b) {
+  size_t n = 0;
+  assert_int_equal(jb_board_count(&n, b, 0), JB_OK);
+  return n;
+}
+
+static void post_n(jb_board *b, unsigned n) {
+  for (unsigned i = 0; i < n; i++) jbt_post(NULL, b, "steady", JB_PRIORITY_NORMAL);
+}
+
+/* A commit returns without a flush, and the flusher records within the
+ * interval, also with the writer idle. */
+static void test_flushed_within_interval(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 50);
+  jb_flush_info fi;
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_true(fi.on);
+  assert_int_equal(fi.flush_interval_ms, 50);
+  uint64_t flushes0 = fi.flushes;
+  post_n(b, 20);
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_true(fi.latest_txnid > fi.recorded_txnid); /* not flushed yet */
+  assert_true(fi.flushes <= flushes0 + 1); /* at most the first at once */
+  int64_t end = jbt_now_ms() + 2000;
+  do {
+    usleep(10000);
+    assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  } while (fi.recorded_txnid < fi.latest_txnid && jbt_now_ms() < end);
+  assert_int_equal(fi.recorded_txnid, fi.latest_txnid);
+  assert_true(fi.flushes <= flushes0 + 3);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+/* Under continuous writes the flushes stay near one per interval. */
+static void test_flush_rate_bounded(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 100);
+  jb_flush_info a, z;
+  assert_int_equal(jb_board_flush_info(&a, b), JB_OK);
+  int64_t t0 = jbt_now_ms();
+  unsigned posts = 0;
+  while (jbt_now_ms() - t0 < 1000) {
+    post_n(b, 1);
+    posts++;
+  }
+  int64_t took = jbt_now_ms() - t0;
+  assert_int_equal(jb_board_flush_info(&z, b), JB_OK);
+  uint64_t flushes = z.flushes - a.flushes;
+  print_message("%u posts in %lld ms, %llu flushes (interval 100 ms)\n",
+                posts, (long long)took, (unsigned long long)flushes);
+  /* 1000 / T + 1 per second, and the first commit's own. */
+  assert_true(flushes <= (uint64_t)(took / 100) + 2);
+  assert_true(posts > flushes);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+typedef struct {
+  const char *dir;
+  jb_durability mode;
+  unsigned before, after; /* posts before the sync, after it */
+} writer_arg;
+
+/* Child: post, sync, post more, and end without closing (kill -9). */
+static int writer_main(void *varg) {
+  writer_arg *a = varg;
+  jb_board *b = open_mode(a->dir, a->mode, 3600 * 1000);
+  post_n(b, a->before);
+  if (jb_board_sync(b) != JB_OK) return 10;
+  post_n(b, a->after);
+  _exit(0);
+}
+
+static jb_board *open_after_reboot(const char *dir, jb_durability d) {
+  jb__steady_test_boot(other_boot);
+  jb_board *b = open_mode(dir, d, 0);
+  jb__steady_test_boot(NULL);
+  return b;
+}
+
+/* Commits after the last record are dropped by a reboot, and what comes
+ * back is whole. Without a reboot (another process opens) nothing is. */
+static void test_reboot_restores_recorded_state(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  writer_arg w = {dir, JB_DURABILITY_INTERVAL, 5, 7};
+  jbt_wait_ok(jbt_fork(writer_main, &w, 30), 30000);
+  /* Same boot: the page cache holds all 12. */
+  pid_t p = fork();
+  if (p == 0) {
+    jb_board *b = open_mode(dir, JB_DURABILITY_FULL, 0);
+    _exit(count(b) == 12 ? 0 : 1);
+  }
+  jbt_wait_ok(p, 30000);
+  /* That open recorded the 12 (kill -9 loses nothing): a reboot now keeps
+   * them. So again, and "reboot" before anyone opens. */
+  writer_arg w2 = {dir, JB_DURABILITY_INTERVAL, 3, 4};
+  jbt_wait_ok(jbt_fork(writer_main, &w2, 30), 30000);
+  jb_board *b = open_after_reboot(dir, JB_DURABILITY_INTERVAL);
+  assert_int_equal(count(b), 15);
+  jbt_assert_check_ok(b);
+  post_n(b, 2); /* writable, and the free list is sound */
+  jbt_assert_check_ok(b);
+  assert_int_equal(count(b), 17);
+  jb_board_close(b);
+  /* A clean close leaves nothing to put back. */
+  b = open_after_reboot(dir, JB_DURABILITY_FULL);
+  assert_int_equal(count(b), 17);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+typedef struct {
+  const char *dir;
+  int ready_fd;
+  int go_fd;
+} joiner_arg;
+
+/* Child: a full writer opened before interval is turned on; posts one
+ * when told, then ends without closing. */
+static int early_full_main(void *varg) {
+  joiner_arg *a = varg;
+  jb_board *b = open_mode(a->dir, JB_DURABILITY_FULL, 0);
+  jb_flush_info fi;
+  if (jb_board_flush_info(&fi, b) != JB_OK || fi.on) return 11;
+  char c = 1;
+  if (write(a->ready_fd, &c, 1) != 1) return 12;
+  if (read(a->go_fd, &c, 1) != 1) return 13;
+  post_n(b, 3); /* acknowledged: must survive any reboot */
+  if (jb_board_flush_info(&fi, b) != JB_OK || !fi.on) return 14;
+  if (fi.recorded_txnid < fi.latest_txnid) return 15;
+  _exit(0);
+}
+
+/* Full commits on a board that uses interval are never rolled back, also
+ * those of a process that opened it before interval was turned on. */
+static void test_full_commits_survive_reboot(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b0 = open_mode(dir, JB_DURABILITY_FULL, 0);
+  post_n(b0, 1);
+  jb_board_close(b0);
+  int go[2];
+  assert_int_equal(pipe(go), 0);
+  joiner_arg a = {dir, -1, go[0]};
+  pid_t early = jbt_fork_ready(early_full_main, &a, &a.ready_fd, 30,
+                               "the early full writer");
+  /* Interval turned on by another process, which then writes without
+   * flushing and ends. */
+  writer_arg w = {dir, JB_DURABILITY_INTERVAL, 2, 5};
+  jbt_wait_ok(jbt_fork(writer_main, &w, 30), 30000);
+  char c = 1;
+  assert_int_equal(write(go[1], &c, 1), 1);
+  jbt_wait_ok(early, 30000);
+  close(go[0]);
+  close(go[1]);
+  /* The full process's 3 posts came after the interval writer's 7: its
+   * record holds all 11. */
+  jb_board *b = open_after_reboot(dir, JB_DURABILITY_FULL);
+  assert_int_equal(count(b), 11);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+/* A full writer on an interval board: each commit recorded before it
+ * returns, so a reboot right after keeps every one. */
+static void test_full_on_interval_board(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  writer_arg w = {dir, JB_DURABILITY_INTERVAL, 1, 3};
+  jbt_wait_ok(jbt_fork(writer_main, &w, 30), 30000);
+  writer_arg f = {dir, JB_DURABILITY_FULL, 0, 6};
+  jbt_wait_ok(jbt_fork(writer_main, &f, 30), 30000);
+  jb_board *b = open_after_reboot(dir, JB_DURABILITY_INTERVAL);
+  assert_int_equal(count(b), 10);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+/* A read-only open cannot put the state back: refused, naming why; the
+ * next writable open does it. */
+static void test_readonly_after_reboot(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  writer_arg w = {dir, JB_DURABILITY_INTERVAL, 2, 2};
+  jbt_wait_ok(jbt_fork(writer_main, &w, 30), 30000);
+  jb__steady_test_boot(other_boot);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_READONLY;
+  jb_board *b = NULL;
+  assert_int_equal(jb_board_open(&b, dir, &o), JB_EREADONLY);
+  jbt_assert_contains(jb_errmsg(), "open it once with write access");
+  jb__steady_test_boot(NULL);
+  b = open_after_reboot(dir, JB_DURABILITY_NORMAL);
+  assert_int_equal(count(b), 2);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+/* The board's own interval, and the process's over it; bad values. */
+static void test_interval_settings(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 0);
+  jb_flush_info fi;
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_int_equal(fi.flush_interval_ms, JB_FLUSH_INTERVAL_DEFAULT_MS);
+  assert_int_equal(jb_board_set_flush_interval(b, 250), JB_OK);
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_int_equal(fi.flush_interval_ms, 250);
+  assert_int_equal(jb_board_set_flush_interval(b, -1), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "out of range");
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_int_equal(fi.flush_interval_ms, 250); /* unchanged */
+  jb_board_close(b);
+  b = open_mode(dir, JB_DURABILITY_INTERVAL, 40);
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_int_equal(fi.flush_interval_ms, 40);
+  jb_board_close(b);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.durability = JB_DURABILITY_INTERVAL;
+  o.flush_interval_ms = -5;
+  assert_int_equal(jb_board_open(&b, dir, &o), JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "flush_interval_ms");
+  o.flush_interval_ms = 0;
+  o.durability = (jb_durability)9;
+  assert_int_equal(jb_board_open(&b, dir, &o), JB_EINVAL);
+  jb_durability d;
+  assert_int_equal(jb_durability_parse(&d, "interval"), JB_OK);
+  assert_int_equal(d, JB_DURABILITY_INTERVAL);
+  assert_string_equal(jb_durability_name(JB_DURABILITY_INTERVAL), "interval");
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+/* A board that never used interval has no steady protocol: its full
+ * writers keep LMDB's own flushes. */
+static void test_plain_board_untouched(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = open_mode(dir, JB_DURABILITY_FULL, 0);
+  post_n(b, 2);
+  jb_flush_info fi;
+  assert_int_equal(jb_board_flush_info(&fi, b), JB_OK);
+  assert_false(fi.on);
+  assert_int_equal(fi.flushes, 0);
+  assert_int_equal(jb_board_sync(b), JB_OK);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_flushed_within_interval),
+      cmocka_unit_test(test_flush_rate_bounded),
+      cmocka_unit_test(test_reboot_restores_recorded_state),
+      cmocka_unit_test(test_full_commits_survive_reboot),
+      cmocka_unit_test(test_full_on_interval_board),
+      cmocka_unit_test(test_readonly_after_reboot),
+      cmocka_unit_test(test_interval_settings),
+      cmocka_unit_test(test_plain_board_untouched),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
