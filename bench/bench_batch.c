@@ -24,7 +24,7 @@ static size_t kind_batch(const bench_part_opts *po, size_t k) {
 static size_t kind_jobs(const bench_part_opts *po, jb_durability d,
                         size_t b) {
   size_t n = po->post_jobs;
-  if (d != JB_DURABILITY_NONE) {
+  if (!bench_fast(d)) {
     n = po->sync_jobs;
     if (b > 1 && n < 10 * b) n = 10 * b;
   }
@@ -224,7 +224,7 @@ int bench_batch_part(const bench_part_opts *po, const char *dir) {
   if (posts == NULL || uuids == NULL)
     rc = bench_fail("posting", "out of memory");
   for (size_t i = 0; rc == 0 && i < most; i++) posts[i] = bench_post();
-  for (int i = 0; rc == 0 && i < 3; i++) {
+  for (int i = 0; rc == 0 && i < BENCH_NMODES; i++) {
     jb_durability d = bench_mode_order[i];
     if (po->mode[d]) rc = mode_part(po, dir, d, posts, uuids);
   }

@@ -162,8 +162,8 @@ static void print_mode(const bench_part_opts *po, jb_durability d, size_t n,
 static int mode_part(const bench_part_opts *po, const char *dir,
                      jb_durability d) {
   const char *mode = jb_durability_name(d);
-  size_t n = d == JB_DURABILITY_NONE ? po->jobs : po->sync_jobs;
-  size_t warm = d == JB_DURABILITY_NONE ? WARMUP_JOBS : WARMUP_SYNC_JOBS;
+  size_t n = bench_fast(d) ? po->jobs : po->sync_jobs;
+  size_t warm = bench_fast(d) ? WARMUP_JOBS : WARMUP_SYNC_JOBS;
   unsigned maxt = 0;
   for (size_t k = 0; k < po->nthreads; k++)
     if (po->threads[k] > maxt) maxt = po->threads[k];
@@ -232,7 +232,7 @@ out:
 
 int bench_threads_part(const bench_part_opts *po, const char *dir) {
   if (po->nthreads == 0) return 0;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < BENCH_NMODES; i++) {
     jb_durability d = bench_mode_order[i];
     if (!po->mode[d]) continue;
     int rc = mode_part(po, dir, d);

@@ -14,8 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-const jb_durability bench_mode_order[3] = {
-    JB_DURABILITY_FULL, JB_DURABILITY_NORMAL, JB_DURABILITY_NONE};
+const jb_durability bench_mode_order[BENCH_NMODES] = {
+    JB_DURABILITY_FULL, JB_DURABILITY_NORMAL, JB_DURABILITY_INTERVAL,
+    JB_DURABILITY_NONE};
+
+bool bench_fast(jb_durability d) {
+  return d == JB_DURABILITY_NONE || d == JB_DURABILITY_INTERVAL;
+}
 
 /* {"task": "resize", "width": 640, "height": 480}: details of a plausible
  * size, in msgpack. */

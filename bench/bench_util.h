@@ -25,7 +25,12 @@
 #define BENCH_MAP_SIZE ((size_t)64 << 20)
 
 /* The modes in the order bench measures them: full, normal, none. */
-extern const jb_durability bench_mode_order[3];
+/* The modes in the order they are measured. */
+#define BENCH_NMODES 4
+extern const jb_durability bench_mode_order[BENCH_NMODES];
+/* A mode whose commits do not wait for the disk (none, interval): measured
+ * with --jobs cycles, the others with --sync-jobs. */
+bool bench_fast(jb_durability d);
 
 /* The job bench posts: "bench.resize-image" with msgpack details of a
  * plausible size (its fields borrow static storage). */
@@ -78,7 +83,7 @@ int bench_lib_open(jb_board **out, const char *dir, jb_durability d,
 
 /* What the parts in files of their own are told. */
 typedef struct {
-  bool mode[3];         /* by jb_durability */
+  bool mode[BENCH_NMODES]; /* by jb_durability */
   size_t jobs;          /* cycles per round in mode none */
   size_t sync_jobs;     /* cycles per round in full and normal */
   unsigned rounds;

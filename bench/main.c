@@ -308,7 +308,7 @@ static const char bench_help[] =
     "  --sync-jobs N   cycles per round in modes full and normal, which\n"
     "                  flush the disk on every commit (default 500)\n"
     "  --modes LIST    comma-separated modes to measure, among full, normal,\n"
-    "                  none (default: full,normal,none); --durability LIST\n"
+    "                  interval, none (default: all four); --durability LIST\n"
     "                  is the same\n"
     "  --procs LIST    comma-separated counts of racing processes, each 1 to\n"
     "                  64, at most 8 counts (default 4,16; 0 skips the race)\n"
@@ -438,7 +438,7 @@ static const char bench_help[] =
 typedef struct {
   size_t jobs, sync_jobs;
   unsigned rounds;
-  bool mode[3]; /* by jb_durability */
+  bool mode[BENCH_NMODES]; /* by jb_durability */
   const char *board;
   bool keep, json;
   bool claims; /* the kinds of claim (mode none) */
@@ -500,22 +500,23 @@ static int parse_count(size_t *out, const char *opt, const char *text,
   return 0;
 }
 
-static int parse_modes(bool mode[3], const char *text) {
-  mode[0] = mode[1] = mode[2] = false;
+static int parse_modes(bool mode[BENCH_NMODES], const char *text) {
+  memset(mode, 0, BENCH_NMODES * sizeof *mode);
   char buf[256];
   if (strlen(text) >= sizeof buf || text[0] == '\0')
     return bench_usage_error("--modes: '%.64s' is not a list of modes "
-                             "(full, normal, none)", text);
+                             "(full, normal, interval, none)", text);
   strcpy(buf, text);
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     jb_durability d;
     if (jb_durability_parse(&d, t) != JB_OK)
       return bench_usage_error("--modes: unknown mode '%s' (expected "
-                               "full, normal or none, comma-separated)", t);
+                               "full, normal, interval or none, "
+                               "comma-separated)", t);
     mode[d] = true;
   }
-  if (!mode[0] && !mode[1] && !mode[2])
+  if (!mode[0] && !mode[1] && !mode[2] && !mode[3])
     return bench_usage_error("--modes: '%s' names no mode", text);
   return 0;
 }
@@ -598,7 +599,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
   *o = (bench_opts){.jobs = DEFAULT_JOBS,
                     .sync_jobs = DEFAULT_SYNC_JOBS,
                     .rounds = DEFAULT_ROUNDS,
-                    .mode = {true, true, true},
+                    .mode = {true, true, true, true},
                     .claims = true,
                     .wakes = DEFAULT_WAKES,
                     .polls = {1000, 100},
@@ -714,9 +715,9 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                              "do not go with --redis (it measures only the "
                              "operations through Redis)");
   if (o->redis != NULL) {
-    if (o->modes_given && o->mode[0] + o->mode[1] + o->mode[2] != 1)
+    if (o->modes_given && o->mode[0] + o->mode[1] + o->mode[2] + o->mode[3] != 1)
       return bench_usage_error("with --redis, --modes names one mode");
-    if (!o->modes_given) o->mode[0] = o->mode[1] = false;
+    if (!o->modes_given) o->mode[0] = o->mode[1] = o->mode[3] = false;
     if (!o->jobs_given) o->jobs = DEFAULT_REDIS_JOBS;
     if (!o->wakes_given) o->wakes = DEFAULT_REDIS_WAKES;
     if (o->jobs > 10000000)
@@ -920,13 +921,21 @@ static int learn_sizes(bench_ctx *x) {
 
 /* ------------------------------------------------------ single process */
 
+/* The library's flushes in the timed rounds of the last single-process
+ * figure (durability interval: the flash's wear), and the rounds' time. */
+static struct {
+  uint64_t flushes;
+  double secs;
+  int64_t interval_ms;
+} lib_flushes;
+
 /* Each side's figure for mode d: fresh boards, warm-up, then rounds taken
  * in turns (lib, raw, raw+log, lib, ...), median of each. */
 static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
                         const bench_opts *o, jb_durability d) {
   const char *mode = jb_durability_name(d);
-  size_t n = d == JB_DURABILITY_NONE ? o->jobs : o->sync_jobs;
-  size_t warm = d == JB_DURABILITY_NONE ? WARMUP_JOBS : WARMUP_SYNC_JOBS;
+  size_t n = bench_fast(d) ? o->jobs : o->sync_jobs;
+  size_t warm = bench_fast(d) ? WARMUP_JOBS : WARMUP_SYNC_JOBS;
   bench_target t[NSIDES];
   char dir[4200], name[64], err[600], what[64];
   int rc, ret = 0, s;
@@ -942,11 +951,15 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
     }
   }
   double secs[NSIDES][BENCH_MAX_ROUNDS];
+  jb_flush_info f0, f1;
+  jb_board_flush_info(&f0, t[SIDE_LIB].board);
+  memset(&lib_flushes, 0, sizeof lib_flushes);
   for (unsigned i = 0; i < o->rounds; i++) {
     for (s = 0; s < x->nsides; s++) {
       double t0 = bench_now_s();
       rc = target_cycles(&t[s], n, err, sizeof err);
       secs[s][i] = bench_now_s() - t0;
+      if (s == SIDE_LIB) lib_flushes.secs += secs[s][i];
       if (rc) {
         snprintf(what, sizeof what, "%s, %s", mode, side_label[s]);
         ret = bench_fail(what, err);
@@ -954,6 +967,9 @@ static int bench_single(bench_fig fig[NSIDES], bench_ctx *x,
       }
     }
   }
+  jb_board_flush_info(&f1, t[SIDE_LIB].board);
+  lib_flushes.flushes = f1.flushes - f0.flushes;
+  lib_flushes.interval_ms = f1.flush_interval_ms;
   for (s = 0; s < x->nsides; s++) {
     fig[s] = (bench_fig){n, bench_median(secs[s], o->rounds)};
     size_t left = target_left(&t[s]);
@@ -979,7 +995,7 @@ static int bench_worker_part(bench_ctx *x, const bench_opts *o,
   int rc = make_sub(x, name, dir, sizeof dir);
   if (rc) return rc;
   jb_post p = bench_post();
-  bool none = d == JB_DURABILITY_NONE;
+  bool none = bench_fast(d);
   bench_worker_opts wo = {dir, d, none ? (o->jobs + 3) / 4 : o->sync_jobs,
                           none ? WARMUP_JOBS : WARMUP_SYNC_JOBS, o->rounds,
                           &p, o->json};
@@ -1378,9 +1394,10 @@ static int bench_wakes(bench_ctx *x, const bench_opts *o) {
 
 #ifdef JB_WITH_REDIS
 static jb_durability only_mode(const bench_opts *o) {
-  return o->mode[JB_DURABILITY_FULL]     ? JB_DURABILITY_FULL
-         : o->mode[JB_DURABILITY_NORMAL] ? JB_DURABILITY_NORMAL
-                                         : JB_DURABILITY_NONE;
+  return o->mode[JB_DURABILITY_FULL]       ? JB_DURABILITY_FULL
+         : o->mode[JB_DURABILITY_NORMAL]   ? JB_DURABILITY_NORMAL
+         : o->mode[JB_DURABILITY_INTERVAL] ? JB_DURABILITY_INTERVAL
+                                           : JB_DURABILITY_NONE;
 }
 
 static const struct {
@@ -1696,18 +1713,31 @@ static int run(int argc, char **argv) {
   }
   fflush(stdout);
 
-  for (size_t i = 0; ret == 0 && i < 3; i++) {
+  for (size_t i = 0; ret == 0 && i < BENCH_NMODES; i++) {
     jb_durability d = bench_mode_order[i];
     if (!o.mode[d]) continue;
     bench_fig fig[NSIDES];
     if ((ret = bench_single(fig, &x, &o, d))) break;
+    double per_s = lib_flushes.secs > 0 ? lib_flushes.flushes / lib_flushes.secs : 0;
     if (o.json) {
-      bench_json_line(json_figs("single", d, 1, fig, x.nsides, o.rounds));
+      json_t *v = json_figs("single", d, 1, fig, x.nsides, o.rounds);
+      if (v && d == JB_DURABILITY_INTERVAL) {
+        json_object_set_new(v, "flushes", json_integer((json_int_t)lib_flushes.flushes));
+        json_object_set_new(v, "flushes_per_s", json_real(per_s));
+        json_object_set_new(v, "flush_interval_ms",
+                            json_integer(lib_flushes.interval_ms));
+      }
+      bench_json_line(v);
     } else {
       char title[160];
       snprintf(title, sizeof title, "%s, 1 process, %zu cycles (%s)",
                jb_durability_name(d), fig[0].cycles, bench_raw_flags_name(d));
       print_block(title, fig, x.nsides, d);
+      if (d == JB_DURABILITY_INTERVAL)
+        printf("  flushes          %llu in %.2f s of rounds: %.1f/s (interval "
+               "%lld ms; the flash's wear)\n",
+               (unsigned long long)lib_flushes.flushes, lib_flushes.secs, per_s,
+               (long long)lib_flushes.interval_ms);
     }
     fflush(stdout);
     ret = bench_worker_part(&x, &o, d);

@@ -95,14 +95,15 @@ s = by["setup"][0]
 need(s["procs"] == [2, 3] and s["threads"] == [1, 2] and s["batch"] == [2, 5]
      and s["post_jobs"] == 12, "setup lists")
 need((s["sqlite"] is not None) == peers, "setup sqlite: version iff --peers")
-need(len(by.get("single", [])) == 3, "three single lines")
+need(len(by.get("single", [])) == 4, "four single lines")
 need([v["procs"] for v in by.get("multi", [])] == [2, 3], "multi per count")
 th = by.get("threads", [])
 need([(v["mode"], v["threads"]) for v in th] ==
-     [(m, t) for m in ("full", "normal", "none") for t in (1, 2)],
+     [(m, t) for m in ("full", "normal", "interval", "none") for t in (1, 2)],
      "threads lines per mode and count")
 for v in th:
-    need(v["cycles"] == (40 if v["mode"] == "none" else 3), "threads cycles")
+    need(v["cycles"] == (40 if v["mode"] in ("interval", "none") else 3),
+         "threads cycles")
     need(v["base_threads"] == 1 and v["jobboard_cycles_per_s"] > 0 and
          v["jobboard_us_per_cycle"] > 0 and v["jobboard_scaling"] > 0,
          "threads jobboard keys")
@@ -112,6 +113,7 @@ ba = by.get("batch", [])
 need([(v["mode"], v["batch"], v["jobs"]) for v in ba] ==
      [("full", 1, 3), ("full", 2, 20), ("full", 5, 50),
       ("normal", 1, 3), ("normal", 2, 20), ("normal", 5, 50),
+      ("interval", 1, 12), ("interval", 2, 12), ("interval", 5, 15),
       ("none", 1, 12), ("none", 2, 12), ("none", 5, 15)],
      "batch lines per mode and kind, with their job counts")
 for v in ba:
@@ -122,7 +124,13 @@ for v in ba:
          "batch raw keys")
     if v["batch"] == 1:
         need(abs(v["raw_ratio_to_single"] - 1) < 1e-9, "raw gain 1 single")
-sync = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}
+for v in by.get("single", []):
+    need((v["mode"] == "interval") == ("flushes_per_s" in v) and
+         (v["mode"] != "interval" or (v["flushes"] >= 0 and
+                                      v["flush_interval_ms"] == 1000)),
+         "the flushes (the flash's wear) in the interval line only")
+sync = {"full": "FULL", "normal": "NORMAL", "interval": "NORMAL",
+        "none": "OFF"}
 for v in by["single"] + by["multi"]:
     if peers:
         need(v["sqlite_cycles_per_s"] > 0 and v["sqlite_us_per_cycle"] > 0
