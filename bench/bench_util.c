@@ -144,12 +144,15 @@ int bench_lib_cycles(jb_board *board, size_t n, const jb_claim_options *co,
   return 0;
 }
 
+int64_t bench_flush_ms;
+
 int bench_lib_open(jb_board **out, const char *dir, jb_durability d,
                    char *err, size_t errlen) {
   jb_board_options bo = JB_BOARD_OPTIONS_INIT;
   bo.flags = JB_OPEN_CREATE;
   bo.durability = d;
   bo.map_size = BENCH_MAP_SIZE;
+  bo.flush_interval_ms = bench_flush_ms;
   if (jb_board_open(out, dir, &bo) == JB_OK) return 0;
   snprintf(err, errlen, "%s", jb_errmsg());
   return -1;

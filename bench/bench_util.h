@@ -27,6 +27,9 @@
 /* The modes in the order bench measures them: full, normal, none. */
 /* The modes in the order they are measured. */
 #define BENCH_NMODES 4
+/* --flush-interval: the library's boards in durability interval (0: the
+ * default). */
+extern int64_t bench_flush_ms;
 extern const jb_durability bench_mode_order[BENCH_NMODES];
 /* A mode whose commits do not wait for the disk (none, interval): measured
  * with --jobs cycles, the others with --sync-jobs. */

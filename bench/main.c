@@ -320,6 +320,8 @@ static const char bench_help[] =
     "                  part)\n"
     "  --post-jobs N   jobs per round and kind of the posting part in mode\n"
     "                  none (default 20000)\n"
+    "  --flush-interval MS  durability interval's flush period for the\n"
+    "                  library's boards (default: the library's, 1000)\n"
     "  --peers         measure SQLite doing the same job beside each figure\n"
     "                  (see \"SQLite\" above); a build without SQLite refuses\n"
     "                  it (exit 2) and says how to get one\n"
@@ -568,6 +570,7 @@ static int parse_counts(unsigned out[BENCH_MAX_LIST], size_t *n,
 enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
        OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES, OPT_REDIS,
        OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES, OPT_PEERS,
+       OPT_FLUSH_INTERVAL,
        OPT_THREADS, OPT_BATCH, OPT_POST_JOBS };
 
 /* Returns -1 to go on, else the exit code. */
@@ -590,6 +593,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"poll-wakes", required_argument, NULL, OPT_POLL_WAKES},
       {"cycles", required_argument, NULL, OPT_CYCLES},
       {"peers", no_argument, NULL, OPT_PEERS},
+      {"flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL},
       {"threads", required_argument, NULL, OPT_THREADS},
       {"batch", required_argument, NULL, OPT_BATCH},
       {"post-jobs", required_argument, NULL, OPT_POST_JOBS},
@@ -639,6 +643,16 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                              MAX_PROCS)))
         return rc;
       break;
+    case OPT_FLUSH_INTERVAL: {
+      char *end = NULL;
+      errno = 0;
+      long long ms = strtoll(optarg, &end, 10);
+      if (errno || end == optarg || *end || ms < 1 || ms > 86400000)
+        return bench_usage_error("--flush-interval: '%s' is not a number of "
+                                 "milliseconds from 1 to 86400000", optarg);
+      bench_flush_ms = ms;
+      break;
+    }
     case OPT_PEERS:
       if (!BENCH_PEER_BUILT)
         return bench_usage_error("--peers: %s", BENCH_PEER_MISSING);
