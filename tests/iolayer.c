@@ -100,6 +100,9 @@ static bool recording;
 static iol_event *events;
 static size_t n_events, cap_events;
 static iol_counts counts;
+/* iol_die_after: the calls on followed descriptors until this process
+ * ends (0: never). */
+static unsigned die_at, die_seen;
 
 /* Shared mode (iol_share): the record, its lock and the flag live in a
  * shared mapping, the same address in every forked process. */
@@ -139,6 +142,12 @@ static uint64_t fired_off;
 
 static int tracked(int fd) {
   return fd >= 0 && fd < MAX_FD ? fds[fd] : UNTRACKED;
+}
+
+/* After a write or flush on a followed descriptor: end here when due.
+ * Under the lock. */
+static void die_if_due(void) {
+  if (die_at != 0 && ++die_seen >= die_at) _exit(IOL_DIED);
 }
 
 /* Does this call (of fault `f`'s kind) fail? Called under the lock. */
@@ -240,6 +249,13 @@ void iol_share(size_t max_events, size_t max_bytes) {
   r->ev = (iol_event *)(r + 1);
   r->data = (uint8_t *)p + bytes;
   shared = r;
+}
+
+void iol_die_after(unsigned n) {
+  lock_all();
+  die_at = n;
+  die_seen = 0;
+  unlock_all();
 }
 
 void iol_exit(int code) {
@@ -440,6 +456,7 @@ static ssize_t tracked_write(int fd, int t, const void *buf, size_t len,
     if (e) e->file = t == TRACKED_STEADY ? IOL_STEADY : IOL_DATA;
     if (advance) real.lseek(fd, (off_t)(off + (uint64_t)r), SEEK_SET);
   }
+  die_if_due();
   unlock_all();
   errno = saved;
   return r;
@@ -539,6 +556,7 @@ static int tracked_flush(sync_fn fn, int fd) {
     iol_event *e = push(IOL_FLUSH, false, 0, NULL, 0);
     if (e) e->file = t == TRACKED_STEADY ? IOL_STEADY : IOL_DATA;
   }
+  die_if_due();
   unlock_all();
   errno = saved;
   return r;

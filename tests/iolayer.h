@@ -61,6 +61,15 @@ void iol_follow_steady(bool on);
  * room for `max_events` events and `max_bytes` of written data (a record
  * that outgrows it aborts, loudly). */
 void iol_share(size_t max_events, size_t max_bytes);
+/* End this process (_exit(IOL_DIED)) right after its nth write or flush on
+ * a followed descriptor from now, as kill -9 there would: the file holds
+ * what the calls so far put in the page cache, and nothing of what the
+ * process meant to do next. 0: never. A kill inside a call changes the file
+ * no differently here: each write the library makes in the steps this is
+ * used for (restore, record) lies within one page, which a signal cannot
+ * cut short. */
+#define IOL_DIED 77
+void iol_die_after(unsigned n);
 /* End this process at once, as kill -9 would, but never between a write
  * of one of its threads and the write's record. */
 void iol_exit(int code) __attribute__((noreturn));

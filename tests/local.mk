@@ -77,9 +77,9 @@ check_PROGRAMS += tests/test_readonly
 TESTS += tests/test_readonly
 
 # Durability interval: flushes within the interval, restore after a reboot.
-tests_test_steady_SOURCES = tests/test_steady.c $(JB_TEST_HELPERS)
+tests_test_steady_SOURCES = tests/test_steady.c $(JB_IOLAYER) $(JB_TEST_HELPERS)
 tests_test_steady_CFLAGS = $(JB_TEST_CFLAGS)
-tests_test_steady_LDADD = $(JB_TEST_LIBS)
+tests_test_steady_LDADD = $(JB_TEST_LIBS) -ldl -lpthread
 check_PROGRAMS += tests/test_steady
 TESTS += tests/test_steady
 

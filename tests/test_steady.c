@@ -7,6 +7,13 @@
  * board before interval was turned on), a read-only open that would need
  * the restore is refused, and the bad options are refused.
  *
+ * And kill -9 at every point of the two steps that write the protocol's
+ * state (the restore, and the flush-and-record): the file only changes at
+ * a write or a flush, so a kill after each of them (tests/iolayer.c
+ * iol_die_after) reaches every state a kill at any instruction can leave.
+ * After each, the board opens, passes check and holds what was promised,
+ * both as the next process finds it and after a reboot.
+ *
  * A reboot is simulated: writers run in children that end without closing
  * (as kill -9 would), then this process opens the board with another boot
  * id (jb__steady_test_boot). The page cache still holds every commit, so
@@ -14,12 +21,15 @@
  * states themselves (what reached the disk, torn) are test_powerloss's.
  */
 #include "helpers.h"
+#include "iolayer.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Hidden test hooks of store/steady.c. */
@@ -251,6 +261,180 @@ static void test_readonly_after_reboot(void **state) {
   free(dir);
 }
 
+/* Copy a board's data.mdb and steady file into `dst` (made fresh): what
+ * the next process, or a reboot that kept every write, finds. */
+static void copy_board(const char *src, const char *dst) {
+  jbt_rmtree(dst);
+  assert_int_equal(mkdir(dst, 0770), 0);
+  const char *files[] = {"data.mdb", "steady"};
+  for (int i = 0; i < 2; i++) {
+    char *from = jbt_path(src, files[i]), *to = jbt_path(dst, files[i]);
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0660);
+    assert_true(in >= 0 && out >= 0);
+    char buf[65536];
+    ssize_t r;
+    while ((r = read(in, buf, sizeof buf)) > 0)
+      assert_int_equal(write(out, buf, (size_t)r), r);
+    close(in);
+    close(out);
+    free(from);
+    free(to);
+  }
+}
+
+/* Open `dir` (after a reboot when `reboot`), check it, and return its
+ * count of jobs; -1 when it does not open or check. */
+static long open_count(const char *dir, bool reboot, char *why, size_t n) {
+  if (reboot) jb__steady_test_boot(other_boot);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  jb_board *b = NULL;
+  int rc = jb_board_open(&b, dir, &o);
+  jb__steady_test_boot(NULL);
+  if (rc != JB_OK) {
+    snprintf(why, n, "open: %s", jb_errmsg());
+    return -1;
+  }
+  jb_check_stats st;
+  rc = jb_board_check(&st, b, NULL, NULL);
+  long c = (long)count(b);
+  jb_board_close(b);
+  if (rc != JB_OK || st.problems) {
+    snprintf(why, n, "check: %s, %zu problems", jb_errmsg(), st.problems);
+    return -1;
+  }
+  return c;
+}
+
+/* top/base: a board whose record holds 3 jobs, with 4 more committed
+ * after it by a writer that ended without closing. */
+static char *base_of_seven(const char *top) {
+  char *base = jbt_path(top, "base");
+  writer_arg w = {base, JB_DURABILITY_INTERVAL, 3, 4};
+  jbt_wait_ok(jbt_fork(writer_main, &w, 30), 30000);
+  return base;
+}
+
+/* Kill -9 after each write and flush of the restore (the first open after
+ * a reboot): the next opener, also after that reboot, finds the recorded
+ * state, whole, wherever the restore stopped. */
+static void test_kill_during_restore(void **state) {
+  (void)state;
+  char *top = jbt_mkdtemp(), *base = base_of_seven(top),
+       *work = jbt_path(top, "work");
+  char why[600] = "";
+  unsigned n;
+  for (n = 1;; n++) {
+    copy_board(base, work);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      iol_follow(work);
+      iol_follow_steady(true);
+      iol_die_after(n);
+      jb__steady_test_boot(other_boot);
+      jb_board *b = NULL;
+      if (jb_board_open(&b, work, NULL) != JB_OK) _exit(2);
+      jb_board_close(b);
+      _exit(0);
+    }
+    int st = jbt_wait(pid, 30000);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 0) break; /* the open made fewer calls than n */
+    assert_int_equal(WEXITSTATUS(st), IOL_DIED);
+    long c = open_count(work, true, why, sizeof why);
+    if (c != 3)
+      fail_msg("killed after call %u of the restore: %ld jobs (3 expected) %s",
+               n, c, why);
+    if ((c = open_count(work, true, why, sizeof why)) != 3)
+      fail_msg("killed after call %u, opened twice: %ld jobs %s", n, c, why);
+  }
+  print_message("the restore killed after each of its %u writes and flushes\n",
+                n - 1);
+  assert_true(n > 5); /* meta pages, their flush, the record, its flush */
+  jbt_rmtree(top);
+  free(base);
+  free(work);
+  free(top);
+}
+
+typedef struct {
+  const char *dir;
+  int fd;       /* the acknowledgements, one byte each */
+  unsigned die; /* iol_die_after */
+} flusher_arg;
+
+/* Child: open (a join records the seven), post two, flush; say each. */
+static int flush_main(void *varg) {
+  flusher_arg *a = varg;
+  iol_follow(a->dir);
+  iol_follow_steady(true);
+  iol_die_after(a->die);
+  jb_board *b = open_mode(a->dir, JB_DURABILITY_INTERVAL, 3600 * 1000);
+  if (write(a->fd, "o", 1) != 1) return 3;
+  for (int i = 0; i < 2; i++) {
+    post_n(b, 1);
+    if (write(a->fd, "p", 1) != 1) return 3;
+  }
+  if (jb_board_sync(b) != JB_OK) return 4;
+  if (write(a->fd, "s", 1) != 1) return 3;
+  _exit(0);
+}
+
+/* Kill -9 after each write and flush of a process that records flushed
+ * states (its join at open, then a sync): the next process loses nothing
+ * acknowledged; after a reboot the board comes back to a recorded state
+ * no older than the last record acknowledged. */
+static void test_kill_during_flush_and_record(void **state) {
+  (void)state;
+  char *top = jbt_mkdtemp(), *base = base_of_seven(top),
+       *work = jbt_path(top, "work"), *after = jbt_path(top, "reboot");
+  char why[600] = "";
+  unsigned n;
+  for (n = 1;; n++) {
+    copy_board(base, work);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    flusher_arg a = {work, fds[1], n};
+    pid_t pid = jbt_fork(flush_main, &a, 30);
+    close(fds[1]);
+    char acks[8] = "";
+    ssize_t got = read(fds[0], acks, sizeof acks - 1);
+    while (got >= 0 && got < (ssize_t)sizeof acks - 1) {
+      ssize_t r = read(fds[0], acks + got, sizeof acks - 1 - (size_t)got);
+      if (r <= 0) break;
+      got += r;
+    }
+    close(fds[0]);
+    int st = jbt_wait(pid, 30000);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 0) break;
+    assert_int_equal(WEXITSTATUS(st), IOL_DIED);
+    long posted = 0;
+    for (const char *c = acks; *c; c++) posted += *c == 'p';
+    /* What the last acknowledged record holds: the sync's nine, the
+     * open's seven (posts after it are not flushed yet), or the base's. */
+    long floor = strchr(acks, 's') ? 9 : strchr(acks, 'o') ? 7 : 3;
+    copy_board(work, after); /* before anyone opens it: a reboot's copy */
+    long c = open_count(work, false, why, sizeof why);
+    if (c < 7 + posted || c > 7 + posted + 1)
+      fail_msg("killed after call %u (acknowledged '%s'): the next process "
+               "finds %ld jobs %s", n, acks, c, why);
+    c = open_count(after, true, why, sizeof why);
+    if (c < floor || c > 7 + posted + 1)
+      fail_msg("killed after call %u (acknowledged '%s'): after a reboot "
+               "%ld jobs, at least %ld promised %s", n, acks, c, floor, why);
+  }
+  print_message("the flush-and-record killed after each of its %u writes and "
+                "flushes\n", n - 1);
+  assert_true(n > 10);
+  jbt_rmtree(top);
+  free(base);
+  free(work);
+  free(after);
+  free(top);
+}
+
 /* The board's own interval, and the process's over it; bad values. */
 static void test_interval_settings(void **state) {
   (void)state;
@@ -314,6 +498,8 @@ int main(void) {
       cmocka_unit_test(test_readonly_after_reboot),
       cmocka_unit_test(test_interval_settings),
       cmocka_unit_test(test_plain_board_untouched),
+      cmocka_unit_test(test_kill_during_restore),
+      cmocka_unit_test(test_kill_during_flush_and_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
