@@ -132,6 +132,21 @@ jb check; expect_ok "check after the round trip"
 printf '%s\n' "$out" | grep -qx 'board OK' || fail "check: $out"
 end
 
+begin "--durability interval: posts flushed within the interval; a bad JOBBOARD_FLUSH_INTERVAL refused, nothing written"
+BI=$ROOT/interval
+run env JOBBOARD_FLUSH_INTERVAL=50ms "$JOBBOARD" --board "$BI" --durability interval post one
+expect_ok "post --durability interval"
+[ -s "$BI/steady" ] || fail "no steady file beside the interval board"
+run env JOBBOARD_FLUSH_INTERVAL=2x "$JOBBOARD" --board "$BI" --durability interval post two
+expect_error 2 "JOBBOARD_FLUSH_INTERVAL: '2x' is not a flush interval"
+run env JOBBOARD_FLUSH_INTERVAL=0 "$JOBBOARD" --board "$BI" --durability interval post two
+expect_error 2 "milliseconds from 1 to 86400000"
+run "$JOBBOARD" --board "$BI" count
+expect_out 1 "count after the refusals"
+run "$JOBBOARD" --board "$BI" --durability sometimes count
+expect_error 2 "expected full, normal, interval or none"
+end
+
 begin "claim-next takes VERY_HIGH before NORMAL before LOW, FIFO within one"
 post n1; n1=$uuid
 post l1 --priority low; l1=$uuid

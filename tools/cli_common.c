@@ -791,12 +791,30 @@ static int open_board(jb_board **out, const char *dir, jb_board_options *bo,
   return rc;
 }
 
+int cli_flush_interval(int64_t *ms) {
+  *ms = 0;
+  const char *v = getenv("JOBBOARD_FLUSH_INTERVAL");
+  if (v == NULL || *v == '\0') return 0;
+  char *end = NULL;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (end != v && strcmp(end, "s") == 0 && n <= 86400) n *= 1000, end += 1;
+  else if (end != v && strcmp(end, "ms") == 0) end += 2;
+  if (errno || end == v || *end || n < 1 || n > 86400000)
+    return cli_usage_error("JOBBOARD_FLUSH_INTERVAL: '%s' is not a flush "
+                           "interval (milliseconds from 1 to 86400000, or "
+                           "with a unit: 250ms, 2s)", v);
+  *ms = n;
+  return 0;
+}
+
 int cli_open(jb_board **out, cli_opts *o, unsigned flags) {
   jb_board_options bo = JB_BOARD_OPTIONS_INIT;
   bo.flags = flags & JB_OPEN_CREATE;
   if (o->create) bo.flags |= JB_OPEN_CREATE;
   bo.durability = o->durability;
   bo.map_size = o->map_size;
+  if (cli_flush_interval(&bo.flush_interval_ms) != 0) return CLI_EXIT_USAGE;
   const char *dir = cli_board_dir(o->board);
   int rc = open_board(out, dir, &bo, o, flags);
   if (rc == JB_EREADONLY && (flags & CLI_OPEN_READ)) {

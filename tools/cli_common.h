@@ -152,6 +152,10 @@ int cli_parse(cli_opts *opts, const cli_command *cmd, int argc, char **argv);
 int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* JOBBOARD_FLUSH_INTERVAL (durability interval's period for this
+ * process): *ms, 0 when unset; 0, or CLI_EXIT_USAGE after saying why. */
+int cli_flush_interval(int64_t *ms);
+
 /*
  * Open the board named by the options (JB_OPEN_CREATE in `flags` for the
  * commands that make a board: init, post, schedule add; --create adds it;
@@ -310,6 +314,11 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "                                survives power loss and kernel crashes\n"   \
   "                        normal  one flush per commit; a power loss may\n"   \
   "                                undo the last commit, never corrupt\n"      \
+  "                        interval  no flush per commit; the board is\n"   \
+  "                                flushed every interval (1 s; see\n"        \
+  "                                JOBBOARD_FLUSH_INTERVAL) and a power\n"     \
+  "                                loss comes back to the last flushed\n"     \
+  "                                state, never a damaged board\n"            \
   "                        none    the OS writes when it likes: fastest.\n"    \
   "                                Survives any process crash (kill -9\n"      \
   "                                too), but a POWER LOSS OR KERNEL CRASH\n"   \
@@ -349,7 +358,10 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
 
 #define CLI_HELP_ENV                                                           \
   "Environment:\n"                                                             \
-  "  JOBBOARD_DIR        the board directory when --board is not given\n"
+  "  JOBBOARD_DIR        the board directory when --board is not given\n"     \
+  "  JOBBOARD_FLUSH_INTERVAL  with --durability interval: this process's\n"  \
+  "                      flush period (250ms, 2s; default: the board's,\n"   \
+  "                      else 1s)\n"
 
 /* --redis and --namespace (CLI_O_REDIS): the help lines and environment. */
 #define CLI_HELP_REDIS_OPTIONS                                                 \

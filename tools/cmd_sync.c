@@ -354,6 +354,7 @@ int cmd_sync(int argc, char **argv) {
   ro.log = log_line;
   jb_board_options bo = JB_BOARD_OPTIONS_INIT;
   bo.durability = o.durability;
+  if (cli_flush_interval(&bo.flush_interval_ms) != 0) return CLI_EXIT_USAGE;
   jb_sync_replicator *r = NULL;
   const char *dir = cli_board_dir(o.board);
   char line[1400], shown[600];
