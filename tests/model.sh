@@ -6,6 +6,7 @@
 # hand:
 #   tests/model.sh --seed S --sequences 200 --steps 300
 #   tests/model.sh --seed S --sequences 40 --steps 200 --procs 3
+#   tests/model.sh --seed S --sequences 40 --steps 200 --procs 3 --durability interval
 # Extra arguments go to run.py (then only that run is made). A difference
 # prints its seed and the shortest sequence that shows it.
 set -u
@@ -53,5 +54,9 @@ begin "one process: seed $seed, 8 sequences of 120 steps"
 end
 begin "two worker processes with kills: seed $seed, 2 sequences of 80 steps"
 "$py" "$run" --seed "$seed" --sequences 2 --steps 80 --procs 2 >&2 || fail "run.py exited $?"
+end
+begin "durability interval, two worker processes with kills: seed $seed, 2 sequences of 80 steps"
+"$py" "$run" --seed "$seed" --sequences 2 --steps 80 --procs 2 \
+  --durability interval >&2 || fail "run.py exited $?"
 end
 finish

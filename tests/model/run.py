@@ -186,11 +186,19 @@ def sut_do(board, op, me):
 
 # ---------------------------------------------------- worker processes
 
+def durability():
+    """The durability every handle of the run uses (--durability), and in
+    interval a flush every 20 ms, so that records and pins move during a
+    run."""
+    d = os.environ.get("JB_MODEL_DURABILITY", "normal")
+    return {"durability": d,
+            "flush_interval": 0.02 if d == "interval" else None}
+
+
 def worker_main(path):
     """A worker: one handle, ops from stdin, answers on stdout."""
     import jobboard
-    board = jobboard.Board(path, durability="normal",
-                           history_max=Run.HISTORY_MAX)
+    board = jobboard.Board(path, history_max=Run.HISTORY_MAX, **durability())
     me = os.environ.get("JB_MODEL_PROC", "?")
     for line in sys.stdin:
         op = json.loads(line)
@@ -454,8 +462,8 @@ class Run:
             wall, boot = 1_900_000_000 * M.SEC, 1000 * M.SEC
             clock.set(wall, boot)
             path = os.path.join(d, "board")
-            board = jobboard.Board(path, create=True, durability="normal",
-                                   history_max=self.HISTORY_MAX)
+            board = jobboard.Board(path, create=True,
+                                   history_max=self.HISTORY_MAX, **durability())
             m = M.Model(wall, boot, history_max=self.HISTORY_MAX)
             workers = {i: Worker(path, i) for i in range(1, self.procs + 1)}
             gen = {i: 0 for i in workers}
@@ -838,8 +846,12 @@ def main():
     ap.add_argument("--replay", default=None,
                     help="a JSON file of operations (a printed sequence)")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--durability", default="normal",
+                    choices=("full", "normal", "interval", "none"),
+                    help="of every handle")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    os.environ["JB_MODEL_DURABILITY"] = a.durability
     if a.worker:
         worker_main(a.worker)
         return 0
