@@ -12,7 +12,8 @@
  * outside liblmdb 0.9):
  *
  *  - A file "steady" beside data.mdb: a header (whether the protocol is
- *    on, the board's flush period) and two 512-byte slots. A slot records
+ *    on, the board's flush period) and two slots, each in a 4 KiB page of
+ *    its own. A slot records
  *    one flushed state: its txnid, a copy of the first 256 bytes of its
  *    LMDB meta page, the boot id, when it was recorded, a sequence number
  *    and a checksum. A new record goes to the slot the older one is in,
@@ -70,9 +71,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STEADY_SIZE 4096
+/* The header in the first 4 KiB page (the part every process maps), each
+ * slot in a page of its own: a page the disk tears (4 KiB sectors, flash)
+ * takes at most one slot with it. */
+#define STEADY_PAGE 4096
+#define STEADY_SIZE (3 * STEADY_PAGE)
 #define SLOT_SIZE 512
-#define SLOT_OFF(i) ((off_t)SLOT_SIZE * (1 + (i)))
+#define SLOT_OFF(i) ((off_t)STEADY_PAGE * (1 + (i)))
 #define META_COPY 256
 /* LMDB 0.9's meta page: a 16-byte page header, then MDB_meta, whose magic
  * is its first field and whose txnid is its last (136 bytes). */
@@ -276,13 +281,21 @@ int jb__steady_prepare(const char *path, bool readonly, bool *on) {
     *on = h.on != 0;
   steady_rec r;
   uint8_t boot[16];
-  if (!best_record(fd, &r) || (rc = boot_id(boot)) != JB_OK ||
-      memcmp(r.boot, boot, 16) == 0)
-    goto out; /* no record yet, or no reboot since it */
-  /* A reboot since the newest record: what of data.mdb came after it? */
+  if (!best_record(fd, &r) || (rc = boot_id(boot)) != JB_OK)
+    goto out; /* no record yet */
+  bool rebooted = memcmp(r.boot, boot, 16) != 0;
+  /* What of data.mdb came after the record? Read at every open: a record
+   * newer than the file was made for another data.mdb. */
   char data[4200];
   snprintf(data, sizeof data, "%s/data.mdb", path);
   int dfd = open(data, O_RDONLY | O_CLOEXEC);
+  if (dfd < 0 && errno == ENOENT) {
+    rc = jb__err(JB_ECORRUPT, "board %s: its steady file records commit %llu "
+                 "but there is no data.mdb beside it; to make a new board "
+                 "there, remove %s too", path, (unsigned long long)r.txnid,
+                 file);
+    goto out;
+  }
   if (dfd < 0) {
     rc = errno_err(errno, "cannot read data.mdb", path);
     goto out;
@@ -310,6 +323,7 @@ int jb__steady_prepare(const char *path, bool readonly, bool *on) {
                  (unsigned long long)r.txnid, (unsigned long long)newest, file);
     goto out;
   }
+  if (!rebooted) goto out; /* the page cache holds every commit */
   if (behind && (test_mutate & JB_STEADY_TEST_NO_RESTORE)) behind = false;
   if (behind && readonly) {
     rc = jb__err(JB_EREADONLY, "board %s was not closed cleanly before this "
@@ -400,19 +414,23 @@ int jb__steady_open(jb_store *s, bool interval, int64_t flush_ms) {
   } else if (!S_ISREG(sb.st_mode)) {
     rc = jb__err(JB_ECORRUPT, "board %s: its steady file is not a regular "
                  "file", s->path);
-  } else if (sb.st_size < STEADY_SIZE || pread_all(fd, &h, sizeof h, 0) != 0 ||
-             memcmp(h.magic, HDR_MAGIC, 8) != 0) {
-    /* New (or cut short by a crash while being made): zeros, then the
-     * header. The blocks are reserved so that the map never faults. */
-    int e = posix_fallocate(fd, 0, STEADY_SIZE);
-    if (e == EOPNOTSUPP || e == EINVAL) e = ftruncate(fd, STEADY_SIZE) ? errno : 0;
-    if (e) rc = errno_err(e, "making its steady file", s->path);
-    if (rc == JB_OK) rc = put_header(s, 0, 0);
+  } else {
+    /* New (or cut short by a crash while being made): its blocks
+     * reserved, so that the map never faults, then the header. */
+    bool fresh = pread_all(fd, &h, sizeof h, 0) != 0 ||
+                 memcmp(h.magic, HDR_MAGIC, 8) != 0;
+    int e = 0;
+    if (sb.st_size < STEADY_SIZE) {
+      e = posix_fallocate(fd, 0, STEADY_SIZE);
+      if (e == EOPNOTSUPP || e == EINVAL) e = ftruncate(fd, STEADY_SIZE) ? errno : 0;
+      if (e) rc = errno_err(e, "making its steady file", s->path);
+    }
+    if (rc == JB_OK && fresh) rc = put_header(s, 0, 0);
     if (rc == JB_OK && !existed && (e = fsync_dir(s->path)) != 0)
       rc = errno_err(e, "flushing its directory", s->path);
   }
   if (rc == JB_OK) {
-    void *p = mmap(NULL, STEADY_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, STEADY_PAGE, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
       rc = errno_err(errno, "mapping its steady file", s->path);
     else
@@ -478,6 +496,12 @@ static void advance(jb_store *s, uint64_t recorded) {
  * less than a period ago stand. Under mu. */
 static int flush_record(jb_store *s, uint64_t need, bool periodic) {
   struct jb_steady *st = s->steady;
+  /* After a failed flush the kernel may report the next one clean
+   * although the data never reached the disk: nothing more is recorded. */
+  if (atomic_load(&s->failed))
+    return jb__err(JB_EIO, "board %s: an earlier flush or commit of this "
+                   "process failed: nothing more is recorded as flushed; "
+                   "reopen the board", s->path);
   flock_on(st->fd, LOCK_EX);
   steady_rec r;
   bool have = best_record(st->fd, &r);
@@ -485,7 +509,22 @@ static int flush_record(jb_store *s, uint64_t need, bool periodic) {
   int rc = boot_id(boot);
   if (rc != JB_OK) goto out;
   bool same_boot = have && memcmp(r.boot, boot, 16) == 0;
+  if (have && r.txnid > newest_txnid(s)) {
+    rc = jb__err(JB_ECORRUPT, "board %s: its steady file records commit %llu, "
+                 "newer than the board's newest (%llu): data.mdb was "
+                 "replaced under it; close every process of the board and "
+                 "open it again", s->path, (unsigned long long)r.txnid,
+                 (unsigned long long)newest_txnid(s));
+    goto out;
+  }
   if (have && need && r.txnid >= need) { /* another flush holds it */
+    /* Its writer may have died between writing the slot and flushing it:
+     * made durable here before anything relies on it. */
+    if (fdatasync(st->fd) != 0) {
+      rc = jb__err(JB_EIO, "board %s: flushing its steady file failed (%s)",
+                   s->path, strerror(errno));
+      goto out;
+    }
     advance(s, r.txnid);
     goto out;
   }
@@ -582,13 +621,18 @@ int jb__steady_join(jb_store *s) {
   int rc = mrc ? jb__store_error(mrc, "board: turning LMDB's own flushes off")
                : flush_record(s, 0, false);
   if (rc == JB_OK) {
-    st->joined = true;
-    if (pthread_create(&st->thread, NULL, flusher, s) == 0)
+    if (pthread_create(&st->thread, NULL, flusher, s) == 0) {
       st->thread_on = true;
-    else
+      st->joined = true;
+    } else {
+      /* Without a flusher nothing would be flushed, and the pin would
+       * never move: this process writes no more to the board. */
+      jb__store_mark_failed(s, EAGAIN);
       rc = jb__err(JB_ENOMEM, "board %s: cannot start its flusher thread",
                    s->path);
+    }
   }
+  if (rc == JB_EIO) jb__store_mark_failed(s, EIO);
   pthread_mutex_unlock(&st->mu);
   return rc;
 }
@@ -655,13 +699,29 @@ static void *flusher(void *arg) {
       pthread_mutex_lock(&st->tmu);
       if (rc != JB_OK) {
         /* What the disk holds of the commits since the last record is
-         * unknown: no more writes here (env.c, "After a failed commit"). */
+         * unknown: no more writes here (env.c, "After a failed commit"),
+         * and no pin that would make other processes' files grow. */
         jb__store_mark_failed(s, EIO);
+        pthread_mutex_lock(&st->mu);
+        end_snapshot(s, &st->pin);
+        end_snapshot(s, &st->cand);
+        pthread_mutex_unlock(&st->mu);
         break;
       }
       continue;
     }
-    if (have) advance(s, r.txnid);
+    if (have) {
+      /* The record moves the pin only once it is on the disk (its writer
+       * may have died before flushing it); slots of dead processes are
+       * cleared meanwhile: this process's own pin, at or below every
+       * record it could be brought back to, protects them. */
+      flock_on(st->fd, LOCK_EX);
+      bool durable = best_record(st->fd, &r) && fdatasync(st->fd) == 0;
+      if (durable) advance(s, r.txnid);
+      flock_on(st->fd, LOCK_UN);
+      int dead = 0;
+      if (durable && st->pin) mdb_reader_check(s->env, &dead);
+    }
     pthread_mutex_unlock(&st->mu);
     pthread_mutex_lock(&st->tmu);
     if (st->stop) break;
@@ -710,9 +770,13 @@ int jb__steady_set_period(jb_store *s, int64_t ms) {
     return jb__err(JB_EINVAL, "flush interval %lld ms is out of range (0 for "
                    "the default of %d ms, up to one day)", (long long)ms,
                    JB_FLUSH_INTERVAL_DEFAULT_MS);
+  /* Under mu: a flock is per open file, so this process's recorder and
+   * this would share (and drop) one lock. */
+  pthread_mutex_lock(&st->mu);
   flock_on(st->fd, LOCK_EX);
   int rc = put_header(s, hdr(st)->on, (uint32_t)ms);
   flock_on(st->fd, LOCK_UN);
+  pthread_mutex_unlock(&st->mu);
   pthread_mutex_lock(&st->tmu);
   pthread_cond_signal(&st->tcv);
   pthread_mutex_unlock(&st->tmu);
@@ -736,7 +800,7 @@ void jb__steady_close(jb_store *s) {
   }
   end_snapshot(s, &st->pin);
   end_snapshot(s, &st->cand);
-  if (st->map) munmap((void *)st->map, STEADY_SIZE);
+  if (st->map) munmap((void *)st->map, STEADY_PAGE);
   close(st->fd);
   pthread_mutex_destroy(&st->mu);
   pthread_mutex_destroy(&st->tmu);
@@ -747,10 +811,17 @@ void jb__steady_close(jb_store *s) {
 
 /* ------------------------------------------------------- the board API */
 
+/* A handle from before fork() used in the child (as run_ex refuses). */
+static int forked(jb_store *s) {
+  return jb__err(JB_EINVAL, "board %s: this handle was opened before fork(); "
+                 "open the board again in the child process", s->path);
+}
+
 int jb__store_sync(jb_store *s) {
-  if (s->steady == NULL && atomic_load(&s->failed))
-    return jb__err(JB_EIO, "board %s: an earlier commit of this process "
-                   "failed: reopen the board", s->path);
+  if (s->fork_gen != jb__fork_generation()) return forked(s);
+  if (atomic_load(&s->failed))
+    return jb__err(JB_EIO, "board %s: an earlier commit or flush of this "
+                   "process failed: reopen the board", s->path);
   int rc = jb__steady_sync(s);
   if (rc != JB_OK) {
     char msg[1024];
@@ -762,10 +833,12 @@ int jb__store_sync(jb_store *s) {
 }
 
 int jb__store_set_flush_interval(jb_store *s, int64_t ms) {
+  if (s->fork_gen != jb__fork_generation()) return forked(s);
   return jb__steady_set_period(s, ms);
 }
 
 void jb__store_flush_info(jb_store *s, jb_flush_info *out) {
+  if (s->fork_gen != jb__fork_generation()) return; /* zeros */
   jb_steady_info i;
   jb__steady_info(s, &i);
   out->on = i.on;

@@ -92,7 +92,11 @@ struct jb_store {
   int readonly;
   jb_durability durability;
   /* Durability interval (steady.c): the steady file, the pins, the
-   * flusher. NULL for a read-only store. */
+   * flusher. NULL for a read-only store. The pins are read transactions
+   * that live across other transactions without the resize lock: they
+   * never read a page (only their reader slot in lock.mdb matters, which
+   * a map resize leaves alone), so growing the map under them is safe;
+   * beginning and ending them takes the lock. */
   struct jb_steady *steady;
   /* A commit of this process failed in a way that leaves unknown what
    * the system kept of its writes (env.c, "After a failed commit"): every

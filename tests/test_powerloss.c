@@ -902,7 +902,7 @@ static uint64_t *meta_txnids(const iol_event *ev, size_t n, const image *base) {
 
 static bool is_record_write(const iol_event *e, uint64_t *txnid) {
   if (e->kind != IOL_WRITE || e->file != IOL_STEADY) return false;
-  if ((e->off != 512 && e->off != 1024) || e->len < 32) return false;
+  if ((e->off != 4096 && e->off != 8192) || e->len < 32) return false;
   if (memcmp(e->data, "JBRECORD", 8) != 0) return false;
   memcpy(txnid, e->data + 16, 8); /* after its magic and sequence */
   return true;
@@ -1141,7 +1141,7 @@ static unsigned run_interval(unsigned mutate) {
   }
   /* The newest record of the starting file. */
   uint64_t base_rec = 0;
-  for (uint64_t off = 512; off <= 1024; off += 512) {
+  for (uint64_t off = 4096; off <= 8192; off += 4096) {
     iol_event slot = {.kind = IOL_WRITE, .file = IOL_STEADY, .off = off,
                       .len = 512, .data = base[1].buf + off};
     uint64_t t;

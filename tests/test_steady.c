@@ -435,6 +435,88 @@ static void test_kill_during_flush_and_record(void **state) {
   free(top);
 }
 
+/* A data.mdb put back from an older copy under a newer steady file, or
+ * gone from beside it, is refused naming the file to remove: the record
+ * is not the copy's, and neither trusting it nor writing its meta page into
+ * the copy would be right. */
+static void test_replaced_data_file_refused(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp(), *old = jbt_path(dir, "old.mdb"),
+       *data = jbt_path(dir, "data.mdb");
+  jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 0);
+  post_n(b, 1);
+  jb_board_close(b);
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", data, old);
+  assert_int_equal(system(cmd), 0);
+  b = open_mode(dir, JB_DURABILITY_INTERVAL, 0);
+  post_n(b, 3);
+  jb_board_close(b);
+  assert_int_equal(rename(old, data), 0);
+  jb_board *c = NULL;
+  assert_int_equal(jb_board_open(&c, dir, NULL), JB_ECORRUPT);
+  jbt_assert_contains(jb_errmsg(), "data.mdb was replaced");
+  jbt_assert_contains(jb_errmsg(), "steady");
+  assert_int_equal(unlink(data), 0);
+  jb_board_options o = JB_BOARD_OPTIONS_INIT;
+  o.flags = JB_OPEN_CREATE;
+  assert_int_equal(jb_board_open(&c, dir, &o), JB_ECORRUPT);
+  jbt_assert_contains(jb_errmsg(), "no data.mdb beside it");
+  jbt_rmtree(dir);
+  free(dir);
+  free(old);
+  free(data);
+}
+
+/* A failed flush stops the process's writes and records: a second sync
+ * does not report a flush the kernel may have dropped as done. */
+static void test_failed_flush_stops_records(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 3600 * 1000);
+  post_n(b, 2);
+  iol_follow(dir);
+  jb_board_close(b); /* descriptors opened from here on are followed */
+  b = open_mode(dir, JB_DURABILITY_INTERVAL, 3600 * 1000);
+  post_n(b, 1);
+  iol_fault_flush(1, EIO, 1);
+  assert_int_equal(jb_board_sync(b), JB_EIO);
+  iol_fault_clear();
+  assert_int_equal(jb_board_sync(b), JB_EIO);
+  jbt_assert_contains(jb_errmsg(), "reopen the board");
+  char u[JB_UUID_STRLEN];
+  jb_post p = JB_POST_INIT;
+  p.name = "after";
+  assert_int_equal(jb_job_post(u, b, &p), JB_EIO);
+  jb_board_close(b);
+  iol_follow(NULL);
+  b = open_mode(dir, JB_DURABILITY_INTERVAL, 0); /* reopened: works */
+  post_n(b, 1);
+  assert_int_equal(jb_board_sync(b), JB_OK);
+  assert_int_equal(count(b), 4);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
+static int sync_in_child(void *arg) {
+  jb_board *b = arg;
+  int rc = jb_board_sync(b);
+  return rc == JB_EINVAL && strstr(jb_errmsg(), "before fork()") ? 0 : 1;
+}
+
+/* A handle from before fork() is refused in the child, as every call. */
+static void test_sync_refused_after_fork(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 0);
+  jbt_wait_ok(jbt_fork(sync_in_child, b, 30), 30000);
+  assert_int_equal(jb_board_sync(b), JB_OK);
+  jb_board_close(b);
+  jbt_rmtree(dir);
+  free(dir);
+}
+
 /* The board's own interval, and the process's over it; bad values. */
 static void test_interval_settings(void **state) {
   (void)state;
@@ -498,6 +580,9 @@ int main(void) {
       cmocka_unit_test(test_readonly_after_reboot),
       cmocka_unit_test(test_interval_settings),
       cmocka_unit_test(test_plain_board_untouched),
+      cmocka_unit_test(test_replaced_data_file_refused),
+      cmocka_unit_test(test_failed_flush_stops_records),
+      cmocka_unit_test(test_sync_refused_after_fork),
       cmocka_unit_test(test_kill_during_restore),
       cmocka_unit_test(test_kill_during_flush_and_record),
   };

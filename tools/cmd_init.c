@@ -55,11 +55,11 @@ const cli_command cli_cmd_init = {
     "  JOBBOARD_DIR=/srv/board jobboard init --map-size 1G\n",
     CLI_O_MAPSIZE, 0, 1, "DIR"};
 
-/* Names a board directory may hold: LMDB's two files and the wake-up
- * signal file. */
+/* Names a board directory may hold: LMDB's two files, the wake-up
+ * signal file and the record of the last flushed state. */
 static int board_file(const char *name) {
   return strcmp(name, "data.mdb") == 0 || strcmp(name, "lock.mdb") == 0 ||
-         strcmp(name, "signal") == 0;
+         strcmp(name, "signal") == 0 || strcmp(name, "steady") == 0;
 }
 
 /* When `dir` exists and holds no data.mdb, the first name in it that is
