@@ -18,10 +18,27 @@
 
 /* ------------------------------------------------------------- counters */
 
+/* The counters' record: in LMDB's main tree (txn.h says why), else, on a
+ * board whose counters have not moved yet, in meta. *in_meta says where it
+ * was found. */
+static int counters_find(jb_store *s, MDB_txn *txn, MDB_val *v, bool *in_meta) {
+  MDB_dbi main;
+  int rc = mdb_dbi_open(txn, NULL, 0, &main);
+  if (rc) return rc;
+  MDB_val k = {sizeof JB_MAIN_COUNTERS - 1, (void *)JB_MAIN_COUNTERS};
+  *in_meta = false;
+  rc = mdb_get(txn, main, &k, v);
+  if (rc != MDB_NOTFOUND) return rc;
+  *in_meta = true;
+  k = (MDB_val){sizeof JB_META_COUNTERS - 1, (void *)JB_META_COUNTERS};
+  return mdb_get(txn, s->meta, &k, v);
+}
+
 int jb__counters_get(jb_store *s, MDB_txn *txn, uint64_t out[JB_CTR_N]) {
   memset(out, 0, JB_CTR_N * sizeof *out);
-  MDB_val k = {sizeof JB_META_COUNTERS - 1, (void *)JB_META_COUNTERS}, v;
-  int rc = mdb_get(txn, s->meta, &k, &v);
+  MDB_val v;
+  bool in_meta;
+  int rc = counters_find(s, txn, &v, &in_meta);
   if (rc == MDB_NOTFOUND) return 0;
   if (rc) return rc;
   size_t n = v.mv_size / sizeof(uint64_t);
@@ -34,12 +51,27 @@ int jb__counters_add(jb_store *s, MDB_txn *txn, const uint32_t *add) {
   for (int i = 0; i < JB_CTR_N && !any; i++) any = add[i] != 0;
   if (!any) return 0;
   uint64_t c[JB_CTR_N];
-  int rc = jb__counters_get(s, txn, c);
-  if (rc) return rc;
+  memset(c, 0, sizeof c);
+  MDB_val v;
+  bool in_meta = false;
+  int rc = counters_find(s, txn, &v, &in_meta);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  if (rc == 0) {
+    size_t n = v.mv_size / sizeof(uint64_t);
+    memcpy(c, v.mv_data, (n > JB_CTR_N ? JB_CTR_N : n) * sizeof *c);
+  }
   for (int i = 0; i < JB_CTR_N; i++) c[i] += add[i];
-  MDB_val k = {sizeof JB_META_COUNTERS - 1, (void *)JB_META_COUNTERS};
-  MDB_val v = {sizeof c, c};
-  return mdb_put(txn, s->meta, &k, &v, 0);
+  MDB_dbi main;
+  if ((rc = mdb_dbi_open(txn, NULL, 0, &main))) return rc;
+  MDB_val k = {sizeof JB_MAIN_COUNTERS - 1, (void *)JB_MAIN_COUNTERS};
+  v = (MDB_val){sizeof c, c};
+  if ((rc = mdb_put(txn, main, &k, &v, 0))) return rc;
+  if (in_meta) { /* moved: the first count of a board that kept them there */
+    k = (MDB_val){sizeof JB_META_COUNTERS - 1, (void *)JB_META_COUNTERS};
+    rc = mdb_del(txn, s->meta, &k, NULL);
+    if (rc == MDB_NOTFOUND) rc = 0;
+  }
+  return rc;
 }
 
 /* ------------------------------------------------------- names (a hash) */

@@ -352,9 +352,15 @@ typedef int (*jb_claim_visit)(const uint8_t *jobkey, const jb_claimrec *rec,
 int jb__claims_walk(jb_store *s, MDB_txn *txn, jb_claim_visit visit,
                     void *arg);
 
-/* The board's monotonic counters (store/stats.c): one meta value,
- * JB_META_COUNTERS, an array of JB_CTR_N u64 (host order), added to in
- * the write transaction of the change they count. Slot JB_CTR_EV + t
+/* The board's monotonic counters (store/stats.c): one value, an array of
+ * JB_CTR_N u64 (host order), added to in the write transaction of the
+ * change they count. It is a plain record of LMDB's main tree
+ * (JB_MAIN_COUNTERS), beside the records that name the tables: every
+ * commit rewrites that tree's page anyway (each changed table's root is
+ * recorded there), so the counters cost no page of their own, where a
+ * value in `meta` cost one more page per commit. Boards that kept it in
+ * meta (JB_META_COUNTERS) are read there until their first count moves
+ * it. Slot JB_CTR_EV + t
  * counts the change-log events of type t (JB_EV_*) ever appended (a log
  * writer adds its events once, at jb__log_close), slot JB_CTR_END + e the
  * history records ever written with ending e (jb_end; jb__history_put).
@@ -362,6 +368,7 @@ int jb__claims_walk(jb_store *s, MDB_txn *txn, jb_claim_visit visit,
  * counters) reads zeros, and a shorter value reads zeros past its end, so
  * no schema change: a release without counters leaves them behind. */
 #define JB_META_COUNTERS "counters"
+#define JB_MAIN_COUNTERS "jobboard.counters" /* never a table's name */
 #define JB_CTR_EV 0
 #define JB_CTR_END 16
 #define JB_CTR_N 24

@@ -6,6 +6,10 @@
  */
 #include "helpers.h"
 
+#include <lmdb.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +178,72 @@ static void stats_count_the_change_log_events_by_type(void **state) {
   jb_stats_clear(&st);
 }
 
+/* Move the counters' record between LMDB's main tree and `meta` (raw
+ * LMDB, the board closed): to meta as a board of the layout before; back
+ * only to look. Returns 0, or LMDB's code. *where: 1 in main, 2 in meta,
+ * 3 both, 0 neither. */
+static int counters_where(const char *dir, bool to_meta, int *where) {
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi main, meta;
+  int rc = mdb_env_create(&env);
+  if (rc) return rc;
+  mdb_env_set_maxdbs(env, 32);
+  if ((rc = mdb_env_open(env, dir, 0, 0660)) ||
+      (rc = mdb_txn_begin(env, NULL, 0, &txn))) {
+    mdb_env_close(env);
+    return rc;
+  }
+  MDB_val km = {17, "jobboard.counters"}, kt = {8, "counters"}, v;
+  if ((rc = mdb_dbi_open(txn, NULL, 0, &main)) == 0 &&
+      (rc = mdb_dbi_open(txn, "meta", 0, &meta)) == 0) {
+    *where = (mdb_get(txn, main, &km, &v) == 0 ? 1 : 0) |
+             (mdb_get(txn, meta, &kt, &v) == 0 ? 2 : 0);
+    if (to_meta && *where == 1 && (rc = mdb_get(txn, main, &km, &v)) == 0) {
+      uint8_t copy[512];
+      memcpy(copy, v.mv_data, v.mv_size < sizeof copy ? v.mv_size : sizeof copy);
+      MDB_val c = {v.mv_size, copy};
+      if ((rc = mdb_put(txn, meta, &kt, &c, 0)) == 0)
+        rc = mdb_del(txn, main, &km, NULL);
+    }
+  }
+  if (rc == 0) rc = mdb_txn_commit(txn);
+  else mdb_txn_abort(txn);
+  mdb_env_close(env);
+  return rc;
+}
+
+/* The counters are a record of the main tree (no page of their own per
+ * commit); a board that kept them in meta is read there and moved, whole,
+ * by its next count. */
+static void stats_counters_move_out_of_meta(void **state) {
+  (void)state;
+  char *dir = jbt_mkdtemp();
+  jb_board *b = jbt_open(dir, JB_DURABILITY_NONE, 0);
+  jbt_post(NULL, b, "a", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, b, "b", JB_PRIORITY_NORMAL);
+  jb_board_close(b);
+  int where = -1;
+  assert_int_equal(counters_where(dir, true, &where), 0);
+  assert_int_equal(where, 1); /* in main, now moved to meta */
+  assert_int_equal(counters_where(dir, false, &where), 0);
+  assert_int_equal(where, 2);
+  b = jbt_open(dir, JB_DURABILITY_NONE, 0);
+  jb_stats st = read_stats(b, 0);
+  assert_int_equal(st.events_total[JB_EVENT_POSTED], 2); /* read in meta */
+  jb_stats_clear(&st);
+  jbt_post(NULL, b, "c", JB_PRIORITY_NORMAL);
+  st = read_stats(b, 0);
+  assert_int_equal(st.events_total[JB_EVENT_POSTED], 3);
+  jb_stats_clear(&st);
+  jbt_assert_check_ok(b);
+  jb_board_close(b);
+  assert_int_equal(counters_where(dir, false, &where), 0);
+  assert_int_equal(where, 1); /* moved by the count, none left in meta */
+  jbt_rmtree(dir);
+  free(dir);
+}
+
 /* In byte order, each with its jobs unclaimed, claimed and delayed. */
 static void stats_by_name_count_each_names_jobs_by_state(void **state) {
   jbt_fixture *f = *state;
@@ -290,6 +360,7 @@ int main(void) {
       T(stats_count_ends_by_kind_in_all_and_recently),
       T(stats_count_the_history_and_the_dead_letters),
       T(stats_count_no_claims_once_they_end),
+      cmocka_unit_test(stats_counters_move_out_of_meta),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
