@@ -145,6 +145,21 @@ run "$JOBBOARD" --board "$BI" count
 expect_out 1 "count after the refusals"
 run "$JOBBOARD" --board "$BI" --durability sometimes count
 expect_error 2 "expected full, normal, interval or none"
+run "$JOBBOARD" --board "$BI" flush --interval 250ms --json
+expect_ok "flush --interval 250ms"
+printf '%s\n' "$out" | grep -q '"interval":true,"flush_interval_ms":250,' ||
+  fail "flush --json: $out"
+run "$JOBBOARD" --board "$BI" flush --interval 3x
+expect_error 2 "--interval: '3x' is not a flush interval"
+run "$JOBBOARD" --board "$BI" flush --json
+printf '%s\n' "$out" | grep -q '"flush_interval_ms":250,' ||
+  fail "the board's interval after a refused --interval: $out"
+run "$JOBBOARD" --board "$ROOT/plain-flush" post x
+run "$JOBBOARD" --board "$ROOT/plain-flush" flush
+expect_ok "flush of a board that does not use interval"
+printf '%s\n' "$out" |
+  grep -Eqx 'flushed: newest commit [0-9]+ \(the board does not use durability interval\)' ||
+  fail "flush of a plain board printed '$out'"
 end
 
 begin "claim-next takes VERY_HIGH before NORMAL before LOW, FIFO within one"

@@ -79,7 +79,7 @@ end
 
 begin "option values"
 comp "$J" post --durability ""
-[[ $got == " full none normal " ]] || fail "--durability:$got"
+[[ $got == " full interval none normal " ]] || fail "--durability:$got"
 comp "$J" --durability n
 [[ $got == " none normal " ]] || fail "--durability n:$got"
 comp "$J" post --durability=n

@@ -163,6 +163,7 @@ enum {
   OPT_MAP_SIZE,
   OPT_BY_NAME,
   OPT_LISTEN,
+  OPT_INTERVAL,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -229,6 +230,7 @@ static const struct {
     {{"map-size", required_argument, NULL, OPT_MAP_SIZE}, CLI_O_MAPSIZE},
     {{"by-name", no_argument, NULL, OPT_BY_NAME}, CLI_O_BY_NAME},
     {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
+    {{"interval", required_argument, NULL, OPT_INTERVAL}, CLI_O_FLUSH},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -509,6 +511,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_VERIFY: o->verify = 1; break;
     case OPT_BY_NAME: o->by_name = 1; break;
     case OPT_LISTEN: o->listen = optarg; break;
+    case OPT_INTERVAL: o->flush_interval = optarg; break;
     case OPT_OUTCOME: {
       int rc = parse_outcomes(&o->outcomes, cmd, optarg);
       if (rc) return rc;
@@ -791,20 +794,25 @@ static int open_board(jb_board **out, const char *dir, jb_board_options *bo,
   return rc;
 }
 
-int cli_flush_interval(int64_t *ms) {
-  *ms = 0;
-  const char *v = getenv("JOBBOARD_FLUSH_INTERVAL");
-  if (v == NULL || *v == '\0') return 0;
+int cli_parse_interval(int64_t *ms, const char *v) {
   char *end = NULL;
   errno = 0;
   long long n = strtoll(v, &end, 10);
   if (end != v && strcmp(end, "s") == 0 && n <= 86400) n *= 1000, end += 1;
   else if (end != v && strcmp(end, "ms") == 0) end += 2;
-  if (errno || end == v || *end || n < 1 || n > 86400000)
+  if (errno || end == v || *end || n < 0 || n > 86400000) return -1;
+  *ms = n;
+  return 0;
+}
+
+int cli_flush_interval(int64_t *ms) {
+  *ms = 0;
+  const char *v = getenv("JOBBOARD_FLUSH_INTERVAL");
+  if (v == NULL || *v == '\0') return 0;
+  if (cli_parse_interval(ms, v) != 0 || *ms == 0)
     return cli_usage_error("JOBBOARD_FLUSH_INTERVAL: '%s' is not a flush "
                            "interval (milliseconds from 1 to 86400000, or "
                            "with a unit: 250ms, 2s)", v);
-  *ms = n;
   return 0;
 }
 

@@ -45,6 +45,7 @@ enum {
   CLI_O_MAPSIZE = 1u << 22,  /* --map-size SIZE (init) */
   CLI_O_BY_NAME = 1u << 23,  /* --by-name (stats) */
   CLI_O_LISTEN = 1u << 24,   /* --listen ADDR:PORT (metrics) */
+  CLI_O_FLUSH = 1u << 25,    /* --interval MS (flush) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -131,6 +132,7 @@ typedef struct {
   size_t map_size;    /* --map-size, in bytes; 0 when not given */
   int by_name;        /* --by-name */
   const char *listen; /* --listen ADDR:PORT, NULL when not given */
+  const char *flush_interval; /* --interval MS (flush), NULL when not given */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -155,6 +157,9 @@ int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...)
 /* JOBBOARD_FLUSH_INTERVAL (durability interval's period for this
  * process): *ms, 0 when unset; 0, or CLI_EXIT_USAGE after saying why. */
 int cli_flush_interval(int64_t *ms);
+/* A flush interval as the CLI takes it: milliseconds, or with a unit
+ * (250ms, 2s), 0 to 86400000. 0, or -1 when it is none. */
+int cli_parse_interval(int64_t *ms, const char *v);
 
 /*
  * Open the board named by the options (JB_OPEN_CREATE in `flags` for the
@@ -295,6 +300,7 @@ int cmd_dead(int argc, char **argv);   /* cmd_life.c */
 int cmd_policy(int argc, char **argv); /* cmd_life.c */
 int cmd_schedule(int argc, char **argv); /* cmd_schedule.c */
 int cmd_init(int argc, char **argv);     /* cmd_init.c */
+int cmd_flush(int argc, char **argv);    /* cmd_flush.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
@@ -303,7 +309,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
-    cli_cmd_stats, cli_cmd_metrics;
+    cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -19,6 +19,7 @@ jobboard_SOURCES = \
 	tools/cmd_query.c tools/cmd_wait.c \
 	tools/cmd_watch.c \
 	tools/cmd_check.c \
+	tools/cmd_flush.c \
 	tools/cmd_salvage.c \
 	tools/cmd_entities.c \
 	tools/cmd_work.c \

@@ -36,6 +36,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_wait, "wait", NULL, cmd_wait},
     {&cli_cmd_watch, "watch", NULL, cmd_watch},
     {&cli_cmd_check, "check", NULL, cmd_check},
+    {&cli_cmd_flush, "flush", NULL, cmd_flush},
     {&cli_cmd_salvage, "salvage", NULL, cmd_salvage},
     {&cli_cmd_entities, "entities", NULL, cmd_entities},
     {&cli_cmd_history, "history", NULL, cmd_history},
