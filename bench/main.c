@@ -179,11 +179,13 @@ static const char bench_help[] =
     "SQLite's cycles/s and scaling and the ratio jobboard/SQLite.\n"
     "\n"
     "Multiple processes (--procs LIST, default 4,16): for each count N, N\n"
-    "processes race the same cycle on one board in mode none (each opens\n"
-    "the board itself after fork and warms up; all start together), then as\n"
-    "many race each raw loop on one environment, and with --peers SQLite's\n"
-    "cycle on one database (synchronous=OFF, a connection per process).\n"
-    "--jobs cycles in all. The figure is all their cycles over the wall time\n"
+    "processes race the same cycle on one board in mode none, or the mode\n"
+    "--procs-mode names (each opens the board itself after fork and warms\n"
+    "up; all start together), then as many race each raw loop on one\n"
+    "environment with the mode's flags, and with --peers SQLite's cycle on\n"
+    "one database (synchronous OFF for none, else as for the mode; a\n"
+    "connection per process). --jobs cycles in all (--sync-jobs in full and\n"
+    "normal). The figure is all their cycles over the wall time\n"
     "from the common start to the last one's end; us/cycle is that wall\n"
     "time over all cycles.\n"
     "\n"
@@ -312,6 +314,15 @@ static const char bench_help[] =
     "                  is the same\n"
     "  --procs LIST    comma-separated counts of racing processes, each 1 to\n"
     "                  64, at most 8 counts (default 4,16; 0 skips the race)\n"
+    "  --procs-mode MODE\n"
+    "                  the durability of the racing processes: full, normal,\n"
+    "                  interval or none (default none); in full and normal\n"
+    "                  --sync-jobs cycles in all, else --jobs\n"
+    "  --procs-steady  make the race's board in interval first, so that its\n"
+    "                  flushed-state records are on and every racer takes\n"
+    "                  part whatever its mode (full and normal racers then\n"
+    "                  share flushes: docs/DESIGN-NOTES.md, \"Durability\n"
+    "                  interval\")\n"
     "  --threads LIST  comma-separated counts of threads sharing one handle,\n"
     "                  each 1 to 64, at most 8; the first is the base of\n"
     "                  \"scaling\" (default 1,8; 0 skips the part)\n"
@@ -454,6 +465,8 @@ typedef struct {
   bool redis_only_given;  /* one of the three above */
   unsigned procs[BENCH_MAX_LIST]; /* --procs LIST (none: the race skipped) */
   size_t nprocs;
+  jb_durability procs_mode; /* --procs-mode (default none) */
+  bool procs_steady;        /* --procs-steady */
   bool peers;             /* --peers: SQLite beside each figure */
   unsigned threads[BENCH_MAX_LIST]; /* --threads LIST (none: skipped) */
   size_t nthreads;
@@ -567,7 +580,8 @@ static int parse_counts(unsigned out[BENCH_MAX_LIST], size_t *n,
   return rc;
 }
 
-enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
+enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_PROCS_MODE,
+       OPT_PROCS_STEADY, OPT_ROUNDS,
        OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES, OPT_REDIS,
        OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES, OPT_PEERS,
        OPT_FLUSH_INTERVAL,
@@ -581,6 +595,8 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"modes", required_argument, NULL, OPT_MODES},
       {"durability", required_argument, NULL, OPT_MODES},
       {"procs", required_argument, NULL, OPT_PROCS},
+      {"procs-mode", required_argument, NULL, OPT_PROCS_MODE},
+      {"procs-steady", no_argument, NULL, OPT_PROCS_STEADY},
       {"rounds", required_argument, NULL, OPT_ROUNDS},
       {"board", required_argument, NULL, OPT_BOARD},
       {"keep", no_argument, NULL, OPT_KEEP},
@@ -612,6 +628,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                     .sync_cycles = DEFAULT_SYNC_CYCLES,
                     .procs = DEFAULT_PROCS,
                     .nprocs = DEFAULT_NPROCS,
+                    .procs_mode = JB_DURABILITY_NONE,
                     .threads = DEFAULT_THREADS,
                     .nthreads = DEFAULT_NTHREADS,
                     .batch = DEFAULT_BATCH,
@@ -643,6 +660,13 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                              MAX_PROCS)))
         return rc;
       break;
+    case OPT_PROCS_MODE: {
+      if (jb_durability_parse(&o->procs_mode, optarg) != JB_OK)
+        return bench_usage_error("--procs-mode: '%s' is not a mode (full, "
+                                 "normal, interval or none)", optarg);
+      break;
+    }
+    case OPT_PROCS_STEADY: o->procs_steady = true; break;
     case OPT_FLUSH_INTERVAL: {
       char *end = NULL;
       errno = 0;
@@ -1097,12 +1121,14 @@ static void write_all(int fd, const void *buf, size_t len) {
  * stderr and exit status 1.
  */
 static void mp_child(bench_side side, const char *dir, const bench_ctx *x,
-                     unsigned idx, size_t n, int ready_fd, int go_fd) {
+                     jb_durability d, unsigned idx, size_t n, int ready_fd,
+                     int go_fd) {
   bench_target t;
   char err[600];
-  int rc = target_open(&t, side, dir, JB_DURABILITY_NONE, x, idx + 1, err,
-                       sizeof err);
-  if (rc == 0) rc = target_cycles(&t, WARMUP_JOBS / 4, err, sizeof err);
+  int rc = target_open(&t, side, dir, d, x, idx + 1, err, sizeof err);
+  if (rc == 0)
+    rc = target_cycles(&t, bench_fast(d) ? WARMUP_JOBS / 4 : WARMUP_SYNC_JOBS,
+                       err, sizeof err);
   if (rc == 0) {
     char one = 'R';
     write_all(ready_fd, &one, 1);
@@ -1127,7 +1153,8 @@ static void mp_child(bench_side side, const char *dir, const bench_ctx *x,
 /* One race of `procs` processes over `total` cycles; *secs is the wall
  * time from the common start to the last exit. */
 static int mp_round(double *secs, bench_side side, const char *dir,
-                    const bench_ctx *x, unsigned procs, size_t total) {
+                    const bench_ctx *x, jb_durability d, unsigned procs,
+                    size_t total) {
   int ready[2], go[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return bench_fail("pipe", strerror(errno));
   if (pipe2(go, O_CLOEXEC) != 0) {
@@ -1151,7 +1178,7 @@ static int mp_round(double *secs, bench_side side, const char *dir,
     if (pid == 0) {
       close(ready[0]);
       close(go[1]);
-      mp_child(side, dir, x, i, n, ready[1], go[0]);
+      mp_child(side, dir, x, d, i, n, ready[1], go[0]);
     }
     pids[started++] = pid;
   }
@@ -1191,31 +1218,37 @@ static int mp_round(double *secs, bench_side side, const char *dir,
  * turns, medians. */
 static int bench_multi(bench_fig fig[NSIDES], bench_ctx *x,
                        const bench_opts *o, unsigned procs) {
+  jb_durability d = o->procs_mode;
+  size_t total = bench_fast(d) ? o->jobs : o->sync_jobs;
   char dir[NSIDES][4200], name[64], err[600];
   bench_target t;
   int rc, s;
   /* Create each here, so that the children only open it; and close it
-   * before forking: a handle must not cross a fork. */
+   * before forking: a handle must not cross a fork. With --procs-steady
+   * the board is made in interval, which turns its flushed-state records
+   * on for every later writer. */
   for (s = 0; s < x->nsides; s++) {
-    snprintf(name, sizeof name, "%smp-none-%u", side_dir[s], procs);
+    snprintf(name, sizeof name, "%smp-%s-%u", side_dir[s],
+             jb_durability_name(d), procs);
     if ((rc = make_sub(x, name, dir[s], sizeof dir[s]))) return rc;
-    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE, x, 0,
-                    err, sizeof err))
+    jb_durability made = o->procs_steady && s == SIDE_LIB
+                             ? JB_DURABILITY_INTERVAL : d;
+    if (target_open(&t, (bench_side)s, dir[s], made, x, 0, err, sizeof err))
       return bench_fail(side_label[s], err);
     target_close(&t);
   }
   double secs[NSIDES][BENCH_MAX_ROUNDS];
   for (unsigned i = 0; i < o->rounds; i++)
     for (s = 0; s < x->nsides; s++)
-      if ((rc = mp_round(&secs[s][i], (bench_side)s, dir[s], x, procs,
-                         o->jobs)))
+      if ((rc = mp_round(&secs[s][i], (bench_side)s, dir[s], x, d, procs,
+                         total)))
         return rc;
   /* Every race leaves each board empty: whatever a process posted, some
    * process claimed and consumed. Checked, since a figure over lost jobs
    * is no figure. */
   for (s = 0; s < x->nsides; s++) {
-    fig[s] = (bench_fig){o->jobs, bench_median(secs[s], o->rounds)};
-    if (target_open(&t, (bench_side)s, dir[s], JB_DURABILITY_NONE, x, 0,
+    fig[s] = (bench_fig){total, bench_median(secs[s], o->rounds)};
+    if (target_open(&t, (bench_side)s, dir[s], d, x, 0,
                     err, sizeof err))
       return bench_fail(side_label[s], err);
     size_t left = target_left(&t);
@@ -1793,13 +1826,17 @@ static int run(int argc, char **argv) {
     unsigned procs = o.procs[k];
     if ((ret = bench_multi(fig, &x, &o, procs)) == 0) {
       if (o.json) {
-        bench_json_line(json_figs("multi", JB_DURABILITY_NONE, procs, fig,
-                                  x.nsides, o.rounds));
+        json_t *v = json_figs("multi", o.procs_mode, procs, fig, x.nsides,
+                              o.rounds);
+        if (v) json_object_set_new(v, "steady", json_boolean(o.procs_steady));
+        bench_json_line(v);
       } else {
         char title[160];
-        snprintf(title, sizeof title, "none, %u processes racing on one "
-                 "board, %zu cycles in all", procs, o.jobs);
-        print_block(title, fig, x.nsides, JB_DURABILITY_NONE);
+        snprintf(title, sizeof title, "%s, %u process%s racing on one "
+                 "board%s, %zu cycles in all", jb_durability_name(o.procs_mode),
+                 procs, procs == 1 ? "" : "es",
+                 o.procs_steady ? " (steady records on)" : "", fig[0].cycles);
+        print_block(title, fig, x.nsides, o.procs_mode);
       }
       fflush(stdout);
     }

@@ -1925,9 +1925,9 @@ JB_EXTERN int jb_priority_parse(jb_priority *out, const char *name);
 /** "UNCLAIMED", "CLAIMED", "COMPLETE"; NULL for a value outside the enum. */
 JB_EXTERN const char *jb_state_name(jb_state state);
 
-/** "full", "normal", "none"; NULL outside the enum. */
+/** "full", "normal", "interval", "none"; NULL outside the enum. */
 JB_EXTERN const char *jb_durability_name(jb_durability durability);
-/** Parse "full", "normal" or "none" (any case). Errors: JB_EINVAL. */
+/** Parse "full", "normal", "interval" or "none" (any case). Errors: JB_EINVAL. */
 JB_EXTERN int jb_durability_parse(jb_durability *out, const char *name);
 
 /** "trashed", "attempts", "buried"; NULL outside the enum. */

@@ -61,6 +61,7 @@
 #include "txn.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,9 @@ typedef struct {
   uint32_t version;
   uint32_t on;       /* offset 12: 1 once any writer used interval */
   uint32_t flush_ms; /* offset 16: the board's period, 0 = default */
+  uint32_t unused;
+  uint64_t synced_seq; /* offset 24: the newest record known flushed */
+  uint64_t flushed_txnid; /* offset 32: data.mdb known flushed up to it */
 } steady_hdr;
 
 typedef struct {
@@ -157,6 +161,16 @@ static void flock_on(int fd, int op) {
   }
 }
 
+/* The flush lock: one byte past the file's end, an open-file-description
+ * lock (independent of the flock, which guards the slots): one process at
+ * a time flushes data.mdb for a record. */
+static void flush_lock(int fd, short type) {
+  struct flock l = {.l_type = type, .l_whence = SEEK_SET,
+                    .l_start = 3 * 4096, .l_len = 1};
+  while (fcntl(fd, F_OFD_SETLKW, &l) != 0 && errno == EINTR) {
+  }
+}
+
 static int pread_all(int fd, void *buf, size_t n, off_t off) {
   size_t got = 0;
   while (got < n) {
@@ -199,6 +213,26 @@ static bool best_record(int fd, steady_rec *out) {
   if (!ok[pick]) return false;
   *out = r[pick];
   return true;
+}
+
+/* The newest record known to be on the disk, kept in the header (mapped
+ * by every writer) so that a process whose commit a record holds need not
+ * flush the steady file itself to be sure the record is there: set only
+ * after the record's flush returned, with a plain write (the next flush
+ * of the file carries it; lost, it costs one flush more). A power cut
+ * cannot leave it ahead of the slots: it is written after them. */
+static void put_synced(int fd, uint64_t seq) {
+  (void)pwrite_all(fd, &seq, sizeof seq, offsetof(steady_hdr, synced_seq));
+}
+
+/* data.mdb is on the disk up to commit `txnid` (a flush of it returned
+ * after that commit): kept in the header for the processes that wait for
+ * the flush lock meanwhile, which then need not flush again. Only ever
+ * moves forward within a boot; the first open after a reboot sets it to
+ * the recorded state (put_flushed from jb__steady_prepare). */
+static void put_flushed(int fd, uint64_t txnid) {
+  (void)pwrite_all(fd, &txnid, sizeof txnid,
+                   offsetof(steady_hdr, flushed_txnid));
 }
 
 static int write_record(int fd, steady_rec *r) {
@@ -342,6 +376,8 @@ int jb__steady_prepare(const char *path, bool readonly, bool *on) {
   r.wall_us = jb__now_us();
   if ((e = write_record(fd, &r)) != 0)
     rc = errno_err(e, "recording the boot in its steady file", path);
+  else
+    put_synced(fd, r.seq), put_flushed(fd, r.txnid);
 out:
   flock_on(fd, LOCK_UN);
   close(fd);
@@ -365,10 +401,14 @@ static int64_t period_us(const struct jb_steady *st) {
 }
 
 /* Write the header (under the flock). */
-static int put_header(jb_store *s, uint32_t on, uint32_t flush_ms) {
-  steady_hdr h = {{0}, 1, on, flush_ms};
+static int put_header(jb_store *s, uint32_t on, uint32_t flush_ms,
+                      bool fresh) {
+  steady_hdr h = {{0}, 1, on, flush_ms, 0, 0, 0};
   memcpy(h.magic, HDR_MAGIC, 8);
-  int e = pwrite_all(s->steady->fd, &h, sizeof h, 0);
+  /* Past flush_ms, synced_seq is the records' own (put_synced): a header
+   * changed later leaves it as it is. */
+  int e = pwrite_all(s->steady->fd, &h,
+                     fresh ? sizeof h : offsetof(steady_hdr, unused), 0);
   if (e == 0 && fdatasync(s->steady->fd) != 0) e = errno;
   if (e) return errno_err(e, "writing its steady file", s->path);
   return JB_OK;
@@ -425,7 +465,7 @@ int jb__steady_open(jb_store *s, bool interval, int64_t flush_ms) {
       if (e == EOPNOTSUPP || e == EINVAL) e = ftruncate(fd, STEADY_SIZE) ? errno : 0;
       if (e) rc = errno_err(e, "making its steady file", s->path);
     }
-    if (rc == JB_OK && fresh) rc = put_header(s, 0, 0);
+    if (rc == JB_OK && fresh) rc = put_header(s, 0, 0, true);
     if (rc == JB_OK && !existed && (e = fsync_dir(s->path)) != 0)
       rc = errno_err(e, "flushing its directory", s->path);
   }
@@ -437,7 +477,7 @@ int jb__steady_open(jb_store *s, bool interval, int64_t flush_ms) {
       st->map = p;
   }
   if (rc == JB_OK && interval && !hdr_on(st))
-    rc = put_header(s, 1, hdr(st)->flush_ms); /* on from now, for all */
+    rc = put_header(s, 1, hdr(st)->flush_ms, false); /* on from now, for all */
   flock_on(fd, LOCK_UN);
   if (rc == JB_OK && hdr_on(st)) rc = jb__steady_join(s);
   return rc;
@@ -491,9 +531,52 @@ static void advance(jb_store *s, uint64_t recorded) {
   }
 }
 
+/* The record `r` read under the flock is on the disk: the header says its
+ * flush returned, or the file is flushed here (its writer may have died
+ * between writing the slot and flushing it). Under the flock. */
+static int record_durable(jb_store *s, const steady_rec *r) {
+  struct jb_steady *st = s->steady;
+  if (__atomic_load_n(&hdr(st)->synced_seq, __ATOMIC_ACQUIRE) >= r->seq)
+    return JB_OK;
+  if (fdatasync(st->fd) != 0)
+    return jb__err(JB_EIO, "board %s: flushing its steady file failed (%s)",
+                   s->path, strerror(errno));
+  put_synced(st->fd, r->seq);
+  return JB_OK;
+}
+
+/* The record names commit `recorded`, newer than the board's newest: the
+ * steady file belongs to another data.mdb. */
+static int replaced_error(jb_store *s, uint64_t recorded) {
+  return jb__err(JB_ECORRUPT, "board %s: its steady file records commit %llu, "
+                 "newer than the board's newest (%llu): data.mdb was "
+                 "replaced under it; close every process of the board and "
+                 "open it again", s->path, (unsigned long long)recorded,
+                 (unsigned long long)newest_txnid(s));
+}
+
+/* The pin moves to `snap` (commit id), a snapshot at or below the newest
+ * record: the one this process recorded, or one that a record made
+ * meanwhile by another process holds. Under mu. */
+static void pin_to(jb_store *s, MDB_txn *snap, uint64_t id) {
+  struct jb_steady *st = s->steady;
+  end_snapshot(s, &st->pin);
+  end_snapshot(s, &st->cand);
+  st->pin = snap, st->pin_id = id;
+  if (test_mutate & JB_STEADY_TEST_NO_PIN) end_snapshot(s, &st->pin);
+}
+
 /* Make every commit up to `need` (0: up to the newest) part of a recorded
  * steady state. `periodic`: the flusher's call, which lets a record made
- * less than a period ago stand. Under mu. */
+ * less than a period ago stand. Under mu.
+ *
+ * Two locks, so that the flush of data.mdb for one record runs while the
+ * steady file is flushed for the one before: the flush lock (one process
+ * flushes data.mdb at a time; the others wait for it, and those whose
+ * commit that flush held find so in the header and do not flush again)
+ * and the flock (the slots). A recorder takes the flock before it lets
+ * the flush lock go, so a process that finds its commit flushed and then
+ * takes the flock finds the record there. */
 static int flush_record(jb_store *s, uint64_t need, bool periodic) {
   struct jb_steady *st = s->steady;
   /* After a failed flush the kernel may report the next one clean
@@ -502,35 +585,42 @@ static int flush_record(jb_store *s, uint64_t need, bool periodic) {
     return jb__err(JB_EIO, "board %s: an earlier flush or commit of this "
                    "process failed: nothing more is recorded as flushed; "
                    "reopen the board", s->path);
-  flock_on(st->fd, LOCK_EX);
-  steady_rec r;
-  bool have = best_record(st->fd, &r);
   uint8_t boot[16];
   int rc = boot_id(boot);
-  if (rc != JB_OK) goto out;
-  bool same_boot = have && memcmp(r.boot, boot, 16) == 0;
-  if (have && r.txnid > newest_txnid(s)) {
-    rc = jb__err(JB_ECORRUPT, "board %s: its steady file records commit %llu, "
-                 "newer than the board's newest (%llu): data.mdb was "
-                 "replaced under it; close every process of the board and "
-                 "open it again", s->path, (unsigned long long)r.txnid,
-                 (unsigned long long)newest_txnid(s));
-    goto out;
-  }
-  if (have && need && r.txnid >= need) { /* another flush holds it */
-    /* Its writer may have died between writing the slot and flushing it:
-     * made durable here before anything relies on it. */
-    if (fdatasync(st->fd) != 0) {
-      rc = jb__err(JB_EIO, "board %s: flushing its steady file failed (%s)",
-                   s->path, strerror(errno));
-      goto out;
+  if (rc != JB_OK) return rc;
+  steady_rec r;
+  bool have;
+  for (int round = 0;; round++) {
+    /* 1. A record that already holds it? (under the flock) */
+    flock_on(st->fd, LOCK_EX);
+    have = best_record(st->fd, &r);
+    if (have && r.txnid > newest_txnid(s))
+      rc = replaced_error(s, r.txnid);
+    else if (have && need && r.txnid >= need) {
+      rc = record_durable(s, &r); /* another flush holds it */
+      if (rc == JB_OK) advance(s, r.txnid);
+      flock_on(st->fd, LOCK_UN);
+      return rc;
     }
-    advance(s, r.txnid);
-    goto out;
+    flock_on(st->fd, LOCK_UN);
+    if (rc != JB_OK) return rc;
+    bool same_boot = have && memcmp(r.boot, boot, 16) == 0;
+    if (periodic && same_boot && jb__mono_us() - r.mono_us < period_us(st))
+      return JB_OK;
+    /* 2. The flush lock. A flush made meanwhile that holds `need` is
+     * recorded by its maker, who holds the flock by now: back to 1. (A
+     * maker that failed or died leaves no record: then this process
+     * flushes, at the second round at the latest.) */
+    flush_lock(st->fd, F_WRLCK);
+    uint64_t flushed =
+        __atomic_load_n(&hdr(st)->flushed_txnid, __ATOMIC_ACQUIRE);
+    if (need && flushed >= need && round == 0) {
+      flush_lock(st->fd, F_UNLCK);
+      continue;
+    }
+    break;
   }
-  if (periodic && same_boot && jb__mono_us() - r.mono_us < period_us(st))
-    goto out;
-  /* The newest state, and a snapshot of it, under LMDB's writer lock. */
+  /* 3. The newest state, and a snapshot of it, under LMDB's writer lock. */
   MDB_txn *w = NULL, *snap = NULL;
   uint8_t meta[META_COPY];
   uint64_t L = 0;
@@ -540,7 +630,8 @@ static int flush_record(jb_store *s, uint64_t need, bool periodic) {
     mrc = mdb_txn_begin(s->env, NULL, 0, &w);
     if (mrc != MDB_MAP_RESIZED || tries == 100) break;
     pthread_rwlock_unlock(&s->resize_lock);
-    if ((rc = jb__store_adopt_map(s)) != JB_OK) goto out; /* grown elsewhere */
+    if ((rc = jb__store_adopt_map(s)) != JB_OK) /* grown elsewhere */
+      goto unlock_flush;
   }
   if (mrc == 0) {
     L = mdb_txn_id(w) - 1;
@@ -560,45 +651,62 @@ static int flush_record(jb_store *s, uint64_t need, bool periodic) {
     snprintf(what, sizeof what, "board %s: reading its newest state to "
              "record it", s->path);
     rc = jb__store_error(mrc, what);
-    goto out;
+    goto unlock_flush;
   }
-  if (have && same_boot && L <= r.txnid) { /* nothing new since the record */
-    end_snapshot(s, &st->pin);
-    end_snapshot(s, &st->cand);
-    st->pin = snap, st->pin_id = L;
-    goto out;
+  if (have && memcmp(r.boot, boot, 16) == 0 && L <= r.txnid) {
+    pin_to(s, snap, L); /* nothing new since the record */
+    goto unlock_flush;
   }
+  /* 4. Everything L holds onto the disk: its pages were written before
+   * its commit returned. */
   if ((mrc = mdb_env_sync(s->env, 1)) != 0) {
     end_snapshot(s, &snap);
     rc = jb__err(JB_EIO, "board %s: flushing data.mdb failed (%s): commits "
                  "since the last flushed state may not be on the disk",
                  s->path, mdb_strerror(mrc));
-    goto out;
+    goto unlock_flush;
   }
   st->flushes++;
-  steady_rec n = {0};
-  n.seq = have ? r.seq + 1 : 1;
-  n.txnid = L;
-  memcpy(n.boot, boot, 16);
-  n.mono_us = jb__mono_us();
-  n.wall_us = jb__now_us();
-  n.psize = st->psize;
-  memcpy(n.meta, meta, sizeof meta);
-  int e = write_record(st->fd, &n);
-  if (e) {
+  if (L > __atomic_load_n(&hdr(st)->flushed_txnid, __ATOMIC_ACQUIRE))
+    put_flushed(st->fd, L);
+  /* 5. The flock before the flush lock goes (see above), then the slot:
+   * L, unless a record made meanwhile holds it (records only move
+   * forward). */
+  flock_on(st->fd, LOCK_EX);
+  flush_lock(st->fd, F_UNLCK);
+  have = best_record(st->fd, &r);
+  if (have && r.txnid > newest_txnid(s)) {
     end_snapshot(s, &snap);
-    rc = jb__err(JB_EIO, "board %s: recording its flushed state in the "
-                 "steady file failed (%s)", s->path, strerror(e));
-    goto out;
+    rc = replaced_error(s, r.txnid);
+  } else if (have && r.txnid >= L) {
+    rc = record_durable(s, &r);
+    if (rc == JB_OK) pin_to(s, snap, L); /* L <= a record: a valid pin */
+    else end_snapshot(s, &snap);
+  } else {
+    steady_rec n = {0};
+    n.seq = have ? r.seq + 1 : 1;
+    n.txnid = L;
+    memcpy(n.boot, boot, 16);
+    n.mono_us = jb__mono_us();
+    n.wall_us = jb__now_us();
+    n.psize = st->psize;
+    memcpy(n.meta, meta, sizeof meta);
+    int e = write_record(st->fd, &n);
+    if (e) {
+      end_snapshot(s, &snap);
+      rc = jb__err(JB_EIO, "board %s: recording its flushed state in the "
+                   "steady file failed (%s)", s->path, strerror(e));
+    } else {
+      st->records++;
+      put_synced(st->fd, n.seq);
+      /* Only now may the previous record's pages be reused. */
+      pin_to(s, snap, L);
+    }
   }
-  st->records++;
-  /* Only now may the previous record's pages be reused. */
-  end_snapshot(s, &st->pin);
-  end_snapshot(s, &st->cand);
-  st->pin = snap, st->pin_id = L;
-  if (test_mutate & JB_STEADY_TEST_NO_PIN) end_snapshot(s, &st->pin);
-out:
   flock_on(st->fd, LOCK_UN);
+  return rc;
+unlock_flush:
+  flush_lock(st->fd, F_UNLCK);
   return rc;
 }
 
@@ -716,7 +824,7 @@ static void *flusher(void *arg) {
        * cleared meanwhile: this process's own pin, at or below every
        * record it could be brought back to, protects them. */
       flock_on(st->fd, LOCK_EX);
-      bool durable = best_record(st->fd, &r) && fdatasync(st->fd) == 0;
+      bool durable = best_record(st->fd, &r) && record_durable(s, &r) == JB_OK;
       if (durable) advance(s, r.txnid);
       flock_on(st->fd, LOCK_UN);
       int dead = 0;
@@ -774,7 +882,7 @@ int jb__steady_set_period(jb_store *s, int64_t ms) {
    * this would share (and drop) one lock. */
   pthread_mutex_lock(&st->mu);
   flock_on(st->fd, LOCK_EX);
-  int rc = put_header(s, hdr(st)->on, (uint32_t)ms);
+  int rc = put_header(s, hdr(st)->on, (uint32_t)ms, false);
   flock_on(st->fd, LOCK_UN);
   pthread_mutex_unlock(&st->mu);
   pthread_mutex_lock(&st->tmu);

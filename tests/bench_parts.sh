@@ -240,6 +240,38 @@ refuse "--post-jobs 0" "--post-jobs: '0' is not a number" --post-jobs 0
 refuse "--threads with --redis" "do not go with --redis" \
     --redis unix:///nonexistent.sock --threads 2
 
+# --- the processes' race in another mode, with the steady records on ------
+# --procs-mode full races full writers (--sync-jobs cycles in all); with
+# --procs-steady the race's board uses flushed-state records: its steady
+# file's header says so (a 32-bit 1 at offset 12, store/steady.c).
+if "$BENCH" --modes none --jobs 10 --rounds 1 --wakes 0 --no-claims \
+    --threads 0 --batch 0 --procs 2 --procs-mode full --procs-steady \
+    --sync-jobs 4 --json --board "$tmp/pm" --keep \
+    >"$tmp/pm.json" 2>"$tmp/pm.err" &&
+    "$PYTHON" - "$tmp/pm.json" >>"$tmp/pm.err" 2>&1 <<'EOF'
+import json, sys
+m = [v for v in map(json.loads, open(sys.argv[1])) if v["type"] == "multi"]
+if len(m) != 1: sys.exit("bad: one multi line, got %d" % len(m))
+m = m[0]
+if (m["mode"], m["procs"], m["cycles"], m["steady"]) != ("full", 2, 4, True):
+    sys.exit("bad: %r" % m)
+EOF
+then
+    pass "--procs-mode full --procs-steady: one full race of --sync-jobs"
+else
+    bad "--procs-mode full --procs-steady: one full race of --sync-jobs" \
+        "$tmp/pm.json"
+fi
+on=$(od -An -tu4 -j12 -N4 "$tmp/pm/mp-full-2/steady" 2>&1 | tr -d ' ')
+if [ "$on" = 1 ]; then
+    pass "--procs-steady: the race's board records flushed states"
+else
+    echo "steady header 'on': $on" >"$tmp/pm.on"
+    bad "--procs-steady: the race's board records flushed states" "$tmp/pm.on"
+fi
+refuse "--procs-mode bogus" "--procs-mode: 'bogus' is not a mode" \
+    --procs-mode bogus
+
 # --- the wake-up part: timed from the post's commit -----------------------
 # Each sample's wake-up runs from the commit (seen by the bench's own
 # mdb_txn_commit in front of liblmdb's: no sample without it) and, in a
