@@ -767,7 +767,8 @@ static void run_mode(jb_durability mode) {
 
 /*
  * Durability interval, with several processes: two interval writers and
- * one full writer share the board, each running posts, batches,
+ * two full writers share the board (the full ones share records: one
+ * skips its flush when another's record or flush holds its commit), each running posts, batches,
  * claim-nexts, consumes and abandons, the interval ones flushing every few
  * milliseconds (so the record holds many flushes and many records). The
  * layer follows data.mdb and the steady file, in one order for all the
@@ -791,7 +792,7 @@ void jb__steady_test_boot(const uint8_t *boot);
 void jb__steady_test_mutate(unsigned flags);
 enum { NO_PIN = 1, NO_RESTORE = 2 }; /* store/steady.h's JB_STEADY_TEST_* */
 
-#define INT_PROCS 3
+#define INT_PROCS 4
 #define PAGE 4096u
 
 static const uint8_t reboot_id[16] = {0xde, 0xad, 0xb0, 0x07, 1, 2, 3, 4,
@@ -1160,7 +1161,7 @@ static unsigned run_interval(unsigned mutate) {
     /* Without the pin, the pages a record needs are reused only when
      * enough commits come between two records: a longer interval. */
     kids[i] = (int_child){dir, i, pl.long_run ? 120 : 24, seed + i,
-                          i == 2 ? JB_DURABILITY_FULL : JB_DURABILITY_INTERVAL,
+                          i >= 2 ? JB_DURABILITY_FULL : JB_DURABILITY_INTERVAL,
                           mutate == NO_PIN ? 25 : 2};
     pids[i] = jbt_fork(interval_child, &kids[i], 120);
   }

@@ -316,6 +316,53 @@ static char *base_of_seven(const char *top) {
   return base;
 }
 
+/* The directories of a kill sweep: base (base_of_seven), work (a copy of
+ * base per kill point), after (work as a reboot finds it). */
+typedef struct {
+  char *top, *base, *work, *after;
+  unsigned n; /* the kill point: after call n */
+} sweep;
+
+static sweep sweep_new(void) {
+  sweep w = {jbt_mkdtemp(), NULL, NULL, NULL, 0};
+  w.base = base_of_seven(w.top);
+  w.work = jbt_path(w.top, "work");
+  w.after = jbt_path(w.top, "reboot");
+  return w;
+}
+
+/* After the kill at call n (`acked`: what had been acknowledged), the
+ * next process must find from `next_min` to `most` jobs, and a reboot
+ * from `reboot_min` to `most`; both must pass check. */
+static void sweep_check(const sweep *w, const char *acked, long next_min,
+                        long reboot_min, long most) {
+  char why[600] = "";
+  unsigned n = w->n;
+  copy_board(w->work, w->after); /* before anyone opens it: a reboot's copy */
+  long c = open_count(w->work, false, why, sizeof why);
+  if (c < next_min || c > most)
+    fail_msg("killed after call %u (acknowledged %s): the next process "
+             "finds %ld jobs, %ld to %ld expected %s", n, acked, c, next_min,
+             most, why);
+  c = open_count(w->after, true, why, sizeof why);
+  if (c < reboot_min || c > most)
+    fail_msg("killed after call %u (acknowledged %s): after a reboot %ld "
+             "jobs, %ld to %ld expected %s", n, acked, c, reboot_min, most,
+             why);
+}
+
+static void sweep_free(sweep *w, const char *what) {
+  unsigned points = w->n - 1; /* the loop ended at a call never made */
+  print_message("%s killed after each of its %u writes and flushes\n", what,
+                points);
+  assert_true(points >= 10);
+  jbt_rmtree(w->top);
+  free(w->base);
+  free(w->work);
+  free(w->after);
+  free(w->top);
+}
+
 /* Kill -9 after each write and flush of the restore (the first open after
  * a reboot): the next opener, also after that reboot, finds the recorded
  * state, whole, wherever the restore stopped. */
@@ -388,15 +435,12 @@ static int flush_main(void *varg) {
  * no older than the last record acknowledged. */
 static void test_kill_during_flush_and_record(void **state) {
   (void)state;
-  char *top = jbt_mkdtemp(), *base = base_of_seven(top),
-       *work = jbt_path(top, "work"), *after = jbt_path(top, "reboot");
-  char why[600] = "";
-  unsigned n;
-  for (n = 1;; n++) {
-    copy_board(base, work);
+  sweep w = sweep_new();
+  for (w.n = 1;; w.n++) {
+    copy_board(w.base, w.work);
     int fds[2];
     assert_int_equal(pipe(fds), 0);
-    flusher_arg a = {work, fds[1], n};
+    flusher_arg a = {w.work, fds[1], w.n};
     pid_t pid = jbt_fork(flush_main, &a, 30);
     close(fds[1]);
     char acks[8] = "";
@@ -416,24 +460,80 @@ static void test_kill_during_flush_and_record(void **state) {
     /* What the last acknowledged record holds: the sync's nine, the
      * open's seven (posts after it are not flushed yet), or the base's. */
     long floor = strchr(acks, 's') ? 9 : strchr(acks, 'o') ? 7 : 3;
-    copy_board(work, after); /* before anyone opens it: a reboot's copy */
-    long c = open_count(work, false, why, sizeof why);
-    if (c < 7 + posted || c > 7 + posted + 1)
-      fail_msg("killed after call %u (acknowledged '%s'): the next process "
-               "finds %ld jobs %s", n, acks, c, why);
-    c = open_count(after, true, why, sizeof why);
-    if (c < floor || c > 7 + posted + 1)
-      fail_msg("killed after call %u (acknowledged '%s'): after a reboot "
-               "%ld jobs, at least %ld promised %s", n, acks, c, floor, why);
+    char text[16];
+    snprintf(text, sizeof text, "'%s'", acks);
+    sweep_check(&w, text, 7 + posted, floor, 7 + posted + 1);
   }
-  print_message("the flush-and-record killed after each of its %u writes and "
-                "flushes\n", n - 1);
-  assert_true(n > 10);
-  jbt_rmtree(top);
-  free(base);
-  free(work);
-  free(after);
-  free(top);
+  sweep_free(&w, "the flush-and-record");
+}
+
+typedef struct {
+  const char *dir;
+  int fd;       /* one byte per acknowledged post */
+  unsigned die; /* iol_die_after; 0: not followed, runs to the end */
+  unsigned posts;
+} sharer_arg;
+
+/* Child: open the board in full, post `posts` jobs, say each. */
+static int sharer_main(void *varg) {
+  sharer_arg *a = varg;
+  if (a->die) {
+    iol_follow(a->dir);
+    iol_follow_steady(true);
+    iol_die_after(a->die);
+  }
+  jb_board *b = open_mode(a->dir, JB_DURABILITY_FULL, 0);
+  for (unsigned i = 0; i < a->posts; i++) {
+    post_n(b, 1);
+    if (write(a->fd, "p", 1) != 1) return 3;
+  }
+  _exit(0);
+}
+
+static long read_acks(int fd) {
+  long n = 0;
+  char buf[64];
+  ssize_t r;
+  while ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
+    if (r > 0) n += r;
+  return n;
+}
+
+/* Two full writers share records on an interval board; one of them is
+ * killed after each write and flush it makes (its join at open, its
+ * commits, its records, the headers it leaves for the other), while the
+ * other goes on posting and relies on its records and flushes. The other
+ * never hangs on a lock the dead one held (the locks go with it), every
+ * post either writer acknowledged is on the board for the next process
+ * and after a reboot, and no post is there twice: at most the dead one's
+ * last, unacknowledged, one beyond. */
+static void test_kill_a_full_writer_sharing_records(void **state) {
+  (void)state;
+  sweep w = sweep_new();
+  for (w.n = 1;; w.n++) {
+    copy_board(w.base, w.work);
+    int fa[2], fb[2];
+    assert_int_equal(pipe(fa), 0);
+    assert_int_equal(pipe(fb), 0);
+    sharer_arg a = {w.work, fa[1], 0, 12}, k = {w.work, fb[1], w.n, 4};
+    pid_t pa = jbt_fork(sharer_main, &a, 30), pk = jbt_fork(sharer_main, &k, 30);
+    close(fa[1]);
+    close(fb[1]);
+    long acked_a = read_acks(fa[0]), acked_k = read_acks(fb[0]);
+    close(fa[0]);
+    close(fb[0]);
+    jbt_wait_ok(pa, 30000);
+    int st = jbt_wait(pk, 30000);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(acked_a, 12);
+    if (WEXITSTATUS(st) == 0) break; /* it made fewer calls than n */
+    assert_int_equal(WEXITSTATUS(st), IOL_DIED);
+    long least = 7 + acked_a + acked_k;
+    char text[64];
+    snprintf(text, sizeof text, "%ld + %ld posts", acked_a, acked_k);
+    sweep_check(&w, text, least, least, least + 1);
+  }
+  sweep_free(&w, "a full writer sharing records with another");
 }
 
 /* A data.mdb put back from an older copy under a newer steady file, or
@@ -586,6 +686,7 @@ int main(void) {
       cmocka_unit_test(test_sync_refused_after_fork),
       cmocka_unit_test(test_kill_during_restore),
       cmocka_unit_test(test_kill_during_flush_and_record),
+      cmocka_unit_test(test_kill_a_full_writer_sharing_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
