@@ -156,6 +156,46 @@ static uint64_t fnv(const void *p, size_t n) {
   return h;
 }
 
+/* The steady files' descriptors of this process (fd + 1; 0: a free
+ * slot), closed in a forked child. Both locks on the file (the flock and
+ * the flush lock) belong to the open file description, which a child
+ * shares until it closes its copy: were this process killed while holding
+ * one, a child that lives on without exec (Python's multiprocessing, a
+ * daemon's worker) would hold it for every process of the board. Handles
+ * are refused in the child anyway (the fork generation). Beyond
+ * TRACKED_FDS boards open at once the rest are not closed in children. */
+#define TRACKED_FDS 64
+static int tracked_fds[TRACKED_FDS];
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void close_in_child(void) {
+  for (int i = 0; i < TRACKED_FDS; i++) {
+    int v = __atomic_exchange_n(&tracked_fds[i], 0, __ATOMIC_SEQ_CST);
+    if (v > 0) close(v - 1);
+  }
+}
+
+static void install_atfork(void) { pthread_atfork(NULL, NULL, close_in_child); }
+
+static void fd_track(int fd) {
+  pthread_once(&atfork_once, install_atfork);
+  for (int i = 0; i < TRACKED_FDS; i++) {
+    int free_slot = 0;
+    if (__atomic_compare_exchange_n(&tracked_fds[i], &free_slot, fd + 1, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      return;
+  }
+}
+
+static void fd_untrack(int fd) {
+  for (int i = 0; i < TRACKED_FDS; i++) {
+    int mine = fd + 1;
+    if (__atomic_compare_exchange_n(&tracked_fds[i], &mine, 0, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      return;
+  }
+}
+
 static void flock_on(int fd, int op) {
   while (flock(fd, op) != 0 && errno == EINTR) {
   }
@@ -308,6 +348,7 @@ int jb__steady_prepare(const char *path, bool readonly, bool *on) {
   if (fd < 0 && readonly && (errno == EACCES || errno == EPERM))
     return JB_OK; /* cannot read it: read as it is (see below) */
   if (fd < 0) return open_error(errno, path);
+  fd_track(fd);
   flock_on(fd, readonly ? LOCK_SH : LOCK_EX);
   steady_hdr h;
   int rc = JB_OK;
@@ -380,6 +421,7 @@ int jb__steady_prepare(const char *path, bool readonly, bool *on) {
     put_synced(fd, r.seq), put_flushed(fd, r.txnid);
 out:
   flock_on(fd, LOCK_UN);
+  fd_untrack(fd);
   close(fd);
   return rc;
 }
@@ -436,6 +478,7 @@ int jb__steady_open(jb_store *s, bool interval, int64_t flush_ms) {
     return jb__err(JB_ENOMEM, "out of memory opening board %s", s->path);
   }
   st->fd = fd;
+  fd_track(fd);
   st->own_ms = flush_ms;
   pthread_mutex_init(&st->mu, NULL);
   pthread_mutex_init(&st->tmu, NULL);
@@ -909,6 +952,7 @@ void jb__steady_close(jb_store *s) {
   end_snapshot(s, &st->pin);
   end_snapshot(s, &st->cand);
   if (st->map) munmap((void *)st->map, STEADY_PAGE);
+  fd_untrack(st->fd);
   close(st->fd);
   pthread_mutex_destroy(&st->mu);
   pthread_mutex_destroy(&st->tmu);

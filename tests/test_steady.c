@@ -606,6 +606,20 @@ static int sync_in_child(void *arg) {
   return rc == JB_EINVAL && strstr(jb_errmsg(), "before fork()") ? 0 : 1;
 }
 
+/* 0 when no descriptor of this process names <dir>/steady, else 1. */
+static int no_steady_fd_in_child(void *arg) {
+  char want[4200], link[64], got[4200];
+  snprintf(want, sizeof want, "%s/steady", (const char *)arg);
+  for (int fd = 0; fd < 1024; fd++) {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, got, sizeof got - 1);
+    if (n <= 0) continue;
+    got[n] = '\0';
+    if (strcmp(got, want) == 0) return 1;
+  }
+  return 0;
+}
+
 /* A handle from before fork() is refused in the child, as every call. */
 static void test_sync_refused_after_fork(void **state) {
   (void)state;
@@ -613,6 +627,11 @@ static void test_sync_refused_after_fork(void **state) {
   jb_board *b = open_mode(dir, JB_DURABILITY_INTERVAL, 0);
   jbt_wait_ok(jbt_fork(sync_in_child, b, 30), 30000);
   assert_int_equal(jb_board_sync(b), JB_OK);
+  /* And the child holds no descriptor of the steady file: the locks on
+   * it belong to the open file description, which a child would share
+   * (exit 1 names a descriptor still open). */
+  jbt_wait_ok(jbt_fork(no_steady_fd_in_child, dir, 30), 30000);
+  assert_int_equal(no_steady_fd_in_child(dir), 1); /* the parent has one */
   jb_board_close(b);
   jbt_rmtree(dir);
   free(dir);
