@@ -416,6 +416,60 @@ out:
   return rc;
 }
 
+/* The claim of `uuid` for `owner` as its script answered (`rep`). */
+static int claim_reply(jb__remote_result *res, const reply *rep,
+                       const char *uuid, const jb__remote_owner *owner) {
+  if (rep->ok) {
+    res->fence = rep->fence;
+    copy_str(res->owner, sizeof res->owner, owner->who, strlen(owner->who));
+    copy_str(res->claim, sizeof res->claim, owner->claim_id,
+             strlen(owner->claim_id));
+    return JB_OK;
+  }
+  if (strcmp(rep->reason, JB__SYNC_UNKNOWN_JOB) == 0)
+    return jb__err(JB_ENOTFOUND, "job %s is not on the board", uuid);
+  if (strcmp(rep->reason, JB__SYNC_ALREADY_CLAIMED) != 0)
+    return bad_reason(rep, "claim");
+  memcpy(res->owner, rep->owner, sizeof res->owner);
+  memcpy(res->claim, rep->claim, sizeof res->claim);
+  res->fence = rep->fence;
+  bool self = strcmp(rep->owner, owner->who) == 0;
+  if (self && strcmp(rep->claim, owner->claim_id) == 0) {
+    res->again = true; /* this very claim, taken by an earlier send */
+    return JB_OK;
+  }
+  if (self)
+    return jb__err(JB_ECLAIMED, "job %s is already claimed by %s (the "
+                   "caller itself; its claim was refreshed)", uuid,
+                   rep->owner);
+  return jb__err(JB_ECLAIMED, "job %s is already claimed by %s", uuid,
+                 rep->owner);
+}
+
+/* The claim script's keys and arguments for `uuid` (lm: the encoded
+ * time, exp: the expiry text); k holds the job's keys. */
+static int claim_args(job_keys *k, const char *keys[JB__SYNC_CLAIM_NKEYS],
+                      const char *args[JB__SYNC_CLAIM_NARGS],
+                      size_t lens[JB__SYNC_CLAIM_NARGS], jb__remote *r,
+                      const char *uuid, const jb__remote_owner *owner,
+                      const msgpack_sbuffer *lm, const char *exp) {
+  int rc = job_keys_make(k, r, uuid);
+  if (rc) return rc;
+  const char *kk[JB__SYNC_CLAIM_NKEYS] = {k->owned, k->listings, k->lm,
+                                         k->claim, k->fence};
+  const char *aa[JB__SYNC_CLAIM_NARGS] = {owner->who, uuid,
+                                         lm->data,   exp,
+                                         owner->claim_id, k->channel};
+  memcpy(keys, kk, sizeof kk);
+  memcpy(args, aa, sizeof aa);
+  size_t ll[JB__SYNC_CLAIM_NARGS] = {strlen(owner->who), strlen(uuid),
+                                     lm->size, strlen(exp),
+                                     strlen(owner->claim_id),
+                                     strlen(k->channel)};
+  memcpy(lens, ll, sizeof ll);
+  return JB_OK;
+}
+
 int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
                      const jb__remote_owner *owner) {
   memset(res, 0, sizeof *res);
@@ -424,48 +478,155 @@ int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
                    "uuid", uuid ? uuid : "(null)");
   int rc = check_owner(owner, "claim in redis");
   if (rc) return rc;
-  job_keys k;
-  if ((rc = job_keys_make(&k, r, uuid))) return rc;
   msgpack_sbuffer lm;
   msgpack_sbuffer_init(&lm);
   if ((rc = lm_blob(&lm, owner->now_us))) goto out;
   char exp[24];
   expiry_text(exp, owner->expiry_ms);
-  const char *keys[5] = {k.owned, k.listings, k.lm, k.claim, k.fence};
-  const char *args[6] = {owner->who, uuid,          lm.data,
-                         exp,        owner->claim_id, k.channel};
-  size_t lens[6] = {strlen(owner->who), strlen(uuid), lm.size, strlen(exp),
-                    strlen(owner->claim_id), strlen(k.channel)};
+  job_keys k;
+  const char *keys[JB__SYNC_CLAIM_NKEYS], *args[JB__SYNC_CLAIM_NARGS];
+  size_t lens[JB__SYNC_CLAIM_NARGS];
+  if ((rc = claim_args(&k, keys, args, lens, r, uuid, owner, &lm, exp)))
+    goto out;
   reply rep;
   rc = run(&rep, res, r, S_CLAIM, "claim", uuid, JB__SYNC_CLAIM_NKEYS, keys,
            JB__SYNC_CLAIM_NARGS, args, lens);
-  if (rc) goto out;
-  if (rep.ok) {
-    res->fence = rep.fence;
-    copy_str(res->owner, sizeof res->owner, owner->who, strlen(owner->who));
-    copy_str(res->claim, sizeof res->claim, owner->claim_id,
-             strlen(owner->claim_id));
-  } else if (strcmp(rep.reason, JB__SYNC_UNKNOWN_JOB) == 0)
-    rc = jb__err(JB_ENOTFOUND, "job %s is not on the board", uuid);
-  else if (strcmp(rep.reason, JB__SYNC_ALREADY_CLAIMED) == 0) {
-    memcpy(res->owner, rep.owner, sizeof res->owner);
-    memcpy(res->claim, rep.claim, sizeof res->claim);
-    res->fence = rep.fence;
-    bool self = strcmp(rep.owner, owner->who) == 0;
-    if (self && strcmp(rep.claim, owner->claim_id) == 0)
-      res->again = true; /* this very claim, taken by an earlier send */
-    else if (self)
-      rc = jb__err(JB_ECLAIMED, "job %s is already claimed by %s (the "
-                   "caller itself; its claim was refreshed)", uuid,
-                   rep.owner);
-    else
-      rc = jb__err(JB_ECLAIMED, "job %s is already claimed by %s", uuid,
-                   rep.owner);
-  } else
-    rc = bad_reason(&rep, "claim");
+  if (rc == JB_OK) rc = claim_reply(res, &rep, uuid, owner);
 out:
   msgpack_sbuffer_destroy(&lm);
   return rc;
+}
+
+/* The offline message of a claim, as run() words it. */
+static int claim_offline(jb__remote_result *res, const char *uuid,
+                         const char *why) {
+  return jb__err(JB_EOFFLINE, "cannot claim job %s: backend unavailable "
+                 "(%s)%s", uuid, why,
+                 res->unsure ? "; the script may have run: resolve it "
+                               "before retrying" : "");
+}
+
+int jb__remote_claim_many(jb__remote_result *res, int *rcs, jb__remote *r,
+                          size_t n, const char *const *uuids,
+                          const jb__remote_owner *owner,
+                          const char *const *claim_ids) {
+  for (size_t i = 0; i < n; i++) {
+    memset(&res[i], 0, sizeof res[i]);
+    rcs[i] = JB_OK;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!uuid_ok(uuids[i]))
+      return jb__err(JB_EINVAL, "claim in redis: \"%s\" is not a lowercase "
+                     "uuid", uuids[i] ? uuids[i] : "(null)");
+    jb__remote_owner o = *owner;
+    o.claim_id = claim_ids[i];
+    int rc = check_owner(&o, "claim in redis");
+    if (rc) return rc;
+  }
+  msgpack_sbuffer lm;
+  msgpack_sbuffer_init(&lm);
+  int rc = lm_blob(&lm, owner->now_us);
+  char exp[24];
+  expiry_text(exp, owner->expiry_ms);
+  const char *sha = jb__sync_script_sha(r->conn, r->ids[S_CLAIM]);
+  /* Reconnect first, as run() does: a failure from here on may follow
+   * the scripts reaching the server. */
+  if (rc == JB_OK && !jb_sync_connected(r->conn)) rc = jb_sync_ping(r->conn);
+  if (rc == JB_EOFFLINE) {
+    char why[512];
+    copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
+    rc = jb__err(JB_EOFFLINE, "cannot claim %zu jobs: backend unavailable "
+                 "(%s)", n, why);
+  }
+  /* All n scripts are queued, then sent together by the first read:
+   * nothing reaches the server before that, so a failure while queueing
+   * (memory) drops the queue with the connection and sends nothing. */
+  char nk[8];
+  snprintf(nk, sizeof nk, "%d", JB__SYNC_CLAIM_NKEYS);
+  enum { ARGC = 3 + JB__SYNC_CLAIM_NKEYS + JB__SYNC_CLAIM_NARGS };
+  for (size_t i = 0; rc == JB_OK && i < n; i++) {
+    jb__remote_owner o = *owner;
+    o.claim_id = claim_ids[i];
+    job_keys k;
+    const char *argv[ARGC] = {"EVALSHA", sha, nk};
+    size_t lens[ARGC] = {7, strlen(sha), strlen(nk)};
+    if ((rc = claim_args(&k, argv + 3, argv + 3 + JB__SYNC_CLAIM_NKEYS,
+                         lens + 3 + JB__SYNC_CLAIM_NKEYS, r, uuids[i], &o,
+                         &lm, exp)))
+      break;
+    for (int j = 0; j < JB__SYNC_CLAIM_NKEYS; j++)
+      lens[3 + j] = strlen(argv[3 + j]);
+    rc = jb__sync_append(r->conn, ARGC, argv, lens);
+  }
+  if (rc != JB_OK) {
+    jb__sync_drop(r->conn);
+    msgpack_sbuffer_destroy(&lm);
+    return rc;
+  }
+  /* The replies, in order. A lost one (an I/O failure, a timeout) drops
+   * the connection: it and every one after it are unsure, their scripts
+   * may have run. A refusal of one script (NOSCRIPT after the server's
+   * cache was flushed, LOADING, BUSY) is sure: it did not run. */
+  char first[1024] = "";
+  int first_rc = JB_OK;
+  bool lost = false;
+  bool *noscript = calloc(n, sizeof *noscript);
+  if (noscript == NULL) {
+    /* Nothing read yet: dropped, the queue is never sent. */
+    jb__sync_drop(r->conn);
+    msgpack_sbuffer_destroy(&lm);
+    return jb__err(JB_ENOMEM, "out of memory for %zu claims", n);
+  }
+  for (size_t i = 0; i < n; i++) {
+    redisReply *out = NULL;
+    int rci;
+    if (lost) {
+      res[i].unsure = true;
+      rci = claim_offline(&res[i], uuids[i], "the connection was lost "
+                          "before its reply");
+    } else {
+      rci = jb__sync_read(&out, r->conn, "script claim");
+      if (rci == JB_ENOTFOUND) {
+        noscript[i] = true; /* not run: sent again below, on its own */
+      } else if (rci == JB_EOFFLINE) {
+        res[i].unsure = !jb__sync_refused(r->conn);
+        lost = !jb_sync_connected(r->conn);
+        char why[512];
+        copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
+        rci = claim_offline(&res[i], uuids[i], why);
+      } else if (rci == JB_OK) {
+        reply rep;
+        rci = jb__remote_parse_reply(&rep, out, "claim");
+        freeReplyObject(out);
+        jb__remote_owner o = *owner;
+        o.claim_id = claim_ids[i];
+        if (rci == JB_OK) rci = claim_reply(&res[i], &rep, uuids[i], &o);
+      }
+    }
+    rcs[i] = rci;
+    if (rci != JB_OK && rci != JB_ECLAIMED && rci != JB_ENOTFOUND &&
+        first_rc == JB_OK) {
+      first_rc = rci;
+      copy_str(first, sizeof first, jb_errmsg(), strlen(jb_errmsg()));
+    }
+  }
+  /* NOSCRIPT: the script is loaded again by the single call, which then
+   * runs it (the pipeline ran none of these). */
+  for (size_t i = 0; i < n; i++) {
+    if (!noscript[i]) continue;
+    jb__remote_owner o = *owner;
+    o.claim_id = claim_ids[i];
+    rcs[i] = jb__remote_claim(&res[i], r, uuids[i], &o);
+    if (rcs[i] != JB_OK && rcs[i] != JB_ECLAIMED && rcs[i] != JB_ENOTFOUND &&
+        first_rc == JB_OK) {
+      first_rc = rcs[i];
+      copy_str(first, sizeof first, jb_errmsg(), strlen(jb_errmsg()));
+    }
+  }
+  free(noscript);
+  msgpack_sbuffer_destroy(&lm);
+  if (first_rc != JB_OK) jb__err(first_rc, "%s", first);
+  return JB_OK;
 }
 
 /* A refusal of abandon, consume, trash or extend, as the local board words

@@ -207,6 +207,25 @@ int jb__remote_cancel(jb__remote_result *res, jb__remote *r, const char *uuid,
 int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
                      const jb__remote_owner *owner);
 
+/*
+ * jb__remote_claim of n jobs in one round trip: the n claim scripts are
+ * sent together (pipelined) and their replies read in order. Each script
+ * claims its job atomically with its own fencing token, as a claim of one
+ * does; owner->claim_id is ignored, claim_ids[i] being job i's. rcs[i]
+ * and res[i] are what jb__remote_claim returns and fills for job i (a
+ * job whose reply was lost: JB_EOFFLINE with res[i].unsure, as every job
+ * after it once the connection dropped). A script the server no longer
+ * had cached (NOSCRIPT: none of them ran) is loaded again and sent on its
+ * own. Returns JB_OK once every job has its outcome, with the message of
+ * the first that failed (anything but JB_OK, JB_ECLAIMED, JB_ENOTFOUND);
+ * any other code means nothing was sent: JB_EINVAL (a bad uuid or owner),
+ * JB_EOFFLINE (the server cannot be reached), JB_ENOMEM.
+ */
+int jb__remote_claim_many(jb__remote_result *res, int *rcs, jb__remote *r,
+                          size_t n, const char *const *uuids,
+                          const jb__remote_owner *owner,
+                          const char *const *claim_ids);
+
 /* The releases: abandon (the job stays listed, unclaimed), consume (gone
  * from Redis), trash (moved to NS:trash). */
 typedef enum {
