@@ -370,14 +370,14 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
 
 /*
  * Claims of n jobs in one round trip (jb__remote_claim_many), each kept as
- * hook_claim keeps one: its claim id remembered before the scripts are
- * sent, a refusal forgetting it. The connection lost midway leaves the
- * jobs whose replies did not come back unsure: each is resolved by reading
- * Redis, as hook_claim resolves one (held: ours, JB_OK), until a read
- * fails too; then it and the unsure ones after it are JB_EOFFLINE with
- * their claim ids kept, so that claiming them again resolves them (and
- * the replicator's mirror shows the board any of them that ran: claimed
- * by `who`).
+ * hook_claim keeps one: its claim id remembered before the script is
+ * sent, a refusal forgetting it. A connection lost after the script was
+ * sent leaves its jobs unsure (it ran for all of them or for none): each
+ * is resolved by reading Redis, as hook_claim resolves one (held: ours,
+ * JB_OK), until a read fails too; then it and the unsure ones after it are
+ * JB_EOFFLINE with their claim ids kept, so that claiming them again
+ * through this connection resolves them (and the replicator's mirror
+ * shows the board any of them that ran: claimed by `who`).
  */
 static int hook_claim_many(void *ctx, jb_board *b, size_t n,
                            const char *const *uuids, const char *who,
@@ -600,9 +600,10 @@ static const jb_remote_ops hook = {
     hook_claim_many};
 
 /* The same without claim_many: claim-next of many jobs claims each
- * Redis-decided one in a round trip of its own. JOBBOARD_SYNC_PIPELINE=0
+ * Redis-decided one in a round trip of its own. JOBBOARD_SYNC_CLAIM_MANY=0
  * picks it, so that the two are compared on one build (jobboard-bench
- * --redis measures both; tests check that both claim the same jobs). */
+ * --redis measures both; tests check that both claim the same jobs), and
+ * so that a server that refuses claim_many.lua can still be used. */
 static const jb_remote_ops hook_one_by_one = {
     hook_claim,   hook_abandon,   hook_consume, hook_trash,  hook_extend,
     hook_settle,  hook_reserve,   hook_unreserve, hook_cancel, hook_confirm,
@@ -614,8 +615,8 @@ int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   attachment *a;
   int rc = get_attachment(&a, c);
   if (rc != JB_OK) return rc;
-  const char *pipe = getenv("JOBBOARD_SYNC_PIPELINE");
-  bool one_by_one = pipe && strcmp(pipe, "0") == 0;
+  const char *many = getenv("JOBBOARD_SYNC_CLAIM_MANY");
+  bool one_by_one = many && strcmp(many, "0") == 0;
   jb__board_set_remote(b, one_by_one ? &hook_one_by_one : &hook, a);
   return JB_OK;
 }

@@ -19,7 +19,7 @@
 #define KEY_MAX JB__REMOTE_KEY_MAX
 
 enum { S_CLAIM, S_ABANDON, S_CONSUME, S_TRASH, S_EXTEND, S_POST, S_RESERVE,
-       S_CANCEL };
+       S_CANCEL, S_CLAIM_MANY };
 
 int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
   memset(r, 0, sizeof *r);
@@ -497,13 +497,96 @@ out:
   return rc;
 }
 
-/* The offline message of a claim, as run() words it. */
-static int claim_offline(jb__remote_result *res, const char *uuid,
-                         const char *why) {
-  return jb__err(JB_EOFFLINE, "cannot claim job %s: backend unavailable "
-                 "(%s)%s", uuid, why,
-                 res->unsure ? "; the script may have run: resolve it "
-                               "before retrying" : "");
+/* Claim the n jobs of uuids/claim_ids (checked) with one claim_many.lua
+ * call; rcs[i] and res[i] as jb__remote_claim's for job i. Returns JB_OK
+ * when the script answered, else the call's failure (every job's too:
+ * JB_EOFFLINE with res[i].unsure when the script may have run). */
+static int claim_chunk(jb__remote_result *res, int *rcs, jb__remote *r,
+                       size_t n, const char *const *uuids,
+                       const jb__remote_owner *owner,
+                       const char *const *claim_ids,
+                       const msgpack_sbuffer *lm, const char *exp) {
+  int nkeys = JB__SYNC_CLAIM_MANY_NKEYS + 3 * (int)n;
+  int nargs = JB__SYNC_CLAIM_MANY_NARGS + 2 * (int)n;
+  char(*kb)[3][KEY_MAX] = malloc(n * sizeof *kb);
+  const char **keys = malloc((size_t)nkeys * sizeof *keys);
+  const char **args = malloc((size_t)nargs * sizeof *args);
+  size_t *lens = malloc((size_t)nargs * sizeof *lens);
+  redisReply *got = NULL;
+  bool unsure = false;
+  int rc = JB_OK;
+  if (!kb || !keys || !args || !lens) {
+    rc = jb__err(JB_ENOMEM, "out of memory for %zu claims", n);
+    goto out;
+  }
+  keys[0] = r->listings;
+  keys[1] = r->fence;
+  args[0] = owner->who;
+  args[1] = lm->data;
+  args[2] = exp;
+  args[3] = r->channel;
+  lens[0] = strlen(owner->who);
+  lens[1] = lm->size;
+  lens[2] = strlen(exp);
+  lens[3] = strlen(r->channel);
+  for (size_t i = 0; i < n; i++) {
+    char base[KEY_MAX];
+    int b = jb_sync_key(base, KEY_MAX - sizeof ".last_modified", r->conn,
+                        uuids[i]);
+    if (b < 0) {
+      rc = b;
+      goto out;
+    }
+    key_suffix(kb[i][0], base, (size_t)b, ".owned");
+    key_suffix(kb[i][1], base, (size_t)b, ".last_modified");
+    key_suffix(kb[i][2], base, (size_t)b, ".claim");
+    for (int k = 0; k < 3; k++) keys[2 + 3 * i + (size_t)k] = kb[i][k];
+    args[4 + 2 * i] = uuids[i];
+    args[5 + 2 * i] = claim_ids[i];
+    lens[4 + 2 * i] = strlen(uuids[i]);
+    lens[5 + 2 * i] = strlen(claim_ids[i]);
+  }
+  /* As run(): reconnect first, so that a failure of the EVALSHA itself
+   * means the script may have run, and one of the reconnect does not. */
+  rc = jb_sync_connected(r->conn) ? JB_OK : jb_sync_ping(r->conn);
+  if (rc == JB_OK) {
+    rc = jb__sync_evalsha(&got, r->conn, r->ids[S_CLAIM_MANY], nkeys, keys,
+                          NULL, nargs, args, lens);
+    if (rc == JB_EOFFLINE) unsure = !jb__sync_refused(r->conn);
+  }
+  if (rc == JB_OK && (got->type != REDIS_REPLY_ARRAY || got->elements != n)) {
+    reply rep;
+    rc = jb__remote_parse_reply(&rep, got, "claim_many");
+    rc = rc ? rc : bad_reason(&rep, "claim_many");
+  }
+  if (rc != JB_OK) {
+    char why[512];
+    copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
+    for (size_t i = 0; i < n; i++) {
+      res[i].unsure = unsure;
+      rcs[i] = rc;
+    }
+    if (rc == JB_EOFFLINE)
+      rc = jb__err(JB_EOFFLINE, "cannot claim %zu jobs: backend unavailable "
+                   "(%s)%s", n, why,
+                   unsure ? "; the script may have run: resolve it before "
+                            "retrying" : "");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    reply rep;
+    jb__remote_owner o = *owner;
+    o.claim_id = claim_ids[i];
+    rcs[i] = jb__remote_parse_reply(&rep, got->element[i], "claim_many");
+    if (rcs[i] == JB_OK) rcs[i] = claim_reply(&res[i], &rep, uuids[i], &o);
+  }
+out:
+  if (got) freeReplyObject(got);
+  free(kb);
+  free(keys);
+  free(args);
+  free(lens);
+  return rc;
 }
 
 int jb__remote_claim_many(jb__remote_result *res, int *rcs, jb__remote *r,
@@ -526,104 +609,45 @@ int jb__remote_claim_many(jb__remote_result *res, int *rcs, jb__remote *r,
   msgpack_sbuffer lm;
   msgpack_sbuffer_init(&lm);
   int rc = lm_blob(&lm, owner->now_us);
-  char exp[24];
-  expiry_text(exp, owner->expiry_ms);
-  const char *sha = jb__sync_script_sha(r->conn, r->ids[S_CLAIM]);
-  /* Reconnect first, as run() does: a failure from here on may follow
-   * the scripts reaching the server. */
-  if (rc == JB_OK && !jb_sync_connected(r->conn)) rc = jb_sync_ping(r->conn);
-  if (rc == JB_EOFFLINE) {
-    char why[512];
-    copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
-    rc = jb__err(JB_EOFFLINE, "cannot claim %zu jobs: backend unavailable "
-                 "(%s)", n, why);
-  }
-  /* All n scripts are queued, then sent together by the first read:
-   * nothing reaches the server before that, so a failure while queueing
-   * (memory) drops the queue with the connection and sends nothing. */
-  char nk[8];
-  snprintf(nk, sizeof nk, "%d", JB__SYNC_CLAIM_NKEYS);
-  enum { ARGC = 3 + JB__SYNC_CLAIM_NKEYS + JB__SYNC_CLAIM_NARGS };
-  for (size_t i = 0; rc == JB_OK && i < n; i++) {
-    jb__remote_owner o = *owner;
-    o.claim_id = claim_ids[i];
-    job_keys k;
-    const char *argv[ARGC] = {"EVALSHA", sha, nk};
-    size_t lens[ARGC] = {7, strlen(sha), strlen(nk)};
-    if ((rc = claim_args(&k, argv + 3, argv + 3 + JB__SYNC_CLAIM_NKEYS,
-                         lens + 3 + JB__SYNC_CLAIM_NKEYS, r, uuids[i], &o,
-                         &lm, exp)))
-      break;
-    for (int j = 0; j < JB__SYNC_CLAIM_NKEYS; j++)
-      lens[3 + j] = strlen(argv[3 + j]);
-    rc = jb__sync_append(r->conn, ARGC, argv, lens);
-  }
-  if (rc != JB_OK) {
-    jb__sync_drop(r->conn);
+  if (rc) {
     msgpack_sbuffer_destroy(&lm);
     return rc;
   }
-  /* The replies, in order. A lost one (an I/O failure, a timeout) drops
-   * the connection: it and every one after it are unsure, their scripts
-   * may have run. A refusal of one script (NOSCRIPT after the server's
-   * cache was flushed, LOADING, BUSY) is sure: it did not run. */
+  char exp[24];
+  expiry_text(exp, owner->expiry_ms);
+  /* A chunk is one script call: the server runs nothing else meanwhile,
+   * so a long batch goes in several. After a chunk that failed the rest
+   * are not sent (JB_EOFFLINE, sure). */
   char first[1024] = "";
   int first_rc = JB_OK;
-  bool lost = false;
-  bool *noscript = calloc(n, sizeof *noscript);
-  if (noscript == NULL) {
-    /* Nothing read yet: dropped, the queue is never sent. */
-    jb__sync_drop(r->conn);
-    msgpack_sbuffer_destroy(&lm);
-    return jb__err(JB_ENOMEM, "out of memory for %zu claims", n);
-  }
-  for (size_t i = 0; i < n; i++) {
-    redisReply *out = NULL;
-    int rci;
-    if (lost) {
-      res[i].unsure = true;
-      rci = claim_offline(&res[i], uuids[i], "the connection was lost "
-                          "before its reply");
-    } else {
-      rci = jb__sync_read(&out, r->conn, "script claim");
-      if (rci == JB_ENOTFOUND) {
-        noscript[i] = true; /* not run: sent again below, on its own */
-      } else if (rci == JB_EOFFLINE) {
-        res[i].unsure = !jb__sync_refused(r->conn);
-        lost = !jb_sync_connected(r->conn);
-        char why[512];
-        copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
-        rci = claim_offline(&res[i], uuids[i], why);
-      } else if (rci == JB_OK) {
-        reply rep;
-        rci = jb__remote_parse_reply(&rep, out, "claim");
-        freeReplyObject(out);
-        jb__remote_owner o = *owner;
-        o.claim_id = claim_ids[i];
-        if (rci == JB_OK) rci = claim_reply(&res[i], &rep, uuids[i], &o);
+  size_t done = 0;
+  while (done < n) {
+    size_t k = n - done < JB__REMOTE_CLAIM_CHUNK ? n - done
+                                                  : JB__REMOTE_CLAIM_CHUNK;
+    int crc = claim_chunk(res + done, rcs + done, r, k, uuids + done, owner,
+                          claim_ids + done, &lm, exp);
+    if (crc != JB_OK && done == 0) {
+      bool any_unsure = false;
+      for (size_t i = 0; i < k; i++) any_unsure |= res[i].unsure;
+      if (!any_unsure) { /* nothing ran: as if nothing was sent */
+        msgpack_sbuffer_destroy(&lm);
+        return crc;
       }
     }
-    rcs[i] = rci;
-    if (rci != JB_OK && rci != JB_ECLAIMED && rci != JB_ENOTFOUND &&
-        first_rc == JB_OK) {
-      first_rc = rci;
-      copy_str(first, sizeof first, jb_errmsg(), strlen(jb_errmsg()));
+    for (size_t i = done; i < done + k; i++)
+      if (rcs[i] != JB_OK && rcs[i] != JB_ECLAIMED &&
+          rcs[i] != JB_ENOTFOUND && first_rc == JB_OK) {
+        first_rc = rcs[i];
+        copy_str(first, sizeof first, jb_errmsg(), strlen(jb_errmsg()));
+      }
+    done += k;
+    if (crc != JB_OK) {
+      for (size_t i = done; i < n; i++)
+        rcs[i] = jb__err(JB_EOFFLINE, "cannot claim job %s: backend "
+                         "unavailable (not sent after %s)", uuids[i], first);
+      break;
     }
   }
-  /* NOSCRIPT: the script is loaded again by the single call, which then
-   * runs it (the pipeline ran none of these). */
-  for (size_t i = 0; i < n; i++) {
-    if (!noscript[i]) continue;
-    jb__remote_owner o = *owner;
-    o.claim_id = claim_ids[i];
-    rcs[i] = jb__remote_claim(&res[i], r, uuids[i], &o);
-    if (rcs[i] != JB_OK && rcs[i] != JB_ECLAIMED && rcs[i] != JB_ENOTFOUND &&
-        first_rc == JB_OK) {
-      first_rc = rcs[i];
-      copy_str(first, sizeof first, jb_errmsg(), strlen(jb_errmsg()));
-    }
-  }
-  free(noscript);
   msgpack_sbuffer_destroy(&lm);
   if (first_rc != JB_OK) jb__err(first_rc, "%s", first);
   return JB_OK;
