@@ -2,8 +2,10 @@
  * batch.c - the worker's path in the public API (jobboard.h "the worker's
  * path"): claim-next of many jobs, consume-and-claim-next, consume of
  * many jobs, each one write transaction in store/batch.c. Arguments are
- * checked here first; a Redis-decided job goes through the separate
- * operations (board.c), never into a local batch: Redis decides first.
+ * checked here first; a Redis-decided job is decided by Redis first,
+ * through the handle's hook (board.c), never inside a local transaction:
+ * only the claims Redis granted to claim-next many are then recorded
+ * together, in one transaction of their own.
  */
 #include "internal.h"
 #include "sync_hook.h"
@@ -148,8 +150,7 @@ static int claim_remote_run(many_run *r, const uint8_t key[JB_JOBKEY_LEN],
       /* The claims before it first, so that tokens follow the order. */
       if ((rc = record_granted(r, (const uint8_t(*)[16])g, k))) goto out;
       k = 0;
-      size_t i1 = r->n;
-      memcpy(r->raw[i1], cand[i], 16);
+      memcpy(r->raw[r->n], cand[i], 16);
       res = claim_remote_one(r);
       snprintf(hook_msg, sizeof hook_msg, "%s", jb_errmsg());
     }

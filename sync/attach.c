@@ -391,8 +391,9 @@ static int hook_claim_many(void *ctx, jb_board *b, size_t n,
   char(*ids)[JB_UUID_STRLEN] = malloc(n * sizeof *ids);
   const char **idp = malloc(n * sizeof *idp);
   jb__remote_result *res = malloc(n * sizeof *res);
+  bool *fresh = calloc(n, sizeof *fresh);
   size_t added = 0;
-  rc = !ids || !idp || !res
+  rc = !ids || !idp || !res || !fresh
            ? jb__err(JB_ENOMEM, "out of memory for %zu claims", n)
            : JB_OK;
   for (; rc == JB_OK && added < n; added++) {
@@ -402,6 +403,8 @@ static int hook_claim_many(void *ctx, jb_board *b, size_t n,
     else if ((rc = jb__remote_claim_id(ids[added])) != JB_OK ||
              (rc = add_held(a, h, uuids[added], who, ids[added])) != JB_OK)
       break;
+    else
+      fresh[added] = true;
     idp[added] = ids[added];
   }
   if (rc == JB_OK) {
@@ -409,8 +412,11 @@ static int hook_claim_many(void *ctx, jb_board *b, size_t n,
     rc = jb__remote_claim_many(res, results, &a->rm, n, uuids, &o, idp);
   }
   if (rc != JB_OK) {
-    /* Nothing was sent: as hook_claim after a refusal. */
-    for (size_t i = 0; i < added; i++) drop_held(a, uuids[i], who);
+    /* Nothing was sent: the ids made for this call go; one kept from an
+     * earlier claim whose reply was lost stays, so that the next claim
+     * of its job still resolves it. */
+    for (size_t i = 0; i < added; i++)
+      if (fresh[i]) drop_held(a, uuids[i], who);
     goto out;
   }
   char msg[768] = "";
@@ -453,6 +459,7 @@ out:
   free(ids);
   free(idp);
   free(res);
+  free(fresh);
   return rc;
 }
 

@@ -389,6 +389,39 @@ static void a_server_stopped_after_the_claims_loses_none(void **state) {
   jbt_assert_check_ok(f->board);
 }
 
+/* The same, with a second call made while the server is still stopped
+ * (its reconnect fails: nothing sent): the claim ids of the first call
+ * are kept, so that the call after the server went on still finds its
+ * claims held under them, and records them. */
+static void claim_ids_outlive_a_call_that_sent_nothing(void **state) {
+  fixture *f = *state;
+  char u[8][JB_UUID_STRLEN], got[8][JB_UUID_STRLEN];
+  published(u, f, 8, "job", JB_PRIORITY_NORMAL);
+  attach(f, true);
+  assert_int_equal(kill(server.pid, SIGSTOP), 0);
+  size_t n = 99;
+  int rc1 = jb_claim_next_many(&n, got, NULL, NULL, f->board, "w", NULL, 8);
+  size_t n1 = n;
+  int rc2 = jb_claim_next_many(&n, got, NULL, NULL, f->board, "w", NULL, 8);
+  size_t n2 = n;
+  assert_int_equal(kill(server.pid, SIGCONT), 0);
+  assert_int_equal(rc1, JB_ENOTFOUND);
+  assert_int_equal(n1, 0);
+  assert_int_equal(rc2, JB_ENOTFOUND);
+  assert_int_equal(n2, 0);
+  assert_int_equal(jb_claim_next_many(&n, got, NULL, NULL, f->board, "w",
+                                      NULL, 8),
+                   JB_OK);
+  assert_int_equal(n, 8);
+  for (size_t i = 0; i < 8; i++) {
+    assert_string_equal(got[i], u[i]);
+    char o[JB_WHO_MAX + 1];
+    redis_owner(o, sizeof o, f, u[i]);
+    assert_string_equal(o, "w");
+  }
+  jbt_assert_check_ok(f->board);
+}
+
 /* The server killed with the claims sent (gone, and its data with it: no
  * persistence): nothing is recorded, the local jobs are still claimed,
  * and once a server answers again (empty) nothing is held anywhere. */
@@ -460,6 +493,7 @@ int main(void) {
       T(jobs_claimed_elsewhere_in_redis_are_passed_over),
       T(claims_in_one_call_equal_the_one_by_one_path),
       T(a_server_stopped_after_the_claims_loses_none),
+      T(claim_ids_outlive_a_call_that_sent_nothing),
       T(claims_refused_noscript_are_sent_again),
       T(a_server_killed_after_the_claims_records_nothing),
   };
