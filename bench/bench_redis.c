@@ -186,6 +186,117 @@ static int measure_jobs(bench_redis_figs *f, jb_board *b, jb_sync_conn *c,
                   ids, v, n, err, errlen);
 }
 
+/* Post and publish n jobs (untimed) into ids. */
+static int publish_n(jb_board *b, jb_sync_conn *c, const bench_redis_opts *o,
+                     uuid_text *ids, size_t n, char *err, size_t errlen) {
+  for (size_t i = 0; i < n; i++)
+    if (jb_job_post(ids[i], b, o->post) != JB_OK ||
+        jb_sync_publish(b, c, ids[i]) != JB_OK)
+      return fail(err, errlen, "post + publish");
+  return 0;
+}
+
+/* Consume the n jobs of ids (untimed; through Redis). */
+static int consume_n(jb_board *b, const bench_redis_opts *o, uuid_text *ids,
+                     size_t n, char *err, size_t errlen) {
+  for (size_t i = 0; i < n; i++)
+    if (consume_plain(b, ids[i], o->who) != JB_OK)
+      return fail(err, errlen, "consume after claim-next");
+  return 0;
+}
+
+/* Attach b to c claiming the Redis-decided jobs of claim-next many one by
+ * one (a round trip each: the path before claim_many.lua) or together
+ * (the run of them in one script call, one round trip).
+ * JOBBOARD_SYNC_CLAIM_MANY is read by jb_sync_attach; the caller's value
+ * is put back. */
+static int attach_as(jb_board *b, jb_sync_conn *c, bool together,
+                     char *err, size_t errlen) {
+  const char *had = getenv("JOBBOARD_SYNC_CLAIM_MANY");
+  char keep[16] = "";
+  if (had) snprintf(keep, sizeof keep, "%s", had);
+  if (together)
+    unsetenv("JOBBOARD_SYNC_CLAIM_MANY");
+  else
+    setenv("JOBBOARD_SYNC_CLAIM_MANY", "0", 1);
+  int rc = jb_sync_attach(b, c);
+  if (had)
+    setenv("JOBBOARD_SYNC_CLAIM_MANY", keep, 1);
+  else
+    unsetenv("JOBBOARD_SYNC_CLAIM_MANY");
+  return rc == JB_OK ? 0 : fail(err, errlen, "attach");
+}
+
+/* claim-next over Redis-decided jobs: n single claims (jb_claim_next, a
+ * round trip each), then, on 2n jobs, jb_claim_next_many of
+ * BENCH_REDIS_BATCH jobs one by one and in one call in turns, batch by
+ * batch (the same sitting, the same board). A batch's per-job figure is
+ * its time over the jobs it claimed. */
+static int measure_claim_next(bench_redis_figs *f, jb_board *b,
+                              jb_sync_conn *c, const bench_redis_opts *o,
+                              uuid_text *ids, int64_t *v, size_t n,
+                              char *err, size_t errlen) {
+  if (publish_n(b, c, o, ids, n, err, errlen)) return -1;
+  int64_t wall = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t t0 = mono_ns();
+    if (jb_claim_next(ids[i], NULL, NULL, b, o->who, NULL) != JB_OK)
+      return fail(err, errlen, "claim-next through Redis");
+    v[i] = mono_ns() - t0;
+    wall += v[i];
+  }
+  phase(&f->claim_next, v, n, wall);
+  if (consume_n(b, o, ids, n, err, errlen)) return -1;
+
+  const size_t k = BENCH_REDIS_BATCH;
+  size_t batches = n / k ? n / k : 1;
+  uuid_text *got = calloc(2 * batches * k, sizeof *got);
+  int64_t *lat[2] = {calloc(batches, sizeof(int64_t)),
+                     calloc(batches, sizeof(int64_t))};
+  int64_t walls[2] = {0, 0};
+  size_t jobs[2] = {0, 0};
+  int rc = -1;
+  if (!got || !lat[0] || !lat[1]) {
+    snprintf(err, errlen, "out of memory for %zu batches", batches);
+    goto out;
+  }
+  if (publish_n(b, c, o, got, 2 * batches * k, err, errlen)) goto out;
+  for (size_t i = 0; i < 2 * batches; i++) {
+    int pipe = (int)(i % 2); /* one by one first, then in one call */
+    if (attach_as(b, c, pipe, err, errlen)) goto out;
+    size_t claimed = 0;
+    int64_t t0 = mono_ns();
+    if (jb_claim_next_many(&claimed, got + i * k, NULL, NULL, b, o->who,
+                           NULL, k) != JB_OK) {
+      fail(err, errlen, "claim-next many through Redis");
+      goto out;
+    }
+    int64_t t = mono_ns() - t0;
+    if (claimed != k) {
+      snprintf(err, errlen, "claim-next many claimed %zu of %zu", claimed, k);
+      goto out;
+    }
+    lat[pipe][i / 2] = t / (int64_t)k;
+    walls[pipe] += t;
+    jobs[pipe] += claimed;
+  }
+  for (int p = 0; p < 2; p++) {
+    bench_redis_phase *ph = p ? &f->many_one_call : &f->many_one_by_one;
+    bench_lat_summarise(&ph->lat, lat[p], batches);
+    ph->ops_per_s = walls[p] > 0 ? (double)jobs[p] * 1e9 / (double)walls[p]
+                                 : 0;
+  }
+  if (attach_as(b, c, true, err, errlen) ||
+      consume_n(b, o, got, 2 * batches * k, err, errlen))
+    goto out;
+  rc = 0;
+out:
+  free(got);
+  free(lat[0]);
+  free(lat[1]);
+  return rc;
+}
+
 int bench_redis(bench_redis_figs *f, const char *dir,
                 const bench_redis_opts *o, char *err, size_t errlen) {
   memset(f, 0, sizeof *f);
@@ -233,7 +344,8 @@ int bench_redis(bench_redis_figs *f, const char *dir,
       measure_ping(f, c, v, n, err, errlen) ||
       measure_local(f, b, o, v, w, n, err, errlen) ||
       measure_floor(f, b, c, o, v, n, err, errlen) ||
-      measure_jobs(f, b, c, o, ids, v, w, x, n, err, errlen))
+      measure_jobs(f, b, c, o, ids, v, w, x, n, err, errlen) ||
+      measure_claim_next(f, b, c, o, ids, v, n, err, errlen))
     goto out;
   size_t left = 0;
   if (jb_board_count(&left, b, 0) != JB_OK) {
@@ -250,6 +362,13 @@ int bench_redis(bench_redis_figs *f, const char *dir,
   f->floor_ratio = f->floor.lat.p50_us > 0
                        ? f->claim.lat.p50_us / f->floor.lat.p50_us
                        : 0;
+  f->many_ratio = f->claim_next.lat.p50_us > 0
+                      ? f->many_one_call.lat.p50_us / f->claim_next.lat.p50_us
+                      : 0;
+  f->loop_ratio = f->claim_next.lat.p50_us > 0
+                      ? f->many_one_by_one.lat.p50_us /
+                            f->claim_next.lat.p50_us
+                      : 0;
   rc = 0;
 out:
   if (b) jb_sync_detach(b);

@@ -16,7 +16,14 @@
  *  - claim through Redis: jb_claim of each published job (our claim
  *    script, then the local commit);
  *  - consume through Redis: jb_consume of each (our consume script,
- *    then the local commit).
+ *    then the local commit);
+ *  - claim-next through Redis: jb_claim_next of each of --jobs published
+ *    jobs (a round trip each), then jb_claim_next_many of
+ *    BENCH_REDIS_BATCH jobs at a time over 2 x --jobs published jobs, one
+ *    batch claimed one by one (JOBBOARD_SYNC_CLAIM_MANY=0: a round trip
+ *    per job, the path before claim_many.lua), the next in one script
+ *    call (one round trip), in turns: per job, a batch's time over its
+ *    jobs (p50, p99, max over the batches) and jobs per second.
  * Each phase runs over all --jobs jobs in turn (all posted, then all
  * claimed, then all consumed), as the taskflow side (bench/bench-taskflow.py)
  * does, after a few untimed warm-up jobs. Per-operation latencies (p50,
@@ -35,6 +42,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The jobs of one jb_claim_next_many call in the claim-next phase. */
+#define BENCH_REDIS_BATCH 64
 
 typedef struct {
   const char *url;       /* the Redis URL (jobboard_sync.h) */
@@ -62,10 +72,17 @@ typedef struct {
   bench_redis_phase post_publish; /* both, per job */
   bench_redis_phase claim;  /* jb_claim through Redis */
   bench_redis_phase consume; /* jb_consume through Redis */
+  bench_redis_phase claim_next; /* jb_claim_next through Redis */
+  /* jb_claim_next_many of BENCH_REDIS_BATCH, per job: one by one (a round
+   * trip each) and in one script call (one round trip) */
+  bench_redis_phase many_one_by_one, many_one_call;
   /* claim p50 over (round-trip p50 + local-claim p50) */
   double claim_ratio;
   /* claim p50 over the floor's p50 (both a round trip, then a commit) */
   double floor_ratio;
+  /* per-job p50 of claim-next many, in one call (many_ratio) and one by one
+   * (loop_ratio), over the p50 of one claim-next */
+  double many_ratio, loop_ratio;
 } bench_redis_figs;
 
 /* Measure all of it on a new board in `dir` (must not hold a board).

@@ -268,10 +268,16 @@ static const char bench_help[] =
     "                  in Redis, then the local commit\n"
     "  consume         jb_consume of each: our consume script, then the\n"
     "                  local commit\n"
+    "  claim-next      jb_claim_next of each of --jobs published jobs (a\n"
+    "                  round trip each); then, on twice as many,\n"
+    "                  jb_claim_next_many of 64 jobs a call, one call one\n"
+    "                  by one (JOBBOARD_SYNC_CLAIM_MANY=0: a round trip per\n"
+    "                  job), the next in one script call (one round trip),\n"
+    "                  in turns; per job: a call's time over 64\n"
     "all jobs posted, then all claimed, then all consumed. Per operation\n"
     "p50, p99 and max, and the phase's operations per second; and the claim's\n"
     "p50 over (round trip p50 + local claim p50), and over the p50 of PING +\n"
-    "local commit. It leaves in Redis the namespace's counters and one\n"
+    "local commit; and the per-job p50 of claim-next x64 over claim-next's. It leaves in Redis the namespace's counters and one\n"
     "publication marker per job (expiring after 30 days): use a server of\n"
     "its own (bench/bench-redis.sh starts one, and runs taskflow's client\n"
     "beside it). Needs a build with Redis sync.\n"
@@ -400,7 +406,9 @@ static const char bench_help[] =
     "                  url, namespace, server, mode, jobs, claim_ratio,\n"
     "                  floor_ratio and, for ping, local_claim,\n"
     "                  local_abandon, floor, post, publish,\n"
-    "                  post_publish, claim and consume, NAME_p50_us,\n"
+    "                  post_publish, claim, consume, claim_next,\n"
+    "                  many_one_by_one and many_one_call (per job),\n"
+    "                  many_batch, many_ratio, loop_ratio, NAME_p50_us,\n"
     "                  NAME_p99_us, NAME_max_us and NAME_per_s; then one\n"
     "                  \"redis_wake\" line per poster (poster, poll_ms,\n"
     "                  samples, min_us, p50_us, p99_us, max_us, mean_us,\n"
@@ -1462,6 +1470,12 @@ static const struct {
     {"publish", "  publish", offsetof(bench_redis_figs, publish)},
     {"claim", "claim via Redis", offsetof(bench_redis_figs, claim)},
     {"consume", "consume via Redis", offsetof(bench_redis_figs, consume)},
+    {"claim_next", "claim-next via Redis",
+     offsetof(bench_redis_figs, claim_next)},
+    {"many_one_by_one", "  x64, one by one, /job",
+     offsetof(bench_redis_figs, many_one_by_one)},
+    {"many_one_call", "  x64, one call, /job",
+     offsetof(bench_redis_figs, many_one_call)},
 };
 
 static const bench_redis_phase *redis_row(const bench_redis_figs *f,
@@ -1626,6 +1640,9 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
                           jb_durability_name(ro.durability), "jobs",
                           (json_int_t)o->jobs, "claim_ratio", f.claim_ratio,
                           "floor_ratio", f.floor_ratio);
+    json_object_set_new(v, "many_batch", json_integer(BENCH_REDIS_BATCH));
+    json_object_set_new(v, "many_ratio", json_real(f.many_ratio));
+    json_object_set_new(v, "loop_ratio", json_real(f.loop_ratio));
     char key[64];
     for (size_t i = 0; v && i < nrows; i++) {
       const bench_redis_phase *ph = redis_row(&f, i);
@@ -1644,11 +1661,11 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
            f.server_version, f.ns);
     printf("  board     mode %s; %zu jobs per phase after 50 untimed\n\n",
            jb_durability_name(ro.durability), o->jobs);
-    printf("%-20s %10s %10s %10s %10s\n", "", "ops/s", "p50 us", "p99 us",
+    printf("%-24s %10s %10s %10s %10s\n", "", "ops/s", "p50 us", "p99 us",
            "max us");
     for (size_t i = 0; i < nrows; i++) {
       const bench_redis_phase *ph = redis_row(&f, i);
-      printf("  %-18s %10.0f %10.1f %10.1f %10.1f\n", redis_rows[i].label,
+      printf("  %-22s %10.0f %10.1f %10.1f %10.1f\n", redis_rows[i].label,
              ph->ops_per_s, ph->lat.p50_us, ph->lat.p99_us, ph->lat.max_us);
     }
     printf("\n  claim p50 / (round trip p50 + local claim p50): %.2f "
@@ -1656,6 +1673,12 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
            f.ping.lat.p50_us, f.local_claim.lat.p50_us);
     printf("  claim p50 / (PING + local commit) p50: %.2f (%.1f / %.1f us)\n",
            f.floor_ratio, f.claim.lat.p50_us, f.floor.lat.p50_us);
+    printf("  claim-next x%d per job p50 / claim-next p50: one call %.3f "
+           "(%.1f / %.1f us:\n    %s a fifth), one by one %.3f (%.1f us)\n",
+           BENCH_REDIS_BATCH, f.many_ratio, f.many_one_call.lat.p50_us,
+           f.claim_next.lat.p50_us,
+           f.many_ratio <= 0.2 ? "at most" : "more than", f.loop_ratio,
+           f.many_one_by_one.lat.p50_us);
   }
   fflush(stdout);
   return bench_with_replicator(x, o, &ro, f.ns);

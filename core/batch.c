@@ -2,8 +2,10 @@
  * batch.c - the worker's path in the public API (jobboard.h "the worker's
  * path"): claim-next of many jobs, consume-and-claim-next, consume of
  * many jobs, each one write transaction in store/batch.c. Arguments are
- * checked here first; a Redis-decided job goes through the separate
- * operations (board.c), never into a local batch: Redis decides first.
+ * checked here first; a Redis-decided job is decided by Redis first,
+ * through the handle's hook (board.c), never inside a local transaction:
+ * only the claims Redis granted to claim-next many are then recorded
+ * together, in one transaction of their own.
  */
 #include "internal.h"
 #include "sync_hook.h"
@@ -41,6 +43,143 @@ static int claim_remote_one(many_run *r) {
   return JB_OK;
 }
 
+/* Whether job raw is marked for publication, its post not confirmed:
+ * Redis's "not on the board" may be the moment before the post runs. */
+static bool publishing(jb_board *b, const uint8_t raw[16]) {
+  jb_job job;
+  memset(&job, 0, sizeof job);
+  bool marked = jb__store_get(b->store, raw, &job) == JB_OK && job.publishing;
+  jb__job_clear(&job);
+  return marked;
+}
+
+/* Record the k claims Redis granted (g[]) in one local transaction, in
+ * that order, each as a claim of one records it (stamped now, after
+ * Redis decided: see board.c's remote_claim), and count them. A job gone
+ * from the board meanwhile is passed over, as the single path passes it. */
+static int record_granted(many_run *r, const uint8_t (*g)[16], size_t k) {
+  if (k == 0) return JB_OK;
+  uint64_t *tokens = malloc(k * sizeof *tokens);
+  int *results = malloc(k * sizeof *results);
+  jb_store_claim_req now = *r->req;
+  now.now_us = jb__now_us();
+  int rc = tokens && results
+               ? jb__store_claim_decided_many(r->b->store, g, k, &now, tokens,
+                                              results)
+               : jb__err(JB_ENOMEM, "out of memory for %zu claims", k);
+  if (rc != JB_OK) {
+    free(tokens);
+    free(results);
+    return rc;
+  }
+  for (size_t j = 0; j < k; j++) {
+    if (results[j] != JB_OK) continue;
+    size_t i = r->n;
+    memcpy(r->raw[i], g[j], 16);
+    r->tokens[i] = tokens[j];
+    if (r->jobs) {
+      r->load_rc[i] = jb__store_get(r->b->store, r->raw[i], &r->jobs[i]);
+      if (r->load_rc[i] != JB_OK) r->load_rc[i] = JB_ECORRUPT;
+    }
+    r->n++;
+  }
+  free(tokens);
+  free(results);
+  return JB_OK;
+}
+
+/*
+ * Claim the run of Redis-decided jobs the walk met at jobkey `key`, up to
+ * what is left of max, through the hook's claim_many: one round trip for
+ * all of them instead of one each. The run ends at the first job decided
+ * here, so the claims still come in claim-next order. Each job is decided
+ * by Redis on its own; one Redis refuses is passed over (the walk then
+ * tries the jobs after the run), one whose publication has not run yet is
+ * claimed alone, waiting for it as the single path waits. What Redis
+ * granted is recorded in one local transaction, in the run's order.
+ * `after` becomes the run's last key. JB_OK; JB_EOFFLINE (`away` holds
+ * why: Redis-decided jobs are skipped from then on); else the error that
+ * ends the walk (what Redis granted is recorded first all the same).
+ */
+static int claim_remote_run(many_run *r, const uint8_t key[JB_JOBKEY_LEN],
+                            uint8_t after[JB_JOBKEY_LEN], char *away,
+                            size_t away_size) {
+  jb_board *b = r->b;
+  size_t want = r->max - r->n, m = 0;
+  uint8_t(*cand)[16] = malloc(want * sizeof *cand);
+  uint8_t(*keys)[JB_JOBKEY_LEN] = malloc(want * sizeof *keys);
+  uint8_t(*g)[16] = malloc(want * sizeof *g);
+  char(*texts)[JB_UUID_STRLEN] = malloc(want * sizeof *texts);
+  const char **ptrs = malloc(want * sizeof *ptrs);
+  uint64_t *fences = malloc(want * sizeof *fences);
+  int *results = malloc(want * sizeof *results);
+  int rc = JB_OK;
+  if (!cand || !keys || !g || !texts || !ptrs || !fences || !results) {
+    rc = jb__err(JB_ENOMEM, "out of memory for %zu claims", want);
+    goto out;
+  }
+  memcpy(after, key, JB_JOBKEY_LEN);
+  if ((rc = jb__store_remote_run(b->store, key, want, cand, keys, &m)) ||
+      m == 0)
+    goto out;
+  memcpy(after, keys[m - 1], JB_JOBKEY_LEN);
+  for (size_t i = 0; i < m; i++) {
+    jb__uuid_format(texts[i], cand[i]);
+    ptrs[i] = texts[i];
+  }
+  /* As a claim of one: a claim bound to this process with no lease is
+   * kept alive in Redis by the replicator (board.c, remote_claim). */
+  int64_t lease_ms = r->req->lease_ms;
+  if (r->req->bind && lease_ms <= 0) lease_ms = JB_REMOTE_KEEPALIVE;
+  rc = b->remote_ops->claim_many(b->remote_ctx, b, m, ptrs, r->req->who,
+                                 lease_ms, fences, results);
+  if (rc != JB_OK) {
+    if (rc == JB_EOFFLINE) snprintf(away, away_size, "%s", jb_errmsg());
+    goto out;
+  }
+  /* The hook's message is its first failed job's. */
+  char hook_msg[1024], offline[1024] = "", error_msg[1024] = "";
+  snprintf(hook_msg, sizeof hook_msg, "%s", jb_errmsg());
+  int first_error = JB_OK;
+  size_t k = 0;
+  for (size_t i = 0; i < m; i++) {
+    int res = results[i];
+    if (res == JB_OK) {
+      memcpy(g[k++], cand[i], 16);
+    } else if (res == JB_ENOTFOUND && publishing(b, cand[i])) {
+      /* The claims before it first, so that tokens follow the order. */
+      if ((rc = record_granted(r, (const uint8_t(*)[16])g, k))) goto out;
+      k = 0;
+      memcpy(r->raw[r->n], cand[i], 16);
+      res = claim_remote_one(r);
+      snprintf(hook_msg, sizeof hook_msg, "%s", jb_errmsg());
+    }
+    if (res == JB_EOFFLINE && !offline[0])
+      snprintf(offline, sizeof offline, "%s", hook_msg);
+    if (res != JB_OK && res != JB_ECLAIMED && res != JB_ENOTFOUND &&
+        res != JB_EOFFLINE && first_error == JB_OK) {
+      first_error = res;
+      snprintf(error_msg, sizeof error_msg, "%s", hook_msg);
+    }
+  }
+  if ((rc = record_granted(r, (const uint8_t(*)[16])g, k))) goto out;
+  if (first_error != JB_OK) {
+    rc = jb__err(first_error, "%s", error_msg);
+  } else if (offline[0]) {
+    snprintf(away, away_size, "%s", offline);
+    rc = JB_EOFFLINE;
+  }
+out:
+  free(cand);
+  free(keys);
+  free(g);
+  free(texts);
+  free(ptrs);
+  free(fences);
+  free(results);
+  return rc;
+}
+
 /* The walk of jb_claim_next, many jobs per transaction. */
 static int claim_walk(many_run *r) {
   uint8_t after[JB_JOBKEY_LEN], key[JB_JOBKEY_LEN];
@@ -55,8 +194,20 @@ static int claim_walk(many_run *r) {
                               r->jobs ? r->load_rc + r->n : NULL, &got, key);
     if (rc == JB_OK || rc == JB__REMOTE) r->n += got;
     if (rc != JB__REMOTE) break;
-    memcpy(after, key, JB_JOBKEY_LEN);
     started = true;
+    /* Two or more claims still wanted: the run of Redis-decided jobs
+     * here in one round trip, when the hook can. */
+    if (r->b->remote_ops->claim_many && r->max - r->n > 1) {
+      rc = claim_remote_run(r, key, after, away, sizeof away);
+      if (rc == JB_EOFFLINE) {
+        skip = true;
+        rc = JB_OK;
+        continue;
+      }
+      if (rc != JB_OK) break;
+      continue;
+    }
+    memcpy(after, key, JB_JOBKEY_LEN);
     rc = claim_remote_one(r);
     if (rc == JB_EOFFLINE) {
       snprintf(away, sizeof away, "%s", jb_errmsg());

@@ -118,6 +118,19 @@ typedef struct jb_remote_ops {
    * is published. May be NULL. */
   void (*confirm)(void *ctx, const char *key, const char *uuid,
                   int64_t hold_ms);
+  /* Claim n (>= 1) jobs for `who` as claim does each (same lease_ms), in
+   * one round trip: every claim is still decided by Redis on its own,
+   * atomically, with its own fencing token, in the order given. Returns
+   * JB_OK when each job has its outcome: results[i] is what claim would
+   * have returned for uuids[i] (JB_OK, fences[i] set; a refusal; or
+   * JB_EOFFLINE: its reply was lost and Redis could not be read to
+   * resolve it, the claim kept for a retry as claim keeps one), and the
+   * message is the first JB_EOFFLINE's. Any other return (JB_EOFFLINE
+   * when Redis cannot be reached) means no claim was sent: nothing was
+   * claimed. May be NULL: the core claims such jobs one at a time. */
+  int (*claim_many)(void *ctx, jb_board *board, size_t n,
+                    const char *const *uuids, const char *who,
+                    int64_t lease_ms, uint64_t *fences, int *results);
 } jb_remote_ops;
 
 /* The op of jb_remote_ops.settle. */

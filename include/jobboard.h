@@ -892,10 +892,14 @@ JB_EXTERN int jb_trash(jb_board *board, const char *uuid, const char *who,
  * set to NULL).
  * Redis-decided jobs: without Redis (no hook) they are skipped, as
  * claim-next skips them. With it, the transaction ends at the first one
- * met (its claims so far are committed), that job is claimed through
- * Redis (passed over if Redis refuses; Redis-decided jobs are skipped
- * from then on when Redis is away), and the walk goes on after it in a
- * new transaction: the jobs still come in claim-next order. An error
+ * met (its claims so far are committed), that job and the Redis-decided
+ * ones right after it (up to the next job decided here, and to `max`)
+ * are claimed through Redis in one round trip, each decided by Redis on
+ * its own (passed over if Redis refuses; Redis-decided jobs are skipped
+ * from then on when Redis is away: claims whose reply was lost are not
+ * recorded, see jb_sync_attach), those granted recorded in one
+ * transaction, and the walk goes on after them in a new transaction: the
+ * jobs still come in claim-next order. An error
  * after some claims were committed ends the call with JB_OK and those
  * claims (the next call meets the error again).
  * With opts->wait_ms other than 0, a call that finds nothing claimable

@@ -250,7 +250,13 @@ JB_EXTERN int jb_sync_key(char *buf, size_t size, const jb_sync_conn *conn,
  * other claims are released by owner name, as taskflow does. claim-next
  * walks the jobs in its usual order and claims each Redis-decided one
  * through Redis, passing over those Redis refuses; when Redis is away it
- * skips them and claims local jobs only. Fencing tokens returned for a
+ * skips them and claims local jobs only. jb_claim_next_many claims the
+ * Redis-decided jobs it meets in a row in one round trip (one script call,
+ * each job still decided on its own); a call whose reply was lost leaves
+ * its claims unrecorded here, their claim ids kept: claiming those jobs
+ * again through `c` records the ones that ran in Redis, and so does the
+ * board's replicator. JOBBOARD_SYNC_CLAIM_MANY=0 in the environment when
+ * attaching makes it claim them one by one. Fencing tokens returned for a
  * Redis-decided claim are the local board's.
  *
  * `c` must outlive the attachment (jb_sync_detach, or jb_board_close of

@@ -716,6 +716,97 @@ int jb__store_claim(jb_store *s, const uint8_t uuid[16],
   return jb__store_claim_x(s, uuid, req, token, 0);
 }
 
+/* n claims Redis decided, in one transaction: each is claim_body with
+ * JB_STORE_DECIDED, as jb__store_claim_x runs it alone. */
+typedef struct {
+  const uint8_t (*uuids)[16];
+  size_t n;
+  const jb_store_claim_req *req;
+  uint64_t *tokens;
+  int *results;
+} decided_ctx;
+
+static int claim_decided_body(jb_store *s, MDB_txn *txn, void *vctx,
+                              int *status) {
+  decided_ctx *c = vctx;
+  (void)status;
+  for (size_t i = 0; i < c->n; i++) {
+    claim_ctx one = {.uuid = c->uuids[i], .req = c->req,
+                     .xflags = JB_STORE_DECIDED};
+    int st = JB_OK;
+    int rc = claim_body(s, txn, &one, &st);
+    /* A job no longer on the board is found missing before anything of
+     * it is written (find_job): the others go on. Any other error may
+     * follow writes, and aborts the whole transaction. */
+    if (rc == JB_ENOTFOUND) {
+      c->results[i] = rc;
+      c->tokens[i] = 0;
+      continue;
+    }
+    if (rc) return rc;
+    c->results[i] = st;
+    c->tokens[i] = one.token;
+  }
+  return 0;
+}
+
+int jb__store_claim_decided_many(jb_store *s, const uint8_t (*uuids)[16],
+                                 size_t n, const jb_store_claim_req *req,
+                                 uint64_t *tokens, int *results) {
+  decided_ctx c = {uuids, n, req, tokens, results};
+  return jb__store_write(s, claim_decided_body, &c);
+}
+
+/* The run of Redis-decided jobs that claim-next meets from jobkey
+ * `from` on (that key included), up to the first job decided here. */
+typedef struct {
+  const uint8_t *from;
+  size_t max, n;
+  uint8_t (*uuids)[16];
+  uint8_t (*keys)[JB_JOBKEY_LEN];
+} run_ctx;
+
+static int remote_run_body(jb_store *s, MDB_txn *txn, void *vctx,
+                           int *status) {
+  run_ctx *c = vctx;
+  (void)status;
+  c->n = 0;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->ready, &cur);
+  if (rc) return rc;
+  MDB_val k = {JB_JOBKEY_LEN, (void *)c->from}, v;
+  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  while (rc == 0 && c->n < c->max) {
+    if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)) {
+      rc = MDB_CORRUPTED;
+      break;
+    }
+    uint8_t uuid[16];
+    memcpy(uuid, v.mv_data, 16); /* jb_readyrec.uuid is first */
+    jb_jobhdr h;
+    if ((rc = jb__job_header(s, txn, uuid, &h, NULL))) {
+      if (rc == MDB_NOTFOUND) rc = MDB_CORRUPTED;
+      break;
+    }
+    if (!(h.flags & JB_JOB_F_REMOTE)) break;
+    memcpy(c->uuids[c->n], uuid, 16);
+    memcpy(c->keys[c->n], k.mv_data, JB_JOBKEY_LEN);
+    c->n++;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__store_remote_run(jb_store *s, const uint8_t from[JB_JOBKEY_LEN],
+                         size_t max, uint8_t (*uuids)[16],
+                         uint8_t (*keys)[JB_JOBKEY_LEN], size_t *n_out) {
+  run_ctx c = {.from = from, .max = max, .uuids = uuids, .keys = keys};
+  int rc = jb__store_read(s, remote_run_body, &c);
+  *n_out = rc == JB_OK ? c.n : 0;
+  return rc;
+}
+
 typedef struct {
   const uint8_t (*uuids)[16];
   const uint64_t *seqs;

@@ -571,6 +571,25 @@ int jb__store_claim_x(jb_store *s, const uint8_t uuid[16],
                       const jb_store_claim_req *req, uint64_t *token,
                       unsigned xflags);
 
+/* Record n claims Redis granted (JB_STORE_DECIDED) in one write
+ * transaction, each exactly as jb__store_claim_x records one, in the
+ * order given: tokens[i] its token, results[i] JB_OK or JB_ENOTFOUND
+ * (that job is no longer on the board: nothing of it written; the others
+ * commit). Returns JB_OK once committed, else the error that aborted the
+ * whole transaction (results undefined). */
+int jb__store_claim_decided_many(jb_store *s, const uint8_t (*uuids)[16],
+                                 size_t n, const jb_store_claim_req *req,
+                                 uint64_t *tokens, int *results);
+
+/* The Redis-decided jobs claim-next would meet one after the other from
+ * jobkey `from` on (itself included: the one jb__store_claim_next_x
+ * stopped at), up to max of them and up to the first claimable job
+ * decided here: uuids[i] and keys[i] (their jobkeys) for i < *n_out. One
+ * read transaction; nothing changes. */
+int jb__store_remote_run(jb_store *s, const uint8_t from[JB_JOBKEY_LEN],
+                         size_t max, uint8_t (*uuids)[16],
+                         uint8_t (*keys)[JB_JOBKEY_LEN], size_t *n_out);
+
 /* Claim the first claimable job (lapsed claims are returned to the ready
  * index first, a bounded number per call). If `job` is not NULL it
  * receives a snapshot (decoded after the commit). Only jobs after jobkey

@@ -296,6 +296,29 @@ static int64_t keepalive_of(jb_board *b) {
 }
 
 /*
+ * The expiry in Redis of a claim bound to this process with no lease
+ * (`what`: "job U", or "N jobs" for several). Redis cannot see this
+ * host's processes: the claim gets a short expiry, renewed while the
+ * holder lives by the board's replicator and by this process's renewer,
+ * so that it lapses when the host dies and not before. A replicator must
+ * run when it is made (it abandons the claim at once when the holder
+ * dies; without one it would lapse only after the expiry): JB_EOFFLINE
+ * otherwise. The expiry is the replicator's keep-alive (it records it in
+ * the board's settings).
+ */
+static int bound_expiry(int64_t *lease_ms, jb_board *b, const char *what) {
+  const char *board = jb_board_path(b);
+  if (!jb__sync_replicator_runs(board))
+    return jb__err(JB_EOFFLINE, "cannot claim %s bound to this process "
+                   "without a lease: backend unavailable (decided by Redis, "
+                   "which cannot see this host's processes, and no "
+                   "replicator runs on board %s to keep the claim alive: "
+                   "run `jobboard sync`, or give a lease)", what, board);
+  *lease_ms = keepalive_of(b);
+  return JB_OK;
+}
+
+/*
  * A claim. The claim id is remembered before the script is sent, so that a
  * claim whose reply was lost is resolved by reading Redis (never guessed):
  * at once if the server answers again, else by the next claim of the same
@@ -306,26 +329,12 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
                       const char *who, int64_t lease_ms, uint64_t *fence) {
   attachment *a = ctx;
   bool bound = lease_ms == JB_REMOTE_KEEPALIVE;
-  if (bound) {
-    /* Redis cannot see this host's processes: the claim gets a short
-     * expiry, renewed while the holder lives by the board's replicator
-     * and by this process's renewer, so that it lapses when the host
-     * dies and not before. A replicator must run when it is made (it
-     * abandons the claim at once when the holder dies; without one it
-     * would lapse only after the expiry). The expiry is the replicator's
-     * keep-alive (it records it in the board's settings). */
-    const char *board = jb_board_path(b);
-    if (!jb__sync_replicator_runs(board))
-      return jb__err(JB_EOFFLINE, "cannot claim job %s bound to this process "
-                     "without a lease: backend unavailable (it is decided by "
-                     "Redis, which cannot see this host's processes, and no "
-                     "replicator runs on board %s to keep the claim alive: "
-                     "run `jobboard sync`, or give a lease)", uuid, board);
-    lease_ms = keepalive_of(b);
-  }
+  char what[64];
+  snprintf(what, sizeof what, "job %s", uuid);
+  int rc;
+  if (bound && (rc = bound_expiry(&lease_ms, b, what)) != JB_OK) return rc;
   char id[JB_UUID_STRLEN];
   held *h = find_held(a, uuid, who);
-  int rc;
   if (h && h->claim_id[0])
     copy_text(id, sizeof id, h->claim_id);
   else if ((rc = jb__remote_claim_id(id)) != JB_OK ||
@@ -357,6 +366,101 @@ static int hook_claim(void *ctx, jb_board *b, const char *uuid,
   *fence = res.fence;
   if (bound) renew_from_now(a, uuid, who, lease_ms);
   return JB_OK;
+}
+
+/*
+ * Claims of n jobs in one round trip (jb__remote_claim_many), each kept as
+ * hook_claim keeps one: its claim id remembered before the script is
+ * sent, a refusal forgetting it. A connection lost after the script was
+ * sent leaves its jobs unsure (it ran for all of them or for none): each
+ * is resolved by reading Redis, as hook_claim resolves one (held: ours,
+ * JB_OK), until a read fails too; then it and the unsure ones after it are
+ * JB_EOFFLINE with their claim ids kept, so that claiming them again
+ * through this connection resolves them (and the replicator's mirror
+ * shows the board any of them that ran: claimed by `who`).
+ */
+static int hook_claim_many(void *ctx, jb_board *b, size_t n,
+                           const char *const *uuids, const char *who,
+                           int64_t lease_ms, uint64_t *fences, int *results) {
+  attachment *a = ctx;
+  bool bound = lease_ms == JB_REMOTE_KEEPALIVE;
+  char what[64];
+  snprintf(what, sizeof what, "%zu jobs", n);
+  int rc;
+  if (bound && (rc = bound_expiry(&lease_ms, b, what)) != JB_OK) return rc;
+  char(*ids)[JB_UUID_STRLEN] = malloc(n * sizeof *ids);
+  const char **idp = malloc(n * sizeof *idp);
+  jb__remote_result *res = malloc(n * sizeof *res);
+  bool *fresh = calloc(n, sizeof *fresh);
+  size_t added = 0;
+  rc = !ids || !idp || !res || !fresh
+           ? jb__err(JB_ENOMEM, "out of memory for %zu claims", n)
+           : JB_OK;
+  for (; rc == JB_OK && added < n; added++) {
+    held *h = find_held(a, uuids[added], who);
+    if (h && h->claim_id[0])
+      copy_text(ids[added], sizeof ids[added], h->claim_id);
+    else if ((rc = jb__remote_claim_id(ids[added])) != JB_OK ||
+             (rc = add_held(a, h, uuids[added], who, ids[added])) != JB_OK)
+      break;
+    else
+      fresh[added] = true;
+    idp[added] = ids[added];
+  }
+  if (rc == JB_OK) {
+    jb__remote_owner o = {who, lease_ms, idp[0], 0};
+    rc = jb__remote_claim_many(res, results, &a->rm, n, uuids, &o, idp);
+  }
+  if (rc != JB_OK) {
+    /* Nothing was sent: the ids made for this call go; one kept from an
+     * earlier claim whose reply was lost stays, so that the next claim
+     * of its job still resolves it. */
+    for (size_t i = 0; i < added; i++)
+      if (fresh[i]) drop_held(a, uuids[i], who);
+    goto out;
+  }
+  char msg[768] = "";
+  if (jb_errmsg()[0]) snprintf(msg, sizeof msg, "%s", jb_errmsg());
+  bool readable = true;
+  size_t unresolved = 0, offline = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (results[i] == JB_EOFFLINE && res[i].unsure) {
+      jb__remote_state st;
+      int held_by = readable ? jb__remote_resolve_claim(&st, &a->rm, uuids[i],
+                                                        who, ids[i])
+                             : JB_EOFFLINE;
+      if (held_by == JB__REMOTE_HELD) {
+        results[i] = JB_OK;
+        res[i].fence = st.fence;
+      } else if (held_by < 0) {
+        readable = false; /* still away: the claim id stays for a retry */
+        unresolved++;
+      } else {
+        drop_held(a, uuids[i], who);
+      }
+    } else if (results[i] != JB_OK) {
+      drop_held(a, uuids[i], who);
+    }
+    if (results[i] == JB_OK) {
+      fences[i] = res[i].fence;
+      if (bound) renew_from_now(a, uuids[i], who, lease_ms);
+    } else if (results[i] == JB_EOFFLINE) {
+      offline++;
+    }
+  }
+  if (offline)
+    jb__err(JB_EOFFLINE, "%s%s", msg,
+            unresolved ? " (claims whose replies were lost may have run in "
+                         "Redis: claiming those jobs again resolves them)"
+                       : "");
+  else if (msg[0])
+    jb__err(JB_OK, "%s", msg);
+out:
+  free(ids);
+  free(idp);
+  free(res);
+  free(fresh);
+  return rc;
 }
 
 static int hook_release(attachment *a, jb__remote_release_op op,
@@ -499,7 +603,18 @@ static int hook_cancel(void *ctx, const char *uuid, bool force) {
 
 static const jb_remote_ops hook = {
     hook_claim,   hook_abandon,   hook_consume, hook_trash,  hook_extend,
-    hook_settle,  hook_reserve,   hook_unreserve, hook_cancel, hook_confirm};
+    hook_settle,  hook_reserve,   hook_unreserve, hook_cancel, hook_confirm,
+    hook_claim_many};
+
+/* The same without claim_many: claim-next of many jobs claims each
+ * Redis-decided one in a round trip of its own. JOBBOARD_SYNC_CLAIM_MANY=0
+ * picks it, so that the two are compared on one build (jobboard-bench
+ * --redis measures both; tests check that both claim the same jobs), and
+ * so that a server that refuses claim_many.lua can still be used. */
+static const jb_remote_ops hook_one_by_one = {
+    hook_claim,   hook_abandon,   hook_consume, hook_trash,  hook_extend,
+    hook_settle,  hook_reserve,   hook_unreserve, hook_cancel, hook_confirm,
+    NULL};
 
 int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   if (b == NULL || c == NULL)
@@ -507,7 +622,9 @@ int jb_sync_attach(jb_board *b, jb_sync_conn *c) {
   attachment *a;
   int rc = get_attachment(&a, c);
   if (rc != JB_OK) return rc;
-  jb__board_set_remote(b, &hook, a);
+  const char *many = getenv("JOBBOARD_SYNC_CLAIM_MANY");
+  bool one_by_one = many && strcmp(many, "0") == 0;
+  jb__board_set_remote(b, one_by_one ? &hook_one_by_one : &hook, a);
   return JB_OK;
 }
 

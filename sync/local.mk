@@ -45,7 +45,7 @@ endif
 JB_SYNC_LUA = sync/scripts/lib.lua sync/scripts/claim.lua \
 	sync/scripts/abandon.lua sync/scripts/consume.lua sync/scripts/trash.lua \
 	sync/scripts/extend.lua sync/scripts/post.lua sync/scripts/reserve.lua \
-	sync/scripts/cancel.lua
+	sync/scripts/cancel.lua sync/scripts/claim_many.lua
 EXTRA_DIST += sync/scripts/embed.sh $(JB_SYNC_LUA)
 CLEANFILES += sync/scripts.c sync/scripts.c-t
 sync/scripts.c: sync/scripts/embed.sh $(JB_SYNC_LUA)

@@ -19,7 +19,7 @@
 #define KEY_MAX JB__REMOTE_KEY_MAX
 
 enum { S_CLAIM, S_ABANDON, S_CONSUME, S_TRASH, S_EXTEND, S_POST, S_RESERVE,
-       S_CANCEL };
+       S_CANCEL, S_CLAIM_MANY };
 
 int jb__remote_init(jb__remote *r, jb_sync_conn *conn, bool notices) {
   memset(r, 0, sizeof *r);
@@ -416,6 +416,60 @@ out:
   return rc;
 }
 
+/* The claim of `uuid` for `owner` as its script answered (`rep`). */
+static int claim_reply(jb__remote_result *res, const reply *rep,
+                       const char *uuid, const jb__remote_owner *owner) {
+  if (rep->ok) {
+    res->fence = rep->fence;
+    copy_str(res->owner, sizeof res->owner, owner->who, strlen(owner->who));
+    copy_str(res->claim, sizeof res->claim, owner->claim_id,
+             strlen(owner->claim_id));
+    return JB_OK;
+  }
+  if (strcmp(rep->reason, JB__SYNC_UNKNOWN_JOB) == 0)
+    return jb__err(JB_ENOTFOUND, "job %s is not on the board", uuid);
+  if (strcmp(rep->reason, JB__SYNC_ALREADY_CLAIMED) != 0)
+    return bad_reason(rep, "claim");
+  memcpy(res->owner, rep->owner, sizeof res->owner);
+  memcpy(res->claim, rep->claim, sizeof res->claim);
+  res->fence = rep->fence;
+  bool self = strcmp(rep->owner, owner->who) == 0;
+  if (self && strcmp(rep->claim, owner->claim_id) == 0) {
+    res->again = true; /* this very claim, taken by an earlier send */
+    return JB_OK;
+  }
+  if (self)
+    return jb__err(JB_ECLAIMED, "job %s is already claimed by %s (the "
+                   "caller itself; its claim was refreshed)", uuid,
+                   rep->owner);
+  return jb__err(JB_ECLAIMED, "job %s is already claimed by %s", uuid,
+                 rep->owner);
+}
+
+/* The claim script's keys and arguments for `uuid` (lm: the encoded
+ * time, exp: the expiry text); k holds the job's keys. */
+static int claim_args(job_keys *k, const char *keys[JB__SYNC_CLAIM_NKEYS],
+                      const char *args[JB__SYNC_CLAIM_NARGS],
+                      size_t lens[JB__SYNC_CLAIM_NARGS], jb__remote *r,
+                      const char *uuid, const jb__remote_owner *owner,
+                      const msgpack_sbuffer *lm, const char *exp) {
+  int rc = job_keys_make(k, r, uuid);
+  if (rc) return rc;
+  const char *kk[JB__SYNC_CLAIM_NKEYS] = {k->owned, k->listings, k->lm,
+                                         k->claim, k->fence};
+  const char *aa[JB__SYNC_CLAIM_NARGS] = {owner->who, uuid,
+                                         lm->data,   exp,
+                                         owner->claim_id, k->channel};
+  memcpy(keys, kk, sizeof kk);
+  memcpy(args, aa, sizeof aa);
+  size_t ll[JB__SYNC_CLAIM_NARGS] = {strlen(owner->who), strlen(uuid),
+                                     lm->size, strlen(exp),
+                                     strlen(owner->claim_id),
+                                     strlen(k->channel)};
+  memcpy(lens, ll, sizeof ll);
+  return JB_OK;
+}
+
 int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
                      const jb__remote_owner *owner) {
   memset(res, 0, sizeof *res);
@@ -424,48 +478,179 @@ int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
                    "uuid", uuid ? uuid : "(null)");
   int rc = check_owner(owner, "claim in redis");
   if (rc) return rc;
-  job_keys k;
-  if ((rc = job_keys_make(&k, r, uuid))) return rc;
   msgpack_sbuffer lm;
   msgpack_sbuffer_init(&lm);
   if ((rc = lm_blob(&lm, owner->now_us))) goto out;
   char exp[24];
   expiry_text(exp, owner->expiry_ms);
-  const char *keys[5] = {k.owned, k.listings, k.lm, k.claim, k.fence};
-  const char *args[6] = {owner->who, uuid,          lm.data,
-                         exp,        owner->claim_id, k.channel};
-  size_t lens[6] = {strlen(owner->who), strlen(uuid), lm.size, strlen(exp),
-                    strlen(owner->claim_id), strlen(k.channel)};
+  job_keys k;
+  const char *keys[JB__SYNC_CLAIM_NKEYS], *args[JB__SYNC_CLAIM_NARGS];
+  size_t lens[JB__SYNC_CLAIM_NARGS];
+  if ((rc = claim_args(&k, keys, args, lens, r, uuid, owner, &lm, exp)))
+    goto out;
   reply rep;
   rc = run(&rep, res, r, S_CLAIM, "claim", uuid, JB__SYNC_CLAIM_NKEYS, keys,
            JB__SYNC_CLAIM_NARGS, args, lens);
-  if (rc) goto out;
-  if (rep.ok) {
-    res->fence = rep.fence;
-    copy_str(res->owner, sizeof res->owner, owner->who, strlen(owner->who));
-    copy_str(res->claim, sizeof res->claim, owner->claim_id,
-             strlen(owner->claim_id));
-  } else if (strcmp(rep.reason, JB__SYNC_UNKNOWN_JOB) == 0)
-    rc = jb__err(JB_ENOTFOUND, "job %s is not on the board", uuid);
-  else if (strcmp(rep.reason, JB__SYNC_ALREADY_CLAIMED) == 0) {
-    memcpy(res->owner, rep.owner, sizeof res->owner);
-    memcpy(res->claim, rep.claim, sizeof res->claim);
-    res->fence = rep.fence;
-    bool self = strcmp(rep.owner, owner->who) == 0;
-    if (self && strcmp(rep.claim, owner->claim_id) == 0)
-      res->again = true; /* this very claim, taken by an earlier send */
-    else if (self)
-      rc = jb__err(JB_ECLAIMED, "job %s is already claimed by %s (the "
-                   "caller itself; its claim was refreshed)", uuid,
-                   rep.owner);
-    else
-      rc = jb__err(JB_ECLAIMED, "job %s is already claimed by %s", uuid,
-                   rep.owner);
-  } else
-    rc = bad_reason(&rep, "claim");
+  if (rc == JB_OK) rc = claim_reply(res, &rep, uuid, owner);
 out:
   msgpack_sbuffer_destroy(&lm);
   return rc;
+}
+
+/* Claim the n jobs of uuids/claim_ids (checked) with one claim_many.lua
+ * call; rcs[i] and res[i] as jb__remote_claim's for job i. Returns JB_OK
+ * when the script answered, else the call's failure (every job's too:
+ * JB_EOFFLINE with res[i].unsure when the script may have run). */
+static int claim_chunk(jb__remote_result *res, int *rcs, jb__remote *r,
+                       size_t n, const char *const *uuids,
+                       const jb__remote_owner *owner,
+                       const char *const *claim_ids,
+                       const msgpack_sbuffer *lm, const char *exp) {
+  int nkeys = JB__SYNC_CLAIM_MANY_NKEYS + 3 * (int)n;
+  int nargs = JB__SYNC_CLAIM_MANY_NARGS + 2 * (int)n;
+  char(*kb)[3][KEY_MAX] = malloc(n * sizeof *kb);
+  const char **keys = malloc((size_t)nkeys * sizeof *keys);
+  const char **args = malloc((size_t)nargs * sizeof *args);
+  size_t *lens = malloc((size_t)nargs * sizeof *lens);
+  redisReply *got = NULL;
+  bool unsure = false;
+  int rc = JB_OK;
+  if (!kb || !keys || !args || !lens) {
+    rc = jb__err(JB_ENOMEM, "out of memory for %zu claims", n);
+    goto out;
+  }
+  keys[0] = r->listings;
+  keys[1] = r->fence;
+  args[0] = owner->who;
+  args[1] = lm->data;
+  args[2] = exp;
+  args[3] = r->channel;
+  lens[0] = strlen(owner->who);
+  lens[1] = lm->size;
+  lens[2] = strlen(exp);
+  lens[3] = strlen(r->channel);
+  for (size_t i = 0; i < n; i++) {
+    char base[KEY_MAX];
+    int b = jb_sync_key(base, KEY_MAX - sizeof ".last_modified", r->conn,
+                        uuids[i]);
+    if (b < 0) {
+      rc = b;
+      goto out;
+    }
+    key_suffix(kb[i][0], base, (size_t)b, ".owned");
+    key_suffix(kb[i][1], base, (size_t)b, ".last_modified");
+    key_suffix(kb[i][2], base, (size_t)b, ".claim");
+    for (int k = 0; k < 3; k++) keys[2 + 3 * i + (size_t)k] = kb[i][k];
+    args[4 + 2 * i] = uuids[i];
+    args[5 + 2 * i] = claim_ids[i];
+    lens[4 + 2 * i] = strlen(uuids[i]);
+    lens[5 + 2 * i] = strlen(claim_ids[i]);
+  }
+  /* As run(): reconnect first, so that a failure of the EVALSHA itself
+   * means the script may have run, and one of the reconnect does not. */
+  rc = jb_sync_connected(r->conn) ? JB_OK : jb_sync_ping(r->conn);
+  if (rc == JB_OK) {
+    rc = jb__sync_evalsha(&got, r->conn, r->ids[S_CLAIM_MANY], nkeys, keys,
+                          NULL, nargs, args, lens);
+    if (rc == JB_EOFFLINE) unsure = !jb__sync_refused(r->conn);
+  }
+  if (rc == JB_OK && (got->type != REDIS_REPLY_ARRAY || got->elements != n)) {
+    reply rep;
+    rc = jb__remote_parse_reply(&rep, got, "claim_many");
+    rc = rc ? rc : bad_reason(&rep, "claim_many");
+  }
+  if (rc != JB_OK) {
+    char why[512];
+    copy_str(why, sizeof why, jb_errmsg(), strlen(jb_errmsg()));
+    for (size_t i = 0; i < n; i++) {
+      res[i].unsure = unsure;
+      rcs[i] = rc;
+    }
+    if (rc == JB_EOFFLINE)
+      rc = jb__err(JB_EOFFLINE, "cannot claim %zu jobs: backend unavailable "
+                   "(%s)%s", n, why,
+                   unsure ? "; the script may have run: resolve it before "
+                            "retrying" : "");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    reply rep;
+    jb__remote_owner o = *owner;
+    o.claim_id = claim_ids[i];
+    rcs[i] = jb__remote_parse_reply(&rep, got->element[i], "claim_many");
+    if (rcs[i] == JB_OK) rcs[i] = claim_reply(&res[i], &rep, uuids[i], &o);
+  }
+out:
+  if (got) freeReplyObject(got);
+  free(kb);
+  free(keys);
+  free(args);
+  free(lens);
+  return rc;
+}
+
+int jb__remote_claim_many(jb__remote_result *res, int *rcs, jb__remote *r,
+                          size_t n, const char *const *uuids,
+                          const jb__remote_owner *owner,
+                          const char *const *claim_ids) {
+  for (size_t i = 0; i < n; i++) {
+    memset(&res[i], 0, sizeof res[i]);
+    rcs[i] = JB_OK;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!uuid_ok(uuids[i]))
+      return jb__err(JB_EINVAL, "claim in redis: \"%s\" is not a lowercase "
+                     "uuid", uuids[i] ? uuids[i] : "(null)");
+    jb__remote_owner o = *owner;
+    o.claim_id = claim_ids[i];
+    int rc = check_owner(&o, "claim in redis");
+    if (rc) return rc;
+  }
+  msgpack_sbuffer lm;
+  msgpack_sbuffer_init(&lm);
+  int rc = lm_blob(&lm, owner->now_us);
+  if (rc) {
+    msgpack_sbuffer_destroy(&lm);
+    return rc;
+  }
+  char exp[24];
+  expiry_text(exp, owner->expiry_ms);
+  /* A chunk is one script call: the server runs nothing else meanwhile,
+   * so a long batch goes in several. After a chunk that failed the rest
+   * are not sent (JB_EOFFLINE, sure). */
+  char first[1024] = "";
+  int first_rc = JB_OK;
+  size_t done = 0;
+  while (done < n) {
+    size_t k = n - done < JB__REMOTE_CLAIM_CHUNK ? n - done
+                                                  : JB__REMOTE_CLAIM_CHUNK;
+    int crc = claim_chunk(res + done, rcs + done, r, k, uuids + done, owner,
+                          claim_ids + done, &lm, exp);
+    if (crc != JB_OK && done == 0) {
+      bool any_unsure = false;
+      for (size_t i = 0; i < k; i++) any_unsure |= res[i].unsure;
+      if (!any_unsure) { /* nothing ran: as if nothing was sent */
+        msgpack_sbuffer_destroy(&lm);
+        return crc;
+      }
+    }
+    for (size_t i = done; i < done + k; i++)
+      if (rcs[i] != JB_OK && rcs[i] != JB_ECLAIMED &&
+          rcs[i] != JB_ENOTFOUND && first_rc == JB_OK) {
+        first_rc = rcs[i];
+        copy_str(first, sizeof first, jb_errmsg(), strlen(jb_errmsg()));
+      }
+    done += k;
+    if (crc != JB_OK) {
+      for (size_t i = done; i < n; i++)
+        rcs[i] = jb__err(JB_EOFFLINE, "cannot claim job %s: backend "
+                         "unavailable (not sent after %s)", uuids[i], first);
+      break;
+    }
+  }
+  msgpack_sbuffer_destroy(&lm);
+  if (first_rc != JB_OK) jb__err(first_rc, "%s", first);
+  return JB_OK;
 }
 
 /* A refusal of abandon, consume, trash or extend, as the local board words

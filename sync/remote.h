@@ -207,6 +207,27 @@ int jb__remote_cancel(jb__remote_result *res, jb__remote *r, const char *uuid,
 int jb__remote_claim(jb__remote_result *res, jb__remote *r, const char *uuid,
                      const jb__remote_owner *owner);
 
+/*
+ * jb__remote_claim of n jobs in one round trip: one call of claim_many.lua
+ * (up to JB__REMOTE_CLAIM_CHUNK jobs a call), which claims each job as
+ * claim.lua claims one (atomically, with its own fencing token), in the
+ * order given. owner->claim_id is ignored, claim_ids[i] being job i's.
+ * rcs[i] and res[i] are what jb__remote_claim returns and fills for job i:
+ * a call whose reply was lost leaves each of its jobs JB_EOFFLINE with
+ * res[i].unsure (the script runs whole or not at all: all of them ran or
+ * none), and the jobs of later calls JB_EOFFLINE, not sent. Returns JB_OK
+ * once every job has its outcome, with the message of the first that
+ * failed (anything but JB_OK, JB_ECLAIMED, JB_ENOTFOUND); any other code
+ * means nothing ran: JB_EINVAL (a bad uuid or owner), JB_EOFFLINE (the
+ * server cannot be reached, or refused the script), JB_EIO, JB_ENOMEM.
+ * NOSCRIPT is handled as every call handles it (conn.h).
+ */
+#define JB__REMOTE_CLAIM_CHUNK 256
+int jb__remote_claim_many(jb__remote_result *res, int *rcs, jb__remote *r,
+                          size_t n, const char *const *uuids,
+                          const jb__remote_owner *owner,
+                          const char *const *claim_ids);
+
 /* The releases: abandon (the job stays listed, unclaimed), consume (gone
  * from Redis), trash (moved to NS:trash). */
 typedef enum {

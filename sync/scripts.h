@@ -37,7 +37,8 @@
  * With no namespace there is no "NS:" prefix.
  *
  * Every reply is one bulk string holding a msgpack map with "status" ("ok"
- * or "error"), "reason" on error, and the entries each script lists.
+ * or "error"), "reason" on error, and the entries each script lists;
+ * claim_many's is an array of such strings, one per job.
  */
 #ifndef JOBBOARD_SYNC_SCRIPTS_H
 #define JOBBOARD_SYNC_SCRIPTS_H
@@ -54,7 +55,9 @@ enum {
     JB__SYNC_POST_NKEYS = 9,    JB__SYNC_POST_NARGS = 9,
     JB__SYNC_RESERVE_NKEYS = 3, JB__SYNC_RESERVE_NARGS = 4,
     JB__SYNC_CANCEL_NKEYS = 7,  JB__SYNC_CANCEL_NARGS = 5,
-    JB__SYNC_SCRIPT_COUNT = 8
+    /* claim_many: these, and three keys and two arguments per job */
+    JB__SYNC_CLAIM_MANY_NKEYS = 2, JB__SYNC_CLAIM_MANY_NARGS = 4,
+    JB__SYNC_SCRIPT_COUNT = 9
 };
 
 /* All of them, in the order above, for registering in a loop. */

@@ -65,7 +65,10 @@ if "$BENCH" --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
         '^  PING \+ local commit +[0-9]' \
         '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
         '^  consume via Redis +[0-9]' 'claim p50 / \(round trip p50' \
-        'claim p50 / \(PING \+ local commit\) p50'; then
+        'claim p50 / \(PING \+ local commit\) p50' \
+        '^  claim-next via Redis +[0-9]' '^    x64, one by one, /job +[0-9]' \
+        '^    x64, one call, /job +[0-9]' \
+        'claim-next x64 per job p50 / claim-next p50: one call [0-9]'; then
     pass "bench --redis --jobs 50"
 else
     bad "bench --redis --jobs 50" "$tmp/text"
@@ -100,10 +103,11 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 r = [l for l in lines if l["type"] == "redis"][0]
 assert r["namespace"] == "t-json" and r["jobs"] == 50, r
 for op in ("ping", "local_claim", "floor", "post_publish", "claim",
-           "consume"):
+           "consume", "claim_next", "many_one_by_one", "many_one_call"):
     for k in ("p50_us", "p99_us", "max_us", "per_s"):
         assert r[op + "_" + k] > 0, (op, k, r)
 assert r["claim_ratio"] > 0 and r["floor_ratio"] > 0, r
+assert r["many_batch"] == 64 and r["many_ratio"] > 0 and r["loop_ratio"] > 0, r
 w = [l for l in lines if l["type"] == "redis_wake"]
 assert [(x["poster"], x["poll_ms"]) for x in w] == [
     ("publish", 1000), ("replicated", 1000), ("taskflow", 10)], w

@@ -222,6 +222,15 @@ tests_test_sync_authority_SOURCES = tests/test_sync_authority.c \
 tests_test_sync_authority_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
 tests_test_sync_authority_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
 tests_test_sync_authority_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
+# claim-next of many jobs over Redis-decided jobs: one round trip for the
+# run, the same claims as one by one, a server lost after the claims.
+check_PROGRAMS += tests/test_sync_claim_many
+TESTS += tests/test_sync_claim_many
+tests_test_sync_claim_many_SOURCES = tests/test_sync_claim_many.c \
+	tests/redis_helper.h tests/redis_helper.c $(JB_TEST_HELPERS)
+tests_test_sync_claim_many_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sync
+tests_test_sync_claim_many_CFLAGS = $(JB_TEST_CFLAGS) $(HIREDIS_CFLAGS)
+tests_test_sync_claim_many_LDADD = libjbsyncconv.la $(JB_TEST_LIBS) $(HIREDIS_LIBS)
 # The replicator (sync/replicator.c) between a board and a redis-server of
 # its own: publication order, pulls with and without notices, outage,
 # election, keep-alive of bound claims, malformed postings.

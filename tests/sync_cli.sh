@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/sync_cli.sh - the command line's Redis side, end to end: --redis and
 # --namespace (and JOBBOARD_REDIS, JOBBOARD_NAMESPACE), what a board
-# remembers, `jobboard sync` and `jobboard status`, and the operations on
+# remembers, `jobboard sync` and `jobboard status`, claim-next --count over
+# Redis-decided jobs (one Redis call for them), and the operations on
 # Redis-decided jobs when Redis cannot be reached (exit 6).
 #
 # Starts its own redis-server (with a password) on a unix socket in a
@@ -234,6 +235,29 @@ jb b1 owner "$PUB"
 jb b1 claim --who bob "$PUB"
 expect_rc 4 "claim by bob"
 expect_stderr alice "claim by bob"
+end
+
+begin "claim-next --count over jobs Redis decides: in claim-next order, one held elsewhere in Redis passed over"
+H=()
+for i in 1 2 3 4 5 6; do
+  jb b1 post --priority high "many-$i"
+  H+=("$out")
+done
+for u in "${H[@]}"; do
+  wait_for 15 listed ns1 "$u" || fail "$u never listed in ns1:listings"
+done
+# Taken by carol as taskflow takes a job: the owner key only.
+redis-cli -s "$SOCK" set "ns1:${H[1]}.owned" carol >/dev/null
+jb b1 claim-next --who w9 --count 5 --lease 60
+expect_ok "claim-next --count 5"
+want=$(printf '%s\n' "${H[0]}" "${H[2]}" "${H[3]}" "${H[4]}" "${H[5]}")
+[ "$out" = "$want" ] || fail "claimed, in order: $out; expected: $want"
+for u in "${H[0]}" "${H[2]}" "${H[3]}" "${H[4]}" "${H[5]}"; do
+  owned=$(redis-cli -s "$SOCK" get "ns1:$u.owned")
+  [ "$owned" = w9 ] || fail "ns1:$u.owned is '$owned', expected w9"
+done
+owned=$(redis-cli -s "$SOCK" get "ns1:${H[1]}.owned")
+[ "$owned" = carol ] || fail "carol's job: ns1:${H[1]}.owned is '$owned'"
 end
 
 begin "SIGTERM stops jobboard sync: exit 0, status then says not running"

@@ -59,6 +59,6 @@ for f in "$top"/sync/scripts/*.lua; do
         die "the text loaded for $name differs from lib.lua + $name.lua"
     n=$((n + 1))
 done
-[ "$n" -eq 8 ] || fail "expected 8 scripts, found $n"
+[ "$n" -eq 9 ] || fail "expected 9 scripts, found $n"
 end
 finish

@@ -32,7 +32,7 @@ from taskflow.persistence import models as tf_models
 
 SRCDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("srcdir", ".")
 SCRIPTS = ("claim", "abandon", "consume", "trash", "extend", "post", "reserve",
-           "cancel")
+           "cancel", "claim_many")
 RACE_JOBS = int(os.environ.get("JB_RACE_JOBS", "200"))
 RACE_PROCS = int(os.environ.get("JB_RACE_PROCS", "4"))
 # JB_SYNC_TESTS=test_race,test_notices runs only those (for debugging).
@@ -176,6 +176,22 @@ class Ours:
                         [who, k, mp_datetime(utcnow()),
                          "none" if ms is None else str(ms), cid,
                          self.channel if channel else b""])
+
+    def claim_many(self, ks, who, ms, cids, channel=True):
+        keys = [self.key("listings"), self.key("fence")]
+        args = [who, mp_datetime(utcnow()), "none" if ms is None else str(ms),
+                self.channel if channel else b""]
+        for k, cid in zip(ks, cids):
+            keys += [self.key(k + ".owned"), self.key(k + ".last_modified"),
+                     self.key(k + ".claim")]
+            args += [k, cid]
+        raw = self.r.evalsha(self.sha["claim_many"], len(keys),
+                             *(keys + args))
+        if isinstance(raw, bytes):  # a bad argument: one map
+            return msgpack.unpackb(raw, raw=False)
+        check(isinstance(raw, list) and len(raw) == len(ks),
+              "claim_many replies one string per job", raw)
+        return [msgpack.unpackb(x, raw=False) for x in raw]
 
     def abandon(self, k, who, cid, lm=None):
         return self.run("abandon",
@@ -979,6 +995,56 @@ def test_claim_over_a_record_left_behind(srv):
     check(ours.consume(k, "jb-c", "C") == {"status": "ok"}, "consume")
 
 
+def test_claim_many(srv):
+    """claim_many claims each job as claim does, in one call: taskflow's
+    postings and ours, each with its own fencing token in order; one
+    taskflow holds, one no longer listed and one this owner already holds
+    under the same claim id are answered as claim answers them; the keys
+    are claim's (taskflow reads the owner and its last_modified); a bad
+    argument writes nothing."""
+    ns = "t9"
+    tf = taskflow_board(srv.sock, ns)
+    ours = Ours(srv.sock, ns)
+    r = ours.r
+    tf.post("tf-job")
+    ks = [ours.post_new()[0] for _ in range(4)]
+    tfk = [j.key.decode() for j in tf.iterjobs(ensure_fresh=True)
+           if j.name == "tf-job"][0]
+    tf.claim(tf_job(tf, ks[1]), "tf-worker")
+    gone = str(uuid.uuid4())
+    check(ours.claim(ks[3], "jb", 60000, "C3")["status"] == "ok",
+          "claim of the fourth beforehand")
+    order = [tfk, ks[0], ks[1], gone, ks[2], ks[3]]
+    cids = ["C%d" % i for i in range(len(order))]
+    cids[5] = "C3"
+    reps = ours.claim_many(order, "jb", 60000, cids)
+    ok = [i for i, rep in enumerate(reps) if rep["status"] == "ok"]
+    check(ok == [0, 1, 4], "the free jobs are claimed", reps)
+    fences = [reps[i]["fence"] for i in ok]
+    check(fences == sorted(fences) and len(set(fences)) == 3,
+          "each its own fencing token, in order", fences)
+    check(err(reps[2], "Job already claimed!", "tf-worker"),
+          "one taskflow holds is refused, naming its owner", reps[2])
+    check(err(reps[3], "Unknown job!"), "one not listed is unknown", reps[3])
+    check(err(reps[5], "Job already claimed!", "jb")
+          and reps[5].get("claim") == "C3",
+          "our own claim under the same id: held, as claim says", reps[5])
+    for i in ok:
+        k = order[i]
+        check(r.get(ours.key(k + ".owned")) == b"jb"
+              and 50000 < r.pttl(ours.key(k + ".owned")) <= 60000
+              and r.hmget(ours.key(k + ".claim"), "id", "fence")
+              == [cids[i].encode(), str(reps[i]["fence"]).encode()],
+              "owner key with the lease, and the claim record", k)
+        check(tf_job(tf, k).state == "CLAIMED"
+              and tf.find_owner(tf_job(tf, k)) == "jb",
+              "taskflow sees the claim", k)
+    bad = ours.claim_many([ks[2]], "", None, ["X"])
+    check(err(bad, "Invalid argument!"), "an empty owner is refused", bad)
+    bad = ours.claim_many([ks[2]], "jb", None, [""])
+    check(err(bad, "Invalid argument!"), "an empty claim id is refused", bad)
+
+
 def test_server_calls(srv):
     """The claim script makes the fewest server calls that write
     taskflow's keys and ours (each costs about a microsecond of server time):
@@ -1238,6 +1304,7 @@ def main():
                   test_notices,
                   test_claim_over_a_record_left_behind,
                   test_server_calls,
+                  test_claim_many,
                   test_unique_and_cancel,
                   test_outcome_record,
                   test_pending_reservation,

@@ -872,7 +872,7 @@ static int no_extend(void *c, const char *u, const char *w, int64_t l) {
   return jb__err(JB_EOFFLINE, "not in this test");
 }
 static const jb_remote_ops yes_ops = {yes_claim, no_release, yes_consume,
-                                      no_finish, no_extend, NULL, NULL, NULL, NULL, NULL};
+                                      no_finish, no_extend, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* Three jobs: `a` HIGH and `z` LOW local, `r` NORMAL decided by Redis. */
 static void post_around_a_redis_decided_job(jbt_fixture *f,

@@ -101,7 +101,7 @@ static int yes_extend(void *c, const char *u, const char *w, int64_t l) {
   return JB_OK;
 }
 static const jb_remote_ops yes_ops = {yes_claim, yes_release, yes_finish,
-                                      yes_finish, yes_extend, NULL, NULL, NULL, NULL, NULL};
+                                      yes_finish, yes_extend, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* Check's report, and its stats. */
 typedef struct {

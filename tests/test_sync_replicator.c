@@ -767,7 +767,7 @@ static int ok_extend(void *c, const char *u, const char *w, int64_t l) {
   return JB_OK;
 }
 static const jb_remote_ops mirror_wins = {ok_claim, ok_release, mirror_first,
-                                          ok_finish, ok_extend, NULL, NULL, NULL, NULL, NULL};
+                                          ok_finish, ok_extend, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* Posts job u marked as decided by Redis, sets `ops` as the board's hook
  * (its handle another one on the board, which this returns) and claims u
@@ -830,7 +830,7 @@ static void dead_through_redis_mirror_first(fixture *f,
                                             char u[JB_UUID_STRLEN]) {
   static const jb_remote_ops trash_mirrored = {
       ok_claim, ok_release, ok_finish, mirror_trash_first, ok_extend,
-      NULL,     NULL,       NULL,      NULL,               NULL};
+      NULL,     NULL,       NULL,      NULL,               NULL, NULL};
   uint64_t token;
   jb_board *other =
       claimed_through(f, u, "poisoned", &trash_mirrored, &token);

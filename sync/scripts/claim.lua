@@ -1,6 +1,6 @@
 -- jobboard sync: claim one job (taskflow's claim contract, plus a claim id
 -- and a fencing token). Runs atomically on the server,
--- after lib.lua (jb_expiry, jb_error, jb_refusal, jb_set, jb_take).
+-- after lib.lua (jb_expiry, jb_error, jb_claim and what it calls).
 --
 -- KEYS[1] NS:<K>.owned          owner key (taskflow's)
 -- KEYS[2] NS:listings           listings hash (taskflow's)
@@ -50,32 +50,5 @@ if ms == nil or who == "" or claim_id == "" then
     return jb_error("Invalid argument!")
 end
 
-if redis.call("HEXISTS", listings, job) == 0 then
-    return jb_error("Unknown job!")
-end
-
--- The owner key is set only if it is absent (SET NX): one call both
--- decides and takes, where GET then SET took two.
-local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, claim_id, true)
-if fence then
-    if channel ~= "" then
-        redis.call("PUBLISH", channel, "claim " .. job .. " " .. fence)
-    end
-    return cmsgpack.pack({status = "ok", claim = claim_id, fence = fence})
-end
-
-local owner = redis.call("GET", owner_key)
-local reply = {owner = owner}
-local held = redis.call("HMGET", claim_key, "id", "fence")
-if held[1] then
-    reply.claim = held[1]
-    reply.fence = tonumber(held[2])
-end
-if owner == who and held[1] == claim_id then
-    redis.call("SET", lm_key, lm)
-    if ms then
-        redis.call("PEXPIRE", owner_key, ms)
-        redis.call("PEXPIRE", claim_key, ms)
-    end
-end
-return jb_error("Job already claimed!", reply)
+return cmsgpack.pack(jb_claim(owner_key, listings, lm_key, claim_key, fence_key,
+                              who, job, lm, ms, claim_id, channel))

@@ -18,7 +18,7 @@
 # checks every joined text against the files byte for byte.
 set -eu
 dir=${1:-$(dirname "$0")}
-names="claim abandon consume trash extend post reserve cancel"
+names="claim abandon consume trash extend post reserve cancel claim_many"
 
 for f in "$dir/lib.lua" $(for n in $names; do echo "$dir/$n.lua"; done); do
     if LC_ALL=C grep -q '[^ -~	]' "$f"; then

@@ -107,6 +107,44 @@ local function jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms, cla
     return fence
 end
 
+-- Claim job `job` for `who` under `claim_id`, expiring in ms milliseconds
+-- (false: never): claim.lua's body, and claim_many.lua's for each of its
+-- jobs, so that a job claimed in a batch is claimed exactly as alone.
+-- Returns the reply map, not yet packed (claim.lua's header says what it
+-- holds and what is written).
+local function jb_claim(owner_key, listings, lm_key, claim_key, fence_key,
+                        who, job, lm, ms, claim_id, channel)
+    if redis.call("HEXISTS", listings, job) == 0 then
+        return {status = "error", reason = "Unknown job!"}
+    end
+    -- The owner key is set only if it is absent (SET NX): one call both
+    -- decides and takes, where GET then SET took two.
+    local fence = jb_take(owner_key, lm_key, claim_key, fence_key, who, lm, ms,
+                          claim_id, true)
+    if fence then
+        if channel ~= "" then
+            redis.call("PUBLISH", channel, "claim " .. job .. " " .. fence)
+        end
+        return {status = "ok", claim = claim_id, fence = fence}
+    end
+    local owner = redis.call("GET", owner_key)
+    local reply = {status = "error", reason = "Job already claimed!",
+                   owner = owner}
+    local held = redis.call("HMGET", claim_key, "id", "fence")
+    if held[1] then
+        reply.claim = held[1]
+        reply.fence = tonumber(held[2])
+    end
+    if owner == who and held[1] == claim_id then
+        redis.call("SET", lm_key, lm)
+        if ms then
+            redis.call("PEXPIRE", owner_key, ms)
+            redis.call("PEXPIRE", claim_key, ms)
+        end
+    end
+    return reply
+end
+
 -- Unique keys (ours; taskflow has none): the hash NS:unique maps a unique
 -- key to its holder, "<uuid>" once the holder's post ran, "<uuid>
 -- <until-ms>" for a reservation of a job posted on a board and not yet
