@@ -645,8 +645,11 @@ static int next_reply(jb_sync_replicator *r, redisReply **out,
   return rc;
 }
 
-/* Owner and PTTL of seen[0..n), one pipeline. */
-static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
+/* Reading a batch of jobs is split in two halves, send and take, so that
+ * several kinds of read go out in one pipeline: one round trip for all. */
+
+/* Owner and PTTL of seen[0..n): the commands. */
+static int send_owners(jb_sync_replicator *r, const seen *s, size_t n) {
   char key[JB_SYNC_NAMESPACE_MAX + 64];
   int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
@@ -655,6 +658,12 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
     if ((rc = jb__sync_append(r->cmd, 2, get, NULL)) == JB_OK)
       rc = jb__sync_append(r->cmd, 2, pttl, NULL);
   }
+  return rc;
+}
+
+/* Owner and PTTL of seen[0..n): the replies. */
+static int take_owners(jb_sync_replicator *r, seen *s, size_t n) {
+  int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL, *b = NULL;
     if ((rc = next_reply(r, &a, "GET")) == JB_OK &&
@@ -672,17 +681,31 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
   return rc;
 }
 
-/* HEXISTS NS:piece for each of seen[0..n), into ->trashed or ->listed. */
-static int read_hexists(jb_sync_replicator *r, seen *s, size_t n,
+/* Owner and PTTL of seen[0..n), one pipeline. */
+static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
+  int rc = send_owners(r, s, n);
+  return rc == JB_OK ? take_owners(r, s, n) : rc;
+}
+
+/* HEXISTS NS:piece for each of seen[0..n): the commands. */
+static int send_hexists(jb_sync_replicator *r, const seen *s, size_t n,
                         const char *piece) {
   char hash[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(hash, sizeof hash, r->cmd, piece);
-  bool trash = strcmp(piece, "trash") == 0;
   int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     const char *argv[3] = {"HEXISTS", hash, s[i].uuid};
     rc = jb__sync_append(r->cmd, 3, argv, NULL);
   }
+  return rc;
+}
+
+/* HEXISTS NS:piece for each of seen[0..n): the replies, into ->trashed
+ * or ->listed. */
+static int take_hexists(jb_sync_replicator *r, seen *s, size_t n,
+                        const char *piece) {
+  bool trash = strcmp(piece, "trash") == 0;
+  int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL;
     if ((rc = next_reply(r, &a, "HEXISTS")) == JB_OK) {
@@ -695,6 +718,14 @@ static int read_hexists(jb_sync_replicator *r, seen *s, size_t n,
     freeReplyObject(a);
   }
   return rc;
+}
+
+/* Listed, owner and PTTL of seen[0..n), one pipeline. */
+static int read_state(jb_sync_replicator *r, seen *s, size_t n) {
+  int rc = send_hexists(r, s, n, "listings");
+  if (rc == JB_OK) rc = send_owners(r, s, n);
+  if (rc == JB_OK) rc = take_hexists(r, s, n, "listings");
+  return rc == JB_OK ? take_owners(r, s, n) : rc;
 }
 
 static void note_quarantine(jb_sync_replicator *r, const char *uuid) {
@@ -1044,10 +1075,14 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
   char key[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "listings");
   int rc = JB_OK;
+  /* Listing, owner, PTTL and trash of every job in one pipeline: a notice
+   * costs one round trip before the mirror writes. */
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     const char *argv[3] = {"HGET", key, s[i].uuid};
     rc = jb__sync_append(r->cmd, 3, argv, NULL);
   }
+  if (rc == JB_OK) rc = send_owners(r, s, n);
+  if (rc == JB_OK) rc = send_hexists(r, s, n, "trash");
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL;
     rc = next_reply(r, &a, "HGET");
@@ -1061,8 +1096,8 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
       freeReplyObject(a);
     }
   }
-  if (rc == JB_OK) rc = read_owners(r, s, n);
-  if (rc == JB_OK) rc = read_hexists(r, s, n, "trash");
+  if (rc == JB_OK) rc = take_owners(r, s, n);
+  if (rc == JB_OK) rc = take_hexists(r, s, n, "trash");
   if (rc == JB_OK) rc = apply(r, s, n, read_us);
   for (size_t i = 0; i < n; i++) {
     if (s[i].owns) freeReplyObject(s[i].posting);
@@ -1300,8 +1335,7 @@ static int poll_redis(jb_sync_replicator *r) {
   for (size_t i = 0; i < n; i++) memcpy(red[i].uuid, mine[i].uuid, sizeof red[i].uuid);
   for (size_t i = 0; i < n && rc == JB_OK; i += CHUNK) {
     size_t m = n - i < CHUNK ? n - i : CHUNK;
-    if ((rc = read_hexists(r, red + i, m, "listings")) == JB_OK)
-      rc = read_owners(r, red + i, m);
+    rc = read_state(r, red + i, m);
   }
   size_t nc = 0;
   int64_t now = wall_us();
@@ -1935,8 +1969,7 @@ int jb_sync_compare(jb_sync_verify_result *res, jb_board *b, jb_sync_conn *c,
   }
   for (size_t i = 0; i < nc && rc == JB_OK; i += CHUNK) {
     size_t m = nc - i < CHUNK ? nc - i : CHUNK;
-    if ((rc = read_hexists(&r, cand + i, m, "listings")) == JB_OK)
-      rc = read_owners(&r, cand + i, m);
+    rc = read_state(&r, cand + i, m);
     for (size_t j = i; rc == JB_OK && j < i + m; j++) {
       side x = {.listed = cand[j].listed, .owned = cand[j].listed &&
                                                   cand[j].owned};
