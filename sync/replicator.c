@@ -51,11 +51,18 @@
 #define PUB_BATCH 32
 /* Two expiries closer than this are the same (clocks and round trips). */
 #define EXPIRY_SLACK_US 2000000
-/* After a local commit, the replicator waits this long before publishing
- * (our notices still wake it at once): a burst of commits is handled in
- * one pass, and a job claimed and completed within it, decided locally,
- * is never published. The watcher sleeps as long after each poke. */
+/* In a burst of local commits (the watcher found more after its pause),
+ * the replicator waits this long before publishing (our notices still wake
+ * it at once): the burst is handled in one pass, and a job claimed and
+ * completed within it, decided locally, is never published. The watcher
+ * pauses as long after each poke. The first commit after a quiet spell is
+ * published at once: nothing is coming to batch it with, and a waiter on
+ * another board is waiting for it. */
 #define SETTLE_MS 1
+/* What a poke says: the commit came after a quiet spell (publish now), or
+ * in a burst (settle first). */
+#define POKE_NOW 1
+#define POKE_BURST 2
 
 struct jb_sync_replicator {
   char *path;
@@ -203,8 +210,7 @@ static void write_status(jb_sync_replicator *r) {
 
 /* ------------------------------------------------------------- waking */
 
-static void poke(jb_sync_replicator *r) {
-  char c = 1;
+static void poke(jb_sync_replicator *r, char c) {
   ssize_t n = write(r->pipe[1], &c, 1);
   (void)n; /* a full pipe already says "wake up" */
 }
@@ -222,38 +228,50 @@ static void sleep_wake(jb_sync_replicator *r, int64_t ms) {
   if (got <= 0) return;
   if (n == 2 && p[1].revents) r->sub_readable = true;
   if (p[0].revents) {
-    if (!r->sub_readable && !atomic_load(&r->stop)) {
-      /* a local commit: let the burst settle (a notice ends the wait) */
+    bool now = false;
+    char buf[64];
+    ssize_t len;
+    do {
+      len = read(r->pipe[0], buf, sizeof buf);
+      for (ssize_t i = 0; i < len && !now; i++) now = buf[i] != POKE_BURST;
+    } while (len == (ssize_t)sizeof buf);
+    if (!now && !r->sub_readable && !atomic_load(&r->stop)) {
+      /* a burst of local commits: let it settle (a notice ends the wait) */
       struct pollfd q = {p[1].fd, POLLIN, 0};
       if (poll(&q, n == 2 ? 1 : 0, SETTLE_MS) > 0) r->sub_readable = true;
-    }
-    char buf[64];
-    while (read(r->pipe[0], buf, sizeof buf) == (ssize_t)sizeof buf) {
     }
   }
 }
 
-/* The watcher: one event read per commit batch, then a poke. */
+/* The watcher: one event read per commit batch, then a poke. After each
+ * poke it pauses SETTLE_MS and looks once: commits found then are a burst
+ * (POKE_BURST); found by a wait that slept, they came after a quiet spell
+ * (POKE_NOW). */
 static void *watch_local(void *arg) {
   jb_sync_replicator *r = arg;
   uint64_t from = 0;
+  bool paused = false; /* just back from the pause after a poke */
   jb_log_bounds(NULL, &from, r->wb);
   while (!atomic_load(&r->stop)) {
     jb_event ev[16];
     size_t n = 0;
     uint64_t first = 0;
-    int rc = jb_log_wait(ev, &n, &first, r->wb, from, 16, 1000);
+    int rc = jb_log_wait(ev, &n, &first, r->wb, from, 16, paused ? 0 : 1000);
     if (rc == JB_EINTERRUPTED) break;
     if (rc == JB_ETRIMMED) {
       from = first;
-      poke(r);
+      poke(r, POKE_NOW);
+      paused = false;
     } else if (rc == JB_OK && n > 0) {
       from = ev[n - 1].seq + 1;
-      poke(r);
+      poke(r, paused ? POKE_BURST : POKE_NOW);
       /* the commits of the next moment are read (and poked for) at once */
       struct timespec ts = {0, SETTLE_MS * 1000000L};
       nanosleep(&ts, NULL);
-    } else if (rc != JB_OK && rc != JB_ETIMEDOUT) {
+      paused = true;
+    } else if (rc == JB_ETIMEDOUT || rc == JB_OK) {
+      paused = false; /* nothing new: the next wait sleeps */
+    } else if (rc != JB_OK) {
       struct timespec ts = {0, 100 * 1000000};
       nanosleep(&ts, NULL); /* a transient read failure: do not spin */
     }
@@ -1753,7 +1771,7 @@ fail:
 void jb_sync_replicator_stop(jb_sync_replicator *r) {
   if (r == NULL) return;
   atomic_store(&r->stop, true);
-  poke(r);
+  poke(r, POKE_NOW);
   jb_board_interrupt(r->wb);
   if (r->started) pthread_join(r->thread, NULL);
   if (r->watcher_started) pthread_join(r->watcher, NULL);
