@@ -85,6 +85,14 @@ struct jb_sync_replicator {
   bool need_full;
   uint64_t cursor;     /* change log: next event to look at */
   uint64_t seq_seen;   /* NS:sequence as last read (or followed) */
+  /* The last jobs this replicator published and confirmed, with their
+   * numbers: the notices of those posts ("post U n") are its own, and
+   * reading the job back would only find what the board holds. */
+  struct own_post {
+    char uuid[JB_UUID_STRLEN];
+    uint64_t seq;
+  } own[2 * PUB_BATCH];
+  size_t own_next;
   bool sub_readable;
   int64_t next_poll, next_keepalive; /* monotonic ms */
   /* The earliest due time (wall clock, us) of a delayed job not published
@@ -401,6 +409,11 @@ static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
   int urc = JB_OK;
   if (ndone)
     urc = jb__board_set_published(r->b, done, ndone, JB_PUB_DONE, seqs, NULL);
+  for (size_t i = 0; urc == JB_OK && i < ndone; i++) {
+    struct own_post *o = &r->own[r->own_next++ % (2 * PUB_BATCH)];
+    snprintf(o->uuid, sizeof o->uuid, "%s", done[i]);
+    o->seq = seqs[i];
+  }
   if (nlocal && urc == JB_OK)
     urc = jb__board_set_published(r->b, local, nlocal, JB_PUB_LOCAL, NULL,
                                   NULL);
@@ -1404,11 +1417,25 @@ bool jb__sync_notice_parse(char uuid[JB_UUID_STRLEN], bool *post,
   return true;
 }
 
+/* Whether "post U n" announces a post this replicator made and confirmed
+ * (the board holds the job as published under n already). */
+static bool own_post(const jb_sync_replicator *r, const char *uuid,
+                     uint64_t num) {
+  for (size_t i = 0; i < 2 * PUB_BATCH; i++)
+    if (r->own[i].seq == num && num != 0 &&
+        memcmp(r->own[i].uuid, uuid, 36) == 0)
+      return true;
+  return false;
+}
+
 /*
  * Our scripts' notices ("post U n", "claim U f", "abandon U", "consume U",
  * "trash U", "extend U ms"): the jobs named are pulled at once, in one
  * batch. A post numbered just after the last sequence seen moves it on,
- * so the next poll does not take our own posts for a peer's.
+ * so the next poll does not take our own posts for a peer's. The notices
+ * of our own posts are not pulled: on a board of a fleet, each post would
+ * otherwise cost its publisher one more round trip and read, in the very
+ * moment the other boards pull it.
  */
 static int take_notices(jb_sync_replicator *r) {
   if (r->sub == NULL) return JB_OK;
@@ -1427,7 +1454,7 @@ static int take_notices(jb_sync_replicator *r) {
     uint64_t num;
     if (jb__sync_notice_parse(uuid, &post, &num, m)) {
       if (post && num == r->seq_seen + 1) r->seq_seen = num;
-      bool dup = false;
+      bool dup = post && own_post(r, uuid, num);
       for (size_t i = 0; i < n && !dup; i++)
         dup = memcmp(s[i].uuid, uuid, 36) == 0;
       if (!dup && (rc = grow((void **)&s, &cap, n, sizeof *s)) == JB_OK) {
