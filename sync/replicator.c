@@ -63,6 +63,13 @@
  * in a burst (settle first). */
 #define POKE_NOW 1
 #define POKE_BURST 2
+/* run()'s state for the watcher (run_state): asleep or about to sleep
+ * (poke it through the pipe), in a pass, or in a pass that owes itself
+ * another one (the watcher saw commits meanwhile: now or after a settle). */
+#define RUN_IDLE 0
+#define RUN_BUSY 1
+#define RUN_OWED_NOW 2
+#define RUN_OWED_BURST 3
 
 struct jb_sync_replicator {
   char *path;
@@ -84,6 +91,12 @@ struct jb_sync_replicator {
   bool elected;
   bool need_full;
   uint64_t cursor;     /* change log: next event to look at */
+  /* The cursor as the watcher may read it: the events before it were
+   * looked at by a pass that ran after their commit, and the commits that
+   * run() makes itself (mirror writes, publication marks) are behind it
+   * by the end of the pass that made them. */
+  _Atomic uint64_t handled;
+  atomic_int run_state; /* RUN_* */
   uint64_t seq_seen;   /* NS:sequence as last read (or followed) */
   /* The last jobs this replicator published and confirmed, with their
    * numbers: the notices of those posts ("post U n") are its own, and
@@ -218,6 +231,31 @@ static void write_status(jb_sync_replicator *r) {
 
 /* ------------------------------------------------------------- waking */
 
+static void poke(jb_sync_replicator *r, char c);
+
+/*
+ * The watcher's news of commits up to `from` (exclusive): nothing when a
+ * pass has looked at them already (run()'s own commits, mostly: a mirror
+ * write wakes the watcher as any commit does); else run() owes itself
+ * another pass when it is in one, or is poked awake. A CAS loop, so that
+ * a pass ending meanwhile (RUN_BUSY -> RUN_IDLE) gets the poke instead.
+ */
+static void tell_run(jb_sync_replicator *r, uint64_t from, char kind) {
+  if (from <= atomic_load(&r->handled)) return;
+  int st = atomic_load(&r->run_state);
+  for (;;) {
+    if (st == RUN_IDLE) {
+      poke(r, kind);
+      return;
+    }
+    int want = kind == POKE_NOW || st == RUN_OWED_NOW ? RUN_OWED_NOW
+                                                       : RUN_OWED_BURST;
+    if (st == want ||
+        atomic_compare_exchange_weak(&r->run_state, &st, want))
+      return;
+  }
+}
+
 static void poke(jb_sync_replicator *r, char c) {
   ssize_t n = write(r->pipe[1], &c, 1);
   (void)n; /* a full pipe already says "wake up" */
@@ -272,7 +310,7 @@ static void *watch_local(void *arg) {
       paused = false;
     } else if (rc == JB_OK && n > 0) {
       from = ev[n - 1].seq + 1;
-      poke(r, paused ? POKE_BURST : POKE_NOW);
+      tell_run(r, from, paused ? POKE_BURST : POKE_NOW);
       /* the commits of the next moment are read (and poked for) at once */
       struct timespec ts = {0, SETTLE_MS * 1000000L};
       nanosleep(&ts, NULL);
@@ -519,7 +557,10 @@ static int publish_all(jb_sync_replicator *r) {
     rc = publish_list(r, p, n);
   }
   free(p);
-  if (rc == JB_OK) r->cursor = next;
+  if (rc == JB_OK) {
+    r->cursor = next;
+    atomic_store(&r->handled, next);
+  }
   return rc;
 }
 
@@ -585,6 +626,7 @@ static int publish_new(jb_sync_replicator *r) {
     }
     if ((rc = publish_list(r, p, k)) != JB_OK) return rc;
     r->cursor = ev[n - 1].seq + 1;
+    atomic_store(&r->handled, r->cursor);
   }
 }
 
@@ -1624,6 +1666,7 @@ static void *run(void *arg) {
   jb_sync_replicator *r = arg;
   int attempt = 0;
   while (!atomic_load(&r->stop)) {
+    atomic_store(&r->run_state, RUN_BUSY);
     if (!r->elected) {
       if (!try_lock(r)) {
         sleep_wake(r, STANDBY_MS);
@@ -1680,6 +1723,11 @@ static void *run(void *arg) {
       int64_t due = now + (r->next_due_us - wall_us() + 999) / 1000;
       if (due < until) until = due;
     }
+    /* What the watcher saw during the pass is owed now, through the pipe,
+     * so that a burst still settles. */
+    int owed = atomic_exchange(&r->run_state, RUN_IDLE);
+    if (owed == RUN_OWED_NOW || owed == RUN_OWED_BURST)
+      poke(r, owed == RUN_OWED_NOW ? POKE_NOW : POKE_BURST);
     if (!r->sub_readable) sleep_wake(r, until - now);
   }
   go_offline(r);
