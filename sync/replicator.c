@@ -97,6 +97,7 @@ struct jb_sync_replicator {
    * by the end of the pass that made them. */
   _Atomic uint64_t handled;
   atomic_int run_state; /* RUN_* */
+  _Atomic uint64_t owed_to; /* the watcher's cursor when it last owed */
   uint64_t seq_seen;   /* NS:sequence as last read (or followed) */
   /* The last jobs this replicator published and confirmed, with their
    * numbers: the notices of those posts ("post U n") are its own, and
@@ -236,23 +237,29 @@ static void poke(jb_sync_replicator *r, char c);
 /*
  * The watcher's news of commits up to `from` (exclusive): nothing when a
  * pass has looked at them already (run()'s own commits, mostly: a mirror
- * write wakes the watcher as any commit does); else run() owes itself
- * another pass when it is in one, or is poked awake. A CAS loop, so that
- * a pass ending meanwhile (RUN_BUSY -> RUN_IDLE) gets the poke instead.
+ * write wakes the watcher as any commit does; returns false); else run()
+ * owes itself another pass when it is in one, or is poked awake. A CAS
+ * loop, so that a pass ending meanwhile (RUN_BUSY -> RUN_IDLE) gets the
+ * poke instead; owed_to is written before the CAS, so the pass that finds
+ * itself owed reads it.
  */
-static void tell_run(jb_sync_replicator *r, uint64_t from, char kind) {
-  if (from <= atomic_load(&r->handled)) return;
+static bool tell_run(jb_sync_replicator *r, uint64_t from, char kind) {
+  if (from <= atomic_load(&r->handled)) return false;
+  uint64_t was = atomic_load(&r->owed_to);
+  while (was < from &&
+         !atomic_compare_exchange_weak(&r->owed_to, &was, from)) {
+  }
   int st = atomic_load(&r->run_state);
   for (;;) {
     if (st == RUN_IDLE) {
       poke(r, kind);
-      return;
+      return true;
     }
     int want = kind == POKE_NOW || st == RUN_OWED_NOW ? RUN_OWED_NOW
                                                        : RUN_OWED_BURST;
     if (st == want ||
         atomic_compare_exchange_weak(&r->run_state, &st, want))
-      return;
+      return true;
   }
 }
 
@@ -292,7 +299,8 @@ static void sleep_wake(jb_sync_replicator *r, int64_t ms) {
 /* The watcher: one event read per commit batch, then a poke. After each
  * poke it pauses SETTLE_MS and looks once: commits found then are a burst
  * (POKE_BURST); found by a wait that slept, they came after a quiet spell
- * (POKE_NOW). */
+ * (POKE_NOW). Commits a pass has looked at already (run()'s own) neither
+ * poke nor pause it. */
 static void *watch_local(void *arg) {
   jb_sync_replicator *r = arg;
   uint64_t from = 0;
@@ -310,7 +318,10 @@ static void *watch_local(void *arg) {
       paused = false;
     } else if (rc == JB_OK && n > 0) {
       from = ev[n - 1].seq + 1;
-      tell_run(r, from, paused ? POKE_BURST : POKE_NOW);
+      if (!tell_run(r, from, paused ? POKE_BURST : POKE_NOW)) {
+        paused = false;
+        continue;
+      }
       /* the commits of the next moment are read (and poked for) at once */
       struct timespec ts = {0, SETTLE_MS * 1000000L};
       nanosleep(&ts, NULL);
@@ -1723,10 +1734,11 @@ static void *run(void *arg) {
       int64_t due = now + (r->next_due_us - wall_us() + 999) / 1000;
       if (due < until) until = due;
     }
-    /* What the watcher saw during the pass is owed now, through the pipe,
-     * so that a burst still settles. */
+    /* What the watcher saw during the pass and the pass did not reach is
+     * owed now, through the pipe, so that a burst still settles. */
     int owed = atomic_exchange(&r->run_state, RUN_IDLE);
-    if (owed == RUN_OWED_NOW || owed == RUN_OWED_BURST)
+    if ((owed == RUN_OWED_NOW || owed == RUN_OWED_BURST) &&
+        atomic_load(&r->owed_to) > atomic_load(&r->handled))
       poke(r, owed == RUN_OWED_NOW ? POKE_NOW : POKE_BURST);
     if (!r->sub_readable) sleep_wake(r, until - now);
   }
