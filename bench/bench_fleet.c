@@ -235,8 +235,19 @@ static int one_fleet(bench_fleet_row *row, const char *dir, unsigned n,
       fail(err, errlen, "open");
       goto out;
     }
+    for (size_t i = 0; i < o->history; i++) {
+      char u[JB_UUID_STRLEN];
+      if (jb_job_post(u, b, o->post) != JB_OK ||
+          jb_claim(NULL, b, u, o->who, NULL) != JB_OK ||
+          jb_consume(b, u, o->who, 0, NULL) != JB_OK) {
+        fail(err, errlen, "filling the history");
+        jb_board_close(b);
+        goto out;
+      }
+    }
     jb_board_close(b);
   }
+  if (o->history) bench_sleep_us(BENCH_FLEET_HISTORY_AGE_S * 1000000L);
   /* The waiters first: forked while this process has no board open. */
   if (pipe2(rep, O_CLOEXEC) != 0) {
     snprintf(err, errlen, "pipe: %s", strerror(errno));

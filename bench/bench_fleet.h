@@ -31,6 +31,11 @@
 #define BENCH_FLEET_MAX_HOSTS 16u
 #define BENCH_FLEET_MAX_SIZES 8u
 #define BENCH_FLEET_MAX_MODES 4u
+/* With a history filled beforehand, the fleet starts this long after the
+ * last completion: past the mirror's look-back for completed jobs (2 s,
+ * and 10 s for the order of the records), as on a board in service whose
+ * history is old. */
+#define BENCH_FLEET_HISTORY_AGE_S 13u
 
 typedef struct {
   const char *url;       /* the Redis URL */
@@ -44,6 +49,7 @@ typedef struct {
   jb_durability sync[BENCH_FLEET_MAX_MODES]; /* the daemons' durability */
   size_t nsync;
   size_t samples;        /* posts per fleet */
+  size_t history;        /* jobs completed on each board beforehand */
 } bench_fleet_opts;
 
 typedef struct {

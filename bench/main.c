@@ -320,7 +320,9 @@ static const char bench_help[] =
     "each size and each daemon mode of --fleet-sync (default none,full).\n"
     "Columns: p50, p99, max and mean over every (post, other host) pair,\n"
     "and the p50 and p99 of the last host to see each post. Each daemon's\n"
-    "log is DIR.log beside its board (kept with --keep).\n"
+    "log is DIR.log beside its board (kept with --keep). The boards are\n"
+    "fresh unless --fleet-history N fills each one's history first (the\n"
+    "mirror looks up every new job in the recent history).\n"
     "\n"
     "Benchmarks report, they do not promise: figures depend on the machine,\n"
     "its load and its disk. The first lines name the machine and the file\n"
@@ -378,6 +380,12 @@ static const char bench_help[] =
     "                  mode (default 300; 0 skips the fleet)\n"
     "  --fleet-sync LIST  with --redis: the daemons' durability modes, in\n"
     "                  the order given (default none,full)\n"
+    "  --fleet-history N  with --redis: before a fleet's daemons start, post,\n"
+    "                  claim and consume N jobs on each of its boards, then\n"
+    "                  wait 13 s, so that each board has a history of N\n"
+    "                  records older than the mirror's look-back, as a\n"
+    "                  board in service has (it keeps 10,000 by default;\n"
+    "                  default 0: fresh boards)\n"
     "  --jobboard PATH with --redis: the jobboard program that runs the\n"
     "                  fleet's daemons (default: the one beside\n"
     "                  jobboard-bench, in the build directory)\n"
@@ -439,7 +447,7 @@ static const char bench_help[] =
     "                  posts, samples: posts x other hosts, min_us,\n"
     "                  p50_us, p99_us, max_us, mean_us over the pairs,\n"
     "                  last_p50_us, last_p99_us of the last host per post,\n"
-    "                  post_call_p50_us)\n"
+    "                  post_call_p50_us, history: --fleet-history)\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -495,6 +503,7 @@ typedef struct {
   size_t fleet[BENCH_MAX_LIST]; /* --fleet LIST: hosts (none: skipped) */
   size_t nfleet;
   size_t fleet_wakes;     /* --fleet-wakes N */
+  size_t fleet_history;   /* --fleet-history N */
   jb_durability fleet_sync[BENCH_NMODES]; /* --fleet-sync LIST */
   size_t nfleet_sync;
   const char *jobboard;   /* --jobboard PATH (NULL: beside this program) */
@@ -635,7 +644,7 @@ enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_ROUNDS,
        OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES, OPT_PEERS,
        OPT_FLUSH_INTERVAL,
        OPT_THREADS, OPT_BATCH, OPT_POST_JOBS, OPT_FLEET, OPT_FLEET_WAKES,
-       OPT_FLEET_SYNC, OPT_JOBBOARD };
+       OPT_FLEET_SYNC, OPT_FLEET_HISTORY, OPT_JOBBOARD };
 
 
 /* Returns -1 to go on, else the exit code. */
@@ -665,6 +674,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"fleet", required_argument, NULL, OPT_FLEET},
       {"fleet-wakes", required_argument, NULL, OPT_FLEET_WAKES},
       {"fleet-sync", required_argument, NULL, OPT_FLEET_SYNC},
+      {"fleet-history", required_argument, NULL, OPT_FLEET_HISTORY},
       {"jobboard", required_argument, NULL, OPT_JOBBOARD},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -795,6 +805,12 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
         return rc;
       o->fleet_given = true;
       break;
+    case OPT_FLEET_HISTORY:
+      if ((rc = parse_count(&o->fleet_history, "--fleet-history", optarg, 0,
+                            1000000)))
+        return rc;
+      o->fleet_given = true;
+      break;
     case OPT_JOBBOARD:
       if (optarg[0] == '\0')
         return bench_usage_error("--jobboard: the path must not be empty");
@@ -823,8 +839,8 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     return bench_usage_error("--poll, --poll-wakes and --cycles need "
                              "--redis");
   if (o->fleet_given && o->redis == NULL)
-    return bench_usage_error("--fleet, --fleet-wakes, --fleet-sync and "
-                             "--jobboard need --redis");
+    return bench_usage_error("--fleet, --fleet-wakes, --fleet-sync, "
+                             "--fleet-history and --jobboard need --redis");
   if (o->redis != NULL && (o->peers || local_given))
     return bench_usage_error("--peers, --threads, --batch and --post-jobs "
                              "do not go with --redis (it measures only the "
@@ -1720,6 +1736,7 @@ static int bench_fleet_part(bench_ctx *x, const bench_opts *o,
   memcpy(fo.sync, o->fleet_sync, o->nfleet_sync * sizeof *fo.sync);
   fo.nsync = o->nfleet_sync;
   fo.samples = o->fleet_wakes;
+  fo.history = o->fleet_history;
   bench_fleet_row rows[BENCH_FLEET_MAX_SIZES * BENCH_FLEET_MAX_MODES];
   size_t nrows = 0;
   if (bench_fleet(rows, &nrows, dir, &fo, err, sizeof err) != 0)
@@ -1728,10 +1745,11 @@ static int bench_fleet_part(bench_ctx *x, const bench_opts *o,
     for (size_t i = 0; i < nrows; i++) {
       const bench_fleet_row *r = &rows[i];
       bench_json_line(json_pack(
-          "{s:s,s:i,s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+          "{s:s,s:i,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
           "type", "redis_fleet", "hosts", (int)r->hosts, "mode",
           jb_durability_name(ro->durability), "sync_mode",
-          jb_durability_name(r->sync), "posts",
+          jb_durability_name(r->sync), "history",
+          (json_int_t)o->fleet_history, "posts",
           (json_int_t)r->last.samples, "samples", (json_int_t)r->all.samples,
           "min_us", r->all.min_us, "p50_us", r->all.p50_us, "p99_us",
           r->all.p99_us, "max_us", r->all.max_us, "mean_us", r->all.mean_us,
@@ -1741,8 +1759,9 @@ static int bench_fleet_part(bench_ctx *x, const bench_opts *o,
   } else {
     printf("\nfleet lag: a post on host 1 -> jb_log_wait returns on each "
            "other host; each\nhost a board with its own `jobboard sync` "
-           "(%s), one Redis (namespaces\n%s-fleet-*); boards in mode %s\n",
-           fo.jobboard, ns, jb_durability_name(ro->durability));
+           "(%s), one Redis (namespaces\n%s-fleet-*); boards in mode %s, "
+           "history %zu records\n", fo.jobboard, ns,
+           jb_durability_name(ro->durability), o->fleet_history);
     printf("  %5s %6s %6s %9s %9s %9s %9s %9s %9s %9s\n", "hosts", "sync",
            "n", "min", "p50", "p99", "max", "mean", "last p50", "last p99");
     for (size_t i = 0; i < nrows; i++) {

@@ -109,24 +109,25 @@ else
     bad "bench --redis --fleet 2,3: a row per size and daemon mode" "$tmp/fleet"
 fi
 if "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
-        --cycles 0 --fleet 3 --fleet-wakes 4 --fleet-sync none --json \
-        >"$tmp/fleet.json" 2>&1 &&
+        --cycles 0 --fleet 3 --fleet-wakes 4 --fleet-sync none \
+        --fleet-history 3 --json >"$tmp/fleet.json" 2>&1 &&
     "$py" - "$tmp/fleet.json" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 f = [l for l in lines if l["type"] == "redis_fleet"]
 assert len(f) == 1, f
 f = f[0]
-assert (f["hosts"], f["sync_mode"], f["mode"]) == (3, "none", "none"), f
+assert (f["hosts"], f["sync_mode"], f["mode"], f["history"]) == (
+    3, "none", "none", 3), f
 assert f["posts"] == 4 and f["samples"] == 8, f
 assert 0 < f["min_us"] <= f["p50_us"] <= f["p99_us"] <= f["max_us"], f
 assert f["p50_us"] <= f["last_p50_us"] <= f["max_us"], f
 assert f["post_call_p50_us"] > 0, f
 EOF
 then
-    pass "bench --redis --fleet 3 --json"
+    pass "bench --redis --fleet 3 --fleet-history 3 --json"
 else
-    bad "bench --redis --fleet 3 --json" "$tmp/fleet.json"
+    bad "bench --redis --fleet 3 --fleet-history 3 --json" "$tmp/fleet.json"
 fi
 "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
     --cycles 0 --fleet 2 --fleet-wakes 1 --jobboard "$tmp/no-such-program" \
@@ -190,7 +191,7 @@ else bad "--namespace without --redis: usage error" "$tmp/usage"; fi
 if [ $? -eq 2 ]; then pass "--redis with two modes: usage error"
 else bad "--redis with two modes: usage error" "$tmp/usage"; fi
 for args in "--fleet 2" "--fleet-wakes 3" "--fleet-sync none" \
-        "--jobboard ./jobboard"; do
+        "--fleet-history 1" "--jobboard ./jobboard"; do
     # shellcheck disable=SC2086
     "$BENCH" $args >"$tmp/usage" 2>&1
     if [ $? -eq 2 ]; then pass "$args without --redis: usage error"
