@@ -296,6 +296,18 @@ static void sleep_wake(jb_sync_replicator *r, int64_t ms) {
   }
 }
 
+/* Sleep as sleep_wake, after turning what the watcher left owed during the
+ * pass (events the pass did not reach) into a poke, through the pipe, so
+ * that a burst still settles and any sleep ends for a local commit as it
+ * did when every commit poked. */
+static void rest(jb_sync_replicator *r, int64_t ms) {
+  int owed = atomic_exchange(&r->run_state, RUN_IDLE);
+  if ((owed == RUN_OWED_NOW || owed == RUN_OWED_BURST) &&
+      atomic_load(&r->owed_to) > atomic_load(&r->handled))
+    poke(r, owed == RUN_OWED_NOW ? POKE_NOW : POKE_BURST);
+  sleep_wake(r, ms);
+}
+
 /* The watcher: one event read per commit batch, then a poke. After each
  * poke it pauses SETTLE_MS and looks once: commits found then are a burst
  * (POKE_BURST); found by a wait that slept, they came after a quiet spell
@@ -1680,7 +1692,7 @@ static void *run(void *arg) {
     atomic_store(&r->run_state, RUN_BUSY);
     if (!r->elected) {
       if (!try_lock(r)) {
-        sleep_wake(r, STANDBY_MS);
+        rest(r, STANDBY_MS);
         continue;
       }
       r->elected = true;
@@ -1702,7 +1714,7 @@ static void *run(void *arg) {
         note_error(r, rc, "connecting");
         go_offline(r);
         write_status(r);
-        sleep_wake(r, backoff_wait(r, attempt++));
+        rest(r, backoff_wait(r, attempt++));
         continue;
       }
       attempt = 0;
@@ -1714,14 +1726,14 @@ static void *run(void *arg) {
       note_error(r, rc, "syncing");
       go_offline(r);
       write_status(r);
-      sleep_wake(r, backoff_wait(r, attempt++));
+      rest(r, backoff_wait(r, attempt++));
       continue;
     }
     if (rc != JB_OK) {
       note_error(r, rc, "syncing");
       r->need_full = true;
       write_status(r);
-      sleep_wake(r, backoff_wait(r, attempt++));
+      rest(r, backoff_wait(r, attempt++));
       continue;
     }
     attempt = 0;
@@ -1734,13 +1746,9 @@ static void *run(void *arg) {
       int64_t due = now + (r->next_due_us - wall_us() + 999) / 1000;
       if (due < until) until = due;
     }
-    /* What the watcher saw during the pass and the pass did not reach is
-     * owed now, through the pipe, so that a burst still settles. */
-    int owed = atomic_exchange(&r->run_state, RUN_IDLE);
-    if ((owed == RUN_OWED_NOW || owed == RUN_OWED_BURST) &&
-        atomic_load(&r->owed_to) > atomic_load(&r->handled))
-      poke(r, owed == RUN_OWED_NOW ? POKE_NOW : POKE_BURST);
-    if (!r->sub_readable) sleep_wake(r, until - now);
+    /* Notices still to read: the next pass runs now, and reads the log to
+     * its end, so what the watcher left owed is done by it. */
+    if (!r->sub_readable) rest(r, until - now);
   }
   go_offline(r);
   if (r->elected) {
