@@ -5,6 +5,7 @@
  * (two plain commands, as taskflow's post sends them).
  */
 #include "bench_sync.h"
+#include "bench_util.h"
 #include "jobboard_sync.h"
 
 #include <errno.h>
@@ -30,18 +31,6 @@ const char *const bench_sync_setting[BENCH_SYNC_NSETTINGS] = {
     "plain", "attached", "replicator"};
 
 typedef char uuid_text[JB_UUID_STRLEN];
-
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_us(long us) {
-  struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
 
 static int fail(char *err, size_t errlen, const char *what) {
   snprintf(err, errlen, "%s: %s", what, jb_errmsg());
@@ -95,13 +84,13 @@ static int start_replicator(jb_sync_replicator **r, const char *dir,
   bo.durability = d;
   if (jb_sync_replicator_start(r, dir, &bo, &ro) != JB_OK)
     return fail(err, errlen, "replicator start");
-  int64_t t0 = mono_ns();
+  int64_t t0 = bench_mono_ns();
   jb_sync_status st;
   for (;;) {
     if (jb_sync_replicator_status_read(&st, *r) != JB_OK)
       return fail(err, errlen, "replicator status");
     if (st.running && st.connected && st.last_sync_us != 0) return 0;
-    if (mono_ns() - t0 > (int64_t)LIMIT_MS * 1000000) {
+    if (bench_mono_ns() - t0 > (int64_t)LIMIT_MS * 1000000) {
       snprintf(err, errlen, "the replicator of %s did not sync within %d "
                "ms (last error: %s)", dir, LIMIT_MS,
                st.last_error[0] ? st.last_error : "none");
@@ -109,7 +98,7 @@ static int start_replicator(jb_sync_replicator **r, const char *dir,
       *r = NULL;
       return -1;
     }
-    sleep_us(1000);
+    bench_sleep_us(1000);
   }
 }
 
@@ -202,7 +191,7 @@ static void *waiter_run(void *arg) {
   for (size_t i = 0; i < w->n; i++) {
     announce(w, &w->ready, i + 1);
     int rc = jb_board_wait(w->b, 0, LIMIT_MS);
-    int64_t t = mono_ns();
+    int64_t t = bench_mono_ns();
     const char *what = "jb_board_wait";
     uuid_text u;
     if (rc == JB_OK) {
@@ -353,7 +342,7 @@ static int measure_wake(bench_sync_wake *out, const char *dir,
   pthread_cond_init(&w.cv, NULL);
   pthread_t th;
   bool started = false;
-  unsigned seed = (unsigned)mono_ns();
+  unsigned seed = (unsigned)bench_mono_ns();
   long out_poll = poll_ms ? poll_ms : 1000;
   int rc = -1;
   if (t0 == NULL || call == NULL || w.woke_ns == NULL) {
@@ -402,10 +391,10 @@ static int measure_wake(bench_sync_wake *out, const char *dir,
      * (else always just after a poll: the previous sample's pull). */
     long phase_us = kind == POSTER_TASKFLOW
                         ? (long)(rand_r(&seed) % 1000u) * out_poll : 0;
-    sleep_us(SETTLE_US + phase_us);
-    int64_t s = mono_ns();
+    bench_sleep_us(SETTLE_US + phase_us);
+    int64_t s = bench_mono_ns();
     if (post_one(&p, i, err, errlen)) goto out;
-    call[i] = mono_ns() - s;
+    call[i] = bench_mono_ns() - s;
     t0[i] = s;
     if (await(&w, &w.done, i + 1, err, errlen)) goto out;
   }
@@ -460,14 +449,14 @@ static int cmp_double(const void *a, const void *b) {
  */
 static int consume(jb_board *c, const char *u, const bench_sync_opts *o,
                    uint64_t *waits, char *err, size_t errlen) {
-  int64_t t0 = mono_ns();
+  int64_t t0 = bench_mono_ns();
   for (;;) {
     int rc = jb_consume(c, u, o->who, 0, NULL);
     if (rc == JB_OK) return 0;
-    if (rc != JB_ENOTFOUND || mono_ns() - t0 > (int64_t)LIMIT_MS * 1000000)
+    if (rc != JB_ENOTFOUND || bench_mono_ns() - t0 > (int64_t)LIMIT_MS * 1000000)
       return fail(err, errlen, "consume");
     ++*waits;
-    sleep_us(20);
+    bench_sleep_us(20);
   }
 }
 
@@ -478,7 +467,7 @@ static int cycles(jb_board *c, size_t n, const bench_sync_opts *o,
                   size_t errlen) {
   uuid_text u, got;
   for (size_t i = 0; i < n; i++) {
-    int64_t s = v ? mono_ns() : 0;
+    int64_t s = v ? bench_mono_ns() : 0;
     if (jb_job_post(ids ? ids[i] : u, c, o->post) != JB_OK)
       return fail(err, errlen, "post");
     int rc = jb_claim_next(got, NULL, NULL, c, o->who, NULL);
@@ -490,7 +479,7 @@ static int cycles(jb_board *c, size_t n, const bench_sync_opts *o,
     }
     if (rc != JB_OK) return fail(err, errlen, "claim-next");
     if (consume(c, got, o, waits, err, errlen)) return -1;
-    if (v) v[i] = mono_ns() - s;
+    if (v) v[i] = bench_mono_ns() - s;
   }
   return 0;
 }
@@ -578,10 +567,10 @@ static int measure_cycles(bench_sync_figs *f, const char *dir,
                            errlen))
         goto out;
       uint64_t w = 0;
-      int64_t s = mono_ns();
+      int64_t s = bench_mono_ns();
       if (cycles(c, n, o, lat[k] + (size_t)round * n, ids, &w, err, errlen))
         goto out;
-      secs[k][round] = (double)(mono_ns() - s) / 1e9;
+      secs[k][round] = (double)(bench_mono_ns() - s) / 1e9;
       f->claim_waits += w;
       if (k == BENCH_SYNC_REPLICATOR &&
           split(lat[k] + (size_t)round * n, ids, n, raw, cc, local, &nlocal,

@@ -45,8 +45,12 @@ jb_post bench_post(void);
 uint64_t bench_rand(uint64_t *state);
 uint64_t bench_rand_seed(unsigned tag);
 
-/* CLOCK_MONOTONIC in seconds. */
+/* CLOCK_MONOTONIC in seconds; in nanoseconds. */
 double bench_now_s(void);
+int64_t bench_mono_ns(void);
+
+/* Sleep us microseconds, whatever signals come. */
+void bench_sleep_us(long us);
 
 /* The median of n > 0 values (sorts v). */
 double bench_median(double *v, unsigned n);

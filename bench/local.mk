@@ -45,7 +45,8 @@ endif
 # not libjbsync would.
 if WITH_REDIS
 jobboard_bench_SOURCES += bench/bench_redis.c bench/bench_redis.h \
-	bench/bench_sync.c bench/bench_sync.h
+	bench/bench_sync.c bench/bench_sync.h \
+	bench/bench_fleet.c bench/bench_fleet.h
 endif
 
 # Drivers around jobboard-bench and the other boards it is weighed

@@ -29,6 +29,7 @@
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
 #include "bench_sync.h"
+#include "bench_fleet.h"
 #endif
 
 #include <errno.h>
@@ -74,6 +75,10 @@
 #define DEFAULT_POLL_WAKES 40u
 #define DEFAULT_SYNC_CYCLES 20000u
 #define MAX_POLLS 8u
+#define DEFAULT_FLEET {2, 8}
+#define DEFAULT_NFLEET 2
+#define DEFAULT_FLEET_WAKES 300u
+#define MAX_FLEET_HOSTS 16u
 #define DEFAULT_ROUNDS 3u
 #define MAX_PROCS 64u
 /* Untimed cycles before the rounds: the first ones fault in pages, grow
@@ -304,6 +309,29 @@ static const char bench_help[] =
     "                  consume: its cycles are also shown split by where the\n"
     "                  job went (kept local, or through Redis)\n"
     "\n"
+    "Then the fleet lag (--fleet LIST, default 2,8; 0 skips it): how soon a\n"
+    "job posted on one host is seen on the others when each host runs its\n"
+    "own `jobboard sync`, as a deployment does. A fleet of N hosts is N\n"
+    "fresh boards (mode as above), each with a `jobboard sync --board DIR\n"
+    "--redis URL --namespace NS --durability MODE` process of its own (the\n"
+    "jobboard program beside jobboard-bench, or --jobboard PATH), all under\n"
+    "one namespace of the fleet's own (NS-fleet-N-MODE), and on each host\n"
+    "but the first a waiter process asleep in jb_log_wait, as `jobboard\n"
+    "watch` sleeps. Once every daemon is connected and the fleet has been\n"
+    "quiet for 3 ms, the bench posts one job on host 1 (jb_job_post: host\n"
+    "1's daemon publishes it); a sample runs from just before the post\n"
+    "call to the return of a waiter's jb_log_wait with the job's POSTED\n"
+    "event, one sample per other host (CLOCK_MONOTONIC, one clock for all\n"
+    "processes). The job is then claimed and consumed through Redis from\n"
+    "host 1 (untimed), and the next post waits until every waiter has seen\n"
+    "it leave. 5 untimed posts, then --fleet-wakes posts (default 300) for\n"
+    "each size and each daemon mode of --fleet-sync (default none,full).\n"
+    "Columns: p50, p99, max and mean over every (post, other host) pair,\n"
+    "and the p50 and p99 of the last host to see each post. Each daemon's\n"
+    "log is DIR.log beside its board (kept with --keep). The boards are\n"
+    "fresh unless --fleet-history N fills each one's history first (the\n"
+    "mirror looks up every new job in the recent history).\n"
+    "\n"
     "Benchmarks report, they do not promise: figures depend on the machine,\n"
     "its load and its disk. The first lines name the machine and the file\n"
     "system of the boards (on tmpfs a flush costs nothing, so full and\n"
@@ -363,7 +391,22 @@ static const char bench_help[] =
     "  --poll-wakes N  with --redis: samples per poll interval (default 40;\n"
     "                  0 skips the taskflow poster)\n"
     "  --cycles N      with --redis: local cycles per setting and round for\n"
-    "                  the sync-on comparison (default 20000; 0 skips it)\n"
+    "                  the sync-on comparison (default 20000; 0 skips it)\n"    "  --fleet LIST    with --redis: comma-separated fleet sizes (hosts), each\n"
+    "                  2 to 16, at most 8 (default 2,8; 0 skips the fleet)\n"
+    "  --fleet-wakes N with --redis: timed posts per fleet size and daemon\n"
+    "                  mode (default 300; 0 skips the fleet)\n"
+    "  --fleet-sync LIST  with --redis: the daemons' durability modes, in\n"
+    "                  the order given (default none,full)\n"
+    "  --fleet-history N  with --redis: before a fleet's daemons start, post,\n"
+    "                  claim and consume N jobs on each of its boards, then\n"
+    "                  wait 13 s, so that each board has a history of N\n"
+    "                  records older than the mirror's look-back, as a\n"
+    "                  board in service has (it keeps 10,000 by default;\n"
+    "                  default 0: fresh boards)\n"
+    "  --jobboard PATH with --redis: the jobboard program that runs the\n"
+    "                  fleet's daemons (default: the one beside\n"
+    "                  jobboard-bench, in the build directory)\n"
+
     "  --json          print one JSON object per line on stdout: a \"setup\"\n"
     "                  line (machine, sizes, the procs, threads and batch\n"
     "                  lists, post_jobs, sqlite: SQLite's version with\n"
@@ -418,7 +461,12 @@ static const char bench_help[] =
     "                  NAME_us_per_cycle, NAME_p50_us, NAME_p99_us,\n"
     "                  NAME_max_us; replicator_kept_local_* and\n"
     "                  replicator_via_redis_*: cycles, mean_us, p50_us,\n"
-    "                  p99_us)\n"
+    "                  p99_us); with --fleet, one \"redis_fleet\" line per\n"
+    "                  size and daemon mode (hosts, mode, sync_mode,\n"
+    "                  posts, samples: posts x other hosts, min_us,\n"
+    "                  p50_us, p99_us, max_us, mean_us over the pairs,\n"
+    "                  last_p50_us, last_p99_us of the last host per post,\n"
+    "                  post_call_p50_us, history: --fleet-history)\n"
     "  -h, --help      print this help and exit\n"
     "\n"
     "Durability modes, in short (see jobboard(1)): full flushes every commit\n"
@@ -471,6 +519,14 @@ typedef struct {
   size_t poll_wakes;      /* --poll-wakes N */
   size_t sync_cycles;     /* --cycles N */
   bool redis_only_given;  /* one of the three above */
+  size_t fleet[BENCH_MAX_LIST]; /* --fleet LIST: hosts (none: skipped) */
+  size_t nfleet;
+  size_t fleet_wakes;     /* --fleet-wakes N */
+  size_t fleet_history;   /* --fleet-history N */
+  jb_durability fleet_sync[BENCH_NMODES]; /* --fleet-sync LIST */
+  size_t nfleet_sync;
+  const char *jobboard;   /* --jobboard PATH (NULL: beside this program) */
+  bool fleet_given;       /* one of the four above */
   unsigned procs[BENCH_MAX_LIST]; /* --procs LIST (none: the race skipped) */
   size_t nprocs;
   jb_durability procs_mode; /* --procs-mode (default none) */
@@ -523,25 +579,41 @@ static int parse_count(size_t *out, const char *opt, const char *text,
   return 0;
 }
 
-static int parse_modes(bool mode[BENCH_NMODES], const char *text) {
-  memset(mode, 0, BENCH_NMODES * sizeof *mode);
+/* A comma-separated LIST of durability modes for option `opt`, in the
+ * order given, into out[0..*n-1]; a mode given twice is refused unless
+ * `dups`. */
+static int parse_mode_list(jb_durability out[BENCH_NMODES], size_t *n,
+                           const char *opt, const char *text, bool dups) {
   char buf[256];
+  *n = 0;
   if (strlen(text) >= sizeof buf || text[0] == '\0')
-    return bench_usage_error("--modes: '%.64s' is not a list of modes "
-                             "(full, normal, interval, none)", text);
+    return bench_usage_error("%s: '%.64s' is not a list of modes "
+                             "(full, normal, interval, none)", opt, text);
   strcpy(buf, text);
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     jb_durability d;
     if (jb_durability_parse(&d, t) != JB_OK)
-      return bench_usage_error("--modes: unknown mode '%s' (expected "
+      return bench_usage_error("%s: unknown mode '%s' (expected "
                                "full, normal, interval or none, "
-                               "comma-separated)", t);
-    mode[d] = true;
+                               "comma-separated)", opt, t);
+    bool again = false;
+    for (size_t i = 0; i < *n; i++) again = again || out[i] == d;
+    if (again && !dups)
+      return bench_usage_error("%s: mode '%s' given twice", opt, t);
+    if (!again) out[(*n)++] = d;
   }
-  if (!mode[0] && !mode[1] && !mode[2] && !mode[3])
-    return bench_usage_error("--modes: '%s' names no mode", text);
+  if (*n == 0) return bench_usage_error("%s: '%s' names no mode", opt, text);
   return 0;
+}
+
+static int parse_modes(bool mode[BENCH_NMODES], const char *text) {
+  jb_durability v[BENCH_NMODES];
+  size_t n = 0;
+  int rc = parse_mode_list(v, &n, "--modes", text, true);
+  memset(mode, 0, BENCH_NMODES * sizeof *mode);
+  for (size_t i = 0; rc == 0 && i < n; i++) mode[v[i]] = true;
+  return rc;
 }
 
 /* A comma-separated LIST of numbers from min to max for option `opt`, at
@@ -593,7 +665,9 @@ enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_PROCS_MODE,
        OPT_BOARD, OPT_KEEP, OPT_JSON, OPT_NO_CLAIMS, OPT_WAKES, OPT_REDIS,
        OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES, OPT_PEERS,
        OPT_FLUSH_INTERVAL,
-       OPT_THREADS, OPT_BATCH, OPT_POST_JOBS };
+       OPT_THREADS, OPT_BATCH, OPT_POST_JOBS, OPT_FLEET, OPT_FLEET_WAKES,
+       OPT_FLEET_SYNC, OPT_FLEET_HISTORY, OPT_JOBBOARD };
+
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(bench_opts *o, int argc, char **argv) {
@@ -621,6 +695,11 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"threads", required_argument, NULL, OPT_THREADS},
       {"batch", required_argument, NULL, OPT_BATCH},
       {"post-jobs", required_argument, NULL, OPT_POST_JOBS},
+      {"fleet", required_argument, NULL, OPT_FLEET},
+      {"fleet-wakes", required_argument, NULL, OPT_FLEET_WAKES},
+      {"fleet-sync", required_argument, NULL, OPT_FLEET_SYNC},
+      {"fleet-history", required_argument, NULL, OPT_FLEET_HISTORY},
+      {"jobboard", required_argument, NULL, OPT_JOBBOARD},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -641,7 +720,12 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                     .nthreads = DEFAULT_NTHREADS,
                     .batch = DEFAULT_BATCH,
                     .nbatch = DEFAULT_NBATCH,
-                    .post_jobs = DEFAULT_POST_JOBS};
+                    .post_jobs = DEFAULT_POST_JOBS,
+                    .fleet = DEFAULT_FLEET,
+                    .nfleet = DEFAULT_NFLEET,
+                    .fleet_wakes = DEFAULT_FLEET_WAKES,
+                    .fleet_sync = {JB_DURABILITY_NONE, JB_DURABILITY_FULL},
+                    .nfleet_sync = 2};
   bool local_given = false; /* --threads, --batch, --post-jobs */
   optind = 0;
   opterr = 0;
@@ -735,6 +819,36 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
         return rc;
       o->redis_only_given = true;
       break;
+    case OPT_FLEET:
+      if ((rc = parse_list(o->fleet, &o->nfleet, BENCH_MAX_LIST, "--fleet",
+                           optarg, 2, MAX_FLEET_HOSTS, true)))
+        return rc;
+      o->fleet_given = true;
+      break;
+    case OPT_FLEET_WAKES:
+      if ((rc = parse_count(&o->fleet_wakes, "--fleet-wakes", optarg, 0,
+                            1000000)))
+        return rc;
+      o->fleet_given = true;
+      break;
+    case OPT_FLEET_SYNC:
+      if ((rc = parse_mode_list(o->fleet_sync, &o->nfleet_sync,
+                                 "--fleet-sync", optarg, false)))
+        return rc;
+      o->fleet_given = true;
+      break;
+    case OPT_FLEET_HISTORY:
+      if ((rc = parse_count(&o->fleet_history, "--fleet-history", optarg, 0,
+                            1000000)))
+        return rc;
+      o->fleet_given = true;
+      break;
+    case OPT_JOBBOARD:
+      if (optarg[0] == '\0')
+        return bench_usage_error("--jobboard: the path must not be empty");
+      o->jobboard = optarg;
+      o->fleet_given = true;
+      break;
     case OPT_JSON: o->json = true; break;
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
@@ -756,6 +870,9 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
   if (o->redis_only_given && o->redis == NULL)
     return bench_usage_error("--poll, --poll-wakes and --cycles need "
                              "--redis");
+  if (o->fleet_given && o->redis == NULL)
+    return bench_usage_error("--fleet, --fleet-wakes, --fleet-sync, "
+                             "--fleet-history and --jobboard need --redis");
   if (o->redis != NULL && (o->peers || local_given))
     return bench_usage_error("--peers, --threads, --batch and --post-jobs "
                              "do not go with --redis (it measures only the "
@@ -1622,6 +1739,92 @@ static int bench_with_replicator(bench_ctx *x, const bench_opts *o,
   return 0;
 }
 
+/* The program beside this one's executable (the build directory; under
+ * libtool the executable runs from .libs/, and the wrapper one level up
+ * sets the library path for the uninstalled jobboard). */
+static int program_beside(char *out, size_t len, const char *name) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return -1;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash == NULL) return -1;
+  *slash = '\0';
+  size_t dl = strlen(exe);
+  if (dl >= 6 && strcmp(exe + dl - 6, "/.libs") == 0) exe[dl - 6] = '\0';
+  return (size_t)snprintf(out, len, "%s/%s", exe, name) < len ? 0 : -1;
+}
+
+/* Fleet lag (bench_fleet.h): --fleet sizes, daemons in each --fleet-sync
+ * mode. */
+static int bench_fleet_part(bench_ctx *x, const bench_opts *o,
+                            const bench_redis_opts *ro, const char *ns) {
+  if (o->nfleet == 0 || o->fleet_wakes == 0) return 0;
+  char dir[4200], err[700] = "", prog[PATH_MAX];
+  int rc = make_sub(x, "fleet", dir, sizeof dir);
+  if (rc) return rc;
+  bench_fleet_opts fo;
+  memset(&fo, 0, sizeof fo);
+  fo.url = ro->url;
+  fo.ns = ns;
+  if (o->jobboard) {
+    fo.jobboard = o->jobboard;
+  } else if (program_beside(prog, sizeof prog, "jobboard") == 0) {
+    fo.jobboard = prog;
+  } else {
+    return bench_fail("fleet", "cannot find the jobboard program beside "
+                      "jobboard-bench (give --jobboard PATH)");
+  }
+  fo.durability = ro->durability;
+  fo.post = ro->post;
+  fo.who = ro->who;
+  for (size_t i = 0; i < o->nfleet; i++) fo.hosts[i] = (unsigned)o->fleet[i];
+  fo.nhosts = o->nfleet;
+  memcpy(fo.sync, o->fleet_sync, o->nfleet_sync * sizeof *fo.sync);
+  fo.nsync = o->nfleet_sync;
+  fo.samples = o->fleet_wakes;
+  fo.history = o->fleet_history;
+  bench_fleet_row rows[BENCH_FLEET_MAX_SIZES * BENCH_FLEET_MAX_MODES];
+  size_t nrows = 0;
+  if (bench_fleet(rows, &nrows, dir, &fo, err, sizeof err) != 0)
+    return bench_fail("fleet", err);
+  if (o->json) {
+    for (size_t i = 0; i < nrows; i++) {
+      const bench_fleet_row *r = &rows[i];
+      bench_json_line(json_pack(
+          "{s:s,s:i,s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+          "type", "redis_fleet", "hosts", (int)r->hosts, "mode",
+          jb_durability_name(ro->durability), "sync_mode",
+          jb_durability_name(r->sync), "history",
+          (json_int_t)o->fleet_history, "posts",
+          (json_int_t)r->last.samples, "samples", (json_int_t)r->all.samples,
+          "min_us", r->all.min_us, "p50_us", r->all.p50_us, "p99_us",
+          r->all.p99_us, "max_us", r->all.max_us, "mean_us", r->all.mean_us,
+          "last_p50_us", r->last.p50_us, "last_p99_us", r->last.p99_us,
+          "post_call_p50_us", r->post_call.p50_us));
+    }
+  } else {
+    printf("\nfleet lag: a post on host 1 -> jb_log_wait returns on each "
+           "other host; each\nhost a board with its own `jobboard sync` "
+           "(%s), one Redis (namespaces\n%s-fleet-*); boards in mode %s, "
+           "history %zu records\n", fo.jobboard, ns,
+           jb_durability_name(ro->durability), o->fleet_history);
+    printf("  %5s %6s %6s %9s %9s %9s %9s %9s %9s %9s\n", "hosts", "sync",
+           "n", "min", "p50", "p99", "max", "mean", "last p50", "last p99");
+    for (size_t i = 0; i < nrows; i++) {
+      const bench_fleet_row *r = &rows[i];
+      printf("  %5u %6s %6zu %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+             r->hosts, jb_durability_name(r->sync), r->all.samples,
+             r->all.min_us, r->all.p50_us, r->all.p99_us, r->all.max_us,
+             r->all.mean_us, r->last.p50_us, r->last.p99_us);
+    }
+    printf("  us; sync: the daemons' --durability; n: posts x other hosts; "
+           "last: per post,\n  the last host to see it\n");
+  }
+  fflush(stdout);
+  return 0;
+}
+
 static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
   char dir[4200], err[700] = "";
   int rc = make_sub(x, "redis", dir, sizeof dir);
@@ -1681,7 +1884,8 @@ static int bench_through_redis(bench_ctx *x, const bench_opts *o) {
            f.many_one_by_one.lat.p50_us);
   }
   fflush(stdout);
-  return bench_with_replicator(x, o, &ro, f.ns);
+  if ((rc = bench_with_replicator(x, o, &ro, f.ns)) != 0) return rc;
+  return bench_fleet_part(x, o, &ro, f.ns);
 }
 #endif
 

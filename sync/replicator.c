@@ -51,11 +51,25 @@
 #define PUB_BATCH 32
 /* Two expiries closer than this are the same (clocks and round trips). */
 #define EXPIRY_SLACK_US 2000000
-/* After a local commit, the replicator waits this long before publishing
- * (our notices still wake it at once): a burst of commits is handled in
- * one pass, and a job claimed and completed within it, decided locally,
- * is never published. The watcher sleeps as long after each poke. */
+/* In a burst of local commits (the watcher found more after its pause),
+ * the replicator waits this long before publishing (our notices still wake
+ * it at once): the burst is handled in one pass, and a job claimed and
+ * completed within it, decided locally, is never published. The watcher
+ * pauses as long after each poke. The first commit after a quiet spell is
+ * published at once: nothing is coming to batch it with, and a waiter on
+ * another board is waiting for it. */
 #define SETTLE_MS 1
+/* What a poke says: the commit came after a quiet spell (publish now), or
+ * in a burst (settle first). */
+#define POKE_NOW 1
+#define POKE_BURST 2
+/* run()'s state for the watcher (run_state): asleep or about to sleep
+ * (poke it through the pipe), in a pass, or in a pass that owes itself
+ * another one (the watcher saw commits meanwhile: now or after a settle). */
+#define RUN_IDLE 0
+#define RUN_BUSY 1
+#define RUN_OWED_NOW 2
+#define RUN_OWED_BURST 3
 
 struct jb_sync_replicator {
   char *path;
@@ -77,7 +91,22 @@ struct jb_sync_replicator {
   bool elected;
   bool need_full;
   uint64_t cursor;     /* change log: next event to look at */
+  /* The cursor as the watcher may read it: the events before it were
+   * looked at by a pass that ran after their commit, and the commits that
+   * run() makes itself (mirror writes, publication marks) are behind it
+   * by the end of the pass that made them. */
+  _Atomic uint64_t handled;
+  atomic_int run_state; /* RUN_* */
+  _Atomic uint64_t owed_to; /* the watcher's cursor when it last owed */
   uint64_t seq_seen;   /* NS:sequence as last read (or followed) */
+  /* The last jobs this replicator published and confirmed, with their
+   * numbers: the notices of those posts ("post U n") are its own, and
+   * reading the job back would only find what the board holds. */
+  struct own_post {
+    char uuid[JB_UUID_STRLEN];
+    uint64_t seq;
+  } own[2 * PUB_BATCH];
+  size_t own_next;
   bool sub_readable;
   int64_t next_poll, next_keepalive; /* monotonic ms */
   /* The earliest due time (wall clock, us) of a delayed job not published
@@ -203,8 +232,38 @@ static void write_status(jb_sync_replicator *r) {
 
 /* ------------------------------------------------------------- waking */
 
-static void poke(jb_sync_replicator *r) {
-  char c = 1;
+static void poke(jb_sync_replicator *r, char c);
+
+/*
+ * The watcher's news of commits up to `from` (exclusive): nothing when a
+ * pass has looked at them already (run()'s own commits, mostly: a mirror
+ * write wakes the watcher as any commit does; returns false); else run()
+ * owes itself another pass when it is in one, or is poked awake. A CAS
+ * loop, so that a pass ending meanwhile (RUN_BUSY -> RUN_IDLE) gets the
+ * poke instead; owed_to is written before the CAS, so the pass that finds
+ * itself owed reads it.
+ */
+static bool tell_run(jb_sync_replicator *r, uint64_t from, char kind) {
+  if (from <= atomic_load(&r->handled)) return false;
+  uint64_t was = atomic_load(&r->owed_to);
+  while (was < from &&
+         !atomic_compare_exchange_weak(&r->owed_to, &was, from)) {
+  }
+  int st = atomic_load(&r->run_state);
+  for (;;) {
+    if (st == RUN_IDLE) {
+      poke(r, kind);
+      return true;
+    }
+    int want = kind == POKE_NOW || st == RUN_OWED_NOW ? RUN_OWED_NOW
+                                                       : RUN_OWED_BURST;
+    if (st == want ||
+        atomic_compare_exchange_weak(&r->run_state, &st, want))
+      return true;
+  }
+}
+
+static void poke(jb_sync_replicator *r, char c) {
   ssize_t n = write(r->pipe[1], &c, 1);
   (void)n; /* a full pipe already says "wake up" */
 }
@@ -222,38 +281,66 @@ static void sleep_wake(jb_sync_replicator *r, int64_t ms) {
   if (got <= 0) return;
   if (n == 2 && p[1].revents) r->sub_readable = true;
   if (p[0].revents) {
-    if (!r->sub_readable && !atomic_load(&r->stop)) {
-      /* a local commit: let the burst settle (a notice ends the wait) */
+    bool now = false;
+    char buf[64];
+    ssize_t len;
+    do {
+      len = read(r->pipe[0], buf, sizeof buf);
+      for (ssize_t i = 0; i < len && !now; i++) now = buf[i] != POKE_BURST;
+    } while (len == (ssize_t)sizeof buf);
+    if (!now && !r->sub_readable && !atomic_load(&r->stop)) {
+      /* a burst of local commits: let it settle (a notice ends the wait) */
       struct pollfd q = {p[1].fd, POLLIN, 0};
       if (poll(&q, n == 2 ? 1 : 0, SETTLE_MS) > 0) r->sub_readable = true;
-    }
-    char buf[64];
-    while (read(r->pipe[0], buf, sizeof buf) == (ssize_t)sizeof buf) {
     }
   }
 }
 
-/* The watcher: one event read per commit batch, then a poke. */
+/* Sleep as sleep_wake, after turning what the watcher left owed during the
+ * pass (events the pass did not reach) into a poke, through the pipe, so
+ * that a burst still settles and any sleep ends for a local commit as it
+ * did when every commit poked. */
+static void rest(jb_sync_replicator *r, int64_t ms) {
+  int owed = atomic_exchange(&r->run_state, RUN_IDLE);
+  if ((owed == RUN_OWED_NOW || owed == RUN_OWED_BURST) &&
+      atomic_load(&r->owed_to) > atomic_load(&r->handled))
+    poke(r, owed == RUN_OWED_NOW ? POKE_NOW : POKE_BURST);
+  sleep_wake(r, ms);
+}
+
+/* The watcher: one event read per commit batch, then a poke. After each
+ * poke it pauses SETTLE_MS and looks once: commits found then are a burst
+ * (POKE_BURST); found by a wait that slept, they came after a quiet spell
+ * (POKE_NOW). Commits a pass has looked at already (run()'s own) neither
+ * poke nor pause it. */
 static void *watch_local(void *arg) {
   jb_sync_replicator *r = arg;
   uint64_t from = 0;
+  bool paused = false; /* just back from the pause after a poke */
   jb_log_bounds(NULL, &from, r->wb);
   while (!atomic_load(&r->stop)) {
     jb_event ev[16];
     size_t n = 0;
     uint64_t first = 0;
-    int rc = jb_log_wait(ev, &n, &first, r->wb, from, 16, 1000);
+    int rc = jb_log_wait(ev, &n, &first, r->wb, from, 16, paused ? 0 : 1000);
     if (rc == JB_EINTERRUPTED) break;
     if (rc == JB_ETRIMMED) {
       from = first;
-      poke(r);
+      poke(r, POKE_NOW);
+      paused = false;
     } else if (rc == JB_OK && n > 0) {
       from = ev[n - 1].seq + 1;
-      poke(r);
+      if (!tell_run(r, from, paused ? POKE_BURST : POKE_NOW)) {
+        paused = false;
+        continue;
+      }
       /* the commits of the next moment are read (and poked for) at once */
       struct timespec ts = {0, SETTLE_MS * 1000000L};
       nanosleep(&ts, NULL);
-    } else if (rc != JB_OK && rc != JB_ETIMEDOUT) {
+      paused = true;
+    } else if (rc == JB_ETIMEDOUT || rc == JB_OK) {
+      paused = false; /* nothing new: the next wait sleeps */
+    } else if (rc != JB_OK) {
       struct timespec ts = {0, 100 * 1000000};
       nanosleep(&ts, NULL); /* a transient read failure: do not spin */
     }
@@ -383,6 +470,11 @@ static int publish_batch(jb_sync_replicator *r, const char **uuids, size_t n) {
   int urc = JB_OK;
   if (ndone)
     urc = jb__board_set_published(r->b, done, ndone, JB_PUB_DONE, seqs, NULL);
+  for (size_t i = 0; urc == JB_OK && i < ndone; i++) {
+    struct own_post *o = &r->own[r->own_next++ % (2 * PUB_BATCH)];
+    snprintf(o->uuid, sizeof o->uuid, "%s", done[i]);
+    o->seq = seqs[i];
+  }
   if (nlocal && urc == JB_OK)
     urc = jb__board_set_published(r->b, local, nlocal, JB_PUB_LOCAL, NULL,
                                   NULL);
@@ -488,7 +580,10 @@ static int publish_all(jb_sync_replicator *r) {
     rc = publish_list(r, p, n);
   }
   free(p);
-  if (rc == JB_OK) r->cursor = next;
+  if (rc == JB_OK) {
+    r->cursor = next;
+    atomic_store(&r->handled, next);
+  }
   return rc;
 }
 
@@ -554,6 +649,7 @@ static int publish_new(jb_sync_replicator *r) {
     }
     if ((rc = publish_list(r, p, k)) != JB_OK) return rc;
     r->cursor = ev[n - 1].seq + 1;
+    atomic_store(&r->handled, r->cursor);
   }
 }
 
@@ -645,8 +741,11 @@ static int next_reply(jb_sync_replicator *r, redisReply **out,
   return rc;
 }
 
-/* Owner and PTTL of seen[0..n), one pipeline. */
-static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
+/* Reading a batch of jobs is split in two halves, send and take, so that
+ * several kinds of read go out in one pipeline: one round trip for all. */
+
+/* Owner and PTTL of seen[0..n): the commands. */
+static int send_owners(jb_sync_replicator *r, const seen *s, size_t n) {
   char key[JB_SYNC_NAMESPACE_MAX + 64];
   int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
@@ -655,6 +754,12 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
     if ((rc = jb__sync_append(r->cmd, 2, get, NULL)) == JB_OK)
       rc = jb__sync_append(r->cmd, 2, pttl, NULL);
   }
+  return rc;
+}
+
+/* Owner and PTTL of seen[0..n): the replies. */
+static int take_owners(jb_sync_replicator *r, seen *s, size_t n) {
+  int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL, *b = NULL;
     if ((rc = next_reply(r, &a, "GET")) == JB_OK &&
@@ -672,17 +777,31 @@ static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
   return rc;
 }
 
-/* HEXISTS NS:piece for each of seen[0..n), into ->trashed or ->listed. */
-static int read_hexists(jb_sync_replicator *r, seen *s, size_t n,
+/* Owner and PTTL of seen[0..n), one pipeline. */
+static int read_owners(jb_sync_replicator *r, seen *s, size_t n) {
+  int rc = send_owners(r, s, n);
+  return rc == JB_OK ? take_owners(r, s, n) : rc;
+}
+
+/* HEXISTS NS:piece for each of seen[0..n): the commands. */
+static int send_hexists(jb_sync_replicator *r, const seen *s, size_t n,
                         const char *piece) {
   char hash[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(hash, sizeof hash, r->cmd, piece);
-  bool trash = strcmp(piece, "trash") == 0;
   int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     const char *argv[3] = {"HEXISTS", hash, s[i].uuid};
     rc = jb__sync_append(r->cmd, 3, argv, NULL);
   }
+  return rc;
+}
+
+/* HEXISTS NS:piece for each of seen[0..n): the replies, into ->trashed
+ * or ->listed. */
+static int take_hexists(jb_sync_replicator *r, seen *s, size_t n,
+                        const char *piece) {
+  bool trash = strcmp(piece, "trash") == 0;
+  int rc = JB_OK;
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL;
     if ((rc = next_reply(r, &a, "HEXISTS")) == JB_OK) {
@@ -695,6 +814,14 @@ static int read_hexists(jb_sync_replicator *r, seen *s, size_t n,
     freeReplyObject(a);
   }
   return rc;
+}
+
+/* Listed, owner and PTTL of seen[0..n), one pipeline. */
+static int read_state(jb_sync_replicator *r, seen *s, size_t n) {
+  int rc = send_hexists(r, s, n, "listings");
+  if (rc == JB_OK) rc = send_owners(r, s, n);
+  if (rc == JB_OK) rc = take_hexists(r, s, n, "listings");
+  return rc == JB_OK ? take_owners(r, s, n) : rc;
 }
 
 static void note_quarantine(jb_sync_replicator *r, const char *uuid) {
@@ -1044,10 +1171,14 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
   char key[JB_SYNC_NAMESPACE_MAX + 16];
   jb_sync_key(key, sizeof key, r->cmd, "listings");
   int rc = JB_OK;
+  /* Listing, owner, PTTL and trash of every job in one pipeline: a notice
+   * costs one round trip before the mirror writes. */
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     const char *argv[3] = {"HGET", key, s[i].uuid};
     rc = jb__sync_append(r->cmd, 3, argv, NULL);
   }
+  if (rc == JB_OK) rc = send_owners(r, s, n);
+  if (rc == JB_OK) rc = send_hexists(r, s, n, "trash");
   for (size_t i = 0; i < n && rc == JB_OK; i++) {
     redisReply *a = NULL;
     rc = next_reply(r, &a, "HGET");
@@ -1061,8 +1192,8 @@ static int pull_some(jb_sync_replicator *r, seen *s, size_t n) {
       freeReplyObject(a);
     }
   }
-  if (rc == JB_OK) rc = read_owners(r, s, n);
-  if (rc == JB_OK) rc = read_hexists(r, s, n, "trash");
+  if (rc == JB_OK) rc = take_owners(r, s, n);
+  if (rc == JB_OK) rc = take_hexists(r, s, n, "trash");
   if (rc == JB_OK) rc = apply(r, s, n, read_us);
   for (size_t i = 0; i < n; i++) {
     if (s[i].owns) freeReplyObject(s[i].posting);
@@ -1300,8 +1431,7 @@ static int poll_redis(jb_sync_replicator *r) {
   for (size_t i = 0; i < n; i++) memcpy(red[i].uuid, mine[i].uuid, sizeof red[i].uuid);
   for (size_t i = 0; i < n && rc == JB_OK; i += CHUNK) {
     size_t m = n - i < CHUNK ? n - i : CHUNK;
-    if ((rc = read_hexists(r, red + i, m, "listings")) == JB_OK)
-      rc = read_owners(r, red + i, m);
+    rc = read_state(r, red + i, m);
   }
   size_t nc = 0;
   int64_t now = wall_us();
@@ -1352,11 +1482,25 @@ bool jb__sync_notice_parse(char uuid[JB_UUID_STRLEN], bool *post,
   return true;
 }
 
+/* Whether "post U n" announces a post this replicator made and confirmed
+ * (the board holds the job as published under n already). */
+static bool own_post(const jb_sync_replicator *r, const char *uuid,
+                     uint64_t num) {
+  for (size_t i = 0; i < 2 * PUB_BATCH; i++)
+    if (r->own[i].seq == num && num != 0 &&
+        memcmp(r->own[i].uuid, uuid, 36) == 0)
+      return true;
+  return false;
+}
+
 /*
  * Our scripts' notices ("post U n", "claim U f", "abandon U", "consume U",
  * "trash U", "extend U ms"): the jobs named are pulled at once, in one
  * batch. A post numbered just after the last sequence seen moves it on,
- * so the next poll does not take our own posts for a peer's.
+ * so the next poll does not take our own posts for a peer's. The notices
+ * of our own posts are not pulled: on a board of a fleet, each post would
+ * otherwise cost its publisher one more round trip and read, in the very
+ * moment the other boards pull it.
  */
 static int take_notices(jb_sync_replicator *r) {
   if (r->sub == NULL) return JB_OK;
@@ -1375,7 +1519,7 @@ static int take_notices(jb_sync_replicator *r) {
     uint64_t num;
     if (jb__sync_notice_parse(uuid, &post, &num, m)) {
       if (post && num == r->seq_seen + 1) r->seq_seen = num;
-      bool dup = false;
+      bool dup = post && own_post(r, uuid, num);
       for (size_t i = 0; i < n && !dup; i++)
         dup = memcmp(s[i].uuid, uuid, 36) == 0;
       if (!dup && (rc = grow((void **)&s, &cap, n, sizeof *s)) == JB_OK) {
@@ -1545,9 +1689,10 @@ static void *run(void *arg) {
   jb_sync_replicator *r = arg;
   int attempt = 0;
   while (!atomic_load(&r->stop)) {
+    atomic_store(&r->run_state, RUN_BUSY);
     if (!r->elected) {
       if (!try_lock(r)) {
-        sleep_wake(r, STANDBY_MS);
+        rest(r, STANDBY_MS);
         continue;
       }
       r->elected = true;
@@ -1569,7 +1714,7 @@ static void *run(void *arg) {
         note_error(r, rc, "connecting");
         go_offline(r);
         write_status(r);
-        sleep_wake(r, backoff_wait(r, attempt++));
+        rest(r, backoff_wait(r, attempt++));
         continue;
       }
       attempt = 0;
@@ -1581,14 +1726,14 @@ static void *run(void *arg) {
       note_error(r, rc, "syncing");
       go_offline(r);
       write_status(r);
-      sleep_wake(r, backoff_wait(r, attempt++));
+      rest(r, backoff_wait(r, attempt++));
       continue;
     }
     if (rc != JB_OK) {
       note_error(r, rc, "syncing");
       r->need_full = true;
       write_status(r);
-      sleep_wake(r, backoff_wait(r, attempt++));
+      rest(r, backoff_wait(r, attempt++));
       continue;
     }
     attempt = 0;
@@ -1601,7 +1746,9 @@ static void *run(void *arg) {
       int64_t due = now + (r->next_due_us - wall_us() + 999) / 1000;
       if (due < until) until = due;
     }
-    if (!r->sub_readable) sleep_wake(r, until - now);
+    /* Notices still to read: the next pass runs now, and reads the log to
+     * its end, so what the watcher left owed is done by it. */
+    if (!r->sub_readable) rest(r, until - now);
   }
   go_offline(r);
   if (r->elected) {
@@ -1719,7 +1866,7 @@ fail:
 void jb_sync_replicator_stop(jb_sync_replicator *r) {
   if (r == NULL) return;
   atomic_store(&r->stop, true);
-  poke(r);
+  poke(r, POKE_NOW);
   jb_board_interrupt(r->wb);
   if (r->started) pthread_join(r->thread, NULL);
   if (r->watcher_started) pthread_join(r->watcher, NULL);
@@ -1935,8 +2082,7 @@ int jb_sync_compare(jb_sync_verify_result *res, jb_board *b, jb_sync_conn *c,
   }
   for (size_t i = 0; i < nc && rc == JB_OK; i += CHUNK) {
     size_t m = nc - i < CHUNK ? nc - i : CHUNK;
-    if ((rc = read_hexists(&r, cand + i, m, "listings")) == JB_OK)
-      rc = read_owners(&r, cand + i, m);
+    rc = read_state(&r, cand + i, m);
     for (size_t j = i; rc == JB_OK && j < i + m; j++) {
       side x = {.listed = cand[j].listed, .owned = cand[j].listed &&
                                                   cand[j].owned};

@@ -36,7 +36,7 @@ has() {
 
 # The driver: its own server, both sides, side by side.
 if "$srcdir/bench/bench-redis.sh" --jobs 20 --bench "$BENCH" -- \
-        --wakes 3 --poll 20 --poll-wakes 2 --cycles 20 --rounds 1 \
+        --wakes 3 --poll 20 --poll-wakes 2 --cycles 20 --rounds 1 --fleet 0 \
         >"$tmp/driver" 2>&1 &&
     has "$tmp/driver" '^round trip .*x' '^post .*x' '^claim .*x' \
         '^consume .*x' 'claim p50 / \(round trip p50' \
@@ -60,7 +60,7 @@ while ! "$py" -c 'import redis, sys; redis.Redis(unix_socket_path=sys.argv[1]).p
 done
 
 if "$BENCH" --redis "unix://$sock" --jobs 50 --wakes 0 --poll-wakes 0 \
-        --cycles 0 >"$tmp/text" 2>&1 &&
+        --cycles 0 --fleet 0 >"$tmp/text" 2>&1 &&
     has "$tmp/text" '^  round trip \(PING\) +[0-9]' '^  local claim +[0-9]' \
         '^  PING \+ local commit +[0-9]' \
         '^  post \+ publish +[0-9]' '^  claim via Redis +[0-9]' \
@@ -77,7 +77,8 @@ fi
 # The replicator's part: wake-ups with each poster (the taskflow one at
 # two poll intervals), the local cycle in its three settings; tiny counts.
 if "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 3 \
-        --poll 20,10 --poll-wakes 2 --cycles 30 --rounds 1 >"$tmp/sync" 2>&1 &&
+        --poll 20,10 --poll-wakes 2 --cycles 30 --rounds 1 --fleet 0 \
+        >"$tmp/sync" 2>&1 &&
     has "$tmp/sync" '^  publish \(notice\) +1000 +3 +[0-9]' \
         '^  replicated \(notice\) +1000 +3 +[0-9]' \
         '^  taskflow \(no notice\) +20 +2 +[0-9]' \
@@ -89,13 +90,57 @@ else
     bad "bench --redis: wake-ups through Redis, cycles with the sync on" "$tmp/sync"
 fi
 "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
-    --cycles 0 >"$tmp/none" 2>&1
-if [ $? -eq 0 ] && ! grep -q 'wake-up through Redis\|local cycle' "$tmp/none"
-then pass "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped"
-else bad "bench --redis --wakes 0 --poll-wakes 0 --cycles 0: skipped" "$tmp/none"; fi
+    --cycles 0 --fleet 0 >"$tmp/none" 2>&1
+if [ $? -eq 0 ] && ! grep -q 'wake-up through Redis\|local cycle\|fleet lag' "$tmp/none"
+then pass "bench --redis --wakes 0 --poll-wakes 0 --cycles 0 --fleet 0: skipped"
+else bad "bench --redis --wakes 0 --poll-wakes 0 --cycles 0 --fleet 0: skipped" "$tmp/none"; fi
+"$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
+    --cycles 0 --fleet-wakes 0 >"$tmp/none" 2>&1
+if [ $? -eq 0 ] && ! grep -q 'fleet lag' "$tmp/none"
+then pass "bench --redis --fleet-wakes 0: the fleet skipped"
+else bad "bench --redis --fleet-wakes 0: the fleet skipped" "$tmp/none"; fi
+
+# The fleet: a jobboard sync daemon per board (the build's jobboard), a
+# waiter process on each other board; tiny counts, both daemon modes.
+if "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
+        --cycles 0 --fleet 2,3 --fleet-wakes 3 --fleet-sync none,full \
+        >"$tmp/fleet" 2>&1 &&
+    has "$tmp/fleet" '^fleet lag' '^ +2 +none +3 +[0-9]' '^ +2 +full +3 +[0-9]' \
+        '^ +3 +none +6 +[0-9]' '^ +3 +full +6 +[0-9]'; then
+    pass "bench --redis --fleet 2,3: a row per size and daemon mode"
+else
+    bad "bench --redis --fleet 2,3: a row per size and daemon mode" "$tmp/fleet"
+fi
+if "$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
+        --cycles 0 --fleet 3 --fleet-wakes 4 --fleet-sync none \
+        --fleet-history 3 --json >"$tmp/fleet.json" 2>&1 &&
+    "$py" - "$tmp/fleet.json" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+f = [l for l in lines if l["type"] == "redis_fleet"]
+assert len(f) == 1, f
+f = f[0]
+assert (f["hosts"], f["sync_mode"], f["mode"], f["history"]) == (
+    3, "none", "none", 3), f
+assert f["posts"] == 4 and f["samples"] == 8, f
+assert 0 < f["min_us"] <= f["p50_us"] <= f["p99_us"] <= f["max_us"], f
+assert f["p50_us"] <= f["last_p50_us"] <= f["max_us"], f
+assert f["post_call_p50_us"] > 0, f
+EOF
+then
+    pass "bench --redis --fleet 3 --fleet-history 3 --json"
+else
+    bad "bench --redis --fleet 3 --fleet-history 3 --json" "$tmp/fleet.json"
+fi
+"$BENCH" --redis "unix://$sock" --jobs 5 --wakes 0 --poll-wakes 0 \
+    --cycles 0 --fleet 2 --fleet-wakes 1 --jobboard "$tmp/no-such-program" \
+    >"$tmp/nojb" 2>&1
+if [ $? -eq 1 ] && has "$tmp/nojb" 'no-such-program'
+then pass "bench --fleet --jobboard MISSING: exit 1, named"
+else bad "bench --fleet --jobboard MISSING: exit 1, named" "$tmp/nojb"; fi
 
 if "$BENCH" --redis "unix://$sock" --jobs 50 --namespace t-json \
-        --wakes 2 --poll 10 --poll-wakes 2 --cycles 20 --rounds 1 \
+        --wakes 2 --poll 10 --poll-wakes 2 --cycles 20 --rounds 1 --fleet 0 \
         --json >"$tmp/ours.json" 2>&1 &&
     "$py" - "$tmp/ours.json" <<'EOF'
 import json, sys
@@ -149,6 +194,20 @@ else bad "--namespace without --redis: usage error" "$tmp/usage"; fi
 "$BENCH" --redis "unix://$sock" --modes none,full >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then pass "--redis with two modes: usage error"
 else bad "--redis with two modes: usage error" "$tmp/usage"; fi
+for args in "--fleet 2" "--fleet-wakes 3" "--fleet-sync none" \
+        "--fleet-history 1" "--jobboard ./jobboard"; do
+    # shellcheck disable=SC2086
+    "$BENCH" $args >"$tmp/usage" 2>&1
+    if [ $? -eq 2 ]; then pass "$args without --redis: usage error"
+    else bad "$args without --redis: usage error" "$tmp/usage"; fi
+done
+for args in "--fleet 1" "--fleet 17" "--fleet-sync none,none" \
+        "--fleet-sync fast"; do
+    # shellcheck disable=SC2086
+    "$BENCH" --redis "unix://$sock" $args >"$tmp/usage" 2>&1
+    if [ $? -eq 2 ]; then pass "--redis $args: usage error"
+    else bad "--redis $args: usage error" "$tmp/usage"; fi
+done
 "$BENCH" --poll 100 >"$tmp/usage" 2>&1
 if [ $? -eq 2 ]; then pass "--poll without --redis: usage error"
 else bad "--poll without --redis: usage error" "$tmp/usage"; fi
