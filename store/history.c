@@ -588,16 +588,12 @@ int jb__history_set_has(jb_store *s, MDB_txn *txn, jb_hist_set *set,
     hcur h;
     int rc = hc_open(s, txn, &h);
     if (rc) return rc;
-    int64_t stop = set->since_us > INT64_MIN + JB_HIST_ORDER_SLACK_US
-                       ? set->since_us - JB_HIST_ORDER_SLACK_US
-                       : INT64_MIN;
-    for (rc = hc_seek(&h, NULL, false); rc == 0 && h.at >= 0;
+    for (rc = hc_seek(&h, NULL, true); rc == 0 && h.at >= 0;
          rc = hc_step(&h)) {
       const MDB_val v = h.v[h.at];
       if (v.mv_size < sizeof(jb_histrec)) continue; /* check reports it */
       jb_histrec rec;
       memcpy(&rec, v.mv_data, sizeof rec);
-      if (rec.completed_us < stop) break; /* and every older one */
       if (rec.end == JB_END_LOST || rec.completed_us < set->since_us)
         continue;
       if (set->n == set->cap) {

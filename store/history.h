@@ -138,15 +138,7 @@ int jb__history_has(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
  * of jobs that ended (not JB_END_LOST) at or after `since_us`: the first
  * call reads the uuids of those records into `set` (zeroed first, then
  * since_us set; built false), later ones search it. Only while `txn` adds
- * no record; free with jb__history_set_free.
- * The records are read newest first and the reading stops at the first
- * one that ended more than JB_HIST_ORDER_SLACK_US before since_us: records
- * are in commit order, and a completion's time is taken before its
- * transaction waits for the writer lock (or is gathered with others), so
- * a record is older than one committed before it by no more than that
- * wait. Without the stop, every new job the mirror brings in read the
- * whole history (10,000 records by default: milliseconds per job). */
-#define JB_HIST_ORDER_SLACK_US ((int64_t)10000000)
+ * no record; free with jb__history_set_free. */
 typedef struct {
   uint8_t (*u)[16];
   size_t n, cap;
