@@ -438,6 +438,10 @@ static int hook_claim_many(void *ctx, jb_board *b, size_t n,
       } else {
         drop_held(a, uuids[i], who);
       }
+    } else if (results[i] == JB_EOFFLINE) {
+      /* Never sent (a chunk after one that failed): as when nothing was
+       * sent, a kept id stays for the next claim of its job to resolve. */
+      if (fresh[i]) drop_held(a, uuids[i], who);
     } else if (results[i] != JB_OK) {
       drop_held(a, uuids[i], who);
     }
