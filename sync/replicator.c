@@ -1689,7 +1689,11 @@ static void *run(void *arg) {
   jb_sync_replicator *r = arg;
   int attempt = 0;
   while (!atomic_load(&r->stop)) {
-    atomic_store(&r->run_state, RUN_BUSY);
+    /* In a pass from here; what the watcher left owed by a pass that went
+     * on without resting (a notice was waiting) stays owed, for the next
+     * rest() to turn into a poke. */
+    int idle = RUN_IDLE;
+    atomic_compare_exchange_strong(&r->run_state, &idle, RUN_BUSY);
     if (!r->elected) {
       if (!try_lock(r)) {
         rest(r, STANDBY_MS);
