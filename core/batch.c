@@ -166,7 +166,8 @@ static int claim_remote_run(many_run *r, const uint8_t key[JB_JOBKEY_LEN],
   if (first_error != JB_OK) {
     rc = jb__err(first_error, "%s", error_msg);
   } else if (offline[0]) {
-    snprintf(away, away_size, "%s", offline);
+    /* Cut to the caller's buffer if need be: it is a message. */
+    if (snprintf(away, away_size, "%s", offline) < 0) away[0] = '\0';
     rc = JB_EOFFLINE;
   }
 out:
