@@ -119,7 +119,7 @@ static int claim_remote_run(many_run *r, const uint8_t key[JB_JOBKEY_LEN],
     goto out;
   }
   memcpy(after, key, JB_JOBKEY_LEN);
-  if ((rc = jb__store_remote_run(b->store, key, want, cand, keys, &m)) ||
+  if ((rc = jb__store_remote_run(b->store, key, r->req, want, cand, keys, &m)) ||
       m == 0)
     goto out;
   memcpy(after, keys[m - 1], JB_JOBKEY_LEN);

@@ -536,11 +536,34 @@ static int claim_req(jb_store_claim_req *req, const char *who,
   int rc = jb__who_check(who, &req->who_len);
   if (rc != JB_OK) return rc;
   if (opts) {
-    /* Version 1 (0.1's jb_claim_opts) ends before wait_ms. */
-    if (opts->version != 1 && opts->version != JB_CLAIM_OPTIONS_VERSION)
+    /* Version 1 (0.1's jb_claim_opts) ends before wait_ms, version 2
+     * before names. */
+    if (opts->version < 1 || opts->version > JB_CLAIM_OPTIONS_VERSION)
       return jb__err(JB_EINVAL, "claim options: version %u is not %u (use "
                      "JB_CLAIM_OPTIONS_INIT)", opts->version,
                      JB_CLAIM_OPTIONS_VERSION);
+    if (opts->version >= 3 && opts->n_names) {
+      if (opts->names == NULL)
+        return jb__err(JB_EINVAL, "claim options: n_names is %zu but names "
+                       "is NULL", opts->n_names);
+      if (opts->n_names > JB_CLAIM_NAMES_MAX)
+        return jb__err(JB_EINVAL, "claim options: %zu names chosen (at most "
+                       "%d)", opts->n_names, JB_CLAIM_NAMES_MAX);
+      for (size_t i = 0; i < opts->n_names; i++) {
+        const char *n = opts->names[i];
+        size_t len = n ? strlen(n) : 0;
+        if (len == 0 || len > JB_NAME_MAX)
+          return jb__err(JB_EINVAL, "claim options: names[%zu] is %s (a job "
+                         "name is 1..%d bytes; a trailing '*' makes it a "
+                         "prefix)", i, n == NULL ? "NULL" : len ? "too long"
+                         : "empty", JB_NAME_MAX);
+        if (!jb__utf8_valid(n, len))
+          return jb__err(JB_EINVAL, "claim options: names[%zu] is not "
+                         "UTF-8", i);
+      }
+      req->names = opts->names;
+      req->n_names = opts->n_names;
+    }
     if (opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS)
       return jb__err(JB_EINVAL, "claim options: unknown flags 0x%x",
                      opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS);
@@ -685,6 +708,9 @@ int jb_claim(uint64_t *token_out, jb_board *b, const char *uuid,
                  "job by uuid does not wait (wait_ms is for claim-next)",
                  (long long)jb__claim_wait_ms(opts));
   if (rc == JB_OK) rc = claim_req(&req, who, opts);
+  if (rc == JB_OK && req.n_names)
+    rc = jb__err(JB_EINVAL, "claim options: names: a claim of one job by "
+                 "uuid takes no names (names are for claim-next)");
   if (rc != JB_OK) return rc;
   uint64_t token = 0;
   rc = jb__store_claim(b->store, raw, &req, &token);

@@ -710,10 +710,23 @@ typedef struct {
                              for a job (JB_WAIT_FOREVER: without limit);
                              0: do not wait. jb_claim refuses anything but
                              0. */
+  /* Version 3. */
+  const char *const *names; /**< claim-next (jb_claim_next,
+                             jb_claim_next_many,
+                             jb_consume_and_claim_next): take only jobs of
+                             these n_names names, in listing order across
+                             them; a name ending in '*' is a prefix
+                             ("images.*": every name starting with
+                             "images."; "*": every name). NULL or n_names
+                             0: every name. jb_claim refuses names. */
+  size_t n_names;            /**< entries in names (at most
+                             JB_CLAIM_NAMES_MAX) */
 } jb_claim_options;
 
-#define JB_CLAIM_OPTIONS_VERSION 2
-#define JB_CLAIM_OPTIONS_INIT { JB_CLAIM_OPTIONS_VERSION, 0, 0, 0 }
+#define JB_CLAIM_OPTIONS_VERSION 3
+#define JB_CLAIM_OPTIONS_INIT { JB_CLAIM_OPTIONS_VERSION, 0, 0, 0, NULL, 0 }
+/** The most names one claim-next may choose. */
+#define JB_CLAIM_NAMES_MAX 256
 
 /** The longest lease: 30 days. */
 #define JB_LEASE_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
@@ -1144,6 +1157,62 @@ JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
 /** Delete the dead letters that died before `before_us` (INT64_MAX: all);
  *  the number deleted to `*out` (may be NULL). */
 JB_EXTERN int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
+
+/* ================================================ names as queues: jb_queues(3) */
+
+/*
+ * A job's name is its queue. Claim-next takes the jobs of chosen names
+ * (jb_claim_options.names: exact names and prefixes such as "images.*"),
+ * in listing order across them, through an index of the ready jobs by
+ * name: a claim looks at one index entry per name chosen, however many
+ * jobs of other names the board holds.
+ *
+ * A name, or the whole board, can be paused: its jobs stay on the board
+ * and are listed, but no claim-next (of any process, with or without
+ * names) takes them until resumed; claims already held are not touched,
+ * and jb_claim of a paused job by uuid still works (an operator's
+ * deliberate act). The pause is stored in the board: it survives restarts
+ * and holds for every process. Waiters sleep through a pause and wake at
+ * the resume.
+ */
+
+/** Does `name` match one of names[0..n) (an exact name, or a prefix
+ *  ending in '*')? The rule claim-next applies, for filters of one's own. */
+JB_EXTERN int jb_name_matches(const char *const *names, size_t n,
+                              const char *name);
+
+/**
+ * Pause the name `name` (a job of that name must have been posted once),
+ * or with `name` NULL the whole board. Pausing what is paused changes
+ * nothing. Errors: JB_ENOTFOUND (no job of that name was ever posted),
+ * JB_EINVAL (NULL handle, an empty name, one longer than JB_NAME_MAX or
+ * not UTF-8, a prefix: pauses are by exact name), JB_EREADONLY.
+ */
+JB_EXTERN int jb_pause(jb_board *board, const char *name);
+/** Resume what jb_pause paused (the same arguments and errors). */
+JB_EXTERN int jb_resume(jb_board *board, const char *name);
+
+/** One name seen on the board (jb_queues_foreach). */
+typedef struct {
+  const char *name;   /**< NUL-terminated, valid during the callback */
+  int paused;         /**< 1 while paused */
+  int64_t changed_us; /**< when its pause last changed (0: never) */
+  size_t ready;       /**< its jobs claimable or paused now (not delayed,
+                           not claimed) */
+} jb_queue_info;
+
+/**
+ * Call `visit` for every name a job was ever posted with, in no particular
+ * order, with its pause and its ready jobs (counted from the index: the
+ * time grows with the ready jobs), in one read transaction. A non-zero
+ * return of visit stops the walk and is returned. `*board_paused` (may be
+ * NULL) says whether the whole board is paused.
+ * Errors: JB_EINVAL (NULL handle or visit), JB_ENOMEM.
+ */
+JB_EXTERN int jb_queues_foreach(jb_board *board,
+                                int (*visit)(const jb_queue_info *q,
+                                             void *arg),
+                                void *arg, int *board_paused);
 
 /* ===================================================== waits: jb_waits(3) */
 
@@ -1978,7 +2047,7 @@ JB_EXTERN const char *jb_version(int *major, int *minor, int *patch);
 
 typedef jb_claim_options jb_claim_opts JB_DEPRECATED("jb_claim_options");
 #define JB_CLAIM_OPTS_VERSION 1
-#define JB_CLAIM_OPTS_INIT { JB_CLAIM_OPTS_VERSION, 0, 0, 0 }
+#define JB_CLAIM_OPTS_INIT { JB_CLAIM_OPTS_VERSION, 0, 0, 0, NULL, 0 }
 typedef jb_retry_options jb_retry_opts JB_DEPRECATED("jb_retry_options");
 #define JB_RETRY_OPTS_VERSION JB_RETRY_OPTIONS_VERSION
 #define JB_RETRY_OPTS_INIT JB_RETRY_OPTIONS_INIT

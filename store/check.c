@@ -10,6 +10,7 @@
 #include "txn.h"
 #include "history.h"
 #include "life.h"
+#include "names.h"
 #include "codec/posting.h"
 
 #include <stdarg.h>
@@ -143,7 +144,7 @@ static int quarantine_job(jb_store *s, MDB_txn *txn, MDB_cursor *cur,
     memcpy(jobkey, h.jobkey, sizeof jobkey);
     MDB_val jk = {JB_JOBKEY_LEN, h.jobkey};
     if (index_names(txn, s->ready, h.jobkey, k->mv_data, sizeof(jb_readyrec)))
-      mdb_del(txn, s->ready, &jk, NULL);
+      jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h));
     if (index_names(txn, s->delayed, h.jobkey, k->mv_data,
                     sizeof(jb_delayrec))) {
       jb_delayrec dr;
@@ -382,6 +383,50 @@ static int check_index(jb_store *s, MDB_txn *txn, check_ctx *ctx, MDB_dbi dbi,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Schema 10 (names.h): every `byname` entry names a ready job under its
+ * own jobkey and its name's lane, and there are as many as ready jobs. */
+static int check_byname(jb_store *s, MDB_txn *txn, check_ctx *ctx,
+                        size_t ready) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->byname, &cur);
+  if (rc) return rc;
+  MDB_val k, v, jv, rv;
+  size_t n = 0;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    n++;
+    char kt[48] = "?";
+    if (k.mv_size == JB_BYNAME_KEY_LEN)
+      key_text(kt, (const uint8_t *)k.mv_data + 4);
+    if (k.mv_size != JB_BYNAME_KEY_LEN || v.mv_size != 16) {
+      note(ctx, true, "byname: a malformed entry");
+      continue;
+    }
+    const uint8_t *jobkey = (const uint8_t *)k.mv_data + 4;
+    MDB_val uk = {16, v.mv_data}, rk = {JB_JOBKEY_LEN, (void *)jobkey};
+    jb_jobhdr h;
+    if (mdb_get(txn, s->jobs, &uk, &jv) != 0 || jv.mv_size < sizeof h) {
+      note(ctx, true, "byname: entry %s points at no job", kt);
+      continue;
+    }
+    memcpy(&h, jv.mv_data, sizeof h);
+    uint32_t lane = jb__posting_lane((uint8_t *)jv.mv_data + sizeof h,
+                                     jv.mv_size - sizeof h);
+    if (memcmp(h.jobkey, jobkey, JB_JOBKEY_LEN) != 0 ||
+        jb__hdr_lane(&h) != jb__be32(k.mv_data) || lane != jb__hdr_lane(&h))
+      note(ctx, true, "byname: entry %s does not match its job's key or "
+           "name", kt);
+    else if (mdb_get(txn, s->ready, &rk, &rv) != 0 || rv.mv_size < 16 ||
+             memcmp(rv.mv_data, v.mv_data, 16) != 0)
+      note(ctx, true, "byname: entry %s names a job that is not ready", kt);
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_NOTFOUND) return rc;
+  if (n != ready)
+    note(ctx, true, "counts: %zu byname entries != %zu ready", n, ready);
+  return 0;
+}
+
 /* Schema 8 (store.h "A job's life"): every `due` entry names a delayed
  * job under that due time (and there are as many as delayed jobs), every
  * jobx record belongs to a job on the board and decodes, and every
@@ -583,6 +628,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                         sizeof(jb_delayrec), &delayed)))
     return rc;
   if ((rc = check_life(s, txn, ctx, delayed))) return rc;
+  if ((rc = check_byname(s, txn, ctx, ctx->st->ready))) return rc;
   MDB_stat st;
   if (ctx->st->ready + ctx->st->claimed + delayed != ctx->st->jobs)
     note(ctx, true, "counts: %zu ready + %zu claimed + %zu delayed != %zu "

@@ -3,6 +3,7 @@
  * operation one transaction, as in ops.c.
  */
 #include "life.h"
+#include "names.h"
 #include "history.h"
 #include "codec/posting.h"
 
@@ -425,6 +426,15 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_jobhdr h = {.format = 1, .flags = has_opts ? JB_JOB_F_X : 0,
                  .posted_us = tr.posted_us ? tr.posted_us : c->now_us};
   memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);
+  {
+    const char *name;
+    size_t name_len;
+    if (jb__history_posting_name(posting, prefix_len, &name, &name_len)) {
+      jb__hdr_set_lane(&h, jb__lane(name, name_len));
+      if ((rc = jb__queue_note(s, txn, jb__hdr_lane(&h), name, name_len)))
+        goto out;
+    }
+  }
   MDB_val jk = {16, (void *)c->uuid};
   MDB_val jv = {sizeof h + prefix_len + seqlen, NULL};
   rc = mdb_put(txn, s->jobs, &jk, &jv, MDB_NOOVERWRITE | MDB_RESERVE);
@@ -437,10 +447,8 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   memcpy(d, &h, sizeof h);
   memcpy(d + sizeof h, posting, prefix_len);
   memcpy(d + sizeof h + prefix_len, seqbuf, seqlen);
-  jb_readyrec r = {.modified_us = c->now_us};
-  memcpy(r.uuid, c->uuid, 16);
-  MDB_val rk = {JB_JOBKEY_LEN, jobkey}, rv = {sizeof r, &r};
-  if ((rc = mdb_put(txn, s->ready, &rk, &rv, MDB_NOOVERWRITE))) {
+  if ((rc = jb__ready_add(s, txn, jobkey, c->uuid, c->now_us,
+                          jb__hdr_lane(&h), MDB_NOOVERWRITE))) {
     if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED;
     goto out;
   }

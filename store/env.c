@@ -4,6 +4,7 @@
  */
 #include "steady.h"
 #include "txn.h"
+#include "names.h"
 #include "wake.h"
 
 #include <errno.h>
@@ -920,7 +921,9 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_DUE, flags, &s->due)) ||
       (rc = mdb_dbi_open(txn, JB_DB_JOBX, flags, &s->jobx)) ||
       (rc = mdb_dbi_open(txn, JB_DB_UNIQUE, flags, &s->unique)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_SCHEDULES, flags, &s->schedules)))
+      (rc = mdb_dbi_open(txn, JB_DB_SCHEDULES, flags, &s->schedules)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_BYNAME, flags, &s->byname)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_QUEUES, flags, &s->queues)))
     return rc;
   return JB_OK;
 }
@@ -1125,10 +1128,12 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
      * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
      * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx,
-     * unique and schedules, made above, empty. */
+     * unique and schedules, made above, empty; 9 -> 10 adds byname and queues,
+     * made above, and fills them (names.h). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;
+    if (schema < 10 && (rc = jb__upgrade_lanes(s, txn))) return rc;
     schema = JB_SCHEMA_VERSION;
     MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;

@@ -7,6 +7,7 @@
  * or dead.c's; nothing here starts one.
  */
 #include "life.h"
+#include "names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -164,10 +165,8 @@ int jb__promote_one(jb_store *s, MDB_txn *txn,
   if (rc) return rc;
   if (r.due_us > now_us) return 0;
   if ((rc = jb__delay_del(s, txn, jobkey, &r))) return rc;
-  jb_readyrec rr = {.modified_us = r.modified_us};
-  memcpy(rr.uuid, r.uuid, 16);
-  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof rr, &rr};
-  rc = mdb_put(txn, s->ready, &k, &v, MDB_NOOVERWRITE);
+  rc = jb__ready_add_job(s, txn, jobkey, r.uuid, r.modified_us,
+                         MDB_NOOVERWRITE);
   return rc == MDB_KEYEXIST ? MDB_CORRUPTED : rc;
 }
 
@@ -194,10 +193,8 @@ int jb__promote_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max) {
     }
     if (rc) break;
     if ((rc = mdb_del(txn, s->delayed, &jk, NULL))) break;
-    jb_readyrec rr = {.modified_us = r.modified_us};
-    memcpy(rr.uuid, r.uuid, 16);
-    MDB_val rv = {sizeof rr, &rr};
-    if ((rc = mdb_put(txn, s->ready, &jk, &rv, MDB_NOOVERWRITE))) {
+    if ((rc = jb__ready_add_job(s, txn, jobkey, r.uuid, r.modified_us,
+                                MDB_NOOVERWRITE))) {
       if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED;
       break;
     }
@@ -314,10 +311,8 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
   bool remote = (a->h->flags & JB_JOB_F_REMOTE) != 0;
   if (remote && a->event == JB_EV_EXPIRED) {
     *out = (jb_attempt_out){0};
-    jb_readyrec r = {.modified_us = a->now_us};
-    memcpy(r.uuid, a->uuid, 16);
-    MDB_val k = {JB_JOBKEY_LEN, (void *)a->h->jobkey}, v = {sizeof r, &r};
-    int rc = mdb_put(txn, s->ready, &k, &v, 0);
+    int rc = jb__ready_add(s, txn, a->h->jobkey, a->uuid, a->now_us,
+                           jb__hdr_lane(a->h), 0);
     if (rc) return rc;
     return jb__log_event(s, txn, a->event, a->uuid, a->h->jobkey, a->who,
                          a->who_len, a->now_us);
@@ -370,10 +365,8 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
     out->due_us = a->now_us + delay;
     rc = jb__delay_put(s, txn, jobkey, a->uuid, a->now_us, out->due_us);
   } else {
-    jb_readyrec r = {.modified_us = a->now_us};
-    memcpy(r.uuid, a->uuid, 16);
-    MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof r, &r};
-    rc = mdb_put(txn, s->ready, &k, &v, 0);
+    rc = jb__ready_add(s, txn, jobkey, a->uuid, a->now_us, jb__hdr_lane(a->h),
+                       0);
   }
   if (rc) return rc;
   return jb__log_event(s, txn, a->event, a->uuid, jobkey, a->who, a->who_len,

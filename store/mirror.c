@@ -11,6 +11,7 @@
 #include "txn.h"
 #include "history.h"
 #include "life.h"
+#include "names.h"
 
 #include <string.h>
 
@@ -76,10 +77,7 @@ static int put_listed_claim(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
 static int put_ready(jb_store *s, MDB_txn *txn,
                      const uint8_t jobkey[JB_JOBKEY_LEN],
                      const uint8_t uuid[16], int64_t now_us) {
-  jb_readyrec r = {.modified_us = now_us};
-  memcpy(r.uuid, uuid, 16);
-  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof r, &r};
-  return mdb_put(txn, s->ready, &k, &v, 0);
+  return jb__ready_add_job(s, txn, jobkey, uuid, now_us, 0);
 }
 
 /* A job not on the board: on it, in Redis's order (the remote band under
@@ -98,6 +96,14 @@ static int insert_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
   jb_jobhdr h = {.format = 1, .flags = JB_JOB_F_REMOTE,
                  .posted_us = ctx->now_us};
   memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);
+  const char *name;
+  size_t name_len;
+  if (jb__history_posting_name(l->posting, l->posting_len, &name,
+                               &name_len)) {
+    jb__hdr_set_lane(&h, jb__lane(name, name_len));
+    if ((rc = jb__queue_note(s, txn, jb__hdr_lane(&h), name, name_len)))
+      return rc;
+  }
   memcpy(v.mv_data, &h, sizeof h);
   memcpy((uint8_t *)v.mv_data + sizeof h, l->posting, l->posting_len);
   if ((rc = jb__log_put(lw, JB_EV_POSTED, l->uuid, jobkey, NULL, 0,
@@ -165,9 +171,8 @@ static int update_listing(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
               memcmp(owner, l->owner, l->owner_len) == 0;
   if (!same) {
     /* Another owner, or one where there was none: the claim replaced. */
-    MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
     rc = claimed ? jb__store_drop_claim(s, txn, jobkey, &rec)
-                 : mdb_del(txn, s->ready, &k, NULL);
+                 : jb__ready_remove(s, txn, jobkey, jb__hdr_lane(h));
     if (rc) return rc;
     *res = JB_STORE_MIRROR_UPDATED;
     return put_listed_claim(s, txn, lw, jobkey, l, ctx);

@@ -3,12 +3,14 @@
  * transaction over the tables described in store.h.
  */
 #include "txn.h"
+#include "names.h"
 #include "wake.h"
 #include "history.h"
 #include "life.h"
 #include "codec/posting.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- helpers */
@@ -284,10 +286,10 @@ int jb__job_rekey(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
       jb_readyrec r;
       if (v.mv_size != sizeof r) return MDB_CORRUPTED;
       memcpy(&r, v.mv_data, sizeof r);
-      if ((rc = mdb_del(txn, s->ready, &k, NULL))) return rc;
-      k = (MDB_val){JB_JOBKEY_LEN, (void *)key};
-      v = (MDB_val){sizeof r, &r};
-      if ((rc = mdb_put(txn, s->ready, &k, &v, 0))) return rc;
+      uint32_t lane = jb__hdr_lane(h);
+      if ((rc = jb__ready_remove(s, txn, h->jobkey, lane)) ||
+          (rc = jb__ready_add(s, txn, key, r.uuid, r.modified_us, lane, 0)))
+        return rc;
     } else {
       return rc;
     }
@@ -508,7 +510,8 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc) return rc;
   /* A process's job uuids increase (version 7) and so do sequences: the
    * posts of a batch usually go at the end of `jobs` and of `ready`. */
-  bool jobs_end = true, ready_end = true;
+  bool jobs_end = true, ready_end = true, noted = false;
+  uint32_t noted_lane = 0;
   if ((rc = mdb_cursor_open(txn, s->jobs, &jobs)) == 0)
     rc = mdb_cursor_open(txn, s->ready, &ready);
   for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
@@ -530,6 +533,20 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     jb_jobhdr h = {.format = 1, .posted_us = ctx->now_us,
                    .flags = p->x ? JB_JOB_F_X : 0};
     memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);
+    /* Its name's lane (names.h); a batch of one name reads `queues` once. */
+    const char *name;
+    size_t name_len;
+    if (!jb__history_posting_name(p->prefix, p->prefix_len, &name, &name_len)) {
+      rc = MDB_CORRUPTED; /* core builds every posting: never here */
+      break;
+    }
+    uint32_t lane = jb__lane(name, name_len);
+    jb__hdr_set_lane(&h, lane);
+    if (!noted || lane != noted_lane) {
+      if ((rc = jb__queue_note(s, txn, lane, name, name_len))) break;
+      noted = true;
+      noted_lane = lane;
+    }
     uint8_t *d = v.mv_data;
     memcpy(d, &h, sizeof h);
     memcpy(d + sizeof h, p->prefix, p->prefix_len);
@@ -567,6 +584,12 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED;
       break;
     }
+    uint8_t bk[JB_BYNAME_KEY_LEN];
+    jb__put_be32(bk, lane);
+    memcpy(bk + 4, jobkey, JB_JOBKEY_LEN);
+    k = (MDB_val){sizeof bk, bk};
+    v = (MDB_val){16, (void *)p->uuid};
+    if ((rc = mdb_put(txn, s->byname, &k, &v, 0))) break;
     rc = jb__log_put(&lw, JB_EV_POSTED, p->uuid, jobkey, NULL, 0, ctx->now_us);
   }
   if (ready) mdb_cursor_close(ready);
@@ -639,8 +662,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                           "(it is in the dead letters)", t, why);
         return 0; /* committed: the job moved */
       }
-      MDB_val rk = {JB_JOBKEY_LEN, h.jobkey};
-      if ((rc = mdb_del(txn, s->ready, &rk, NULL)))
+      if ((rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h))))
         return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
       return make_claim(s, txn, h.jobkey, ctx->uuid, req, now_bt, &ctx->token,
                         h.flags);
@@ -680,8 +702,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      req->who_len, req->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
-  MDB_val k = {JB_JOBKEY_LEN, h.jobkey};
-  rc = mdb_del(txn, s->ready, &k, NULL);
+  rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h));
   if (rc == MDB_NOTFOUND) {
     /* Delayed: claimable once due (then it leaves `delayed` here). */
     jb_delayrec dr;
@@ -761,22 +782,31 @@ int jb__store_claim_decided_many(jb_store *s, const uint8_t (*uuids)[16],
  * `from` on (that key included), up to the first job decided here. */
 typedef struct {
   const uint8_t *from;
+  const jb_store_claim_req *req; /* its names */
   size_t max, n;
   uint8_t (*uuids)[16];
   uint8_t (*keys)[JB_JOBKEY_LEN];
 } run_ctx;
+
+static bool name_wanted(const jb_store_claim_req *req, const jb_queue_ctls *c,
+                        uint32_t lane, const MDB_val *posting);
 
 static int remote_run_body(jb_store *s, MDB_txn *txn, void *vctx,
                            int *status) {
   run_ctx *c = vctx;
   (void)status;
   c->n = 0;
-  MDB_cursor *cur;
-  int rc = mdb_cursor_open(txn, s->ready, &cur);
-  if (rc) return rc;
+  jb_queue_ctls ctls = {0};
+  MDB_cursor *cur = NULL;
+  int rc = jb__queue_ctls_load(s, txn, &ctls);
+  if (rc == 0 && (ctls.queuectl & JB_QUEUECTL_BOARD)) rc = MDB_NOTFOUND;
+  if (rc == 0) rc = mdb_cursor_open(txn, s->ready, &cur);
   MDB_val k = {JB_JOBKEY_LEN, (void *)c->from}, v;
-  rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-  while (rc == 0 && c->n < c->max) {
+  if (rc == 0) rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  /* Jobs of names not chosen (or paused) are passed over, a bounded
+   * number: the claim-next that follows the run finds the rest. */
+  size_t passed = 0;
+  while (rc == 0 && c->n < c->max && passed <= 4 * c->max) {
     if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)) {
       rc = MDB_CORRUPTED;
       break;
@@ -784,9 +814,15 @@ static int remote_run_body(jb_store *s, MDB_txn *txn, void *vctx,
     uint8_t uuid[16];
     memcpy(uuid, v.mv_data, 16); /* jb_readyrec.uuid is first */
     jb_jobhdr h;
-    if ((rc = jb__job_header(s, txn, uuid, &h, NULL))) {
+    MDB_val posting;
+    if ((rc = jb__job_header(s, txn, uuid, &h, &posting))) {
       if (rc == MDB_NOTFOUND) rc = MDB_CORRUPTED;
       break;
+    }
+    if (!name_wanted(c->req, &ctls, jb__hdr_lane(&h), &posting)) {
+      passed++;
+      rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+      continue;
     }
     if (!(h.flags & JB_JOB_F_REMOTE)) break;
     memcpy(c->uuids[c->n], uuid, 16);
@@ -794,14 +830,17 @@ static int remote_run_body(jb_store *s, MDB_txn *txn, void *vctx,
     c->n++;
     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
   }
-  mdb_cursor_close(cur);
+  if (cur) mdb_cursor_close(cur);
+  jb__queue_ctls_free(&ctls);
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 int jb__store_remote_run(jb_store *s, const uint8_t from[JB_JOBKEY_LEN],
-                         size_t max, uint8_t (*uuids)[16],
-                         uint8_t (*keys)[JB_JOBKEY_LEN], size_t *n_out) {
-  run_ctx c = {.from = from, .max = max, .uuids = uuids, .keys = keys};
+                         const jb_store_claim_req *req, size_t max,
+                         uint8_t (*uuids)[16], uint8_t (*keys)[JB_JOBKEY_LEN],
+                         size_t *n_out) {
+  run_ctx c = {.from = from, .req = req, .max = max, .uuids = uuids,
+               .keys = keys};
   int rc = jb__store_read(s, remote_run_body, &c);
   *n_out = rc == JB_OK ? c.n : 0;
   return rc;
@@ -1153,25 +1192,34 @@ static int reap(jb_store *s, MDB_txn *txn, int64_t now_us, int64_t now_bt,
 static int scan_start(MDB_cursor *cur, const uint8_t *after, MDB_val *k,
                       MDB_val *v);
 
-static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
-                           int *status) {
-  claim_ctx *ctx = vctx;
-  const jb_store_claim_req *req = ctx->req;
-  (void)status;
-  int64_t now_bt = jb__boottime_us();
-  ctx->moved = false;
-  int rc = reap(s, txn, req->now_us, now_bt, &ctx->moved);
-  if (rc) return rc;
-  /* Delayed jobs that are due join `ready` first (life.c): one look at
-   * `due`'s first key when none is. */
-  if ((rc = jb__promote_due(s, txn, req->now_us, JB_PROMOTE_MAX))) return rc;
+/* A claim-next's candidate: does its name pass the names chosen and the
+ * names' controls? `posting` is the job's. */
+static bool name_wanted(const jb_store_claim_req *req, const jb_queue_ctls *c,
+                        uint32_t lane, const MDB_val *posting) {
+  if (!req->n_names && c->n == 0) return true;
+  const char *name;
+  size_t len;
+  if (!jb__history_posting_name(posting->mv_data, posting->mv_size, &name,
+                                &len))
+    return false; /* check reports it */
+  if (c->n && jb__queue_blocked(c, lane, name, len, NULL)) return false;
+  return !req->n_names || jb__name_chosen(req->names, req->n_names, name, len);
+}
+
+/* The walk of `ready` in listing order (every name). Skips the jobs of
+ * blocked names, up to a bound: past it, *fallback asks for the walk by
+ * lanes from `at` on (a paused name's million jobs at the head of the
+ * board are not looked at one by one). */
+#define PLAIN_SKIP_MAX 64
+static int pick_plain(jb_store *s, MDB_txn *txn, claim_ctx *ctx,
+                      const jb_queue_ctls *ctls, uint8_t jobkey[JB_JOBKEY_LEN],
+                      jb_jobhdr *h, bool *fallback) {
   MDB_cursor *cur;
-  rc = mdb_cursor_open(txn, s->ready, &cur);
+  int rc = mdb_cursor_open(txn, s->ready, &cur);
   if (rc) return rc;
   MDB_val k, v;
+  unsigned skipped = 0;
   rc = scan_start(cur, ctx->after, &k, &v);
-  uint8_t jobkey[JB_JOBKEY_LEN];
-  uint8_t jflags = 0;
   while (rc == 0) {
     if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof(jb_readyrec)) {
       rc = MDB_CORRUPTED;
@@ -1181,18 +1229,23 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     memcpy(ctx->uuid_out, v.mv_data, 16); /* jb_readyrec.uuid is first */
     /* The job's flags: one get of its header (the authority rule: a
      * Redis-decided job is never claimed here without Redis). */
-    jb_jobhdr h;
-    if ((rc = find_job(s, txn, ctx->uuid_out, &h, NULL)))
-      return mdb_cursor_close(cur), rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
-    jflags = h.flags;
-    if (!(h.flags & JB_JOB_F_REMOTE)) break;
+    MDB_val posting;
+    if ((rc = find_job(s, txn, ctx->uuid_out, h, &posting))) {
+      if (rc == JB_ENOTFOUND) rc = MDB_CORRUPTED;
+      break;
+    }
+    if (ctls->n && !name_wanted(ctx->req, ctls, jb__hdr_lane(h), &posting)) {
+      if (++skipped > PLAIN_SKIP_MAX) {
+        *fallback = true;
+        break;
+      }
+      rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+      continue;
+    }
+    if (!(h->flags & JB_JOB_F_REMOTE)) break;
     if (!ctx->skip_remote) {
-      mdb_cursor_close(cur);
-      memcpy(ctx->key_out, jobkey, JB_JOBKEY_LEN);
-      /* The reap's moves to the dead letters commit (as below). */
-      if (!ctx->moved) return JB__REMOTE;
-      *status = JB__REMOTE;
-      return 0;
+      rc = JB__REMOTE;
+      break;
     }
     if (jb__jobkey_is_remote(jobkey)) {
       /* Every job of a priority's Redis band is Redis's (store.h): on to
@@ -1206,10 +1259,191 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
   }
-  if (rc == 0) rc = mdb_cursor_del(cur, 0);
   mdb_cursor_close(cur);
+  return rc;
+}
+
+/* One lane of a walk by lanes: its next entry's jobkey (have false when
+ * the lane has no more). */
+typedef struct {
+  uint32_t lane;
+  bool have;
+  uint8_t jobkey[JB_JOBKEY_LEN];
+  uint8_t uuid[16];
+} lane_head;
+
+/* Move a lane's head to its first entry at or after `from` (NULL: its
+ * first). */
+static int lane_seek(MDB_cursor *cur, lane_head *l, const uint8_t *from,
+                     bool after) {
+  uint8_t key[JB_BYNAME_KEY_LEN] = {0};
+  jb__put_be32(key, l->lane);
+  if (from) memcpy(key + 4, from, JB_JOBKEY_LEN);
+  MDB_val k = {sizeof key, key}, v;
+  int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  if (rc == 0 && after && from && k.mv_size == sizeof key &&
+      memcmp(k.mv_data, key, sizeof key) == 0)
+    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  l->have = false;
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  if (k.mv_size != JB_BYNAME_KEY_LEN || v.mv_size != 16) return MDB_CORRUPTED;
+  if (jb__be32(k.mv_data) != l->lane) return 0;
+  memcpy(l->jobkey, (const uint8_t *)k.mv_data + 4, JB_JOBKEY_LEN);
+  memcpy(l->uuid, v.mv_data, 16);
+  l->have = true;
+  return 0;
+}
+
+typedef struct {
+  lane_head *v;
+  size_t n, cap;
+  const jb_store_claim_req *req;
+  const jb_queue_ctls *ctls;
+} lane_set;
+
+static int lane_add(lane_set *ls, uint32_t lane) {
+  for (size_t i = 0; i < ls->n; i++)
+    if (ls->v[i].lane == lane) return 0;
+  if (ls->n == ls->cap) {
+    size_t cap = ls->cap ? ls->cap * 2 : 16;
+    lane_head *v = realloc(ls->v, cap * sizeof *v);
+    if (!v) return JB_ENOMEM;
+    ls->v = v;
+    ls->cap = cap;
+  }
+  ls->v[ls->n++] = (lane_head){.lane = lane};
+  return 0;
+}
+
+/* The names recorded that the claim wants and that are not blocked: their
+ * lanes. */
+static int lane_visit(void *arg, uint32_t lane, const char *name, size_t len,
+                      uint8_t flags, int64_t changed_us) {
+  (void)changed_us;
+  lane_set *ls = arg;
+  if (flags & JB_QUEUE_F_PAUSED) return 0;
+  const jb_store_claim_req *req = ls->req;
+  bool want = !req->n_names ||
+              jb__name_chosen(req->names, req->n_names, name, len);
+  return want ? lane_add(ls, lane) : 0;
+}
+
+/* The walk by lanes: the first job in listing order, from `from` on
+ * (after it), among the lanes of the names wanted; each lane one seek in
+ * `byname`. */
+static int pick_lanes(jb_store *s, MDB_txn *txn, claim_ctx *ctx,
+                      const jb_queue_ctls *ctls, const uint8_t *from,
+                      uint8_t jobkey[JB_JOBKEY_LEN], jb_jobhdr *h) {
+  const jb_store_claim_req *req = ctx->req;
+  lane_set ls = {.req = req, .ctls = ctls};
+  int rc = 0;
+  bool exact = req->n_names > 0;
+  for (size_t i = 0; exact && i < req->n_names; i++) {
+    size_t len = strlen(req->names[i]);
+    if (len && req->names[i][len - 1] == '*') exact = false;
+  }
+  if (exact) {
+    /* Exact names: their lanes, without reading `queues`; a paused one
+     * is passed over (a job of another name sharing its lane, by its
+     * name, in name_wanted). */
+    for (size_t i = 0; rc == 0 && i < req->n_names; i++) {
+      const char *name = req->names[i];
+      size_t len = strlen(name);
+      uint32_t lane = jb__lane(name, len);
+      if (!ctls->n || !jb__queue_blocked(ctls, lane, name, len, NULL))
+        rc = lane_add(&ls, lane);
+    }
+  } else {
+    rc = jb__queue_walk(s, txn, lane_visit, &ls);
+  }
+  MDB_cursor *cur = NULL;
+  if (rc == 0) rc = mdb_cursor_open(txn, s->byname, &cur);
+  for (size_t i = 0; rc == 0 && i < ls.n; i++)
+    rc = lane_seek(cur, &ls.v[i], from, true);
+  while (rc == 0) {
+    lane_head *best = NULL;
+    for (size_t i = 0; i < ls.n; i++)
+      if (ls.v[i].have &&
+          (!best || memcmp(ls.v[i].jobkey, best->jobkey, JB_JOBKEY_LEN) < 0))
+        best = &ls.v[i];
+    if (!best) {
+      rc = MDB_NOTFOUND;
+      break;
+    }
+    memcpy(jobkey, best->jobkey, JB_JOBKEY_LEN);
+    memcpy(ctx->uuid_out, best->uuid, 16);
+    MDB_val posting;
+    if ((rc = find_job(s, txn, ctx->uuid_out, h, &posting))) {
+      if (rc == JB_ENOTFOUND) rc = MDB_CORRUPTED;
+      break;
+    }
+    bool want = name_wanted(req, ctls, best->lane, &posting);
+    if (want && !(h->flags & JB_JOB_F_REMOTE)) break;
+    if (want && !ctx->skip_remote) {
+      rc = JB__REMOTE;
+      break;
+    }
+    if (want && jb__jobkey_is_remote(jobkey)) {
+      /* As pick_plain: past the priority's Redis band in one seek. */
+      uint8_t local[JB_JOBKEY_LEN] = {jobkey[0], 0x80};
+      rc = lane_seek(cur, best, local, false);
+    } else {
+      rc = lane_seek(cur, best, jobkey, true);
+    }
+  }
+  if (cur) mdb_cursor_close(cur);
+  free(ls.v);
+  return rc;
+}
+
+static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
+                           int *status) {
+  claim_ctx *ctx = vctx;
+  const jb_store_claim_req *req = ctx->req;
+  (void)status;
+  int64_t now_bt = jb__boottime_us();
+  ctx->moved = false;
+  int rc = reap(s, txn, req->now_us, now_bt, &ctx->moved);
+  if (rc) return rc;
+  /* Delayed jobs that are due join `ready` first (life.c): one look at
+   * `due`'s first key when none is. */
+  if ((rc = jb__promote_due(s, txn, req->now_us, JB_PROMOTE_MAX))) return rc;
+  /* The names' controls: one read of meta when there are none. */
+  jb_queue_ctls ctls = {0};
+  if ((rc = jb__queue_ctls_load(s, txn, &ctls))) {
+    jb__queue_ctls_free(&ctls);
+    return rc;
+  }
+  uint8_t jobkey[JB_JOBKEY_LEN];
+  jb_jobhdr h = {0};
+  bool paused = (ctls.queuectl & JB_QUEUECTL_BOARD) != 0;
+  if (paused) {
+    rc = MDB_NOTFOUND;
+  } else if (req->n_names) {
+    rc = pick_lanes(s, txn, ctx, &ctls, ctx->after, jobkey, &h);
+  } else {
+    bool fallback = false;
+    rc = pick_plain(s, txn, ctx, &ctls, jobkey, &h, &fallback);
+    if (fallback)
+      rc = pick_lanes(s, txn, ctx, &ctls, jobkey, jobkey, &h);
+  }
+  jb__queue_ctls_free(&ctls);
+  if (rc == JB__REMOTE) {
+    memcpy(ctx->key_out, jobkey, JB_JOBKEY_LEN);
+    /* The reap's moves to the dead letters commit (as below). */
+    if (!ctx->moved) return JB__REMOTE;
+    *status = JB__REMOTE;
+    return 0;
+  }
+  uint8_t jflags = h.flags;
+  if (rc == 0) rc = jb__ready_remove(s, txn, jobkey, jb__hdr_lane(&h));
   if (rc == MDB_NOTFOUND) {
-    rc = jb__err(JB_ENOTFOUND, "no claimable job on the board");
+    rc = paused ? jb__err(JB_ENOTFOUND, "no claimable job on the board: "
+                          "the board is paused (jobboard resume --all)")
+         : req->n_names ? jb__err(JB_ENOTFOUND, "no claimable job of the names "
+                              "chosen on the board")
+                    : jb__err(JB_ENOTFOUND, "no claimable job on the board");
     /* Nothing to claim, but the reap moved jobs to the dead letters: that
      * commits (aborted, every claim-next would redo it and roll it back,
      * and a waiter counting the lapsed claim would spin). */
@@ -1225,7 +1459,6 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     /* Copy the posting out now, and after it the job's jobx record (its
      * attempts, time limit: the claim just wrote it); decode them after
      * the commit, outside the writer lock. */
-    jb_jobhdr h;
     MDB_val posting = {0, NULL}, xk = {16, ctx->uuid_out}, xv = {0, NULL};
     if ((rc = find_job(s, txn, ctx->uuid_out, &h, &posting)))
       return rc == JB_ENOTFOUND ? MDB_CORRUPTED : rc;
@@ -1433,11 +1666,10 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
         (rc = jb__unique_free(s, txn, &x, c->uuid)))
       return rc;
   }
-  MDB_val k = {JB_JOBKEY_LEN, (void *)h->jobkey};
   if (c->claim && (rc = jb__store_drop_claim(s, txn, h->jobkey, c->claim)))
     return rc;
   if (!c->claim && !c->unindexed) {
-    rc = mdb_del(txn, s->ready, &k, NULL);
+    rc = jb__ready_remove(s, txn, h->jobkey, jb__hdr_lane(h));
     if (rc == MDB_NOTFOUND) { /* a delayed job (cancel, Redis) */
       jb_delayrec dr;
       rc = jb__delay_del(s, txn, h->jobkey, &dr);

@@ -147,7 +147,16 @@
  * acknowledged full commits could be rolled back; so it must refuse such a
  * board. Nothing in the data changes: a board of schema 8 is upgraded when
  * first opened. */
-#define JB_SCHEMA_VERSION 9u
+/* 10: job names as queues (store/names.h): the tables `byname` (every
+ * ready job under its name's lane and jobkey) and `queues` (the names
+ * seen, by lane, and their controls), and the lane in the job header
+ * (jb_jobhdr.lane, was padding). A release of schema 9 would leave
+ * `byname` behind as jobs move, so a claim by name would miss jobs or
+ * find gone ones, and it would claim the jobs of a paused name: it must
+ * refuse such a board. A board of schema 9 (or older) is upgraded when it
+ * is first opened: every job's header gets its lane and every ready job
+ * its `byname` entry (env.c upgrade_lanes), one pass over the jobs. */
+#define JB_SCHEMA_VERSION 10u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -169,6 +178,8 @@
 #define JB_DB_JOBX "jobx"         /* schema 8 */
 #define JB_DB_UNIQUE "unique"     /* schema 8 */
 #define JB_DB_SCHEDULES "schedules" /* schema 8: store/schedule.c */
+#define JB_DB_BYNAME "byname"       /* schema 10: store/names.h */
+#define JB_DB_QUEUES "queues"       /* schema 10: store/names.h */
 
 /* Change-log event types (the `log` table). */
 enum {
@@ -219,7 +230,8 @@ typedef struct {
   uint8_t format; /* 1 */
   uint8_t jobkey[JB_JOBKEY_LEN];
   uint8_t flags;  /* JB_JOB_F_*; was padding (0) */
-  uint8_t pad[5];
+  uint8_t lane[4]; /* schema 10: its name's lane, big-endian (names.h) */
+  uint8_t pad;
   int64_t posted_us;
 } jb_jobhdr; /* followed by the posting */
 
@@ -437,6 +449,29 @@ int jb__store_post(jb_store *s, const jb_store_post *posts, size_t n,
 int jb__store_post_x(jb_store *s, const jb_store_post *posts, size_t n,
                      int64_t now_us, uint8_t held_by[16], size_t *held_idx);
 
+/* Is `name` one of the names chosen: an exact name, or a prefix written
+ * with a trailing '*' ("images.*" takes every name that starts with
+ * "images.", "*" every name)? */
+bool jb__name_chosen(const char *const *names, size_t n, const char *name,
+                     size_t len);
+
+/* Names as queues (names.h). Pause (set JB_STORE_Q_PAUSED) or resume
+ * (clear it) the name name[0..len) (JB_ENOTFOUND with a message when no
+ * job of that name was ever posted), or the whole board (name NULL). One
+ * write transaction; *changed (may be NULL): whether anything changed. */
+#define JB_STORE_Q_PAUSED 1u
+int jb__store_queue_set(jb_store *s, const char *name, size_t len,
+                        uint8_t set, uint8_t clear, int64_t now_us,
+                        bool *changed);
+/* Every name ever posted, with whether it is paused, when that last
+ * changed (0: never) and (with counts) its ready jobs; one read
+ * transaction. A non-zero return of visit stops the walk and is returned. */
+typedef int (*jb_store_queue_visit)(void *arg, const char *name, size_t len,
+                                    bool paused, int64_t changed_us,
+                                    size_t ready);
+int jb__store_queue_list(jb_store *s, bool counts, jb_store_queue_visit visit,
+                         void *arg, bool *board_paused);
+
 /* What a claim asks for (core/board.c checks it first). */
 typedef struct {
   const char *who;
@@ -445,6 +480,10 @@ typedef struct {
   int64_t lease_ms; /* 0: no expiry */
   bool bind;        /* bound to `holder` */
   jb_proc_id holder;
+  /* claim-next: the names it takes jobs of (names.h); n_names 0: every
+   * name */
+  const char *const *names;
+  size_t n_names;
 } jb_store_claim_req;
 
 /*
@@ -584,11 +623,13 @@ int jb__store_claim_decided_many(jb_store *s, const uint8_t (*uuids)[16],
 /* The Redis-decided jobs claim-next would meet one after the other from
  * jobkey `from` on (itself included: the one jb__store_claim_next_x
  * stopped at), up to max of them and up to the first claimable job
- * decided here: uuids[i] and keys[i] (their jobkeys) for i < *n_out. One
+ * decided here (jobs of names req does not choose, or paused, passed
+ * over): uuids[i] and keys[i] (their jobkeys) for i < *n_out. One
  * read transaction; nothing changes. */
 int jb__store_remote_run(jb_store *s, const uint8_t from[JB_JOBKEY_LEN],
-                         size_t max, uint8_t (*uuids)[16],
-                         uint8_t (*keys)[JB_JOBKEY_LEN], size_t *n_out);
+                         const jb_store_claim_req *req, size_t max,
+                         uint8_t (*uuids)[16], uint8_t (*keys)[JB_JOBKEY_LEN],
+                         size_t *n_out);
 
 /* Claim the first claimable job (lapsed claims are returned to the ready
  * index first, a bounded number per call). If `job` is not NULL it

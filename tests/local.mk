@@ -409,3 +409,12 @@ EXTRA_DIST += tests/metrics.sh
 TESTS += tests/model.sh
 EXTRA_DIST += tests/model.sh tests/sanitizer_preload.sh tests/model/model.py tests/model/run.py \
 	tests/model/fakeclock.c
+
+# Job names as queues: claim-next by names, pause and resume (store/names.h).
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_queues
+TESTS += tests/test_queues
+tests_test_queues_SOURCES = tests/test_queues.c $(JB_TEST_HELPERS)
+tests_test_queues_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_queues_LDADD = $(JB_TEST_LIBS) -lpthread
+endif

@@ -223,7 +223,7 @@ static const struct {
     {{"at", required_argument, NULL, OPT_AT}, CLI_O_SCHEDULE},
     {{"loop", no_argument, NULL, OPT_LOOP}, CLI_O_SCHEDULE},
     {{"outcome", required_argument, NULL, OPT_OUTCOME}, CLI_O_HISTORY},
-    {{"name", required_argument, NULL, OPT_NAME}, CLI_O_HISTORY},
+    {{"name", required_argument, NULL, OPT_NAME}, CLI_O_HISTORY | CLI_O_NAMES},
     {{"since", required_argument, NULL, OPT_SINCE}, CLI_O_HISTORY},
     {{"until", required_argument, NULL, OPT_UNTIL}, CLI_O_HISTORY},
     {{"create", no_argument, NULL, OPT_CREATE}, CLI_O_CREATE},
@@ -521,6 +521,12 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       if (optarg[0] == '\0')
         return cli_cmd_usage(cmd, "--name: a job's name is not empty");
       o->name = optarg;
+      if (cmd->options & CLI_O_NAMES) {
+        if (o->n_names == JB_CLAIM_NAMES_MAX)
+          return cli_cmd_usage(cmd, "--name: more than %d names",
+                               JB_CLAIM_NAMES_MAX);
+        o->names[o->n_names++] = optarg;
+      }
       break;
     case OPT_SINCE:
     case OPT_UNTIL: {

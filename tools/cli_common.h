@@ -46,6 +46,8 @@ enum {
   CLI_O_BY_NAME = 1u << 23,  /* --by-name (stats) */
   CLI_O_LISTEN = 1u << 24,   /* --listen ADDR:PORT (metrics) */
   CLI_O_FLUSH = 1u << 25,    /* --interval MS (flush) */
+  CLI_O_NAMES = 1u << 26,    /* --name NAME, repeated (claim-next, work,
+                                wait, list, count: names.h's choice) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -118,6 +120,9 @@ typedef struct {
   int64_t every_ms;       /* --every; 0 when not given */
   const char *cron;       /* --cron SPEC */
   const char *job_name;   /* --job-name NAME */
+  /* --name, every one given (CLI_O_NAMES; history takes the last). */
+  const char *names[JB_CLAIM_NAMES_MAX];
+  size_t n_names;
   const char *catch_up;   /* --catch-up skip|all */
   int64_t start_us;       /* --start; 0 when not given */
   int replace;            /* --replace */
@@ -281,6 +286,9 @@ int cmd_trash(int argc, char **argv);
 int cmd_owner(int argc, char **argv);
 int cmd_state(int argc, char **argv);
 int cmd_count(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_queues(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_salvage(int argc, char **argv); /* cmd_salvage.c */
 int cmd_extend(int argc, char **argv);
@@ -309,7 +317,15 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
-    cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush;
+    cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
+    cli_cmd_resume, cli_cmd_queues;
+
+/* --name, for the commands that choose jobs by name (VERB: "claim"). */
+#define CLI_HELP_NAMES(VERB, PAST)                                             \
+  "  --name NAME         " VERB " only jobs named NAME; repeat it for\n"       \
+  "                      several names (listing order across them); a\n"      \
+  "                      NAME ending in '*' is a prefix ('images.*').\n"      \
+  "                      Jobs of paused names are never " PAST "\n"
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -95,6 +95,7 @@ const cli_command cli_cmd_claim_next = {
     WHO_OPTION
     LEASE_OPTION
     "  --count N           claim up to N jobs (1 to 4096) at once\n"
+    CLI_HELP_NAMES("claim", "claimed")
     "  --wait SECONDS      wait up to this long for a claimable job (fractions\n"
     "                      allowed; `inf`: without limit). SIGINT or SIGTERM\n"
     "                      ends the wait (exit 130 or 143)\n"
@@ -115,9 +116,10 @@ const cli_command cli_cmd_claim_next = {
     "    run \"$job\" && jobboard consume --who w1 \"$job\" ||\n"
     "      jobboard abandon --who w1 \"$job\"\n"
     "  done\n"
-    "  jobboard claim-next --who w1 --count 20 --lease 60 > batch.txt\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS | CLI_O_COUNT | CLI_O_CREATE, 0, 0,
-    ""};
+    "  jobboard claim-next --who w1 --count 20 --lease 60 > batch.txt\n"
+    "  jobboard claim-next --who w1 --name resize --name 'thumbs.*'\n",
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS | CLI_O_COUNT | CLI_O_CREATE |
+        CLI_O_NAMES, 0, 0, ""};
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job is retried (at once or later)",
@@ -378,6 +380,8 @@ int cmd_claim_next(int argc, char **argv) {
   jb_job *job = NULL;
   jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
   co.lease_ms = o.lease_ms;
+  co.names = o.n_names ? o.names : NULL;
+  co.n_names = o.n_names;
   int st;
   if (o.has_wait) {
     cli_cancel_on_signals(b);

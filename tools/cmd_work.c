@@ -214,6 +214,7 @@ const cli_command cli_cmd_work = {
     "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
     "                      (0 to 86400, fractions allowed; default 5)\n"
     "  --no-schedules      do not tick the board's schedules\n"
+    CLI_HELP_NAMES("take", "taken")
     CLI_HELP_CREATE
     "  --                  ends the options: CMD and its ARGS follow\n"
     CLI_HELP_REDIS_OPTIONS
@@ -238,9 +239,11 @@ const cli_command cli_cmd_work = {
     "  jobboard work --who resizer-1 --lease 30 -- ./resize.sh\n"
     "  jobboard work --who render-1 --time-limit 600 --grace 30 -- ./render\n"
     "  jobboard work --who thumbs-1 --concurrency 8 --lease 60 -- ./thumb\n"
+    "  jobboard work --who img-1 --name 'images.*' --name pdf -- ./convert\n"
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
-    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS | CLI_O_CREATE, 0, 0, ""};
+    CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS | CLI_O_CREATE |
+        CLI_O_NAMES, 0, 0, ""};
 
 /* ---------------------------------------------------------------- signals */
 
@@ -1417,6 +1420,8 @@ int cmd_work(int argc, char **argv) {
   w.co = (jb_claim_options)JB_CLAIM_OPTIONS_INIT;
   w.co.flags = JB_CLAIM_BIND_PROCESS;
   w.co.lease_ms = w.lease_ms;
+  w.co.names = o.n_names ? o.names : NULL;
+  w.co.n_names = o.n_names;
   slot *slots = w.slots = calloc((size_t)w.concurrency, sizeof *slots);
   struct pollfd *pfd = w.pfd =
       calloc((size_t)w.concurrency * 3 + 1, sizeof *pfd);

@@ -17,6 +17,7 @@ jobboard_SOURCES = \
 	tools/cmd_list.c \
 	tools/cmd_claim.c \
 	tools/cmd_query.c tools/cmd_wait.c \
+	tools/cmd_queues.c \
 	tools/cmd_watch.c \
 	tools/cmd_check.c \
 	tools/cmd_flush.c \

@@ -1,0 +1,79 @@
+/*
+ * queues.c - names as queues: pause and resume, the names seen
+ * (store/names.h has the tables).
+ */
+#include "internal.h"
+#include "store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int jb_name_matches(const char *const *names, size_t n, const char *name) {
+  if ((n && names == NULL) || name == NULL) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (names[i] == NULL) return 0;
+  return jb__name_chosen(names, n, name, strlen(name));
+}
+
+static int pause_set(jb_board *b, const char *name, bool pause) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  size_t len = 0;
+  if (name) {
+    len = strnlen(name, JB_NAME_MAX + 1);
+    if (len == 0)
+      return jb__err(JB_EINVAL, "a name to %s is not empty (NULL: the whole "
+                     "board)", pause ? "pause" : "resume");
+    if (len > JB_NAME_MAX)
+      return jb__err(JB_EINVAL, "name: longer than %d bytes", JB_NAME_MAX);
+    if (!jb__utf8_valid(name, len))
+      return jb__err(JB_EINVAL, "name: not valid UTF-8");
+    if (name[len - 1] == '*')
+      return jb__err(JB_EINVAL, "name '%s': pauses are by exact name, not by "
+                     "prefix (pause each name)", name);
+  }
+  return jb__store_queue_set(b->store, name, len,
+                             pause ? JB_STORE_Q_PAUSED : 0,
+                             pause ? 0 : JB_STORE_Q_PAUSED, jb__now_us(),
+                             NULL);
+}
+
+int jb_pause(jb_board *b, const char *name) { return pause_set(b, name, true); }
+
+int jb_resume(jb_board *b, const char *name) {
+  return pause_set(b, name, false);
+}
+
+typedef struct {
+  int (*visit)(const jb_queue_info *q, void *arg);
+  void *arg;
+  char *buf;
+} fe_ctx;
+
+static int fe_visit(void *arg, const char *name, size_t len, bool paused,
+                    int64_t changed_us, size_t ready) {
+  fe_ctx *c = arg;
+  /* The name is copied out, NUL-terminated (names are at most
+   * JB_NAME_MAX bytes). */
+  memcpy(c->buf, name, len);
+  c->buf[len] = '\0';
+  jb_queue_info q = {.name = c->buf, .paused = paused,
+                     .changed_us = changed_us, .ready = ready};
+  return c->visit(&q, c->arg);
+}
+
+int jb_queues_foreach(jb_board *b,
+                      int (*visit)(const jb_queue_info *q, void *arg),
+                      void *arg, int *board_paused) {
+  if (board_paused) *board_paused = 0;
+  if (b == NULL || visit == NULL)
+    return jb__err(JB_EINVAL, "jb_queues_foreach: %s is NULL",
+                   b == NULL ? "the board handle" : "visit");
+  char *buf = malloc(JB_NAME_MAX + 1);
+  if (buf == NULL) return jb__err(JB_ENOMEM, "out of memory listing names");
+  fe_ctx c = {visit, arg, buf};
+  bool paused = false;
+  int rc = jb__store_queue_list(b->store, true, fe_visit, &c, &paused);
+  free(buf);
+  if (board_paused) *board_paused = paused;
+  return rc;
+}

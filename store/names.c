@@ -1,0 +1,476 @@
+/*
+ * names.c - job names as queues: the lanes, the `byname` index of ready
+ * jobs and the `queues` table (names.h).
+ */
+#include "names.h"
+
+#include "history.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t jb__lane(const void *name, size_t len) {
+  /* FNV-1a: spreads the short, similar names jobs have ("images.resize",
+   * "images.crop") well enough for a handful of names per 2^32. */
+  const uint8_t *p = name;
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+uint32_t jb__hdr_lane(const jb_jobhdr *h) {
+  return (uint32_t)h->lane[0] << 24 | (uint32_t)h->lane[1] << 16 |
+         (uint32_t)h->lane[2] << 8 | h->lane[3];
+}
+
+void jb__hdr_set_lane(jb_jobhdr *h, uint32_t lane) {
+  h->lane[0] = (uint8_t)(lane >> 24);
+  h->lane[1] = (uint8_t)(lane >> 16);
+  h->lane[2] = (uint8_t)(lane >> 8);
+  h->lane[3] = (uint8_t)lane;
+}
+
+uint32_t jb__posting_lane(const void *posting, size_t len) {
+  const char *name;
+  size_t n;
+  if (!jb__history_posting_name(posting, len, &name, &n)) return 0;
+  return jb__lane(name, n);
+}
+
+static void byname_key(uint8_t out[JB_BYNAME_KEY_LEN], uint32_t lane,
+                       const uint8_t jobkey[JB_JOBKEY_LEN]) {
+  out[0] = (uint8_t)(lane >> 24);
+  out[1] = (uint8_t)(lane >> 16);
+  out[2] = (uint8_t)(lane >> 8);
+  out[3] = (uint8_t)lane;
+  memcpy(out + 4, jobkey, JB_JOBKEY_LEN);
+}
+
+int jb__ready_add(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], const uint8_t uuid[16],
+                  int64_t modified_us, uint32_t lane, unsigned put_flags) {
+  jb_readyrec r = {.modified_us = modified_us};
+  memcpy(r.uuid, uuid, 16);
+  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey}, v = {sizeof r, &r};
+  int rc = mdb_put(txn, s->ready, &k, &v, put_flags);
+  if (rc) return rc;
+  uint8_t bk[JB_BYNAME_KEY_LEN];
+  byname_key(bk, lane, jobkey);
+  k = (MDB_val){sizeof bk, bk};
+  v = (MDB_val){16, (void *)uuid};
+  return mdb_put(txn, s->byname, &k, &v, 0);
+}
+
+int jb__byname_remove(jb_store *s, MDB_txn *txn,
+                      const uint8_t jobkey[JB_JOBKEY_LEN], uint32_t lane) {
+  uint8_t bk[JB_BYNAME_KEY_LEN];
+  byname_key(bk, lane, jobkey);
+  MDB_val k = {sizeof bk, bk};
+  int rc = mdb_del(txn, s->byname, &k, NULL);
+  /* Missing only on a damaged board: check reports it, and the job's
+   * move goes on (refusing it would strand the job). */
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__ready_remove(jb_store *s, MDB_txn *txn,
+                     const uint8_t jobkey[JB_JOBKEY_LEN], uint32_t lane) {
+  MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
+  int rc = mdb_del(txn, s->ready, &k, NULL);
+  if (rc) return rc;
+  return jb__byname_remove(s, txn, jobkey, lane);
+}
+
+int jb__ready_add_job(jb_store *s, MDB_txn *txn,
+                      const uint8_t jobkey[JB_JOBKEY_LEN],
+                      const uint8_t uuid[16], int64_t modified_us,
+                      unsigned put_flags) {
+  jb_jobhdr h;
+  int rc = jb__job_header(s, txn, uuid, &h, NULL);
+  if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  return jb__ready_add(s, txn, jobkey, uuid, modified_us, jb__hdr_lane(&h),
+                       put_flags);
+}
+
+bool jb__name_chosen(const char *const *names, size_t n, const char *name,
+                     size_t len) {
+  for (size_t i = 0; i < n; i++) {
+    size_t pl = strlen(names[i]);
+    if (pl && names[i][pl - 1] == '*') {
+      if (len >= pl - 1 && memcmp(name, names[i], pl - 1) == 0) return true;
+    } else if (len == pl && memcmp(name, names[i], len) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* ---------------------------------------------------------------- queues */
+
+static void lane_key(uint8_t out[4], uint32_t lane) {
+  out[0] = (uint8_t)(lane >> 24);
+  out[1] = (uint8_t)(lane >> 16);
+  out[2] = (uint8_t)(lane >> 8);
+  out[3] = (uint8_t)lane;
+}
+
+/* The entry of `name` in a lane's value: its offset, or -1. MDB_CORRUPTED
+ * through *bad when the value does not parse. */
+static long find_entry(const uint8_t *p, size_t len, const char *name,
+                       size_t name_len, bool *bad) {
+  size_t off = 0;
+  *bad = false;
+  while (off < len) {
+    jb_queuerec q;
+    if (len - off < sizeof q) break;
+    memcpy(&q, p + off, sizeof q);
+    if (q.format != 1 || len - off - sizeof q < q.name_len) break;
+    if (q.name_len == name_len &&
+        memcmp(p + off + sizeof q, name, name_len) == 0)
+      return (long)off;
+    off += sizeof q + q.name_len;
+  }
+  if (off != len) *bad = true;
+  return -1;
+}
+
+int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
+                   size_t len) {
+  uint8_t lk[4];
+  lane_key(lk, lane);
+  MDB_val k = {4, lk}, v;
+  int rc = mdb_get(txn, s->queues, &k, &v);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  size_t old = rc == 0 ? v.mv_size : 0;
+  if (rc == 0) {
+    bool bad;
+    if (find_entry(v.mv_data, v.mv_size, name, len, &bad) >= 0) return 0;
+    if (bad) old = 0; /* a garbled value: check reports it; rebuilt here */
+  }
+  jb_queuerec q = {.format = 1, .name_len = (uint16_t)len};
+  size_t nsize = old + sizeof q + len;
+  uint8_t *buf = malloc(nsize);
+  if (!buf) return JB_ENOMEM;
+  if (old) memcpy(buf, v.mv_data, old);
+  memcpy(buf + old, &q, sizeof q);
+  memcpy(buf + old + sizeof q, name, len);
+  MDB_val nv = {nsize, buf};
+  rc = mdb_put(txn, s->queues, &k, &nv, 0);
+  free(buf);
+  return rc;
+}
+
+int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit,
+                   void *arg) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->queues, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 4) continue; /* check reports it */
+    uint32_t lane = jb__be32(k.mv_data);
+    const uint8_t *p = v.mv_data;
+    size_t off = 0;
+    while (v.mv_size - off >= sizeof(jb_queuerec)) {
+      jb_queuerec q;
+      memcpy(&q, p + off, sizeof q);
+      if (q.format != 1 || v.mv_size - off - sizeof q < q.name_len) break;
+      int r = visit(arg, lane, (const char *)p + off + sizeof q, q.name_len,
+                    q.flags, q.changed_us);
+      if (r) {
+        mdb_cursor_close(cur);
+        return r;
+      }
+      off += sizeof q + q.name_len;
+    }
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int read_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out) {
+  MDB_val k = {sizeof JB_QUEUECTL_KEY - 1, JB_QUEUECTL_KEY}, v;
+  *out = 0;
+  int rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  if (v.mv_size == sizeof *out) memcpy(out, v.mv_data, sizeof *out);
+  return 0;
+}
+
+static int write_queuectl(jb_store *s, MDB_txn *txn, uint32_t val) {
+  MDB_val k = {sizeof JB_QUEUECTL_KEY - 1, JB_QUEUECTL_KEY};
+  if (val == 0) {
+    int rc = mdb_del(txn, s->meta, &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+  }
+  MDB_val v = {sizeof val, &val};
+  return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+static int ctl_visit(void *arg, uint32_t lane, const char *name, size_t len,
+                     uint8_t flags, int64_t changed_us) {
+  (void)changed_us;
+  jb_queue_ctls *c = arg;
+  if (!flags) return 0;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 8;
+    jb_queue_ctl *v = realloc(c->v, cap * sizeof *v);
+    if (!v) return JB_ENOMEM;
+    c->v = v;
+    c->cap = cap;
+  }
+  char *copy = malloc(len ? len : 1);
+  if (!copy) return JB_ENOMEM;
+  memcpy(copy, name, len);
+  c->v[c->n++] = (jb_queue_ctl){.lane = lane, .flags = flags,
+                                .name_len = (uint16_t)len, .name = copy};
+  return 0;
+}
+
+int jb__queue_ctls_load(jb_store *s, MDB_txn *txn, jb_queue_ctls *c) {
+  c->n = 0;
+  int rc = read_queuectl(s, txn, &c->queuectl);
+  if (rc || (c->queuectl & ~JB_QUEUECTL_BOARD) == 0) return rc;
+  return jb__queue_walk(s, txn, ctl_visit, c);
+}
+
+void jb__queue_ctls_free(jb_queue_ctls *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->v[i].name);
+  free(c->v);
+  *c = (jb_queue_ctls){0};
+}
+
+bool jb__queue_blocked(const jb_queue_ctls *c, uint32_t lane, const char *name,
+                       size_t name_len, bool *need_name) {
+  if (c->queuectl & JB_QUEUECTL_BOARD) return true;
+  if (need_name) *need_name = false;
+  for (size_t i = 0; i < c->n; i++) {
+    if (c->v[i].lane != lane) continue;
+    if (!name) {
+      /* Without the name: blocked unless another name shares the lane,
+       * which only the name can tell apart. */
+      if (need_name) *need_name = true;
+      continue;
+    }
+    if (c->v[i].name_len == name_len &&
+        memcmp(c->v[i].name, name, name_len) == 0)
+      return (c->v[i].flags & JB_QUEUE_F_PAUSED) != 0;
+  }
+  return false;
+}
+
+int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
+                        size_t len, uint8_t set, uint8_t clear, int64_t now_us,
+                        bool *changed) {
+  uint32_t ctl;
+  int rc = read_queuectl(s, txn, &ctl);
+  if (rc) return rc;
+  *changed = false;
+  if (!name) { /* the whole board: JB_QUEUE_F_PAUSED only */
+    uint32_t nv = ctl;
+    if (set & JB_QUEUE_F_PAUSED) nv |= JB_QUEUECTL_BOARD;
+    if (clear & JB_QUEUE_F_PAUSED) nv &= ~JB_QUEUECTL_BOARD;
+    if (nv == ctl) return 0;
+    *changed = true;
+    return write_queuectl(s, txn, nv);
+  }
+  uint32_t lane = jb__lane(name, len);
+  uint8_t lk[4];
+  lane_key(lk, lane);
+  MDB_val k = {4, lk}, v;
+  rc = mdb_get(txn, s->queues, &k, &v);
+  if (rc == MDB_NOTFOUND)
+    return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on "
+                   "the board", (int)(len > 200 ? 200 : len), name);
+  if (rc) return rc;
+  bool bad;
+  long off = find_entry(v.mv_data, v.mv_size, name, len, &bad);
+  if (off < 0)
+    return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on "
+                   "the board", (int)(len > 200 ? 200 : len), name);
+  jb_queuerec q;
+  memcpy(&q, (uint8_t *)v.mv_data + off, sizeof q);
+  uint8_t nf = (uint8_t)((q.flags | set) & ~clear);
+  if (nf == q.flags) return 0;
+  *changed = true;
+  bool had = q.flags != 0;
+  q.flags = nf;
+  q.changed_us = now_us;
+  uint8_t *buf = malloc(v.mv_size);
+  if (!buf) return JB_ENOMEM;
+  memcpy(buf, v.mv_data, v.mv_size);
+  memcpy(buf + off, &q, sizeof q);
+  MDB_val nv = {v.mv_size, buf};
+  rc = mdb_put(txn, s->queues, &k, &nv, 0);
+  free(buf);
+  if (rc) return rc;
+  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
+  if (had && !nf) count--;
+  if (!had && nf) count++;
+  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+}
+
+/* --------------------------------------------------------------- upgrade */
+
+int jb__upgrade_lanes(jb_store *s, MDB_txn *txn) {
+  /* Built afresh from `ready`: whatever the table held (a board written by
+   * a release of schema 10, then rolled back to 9 by hand) is stale. */
+  int rc = mdb_drop(txn, s->byname, 0);
+  if (rc) return rc;
+  MDB_cursor *cur;
+  if ((rc = mdb_cursor_open(txn, s->jobs, &cur))) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 16 || v.mv_size < sizeof(jb_jobhdr)) continue; /* check */
+    jb_jobhdr h;
+    memcpy(&h, v.mv_data, sizeof h);
+    const uint8_t *posting = (const uint8_t *)v.mv_data + sizeof h;
+    size_t plen = v.mv_size - sizeof h;
+    const char *name;
+    size_t nlen;
+    if (!jb__history_posting_name(posting, plen, &name, &nlen)) continue;
+    uint32_t lane = jb__lane(name, nlen);
+    uint8_t uuid[16];
+    memcpy(uuid, k.mv_data, 16);
+    if ((rc = jb__queue_note(s, txn, lane, name, nlen))) break;
+    jb__hdr_set_lane(&h, lane);
+    /* The header is rewritten in place, from a copy (the put may reuse
+     * the page the value is in). */
+    jb_buf copy = {0};
+    if ((rc = jb__buf_append(&copy, &h, sizeof h)) == 0 &&
+        (rc = jb__buf_append(&copy, posting, plen)) == 0) {
+      MDB_val nv = {copy.len, copy.data};
+      rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT);
+    }
+    jb__buf_free(&copy);
+    if (rc) break;
+    MDB_val rk = {JB_JOBKEY_LEN, h.jobkey}, rv;
+    rc = mdb_get(txn, s->ready, &rk, &rv);
+    if (rc == MDB_NOTFOUND) { rc = 0; continue; }
+    if (rc) break;
+    uint8_t bk[JB_BYNAME_KEY_LEN];
+    byname_key(bk, lane, h.jobkey);
+    MDB_val bkv = {sizeof bk, bk}, bv = {16, uuid};
+    if ((rc = mdb_put(txn, s->byname, &bkv, &bv, 0))) break;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* ---------------------------------------------------- store transactions */
+
+typedef struct {
+  const char *name;
+  size_t len;
+  uint8_t set, clear;
+  int64_t now_us;
+  bool changed;
+} set_ctx;
+
+static int set_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  set_ctx *c = vctx;
+  return jb__queue_set_flags(s, txn, c->name, c->len, c->set, c->clear,
+                             c->now_us, &c->changed);
+}
+
+int jb__store_queue_set(jb_store *s, const char *name, size_t len,
+                        uint8_t set, uint8_t clear, int64_t now_us,
+                        bool *changed) {
+  set_ctx c = {name, len, set, clear, now_us, false};
+  int rc = jb__store_write(s, set_body, &c);
+  if (changed) *changed = rc == JB_OK && c.changed;
+  return rc;
+}
+
+typedef struct {
+  jb_store_queue_visit visit;
+  void *arg;
+  bool counts;
+  jb_store *s;
+  MDB_txn *txn;
+  uint32_t queuectl;
+  int stopped; /* what visit returned when it stopped the walk */
+} list_ctx;
+
+/* The ready jobs of one name: its lane's `byname` entries whose job has
+ * that name (another name may share the lane). */
+static int count_ready(jb_store *s, MDB_txn *txn, uint32_t lane,
+                       const char *name, size_t len, bool shared,
+                       size_t *out) {
+  *out = 0;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->byname, &cur);
+  if (rc) return rc;
+  uint8_t key[4];
+  lane_key(key, lane);
+  MDB_val k = {4, key}, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+       rc == 0 && k.mv_size == JB_BYNAME_KEY_LEN &&
+       memcmp(k.mv_data, key, 4) == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (shared) {
+      jb_jobhdr h;
+      MDB_val posting;
+      const char *n;
+      size_t nl;
+      if (v.mv_size != 16 ||
+          jb__job_header(s, txn, v.mv_data, &h, &posting) != 0 ||
+          !jb__history_posting_name(posting.mv_data, posting.mv_size, &n,
+                                    &nl) ||
+          nl != len || memcmp(n, name, len) != 0)
+        continue;
+    }
+    (*out)++;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
+}
+
+static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
+                      uint8_t flags, int64_t changed_us) {
+  list_ctx *c = arg;
+  size_t ready = 0;
+  if (c->counts) {
+    /* Whether another name shares the lane: rare; then each job's name
+     * is read. */
+    uint8_t lk[4];
+    lane_key(lk, lane);
+    MDB_val k = {4, lk}, v;
+    bool shared = mdb_get(c->txn, c->s->queues, &k, &v) == 0 &&
+                  v.mv_size != sizeof(jb_queuerec) + len;
+    int rc = count_ready(c->s, c->txn, lane, name, len, shared, &ready);
+    if (rc) return rc;
+  }
+  int r = c->visit(c->arg, name, len, (flags & JB_QUEUE_F_PAUSED) != 0,
+                   changed_us, ready);
+  if (r == 0) return 0;
+  /* The transaction's return would read it as an LMDB or errno code. */
+  c->stopped = r;
+  return MDB_NOTFOUND;
+}
+
+static int list_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  list_ctx *c = vctx;
+  c->s = s;
+  c->txn = txn;
+  int rc = read_queuectl(s, txn, &c->queuectl);
+  if (rc) return rc;
+  rc = jb__queue_walk(s, txn, list_visit, c);
+  return rc == MDB_NOTFOUND && c->stopped ? 0 : rc;
+}
+
+int jb__store_queue_list(jb_store *s, bool counts, jb_store_queue_visit visit,
+                         void *arg, bool *board_paused) {
+  list_ctx c = {.visit = visit, .arg = arg, .counts = counts};
+  int rc = jb__store_read(s, list_body, &c);
+  if (board_paused)
+    *board_paused = rc == JB_OK && (c.queuectl & JB_QUEUECTL_BOARD);
+  return rc == JB_OK && c.stopped ? c.stopped : rc;
+}

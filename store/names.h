@@ -1,0 +1,115 @@
+/*
+ * names.h - job names as queues (schema 10). Inside store/ only.
+ *
+ * A job's *lane* is a 32-bit hash of its name (FNV-1a), kept in its header
+ * (jb_jobhdr.lane). Two tables follow the names:
+ *
+ *  - `byname`: key lane (u32 BE) + jobkey, value the job's uuid: exactly
+ *    the jobs in `ready`, so the ready jobs of one name are a key range in
+ *    listing order. Every put into or delete from `ready` goes through
+ *    jb__ready_add / jb__ready_remove, which keep both.
+ *  - `queues`: key lane (u32 BE), value one or more entries (two names may
+ *    share a lane), each a jb_queuerec followed by the name's bytes: every
+ *    name ever posted, and its controls (paused). A post reads it; only a
+ *    name's first post writes it.
+ *
+ * A claim by names seeks each chosen lane's first `byname` key and takes
+ * the lowest jobkey among them: O(lanes x log n) per claim, whatever the
+ * board holds. A lane shared by two names is the rare case where a
+ * candidate's own name is compared.
+ *
+ * The meta record "queuectl" (u32) says whether any control is in force:
+ * bit 31 the whole board paused, the low bits the number of names with a
+ * control. Absent or 0, claim-next walks `ready` as before and reads
+ * nothing else.
+ */
+#ifndef JOBBOARD_STORE_NAMES_H
+#define JOBBOARD_STORE_NAMES_H
+
+#include "txn.h"
+
+#define JB_BYNAME_KEY_LEN (4 + JB_JOBKEY_LEN)
+#define JB_QUEUECTL_KEY "queuectl"
+#define JB_QUEUECTL_BOARD 0x80000000u
+
+enum {
+  JB_QUEUE_F_PAUSED = 1u << 0,
+};
+
+typedef struct {
+  uint8_t format; /* 1 */
+  uint8_t flags;  /* JB_QUEUE_F_* */
+  uint16_t name_len;
+  uint32_t pad;
+  int64_t changed_us; /* the last change of its controls (0: none yet) */
+} jb_queuerec; /* followed by name_len bytes */
+
+uint32_t jb__lane(const void *name, size_t len);
+uint32_t jb__hdr_lane(const jb_jobhdr *h);
+void jb__hdr_set_lane(jb_jobhdr *h, uint32_t lane);
+/* The lane of a posting's name (0 when the posting does not start with a
+ * uuid and a name: check reports such a job). */
+uint32_t jb__posting_lane(const void *posting, size_t len);
+
+/* Put a job into `ready` (and `byname`). put_flags as mdb_put's (0 or
+ * MDB_NOOVERWRITE: then MDB_KEYEXIST when the key is held). */
+int jb__ready_add(jb_store *s, MDB_txn *txn,
+                  const uint8_t jobkey[JB_JOBKEY_LEN], const uint8_t uuid[16],
+                  int64_t modified_us, uint32_t lane, unsigned put_flags);
+/* Take a job out of `ready` (and `byname`): MDB_NOTFOUND when it is not
+ * in `ready` (nothing changed). */
+int jb__ready_remove(jb_store *s, MDB_txn *txn,
+                     const uint8_t jobkey[JB_JOBKEY_LEN], uint32_t lane);
+/* The `byname` entry alone (a cursor already deleted the `ready` one). */
+int jb__byname_remove(jb_store *s, MDB_txn *txn,
+                      const uint8_t jobkey[JB_JOBKEY_LEN], uint32_t lane);
+/* jb__ready_add with the lane read from the job's header. */
+int jb__ready_add_job(jb_store *s, MDB_txn *txn,
+                      const uint8_t jobkey[JB_JOBKEY_LEN],
+                      const uint8_t uuid[16], int64_t modified_us,
+                      unsigned put_flags);
+
+/* Record that `name` (of lane `lane`) has jobs: a read, and a write only
+ * the first time. */
+int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
+                   size_t len);
+
+/* The names with a control, for claim-next: loaded once per transaction
+ * that needs them. */
+typedef struct {
+  uint32_t lane;
+  uint8_t flags;
+  uint16_t name_len;
+  char *name;
+} jb_queue_ctl;
+
+typedef struct {
+  uint32_t queuectl; /* the meta record */
+  jb_queue_ctl *v;   /* the names with a control */
+  size_t n, cap;
+} jb_queue_ctls;
+
+int jb__queue_ctls_load(jb_store *s, MDB_txn *txn, jb_queue_ctls *c);
+void jb__queue_ctls_free(jb_queue_ctls *c);
+/* Is a job of `lane` and (when the lane has a control) this name blocked? */
+bool jb__queue_blocked(const jb_queue_ctls *c, uint32_t lane, const char *name,
+                       size_t name_len, bool *need_name);
+
+/* Set or clear flags of a name (JB_ENOTFOUND: no job ever had that name,
+ * unless `create`), or of the whole board (name NULL). *changed: whether
+ * anything changed. */
+int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
+                        size_t len, uint8_t set, uint8_t clear, int64_t now_us,
+                        bool *changed);
+
+/* Walk every name recorded (and its flags): visit returns non-zero to
+ * stop (that value is returned). */
+typedef int (*jb_queue_visit)(void *arg, uint32_t lane, const char *name,
+                              size_t len, uint8_t flags, int64_t changed_us);
+int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit, void *arg);
+
+/* The schema 9 -> 10 upgrade: every job's lane, every ready job's
+ * `byname` entry, every name in `queues`. */
+int jb__upgrade_lanes(jb_store *s, MDB_txn *txn);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * cmd_queues.c - names as queues at the prompt: pause, resume, queues.
+ */
+#include "cli_common.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define PAUSE_BODY(VERB, WHAT)                                                 \
+  "\n"                                                                         \
+  "Options:\n"                                                                 \
+  "  --all               " VERB " the whole board (every name) instead of\n"   \
+  "                      one name; a name's own pause is kept apart from it\n" \
+  CLI_HELP_BOARD_OPTIONS                                                       \
+  "\n"                                                                         \
+  CLI_HELP_ENV                                                                 \
+  "\n"                                                                         \
+  CLI_HELP_EXIT_COMMON ", or no job named NAME was ever posted on\n"          \
+  "     the board\n"                                                           \
+  "  Neither NAME nor --all, or both, or a NAME ending in '*', is a usage\n"   \
+  "  error (2).\n"
+
+const cli_command cli_cmd_pause = {
+    "pause", "stop claims of a job name (or of the whole board)",
+    "Usage: jobboard pause [OPTIONS] NAME\n"
+    "       jobboard pause [OPTIONS] --all\n"
+    "\n"
+    "Pause the jobs named NAME (or, with --all, every job of the board):\n"
+    "they stay on the board and are listed, but no claim-next or `work` of\n"
+    "any process takes them until `jobboard resume`. Jobs already claimed\n"
+    "are not touched: their owners finish them. A claim of one paused job\n"
+    "by its uuid (`jobboard claim`) still works. The pause is kept in the\n"
+    "board: it holds for every process and survives restarts. Workers\n"
+    "waiting for jobs sleep through it and wake at the resume. Pausing what\n"
+    "is paused changes nothing. `jobboard queues` shows what is paused.\n"
+    "Prints nothing (with --json: {\"name\", \"paused\": true}; name null for\n"
+    "--all).\n"
+    PAUSE_BODY("pause", "paused")
+    "\n"
+    "Examples:\n"
+    "  jobboard pause resize        # before a deploy of the resizer\n"
+    "  jobboard pause --all && deploy && jobboard resume --all\n",
+    CLI_O_CANCEL, 0, 1, "NAME"};
+
+const cli_command cli_cmd_resume = {
+    "resume", "let a paused job name (or the board) be claimed again",
+    "Usage: jobboard resume [OPTIONS] NAME\n"
+    "       jobboard resume [OPTIONS] --all\n"
+    "\n"
+    "Resume what `jobboard pause` paused: the jobs named NAME (or, with\n"
+    "--all, the whole board) are claimable again, and the workers waiting\n"
+    "for them wake. A name paused on its own stays paused after a resume\n"
+    "--all. Resuming what is not paused changes nothing. Prints nothing\n"
+    "(with --json: {\"name\", \"paused\": false}).\n"
+    PAUSE_BODY("resume", "resumed")
+    "\n"
+    "Example:\n"
+    "  jobboard resume resize\n",
+    CLI_O_CANCEL, 0, 1, "NAME"};
+
+const cli_command cli_cmd_queues = {
+    "queues", "list the job names of the board, paused or not, ready counts",
+    "Usage: jobboard queues [OPTIONS]\n"
+    "\n"
+    "List every name a job was ever posted with on the board, one per line:\n"
+    "the number of its jobs ready now (claimable, or held back by a pause;\n"
+    "not the claimed or delayed ones), `paused` when it is, and the name.\n"
+    "A first line says when the whole board is paused. The counts are read\n"
+    "from the index of ready jobs by name: the time grows with them.\n"
+    "With --json, one object per name: {\"name\", \"ready\", \"paused\",\n"
+    "\"paused_since\"} (paused_since: an ISO time, or null), and first\n"
+    "{\"board_paused\": true|false}.\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON "\n"
+    "\n"
+    "Example:\n"
+    "  jobboard queues | sort -rn | head\n",
+    0, 0, 0, ""};
+
+static int pause_cmd(const cli_command *cmd, int argc, char **argv,
+                     bool pause) {
+  cli_opts o;
+  int rc = cli_parse(&o, cmd, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if (o.yes || o.force)
+    return cli_cmd_usage(cmd, "--yes and --force are not options of %s",
+                         cmd->name);
+  if (o.all == (o.nargs == 1))
+    return cli_cmd_usage(cmd, o.all ? "give a NAME or --all, not both"
+                                    : "give a NAME, or --all for the whole "
+                                      "board");
+  const char *name = o.all ? NULL : o.args[0];
+  if (name && name[0] == '\0')
+    return cli_cmd_usage(cmd, "NAME: a job's name is not empty");
+  if (name && name[strlen(name) - 1] == '*')
+    return cli_cmd_usage(cmd, "NAME '%s': %s takes one exact name, not a "
+                         "prefix", name, cmd->name);
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = pause ? jb_pause(b, name) : jb_resume(b, name);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    json_t *n = name ? json_string(name) : json_null();
+    if (n == NULL) n = json_null();
+    rc = cli_json_print(json_pack("{s:o,s:b}", "name", n, "paused", pause))
+             ? CLI_EXIT_ERROR
+             : 0;
+  }
+  jb_board_close(b);
+  return rc;
+}
+
+int cmd_pause(int argc, char **argv) {
+  return pause_cmd(&cli_cmd_pause, argc, argv, true);
+}
+
+int cmd_resume(int argc, char **argv) {
+  return pause_cmd(&cli_cmd_resume, argc, argv, false);
+}
+
+typedef struct {
+  bool json;
+  bool failed;
+} queues_out;
+
+static int queue_line(const jb_queue_info *q, void *arg) {
+  queues_out *out = arg;
+  if (out->json) {
+    json_t *n = json_string(q->name);
+    json_t *since = json_null();
+    if (q->paused && q->changed_us) {
+      char t[64];
+      cli_format_time(t, sizeof t, q->changed_us);
+      since = json_string(t);
+    }
+    if (cli_json_print(json_pack("{s:o,s:I,s:b,s:o}", "name",
+                                 n ? n : json_null(), "ready",
+                                 (json_int_t)q->ready, "paused", q->paused,
+                                 "paused_since", since)))
+      out->failed = true;
+    return 0;
+  }
+  printf("%8zu %-6s ", q->ready, q->paused ? "paused" : "");
+  cli_put_text(stdout, q->name);
+  putchar('\n');
+  return 0;
+}
+
+static int stop_at_once(const jb_queue_info *q, void *arg) {
+  (void)q;
+  (void)arg;
+  return 1;
+}
+
+int cmd_queues(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_queues, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
+  queues_out out = {.json = o.json};
+  int paused = 0;
+  /* The board's own pause first (a walk stopped at once reads it). */
+  int st = jb_queues_foreach(b, stop_at_once, NULL, &paused);
+  if (st == 1) st = JB_OK;
+  if (st == JB_OK) {
+    if (o.json) {
+      if (cli_json_print(json_pack("{s:b}", "board_paused", paused)))
+        out.failed = true;
+    } else if (paused) {
+      puts("the whole board is paused (jobboard resume --all)");
+    }
+    st = jb_queues_foreach(b, queue_line, &out, NULL);
+  }
+  if (st == JB_OK && out.failed) rc = CLI_EXIT_ERROR;
+  if (st != JB_OK) rc = cli_fail(st);
+  jb_board_close(b);
+  return rc;
+}
