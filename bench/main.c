@@ -25,6 +25,7 @@
 #include "bench_threads.h"
 #include "bench_batch.h"
 #include "bench_wake.h"
+#include "bench_names.h"
 #include "bench_worker.h"
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
@@ -374,6 +375,12 @@ static const char bench_help[] =
     "  --wakes N       samples of the wake-up latency (default 2000; 0\n"
     "                  skips it); see \"Wake-up\" above. With --redis:\n"
     "                  samples per notice poster (default 300)\n"
+    "  --names N       only claim-next by job name: a board of --names-jobs\n"
+    "                  jobs (default 1,000,000) over N names, behind 100,000\n"
+    "                  of a name posted first; p50/p99 of --names-claims\n"
+    "                  claims (default 20,000) by one, three names, a prefix,\n"
+    "                  every name, and every name with names paused; SQLite\n"
+    "                  beside it when built with it (bench/bench_names.h)\n"
     "  --no-claims     skip the kinds of claim (they run when none is\n"
     "                  measured)\n"
     "  --board DIR     make the boards under DIR, which must be empty or\n"
@@ -537,6 +544,9 @@ typedef struct {
   size_t batch[BENCH_MAX_LIST];     /* --batch LIST (none: skipped) */
   size_t nbatch;
   size_t post_jobs;       /* --post-jobs N */
+  size_t names;           /* --names N: claim-next by name (0: skipped) */
+  size_t names_jobs;      /* --names-jobs J */
+  size_t names_claims;    /* --names-claims C */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -666,7 +676,8 @@ enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_PROCS_MODE,
        OPT_NAMESPACE, OPT_POLL, OPT_POLL_WAKES, OPT_CYCLES, OPT_PEERS,
        OPT_FLUSH_INTERVAL,
        OPT_THREADS, OPT_BATCH, OPT_POST_JOBS, OPT_FLEET, OPT_FLEET_WAKES,
-       OPT_FLEET_SYNC, OPT_FLEET_HISTORY, OPT_JOBBOARD };
+       OPT_FLEET_SYNC, OPT_FLEET_HISTORY, OPT_JOBBOARD, OPT_NAMES,
+       OPT_NAMES_JOBS, OPT_NAMES_CLAIMS };
 
 
 /* Returns -1 to go on, else the exit code. */
@@ -700,6 +711,9 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"fleet-sync", required_argument, NULL, OPT_FLEET_SYNC},
       {"fleet-history", required_argument, NULL, OPT_FLEET_HISTORY},
       {"jobboard", required_argument, NULL, OPT_JOBBOARD},
+      {"names", required_argument, NULL, OPT_NAMES},
+      {"names-jobs", required_argument, NULL, OPT_NAMES_JOBS},
+      {"names-claims", required_argument, NULL, OPT_NAMES_CLAIMS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -721,6 +735,8 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                     .batch = DEFAULT_BATCH,
                     .nbatch = DEFAULT_NBATCH,
                     .post_jobs = DEFAULT_POST_JOBS,
+                    .names_jobs = 1000000,
+                    .names_claims = 20000,
                     .fleet = DEFAULT_FLEET,
                     .nfleet = DEFAULT_NFLEET,
                     .fleet_wakes = DEFAULT_FLEET_WAKES,
@@ -842,6 +858,20 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
                             1000000)))
         return rc;
       o->fleet_given = true;
+      break;
+    case OPT_NAMES:
+      if ((rc = parse_count(&o->names, "--names", optarg, 1, 100000)))
+        return rc;
+      break;
+    case OPT_NAMES_JOBS:
+      if ((rc = parse_count(&o->names_jobs, "--names-jobs", optarg, 1,
+                            100000000)))
+        return rc;
+      break;
+    case OPT_NAMES_CLAIMS:
+      if ((rc = parse_count(&o->names_claims, "--names-claims", optarg, 1,
+                            10000000)))
+        return rc;
       break;
     case OPT_JOBBOARD:
       if (optarg[0] == '\0')
@@ -1903,6 +1933,52 @@ int main(int argc, char **argv) {
   return rc;
 }
 
+/* --names: claim-next by job name, jobboard beside SQLite. */
+static void names_print(const char *side, const bench_names_side *r,
+                        bool json) {
+  for (int sc = 0; sc < BENCH_NAMES_N; sc++) {
+    const bench_lat *l = &r->lat[sc];
+    if (json) {
+      bench_json_line(json_pack("{s:s,s:s,s:s,s:I,s:f,s:f,s:f}", "type",
+                                "names", "side", side, "case",
+                                bench_names_label[sc], "claims",
+                                (json_int_t)l->samples, "p50_us",
+                                l->p50_us, "p99_us", l->p99_us, "build_s",
+                                r->build_s));
+    } else {
+      printf("  %-9s %-28s %7zu claims  p50 %9.1f us  p99 %9.1f us\n", side,
+             bench_names_label[sc], l->samples, l->p50_us, l->p99_us);
+    }
+  }
+  if (!json) printf("  %-9s built in %.1f s\n\n", side, r->build_s);
+}
+
+static int run_names(bench_ctx *x, const bench_opts *o, const char *cpu,
+                     const char *kernel, long ncpu, const char *fs) {
+  if (!o->json)
+    printf("jobboard-bench %s: claim-next by job name, %zu jobs over %zu "
+           "names\n(behind 100,000 jobs of a name posted first), durability "
+           "none\n\n  machine   %ld cpus, %s, Linux %s\n  boards    %s "
+           "(%s)\n\n",
+           jb_version(NULL, NULL, NULL), o->names_jobs, o->names, ncpu, cpu,
+           kernel, x->root, fs);
+  char dir[4200], err[512];
+  bench_names_side r;
+  int rc = make_sub(x, "names", dir, sizeof dir);
+  if (rc) return rc;
+  if (bench_names_board(&r, dir, o->names_jobs, o->names, o->names_claims,
+                        err, sizeof err))
+    return bench_fail("names", err);
+  names_print("jobboard", &r, o->json);
+  if ((rc = make_sub(x, "names-sqlite", dir, sizeof dir))) return rc;
+  if (bench_names_sqlite(&r, dir, o->names_jobs, o->names, o->names_claims,
+                         err, sizeof err) == 0)
+    names_print("SQLite", &r, o->json);
+  else if (!o->json)
+    printf("  SQLite    not measured: %s\n", err);
+  return 0;
+}
+
 static int run(int argc, char **argv) {
   bench_opts o;
   int rc = parse_args(&o, argc, argv);
@@ -1920,6 +1996,10 @@ static int run(int argc, char **argv) {
   const char *fs = fs_name(x.root);
 
   int ret;
+  if (o.names) {
+    ret = run_names(&x, &o, cpu, un.release, ncpu, fs);
+    goto done;
+  }
   if (o.redis != NULL) {
 #ifdef JB_WITH_REDIS
     if (o.json)

@@ -272,6 +272,28 @@ fi
 refuse "--procs-mode bogus" "--procs-mode: 'bogus' is not a mode" \
     --procs-mode bogus
 
+# --- claim-next by name (--names): every case has its claims -------------
+# A tiny board: each case of jobboard's side (and SQLite's when built with
+# it) claims jobs and says how many; "one name" takes only from n0..n3.
+if "$BENCH" --names 4 --names-jobs 400 --names-claims 20 --json \
+    --board "$tmp/nm" >"$tmp/nm.json" 2>"$tmp/nm.err" &&
+    "$PYTHON" - "$tmp/nm.json" "$JB_SQLITE" >>"$tmp/nm.err" 2>&1 <<'EOF2'
+import json, sys
+n = [v for v in map(json.loads, open(sys.argv[1])) if v["type"] == "names"]
+sides = {"jobboard"} | ({"SQLite"} if sys.argv[2] == "yes" else set())
+if {v["side"] for v in n} != sides: sys.exit("bad sides: %r" % n)
+for v in n:
+    if not v["claims"] > 0 or not v["p50_us"] > 0:
+        sys.exit("bad: %r" % v)
+if len(n) != 6 * len(sides): sys.exit("bad: %d lines" % len(n))
+EOF2
+then
+    pass "--names: every case claims by name, on each side"
+else
+    bad "--names: every case claims by name, on each side" "$tmp/nm.json"
+fi
+refuse "--names 0" "--names: '0' is not a number" --names 0
+
 # --- the wake-up part: timed from the post's commit -----------------------
 # Each sample's wake-up runs from the commit (seen by the bench's own
 # mdb_txn_commit in front of liblmdb's: no sample without it) and, in a
