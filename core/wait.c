@@ -8,6 +8,7 @@
 #include "store/wake.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms) {
   return jb__store_wait(b->store, fn, ctx, timeout_ms, &b->cancelled);
@@ -77,7 +78,11 @@ static int claim_try(void *vctx, int64_t *retry) {
                                      c->b, c->who, c->opts);
   if (rc != JB_ENOTFOUND) return rc;
   size_t n = 0;
-  rc = jb__store_wait_state(c->b->store, JB_ONLY_UNCLAIMED, &n, retry);
+  bool names = c->opts && c->opts->version >= 3 && c->opts->n_names;
+  rc = jb__store_wait_state(c->b->store,
+                            JB_ONLY_UNCLAIMED | (names ? JB__COUNT_FOR_NAMES
+                                                       : JB__COUNT_FOR_CLAIM),
+                            &n, retry);
   if (rc != JB_OK) return rc;
   /* Claimable, yet claim-next found nothing: the claim-next after this one
    * returns the lapsed claims to the ready index. Not a busy loop: a
@@ -86,8 +91,23 @@ static int claim_try(void *vctx, int64_t *retry) {
   return JB__AGAIN;
 }
 
+/* The wake bits a claim-next sleeps for (store/wake.h): every commit's,
+ * or with names only the commits that make ready a job of one of its
+ * lanes (a prefix: any lane's), and pokes. */
+static uint32_t claim_mask(const jb_claim_options *o) {
+  if (!o || o->version < 3 || !o->n_names || !o->names) return JB_WAKE_ANY;
+  uint32_t m = 0;
+  for (size_t i = 0; i < o->n_names; i++) {
+    size_t len = strlen(o->names[i]);
+    if (len && o->names[i][len - 1] == '*') return JB_WAKE_LANES;
+    m |= JB_WAKE_LANE(jb__name_lane(o->names[i], len));
+  }
+  return m;
+}
+
 static int claim_wait(claim_ctx *c, int64_t timeout_ms) {
-  int rc = jb__board_wait(c->b, claim_try, c, timeout_ms);
+  int rc = jb__store_wait_mask(c->b->store, claim_try, c, timeout_ms,
+                               &c->b->cancelled, claim_mask(c->opts));
   if (rc == JB_ETIMEDOUT)
     jb__err(JB_ETIMEDOUT, "board %s: nothing claimable after %" PRId64 " ms",
             c->b->path, timeout_ms);

@@ -343,14 +343,17 @@ static int after_failure(jb_store *s, int rc, bool unknown, int attempt,
  * once, as run() always did. */
 typedef struct {
   bool wrote, stale;
+  uint32_t lanes; /* the wake bits of the lanes its commits made ready */
 } commit_note;
 
-static void signal_or_note(jb_store *s, bool stale, commit_note *note) {
+static void signal_or_note(jb_store *s, bool stale, uint32_t lanes,
+                           commit_note *note) {
   if (note) {
     note->wrote = true;
     note->stale = note->stale || stale;
+    note->lanes |= lanes;
   } else {
-    jb__signal_commit(s, stale); /* wake the board's waiters */
+    jb__signal_commit(s, stale, lanes); /* wake the board's waiters */
   }
 }
 
@@ -371,10 +374,14 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
     MDB_txn *txn = NULL;
     bool wrote = false, stale = false, unknown = false;
     uint64_t txnid = 0;
+    uint32_t lanes = 0;
     pthread_rwlock_rdlock(&s->resize_lock);
     size_t seen = map_size(s);
     int rc = mdb_txn_begin(s->env, NULL, flags, &txn);
     if (rc == 0) {
+      /* Taken (below) while the write transaction is still this thread's:
+       * once it commits, another thread's write may begin and reset it. */
+      if (!(flags & MDB_RDONLY)) s->wake_lanes = 0;
       rc = body(s, txn, ctx, &status);
       if (rc == 0 && (flags & MDB_RDONLY)) {
         rc = keep_dbis ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
@@ -384,6 +391,7 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
       } else if (rc == 0) {
         stale = jb__signal_stale(s, txn);
         txnid = mdb_txn_id(txn);
+        lanes = s->wake_lanes;
         rc = mdb_txn_commit(txn);
         wrote = rc == 0;
         unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, &rc);
@@ -398,7 +406,7 @@ static int run_ex(jb_store *s, unsigned flags, bool keep_dbis,
       continue;
     }
     if (wrote) {
-      signal_or_note(s, stale, note);
+      signal_or_note(s, stale, lanes, note);
       int arc = after_commit(s, txnid);
       if (arc != JB_OK) return arc;
     }
@@ -556,9 +564,11 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
     MDB_txn *txn = NULL;
     bool wrote = false, stale = false, unknown = false;
     size_t succeeded = 0;
+    uint32_t lanes = 0;
     pthread_rwlock_rdlock(&s->resize_lock);
     size_t seen = map_size(s);
     int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc == 0) s->wake_lanes = 0; /* as in run_ex */
     for (size_t i = 0; rc == 0 && i < n; i++) {
       jb_store_req *r = reqs[i];
       int status = JB_OK;
@@ -598,6 +608,7 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
     } else if (rc == 0 && succeeded > 0) {
       stale = jb__signal_stale(s, txn);
       txnid = mdb_txn_id(txn);
+      lanes = s->wake_lanes;
       rc = mdb_txn_commit(txn);
       wrote = rc == 0;
       unknown = rc != 0 && rc != EINTR && commit_left_unknown(s, &rc);
@@ -606,7 +617,7 @@ static int run_group(jb_store *s, jb_store_req **reqs, size_t n,
     }
     pthread_rwlock_unlock(&s->resize_lock);
     if (wrote) {
-      signal_or_note(s, stale, note);
+      signal_or_note(s, stale, lanes, note);
       int arc = after_commit(s, txnid);
       if (arc != JB_OK) return fail_all(reqs, n, arc);
     }
@@ -806,7 +817,7 @@ int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   int rc;
   if (n > 1) atomic_fetch_add(&test_groups, 1);
   int64_t t0 = jb__mono_us();
-  commit_note note = {false, false};
+  commit_note note = {false, false, 0};
   if (n == 1) {
     rc = run_ex(s, 0, false, body, ctx, &note); /* alone: as it always ran */
   } else {
@@ -844,7 +855,7 @@ int jb__store_write(jb_store *s, jb_txn_body body, void *ctx) {
   if (note.wrote) {
     char msg[sizeof w.req.msg];
     if (rc != JB_OK) snprintf(msg, sizeof msg, "%s", jb_errmsg());
-    jb__signal_commit(s, note.stale);
+    jb__signal_commit(s, note.stale, note.lanes);
     if (rc != JB_OK) jb__err(rc, "%s", msg);
   }
   return rc;

@@ -5,6 +5,7 @@
 #include "names.h"
 
 #include "history.h"
+#include "wake.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,10 @@ uint32_t jb__lane(const void *name, size_t len) {
     h *= 16777619u;
   }
   return h;
+}
+
+uint32_t jb__name_lane(const char *name, size_t len) {
+  return jb__lane(name, len);
 }
 
 uint32_t jb__hdr_lane(const jb_jobhdr *h) {
@@ -61,6 +66,7 @@ int jb__ready_add(jb_store *s, MDB_txn *txn,
   byname_key(bk, lane, jobkey);
   k = (MDB_val){sizeof bk, bk};
   v = (MDB_val){16, (void *)uuid};
+  s->wake_lanes |= JB_WAKE_LANE(lane);
   return mdb_put(txn, s->byname, &k, &v, 0);
 }
 
@@ -276,6 +282,7 @@ int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
     if (clear & JB_QUEUE_F_PAUSED) nv &= ~JB_QUEUECTL_BOARD;
     if (nv == ctl) return 0;
     *changed = true;
+    if (clear) s->wake_lanes |= JB_WAKE_LANES; /* every name may be due */
     return write_queuectl(s, txn, nv);
   }
   uint32_t lane = jb__lane(name, len);
@@ -297,6 +304,7 @@ int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
   uint8_t nf = (uint8_t)((q.flags | set) & ~clear);
   if (nf == q.flags) return 0;
   *changed = true;
+  if (clear) s->wake_lanes |= JB_WAKE_LANE(lane);
   bool had = q.flags != 0;
   q.flags = nf;
   q.changed_us = now_us;

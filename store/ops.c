@@ -2023,6 +2023,17 @@ static int count_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                     &st);
   if (rc) return rc;
   *ctx->count = st.ms_entries;
+  if (ctx->flags & JB__COUNT_FOR_NAMES) {
+    *ctx->count = 0;
+  } else if (ctx->flags & JB__COUNT_FOR_CLAIM) {
+    jb_queue_ctls c = {0};
+    if ((rc = jb__queue_ctls_load(s, txn, &c))) {
+      jb__queue_ctls_free(&c);
+      return rc;
+    }
+    if (c.queuectl) *ctx->count = 0;
+    jb__queue_ctls_free(&c);
+  }
   if (ctx->flags & JB_ONLY_UNCLAIMED) {
     size_t lapsed = 0, due = 0;
     int64_t next_due;

@@ -454,6 +454,8 @@ int jb__store_post_x(jb_store *s, const jb_store_post *posts, size_t n,
  * "images.", "*" every name)? */
 bool jb__name_chosen(const char *const *names, size_t n, const char *name,
                      size_t len);
+/* A name's lane (names.h). */
+uint32_t jb__name_lane(const char *name, size_t len);
 
 /* Names as queues (names.h). Pause (set JB_STORE_Q_PAUSED) or resume
  * (clear it) the name name[0..len) (JB_ENOTFOUND with a message when no
@@ -683,6 +685,14 @@ int jb__store_owner(jb_store *s, const uint8_t uuid[16],
                     char owner[JB_WHO_MAX + 1], jb_state *state);
 
 int jb__store_count(jb_store *s, size_t *out, unsigned flags);
+/* jb__store_count's flag for a claim-next's wait (with JB_ONLY_UNCLAIMED):
+ * the ready jobs count only when no name is chosen and no control is in
+ * force; else only the lapsed claims and due jobs the next claim-next
+ * returns to `ready` count (a ready job of another name, or a paused one,
+ * is nothing this waiter can take, and must not make it look again every
+ * millisecond). */
+#define JB__COUNT_FOR_NAMES (1u << 30)
+#define JB__COUNT_FOR_CLAIM (1u << 29)
 
 /* One job of a scan batch: offsets point into the batch's byte buffer. */
 typedef struct {

@@ -44,6 +44,10 @@ struct jb_store {
   MDB_dbi delayed, due, jobx, unique; /* schema 8 (store.h) */
   MDB_dbi schedules;                  /* schema 8 (store/schedule.c) */
   MDB_dbi byname, queues;             /* schema 10 (store/names.h) */
+  /* The lanes (names.h) whose jobs the write transaction under way made
+   * ready, as wake bits (wake.h JB_WAKE_LANE): reset when a write
+   * transaction begins, read by its commit's wake-up. */
+  uint32_t wake_lanes;
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write

@@ -124,6 +124,8 @@ struct jb_watcher {
 
 static const MDB_val meta_key = {6, "signal"};
 
+atomic_ulong jb__wait_attempts;
+
 /* ---------------------------------------------------------------- futex */
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val,
@@ -135,16 +137,22 @@ static void wake_all(sig_hdr *h) {
   futex(&h->seq, FUTEX_WAKE, INT_MAX, NULL, 0);
 }
 
+/* Wake the waiters whose bitset meets `mask` (wake.h JB_WAKE_*). */
+static void wake_mask(sig_hdr *h, uint32_t mask) {
+  futex(&h->seq, FUTEX_WAKE_BITSET, INT_MAX, NULL, mask);
+}
+
 /* Sleep while seq == val, until `deadline` (CLOCK_MONOTONIC us; INT64_MAX:
  * none). Shared (not FUTEX_PRIVATE): the word is in a file mapping. */
-static void wait_on(sig_hdr *h, uint32_t val, int64_t deadline) {
+static void wait_on(sig_hdr *h, uint32_t val, int64_t deadline,
+                    uint32_t mask) {
   struct timespec ts, *tp = NULL;
   if (deadline != INT64_MAX) {
     ts.tv_sec = (time_t)(deadline / 1000000);
     ts.tv_nsec = (long)(deadline % 1000000) * 1000;
     tp = &ts;
   }
-  futex(&h->seq, FUTEX_WAIT_BITSET, val, tp, FUTEX_BITSET_MATCH_ANY);
+  futex(&h->seq, FUTEX_WAIT_BITSET, val, tp, mask);
 }
 
 /* ----------------------------------------------------------------- file */
@@ -329,7 +337,7 @@ bool jb__signal_stale(jb_store *s, MDB_txn *txn) {
   return rc != 0 || v.mv_size != 16 || memcmp(v.mv_data, m->id, 16) != 0;
 }
 
-void jb__signal_commit(jb_store *s, bool stale) {
+void jb__signal_commit(jb_store *s, bool stale, uint32_t lanes) {
   /* A rebuilt file elsewhere: follow it first. Should that fail (the
    * message is dropped: the write itself succeeded), the old file is
    * bumped, and the next write tries again. */
@@ -337,7 +345,8 @@ void jb__signal_commit(jb_store *s, bool stale) {
   struct jb_sigmap *m = current(s);
   if (m == NULL) return;
   atomic_fetch_add(&m->hdr->seq, 1);
-  if (atomic_load(&m->hdr->waiters) != 0) wake_all(m->hdr);
+  if (atomic_load(&m->hdr->waiters) != 0)
+    wake_mask(m->hdr, JB_WAKE_GENERAL | lanes);
 }
 
 void jb__signal_poke(jb_store *s) {
@@ -622,6 +631,12 @@ static int wait_polling(jb_store *s, jb_wait_fn fn, void *ctx,
 
 int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
                    const atomic_int *cancelled) {
+  return jb__store_wait_mask(s, fn, ctx, timeout_ms, cancelled, JB_WAKE_ANY);
+}
+
+int jb__store_wait_mask(jb_store *s, jb_wait_fn fn, void *ctx,
+                        int64_t timeout_ms, const atomic_int *cancelled,
+                        uint32_t mask) {
   int64_t start = jb__mono_us();
   int64_t deadline = INT64_MAX;
   if (timeout_ms >= 0 && timeout_ms < (INT64_MAX - start) / 1000 - 1)
@@ -647,6 +662,7 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
     struct jb_sigmap *m = current(s);
     uint32_t v = atomic_load(&m->hdr->seq);
     int64_t retry = INT64_MAX;
+    atomic_fetch_add(&jb__wait_attempts, 1);
     rc = fn(ctx, &retry);
     if (rc != JB__AGAIN) return rc;
     int64_t now = jb__mono_us();
@@ -659,7 +675,7 @@ int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
     atomic_fetch_add(&m->hdr->waiters, 1);
     if (atomic_load(&m->hdr->seq) == v && !atomic_load(cancelled) &&
         atomic_load(&s->sig_dirgen) == seen)
-      wait_on(m->hdr, v, until);
+      wait_on(m->hdr, v, until, mask);
     atomic_fetch_sub(&m->hdr->waiters, 1);
   }
 }

@@ -17,6 +17,18 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* Wake bits (the futex's bitset). Every commit wakes the waiters of
+ * JB_WAKE_ANY (every wait but a claim-next by names); a commit that made
+ * ready a job of lane L (names.h) also wakes those of JB_WAKE_LANE(L), so a
+ * claim-next waiting for some names sleeps through the commits that make
+ * no job of its names ready (a lane's bit is shared by one name in 31: a
+ * wake-up for another name's job costs a re-check). A poke wakes every
+ * waiter. */
+#define JB_WAKE_GENERAL (1u << 31)
+#define JB_WAKE_LANE(lane) (1u << ((lane) % 31u))
+#define JB_WAKE_LANES 0x7fffffffu
+#define JB_WAKE_ANY 0xffffffffu
+
 /* The file's name inside the board directory. */
 #define JB_SIGNAL_FILE "signal"
 
@@ -30,9 +42,11 @@ void jb__signal_close(jb_store *s);
  * a signal file other than the one this process has mapped (it was
  * deleted and rebuilt by another process)? */
 bool jb__signal_stale(jb_store *s, MDB_txn *txn);
-/* After a committed write: bump the counter and wake the waiters (after
- * first following a rebuilt file when `stale`). */
-void jb__signal_commit(jb_store *s, bool stale);
+/* After a committed write: bump the counter and wake the waiters of
+ * JB_WAKE_GENERAL and of `lanes` (the wake bits of the lanes it made
+ * ready, taken before the commit), after first following a rebuilt file
+ * when `stale`. */
+void jb__signal_commit(jb_store *s, bool stale, uint32_t lanes);
 
 /* Does this process's watcher follow process `p` (a pidfd open, its end
  * not signalled)? Then `p` runs, as far as any reader here needs to know:
@@ -48,6 +62,14 @@ void jb__signal_poke(jb_store *s);
  * cancel (`*cancelled` non-zero: JB_EINTERRUPTED), attempt again. */
 int jb__store_wait(jb_store *s, jb_wait_fn fn, void *ctx, int64_t timeout_ms,
                    const atomic_int *cancelled);
+/* How many times the waits of this process looked at the board (each
+ * attempt of a wait loop): for tests of who is woken. */
+extern atomic_ulong jb__wait_attempts;
+
+/* jb__store_wait sleeping only for the wake bits `mask` (above). */
+int jb__store_wait_mask(jb_store *s, jb_wait_fn fn, void *ctx,
+                        int64_t timeout_ms, const atomic_int *cancelled,
+                        uint32_t mask);
 
 /* What a waiter for jobs needs to know, in one read transaction: the
  * number of jobs (or, with JB_ONLY_UNCLAIMED, of claimable jobs) and, for

@@ -7,6 +7,7 @@
  */
 #include "helpers.h"
 #include "store/names.h"
+#include "store/wake.h"
 
 #include <lmdb.h>
 #include <pthread.h>
@@ -285,6 +286,66 @@ static void a_waiter_on_names_takes_only_its_names(void **state) {
   assert_int_equal(st, JB_STATE_UNCLAIMED);
 }
 
+/* A waiter on names sleeps through commits that make no job of its names
+ * ready: 200 posts of another name (of another wake bit) cost it a few
+ * looks at the board, not 200; a post of its name wakes it. */
+static void a_waiter_on_names_sleeps_through_other_names(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  assert_true(JB_WAKE_LANE(jb__lane("mine", 4)) !=
+              JB_WAKE_LANE(jb__lane("other", 5)));
+  waiter_arg a = {.dir = f->dir, .rc = -1};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, waiter, &a), 0);
+  usleep(200 * 1000); /* it sleeps */
+  unsigned long before = atomic_load(&jb__wait_attempts);
+  for (int i = 0; i < 200; i++) jbt_post(NULL, b, "other", JB_PRIORITY_NORMAL);
+  usleep(100 * 1000);
+  unsigned long looks = atomic_load(&jb__wait_attempts) - before;
+  char mine[JB_UUID_STRLEN];
+  jbt_post(mine, b, "mine", JB_PRIORITY_LOW);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(a.rc, JB_OK);
+  assert_string_equal(a.got, mine);
+  /* A plain waiter would look after nearly every one of the 200 commits. */
+  if (looks > 5) fail_msg("the waiter on names looked %lu times", looks);
+}
+
+/* A claim-next waiting on a paused board that holds ready jobs sleeps
+ * (it does not look again every millisecond), and the resume wakes it. */
+typedef struct {
+  jb_board *b;
+  char got[JB_UUID_STRLEN];
+  int rc;
+} plain_arg;
+
+static void *plain_waiter(void *p) {
+  plain_arg *a = p;
+  jb_claim_options co = JB_CLAIM_OPTIONS_INIT;
+  co.wait_ms = 10000;
+  a->rc = jb_claim_next(a->got, NULL, NULL, a->b, "waiter", &co);
+  return NULL;
+}
+
+static void a_waiter_sleeps_through_a_pause(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, b, "held", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_pause(b, NULL), JB_OK);
+  plain_arg a = {.b = b, .rc = -1};
+  unsigned long before = atomic_load(&jb__wait_attempts);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, plain_waiter, &a), 0);
+  usleep(300 * 1000);
+  unsigned long looks = atomic_load(&jb__wait_attempts) - before;
+  assert_int_equal(jb_resume(b, NULL), JB_OK);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(a.rc, JB_OK);
+  assert_string_equal(a.got, u);
+  if (looks > 5) fail_msg("the waiter looked %lu times in 300 ms", looks);
+}
+
 /* Bad arguments: a clear error, nothing claimed. */
 static void bad_names_are_refused(void **state) {
   jbt_fixture *f = *state;
@@ -393,6 +454,8 @@ int main(void) {
       T(a_paused_board_claims_nothing),
       T(claim_next_passes_many_paused_jobs),
       T(a_waiter_on_names_takes_only_its_names),
+      T(a_waiter_on_names_sleeps_through_other_names),
+      T(a_waiter_sleeps_through_a_pause),
       T(bad_names_are_refused),
       T(a_schema_9_board_gets_its_name_index),
   };
