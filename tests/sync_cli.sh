@@ -260,6 +260,35 @@ owned=$(redis-cli -s "$SOCK" get "ns1:${H[1]}.owned")
 [ "$owned" = carol ] || fail "carol's job: ns1:${H[1]}.owned is '$owned'"
 end
 
+begin "claim-next --name over jobs Redis decides: only the names chosen, through Redis; a paused name passed over"
+N=()
+for n in n-a n-b n-a n-c; do
+  jb b1 post --priority very_high "$n"
+  N+=("$out")
+done
+for u in "${N[@]}"; do
+  wait_for 15 listed ns1 "$u" || fail "$u never listed in ns1:listings"
+done
+jb b1 claim-next --who wn --name n-b
+expect_ok "claim-next --name n-b"
+[ "$out" = "${N[1]}" ] || fail "claimed $out, expected the n-b job ${N[1]}"
+owned=$(redis-cli -s "$SOCK" get "ns1:${N[1]}.owned")
+[ "$owned" = wn ] || fail "ns1:${N[1]}.owned is '$owned', expected wn"
+jb b1 pause n-a
+expect_ok "pause n-a"
+jb b1 claim-next --who wn --name 'n-*' --count 5
+expect_ok "claim-next --name 'n-*' --count 5"
+[ "$out" = "${N[3]}" ] || fail "claimed '$out', expected only the n-c job ${N[3]}"
+for u in "${N[0]}" "${N[2]}"; do
+  owned=$(redis-cli -s "$SOCK" get "ns1:$u.owned")
+  [ -z "$owned" ] || fail "paused n-a job $u is owned in Redis by '$owned'"
+done
+jb b1 resume n-a
+jb b1 claim-next --who wn --name n-a
+expect_ok "claim-next --name n-a after the resume"
+[ "$out" = "${N[0]}" ] || fail "claimed $out, expected ${N[0]}"
+end
+
 begin "SIGTERM stops jobboard sync: exit 0, status then says not running"
 kill -TERM "$SYNC_PID"
 code=""
