@@ -15,22 +15,30 @@ int jb_name_matches(const char *const *names, size_t n, const char *name) {
   return jb__name_chosen(names, n, name, strlen(name));
 }
 
+/* A name argument of pause, resume and cap (NULL allowed: the board). */
+static int name_arg(const char *name, const char *verb, size_t *len) {
+  *len = 0;
+  if (name) {
+    size_t n = strnlen(name, JB_NAME_MAX + 1);
+    *len = n;
+    if (n == 0)
+      return jb__err(JB_EINVAL, "a name to %s is not empty", verb);
+    if (n > JB_NAME_MAX)
+      return jb__err(JB_EINVAL, "name: longer than %d bytes", JB_NAME_MAX);
+    if (!jb__utf8_valid(name, n))
+      return jb__err(JB_EINVAL, "name: not valid UTF-8");
+    if (name[n - 1] == '*')
+      return jb__err(JB_EINVAL, "name '%s': a %s is by exact name, not by "
+                     "prefix", name, verb);
+  }
+  return JB_OK;
+}
+
 static int pause_set(jb_board *b, const char *name, bool pause) {
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
-  size_t len = 0;
-  if (name) {
-    len = strnlen(name, JB_NAME_MAX + 1);
-    if (len == 0)
-      return jb__err(JB_EINVAL, "a name to %s is not empty (NULL: the whole "
-                     "board)", pause ? "pause" : "resume");
-    if (len > JB_NAME_MAX)
-      return jb__err(JB_EINVAL, "name: longer than %d bytes", JB_NAME_MAX);
-    if (!jb__utf8_valid(name, len))
-      return jb__err(JB_EINVAL, "name: not valid UTF-8");
-    if (name[len - 1] == '*')
-      return jb__err(JB_EINVAL, "name '%s': pauses are by exact name, not by "
-                     "prefix (pause each name)", name);
-  }
+  size_t len;
+  int rc = name_arg(name, pause ? "pause" : "resume", &len);
+  if (rc != JB_OK) return rc;
   return jb__store_queue_set(b->store, name, len,
                              pause ? JB_STORE_Q_PAUSED : 0,
                              pause ? 0 : JB_STORE_Q_PAUSED, jb__now_us(),
@@ -38,6 +46,16 @@ static int pause_set(jb_board *b, const char *name, bool pause) {
 }
 
 int jb_pause(jb_board *b, const char *name) { return pause_set(b, name, true); }
+
+int jb_set_cap(jb_board *b, const char *name, uint32_t max_claims) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  if (name == NULL)
+    return jb__err(JB_EINVAL, "jb_set_cap: name is NULL (a cap is a name's)");
+  size_t len;
+  int rc = name_arg(name, "cap", &len);
+  if (rc != JB_OK) return rc;
+  return jb__store_queue_cap(b->store, name, len, max_claims, jb__now_us());
+}
 
 int jb_resume(jb_board *b, const char *name) {
   return pause_set(b, name, false);
@@ -49,15 +67,16 @@ typedef struct {
   char *buf;
 } fe_ctx;
 
-static int fe_visit(void *arg, const char *name, size_t len, bool paused,
-                    int64_t changed_us, size_t ready) {
+static int fe_visit(void *arg, const char *name, size_t len,
+                    const jb_store_queue *sq) {
   fe_ctx *c = arg;
   /* The name is copied out, NUL-terminated (names are at most
    * JB_NAME_MAX bytes). */
   memcpy(c->buf, name, len);
   c->buf[len] = '\0';
-  jb_queue_info q = {.name = c->buf, .paused = paused,
-                     .changed_us = changed_us, .ready = ready};
+  jb_queue_info q = {.name = c->buf, .paused = sq->paused,
+                     .changed_us = sq->changed_us, .ready = sq->ready,
+                     .cap = sq->cap, .held = sq->held};
   return c->visit(&q, c->arg);
 }
 

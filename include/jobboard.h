@@ -1192,13 +1192,32 @@ JB_EXTERN int jb_pause(jb_board *board, const char *name);
 /** Resume what jb_pause paused (the same arguments and errors). */
 JB_EXTERN int jb_resume(jb_board *board, const char *name);
 
+/**
+ * Cap the jobs of the name `name` claimed at once, across every process of
+ * the board, at `max_claims` (0: no cap). The cap is decided in each
+ * claim's own transaction, so no race exceeds it: claim-next passes the
+ * name's jobs over while it holds max_claims claims (a worker waiting for
+ * them wakes when one ends), and a claim by uuid of one is refused
+ * (JB_ENOTDUE, naming the cap). A claim that lapses (lease, holder process
+ * gone) frees its slot when a claim-next or a claim meets it. Setting a
+ * cap counts the claims the name holds now; lowering it below them takes
+ * no claim back. A claim Redis decides (on a synced board) is checked
+ * before Redis is asked when this board's claim-next takes it; taskflow's
+ * own clients know no cap. Errors: as jb_pause (no NULL name: a cap is a
+ * name's).
+ */
+JB_EXTERN int jb_set_cap(jb_board *board, const char *name,
+                         uint32_t max_claims);
+
 /** One name seen on the board (jb_queues_foreach). */
 typedef struct {
   const char *name;   /**< NUL-terminated, valid during the callback */
   int paused;         /**< 1 while paused */
-  int64_t changed_us; /**< when its pause last changed (0: never) */
+  int64_t changed_us; /**< when its pause or cap last changed (0: never) */
   size_t ready;       /**< its jobs claimable or paused now (not delayed,
                            not claimed) */
+  uint32_t cap;       /**< its cap of claims at once (0: none) */
+  uint32_t held;      /**< with a cap: its claims now */
 } jb_queue_info;
 
 /**

@@ -185,7 +185,7 @@ int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit,
       memcpy(&q, p + off, sizeof q);
       if (q.format != 1 || v.mv_size - off - sizeof q < q.name_len) break;
       int r = visit(arg, lane, (const char *)p + off + sizeof q, q.name_len,
-                    q.flags, q.changed_us);
+                    &q);
       if (r) {
         mdb_cursor_close(cur);
         return r;
@@ -218,10 +218,9 @@ static int write_queuectl(jb_store *s, MDB_txn *txn, uint32_t val) {
 }
 
 static int ctl_visit(void *arg, uint32_t lane, const char *name, size_t len,
-                     uint8_t flags, int64_t changed_us) {
-  (void)changed_us;
+                     const jb_queuerec *q) {
   jb_queue_ctls *c = arg;
-  if (!flags) return 0;
+  if (!q->flags) return 0;
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 8;
     jb_queue_ctl *v = realloc(c->v, cap * sizeof *v);
@@ -232,8 +231,9 @@ static int ctl_visit(void *arg, uint32_t lane, const char *name, size_t len,
   char *copy = malloc(len ? len : 1);
   if (!copy) return JB_ENOMEM;
   memcpy(copy, name, len);
-  c->v[c->n++] = (jb_queue_ctl){.lane = lane, .flags = flags,
-                                .name_len = (uint16_t)len, .name = copy};
+  c->v[c->n++] = (jb_queue_ctl){.lane = lane, .flags = q->flags,
+                                .name_len = (uint16_t)len, .cap = q->cap,
+                                .held = q->held, .name = copy};
   return 0;
 }
 
@@ -264,7 +264,9 @@ bool jb__queue_blocked(const jb_queue_ctls *c, uint32_t lane, const char *name,
     }
     if (c->v[i].name_len == name_len &&
         memcmp(c->v[i].name, name, name_len) == 0)
-      return (c->v[i].flags & JB_QUEUE_F_PAUSED) != 0;
+      return (c->v[i].flags & JB_QUEUE_F_PAUSED) ||
+             ((c->v[i].flags & JB_QUEUE_F_CAPPED) &&
+              c->v[i].held >= c->v[i].cap);
   }
   return false;
 }
@@ -320,6 +322,184 @@ int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
   if (had && !nf) count--;
   if (!had && nf) count++;
   return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+}
+
+/* The `queues` entry of job `uuid`'s name: its lane key, the value (a
+ * copy the caller frees) and the entry's offset in it; *found false when
+ * there is none (a job posted before its name was recorded: check says). */
+typedef struct {
+  uint8_t key[4];
+  uint8_t *val;
+  size_t len;
+  long off;
+} entry_ref;
+
+static int entry_of_name(jb_store *s, MDB_txn *txn, const char *name,
+                         size_t len, entry_ref *e, bool *found) {
+  *found = false;
+  e->val = NULL;
+  lane_key(e->key, jb__lane(name, len));
+  MDB_val k = {4, e->key}, v;
+  int rc = mdb_get(txn, s->queues, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  bool bad;
+  e->off = find_entry(v.mv_data, v.mv_size, name, len, &bad);
+  if (e->off < 0) return 0;
+  if (!(e->val = malloc(v.mv_size))) return JB_ENOMEM;
+  memcpy(e->val, v.mv_data, v.mv_size);
+  e->len = v.mv_size;
+  *found = true;
+  return 0;
+}
+
+static int entry_put(jb_store *s, MDB_txn *txn, entry_ref *e,
+                     const jb_queuerec *q) {
+  memcpy(e->val + e->off, q, sizeof *q);
+  MDB_val k = {4, e->key}, v = {e->len, e->val};
+  int rc = mdb_put(txn, s->queues, &k, &v, 0);
+  free(e->val);
+  e->val = NULL;
+  return rc;
+}
+
+/* The claims held now of the name name[0..len) of lane `lane`. */
+static int count_held(jb_store *s, MDB_txn *txn, uint32_t lane,
+                      const char *name, size_t len, uint32_t *out) {
+  *out = 0;
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->claims, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    jb_jobhdr h;
+    MDB_val posting;
+    const char *n;
+    size_t nl;
+    if (v.mv_size < 16 ||
+        jb__job_header(s, txn, v.mv_data, &h, &posting) != 0 ||
+        jb__hdr_lane(&h) != lane ||
+        !jb__history_posting_name(posting.mv_data, posting.mv_size, &n, &nl) ||
+        nl != len || memcmp(n, name, len) != 0)
+      continue;
+    (*out)++;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
+                      uint32_t cap, int64_t now_us) {
+  uint32_t ctl;
+  int rc = read_queuectl(s, txn, &ctl);
+  if (rc) return rc;
+  entry_ref e;
+  bool found;
+  if ((rc = entry_of_name(s, txn, name, len, &e, &found))) return rc;
+  if (!found)
+    return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on "
+                   "the board", (int)(len > 200 ? 200 : len), name);
+  jb_queuerec q;
+  memcpy(&q, e.val + e.off, sizeof q);
+  bool had = q.flags != 0, was_capped = (q.flags & JB_QUEUE_F_CAPPED) != 0;
+  if (cap == 0) {
+    q.flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
+    q.cap = q.held = 0;
+  } else {
+    if (!was_capped &&
+        (rc = count_held(s, txn, jb__lane(name, len), name, len, &q.held))) {
+      free(e.val);
+      return rc;
+    }
+    q.flags |= JB_QUEUE_F_CAPPED;
+    q.cap = cap;
+  }
+  q.changed_us = now_us;
+  /* A raised or removed cap may free slots: the name's waiters look. */
+  s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, len));
+  if ((rc = entry_put(s, txn, &e, &q))) return rc;
+  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
+  if (had && !q.flags) count--;
+  if (!had && q.flags) count++;
+  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+}
+
+int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   int delta) {
+  uint32_t ctl;
+  int rc = read_queuectl(s, txn, &ctl);
+  if (rc || (ctl & ~JB_QUEUECTL_BOARD) == 0) return rc;
+  jb_jobhdr h;
+  MDB_val posting;
+  const char *name;
+  size_t len;
+  rc = jb__job_header(s, txn, uuid, &h, &posting);
+  if (rc == MDB_NOTFOUND) return 0; /* check reports a claim of no job */
+  if (rc) return rc;
+  if (!jb__history_posting_name(posting.mv_data, posting.mv_size, &name, &len))
+    return 0;
+  entry_ref e;
+  bool found;
+  if ((rc = entry_of_name(s, txn, name, len, &e, &found)) || !found)
+    return rc;
+  jb_queuerec q;
+  memcpy(&q, e.val + e.off, sizeof q);
+  if (!(q.flags & JB_QUEUE_F_CAPPED)) {
+    free(e.val);
+    return 0;
+  }
+  if (delta > 0) {
+    q.held++;
+  } else if (q.held > 0) {
+    q.held--;
+    /* A slot freed: the name's waiters look again. */
+    s->wake_lanes |= JB_WAKE_LANE(jb__hdr_lane(&h));
+  }
+  return entry_put(s, txn, &e, &q);
+}
+
+int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const jb_jobhdr *h,
+                     const MDB_val *posting, bool *at_cap, uint32_t *cap_out) {
+  *at_cap = false;
+  uint32_t ctl;
+  int rc = read_queuectl(s, txn, &ctl);
+  if (rc || (ctl & ~JB_QUEUECTL_BOARD) == 0) return rc;
+  const char *name;
+  size_t len;
+  if (!jb__history_posting_name(posting->mv_data, posting->mv_size, &name,
+                                &len))
+    return 0;
+  (void)h;
+  entry_ref e;
+  bool found;
+  if ((rc = entry_of_name(s, txn, name, len, &e, &found)) || !found)
+    return rc;
+  jb_queuerec q;
+  memcpy(&q, e.val + e.off, sizeof q);
+  free(e.val);
+  *at_cap = (q.flags & JB_QUEUE_F_CAPPED) && q.held >= q.cap;
+  *cap_out = q.cap;
+  return 0;
+}
+
+typedef struct {
+  const char *name;
+  size_t len;
+  uint32_t cap;
+  int64_t now_us;
+} cap_ctx;
+
+static int cap_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  cap_ctx *c = vctx;
+  return jb__queue_set_cap(s, txn, c->name, c->len, c->cap, c->now_us);
+}
+
+int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
+                        uint32_t cap, int64_t now_us) {
+  cap_ctx c = {name, len, cap, now_us};
+  return jb__store_write(s, cap_body, &c);
 }
 
 /* --------------------------------------------------------------- upgrade */
@@ -441,7 +621,7 @@ static int count_ready(jb_store *s, MDB_txn *txn, uint32_t lane,
 }
 
 static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
-                      uint8_t flags, int64_t changed_us) {
+                      const jb_queuerec *q) {
   list_ctx *c = arg;
   size_t ready = 0;
   if (c->counts) {
@@ -455,8 +635,12 @@ static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
     int rc = count_ready(c->s, c->txn, lane, name, len, shared, &ready);
     if (rc) return rc;
   }
-  int r = c->visit(c->arg, name, len, (flags & JB_QUEUE_F_PAUSED) != 0,
-                   changed_us, ready);
+  jb_store_queue sq = {.paused = (q->flags & JB_QUEUE_F_PAUSED) != 0,
+                       .changed_us = q->changed_us,
+                       .cap = (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0,
+                       .held = (q->flags & JB_QUEUE_F_CAPPED) ? q->held : 0,
+                       .ready = ready};
+  int r = c->visit(c->arg, name, len, &sq);
   if (r == 0) return 0;
   /* The transaction's return would read it as an LMDB or errno code. */
   c->stopped = r;

@@ -34,12 +34,17 @@
 
 enum {
   JB_QUEUE_F_PAUSED = 1u << 0,
+  /* At most `cap` of its jobs claimed at once; `held` counts its claims
+   * (kept by every write of `claims`: jb__queue_held). */
+  JB_QUEUE_F_CAPPED = 1u << 1,
 };
 
 typedef struct {
   uint8_t format; /* 1 */
   uint8_t flags;  /* JB_QUEUE_F_* */
   uint16_t name_len;
+  uint32_t cap;  /* JB_QUEUE_F_CAPPED: the most claims at once */
+  uint32_t held; /* JB_QUEUE_F_CAPPED: its claims now */
   uint32_t pad;
   int64_t changed_us; /* the last change of its controls (0: none yet) */
 } jb_queuerec; /* followed by name_len bytes */
@@ -80,6 +85,7 @@ typedef struct {
   uint32_t lane;
   uint8_t flags;
   uint16_t name_len;
+  uint32_t cap, held;
   char *name;
 } jb_queue_ctl;
 
@@ -102,10 +108,23 @@ int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
                         size_t len, uint8_t set, uint8_t clear, int64_t now_us,
                         bool *changed);
 
-/* Walk every name recorded (and its flags): visit returns non-zero to
+/* Set a name's cap of claims at once (0: none): its claims held now are
+ * counted (a walk of `claims`). JB_ENOTFOUND as jb__queue_set_flags. */
+int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
+                      uint32_t cap, int64_t now_us);
+/* A claim of job `uuid` was written (delta 1) or deleted (-1): its name's
+ * count of claims, when the name has a cap. One read of meta when no name
+ * has a control. */
+int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   int delta);
+/* Is the name of this job at its cap? (*name_out, *cap_out for a message.) */
+int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const jb_jobhdr *h,
+                     const MDB_val *posting, bool *at_cap, uint32_t *cap_out);
+
+/* Walk every name recorded (and its record): visit returns non-zero to
  * stop (that value is returned). */
 typedef int (*jb_queue_visit)(void *arg, uint32_t lane, const char *name,
-                              size_t len, uint8_t flags, int64_t changed_us);
+                              size_t len, const jb_queuerec *q);
 int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit, void *arg);
 
 /* The schema 9 -> 10 upgrade: every job's lane, every ready job's

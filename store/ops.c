@@ -196,6 +196,8 @@ int jb__claim_put(jb_store *s, MDB_txn *txn,
   if (rc) return rc;
   memcpy(v.mv_data, rec, sizeof *rec);
   memcpy((uint8_t *)v.mv_data + sizeof *rec, who, who_len);
+  /* Its name's count of claims, when the name has a cap (names.h). */
+  if ((rc = jb__queue_held(s, txn, rec->uuid, 1))) return rc;
   MDB_val empty = {0, NULL};
   if (rec->flags & JB_CLAIM_F_LEASE) {
     uint8_t lk[JB_LEASEKEY_LEN];
@@ -220,6 +222,7 @@ int jb__store_drop_claim(jb_store *s, MDB_txn *txn,
   MDB_val k = {JB_JOBKEY_LEN, (void *)jobkey};
   int rc = mdb_del(txn, s->claims, &k, NULL);
   if (rc) return rc;
+  if ((rc = jb__queue_held(s, txn, rec->uuid, -1))) return rc;
   if (rec->flags & JB_CLAIM_F_LEASE) {
     uint8_t lk[JB_LEASEKEY_LEN];
     jb__lease_key(lk, rec, jobkey);
@@ -625,6 +628,24 @@ typedef struct {
                          letters (a change to commit, claim or not) */
 } claim_ctx;
 
+/* A claim by uuid of a job whose name is at its cap (names.h): refused,
+ * naming the cap. 0 when it may be claimed. */
+static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                       const jb_jobhdr *h) {
+  MDB_val posting;
+  jb_jobhdr hh;
+  int rc = jb__job_header(s, txn, uuid, &hh, &posting);
+  if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  bool at_cap = false;
+  uint32_t cap = 0;
+  if ((rc = jb__queue_at_cap(s, txn, h, &posting, &at_cap, &cap))) return rc;
+  if (!at_cap) return 0;
+  char t[JB_UUID_STRLEN];
+  fmt_uuid(t, uuid);
+  return jb__err(JB_ENOTDUE, "job %s: its name is at its cap of %u claims "
+                 "at once: not claimable until one of them ends", t, cap);
+}
+
 static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   claim_ctx *ctx = vctx;
   const jb_store_claim_req *req = ctx->req;
@@ -661,6 +682,12 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                           "claim lapsed (%s) and that was its last attempt "
                           "(it is in the dead letters)", t, why);
         return 0; /* committed: the job moved */
+      }
+      /* The lapse freed its slot; the cap may still be full. */
+      if ((rc = cap_refusal(s, txn, ctx->uuid, &h))) {
+        if (rc != JB_ENOTDUE) return rc;
+        *status = rc;
+        return 0; /* committed: the lapse */
       }
       if ((rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h))))
         return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
@@ -702,6 +729,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      req->who_len, req->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
+  if (!decided && (rc = cap_refusal(s, txn, ctx->uuid, &h))) return rc;
   rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h));
   if (rc == MDB_NOTFOUND) {
     /* Delayed: claimable once due (then it leaves `delayed` here). */
@@ -1319,10 +1347,11 @@ static int lane_add(lane_set *ls, uint32_t lane) {
 /* The names recorded that the claim wants and that are not blocked: their
  * lanes. */
 static int lane_visit(void *arg, uint32_t lane, const char *name, size_t len,
-                      uint8_t flags, int64_t changed_us) {
-  (void)changed_us;
+                      const jb_queuerec *q) {
   lane_set *ls = arg;
-  if (flags & JB_QUEUE_F_PAUSED) return 0;
+  if ((q->flags & JB_QUEUE_F_PAUSED) ||
+      ((q->flags & JB_QUEUE_F_CAPPED) && q->held >= q->cap))
+    return 0;
   const jb_store_claim_req *req = ls->req;
   bool want = !req->n_names ||
               jb__name_chosen(req->names, req->n_names, name, len);

@@ -468,11 +468,21 @@ int jb__store_queue_set(jb_store *s, const char *name, size_t len,
 /* Every name ever posted, with whether it is paused, when that last
  * changed (0: never) and (with counts) its ready jobs; one read
  * transaction. A non-zero return of visit stops the walk and is returned. */
+typedef struct {
+  bool paused;
+  int64_t changed_us;
+  uint32_t cap;  /* 0: none */
+  uint32_t held; /* claims now, counted while it has a cap */
+  size_t ready;
+} jb_store_queue;
 typedef int (*jb_store_queue_visit)(void *arg, const char *name, size_t len,
-                                    bool paused, int64_t changed_us,
-                                    size_t ready);
+                                    const jb_store_queue *q);
 int jb__store_queue_list(jb_store *s, bool counts, jb_store_queue_visit visit,
                          void *arg, bool *board_paused);
+/* Set the cap of claims at once of name[0..len) (0: none), in one write
+ * transaction (JB_ENOTFOUND as jb__store_queue_set). */
+int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
+                        uint32_t cap, int64_t now_us);
 
 /* What a claim asks for (core/board.c checks it first). */
 typedef struct {

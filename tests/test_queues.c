@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static jb_claim_options names_opts(const char *const *names, size_t n) {
@@ -346,6 +347,100 @@ static void a_waiter_sleeps_through_a_pause(void **state) {
   if (looks > 5) fail_msg("the waiter looked %lu times in 300 ms", looks);
 }
 
+/* A cap of 2 on a name: claim-next takes two of its jobs and then passes
+ * the name over (other names still claimable); a claim by uuid is
+ * refused naming the cap; a consume or a lapsed lease frees a slot; claims
+ * held before the cap was set count. */
+static void a_cap_holds_the_claims_of_a_name(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char api[5][JB_UUID_STRLEN], other[JB_UUID_STRLEN];
+  for (int i = 0; i < 5; i++) jbt_post(api[i], b, "api", JB_PRIORITY_HIGH);
+  jbt_post(other, b, "other", JB_PRIORITY_LOW);
+  assert_int_equal(jb_claim(NULL, b, api[4], "early", NULL), JB_OK);
+  assert_int_equal(jb_set_cap(b, "api", 2), JB_OK); /* holds 1 already */
+  char u[JB_UUID_STRLEN];
+  uint64_t tok;
+  assert_int_equal(jb_claim_next(u, NULL, &tok, b, "w", NULL), JB_OK);
+  assert_string_equal(u, api[0]);
+  /* At the cap: the next claim-next takes the other name's job. */
+  assert_int_equal(jb_claim_next(u, NULL, NULL, b, "w", NULL), JB_OK);
+  assert_string_equal(u, other);
+  const char *an[] = {"api"};
+  jb_claim_options co = names_opts(an, 1);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, b, "w", &co), JB_ENOTFOUND);
+  assert_int_equal(jb_claim(NULL, b, api[1], "w", NULL), JB_ENOTDUE);
+  assert_non_null(strstr(jb_errmsg(), "cap of 2"));
+  want_q w[] = {{"api", 3, 0, 0}, {"other", 0, 0, 0}, {NULL, 0, 0, 0}};
+  assert_int_equal(jb_queues_foreach(b, collect, w, NULL), JB_OK);
+  /* A consume frees a slot. */
+  assert_int_equal(jb_consume(b, api[0], "w", tok, NULL), JB_OK);
+  assert_int_equal(jb_claim_next(u, NULL, NULL, b, "w", &co), JB_OK);
+  assert_string_equal(u, api[1]);
+  /* A lapsed lease frees one too: the next claim-next meets it. */
+  assert_int_equal(jb_abandon(b, api[1], "w", 0), JB_OK);
+  jb_claim_options lease = JB_CLAIM_OPTIONS_INIT;
+  lease.lease_ms = 50;
+  assert_int_equal(jb_claim_next(u, NULL, NULL, b, "leaser", &lease), JB_OK);
+  assert_string_equal(u, api[1]);
+  usleep(120 * 1000);
+  assert_int_equal(jb_claim_next(u, NULL, NULL, b, "w", &co), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, b, "w", &co), JB_ENOTFOUND);
+  /* No cap: every job claimable again. */
+  assert_int_equal(jb_set_cap(b, "api", 0), JB_OK);
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, b, "w", &co), JB_OK);
+  jbt_assert_check_ok(b);
+}
+
+/* Processes racing for a capped name's jobs: exactly the cap is claimed. */
+static int cap_racer(void *arg) {
+  jb_board *b = jbt_open(arg, JB_DURABILITY_NORMAL, 0);
+  int got = 0;
+  for (int i = 0; i < 6; i++)
+    if (jb_claim_next(NULL, NULL, NULL, b, "racer", NULL) == JB_OK) got++;
+  jb_board_close(b);
+  return got;
+}
+
+static void racing_processes_never_pass_a_cap(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  for (int i = 0; i < 20; i++) jbt_post(NULL, b, "scarce", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_set_cap(b, "scarce", 3), JB_OK);
+  pid_t kids[4];
+  for (int i = 0; i < 4; i++) kids[i] = jbt_fork(cap_racer, f->dir, 30);
+  int total = 0;
+  for (int i = 0; i < 4; i++) {
+    int st = jbt_wait(kids[i], 30000);
+    assert_true(st >= 0 && WIFEXITED(st));
+    total += WEXITSTATUS(st);
+  }
+  assert_int_equal(total, 3);
+  want_q w[] = {{"scarce", 17, 0, 0}, {NULL, 0, 0, 0}};
+  assert_int_equal(jb_queues_foreach(b, collect, w, NULL), JB_OK);
+  jbt_assert_check_ok(b);
+}
+
+/* A worker waiting for a capped name's jobs wakes when a slot frees. */
+static void a_waiter_wakes_when_a_slot_frees(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char held[JB_UUID_STRLEN], next[JB_UUID_STRLEN];
+  jbt_post(held, b, "mine", JB_PRIORITY_HIGH);
+  jbt_post(next, b, "mine", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_set_cap(b, "mine", 1), JB_OK);
+  uint64_t tok;
+  assert_int_equal(jb_claim(&tok, b, held, "first", NULL), JB_OK);
+  waiter_arg a = {.dir = f->dir, .rc = -1};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, waiter, &a), 0);
+  usleep(200 * 1000);
+  assert_int_equal(jb_consume(b, held, "first", tok, NULL), JB_OK);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(a.rc, JB_OK);
+  assert_string_equal(a.got, next);
+}
+
 /* Bad arguments: a clear error, nothing claimed. */
 static void bad_names_are_refused(void **state) {
   jbt_fixture *f = *state;
@@ -377,6 +472,9 @@ static void bad_names_are_refused(void **state) {
   assert_int_equal(jb_pause(b, "never-posted"), JB_ENOTFOUND);
   assert_non_null(strstr(jb_errmsg(), "never-posted"));
   assert_int_equal(jb_queues_foreach(b, NULL, NULL, NULL), JB_EINVAL);
+  assert_int_equal(jb_set_cap(b, NULL, 1), JB_EINVAL);
+  assert_int_equal(jb_set_cap(b, "jo*", 1), JB_EINVAL);
+  assert_int_equal(jb_set_cap(b, "never-posted", 1), JB_ENOTFOUND);
   /* Nothing was claimed or paused by any of it. */
   jb_state st;
   assert_int_equal(jb_job_get_state(&st, b, u), JB_OK);
@@ -456,6 +554,9 @@ int main(void) {
       T(a_waiter_on_names_takes_only_its_names),
       T(a_waiter_on_names_sleeps_through_other_names),
       T(a_waiter_sleeps_through_a_pause),
+      T(a_cap_holds_the_claims_of_a_name),
+      T(racing_processes_never_pass_a_cap),
+      T(a_waiter_wakes_when_a_slot_frees),
       T(bad_names_are_refused),
       T(a_schema_9_board_gets_its_name_index),
   };

@@ -4,7 +4,9 @@
 #include "cli_common.h"
 #include "json.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PAUSE_BODY(VERB, WHAT)                                                 \
@@ -59,17 +61,51 @@ const cli_command cli_cmd_resume = {
     "  jobboard resume resize\n",
     CLI_O_CANCEL, 0, 1, "NAME"};
 
+const cli_command cli_cmd_cap = {
+    "cap", "cap the jobs of a name claimed at once, across every process",
+    "Usage: jobboard cap [OPTIONS] NAME N\n"
+    "       jobboard cap [OPTIONS] NAME none\n"
+    "\n"
+    "Let at most N jobs named NAME be claimed at once, by every worker of\n"
+    "every process together (say, N calls at once against an API). Each\n"
+    "claim decides it in its own transaction, so no race exceeds it:\n"
+    "claim-next and `work` pass NAME's jobs over while N are claimed, and\n"
+    "take them again when a claim ends (consumed, abandoned, or lapsed:\n"
+    "a lease run out, a holder process gone); a worker waiting only for\n"
+    "them wakes then. A claim of one by its uuid is refused (exit 12)\n"
+    "while the cap is full. Setting a cap counts the claims NAME holds now;\n"
+    "a lower cap takes no claim back. `none` or 0 removes the cap.\n"
+    "`jobboard queues` shows each cap and the claims held. Prints nothing\n"
+    "(with --json: {\"name\", \"cap\": N or null}).\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or no job named NAME was ever posted on\n"
+    "     the board\n"
+    "  N not a number from 0 to 1000000 (or none), or a NAME ending in\n"
+    "  '*', is a usage error (2).\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard cap geocode 4      # the geocoding API takes 4 calls at once\n"
+    "  jobboard cap geocode none\n",
+    0, 2, 2, "NAME N"};
+
 const cli_command cli_cmd_queues = {
     "queues", "list the job names of the board, paused or not, ready counts",
     "Usage: jobboard queues [OPTIONS]\n"
     "\n"
     "List every name a job was ever posted with on the board, one per line:\n"
-    "the number of its jobs ready now (claimable, or held back by a pause;\n"
-    "not the claimed or delayed ones), `paused` when it is, and the name.\n"
+    "the number of its jobs ready now (claimable, or held back by a pause\n"
+    "or a cap; not the claimed or delayed ones), `paused` when it is, the\n"
+    "claims it holds and its cap (`3/4`) when it has one, and the name.\n"
     "A first line says when the whole board is paused. The counts are read\n"
     "from the index of ready jobs by name: the time grows with them.\n"
     "With --json, one object per name: {\"name\", \"ready\", \"paused\",\n"
-    "\"paused_since\"} (paused_since: an ISO time, or null), and first\n"
+    "\"paused_since\", \"cap\", \"held\"} (paused_since: an ISO time, or\n"
+    "null; cap and held null without a cap), and first\n"
     "{\"board_paused\": true|false}.\n"
     "\n"
     "Options:\n"
@@ -140,17 +176,56 @@ static int queue_line(const jb_queue_info *q, void *arg) {
       cli_format_time(t, sizeof t, q->changed_us);
       since = json_string(t);
     }
-    if (cli_json_print(json_pack("{s:o,s:I,s:b,s:o}", "name",
-                                 n ? n : json_null(), "ready",
-                                 (json_int_t)q->ready, "paused", q->paused,
-                                 "paused_since", since)))
+    if (cli_json_print(json_pack(
+            "{s:o,s:I,s:b,s:o,s:o,s:o}", "name", n ? n : json_null(), "ready",
+            (json_int_t)q->ready, "paused", q->paused, "paused_since", since,
+            "cap", q->cap ? json_integer(q->cap) : json_null(), "held",
+            q->cap ? json_integer(q->held) : json_null())))
       out->failed = true;
     return 0;
   }
-  printf("%8zu %-6s ", q->ready, q->paused ? "paused" : "");
+  char cap[32] = "";
+  if (q->cap) snprintf(cap, sizeof cap, "%u/%u", q->held, q->cap);
+  printf("%8zu %-6s %-11s ", q->ready, q->paused ? "paused" : "", cap);
   cli_put_text(stdout, q->name);
   putchar('\n');
   return 0;
+}
+
+int cmd_cap(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_cap, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  const char *name = o.args[0], *n = o.args[1];
+  if (name[0] == '\0')
+    return cli_cmd_usage(&cli_cmd_cap, "NAME: a job's name is not empty");
+  if (name[strlen(name) - 1] == '*')
+    return cli_cmd_usage(&cli_cmd_cap, "NAME '%s': a cap is one exact "
+                         "name's, not a prefix's", name);
+  unsigned long cap = 0;
+  if (strcmp(n, "none") != 0) {
+    char *end;
+    errno = 0;
+    cap = strtoul(n, &end, 10);
+    if (end == n || *end != '\0' || errno || n[0] == '-' || cap > 1000000)
+      return cli_cmd_usage(&cli_cmd_cap, "N: '%s' is not a number from 0 to "
+                           "1000000 (or none)", n);
+  }
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = jb_set_cap(b, name, (uint32_t)cap);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    json_t *jn = json_string(name);
+    rc = cli_json_print(json_pack("{s:o,s:o}", "name", jn ? jn : json_null(),
+                                  "cap", cap ? json_integer((json_int_t)cap)
+                                             : json_null()))
+             ? CLI_EXIT_ERROR
+             : 0;
+  }
+  jb_board_close(b);
+  return rc;
 }
 
 static int stop_at_once(const jb_queue_info *q, void *arg) {
