@@ -483,25 +483,6 @@ int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const jb_jobhdr *h,
   return 0;
 }
 
-typedef struct {
-  const char *name;
-  size_t len;
-  uint32_t cap;
-  int64_t now_us;
-} cap_ctx;
-
-static int cap_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
-  (void)status;
-  cap_ctx *c = vctx;
-  return jb__queue_set_cap(s, txn, c->name, c->len, c->cap, c->now_us);
-}
-
-int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
-                        uint32_t cap, int64_t now_us) {
-  cap_ctx c = {name, len, cap, now_us};
-  return jb__store_write(s, cap_body, &c);
-}
-
 /* --------------------------------------------------------------- upgrade */
 
 int jb__upgrade_lanes(jb_store *s, MDB_txn *txn) {
@@ -556,6 +537,8 @@ typedef struct {
   const char *name;
   size_t len;
   uint8_t set, clear;
+  bool is_cap; /* set the cap instead of flags */
+  uint32_t cap;
   int64_t now_us;
   bool changed;
 } set_ctx;
@@ -563,14 +546,24 @@ typedef struct {
 static int set_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   set_ctx *c = vctx;
+  if (c->is_cap)
+    return jb__queue_set_cap(s, txn, c->name, c->len, c->cap, c->now_us);
   return jb__queue_set_flags(s, txn, c->name, c->len, c->set, c->clear,
                              c->now_us, &c->changed);
+}
+
+int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
+                        uint32_t cap, int64_t now_us) {
+  set_ctx c = {.name = name, .len = len, .is_cap = true, .cap = cap,
+               .now_us = now_us};
+  return jb__store_write(s, set_body, &c);
 }
 
 int jb__store_queue_set(jb_store *s, const char *name, size_t len,
                         uint8_t set, uint8_t clear, int64_t now_us,
                         bool *changed) {
-  set_ctx c = {name, len, set, clear, now_us, false};
+  set_ctx c = {.name = name, .len = len, .set = set, .clear = clear,
+               .now_us = now_us};
   int rc = jb__store_write(s, set_body, &c);
   if (changed) *changed = rc == JB_OK && c.changed;
   return rc;
