@@ -409,3 +409,12 @@ EXTRA_DIST += tests/metrics.sh
 TESTS += tests/model.sh
 EXTRA_DIST += tests/model.sh tests/sanitizer_preload.sh tests/model/model.py tests/model/run.py \
 	tests/model/fakeclock.c
+
+# Progress reports of claimed jobs.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_progress
+TESTS += tests/test_progress
+tests_test_progress_SOURCES = tests/test_progress.c $(JB_TEST_HELPERS)
+tests_test_progress_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_progress_LDADD = $(JB_TEST_LIBS) -lm
+endif
