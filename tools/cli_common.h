@@ -284,6 +284,7 @@ int cmd_count(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_salvage(int argc, char **argv); /* cmd_salvage.c */
 int cmd_extend(int argc, char **argv);
+int cmd_progress(int argc, char **argv);
 int cmd_expires_in(int argc, char **argv);
 int cmd_entities(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
@@ -309,7 +310,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
-    cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush;
+    cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_progress;
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
