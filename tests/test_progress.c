@@ -293,13 +293,20 @@ static void it_goes_with_the_job(void **state) {
   assert_int_equal(jb_consume(f->board, u, "w", t, NULL), JB_OK);
   jb_job *j = NULL;
   assert_int_equal(jb_job_get(&j, f->board, u), JB_ENOTFOUND);
-  /* A dead letter keeps the job's attempts, not its progress: requeued,
-   * the job has none. */
+  /* A dead letter keeps the job's attempts, not its progress: requeued
+   * with its attempts, the job has none. */
+  t = claim_ok(f->board, v, "w", NULL);
+  assert_int_equal(jb_abandon(f->board, v, "w", t), JB_OK); /* an attempt */
   t = claim_ok(f->board, v, "w", NULL);
   assert_int_equal(jb_progress(f->board, v, "w", t, 30, "then failed"),
                    JB_OK);
   assert_int_equal(jb_trash(f->board, v, "w", t), JB_OK);
-  assert_int_equal(jb_dead_requeue(f->board, v, 0), JB_OK);
+  assert_int_equal(jb_dead_requeue(f->board, v, JB_REQUEUE_KEEP_ATTEMPTS),
+                   JB_OK);
+  jb_job *k = NULL;
+  assert_int_equal(jb_job_get(&k, f->board, v), JB_OK);
+  assert_int_equal(jb_job_attempts(k), 1);
+  jb_job_free(k);
   assert_false(progress_of(f->board, v, NULL, NULL, 0));
   jbt_assert_check_ok(f->board);
 }
