@@ -1650,7 +1650,7 @@ static int progress_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   x.prog = (jb_jobxprog){.permille = (uint16_t)ctx->permille,
                          .msg_len = (uint8_t)ctx->msg_len,
                          .at_us = ctx->rel.now_us, .token = rec.token};
-  memcpy(x.prog_msg, ctx->msg, ctx->msg_len);
+  if (ctx->msg_len) memcpy(x.prog_msg, ctx->msg, ctx->msg_len);
   if ((rc = jb__jobx_put(s, txn, ctx->rel.uuid, &x))) return rc;
   jb_log_writer lw;
   if ((rc = jb__log_open(s, txn, &lw))) return rc;

@@ -1380,9 +1380,19 @@ jb watch --json --from "$from" --timeout 0
 json_check 'len(lines) == 1 and j["type"] == "PROGRESS" and j["percent"] == 33.3 and j["message"] == "3 of 9 files" and j["owner"] == "w"'
 jb progress --json --who w "$u" 7; expect_ok "progress --json"
 json_check 'j == {"uuid": "'"$u"'", "percent": 7.0, "message": None}'
+jb metrics; expect_ok "metrics"
+printf '%s\n' "$out" | grep -qx 'jobboard_claims_reporting_progress 1' &&
+  printf '%s\n' "$out" | grep -qx 'jobboard_progress_kept_jobs 0' &&
+  printf '%s\n' "$out" | grep -qx 'jobboard_progress_reports_total 2' &&
+  printf '%s\n' "$out" | grep -q '^jobboard_progress_oldest_report_age_seconds [0-9]' ||
+  fail "metrics of one held claim reporting: $(printf '%s\n' "$out" | grep progress)"
 jb abandon --who w "$u"; expect_ok "abandon"
 jb show --json "$u"
 json_check 'j["state"] == "UNCLAIMED" and j["progress"]["percent"] == 7.0 and j["progress"]["message"] is None'
+jb metrics
+printf '%s\n' "$out" | grep -qx 'jobboard_claims_reporting_progress 0' &&
+  printf '%s\n' "$out" | grep -qx 'jobboard_progress_kept_jobs 1' ||
+  fail "metrics after the abandon: $(printf '%s\n' "$out" | grep progress)"
 jb claim --who w2 "$u"; expect_ok "claim again"
 jb show --json "$u"
 json_check 'j["progress"] is None'
