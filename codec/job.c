@@ -49,7 +49,7 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
   job->not_before_us = raw->not_before_us;
   job->attempts = job->max_attempts = 0;
   job->time_limit_ms = 0;
-  job->has_unique = job->has_reason = false;
+  job->has_unique = job->has_reason = job->has_progress = false;
   if (raw->x) {
     jb_jobx x;
     if (jb__jobx_decode(&x, raw->x, raw->x_len) != 0)
@@ -64,6 +64,11 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
     job->has_reason = x.rec.reason_len > 0;
     memcpy(job->reason, x.reason, x.rec.reason_len);
     job->reason[x.rec.reason_len] = '\0';
+    job->has_progress = x.has_progress;
+    job->progress_permille = x.prog.permille;
+    job->progress_at_us = x.prog.at_us;
+    memcpy(job->progress_msg, x.prog_msg, x.prog.msg_len);
+    job->progress_msg[x.prog.msg_len] = '\0';
   }
   job->owner[0] = '\0';
   if (raw->owner) {
@@ -114,6 +119,16 @@ const void *jb_job_details(const jb_job *job, size_t *len) {
   return job->details.data;
 }
 
+bool jb_job_progress(const jb_job *job, double *percent, const char **message,
+                     int64_t *at_us) {
+  bool has = job->has_progress;
+  if (percent) *percent = has ? job->progress_permille / 10.0 : 0.0;
+  if (message)
+    *message = has && job->progress_msg[0] ? job->progress_msg : NULL;
+  if (at_us) *at_us = has ? job->progress_at_us : 0;
+  return has;
+}
+
 const void *jb_job_posting(const jb_job *job, size_t *len) {
   if (len) *len = job->posting.len;
   return job->posting.data;
@@ -122,24 +137,46 @@ const void *jb_job_posting(const jb_job *job, size_t *len) {
 /* ---------------------------------------------------------- jobx records */
 
 size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out) {
-  memcpy(out, &x->rec, sizeof x->rec);
-  memcpy(out + sizeof x->rec, x->unique, x->rec.unique_len);
-  memcpy(out + sizeof x->rec + x->rec.unique_len, x->reason,
-         x->rec.reason_len);
-  return sizeof x->rec + x->rec.unique_len + x->rec.reason_len;
+  jb_jobxrec rec = x->rec;
+  rec.format = x->has_progress ? 2 : 1;
+  memcpy(out, &rec, sizeof rec);
+  size_t n = sizeof rec;
+  memcpy(out + n, x->unique, rec.unique_len);
+  n += rec.unique_len;
+  memcpy(out + n, x->reason, rec.reason_len);
+  n += rec.reason_len;
+  if (x->has_progress) {
+    memcpy(out + n, &x->prog, sizeof x->prog);
+    n += sizeof x->prog;
+    memcpy(out + n, x->prog_msg, x->prog.msg_len);
+    n += x->prog.msg_len;
+  }
+  return n;
 }
 
 int jb__jobx_decode(jb_jobx *x, const void *data, size_t len) {
   memset(x, 0, sizeof *x);
   if (len < sizeof x->rec) return -1;
   memcpy(&x->rec, data, sizeof x->rec);
-  if (x->rec.format != 1 || x->rec.unique_len > JB_UNIQUE_MAX ||
-      x->rec.reason_len > JB_REASON_MAX ||
-      len != sizeof x->rec + x->rec.unique_len + x->rec.reason_len)
+  size_t base = sizeof x->rec + x->rec.unique_len + x->rec.reason_len;
+  if ((x->rec.format != 1 && x->rec.format != 2) ||
+      x->rec.unique_len > JB_UNIQUE_MAX || x->rec.reason_len > JB_REASON_MAX ||
+      len < base || (x->rec.format == 1 && len != base))
     return -1;
   const uint8_t *d = (const uint8_t *)data + sizeof x->rec;
   memcpy(x->unique, d, x->rec.unique_len);
   memcpy(x->reason, d + x->rec.unique_len, x->rec.reason_len);
+  if (x->rec.format == 2) {
+    if (len < base + sizeof x->prog) return -1;
+    memcpy(&x->prog, (const uint8_t *)data + base, sizeof x->prog);
+    if (x->prog.permille > 1000 || x->prog.msg_len > JB_PROGRESS_MESSAGE_MAX ||
+        len != base + sizeof x->prog + x->prog.msg_len)
+      return -1;
+    memcpy(x->prog_msg, (const uint8_t *)data + base + sizeof x->prog,
+           x->prog.msg_len);
+    x->has_progress = true;
+  }
+  x->rec.format = 1; /* encode writes the format its progress needs */
   x->found = true;
   return 0;
 }

@@ -46,6 +46,11 @@ struct jb_job {
   bool has_unique, has_reason;
   char unique[JB_UNIQUE_MAX + 1];
   char reason[JB_REASON_MAX + 1];
+  /* Its progress (schema 10; jobx format 2). */
+  bool has_progress;
+  uint16_t progress_permille;
+  int64_t progress_at_us;
+  char progress_msg[JB_PROGRESS_MESSAGE_MAX + 1];
 };
 
 /* What the store hands to jb__job_load: the raw parts of one job. */
@@ -81,9 +86,12 @@ void jb__job_clear(jb_job *job); /* free the buffers, not the struct */
  *
  * `jobx` (schema 8): uuid -> jb_jobxrec + unique key + last reason: what a
  * job's posting does not hold (the options it was posted with, its
- * attempts and the last reason given). */
+ * attempts and the last reason given). Format 2 (schema 10) adds the
+ * progress its claimant last reported: a jb_jobxprog and the message's
+ * bytes after the reason. A record without progress is written as
+ * format 1, so only a job that reports progress has a longer one. */
 typedef struct {
-  uint8_t format;        /* 1 */
+  uint8_t format;        /* 1, or 2: a jb_jobxprog follows the reason */
   uint8_t pad;
   uint16_t unique_len;   /* the unique key's bytes follow the record */
   uint16_t reason_len;   /* then the last reason's */
@@ -99,6 +107,16 @@ typedef struct {
   int64_t not_before_us; /* the due time it was posted with (0: none) */
 } jb_jobxrec;
 
+/* Format 2's progress part (jobboard.h, jb_progress). */
+typedef struct {
+  uint16_t permille;     /* the percentage in tenths: 0..1000 */
+  uint8_t msg_len;       /* the message's bytes follow (0: none) */
+  uint8_t pad;
+  uint32_t pad2;
+  int64_t at_us;         /* when it was reported, wall clock */
+  uint64_t token;        /* the token of the claim that reported it */
+} jb_jobxprog;
+
 /* A jobx record with its strings, copied out of the transaction. */
 typedef struct jb_jobx {
   bool found;
@@ -106,10 +124,16 @@ typedef struct jb_jobx {
   jb_jobxrec rec;
   char unique[JB_UNIQUE_MAX];
   char reason[JB_REASON_MAX];
+  bool has_progress;     /* format 2 */
+  jb_jobxprog prog;
+  char prog_msg[JB_PROGRESS_MESSAGE_MAX];
 } jb_jobx;
-#define JB_JOBX_MAXLEN (sizeof(jb_jobxrec) + JB_UNIQUE_MAX + JB_REASON_MAX)
+#define JB_JOBX_MAXLEN                                                         \
+  (sizeof(jb_jobxrec) + JB_UNIQUE_MAX + JB_REASON_MAX + sizeof(jb_jobxprog) +  \
+   JB_PROGRESS_MESSAGE_MAX)
 
-/* Write x's record into out (JB_JOBX_MAXLEN bytes at most); its length. */
+/* Write x's record into out (JB_JOBX_MAXLEN bytes at most); its length.
+ * The format is x's progress's: 2 with it, 1 without. */
 size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out);
 /* Read a record into x (found set): 0, or -1 when it does not decode. */
 int jb__jobx_decode(jb_jobx *x, const void *data, size_t len);

@@ -819,6 +819,37 @@ int jb_extend(jb_board *b, const char *uuid, const char *who,
                           jb__now_us(), JB_STORE_DECIDED);
 }
 
+int jb_progress(jb_board *b, const char *uuid, const char *who,
+                uint64_t token, double percent, const char *message) {
+  uint8_t raw[16];
+  size_t who_len;
+  int rc = args(b, uuid, raw);
+  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+  if (rc != JB_OK) return rc;
+  if (!(percent >= 0.0 && percent <= 100.0)) /* NaN too */
+    return jb__err(JB_EINVAL, "progress: %g is not a percentage (expected a "
+                   "number from 0 to 100)", percent);
+  size_t len = message ? strlen(message) : 0;
+  if (len > JB_PROGRESS_MESSAGE_MAX)
+    return jb__err(JB_EINVAL, "progress message: %zu bytes is too long (at "
+                   "most %d)", len, JB_PROGRESS_MESSAGE_MAX);
+  if (!jb__utf8_valid(message ? message : "", len))
+    return jb__err(JB_EINVAL, "progress message: not valid UTF-8");
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)message[i];
+    if (c < 0x20 || c == 0x7f)
+      return jb__err(JB_EINVAL, "progress message: a control character "
+                     "(0x%02x) at byte %zu (it must print on one line)", c,
+                     i);
+  }
+  unsigned permille = (unsigned)(percent * 10.0 + 0.5);
+  return jb__board_say_if_cancelled(
+      b,
+      jb__store_progress(b->store, raw, who, who_len, token, permille,
+                         message, len, jb__now_us()),
+      raw);
+}
+
 int jb_job_expires_in(jb_expiry *out, int64_t *ms_out, jb_board *b,
                       const char *uuid) {
   if (out == NULL) return jb__err(JB_EINVAL, "expires in: out is NULL");

@@ -30,6 +30,7 @@ const char *jb_event_type_name(jb_event_type type) {
   case JB_EVENT_LOST: return "LOST";
   case JB_EVENT_CANCELLED: return "CANCELLED";
   case JB_EVENT_DEAD: return "DEAD";
+  case JB_EVENT_PROGRESS: return "PROGRESS";
   case JB_EVENT_TRIMMED: return "TRIMMED";
   }
   return NULL;
@@ -66,6 +67,21 @@ int jb_log_read(jb_event *events, size_t *n_out, uint64_t *first_out,
   rc = jb__store_log_read(b->store, from, events, max, n_out, &first);
   if (first_out && (rc == JB_OK || rc == JB_ETRIMMED)) *first_out = first;
   return rc;
+}
+
+int jb_log_progress(double *percent_out, char *message_out, jb_board *b,
+                    uint64_t seq) {
+  if (percent_out == NULL || b == NULL)
+    return jb__err(JB_EINVAL, "log progress: %s is NULL",
+                   b == NULL ? "the board" : "percent_out");
+  *percent_out = 0.0;
+  char msg[JB_PROGRESS_MESSAGE_MAX + 1];
+  unsigned permille = 0;
+  int rc = jb__store_log_progress(b->store, seq, &permille, msg);
+  if (rc != JB_OK) return rc;
+  *percent_out = permille / 10.0;
+  if (message_out) memcpy(message_out, msg, strlen(msg) + 1);
+  return JB_OK;
 }
 
 /* ----------------------------------------------------------------- wait */

@@ -117,6 +117,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_job_post_batch.3 \
 	docs/man3/jb_job_posting.3 \
 	docs/man3/jb_job_priority.3 \
+	docs/man3/jb_job_progress.3 \
 	docs/man3/jb_job_remote.3 \
 	docs/man3/jb_job_retry.3 \
 	docs/man3/jb_job_sequence.3 \
@@ -129,11 +130,13 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_job_uuid.3 \
 	docs/man3/jb_job_wait_done.3 \
 	docs/man3/jb_log_bounds.3 \
+	docs/man3/jb_log_progress.3 \
 	docs/man3/jb_log_read.3 \
 	docs/man3/jb_log_wait.3 \
 	docs/man3/jb_post_check.3 \
 	docs/man3/jb_priority_name.3 \
 	docs/man3/jb_priority_parse.3 \
+	docs/man3/jb_progress.3 \
 	docs/man3/jb_schedule_add.3 \
 	docs/man3/jb_schedule_foreach.3 \
 	docs/man3/jb_schedule_free.3 \

@@ -497,6 +497,14 @@ JB_EXTERN int64_t jb_job_time_limit(const jb_job *job);
 JB_EXTERN const char *jb_job_unique_key(const jb_job *job);
 /** The reason given with the last failed attempt, or NULL. */
 JB_EXTERN const char *jb_job_last_reason(const jb_job *job);
+/** The progress last reported (jb_progress): true when there is one, and
+ *  then its percentage (0..100, in tenths) in `*percent`, its message (NULL
+ *  when none was given; borrowed from the job) in `*message` and when it
+ *  was reported (microseconds since the epoch) in `*at_us`; false with
+ *  0, NULL and 0 when none. Each pointer may be NULL. A claim that lapses
+ *  keeps its last report here until the job is claimed again. */
+JB_EXTERN bool jb_job_progress(const jb_job *job, double *percent,
+                               const char **message, int64_t *at_us);
 /** The details: one msgpack map (an empty map 0x80 when none was given). */
 JB_EXTERN const void *jb_job_details(const jb_job *job, size_t *len);
 /** The posting exactly as stored: msgpack in the taskflow layout. */
@@ -785,6 +793,36 @@ JB_EXTERN int jb_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
  */
 JB_EXTERN int jb_extend(jb_board *board, const char *uuid, const char *who,
                         uint64_t token, int64_t lease_ms);
+
+/** The longest progress message in bytes (jb_progress). */
+#define JB_PROGRESS_MESSAGE_MAX 200
+
+/**
+ * The owner reports how far it has got with its claimed job: `percent`
+ * (0..100; kept in tenths, rounded to the nearest) and `message` (NULL or
+ * "" for none; at most JB_PROGRESS_MESSAGE_MAX bytes of UTF-8 without
+ * control characters, so it prints on one line). The report replaces the
+ * previous one (jb_job_progress reads it) and appends a
+ * JB_EVENT_PROGRESS event to the change log (jb_log_progress reads its
+ * figures). `token` 0 is not checked. One write transaction that changes
+ * the job's `jobx` record and the log only: the claim is not renewed
+ * (use jb_extend for that).
+ * The report outlives its claim: a claim that lapses (its holder killed)
+ * leaves its last report on the job, for readers to see how far it got,
+ * until the job is claimed again (a new claim starts with none: the
+ * claim clears it) or leaves the board (it goes with the job, and is not
+ * kept in the history or the dead letters).
+ * A job Redis decides is checked against this board's record of its
+ * claim, without asking Redis (Redis holds no progress: nothing is
+ * published).
+ * Errors: JB_ENOTFOUND (no such job, not claimed, or its claim lapsed),
+ * JB_ENOTOWNER (another owner, or another claim's token: the message
+ * names both), JB_EINVAL (a percent that is not a number in 0..100, a
+ * message too long, not UTF-8 or with a control character; nothing
+ * written), JB_EFULL, JB_EIO.
+ */
+JB_EXTERN int jb_progress(jb_board *board, const char *uuid, const char *who,
+                          uint64_t token, double percent, const char *message);
 
 /** What jb_job_expires_in found. */
 typedef enum {
@@ -1578,6 +1616,9 @@ typedef enum {
                                 claim's, if it was claimed (forced) */
   JB_EVENT_DEAD = 12,     /**< moved to the dead letters: left the board;
                                `owner` is its last claim's */
+  JB_EVENT_PROGRESS = 13, /**< `owner` reported progress (jb_progress);
+                               jb_log_progress reads its percentage and
+                               message */
   /** Not a log event: a subscription's notice that events were trimmed
    *  before it could read them (see jb_subscribe). */
   JB_EVENT_TRIMMED = 128,
@@ -1632,6 +1673,18 @@ JB_EXTERN int jb_log_read(jb_event *events, size_t *n_out,
 JB_EXTERN int jb_log_wait(jb_event *events, size_t *n_out,
                           uint64_t *first_out, jb_board *board,
                           uint64_t from, size_t max, int64_t timeout_ms);
+
+/**
+ * The figures of JB_EVENT_PROGRESS event `seq`: its percentage to
+ * `*percent_out` and its message (NUL-terminated, "" when none) to
+ * `message_out` (JB_PROGRESS_MESSAGE_MAX + 1 bytes; may be NULL). The
+ * event itself (jb_event) keeps its layout: its figures are read here.
+ * Errors: JB_ENOTFOUND (event `seq` is not a progress event, or beyond
+ * the log's end), JB_ETRIMMED (no longer kept), JB_EINVAL (NULL
+ * percent_out or board), JB_ECORRUPT, JB_EIO.
+ */
+JB_EXTERN int jb_log_progress(double *percent_out, char *message_out,
+                              jb_board *board, uint64_t seq);
 
 /* =============================================== schedule: jb_schedule(3) */
 
@@ -1874,7 +1927,7 @@ typedef struct {
    * that keeps them first wrote it: older writes are not counted). They
    * only go up, each in the write that made the change. */
   uint64_t events_total[16];  /**< change-log events by jb_event_type
-                                   (JB_EVENT_POSTED .. JB_EVENT_DEAD) */
+                                   (JB_EVENT_POSTED .. JB_EVENT_PROGRESS) */
   uint64_t ends_total[8];     /**< history records written by jb_end */
 
   /* The LMDB file. */

@@ -498,7 +498,7 @@ static int check_log(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
       jb_eventrec ev;
       if (k.mv_size != 8 || v.mv_size < sizeof ev ||
           (memcpy(&ev, v.mv_data, sizeof ev),
-           v.mv_size != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
+           v.mv_size != jb__eventrec_len(&ev) || ev.type < JB_EV_POSTED ||
                ev.type > JB_EV_LAST)) {
         note(ctx, true, "log: event %zu is malformed", ctx->st->log_events);
         continue;

@@ -1135,7 +1135,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
   if (schema < JB_SCHEMA_VERSION) {
     /* 2 -> 3 only adds the history table, made above by open_tables;
-     * 3 -> 4 and 8 -> 9 change no data; 4 -> 5 adds `logtail`, made above, empty,
+     * 3 -> 4, 8 -> 9 and 9 -> 10 change no data (10 adds record formats
+     * only older releases cannot read); 4 -> 5 adds `logtail`, made above, empty,
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
      * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
      * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx,

@@ -63,6 +63,15 @@ int jb__jobx_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return mdb_put(txn, s->jobx, &k, &v, 0);
 }
 
+int jb__progress_clear(jb_store *s, MDB_txn *txn, const uint8_t uuid[16]) {
+  jb_jobx x;
+  int rc = jb__jobx_get(s, txn, uuid, &x);
+  if (rc == MDB_NOTFOUND || (rc == 0 && !x.has_progress)) return 0;
+  if (rc) return rc;
+  x.has_progress = false;
+  return jb__jobx_put(s, txn, uuid, &x);
+}
+
 /* Drop a leaving job's jobx record and free its unique key (the key
  * entry only when it still names this job). `x` receives the record
  * (x->found false when there was none). A record that does not decode

@@ -27,6 +27,9 @@ int jb__jobx_get(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                  jb_jobx *x);
 int jb__jobx_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                  const jb_jobx *x);
+/* A new claim of job `uuid`: the progress an earlier claim reported goes
+ * (its record is written only when it has some: one read otherwise). */
+int jb__progress_clear(jb_store *s, MDB_txn *txn, const uint8_t uuid[16]);
 /* The job leaves the board: its record goes (copied to *x) and its
  * unique key is freed. */
 int jb__jobx_drop(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],

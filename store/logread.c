@@ -129,7 +129,11 @@ int jb__log_trim(jb_store *s, MDB_txn *txn, int64_t now_us,
   size_t limit = by_size > JB_LOG_TRIM ? by_size : JB_LOG_TRIM;
   bool by_age = now_us >= s->log_age_due_us;
   /* Trimming takes from the front of `log`: the tail goes there first. */
-  if (ts.ms_entries >= JB_LOGTAIL_MOVE || by_size > 0 || by_age) {
+  /* Progress events carry messages: a tail of them may outgrow its page
+   * before it holds JB_LOGTAIL_MOVE events, and a tail of two levels
+   * would cost every append a page more. */
+  if (ts.ms_entries >= JB_LOGTAIL_MOVE || ts.ms_depth > 1 || by_size > 0 ||
+      by_age) {
     if ((rc = move_tail(s, txn))) return rc;
   }
   if (by_size == 0 && !by_age) return 0;
@@ -226,9 +230,11 @@ static int decode(jb_store *s, const MDB_val *k, const MDB_val *v,
                    (unsigned long long)seq);
   if (v->mv_size < sizeof ev ||
       (memcpy(&ev, v->mv_data, sizeof ev),
-       v->mv_size != sizeof ev + ev.owner_len || ev.owner_len > JB_WHO_MAX ||
+       v->mv_size != jb__eventrec_len(&ev) || ev.owner_len > JB_WHO_MAX ||
            ev.type < JB_EV_POSTED || ev.type > JB_EV_LAST ||
-           ev.priority > JB_PRIORITY_VERY_HIGH))
+           ev.priority > JB_PRIORITY_VERY_HIGH ||
+           (ev.type != JB_EV_PROGRESS && (ev.permille || ev.msg_len)) ||
+           ev.permille > 1000 || ev.msg_len > JB_PROGRESS_MESSAGE_MAX))
     return jb__err(JB_ECORRUPT, "board %s: change log: event %llu is "
                    "malformed (run jobboard check)", s->path,
                    (unsigned long long)seq);
@@ -289,6 +295,55 @@ int jb__store_log_read(jb_store *s, uint64_t from, jb_event *out, size_t max,
   int rc = jb__store_read(s, read_body, &ctx);
   *n = rc == JB_OK ? ctx.n : 0;
   *first = ctx.first;
+  return rc;
+}
+
+typedef struct {
+  uint64_t seq;
+  unsigned permille;
+  char *msg;      /* JB_PROGRESS_MESSAGE_MAX + 1 bytes */
+} progress_ctx;
+
+static int progress_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  progress_ctx *ctx = vctx;
+  (void)status;
+  uint64_t first, next;
+  int rc = jb__log_bounds_txn(s, txn, &first, &next);
+  if (rc) return rc;
+  if (ctx->seq < first)
+    return jb__err(JB_ETRIMMED, "board %s: change log: event %llu is no "
+                   "longer kept (trimmed); the log now starts at %llu",
+                   s->path, (unsigned long long)ctx->seq,
+                   (unsigned long long)first);
+  if (ctx->seq == 0 || ctx->seq >= next)
+    return jb__err(JB_ENOTFOUND, "board %s: change log: no event %llu (the "
+                   "next will be %llu)", s->path,
+                   (unsigned long long)ctx->seq, (unsigned long long)next);
+  uint8_t key[8];
+  jb__put_be64(key, ctx->seq);
+  MDB_val k = {8, key}, v;
+  rc = mdb_get(txn, s->log, &k, &v);
+  if (rc == MDB_NOTFOUND) rc = mdb_get(txn, s->logtail, &k, &v);
+  if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+  jb_event e;
+  if ((rc = decode(s, &k, &v, ctx->seq, &e))) return rc;
+  jb_eventrec ev;
+  memcpy(&ev, v.mv_data, sizeof ev);
+  if (ev.type != JB_EV_PROGRESS)
+    return jb__err(JB_ENOTFOUND, "board %s: change log: event %llu is not a "
+                   "progress event", s->path, (unsigned long long)ctx->seq);
+  ctx->permille = ev.permille;
+  memcpy(ctx->msg, (const uint8_t *)v.mv_data + sizeof ev + ev.owner_len,
+         ev.msg_len);
+  ctx->msg[ev.msg_len] = '\0';
+  return 0;
+}
+
+int jb__store_log_progress(jb_store *s, uint64_t seq, unsigned *permille,
+                           char *msg) {
+  progress_ctx ctx = {.seq = seq, .msg = msg};
+  int rc = jb__store_read(s, progress_body, &ctx);
+  *permille = ctx.permille;
   return rc;
 }
 

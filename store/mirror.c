@@ -69,6 +69,8 @@ static int put_listed_claim(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
   memcpy(rec.uuid, l->uuid, 16);
   set_expiry(s, &rec, l->expires_us, ctx);
   int rc = jb__claim_put(s, txn, jobkey, &rec, l->owner, l->owner_len);
+  /* A new claim starts without the progress of an earlier one. */
+  if (rc == 0) rc = jb__progress_clear(s, txn, l->uuid);
   if (rc) return rc;
   return jb__log_put(lw, JB_EV_CLAIMED, l->uuid, jobkey, l->owner,
                      l->owner_len, ctx->now_us);

@@ -77,27 +77,44 @@ int jb__log_open(jb_store *s, MDB_txn *txn, jb_log_writer *lw) {
   return rc;
 }
 
-int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
-                const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
-                size_t who_len, int64_t now_us) {
+static int log_put(jb_log_writer *lw, jb_eventrec *ev, const uint8_t uuid[16],
+                   const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                   const char *msg, int64_t now_us) {
   uint8_t key[8];
   uint64_t seq = lw->next;
   for (int i = 0; i < 8; i++) key[i] = (uint8_t)(seq >> (56 - 8 * i));
-  MDB_val k = {8, key}, v = {sizeof(jb_eventrec) + who_len, NULL};
+  MDB_val k = {8, key}, v = {jb__eventrec_len(ev), NULL};
   int rc = mdb_cursor_put(lw->cur, &k, &v, MDB_APPEND | MDB_RESERVE);
   if (rc) return rc;
   lw->next++;
   lw->now_us = now_us;
-  lw->counts[(unsigned)type & 15u]++;
-  jb_eventrec ev = {.type = (uint8_t)type,
-                    .priority = (uint8_t)jb__jobkey_priority(jobkey),
-                    .owner_len = (uint16_t)who_len,
-                    .time_us = now_us,
-                    .job_seq = jb__jobkey_seq(jobkey)};
-  memcpy(ev.uuid, uuid, 16);
-  memcpy(v.mv_data, &ev, sizeof ev);
-  if (who_len) memcpy((uint8_t *)v.mv_data + sizeof ev, who, who_len);
+  lw->counts[ev->type & 15u]++;
+  ev->priority = (uint8_t)jb__jobkey_priority(jobkey);
+  ev->time_us = now_us;
+  ev->job_seq = jb__jobkey_seq(jobkey);
+  memcpy(ev->uuid, uuid, 16);
+  uint8_t *d = v.mv_data;
+  memcpy(d, ev, sizeof *ev);
+  if (ev->owner_len) memcpy(d + sizeof *ev, who, ev->owner_len);
+  if (ev->msg_len) memcpy(d + sizeof *ev + ev->owner_len, msg, ev->msg_len);
   return 0;
+}
+
+int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
+                const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                size_t who_len, int64_t now_us) {
+  jb_eventrec ev = {.type = (uint8_t)type, .owner_len = (uint16_t)who_len};
+  return log_put(lw, &ev, uuid, jobkey, who, NULL, now_us);
+}
+
+int jb__log_put_progress(jb_log_writer *lw, const uint8_t uuid[16],
+                         const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                         size_t who_len, int64_t now_us, unsigned permille,
+                         const char *msg, size_t msg_len) {
+  jb_eventrec ev = {.type = JB_EV_PROGRESS, .owner_len = (uint16_t)who_len,
+                    .permille = (uint16_t)permille,
+                    .msg_len = (uint8_t)msg_len};
+  return log_put(lw, &ev, uuid, jobkey, who, msg, now_us);
 }
 
 /* Trim if due (by size and age: logread.c), and close. `rc` is the status
@@ -467,6 +484,8 @@ static int make_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_
   jb_claimrec rec = new_claim(s, uuid, req, lw.next, now_bt);
   /* A job posted with a time limit: the claim lapses at it (life.c). */
   if (jflags & JB_JOB_F_X) rc = jb__limit_claim(s, txn, uuid, &rec, now_bt);
+  /* A new claim starts without the progress of an earlier one. */
+  if (rc == 0) rc = jb__progress_clear(s, txn, uuid);
   if (rc == 0) rc = jb__claim_put(s, txn, jobkey, &rec, req->who, req->who_len);
   if (rc == 0)
     rc = jb__log_put(&lw, JB_EV_CLAIMED, uuid, jobkey, req->who, req->who_len,
@@ -1584,7 +1603,8 @@ static int owned_claim(jb_store *s, MDB_txn *txn, const release_ctx *ctx,
   const char *owner;
   char t[JB_UUID_STRLEN];
   fmt_uuid(t, ctx->uuid);
-  if ((h->flags & JB_JOB_F_REMOTE) && !decided) {
+  if ((h->flags & JB_JOB_F_REMOTE) && !decided &&
+      !(ctx->xflags & JB_STORE_LOCAL)) {
     /* A fencing token is checked here, before Redis is asked: Redis knows
      * owners by name, and a holder whose claim lapsed and was taken again
      * under the same name must be refused (jobboard.h). */
@@ -1650,6 +1670,7 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   jb_jobx x;
   if ((rc = jb__jobx_get(s, txn, c->uuid, &x)) && rc != MDB_NOTFOUND)
     return rc;
+  x.has_progress = false; /* progress goes with the job: no letter keeps it */
   jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
                                                      : JB_END_TRASHED,
                          NULL, 0, NULL, 0, NULL, 0};
@@ -1863,6 +1884,50 @@ int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
   release_ctx ctx = {JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
                      lease_ms, NULL, xflags, false, NULL, {0}};
   return jb__store_write(s, extend_body, &ctx);
+}
+
+typedef struct {
+  release_ctx rel;  /* the owner check's: who, token, uuid */
+  unsigned permille;
+  const char *msg;
+  size_t msg_len;
+} progress_ctx;
+
+static int progress_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  progress_ctx *ctx = vctx;
+  (void)status;
+  jb_jobhdr h;
+  jb_claimrec rec;
+  /* Redis holds no progress: a Redis-decided job's claim is checked here
+   * as a local one (JB_STORE_LOCAL). */
+  int rc = owned_claim(s, txn, &ctx->rel, "report progress of", &h, NULL,
+                       &rec);
+  if (rc) return rc;
+  jb_jobx x;
+  if ((rc = jb__jobx_get(s, txn, ctx->rel.uuid, &x)) && rc != MDB_NOTFOUND)
+    return rc;
+  if (!x.found) x = (jb_jobx){.rec = {.format = 1}};
+  x.has_progress = true;
+  x.prog = (jb_jobxprog){.permille = (uint16_t)ctx->permille,
+                         .msg_len = (uint8_t)ctx->msg_len,
+                         .at_us = ctx->rel.now_us, .token = rec.token};
+  if (ctx->msg_len) memcpy(x.prog_msg, ctx->msg, ctx->msg_len);
+  if ((rc = jb__jobx_put(s, txn, ctx->rel.uuid, &x))) return rc;
+  jb_log_writer lw;
+  if ((rc = jb__log_open(s, txn, &lw))) return rc;
+  rc = jb__log_put_progress(&lw, ctx->rel.uuid, h.jobkey, ctx->rel.who,
+                            ctx->rel.who_len, ctx->rel.now_us, ctx->permille,
+                            ctx->msg, ctx->msg_len);
+  return jb__log_close(s, txn, &lw, rc);
+}
+
+int jb__store_progress(jb_store *s, const uint8_t uuid[16], const char *who,
+                       size_t who_len, uint64_t token, unsigned permille,
+                       const char *msg, size_t msg_len, int64_t now_us) {
+  progress_ctx ctx = {{JB_RELEASE_ABANDON, uuid, who, who_len, token, now_us,
+                       0, NULL, JB_STORE_LOCAL, false, NULL, {0}},
+                      permille, msg, msg_len};
+  return jb__store_write(s, progress_body, &ctx);
 }
 
 /* ----------------------------------------------------------------- reads */

@@ -244,7 +244,7 @@ static bool log_entry(salv *sv, size_t klen, const uint8_t *data,
   jb_eventrec ev;
   if (klen != 8 || dlen < sizeof ev) return false;
   memcpy(&ev, data, sizeof ev);
-  if (dlen != sizeof ev + ev.owner_len || ev.type < JB_EV_POSTED ||
+  if (dlen != jb__eventrec_len(&ev) || ev.type < JB_EV_POSTED ||
       ev.type > JB_EV_LAST)
     return false;
   if (ev.type == JB_EV_CONSUMED || ev.type == JB_EV_TRASHED ||

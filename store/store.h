@@ -21,7 +21,8 @@
  *   due      due time (u64 BE, wall-clock microseconds) + jobkey -> empty:
  *            the delayed jobs in due order
  *   jobx     uuid -> jb_jobxrec + unique key + last reason: a job's
- *            attempts and the options it was posted with (schema 8)
+ *            attempts and the options it was posted with (schema 8),
+ *            and (format 2, schema 10) the progress last reported
  *   unique   unique key -> uuid (16 bytes): the live job holding the key
  *   schedules  schedule name -> jb_schedrec + spec + job name + book name
  *            + details: periodic jobs ("Periodic jobs" below; schema 8)
@@ -156,6 +157,13 @@
  * refuse such a board. A board of schema 9 (or older) is upgraded when it
  * is first opened: every job's header gets its lane and every ready job
  * its `byname` entry (env.c upgrade_lanes), one pass over the jobs. */
+/* 10 (also): jobx records of format 2 (a claimant's progress: codec/job.h) and
+ * the change-log event PROGRESS, whose record carries the percentage and
+ * the message after the owner (jb_eventrec). A release of schema 9 would
+ * call both malformed (check would quarantine nothing but report the
+ * board damaged, and readers of the log would stop at such an event), so
+ * it must refuse such a board. A board of schema 9 is upgraded as said
+ * above. */
 #define JB_SCHEMA_VERSION 10u
 #define JB_JOBKEY_LEN 9
 
@@ -195,8 +203,9 @@ enum {
   JB_EV_LOST = 10,     /* Redis lost it: it left the board (schema 7) */
   JB_EV_CANCELLED = 11, /* cancelled: it left the board (schema 8) */
   JB_EV_DEAD = 12,      /* moved to the dead letters: it left the board */
+  JB_EV_PROGRESS = 13,  /* the owner reported progress (schema 10) */
 };
-#define JB_EV_LAST JB_EV_DEAD
+#define JB_EV_LAST JB_EV_PROGRESS
 
 /* The log keeps at least log_keep events (a board option, by default
  * JB_LOG_KEEP) and fewer than log_keep + JB_LOG_TRIM; a write that reaches
@@ -389,11 +398,20 @@ typedef struct {
   uint8_t type; /* JB_EV_* */
   uint8_t priority;
   uint16_t owner_len;
-  uint32_t pad;
+  uint16_t permille; /* JB_EV_PROGRESS: the percentage in tenths; else 0 */
+  uint8_t msg_len;   /* JB_EV_PROGRESS: the message's bytes; else 0 */
+  uint8_t pad;
   int64_t time_us;
   uint64_t job_seq;
   uint8_t uuid[16];
-} jb_eventrec; /* followed by the owner's bytes (if any) */
+} jb_eventrec; /* followed by the owner's bytes (if any), then (PROGRESS)
+                  the message's */
+
+/* The length an event record of `ev` must have (the fields were padding
+ * before schema 10, so they read 0 in older events). */
+static inline size_t jb__eventrec_len(const jb_eventrec *ev) {
+  return sizeof *ev + ev->owner_len + ev->msg_len;
+}
 
 typedef struct {
   int64_t quarantined_us;
@@ -509,6 +527,9 @@ typedef struct {
  */
 #define JB__REMOTE (-900) /* internal: never returned by the API */
 #define JB_STORE_DECIDED 1u
+/* A Redis-decided job's claim checked on this board alone, as a local
+ * claim is (progress: Redis has no part in it). */
+#define JB_STORE_LOCAL 2u
 
 /* Mark job `uuid` Redis-decided (one write transaction; the posting bytes
  * are not rewritten). JB_ENOTFOUND when not on the board. */
@@ -661,6 +682,14 @@ int jb__store_claim_next_x(jb_store *s, uint8_t uuid_out[16], jb_job *job,
 int jb__store_extend(jb_store *s, const uint8_t uuid[16], const char *who,
                      size_t who_len, uint64_t token, int64_t lease_ms,
                      int64_t now_us, unsigned xflags);
+
+/* `who`'s claim (token 0: not checked) reports progress: the job's jobx
+ * record keeps `permille` (0..1000), the message and the time, and a
+ * PROGRESS event is appended. The claim is checked on this board, also
+ * for a Redis-decided job (Redis holds no progress). */
+int jb__store_progress(jb_store *s, const uint8_t uuid[16], const char *who,
+                       size_t who_len, uint64_t token, unsigned permille,
+                       const char *msg, size_t msg_len, int64_t now_us);
 
 /* The claim's expiry: *kind a jb_expiry, *ms_left for JB_EXPIRY_AT. */
 int jb__store_expires_in(jb_store *s, const uint8_t uuid[16], int *kind,
@@ -876,6 +905,11 @@ int jb__store_log_bounds(jb_store *s, uint64_t *first, uint64_t *next);
  * `from` is before the oldest kept / after the next sequence. */
 int jb__store_log_read(jb_store *s, uint64_t from, jb_event *out, size_t max,
                        size_t *n, uint64_t *first);
+/* PROGRESS event `seq`'s percentage in tenths and message (NUL-terminated
+ * into JB_PROGRESS_MESSAGE_MAX + 1 bytes). JB_ENOTFOUND when it is no
+ * progress event or beyond the end, JB_ETRIMMED when no longer kept. */
+int jb__store_log_progress(jb_store *s, uint64_t seq, unsigned *permille,
+                           char *msg);
 /* The options this process's store was opened with (durability and the
  * log bounds, resolved), to open another handle like it. */
 void jb__store_options(const jb_store *s, jb_board_options *o);

@@ -315,6 +315,12 @@ int jb__log_open_for(jb_store *s, MDB_txn *txn, jb_log_writer *lw,
 int jb__log_put(jb_log_writer *lw, int type, const uint8_t uuid[16],
                 const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
                 size_t who_len, int64_t now_us);
+/* jb__log_put of a PROGRESS event: its percentage in tenths and its
+ * message (at most JB_PROGRESS_MESSAGE_MAX bytes) after the owner. */
+int jb__log_put_progress(jb_log_writer *lw, const uint8_t uuid[16],
+                         const uint8_t jobkey[JB_JOBKEY_LEN], const char *who,
+                         size_t who_len, int64_t now_us, unsigned permille,
+                         const char *msg, size_t msg_len);
 int jb__log_close(jb_store *s, MDB_txn *txn, jb_log_writer *lw, int rc);
 
 /* Append one change-log event in `txn` (and trim the log if due). */

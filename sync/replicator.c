@@ -330,6 +330,17 @@ static void *watch_local(void *arg) {
       paused = false;
     } else if (rc == JB_OK && n > 0) {
       from = ev[n - 1].seq + 1;
+      /* Progress reports are this board's alone (Redis holds none): a
+       * batch of nothing else gives a pass nothing to do. A worker
+       * reports up to ten times a second per job; each would otherwise
+       * cost a pass and its round trips to Redis. */
+      size_t other = 0;
+      for (size_t i = 0; i < n; i++)
+        other += ev[i].type != JB_EVENT_PROGRESS;
+      if (other == 0) {
+        paused = false;
+        continue;
+      }
       if (!tell_run(r, from, paused ? POKE_BURST : POKE_NOW)) {
         paused = false;
         continue;

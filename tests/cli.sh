@@ -208,7 +208,7 @@ post plain
 jb --json list
 expect_ok "list --json"
 json_check 'len(lines) == 2 and lines[0]["name"] == "plain" and lines[1]["uuid"] == "'"$u1"'"'
-json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","remote","book","details","not_before","attempts","max_attempts","time_limit","unique","last_reason"}'
+json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","remote","book","details","not_before","attempts","max_attempts","time_limit","unique","last_reason","progress"}'
 json_check 'lines[0]["remote"] is False and lines[1]["remote"] is False'
 json_check 'lines[1]["details"] == {"k": {"deep": [1, "two"]}} and lines[1]["priority"] == "LOW"'
 json_check 'lines[1]["book"] == {"name": "bk", "uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"} and lines[0]["book"] is None'
@@ -1351,6 +1351,57 @@ run "$JOBBOARD" --board "$S" dead requeue "$u3"; expect_ok "requeue of the salva
 run "$JOBBOARD" --board "$S" state "$u3"; expect_out UNCLAIMED "requeued"
 run "$JOBBOARD" --board "$S" schedule list --json
 json_check 'len(lines) == 1 and j["name"] == "beat" and j["every"] == 60.0'
+end
+
+begin "progress: the owner reports; show, list --json and watch print it; refusals change nothing; it outlives an abandon, goes at the next claim and with the job"
+post long
+u=$uuid
+jb progress --who w "$u" 10 "no claim"
+expect_error 3 "not claimed" "progress of an unclaimed job"
+jb claim --who w "$u"; expect_ok "claim"
+jb watch --from 1 --timeout 0
+from=$(( $(printf '%s\n' "$out" | wc -l) + 1 ))
+jb progress --who w "$u" 33.33 "3 of 9 files"; expect_ok "progress"
+expect_out "" "progress prints nothing"
+jb progress --who intruder "$u" 50; expect_error 5 "claimed by w" "another owner's progress"
+jb progress --who w --token 999999 "$u" 50; expect_error 5 "token" "a stale token's progress"
+jb progress --who w "$u" 100.5; expect_error 2 "PERCENT" "a percentage over 100"
+jb progress --who w "$u" abc; expect_error 2 "PERCENT" "a percentage that is no number"
+jb progress --who w "$u" 50 "$(printf 'two\nlines')"; expect_error 2 "control character" "a message of two lines"
+jb progress --who w "$u" 50 "$(head -c 201 /dev/zero | tr '\0' m)"; expect_error 2 "too long" "a message over 200 bytes"
+jb progress --who w "$u"; expect_error 2 "PERCENT" "no percentage"
+jb show "$u"; expect_ok "show"
+printf '%s\n' "$out" | grep -q '^progress: *33.3% 3 of 9 files (at 20[0-9-]*T' || fail "show's progress line: $out"
+jb list --json; expect_ok "list --json"
+json_check 'j["progress"]["percent"] == 33.3 and j["progress"]["message"] == "3 of 9 files" and j["progress"]["at"].endswith("Z")'
+jb watch --from "$from" --timeout 0; expect_ok "watch"
+expect_out "$from  PROGRESS  $u  w  $(printf '%s\n' "$out" | cut -d' ' -f9)  33.3%  3 of 9 files" "watch's PROGRESS line"
+jb watch --json --from "$from" --timeout 0
+json_check 'len(lines) == 1 and j["type"] == "PROGRESS" and j["percent"] == 33.3 and j["message"] == "3 of 9 files" and j["owner"] == "w"'
+jb progress --json --who w "$u" 7; expect_ok "progress --json"
+json_check 'j == {"uuid": "'"$u"'", "percent": 7.0, "message": None}'
+jb metrics; expect_ok "metrics"
+printf '%s\n' "$out" | grep -qx 'jobboard_claims_reporting_progress 1' &&
+  printf '%s\n' "$out" | grep -qx 'jobboard_progress_kept_jobs 0' &&
+  printf '%s\n' "$out" | grep -qx 'jobboard_progress_reports_total 2' &&
+  printf '%s\n' "$out" | grep -q '^jobboard_progress_oldest_report_age_seconds [0-9]' ||
+  fail "metrics of one held claim reporting: $(printf '%s\n' "$out" | grep progress)"
+jb abandon --who w "$u"; expect_ok "abandon"
+jb show --json "$u"
+json_check 'j["state"] == "UNCLAIMED" and j["progress"]["percent"] == 7.0 and j["progress"]["message"] is None'
+jb metrics
+printf '%s\n' "$out" | grep -qx 'jobboard_claims_reporting_progress 0' &&
+  printf '%s\n' "$out" | grep -qx 'jobboard_progress_kept_jobs 1' ||
+  fail "metrics after the abandon: $(printf '%s\n' "$out" | grep progress)"
+jb claim --who w2 "$u"; expect_ok "claim again"
+jb show --json "$u"
+json_check 'j["progress"] is None'
+jb show "$u"
+printf '%s\n' "$out" | grep -qx 'progress: *-' || fail "show without progress: $out"
+jb progress --who w2 "$u" 99 "nearly"; expect_ok "the new owner reports"
+jb consume --who w2 "$u"; expect_ok "consume"
+jb show "$u"; expect_error 3 "$u" "show of the consumed job"
+jb check; expect_ok "check"
 end
 
 finish

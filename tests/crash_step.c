@@ -49,7 +49,8 @@
  *     second schedule, of the base board's; policy:
  *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
  *     last attempt (jb_abandon); trash: holder trashes held-2
- *     (jb_trash))
+ *     (jb_trash); progress: holder reports 42.5 % and a message on
+ *     held-1 (jb_progress))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -110,7 +111,9 @@
  *     not; policy: the old policy or the new, whole; abandon-dead: as
  *     retry-dead, the reason its first attempt gave kept; trash: held-2
  *     claimed by holder, or a dead letter (cause "trashed") with its
- *     history record (ending "trashed", holder). Every kill point
+ *     history record (ending "trashed", holder); progress: held-1 with
+ *     its report (that percentage and message) or with none, and no
+ *     other job with one. Every kill point
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
  *     index (read directly: one entry per job holding a key, naming it,
@@ -297,17 +300,17 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_RETRY, OP_RETRY_DEAD, OP_REQUEUE, OP_PURGE, OP_CANCEL,
                OP_POST_UNIQUE, OP_POST_HELD, OP_TICK, OP_SCHED_ADD,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
-               OP_COUNT } op_kind;
+               OP_PROGRESS, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
     "retry", "retry-dead", "requeue", "purge", "cancel",
     "post-unique", "post-held", "tick", "sched-add",
-    "sched-remove", "policy", "abandon-dead", "trash"};
+    "sched-remove", "policy", "abandon-dead", "trash", "progress"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
-                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1};
+                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -328,6 +331,9 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
 #define RUN_NAME "sched-run"    /* the job of SCHED's runs */
 #define SCHED2_NAME "sched-two"
 #define TIRED_REASON "first try"
+/* progress's report: holder's on held-1. */
+#define PROGRESS_PCT 42.5
+#define PROGRESS_MSG "crash step"
 #define CORPSE_REASON "buried on purpose"
 #define RETRY_REASON "try later"
 #define DEAD_REASON "gave up"
@@ -762,6 +768,9 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
    * first attempt gave */
   case OP_ABANDON_DEAD: return jb_abandon(b, sc->base[K_TIRED], HOLDER, 0);
   case OP_TRASH: return jb_trash(b, sc->base[K_HELD2], HOLDER, 0);
+  case OP_PROGRESS: /* holder reports how far held-1 got */
+    return jb_progress(b, sc->base[K_HELD1], HOLDER, 0, PROGRESS_PCT,
+                       PROGRESS_MSG);
   default: return JB_EINVAL;
   }
 }
@@ -1077,6 +1086,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   bool remote[NBASE] = {false};
   bool extra_seen = false;
   int nfresh = 0, nrun = 0;
+  bool progress_there = false; /* progress: held-1 has its report */
   size_t nkeyed = 0;
   char keyed_uuid[UNIQ_MAX][JB_UUID_STRLEN], keyed_key[UNIQ_MAX][JB_UNIQUE_MAX + 1];
   char run_key[JB_UNIQUE_MAX + 1];
@@ -1127,6 +1137,18 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
       remote[k] = jb_job_remote(j);
       seq[k] = jb_job_sequence(j);
       ok = ok && job_life_ok(sc, k, obs[k], j, v);
+      /* progress: held-1's report, whole or absent; no other job has one. */
+      double pct = 0;
+      const char *pmsg = NULL;
+      if (jb_job_progress(j, &pct, &pmsg, NULL)) {
+        if (op == OP_PROGRESS && k == K_HELD1 && pct == PROGRESS_PCT &&
+            str_is(pmsg, PROGRESS_MSG))
+          progress_there = true;
+        else
+          ok = vfail(v, "job %s (%s) has progress %.1f '%s': the killed %s "
+                     "reports none such", u, base_names[k], pct,
+                     pmsg ? pmsg : "", op_names[op]);
+      }
     } else if (is_fresh(sc, u, &k)) {
       nfresh++;
       details_of(want, 100 + k);
@@ -1265,6 +1287,9 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   if (nfresh != 0 && nfresh != sc->nfresh)
     return vfail(v, "%d of the batch's %d jobs are there", nfresh, sc->nfresh);
   if (op == OP_TICK) aspect(&a, nrun == 1, "the tick's run %s", nrun ? "there" : "not");
+  if (op == OP_PROGRESS)
+    aspect(&a, progress_there, "held-1's progress %s",
+           progress_there ? "there" : "not");
   /* The schedules and the policy. */
   if (!check_schedules(b, op, &a, v)) return false;
   jb_retry_policy pol;
@@ -2478,7 +2503,8 @@ static void usage(FILE *f) {
         "the dead letters), an abandon at the last attempt, a trash, a dead\n"
         "letter's requeue and purge, a cancel, a post\n"
         "with a unique key (free, and held: refused), a schedule's tick, add and\n"
-        "remove and a retry policy's change (ptrace), in each durability, and\n"
+        "remove, a retry policy's change and a progress report (ptrace), in\n"
+        "each durability, and\n"
         "check the board after each kill in a fresh process (tests/crash_step.c\n"
         "says what is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"

@@ -418,3 +418,12 @@ tests_test_queues_SOURCES = tests/test_queues.c $(JB_TEST_HELPERS)
 tests_test_queues_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_queues_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
+
+# Progress reports of claimed jobs.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_progress
+TESTS += tests/test_progress
+tests_test_progress_SOURCES = tests/test_progress.c $(JB_TEST_HELPERS)
+tests_test_progress_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_progress_LDADD = $(JB_TEST_LIBS) -lm
+endif

@@ -237,6 +237,27 @@ expect_rc 4 "claim by bob"
 expect_stderr alice "claim by bob"
 end
 
+begin "progress of a job Redis decides: checked against the board's claim, nothing written to Redis"
+keys_before=$(redis-cli -s "$SOCK" --scan --pattern 'ns1:*' | sort)
+listing_before=$(redis-cli -s "$SOCK" hget ns1:listings "$PUB" | od -An -tx1)
+jb b1 progress --who bob "$PUB" 40 "not mine"
+expect_rc 5 "bob's progress of alice's job"
+expect_stderr alice "bob's progress of alice's job"
+jb b1 progress --who alice "$PUB" 40 "via the board"
+expect_ok "alice's progress of her job"
+jb b1 show --json "$PUB"
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+assert j["remote"] is True and j["owner"] == "alice", j
+assert j["progress"]["percent"] == 40.0 and j["progress"]["message"] == "via the board", j
+' || fail "show after the progress: $out"
+[ "$(redis-cli -s "$SOCK" --scan --pattern 'ns1:*' | sort)" = "$keys_before" ] ||
+  fail "the progress changed Redis's keys"
+[ "$(redis-cli -s "$SOCK" hget ns1:listings "$PUB" | od -An -tx1)" = "$listing_before" ] ||
+  fail "the progress changed the job's listing in Redis"
+end
+
 begin "claim-next --count over jobs Redis decides: in claim-next order, one held elsewhere in Redis passed over"
 H=()
 for i in 1 2 3 4 5 6; do

@@ -961,4 +961,63 @@ has "$err" "option '--concurrency' needs an argument" "no value"
 state_is "$a" UNCLAIMED "the job"
 end
 
+begin "progress through JOBBOARD_PROGRESS_FD: another process sees it while CMD runs; bad lines warned once; rate-limited; the last line recorded before the job ends"
+cat >"$ROOT/reporter" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+[ "$JOBBOARD_PROGRESS_FD" = 3 ] || { echo "JOBBOARD_PROGRESS_FD=$JOBBOARD_PROGRESS_FD" >&2; exit 9; }
+echo "42 halfway there" >&3
+# Wait until the test saw it (at most 20 s).
+i=0
+while [ ! -e "$MARK.go" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+echo "not a report" >&3
+echo "150 too much" >&3
+i=0
+while [ $i -lt 300 ]; do echo "$((i / 3)) burst $i"; i=$((i + 1)); done >&3
+echo "100 all done" >&3
+EOF
+chmod +x "$ROOT/reporter"
+rm -f "$MARK.go"
+post long
+a=$uuid
+"$JOBBOARD" work --board "$B" --who w1 --jobs 1 -- "$ROOT/reporter" \
+  >"$ROOT/out" 2>"$ROOT/err" &
+wpid=$!
+PIDS+=("$wpid")
+seen=""
+for i in $(seq 1 200); do
+  "$JOBBOARD" show --board "$B" --json "$a" >"$ROOT/show" 2>/dev/null &&
+    "$PYTHON" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["progress"]
+sys.exit(0 if j["state"] == "CLAIMED" and p and p["percent"] == 42.0 and
+         p["message"] == "halfway there" else 1)' "$ROOT/show" && { seen=1; break; }
+  sleep 0.1
+done
+[ -n "$seen" ] || fail "another process did not see the progress while CMD ran: $(cat "$ROOT/show")"
+touch "$MARK.go"
+wait "$wpid"
+rc=$?
+out=$(cat "$ROOT/out") err=$(cat "$ROOT/err")
+expect_rc 0 "work --jobs 1"
+has "$err" "work: $a long: consumed (exit 0, " "progress line"
+has "$err" "a progress line was ignored" "the bad line's warning"
+[ "$(printf '%s\n' "$err" | grep -c 'progress line was ignored')" = 1 ] ||
+  fail "bad lines warned more than once: $err"
+jb watch --from 1 --timeout 0 --json
+expect_ok "watch"
+"$PYTHON" -c '
+import json, sys
+ev = [json.loads(l) for l in sys.argv[1].splitlines()]
+p = [e for e in ev if e["type"] == "PROGRESS" and e["uuid"] == sys.argv[2]]
+assert p[0]["percent"] == 42.0 and p[0]["message"] == "halfway there", p[0]
+assert p[-1]["percent"] == 100.0 and p[-1]["message"] == "all done", p[-1]
+# 302 reports after the first, in well under a second: a handful of commits.
+assert 2 <= len(p) <= 12, len(p)
+kinds = [e["type"] for e in ev if e["uuid"] == sys.argv[2]]
+assert kinds.index("CONSUMED") > max(i for i, k in enumerate(kinds) if k == "PROGRESS")
+' "$out" "$a" 2>"$ROOT/pyerr" || fail "progress events: $(cat "$ROOT/pyerr")"
+end
+
 finish

@@ -293,6 +293,7 @@ int cmd_cap(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_salvage(int argc, char **argv); /* cmd_salvage.c */
 int cmd_extend(int argc, char **argv);
+int cmd_progress(int argc, char **argv);
 int cmd_expires_in(int argc, char **argv);
 int cmd_entities(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
@@ -319,7 +320,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
     cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
-    cli_cmd_resume, cli_cmd_queues, cli_cmd_cap;
+    cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_progress;
 
 /* --name, for the commands that choose jobs by name (VERB: "claim"). */
 #define CLI_HELP_NAMES(VERB, PAST)                                             \

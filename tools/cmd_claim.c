@@ -466,6 +466,77 @@ int cmd_extend(int argc, char **argv) {
   return rc;
 }
 
+/* ------------------------------------------------------------- progress */
+
+const cli_command cli_cmd_progress = {
+    "progress", "report how far one's claimed job has got",
+    "Usage: jobboard progress --who NAME [--token T] [OPTIONS] UUID PERCENT\n"
+    "                         [MESSAGE]\n"
+    "\n"
+    "NAME, the owner of the claim on the job UUID, reports how far it has\n"
+    "got: PERCENT, a number from 0 to 100 (kept in tenths: 12.34 is kept as\n"
+    "12.3), and an optional MESSAGE of at most 200 bytes of UTF-8 without\n"
+    "control characters (it prints on one line). The report replaces the\n"
+    "previous one; `show` and `list --json` print it, and `watch` prints each\n"
+    "report as a PROGRESS event with its figures. It does not renew the\n"
+    "claim's lease (see `extend`).\n"
+    "A report outlives its claim: when the claim lapses (its holder was\n"
+    "killed, its lease ran out) or is abandoned, the job keeps the last\n"
+    "report, to show how far it got, until the job is claimed again (a new\n"
+    "claim starts with none) or leaves the board (consumed, trashed,\n"
+    "cancelled: the report goes with it). A job Redis decides is checked\n"
+    "against this board's record of its claim; nothing goes to Redis.\n"
+    "Prints nothing on success (with --json: {\"uuid\", \"percent\",\n"
+    "\"message\"}, the percent as kept and the message or null).\n"
+    "`jobboard work` gives the commands it runs a way to report without\n"
+    "this command: see JOBBOARD_PROGRESS_FD in its --help.\n"
+    "\n"
+    "Options:\n"
+    WHO_OPTION
+    TOKEN_OPTION
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or the job is not on the board\n"
+    "     or not claimed by anyone (a claim that lapsed has no owner)\n"
+    "  5  the job is claimed by someone else (the message names the owner),\n"
+    "     or --token is not the current claim's (the message names both)\n"
+    "  A malformed UUID, an empty --who, a PERCENT that is not a number from\n"
+    "  0 to 100, or a MESSAGE too long, not UTF-8 or with a control character\n"
+    "  is a usage error (2); nothing is written.\n"
+    "\n"
+    "Example:\n"
+    "  jobboard progress --who w1 --token \"$token\" \"$uuid\" 40 \"4 of 10 files\"\n",
+    CLI_O_WHO | CLI_O_TOKEN, 2, 3, "UUID PERCENT"};
+
+int cmd_progress(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_progress, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_need_who(&cli_cmd_progress, &o)) != 0) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  char *end = NULL;
+  double pct = strtod(o.args[1], &end);
+  if (end == o.args[1] || *end != '\0' || !(pct >= 0.0 && pct <= 100.0))
+    return cli_cmd_usage(&cli_cmd_progress,
+                         "PERCENT must be a number from 0 to 100");
+  const char *msg = o.nargs > 2 ? o.args[2] : NULL;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = jb_progress(b, o.args[0], o.who, o.token, pct, msg);
+  if (st != JB_OK)
+    rc = cli_fail(st);
+  else if (o.json &&
+           cli_json_print(json_pack(
+               "{s:s,s:f,s:o}", "uuid", o.args[0], "percent",
+               (double)(unsigned)(pct * 10.0 + 0.5) / 10.0, "message",
+               msg && *msg ? json_string(msg) : json_null())))
+    rc = CLI_EXIT_ERROR;
+  jb_board_close(b);
+  return rc;
+}
+
 const cli_command cli_cmd_expires_in = {
     "expires-in", "print how long a job's claim has left",
     "Usage: jobboard expires-in [OPTIONS] UUID\n"

@@ -42,7 +42,9 @@ const cli_command cli_cmd_list = {
     "             \"holder_pid\": 4242 (or null), \"holder_alive\": true}\n"
     "            (null when unclaimed; a claim whose lease expired or whose\n"
     "            holder process is gone reads as unclaimed),\n"
-    "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"details\": {...}}\n"
+    "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"details\": {...},\n"
+    "   \"progress\": {\"percent\": 42.5, \"message\": \"...\" (or null),\n"
+    "                \"at\": \"...\"} (or null: see `jobboard progress`)}\n"
     "Times are ISO-8601 UTC with microseconds.\n"
     "\n"
     JSON_FORMS
@@ -71,13 +73,15 @@ const cli_command cli_cmd_show = {
     "Print the job UUID with every field, one 'key: value' line each:\n"
     "uuid, name, priority, sequence, created, modified, state, owner ('-'\n"
     "when unclaimed), claim (when claimed: token, lease expiry or 'no\n"
-    "expiry', holder process and whether it runs), book ('-', or 'NAME\n"
-    "UUID'), details (compact JSON).\n"
+    "expiry', holder process and whether it runs), progress (the last\n"
+    "report of its claimant, 'PERCENT% MESSAGE (at TIME)', or '-': see\n"
+    "`jobboard progress`), book ('-', or 'NAME UUID'), details (compact\n"
+    "JSON).\n"
     "With --json, one JSON object as `jobboard list --json` prints it:\n"
     "uuid, name, priority, sequence, created, modified (ISO-8601 UTC with\n"
     "microseconds), state, owner (null when unclaimed), claim ({token,\n"
     "lease_expires, holder_pid, holder_alive} or null), book ({name, uuid}\n"
-    "or null) and details.\n"
+    "or null), details and progress ({percent, message, at} or null).\n"
     "\n"
     JSON_FORMS
     "\n"
@@ -181,6 +185,22 @@ static int print_job_text(const jb_job *job) {
     if (jb_job_holder_pid(job))
       printf(", holder process %d (%s)", jb_job_holder_pid(job),
              jb_job_holder_alive(job) ? "running" : "gone");
+  }
+  double pct = 0;
+  const char *msg = NULL;
+  int64_t at = 0;
+  fputs("\nprogress:  ", stdout);
+  if (jb_job_progress(job, &pct, &msg, &at)) {
+    char when[40];
+    cli_format_time(when, sizeof when, at);
+    printf("%.1f%%", pct);
+    if (msg) {
+      putchar(' ');
+      cli_put_text(stdout, msg);
+    }
+    printf(" (at %s)", when);
+  } else {
+    fputs("-", stdout);
   }
   fputs("\nbook:      ", stdout);
   if (book) {

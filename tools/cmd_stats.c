@@ -100,7 +100,11 @@ const cli_command cli_cmd_metrics = {
     "per metric. Gauges: jobboard_jobs{state,priority},\n"
     "jobboard_jobs_delayed_due, jobboard_dead_letters,\n"
     "jobboard_oldest_unclaimed_age_seconds, jobboard_claims{kind},\n"
-    "jobboard_claims_lapsing{why}, jobboard_recent_completions{window,\n"
+    "jobboard_claims_lapsing{why}, jobboard_claims_reporting_progress,\n"
+    "jobboard_progress_oldest_report_age_seconds (a held claim whose\n"
+    "owner stopped reporting shows here), jobboard_progress_kept_jobs\n"
+    "(unclaimed jobs keeping an ended claim's last report: see `jobboard\n"
+    "progress`), jobboard_recent_completions{window,\n"
     "outcome}, jobboard_history_records, jobboard_log_first_sequence,\n"
     "jobboard_log_last_sequence, jobboard_map_size_bytes,\n"
     "jobboard_used_bytes, jobboard_page_size_bytes, jobboard_readers,\n"
@@ -109,6 +113,7 @@ const cli_command cli_cmd_metrics = {
     "_lag_events, _lag_seconds, _unpublished_jobs. Counters (kept in the\n"
     "board, raised in the write that made the change, never reset):\n"
     "jobboard_jobs_posted_total, jobboard_claims_total,\n"
+    "jobboard_progress_reports_total,\n"
     "jobboard_abandons_total, jobboard_claim_lapses_total,\n"
     "jobboard_consumes_total{outcome=\"success\"|\"failure\"},\n"
     "jobboard_trashes_total, jobboard_cancels_total,\n"
@@ -153,11 +158,44 @@ typedef struct {
   char url[600], ns[256];
 } sync_fig;
 
+/* The claimants' progress reports (jb_progress), from a pass over the
+ * jobs of its own: three numbers whatever the board holds. */
+typedef struct {
+  size_t reporting;   /* held claims with a report */
+  size_t kept;        /* unclaimed jobs keeping an ended claim's report */
+  int64_t oldest_us;  /* the oldest report of a held claim; 0: none */
+} progress_fig;
+
 typedef struct {
   jb_stats st;
   sync_fig sync;
+  progress_fig progress;
   double read_seconds;
 } figures;
+
+/* Walk the jobs for their progress reports: only on a board that ever
+ * had one (its counter says so), so that others pay nothing. */
+static int read_progress(jb_board *b, const jb_stats *st, progress_fig *p) {
+  if (st->events_total[JB_EVENT_PROGRESS] == 0) return JB_OK;
+  jb_iter *it = NULL;
+  int rc = jb_iter_open(&it, b, 0);
+  if (rc != JB_OK) return rc;
+  const jb_job *j;
+  while ((rc = jb_iter_next(&j, it)) == JB_OK || rc == JB_ECORRUPT) {
+    if (rc == JB_ECORRUPT) continue; /* `check` reports it */
+    if (j == NULL) break;
+    int64_t at = 0;
+    if (!jb_job_progress(j, NULL, NULL, &at)) continue;
+    if (jb_job_state(j) != JB_STATE_CLAIMED) {
+      p->kept++;
+      continue;
+    }
+    p->reporting++;
+    if (p->oldest_us == 0 || at < p->oldest_us) p->oldest_us = at;
+  }
+  jb_iter_close(it);
+  return rc;
+}
 
 static double mono(void) {
   struct timespec ts;
@@ -171,6 +209,8 @@ static int read_figures(jb_board *b, bool by_name, figures *f) {
   f->st.flags = by_name ? JB_STATS_BY_NAME : 0;
   double t0 = mono();
   int rc = jb_stats_read(&f->st, b);
+  if (rc == JB_OK && (rc = read_progress(b, &f->st, &f->progress)) != JB_OK)
+    jb_stats_clear(&f->st);
   f->read_seconds = mono() - t0;
   if (rc != JB_OK) return rc;
   f->sync.synced = -1;
@@ -471,6 +511,20 @@ static char *exposition(const figures *f, size_t *len) {
   fprintf(m, "jobboard_claims_lapsing{why=\"holder\"} %zu\n",
           st->lapsing_holder);
 
+  family(m, "jobboard_claims_reporting_progress", "gauge",
+         "Held claims whose owner has reported progress.");
+  sample_u(m, "jobboard_claims_reporting_progress", f->progress.reporting);
+  family(m, "jobboard_progress_oldest_report_age_seconds", "gauge",
+         "The longest time since a held claim's last progress report "
+         "(0: none).");
+  sample_d(m, "jobboard_progress_oldest_report_age_seconds",
+           f->progress.oldest_us
+               ? (double)(st->now_us - f->progress.oldest_us) / 1e6 : 0.0);
+  family(m, "jobboard_progress_kept_jobs", "gauge",
+         "Unclaimed jobs keeping the last report of a claim that ended "
+         "(lapsed or abandoned).");
+  sample_u(m, "jobboard_progress_kept_jobs", f->progress.kept);
+
   family(m, "jobboard_recent_completions", "gauge",
          "Completion history records of the last minute or hour by outcome.");
   for (int w = 0; w < 2; w++)
@@ -486,6 +540,10 @@ static char *exposition(const figures *f, size_t *len) {
 
   family(m, "jobboard_jobs_posted_total", "counter", "Jobs ever posted.");
   sample_u(m, "jobboard_jobs_posted_total", st->events_total[JB_EVENT_POSTED]);
+  family(m, "jobboard_progress_reports_total", "counter",
+         "Progress reports ever made.");
+  sample_u(m, "jobboard_progress_reports_total",
+           st->events_total[JB_EVENT_PROGRESS]);
   family(m, "jobboard_claims_total", "counter", "Claims ever made.");
   sample_u(m, "jobboard_claims_total", st->events_total[JB_EVENT_CLAIMED]);
   family(m, "jobboard_abandons_total", "counter",

@@ -34,17 +34,24 @@ const cli_command cli_cmd_watch = {
     "             not decode): it left the board\n"
     "  LOST       Redis no longer lists it after losing its data (a synced\n"
     "             board): it left the board; nobody consumed it here\n"
+    "  CANCELLED  it was cancelled: it left the board\n"
+    "  DEAD       it went to the dead letters: it left the board\n"
+    "  PROGRESS   OWNER reported how far it has got (`jobboard progress`)\n"
     "\n"
     "Each event is one line of text, fields separated by two spaces:\n"
     "  SEQ  TYPE  UUID  OWNER  TIME\n"
     "where SEQ is the event's log sequence, OWNER is - for POSTED (control\n"
     "characters in a name are written as C escapes: \\n, \\t, \\x01) and TIME\n"
-    "is when it happened, ISO-8601 UTC with microseconds.\n"
+    "is when it happened, ISO-8601 UTC with microseconds. A PROGRESS line\n"
+    "goes on with the report: '  PERCENT%' and, when it has one, '  MESSAGE'\n"
+    "(PERCENT '?' should the event have been dropped before it was read).\n"
     "With --json, each event is one JSON object:\n"
     "  {\"seq\": 12, \"type\": \"CLAIMED\", \"uuid\": \"...\", \"owner\": \"w1\",\n"
     "   \"time\": \"2024-01-02T03:04:05.000006Z\", \"job_seq\": 7,\n"
     "   \"priority\": \"NORMAL\"}\n"
-    "(owner null for POSTED; job_seq is the job's sequence, as list shows).\n"
+    "(owner null for POSTED; job_seq is the job's sequence, as list shows);\n"
+    "a PROGRESS event also has \"percent\" (a number, 0 to 100) and\n"
+    "\"message\" (a string, or null when none).\n"
     "\n"
     "The board keeps the newest events only: at least 100,000, and none\n"
     "older than 7 days (the library's defaults; a program may set others).\n"
@@ -89,10 +96,16 @@ const cli_command cli_cmd_watch = {
 /* Events read per transaction. */
 #define BATCH 64
 
-static int print_event(const jb_event *e, int json) {
+static int print_event(jb_board *b, const jb_event *e, int json) {
   char when[40];
   cli_format_time(when, sizeof when, e->time_us);
   const char *type = jb_event_type_name(e->type);
+  /* A progress event's figures are read from the log by its sequence
+   * (jb_event keeps its layout); dropped meanwhile, they are unknown. */
+  double pct = 0;
+  char msg[JB_PROGRESS_MESSAGE_MAX + 1] = "";
+  bool progress = e->type == JB_EVENT_PROGRESS;
+  bool known = progress && jb_log_progress(&pct, msg, b, e->seq) == JB_OK;
   if (json) {
     json_t *o = json_pack("{s:I, s:s, s:s, s:s?, s:s, s:I, s:s?}", "seq",
                           (json_int_t)e->seq, "type", type ? type : "?",
@@ -100,12 +113,29 @@ static int print_event(const jb_event *e, int json) {
                           e->owner[0] ? e->owner : NULL, "time", when,
                           "job_seq", (json_int_t)e->job_seq, "priority",
                           jb_priority_name(e->priority));
+    if (o && progress &&
+        (json_object_set_new(o, "percent",
+                             known ? json_real(pct) : json_null()) != 0 ||
+         json_object_set_new(o, "message",
+                             msg[0] ? json_string(msg) : json_null()) != 0)) {
+      json_decref(o);
+      o = NULL;
+    }
     return o ? cli_json_print(o) : -1;
   }
   printf("%llu  %s  %s  ", (unsigned long long)e->seq, type ? type : "?",
          e->uuid);
   cli_put_text(stdout, e->owner[0] ? e->owner : "-");
-  return printf("  %s\n", when) < 0 ? -1 : 0;
+  printf("  %s", when);
+  if (progress) {
+    if (known) printf("  %.1f%%", pct);
+    else fputs("  ?", stdout);
+    if (msg[0]) {
+      fputs("  ", stdout);
+      cli_put_text(stdout, msg);
+    }
+  }
+  return putchar('\n') == EOF ? -1 : 0;
 }
 
 int cmd_watch(int argc, char **argv) {
@@ -131,7 +161,7 @@ int cmd_watch(int argc, char **argv) {
     size_t n = 0;
     st = jb_log_wait(ev, &n, &first, b, cursor, BATCH, o.timeout_ms);
     for (size_t i = 0; st == JB_OK && i < n; i++) {
-      if (print_event(&ev[i], o.json) != 0) {
+      if (print_event(b, &ev[i], o.json) != 0) {
         rc = CLI_EXIT_ERROR; /* main reports a failed write to stdout */
         st = JB_EIO;
         break;

@@ -66,6 +66,16 @@ extern char **environ;
 #define WORK_SCHEDULE_LOOK_MS 10000
 /* The most CMDs one worker runs at once (--concurrency). */
 #define WORK_CONCURRENCY_MAX 1024
+/* CMD's progress reports (JOBBOARD_PROGRESS_FD) reach the board at most
+ * this often per job: the last one of each period wins, and the last of
+ * all is written before the job is completed. */
+#define WORK_PROGRESS_MS 100
+/* The longest progress line: a percentage, a space and a message of
+ * JB_PROGRESS_MESSAGE_MAX bytes, with room to spare; a longer line is
+ * dropped with a warning. */
+#define WORK_PROGRESS_LINE 256
+/* The descriptor CMD writes them to (JOBBOARD_PROGRESS_FD). */
+#define WORK_PROGRESS_FD 3
 
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
@@ -80,8 +90,10 @@ const cli_command cli_cmd_work = {
     "'/') and gets:\n"
     "  stdin    the job as one JSON object on one line, as `jobboard show\n"
     "           --json` prints it (uuid, name, priority, details, claim...)\n"
-    "  environment  JOBBOARD_UUID (the job's uuid), JOBBOARD_NAME (its name)\n"
-    "           and JOBBOARD_BOARD (the board directory's absolute path)\n"
+    "  environment  JOBBOARD_UUID (the job's uuid), JOBBOARD_NAME (its name),\n"
+    "           JOBBOARD_BOARD (the board directory's absolute path) and\n"
+    "           JOBBOARD_PROGRESS_FD (a descriptor for progress reports: see\n"
+    "           \"Progress reports\" below)\n"
     "  stderr   the worker's own (passed through)\n"
     "  stdout   captured: the job's result (up to 1 MiB)\n"
     "CMD runs in its own process group (a Ctrl-C at the terminal reaches the\n"
@@ -170,6 +182,19 @@ const cli_command cli_cmd_work = {
     "this process: the board's replicator (`jobboard sync`) keeps the claim\n"
     "alive in Redis while the worker lives, and claims are refused when no\n"
     "replicator runs.\n"
+    "\n"
+    "Progress reports: CMD may say how far it has got by writing lines\n"
+    "\"PERCENT [MESSAGE]\\n\" to the descriptor JOBBOARD_PROGRESS_FD names (a\n"
+    "pipe, descriptor 3; e.g. in sh: echo \"40 4 of 10 files\"\n"
+    ">&\"$JOBBOARD_PROGRESS_FD\").\n"
+    "PERCENT is a number from 0 to 100; MESSAGE, after one space, is the\n"
+    "rest of the line (at most 200 bytes of UTF-8, no control characters).\n"
+    "The worker records them as `jobboard progress` does (show, list --json\n"
+    "and watch print them), at most one commit per job every 100 ms: the\n"
+    "last line of each 100 ms wins, and the last line of all is recorded\n"
+    "before the job is completed. A line that is not such a report is\n"
+    "ignored with one warning per job. CMD need not use it: the\n"
+    "descriptor may be left alone, or closed.\n"
     "\n"
     "Progress: one line per job on stderr:\n"
     "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
@@ -414,29 +439,34 @@ static bool secret_var(const char *e) {
   return strncmp(e, "JOBBOARD_REDIS=", 15) == 0 && strchr(e + 15, '@') != NULL;
 }
 
-/* environ with JOBBOARD_UUID, JOBBOARD_NAME and JOBBOARD_BOARD set (any
- * earlier values dropped) and without a Redis password (secret_var). The
- * three strings are malloc'ed: free with free_env. */
-static char **job_env(const char *uuid, const char *name, const char *board) {
+/* environ with JOBBOARD_UUID, JOBBOARD_NAME, JOBBOARD_BOARD and
+ * JOBBOARD_PROGRESS_FD set (any earlier values dropped) and without a
+ * Redis password (secret_var). The four strings are malloc'ed: free with
+ * free_env. */
+static char **job_env(const char *uuid, const char *name, const char *board,
+                      int progress_fd) {
   size_t n = 0;
   while (environ[n]) n++;
-  char **env = calloc(n + 4, sizeof *env);
+  char **env = calloc(n + 5, sizeof *env);
   if (env == NULL) return NULL;
   size_t k = 0;
   env[k] = malloc(strlen(uuid) + 16);
   env[k + 1] = malloc(strlen(name) + 16);
   env[k + 2] = malloc(strlen(board) + 16);
-  if (!env[0] || !env[1] || !env[2]) {
-    free(env[0]), free(env[1]), free(env[2]), free(env);
+  env[k + 3] = malloc(40);
+  if (!env[0] || !env[1] || !env[2] || !env[3]) {
+    free(env[0]), free(env[1]), free(env[2]), free(env[3]), free(env);
     return NULL;
   }
   sprintf(env[k++], "JOBBOARD_UUID=%s", uuid);
   sprintf(env[k++], "JOBBOARD_NAME=%s", name);
   sprintf(env[k++], "JOBBOARD_BOARD=%s", board);
+  sprintf(env[k++], "JOBBOARD_PROGRESS_FD=%d", progress_fd);
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "JOBBOARD_UUID=", 14) != 0 &&
         strncmp(environ[i], "JOBBOARD_NAME=", 14) != 0 &&
         strncmp(environ[i], "JOBBOARD_BOARD=", 15) != 0 &&
+        strncmp(environ[i], "JOBBOARD_PROGRESS_FD=", 21) != 0 &&
         !secret_var(environ[i]))
       env[k++] = environ[i];
   env[k] = NULL;
@@ -445,7 +475,7 @@ static char **job_env(const char *uuid, const char *name, const char *board) {
 
 static void free_env(char **env) {
   if (env == NULL) return;
-  free(env[0]), free(env[1]), free(env[2]), free(env);
+  free(env[0]), free(env[1]), free(env[2]), free(env[3]), free(env);
 }
 
 /* ----------------------------------------------------------- one job run */
@@ -489,13 +519,23 @@ static void set_nonblock(int fd) {
 /* The child: its own process group, the pipes as stdin and stdout, the
  * signals as a new program expects them. Only async-signal-safe calls. */
 static void child(const worker *w, char **env, int in, int out, int log,
-                  int err, pid_t parent) {
+                  int err, int progress, pid_t parent) {
   setpgid(0, 0);
   /* Dying with the worker: a worker killed (kill -9) leaves its job
    * claimable, and another worker must not run it beside an orphan. */
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(127);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || (log >= 0 && dup2(log, 2) < 0))
+    goto fail;
+  /* The progress pipe is descriptor WORK_PROGRESS_FD across the execve
+   * (every other pipe is close-on-exec): a small number, which every
+   * shell can redirect to (dash takes one digit). The pipe that reports
+   * a failed execve moves out of its way first. */
+  if (err == WORK_PROGRESS_FD &&
+      (err = fcntl(err, F_DUPFD_CLOEXEC, WORK_PROGRESS_FD + 1)) < 0)
+    _exit(127);
+  if (progress == WORK_PROGRESS_FD ? fcntl(progress, F_SETFD, 0) != 0
+                                   : dup2(progress, WORK_PROGRESS_FD) < 0)
     goto fail;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -608,6 +648,18 @@ typedef struct slot {
   int stopping;              /* CMD's process group got SIGTERM */
   size_t log_len;            /* a partial stderr line in logbuf */
   char logbuf[WORK_LOG_LINE + 1];
+  /* Progress reports (JOBBOARD_PROGRESS_FD). */
+  int prog, prog_i;          /* our end of the pipe (-1: closed); its place
+                                in the poll set */
+  size_t prog_len;           /* a partial line in progbuf */
+  bool prog_skip;            /* dropping the rest of an overlong line */
+  bool prog_warned;          /* a bad line was reported for this job */
+  bool prog_dirty;           /* a report not yet written to the board */
+  double prog_pct;           /* that report */
+  char prog_msg[JB_PROGRESS_MESSAGE_MAX + 1];
+  int64_t prog_next;         /* the earliest next write (now_ms) */
+  int64_t prog_due;          /* when the pending report is written; -1 */
+  char progbuf[WORK_PROGRESS_LINE];
 } slot;
 
 static void set_async(int fd) {
@@ -628,12 +680,18 @@ static void close_pair(int p[2]) {
  * r.exec_errno set) when CMD could not be started. */
 static int cmd_start(const worker *w, slot *s) {
   run_result *r = &s->r;
-  s->in = s->out = s->log = -1;
+  s->in = s->out = s->log = s->prog = -1;
   s->pid = -1;
+  s->prog_len = 0;
+  s->prog_skip = s->prog_warned = s->prog_dirty = false;
+  s->prog_next = 0;
+  s->prog_due = -1;
   r->out = malloc(WORK_STDOUT_MAX + 1);
-  s->env = job_env(s->uuid, jb_job_name(s->job), w->board_abs);
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-  int log[2] = {-1, -1};
+  int log[2] = {-1, -1}, prog[2] = {-1, -1};
+  if (pipe2(prog, O_CLOEXEC) == 0)
+    s->env = job_env(s->uuid, jb_job_name(s->job), w->board_abs,
+                     WORK_PROGRESS_FD);
   if (r->out == NULL || s->env == NULL || pipe2(in, O_CLOEXEC) ||
       pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
       (w->concurrency > 1 && pipe2(log, O_CLOEXEC))) {
@@ -651,7 +709,8 @@ static int cmd_start(const worker *w, slot *s) {
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, &old);
   pid_t pid = vfork();
-  if (pid == 0) child(w, s->env, in[0], out[1], log[1], err[1], parent);
+  if (pid == 0)
+    child(w, s->env, in[0], out[1], log[1], err[1], prog[1], parent);
   int fork_errno = errno;
   sigprocmask(SIG_SETMASK, &old, NULL);
   if (pid < 0) {
@@ -663,6 +722,7 @@ static int cmd_start(const worker *w, slot *s) {
   close(in[0]), close(out[1]), close(err[1]);
   in[0] = out[1] = err[1] = -1;
   if (log[1] >= 0) close(log[1]), log[1] = -1;
+  close(prog[1]), prog[1] = -1;
   /* EOF: execve succeeded (the pipe is close-on-exec); else its errno. */
   int e = 0;
   ssize_t n;
@@ -680,6 +740,9 @@ static int cmd_start(const worker *w, slot *s) {
   s->in = in[1];
   s->out = out[0];
   s->log = log[0];
+  s->prog = prog[0];
+  prog[0] = -1;
+  set_nonblock(s->prog);
   set_nonblock(s->in);
   set_nonblock(s->out);
   if (s->log >= 0) set_nonblock(s->log);
@@ -687,6 +750,7 @@ static int cmd_start(const worker *w, slot *s) {
     set_async(s->in);
     set_async(s->out);
     set_async(s->log);
+    set_async(s->prog);
   }
   s->lease_due = w->lease_ms > 0 ? now_ms() + w->lease_ms / 3 : -1;
   /* From CMD's start (execve succeeded): its run time is what is limited. */
@@ -697,6 +761,7 @@ static int cmd_start(const worker *w, slot *s) {
   return 0;
 fail:
   close_pair(in), close_pair(out), close_pair(err), close_pair(log);
+  close_pair(prog);
   free_env(s->env);
   s->env = NULL;
   return -1;
@@ -705,7 +770,85 @@ fail:
 /* When the slot's CMD needs the worker next (a lease renewal, a time
  * limit, a SIGKILL); -1: only when something happens. */
 static int64_t cmd_due(const slot *s) {
-  return earliest(earliest(s->lease_due, s->kill_at), s->limit_at);
+  return earliest(earliest(earliest(s->lease_due, s->kill_at), s->limit_at),
+                  s->prog_due);
+}
+
+/* A bad progress line: said once per job, then dropped quietly. */
+static void progress_warn(slot *s, const char *why) {
+  if (s->prog_warned) return;
+  s->prog_warned = true;
+  fprintf(stderr, "jobboard: work: job %s: a progress line was ignored (%s; "
+          "expected \"PERCENT [MESSAGE]\", PERCENT from 0 to 100); later bad "
+          "lines of this job are ignored without a word\n", s->uuid, why);
+}
+
+/* One line CMD wrote to JOBBOARD_PROGRESS_FD (without its newline): the
+ * report pending for the board. */
+static void progress_line(slot *s, char *line, size_t len) {
+  if (len > 0 && line[len - 1] == '\r') len--;
+  line[len] = '\0';
+  char *end = NULL;
+  double pct = strtod(line, &end);
+  if (end == line || (*end != '\0' && *end != ' ') ||
+      !(pct >= 0.0 && pct <= 100.0)) {
+    progress_warn(s, "not a percentage from 0 to 100");
+    return;
+  }
+  const char *msg = *end == ' ' ? end + 1 : "";
+  if (strlen(msg) > JB_PROGRESS_MESSAGE_MAX) {
+    progress_warn(s, "a message over 200 bytes");
+    return;
+  }
+  s->prog_pct = pct;
+  snprintf(s->prog_msg, sizeof s->prog_msg, "%s", msg);
+  s->prog_dirty = true;
+}
+
+/* Read CMD's progress lines; 0 at end of file, -1 when nothing more now. */
+static int progress_read(slot *s) {
+  for (;;) {
+    ssize_t n = read(s->prog, s->progbuf + s->prog_len,
+                     sizeof s->progbuf - 1 - s->prog_len);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return -1;
+    if (n <= 0) return 0; /* a partial last line is no report */
+    s->prog_len += (size_t)n;
+    char *p = s->progbuf, *nl;
+    while ((nl = memchr(p, '\n', s->prog_len - (size_t)(p - s->progbuf)))) {
+      if (!s->prog_skip) progress_line(s, p, (size_t)(nl - p));
+      s->prog_skip = false;
+      p = nl + 1;
+    }
+    s->prog_len -= (size_t)(p - s->progbuf);
+    memmove(s->progbuf, p, s->prog_len);
+    if (s->prog_len == sizeof s->progbuf - 1) { /* no newline in sight */
+      if (!s->prog_skip) progress_warn(s, "a line too long");
+      s->prog_skip = true;
+      s->prog_len = 0;
+    }
+  }
+}
+
+/* Write the pending report to the board once WORK_PROGRESS_MS passed
+ * since the last write (at once with `now`); until then it waits, and a
+ * later line replaces it. */
+static void progress_write(const worker *w, slot *s, bool now) {
+  if (!s->prog_dirty) return;
+  int64_t t = now_ms();
+  if (!now && t < s->prog_next) {
+    s->prog_due = s->prog_next;
+    return;
+  }
+  s->prog_dirty = false;
+  s->prog_due = -1;
+  s->prog_next = t + WORK_PROGRESS_MS;
+  int st = jb_progress(w->b, s->uuid, w->who, s->token, s->prog_pct,
+                       s->prog_msg);
+  if (st == JB_EINVAL)
+    progress_warn(s, jb_errmsg());
+  else if (st != JB_OK && !s->r.lost) /* lost: keep_lease said so */
+    fprintf(stderr, "jobboard: work: job %s: recording its progress: %s\n",
+            s->uuid, jb_errmsg());
 }
 
 /* Pass CMD's stderr on, whole lines at a time. 0 at end of file, -1 when
@@ -744,7 +887,7 @@ static int forward_log(slot *s) {
  * `rev` is poll's revents, 0 when not polled) and the lease. Returns 1
  * once CMD has exited (reaped: its status in r.status). */
 static int cmd_turn(const worker *w, slot *s, short in_rev, short out_rev,
-                    short log_rev) {
+                    short log_rev, short prog_rev) {
   run_result *r = &s->r;
   int64_t now = now_ms();
   if (s->limit_at >= 0 && now >= s->limit_at) {
@@ -798,6 +941,11 @@ static int cmd_turn(const worker *w, slot *s, short in_rev, short out_rev,
     close(s->log);
     s->log = -1;
   }
+  if (s->prog >= 0 && prog_rev && progress_read(s) == 0) {
+    close(s->prog);
+    s->prog = -1;
+  }
+  progress_write(w, s, false);
   s->lease_due = keep_lease(w, s->uuid, s->token, s->lease_due, r);
   return waitpid(s->pid, &r->status, WNOHANG) == s->pid;
 }
@@ -809,12 +957,14 @@ static void cmd_end(slot *s, bool reaped) {
   run_result *r = &s->r;
   if (s->out >= 0) read_output(s->out, r);
   if (s->log >= 0) forward_log(s);
+  if (s->prog >= 0) progress_read(s);
   if (!reaped) kill(-s->pid, SIGKILL), waitpid(s->pid, &r->status, 0);
   r->out[r->out_len] = '\0';
   if (s->in >= 0) close(s->in);
   if (s->out >= 0) close(s->out);
   if (s->log >= 0) close(s->log);
-  s->in = s->out = s->log = -1;
+  if (s->prog >= 0) close(s->prog);
+  s->in = s->out = s->log = s->prog = -1;
   free_env(s->env);
   s->env = NULL;
 }
@@ -859,7 +1009,7 @@ static void service(const worker *w, struct slot *slots, struct pollfd *p,
   int64_t due = -1;
   for (int i = 0; i < w->concurrency; i++) {
     slot *s = &slots[i];
-    s->in_i = s->out_i = s->log_i = -1;
+    s->in_i = s->out_i = s->log_i = s->prog_i = -1;
     if (!s->busy || s->ended) continue;
     if (s->in >= 0) {
       s->in_i = np;
@@ -872,6 +1022,10 @@ static void service(const worker *w, struct slot *slots, struct pollfd *p,
     if (s->log >= 0) {
       s->log_i = np;
       p[np++] = (struct pollfd){s->log, POLLIN, 0};
+    }
+    if (s->prog >= 0) {
+      s->prog_i = np;
+      p[np++] = (struct pollfd){s->prog, POLLIN, 0};
     }
     due = earliest(due, cmd_due(s));
   }
@@ -903,7 +1057,8 @@ static void service(const worker *w, struct slot *slots, struct pollfd *p,
     short in_rev = ready > 0 && s->in_i >= 0 ? p[s->in_i].revents : 0;
     short out_rev = ready > 0 && s->out_i >= 0 ? p[s->out_i].revents : 0;
     short log_rev = ready > 0 && s->log_i >= 0 ? p[s->log_i].revents : 0;
-    if (cmd_turn(w, s, in_rev, out_rev, log_rev)) {
+    short prog_rev = ready > 0 && s->prog_i >= 0 ? p[s->prog_i].revents : 0;
+    if (cmd_turn(w, s, in_rev, out_rev, log_rev, prog_rev)) {
       cmd_end(s, true);
       s->ended = true;
     }
@@ -1157,6 +1312,8 @@ static int job_end(const worker *w, slot *s, next_job *next,
   int code = s->code;
   free(s->input);
   s->input = NULL;
+  /* CMD's last report reaches the board before the job ends. */
+  if (r.started) progress_write(w, s, true);
 
   if (r.started && WIFEXITED(r.status)) jr.exit_code = WEXITSTATUS(r.status);
   if (r.started && WIFSIGNALED(r.status)) jr.signal = WTERMSIG(r.status);
@@ -1424,7 +1581,7 @@ int cmd_work(int argc, char **argv) {
   w.co.n_names = o.n_names;
   slot *slots = w.slots = calloc((size_t)w.concurrency, sizeof *slots);
   struct pollfd *pfd = w.pfd =
-      calloc((size_t)w.concurrency * 3 + 1, sizeof *pfd);
+      calloc((size_t)w.concurrency * 4 + 1, sizeof *pfd);
   if (slots == NULL || pfd == NULL) {
     free(slots), free(pfd);
     fprintf(stderr, "jobboard: work: out of memory\n");

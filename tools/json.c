@@ -370,6 +370,23 @@ json_t *cli_job_to_json(const jb_job *job) {
     out = NULL;
   }
   json_decref(life);
+  /* The progress last reported (null: none). */
+  double pct = 0;
+  const char *msg = NULL;
+  int64_t at = 0;
+  if (out && jb_job_progress(job, &pct, &msg, &at)) {
+    char when[40];
+    cli_format_time(when, sizeof when, at);
+    json_t *p = json_pack("{s:f,s:o,s:s}", "percent", pct, "message",
+                          msg ? text(msg) : json_null(), "at", when);
+    if (p == NULL || json_object_set_new(out, "progress", p) != 0) {
+      json_decref(out);
+      out = NULL;
+    }
+  } else if (out && json_object_set_new(out, "progress", json_null()) != 0) {
+    json_decref(out);
+    out = NULL;
+  }
   return out;
 }
 

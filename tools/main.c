@@ -29,6 +29,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_policy, "policy", NULL, cmd_policy},
     {&cli_cmd_schedule, "schedule", NULL, cmd_schedule},
     {&cli_cmd_extend, "extend", NULL, cmd_extend},
+    {&cli_cmd_progress, "progress", NULL, cmd_progress},
     {&cli_cmd_expires_in, "expires-in", NULL, cmd_expires_in},
     {&cli_cmd_owner, "owner", NULL, cmd_owner},
     {&cli_cmd_state, "state", NULL, cmd_state},

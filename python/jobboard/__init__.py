@@ -23,7 +23,7 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
-                    CheckReport, SalvageReport, Priority, State, Durability,
+                    Progress, PROGRESS_MESSAGE_MAX, CheckReport, SalvageReport, Priority, State, Durability,
                     EventType, End, DeadCause, CatchUp, Outcome, REMOVAL,
                     version, check_post, salvage)
 
@@ -31,7 +31,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
-    "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
+    "Schedule", "RetryPolicy", "RetryResult", "Stats", "Progress",
+    "PROGRESS_MESSAGE_MAX", "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "REMOVAL", "version", "check_post",
     "salvage",

@@ -136,6 +136,8 @@ uint32_t jb_job_max_attempts(const jb_job *job);
 int64_t jb_job_time_limit(const jb_job *job);
 const char *jb_job_unique_key(const jb_job *job);
 const char *jb_job_last_reason(const jb_job *job);
+bool jb_job_progress(const jb_job *job, double *percent, const char **message,
+                     int64_t *at_us);
 
 typedef struct {
   unsigned int version;
@@ -174,6 +176,8 @@ int jb_claim_next(char uuid_out[37], jb_job **job_out, uint64_t *token_out,
                   const jb_claim_options *opts);
 int jb_extend(jb_board *board, const char *uuid, const char *who,
               uint64_t token, int64_t lease_ms);
+int jb_progress(jb_board *board, const char *uuid, const char *who,
+                uint64_t token, double percent, const char *message);
 int jb_job_expires_in(jb_expiry *out, int64_t *ms_out, jb_board *board,
                       const char *uuid);
 int jb_abandon(jb_board *board, const char *uuid, const char *who,
@@ -369,6 +373,8 @@ int jb_log_read(jb_event *events, size_t *n_out, uint64_t *first_out,
 int jb_log_wait(jb_event *events, size_t *n_out, uint64_t *first_out,
                 jb_board *board, uint64_t from, size_t max,
                 int64_t timeout_ms);
+int jb_log_progress(double *percent_out, char *message_out, jb_board *board,
+                    uint64_t seq);
 
 int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
 int jb_iter_next(const jb_job **out, jb_iter *iter);

@@ -93,6 +93,8 @@ class EventType(enum.IntEnum):
     LOST = 10
     CANCELLED = 11
     DEAD = 12
+    #: The owner reported progress (Event.percent, Event.message).
+    PROGRESS = 13
     #: Not a log event: events were trimmed before they could be read
     #: (``Event.seq`` is the first missed, ``Event.lost`` how many).
     TRIMMED = 128
@@ -398,7 +400,7 @@ class Job:
                  "lease_expires", "holder_pid", "holder_alive", "remote",
                  "book_name", "book_uuid", "not_before", "attempts",
                  "max_attempts", "time_limit", "unique_key", "last_reason",
-                 "posting")
+                 "posting", "progress")
 
     uuid: str
     name: str
@@ -423,6 +425,7 @@ class Job:
     unique_key: Optional[str]
     last_reason: Optional[str]
     posting: bytes
+    progress: Optional["Progress"]
 
     def __init__(self, cjob: Any, loads: Callable[[bytes], Any] =
                  _msgpack_loads) -> None:
@@ -451,6 +454,11 @@ class Job:
         self.time_limit = _ms_seconds(lib.jb_job_time_limit(cjob))
         self.unique_key = _str(lib.jb_job_unique_key(cjob))
         self.last_reason = _str(lib.jb_job_last_reason(cjob))
+        pct = ffi.new("double *")
+        msg = ffi.new("const char **")
+        at = ffi.new("int64_t *")
+        self.progress = Progress(pct[0], _str(msg[0]), at[0] / 1e6) \
+            if lib.jb_job_progress(cjob, pct, msg, at) else None
         ptr = lib.jb_job_posting(cjob, size)
         self.posting = bytes(ffi.buffer(ptr, size[0])) \
             if ptr != ffi.NULL else b""
@@ -516,10 +524,12 @@ class Completion:
 
 
 class Event:
-    """One event of the change log."""
+    """One event of the change log. A PROGRESS event has the report's
+    ``percent`` and ``message`` (None when none was given); other events
+    have None for both."""
 
     __slots__ = ("seq", "type", "uuid", "owner", "time", "job_seq",
-                 "priority", "lost")
+                 "priority", "lost", "percent", "message")
 
     def __init__(self, e: Any) -> None:
         self.seq = e.seq
@@ -534,6 +544,8 @@ class Event:
         self.priority = Priority(e.priority) if 0 <= e.priority <= 4 \
             else None
         self.lost = e.lost
+        self.percent: Optional[float] = None
+        self.message: Optional[str] = None
 
     def __repr__(self):
         name = getattr(self.type, "name", self.type)
@@ -645,6 +657,19 @@ class Schedule:
         return "<Schedule %r %s -> %r runs=%d>" % (
             self.name, "every %gs" % self.every if self.every else
             "cron %r" % self.cron, self.job_name, self.runs)
+
+
+class Progress(NamedTuple):
+    """The progress a claimant last reported (Board.progress):
+    ``percent`` (0 to 100, in tenths), ``message`` (None when none was
+    given) and ``at``, when (seconds since the epoch)."""
+    percent: float
+    message: Optional[str]
+    at: float
+
+
+#: The longest progress message, in bytes of UTF-8.
+PROGRESS_MESSAGE_MAX = 200
 
 
 class RetryPolicy(NamedTuple):
@@ -855,6 +880,12 @@ class Claim:
     def extend(self, lease: float) -> None:
         """The claim now lapses `lease` seconds from now."""
         self.board.extend(self.uuid, self.who, lease, token=self.token)
+
+    def progress(self, percent: float,
+                 message: Optional[str] = None) -> None:
+        """Report how far the job has got (see Board.progress)."""
+        self.board.progress(self.uuid, self.who, percent, message,
+                            token=self.token)
 
     def expires_in(self) -> Optional[float]:
         """Seconds left on the lease (see Board.expires_in)."""
@@ -1503,6 +1534,22 @@ class Board:
             with self._use as h:
                 _check(lib.jb_extend(h, u, w, _token(token), ms))
 
+    def progress(self, uuid: str, who: str, percent: float,
+                 message: Optional[str] = None, token: int = 0) -> None:
+        """The owner of the claim on `uuid` reports how far it has got:
+        `percent` (0 to 100, kept in tenths) and an optional `message` (at
+        most PROGRESS_MESSAGE_MAX bytes of UTF-8, no control characters).
+        Job.progress reads it; it outlives a lapsed or abandoned claim until
+        the job is claimed again, and goes with the job."""
+        u, w = _uuid(uuid), _text(who, "who")
+        if isinstance(percent, bool) or not isinstance(percent, (int, float)):
+            raise TypeError("percent must be a number, not %s"
+                            % type(percent).__name__)
+        m = ffi.NULL if message is None else _text(message, "message",
+                                                   empty_ok=True)
+        with self._use as h:
+            _check(lib.jb_progress(h, u, w, _token(token), float(percent), m))
+
     def abandon(self, uuid: str, who: str, token: int = 0) -> None:
         """Release `who`'s claim: the job is claimable again."""
         u, w = _uuid(uuid), _text(who, "who")
@@ -1697,6 +1744,17 @@ class Board:
 
     # -- the change log
 
+    def _progress_figures(self, ev: Event) -> None:
+        """Fill a PROGRESS event's percent and message from the log (left
+        None should the event have been trimmed meanwhile)."""
+        pct = ffi.new("double *")
+        msg = ffi.new("char[]", PROGRESS_MESSAGE_MAX + 1)
+        with self._use as h:
+            st = lib.jb_log_progress(pct, msg, h, ev.seq)
+        if st == 0:
+            ev.percent = pct[0]
+            ev.message = ffi.string(msg).decode("utf-8", "replace") or None
+
     def log_bounds(self) -> Tuple[int, int]:
         """(first, next): the oldest kept event's sequence and the one the
         next event will get."""
@@ -1760,6 +1818,8 @@ class Board:
                 ev = Event(events[i])
                 cursor = ev.seq + 1
                 if want is None or ev.type in want:
+                    if ev.type == EventType.PROGRESS:
+                        self._progress_figures(ev)
                     yield ev
             dl = _Deadline(t_ms)
 

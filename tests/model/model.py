@@ -58,6 +58,7 @@ class Job:
         self.lease_ms = 0             # the lease asked for (a refresh)
         self.limit_until = 0          # boot us; 0: no time limit
         self.holder = None            # the worker (process) it is bound to
+        self.progress = None          # the last report: (tenths, message)
 
     def claimed(self):
         return self.owner is not None
@@ -129,6 +130,7 @@ class Model:
 
     def _to_dead(self, j, cause, end):
         del self.jobs[j.uuid]
+        j.progress = None             # it left the board: no letter keeps it
         if j.unique is not None:
             self.unique.pop(j.unique, None)
         self._free_claim(j)
@@ -172,6 +174,7 @@ class Model:
 
     def _claim(self, j, who, token, lease_ms, bind_proc):
         self.check_token(token)
+        j.progress = None             # a new claim starts without one
         j.owner = who
         j.token = token
         j.lease_until = self.boot + lease_ms * 1000 if lease_ms else 0
@@ -313,6 +316,20 @@ class Model:
         j.lease_ms = lease_ms   # a later refresh renews this lease
         if j.limit_until and j.lease_until > j.limit_until:
             j.lease_until = j.limit_until
+        return "ok", None
+
+    def progress(self, uuid, who, token, percent, message):
+        """The owner reports: percent kept in tenths, rounded; the report
+        outlives its claim (a lapse, an abandon, a retry keep it) until the
+        next claim. The arguments are checked before the claim."""
+        msg = (message or "").encode()
+        if not 0 <= percent <= 100 or len(msg) > 200 or \
+                any(b < 0x20 or b == 0x7f for b in msg):
+            return "invalid", None
+        j, st = self._owned(uuid, who, token)
+        if j is None:
+            return st, None
+        j.progress = (int(percent * 10 + 0.5), message or None)
         return "ok", None
 
     def abandon(self, uuid, who):

@@ -123,6 +123,10 @@ def sut_do(board, op, me):
         if kind == "extend":
             board.extend(op["uuid"], op["who"], op["lease"])
             return {"st": "ok"}
+        if kind == "progress":
+            board.progress(op["uuid"], op["who"], op["percent"],
+                           op["message"], token=op["token"])
+            return {"st": "ok"}
         if kind == "abandon":
             board.abandon(op["uuid"], op["who"])
             return {"st": "ok"}
@@ -249,9 +253,11 @@ def observe_board(board):
     jobs = []
     for j in board.iterate():
         nb = round(j.not_before * 1e6) if j.not_before else 0
+        prog = (round(j.progress.percent * 10), j.progress.message) \
+            if j.progress else None
         jobs.append((j.uuid, j.name, M.PRIORITIES[int(j.priority)],
                      j.state.name, j.owner, j.attempts, nb, j.unique_key,
-                     j.max_attempts, reason_class(j.last_reason)))
+                     j.max_attempts, reason_class(j.last_reason), prog))
     st = board.stats()
     dead = sorted((d.uuid, d.cause.name, d.attempts, reason_class(d.reason))
                   for d in board.dead_letters())
@@ -301,7 +307,7 @@ def observe_model(m):
                      j.owner if state == "CLAIMED" else None, j.attempts,
                      j.not_before, j.unique, j.max_attempts,
                      "<lapsed>" if (j.reason or "").startswith("lapsed")
-                     else j.reason))
+                     else j.reason, j.progress))
     by_state = {"UNCLAIMED": 0, "CLAIMED": 0, "DELAYED": 0}
     for j in m.jobs.values():
         if j.claimed() and not m.lapse_why(j):
@@ -378,6 +384,12 @@ def gen_op(rng, procs):
         (3, lambda: {"op": "claim_many", "max": rng.randrange(1, 4)}),
         (3, lambda: {"op": "extend", "lease_ms": rng.choice([20000, 200000])}),
         (6, lambda: {"op": "abandon"}),
+        (5, lambda: {"op": "progress",
+                     "percent": rng.choice([0, 12.34, 50, 99.95, 100, 100.5,
+                                            -1]),
+                     "message": rng.choice([None, "", "step 2", "x" * 200,
+                                            "x" * 201, "two\nlines"]),
+                     "stale": rng.random() < 0.15}),
         (6, lambda: {"op": "retry", "mode": rng.choice(["delay", "backoff",
                                                         "dead"]),
                      "delay_ms": rng.choice([0, 20000]),
@@ -558,6 +570,11 @@ class Run:
             c["uuid"] = "00000000-0000-7000-8000-000000000000"
         if kind == "extend":
             c["lease"] = op["lease_ms"] / 1000
+        if kind == "progress":
+            # The claim's token, or (stale) one it does not hold.
+            j = m.jobs.get(c["uuid"])
+            c["token"] = (j.token if j and j.token else 0) + \
+                (1000 if op["stale"] else 0)
         if kind == "purge":
             c["before"] = 0 if op["all"] else m.wall
         if proc and op.get("kill_us") is not None:
@@ -672,6 +689,9 @@ class Run:
             return "ok", None
         if kind == "extend":
             return m.extend(c["uuid"], c["who"], c["lease_ms"])
+        if kind == "progress":
+            return m.progress(c["uuid"], c["who"], c["token"], c["percent"],
+                              c["message"])
         if kind == "abandon":
             return m.abandon(c["uuid"], c["who"])
         if kind == "retry":
