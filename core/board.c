@@ -563,10 +563,16 @@ static int claim_req(jb_store_claim_req *req, const char *who,
       }
       req->names = opts->names;
       req->n_names = opts->n_names;
+      req->in_order = (opts->flags & JB_CLAIM_NAMES_IN_ORDER) != 0;
     }
-    if (opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS)
+    const unsigned known = JB_CLAIM_BIND_PROCESS | JB_CLAIM_NAMES_IN_ORDER;
+    if (opts->flags & ~known)
       return jb__err(JB_EINVAL, "claim options: unknown flags 0x%x",
-                     opts->flags & ~(unsigned)JB_CLAIM_BIND_PROCESS);
+                     opts->flags & ~known);
+    if ((opts->flags & JB_CLAIM_NAMES_IN_ORDER) &&
+        (opts->version < 3 || opts->n_names == 0))
+      return jb__err(JB_EINVAL, "claim options: JB_CLAIM_NAMES_IN_ORDER "
+                     "without names (it orders the names chosen)");
     if (opts->lease_ms < 0 || opts->lease_ms > JB_LEASE_MAX_MS)
       return jb__err(JB_EINVAL, "lease: %lld ms is not a lease (expected "
                      "1..%lld ms, or 0 for no expiry)",

@@ -699,6 +699,11 @@ enum {
   /** Bind the claim to the calling process: it lapses when the process is
    *  gone. */
   JB_CLAIM_BIND_PROCESS = 1u << 0,
+  /** With names (version 3): take from the first name, in the order
+   *  given, that has a claimable job, rather than in listing order across
+   *  them (strict queue order, as Sidekiq's); a prefix's names in no
+   *  particular order among themselves. */
+  JB_CLAIM_NAMES_IN_ORDER = 1u << 1,
 };
 
 /** Wait without limit (jb_claim_options.wait_ms and every timeout). */

@@ -1391,13 +1391,23 @@ static int pick_lanes(jb_store *s, MDB_txn *txn, claim_ctx *ctx,
     size_t len = strlen(req->names[i]);
     if (len && req->names[i][len - 1] == '*') exact = false;
   }
-  if (exact) {
-    /* Exact names: their lanes, without reading `queues`; a paused one
-     * is passed over (a job of another name sharing its lane, by its
-     * name, in name_wanted). */
+  if (exact || req->in_order) {
+    /* Name by name, in the order given: an exact name's lane without
+     * reading `queues` (a paused one is passed over; a job of another name
+     * sharing its lane, by its name, in name_wanted), a prefix's lanes
+     * from it. */
+    jb_store_claim_req one = *req;
     for (size_t i = 0; rc == 0 && i < req->n_names; i++) {
       const char *name = req->names[i];
       size_t len = strlen(name);
+      if (len && name[len - 1] == '*') {
+        one.names = &req->names[i];
+        one.n_names = 1;
+        ls.req = &one;
+        rc = jb__queue_walk(s, txn, lane_visit, &ls);
+        ls.req = req;
+        continue;
+      }
       uint32_t lane = jb__lane(name, len);
       if (!ctls->n || !jb__queue_blocked(ctls, lane, name, len, NULL))
         rc = lane_add(&ls, lane);
@@ -1411,7 +1421,7 @@ static int pick_lanes(jb_store *s, MDB_txn *txn, claim_ctx *ctx,
     rc = lane_seek(cur, &ls.v[i], from, true);
   while (rc == 0) {
     lane_head *best = NULL;
-    for (size_t i = 0; i < ls.n; i++)
+    for (size_t i = 0; i < ls.n && !(best && req->in_order); i++)
       if (ls.v[i].have &&
           (!best || memcmp(ls.v[i].jobkey, best->jobkey, JB_JOBKEY_LEN) < 0))
         best = &ls.v[i];

@@ -514,6 +514,7 @@ typedef struct {
    * name */
   const char *const *names;
   size_t n_names;
+  bool in_order; /* names: the first name with a job, not listing order */
 } jb_store_claim_req;
 
 /*

@@ -72,6 +72,28 @@ static void claim_next_takes_only_the_names_chosen_in_order(void **state) {
   jbt_assert_check_ok(b);
 }
 
+/* With JB_CLAIM_NAMES_IN_ORDER the first name that has a job gives it,
+ * whatever the priorities of the later names' jobs. */
+static void names_in_order_take_the_first_name_first(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  char lo[JB_UUID_STRLEN], hi[JB_UUID_STRLEN], p1[JB_UUID_STRLEN];
+  jbt_post(hi, b, "urgent-later", JB_PRIORITY_VERY_HIGH);
+  jbt_post(lo, b, "first", JB_PRIORITY_VERY_LOW);
+  jbt_post(p1, b, "pre.x", JB_PRIORITY_HIGH);
+  const char *order[] = {"first", "pre.*", "urgent-later"};
+  jb_claim_options co = names_opts(order, 3);
+  co.flags = JB_CLAIM_NAMES_IN_ORDER;
+  char got[4][JB_UUID_STRLEN];
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(jb_claim_next(got[i], NULL, NULL, b, "w", &co), JB_OK);
+  assert_string_equal(got[0], lo);
+  assert_string_equal(got[1], p1);
+  assert_string_equal(got[2], hi);
+  co.n_names = 0;
+  assert_int_equal(jb_claim_next(NULL, NULL, NULL, b, "w", &co), JB_EINVAL);
+}
+
 /* "img.*" takes every name that starts with "img." (and "*" every name);
  * a name that only looks alike is not taken. */
 static void a_trailing_star_chooses_a_prefix(void **state) {
@@ -547,6 +569,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(claim_next_takes_only_the_names_chosen_in_order),
       T(a_trailing_star_chooses_a_prefix),
+      T(names_in_order_take_the_first_name_first),
       T(names_sharing_a_lane_stay_apart),
       T(a_paused_name_is_listed_but_not_claimed),
       T(a_paused_board_claims_nothing),
