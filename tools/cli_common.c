@@ -914,10 +914,14 @@ int cli_pauses_read(cli_pauses *p, jb_board *b) {
   return CLI_EXIT_ERROR;
 }
 
-int cli_pauses_name(const cli_pauses *p, const char *name) {
+const struct cli_pause *cli_pauses_find(const cli_pauses *p,
+                                        const char *name) {
   struct cli_pause key = {(char *)name, 0};
-  const struct cli_pause *f =
-      p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, pause_cmp) : NULL;
+  return p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, pause_cmp) : NULL;
+}
+
+int cli_pauses_name(const cli_pauses *p, const char *name) {
+  const struct cli_pause *f = cli_pauses_find(p, name);
   return f && f->paused;
 }
 

@@ -350,6 +350,8 @@ typedef struct {
  * then). The time grows with the ready jobs (jb_queues_foreach counts
  * them). */
 int cli_pauses_read(cli_pauses *p, jb_board *b);
+/* The entry of `name` (NULL: its pause was never set). */
+const struct cli_pause *cli_pauses_find(const cli_pauses *p, const char *name);
 /* Is `name` paused on its own (the board's pause aside)? */
 int cli_pauses_name(const cli_pauses *p, const char *name);
 void cli_pauses_free(cli_pauses *p);
