@@ -254,8 +254,8 @@ end
 
 begin "watch --name --timeout: the events of other names do not hold it"
 post seed
-# Another name's jobs keep coming, 5 a second for 4 s.
-( for i in $(seq 20); do
+# Another name's jobs keep coming, about 5 a second for 6 s.
+( for i in $(seq 30); do
     "$JOBBOARD" post --board "$B" --durability none busy >/dev/null; sleep 0.2
   done ) &
 ppid=$!
@@ -265,7 +265,7 @@ jb watch --name quiet --count 1 --timeout 1
 t1=$(date +%s%N)
 expect_rc 7 "no event of that name within --timeout"
 ms=$(((t1 - t0) / 1000000))
-[ "$ms" -lt 2500 ] || fail "watch stopped after $ms ms"
+[ "$ms" -lt 3500 ] || fail "watch stopped after $ms ms"
 jb watch --name busy --count 2 --timeout 3
 expect_rc 0 "events of the busy name"
 [ "$(printf '%s\n' "$out" | grep -c '  POSTED  ')" = 2 ] || fail "watch busy: $out"
