@@ -12,6 +12,7 @@ JB_MAN3_GROUPS = \
 	docs/man3/jb_board.3 \
 	docs/man3/jb_jobs.3 \
 	docs/man3/jb_claims.3 \
+	docs/man3/jb_queues.3 \
 	docs/man3/jb_retry.3 \
 	docs/man3/jb_schedule.3 \
 	docs/man3/jb_waits.3 \
@@ -133,10 +134,14 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_log_progress.3 \
 	docs/man3/jb_log_read.3 \
 	docs/man3/jb_log_wait.3 \
+	docs/man3/jb_name_matches.3 \
+	docs/man3/jb_pause.3 \
 	docs/man3/jb_post_check.3 \
 	docs/man3/jb_priority_name.3 \
 	docs/man3/jb_priority_parse.3 \
 	docs/man3/jb_progress.3 \
+	docs/man3/jb_queues_foreach.3 \
+	docs/man3/jb_resume.3 \
 	docs/man3/jb_schedule_add.3 \
 	docs/man3/jb_schedule_foreach.3 \
 	docs/man3/jb_schedule_free.3 \
@@ -183,13 +188,15 @@ TESTS += tests/manpages.sh
 EXTRA_DIST += tests/manpages.sh
 # The EXAMPLES of the pages, as programs (public API only).
 JB_MAN3_EXAMPLES = board jobs claims retry schedule waits history entities \
-	errors stats
+	errors stats queues
 check_PROGRAMS += tests/man3_examples/board tests/man3_examples/jobs \
 	tests/man3_examples/claims tests/man3_examples/retry \
 	tests/man3_examples/schedule tests/man3_examples/waits \
 	tests/man3_examples/history tests/man3_examples/entities \
-	tests/man3_examples/errors tests/man3_examples/stats
+	tests/man3_examples/errors tests/man3_examples/stats \
+	tests/man3_examples/queues
 tests_man3_examples_stats_LDADD = libjobboard.la
+tests_man3_examples_queues_LDADD = libjobboard.la
 tests_man3_examples_board_LDADD = libjobboard.la
 tests_man3_examples_jobs_LDADD = libjobboard.la
 tests_man3_examples_claims_LDADD = libjobboard.la

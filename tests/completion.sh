@@ -3,9 +3,9 @@
 # with bash-completion's own helpers, on the built ./jobboard: commands
 # (read from `jobboard --help`), options of post (from `jobboard post
 # --help`), durability and priority values, `help COMMAND`, subcommands of
-# dead, a schedule's --catch-up values, --board directories and the uuids
-# of the board named by --board. Every command of `jobboard --help`
-# completes some options.
+# dead, a schedule's --catch-up values, --board directories, the uuids and
+# the job names (--name, pause NAME) of the board named by --board. Every
+# command of `jobboard --help` completes some options.
 #
 # Skipped (TAP: 1..0 # SKIP) when bash-completion is not installed (apt-get install
 # bash-completion): the completion relies on its _init_completion.
@@ -106,6 +106,23 @@ comp "$J" claim --who w --board "$d/board" "${uuid:0:4}"
 [[ $got == " $uuid " ]] || fail "claim UUID:$got"
 comp "$J" --board "$d/none" consume ""
 [[ ${#COMPREPLY[@]} == 0 ]] || fail "no board, no uuids:$got"
+end
+
+begin "job names: --name, pause and resume NAME"
+"$J" post --board "$d/board" images.thumb >/dev/null || die "post"
+"$J" post --board "$d/board" 'two words' >/dev/null || die "post"
+comp "$J" --board "$d/board" claim-next --who w --name ""
+[[ $got == " images.thumb resize " ]] || fail "claim-next --name:$got"
+comp "$J" --board "$d/board" list --name=im
+[[ $got == " --name=images.thumb " ]] || fail "list --name=im:$got"
+comp "$J" --board "$d/board" pause r
+[[ $got == " resize " ]] || fail "pause NAME:$got"
+comp "$J" --board "$d/board" resume ""
+has resize images.thumb
+comp "$J" --board "$d/board" pause --
+has --all
+comp "$J" --board "$d/none" pause ""
+[[ ${#COMPREPLY[@]} == 0 ]] || fail "no board, no names:$got"
 end
 
 begin "every command's options"

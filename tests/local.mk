@@ -172,6 +172,11 @@ EXTRA_DIST += tests/cli.sh
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
 
+# Job names as queues at the prompt: claim-next and work --name, pause,
+# resume, queues, and the filters by name of list, count, history, watch.
+TESTS += tests/queues.sh
+EXTRA_DIST += tests/queues.sh
+
 # Running it as a service: init, --create and waiting for a board,
 # read-only boards (a read-only mount, another user's: as root), --details
 # @FILE, a 100 MB --batch line, a full disk (a small tmpfs: as root).

@@ -87,8 +87,9 @@ assert s["totals"]["posted"] == 4 and s["totals"]["claimed"] == 1
 assert s["totals"]["outcomes"]["consumed"] == 1
 assert s["completions"]["last_minute"]["consumed"] == 1
 assert s["completions"]["history"] == 1
-assert s["by_name"] == {"alpha": {"unclaimed": 2, "claimed": 0, "delayed": 0},
-                        "beta": {"unclaimed": 1, "claimed": 0, "delayed": 0}}, s["by_name"]
+assert s["by_name"] == {"alpha": {"unclaimed": 2, "claimed": 0, "delayed": 0, "paused": False},
+                        "beta": {"unclaimed": 1, "claimed": 0, "delayed": 0, "paused": False}}, s["by_name"]
+assert s["paused"] == {"board": False, "names": []}, s["paused"]
 assert s["log"]["first"] == 1 and s["log"]["last"] == 6, s["log"]
 assert s["file"]["page_size"] > 0 and s["file"]["readers"] >= 1
 assert s["jobs"]["oldest_unclaimed_seconds"] >= 0
@@ -149,5 +150,39 @@ lapse metrics >"$TMP/m3"
 [ "$(val "$TMP/m3" jobboard_jobs state=unclaimed priority=high)" = 1 ] &&
   [ "$(val "$TMP/m3" jobboard_jobs state=claimed priority=high)" = 0 ] &&
   pass "a lapsed lease counts as unclaimed" || fail "a lapsed lease counts as unclaimed"
+
+# Pauses: a name's and the board's, in stats and metrics; a resumed name
+# stays exported, at 0.
+begin "paused names and board in stats and metrics"
+jb metrics >"$TMP/p0"
+[ "$(val "$TMP/p0" jobboard_board_paused)" = 0 ] || fail "board_paused before: $(grep paused "$TMP/p0")"
+grep -q '^jobboard_name_paused{' "$TMP/p0" && fail "a name paused before any pause"
+jb pause alpha && jb pause beta && jb resume beta && jb pause --all || fail "pause"
+jb metrics >"$TMP/p1"
+[ "$(val "$TMP/p1" jobboard_board_paused)" = 1 ] || fail "board_paused: $(grep paused "$TMP/p1")"
+[ "$(val "$TMP/p1" jobboard_name_paused name=alpha)" = 1 ] || fail "alpha paused"
+[ "$(val "$TMP/p1" jobboard_name_paused name=beta)" = 0 ] || fail "beta resumed"
+jb post delta >/dev/null
+jb metrics --by-name >"$TMP/p2"
+[ "$(val "$TMP/p2" jobboard_name_paused name=delta)" = 0 ] || fail "--by-name: delta"
+[ "$(val "$TMP/p2" jobboard_jobs_by_name name=delta state=unclaimed)" = 1 ] || fail "--by-name: jobs"
+jb stats --json --by-name >"$TMP/p.json" || fail "stats --json"
+$PY - "$TMP/p.json" <<'PYEOF' || fail "stats --json: paused"
+import json, sys
+s = json.loads(open(sys.argv[1]).read())
+assert s["paused"] == {"board": True, "names": ["alpha"]}, s["paused"]
+assert s["by_name"]["alpha"]["paused"] is True, s["by_name"]
+assert s["by_name"]["beta"]["paused"] is False, s["by_name"]
+PYEOF
+jb stats --by-name >"$TMP/p.txt"
+grep -Eq '^  alpha +2 +0 +0  paused$' "$TMP/p.txt" || fail "stats: alpha paused: $(cat "$TMP/p.txt")"
+grep -Eq '^  beta +1 +0 +0  $' "$TMP/p.txt" || fail "stats: beta not paused"
+grep -Eq '^  the whole board +yes$' "$TMP/p.txt" || fail "stats: the board paused"
+jb resume --all && jb resume alpha || fail "resume"
+jb trash --who w1 "$(jb claim-next --who w1 --name delta)" || fail "delta away"
+jb metrics >"$TMP/p3"
+[ "$(val "$TMP/p3" jobboard_board_paused)" = 0 ] || fail "board resumed"
+[ "$(val "$TMP/p3" jobboard_name_paused name=alpha)" = 0 ] || fail "alpha resumed"
+end
 
 finish

@@ -878,3 +878,55 @@ void cli_put_text(FILE *f, const char *s) {
       fputc(*p, f);
   }
 }
+
+/* ------------------------------------------------------------- pauses */
+
+/* The visit's own stop: out of memory (the library's statuses are < 0). */
+#define PAUSES_NOMEM 1
+
+static int pause_visit(const jb_queue_info *q, void *arg) {
+  cli_pauses *p = arg;
+  if (!q->paused && q->changed_us == 0) return 0; /* never paused */
+  struct cli_pause *v = realloc(p->v, (p->n + 1) * sizeof *v);
+  if (v == NULL) return PAUSES_NOMEM;
+  p->v = v;
+  if ((v[p->n].name = strdup(q->name)) == NULL) return PAUSES_NOMEM;
+  v[p->n++].paused = q->paused;
+  return 0;
+}
+
+static int pause_cmp(const void *a, const void *b) {
+  return strcmp(((const struct cli_pause *)a)->name,
+                ((const struct cli_pause *)b)->name);
+}
+
+int cli_pauses_read(cli_pauses *p, jb_board *b) {
+  memset(p, 0, sizeof *p);
+  int st = jb_queues_foreach(b, pause_visit, p, &p->board);
+  if (st == JB_OK) {
+    if (p->n) qsort(p->v, p->n, sizeof *p->v, pause_cmp);
+    return 0;
+  }
+  cli_pauses_free(p);
+  if (st != PAUSES_NOMEM) return cli_fail(st);
+  fflush(stdout);
+  put_line("out of memory reading the paused names");
+  return CLI_EXIT_ERROR;
+}
+
+const struct cli_pause *cli_pauses_find(const cli_pauses *p,
+                                        const char *name) {
+  struct cli_pause key = {(char *)name, 0};
+  return p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, pause_cmp) : NULL;
+}
+
+int cli_pauses_name(const cli_pauses *p, const char *name) {
+  const struct cli_pause *f = cli_pauses_find(p, name);
+  return f && f->paused;
+}
+
+void cli_pauses_free(cli_pauses *p) {
+  for (size_t i = 0; i < p->n; i++) free(p->v[i].name);
+  free(p->v);
+  memset(p, 0, sizeof *p);
+}

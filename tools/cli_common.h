@@ -47,7 +47,7 @@ enum {
   CLI_O_LISTEN = 1u << 24,   /* --listen ADDR:PORT (metrics) */
   CLI_O_FLUSH = 1u << 25,    /* --interval MS (flush) */
   CLI_O_NAMES = 1u << 26,    /* --name NAME, repeated (claim-next, work,
-                                wait, list, count: names.h's choice) */
+                                list, count, watch, history) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -120,7 +120,7 @@ typedef struct {
   int64_t every_ms;       /* --every; 0 when not given */
   const char *cron;       /* --cron SPEC */
   const char *job_name;   /* --job-name NAME */
-  /* --name, every one given (CLI_O_NAMES; history takes the last). */
+  /* --name, every one given (CLI_O_NAMES). */
   const char *names[JB_CLAIM_NAMES_MAX];
   size_t n_names;
   const char *catch_up;   /* --catch-up skip|all */
@@ -129,7 +129,7 @@ typedef struct {
   int64_t at_us;          /* --at; 0 when not given */
   int loop;               /* --loop */
   uint32_t outcomes;  /* --outcome: JB_HISTORY_END bits; 0 when not given */
-  const char *name;   /* --name NAME (history), NULL when not given */
+  const char *name;   /* the last --name, NULL when not given */
   int64_t since_us;   /* --since; 0 when not given */
   int64_t until_us;   /* --until; 0 when not given */
   int create;         /* --create */
@@ -328,6 +328,35 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "                      several names (listing order across them); a\n"      \
   "                      NAME ending in '*' is a prefix ('images.*').\n"      \
   "                      Jobs of paused names are never " PAST "\n"
+
+/* --name, for the commands that show jobs or events by name (WHAT:
+ * "jobs", "events of jobs"). */
+#define CLI_HELP_NAME_FILTER(WHAT)                                             \
+  "  --name NAME         only " WHAT " named NAME; repeat it for\n"           \
+  "                      several names; a NAME ending in '*' is a prefix\n"  \
+  "                      ('images.*'; '*': every name)\n"
+
+/* The pauses in force (jobboard pause), read with one jb_queues_foreach:
+ * the whole board's, and every name whose pause was ever set (paused or
+ * resumed since), sorted by name for cli_pauses_find. */
+typedef struct {
+  int board;   /* the whole board is paused */
+  struct cli_pause {
+    char *name;
+    int paused;
+  } *v;
+  size_t n;
+} cli_pauses;
+
+/* 0, or prints the error and returns its exit code (nothing to free
+ * then). The time grows with the ready jobs (jb_queues_foreach counts
+ * them). */
+int cli_pauses_read(cli_pauses *p, jb_board *b);
+/* The entry of `name` (NULL: its pause was never set). */
+const struct cli_pause *cli_pauses_find(const cli_pauses *p, const char *name);
+/* Is `name` paused on its own (the board's pause aside)? */
+int cli_pauses_name(const cli_pauses *p, const char *name);
+void cli_pauses_free(cli_pauses *p);
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------- consume */
 
@@ -246,7 +247,7 @@ static int print_record_line(const jb_completion *c) {
 
 const cli_command cli_cmd_history = {
     "history", "list completed jobs with their outcome and result, newest first",
-    "Usage: jobboard history [--outcome LIST] [--name NAME] [--since TIME]\n"
+    "Usage: jobboard history [--outcome LIST] [--name NAME]... [--since TIME]\n"
     "                        [--until TIME] [--limit N] [OPTIONS]\n"
     "\n"
     "List the board's history: the jobs that left the board, newest first,\n"
@@ -296,7 +297,8 @@ const cli_command cli_cmd_history = {
     "                      outcomes (above), e.g. failed,lost; may be given\n"
     "                      more than once (the lists add up). An unknown\n"
     "                      outcome is a usage error (2) listing the known ones\n"
-    "  --name NAME         only jobs of exactly this name\n"
+    CLI_HELP_NAME_FILTER("jobs")
+    "                      (a revoked job whose name is unknown has none)\n"
     "  --since TIME        only jobs completed at TIME or later\n"
     "  --until TIME        only jobs completed before TIME (--since a --until\n"
     "                      b is the half-open span [a, b))\n"
@@ -321,8 +323,27 @@ const cli_command cli_cmd_history = {
     "  jobboard history --outcome failed,lost --since 2024-05-01\n"
     "  jobboard history --name resize --since 2024-05-01T08:00Z \\\n"
     "      --until 2024-05-01T09:00Z --json\n"
-    "  jobboard history --since @1714550400 --outcome consumed --limit 1\n",
-    CLI_O_LIMIT | CLI_O_HISTORY, 0, 0, ""};
+    "  jobboard history --since @1714550400 --outcome consumed --limit 1\n"
+    "  jobboard history --name 'images.*' --name pdf --outcome failed\n",
+    CLI_O_LIMIT | CLI_O_HISTORY | CLI_O_NAMES, 0, 0, ""};
+
+/* --name into the library's filter when it can say it (one exact name, or
+ * one prefix: *prefix, malloc'ed); else *own: the records are matched
+ * here. -1: out of memory. */
+static int history_names(jb_history_options *f, const cli_opts *o,
+                         char **prefix, bool *own) {
+  *own = o->n_names > 1;
+  *prefix = NULL;
+  if (o->n_names != 1) return 0;
+  size_t len = strlen(o->names[0]);
+  if (o->names[0][len - 1] != '*') {
+    f->name = o->names[0];
+  } else if (len > 1) { /* "*" alone: every name, no filter */
+    if ((*prefix = strndup(o->names[0], len - 1)) == NULL) return -1;
+    f->name_prefix = *prefix;
+  }
+  return 0;
+}
 
 int cmd_history(int argc, char **argv) {
   cli_opts o;
@@ -335,11 +356,18 @@ int cmd_history(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   jb_history_options f = JB_HISTORY_OPTIONS_INIT;
   f.ends = o.outcomes;
-  f.name = o.name;
+  char *prefix = NULL;
+  bool own = false;
+  if (history_names(&f, &o, &prefix, &own) != 0) {
+    fputs("jobboard: out of memory\n", stderr);
+    jb_board_close(b);
+    return CLI_EXIT_ERROR;
+  }
   f.since_us = o.since_us;
   f.until_us = o.until_us;
   jb_history_iter *it = NULL;
   int st = jb_history_query(&it, b, &f);
+  free(prefix); /* the iterator keeps a copy */
   if (st != JB_OK) {
     jb_board_close(b);
     return cli_fail(st);
@@ -357,6 +385,9 @@ int cmd_history(int argc, char **argv) {
       break;
     }
     if (c == NULL) break;
+    if (own && (c->name == NULL || !jb_name_matches(o.names, o.n_names,
+                                                    c->name)))
+      continue;
     int bad = o.json ? cli_json_print(completion_to_json(c))
                      : print_record_line(c);
     if (bad) {

@@ -53,24 +53,32 @@ const cli_command cli_cmd_state = {
 
 const cli_command cli_cmd_count = {
     "count", "print the number of jobs on the board",
-    "Usage: jobboard count [--unclaimed] [OPTIONS]\n"
+    "Usage: jobboard count [--unclaimed] [--name NAME]... [OPTIONS]\n"
     "\n"
     "Print the number of jobs on the board, claimed ones included; with\n"
-    "--unclaimed, only those that can be claimed now. Constant time: the\n"
-    "board keeps the counts.\n"
+    "--unclaimed, only those that can be claimed now (the jobs of a paused\n"
+    "name count here, as `list --unclaimed` lists them: `jobboard queues`\n"
+    "tells the paused ones). Constant time: the board keeps the counts.\n"
+    "With --name, only the jobs of those names: the board keeps no count\n"
+    "by name, so every job is read (as `list --name` does: O(jobs), see\n"
+    "`jobboard queues` for the ready jobs of each name from the index).\n"
     "With --json: {\"count\": 12}.\n"
     "\n"
     "Options:\n"
     "  --unclaimed         count only claimable jobs\n"
+    CLI_HELP_NAME_FILTER("jobs")
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
+    "With --name, a posting that does not decode is reported on stderr (run\n"
+    "'jobboard check'), not counted, and the exit status is 1.\n"
     "\n"
     "Example:\n"
-    "  echo \"$(jobboard count --unclaimed) jobs waiting\"\n",
-    CLI_O_UNCLAIMED, 0, 0, ""};
+    "  echo \"$(jobboard count --unclaimed) jobs waiting\"\n"
+    "  jobboard count --unclaimed --name 'images.*'\n",
+    CLI_O_UNCLAIMED | CLI_O_NAMES, 0, 0, ""};
 
 int cmd_owner(int argc, char **argv) {
   cli_opts o;
@@ -118,6 +126,29 @@ int cmd_state(int argc, char **argv) {
   return rc;
 }
 
+/* The jobs of the names chosen, read one by one (the board keeps no
+ * count by name). A posting that does not decode is not counted: its
+ * name is unknown (reported; `jobboard check`). */
+static int count_named(size_t *out, jb_board *b, const cli_opts *o,
+                       bool *corrupt) {
+  *out = 0;
+  jb_iter *it = NULL;
+  int st = jb_iter_open(&it, b, o->unclaimed ? JB_ONLY_UNCLAIMED : 0);
+  for (const jb_job *job = NULL; st == JB_OK;) {
+    st = jb_iter_next(&job, it);
+    if (st == JB_ECORRUPT) {
+      cli_fail(st);
+      *corrupt = true;
+      st = JB_OK;
+      continue;
+    }
+    if (st != JB_OK || job == NULL) break;
+    if (jb_name_matches(o->names, o->n_names, jb_job_name(job))) (*out)++;
+  }
+  jb_iter_close(it);
+  return st;
+}
+
 int cmd_count(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_count, argc, argv);
@@ -125,7 +156,10 @@ int cmd_count(int argc, char **argv) {
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   size_t n = 0;
-  int st = jb_board_count(&n, b, o.unclaimed ? JB_ONLY_UNCLAIMED : 0);
+  bool corrupt = false;
+  int st = o.n_names ? count_named(&n, b, &o, &corrupt)
+                     : jb_board_count(&n, b, o.unclaimed ? JB_ONLY_UNCLAIMED
+                                                         : 0);
   if (st != JB_OK)
     rc = cli_fail(st);
   else if (o.json)
@@ -135,5 +169,5 @@ int cmd_count(int argc, char **argv) {
   else
     printf("%zu\n", n);
   jb_board_close(b);
-  return rc;
+  return rc ? rc : corrupt ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

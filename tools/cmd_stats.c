@@ -63,8 +63,12 @@ const cli_command cli_cmd_stats = {
     "  sync          on a board synced with Redis: what `jobboard status`\n"
     "                shows first (replicator running, connected, lag,\n"
     "                unpublished jobs), read right after the transaction\n"
+    "  paused        whether the whole board is paused and how many names\n"
+    "                are (`jobboard pause`), read right after the\n"
+    "                transaction from the names' index (`jobboard queues`)\n"
     "With --by-name, also the jobs on the board by name and state (each\n"
-    "job's posting is read: slower on a large board).\n"
+    "job's posting is read: slower on a large board), and whether each\n"
+    "name is paused on its own.\n"
     "With --json, one object: {\"time\", \"jobs\": {\"total\", \"unclaimed\",\n"
     "\"claimed\", \"delayed\", \"delayed_due\", \"dead_letters\",\n"
     "\"oldest_unclaimed_seconds\" (null: none), \"by_priority\": {PRIORITY:\n"
@@ -74,8 +78,9 @@ const cli_command cli_cmd_stats = {
     "\"history\"}, \"totals\": {\"posted\", \"claimed\", \"abandoned\",\n"
     "\"lapsed\", \"outcomes\": {OUTCOME: N...}}, \"log\": {\"first\", \"last\"}\n"
     "(null when empty), \"file\": {\"map_size\", \"page_size\", \"pages_used\",\n"
-    "\"readers\", \"readers_max\"}, \"sync\": {...} or null, and with --by-name\n"
-    "\"by_name\": {NAME: {\"unclaimed\", \"claimed\", \"delayed\"}...}}.\n"
+    "\"readers\", \"readers_max\"}, \"sync\": {...} or null, \"paused\":\n"
+    "{\"board\": true|false, \"names\": [NAME...]}, and with --by-name\n"
+    "\"by_name\": {NAME: {\"unclaimed\", \"claimed\", \"delayed\", \"paused\"}...}}.\n"
     "\n"
     "Options:\n"
     "  --by-name           also count the jobs by name (above)\n"
@@ -92,7 +97,7 @@ const cli_command cli_cmd_stats = {
 
 const cli_command cli_cmd_metrics = {
     "metrics", "print (or serve over HTTP) the board's Prometheus metrics",
-    "Usage: jobboard metrics [--listen ADDR:PORT] [OPTIONS]\n"
+    "Usage: jobboard metrics [--by-name] [--listen ADDR:PORT] [OPTIONS]\n"
     "\n"
     "Print the figures of `jobboard stats` in the Prometheus text\n"
     "exposition format (version 0.0.4): one read transaction, metric names\n"
@@ -108,7 +113,11 @@ const cli_command cli_cmd_metrics = {
     "outcome}, jobboard_history_records, jobboard_log_first_sequence,\n"
     "jobboard_log_last_sequence, jobboard_map_size_bytes,\n"
     "jobboard_used_bytes, jobboard_page_size_bytes, jobboard_readers,\n"
-    "jobboard_readers_max, jobboard_stats_read_seconds, and on a jobboard\n"
+    "jobboard_readers_max, jobboard_stats_read_seconds,\n"
+    "jobboard_board_paused (1 while `jobboard pause --all` holds),\n"
+    "jobboard_name_paused{name} (1 paused, 0 resumed: every name whose\n"
+    "pause was ever set, and with --by-name every name on the board too),\n"
+    "with --by-name jobboard_jobs_by_name{name,state}, and on a jobboard\n"
     "built with Redis jobboard_sync_synced, _running, _connected,\n"
     "_lag_events, _lag_seconds, _unpublished_jobs. Counters (kept in the\n"
     "board, raised in the write that made the change, never reset):\n"
@@ -131,6 +140,8 @@ const cli_command cli_cmd_metrics = {
     "libmicrohttpd (configure --with-microhttpd).\n"
     "\n"
     "Options:\n"
+    "  --by-name           also the jobs by name and state (each job's\n"
+    "                      posting is read: slower on a large board)\n"
     "  --listen ADDR:PORT  serve at http://ADDR:PORT/metrics; ADDR is an\n"
     "                      IPv4 address, [IPv6 address] or a host name, or\n"
     "                      empty for every address (:9464)\n"
@@ -145,7 +156,7 @@ const cli_command cli_cmd_metrics = {
     "Examples:\n"
     "  jobboard metrics --board /srv/board\n"
     "  jobboard metrics --board /srv/board --listen 127.0.0.1:9464\n",
-    CLI_O_LISTEN, 0, 0, ""};
+    CLI_O_LISTEN | CLI_O_BY_NAME, 0, 0, ""};
 
 /* ------------------------------------------------------------- reading */
 
@@ -171,6 +182,7 @@ typedef struct {
   sync_fig sync;
   progress_fig progress;
   double read_seconds;
+  cli_pauses pauses;
 } figures;
 
 /* Walk the jobs for their progress reports: only on a board that ever
@@ -234,6 +246,26 @@ static int read_figures(jb_board *b, bool by_name, figures *f) {
   return JB_OK;
 }
 
+/* read_figures and the pauses: 0, or the exit code after saying why. */
+static int read_all(jb_board *b, bool by_name, figures *f) {
+  int s = read_figures(b, by_name, f);
+  if (s != JB_OK) return cli_fail(s);
+  int rc = cli_pauses_read(&f->pauses, b);
+  if (rc != 0) jb_stats_clear(&f->st);
+  return rc;
+}
+
+static void figures_clear(figures *f) {
+  jb_stats_clear(&f->st);
+  cli_pauses_free(&f->pauses);
+}
+
+static size_t names_paused(const cli_pauses *p) {
+  size_t n = 0;
+  for (size_t i = 0; i < p->n; i++) n += p->v[i].paused != 0;
+  return n;
+}
+
 static const char *state_names[JB_STATS_STATES] = {"unclaimed", "claimed",
                                                    "delayed"};
 /* The jb_end values that name an outcome (1..7). */
@@ -269,15 +301,16 @@ static void print_human(const figures *f) {
            st->by_priority[p][0], st->by_priority[p][1],
            st->by_priority[p][2]);
   if (st->flags & JB_STATS_BY_NAME) {
-    printf("\n  %-22s %12s %12s %12s\n", "by name", "unclaimed", "claimed",
-           "delayed");
+    printf("\n  %-22s %12s %12s %12s  %s\n", "by name", "unclaimed", "claimed",
+           "delayed", "paused");
     for (size_t i = 0; i < st->n_names; i++) {
       printf("  ");
       cli_put_text(stdout, st->names[i].name[0] ? st->names[i].name : "(none)");
       int pad = 22 - (int)strlen(st->names[i].name[0] ? st->names[i].name
                                                       : "(none)");
-      printf("%*s %12zu %12zu %12zu\n", pad > 0 ? pad : 0, "",
-             st->names[i].jobs[0], st->names[i].jobs[1], st->names[i].jobs[2]);
+      printf("%*s %12zu %12zu %12zu  %s\n", pad > 0 ? pad : 0, "",
+             st->names[i].jobs[0], st->names[i].jobs[1], st->names[i].jobs[2],
+             cli_pauses_name(&f->pauses, st->names[i].name) ? "paused" : "");
     }
   }
   printf("\nclaims\n");
@@ -332,6 +365,9 @@ static void print_human(const figures *f) {
       printf("  %-22s %12" PRIu64 "\n", "unpublished", f->sync.unpublished);
     }
   }
+  printf("\npaused\n");
+  printf("  %-22s %12s\n", "the whole board", f->pauses.board ? "yes" : "no");
+  printf("  %-22s %12zu\n", "names", names_paused(&f->pauses));
   printf("\nread in %.3f s\n", f->read_seconds);
 }
 
@@ -403,10 +439,25 @@ static json_t *to_json(const figures *f) {
                         when, "jobs", jobs, "claims", claims, "completions",
                         comp, "totals", totals, "log", log, "file", file,
                         "sync", sync, "read_seconds", f->read_seconds);
+  json_t *names = json_array();
+  for (size_t i = 0; i < f->pauses.n; i++)
+    if (f->pauses.v[i].paused)
+      json_array_append_new(names, json_string(f->pauses.v[i].name));
+  if (o)
+    json_object_set_new(o, "paused", json_pack("{s:b,s:o}", "board",
+                                               f->pauses.board, "names",
+                                               names));
+  else
+    json_decref(names);
   if (o && (st->flags & JB_STATS_BY_NAME)) {
     json_t *bn = json_object();
-    for (size_t i = 0; i < st->n_names; i++)
-      json_object_set_new(bn, st->names[i].name, states_json(st->names[i].jobs));
+    for (size_t i = 0; i < st->n_names; i++) {
+      json_t *n = states_json(st->names[i].jobs);
+      if (n)
+        json_object_set_new(n, "paused", json_boolean(cli_pauses_name(
+                                             &f->pauses, st->names[i].name)));
+      json_object_set_new(bn, st->names[i].name, n);
+    }
     json_object_set_new(o, "by_name", bn);
   }
   return o;
@@ -419,15 +470,15 @@ int cmd_stats(int argc, char **argv) {
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   figures f;
-  int s = read_figures(b, o.by_name, &f);
+  rc = read_all(b, o.by_name, &f);
   jb_board_close(b);
-  if (s != JB_OK) return cli_fail(s);
+  if (rc != 0) return rc;
   int failed = 0;
   if (o.json)
     failed = cli_json_print(to_json(&f));
   else
     print_human(&f);
-  jb_stats_clear(&f.st);
+  figures_clear(&f);
   if (fflush(stdout) == EOF || ferror(stdout)) failed = 1;
   return failed ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
@@ -490,6 +541,23 @@ static char *exposition(const figures *f, size_t *len) {
                 st->names[n].jobs[i]);
       }
   }
+  family(m, "jobboard_board_paused", "gauge",
+         "1 while the whole board is paused (jobboard pause --all).");
+  sample_u(m, "jobboard_board_paused", f->pauses.board != 0);
+  family(m, "jobboard_name_paused", "gauge",
+         "1 while the name is paused (jobboard pause NAME), 0 once resumed.");
+  for (size_t n = 0; n < f->pauses.n; n++) {
+    fprintf(m, "jobboard_name_paused{name=\"");
+    label_value(m, f->pauses.v[n].name);
+    fprintf(m, "\"} %d\n", f->pauses.v[n].paused != 0);
+  }
+  if (st->flags & JB_STATS_BY_NAME)
+    for (size_t n = 0; n < st->n_names; n++) {
+      if (cli_pauses_find(&f->pauses, st->names[n].name)) continue; /* above */
+      fprintf(m, "jobboard_name_paused{name=\"");
+      label_value(m, st->names[n].name);
+      fprintf(m, "\"} 0\n");
+    }
   family(m, "jobboard_jobs_delayed_due", "gauge",
          "Delayed jobs whose due time has come (claimable at the next claim).");
   sample_u(m, "jobboard_jobs_delayed_due", st->delayed_due);
@@ -630,6 +698,7 @@ static char *exposition(const figures *f, size_t *len) {
 
 typedef struct {
   jb_board *b;
+  bool by_name;
   pthread_mutex_t lock; /* one scrape at a time */
 } serve_ctx;
 
@@ -671,12 +740,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   char *body = NULL;
   size_t len = 0;
   pthread_mutex_lock(&c->lock);
-  int s = read_figures(c->b, false, &f);
-  if (s == JB_OK) {
+  if (read_all(c->b, c->by_name, &f) == 0) { /* else said on stderr */
     body = exposition(&f, &len);
-    jb_stats_clear(&f.st);
-  } else {
-    fprintf(stderr, "jobboard: metrics: %s\n", jb_errmsg());
+    figures_clear(&f);
   }
   pthread_mutex_unlock(&c->lock);
   if (body == NULL)
@@ -737,7 +803,7 @@ static int listen_on(const char *spec) {
   return fd;
 }
 
-static int serve(jb_board *b, const char *spec) {
+static int serve(jb_board *b, const char *spec, bool by_name) {
   int fd = listen_on(spec);
   if (fd < 0) return CLI_EXIT_USAGE;
   /* SIGINT and SIGTERM are taken with sigwait, here: blocked before the
@@ -747,7 +813,7 @@ static int serve(jb_board *b, const char *spec) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
-  serve_ctx c = {.b = b};
+  serve_ctx c = {.b = b, .by_name = by_name};
   pthread_mutex_init(&c.lock, NULL);
   struct MHD_Daemon *d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
@@ -785,18 +851,18 @@ int cmd_metrics(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
 #ifdef JB_WITH_MICROHTTPD
   if (o.listen) {
-    rc = serve(b, o.listen);
+    rc = serve(b, o.listen, o.by_name);
     jb_board_close(b);
     return rc;
   }
 #endif
   figures f;
-  int s = read_figures(b, false, &f);
+  rc = read_all(b, o.by_name, &f);
   jb_board_close(b);
-  if (s != JB_OK) return cli_fail(s);
+  if (rc != 0) return rc;
   size_t len = 0;
   char *text = exposition(&f, &len);
-  jb_stats_clear(&f.st);
+  figures_clear(&f);
   if (text == NULL) return cli_fail(JB_ENOMEM);
   int failed = fwrite(text, 1, len, stdout) != len;
   free(text);

@@ -5,12 +5,16 @@
 #include "cli_common.h"
 #include "json.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 const cli_command cli_cmd_watch = {
     "watch", "print the board's events as they happen (the change log)",
     "Usage: jobboard watch [--from SEQ] [--count N] [--timeout SECONDS]\n"
-    "                      [OPTIONS]\n"
+    "                      [--name NAME]... [OPTIONS]\n"
     "\n"
     "Print the board's change log, one event per line, and keep printing\n"
     "new events as they are committed, by any process, until interrupted\n"
@@ -69,7 +73,15 @@ const cli_command cli_cmd_watch = {
     "  --count N           stop after printing N events\n"
     "  --timeout SECONDS   stop once no event has come for this long\n"
     "                      (fractions allowed; 0 prints what the log holds\n"
-    "                      and stops; `inf` or no --timeout: no limit)\n"
+    "                      and stops; `inf` or no --timeout: no limit);\n"
+    "                      with --name, no event of those names\n"
+    CLI_HELP_NAME_FILTER("events of jobs")
+    "                      An event carries no name: the job's is read once\n"
+    "                      per job (from the board, or from the history\n"
+    "                      once it left), a short read each. An event of a\n"
+    "                      job found in neither (its history record dropped,\n"
+    "                      or its posting does not decode) is left out: its\n"
+    "                      name is no longer known.\n"
     CLI_HELP_CREATE
     "Watch works on a board this process may only read (a read-only view,\n"
     "said once on stderr): it then looks for new events every 200 ms.\n"
@@ -90,8 +102,61 @@ const cli_command cli_cmd_watch = {
     "  jobboard watch                      # follow the board live\n"
     "  jobboard watch --from 1 --timeout 0 # print the whole log kept\n"
     "  jobboard watch --count 1 --timeout 30 --json   # the next event\n"
-    "  jobboard watch --json | jq -r 'select(.type == \"CONSUMED\") | .uuid'\n",
-    CLI_O_WATCH | CLI_O_TIMEOUT | CLI_O_CREATE, 0, 0, ""};
+    "  jobboard watch --json | jq -r 'select(.type == \"CONSUMED\") | .uuid'\n"
+    "  jobboard watch --name 'images.*' --name pdf\n",
+    CLI_O_WATCH | CLI_O_TIMEOUT | CLI_O_CREATE | CLI_O_NAMES, 0, 0, ""};
+
+/* --name: whether each job's name is chosen, remembered for its next
+ * events (a job's name never changes). Direct-mapped: a slot taken by
+ * another job is looked up again, a short read. */
+#define NAME_SLOTS 4096
+
+typedef struct {
+  char uuid[JB_UUID_STRLEN];
+  bool chosen;
+} name_slot;
+
+static unsigned slot_of(const char *uuid) {
+  uint32_t h = 2166136261u;
+  for (const char *p = uuid; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+  return h % NAME_SLOTS;
+}
+
+/* Is the job of event `e` of a name chosen? JB_OK and *chosen, or the
+ * failure. */
+static int event_chosen(bool *chosen, name_slot *slots, jb_board *b,
+                        const cli_opts *o, const jb_event *e) {
+  name_slot *sl = &slots[slot_of(e->uuid)];
+  if (strcmp(sl->uuid, e->uuid) == 0) {
+    *chosen = sl->chosen;
+    return JB_OK;
+  }
+  *chosen = false;
+  jb_job *job = NULL;
+  int st = jb_job_get(&job, b, e->uuid);
+  if (st == JB_OK) {
+    *chosen = jb_name_matches(o->names, o->n_names, jb_job_name(job));
+    jb_job_free(job);
+  } else if (st == JB_ENOTFOUND) { /* it left the board: its record */
+    jb_completion *c = NULL;
+    st = jb_job_completion(&c, b, e->uuid);
+    if (st == JB_OK)
+      *chosen = c->name && jb_name_matches(o->names, o->n_names, c->name);
+    jb_completion_free(c);
+  }
+  /* Found nowhere, or not decoding: the name is unknown, left out. */
+  if (st == JB_ENOTFOUND || st == JB_ECORRUPT) return JB_OK;
+  if (st != JB_OK) return st;
+  memcpy(sl->uuid, e->uuid, JB_UUID_STRLEN);
+  sl->chosen = *chosen;
+  return JB_OK;
+}
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* Events read per transaction. */
 #define BATCH 64
@@ -155,20 +220,45 @@ int cmd_watch(int argc, char **argv) {
     if (o.board_appeared) cursor = first_kept;
   }
   static jb_event ev[BATCH];
+  name_slot *slots = NULL;
+  if (o.n_names && (slots = calloc(NAME_SLOTS, sizeof *slots)) == NULL) {
+    fputs("jobboard: out of memory\n", stderr);
+    cli_cancel_on_signals(NULL);
+    jb_board_close(b);
+    return CLI_EXIT_ERROR;
+  }
+  /* With --name, --timeout runs from the last event printed: the events
+   * of other names do not count. */
+  int64_t deadline = o.timeout_ms >= 0 ? mono_ms() + o.timeout_ms : -1;
   uint64_t printed = 0, first = 0;
   rc = CLI_EXIT_OK;
   while (st == JB_OK && (o.count == 0 || printed < o.count)) {
     size_t n = 0;
-    st = jb_log_wait(ev, &n, &first, b, cursor, BATCH, o.timeout_ms);
+    int64_t wait_ms = o.timeout_ms;
+    if (slots && deadline >= 0) {
+      wait_ms = deadline - mono_ms();
+      if (wait_ms < 0) wait_ms = 0;
+    }
+    st = jb_log_wait(ev, &n, &first, b, cursor, BATCH, wait_ms);
     for (size_t i = 0; st == JB_OK && i < n; i++) {
+      bool chosen = true;
+      if (slots && (st = event_chosen(&chosen, slots, b, &o, &ev[i])) != JB_OK)
+        break;
+      cursor = ev[i].seq + 1;
+      if (!chosen) continue;
+      if (deadline >= 0) deadline = mono_ms() + o.timeout_ms;
       if (print_event(b, &ev[i], o.json) != 0) {
         rc = CLI_EXIT_ERROR; /* main reports a failed write to stdout */
         st = JB_EIO;
         break;
       }
-      cursor = ev[i].seq + 1;
       if (++printed == o.count) break;
     }
+    /* Caught up with the log past the deadline, the events read being of
+     * other names. */
+    if (st == JB_OK && slots && deadline >= 0 && n < BATCH &&
+        mono_ms() >= deadline)
+      st = JB_ETIMEDOUT;
     /* Lines reach a pipe as the events come, not when a buffer fills. */
     if (fflush(stdout) != 0) {
       rc = CLI_EXIT_ERROR;
@@ -189,6 +279,7 @@ int cmd_watch(int argc, char **argv) {
     } else if (st != JB_OK)
       rc = cli_fail(st);
   }
+  free(slots);
   cli_cancel_on_signals(NULL);
   jb_board_close(b);
   return rc;

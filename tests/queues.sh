@@ -1,0 +1,330 @@
+#!/bin/bash
+# tests/queues.sh - job names as queues at the prompt, as a user runs them:
+# claim-next --name (exact, several, prefixes), a `work` serving two names
+# of three, pause and resume of a name and of the whole board (seen by
+# other processes, listed, woken), the filters by name of list, count,
+# history and watch, the usage errors, and the JSON outputs.
+#
+# Runs the built ./jobboard (or $JOBBOARD) on boards under one mktemp -d
+# directory, removed on exit. JSON is checked with python3.
+
+set -u
+
+. "$(dirname "$0")/lib/harness.sh"
+
+program JOBBOARD ./jobboard
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 ||
+  bail "python3 is needed to check JSON output"
+
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-queues.XXXXXX") || bail "mktemp failed"
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$ROOT"
+}
+at_exit cleanup
+trap 'exit 130' INT TERM
+unset JOBBOARD_DIR
+
+# Each step has $B, a board of its own.
+step_setup() {
+  B=$ROOT/b$step_no
+}
+
+# jb ARGS: jobboard on $B; sets $out, $err and $rc.
+jb() {
+  run "$JOBBOARD" --board "$B" --durability none "$@"
+}
+# post NAME [ARGS]: sets $uuid.
+post() {
+  jb post "$@"
+  uuid=$out
+  [ "$rc" = 0 ] || fail "post $*: exit $rc: $err"
+}
+# claims WHAT UUID ARGS: claim-next ARGS takes job UUID.
+claims() {
+  local what=$1 want=$2
+  shift 2
+  jb claim-next --who w "$@"
+  [ "$rc" = 0 ] && [ "$out" = "$want" ] ||
+    fail "$what: claim-next $* gave '$out' (exit $rc: $err), expected $want"
+}
+# claims_none WHAT ARGS: claim-next ARGS takes nothing (exit 3).
+claims_none() {
+  local what=$1
+  shift
+  jb claim-next --who w "$@"
+  [ "$rc" = 3 ] && [ -z "$out" ] ||
+    fail "$what: claim-next $* gave '$out' (exit $rc: $err), expected none"
+}
+# pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first.
+pycheck() {
+  printf '%s\n' "$out" | "$PYTHON" -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
+j = lines[0] if lines else None
+sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
+' "$1" 2>"$ROOT/pyerr" || fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
+}
+# uuids: the first column of $out, one line.
+uuids() { printf '%s\n' "$out" | awk '{print $1}' | tr '\n' ' '; }
+
+# --- claim-next --name -----------------------------------------------------
+
+begin "claim-next --name: an exact name, several, a prefix, in listing order"
+post a; ua=$uuid
+post b; ub=$uuid
+post img.x; ux=$uuid
+post img.y; uy=$uuid
+post c; uc=$uuid
+post img.z --priority high; uz=$uuid
+claims "exact" "$ub" --name b
+claims_none "a name without jobs" --name zz
+claims_none "a name claimed already" --name b
+# A prefix: the high-priority one first, then the oldest.
+claims "prefix" "$uz" --name 'img.*'
+claims "prefix, next" "$ux" --name 'img.*'
+# Several: listing order across them (img.y was posted before c).
+claims "several" "$uy" --name c --name 'img.*' --name nope
+claims "several, next" "$uc" --name c --name 'img.*'
+claims_none "several, none left" --name c --name 'img.*'
+# '*' alone is every name.
+claims "every name" "$ua" --name '*'
+end
+
+begin "claim-next --name --count N takes N jobs of those names"
+for i in 1 2 3; do post x; post y; post z; done
+jb claim-next --who w --count 5 --name x --name z
+expect_rc 0 "claim-next --count 5"
+[ "$(printf '%s\n' "$out" | wc -l)" = 5 ] || fail "5 jobs: $out"
+jb list --unclaimed
+[ "$(printf '%s\n' "$out" | awk '{print $5}' | sort | tr '\n' ' ')" = "y y y z " ] ||
+  fail "left unclaimed: $out"
+end
+
+# --- work --name -----------------------------------------------------------
+
+begin "work --name: a worker serving two names of three, with --jobs"
+for i in 1 2; do post resize; post thumb; post render; done
+run "$JOBBOARD" work --board "$B" --who w1 --name resize --name thumb --jobs 4 \
+  --timeout 5 -- true
+expect_rc 0 "work --jobs 4"
+jb list
+[ "$(printf '%s\n' "$out" | awk '{print $5}' | tr '\n' ' ')" = "render render " ] ||
+  fail "left on the board: $out"
+jb history --json --name resize --name thumb
+pycheck 'len(lines) == 4 and sorted(l["name"] for l in lines) == ["resize"] * 2 + ["thumb"] * 2 and all(l["owner"] == "w1" for l in lines)' "history"
+# Nothing of those names left: the worker is idle for --timeout and
+# ends (exit 0); the renders stay.
+run "$JOBBOARD" work --board "$B" --who w1 --name resize --name thumb --jobs 1 \
+  --timeout 0.3 -- true
+expect_rc 0 "work idle for --timeout"
+jb count
+[ "$out" = 2 ] || fail "the renders were taken: $out"
+end
+
+# --- pause and resume ------------------------------------------------------
+
+begin "pause NAME: other processes claim nothing of it, list and queues show it"
+post p; up=$uuid
+post q; uq=$uuid
+post p; up2=$uuid
+jb pause p
+expect_ok "pause p"
+[ -z "$out" ] || fail "pause prints nothing: $out"
+claims_none "paused, by name" --name p
+claims "paused: the others still go" "$uq"
+claims_none "only paused jobs left"
+expect_stderr "no claimable job" "the message"
+jb list --name p
+[ "$(uuids)" = "$up $up2 " ] || fail "list still shows both: $out"
+[ "$(printf '%s\n' "$out" | grep -c '  UNCLAIMED(paused)  -  p$')" = 2 ] ||
+  fail "list marks the paused jobs: $out"
+jb list --unclaimed --json
+pycheck 'len(lines) == 2 and all(l["paused"] is True and l["name"] == "p" for l in lines)' "list --json"
+jb queues
+expect_ok "queues"
+printf '%s\n' "$out" | grep -Eq '^ +2 paused p$' || fail "queues: p paused, 2 ready: $out"
+printf '%s\n' "$out" | grep -Eq '^ +0 +q$' || fail "queues: q: $out"
+# Pausing what is paused changes nothing.
+jb pause p
+expect_ok "pause p again"
+# A claimed job is not touched: its owner finishes it.
+jb consume --who w "$uq"
+expect_ok "consume the job claimed before"
+jb resume p
+expect_ok "resume p"
+claims "resumed" "$up" --name p
+jb list --json
+pycheck 'len(lines) == 2 and [l["paused"] for l in lines] == [False, False]' "no longer marked"
+end
+
+begin "pause --all: nothing is claimed, everything listed; a name's own pause outlives resume --all"
+post r; ur=$uuid
+post s; us=$uuid
+jb pause s
+jb pause --all
+expect_ok "pause --all"
+claims_none "board paused"
+expect_stderr "the board is paused" "the message says so"
+claims_none "board paused, by name" --name r
+jb list
+[ "$(uuids)" = "$ur $us " ] || fail "list: $out"
+[ "$(printf '%s\n' "$out" | grep -c 'UNCLAIMED(paused)')" = 2 ] || fail "both marked: $out"
+jb queues
+[ "$(printf '%s\n' "$out" | head -1)" = "the whole board is paused (jobboard resume --all)" ] ||
+  fail "queues' first line: $out"
+jb resume --all
+expect_ok "resume --all"
+claims_none "s is still paused" --name s
+claims "r goes" "$ur"
+jb list --unclaimed
+[ "$out" = "$us  NORMAL     UNCLAIMED(paused)  -  s" ] || fail "list: $out"
+jb resume s
+claims "s goes" "$us"
+end
+
+begin "a resume wakes a claim-next --wait --name started before it"
+post late; ul=$uuid
+post other; uo=$uuid
+jb pause late
+"$JOBBOARD" claim-next --board "$B" --who w2 --wait 20 --name late \
+  >"$ROOT/wout" 2>"$ROOT/werr" &
+wpid=$!
+PIDS+=("$wpid")
+sleep 0.5
+kill -0 "$wpid" 2>/dev/null || fail "claim-next did not wait: $(cat "$ROOT/wout" "$ROOT/werr")"
+# Another process's claim-next gets the other job, not this one.
+claims "the other name meanwhile" "$uo"
+t0=$(date +%s%N)
+jb resume late
+expect_ok "resume late"
+wait "$wpid"
+rc=$?
+t1=$(date +%s%N)
+[ "$rc" = 0 ] || fail "the waiting claim-next: exit $rc: $(cat "$ROOT/werr")"
+[ "$(cat "$ROOT/wout")" = "$ul" ] || fail "it took: $(cat "$ROOT/wout")"
+[ $(((t1 - t0) / 1000000)) -lt 3000 ] || fail "woken $(((t1 - t0) / 1000000)) ms after the resume"
+jb owner "$ul"
+[ "$out" = w2 ] || fail "owner: $out"
+end
+
+# --- list, count, history, watch --name ------------------------------------
+
+begin "list, count, history and watch filter by --name (exact, several, prefix)"
+post img.a; u1=$uuid
+post pdf; u2=$uuid
+post img.b; u3=$uuid
+post txt; u4=$uuid
+jb list --name 'img.*'
+[ "$(uuids)" = "$u1 $u3 " ] || fail "list prefix: $out"
+jb list --name pdf --name txt --limit 1
+[ "$(uuids)" = "$u2 " ] || fail "list several --limit 1: $out"
+jb count --name 'img.*' --name txt
+[ "$out" = 3 ] || fail "count: $out"
+jb claim-next --who w --name img.a
+jb count --unclaimed --name 'img.*' --json
+pycheck 'j == {"count": 1}' "count --unclaimed --json"
+jb list --unclaimed --name 'img.*'
+[ "$(uuids)" = "$u3 " ] || fail "list --unclaimed: $out"
+jb consume --who w "$u1"
+for u in "$u2" "$u3" "$u4"; do
+  jb claim --who w "$u" && jb consume --who w "$u" || fail "consume $u"
+done
+jb history --name pdf
+[ "$(printf '%s\n' "$out" | awk '{print $3}')" = "$u2" ] || fail "history exact: $out"
+jb history --name 'img.*' --json
+pycheck '[l["uuid"] for l in lines] == ["'"$u3"'", "'"$u1"'"]' "history prefix"
+jb history --name 'img.*' --name txt --limit 2 --json
+pycheck '[l["uuid"] for l in lines] == ["'"$u4"'", "'"$u3"'"]' "history several, --limit"
+jb history --name '*'
+[ "$(printf '%s\n' "$out" | wc -l)" = 4 ] || fail "history '*': $out"
+# watch: the log from the start, only the events of those names (the
+# jobs left the board: their names come from the history).
+jb watch --from 1 --timeout 0 --name 'img.*'
+expect_rc 0 "watch --name"
+[ "$(printf '%s\n' "$out" | awk '{print $2 "," $3}' | tr '\n' ' ')" = \
+  "POSTED,$u1 POSTED,$u3 CLAIMED,$u1 CONSUMED,$u1 CLAIMED,$u3 CONSUMED,$u3 " ] ||
+  fail "watch: $out"
+jb watch --from 1 --timeout 0 --name pdf --name txt --json
+pycheck '[(l["type"], l["uuid"]) for l in lines] == [("POSTED", "'"$u2"'"), ("POSTED", "'"$u4"'"), ("CLAIMED", "'"$u2"'"), ("CONSUMED", "'"$u2"'"), ("CLAIMED", "'"$u4"'"), ("CONSUMED", "'"$u4"'")]' "watch --json"
+end
+
+begin "watch --name --timeout: the events of other names do not hold it"
+post seed
+# Another name's jobs keep coming, about 5 a second for 6 s.
+( for i in $(seq 30); do
+    "$JOBBOARD" post --board "$B" --durability none busy >/dev/null; sleep 0.2
+  done ) &
+ppid=$!
+PIDS+=("$ppid")
+t0=$(date +%s%N)
+jb watch --name quiet --count 1 --timeout 1
+t1=$(date +%s%N)
+expect_rc 7 "no event of that name within --timeout"
+ms=$(((t1 - t0) / 1000000))
+[ "$ms" -lt 3500 ] || fail "watch stopped after $ms ms"
+jb watch --name busy --count 2 --timeout 3
+expect_rc 0 "events of the busy name"
+[ "$(printf '%s\n' "$out" | grep -c '  POSTED  ')" = 2 ] || fail "watch busy: $out"
+wait "$ppid"
+end
+
+# --- usage errors ----------------------------------------------------------
+
+begin "usage errors: exit 2, a message naming the problem, nothing changed"
+post u
+jb pause
+expect_error 2 "give a NAME, or --all" "pause with no NAME"
+jb resume
+expect_error 2 "give a NAME, or --all" "resume with no NAME"
+jb pause u --all
+expect_error 2 "not both" "pause NAME --all"
+jb pause 'u*'
+expect_error 2 "not a prefix" "pause of a prefix"
+jb resume 'u*'
+expect_error 2 "not a prefix" "resume of a prefix"
+jb pause u v
+expect_rc 2 "two names"
+jb pause ''
+expect_error 2 "not empty" "pause ''"
+for cmd in "claim-next --who w" list count history watch; do
+  # shellcheck disable=SC2086
+  jb $cmd --name ''
+  expect_error 2 "--name: a job's name is not empty" "$cmd --name ''"
+done
+jb wait --claimable --name u
+expect_error 2 "--name" "wait takes no --name"
+jb pause never-posted
+expect_error 3 "no job named 'never-posted'" "pause of a name never posted"
+jb queues --json
+pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None}]' "nothing changed"
+end
+
+# --- JSON ------------------------------------------------------------------
+
+begin "JSON outputs of pause, resume and queues"
+post j1
+post j2
+post j2
+jb claim-next --who w --name j2
+jb pause j2 --json
+expect_ok "pause --json"
+pycheck 'lines == [{"name": "j2", "paused": True}]' "pause --json"
+jb pause --all --json
+pycheck 'lines == [{"name": None, "paused": True}]' "pause --all --json"
+jb queues --json
+pycheck 'lines[0] == {"board_paused": True} and len(lines) == 3' "queues --json: the board first"
+pycheck 'sorted((l["name"], l["ready"], l["paused"]) for l in lines[1:]) == [("j1", 1, False), ("j2", 1, True)]' "queues --json: names, ready, paused"
+pycheck '[l["paused_since"] is None for l in sorted(lines[1:], key=lambda l: l["name"])] == [True, False] and all(l["paused_since"] is None or l["paused_since"].endswith("Z") for l in lines[1:])' "queues --json: paused_since"
+jb resume --all --json
+pycheck 'lines == [{"name": None, "paused": False}]' "resume --all --json"
+jb resume j2 --json
+pycheck 'lines == [{"name": "j2", "paused": False}]' "resume --json"
+jb queues --json
+pycheck 'lines[0] == {"board_paused": False} and all(not l["paused"] for l in lines[1:])' "all resumed"
+end
+
+finish
