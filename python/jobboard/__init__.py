@@ -24,8 +24,8 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
                     CheckReport, SalvageReport, Priority, State, Durability,
-                    EventType, End, DeadCause, CatchUp, Outcome, REMOVAL,
-                    version, check_post, salvage)
+                    EventType, End, DeadCause, CatchUp, Outcome, Queue,
+                    REMOVAL, version, check_post, salvage, name_matches)
 
 __version__ = "0.2.0"
 
@@ -33,8 +33,8 @@ __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
     "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
-    "DeadCause", "CatchUp", "Outcome", "REMOVAL", "version", "check_post",
-    "salvage",
+    "DeadCause", "CatchUp", "Outcome", "Queue", "REMOVAL", "version",
+    "check_post", "salvage", "name_matches",
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",

@@ -27,7 +27,8 @@ CDEF = r"""
 #define JB_BOARD_OPTIONS_VERSION 3
 #define JB_FLUSH_INTERVAL_DEFAULT_MS 1000
 #define JB_POST_VERSION 2
-#define JB_CLAIM_OPTIONS_VERSION 2
+#define JB_CLAIM_OPTIONS_VERSION 3
+#define JB_CLAIM_NAMES_MAX 256
 #define JB_RETRY_POLICY_VERSION 1
 #define JB_RETRY_OPTIONS_VERSION 1
 #define JB_CONSUME_OPTIONS_VERSION 1
@@ -165,6 +166,8 @@ typedef struct {
   unsigned int flags;
   int64_t lease_ms;
   int64_t wait_ms;
+  const char *const *names;
+  size_t n_names;
 } jb_claim_options;
 
 int jb_claim(uint64_t *token_out, jb_board *board, const char *uuid,
@@ -369,6 +372,19 @@ int jb_log_read(jb_event *events, size_t *n_out, uint64_t *first_out,
 int jb_log_wait(jb_event *events, size_t *n_out, uint64_t *first_out,
                 jb_board *board, uint64_t from, size_t max,
                 int64_t timeout_ms);
+
+int jb_name_matches(const char *const *names, size_t n, const char *name);
+int jb_pause(jb_board *board, const char *name);
+int jb_resume(jb_board *board, const char *name);
+typedef struct {
+  const char *name;
+  int paused;
+  int64_t changed_us;
+  size_t ready;
+} jb_queue_info;
+int jb_queues_foreach(jb_board *board,
+                      int (*visit)(const jb_queue_info *q, void *arg),
+                      void *arg, int *board_paused);
 
 int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
 int jb_iter_next(const jb_job **out, jb_iter *iter);
