@@ -50,7 +50,17 @@
  *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
  *     last attempt (jb_abandon); trash: holder trashes held-2
  *     (jb_trash); progress: holder reports 42.5 % and a message on
- *     held-1 (jb_progress))
+ *     held-1 (jb_progress);
+ *     names as queues: pause: jb_pause of base-2, pause-board:
+ *     jb_pause of the board, claim-names: crasher's claim-next of the
+ *     names "keyed" and "base-3*" (an exact name and a prefix), and on
+ *     a board made from the base one with 70 jobs of "stalled", listed
+ *     first and paused: resume: jb_resume of stalled, claim-paused:
+ *     crasher's claim-next of every name, which passes stalled's jobs
+ *     over (more than claim-next looks at one by one before it walks the
+ *     names' index); and on that board with the whole board paused too:
+ *     resume-board; a post of a new name is the post, batch and
+ *     post-unique above ("crash-new", recorded with the post))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -113,11 +123,22 @@
  *     claimed by holder, or a dead letter (cause "trashed") with its
  *     history record (ending "trashed", holder); progress: held-1 with
  *     its report (that percentage and message) or with none, and no
- *     other job with one. Every kill point
+ *     other job with one;
+ *     pause, resume: the
+ *     name's pause and the time of its change as before or both as the
+ *     op leaves them; pause-board, resume-board: the board's pause;
+ *     claim-names: base-3 claimed by crasher, or ready; claim-paused:
+ *     base-1 claimed by crasher, or ready, stalled's jobs untouched.
+ *     Every kill point
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
  *     index (read directly: one entry per job holding a key, naming it,
- *     no other), the schedules and the policy; the change log holds
+ *     no other), the schedules and the policy; the names recorded
+ *     (jb_queues_foreach): exactly those posted, a new one exactly when
+ *     its first job is there, each with as many ready jobs by the index
+ *     as listed, no pause but the fixtures' and the op's, and the meta
+ *     record "queuectl" (read directly) as the pauses say (jb_board_check
+ *     verifies the index entry by entry); the change log holds
  *     exactly the operation's events since the base board when it is
  *     there and none when not; and jb_stats_read agrees with a recount
  *     of the board (jobs by state, due delayed jobs, claims, dead letters,
@@ -153,7 +174,8 @@
  *    mdb_txn_commit to the window's end (an op without a commit: the
  *    whole window), and takes every k-th of those, k from a time budget
  *    (5/3 s for each op and mode of the first nine ops, 45 s in all,
- *    1.4 s for each of the newer ones: about 100 s by default, --budget
+ *    1.4 s for each of the newer ones, 0.8 s for each of the names' six:
+ *    about 120 s by default, --budget
  *    scales them; visited coarse to fine, so a run cut by the budget is
  *    still spread evenly); before the commit, where the window is not
  *    single-stepped,
@@ -219,7 +241,9 @@
  *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
  *                  consume-many,gathered,publish,retry,retry-dead,requeue,
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
- *                  sched-remove,policy,abandon-dead,trash
+ *                  sched-remove,policy,abandon-dead,trash,pause,
+ *                  pause-board,resume,resume-board,claim-names,
+ *                  claim-paused
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -230,6 +254,7 @@
 #include "core/internal.h"
 #include "store/store.h"
 #include "store/txn.h"
+#include "store/names.h"
 #include "core/sync_hook.h"
 
 #include <dirent.h>
@@ -300,17 +325,21 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_RETRY, OP_RETRY_DEAD, OP_REQUEUE, OP_PURGE, OP_CANCEL,
                OP_POST_UNIQUE, OP_POST_HELD, OP_TICK, OP_SCHED_ADD,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
-               OP_PROGRESS, OP_COUNT } op_kind;
+               OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
+               OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
+               OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
     "retry", "retry-dead", "requeue", "purge", "cancel",
     "post-unique", "post-held", "tick", "sched-add",
-    "sched-remove", "policy", "abandon-dead", "trash", "progress"};
+    "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
+    "pause-board", "resume", "resume-board", "claim-names", "claim-paused"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
-                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1};
+                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
+                                        1, 0, 0, 0, 0, 1, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -337,6 +366,23 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
 #define CORPSE_REASON "buried on purpose"
 #define RETRY_REASON "try later"
 #define DEAD_REASON "gave up"
+/* Names as queues. pause: of base-2 (ready); claim-names: by CHOSEN, an
+ * exact name and a prefix, whose oldest ready job is base-3. The other
+ * three run on boards of their own, made from the base board (the base
+ * board has no control in force, so that the other ops' claim-nexts take
+ * the path of a board without one): the queues board adds NSTALLED jobs
+ * of STALLED, listed first (a higher priority) and paused: resume resumes
+ * it, and claim-paused (a claim-next of every name) passes them over,
+ * more than store/ops.c's PLAIN_SKIP_MAX, so that it takes the walk by
+ * lanes to base-1; the paused board is that board with the whole board
+ * paused (resume-board). */
+#define K_PAUSED 2
+#define K_CHOSEN 3
+static const char *const chosen_names[2] = {"keyed", "base-3*"};
+#define STALLED "stalled"
+#define NSTALLED 70
+#define STALLED_K 90 /* their details: {"k": 90} */
+#define QUEUES_MAX 32 /* the names a board here holds, at most */
 /* The base board's policy: a job's second failed attempt is its last; the
  * back-off is a day, so a retried job stays delayed however long a sweep
  * runs (a due one would be made claimable by the next claim). */
@@ -514,6 +560,10 @@ typedef struct {
   int nfresh;
   int64_t due_us;    /* retry: the due time of the recorded run */
   uint64_t log_next; /* the base board's next change-log sequence */
+  /* The queues board and the paused board (names as queues, above). */
+  int nstalled;              /* STALLED's jobs (0: the base board) */
+  bool board_paused;         /* the paused board */
+  int64_t stalled_changed_us; /* when STALLED was paused */
 } scenario;
 
 static const char *const base_names[NBASE] = {
@@ -540,14 +590,37 @@ static jb_retry_options retry_opts(unsigned flags, const char *reason) {
   return o;
 }
 
-/* Made by a process of its own; the uuids come back on a pipe. */
-static void make_base(const char *dir, scenario *sc) {
-  int p[2];
+/* A board is made by a process of its own (the child of fork_maker), its
+ * scenario sent back on a pipe (scenario_send) and read (scenario_back). */
+static pid_t fork_maker(int p[2]) {
   if (pipe(p) != 0) die("pipe: %s", strerror(errno));
   pid_t pid = fork();
   if (pid < 0) die("fork: %s", strerror(errno));
+  if (pid == 0) close(p[0]);
+  else close(p[1]);
+  return pid;
+}
+
+static void scenario_send(jb_board *b, scenario *s, int fd) {
+  if (jb_log_bounds(NULL, &s->log_next, b) != JB_OK) _exit(22);
+  jb_board_close(b);
+  _exit(write(fd, s, sizeof *s) == (ssize_t)sizeof *s ? 0 : 14);
+}
+
+static void scenario_back(pid_t pid, int fd, scenario *sc, const char *what) {
+  ssize_t n = read(fd, sc, sizeof *sc);
+  close(fd);
+  int st;
+  waitpid(pid, &st, 0);
+  if (n != (ssize_t)sizeof *sc || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    die("making the %s board failed (status %d): %s", what, st, jb_errmsg());
+}
+
+/* The base board; the uuids come back in *sc. */
+static void make_base(const char *dir, scenario *sc) {
+  int p[2];
+  pid_t pid = fork_maker(p);
   if (pid == 0) {
-    close(p[0]);
     scenario s;
     memset(&s, 0, sizeof s);
     jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, true);
@@ -608,17 +681,67 @@ static void make_base(const char *dir, scenario *sc) {
       if (jb_schedule_add(b, &sched, 0) != JB_OK) _exit(21);
       i = K_LAST - 1; /* last */
     }
-    if (jb_log_bounds(NULL, &s.log_next, b) != JB_OK) _exit(22);
-    jb_board_close(b);
-    _exit(write(p[1], &s, sizeof s) == (ssize_t)sizeof s ? 0 : 14);
+    scenario_send(b, &s, p[1]);
   }
-  close(p[1]);
-  ssize_t n = read(p[0], sc, sizeof *sc);
-  close(p[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  if (n != (ssize_t)sizeof *sc || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    die("making the base board failed (status %d): %s", st, jb_errmsg());
+  scenario_back(pid, p[0], sc, "base");
+}
+
+/* The names recorded (jb_queues_foreach) and the controls in force. */
+typedef struct {
+  size_t n;
+  bool odd;
+  char name[QUEUES_MAX][48];
+  bool paused[QUEUES_MAX];
+  int64_t changed_us[QUEUES_MAX];
+  size_t ready[QUEUES_MAX];
+} queue_tab;
+
+static int queue_visit(const jb_queue_info *q, void *payload) {
+  queue_tab *t = payload;
+  if (t->n == QUEUES_MAX || strlen(q->name) >= sizeof t->name[0]) {
+    t->odd = true;
+    return 0;
+  }
+  snprintf(t->name[t->n], sizeof t->name[0], "%s", q->name);
+  t->paused[t->n] = q->paused != 0;
+  t->changed_us[t->n] = q->changed_us;
+  t->ready[t->n++] = q->ready;
+  return 0;
+}
+
+/* The queues board (`paused` false) or the paused board from a copy of
+ * `from` (the base board, or the queues board), by a process of its
+ * own; *sc becomes `from`'s scenario with its fixtures. */
+static void make_queue_base(const char *from, const char *dir, bool paused,
+                            scenario *sc) {
+  fresh_copy(from, dir);
+  int p[2];
+  pid_t pid = fork_maker(p);
+  if (pid == 0) {
+    scenario s = *sc;
+    jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, false);
+    if (b == NULL) _exit(10);
+    for (int i = 0; !paused && i < NSTALLED; i++) {
+      unsigned char d[4];
+      jb_post post = post_of(STALLED, d, STALLED_K);
+      post.priority = JB_PRIORITY_HIGH;
+      char u[JB_UUID_STRLEN];
+      if (jb_job_post(u, b, &post) != JB_OK) _exit(11);
+    }
+    if (jb_pause(b, paused ? NULL : STALLED) != JB_OK) _exit(12);
+    if (!paused) {
+      /* The time of the pause, as the board recorded it. */
+      queue_tab t;
+      memset(&t, 0, sizeof t);
+      if (jb_queues_foreach(b, queue_visit, &t, NULL) != JB_OK) _exit(15);
+      for (size_t i = 0; i < t.n; i++)
+        if (strcmp(t.name[i], STALLED) == 0) s.stalled_changed_us = t.changed_us[i];
+      s.nstalled = NSTALLED;
+    }
+    s.board_paused = paused;
+    scenario_send(b, &s, p[1]);
+  }
+  scenario_back(pid, p[0], sc, paused ? "paused" : "queues");
 }
 
 /* The writes of the gathered group (jb__store_write_many): holder's
@@ -771,6 +894,18 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   case OP_PROGRESS: /* holder reports how far held-1 got */
     return jb_progress(b, sc->base[K_HELD1], HOLDER, 0, PROGRESS_PCT,
                        PROGRESS_MSG);
+  case OP_PAUSE: return jb_pause(b, base_names[K_PAUSED]);
+  case OP_PAUSE_BOARD: return jb_pause(b, NULL);
+  case OP_RESUME: return jb_resume(b, STALLED);
+  case OP_RESUME_BOARD: return jb_resume(b, NULL);
+  case OP_CLAIM_NAMES: { /* crasher claims base-3, of the names chosen */
+    jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
+    o.names = chosen_names;
+    o.n_names = 2;
+    return jb_claim_next(out[0], NULL, NULL, b, CRASHER, &o);
+  }
+  /* crasher claims base-1, past STALLED's paused jobs */
+  case OP_CLAIM_PAUSED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   default: return JB_EINVAL;
   }
 }
@@ -829,6 +964,8 @@ static job_state after_state(op_kind op, int k) {
   case OP_REQUEUE: return k == K_CORPSE ? ST_READY : before_state(k);
   case OP_PURGE: return k == K_CORPSE || k == K_JUNK ? ST_GONE : before_state(k);
   case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
+  case OP_CLAIM_NAMES: return k == K_CHOSEN ? ST_CRASHER : before_state(k);
+  case OP_CLAIM_PAUSED: return k == 1 ? ST_CRASHER : before_state(k);
   default: return before_state(k);
   }
 }
@@ -873,7 +1010,27 @@ typedef struct {
   int64_t due[NBASE + BATCH + 8]; /* the delayed jobs' due times */
   size_t ndue;
   uint64_t log_first, log_next, by_type[16], since_base;
+  /* The names of the jobs listed, and the ready jobs of each. */
+  char name[QUEUES_MAX][48];
+  size_t name_ready[QUEUES_MAX];
+  size_t nnames;
+  bool names_odd; /* more names, or a longer one */
 } recount;
+
+static void count_name(recount *rc, const char *name, bool ready) {
+  size_t i = 0;
+  while (i < rc->nnames && strcmp(rc->name[i], name) != 0) i++;
+  if (i == rc->nnames) {
+    if (i == QUEUES_MAX || strlen(name) >= sizeof rc->name[0]) {
+      rc->names_odd = true;
+      return;
+    }
+    snprintf(rc->name[i], sizeof rc->name[i], "%s", name);
+    rc->name_ready[i] = 0;
+    rc->nnames++;
+  }
+  rc->name_ready[i] += ready;
+}
 
 /* Read the whole change log: its events by type, those since the base
  * board, and no event of ghost's (the gathered group's failed write: its
@@ -1067,6 +1224,112 @@ static bool check_schedules(jb_board *b, op_kind op, aspects *a, verdict *v) {
   return true;
 }
 
+/* The meta record claim-next reads first (store/names.h), read directly:
+ * a count that disagrees with the names' pauses would let claim-next take
+ * a paused name's job or skip the names' controls. */
+static int queuectl_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  uint32_t *out = vctx;
+  MDB_val k = {sizeof JB_QUEUECTL_KEY - 1, JB_QUEUECTL_KEY}, v;
+  *out = 0;
+  int rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == 0 && v.mv_size != sizeof *out) return MDB_CORRUPTED;
+  if (rc == 0) memcpy(out, v.mv_data, sizeof *out);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The names recorded: exactly the names posted on this board (the base
+ * board's, "done", STALLED on the queues board) and those the killed
+ * operation and the next writer post, each of them there exactly when a
+ * job of it was posted (a new name's record is a write of the post's
+ * transaction); each with its ready jobs as listed (the `byname` index,
+ * which check verifies entry by entry, counted by name); each unpaused
+ * but STALLED on the queues board and base-2 when paused; the board
+ * paused on the paused board; the pause ops' changes each there or not;
+ * and the meta record "queuectl" as the pauses say. */
+static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
+                         bool fresh, bool run, const recount *cnt, aspects *a,
+                         verdict *v) {
+  queue_tab t;
+  memset(&t, 0, sizeof t);
+  int board_paused = -1;
+  if (jb_queues_foreach(b, queue_visit, &t, &board_paused) != JB_OK)
+    return vfail(v, "names: %s", jb_errmsg());
+  uint32_t ctl = 0;
+  if (jb__store_read(b->store, queuectl_body, &ctl) != JB_OK)
+    return vfail(v, "the meta record %s: %s", JB_QUEUECTL_KEY, jb_errmsg());
+  if (t.odd || cnt->names_odd)
+    return vfail(v, "more than %d names, or a longer one than expected", QUEUES_MAX);
+  /* Each name listed is recorded, with its ready jobs. */
+  for (size_t i = 0; i < cnt->nnames; i++) {
+    size_t e = 0;
+    while (e < t.n && strcmp(t.name[e], cnt->name[i]) != 0) e++;
+    if (e == t.n)
+      return vfail(v, "name %s has jobs on the board but is not recorded", cnt->name[i]);
+    if (t.ready[e] != cnt->name_ready[i])
+      return vfail(v, "name %s: %zu ready jobs counted by the index, %zu listed",
+                   cnt->name[i], t.ready[e], cnt->name_ready[i]);
+  }
+  bool seen_new = false, seen_run = false, seen_next = false;
+  unsigned npaused = 0;
+  for (size_t e = 0; e < t.n; e++) {
+    const char *n = t.name[e];
+    bool listed = false, known = strcmp(n, "done") == 0 ||
+                                 (sc->nstalled && strcmp(n, STALLED) == 0);
+    for (size_t i = 0; i < cnt->nnames; i++) listed |= strcmp(cnt->name[i], n) == 0;
+    for (int k = 0; k < NBASE; k++) known |= strcmp(n, base_names[k]) == 0;
+    if (!listed && t.ready[e] != 0)
+      return vfail(v, "name %s: %zu ready jobs counted by the index, none listed", n,
+                   t.ready[e]);
+    if (strcmp(n, "crash-new") == 0) seen_new = known = true;
+    if (strcmp(n, RUN_NAME) == 0 && op == OP_TICK) seen_run = known = true;
+    if (strcmp(n, "next") == 0) seen_next = known = true;
+    if (!known) return vfail(v, "name %s is recorded: no job of it was posted", n);
+    npaused += t.paused[e];
+    bool stalled = sc->nstalled && strcmp(n, STALLED) == 0;
+    bool mine = (op == OP_PAUSE && strcmp(n, base_names[K_PAUSED]) == 0) ||
+                (op == OP_RESUME && stalled);
+    bool was = stalled;
+    int64_t was_us = stalled ? sc->stalled_changed_us : 0;
+    if (mine) {
+      /* Its pause and the time of its change go together. */
+      bool done = t.paused[e] == !was && t.changed_us[e] == writer_now_us();
+      if (!done && (t.paused[e] != was || t.changed_us[e] != was_us))
+        return vfail(v, "name %s: paused %d, changed at %" PRId64 ": neither as it "
+                     "was (%d, %" PRId64 ") nor as the killed %s leaves it", n,
+                     t.paused[e], t.changed_us[e], was, was_us, op_names[op]);
+      aspect(a, done, "%s %s", n, t.paused[e] ? "paused" : "not paused");
+    } else if (t.paused[e] != was || t.changed_us[e] != was_us) {
+      return vfail(v, "name %s: paused %d, changed at %" PRId64 "; not %d, %" PRId64
+                   " (the killed %s does not touch it)", n, t.paused[e],
+                   t.changed_us[e], was, was_us, op_names[op]);
+    }
+  }
+  /* A new name is recorded with its first job's post. */
+  if (seen_new != fresh)
+    return vfail(v, "name crash-new is %srecorded, and the killed %s's jobs %s there",
+                 seen_new ? "" : "not ", op_names[op], fresh ? "are" : "are not");
+  if (op == OP_TICK && seen_run != run)
+    return vfail(v, "name %s is %srecorded, and the tick's run %s there", RUN_NAME,
+                 seen_run ? "" : "not ", run ? "is" : "is not");
+  if (seen_next != next)
+    return vfail(v, "name next is %srecorded: the next writer %s", seen_next ? "" : "not ",
+                 next ? "posted it" : "has not run");
+  bool bwas = sc->board_paused;
+  if (op == OP_PAUSE_BOARD || op == OP_RESUME_BOARD)
+    aspect(a, board_paused == (op == OP_PAUSE_BOARD), "the board %s",
+           board_paused ? "paused" : "not paused");
+  else if (board_paused != bwas)
+    return vfail(v, "the board is %spaused: the killed %s does not touch it",
+                 board_paused ? "" : "not ", op_names[op]);
+  uint32_t want = (board_paused ? JB_QUEUECTL_BOARD : 0) | npaused;
+  if (ctl != want)
+    return vfail(v, "the meta record %s is %#x, not %#x (the board %spaused, %u "
+                 "names paused)", JB_QUEUECTL_KEY, ctl, want, board_paused ? "" : "not ",
+                 npaused);
+  return true;
+}
+
 static bool same_policy(const jb_retry_policy *x, const jb_retry_policy *y) {
   return x->max_attempts == y->max_attempts && x->backoff_ms == y->backoff_ms &&
          x->backoff_max_ms == y->backoff_max_ms;
@@ -1085,7 +1348,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   uint64_t token[NBASE] = {0}, seq[NBASE] = {0};
   bool remote[NBASE] = {false};
   bool extra_seen = false;
-  int nfresh = 0, nrun = 0;
+  int nfresh = 0, nrun = 0, nstalled = 0;
   bool progress_there = false; /* progress: held-1 has its report */
   size_t nkeyed = 0;
   char keyed_uuid[UNIQ_MAX][JB_UUID_STRLEN], keyed_key[UNIQ_MAX][JB_UNIQUE_MAX + 1];
@@ -1111,6 +1374,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
     else cnt->ready++;
     if (delayed && cnt->ndue < sizeof cnt->due / sizeof cnt->due[0])
       cnt->due[cnt->ndue++] = jb_job_not_before(j);
+    count_name(cnt, jb_job_name(j), !claimed && !delayed);
     if (jb_job_unique_key(j) && nkeyed < UNIQ_MAX) {
       snprintf(keyed_uuid[nkeyed], JB_UUID_STRLEN, "%s", u);
       snprintf(keyed_key[nkeyed++], JB_UNIQUE_MAX + 1, "%s", jb_job_unique_key(j));
@@ -1158,6 +1422,13 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
         ok = vfail(v, "the killed post's job %s is there but not intact", u);
     } else if (extra && strcmp(u, extra) == 0) {
       extra_seen = true;
+    } else if (sc->nstalled && strcmp(jb_job_name(j), STALLED) == 0) {
+      nstalled++;
+      details_of(want, STALLED_K);
+      if (claimed || delayed || jb_job_attempts(j) != 0 || dl != 4 ||
+          memcmp(det, want, 4) != 0 || jb_job_priority(j) != JB_PRIORITY_HIGH)
+        ok = vfail(v, "job %s of the paused name %s is not as posted (%s)", u, STALLED,
+                   claimed ? "claimed" : delayed ? "delayed" : "changed");
     } else if (op == OP_TICK && strcmp(jb_job_name(j), RUN_NAME) == 0) {
       nrun++;
       if (claimed || delayed || !str_is(jb_job_unique_key(j), run_key) ||
@@ -1174,6 +1445,9 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   jb_iter_close(it);
   if (!ok || !scan_log(b, sc, cnt, v)) return false;
   if (extra && !extra_seen) return vfail(v, "the next writer's job %s is missing", extra);
+  if (nstalled != sc->nstalled)
+    return vfail(v, "%d jobs of %s on the board, not %d", nstalled, STALLED,
+                 sc->nstalled);
   /* The dead letters: the base jobs off the board that are there are
    * dead, the others gone. */
   dead_walk dw = {sc, op, v, true, {false}, 0};
@@ -1301,6 +1575,8 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                  " ms: neither the base board's nor the killed %s's", pol.max_attempts,
                  pol.backoff_ms, pol.backoff_max_ms, op_names[op]);
   if (op == OP_POLICY) aspect(&a, pol_new, "policy %s", pol_new ? "new" : "old");
+  if (!check_queues(b, op, sc, extra != NULL, nfresh != 0, nrun != 0, cnt, &a, v))
+    return false;
   if (a.there != 0 && a.there != a.n)
     return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
                  op_names[op], a.there, a.n, a.what);
@@ -2167,9 +2443,12 @@ static void kill_at(const run_cfg *c, const recording *r, size_t i) {
 /* The short form's time for one op and mode, key points included: the
  * first nine ops share 45 s (5/3 s each); each newer one, whose
  * transaction is as short, gets 1.4 s (its key points and LMDB calls take
- * about 1 s), so that they add under a minute to make check. --budget
- * scales them all. */
-static double op_share(int op) { return op < OP_RETRY ? 45.0 / 27 : 1.4; }
+ * about 1 s), so that they add under a minute to make check; the six of
+ * names as queues, whose commits are as short again, 0.8 s (mostly their
+ * key points: about 20 s in all). --budget scales them all. */
+static double op_share(int op) {
+  return op < OP_RETRY ? 45.0 / 27 : op < OP_PAUSE ? 1.4 : 0.8;
+}
 
 typedef struct {
   bool full;       /* every instruction of the window */
@@ -2503,8 +2782,9 @@ static void usage(FILE *f) {
         "the dead letters), an abandon at the last attempt, a trash, a dead\n"
         "letter's requeue and purge, a cancel, a post\n"
         "with a unique key (free, and held: refused), a schedule's tick, add and\n"
-        "remove, a retry policy's change and a progress report (ptrace), in\n"
-        "each durability, and\n"
+        "remove, a retry policy's change, a progress report, a pause and resume\n"
+        "of a name and of the board, and claim-nexts by names and past a paused\n"
+        "name (ptrace), in each durability, and\n"
         "check the board after each kill in a fresh process (tests/crash_step.c\n"
         "says what is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"
@@ -2512,7 +2792,8 @@ static void usage(FILE *f) {
         "  (default)     the short form of make check: of the instructions from\n"
         "                mdb_txn_commit's start to the window's end, k from\n"
         "                --budget (default: 5/3 s for each op and mode of\n"
-        "                the first nine ops, 1.4 s for each newer one)\n"
+        "                the first nine ops, 1.4 s for each newer one,\n"
+        "                0.8 s for those of names as queues)\n"
         "  --whole       of the whole window (from before the transaction begins)\n"
         "  --full        every instruction of the whole window (k = 1), every op\n"
         "                and mode: the long form (hours; --ops/--modes pick parts)\n"
@@ -2521,7 +2802,8 @@ static void usage(FILE *f) {
         "                claim-many,consume-many,gathered,publish,retry,\n"
         "                retry-dead,requeue,purge,cancel,post-unique,\n"
         "                post-held,tick,sched-add,sched-remove,policy,\n"
-        "                abandon-dead,trash\n"
+        "                abandon-dead,trash,pause,pause-board,resume,\n"
+        "                resume-board,claim-names,claim-paused\n"
         "                (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
@@ -2623,7 +2905,7 @@ int main(int argc, char **argv) {
   if (tmp == NULL || *tmp == '\0')
     tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
   if (tmp == NULL || *tmp == '\0') tmp = "/tmp";
-  char root[4096], base[4200], work[4200];
+  char root[4096], base[4200], work[4200], baseq[4200], basep[4200];
   snprintf(root, sizeof root, "%s/crash_step.XXXXXX", tmp);
   if (mkdtemp(root) == NULL) die("mkdtemp %s: %s", root, strerror(errno));
   snprintf(cleanup_root, sizeof cleanup_root, "%s", root);
@@ -2631,8 +2913,19 @@ int main(int argc, char **argv) {
   atexit(cleanup);
   snprintf(base, sizeof base, "%s/base", root);
   snprintf(work, sizeof work, "%s/work", root);
+  snprintf(baseq, sizeof baseq, "%s/base-queues", root);
+  snprintf(basep, sizeof basep, "%s/base-paused", root);
   scenario sc;
   make_base(base, &sc);
+  /* The boards of resume, resume-board and claim-paused (names as queues,
+   * above), when they run. */
+  scenario scq = sc, scp = sc;
+  if (!only_demo && (in_list(ops, "resume") || in_list(ops, "resume-board") ||
+                     in_list(ops, "claim-paused"))) {
+    make_queue_base(base, baseq, false, &scq);
+    scp = scq;
+    make_queue_base(baseq, basep, true, &scp);
+  }
   printf("# crash_step: %s\n",
          o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
@@ -2649,7 +2942,9 @@ int main(int argc, char **argv) {
         continue;
       run_cfg c = {NULL, modes[m], (op_kind)op, false, NULL};
       sweep_result res;
-      sweep(&c, base, work, &sc, &o, false, &res);
+      bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD;
+      sweep(&c, q ? baseq : p ? basep : base, work, q ? &scq : p ? &scp : &sc, &o, false,
+            &res);
       o.tests++;
       if (res.fails) o.failed++;
       printf("%s %d - %s/%s: %zu kill points, none lost or tore a change%s%s\n",

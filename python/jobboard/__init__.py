@@ -23,9 +23,10 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
-                    Progress, PROGRESS_MESSAGE_MAX, CheckReport, SalvageReport, Priority, State, Durability,
-                    EventType, End, DeadCause, CatchUp, Outcome, REMOVAL,
-                    version, check_post, salvage)
+                    Progress, PROGRESS_MESSAGE_MAX, CheckReport, SalvageReport,
+                    Priority, State, Durability, EventType, End, DeadCause,
+                    CatchUp, Outcome, Queue, REMOVAL, version, check_post,
+                    salvage, name_matches)
 
 __version__ = "0.2.0"
 
@@ -34,8 +35,8 @@ __all__ = [
     "Schedule", "RetryPolicy", "RetryResult", "Stats", "Progress",
     "PROGRESS_MESSAGE_MAX", "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
-    "DeadCause", "CatchUp", "Outcome", "REMOVAL", "version", "check_post",
-    "salvage",
+    "DeadCause", "CatchUp", "Outcome", "Queue", "REMOVAL", "version",
+    "check_post", "salvage", "name_matches",
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",

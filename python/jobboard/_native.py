@@ -27,7 +27,8 @@ CDEF = r"""
 #define JB_BOARD_OPTIONS_VERSION 3
 #define JB_FLUSH_INTERVAL_DEFAULT_MS 1000
 #define JB_POST_VERSION 2
-#define JB_CLAIM_OPTIONS_VERSION 2
+#define JB_CLAIM_OPTIONS_VERSION 3
+#define JB_CLAIM_NAMES_MAX 256
 #define JB_RETRY_POLICY_VERSION 1
 #define JB_RETRY_OPTIONS_VERSION 1
 #define JB_CONSUME_OPTIONS_VERSION 1
@@ -39,6 +40,7 @@ CDEF = r"""
 #define JB_OPEN_READONLY 2
 #define JB_ONLY_UNCLAIMED 1
 #define JB_CLAIM_BIND_PROCESS 1
+#define JB_CLAIM_NAMES_IN_ORDER 2
 #define JB_HISTORY_OLDEST_FIRST 1
 #define JB_RETRY_BACKOFF 1
 #define JB_RETRY_DEAD 2
@@ -167,6 +169,8 @@ typedef struct {
   unsigned int flags;
   int64_t lease_ms;
   int64_t wait_ms;
+  const char *const *names;
+  size_t n_names;
 } jb_claim_options;
 
 int jb_claim(uint64_t *token_out, jb_board *board, const char *uuid,
@@ -375,6 +379,22 @@ int jb_log_wait(jb_event *events, size_t *n_out, uint64_t *first_out,
                 int64_t timeout_ms);
 int jb_log_progress(double *percent_out, char *message_out, jb_board *board,
                     uint64_t seq);
+
+int jb_name_matches(const char *const *names, size_t n, const char *name);
+int jb_pause(jb_board *board, const char *name);
+int jb_resume(jb_board *board, const char *name);
+int jb_set_cap(jb_board *board, const char *name, uint32_t max_claims);
+typedef struct {
+  const char *name;
+  int paused;
+  int64_t changed_us;
+  size_t ready;
+  uint32_t cap;
+  uint32_t held;
+} jb_queue_info;
+int jb_queues_foreach(jb_board *board,
+                      int (*visit)(const jb_queue_info *q, void *arg),
+                      void *arg, int *board_paused);
 
 int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
 int jb_iter_next(const jb_job **out, jb_iter *iter);

@@ -26,7 +26,8 @@ __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
     "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
-    "DeadCause", "CatchUp", "Outcome", "version", "check_post", "salvage",
+    "DeadCause", "CatchUp", "Outcome", "Queue", "version", "check_post",
+    "salvage", "name_matches",
 ]
 
 # The header's constants, as the binding declares them (test_header_match
@@ -47,6 +48,7 @@ EXPIRY_NOT_CLAIMED = lib.JB_EXPIRY_NOT_CLAIMED
 EXPIRY_NONE = lib.JB_EXPIRY_NONE
 EXPIRY_AT = lib.JB_EXPIRY_AT
 REASON_MAX = lib.JB_REASON_MAX
+CLAIM_NAMES_MAX = lib.JB_CLAIM_NAMES_MAX
 INT64_MAX = (1 << 63) - 1
 
 # Long waits are made of slices of at most this many milliseconds, so that
@@ -690,6 +692,20 @@ class RetryResult(NamedTuple):
     attempts: int
 
 
+class Queue(NamedTuple):
+    """A name jobs were posted with (Board.queues): whether it is
+    ``paused``, when its pause or cap last ``changed`` (seconds since the
+    epoch; None: never), its ``ready`` jobs (claimable, or held back by a
+    pause or a cap; not delayed, not claimed), its ``cap`` of claims at
+    once (None: none) and the claims it ``held`` (with a cap; else 0)."""
+    name: str
+    paused: bool
+    changed: Optional[float]
+    ready: int
+    cap: Optional[int] = None
+    held: int = 0
+
+
 _STATS_STATES = ("unclaimed", "claimed", "delayed")
 
 
@@ -894,12 +910,15 @@ class Claim:
     def consume_and_claim_next(self, result: Optional[Mapping] = None,
                                failed: bool = False,
                                lease: Optional[float] = None,
-                               bind: bool = False) -> Optional["Claim"]:
-        """Consume this claim's job and claim the next claimable one in one
-        commit (see Board.consume_and_claim_next)."""
+                               bind: bool = False,
+                               names: Optional[Iterable[str]] = None
+                               ) -> Optional["Claim"]:
+        """Consume this claim's job and claim the next claimable one (of
+        `names`, None: any) in one commit (see
+        Board.consume_and_claim_next)."""
         nxt = self.board.consume_and_claim_next(
             self.uuid, self.who, result=result, failed=failed,
-            token=self.token, lease=lease, bind=bind)
+            token=self.token, lease=lease, bind=bind, names=names)
         self.ended = "failed" if failed else "consumed"
         return nxt
 
@@ -1429,6 +1448,18 @@ class Board:
         return opts
 
     @staticmethod
+    def _claim_names(opts, names):
+        """Point `opts` at `names` (claim-next: exact names and prefixes
+        ending in '*'; None: every name) and return what must be kept
+        alive while the options are in use (cffi does not tie them)."""
+        if names is None:
+            return None
+        arr, keep = _names_array(names)
+        opts.names = arr
+        opts.n_names = len(keep)
+        return arr, keep
+
+    @staticmethod
     def _consume_opts(res, failed):
         """The jb_consume_options of result `res` (msgpack bytes; b"":
         none) and outcome `failed`, and the buffer they point into: keep
@@ -1458,13 +1489,18 @@ class Board:
 
     def claim_next(self, who: str, lease: Optional[float] = None,
                    bind: bool = False,
-                   timeout: Optional[float] = 0) -> Optional[Claim]:
+                   timeout: Optional[float] = 0,
+                   names: Optional[Iterable[str]] = None) -> Optional[Claim]:
         """Claim the first claimable job (highest priority, then oldest) for
         `who`; returns a Claim (its .job a snapshot), or None when nothing
         was claimable within `timeout` seconds (0: look once; None: wait
-        without limit). Waiting sleeps on the board's commit signal."""
+        without limit). Waiting sleeps on the board's commit signal.
+        `names`: only jobs of these names (exact, or a prefix ending in
+        '*': "images.*"), in listing order across them; None: every name.
+        Jobs of a paused name (Board.pause) are never taken."""
         w = _text(who, "who")
         opts = self._claim_opts(lease, bind)
+        keep = self._claim_names(opts, names)  # noqa: F841 - kept alive
         dl = _Deadline(_timeout_ms(timeout))
         backoff = 0.01
         uuid = ffi.new("char[37]")
@@ -1861,6 +1897,64 @@ class Board:
             raise failure[0]
         return found
 
+    # -- names as queues
+
+    def pause(self, name: Optional[str] = None) -> None:
+        """Pause the name `name` (exact; a job of it was posted once:
+        NotFoundError if not), or with None the whole board: no claim_next
+        of any process takes its jobs until resume(). Claims held are not
+        touched; claim() by uuid still works. Stored in the board."""
+        n = ffi.NULL if name is None else _text(name, "name")
+        with self._use as h:
+            _check(lib.jb_pause(h, n))
+
+    def resume(self, name: Optional[str] = None) -> None:
+        """Resume what pause(name) paused (the same arguments)."""
+        n = ffi.NULL if name is None else _text(name, "name")
+        with self._use as h:
+            _check(lib.jb_resume(h, n))
+
+    def set_cap(self, name: str, max_claims: Optional[int]) -> None:
+        """Let at most `max_claims` jobs named `name` be claimed at once by
+        every process together (None or 0: no cap); claim_next passes the
+        name over while the cap is full, claim() of one is refused
+        (NotDueError). NotFoundError if no job of it was ever posted."""
+        n = _text(name, "name")
+        cap = 0 if max_claims is None else int(max_claims)
+        if not 0 <= cap <= 0xFFFFFFFF:
+            raise errors.InvalidError(
+                "max_claims: %r is not 0..2^32-1" % max_claims, -4)
+        with self._use as h:
+            _check(lib.jb_set_cap(h, n, cap))
+
+    def queues(self) -> List[Queue]:
+        """Every name a job was ever posted with, by name: its pause and its
+        ready jobs (counted: the time grows with the ready jobs)."""
+        each, found, failure = _collect(
+            "int(const jb_queue_info *, void *)",
+            lambda q: Queue(ffi.string(q.name).decode("utf-8", "replace"),
+                            bool(q.paused), _seconds(q.changed_us),
+                            q.ready, q.cap or None, q.held))
+        with self._use as h:
+            _check(lib.jb_queues_foreach(h, each, ffi.NULL, ffi.NULL))
+        if failure:
+            raise failure[0]
+        return sorted(found)
+
+    def board_paused(self) -> bool:
+        """Whether the whole board is paused (pause(None))."""
+        out = ffi.new("int *")
+
+        @ffi.callback("int(const jb_queue_info *, void *)")
+        def first(_q, _arg):
+            return 1  # the flag is all that is wanted: stop at once
+
+        with self._use as h:
+            st = lib.jb_queues_foreach(h, first, ffi.NULL, out)
+        if st not in (0, 1):
+            _raise(st)
+        return bool(out[0])
+
     # -- retries and dead letters
 
     def retry(self, uuid: str, who: str, reason: Optional[str] = None,
@@ -2130,14 +2224,18 @@ class Board:
 
     def claim_next_many(self, who: str, max: int,
                         lease: Optional[float] = None,
-                        bind: bool = False) -> List[Claim]:
+                        bind: bool = False,
+                        names: Optional[Iterable[str]] = None
+                        ) -> List[Claim]:
         """Claim up to `max` (1..4096) claimable jobs for `who` in one
-        commit, in claim-next order; [] when nothing is claimable. Each
-        Claim has its own token and a snapshot (.job; None for a job whose
-        posting does not decode: its claim stands, trash it)."""
+        commit, in claim-next order (of `names` as claim_next's; None:
+        every name); [] when nothing is claimable. Each Claim has its own
+        token and a snapshot (.job; None for a job whose posting does not
+        decode: its claim stands, trash it)."""
         w = _text(who, "who")
         n = _uint(max, "max", 16)
         opts = self._claim_opts(lease, bind)
+        keep = self._claim_names(opts, names)  # noqa: F841 - kept alive
         n_out = ffi.new("size_t *")
         uuids = ffi.new("char[][37]", n or 1)
         toks = ffi.new("uint64_t[]", n or 1)
@@ -2167,14 +2265,18 @@ class Board:
                                result: Optional[Mapping] = None,
                                failed: bool = False, token: int = 0,
                                lease: Optional[float] = None,
-                               bind: bool = False) -> Optional[Claim]:
-        """consume() job `uuid` and claim_next() for the same owner in one
-        commit. Returns the new Claim, or None when nothing was
-        claimable. If the consume fails, nothing is claimed."""
+                               bind: bool = False,
+                               names: Optional[Iterable[str]] = None
+                               ) -> Optional[Claim]:
+        """consume() job `uuid` and claim_next() (of `names`, as
+        claim_next's) for the same owner in one commit. Returns the new
+        Claim, or None when nothing was claimable. If the consume fails,
+        nothing is claimed."""
         u, w = _uuid(uuid), _text(who, "who")
         res = _pack_map(result, "result", self._dumps)
         done, keep = self._consume_opts(res, _flag(failed, "failed"))
         opts = self._claim_opts(lease, bind)
+        keep_names = self._claim_names(opts, names)  # noqa: F841
         nu = ffi.new("char[37]")
         job = ffi.new("jb_job **")
         tok = ffi.new("uint64_t *")
@@ -2297,6 +2399,29 @@ class Board:
                            stats.log_events, stats.trashed,
                            stats.quarantined, stats.moved, stats.problems,
                            stats.history, lines)
+
+
+def _names_array(names):
+    """A C array of the NUL-terminated names, and the buffers it points
+    into (keep them while the array is in use)."""
+    if isinstance(names, (str, bytes)):
+        raise TypeError("names must be a list of str, not one %s"
+                        % type(names).__name__)
+    keep = [_text(n, "names[%d]" % i) for i, n in enumerate(names)]
+    if not keep:
+        # C reads no names as every name; a filter that came out empty
+        # must not claim everything.
+        raise errors.InvalidError("names is empty (None: every name)", -4)
+    bufs = [ffi.new("char[]", k) for k in keep]
+    arr = ffi.new("const char *[]", bufs)
+    return arr, bufs
+
+
+def name_matches(names: Iterable[str], name: str) -> bool:
+    """Does `name` match one of `names` (exact, or a prefix ending in
+    '*')? The rule claim_next applies."""
+    arr, keep = _names_array(names)
+    return bool(lib.jb_name_matches(arr, len(keep), _text(name, "name")))
 
 
 def _token(token):

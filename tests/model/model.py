@@ -3,7 +3,11 @@ sequence of operations, written to be read and believed.
 
 It keeps jobs (state, owner, token, lease, holder, attempts, not-before,
 unique key, options), dead letters, schedules, the history with outcome
-and result, the retry policy and the board's counters, and it answers
+and result, the retry policy, the board's counters, and the names jobs
+were posted with (a name is a queue: claim-next can be given names, exact
+or "prefix*", and a name or the whole board can be paused; a paused job
+is never taken by claim-next, but a claim by uuid takes it and held
+claims go on), and it answers
 each operation the way the C library's documentation (jobboard.h, the man
 pages) says the board answers it: a status name ("ok", "notfound",
 "claimed", "notowner", "exists", "invalid", "notdue") and a value.
@@ -82,6 +86,9 @@ class Model:
         self.last_token = 0
         self.dead_procs = set()   # workers killed: their bound claims lapse
         self.sweeps = {}          # process -> boot time of its last sweep
+        self.queues = {}          # every name posted -> [paused, changed]
+        self.board_paused = False
+        self.deaths = 0           # jobs moved to the dead letters so far
 
     def clone(self):
         return copy.deepcopy(self)
@@ -134,6 +141,7 @@ class Model:
         if j.unique is not None:
             self.unique.pop(j.unique, None)
         self._free_claim(j)
+        self.deaths += 1
         self.dead[j.uuid] = (j, cause, self.wall)
         self._end(j.uuid, end)
 
@@ -203,6 +211,46 @@ class Model:
         """The listing order: priority (highest first), then sequence."""
         return sorted(self.jobs.values(), key=lambda j: (-j.prio, j.seq))
 
+    # ---------------------------------------------------------- names
+
+    def note_name(self, name):
+        """A job of `name` is on the board: the name is recorded for good
+        (a first post, not paused, its pause never changed)."""
+        self.queues.setdefault(name, [False, 0])
+
+    @staticmethod
+    def chosen(names, name):
+        """Does `name` pass claim-next's names (None: every name)? Each is
+        exact, or a prefix ending in '*'."""
+        if names is None:
+            return True
+        return any(name.startswith(n[:-1]) if n.endswith("*") else name == n
+                   for n in names)
+
+    def blocked(self, name):
+        return self.board_paused or self.queues[name][0]
+
+    def set_paused(self, name, paused):
+        """pause (paused True) or resume a name, or the board (None)."""
+        if name is not None and (name == "" or name.endswith("*")):
+            return "invalid", None
+        if name is None:
+            self.board_paused = paused
+            return "ok", None
+        q = self.queues.get(name)
+        if q is None:
+            return "notfound", None
+        if q[0] != paused:
+            q[0], q[1] = paused, self.wall
+        return "ok", None
+
+    def ready_of(self, name):
+        """Its jobs neither claimed (a lapsed claim not yet returned is
+        still one) nor delayed (due or not, until claim-next moves it)."""
+        return sum(1 for j in self.jobs.values()
+                   if j.name == name and not j.claimed() and
+                   not j.not_before)
+
     # ---------------------------------------------------------- posts
 
     def post(self, sut_uuid, sut_seq, name, prio, delay_ms=0, unique=None,
@@ -217,6 +265,7 @@ class Model:
         self.jobs[j.uuid] = j
         if unique is not None:
             self.unique[unique] = j.uuid
+        self.note_name(name)
         self.posted_total += 1
         return "ok", j.uuid
 
@@ -253,9 +302,11 @@ class Model:
         self._claim(j, who, token, lease_ms, bind_proc)
         return "ok", None
 
-    def claim_next_pick(self, proc):
-        """Reap what claim-next reaps, then the job it must take. `proc`:
-        the process calling (its handle's sweep of holders)."""
+    def claim_next_pick(self, proc, names=None):
+        """Reap what claim-next reaps, then the job it must take: the first
+        in listing order that is claimable, of a name chosen (`names`,
+        None: every name) and not paused. `proc`: the process calling (its
+        handle's sweep of holders)."""
         for j in list(self.lapsing()):
             if self.lapse_why(j) != "holder":
                 self.reap(j)
@@ -282,12 +333,35 @@ class Model:
                     not j.claimed():
                 j.not_before = 0
         for j in self.order():
-            if not j.claimed() and j.not_before <= self.wall:
+            if not j.claimed() and j.not_before <= self.wall and \
+                    self.chosen(names, j.name) and not self.blocked(j.name):
                 return j
         return None
 
-    def claim_next(self, sut_uuid, who, token, lease_ms, bind_proc, proc):
-        j = self.claim_next_pick(proc)
+    def checkpoint(self):
+        """Before a claim-next (or claim-many): see took_nothing."""
+        return self.clone()
+
+    def took_nothing(self, before):
+        """A claim-next that took nothing commits only when its reap sent
+        a job to the dead letters; else its transaction is rolled back,
+        and with it the reap's returns of lapsed claims and the delayed
+        jobs it made ready (a later write does them again). The holders'
+        sweep is the handle's, in memory: it stays done."""
+        if self.deaths != before.deaths:
+            return
+        sweeps = self.sweeps
+        self.__dict__.update(before.__dict__)
+        self.sweeps = sweeps
+
+    def claim_next(self, sut_uuid, who, token, lease_ms, bind_proc, proc,
+                   names=None, alone=True):
+        """`alone`: the claim-next is its transaction's only write (not
+        consume-and-claim-next's, whose consume commits regardless)."""
+        before = self.checkpoint() if alone else None
+        j = self.claim_next_pick(proc, names)
+        if j is None and alone:
+            self.took_nothing(before)
         if j is None:
             return ("notfound", None) if sut_uuid is None else \
                 ("ok", "board claimed %s, the model has nothing" % sut_uuid)
@@ -479,6 +553,7 @@ class Model:
             s["runs"] += 1
             self.check_seq(seq)
             j = Job(uuid, s["job"], 2, seq, self.wall, key)
+            self.note_name(j.name)
             self.jobs[uuid] = j
             self.unique[key] = uuid
             self.posted_total += 1

@@ -9,8 +9,10 @@ Each sequence is made from its seed: SEED, SEED+1, ... A sequence is a
 list of abstract operations (post, batch post, claim, claim-next, claim
 many, extend, abandon, retry, trash, consume with outcome and result,
 consume-and-claim-next, cancel, dead-letter requeue and purge, the retry
-policy, schedules added, removed and ticked, the clocks moved, and with
---procs worker processes killed and started again). Operations name jobs
+policy, schedules added, removed and ticked, pause and resume of a name
+or of the board, the clocks moved, and with --procs worker processes
+killed and started again). The claim-nexts are given names at random
+(exact ones and prefixes, from names that share a prefix) or none. Operations name jobs
 by index into the jobs seen so far, so a sequence means the same when
 steps are taken out of it: a failing sequence is shrunk (steps removed
 while it still fails) and printed with its seed, for `--replay`.
@@ -21,8 +23,9 @@ of them and answered before the next), and read by the controller after
 every step: the jobs in listing order with their state, owner, attempts,
 due time, unique key and reason; both counts; the stats (by state, dead
 letters, the counters of posts and of history records by outcome); the
-dead letters; the schedules; the history with outcome and result; and
-check. With --kills a worker is also killed (SIGKILL) in the middle of an
+dead letters; the schedules; the history with outcome and result; the
+names recorded with their pause, its last change and their ready jobs,
+and whether the board is paused; and check. With --kills a worker is also killed (SIGKILL) in the middle of an
 operation at a random moment: the board must then equal the model with
 that operation wholly done or wholly not done, and a later salvage must
 hold what the model holds.
@@ -111,13 +114,14 @@ def sut_do(board, op, me):
             return {"st": "ok", "token": c.token}
         if kind == "claim_next":
             c = board.claim_next(op["who"], lease=op["lease"],
-                                 bind=op["bind"])
+                                 bind=op["bind"], names=op.get("names"))
             if c is None:
                 return {"st": "notfound"}
             return {"st": "ok", "uuid": c.uuid, "token": c.token}
         if kind == "claim_many":
             cs = board.claim_next_many(op["who"], op["max"],
-                                       lease=op["lease"], bind=op["bind"])
+                                       lease=op["lease"], bind=op["bind"],
+                                       names=op.get("names"))
             return {"st": "ok", "uuids": [c.uuid for c in cs],
                     "tokens": [c.token for c in cs]}
         if kind == "extend":
@@ -150,12 +154,19 @@ def sut_do(board, op, me):
         if kind == "consume_next":
             c = board.consume_and_claim_next(op["uuid"], op["who"],
                                              result=op["result"],
-                                             failed=op["failed"])
+                                             failed=op["failed"],
+                                             names=op.get("names"))
             if c is None:
                 return {"st": "ok", "uuid": None}
             return {"st": "ok", "uuid": c.uuid, "token": c.token}
         if kind == "cancel":
             board.cancel_job(op["uuid"], force=op["force"])
+            return {"st": "ok"}
+        if kind == "pause":
+            board.pause(op["name"])
+            return {"st": "ok"}
+        if kind == "resume":
+            board.resume(op["name"])
             return {"st": "ok"}
         if kind == "requeue":
             board.requeue(op["uuid"], keep_attempts=op["keep"])
@@ -265,6 +276,8 @@ def observe_board(board):
                      s.runs, round(s.last_run * 1e6) if s.last_run else 0)
                     for s in board.schedules())
     hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
+    queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
+               q.ready) for q in board.queues()]
     chk = board.check()
     return {
         "jobs": jobs,
@@ -280,6 +293,8 @@ def observe_board(board):
         "dead": dead,
         "schedules": scheds,
         "history": hist,
+        "queues": queues,
+        "board_paused": board.board_paused(),
         "check": (chk.ok, chk.problems),
     }
 
@@ -323,6 +338,8 @@ def observe_model(m):
     scheds = sorted((n, s["next"], s["runs"], s["last"])
                     for n, s in m.schedules.items())
     hist = [(u, e, r) for (u, e, r) in reversed(m.history)]
+    queues = [(n, q[0], q[1], m.ready_of(n))
+              for n, q in sorted(m.queues.items())]
     return {
         "jobs": jobs,
         "count": len(m.jobs),
@@ -333,6 +350,8 @@ def observe_model(m):
         "dead": dead,
         "schedules": scheds,
         "history": hist,
+        "queues": queues,
+        "board_paused": m.board_paused,
         "check": (True, 0),
     }
 
@@ -358,8 +377,22 @@ def differences(board_view, model_view):
 
 # --------------------------------------------------------- generation
 
-NAMES = ["alpha", "beta", "gamma"]
+# Job names share a prefix, so that a claim-next's names ("a.*") take some
+# and not others; the schedules' jobs are "job-s1" and "job-s2".
+NAMES = ["a.x", "a.y", "b"]
 WHOS = ["w1", "w2", "w3"]
+# What claim-next is given: exact names, prefixes ("*": every name), one
+# never posted; None (no names) the most often.
+CHOOSE = ["a.x", "a.y", "b", "a.*", "job-*", "*", "zz"]
+# What pause and resume name: the names posted, a schedule's, one never
+# posted (refused: not found), a prefix (refused: invalid), the board.
+PAUSE = ["a.x", "a.y", "b", "job-s1", "zz", "a.*", None]
+
+
+def gen_names(rng):
+    if rng.random() < 0.5:
+        return None
+    return rng.sample(CHOOSE, rng.randrange(1, 3))
 
 
 def gen_op(rng, procs):
@@ -380,8 +413,9 @@ def gen_op(rng, procs):
              "unique": rng.choice([None, None, None, "k1", "k3"])}
             for _ in range(rng.randrange(1, 4))]}),
         (8, lambda: {"op": "claim"}),
-        (12, lambda: {"op": "claim_next"}),
-        (3, lambda: {"op": "claim_many", "max": rng.randrange(1, 4)}),
+        (12, lambda: {"op": "claim_next", "names": gen_names(rng)}),
+        (3, lambda: {"op": "claim_many", "max": rng.randrange(1, 4),
+                     "names": gen_names(rng)}),
         (3, lambda: {"op": "extend", "lease_ms": rng.choice([20000, 200000])}),
         (6, lambda: {"op": "abandon"}),
         (5, lambda: {"op": "progress",
@@ -398,7 +432,8 @@ def gen_op(rng, procs):
         (10, lambda: {"op": "consume", "failed": rng.random() < 0.3,
                       "result": rng.choice([None, {"r": 1}, {}])}),
         (3, lambda: {"op": "consume_next", "failed": rng.random() < 0.3,
-                     "result": rng.choice([None, {"r": 2}])}),
+                     "result": rng.choice([None, {"r": 2}]),
+                     "names": gen_names(rng)}),
         (3, lambda: {"op": "cancel", "force": rng.random() < 0.3}),
         (3, lambda: {"op": "requeue", "keep": rng.random() < 0.3}),
         (1, lambda: {"op": "purge", "all": rng.random() < 0.5}),
@@ -409,6 +444,8 @@ def gen_op(rng, procs):
                      "every_ms": rng.choice([10000, 60000])}),
         (1, lambda: {"op": "sched_rm", "name": rng.choice(["s1", "s2"])}),
         (3, lambda: {"op": "tick"}),
+        (3, lambda: {"op": "pause", "name": rng.choice(PAUSE)}),
+        (3, lambda: {"op": "resume", "name": rng.choice(PAUSE)}),
         (7, lambda: {"op": "advance",
                      "ms": rng.choice([1000, 15000, 45000, 120000])}),
     ]
@@ -435,7 +472,10 @@ def gen_op(rng, procs):
 # wholly or not at all.
 KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "retry", "trash", "consume", "consume_next", "cancel",
-            "requeue"}
+            "requeue", "pause", "resume"}
+# Of those, the writes that append no event to the change log: whether
+# one committed is told by the board's state alone.
+UNLOGGED = {"pause", "resume"}
 
 
 # ---------------------------------------------------------- execution
@@ -523,6 +563,9 @@ class Run:
                                      if x.last_run else 0)
                                     for x in s.schedules()),
                 "policy": tuple(s.retry_policy()),
+                # Every job's name is recorded (a claim-next by a prefix
+                # finds names there), and no name the board never had.
+                "names": _names_check(s, m),
                 "check": s.check().ok,
             }
         shutil.rmtree(dst, ignore_errors=True)
@@ -535,6 +578,7 @@ class Run:
             "schedules": sorted((n, x["next"], x["runs"], x["last"])
                                 for n, x in m.schedules.items()),
             "policy": (m.policy[0], m.policy[1] / 1000, m.policy[2] / 1000),
+            "names": ([], []),
             "check": True,
         }
         # A due time already past is no due time: salvage may copy a due
@@ -621,10 +665,12 @@ class Run:
             if not diff:
                 self.kills["undone"] += 1
                 return undone
-            raise Failure("step %d %s, its worker killed %d us after, "
-                          "before its commit: the board is not as without "
-                          "it:\n  %s" % (i, describe(op), op["kill_us"],
-                                         "\n  ".join(diff)))
+            if op["op"] not in UNLOGGED:
+                raise Failure("step %d %s, its worker killed %d us after, "
+                              "before its commit: the board is not as "
+                              "without it:\n  %s"
+                              % (i, describe(op), op["kill_us"],
+                                 "\n  ".join(diff)))
         done = base
         known2 = list(known)
         r = infer_answer(op["op"], c, board, done, holder, before)
@@ -667,7 +713,7 @@ class Run:
         if kind == "claim_next":
             exp = m.claim_next(r.get("uuid"), c["who"],
                                r.get("token", m.last_token + 1), lease_ms,
-                               holder, me)
+                               holder, me, c.get("names"))
             if ok and exp[1] != r["uuid"]:
                 raise Failure("claim-next took %s, the model %s"
                               % (r["uuid"], exp[1]))
@@ -675,14 +721,17 @@ class Run:
         if kind == "claim_many":
             got = r.get("uuids", [])
             want = []
+            before = m.checkpoint()
             for _ in range(c["max"]):
-                j = m.claim_next_pick(me)
+                j = m.claim_next_pick(me, c.get("names"))
                 if j is None:
                     break
                 tok = r["tokens"][len(want)] if len(want) < len(got) else \
                     m.last_token + 1
                 m._claim(j, c["who"], tok, lease_ms, holder)
                 want.append(j.uuid)
+            if not want:
+                m.took_nothing(before)
             if want != got:
                 raise Failure("claim-many took %s, the model %s"
                               % (got, want))
@@ -706,13 +755,15 @@ class Run:
             if exp[0] == "ok":
                 nxt = m.claim_next(r.get("uuid"), c["who"],
                                    r.get("token", m.last_token + 1), 0, None,
-                                   me)
+                                   me, c.get("names"), alone=False)
                 if nxt[1] != r.get("uuid"):
                     raise Failure("consume-and-claim-next took %s, the "
                                   "model %s" % (r.get("uuid"), nxt[1]))
             return exp
         if kind == "cancel":
             return m.cancel(c["uuid"], c["force"])
+        if kind in ("pause", "resume"):
+            return m.set_paused(c["name"], kind == "pause")
         if kind == "requeue":
             return m.requeue(c["uuid"], c["keep"], r.get("seq"))
         if kind == "purge":
@@ -782,7 +833,7 @@ def infer_answer(kind, c, board, m, me, since):
             probe.consume(c["uuid"], c["who"], c["failed"], c["result"])
         picks = []
         for _ in range(c.get("max", 1)):
-            j = probe.claim_next_pick(me)
+            j = probe.claim_next_pick(me, c.get("names"))
             if j is None:
                 break
             probe._claim(j, c["who"], probe.last_token + 1, 0, None)
@@ -807,8 +858,17 @@ def describe(op):
     keep = {k: v for k, v in op.items()
             if k not in ("proc", "job", "who", "lease_kind") or
             op["op"] not in ("post", "batch", "advance", "tick", "purge",
-                             "policy", "sched_add", "sched_rm", "kill")}
+                             "policy", "sched_add", "sched_rm", "kill",
+                             "pause", "resume")}
     return json.dumps(keep, sort_keys=True)
+
+
+def _names_check(s, m):
+    """A salvaged copy's names: (the names of its jobs it has not
+    recorded, the names recorded that the model never saw)."""
+    recorded = {q.name for q in s.queues()}
+    return (sorted({j.name for j in s.iterate()} - recorded),
+            sorted(recorded - set(m.queues)))
 
 
 # ------------------------------------------------------------ shrinking
