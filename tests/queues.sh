@@ -146,7 +146,7 @@ jb list --unclaimed --json
 pycheck 'len(lines) == 2 and all(l["paused"] is True and l["name"] == "p" for l in lines)' "list --json"
 jb queues
 expect_ok "queues"
-printf '%s\n' "$out" | grep -Eq '^ +2 paused p$' || fail "queues: p paused, 2 ready: $out"
+printf '%s\n' "$out" | grep -Eq '^ +2 paused +p$' || fail "queues: p paused, 2 ready: $out"
 printf '%s\n' "$out" | grep -Eq '^ +0 +q$' || fail "queues: q: $out"
 # Pausing what is paused changes nothing.
 jb pause p
@@ -274,6 +274,47 @@ end
 
 # --- usage errors ----------------------------------------------------------
 
+begin "claim-next --in-order: the first name given that has a job, whatever the priorities"
+post late --priority very_high; LATE=$uuid
+post first --priority very_low; FIRST=$uuid
+claims "in order" "$FIRST" --name first --name late --in-order
+claims "in order, the next" "$LATE" --name first --name late --in-order
+jb claim-next --who w --in-order
+[ "$rc" = 2 ] || fail "--in-order without --name: exit $rc, expected 2"
+end
+
+begin "cap NAME N: claim-next takes N of the name, then the others; a consume frees a slot; queues shows it"
+post api --priority high; A1=$uuid
+post api --priority high; A2=$uuid
+post api --priority high; A3=$uuid
+post other --priority low; O1=$uuid
+jb cap api 2
+[ "$rc" = 0 ] || fail "cap api 2: exit $rc: $err"
+claims "first slot" "$A1"
+claims "second slot" "$A2"
+claims "the cap is full: the other name" "$O1"
+claims_none "nothing left but the capped name's"
+jb claim --who w "$A3"
+[ "$rc" = 12 ] || fail "claim by uuid at the cap: exit $rc, expected 12"
+case $err in *"cap of 2"*) ;; *) fail "claim at the cap: $err" ;; esac
+jb queues
+case $out in *"2/2"*api*) ;; *) fail "queues: $out" ;; esac
+jb consume --who w "$A1"
+claims "a freed slot" "$A3"
+jb cap api none
+[ "$rc" = 0 ] || fail "cap api none: exit $rc: $err"
+jb queues --json
+"$PYTHON" -c "
+import json, sys
+q = {v['name']: v for v in map(json.loads, sys.argv[1].splitlines()) if 'name' in v}
+assert q['api']['cap'] is None and q['api']['held'] is None, q
+" "$out" || fail "queues --json after cap none: $out"
+jb cap api -3
+[ "$rc" = 2 ] || fail "cap api -3: exit $rc, expected 2"
+jb cap nosuch 2
+[ "$rc" = 3 ] || fail "cap of a never-posted name: exit $rc, expected 3"
+end
+
 begin "usage errors: exit 2, a message naming the problem, nothing changed"
 post u
 jb pause
@@ -300,7 +341,7 @@ expect_error 2 "--name" "wait takes no --name"
 jb pause never-posted
 expect_error 3 "no job named 'never-posted'" "pause of a name never posted"
 jb queues --json
-pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None}]' "nothing changed"
+pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None}]' "nothing changed"
 end
 
 # --- JSON ------------------------------------------------------------------

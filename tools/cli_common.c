@@ -164,6 +164,7 @@ enum {
   OPT_BY_NAME,
   OPT_LISTEN,
   OPT_INTERVAL,
+  OPT_IN_ORDER,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -231,6 +232,7 @@ static const struct {
     {{"by-name", no_argument, NULL, OPT_BY_NAME}, CLI_O_BY_NAME},
     {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
     {{"interval", required_argument, NULL, OPT_INTERVAL}, CLI_O_FLUSH},
+    {{"in-order", no_argument, NULL, OPT_IN_ORDER}, CLI_O_IN_ORDER},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -512,6 +514,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_BY_NAME: o->by_name = 1; break;
     case OPT_LISTEN: o->listen = optarg; break;
     case OPT_INTERVAL: o->flush_interval = optarg; break;
+    case OPT_IN_ORDER: o->in_order = 1; break;
     case OPT_OUTCOME: {
       int rc = parse_outcomes(&o->outcomes, cmd, optarg);
       if (rc) return rc;

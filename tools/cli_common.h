@@ -46,6 +46,8 @@ enum {
   CLI_O_BY_NAME = 1u << 23,  /* --by-name (stats) */
   CLI_O_LISTEN = 1u << 24,   /* --listen ADDR:PORT (metrics) */
   CLI_O_FLUSH = 1u << 25,    /* --interval MS (flush) */
+  CLI_O_IN_ORDER = 1u << 27, /* --in-order (claim-next, work: the names in
+                                the order given) */
   CLI_O_NAMES = 1u << 26,    /* --name NAME, repeated (claim-next, work,
                                 list, count, watch, history) */
 };
@@ -123,6 +125,7 @@ typedef struct {
   /* --name, every one given (CLI_O_NAMES). */
   const char *names[JB_CLAIM_NAMES_MAX];
   size_t n_names;
+  int in_order; /* --in-order */
   const char *catch_up;   /* --catch-up skip|all */
   int64_t start_us;       /* --start; 0 when not given */
   int replace;            /* --replace */
@@ -327,7 +330,10 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "  --name NAME         " VERB " only jobs named NAME; repeat it for\n"       \
   "                      several names (listing order across them); a\n"      \
   "                      NAME ending in '*' is a prefix ('images.*').\n"      \
-  "                      Jobs of paused names are never " PAST "\n"
+  "                      Jobs of paused names are never " PAST "\n"     \
+  "  --in-order          with --name: from the first NAME, in the order\n"  \
+  "                      given, that has a job (a later NAME's only when\n" \
+  "                      the earlier ones have none), not listing order\n"
 
 /* --name, for the commands that show jobs or events by name (WHAT:
  * "jobs", "events of jobs"). */

@@ -119,7 +119,7 @@ const cli_command cli_cmd_claim_next = {
     "  jobboard claim-next --who w1 --count 20 --lease 60 > batch.txt\n"
     "  jobboard claim-next --who w1 --name resize --name 'thumbs.*'\n",
     CLI_O_WHO | CLI_O_LEASE | CLI_O_WAIT | CLI_O_REDIS | CLI_O_COUNT | CLI_O_CREATE |
-        CLI_O_NAMES, 0, 0, ""};
+        CLI_O_NAMES | CLI_O_IN_ORDER, 0, 0, ""};
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job is retried (at once or later)",
@@ -382,6 +382,10 @@ int cmd_claim_next(int argc, char **argv) {
   co.lease_ms = o.lease_ms;
   co.names = o.n_names ? o.names : NULL;
   co.n_names = o.n_names;
+  if (o.in_order && !o.n_names)
+    return cli_cmd_usage(&cli_cmd_claim_next, "--in-order orders the --name "
+                         "options: give at least one");
+  if (o.in_order) co.flags |= JB_CLAIM_NAMES_IN_ORDER;
   int st;
   if (o.has_wait) {
     cli_cancel_on_signals(b);

@@ -268,7 +268,7 @@ const cli_command cli_cmd_work = {
     "  jobboard work --who w1 --jobs 1 --timeout 10 -- \\\n"
     "    jq -c '{keys: (.details | keys)}'\n",
     CLI_O_WHO | CLI_O_LEASE | CLI_O_TIMEOUT | CLI_O_REDIS | CLI_O_CREATE |
-        CLI_O_NAMES, 0, 0, ""};
+        CLI_O_NAMES | CLI_O_IN_ORDER, 0, 0, ""};
 
 /* ---------------------------------------------------------------- signals */
 
@@ -1521,6 +1521,9 @@ int cmd_work(int argc, char **argv) {
   free(kept); /* o's strings point into argv, not into kept */
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_need_who(&cli_cmd_work, &o)) != 0) return rc;
+  if (o.in_order && !o.n_names)
+    return cli_cmd_usage(&cli_cmd_work, "--in-order orders the --name "
+                         "options: give at least one");
   if (cmd_at >= argc)
     return cli_cmd_usage(&cli_cmd_work, "missing CMD (the command to run "
                          "for each job, after --)");
@@ -1579,6 +1582,7 @@ int cmd_work(int argc, char **argv) {
   w.co.lease_ms = w.lease_ms;
   w.co.names = o.n_names ? o.names : NULL;
   w.co.n_names = o.n_names;
+  if (o.in_order) w.co.flags |= JB_CLAIM_NAMES_IN_ORDER;
   slot *slots = w.slots = calloc((size_t)w.concurrency, sizeof *slots);
   struct pollfd *pfd = w.pfd =
       calloc((size_t)w.concurrency * 4 + 1, sizeof *pfd);
