@@ -38,9 +38,9 @@ static void claim_options_of_an_unknown_version_are_refused(void **state) {
   char u[JB_UUID_STRLEN];
   jbt_post(u, f->board, "a", JB_PRIORITY_NORMAL);
   jb_claim_options o = JB_CLAIM_OPTIONS_INIT;
-  o.version = 3;
+  o.version = JB_CLAIM_OPTIONS_VERSION + 1;
   assert_int_equal(jb_claim(NULL, f->board, u, "w", &o), JB_EINVAL);
-  jbt_assert_contains(jb_errmsg(), "version 3");
+  jbt_assert_contains(jb_errmsg(), "version 4");
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, f->board, "w", &o),
                    JB_EINVAL);
 }
