@@ -43,6 +43,7 @@ struct jb_store {
   MDB_dbi histends; /* schema 6 (history.h) */
   MDB_dbi delayed, due, jobx, unique; /* schema 8 (store.h) */
   MDB_dbi schedules;                  /* schema 8 (store/schedule.c) */
+  MDB_dbi deadage;                    /* schema 10 (store/retain.c) */
   uint32_t epoch; /* meta "epoch" for this boot, read (or bumped) at open */
   /* claim-next's sweep of process-bound claims (ops.c): when it last ran
    * and the holders key it stopped at. Used only inside write

@@ -164,6 +164,10 @@ enum {
   OPT_BY_NAME,
   OPT_LISTEN,
   OPT_INTERVAL,
+  OPT_HISTORY_MAX,
+  OPT_HISTORY_MAX_AGE,
+  OPT_DEAD_MAX,
+  OPT_DEAD_MAX_AGE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -231,6 +235,12 @@ static const struct {
     {{"by-name", no_argument, NULL, OPT_BY_NAME}, CLI_O_BY_NAME},
     {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
     {{"interval", required_argument, NULL, OPT_INTERVAL}, CLI_O_FLUSH},
+    {{"history-max", required_argument, NULL, OPT_HISTORY_MAX}, CLI_O_RETAIN},
+    {{"history-max-age", required_argument, NULL, OPT_HISTORY_MAX_AGE},
+     CLI_O_RETAIN},
+    {{"dead-max", required_argument, NULL, OPT_DEAD_MAX}, CLI_O_RETAIN},
+    {{"dead-max-age", required_argument, NULL, OPT_DEAD_MAX_AGE},
+     CLI_O_RETAIN},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -512,6 +522,10 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_BY_NAME: o->by_name = 1; break;
     case OPT_LISTEN: o->listen = optarg; break;
     case OPT_INTERVAL: o->flush_interval = optarg; break;
+    case OPT_HISTORY_MAX: o->history_max = optarg; break;
+    case OPT_HISTORY_MAX_AGE: o->history_max_age = optarg; break;
+    case OPT_DEAD_MAX: o->dead_max = optarg; break;
+    case OPT_DEAD_MAX_AGE: o->dead_max_age = optarg; break;
     case OPT_OUTCOME: {
       int rc = parse_outcomes(&o->outcomes, cmd, optarg);
       if (rc) return rc;
