@@ -22,7 +22,8 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      CanceledError, TrimmedError, ExistsError, NotDueError,
                      ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
-                    DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
+                    DeadLetter, Schedule, RetryPolicy, Retention,
+                    RetryResult, Stats,
                     CheckReport, SalvageReport, Priority, State, Durability,
                     EventType, End, DeadCause, CatchUp, Outcome, REMOVAL,
                     version, check_post, salvage)
@@ -31,7 +32,8 @@ __version__ = "0.2.0"
 
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
-    "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
+    "Schedule", "RetryPolicy", "Retention", "RetryResult", "Stats",
+    "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "REMOVAL", "version", "check_post",
     "salvage",
