@@ -20,8 +20,10 @@
  *     claimed again: its next failed attempt is its last), "keyed" (ready,
  *     holding a unique key), two dead letters ("corpse", posted with a
  *     unique key and buried by a retry with JB_RETRY_DEAD, which frees the
- *     key, and "junk", trashed by holder) and a schedule (every minute,
- *     its first run 30 s before the writer's clock); and a last job posted
+ *     key, and "junk", trashed by holder), a schedule (every minute,
+ *     its first run 30 s before the writer's clock) and a stored retention
+ *     of two dead letters (so that an operation adding a third prunes
+ *     corpse, the oldest, in its own write); and a last job posted
  *     (the last
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
@@ -49,7 +51,8 @@
  *     second schedule, of the base board's; policy:
  *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
  *     last attempt (jb_abandon); trash: holder trashes held-2
- *     (jb_trash))
+ *     (jb_trash); retention: jb_board_set_retention of one dead letter,
+ *     which prunes corpse in its write)
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -110,11 +113,14 @@
  *     not; policy: the old policy or the new, whole; abandon-dead: as
  *     retry-dead, the reason its first attempt gave kept; trash: held-2
  *     claimed by holder, or a dead letter (cause "trashed") with its
- *     history record (ending "trashed", holder). Every kill point
+ *     history record (ending "trashed", holder); retry-dead, abandon-dead
+ *     and trash also prune corpse (gone exactly when their letter is
+ *     there); retention: the old retention with both dead letters, or the
+ *     new one with junk alone. Every kill point
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
  *     index (read directly: one entry per job holding a key, naming it,
- *     no other), the schedules and the policy; the change log holds
+ *     no other), the schedules, the policy and the retention; the change log holds
  *     exactly the operation's events since the base board when it is
  *     there and none when not; and jb_stats_read agrees with a recount
  *     of the board (jobs by state, due delayed jobs, claims, dead letters,
@@ -297,17 +303,18 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_RETRY, OP_RETRY_DEAD, OP_REQUEUE, OP_PURGE, OP_CANCEL,
                OP_POST_UNIQUE, OP_POST_HELD, OP_TICK, OP_SCHED_ADD,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
-               OP_COUNT } op_kind;
+               OP_RETENTION, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
     "retry", "retry-dead", "requeue", "purge", "cancel",
     "post-unique", "post-held", "tick", "sched-add",
-    "sched-remove", "policy", "abandon-dead", "trash"};
+    "sched-remove", "policy", "abandon-dead", "trash", "retention"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
-                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1};
+                                        1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
+                                        0};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -338,6 +345,10 @@ static const jb_retry_policy policy_base = {JB_RETRY_POLICY_VERSION, 2, 86400000
                                             864000000};
 static const jb_retry_policy policy_new = {JB_RETRY_POLICY_VERSION, 5, 30000,
                                            600000};
+/* The base board's retention (two dead letters kept) and retention's
+ * (one). */
+static const jb_retention retain_base = {0, 0, 2, 0};
+static const jb_retention retain_new = {0, 0, 1, 0};
 static const jb_durability modes[3] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
                                        JB_DURABILITY_FULL};
 
@@ -600,6 +611,9 @@ static void make_base(const char *dir, scenario *sc) {
       unsigned char sd[4];
       jb_schedule sched = sched_of(false, sd);
       if (jb_schedule_add(b, &sched, 0) != JB_OK) _exit(21);
+      /* Two dead letters kept: a write that adds a third prunes corpse. */
+      if (jb_board_set_retention(b, &retain_base, JB_RETAIN_DEAD_MAX) != JB_OK)
+        _exit(23);
       i = K_LAST - 1; /* last */
     }
     if (jb_log_bounds(NULL, &s.log_next, b) != JB_OK) _exit(22);
@@ -762,6 +776,7 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
    * first attempt gave */
   case OP_ABANDON_DEAD: return jb_abandon(b, sc->base[K_TIRED], HOLDER, 0);
   case OP_TRASH: return jb_trash(b, sc->base[K_HELD2], HOLDER, 0);
+  case OP_RETENTION: return jb_board_set_retention(b, &retain_new, JB_RETAIN_DEAD_MAX);
   default: return JB_EINVAL;
   }
 }
@@ -814,9 +829,14 @@ static job_state after_state(op_kind op, int k) {
   case OP_GATHERED: /* the consume and crasher's claim; not ghost's */
     return k == 0 ? ST_GONE : k == 1 ? ST_CRASHER : before_state(k);
   case OP_RETRY: return k == K_HELD1 ? ST_DELAYED : before_state(k);
+  /* A third dead letter: retention (two kept) prunes corpse, the oldest,
+   * in the same write. */
   case OP_RETRY_DEAD: /* fall through */
-  case OP_ABANDON_DEAD: return k == K_TIRED ? ST_DEAD : before_state(k);
-  case OP_TRASH: return k == K_HELD2 ? ST_DEAD : before_state(k);
+  case OP_ABANDON_DEAD:
+    return k == K_TIRED ? ST_DEAD : k == K_CORPSE ? ST_GONE : before_state(k);
+  case OP_TRASH:
+    return k == K_HELD2 ? ST_DEAD : k == K_CORPSE ? ST_GONE : before_state(k);
+  case OP_RETENTION: return k == K_CORPSE ? ST_GONE : before_state(k);
   case OP_REQUEUE: return k == K_CORPSE ? ST_READY : before_state(k);
   case OP_PURGE: return k == K_CORPSE || k == K_JUNK ? ST_GONE : before_state(k);
   case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
@@ -1063,6 +1083,10 @@ static bool same_policy(const jb_retry_policy *x, const jb_retry_policy *y) {
          x->backoff_max_ms == y->backoff_max_ms;
 }
 
+static bool same_retention(const jb_retention *x, const jb_retention *y) {
+  return memcmp(x, y, sizeof *x) == 0;
+}
+
 /* The board's jobs against the scenario (check_board): each base job as
  * acknowledged, or (those the killed operation changes) as it leaves
  * them, and each other change of the operation (a dead letter, a unique
@@ -1276,6 +1300,15 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                  " ms: neither the base board's nor the killed %s's", pol.max_attempts,
                  pol.backoff_ms, pol.backoff_max_ms, op_names[op]);
   if (op == OP_POLICY) aspect(&a, pol_new, "policy %s", pol_new ? "new" : "old");
+  jb_retention ret;
+  if (jb_board_get_retention(&ret, NULL, b) != JB_OK)
+    return vfail(v, "retention: %s", jb_errmsg());
+  bool ret_new = op == OP_RETENTION && same_retention(&ret, &retain_new);
+  if (!ret_new && !same_retention(&ret, &retain_base))
+    return vfail(v, "the retention keeps %" PRId64 " dead letters: neither the base "
+                 "board's nor the killed %s's", ret.dead_max, op_names[op]);
+  if (op == OP_RETENTION)
+    aspect(&a, ret_new, "retention %s", ret_new ? "new" : "old");
   if (a.there != 0 && a.there != a.n)
     return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
                  op_names[op], a.there, a.n, a.what);
