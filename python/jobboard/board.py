@@ -1917,8 +1917,12 @@ class Board:
                              ("dead_max", st.dead_max),
                              ("dead_max_age", st.dead_max_age_ms)) if v))
 
-    def set_retention(self, *, history_max=None, history_max_age=None,
-                      dead_max=None, dead_max_age=None) -> Retention:
+    def set_retention(self, *,
+                      history_max: Union[int, str, None] = None,
+                      history_max_age: Union[float, str, None] = None,
+                      dead_max: Union[int, str, None] = None,
+                      dead_max_age: Union[float, str, None] = None
+                      ) -> Retention:
         """Store the bounds given (the others keep their stored value), in
         one write that also prunes a first batch (at most 64 records of
         each kind). Counts are ints >= 1, ages seconds > 0; "none" is no
