@@ -248,9 +248,9 @@
  *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
  *                  consume-many,gathered,publish,retry,retry-dead,requeue,
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
- *                  sched-remove,policy,abandon-dead,trash,pause,
+ *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
- *                  claim-paused
+ *                  claim-paused,retention
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -2817,8 +2817,8 @@ static void usage(FILE *f) {
         "letter's requeue and purge, a cancel, a post\n"
         "with a unique key (free, and held: refused), a schedule's tick, add and\n"
         "remove, a retry policy's change, a progress report, a pause and resume\n"
-        "of a name and of the board, and claim-nexts by names and past a paused\n"
-        "name (ptrace), in each durability, and\n"
+        "of a name and of the board, claim-nexts by names and past a paused\n"
+        "name, and a retention change (ptrace), in each durability, and\n"
         "check the board after each kill in a fresh process (tests/crash_step.c\n"
         "says what is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"
