@@ -61,7 +61,8 @@ EXTRA_DIST += bench/bench-redis.sh bench/bench-taskflow.py \
 	bench/bench-python.py
 
 # bench/bench-life: what a job's life costs: claim-next beside a million
-# delayed jobs, and the cycle of a job with a unique key and a time limit
+# delayed jobs, and the cycle of a job with a unique key and a time limit;
+# with --retention, what retention's pruning adds to the cycle
 # (docs/BENCHMARKS.md). Public API only; not installed.
 noinst_PROGRAMS += bench/bench-life
 bench_bench_life_SOURCES = bench/bench_life.c

@@ -76,6 +76,49 @@ int jb_board_set_retry_policy(jb_board *b, const jb_retry_policy *p) {
   return jb__store_policy_set(b->store, p);
 }
 
+/* ------------------------------------------------------------ retention */
+
+int jb_board_get_retention(jb_retention *stored, jb_retention *effective,
+                           jb_board *b) {
+  if (b == NULL) return jb__err(JB_EINVAL, "get retention: board is NULL");
+  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
+  return jb__store_retention_get(b->store, &hb, stored, effective);
+}
+
+/* One field of a retention setting: 0, JB_RETAIN_NONE or a bound. */
+static int retain_check(const char *field, int64_t v, bool age) {
+  if (v < JB_RETAIN_NONE)
+    return jb__err(JB_EINVAL, "retention: %s %" PRId64 " is not a bound (a "
+                   "positive number, 0 for the default or JB_RETAIN_NONE "
+                   "for no bound)", field, v);
+  if (age && v > INT64_MAX / 1000)
+    return jb__err(JB_EINVAL, "retention: %s %" PRId64 " is above %" PRId64
+                   " ms", field, v, INT64_MAX / 1000);
+  return JB_OK;
+}
+
+int jb_board_set_retention(jb_board *b, const jb_retention *r,
+                           unsigned int fields) {
+  if (b == NULL || r == NULL)
+    return jb__err(JB_EINVAL, "set retention: NULL argument");
+  if (fields == 0 || (fields & ~(unsigned)JB_RETAIN_ALL))
+    return jb__err(JB_EINVAL, "set retention: fields 0x%x name no field or "
+                   "an unknown one (JB_RETAIN_* bits)", fields);
+  int rc;
+  if (((fields & JB_RETAIN_HISTORY_MAX) &&
+       (rc = retain_check("history_max", r->history_max, false))) ||
+      ((fields & JB_RETAIN_HISTORY_AGE) &&
+       (rc = retain_check("history_max_age_ms", r->history_max_age_ms,
+                          true))) ||
+      ((fields & JB_RETAIN_DEAD_MAX) &&
+       (rc = retain_check("dead_max", r->dead_max, false))) ||
+      ((fields & JB_RETAIN_DEAD_AGE) &&
+       (rc = retain_check("dead_max_age_ms", r->dead_max_age_ms, true))))
+    return rc;
+  jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
+  return jb__store_retention_set(b->store, &hb, r, fields, jb__now_us());
+}
+
 /* ---------------------------------------------------------------- retry */
 
 int jb_retry(jb_retry_result *out, jb_board *b, const char *uuid,

@@ -14,6 +14,7 @@ JB_MAN3_GROUPS = \
 	docs/man3/jb_claims.3 \
 	docs/man3/jb_queues.3 \
 	docs/man3/jb_retry.3 \
+	docs/man3/jb_retention.3 \
 	docs/man3/jb_schedule.3 \
 	docs/man3/jb_waits.3 \
 	docs/man3/jb_history.3 \
@@ -31,6 +32,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_close.3 \
 	docs/man3/jb_board_count.3 \
 	docs/man3/jb_board_flush.3 \
+	docs/man3/jb_board_get_retention.3 \
 	docs/man3/jb_board_get_retry_policy.3 \
 	docs/man3/jb_board_interrupt.3 \
 	docs/man3/jb_board_interrupt_reset.3 \
@@ -44,6 +46,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_stats_clear.3 \
 	docs/man3/jb_stats_read.3 \
 	docs/man3/jb_board_salvage.3 \
+	docs/man3/jb_board_set_retention.3 \
 	docs/man3/jb_board_set_retry_policy.3 \
 	docs/man3/jb_board_wait.3 \
 	docs/man3/jb_catchup_name.3 \
@@ -189,13 +192,14 @@ TESTS += tests/manpages.sh
 EXTRA_DIST += tests/manpages.sh
 # The EXAMPLES of the pages, as programs (public API only).
 JB_MAN3_EXAMPLES = board jobs claims retry schedule waits history entities \
-	errors stats queues
+	errors stats queues retention
 check_PROGRAMS += tests/man3_examples/board tests/man3_examples/jobs \
 	tests/man3_examples/claims tests/man3_examples/retry \
 	tests/man3_examples/schedule tests/man3_examples/waits \
 	tests/man3_examples/history tests/man3_examples/entities \
 	tests/man3_examples/errors tests/man3_examples/stats \
-	tests/man3_examples/queues
+	tests/man3_examples/queues tests/man3_examples/retention
+tests_man3_examples_retention_LDADD = libjobboard.la
 tests_man3_examples_stats_LDADD = libjobboard.la
 tests_man3_examples_queues_LDADD = libjobboard.la
 tests_man3_examples_board_LDADD = libjobboard.la

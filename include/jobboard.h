@@ -191,9 +191,10 @@ typedef struct {
                                 --map-size), else 64 MiB. The map grows by
                                 itself when full. */
   size_t max_posting;      /**< largest posting in bytes; 0 = 1 MiB */
-  /* The completion history (see jb_consume). Like max_posting,
-   * these are the handle's: the history is trimmed to them by the
-   * completions this handle writes (another process may keep more). */
+  /* The completion history (see jb_consume). The board's stored
+   * retention (jb_board_set_retention) wins: these apply, to the
+   * completions this handle writes, only to a bound the board does not
+   * store (another process may keep more). */
   size_t history_max;         /**< records kept; 0 = 10,000 */
   int64_t history_max_age_ms; /**< age of the oldest kept; 0 = 7 days */
   /* Version 2: the change log's bounds (see "change log" below). Like
@@ -1276,6 +1277,91 @@ JB_EXTERN int jb_queues_foreach(jb_board *board,
                                              void *arg),
                                 void *arg, int *board_paused);
 
+/* ============================================= retention: jb_retention(3) */
+
+/*
+ * Retention: how much of the completed history and of the dead letters a
+ * board keeps, by count and by age. It is a setting of the board, stored
+ * in it (like the retry policy): every process that writes the board
+ * prunes to it, whatever options it opened the board with, so a worker
+ * opening with defaults does not undo what an administrator set.
+ *
+ * Defaults (a field never set): the history keeps 10,000 records and 7
+ * days; the dead letters 10,000 letters and 30 days (a dead letter waits
+ * for a person to look at it, so it is kept longer than the history a
+ * program reads back within seconds; 10,000 letters of a 1 KiB posting
+ * are some 12 MiB).
+ *
+ * The history fields of jb_board_options (history_max,
+ * history_max_age_ms) still apply, to the handle's writes, but only to a
+ * field the board does not store: the stored setting wins.
+ *
+ * Pruning is done by the writes that complete a job (consume, trash,
+ * cancel, a job going to the dead letters) and by the write that sets
+ * retention: each removes at most JB_RETAIN_PRUNE_MAX history records and
+ * at most JB_RETAIN_PRUNE_MAX dead letters, oldest first (a write that
+ * completes several jobs at most that many per job), so no commit becomes
+ * slow; after a bound was lowered the excess goes in batches, one per
+ * completion. An old record outlives its age until the next completion.
+ */
+
+/** A field of jb_retention: no bound at all. */
+#define JB_RETAIN_NONE ((int64_t)-1)
+/** The history's default bounds. */
+#define JB_RETAIN_HISTORY_MAX_DEFAULT 10000
+#define JB_RETAIN_HISTORY_AGE_DEFAULT_MS ((int64_t)7 * 24 * 3600 * 1000)
+/** The dead letters' default bounds. */
+#define JB_RETAIN_DEAD_MAX_DEFAULT 10000
+#define JB_RETAIN_DEAD_AGE_DEFAULT_MS ((int64_t)30 * 24 * 3600 * 1000)
+/** The most records of each kind one write prunes. */
+#define JB_RETAIN_PRUNE_MAX 64
+
+/**
+ * Retention settings. Each field: a bound (> 0), 0 for "not set: the
+ * default" (for the history fields: the handle's open option if it gave
+ * one, else the default), or JB_RETAIN_NONE for no bound (the records are
+ * kept until purged; an unbounded history makes a look-up of a uuid it
+ * does not hold read all of it).
+ */
+typedef struct {
+  int64_t history_max;        /**< history records kept */
+  int64_t history_max_age_ms; /**< age of the oldest history record kept */
+  int64_t dead_max;           /**< dead letters kept */
+  int64_t dead_max_age_ms;    /**< age of the oldest dead letter kept */
+} jb_retention;
+
+/** Fields of jb_board_set_retention. */
+enum {
+  JB_RETAIN_HISTORY_MAX = 1u << 0,
+  JB_RETAIN_HISTORY_AGE = 1u << 1,
+  JB_RETAIN_DEAD_MAX = 1u << 2,
+  JB_RETAIN_DEAD_AGE = 1u << 3,
+  JB_RETAIN_ALL = 15u,
+};
+
+/**
+ * Read the board's retention: what the board stores to `*stored` (0 in a
+ * field never set; may be NULL), and what this handle's writes apply to
+ * `*effective` (may be NULL): the stored value, else the handle's open
+ * option (history fields), else the default; JB_RETAIN_NONE for no bound.
+ * Errors: JB_EINVAL (board NULL), JB_ECORRUPT (the stored setting does not
+ * decode), JB_EIO.
+ */
+JB_EXTERN int jb_board_get_retention(jb_retention *stored,
+                                     jb_retention *effective,
+                                     jb_board *board);
+
+/**
+ * Store the fields of `r` that `fields` names (JB_RETAIN_*; the others
+ * keep their stored value), in one write transaction that also prunes a
+ * first batch to the new bounds. A field of 0 goes back to the default;
+ * JB_RETAIN_NONE is no bound. Errors: JB_EINVAL (names the field: below
+ * JB_RETAIN_NONE, an age above INT64_MAX / 1000, or `fields` 0 or with an
+ * unknown bit; nothing is changed), JB_EREADONLY, JB_EIO, JB_EFULL.
+ */
+JB_EXTERN int jb_board_set_retention(jb_board *board, const jb_retention *r,
+                                     unsigned int fields);
+
 /* ===================================================== waits: jb_waits(3) */
 
 /*
@@ -1399,12 +1485,14 @@ JB_EXTERN int jb_unsubscribe(jb_subscription *sub);
  * completed. A producer reads it with jb_job_completion or waits for it
  * with jb_job_wait_done.
  *
- * The history is bounded: it keeps at most history_max records (board
- * option; default 10,000) and drops records older than history_max_age_ms
- * (default 7 days), oldest first. Trimming is done by the writes that add
- * records, at most 64 records per write, so an old record outlives its age
- * until the next completion, and a handle with smaller bounds than the
- * board's other writers' trims the history down to its own.
+ * The history is bounded by the board's retention (jb_retention(3)):
+ * it keeps at most history_max records (default 10,000) and drops records
+ * older than history_max_age_ms (default 7 days), oldest first. Trimming
+ * is done by the writes that add records, at most 64 records per write,
+ * so an old record outlives its age until the next completion. A bound
+ * the board does not store is the writing handle's option, so a handle
+ * with smaller options than the board's other writers' trims the history
+ * down to its own: store the bounds in the board to keep them fixed.
  */
 
 /** How a job reached COMPLETE. */

@@ -482,6 +482,36 @@ static int check_life(jb_store *s, MDB_txn *txn, check_ctx *ctx,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Every `deadage` entry names a dead letter that died at its time, and
+ * there are as many entries as letters (store.h, schema 10). */
+static int check_deadage(jb_store *s, MDB_txn *txn, check_ctx *ctx,
+                         size_t letters) {
+  MDB_cursor *cur;
+  MDB_val k, v;
+  size_t n = 0;
+  int rc = mdb_cursor_open(txn, s->deadage, &cur);
+  if (rc) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    n++;
+    jb_trashrec tr;
+    size_t hl;
+    MDB_val uk = {16, (uint8_t *)k.mv_data + 8}, tv;
+    if (k.mv_size != 8 + 16 || mdb_get(txn, s->trash, &uk, &tv) != 0 ||
+        !jb__trashrec_read(tv.mv_data, tv.mv_size, &tr, &hl) ||
+        jb__be64(k.mv_data) != (uint64_t)(tr.trashed_us < 0 ? 0
+                                                             : tr.trashed_us))
+      note(ctx, true, "deadage: an entry names no dead letter that died at "
+           "its time");
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_NOTFOUND) return rc;
+  if (n != letters)
+    note(ctx, true, "counts: %zu deadage entries != %zu dead letters", n,
+         letters);
+  return 0;
+}
+
 /* Every event of `log` and `logtail` must decode, and the tail's keys
  * must come after the log's (store.h). */
 static int check_log(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
@@ -635,6 +665,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
          "jobs", ctx->st->ready, ctx->st->claimed, delayed, ctx->st->jobs);
   if ((rc = mdb_stat(txn, s->trash, &st))) return rc;
   ctx->st->trashed = st.ms_entries;
+  if ((rc = check_deadage(s, txn, ctx, st.ms_entries))) return rc;
   if ((rc = check_claim_index(s, txn, ctx, true)) ||
       (rc = check_claim_index(s, txn, ctx, false)))
     return rc;

@@ -452,7 +452,9 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED;
     goto out;
   }
-  if ((rc = mdb_del(txn, s->trash, &k, NULL))) goto out;
+  if ((rc = jb__deadage_del_rec(s, txn, c->uuid, rec.data, rec.len)) ||
+      (rc = mdb_del(txn, s->trash, &k, NULL)))
+    goto out;
   rc = jb__log_put(&lw, JB_EV_POSTED, c->uuid, jobkey, NULL, 0, c->now_us);
 out:
   rc = jb__log_close(s, txn, &lw, rc);
@@ -504,7 +506,11 @@ static int purge_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       uint8_t at[16];
       bool keyed = k.mv_size == sizeof at;
       if (keyed) memcpy(at, k.mv_data, sizeof at);
-      if ((rc = mdb_cursor_del(cur, 0))) break;
+      /* Its `deadage` entry first: the time is read from the record. */
+      if ((keyed && (rc = jb__deadage_del_rec(s, txn, at, v.mv_data,
+                                              v.mv_size))) ||
+          (rc = mdb_cursor_del(cur, 0)))
+        break;
       c->purged++;
       /* On to the key after the deleted one (a cursor on a deleted last
        * record answers GET_CURRENT with EINVAL). */

@@ -2,6 +2,7 @@
  * env.c - opening a board's LMDB environment, the schema check, and the
  * transaction wrappers that grow the map when it is full.
  */
+#include "life.h"
 #include "steady.h"
 #include "txn.h"
 #include "names.h"
@@ -934,7 +935,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_UNIQUE, flags, &s->unique)) ||
       (rc = mdb_dbi_open(txn, JB_DB_SCHEDULES, flags, &s->schedules)) ||
       (rc = mdb_dbi_open(txn, JB_DB_BYNAME, flags, &s->byname)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_QUEUES, flags, &s->queues)))
+      (rc = mdb_dbi_open(txn, JB_DB_QUEUES, flags, &s->queues)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_DEADAGE, flags, &s->deadage)))
     return rc;
   return JB_OK;
 }
@@ -1054,6 +1056,26 @@ static int upgrade_jobkeys(jb_store *s, MDB_txn *txn) {
   return rc;
 }
 
+/* Schema 9 -> 10: one `deadage` entry per dead letter (store.h). Once,
+ * in the transaction that opens the board first: a board of n dead
+ * letters writes n small entries, in time order. */
+static int upgrade_deadage(jb_store *s, MDB_txn *txn) {
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->trash, &cur);
+  if (rc) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    jb_trashrec tr;
+    size_t hl;
+    if (k.mv_size != 16 || !jb__trashrec_read(v.mv_data, v.mv_size, &tr, &hl))
+      continue; /* check reports it */
+    if ((rc = jb__deadage_put(s, txn, k.mv_data, tr.trashed_us))) break;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* Open the tables of an existing board in a read transaction (committed,
  * so that the handles stay): readers never wait for a writer, so opening a
  * board to read it does not queue behind another process's write. Reports
@@ -1135,17 +1157,19 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if ((rc = read_meta(txn, s->meta, &schema, boot, &epoch))) return rc;
   if (schema < JB_SCHEMA_VERSION) {
     /* 2 -> 3 only adds the history table, made above by open_tables;
-     * 3 -> 4, 8 -> 9 and 9 -> 10 change no data (10 adds record formats
+     * 3 -> 4 and 8 -> 9 change no data (nor do 10's record formats, which
      * only older releases cannot read); 4 -> 5 adds `logtail`, made above, empty,
      * and drops the history's uuid entries (store.h, history.h); 5 -> 6
      * adds `histends`, made above, empty (history.h); 6 -> 7 moves every
      * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx,
      * unique and schedules, made above, empty; 9 -> 10 adds byname and queues,
-     * made above, and fills them (names.h). */
+     * made above, and fills them (names.h), and `deadage`, made above and
+     * filled from `trash` (retain.c). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;
     if (schema < 10 && (rc = jb__upgrade_lanes(s, txn))) return rc;
+    if (schema < 10 && (rc = upgrade_deadage(s, txn))) return rc;
     schema = JB_SCHEMA_VERSION;
     MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
     if ((rc = mdb_put(txn, s->meta, &k, &v, 0))) return rc;

@@ -3,6 +3,7 @@
  * with their bounded trimming, lookups, scans and the walk check.c makes.
  */
 #include "history.h"
+#include "life.h"
 #include "codec/posting.h"
 
 #include <stdio.h>
@@ -13,7 +14,7 @@
 /* A write drops at most this many old records, so its cost stays bounded
  * (as the change log's trimming, ops.c). Each write adds one record, so
  * the history converges on its bounds even after they were lowered. */
-#define HIST_TRIM 64
+#define HIST_TRIM JB_RETAIN_PRUNE_MAX
 
 #define SKEY_LEN 9  /* 's' + hseq */
 
@@ -253,9 +254,11 @@ static int refill(hcur *h, const ends_budget *b, jb_buf *copy) {
 /* ------------------------------------------------------------------ put */
 
 /* Drop the oldest records the bounds call for, starting at `first` (`h`
- * on it, as hc_span leaves it). */
+ * on it, as hc_span leaves it), room kept for `adding` more (0 or 1);
+ * the number dropped is added to *dropped. */
 static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
-                const jb_hist_bounds *b, int64_t now_us, jb_buf *copy) {
+                const jb_hist_bounds *b, int64_t now_us, uint64_t adding,
+                jb_buf *copy, size_t *dropped) {
   uint64_t count = last - first + 1;
   int64_t cutoff = now_us - b->max_age_us;
   int rc = 0;
@@ -267,15 +270,34 @@ static int trim(hcur *h, const ends_budget *bu, uint64_t first, uint64_t last,
     jb_histrec rec;
     bool whole = v->mv_size >= sizeof rec;
     if (whole) memcpy(&rec, v->mv_data, sizeof rec);
-    /* One record is being added: keep max_count - 1. A record that does
-     * not decode goes only when the count says so (its age is unknown). */
-    bool over = count + 1 > b->max_count;
+    /* A record being added: keep max_count - 1. A record that does not
+     * decode goes only when the count says so (its age is unknown). */
+    bool over = count + adding > b->max_count;
     if (!over && !(whole && rec.completed_us < cutoff)) break;
     if (h->at == MID && ((rc = refill(h, bu, copy)) ||
                          (rc = hc_seek(h, NULL, true)) || h->at < 0))
       break;
-    rc = mdb_cursor_del(h->c[h->at], 0);
+    if ((rc = mdb_cursor_del(h->c[h->at], 0)) == 0) ++*dropped;
   }
+  return rc;
+}
+
+int jb__history_prune(jb_store *s, MDB_txn *txn, const jb_hist_bounds *b,
+                      int64_t now_us, size_t *pruned) {
+  hcur h;
+  ends_budget bu;
+  jb_buf copy = {0};
+  bool any = false;
+  uint64_t first = 0, last = 0;
+  size_t dropped = 0;
+  int rc = hc_open(s, txn, &h);
+  if (rc) return rc;
+  if ((rc = get_budget(txn, s->histends, &bu)) == 0 &&
+      (rc = hc_span(&h, &any, &first, &last)) == 0 && any)
+    rc = trim(&h, &bu, first, last, b, now_us, 0, &copy, &dropped);
+  hc_close(&h);
+  jb__buf_free(&copy);
+  if (pruned) *pruned = dropped;
   return rc;
 }
 
@@ -295,9 +317,10 @@ static int place(hcur *h, const ends_budget *b, size_t cost, jb_buf *copy,
 
 int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
                     const jb_hist_bounds *b, int64_t now_us) {
-  static const jb_hist_bounds defaults = {JB_HISTORY_MAX_DEFAULT,
-                                          JB_HISTORY_AGE_DEFAULT_MS * 1000};
-  if (b == NULL) b = &defaults;
+  /* The board's stored retention wins over the writer's bounds. */
+  jb_hist_bounds hb;
+  int rc = jb__retention_bounds(s, txn, b, &hb, NULL);
+  if (rc) return rc;
   /* Format 2 (history.h): no result and no posting are length 0. */
   size_t result_len = e->result ? e->result_len : 0;
   size_t posting_len = e->posting ? e->posting_len : 0;
@@ -319,11 +342,11 @@ int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
   bool any = false;
   uint64_t first = 0, last = 0;
   int side = MID;
-  int rc = hc_open(s, txn, &h);
-  if (rc) return rc;
+  size_t dropped = 0;
+  if ((rc = hc_open(s, txn, &h))) return rc;
   if ((rc = get_budget(txn, s->histends, &bu)) == 0 &&
       (rc = hc_span(&h, &any, &first, &last)) == 0 && any)
-    rc = trim(&h, &bu, first, last, b, now_us, &copy);
+    rc = trim(&h, &bu, first, last, &hb, now_us, 1, &copy, &dropped);
   if (rc == 0) rc = place(&h, &bu, node_cost(SKEY_LEN, len), &copy, &side);
   hc_close(&h);
   jb__buf_free(&copy);

@@ -44,8 +44,9 @@
  * for many uuids in one transaction: jb__history_set_has reads the
  * records once for all of them.
  *
- * A record is written with the bounds of the handle whose write adds it
- * (jb_board_options): at most HIST_TRIM of the oldest records are dropped
+ * A record is written with the board's retention (store/retain.c: the
+ * stored setting, else the bounds of the handle whose write adds it,
+ * else the defaults): at most HIST_TRIM of the oldest records are dropped
  * per record added, those beyond the count bound or older than the age
  * bound.
  *
@@ -128,6 +129,12 @@ typedef struct {
  * measured against `now_us`) and add `e`, inside `txn`. */
 int jb__history_put(jb_store *s, MDB_txn *txn, const jb_hist_entry *e,
                     const jb_hist_bounds *b, int64_t now_us);
+
+/* Drop the oldest records bounds `b` call for (at most HIST_TRIM),
+ * without adding one: the retention setting's own write. *pruned: how
+ * many went (may be NULL). */
+int jb__history_prune(jb_store *s, MDB_txn *txn, const jb_hist_bounds *b,
+                      int64_t now_us, size_t *pruned);
 
 /* Does the history hold a record of `uuid`, inside `txn`? 0 with *found
  * set, or an LMDB code. Reads the records newest first (both tables). */

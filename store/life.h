@@ -112,4 +112,32 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
 bool jb__trashrec_read(const void *data, size_t len, jb_trashrec *t,
                        size_t *hdr_len);
 
+/* Retention (store/retain.c; jobboard.h "retention"). The stored
+ * setting's key in `meta` and its size (four i64: history_max,
+ * history_max_age_ms, dead_max, dead_max_age_ms). */
+#define JB_RETAIN_KEY "setting.retention"
+#define JB_RETAIN_LEN 32
+int jb__retention_read(jb_store *s, MDB_txn *txn, jb_retention *r);
+/* The bounds a write applies: the stored setting's, else `hist`'s (the
+ * writing handle's history bounds; NULL: the compiled-in defaults), else
+ * the defaults; no bound is SIZE_MAX / INT64_MAX. */
+int jb__retention_bounds(jb_store *s, MDB_txn *txn, const jb_hist_bounds *hist,
+                         jb_hist_bounds *hist_out, jb_hist_bounds *dead_out);
+/* `deadage` entries (store.h): one per dead letter, put and deleted with
+ * its `trash` record. jb__deadage_del_rec deletes the entry of the trash
+ * record `val` (none when it does not decode). */
+int jb__deadage_put(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                    int64_t trashed_us);
+int jb__deadage_del_rec(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                        const void *val, size_t len);
+/* Drop the oldest dead letters the bounds call for (beyond dead->max_count,
+ * or older than dead->max_age_us at `now_us`), at most `max`; their
+ * number to *pruned (may be NULL). */
+int jb__dead_prune(jb_store *s, MDB_txn *txn, const jb_hist_bounds *dead,
+                   int64_t now_us, size_t max, size_t *pruned);
+/* A completion's retention step (ops.c jb__job_complete): the dead
+ * letters pruned to the board's bounds, at most JB_RETAIN_PRUNE_MAX. */
+int jb__retention_after_complete(jb_store *s, MDB_txn *txn,
+                                 const jb_hist_bounds *hist, int64_t now_us);
+
 #endif

@@ -1705,6 +1705,12 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
     MDB_val uk = {16, (void *)c->uuid};
     MDB_val tv = {sizeof(jb_trashrec) + c->who_len + posting.mv_size + x_len,
                   NULL};
+    /* A letter of the same uuid (a job that came back under it) is
+     * replaced: its `deadage` entry goes (retain.c). */
+    MDB_val old;
+    if ((rc = mdb_get(txn, s->trash, &uk, &old)) == 0)
+      rc = jb__deadage_del_rec(s, txn, c->uuid, old.mv_data, old.mv_size);
+    if (rc && rc != MDB_NOTFOUND) return rc;
     if ((rc = mdb_put(txn, s->trash, &uk, &tv, MDB_RESERVE))) return rc;
     jb_trashrec tr = {.format = 2, .cause = c->cause ? c->cause : d->cause,
                       .owner_len = (uint16_t)c->who_len,
@@ -1719,6 +1725,7 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
      * that `posting` points into is intact. */
     memcpy(out + sizeof tr + c->who_len, posting.mv_data, posting.mv_size);
     if (x_len) memcpy(out + sizeof tr + c->who_len + posting.mv_size, xbuf, x_len);
+    if ((rc = jb__deadage_put(s, txn, c->uuid, c->now_us))) return rc;
   }
   if (x.found || x.garbled) { /* garbled: life.h, jb__jobx_get */
     MDB_val xk = {16, (void *)c->uuid};
@@ -1757,7 +1764,9 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                      .posting = kept->data, .posting_len = kept->len,
                      .attempts = c->attempts ? c->attempts : x.rec.attempts};
   memcpy(e.rec.uuid, c->uuid, 16);
-  if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us))) return rc;
+  if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us)) ||
+      (rc = jb__retention_after_complete(s, txn, d->bounds, c->now_us)))
+    return rc;
   int ev = c->event                     ? c->event
            : d->end == JB_END_DEAD      ? JB_EV_DEAD
            : d->end == JB_END_CANCELLED ? JB_EV_CANCELLED

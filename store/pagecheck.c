@@ -218,6 +218,9 @@ static bool table_dbi(jb_store *s, const char *name, MDB_dbi *out) {
       {JB_DB_JOBX, offsetof(jb_store, jobx)},
       {JB_DB_UNIQUE, offsetof(jb_store, unique)},
       {JB_DB_SCHEDULES, offsetof(jb_store, schedules)},
+      {JB_DB_BYNAME, offsetof(jb_store, byname)},
+      {JB_DB_QUEUES, offsetof(jb_store, queues)},
+      {JB_DB_DEADAGE, offsetof(jb_store, deadage)},
   };
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcmp(tab[i].name, name) == 0) {

@@ -303,11 +303,15 @@ static bool life_entry(salv *sv, const uint8_t *key, size_t klen,
     return true;
   }
   /* The board's retry policy goes with its jobs: their attempts and
-   * back-offs mean what they meant. (Other keys of meta belong to the
-   * source board: its schema, its boot, its Redis sync.) */
+   * back-offs mean what they meant; its retention with its history and
+   * dead letters. (Other keys of meta belong to the source board: its
+   * schema, its boot, its Redis sync.) */
   if (strcmp(t, JB_DB_META) == 0) {
-    if (sv->take_hist && klen == sizeof JB_POLICY_KEY - 1 &&
-        memcmp(key, JB_POLICY_KEY, klen) == 0 && dlen == JB_POLICY_LEN)
+    if (sv->take_hist &&
+        ((klen == sizeof JB_POLICY_KEY - 1 &&
+          memcmp(key, JB_POLICY_KEY, klen) == 0 && dlen == JB_POLICY_LEN) ||
+         (klen == sizeof JB_RETAIN_KEY - 1 &&
+          memcmp(key, JB_RETAIN_KEY, klen) == 0 && dlen == JB_RETAIN_LEN)))
       keep_rec(sv, &sv->set, &sv->nset, &sv->setcap, key, klen, true, data,
                dlen, true);
     return true;
@@ -801,6 +805,19 @@ static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   const salv *sv = vctx;
   (void)status;
   int rc = put_recs(sv, txn, s->trash, sv->dead, sv->ndead);
+  /* Each letter's `deadage` entry (retain.c), from the record put. */
+  for (size_t i = 0; rc == 0 && i < sv->ndead; i++) {
+    const uint8_t *r = sv->bytes.data + sv->dead[i];
+    uint32_t kl;
+    memcpy(&kl, r, 4);
+    MDB_val k = {kl, (void *)(r + 4)}, v;
+    jb_trashrec tr;
+    size_t hl;
+    if (kl != 16 || (rc = mdb_get(txn, s->trash, &k, &v)) ||
+        !jb__trashrec_read(v.mv_data, v.mv_size, &tr, &hl))
+      continue;
+    rc = jb__deadage_put(s, txn, k.mv_data, tr.trashed_us);
+  }
   if (rc == 0) rc = put_recs(sv, txn, s->meta, sv->set, sv->nset);
   return rc ? rc : put_recs(sv, txn, s->schedules, sv->sched, sv->nsched);
 }

@@ -11,6 +11,8 @@
  *   ready    jobkey -> jb_readyrec (uuid, modified time): unclaimed jobs
  *   claims   jobkey -> jb_claimrec + owner bytes: claimed jobs
  *   trash    uuid -> jb_trashrec + owner bytes + posting bytes
+ *   deadage  trashed_us (u64 BE) + uuid -> empty: the dead letters in the
+ *            order they died (schema 10; store/retain.c)
  *   log      event sequence (u64 big-endian) -> jb_eventrec + owner bytes
  *   logtail  the newest events, as in `log` (schema 5; see below)
  *   quarantine  table byte + original key -> jb_quarrec + reason + value
@@ -164,6 +166,14 @@
  * board damaged, and readers of the log would stop at such an event), so
  * it must refuse such a board. A board of schema 9 is upgraded as said
  * above. */
+/* 10 (also): the table `deadage` (the dead letters in the order they died, for
+ * retention: store/retain.c) and the retention setting in meta
+ * ("setting.retention"). A release of schema 9 would add and delete dead
+ * letters without their `deadage` entries, so retention would miss some
+ * and check would call the board damaged: it must refuse such a board.
+ * A board of schema 9 is upgraded when it is first opened: the table is
+ * made and filled from `trash` (one entry per dead letter, env.c
+ * upgrade_deadage), beside the lanes' pass. */
 #define JB_SCHEMA_VERSION 10u
 #define JB_JOBKEY_LEN 9
 
@@ -188,6 +198,7 @@
 #define JB_DB_SCHEDULES "schedules" /* schema 8: store/schedule.c */
 #define JB_DB_BYNAME "byname"       /* schema 10: store/names.h */
 #define JB_DB_QUEUES "queues"       /* schema 10: store/names.h */
+#define JB_DB_DEADAGE "deadage"     /* schema 10: store/retain.c */
 
 /* Change-log event types (the `log` table). */
 enum {
@@ -817,6 +828,16 @@ int jb__store_dead_count(jb_store *s, size_t *out);
 int jb__store_dead_requeue(jb_store *s, const uint8_t uuid[16],
                            bool keep_attempts, int64_t now_us,
                            uint8_t held_by[16]);
+/* Retention (store/retain.c): the setting the board stores (0 in a
+ * field never set), and what a handle applies: the stored value, else
+ * the handle's history bounds `hist` (NULL: the opener's), else the
+ * default. The set stores the fields `fields` names and prunes a first
+ * batch; *pruned_hist and *pruned_dead (may be NULL) say how many went. */
+int jb__store_retention_get(jb_store *s, const struct jb_hist_bounds *hist,
+                            jb_retention *stored, jb_retention *effective);
+int jb__store_retention_set(jb_store *s, const struct jb_hist_bounds *hist,
+                            const jb_retention *r, unsigned fields,
+                            int64_t now_us);
 /* Up to `max` per call, walking on from `resume` (when *has_resume; both
  * in/out: where the next call starts). */
 int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,

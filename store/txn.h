@@ -44,6 +44,7 @@ struct jb_store {
   MDB_dbi delayed, due, jobx, unique; /* schema 8 (store.h) */
   MDB_dbi schedules;                  /* schema 8 (store/schedule.c) */
   MDB_dbi byname, queues;             /* schema 10 (store/names.h) */
+  MDB_dbi deadage;                    /* schema 10 (store/retain.c) */
   /* The lanes (names.h) whose jobs the write transaction under way made
    * ready, as wake bits (wake.h JB_WAKE_LANE): reset when a write
    * transaction begins, read by its commit's wake-up. */

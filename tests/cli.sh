@@ -473,6 +473,7 @@ check_help entities '$bin'
 check_help cancel --force --all --yes
 check_help dead --older-than --keep-attempts
 check_help policy --max-attempts --backoff
+check_help retention --history-max --dead-max-age none default
 run "$JOBBOARD" demo --help
 expect_rc 0 "demo --help"
 [ -n "$out" ] || fail "demo --help printed nothing"
@@ -1201,6 +1202,41 @@ jb abandon --who w "$u" --json
 json_check 'j["state"] == "DEAD"'
 jb policy --max-attempts 0
 expect_error 2 "--max-attempts" "policy --max-attempts 0"
+end
+
+begin "retention: shown with the defaults; set per bound (ages with units, none, default), stored in the board, pruning at once and at every completion; 0 and garbage refused"
+jb init
+jb retention --json
+json_check 'j["history"] == {"max": 10000, "max_age": 604800.0, "max_set": False, "max_age_set": False, "records": 0} and j["dead"]["max"] == 10000 and j["dead"]["max_age"] == 2592000.0 and j["dead"]["letters"] == 0'
+for i in 1 2 3 4 5; do
+  jb post doomed
+  u=$out
+  jb claim --who w "$u"
+  jb trash --who w "$u"
+done
+jb retention --dead-max 2 --dead-max-age 14d --history-max-age none --json
+json_check 'j["dead"] == {"max": 2, "max_age": 1209600.0, "max_set": True, "max_age_set": True, "letters": 2} and j["history"]["max_age"] is None and j["history"]["max_age_set"] and not j["history"]["max_set"]'
+jb dead list
+[ "$(printf '%s\n' "$out" | grep -c doomed)" = 2 ] || fail "dead list after retention: $out"
+jb post last
+u=$out
+jb claim --who w "$u"
+jb trash --who w "$u"
+jb retention
+expect_ok "retention shows"
+printf '%s\n' "$out" | grep -Eq '^dead letters: +2$' || fail "a completion keeps the bound: $out"
+printf '%s\n' "$out" | grep -Eq '^dead_max_age: +14d$' || fail "the age as set: $out"
+printf '%s\n' "$out" | grep -Eq '^history_max: +10000 \(default\)$' || fail "history_max default: $out"
+jb retention --dead-max default --dead-max-age 90m --json
+json_check 'j["dead"]["max"] == 10000 and not j["dead"]["max_set"] and j["dead"]["max_age"] == 5400.0'
+jb retention --dead-max 0
+expect_error 2 "--dead-max: 0 is not a bound" "retention --dead-max 0"
+jb retention --history-max-age soon
+expect_error 2 "--history-max-age" "retention --history-max-age soon"
+jb retention --history-max -3
+expect_error 2 "--history-max" "retention --history-max -3"
+jb retention --json
+json_check 'j["dead"]["max_age"] == 5400.0 and j["dead"]["letters"] == 2'
 end
 
 begin "cancel: unclaimed jobs go (history says cancelled); a claimed one needs --force; --all --yes flushes"

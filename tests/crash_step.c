@@ -20,8 +20,10 @@
  *     claimed again: its next failed attempt is its last), "keyed" (ready,
  *     holding a unique key), two dead letters ("corpse", posted with a
  *     unique key and buried by a retry with JB_RETRY_DEAD, which frees the
- *     key, and "junk", trashed by holder) and a schedule (every minute,
- *     its first run 30 s before the writer's clock); and a last job posted
+ *     key, and "junk", trashed by holder), a schedule (every minute,
+ *     its first run 30 s before the writer's clock) and a stored retention
+ *     of two dead letters (so that an operation adding a third prunes
+ *     corpse, the oldest, in its own write); and a last job posted
  *     (the last
  *     acknowledged commit before the killed one, which is what an LMDB
  *     meta page torn under MDB_WRITEMAP loses). Each run gets a fresh copy
@@ -50,7 +52,8 @@
  *     jb_board_set_retry_policy; abandon-dead: holder abandons tired, its
  *     last attempt (jb_abandon); trash: holder trashes held-2
  *     (jb_trash); progress: holder reports 42.5 % and a message on
- *     held-1 (jb_progress);
+ *     held-1 (jb_progress); retention: jb_board_set_retention of one
+ *     dead letter, which prunes corpse in its write;
  *     names as queues: pause: jb_pause of base-2, pause-board:
  *     jb_pause of the board, claim-names: crasher's claim-next of the
  *     names "keyed" and "base-3*" (an exact name and a prefix), and on
@@ -121,9 +124,12 @@
  *     not; policy: the old policy or the new, whole; abandon-dead: as
  *     retry-dead, the reason its first attempt gave kept; trash: held-2
  *     claimed by holder, or a dead letter (cause "trashed") with its
- *     history record (ending "trashed", holder); progress: held-1 with
- *     its report (that percentage and message) or with none, and no
- *     other job with one;
+ *     history record (ending "trashed", holder); retry-dead, abandon-dead
+ *     and trash also prune corpse (gone exactly when their letter is
+ *     there); progress: held-1 with its report (that percentage and
+ *     message) or with none, and no other job with one; retention: the
+ *     old retention with both dead letters, or the new one with junk
+ *     alone;
  *     pause, resume: the
  *     name's pause and the time of its change as before or both as the
  *     op leaves them; pause-board, resume-board: the board's pause;
@@ -133,7 +139,8 @@
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
  *     index (read directly: one entry per job holding a key, naming it,
- *     no other), the schedules and the policy; the names recorded
+ *     no other), the schedules, the policy and the retention; the names
+ *     recorded
  *     (jb_queues_foreach): exactly those posted, a new one exactly when
  *     its first job is there, each with as many ready jobs by the index
  *     as listed, no pause but the fixtures' and the op's, and the meta
@@ -241,9 +248,9 @@
  *   options: --ops=post,claim-next,consume,batch,consume-claim,claim-many,
  *                  consume-many,gathered,publish,retry,retry-dead,requeue,
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
- *                  sched-remove,policy,abandon-dead,trash,pause,
+ *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
- *                  claim-paused
+ *                  claim-paused,retention
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -327,19 +334,20 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
-               OP_COUNT } op_kind;
+               OP_RETENTION, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
     "retry", "retry-dead", "requeue", "purge", "cancel",
     "post-unique", "post-held", "tick", "sched-add",
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
-    "pause-board", "resume", "resume-board", "claim-names", "claim-paused"};
+    "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
+    "retention"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
-                                        1, 0, 0, 0, 0, 1, 1};
+                                        1, 0, 0, 0, 0, 1, 1, 0};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -390,6 +398,10 @@ static const jb_retry_policy policy_base = {JB_RETRY_POLICY_VERSION, 2, 86400000
                                             864000000};
 static const jb_retry_policy policy_new = {JB_RETRY_POLICY_VERSION, 5, 30000,
                                            600000};
+/* The base board's retention (two dead letters kept) and retention's
+ * (one). */
+static const jb_retention retain_base = {0, 0, 2, 0};
+static const jb_retention retain_new = {0, 0, 1, 0};
 static const jb_durability modes[3] = {JB_DURABILITY_NONE, JB_DURABILITY_NORMAL,
                                        JB_DURABILITY_FULL};
 
@@ -679,6 +691,9 @@ static void make_base(const char *dir, scenario *sc) {
       unsigned char sd[4];
       jb_schedule sched = sched_of(false, sd);
       if (jb_schedule_add(b, &sched, 0) != JB_OK) _exit(21);
+      /* Two dead letters kept: a write that adds a third prunes corpse. */
+      if (jb_board_set_retention(b, &retain_base, JB_RETAIN_DEAD_MAX) != JB_OK)
+        _exit(23);
       i = K_LAST - 1; /* last */
     }
     scenario_send(b, &s, p[1]);
@@ -906,6 +921,7 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   }
   /* crasher claims base-1, past STALLED's paused jobs */
   case OP_CLAIM_PAUSED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
+  case OP_RETENTION: return jb_board_set_retention(b, &retain_new, JB_RETAIN_DEAD_MAX);
   default: return JB_EINVAL;
   }
 }
@@ -958,9 +974,14 @@ static job_state after_state(op_kind op, int k) {
   case OP_GATHERED: /* the consume and crasher's claim; not ghost's */
     return k == 0 ? ST_GONE : k == 1 ? ST_CRASHER : before_state(k);
   case OP_RETRY: return k == K_HELD1 ? ST_DELAYED : before_state(k);
+  /* A third dead letter: retention (two kept) prunes corpse, the oldest,
+   * in the same write. */
   case OP_RETRY_DEAD: /* fall through */
-  case OP_ABANDON_DEAD: return k == K_TIRED ? ST_DEAD : before_state(k);
-  case OP_TRASH: return k == K_HELD2 ? ST_DEAD : before_state(k);
+  case OP_ABANDON_DEAD:
+    return k == K_TIRED ? ST_DEAD : k == K_CORPSE ? ST_GONE : before_state(k);
+  case OP_TRASH:
+    return k == K_HELD2 ? ST_DEAD : k == K_CORPSE ? ST_GONE : before_state(k);
+  case OP_RETENTION: return k == K_CORPSE ? ST_GONE : before_state(k);
   case OP_REQUEUE: return k == K_CORPSE ? ST_READY : before_state(k);
   case OP_PURGE: return k == K_CORPSE || k == K_JUNK ? ST_GONE : before_state(k);
   case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
@@ -1335,6 +1356,10 @@ static bool same_policy(const jb_retry_policy *x, const jb_retry_policy *y) {
          x->backoff_max_ms == y->backoff_max_ms;
 }
 
+static bool same_retention(const jb_retention *x, const jb_retention *y) {
+  return memcmp(x, y, sizeof *x) == 0;
+}
+
 /* The board's jobs against the scenario (check_board): each base job as
  * acknowledged, or (those the killed operation changes) as it leaves
  * them, and each other change of the operation (a dead letter, a unique
@@ -1577,6 +1602,15 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   if (op == OP_POLICY) aspect(&a, pol_new, "policy %s", pol_new ? "new" : "old");
   if (!check_queues(b, op, sc, extra != NULL, nfresh != 0, nrun != 0, cnt, &a, v))
     return false;
+  jb_retention ret;
+  if (jb_board_get_retention(&ret, NULL, b) != JB_OK)
+    return vfail(v, "retention: %s", jb_errmsg());
+  bool ret_new = op == OP_RETENTION && same_retention(&ret, &retain_new);
+  if (!ret_new && !same_retention(&ret, &retain_base))
+    return vfail(v, "the retention keeps %" PRId64 " dead letters: neither the base "
+                 "board's nor the killed %s's", ret.dead_max, op_names[op]);
+  if (op == OP_RETENTION)
+    aspect(&a, ret_new, "retention %s", ret_new ? "new" : "old");
   if (a.there != 0 && a.there != a.n)
     return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
                  op_names[op], a.there, a.n, a.what);
@@ -2783,8 +2817,8 @@ static void usage(FILE *f) {
         "letter's requeue and purge, a cancel, a post\n"
         "with a unique key (free, and held: refused), a schedule's tick, add and\n"
         "remove, a retry policy's change, a progress report, a pause and resume\n"
-        "of a name and of the board, and claim-nexts by names and past a paused\n"
-        "name (ptrace), in each durability, and\n"
+        "of a name and of the board, claim-nexts by names and past a paused\n"
+        "name, and a retention change (ptrace), in each durability, and\n"
         "check the board after each kill in a fresh process (tests/crash_step.c\n"
         "says what is checked).\n"
         "Every form kills at the key points: around the change of the meta pages\n"

@@ -392,6 +392,12 @@ TESTS += tests/test_life
 tests_test_life_SOURCES = tests/test_life.c $(JB_TEST_HELPERS)
 tests_test_life_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_life_LDADD = $(JB_TEST_LIBS) -lpthread
+
+check_PROGRAMS += tests/test_retention
+TESTS += tests/test_retention
+tests_test_retention_SOURCES = tests/test_retention.c $(JB_TEST_HELPERS)
+tests_test_retention_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_retention_LDADD = $(JB_TEST_LIBS)
 endif
 
 # The bash completion (contrib/bash-completion/jobboard, contrib/local.mk).

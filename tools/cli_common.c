@@ -165,6 +165,10 @@ enum {
   OPT_LISTEN,
   OPT_INTERVAL,
   OPT_IN_ORDER,
+  OPT_HISTORY_MAX,
+  OPT_HISTORY_MAX_AGE,
+  OPT_DEAD_MAX,
+  OPT_DEAD_MAX_AGE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -233,6 +237,12 @@ static const struct {
     {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
     {{"interval", required_argument, NULL, OPT_INTERVAL}, CLI_O_FLUSH},
     {{"in-order", no_argument, NULL, OPT_IN_ORDER}, CLI_O_IN_ORDER},
+    {{"history-max", required_argument, NULL, OPT_HISTORY_MAX}, CLI_O_RETAIN},
+    {{"history-max-age", required_argument, NULL, OPT_HISTORY_MAX_AGE},
+     CLI_O_RETAIN},
+    {{"dead-max", required_argument, NULL, OPT_DEAD_MAX}, CLI_O_RETAIN},
+    {{"dead-max-age", required_argument, NULL, OPT_DEAD_MAX_AGE},
+     CLI_O_RETAIN},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -515,6 +525,10 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_LISTEN: o->listen = optarg; break;
     case OPT_INTERVAL: o->flush_interval = optarg; break;
     case OPT_IN_ORDER: o->in_order = 1; break;
+    case OPT_HISTORY_MAX: o->history_max = optarg; break;
+    case OPT_HISTORY_MAX_AGE: o->history_max_age = optarg; break;
+    case OPT_DEAD_MAX: o->dead_max = optarg; break;
+    case OPT_DEAD_MAX_AGE: o->dead_max_age = optarg; break;
     case OPT_OUTCOME: {
       int rc = parse_outcomes(&o->outcomes, cmd, optarg);
       if (rc) return rc;

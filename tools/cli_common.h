@@ -50,6 +50,8 @@ enum {
                                 the order given) */
   CLI_O_NAMES = 1u << 26,    /* --name NAME, repeated (claim-next, work,
                                 list, count, watch, history) */
+  CLI_O_RETAIN = 1u << 28,   /* --history-max --history-max-age --dead-max
+                                --dead-max-age (retention) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -141,6 +143,9 @@ typedef struct {
   int by_name;        /* --by-name */
   const char *listen; /* --listen ADDR:PORT, NULL when not given */
   const char *flush_interval; /* --interval MS (flush), NULL when not given */
+  /* Retention (CLI_O_RETAIN): the text given, parsed by the command; NULL
+   * when not given. */
+  const char *history_max, *history_max_age, *dead_max, *dead_max_age;
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -314,6 +319,7 @@ int cmd_policy(int argc, char **argv); /* cmd_life.c */
 int cmd_schedule(int argc, char **argv); /* cmd_schedule.c */
 int cmd_init(int argc, char **argv);     /* cmd_init.c */
 int cmd_flush(int argc, char **argv);    /* cmd_flush.c */
+int cmd_retention(int argc, char **argv); /* cmd_retention.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
@@ -323,7 +329,8 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
     cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
-    cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_progress;
+    cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_progress,
+    cli_cmd_retention;
 
 /* --name, for the commands that choose jobs by name (VERB: "claim"). */
 #define CLI_HELP_NAMES(VERB, PAST)                                             \

@@ -52,6 +52,9 @@ const cli_command cli_cmd_stats = {
     "  completions   history records of the last minute and the last hour,\n"
     "                by outcome (consumed, failed, trashed, revoked, lost,\n"
     "                cancelled, dead), and how many the history keeps\n"
+    "  retention     the bounds the board's writers prune to (jobboard\n"
+    "                retention): history records and dead letters kept,\n"
+    "                and the age of the oldest of each (none: no bound)\n"
     "  totals        counters the board keeps since it was made (each\n"
     "                raised in the write that made the change; boards\n"
     "                written by releases before them count from the first\n"
@@ -75,7 +78,9 @@ const cli_command cli_cmd_stats = {
     "{\"unclaimed\", \"claimed\", \"delayed\"}...}}, \"claims\": {\"bound\",\n"
     "\"leased\", \"plain\", \"lapsing_lease\", \"lapsing_holder\"},\n"
     "\"completions\": {\"last_minute\": {OUTCOME: N...}, \"last_hour\": {...},\n"
-    "\"history\"}, \"totals\": {\"posted\", \"claimed\", \"abandoned\",\n"
+    "\"history\"}, \"retention\": {\"history_max\", \"history_max_age\",\n"
+    "\"dead_max\", \"dead_max_age\"} (seconds; null: no bound),\n"
+    "\"totals\": {\"posted\", \"claimed\", \"abandoned\",\n"
     "\"lapsed\", \"outcomes\": {OUTCOME: N...}}, \"log\": {\"first\", \"last\"}\n"
     "(null when empty), \"file\": {\"map_size\", \"page_size\", \"pages_used\",\n"
     "\"readers\", \"readers_max\"}, \"sync\": {...} or null, \"paused\":\n"
@@ -110,7 +115,9 @@ const cli_command cli_cmd_metrics = {
     "owner stopped reporting shows here), jobboard_progress_kept_jobs\n"
     "(unclaimed jobs keeping an ended claim's last report: see `jobboard\n"
     "progress`), jobboard_recent_completions{window,\n"
-    "outcome}, jobboard_history_records, jobboard_log_first_sequence,\n"
+    "outcome}, jobboard_history_records, jobboard_retention_records{kind},\n"
+    "jobboard_retention_max_age_seconds{kind} (+Inf: no bound),\n"
+    "jobboard_log_first_sequence,\n"
     "jobboard_log_last_sequence, jobboard_map_size_bytes,\n"
     "jobboard_used_bytes, jobboard_page_size_bytes, jobboard_readers,\n"
     "jobboard_readers_max, jobboard_stats_read_seconds,\n"
@@ -181,6 +188,7 @@ typedef struct {
   jb_stats st;
   sync_fig sync;
   progress_fig progress;
+  jb_retention retain; /* what the board's writers prune to */
   double read_seconds;
   cli_pauses pauses;
 } figures;
@@ -221,10 +229,13 @@ static int read_figures(jb_board *b, bool by_name, figures *f) {
   f->st.flags = by_name ? JB_STATS_BY_NAME : 0;
   double t0 = mono();
   int rc = jb_stats_read(&f->st, b);
-  if (rc == JB_OK && (rc = read_progress(b, &f->st, &f->progress)) != JB_OK)
-    jb_stats_clear(&f->st);
+  if (rc == JB_OK) rc = read_progress(b, &f->st, &f->progress);
   f->read_seconds = mono() - t0;
-  if (rc != JB_OK) return rc;
+  if (rc == JB_OK) rc = jb_board_get_retention(NULL, &f->retain, b);
+  if (rc != JB_OK) {
+    jb_stats_clear(&f->st);
+    return rc;
+  }
   f->sync.synced = -1;
 #ifdef JB_WITH_REDIS
   jb_sync_status ss;
@@ -279,6 +290,16 @@ static double oldest_age(const jb_stats *st) {
 
 /* ------------------------------------------------------------- stats */
 
+/* A retention bound for a person: the number, or "none". */
+static void print_bound(const char *label, int64_t v, double div,
+                        const char *unit) {
+  if (v == JB_RETAIN_NONE)
+    printf("  %-22s %12s\n", label, "none");
+  else
+    printf("  %-22s %12.*f%s\n", label, div > 1 ? 3 : 0, (double)v / div,
+           unit);
+}
+
 static void print_human(const figures *f) {
   const jb_stats *st = &f->st;
   char when[40];
@@ -327,6 +348,11 @@ static void print_human(const figures *f) {
            jb_end_name((jb_end)e), st->completed_1m[e], st->completed_1h[e],
            st->ends_total[e]);
   printf("  %-22s %12zu\n", "history records", st->history);
+  printf("\nretention\n");
+  print_bound("history kept", f->retain.history_max, 1, "");
+  print_bound("history max age", f->retain.history_max_age_ms, 1000, " s");
+  print_bound("dead letters kept", f->retain.dead_max, 1, "");
+  print_bound("dead letter max age", f->retain.dead_max_age_ms, 1000, " s");
   printf("\ntotals\n");
   printf("  %-22s %12" PRIu64 "\n", "posted",
          st->events_total[JB_EVENT_POSTED]);
@@ -435,10 +461,24 @@ static json_t *to_json(const figures *f) {
                      (json_int_t)f->sync.lag_events, "lag_seconds",
                      f->sync.lag_seconds, "unpublished",
                      (json_int_t)f->sync.unpublished);
-  json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:f}", "time",
+  const jb_retention *r = &f->retain;
+  json_t *retain = json_pack(
+      "{s:o,s:o,s:o,s:o}", "history_max",
+      r->history_max == JB_RETAIN_NONE ? json_null()
+                                       : json_integer(r->history_max),
+      "history_max_age", r->history_max_age_ms == JB_RETAIN_NONE
+                             ? json_null()
+                             : json_real(r->history_max_age_ms / 1000.0),
+      "dead_max",
+      r->dead_max == JB_RETAIN_NONE ? json_null() : json_integer(r->dead_max),
+      "dead_max_age", r->dead_max_age_ms == JB_RETAIN_NONE
+                          ? json_null()
+                          : json_real(r->dead_max_age_ms / 1000.0));
+  json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:f}", "time",
                         when, "jobs", jobs, "claims", claims, "completions",
-                        comp, "totals", totals, "log", log, "file", file,
-                        "sync", sync, "read_seconds", f->read_seconds);
+                        comp, "retention", retain, "totals", totals, "log",
+                        log, "file", file, "sync", sync, "read_seconds",
+                        f->read_seconds);
   json_t *names = json_array();
   for (size_t i = 0; i < f->pauses.n; i++)
     if (f->pauses.v[i].paused)
@@ -504,6 +544,13 @@ static void family(FILE *m, const char *name, const char *type,
 
 static void sample_u(FILE *m, const char *name, uint64_t v) {
   fprintf(m, "%s %" PRIu64 "\n", name, v);
+}
+
+static void retain_sample(FILE *m, const char *name, int64_t v, double div) {
+  if (v == JB_RETAIN_NONE)
+    fprintf(m, "%s +Inf\n", name);
+  else
+    fprintf(m, "%s %.17g\n", name, (double)v / div);
 }
 
 static void sample_d(FILE *m, const char *name, double v) {
@@ -605,6 +652,21 @@ static char *exposition(const figures *f, size_t *len) {
   family(m, "jobboard_history_records", "gauge",
          "Records the completion history keeps.");
   sample_u(m, "jobboard_history_records", st->history);
+  /* The bounds (+Inf: none), so an alert can compare the counts with
+   * them. */
+  const jb_retention *r = &f->retain;
+  family(m, "jobboard_retention_records", "gauge",
+         "Records retention keeps at most, by kind (history, dead letters).");
+  retain_sample(m, "jobboard_retention_records{kind=\"history\"}",
+                r->history_max, 1);
+  retain_sample(m, "jobboard_retention_records{kind=\"dead\"}", r->dead_max,
+                1);
+  family(m, "jobboard_retention_max_age_seconds", "gauge",
+         "Age of the oldest record retention keeps, by kind.");
+  retain_sample(m, "jobboard_retention_max_age_seconds{kind=\"history\"}",
+                r->history_max_age_ms, 1000);
+  retain_sample(m, "jobboard_retention_max_age_seconds{kind=\"dead\"}",
+                r->dead_max_age_ms, 1000);
 
   family(m, "jobboard_jobs_posted_total", "counter", "Jobs ever posted.");
   sample_u(m, "jobboard_jobs_posted_total", st->events_total[JB_EVENT_POSTED]);

@@ -27,6 +27,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_cancel, "cancel", NULL, cmd_cancel},
     {&cli_cmd_dead, "dead", NULL, cmd_dead},
     {&cli_cmd_policy, "policy", NULL, cmd_policy},
+    {&cli_cmd_retention, "retention", NULL, cmd_retention},
     {&cli_cmd_schedule, "schedule", NULL, cmd_schedule},
     {&cli_cmd_extend, "extend", NULL, cmd_extend},
     {&cli_cmd_progress, "progress", NULL, cmd_progress},

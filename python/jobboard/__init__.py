@@ -22,18 +22,18 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
                      CanceledError, TrimmedError, ExistsError, NotDueError,
                      ReadOnlyError)
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
-                    DeadLetter, Schedule, RetryPolicy, RetryResult, Stats,
-                    Progress, PROGRESS_MESSAGE_MAX, CheckReport, SalvageReport,
-                    Priority, State, Durability, EventType, End, DeadCause,
-                    CatchUp, Outcome, Queue, REMOVAL, version, check_post,
-                    salvage, name_matches)
+                    DeadLetter, Schedule, RetryPolicy, Retention,
+                    RetryResult, Stats, Progress, PROGRESS_MESSAGE_MAX,
+                    CheckReport, SalvageReport, Priority, State, Durability,
+                    EventType, End, DeadCause, CatchUp, Outcome, Queue,
+                    REMOVAL, version, check_post, salvage, name_matches)
 
 __version__ = "0.2.0"
 
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
-    "Schedule", "RetryPolicy", "RetryResult", "Stats", "Progress",
-    "PROGRESS_MESSAGE_MAX", "CheckReport",
+    "Schedule", "RetryPolicy", "Retention", "RetryResult", "Stats",
+    "Progress", "PROGRESS_MESSAGE_MAX", "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "Queue", "REMOVAL", "version",
     "check_post", "salvage", "name_matches",

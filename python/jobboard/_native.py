@@ -45,6 +45,13 @@ CDEF = r"""
 #define JB_RETRY_BACKOFF 1
 #define JB_RETRY_DEAD 2
 #define JB_REQUEUE_KEEP_ATTEMPTS 1
+#define JB_RETAIN_HISTORY_MAX 1
+#define JB_RETAIN_HISTORY_AGE 2
+#define JB_RETAIN_DEAD_MAX 4
+#define JB_RETAIN_DEAD_AGE 8
+#define JB_RETAIN_HISTORY_MAX_DEFAULT 10000
+#define JB_RETAIN_DEAD_MAX_DEFAULT 10000
+#define JB_RETAIN_PRUNE_MAX 64
 #define JB_CANCEL_FORCE 1
 #define JB_SCHEDULE_REPLACE 1
 #define JB_EXPIRY_NOT_CLAIMED 0
@@ -198,6 +205,16 @@ typedef struct {
 } jb_retry_policy;
 int jb_board_get_retry_policy(jb_retry_policy *out, jb_board *board);
 int jb_board_set_retry_policy(jb_board *board, const jb_retry_policy *policy);
+typedef struct {
+  int64_t history_max;
+  int64_t history_max_age_ms;
+  int64_t dead_max;
+  int64_t dead_max_age_ms;
+} jb_retention;
+int jb_board_get_retention(jb_retention *stored, jb_retention *effective,
+                           jb_board *board);
+int jb_board_set_retention(jb_board *board, const jb_retention *r,
+                           unsigned int fields);
 typedef struct {
   unsigned int version;
   unsigned int flags;

@@ -24,7 +24,8 @@ from ._native import ffi, lib, sync_lib
 
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
-    "Schedule", "RetryPolicy", "RetryResult", "Stats", "CheckReport",
+    "Schedule", "RetryPolicy", "Retention", "RetryResult", "Stats",
+    "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "Queue", "version", "check_post",
     "salvage", "name_matches",
@@ -674,6 +675,10 @@ class Progress(NamedTuple):
 PROGRESS_MESSAGE_MAX = 200
 
 
+#: jb_retention's "no bound" (JB_RETAIN_NONE).
+_RETAIN_NONE = -1
+
+
 class RetryPolicy(NamedTuple):
     """The board's retry policy: the most attempts a job gets (0: no
     maximum) and the back-off of its retries, in seconds: ``backoff`` *
@@ -681,6 +686,18 @@ class RetryPolicy(NamedTuple):
     max_attempts: int
     backoff: float
     backoff_max: float
+
+
+class Retention(NamedTuple):
+    """The board's retention (stored in the board; every process that
+    writes it prunes to it): the history records and dead letters kept,
+    and the age of the oldest of each, in seconds. None: no bound.
+    ``stored``: the fields the board stores (the others are defaults)."""
+    history_max: Optional[int]
+    history_max_age: Optional[float]
+    dead_max: Optional[int]
+    dead_max_age: Optional[float]
+    stored: frozenset
 
 
 class RetryResult(NamedTuple):
@@ -2030,6 +2047,74 @@ class Board:
             _check(lib.jb_board_set_retry_policy(h, p))
         return RetryPolicy(p.max_attempts, p.backoff_ms / 1000.0,
                            p.backoff_max_ms / 1000.0)
+
+    def retention(self) -> Retention:
+        """The retention this handle's writes apply: the board's stored
+        setting, else (history) this handle's history_max options, else
+        the defaults (10,000 records and 7 days of history; 10,000 dead
+        letters and 30 days)."""
+        st = ffi.new("jb_retention *")
+        eff = ffi.new("jb_retention *")
+        with self._use as h:
+            _check(lib.jb_board_get_retention(st, eff, h))
+
+        def count(v):
+            return None if v == _RETAIN_NONE else v
+
+        def age(v):
+            return None if v == _RETAIN_NONE else v / 1000.0
+        return Retention(count(eff.history_max), age(eff.history_max_age_ms),
+                         count(eff.dead_max), age(eff.dead_max_age_ms),
+                         frozenset(f for f, v in (
+                             ("history_max", st.history_max),
+                             ("history_max_age", st.history_max_age_ms),
+                             ("dead_max", st.dead_max),
+                             ("dead_max_age", st.dead_max_age_ms)) if v))
+
+    def set_retention(self, *,
+                      history_max: Union[int, str, None] = None,
+                      history_max_age: Union[float, str, None] = None,
+                      dead_max: Union[int, str, None] = None,
+                      dead_max_age: Union[float, str, None] = None
+                      ) -> Retention:
+        """Store the bounds given (the others keep their stored value), in
+        one write that also prunes a first batch (at most 64 records of
+        each kind). Counts are ints >= 1, ages seconds > 0; "none" is no
+        bound, "default" the default again. Returns the retention now."""
+        r = ffi.new("jb_retention *")
+        fields = 0
+        for name, value, bit, is_age in (
+                ("history_max", history_max, lib.JB_RETAIN_HISTORY_MAX,
+                 False),
+                ("history_max_age", history_max_age,
+                 lib.JB_RETAIN_HISTORY_AGE, True),
+                ("dead_max", dead_max, lib.JB_RETAIN_DEAD_MAX, False),
+                ("dead_max_age", dead_max_age, lib.JB_RETAIN_DEAD_AGE, True)):
+            if value is None:
+                continue
+            fields |= bit
+            cname = name + "_ms" if is_age else name
+            if value == "none":
+                setattr(r, cname, _RETAIN_NONE)
+            elif value == "default":
+                setattr(r, cname, 0)
+            elif isinstance(value, str):
+                raise errors.InvalidError(
+                    "%s %r is not a bound (a number, \"none\" or "
+                    "\"default\")" % (name, value), -4)
+            else:
+                v = _ms(value, name) if is_age else _uint(value, name, 63)
+                if v <= 0:
+                    raise errors.InvalidError(
+                        "%s %r is not a bound (say \"none\" for no bound, "
+                        "\"default\" for the default)" % (name, value), -4)
+                setattr(r, cname, v)
+        if not fields:
+            raise TypeError("set_retention: give at least one of history_max,"
+                            " history_max_age, dead_max, dead_max_age")
+        with self._use as h:
+            _check(lib.jb_board_set_retention(h, r, fields))
+        return self.retention()
 
     def dead_count(self) -> int:
         """Jobs in the dead letters."""

@@ -372,6 +372,59 @@ def test_retry_policy_get_set(board):
 
 # ------------------------------------------------------------------- stats
 
+def _dead_letters(board, n, name="doomed"):
+    """n jobs trashed into the dead letters, oldest first."""
+    us = board.post_many([dict(name=name) for _ in range(n)])
+    for c in board.claim_next_many("w", n):
+        board.trash(c.uuid, "w")
+    return us
+
+
+def test_retention_defaults_set_and_back(board):
+    r = board.retention()
+    assert r == jobboard.Retention(10000, 7 * 86400.0, 10000, 30 * 86400.0,
+                                   frozenset())
+    r = board.set_retention(dead_max=5, dead_max_age=3600,
+                            history_max_age="none")
+    assert r == jobboard.Retention(10000, None, 5, 3600.0, frozenset(
+        {"dead_max", "dead_max_age", "history_max_age"}))
+    r = board.set_retention(dead_max="default", history_max=3)
+    assert (r.history_max, r.dead_max) == (3, 10000)
+    assert r.stored == {"history_max", "history_max_age", "dead_max_age"}
+    for bad in (dict(dead_max=0), dict(history_max=-2),
+                dict(dead_max_age=0), dict(history_max_age="forever")):
+        with pytest.raises(jobboard.InvalidError):
+            board.set_retention(**bad)
+    with pytest.raises(TypeError):
+        board.set_retention()
+    assert board.retention() == r  # the refused sets changed nothing
+
+
+def test_retention_prunes_dead_letters_and_history(board):
+    _dead_letters(board, 8)
+    assert board.dead_count() == 8
+    board.set_retention(dead_max=3, history_max=5)
+    # The set's own write prunes (fewer than 64 to go: all of them).
+    assert board.dead_count() == 3
+    assert len(list(board.history())) == 5
+    # Later completions keep the bound.
+    _dead_letters(board, 2)
+    assert board.dead_count() == 3
+    assert len(list(board.history())) == 5
+    assert board.check().ok
+
+
+def test_retention_is_the_board_s_not_the_opener_s(tmp_path):
+    path = str(tmp_path / "b")
+    with jobboard.Board(path, create=True, durability="none") as admin:
+        admin.set_retention(history_max=4)
+    # A worker asking for a larger history: the stored bound wins.
+    with jobboard.Board(path, durability="none", history_max=1000) as w:
+        assert w.retention().history_max == 4
+        _dead_letters(w, 10)
+        assert len(list(w.history())) == 4
+
+
 def test_stats_figures(board):
     board.post("a", priority="high")
     board.post("a")

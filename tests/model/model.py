@@ -3,11 +3,12 @@ sequence of operations, written to be read and believed.
 
 It keeps jobs (state, owner, token, lease, holder, attempts, not-before,
 unique key, options), dead letters, schedules, the history with outcome
-and result, the retry policy, the board's counters, and the names jobs
-were posted with (a name is a queue: claim-next can be given names, exact
-or "prefix*", and a name or the whole board can be paused; a paused job
-is never taken by claim-next, but a claim by uuid takes it and held
-claims go on), and it answers
+and result, the retry policy, the retention (what the history and the
+dead letters keep, pruned by every completion), the board's counters, and
+the names jobs were posted with (a name is a queue: claim-next can be
+given names, exact or "prefix*", and a name or the whole board can be
+paused; a paused job is never taken by claim-next, but a claim by uuid
+takes it and held claims go on), and it answers
 each operation the way the C library's documentation (jobboard.h, the man
 pages) says the board answers it: a status name ("ok", "notfound",
 "claimed", "notowner", "exists", "invalid", "notdue") and a value.
@@ -70,15 +71,22 @@ class Job:
 
 class Model:
     SWEEP_US = 50_000     # a handle's sweep of bound claims' holders
+    PRUNE_MAX = 64        # JB_RETAIN_PRUNE_MAX: per completion, per kind
+    NONE = -1             # JB_RETAIN_NONE
+
     def __init__(self, wall, boot, history_max):
         self.wall = wall
         self.boot = boot
-        self.history_max = history_max
+        self.history_max = history_max    # the handles' open option
+        # The board's stored retention (jb_retention: counts, ages in ms;
+        # 0: not stored, NONE: no bound).
+        self.retention = {"history_max": 0, "history_max_age": 0,
+                          "dead_max": 0, "dead_max_age": 0}
         self.jobs = {}        # uuid -> Job
         self.dead = {}        # uuid -> (Job, cause, dead_at)
         self.unique = {}      # key -> uuid
         self.schedules = {}   # name -> dict
-        self.history = []     # oldest first: (uuid, end, result)
+        self.history = []     # oldest first: (uuid, end, result, wall)
         self.policy = (0, BACKOFF_DEFAULT_MS, BACKOFF_MAX_DEFAULT_MS)
         self.ends = {}        # end -> records written (the counters)
         self.posted_total = 0
@@ -124,11 +132,64 @@ class Model:
     def max_of(self, j):
         return j.max_attempts or self.policy[0]
 
+    # ------------------------------------------------------ retention
+
+    def bounds(self):
+        """The bounds every write applies (jb_retention(3)): the stored
+        value, else the handles' history_max option (history), else the
+        default; None for no bound. Ages in wall us."""
+        inf = None
+        r = self.retention
+
+        def count(v, fallback):
+            return fallback if v == 0 else inf if v == self.NONE else v
+
+        def age(v, fallback_s):
+            return (fallback_s * SEC if v == 0 else inf if v == self.NONE
+                    else v * 1000)
+        return (count(r["history_max"], self.history_max),
+                age(r["history_max_age"], 7 * 86400),
+                count(r["dead_max"], 10000),
+                age(r["dead_max_age"], 30 * 86400))
+
+    def _prune_history(self, adding):
+        """The oldest records beyond the bounds go, at most PRUNE_MAX, room
+        kept for `adding` more (history.c trim)."""
+        hmax, hage, _, _ = self.bounds()
+        for _ in range(self.PRUNE_MAX):
+            if not self.history:
+                break
+            over = hmax is not None and len(self.history) + adding > hmax
+            old = hage is not None and self.history[0][3] < self.wall - hage
+            if not over and not old:
+                break
+            del self.history[0]
+
+    def _prune_dead(self):
+        """The dead letters that died first (then by uuid) beyond the
+        bounds go, at most PRUNE_MAX (retain.c)."""
+        _, _, dmax, dage = self.bounds()
+        order = sorted(self.dead, key=lambda u: (self.dead[u][2], u))
+        for u in order[: self.PRUNE_MAX]:
+            over = dmax is not None and len(self.dead) > dmax
+            old = dage is not None and self.dead[u][2] < self.wall - dage
+            if not over and not old:
+                break
+            del self.dead[u]
+
+    def set_retention(self, **fields):
+        """Store the fields given (ms for ages), then a first batch goes."""
+        for k, v in fields.items():
+            self.retention[k] = v
+        self._prune_history(0)
+        self._prune_dead()
+        return "ok", None
+
     def _end(self, uuid, end, result=None):
-        self.history.append((uuid, end, result))
+        self._prune_history(1)
+        self.history.append((uuid, end, result, self.wall))
         self.ends[end] = self.ends.get(end, 0) + 1
-        if len(self.history) > self.history_max:
-            del self.history[: len(self.history) - self.history_max]
+        self._prune_dead()
 
     def _free_claim(self, j):
         j.owner, j.token, j.lease_until, j.limit_until, j.holder = (

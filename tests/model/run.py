@@ -9,10 +9,11 @@ Each sequence is made from its seed: SEED, SEED+1, ... A sequence is a
 list of abstract operations (post, batch post, claim, claim-next, claim
 many, extend, abandon, retry, trash, consume with outcome and result,
 consume-and-claim-next, cancel, dead-letter requeue and purge, the retry
-policy, schedules added, removed and ticked, pause and resume of a name
-or of the board, the clocks moved, and with --procs worker processes
-killed and started again). The claim-nexts are given names at random
-(exact ones and prefixes, from names that share a prefix) or none. Operations name jobs
+policy, the retention, schedules added, removed and ticked, pause and
+resume of a name or of the board, the clocks moved, and with --procs
+worker processes killed and started again). The claim-nexts are given
+names at random (exact ones and prefixes, from names that share a
+prefix) or none. Operations name jobs
 by index into the jobs seen so far, so a sequence means the same when
 steps are taken out of it: a failing sequence is shrunk (steps removed
 while it still fails) and printed with its seed, for `--replay`.
@@ -180,6 +181,9 @@ def sut_do(board, op, me):
                                    backoff=op["backoff_ms"] / 1000,
                                    backoff_max=op["backoff_max_ms"] / 1000)
             return {"st": "ok"}
+        if kind == "retention":
+            r = board.set_retention(**op["set"])
+            return {"st": "ok", "r": tuple(r[:4])}
         if kind == "sched_add":
             board.add_schedule(op["name"], "job-" + op["name"],
                                every=op["every_ms"] / 1000)
@@ -278,6 +282,7 @@ def observe_board(board):
     hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
     queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
                q.ready) for q in board.queues()]
+    ret = board.retention()
     chk = board.check()
     return {
         "jobs": jobs,
@@ -295,6 +300,8 @@ def observe_board(board):
         "history": hist,
         "queues": queues,
         "board_paused": board.board_paused(),
+        "retention": (ret.history_max, ret.history_max_age, ret.dead_max,
+                      ret.dead_max_age),
         "check": (chk.ok, chk.problems),
     }
 
@@ -337,9 +344,10 @@ def observe_model(m):
                   for u, (j, cause, _) in m.dead.items())
     scheds = sorted((n, s["next"], s["runs"], s["last"])
                     for n, s in m.schedules.items())
-    hist = [(u, e, r) for (u, e, r) in reversed(m.history)]
+    hist = [(u, e, r) for (u, e, r, _) in reversed(m.history)]
     queues = [(n, q[0], q[1], m.ready_of(n))
               for n, q in sorted(m.queues.items())]
+    hmax, hage, dmax, dage = m.bounds()
     return {
         "jobs": jobs,
         "count": len(m.jobs),
@@ -352,6 +360,8 @@ def observe_model(m):
         "history": hist,
         "queues": queues,
         "board_paused": m.board_paused,
+        "retention": (hmax, hage / 1e6 if hage is not None else None, dmax,
+                      dage / 1e6 if dage is not None else None),
         "check": (True, 0),
     }
 
@@ -440,6 +450,16 @@ def gen_op(rng, procs):
         (1, lambda: {"op": "policy", "max_attempts": rng.choice([0, 2, 4]),
                      "backoff_ms": rng.choice([1000, 5000]),
                      "backoff_max_ms": rng.choice([5000, 60000])}),
+        (3, lambda: {"op": "retention", "set": {
+            k: v for k, v in (
+                ("history_max", rng.choice([None, None, 3, 8, 20, "none",
+                                            "default"])),
+                ("history_max_age", rng.choice([None, None, 60, 300, "none",
+                                                "default"])),
+                ("dead_max", rng.choice([1, 1, 2, 5, "none", "default"])),
+                ("dead_max_age", rng.choice([None, 30, 30, 200, "none",
+                                             "default"])))
+            if v is not None}}),
         (2, lambda: {"op": "sched_add", "name": rng.choice(["s1", "s2"]),
                      "every_ms": rng.choice([10000, 60000])}),
         (1, lambda: {"op": "sched_rm", "name": rng.choice(["s1", "s2"])}),
@@ -775,6 +795,12 @@ class Run:
         if kind == "policy":
             return m.set_policy(c["max_attempts"], c["backoff_ms"],
                                 c["backoff_max_ms"])
+        if kind == "retention":
+            conv = {}
+            for k, v in c["set"].items():
+                conv[k] = (0 if v == "default" else m.NONE if v == "none"
+                           else v * 1000 if k.endswith("_age") else v)
+            return m.set_retention(**conv)
         if kind == "sched_add":
             return m.schedule_add(c["name"], c["every_ms"],
                                   "job-" + c["name"])
@@ -858,8 +884,8 @@ def describe(op):
     keep = {k: v for k, v in op.items()
             if k not in ("proc", "job", "who", "lease_kind") or
             op["op"] not in ("post", "batch", "advance", "tick", "purge",
-                             "policy", "sched_add", "sched_rm", "kill",
-                             "pause", "resume")}
+                             "policy", "retention", "sched_add", "sched_rm",
+                             "kill", "pause", "resume")}
     return json.dumps(keep, sort_keys=True)
 
 
