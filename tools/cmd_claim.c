@@ -374,6 +374,10 @@ int cmd_claim_next(int argc, char **argv) {
     return cli_cmd_usage(&cli_cmd_claim_next, "--count: %llu is more than "
                          "%d jobs", (unsigned long long)o.count,
                          JB_BATCH_MAX);
+  /* Before the board is opened: a usage error leaves nothing open. */
+  if (o.in_order && !o.n_names)
+    return cli_cmd_usage(&cli_cmd_claim_next, "--in-order orders the --name "
+                         "options: give at least one");
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, o.has_wait ? CLI_OPEN_WAIT : 0)) != 0) return rc;
   char uuid[JB_UUID_STRLEN] = "";
@@ -382,9 +386,6 @@ int cmd_claim_next(int argc, char **argv) {
   co.lease_ms = o.lease_ms;
   co.names = o.n_names ? o.names : NULL;
   co.n_names = o.n_names;
-  if (o.in_order && !o.n_names)
-    return cli_cmd_usage(&cli_cmd_claim_next, "--in-order orders the --name "
-                         "options: give at least one");
   if (o.in_order) co.flags |= JB_CLAIM_NAMES_IN_ORDER;
   int st;
   if (o.has_wait) {
