@@ -27,7 +27,7 @@ static int name_arg(const char *name, const char *verb, size_t *len) {
       return jb__err(JB_EINVAL, "name: longer than %d bytes", JB_NAME_MAX);
     if (!jb__utf8_valid(name, n))
       return jb__err(JB_EINVAL, "name: not valid UTF-8");
-    if (name[n - 1] == '*')
+    if (jb__name_is_prefix(name, n))
       return jb__err(JB_EINVAL, "name '%s': a %s is by exact name, not by "
                      "prefix", name, verb);
   }
@@ -91,7 +91,7 @@ int jb_queues_foreach(jb_board *b,
   if (buf == NULL) return jb__err(JB_ENOMEM, "out of memory listing names");
   fe_ctx c = {visit, arg, buf};
   bool paused = false;
-  int rc = jb__store_queue_list(b->store, true, fe_visit, &c, &paused);
+  int rc = jb__store_queue_list(b->store, fe_visit, &c, &paused);
   free(buf);
   if (board_paused) *board_paused = paused;
   return rc;

@@ -99,7 +99,7 @@ static uint32_t claim_mask(const jb_claim_options *o) {
   uint32_t m = 0;
   for (size_t i = 0; i < o->n_names; i++) {
     size_t len = strlen(o->names[i]);
-    if (len && o->names[i][len - 1] == '*') return JB_WAKE_LANES;
+    if (jb__name_is_prefix(o->names[i], len)) return JB_WAKE_LANES;
     m |= JB_WAKE_LANE(jb__name_lane(o->names[i], len));
   }
   return m;

@@ -100,11 +100,15 @@ int jb__ready_add_job(jb_store *s, MDB_txn *txn,
                        put_flags);
 }
 
+bool jb__name_is_prefix(const char *pattern, size_t len) {
+  return len && pattern[len - 1] == '*';
+}
+
 bool jb__name_chosen(const char *const *names, size_t n, const char *name,
                      size_t len) {
   for (size_t i = 0; i < n; i++) {
     size_t pl = strlen(names[i]);
-    if (pl && names[i][pl - 1] == '*') {
+    if (jb__name_is_prefix(names[i], pl)) {
       if (len >= pl - 1 && memcmp(name, names[i], pl - 1) == 0) return true;
     } else if (len == pl && memcmp(name, names[i], len) == 0) {
       return true;
@@ -425,30 +429,41 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
   return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
 }
 
-int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                   int delta) {
+/* The `queues` entry of job `uuid`'s name when the name has a cap
+ * (*found false otherwise, and when no name has a control: one read of
+ * meta then), with the job's header. */
+static int capped_entry_of_job(jb_store *s, MDB_txn *txn,
+                               const uint8_t uuid[16], jb_jobhdr *h,
+                               entry_ref *e, jb_queuerec *q, bool *found) {
+  *found = false;
   uint32_t ctl;
   int rc = read_queuectl(s, txn, &ctl);
   if (rc || (ctl & ~JB_QUEUECTL_BOARD) == 0) return rc;
-  jb_jobhdr h;
   MDB_val posting;
   const char *name;
   size_t len;
-  rc = jb__job_header(s, txn, uuid, &h, &posting);
+  rc = jb__job_header(s, txn, uuid, h, &posting);
   if (rc == MDB_NOTFOUND) return 0; /* check reports a claim of no job */
   if (rc) return rc;
   if (!jb__history_posting_name(posting.mv_data, posting.mv_size, &name, &len))
     return 0;
-  entry_ref e;
-  bool found;
-  if ((rc = entry_of_name(s, txn, name, len, &e, &found)) || !found)
-    return rc;
-  jb_queuerec q;
-  memcpy(&q, e.val + e.off, sizeof q);
-  if (!(q.flags & JB_QUEUE_F_CAPPED)) {
-    free(e.val);
-    return 0;
+  if ((rc = entry_of_name(s, txn, name, len, e, found)) || !*found) return rc;
+  memcpy(q, e->val + e->off, sizeof *q);
+  if (!(q->flags & JB_QUEUE_F_CAPPED)) {
+    free(e->val);
+    *found = false;
   }
+  return 0;
+}
+
+int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   int delta) {
+  jb_jobhdr h;
+  entry_ref e;
+  jb_queuerec q;
+  bool found;
+  int rc = capped_entry_of_job(s, txn, uuid, &h, &e, &q, &found);
+  if (rc || !found) return rc;
   if (delta > 0) {
     q.held++;
   } else if (q.held > 0) {
@@ -459,26 +474,17 @@ int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return entry_put(s, txn, &e, &q);
 }
 
-int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const jb_jobhdr *h,
-                     const MDB_val *posting, bool *at_cap, uint32_t *cap_out) {
+int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                     bool *at_cap, uint32_t *cap_out) {
   *at_cap = false;
-  uint32_t ctl;
-  int rc = read_queuectl(s, txn, &ctl);
-  if (rc || (ctl & ~JB_QUEUECTL_BOARD) == 0) return rc;
-  const char *name;
-  size_t len;
-  if (!jb__history_posting_name(posting->mv_data, posting->mv_size, &name,
-                                &len))
-    return 0;
-  (void)h;
+  jb_jobhdr h;
   entry_ref e;
-  bool found;
-  if ((rc = entry_of_name(s, txn, name, len, &e, &found)) || !found)
-    return rc;
   jb_queuerec q;
-  memcpy(&q, e.val + e.off, sizeof q);
+  bool found;
+  int rc = capped_entry_of_job(s, txn, uuid, &h, &e, &q, &found);
+  if (rc || !found) return rc;
   free(e.val);
-  *at_cap = (q.flags & JB_QUEUE_F_CAPPED) && q.held >= q.cap;
+  *at_cap = q.held >= q.cap;
   *cap_out = q.cap;
   return 0;
 }
@@ -572,7 +578,6 @@ int jb__store_queue_set(jb_store *s, const char *name, size_t len,
 typedef struct {
   jb_store_queue_visit visit;
   void *arg;
-  bool counts;
   jb_store *s;
   MDB_txn *txn;
   uint32_t queuectl;
@@ -616,18 +621,16 @@ static int count_ready(jb_store *s, MDB_txn *txn, uint32_t lane,
 static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
                       const jb_queuerec *q) {
   list_ctx *c = arg;
+  /* Whether another name shares the lane: rare; then each job's name is
+   * read. */
+  uint8_t lk[4];
+  lane_key(lk, lane);
+  MDB_val k = {4, lk}, v;
+  bool shared = mdb_get(c->txn, c->s->queues, &k, &v) == 0 &&
+                v.mv_size != sizeof(jb_queuerec) + len;
   size_t ready = 0;
-  if (c->counts) {
-    /* Whether another name shares the lane: rare; then each job's name
-     * is read. */
-    uint8_t lk[4];
-    lane_key(lk, lane);
-    MDB_val k = {4, lk}, v;
-    bool shared = mdb_get(c->txn, c->s->queues, &k, &v) == 0 &&
-                  v.mv_size != sizeof(jb_queuerec) + len;
-    int rc = count_ready(c->s, c->txn, lane, name, len, shared, &ready);
-    if (rc) return rc;
-  }
+  int rc = count_ready(c->s, c->txn, lane, name, len, shared, &ready);
+  if (rc) return rc;
   jb_store_queue sq = {.paused = (q->flags & JB_QUEUE_F_PAUSED) != 0,
                        .changed_us = q->changed_us,
                        .cap = (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0,
@@ -651,9 +654,9 @@ static int list_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return rc == MDB_NOTFOUND && c->stopped ? 0 : rc;
 }
 
-int jb__store_queue_list(jb_store *s, bool counts, jb_store_queue_visit visit,
-                         void *arg, bool *board_paused) {
-  list_ctx c = {.visit = visit, .arg = arg, .counts = counts};
+int jb__store_queue_list(jb_store *s, jb_store_queue_visit visit, void *arg,
+                         bool *board_paused) {
+  list_ctx c = {.visit = visit, .arg = arg};
   int rc = jb__store_read(s, list_body, &c);
   if (board_paused)
     *board_paused = rc == JB_OK && (c.queuectl & JB_QUEUECTL_BOARD);

@@ -117,9 +117,10 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
  * has a control. */
 int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                    int delta);
-/* Is the name of this job at its cap? (*name_out, *cap_out for a message.) */
-int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const jb_jobhdr *h,
-                     const MDB_val *posting, bool *at_cap, uint32_t *cap_out);
+/* Is the name of job `uuid` at its cap (*cap_out: the cap, for a
+ * message)? false when the name has none. */
+int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                     bool *at_cap, uint32_t *cap_out);
 
 /* Walk every name recorded (and its record): visit returns non-zero to
  * stop (that value is returned). */

@@ -649,15 +649,11 @@ typedef struct {
 
 /* A claim by uuid of a job whose name is at its cap (names.h): refused,
  * naming the cap. 0 when it may be claimed. */
-static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
-                       const jb_jobhdr *h) {
-  MDB_val posting;
-  jb_jobhdr hh;
-  int rc = jb__job_header(s, txn, uuid, &hh, &posting);
-  if (rc) return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16]) {
   bool at_cap = false;
   uint32_t cap = 0;
-  if ((rc = jb__queue_at_cap(s, txn, h, &posting, &at_cap, &cap))) return rc;
+  int rc = jb__queue_at_cap(s, txn, uuid, &at_cap, &cap);
+  if (rc) return rc;
   if (!at_cap) return 0;
   char t[JB_UUID_STRLEN];
   fmt_uuid(t, uuid);
@@ -703,7 +699,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
         return 0; /* committed: the job moved */
       }
       /* The lapse freed its slot; the cap may still be full. */
-      if ((rc = cap_refusal(s, txn, ctx->uuid, &h))) {
+      if ((rc = cap_refusal(s, txn, ctx->uuid))) {
         if (rc != JB_ENOTDUE) return rc;
         *status = rc;
         return 0; /* committed: the lapse */
@@ -748,7 +744,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      req->who_len, req->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
-  if (!decided && (rc = cap_refusal(s, txn, ctx->uuid, &h))) return rc;
+  if (!decided && (rc = cap_refusal(s, txn, ctx->uuid))) return rc;
   rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h));
   if (rc == MDB_NOTFOUND) {
     /* Delayed: claimable once due (then it leaves `delayed` here). */
@@ -1389,7 +1385,7 @@ static int pick_lanes(jb_store *s, MDB_txn *txn, claim_ctx *ctx,
   bool exact = req->n_names > 0;
   for (size_t i = 0; exact && i < req->n_names; i++) {
     size_t len = strlen(req->names[i]);
-    if (len && req->names[i][len - 1] == '*') exact = false;
+    if (jb__name_is_prefix(req->names[i], len)) exact = false;
   }
   if (exact || req->in_order) {
     /* Name by name, in the order given: an exact name's lane without
@@ -1400,7 +1396,7 @@ static int pick_lanes(jb_store *s, MDB_txn *txn, claim_ctx *ctx,
     for (size_t i = 0; rc == 0 && i < req->n_names; i++) {
       const char *name = req->names[i];
       size_t len = strlen(name);
-      if (len && name[len - 1] == '*') {
+      if (jb__name_is_prefix(name, len)) {
         one.names = &req->names[i];
         one.n_names = 1;
         ls.req = &one;

@@ -483,6 +483,8 @@ int jb__store_post_x(jb_store *s, const jb_store_post *posts, size_t n,
  * "images.", "*" every name)? */
 bool jb__name_chosen(const char *const *names, size_t n, const char *name,
                      size_t len);
+/* Does a chosen name end in '*' (a prefix)? */
+bool jb__name_is_prefix(const char *pattern, size_t len);
 /* A name's lane (names.h). */
 uint32_t jb__name_lane(const char *name, size_t len);
 
@@ -495,7 +497,7 @@ int jb__store_queue_set(jb_store *s, const char *name, size_t len,
                         uint8_t set, uint8_t clear, int64_t now_us,
                         bool *changed);
 /* Every name ever posted, with whether it is paused, when that last
- * changed (0: never) and (with counts) its ready jobs; one read
+ * changed (0: never), its cap and its ready jobs; one read
  * transaction. A non-zero return of visit stops the walk and is returned. */
 typedef struct {
   bool paused;
@@ -506,8 +508,8 @@ typedef struct {
 } jb_store_queue;
 typedef int (*jb_store_queue_visit)(void *arg, const char *name, size_t len,
                                     const jb_store_queue *q);
-int jb__store_queue_list(jb_store *s, bool counts, jb_store_queue_visit visit,
-                         void *arg, bool *board_paused);
+int jb__store_queue_list(jb_store *s, jb_store_queue_visit visit, void *arg,
+                         bool *board_paused);
 /* Set the cap of claims at once of name[0..len) (0: none), in one write
  * transaction (JB_ENOTFOUND as jb__store_queue_set). */
 int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
