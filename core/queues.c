@@ -51,7 +51,14 @@ int jb_set_cap(jb_board *b, const char *name, uint32_t max_claims) {
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   if (name == NULL)
     return jb__err(JB_EINVAL, "jb_set_cap: name is NULL (a cap is a name's)");
-  size_t len;
+  size_t len = strnlen(name, JB_NAME_MAX + 1);
+  if (len <= JB_NAME_MAX && jb__name_is_prefix(name, len)) {
+    /* "prefix*": each name under it, on its own. */
+    if (!jb__utf8_valid(name, len))
+      return jb__err(JB_EINVAL, "name: not valid UTF-8");
+    return jb__store_queue_cap_each(b->store, name, len - 1, max_claims,
+                                    jb__now_us());
+  }
   int rc = name_arg(name, "cap", &len);
   if (rc != JB_OK) return rc;
   return jb__store_queue_cap(b->store, name, len, max_claims, jb__now_us());
@@ -76,8 +83,38 @@ static int fe_visit(void *arg, const char *name, size_t len,
   c->buf[len] = '\0';
   jb_queue_info q = {.name = c->buf, .paused = sq->paused,
                      .changed_us = sq->changed_us, .ready = sq->ready,
-                     .cap = sq->cap, .held = sq->held};
+                     .cap = sq->cap, .held = sq->held,
+                     .cap_each = sq->cap_each};
   return c->visit(&q, c->arg);
+}
+
+typedef struct {
+  int (*visit)(const char *prefix, uint32_t max_claims, void *arg);
+  void *arg;
+  char *buf;
+} cp_ctx;
+
+static int cp_visit(void *arg, const char *prefix, size_t len, uint32_t cap) {
+  cp_ctx *c = arg;
+  if (len > JB_NAME_MAX) len = JB_NAME_MAX; /* check reports such a record */
+  memcpy(c->buf, prefix, len);
+  c->buf[len] = '\0';
+  return c->visit(c->buf, cap, c->arg);
+}
+
+int jb_cap_prefixes(jb_board *b,
+                    int (*visit)(const char *prefix, uint32_t max_claims,
+                                 void *arg),
+                    void *arg) {
+  if (b == NULL || visit == NULL)
+    return jb__err(JB_EINVAL, "jb_cap_prefixes: %s is NULL",
+                   b == NULL ? "the board handle" : "visit");
+  char *buf = malloc(JB_NAME_MAX + 1);
+  if (buf == NULL) return jb__err(JB_ENOMEM, "out of memory listing prefixes");
+  cp_ctx c = {visit, arg, buf};
+  int rc = jb__store_cap_prefixes(b->store, cp_visit, &c);
+  free(buf);
+  return rc;
 }
 
 int jb_queues_foreach(jb_board *b,

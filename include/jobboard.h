@@ -1247,11 +1247,34 @@ JB_EXTERN int jb_resume(jb_board *board, const char *name);
  * cap counts the claims the name holds now; lowering it below them takes
  * no claim back. A claim Redis decides (on a synced board) is checked
  * before Redis is asked when this board's claim-next takes it; taskflow's
- * own clients know no cap. Errors: as jb_pause (no NULL name: a cap is a
- * name's).
+ * own clients know no cap.
+ *
+ * A cap per key: `name` ending in '*' (such as "resize.*") caps EACH name
+ * that starts with the prefix on its own at max_claims, those posted
+ * later included (0: no more). A producer puts the key in the name
+ * ("resize.customer42"), workers take the prefix (claim-next's names
+ * "resize.*"), and no customer holds more than max_claims claims at once
+ * while the others go on. It is not a cap of all those names together. A
+ * name's own cap (set by its exact name) beats its prefix's, and removing
+ * it (0) brings the prefix's back; the longest capped prefix of a name
+ * wins. Setting one counts the claims of each name it changes (a walk of
+ * the claims per name). At most 256 prefixes are capped at once.
+ * Errors: as jb_pause (no NULL name: a cap is a name's or a prefix's).
  */
 JB_EXTERN int jb_set_cap(jb_board *board, const char *name,
                          uint32_t max_claims);
+
+/**
+ * Call `visit` with every prefix capped for each name (jb_set_cap of
+ * "prefix*"): the prefix without its '*' (NUL-terminated, valid during
+ * the call) and the cap, in the order they were set. A non-zero return of
+ * visit stops the walk and is returned. Errors: JB_EINVAL (NULL handle or
+ * visit), JB_ENOMEM.
+ */
+JB_EXTERN int jb_cap_prefixes(jb_board *board,
+                              int (*visit)(const char *prefix,
+                                           uint32_t max_claims, void *arg),
+                              void *arg);
 
 /** One name seen on the board (jb_queues_foreach). */
 typedef struct {
@@ -1262,6 +1285,8 @@ typedef struct {
                            not claimed) */
   uint32_t cap;       /**< its cap of claims at once (0: none) */
   uint32_t held;      /**< with a cap: its claims now */
+  int cap_each;       /**< 1 when the cap is its prefix's (jb_set_cap of
+                           "prefix*"), 0 when its own or none */
 } jb_queue_info;
 
 /**

@@ -427,6 +427,85 @@ static int check_byname(jb_store *s, MDB_txn *txn, check_ctx *ctx,
   return 0;
 }
 
+/* The `queues` entries (names.h): each parses, sits under its name's
+ * lane and holds known flags; a capped name's held count is its claims
+ * now (claim-next trusts it: a count too high starves the name, too low
+ * lets more run than the cap); the meta record counts the names with a
+ * control. */
+typedef struct {
+  jb_store *s;
+  MDB_txn *txn;
+  check_ctx *ctx;
+  uint32_t controlled;
+} queues_check;
+
+static int check_queue_entry(void *arg, uint32_t lane, const char *name,
+                             size_t len, const jb_queuerec *q) {
+  queues_check *qc = arg;
+  int shown = (int)(len > 200 ? 200 : len);
+  if (jb__lane(name, len) != lane)
+    note(qc->ctx, true, "queues: the name '%.*s' is kept under lane %08x, "
+         "not its own %08x", shown, name, lane, jb__lane(name, len));
+  if (q->flags & ~JB_QUEUE_F_ALL)
+    note(qc->ctx, true, "queues: the name '%.*s' has unknown flags 0x%02x",
+         shown, name, q->flags);
+  if (q->flags) qc->controlled++;
+  /* A name without a cap of its own has its prefix's, if any. */
+  uint32_t each;
+  int rc = jb__queue_capeach_of(qc->s, qc->txn, name, len, &each);
+  if (rc) return rc;
+  bool own = (q->flags & JB_QUEUE_F_CAPPED) && !(q->flags & JB_QUEUE_F_CAP_EACH);
+  if (!own && (each ? !(q->flags & JB_QUEUE_F_CAP_EACH) || q->cap != each
+                    : (q->flags & JB_QUEUE_F_CAP_EACH) != 0))
+    note(qc->ctx, true, "queues: the name '%.*s' has %s cap %u, but its "
+         "capped prefixes give it %u", shown, name,
+         (q->flags & JB_QUEUE_F_CAP_EACH) ? "a prefix's" : "no",
+         (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0, each);
+  if ((q->flags & JB_QUEUE_F_CAP_EACH) && !(q->flags & JB_QUEUE_F_CAPPED))
+    note(qc->ctx, true, "queues: the name '%.*s' has a prefix's cap but is "
+         "not capped", shown, name);
+  if (!(q->flags & JB_QUEUE_F_CAPPED)) return 0;
+  uint32_t held;
+  if ((rc = jb__queue_count_held(qc->s, qc->txn, lane, name, len, &held)))
+    return rc;
+  if (q->cap == 0)
+    note(qc->ctx, true, "queues: the name '%.*s' is capped at 0", shown,
+         name);
+  if (held != q->held)
+    note(qc->ctx, true, "queues: the name '%.*s' counts %u claim(s) held "
+         "against its cap of %u, but %u are held", shown, name, q->held,
+         q->cap, held);
+  return 0;
+}
+
+static void check_queue_bad(void *arg, const void *key, size_t len) {
+  queues_check *qc = arg;
+  if (len != 4)
+    note(qc->ctx, true, "queues: a key of %zu bytes (a lane is 4)", len);
+  else
+    note(qc->ctx, true, "queues: lane %08x holds bytes that are not a "
+         "name's entry", jb__be32(key));
+}
+
+static int check_queues(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
+  queues_check qc = {.s = s, .txn = txn, .ctx = ctx};
+  MDB_val ck = {sizeof JB_CAPEACH_KEY - 1, JB_CAPEACH_KEY}, cv;
+  int rc = mdb_get(txn, s->meta, &ck, &cv);
+  if (rc && rc != MDB_NOTFOUND) return rc;
+  if (rc == 0 && !jb__queue_capeach_valid(cv.mv_data, cv.mv_size))
+    note(ctx, true, "queues: the prefixes capped for each name (meta %s) "
+         "do not parse", JB_CAPEACH_KEY);
+  rc = jb__queue_walk_checked(s, txn, check_queue_entry, check_queue_bad,
+                                  &qc);
+  if (rc) return rc;
+  uint32_t ctl;
+  if ((rc = jb__queue_queuectl(s, txn, &ctl))) return rc;
+  if ((ctl & ~JB_QUEUECTL_BOARD) != qc.controlled)
+    note(ctx, true, "queues: meta counts %u name(s) with a pause or a cap, "
+         "the names hold %u", ctl & ~JB_QUEUECTL_BOARD, qc.controlled);
+  return 0;
+}
+
 /* Schema 8 (store.h "A job's life"): every `due` entry names a delayed
  * job under that due time (and there are as many as delayed jobs), every
  * jobx record belongs to a job on the board and decodes, and every
@@ -659,6 +738,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     return rc;
   if ((rc = check_life(s, txn, ctx, delayed))) return rc;
   if ((rc = check_byname(s, txn, ctx, ctx->st->ready))) return rc;
+  if ((rc = check_queues(s, txn, ctx))) return rc;
   MDB_stat st;
   if (ctx->st->ready + ctx->st->claimed + delayed != ctx->st->jobs)
     note(ctx, true, "counts: %zu ready + %zu claimed + %zu delayed != %zu "

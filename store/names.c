@@ -146,6 +146,9 @@ static long find_entry(const uint8_t *p, size_t len, const char *name,
   return -1;
 }
 
+static int read_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out);
+static int write_queuectl(jb_store *s, MDB_txn *txn, uint32_t val);
+
 int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
                    size_t len) {
   uint8_t lk[4];
@@ -160,6 +163,18 @@ int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
     if (bad) old = 0; /* a garbled value: check reports it; rebuilt here */
   }
   jb_queuerec q = {.format = 1, .name_len = (uint16_t)len};
+  /* A new name under a prefix capped for each name gets that cap (and,
+   * new, holds no claim yet). */
+  uint32_t each = 0;
+  if ((rc = jb__queue_capeach_of(s, txn, name, len, &each))) return rc;
+  if (each) {
+    uint32_t ctl;
+    if ((rc = read_queuectl(s, txn, &ctl)) ||
+        (rc = write_queuectl(s, txn, ctl + 1)))
+      return rc;
+    q.flags = JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
+    q.cap = each;
+  }
   size_t nsize = old + sizeof q + len;
   uint8_t *buf = malloc(nsize);
   if (!buf) return JB_ENOMEM;
@@ -174,31 +189,45 @@ int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
 
 int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit,
                    void *arg) {
+  return jb__queue_walk_checked(s, txn, visit, NULL, arg);
+}
+
+int jb__queue_walk_checked(jb_store *s, MDB_txn *txn, jb_queue_visit visit,
+                           jb_queue_bad bad_value, void *arg) {
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, s->queues, &cur);
   if (rc) return rc;
   MDB_val k, v;
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    if (k.mv_size != 4) continue; /* check reports it */
-    uint32_t lane = jb__be32(k.mv_data);
-    const uint8_t *p = v.mv_data;
-    size_t off = 0;
-    while (v.mv_size - off >= sizeof(jb_queuerec)) {
-      jb_queuerec q;
-      memcpy(&q, p + off, sizeof q);
-      if (q.format != 1 || v.mv_size - off - sizeof q < q.name_len) break;
-      int r = visit(arg, lane, (const char *)p + off + sizeof q, q.name_len,
-                    &q);
-      if (r) {
-        mdb_cursor_close(cur);
-        return r;
-      }
-      off += sizeof q + q.name_len;
+    bool bad = k.mv_size != 4;
+    int r = bad ? 0
+                : jb__queue_value_walk(v.mv_data, v.mv_size,
+                                       jb__be32(k.mv_data), visit, arg, &bad);
+    if (r == 0 && bad && bad_value) bad_value(arg, k.mv_data, k.mv_size);
+    if (r) {
+      mdb_cursor_close(cur);
+      return r;
     }
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__queue_value_walk(const void *val, size_t len, uint32_t lane,
+                         jb_queue_visit visit, void *arg, bool *bad) {
+  const uint8_t *p = val;
+  size_t off = 0;
+  while (len - off >= sizeof(jb_queuerec)) {
+    jb_queuerec q;
+    memcpy(&q, p + off, sizeof q);
+    if (q.format != 1 || len - off - sizeof q < q.name_len) break;
+    int r = visit(arg, lane, (const char *)p + off + sizeof q, q.name_len, &q);
+    if (r) return r;
+    off += sizeof q + q.name_len;
+  }
+  *bad = off != len;
+  return 0;
 }
 
 static int read_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out) {
@@ -368,8 +397,8 @@ static int entry_put(jb_store *s, MDB_txn *txn, entry_ref *e,
 }
 
 /* The claims held now of the name name[0..len) of lane `lane`. */
-static int count_held(jb_store *s, MDB_txn *txn, uint32_t lane,
-                      const char *name, size_t len, uint32_t *out) {
+int jb__queue_count_held(jb_store *s, MDB_txn *txn, uint32_t lane,
+                         const char *name, size_t len, uint32_t *out) {
   *out = 0;
   MDB_cursor *cur;
   int rc = mdb_cursor_open(txn, s->claims, &cur);
@@ -407,12 +436,25 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
   jb_queuerec q;
   memcpy(&q, e.val + e.off, sizeof q);
   bool had = q.flags != 0, was_capped = (q.flags & JB_QUEUE_F_CAPPED) != 0;
+  /* A name's own cap beats its prefix's; without one, its prefix's cap
+   * (if any) applies again. */
+  q.flags &= (uint8_t)~JB_QUEUE_F_CAP_EACH;
+  uint32_t each = 0;
+  if (cap == 0 && (rc = jb__queue_capeach_of(s, txn, name, len, &each))) {
+    free(e.val);
+    return rc;
+  }
+  if (each) {
+    cap = each;
+    q.flags |= JB_QUEUE_F_CAP_EACH;
+  }
   if (cap == 0) {
     q.flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
     q.cap = q.held = 0;
   } else {
     if (!was_capped &&
-        (rc = count_held(s, txn, jb__lane(name, len), name, len, &q.held))) {
+        (rc = jb__queue_count_held(s, txn, jb__lane(name, len), name, len,
+                                   &q.held))) {
       free(e.val);
       return rc;
     }
@@ -427,6 +469,210 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
   if (had && !q.flags) count--;
   if (!had && q.flags) count++;
   return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+}
+
+/* ------------------------------------------- caps of each name of a prefix */
+
+/* The meta record "capeach": the prefixes whose names are capped each on
+ * its own, as entries of a u32 cap, a u16 length and the prefix's bytes
+ * (without the '*'). Small: at most JB_CAPEACH_MAX entries. */
+typedef struct {
+  uint32_t cap;
+  uint16_t len;
+  const uint8_t *prefix;
+} capeach_ent;
+
+static bool capeach_next(const uint8_t *p, size_t len, size_t *off,
+                         capeach_ent *e) {
+  if (len - *off < 6) return false;
+  memcpy(&e->cap, p + *off, 4);
+  memcpy(&e->len, p + *off + 4, 2);
+  if (len - *off - 6 < e->len) return false;
+  e->prefix = p + *off + 6;
+  *off += 6 + (size_t)e->len;
+  return true;
+}
+
+static int capeach_get(jb_store *s, MDB_txn *txn, MDB_val *v) {
+  MDB_val k = {sizeof JB_CAPEACH_KEY - 1, JB_CAPEACH_KEY};
+  int rc = mdb_get(txn, s->meta, &k, v);
+  if (rc == MDB_NOTFOUND) *v = (MDB_val){0, NULL};
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The cap the longest prefix of the list `v` gives name[0..len) (0: no
+ * prefix of the list covers it). */
+static uint32_t capeach_match(const MDB_val *v, const char *name,
+                              size_t len) {
+  capeach_ent e;
+  size_t off = 0;
+  long best = -1;
+  uint32_t cap = 0;
+  while (capeach_next(v->mv_data, v->mv_size, &off, &e))
+    if (e.len <= len && (long)e.len > best &&
+        memcmp(e.prefix, name, e.len) == 0) {
+      best = e.len;
+      cap = e.cap;
+    }
+  return cap;
+}
+
+int jb__queue_capeach_of(jb_store *s, MDB_txn *txn, const char *name,
+                         size_t len, uint32_t *cap) {
+  MDB_val v;
+  int rc = capeach_get(s, txn, &v);
+  *cap = rc == 0 ? capeach_match(&v, name, len) : 0;
+  return rc;
+}
+
+typedef struct {
+  const char *prefix;
+  size_t len;
+  char **names;
+  size_t *lens, n, cap;
+} under_ctx;
+
+static int collect_under(void *arg, uint32_t lane, const char *name,
+                         size_t len, const jb_queuerec *q) {
+  (void)lane, (void)q;
+  under_ctx *u = arg;
+  if (len < u->len || memcmp(name, u->prefix, u->len) != 0) return 0;
+  if (u->n == u->cap) {
+    size_t nc = u->cap ? u->cap * 2 : 16;
+    char **nn = realloc(u->names, nc * sizeof *nn);
+    if (!nn) return JB_ENOMEM;
+    u->names = nn;
+    size_t *nl = realloc(u->lens, nc * sizeof *nl);
+    if (!nl) return JB_ENOMEM;
+    u->lens = nl;
+    u->cap = nc;
+  }
+  if (!(u->names[u->n] = malloc(len ? len : 1))) return JB_ENOMEM;
+  memcpy(u->names[u->n], name, len);
+  u->lens[u->n++] = len;
+  return 0;
+}
+
+/* One name under a prefix whose cap changed: it takes the cap its longest
+ * capped prefix gives now (or none), unless it has its own. *count: the
+ * names with a control, kept. */
+static int capeach_apply(jb_store *s, MDB_txn *txn, const MDB_val *list,
+                         const char *name, size_t len, int64_t now_us,
+                         uint32_t *count) {
+  entry_ref e;
+  bool found;
+  int rc = entry_of_name(s, txn, name, len, &e, &found);
+  if (rc || !found) return rc;
+  jb_queuerec q;
+  memcpy(&q, e.val + e.off, sizeof q);
+  uint32_t want = capeach_match(list, name, len);
+  bool own = (q.flags & JB_QUEUE_F_CAPPED) && !(q.flags & JB_QUEUE_F_CAP_EACH);
+  uint32_t now_cap = (q.flags & JB_QUEUE_F_CAPPED) ? q.cap : 0;
+  if (own || now_cap == want) {
+    free(e.val);
+    return 0;
+  }
+  bool had = q.flags != 0;
+  if (want == 0) {
+    q.flags &= (uint8_t)~(JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH);
+    q.cap = q.held = 0;
+  } else {
+    if (!(q.flags & JB_QUEUE_F_CAPPED) &&
+        (rc = jb__queue_count_held(s, txn, jb__lane(name, len), name, len,
+                                   &q.held))) {
+      free(e.val);
+      return rc;
+    }
+    q.flags |= JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
+    q.cap = want;
+  }
+  q.changed_us = now_us;
+  /* A raised or removed cap may free slots: the name's waiters look. */
+  s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, len));
+  if ((rc = entry_put(s, txn, &e, &q))) return rc;
+  if (had && !q.flags) (*count)--;
+  if (!had && q.flags) (*count)++;
+  return 0;
+}
+
+int jb__queue_cap_each(jb_store *s, MDB_txn *txn, const char *prefix,
+                       size_t len, uint32_t cap, int64_t now_us) {
+  MDB_val old;
+  int rc = capeach_get(s, txn, &old);
+  if (rc) return rc;
+  /* The new list: the old one without this prefix, then it with its cap. */
+  jb_buf list = {0};
+  capeach_ent e;
+  size_t off = 0, n = 0;
+  while (capeach_next(old.mv_data, old.mv_size, &off, &e)) {
+    if (e.len == len && memcmp(e.prefix, prefix, len) == 0) continue;
+    n++;
+    if (jb__buf_append(&list, &e.cap, 4) ||
+        jb__buf_append(&list, &e.len, 2) ||
+        jb__buf_append(&list, e.prefix, e.len)) {
+      jb__buf_free(&list);
+      return JB_ENOMEM;
+    }
+  }
+  if (cap && n >= JB_CAPEACH_MAX) {
+    jb__buf_free(&list);
+    return jb__err(JB_EINVAL, "a board caps the names of at most %d "
+                   "prefixes: remove one first", JB_CAPEACH_MAX);
+  }
+  uint16_t l16 = (uint16_t)len;
+  if (cap && (jb__buf_append(&list, &cap, 4) ||
+              jb__buf_append(&list, &l16, 2) ||
+              jb__buf_append(&list, prefix, len))) {
+    jb__buf_free(&list);
+    return JB_ENOMEM;
+  }
+  MDB_val k = {sizeof JB_CAPEACH_KEY - 1, JB_CAPEACH_KEY};
+  MDB_val nv = {list.len, list.data};
+  rc = list.len ? mdb_put(txn, s->meta, &k, &nv, 0)
+                : mdb_del(txn, s->meta, &k, NULL);
+  if (rc == MDB_NOTFOUND) rc = 0;
+  /* The names under the prefix, each given what the list says now (the
+   * record just put is read back: a put may move the value). */
+  under_ctx u = {.prefix = prefix, .len = len};
+  uint32_t ctl = 0;
+  if (rc == 0) rc = jb__queue_walk(s, txn, collect_under, &u);
+  if (rc == 0) rc = read_queuectl(s, txn, &ctl);
+  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
+  MDB_val cur;
+  if (rc == 0) rc = capeach_get(s, txn, &cur);
+  for (size_t i = 0; rc == 0 && i < u.n; i++) {
+    /* Each apply may write meta's pages: the list is read again. */
+    if ((rc = capeach_get(s, txn, &cur))) break;
+    rc = capeach_apply(s, txn, &cur, u.names[i], u.lens[i], now_us, &count);
+  }
+  for (size_t i = 0; i < u.n; i++) free(u.names[i]);
+  free(u.names);
+  free(u.lens);
+  jb__buf_free(&list);
+  if (rc == 0 && count != (ctl & ~JB_QUEUECTL_BOARD))
+    rc = write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+  return rc;
+}
+
+int jb__queue_cap_prefixes(jb_store *s, MDB_txn *txn,
+                           int (*visit)(void *arg, const char *prefix,
+                                        size_t len, uint32_t cap),
+                           void *arg) {
+  MDB_val v;
+  int rc = capeach_get(s, txn, &v);
+  capeach_ent e;
+  size_t off = 0;
+  while (rc == 0 && capeach_next(v.mv_data, v.mv_size, &off, &e))
+    rc = visit(arg, (const char *)e.prefix, e.len, e.cap);
+  return rc;
+}
+
+bool jb__queue_capeach_valid(const void *val, size_t len) {
+  capeach_ent e;
+  size_t off = 0;
+  while (capeach_next(val, len, &off, &e))
+    if (e.cap == 0) return false;
+  return off == len;
 }
 
 /* The `queues` entry of job `uuid`'s name when the name has a cap
@@ -489,6 +735,52 @@ int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return 0;
 }
 
+int jb__queue_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out) {
+  return read_queuectl(s, txn, out);
+}
+
+int jb__queue_restore(jb_store *s, MDB_txn *txn, const char *name, size_t len,
+                      const jb_queuerec *src) {
+  uint32_t ctl;
+  int rc = read_queuectl(s, txn, &ctl);
+  if (rc) return rc;
+  if (name == NULL) /* the board's pause */
+    return (src->flags & JB_QUEUE_F_PAUSED)
+               ? write_queuectl(s, txn, ctl | JB_QUEUECTL_BOARD)
+               : 0;
+  uint32_t lane = jb__lane(name, len);
+  entry_ref e;
+  bool found;
+  /* The note may give a new name its prefix's cap (and count it): the
+   * count is read after it. */
+  if ((rc = jb__queue_note(s, txn, lane, name, len)) ||
+      (rc = read_queuectl(s, txn, &ctl)) ||
+      (rc = entry_of_name(s, txn, name, len, &e, &found)))
+    return rc;
+  if (!found) return MDB_CORRUPTED; /* just noted: cannot be */
+  jb_queuerec q;
+  memcpy(&q, e.val + e.off, sizeof q);
+  bool had = q.flags != 0;
+  q.flags = src->flags & JB_QUEUE_F_ALL;
+  q.changed_us = src->changed_us;
+  q.cap = q.held = 0;
+  if ((q.flags & JB_QUEUE_F_CAPPED) && src->cap == 0)
+    q.flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
+  if (q.flags & JB_QUEUE_F_CAPPED) {
+    q.cap = src->cap;
+    /* Counted afresh: the claims are this board's, not the source's. */
+    if ((rc = jb__queue_count_held(s, txn, lane, name, len, &q.held))) {
+      free(e.val);
+      return rc;
+    }
+  }
+  if ((rc = entry_put(s, txn, &e, &q))) return rc;
+  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
+  if (had && !q.flags) count--;
+  if (!had && q.flags) count++;
+  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+}
+
 /* --------------------------------------------------------------- upgrade */
 
 int jb__upgrade_lanes(jb_store *s, MDB_txn *txn) {
@@ -543,7 +835,8 @@ typedef struct {
   const char *name;
   size_t len;
   uint8_t set, clear;
-  bool is_cap; /* set the cap instead of flags */
+  bool is_cap;  /* set the cap instead of flags */
+  bool is_each; /* the cap of each name under the prefix name[0..len) */
   uint32_t cap;
   int64_t now_us;
   bool changed;
@@ -552,6 +845,8 @@ typedef struct {
 static int set_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   set_ctx *c = vctx;
+  if (c->is_each)
+    return jb__queue_cap_each(s, txn, c->name, c->len, c->cap, c->now_us);
   if (c->is_cap)
     return jb__queue_set_cap(s, txn, c->name, c->len, c->cap, c->now_us);
   return jb__queue_set_flags(s, txn, c->name, c->len, c->set, c->clear,
@@ -563,6 +858,43 @@ int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
   set_ctx c = {.name = name, .len = len, .is_cap = true, .cap = cap,
                .now_us = now_us};
   return jb__store_write(s, set_body, &c);
+}
+
+int jb__store_queue_cap_each(jb_store *s, const char *prefix, size_t len,
+                             uint32_t cap, int64_t now_us) {
+  set_ctx c = {.name = prefix, .len = len, .is_each = true, .cap = cap,
+               .now_us = now_us};
+  return jb__store_write(s, set_body, &c);
+}
+
+typedef struct {
+  int (*visit)(void *arg, const char *prefix, size_t len, uint32_t cap);
+  void *arg;
+  int stopped;
+} prefixes_ctx;
+
+static int prefix_visit(void *arg, const char *prefix, size_t len,
+                        uint32_t cap) {
+  prefixes_ctx *c = arg;
+  int r = c->visit(c->arg, prefix, len, cap);
+  if (r == 0) return 0;
+  c->stopped = r; /* as list_visit: not read as an LMDB code */
+  return MDB_NOTFOUND;
+}
+
+static int prefixes_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  int rc = jb__queue_cap_prefixes(s, txn, prefix_visit, vctx);
+  return rc == MDB_NOTFOUND && ((prefixes_ctx *)vctx)->stopped ? 0 : rc;
+}
+
+int jb__store_cap_prefixes(jb_store *s,
+                           int (*visit)(void *arg, const char *prefix,
+                                        size_t len, uint32_t cap),
+                           void *arg) {
+  prefixes_ctx c = {.visit = visit, .arg = arg};
+  int rc = jb__store_read(s, prefixes_body, &c);
+  return rc == JB_OK && c.stopped ? c.stopped : rc;
 }
 
 int jb__store_queue_set(jb_store *s, const char *name, size_t len,
@@ -635,6 +967,7 @@ static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
                        .changed_us = q->changed_us,
                        .cap = (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0,
                        .held = (q->flags & JB_QUEUE_F_CAPPED) ? q->held : 0,
+                       .cap_each = (q->flags & JB_QUEUE_F_CAP_EACH) != 0,
                        .ready = ready};
   int r = c->visit(c->arg, name, len, &sq);
   if (r == 0) return 0;

@@ -37,7 +37,14 @@ enum {
   /* At most `cap` of its jobs claimed at once; `held` counts its claims
    * (kept by every write of `claims`: jb__queue_held). */
   JB_QUEUE_F_CAPPED = 1u << 1,
+  /* With CAPPED: the cap is its prefix's (meta "capeach"), not its own. */
+  JB_QUEUE_F_CAP_EACH = 1u << 7,
 };
+/* Every flag a record may hold (check reports others). */
+#define JB_QUEUE_F_ALL \
+  (JB_QUEUE_F_PAUSED | JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH)
+#define JB_CAPEACH_KEY "capeach"
+#define JB_CAPEACH_MAX 256
 
 typedef struct {
   uint8_t format; /* 1 */
@@ -108,10 +115,31 @@ int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
                         size_t len, uint8_t set, uint8_t clear, int64_t now_us,
                         bool *changed);
 
-/* Set a name's cap of claims at once (0: none): its claims held now are
- * counted (a walk of `claims`). JB_ENOTFOUND as jb__queue_set_flags. */
+/* Set a name's own cap of claims at once (0: none of its own: its
+ * prefix's, if one is capped for each name, applies again): its claims
+ * held now are counted (a walk of `claims`). JB_ENOTFOUND as
+ * jb__queue_set_flags. */
 int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
                       uint32_t cap, int64_t now_us);
+/* Cap each name that starts with prefix[0..len) on its own at `cap`
+ * claims at once (0: no more): the names recorded now and those posted
+ * later; a name's own cap (jb__queue_set_cap) beats it, and the longest
+ * capped prefix of a name wins. Each name whose cap changes has its claims
+ * counted (a walk of `claims` per name). */
+int jb__queue_cap_each(jb_store *s, MDB_txn *txn, const char *prefix,
+                       size_t len, uint32_t cap, int64_t now_us);
+/* The prefixes capped for each name, in the order they were set. */
+int jb__queue_cap_prefixes(jb_store *s, MDB_txn *txn,
+                           int (*visit)(void *arg, const char *prefix,
+                                        size_t len, uint32_t cap),
+                           void *arg);
+/* The cap the longest prefix capped for each name gives name[0..len)
+ * (0: none). */
+int jb__queue_capeach_of(jb_store *s, MDB_txn *txn, const char *name,
+                         size_t len, uint32_t *cap);
+/* Does a "capeach" value parse, every cap above 0? (check) */
+bool jb__queue_capeach_valid(const void *val, size_t len);
+
 /* A claim of job `uuid` was written (delta 1) or deleted (-1): its name's
  * count of claims, when the name has a cap. One read of meta when no name
  * has a control. */
@@ -127,6 +155,30 @@ int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
 typedef int (*jb_queue_visit)(void *arg, uint32_t lane, const char *name,
                               size_t len, const jb_queuerec *q);
 int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit, void *arg);
+/* jb__queue_walk that also calls bad_value (for check) with each key that
+ * is not a lane, or whose value holds bytes that are not a name's entry
+ * (the walk passes over them). */
+typedef void (*jb_queue_bad)(void *arg, const void *key, size_t key_len);
+int jb__queue_walk_checked(jb_store *s, MDB_txn *txn, jb_queue_visit visit,
+                           jb_queue_bad bad_value, void *arg);
+/* The entries of one lane's value `val` (as jb__queue_walk, for check and
+ * salvage, which read values themselves): *bad when bytes are left over
+ * that do not parse as an entry. */
+int jb__queue_value_walk(const void *val, size_t len, uint32_t lane,
+                         jb_queue_visit visit, void *arg, bool *bad);
+
+/* The claims held now of the name name[0..len) of lane `lane` (a walk of
+ * `claims`). */
+int jb__queue_count_held(jb_store *s, MDB_txn *txn, uint32_t lane,
+                         const char *name, size_t len, uint32_t *out);
+/* The meta record "queuectl" (0 when absent). */
+int jb__queue_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out);
+/* Salvage: give name[0..len) the controls of `src` (its flags, cap and
+ * time of change; the held count is counted afresh from this board's
+ * claims), recording the name when no copied job has it. name NULL: the
+ * board's pause, from src->flags. */
+int jb__queue_restore(jb_store *s, MDB_txn *txn, const char *name, size_t len,
+                      const jb_queuerec *src);
 
 /* The schema 9 -> 10 upgrade: every job's lane, every ready job's
  * `byname` entry, every name in `queues`. */

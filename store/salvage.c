@@ -32,6 +32,7 @@
 #include "history.h"
 #include "pages.h"
 #include "life.h"
+#include "names.h"
 #include "codec/posting.h"
 
 #include <errno.h>
@@ -101,6 +102,9 @@ typedef struct {
   size_t *dead, ndead, deadcap; /* u32 16, u8 uuid[16], u32 len, record */
   size_t *sched, nsched, schedcap; /* u32 klen, key, u32 len, record */
   size_t *set, nset, setcap; /* board settings kept in meta: as sched */
+  size_t *ctl, nctl, ctlcap; /* names with a control: u32 len, name, u32
+                                len, jb_queuerec */
+  bool board_paused;         /* the meta record queuectl's board bit */
   size_t st_life; /* copied jobs that took a jobx record or a due time */
   uint64_t last_pg; /* the highest last page of the sane metas */
   uint8_t free_mark; /* on_free marks PG_FREE or PG_OLDFREE */
@@ -278,6 +282,15 @@ static void keep_rec(salv *sv, size_t **list, size_t *n, size_t *cap,
     sv->err = JB_ENOMEM;
 }
 
+static int keep_control(void *arg, uint32_t lane, const char *name,
+                        size_t len, const jb_queuerec *q) {
+  (void)lane;
+  if (q->flags)
+    keep_rec(arg, &((salv *)arg)->ctl, &((salv *)arg)->nctl,
+             &((salv *)arg)->ctlcap, name, len, true, q, sizeof *q, true);
+  return 0;
+}
+
 /* The schema 8 tables of the chosen meta whose records go with the jobs
  * (jobx, delayed), or into the new board as they are (trash: the dead
  * letters; schedules). Only records that decode as their readers want
@@ -304,16 +317,36 @@ static bool life_entry(salv *sv, const uint8_t *key, size_t klen,
   }
   /* The board's retry policy goes with its jobs: their attempts and
    * back-offs mean what they meant; its retention with its history and
-   * dead letters. (Other keys of meta belong to the source board: its
-   * schema, its boot, its Redis sync.) */
+   * dead letters; the prefixes capped for each name with the names'
+   * caps. (Other keys of meta belong to the source board: its schema, its
+   * boot, its Redis sync.) */
   if (strcmp(t, JB_DB_META) == 0) {
+    /* The pause of the board goes too; its count of names with a control
+     * is counted again as they are restored. */
+    uint32_t ctl;
+    if (sv->take_hist && klen == sizeof JB_QUEUECTL_KEY - 1 &&
+        memcmp(key, JB_QUEUECTL_KEY, klen) == 0 && dlen == sizeof ctl) {
+      memcpy(&ctl, data, sizeof ctl);
+      sv->board_paused = (ctl & JB_QUEUECTL_BOARD) != 0;
+    }
     if (sv->take_hist &&
         ((klen == sizeof JB_POLICY_KEY - 1 &&
           memcmp(key, JB_POLICY_KEY, klen) == 0 && dlen == JB_POLICY_LEN) ||
          (klen == sizeof JB_RETAIN_KEY - 1 &&
-          memcmp(key, JB_RETAIN_KEY, klen) == 0 && dlen == JB_RETAIN_LEN)))
+          memcmp(key, JB_RETAIN_KEY, klen) == 0 && dlen == JB_RETAIN_LEN) ||
+         (klen == sizeof JB_CAPEACH_KEY - 1 &&
+          memcmp(key, JB_CAPEACH_KEY, klen) == 0 &&
+          jb__queue_capeach_valid(data, dlen))))
       keep_rec(sv, &sv->set, &sv->nset, &sv->setcap, key, klen, true, data,
                dlen, true);
+    return true;
+  }
+  /* The pauses and caps of names (schema 10): kept by name, restored
+   * once the jobs are copied. */
+  if (strcmp(t, JB_DB_QUEUES) == 0) {
+    bool bad;
+    if (sv->take_hist && klen == 4)
+      jb__queue_value_walk(data, dlen, jb__be32(key), keep_control, sv, &bad);
     return true;
   }
   if (strcmp(t, JB_DB_SCHEDULES) == 0) {
@@ -819,6 +852,17 @@ static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     rc = jb__deadage_put(s, txn, k.mv_data, tr.trashed_us);
   }
   if (rc == 0) rc = put_recs(sv, txn, s->meta, sv->set, sv->nset);
+  for (size_t i = 0; rc == 0 && i < sv->nctl; i++) {
+    const uint8_t *r = sv->bytes.data + sv->ctl[i];
+    uint32_t kl;
+    jb_queuerec q;
+    memcpy(&kl, r, 4);
+    memcpy(&q, r + 8 + kl, sizeof q);
+    rc = jb__queue_restore(s, txn, (const char *)r + 4, kl, &q);
+  }
+  if (rc == 0 && sv->board_paused)
+    rc = jb__queue_restore(s, txn, NULL, 0,
+                           &(jb_queuerec){.flags = JB_QUEUE_F_PAUSED});
   return rc ? rc : put_recs(sv, txn, s->schedules, sv->sched, sv->nsched);
 }
 
@@ -1003,12 +1047,17 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
     rc = jb__store_write(dst, hist_body, sv);
     if (rc == JB_OK) st->history = sv->nh;
   }
-  if (rc == JB_OK && (sv->ndead || sv->nsched || sv->nset))
+  if (rc == JB_OK &&
+      (sv->ndead || sv->nsched || sv->nset || sv->nctl || sv->board_paused))
     rc = jb__store_write(dst, life_body, sv);
   if (rc == JB_OK && (sv->st_life || sv->ndead || sv->nsched))
     say(sv, JB_SALVAGE_NOTE, "copied as they were: %zu jobs' attempts, "
         "options, unique keys or due times; %zu dead letters; %zu "
         "schedules", sv->st_life, sv->ndead, sv->nsched);
+  if (rc == JB_OK && (sv->nctl || sv->board_paused))
+    say(sv, JB_SALVAGE_NOTE, "copied: the pauses and caps of %zu name(s) "
+        "(and the prefixes capped for each name)%s",
+        sv->nctl, sv->board_paused ? "; the board's pause" : "");
   if (rc == JB_OK)
     say(sv, JB_SALVAGE_NOTE, "the change log is not copied: the new board's "
         "log starts with the POSTED events of the copies");
@@ -1022,6 +1071,7 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
   free(sv->dead);
   free(sv->sched);
   free(sv->set);
+  free(sv->ctl);
   jb__buf_free(&sv->bytes);
   jb__pg_unmap(&sv->f);
   return rc;

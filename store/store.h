@@ -504,6 +504,7 @@ typedef struct {
   int64_t changed_us;
   uint32_t cap;  /* 0: none */
   uint32_t held; /* claims now, counted while it has a cap */
+  bool cap_each; /* the cap is its prefix's (jb__store_queue_cap_each) */
   size_t ready;
 } jb_store_queue;
 typedef int (*jb_store_queue_visit)(void *arg, const char *name, size_t len,
@@ -514,6 +515,16 @@ int jb__store_queue_list(jb_store *s, jb_store_queue_visit visit, void *arg,
  * transaction (JB_ENOTFOUND as jb__store_queue_set). */
 int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
                         uint32_t cap, int64_t now_us);
+/* Cap each name starting with prefix[0..len) on its own (0: no more), in
+ * one write transaction (names.h jb__queue_cap_each). */
+int jb__store_queue_cap_each(jb_store *s, const char *prefix, size_t len,
+                             uint32_t cap, int64_t now_us);
+/* The prefixes capped for each name, in one read transaction; a non-zero
+ * return of visit stops the walk and is returned. */
+int jb__store_cap_prefixes(jb_store *s,
+                           int (*visit)(void *arg, const char *prefix,
+                                        size_t len, uint32_t cap),
+                           void *arg);
 
 /* What a claim asks for (core/board.c checks it first). */
 typedef struct {

@@ -58,10 +58,13 @@
  *     jb_pause of the board, claim-names: crasher's claim-next of the
  *     names "keyed" and "base-3*" (an exact name and a prefix), and on
  *     a board made from the base one with 70 jobs of "stalled", listed
- *     first and paused: resume: jb_resume of stalled, claim-paused:
- *     crasher's claim-next of every name, which passes stalled's jobs
- *     over (more than claim-next looks at one by one before it walks the
- *     names' index); and on that board with the whole board paused too:
+ *     first and paused, and base-1 capped at 2: resume: jb_resume of
+ *     stalled, claim-paused: crasher's claim-next of every name, which
+ *     passes stalled's jobs over (more than claim-next looks at one by
+ *     one before it walks the names' index) and counts its claim of
+ *     base-1 against the cap; cap: jb_set_cap of base-2 at 1 on the base
+ *     board; cap-each: jb_set_cap of "base-*" at 1 (each of base-0 to
+ *     base-4 capped, base-0's claim counted) on the base board; and on that board with the whole board paused too:
  *     resume-board; a post of a new name is the post, batch and
  *     post-unique above ("crash-new", recorded with the post))
  *     and durability (none, normal, full): the writer is this program run
@@ -134,7 +137,13 @@
  *     name's pause and the time of its change as before or both as the
  *     op leaves them; pause-board, resume-board: the board's pause;
  *     claim-names: base-3 claimed by crasher, or ready; claim-paused:
- *     base-1 claimed by crasher, or ready, stalled's jobs untouched.
+ *     base-1 claimed by crasher, or ready, stalled's jobs untouched, and
+ *     base-1's count of claims held against its cap what check finds
+ *     (check compares every capped name's count with its claims); cap:
+ *     base-2's cap and the time of its change as before (none) or both
+ *     as the op leaves them; cap-each: base-0 to base-4 all as before
+ *     (no cap) or all capped by the prefix with the time of the change,
+ *     and the prefix listed exactly then.
  *     Every kill point
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
@@ -250,7 +259,7 @@
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
  *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
- *                  claim-paused,retention
+ *                  claim-paused,retention,cap,cap-each
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -334,7 +343,7 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
-               OP_RETENTION, OP_COUNT } op_kind;
+               OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -342,12 +351,12 @@ static const char *const op_names[OP_COUNT] = {
     "post-unique", "post-held", "tick", "sched-add",
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
-    "retention"};
+    "retention", "cap", "cap-each"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
-                                        1, 0, 0, 0, 0, 1, 1, 0};
+                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -386,6 +395,17 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
  * paused (resume-board). */
 #define K_PAUSED 2
 #define K_CHOSEN 3
+/* Caps: on the queues board (and so the paused board) base-1 is capped at
+ * CAP_QUEUES, so that claim-paused's claim of it counts against the cap
+ * in the same write (check compares the count with the claims after
+ * every kill); cap caps base-2 on the base board at CAP_NEW. */
+#define K_CAPPED 1
+#define CAP_QUEUES 2
+#define CAP_NEW 1
+/* cap-each caps each name of EACH_PREFIX on the base board at CAP_NEW:
+ * base-0 to base-4 in one write (base-0 claimed by holder: its count is 1
+ * at once). */
+#define EACH_PREFIX "base-"
 static const char *const chosen_names[2] = {"keyed", "base-3*"};
 #define STALLED "stalled"
 #define NSTALLED 70
@@ -576,6 +596,7 @@ typedef struct {
   int nstalled;              /* STALLED's jobs (0: the base board) */
   bool board_paused;         /* the paused board */
   int64_t stalled_changed_us; /* when STALLED was paused */
+  int64_t capped_changed_us;  /* when base-1 was capped (queues board) */
 } scenario;
 
 static const char *const base_names[NBASE] = {
@@ -709,6 +730,8 @@ typedef struct {
   bool paused[QUEUES_MAX];
   int64_t changed_us[QUEUES_MAX];
   size_t ready[QUEUES_MAX];
+  uint32_t cap[QUEUES_MAX], held[QUEUES_MAX];
+  bool each[QUEUES_MAX];
 } queue_tab;
 
 static int queue_visit(const jb_queue_info *q, void *payload) {
@@ -720,7 +743,19 @@ static int queue_visit(const jb_queue_info *q, void *payload) {
   snprintf(t->name[t->n], sizeof t->name[0], "%s", q->name);
   t->paused[t->n] = q->paused != 0;
   t->changed_us[t->n] = q->changed_us;
+  t->cap[t->n] = q->cap;
+  t->held[t->n] = q->held;
+  t->each[t->n] = q->cap_each != 0;
   t->ready[t->n++] = q->ready;
+  return 0;
+}
+
+/* The prefixes capped for each name, as "prefix=cap;" (cut short past 63
+ * bytes: never here). */
+static int prefix_text(const char *prefix, uint32_t cap, void *arg) {
+  char *out = arg;
+  size_t n = strlen(out);
+  snprintf(out + n, 64 - n, "%s=%u;", prefix, cap);
   return 0;
 }
 
@@ -744,13 +779,17 @@ static void make_queue_base(const char *from, const char *dir, bool paused,
       if (jb_job_post(u, b, &post) != JB_OK) _exit(11);
     }
     if (jb_pause(b, paused ? NULL : STALLED) != JB_OK) _exit(12);
+    if (!paused && jb_set_cap(b, base_names[K_CAPPED], CAP_QUEUES) != JB_OK) _exit(13);
     if (!paused) {
-      /* The time of the pause, as the board recorded it. */
+      /* The times of the pause and the cap, as the board recorded them. */
       queue_tab t;
       memset(&t, 0, sizeof t);
       if (jb_queues_foreach(b, queue_visit, &t, NULL) != JB_OK) _exit(15);
-      for (size_t i = 0; i < t.n; i++)
+      for (size_t i = 0; i < t.n; i++) {
         if (strcmp(t.name[i], STALLED) == 0) s.stalled_changed_us = t.changed_us[i];
+        if (strcmp(t.name[i], base_names[K_CAPPED]) == 0)
+          s.capped_changed_us = t.changed_us[i];
+      }
       s.nstalled = NSTALLED;
     }
     s.board_paused = paused;
@@ -922,6 +961,8 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   /* crasher claims base-1, past STALLED's paused jobs */
   case OP_CLAIM_PAUSED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   case OP_RETENTION: return jb_board_set_retention(b, &retain_new, JB_RETAIN_DEAD_MAX);
+  case OP_CAP: return jb_set_cap(b, base_names[K_PAUSED], CAP_NEW);
+  case OP_CAP_EACH: return jb_set_cap(b, EACH_PREFIX "*", CAP_NEW);
   default: return JB_EINVAL;
   }
 }
@@ -1292,7 +1333,8 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
                    cnt->name[i], t.ready[e], cnt->name_ready[i]);
   }
   bool seen_new = false, seen_run = false, seen_next = false;
-  unsigned npaused = 0;
+  unsigned npaused = 0, ncontrolled = 0;
+  int each_seen = -1; /* cap-each: whether its names were seen capped */
   for (size_t e = 0; e < t.n; e++) {
     const char *n = t.name[e];
     bool listed = false, known = strcmp(n, "done") == 0 ||
@@ -1308,10 +1350,42 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
     if (!known) return vfail(v, "name %s is recorded: no job of it was posted", n);
     npaused += t.paused[e];
     bool stalled = sc->nstalled && strcmp(n, STALLED) == 0;
+    bool capped = sc->nstalled && strcmp(n, base_names[K_CAPPED]) == 0;
     bool mine = (op == OP_PAUSE && strcmp(n, base_names[K_PAUSED]) == 0) ||
                 (op == OP_RESUME && stalled);
     bool was = stalled;
-    int64_t was_us = stalled ? sc->stalled_changed_us : 0;
+    int64_t was_us = stalled ? sc->stalled_changed_us
+                     : capped ? sc->capped_changed_us : 0;
+    /* The cap: the killed cap's name has its old one (none) or the new
+     * one with the time of the change; the queues board's capped name
+     * keeps its cap; none other has one. The count of claims held is
+     * check's (it compares it with the claims). */
+    bool cap_mine = (op == OP_CAP && strcmp(n, base_names[K_PAUSED]) == 0) ||
+                    (op == OP_CAP_EACH && strncmp(n, EACH_PREFIX, 5) == 0);
+    uint32_t cap_was = capped ? CAP_QUEUES : 0;
+    ncontrolled += t.paused[e] || t.cap[e];
+    if (cap_mine) {
+      bool done = t.cap[e] == CAP_NEW && t.changed_us[e] == writer_now_us() &&
+                  t.each[e] == (op == OP_CAP_EACH);
+      /* cap-each's names change together: all of them, or none. */
+      if (op == OP_CAP_EACH && each_seen >= 0 && each_seen != done)
+        return vfail(v, "name %s is %scapped by the prefix, and another name of it "
+                     "is %s", n, done ? "" : "not ", done ? "not" : "");
+      if (op == OP_CAP_EACH) each_seen = done;
+      if (!done && (t.cap[e] != cap_was || t.changed_us[e] != was_us || t.each[e]))
+        return vfail(v, "name %s: capped at %u, changed at %" PRId64 ": neither as it "
+                     "was (%u, %" PRId64 ") nor as the killed %s leaves it", n,
+                     t.cap[e], t.changed_us[e], cap_was, was_us, op_names[op]);
+      aspect(a, done, "%s capped", n);
+      if (t.paused[e]) return vfail(v, "name %s is paused: the killed cap does not "
+                                    "pause", n);
+      continue;
+    }
+    if (t.cap[e] != cap_was)
+      return vfail(v, "name %s: capped at %u, not %u (the killed %s does not touch "
+                   "its cap)", n, t.cap[e], cap_was, op_names[op]);
+    if (capped && op == OP_CLAIM_PAUSED)
+      aspect(a, t.held[e] == 1, "%s holds %u claim(s) of its cap", n, t.held[e]);
     if (mine) {
       /* Its pause and the time of its change go together. */
       bool done = t.paused[e] == !was && t.changed_us[e] == writer_now_us();
@@ -1326,6 +1400,14 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
                    t.changed_us[e], was, was_us, op_names[op]);
     }
   }
+  /* The prefixes capped for each name: "base-" exactly when cap-each's
+   * names are capped. */
+  char prefixes[64] = "";
+  if (jb_cap_prefixes(b, prefix_text, prefixes) != JB_OK)
+    return vfail(v, "the capped prefixes: %s", jb_errmsg());
+  const char *want_prefixes = each_seen == 1 ? EACH_PREFIX "=1;" : "";
+  if (strcmp(prefixes, want_prefixes) != 0)
+    return vfail(v, "the capped prefixes are '%s', not '%s'", prefixes, want_prefixes);
   /* A new name is recorded with its first job's post. */
   if (seen_new != fresh)
     return vfail(v, "name crash-new is %srecorded, and the killed %s's jobs %s there",
@@ -1343,11 +1425,11 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
   else if (board_paused != bwas)
     return vfail(v, "the board is %spaused: the killed %s does not touch it",
                  board_paused ? "" : "not ", op_names[op]);
-  uint32_t want = (board_paused ? JB_QUEUECTL_BOARD : 0) | npaused;
+  uint32_t want = (board_paused ? JB_QUEUECTL_BOARD : 0) | ncontrolled;
   if (ctl != want)
     return vfail(v, "the meta record %s is %#x, not %#x (the board %spaused, %u "
-                 "names paused)", JB_QUEUECTL_KEY, ctl, want, board_paused ? "" : "not ",
-                 npaused);
+                 "names paused, %u paused or capped)", JB_QUEUECTL_KEY, ctl, want,
+                 board_paused ? "" : "not ", npaused, ncontrolled);
   return true;
 }
 

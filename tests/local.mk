@@ -428,6 +428,11 @@ TESTS += tests/test_queues
 tests_test_queues_SOURCES = tests/test_queues.c $(JB_TEST_HELPERS)
 tests_test_queues_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_queues_LDADD = $(JB_TEST_LIBS) -lpthread
+check_PROGRAMS += tests/test_caps
+TESTS += tests/test_caps
+tests_test_caps_SOURCES = tests/test_caps.c $(JB_TEST_HELPERS)
+tests_test_caps_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_caps_LDADD = $(JB_TEST_LIBS)
 endif
 
 # Progress reports of claimed jobs.

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/queues.sh - job names as queues at the prompt, as a user runs them:
-# claim-next --name (exact, several, prefixes), a `work` serving two names
+# claim-next --name (exact, several, prefixes), caps of a name and of each
+# name of a prefix, a `work` serving two names
 # of three, pause and resume of a name and of the whole board (seen by
 # other processes, listed, woken), the filters by name of list, count,
 # history and watch, the usage errors, and the JSON outputs.
@@ -315,6 +316,41 @@ jb cap nosuch 2
 [ "$rc" = 3 ] || fail "cap of a never-posted name: exit $rc, expected 3"
 end
 
+begin "cap 'PREFIX*' N: each name of the prefix capped on its own, later names too; its own cap beats it"
+post resize.c1; R1=$uuid
+post resize.c1; R2=$uuid
+post resize.c1
+post resize.c2; S1=$uuid
+post resize.c2
+post mail; M1=$uuid
+jb cap 'resize.*' 1
+[ "$rc" = 0 ] || fail "cap 'resize.*' 1: exit $rc: $err"
+claims "c1's slot" "$R1" --name 'resize.*'
+claims "c2's slot: c1 is full, c2 is not" "$S1" --name 'resize.*'
+claims_none "each customer at its cap" --name 'resize.*'
+claims "the other names go on" "$M1"
+post resize.c3; T1=$uuid
+claims "a new customer is capped from its first post" "$T1" --name 'resize.*'
+claims_none "and then full" --name 'resize.*'
+jb queues
+case $out in "each name of resize.* is capped at 1 claims at once"*) ;; *) fail "queues: the prefix line: $out" ;; esac
+case $out in *"1/1*"*resize.c1*) ;; *) fail "queues: c1's cap from its prefix: $out" ;; esac
+jb queues --json
+pycheck 'lines[1] == {"prefix": "resize.*", "cap": 1}' "queues --json: the prefix"
+pycheck '[(l["name"], l["cap"], l["held"], l["cap_each"]) for l in lines[2:] if l["name"] == "resize.c1"] == [("resize.c1", 1, 1, True)]' "queues --json: cap_each"
+jb cap resize.c1 3
+claims "c1's own cap of 3 beats its prefix's" "$R2" --name 'resize.*'
+jb cap resize.c1 none
+jb queues --json
+pycheck '[(l["cap"], l["held"], l["cap_each"]) for l in lines if l.get("name") == "resize.c1"] == [(1, 2, True)]' "none on the name: its prefix's cap again"
+jb cap 'resize.*' none --json
+pycheck 'lines == [{"name": "resize.*", "cap": None}]' "cap 'resize.*' none --json"
+jb queues --json
+pycheck 'len([l for l in lines if "prefix" in l]) == 0 and all(l["cap"] is None for l in lines[1:])' "no prefix, no cap left"
+jb check
+expect_ok "check after the prefix caps"
+end
+
 begin "usage errors: exit 2, a message naming the problem, nothing changed"
 post u
 jb pause
@@ -341,7 +377,7 @@ expect_error 2 "--name" "wait takes no --name"
 jb pause never-posted
 expect_error 3 "no job named 'never-posted'" "pause of a name never posted"
 jb queues --json
-pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None}]' "nothing changed"
+pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None, "cap_each": False}]' "nothing changed"
 end
 
 # --- JSON ------------------------------------------------------------------

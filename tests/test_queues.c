@@ -495,7 +495,7 @@ static void bad_names_are_refused(void **state) {
   assert_non_null(strstr(jb_errmsg(), "never-posted"));
   assert_int_equal(jb_queues_foreach(b, NULL, NULL, NULL), JB_EINVAL);
   assert_int_equal(jb_set_cap(b, NULL, 1), JB_EINVAL);
-  assert_int_equal(jb_set_cap(b, "jo*", 1), JB_EINVAL);
+  assert_int_equal(jb_set_cap(b, "jo\xff*", 1), JB_EINVAL); /* not UTF-8 */
   assert_int_equal(jb_set_cap(b, "never-posted", 1), JB_ENOTFOUND);
   /* Nothing was claimed or paused by any of it. */
   jb_state st;

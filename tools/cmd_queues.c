@@ -62,9 +62,10 @@ const cli_command cli_cmd_resume = {
     CLI_O_CANCEL, 0, 1, "NAME"};
 
 const cli_command cli_cmd_cap = {
-    "cap", "cap the jobs of a name claimed at once, across every process",
+    "cap", "cap the jobs of a name (or of each name of a prefix) claimed at once",
     "Usage: jobboard cap [OPTIONS] NAME N\n"
     "       jobboard cap [OPTIONS] NAME none\n"
+    "       jobboard cap [OPTIONS] PREFIX* N|none\n"
     "\n"
     "Let at most N jobs named NAME be claimed at once, by every worker of\n"
     "every process together (say, N calls at once against an API). Each\n"
@@ -75,8 +76,19 @@ const cli_command cli_cmd_cap = {
     "them wakes then. A claim of one by its uuid is refused (exit 12)\n"
     "while the cap is full. Setting a cap counts the claims NAME holds now;\n"
     "a lower cap takes no claim back. `none` or 0 removes the cap.\n"
+    "\n"
+    "A cap per key: PREFIX* (quote it from the shell) caps EACH name that\n"
+    "starts with PREFIX on its own at N, the names posted later too. Put\n"
+    "the key in the name (resize.customer42), claim by the prefix\n"
+    "(--name 'resize.*'), and no customer holds more than N claims at once\n"
+    "while the others go on; it is not a cap of those names together. A\n"
+    "name's own cap beats its prefix's (and `none` on the name brings the\n"
+    "prefix's back); the longest capped prefix of a name wins; at most 256\n"
+    "prefixes are capped at once.\n"
+    "\n"
     "`jobboard queues` shows each cap and the claims held. Prints nothing\n"
-    "(with --json: {\"name\", \"cap\": N or null}).\n"
+    "(with --json: {\"name\", \"cap\": N or null}; NAME is PREFIX* for a\n"
+    "prefix).\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -85,12 +97,12 @@ const cli_command cli_cmd_cap = {
     "\n"
     CLI_HELP_EXIT_COMMON ", or no job named NAME was ever posted on\n"
     "     the board\n"
-    "  N not a number from 0 to 1000000 (or none), or a NAME ending in\n"
-    "  '*', is a usage error (2).\n"
+    "  N not a number from 0 to 1000000 (or none) is a usage error (2).\n"
     "\n"
     "Examples:\n"
     "  jobboard cap geocode 4      # the geocoding API takes 4 calls at once\n"
-    "  jobboard cap geocode none\n",
+    "  jobboard cap geocode none\n"
+    "  jobboard cap 'resize.*' 2   # each customer's resize.ID: 2 at once\n",
     0, 2, 2, "NAME N"};
 
 const cli_command cli_cmd_queues = {
@@ -100,13 +112,16 @@ const cli_command cli_cmd_queues = {
     "List every name a job was ever posted with on the board, one per line:\n"
     "the number of its jobs ready now (claimable, or held back by a pause\n"
     "or a cap; not the claimed or delayed ones), `paused` when it is, the\n"
-    "claims it holds and its cap (`3/4`) when it has one, and the name.\n"
-    "A first line says when the whole board is paused. The counts are read\n"
-    "from the index of ready jobs by name: the time grows with them.\n"
+    "claims it holds and its cap (`3/4`) when it has one (`3/4*` when the\n"
+    "cap is its prefix's: jobboard cap 'PREFIX*' N), and the name. First\n"
+    "lines say when the whole board is paused and which prefixes cap each\n"
+    "of their names. The counts are read from the index of ready jobs by\n"
+    "name: the time grows with them.\n"
     "With --json, one object per name: {\"name\", \"ready\", \"paused\",\n"
-    "\"paused_since\", \"cap\", \"held\"} (paused_since: an ISO time, or\n"
-    "null; cap and held null without a cap), and first\n"
-    "{\"board_paused\": true|false}.\n"
+    "\"paused_since\", \"cap\", \"held\", \"cap_each\"} (paused_since: an\n"
+    "ISO time, or null; cap and held null without a cap; cap_each true\n"
+    "when the cap is its prefix's), first {\"board_paused\": true|false},\n"
+    "then one {\"prefix\": \"PREFIX*\", \"cap\": N} per capped prefix.\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -177,15 +192,18 @@ static int queue_line(const jb_queue_info *q, void *arg) {
       since = json_string(t);
     }
     if (cli_json_print(json_pack(
-            "{s:o,s:I,s:b,s:o,s:o,s:o}", "name", n ? n : json_null(), "ready",
-            (json_int_t)q->ready, "paused", q->paused, "paused_since", since,
-            "cap", q->cap ? json_integer(q->cap) : json_null(), "held",
-            q->cap ? json_integer(q->held) : json_null())))
+            "{s:o,s:I,s:b,s:o,s:o,s:o,s:b}", "name", n ? n : json_null(),
+            "ready", (json_int_t)q->ready, "paused", q->paused, "paused_since",
+            since, "cap", q->cap ? json_integer(q->cap) : json_null(), "held",
+            q->cap ? json_integer(q->held) : json_null(), "cap_each",
+            q->cap_each)))
       out->failed = true;
     return 0;
   }
   char cap[32] = "";
-  if (q->cap) snprintf(cap, sizeof cap, "%u/%u", q->held, q->cap);
+  if (q->cap)
+    snprintf(cap, sizeof cap, "%u/%u%s", q->held, q->cap,
+             q->cap_each ? "*" : "");
   printf("%8zu %-6s %-11s ", q->ready, q->paused ? "paused" : "", cap);
   cli_put_text(stdout, q->name);
   putchar('\n');
@@ -199,9 +217,6 @@ int cmd_cap(int argc, char **argv) {
   const char *name = o.args[0], *n = o.args[1];
   if (name[0] == '\0')
     return cli_cmd_usage(&cli_cmd_cap, "NAME: a job's name is not empty");
-  if (name[strlen(name) - 1] == '*')
-    return cli_cmd_usage(&cli_cmd_cap, "NAME '%s': a cap is one exact "
-                         "name's, not a prefix's", name);
   unsigned long cap = 0;
   if (strcmp(n, "none") != 0) {
     char *end;
@@ -228,6 +243,25 @@ int cmd_cap(int argc, char **argv) {
   return rc;
 }
 
+static int prefix_line(const char *prefix, uint32_t cap, void *arg) {
+  queues_out *out = arg;
+  if (out->json) {
+    char *p = NULL;
+    if (asprintf(&p, "%s*", prefix) < 0) p = NULL;
+    json_t *jp = p ? json_string(p) : NULL;
+    free(p);
+    if (cli_json_print(json_pack("{s:o,s:I}", "prefix",
+                                 jp ? jp : json_null(), "cap",
+                                 (json_int_t)cap)))
+      out->failed = true;
+    return 0;
+  }
+  printf("each name of ");
+  cli_put_text(stdout, prefix);
+  printf("* is capped at %u claims at once\n", cap);
+  return 0;
+}
+
 static int stop_at_once(const jb_queue_info *q, void *arg) {
   (void)q;
   (void)arg;
@@ -252,6 +286,9 @@ int cmd_queues(int argc, char **argv) {
     } else if (paused) {
       puts("the whole board is paused (jobboard resume --all)");
     }
+    st = jb_cap_prefixes(b, prefix_line, &out);
+  }
+  if (st == JB_OK) {
     st = jb_queues_foreach(b, queue_line, &out, NULL);
   }
   if (st == JB_OK && out.failed) rc = CLI_EXIT_ERROR;

@@ -401,6 +401,10 @@ int jb_name_matches(const char *const *names, size_t n, const char *name);
 int jb_pause(jb_board *board, const char *name);
 int jb_resume(jb_board *board, const char *name);
 int jb_set_cap(jb_board *board, const char *name, uint32_t max_claims);
+int jb_cap_prefixes(jb_board *board,
+                    int (*visit)(const char *prefix, uint32_t max_claims,
+                                 void *arg),
+                    void *arg);
 typedef struct {
   const char *name;
   int paused;
@@ -408,6 +412,7 @@ typedef struct {
   size_t ready;
   uint32_t cap;
   uint32_t held;
+  int cap_each;
 } jb_queue_info;
 int jb_queues_foreach(jb_board *board,
                       int (*visit)(const jb_queue_info *q, void *arg),

@@ -714,13 +714,16 @@ class Queue(NamedTuple):
     ``paused``, when its pause or cap last ``changed`` (seconds since the
     epoch; None: never), its ``ready`` jobs (claimable, or held back by a
     pause or a cap; not delayed, not claimed), its ``cap`` of claims at
-    once (None: none) and the claims it ``held`` (with a cap; else 0)."""
+    once (None: none), the claims it ``held`` (with a cap; else 0) and
+    whether the cap is its prefix's (``cap_each``: Board.set_cap of
+    "prefix*")."""
     name: str
     paused: bool
     changed: Optional[float]
     ready: int
     cap: Optional[int] = None
     held: int = 0
+    cap_each: bool = False
 
 
 _STATS_STATES = ("unclaimed", "claimed", "delayed")
@@ -1935,7 +1938,12 @@ class Board:
         """Let at most `max_claims` jobs named `name` be claimed at once by
         every process together (None or 0: no cap); claim_next passes the
         name over while the cap is full, claim() of one is refused
-        (NotDueError). NotFoundError if no job of it was ever posted."""
+        (NotDueError). NotFoundError if no job of it was ever posted.
+
+        A `name` ending in '*' caps EACH name under that prefix on its own
+        (a key in the name: "resize.*" caps "resize.customer42" and every
+        other customer's name apart), names posted later too; a name's own
+        cap beats its prefix's (see cap_prefixes)."""
         n = _text(name, "name")
         cap = 0 if max_claims is None else int(max_claims)
         if not 0 <= cap <= 0xFFFFFFFF:
@@ -1944,6 +1952,20 @@ class Board:
         with self._use as h:
             _check(lib.jb_set_cap(h, n, cap))
 
+    def cap_prefixes(self) -> List[Tuple[str, int]]:
+        """The prefixes whose names are capped each on its own
+        (set_cap("prefix*", n)): (prefix with its '*', cap), in the order
+        they were set."""
+        each, found, failure = _collect(
+            "int(const char *, uint32_t, void *)",
+            lambda p, cap: (ffi.string(p).decode("utf-8", "replace") + "*",
+                            cap))
+        with self._use as h:
+            _check(lib.jb_cap_prefixes(h, each, ffi.NULL))
+        if failure:
+            raise failure[0]
+        return found
+
     def queues(self) -> List[Queue]:
         """Every name a job was ever posted with, by name: its pause and its
         ready jobs (counted: the time grows with the ready jobs)."""
@@ -1951,7 +1973,8 @@ class Board:
             "int(const jb_queue_info *, void *)",
             lambda q: Queue(ffi.string(q.name).decode("utf-8", "replace"),
                             bool(q.paused), _seconds(q.changed_us),
-                            q.ready, q.cap or None, q.held))
+                            q.ready, q.cap or None, q.held,
+                            bool(q.cap_each)))
         with self._use as h:
             _check(lib.jb_queues_foreach(h, each, ffi.NULL, ffi.NULL))
         if failure:

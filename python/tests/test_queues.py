@@ -175,3 +175,42 @@ def test_the_pause_is_stored_in_the_board(tmp_path):
         assert b.claim_next("w") is None
         b.resume("a")
         assert b.claim_next("w").uuid == u
+
+
+def test_cap_of_a_name(board):
+    a1 = board.post("api")
+    board.post("api")
+    o = board.post("other")
+    board.set_cap("api", 1)
+    assert board.claim_next("w").uuid == a1
+    assert board.claim_next("w").uuid == o
+    assert board.claim_next("w") is None
+    q = {x.name: x for x in board.queues()}
+    assert (q["api"].cap, q["api"].held, q["api"].cap_each) == (1, 1, False)
+    board.set_cap("api", None)
+    assert board.claim_next("w") is not None
+    with pytest.raises(jobboard.InvalidError, match="max_claims"):
+        board.set_cap("api", -1)
+    with pytest.raises(jobboard.NotFoundError, match="was ever posted"):
+        board.set_cap("never", 2)
+
+
+def test_cap_of_each_name_of_a_prefix(board):
+    for n in ("r.c1", "r.c1", "r.c2", "r.c2"):
+        board.post(n)
+    board.set_cap("r.*", 1)
+    assert board.cap_prefixes() == [("r.*", 1)]
+    got = [board.claim_next("w", names=["r.*"]) for _ in range(3)]
+    assert got[2] is None
+    assert sorted(board.get(c.uuid).name for c in got[:2]) == ["r.c1", "r.c2"]
+    board.post("r.c3")
+    q = {x.name: x for x in board.queues()}
+    assert (q["r.c3"].cap, q["r.c3"].cap_each) == (1, True)
+    # Its own cap beats its prefix's.
+    board.set_cap("r.c1", 2)
+    assert board.get(board.claim_next("w", names=["r.*"]).uuid).name in \
+        ("r.c1", "r.c3")
+    board.set_cap("r.*", 0)
+    assert board.cap_prefixes() == []
+    q = {x.name: x for x in board.queues()}
+    assert q["r.c2"].cap is None and q["r.c1"].cap == 2

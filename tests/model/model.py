@@ -8,7 +8,10 @@ dead letters keep, pruned by every completion), the board's counters, and
 the names jobs were posted with (a name is a queue: claim-next can be
 given names, exact or "prefix*", and a name or the whole board can be
 paused; a paused job is never taken by claim-next, but a claim by uuid
-takes it and held claims go on), and it answers
+takes it and held claims go on; a name's cap of claims at once makes
+claim-next pass its jobs over and a claim by uuid refused while its claims
+fill it, a lapsed claim holding its slot until a write returns it), and
+it answers
 each operation the way the C library's documentation (jobboard.h, the man
 pages) says the board answers it: a status name ("ok", "notfound",
 "claimed", "notowner", "exists", "invalid", "notdue") and a value.
@@ -94,7 +97,9 @@ class Model:
         self.last_token = 0
         self.dead_procs = set()   # workers killed: their bound claims lapse
         self.sweeps = {}          # process -> boot time of its last sweep
-        self.queues = {}          # every name posted -> [paused, changed]
+        # every name posted -> [paused, changed, cap, cap is its prefix's]
+        self.queues = {}
+        self.capeach = []         # [prefix, cap] capping each name, in order
         self.board_paused = False
         self.deaths = 0           # jobs moved to the dead letters so far
 
@@ -276,8 +281,19 @@ class Model:
 
     def note_name(self, name):
         """A job of `name` is on the board: the name is recorded for good
-        (a first post, not paused, its pause never changed)."""
-        self.queues.setdefault(name, [False, 0])
+        (a first post, not paused, its controls never changed; capped when
+        a prefix caps each of its names)."""
+        if name not in self.queues:
+            each = self.each_cap(name)
+            self.queues[name] = [False, 0, each, each > 0]
+
+    def each_cap(self, name):
+        """The cap the longest prefix capping each name gives `name`."""
+        best = None
+        for p, cap in self.capeach:
+            if name.startswith(p) and (best is None or len(p) > len(best[0])):
+                best = (p, cap)
+        return best[1] if best else 0
 
     @staticmethod
     def chosen(names, name):
@@ -288,8 +304,46 @@ class Model:
         return any(name.startswith(n[:-1]) if n.endswith("*") else name == n
                    for n in names)
 
+    def held(self, name):
+        """Its claims now: a lapsed claim holds its slot until a write
+        returns it."""
+        return sum(1 for j in self.jobs.values()
+                   if j.name == name and j.claimed())
+
+    def at_cap(self, name):
+        cap = self.queues[name][2]
+        return cap > 0 and self.held(name) >= cap
+
     def blocked(self, name):
-        return self.board_paused or self.queues[name][0]
+        return self.board_paused or self.queues[name][0] or \
+            self.at_cap(name)
+
+    def set_cap(self, name, cap):
+        """Cap a name's own claims at once (0: none of its own, its
+        prefix's applies again); the time of the change is kept even when
+        the cap stays. "prefix*" caps each name under the prefix (those
+        posted later too) unless it has its own; the longest prefix wins;
+        a name it changes has the time of the change."""
+        if name == "":
+            return "invalid", None
+        if name.endswith("*"):
+            prefix = name[:-1]
+            self.capeach = [e for e in self.capeach if e[0] != prefix]
+            if cap:
+                self.capeach.append([prefix, cap])
+            for n, q in self.queues.items():
+                if not n.startswith(prefix) or (q[2] and not q[3]):
+                    continue
+                want = self.each_cap(n)
+                if q[2] != want:
+                    q[2], q[3], q[1] = want, want > 0, self.wall
+            return "ok", None
+        q = self.queues.get(name)
+        if q is None:
+            return "notfound", None
+        each = self.each_cap(name) if cap == 0 else 0
+        q[2], q[3], q[1] = cap or each, each > 0, self.wall
+        return "ok", None
 
     def set_paused(self, name, paused):
         """pause (paused True) or resume a name, or the board (None)."""
@@ -357,6 +411,9 @@ class Model:
                     if j.limit_until and j.lease_until > j.limit_until:
                         j.lease_until = j.limit_until
             return "claimed", j.owner
+        if self.at_cap(j.name):
+            # Refused, naming the cap (a lapse just returned stays done).
+            return "notdue", None
         if j.not_before > self.wall:
             # A delayed job is not claimable before its due time.
             return "notdue", None

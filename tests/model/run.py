@@ -10,7 +10,7 @@ list of abstract operations (post, batch post, claim, claim-next, claim
 many, extend, abandon, retry, trash, consume with outcome and result,
 consume-and-claim-next, cancel, dead-letter requeue and purge, the retry
 policy, the retention, schedules added, removed and ticked, pause and
-resume of a name or of the board, the clocks moved, and with --procs
+resume of a name or of the board, caps of names, the clocks moved, and with --procs
 worker processes killed and started again). The claim-nexts are given
 names at random (exact ones and prefixes, from names that share a
 prefix) or none. Operations name jobs
@@ -25,7 +25,8 @@ every step: the jobs in listing order with their state, owner, attempts,
 due time, unique key and reason; both counts; the stats (by state, dead
 letters, the counters of posts and of history records by outcome); the
 dead letters; the schedules; the history with outcome and result; the
-names recorded with their pause, its last change and their ready jobs,
+names recorded with their pause and cap, the last change of either,
+their ready jobs and claims held against a cap,
 and whether the board is paused; and check. With --kills a worker is also killed (SIGKILL) in the middle of an
 operation at a random moment: the board must then equal the model with
 that operation wholly done or wholly not done, and a later salvage must
@@ -169,6 +170,9 @@ def sut_do(board, op, me):
         if kind == "resume":
             board.resume(op["name"])
             return {"st": "ok"}
+        if kind == "cap":
+            board.set_cap(op["name"], op["cap"])
+            return {"st": "ok"}
         if kind == "requeue":
             board.requeue(op["uuid"], keep_attempts=op["keep"])
             return {"st": "ok", "seq": board.get(op["uuid"]).sequence}
@@ -281,7 +285,8 @@ def observe_board(board):
                     for s in board.schedules())
     hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
     queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
-               q.ready) for q in board.queues()]
+               q.ready, q.cap or 0, q.held, q.cap_each)
+              for q in board.queues()]
     ret = board.retention()
     chk = board.check()
     return {
@@ -300,6 +305,7 @@ def observe_board(board):
         "history": hist,
         "queues": queues,
         "board_paused": board.board_paused(),
+        "cap_prefixes": board.cap_prefixes(),
         "retention": (ret.history_max, ret.history_max_age, ret.dead_max,
                       ret.dead_max_age),
         "check": (chk.ok, chk.problems),
@@ -345,7 +351,8 @@ def observe_model(m):
     scheds = sorted((n, s["next"], s["runs"], s["last"])
                     for n, s in m.schedules.items())
     hist = [(u, e, r) for (u, e, r, _) in reversed(m.history)]
-    queues = [(n, q[0], q[1], m.ready_of(n))
+    queues = [(n, q[0], q[1], m.ready_of(n), q[2],
+               m.held(n) if q[2] else 0, q[3])
               for n, q in sorted(m.queues.items())]
     hmax, hage, dmax, dage = m.bounds()
     return {
@@ -360,6 +367,7 @@ def observe_model(m):
         "history": hist,
         "queues": queues,
         "board_paused": m.board_paused,
+        "cap_prefixes": [(p + "*", c) for p, c in m.capeach],
         "retention": (hmax, hage / 1e6 if hage is not None else None, dmax,
                       dage / 1e6 if dage is not None else None),
         "check": (True, 0),
@@ -397,6 +405,9 @@ CHOOSE = ["a.x", "a.y", "b", "a.*", "job-*", "*", "zz"]
 # What pause and resume name: the names posted, a schedule's, one never
 # posted (refused: not found), a prefix (refused: invalid), the board.
 PAUSE = ["a.x", "a.y", "b", "job-s1", "zz", "a.*", None]
+# What cap names: as pause, but a cap is always a name's or a prefix's
+# (each name under it capped on its own).
+CAP = [n for n in PAUSE if n is not None] + ["*", "job-*", "a.x*"]
 
 
 def gen_names(rng):
@@ -466,6 +477,8 @@ def gen_op(rng, procs):
         (3, lambda: {"op": "tick"}),
         (3, lambda: {"op": "pause", "name": rng.choice(PAUSE)}),
         (3, lambda: {"op": "resume", "name": rng.choice(PAUSE)}),
+        (3, lambda: {"op": "cap", "name": rng.choice(CAP),
+                     "cap": rng.choice([0, 1, 1, 2, 3])}),
         (7, lambda: {"op": "advance",
                      "ms": rng.choice([1000, 15000, 45000, 120000])}),
     ]
@@ -492,10 +505,10 @@ def gen_op(rng, procs):
 # wholly or not at all.
 KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "retry", "trash", "consume", "consume_next", "cancel",
-            "requeue", "pause", "resume"}
+            "requeue", "pause", "resume", "cap"}
 # Of those, the writes that append no event to the change log: whether
 # one committed is told by the board's state alone.
-UNLOGGED = {"pause", "resume"}
+UNLOGGED = {"pause", "resume", "cap"}
 
 
 # ---------------------------------------------------------- execution
@@ -784,6 +797,8 @@ class Run:
             return m.cancel(c["uuid"], c["force"])
         if kind in ("pause", "resume"):
             return m.set_paused(c["name"], kind == "pause")
+        if kind == "cap":
+            return m.set_cap(c["name"], c["cap"])
         if kind == "requeue":
             return m.requeue(c["uuid"], c["keep"], r.get("seq"))
         if kind == "purge":
@@ -885,7 +900,7 @@ def describe(op):
             if k not in ("proc", "job", "who", "lease_kind") or
             op["op"] not in ("post", "batch", "advance", "tick", "purge",
                              "policy", "retention", "sched_add", "sched_rm",
-                             "kill", "pause", "resume")}
+                             "kill", "pause", "resume", "cap")}
     return json.dumps(keep, sort_keys=True)
 
 
