@@ -437,4 +437,10 @@ TESTS += tests/test_progress
 tests_test_progress_SOURCES = tests/test_progress.c $(JB_TEST_HELPERS)
 tests_test_progress_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_progress_LDADD = $(JB_TEST_LIBS) -lm
+
+check_PROGRAMS += tests/test_snooze
+TESTS += tests/test_snooze
+tests_test_snooze_SOURCES = tests/test_snooze.c $(JB_TEST_HELPERS)
+tests_test_snooze_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_snooze_LDADD = $(JB_TEST_LIBS)
 endif
