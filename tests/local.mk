@@ -171,6 +171,8 @@ EXTRA_DIST += tests/cli.sh
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
+TESTS += tests/snooze.sh
+EXTRA_DIST += tests/snooze.sh
 
 # Job names as queues at the prompt: claim-next and work --name, pause,
 # resume, queues, and the filters by name of list, count, history, watch.
