@@ -1612,6 +1612,9 @@ struct jb_completion {
                                sequence), enough to post it again; NULL
                                when not kept (as details) */
   size_t posting_len;
+  /* Added with schema 11. */
+  uint32_t snoozes;       /**< times the job snoozed (jb_snooze), up to
+                               65535; 0 in a record of an older release */
 };
 
 /** Free a record returned through `**out`. NULL is a no-op. */
@@ -2070,8 +2073,13 @@ typedef struct {
    * that keeps them first wrote it: older writes are not counted). They
    * only go up, each in the write that made the change. */
   uint64_t events_total[16];  /**< change-log events by jb_event_type
-                                   (JB_EVENT_POSTED .. JB_EVENT_PROGRESS) */
-  uint64_t ends_total[8];     /**< history records written by jb_end */
+                                   (JB_EVENT_POSTED .. JB_EVENT_DEADLINE:
+                                   events_total[JB_EVENT_SNOOZED] counts
+                                   the snoozes) */
+  uint64_t ends_total[8];     /**< history records written by jb_end, at
+                                   index end & 7: JB_END_EXPIRED (8) is at
+                                   0, which no other end uses (so are
+                                   completed_1m and completed_1h) */
 
   /* The LMDB file. */
   uint64_t map_size;          /**< bytes mapped (the file's size bound) */

@@ -1818,6 +1818,8 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                      .result = d->result, .result_len = d->result_len,
                      .posting = kept->data, .posting_len = kept->len,
                      .attempts = c->attempts ? c->attempts : x.rec.attempts};
+  e.rec.snoozes = (uint16_t)(x.snz.snoozes > UINT16_MAX ? UINT16_MAX
+                                                        : x.snz.snoozes);
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us)) ||
       (rc = jb__retention_after_complete(s, txn, d->bounds, c->now_us)))

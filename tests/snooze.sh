@@ -87,6 +87,13 @@ before=$(digest)
 jb snooze --who w "$a" 0; expect_error 2 "max_snoozes"
 [ "$(digest)" = "$before" ] || fail "a snooze past the limit changed the board"
 jb state "$a"; expect_out CLAIMED "the claim stands"
+jb consume --who w "$a"; expect_ok "consume"
+jb --json history
+pycheck 'j["snoozes"] == 1 and j["attempts"] == 0' "history keeps the snoozes"
+jb --json stats
+pycheck 'j["totals"]["snoozed"] == 1' "stats counts them"
+jb metrics
+case $out in *"jobboard_snoozes_total 1"*) ;; *) fail "metrics: no snoozes_total" ;; esac
 end
 
 begin "work: a command exiting 76 snoozes its job for the seconds in JOBBOARD_SNOOZE_FILE, else 60 s; garbage is warned of"

@@ -130,6 +130,20 @@ static void a_snooze_delays_the_job_and_spends_no_attempt(void **state) {
   assert_int_equal(jb_job_attempts(j), 1);
   jb_job_free(j);
   jbt_assert_check_ok(f->board);
+  /* The history record keeps both counts. */
+  t = claim_ok(f->board, u, "w");
+  assert_int_equal(jb_consume(f->board, u, "w", t, NULL), JB_OK);
+  jb_completion *c = NULL;
+  assert_int_equal(jb_job_completion(&c, f->board, u), JB_OK);
+  assert_int_equal(c->snoozes, 2);
+  assert_int_equal(c->attempts, 1);
+  jb_completion_free(c);
+  uint64_t ctr[16] = {0};
+  jb_stats st = JB_STATS_INIT;
+  assert_int_equal(jb_stats_read(&st, f->board), JB_OK);
+  memcpy(ctr, st.events_total, sizeof ctr);
+  assert_int_equal(ctr[JB_EVENT_SNOOZED], 2);
+  jb_stats_clear(&st);
 }
 
 static void only_the_claims_owner_and_token_may_snooze(void **state) {
@@ -289,6 +303,12 @@ static void a_claim_by_uuid_after_the_deadline_is_refused_and_ends_it(
   jbt_assert_contains(jb_errmsg(), "deadline");
   assert_int_equal(ended_as(f->board, u, NULL, 0), JB_END_EXPIRED);
   jbt_assert_check_ok(f->board);
+  /* Counted: the DEADLINE event, and the end at ends_total[8 & 7]. */
+  jb_stats st = JB_STATS_INIT;
+  assert_int_equal(jb_stats_read(&st, f->board), JB_OK);
+  assert_int_equal(st.events_total[JB_EVENT_DEADLINE], 1);
+  assert_int_equal(st.ends_total[JB_END_EXPIRED & 7], 1);
+  jb_stats_clear(&st);
 }
 
 static void a_claim_before_the_deadline_takes_it_out_of_the_index(
