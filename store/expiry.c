@@ -62,9 +62,12 @@ int jb__expire_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                    int64_t now_us) {
   bool dead = (x->snz.flags & JB_JOBX_EXPIRES_DEAD) != 0;
   static const char why[] = "expired";
+  /* The letter keeps the reason as its last attempt's (the done's). */
   jb_store_done done = {.end = dead ? JB_END_DEAD : JB_END_EXPIRED,
                         .bounds = &s->hist,
-                        .cause = dead ? JB_DEAD_EXPIRED : 0};
+                        .cause = dead ? JB_DEAD_EXPIRED : 0,
+                        .reason = dead ? why : NULL,
+                        .reason_len = dead ? sizeof why - 1 : 0};
   jb_completing c = {.op = dead ? JB_RELEASE_TRASH : JB_RELEASE_CONSUME,
                      .uuid = uuid, .h = h, .posting = posting, .claim = NULL,
                      .who = "", .who_len = 0, .now_us = now_us, .done = &done,

@@ -280,6 +280,7 @@ static void an_unclaimed_job_expires_at_its_deadline(void **state) {
   jb_dead_letter *dl = NULL;
   assert_int_equal(jb_dead_get(&dl, f->board, d), JB_OK);
   assert_int_equal(dl->cause, JB_DEAD_EXPIRED);
+  assert_string_equal(dl->reason, "expired");
   assert_string_equal(jb_dead_cause_name(JB_DEAD_EXPIRED), "expired");
   jb_dead_free(dl);
   jb_event ev[4];

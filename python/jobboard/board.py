@@ -744,6 +744,12 @@ class Queue(NamedTuple):
 _STATS_STATES = ("unclaimed", "claimed", "delayed")
 
 
+def _by_end(arr):
+    """{End: n} of a jb_stats array by end, indexed by end & 7 (End.EXPIRED,
+    8, is in slot 0, which no other end uses)."""
+    return {e: arr[e.value & 7] for e in End}
+
+
 def _by_enum(arr, n, cls):
     out = {}
     for i in range(n):
@@ -795,10 +801,10 @@ class Stats:
                   "history", "log_first", "log_next", "map_size",
                   "page_size", "pages_used", "readers", "readers_max"):
             setattr(self, f, getattr(st, f))
-        self.completed_1m = _by_enum(st.completed_1m, 8, End)
-        self.completed_1h = _by_enum(st.completed_1h, 8, End)
+        self.completed_1m = _by_end(st.completed_1m)
+        self.completed_1h = _by_end(st.completed_1h)
         self.events_total = _by_enum(st.events_total, 16, EventType)
-        self.ends_total = _by_enum(st.ends_total, 8, End)
+        self.ends_total = _by_end(st.ends_total)
         self.names = None
         if by_name:
             self.names = {}
