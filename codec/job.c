@@ -49,6 +49,9 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
   job->not_before_us = raw->not_before_us;
   job->attempts = job->max_attempts = 0;
   job->time_limit_ms = 0;
+  job->snoozes = job->max_snoozes = 0;
+  job->deadline_us = 0;
+  job->expires_dead = false;
   job->has_unique = job->has_reason = job->has_progress = false;
   if (raw->x) {
     jb_jobx x;
@@ -64,6 +67,10 @@ int jb__job_load(jb_job *job, const jb_job_raw *raw) {
     job->has_reason = x.rec.reason_len > 0;
     memcpy(job->reason, x.reason, x.rec.reason_len);
     job->reason[x.rec.reason_len] = '\0';
+    job->snoozes = x.snz.snoozes;
+    job->max_snoozes = x.snz.max_snoozes;
+    job->deadline_us = x.snz.deadline_us;
+    job->expires_dead = x.snz.flags & JB_JOBX_EXPIRES_DEAD;
     job->has_progress = x.has_progress;
     job->progress_permille = x.prog.permille;
     job->progress_at_us = x.prog.at_us;
@@ -136,15 +143,26 @@ const void *jb_job_posting(const jb_job *job, size_t *len) {
 
 /* ---------------------------------------------------------- jobx records */
 
+bool jb__jobx_has_snz(const jb_jobx *x) {
+  static const jb_jobxsnz zero;
+  return memcmp(&x->snz, &zero, sizeof zero) != 0;
+}
+
 size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out) {
   jb_jobxrec rec = x->rec;
-  rec.format = x->has_progress ? 2 : 1;
+  bool snz = jb__jobx_has_snz(x);
+  rec.format = snz ? 3 : x->has_progress ? 2 : 1;
+  rec.pad = snz && x->has_progress ? JB_JOBX_HAS_PROG : 0;
   memcpy(out, &rec, sizeof rec);
   size_t n = sizeof rec;
   memcpy(out + n, x->unique, rec.unique_len);
   n += rec.unique_len;
   memcpy(out + n, x->reason, rec.reason_len);
   n += rec.reason_len;
+  if (snz) {
+    memcpy(out + n, &x->snz, sizeof x->snz);
+    n += sizeof x->snz;
+  }
   if (x->has_progress) {
     memcpy(out + n, &x->prog, sizeof x->prog);
     n += sizeof x->prog;
@@ -159,14 +177,24 @@ int jb__jobx_decode(jb_jobx *x, const void *data, size_t len) {
   if (len < sizeof x->rec) return -1;
   memcpy(&x->rec, data, sizeof x->rec);
   size_t base = sizeof x->rec + x->rec.unique_len + x->rec.reason_len;
-  if ((x->rec.format != 1 && x->rec.format != 2) ||
+  if (x->rec.format < 1 || x->rec.format > 3 ||
       x->rec.unique_len > JB_UNIQUE_MAX || x->rec.reason_len > JB_REASON_MAX ||
-      len < base || (x->rec.format == 1 && len != base))
+      len < base || (x->rec.format == 1 && len != base) ||
+      (x->rec.format == 3 && (x->rec.pad & ~JB_JOBX_HAS_PROG)))
     return -1;
   const uint8_t *d = (const uint8_t *)data + sizeof x->rec;
   memcpy(x->unique, d, x->rec.unique_len);
   memcpy(x->reason, d + x->rec.unique_len, x->rec.reason_len);
-  if (x->rec.format == 2) {
+  bool prog = x->rec.format == 2;
+  if (x->rec.format == 3) {
+    if (len < base + sizeof x->snz) return -1;
+    memcpy(&x->snz, (const uint8_t *)data + base, sizeof x->snz);
+    base += sizeof x->snz;
+    if (x->snz.flags & ~JB_JOBX_EXPIRES_DEAD) return -1;
+    prog = x->rec.pad & JB_JOBX_HAS_PROG;
+    if (!prog && len != base) return -1;
+  }
+  if (prog) {
     if (len < base + sizeof x->prog) return -1;
     memcpy(&x->prog, (const uint8_t *)data + base, sizeof x->prog);
     if (x->prog.permille > 1000 || x->prog.msg_len > JB_PROGRESS_MESSAGE_MAX ||
@@ -176,7 +204,8 @@ int jb__jobx_decode(jb_jobx *x, const void *data, size_t len) {
            x->prog.msg_len);
     x->has_progress = true;
   }
-  x->rec.format = 1; /* encode writes the format its progress needs */
+  x->rec.format = 1; /* encode writes the format its parts need */
+  x->rec.pad = 0;
   x->found = true;
   return 0;
 }

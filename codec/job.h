@@ -46,6 +46,10 @@ struct jb_job {
   bool has_unique, has_reason;
   char unique[JB_UNIQUE_MAX + 1];
   char reason[JB_REASON_MAX + 1];
+  /* Snoozes and the deadline to start (schema 11; jobx format 3). */
+  uint32_t snoozes, max_snoozes;
+  int64_t deadline_us;
+  bool expires_dead;
   /* Its progress (schema 10; jobx format 2). */
   bool has_progress;
   uint16_t progress_permille;
@@ -89,10 +93,16 @@ void jb__job_clear(jb_job *job); /* free the buffers, not the struct */
  * attempts and the last reason given). Format 2 (schema 10) adds the
  * progress its claimant last reported: a jb_jobxprog and the message's
  * bytes after the reason. A record without progress is written as
- * format 1, so only a job that reports progress has a longer one. */
+ * format 1, so only a job that reports progress has a longer one.
+ * Format 3 (schema 11) adds a jb_jobxsnz (snoozes, their limit, the
+ * deadline to start) right after the reason, then the progress part when
+ * `pad` has JB_JOBX_HAS_PROG; only a job that has such a part (posted
+ * with max_snoozes or a deadline, or snoozed) is written as format 3. */
 typedef struct {
-  uint8_t format;        /* 1, or 2: a jb_jobxprog follows the reason */
-  uint8_t pad;
+  uint8_t format;        /* 1, 2: a jb_jobxprog follows the reason; 3: a
+                            jb_jobxsnz follows it, then the progress part
+                            when pad has JB_JOBX_HAS_PROG */
+  uint8_t pad;           /* format 3: JB_JOBX_HAS_PROG; else 0 */
   uint16_t unique_len;   /* the unique key's bytes follow the record */
   uint16_t reason_len;   /* then the last reason's */
   uint16_t pad2;
@@ -117,6 +127,18 @@ typedef struct {
   uint64_t token;        /* the token of the claim that reported it */
 } jb_jobxprog;
 
+/* Format 3's part (jobboard.h, jb_snooze and jb_post's version 3). */
+typedef struct {
+  uint32_t snoozes;      /* snoozes so far (not attempts) */
+  uint32_t max_snoozes;  /* 0: no limit */
+  int64_t deadline_us;   /* not claimed by then: it ends expired (wall
+                            clock; 0: none, or it was claimed) */
+  uint8_t flags;         /* JB_JOBX_EXPIRES_DEAD */
+  uint8_t pad[7];
+} jb_jobxsnz;
+#define JB_JOBX_HAS_PROG 1u     /* jb_jobxrec.pad of format 3 */
+#define JB_JOBX_EXPIRES_DEAD 1u /* jb_jobxsnz.flags: expiry is a dead letter */
+
 /* A jobx record with its strings, copied out of the transaction. */
 typedef struct jb_jobx {
   bool found;
@@ -127,13 +149,17 @@ typedef struct jb_jobx {
   bool has_progress;     /* format 2 */
   jb_jobxprog prog;
   char prog_msg[JB_PROGRESS_MESSAGE_MAX];
+  jb_jobxsnz snz;        /* format 3; all zero: none */
 } jb_jobx;
 #define JB_JOBX_MAXLEN                                                         \
-  (sizeof(jb_jobxrec) + JB_UNIQUE_MAX + JB_REASON_MAX + sizeof(jb_jobxprog) +  \
-   JB_PROGRESS_MESSAGE_MAX)
+  (sizeof(jb_jobxrec) + JB_UNIQUE_MAX + JB_REASON_MAX + sizeof(jb_jobxsnz) +   \
+   sizeof(jb_jobxprog) + JB_PROGRESS_MESSAGE_MAX)
+/* Whether x needs format 3 (a snooze part that is not all zero). */
+bool jb__jobx_has_snz(const jb_jobx *x);
 
 /* Write x's record into out (JB_JOBX_MAXLEN bytes at most); its length.
- * The format is x's progress's: 2 with it, 1 without. */
+ * The format is 3 with a snooze part, else x's progress's: 2 with it, 1
+ * without (so a record a schema 10 reader could read stays so). */
 size_t jb__jobx_encode(const jb_jobx *x, uint8_t *out);
 /* Read a record into x (found set): 0, or -1 when it does not decode. */
 int jb__jobx_decode(jb_jobx *x, const void *data, size_t len);

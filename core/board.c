@@ -157,6 +157,8 @@ static const char *where_of(long idx, char buf[40]) {
  * caller). `where` prefixes messages. */
 /* The size of a version 1 jb_post (its fields up to book_uuid). */
 #define JB_POST_V1_SIZE offsetof(jb_post, not_before_us)
+/* The size of a version 2 jb_post (its fields up to unique_key). */
+#define JB_POST_V2_SIZE offsetof(jb_post, max_snoozes)
 
 static int life_options(const jb_post *p, const char *where,
                         jb_store_post *sp, int64_t now_us) {
@@ -197,8 +199,25 @@ static int life_options(const jb_post *p, const char *where,
     if (!jb__utf8_valid(p->unique_key, ulen))
       return jb__err(JB_EINVAL, "%sunique key: not valid UTF-8", where);
   }
+  uint32_t max_snoozes = 0;
+  int64_t expires_ms = 0;
+  unsigned flags = 0;
+  if (p->version >= 3) {
+    max_snoozes = p->max_snoozes;
+    expires_ms = p->expires_ms;
+    flags = p->flags;
+    if (flags & ~(unsigned)JB_POST_EXPIRES_DEAD)
+      return jb__err(JB_EINVAL, "%sflags: unknown flags 0x%x", where,
+                     flags & ~(unsigned)JB_POST_EXPIRES_DEAD);
+    if (expires_ms < 0 || expires_ms > JB_DELAY_MAX_MS)
+      return jb__err(JB_EINVAL, "%sexpires_ms: %" PRId64 " is outside 0..%"
+                     PRId64, where, expires_ms, JB_DELAY_MAX_MS);
+    if ((flags & JB_POST_EXPIRES_DEAD) && !expires_ms)
+      return jb__err(JB_EINVAL, "%sflags: JB_POST_EXPIRES_DEAD without "
+                     "expires_ms (a deadline to start)", where);
+  }
   if (!ulen && !p->time_limit_ms && !p->max_attempts && !p->backoff_ms &&
-      !p->backoff_max_ms)
+      !p->backoff_max_ms && !max_snoozes && !expires_ms)
     return JB_OK; /* a delay alone needs no record */
   jb_jobx *x = calloc(1, sizeof *x);
   if (x == NULL) return jb__err(JB_ENOMEM, "out of memory for a post");
@@ -210,6 +229,9 @@ static int life_options(const jb_post *p, const char *where,
   x->rec.backoff_ms = p->backoff_ms;
   x->rec.backoff_max_ms = p->backoff_max_ms;
   x->rec.not_before_us = sp->due_us;
+  x->snz.max_snoozes = max_snoozes;
+  x->snz.deadline_us = expires_ms ? now_us + expires_ms * 1000 : 0;
+  x->snz.flags = (flags & JB_POST_EXPIRES_DEAD) ? JB_JOBX_EXPIRES_DEAD : 0;
   sp->x = x;
   return JB_OK;
 }
@@ -221,7 +243,7 @@ static int prepare(size_t max, const jb_post *p, long idx, jb_buf *buf,
   char wbuf[40];
 #define where where_of(idx, wbuf)
   if (p == NULL) return jb__err(JB_EINVAL, "%spost is NULL", where);
-  if (p->version != 1 && p->version != JB_POST_VERSION)
+  if (p->version < 1 || p->version > JB_POST_VERSION)
     return jb__err(JB_EINVAL, "%spost version %u is not 1..%u (use "
                    "JB_POST_INIT)", where, p->version, JB_POST_VERSION);
   if (p->name == NULL || p->name[0] == '\0')
@@ -431,7 +453,9 @@ int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *b,
   int rc = JB_OK;
   /* A caller built against version 1 of jb_post passes an array of the
    * smaller struct: its first element's version says which (ABI). */
-  size_t stride = posts[0].version == 1 ? JB_POST_V1_SIZE : sizeof *posts;
+  size_t stride = posts[0].version == 1   ? JB_POST_V1_SIZE
+                  : posts[0].version == 2 ? JB_POST_V2_SIZE
+                                          : sizeof *posts;
   for (size_t i = 0; rc == JB_OK && i < n; i++) {
     const jb_post *p = (const jb_post *)(const void *)((const char *)posts +
                                                        i * stride);

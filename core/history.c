@@ -21,6 +21,7 @@ const char *jb_end_name(jb_end end) {
   case JB_END_LOST: return "lost";
   case JB_END_CANCELLED: return "cancelled";
   case JB_END_DEAD: return "dead";
+  case JB_END_EXPIRED: return "expired";
   }
   return NULL;
 }

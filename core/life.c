@@ -34,12 +34,20 @@ const char *jb_job_unique_key(const jb_job *job) {
 const char *jb_job_last_reason(const jb_job *job) {
   return job && job->has_reason ? job->reason : NULL;
 }
+uint32_t jb_job_snoozes(const jb_job *job) { return job ? job->snoozes : 0; }
+uint32_t jb_job_max_snoozes(const jb_job *job) {
+  return job ? job->max_snoozes : 0;
+}
+int64_t jb_job_deadline(const jb_job *job) {
+  return job ? job->deadline_us : 0;
+}
 
 const char *jb_dead_cause_name(jb_dead_cause cause) {
   switch (cause) {
   case JB_DEAD_TRASHED: return "trashed";
   case JB_DEAD_ATTEMPTS: return "attempts";
   case JB_DEAD_BURIED: return "buried";
+  case JB_DEAD_EXPIRED: return "expired";
   }
   return NULL;
 }
@@ -212,6 +220,32 @@ int jb_retry(jb_retry_result *out, jb_board *b, const char *uuid,
     jb_job_free(job);
   }
   return rc;
+}
+
+/* --------------------------------------------------------------- snooze */
+
+int jb_snooze(jb_board *b, const char *uuid, const char *who, uint64_t token,
+              int64_t delay_ms) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  uint8_t raw[16];
+  size_t who_len;
+  int rc = jb__uuid_parse(raw, uuid, "job uuid");
+  if (rc == JB_OK) rc = jb__who_check(who, &who_len);
+  if (rc != JB_OK) return rc;
+  if (delay_ms < 0 || delay_ms > JB_DELAY_MAX_MS)
+    return jb__err(JB_EINVAL, "snooze delay: %" PRId64 " ms is outside 0..%"
+                   PRId64, delay_ms, JB_DELAY_MAX_MS);
+  jb_store_retry sr = {.delay_us = delay_ms * 1000, .snooze = true};
+  rc = jb__store_retry(b->store, raw, who, who_len, token, jb__now_us(), &sr,
+                       NULL);
+  if (rc != JB__REMOTE) return jb__board_say_if_cancelled(b, rc, raw);
+  /* Redis decides this job (the authority rule) and keeps no due time: a
+   * snooze cannot be kept there, so it is refused, nothing changed. */
+  char t[JB_UUID_STRLEN];
+  jb__uuid_format(t, raw);
+  return jb__err(JB_EINVAL, "job %s is decided by Redis (published or "
+                 "mirrored): a snooze cannot be kept there; abandon or retry "
+                 "it", t);
 }
 
 /* --------------------------------------------------------------- cancel */

@@ -31,6 +31,8 @@ const char *jb_event_type_name(jb_event_type type) {
   case JB_EVENT_CANCELLED: return "CANCELLED";
   case JB_EVENT_DEAD: return "DEAD";
   case JB_EVENT_PROGRESS: return "PROGRESS";
+  case JB_EVENT_SNOOZED: return "SNOOZED";
+  case JB_EVENT_DEADLINE: return "DEADLINE";
   case JB_EVENT_TRIMMED: return "TRIMMED";
   }
   return NULL;

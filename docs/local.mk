@@ -86,6 +86,9 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_job_abandon.3 \
 	docs/man3/jb_job_abandon_ex.3 \
 	docs/man3/jb_job_attempts.3 \
+	docs/man3/jb_job_snoozes.3 \
+	docs/man3/jb_job_max_snoozes.3 \
+	docs/man3/jb_job_deadline.3 \
 	docs/man3/jb_job_book_name.3 \
 	docs/man3/jb_job_book_uuid.3 \
 	docs/man3/jb_job_cancel.3 \
@@ -144,6 +147,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_priority_name.3 \
 	docs/man3/jb_priority_parse.3 \
 	docs/man3/jb_progress.3 \
+	docs/man3/jb_snooze.3 \
 	docs/man3/jb_queues_foreach.3 \
 	docs/man3/jb_resume.3 \
 	docs/man3/jb_set_cap.3 \

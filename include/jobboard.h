@@ -506,6 +506,14 @@ JB_EXTERN const char *jb_job_last_reason(const jb_job *job);
  *  keeps its last report here until the job is claimed again. */
 JB_EXTERN bool jb_job_progress(const jb_job *job, double *percent,
                                const char **message, int64_t *at_us);
+/** Times the job was snoozed (jb_snooze); they are not attempts. */
+JB_EXTERN uint32_t jb_job_snoozes(const jb_job *job);
+/** The most snoozes the job was posted with; 0: no limit. */
+JB_EXTERN uint32_t jb_job_max_snoozes(const jb_job *job);
+/** The job's deadline to start (microseconds since the epoch): not
+ *  claimed by then it ends EXPIRED. 0: none, or it was claimed (a claim
+ *  started it: the deadline no longer applies). */
+JB_EXTERN int64_t jb_job_deadline(const jb_job *job);
 /** The details: one msgpack map (an empty map 0x80 when none was given). */
 JB_EXTERN const void *jb_job_details(const jb_job *job, size_t *len);
 /** The posting exactly as stored: msgpack in the taskflow layout. */
@@ -545,12 +553,28 @@ typedef struct {
   int64_t backoff_max_ms; /**< the longest back-off; 0: the board's */
   const char *unique_key; /**< 1..JB_UNIQUE_MAX bytes of UTF-8: refused
                                (JB_EEXISTS) while a live job holds it */
+  /* Version 3: snoozes and a deadline to start (0: not asked for). */
+  uint32_t max_snoozes;  /**< jb_snooze is refused (JB_EINVAL, naming the
+                              limit) once the job snoozed this many times;
+                              0: no limit */
+  int64_t expires_ms;    /**< a deadline to start: not claimed this long
+                              after the post, the job ends EXPIRED
+                              (JB_END_EXPIRED) and is never claimed; at
+                              most JB_DELAY_MAX_MS */
+  unsigned int flags;    /**< JB_POST_* */
 } jb_post;
 
-#define JB_POST_VERSION 2
+/** Flags of jb_post (version 3). */
+enum {
+  /** A job that expires goes to the dead letters (cause
+   *  JB_DEAD_EXPIRED, history JB_END_DEAD) rather than ending EXPIRED. */
+  JB_POST_EXPIRES_DEAD = 1u << 0,
+};
+
+#define JB_POST_VERSION 3
 #define JB_POST_INIT                                                           \
   { JB_POST_VERSION, NULL, NULL, 0, JB_PRIORITY_NORMAL, NULL, NULL,            \
-    0, 0, 0, 0, 0, 0, NULL }
+    0, 0, 0, 0, 0, 0, NULL, 0, 0, 0 }
 /** The longest unique key in bytes. */
 #define JB_UNIQUE_MAX 255
 /** The longest delay: 10 years. */
@@ -829,6 +853,22 @@ JB_EXTERN int jb_extend(jb_board *board, const char *uuid, const char *who,
  */
 JB_EXTERN int jb_progress(jb_board *board, const char *uuid, const char *who,
                           uint64_t token, double percent, const char *message);
+
+/**
+ * The owner `who` gives its claim back for `delay_ms` (0..JB_DELAY_MAX_MS)
+ * without spending an attempt: the job is UNCLAIMED again, not claimable
+ * before now + delay_ms (a delayed job, as jb_retry's), its attempts
+ * unchanged and its snoozes (jb_job_snoozes) one more; a SNOOZED event
+ * is appended to the change log. `token` 0 is not checked.
+ * A job posted with max_snoozes that snoozed that many times is refused
+ * (JB_EINVAL, naming the limit; the claim stands): its holder consumes,
+ * retries or abandons it.
+ * A job Redis decides keeps no due time: refused (JB_EINVAL), nothing
+ * changed.
+ * Errors: as jb_abandon; JB_EINVAL (a delay out of range, the limit).
+ */
+JB_EXTERN int jb_snooze(jb_board *board, const char *uuid, const char *who,
+                        uint64_t token, int64_t delay_ms);
 
 /** What jb_job_expires_in found. */
 typedef enum {
@@ -1148,6 +1188,8 @@ typedef enum {
   JB_DEAD_BURIED = 2,   /**< retried with JB_RETRY_DEAD, or its
                              publication refused (its unique key is held
                              in Redis by another live job) */
+  JB_DEAD_EXPIRED = 3,  /**< not claimed by its deadline to start, posted
+                             with JB_POST_EXPIRES_DEAD */
 } jb_dead_cause;
 
 /** One dead letter, copied out of the board (jb_dead_free). */
@@ -1537,7 +1579,11 @@ typedef enum {
                               jb_board_cancel_unclaimed) */
   JB_END_DEAD = 7,      /**< went to the dead letters: its attempts reached
                              the maximum, or it was retried with
-                             JB_RETRY_DEAD; `reason` is the last attempt's */
+                             JB_RETRY_DEAD; `reason` is the last attempt's,
+                             or "expired" (a deadline to start passed, with
+                             JB_POST_EXPIRES_DEAD) */
+  JB_END_EXPIRED = 8,   /**< not claimed by its deadline to start
+                             (jb_post.expires_ms) */
 } jb_end;
 
 /**
@@ -1591,6 +1637,9 @@ struct jb_completion {
                                sequence), enough to post it again; NULL
                                when not kept (as details) */
   size_t posting_len;
+  /* Added with schema 11. */
+  uint32_t snoozes;       /**< times the job snoozed (jb_snooze), up to
+                               65535; 0 in a record of an older release */
 };
 
 /** Free a record returned through `**out`. NULL is a no-op. */
@@ -1737,6 +1786,10 @@ typedef enum {
   JB_EVENT_PROGRESS = 13, /**< `owner` reported progress (jb_progress);
                                jb_log_progress reads its percentage and
                                message */
+  JB_EVENT_SNOOZED = 14,  /**< `owner` snoozed it (jb_snooze): claimable
+                               again after its delay */
+  JB_EVENT_DEADLINE = 15, /**< not claimed by its deadline to start: left
+                               the board (expired, or a dead letter) */
   /** Not a log event: a subscription's notice that events were trimmed
    *  before it could read them (see jb_subscribe). */
   JB_EVENT_TRIMMED = 128,
@@ -2045,8 +2098,13 @@ typedef struct {
    * that keeps them first wrote it: older writes are not counted). They
    * only go up, each in the write that made the change. */
   uint64_t events_total[16];  /**< change-log events by jb_event_type
-                                   (JB_EVENT_POSTED .. JB_EVENT_PROGRESS) */
-  uint64_t ends_total[8];     /**< history records written by jb_end */
+                                   (JB_EVENT_POSTED .. JB_EVENT_DEADLINE:
+                                   events_total[JB_EVENT_SNOOZED] counts
+                                   the snoozes) */
+  uint64_t ends_total[8];     /**< history records written by jb_end, at
+                                   index end & 7: JB_END_EXPIRED (8) is at
+                                   0, which no other end uses (so are
+                                   completed_1m and completed_1h) */
 
   /* The LMDB file. */
   uint64_t map_size;          /**< bytes mapped (the file's size bound) */

@@ -514,7 +514,7 @@ static int check_life(jb_store *s, MDB_txn *txn, check_ctx *ctx,
                       size_t delayed) {
   MDB_cursor *cur;
   MDB_val k, v;
-  size_t n_due = 0;
+  size_t n_due = 0, n_deadlines = 0;
   int rc = mdb_cursor_open(txn, s->due, &cur);
   if (rc) return rc;
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
@@ -542,9 +542,37 @@ static int check_life(jb_store *s, MDB_txn *txn, check_ctx *ctx,
       note(ctx, true, "jobx: the record of %s does not decode", ut);
     else if (mdb_get(txn, s->jobs, &k, &jv) != 0)
       note(ctx, true, "jobx: the record of %s names no job on the board", ut);
+    else if (x.snz.deadline_us) {
+      /* Schema 11: a job with a deadline to start has its entry. */
+      uint8_t ek[24];
+      jb__put_be64(ek, (uint64_t)x.snz.deadline_us);
+      memcpy(ek + 8, k.mv_data, 16);
+      MDB_val ekv = {sizeof ek, ek}, ev;
+      n_deadlines++;
+      if (mdb_get(txn, s->expiry, &ekv, &ev) != 0)
+        note(ctx, true, "expiry: job %s has a deadline to start but no "
+             "entry", ut);
+    }
   }
   mdb_cursor_close(cur);
   if (rc != MDB_NOTFOUND) return rc;
+  /* Every `expiry` entry names a job whose record has that deadline. */
+  size_t n_expiry = 0;
+  if ((rc = mdb_cursor_open(txn, s->expiry, &cur))) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    n_expiry++;
+    jb_jobx x;
+    if (k.mv_size != 24 ||
+        jb__jobx_get(s, txn, (const uint8_t *)k.mv_data + 8, &x) != 0 ||
+        x.snz.deadline_us != (int64_t)jb__be64(k.mv_data))
+      note(ctx, true, "expiry: an entry names no job with that deadline");
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_NOTFOUND) return rc;
+  if (n_expiry != n_deadlines)
+    note(ctx, true, "counts: %zu expiry entries != %zu jobs with a "
+         "deadline to start", n_expiry, n_deadlines);
   if ((rc = mdb_cursor_open(txn, s->unique, &cur))) return rc;
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {

@@ -408,21 +408,26 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       (rc = jb__unique_take(s, txn, x.unique, x.rec.unique_len, c->uuid,
                             c->held_by)))
     goto out;
+  /* Its options stay (max_snoozes too); its counts, snoozes with
+   * attempts, start again unless kept. A letter has no deadline. */
   bool keep_x = x.found && (x.rec.unique_len || x.rec.time_limit_ms ||
                             x.rec.max_attempts || x.rec.backoff_ms ||
-                            x.rec.backoff_max_ms || c->keep_attempts);
+                            x.rec.backoff_max_ms || x.snz.max_snoozes ||
+                            c->keep_attempts);
   if (x.found) {
     x.rec.limit_bt = 0;
+    x.snz.deadline_us = 0;
     if (!c->keep_attempts) {
       x.rec.attempts = 0;
       x.rec.reason_len = 0;
       x.rec.last_us = 0;
+      x.snz.snoozes = 0;
     }
     if (keep_x && (rc = jb__jobx_put(s, txn, c->uuid, &x))) goto out;
   }
   bool has_opts = x.found && (x.rec.unique_len || x.rec.time_limit_ms ||
                               x.rec.max_attempts || x.rec.backoff_ms ||
-                              x.rec.backoff_max_ms);
+                              x.rec.backoff_max_ms || x.snz.max_snoozes);
   jb_jobhdr h = {.format = 1, .flags = has_opts ? JB_JOB_F_X : 0,
                  .posted_us = tr.posted_us ? tr.posted_us : c->now_us};
   memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);

@@ -936,7 +936,8 @@ static int open_tables(jb_store *s, MDB_txn *txn, unsigned flags) {
       (rc = mdb_dbi_open(txn, JB_DB_SCHEDULES, flags, &s->schedules)) ||
       (rc = mdb_dbi_open(txn, JB_DB_BYNAME, flags, &s->byname)) ||
       (rc = mdb_dbi_open(txn, JB_DB_QUEUES, flags, &s->queues)) ||
-      (rc = mdb_dbi_open(txn, JB_DB_DEADAGE, flags, &s->deadage)))
+      (rc = mdb_dbi_open(txn, JB_DB_DEADAGE, flags, &s->deadage)) ||
+      (rc = mdb_dbi_open(txn, JB_DB_EXPIRY, flags, &s->expiry)))
     return rc;
   return JB_OK;
 }
@@ -1164,7 +1165,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * job to its jobkey band (store.h); 7 -> 8 adds delayed, due, jobx,
      * unique and schedules, made above, empty; 9 -> 10 adds byname and queues,
      * made above, and fills them (names.h), and `deadage`, made above and
-     * filled from `trash` (retain.c). */
+     * filled from `trash` (retain.c); 10 -> 11 adds `expiry`, made above,
+     * empty (no job of schema 10 has a deadline). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;

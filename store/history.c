@@ -885,6 +885,7 @@ int jb__history_load(jb_completion *c, jb_buf *mem, uint64_t hseq,
   c->history_seq = hseq;
   /* Format 2's; the caller decodes the posting (core/history.c). */
   c->attempts = e.attempts;
+  c->snoozes = rec->snoozes;
   c->has_result = e.result != NULL || rec->format == 1;
   c->posting = e.posting ? mem->data + posting_at : NULL;
   c->posting_len = e.posting_len;

@@ -82,7 +82,8 @@ typedef struct {
   uint16_t owner_len;
   uint16_t name_len;
   uint16_t reason_len;
-  uint16_t pad2;
+  uint16_t snoozes;  /* the job's snoozes, up to 65535 (schema 11; 0
+                        before) */
   uint32_t result_len;
   uint8_t uuid[16];
   uint64_t job_seq;  /* 0 when unknown */

@@ -9,6 +9,7 @@
 #include "life.h"
 #include "names.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,6 +273,8 @@ int jb__limit_claim(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   int rc = jb__jobx_get(s, txn, uuid, &x);
   if (rc == MDB_NOTFOUND) return 0;
   if (rc) return rc;
+  /* The claim starts the job: its deadline to start no longer applies. */
+  if ((rc = jb__deadline_claim(s, txn, uuid, &x))) return rc;
   if (x.rec.time_limit_ms <= 0) return 0;
   int64_t limit = now_bt + x.rec.time_limit_ms * 1000;
   if (!(rec->flags & JB_CLAIM_F_LEASE) || rec->expires_bt > limit) {
@@ -330,6 +333,32 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
   int rc = jb__jobx_get(s, txn, a->uuid, &x);
   if (rc && rc != MDB_NOTFOUND) return rc;
   if (!x.found) x.rec.format = 1;
+  if (a->snooze) {
+    /* A snooze spends no attempt: it counts apart, up to the job's
+     * max_snoozes, past which it is refused (the claim stands: this
+     * transaction is not committed). */
+    if (x.snz.max_snoozes > 0 && x.snz.snoozes >= x.snz.max_snoozes) {
+      char t[JB_UUID_STRLEN];
+      jb__uuid_format(t, a->uuid);
+      return jb__err(JB_EINVAL, "job %s: snoozed %" PRIu32 " times, its "
+                     "max_snoozes: no more snoozes (consume, retry or "
+                     "abandon it)", t, x.snz.snoozes);
+    }
+    if (x.snz.snoozes < UINT32_MAX) x.snz.snoozes++;
+    x.rec.limit_bt = 0;
+    *out = (jb_attempt_out){.attempts = x.rec.attempts,
+                            .due_us = a->delay_us > 0 ? a->now_us + a->delay_us
+                                                      : 0};
+    if ((rc = jb__jobx_put(s, txn, a->uuid, &x))) return rc;
+    rc = a->delay_us > 0
+             ? jb__delay_put(s, txn, a->h->jobkey, a->uuid, a->now_us,
+                             out->due_us)
+             : jb__ready_add(s, txn, a->h->jobkey, a->uuid, a->now_us,
+                             jb__hdr_lane(a->h), 0);
+    if (rc) return rc;
+    return jb__log_event(s, txn, JB_EV_SNOOZED, a->uuid, a->h->jobkey, a->who,
+                         a->who_len, a->now_us);
+  }
   if (x.rec.attempts < UINT32_MAX) x.rec.attempts++;
   x.rec.last_us = a->now_us;
   x.rec.limit_bt = 0;

@@ -92,6 +92,7 @@ typedef struct {
   int64_t now_us;
   int64_t delay_us;         /* < 0: the back-off's */
   bool dead;                /* to the dead letters now */
+  bool snooze;              /* jb_snooze: a snooze, not an attempt */
   int event;                /* the event when it goes back: ABANDONED... */
 } jb_attempt;
 typedef struct {
@@ -111,6 +112,30 @@ int jb__attempt_end(jb_store *s, MDB_txn *txn, const jb_attempt *a,
  * JB_DEAD_TRASHED and no jobx record): false when malformed. */
 bool jb__trashrec_read(const void *data, size_t len, jb_trashrec *t,
                        size_t *hdr_len);
+
+/* Deadlines to start (store/expiry.c; store.h, `expiry`). An entry per
+ * job with a deadline; jb__expiry_del of an absent entry is no error. */
+int jb__expiry_put(jb_store *s, MDB_txn *txn, int64_t deadline_us,
+                   const uint8_t uuid[16]);
+int jb__expiry_del(jb_store *s, MDB_txn *txn, int64_t deadline_us,
+                   const uint8_t uuid[16]);
+/* A claim of job `uuid` (its record in x): the deadline no longer
+ * applies (its entry goes, x forgets it and is written). */
+int jb__deadline_claim(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                       jb_jobx *x);
+/* End job `uuid` (unclaimed, posting in its jobs page, not changed yet)
+ * as expired: history JB_END_EXPIRED, or a dead letter of cause
+ * JB_DEAD_EXPIRED when it was posted with JB_POST_EXPIRES_DEAD; a
+ * DEADLINE event. */
+int jb__expire_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                   const jb_jobhdr *h, MDB_val posting, const jb_jobx *x,
+                   int64_t now_us);
+/* End the jobs whose deadline is at or before now_us, at most `max`
+ * (bounded work for a claim-next); how many entries it took to *ended. */
+int jb__expire_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max,
+                   size_t *ended);
+/* The most expired jobs one claim-next ends. */
+#define JB_EXPIRE_MAX 256
 
 /* Retention (store/retain.c; jobboard.h "retention"). The stored
  * setting's key in `meta` and its size (four i64: history_max,

@@ -586,6 +586,9 @@ static int post_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
         break;
       }
       if ((rc = jb__jobx_put(s, txn, p->uuid, p->x))) break;
+      if (p->x->snz.deadline_us &&
+          (rc = jb__expiry_put(s, txn, p->x->snz.deadline_us, p->uuid)))
+        break;
     }
     if (p->due_us > ctx->now_us) {
       if ((rc = jb__delay_put(s, txn, jobkey, p->uuid, ctx->now_us,
@@ -649,6 +652,23 @@ typedef struct {
 
 /* A claim by uuid of a job whose name is at its cap (names.h): refused,
  * naming the cap. 0 when it may be claimed. */
+/* An unclaimed job posted with options: if its deadline to start passed,
+ * it ends (expiry.c) and *gone says so. */
+static int expire_if_due(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                         const jb_jobhdr *h, int64_t now_us, bool *gone) {
+  *gone = false;
+  jb_jobx x;
+  int rc = jb__jobx_get(s, txn, uuid, &x);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  if (x.snz.deadline_us == 0 || x.snz.deadline_us > now_us) return 0;
+  MDB_val posting;
+  jb_jobhdr hh;
+  if ((rc = jb__job_header(s, txn, uuid, &hh, &posting))) return rc;
+  *gone = true;
+  return jb__expire_job(s, txn, uuid, h, posting, &x, now_us);
+}
+
 static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16]) {
   bool at_cap = false;
   uint32_t cap = 0;
@@ -744,6 +764,21 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                      req->who_len, req->now_us);
   }
   if (rc != MDB_NOTFOUND) return rc;
+  if (!decided && (h.flags & JB_JOB_F_X)) {
+    /* Past its deadline to start, it is never claimed: it ends here (the
+     * sweep of a claim-next may not have reached it yet). */
+    bool gone = false;
+    if ((rc = expire_if_due(s, txn, ctx->uuid, &h, req->now_us, &gone)))
+      return rc;
+    if (gone) {
+      char t[JB_UUID_STRLEN];
+      fmt_uuid(t, ctx->uuid);
+      *status = jb__err(JB_ENOTFOUND, "job %s is not on the board: it was "
+                        "not claimed by its deadline to start, and expired",
+                        t);
+      return 0; /* committed: the job ended */
+    }
+  }
   if (!decided && (rc = cap_refusal(s, txn, ctx->uuid))) return rc;
   rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h));
   if (rc == MDB_NOTFOUND) {
@@ -1463,6 +1498,12 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   /* Delayed jobs that are due join `ready` first (life.c): one look at
    * `due`'s first key when none is. */
   if ((rc = jb__promote_due(s, txn, req->now_us, JB_PROMOTE_MAX))) return rc;
+  /* Jobs past their deadline to start end first (expiry.c): one look at
+   * `expiry`'s first key when none is, at most JB_EXPIRE_MAX ended. */
+  size_t expired = 0;
+  if ((rc = jb__expire_due(s, txn, req->now_us, JB_EXPIRE_MAX, &expired)))
+    return rc;
+  if (expired) ctx->moved = true;
   /* The names' controls: one read of meta when there are none. */
   jb_queue_ctls ctls = {0};
   if ((rc = jb__queue_ctls_load(s, txn, &ctls))) {
@@ -1472,6 +1513,8 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   uint8_t jobkey[JB_JOBKEY_LEN];
   jb_jobhdr h = {0};
   bool paused = (ctls.queuectl & JB_QUEUECTL_BOARD) != 0;
+  size_t picked_expired = 0;
+again:
   if (paused) {
     rc = MDB_NOTFOUND;
   } else if (req->n_names) {
@@ -1481,6 +1524,17 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
     rc = pick_plain(s, txn, ctx, &ctls, jobkey, &h, &fallback);
     if (fallback)
       rc = pick_lanes(s, txn, ctx, &ctls, jobkey, jobkey, &h);
+  }
+  if (rc == 0 && (h.flags & JB_JOB_F_X)) {
+    /* More than the sweep's bound were past their deadline and this is
+     * one: it ends, and the pick goes on, up to JB_EXPIRE_MAX more. */
+    bool gone = false;
+    rc = expire_if_due(s, txn, ctx->uuid_out, &h, req->now_us, &gone);
+    if (rc == 0 && gone) {
+      ctx->moved = true;
+      if (++picked_expired <= JB_EXPIRE_MAX) goto again;
+      rc = MDB_NOTFOUND;
+    }
   }
   jb__queue_ctls_free(&ctls);
   if (rc == JB__REMOTE) {
@@ -1677,6 +1731,11 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
   if ((rc = jb__jobx_get(s, txn, c->uuid, &x)) && rc != MDB_NOTFOUND)
     return rc;
   x.has_progress = false; /* progress goes with the job: no letter keeps it */
+  /* Its deadline to start goes with it (a letter put back has none). */
+  if (x.found && x.snz.deadline_us &&
+      (rc = jb__expiry_del(s, txn, x.snz.deadline_us, c->uuid)))
+    return rc;
+  x.snz.deadline_us = 0;
   jb_store_done plain = {c->op == JB_RELEASE_CONSUME ? JB_END_CONSUMED
                                                      : JB_END_TRASHED,
                          NULL, 0, NULL, 0, NULL, 0};
@@ -1759,6 +1818,8 @@ int jb__job_complete(jb_store *s, MDB_txn *txn, const jb_completing *c) {
                      .result = d->result, .result_len = d->result_len,
                      .posting = kept->data, .posting_len = kept->len,
                      .attempts = c->attempts ? c->attempts : x.rec.attempts};
+  e.rec.snoozes = (uint16_t)(x.snz.snoozes > UINT16_MAX ? UINT16_MAX
+                                                        : x.snz.snoozes);
   memcpy(e.rec.uuid, c->uuid, 16);
   if ((rc = jb__history_put(s, txn, &e, d->bounds, c->now_us)) ||
       (rc = jb__retention_after_complete(s, txn, d->bounds, c->now_us)))
@@ -1778,7 +1839,10 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb_jobhdr h;
   MDB_val posting;
   jb_claimrec rec;
-  int rc = owned_claim(s, txn, ctx, release_verb(ctx->op), &h, &posting, &rec);
+  int rc = owned_claim(s, txn, ctx,
+                       ctx->retry && ctx->retry->snooze ? "snooze"
+                                                        : release_verb(ctx->op),
+                       &h, &posting, &rec);
   bool claimed = rc == 0;
   /* Redis-decided, and no local claim record of this caller's: an abandon
    * leaves the board as it is (ready, or another owner's newer claim); a
@@ -1823,7 +1887,8 @@ static int release_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                   .reason_len = rt ? rt->reason_len : 0,
                   .now_us = ctx->now_us,
                   .delay_us = rt ? rt->delay_us : 0,
-                  .dead = rt && rt->dead, .event = JB_EV_ABANDONED};
+                  .dead = rt && rt->dead, .snooze = rt && rt->snooze,
+                  .event = JB_EV_ABANDONED};
   return jb__attempt_end(s, txn, &a, &ctx->attempt);
 }
 

@@ -25,6 +25,10 @@
  *   jobx     uuid -> jb_jobxrec + unique key + last reason: a job's
  *            attempts and the options it was posted with (schema 8),
  *            and (format 2, schema 10) the progress last reported
+ *            and (format 3, schema 11) its snoozes and deadline to start
+ *   expiry   deadline (u64 BE, wall-clock microseconds) + uuid -> empty:
+ *            the jobs with a deadline to start, unclaimed so far, in
+ *            deadline order (schema 11; store/expiry.c)
  *   unique   unique key -> uuid (16 bytes): the live job holding the key
  *   schedules  schedule name -> jb_schedrec + spec + job name + book name
  *            + details: periodic jobs ("Periodic jobs" below; schema 8)
@@ -174,7 +178,15 @@
  * A board of schema 9 is upgraded when it is first opened: the table is
  * made and filled from `trash` (one entry per dead letter, env.c
  * upgrade_deadage), beside the lanes' pass. */
-#define JB_SCHEMA_VERSION 10u
+/* 11: jobx records of format 3 (snoozes and the deadline to start:
+ * codec/job.h), the change-log events SNOOZED and DEADLINE, the history
+ * end JB_END_EXPIRED and the table `expiry` (every job with a deadline to
+ * start, in deadline order). A release of schema 10 would call format 3
+ * records and the new events malformed, claim a job past its deadline
+ * and leave `expiry` behind as jobs leave: it must refuse such a board.
+ * A board of schema 10 (or older) is upgraded when it is first opened:
+ * the table is made, empty (no job had a deadline). */
+#define JB_SCHEMA_VERSION 11u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -198,6 +210,7 @@
 #define JB_DB_SCHEDULES "schedules" /* schema 8: store/schedule.c */
 #define JB_DB_BYNAME "byname"       /* schema 10: store/names.h */
 #define JB_DB_QUEUES "queues"       /* schema 10: store/names.h */
+#define JB_DB_EXPIRY "expiry"       /* schema 11: store/expiry.c */
 #define JB_DB_DEADAGE "deadage"     /* schema 10: store/retain.c */
 
 /* Change-log event types (the `log` table). */
@@ -215,8 +228,12 @@ enum {
   JB_EV_CANCELLED = 11, /* cancelled: it left the board (schema 8) */
   JB_EV_DEAD = 12,      /* moved to the dead letters: it left the board */
   JB_EV_PROGRESS = 13,  /* the owner reported progress (schema 10) */
+  JB_EV_SNOOZED = 14,   /* the owner snoozed it: back later, no attempt
+                           spent (schema 11) */
+  JB_EV_DEADLINE = 15,  /* not claimed by its deadline: it left the board
+                           (schema 11) */
 };
-#define JB_EV_LAST JB_EV_PROGRESS
+#define JB_EV_LAST JB_EV_DEADLINE
 
 /* The log keeps at least log_keep events (a board option, by default
  * JB_LOG_KEEP) and fewer than log_keep + JB_LOG_TRIM; a write that reaches
@@ -733,6 +750,8 @@ typedef struct {
   size_t reason_len;
   int64_t delay_us;
   bool dead;
+  bool snooze;  /* jb_snooze: no attempt spent, a snooze counted (refused
+                   past the job's max_snoozes); delay_us >= 0 */
 } jb_store_retry;
 int jb__store_retry(jb_store *s, const uint8_t uuid[16], const char *who,
                     size_t who_len, uint64_t token, int64_t now_us,

@@ -45,6 +45,7 @@ struct jb_store {
   MDB_dbi schedules;                  /* schema 8 (store/schedule.c) */
   MDB_dbi byname, queues;             /* schema 10 (store/names.h) */
   MDB_dbi deadage;                    /* schema 10 (store/retain.c) */
+  MDB_dbi expiry;                     /* schema 11 (store/expiry.c) */
   /* The lanes (names.h) whose jobs the write transaction under way made
    * ready, as wake bits (wake.h JB_WAKE_LANE): reset when a write
    * transaction begins, read by its commit's wake-up. */

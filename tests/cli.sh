@@ -208,7 +208,7 @@ post plain
 jb --json list
 expect_ok "list --json"
 json_check 'len(lines) == 2 and lines[0]["name"] == "plain" and lines[1]["uuid"] == "'"$u1"'"'
-json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","remote","book","details","not_before","attempts","max_attempts","time_limit","unique","last_reason","progress","paused"}'
+json_check 'set(lines[1]) == {"uuid","name","priority","sequence","created","modified","state","owner","claim","remote","book","details","not_before","attempts","max_attempts","time_limit","unique","last_reason","snoozes","max_snoozes","deadline","progress","paused"}'
 json_check 'lines[0]["remote"] is False and lines[1]["remote"] is False'
 json_check 'lines[1]["details"] == {"k": {"deep": [1, "two"]}} and lines[1]["priority"] == "LOW"'
 json_check 'lines[1]["book"] == {"name": "bk", "uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"} and lines[0]["book"] is None'

@@ -53,7 +53,13 @@
  *     last attempt (jb_abandon); trash: holder trashes held-2
  *     (jb_trash); progress: holder reports 42.5 % and a message on
  *     held-1 (jb_progress); retention: jb_board_set_retention of one
- *     dead letter, which prunes corpse in its write;
+ *     dead letter, which prunes corpse in its write; snooze: holder
+ *     snoozes held-1 for a day (jb_snooze: delayed, no attempt spent,
+ *     one snooze counted); expire: on a board made from the base one
+ *     with a job of "doomed" whose deadline to start passed 10 s before
+ *     the writer's clock, crasher's claim-next, which ends doomed
+ *     (history "expired", a DEADLINE event) and claims base-1 in one
+ *     write;
  *     names as queues: pause: jb_pause of base-2, pause-board:
  *     jb_pause of the board, claim-names: crasher's claim-next of the
  *     names "keyed" and "base-3*" (an exact name and a prefix), and on
@@ -343,7 +349,8 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
-               OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_COUNT } op_kind;
+               OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
+               OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -351,12 +358,12 @@ static const char *const op_names[OP_COUNT] = {
     "post-unique", "post-held", "tick", "sched-add",
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
-    "retention", "cap", "cap-each"};
+    "retention", "cap", "cap-each", "snooze", "expire"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
-                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0};
+                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -409,6 +416,12 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
 static const char *const chosen_names[2] = {"keyed", "base-3*"};
 #define STALLED "stalled"
 #define NSTALLED 70
+/* snooze: how long holder snoozes held-1 (a day: it stays delayed). */
+#define SNOOZE_MS ((int64_t)86400 * 1000)
+/* The doomed board (expire): the base board and one job of DOOMED posted
+ * with a deadline to start DOOMED_S seconds before the writer's clock. */
+#define DOOMED "doomed"
+#define DOOMED_S 10
 #define STALLED_K 90 /* their details: {"k": 90} */
 #define QUEUES_MAX 32 /* the names a board here holds, at most */
 /* The base board's policy: a job's second failed attempt is its last; the
@@ -590,13 +603,15 @@ typedef struct {
   char base[NBASE][JB_UUID_STRLEN];
   char fresh[BATCH][JB_UUID_STRLEN];
   int nfresh;
-  int64_t due_us;    /* retry: the due time of the recorded run */
+  int64_t due_us;    /* retry, snooze: the due time of the recorded run */
+  bool snoozed;      /* snooze: held-1, delayed, has snoozed once */
   uint64_t log_next; /* the base board's next change-log sequence */
   /* The queues board and the paused board (names as queues, above). */
   int nstalled;              /* STALLED's jobs (0: the base board) */
   bool board_paused;         /* the paused board */
   int64_t stalled_changed_us; /* when STALLED was paused */
   int64_t capped_changed_us;  /* when base-1 was capped (queues board) */
+  int ndoomed;               /* DOOMED's jobs (the doomed board: 1) */
 } scenario;
 
 static const char *const base_names[NBASE] = {
@@ -798,6 +813,31 @@ static void make_queue_base(const char *from, const char *dir, bool paused,
   scenario_back(pid, p[0], sc, paused ? "paused" : "queues");
 }
 
+/* The doomed board from a copy of the base board, by a process of its
+ * own: one job of DOOMED, posted at a clock fixed so that its deadline
+ * to start (1 s after its post) passed DOOMED_S s before the writer's
+ * clock. */
+static void make_doomed_base(const char *from, const char *dir, scenario *sc) {
+  fresh_copy(from, dir);
+  int p[2];
+  pid_t pid = fork_maker(p);
+  if (pid == 0) {
+    scenario s = *sc;
+    jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, false);
+    if (b == NULL) _exit(10);
+    unsigned char d[4];
+    jb_post post = post_of(DOOMED, d, STALLED_K);
+    post.expires_ms = 1000;
+    char u[JB_UUID_STRLEN];
+    jb__test_clock_fix(writer_now_us() - (DOOMED_S + 1) * 1000000LL);
+    if (jb_job_post(u, b, &post) != JB_OK) _exit(11);
+    jb__test_clock_fix(0);
+    s.ndoomed = 1;
+    scenario_send(b, &s, p[1]);
+  }
+  scenario_back(pid, p[0], sc, "doomed");
+}
+
 /* The writes of the gathered group (jb__store_write_many): holder's
  * consume of base-0, and claim-nexts as the single operations make them.
  * A claim with `fail` returns an error after its claim is written: its
@@ -963,6 +1003,19 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   case OP_RETENTION: return jb_board_set_retention(b, &retain_new, JB_RETAIN_DEAD_MAX);
   case OP_CAP: return jb_set_cap(b, base_names[K_PAUSED], CAP_NEW);
   case OP_CAP_EACH: return jb_set_cap(b, EACH_PREFIX "*", CAP_NEW);
+  case OP_SNOOZE: { /* holder snoozes held-1 for a day: no attempt spent */
+    int rc = jb_snooze(b, sc->base[K_HELD1], HOLDER, 0, SNOOZE_MS);
+    /* The due time goes back with the acknowledgement, as retry's. */
+    jb_job *j = NULL;
+    if (rc == JB_OK && (rc = jb_job_get(&j, b, sc->base[K_HELD1])) == JB_OK)
+      snprintf(out[0], JB_UUID_STRLEN, "%" PRId64, jb_job_not_before(j));
+    jb_job_free(j);
+    return rc;
+  }
+  /* crasher's claim-next on the doomed board: it ends DOOMED's job, past
+   * its deadline to start (history "expired", a DEADLINE event), and
+   * claims base-1, in one write */
+  case OP_EXPIRE: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   default: return JB_EINVAL;
   }
 }
@@ -1014,7 +1067,9 @@ static job_state after_state(op_kind op, int k) {
   case OP_CONSUME_MANY: return base_held(k) ? ST_GONE : before_state(k);
   case OP_GATHERED: /* the consume and crasher's claim; not ghost's */
     return k == 0 ? ST_GONE : k == 1 ? ST_CRASHER : before_state(k);
-  case OP_RETRY: return k == K_HELD1 ? ST_DELAYED : before_state(k);
+  case OP_RETRY: /* fall through */
+  case OP_SNOOZE: return k == K_HELD1 ? ST_DELAYED : before_state(k);
+  case OP_EXPIRE: return k == 1 ? ST_CRASHER : before_state(k);
   /* A third dead letter: retention (two kept) prunes corpse, the oldest,
    * in the same write. */
   case OP_RETRY_DEAD: /* fall through */
@@ -1126,7 +1181,12 @@ static bool job_life_ok(const scenario *sc, int k, job_state st, const jb_job *j
   uint32_t att = 0;
   int64_t due = 0;
   const char *key = NULL, *why = NULL;
-  if (k == K_HELD1 && st == ST_DELAYED) att = 1, due = sc->due_us, why = RETRY_REASON;
+  bool snoozed = k == K_HELD1 && st == ST_DELAYED && sc->snoozed;
+  if (k == K_HELD1 && st == ST_DELAYED)
+    att = snoozed ? 0 : 1, due = sc->due_us, why = snoozed ? NULL : RETRY_REASON;
+  if (jb_job_snoozes(j) != (snoozed ? 1u : 0u))
+    return vfail(v, "job %s (%s) has %u snoozes, not %u", sc->base[k], base_names[k],
+                 jb_job_snoozes(j), snoozed ? 1u : 0u);
   if (k == K_TIRED) att = 1, why = TIRED_REASON;
   if (k == K_KEYED) key = KEYED_KEY;
   if (k == K_CORPSE) key = CORPSE_KEY; /* requeued: its attempts start again */
@@ -1338,7 +1398,8 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
   for (size_t e = 0; e < t.n; e++) {
     const char *n = t.name[e];
     bool listed = false, known = strcmp(n, "done") == 0 ||
-                                 (sc->nstalled && strcmp(n, STALLED) == 0);
+                                 (sc->nstalled && strcmp(n, STALLED) == 0) ||
+                                 (sc->ndoomed && strcmp(n, DOOMED) == 0);
     for (size_t i = 0; i < cnt->nnames; i++) listed |= strcmp(cnt->name[i], n) == 0;
     for (int k = 0; k < NBASE; k++) known |= strcmp(n, base_names[k]) == 0;
     if (!listed && t.ready[e] != 0)
@@ -1455,7 +1516,7 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   uint64_t token[NBASE] = {0}, seq[NBASE] = {0};
   bool remote[NBASE] = {false};
   bool extra_seen = false;
-  int nfresh = 0, nrun = 0, nstalled = 0;
+  int nfresh = 0, nrun = 0, nstalled = 0, ndoomed = 0;
   bool progress_there = false; /* progress: held-1 has its report */
   size_t nkeyed = 0;
   char keyed_uuid[UNIQ_MAX][JB_UUID_STRLEN], keyed_key[UNIQ_MAX][JB_UNIQUE_MAX + 1];
@@ -1536,6 +1597,13 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
           memcmp(det, want, 4) != 0 || jb_job_priority(j) != JB_PRIORITY_HIGH)
         ok = vfail(v, "job %s of the paused name %s is not as posted (%s)", u, STALLED,
                    claimed ? "claimed" : delayed ? "delayed" : "changed");
+    } else if (sc->ndoomed && strcmp(jb_job_name(j), DOOMED) == 0) {
+      ndoomed++;
+      if (claimed || delayed || jb_job_deadline(j) == 0 ||
+          jb_job_deadline(j) > writer_now_us())
+        ok = vfail(v, "job %s of %s is not as posted (%s, deadline %" PRId64 ")", u,
+                   DOOMED, claimed ? "claimed" : delayed ? "delayed" : "unclaimed",
+                   jb_job_deadline(j));
     } else if (op == OP_TICK && strcmp(jb_job_name(j), RUN_NAME) == 0) {
       nrun++;
       if (claimed || delayed || !str_is(jb_job_unique_key(j), run_key) ||
@@ -1555,6 +1623,13 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   if (nstalled != sc->nstalled)
     return vfail(v, "%d jobs of %s on the board, not %d", nstalled, STALLED,
                  sc->nstalled);
+  if (ndoomed > sc->ndoomed || (ndoomed < sc->ndoomed && op != OP_EXPIRE))
+    return vfail(v, "%d jobs of %s on the board, not %d", ndoomed, DOOMED,
+                 sc->ndoomed);
+  int doomed_gone = sc->ndoomed - ndoomed;
+  if (doomed_gone && cnt->by_type[JB_EVENT_DEADLINE] != 1)
+    return vfail(v, "the doomed job is gone with %" PRIu64 " DEADLINE events",
+                 cnt->by_type[JB_EVENT_DEADLINE]);
   /* The dead letters: the base jobs off the board that are there are
    * dead, the others gone. */
   dead_walk dw = {sc, op, v, true, {false}, 0};
@@ -1671,6 +1746,10 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
   if (op == OP_PROGRESS)
     aspect(&a, progress_there, "held-1's progress %s",
            progress_there ? "there" : "not");
+  /* expire: the doomed job ended with crasher's claim, or both not. */
+  if (op == OP_EXPIRE)
+    aspect(&a, doomed_gone == 1, "the doomed job %s",
+           doomed_gone ? "expired" : "there");
   /* The schedules and the policy. */
   if (!check_schedules(b, op, &a, v)) return false;
   jb_retry_policy pol;
@@ -1772,13 +1851,18 @@ static bool check_stats(jb_board *b, const recount *cnt, verdict *v) {
            ev[JB_EVENT_REVOKED] == end[JB_END_REVOKED] &&
            ev[JB_EVENT_LOST] == end[JB_END_LOST] &&
            ev[JB_EVENT_CANCELLED] == end[JB_END_CANCELLED] &&
-           ev[JB_EVENT_DEAD] == end[JB_END_DEAD] && end[0] == 0,
+           ev[JB_EVENT_DEAD] == end[JB_END_DEAD] &&
+           /* expired ends are counted at [8 & 7] (no job here expires
+            * to the dead letters) */
+           ev[JB_EVENT_DEADLINE] == end[JB_END_EXPIRED & 7],
        "endings counted (consumed %" PRIu64 ", failed %" PRIu64 ", trashed %" PRIu64
-       ", cancelled %" PRIu64 ", dead %" PRIu64 ") differ from their events (consumed %"
-       PRIu64 ", trashed %" PRIu64 ", cancelled %" PRIu64 ", dead %" PRIu64 ")",
+       ", cancelled %" PRIu64 ", dead %" PRIu64 ", expired %" PRIu64 ") differ from "
+       "their events (consumed %" PRIu64 ", trashed %" PRIu64 ", cancelled %" PRIu64
+       ", dead %" PRIu64 ", deadline %" PRIu64 ")",
        end[JB_END_CONSUMED], end[JB_END_FAILED], end[JB_END_TRASHED],
-       end[JB_END_CANCELLED], end[JB_END_DEAD], ev[JB_EVENT_CONSUMED],
-       ev[JB_EVENT_TRASHED], ev[JB_EVENT_CANCELLED], ev[JB_EVENT_DEAD]);
+       end[JB_END_CANCELLED], end[JB_END_DEAD], end[JB_END_EXPIRED & 7],
+       ev[JB_EVENT_CONSUMED], ev[JB_EVENT_TRASHED], ev[JB_EVENT_CANCELLED],
+       ev[JB_EVENT_DEAD], ev[JB_EVENT_DEADLINE]);
   DIFF(ends == newest, "%" PRIu64 " history records counted, the newest is number %"
        PRIu64, ends, newest);
 #undef DIFF
@@ -2740,6 +2824,12 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
    * back-off and its jitter (+-20 %) of the writer's clock; every run
    * draws the same jitter (its random bytes are fixed). */
   sc->due_us = 0;
+  sc->snoozed = c.op == OP_SNOOZE;
+  if (c.op == OP_SNOOZE &&
+      (sscanf(r.ack, "ack %*d %" SCNd64, &sc->due_us) != 1 ||
+       sc->due_us != writer_now_us() + SNOOZE_MS * 1000))
+    die("the recorded snooze's due time is not a day from the writer's "
+        "clock: '%s'", r.ack);
   if (c.op == OP_RETRY) {
     int64_t d = policy_base.backoff_ms * 1000, w = writer_now_us();
     if (sscanf(r.ack, "ack %*d %" SCNd64, &sc->due_us) != 1 ||
@@ -3022,6 +3112,7 @@ int main(int argc, char **argv) {
     tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
   if (tmp == NULL || *tmp == '\0') tmp = "/tmp";
   char root[4096], base[4200], work[4200], baseq[4200], basep[4200];
+  char based[4200];
   snprintf(root, sizeof root, "%s/crash_step.XXXXXX", tmp);
   if (mkdtemp(root) == NULL) die("mkdtemp %s: %s", root, strerror(errno));
   snprintf(cleanup_root, sizeof cleanup_root, "%s", root);
@@ -3031,6 +3122,7 @@ int main(int argc, char **argv) {
   snprintf(work, sizeof work, "%s/work", root);
   snprintf(baseq, sizeof baseq, "%s/base-queues", root);
   snprintf(basep, sizeof basep, "%s/base-paused", root);
+  snprintf(based, sizeof based, "%s/base-doomed", root);
   scenario sc;
   make_base(base, &sc);
   /* The boards of resume, resume-board and claim-paused (names as queues,
@@ -3042,6 +3134,9 @@ int main(int argc, char **argv) {
     scp = scq;
     make_queue_base(baseq, basep, true, &scp);
   }
+  /* The board of expire. */
+  scenario scd = sc;
+  if (!only_demo && in_list(ops, "expire")) make_doomed_base(base, based, &scd);
   printf("# crash_step: %s\n",
          o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
@@ -3059,8 +3154,9 @@ int main(int argc, char **argv) {
       run_cfg c = {NULL, modes[m], (op_kind)op, false, NULL};
       sweep_result res;
       bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD;
-      sweep(&c, q ? baseq : p ? basep : base, work, q ? &scq : p ? &scp : &sc, &o, false,
-            &res);
+      bool d = op == OP_EXPIRE;
+      sweep(&c, q ? baseq : p ? basep : d ? based : base, work,
+            q ? &scq : p ? &scp : d ? &scd : &sc, &o, false, &res);
       o.tests++;
       if (res.fails) o.failed++;
       printf("%s %d - %s/%s: %zu kill points, none lost or tore a change%s%s\n",

@@ -171,6 +171,8 @@ EXTRA_DIST += tests/cli.sh
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
+TESTS += tests/snooze.sh
+EXTRA_DIST += tests/snooze.sh
 
 # Job names as queues at the prompt: claim-next and work --name, pause,
 # resume, queues, and the filters by name of list, count, history, watch.
@@ -442,4 +444,10 @@ TESTS += tests/test_progress
 tests_test_progress_SOURCES = tests/test_progress.c $(JB_TEST_HELPERS)
 tests_test_progress_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_progress_LDADD = $(JB_TEST_LIBS) -lm
+
+check_PROGRAMS += tests/test_snooze
+TESTS += tests/test_snooze
+tests_test_snooze_SOURCES = tests/test_snooze.c $(JB_TEST_HELPERS)
+tests_test_snooze_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_snooze_LDADD = $(JB_TEST_LIBS)
 endif

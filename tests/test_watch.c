@@ -335,13 +335,15 @@ static void event_type_names_are_the_upper_case_type(void **state) {
   assert_string_equal(jb_event_type_name(JB_EVENT_CANCELLED), "CANCELLED");
   assert_string_equal(jb_event_type_name(JB_EVENT_DEAD), "DEAD");
   assert_string_equal(jb_event_type_name(JB_EVENT_PROGRESS), "PROGRESS");
+  assert_string_equal(jb_event_type_name(JB_EVENT_SNOOZED), "SNOOZED");
+  assert_string_equal(jb_event_type_name(JB_EVENT_DEADLINE), "DEADLINE");
 }
 
 static void event_type_name_of_a_value_outside_the_enum_is_null(
     void **state) {
   (void)state;
   assert_null(jb_event_type_name((jb_event_type)0));
-  assert_null(jb_event_type_name((jb_event_type)14));
+  assert_null(jb_event_type_name((jb_event_type)16));
 }
 
 /* A second handle of the process must ask for the bounds the first has. */

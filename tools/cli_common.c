@@ -169,6 +169,9 @@ enum {
   OPT_HISTORY_MAX_AGE,
   OPT_DEAD_MAX,
   OPT_DEAD_MAX_AGE,
+  OPT_MAX_SNOOZES,
+  OPT_EXPIRES,
+  OPT_EXPIRES_DEAD,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -211,6 +214,9 @@ static const struct {
     {{"time-limit", required_argument, NULL, OPT_TIME_LIMIT}, CLI_O_LIFE},
     {{"backoff", required_argument, NULL, OPT_BACKOFF}, CLI_O_LIFE},
     {{"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX}, CLI_O_LIFE},
+    {{"max-snoozes", required_argument, NULL, OPT_MAX_SNOOZES}, CLI_O_LIFE},
+    {{"expires", required_argument, NULL, OPT_EXPIRES}, CLI_O_LIFE},
+    {{"expires-dead", no_argument, NULL, OPT_EXPIRES_DEAD}, CLI_O_LIFE},
     {{"reason", required_argument, NULL, OPT_REASON}, CLI_O_RETRY},
     {{"retry-in", required_argument, NULL, OPT_RETRY_IN}, CLI_O_RETRY},
     {{"dead", no_argument, NULL, OPT_DEAD}, CLI_O_RETRY},
@@ -259,6 +265,11 @@ static bool parse_ms(const char *text, int64_t min_ms, int64_t max_ms,
   *out = (int64_t)(ms + 0.5);
   if (*out < min_ms) *out = min_ms;
   return true;
+}
+
+bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
+                       int64_t *out) {
+  return parse_ms(text, min_ms, max_ms, out);
 }
 
 static int64_t wall_now_us(void) {
@@ -613,6 +624,25 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       o->max_attempts = (uint32_t)v;
       break;
     }
+    case OPT_MAX_SNOOZES: {
+      char *end;
+      errno = 0;
+      unsigned long v = strtoul(optarg, &end, 10);
+      if (!isdigit((unsigned char)optarg[0]) || *end != '\0' || errno != 0 ||
+          v == 0 || v > UINT32_MAX)
+        return cli_cmd_usage(cmd, "--max-snoozes: '%s' is not a number of "
+                             "snoozes (1 to %u)", optarg, UINT32_MAX);
+      o->max_snoozes = (uint32_t)v;
+      break;
+    }
+    case OPT_EXPIRES:
+      if (!parse_ms(optarg, 1, JB_DELAY_MAX_MS, &o->expires_ms))
+        return cli_cmd_usage(cmd, "--expires: '%s' is not a deadline "
+                             "(seconds, from 0.001 to %lld, fractions "
+                             "allowed)", optarg,
+                             (long long)(JB_DELAY_MAX_MS / 1000));
+      break;
+    case OPT_EXPIRES_DEAD: o->expires_dead = 1; break;
     case OPT_TIME_LIMIT:
     case OPT_BACKOFF:
     case OPT_BACKOFF_MAX: {

@@ -32,7 +32,9 @@ enum {
   CLI_O_COUNT = 1u << 13,    /* --count N (claim-next: jobs to claim) */
   CLI_O_VERIFY = 1u << 14,   /* --verify (status) */
   CLI_O_LIFE = 1u << 15,     /* --delay --not-before --unique --max-attempts
-                                --time-limit --backoff --backoff-max (post) */
+                                --time-limit --backoff --backoff-max
+                                --max-snoozes --expires --expires-dead
+                                (post) */
   CLI_O_RETRY = 1u << 16,    /* --reason --retry-in --dead (abandon) */
   CLI_O_CANCEL = 1u << 17,   /* --force --all --yes (cancel) */
   CLI_O_DEAD = 1u << 18,     /* --older-than --all --yes --keep-attempts */
@@ -114,6 +116,9 @@ typedef struct {
   int64_t time_limit_ms;  /* --time-limit; 0 when not given */
   int64_t backoff_ms;     /* --backoff; 0 when not given */
   int64_t backoff_max_ms; /* --backoff-max; 0 when not given */
+  uint32_t max_snoozes;   /* --max-snoozes; 0 when not given */
+  int64_t expires_ms;     /* --expires; 0 when not given */
+  int expires_dead;       /* --expires-dead */
   const char *reason;     /* --reason TEXT */
   int64_t retry_in_ms;    /* --retry-in: -1 not given, -2 "backoff" */
   int dead;               /* --dead */
@@ -256,6 +261,11 @@ int cli_need_who(const cli_command *cmd, const cli_opts *opts);
  * after printing the same message the library gives, CLI_EXIT_USAGE. */
 int cli_check_uuid(const char *what, const char *text);
 
+/* Seconds as an operand (fractions allowed) to milliseconds within
+ * min_ms..max_ms: false when `text` is not such a number. */
+bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
+                       int64_t *out);
+
 /* Write `s` for a human: control characters as C escapes (\n, \t, \x01),
  * so that one job is one line. */
 void cli_put_text(FILE *f, const char *s);
@@ -289,6 +299,7 @@ int cmd_show(int argc, char **argv);
 int cmd_claim(int argc, char **argv);
 int cmd_claim_next(int argc, char **argv);
 int cmd_abandon(int argc, char **argv);
+int cmd_snooze(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 int cmd_trash(int argc, char **argv);
 int cmd_owner(int argc, char **argv);
@@ -322,8 +333,8 @@ int cmd_flush(int argc, char **argv);    /* cmd_flush.c */
 int cmd_retention(int argc, char **argv); /* cmd_retention.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
-    cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_consume,
-    cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
+    cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_snooze,
+    cli_cmd_consume, cli_cmd_trash, cli_cmd_owner, cli_cmd_state, cli_cmd_count, cli_cmd_check,
     cli_cmd_extend, cli_cmd_expires_in, cli_cmd_entities, cli_cmd_wait,
     cli_cmd_history, cli_cmd_wait_done, cli_cmd_work, cli_cmd_watch,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,

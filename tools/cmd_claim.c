@@ -542,6 +542,76 @@ int cmd_progress(int argc, char **argv) {
   return rc;
 }
 
+/* --------------------------------------------------------------- snooze */
+
+const cli_command cli_cmd_snooze = {
+    "snooze", "give one's claim back for a while, spending no attempt",
+    "Usage: jobboard snooze --who NAME [--token T] [OPTIONS] UUID SECONDS\n"
+    "\n"
+    "NAME, the owner of the claim on the job UUID, gives it back for SECONDS\n"
+    "(0 or more, fractions allowed; at most 10 years): the job is UNCLAIMED\n"
+    "again and not claimable before then (listed with its due time), in its\n"
+    "old place. Unlike `abandon`, a snooze is not a failed attempt: the\n"
+    "job's attempts stay as they are and its snoozes count one more (`show`,\n"
+    "`list --json` and `history` print them; `watch` prints a SNOOZED\n"
+    "event). A job posted with --max-snoozes N that snoozed N times is\n"
+    "refused (exit 2, the message names the limit) and stays claimed: its\n"
+    "owner consumes, abandons or trashes it. A job Redis decides keeps no\n"
+    "due time: its snooze is refused. Prints nothing on success (with\n"
+    "--json: {\"uuid\", \"state\": \"UNCLAIMED\", \"snoozes\", \"attempts\",\n"
+    "\"not_before\": its due time or null}).\n"
+    "`jobboard work` snoozes the job of a command that exits 76: see its\n"
+    "--help.\n"
+    "\n"
+    "Options:\n"
+    WHO_OPTION
+    TOKEN_OPTION
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
+    "  SECONDS that is not a number from 0 to 315360000 is a usage error\n"
+    "  (2), and so is a snooze past the job's --max-snoozes; nothing is\n"
+    "  written.\n"
+    "\n"
+    "Example:\n"
+    "  jobboard snooze --who w1 \"$uuid\" 300   # the remote host is down\n",
+    CLI_O_WHO | CLI_O_TOKEN, 2, 2, "UUID SECONDS"};
+
+int cmd_snooze(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_snooze, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  if ((rc = cli_need_who(&cli_cmd_snooze, &o)) != 0) return rc;
+  if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
+  int64_t ms;
+  if (!cli_parse_seconds(o.args[1], 0, JB_DELAY_MAX_MS, &ms))
+    return cli_cmd_usage(&cli_cmd_snooze, "SECONDS: '%s' is not a delay "
+                         "(seconds, from 0 to %lld, fractions allowed)",
+                         o.args[1], (long long)(JB_DELAY_MAX_MS / 1000));
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = jb_snooze(b, o.args[0], o.who, o.token, ms);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    jb_job *job = NULL;
+    char due[40] = "";
+    if (jb_job_get(&job, b, o.args[0]) == JB_OK && jb_job_not_before(job))
+      cli_format_time(due, sizeof due, jb_job_not_before(job));
+    if (cli_json_print(json_pack(
+            "{s:s,s:s,s:I,s:I,s:o}", "uuid", o.args[0], "state", "UNCLAIMED",
+            "snoozes", (json_int_t)jb_job_snoozes(job), "attempts",
+            (json_int_t)jb_job_attempts(job), "not_before",
+            due[0] ? json_string(due) : json_null())) != 0)
+      rc = CLI_EXIT_ERROR;
+    jb_job_free(job);
+  }
+  jb_board_close(b);
+  return rc;
+}
+
 const cli_command cli_cmd_expires_in = {
     "expires-in", "print how long a job's claim has left",
     "Usage: jobboard expires-in [OPTIONS] UUID\n"

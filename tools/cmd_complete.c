@@ -132,18 +132,21 @@ int cmd_consume(int argc, char **argv) {
 
 #define RECORD_JSON                                                            \
   "  {\"uuid\": \"...\", \"outcome\": \"consumed\" | \"failed\" | \"trashed\" | \"revoked\" |\n" \
-  "   \"lost\" | \"cancelled\" | \"dead\", \"result\": {...} (null when its\n" \
+  "   \"lost\" | \"cancelled\" | \"dead\" | \"expired\", \"result\": {...} (null when its\n" \
   "   owner gave none), \"owner\":\n"                                      \
   "   \"worker-1\" (or null), \"name\": \"...\" (null when unknown), \"priority\":\n" \
   "   \"HIGH\" (or null), \"sequence\": 42, \"posted\":\n"                      \
   "   \"2024-01-02T03:04:05.000006Z\", \"claimed\": \"...\" (or null),\n"        \
   "   \"completed\": \"...\", \"reason\": \"...\" (revoked, lost; else null),\n"  \
   "   \"history_seq\": 7, \"details\": {...} (the job's details as posted),\n" \
-  "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"attempts\": 1}\n" \
+  "   \"book\": {\"name\": \"...\", \"uuid\": \"...\"} (or null), \"attempts\": 1,\n" \
+  "   \"snoozes\": 0}\n"                                                     \
   "Times are ISO-8601 UTC with microseconds. The result and the details\n"    \
   "print as `jobboard show` prints details (msgpack values JSON has no word\n" \
   "for are tagged objects, see `jobboard show --help`). \"attempts\" is how\n" \
-  "many times the job was claimed, 0 when not counted. A record written by\n" \
+  "many times the job was claimed, 0 when not counted; \"snoozes\" how many\n" \
+  "times it snoozed (`jobboard snooze`, up to 65535; 0 in a record of a\n"  \
+  "release before schema 11). A record written by\n"                      \
   "jobboard 0.1.0 kept neither the details nor the book nor the attempts\n" \
   "(details and book null, attempts 0), and could not tell no result from\n" \
   "{}: its result is {} then. A revoked job's posting did not decode:\n"      \
@@ -183,7 +186,7 @@ static json_t *completion_to_json(const jb_completion *c) {
   const char *prio = jb_priority_name(c->priority);
   /* "o" steals each reference, also when json_pack fails. */
   return json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:o,s:I,s:o,"
-                   "s:o,s:I}",
+                   "s:o,s:I,s:I}",
                    "uuid", c->uuid, "outcome", jb_end_name(c->end), "result",
                    result, "owner", text_or_null(c->owner), "name",
                    text_or_null(c->name), "priority", text_or_null(prio),
@@ -193,7 +196,8 @@ static json_t *completion_to_json(const jb_completion *c) {
                    time_or_null(c->completed_us), "reason",
                    text_or_null(c->reason), "history_seq",
                    (json_int_t)c->history_seq, "details", details, "book",
-                   book, "attempts", (json_int_t)c->attempts);
+                   book, "attempts", (json_int_t)c->attempts, "snoozes",
+                   (json_int_t)c->snoozes);
 }
 
 /* A msgpack map as compact JSON on stdout. 0, or -1 (no memory, write

@@ -320,7 +320,8 @@ int cmd_policy(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_policy, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
-  if (o.delay_ms || o.not_before_us || o.unique || o.time_limit_ms)
+  if (o.delay_ms || o.not_before_us || o.unique || o.time_limit_ms ||
+      o.max_snoozes || o.expires_ms || o.expires_dead)
     return cli_cmd_usage(&cli_cmd_policy, "takes --max-attempts, --backoff "
                          "and --backoff-max only");
   jb_board *b = NULL;

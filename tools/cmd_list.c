@@ -174,6 +174,15 @@ static int print_job_text(const jb_job *job) {
     cli_put_text(stdout, jb_job_last_reason(job));
   }
   putchar('\n');
+  printf("snoozes:   %u", (unsigned)jb_job_snoozes(job));
+  if (jb_job_max_snoozes(job))
+    printf(" of at most %u", (unsigned)jb_job_max_snoozes(job));
+  putchar('\n');
+  if (jb_job_deadline(job)) {
+    char dl[40];
+    cli_format_time(dl, sizeof dl, jb_job_deadline(job));
+    printf("deadline:  %s (expires unless claimed by then)\n", dl);
+  }
   if (jb_job_time_limit(job))
     printf("limit:     %.3f s per claim\n", jb_job_time_limit(job) / 1000.0);
   if (jb_job_unique_key(job)) {

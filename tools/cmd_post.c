@@ -86,6 +86,16 @@ const cli_command cli_cmd_post = {
     "  --backoff SECONDS   the first retry's back-off (doubling, +-20 %\n"
     "                      jitter; default: the board's, 1 s)\n"
     "  --backoff-max SECONDS  the longest back-off (default: the board's, 1 h)\n"
+    "  --max-snoozes N     `snooze` (and `work`'s exit 76) is refused once the\n"
+    "                      job snoozed N times (default: no limit); snoozes\n"
+    "                      are not attempts\n"
+    "  --expires SECONDS   a deadline to start: not claimed within SECONDS of\n"
+    "                      the post (fractions allowed), the job ends EXPIRED\n"
+    "                      (`history` says \"expired\") and is never claimed; a\n"
+    "                      claim before it starts the job and the deadline no\n"
+    "                      longer applies\n"
+    "  --expires-dead      with --expires: an expired job goes to the dead\n"
+    "                      letters (cause \"expired\") instead\n"
     CLI_HELP_BOARD_OPTIONS
     CLI_HELP_REDIS_OPTIONS
     "\n"
@@ -145,6 +155,9 @@ static int post_one(cli_opts *o) {
   post.time_limit_ms = o->time_limit_ms;
   post.backoff_ms = o->backoff_ms;
   post.backoff_max_ms = o->backoff_max_ms;
+  post.max_snoozes = o->max_snoozes;
+  post.expires_ms = o->expires_ms;
+  if (o->expires_dead) post.flags |= JB_POST_EXPIRES_DEAD;
   /* Refused before the board is made or opened. */
   if ((rc = jb_post_check(&post, 0)) != JB_OK) {
     cli_pending_free(&p);
@@ -228,7 +241,8 @@ int cmd_post(int argc, char **argv) {
       return cli_cmd_usage(&cli_cmd_post, "--batch reads the jobs from stdin: "
                            "unexpected argument '%s'", o.args[0]);
     if (o.delay_ms || o.not_before_us || o.unique || o.max_attempts ||
-        o.time_limit_ms || o.backoff_ms || o.backoff_max_ms)
+        o.time_limit_ms || o.backoff_ms || o.backoff_max_ms ||
+        o.max_snoozes || o.expires_ms || o.expires_dead)
       return cli_cmd_usage(&cli_cmd_post, "--batch takes a job's delay, "
                            "unique key, attempts, time limit and back-off "
                            "from each input line, not from options");
@@ -238,5 +252,8 @@ int cmd_post(int argc, char **argv) {
     return post_batch(&o);
   }
   if (o.nargs == 0) return cli_cmd_usage(&cli_cmd_post, "missing NAME");
+  if (o.expires_dead && !o.expires_ms)
+    return cli_cmd_usage(&cli_cmd_post, "--expires-dead needs --expires "
+                         "SECONDS (a deadline to start)");
   return post_one(&o);
 }

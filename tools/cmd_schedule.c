@@ -120,6 +120,10 @@ static int add(cli_opts *o) {
     return cli_cmd_usage(&cli_cmd_schedule, "add: --delay, --not-before and "
                          "--unique are not for a schedule (its runs are "
                          "posted when due, with a unique key of their own)");
+  if (o->max_snoozes || o->expires_ms || o->expires_dead)
+    return cli_cmd_usage(&cli_cmd_schedule, "add: --max-snoozes, --expires "
+                         "and --expires-dead are for post (a schedule does "
+                         "not keep them)");
   cli_pending p = {0};
   p.priority = JB_PRIORITY_NORMAL;
   int rc;
@@ -279,7 +283,8 @@ int cmd_schedule(int argc, char **argv) {
                   o.start_us || o.replace || o.details || o.priority ||
                   o.book_name || o.book_uuid || o.batch || o.max_attempts ||
                   o.time_limit_ms || o.backoff_ms || o.backoff_max_ms ||
-                  o.delay_ms || o.not_before_us || o.unique))
+                  o.delay_ms || o.not_before_us || o.unique ||
+                  o.max_snoozes || o.expires_ms || o.expires_dead))
     return cli_cmd_usage(&cli_cmd_schedule, "%s: the schedule's options are "
                          "for add", sub);
   if (o.batch)

@@ -81,7 +81,7 @@ const cli_command cli_cmd_stats = {
     "\"history\"}, \"retention\": {\"history_max\", \"history_max_age\",\n"
     "\"dead_max\", \"dead_max_age\"} (seconds; null: no bound),\n"
     "\"totals\": {\"posted\", \"claimed\", \"abandoned\",\n"
-    "\"lapsed\", \"outcomes\": {OUTCOME: N...}}, \"log\": {\"first\", \"last\"}\n"
+    "\"lapsed\", \"snoozed\", \"outcomes\": {OUTCOME: N...}}, \"log\": {\"first\", \"last\"}\n"
     "(null when empty), \"file\": {\"map_size\", \"page_size\", \"pages_used\",\n"
     "\"readers\", \"readers_max\"}, \"sync\": {...} or null, \"paused\":\n"
     "{\"board\": true|false, \"names\": [NAME...]}, and with --by-name\n"
@@ -129,7 +129,8 @@ const cli_command cli_cmd_metrics = {
     "_lag_events, _lag_seconds, _unpublished_jobs. Counters (kept in the\n"
     "board, raised in the write that made the change, never reset):\n"
     "jobboard_jobs_posted_total, jobboard_claims_total,\n"
-    "jobboard_progress_reports_total,\n"
+    "jobboard_progress_reports_total, jobboard_snoozes_total,\n"
+    "jobboard_expirations_total,\n"
     "jobboard_abandons_total, jobboard_claim_lapses_total,\n"
     "jobboard_consumes_total{outcome=\"success\"|\"failure\"},\n"
     "jobboard_trashes_total, jobboard_cancels_total,\n"
@@ -279,8 +280,11 @@ static size_t names_paused(const cli_pauses *p) {
 
 static const char *state_names[JB_STATS_STATES] = {"unclaimed", "claimed",
                                                    "delayed"};
-/* The jb_end values that name an outcome (1..7). */
-#define N_ENDS 8
+/* The jb_end values that name an outcome: 1..8. The figures' arrays have
+ * 8 slots, indexed by end & 7: JB_END_EXPIRED (8) is in slot 0, which no
+ * other end uses. */
+#define N_ENDS 9
+#define END_AT(a, e) ((a)[(e) & 7])
 
 static double oldest_age(const jb_stats *st) {
   if (st->oldest_unclaimed_us == 0) return 0;
@@ -345,8 +349,8 @@ static void print_human(const figures *f) {
          "total");
   for (int e = 1; e < N_ENDS; e++)
     printf("  %-22s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
-           jb_end_name((jb_end)e), st->completed_1m[e], st->completed_1h[e],
-           st->ends_total[e]);
+           jb_end_name((jb_end)e), END_AT(st->completed_1m, e),
+           END_AT(st->completed_1h, e), END_AT(st->ends_total, e));
   printf("  %-22s %12zu\n", "history records", st->history);
   printf("\nretention\n");
   print_bound("history kept", f->retain.history_max, 1, "");
@@ -362,6 +366,8 @@ static void print_human(const figures *f) {
          st->events_total[JB_EVENT_ABANDONED]);
   printf("  %-22s %12" PRIu64 "\n", "claims lapsed",
          st->events_total[JB_EVENT_EXPIRED]);
+  printf("  %-22s %12" PRIu64 "\n", "snoozed",
+         st->events_total[JB_EVENT_SNOOZED]);
   printf("\nchange log\n");
   if (st->log_next > st->log_first) {
     printf("  %-22s %12" PRIu64 "\n", "first sequence", st->log_first);
@@ -401,7 +407,7 @@ static json_t *ends_json(const uint64_t *by_end) {
   json_t *o = json_object();
   for (int e = 1; e < N_ENDS; e++)
     json_object_set_new(o, jb_end_name((jb_end)e),
-                        json_integer((json_int_t)by_end[e]));
+                        json_integer((json_int_t)END_AT(by_end, e)));
   return o;
 }
 
@@ -437,11 +443,12 @@ static json_t *to_json(const figures *f) {
                            ends_json(st->completed_1h), "history",
                            (json_int_t)st->history);
   json_t *totals = json_pack(
-      "{s:I,s:I,s:I,s:I,s:o}", "posted",
+      "{s:I,s:I,s:I,s:I,s:I,s:o}", "posted",
       (json_int_t)st->events_total[JB_EVENT_POSTED], "claimed",
       (json_int_t)st->events_total[JB_EVENT_CLAIMED], "abandoned",
       (json_int_t)st->events_total[JB_EVENT_ABANDONED], "lapsed",
-      (json_int_t)st->events_total[JB_EVENT_EXPIRED], "outcomes",
+      (json_int_t)st->events_total[JB_EVENT_EXPIRED], "snoozed",
+      (json_int_t)st->events_total[JB_EVENT_SNOOZED], "outcomes",
       ends_json(st->ends_total));
   bool empty = st->log_next <= st->log_first;
   json_t *log = json_pack(
@@ -648,7 +655,7 @@ static char *exposition(const figures *f, size_t *len) {
               "jobboard_recent_completions{window=\"%s\",outcome=\"%s\"} "
               "%" PRIu64 "\n",
               w ? "1h" : "1m", jb_end_name((jb_end)e),
-              w ? st->completed_1h[e] : st->completed_1m[e]);
+              w ? END_AT(st->completed_1h, e) : END_AT(st->completed_1m, e));
   family(m, "jobboard_history_records", "gauge",
          "Records the completion history keeps.");
   sample_u(m, "jobboard_history_records", st->history);
@@ -674,6 +681,13 @@ static char *exposition(const figures *f, size_t *len) {
          "Progress reports ever made.");
   sample_u(m, "jobboard_progress_reports_total",
            st->events_total[JB_EVENT_PROGRESS]);
+  family(m, "jobboard_snoozes_total", "counter",
+         "Claims ever given back by a snooze (no attempt spent).");
+  sample_u(m, "jobboard_snoozes_total", st->events_total[JB_EVENT_SNOOZED]);
+  family(m, "jobboard_expirations_total", "counter",
+         "Jobs ever ended unclaimed at their deadline to start.");
+  sample_u(m, "jobboard_expirations_total",
+           st->events_total[JB_EVENT_DEADLINE]);
   family(m, "jobboard_claims_total", "counter", "Claims ever made.");
   sample_u(m, "jobboard_claims_total", st->events_total[JB_EVENT_CLAIMED]);
   family(m, "jobboard_abandons_total", "counter",
@@ -700,7 +714,7 @@ static char *exposition(const figures *f, size_t *len) {
          "Jobs that ever left the board, by outcome (history records written).");
   for (int e = 1; e < N_ENDS; e++)
     fprintf(m, "jobboard_completions_total{outcome=\"%s\"} %" PRIu64 "\n",
-            jb_end_name((jb_end)e), st->ends_total[e]);
+            jb_end_name((jb_end)e), END_AT(st->ends_total, e));
 
   family(m, "jobboard_log_first_sequence", "gauge",
          "The oldest change-log sequence kept.");

@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,10 @@ extern char **environ;
  * dead letters at once. */
 #define WORK_EXIT_RETRY 75
 #define WORK_EXIT_DEAD 100
+/* CMD's exit status that snoozes its job (jb_snooze): for the seconds it
+ * wrote to JOBBOARD_SNOOZE_FILE, else WORK_SNOOZE_DEFAULT_MS. */
+#define WORK_EXIT_SNOOZE 76
+#define WORK_SNOOZE_DEFAULT_MS ((int64_t)60 * 1000)
 /* CMD's stdout is kept up to this many bytes: a result must fit in the
  * board's max_posting, whose default (the CLI's) is 1 MiB. More fails the
  * job; the rest is read and dropped so that CMD never blocks on a full
@@ -93,7 +98,8 @@ const cli_command cli_cmd_work = {
     "  environment  JOBBOARD_UUID (the job's uuid), JOBBOARD_NAME (its name),\n"
     "           JOBBOARD_BOARD (the board directory's absolute path) and\n"
     "           JOBBOARD_PROGRESS_FD (a descriptor for progress reports: see\n"
-    "           \"Progress reports\" below)\n"
+    "           \"Progress reports\" below) and JOBBOARD_SNOOZE_FILE (a path\n"
+    "           for exit 76: see below)\n"
     "  stderr   the worker's own (passed through)\n"
     "  stdout   captured: the job's result (up to 1 MiB)\n"
     "CMD runs in its own process group (a Ctrl-C at the terminal reaches the\n"
@@ -107,6 +113,16 @@ const cli_command cli_cmd_work = {
     "                     `jobboard policy`: 1 s, doubling per attempt)\n"
     "  exit 100           dead: to the dead letters at once, reason\n"
     "                     \"exit 100\" (`jobboard dead list`)\n"
+    "  exit 76            snoozed: given back without spending an attempt\n"
+    "                     (`jobboard snooze`), claimable again after the\n"
+    "                     seconds CMD wrote to the file JOBBOARD_SNOOZE_FILE\n"
+    "                     names (e.g. echo 300 >\"$JOBBOARD_SNOOZE_FILE\";\n"
+    "                     fractions allowed, 0 to 315360000), or after 60 s\n"
+    "                     when the file is absent or empty; a file holding\n"
+    "                     anything else is named in a warning and the 60 s\n"
+    "                     apply. A job that snoozed its --max-snoozes times\n"
+    "                     (or one Redis decides) is retried as for exit 75,\n"
+    "                     reason \"exit 76, snooze refused\"\n"
     "  stopped at its     retried as for exit 75, whatever CMD's exit\n"
     "  time limit         status, reason \"time limit 2.00 s exceeded\"\n"
     "  any other exit,    failed: consumed with outcome failure (the job\n"
@@ -439,34 +455,38 @@ static bool secret_var(const char *e) {
   return strncmp(e, "JOBBOARD_REDIS=", 15) == 0 && strchr(e + 15, '@') != NULL;
 }
 
-/* environ with JOBBOARD_UUID, JOBBOARD_NAME, JOBBOARD_BOARD and
- * JOBBOARD_PROGRESS_FD set (any earlier values dropped) and without a
- * Redis password (secret_var). The four strings are malloc'ed: free with
- * free_env. */
+/* environ with JOBBOARD_UUID, JOBBOARD_NAME, JOBBOARD_BOARD,
+ * JOBBOARD_PROGRESS_FD and JOBBOARD_SNOOZE_FILE set (any earlier values
+ * dropped) and without a Redis password (secret_var). The five strings
+ * are malloc'ed: free with free_env. */
 static char **job_env(const char *uuid, const char *name, const char *board,
-                      int progress_fd) {
+                      int progress_fd, const char *snooze_file) {
   size_t n = 0;
   while (environ[n]) n++;
-  char **env = calloc(n + 5, sizeof *env);
+  char **env = calloc(n + 6, sizeof *env);
   if (env == NULL) return NULL;
   size_t k = 0;
   env[k] = malloc(strlen(uuid) + 16);
   env[k + 1] = malloc(strlen(name) + 16);
   env[k + 2] = malloc(strlen(board) + 16);
   env[k + 3] = malloc(40);
-  if (!env[0] || !env[1] || !env[2] || !env[3]) {
-    free(env[0]), free(env[1]), free(env[2]), free(env[3]), free(env);
+  env[k + 4] = malloc(strlen(snooze_file) + 24);
+  if (!env[0] || !env[1] || !env[2] || !env[3] || !env[4]) {
+    for (int i = 0; i < 5; i++) free(env[i]);
+    free(env);
     return NULL;
   }
   sprintf(env[k++], "JOBBOARD_UUID=%s", uuid);
   sprintf(env[k++], "JOBBOARD_NAME=%s", name);
   sprintf(env[k++], "JOBBOARD_BOARD=%s", board);
   sprintf(env[k++], "JOBBOARD_PROGRESS_FD=%d", progress_fd);
+  sprintf(env[k++], "JOBBOARD_SNOOZE_FILE=%s", snooze_file);
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "JOBBOARD_UUID=", 14) != 0 &&
         strncmp(environ[i], "JOBBOARD_NAME=", 14) != 0 &&
         strncmp(environ[i], "JOBBOARD_BOARD=", 15) != 0 &&
         strncmp(environ[i], "JOBBOARD_PROGRESS_FD=", 21) != 0 &&
+        strncmp(environ[i], "JOBBOARD_SNOOZE_FILE=", 21) != 0 &&
         !secret_var(environ[i]))
       env[k++] = environ[i];
   env[k] = NULL;
@@ -475,7 +495,8 @@ static char **job_env(const char *uuid, const char *name, const char *board,
 
 static void free_env(char **env) {
   if (env == NULL) return;
-  free(env[0]), free(env[1]), free(env[2]), free(env[3]), free(env);
+  for (int i = 0; i < 5; i++) free(env[i]);
+  free(env);
 }
 
 /* ----------------------------------------------------------- one job run */
@@ -490,6 +511,8 @@ typedef struct {
   char **argv;       /* CMD and its ARGS */
   char *exe;         /* CMD resolved */
   char *board_abs;   /* for JOBBOARD_BOARD */
+  char *snooze_dir;  /* this worker's private directory (mkdtemp) of the
+                        JOBBOARD_SNOOZE_FILE files, one a job: uuid */
   int json;
   int concurrency;   /* --concurrency: CMDs at once */
   struct slot *slots;   /* --concurrency of them */
@@ -662,6 +685,40 @@ typedef struct slot {
   char progbuf[WORK_PROGRESS_LINE];
 } slot;
 
+/* The path of job `uuid`'s JOBBOARD_SNOOZE_FILE. */
+static void snooze_path(char *out, size_t size, const worker *w,
+                        const char *uuid) {
+  snprintf(out, size, "%s/%s", w->snooze_dir, uuid);
+}
+
+/* The snooze CMD asked for (exit 76), in ms: the seconds it wrote to its
+ * JOBBOARD_SNOOZE_FILE (the file goes), else the default; a file that
+ * holds something else is named in a warning. */
+static int64_t snooze_ms(const worker *w, const char *uuid) {
+  char path[PATH_MAX], buf[64] = "";
+  snooze_path(path, sizeof path, w, uuid);
+  FILE *f = fopen(path, "r");
+  size_t n = 0;
+  if (f) {
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    unlink(path);
+  }
+  buf[n] = '\0';
+  while (n > 0 && strchr(" \t\r\n", buf[n - 1])) buf[--n] = '\0';
+  char *text = buf + strspn(buf, " \t\r\n");
+  int64_t ms;
+  if (*text == '\0') return WORK_SNOOZE_DEFAULT_MS;
+  if (cli_parse_seconds(text, 0, JB_DELAY_MAX_MS, &ms)) return ms;
+  fprintf(stderr, "jobboard: work: job %s: JOBBOARD_SNOOZE_FILE holds '",
+          uuid);
+  cli_put_text(stderr, text);
+  fprintf(stderr, "', not seconds from 0 to %lld: snoozed for the default "
+          "%lld s\n", (long long)(JB_DELAY_MAX_MS / 1000),
+          (long long)(WORK_SNOOZE_DEFAULT_MS / 1000));
+  return WORK_SNOOZE_DEFAULT_MS;
+}
+
 static void set_async(int fd) {
   /* A pipe that becomes readable or writable raises SIGIO, which ends the
    * worker's wait for a job the way SIGCHLD does. */
@@ -689,9 +746,13 @@ static int cmd_start(const worker *w, slot *s) {
   r->out = malloc(WORK_STDOUT_MAX + 1);
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   int log[2] = {-1, -1}, prog[2] = {-1, -1};
+  /* The job's snooze file: not there until CMD writes it. */
+  char snooze[PATH_MAX];
+  snooze_path(snooze, sizeof snooze, w, s->uuid);
+  unlink(snooze);
   if (pipe2(prog, O_CLOEXEC) == 0)
     s->env = job_env(s->uuid, jb_job_name(s->job), w->board_abs,
-                     WORK_PROGRESS_FD);
+                     WORK_PROGRESS_FD, snooze);
   if (r->out == NULL || s->env == NULL || pipe2(in, O_CLOEXEC) ||
       pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
       (w->concurrency > 1 && pipe2(log, O_CLOEXEC))) {
@@ -1102,6 +1163,7 @@ typedef struct {
                           2.00 s exceeded"); "" when it was not */
   bool retried;        /* jb_retry took it: */
   jb_retry_result res; /* its attempts, due time, dead */
+  bool snoozed;        /* jb_snooze took it (exit 76): due time in res */
 } job_report;
 
 /* Seconds from now to wall-clock time `us` (microseconds since the
@@ -1118,7 +1180,8 @@ static int report(const worker *w, const char *uuid, const char *name,
   /* Flushed line by line: an operator follows it through a pipe. */
   if (w->json) {
     char due[40];
-    bool has_due = jr->retried && !jr->res.dead && jr->res.due_us > 0;
+    bool has_due = (jr->retried || jr->snoozed) && !jr->res.dead &&
+                   jr->res.due_us > 0;
     if (has_due) cli_format_time(due, sizeof due, jr->res.due_us);
     return cli_json_print(json_pack(
                "{s:s,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o}", "uuid", uuid, "name",
@@ -1145,7 +1208,10 @@ static int report(const worker *w, const char *uuid, const char *name,
     fputs("not run", stderr);
   fprintf(stderr, ", %.2f s)", jr->seconds);
   if (jr->reason[0]) fprintf(stderr, ": %s", jr->reason);
-  if (jr->retried && jr->res.dead)
+  if (jr->snoozed)
+    fprintf(stderr, " (claimable again in %.2f s)",
+            seconds_until(jr->res.due_us));
+  else if (jr->retried && jr->res.dead)
     fprintf(stderr, " (attempt %" PRIu32 ", to the dead letters)",
             jr->res.attempts);
   else if (jr->retried && jr->res.due_us > 0)
@@ -1297,6 +1363,27 @@ static void job_begin(const worker *w, slot *s) {
   }
 }
 
+/* CMD exited 76: its job snoozes (snooze_ms), its claim given back with
+ * no attempt spent. A refusal (JB_EINVAL: max_snoozes reached, a job
+ * Redis decides) is named, and the caller retries the job instead. */
+static int snooze_job(const worker *w, const char *uuid, uint64_t token,
+                      job_report *jr) {
+  int64_t ms = snooze_ms(w, uuid), wait = 0;
+  int st;
+  do
+    st = jb_snooze(w->b, uuid, w->who, token, ms);
+  while (retry_offline(w, st, uuid, "snooze", &wait));
+  if (st == JB_EINVAL)
+    fprintf(stderr, "jobboard: work: job %s: snooze refused: %s: retried "
+            "instead\n", uuid, jb_errmsg());
+  if (st != JB_OK) return st;
+  jr->snoozed = true;
+  jr->outcome = "snoozed";
+  jr->res.due_us = ms > 0 ? wall_us() + ms * 1000 : 0;
+  snprintf(jr->reason, sizeof jr->reason, "exit 76, %.3f s", ms / 1000.0);
+  return JB_OK;
+}
+
 /*
  * Complete the ended slot's job by what became of CMD, report it and free
  * the slot. Returns 0 to go on, or the exit code the worker stops with. A
@@ -1308,7 +1395,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
   const char *uuid = s->uuid;
   const char *name = jb_job_name(s->job);
   run_result r = s->r;
-  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}};
+  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}, false};
   int code = s->code;
   free(s->input);
   s->input = NULL;
@@ -1336,14 +1423,21 @@ static int job_end(const worker *w, slot *s, next_job *next,
               "again\n", uuid);
     else if (completion_failed(st, uuid, "abandon", &jr) != 0 && code == 0)
       code = cli_exit_code(st);
+  } else if (!r.timed_out && jr.exit_code == WORK_EXIT_SNOOZE &&
+             (st = snooze_job(w, uuid, s->token, &jr)) != JB_EINVAL) {
+    /* Snoozed (or a failure, reported): no attempt spent. */
+    if (st != JB_OK) code = completion_failed(st, uuid, "snooze", &jr);
   } else {
+    if (st == JB_EINVAL) /* a snooze refused: tried again as for exit 75 */
+      snprintf(jr.reason, sizeof jr.reason, "exit 76, snooze refused");
     if (jr.reason[0]) {
       /* A time limit (whatever CMD's status: it may catch SIGTERM and
        * exit 0) or exit 75: tried again after the back-off; exit 100:
        * to the dead letters. A job whose attempts are used up goes there
        * too. */
       jb_retry_options ro = JB_RETRY_OPTIONS_INIT;
-      ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY
+      ro.flags = r.timed_out || jr.exit_code == WORK_EXIT_RETRY ||
+                         jr.exit_code == WORK_EXIT_SNOOZE
                      ? JB_RETRY_BACKOFF : JB_RETRY_DEAD;
       /* A job Redis decides, even one published while CMD ran, is given
        * back at once by the library (Redis keeps no delay). */
@@ -1387,6 +1481,9 @@ static int job_end(const worker *w, slot *s, next_job *next,
       if (st != JB_OK) code = completion_failed(st, uuid, "consume", &jr);
     }
   }
+  char snooze[PATH_MAX]; /* written, but no exit 76: it goes */
+  snooze_path(snooze, sizeof snooze, w, uuid);
+  unlink(snooze);
   free(r.out);
   s->r.out = NULL;
   jr.seconds = (double)(now_ms() - s->start) / 1000.0;
@@ -1550,7 +1647,15 @@ int cmd_work(int argc, char **argv) {
     return rc;
   }
   w.board_abs = realpath(jb_board_path(w.b), NULL);
-  if (w.board_abs == NULL || install_handlers() != 0) {
+  /* The commands' snooze files live in a directory of the worker's own,
+   * which nobody else can write to. */
+  const char *tmp = getenv("TMPDIR");
+  char sdir[PATH_MAX];
+  snprintf(sdir, sizeof sdir, "%s/jobboard-work.XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  w.snooze_dir = mkdtemp(sdir);
+  if (w.board_abs == NULL || w.snooze_dir == NULL ||
+      install_handlers() != 0) {
     fprintf(stderr, "jobboard: work: %s\n", strerror(errno));
     rc = CLI_EXIT_ERROR;
     goto out;
@@ -1752,6 +1857,15 @@ unregister:
     rc = cli_fail(st);
 out:
   signal_board = NULL;
+  if (w.snooze_dir) {
+    /* A file a command wrote without exiting 76 is left behind: gone. */
+    DIR *d = opendir(w.snooze_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+      if (e->d_name[0] != '.') unlinkat(dirfd(d), e->d_name, 0);
+    if (d) closedir(d);
+    rmdir(w.snooze_dir);
+  }
   jb_board_close(w.b);
   free(w.board_abs);
   free(w.exe);

@@ -345,6 +345,22 @@ json_t *cli_job_to_json(const jb_job *job) {
                              : json_null(),
       "unique", uk ? text(uk) : json_null(), "last_reason",
       why ? text(why) : json_null());
+  /* Snoozes and the deadline to start (schema 11). */
+  int64_t dl = jb_job_deadline(job);
+  char dls[40];
+  if (dl) cli_format_time(dls, sizeof dls, dl);
+  if (life != NULL &&
+      json_object_update_new(
+          life, json_pack("{s:I,s:o,s:o}", "snoozes",
+                          (json_int_t)jb_job_snoozes(job), "max_snoozes",
+                          jb_job_max_snoozes(job)
+                              ? json_integer(jb_job_max_snoozes(job))
+                              : json_null(),
+                          "deadline", dl ? json_string(dls) : json_null())) !=
+          0) {
+    json_decref(life);
+    life = NULL;
+  }
   if (life == NULL) {
     json_decref(details);
     json_decref(book);

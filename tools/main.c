@@ -22,6 +22,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_claim, "claim", NULL, cmd_claim},
     {&cli_cmd_claim_next, "claim-next", NULL, cmd_claim_next},
     {&cli_cmd_abandon, "abandon", NULL, cmd_abandon},
+    {&cli_cmd_snooze, "snooze", NULL, cmd_snooze},
     {&cli_cmd_consume, "consume", NULL, cmd_consume},
     {&cli_cmd_trash, "trash", NULL, cmd_trash},
     {&cli_cmd_cancel, "cancel", NULL, cmd_cancel},

@@ -26,7 +26,8 @@ CDEF = r"""
 #define JB_SCHEDULE_EVERY_MIN_MS 1000
 #define JB_BOARD_OPTIONS_VERSION 3
 #define JB_FLUSH_INTERVAL_DEFAULT_MS 1000
-#define JB_POST_VERSION 2
+#define JB_POST_VERSION 3
+#define JB_POST_EXPIRES_DEAD 1
 #define JB_CLAIM_OPTIONS_VERSION 3
 #define JB_CLAIM_NAMES_MAX 256
 #define JB_RETRY_POLICY_VERSION 1
@@ -147,6 +148,9 @@ const char *jb_job_unique_key(const jb_job *job);
 const char *jb_job_last_reason(const jb_job *job);
 bool jb_job_progress(const jb_job *job, double *percent, const char **message,
                      int64_t *at_us);
+uint32_t jb_job_snoozes(const jb_job *job);
+uint32_t jb_job_max_snoozes(const jb_job *job);
+int64_t jb_job_deadline(const jb_job *job);
 
 typedef struct {
   unsigned int version;
@@ -163,6 +167,9 @@ typedef struct {
   int64_t backoff_ms;
   int64_t backoff_max_ms;
   const char *unique_key;
+  uint32_t max_snoozes;
+  int64_t expires_ms;
+  unsigned int flags;
 } jb_post;
 
 int jb_job_post(char uuid_out[37], jb_board *board, const jb_post *post);
@@ -193,6 +200,8 @@ int jb_job_expires_in(jb_expiry *out, int64_t *ms_out, jb_board *board,
                       const char *uuid);
 int jb_abandon(jb_board *board, const char *uuid, const char *who,
                uint64_t token);
+int jb_snooze(jb_board *board, const char *uuid, const char *who,
+              uint64_t token, int64_t delay_ms);
 int jb_trash(jb_board *board, const char *uuid, const char *who,
              uint64_t token);
 int jb_job_find_owner(char out[256], jb_board *board, const char *uuid);
@@ -326,6 +335,7 @@ typedef struct {
   bool has_result;
   const void *posting;
   size_t posting_len;
+  uint32_t snoozes;
 } jb_completion;
 const char *jb_end_name(jb_end end);
 void jb_completion_free(jb_completion *completion);

@@ -98,6 +98,10 @@ class EventType(enum.IntEnum):
     DEAD = 12
     #: The owner reported progress (Event.percent, Event.message).
     PROGRESS = 13
+    #: The owner snoozed it (Board.snooze): claimable again later.
+    SNOOZED = 14
+    #: Not claimed by its deadline to start: it left the board.
+    DEADLINE = 15
     #: Not a log event: events were trimmed before they could be read
     #: (``Event.seq`` is the first missed, ``Event.lost`` how many).
     TRIMMED = 128
@@ -112,6 +116,7 @@ class End(enum.IntEnum):
     LOST = 5
     CANCELLED = 6
     DEAD = 7
+    EXPIRED = 8  #: not claimed by its deadline to start (post's expires)
 
 
 class DeadCause(enum.IntEnum):
@@ -119,6 +124,7 @@ class DeadCause(enum.IntEnum):
     TRASHED = 0   #: its owner trashed it
     ATTEMPTS = 1  #: its attempts reached the maximum
     BURIED = 2    #: retried with dead=True (or refused by Redis)
+    EXPIRED = 3   #: not claimed by its deadline, posted with expires_dead
 
 
 class CatchUp(enum.IntEnum):
@@ -136,7 +142,8 @@ class Outcome(enum.IntEnum):
 #: Event types that remove a job from the board (taskflow's REMOVAL).
 REMOVAL = frozenset({EventType.CONSUMED, EventType.TRASHED,
                      EventType.REVOKED, EventType.LOST,
-                     EventType.CANCELLED, EventType.DEAD})
+                     EventType.CANCELLED, EventType.DEAD,
+                     EventType.DEADLINE})
 
 
 def version() -> str:
@@ -395,7 +402,10 @@ class Job:
     completion; ``max_attempts``, as posted (0: the board's retry policy);
     ``time_limit``, seconds a claim of it may last; ``unique_key``;
     ``last_reason``, the reason given with its last failed attempt;
-    ``posting``, the posting's bytes as stored (taskflow's layout).
+    ``posting``, the posting's bytes as stored (taskflow's layout);
+    ``snoozes``, times it was snoozed (not attempts); ``max_snoozes``, as
+    posted (0: no limit); ``deadline``, its deadline to start (seconds since
+    the epoch; None: none, or it was claimed).
     """
 
     __slots__ = ("uuid", "name", "details", "priority", "sequence",
@@ -403,7 +413,7 @@ class Job:
                  "lease_expires", "holder_pid", "holder_alive", "remote",
                  "book_name", "book_uuid", "not_before", "attempts",
                  "max_attempts", "time_limit", "unique_key", "last_reason",
-                 "posting", "progress")
+                 "posting", "progress", "snoozes", "max_snoozes", "deadline")
 
     uuid: str
     name: str
@@ -428,6 +438,9 @@ class Job:
     unique_key: Optional[str]
     last_reason: Optional[str]
     posting: bytes
+    snoozes: int
+    max_snoozes: int
+    deadline: Optional[float]
     progress: Optional["Progress"]
 
     def __init__(self, cjob: Any, loads: Callable[[bytes], Any] =
@@ -457,6 +470,9 @@ class Job:
         self.time_limit = _ms_seconds(lib.jb_job_time_limit(cjob))
         self.unique_key = _str(lib.jb_job_unique_key(cjob))
         self.last_reason = _str(lib.jb_job_last_reason(cjob))
+        self.snoozes = lib.jb_job_snoozes(cjob)
+        self.max_snoozes = lib.jb_job_max_snoozes(cjob)
+        self.deadline = _seconds(lib.jb_job_deadline(cjob))
         pct = ffi.new("double *")
         msg = ffi.new("const char **")
         at = ffi.new("int64_t *")
@@ -483,12 +499,13 @@ class Completion:
     written by jobboard 0.1.0, whose `result` is {} when none was given).
     `attempts` is the job's count of failed attempts when it left the
     board (as Job.attempts: 0 for a job its first claim completed, and in
-    a record that does not keep it)."""
+    a record that does not keep it); `snoozes` its snoozes (0 in a record
+    of a release before schema 11)."""
 
     __slots__ = ("uuid", "end", "name", "priority", "sequence", "owner",
                  "posted", "claimed", "completed", "result", "reason",
                  "history_seq", "details", "book_name", "book_uuid",
-                 "attempts", "posting")
+                 "attempts", "posting", "snoozes")
 
     def __init__(self, c: Any, loads: Callable[[bytes], Any] =
                  _msgpack_loads) -> None:
@@ -513,6 +530,7 @@ class Completion:
         self.book_name = _str(c.book_name)
         self.book_uuid = _str(c.book_uuid)
         self.attempts = c.attempts
+        self.snoozes = c.snoozes
         self.posting = bytes(ffi.buffer(c.posting, c.posting_len)) \
             if c.posting != ffi.NULL else None
 
@@ -729,6 +747,12 @@ class Queue(NamedTuple):
 _STATS_STATES = ("unclaimed", "claimed", "delayed")
 
 
+def _by_end(arr):
+    """{End: n} of a jb_stats array by end, indexed by end & 7 (End.EXPIRED,
+    8, is in slot 0, which no other end uses)."""
+    return {e: arr[e.value & 7] for e in End}
+
+
 def _by_enum(arr, n, cls):
     out = {}
     for i in range(n):
@@ -780,10 +804,10 @@ class Stats:
                   "history", "log_first", "log_next", "map_size",
                   "page_size", "pages_used", "readers", "readers_max"):
             setattr(self, f, getattr(st, f))
-        self.completed_1m = _by_enum(st.completed_1m, 8, End)
-        self.completed_1h = _by_enum(st.completed_1h, 8, End)
+        self.completed_1m = _by_end(st.completed_1m)
+        self.completed_1h = _by_end(st.completed_1h)
         self.events_total = _by_enum(st.events_total, 16, EventType)
-        self.ends_total = _by_enum(st.ends_total, 8, End)
+        self.ends_total = _by_end(st.ends_total)
         self.names = None
         if by_name:
             self.names = {}
@@ -916,6 +940,12 @@ class Claim:
     def extend(self, lease: float) -> None:
         """The claim now lapses `lease` seconds from now."""
         self.board.extend(self.uuid, self.who, lease, token=self.token)
+
+    def snooze(self, delay: float) -> None:
+        """Give the job back for `delay` seconds without spending an
+        attempt (see Board.snooze). ``ended`` becomes "snoozed"."""
+        self.board.snooze(self.uuid, self.who, delay, token=self.token)
+        self.ended = "snoozed"
 
     def progress(self, percent: float,
                  message: Optional[str] = None) -> None:
@@ -1275,7 +1305,10 @@ class Board:
              max_attempts: Optional[int] = None,
              time_limit: Optional[float] = None,
              backoff: Optional[float] = None,
-             backoff_max: Optional[float] = None) -> str:
+             backoff_max: Optional[float] = None,
+             max_snoozes: Optional[int] = None,
+             expires: Optional[float] = None,
+             expires_dead: bool = False) -> str:
         """Post a job; returns its uuid. `details` is a dict (stored as a
         msgpack map); `book` an object with .name and .uuid (a taskflow
         LogBook) or give book_name and book_uuid.
@@ -1293,12 +1326,21 @@ class Board:
                        renews
           backoff, backoff_max  its retries' back-off in seconds (None:
                        the board's retry policy)
+          max_snoozes  snooze() is refused (InvalidError) once it snoozed
+                       this many times (None: no limit)
+          expires      a deadline to start, seconds from now: not claimed
+                       by then it ends EXPIRED (End.EXPIRED) and is never
+                       claimed
+          expires_dead with expires: it goes to the dead letters
+                       (DeadCause.EXPIRED) instead
         """
         post, keep = self._post_struct(
             name, details, priority, book, book_name, book_uuid, "",
             self._dumps, delay=delay, not_before=not_before,
             unique_key=unique_key, max_attempts=max_attempts,
-            time_limit=time_limit, backoff=backoff, backoff_max=backoff_max)
+            time_limit=time_limit, backoff=backoff, backoff_max=backoff_max,
+            max_snoozes=max_snoozes, expires=expires,
+            expires_dead=expires_dead)
         out = ffi.new("char[37]")
         with self._use as h:
             st = lib.jb_job_post(out, h, post)
@@ -1310,7 +1352,8 @@ class Board:
     _POST_KEYS = frozenset({"name", "details", "priority", "book",
                             "book_name", "book_uuid", "delay", "not_before",
                             "unique_key", "max_attempts", "time_limit",
-                            "backoff", "backoff_max"})
+                            "backoff", "backoff_max", "max_snoozes",
+                            "expires", "expires_dead"})
 
     def post_many(self, posts: Iterable[Mapping[str, Any]]) -> List[str]:
         """Post several jobs in one transaction, all or none. `posts` is an
@@ -1348,7 +1391,8 @@ class Board:
     def _post_struct(name, details, priority, book, book_name, book_uuid,
                      where, dumps=_msgpack_dumps, delay=None,
                      not_before=None, unique_key=None, max_attempts=None,
-                     time_limit=None, backoff=None, backoff_max=None):
+                     time_limit=None, backoff=None, backoff_max=None,
+                     max_snoozes=None, expires=None, expires_dead=False):
         """A jb_post (and the buffers it points into, to keep alive)."""
         name_b = _text(name, where + "name", True)
         det = _pack_map(details, where + "details", dumps)
@@ -1387,6 +1431,10 @@ class Board:
         post.time_limit_ms = _ms(time_limit, where + "time_limit")
         post.backoff_ms = _ms(backoff, where + "backoff")
         post.backoff_max_ms = _ms(backoff_max, where + "backoff_max")
+        post.max_snoozes = _uint(max_snoozes, where + "max_snoozes")
+        post.expires_ms = _ms(expires, where + "expires")
+        if expires_dead:
+            post.flags |= lib.JB_POST_EXPIRES_DEAD
         if unique_key is not None:
             keep.append(ffi.new("char[]", _text(unique_key, where +
                                                 "unique_key", True)))
@@ -1605,6 +1653,19 @@ class Board:
                                                    empty_ok=True)
         with self._use as h:
             _check(lib.jb_progress(h, u, w, _token(token), float(percent), m))
+
+    def snooze(self, uuid: str, who: str, delay: float,
+               token: int = 0) -> None:
+        """The owner of the claim on `uuid` gives it back for `delay`
+        seconds without spending an attempt: the job is unclaimed, not
+        claimable before then, and Job.snoozes counts one more. Refused
+        (InvalidError, the claim stands) once it snoozed its max_snoozes."""
+        u, w = _uuid(uuid), _text(who, "who")
+        if delay is None:
+            raise TypeError("delay must be a number of seconds, not None")
+        ms = _ms(delay, "delay")  # out of range: the library names it
+        with self._use as h:
+            _check(lib.jb_snooze(h, u, w, _token(token), ms))
 
     def abandon(self, uuid: str, who: str, token: int = 0) -> None:
         """Release `who`'s claim: the job is claimable again."""

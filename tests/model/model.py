@@ -10,8 +10,12 @@ given names, exact or "prefix*", and a name or the whole board can be
 paused; a paused job is never taken by claim-next, but a claim by uuid
 takes it and held claims go on; a name's cap of claims at once makes
 claim-next pass its jobs over and a claim by uuid refused while its claims
-fill it, a lapsed claim holding its slot until a write returns it), and
-it answers
+fill it, a lapsed claim holding its slot until a write returns it),
+snoozes (a claim given back for a while, no attempt spent, refused past
+the job's max_snoozes) and deadlines to start (a job not claimed by its
+deadline ends EXPIRED, or as a dead letter of cause EXPIRED, when
+claim-next's sweep or a claim of it comes across it; a claim clears the
+deadline), and it answers
 each operation the way the C library's documentation (jobboard.h, the man
 pages) says the board answers it: a status name ("ok", "notfound",
 "claimed", "notowner", "exists", "invalid", "notdue") and a value.
@@ -39,14 +43,15 @@ BACKOFF_DEFAULT_MS = 1000
 BACKOFF_MAX_DEFAULT_MS = 3_600_000
 
 # jb_end names, as the binding's End enum spells them.
-CONSUMED, FAILED, TRASHED, CANCELLED, DEAD = (
-    "CONSUMED", "FAILED", "TRASHED", "CANCELLED", "DEAD")
+CONSUMED, FAILED, TRASHED, CANCELLED, DEAD, EXPIRED = (
+    "CONSUMED", "FAILED", "TRASHED", "CANCELLED", "DEAD", "EXPIRED")
 
 
 class Job:
     def __init__(self, uuid, name, prio, seq, now, unique=None,
                  max_attempts=0, time_limit_ms=0, backoff_ms=0,
-                 backoff_max_ms=0, not_before=0):
+                 backoff_max_ms=0, not_before=0, max_snoozes=0,
+                 deadline=0, expires_dead=False):
         self.uuid = uuid
         self.name = name
         self.prio = prio              # index into PRIORITIES
@@ -67,6 +72,10 @@ class Job:
         self.limit_until = 0          # boot us; 0: no time limit
         self.holder = None            # the worker (process) it is bound to
         self.progress = None          # the last report: (tenths, message)
+        self.snoozes = 0              # snoozes: not attempts
+        self.max_snoozes = max_snoozes    # 0: no limit
+        self.deadline = deadline      # wall us to be claimed by; 0: none
+        self.expires_dead = expires_dead  # expiry makes a dead letter
 
     def claimed(self):
         return self.owner is not None
@@ -102,6 +111,8 @@ class Model:
         self.capeach = []         # [prefix, cap] capping each name, in order
         self.board_paused = False
         self.deaths = 0           # jobs moved to the dead letters so far
+        self.expirations = 0      # jobs ended at their deadline so far
+        self.snoozed_total = 0    # snoozes so far (SNOOZED events)
 
     def clone(self):
         return copy.deepcopy(self)
@@ -211,6 +222,20 @@ class Model:
         self.dead[j.uuid] = (j, cause, self.wall)
         self._end(j.uuid, end)
 
+    def _expire(self, j):
+        """Not claimed by its deadline: it ends EXPIRED, or as a dead
+        letter (cause EXPIRED, reason "expired") when posted so."""
+        self.expirations += 1
+        if j.expires_dead:
+            j.reason = "expired"
+            self._to_dead(j, "EXPIRED", DEAD)
+            return
+        del self.jobs[j.uuid]
+        j.progress = None
+        if j.unique is not None:
+            self.unique.pop(j.unique, None)
+        self._end(j.uuid, EXPIRED)
+
     def _failed_attempt(self, j, reason, delay_us=0):
         """A claim ended without a completion: counted; the dead letters
         when it was the last attempt. True when the job stays. An attempt
@@ -260,6 +285,7 @@ class Model:
             j.lease_until = j.limit_until
         j.holder = bind_proc
         j.not_before = 0
+        j.deadline = 0                # a claim starts it: no deadline now
 
     def check_token(self, token):
         if token <= self.last_token:
@@ -369,14 +395,20 @@ class Model:
     # ---------------------------------------------------------- posts
 
     def post(self, sut_uuid, sut_seq, name, prio, delay_ms=0, unique=None,
-             max_attempts=0):
+             max_attempts=0, max_snoozes=0, expires_ms=0,
+             expires_dead=False):
         """The board gave uuid/seq (None when it refused)."""
+        if expires_dead and not expires_ms:
+            return "invalid", None    # expires_dead needs a deadline
         if unique is not None and unique in self.unique:
             return "exists", self.unique[unique]
         self.check_seq(sut_seq)
         j = Job(sut_uuid, name, prio, sut_seq, self.wall, unique,
                 max_attempts,
-                not_before=self.wall + delay_ms * 1000 if delay_ms else 0)
+                not_before=self.wall + delay_ms * 1000 if delay_ms else 0,
+                max_snoozes=max_snoozes,
+                deadline=self.wall + expires_ms * 1000 if expires_ms else 0,
+                expires_dead=expires_dead)
         self.jobs[j.uuid] = j
         if unique is not None:
             self.unique[unique] = j.uuid
@@ -411,6 +443,11 @@ class Model:
                     if j.limit_until and j.lease_until > j.limit_until:
                         j.lease_until = j.limit_until
             return "claimed", j.owner
+        if j.deadline and j.deadline <= self.wall:
+            # Past its deadline to start: never claimed; the refusal ends
+            # it (committed).
+            self._expire(j)
+            return "notfound", None
         if self.at_cap(j.name):
             # Refused, naming the cap (a lapse just returned stays done).
             return "notdue", None
@@ -450,6 +487,12 @@ class Model:
             if j.not_before and j.not_before <= self.wall and \
                     not j.claimed():
                 j.not_before = 0
+        # Then it ends the jobs past their deadline to start (unclaimed:
+        # a claim cleared the deadline), in deadline order.
+        for j in sorted((j for j in self.jobs.values()
+                         if j.deadline and j.deadline <= self.wall),
+                        key=lambda j: (j.deadline, j.uuid)):
+            self._expire(j)
         for j in self.order():
             if not j.claimed() and j.not_before <= self.wall and \
                     self.chosen(names, j.name) and not self.blocked(j.name):
@@ -466,7 +509,8 @@ class Model:
         and with it the reap's returns of lapsed claims and the delayed
         jobs it made ready (a later write does them again). The holders'
         sweep is the handle's, in memory: it stays done."""
-        if self.deaths != before.deaths:
+        if self.deaths != before.deaths or \
+                self.expirations != before.expirations:
             return
         sweeps = self.sweeps
         self.__dict__.update(before.__dict__)
@@ -522,6 +566,22 @@ class Model:
         if j is None:
             return st, None
         j.progress = (int(percent * 10 + 0.5), message or None)
+        return "ok", None
+
+    def snooze(self, uuid, who, token, delay_ms):
+        """The owner gives the claim back for delay_ms, no attempt spent;
+        refused (the claim stands) once it snoozed max_snoozes times."""
+        if not 0 <= delay_ms <= 3650 * 86400 * 1000:
+            return "invalid", None
+        j, st = self._owned(uuid, who, token)
+        if j is None:
+            return st, None
+        if j.max_snoozes and j.snoozes >= j.max_snoozes:
+            return "invalid", None
+        j.snoozes += 1
+        self.snoozed_total += 1
+        self._free_claim(j)
+        j.not_before = self.wall + delay_ms * 1000 if delay_ms else 0
         return "ok", None
 
     def abandon(self, uuid, who):
@@ -609,9 +669,11 @@ class Model:
         del self.dead[uuid]
         j.seq = sut_seq
         j.not_before = 0
+        j.deadline = 0                # a letter has no deadline
         if not keep_attempts:
             j.attempts = 0
             j.reason = None
+            j.snoozes = 0             # counted again, as attempts
         self.jobs[uuid] = j
         if j.unique is not None:
             self.unique[j.unique] = uuid

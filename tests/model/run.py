@@ -101,7 +101,11 @@ def sut_do(board, op, me):
                            delay=op["delay_ms"] / 1000 if op["delay_ms"]
                            else None,
                            unique_key=op["unique"],
-                           max_attempts=op["max_attempts"] or None)
+                           max_attempts=op["max_attempts"] or None,
+                           max_snoozes=op.get("max_snoozes") or None,
+                           expires=op["expires_ms"] / 1000
+                           if op.get("expires_ms") else None,
+                           expires_dead=op.get("expires_dead", False))
             return {"st": "ok", "uuid": u, "seq": board.get(u).sequence}
         if kind == "batch":
             us = board.post_many([
@@ -135,6 +139,10 @@ def sut_do(board, op, me):
             return {"st": "ok"}
         if kind == "abandon":
             board.abandon(op["uuid"], op["who"])
+            return {"st": "ok"}
+        if kind == "snooze":
+            board.snooze(op["uuid"], op["who"], op["delay_ms"] / 1000,
+                         token=op["token"])
             return {"st": "ok"}
         if kind == "retry":
             r = board.retry(op["uuid"], op["who"], reason=op["reason"],
@@ -274,9 +282,11 @@ def observe_board(board):
         nb = round(j.not_before * 1e6) if j.not_before else 0
         prog = (round(j.progress.percent * 10), j.progress.message) \
             if j.progress else None
+        dl = round(j.deadline * 1e6) if j.deadline else 0
         jobs.append((j.uuid, j.name, M.PRIORITIES[int(j.priority)],
                      j.state.name, j.owner, j.attempts, nb, j.unique_key,
-                     j.max_attempts, reason_class(j.last_reason), prog))
+                     j.max_attempts, reason_class(j.last_reason), prog,
+                     j.snoozes, j.max_snoozes, dl))
     st = board.stats()
     dead = sorted((d.uuid, d.cause.name, d.attempts, reason_class(d.reason))
                   for d in board.dead_letters())
@@ -298,6 +308,8 @@ def observe_board(board):
                                for k, v in st.by_state.items()},
                   "dead_letters": st.dead_letters,
                   "posted": st.events_total.get(_ev("POSTED"), 0),
+                  "snoozed": st.events_total.get(_ev("SNOOZED"), 0),
+                  "deadline": st.events_total.get(_ev("DEADLINE"), 0),
                   "ends": {(k.name if hasattr(k, "name") else str(k)).upper():
                            v for k, v in st.ends_total.items() if v}},
         "dead": dead,
@@ -335,7 +347,8 @@ def observe_model(m):
                      j.owner if state == "CLAIMED" else None, j.attempts,
                      j.not_before, j.unique, j.max_attempts,
                      "<lapsed>" if (j.reason or "").startswith("lapsed")
-                     else j.reason, j.progress))
+                     else j.reason, j.progress, j.snoozes, j.max_snoozes,
+                     j.deadline))
     by_state = {"UNCLAIMED": 0, "CLAIMED": 0, "DELAYED": 0}
     for j in m.jobs.values():
         if j.claimed() and not m.lapse_why(j):
@@ -361,6 +374,7 @@ def observe_model(m):
         "count_unclaimed": sum(1 for j in m.jobs.values() if m.claimable(j)),
         "stats": {"jobs": len(m.jobs), "by_state": by_state,
                   "dead_letters": len(m.dead), "posted": m.posted_total,
+                  "snoozed": m.snoozed_total, "deadline": m.expirations,
                   "ends": dict(m.ends)},
         "dead": dead,
         "schedules": scheds,
@@ -428,7 +442,10 @@ def gen_op(rng, procs):
                       "prio": rng.randrange(5),
                       "delay_ms": rng.choice([0, 0, 0, 30000, 90000]),
                       "unique": rng.choice([None, None, "k1", "k2"]),
-                      "max_attempts": rng.choice([0, 0, 1, 2, 3])}),
+                      "max_attempts": rng.choice([0, 0, 1, 2, 3]),
+                      "max_snoozes": rng.choice([0, 0, 1, 2]),
+                      "expires_ms": rng.choice([0, 0, 0, 10000, 60000]),
+                      "expires_dead": rng.random() < 0.3}),
         (3, lambda: {"op": "batch", "posts": [
             {"name": rng.choice(NAMES), "prio": rng.randrange(5),
              "unique": rng.choice([None, None, None, "k1", "k3"])}
@@ -439,6 +456,9 @@ def gen_op(rng, procs):
                      "names": gen_names(rng)}),
         (3, lambda: {"op": "extend", "lease_ms": rng.choice([20000, 200000])}),
         (6, lambda: {"op": "abandon"}),
+        (5, lambda: {"op": "snooze",
+                     "delay_ms": rng.choice([0, 0, 20000, 90000, -1000]),
+                     "stale": rng.random() < 0.15}),
         (5, lambda: {"op": "progress",
                      "percent": rng.choice([0, 12.34, 50, 99.95, 100, 100.5,
                                             -1]),
@@ -504,6 +524,7 @@ def gen_op(rng, procs):
 # Operations a worker may be killed in: the board must then hold them
 # wholly or not at all.
 KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
+            "snooze",
             "retry", "trash", "consume", "consume_next", "cancel",
             "requeue", "pause", "resume", "cap"}
 # Of those, the writes that append no event to the change log: whether
@@ -647,7 +668,7 @@ class Run:
             c["uuid"] = "00000000-0000-7000-8000-000000000000"
         if kind == "extend":
             c["lease"] = op["lease_ms"] / 1000
-        if kind == "progress":
+        if kind in ("progress", "snooze"):
             # The claim's token, or (stale) one it does not hold.
             j = m.jobs.get(c["uuid"])
             c["token"] = (j.token if j and j.token else 0) + \
@@ -732,7 +753,9 @@ class Run:
             if ok:
                 known.append(r["uuid"])
             return m.post(r.get("uuid"), r.get("seq"), c["name"], c["prio"],
-                          c["delay_ms"], c["unique"], c["max_attempts"])
+                          c["delay_ms"], c["unique"], c["max_attempts"],
+                          c.get("max_snoozes", 0), c.get("expires_ms", 0),
+                          c.get("expires_dead", False))
         if kind == "batch":
             exp = m.post_batch_check(c["posts"])
             if exp[0] == "ok" and ok:
@@ -776,6 +799,8 @@ class Run:
                               c["message"])
         if kind == "abandon":
             return m.abandon(c["uuid"], c["who"])
+        if kind == "snooze":
+            return m.snooze(c["uuid"], c["who"], c["token"], c["delay_ms"])
         if kind == "retry":
             return m.retry(c["uuid"], c["who"], c["mode"], c["delay_ms"],
                            c["reason"], r.get("due", 0))
