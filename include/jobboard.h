@@ -1266,8 +1266,8 @@ JB_EXTERN int jb_set_cap(jb_board *board, const char *name,
  * them wakes when the next token is due, and not before), a claim by uuid
  * of one is refused (JB_ENOTDUE, naming the limit), and every claim of the
  * name made on this board spends a token (claim-next, jb_claim_next_many,
- * jb_consume_and_claim_next, jb_claim). A new limit starts with its
- * tokens full. Claims of Redis-decided jobs made on another host and
+ * jb_consume_and_claim_next, jb_claim). A limit set or changed starts
+ * with its tokens full. Claims of Redis-decided jobs made on another host and
  * mirrored here spend none. The tokens follow the wall clock; a clock set
  * back holds the name back for at most a period more.
  * Errors: as jb_set_cap, and JB_EINVAL for a period of 0 or above

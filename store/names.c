@@ -521,14 +521,12 @@ int jb__queue_set_rate(jb_store *s, MDB_txn *txn, const char *name,
     n->q.flags &= (uint8_t)~JB_QUEUE_F_RATED;
     n->r = (jb_queuerate){0};
   } else {
-    /* A new limit starts full: its tat is now (rate tokens at once), or
-     * stays later when the old limit had spent tokens and the new one
-     * still owes them (never a burst bigger than the new limit's). */
-    int64_t spent_until = (n->q.flags & JB_QUEUE_F_RATED) ? n->r.tat_us : 0;
+    /* A limit set or changed starts full (`rate` claims at once): an
+     * operator's deliberate act, as a raised cap is. */
     n->q.flags |= JB_QUEUE_F_RATED;
     n->q.rate = rate;
     n->r.period_ms = period_ms;
-    n->r.tat_us = spent_until > now_us ? spent_until : now_us;
+    n->r.tat_us = now_us;
   }
   n->q.changed_us = now_us;
   /* A removed or changed limit may give tokens now: the name's waiters

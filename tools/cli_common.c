@@ -261,7 +261,7 @@ static bool parse_ms(const char *text, int64_t min_ms, int64_t max_ms,
   return true;
 }
 
-static int64_t wall_now_us(void) {
+int64_t cli_wall_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
@@ -341,12 +341,12 @@ static int parse_epoch(int64_t *us, const char *text) {
 int cli_parse_time(int64_t *us, const char *text) {
   if (text[0] == '@') return parse_epoch(us, text + 1);
   if (strcmp(text, "now") == 0) {
-    *us = wall_now_us();
+    *us = cli_wall_now_us();
     return 0;
   }
   if (text[0] == '+') {
     if (parse_epoch(us, text + 1) != 0) return -1;
-    *us += wall_now_us();
+    *us += cli_wall_now_us();
     return 0;
   }
   const char *p = text;
