@@ -401,6 +401,8 @@ int jb_name_matches(const char *const *names, size_t n, const char *name);
 int jb_pause(jb_board *board, const char *name);
 int jb_resume(jb_board *board, const char *name);
 int jb_set_cap(jb_board *board, const char *name, uint32_t max_claims);
+int jb_set_rate(jb_board *board, const char *name, uint32_t count,
+                uint64_t period_ms);
 typedef struct {
   const char *name;
   int paused;
@@ -408,6 +410,9 @@ typedef struct {
   size_t ready;
   uint32_t cap;
   uint32_t held;
+  uint32_t rate;
+  uint64_t period_ms;
+  int64_t next_token_us;
 } jb_queue_info;
 int jb_queues_foreach(jb_board *board,
                       int (*visit)(const jb_queue_info *q, void *arg),
