@@ -34,6 +34,7 @@ PRIORITIES = ["VERY_LOW", "LOW", "NORMAL", "HIGH", "VERY_HIGH"]
 SEC = 1_000_000
 BACKOFF_DEFAULT_MS = 1000
 BACKOFF_MAX_DEFAULT_MS = 3_600_000
+RATE_PERIOD_MAX_MS = 366 * 24 * 3600 * 1000   # JB_RATE_PERIOD_MAX_MS
 
 # jb_end names, as the binding's End enum spells them.
 CONSUMED, FAILED, TRASHED, CANCELLED, DEAD = (
@@ -94,7 +95,8 @@ class Model:
         self.last_token = 0
         self.dead_procs = set()   # workers killed: their bound claims lapse
         self.sweeps = {}          # process -> boot time of its last sweep
-        self.queues = {}          # every name posted -> [paused, changed]
+        # every name posted -> [paused, changed, rate, period_ms, tat_us]
+        self.queues = {}
         self.board_paused = False
         self.deaths = 0           # jobs moved to the dead letters so far
 
@@ -243,6 +245,7 @@ class Model:
 
     def _claim(self, j, who, token, lease_ms, bind_proc):
         self.check_token(token)
+        self.spend(j.name)            # every claim spends a token
         j.progress = None             # a new claim starts without one
         j.owner = who
         j.token = token
@@ -276,8 +279,9 @@ class Model:
 
     def note_name(self, name):
         """A job of `name` is on the board: the name is recorded for good
-        (a first post, not paused, its pause never changed)."""
-        self.queues.setdefault(name, [False, 0])
+        (a first post, not paused, its pause never changed, no rate
+        limit)."""
+        self.queues.setdefault(name, [False, 0, 0, 0, 0])
 
     @staticmethod
     def chosen(names, name):
@@ -289,7 +293,42 @@ class Model:
                    for n in names)
 
     def blocked(self, name):
-        return self.board_paused or self.queues[name][0]
+        return self.board_paused or self.queues[name][0] or \
+            self.next_token(name) > self.wall
+
+    # A rate limit is GCRA on one timestamp (store/names.h): T = period /
+    # rate, tau = (rate - 1) * T; `rate` claims at once, then one per T.
+    def next_token(self, name):
+        """When the name's next claim may go (0: no limit)."""
+        _, _, rate, period_ms, tat = self.queues[name]
+        if not rate:
+            return 0
+        period = period_ms * 1000
+        return min(tat, self.wall + period) - (rate - 1) * (period // rate)
+
+    def spend(self, name):
+        q = self.queues.get(name)
+        if q is None or not q[2]:
+            return
+        period = q[3] * 1000
+        q[4] = max(min(q[4], self.wall + period), self.wall) + period // q[2]
+
+    def set_rate(self, name, count, period_ms):
+        """jb_set_rate: count claims per period_ms (count 0: none)."""
+        if name == "" or name.endswith("*"):
+            return "invalid", None
+        if count and not 0 < period_ms <= RATE_PERIOD_MAX_MS:
+            return "invalid", None
+        if count and period_ms * 1000 < count:
+            return "invalid", None
+        q = self.queues.get(name)
+        if q is None:
+            return "notfound", None
+        # Set or changed, a limit starts full; every call stamps the
+        # change.
+        q[1] = self.wall
+        q[2:] = [count, period_ms, self.wall] if count else [0, 0, 0]
+        return "ok", None
 
     def set_paused(self, name, paused):
         """pause (paused True) or resume a name, or the board (None)."""
@@ -357,6 +396,8 @@ class Model:
                     if j.limit_until and j.lease_until > j.limit_until:
                         j.lease_until = j.limit_until
             return "claimed", j.owner
+        if self.next_token(j.name) > self.wall:
+            return "notdue", None        # no token of its rate limit
         if j.not_before > self.wall:
             # A delayed job is not claimable before its due time.
             return "notdue", None

@@ -169,6 +169,9 @@ def sut_do(board, op, me):
         if kind == "resume":
             board.resume(op["name"])
             return {"st": "ok"}
+        if kind == "rate":
+            board.set_rate(op["name"], op["count"], op["period_ms"] / 1000)
+            return {"st": "ok"}
         if kind == "requeue":
             board.requeue(op["uuid"], keep_attempts=op["keep"])
             return {"st": "ok", "seq": board.get(op["uuid"]).sequence}
@@ -281,7 +284,9 @@ def observe_board(board):
                     for s in board.schedules())
     hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
     queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
-               q.ready) for q in board.queues()]
+               q.ready, q.rate or 0, round(q.period * 1000) if q.rate else 0,
+               round(q.next_token * 1e6) if q.rate else 0)
+              for q in board.queues()]
     ret = board.retention()
     chk = board.check()
     return {
@@ -345,7 +350,7 @@ def observe_model(m):
     scheds = sorted((n, s["next"], s["runs"], s["last"])
                     for n, s in m.schedules.items())
     hist = [(u, e, r) for (u, e, r, _) in reversed(m.history)]
-    queues = [(n, q[0], q[1], m.ready_of(n))
+    queues = [(n, q[0], q[1], m.ready_of(n), q[2], q[3], m.next_token(n))
               for n, q in sorted(m.queues.items())]
     hmax, hage, dmax, dage = m.bounds()
     return {
@@ -397,6 +402,9 @@ CHOOSE = ["a.x", "a.y", "b", "a.*", "job-*", "*", "zz"]
 # What pause and resume name: the names posted, a schedule's, one never
 # posted (refused: not found), a prefix (refused: invalid), the board.
 PAUSE = ["a.x", "a.y", "b", "job-s1", "zz", "a.*", None]
+# What rate limits name: the names posted (often), one never posted, a
+# prefix (refused).
+RATE = ["a.x", "a.x", "a.y", "b", "b", "zz", "a.*"]
 
 
 def gen_names(rng):
@@ -466,6 +474,9 @@ def gen_op(rng, procs):
         (3, lambda: {"op": "tick"}),
         (3, lambda: {"op": "pause", "name": rng.choice(PAUSE)}),
         (3, lambda: {"op": "resume", "name": rng.choice(PAUSE)}),
+        (3, lambda: {"op": "rate", "name": rng.choice(RATE),
+                     "count": rng.choice([0, 1, 1, 2, 3]),
+                     "period_ms": rng.choice([0, 1000, 20000, 60000])}),
         (7, lambda: {"op": "advance",
                      "ms": rng.choice([1000, 15000, 45000, 120000])}),
     ]
@@ -492,10 +503,10 @@ def gen_op(rng, procs):
 # wholly or not at all.
 KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "retry", "trash", "consume", "consume_next", "cancel",
-            "requeue", "pause", "resume"}
+            "requeue", "pause", "resume", "rate"}
 # Of those, the writes that append no event to the change log: whether
 # one committed is told by the board's state alone.
-UNLOGGED = {"pause", "resume"}
+UNLOGGED = {"pause", "resume", "rate"}
 
 
 # ---------------------------------------------------------- execution
@@ -784,6 +795,8 @@ class Run:
             return m.cancel(c["uuid"], c["force"])
         if kind in ("pause", "resume"):
             return m.set_paused(c["name"], kind == "pause")
+        if kind == "rate":
+            return m.set_rate(c["name"], c["count"], c["period_ms"])
         if kind == "requeue":
             return m.requeue(c["uuid"], c["keep"], r.get("seq"))
         if kind == "purge":
@@ -885,7 +898,7 @@ def describe(op):
             if k not in ("proc", "job", "who", "lease_kind") or
             op["op"] not in ("post", "batch", "advance", "tick", "purge",
                              "policy", "retention", "sched_add", "sched_rm",
-                             "kill", "pause", "resume")}
+                             "kill", "pause", "resume", "rate")}
     return json.dumps(keep, sort_keys=True)
 
 
