@@ -250,7 +250,7 @@
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
  *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
- *                  claim-paused,retention
+ *                  claim-paused,retention,rate,claim-rated
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -334,7 +334,7 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_SCHED_REMOVE, OP_POLICY, OP_ABANDON_DEAD, OP_TRASH,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
-               OP_RETENTION, OP_COUNT } op_kind;
+               OP_RETENTION, OP_RATE, OP_CLAIM_RATED, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -342,12 +342,12 @@ static const char *const op_names[OP_COUNT] = {
     "post-unique", "post-held", "tick", "sched-add",
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
-    "retention"};
+    "retention", "rate", "claim-rated"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
-                                        1, 0, 0, 0, 0, 1, 1, 0};
+                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -386,6 +386,14 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
  * paused (resume-board). */
 #define K_PAUSED 2
 #define K_CHOSEN 3
+/* Rate limits. rate: base-2 gets RATE_N claims per RATE_MS (format 1 to
+ * 2 of its queues entry); claim-rated runs on the rated board, the base
+ * board with base-1 limited to one claim an hour, its token full: the
+ * claim-next takes base-1 and spends it, in one write. */
+#define RATE_N 2
+#define RATE_MS 60000
+#define RATED_MS 3600000
+#define K_RATED 1
 static const char *const chosen_names[2] = {"keyed", "base-3*"};
 #define STALLED "stalled"
 #define NSTALLED 70
@@ -576,6 +584,9 @@ typedef struct {
   int nstalled;              /* STALLED's jobs (0: the base board) */
   bool board_paused;         /* the paused board */
   int64_t stalled_changed_us; /* when STALLED was paused */
+  bool rated;                /* the rated board */
+  int64_t rated_changed_us;  /* when base-1's limit was set */
+  int64_t rated_next_us;     /* and its next token then */
 } scenario;
 
 static const char *const base_names[NBASE] = {
@@ -709,6 +720,9 @@ typedef struct {
   bool paused[QUEUES_MAX];
   int64_t changed_us[QUEUES_MAX];
   size_t ready[QUEUES_MAX];
+  uint32_t rate[QUEUES_MAX];
+  uint64_t period_ms[QUEUES_MAX];
+  int64_t next_us[QUEUES_MAX];
 } queue_tab;
 
 static int queue_visit(const jb_queue_info *q, void *payload) {
@@ -720,8 +734,36 @@ static int queue_visit(const jb_queue_info *q, void *payload) {
   snprintf(t->name[t->n], sizeof t->name[0], "%s", q->name);
   t->paused[t->n] = q->paused != 0;
   t->changed_us[t->n] = q->changed_us;
+  t->rate[t->n] = q->rate;
+  t->period_ms[t->n] = q->period_ms;
+  t->next_us[t->n] = q->next_token_us;
   t->ready[t->n++] = q->ready;
   return 0;
+}
+
+/* The rated board from a copy of the base board `from`, by a process of
+ * its own; *sc becomes its scenario. */
+static void make_rated_base(const char *from, const char *dir, scenario *sc) {
+  fresh_copy(from, dir);
+  int p[2];
+  pid_t pid = fork_maker(p);
+  if (pid == 0) {
+    scenario s = *sc;
+    jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, false);
+    if (b == NULL) _exit(10);
+    if (jb_set_rate(b, base_names[K_RATED], 1, RATED_MS) != JB_OK) _exit(12);
+    queue_tab t;
+    memset(&t, 0, sizeof t);
+    if (jb_queues_foreach(b, queue_visit, &t, NULL) != JB_OK) _exit(15);
+    for (size_t i = 0; i < t.n; i++)
+      if (strcmp(t.name[i], base_names[K_RATED]) == 0) {
+        s.rated_changed_us = t.changed_us[i];
+        s.rated_next_us = t.next_us[i];
+      }
+    s.rated = true;
+    scenario_send(b, &s, p[1]);
+  }
+  scenario_back(pid, p[0], sc, "rated");
 }
 
 /* The queues board (`paused` false) or the paused board from a copy of
@@ -922,6 +964,9 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   /* crasher claims base-1, past STALLED's paused jobs */
   case OP_CLAIM_PAUSED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   case OP_RETENTION: return jb_board_set_retention(b, &retain_new, JB_RETAIN_DEAD_MAX);
+  case OP_RATE: return jb_set_rate(b, base_names[K_PAUSED], RATE_N, RATE_MS);
+  /* crasher claims base-1, spending its name's token */
+  case OP_CLAIM_RATED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   default: return JB_EINVAL;
   }
 }
@@ -987,6 +1032,7 @@ static job_state after_state(op_kind op, int k) {
   case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
   case OP_CLAIM_NAMES: return k == K_CHOSEN ? ST_CRASHER : before_state(k);
   case OP_CLAIM_PAUSED: return k == 1 ? ST_CRASHER : before_state(k);
+  case OP_CLAIM_RATED: return k == K_RATED ? ST_CRASHER : before_state(k);
   default: return before_state(k);
   }
 }
@@ -1259,6 +1305,53 @@ static int queuectl_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Name t->name[e]'s rate limit (and, with one, the time of its change):
+ * none but base-1's on the rated board, whose token claim-rated spends
+ * with its claim, and base-2's that rate sets, limit, time and token
+ * together. */
+static bool check_rate(const queue_tab *t, size_t e, op_kind op, const scenario *sc,
+                       aspects *a, verdict *v, bool *own_changed) {
+  const char *n = t->name[e];
+  *own_changed = true; /* the time of the change is the limit's */
+  int64_t now = writer_now_us();
+  if (op == OP_RATE && strcmp(n, base_names[K_PAUSED]) == 0) {
+    bool done = t->rate[e] == RATE_N && t->period_ms[e] == RATE_MS &&
+                t->changed_us[e] == now &&
+                t->next_us[e] == now - (int64_t)(RATE_N - 1) * (RATE_MS * 1000 / RATE_N);
+    if (!done && (t->rate[e] || t->changed_us[e]))
+      return vfail(v, "name %s: rate %u per %" PRIu64 " ms, changed at %" PRId64
+                   ", next token %" PRId64 ": neither none nor as the killed %s sets it",
+                   n, t->rate[e], t->period_ms[e], t->changed_us[e], t->next_us[e],
+                   op_names[op]);
+    aspect(a, done, "%s rate-limited", n);
+    return true;
+  }
+  if (sc->rated && strcmp(n, base_names[K_RATED]) == 0) {
+    if (t->rate[e] != 1 || t->period_ms[e] != RATED_MS ||
+        t->changed_us[e] != sc->rated_changed_us)
+      return vfail(v, "name %s: rate %u per %" PRIu64 " ms changed at %" PRId64
+                   ", not the rated board's", n, t->rate[e], t->period_ms[e],
+                   t->changed_us[e]);
+    int64_t from = sc->rated_next_us > now ? sc->rated_next_us : now;
+    int64_t spent = from + (int64_t)RATED_MS * 1000;
+    bool done = t->next_us[e] == spent;
+    if (!done && t->next_us[e] != sc->rated_next_us)
+      return vfail(v, "name %s: next token at %" PRId64 ", neither %" PRId64
+                   " (full) nor %" PRId64 " (spent)", n, t->next_us[e],
+                   sc->rated_next_us, spent);
+    if (op == OP_CLAIM_RATED) aspect(a, done, "%s's token spent", n);
+    else if (done)
+      return vfail(v, "name %s: its token is spent: the killed %s claims none of it",
+                   n, op_names[op]);
+    return true;
+  }
+  *own_changed = false;
+  if (t->rate[e])
+    return vfail(v, "name %s is rate-limited: the killed %s sets no limit", n,
+                 op_names[op]);
+  return true;
+}
+
 /* The names recorded: exactly the names posted on this board (the base
  * board's, "done", STALLED on the queues board) and those the killed
  * operation and the next writer post, each of them there exactly when a
@@ -1292,7 +1385,7 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
                    cnt->name[i], t.ready[e], cnt->name_ready[i]);
   }
   bool seen_new = false, seen_run = false, seen_next = false;
-  unsigned npaused = 0;
+  unsigned npaused = 0, nrated = 0;
   for (size_t e = 0; e < t.n; e++) {
     const char *n = t.name[e];
     bool listed = false, known = strcmp(n, "done") == 0 ||
@@ -1307,6 +1400,7 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
     if (strcmp(n, "next") == 0) seen_next = known = true;
     if (!known) return vfail(v, "name %s is recorded: no job of it was posted", n);
     npaused += t.paused[e];
+    bool own = false;
     bool stalled = sc->nstalled && strcmp(n, STALLED) == 0;
     bool mine = (op == OP_PAUSE && strcmp(n, base_names[K_PAUSED]) == 0) ||
                 (op == OP_RESUME && stalled);
@@ -1320,11 +1414,14 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
                      "was (%d, %" PRId64 ") nor as the killed %s leaves it", n,
                      t.paused[e], t.changed_us[e], was, was_us, op_names[op]);
       aspect(a, done, "%s %s", n, t.paused[e] ? "paused" : "not paused");
-    } else if (t.paused[e] != was || t.changed_us[e] != was_us) {
+    } else if (!check_rate(&t, e, op, sc, a, v, &own)) {
+      return false;
+    } else if (t.paused[e] != was || (!own && t.changed_us[e] != was_us)) {
       return vfail(v, "name %s: paused %d, changed at %" PRId64 "; not %d, %" PRId64
                    " (the killed %s does not touch it)", n, t.paused[e],
                    t.changed_us[e], was, was_us, op_names[op]);
     }
+    nrated += t.rate[e] != 0 && !t.paused[e];
   }
   /* A new name is recorded with its first job's post. */
   if (seen_new != fresh)
@@ -1343,11 +1440,11 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
   else if (board_paused != bwas)
     return vfail(v, "the board is %spaused: the killed %s does not touch it",
                  board_paused ? "" : "not ", op_names[op]);
-  uint32_t want = (board_paused ? JB_QUEUECTL_BOARD : 0) | npaused;
+  uint32_t want = (board_paused ? JB_QUEUECTL_BOARD : 0) | (npaused + nrated);
   if (ctl != want)
     return vfail(v, "the meta record %s is %#x, not %#x (the board %spaused, %u "
-                 "names paused)", JB_QUEUECTL_KEY, ctl, want, board_paused ? "" : "not ",
-                 npaused);
+                 "names paused, %u more rate-limited)", JB_QUEUECTL_KEY, ctl, want,
+                 board_paused ? "" : "not ", npaused, nrated);
   return true;
 }
 
@@ -2837,8 +2934,8 @@ static void usage(FILE *f) {
         "                retry-dead,requeue,purge,cancel,post-unique,\n"
         "                post-held,tick,sched-add,sched-remove,policy,\n"
         "                abandon-dead,trash,pause,pause-board,resume,\n"
-        "                resume-board,claim-names,claim-paused\n"
-        "                (default all)\n"
+        "                resume-board,claim-names,claim-paused,\n"
+        "                progress,retention,rate,claim-rated (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
@@ -2939,7 +3036,7 @@ int main(int argc, char **argv) {
   if (tmp == NULL || *tmp == '\0')
     tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
   if (tmp == NULL || *tmp == '\0') tmp = "/tmp";
-  char root[4096], base[4200], work[4200], baseq[4200], basep[4200];
+  char root[4096], base[4200], work[4200], baseq[4200], basep[4200], baser[4200];
   snprintf(root, sizeof root, "%s/crash_step.XXXXXX", tmp);
   if (mkdtemp(root) == NULL) die("mkdtemp %s: %s", root, strerror(errno));
   snprintf(cleanup_root, sizeof cleanup_root, "%s", root);
@@ -2949,6 +3046,7 @@ int main(int argc, char **argv) {
   snprintf(work, sizeof work, "%s/work", root);
   snprintf(baseq, sizeof baseq, "%s/base-queues", root);
   snprintf(basep, sizeof basep, "%s/base-paused", root);
+  snprintf(baser, sizeof baser, "%s/base-rated", root);
   scenario sc;
   make_base(base, &sc);
   /* The boards of resume, resume-board and claim-paused (names as queues,
@@ -2960,6 +3058,8 @@ int main(int argc, char **argv) {
     scp = scq;
     make_queue_base(baseq, basep, true, &scp);
   }
+  scenario scr = sc;
+  if (!only_demo && in_list(ops, "claim-rated")) make_rated_base(base, baser, &scr);
   printf("# crash_step: %s\n",
          o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
@@ -2976,9 +3076,10 @@ int main(int argc, char **argv) {
         continue;
       run_cfg c = {NULL, modes[m], (op_kind)op, false, NULL};
       sweep_result res;
-      bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD;
-      sweep(&c, q ? baseq : p ? basep : base, work, q ? &scq : p ? &scp : &sc, &o, false,
-            &res);
+      bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD,
+           r = op == OP_CLAIM_RATED;
+      sweep(&c, q ? baseq : p ? basep : r ? baser : base, work,
+            q ? &scq : p ? &scp : r ? &scr : &sc, &o, false, &res);
       o.tests++;
       if (res.fails) o.failed++;
       printf("%s %d - %s/%s: %zu kill points, none lost or tore a change%s%s\n",
