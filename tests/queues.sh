@@ -368,6 +368,13 @@ import json, sys
 q = {v['name']: v for v in map(json.loads, sys.argv[1].splitlines()) if 'name' in v}
 assert q['api']['rate'] == 3 and q['api']['period_s'] == 60.0, q
 " "$out" || fail "a refused rate changed nothing: $out"
+jb stats --json
+"$PYTHON" -c "
+import json, sys
+assert json.loads(sys.argv[1])['rate_limited'] == {'api': {'rate': 3, 'period_s': 60.0}}
+" "$out" || fail "stats --json: rate_limited: $out"
+jb metrics
+case $out in *'jobboard_name_rate_limit_per_second{name="api"} 0.05'*) ;; *) fail "metrics: no rate limit of api" ;; esac
 end
 
 begin "usage errors: exit 2, a message naming the problem, nothing changed"

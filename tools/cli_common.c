@@ -908,6 +908,8 @@ static int pause_visit(const jb_queue_info *q, void *arg) {
   if (v == NULL) return PAUSES_NOMEM;
   p->v = v;
   if ((v[p->n].name = strdup(q->name)) == NULL) return PAUSES_NOMEM;
+  v[p->n].rate = q->rate;
+  v[p->n].period_ms = q->period_ms;
   v[p->n++].paused = q->paused;
   return 0;
 }
@@ -933,7 +935,7 @@ int cli_pauses_read(cli_pauses *p, jb_board *b) {
 
 const struct cli_pause *cli_pauses_find(const cli_pauses *p,
                                         const char *name) {
-  struct cli_pause key = {(char *)name, 0};
+  struct cli_pause key = {.name = (char *)name};
   return p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, pause_cmp) : NULL;
 }
 

@@ -354,13 +354,16 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "                      ('images.*'; '*': every name)\n"
 
 /* The pauses in force (jobboard pause), read with one jb_queues_foreach:
- * the whole board's, and every name whose pause was ever set (paused or
- * resumed since), sorted by name for cli_pauses_find. */
+ * the whole board's, and every name whose controls were ever set (paused
+ * or resumed since, a cap, a rate limit), sorted by name for
+ * cli_pauses_find; with each its rate limit (jobboard rate). */
 typedef struct {
   int board;   /* the whole board is paused */
   struct cli_pause {
     char *name;
     int paused;
+    uint32_t rate;      /* claims per period_ms (0: no rate limit) */
+    uint64_t period_ms;
   } *v;
   size_t n;
 } cli_pauses;
