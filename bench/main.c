@@ -2005,9 +2005,10 @@ static int run_controls(bench_ctx *x, const bench_opts *o, const char *cpu,
     return bench_fail("controls", err);
   for (int c = 0; c < BENCH_CTL_N; c++) {
     if (o->json)
-      printf("{\"case\": \"%s\", \"cycles\": %zu, \"p50_us\": %.1f, "
-             "\"p99_us\": %.1f}\n", bench_ctl_label[c], r[c].samples,
-             r[c].p50_us, r[c].p99_us);
+      bench_json_line(json_pack("{s:s,s:s,s:I,s:f,s:f}", "type", "controls",
+                                "case", bench_ctl_label[c], "cycles",
+                                (json_int_t)r[c].samples, "p50_us",
+                                r[c].p50_us, "p99_us", r[c].p99_us));
     else
       printf("  %-14s %8zu cycles  p50 %7.1f us  p99 %7.1f us\n",
              bench_ctl_label[c], r[c].samples, r[c].p50_us, r[c].p99_us);
