@@ -427,6 +427,26 @@ static int check_byname(jb_store *s, MDB_txn *txn, check_ctx *ctx,
   return 0;
 }
 
+/* Schema 10 (names.h): every `queues` value parses (format 1, or 2 for a
+ * name with a rate limit), and the meta record counts the names with a
+ * control. */
+static int check_queues(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
+  jb_queue_audit a;
+  int rc = jb__queue_audit(s, txn, &a);
+  if (rc) return rc;
+  if (a.bad_values)
+    note(ctx, true, "queues: %zu lanes whose names' records do not parse",
+         a.bad_values);
+  if (a.bad_rates)
+    note(ctx, true, "queues: %zu names with a malformed rate limit",
+         a.bad_rates);
+  if ((a.queuectl & ~JB_QUEUECTL_BOARD) != a.controlled)
+    note(ctx, true, "queues: the meta record %s counts %u names with a "
+         "control, %u have one", JB_QUEUECTL_KEY,
+         a.queuectl & ~JB_QUEUECTL_BOARD, a.controlled);
+  return 0;
+}
+
 /* Schema 8 (store.h "A job's life"): every `due` entry names a delayed
  * job under that due time (and there are as many as delayed jobs), every
  * jobx record belongs to a job on the board and decodes, and every
@@ -659,6 +679,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     return rc;
   if ((rc = check_life(s, txn, ctx, delayed))) return rc;
   if ((rc = check_byname(s, txn, ctx, ctx->st->ready))) return rc;
+  if ((rc = check_queues(s, txn, ctx))) return rc;
   MDB_stat st;
   if (ctx->st->ready + ctx->st->claimed + delayed != ctx->st->jobs)
     note(ctx, true, "counts: %zu ready + %zu claimed + %zu delayed != %zu "

@@ -652,6 +652,32 @@ int jb__queue_next_token(jb_store *s, MDB_txn *txn, const jb_queue_ctls *c,
   return rc;
 }
 
+int jb__queue_audit(jb_store *s, MDB_txn *txn, jb_queue_audit *out) {
+  *out = (jb_queue_audit){0};
+  int rc = read_queuectl(s, txn, &out->queuectl);
+  MDB_cursor *cur;
+  if (rc || (rc = mdb_cursor_open(txn, s->queues, &cur))) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    size_t off = 0, size;
+    jb_queueent e;
+    while (off < v.mv_size && entry_parse(v.mv_data, v.mv_size, off, &e, &size)) {
+      bool rated = (e.q.flags & JB_QUEUE_F_RATED) != 0;
+      if (rated != (e.q.format == 2) ||
+          (rated && (e.q.rate == 0 || e.r.period_ms == 0 ||
+                     e.r.period_ms > JB_RATE_PERIOD_MAX_MS ||
+                     e.r.period_ms * 1000 < e.q.rate)))
+        out->bad_rates++;
+      out->controlled += e.q.flags != 0;
+      off += size;
+    }
+    if (k.mv_size != 4 || off != v.mv_size) out->bad_values++;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* --------------------------------------------------------------- upgrade */
 
 int jb__upgrade_lanes(jb_store *s, MDB_txn *txn) {

@@ -182,6 +182,16 @@ typedef int (*jb_queue_visit)(void *arg, uint32_t lane, const char *name,
                               size_t len, const jb_queueent *e);
 int jb__queue_walk(jb_store *s, MDB_txn *txn, jb_queue_visit visit, void *arg);
 
+/* For check: the lanes whose value does not parse (either format), the
+ * entries whose rate limit is not well formed (format 2 without the flag,
+ * or the flag without format 2, a rate of 0 or a period out of bounds),
+ * the names with a control, and the meta record "queuectl". */
+typedef struct {
+  size_t bad_values, bad_rates;
+  uint32_t controlled, queuectl;
+} jb_queue_audit;
+int jb__queue_audit(jb_store *s, MDB_txn *txn, jb_queue_audit *out);
+
 /* The schema 9 -> 10 upgrade: every job's lane, every ready job's
  * `byname` entry, every name in `queues`. */
 int jb__upgrade_lanes(jb_store *s, MDB_txn *txn);

@@ -3,10 +3,14 @@
  * count at once then one per interval on a fixed clock, every kind of
  * claim spending a token, processes racing for a limit, a waiter woken
  * when the next token is due (and not polling), a claim by uuid refused,
- * the limit removed, a reopen keeping the tokens spent, bad arguments.
+ * the limit removed, a reopen keeping the tokens spent, bad arguments,
+ * check reading both formats of a name's record.
  */
 #include "helpers.h"
 #include "base/util.h"
+#include "core/internal.h"
+#include "store/names.h"
+#include "store/txn.h"
 #include "store/wake.h"
 
 #include <pthread.h>
@@ -280,6 +284,37 @@ static void bad_rate_limits_are_refused(void **state) {
   jbt_assert_check_ok(b);
 }
 
+/* check passes a board with a name's record in each format, and reports a
+ * meta record "queuectl" that miscounts the names with a control. */
+static int miscount(jb_store *s, MDB_txn *txn, void *ctx, int *status) {
+  (void)ctx;
+  (void)status;
+  uint32_t v = 7;
+  MDB_val k = {sizeof JB_QUEUECTL_KEY - 1, JB_QUEUECTL_KEY}, d = {4, &v};
+  return mdb_put(txn, s->meta, &k, &d, 0);
+}
+
+static void count_problems(const char *line, void *arg) {
+  if (strstr(line, JB_QUEUECTL_KEY)) ++*(int *)arg;
+}
+
+static void check_reads_both_formats(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  jbt_post(NULL, b, "plain", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, b, "rated", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, b, "capped", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_set_cap(b, "capped", 3), JB_OK);  /* format 1 */
+  assert_int_equal(jb_set_rate(b, "rated", 3, 1000), JB_OK); /* format 2 */
+  jbt_assert_check_ok(b);
+  assert_int_equal(jb__store_write(b->store, miscount, NULL), JB_OK);
+  jb_check_stats st;
+  int lines = 0;
+  jb_board_check(&st, b, count_problems, &lines);
+  assert_int_equal(st.problems, 1);
+  assert_int_equal(lines, 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, jbt_setup, jbt_teardown)
 
 int main(void) {
@@ -290,6 +325,7 @@ int main(void) {
       T(a_waiter_wakes_when_the_token_is_due),
       T(a_removed_limit_frees_and_a_reopen_keeps_it),
       T(bad_rate_limits_are_refused),
+      T(check_reads_both_formats),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
