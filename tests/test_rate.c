@@ -75,6 +75,28 @@ static void count_at_once_then_one_per_interval(void **state) {
   jb_claim_options co = named(an, 1);
   assert_int_equal(jb_claim_next(u, NULL, NULL, b, "w", &co), JB_ENOTFOUND);
   assert_int_equal(info(b, "api").next_token_us, T0 + 400000);
+  /* What a waiter sleeps until: the next token of a name it takes with a
+   * ready job; nothing for names without a limit. */
+  int64_t due = -1;
+  assert_int_equal(jb__claim_next_once(u, NULL, NULL, b, "w", &co, &due),
+                   JB_ENOTFOUND);
+  assert_int_equal(due, T0 + 400000);
+  due = -1;
+  assert_int_equal(jb__claim_next_once(u, NULL, NULL, b, "w", NULL, &due),
+                   JB_ENOTFOUND);
+  assert_int_equal(due, T0 + 400000);
+  size_t n = 9;
+  due = -1;
+  assert_int_equal(jb__claim_next_many_once(&n, NULL, NULL, NULL, b, "w",
+                                            &co, 4, &due),
+                   JB_ENOTFOUND);
+  assert_int_equal(due, T0 + 400000);
+  const char *on[] = {"other"};
+  jb_claim_options oo = named(on, 1);
+  due = -1;
+  assert_int_equal(jb__claim_next_once(u, NULL, NULL, b, "w", &oo, &due),
+                   JB_ENOTFOUND);
+  assert_int_equal(due, 0);
   /* A claim by uuid: refused, naming the limit. */
   assert_int_equal(jb_claim(NULL, b, api[5], "w", NULL), JB_ENOTDUE);
   assert_non_null(strstr(jb_errmsg(), "rate limit of 5 claims per 2.000 s"));
@@ -181,7 +203,9 @@ static void racing_processes_never_pass_a_rate_limit(void **state) {
 
 /* A worker waiting for a limited name's jobs sleeps until the next token
  * is due and takes the job then: not before, and without looking at the
- * board every millisecond meanwhile. */
+ * board every millisecond meanwhile. (Where inotify is out of watches a
+ * wait also looks once a second: count_at_once_then_one_per_interval
+ * checks the instant a waiter is given.) */
 typedef struct {
   jb_board *b;
   char got[JB_UUID_STRLEN];
