@@ -124,6 +124,77 @@ out:
   return rc;
 }
 
+const char *const bench_ctl_label[BENCH_CTL_N] = {
+    [BENCH_CTL_NONE] = "no control",
+    [BENCH_CTL_CAP] = "a cap",
+    [BENCH_CTL_RATE] = "a rate limit",
+};
+
+/* One case's turn: `n` cycles of claim-next + consume on the board whose
+ * controls are set to case `ctl`, their times appended to v[*got]. */
+static int controls_turn(jb_board *b, int ctl, size_t n, int64_t *v,
+                         size_t *got, char *err, size_t errlen) {
+  if (jb_set_cap(b, "api", ctl == BENCH_CTL_CAP ? 1000000 : 0) != JB_OK ||
+      jb_set_rate(b, "api", ctl == BENCH_CTL_RATE ? 1000000 : 0, 1000) !=
+          JB_OK) {
+    snprintf(err, errlen, "controls: %s", jb_errmsg());
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    char u[JB_UUID_STRLEN];
+    uint64_t token;
+    int64_t s = now_ns();
+    int st = jb_claim_next(u, NULL, &token, b, "bench", NULL);
+    if (st == JB_OK) st = jb_consume(b, u, "bench", token, NULL);
+    int64_t e = now_ns();
+    if (st != JB_OK) {
+      snprintf(err, errlen, "cycle (%s): %s", bench_ctl_label[ctl],
+               jb_errmsg());
+      return -1;
+    }
+    v[(*got)++] = e - s;
+  }
+  return 0;
+}
+
+int bench_names_controls(bench_lat out[BENCH_CTL_N], const char *dir,
+                         size_t cycles, char *err, size_t errlen) {
+  memset(out, 0, BENCH_CTL_N * sizeof *out);
+  jb_board *b = NULL;
+  if (bench_lib_open(&b, dir, JB_DURABILITY_NONE, err, errlen)) return -1;
+  size_t turn = cycles / 4 ? cycles / 4 : 1, per = turn * 4;
+  jb_post *posts = calloc(BATCH, sizeof *posts);
+  char(*uuids)[JB_UUID_STRLEN] = calloc(BATCH, sizeof *uuids);
+  int64_t *v[BENCH_CTL_N] = {0};
+  size_t got[BENCH_CTL_N] = {0};
+  int rc = posts && uuids ? 0 : -1;
+  for (int c = 0; c < BENCH_CTL_N && rc == 0; c++)
+    if (!(v[c] = calloc(per, sizeof *v[c]))) rc = -1;
+  if (rc) snprintf(err, errlen, "out of memory");
+  /* Enough jobs for every cycle, and a few more. */
+  for (size_t done = 0; rc == 0 && done < per * BENCH_CTL_N + BATCH;
+       done += BATCH) {
+    for (size_t i = 0; i < BATCH; i++) {
+      posts[i] = (jb_post)JB_POST_INIT;
+      posts[i].name = "api";
+    }
+    if (jb_job_post_batch(uuids, b, posts, BATCH) != JB_OK) {
+      snprintf(err, errlen, "post: %s", jb_errmsg());
+      rc = -1;
+    }
+  }
+  for (int t = 0; t < 4 && rc == 0; t++)
+    for (int c = 0; c < BENCH_CTL_N && rc == 0; c++)
+      rc = controls_turn(b, c, turn, v[c], &got[c], err, errlen);
+  for (int c = 0; c < BENCH_CTL_N && rc == 0; c++)
+    bench_lat_summarise(&out[c], v[c], got[c]);
+  for (int c = 0; c < BENCH_CTL_N; c++) free(v[c]);
+  free(posts);
+  free(uuids);
+  jb_board_close(b);
+  return rc;
+}
+
 #ifdef HAVE_SQLITE3
 static int sq(sqlite3 *db, const char *sql, char *err, size_t errlen) {
   char *msg = NULL;

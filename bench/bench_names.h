@@ -56,4 +56,15 @@ int bench_names_board(bench_names_side *out, const char *dir, size_t jobs,
 int bench_names_sqlite(bench_names_side *out, const char *dir, size_t jobs,
                        size_t names, size_t claims, char *err, size_t errlen);
 
+/* `jobboard-bench --controls N`: what a cap and a rate limit add to a
+ * claim-next + consume cycle of one name ("api", durability none, N jobs
+ * posted first). Three cases in turns, a quarter of N cycles each per turn
+ * so that they share the sitting: no control, a cap (1,000,000: never
+ * full), a rate limit (1,000,000 a second: never out of tokens); each cycle
+ * timed whole. */
+enum { BENCH_CTL_NONE, BENCH_CTL_CAP, BENCH_CTL_RATE, BENCH_CTL_N };
+extern const char *const bench_ctl_label[BENCH_CTL_N];
+int bench_names_controls(bench_lat out[BENCH_CTL_N], const char *dir,
+                         size_t cycles, char *err, size_t errlen);
+
 #endif

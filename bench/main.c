@@ -381,6 +381,10 @@ static const char bench_help[] =
     "                  claims (default 20,000) by one, three names, a prefix,\n"
     "                  every name, and every name with names paused; SQLite\n"
     "                  beside it when built with it (bench/bench_names.h)\n"
+    "  --controls N    only what a cap and a rate limit add to a claim-next +\n"
+    "                  consume cycle of one name: p50/p99 of N cycles each,\n"
+    "                  with no control, a cap, a rate limit, in turns\n"
+    "                  (bench/bench_names.h)\n"
     "  --no-claims     skip the kinds of claim (they run when none is\n"
     "                  measured)\n"
     "  --board DIR     make the boards under DIR, which must be empty or\n"
@@ -547,6 +551,7 @@ typedef struct {
   size_t names;           /* --names N: claim-next by name (0: skipped) */
   size_t names_jobs;      /* --names-jobs J */
   size_t names_claims;    /* --names-claims C */
+  size_t controls;        /* --controls N: a cap's and a rate's cost */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -677,7 +682,7 @@ enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_PROCS_MODE,
        OPT_FLUSH_INTERVAL,
        OPT_THREADS, OPT_BATCH, OPT_POST_JOBS, OPT_FLEET, OPT_FLEET_WAKES,
        OPT_FLEET_SYNC, OPT_FLEET_HISTORY, OPT_JOBBOARD, OPT_NAMES,
-       OPT_NAMES_JOBS, OPT_NAMES_CLAIMS };
+       OPT_NAMES_JOBS, OPT_NAMES_CLAIMS, OPT_CONTROLS };
 
 
 /* Returns -1 to go on, else the exit code. */
@@ -714,6 +719,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"names", required_argument, NULL, OPT_NAMES},
       {"names-jobs", required_argument, NULL, OPT_NAMES_JOBS},
       {"names-claims", required_argument, NULL, OPT_NAMES_CLAIMS},
+      {"controls", required_argument, NULL, OPT_CONTROLS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -870,6 +876,11 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       break;
     case OPT_NAMES_CLAIMS:
       if ((rc = parse_count(&o->names_claims, "--names-claims", optarg, 1,
+                            10000000)))
+        return rc;
+      break;
+    case OPT_CONTROLS:
+      if ((rc = parse_count(&o->controls, "--controls", optarg, 4,
                             10000000)))
         return rc;
       break;
@@ -1979,6 +1990,32 @@ static int run_names(bench_ctx *x, const bench_opts *o, const char *cpu,
   return 0;
 }
 
+static int run_controls(bench_ctx *x, const bench_opts *o, const char *cpu,
+                        const char *kernel, long ncpu, const char *fs) {
+  if (!o->json)
+    printf("jobboard-bench %s: a claim-next + consume cycle of one name with "
+           "a cap or a rate limit, durability none\n\n  machine   %ld cpus, "
+           "%s, Linux %s\n  boards    %s (%s)\n\n",
+           jb_version(NULL, NULL, NULL), ncpu, cpu, kernel, x->root, fs);
+  char dir[4200], err[512];
+  bench_lat r[BENCH_CTL_N];
+  int rc = make_sub(x, "controls", dir, sizeof dir);
+  if (rc) return rc;
+  if (bench_names_controls(r, dir, o->controls, err, sizeof err))
+    return bench_fail("controls", err);
+  for (int c = 0; c < BENCH_CTL_N; c++) {
+    if (o->json)
+      bench_json_line(json_pack("{s:s,s:s,s:I,s:f,s:f}", "type", "controls",
+                                "case", bench_ctl_label[c], "cycles",
+                                (json_int_t)r[c].samples, "p50_us",
+                                r[c].p50_us, "p99_us", r[c].p99_us));
+    else
+      printf("  %-14s %8zu cycles  p50 %7.1f us  p99 %7.1f us\n",
+             bench_ctl_label[c], r[c].samples, r[c].p50_us, r[c].p99_us);
+  }
+  return 0;
+}
+
 static int run(int argc, char **argv) {
   bench_opts o;
   int rc = parse_args(&o, argc, argv);
@@ -1998,6 +2035,10 @@ static int run(int argc, char **argv) {
   int ret;
   if (o.names) {
     ret = run_names(&x, &o, cpu, un.release, ncpu, fs);
+    goto done;
+  }
+  if (o.controls) {
+    ret = run_controls(&x, &o, cpu, un.release, ncpu, fs);
     goto done;
   }
   if (o.redis != NULL) {

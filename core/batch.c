@@ -232,7 +232,8 @@ int jb__claim_next_many_once(size_t *n_out,
                              char (*uuids_out)[JB_UUID_STRLEN],
                              uint64_t *tokens_out, jb_job **jobs_out,
                              jb_board *b, const char *who,
-                             const jb_claim_options *opts, size_t max) {
+                             const jb_claim_options *opts, size_t max,
+                             int64_t *next_token_us) {
   if (n_out) *n_out = 0;
   if (n_out == NULL || b == NULL)
     return jb__err(JB_EINVAL, "claim next many: NULL n_out or board");
@@ -243,6 +244,7 @@ int jb__claim_next_many_once(size_t *n_out,
   jb_store_claim_req req;
   int rc = jb__board_claim_req(&req, who, opts);
   if (rc != JB_OK) return rc;
+  req.next_token_us = next_token_us;
   many_run r = {.b = b, .req = &req, .max = max};
   r.raw = malloc(max * sizeof *r.raw);
   r.tokens = malloc(max * sizeof *r.tokens);
@@ -301,7 +303,8 @@ static int consume_then_claim(char next_uuid_out[JB_UUID_STRLEN],
   if (rc != JB_OK) return rc;
   char uuid[JB_UUID_STRLEN] = "";
   uint64_t next_token = 0;
-  rc = jb__claim_next_once(uuid, next_job_out, &next_token, b, who, opts);
+  rc = jb__claim_next_once(uuid, next_job_out, &next_token, b, who, opts,
+                           NULL);
   if (rc != JB_OK && rc != JB_ECORRUPT) return JB_OK; /* consumed; none */
   if (next_uuid_out) memcpy(next_uuid_out, uuid, JB_UUID_STRLEN);
   if (next_token_out) *next_token_out = next_token;
@@ -349,7 +352,7 @@ int jb_consume_and_claim_next(char next_uuid_out[JB_UUID_STRLEN],
     jb_job_free(job);
     char t[JB_UUID_STRLEN] = "";
     uint64_t nt = 0;
-    rc = jb__claim_next_once(t, next_job_out, &nt, b, who, opts);
+    rc = jb__claim_next_once(t, next_job_out, &nt, b, who, opts, NULL);
     if (rc != JB_OK && rc != JB_ECORRUPT) return JB_OK;
     if (next_uuid_out) memcpy(next_uuid_out, t, JB_UUID_STRLEN);
     if (next_token_out) *next_token_out = nt;

@@ -751,13 +751,14 @@ int jb_claim(uint64_t *token_out, jb_board *b, const char *uuid,
 
 int jb__claim_next_once(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
                         uint64_t *token_out, jb_board *b, const char *who,
-                        const jb_claim_options *opts) {
+                        const jb_claim_options *opts, int64_t *next_token_us) {
   if (job_out) *job_out = NULL;
   if (token_out) *token_out = 0;
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   jb_store_claim_req req;
   int rc = claim_req(&req, who, opts);
   if (rc != JB_OK) return rc;
+  req.next_token_us = next_token_us;
   jb_job *job = NULL;
   if (job_out && (job = calloc(1, sizeof *job)) == NULL)
     return jb__err(JB_ENOMEM, "out of memory for a job");

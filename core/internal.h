@@ -92,10 +92,11 @@ static inline int64_t jb__claim_wait_ms(const jb_claim_options *opts) {
 }
 
 /* jb_claim_next without its wait (board.c), and with a wait of
- * `timeout_ms` (wait.c; JB_ETIMEDOUT when nothing came, also for 0). */
+ * `timeout_ms` (wait.c; JB_ETIMEDOUT when nothing came, also for 0).
+ * next_token_us (may be NULL): as jb_store_claim_req's. */
 int jb__claim_next_once(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
                         uint64_t *token_out, jb_board *b, const char *who,
-                        const jb_claim_options *opts);
+                        const jb_claim_options *opts, int64_t *next_token_us);
 int jb__claim_next_wait(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
                         uint64_t *token_out, jb_board *b, const char *who,
                         const jb_claim_options *opts, int64_t timeout_ms);
@@ -105,12 +106,14 @@ int jb__claim_next_wait(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
 int jb__history_query(jb_history_iter **out, jb_board *b, unsigned flags,
                       const jb_history_options *opts);
 
-/* jb_claim_next_many without its wait (batch.c). */
+/* jb_claim_next_many without its wait (batch.c); next_token_us as
+ * jb__claim_next_once's. */
 int jb__claim_next_many_once(size_t *n_out,
                              char (*uuids_out)[JB_UUID_STRLEN],
                              uint64_t *tokens_out, jb_job **jobs_out,
                              jb_board *b, const char *who,
-                             const jb_claim_options *opts, size_t max);
+                             const jb_claim_options *opts, size_t max,
+                             int64_t *next_token_us);
 int jb__board_remote_claim(jb_board *b, const uint8_t raw[16],
                            const jb_store_claim_req *req, uint64_t *token);
 

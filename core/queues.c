@@ -64,6 +64,28 @@ int jb_set_cap(jb_board *b, const char *name, uint32_t max_claims) {
   return jb__store_queue_cap(b->store, name, len, max_claims, jb__now_us());
 }
 
+int jb_set_rate(jb_board *b, const char *name, uint32_t count,
+                uint64_t period_ms) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  if (name == NULL)
+    return jb__err(JB_EINVAL, "jb_set_rate: name is NULL (a rate limit is a "
+                   "name's)");
+  size_t len;
+  int rc = name_arg(name, "rate limit", &len);
+  if (rc != JB_OK) return rc;
+  if (count > 0 && (period_ms == 0 || period_ms > JB_RATE_PERIOD_MAX_MS))
+    return jb__err(JB_EINVAL, "rate limit: a period of %llu ms is not a "
+                   "period (expected 1..%llu ms)",
+                   (unsigned long long)period_ms,
+                   (unsigned long long)JB_RATE_PERIOD_MAX_MS);
+  if (count > 0 && period_ms * 1000 < count)
+    return jb__err(JB_EINVAL, "rate limit: %u claims per %llu ms is more "
+                   "than one a microsecond", count,
+                   (unsigned long long)period_ms);
+  return jb__store_queue_rate(b->store, name, len, count,
+                              count ? period_ms : 0, jb__now_us());
+}
+
 int jb_resume(jb_board *b, const char *name) {
   return pause_set(b, name, false);
 }
@@ -84,7 +106,9 @@ static int fe_visit(void *arg, const char *name, size_t len,
   jb_queue_info q = {.name = c->buf, .paused = sq->paused,
                      .changed_us = sq->changed_us, .ready = sq->ready,
                      .cap = sq->cap, .held = sq->held,
-                     .cap_each = sq->cap_each};
+                     .cap_each = sq->cap_each, .rate = sq->rate,
+                     .period_ms = sq->period_ms,
+                     .next_token_us = sq->next_token_us};
   return c->visit(&q, c->arg);
 }
 

@@ -70,12 +70,13 @@ typedef struct {
 
 static int claim_try(void *vctx, int64_t *retry) {
   claim_ctx *c = vctx;
+  int64_t token_us = 0;
   int rc = c->max > 0
                ? jb__claim_next_many_once(c->n_out, c->uuids_out,
                                           c->tokens_out, c->jobs_out, c->b,
-                                          c->who, c->opts, c->max)
+                                          c->who, c->opts, c->max, &token_us)
                : jb__claim_next_once(c->uuid_out, c->job_out, c->token_out,
-                                     c->b, c->who, c->opts);
+                                     c->b, c->who, c->opts, &token_us);
   if (rc != JB_ENOTFOUND) return rc;
   size_t n = 0;
   bool names = c->opts && c->opts->version >= 3 && c->opts->n_names;
@@ -84,6 +85,13 @@ static int claim_try(void *vctx, int64_t *retry) {
                                                        : JB__COUNT_FOR_CLAIM),
                             &n, retry);
   if (rc != JB_OK) return rc;
+  if (token_us) {
+    /* A rate limit's next token: no commit marks it, so the wait wakes by
+     * itself then (wall clock to monotonic, now). */
+    int64_t left = token_us - jb__now_us();
+    int64_t t = jb__mono_us() + (left > 0 ? left : 0);
+    if (t < *retry) *retry = t;
+  }
   /* Claimable, yet claim-next found nothing: the claim-next after this one
    * returns the lapsed claims to the ready index. Not a busy loop: a
    * millisecond apart. */
@@ -130,7 +138,8 @@ int jb_claim_next(char uuid_out[JB_UUID_STRLEN], jb_job **job_out,
                   const jb_claim_options *opts) {
   int64_t wait_ms = jb__claim_wait_ms(opts);
   if (wait_ms == 0)
-    return jb__claim_next_once(uuid_out, job_out, token_out, b, who, opts);
+    return jb__claim_next_once(uuid_out, job_out, token_out, b, who, opts,
+                               NULL);
   /* Any wait below 0 is without limit, as every timeout of the board. */
   return jb__claim_next_wait(uuid_out, job_out, token_out, b, who, opts,
                              wait_ms);
@@ -142,7 +151,7 @@ int jb_claim_next_many(size_t *n_out, char (*uuids_out)[JB_UUID_STRLEN],
                        size_t max) {
   int64_t wait_ms = jb__claim_wait_ms(opts);
   int rc = jb__claim_next_many_once(n_out, uuids_out, tokens_out, jobs_out,
-                                    b, who, opts, max);
+                                    b, who, opts, max, NULL);
   if (rc != JB_ENOTFOUND || wait_ms == 0) return rc;
   claim_ctx c = {.b = b, .who = who, .opts = opts, .max = max,
                  .n_out = n_out, .uuids_out = uuids_out,

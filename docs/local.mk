@@ -151,6 +151,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_queues_foreach.3 \
 	docs/man3/jb_resume.3 \
 	docs/man3/jb_set_cap.3 \
+	docs/man3/jb_set_rate.3 \
 	docs/man3/jb_schedule_add.3 \
 	docs/man3/jb_schedule_foreach.3 \
 	docs/man3/jb_schedule_free.3 \

@@ -1317,6 +1317,29 @@ JB_EXTERN int jb_cap_prefixes(jb_board *board,
                               int (*visit)(const char *prefix,
                                            uint32_t max_claims, void *arg),
                               void *arg);
+/** The longest period of a rate limit, milliseconds (366 days). */
+#define JB_RATE_PERIOD_MAX_MS (366ull * 24 * 3600 * 1000)
+
+/**
+ * Limit the claims of jobs of the name `name`, across every process of the
+ * board, to `count` per `period_ms` milliseconds (count 0: no limit; the
+ * period is then not read). The limit is a token bucket (GCRA): `count`
+ * claims may go at once, then one every period_ms / count. It is decided
+ * in each claim's own transaction, so no race exceeds it: claim-next
+ * passes the name's jobs over while it has no token (a worker waiting for
+ * them wakes when the next token is due, and not before), a claim by uuid
+ * of one is refused (JB_ENOTDUE, naming the limit), and every claim of the
+ * name made on this board spends a token (claim-next, jb_claim_next_many,
+ * jb_consume_and_claim_next, jb_claim). A limit set or changed starts
+ * with its tokens full. Claims of Redis-decided jobs made on another host and
+ * mirrored here spend none. The tokens follow the wall clock; a clock set
+ * back holds the name back for at most a period more.
+ * Errors: as jb_set_cap, and JB_EINVAL for a period of 0 or above
+ * JB_RATE_PERIOD_MAX_MS, or shorter than `count` microseconds (less than
+ * one microsecond a claim).
+ */
+JB_EXTERN int jb_set_rate(jb_board *board, const char *name, uint32_t count,
+                          uint64_t period_ms);
 
 /** One name seen on the board (jb_queues_foreach). */
 typedef struct {
@@ -1329,6 +1352,11 @@ typedef struct {
   uint32_t held;      /**< with a cap: its claims now */
   int cap_each;       /**< 1 when the cap is its prefix's (jb_set_cap of
                            "prefix*"), 0 when its own or none */
+  uint32_t rate;      /**< its rate limit: claims per period_ms (0: none) */
+  uint64_t period_ms; /**< with a rate limit: its period */
+  int64_t next_token_us; /**< with a rate limit: when its next claim may go
+                              (wall clock, microseconds; at or before now:
+                              it has a token now) */
 } jb_queue_info;
 
 /**

@@ -430,8 +430,10 @@ static int check_byname(jb_store *s, MDB_txn *txn, check_ctx *ctx,
 /* The `queues` entries (names.h): each parses, sits under its name's
  * lane and holds known flags; a capped name's held count is its claims
  * now (claim-next trusts it: a count too high starves the name, too low
- * lets more run than the cap); the meta record counts the names with a
- * control. */
+ * lets more run than the cap); a name without a cap of its own has its
+ * longest capped prefix's; the meta record counts the names with a
+ * control; a rate limit is well formed (format 2 exactly with the flag,
+ * a rate above 0, a period within bounds). */
 typedef struct {
   jb_store *s;
   MDB_txn *txn;
@@ -440,7 +442,8 @@ typedef struct {
 } queues_check;
 
 static int check_queue_entry(void *arg, uint32_t lane, const char *name,
-                             size_t len, const jb_queuerec *q) {
+                             size_t len, const jb_queueent *e) {
+  const jb_queuerec *q = &e->q;
   queues_check *qc = arg;
   int shown = (int)(len > 200 ? 200 : len);
   if (jb__lane(name, len) != lane)
@@ -501,8 +504,14 @@ static int check_queues(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
   uint32_t ctl;
   if ((rc = jb__queue_queuectl(s, txn, &ctl))) return rc;
   if ((ctl & ~JB_QUEUECTL_BOARD) != qc.controlled)
-    note(ctx, true, "queues: meta counts %u name(s) with a pause or a cap, "
-         "the names hold %u", ctl & ~JB_QUEUECTL_BOARD, qc.controlled);
+    note(ctx, true, "queues: the meta record %s counts %u name(s) with a "
+         "control, the names hold %u", JB_QUEUECTL_KEY,
+         ctl & ~JB_QUEUECTL_BOARD, qc.controlled);
+  jb_queue_audit a;
+  if ((rc = jb__queue_audit(s, txn, &a))) return rc;
+  if (a.bad_rates)
+    note(ctx, true, "queues: %zu names with a malformed rate limit",
+         a.bad_rates);
   return 0;
 }
 

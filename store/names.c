@@ -126,6 +126,35 @@ static void lane_key(uint8_t out[4], uint32_t lane) {
   out[3] = (uint8_t)lane;
 }
 
+/* The entry at `off` of a lane's value, either format: false when it
+ * does not parse. *size: the entry's bytes, name included. */
+static bool entry_parse(const uint8_t *p, size_t len, size_t off,
+                        jb_queueent *e, size_t *size) {
+  if (len - off < sizeof e->q) return false;
+  memcpy(&e->q, p + off, sizeof e->q);
+  size_t head = sizeof e->q;
+  memset(&e->r, 0, sizeof e->r);
+  if (e->q.format == 2) {
+    if (len - off - head < sizeof e->r) return false;
+    memcpy(&e->r, p + off + head, sizeof e->r);
+    head += sizeof e->r;
+  } else if (e->q.format == 1) {
+    e->q.rate = 0;
+  } else {
+    return false;
+  }
+  if (len - off - head < e->q.name_len) return false;
+  *size = head + e->q.name_len;
+  return true;
+}
+
+/* An entry's name bytes (its size known to parse). */
+static const char *entry_name(const uint8_t *p, size_t off,
+                              const jb_queueent *e) {
+  return (const char *)p + off + sizeof e->q +
+         (e->q.format == 2 ? sizeof e->r : 0);
+}
+
 /* The entry of `name` in a lane's value: its offset, or -1. MDB_CORRUPTED
  * through *bad when the value does not parse. */
 static long find_entry(const uint8_t *p, size_t len, const char *name,
@@ -133,14 +162,13 @@ static long find_entry(const uint8_t *p, size_t len, const char *name,
   size_t off = 0;
   *bad = false;
   while (off < len) {
-    jb_queuerec q;
-    if (len - off < sizeof q) break;
-    memcpy(&q, p + off, sizeof q);
-    if (q.format != 1 || len - off - sizeof q < q.name_len) break;
-    if (q.name_len == name_len &&
-        memcmp(p + off + sizeof q, name, name_len) == 0)
+    jb_queueent e;
+    size_t size;
+    if (!entry_parse(p, len, off, &e, &size)) break;
+    if (e.q.name_len == name_len &&
+        memcmp(entry_name(p, off, &e), name, name_len) == 0)
       return (long)off;
-    off += sizeof q + q.name_len;
+    off += size;
   }
   if (off != len) *bad = true;
   return -1;
@@ -217,14 +245,12 @@ int jb__queue_walk_checked(jb_store *s, MDB_txn *txn, jb_queue_visit visit,
 int jb__queue_value_walk(const void *val, size_t len, uint32_t lane,
                          jb_queue_visit visit, void *arg, bool *bad) {
   const uint8_t *p = val;
-  size_t off = 0;
-  while (len - off >= sizeof(jb_queuerec)) {
-    jb_queuerec q;
-    memcpy(&q, p + off, sizeof q);
-    if (q.format != 1 || len - off - sizeof q < q.name_len) break;
-    int r = visit(arg, lane, (const char *)p + off + sizeof q, q.name_len, &q);
+  size_t off = 0, size;
+  jb_queueent e;
+  while (off < len && entry_parse(p, len, off, &e, &size)) {
+    int r = visit(arg, lane, entry_name(p, off, &e), e.q.name_len, &e);
     if (r) return r;
-    off += sizeof q + q.name_len;
+    off += size;
   }
   *bad = off != len;
   return 0;
@@ -250,10 +276,27 @@ static int write_queuectl(jb_store *s, MDB_txn *txn, uint32_t val) {
   return mdb_put(txn, s->meta, &k, &v, 0);
 }
 
+int64_t jb__rate_next_us(const jb_queueent *e, int64_t now_us) {
+  int64_t period = (int64_t)e->r.period_ms * 1000;
+  int64_t t = period / e->q.rate;
+  int64_t tat = e->r.tat_us;
+  if (tat > now_us + period) tat = now_us + period;
+  return tat - (int64_t)(e->q.rate - 1) * t;
+}
+
+void jb__rate_spend(jb_queueent *e, int64_t now_us) {
+  int64_t period = (int64_t)e->r.period_ms * 1000;
+  int64_t tat = e->r.tat_us;
+  /* Clamped as jb__rate_next_us reads it: a clock stepped back costs at
+   * most a period's wait, not the step. */
+  if (tat > now_us + period) tat = now_us + period;
+  e->r.tat_us = (tat > now_us ? tat : now_us) + period / e->q.rate;
+}
+
 static int ctl_visit(void *arg, uint32_t lane, const char *name, size_t len,
-                     const jb_queuerec *q) {
+                     const jb_queueent *e) {
   jb_queue_ctls *c = arg;
-  if (!q->flags) return 0;
+  if (!e->q.flags) return 0;
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 8;
     jb_queue_ctl *v = realloc(c->v, cap * sizeof *v);
@@ -264,14 +307,19 @@ static int ctl_visit(void *arg, uint32_t lane, const char *name, size_t len,
   char *copy = malloc(len ? len : 1);
   if (!copy) return JB_ENOMEM;
   memcpy(copy, name, len);
-  c->v[c->n++] = (jb_queue_ctl){.lane = lane, .flags = q->flags,
-                                .name_len = (uint16_t)len, .cap = q->cap,
-                                .held = q->held, .name = copy};
+  c->v[c->n++] = (jb_queue_ctl){
+      .lane = lane, .flags = e->q.flags, .name_len = (uint16_t)len,
+      .cap = e->q.cap, .held = e->q.held,
+      .next_us = (e->q.flags & JB_QUEUE_F_RATED)
+                     ? jb__rate_next_us(e, c->now_us) : 0,
+      .name = copy};
   return 0;
 }
 
-int jb__queue_ctls_load(jb_store *s, MDB_txn *txn, jb_queue_ctls *c) {
+int jb__queue_ctls_load(jb_store *s, MDB_txn *txn, int64_t now_us,
+                        jb_queue_ctls *c) {
   c->n = 0;
+  c->now_us = now_us;
   int rc = read_queuectl(s, txn, &c->queuectl);
   if (rc || (c->queuectl & ~JB_QUEUECTL_BOARD) == 0) return rc;
   return jb__queue_walk(s, txn, ctl_visit, c);
@@ -281,6 +329,12 @@ void jb__queue_ctls_free(jb_queue_ctls *c) {
   for (size_t i = 0; i < c->n; i++) free(c->v[i].name);
   free(c->v);
   *c = (jb_queue_ctls){0};
+}
+
+bool jb__queue_ctl_blocked(const jb_queue_ctls *c, const jb_queue_ctl *q) {
+  return (q->flags & JB_QUEUE_F_PAUSED) ||
+         ((q->flags & JB_QUEUE_F_CAPPED) && q->held >= q->cap) ||
+         ((q->flags & JB_QUEUE_F_RATED) && q->next_us > c->now_us);
 }
 
 bool jb__queue_blocked(const jb_queue_ctls *c, uint32_t lane, const char *name,
@@ -297,11 +351,84 @@ bool jb__queue_blocked(const jb_queue_ctls *c, uint32_t lane, const char *name,
     }
     if (c->v[i].name_len == name_len &&
         memcmp(c->v[i].name, name, name_len) == 0)
-      return (c->v[i].flags & JB_QUEUE_F_PAUSED) ||
-             ((c->v[i].flags & JB_QUEUE_F_CAPPED) &&
-              c->v[i].held >= c->v[i].cap);
+      return jb__queue_ctl_blocked(c, &c->v[i]);
   }
   return false;
+}
+
+/* The `queues` entry of a name: its lane key, the lane's value (a copy
+ * the caller frees, or entry_put does), the entry's offset and size in it
+ * and the entry as read; *found false when there is none (a job posted
+ * before its name was recorded: check says). */
+typedef struct {
+  uint8_t key[4];
+  uint8_t *val;
+  size_t len;
+  long off;
+  size_t size;
+  jb_queueent e;
+} entry_ref;
+
+static int entry_of_name(jb_store *s, MDB_txn *txn, const char *name,
+                         size_t len, entry_ref *e, bool *found) {
+  *found = false;
+  e->val = NULL;
+  lane_key(e->key, jb__lane(name, len));
+  MDB_val k = {4, e->key}, v;
+  int rc = mdb_get(txn, s->queues, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  bool bad;
+  e->off = find_entry(v.mv_data, v.mv_size, name, len, &bad);
+  if (e->off < 0) return 0;
+  entry_parse(v.mv_data, v.mv_size, (size_t)e->off, &e->e, &e->size);
+  if (!(e->val = malloc(v.mv_size))) return JB_ENOMEM;
+  memcpy(e->val, v.mv_data, v.mv_size);
+  e->len = v.mv_size;
+  *found = true;
+  return 0;
+}
+
+static int not_posted(const char *name, size_t len) {
+  return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on the "
+                 "board", (int)(len > 200 ? 200 : len), name);
+}
+
+/* Write back the entry e->e (frees e->val): format 2 while it has a rate
+ * limit, format 1 otherwise, so the value may grow or shrink. */
+static int entry_put(jb_store *s, MDB_txn *txn, entry_ref *e) {
+  jb_queueent *n = &e->e;
+  bool rated = (n->q.flags & JB_QUEUE_F_RATED) != 0;
+  n->q.format = rated ? 2 : 1;
+  if (!rated) n->q.rate = 0;
+  size_t head = sizeof n->q + (rated ? sizeof n->r : 0);
+  size_t nsize = head + n->q.name_len;
+  size_t total = e->len - e->size + nsize;
+  MDB_val k = {4, e->key}, v = {total, NULL};
+  int rc = mdb_put(txn, s->queues, &k, &v, MDB_RESERVE);
+  if (rc == 0) {
+    uint8_t *out = v.mv_data, *in = e->val;
+    size_t off = (size_t)e->off;
+    size_t old_head = e->size - n->q.name_len;
+    memcpy(out, in, off);
+    memcpy(out + off, &n->q, sizeof n->q);
+    if (rated) memcpy(out + off + sizeof n->q, &n->r, sizeof n->r);
+    memcpy(out + off + head, in + off + old_head, n->q.name_len);
+    memcpy(out + off + nsize, in + off + e->size, e->len - off - e->size);
+  }
+  free(e->val);
+  e->val = NULL;
+  return rc;
+}
+
+/* After a name's controls changed from `had` (any flag) to its entry's
+ * now: the meta count of names with a control. */
+static int count_ctl(jb_store *s, MDB_txn *txn, uint32_t ctl, bool had,
+                     bool has) {
+  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
+  if (had && !has) count--;
+  if (!had && has) count++;
+  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
 }
 
 int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
@@ -321,79 +448,22 @@ int jb__queue_set_flags(jb_store *s, MDB_txn *txn, const char *name,
     return write_queuectl(s, txn, nv);
   }
   uint32_t lane = jb__lane(name, len);
-  uint8_t lk[4];
-  lane_key(lk, lane);
-  MDB_val k = {4, lk}, v;
-  rc = mdb_get(txn, s->queues, &k, &v);
-  if (rc == MDB_NOTFOUND)
-    return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on "
-                   "the board", (int)(len > 200 ? 200 : len), name);
-  if (rc) return rc;
-  bool bad;
-  long off = find_entry(v.mv_data, v.mv_size, name, len, &bad);
-  if (off < 0)
-    return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on "
-                   "the board", (int)(len > 200 ? 200 : len), name);
-  jb_queuerec q;
-  memcpy(&q, (uint8_t *)v.mv_data + off, sizeof q);
-  uint8_t nf = (uint8_t)((q.flags | set) & ~clear);
-  if (nf == q.flags) return 0;
+  entry_ref e;
+  bool found;
+  if ((rc = entry_of_name(s, txn, name, len, &e, &found))) return rc;
+  if (!found) return not_posted(name, len);
+  uint8_t nf = (uint8_t)((e.e.q.flags | set) & ~clear);
+  if (nf == e.e.q.flags) {
+    free(e.val);
+    return 0;
+  }
   *changed = true;
   if (clear) s->wake_lanes |= JB_WAKE_LANE(lane);
-  bool had = q.flags != 0;
-  q.flags = nf;
-  q.changed_us = now_us;
-  uint8_t *buf = malloc(v.mv_size);
-  if (!buf) return JB_ENOMEM;
-  memcpy(buf, v.mv_data, v.mv_size);
-  memcpy(buf + off, &q, sizeof q);
-  MDB_val nv = {v.mv_size, buf};
-  rc = mdb_put(txn, s->queues, &k, &nv, 0);
-  free(buf);
-  if (rc) return rc;
-  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
-  if (had && !nf) count--;
-  if (!had && nf) count++;
-  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
-}
-
-/* The `queues` entry of job `uuid`'s name: its lane key, the value (a
- * copy the caller frees) and the entry's offset in it; *found false when
- * there is none (a job posted before its name was recorded: check says). */
-typedef struct {
-  uint8_t key[4];
-  uint8_t *val;
-  size_t len;
-  long off;
-} entry_ref;
-
-static int entry_of_name(jb_store *s, MDB_txn *txn, const char *name,
-                         size_t len, entry_ref *e, bool *found) {
-  *found = false;
-  e->val = NULL;
-  lane_key(e->key, jb__lane(name, len));
-  MDB_val k = {4, e->key}, v;
-  int rc = mdb_get(txn, s->queues, &k, &v);
-  if (rc == MDB_NOTFOUND) return 0;
-  if (rc) return rc;
-  bool bad;
-  e->off = find_entry(v.mv_data, v.mv_size, name, len, &bad);
-  if (e->off < 0) return 0;
-  if (!(e->val = malloc(v.mv_size))) return JB_ENOMEM;
-  memcpy(e->val, v.mv_data, v.mv_size);
-  e->len = v.mv_size;
-  *found = true;
-  return 0;
-}
-
-static int entry_put(jb_store *s, MDB_txn *txn, entry_ref *e,
-                     const jb_queuerec *q) {
-  memcpy(e->val + e->off, q, sizeof *q);
-  MDB_val k = {4, e->key}, v = {e->len, e->val};
-  int rc = mdb_put(txn, s->queues, &k, &v, 0);
-  free(e->val);
-  e->val = NULL;
-  return rc;
+  bool had = e.e.q.flags != 0;
+  e.e.q.flags = nf;
+  e.e.q.changed_us = now_us;
+  if ((rc = entry_put(s, txn, &e))) return rc;
+  return count_ctl(s, txn, ctl, had, nf != 0);
 }
 
 /* The claims held now of the name name[0..len) of lane `lane`. */
@@ -422,23 +492,38 @@ int jb__queue_count_held(jb_store *s, MDB_txn *txn, uint32_t lane,
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* A change of a name's control: the meta record and the name's entry
+ * (JB_ENOTFOUND when no job of the name was ever posted). */
+static int control_begin(jb_store *s, MDB_txn *txn, const char *name,
+                         size_t len, uint32_t *ctl, entry_ref *e) {
+  int rc = read_queuectl(s, txn, ctl);
+  if (rc) return rc;
+  bool found;
+  if ((rc = entry_of_name(s, txn, name, len, e, &found))) return rc;
+  return found ? 0 : not_posted(name, len);
+}
+
+/* Its end: the entry written back, the count of names with a control
+ * (`had`: whether it had one before), and the name's waiters woken. */
+static int control_end(jb_store *s, MDB_txn *txn, const char *name,
+                       size_t len, uint32_t ctl, bool had, entry_ref *e) {
+  s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, len));
+  bool has = e->e.q.flags != 0;
+  int rc = entry_put(s, txn, e);
+  return rc ? rc : count_ctl(s, txn, ctl, had, has);
+}
+
 int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
                       uint32_t cap, int64_t now_us) {
   uint32_t ctl;
-  int rc = read_queuectl(s, txn, &ctl);
-  if (rc) return rc;
   entry_ref e;
-  bool found;
-  if ((rc = entry_of_name(s, txn, name, len, &e, &found))) return rc;
-  if (!found)
-    return jb__err(JB_ENOTFOUND, "no job named '%.*s' was ever posted on "
-                   "the board", (int)(len > 200 ? 200 : len), name);
-  jb_queuerec q;
-  memcpy(&q, e.val + e.off, sizeof q);
-  bool had = q.flags != 0, was_capped = (q.flags & JB_QUEUE_F_CAPPED) != 0;
+  int rc = control_begin(s, txn, name, len, &ctl, &e);
+  if (rc) return rc;
+  jb_queuerec *q = &e.e.q;
+  bool had = q->flags != 0, was_capped = (q->flags & JB_QUEUE_F_CAPPED) != 0;
   /* A name's own cap beats its prefix's; without one, its prefix's cap
    * (if any) applies again. */
-  q.flags &= (uint8_t)~JB_QUEUE_F_CAP_EACH;
+  q->flags &= (uint8_t)~JB_QUEUE_F_CAP_EACH;
   uint32_t each = 0;
   if (cap == 0 && (rc = jb__queue_capeach_of(s, txn, name, len, &each))) {
     free(e.val);
@@ -446,29 +531,50 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
   }
   if (each) {
     cap = each;
-    q.flags |= JB_QUEUE_F_CAP_EACH;
+    q->flags |= JB_QUEUE_F_CAP_EACH;
   }
   if (cap == 0) {
-    q.flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
-    q.cap = q.held = 0;
+    q->flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
+    q->cap = q->held = 0;
   } else {
     if (!was_capped &&
         (rc = jb__queue_count_held(s, txn, jb__lane(name, len), name, len,
-                                   &q.held))) {
+                                   &q->held))) {
       free(e.val);
       return rc;
     }
-    q.flags |= JB_QUEUE_F_CAPPED;
-    q.cap = cap;
+    q->flags |= JB_QUEUE_F_CAPPED;
+    q->cap = cap;
   }
-  q.changed_us = now_us;
+  q->changed_us = now_us;
   /* A raised or removed cap may free slots: the name's waiters look. */
-  s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, len));
-  if ((rc = entry_put(s, txn, &e, &q))) return rc;
-  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
-  if (had && !q.flags) count--;
-  if (!had && q.flags) count++;
-  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+  return control_end(s, txn, name, len, ctl, had, &e);
+}
+
+int jb__queue_set_rate(jb_store *s, MDB_txn *txn, const char *name,
+                       size_t len, uint32_t rate, uint64_t period_ms,
+                       int64_t now_us) {
+  uint32_t ctl;
+  entry_ref e;
+  int rc = control_begin(s, txn, name, len, &ctl, &e);
+  if (rc) return rc;
+  jb_queueent *n = &e.e;
+  bool had = n->q.flags != 0;
+  if (rate == 0) {
+    n->q.flags &= (uint8_t)~JB_QUEUE_F_RATED;
+    n->r = (jb_queuerate){0};
+  } else {
+    /* A limit set or changed starts full (`rate` claims at once): an
+     * operator's deliberate act, as a raised cap is. */
+    n->q.flags |= JB_QUEUE_F_RATED;
+    n->q.rate = rate;
+    n->r.period_ms = period_ms;
+    n->r.tat_us = now_us;
+  }
+  n->q.changed_us = now_us;
+  /* A removed or changed limit may give tokens now: the name's waiters
+   * look. */
+  return control_end(s, txn, name, len, ctl, had, &e);
 }
 
 /* ------------------------------------------- caps of each name of a prefix */
@@ -533,7 +639,7 @@ typedef struct {
 } under_ctx;
 
 static int collect_under(void *arg, uint32_t lane, const char *name,
-                         size_t len, const jb_queuerec *q) {
+                         size_t len, const jb_queueent *q) {
   (void)lane, (void)q;
   under_ctx *u = arg;
   if (len < u->len || memcmp(name, u->prefix, u->len) != 0) return 0;
@@ -563,35 +669,36 @@ static int capeach_apply(jb_store *s, MDB_txn *txn, const MDB_val *list,
   bool found;
   int rc = entry_of_name(s, txn, name, len, &e, &found);
   if (rc || !found) return rc;
-  jb_queuerec q;
-  memcpy(&q, e.val + e.off, sizeof q);
+  jb_queuerec *q = &e.e.q;
   uint32_t want = capeach_match(list, name, len);
-  bool own = (q.flags & JB_QUEUE_F_CAPPED) && !(q.flags & JB_QUEUE_F_CAP_EACH);
-  uint32_t now_cap = (q.flags & JB_QUEUE_F_CAPPED) ? q.cap : 0;
+  bool own = (q->flags & JB_QUEUE_F_CAPPED) &&
+             !(q->flags & JB_QUEUE_F_CAP_EACH);
+  uint32_t now_cap = (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0;
   if (own || now_cap == want) {
     free(e.val);
     return 0;
   }
-  bool had = q.flags != 0;
+  bool had = q->flags != 0;
   if (want == 0) {
-    q.flags &= (uint8_t)~(JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH);
-    q.cap = q.held = 0;
+    q->flags &= (uint8_t)~(JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH);
+    q->cap = q->held = 0;
   } else {
-    if (!(q.flags & JB_QUEUE_F_CAPPED) &&
+    if (!(q->flags & JB_QUEUE_F_CAPPED) &&
         (rc = jb__queue_count_held(s, txn, jb__lane(name, len), name, len,
-                                   &q.held))) {
+                                   &q->held))) {
       free(e.val);
       return rc;
     }
-    q.flags |= JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
-    q.cap = want;
+    q->flags |= JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
+    q->cap = want;
   }
-  q.changed_us = now_us;
+  q->changed_us = now_us;
   /* A raised or removed cap may free slots: the name's waiters look. */
   s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, len));
-  if ((rc = entry_put(s, txn, &e, &q))) return rc;
-  if (had && !q.flags) (*count)--;
-  if (!had && q.flags) (*count)++;
+  bool has = q->flags != 0;
+  if ((rc = entry_put(s, txn, &e))) return rc;
+  if (had && !has) (*count)--;
+  if (!had && has) (*count)++;
   return 0;
 }
 
@@ -631,17 +738,15 @@ int jb__queue_cap_each(jb_store *s, MDB_txn *txn, const char *prefix,
   rc = list.len ? mdb_put(txn, s->meta, &k, &nv, 0)
                 : mdb_del(txn, s->meta, &k, NULL);
   if (rc == MDB_NOTFOUND) rc = 0;
-  /* The names under the prefix, each given what the list says now (the
-   * record just put is read back: a put may move the value). */
+  /* The names under the prefix, each given what the list says now. */
   under_ctx u = {.prefix = prefix, .len = len};
   uint32_t ctl = 0;
   if (rc == 0) rc = jb__queue_walk(s, txn, collect_under, &u);
   if (rc == 0) rc = read_queuectl(s, txn, &ctl);
   uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
   MDB_val cur;
-  if (rc == 0) rc = capeach_get(s, txn, &cur);
   for (size_t i = 0; rc == 0 && i < u.n; i++) {
-    /* Each apply may write meta's pages: the list is read again. */
+    /* Each apply writes pages: the list is read again. */
     if ((rc = capeach_get(s, txn, &cur))) break;
     rc = capeach_apply(s, txn, &cur, u.names[i], u.lens[i], now_us, &count);
   }
@@ -675,12 +780,62 @@ bool jb__queue_capeach_valid(const void *val, size_t len) {
   return off == len;
 }
 
-/* The `queues` entry of job `uuid`'s name when the name has a cap
- * (*found false otherwise, and when no name has a control: one read of
- * meta then), with the job's header. */
-static int capped_entry_of_job(jb_store *s, MDB_txn *txn,
-                               const uint8_t uuid[16], jb_jobhdr *h,
-                               entry_ref *e, jb_queuerec *q, bool *found) {
+int jb__queue_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out) {
+  return read_queuectl(s, txn, out);
+}
+
+int jb__queue_restore(jb_store *s, MDB_txn *txn, const char *name, size_t len,
+                      const jb_queueent *src) {
+  uint32_t ctl;
+  int rc = read_queuectl(s, txn, &ctl);
+  if (rc) return rc;
+  if (name == NULL) /* the board's pause */
+    return (src->q.flags & JB_QUEUE_F_PAUSED)
+               ? write_queuectl(s, txn, ctl | JB_QUEUECTL_BOARD)
+               : 0;
+  uint32_t lane = jb__lane(name, len);
+  entry_ref e;
+  bool found;
+  /* The note may give a new name its prefix's cap (and count it): the
+   * count is read after it. */
+  if ((rc = jb__queue_note(s, txn, lane, name, len)) ||
+      (rc = read_queuectl(s, txn, &ctl)) ||
+      (rc = entry_of_name(s, txn, name, len, &e, &found)))
+    return rc;
+  if (!found) return MDB_CORRUPTED; /* just noted: cannot be */
+  jb_queueent *n = &e.e;
+  bool had = n->q.flags != 0;
+  n->q.flags = src->q.flags & JB_QUEUE_F_ALL;
+  n->q.changed_us = src->q.changed_us;
+  n->q.cap = n->q.held = 0;
+  if ((n->q.flags & JB_QUEUE_F_CAPPED) && src->q.cap == 0)
+    n->q.flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
+  if (n->q.flags & JB_QUEUE_F_CAPPED) {
+    n->q.cap = src->q.cap;
+    /* Counted afresh: the claims are this board's, not the source's. */
+    if ((rc = jb__queue_count_held(s, txn, lane, name, len, &n->q.held))) {
+      free(e.val);
+      return rc;
+    }
+  }
+  /* A rate limit goes with its bucket as it was (its next token). */
+  if ((n->q.flags & JB_QUEUE_F_RATED) && src->q.rate) {
+    n->q.rate = src->q.rate;
+    n->r = src->r;
+  } else {
+    n->q.flags &= (uint8_t)~JB_QUEUE_F_RATED;
+  }
+  bool has = n->q.flags != 0;
+  if ((rc = entry_put(s, txn, &e))) return rc;
+  return count_ctl(s, txn, ctl, had, has);
+}
+
+/* The `queues` entry of job `uuid`'s name when the name has one of the
+ * controls `flags` (*found false otherwise, and when no name has a
+ * control: one read of meta then), with the job's header. */
+static int ctl_entry_of_job(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                            uint8_t flags, jb_jobhdr *h, entry_ref *e,
+                            bool *found) {
   *found = false;
   uint32_t ctl;
   int rc = read_queuectl(s, txn, &ctl);
@@ -694,8 +849,7 @@ static int capped_entry_of_job(jb_store *s, MDB_txn *txn,
   if (!jb__history_posting_name(posting.mv_data, posting.mv_size, &name, &len))
     return 0;
   if ((rc = entry_of_name(s, txn, name, len, e, found)) || !*found) return rc;
-  memcpy(q, e->val + e->off, sizeof *q);
-  if (!(q->flags & JB_QUEUE_F_CAPPED)) {
+  if (!(e->e.q.flags & flags)) {
     free(e->val);
     *found = false;
   }
@@ -706,18 +860,18 @@ int jb__queue_held(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
                    int delta) {
   jb_jobhdr h;
   entry_ref e;
-  jb_queuerec q;
   bool found;
-  int rc = capped_entry_of_job(s, txn, uuid, &h, &e, &q, &found);
+  int rc = ctl_entry_of_job(s, txn, uuid, JB_QUEUE_F_CAPPED, &h, &e, &found);
   if (rc || !found) return rc;
+  jb_queuerec *q = &e.e.q;
   if (delta > 0) {
-    q.held++;
-  } else if (q.held > 0) {
-    q.held--;
+    q->held++;
+  } else if (q->held > 0) {
+    q->held--;
     /* A slot freed: the name's waiters look again. */
     s->wake_lanes |= JB_WAKE_LANE(jb__hdr_lane(&h));
   }
-  return entry_put(s, txn, &e, &q);
+  return entry_put(s, txn, &e);
 }
 
 int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
@@ -725,60 +879,99 @@ int jb__queue_at_cap(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   *at_cap = false;
   jb_jobhdr h;
   entry_ref e;
-  jb_queuerec q;
   bool found;
-  int rc = capped_entry_of_job(s, txn, uuid, &h, &e, &q, &found);
+  int rc = ctl_entry_of_job(s, txn, uuid, JB_QUEUE_F_CAPPED, &h, &e, &found);
   if (rc || !found) return rc;
   free(e.val);
-  *at_cap = q.held >= q.cap;
-  *cap_out = q.cap;
+  *at_cap = e.e.q.held >= e.e.q.cap;
+  *cap_out = e.e.q.cap;
   return 0;
 }
 
-int jb__queue_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out) {
-  return read_queuectl(s, txn, out);
-}
-
-int jb__queue_restore(jb_store *s, MDB_txn *txn, const char *name, size_t len,
-                      const jb_queuerec *src) {
-  uint32_t ctl;
-  int rc = read_queuectl(s, txn, &ctl);
-  if (rc) return rc;
-  if (name == NULL) /* the board's pause */
-    return (src->flags & JB_QUEUE_F_PAUSED)
-               ? write_queuectl(s, txn, ctl | JB_QUEUECTL_BOARD)
-               : 0;
-  uint32_t lane = jb__lane(name, len);
+int jb__queue_no_token(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                       int64_t now_us, bool *none, jb_queueent *out) {
+  *none = false;
+  jb_jobhdr h;
   entry_ref e;
   bool found;
-  /* The note may give a new name its prefix's cap (and count it): the
-   * count is read after it. */
-  if ((rc = jb__queue_note(s, txn, lane, name, len)) ||
-      (rc = read_queuectl(s, txn, &ctl)) ||
-      (rc = entry_of_name(s, txn, name, len, &e, &found)))
-    return rc;
-  if (!found) return MDB_CORRUPTED; /* just noted: cannot be */
-  jb_queuerec q;
-  memcpy(&q, e.val + e.off, sizeof q);
-  bool had = q.flags != 0;
-  q.flags = src->flags & JB_QUEUE_F_ALL;
-  q.changed_us = src->changed_us;
-  q.cap = q.held = 0;
-  if ((q.flags & JB_QUEUE_F_CAPPED) && src->cap == 0)
-    q.flags &= (uint8_t)~JB_QUEUE_F_CAPPED;
-  if (q.flags & JB_QUEUE_F_CAPPED) {
-    q.cap = src->cap;
-    /* Counted afresh: the claims are this board's, not the source's. */
-    if ((rc = jb__queue_count_held(s, txn, lane, name, len, &q.held))) {
-      free(e.val);
-      return rc;
+  int rc = ctl_entry_of_job(s, txn, uuid, JB_QUEUE_F_RATED, &h, &e, &found);
+  if (rc || !found) return rc;
+  free(e.val);
+  *none = jb__rate_next_us(&e.e, now_us) > now_us;
+  *out = e.e;
+  return 0;
+}
+
+int jb__queue_spend(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                    int64_t now_us) {
+  jb_jobhdr h;
+  entry_ref e;
+  bool found;
+  int rc = ctl_entry_of_job(s, txn, uuid, JB_QUEUE_F_RATED, &h, &e, &found);
+  if (rc || !found) return rc;
+  jb__rate_spend(&e.e, now_us);
+  return entry_put(s, txn, &e);
+}
+
+int jb__queue_next_token(jb_store *s, MDB_txn *txn, const jb_queue_ctls *c,
+                         const char *const *names, size_t n,
+                         int64_t *next_us) {
+  *next_us = 0;
+  if (c->queuectl & JB_QUEUECTL_BOARD) return 0;
+  MDB_cursor *cur = NULL;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < c->n; i++) {
+    const jb_queue_ctl *q = &c->v[i];
+    /* Only a name whose token alone holds it back: paused or at its cap,
+     * a resume or an ended claim wakes the waiter. */
+    if (!(q->flags & JB_QUEUE_F_RATED) || q->next_us <= c->now_us ||
+        (q->flags & JB_QUEUE_F_PAUSED) ||
+        ((q->flags & JB_QUEUE_F_CAPPED) && q->held >= q->cap))
+      continue;
+    if (n && !jb__name_chosen(names, n, q->name, q->name_len)) continue;
+    if (*next_us && q->next_us >= *next_us) continue;
+    /* A job of its lane ready (another name may share the lane: then an
+     * early wake-up, which costs a look). */
+    if (!cur && (rc = mdb_cursor_open(txn, s->byname, &cur))) break;
+    uint8_t key[4];
+    lane_key(key, q->lane);
+    MDB_val k = {4, key}, v;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND) {
+      rc = 0;
+      continue;
     }
+    if (rc == 0 && k.mv_size >= 4 && memcmp(k.mv_data, key, 4) == 0)
+      *next_us = q->next_us;
   }
-  if ((rc = entry_put(s, txn, &e, &q))) return rc;
-  uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
-  if (had && !q.flags) count--;
-  if (!had && q.flags) count++;
-  return write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
+  if (cur) mdb_cursor_close(cur);
+  return rc;
+}
+
+int jb__queue_audit(jb_store *s, MDB_txn *txn, jb_queue_audit *out) {
+  *out = (jb_queue_audit){0};
+  int rc = read_queuectl(s, txn, &out->queuectl);
+  MDB_cursor *cur;
+  if (rc || (rc = mdb_cursor_open(txn, s->queues, &cur))) return rc;
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    size_t off = 0, size;
+    jb_queueent e;
+    while (off < v.mv_size && entry_parse(v.mv_data, v.mv_size, off, &e, &size)) {
+      bool rated = (e.q.flags & JB_QUEUE_F_RATED) != 0;
+      if (rated != (e.q.format == 2) ||
+          (rated && (e.q.rate == 0 || e.r.period_ms == 0 ||
+                     e.r.period_ms > JB_RATE_PERIOD_MAX_MS ||
+                     e.r.period_ms * 1000 < e.q.rate)))
+        out->bad_rates++;
+      out->controlled += e.q.flags != 0;
+      off += size;
+    }
+    if (k.mv_size != 4 || off != v.mv_size) out->bad_values++;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 /* --------------------------------------------------------------- upgrade */
@@ -836,8 +1029,10 @@ typedef struct {
   size_t len;
   uint8_t set, clear;
   bool is_cap;  /* set the cap instead of flags */
+  bool is_rate; /* set the rate limit instead of flags */
   bool is_each; /* the cap of each name under the prefix name[0..len) */
-  uint32_t cap;
+  uint32_t cap; /* or the rate */
+  uint64_t period_ms;
   int64_t now_us;
   bool changed;
 } set_ctx;
@@ -849,6 +1044,9 @@ static int set_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     return jb__queue_cap_each(s, txn, c->name, c->len, c->cap, c->now_us);
   if (c->is_cap)
     return jb__queue_set_cap(s, txn, c->name, c->len, c->cap, c->now_us);
+  if (c->is_rate)
+    return jb__queue_set_rate(s, txn, c->name, c->len, c->cap, c->period_ms,
+                              c->now_us);
   return jb__queue_set_flags(s, txn, c->name, c->len, c->set, c->clear,
                              c->now_us, &c->changed);
 }
@@ -857,6 +1055,13 @@ int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
                         uint32_t cap, int64_t now_us) {
   set_ctx c = {.name = name, .len = len, .is_cap = true, .cap = cap,
                .now_us = now_us};
+  return jb__store_write(s, set_body, &c);
+}
+
+int jb__store_queue_rate(jb_store *s, const char *name, size_t len,
+                         uint32_t rate, uint64_t period_ms, int64_t now_us) {
+  set_ctx c = {.name = name, .len = len, .is_rate = true, .cap = rate,
+               .period_ms = period_ms, .now_us = now_us};
   return jb__store_write(s, set_body, &c);
 }
 
@@ -913,6 +1118,7 @@ typedef struct {
   jb_store *s;
   MDB_txn *txn;
   uint32_t queuectl;
+  int64_t now_us; /* the rate limits' next tokens are read at it */
   int stopped; /* what visit returned when it stopped the walk */
 } list_ctx;
 
@@ -951,7 +1157,8 @@ static int count_ready(jb_store *s, MDB_txn *txn, uint32_t lane,
 }
 
 static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
-                      const jb_queuerec *q) {
+                      const jb_queueent *e) {
+  const jb_queuerec *q = &e->q;
   list_ctx *c = arg;
   /* Whether another name shares the lane: rare; then each job's name is
    * read. */
@@ -959,7 +1166,8 @@ static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
   lane_key(lk, lane);
   MDB_val k = {4, lk}, v;
   bool shared = mdb_get(c->txn, c->s->queues, &k, &v) == 0 &&
-                v.mv_size != sizeof(jb_queuerec) + len;
+                v.mv_size != sizeof *q +
+                                 (q->format == 2 ? sizeof e->r : 0) + len;
   size_t ready = 0;
   int rc = count_ready(c->s, c->txn, lane, name, len, shared, &ready);
   if (rc) return rc;
@@ -969,6 +1177,11 @@ static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
                        .held = (q->flags & JB_QUEUE_F_CAPPED) ? q->held : 0,
                        .cap_each = (q->flags & JB_QUEUE_F_CAP_EACH) != 0,
                        .ready = ready};
+  if (q->flags & JB_QUEUE_F_RATED) {
+    sq.rate = q->rate;
+    sq.period_ms = e->r.period_ms;
+    sq.next_token_us = jb__rate_next_us(e, c->now_us);
+  }
   int r = c->visit(c->arg, name, len, &sq);
   if (r == 0) return 0;
   /* The transaction's return would read it as an LMDB or errno code. */
@@ -989,7 +1202,7 @@ static int list_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 int jb__store_queue_list(jb_store *s, jb_store_queue_visit visit, void *arg,
                          bool *board_paused) {
-  list_ctx c = {.visit = visit, .arg = arg};
+  list_ctx c = {.visit = visit, .arg = arg, .now_us = jb__now_us()};
   int rc = jb__store_read(s, list_body, &c);
   if (board_paused)
     *board_paused = rc == JB_OK && (c.queuectl & JB_QUEUECTL_BOARD);

@@ -487,6 +487,9 @@ static int make_claim(jb_store *s, MDB_txn *txn, const uint8_t jobkey[JB_JOBKEY_
   /* A new claim starts without the progress of an earlier one. */
   if (rc == 0) rc = jb__progress_clear(s, txn, uuid);
   if (rc == 0) rc = jb__claim_put(s, txn, jobkey, &rec, req->who, req->who_len);
+  /* Every claim made here spends a token of its name's rate limit (a
+   * Redis-decided one too, after Redis granted it: never refused then). */
+  if (rc == 0) rc = jb__queue_spend(s, txn, uuid, req->now_us);
   if (rc == 0)
     rc = jb__log_put(&lw, JB_EV_CLAIMED, uuid, jobkey, req->who, req->who_len,
                  req->now_us);
@@ -650,8 +653,6 @@ typedef struct {
                          letters (a change to commit, claim or not) */
 } claim_ctx;
 
-/* A claim by uuid of a job whose name is at its cap (names.h): refused,
- * naming the cap. 0 when it may be claimed. */
 /* An unclaimed job posted with options: if its deadline to start passed,
  * it ends (expiry.c) and *gone says so. */
 static int expire_if_due(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
@@ -669,16 +670,28 @@ static int expire_if_due(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   return jb__expire_job(s, txn, uuid, h, posting, &x, now_us);
 }
 
-static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16]) {
-  bool at_cap = false;
+/* A claim by uuid of a job whose name is at its cap, or has no token of
+ * its rate limit (names.h): refused, naming the control. 0 when it may be
+ * claimed. */
+static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
+                       int64_t now_us) {
+  bool at_cap = false, none = false;
   uint32_t cap = 0;
+  jb_queueent e;
   int rc = jb__queue_at_cap(s, txn, uuid, &at_cap, &cap);
+  if (rc == 0 && !at_cap)
+    rc = jb__queue_no_token(s, txn, uuid, now_us, &none, &e);
   if (rc) return rc;
-  if (!at_cap) return 0;
+  if (!at_cap && !none) return 0;
   char t[JB_UUID_STRLEN];
   fmt_uuid(t, uuid);
-  return jb__err(JB_ENOTDUE, "job %s: its name is at its cap of %u claims "
-                 "at once: not claimable until one of them ends", t, cap);
+  if (at_cap)
+    return jb__err(JB_ENOTDUE, "job %s: its name is at its cap of %u claims "
+                   "at once: not claimable until one of them ends", t, cap);
+  return jb__err(JB_ENOTDUE, "job %s: its name is at its rate limit of %u "
+                 "claims per %.3f s: not claimable for another %.3f s", t,
+                 e.q.rate, (double)e.r.period_ms / 1e3,
+                 (double)(jb__rate_next_us(&e, now_us) - now_us) / 1e6);
 }
 
 static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -719,7 +732,7 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
         return 0; /* committed: the job moved */
       }
       /* The lapse freed its slot; the cap may still be full. */
-      if ((rc = cap_refusal(s, txn, ctx->uuid))) {
+      if ((rc = cap_refusal(s, txn, ctx->uuid, req->now_us))) {
         if (rc != JB_ENOTDUE) return rc;
         *status = rc;
         return 0; /* committed: the lapse */
@@ -779,7 +792,8 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       return 0; /* committed: the job ended */
     }
   }
-  if (!decided && (rc = cap_refusal(s, txn, ctx->uuid))) return rc;
+  if (!decided && (rc = cap_refusal(s, txn, ctx->uuid, req->now_us)))
+    return rc;
   rc = jb__ready_remove(s, txn, h.jobkey, jb__hdr_lane(&h));
   if (rc == MDB_NOTFOUND) {
     /* Delayed: claimable once due (then it leaves `delayed` here). */
@@ -876,7 +890,7 @@ static int remote_run_body(jb_store *s, MDB_txn *txn, void *vctx,
   c->n = 0;
   jb_queue_ctls ctls = {0};
   MDB_cursor *cur = NULL;
-  int rc = jb__queue_ctls_load(s, txn, &ctls);
+  int rc = jb__queue_ctls_load(s, txn, c->req->now_us, &ctls);
   if (rc == 0 && (ctls.queuectl & JB_QUEUECTL_BOARD)) rc = MDB_NOTFOUND;
   if (rc == 0) rc = mdb_cursor_open(txn, s->ready, &cur);
   MDB_val k = {JB_JOBKEY_LEN, (void *)c->from}, v;
@@ -1397,11 +1411,12 @@ static int lane_add(lane_set *ls, uint32_t lane) {
 /* The names recorded that the claim wants and that are not blocked: their
  * lanes. */
 static int lane_visit(void *arg, uint32_t lane, const char *name, size_t len,
-                      const jb_queuerec *q) {
+                      const jb_queueent *e) {
   lane_set *ls = arg;
-  if ((q->flags & JB_QUEUE_F_PAUSED) ||
-      ((q->flags & JB_QUEUE_F_CAPPED) && q->held >= q->cap))
-    return 0;
+  jb_queue_ctl q = {.flags = e->q.flags, .cap = e->q.cap, .held = e->q.held};
+  if (q.flags & JB_QUEUE_F_RATED)
+    q.next_us = jb__rate_next_us(e, ls->ctls->now_us);
+  if (jb__queue_ctl_blocked(ls->ctls, &q)) return 0;
   const jb_store_claim_req *req = ls->req;
   bool want = !req->n_names ||
               jb__name_chosen(req->names, req->n_names, name, len);
@@ -1506,7 +1521,7 @@ static int claim_next_body(jb_store *s, MDB_txn *txn, void *vctx,
   if (expired) ctx->moved = true;
   /* The names' controls: one read of meta when there are none. */
   jb_queue_ctls ctls = {0};
-  if ((rc = jb__queue_ctls_load(s, txn, &ctls))) {
+  if ((rc = jb__queue_ctls_load(s, txn, req->now_us, &ctls))) {
     jb__queue_ctls_free(&ctls);
     return rc;
   }
@@ -1534,6 +1549,16 @@ again:
       ctx->moved = true;
       if (++picked_expired <= JB_EXPIRE_MAX) goto again;
       rc = MDB_NOTFOUND;
+    }
+  }
+  if (req->next_token_us) {
+    *req->next_token_us = 0;
+    /* Nothing claimable: when a rate limit's token alone holds a job back,
+     * its instant is the waiter's to sleep until. */
+    if (rc == MDB_NOTFOUND && ctls.n) {
+      int r2 = jb__queue_next_token(s, txn, &ctls, req->names, req->n_names,
+                                    req->next_token_us);
+      if (r2) rc = r2;
     }
   }
   jb__queue_ctls_free(&ctls);
@@ -2201,7 +2226,7 @@ static int count_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     *ctx->count = 0;
   } else if (ctx->flags & JB__COUNT_FOR_CLAIM) {
     jb_queue_ctls c = {0};
-    if ((rc = jb__queue_ctls_load(s, txn, &c))) {
+    if ((rc = jb__queue_ctls_load(s, txn, jb__now_us(), &c))) {
       jb__queue_ctls_free(&c);
       return rc;
     }

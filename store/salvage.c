@@ -103,7 +103,7 @@ typedef struct {
   size_t *sched, nsched, schedcap; /* u32 klen, key, u32 len, record */
   size_t *set, nset, setcap; /* board settings kept in meta: as sched */
   size_t *ctl, nctl, ctlcap; /* names with a control: u32 len, name, u32
-                                len, jb_queuerec */
+                                len, jb_queueent */
   bool board_paused;         /* the meta record queuectl's board bit */
   size_t st_life; /* copied jobs that took a jobx record or a due time */
   uint64_t last_pg; /* the highest last page of the sane metas */
@@ -283,11 +283,11 @@ static void keep_rec(salv *sv, size_t **list, size_t *n, size_t *cap,
 }
 
 static int keep_control(void *arg, uint32_t lane, const char *name,
-                        size_t len, const jb_queuerec *q) {
+                        size_t len, const jb_queueent *e) {
   (void)lane;
-  if (q->flags)
+  if (e->q.flags)
     keep_rec(arg, &((salv *)arg)->ctl, &((salv *)arg)->nctl,
-             &((salv *)arg)->ctlcap, name, len, true, q, sizeof *q, true);
+             &((salv *)arg)->ctlcap, name, len, true, e, sizeof *e, true);
   return 0;
 }
 
@@ -855,14 +855,14 @@ static int life_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   for (size_t i = 0; rc == 0 && i < sv->nctl; i++) {
     const uint8_t *r = sv->bytes.data + sv->ctl[i];
     uint32_t kl;
-    jb_queuerec q;
+    jb_queueent q;
     memcpy(&kl, r, 4);
     memcpy(&q, r + 8 + kl, sizeof q);
     rc = jb__queue_restore(s, txn, (const char *)r + 4, kl, &q);
   }
   if (rc == 0 && sv->board_paused)
     rc = jb__queue_restore(s, txn, NULL, 0,
-                           &(jb_queuerec){.flags = JB_QUEUE_F_PAUSED});
+                           &(jb_queueent){.q.flags = JB_QUEUE_F_PAUSED});
   return rc ? rc : put_recs(sv, txn, s->schedules, sv->sched, sv->nsched);
 }
 
@@ -1055,7 +1055,8 @@ int jb__salvage(const char *src, jb_salvage_stats *st, jb_salvage_cb cb,
         "options, unique keys or due times; %zu dead letters; %zu "
         "schedules", sv->st_life, sv->ndead, sv->nsched);
   if (rc == JB_OK && (sv->nctl || sv->board_paused))
-    say(sv, JB_SALVAGE_NOTE, "copied: the pauses and caps of %zu name(s) "
+    say(sv, JB_SALVAGE_NOTE, "copied: the pauses, caps and rate limits of "
+        "%zu name(s) "
         "(and the prefixes capped for each name)%s",
         sv->nctl, sv->board_paused ? "; the board's pause" : "");
   if (rc == JB_OK)

@@ -523,6 +523,9 @@ typedef struct {
   uint32_t held; /* claims now, counted while it has a cap */
   bool cap_each; /* the cap is its prefix's (jb__store_queue_cap_each) */
   size_t ready;
+  uint32_t rate;         /* claims per period_ms (0: no rate limit) */
+  uint64_t period_ms;
+  int64_t next_token_us; /* rate: when its next claim may go (wall clock) */
 } jb_store_queue;
 typedef int (*jb_store_queue_visit)(void *arg, const char *name, size_t len,
                                     const jb_store_queue *q);
@@ -542,6 +545,11 @@ int jb__store_cap_prefixes(jb_store *s,
                            int (*visit)(void *arg, const char *prefix,
                                         size_t len, uint32_t cap),
                            void *arg);
+/* Set the rate limit of name[0..len): at most `rate` claims per period_ms
+ * (rate 0: none; core checks the bounds), in one write transaction
+ * (JB_ENOTFOUND as jb__store_queue_set). */
+int jb__store_queue_rate(jb_store *s, const char *name, size_t len,
+                         uint32_t rate, uint64_t period_ms, int64_t now_us);
 
 /* What a claim asks for (core/board.c checks it first). */
 typedef struct {
@@ -556,6 +564,10 @@ typedef struct {
   const char *const *names;
   size_t n_names;
   bool in_order; /* names: the first name with a job, not listing order */
+  /* claim-next finding nothing (may be NULL): the earliest instant (wall
+   * clock) a rate limit of a name it takes, with a ready job, gives a
+   * token; 0: none. A waiter sleeps until then. */
+  int64_t *next_token_us;
 } jb_store_claim_req;
 
 /*

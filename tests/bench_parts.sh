@@ -294,6 +294,24 @@ else
 fi
 refuse "--names 0" "--names: '0' is not a number" --names 0
 
+# --- a cap's and a rate limit's cost (--controls): every case cycles -----
+if "$BENCH" --controls 40 --json --board "$tmp/ct" >"$tmp/ct.json" \
+    2>"$tmp/ct.err" &&
+    "$PYTHON" - "$tmp/ct.json" >>"$tmp/ct.err" 2>&1 <<'EOF2'
+import json, sys
+n = [v for v in map(json.loads, open(sys.argv[1])) if v["type"] == "controls"]
+if [v["case"] for v in n] != ["no control", "a cap", "a rate limit"]:
+    sys.exit("bad cases: %r" % n)
+if any(v["cycles"] != 40 or not v["p50_us"] > 0 for v in n):
+    sys.exit("bad: %r" % n)
+EOF2
+then
+    pass "--controls: each case cycles, in turns"
+else
+    bad "--controls: each case cycles, in turns" "$tmp/ct.json"
+fi
+refuse "--controls 0" "--controls: '0' is not a number" --controls 0
+
 # --- the wake-up part: timed from the post's commit -----------------------
 # Each sample's wake-up runs from the commit (seen by the bench's own
 # mdb_txn_commit in front of liblmdb's: no sample without it) and, in a

@@ -108,7 +108,7 @@ comp "$J" --board "$d/none" consume ""
 [[ ${#COMPREPLY[@]} == 0 ]] || fail "no board, no uuids:$got"
 end
 
-begin "job names: --name, pause and resume NAME"
+begin "job names: --name, pause, resume, cap and rate NAME"
 "$J" post --board "$d/board" images.thumb >/dev/null || die "post"
 "$J" post --board "$d/board" 'two words' >/dev/null || die "post"
 comp "$J" --board "$d/board" claim-next --who w --name ""
@@ -119,6 +119,10 @@ comp "$J" --board "$d/board" pause r
 [[ $got == " resize " ]] || fail "pause NAME:$got"
 comp "$J" --board "$d/board" resume ""
 has resize images.thumb
+comp "$J" --board "$d/board" rate r
+[[ $got == " resize " ]] || fail "rate NAME:$got"
+comp "$J" --board "$d/board" cap resize ""
+[[ ${#COMPREPLY[@]} == 0 ]] || fail "cap NAME N: no names for N:$got"
 comp "$J" --board "$d/board" pause --
 has --all
 comp "$J" --board "$d/none" pause ""

@@ -265,7 +265,8 @@
  *                  purge,cancel,post-unique,post-held,tick,sched-add,
  *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
- *                  claim-paused,retention,cap,cap-each
+ *                  claim-paused,retention,cap,cap-each,snooze,expire,
+ *                  rate,claim-rated
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -350,7 +351,7 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
                OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
-               OP_COUNT } op_kind;
+               OP_RATE, OP_CLAIM_RATED, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -358,12 +359,12 @@ static const char *const op_names[OP_COUNT] = {
     "post-unique", "post-held", "tick", "sched-add",
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
-    "retention", "cap", "cap-each", "snooze", "expire"};
+    "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
-                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2};
+                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -413,6 +414,14 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
  * base-0 to base-4 in one write (base-0 claimed by holder: its count is 1
  * at once). */
 #define EACH_PREFIX "base-"
+/* Rate limits. rate: base-2 gets RATE_N claims per RATE_MS (format 1 to
+ * 2 of its queues entry); claim-rated runs on the rated board, the base
+ * board with base-1 limited to one claim an hour, its token full: the
+ * claim-next takes base-1 and spends it, in one write. */
+#define RATE_N 2
+#define RATE_MS 60000
+#define RATED_MS 3600000
+#define K_RATED 1
 static const char *const chosen_names[2] = {"keyed", "base-3*"};
 #define STALLED "stalled"
 #define NSTALLED 70
@@ -612,6 +621,9 @@ typedef struct {
   int64_t stalled_changed_us; /* when STALLED was paused */
   int64_t capped_changed_us;  /* when base-1 was capped (queues board) */
   int ndoomed;               /* DOOMED's jobs (the doomed board: 1) */
+  bool rated;                /* the rated board */
+  int64_t rated_changed_us;  /* when base-1's limit was set */
+  int64_t rated_next_us;     /* and its next token then */
 } scenario;
 
 static const char *const base_names[NBASE] = {
@@ -747,6 +759,9 @@ typedef struct {
   size_t ready[QUEUES_MAX];
   uint32_t cap[QUEUES_MAX], held[QUEUES_MAX];
   bool each[QUEUES_MAX];
+  uint32_t rate[QUEUES_MAX];
+  uint64_t period_ms[QUEUES_MAX];
+  int64_t next_us[QUEUES_MAX];
 } queue_tab;
 
 static int queue_visit(const jb_queue_info *q, void *payload) {
@@ -761,6 +776,9 @@ static int queue_visit(const jb_queue_info *q, void *payload) {
   t->cap[t->n] = q->cap;
   t->held[t->n] = q->held;
   t->each[t->n] = q->cap_each != 0;
+  t->rate[t->n] = q->rate;
+  t->period_ms[t->n] = q->period_ms;
+  t->next_us[t->n] = q->next_token_us;
   t->ready[t->n++] = q->ready;
   return 0;
 }
@@ -772,6 +790,31 @@ static int prefix_text(const char *prefix, uint32_t cap, void *arg) {
   size_t n = strlen(out);
   snprintf(out + n, 64 - n, "%s=%u;", prefix, cap);
   return 0;
+}
+
+/* The rated board from a copy of the base board `from`, by a process of
+ * its own; *sc becomes its scenario. */
+static void make_rated_base(const char *from, const char *dir, scenario *sc) {
+  fresh_copy(from, dir);
+  int p[2];
+  pid_t pid = fork_maker(p);
+  if (pid == 0) {
+    scenario s = *sc;
+    jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, false);
+    if (b == NULL) _exit(10);
+    if (jb_set_rate(b, base_names[K_RATED], 1, RATED_MS) != JB_OK) _exit(12);
+    queue_tab t;
+    memset(&t, 0, sizeof t);
+    if (jb_queues_foreach(b, queue_visit, &t, NULL) != JB_OK) _exit(15);
+    for (size_t i = 0; i < t.n; i++)
+      if (strcmp(t.name[i], base_names[K_RATED]) == 0) {
+        s.rated_changed_us = t.changed_us[i];
+        s.rated_next_us = t.next_us[i];
+      }
+    s.rated = true;
+    scenario_send(b, &s, p[1]);
+  }
+  scenario_back(pid, p[0], sc, "rated");
 }
 
 /* The queues board (`paused` false) or the paused board from a copy of
@@ -1016,6 +1059,9 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
    * its deadline to start (history "expired", a DEADLINE event), and
    * claims base-1, in one write */
   case OP_EXPIRE: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
+  case OP_RATE: return jb_set_rate(b, base_names[K_PAUSED], RATE_N, RATE_MS);
+  /* crasher claims base-1, spending its name's token */
+  case OP_CLAIM_RATED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   default: return JB_EINVAL;
   }
 }
@@ -1083,6 +1129,7 @@ static job_state after_state(op_kind op, int k) {
   case OP_CANCEL: return k == K_KEYED ? ST_GONE : before_state(k);
   case OP_CLAIM_NAMES: return k == K_CHOSEN ? ST_CRASHER : before_state(k);
   case OP_CLAIM_PAUSED: return k == 1 ? ST_CRASHER : before_state(k);
+  case OP_CLAIM_RATED: return k == K_RATED ? ST_CRASHER : before_state(k);
   default: return before_state(k);
   }
 }
@@ -1360,6 +1407,53 @@ static int queuectl_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Name t->name[e]'s rate limit (and, with one, the time of its change):
+ * none but base-1's on the rated board, whose token claim-rated spends
+ * with its claim, and base-2's that rate sets, limit, time and token
+ * together. */
+static bool check_rate(const queue_tab *t, size_t e, op_kind op, const scenario *sc,
+                       aspects *a, verdict *v, bool *own_changed) {
+  const char *n = t->name[e];
+  *own_changed = true; /* the time of the change is the limit's */
+  int64_t now = writer_now_us();
+  if (op == OP_RATE && strcmp(n, base_names[K_PAUSED]) == 0) {
+    bool done = t->rate[e] == RATE_N && t->period_ms[e] == RATE_MS &&
+                t->changed_us[e] == now &&
+                t->next_us[e] == now - (int64_t)(RATE_N - 1) * (RATE_MS * 1000 / RATE_N);
+    if (!done && (t->rate[e] || t->changed_us[e]))
+      return vfail(v, "name %s: rate %u per %" PRIu64 " ms, changed at %" PRId64
+                   ", next token %" PRId64 ": neither none nor as the killed %s sets it",
+                   n, t->rate[e], t->period_ms[e], t->changed_us[e], t->next_us[e],
+                   op_names[op]);
+    aspect(a, done, "%s rate-limited", n);
+    return true;
+  }
+  if (sc->rated && strcmp(n, base_names[K_RATED]) == 0) {
+    if (t->rate[e] != 1 || t->period_ms[e] != RATED_MS ||
+        t->changed_us[e] != sc->rated_changed_us)
+      return vfail(v, "name %s: rate %u per %" PRIu64 " ms changed at %" PRId64
+                   ", not the rated board's", n, t->rate[e], t->period_ms[e],
+                   t->changed_us[e]);
+    int64_t from = sc->rated_next_us > now ? sc->rated_next_us : now;
+    int64_t spent = from + (int64_t)RATED_MS * 1000;
+    bool done = t->next_us[e] == spent;
+    if (!done && t->next_us[e] != sc->rated_next_us)
+      return vfail(v, "name %s: next token at %" PRId64 ", neither %" PRId64
+                   " (full) nor %" PRId64 " (spent)", n, t->next_us[e],
+                   sc->rated_next_us, spent);
+    if (op == OP_CLAIM_RATED) aspect(a, done, "%s's token spent", n);
+    else if (done)
+      return vfail(v, "name %s: its token is spent: the killed %s claims none of it",
+                   n, op_names[op]);
+    return true;
+  }
+  *own_changed = false;
+  if (t->rate[e])
+    return vfail(v, "name %s is rate-limited: the killed %s sets no limit", n,
+                 op_names[op]);
+  return true;
+}
+
 /* The names recorded: exactly the names posted on this board (the base
  * board's, "done", STALLED on the queues board) and those the killed
  * operation and the next writer post, each of them there exactly when a
@@ -1410,6 +1504,7 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
     if (strcmp(n, "next") == 0) seen_next = known = true;
     if (!known) return vfail(v, "name %s is recorded: no job of it was posted", n);
     npaused += t.paused[e];
+    bool own = false;
     bool stalled = sc->nstalled && strcmp(n, STALLED) == 0;
     bool capped = sc->nstalled && strcmp(n, base_names[K_CAPPED]) == 0;
     bool mine = (op == OP_PAUSE && strcmp(n, base_names[K_PAUSED]) == 0) ||
@@ -1424,7 +1519,7 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
     bool cap_mine = (op == OP_CAP && strcmp(n, base_names[K_PAUSED]) == 0) ||
                     (op == OP_CAP_EACH && strncmp(n, EACH_PREFIX, 5) == 0);
     uint32_t cap_was = capped ? CAP_QUEUES : 0;
-    ncontrolled += t.paused[e] || t.cap[e];
+    ncontrolled += t.paused[e] || t.cap[e] || t.rate[e];
     if (cap_mine) {
       bool done = t.cap[e] == CAP_NEW && t.changed_us[e] == writer_now_us() &&
                   t.each[e] == (op == OP_CAP_EACH);
@@ -1455,7 +1550,9 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
                      "was (%d, %" PRId64 ") nor as the killed %s leaves it", n,
                      t.paused[e], t.changed_us[e], was, was_us, op_names[op]);
       aspect(a, done, "%s %s", n, t.paused[e] ? "paused" : "not paused");
-    } else if (t.paused[e] != was || t.changed_us[e] != was_us) {
+    } else if (!check_rate(&t, e, op, sc, a, v, &own)) {
+      return false;
+    } else if (t.paused[e] != was || (!own && t.changed_us[e] != was_us)) {
       return vfail(v, "name %s: paused %d, changed at %" PRId64 "; not %d, %" PRId64
                    " (the killed %s does not touch it)", n, t.paused[e],
                    t.changed_us[e], was, was_us, op_names[op]);
@@ -3009,8 +3106,8 @@ static void usage(FILE *f) {
         "                retry-dead,requeue,purge,cancel,post-unique,\n"
         "                post-held,tick,sched-add,sched-remove,policy,\n"
         "                abandon-dead,trash,pause,pause-board,resume,\n"
-        "                resume-board,claim-names,claim-paused\n"
-        "                (default all)\n"
+        "                resume-board,claim-names,claim-paused,\n"
+        "                progress,retention,rate,claim-rated (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
@@ -3111,7 +3208,7 @@ int main(int argc, char **argv) {
   if (tmp == NULL || *tmp == '\0')
     tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
   if (tmp == NULL || *tmp == '\0') tmp = "/tmp";
-  char root[4096], base[4200], work[4200], baseq[4200], basep[4200];
+  char root[4096], base[4200], work[4200], baseq[4200], basep[4200], baser[4200];
   char based[4200];
   snprintf(root, sizeof root, "%s/crash_step.XXXXXX", tmp);
   if (mkdtemp(root) == NULL) die("mkdtemp %s: %s", root, strerror(errno));
@@ -3123,6 +3220,7 @@ int main(int argc, char **argv) {
   snprintf(baseq, sizeof baseq, "%s/base-queues", root);
   snprintf(basep, sizeof basep, "%s/base-paused", root);
   snprintf(based, sizeof based, "%s/base-doomed", root);
+  snprintf(baser, sizeof baser, "%s/base-rated", root);
   scenario sc;
   make_base(base, &sc);
   /* The boards of resume, resume-board and claim-paused (names as queues,
@@ -3137,6 +3235,8 @@ int main(int argc, char **argv) {
   /* The board of expire. */
   scenario scd = sc;
   if (!only_demo && in_list(ops, "expire")) make_doomed_base(base, based, &scd);
+  scenario scr = sc;
+  if (!only_demo && in_list(ops, "claim-rated")) make_rated_base(base, baser, &scr);
   printf("# crash_step: %s\n",
          o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
@@ -3153,10 +3253,10 @@ int main(int argc, char **argv) {
         continue;
       run_cfg c = {NULL, modes[m], (op_kind)op, false, NULL};
       sweep_result res;
-      bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD;
-      bool d = op == OP_EXPIRE;
-      sweep(&c, q ? baseq : p ? basep : d ? based : base, work,
-            q ? &scq : p ? &scp : d ? &scd : &sc, &o, false, &res);
+      bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD,
+           r = op == OP_CLAIM_RATED, d = op == OP_EXPIRE;
+      sweep(&c, q ? baseq : p ? basep : r ? baser : d ? based : base, work,
+            q ? &scq : p ? &scp : r ? &scr : d ? &scd : &sc, &o, false, &res);
       o.tests++;
       if (res.fails) o.failed++;
       printf("%s %d - %s/%s: %zu kill points, none lost or tore a change%s%s\n",

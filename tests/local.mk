@@ -435,6 +435,13 @@ TESTS += tests/test_caps
 tests_test_caps_SOURCES = tests/test_caps.c $(JB_TEST_HELPERS)
 tests_test_caps_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_caps_LDADD = $(JB_TEST_LIBS)
+
+# Rate limits of names (jb_set_rate, store/names.h).
+check_PROGRAMS += tests/test_rate
+TESTS += tests/test_rate
+tests_test_rate_SOURCES = tests/test_rate.c $(JB_TEST_HELPERS)
+tests_test_rate_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_rate_LDADD = $(JB_TEST_LIBS) -lpthread
 endif
 
 # Progress reports of claimed jobs.

@@ -351,6 +351,68 @@ jb check
 expect_ok "check after the prefix caps"
 end
 
+begin "rate NAME COUNT PERIOD: COUNT at once, then none until the next token; a waiter wakes then; queues shows it"
+post api --priority high; A1=$uuid
+post api --priority high; A2=$uuid
+post api --priority high; A3=$uuid
+post other --priority low; O1=$uuid
+jb rate api 2 60
+[ "$rc" = 0 ] || fail "rate api 2 60: exit $rc: $err"
+claims "first token" "$A1"
+claims "second token" "$A2"
+claims "no token: the other name" "$O1"
+claims_none "nothing left but the limited name's"
+jb claim --who w "$A3"
+[ "$rc" = 12 ] || fail "claim by uuid without a token: exit $rc, expected 12"
+case $err in *"rate limit of 2 claims per 60.000 s"*) ;; *) fail "claim without a token: $err" ;; esac
+jb queues
+case $out in *"2/60s +"*api*) ;; *) fail "queues: $out" ;; esac
+jb queues --json
+"$PYTHON" -c "
+import json, sys
+q = {v['name']: v for v in map(json.loads, sys.argv[1].splitlines()) if 'name' in v}
+assert q['api']['rate'] == 2 and q['api']['period_s'] == 60.0, q
+assert q['api']['next_token'].endswith('Z') and q['other']['rate'] is None, q
+" "$out" || fail "queues --json with a rate: $out"
+# A limit changed starts full: one token now, the next in 1.5 s, which a
+# waiter sleeps until.
+post api; A4=$uuid
+jb rate api 1 1.5
+claims "a changed limit starts full" "$A3"
+jb claim-next --who w --name api --wait 10
+[ "$rc" = 0 ] && [ "$out" = "$A4" ] || fail "claim-next --wait: '$out' (exit $rc: $err)"
+post api; A4=$uuid
+jb rate api none --json
+pycheck 'lines == [{"name": "api", "rate": None, "period_s": None}]' "rate none --json"
+claims "no limit" "$A4"
+jb rate api 3 60 --json
+pycheck 'lines == [{"name": "api", "rate": 3, "period_s": 60.0}]' "rate --json"
+for bad in "0 1" "-1 1" "x 1" "1 0" "1 -1" "1 0.0001" "1 1e3" "1 abc" "1 99999999999" "1 ." "1000000 0.001" "5"; do
+  # shellcheck disable=SC2086
+  jb rate api $bad
+  [ "$rc" = 2 ] || fail "rate api $bad: exit $rc, expected 2 ($err)"
+done
+jb rate api none 5
+expect_error 2 "none takes no PERIOD" "rate none with a PERIOD"
+jb rate 'api*' 1 1
+expect_error 2 "not a prefix" "rate of a prefix"
+jb rate nosuch 2 1
+[ "$rc" = 3 ] || fail "rate of a never-posted name: exit $rc, expected 3"
+jb queues --json
+"$PYTHON" -c "
+import json, sys
+q = {v['name']: v for v in map(json.loads, sys.argv[1].splitlines()) if 'name' in v}
+assert q['api']['rate'] == 3 and q['api']['period_s'] == 60.0, q
+" "$out" || fail "a refused rate changed nothing: $out"
+jb stats --json
+"$PYTHON" -c "
+import json, sys
+assert json.loads(sys.argv[1])['rate_limited'] == {'api': {'rate': 3, 'period_s': 60.0}}
+" "$out" || fail "stats --json: rate_limited: $out"
+jb metrics
+case $out in *'jobboard_name_rate_limit_per_second{name="api"} 0.05'*) ;; *) fail "metrics: no rate limit of api" ;; esac
+end
+
 begin "usage errors: exit 2, a message naming the problem, nothing changed"
 post u
 jb pause
@@ -377,7 +439,7 @@ expect_error 2 "--name" "wait takes no --name"
 jb pause never-posted
 expect_error 3 "no job named 'never-posted'" "pause of a name never posted"
 jb queues --json
-pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None, "cap_each": False}]' "nothing changed"
+pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None, "cap_each": False, "rate": None, "period_s": None, "next_token": None}]' "nothing changed"
 end
 
 # --- JSON ------------------------------------------------------------------

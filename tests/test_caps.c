@@ -133,8 +133,8 @@ static void check_finds_a_name_under_another_lane(void **state) {
 static void check_finds_a_wrong_count_of_controlled_names(void **state) {
   jbt_fixture *f = *state;
   capped_board(f);
-  damage_and_check(f, CTL_COUNT, "queues: meta counts 7 name(s) with a pause "
-                   "or a cap, the names hold 1");
+  damage_and_check(f, CTL_COUNT, "queues: the meta record queuectl counts 7 "
+                   "name(s) with a control, the names hold 1");
 }
 
 /* The held count follows every claim and its end: claim, consume, abandon,
@@ -189,6 +189,8 @@ static void close_salvaged(jbt_fixture *f, char *dst) {
 
 typedef struct {
   int api_cap, api_held, api_paused, other_paused, seen;
+  uint32_t other_rate;
+  uint64_t other_period_ms;
 } controls_seen;
 
 static int see_controls(const jb_queue_info *q, void *arg) {
@@ -200,13 +202,15 @@ static int see_controls(const jb_queue_info *q, void *arg) {
     c->api_paused = q->paused;
   } else if (strcmp(q->name, "other") == 0) {
     c->other_paused = q->paused;
+    c->other_rate = q->rate;
+    c->other_period_ms = q->period_ms;
   }
   return 0;
 }
 
 /* Salvage copies a cap (its held count counted from the copy's claims: the
- * source's claims do not come along), a paused name and the board's
- * pause; the copy passes check and claim-next honours them. */
+ * source's claims do not come along), a paused name with a rate limit and
+ * the board's pause; the copy passes check and claim-next honours them. */
 static void salvage_copies_pauses_and_caps(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = f->board;
@@ -216,6 +220,7 @@ static void salvage_copies_pauses_and_caps(void **state) {
   jbt_post(NULL, b, "other", JB_PRIORITY_NORMAL);
   assert_int_equal(jb_set_cap(b, "api", 2), JB_OK);
   assert_int_equal(jb_pause(b, "other"), JB_OK);
+  assert_int_equal(jb_set_rate(b, "other", 5, 60000), JB_OK);
   assert_int_equal(jb_pause(b, NULL), JB_OK);
   assert_int_equal(jb_claim(NULL, b, u, "w", NULL), JB_OK);
   char *dst = salvage_and_open(f);
@@ -229,6 +234,8 @@ static void salvage_copies_pauses_and_caps(void **state) {
   assert_int_equal(c.api_cap, 2);
   assert_int_equal(c.api_paused, 0);
   assert_int_equal(c.other_paused, 1);
+  assert_int_equal(c.other_rate, 5);
+  assert_int_equal(c.other_period_ms, 60000);
   /* The board's pause holds until resumed; then the cap of 2 does. */
   assert_int_equal(jb_claim_next(NULL, NULL, NULL, b, "w", NULL),
                    JB_ENOTFOUND);

@@ -272,7 +272,7 @@ bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
   return parse_ms(text, min_ms, max_ms, out);
 }
 
-static int64_t wall_now_us(void) {
+int64_t cli_wall_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
@@ -352,12 +352,12 @@ static int parse_epoch(int64_t *us, const char *text) {
 int cli_parse_time(int64_t *us, const char *text) {
   if (text[0] == '@') return parse_epoch(us, text + 1);
   if (strcmp(text, "now") == 0) {
-    *us = wall_now_us();
+    *us = cli_wall_now_us();
     return 0;
   }
   if (text[0] == '+') {
     if (parse_epoch(us, text + 1) != 0) return -1;
-    *us += wall_now_us();
+    *us += cli_wall_now_us();
     return 0;
   }
   const char *p = text;
@@ -938,6 +938,8 @@ static int pause_visit(const jb_queue_info *q, void *arg) {
   if (v == NULL) return PAUSES_NOMEM;
   p->v = v;
   if ((v[p->n].name = strdup(q->name)) == NULL) return PAUSES_NOMEM;
+  v[p->n].rate = q->rate;
+  v[p->n].period_ms = q->period_ms;
   v[p->n++].paused = q->paused;
   return 0;
 }
@@ -963,7 +965,7 @@ int cli_pauses_read(cli_pauses *p, jb_board *b) {
 
 const struct cli_pause *cli_pauses_find(const cli_pauses *p,
                                         const char *name) {
-  struct cli_pause key = {(char *)name, 0};
+  struct cli_pause key = {.name = (char *)name};
   return p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, pause_cmp) : NULL;
 }
 

@@ -279,6 +279,9 @@ void cli_cancel_on_signals(jb_board *b);
  * JB_EINTERRUPTED exits 128 + that signal, as a shell reports a killed one. */
 int cli_caught_signal(void);
 
+/* The wall clock, microseconds since the epoch. */
+int64_t cli_wall_now_us(void);
+
 /* Print a help text (stdout); return CLI_EXIT_OK. */
 int cli_help(const cli_command *cmd);
 
@@ -309,6 +312,7 @@ int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_queues(int argc, char **argv);
 int cmd_cap(int argc, char **argv);
+int cmd_rate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_salvage(int argc, char **argv); /* cmd_salvage.c */
 int cmd_extend(int argc, char **argv);
@@ -340,7 +344,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_sync, cli_cmd_status, cli_cmd_salvage, cli_cmd_cancel,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
     cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
-    cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_progress,
+    cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_rate, cli_cmd_progress,
     cli_cmd_retention;
 
 /* --name, for the commands that choose jobs by name (VERB: "claim"). */
@@ -361,13 +365,16 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
   "                      ('images.*'; '*': every name)\n"
 
 /* The pauses in force (jobboard pause), read with one jb_queues_foreach:
- * the whole board's, and every name whose pause was ever set (paused or
- * resumed since), sorted by name for cli_pauses_find. */
+ * the whole board's, and every name whose controls were ever set (paused
+ * or resumed since, a cap, a rate limit), sorted by name for
+ * cli_pauses_find; with each its rate limit (jobboard rate). */
 typedef struct {
   int board;   /* the whole board is paused */
   struct cli_pause {
     char *name;
     int paused;
+    uint32_t rate;      /* claims per period_ms (0: no rate limit) */
+    uint64_t period_ms;
   } *v;
   size_t n;
 } cli_pauses;

@@ -1,5 +1,6 @@
 /*
- * cmd_queues.c - names as queues at the prompt: pause, resume, queues.
+ * cmd_queues.c - names as queues at the prompt: pause, resume, cap, rate,
+ * queues.
  */
 #include "cli_common.h"
 #include "json.h"
@@ -105,23 +106,66 @@ const cli_command cli_cmd_cap = {
     "  jobboard cap 'resize.*' 2   # each customer's resize.ID: 2 at once\n",
     0, 2, 2, "NAME N"};
 
+const cli_command cli_cmd_rate = {
+    "rate", "limit the claims of a job name per period, across processes",
+    "Usage: jobboard rate [OPTIONS] NAME COUNT PERIOD\n"
+    "       jobboard rate [OPTIONS] NAME none\n"
+    "\n"
+    "Let at most COUNT jobs named NAME be claimed per PERIOD seconds (a\n"
+    "decimal number such as 0.5 or 60, to the millisecond), by every\n"
+    "worker of every process together (say, an API allowing 100 calls a\n"
+    "minute). The limit is a token bucket: COUNT claims may go at once,\n"
+    "then one every PERIOD/COUNT seconds. Each claim decides it in its own\n"
+    "transaction, so no race exceeds it: claim-next and `work` pass NAME's\n"
+    "jobs over while it has no token, and a worker waiting only for them\n"
+    "sleeps until the next token is due and wakes then. A claim of one by\n"
+    "its uuid is refused (exit 12) while there is no token. Every claim of\n"
+    "NAME made on this board spends a token (claim, claim-next and its\n"
+    "--count, work, consume --next); claims of Redis-decided jobs made on\n"
+    "another host and mirrored here spend none. A limit set or changed\n"
+    "starts with its tokens full. `none` removes the limit. `jobboard queues` shows each\n"
+    "limit and when its next token is due. Prints nothing (with --json:\n"
+    "{\"name\", \"rate\": COUNT or null, \"period_s\": PERIOD or null}).\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_ENV
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or no job named NAME was ever posted on\n"
+    "     the board\n"
+    "  COUNT not a number from 1 to 1000000, PERIOD not a number of seconds\n"
+    "  above 0 (at most 366 days, at most 3 decimals), more than one claim\n"
+    "  a microsecond, or a NAME ending in '*', is a usage error (2).\n"
+    "\n"
+    "Examples:\n"
+    "  jobboard rate geocode 100 60   # the geocoding API's 100 calls a minute\n"
+    "  jobboard rate mail 2 0.5       # 4 mails a second, 2 at once at most\n"
+    "  jobboard rate geocode none\n",
+    0, 2, 3, "NAME COUNT PERIOD"};
+
 const cli_command cli_cmd_queues = {
     "queues", "list the job names of the board, paused or not, ready counts",
     "Usage: jobboard queues [OPTIONS]\n"
     "\n"
     "List every name a job was ever posted with on the board, one per line:\n"
     "the number of its jobs ready now (claimable, or held back by a pause\n"
-    "or a cap; not the claimed or delayed ones), `paused` when it is, the\n"
-    "claims it holds and its cap (`3/4`) when it has one (`3/4*` when the\n"
-    "cap is its prefix's: jobboard cap 'PREFIX*' N), and the name. First\n"
-    "lines say when the whole board is paused and which prefixes cap each\n"
-    "of their names. The counts are read from the index of ready jobs by\n"
-    "name: the time grows with them.\n"
+    "or a cap or a rate limit; not the claimed or delayed ones), `paused`\n"
+    "when it is, the claims it holds and its cap (`3/4`; `3/4*` when the\n"
+    "cap is its prefix's: jobboard cap 'PREFIX*' N) when it has one,\n"
+    "its rate limit (`100/60s`, and `+2.5s` while its next token is that\n"
+    "far off) when it has one, and the name. First lines say when the\n"
+    "whole board is paused and which prefixes cap each of their names.\n"
+    "The counts are read from the index of ready jobs by name: the time\n"
+    "grows with them.\n"
     "With --json, one object per name: {\"name\", \"ready\", \"paused\",\n"
-    "\"paused_since\", \"cap\", \"held\", \"cap_each\"} (paused_since: an\n"
-    "ISO time, or null; cap and held null without a cap; cap_each true\n"
-    "when the cap is its prefix's), first {\"board_paused\": true|false},\n"
-    "then one {\"prefix\": \"PREFIX*\", \"cap\": N} per capped prefix.\n"
+    "\"paused_since\", \"cap\", \"held\", \"cap_each\", \"rate\",\n"
+    "\"period_s\", \"next_token\"} (paused_since: an ISO time, or null; cap\n"
+    "and held null without a cap; cap_each true when the cap is its\n"
+    "prefix's; rate, period_s and next_token null without a rate limit,\n"
+    "next_token an ISO time, or null while it has a token), first\n"
+    "{\"board_paused\": true|false}, then one {\"prefix\": \"PREFIX*\",\n"
+    "\"cap\": N} per capped prefix.\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -179,6 +223,7 @@ int cmd_resume(int argc, char **argv) {
 typedef struct {
   bool json;
   bool failed;
+  int64_t now_us;
 } queues_out;
 
 static int queue_line(const jb_queue_info *q, void *arg) {
@@ -191,20 +236,38 @@ static int queue_line(const jb_queue_info *q, void *arg) {
       cli_format_time(t, sizeof t, q->changed_us);
       since = json_string(t);
     }
+    json_t *next = json_null();
+    if (q->rate && q->next_token_us > out->now_us) {
+      char t[64];
+      cli_format_time(t, sizeof t, q->next_token_us);
+      next = json_string(t);
+    }
     if (cli_json_print(json_pack(
-            "{s:o,s:I,s:b,s:o,s:o,s:o,s:b}", "name", n ? n : json_null(),
-            "ready", (json_int_t)q->ready, "paused", q->paused, "paused_since",
-            since, "cap", q->cap ? json_integer(q->cap) : json_null(), "held",
+            "{s:o,s:I,s:b,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "name",
+            n ? n : json_null(), "ready", (json_int_t)q->ready, "paused",
+            q->paused, "paused_since", since, "cap",
+            q->cap ? json_integer(q->cap) : json_null(), "held",
             q->cap ? json_integer(q->held) : json_null(), "cap_each",
-            q->cap_each)))
+            q->cap_each, "rate",
+            q->rate ? json_integer(q->rate) : json_null(), "period_s",
+            q->rate ? json_real((double)q->period_ms / 1e3) : json_null(),
+            "next_token", next ? next : json_null())))
       out->failed = true;
     return 0;
   }
-  char cap[32] = "";
+  char cap[32] = "", rate[64] = "";
   if (q->cap)
     snprintf(cap, sizeof cap, "%u/%u%s", q->held, q->cap,
              q->cap_each ? "*" : "");
-  printf("%8zu %-6s %-11s ", q->ready, q->paused ? "paused" : "", cap);
+  if (q->rate) {
+    int n = snprintf(rate, sizeof rate, "%u/%gs", q->rate,
+                     (double)q->period_ms / 1e3);
+    if (q->next_token_us > out->now_us && n > 0)
+      snprintf(rate + n, sizeof rate - (size_t)n, " +%.1fs",
+               (double)(q->next_token_us - out->now_us) / 1e6);
+  }
+  printf("%8zu %-6s %-11s %-16s ", q->ready, q->paused ? "paused" : "", cap,
+         rate);
   cli_put_text(stdout, q->name);
   putchar('\n');
   return 0;
@@ -243,6 +306,82 @@ int cmd_cap(int argc, char **argv) {
   return rc;
 }
 
+/* PERIOD of `jobboard rate`: decimal seconds, to the millisecond, above 0
+ * and at most JB_RATE_PERIOD_MAX_MS. false for anything else. */
+static bool parse_period(const char *p, uint64_t *ms) {
+  uint64_t whole = 0, frac = 0;
+  int digits = 0, fdigits = 0;
+  for (; *p >= '0' && *p <= '9'; p++, digits++) {
+    if (whole > JB_RATE_PERIOD_MAX_MS / 1000) return false;
+    whole = whole * 10 + (uint64_t)(*p - '0');
+  }
+  if (*p == '.') {
+    for (p++; *p >= '0' && *p <= '9'; p++, fdigits++) {
+      if (fdigits == 3) return false;
+      frac = frac * 10 + (uint64_t)(*p - '0');
+    }
+  }
+  if (*p != '\0' || digits + fdigits == 0) return false;
+  for (int i = fdigits; i < 3; i++) frac *= 10;
+  if (whole > JB_RATE_PERIOD_MAX_MS / 1000) return false;
+  *ms = whole * 1000 + frac;
+  return *ms > 0 && *ms <= JB_RATE_PERIOD_MAX_MS;
+}
+
+int cmd_rate(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_rate, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  const char *name = o.args[0], *n = o.args[1];
+  if (name[0] == '\0')
+    return cli_cmd_usage(&cli_cmd_rate, "NAME: a job's name is not empty");
+  if (name[strlen(name) - 1] == '*')
+    return cli_cmd_usage(&cli_cmd_rate, "NAME '%s': a rate limit is one "
+                         "exact name's, not a prefix's", name);
+  unsigned long count = 0;
+  uint64_t period_ms = 0;
+  if (strcmp(n, "none") == 0) {
+    if (o.nargs == 3)
+      return cli_cmd_usage(&cli_cmd_rate, "none takes no PERIOD");
+  } else {
+    char *end;
+    errno = 0;
+    count = strtoul(n, &end, 10);
+    if (end == n || *end != '\0' || errno || n[0] == '-' || count == 0 ||
+        count > 1000000)
+      return cli_cmd_usage(&cli_cmd_rate, "COUNT: '%s' is not a number from "
+                           "1 to 1000000 (or none)", n);
+    if (o.nargs != 3)
+      return cli_cmd_usage(&cli_cmd_rate, "give a PERIOD in seconds after "
+                           "COUNT");
+    if (!parse_period(o.args[2], &period_ms))
+      return cli_cmd_usage(&cli_cmd_rate, "PERIOD: '%s' is not a number of "
+                           "seconds above 0 and at most %llu, to the "
+                           "millisecond", o.args[2],
+                           (unsigned long long)(JB_RATE_PERIOD_MAX_MS / 1000));
+    if (period_ms * 1000 < count)
+      return cli_cmd_usage(&cli_cmd_rate, "%lu claims per %s s is more than "
+                           "one a microsecond", count, o.args[2]);
+  }
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  int st = jb_set_rate(b, name, (uint32_t)count, period_ms);
+  if (st != JB_OK) {
+    rc = cli_fail(st);
+  } else if (o.json) {
+    json_t *jn = json_string(name);
+    rc = cli_json_print(json_pack(
+             "{s:o,s:o,s:o}", "name", jn ? jn : json_null(), "rate",
+             count ? json_integer((json_int_t)count) : json_null(),
+             "period_s",
+             count ? json_real((double)period_ms / 1e3) : json_null()))
+             ? CLI_EXIT_ERROR
+             : 0;
+  }
+  jb_board_close(b);
+  return rc;
+}
+
 static int prefix_line(const char *prefix, uint32_t cap, void *arg) {
   queues_out *out = arg;
   if (out->json) {
@@ -274,7 +413,7 @@ int cmd_queues(int argc, char **argv) {
   if (rc != CLI_CONTINUE) return rc;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
-  queues_out out = {.json = o.json};
+  queues_out out = {.json = o.json, .now_us = cli_wall_now_us()};
   int paused = 0;
   /* The board's own pause first (a walk stopped at once reads it). */
   int st = jb_queues_foreach(b, stop_at_once, NULL, &paused);

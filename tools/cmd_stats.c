@@ -67,7 +67,8 @@ const cli_command cli_cmd_stats = {
     "                shows first (replicator running, connected, lag,\n"
     "                unpublished jobs), read right after the transaction\n"
     "  paused        whether the whole board is paused and how many names\n"
-    "                are (`jobboard pause`), read right after the\n"
+    "                are (`jobboard pause`), and how many names have a rate\n"
+    "                limit (`jobboard rate`), read right after the\n"
     "                transaction from the names' index (`jobboard queues`)\n"
     "With --by-name, also the jobs on the board by name and state (each\n"
     "job's posting is read: slower on a large board), and whether each\n"
@@ -84,7 +85,8 @@ const cli_command cli_cmd_stats = {
     "\"lapsed\", \"snoozed\", \"outcomes\": {OUTCOME: N...}}, \"log\": {\"first\", \"last\"}\n"
     "(null when empty), \"file\": {\"map_size\", \"page_size\", \"pages_used\",\n"
     "\"readers\", \"readers_max\"}, \"sync\": {...} or null, \"paused\":\n"
-    "{\"board\": true|false, \"names\": [NAME...]}, and with --by-name\n"
+    "{\"board\": true|false, \"names\": [NAME...]}, \"rate_limited\": {NAME:\n"
+    "{\"rate\", \"period_s\"}...}, and with --by-name\n"
     "\"by_name\": {NAME: {\"unclaimed\", \"claimed\", \"delayed\", \"paused\"}...}}.\n"
     "\n"
     "Options:\n"
@@ -124,6 +126,8 @@ const cli_command cli_cmd_metrics = {
     "jobboard_board_paused (1 while `jobboard pause --all` holds),\n"
     "jobboard_name_paused{name} (1 paused, 0 resumed: every name whose\n"
     "pause was ever set, and with --by-name every name on the board too),\n"
+    "jobboard_name_rate_limit_per_second{name} (the claims a second a\n"
+    "name's rate limit allows: every name with one),\n"
     "with --by-name jobboard_jobs_by_name{name,state}, and on a jobboard\n"
     "built with Redis jobboard_sync_synced, _running, _connected,\n"
     "_lag_events, _lag_seconds, _unpublished_jobs. Counters (kept in the\n"
@@ -272,6 +276,12 @@ static void figures_clear(figures *f) {
   cli_pauses_free(&f->pauses);
 }
 
+static size_t names_rated(const cli_pauses *p) {
+  size_t n = 0;
+  for (size_t i = 0; i < p->n; i++) n += p->v[i].rate != 0;
+  return n;
+}
+
 static size_t names_paused(const cli_pauses *p) {
   size_t n = 0;
   for (size_t i = 0; i < p->n; i++) n += p->v[i].paused != 0;
@@ -400,6 +410,7 @@ static void print_human(const figures *f) {
   printf("\npaused\n");
   printf("  %-22s %12s\n", "the whole board", f->pauses.board ? "yes" : "no");
   printf("  %-22s %12zu\n", "names", names_paused(&f->pauses));
+  printf("  %-22s %12zu\n", "names rate-limited", names_rated(&f->pauses));
   printf("\nread in %.3f s\n", f->read_seconds);
 }
 
@@ -490,12 +501,22 @@ static json_t *to_json(const figures *f) {
   for (size_t i = 0; i < f->pauses.n; i++)
     if (f->pauses.v[i].paused)
       json_array_append_new(names, json_string(f->pauses.v[i].name));
-  if (o)
+  json_t *rated = json_object();
+  for (size_t i = 0; i < f->pauses.n; i++)
+    if (f->pauses.v[i].rate)
+      json_object_set_new(rated, f->pauses.v[i].name,
+                          json_pack("{s:I,s:f}", "rate",
+                                    (json_int_t)f->pauses.v[i].rate, "period_s",
+                                    (double)f->pauses.v[i].period_ms / 1e3));
+  if (o) {
     json_object_set_new(o, "paused", json_pack("{s:b,s:o}", "board",
                                                f->pauses.board, "names",
                                                names));
-  else
+    json_object_set_new(o, "rate_limited", rated);
+  } else {
     json_decref(names);
+    json_decref(rated);
+  }
   if (o && (st->flags & JB_STATS_BY_NAME)) {
     json_t *bn = json_object();
     for (size_t i = 0; i < st->n_names; i++) {
@@ -604,6 +625,15 @@ static char *exposition(const figures *f, size_t *len) {
     fprintf(m, "jobboard_name_paused{name=\"");
     label_value(m, f->pauses.v[n].name);
     fprintf(m, "\"} %d\n", f->pauses.v[n].paused != 0);
+  }
+  family(m, "jobboard_name_rate_limit_per_second", "gauge",
+         "The claims a second the name's rate limit allows (jobboard rate).");
+  for (size_t n = 0; n < f->pauses.n; n++) {
+    if (!f->pauses.v[n].rate) continue;
+    fprintf(m, "jobboard_name_rate_limit_per_second{name=\"");
+    label_value(m, f->pauses.v[n].name);
+    fprintf(m, "\"} %.17g\n", (double)f->pauses.v[n].rate * 1000.0 /
+                                  (double)f->pauses.v[n].period_ms);
   }
   if (st->flags & JB_STATS_BY_NAME)
     for (size_t n = 0; n < st->n_names; n++) {

@@ -40,6 +40,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_pause, "pause", NULL, cmd_pause},
     {&cli_cmd_resume, "resume", NULL, cmd_resume},
     {&cli_cmd_cap, "cap", NULL, cmd_cap},
+    {&cli_cmd_rate, "rate", NULL, cmd_rate},
     {&cli_cmd_queues, "queues", NULL, cmd_queues},
     {&cli_cmd_watch, "watch", NULL, cmd_watch},
     {&cli_cmd_check, "check", NULL, cmd_check},

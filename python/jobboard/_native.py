@@ -415,6 +415,8 @@ int jb_cap_prefixes(jb_board *board,
                     int (*visit)(const char *prefix, uint32_t max_claims,
                                  void *arg),
                     void *arg);
+int jb_set_rate(jb_board *board, const char *name, uint32_t count,
+                uint64_t period_ms);
 typedef struct {
   const char *name;
   int paused;
@@ -423,6 +425,9 @@ typedef struct {
   uint32_t cap;
   uint32_t held;
   int cap_each;
+  uint32_t rate;
+  uint64_t period_ms;
+  int64_t next_token_us;
 } jb_queue_info;
 int jb_queues_foreach(jb_board *board,
                       int (*visit)(const jb_queue_info *q, void *arg),

@@ -731,16 +731,21 @@ class Queue(NamedTuple):
     """A name jobs were posted with (Board.queues): whether it is
     ``paused``, when its pause or cap last ``changed`` (seconds since the
     epoch; None: never), its ``ready`` jobs (claimable, or held back by a
-    pause or a cap; not delayed, not claimed), its ``cap`` of claims at
-    once (None: none), the claims it ``held`` (with a cap; else 0) and
-    whether the cap is its prefix's (``cap_each``: Board.set_cap of
-    "prefix*")."""
+    pause, a cap or a rate limit; not delayed, not claimed), its ``cap`` of
+    claims at once (None: none), the claims it ``held`` (with a cap; else
+    0), its rate limit: ``rate`` claims per ``period`` seconds (both None:
+    none) and when its ``next_token`` is due (seconds since the epoch; at
+    or before now while it has one; None without a limit), and whether the
+    cap is its prefix's (``cap_each``: Board.set_cap of "prefix*")."""
     name: str
     paused: bool
     changed: Optional[float]
     ready: int
     cap: Optional[int] = None
     held: int = 0
+    rate: Optional[int] = None
+    period: Optional[float] = None
+    next_token: Optional[float] = None
     cap_each: bool = False
 
 
@@ -2027,6 +2032,31 @@ class Board:
             raise failure[0]
         return found
 
+    def set_rate(self, name: str, count: Optional[int],
+                 period: float = 0) -> None:
+        """Let at most `count` jobs named `name` be claimed per `period`
+        seconds (to the millisecond) by every process together (None or 0:
+        no limit): `count` at once, then one every period/count seconds.
+        claim_next passes the name over while it has no token (a waiter
+        sleeps until the next one), claim() of one is refused
+        (NotDueError); every claim made on this board spends a token.
+        NotFoundError if no job of it was ever posted; InvalidError for a
+        period not above 0 (or above 366 days)."""
+        n = _text(name, "name")
+        c = 0 if count is None else int(count)
+        if not 0 <= c <= 0xFFFFFFFF:
+            raise errors.InvalidError(
+                "count: %r is not 0..2^32-1" % count, -4)
+        ms = 0
+        if c:
+            ms = round(float(period) * 1000)
+            if not 0 < ms <= 0xFFFFFFFFFFFFFFFF:
+                raise errors.InvalidError(
+                    "period: %r is not a number of seconds above 0" % period,
+                    -4)
+        with self._use as h:
+            _check(lib.jb_set_rate(h, n, c, ms))
+
     def queues(self) -> List[Queue]:
         """Every name a job was ever posted with, by name: its pause and its
         ready jobs (counted: the time grows with the ready jobs)."""
@@ -2034,7 +2064,9 @@ class Board:
             "int(const jb_queue_info *, void *)",
             lambda q: Queue(ffi.string(q.name).decode("utf-8", "replace"),
                             bool(q.paused), _seconds(q.changed_us),
-                            q.ready, q.cap or None, q.held,
+                            q.ready, q.cap or None, q.held, q.rate or None,
+                            q.period_ms / 1e3 if q.rate else None,
+                            _seconds(q.next_token_us) if q.rate else None,
                             bool(q.cap_each)))
         with self._use as h:
             _check(lib.jb_queues_foreach(h, each, ffi.NULL, ffi.NULL))

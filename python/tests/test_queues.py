@@ -214,3 +214,41 @@ def test_cap_of_each_name_of_a_prefix(board):
     assert board.cap_prefixes() == []
     q = {x.name: x for x in board.queues()}
     assert q["r.c2"].cap is None and q["r.c1"].cap == 2
+
+
+def test_a_rate_limit_and_a_cap(board):
+    a = [board.post("api") for _ in range(4)]
+    other = board.post("other", priority="low")
+    board.set_rate("api", 2, 60)
+    q = {x.name: x for x in board.queues()}
+    assert q["api"].rate == 2 and q["api"].period == 60.0
+    assert q["api"].next_token <= time.time() + 1
+    assert q["other"].rate is None and q["other"].next_token is None
+    assert [board.claim_next("w").uuid for _ in range(3)] == \
+        [a[0], a[1], other]
+    assert board.claim_next("w") is None
+    with pytest.raises(jobboard.NotDueError, match="rate limit of 2"):
+        board.claim(a[2], "w")
+    api = [x for x in board.queues() if x.name == "api"][0]
+    assert 25 < api.next_token - time.time() <= 30
+    # A waiter sleeps until the next token: 0.2 s with a faster limit.
+    board.set_rate("api", 1, 0.2)
+    assert board.claim_next("w").uuid == a[2]
+    t0 = time.monotonic()
+    assert board.claim_next("w", timeout=5).uuid == a[3]
+    assert time.monotonic() - t0 >= 0.1
+    board.set_rate("api", None)
+    assert [x for x in board.queues() if x.name == "api"][0].rate is None
+    # A cap, through the binding too.
+    c = board.post("capped")
+    board.set_cap("capped", 1)
+    assert [x for x in board.queues() if x.name == "capped"][0].cap == 1
+    assert board.claim_next("w").uuid == c
+    with pytest.raises(jobboard.InvalidError, match="period"):
+        board.set_rate("api", 1, 0)
+    with pytest.raises(jobboard.InvalidError, match="period"):
+        board.set_rate("api", 1, -1)
+    with pytest.raises(jobboard.NotFoundError, match="was ever posted"):
+        board.set_rate("nosuch", 1, 1)
+    with pytest.raises(jobboard.InvalidError, match="prefix"):
+        board.set_rate("api*", 1, 1)

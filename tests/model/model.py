@@ -41,6 +41,7 @@ PRIORITIES = ["VERY_LOW", "LOW", "NORMAL", "HIGH", "VERY_HIGH"]
 SEC = 1_000_000
 BACKOFF_DEFAULT_MS = 1000
 BACKOFF_MAX_DEFAULT_MS = 3_600_000
+RATE_PERIOD_MAX_MS = 366 * 24 * 3600 * 1000   # JB_RATE_PERIOD_MAX_MS
 
 # jb_end names, as the binding's End enum spells them.
 CONSUMED, FAILED, TRASHED, CANCELLED, DEAD, EXPIRED = (
@@ -106,7 +107,8 @@ class Model:
         self.last_token = 0
         self.dead_procs = set()   # workers killed: their bound claims lapse
         self.sweeps = {}          # process -> boot time of its last sweep
-        # every name posted -> [paused, changed, cap, cap is its prefix's]
+        # every name posted -> [paused, changed, cap, cap is its prefix's,
+        #                        rate, period_ms, tat_us]
         self.queues = {}
         self.capeach = []         # [prefix, cap] capping each name, in order
         self.board_paused = False
@@ -273,6 +275,7 @@ class Model:
 
     def _claim(self, j, who, token, lease_ms, bind_proc):
         self.check_token(token)
+        self.spend(j.name)            # every claim spends a token
         j.progress = None             # a new claim starts without one
         j.owner = who
         j.token = token
@@ -307,11 +310,11 @@ class Model:
 
     def note_name(self, name):
         """A job of `name` is on the board: the name is recorded for good
-        (a first post, not paused, its controls never changed; capped when
-        a prefix caps each of its names)."""
+        (a first post, not paused, its controls never changed, no rate
+        limit; capped when a prefix caps each of its names)."""
         if name not in self.queues:
             each = self.each_cap(name)
-            self.queues[name] = [False, 0, each, each > 0]
+            self.queues[name] = [False, 0, each, each > 0, 0, 0, 0]
 
     def each_cap(self, name):
         """The cap the longest prefix capping each name gives `name`."""
@@ -342,7 +345,7 @@ class Model:
 
     def blocked(self, name):
         return self.board_paused or self.queues[name][0] or \
-            self.at_cap(name)
+            self.at_cap(name) or self.next_token(name) > self.wall
 
     def set_cap(self, name, cap):
         """Cap a name's own claims at once (0: none of its own, its
@@ -369,6 +372,40 @@ class Model:
             return "notfound", None
         each = self.each_cap(name) if cap == 0 else 0
         q[2], q[3], q[1] = cap or each, each > 0, self.wall
+        return "ok", None
+
+    # A rate limit is GCRA on one timestamp (store/names.h): T = period /
+    # rate, tau = (rate - 1) * T; `rate` claims at once, then one per T.
+    def next_token(self, name):
+        """When the name's next claim may go (0: no limit)."""
+        _, _, _, _, rate, period_ms, tat = self.queues[name]
+        if not rate:
+            return 0
+        period = period_ms * 1000
+        return min(tat, self.wall + period) - (rate - 1) * (period // rate)
+
+    def spend(self, name):
+        q = self.queues.get(name)
+        if q is None or not q[4]:
+            return
+        period = q[5] * 1000
+        q[6] = max(min(q[6], self.wall + period), self.wall) + period // q[4]
+
+    def set_rate(self, name, count, period_ms):
+        """jb_set_rate: count claims per period_ms (count 0: none)."""
+        if name == "" or name.endswith("*"):
+            return "invalid", None
+        if count and not 0 < period_ms <= RATE_PERIOD_MAX_MS:
+            return "invalid", None
+        if count and period_ms * 1000 < count:
+            return "invalid", None
+        q = self.queues.get(name)
+        if q is None:
+            return "notfound", None
+        # Set or changed, a limit starts full; every call stamps the
+        # change.
+        q[1] = self.wall
+        q[4:] = [count, period_ms, self.wall] if count else [0, 0, 0]
         return "ok", None
 
     def set_paused(self, name, paused):
@@ -451,6 +488,8 @@ class Model:
         if self.at_cap(j.name):
             # Refused, naming the cap (a lapse just returned stays done).
             return "notdue", None
+        if self.next_token(j.name) > self.wall:
+            return "notdue", None        # no token of its rate limit
         if j.not_before > self.wall:
             # A delayed job is not claimable before its due time.
             return "notdue", None

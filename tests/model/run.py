@@ -181,6 +181,9 @@ def sut_do(board, op, me):
         if kind == "cap":
             board.set_cap(op["name"], op["cap"])
             return {"st": "ok"}
+        if kind == "rate":
+            board.set_rate(op["name"], op["count"], op["period_ms"] / 1000)
+            return {"st": "ok"}
         if kind == "requeue":
             board.requeue(op["uuid"], keep_attempts=op["keep"])
             return {"st": "ok", "seq": board.get(op["uuid"]).sequence}
@@ -295,7 +298,9 @@ def observe_board(board):
                     for s in board.schedules())
     hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
     queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
-               q.ready, q.cap or 0, q.held, q.cap_each)
+               q.ready, q.cap or 0, q.held, q.cap_each,
+               q.rate or 0, round(q.period * 1000) if q.rate else 0,
+               round(q.next_token * 1e6) if q.rate else 0)
               for q in board.queues()]
     ret = board.retention()
     chk = board.check()
@@ -365,7 +370,7 @@ def observe_model(m):
                     for n, s in m.schedules.items())
     hist = [(u, e, r) for (u, e, r, _) in reversed(m.history)]
     queues = [(n, q[0], q[1], m.ready_of(n), q[2],
-               m.held(n) if q[2] else 0, q[3])
+               m.held(n) if q[2] else 0, q[3], q[4], q[5], m.next_token(n))
               for n, q in sorted(m.queues.items())]
     hmax, hage, dmax, dage = m.bounds()
     return {
@@ -422,6 +427,9 @@ PAUSE = ["a.x", "a.y", "b", "job-s1", "zz", "a.*", None]
 # What cap names: as pause, but a cap is always a name's or a prefix's
 # (each name under it capped on its own).
 CAP = [n for n in PAUSE if n is not None] + ["*", "job-*", "a.x*"]
+# What rate limits name: the names posted (often), one never posted, a
+# prefix (refused).
+RATE = ["a.x", "a.x", "a.y", "b", "b", "zz", "a.*"]
 
 
 def gen_names(rng):
@@ -499,6 +507,9 @@ def gen_op(rng, procs):
         (3, lambda: {"op": "resume", "name": rng.choice(PAUSE)}),
         (3, lambda: {"op": "cap", "name": rng.choice(CAP),
                      "cap": rng.choice([0, 1, 1, 2, 3])}),
+        (3, lambda: {"op": "rate", "name": rng.choice(RATE),
+                     "count": rng.choice([0, 1, 1, 2, 3]),
+                     "period_ms": rng.choice([0, 1000, 20000, 60000])}),
         (7, lambda: {"op": "advance",
                      "ms": rng.choice([1000, 15000, 45000, 120000])}),
     ]
@@ -526,10 +537,10 @@ def gen_op(rng, procs):
 KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "snooze",
             "retry", "trash", "consume", "consume_next", "cancel",
-            "requeue", "pause", "resume", "cap"}
+            "requeue", "pause", "resume", "cap", "rate"}
 # Of those, the writes that append no event to the change log: whether
 # one committed is told by the board's state alone.
-UNLOGGED = {"pause", "resume", "cap"}
+UNLOGGED = {"pause", "resume", "cap", "rate"}
 
 
 # ---------------------------------------------------------- execution
@@ -824,6 +835,8 @@ class Run:
             return m.set_paused(c["name"], kind == "pause")
         if kind == "cap":
             return m.set_cap(c["name"], c["cap"])
+        if kind == "rate":
+            return m.set_rate(c["name"], c["count"], c["period_ms"])
         if kind == "requeue":
             return m.requeue(c["uuid"], c["keep"], r.get("seq"))
         if kind == "purge":
@@ -925,7 +938,7 @@ def describe(op):
             if k not in ("proc", "job", "who", "lease_kind") or
             op["op"] not in ("post", "batch", "advance", "tick", "purge",
                              "policy", "retention", "sched_add", "sched_rm",
-                             "kill", "pause", "resume", "cap")}
+                             "kill", "pause", "resume", "cap", "rate")}
     return json.dumps(keep, sort_keys=True)
 
 
