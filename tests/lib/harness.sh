@@ -57,6 +57,11 @@ h_tmp=$(mktemp -d "${TMPDIR:-/tmp}/jb-harness.XXXXXX") || {
 }
 run_out=$h_tmp/out
 run_err=$h_tmp/err
+# What the programs a test starts leave in TMPDIR goes with h_tmp: a
+# worker killed with SIGKILL cannot remove its own directory there. It is
+# open to every user, as /tmp is (tests run commands as other users).
+mkdir "$h_tmp/tmp" && chmod 755 "$h_tmp" && chmod 1777 "$h_tmp/tmp" &&
+  TMPDIR=$h_tmp/tmp && export TMPDIR
 
 since() {
   awk -v a="$h_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
