@@ -553,6 +553,26 @@ int jb_job_get(jb_job **out, jb_board *b, const char *uuid) {
   return JB_OK;
 }
 
+int jb__names_check(const char *what, const char *const *names, size_t n) {
+  if (n && names == NULL)
+    return jb__err(JB_EINVAL, "%s: n_names is %zu but names is NULL", what, n);
+  if (n > JB_CLAIM_NAMES_MAX)
+    return jb__err(JB_EINVAL, "%s: %zu names chosen (at most %d)", what, n,
+                   JB_CLAIM_NAMES_MAX);
+  for (size_t i = 0; i < n; i++) {
+    const char *nm = names[i];
+    size_t len = nm ? strlen(nm) : 0;
+    if (len == 0 || len > JB_NAME_MAX)
+      return jb__err(JB_EINVAL, "%s: names[%zu] is %s (a job name is 1..%d "
+                     "bytes; a trailing '*' makes it a prefix)", what, i,
+                     nm == NULL ? "NULL" : len ? "too long" : "empty",
+                     JB_NAME_MAX);
+    if (!jb__utf8_valid(nm, len))
+      return jb__err(JB_EINVAL, "%s: names[%zu] is not UTF-8", what, i);
+  }
+  return JB_OK;
+}
+
 /* Check a claim's options and fill the store's request. */
 static int claim_req(jb_store_claim_req *req, const char *who,
                      const jb_claim_options *opts) {
@@ -567,24 +587,9 @@ static int claim_req(jb_store_claim_req *req, const char *who,
                      "JB_CLAIM_OPTIONS_INIT)", opts->version,
                      JB_CLAIM_OPTIONS_VERSION);
     if (opts->version >= 3 && opts->n_names) {
-      if (opts->names == NULL)
-        return jb__err(JB_EINVAL, "claim options: n_names is %zu but names "
-                       "is NULL", opts->n_names);
-      if (opts->n_names > JB_CLAIM_NAMES_MAX)
-        return jb__err(JB_EINVAL, "claim options: %zu names chosen (at most "
-                       "%d)", opts->n_names, JB_CLAIM_NAMES_MAX);
-      for (size_t i = 0; i < opts->n_names; i++) {
-        const char *n = opts->names[i];
-        size_t len = n ? strlen(n) : 0;
-        if (len == 0 || len > JB_NAME_MAX)
-          return jb__err(JB_EINVAL, "claim options: names[%zu] is %s (a job "
-                         "name is 1..%d bytes; a trailing '*' makes it a "
-                         "prefix)", i, n == NULL ? "NULL" : len ? "too long"
-                         : "empty", JB_NAME_MAX);
-        if (!jb__utf8_valid(n, len))
-          return jb__err(JB_EINVAL, "claim options: names[%zu] is not "
-                         "UTF-8", i);
-      }
+      if ((rc = jb__names_check("claim options", opts->names,
+                                opts->n_names)) != JB_OK)
+        return rc;
       req->names = opts->names;
       req->n_names = opts->n_names;
       req->in_order = (opts->flags & JB_CLAIM_NAMES_IN_ORDER) != 0;

@@ -45,6 +45,10 @@ struct jb_board {
  * < 0: no limit; 0: one attempt) or the handle is cancelled
  * (JB_EINTERRUPTED). */
 int jb__board_wait(jb_board *b, jb_wait_fn fn, void *ctx, int64_t timeout_ms);
+/* Check the names a caller chose (claim-next's, a wait's): at most
+ * JB_CLAIM_NAMES_MAX, each 1..JB_NAME_MAX bytes of UTF-8 (a trailing '*'
+ * a prefix); JB_EINVAL naming `what` and the bad one. */
+int jb__names_check(const char *what, const char *const *names, size_t n);
 
 /* ------------------------------------------- the board over the store */
 

@@ -54,6 +54,68 @@ int jb_board_wait(jb_board *b, unsigned flags, int64_t timeout_ms) {
   return rc;
 }
 
+/* The wake bits a wait for some names sleeps for (store/wake.h): every
+ * commit's without names, else only the commits that make ready a job of
+ * one of their lanes (a prefix: any lane's), and pokes. */
+static uint32_t names_mask(const char *const *names, size_t n) {
+  if (!n || !names) return JB_WAKE_ANY;
+  uint32_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(names[i]);
+    if (jb__name_is_prefix(names[i], len)) return JB_WAKE_LANES;
+    m |= JB_WAKE_LANE(jb__name_lane(names[i], len));
+  }
+  return m;
+}
+
+typedef struct {
+  jb_board *b;
+  unsigned flags;
+  const char *const *names;
+  size_t n;
+} names_ctx;
+
+static int names_try(void *vctx, int64_t *retry) {
+  names_ctx *c = vctx;
+  size_t n = 0;
+  int rc = jb__store_count_names(c->b->store, c->flags, c->names, c->n, true,
+                                 &n);
+  if (rc != JB_OK || n > 0) return rc;
+  /* None: the timers (a lease lapses, a delayed job falls due) and the
+   * holders' watch, without counting again. */
+  rc = jb__store_wait_state(c->b->store, c->flags | JB__WAIT_TIMERS, &n,
+                            retry);
+  return rc != JB_OK ? rc : JB__AGAIN;
+}
+
+static int wait_names(jb_board *b, unsigned flags, const char *const *names,
+                      size_t n_names, int64_t timeout_ms) {
+  if (n_names == 0) return jb_board_wait(b, flags, timeout_ms);
+  if (flags & ~(unsigned)JB_ONLY_UNCLAIMED)
+    return jb__err(JB_EINVAL, "wait: unknown flags 0x%x",
+                   flags & ~(unsigned)JB_ONLY_UNCLAIMED);
+  names_ctx c = {b, flags, names, n_names};
+  int rc = jb__store_wait_mask(b->store, names_try, &c, timeout_ms,
+                               &b->cancelled, names_mask(names, n_names));
+  if (rc == JB_ETIMEDOUT)
+    jb__err(JB_ETIMEDOUT, "board %s: no %sjob of the names chosen (%zu) after %"
+            PRId64 " ms", b->path, flags & JB_ONLY_UNCLAIMED ? "claimable " : "",
+            n_names, timeout_ms);
+  return rc;
+}
+
+int jb_board_wait_names(jb_board *b, unsigned flags, const char *const *names,
+                        size_t n_names, int64_t timeout_ms, size_t *count_out) {
+  if (count_out) *count_out = 0;
+  if (b == NULL) return jb__err(JB_EINVAL, "jb_board_wait_names: board is NULL");
+  int rc = jb__names_check("wait", names, n_names);
+  if (rc == JB_OK) rc = wait_names(b, flags, names, n_names, timeout_ms);
+  if (rc != JB_OK || count_out == NULL) return rc;
+  if (n_names == 0) return jb_board_count(count_out, b, flags);
+  return jb__store_count_names(b->store, flags, names, n_names, false,
+                               count_out);
+}
+
 typedef struct {
   char *uuid_out;
   jb_job **job_out;
@@ -99,18 +161,9 @@ static int claim_try(void *vctx, int64_t *retry) {
   return JB__AGAIN;
 }
 
-/* The wake bits a claim-next sleeps for (store/wake.h): every commit's,
- * or with names only the commits that make ready a job of one of its
- * lanes (a prefix: any lane's), and pokes. */
 static uint32_t claim_mask(const jb_claim_options *o) {
-  if (!o || o->version < 3 || !o->n_names || !o->names) return JB_WAKE_ANY;
-  uint32_t m = 0;
-  for (size_t i = 0; i < o->n_names; i++) {
-    size_t len = strlen(o->names[i]);
-    if (jb__name_is_prefix(o->names[i], len)) return JB_WAKE_LANES;
-    m |= JB_WAKE_LANE(jb__name_lane(o->names[i], len));
-  }
-  return m;
+  if (!o || o->version < 3) return JB_WAKE_ANY;
+  return names_mask(o->names, o->n_names);
 }
 
 static int claim_wait(claim_ctx *c, int64_t timeout_ms) {

@@ -49,6 +49,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_set_retention.3 \
 	docs/man3/jb_board_set_retry_policy.3 \
 	docs/man3/jb_board_wait.3 \
+	docs/man3/jb_board_wait_names.3 \
 	docs/man3/jb_cap_prefixes.3 \
 	docs/man3/jb_catchup_name.3 \
 	docs/man3/jb_claim.3 \

@@ -1494,6 +1494,27 @@ JB_EXTERN int jb_board_set_retention(jb_board *board, const jb_retention *r,
 JB_EXTERN int jb_board_wait(jb_board *board, unsigned int flags,
                             int64_t timeout_ms);
 
+/**
+ * jb_board_wait for the jobs of some names: block until the board holds a
+ * job of one of `names` (`n_names` of them, as jb_claim_options.names
+ * takes them: exact names, or a prefix with a trailing '*'; at most
+ * JB_CLAIM_NAMES_MAX), or with JB_ONLY_UNCLAIMED a claimable one (ready,
+ * a lapsed claim, or a delayed job that is due), or `timeout_ms` passes.
+ * As in jb_board_wait, the jobs of a paused, capped or rate-limited name
+ * count as claimable. A delayed job counts (in either form) once it is
+ * due, not before. `n_names` 0 waits as jb_board_wait does.
+ * The wait sleeps through the commits that make ready no job of its
+ * names' lanes (store/wake.h), so posts of other names do not wake it.
+ * On JB_OK, `*count_out` (may be NULL) is the number of such jobs then
+ * (a second read: it may be 0 if another process took them meanwhile).
+ * Errors: as jb_board_wait, and JB_EINVAL for a name NULL, empty, longer
+ * than JB_NAME_MAX or not UTF-8, more than JB_CLAIM_NAMES_MAX names, or
+ * `names` NULL with `n_names` > 0.
+ */
+JB_EXTERN int jb_board_wait_names(jb_board *board, unsigned int flags,
+                                  const char *const *names, size_t n_names,
+                                  int64_t timeout_ms, size_t *count_out);
+
 /* A history record: defined with the history, below. */
 typedef struct jb_completion jb_completion;
 

@@ -8,6 +8,7 @@
  */
 #include "life.h"
 #include "names.h"
+#include "wake.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -141,6 +142,10 @@ int jb__delay_put(jb_store *s, MDB_txn *txn,
   uint8_t dk[JB_DUEKEY_LEN];
   jb__due_key(dk, due_us, jobkey);
   MDB_val kk = {sizeof dk, dk}, empty = {0, NULL};
+  /* A wait by names sleeps on its lanes' bits and sets its timer to the
+   * next due job it knew of: a new one (of any lane: its name is not read
+   * here) wakes it to set the timer again. */
+  s->wake_lanes |= JB_WAKE_LANES;
   return mdb_put(txn, s->due, &kk, &empty, 0);
 }
 

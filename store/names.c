@@ -7,6 +7,7 @@
 #include "history.h"
 #include "wake.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1207,4 +1208,155 @@ int jb__store_queue_list(jb_store *s, jb_store_queue_visit visit, void *arg,
   if (board_paused)
     *board_paused = rc == JB_OK && (c.queuectl & JB_QUEUECTL_BOARD);
   return rc == JB_OK && c.stopped ? c.stopped : rc;
+}
+
+/* ------------------------------------------------------ jobs of names */
+
+typedef struct {
+  jb_store *s;
+  MDB_txn *txn;
+  const char *const *names;
+  size_t n;
+  unsigned flags;
+  bool first;
+  size_t count;
+  uint32_t *lanes;
+  size_t n_lanes, cap_lanes;
+} names_count_ctx;
+
+static int lanes_push(names_count_ctx *c, uint32_t lane) {
+  if (c->n_lanes == c->cap_lanes) {
+    size_t cap = c->cap_lanes ? 2 * c->cap_lanes : 16;
+    uint32_t *v = realloc(c->lanes, cap * sizeof *v);
+    if (v == NULL) return ENOMEM;
+    c->lanes = v;
+    c->cap_lanes = cap;
+  }
+  c->lanes[c->n_lanes++] = lane;
+  return 0;
+}
+
+static int names_lane_visit(void *arg, uint32_t lane, const char *name,
+                            size_t len, const jb_queueent *e) {
+  (void)e;
+  names_count_ctx *c = arg;
+  return jb__name_chosen(c->names, c->n, name, len) ? lanes_push(c, lane) : 0;
+}
+
+static int lane_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Is job `uuid` of a name chosen? Then count it; MDB_NOTFOUND stops the
+ * walk that found it when only the first is wanted. */
+static int names_job(names_count_ctx *c, const uint8_t uuid[16]) {
+  jb_jobhdr h;
+  MDB_val posting;
+  const char *name;
+  size_t len;
+  int rc = jb__job_header(c->s, c->txn, uuid, &h, &posting);
+  if (rc == MDB_NOTFOUND) return MDB_CORRUPTED; /* indexed, yet absent */
+  if (rc) return rc;
+  if (!jb__history_posting_name(posting.mv_data, posting.mv_size, &name,
+                                &len) ||
+      !jb__name_chosen(c->names, c->n, name, len))
+    return 0;
+  c->count++;
+  return c->first ? MDB_NOTFOUND : 0;
+}
+
+static int names_claim_visit(const uint8_t *jobkey, const jb_claimrec *rec,
+                             const char *lapsed, void *arg) {
+  (void)jobkey;
+  names_count_ctx *c = arg;
+  if ((c->flags & JB_ONLY_UNCLAIMED) && lapsed == NULL) return 0;
+  return names_job(c, rec->uuid);
+}
+
+static int names_ready(names_count_ctx *c) {
+  int rc = 0;
+  bool prefix = false;
+  for (size_t i = 0; rc == 0 && i < c->n; i++) {
+    size_t len = strlen(c->names[i]);
+    if (jb__name_is_prefix(c->names[i], len))
+      prefix = true;
+    else
+      rc = lanes_push(c, jb__lane(c->names[i], len));
+  }
+  if (rc == 0 && prefix) rc = jb__queue_walk(c->s, c->txn, names_lane_visit, c);
+  if (rc) return rc;
+  /* Each lane once: a job is counted by its lane's entries only. */
+  qsort(c->lanes, c->n_lanes, sizeof *c->lanes, lane_cmp);
+  MDB_cursor *cur;
+  if ((rc = mdb_cursor_open(c->txn, c->s->byname, &cur))) return rc;
+  for (size_t i = 0; rc == 0 && i < c->n_lanes; i++) {
+    if (i && c->lanes[i] == c->lanes[i - 1]) continue;
+    uint8_t key[4];
+    lane_key(key, c->lanes[i]);
+    MDB_val k = {4, key}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+         rc == 0 && k.mv_size == JB_BYNAME_KEY_LEN &&
+         memcmp(k.mv_data, key, 4) == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+      if (v.mv_size != 16) { rc = MDB_CORRUPTED; break; }
+      /* Another name sharing the lane is passed over here. */
+      if ((rc = names_job(c, v.mv_data))) break;
+    }
+    if (rc == MDB_NOTFOUND && !(c->first && c->count)) rc = 0;
+  }
+  mdb_cursor_close(cur);
+  return rc;
+}
+
+/* The delayed jobs already due (not yet moved to `ready` by a claim-next):
+ * the front of `due`. */
+static int names_due(names_count_ctx *c) {
+  int64_t now_us = jb__now_us();
+  MDB_cursor *cur;
+  MDB_val k, v;
+  int rc = mdb_cursor_open(c->txn, c->s->due, &cur);
+  if (rc) return rc;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != JB_DUEKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    if ((int64_t)jb__be64(k.mv_data) > now_us) break;
+    MDB_val dk = {JB_JOBKEY_LEN, (uint8_t *)k.mv_data + 8}, dv;
+    jb_delayrec r;
+    if ((rc = mdb_get(c->txn, c->s->delayed, &dk, &dv)) ||
+        dv.mv_size < sizeof r) {
+      rc = rc == MDB_NOTFOUND || rc == 0 ? MDB_CORRUPTED : rc;
+      break;
+    }
+    memcpy(&r, dv.mv_data, sizeof r);
+    if ((rc = names_job(c, r.uuid))) break;
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND && !(c->first && c->count) ? 0 : rc;
+}
+
+static int names_count_body(jb_store *s, MDB_txn *txn, void *vctx,
+                            int *status) {
+  (void)status;
+  names_count_ctx *c = vctx;
+  c->s = s;
+  c->txn = txn;
+  c->count = 0;
+  c->n_lanes = 0;
+  int rc = names_ready(c);
+  if (rc == 0) rc = names_due(c);
+  if (rc == 0) rc = jb__claims_walk(s, txn, names_claim_visit, c);
+  /* MDB_NOTFOUND: the first job found ended a walk. */
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jb__store_count_names(jb_store *s, unsigned flags,
+                          const char *const *names, size_t n, bool first,
+                          size_t *count) {
+  names_count_ctx c = {.names = names, .n = n, .flags = flags,
+                       .first = first};
+  int rc = jb__store_read(s, names_count_body, &c);
+  free(c.lanes);
+  *count = rc == JB_OK ? c.count : 0;
+  return rc;
 }

@@ -788,6 +788,19 @@ int jb__store_count(jb_store *s, size_t *out, unsigned flags);
  * millisecond). */
 #define JB__COUNT_FOR_NAMES (1u << 30)
 #define JB__COUNT_FOR_CLAIM (1u << 29)
+/* jb__store_wait_state's flag for a wait by names (the caller counts the
+ * jobs of its names): count nothing, only set the timers (the first lease
+ * to lapse, the next delayed job due) and watch the holders. */
+#define JB__WAIT_TIMERS (1u << 28)
+
+/* The jobs on the board of the names chosen (n >= 1, as jb__name_chosen
+ * takes them): ready ones (each exact name one seek in `byname`, a prefix
+ * the lanes of the names in `queues` it takes), delayed ones once due, and
+ * the claimed ones (with JB_ONLY_UNCLAIMED: only the lapsed claims).
+ * `first`: stop at the first one found (*count 0 or 1). */
+int jb__store_count_names(jb_store *s, unsigned flags,
+                          const char *const *names, size_t n, bool first,
+                          size_t *count);
 
 /* One job of a scan batch: offsets point into the batch's byte buffer. */
 typedef struct {

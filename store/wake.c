@@ -703,8 +703,11 @@ static int state_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   int rc = jb__due_scan(s, txn, jb__now_us(), &n_due, &c->next_due_us);
   if (rc) return rc;
   if ((rc = mdb_cursor_open(txn, s->leases, &cur))) return rc;
+  /* The first lease still live: one lapsed and not yet ended (another
+   * name's, which a wait by names does not count) must not make the wait
+   * look again at once, and again. */
   jb__put_be32(key, s->epoch);
-  memset(key + 4, 0, 8);
+  jb__put_be64(key + 4, (uint64_t)jb__boottime_us() + 1);
   k = (MDB_val){4 + 8, key};
   rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
   if (rc == 0 && k.mv_size == JB_LEASEKEY_LEN &&
@@ -745,8 +748,12 @@ static int state_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 int jb__store_wait_state(jb_store *s, unsigned flags, size_t *count,
                          int64_t *lapse_mono_us) {
   *lapse_mono_us = INT64_MAX;
-  int rc = jb__store_count(s, count, flags);
-  if (rc != JB_OK || *count > 0 || !(flags & JB_ONLY_UNCLAIMED)) return rc;
+  int rc = JB_OK;
+  *count = 0;
+  if (!(flags & JB__WAIT_TIMERS)) rc = jb__store_count(s, count, flags);
+  if (rc != JB_OK || *count > 0 ||
+      !(flags & (JB_ONLY_UNCLAIMED | JB__WAIT_TIMERS)))
+    return rc;
   state_ctx *c = calloc(1, sizeof *c);
   if (c == NULL) return jb__err(JB_ENOMEM, "out of memory waiting on a board");
   c->flags = flags;

@@ -212,6 +212,27 @@ jb owner "$ul"
 [ "$out" = w2 ] || fail "owner: $out"
 end
 
+begin "wait --name: posts of other names do not end it, a post of its name does"
+post other; uo=$uuid
+jb wait --name mine --timeout 0.2
+expect_rc 7 "wait --name mine with only 'other' on the board"
+"$JOBBOARD" wait --board "$B" --claimable --name mine --name 'img.*' --timeout 20 \
+  >"$ROOT/wout" 2>"$ROOT/werr" &
+wpid=$!
+PIDS+=("$wpid")
+sleep 0.5
+post other
+sleep 0.3
+kill -0 "$wpid" 2>/dev/null || fail "a post of 'other' ended the wait: $(cat "$ROOT/wout" "$ROOT/werr")"
+post img.1
+wait "$wpid"
+rc=$?
+[ "$rc" = 0 ] || fail "the wait: exit $rc: $(cat "$ROOT/werr")"
+[ "$(cat "$ROOT/wout")" = 1 ] || fail "it printed: $(cat "$ROOT/wout")"
+jb wait --name other --json
+[ "$rc" = 0 ] && [ "$out" = '{"jobs":2}' ] || fail "wait --name other --json: '$out' (exit $rc)"
+end
+
 # --- list, count, history, watch --name ------------------------------------
 
 begin "list, count, history and watch filter by --name (exact, several, prefix)"
@@ -434,8 +455,8 @@ for cmd in "claim-next --who w" list count history watch; do
   jb $cmd --name ''
   expect_error 2 "--name: a job's name is not empty" "$cmd --name ''"
 done
-jb wait --claimable --name u
-expect_error 2 "--name" "wait takes no --name"
+jb wait --claimable --name ''
+expect_error 2 "--name: a job's name is not empty" "wait --name ''"
 jb pause never-posted
 expect_error 3 "no job named 'never-posted'" "pause of a name never posted"
 jb queues --json

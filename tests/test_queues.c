@@ -334,6 +334,110 @@ static void a_waiter_on_names_sleeps_through_other_names(void **state) {
   if (looks > 5) fail_msg("the waiter on names looked %lu times", looks);
 }
 
+/* jb_board_wait_names: a wait on "a" sleeps through 200 posts of "b" (a
+ * few looks, not 200) and returns when another process posts an "a". */
+typedef struct {
+  const char *dir;
+  unsigned flags;
+  const char *const *names;
+  size_t n;
+  int rc;
+  size_t count;
+} names_wait_arg;
+
+static void *names_waiter(void *p) {
+  names_wait_arg *a = p;
+  jb_board *b = jbt_open(a->dir, JB_DURABILITY_NORMAL, 0);
+  a->rc = jb_board_wait_names(b, a->flags, a->names, a->n, 10000, &a->count);
+  jb_board_close(b);
+  return NULL;
+}
+
+static void wait_names_sleeps_through_other_names(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  assert_true(JB_WAKE_LANE(jb__lane("a", 1)) != JB_WAKE_LANE(jb__lane("b", 1)));
+  const char *an[] = {"a"};
+  names_wait_arg a = {.dir = f->dir, .names = an, .n = 1, .rc = -1};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, names_waiter, &a), 0);
+  usleep(200 * 1000);
+  unsigned long before = atomic_load(&jb__wait_attempts);
+  for (int i = 0; i < 200; i++) jbt_post(NULL, b, "b", JB_PRIORITY_NORMAL);
+  usleep(100 * 1000);
+  unsigned long looks = atomic_load(&jb__wait_attempts) - before;
+  assert_int_equal(a.rc, -1); /* still waiting */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    jb_board *c = jbt_open(f->dir, JB_DURABILITY_NORMAL, 0);
+    jb_post q = JB_POST_INIT;
+    q.name = "a";
+    _exit(jb_job_post(NULL, c, &q) == JB_OK ? 0 : 1);
+  }
+  int ws;
+  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(a.rc, JB_OK);
+  assert_int_equal(a.count, 1);
+  if (looks > 5) fail_msg("the wait on names looked %lu times", looks);
+}
+
+/* The claimable form counts ready jobs and lapsed claims of its names, not
+ * live claims; a prefix takes the names it starts; a delayed job counts
+ * once due; bad names are refused. */
+static void wait_names_claimable_prefix_and_bad_names(void **state) {
+  jbt_fixture *f = *state;
+  jb_board *b = f->board;
+  const char *img[] = {"img.*"}, *x[] = {"img.x"}, *d[] = {"later"};
+  size_t n = 9;
+  assert_int_equal(jb_board_wait_names(b, 0, img, 1, 0, &n), JB_ETIMEDOUT);
+  assert_int_equal(n, 0);
+  char u[JB_UUID_STRLEN];
+  jbt_post(u, b, "img.x", JB_PRIORITY_NORMAL);
+  jbt_post(NULL, b, "other", JB_PRIORITY_NORMAL);
+  assert_int_equal(jb_board_wait_names(b, JB_ONLY_UNCLAIMED, img, 1, 0, &n),
+                   JB_OK);
+  assert_int_equal(n, 1);
+  jb_claim_options lease = JB_CLAIM_OPTIONS_INIT;
+  lease.lease_ms = 300;
+  assert_int_equal(jb_claim(NULL, b, u, "w", &lease), JB_OK);
+  /* Claimed: on the board, not claimable, until the lease lapses. */
+  assert_int_equal(jb_board_wait_names(b, 0, x, 1, 0, &n), JB_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(jb_board_wait_names(b, JB_ONLY_UNCLAIMED, x, 1, 0, NULL),
+                   JB_ETIMEDOUT);
+  assert_int_equal(jb_board_wait_names(b, JB_ONLY_UNCLAIMED, x, 1, 5000, &n),
+                   JB_OK);
+  assert_int_equal(n, 1);
+  /* Delayed: counts from its due time. */
+  jb_post q = JB_POST_INIT;
+  q.name = "later";
+  q.delay_ms = 300;
+  assert_int_equal(jb_job_post(NULL, b, &q), JB_OK);
+  assert_int_equal(jb_board_wait_names(b, 0, d, 1, 0, NULL), JB_ETIMEDOUT);
+  assert_int_equal(jb_board_wait_names(b, JB_ONLY_UNCLAIMED, d, 1, 5000, &n),
+                   JB_OK);
+  assert_int_equal(n, 1);
+  /* Bad names, and no names (every name). */
+  const char *empty[] = {""}, *null[] = {NULL}, *bad[] = {"\xff"};
+  assert_int_equal(jb_board_wait_names(b, 0, empty, 1, 0, NULL), JB_EINVAL);
+  assert_int_equal(jb_board_wait_names(b, 0, null, 1, 0, NULL), JB_EINVAL);
+  assert_int_equal(jb_board_wait_names(b, 0, bad, 1, 0, NULL), JB_EINVAL);
+  assert_int_equal(jb_board_wait_names(b, 0, NULL, 1, 0, NULL), JB_EINVAL);
+  assert_int_equal(jb_board_wait_names(b, 0, x, JB_CLAIM_NAMES_MAX + 1, 0,
+                                       NULL), JB_EINVAL);
+  assert_int_equal(jb_board_wait_names(b, 0x10, x, 1, 0, NULL), JB_EINVAL);
+  char longname[JB_NAME_MAX + 2];
+  memset(longname, 'n', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  const char *lng[] = {longname};
+  assert_int_equal(jb_board_wait_names(b, 0, lng, 1, 0, NULL), JB_EINVAL);
+  assert_int_equal(jb_board_wait_names(b, 0, NULL, 0, 0, &n), JB_OK);
+  assert_int_equal(n, 3);
+}
+
 /* A claim-next waiting on a paused board that holds ready jobs sleeps
  * (it does not look again every millisecond), and the resume wakes it. */
 typedef struct {
@@ -577,6 +681,8 @@ int main(void) {
       T(a_waiter_on_names_takes_only_its_names),
       T(a_waiter_on_names_sleeps_through_other_names),
       T(a_waiter_sleeps_through_a_pause),
+      T(wait_names_sleeps_through_other_names),
+      T(wait_names_claimable_prefix_and_bad_names),
       T(a_cap_holds_the_claims_of_a_name),
       T(racing_processes_never_pass_a_cap),
       T(a_waiter_wakes_when_a_slot_frees),

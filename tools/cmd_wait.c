@@ -8,24 +8,25 @@
 
 const cli_command cli_cmd_wait = {
     "wait", "block until the board holds a job (or a claimable one)",
-    "Usage: jobboard wait [--claimable] [--timeout SECONDS] [OPTIONS]\n"
+    "Usage: jobboard wait [--claimable] [--timeout SECONDS] [--name NAME]...\n"
+    "                     [OPTIONS]\n"
     "\n"
     "Return as soon as the board holds at least one job, or with --claimable\n"
     "at least one job that can be claimed now (unclaimed, or its claim\n"
     "lapsed). The wait sleeps on the board's signal file and is woken by the\n"
     "commit that matters (a post, an abandon, a lapse): it does not poll.\n"
-    "On success print the number of jobs (or of claimable jobs) found; with\n"
-    "--json: {\"jobs\": N} or {\"claimable\": N}.\n"
-    "The jobs of a paused name (`jobboard pause`) count as claimable here,\n"
-    "as `count --unclaimed` counts them.\n"
-    "There is no --name: the board's signal wakes a wait for a job of any\n"
-    "name, and a wait for some names would wake, count and sleep again at\n"
-    "each change of the others, spinning while their jobs are ready. To\n"
-    "wait for a job of some names, claim it: `jobboard claim-next --wait\n"
-    "SECONDS --name NAME` returns the job once there is one.\n"
+    "With --name, only the jobs of those names count, and the wait sleeps\n"
+    "through the commits that make no job of its names ready (posts of\n"
+    "other names do not wake it); a delayed job of those names counts once\n"
+    "it is due.\n"
+    "On success print the number of jobs (or of claimable jobs) found, of\n"
+    "the names chosen if any; with --json: {\"jobs\": N} or {\"claimable\": N}.\n"
+    "The jobs of a paused (capped, rate-limited) name (`jobboard pause`)\n"
+    "count as claimable here, as `count --unclaimed` counts them.\n"
     "\n"
     "Options:\n"
     "  --claimable         wait for a claimable job, not just any job\n"
+    CLI_HELP_NAME_FILTER("wait for jobs")
     CLI_HELP_TIMEOUT
     CLI_HELP_CREATE
     CLI_HELP_BOARD_OPTIONS
@@ -38,8 +39,9 @@ const cli_command cli_cmd_wait = {
     "\n"
     "Examples:\n"
     "  jobboard wait --claimable --timeout 30 && jobboard claim-next --who w1\n"
-    "  jobboard wait; echo \"a job is on the board\"\n",
-    CLI_O_TIMEOUT | CLI_O_CLAIMABLE | CLI_O_CREATE, 0, 0, ""};
+    "  jobboard wait; echo \"a job is on the board\"\n"
+    "  jobboard wait --claimable --name 'images.*' --timeout 60\n",
+    CLI_O_TIMEOUT | CLI_O_CLAIMABLE | CLI_O_CREATE | CLI_O_NAMES, 0, 0, ""};
 
 int cmd_wait(int argc, char **argv) {
   cli_opts o;
@@ -49,9 +51,9 @@ int cmd_wait(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ | CLI_OPEN_WAIT)) != 0) return rc;
   cli_cancel_on_signals(b);
   unsigned flags = o.claimable ? JB_ONLY_UNCLAIMED : 0;
-  int st = jb_board_wait(b, flags, o.timeout_ms);
   size_t n = 0;
-  if (st == JB_OK) st = jb_board_count(&n, b, flags);
+  int st = jb_board_wait_names(b, flags, o.n_names ? o.names : NULL,
+                               o.n_names, o.timeout_ms, &n);
   if (st == JB_OK) {
     int bad = o.json ? cli_json_print(json_pack("{s:I}", o.claimable ? "claimable" : "jobs",
                                                 (json_int_t)n))

@@ -310,6 +310,9 @@ int jb_entity_unregister(jb_board *board, const char *name);
 int jb_entity_list(jb_board *board, jb_entity_cb cb, void *payload);
 
 int jb_board_wait(jb_board *board, unsigned int flags, int64_t timeout_ms);
+int jb_board_wait_names(jb_board *board, unsigned int flags,
+                        const char *const *names, size_t n_names,
+                        int64_t timeout_ms, size_t *count_out);
 int jb_board_interrupt(jb_board *board);
 int jb_board_interrupt_reset(jb_board *board);
 

@@ -1733,17 +1733,25 @@ class Board:
     # -- waits
 
     def wait(self, only_unclaimed: bool = False,
-             timeout: Optional[float] = None) -> bool:
-        """Block until the board holds a job (or a claimable one); True, or
-        False when `timeout` seconds (None: no limit) pass first."""
+             timeout: Optional[float] = None,
+             names: Optional[Iterable[str]] = None) -> bool:
+        """Block until the board holds a job (or a claimable one), of one
+        of `names` if given (exact names and prefixes ending in '*', as
+        claim_next takes them; None: every name); True, or False when
+        `timeout` seconds (None: no limit) pass first. A wait by names is
+        not woken by the posts of other names; a delayed job of its names
+        counts once due."""
         flags = ONLY_UNCLAIMED if only_unclaimed else 0
+        arr, keep = _names_array(names) if names is not None else (ffi.NULL,
+                                                                   [])
         dl = _Deadline(_timeout_ms(timeout))
         while True:
             ms = dl.next_ms()
             if ms is None:
                 return False
             with self._use as h:
-                st = lib.jb_board_wait(h, flags, ms)
+                st = lib.jb_board_wait_names(h, flags, arr, len(keep), ms,
+                                             ffi.NULL)
             if st == 0:
                 return True
             if st != errors.TimedOutError.code:

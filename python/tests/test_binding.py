@@ -335,6 +335,35 @@ def test_waits(board):
     assert board.claim_next("w", timeout=0.05) is None
 
 
+def test_wait_names(board):
+    board.post("b")
+    assert board.wait(names=["a"], timeout=0.05) is False
+    assert board.wait(names=["b"], timeout=0) is True
+    assert board.wait(names=["a", "b*"], only_unclaimed=True, timeout=0)
+    u = board.post("img.1")
+    board.claim(u, "w")
+    assert board.wait(names=["img.*"], timeout=0) is True
+    assert board.wait(names=["img.*"], only_unclaimed=True,
+                      timeout=0.05) is False
+
+    def later():
+        time.sleep(0.1)
+        board.post("b")
+        time.sleep(0.1)
+        board.post("a")
+
+    t = threading.Thread(target=later)
+    t.start()
+    t0 = time.monotonic()
+    assert board.wait(names=["a"], timeout=10) is True
+    assert time.monotonic() - t0 >= 0.15  # not ended by the post of "b"
+    t.join()
+    with pytest.raises(jobboard.InvalidError):
+        board.wait(names=[""], timeout=0)
+    with pytest.raises(jobboard.InvalidError):
+        board.wait(names=[], timeout=0)
+
+
 def test_interrupt(board):
     res = []
 
