@@ -1287,7 +1287,7 @@ static int names_ready(names_count_ctx *c) {
   if (rc == 0 && prefix) rc = jb__queue_walk(c->s, c->txn, names_lane_visit, c);
   if (rc) return rc;
   /* Each lane once: a job is counted by its lane's entries only. */
-  qsort(c->lanes, c->n_lanes, sizeof *c->lanes, lane_cmp);
+  if (c->n_lanes > 1) qsort(c->lanes, c->n_lanes, sizeof *c->lanes, lane_cmp);
   MDB_cursor *cur;
   if ((rc = mdb_cursor_open(c->txn, c->s->byname, &cur))) return rc;
   for (size_t i = 0; rc == 0 && i < c->n_lanes; i++) {
