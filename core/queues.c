@@ -70,8 +70,13 @@ int jb_set_rate(jb_board *b, const char *name, uint32_t count,
   if (name == NULL)
     return jb__err(JB_EINVAL, "jb_set_rate: name is NULL (a rate limit is a "
                    "name's)");
-  size_t len;
-  int rc = name_arg(name, "rate limit", &len);
+  size_t len = strnlen(name, JB_NAME_MAX + 1);
+  bool each = len <= JB_NAME_MAX && jb__name_is_prefix(name, len);
+  int rc = JB_OK;
+  if (each && !jb__utf8_valid(name, len))
+    rc = jb__err(JB_EINVAL, "name: not valid UTF-8");
+  else if (!each)
+    rc = name_arg(name, "rate limit", &len);
   if (rc != JB_OK) return rc;
   if (count > 0 && (period_ms == 0 || period_ms > JB_RATE_PERIOD_MAX_MS))
     return jb__err(JB_EINVAL, "rate limit: a period of %llu ms is not a "
@@ -82,8 +87,13 @@ int jb_set_rate(jb_board *b, const char *name, uint32_t count,
     return jb__err(JB_EINVAL, "rate limit: %u claims per %llu ms is more "
                    "than one a microsecond", count,
                    (unsigned long long)period_ms);
-  return jb__store_queue_rate(b->store, name, len, count,
-                              count ? period_ms : 0, jb__now_us());
+  if (count == 0) period_ms = 0;
+  /* "prefix*": each name under it, on its own. */
+  if (each)
+    return jb__store_queue_rate_each(b->store, name, len - 1, count,
+                                     period_ms, jb__now_us());
+  return jb__store_queue_rate(b->store, name, len, count, period_ms,
+                              jb__now_us());
 }
 
 int jb_resume(jb_board *b, const char *name) {
@@ -108,37 +118,56 @@ static int fe_visit(void *arg, const char *name, size_t len,
                      .cap = sq->cap, .held = sq->held,
                      .cap_each = sq->cap_each, .rate = sq->rate,
                      .period_ms = sq->period_ms,
-                     .next_token_us = sq->next_token_us};
+                     .next_token_us = sq->next_token_us,
+                     .rate_each = sq->rate_each};
   return c->visit(&q, c->arg);
 }
 
+/* A walk of the prefixes of caps or of rate limits: one visit is set. */
 typedef struct {
-  int (*visit)(const char *prefix, uint32_t max_claims, void *arg);
+  int (*cap_visit)(const char *prefix, uint32_t max_claims, void *arg);
+  int (*rate_visit)(const char *prefix, uint32_t count, uint64_t period_ms,
+                    void *arg);
   void *arg;
   char *buf;
 } cp_ctx;
 
-static int cp_visit(void *arg, const char *prefix, size_t len, uint32_t cap) {
+static int cp_visit(void *arg, const char *prefix, size_t len,
+                    uint32_t count, uint64_t period_ms) {
   cp_ctx *c = arg;
   if (len > JB_NAME_MAX) len = JB_NAME_MAX; /* check reports such a record */
   memcpy(c->buf, prefix, len);
   c->buf[len] = '\0';
-  return c->visit(c->buf, cap, c->arg);
+  return c->cap_visit ? c->cap_visit(c->buf, count, c->arg)
+                      : c->rate_visit(c->buf, count, period_ms, c->arg);
+}
+
+static int each_prefixes(jb_board *b, const char *fn, jb_each_kind kind,
+                         cp_ctx *c) {
+  if (b == NULL || (c->cap_visit == NULL && c->rate_visit == NULL))
+    return jb__err(JB_EINVAL, "%s: %s is NULL", fn,
+                   b == NULL ? "the board handle" : "visit");
+  if ((c->buf = malloc(JB_NAME_MAX + 1)) == NULL)
+    return jb__err(JB_ENOMEM, "out of memory listing prefixes");
+  int rc = jb__store_each_prefixes(b->store, kind, cp_visit, c);
+  free(c->buf);
+  return rc;
 }
 
 int jb_cap_prefixes(jb_board *b,
                     int (*visit)(const char *prefix, uint32_t max_claims,
                                  void *arg),
                     void *arg) {
-  if (b == NULL || visit == NULL)
-    return jb__err(JB_EINVAL, "jb_cap_prefixes: %s is NULL",
-                   b == NULL ? "the board handle" : "visit");
-  char *buf = malloc(JB_NAME_MAX + 1);
-  if (buf == NULL) return jb__err(JB_ENOMEM, "out of memory listing prefixes");
-  cp_ctx c = {visit, arg, buf};
-  int rc = jb__store_cap_prefixes(b->store, cp_visit, &c);
-  free(buf);
-  return rc;
+  cp_ctx c = {.cap_visit = visit, .arg = arg};
+  return each_prefixes(b, "jb_cap_prefixes", JB_EACH_CAP, &c);
+}
+
+int jb_rate_prefixes(jb_board *b,
+                     int (*visit)(const char *prefix, uint32_t count,
+                                  uint64_t period_ms, void *arg),
+                     void *arg) {
+  cp_ctx c = {.rate_visit = visit, .arg = arg};
+  return each_prefixes(b, "jb_rate_prefixes", JB_EACH_RATE, &c);
 }
 
 int jb_queues_foreach(jb_board *b,

@@ -1337,9 +1337,35 @@ JB_EXTERN int jb_cap_prefixes(jb_board *board,
  * Errors: as jb_set_cap, and JB_EINVAL for a period of 0 or above
  * JB_RATE_PERIOD_MAX_MS, or shorter than `count` microseconds (less than
  * one microsecond a claim).
+ *
+ * A rate limit per key: `name` ending in '*' (such as "api.*") limits
+ * EACH name that starts with the prefix on its own to `count` claims per
+ * period_ms, those posted later included (count 0: no more). A producer
+ * puts the key in the name ("api.customer42"), workers take the prefix,
+ * and no customer's jobs are claimed more often than that while the
+ * others go on; it is not a limit of all those names together. A name's
+ * own limit (set by its exact name) beats its prefix's, and removing it
+ * (count 0) brings the prefix's back, its tokens full; the longest
+ * rate-limited prefix of a name wins. A name given a prefix's limit
+ * starts with its tokens full; one whose prefix's limit is set again
+ * unchanged keeps its bucket. At most 256 prefixes are rate-limited at
+ * once.
  */
 JB_EXTERN int jb_set_rate(jb_board *board, const char *name, uint32_t count,
                           uint64_t period_ms);
+
+/**
+ * Call `visit` with every prefix rate-limited for each name (jb_set_rate
+ * of "prefix*"): the prefix without its '*' (NUL-terminated, valid during
+ * the call), the count and the period, in the order they were set. A
+ * non-zero return of visit stops the walk and is returned. Errors:
+ * JB_EINVAL (NULL handle or visit), JB_ENOMEM.
+ */
+JB_EXTERN int jb_rate_prefixes(jb_board *board,
+                               int (*visit)(const char *prefix,
+                                            uint32_t count,
+                                            uint64_t period_ms, void *arg),
+                               void *arg);
 
 /** One name seen on the board (jb_queues_foreach). */
 typedef struct {
@@ -1357,6 +1383,9 @@ typedef struct {
   int64_t next_token_us; /**< with a rate limit: when its next claim may go
                               (wall clock, microseconds; at or before now:
                               it has a token now) */
+  int rate_each;      /**< 1 when the rate limit is its prefix's
+                           (jb_set_rate of "prefix*"), 0 when its own or
+                           none */
 } jb_queue_info;
 
 /**

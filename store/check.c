@@ -430,10 +430,11 @@ static int check_byname(jb_store *s, MDB_txn *txn, check_ctx *ctx,
 /* The `queues` entries (names.h): each parses, sits under its name's
  * lane and holds known flags; a capped name's held count is its claims
  * now (claim-next trusts it: a count too high starves the name, too low
- * lets more run than the cap); a name without a cap of its own has its
- * longest capped prefix's; the meta record counts the names with a
- * control; a rate limit is well formed (format 2 exactly with the flag,
- * a rate above 0, a period within bounds). */
+ * lets more run than the cap); a name without a cap (a rate limit) of
+ * its own has its longest capped (rate-limited) prefix's; the meta record
+ * counts the names with a control; a rate limit is well formed (format 2
+ * exactly with the flag, a rate above 0, a period within bounds, a
+ * prefix's only with the flag). */
 typedef struct {
   jb_store *s;
   MDB_txn *txn;
@@ -453,10 +454,28 @@ static int check_queue_entry(void *arg, uint32_t lane, const char *name,
     note(qc->ctx, true, "queues: the name '%.*s' has unknown flags 0x%02x",
          shown, name, q->flags);
   if (q->flags) qc->controlled++;
-  /* A name without a cap of its own has its prefix's, if any. */
-  uint32_t each;
-  int rc = jb__queue_capeach_of(qc->s, qc->txn, name, len, &each);
+  /* A name without a cap (a rate limit) of its own has its prefix's, if
+   * any. */
+  uint32_t each, each_rate;
+  uint64_t each_period;
+  int rc = jb__queue_each_of(qc->s, qc->txn, JB_EACH_CAP, name, len, &each,
+                             NULL);
+  if (rc == 0)
+    rc = jb__queue_each_of(qc->s, qc->txn, JB_EACH_RATE, name, len,
+                           &each_rate, &each_period);
   if (rc) return rc;
+  bool rated = (q->flags & JB_QUEUE_F_RATED) != 0;
+  bool rate_each = (q->flags & JB_QUEUE_F_RATE_EACH) != 0;
+  if (!(rated && !rate_each) &&
+      (each_rate ? !rate_each || q->rate != each_rate ||
+                       e->r.period_ms != each_period
+                 : rate_each))
+    note(qc->ctx, true, "queues: the name '%.*s' has %s rate limit %u per "
+         "%llu ms, but its rate-limited prefixes give it %u per %llu ms",
+         shown, name, rate_each ? "a prefix's" : "no",
+         rated ? q->rate : 0,
+         (unsigned long long)(rated ? e->r.period_ms : 0), each_rate,
+         (unsigned long long)each_period);
   bool own = (q->flags & JB_QUEUE_F_CAPPED) && !(q->flags & JB_QUEUE_F_CAP_EACH);
   if (!own && (each ? !(q->flags & JB_QUEUE_F_CAP_EACH) || q->cap != each
                     : (q->flags & JB_QUEUE_F_CAP_EACH) != 0))
@@ -492,12 +511,21 @@ static void check_queue_bad(void *arg, const void *key, size_t len) {
 
 static int check_queues(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
   queues_check qc = {.s = s, .txn = txn, .ctx = ctx};
-  MDB_val ck = {sizeof JB_CAPEACH_KEY - 1, JB_CAPEACH_KEY}, cv;
-  int rc = mdb_get(txn, s->meta, &ck, &cv);
-  if (rc && rc != MDB_NOTFOUND) return rc;
-  if (rc == 0 && !jb__queue_capeach_valid(cv.mv_data, cv.mv_size))
-    note(ctx, true, "queues: the prefixes capped for each name (meta %s) "
-         "do not parse", JB_CAPEACH_KEY);
+  static const struct {
+    jb_each_kind kind;
+    const char *key, *what;
+  } lists[] = {{JB_EACH_CAP, JB_CAPEACH_KEY, "capped"},
+               {JB_EACH_RATE, JB_RATEEACH_KEY, "rate-limited"}};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+    MDB_val ck = {strlen(lists[i].key), (void *)lists[i].key}, cv;
+    rc = mdb_get(txn, s->meta, &ck, &cv);
+    if (rc && rc != MDB_NOTFOUND) return rc;
+    if (rc == 0 && !jb__queue_each_valid(lists[i].kind, cv.mv_data,
+                                         cv.mv_size))
+      note(ctx, true, "queues: the prefixes %s for each name (meta %s) do "
+           "not parse", lists[i].what, lists[i].key);
+  }
   rc = jb__queue_walk_checked(s, txn, check_queue_entry, check_queue_bad,
                                   &qc);
   if (rc) return rc;

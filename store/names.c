@@ -177,6 +177,8 @@ static long find_entry(const uint8_t *p, size_t len, const char *name,
 
 static int read_queuectl(jb_store *s, MDB_txn *txn, uint32_t *out);
 static int write_queuectl(jb_store *s, MDB_txn *txn, uint32_t val);
+static void rate_from_prefix(jb_queueent *n, uint32_t rate,
+                             uint64_t period_ms, int64_t now_us);
 
 int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
                    size_t len) {
@@ -191,25 +193,38 @@ int jb__queue_note(jb_store *s, MDB_txn *txn, uint32_t lane, const char *name,
     if (find_entry(v.mv_data, v.mv_size, name, len, &bad) >= 0) return 0;
     if (bad) old = 0; /* a garbled value: check reports it; rebuilt here */
   }
-  jb_queuerec q = {.format = 1, .name_len = (uint16_t)len};
-  /* A new name under a prefix capped for each name gets that cap (and,
-   * new, holds no claim yet). */
-  uint32_t each = 0;
-  if ((rc = jb__queue_capeach_of(s, txn, name, len, &each))) return rc;
-  if (each) {
+  jb_queueent e = {.q = {.format = 1, .name_len = (uint16_t)len}};
+  /* A new name under a prefix capped or rate-limited for each name gets
+   * that cap (and, new, holds no claim yet) and that limit (its tokens
+   * full). */
+  uint32_t cap = 0, rate = 0;
+  uint64_t period_ms = 0;
+  if ((rc = jb__queue_each_of(s, txn, JB_EACH_CAP, name, len, &cap, NULL)) ||
+      (rc = jb__queue_each_of(s, txn, JB_EACH_RATE, name, len, &rate,
+                              &period_ms)))
+    return rc;
+  if (cap) {
+    e.q.flags = JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
+    e.q.cap = cap;
+  }
+  if (rate) {
+    rate_from_prefix(&e, rate, period_ms, jb__now_us());
+    e.q.format = 2;
+  }
+  if (e.q.flags) {
     uint32_t ctl;
     if ((rc = read_queuectl(s, txn, &ctl)) ||
         (rc = write_queuectl(s, txn, ctl + 1)))
       return rc;
-    q.flags = JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
-    q.cap = each;
   }
-  size_t nsize = old + sizeof q + len;
+  size_t head = sizeof e.q + (rate ? sizeof e.r : 0);
+  size_t nsize = old + head + len;
   uint8_t *buf = malloc(nsize);
   if (!buf) return JB_ENOMEM;
   if (old) memcpy(buf, v.mv_data, old);
-  memcpy(buf + old, &q, sizeof q);
-  memcpy(buf + old + sizeof q, name, len);
+  memcpy(buf + old, &e.q, sizeof e.q);
+  if (rate) memcpy(buf + old + sizeof e.q, &e.r, sizeof e.r);
+  memcpy(buf + old + head, name, len);
   MDB_val nv = {nsize, buf};
   rc = mdb_put(txn, s->queues, &k, &nv, 0);
   free(buf);
@@ -526,7 +541,8 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
    * (if any) applies again. */
   q->flags &= (uint8_t)~JB_QUEUE_F_CAP_EACH;
   uint32_t each = 0;
-  if (cap == 0 && (rc = jb__queue_capeach_of(s, txn, name, len, &each))) {
+  if (cap == 0 && (rc = jb__queue_each_of(s, txn, JB_EACH_CAP, name, len,
+                                          &each, NULL))) {
     free(e.val);
     return rc;
   }
@@ -562,11 +578,19 @@ int jb__queue_set_rate(jb_store *s, MDB_txn *txn, const char *name,
   jb_queueent *n = &e.e;
   bool had = n->q.flags != 0;
   if (rate == 0) {
-    n->q.flags &= (uint8_t)~JB_QUEUE_F_RATED;
-    n->r = (jb_queuerate){0};
+    /* A name's own limit beats its prefix's; without one, its prefix's
+     * limit (if any) applies again. */
+    uint64_t each_period = 0;
+    if ((rc = jb__queue_each_of(s, txn, JB_EACH_RATE, name, len, &rate,
+                                &each_period))) {
+      free(e.val);
+      return rc;
+    }
+    rate_from_prefix(n, rate, each_period, now_us);
   } else {
     /* A limit set or changed starts full (`rate` claims at once): an
      * operator's deliberate act, as a raised cap is. */
+    n->q.flags &= (uint8_t)~JB_QUEUE_F_RATE_EACH;
     n->q.flags |= JB_QUEUE_F_RATED;
     n->q.rate = rate;
     n->r.period_ms = period_ms;
@@ -578,57 +602,89 @@ int jb__queue_set_rate(jb_store *s, MDB_txn *txn, const char *name,
   return control_end(s, txn, name, len, ctl, had, &e);
 }
 
-/* ------------------------------------------- caps of each name of a prefix */
+/* ------------------------------- controls of each name of a prefix */
 
-/* The meta record "capeach": the prefixes whose names are capped each on
- * its own, as entries of a u32 cap, a u16 length and the prefix's bytes
- * (without the '*'). Small: at most JB_CAPEACH_MAX entries. */
+/* The meta records "capeach" and "rateeach": the prefixes whose names
+ * each take a control on their own, as entries of the control's value
+ * (vsize bytes: a u32 cap; a u32 count and a u64 period_ms), a u16 length
+ * and the prefix's bytes (without the '*'). Small: at most `max` entries. */
 typedef struct {
-  uint32_t cap;
+  const char *key;
+  size_t vsize;
+  unsigned max;
+  const char *what; /* for the error of a full list */
+} each_def;
+
+static const each_def each_defs[] = {
+    [JB_EACH_CAP] = {JB_CAPEACH_KEY, 4, JB_CAPEACH_MAX, "caps the names"},
+    [JB_EACH_RATE] = {JB_RATEEACH_KEY, 12, JB_RATEEACH_MAX,
+                      "rate-limits the names"},
+};
+
+typedef struct {
+  uint32_t count;     /* the cap, or the rate */
+  uint64_t period_ms; /* JB_EACH_RATE */
   uint16_t len;
   const uint8_t *prefix;
-} capeach_ent;
+} each_ent;
 
-static bool capeach_next(const uint8_t *p, size_t len, size_t *off,
-                         capeach_ent *e) {
-  if (len - *off < 6) return false;
-  memcpy(&e->cap, p + *off, 4);
-  memcpy(&e->len, p + *off + 4, 2);
-  if (len - *off - 6 < e->len) return false;
-  e->prefix = p + *off + 6;
-  *off += 6 + (size_t)e->len;
+static bool each_next(jb_each_kind kind, const uint8_t *p, size_t len,
+                      size_t *off, each_ent *e) {
+  size_t vs = each_defs[kind].vsize;
+  if (len - *off < vs + 2) return false;
+  memcpy(&e->count, p + *off, 4);
+  e->period_ms = 0;
+  if (kind == JB_EACH_RATE) memcpy(&e->period_ms, p + *off + 4, 8);
+  memcpy(&e->len, p + *off + vs, 2);
+  if (len - *off - vs - 2 < e->len) return false;
+  e->prefix = p + *off + vs + 2;
+  *off += vs + 2 + (size_t)e->len;
   return true;
 }
 
-static int capeach_get(jb_store *s, MDB_txn *txn, MDB_val *v) {
-  MDB_val k = {sizeof JB_CAPEACH_KEY - 1, JB_CAPEACH_KEY};
+static int each_append(jb_buf *b, jb_each_kind kind, const each_ent *e) {
+  int rc = jb__buf_append(b, &e->count, 4);
+  if (rc == 0 && kind == JB_EACH_RATE)
+    rc = jb__buf_append(b, &e->period_ms, 8);
+  if (rc == 0) rc = jb__buf_append(b, &e->len, 2);
+  if (rc == 0) rc = jb__buf_append(b, e->prefix, e->len);
+  return rc ? JB_ENOMEM : 0;
+}
+
+static int each_get(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                    MDB_val *v) {
+  const char *key = each_defs[kind].key;
+  MDB_val k = {strlen(key), (void *)key};
   int rc = mdb_get(txn, s->meta, &k, v);
   if (rc == MDB_NOTFOUND) *v = (MDB_val){0, NULL};
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-/* The cap the longest prefix of the list `v` gives name[0..len) (0: no
- * prefix of the list covers it). */
-static uint32_t capeach_match(const MDB_val *v, const char *name,
-                              size_t len) {
-  capeach_ent e;
+/* The entry of the longest prefix of the list `v` that covers
+ * name[0..len) (count 0: none does). */
+static each_ent each_match(jb_each_kind kind, const MDB_val *v,
+                           const char *name, size_t len) {
+  each_ent e, best = {0};
   size_t off = 0;
-  long best = -1;
-  uint32_t cap = 0;
-  while (capeach_next(v->mv_data, v->mv_size, &off, &e))
-    if (e.len <= len && (long)e.len > best &&
+  long best_len = -1;
+  while (each_next(kind, v->mv_data, v->mv_size, &off, &e))
+    if (e.len <= len && (long)e.len > best_len &&
         memcmp(e.prefix, name, e.len) == 0) {
-      best = e.len;
-      cap = e.cap;
+      best_len = e.len;
+      best = e;
     }
-  return cap;
+  return best;
 }
 
-int jb__queue_capeach_of(jb_store *s, MDB_txn *txn, const char *name,
-                         size_t len, uint32_t *cap) {
+int jb__queue_each_of(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                      const char *name, size_t len, uint32_t *count,
+                      uint64_t *period_ms) {
   MDB_val v;
-  int rc = capeach_get(s, txn, &v);
-  *cap = rc == 0 ? capeach_match(&v, name, len) : 0;
+  int rc = each_get(s, txn, kind, &v);
+  each_ent e = {0};
+  if (rc == 0) e = each_match(kind, &v, name, len);
+  *count = e.count;
+  if (period_ms) *period_ms = e.period_ms;
   return rc;
 }
 
@@ -660,124 +716,185 @@ static int collect_under(void *arg, uint32_t lane, const char *name,
   return 0;
 }
 
-/* One name under a prefix whose cap changed: it takes the cap its longest
- * capped prefix gives now (or none), unless it has its own. *count: the
- * names with a control, kept. */
-static int capeach_apply(jb_store *s, MDB_txn *txn, const MDB_val *list,
-                         const char *name, size_t len, int64_t now_us,
-                         uint32_t *count) {
-  entry_ref e;
-  bool found;
-  int rc = entry_of_name(s, txn, name, len, &e, &found);
-  if (rc || !found) return rc;
-  jb_queuerec *q = &e.e.q;
-  uint32_t want = capeach_match(list, name, len);
+/* One name's entry under a prefix whose control changed, given `want`
+ * (what its longest prefix gives it now: count 0 for none): false when
+ * nothing changes (then the caller frees the value). */
+typedef int (*each_apply_fn)(jb_store *s, MDB_txn *txn, entry_ref *e,
+                             const char *name, size_t len,
+                             const each_ent *want, int64_t now_us,
+                             bool *changes);
+
+static int capeach_apply(jb_store *s, MDB_txn *txn, entry_ref *e,
+                         const char *name, size_t len, const each_ent *want,
+                         int64_t now_us, bool *changes) {
+  (void)now_us;
+  jb_queuerec *q = &e->e.q;
   bool own = (q->flags & JB_QUEUE_F_CAPPED) &&
              !(q->flags & JB_QUEUE_F_CAP_EACH);
   uint32_t now_cap = (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0;
-  if (own || now_cap == want) {
-    free(e.val);
-    return 0;
-  }
-  bool had = q->flags != 0;
-  if (want == 0) {
+  *changes = !own && now_cap != want->count;
+  if (!*changes) return 0;
+  if (want->count == 0) {
     q->flags &= (uint8_t)~(JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH);
     q->cap = q->held = 0;
-  } else {
-    if (!(q->flags & JB_QUEUE_F_CAPPED) &&
-        (rc = jb__queue_count_held(s, txn, jb__lane(name, len), name, len,
-                                   &q->held))) {
-      free(e.val);
-      return rc;
-    }
-    q->flags |= JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
-    q->cap = want;
+    return 0;
   }
-  q->changed_us = now_us;
-  /* A raised or removed cap may free slots: the name's waiters look. */
-  s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, len));
-  bool has = q->flags != 0;
-  if ((rc = entry_put(s, txn, &e))) return rc;
-  if (had && !has) (*count)--;
-  if (!had && has) (*count)++;
+  int rc = 0;
+  if (!(q->flags & JB_QUEUE_F_CAPPED))
+    rc = jb__queue_count_held(s, txn, jb__lane(name, len), name, len,
+                              &q->held);
+  q->flags |= JB_QUEUE_F_CAPPED | JB_QUEUE_F_CAP_EACH;
+  q->cap = want->count;
+  return rc;
+}
+
+/* Give entry `n` the rate limit `rate` per period_ms as its prefix's
+ * (rate 0: none), its tokens full at `now`. */
+static void rate_from_prefix(jb_queueent *n, uint32_t rate,
+                             uint64_t period_ms, int64_t now_us) {
+  if (rate == 0) {
+    n->q.flags &= (uint8_t)~(JB_QUEUE_F_RATED | JB_QUEUE_F_RATE_EACH);
+    n->r = (jb_queuerate){0};
+    return;
+  }
+  n->q.flags |= JB_QUEUE_F_RATED | JB_QUEUE_F_RATE_EACH;
+  n->q.rate = rate;
+  n->r.period_ms = period_ms;
+  n->r.tat_us = now_us;
+}
+
+static int rateeach_apply(jb_store *s, MDB_txn *txn, entry_ref *e,
+                          const char *name, size_t len, const each_ent *want,
+                          int64_t now_us, bool *changes) {
+  (void)s, (void)txn, (void)name, (void)len;
+  jb_queueent *n = &e->e;
+  bool rated = (n->q.flags & JB_QUEUE_F_RATED) != 0;
+  bool own = rated && !(n->q.flags & JB_QUEUE_F_RATE_EACH);
+  /* Unchanged, the name keeps its bucket (the tokens it spent). */
+  bool same = rated ? n->q.rate == want->count &&
+                          n->r.period_ms == want->period_ms
+                    : want->count == 0;
+  *changes = !own && !same;
+  if (*changes) rate_from_prefix(n, want->count, want->period_ms, now_us);
   return 0;
 }
 
-int jb__queue_cap_each(jb_store *s, MDB_txn *txn, const char *prefix,
-                       size_t len, uint32_t cap, int64_t now_us) {
+/* The list of `kind` without prefix[0..len), then with it (`set`: its
+ * value, count 0 for none), written back (deleted when empty). */
+static int each_put(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                    const char *prefix, size_t len, const each_ent *set) {
+  const each_def *d = &each_defs[kind];
   MDB_val old;
-  int rc = capeach_get(s, txn, &old);
+  int rc = each_get(s, txn, kind, &old);
   if (rc) return rc;
-  /* The new list: the old one without this prefix, then it with its cap. */
   jb_buf list = {0};
-  capeach_ent e;
+  each_ent e;
   size_t off = 0, n = 0;
-  while (capeach_next(old.mv_data, old.mv_size, &off, &e)) {
+  while (rc == 0 && each_next(kind, old.mv_data, old.mv_size, &off, &e)) {
     if (e.len == len && memcmp(e.prefix, prefix, len) == 0) continue;
     n++;
-    if (jb__buf_append(&list, &e.cap, 4) ||
-        jb__buf_append(&list, &e.len, 2) ||
-        jb__buf_append(&list, e.prefix, e.len)) {
-      jb__buf_free(&list);
-      return JB_ENOMEM;
-    }
+    rc = each_append(&list, kind, &e);
   }
-  if (cap && n >= JB_CAPEACH_MAX) {
-    jb__buf_free(&list);
-    return jb__err(JB_EINVAL, "a board caps the names of at most %d "
-                   "prefixes: remove one first", JB_CAPEACH_MAX);
-  }
-  uint16_t l16 = (uint16_t)len;
-  if (cap && (jb__buf_append(&list, &cap, 4) ||
-              jb__buf_append(&list, &l16, 2) ||
-              jb__buf_append(&list, prefix, len))) {
-    jb__buf_free(&list);
-    return JB_ENOMEM;
-  }
-  MDB_val k = {sizeof JB_CAPEACH_KEY - 1, JB_CAPEACH_KEY};
+  if (rc == 0 && set->count && n >= d->max)
+    rc = jb__err(JB_EINVAL, "a board %s of at most %u prefixes: remove one "
+                 "first", d->what, d->max);
+  if (rc == 0 && set->count) rc = each_append(&list, kind, set);
+  MDB_val k = {strlen(d->key), (void *)d->key};
   MDB_val nv = {list.len, list.data};
-  rc = list.len ? mdb_put(txn, s->meta, &k, &nv, 0)
-                : mdb_del(txn, s->meta, &k, NULL);
-  if (rc == MDB_NOTFOUND) rc = 0;
-  /* The names under the prefix, each given what the list says now. */
+  if (rc == 0)
+    rc = list.len ? mdb_put(txn, s->meta, &k, &nv, 0)
+                  : mdb_del(txn, s->meta, &k, NULL);
+  jb__buf_free(&list);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Set the control of `kind` of each name under prefix[0..len): the list,
+ * then every name recorded under the prefix given what the list says now
+ * (`apply`), and the count of names with a control. */
+static int each_set(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                    const char *prefix, size_t len, const each_ent *set,
+                    each_apply_fn apply, int64_t now_us) {
+  int rc = each_put(s, txn, kind, prefix, len, set);
   under_ctx u = {.prefix = prefix, .len = len};
   uint32_t ctl = 0;
   if (rc == 0) rc = jb__queue_walk(s, txn, collect_under, &u);
   if (rc == 0) rc = read_queuectl(s, txn, &ctl);
   uint32_t count = ctl & ~JB_QUEUECTL_BOARD;
-  MDB_val cur;
   for (size_t i = 0; rc == 0 && i < u.n; i++) {
-    /* Each apply writes pages: the list is read again. */
-    if ((rc = capeach_get(s, txn, &cur))) break;
-    rc = capeach_apply(s, txn, &cur, u.names[i], u.lens[i], now_us, &count);
+    const char *name = u.names[i];
+    size_t nl = u.lens[i];
+    entry_ref e;
+    bool found, changes = false;
+    MDB_val cur;
+    /* Each write moves pages: the list is read again. */
+    if ((rc = each_get(s, txn, kind, &cur)) ||
+        (rc = entry_of_name(s, txn, name, nl, &e, &found)) || !found)
+      continue;
+    each_ent want = each_match(kind, &cur, name, nl);
+    bool had = e.e.q.flags != 0;
+    rc = apply(s, txn, &e, name, nl, &want, now_us, &changes);
+    if (rc || !changes) {
+      free(e.val);
+      continue;
+    }
+    e.e.q.changed_us = now_us;
+    /* A raised or removed control may let claims go: the name's waiters
+     * look. */
+    s->wake_lanes |= JB_WAKE_LANE(jb__lane(name, nl));
+    bool has = e.e.q.flags != 0;
+    if ((rc = entry_put(s, txn, &e))) break;
+    if (had && !has) count--;
+    if (!had && has) count++;
   }
   for (size_t i = 0; i < u.n; i++) free(u.names[i]);
   free(u.names);
   free(u.lens);
-  jb__buf_free(&list);
   if (rc == 0 && count != (ctl & ~JB_QUEUECTL_BOARD))
     rc = write_queuectl(s, txn, (ctl & JB_QUEUECTL_BOARD) | count);
   return rc;
 }
 
-int jb__queue_cap_prefixes(jb_store *s, MDB_txn *txn,
-                           int (*visit)(void *arg, const char *prefix,
-                                        size_t len, uint32_t cap),
-                           void *arg) {
+int jb__queue_cap_each(jb_store *s, MDB_txn *txn, const char *prefix,
+                       size_t len, uint32_t cap, int64_t now_us) {
+  each_ent set = {.count = cap, .len = (uint16_t)len,
+                  .prefix = (const uint8_t *)prefix};
+  return each_set(s, txn, JB_EACH_CAP, prefix, len, &set, capeach_apply,
+                  now_us);
+}
+
+int jb__queue_rate_each(jb_store *s, MDB_txn *txn, const char *prefix,
+                        size_t len, uint32_t rate, uint64_t period_ms,
+                        int64_t now_us) {
+  each_ent set = {.count = rate, .period_ms = rate ? period_ms : 0,
+                  .len = (uint16_t)len, .prefix = (const uint8_t *)prefix};
+  return each_set(s, txn, JB_EACH_RATE, prefix, len, &set, rateeach_apply,
+                  now_us);
+}
+
+int jb__queue_each_prefixes(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                            jb_each_visit visit, void *arg) {
   MDB_val v;
-  int rc = capeach_get(s, txn, &v);
-  capeach_ent e;
+  int rc = each_get(s, txn, kind, &v);
+  each_ent e;
   size_t off = 0;
-  while (rc == 0 && capeach_next(v.mv_data, v.mv_size, &off, &e))
-    rc = visit(arg, (const char *)e.prefix, e.len, e.cap);
+  while (rc == 0 && each_next(kind, v.mv_data, v.mv_size, &off, &e))
+    rc = visit(arg, (const char *)e.prefix, e.len, e.count, e.period_ms);
   return rc;
 }
 
-bool jb__queue_capeach_valid(const void *val, size_t len) {
-  capeach_ent e;
+/* Is a rate limit of `rate` claims per period_ms one jb_set_rate takes? */
+static bool rate_valid(uint32_t rate, uint64_t period_ms) {
+  return rate > 0 && period_ms > 0 && period_ms <= JB_RATE_PERIOD_MAX_MS &&
+         period_ms * 1000 >= rate;
+}
+
+bool jb__queue_each_valid(jb_each_kind kind, const void *val, size_t len) {
+  each_ent e;
   size_t off = 0;
-  while (capeach_next(val, len, &off, &e))
-    if (e.cap == 0) return false;
+  while (each_next(kind, val, len, &off, &e))
+    if (e.count == 0 ||
+        (kind == JB_EACH_RATE && !rate_valid(e.count, e.period_ms)))
+      return false;
   return off == len;
 }
 
@@ -824,7 +941,7 @@ int jb__queue_restore(jb_store *s, MDB_txn *txn, const char *name, size_t len,
     n->q.rate = src->q.rate;
     n->r = src->r;
   } else {
-    n->q.flags &= (uint8_t)~JB_QUEUE_F_RATED;
+    n->q.flags &= (uint8_t)~(JB_QUEUE_F_RATED | JB_QUEUE_F_RATE_EACH);
   }
   bool has = n->q.flags != 0;
   if ((rc = entry_put(s, txn, &e))) return rc;
@@ -962,9 +1079,8 @@ int jb__queue_audit(jb_store *s, MDB_txn *txn, jb_queue_audit *out) {
     while (off < v.mv_size && entry_parse(v.mv_data, v.mv_size, off, &e, &size)) {
       bool rated = (e.q.flags & JB_QUEUE_F_RATED) != 0;
       if (rated != (e.q.format == 2) ||
-          (rated && (e.q.rate == 0 || e.r.period_ms == 0 ||
-                     e.r.period_ms > JB_RATE_PERIOD_MAX_MS ||
-                     e.r.period_ms * 1000 < e.q.rate)))
+          (rated && !rate_valid(e.q.rate, e.r.period_ms)) ||
+          ((e.q.flags & JB_QUEUE_F_RATE_EACH) && !rated))
         out->bad_rates++;
       out->controlled += e.q.flags != 0;
       off += size;
@@ -1031,7 +1147,8 @@ typedef struct {
   uint8_t set, clear;
   bool is_cap;  /* set the cap instead of flags */
   bool is_rate; /* set the rate limit instead of flags */
-  bool is_each; /* the cap of each name under the prefix name[0..len) */
+  bool is_each; /* the cap (or with is_rate the rate limit) of each name
+                 * under the prefix name[0..len) */
   uint32_t cap; /* or the rate */
   uint64_t period_ms;
   int64_t now_us;
@@ -1041,6 +1158,9 @@ typedef struct {
 static int set_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
   set_ctx *c = vctx;
+  if (c->is_each && c->is_rate)
+    return jb__queue_rate_each(s, txn, c->name, c->len, c->cap, c->period_ms,
+                               c->now_us);
   if (c->is_each)
     return jb__queue_cap_each(s, txn, c->name, c->len, c->cap, c->now_us);
   if (c->is_cap)
@@ -1073,16 +1193,25 @@ int jb__store_queue_cap_each(jb_store *s, const char *prefix, size_t len,
   return jb__store_write(s, set_body, &c);
 }
 
+int jb__store_queue_rate_each(jb_store *s, const char *prefix, size_t len,
+                              uint32_t rate, uint64_t period_ms,
+                              int64_t now_us) {
+  set_ctx c = {.name = prefix, .len = len, .is_each = true, .is_rate = true,
+               .cap = rate, .period_ms = period_ms, .now_us = now_us};
+  return jb__store_write(s, set_body, &c);
+}
+
 typedef struct {
-  int (*visit)(void *arg, const char *prefix, size_t len, uint32_t cap);
+  jb_each_kind kind;
+  jb_each_visit visit;
   void *arg;
   int stopped;
 } prefixes_ctx;
 
 static int prefix_visit(void *arg, const char *prefix, size_t len,
-                        uint32_t cap) {
+                        uint32_t count, uint64_t period_ms) {
   prefixes_ctx *c = arg;
-  int r = c->visit(c->arg, prefix, len, cap);
+  int r = c->visit(c->arg, prefix, len, count, period_ms);
   if (r == 0) return 0;
   c->stopped = r; /* as list_visit: not read as an LMDB code */
   return MDB_NOTFOUND;
@@ -1090,15 +1219,14 @@ static int prefix_visit(void *arg, const char *prefix, size_t len,
 
 static int prefixes_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   (void)status;
-  int rc = jb__queue_cap_prefixes(s, txn, prefix_visit, vctx);
-  return rc == MDB_NOTFOUND && ((prefixes_ctx *)vctx)->stopped ? 0 : rc;
+  prefixes_ctx *c = vctx;
+  int rc = jb__queue_each_prefixes(s, txn, c->kind, prefix_visit, c);
+  return rc == MDB_NOTFOUND && c->stopped ? 0 : rc;
 }
 
-int jb__store_cap_prefixes(jb_store *s,
-                           int (*visit)(void *arg, const char *prefix,
-                                        size_t len, uint32_t cap),
-                           void *arg) {
-  prefixes_ctx c = {.visit = visit, .arg = arg};
+int jb__store_each_prefixes(jb_store *s, jb_each_kind kind,
+                            jb_each_visit visit, void *arg) {
+  prefixes_ctx c = {.kind = kind, .visit = visit, .arg = arg};
   int rc = jb__store_read(s, prefixes_body, &c);
   return rc == JB_OK && c.stopped ? c.stopped : rc;
 }
@@ -1177,6 +1305,7 @@ static int list_visit(void *arg, uint32_t lane, const char *name, size_t len,
                        .cap = (q->flags & JB_QUEUE_F_CAPPED) ? q->cap : 0,
                        .held = (q->flags & JB_QUEUE_F_CAPPED) ? q->held : 0,
                        .cap_each = (q->flags & JB_QUEUE_F_CAP_EACH) != 0,
+                       .rate_each = (q->flags & JB_QUEUE_F_RATE_EACH) != 0,
                        .ready = ready};
   if (q->flags & JB_QUEUE_F_RATED) {
     sq.rate = q->rate;

@@ -42,13 +42,19 @@ enum {
   JB_QUEUE_F_CAP_EACH = 1u << 7,
   /* At most `rate` claims per `period_ms`: a GCRA bucket (jb__rate_*). */
   JB_QUEUE_F_RATED = 1u << 2,
+  /* With RATED: the limit is its prefix's (meta "rateeach"), not its own. */
+  JB_QUEUE_F_RATE_EACH = 1u << 6,
 };
 /* Every flag a record may hold (check reports others). */
 #define JB_QUEUE_F_ALL \
   (JB_QUEUE_F_PAUSED | JB_QUEUE_F_CAPPED | JB_QUEUE_F_RATED | \
-   JB_QUEUE_F_CAP_EACH)
+   JB_QUEUE_F_CAP_EACH | JB_QUEUE_F_RATE_EACH)
 #define JB_CAPEACH_KEY "capeach"
 #define JB_CAPEACH_MAX 256
+/* The prefixes whose names are each rate-limited on their own: entries
+ * of a u32 count, a u64 period_ms, a u16 length and the prefix. */
+#define JB_RATEEACH_KEY "rateeach"
+#define JB_RATEEACH_MAX 256
 
 /* An entry on disk: format 1 is the header and the name; format 2 (a name
  * with a rate limit: written only then, so that a board whose names have
@@ -163,17 +169,25 @@ int jb__queue_set_cap(jb_store *s, MDB_txn *txn, const char *name, size_t len,
  * counted (a walk of `claims` per name). */
 int jb__queue_cap_each(jb_store *s, MDB_txn *txn, const char *prefix,
                        size_t len, uint32_t cap, int64_t now_us);
-/* The prefixes capped for each name, in the order they were set. */
-int jb__queue_cap_prefixes(jb_store *s, MDB_txn *txn,
-                           int (*visit)(void *arg, const char *prefix,
-                                        size_t len, uint32_t cap),
-                           void *arg);
-/* The cap the longest prefix capped for each name gives name[0..len)
- * (0: none). */
-int jb__queue_capeach_of(jb_store *s, MDB_txn *txn, const char *name,
-                         size_t len, uint32_t *cap);
-/* Does a "capeach" value parse, every cap above 0? (check) */
-bool jb__queue_capeach_valid(const void *val, size_t len);
+/* Rate-limit each name that starts with prefix[0..len) on its own at
+ * `rate` claims per period_ms (rate 0: no more), as jb__queue_cap_each:
+ * a name's own limit beats it, the longest limited prefix wins, and a
+ * name given a limit starts with its tokens full. */
+int jb__queue_rate_each(jb_store *s, MDB_txn *txn, const char *prefix,
+                        size_t len, uint32_t rate, uint64_t period_ms,
+                        int64_t now_us);
+/* The prefixes of `kind` (store.h), in the order they were set: their
+ * cap (period 0), or their rate limit. */
+int jb__queue_each_prefixes(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                            jb_each_visit visit, void *arg);
+/* The control the longest prefix of `kind` gives name[0..len): its cap or
+ * rate in *count (0: none) and, for a rate, its period. */
+int jb__queue_each_of(jb_store *s, MDB_txn *txn, jb_each_kind kind,
+                      const char *name, size_t len, uint32_t *count,
+                      uint64_t *period_ms);
+/* Does a "capeach" or "rateeach" value parse, every cap above 0, every
+ * rate limit well formed? (check, salvage) */
+bool jb__queue_each_valid(jb_each_kind kind, const void *val, size_t len);
 
 /* A claim of job `uuid` was written (delta 1) or deleted (-1): its name's
  * count of claims, when the name has a cap. One read of meta when no name

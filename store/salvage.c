@@ -317,9 +317,9 @@ static bool life_entry(salv *sv, const uint8_t *key, size_t klen,
   }
   /* The board's retry policy goes with its jobs: their attempts and
    * back-offs mean what they meant; its retention with its history and
-   * dead letters; the prefixes capped for each name with the names'
-   * caps. (Other keys of meta belong to the source board: its schema, its
-   * boot, its Redis sync.) */
+   * dead letters; the prefixes capped and rate-limited for each name
+   * with the names' caps and limits. (Other keys of meta belong to the
+   * source board: its schema, its boot, its Redis sync.) */
   if (strcmp(t, JB_DB_META) == 0) {
     /* The pause of the board goes too; its count of names with a control
      * is counted again as they are restored. */
@@ -336,7 +336,10 @@ static bool life_entry(salv *sv, const uint8_t *key, size_t klen,
           memcmp(key, JB_RETAIN_KEY, klen) == 0 && dlen == JB_RETAIN_LEN) ||
          (klen == sizeof JB_CAPEACH_KEY - 1 &&
           memcmp(key, JB_CAPEACH_KEY, klen) == 0 &&
-          jb__queue_capeach_valid(data, dlen))))
+          jb__queue_each_valid(JB_EACH_CAP, data, dlen)) ||
+         (klen == sizeof JB_RATEEACH_KEY - 1 &&
+          memcmp(key, JB_RATEEACH_KEY, klen) == 0 &&
+          jb__queue_each_valid(JB_EACH_RATE, data, dlen))))
       keep_rec(sv, &sv->set, &sv->nset, &sv->setcap, key, klen, true, data,
                dlen, true);
     return true;

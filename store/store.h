@@ -526,6 +526,7 @@ typedef struct {
   uint32_t rate;         /* claims per period_ms (0: no rate limit) */
   uint64_t period_ms;
   int64_t next_token_us; /* rate: when its next claim may go (wall clock) */
+  bool rate_each; /* the rate limit is its prefix's (jb__store_queue_rate_each) */
 } jb_store_queue;
 typedef int (*jb_store_queue_visit)(void *arg, const char *name, size_t len,
                                     const jb_store_queue *q);
@@ -539,12 +540,24 @@ int jb__store_queue_cap(jb_store *s, const char *name, size_t len,
  * one write transaction (names.h jb__queue_cap_each). */
 int jb__store_queue_cap_each(jb_store *s, const char *prefix, size_t len,
                              uint32_t cap, int64_t now_us);
-/* The prefixes capped for each name, in one read transaction; a non-zero
- * return of visit stops the walk and is returned. */
-int jb__store_cap_prefixes(jb_store *s,
-                           int (*visit)(void *arg, const char *prefix,
-                                        size_t len, uint32_t cap),
-                           void *arg);
+/* The two controls a prefix gives each of its names: a cap (meta
+ * "capeach"), a rate limit ("rateeach"); both lists share their code
+ * (names.c). A visit of one gets a prefix with its cap (period 0) or its
+ * rate limit. */
+typedef enum { JB_EACH_CAP, JB_EACH_RATE } jb_each_kind;
+typedef int (*jb_each_visit)(void *arg, const char *prefix, size_t len,
+                             uint32_t count, uint64_t period_ms);
+/* Rate-limit each name starting with prefix[0..len) on its own (rate 0:
+ * no more), in one write transaction (names.h jb__queue_rate_each). */
+int jb__store_queue_rate_each(jb_store *s, const char *prefix, size_t len,
+                              uint32_t rate, uint64_t period_ms,
+                              int64_t now_us);
+/* The prefixes capped (JB_EACH_CAP) or rate-limited (JB_EACH_RATE) for
+ * each name, in one read transaction: visit gets the cap (period 0) or
+ * the rate limit. A non-zero return of visit stops the walk and is
+ * returned. */
+int jb__store_each_prefixes(jb_store *s, jb_each_kind kind,
+                            jb_each_visit visit, void *arg);
 /* Set the rate limit of name[0..len): at most `rate` claims per period_ms
  * (rate 0: none; core checks the bounds), in one write transaction
  * (JB_ENOTFOUND as jb__store_queue_set). */
