@@ -107,9 +107,11 @@ const cli_command cli_cmd_cap = {
     0, 2, 2, "NAME N"};
 
 const cli_command cli_cmd_rate = {
-    "rate", "limit the claims of a job name per period, across processes",
+    "rate", "limit the claims of a job name (or of each name of a prefix) "
+    "per period",
     "Usage: jobboard rate [OPTIONS] NAME COUNT PERIOD\n"
     "       jobboard rate [OPTIONS] NAME none\n"
+    "       jobboard rate [OPTIONS] PREFIX* COUNT PERIOD|none\n"
     "\n"
     "Let at most COUNT jobs named NAME be claimed per PERIOD seconds (a\n"
     "decimal number such as 0.5 or 60, to the millisecond), by every\n"
@@ -123,9 +125,21 @@ const cli_command cli_cmd_rate = {
     "NAME made on this board spends a token (claim, claim-next and its\n"
     "--count, work, consume --next); claims of Redis-decided jobs made on\n"
     "another host and mirrored here spend none. A limit set or changed\n"
-    "starts with its tokens full. `none` removes the limit. `jobboard queues` shows each\n"
-    "limit and when its next token is due. Prints nothing (with --json:\n"
-    "{\"name\", \"rate\": COUNT or null, \"period_s\": PERIOD or null}).\n"
+    "starts with its tokens full. `none` removes the limit.\n"
+    "\n"
+    "A rate limit per key: PREFIX* (quote it from the shell) limits EACH\n"
+    "name that starts with PREFIX on its own to COUNT claims per PERIOD,\n"
+    "the names posted later too. Put the key in the name (api.customer42),\n"
+    "claim by the prefix (--name 'api.*'), and no customer's jobs are\n"
+    "claimed faster than that while the others go on; it is not a limit of\n"
+    "those names together. A name's own limit beats its prefix's (and\n"
+    "`none` on the name brings the prefix's back); the longest rate-limited\n"
+    "prefix of a name wins; at most 256 prefixes are rate-limited at once.\n"
+    "\n"
+    "`jobboard queues` shows each limit (`100/60s`, `100/60s*` when it is\n"
+    "its prefix's) and when its next token is due. Prints nothing (with\n"
+    "--json: {\"name\", \"rate\": COUNT or null, \"period_s\": PERIOD or\n"
+    "null}; NAME is PREFIX* for a prefix).\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -135,13 +149,14 @@ const cli_command cli_cmd_rate = {
     CLI_HELP_EXIT_COMMON ", or no job named NAME was ever posted on\n"
     "     the board\n"
     "  COUNT not a number from 1 to 1000000, PERIOD not a number of seconds\n"
-    "  above 0 (at most 366 days, at most 3 decimals), more than one claim\n"
-    "  a microsecond, or a NAME ending in '*', is a usage error (2).\n"
+    "  above 0 (at most 366 days, at most 3 decimals), or more than one\n"
+    "  claim a microsecond, is a usage error (2).\n"
     "\n"
     "Examples:\n"
     "  jobboard rate geocode 100 60   # the geocoding API's 100 calls a minute\n"
     "  jobboard rate mail 2 0.5       # 4 mails a second, 2 at once at most\n"
-    "  jobboard rate geocode none\n",
+    "  jobboard rate geocode none\n"
+    "  jobboard rate 'api.*' 10 60    # each customer's api.ID: 10 a minute\n",
     0, 2, 3, "NAME COUNT PERIOD"};
 
 const cli_command cli_cmd_queues = {
@@ -154,18 +169,22 @@ const cli_command cli_cmd_queues = {
     "when it is, the claims it holds and its cap (`3/4`; `3/4*` when the\n"
     "cap is its prefix's: jobboard cap 'PREFIX*' N) when it has one,\n"
     "its rate limit (`100/60s`, and `+2.5s` while its next token is that\n"
-    "far off) when it has one, and the name. First lines say when the\n"
-    "whole board is paused and which prefixes cap each of their names.\n"
+    "far off; `100/60s*` when the limit is its prefix's: jobboard rate\n"
+    "'PREFIX*' R P) when it has one, and the name. First lines say when\n"
+    "the whole board is paused and which prefixes cap or rate-limit each\n"
+    "of their names.\n"
     "The counts are read from the index of ready jobs by name: the time\n"
     "grows with them.\n"
     "With --json, one object per name: {\"name\", \"ready\", \"paused\",\n"
     "\"paused_since\", \"cap\", \"held\", \"cap_each\", \"rate\",\n"
-    "\"period_s\", \"next_token\"} (paused_since: an ISO time, or null; cap\n"
-    "and held null without a cap; cap_each true when the cap is its\n"
-    "prefix's; rate, period_s and next_token null without a rate limit,\n"
-    "next_token an ISO time, or null while it has a token), first\n"
+    "\"period_s\", \"next_token\", \"rate_each\"} (paused_since: an ISO\n"
+    "time, or null; cap and held null without a cap; cap_each true when\n"
+    "the cap is its prefix's; rate, period_s and next_token null without a\n"
+    "rate limit, next_token an ISO time, or null while it has a token;\n"
+    "rate_each true when the limit is its prefix's), first\n"
     "{\"board_paused\": true|false}, then one {\"prefix\": \"PREFIX*\",\n"
-    "\"cap\": N} per capped prefix.\n"
+    "\"cap\": N} per capped prefix and one {\"prefix\": \"PREFIX*\",\n"
+    "\"rate\": R, \"period_s\": P} per rate-limited prefix.\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -243,7 +262,7 @@ static int queue_line(const jb_queue_info *q, void *arg) {
       next = json_string(t);
     }
     if (cli_json_print(json_pack(
-            "{s:o,s:I,s:b,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "name",
+            "{s:o,s:I,s:b,s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:b}", "name",
             n ? n : json_null(), "ready", (json_int_t)q->ready, "paused",
             q->paused, "paused_since", since, "cap",
             q->cap ? json_integer(q->cap) : json_null(), "held",
@@ -251,7 +270,8 @@ static int queue_line(const jb_queue_info *q, void *arg) {
             q->cap_each, "rate",
             q->rate ? json_integer(q->rate) : json_null(), "period_s",
             q->rate ? json_real((double)q->period_ms / 1e3) : json_null(),
-            "next_token", next ? next : json_null())))
+            "next_token", next ? next : json_null(), "rate_each",
+            q->rate_each)))
       out->failed = true;
     return 0;
   }
@@ -260,8 +280,8 @@ static int queue_line(const jb_queue_info *q, void *arg) {
     snprintf(cap, sizeof cap, "%u/%u%s", q->held, q->cap,
              q->cap_each ? "*" : "");
   if (q->rate) {
-    int n = snprintf(rate, sizeof rate, "%u/%gs", q->rate,
-                     (double)q->period_ms / 1e3);
+    int n = snprintf(rate, sizeof rate, "%u/%gs%s", q->rate,
+                     (double)q->period_ms / 1e3, q->rate_each ? "*" : "");
     if (q->next_token_us > out->now_us && n > 0)
       snprintf(rate + n, sizeof rate - (size_t)n, " +%.1fs",
                (double)(q->next_token_us - out->now_us) / 1e6);
@@ -335,9 +355,6 @@ int cmd_rate(int argc, char **argv) {
   const char *name = o.args[0], *n = o.args[1];
   if (name[0] == '\0')
     return cli_cmd_usage(&cli_cmd_rate, "NAME: a job's name is not empty");
-  if (name[strlen(name) - 1] == '*')
-    return cli_cmd_usage(&cli_cmd_rate, "NAME '%s': a rate limit is one "
-                         "exact name's, not a prefix's", name);
   unsigned long count = 0;
   uint64_t period_ms = 0;
   if (strcmp(n, "none") == 0) {
@@ -382,23 +399,42 @@ int cmd_rate(int argc, char **argv) {
   return rc;
 }
 
-static int prefix_line(const char *prefix, uint32_t cap, void *arg) {
-  queues_out *out = arg;
+/* A prefix line of `queues`: its cap, or (period_ms above 0) its rate
+ * limit. */
+static int prefix_out(queues_out *out, const char *prefix, uint32_t count,
+                      uint64_t period_ms) {
   if (out->json) {
     char *p = NULL;
     if (asprintf(&p, "%s*", prefix) < 0) p = NULL;
     json_t *jp = p ? json_string(p) : NULL;
     free(p);
-    if (cli_json_print(json_pack("{s:o,s:I}", "prefix",
-                                 jp ? jp : json_null(), "cap",
-                                 (json_int_t)cap)))
-      out->failed = true;
+    if (!jp) jp = json_null();
+    json_t *o = period_ms
+                    ? json_pack("{s:o,s:I,s:f}", "prefix", jp, "rate",
+                                (json_int_t)count, "period_s",
+                                (double)period_ms / 1e3)
+                    : json_pack("{s:o,s:I}", "prefix", jp, "cap",
+                                (json_int_t)count);
+    if (cli_json_print(o)) out->failed = true;
     return 0;
   }
   printf("each name of ");
   cli_put_text(stdout, prefix);
-  printf("* is capped at %u claims at once\n", cap);
+  if (period_ms)
+    printf("* is limited to %u claims per %gs\n", count,
+           (double)period_ms / 1e3);
+  else
+    printf("* is capped at %u claims at once\n", count);
   return 0;
+}
+
+static int prefix_line(const char *prefix, uint32_t cap, void *arg) {
+  return prefix_out(arg, prefix, cap, 0);
+}
+
+static int rate_prefix_line(const char *prefix, uint32_t count,
+                            uint64_t period_ms, void *arg) {
+  return prefix_out(arg, prefix, count, period_ms);
 }
 
 static int stop_at_once(const jb_queue_info *q, void *arg) {
@@ -427,6 +463,7 @@ int cmd_queues(int argc, char **argv) {
     }
     st = jb_cap_prefixes(b, prefix_line, &out);
   }
+  if (st == JB_OK) st = jb_rate_prefixes(b, rate_prefix_line, &out);
   if (st == JB_OK) {
     st = jb_queues_foreach(b, queue_line, &out, NULL);
   }
