@@ -420,6 +420,10 @@ int jb_cap_prefixes(jb_board *board,
                     void *arg);
 int jb_set_rate(jb_board *board, const char *name, uint32_t count,
                 uint64_t period_ms);
+int jb_rate_prefixes(jb_board *board,
+                     int (*visit)(const char *prefix, uint32_t count,
+                                  uint64_t period_ms, void *arg),
+                     void *arg);
 typedef struct {
   const char *name;
   int paused;
@@ -431,6 +435,7 @@ typedef struct {
   uint32_t rate;
   uint64_t period_ms;
   int64_t next_token_us;
+  int rate_each;
 } jb_queue_info;
 int jb_queues_foreach(jb_board *board,
                       int (*visit)(const jb_queue_info *q, void *arg),

@@ -735,8 +735,10 @@ class Queue(NamedTuple):
     claims at once (None: none), the claims it ``held`` (with a cap; else
     0), its rate limit: ``rate`` claims per ``period`` seconds (both None:
     none) and when its ``next_token`` is due (seconds since the epoch; at
-    or before now while it has one; None without a limit), and whether the
-    cap is its prefix's (``cap_each``: Board.set_cap of "prefix*")."""
+    or before now while it has one; None without a limit), whether the
+    cap is its prefix's (``cap_each``: Board.set_cap of "prefix*") and
+    whether the rate limit is (``rate_each``: Board.set_rate of
+    "prefix*")."""
     name: str
     paused: bool
     changed: Optional[float]
@@ -747,6 +749,7 @@ class Queue(NamedTuple):
     period: Optional[float] = None
     next_token: Optional[float] = None
     cap_each: bool = False
+    rate_each: bool = False
 
 
 _STATS_STATES = ("unclaimed", "claimed", "delayed")
@@ -2049,7 +2052,12 @@ class Board:
         sleeps until the next one), claim() of one is refused
         (NotDueError); every claim made on this board spends a token.
         NotFoundError if no job of it was ever posted; InvalidError for a
-        period not above 0 (or above 366 days)."""
+        period not above 0 (or above 366 days).
+
+        A `name` ending in '*' limits EACH name under that prefix on its
+        own (a key in the name: "api.*" limits "api.customer42" and every
+        other customer's name apart), names posted later too; a name's own
+        limit beats its prefix's (see rate_prefixes)."""
         n = _text(name, "name")
         c = 0 if count is None else int(count)
         if not 0 <= c <= 0xFFFFFFFF:
@@ -2065,6 +2073,21 @@ class Board:
         with self._use as h:
             _check(lib.jb_set_rate(h, n, c, ms))
 
+    def rate_prefixes(self) -> List[Tuple[str, int, float]]:
+        """The prefixes whose names are rate-limited each on its own
+        (set_rate("prefix*", count, period)): (prefix with its '*', count,
+        period in seconds), in the order they were set."""
+        each, found, failure = _collect(
+            "int(const char *, uint32_t, uint64_t, void *)",
+            lambda p, count, ms: (
+                ffi.string(p).decode("utf-8", "replace") + "*", count,
+                ms / 1e3))
+        with self._use as h:
+            _check(lib.jb_rate_prefixes(h, each, ffi.NULL))
+        if failure:
+            raise failure[0]
+        return found
+
     def queues(self) -> List[Queue]:
         """Every name a job was ever posted with, by name: its pause and its
         ready jobs (counted: the time grows with the ready jobs)."""
@@ -2075,7 +2098,7 @@ class Board:
                             q.ready, q.cap or None, q.held, q.rate or None,
                             q.period_ms / 1e3 if q.rate else None,
                             _seconds(q.next_token_us) if q.rate else None,
-                            bool(q.cap_each)))
+                            bool(q.cap_each), bool(q.rate_each)))
         with self._use as h:
             _check(lib.jb_queues_foreach(h, each, ffi.NULL, ffi.NULL))
         if failure:

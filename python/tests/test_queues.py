@@ -250,5 +250,36 @@ def test_a_rate_limit_and_a_cap(board):
         board.set_rate("api", 1, -1)
     with pytest.raises(jobboard.NotFoundError, match="was ever posted"):
         board.set_rate("nosuch", 1, 1)
-    with pytest.raises(jobboard.InvalidError, match="prefix"):
-        board.set_rate("api*", 1, 1)
+    with pytest.raises(jobboard.InvalidError, match="period"):
+        board.set_rate("api*", 1, 0)
+    assert board.rate_prefixes() == []
+
+
+def test_rate_limit_of_each_name_of_a_prefix(board):
+    for n in ("r.c1", "r.c1", "r.c2", "r.c2"):
+        board.post(n)
+    board.set_rate("r.*", 1, 60)
+    assert board.rate_prefixes() == [("r.*", 1, 60.0)]
+    got = [board.claim_next("w", names=["r.*"]) for _ in range(3)]
+    assert got[2] is None
+    assert sorted(board.get(c.uuid).name for c in got[:2]) == ["r.c1", "r.c2"]
+    # A name posted later is limited from its first post.
+    board.post("r.c3")
+    board.post("r.c3")
+    q = {x.name: x for x in board.queues()}
+    assert (q["r.c3"].rate, q["r.c3"].period, q["r.c3"].rate_each) == \
+        (1, 60.0, True)
+    assert board.get(board.claim_next("w", names=["r.*"]).uuid).name == "r.c3"
+    assert board.claim_next("w", names=["r.*"]) is None
+    # Its own limit beats its prefix's; None on it brings the prefix's back.
+    board.set_rate("r.c1", 5, 60)
+    q = {x.name: x for x in board.queues()}
+    assert (q["r.c1"].rate, q["r.c1"].rate_each) == (5, False)
+    assert board.get(board.claim_next("w", names=["r.*"]).uuid).name == "r.c1"
+    board.set_rate("r.c1", None)
+    q = {x.name: x for x in board.queues()}
+    assert (q["r.c1"].rate, q["r.c1"].rate_each) == (1, True)
+    board.set_rate("r.*", None)
+    assert board.rate_prefixes() == []
+    q = {x.name: x for x in board.queues()}
+    assert q["r.c2"].rate is None and not q["r.c2"].rate_each
