@@ -70,7 +70,9 @@
  *     one before it walks the names' index) and counts its claim of
  *     base-1 against the cap; cap: jb_set_cap of base-2 at 1 on the base
  *     board; cap-each: jb_set_cap of "base-*" at 1 (each of base-0 to
- *     base-4 capped, base-0's claim counted) on the base board; and on that board with the whole board paused too:
+ *     base-4 capped, base-0's claim counted) on the base board;
+ *     rate-each: jb_set_rate of "base-*" at 2 a minute (each of base-0
+ *     to base-4 limited, its tokens full) on the base board; and on that board with the whole board paused too:
  *     resume-board; a post of a new name is the post, batch and
  *     post-unique above ("crash-new", recorded with the post))
  *     and durability (none, normal, full): the writer is this program run
@@ -149,7 +151,8 @@
  *     base-2's cap and the time of its change as before (none) or both
  *     as the op leaves them; cap-each: base-0 to base-4 all as before
  *     (no cap) or all capped by the prefix with the time of the change,
- *     and the prefix listed exactly then.
+ *     and the prefix listed exactly then; rate-each: the same with
+ *     their rate limits (none, or the prefix's, full).
  *     Every kill point
  *     also checks what the operations do not touch: each job's attempts,
  *     due time, unique key and last reason, each dead letter, the unique
@@ -266,7 +269,7 @@
  *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
  *                  claim-paused,retention,cap,cap-each,snooze,expire,
- *                  rate,claim-rated
+ *                  rate,claim-rated,rate-each
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -351,7 +354,7 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
                OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
-               OP_RATE, OP_CLAIM_RATED, OP_COUNT } op_kind;
+               OP_RATE, OP_CLAIM_RATED, OP_RATE_EACH, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -359,12 +362,14 @@ static const char *const op_names[OP_COUNT] = {
     "post-unique", "post-held", "tick", "sched-add",
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
-    "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated"};
+    "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated",
+    "rate-each"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
-                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1};
+                                        1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1,
+                                        0};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -422,6 +427,9 @@ static bool op_no_commit(int op) { return op == OP_POST_HELD; }
 #define RATE_MS 60000
 #define RATED_MS 3600000
 #define K_RATED 1
+/* rate-each limits each name of EACH_PREFIX on the base board to RATE_N
+ * claims per RATE_MS: base-0 to base-4 in one write, each its tokens
+ * full. */
 static const char *const chosen_names[2] = {"keyed", "base-3*"};
 #define STALLED "stalled"
 #define NSTALLED 70
@@ -758,7 +766,7 @@ typedef struct {
   int64_t changed_us[QUEUES_MAX];
   size_t ready[QUEUES_MAX];
   uint32_t cap[QUEUES_MAX], held[QUEUES_MAX];
-  bool each[QUEUES_MAX];
+  bool each[QUEUES_MAX], rate_each[QUEUES_MAX];
   uint32_t rate[QUEUES_MAX];
   uint64_t period_ms[QUEUES_MAX];
   int64_t next_us[QUEUES_MAX];
@@ -777,6 +785,7 @@ static int queue_visit(const jb_queue_info *q, void *payload) {
   t->held[t->n] = q->held;
   t->each[t->n] = q->cap_each != 0;
   t->rate[t->n] = q->rate;
+  t->rate_each[t->n] = q->rate_each != 0;
   t->period_ms[t->n] = q->period_ms;
   t->next_us[t->n] = q->next_token_us;
   t->ready[t->n++] = q->ready;
@@ -789,6 +798,15 @@ static int prefix_text(const char *prefix, uint32_t cap, void *arg) {
   char *out = arg;
   size_t n = strlen(out);
   snprintf(out + n, 64 - n, "%s=%u;", prefix, cap);
+  return 0;
+}
+
+/* The prefixes rate-limited for each name, as "prefix=count/ms;". */
+static int rate_prefix_text(const char *prefix, uint32_t count,
+                            uint64_t period_ms, void *arg) {
+  char *out = arg;
+  size_t n = strlen(out);
+  snprintf(out + n, 64 - n, "%s=%u/%" PRIu64 ";", prefix, count, period_ms);
   return 0;
 }
 
@@ -1062,6 +1080,7 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   case OP_RATE: return jb_set_rate(b, base_names[K_PAUSED], RATE_N, RATE_MS);
   /* crasher claims base-1, spending its name's token */
   case OP_CLAIM_RATED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
+  case OP_RATE_EACH: return jb_set_rate(b, EACH_PREFIX "*", RATE_N, RATE_MS);
   default: return JB_EINVAL;
   }
 }
@@ -1409,22 +1428,28 @@ static int queuectl_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
 
 /* Name t->name[e]'s rate limit (and, with one, the time of its change):
  * none but base-1's on the rated board, whose token claim-rated spends
- * with its claim, and base-2's that rate sets, limit, time and token
- * together. */
+ * with its claim, base-2's that rate sets, limit, time and token
+ * together, and base-0 to base-4's that rate-each gives them all or none
+ * (*each_seen: whether its names were seen limited, -1 before one). */
 static bool check_rate(const queue_tab *t, size_t e, op_kind op, const scenario *sc,
-                       aspects *a, verdict *v, bool *own_changed) {
+                       aspects *a, verdict *v, bool *own_changed, int *each_seen) {
   const char *n = t->name[e];
   *own_changed = true; /* the time of the change is the limit's */
   int64_t now = writer_now_us();
-  if (op == OP_RATE && strcmp(n, base_names[K_PAUSED]) == 0) {
+  bool each = op == OP_RATE_EACH && strncmp(n, EACH_PREFIX, 5) == 0;
+  if ((op == OP_RATE && strcmp(n, base_names[K_PAUSED]) == 0) || each) {
     bool done = t->rate[e] == RATE_N && t->period_ms[e] == RATE_MS &&
-                t->changed_us[e] == now &&
+                t->changed_us[e] == now && t->rate_each[e] == each &&
                 t->next_us[e] == now - (int64_t)(RATE_N - 1) * (RATE_MS * 1000 / RATE_N);
-    if (!done && (t->rate[e] || t->changed_us[e]))
+    if (!done && (t->rate[e] || t->changed_us[e] || t->rate_each[e]))
       return vfail(v, "name %s: rate %u per %" PRIu64 " ms, changed at %" PRId64
                    ", next token %" PRId64 ": neither none nor as the killed %s sets it",
                    n, t->rate[e], t->period_ms[e], t->changed_us[e], t->next_us[e],
                    op_names[op]);
+    if (each && *each_seen >= 0 && *each_seen != done)
+      return vfail(v, "name %s is %srate-limited by the prefix, and another name of "
+                   "it is %s", n, done ? "" : "not ", done ? "not" : "");
+    if (each) *each_seen = done;
     aspect(a, done, "%s rate-limited", n);
     return true;
   }
@@ -1489,6 +1514,7 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
   bool seen_new = false, seen_run = false, seen_next = false;
   unsigned npaused = 0, ncontrolled = 0;
   int each_seen = -1; /* cap-each: whether its names were seen capped */
+  int rate_each_seen = -1; /* rate-each: whether its names were limited */
   for (size_t e = 0; e < t.n; e++) {
     const char *n = t.name[e];
     bool listed = false, known = strcmp(n, "done") == 0 ||
@@ -1550,7 +1576,7 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
                      "was (%d, %" PRId64 ") nor as the killed %s leaves it", n,
                      t.paused[e], t.changed_us[e], was, was_us, op_names[op]);
       aspect(a, done, "%s %s", n, t.paused[e] ? "paused" : "not paused");
-    } else if (!check_rate(&t, e, op, sc, a, v, &own)) {
+    } else if (!check_rate(&t, e, op, sc, a, v, &own, &rate_each_seen)) {
       return false;
     } else if (t.paused[e] != was || (!own && t.changed_us[e] != was_us)) {
       return vfail(v, "name %s: paused %d, changed at %" PRId64 "; not %d, %" PRId64
@@ -1566,6 +1592,18 @@ static bool check_queues(jb_board *b, op_kind op, const scenario *sc, bool next,
   const char *want_prefixes = each_seen == 1 ? EACH_PREFIX "=1;" : "";
   if (strcmp(prefixes, want_prefixes) != 0)
     return vfail(v, "the capped prefixes are '%s', not '%s'", prefixes, want_prefixes);
+  /* The prefixes rate-limited for each name: "base-" exactly when
+   * rate-each's names are limited. */
+  prefixes[0] = '\0';
+  if (jb_rate_prefixes(b, rate_prefix_text, prefixes) != JB_OK)
+    return vfail(v, "the rate-limited prefixes: %s", jb_errmsg());
+  char want_rates[64] = "";
+  if (rate_each_seen == 1)
+    snprintf(want_rates, sizeof want_rates, "%s=%d/%d;", EACH_PREFIX, RATE_N,
+             RATE_MS);
+  if (strcmp(prefixes, want_rates) != 0)
+    return vfail(v, "the rate-limited prefixes are '%s', not '%s'", prefixes,
+                 want_rates);
   /* A new name is recorded with its first job's post. */
   if (seen_new != fresh)
     return vfail(v, "name crash-new is %srecorded, and the killed %s's jobs %s there",
@@ -3107,7 +3145,8 @@ static void usage(FILE *f) {
         "                post-held,tick,sched-add,sched-remove,policy,\n"
         "                abandon-dead,trash,pause,pause-board,resume,\n"
         "                resume-board,claim-names,claim-paused,\n"
-        "                progress,retention,rate,claim-rated (default all)\n"
+        "                progress,retention,cap,cap-each,snooze,expire,\n"
+        "                rate,claim-rated,rate-each (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
