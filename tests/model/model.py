@@ -108,9 +108,11 @@ class Model:
         self.dead_procs = set()   # workers killed: their bound claims lapse
         self.sweeps = {}          # process -> boot time of its last sweep
         # every name posted -> [paused, changed, cap, cap is its prefix's,
-        #                        rate, period_ms, tat_us]
+        #                        rate, period_ms, tat_us,
+        #                        rate is its prefix's]
         self.queues = {}
         self.capeach = []         # [prefix, cap] capping each name, in order
+        self.rateeach = []        # [prefix, count, period_ms] likewise
         self.board_paused = False
         self.deaths = 0           # jobs moved to the dead letters so far
         self.expirations = 0      # jobs ended at their deadline so far
@@ -310,19 +312,35 @@ class Model:
 
     def note_name(self, name):
         """A job of `name` is on the board: the name is recorded for good
-        (a first post, not paused, its controls never changed, no rate
-        limit; capped when a prefix caps each of its names)."""
+        (a first post, not paused, its controls never changed; capped
+        when a prefix caps each of its names, rate-limited, its tokens
+        full, when a prefix rate-limits each of them)."""
         if name not in self.queues:
             each = self.each_cap(name)
-            self.queues[name] = [False, 0, each, each > 0, 0, 0, 0]
+            count, period_ms = self.each_rate(name)
+            self.queues[name] = [False, 0, each, each > 0, count, period_ms,
+                                 self.wall if count else 0, count > 0]
+
+    @staticmethod
+    def longest(entries, name):
+        """The entry [prefix, ...] of the longest prefix of `name`."""
+        best = None
+        for e in entries:
+            if name.startswith(e[0]) and (best is None or
+                                          len(e[0]) > len(best[0])):
+                best = e
+        return best
 
     def each_cap(self, name):
         """The cap the longest prefix capping each name gives `name`."""
-        best = None
-        for p, cap in self.capeach:
-            if name.startswith(p) and (best is None or len(p) > len(best[0])):
-                best = (p, cap)
+        best = self.longest(self.capeach, name)
         return best[1] if best else 0
+
+    def each_rate(self, name):
+        """(count, period_ms) the longest prefix rate-limiting each name
+        gives `name` ((0, 0): none)."""
+        best = self.longest(self.rateeach, name)
+        return (best[1], best[2]) if best else (0, 0)
 
     @staticmethod
     def chosen(names, name):
@@ -378,7 +396,7 @@ class Model:
     # rate, tau = (rate - 1) * T; `rate` claims at once, then one per T.
     def next_token(self, name):
         """When the name's next claim may go (0: no limit)."""
-        _, _, _, _, rate, period_ms, tat = self.queues[name]
+        rate, period_ms, tat = self.queues[name][4:7]
         if not rate:
             return 0
         period = period_ms * 1000
@@ -392,20 +410,45 @@ class Model:
         q[6] = max(min(q[6], self.wall + period), self.wall) + period // q[4]
 
     def set_rate(self, name, count, period_ms):
-        """jb_set_rate: count claims per period_ms (count 0: none)."""
-        if name == "" or name.endswith("*"):
+        """jb_set_rate: count claims per period_ms (count 0: none). A name's
+        own limit beats its prefix's; count 0 on it brings the prefix's
+        back, full. "prefix*" limits each name under the prefix (those
+        posted later too) unless it has its own; the longest prefix wins;
+        a name whose limit it changes starts full with the time of the
+        change, one whose limit it leaves keeps its tokens."""
+        if name == "":
             return "invalid", None
         if count and not 0 < period_ms <= RATE_PERIOD_MAX_MS:
             return "invalid", None
         if count and period_ms * 1000 < count:
             return "invalid", None
+        if not count:
+            period_ms = 0
+        if name.endswith("*"):
+            prefix = name[:-1]
+            self.rateeach = [e for e in self.rateeach if e[0] != prefix]
+            if count:
+                self.rateeach.append([prefix, count, period_ms])
+            for n, q in self.queues.items():
+                if not n.startswith(prefix) or (q[4] and not q[7]):
+                    continue
+                want = self.each_rate(n)
+                if (q[4], q[5]) != want:
+                    q[1] = self.wall
+                    q[4:8] = ([want[0], want[1], self.wall, True] if want[0]
+                              else [0, 0, 0, False])
+            return "ok", None
         q = self.queues.get(name)
         if q is None:
             return "notfound", None
+        each = self.each_rate(name) if count == 0 else (0, 0)
+        if each[0]:
+            count, period_ms = each
         # Set or changed, a limit starts full; every call stamps the
         # change.
         q[1] = self.wall
-        q[4:] = [count, period_ms, self.wall] if count else [0, 0, 0]
+        q[4:8] = ([count, period_ms, self.wall, each[0] > 0] if count
+                  else [0, 0, 0, False])
         return "ok", None
 
     def set_paused(self, name, paused):

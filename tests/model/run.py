@@ -300,7 +300,7 @@ def observe_board(board):
     queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
                q.ready, q.cap or 0, q.held, q.cap_each,
                q.rate or 0, round(q.period * 1000) if q.rate else 0,
-               round(q.next_token * 1e6) if q.rate else 0)
+               round(q.next_token * 1e6) if q.rate else 0, q.rate_each)
               for q in board.queues()]
     ret = board.retention()
     chk = board.check()
@@ -323,6 +323,7 @@ def observe_board(board):
         "queues": queues,
         "board_paused": board.board_paused(),
         "cap_prefixes": board.cap_prefixes(),
+        "rate_prefixes": board.rate_prefixes(),
         "retention": (ret.history_max, ret.history_max_age, ret.dead_max,
                       ret.dead_max_age),
         "check": (chk.ok, chk.problems),
@@ -370,7 +371,8 @@ def observe_model(m):
                     for n, s in m.schedules.items())
     hist = [(u, e, r) for (u, e, r, _) in reversed(m.history)]
     queues = [(n, q[0], q[1], m.ready_of(n), q[2],
-               m.held(n) if q[2] else 0, q[3], q[4], q[5], m.next_token(n))
+               m.held(n) if q[2] else 0, q[3], q[4], q[5], m.next_token(n),
+               q[7])
               for n, q in sorted(m.queues.items())]
     hmax, hage, dmax, dage = m.bounds()
     return {
@@ -387,6 +389,7 @@ def observe_model(m):
         "queues": queues,
         "board_paused": m.board_paused,
         "cap_prefixes": [(p + "*", c) for p, c in m.capeach],
+        "rate_prefixes": [(p + "*", c, ms / 1e3) for p, c, ms in m.rateeach],
         "retention": (hmax, hage / 1e6 if hage is not None else None, dmax,
                       dage / 1e6 if dage is not None else None),
         "check": (True, 0),
@@ -427,9 +430,9 @@ PAUSE = ["a.x", "a.y", "b", "job-s1", "zz", "a.*", None]
 # What cap names: as pause, but a cap is always a name's or a prefix's
 # (each name under it capped on its own).
 CAP = [n for n in PAUSE if n is not None] + ["*", "job-*", "a.x*"]
-# What rate limits name: the names posted (often), one never posted, a
-# prefix (refused).
-RATE = ["a.x", "a.x", "a.y", "b", "b", "zz", "a.*"]
+# What rate limits name: the names posted (often), one never posted, and
+# prefixes (each name under one limited on its own; "a.x*" under "a.*").
+RATE = ["a.x", "a.x", "a.y", "b", "b", "zz", "a.*", "a.*", "a.x*", "*"]
 
 
 def gen_names(rng):
