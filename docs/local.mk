@@ -150,6 +150,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_progress.3 \
 	docs/man3/jb_snooze.3 \
 	docs/man3/jb_queues_foreach.3 \
+	docs/man3/jb_rate_prefixes.3 \
 	docs/man3/jb_resume.3 \
 	docs/man3/jb_set_cap.3 \
 	docs/man3/jb_set_rate.3 \
