@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/queues.sh - job names as queues at the prompt, as a user runs them:
-# claim-next --name (exact, several, prefixes), caps of a name and of each
-# name of a prefix, a `work` serving two names
+# claim-next --name (exact, several, prefixes), caps and rate limits of a
+# name and of each name of a prefix, a `work` serving two names
 # of three, pause and resume of a name and of the whole board (seen by
 # other processes, listed, woken), the filters by name of list, count,
 # history and watch, the usage errors, and the JSON outputs.
@@ -372,6 +372,48 @@ jb check
 expect_ok "check after the prefix caps"
 end
 
+begin "rate 'PREFIX*' R P: each name of the prefix limited on its own, later names too; its own limit beats it"
+post api.c1; P1=$uuid
+post api.c1; P2=$uuid
+post api.c1; P3=$uuid
+post api.c2; Q1=$uuid
+post api.c2
+jb rate 'api.*' 1 600 --json
+[ "$rc" = 0 ] || fail "rate 'api.*' 1 600: exit $rc: $err"
+pycheck 'lines == [{"name": "api.*", "rate": 1, "period_s": 600.0}]' "rate 'api.*' --json"
+claims "c1's token" "$P1" --name 'api.*'
+claims "c2's token: c1 has none, c2 has its own" "$Q1" --name 'api.*'
+claims_none "each customer without a token" --name 'api.*'
+post api.c3; T1=$uuid
+claims "a new customer is limited from its first post, full" "$T1" --name 'api.*'
+post api.c3
+claims_none "and then without a token" --name 'api.*'
+jb queues
+case $out in *"each name of api.* is limited to 1 claims per 600s"*) ;; *) fail "queues: the prefix line: $out" ;; esac
+case $out in *"1/600s* +"*api.c1*) ;; *) fail "queues: c1's limit from its prefix: $out" ;; esac
+jb queues --json
+pycheck '[l for l in lines if "prefix" in l] == [{"prefix": "api.*", "rate": 1, "period_s": 600.0}]' "queues --json: the prefix"
+pycheck '[(l["rate"], l["period_s"], l["rate_each"]) for l in lines if l.get("name") == "api.c1"] == [(1, 600.0, True)]' "queues --json: rate_each"
+jb rate api.c1 2 600
+claims "c1's own limit beats its prefix's" "$P2" --name 'api.*'
+jb queues --json
+pycheck '[(l["rate"], l["rate_each"]) for l in lines if l.get("name") == "api.c1"] == [(2, False)]' "its own limit"
+jb rate api.c1 none
+claims "none on the name: its prefix's limit again, full" "$P3" --name 'api.*'
+jb queues --json
+pycheck '[(l["rate"], l["rate_each"]) for l in lines if l.get("name") == "api.c1"] == [(1, True)]' "none on the name: the prefix's"
+jb rate 'api.*' 1 0.0001
+[ "$rc" = 2 ] || fail "rate 'api.*' with a bad PERIOD: exit $rc, expected 2"
+jb queues --json
+pycheck '[l for l in lines if "prefix" in l] == [{"prefix": "api.*", "rate": 1, "period_s": 600.0}]' "a refused prefix limit changed nothing"
+jb rate 'api.*' none --json
+pycheck 'lines == [{"name": "api.*", "rate": None, "period_s": None}]' "rate 'api.*' none --json"
+jb queues --json
+pycheck 'len([l for l in lines if "prefix" in l]) == 0 and all(l["rate"] is None for l in lines[1:])' "no prefix, no limit left"
+jb check
+expect_ok "check after the prefix limits"
+end
+
 begin "rate NAME COUNT PERIOD: COUNT at once, then none until the next token; a waiter wakes then; queues shows it"
 post api --priority high; A1=$uuid
 post api --priority high; A2=$uuid
@@ -415,8 +457,10 @@ for bad in "0 1" "-1 1" "x 1" "1 0" "1 -1" "1 0.0001" "1 1e3" "1 abc" "1 9999999
 done
 jb rate api none 5
 expect_error 2 "none takes no PERIOD" "rate none with a PERIOD"
-jb rate 'api*' 1 1
-expect_error 2 "not a prefix" "rate of a prefix"
+jb rate 'api*' 0 1
+[ "$rc" = 2 ] || fail "rate 'api*' 0 1: exit $rc, expected 2 ($err)"
+jb rate 'api*' 1 0
+[ "$rc" = 2 ] || fail "rate 'api*' 1 0: exit $rc, expected 2 ($err)"
 jb rate nosuch 2 1
 [ "$rc" = 3 ] || fail "rate of a never-posted name: exit $rc, expected 3"
 jb queues --json
@@ -460,7 +504,7 @@ expect_error 2 "--name: a job's name is not empty" "wait --name ''"
 jb pause never-posted
 expect_error 3 "no job named 'never-posted'" "pause of a name never posted"
 jb queues --json
-pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None, "cap_each": False, "rate": None, "period_s": None, "next_token": None}]' "nothing changed"
+pycheck 'lines == [{"board_paused": False}, {"name": "u", "ready": 1, "paused": False, "paused_since": None, "cap": None, "held": None, "cap_each": False, "rate": None, "period_s": None, "next_token": None, "rate_each": False}]' "nothing changed"
 end
 
 # --- JSON ------------------------------------------------------------------
