@@ -323,6 +323,16 @@ static void count_problems(const char *line, void *arg) {
   if (strstr(line, JB_QUEUECTL_KEY)) ++*(int *)arg;
 }
 
+/* check's problems (*problems) and the lines `count` counts (returned). */
+static int check_lines(jb_board *b, void (*count)(const char *, void *),
+                       size_t *problems) {
+  jb_check_stats st;
+  int lines = 0;
+  jb_board_check(&st, b, count, &lines);
+  *problems = st.problems;
+  return lines;
+}
+
 static void check_reads_both_formats(void **state) {
   jbt_fixture *f = *state;
   jb_board *b = f->board;
@@ -333,11 +343,9 @@ static void check_reads_both_formats(void **state) {
   assert_int_equal(jb_set_rate(b, "rated", 3, 1000), JB_OK); /* format 2 */
   jbt_assert_check_ok(b);
   assert_int_equal(jb__store_write(b->store, miscount, NULL), JB_OK);
-  jb_check_stats st;
-  int lines = 0;
-  jb_board_check(&st, b, count_problems, &lines);
-  assert_int_equal(st.problems, 1);
-  assert_int_equal(lines, 1);
+  size_t problems;
+  assert_int_equal(check_lines(b, count_problems, &problems), 1);
+  assert_int_equal(problems, 1);
 }
 
 /* ------------------------------------------------ rate limits per key */
@@ -512,15 +520,11 @@ static void check_sees_prefix_rates(void **state) {
   assert_int_equal(jb_set_rate(b, "api.*", 3, 1000), JB_OK);
   jbt_assert_check_ok(b);
   assert_int_equal(jb__store_write(b->store, drop_rateeach, NULL), JB_OK);
-  jb_check_stats st;
-  int lines = 0;
-  jb_board_check(&st, b, count_rate_problems, &lines);
-  assert_int_equal(st.problems, 1);
-  assert_int_equal(lines, 1);
+  size_t problems;
+  assert_int_equal(check_lines(b, count_rate_problems, &problems), 1);
+  assert_int_equal(problems, 1);
   assert_int_equal(jb__store_write(b->store, garble_rateeach, NULL), JB_OK);
-  lines = 0;
-  jb_board_check(&st, b, count_rate_problems, &lines);
-  assert_int_equal(lines, 2);
+  assert_int_equal(check_lines(b, count_rate_problems, &problems), 2);
 }
 
 /* Salvage copies the prefixes and the names' limits from them; a name
