@@ -291,6 +291,29 @@ expect_error 2 "line 2" "bad batch on a new board"
 [ ! -e "$ROOT/never-created" ] || fail "a refused batch created the board"
 end
 
+begin "post --batch lines take the life options; a held or repeated unique key names its line"
+printf '%s\n' \
+  '{"name": "a", "delay": 30, "max_attempts": 3, "unique": "k1", "expires": "60", "max_snoozes": 2, "time_limit": 5}' \
+  '{"name": "b", "not_before": "+3600", "expires": 0.5, "expires_dead": true}' >"$ROOT/life"
+run_in "$ROOT/life" "$JOBBOARD" --board "$B" post --batch
+expect_ok "a batch with life options"
+jb list --json
+json_check 'len(lines) == 2 and lines[0]["max_attempts"] == 3 and lines[0]["unique"] == "k1" and lines[0]["max_snoozes"] == 2 and lines[0]["time_limit"] == 5.0 and lines[0]["not_before"] and lines[0]["deadline"] and lines[1]["not_before"] and lines[1]["deadline"] and lines[1]["max_attempts"] is None'
+printf '%s\n' '{"name": "c"}' '{"name": "c", "unique": "k1"}' >"$ROOT/held"
+run_in "$ROOT/held" "$JOBBOARD" --board "$B" post --batch
+expect_error 11 "line 2: unique key \"k1\" is held by job" "a held key in a batch"
+printf '%s\n' '{"name": "c", "unique": "k2"}' '{"name": "d"}' '{"name": "c", "unique": "k2"}' >"$ROOT/twice"
+run_in "$ROOT/twice" "$JOBBOARD" --board "$B" post --batch
+expect_error 2 "line 3: unique key \"k2\" is line 1's too" "a key twice in a batch"
+for bad in '"delay": -1' '"delay": "5x"' '"max_attempts": 0' '"max_snoozes": "3"' \
+    '"expires_dead": true' '"not_before": "tomorrow"' '"unique": 7' '"time_limit": 0'; do
+  printf '{"name": "c", %s}\n' "$bad" >"$ROOT/badlife"
+  run_in "$ROOT/badlife" "$JOBBOARD" --board "$B" post --batch
+  expect_error 2 "line 1: ${bad%%:*}" "batch line with $bad"
+done
+count_is 2 "after the refused batches"
+end
+
 begin "an empty --who is refused (exit 2) and changes nothing"
 post w1
 jb claim --who "" "$uuid"; expect_error 2 "who" "claim --who ''"

@@ -725,6 +725,15 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
             return cli_cmd_usage(cmd, "option '--%s' takes no value",
                                  longopts[i].name);
       }
+      /* getopt takes "-1" for an option: say what it is instead. */
+      if (t[0] == '-' && (isdigit((unsigned char)t[1]) || t[1] == '.')) {
+        if (cmd->arg_name == NULL || cmd->arg_name[0] == '\0')
+          return cli_cmd_usage(cmd, "'%s' is not an option, and '%s' takes "
+                               "no argument", t, cmd->name);
+        return cli_cmd_usage(cmd, "'%s' is a negative number, which no "
+                             "argument of '%s' takes (%s)", t, cmd->name,
+                             cmd->arg_name);
+      }
       return cli_cmd_usage(cmd, "unknown option '%s'", t);
     }
     }

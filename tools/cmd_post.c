@@ -8,6 +8,7 @@
  * not a million.
  */
 #include "cli_common.h"
+#include "cli_error.h"
 #include "json.h"
 #include "post_input.h"
 
@@ -34,8 +35,15 @@ const cli_command cli_cmd_post = {
     "job per line, printing one uuid per line in input order:\n"
     "  {\"name\": \"resize\", \"details\": {\"path\": \"a.png\"}, \"priority\": \"high\",\n"
     "   \"book_name\": \"my-book\", \"book_uuid\": \"0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9\"}\n"
-    "Only \"name\" is required; blank lines are skipped; any other key is an\n"
-    "error. Every line is read and checked before anything is posted: a bad\n"
+    "Only \"name\" is required. A line takes the life options below too,\n"
+    "named with '_' for '-': \"delay\", \"time_limit\", \"backoff\",\n"
+    "\"backoff_max\" and \"expires\" in seconds (a number, or the option's\n"
+    "text in a string), \"max_attempts\" and \"max_snoozes\" integers,\n"
+    "\"not_before\" a string as --not-before takes it, \"unique\" a string,\n"
+    "\"expires_dead\" true or false:\n"
+    "  {\"name\": \"mail\", \"unique\": \"welcome-42\", \"expires\": 3600}\n"
+    "Blank lines are skipped; any other key is an error; two lines with one\n"
+    "unique key are refused. Every line is read and checked before anything is posted: a bad\n"
     "line is reported with its line number and NOTHING from the input is\n"
     "posted. Valid input is posted in chunks of 1000 jobs per transaction\n"
     "(each chunk all or nothing); should the board fail mid-way (disk full),\n"
@@ -110,7 +118,8 @@ const cli_command cli_cmd_post = {
     "  2  usage error or invalid input (the message names the field and,\n"
     "     with --batch, the line); nothing was posted\n"
     "  11 --unique: a live job holds the key; its uuid is printed (stdout)\n"
-    "     and named in the message; nothing was posted\n"
+    "     and named in the message; nothing was posted. --batch: the message\n"
+    "     names the line and the holder; the chunks before it were posted\n"
     "\n"
     "Examples:\n"
     "  jobboard post resize --details '{\"path\": \"a.png\"}' --priority high\n"
@@ -205,14 +214,29 @@ static int post_batch(cli_opts *o) {
   for (size_t done = 0; rc == 0 && done < n;) {
     size_t m = n - done < CHUNK ? n - done : CHUNK;
     for (size_t i = 0; i < m; i++) posts[i] = cli_pending_post(&jobs[done + i]);
+    memset(uuids, 0, m * sizeof *uuids);
     int st = jb_job_post_batch(uuids, b, posts, m);
     if (st != JB_OK) {
       fflush(stdout);
-      if (done == 0)
+      /* A held unique key: the library wrote the holder's uuid in the
+       * refused post's slot alone, which names the line. */
+      size_t at = m;
+      for (size_t i = 0; st == JB_EEXISTS && i < m && at == m; i++)
+        if (uuids[i][0]) at = i;
+      char line[48] = "";
+      if (at < m)
+        snprintf(line, sizeof line, "stdin line %zu: ", jobs[done + at].line);
+      if (done == 0 && at == m) {
         rc = cli_fail(st);
-      else {
-        fprintf(stderr, "jobboard: %s (the first %zu jobs were posted; their "
-                        "uuids are printed above)\n", jb_errmsg(), done);
+      } else {
+        char msg[1536];
+        if (done == 0)
+          snprintf(msg, sizeof msg, "%s%s; nothing was posted", line,
+                   jb_errmsg());
+        else
+          snprintf(msg, sizeof msg, "%s%s (the first %zu jobs were posted; "
+                   "their uuids are printed above)", line, jb_errmsg(), done);
+        cli_error_line("jobboard", msg);
         rc = cli_exit_code(st);
       }
       break;
@@ -243,9 +267,9 @@ int cmd_post(int argc, char **argv) {
     if (o.delay_ms || o.not_before_us || o.unique || o.max_attempts ||
         o.time_limit_ms || o.backoff_ms || o.backoff_max_ms ||
         o.max_snoozes || o.expires_ms || o.expires_dead)
-      return cli_cmd_usage(&cli_cmd_post, "--batch takes a job's delay, "
-                           "unique key, attempts, time limit and back-off "
-                           "from each input line, not from options");
+      return cli_cmd_usage(&cli_cmd_post, "--batch takes a job's life "
+                           "options (delay, unique key, attempts, deadline "
+                           "...) from each input line, not from options");
     if (o.details || o.priority || o.book_name || o.book_uuid)
       return cli_cmd_usage(&cli_cmd_post, "--batch takes details, priority "
                            "and book from each input line, not from options");

@@ -20,6 +20,7 @@ void cli_pending_free(cli_pending *p) {
   free(p->details);
   free(p->book_name);
   free(p->book_uuid);
+  free(p->unique);
 }
 
 static const char *json_type_name(const json_t *v) {
@@ -161,6 +162,16 @@ jb_post cli_pending_post(const cli_pending *p) {
   post.priority = p->priority;
   post.book_name = p->book_name;
   post.book_uuid = p->book_uuid;
+  post.unique_key = p->unique;
+  post.delay_ms = p->delay_ms;
+  post.not_before_us = p->not_before_us;
+  post.max_attempts = p->max_attempts;
+  post.time_limit_ms = p->time_limit_ms;
+  post.backoff_ms = p->backoff_ms;
+  post.backoff_max_ms = p->backoff_max_ms;
+  post.max_snoozes = p->max_snoozes;
+  post.expires_ms = p->expires_ms;
+  if (p->expires_dead) post.flags |= JB_POST_EXPIRES_DEAD;
   return post;
 }
 
@@ -194,6 +205,95 @@ static int string_member(char **out, const json_t *v, const char *key,
     return CLI_EXIT_ERROR;
   }
   return 0;
+}
+
+/* A duration member: seconds as a JSON number, or a string the command
+ * line's options take (the same text as --delay's), into milliseconds
+ * within min_ms..max_ms. Returns 0, or an exit code (printed). */
+static int seconds_member(int64_t *out, const json_t *v, const char *key,
+                          int64_t min_ms, int64_t max_ms, size_t line) {
+  bool ok = false;
+  if (json_is_number(v)) {
+    double ms = json_number_value(v) * 1000.0;
+    ok = ms >= (double)min_ms && ms <= (double)max_ms;
+    if (ok) *out = (int64_t)(ms + 0.5) < min_ms ? min_ms : (int64_t)(ms + 0.5);
+  } else if (json_is_string(v)) {
+    ok = strlen(json_string_value(v)) == json_string_length(v) &&
+         cli_parse_seconds(json_string_value(v), min_ms, max_ms, out);
+  }
+  if (ok) return 0;
+  char what[48];
+  if (json_is_number(v))
+    snprintf(what, sizeof what, "%g", json_number_value(v));
+  else if (json_is_string(v))
+    snprintf(what, sizeof what, "\"%.40s\"", json_string_value(v));
+  else
+    snprintf(what, sizeof what, "%s", json_type_name(v));
+  return cli_usage_error("stdin line %zu: \"%s\" must be seconds from %g to "
+                         "%lld (a number, fractions allowed, or such a "
+                         "number in a string), not %s", line, key,
+                         (double)min_ms / 1000.0, (long long)(max_ms / 1000),
+                         what);
+}
+
+/* A count member (max_attempts, max_snoozes): an integer 1..UINT32_MAX. */
+static int count_member(uint32_t *out, const json_t *v, const char *key,
+                        size_t line) {
+  if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+      json_integer_value(v) > (json_int_t)UINT32_MAX)
+  {
+    char what[32];
+    if (json_is_integer(v))
+      snprintf(what, sizeof what, "%lld", (long long)json_integer_value(v));
+    else
+      snprintf(what, sizeof what, "%s", json_type_name(v));
+    return cli_usage_error("stdin line %zu: \"%s\" must be an integer from "
+                           "1 to %u, not %s", line, key, UINT32_MAX, what);
+  }
+  *out = (uint32_t)json_integer_value(v);
+  return 0;
+}
+
+/* The life members of a line (the post options of the same names, with
+ * '_' for '-'). Returns 0, -1 when `key` is none of them, or an exit code
+ * (printed). */
+static int life_member(cli_pending *p, const char *key, const json_t *v,
+                       size_t line) {
+  if (strcmp(key, "unique") == 0)
+    return string_member(&p->unique, v, key, line);
+  if (strcmp(key, "delay") == 0)
+    return seconds_member(&p->delay_ms, v, key, 0, JB_DELAY_MAX_MS, line);
+  if (strcmp(key, "time_limit") == 0)
+    return seconds_member(&p->time_limit_ms, v, key, 1, JB_LEASE_MAX_MS, line);
+  if (strcmp(key, "backoff") == 0)
+    return seconds_member(&p->backoff_ms, v, key, 1, JB_DELAY_MAX_MS, line);
+  if (strcmp(key, "backoff_max") == 0)
+    return seconds_member(&p->backoff_max_ms, v, key, 1, JB_DELAY_MAX_MS,
+                          line);
+  if (strcmp(key, "expires") == 0)
+    return seconds_member(&p->expires_ms, v, key, 1, JB_DELAY_MAX_MS, line);
+  if (strcmp(key, "max_attempts") == 0)
+    return count_member(&p->max_attempts, v, key, line);
+  if (strcmp(key, "max_snoozes") == 0)
+    return count_member(&p->max_snoozes, v, key, line);
+  if (strcmp(key, "expires_dead") == 0) {
+    if (!json_is_boolean(v))
+      return cli_usage_error("stdin line %zu: \"expires_dead\" must be true "
+                             "or false, not %s", line, json_type_name(v));
+    p->expires_dead = json_is_true(v);
+    return 0;
+  }
+  if (strcmp(key, "not_before") == 0) {
+    if (!json_is_string(v) ||
+        strlen(json_string_value(v)) != json_string_length(v) ||
+        cli_parse_time(&p->not_before_us, json_string_value(v)) != 0)
+      return cli_usage_error("stdin line %zu: \"not_before\" must be a time "
+                             "as --not-before takes it (UTC "
+                             "2026-11-28T09:30:00, an offset +01:00, "
+                             "@UNIXSECONDS, +SECONDS or now)", line);
+    return 0;
+  }
+  return -1;
 }
 
 /* Check one input line and fill p. Returns 0 or an exit code (printed). */
@@ -242,12 +342,19 @@ static int parse_line(cli_pending *p, const char *text, size_t len, size_t line)
       rc = string_member(&p->book_name, v, key, line);
     } else if (strcmp(key, "book_uuid") == 0) {
       rc = string_member(&p->book_uuid, v, key, line);
-    } else {
+    } else if ((rc = life_member(p, key, v, line)) == -1) {
       rc = cli_usage_error("stdin line %zu: unknown key \"%s\" (expected "
-                           "name, details, priority, book_name, book_uuid)",
-                           line, key);
+                           "name, details, priority, book_name, book_uuid, "
+                           "or a life option: delay, not_before, unique, "
+                           "max_attempts, time_limit, backoff, backoff_max, "
+                           "max_snoozes, expires, expires_dead)", line, key);
     }
     if (rc) goto out;
+  }
+  if (p->expires_dead && !p->expires_ms) {
+    rc = cli_usage_error("stdin line %zu: \"expires_dead\" needs \"expires\" "
+                         "(a deadline to start)", line);
+    goto out;
   }
   rc = cli_pending_check(p, where_line(line));
 out:
@@ -293,6 +400,40 @@ static ssize_t read_line(char **line, size_t *cap, FILE *in, bool *too_long) {
   return (ssize_t)n;
 }
 
+/* Sorts lines with a unique key by the key, then by line. */
+static int by_unique(const void *a, const void *b) {
+  const cli_pending *x = *(const cli_pending *const *)a;
+  const cli_pending *y = *(const cli_pending *const *)b;
+  int c = strcmp(x->unique, y->unique);
+  return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* A key held by two lines would let the first post and refuse the second
+ * (or, within one chunk of posts, refuse both), after other lines were
+ * posted: the input is refused whole instead. Returns 0 or an exit code. */
+static int uniques_once(cli_pending *jobs, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) k += jobs[i].unique != NULL;
+  if (k < 2) return 0;
+  cli_pending **v = malloc(k * sizeof *v);
+  if (v == NULL) {
+    fputs("jobboard: out of memory reading stdin\n", stderr);
+    return CLI_EXIT_ERROR;
+  }
+  k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (jobs[i].unique) v[k++] = &jobs[i];
+  qsort(v, k, sizeof *v, by_unique);
+  int rc = 0;
+  for (size_t j = 1; j < k && rc == 0; j++)
+    if (strcmp(v[j - 1]->unique, v[j]->unique) == 0)
+      rc = cli_usage_error("stdin line %zu: unique key \"%.200s\" is line "
+                           "%zu's too (a batch holds a key once); nothing was "
+                           "posted", v[j]->line, v[j]->unique, v[j - 1]->line);
+  free(v);
+  return rc;
+}
+
 int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
   cli_pending *jobs = NULL;
   size_t n = 0, cap = 0, lineno = 0;
@@ -323,6 +464,7 @@ int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
       cap = ncap;
     }
     memset(&jobs[n], 0, sizeof jobs[n]);
+    jobs[n].line = lineno;
     rc = parse_line(&jobs[n], line, (size_t)len, lineno);
     n++; /* counted even when bad, so that it is freed below */
   }
@@ -335,6 +477,7 @@ int cli_batch_read(cli_pending **out, size_t *nout, FILE *in) {
     rc = CLI_EXIT_ERROR;
   }
   free(line);
+  if (rc == 0) rc = uniques_once(jobs, n);
   if (rc != 0) {
     cli_batch_free(jobs, n);
     jobs = NULL;

@@ -8,6 +8,7 @@
 #define JOBBOARD_CLI_POST_INPUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "jobboard.h"
@@ -20,6 +21,14 @@ typedef struct {
   jb_priority priority;
   char *book_name;
   char *book_uuid;
+  /* A --batch line's life options (jb_post version 3; zero: not given).
+   * A single post takes them from the command line instead. */
+  char *unique;
+  int64_t delay_ms, not_before_us, time_limit_ms, backoff_ms, backoff_max_ms,
+      expires_ms;
+  uint32_t max_attempts, max_snoozes;
+  int expires_dead;
+  size_t line; /* --batch: the input line it came from (1-based) */
 } cli_pending;
 
 /* Free p's strings (not p). */
