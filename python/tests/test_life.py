@@ -319,8 +319,10 @@ def test_schedules_add_list_get_tick_remove(board):
     assert s.next_run == pytest.approx(t0 - 1, abs=1e-3)
     assert board.next_due() == pytest.approx(t0 - 1, abs=1e-3)
     assert board.wait_schedule(timeout=0) is True  # due already
+    # Its earliest run is two hours away: the ticks below (now and 59.5 s
+    # on) are never due for it, whatever the minute the test runs at.
     c = board.add_schedule("hourly", "report", cron="0 * * * *",
-                           catch_up="all")
+                           catch_up="all", start=t0 + 7200)
     assert c.cron == "0 * * * *" and c.catch_up is CatchUp.ALL
     assert [x.name for x in board.schedules()] == ["hourly", "nightly"]
     assert board.tick() == 1
