@@ -13,7 +13,9 @@
 #    trashed through Redis (NS:trash holds its posting) and is a dead
 #    letter on the board that sent it there, cause buried, with its reason;
 #  - attempts are the board's: a plain retry of a Redis-decided job goes
-#    through Redis as an abandon and counts one attempt here.
+#    through Redis as an abandon and counts one attempt here;
+#  - a deadline to start (post --expires) does not hold once the job is
+#    published: a claim after it gets the job.
 #
 # Needs redis-server, redis-cli and Debian's python3-taskflow (else skipped); see tests/sync_lib.sh.
 . "${srcdir:-.}/tests/sync_lib.sh"
@@ -90,6 +92,27 @@ jb --board "$A" abandon --who w --dead --reason "give up" --redis "$URL" \
 listed "$j" && fail "Redis still lists $j"
 out=$(jb --board "$A" dead show --json "$j") || fail "no dead letter of $j on A"
 case $out in *'"cause":"buried"'*'"reason":"give up"'*) ;; *) fail "dead letter: $out" ;; esac
+
+# 3. A deadline to start is the board's alone: once the job is published
+# Redis decides it and keeps no deadline, so a claim after the deadline
+# gets it (the sweep drops the entry rather than ending a job another
+# host may be claiming).
+posted=$(now_s)
+e=$(jb --board "$A" post deadline --expires 6) || die "post --expires"
+wait_until 20 "job $e is Redis-decided on A" sh -c \
+  "'$JOBBOARD' show --board '$A' --json '$e' | grep -q '\"remote\":true'"
+awk -v t="$(now_s)" -v p="$posted" 'BEGIN { exit !(t < p + 6) }' ||
+  fail "job $e was published after its deadline (the step cannot show anything)"
+while awk -v t="$(now_s)" -v p="$posted" 'BEGIN { exit !(t < p + 6.5) }'; do
+  sleep 0.2
+done
+out=$(jb --board "$A" claim-next --who w --redis "$URL" --namespace "$NS" 2>&1) ||
+  fail "claim-next after the deadline of a published job: $out"
+[ "$out" = "$e" ] || fail "claim-next after the deadline gave '$out', expected $e"
+[ "$(rcli get "$NS:$e.owned")" = w ] || fail "Redis does not name w the owner of $e"
+out=$(jb --board "$A" history --json 2>&1)
+case $out in *"$e"*) fail "job $e is in the history: $out" ;; esac
+jb --board "$A" check >/dev/null || fail "check after the published deadline"
 
 sync_stop A
 # The daemon met no error on the way (a delayed job published when due

@@ -101,7 +101,8 @@ const cli_command cli_cmd_post = {
     "                      the post (fractions allowed), the job ends EXPIRED\n"
     "                      (`history` says \"expired\") and is never claimed; a\n"
     "                      claim before it starts the job and the deadline no\n"
-    "                      longer applies\n"
+    "                      longer applies. Redis keeps no deadline: once the\n"
+    "                      job is published (a synced board) it has none\n"
     "  --expires-dead      with --expires: an expired job goes to the dead\n"
     "                      letters (cause \"expired\") instead\n"
     CLI_HELP_BOARD_OPTIONS
