@@ -865,7 +865,11 @@ import json; print(json.dumps({"blob": "x" * 300000}))'
 wait_exit "$wpid" 30
 expect_rc 0 "worker"
 out=$(cat "$ROOT/wout")
-pycheck 'len(lines) == 1 and j["outcome"] == "consumed" and j["seconds"] < 3' \
+# A worker that did not read while it waited would never end (no lease,
+# no limit: nothing else wakes it), which wait_exit above catches; the
+# bound below only says it was not left to some later wake-up, and is
+# loose because a loaded machine (the ASan run) starts Python slowly.
+pycheck 'len(lines) == 1 and j["outcome"] == "consumed" and j["seconds"] < 20' \
   "consumed while the worker waited ($(cat "$ROOT/wout" | head -c 300))"
 end
 
@@ -911,16 +915,20 @@ post slow-1 --backoff 60
 a=$uuid
 post slow-2 --backoff 60
 b=$uuid
-t0=$(now_ms)
 jb work --who w --concurrency 2 --jobs 2 --json --time-limit 2 --grace 0.5 -- sleep 30
-t1=$(now_ms)
 expect_rc 0 "work"
 pycheck 'sorted(l["uuid"] for l in lines) == sorted(["'"$a"'", "'"$b"'"]) and
   all(l["outcome"] == "retried" and l["reason"] == "time limit 2.00 s exceeded"
       and l["signal"] == 15 and 1.9 <= l["seconds"] < 10 for l in lines)' \
   "both stopped and retried"
-# Side by side: about 2 s, not 4.
-[ $((t1 - t0)) -lt 3500 ] || fail "two 2 s limits took $((t1 - t0)) ms"
+# Side by side, not one after the other: both claims are in the change
+# log before either job is given back (the order, not a wall-clock bound,
+# which a loaded machine stretches).
+jb watch --from 1 --timeout 0.1 --json
+pycheck 'len([l for l in lines if l["type"] == "CLAIMED" and l["owner"] == "w"]) == 2 and
+  max(i for i, l in enumerate(lines) if l["type"] == "CLAIMED" and l["owner"] == "w") <
+  min(i for i, l in enumerate(lines) if l["type"] == "ABANDONED")' \
+  "both CMDs ran side by side ($out)"
 state_is "$a" UNCLAIMED "slow-1"
 state_is "$b" UNCLAIMED "slow-2"
 end
