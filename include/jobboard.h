@@ -603,7 +603,11 @@ JB_EXTERN int jb_job_post(char uuid_out[JB_UUID_STRLEN], jb_board *board,
  * written to uuids_out[0..n-1] in order; sequences follow the same order.
  * Every post is validated before anything is written; the message of a bad
  * one names its index. Two posts of the batch with one unique key are
- * JB_EINVAL (naming both). Errors: as jb_job_post.
+ * JB_EINVAL (naming both). With a unique key that a live job holds,
+ * nothing is posted and JB_EEXISTS is returned with that job's uuid in the
+ * refused post's slot of uuids_out alone (the other slots are not
+ * written, so a caller that zeroes them first learns which post it was).
+ * Errors: as jb_job_post.
  */
 JB_EXTERN int jb_job_post_batch(char (*uuids_out)[JB_UUID_STRLEN], jb_board *board,
                       const jb_post *posts, size_t n);
