@@ -389,6 +389,12 @@ const struct cli_pause *cli_pauses_find(const cli_pauses *p, const char *name);
 int cli_pauses_name(const cli_pauses *p, const char *name);
 void cli_pauses_free(cli_pauses *p);
 
+/* `queues`' cap and rate columns of a name: "3/4" ("3/4*": its prefix's
+ * cap), "100/60s" ("100/60s*", and " +2.5s" while its next token is that
+ * far after now_us); "" without one. In cmd_queues.c. */
+void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
+                       int64_t now_us);
+
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \
   "  --board DIR         the board directory (default: $JOBBOARD_DIR if set,\n" \
