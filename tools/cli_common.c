@@ -275,6 +275,21 @@ bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
   return parse_ms(text, min_ms, max_ms, out);
 }
 
+int cli_walk_jobs(jb_board *b, unsigned flags,
+                  int (*visit)(const jb_job *j, void *arg), void *arg) {
+  jb_iter *it = NULL;
+  int st = jb_iter_open(&it, b, flags);
+  if (st != JB_OK) return st;
+  const jb_job *j;
+  while ((st = jb_iter_next(&j, it)) == JB_OK || st == JB_ECORRUPT) {
+    if (st == JB_ECORRUPT) continue;
+    if (j == NULL) break;
+    if ((st = visit(j, arg)) != 0) break;
+  }
+  jb_iter_close(it);
+  return st;
+}
+
 int64_t cli_mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -283,6 +283,13 @@ void cli_cancel_on_signals(jb_board *b);
  * JB_EINTERRUPTED exits 128 + that signal, as a shell reports a killed one. */
 int cli_caught_signal(void);
 
+/* Call `visit` with every job on the board (jb_iter_open's `flags`), in
+ * listing order, a streamed read; a posting that does not decode is
+ * passed over (`check` reports it). A non-zero return of visit stops the
+ * walk and is returned; else JB_OK or the iterator's failure. */
+int cli_walk_jobs(jb_board *b, unsigned flags,
+                  int (*visit)(const jb_job *j, void *arg), void *arg);
+
 /* The wall clock, microseconds since the epoch. */
 int64_t cli_wall_now_us(void);
 /* CLOCK_MONOTONIC in milliseconds, for deadlines and intervals. */

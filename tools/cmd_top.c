@@ -186,7 +186,8 @@ static int add_lapse(top_frame *f, const jb_job *j, int64_t lease_us) {
 }
 
 /* One job of the walk into the counts. */
-static int count_job(top_frame *f, const jb_job *j) {
+static int count_job(const jb_job *j, void *arg) {
+  top_frame *f = arg;
   const char *name = jb_job_name(j);
   if (!chosen(f->o, name)) return JB_OK;
   top_name *t = find_name(f, name);
@@ -215,20 +216,6 @@ static int count_job(top_frame *f, const jb_job *j) {
     }
   }
   return JB_OK;
-}
-
-static int walk_jobs(top_frame *f, jb_board *b) {
-  jb_iter *it = NULL;
-  int st = jb_iter_open(&it, b, 0);
-  if (st != JB_OK) return st;
-  const jb_job *j;
-  while ((st = jb_iter_next(&j, it)) == JB_OK || st == JB_ECORRUPT) {
-    if (st == JB_ECORRUPT) continue; /* `check` reports it */
-    if (j == NULL) break;
-    if ((st = count_job(f, j)) != JB_OK) break;
-  }
-  jb_iter_close(it);
-  return st;
 }
 
 static int count_dead(const jb_dead_letter *d, void *arg) {
@@ -278,7 +265,7 @@ static int read_frame(top_frame *f, jb_board *b, const cli_opts *o) {
   if (st == JB_OK) st = jb_queues_foreach(b, add_name, f, &f->board_paused);
   if (st != JB_OK) return st;
   qsort(f->v, f->n, sizeof *f->v, by_name);
-  if ((st = walk_jobs(f, b)) != JB_OK) return st;
+  if ((st = cli_walk_jobs(b, 0, count_job, f)) != JB_OK) return st;
   if (o->n_names)
     st = jb_dead_foreach(b, count_dead, f);
   else
