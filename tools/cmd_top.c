@@ -25,7 +25,9 @@
 #define SOON_MS 60000
 /* The window of the throughput figures. */
 #define WINDOW_S 60
-/* A busy board is redrawn at most this often: each frame walks the jobs. */
+/* A busy board is redrawn at most this often, and after a pause as long
+ * as the frame took to read: each frame walks the jobs, and top is not to
+ * take more than half a CPU from the workers of a large board. */
 #define MIN_FRAME_MS 200
 
 const cli_command cli_cmd_top = {
@@ -62,7 +64,8 @@ const cli_command cli_cmd_top = {
     "Each frame walks the jobs on the board once (a streamed read, a few\n"
     "dozen jobs per short read transaction: writers are never held up), so\n"
     "a frame costs O(jobs); a busy board is redrawn at most 5 times a\n"
-    "second.\n"
+    "second, and on a large one top waits as long as a frame took to read\n"
+    "before it reads the next (half a CPU at most).\n"
     "\n"
     "On a terminal the frame is redrawn in place (ANSI clear and home);\n"
     "press q, or Ctrl-C, to quit (exit 0; the terminal's settings are\n"
@@ -557,7 +560,7 @@ static int wait_change(jb_board *b, uint64_t *cursor, int64_t ms) {
 static void sleep_ms(int64_t ms) {
   struct timespec ts = {.tv_sec = ms / 1000,
                         .tv_nsec = (long)(ms % 1000) * 1000000};
-  nanosleep(&ts, NULL); /* a signal cuts it short: the loop looks then */
+  nanosleep(&ts, NULL); /* a signal cuts it short: the caller looks then */
 }
 
 static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
@@ -591,6 +594,7 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
   for (;;) {
     int64_t drawn = cli_mono_ms();
     if ((rc = show(b, o, true, interval_ms)) != 0) break;
+    int64_t cost = cli_mono_ms() - drawn;
     int64_t due = drawn + interval_ms;
     st = JB_ETIMEDOUT;
     for (;;) {
@@ -611,8 +615,13 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
       rc = cli_fail(st);
       break;
     }
-    int64_t gap = drawn + MIN_FRAME_MS - cli_mono_ms();
-    if (st == JB_OK && gap > 0) sleep_ms(gap);
+    /* The pause before a frame a change asked for: in short sleeps, so
+     * that q (which only interrupts the board's waits) is seen soon. */
+    int64_t next = drawn + (cost * 2 > MIN_FRAME_MS ? cost * 2 : MIN_FRAME_MS);
+    for (int64_t gap; st == JB_OK && (gap = next - cli_mono_ms()) > 0;) {
+      if (k.quit || cli_caught_signal()) break;
+      sleep_ms(gap < 100 ? gap : 100);
+    }
     if (k.quit || cli_caught_signal()) break;
   }
   winch_board = NULL;
