@@ -179,6 +179,11 @@ EXTRA_DIST += tests/snooze.sh
 TESTS += tests/queues.sh
 EXTRA_DIST += tests/queues.sh
 
+# `jobboard top`: one frame as text and JSON, --name, its usage errors,
+# and live on a pty (redrawn on a post, the window's height, q, Ctrl-C).
+TESTS += tests/top.sh
+EXTRA_DIST += tests/top.sh
+
 # Running it as a service: init, --create and waiting for a board,
 # read-only boards (a read-only mount, another user's: as root), --details
 # @FILE, a 100 MB --batch line, a full disk (a small tmpfs: as root).

@@ -172,6 +172,7 @@ enum {
   OPT_MAX_SNOOZES,
   OPT_EXPIRES,
   OPT_EXPIRES_DEAD,
+  OPT_ONCE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -241,7 +242,9 @@ static const struct {
     {{"map-size", required_argument, NULL, OPT_MAP_SIZE}, CLI_O_MAPSIZE},
     {{"by-name", no_argument, NULL, OPT_BY_NAME}, CLI_O_BY_NAME},
     {{"listen", required_argument, NULL, OPT_LISTEN}, CLI_O_LISTEN},
-    {{"interval", required_argument, NULL, OPT_INTERVAL}, CLI_O_FLUSH},
+    {{"interval", required_argument, NULL, OPT_INTERVAL},
+     CLI_O_FLUSH | CLI_O_TOP},
+    {{"once", no_argument, NULL, OPT_ONCE}, CLI_O_TOP},
     {{"in-order", no_argument, NULL, OPT_IN_ORDER}, CLI_O_IN_ORDER},
     {{"history-max", required_argument, NULL, OPT_HISTORY_MAX}, CLI_O_RETAIN},
     {{"history-max-age", required_argument, NULL, OPT_HISTORY_MAX_AGE},
@@ -270,6 +273,27 @@ static bool parse_ms(const char *text, int64_t min_ms, int64_t max_ms,
 bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
                        int64_t *out) {
   return parse_ms(text, min_ms, max_ms, out);
+}
+
+int cli_walk_jobs(jb_board *b, unsigned flags,
+                  int (*visit)(const jb_job *j, void *arg), void *arg) {
+  jb_iter *it = NULL;
+  int st = jb_iter_open(&it, b, flags);
+  if (st != JB_OK) return st;
+  const jb_job *j;
+  while ((st = jb_iter_next(&j, it)) == JB_OK || st == JB_ECORRUPT) {
+    if (st == JB_ECORRUPT) continue;
+    if (j == NULL) break;
+    if ((st = visit(j, arg)) != 0) break;
+  }
+  jb_iter_close(it);
+  return st;
+}
+
+int64_t cli_mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t cli_wall_now_us(void) {
@@ -535,6 +559,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_BY_NAME: o->by_name = 1; break;
     case OPT_LISTEN: o->listen = optarg; break;
     case OPT_INTERVAL: o->flush_interval = optarg; break;
+    case OPT_ONCE: o->once = 1; break;
     case OPT_IN_ORDER: o->in_order = 1; break;
     case OPT_HISTORY_MAX: o->history_max = optarg; break;
     case OPT_HISTORY_MAX_AGE: o->history_max_age = optarg; break;

@@ -47,13 +47,15 @@ enum {
   CLI_O_MAPSIZE = 1u << 22,  /* --map-size SIZE (init) */
   CLI_O_BY_NAME = 1u << 23,  /* --by-name (stats) */
   CLI_O_LISTEN = 1u << 24,   /* --listen ADDR:PORT (metrics) */
-  CLI_O_FLUSH = 1u << 25,    /* --interval MS (flush) */
+  CLI_O_FLUSH = 1u << 25,    /* --interval MS (flush; top: SECONDS, parsed
+                                by the command) */
   CLI_O_IN_ORDER = 1u << 27, /* --in-order (claim-next, work: the names in
                                 the order given) */
   CLI_O_NAMES = 1u << 26,    /* --name NAME, repeated (claim-next, work,
                                 list, count, watch, history) */
   CLI_O_RETAIN = 1u << 28,   /* --history-max --history-max-age --dead-max
                                 --dead-max-age (retention) */
+  CLI_O_TOP = 1u << 29,      /* --interval SECONDS --once (top) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -147,7 +149,9 @@ typedef struct {
   size_t map_size;    /* --map-size, in bytes; 0 when not given */
   int by_name;        /* --by-name */
   const char *listen; /* --listen ADDR:PORT, NULL when not given */
-  const char *flush_interval; /* --interval MS (flush), NULL when not given */
+  const char *flush_interval; /* --interval MS (flush), SECONDS (top); NULL
+                                 when not given */
+  int once;           /* --once (top) */
   /* Retention (CLI_O_RETAIN): the text given, parsed by the command; NULL
    * when not given. */
   const char *history_max, *history_max_age, *dead_max, *dead_max_age;
@@ -279,8 +283,17 @@ void cli_cancel_on_signals(jb_board *b);
  * JB_EINTERRUPTED exits 128 + that signal, as a shell reports a killed one. */
 int cli_caught_signal(void);
 
+/* Call `visit` with every job on the board (jb_iter_open's `flags`), in
+ * listing order, a streamed read; a posting that does not decode is
+ * passed over (`check` reports it). A non-zero return of visit stops the
+ * walk and is returned; else JB_OK or the iterator's failure. */
+int cli_walk_jobs(jb_board *b, unsigned flags,
+                  int (*visit)(const jb_job *j, void *arg), void *arg);
+
 /* The wall clock, microseconds since the epoch. */
 int64_t cli_wall_now_us(void);
+/* CLOCK_MONOTONIC in milliseconds, for deadlines and intervals. */
+int64_t cli_mono_ms(void);
 
 /* Print a help text (stdout); return CLI_EXIT_OK. */
 int cli_help(const cli_command *cmd);
@@ -335,6 +348,7 @@ int cmd_schedule(int argc, char **argv); /* cmd_schedule.c */
 int cmd_init(int argc, char **argv);     /* cmd_init.c */
 int cmd_flush(int argc, char **argv);    /* cmd_flush.c */
 int cmd_retention(int argc, char **argv); /* cmd_retention.c */
+int cmd_top(int argc, char **argv);       /* cmd_top.c */
 
 extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_claim, cli_cmd_claim_next, cli_cmd_abandon, cli_cmd_snooze,
@@ -345,7 +359,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
     cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
     cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_rate, cli_cmd_progress,
-    cli_cmd_retention;
+    cli_cmd_retention, cli_cmd_top;
 
 /* --name, for the commands that choose jobs by name (VERB: "claim"). */
 #define CLI_HELP_NAMES(VERB, PAST)                                             \
@@ -388,6 +402,12 @@ const struct cli_pause *cli_pauses_find(const cli_pauses *p, const char *name);
 /* Is `name` paused on its own (the board's pause aside)? */
 int cli_pauses_name(const cli_pauses *p, const char *name);
 void cli_pauses_free(cli_pauses *p);
+
+/* `queues`' cap and rate columns of a name: "3/4" ("3/4*": its prefix's
+ * cap), "100/60s" ("100/60s*", and " +2.5s" while its next token is that
+ * far after now_us); "" without one. In cmd_queues.c. */
+void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
+                       int64_t now_us);
 
 /* Help text pieces every board command repeats. */
 #define CLI_HELP_BOARD_OPTIONS                                                 \

@@ -55,8 +55,6 @@ int cli_sync_connected(void) { return 0; }
 
 #include "jobboard_sync.h"
 
-#include <time.h>
-
 /* Connect and command timeouts of a command's connection: short, so that
  * an unreachable server costs a command little. */
 #define JOIN_CONNECT_MS 2000
@@ -72,12 +70,6 @@ static struct {
   char note[1200];      /* why Redis is not usable ("" when it is) */
   int64_t last_try_ms;  /* CLOCK_MONOTONIC of the last connect */
 } sy;
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int cli_sync_check(const cli_command *cmd, const cli_opts *o) {
   (void)cmd;
@@ -106,7 +98,7 @@ static int connect_attach(jb_board *b) {
   so.ns = sy.ns;
   so.connect_timeout_ms = JOIN_CONNECT_MS;
   so.command_timeout_ms = JOIN_COMMAND_MS;
-  sy.last_try_ms = mono_ms();
+  sy.last_try_ms = cli_mono_ms();
   int st = jb_sync_connect(&sy.conn, &so);
   if (st == JB_OK && (st = jb_sync_attach(b, sy.conn)) != JB_OK) {
     jb_sync_close(sy.conn);
@@ -174,7 +166,7 @@ int cli_sync_connected(void) { return sy.conn != NULL; }
 
 int cli_sync_retry(jb_board *b) {
   if (!cli_sync_pending()) return sy.conn != NULL;
-  if (mono_ms() - sy.last_try_ms < RETRY_EVERY_MS) return 0;
+  if (cli_mono_ms() - sy.last_try_ms < RETRY_EVERY_MS) return 0;
   return connect_attach(b) == JB_OK;
 }
 

@@ -248,49 +248,56 @@ typedef struct {
 static int queue_line(const jb_queue_info *q, void *arg) {
   queues_out *out = arg;
   if (out->json) {
-    json_t *n = json_string(q->name);
-    json_t *since = json_null();
-    if (q->paused && q->changed_us) {
-      char t[64];
-      cli_format_time(t, sizeof t, q->changed_us);
-      since = json_string(t);
-    }
-    json_t *next = json_null();
-    if (q->rate && q->next_token_us > out->now_us) {
-      char t[64];
-      cli_format_time(t, sizeof t, q->next_token_us);
-      next = json_string(t);
-    }
-    if (cli_json_print(json_pack(
-            "{s:o,s:I,s:b,s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:b}", "name",
-            n ? n : json_null(), "ready", (json_int_t)q->ready, "paused",
-            q->paused, "paused_since", since, "cap",
-            q->cap ? json_integer(q->cap) : json_null(), "held",
-            q->cap ? json_integer(q->held) : json_null(), "cap_each",
-            q->cap_each, "rate",
-            q->rate ? json_integer(q->rate) : json_null(), "period_s",
-            q->rate ? json_real((double)q->period_ms / 1e3) : json_null(),
-            "next_token", next ? next : json_null(), "rate_each",
-            q->rate_each)))
-      out->failed = true;
+    if (cli_json_print(cli_queue_json(q, out->now_us))) out->failed = true;
     return 0;
   }
-  char cap[32] = "", rate[64] = "";
-  if (q->cap)
-    snprintf(cap, sizeof cap, "%u/%u%s", q->held, q->cap,
-             q->cap_each ? "*" : "");
-  if (q->rate) {
-    int n = snprintf(rate, sizeof rate, "%u/%gs%s", q->rate,
-                     (double)q->period_ms / 1e3, q->rate_each ? "*" : "");
-    if (q->next_token_us > out->now_us && n > 0)
-      snprintf(rate + n, sizeof rate - (size_t)n, " +%.1fs",
-               (double)(q->next_token_us - out->now_us) / 1e6);
-  }
+  char cap[32], rate[64];
+  cli_queue_columns(cap, rate, q, out->now_us);
   printf("%8zu %-6s %-11s %-16s ", q->ready, q->paused ? "paused" : "", cap,
          rate);
   cli_put_text(stdout, q->name);
   putchar('\n');
   return 0;
+}
+
+/* The fields `queues --json` gives a name; `top --json` adds its own. */
+json_t *cli_queue_json(const jb_queue_info *q, int64_t now_us) {
+  json_t *n = json_string(q->name);
+  json_t *since = json_null();
+  if (q->paused && q->changed_us) {
+    char t[64];
+    cli_format_time(t, sizeof t, q->changed_us);
+    since = json_string(t);
+  }
+  json_t *next = json_null();
+  if (q->rate && q->next_token_us > now_us) {
+    char t[64];
+    cli_format_time(t, sizeof t, q->next_token_us);
+    next = json_string(t);
+  }
+  return json_pack(
+      "{s:o,s:I,s:b,s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:b}", "name",
+      n ? n : json_null(), "ready", (json_int_t)q->ready, "paused", q->paused,
+      "paused_since", since ? since : json_null(), "cap",
+      q->cap ? json_integer(q->cap) : json_null(), "held",
+      q->cap ? json_integer(q->held) : json_null(), "cap_each", q->cap_each,
+      "rate", q->rate ? json_integer(q->rate) : json_null(), "period_s",
+      q->rate ? json_real((double)q->period_ms / 1e3) : json_null(),
+      "next_token", next ? next : json_null(), "rate_each", q->rate_each);
+}
+
+void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
+                       int64_t now_us) {
+  cap[0] = rate[0] = '\0';
+  if (q->cap)
+    snprintf(cap, 32, "%u/%u%s", q->held, q->cap, q->cap_each ? "*" : "");
+  if (q->rate) {
+    int n = snprintf(rate, 64, "%u/%gs%s", q->rate,
+                     (double)q->period_ms / 1e3, q->rate_each ? "*" : "");
+    if (q->next_token_us > now_us && n > 0)
+      snprintf(rate + n, 64 - (size_t)n, " +%.1fs",
+               (double)(q->next_token_us - now_us) / 1e6);
+  }
 }
 
 int cmd_cap(int argc, char **argv) {

@@ -198,28 +198,25 @@ typedef struct {
   cli_pauses pauses;
 } figures;
 
+/* One job's progress report into the figures. */
+static int progress_job(const jb_job *j, void *arg) {
+  progress_fig *p = arg;
+  int64_t at = 0;
+  if (!jb_job_progress(j, NULL, NULL, &at)) return 0;
+  if (jb_job_state(j) != JB_STATE_CLAIMED) {
+    p->kept++;
+    return 0;
+  }
+  p->reporting++;
+  if (p->oldest_us == 0 || at < p->oldest_us) p->oldest_us = at;
+  return 0;
+}
+
 /* Walk the jobs for their progress reports: only on a board that ever
  * had one (its counter says so), so that others pay nothing. */
 static int read_progress(jb_board *b, const jb_stats *st, progress_fig *p) {
   if (st->events_total[JB_EVENT_PROGRESS] == 0) return JB_OK;
-  jb_iter *it = NULL;
-  int rc = jb_iter_open(&it, b, 0);
-  if (rc != JB_OK) return rc;
-  const jb_job *j;
-  while ((rc = jb_iter_next(&j, it)) == JB_OK || rc == JB_ECORRUPT) {
-    if (rc == JB_ECORRUPT) continue; /* `check` reports it */
-    if (j == NULL) break;
-    int64_t at = 0;
-    if (!jb_job_progress(j, NULL, NULL, &at)) continue;
-    if (jb_job_state(j) != JB_STATE_CLAIMED) {
-      p->kept++;
-      continue;
-    }
-    p->reporting++;
-    if (p->oldest_us == 0 || at < p->oldest_us) p->oldest_us = at;
-  }
-  jb_iter_close(it);
-  return rc;
+  return cli_walk_jobs(b, 0, progress_job, p);
 }
 
 static double mono(void) {

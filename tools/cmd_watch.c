@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 const cli_command cli_cmd_watch = {
     "watch", "print the board's events as they happen (the change log)",
@@ -152,12 +151,6 @@ static int event_chosen(bool *chosen, name_slot *slots, jb_board *b,
   return JB_OK;
 }
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Events read per transaction. */
 #define BATCH 64
 
@@ -229,14 +222,14 @@ int cmd_watch(int argc, char **argv) {
   }
   /* With --name, --timeout runs from the last event printed: the events
    * of other names do not count. */
-  int64_t deadline = o.timeout_ms >= 0 ? mono_ms() + o.timeout_ms : -1;
+  int64_t deadline = o.timeout_ms >= 0 ? cli_mono_ms() + o.timeout_ms : -1;
   uint64_t printed = 0, first = 0;
   rc = CLI_EXIT_OK;
   while (st == JB_OK && (o.count == 0 || printed < o.count)) {
     size_t n = 0;
     int64_t wait_ms = o.timeout_ms;
     if (slots && deadline >= 0) {
-      wait_ms = deadline - mono_ms();
+      wait_ms = deadline - cli_mono_ms();
       if (wait_ms < 0) wait_ms = 0;
     }
     st = jb_log_wait(ev, &n, &first, b, cursor, BATCH, wait_ms);
@@ -246,7 +239,7 @@ int cmd_watch(int argc, char **argv) {
         break;
       cursor = ev[i].seq + 1;
       if (!chosen) continue;
-      if (deadline >= 0) deadline = mono_ms() + o.timeout_ms;
+      if (deadline >= 0) deadline = cli_mono_ms() + o.timeout_ms;
       if (print_event(b, &ev[i], o.json) != 0) {
         rc = CLI_EXIT_ERROR; /* main reports a failed write to stdout */
         st = JB_EIO;
@@ -257,7 +250,7 @@ int cmd_watch(int argc, char **argv) {
     /* Caught up with the log past the deadline, the events read being of
      * other names. */
     if (st == JB_OK && slots && deadline >= 0 && n < BATCH &&
-        mono_ms() >= deadline)
+        cli_mono_ms() >= deadline)
       st = JB_ETIMEDOUT;
     /* Lines reach a pipe as the events come, not when a buffer fills. */
     if (fflush(stdout) != 0) {

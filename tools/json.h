@@ -59,6 +59,11 @@ json_t *cli_job_to_json(const jb_job *job);
  * UTC), meta. NULL only when out of memory. */
 json_t *cli_entity_to_json(const jb_entity *entity);
 
+/* A name of the board as `queues --json` gives it (jb_queue_info's fields,
+ * times as ISO-8601 UTC, the next token only while it is after now_us).
+ * NULL only when out of memory. In cmd_queues.c. */
+json_t *cli_queue_json(const jb_queue_info *q, int64_t now_us);
+
 /* Print `value` compactly on one line of stdout and decref it. Returns 0,
  * or -1 when it could not be encoded or written. */
 int cli_json_print(json_t *value);
