@@ -32,7 +32,9 @@ jobboard_SOURCES = \
 	tools/cmd_demo.c \
 	tools/cli_sync.c \
 	tools/cmd_sync.c \
-	tools/cmd_stats.c
+	tools/cmd_stats.c \
+	tools/cli_http.h \
+	tools/cli_http.c
 # The Redis sync (sync, status, --redis) only when configure found hiredis:
 # then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
 if WITH_REDIS
