@@ -417,6 +417,10 @@ tests_test_stats_LDADD = $(JB_TEST_LIBS)
 endif
 TESTS += tests/metrics.sh
 EXTRA_DIST += tests/metrics.sh
+# tests/web.sh: `jobboard web`'s pages, escaping, refusals and /events
+# (skipped when built without libmicrohttpd).
+TESTS += tests/web.sh
+EXTRA_DIST += tests/web.sh
 
 # The executable model of a board, against the board (Python binding).
 TESTS += tests/model.sh
