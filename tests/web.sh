@@ -182,6 +182,21 @@ for path in ["/nope", "/job/not-a-uuid", "/job/01a23f62-0000-7000-8000-000000000
     code, body, _ = get(path)
     check("GET %s: 404 with a page" % path, code == 404 and "<h1>404" in body, code)
 
+# A client that sends half a request and stops stalls nobody else; a
+# request line and headers beyond the bound are refused, and the server
+# goes on.
+slow = socket.create_connection(("127.0.0.1", port), timeout=5)
+slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+t0 = time.monotonic()
+code, body, _ = get("/")
+check("a stalled client stalls no other", code == 200 and time.monotonic() - t0 < 2,
+      (code, time.monotonic() - t0))
+slow.close()
+code, body, _ = get("/jobs?q=" + "x" * 20000)
+check("a request beyond 16 KiB refused", code in (413, 414, 431), code)
+code, body, _ = get("/")
+check("the server goes on", code == 200, code)
+
 # /events: a post made after connecting arrives within a second.
 s = socket.create_connection(("127.0.0.1", port), timeout=5)
 s.sendall(("GET /events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port).encode())
