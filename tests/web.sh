@@ -37,6 +37,10 @@ for a in 0.0.0.0:0 :0 '[::]:0' 192.0.2.1:8080; do
   else expect_error 2 "not a loopback" "--listen $a"; fi
   expect_stderr "--token" "--listen $a: the token to come is named"
 done
+for a in 127.0.0.1:99999 127.0.0.1:http 127.0.0.1:-1; do
+  run "$JOBBOARD" web --listen "$a" --board "$TMP/refused"
+  expect_error 2 "the port is a number from 0 to 65535" "--listen $a"
+done
 [ -e "$TMP/refused" ] && fail "a refused --listen made the board"
 end
 

@@ -54,6 +54,13 @@ int cli_http_listen(const cli_command *cmd, const char *spec,
                          spec, strcmp(cmd->name, "metrics") == 0 ? "9464"
                                                                  : "8080"),
            -1;
+  /* getaddrinfo takes any number and wraps it (99999 is 34463). */
+  const char *port = colon + 1;
+  size_t pl = strspn(port, "0123456789");
+  if (port[pl] != 0 || pl > 5 || strtoul(port, NULL, 10) > 65535)
+    return cli_cmd_usage(cmd, "--listen %s: the port is a number from 0 to "
+                              "65535 (0: a free one)", spec),
+           -1;
   char *host = where->host;
   size_t hl = (size_t)(colon - spec);
   if (hl >= sizeof where->host)
@@ -72,7 +79,7 @@ int cli_http_listen(const cli_command *cmd, const char *spec,
                            .ai_socktype = SOCK_STREAM,
                            .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
   struct addrinfo *ai = NULL;
-  int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+  int g = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
   if (g != 0)
     return cli_cmd_usage(cmd, "--listen %s: %s", spec, gai_strerror(g)), -1;
   if (loopback_only)
