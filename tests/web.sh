@@ -95,6 +95,27 @@ def check(name, cond, detail=""):
 def no_raw(body):
     return [r for r in RAW if r in body]
 
+from html.parser import HTMLParser
+class Balance(HTMLParser):
+    """Every element closed in order (void elements aside)."""
+    VOID = {"meta", "link", "input", "br", "img", "hr"}
+    def __init__(self):
+        super().__init__()
+        self.open, self.bad = [], []
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(tag)
+    def handle_endtag(self, tag):
+        if not self.open or self.open[-1] != tag:
+            self.bad.append((tag, self.open[-3:]))
+        elif self.open:
+            self.open.pop()
+
+def balanced(body):
+    b = Balance()
+    b.feed(body)
+    return not b.bad and not b.open, (b.bad[:3], b.open)
+
 pages = {}
 for path, want in [("/", ["Jobs by name", "bulk.item", "oldest ready waits",
                           "Claims lapsing within 30 s", held, "map use",
@@ -114,6 +135,8 @@ for path, want in [("/", ["Jobs by name", "bulk.item", "oldest ready waits",
     check("GET %s: 200 with %s" % (path, want), code == 200 and not missing,
           "code %d, missing %s" % (code, missing))
     check("GET %s: nothing of the board unescaped" % path, not no_raw(body), no_raw(body))
+    ok, why = balanced(body)
+    check("GET %s: every element closed in order" % path, ok, why)
     check("GET %s: text/html, a Content-Security-Policy" % path,
           h.get("Content-Type", "").startswith("text/html") and
           "script-src 'self'" in h.get("Content-Security-Policy", ""), dict(h))
