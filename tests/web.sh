@@ -199,6 +199,17 @@ check("/static/web.css", code == 200 and h.get("Content-Type", "").startswith("t
 for host in ["evil.example:%d" % port, "127.0.0.1:1", "attacker.test"]:
     code, body, _ = get("/", headers={"Host": host})
     check("Host: %s refused (421)" % host, code == 421, code)
+raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+raw.sendall(b"GET / HTTP/1.0\r\n\r\n")
+answer = b""
+while True:
+    chunk = raw.recv(4096)
+    if not chunk:
+        break
+    answer += chunk
+raw.close()
+check("no Host header refused (421)", answer.startswith(b"HTTP/1.") and b" 421 " in answer.split(b"\r\n")[0],
+      answer[:200])
 code, body, _ = get("/", headers={"Host": "localhost:%d" % port})
 check("Host: localhost:PORT taken", code == 200, code)
 code, body, h = get("/", method="POST")

@@ -50,10 +50,10 @@ const cli_command cli_cmd_web = {
     "\n"
     "Security: the pages have no login yet, so they are served on a\n"
     "loopback address only (another address is refused: exit 2; a\n"
-    "--token option is to come). A request whose Host header names\n"
-    "another host than the listening address or localhost is refused with\n"
-    "421, so that a web page elsewhere cannot read the board through DNS\n"
-    "rebinding. The pages send a Content-Security-Policy that allows only\n"
+    "--token option is to come). A request whose Host header is missing or\n"
+    "names another host than the listening address or localhost is\n"
+    "refused with 421, so that a web page elsewhere cannot read the board\n"
+    "through DNS rebinding. The pages send a Content-Security-Policy that allows only\n"
     "their own stylesheet and script. At most 32 connections at once, a\n"
     "request's line and headers within 16 KiB, and an idle connection\n"
     "closed after 20 s.\n"
@@ -443,7 +443,12 @@ static unsigned page_overview(page *p, web_ctx *c,
     fputs("<tr><td>", f);
     jobs_link(f, "name", r->name, r->name);
     fputs("</td>", f);
-    for (int s = 0; s < JB_STATS_STATES; s++) td_n(f, r->n[s]);
+    for (int s = 0; s < JB_STATS_STATES; s++) {
+      /* A count links to those jobs. */
+      fputs("<td class=\"n\"><a href=\"/jobs?name=", f);
+      web_url_esc(f, r->name);
+      fprintf(f, "&amp;state=%s\">%zu</a></td>", where_names[s], r->n[s]);
+    }
     fputs("<td class=\"n\">", f);
     if (r->oldest_ready_us) web_duration(f, st.now_us - r->oldest_ready_us);
     else fputs("-", f);
