@@ -422,6 +422,20 @@ tests_test_stats_LDADD = $(JB_TEST_LIBS)
 endif
 TESTS += tests/metrics.sh
 EXTRA_DIST += tests/metrics.sh
+# tests/web.sh: `jobboard web`'s pages, escaping, refusals and /events
+# (skipped when built without libmicrohttpd).
+TESTS += tests/web.sh
+EXTRA_DIST += tests/web.sh
+# test_web_html: the pages' one escape (tools/web_html.c), on its own.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_web_html
+TESTS += tests/test_web_html
+tests_test_web_html_SOURCES = tests/test_web_html.c tools/web_html.c \
+	tools/web_html.h tools/json.c
+tests_test_web_html_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_test_web_html_LDADD = libjobboard.la $(CMOCKA_LIBS) $(JANSSON_LIBS) \
+	$(MSGPACK_LIBS)
+endif
 
 # The executable model of a board, against the board (Python binding).
 TESTS += tests/model.sh

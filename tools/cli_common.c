@@ -789,7 +789,7 @@ int cli_need_who(const cli_command *cmd, const cli_opts *o) {
 
 static int hexdigit(int c) { return isxdigit(c) != 0; }
 
-int cli_check_uuid(const char *what, const char *text) {
+bool cli_is_uuid(const char *text) {
   int ok = strlen(text) == 36;
   for (int i = 0; ok && i < 36; i++) {
     if (i == 8 || i == 13 || i == 18 || i == 23)
@@ -797,7 +797,11 @@ int cli_check_uuid(const char *what, const char *text) {
     else
       ok = hexdigit((unsigned char)text[i]);
   }
-  if (ok) return 0;
+  return ok;
+}
+
+int cli_check_uuid(const char *what, const char *text) {
+  if (cli_is_uuid(text)) return 0;
   return cli_usage_error("%s: '%.64s' is not a uuid (expected 36 characters "
                          "like 3f0d7e9c-1b2a-4c5d-8e6f-0a1b2c3d4e5f)",
                          what, text);

@@ -264,6 +264,8 @@ int cli_need_who(const cli_command *cmd, const cli_opts *opts);
 /* A job uuid operand must be 36 characters of uuid text. Returns 0 or,
  * after printing the same message the library gives, CLI_EXIT_USAGE. */
 int cli_check_uuid(const char *what, const char *text);
+/* The same test, silent: is `text` 36 characters of uuid text? */
+bool cli_is_uuid(const char *text);
 
 /* Seconds as an operand (fractions allowed) to milliseconds within
  * min_ms..max_ms: false when `text` is not such a number. */
@@ -339,6 +341,7 @@ int cmd_work(int argc, char **argv);      /* cmd_work.c */
 int cmd_watch(int argc, char **argv);
 int cmd_stats(int argc, char **argv);   /* cmd_stats.c */
 int cmd_metrics(int argc, char **argv); /* cmd_stats.c */
+int cmd_web(int argc, char **argv);     /* cmd_web.c */
 int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
 int cmd_status(int argc, char **argv); /* cmd_sync.c */
 int cmd_cancel(int argc, char **argv); /* cmd_life.c */
@@ -359,7 +362,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
     cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
     cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_rate, cli_cmd_progress,
-    cli_cmd_retention, cli_cmd_top;
+    cli_cmd_retention, cli_cmd_top, cli_cmd_web;
 
 /* --name, for the commands that choose jobs by name (VERB: "claim"). */
 #define CLI_HELP_NAMES(VERB, PAST)                                             \

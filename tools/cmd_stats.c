@@ -22,11 +22,10 @@
 #endif
 
 #ifdef JB_WITH_MICROHTTPD
-#include <microhttpd.h>
-#include <netdb.h>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <unistd.h>
+
+#include "cli_http.h"
 #endif
 
 const cli_command cli_cmd_stats = {
@@ -805,21 +804,6 @@ typedef struct {
   pthread_mutex_t lock; /* one scrape at a time */
 } serve_ctx;
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code,
-                             const char *type, char *body, size_t len,
-                             bool owned) {
-  struct MHD_Response *r = MHD_create_response_from_buffer(
-      len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-  if (r == NULL) {
-    if (owned) free(body);
-    return MHD_NO;
-  }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  enum MHD_Result ret = MHD_queue_response(conn, code, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -833,12 +817,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   static char not_allowed[] = "405 method not allowed: use GET\n";
   static char failed[] = "500 the board could not be read\n";
   if (strcmp(url, "/metrics") != 0)
-    return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
-                 not_found, sizeof not_found - 1, false);
+    return cli_http_reply(conn, MHD_HTTP_NOT_FOUND,
+                          "text/plain; charset=utf-8", not_found,
+                          sizeof not_found - 1, false, NULL);
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-    return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                 "text/plain; charset=utf-8", not_allowed,
-                 sizeof not_allowed - 1, false);
+    return cli_http_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                          "text/plain; charset=utf-8", not_allowed,
+                          sizeof not_allowed - 1, false, NULL);
   figures f;
   char *body = NULL;
   size_t len = 0;
@@ -849,93 +834,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   }
   pthread_mutex_unlock(&c->lock);
   if (body == NULL)
-    return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                 "text/plain; charset=utf-8", failed, sizeof failed - 1,
-                 false);
-  return reply(conn, MHD_HTTP_OK, CONTENT_TYPE, body, len, true);
+    return cli_http_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                          "text/plain; charset=utf-8", failed,
+                          sizeof failed - 1, false, NULL);
+  return cli_http_reply(conn, MHD_HTTP_OK, CONTENT_TYPE, body, len, true,
+                        NULL);
 }
 
-/* A listening socket on ADDR:PORT, or -1 with the usage message printed. */
-static int listen_on(const char *spec) {
-  const char *colon = strrchr(spec, ':');
-  if (colon == NULL || colon[1] == 0)
-    return cli_cmd_usage(&cli_cmd_metrics,
-                         "--listen %s: give ADDR:PORT (127.0.0.1:9464)",
-                         spec),
-           -1;
-  char host[256];
-  size_t hl = (size_t)(colon - spec);
-  if (hl >= sizeof host)
-    return cli_cmd_usage(&cli_cmd_metrics, "--listen: address too long"), -1;
-  memcpy(host, spec, hl);
-  host[hl] = 0;
-  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-    memmove(host, host + 1, hl - 2);
-    host[hl - 2] = 0;
-  }
-  struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                           .ai_socktype = SOCK_STREAM,
-                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-  struct addrinfo *ai = NULL;
-  int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
-  if (g != 0)
-    return cli_cmd_usage(&cli_cmd_metrics, "--listen %s: %s", spec,
-                         gai_strerror(g)),
-           -1;
-  int fd = -1, err = 0;
-  for (struct addrinfo *a = ai; a; a = a->ai_next) {
-    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      err = errno;
-      continue;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 64) == 0)
-      break;
-    err = errno;
-    close(fd);
-    fd = -1;
-  }
-  freeaddrinfo(ai);
-  if (fd < 0)
-    cli_cmd_usage(&cli_cmd_metrics, "--listen %s: %s", spec,
-                  err == EADDRINUSE ? "the address is in use (another "
-                                      "process listens on that port)"
-                                    : strerror(err));
-  return fd;
-}
-
-static int serve(jb_board *b, const char *spec, bool by_name) {
-  int fd = listen_on(spec);
-  if (fd < 0) return CLI_EXIT_USAGE;
-  /* SIGINT and SIGTERM are taken with sigwait, here: blocked before the
-   * server's thread starts, so it inherits the mask and never gets them. */
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+/* One polling thread for every connection: a scrape is short and holds
+ * no connection open, so a thread each would buy nothing. */
+static int serve(jb_board *b, int fd, const char *spec, bool by_name) {
   serve_ctx c = {.b = b, .by_name = by_name};
   pthread_mutex_init(&c.lock, NULL);
-  struct MHD_Daemon *d = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-      on_request, &c, MHD_OPTION_LISTEN_SOCKET, fd,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
-  if (d == NULL) {
-    close(fd);
-    pthread_mutex_destroy(&c.lock);
-    fprintf(stderr, "jobboard: metrics: the HTTP server did not start\n");
-    return CLI_EXIT_ERROR;
-  }
-  fprintf(stderr, "jobboard: metrics: serving http://%s/metrics\n", spec);
-  int sig = 0;
-  while (sigwait(&set, &sig) != 0) {
-  }
-  MHD_stop_daemon(d);
-  close(fd);
+  cli_http_server s = {.what = "metrics",
+                       .handler = on_request,
+                       .cls = &c,
+                       .connection_limit = 64,
+                       .memory_limit = 32 * 1024,
+                       .timeout_s = 30};
+  char url[300];
+  snprintf(url, sizeof url, "http://%s/metrics", spec);
+  int rc = cli_http_serve(fd, &s, url);
   pthread_mutex_destroy(&c.lock);
-  return CLI_EXIT_OK;
+  return rc;
 }
 
 #endif /* JB_WITH_MICROHTTPD */
@@ -950,11 +871,25 @@ int cmd_metrics(int argc, char **argv) {
                          "--listen: this jobboard was built without HTTP "
                          "support (libmicrohttpd)");
 #endif
+#ifdef JB_WITH_MICROHTTPD
+  /* The socket first: a bad or busy address changes nothing. */
+  int fd = -1;
+  cli_http_addr where;
+  if (o.listen &&
+      (fd = cli_http_listen(&cli_cmd_metrics, o.listen, false, NULL,
+                            &where)) < 0)
+    return CLI_EXIT_USAGE;
+#endif
   jb_board *b = NULL;
-  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) {
+#ifdef JB_WITH_MICROHTTPD
+    if (fd >= 0) close(fd);
+#endif
+    return rc;
+  }
 #ifdef JB_WITH_MICROHTTPD
   if (o.listen) {
-    rc = serve(b, o.listen, o.by_name);
+    rc = serve(b, fd, o.listen, o.by_name);
     jb_board_close(b);
     return rc;
   }

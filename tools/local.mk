@@ -33,7 +33,12 @@ jobboard_SOURCES = \
 	tools/cli_sync.c \
 	tools/cmd_sync.c \
 	tools/cmd_stats.c \
-	tools/cmd_top.c
+	tools/cmd_top.c \
+	tools/cli_http.h \
+	tools/cli_http.c \
+	tools/web_html.h \
+	tools/web_html.c \
+	tools/cmd_web.c
 # The Redis sync (sync, status, --redis) only when configure found hiredis:
 # then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
 if WITH_REDIS

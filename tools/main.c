@@ -55,6 +55,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_stats, "stats", NULL, cmd_stats},
     {&cli_cmd_metrics, "metrics", NULL, cmd_metrics},
     {&cli_cmd_top, "top", NULL, cmd_top},
+    {&cli_cmd_web, "web", NULL, cmd_web},
     {NULL, "demo", "run a demonstration: post jobs, race workers, verify", cmd_demo},
 };
 const size_t cli_ncommands = sizeof cli_commands / sizeof cli_commands[0];

@@ -1,0 +1,286 @@
+#!/bin/bash
+# tests/web.sh - `jobboard web` end to end, with python3's urllib: every
+# page answers with what the board holds, a filter narrows the list and
+# the cursor pages it, the text of jobs made to inject markup (in their
+# details, reasons, owners and names) comes back escaped, a foreign Host
+# header, a POST and a non-loopback --listen are refused, /events
+# delivers a post made after connecting within a second, and anything
+# else is 404.
+#
+# Under `make check` the working directory is the build directory.
+set -u
+. "$(dirname "$0")/lib/harness.sh"
+
+program JOBBOARD ./jobboard
+PY=/usr/bin/python3
+
+TMP=$(mktemp -d)
+SERVER=
+cleanup() {
+  if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
+  rm -rf "$TMP"
+}
+at_exit cleanup
+export JOBBOARD_DIR=$TMP/board
+jb() { "$JOBBOARD" --durability none "$@"; }
+
+if "$JOBBOARD" web --listen 127.0.0.1:0 --board "$TMP/none" 2>&1 |
+  grep -q "without HTTP support"; then
+  skip_all "built without libmicrohttpd"
+fi
+
+# Refused before anything is opened: no board is made.
+begin "a non-loopback --listen is refused (exit 2, the reason said)"
+for a in 0.0.0.0:0 :0 '[::]:0' 192.0.2.1:8080; do
+  run "$JOBBOARD" web --listen "$a" --board "$TMP/refused"
+  if [ "$a" = :0 ]; then expect_error 2 "every address" "--listen $a"
+  else expect_error 2 "not a loopback" "--listen $a"; fi
+  expect_stderr "--token" "--listen $a: the token to come is named"
+done
+for a in 127.0.0.1:99999 127.0.0.1:http 127.0.0.1:-1; do
+  run "$JOBBOARD" web --listen "$a" --board "$TMP/refused"
+  expect_error 2 "the port is a number from 0 to 65535" "--listen $a"
+done
+[ -e "$TMP/refused" ] && fail "a refused --listen made the board"
+end
+
+XSS_SCRIPT='<script>alert(1)</script>'
+XSS_IMG='"><img src=x onerror=alert(1)>'
+jb post alpha --priority high --details "{\"note\": \"$XSS_SCRIPT\"}" >/dev/null || die "post"
+jb post alpha --details "{\"note\": \"\\\"><img src=x onerror=alert(1)>\"}" >/dev/null || die "post"
+jb post "$XSS_SCRIPT" >/dev/null || die "post a job named like a script"
+jb post "$XSS_IMG" >/dev/null || die "post a job named like an img"
+for i in $(seq 60); do echo "{\"name\": \"bulk.item\", \"details\": {\"i\": $i}}"; done |
+  jb post --batch >/dev/null || die "post 60 bulk jobs"
+held=$(jb claim-next --who "w<b>1" --lease 20 --name alpha) || die "claim alpha"
+dead=$(jb post beta --details '{"k": 1}') || die "post beta"
+jb claim --who "$XSS_IMG" "$dead" >/dev/null || die "claim beta"
+jb abandon --who "$XSS_IMG" --dead --reason "$XSS_SCRIPT" "$dead" || die "beta to the dead letters"
+jb schedule add nightly --every 3600 --job-name report >/dev/null || die "schedule add"
+
+"$JOBBOARD" web --listen 127.0.0.1:0 2>"$TMP/server.err" &
+SERVER=$!
+PORT=
+for i in $(seq 100); do
+  PORT=$(sed -n 's|^jobboard: web: listening on http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$TMP/server.err")
+  [ -n "$PORT" ] && break
+  sleep 0.05
+done
+[ -n "$PORT" ] || { show_file "$TMP/server.err"; die "the server said no port"; }
+pass "--listen 127.0.0.1:0 says the port it picked"
+
+# The checks, in one Python program: one TAP line each, read back below.
+"$PY" - "$PORT" "$held" "$dead" "$JOBBOARD" >"$TMP/checks" 2>&1 <<'PYEOF'
+import json, re, socket, subprocess, sys, time, urllib.error, urllib.request
+port, held, dead, jobboard = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+base = "http://127.0.0.1:%d" % port
+RAW = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>"]
+
+def get(path, headers=None, method="GET"):
+    req = urllib.request.Request(base + path, headers=headers or {}, method=method)
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *a, **k): return None
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        r = opener.open(req, timeout=10)
+        return r.status, r.read().decode(), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(), e.headers
+
+def check(name, cond, detail=""):
+    print(("ok" if cond else "not ok") + " - " + name)
+    if not cond and detail:
+        print("# " + str(detail)[:2000].replace("\n", "\n# "))
+
+def no_raw(body):
+    return [r for r in RAW if r in body]
+
+from html.parser import HTMLParser
+class Balance(HTMLParser):
+    """Every element closed in order (void elements aside)."""
+    VOID = {"meta", "link", "input", "br", "img", "hr"}
+    def __init__(self):
+        super().__init__()
+        self.open, self.bad = [], []
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(tag)
+    def handle_endtag(self, tag):
+        if not self.open or self.open[-1] != tag:
+            self.bad.append((tag, self.open[-3:]))
+        elif self.open:
+            self.open.pop()
+
+def balanced(body):
+    b = Balance()
+    b.feed(body)
+    return not b.bad and not b.open, (b.bad[:3], b.open)
+
+pages = {}
+for path, want in [("/", ["Jobs by name", "bulk.item", "oldest ready waits",
+                          "Claims lapsing within 30 s", held, "map use",
+                          "readers", "dead letters"]),
+                   ("/jobs", ["bulk.item", "alpha", "next 50"]),
+                   ("/job/" + held, ["claimed", "lease deadline", "w&lt;b&gt;1",
+                                     "&lt;script&gt;alert(1)&lt;/script&gt;"]),
+                   ("/job/" + dead, ["history record", "dead", "Dead letter"]),
+                   ("/claims", [held, "w&lt;b&gt;1", "lease deadline"]),
+                   ("/dead", ["buried",
+                              "&lt;script&gt;alert(1)&lt;/script&gt;", dead]),
+                   ("/schedules", ["nightly", "report", "every"])]:
+    code, body, h = get(path)
+    pages[path] = body
+    path = path.replace(held, "HELD").replace(dead, "DEAD")
+    missing = [w for w in want if w not in body]
+    check("GET %s: 200 with %s" % (path, want), code == 200 and not missing,
+          "code %d, missing %s" % (code, missing))
+    check("GET %s: nothing of the board unescaped" % path, not no_raw(body), no_raw(body))
+    ok, why = balanced(body)
+    check("GET %s: every element closed in order" % path, ok, why)
+    check("GET %s: text/html, a Content-Security-Policy" % path,
+          h.get("Content-Type", "").startswith("text/html") and
+          "script-src 'self'" in h.get("Content-Security-Policy", ""), dict(h))
+
+# The jobs named like markup show as text, on the overview and the list.
+for path in ["/", "/jobs"]:
+    body = pages[path]
+    check(path + ": the job named <script> shows as text",
+          "&lt;script&gt;alert(1)&lt;/script&gt;" in body)
+    check(path + ": the job named \"><img> shows as text",
+          "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in body)
+# The details of the jobs made to inject markup, on their pages.
+code, body, _ = get("/jobs?q=onerror")
+uuids = re.findall(r'href="/job/([0-9a-f-]{36})"', body)
+check("/jobs?q=TEXT finds the job by its details", code == 200 and len(uuids) == 1, body[-1500:])
+if uuids:
+    code, body, _ = get("/job/" + uuids[0])
+    check("its details come back escaped",
+          code == 200 and "&lt;img src=x onerror=alert(1)&gt;" in body and not no_raw(body),
+          no_raw(body))
+
+# Filters narrow the list.
+code, body, _ = get("/jobs?name=alpha")
+names = re.findall(r'<tr><td><a href="/job/[^"]*">[^<]*</a></td><td>([^<]*)</td>', body)
+check("name=alpha: the two alpha jobs only", names == ["alpha", "alpha"], names)
+code, body, _ = get("/jobs?name=bulk.*&state=unclaimed")
+n = len(re.findall(r'<tr><td><a href="/job/', body))
+check("name=bulk.* (a prefix): a page of 50", n == 50, n)
+m = re.search(r'<a rel="next" href="([^"]*)"', body)
+check("a full page links to the next", m is not None)
+if m:
+    code, body2, _ = get(m.group(1).replace("&amp;", "&"))
+    n2 = len(re.findall(r'<tr><td><a href="/job/', body2))
+    first = set(re.findall(r'href="/job/([0-9a-f-]{36})"', body))
+    second = set(re.findall(r'href="/job/([0-9a-f-]{36})"', body2))
+    check("the next page: the other 10, none seen before",
+          n2 == 10 and not (first & second) and 'rel="next"' not in body2, (n2, first & second))
+code, body, _ = get("/jobs?state=claimed")
+check("state=claimed: the held job only",
+      re.findall(r'href="/job/([0-9a-f-]{36})"', body) == [held], body[-1500:])
+code, body, _ = get("/jobs?owner=" + urllib.request.quote("w<b>1"))
+check("owner=: the owner's job only",
+      re.findall(r'href="/job/([0-9a-f-]{36})"', body) == [held])
+code, body, h = get("/jobs?q=" + held)
+check("q=UUID goes to the job (303)", code == 303 and h.get("Location") == "/job/" + held,
+      (code, dict(h)))
+code, body, _ = get("/jobs?state=bogus")
+check("a bad filter: 400 naming it", code == 400 and "state" in body, code)
+code, body, _ = get("/jobs?after=9-1")
+check("a bad cursor: 400", code == 400, code)
+
+# The built-in assets.
+code, body, h = get("/static/web.js")
+check("/static/web.js: the script, listening to /events",
+      code == 200 and "EventSource('/events')" in body and "innerHTML" not in body)
+code, body, h = get("/static/web.css")
+check("/static/web.css", code == 200 and h.get("Content-Type", "").startswith("text/css"))
+
+# Refusals.
+for host in ["evil.example:%d" % port, "127.0.0.1:1", "attacker.test"]:
+    code, body, _ = get("/", headers={"Host": host})
+    check("Host: %s refused (421)" % host, code == 421, code)
+raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+raw.sendall(b"GET / HTTP/1.0\r\n\r\n")
+answer = b""
+while True:
+    chunk = raw.recv(4096)
+    if not chunk:
+        break
+    answer += chunk
+raw.close()
+check("no Host header refused (421)", answer.startswith(b"HTTP/1.") and b" 421 " in answer.split(b"\r\n")[0],
+      answer[:200])
+code, body, _ = get("/", headers={"Host": "localhost:%d" % port})
+check("Host: localhost:PORT taken", code == 200, code)
+code, body, h = get("/", method="POST")
+check("POST: 405, Allow: GET, HEAD", code == 405 and "GET" in h.get("Allow", ""), (code, dict(h)))
+code, body, h = get("/jobs", method="HEAD")
+check("HEAD: 200", code == 200, code)
+for path in ["/nope", "/job/not-a-uuid", "/job/01a23f62-0000-7000-8000-000000000000", "/jobs/"]:
+    code, body, _ = get(path)
+    check("GET %s: 404 with a page" % path, code == 404 and "<h1>404" in body, code)
+
+# A client that sends half a request and stops stalls nobody else; a
+# request line and headers beyond the bound are refused, and the server
+# goes on.
+slow = socket.create_connection(("127.0.0.1", port), timeout=5)
+slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+t0 = time.monotonic()
+code, body, _ = get("/")
+check("a stalled client stalls no other", code == 200 and time.monotonic() - t0 < 2,
+      (code, time.monotonic() - t0))
+slow.close()
+code, body, _ = get("/jobs?q=" + "x" * 20000)
+check("a request beyond 16 KiB refused", code in (413, 414, 431), code)
+code, body, _ = get("/")
+check("the server goes on", code == 200, code)
+
+# /events: a post made after connecting arrives within a second.
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(("GET /events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port).encode())
+buf = b""
+while b"\r\n\r\n" not in buf or b"\n\n" not in buf.split(b"\r\n\r\n", 1)[1]:
+    buf += s.recv(4096)
+head, rest = buf.split(b"\r\n\r\n", 1)
+check("/events: 200 text/event-stream", b" 200 " in head.split(b"\r\n")[0] and
+      b"text/event-stream" in head, head)
+t0 = time.monotonic()
+uuid = subprocess.run([jobboard, "--durability", "none", "post", "live.one"],
+                      capture_output=True, text=True, check=True).stdout.strip()
+s.settimeout(1.0)
+got = None
+try:
+    while got is None and time.monotonic() - t0 < 1.0:
+        rest += s.recv(4096)
+        for line in rest.decode(errors="replace").splitlines():
+            if line.startswith("data: "):
+                e = json.loads(line[6:])
+                if e.get("uuid") == uuid:
+                    got = e
+except socket.timeout:
+    pass
+dt = time.monotonic() - t0
+print("# /events: the post arrived after %.3f s" % dt)
+check("/events delivers the post within 1 s",
+      got is not None and got["type"] == "POSTED" and got["name"] == "live.one" and dt < 1.0,
+      (got, rest[-500:]))
+s.close()
+PYEOF
+rc=$?
+while IFS= read -r line; do
+  case $line in
+  "ok - "*) pass "${line#ok - }" ;;
+  "not ok - "*) fail "${line#not ok - }" ;;
+  *) printf '%s\n' "$line" ;; # the diagnostics, already "# ..."
+  esac
+done <"$TMP/checks"
+[ $rc = 0 ] || fail "the Python checks ended with $rc"
+
+begin "SIGTERM: exit 0"
+kill -TERM "$SERVER"
+wait "$SERVER"; rc=$?
+SERVER=
+[ $rc = 0 ] || fail "exit $rc"
+end
+
+finish
