@@ -98,6 +98,7 @@ int cmd_web(int argc, char **argv) {
 
 #include "cli_http.h"
 #include "json.h"
+#include "web.h"
 #include "web_html.h"
 
 /* ---------------------------------------------------------- the server */
@@ -107,13 +108,6 @@ int cmd_web(int argc, char **argv) {
 #define ROWS_MAX 1000    /* rows of /claims and the overview's lists */
 #define EVENTS_BATCH 16  /* events read per wait of /events */
 #define KEEPALIVE_MS 5000 /* /events: a comment after this long idle */
-
-typedef struct {
-  jb_board *b;
-  /* The Host header values taken (case aside): the listening address,
-   * localhost, 127.0.0.1 and [::1], each with the port. */
-  char hosts[4][300];
-} web_ctx;
 
 static const char *const security_headers[] = {
     "Content-Security-Policy",
@@ -126,40 +120,29 @@ static const char *const security_headers[] = {
     "Cache-Control", "no-store",
     NULL};
 
-/* A page being written: its body, its status, where a redirect goes. */
-typedef struct {
-  FILE *f;
-  char *buf;
-  size_t len;
-  unsigned code;
-  char error[600];    /* code >= 400: what the error page says */
-  char location[80];  /* code 303: where to */
-  int64_t now_us;
-} page;
-
 /* Fail the page with `code` and a message (the board's, when `st` is a
  * JB_* failure: jb_errmsg of this thread). */
-static unsigned page_fail(page *p, unsigned code, const char *msg) {
+unsigned web_fail(web_page *p, unsigned code, const char *msg) {
   p->code = code;
   snprintf(p->error, sizeof p->error, "%s", msg);
   return code;
 }
 
-static unsigned board_fail(page *p, int st) {
+unsigned web_board_fail(web_page *p, int st) {
   (void)st;
-  return page_fail(p, MHD_HTTP_INTERNAL_SERVER_ERROR, jb_errmsg());
+  return web_fail(p, MHD_HTTP_INTERNAL_SERVER_ERROR, jb_errmsg());
 }
 
-static const char *arg(struct MHD_Connection *conn, const char *key) {
+const char *web_arg(struct MHD_Connection *conn, const char *key) {
   const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
   return v && v[0] ? v : NULL;
 }
 
 /* A number cell. */
-static void td_n(FILE *f, size_t n) { fprintf(f, "<td class=\"n\">%zu</td>", n); }
+void web_td_n(FILE *f, size_t n) { fprintf(f, "<td class=\"n\">%zu</td>", n); }
 
 /* A link to a job: its uuid, or `label` when given. */
-static void job_link(FILE *f, const char *uuid, const char *label) {
+void web_job_link(FILE *f, const char *uuid, const char *label) {
   fputs("<a href=\"/job/", f);
   web_url_esc(f, uuid);
   fputs("\">", f);
@@ -168,7 +151,7 @@ static void job_link(FILE *f, const char *uuid, const char *label) {
 }
 
 /* A link to /jobs with one filter. */
-static void jobs_link(FILE *f, const char *key, const char *value,
+void web_jobs_link(FILE *f, const char *key, const char *value,
                       const char *label) {
   fprintf(f, "<a href=\"/jobs?%s=", key);
   web_url_esc(f, value);
@@ -178,7 +161,7 @@ static void jobs_link(FILE *f, const char *key, const char *value,
 }
 
 /* The details (or a result) as indented JSON in <pre>. */
-static void pre_json(FILE *f, const void *data, size_t len) {
+void web_pre_json(FILE *f, const void *data, size_t len) {
   json_t *v = data && len ? cli_msgpack_to_json(data, len) : json_object();
   char *text = v ? json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
   fputs("<pre>", f);
@@ -189,7 +172,7 @@ static void pre_json(FILE *f, const void *data, size_t len) {
 }
 
 /* The details as one line of JSON (malloc'ed; NULL: none or no memory). */
-static char *details_line(const jb_job *j) {
+char *web_details_line(const jb_job *j) {
   size_t len = 0;
   const void *d = jb_job_details(j, &len);
   json_t *v = d && len ? cli_msgpack_to_json(d, len) : NULL;
@@ -199,17 +182,17 @@ static char *details_line(const jb_job *j) {
 }
 
 /* Where a job on the board is: unclaimed, claimed or delayed. */
-static int job_where(const jb_job *j) {
+int web_job_where(const jb_job *j) {
   if (jb_job_state(j) == JB_STATE_CLAIMED) return JB_STATS_CLAIMED;
   return jb_job_not_before(j) ? JB_STATS_DELAYED : JB_STATS_UNCLAIMED;
 }
-static const char *const where_names[JB_STATS_STATES] = {"unclaimed",
+const char *const web_where_names[JB_STATS_STATES] = {"unclaimed",
                                                          "claimed", "delayed"};
 
 /* Walk the board's jobs in listing order: `visit` returns non-zero to
  * stop. Postings that do not decode are passed over (`check` reports
  * them). */
-static int each_job(jb_board *b, int (*visit)(const jb_job *, void *),
+int web_each_job(jb_board *b, int (*visit)(const jb_job *, void *),
                     void *arg) {
   jb_iter *it = NULL;
   int rc = jb_iter_open(&it, b, 0);
@@ -292,7 +275,7 @@ static int overview_visit(const jb_job *j, void *arg) {
   overview *o = arg;
   name_row *r = row_of(o, jb_job_name(j));
   if (r == NULL) return o->oom = 1;
-  int w = job_where(j);
+  int w = web_job_where(j);
   r->n[w]++;
   if (w == JB_STATS_UNCLAIMED &&
       (r->oldest_ready_us == 0 || jb_job_modified(j) < r->oldest_ready_us))
@@ -357,8 +340,8 @@ static void health(FILE *f, const jb_stats *st, const cli_pauses *pz) {
   fprintf(f, "<tr><th>jobs on the board</th><td class=\"n\">%zu</td></tr>\n",
           st->jobs);
   for (int i = 0; i < JB_STATS_STATES; i++) {
-    fprintf(f, "<tr><th>%s</th>", where_names[i]);
-    td_n(f, st->by_state[i]);
+    fprintf(f, "<tr><th>%s</th>", web_where_names[i]);
+    web_td_n(f, st->by_state[i]);
     fputs("</tr>\n", f);
   }
   fprintf(f, "<tr><th>delayed and due</th><td class=\"n\">%zu</td></tr>\n",
@@ -400,28 +383,28 @@ static void health(FILE *f, const jb_stats *st, const cli_pauses *pz) {
   fputs("</table>\n", f);
 }
 
-static unsigned page_overview(page *p, web_ctx *c,
+static unsigned page_overview(web_page *p, web_ctx *c,
                               struct MHD_Connection *conn) {
   (void)conn;
   FILE *f = p->f;
   jb_stats st = JB_STATS_INIT;
   int rc = jb_stats_read(&st, c->b);
-  if (rc != JB_OK) return board_fail(p, rc);
+  if (rc != JB_OK) return web_board_fail(p, rc);
   p->now_us = st.now_us;
   cli_pauses pz;
   if (cli_pauses_read(&pz, c->b) != 0) {
     jb_stats_clear(&st);
-    return page_fail(p, 500, "the names' controls could not be read");
+    return web_fail(p, 500, "the names' controls could not be read");
   }
   overview o = {.now_us = st.now_us};
-  rc = each_job(c->b, overview_visit, &o);
+  rc = web_each_job(c->b, overview_visit, &o);
   if (rc == JB_OK && o.oom) rc = JB_ENOMEM;
   if (rc != JB_OK) {
     overview_free(&o);
     cli_pauses_free(&pz);
     jb_stats_clear(&st);
-    return rc == JB_ENOMEM ? page_fail(p, 500, "out of memory")
-                           : board_fail(p, rc);
+    return rc == JB_ENOMEM ? web_fail(p, 500, "out of memory")
+                           : web_board_fail(p, rc);
   }
   web_page_begin(f, "Overview", "/");
   fputs("<p>Board <code>", f);
@@ -441,13 +424,13 @@ static unsigned page_overview(page *p, web_ctx *c,
   for (size_t i = 0; i < o.n; i++) {
     name_row *r = o.rows[i];
     fputs("<tr><td>", f);
-    jobs_link(f, "name", r->name, r->name);
+    web_jobs_link(f, "name", r->name, r->name);
     fputs("</td>", f);
     for (int s = 0; s < JB_STATS_STATES; s++) {
       /* A count links to those jobs. */
       fputs("<td class=\"n\"><a href=\"/jobs?name=", f);
       web_url_esc(f, r->name);
-      fprintf(f, "&amp;state=%s\">%zu</a></td>", where_names[s], r->n[s]);
+      fprintf(f, "&amp;state=%s\">%zu</a></td>", web_where_names[s], r->n[s]);
     }
     fputs("<td class=\"n\">", f);
     if (r->oldest_ready_us) web_duration(f, st.now_us - r->oldest_ready_us);
@@ -467,7 +450,7 @@ static unsigned page_overview(page *p, web_ctx *c,
   for (size_t i = 0; i < o.n_lapsing; i++) {
     lapse_row *l = &o.lapsing[i];
     fputs("<tr><td>", f);
-    job_link(f, l->uuid, NULL);
+    web_job_link(f, l->uuid, NULL);
     fputs("</td><td>", f);
     web_esc(f, l->name);
     fputs("</td><td>", f);
@@ -489,7 +472,7 @@ static unsigned page_overview(page *p, web_ctx *c,
   overview_free(&o);
   cli_pauses_free(&pz);
   jb_stats_clear(&st);
-  return rc == JB_OK ? MHD_HTTP_OK : board_fail(p, rc);
+  return rc == JB_OK ? MHD_HTTP_OK : web_board_fail(p, rc);
 }
 
 /* ---------------------------------------------------------- /jobs */
@@ -522,13 +505,13 @@ typedef struct {
 static int jobs_visit(const jb_job *j, void *arg) {
   jobs_walk *w = arg;
   if (!past(&w->after, j)) return 0;
-  int where = job_where(j);
-  if (w->state && strcmp(w->state, where_names[where]) != 0) return 0;
+  int where = web_job_where(j);
+  if (w->state && strcmp(w->state, web_where_names[where]) != 0) return 0;
   if (w->n_names && !jb_name_matches(w->names, w->n_names, jb_job_name(j)))
     return 0;
   const char *owner = jb_job_owner(j);
   if (w->owner && (owner == NULL || strcmp(owner, w->owner) != 0)) return 0;
-  char *details = details_line(j);
+  char *details = web_details_line(j);
   if (w->q && (details == NULL || strstr(details, w->q) == NULL)) {
     free(details);
     return 0;
@@ -545,11 +528,11 @@ static int jobs_visit(const jb_job *j, void *arg) {
           "<th>details</th></tr>\n",
           f);
   fputs("<tr><td>", f);
-  job_link(f, jb_job_uuid(j), NULL);
+  web_job_link(f, jb_job_uuid(j), NULL);
   fputs("</td><td>", f);
   web_esc(f, jb_job_name(j));
   fprintf(f, "</td><td>%s</td><td>%s</td><td>",
-          jb_priority_name(jb_job_priority(j)), where_names[where]);
+          jb_priority_name(jb_job_priority(j)), web_where_names[where]);
   web_esc(f, owner);
   fputs("</td><td>", f);
   web_time(f, jb_job_created(j), w->now_us);
@@ -579,17 +562,17 @@ static void link_arg(FILE *f, const char *key, const char *value) {
   fputs("&amp;", f);
 }
 
-static unsigned page_jobs(page *p, web_ctx *c, struct MHD_Connection *conn) {
+static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) {
   jobs_walk w = {.f = p->f, .now_us = p->now_us, .after = {-1, 0}};
-  w.state = arg(conn, "state");
-  w.owner = arg(conn, "owner");
-  w.q = arg(conn, "q");
-  const char *name = arg(conn, "name"), *after = arg(conn, "after");
+  w.state = web_arg(conn, "state");
+  w.owner = web_arg(conn, "owner");
+  w.q = web_arg(conn, "q");
+  const char *name = web_arg(conn, "name"), *after = web_arg(conn, "after");
   if (w.state && strcmp(w.state, "unclaimed") && strcmp(w.state, "claimed") &&
       strcmp(w.state, "delayed"))
-    return page_fail(p, 400, "state: use unclaimed, claimed or delayed");
+    return web_fail(p, 400, "state: use unclaimed, claimed or delayed");
   if (name && strlen(name) > JB_NAME_MAX)
-    return page_fail(p, 400, "name: longer than a job name can be");
+    return web_fail(p, 400, "name: longer than a job name can be");
   if (name) w.names[w.n_names++] = name;
   if (after) {
     unsigned pr;
@@ -597,7 +580,7 @@ static unsigned page_jobs(page *p, web_ctx *c, struct MHD_Connection *conn) {
     int used = 0;
     if (sscanf(after, "%u-%" SCNu64 "%n", &pr, &seq, &used) != 2 ||
         after[used] != 0 || pr > JB_PRIORITY_VERY_HIGH)
-      return page_fail(p, 400, "after: not a page cursor (PRIORITY-SEQUENCE, "
+      return web_fail(p, 400, "after: not a page cursor (PRIORITY-SEQUENCE, "
                                "as the next page's link gives)");
     w.after.priority = (int)pr;
     w.after.seq = seq;
@@ -614,15 +597,15 @@ static unsigned page_jobs(page *p, web_ctx *c, struct MHD_Connection *conn) {
         f);
   for (int i = 0; i < JB_STATS_STATES; i++)
     fprintf(f, "<option%s>%s</option>",
-            w.state && strcmp(w.state, where_names[i]) == 0 ? " selected" : "",
-            where_names[i]);
+            w.state && strcmp(w.state, web_where_names[i]) == 0 ? " selected" : "",
+            web_where_names[i]);
   fputs("</select></label>\n", f);
   field(f, "name", "name", name, "images.*");
   field(f, "owner", "owner", w.owner, "worker-1");
   field(f, "text in details", "q", w.q, "text or a uuid");
   fputs("<button>show</button> <a href=\"/jobs\">clear</a></form>\n", f);
-  int rc = each_job(c->b, jobs_visit, &w);
-  if (rc != JB_OK) return board_fail(p, rc);
+  int rc = web_each_job(c->b, jobs_visit, &w);
+  if (rc != JB_OK) return web_board_fail(p, rc);
   if (w.shown == 0) fputs("<p>No job matches.</p>\n", f);
   else fputs("</table>\n", f);
   if (w.more) {
@@ -657,9 +640,9 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
   fputs("<table>\n", f);
   row_text(f, "uuid", jb_job_uuid(j));
   fputs("<tr><th>name</th><td>", f);
-  jobs_link(f, "name", jb_job_name(j), jb_job_name(j));
+  web_jobs_link(f, "name", jb_job_name(j), jb_job_name(j));
   fputs("</td></tr>\n", f);
-  row_text(f, "state", where_names[job_where(j)]);
+  row_text(f, "state", web_where_names[web_job_where(j)]);
   row_text(f, "priority", jb_priority_name(jb_job_priority(j)));
   fprintf(f, "<tr><th>sequence</th><td>%" PRIu64 "</td></tr>\n",
           jb_job_sequence(j));
@@ -701,7 +684,7 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
   fputs("</table>\n<h2>Details</h2>\n", f);
   size_t len = 0;
   const void *d = jb_job_details(j, &len);
-  pre_json(f, d, len);
+  web_pre_json(f, d, len);
 }
 
 static void job_completed(FILE *f, const jb_completion *h, int64_t now) {
@@ -716,11 +699,11 @@ static void job_completed(FILE *f, const jb_completion *h, int64_t now) {
   fprintf(f, "<tr><th>attempts</th><td>%u</td></tr>\n", h->attempts);
   if (h->reason) row_text(f, "reason", h->reason);
   fputs("</table>\n<h2>Result</h2>\n", f);
-  if (h->has_result) pre_json(f, h->result, h->result_len);
+  if (h->has_result) web_pre_json(f, h->result, h->result_len);
   else fputs("<p>None given.</p>\n", f);
   if (h->details) {
     fputs("<h2>Details</h2>\n", f);
-    pre_json(f, h->details, h->details_len);
+    web_pre_json(f, h->details, h->details_len);
   }
 }
 
@@ -732,12 +715,12 @@ static void job_dead(FILE *f, const jb_dead_letter *d, int64_t now) {
   fprintf(f, "<tr><th>attempts</th><td>%u</td></tr>\n", d->attempts);
   row_time(f, "dead since", d->dead_us, now);
   fputs("</table>\n", f);
-  if (d->details) pre_json(f, d->details, d->details_len);
+  if (d->details) web_pre_json(f, d->details, d->details_len);
 }
 
-static unsigned page_job(page *p, web_ctx *c, const char *uuid) {
+static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   if (!cli_is_uuid(uuid))
-    return page_fail(p, 404, "not a job's address: /job/ takes a uuid");
+    return web_fail(p, 404, "not a job's address: /job/ takes a uuid");
   FILE *f = p->f;
   jb_job *j = NULL;
   int rc = jb_job_get(&j, c->b, uuid);
@@ -748,18 +731,18 @@ static unsigned page_job(page *p, web_ctx *c, const char *uuid) {
     web_page_end(f);
     return MHD_HTTP_OK;
   }
-  if (rc != JB_ENOTFOUND) return board_fail(p, rc);
+  if (rc != JB_ENOTFOUND) return web_board_fail(p, rc);
   jb_completion *h = NULL;
   jb_dead_letter *d = NULL;
   rc = jb_job_completion(&h, c->b, uuid);
-  if (rc != JB_OK && rc != JB_ENOTFOUND) return board_fail(p, rc);
+  if (rc != JB_OK && rc != JB_ENOTFOUND) return web_board_fail(p, rc);
   int drc = jb_dead_get(&d, c->b, uuid);
   if (drc != JB_OK && drc != JB_ENOTFOUND) {
     jb_completion_free(h);
-    return board_fail(p, drc);
+    return web_board_fail(p, drc);
   }
   if (h == NULL && d == NULL)
-    return page_fail(p, 404, "no such job: not on the board, in the history "
+    return web_fail(p, 404, "no such job: not on the board, in the history "
                              "or the dead letters");
   const char *name = h && h->name ? h->name : d && d->name ? d->name : uuid;
   web_page_begin(f, name, NULL);
@@ -814,9 +797,9 @@ static int cmp_claim(const void *a, const void *b) {
   return x->since_us < y->since_us ? -1 : x->since_us > y->since_us;
 }
 
-static unsigned page_claims(page *p, web_ctx *c) {
+static unsigned page_claims(web_page *p, web_ctx *c) {
   claims_walk w = {0};
-  int rc = each_job(c->b, claims_visit, &w);
+  int rc = web_each_job(c->b, claims_visit, &w);
   if (rc == JB_OK && w.oom) rc = JB_ENOMEM;
   FILE *f = p->f;
   if (rc == JB_OK) {
@@ -831,9 +814,9 @@ static unsigned page_claims(page *p, web_ctx *c) {
     for (size_t i = 0; i < w.n; i++) {
       claim_row *r = &w.v[i];
       fputs("<tr><td>", f);
-      jobs_link(f, "owner", r->owner, r->owner);
+      web_jobs_link(f, "owner", r->owner, r->owner);
       fputs("</td><td>", f);
-      job_link(f, r->uuid, NULL);
+      web_job_link(f, r->uuid, NULL);
       fputs("</td><td>", f);
       web_esc(f, r->name);
       fputs("</td><td>", f);
@@ -855,7 +838,7 @@ static unsigned page_claims(page *p, web_ctx *c) {
     free(w.v[i].owner);
   }
   free(w.v);
-  return rc == JB_OK ? MHD_HTTP_OK : board_fail(p, rc);
+  return rc == JB_OK ? MHD_HTTP_OK : web_board_fail(p, rc);
 }
 
 /* ---------------------------------------------------------- /dead */
@@ -923,9 +906,9 @@ static int cmp_group(const void *a, const void *b) {
   return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
 }
 
-static unsigned page_dead(page *p, web_ctx *c) {
+static unsigned page_dead(web_page *p, web_ctx *c) {
   dead_walk *w = calloc(1, sizeof *w);
-  if (w == NULL) return page_fail(p, 500, "out of memory");
+  if (w == NULL) return web_fail(p, 500, "out of memory");
   int rc = jb_dead_foreach(c->b, dead_visit, w);
   if (rc == JB_OK && w->oom) rc = JB_ENOMEM;
   FILE *f = p->f;
@@ -943,9 +926,9 @@ static unsigned page_dead(page *p, web_ctx *c) {
       fprintf(f, "<tr><td>%s</td><td>", jb_dead_cause_name(g->cause));
       web_esc(f, g->reason[0] ? g->reason : "-");
       fputs("</td>", f);
-      td_n(f, g->n);
+      web_td_n(f, g->n);
       fputs("<td>", f);
-      job_link(f, g->newest, NULL);
+      web_job_link(f, g->newest, NULL);
       fputs(" ", f);
       web_time(f, g->newest_us, p->now_us);
       fputs("</td><td>", f);
@@ -962,7 +945,7 @@ static unsigned page_dead(page *p, web_ctx *c) {
     for (size_t i = 0; i < k; i++) {
       struct dead_recent *r = &w->recent[(w->seen - 1 - i) % PAGE_JOBS];
       fputs("<tr><td>", f);
-      job_link(f, r->uuid, NULL);
+      web_job_link(f, r->uuid, NULL);
       fputs("</td><td>", f);
       web_esc(f, r->name);
       fprintf(f, "</td><td>%s</td><td>", jb_dead_cause_name(r->cause));
@@ -984,7 +967,7 @@ static unsigned page_dead(page *p, web_ctx *c) {
     free(w->recent[i].reason);
   }
   free(w);
-  return rc == JB_OK ? MHD_HTTP_OK : board_fail(p, rc);
+  return rc == JB_OK ? MHD_HTTP_OK : web_board_fail(p, rc);
 }
 
 /* ---------------------------------------------------------- /schedules */
@@ -1008,7 +991,7 @@ static int sched_visit(const jb_schedule *s, void *arg) {
     web_duration(f, s->every_ms * 1000);
   }
   fputs("</td><td>", f);
-  jobs_link(f, "name", s->job.name, s->job.name);
+  web_jobs_link(f, "name", s->job.name, s->job.name);
   fputs("</td><td>", f);
   if (s->next_us == INT64_MAX) fputs("none", f);
   else {
@@ -1022,12 +1005,12 @@ static int sched_visit(const jb_schedule *s, void *arg) {
   return 0;
 }
 
-static unsigned page_schedules(page *p, web_ctx *c) {
+static unsigned page_schedules(web_page *p, web_ctx *c) {
   FILE *f = p->f;
   web_page_begin(f, "Schedules", "/schedules");
   sched_walk w = {.f = f, .now_us = p->now_us};
   int rc = jb_schedule_foreach(c->b, sched_visit, &w);
-  if (rc != JB_OK) return board_fail(p, rc);
+  if (rc != JB_OK) return web_board_fail(p, rc);
   if (w.all) fputs("</table>\n", f);
   else fputs("<p>No schedule.</p>\n", f);
   web_page_end(f);
@@ -1251,7 +1234,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                           "text/javascript; charset=utf-8", (char *)web_js,
                           strlen(web_js), false, security_headers);
   if (strcmp(url, "/events") == 0) return serve_events(c, conn, head);
-  page p = {.code = MHD_HTTP_OK, .now_us = cli_wall_now_us()};
+  web_page p = {.code = MHD_HTTP_OK, .now_us = cli_wall_now_us()};
   if ((p.f = open_memstream(&p.buf, &p.len)) == NULL) return MHD_NO;
   unsigned code;
   if (strcmp(url, "/") == 0) code = page_overview(&p, c, conn);
@@ -1260,7 +1243,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   else if (strcmp(url, "/claims") == 0) code = page_claims(&p, c);
   else if (strcmp(url, "/dead") == 0) code = page_dead(&p, c);
   else if (strcmp(url, "/schedules") == 0) code = page_schedules(&p, c);
-  else code = page_fail(&p, 404, "No such page.");
+  else code = web_fail(&p, 404, "No such page.");
   bool ok = fclose(p.f) == 0;
   if (code == MHD_HTTP_OK && ok)
     return cli_http_reply(conn, code, "text/html; charset=utf-8", p.buf,

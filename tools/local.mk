@@ -36,6 +36,7 @@ jobboard_SOURCES = \
 	tools/cmd_top.c \
 	tools/cli_http.h \
 	tools/cli_http.c \
+	tools/web.h \
 	tools/web_html.h \
 	tools/web_html.c \
 	tools/cmd_web.c
