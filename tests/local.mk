@@ -476,4 +476,10 @@ TESTS += tests/test_snooze
 tests_test_snooze_SOURCES = tests/test_snooze.c $(JB_TEST_HELPERS)
 tests_test_snooze_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_snooze_LDADD = $(JB_TEST_LIBS)
+
+check_PROGRAMS += tests/test_run_now
+TESTS += tests/test_run_now
+tests_test_run_now_SOURCES = tests/test_run_now.c $(JB_TEST_HELPERS)
+tests_test_run_now_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_run_now_LDADD = $(JB_TEST_LIBS)
 endif
