@@ -173,6 +173,8 @@ TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
 TESTS += tests/snooze.sh
 EXTRA_DIST += tests/snooze.sh
+TESTS += tests/run_now.sh
+EXTRA_DIST += tests/run_now.sh
 
 # Job names as queues at the prompt: claim-next and work --name, pause,
 # resume, queues, and the filters by name of list, count, history, watch.
