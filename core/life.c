@@ -284,10 +284,15 @@ int jb_job_cancel(jb_board *b, const char *uuid, unsigned flags) {
 
 /* -------------------------------------------------------------- run now */
 
-int jb_job_run_now(jb_board *b, const char *uuid) {
+/* The board and uuid of a write on one job or letter, checked. */
+static int board_uuid(jb_board *b, const char *uuid, uint8_t raw[16]) {
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  return jb__uuid_parse(raw, uuid, "job uuid");
+}
+
+int jb_job_run_now(jb_board *b, const char *uuid) {
   uint8_t raw[16];
-  int rc = jb__uuid_parse(raw, uuid, "job uuid");
+  int rc = board_uuid(b, uuid, raw);
   if (rc != JB_OK) return rc;
   /* A job Redis decides is never delayed (published once due, made due
    * when mirrored in): the store finds it claimable or claimed, as it
@@ -529,9 +534,8 @@ int jb_dead_requeue(jb_board *b, const char *uuid, unsigned flags) {
 }
 
 int jb_dead_remove(jb_board *b, const char *uuid) {
-  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
   uint8_t raw[16];
-  int rc = jb__uuid_parse(raw, uuid, "job uuid");
+  int rc = board_uuid(b, uuid, raw);
   if (rc != JB_OK) return rc;
   return jb__store_dead_remove(b->store, raw);
 }
