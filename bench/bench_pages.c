@@ -71,7 +71,8 @@ static int counts(jb_board *b, size_t *rows) {
 static int page(jb_board *b, const char *after, const char *name,
                 unsigned where, size_t *rows, char cursor[JB_ITER_CURSOR_MAX]) {
   jb_iter_options o = {.version = JB_ITER_OPTIONS_VERSION, .after = after,
-                       .name = name, .where = where};
+                       .name = name, .where = where,
+                       .batch = PAGE + 1};
   jb_iter *it = NULL;
   int rc = jb_iter_open_opts(&it, b, &o);
   if (rc != JB_OK) return rc;
@@ -141,7 +142,7 @@ int bench_pages_board(bench_pages_side *out, const char *dir, size_t jobs,
       case BENCH_PAGES_DEEP: st = page(b, mid, NULL, 0, &rows, NULL); break;
       case BENCH_PAGES_NAME: st = page(b, mid, "n7", 0, &rows, NULL); break;
       default:
-        st = page(b, NULL, "n7", JB_ITER_DELAYED, &rows, NULL);
+        st = page(b, NULL, "n10", JB_ITER_DELAYED, &rows, NULL);
         break;
       }
       t[r] = ms_since(s);
@@ -227,7 +228,7 @@ int bench_pages_sqlite(bench_pages_side *out, const char *dir, size_t jobs,
       "ORDER BY prank, seq LIMIT 50",
       "SELECT seq, name, posting FROM jobs WHERE name = 'n7' AND "
       "(prank, seq) > (?1, ?2) ORDER BY prank, seq LIMIT 50",
-      "SELECT seq, name, posting FROM jobs WHERE state = 2 AND name = 'n7' "
+      "SELECT seq, name, posting FROM jobs WHERE state = 2 AND name = 'n10' "
       "ORDER BY prank, seq LIMIT 50"};
   for (int c = 0; c < BENCH_PAGES_N && rc == 0; c++)
     if (sqlite3_prepare_v2(db, sql[c], -1, &q[c], NULL) != SQLITE_OK) rc = -1;

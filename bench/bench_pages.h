@@ -14,7 +14,7 @@
  *   first page      50 jobs from the start (jb_iter_open_opts)
  *   deep page       50 jobs after the middle job's cursor
  *   name page       50 jobs of "n7" after the middle job's cursor
- *   name delayed    50 delayed jobs of "n7" from the start
+ *   name delayed    50 delayed jobs of "n10" from the start
  *
  * With SQLite (when built with it) the same in an indexed table, WAL,
  * synchronous OFF: jobs(seq INTEGER PRIMARY KEY, name, prank, state,

@@ -1098,6 +1098,7 @@ struct jb_iter {
   char *name;                  /* jb_iter_options.name, or NULL */
   jb_store_item items[ITER_BATCH];
   size_t n, pos;
+  size_t batch; /* jobs per read transaction, 1..ITER_BATCH */
   jb_buf bytes;
   jb_job job;
 };
@@ -1112,6 +1113,7 @@ int jb_iter_open(jb_iter **out, jb_board *b, unsigned flags) {
   if (it == NULL) return jb__err(JB_ENOMEM, "out of memory for an iterator");
   it->board = b;
   it->flags = flags;
+  it->batch = ITER_BATCH;
   *out = it;
   return JB_OK;
 }
@@ -1151,6 +1153,9 @@ int jb_iter_open_opts(jb_iter **out, jb_board *b, const jb_iter_options *o) {
   if (o->after && cursor_parse(o->after, after) != 0)
     return jb__err(JB_EINVAL, "iterate: '%.60s' is not a cursor (P-SEQ as "
                    "jb_iter_cursor gives)", o->after);
+  if (o->batch > ITER_BATCH)
+    return jb__err(JB_EINVAL, "iterate: a batch of %u jobs (at most %d)",
+                   o->batch, ITER_BATCH);
   size_t name_len = o->name ? strlen(o->name) : 0;
   if (o->name && (name_len == 0 || name_len > JB_NAME_MAX))
     return jb__err(JB_EINVAL, "iterate: the name is %s",
@@ -1159,6 +1164,7 @@ int jb_iter_open_opts(jb_iter **out, jb_board *b, const jb_iter_options *o) {
   if (rc != JB_OK) return rc;
   jb_iter *it = *out;
   it->o.tables = o->where;
+  if (o->batch) it->batch = o->batch;
   if (o->name) {
     if ((it->name = strdup(o->name)) == NULL) {
       jb_iter_close(it);
@@ -1207,7 +1213,7 @@ again:
     uint8_t resume[JB_JOBKEY_LEN];
     int rc = jb__store_scan_ex(it->board->store, it->flags,
                                it->scanned ? it->from : NULL, &it->o,
-                               it->items, ITER_BATCH, &it->bytes, &it->n,
+                               it->items, it->batch, &it->bytes, &it->n,
                                resume, &looked, &more);
     it->pos = 0;
     if (rc != JB_OK) {

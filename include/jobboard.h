@@ -719,6 +719,9 @@ typedef struct {
    *  claimed and delayed ones by a walk of those indexes. */
   const char *name;
   unsigned int where;   /**< JB_ITER_* bits, 0 for all */
+  /** Jobs read per read transaction, 1..64 (0: 64): a caller that wants
+   *  a few jobs (a page of 50, the first job) reads no more. */
+  unsigned int batch;
 } jb_iter_options;
 
 /**

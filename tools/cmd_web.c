@@ -48,6 +48,16 @@ const cli_command cli_cmd_web = {
     "                   owner (null for POSTED), time, priority\n"
     "Anything else is 404. Only GET and HEAD are served (others: 405).\n"
     "\n"
+    "Cost on a big board: the overview reads the indexes (the ready jobs\n"
+    "counted by name from the names' index, the first ready job of each\n"
+    "priority for the oldest wait) and only the claimed and delayed jobs;\n"
+    "/jobs opens the listing at its cursor and through the name, state\n"
+    "and owner filters' indexes, so a deep page costs what the first\n"
+    "does. q=TEXT and a name prefix are searched job by job: a page looks\n"
+    "at 5,000 jobs at most, then says so and links to search on from\n"
+    "there. Every response has a Server-Timing header (app;dur=MS, the\n"
+    "milliseconds the server spent on it).\n"
+    "\n"
     "Security: the pages have no login yet, so they are served on a\n"
     "loopback address only (another address is refused: exit 2; a\n"
     "--token option is to come). A request whose Host header is missing or\n"
@@ -499,7 +509,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
 /* Jobs a /jobs request looks at, at most: a filter no index serves (the
  * text, a name prefix) is a scan, bounded so; the page then links to go
  * on from where it stopped. */
-#define SCAN_JOBS 10000
+#define SCAN_JOBS 5000
 
 typedef struct {
   FILE *f;
@@ -595,7 +605,9 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   /* The listing opens at the cursor, through the filters' indexes. */
   jb_iter_options io = {.version = JB_ITER_OPTIONS_VERSION, .after = after,
                         .name = web_exact_name(name),
-                        .where = web_state_tables(w.state, w.owner)};
+                        .where = web_state_tables(w.state, w.owner),
+                        /* A page and the one after it tells of more. */
+                        .batch = PAGE_JOBS + 1};
   jb_iter *check = NULL;
   if (jb_iter_open_opts(&check, c->b, &io) != JB_OK)
     return web_fail(p, 400, "after: not a page cursor (PRIORITY-SEQUENCE, "

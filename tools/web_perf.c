@@ -54,7 +54,7 @@ int web_oldest_ready(jb_board *b, const char *name, int64_t *out) {
   head_walk h = {0, -1};
   char after[JB_ITER_CURSOR_MAX];
   jb_iter_options o = {.version = JB_ITER_OPTIONS_VERSION, .name = name,
-                       .where = JB_ITER_READY};
+                       .where = JB_ITER_READY, .batch = 1};
   for (;;) {
     h.priority = -1;
     int rc = cli_walk_jobs_opts(b, &o, head_visit, &h);
