@@ -93,7 +93,7 @@ int bench_pages_board(bench_pages_side *out, const char *dir, size_t jobs,
   if (bench_lib_open(&b, dir, JB_DURABILITY_NONE, err, errlen)) return -1;
   jb_post *posts = calloc(BATCH, sizeof *posts);
   char(*uuids)[JB_UUID_STRLEN] = calloc(BATCH, sizeof *uuids);
-  char nm[NAMES][8];
+  char nm[NAMES][16];
   int rc = 0;
   if (!posts || !uuids) {
     snprintf(err, errlen, "out of memory");
@@ -207,7 +207,7 @@ int bench_pages_sqlite(bench_pages_side *out, const char *dir, size_t jobs,
   for (size_t done = 0; done < jobs && rc == 0; done += BATCH) {
     rc = sq(db, "BEGIN", err, errlen);
     for (size_t j = done; j < jobs && j < done + BATCH && rc == 0; j++) {
-      char name[8];
+      char name[24];
       snprintf(name, sizeof name, "n%zu", j % NAMES);
       sqlite3_bind_int64(ins, 1, (sqlite3_int64)j + 1);
       sqlite3_bind_text(ins, 2, name, -1, SQLITE_TRANSIENT);
