@@ -25,6 +25,7 @@ jobboard_bench_SOURCES = \
 	bench/bench_peers.h \
 	bench/bench_worker.c bench/bench_worker.h \
 	bench/bench_names.c bench/bench_names.h \
+	bench/bench_pages.c bench/bench_pages.h \
 	tools/cli_error.c tools/cli_error.h
 # JB_CLI_SYNC_* (tools/local.mk): libjbsync and hiredis in a build with
 # Redis sync, else nothing; libjbsync comes before the libjobboard it uses.

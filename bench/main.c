@@ -26,6 +26,7 @@
 #include "bench_batch.h"
 #include "bench_wake.h"
 #include "bench_names.h"
+#include "bench_pages.h"
 #include "bench_worker.h"
 #ifdef JB_WITH_REDIS
 #include "bench_redis.h"
@@ -385,6 +386,11 @@ static const char bench_help[] =
     "                  consume cycle of one name: p50/p99 of N cycles each,\n"
     "                  with no control, a cap, a rate limit, in turns\n"
     "                  (bench/bench_names.h)\n"
+    "  --pages N       only the reads of `jobboard web`'s pages on a board\n"
+    "                  of N jobs: the overview's counts, the first page, a\n"
+    "                  deep page at a cursor, a page of one name, a page of\n"
+    "                  one name's delayed jobs; SQLite beside it when built\n"
+    "                  with it (bench/bench_pages.h)\n"
     "  --no-claims     skip the kinds of claim (they run when none is\n"
     "                  measured)\n"
     "  --board DIR     make the boards under DIR, which must be empty or\n"
@@ -552,6 +558,7 @@ typedef struct {
   size_t names_jobs;      /* --names-jobs J */
   size_t names_claims;    /* --names-claims C */
   size_t controls;        /* --controls N: a cap's and a rate's cost */
+  size_t pages;           /* --pages N: the web pages' reads (0: skipped) */
 } bench_opts;
 
 /* One side's figure: the median round. */
@@ -682,7 +689,7 @@ enum { OPT_JOBS = 256, OPT_SYNC_JOBS, OPT_MODES, OPT_PROCS, OPT_PROCS_MODE,
        OPT_FLUSH_INTERVAL,
        OPT_THREADS, OPT_BATCH, OPT_POST_JOBS, OPT_FLEET, OPT_FLEET_WAKES,
        OPT_FLEET_SYNC, OPT_FLEET_HISTORY, OPT_JOBBOARD, OPT_NAMES,
-       OPT_NAMES_JOBS, OPT_NAMES_CLAIMS, OPT_CONTROLS };
+       OPT_NAMES_JOBS, OPT_NAMES_CLAIMS, OPT_CONTROLS, OPT_PAGES };
 
 
 /* Returns -1 to go on, else the exit code. */
@@ -720,6 +727,7 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
       {"names-jobs", required_argument, NULL, OPT_NAMES_JOBS},
       {"names-claims", required_argument, NULL, OPT_NAMES_CLAIMS},
       {"controls", required_argument, NULL, OPT_CONTROLS},
+      {"pages", required_argument, NULL, OPT_PAGES},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -882,6 +890,10 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
     case OPT_CONTROLS:
       if ((rc = parse_count(&o->controls, "--controls", optarg, 4,
                             10000000)))
+        return rc;
+      break;
+    case OPT_PAGES:
+      if ((rc = parse_count(&o->pages, "--pages", optarg, 100, 100000000)))
         return rc;
       break;
     case OPT_JOBBOARD:
@@ -2016,6 +2028,48 @@ static int run_controls(bench_ctx *x, const bench_opts *o, const char *cpu,
   return 0;
 }
 
+/* --pages: the web pages' reads, jobboard beside SQLite. */
+static void pages_print(const char *side, const bench_pages_side *r,
+                        bool json) {
+  for (int c = 0; c < BENCH_PAGES_N; c++) {
+    if (json)
+      bench_json_line(json_pack("{s:s,s:s,s:s,s:I,s:f,s:f,s:f}", "type",
+                                "pages", "side", side, "case",
+                                bench_pages_label[c], "rows",
+                                (json_int_t)r->rows[c], "median_ms",
+                                r->median_ms[c], "max_ms", r->max_ms[c],
+                                "build_s", r->build_s));
+    else
+      printf("  %-9s %-13s %6zu rows  median %8.2f ms  max %8.2f ms\n",
+             side, bench_pages_label[c], r->rows[c], r->median_ms[c],
+             r->max_ms[c]);
+  }
+  if (!json) printf("  %-9s built in %.1f s\n\n", side, r->build_s);
+}
+
+static int run_pages(bench_ctx *x, const bench_opts *o, const char *cpu,
+                     const char *kernel, long ncpu, const char *fs) {
+  if (!o->json)
+    printf("jobboard-bench %s: the reads of `jobboard web`'s pages, %zu "
+           "jobs over 20 names, durability none, %d runs each\n\n  machine"
+           "   %ld cpus, %s, Linux %s\n  boards    %s (%s)\n\n",
+           jb_version(NULL, NULL, NULL), o->pages, BENCH_PAGES_RUNS, ncpu,
+           cpu, kernel, x->root, fs);
+  char dir[4200], err[512] = "";
+  bench_pages_side r;
+  int rc = make_sub(x, "pages", dir, sizeof dir);
+  if (rc) return rc;
+  if (bench_pages_board(&r, dir, o->pages, err, sizeof err))
+    return bench_fail("pages", err);
+  pages_print("jobboard", &r, o->json);
+  if ((rc = make_sub(x, "pages-sqlite", dir, sizeof dir))) return rc;
+  if (bench_pages_sqlite(&r, dir, o->pages, err, sizeof err) == 0)
+    pages_print("SQLite", &r, o->json);
+  else if (!o->json)
+    printf("  SQLite    not measured: %s\n", err);
+  return 0;
+}
+
 static int run(int argc, char **argv) {
   bench_opts o;
   int rc = parse_args(&o, argc, argv);
@@ -2039,6 +2093,10 @@ static int run(int argc, char **argv) {
   }
   if (o.controls) {
     ret = run_controls(&x, &o, cpu, un.release, ncpu, fs);
+    goto done;
+  }
+  if (o.pages) {
+    ret = run_pages(&x, &o, cpu, un.release, ncpu, fs);
     goto done;
   }
   if (o.redis != NULL) {

@@ -126,9 +126,12 @@ int jb_stats_read(jb_stats *out, jb_board *b) {
   if (out->version != JB_STATS_VERSION)
     return jb__err(JB_EINVAL, "jb_stats_read: unknown jb_stats version %u",
                    out->version);
-  if (out->flags & ~JB_STATS_BY_NAME)
+  if (out->flags & ~(JB_STATS_BY_NAME | JB_STATS_NO_WALK))
     return jb__err(JB_EINVAL, "jb_stats_read: unknown flags 0x%x",
                    out->flags);
+  if ((out->flags & JB_STATS_NO_WALK) && (out->flags & JB_STATS_BY_NAME))
+    return jb__err(JB_EINVAL, "jb_stats_read: JB_STATS_NO_WALK does not go "
+                   "with JB_STATS_BY_NAME (names need every job read)");
   out->names = NULL;
   out->n_names = 0;
   return jb__store_stats(b->store, out);
@@ -1079,13 +1082,23 @@ int jb_job_get_state(jb_state *out, jb_board *b, const char *uuid) {
  * few enough that a slow consumer never holds a snapshot. */
 #define ITER_BATCH 64
 
+/* Index entries a filtered batch looks at, at most, per read
+ * transaction. */
+#define ITER_BUDGET 4096
+
 struct jb_iter {
   jb_board *board;
   unsigned flags;
   bool started;
   uint8_t last[JB_JOBKEY_LEN]; /* key of the last job handed out */
+  bool handed;                 /* some job was (last is set) */
+  bool scanned;                /* from is set */
+  uint8_t from[JB_JOBKEY_LEN]; /* the next batch starts after it */
+  jb_store_scan_opts o;
+  char *name;                  /* jb_iter_options.name, or NULL */
   jb_store_item items[ITER_BATCH];
   size_t n, pos;
+  size_t batch; /* jobs per read transaction, 1..ITER_BATCH */
   jb_buf bytes;
   jb_job job;
 };
@@ -1100,7 +1113,89 @@ int jb_iter_open(jb_iter **out, jb_board *b, unsigned flags) {
   if (it == NULL) return jb__err(JB_ENOMEM, "out of memory for an iterator");
   it->board = b;
   it->flags = flags;
+  it->batch = ITER_BATCH;
   *out = it;
+  return JB_OK;
+}
+
+/* A cursor's text: "P-SEQ" for a key of the local band, "P-SEQ.TIE" for
+ * one of Redis's band (store.h, "A jobkey"). */
+static int cursor_parse(const char *text, uint8_t key[JB_JOBKEY_LEN]) {
+  unsigned pr, tie = 0;
+  uint64_t seq;
+  int used = 0, used2 = 0;
+  if (sscanf(text, "%u-%" SCNu64 "%n", &pr, &seq, &used) != 2 ||
+      pr > JB_PRIORITY_VERY_HIGH || text[0] < '0' || text[0] > '9')
+    return -1;
+  if (text[used] == '.') {
+    if (sscanf(text + used, ".%u%n", &tie, &used2) != 1 || tie > 0xffffu ||
+        text[used + used2] != 0 || seq > (UINT64_MAX >> 17))
+      return -1;
+    jb__jobkey_remote(key, (jb_priority)pr, seq, tie);
+    return 0;
+  }
+  if (text[used] != 0 || seq >= (UINT64_C(1) << 63)) return -1;
+  jb__jobkey(key, (jb_priority)pr, seq);
+  return 0;
+}
+
+int jb_iter_open_opts(jb_iter **out, jb_board *b, const jb_iter_options *o) {
+  if (out == NULL) return jb__err(JB_EINVAL, "jb_iter_open_opts: out is NULL");
+  *out = NULL;
+  if (o == NULL) return jb__err(JB_EINVAL, "jb_iter_open_opts: opts is NULL");
+  if (o->version != JB_ITER_OPTIONS_VERSION)
+    return jb__err(JB_EINVAL, "iterate: options version %u unknown (this "
+                   "library knows %u)", o->version, JB_ITER_OPTIONS_VERSION);
+  if (o->where & ~(unsigned)(JB_ITER_READY | JB_ITER_CLAIMED |
+                             JB_ITER_DELAYED))
+    return jb__err(JB_EINVAL, "iterate: unknown where bits 0x%x", o->where);
+  uint8_t after[JB_JOBKEY_LEN];
+  if (o->after && cursor_parse(o->after, after) != 0)
+    return jb__err(JB_EINVAL, "iterate: '%.60s' is not a cursor (P-SEQ as "
+                   "jb_iter_cursor gives)", o->after);
+  if (o->batch > ITER_BATCH)
+    return jb__err(JB_EINVAL, "iterate: a batch of %u jobs (at most %d)",
+                   o->batch, ITER_BATCH);
+  size_t name_len = o->name ? strlen(o->name) : 0;
+  if (o->name && (name_len == 0 || name_len > JB_NAME_MAX))
+    return jb__err(JB_EINVAL, "iterate: the name is %s",
+                   name_len ? "longer than JB_NAME_MAX" : "empty");
+  int rc = jb_iter_open(out, b, o->flags);
+  if (rc != JB_OK) return rc;
+  jb_iter *it = *out;
+  it->o.tables = o->where;
+  if (o->batch) it->batch = o->batch;
+  if (o->name) {
+    if ((it->name = strdup(o->name)) == NULL) {
+      jb_iter_close(it);
+      *out = NULL;
+      return jb__err(JB_ENOMEM, "out of memory for an iterator");
+    }
+    it->o.has_lane = true;
+    it->o.lane = jb__name_lane(o->name, name_len);
+  }
+  if (o->where || o->name) it->o.budget = ITER_BUDGET;
+  if (o->after) {
+    memcpy(it->from, after, JB_JOBKEY_LEN);
+    memcpy(it->last, after, JB_JOBKEY_LEN);
+    it->scanned = it->handed = true;
+  }
+  return JB_OK;
+}
+
+int jb_iter_cursor(const jb_iter *it, char out[JB_ITER_CURSOR_MAX]) {
+  if (it == NULL || out == NULL)
+    return jb__err(JB_EINVAL, "jb_iter_cursor: NULL argument");
+  out[0] = 0;
+  if (!it->handed) return JB_OK;
+  unsigned pr = (unsigned)jb__jobkey_priority(it->last);
+  uint64_t v = jb__jobkey_value(it->last);
+  if (jb__jobkey_is_remote(it->last))
+    snprintf(out, JB_ITER_CURSOR_MAX, "%u-%" PRIu64 ".%u", pr, v >> 16,
+             (unsigned)(v & 0xffffu));
+  else
+    snprintf(out, JB_ITER_CURSOR_MAX, "%u-%" PRIu64, pr,
+             jb__jobkey_seq(it->last));
   return JB_OK;
 }
 
@@ -1108,23 +1203,35 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
   if (out == NULL || it == NULL)
     return jb__err(JB_EINVAL, "jb_iter_next: NULL argument");
   *out = NULL;
+again:
   if (it->pos == it->n) {
-    /* Next batch, from just after the last job handed out. An empty batch
-     * is the end (calling again looks again: a job posted after the
-     * cursor since then is seen). */
-    int rc = jb__store_scan(it->board->store, it->flags,
-                            it->started ? it->last : NULL, it->items,
-                            ITER_BATCH, &it->bytes, &it->n);
+    /* Next batch, from just after the last key the last batch looked at.
+     * An empty batch is the end (calling again looks again: a job posted
+     * after the cursor since then is seen), unless it stopped at its
+     * budget: then the next transaction goes on from there. */
+    bool looked, more;
+    uint8_t resume[JB_JOBKEY_LEN];
+    int rc = jb__store_scan_ex(it->board->store, it->flags,
+                               it->scanned ? it->from : NULL, &it->o,
+                               it->items, it->batch, &it->bytes, &it->n,
+                               resume, &looked, &more);
     it->pos = 0;
     if (rc != JB_OK) {
       it->n = 0;
       return rc;
     }
-    if (it->n == 0) return JB_OK;
+    if (looked) {
+      memcpy(it->from, resume, JB_JOBKEY_LEN);
+      it->scanned = true;
+    }
+    if (it->n == 0) {
+      if (more) goto again;
+      return JB_OK;
+    }
   }
   const jb_store_item *item = &it->items[it->pos++];
   memcpy(it->last, item->key, JB_JOBKEY_LEN);
-  it->started = true;
+  it->started = it->handed = true;
   jb_job_raw raw = {.uuid = item->uuid,
                     .priority = jb__jobkey_priority(item->key),
                     .sequence = jb__jobkey_seq(item->key),
@@ -1147,12 +1254,15 @@ int jb_iter_next(const jb_job **out, jb_iter *it) {
                     .x_len = item->x_len};
   int rc = jb__job_load(&it->job, &raw);
   if (rc != JB_OK) return rc;
+  /* Two names may share a lane (names.h): the other's jobs are passed. */
+  if (it->name && strcmp(jb_job_name(&it->job), it->name) != 0) goto again;
   *out = &it->job;
   return JB_OK;
 }
 
 void jb_iter_close(jb_iter *it) {
   if (it == NULL) return;
+  free(it->name);
   jb__job_clear(&it->job);
   jb__buf_free(&it->bytes);
   free(it);

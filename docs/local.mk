@@ -85,6 +85,8 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_iter_close.3 \
 	docs/man3/jb_iter_next.3 \
 	docs/man3/jb_iter_open.3 \
+	docs/man3/jb_iter_open_opts.3 \
+	docs/man3/jb_iter_cursor.3 \
 	docs/man3/jb_job_abandon.3 \
 	docs/man3/jb_job_abandon_ex.3 \
 	docs/man3/jb_job_attempts.3 \

@@ -708,6 +708,62 @@ JB_EXTERN int jb_iter_next(const jb_job **out, jb_iter *iter);
 /** Free an iterator. NULL is a no-op. */
 JB_EXTERN void jb_iter_close(jb_iter *iter);
 
+/** The version of jb_iter_options this header describes. */
+#define JB_ITER_OPTIONS_VERSION 1
+
+/** jb_iter_options.where: the jobs to list by where they are (0: all). */
+enum {
+  JB_ITER_READY = 1u << 0,   /**< unclaimed (posted, abandoned, due) */
+  JB_ITER_CLAIMED = 1u << 1, /**< claimed, lapsed claims included (a lapsed
+                                  claim's job reads UNCLAIMED) */
+  JB_ITER_DELAYED = 1u << 2, /**< not claimable before their due time */
+};
+
+/** Room for a cursor as text (jb_iter_cursor), its NUL included. */
+#define JB_ITER_CURSOR_MAX 48
+
+/**
+ * Where jb_iter_open_opts starts and what it lists. Zero every field but
+ * `version` for the whole board from the start (as jb_iter_open).
+ */
+typedef struct {
+  unsigned int version; /**< JB_ITER_OPTIONS_VERSION */
+  unsigned int flags;   /**< JB_ONLY_UNCLAIMED or 0 */
+  /** Start just after this position (a jb_iter_cursor text, "P-SEQ" for
+   *  the job of priority P and sequence SEQ decided on this board); NULL:
+   *  from the first job. The iterator seeks there: a deep page costs what
+   *  the first one does. */
+  const char *after;
+  /** Only the jobs of this exact name (NULL: every name). Its ready jobs
+   *  are read through the names' index (a seek, then only its jobs); its
+   *  claimed and delayed ones by a walk of those indexes. */
+  const char *name;
+  unsigned int where;   /**< JB_ITER_* bits, 0 for all */
+  /** Jobs read per read transaction, 1..64 (0: 64): a caller that wants
+   *  a few jobs (a page of 50, the first job) reads no more. */
+  unsigned int batch;
+} jb_iter_options;
+
+/**
+ * jb_iter_open with a start position and filters (jb_iter_options). Every
+ * batch is still one short read transaction; a sparse filter (a name with
+ * few claimed jobs among many) looks at a bounded number of index entries
+ * per transaction. Errors: JB_EINVAL (NULL argument, unknown version,
+ * flags or where bits, a malformed cursor, a name longer than
+ * JB_NAME_MAX), JB_ENOMEM.
+ */
+JB_EXTERN int jb_iter_open_opts(jb_iter **out, jb_board *board,
+                                const jb_iter_options *opts);
+
+/**
+ * The position just after the last job jb_iter_next handed out, as text
+ * for jb_iter_options.after (into `out`, JB_ITER_CURSOR_MAX bytes; the
+ * empty string before the first job). Opening at it continues the listing
+ * where this iterator stands. Errors: JB_EINVAL (NULL argument).
+ */
+JB_EXTERN int jb_iter_cursor(const jb_iter *iter,
+                             char out[JB_ITER_CURSOR_MAX]);
+
 /* =================================================== claims: jb_claims(3) */
 
 /*
@@ -2143,6 +2199,12 @@ JB_EXTERN int jb_schedule_wait(jb_board *board, int64_t timeout_ms);
 
 /** jb_stats.flags: also count the jobs on the board by name. */
 #define JB_STATS_BY_NAME 1u
+/** jb_stats.flags: do not walk the ready jobs, so the read costs
+ *  O(claimed + delayed jobs) and not O(jobs): by_state[JB_STATS_UNCLAIMED]
+ *  then comes from the ready index's entry count (plus the lapsed claims),
+ *  by_priority's unclaimed column is left 0 and oldest_unclaimed_us only
+ *  looks at the lapsed claims. Not with JB_STATS_BY_NAME. */
+#define JB_STATS_NO_WALK 2u
 
 /** Where a job on the board is (jb_stats's by-state arrays). */
 enum {
@@ -2238,7 +2300,8 @@ typedef struct {
 /**
  * Fill `out` with the board's figures (jb_stats), read in ONE read
  * transaction: every figure is of the same moment. Costs O(jobs on the
- * board): it walks the ready, claims and delayed indexes (with
+ * board) (O(claimed + delayed) with JB_STATS_NO_WALK): it walks the ready,
+ * claims and delayed indexes (with
  * JB_STATS_BY_NAME it also reads every job's posting), the history records
  * of the last hour, and reads the rest from LMDB's statistics. Writers go
  * on meanwhile. Lapsing claims are counted as `jobboard list` would show

@@ -2295,6 +2295,10 @@ typedef struct {
   live_cache lc;
   int64_t now_bt;
   int64_t now_us;
+  const jb_store_scan_opts *o; /* NULL: the whole board */
+  uint8_t resume[JB_JOBKEY_LEN]; /* the last key looked at */
+  bool looked;  /* resume is set */
+  bool more;    /* stopped at o->budget: keys after resume are left */
 } scan_ctx;
 
 /* Position `cur` on the first key after ctx->after (or the first key). */
@@ -2358,18 +2362,60 @@ static int scan_add(jb_store *s, MDB_txn *txn, scan_ctx *ctx,
  * claim can lapse and `claims` is not walked. `delayed` is walked for
  * claimable jobs only when some delayed job is due.
  */
+/* Position the `byname` cursor on lane's first key after `after`. */
+static int scan_start_lane(MDB_cursor *cur, uint32_t lane,
+                           const uint8_t *after, uint8_t key[JB_BYNAME_KEY_LEN],
+                           MDB_val *k, MDB_val *v) {
+  key[0] = (uint8_t)(lane >> 24);
+  key[1] = (uint8_t)(lane >> 16);
+  key[2] = (uint8_t)(lane >> 8);
+  key[3] = (uint8_t)lane;
+  memset(key + 4, 0, JB_JOBKEY_LEN);
+  if (after) memcpy(key + 4, after, JB_JOBKEY_LEN);
+  *k = (MDB_val){JB_BYNAME_KEY_LEN, key};
+  int rc = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+  if (rc == 0 && after && k->mv_size == JB_BYNAME_KEY_LEN &&
+      memcmp(k->mv_data, key, JB_BYNAME_KEY_LEN) == 0)
+    rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
+  return rc;
+}
+
+/* The `byname` cursor's key, when still in `lane`, as a jobkey (k moved
+ * past the lane prefix); MDB_NOTFOUND past the lane. */
+static int lane_key(int rc, uint32_t lane, MDB_val *k) {
+  if (rc) return rc;
+  const uint8_t *p = k->mv_data;
+  if (k->mv_size != JB_BYNAME_KEY_LEN) return MDB_CORRUPTED;
+  if (((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+       p[3]) != lane)
+    return MDB_NOTFOUND;
+  *k = (MDB_val){JB_JOBKEY_LEN, (void *)(p + 4)};
+  return 0;
+}
+
 static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   scan_ctx *ctx = vctx;
   (void)status;
   ctx->n = 0;
   ctx->bytes->len = 0;
+  ctx->looked = ctx->more = false;
   ctx->now_bt = jb__boottime_us();
   ctx->now_us = jb__now_us();
+  const jb_store_scan_opts *o = ctx->o;
   bool walk[3] = {true, !(ctx->flags & JB_ONLY_UNCLAIMED),
                   !(ctx->flags & JB_ONLY_UNCLAIMED)};
   MDB_dbi dbi[3] = {s->ready, s->claims, s->delayed};
   size_t vmin[3] = {sizeof(jb_readyrec), sizeof(jb_claimrec),
                     sizeof(jb_delayrec)};
+  /* A name's ready jobs are a key range of `byname` (names.h), whose
+   * values are uuids as the ready records start with theirs. */
+  bool by_lane = o && o->has_lane;
+  if (by_lane) {
+    dbi[0] = s->byname;
+    vmin[0] = 16;
+  }
+  uint8_t lane_start[JB_BYNAME_KEY_LEN];
+  size_t examined = 0;
   MDB_cursor *cur[3] = {NULL, NULL, NULL};
   MDB_val k[3], v[3];
   int r[3] = {MDB_NOTFOUND, MDB_NOTFOUND, MDB_NOTFOUND};
@@ -2386,9 +2432,17 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       return rc;
     walk[2] = n_due > 0;
   }
+  if (o && o->tables)
+    for (int i = 0; i < 3; i++) walk[i] = walk[i] && (o->tables & (1u << i));
   for (int i = 0; i < 3 && rc == 0; i++)
-    if (walk[i] && (rc = mdb_cursor_open(txn, dbi[i], &cur[i])) == 0)
-      r[i] = scan_start(cur[i], ctx->after, &k[i], &v[i]);
+    if (walk[i] && (rc = mdb_cursor_open(txn, dbi[i], &cur[i])) == 0) {
+      if (i == 0 && by_lane)
+        r[i] = lane_key(scan_start_lane(cur[i], o->lane, ctx->after,
+                                        lane_start, &k[i], &v[i]),
+                        o->lane, &k[i]);
+      else
+        r[i] = scan_start(cur[i], ctx->after, &k[i], &v[i]);
+    }
   while (rc == 0 && ctx->n < ctx->max) {
     int pick = -1;
     for (int i = 0; i < 3; i++) {
@@ -2398,10 +2452,30 @@ static int scan_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
         pick = i;
     }
     if (rc || pick < 0) break;
+    if (o && o->budget && examined == o->budget) {
+      ctx->more = true;
+      break;
+    }
+    examined++;
     if (v[pick].mv_size < vmin[pick]) { rc = MDB_CORRUPTED; break; }
+    if (k[pick].mv_size != JB_JOBKEY_LEN) { rc = MDB_CORRUPTED; break; }
+    memcpy(ctx->resume, k[pick].mv_data, JB_JOBKEY_LEN);
+    ctx->looked = true;
+    /* A claimed or delayed job of another name is passed over: its lane is
+     * in its header. */
+    bool take = true;
+    if (by_lane && pick > 0) {
+      jb_jobhdr h;
+      MDB_val posting;
+      rc = jb__job_header(s, txn, v[pick].mv_data, &h, &posting);
+      if (rc == MDB_NOTFOUND) rc = MDB_CORRUPTED; /* index entry, no job */
+      take = rc == 0 && jb__hdr_lane(&h) == o->lane;
+    }
     /* Every record starts with the job's uuid. */
-    rc = scan_add(s, txn, ctx, &k[pick], v[pick].mv_data);
+    if (rc == 0 && take) rc = scan_add(s, txn, ctx, &k[pick], v[pick].mv_data);
+    if (rc) break;
     r[pick] = mdb_cursor_get(cur[pick], &k[pick], &v[pick], MDB_NEXT);
+    if (pick == 0 && by_lane) r[pick] = lane_key(r[pick], o->lane, &k[pick]);
   }
   for (int i = 0; i < 3; i++)
     if (cur[i]) mdb_cursor_close(cur[i]);
@@ -2415,6 +2489,22 @@ int jb__store_scan(jb_store *s, unsigned flags,
                   .bytes = bytes};
   int rc = jb__store_read(s, scan_body, &ctx);
   *n_out = rc == JB_OK ? ctx.n : 0;
+  return rc;
+}
+
+int jb__store_scan_ex(jb_store *s, unsigned flags,
+                      const uint8_t after[JB_JOBKEY_LEN],
+                      const jb_store_scan_opts *o, jb_store_item *items,
+                      size_t max, jb_buf *bytes, size_t *n_out,
+                      uint8_t resume[JB_JOBKEY_LEN], bool *looked,
+                      bool *more) {
+  scan_ctx ctx = {.flags = flags, .after = after, .items = items, .max = max,
+                  .bytes = bytes, .o = o};
+  int rc = jb__store_read(s, scan_body, &ctx);
+  *n_out = rc == JB_OK ? ctx.n : 0;
+  *looked = rc == JB_OK && ctx.looked;
+  *more = rc == JB_OK && ctx.more;
+  if (*looked) memcpy(resume, ctx.resume, JB_JOBKEY_LEN);
   return rc;
 }
 

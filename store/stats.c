@@ -249,9 +249,13 @@ static int stats_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   MDB_stat ms;
   int rc;
 
-  /* Unclaimed: the ready index. */
+  /* Unclaimed: the ready index (with JB_STATS_NO_WALK, its entry count
+   * below). */
   if ((rc = mdb_cursor_open(txn, s->ready, &cur))) return rc;
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+  for (rc = (flags & JB_STATS_NO_WALK)
+                ? MDB_NOTFOUND
+                : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+       rc == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     jb_readyrec r;
     if (k.mv_size != JB_JOBKEY_LEN || v.mv_size != sizeof r) {
@@ -300,6 +304,10 @@ static int stats_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   for (int p = 0; p < 5; p++)
     for (int i = 0; i < JB_STATS_STATES; i++)
       st->by_state[i] += st->by_priority[p][i];
+  if (flags & JB_STATS_NO_WALK) {
+    if ((rc = mdb_stat(txn, s->ready, &ms))) return rc;
+    st->by_state[JB_STATS_UNCLAIMED] += ms.ms_entries;
+  }
   if ((rc = mdb_stat(txn, s->jobs, &ms))) return rc;
   st->jobs = ms.ms_entries;
   if ((rc = mdb_stat(txn, s->trash, &ms))) return rc;

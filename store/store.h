@@ -841,6 +841,28 @@ int jb__store_scan(jb_store *s, unsigned flags,
                    const uint8_t after[JB_JOBKEY_LEN], jb_store_item *items,
                    size_t max, jb_buf *bytes, size_t *n_out);
 
+/* jb__store_scan_ex's narrowing: only the tables of bit 0 (ready), 1
+ * (claims), 2 (delayed) in `tables` (0: all), only the jobs of `lane`
+ * (the ready ones through `byname`, names.h; the claimed and delayed ones
+ * by their header), and at most `budget` index entries looked at per
+ * call (0: no bound), so that a sparse filter never holds a long read. */
+typedef struct {
+  unsigned tables;
+  bool has_lane;
+  uint32_t lane;
+  size_t budget;
+} jb_store_scan_opts;
+
+/* jb__store_scan narrowed by `o`: *looked when some key was looked at,
+ * `resume` then the last one (every job up to it was returned or did not
+ * match); *more when it stopped at the budget. */
+int jb__store_scan_ex(jb_store *s, unsigned flags,
+                      const uint8_t after[JB_JOBKEY_LEN],
+                      const jb_store_scan_opts *o, jb_store_item *items,
+                      size_t max, jb_buf *bytes, size_t *n_out,
+                      uint8_t resume[JB_JOBKEY_LEN], bool *looked,
+                      bool *more);
+
 /* Entities (store/entities.c). `meta` is a checked msgpack map. */
 int jb__store_entity_register(jb_store *s, const char *name, size_t name_len,
                               const char *kind, size_t kind_len,

@@ -428,6 +428,10 @@ EXTRA_DIST += tests/metrics.sh
 # (skipped when built without libmicrohttpd).
 TESTS += tests/web.sh
 EXTRA_DIST += tests/web.sh
+# tests/web_perf.sh: the pages read through the indexes (jb_iter_open_opts)
+# show what a full walk shows; Server-Timing on every response.
+TESTS += tests/web_perf.sh
+EXTRA_DIST += tests/web_perf.sh
 # test_web_html: the pages' one escape (tools/web_html.c), on its own.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_web_html

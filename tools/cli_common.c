@@ -275,16 +275,35 @@ bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
   return parse_ms(text, min_ms, max_ms, out);
 }
 
+typedef struct {
+  int (*visit)(const jb_job *j, void *arg);
+  void *arg;
+} plain_walk;
+
+static int plain_visit(const jb_job *j, jb_iter *it, void *arg) {
+  (void)it;
+  plain_walk *w = arg;
+  return w->visit(j, w->arg);
+}
+
 int cli_walk_jobs(jb_board *b, unsigned flags,
                   int (*visit)(const jb_job *j, void *arg), void *arg) {
+  jb_iter_options o = {.version = JB_ITER_OPTIONS_VERSION, .flags = flags};
+  plain_walk w = {visit, arg};
+  return cli_walk_jobs_opts(b, &o, plain_visit, &w);
+}
+
+int cli_walk_jobs_opts(jb_board *b, const jb_iter_options *o,
+                       int (*visit)(const jb_job *j, jb_iter *it, void *arg),
+                       void *arg) {
   jb_iter *it = NULL;
-  int st = jb_iter_open(&it, b, flags);
+  int st = jb_iter_open_opts(&it, b, o);
   if (st != JB_OK) return st;
   const jb_job *j;
   while ((st = jb_iter_next(&j, it)) == JB_OK || st == JB_ECORRUPT) {
     if (st == JB_ECORRUPT) continue;
     if (j == NULL) break;
-    if ((st = visit(j, arg)) != 0) break;
+    if ((st = visit(j, it, arg)) != 0) break;
   }
   jb_iter_close(it);
   return st;

@@ -292,6 +292,12 @@ int cli_caught_signal(void);
 int cli_walk_jobs(jb_board *b, unsigned flags,
                   int (*visit)(const jb_job *j, void *arg), void *arg);
 
+/* cli_walk_jobs from the position and with the filters of `o`
+ * (jb_iter_open_opts); `visit` also gets the iterator, for its cursor. */
+int cli_walk_jobs_opts(jb_board *b, const jb_iter_options *o,
+                       int (*visit)(const jb_job *j, jb_iter *it, void *arg),
+                       void *arg);
+
 /* The wall clock, microseconds since the epoch. */
 int64_t cli_wall_now_us(void);
 /* CLOCK_MONOTONIC in milliseconds, for deadlines and intervals. */

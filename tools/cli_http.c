@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -150,6 +151,25 @@ int cli_http_serve(int fd, const cli_http_server *s, const char *url) {
   return CLI_EXIT_OK;
 }
 
+/* The start of the request this thread handles (0: not timed). A thread
+ * handles one request from its start to its queued response. */
+static _Thread_local struct timespec timing_start;
+
+void cli_http_timing_start(void) {
+  clock_gettime(CLOCK_MONOTONIC, &timing_start);
+}
+
+void cli_http_timing(struct MHD_Response *r) {
+  if (timing_start.tv_sec == 0 && timing_start.tv_nsec == 0) return;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double ms = (double)(now.tv_sec - timing_start.tv_sec) * 1e3 +
+              (double)(now.tv_nsec - timing_start.tv_nsec) / 1e6;
+  char v[48];
+  snprintf(v, sizeof v, "app;dur=%.1f", ms);
+  MHD_add_response_header(r, "Server-Timing", v);
+}
+
 enum MHD_Result cli_http_reply(struct MHD_Connection *conn, unsigned code,
                                const char *type, char *body, size_t len,
                                bool owned, const char *const *headers) {
@@ -162,6 +182,7 @@ enum MHD_Result cli_http_reply(struct MHD_Connection *conn, unsigned code,
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   for (size_t i = 0; headers && headers[i]; i += 2)
     MHD_add_response_header(r, headers[i], headers[i + 1]);
+  cli_http_timing(r);
   enum MHD_Result ret = MHD_queue_response(conn, code, r);
   MHD_destroy_response(r);
   return ret;

@@ -62,6 +62,14 @@ typedef struct {
  */
 int cli_http_serve(int fd, const cli_http_server *s, const char *url);
 
+/* Start timing the request this thread handles: the responses it queues
+ * next (cli_http_reply, or a response given to cli_http_timing) carry
+ * "Server-Timing: app;dur=MS", the milliseconds since this call, so a
+ * user or a test reads the server's time without timing the network. */
+void cli_http_timing_start(void);
+/* Add that header to `r` (nothing when no timing was started). */
+void cli_http_timing(struct MHD_Response *r);
+
 /* Queue a response of `len` bytes of `body` with status `code` and
  * Content-Type `type`; `owned`: `body` is malloc'ed and freed here (also
  * when it cannot be sent), else it is static. `headers`: NULL, or pairs

@@ -48,6 +48,16 @@ const cli_command cli_cmd_web = {
     "                   owner (null for POSTED), time, priority\n"
     "Anything else is 404. Only GET and HEAD are served (others: 405).\n"
     "\n"
+    "Cost on a big board: the overview reads the indexes (the ready jobs\n"
+    "counted by name from the names' index, the first ready job of each\n"
+    "priority for the oldest wait) and only the claimed and delayed jobs;\n"
+    "/jobs opens the listing at its cursor and through the name, state\n"
+    "and owner filters' indexes, so a deep page costs what the first\n"
+    "does. q=TEXT and a name prefix are searched job by job: a page looks\n"
+    "at 5,000 jobs at most, then says so and links to search on from\n"
+    "there. Every response has a Server-Timing header (app;dur=MS, the\n"
+    "milliseconds the server spent on it).\n"
+    "\n"
     "Security: the pages have no login yet, so they are served on a\n"
     "loopback address only (another address is refused: exit 2; a\n"
     "--token option is to come). A request whose Host header is missing or\n"
@@ -189,23 +199,6 @@ int web_job_where(const jb_job *j) {
 const char *const web_where_names[JB_STATS_STATES] = {"unclaimed",
                                                          "claimed", "delayed"};
 
-/* Walk the board's jobs in listing order: `visit` returns non-zero to
- * stop. Postings that do not decode are passed over (`check` reports
- * them). */
-int web_each_job(jb_board *b, int (*visit)(const jb_job *, void *),
-                    void *arg) {
-  jb_iter *it = NULL;
-  int rc = jb_iter_open(&it, b, 0);
-  if (rc != JB_OK) return rc;
-  const jb_job *j;
-  while ((rc = jb_iter_next(&j, it)) == JB_OK || rc == JB_ECORRUPT) {
-    if (rc == JB_ECORRUPT) continue;
-    if (j == NULL || visit(j, arg) != 0) break;
-  }
-  jb_iter_close(it);
-  return rc;
-}
-
 /* ---------------------------------------------------------- overview */
 
 typedef struct {
@@ -295,6 +288,37 @@ static int overview_visit(const jb_job *j, void *arg) {
     if (l->name == NULL || l->owner == NULL) return o->oom = 1;
   }
   return 0;
+}
+
+static int overview_job(const jb_job *j, jb_iter *it, void *arg) {
+  (void)it;
+  return overview_visit(j, arg);
+}
+
+static int overview_queue(const jb_queue_info *q, void *arg) {
+  overview *o = arg;
+  if (q->ready == 0) return 0;
+  name_row *r = row_of(o, q->name);
+  if (r == NULL) return o->oom = 1;
+  r->n[JB_STATS_UNCLAIMED] += q->ready;
+  return 0;
+}
+
+/* The rows from the indexes, not a walk of every job: the ready counts
+ * from the names' index, the oldest ready wait from each priority's first
+ * ready job, and only the claimed and delayed jobs read. */
+static int overview_gather(jb_board *b, overview *o) {
+  jb_iter_options io = {.version = JB_ITER_OPTIONS_VERSION,
+                        .where = JB_ITER_CLAIMED | JB_ITER_DELAYED};
+  int rc = cli_walk_jobs_opts(b, &io, overview_job, o);
+  if (rc == JB_OK && !o->oom) rc = jb_queues_foreach(b, overview_queue, o, NULL);
+  for (size_t i = 0; rc == JB_OK && !o->oom && i < o->n; i++) {
+    int64_t t;
+    if ((rc = web_oldest_ready(b, o->rows[i]->name, &t)) == JB_OK && t &&
+        (o->rows[i]->oldest_ready_us == 0 || t < o->rows[i]->oldest_ready_us))
+      o->rows[i]->oldest_ready_us = t;
+  }
+  return o->oom ? JB_ENOMEM : rc;
 }
 
 static void overview_free(overview *o) {
@@ -388,6 +412,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   (void)conn;
   FILE *f = p->f;
   jb_stats st = JB_STATS_INIT;
+  st.flags = JB_STATS_NO_WALK; /* the rows give the oldest wait */
   int rc = jb_stats_read(&st, c->b);
   if (rc != JB_OK) return web_board_fail(p, rc);
   p->now_us = st.now_us;
@@ -397,8 +422,12 @@ static unsigned page_overview(web_page *p, web_ctx *c,
     return web_fail(p, 500, "the names' controls could not be read");
   }
   overview o = {.now_us = st.now_us};
-  rc = web_each_job(c->b, overview_visit, &o);
-  if (rc == JB_OK && o.oom) rc = JB_ENOMEM;
+  rc = overview_gather(c->b, &o);
+  for (size_t i = 0; i < o.n; i++)
+    if (o.rows[i]->oldest_ready_us &&
+        (st.oldest_unclaimed_us == 0 ||
+         o.rows[i]->oldest_ready_us < st.oldest_unclaimed_us))
+      st.oldest_unclaimed_us = o.rows[i]->oldest_ready_us;
   if (rc != JB_OK) {
     overview_free(&o);
     cli_pauses_free(&pz);
@@ -477,34 +506,34 @@ static unsigned page_overview(web_page *p, web_ctx *c,
 
 /* ---------------------------------------------------------- /jobs */
 
-/* A position in listing order: priority (highest first), then sequence. */
-typedef struct {
-  int priority; /* -1: from the start */
-  uint64_t seq;
-} job_pos;
-
-static bool past(const job_pos *c, const jb_job *j) {
-  int pr = (int)jb_job_priority(j);
-  return c->priority < 0 || pr < c->priority ||
-         (pr == c->priority && jb_job_sequence(j) > c->seq);
-}
+/* Jobs a /jobs request looks at, at most: a filter no index serves (the
+ * text, a name prefix) is a scan, bounded so; the page then links to go
+ * on from where it stopped. */
+#define SCAN_JOBS 5000
 
 typedef struct {
   FILE *f;
   const char *state, *owner, *q;
   const char *names[1];
   size_t n_names;
-  job_pos after;
   size_t shown;
-  job_pos last;    /* the last job shown */
+  char last[JB_ITER_CURSOR_MAX]; /* the cursor after the last job shown */
   bool more;      /* a job after the page matches too */
+  size_t examined; /* jobs looked at */
+  char seen[JB_ITER_CURSOR_MAX]; /* the cursor after the last one */
+  bool cut;       /* stopped at SCAN_JOBS */
   int64_t now_us;
   int oom;
 } jobs_walk;
 
-static int jobs_visit(const jb_job *j, void *arg) {
+static int jobs_visit(const jb_job *j, jb_iter *it, void *arg) {
   jobs_walk *w = arg;
-  if (!past(&w->after, j)) return 0;
+  if (w->examined == SCAN_JOBS) {
+    w->cut = true;
+    return 1;
+  }
+  w->examined++;
+  jb_iter_cursor(it, w->seen);
   int where = web_job_where(j);
   if (w->state && strcmp(w->state, web_where_names[where]) != 0) return 0;
   if (w->n_names && !jb_name_matches(w->names, w->n_names, jb_job_name(j)))
@@ -541,8 +570,7 @@ static int jobs_visit(const jb_job *j, void *arg) {
   web_esc_n(f, details ? details : "", 200);
   fputs("</td></tr>\n", f);
   free(details);
-  w->last.priority = (int)jb_job_priority(j);
-  w->last.seq = jb_job_sequence(j);
+  memcpy(w->last, w->seen, sizeof w->last);
   return 0;
 }
 
@@ -563,7 +591,7 @@ static void link_arg(FILE *f, const char *key, const char *value) {
 }
 
 static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) {
-  jobs_walk w = {.f = p->f, .now_us = p->now_us, .after = {-1, 0}};
+  jobs_walk w = {.f = p->f, .now_us = p->now_us};
   w.state = web_arg(conn, "state");
   w.owner = web_arg(conn, "owner");
   w.q = web_arg(conn, "q");
@@ -574,17 +602,17 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   if (name && strlen(name) > JB_NAME_MAX)
     return web_fail(p, 400, "name: longer than a job name can be");
   if (name) w.names[w.n_names++] = name;
-  if (after) {
-    unsigned pr;
-    uint64_t seq;
-    int used = 0;
-    if (sscanf(after, "%u-%" SCNu64 "%n", &pr, &seq, &used) != 2 ||
-        after[used] != 0 || pr > JB_PRIORITY_VERY_HIGH)
-      return web_fail(p, 400, "after: not a page cursor (PRIORITY-SEQUENCE, "
-                               "as the next page's link gives)");
-    w.after.priority = (int)pr;
-    w.after.seq = seq;
-  }
+  /* The listing opens at the cursor, through the filters' indexes. */
+  jb_iter_options io = {.version = JB_ITER_OPTIONS_VERSION, .after = after,
+                        .name = web_exact_name(name),
+                        .where = web_state_tables(w.state, w.owner),
+                        /* A page and the one after it tells of more. */
+                        .batch = PAGE_JOBS + 1};
+  jb_iter *check = NULL;
+  if (jb_iter_open_opts(&check, c->b, &io) != JB_OK)
+    return web_fail(p, 400, "after: not a page cursor (PRIORITY-SEQUENCE, "
+                             "as the next page's link gives)");
+  jb_iter_close(check);
   /* A uuid searched for: that job. */
   if (w.q && cli_is_uuid(w.q)) {
     snprintf(p->location, sizeof p->location, "/job/%s", w.q);
@@ -604,8 +632,8 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   field(f, "owner", "owner", w.owner, "worker-1");
   field(f, "text in details", "q", w.q, "text or a uuid");
   fputs("<button>show</button> <a href=\"/jobs\">clear</a></form>\n", f);
-  int rc = web_each_job(c->b, jobs_visit, &w);
-  if (rc != JB_OK) return web_board_fail(p, rc);
+  int rc = cli_walk_jobs_opts(c->b, &io, jobs_visit, &w);
+  if (rc != JB_OK && rc != 1) return web_board_fail(p, rc);
   if (w.shown == 0) fputs("<p>No job matches.</p>\n", f);
   else fputs("</table>\n", f);
   if (w.more) {
@@ -614,8 +642,16 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
     link_arg(f, "name", name);
     link_arg(f, "owner", w.owner);
     link_arg(f, "q", w.q);
-    fprintf(f, "after=%d-%" PRIu64 "\">next %d</a></p>\n", w.last.priority,
-            w.last.seq, PAGE_JOBS);
+    fprintf(f, "after=%s\">next %d</a></p>\n", w.last, PAGE_JOBS);
+  } else if (w.cut) {
+    fprintf(f, "<p>Looked at %d jobs for this page (a text or a name "
+               "prefix is searched job by job). <a rel=\"next\" "
+               "href=\"/jobs?", SCAN_JOBS);
+    link_arg(f, "state", w.state);
+    link_arg(f, "name", name);
+    link_arg(f, "owner", w.owner);
+    link_arg(f, "q", w.q);
+    fprintf(f, "after=%s\">search on</a></p>\n", w.seen);
   }
   if (after) fputs("<p><a href=\"/jobs\">first page</a></p>\n", f);
   web_page_end(f);
@@ -770,7 +806,8 @@ typedef struct {
   int oom;
 } claims_walk;
 
-static int claims_visit(const jb_job *j, void *arg) {
+static int claims_visit(const jb_job *j, jb_iter *it, void *arg) {
+  (void)it;
   claims_walk *w = arg;
   if (jb_job_state(j) != JB_STATE_CLAIMED) return 0;
   if (w->n == ROWS_MAX) {
@@ -799,8 +836,10 @@ static int cmp_claim(const void *a, const void *b) {
 
 static unsigned page_claims(web_page *p, web_ctx *c) {
   claims_walk w = {0};
-  int rc = web_each_job(c->b, claims_visit, &w);
-  if (rc == JB_OK && w.oom) rc = JB_ENOMEM;
+  jb_iter_options io = {.version = JB_ITER_OPTIONS_VERSION,
+                        .where = JB_ITER_CLAIMED};
+  int rc = cli_walk_jobs_opts(c->b, &io, claims_visit, &w);
+  if (w.oom) rc = JB_ENOMEM;
   FILE *f = p->f;
   if (rc == JB_OK) {
     qsort(w.v, w.n, sizeof *w.v, cmp_claim);
@@ -1154,6 +1193,7 @@ static enum MHD_Result serve_events(web_ctx *c, struct MHD_Connection *conn,
                           "text/event-stream");
   for (size_t i = 0; security_headers[i]; i += 2)
     MHD_add_response_header(r, security_headers[i], security_headers[i + 1]);
+  cli_http_timing(r);
   enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
   MHD_destroy_response(r);
   return ret;
@@ -1212,6 +1252,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   (void)upload;
   (void)upload_size;
   (void)con_cls;
+  cli_http_timing_start();
   if (!host_ok(c, conn))
     return reply_error(conn, MHD_HTTP_MISDIRECTED_REQUEST,
                        "This server answers to its own address and "

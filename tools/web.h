@@ -53,9 +53,19 @@ char *web_details_line(const jb_job *j);
  * and those states' names in the pages and filters. */
 int web_job_where(const jb_job *j);
 extern const char *const web_where_names[JB_STATS_STATES];
-/* Walk the board's jobs in listing order: `visit` returns non-zero to
- * stop; postings that do not decode are passed over. */
-int web_each_job(jb_board *b, int (*visit)(const jb_job *, void *),
-                 void *arg);
+
+/* ---- web_perf.c: the pages' reads on a big board */
+
+/* The tables a /jobs filter reads (jb_iter_options.where): by `state`
+ * (the pages' names; NULL: any) and `owner` (claims only); 0: all. */
+unsigned web_state_tables(const char *state, const char *owner);
+/* `name` when it is an exact name (read through the names' index), NULL
+ * when it is a prefix ("images.*") or NULL. */
+const char *web_exact_name(const char *name);
+/* The oldest wait start (jb_job_modified) among the first ready job of
+ * each priority of `name`: one seek per priority, not a walk of its jobs
+ * (a job abandoned back keeps its place and waits from its abandon, so a
+ * later one may have waited longer). 0: none ready. */
+int web_oldest_ready(jb_board *b, const char *name, int64_t *out);
 
 #endif

@@ -26,7 +26,8 @@ from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     RetryResult, Stats, Progress, PROGRESS_MESSAGE_MAX,
                     CheckReport, SalvageReport, Priority, State, Durability,
                     EventType, End, DeadCause, CatchUp, Outcome, Queue,
-                    REMOVAL, version, check_post, salvage, name_matches)
+                    REMOVAL, ITER_READY, ITER_CLAIMED, ITER_DELAYED,
+                    version, check_post, salvage, name_matches)
 
 __version__ = "0.2.0"
 
@@ -36,7 +37,8 @@ __all__ = [
     "Progress", "PROGRESS_MESSAGE_MAX", "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "Queue", "REMOVAL", "version",
-    "check_post", "salvage", "name_matches",
+    "check_post", "salvage", "name_matches", "ITER_READY", "ITER_CLAIMED",
+    "ITER_DELAYED",
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",
     "InvalidError", "TimedOutError", "OfflineError", "CorruptError",
     "FullError", "IoError", "NoMemoryError", "VersionError",

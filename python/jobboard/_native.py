@@ -37,6 +37,12 @@ CDEF = r"""
 #define JB_HISTORY_OPTIONS_VERSION 2
 #define JB_STATS_VERSION 1
 #define JB_STATS_BY_NAME 1
+#define JB_STATS_NO_WALK 2
+#define JB_ITER_OPTIONS_VERSION 1
+#define JB_ITER_READY 1
+#define JB_ITER_CLAIMED 2
+#define JB_ITER_DELAYED 4
+#define JB_ITER_CURSOR_MAX 48
 #define JB_OPEN_CREATE 1
 #define JB_OPEN_READONLY 2
 #define JB_ONLY_UNCLAIMED 1
@@ -444,6 +450,17 @@ int jb_queues_foreach(jb_board *board,
                       void *arg, int *board_paused);
 
 int jb_iter_open(jb_iter **out, jb_board *board, unsigned int flags);
+typedef struct {
+  unsigned int version;
+  unsigned int flags;
+  const char *after;
+  const char *name;
+  unsigned int where;
+  unsigned int batch;
+} jb_iter_options;
+int jb_iter_open_opts(jb_iter **out, jb_board *board,
+                      const jb_iter_options *opts);
+int jb_iter_cursor(const jb_iter *iter, char out[48]);
 int jb_iter_next(const jb_job **out, jb_iter *iter);
 void jb_iter_close(jb_iter *iter);
 

@@ -36,6 +36,9 @@ __all__ = [
 UUID_STRLEN = lib.JB_UUID_STRLEN
 WHO_MAX = lib.JB_WHO_MAX
 ONLY_UNCLAIMED = lib.JB_ONLY_UNCLAIMED
+ITER_READY = lib.JB_ITER_READY
+ITER_CLAIMED = lib.JB_ITER_CLAIMED
+ITER_DELAYED = lib.JB_ITER_DELAYED
 OPEN_CREATE = lib.JB_OPEN_CREATE
 OPEN_READONLY = lib.JB_OPEN_READONLY
 CLAIM_BIND_PROCESS = lib.JB_CLAIM_BIND_PROCESS
@@ -1498,6 +1501,46 @@ class Board:
         ffi.release(it)
 
     __iter__ = iterate
+
+    def page(self, after: Optional[str] = None, name: Optional[str] = None,
+             where: int = 0, limit: int = 50) -> Tuple[List[Job], str]:
+        """Up to `limit` jobs in listing order just after the cursor `after`
+        (None: from the first), only of the exact `name` and of `where`
+        (ITER_READY | ITER_CLAIMED | ITER_DELAYED; 0: all), and the cursor
+        after the last one ("" when none): pass it as `after` for the next
+        page. The read seeks to the cursor and through the names' index
+        (jb_iter_open_opts), so a deep page costs what the first does."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        opts = ffi.new("jb_iter_options *")
+        opts.version = lib.JB_ITER_OPTIONS_VERSION
+        keep = []
+        if after is not None:
+            keep.append(ffi.new("char[]", after.encode("utf-8")))
+            opts.after = keep[-1]
+        if name is not None:
+            keep.append(ffi.new("char[]", name.encode("utf-8")))
+            opts.name = keep[-1]
+        opts.where = where
+        opts.batch = min(limit, 64)
+        out = ffi.new("jb_iter **")
+        with self._use as h:
+            _check(lib.jb_iter_open_opts(out, h, opts))
+        it = ffi.gc(out[0], lib.jb_iter_close)
+        job = ffi.new("jb_job **")
+        cursor = ffi.new("char[48]")
+        jobs: List[Job] = []
+        while len(jobs) < limit:
+            with self._use:
+                st = lib.jb_iter_next(ffi.cast("const jb_job **", job), it)
+            if st != 0:
+                _raise(st)
+            if job[0] == ffi.NULL:
+                break
+            jobs.append(Job(job[0], self._loads))
+            lib.jb_iter_cursor(it, cursor)
+        ffi.release(it)
+        return jobs, ffi.string(cursor).decode("ascii")
 
     def count(self, only_unclaimed: bool = False) -> int:
         """Jobs on the board (or only the claimable ones). O(1)."""
