@@ -439,6 +439,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
             cli_pauses_name(&pz, r->name) ? "paused" : "");
   }
   if (o.n) fputs("</table>\n", f);
+  web_sparklines(f, c->b, st.now_us);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
   qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
@@ -656,10 +657,9 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
             jb_job_token(j));
     if (jb_job_lease_expires(j))
       row_time(f, "lease deadline", jb_job_lease_expires(j), now);
-    if (jb_job_holder_pid(j))
-      fprintf(f, "<tr><th>holder process</th><td>%d (%s)</td></tr>\n",
-              jb_job_holder_pid(j),
-              jb_job_holder_alive(j) ? "running" : "gone");
+    fputs("<tr><th>holder</th><td>", f);
+    web_holder(f, NULL, NULL, jb_job_holder_pid(j), jb_job_holder_alive(j), now);
+    fputs("</td></tr>\n", f);
   }
   fprintf(f, "<tr><th>attempts</th><td>%u of %s", jb_job_attempts(j),
           jb_job_max_attempts(j) ? "" : "the board's policy");
@@ -727,6 +727,7 @@ static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   if (rc == JB_OK) {
     web_page_begin(f, jb_job_name(j), NULL);
     job_on_board(f, j, p->now_us);
+    web_timeline(f, c->b, uuid, j, NULL, NULL, p->now_us);
     jb_job_free(j);
     web_page_end(f);
     return MHD_HTTP_OK;
@@ -748,6 +749,7 @@ static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   web_page_begin(f, name, NULL);
   if (h) job_completed(f, h, p->now_us);
   if (d) job_dead(f, d, p->now_us);
+  web_timeline(f, c->b, uuid, NULL, h, d, p->now_us);
   web_page_end(f);
   jb_completion_free(h);
   jb_dead_free(d);
@@ -808,7 +810,7 @@ static unsigned page_claims(web_page *p, web_ctx *c) {
     if (w.n == 0) fputs("<p>No claim is held.</p>\n", f);
     else
       fputs("<table><tr><th>owner</th><th>job</th><th>name</th>"
-            "<th>since</th><th>lease deadline</th><th>holder process</th>"
+            "<th>since</th><th>lease deadline</th><th>holder</th>"
             "</tr>\n",
             f);
     for (size_t i = 0; i < w.n; i++) {
@@ -824,9 +826,8 @@ static unsigned page_claims(web_page *p, web_ctx *c) {
       fputs("</td><td>", f);
       if (r->lease_us) web_time(f, r->lease_us, p->now_us);
       else fputs("none", f);
-      if (r->pid) fprintf(f, "</td><td>%d (%s)", r->pid,
-                          r->alive ? "running" : "gone");
-      else fputs("</td><td>-", f);
+      fputs("</td><td>", f);
+      web_holder(f, c->b, r->owner, r->pid, r->alive, p->now_us);
       fputs("</td></tr>\n", f);
     }
     if (w.n) fputs("</table>\n", f);
@@ -1243,6 +1244,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   else if (strcmp(url, "/claims") == 0) code = page_claims(&p, c);
   else if (strcmp(url, "/dead") == 0) code = page_dead(&p, c);
   else if (strcmp(url, "/schedules") == 0) code = page_schedules(&p, c);
+  else if (strcmp(url, "/history") == 0) code = web_page_history(&p, c, conn);
   else code = web_fail(&p, 404, "No such page.");
   bool ok = fclose(p.f) == 0;
   if (code == MHD_HTTP_OK && ok)
