@@ -24,7 +24,7 @@
 #define SPARK_POINTS 60                /* minutes of the last hour */
 #define SPARK_STEP_US ((int64_t)60000000)
 #define SPARK_MAX 200000               /* records read, at most */
-#define SPARK_BUDGET_US 80000          /* and for at most this long */
+#define SPARK_BUDGET_US 50000          /* and for at most this long */
 #define SPARK_W 240                    /* the drawing, in SVG units */
 #define SPARK_H 40
 
