@@ -22,7 +22,7 @@
 #include "web_html.h"
 
 #define HIST_PAGE 50
-#define HIST_EXAMINE 20000  /* records read for one page, at most */
+#define HIST_EXAMINE 5000   /* records read for one page, at most */
 #define HIST_RESULT_MAX 200 /* bytes of a result in the list */
 /* A cursor bounds the next page's read by time too (until_us): the
  * records are in completion order, their times within the clocks' skew
@@ -33,6 +33,7 @@ typedef struct {
   const char *name, *outcome, *since, *until, *q;
   jb_history_options o;
   uint64_t after; /* history_seq of the last record shown; 0: none */
+  char prefix[JB_NAME_MAX + 1]; /* name without its '*' */
 } hist_query;
 
 /* A filter's text field. */
@@ -92,7 +93,11 @@ static unsigned parse(hist_query *h, web_page *p,
     size_t len = strlen(h->name);
     if (len > JB_NAME_MAX + 1)
       return web_fail(p, 400, "name: longer than a job name can be");
-    if (len && h->name[len - 1] == '*') h->o.name_prefix = h->name;
+    if (len && h->name[len - 1] == '*') {
+      memcpy(h->prefix, h->name, len - 1);
+      h->prefix[len - 1] = '\0';
+      h->o.name_prefix = h->prefix;
+    }
     else h->o.name = h->name;
   }
   if (h->outcome && parse_ends(&h->o.ends, h->outcome) != 0)

@@ -116,7 +116,8 @@ void web_sparklines(FILE *f, jb_board *b, int64_t now_us) {
   spark(f, "mean wait from post to claim per minute", "wait", wait, start,
         "us");
   fputs("</div>\n", f);
-  fprintf(f, "<p class=\"note\">From %zu history records", n);
+  fprintf(f, "<p class=\"note\">From %zu history records (%.1f ms)", n,
+          (double)(mono_us() - t0) / 1000);
   if (cut) {
     fputs(" (the newest ones only: counted back to ", f);
     web_time(f, oldest, now_us);

@@ -291,6 +291,16 @@ void web_timeline(FILE *f, jb_board *b, const char *uuid, const jb_job *j,
     if (i == last_end && (h || d)) end_text(f, h, d);
     fputs("</td></tr>\n", f);
   }
+  /* A claim held in the log but not in the snapshot lapsed: the board
+   * counts it unclaimed at once, and the next write records it. */
+  jb_event_type lt = r.n ? r.v[r.n - 1].type : JB_EVENT_POSTED;
+  if (j && jb_job_state(j) != JB_STATE_CLAIMED &&
+      (lt == JB_EVENT_CLAIMED || lt == JB_EVENT_REFRESHED ||
+       lt == JB_EVENT_EXTENDED || lt == JB_EVENT_PROGRESS)) {
+    row_begin(f, "-", now, now, "claim lapsed", r.v[r.n - 1].owner);
+    fputs("its holder process is gone or its lease ran out: claimable "
+          "again (the next write records it)</td></tr>\n", f);
+  }
   if (last_end == SIZE_MAX && (h || d)) {
     row_begin(f, "-", h ? h->completed_us : d->dead_us, now, "left the board",
               h ? h->owner : d->owner);
@@ -298,7 +308,9 @@ void web_timeline(FILE *f, jb_board *b, const char *uuid, const jb_job *j,
     fputs(" (from its record)</td></tr>\n", f);
   }
   fputs("</table>\n", f);
-  if (j && jb_job_state(j) == JB_STATE_CLAIMED) {
+  /* A claim whose holder is gone counts as lapsed (unclaimed) at once,
+   * but the snapshot may still name the process. */
+  if (j && (jb_job_state(j) == JB_STATE_CLAIMED || jb_job_holder_pid(j))) {
     fputs("<p>The claim's process, as far as the board knows: ", f);
     web_holder(f, b, jb_job_owner(j), jb_job_holder_pid(j),
                jb_job_holder_alive(j), now);
