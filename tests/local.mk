@@ -426,6 +426,10 @@ EXTRA_DIST += tests/metrics.sh
 # (skipped when built without libmicrohttpd).
 TESTS += tests/web.sh
 EXTRA_DIST += tests/web.sh
+# tests/web_timeline.sh: a job's timeline, the claim's holder, /history
+# and the overview's sparklines.
+TESTS += tests/web_timeline.sh
+EXTRA_DIST += tests/web_timeline.sh
 # test_web_html: the pages' one escape (tools/web_html.c), on its own.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_web_html
