@@ -4,9 +4,9 @@
 # job's timeline on /job/UUID (its steps in order, with owner, reason and
 # result, escaped), a dead letter's timeline, the holder process of a
 # claim (alive while a real worker process holds it, the claim lapsed
-# once that process is killed), /history's filters and paging, and the
+# once that process is killed), /history's filters and paging, the
 # overview's sparklines (their points, and their values against a count
-# of the history).
+# of the history), and a log trimmed past a job's first events.
 #
 # Under `make check` the working directory is the build directory.
 set -u
@@ -71,15 +71,36 @@ for i in $(seq 100); do
 done
 [ "$(jb state "$hold")" = CLAIMED ] || die "the worker did not claim hold.job"
 
-"$JOBBOARD" web --listen 127.0.0.1:0 2>"$TMP/server.err" &
-SERVER=$!
-PORT=
-for i in $(seq 100); do
-  PORT=$(sed -n 's|^jobboard: web: listening on http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$TMP/server.err")
-  [ -n "$PORT" ] && break
-  sleep 0.05
-done
-[ -n "$PORT" ] || { show_file "$TMP/server.err"; die "the server said no port"; }
+# Serve $JOBBOARD_DIR: SERVER and PORT.
+start_server() {
+  "$JOBBOARD" web --listen 127.0.0.1:0 2>"$TMP/server.err" &
+  SERVER=$!
+  PORT=
+  for i in $(seq 100); do
+    PORT=$(sed -n 's|^jobboard: web: listening on http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$TMP/server.err")
+    [ -n "$PORT" ] && break
+    sleep 0.05
+  done
+  [ -n "$PORT" ] || { show_file "$TMP/server.err"; die "the server said no port"; }
+}
+# The TAP lines of the Python checks in $TMP/checks, exit status $1.
+read_checks() {
+  while IFS= read -r line; do
+    case $line in
+    "ok - "*) pass "${line#ok - }" ;;
+    "not ok - "*) fail "${line#not ok - }" ;;
+    *) printf '%s\n' "$line" ;;
+    esac
+  done <"$TMP/checks"
+  [ "$1" = 0 ] || fail "the Python checks ended with $1"
+}
+stop_server() {
+  kill -TERM "$SERVER"
+  wait "$SERVER"; rc=$?
+  SERVER=
+  [ $rc = 0 ] || fail "exit $rc"
+}
+start_server
 
 "$PY" - "$PORT" "$life" "$dead" "$hold" "$WORKER" "$JOBBOARD" >"$TMP/checks" 2>&1 <<'PYEOF'
 import html, json, os, re, signal, subprocess, sys, time, urllib.error, urllib.request
@@ -237,22 +258,48 @@ if svgs:
           values == want and sum(want) == total, (values, want))
     check("no style attribute (the CSP allows none)", "style=" not in body)
 PYEOF
-rc=$?
-while IFS= read -r line; do
-  case $line in
-  "ok - "*) pass "${line#ok - }" ;;
-  "not ok - "*) fail "${line#not ok - }" ;;
-  *) printf '%s\n' "$line" ;;
-  esac
-done <"$TMP/checks"
-[ $rc = 0 ] || fail "the Python checks ended with $rc"
+read_checks $?
 WORKER=
 
 begin "SIGTERM: exit 0"
-kill -TERM "$SERVER"
-wait "$SERVER"; rc=$?
-SERVER=
-[ $rc = 0 ] || fail "exit $rc"
+stop_server
+end
+
+# A log trimmed past a job's first events: the page says so, and shows
+# the post from the job's own record. 100,200 posts in 101 writes and four
+# more writes trim the log (100,000 events kept, 64 dropped a write) past
+# the job's post and claim.
+export JOBBOARD_DIR=$TMP/trimmed
+old=$(jb post first.one) || die "post first.one"
+jb claim --who 'z<z>' "$old" >/dev/null || die "claim first.one"
+seq 100200 | sed 's/.*/{"name": "bulk"}/' | jb post --batch >/dev/null || die "post 100,200"
+for i in 1 2 3 4; do jb post later >/dev/null || die "post later"; done
+first=$(jb stats --json | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["log"]["first"])')
+[ "$first" -gt 2 ] || die "the log was not trimmed (first $first)"
+start_server
+"$PY" - "$PORT" "$old" "$first" >"$TMP/checks" 2>&1 <<'PYEOF'
+import re, sys, urllib.request
+port, old, first = sys.argv[1:4]
+body = urllib.request.urlopen("http://127.0.0.1:%s/job/%s" % (port, old),
+                              timeout=10).read().decode()
+def check(name, cond, detail=""):
+    print(("ok" if cond else "not ok") + " - " + name)
+    if not cond and detail:
+        print("# " + str(detail)[:2000].replace("\n", "\n# "))
+check("a trimmed log: the page says the early events are gone (first kept %s)" % first,
+      "no longer holds the job's early events: its first kept event is seq %s" % first
+      in body, body[-3000:])
+check("the post from the job's record",
+      re.search(r"<td>posted</td><td>-</td><td>\(from the job's record\)", body) is not None)
+m = re.search(r"Read \d+ change-log events \(seq \d+ to \d+ of (\d+) to", body)
+check("it says the log's extent", m is not None and m.group(1) == first,
+      m and m.group(0))
+check("a claim bound to no process says so",
+      "<th>holder</th><td>not bound to a process</td>" in body)
+PYEOF
+read_checks $?
+begin "SIGTERM: exit 0 (the trimmed board)"
+stop_server
 end
 
 finish

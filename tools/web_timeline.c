@@ -72,6 +72,7 @@ typedef struct {
   uint64_t first, next; /* the log's extent */
   uint64_t from, to;    /* looked at [from, to) */
   uint64_t lo;          /* where it meant to start */
+  int64_t first_us;     /* the time of the first kept event (0: none) */
   size_t looked;
   bool budget, full, trimmed, oom;
   int64_t took_us;
@@ -82,6 +83,10 @@ static int scan(tl_rows *r, tl_scan *s, jb_board *b, const char *uuid,
   int rc = jb_log_bounds(&s->first, &s->next, b);
   if (rc != JB_OK) return rc;
   uint64_t lo = s->first, hi = s->next;
+  jb_event ev;
+  size_t got = 0;
+  if (lo < hi && jb_log_read(&ev, &got, NULL, b, lo, 1) == JB_OK && got)
+    s->first_us = ev.time_us;
   if (posted_us > TL_SLACK_US)
     lo = seek_time(b, lo, hi, posted_us - TL_SLACK_US);
   if (left_us > 0 && left_us < INT64_MAX - TL_SLACK_US)
@@ -248,17 +253,20 @@ void web_timeline(FILE *f, jb_board *b, const char *uuid, const jb_job *j,
     if (leaves(r.v[i].type)) last_end = i;
     if (r.v[i].type == JB_EVENT_POSTED) posted_seen = true;
   }
-  /* The job's first event is gone when the log starts after where the
-   * job was posted, or the scan stopped before it. */
-  if (!posted_seen && s.from > s.first && s.budget)
+  /* The job's post is stamped with its creation time: a first kept
+   * event after it means the log was trimmed past the post. */
+  if (!posted_seen && posted && s.first > 1 && s.first_us > posted) {
+    fprintf(f, "<p class=\"warn\">The change log no longer holds the job's "
+               "early events: its first kept event is seq %" PRIu64 " (",
+            s.first);
+    web_time(f, s.first_us, now);
+    fputs(").</p>\n", f);
+  }
+  if (s.budget)
     fprintf(f, "<p class=\"warn\">Only the newest %zu events of the change "
                "log were looked at (seq %" PRIu64 " to %" PRIu64 ", %.1f ms):"
                " the job's earlier events are not shown.</p>\n",
             s.looked, s.from, s.to - 1, (double)s.took_us / 1000);
-  else if (!posted_seen && (s.from <= s.first || s.trimmed) && s.first > 1)
-    fprintf(f, "<p class=\"warn\">The change log no longer holds the job's "
-               "early events: its first kept event is seq %" PRIu64
-               ".</p>\n", s.first);
   if (s.full)
     fprintf(f, "<p>The newest %d of the job's events (seq %" PRIu64
                " on).</p>\n", TL_ROWS_MAX, r.v[skip].seq);
