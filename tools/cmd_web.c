@@ -824,7 +824,7 @@ static unsigned page_claims(web_page *p, web_ctx *c) {
   if (rc == JB_OK && w.oom) rc = JB_ENOMEM;
   FILE *f = p->f;
   if (rc == JB_OK) {
-    qsort(w.v, w.n, sizeof *w.v, cmp_claim);
+    if (w.n) qsort(w.v, w.n, sizeof *w.v, cmp_claim); /* v NULL when 0 */
     web_page_begin(f, "Claims", "/claims");
     if (w.n == 0) fputs("<p>No claim is held.</p>\n", f);
     else
