@@ -433,7 +433,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   fprintf(f, "</code>, read at %s.</p>\n", when);
 
   fputs("<h2>Jobs by name</h2>\n", f);
-  qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
+  if (o.n) qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
   if (o.n == 0) fputs("<p>No job on the board.</p>\n", f);
   else
     fputs("<table><tr><th>name</th><th>unclaimed</th><th>claimed</th>"
@@ -461,7 +461,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   web_sparklines(f, c->b, st.now_us);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
-  qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
+  if (o.n_lapsing) qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
   if (o.n_lapsing == 0) fputs("<p>None.</p>\n", f);
   else
     fputs("<table><tr><th>job</th><th>name</th><th>owner</th>"
@@ -936,7 +936,7 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
     web_page_begin(f, "Dead letters", "/dead");
     fprintf(f, "<p>%zu dead letters.</p>\n<h2>By cause and reason</h2>\n",
             w->seen);
-    qsort(w->g, w->n, sizeof *w->g, cmp_group);
+    if (w->n) qsort(w->g, w->n, sizeof *w->g, cmp_group);
     if (w->n)
       fputs("<table><tr><th>cause</th><th>reason</th><th>letters</th>"
             "<th>newest</th><th>its name</th></tr>\n",

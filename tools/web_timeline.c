@@ -239,7 +239,7 @@ void web_timeline(FILE *f, jb_board *b, const char *uuid, const jb_job *j,
     free(r.v);
     return;
   }
-  qsort(r.v, r.n, sizeof *r.v, cmp_seq);
+  if (r.n) qsort(r.v, r.n, sizeof *r.v, cmp_seq); /* v NULL when 0 */
   size_t skip = r.n > TL_ROWS_MAX ? r.n - TL_ROWS_MAX : 0;
   /* The reason of the last failed attempt goes with the last release. */
   const char *reason = j ? jb_job_last_reason(j)
