@@ -461,7 +461,8 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   web_sparklines(f, c->b, st.now_us);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
-  if (o.n_lapsing) qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
+  if (o.n_lapsing)
+    qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
   if (o.n_lapsing == 0) fputs("<p>None.</p>\n", f);
   else
     fputs("<table><tr><th>job</th><th>name</th><th>owner</th>"
