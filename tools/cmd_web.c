@@ -678,7 +678,8 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
     if (jb_job_lease_expires(j))
       row_time(f, "lease deadline", jb_job_lease_expires(j), now);
     fputs("<tr><th>holder</th><td>", f);
-    web_holder(f, NULL, NULL, jb_job_holder_pid(j), jb_job_holder_alive(j), now);
+    web_holder(f, NULL, NULL, jb_job_holder_pid(j), jb_job_holder_alive(j),
+               now);
     fputs("</td></tr>\n", f);
   }
   fprintf(f, "<tr><th>attempts</th><td>%u of %s", jb_job_attempts(j),

@@ -178,9 +178,9 @@ static void end_text(FILE *f, const jb_completion *h,
   }
   /* A record's reason is its last failed attempt's (on that row) unless
    * it is why the job ended. */
-  const char *reason = d && d->reason ? d->reason
-                     : h && (h->end == JB_END_DEAD || h->end == JB_END_REVOKED ||
-                             h->end == JB_END_LOST) ? h->reason : NULL;
+  bool why = h && (h->end == JB_END_DEAD || h->end == JB_END_REVOKED ||
+                   h->end == JB_END_LOST);
+  const char *reason = d && d->reason ? d->reason : why ? h->reason : NULL;
   if (reason) {
     fputs(", reason ", f);
     web_esc(f, reason);
