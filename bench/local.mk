@@ -56,10 +56,11 @@ endif
 # own client (bench-taskflow.py) against a redis-server of its own;
 # bench-claim-script.py measures the server's time per claim script
 # (ours, taskflow's, an empty one); bench-compare.sh what a comparison in
-# full costs; bench-python.py the Python binding beside the C API.
+# full costs; bench-python.py the Python binding beside the C API;
+# bench-web.py `jobboard web`'s timeline, sparklines and /history.
 EXTRA_DIST += bench/bench-redis.sh bench/bench-taskflow.py \
 	bench/bench-compare.sh bench/bench-claim-script.py \
-	bench/bench-python.py
+	bench/bench-python.py bench/bench-web.py
 
 # bench/bench-life: what a job's life costs: claim-next beside a million
 # delayed jobs, and the cycle of a job with a unique key and a time limit;

@@ -432,6 +432,10 @@ EXTRA_DIST += tests/web.sh
 # show what a full walk shows; Server-Timing on every response.
 TESTS += tests/web_perf.sh
 EXTRA_DIST += tests/web_perf.sh
+# tests/web_timeline.sh: a job's timeline, the claim's holder, /history
+# and the overview's sparklines.
+TESTS += tests/web_timeline.sh
+EXTRA_DIST += tests/web_timeline.sh
 # test_web_html: the pages' one escape (tools/web_html.c), on its own.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_web_html

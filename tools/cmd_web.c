@@ -27,6 +27,9 @@ const cli_command cli_cmd_web = {
     "                   ready job's wait per name, claims whose lease\n"
     "                   lapses within 30 s, schedules due, the board's\n"
     "                   health (map use, readers, change log)\n"
+    "                   and sparklines of the last hour: jobs completed and\n"
+    "                   their mean wait (post to claim) per minute, from at\n"
+    "                   most 50 ms of reading the history\n"
     "  /jobs            50 jobs a page in listing order, with filters as\n"
     "                   query parameters (a plain GET form: every filter is\n"
     "                   a URL to share): state=unclaimed|claimed|delayed,\n"
@@ -36,10 +39,26 @@ const cli_command cli_cmd_web = {
     "  /job/UUID        one job: state, owner, lease, attempts, progress,\n"
     "                   details as indented JSON; a job that left the\n"
     "                   board: its history record and dead letter\n"
-    "  /claims          the claims held: owner, job, since, lease deadline\n"
+    "                   the timeline: its life from the change log, oldest\n"
+    "                   first (posted, claimed by whom, extended, progress,\n"
+    "                   abandoned with the reason, consumed with outcome and\n"
+    "                   result, dead with the cause), read newest first for\n"
+    "                   at most 60 ms (the page says how far it looked, and\n"
+    "                   when the log no longer holds the early events); a\n"
+    "                   claim's holder: its pid, alive or gone, and the\n"
+    "                   entity registered under the owner's name\n"
+    "  /claims          the claims held: owner, job, since, lease deadline,\n"
+    "                   holder (pid, alive or gone)\n"
     "  /dead            the dead letters grouped by cause and reason, and\n"
     "                   the newest ones\n"
     "  /schedules       the schedules: next run, last run, runs posted\n"
+    "  /history         the history, newest first, 50 a page: outcome,\n"
+    "                   owner, wait, result, reason; filters as query\n"
+    "                   parameters (a GET form): name=NAME ('*' at the end:\n"
+    "                   a prefix), outcome=LIST (consumed, failed, ...),\n"
+    "                   since=TIME, until=TIME (as `history` takes them),\n"
+    "                   q=TEXT (text in the result or reason: 5,000 records\n"
+    "                   looked at a page), after=CURSOR (the next page)\n"
     "  /events          the change log from now on as server-sent events\n"
     "                   (text/event-stream): one event per change, its id\n"
     "                   the log sequence (a reconnect with Last-Event-ID\n"
@@ -443,7 +462,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   fprintf(f, "</code>, read at %s.</p>\n", when);
 
   fputs("<h2>Jobs by name</h2>\n", f);
-  qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
+  if (o.n) qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
   if (o.n == 0) fputs("<p>No job on the board.</p>\n", f);
   else
     fputs("<table><tr><th>name</th><th>unclaimed</th><th>claimed</th>"
@@ -468,9 +487,11 @@ static unsigned page_overview(web_page *p, web_ctx *c,
             cli_pauses_name(&pz, r->name) ? "paused" : "");
   }
   if (o.n) fputs("</table>\n", f);
+  web_sparklines(f, c->b, st.now_us);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
-  qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
+  if (o.n_lapsing)
+    qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
   if (o.n_lapsing == 0) fputs("<p>None.</p>\n", f);
   else
     fputs("<table><tr><th>job</th><th>name</th><th>owner</th>"
@@ -692,10 +713,10 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
             jb_job_token(j));
     if (jb_job_lease_expires(j))
       row_time(f, "lease deadline", jb_job_lease_expires(j), now);
-    if (jb_job_holder_pid(j))
-      fprintf(f, "<tr><th>holder process</th><td>%d (%s)</td></tr>\n",
-              jb_job_holder_pid(j),
-              jb_job_holder_alive(j) ? "running" : "gone");
+    fputs("<tr><th>holder</th><td>", f);
+    web_holder(f, NULL, NULL, jb_job_holder_pid(j), jb_job_holder_alive(j),
+               now);
+    fputs("</td></tr>\n", f);
   }
   fprintf(f, "<tr><th>attempts</th><td>%u of %s", jb_job_attempts(j),
           jb_job_max_attempts(j) ? "" : "the board's policy");
@@ -763,6 +784,7 @@ static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   if (rc == JB_OK) {
     web_page_begin(f, jb_job_name(j), NULL);
     job_on_board(f, j, p->now_us);
+    web_timeline(f, c->b, uuid, j, NULL, NULL, p->now_us);
     jb_job_free(j);
     web_page_end(f);
     return MHD_HTTP_OK;
@@ -784,6 +806,7 @@ static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   web_page_begin(f, name, NULL);
   if (h) job_completed(f, h, p->now_us);
   if (d) job_dead(f, d, p->now_us);
+  web_timeline(f, c->b, uuid, NULL, h, d, p->now_us);
   web_page_end(f);
   jb_completion_free(h);
   jb_dead_free(d);
@@ -842,12 +865,12 @@ static unsigned page_claims(web_page *p, web_ctx *c) {
   if (w.oom) rc = JB_ENOMEM;
   FILE *f = p->f;
   if (rc == JB_OK) {
-    qsort(w.v, w.n, sizeof *w.v, cmp_claim);
+    if (w.n) qsort(w.v, w.n, sizeof *w.v, cmp_claim); /* v NULL when 0 */
     web_page_begin(f, "Claims", "/claims");
     if (w.n == 0) fputs("<p>No claim is held.</p>\n", f);
     else
       fputs("<table><tr><th>owner</th><th>job</th><th>name</th>"
-            "<th>since</th><th>lease deadline</th><th>holder process</th>"
+            "<th>since</th><th>lease deadline</th><th>holder</th>"
             "</tr>\n",
             f);
     for (size_t i = 0; i < w.n; i++) {
@@ -863,9 +886,8 @@ static unsigned page_claims(web_page *p, web_ctx *c) {
       fputs("</td><td>", f);
       if (r->lease_us) web_time(f, r->lease_us, p->now_us);
       else fputs("none", f);
-      if (r->pid) fprintf(f, "</td><td>%d (%s)", r->pid,
-                          r->alive ? "running" : "gone");
-      else fputs("</td><td>-", f);
+      fputs("</td><td>", f);
+      web_holder(f, c->b, r->owner, r->pid, r->alive, p->now_us);
       fputs("</td></tr>\n", f);
     }
     if (w.n) fputs("</table>\n", f);
@@ -955,7 +977,7 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
     web_page_begin(f, "Dead letters", "/dead");
     fprintf(f, "<p>%zu dead letters.</p>\n<h2>By cause and reason</h2>\n",
             w->seen);
-    qsort(w->g, w->n, sizeof *w->g, cmp_group);
+    if (w->n) qsort(w->g, w->n, sizeof *w->g, cmp_group);
     if (w->n)
       fputs("<table><tr><th>cause</th><th>reason</th><th>letters</th>"
             "<th>newest</th><th>its name</th></tr>\n",
@@ -1284,6 +1306,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   else if (strcmp(url, "/claims") == 0) code = page_claims(&p, c);
   else if (strcmp(url, "/dead") == 0) code = page_dead(&p, c);
   else if (strcmp(url, "/schedules") == 0) code = page_schedules(&p, c);
+  else if (strcmp(url, "/history") == 0) code = web_page_history(&p, c, conn);
   else code = web_fail(&p, 404, "No such page.");
   bool ok = fclose(p.f) == 0;
   if (code == MHD_HTTP_OK && ok)

@@ -68,4 +68,27 @@ const char *web_exact_name(const char *name);
  * later one may have waited longer). 0: none ready. */
 int web_oldest_ready(jb_board *b, const char *name, int64_t *out);
 
+/* timeline (web_timeline.c) */
+/* A job's timeline, oldest first, from the change log (a bounded read:
+ * the page says how far it looked), with the reason, outcome, result and
+ * dead letter's cause from `j` (on the board), `h` (its history record)
+ * and `d` (its dead letter), any of them NULL. */
+void web_timeline(FILE *f, jb_board *b, const char *uuid, const jb_job *j,
+                  const jb_completion *h, const jb_dead_letter *d,
+                  int64_t now);
+/* A claim's holder: "PID alive|gone" (or not bound), and with `b` the
+ * entity registered under `owner`'s name, if any. */
+void web_holder(FILE *f, jb_board *b, const char *owner, int pid,
+                bool alive, int64_t now);
+
+/* history (web_history.c) */
+/* /history: the history records, filtered, 50 a page. */
+unsigned web_page_history(web_page *p, web_ctx *c,
+                          struct MHD_Connection *conn);
+
+/* sparklines (web_spark.c) */
+/* The overview's sparklines of the last hour: completions and waits per
+ * minute, inline SVG, from a bounded read of the history. */
+void web_sparklines(FILE *f, jb_board *b, int64_t now_us);
+
 #endif

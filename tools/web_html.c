@@ -88,7 +88,7 @@ static const struct {
   const char *path, *label;
 } nav[] = {{"/", "overview"},  {"/jobs", "jobs"},
            {"/claims", "claims"}, {"/dead", "dead letters"},
-           {"/schedules", "schedules"}};
+           {"/schedules", "schedules"}, {"/history", "history"}};
 
 void web_page_begin(FILE *f, const char *title, const char *path) {
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -137,6 +137,10 @@ const char web_css[] =
     "pre-wrap;word-break:break-all}\n"
     "form label{margin-right:.8em}\n"
     ".warn{color:#a40}\n"
+    ".sparks{display:flex;flex-wrap:wrap;gap:1em}\n"
+    "svg.spark{background:#f6f6f6}\n"
+    "svg.spark polyline{fill:none;stroke:#27c;stroke-width:1.5}\n"
+    "svg.wait polyline{stroke:#a40}\n"
     "@media (max-width:50em){body{display:block}}\n";
 
 /* The live list: events of /events (server-sent events) added on top,
