@@ -1298,11 +1298,44 @@ int jb_board_flush_info(jb_flush_info *out, jb_board *b) {
 
 int jb_board_check(jb_check_stats *stats, jb_board *b, jb_check_cb cb,
                    void *payload) {
+  return jb_board_check_ex(stats, b, 0, cb, payload);
+}
+
+int jb_board_check_ex(jb_check_stats *stats, jb_board *b, unsigned flags,
+                      jb_check_cb cb, void *payload) {
   if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  if (flags & ~(unsigned)JB_CHECK_RECORD)
+    return jb__err(JB_EINVAL, "jb_board_check_ex: unknown flags %#x",
+                   flags & ~(unsigned)JB_CHECK_RECORD);
   jb_check_stats local;
+  if (stats == NULL) stats = &local;
   jb_buf report = {0};
   jb_hist_bounds hb = {b->history_max, b->history_max_age_us};
-  int rc = jb__store_check(b->store, stats ? stats : &local, &report, &hb);
+  int64_t t0 = jb__mono_us();
+  int rc = jb__store_check(b->store, stats, &report, &hb);
+  if ((flags & JB_CHECK_RECORD) && (rc == JB_OK || rc == JB_ECORRUPT)) {
+    /* The check's own error message stays this thread's jb_errmsg. */
+    char why[256] = "the handle is read-only";
+    char *keep = strdup(jb_errmsg());
+    jb_check_record r = {jb__now_us(), jb__mono_us() - t0, stats->problems,
+                         stats->moved, stats->jobs};
+    int wrc = b->readonly ? JB_EREADONLY
+                          : jb__store_check_record(b->store, &r);
+    if (wrc != JB_OK) {
+      if (!b->readonly) snprintf(why, sizeof why, "%s", jb_errmsg());
+      char line[320];
+      snprintf(line, sizeof line, "not recorded: %s", why);
+      if (jb__buf_append(&report, line, strlen(line) + 1) != 0) {
+        free(keep);
+        jb__buf_free(&report);
+        return jb__err(JB_ENOMEM, "out of memory for the check's report");
+      }
+    }
+    if (keep) {
+      if (rc != JB_OK) jb__err(rc, "%s", keep);
+      free(keep);
+    }
+  }
   /* Hand the lines out only now, after the write transaction. */
   for (size_t off = 0; cb && off < report.len;) {
     const char *line = (const char *)report.data + off;
@@ -1311,6 +1344,12 @@ int jb_board_check(jb_check_stats *stats, jb_board *b, jb_check_cb cb,
   }
   jb__buf_free(&report);
   return rc;
+}
+
+int jb_board_last_check(jb_check_record *out, jb_board *b) {
+  if (out == NULL || b == NULL)
+    return jb__err(JB_EINVAL, "jb_board_last_check: NULL argument");
+  return jb__store_check_last(b->store, out);
 }
 
 /* ------------------------------------ for the worker's path (batch.c) */

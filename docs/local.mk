@@ -29,6 +29,8 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_cancel_reset.3 \
 	docs/man3/jb_board_cancel_unclaimed.3 \
 	docs/man3/jb_board_check.3 \
+	docs/man3/jb_board_check_ex.3 \
+	docs/man3/jb_board_last_check.3 \
 	docs/man3/jb_board_close.3 \
 	docs/man3/jb_board_count.3 \
 	docs/man3/jb_board_flush.3 \

@@ -370,6 +370,44 @@ typedef void (*jb_check_cb)(const char *line, void *payload);
 JB_EXTERN int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,
                    void *payload);
 
+/** Flags for jb_board_check_ex. */
+enum {
+  /** Keep the check's time and result in the board (jb_board_last_check),
+   * in a write transaction of its own after the check. */
+  JB_CHECK_RECORD = 1u << 0,
+};
+
+/** The last recorded check of a board (jb_board_last_check). */
+typedef struct {
+  int64_t time_us;     /**< when it ended (wall clock, microseconds) */
+  int64_t duration_us; /**< how long it ran */
+  uint64_t problems;   /**< problems it found */
+  uint64_t moved;      /**< postings it moved to quarantine */
+  uint64_t jobs;       /**< jobs on the board it saw */
+} jb_check_record;
+
+/**
+ * jb_board_check, with `flags` (0 or JB_CHECK_RECORD). With
+ * JB_CHECK_RECORD a check that ran to the end (JB_OK or JB_ECORRUPT)
+ * keeps its record in the board, so that dashboards and metrics can say
+ * when the board was last checked and what was found. On a read-only
+ * handle, or when that write fails (a full map, an I/O error), nothing is
+ * recorded and `cb` gets a note that starts "not recorded: "; the return
+ * value is the check's either way. Errors: as jb_board_check, and
+ * JB_EINVAL for unknown flags.
+ */
+JB_EXTERN int jb_board_check_ex(jb_check_stats *stats, jb_board *board,
+                                unsigned int flags, jb_check_cb cb,
+                                void *payload);
+
+/**
+ * The board's last recorded check (jb_board_check_ex with
+ * JB_CHECK_RECORD; `jobboard check` records). O(1), a read.
+ * Errors: JB_EINVAL (NULL argument), JB_ENOTFOUND (no check recorded one),
+ * JB_ECORRUPT (the record does not decode), JB_EIO.
+ */
+JB_EXTERN int jb_board_last_check(jb_check_record *out, jb_board *board);
+
 /* ---------------------------------------------------------------- salvage */
 
 /** What jb_board_salvage found and copied. */

@@ -757,6 +757,20 @@ static int check_schedule(const MDB_val *k, const MDB_val *v, void *arg) {
   return 0;
 }
 
+/* The last check's record, when there is one, has its size (a garbled one
+ * is reported; the next recorded check replaces it). */
+static int check_last_record(jb_store *s, MDB_txn *txn, check_ctx *ctx) {
+  MDB_val k = {sizeof JB_LASTCHECK_KEY - 1, JB_LASTCHECK_KEY}, v;
+  int rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc) return rc;
+  if (v.mv_size != JB_LASTCHECK_LEN)
+    note(ctx, true, "meta: the last check's record (%s) is %zu bytes, not "
+         "%d (the next recorded check replaces it)", JB_LASTCHECK_KEY,
+         v.mv_size, JB_LASTCHECK_LEN);
+  return 0;
+}
+
 static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   check_ctx *ctx = vctx;
   (void)status;
@@ -790,6 +804,7 @@ static int check_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   }
   if (rc) return rc;
   if ((rc = check_jobs(s, txn, ctx, next_seq))) return rc;
+  if ((rc = check_last_record(s, txn, ctx))) return rc;
   if (ctx->needs_write) return 0;
   if ((rc = check_index(s, txn, ctx, s->ready, "ready", sizeof(jb_readyrec),
                         &ctx->st->ready)))
@@ -856,4 +871,51 @@ int jb__store_check(jb_store *s, jb_check_stats *stats, jb_buf *report,
     return jb__err(JB_ECORRUPT, "board %s: %zu problem(s) found, %zu posting(s) "
                    "moved to quarantine", s->path, stats->problems, stats->moved);
   return JB_OK;
+}
+
+/* ------------------------------------------------- the last check's record */
+
+static int record_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  const jb_check_record *r = vctx;
+  uint8_t d[JB_LASTCHECK_LEN];
+  memcpy(d, &r->time_us, 8);
+  memcpy(d + 8, &r->duration_us, 8);
+  memcpy(d + 16, &r->problems, 8);
+  memcpy(d + 24, &r->moved, 8);
+  memcpy(d + 32, &r->jobs, 8);
+  MDB_val k = {sizeof JB_LASTCHECK_KEY - 1, JB_LASTCHECK_KEY},
+          v = {sizeof d, d};
+  return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+int jb__store_check_record(jb_store *s, const jb_check_record *r) {
+  return jb__store_write(s, record_body, (void *)r);
+}
+
+static int last_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  jb_check_record *r = vctx;
+  MDB_val k = {sizeof JB_LASTCHECK_KEY - 1, JB_LASTCHECK_KEY}, v;
+  int rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == MDB_NOTFOUND)
+    return jb__err(JB_ENOTFOUND, "no check of board %s recorded its result "
+                   "(jobboard check does)", s->path);
+  if (rc) return rc;
+  if (v.mv_size != JB_LASTCHECK_LEN)
+    return jb__err(JB_ECORRUPT, "the last check's record of board %s does "
+                   "not decode (the next jobboard check replaces it)",
+                   s->path);
+  const uint8_t *d = v.mv_data;
+  memcpy(&r->time_us, d, 8);
+  memcpy(&r->duration_us, d + 8, 8);
+  memcpy(&r->problems, d + 16, 8);
+  memcpy(&r->moved, d + 24, 8);
+  memcpy(&r->jobs, d + 32, 8);
+  return 0;
+}
+
+int jb__store_check_last(jb_store *s, jb_check_record *r) {
+  memset(r, 0, sizeof *r);
+  return jb__store_read(s, last_body, r);
 }

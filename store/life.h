@@ -142,6 +142,10 @@ int jb__expire_due(jb_store *s, MDB_txn *txn, int64_t now_us, size_t max,
  * history_max_age_ms, dead_max, dead_max_age_ms). */
 #define JB_RETAIN_KEY "setting.retention"
 #define JB_RETAIN_LEN 32
+/* The last check's record (jb_board_check_ex with JB_CHECK_RECORD): five
+ * 8-byte fields in host order, as jb_check_record lists them. */
+#define JB_LASTCHECK_KEY "check.last"
+#define JB_LASTCHECK_LEN 40
 int jb__retention_read(jb_store *s, MDB_txn *txn, jb_retention *r);
 /* The bounds a write applies: the stored setting's, else `hist`'s (the
  * writing handle's history bounds; NULL: the compiled-in defaults), else

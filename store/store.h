@@ -924,6 +924,10 @@ int jb__store_dead_count(jb_store *s, size_t *out);
 int jb__store_dead_requeue(jb_store *s, const uint8_t uuid[16],
                            bool keep_attempts, int64_t now_us,
                            uint8_t held_by[16]);
+/* The last check's record (store/check.c): written in a write transaction
+ * of its own after a check; read as JB_ENOENT when no check recorded one. */
+int jb__store_check_record(jb_store *s, const jb_check_record *r);
+int jb__store_check_last(jb_store *s, jb_check_record *r);
 /* Retention (store/retain.c): the setting the board stores (0 in a
  * field never set), and what a handle applies: the stored value, else
  * the handle's history bounds `hist` (NULL: the opener's), else the

@@ -72,7 +72,9 @@
  *     board; cap-each: jb_set_cap of "base-*" at 1 (each of base-0 to
  *     base-4 capped, base-0's claim counted) on the base board;
  *     rate-each: jb_set_rate of "base-*" at 2 a minute (each of base-0
- *     to base-4 limited, its tokens full) on the base board; and on that board with the whole board paused too:
+ *     to base-4 limited, its tokens full) on the base board;
+ *     check-record: jb_board_check_ex of the base board with
+ *     JB_CHECK_RECORD (the record whole or not there); and on that board with the whole board paused too:
  *     resume-board; a post of a new name is the post, batch and
  *     post-unique above ("crash-new", recorded with the post));
  *     run-now: on the delayed board (the base board with held-1 given
@@ -274,7 +276,8 @@
  *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
  *                  claim-paused,retention,cap,cap-each,snooze,expire,
- *                  rate,claim-rated,rate-each,run-now,dead-remove
+ *                  rate,claim-rated,rate-each,run-now,dead-remove,
+ *                  check-record
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -360,7 +363,7 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
                OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
                OP_RATE, OP_CLAIM_RATED, OP_RATE_EACH, OP_RUN_NOW,
-               OP_DEAD_REMOVE, OP_COUNT } op_kind;
+               OP_DEAD_REMOVE, OP_CHECK_RECORD, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -369,13 +372,13 @@ static const char *const op_names[OP_COUNT] = {
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
     "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated",
-    "rate-each", "run-now", "dead-remove"};
+    "rate-each", "run-now", "dead-remove", "check-record"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
                                         1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1,
-                                        0, 0, 0};
+                                        0, 0, 0, 0};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -1121,6 +1124,10 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   /* held-1, delayed on the delayed board, claimable at once */
   case OP_RUN_NOW: return jb_job_run_now(b, sc->base[K_HELD1]);
   case OP_DEAD_REMOVE: return jb_dead_remove(b, sc->base[K_CORPSE]);
+  /* a check of the base board that records its result (one write after
+   * the read) */
+  case OP_CHECK_RECORD:
+    return jb_board_check_ex(NULL, b, JB_CHECK_RECORD, NULL, NULL);
   default: return JB_EINVAL;
   }
 }
@@ -1956,6 +1963,23 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                  "board's nor the killed %s's", ret.dead_max, op_names[op]);
   if (op == OP_RETENTION)
     aspect(&a, ret_new, "retention %s", ret_new ? "new" : "old");
+  /* The last check's record: none on the base board; check-record's,
+   * whole, when it is there. */
+  jb_check_record rec;
+  int lrc = jb_board_last_check(&rec, b);
+  if (lrc != JB_OK && lrc != JB_ENOTFOUND)
+    return vfail(v, "the last check's record: %s", jb_errmsg());
+  if (lrc == JB_OK && op != OP_CHECK_RECORD)
+    return vfail(v, "a last check's record is there after the killed %s",
+                 op_names[op]);
+  if (lrc == JB_OK && (rec.problems != 0 || rec.moved != 0 || rec.jobs == 0 ||
+                       rec.time_us <= 0 || rec.duration_us < 0))
+    return vfail(v, "the last check's record is not the killed check's: "
+                 "%" PRIu64 " problems, %" PRIu64 " moved, %" PRIu64 " jobs",
+                 rec.problems, rec.moved, rec.jobs);
+  if (op == OP_CHECK_RECORD)
+    aspect(&a, lrc == JB_OK, "the check's record %s",
+           lrc == JB_OK ? "there" : "not");
   if (a.there != 0 && a.there != a.n)
     return vfail(v, "the killed %s is torn: %d of its %d changes are there (%s)",
                  op_names[op], a.there, a.n, a.what);
@@ -3196,7 +3220,7 @@ static void usage(FILE *f) {
         "                resume-board,claim-names,claim-paused,\n"
         "                progress,retention,cap,cap-each,snooze,expire,\n"
         "                rate,claim-rated,rate-each,run-now,\n"
-        "                dead-remove (default all)\n"
+        "                dead-remove,check-record (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"

@@ -761,6 +761,69 @@ static void check_counts_ready_and_claimed_jobs(void **state) {
   assert_int_equal(st.quarantined, 0);
 }
 
+static void collect_line(const char *line, void *arg) {
+  char *out = arg;
+  size_t n = strlen(out);
+  snprintf(out + n, 512 - n, "%s\n", line);
+}
+
+static void a_recorded_check_is_kept_and_a_plain_one_is_not(void **state) {
+  jbt_fixture *f = *state;
+  jb_check_record r;
+  assert_int_equal(jb_board_last_check(&r, f->board), JB_ENOTFOUND);
+  jbt_assert_contains(jb_errmsg(), "jobboard check");
+  char u[2][JB_UUID_STRLEN];
+  for (int i = 0; i < 2; i++) jbt_post(u[i], f->board, "n", JB_PRIORITY_LOW);
+  /* Without the flag nothing is written: the board stays as it was. */
+  uint64_t before = jbt_board_digest(f->dir);
+  assert_int_equal(jb_board_check_ex(NULL, f->board, 0, NULL, NULL), JB_OK);
+  assert_int_equal(jbt_board_digest(f->dir), before);
+  assert_int_equal(jb_board_last_check(&r, f->board), JB_ENOTFOUND);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t t0 = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  char lines[512] = "";
+  jb_check_stats st;
+  assert_int_equal(jb_board_check_ex(&st, f->board, JB_CHECK_RECORD,
+                                     collect_line, lines),
+                   JB_OK);
+  assert_string_equal(lines, ""); /* recorded: no note */
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t t1 = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  memset(&r, 0xff, sizeof r);
+  assert_int_equal(jb_board_last_check(&r, f->board), JB_OK);
+  assert_true(r.time_us >= t0 && r.time_us <= t1);
+  assert_true(r.duration_us >= 0 && r.duration_us <= t1 - t0);
+  assert_int_equal(r.problems, 0);
+  assert_int_equal(r.moved, 0);
+  assert_int_equal(r.jobs, 2);
+  /* A later check replaces it. */
+  jbt_post(u[0], f->board, "n", JB_PRIORITY_LOW);
+  assert_int_equal(jb_board_check_ex(NULL, f->board, JB_CHECK_RECORD, NULL,
+                                     NULL),
+                   JB_OK);
+  jb_check_record r2;
+  assert_int_equal(jb_board_last_check(&r2, f->board), JB_OK);
+  assert_int_equal(r2.jobs, 3);
+  assert_true(r2.time_us >= r.time_us);
+  /* The check itself stays a good one: the record is no problem. */
+  assert_int_equal(jb_board_check(&st, f->board, NULL, NULL), JB_OK);
+}
+
+static void check_ex_refuses_unknown_flags_and_null(void **state) {
+  jbt_fixture *f = *state;
+  uint64_t before = jbt_board_digest(f->dir);
+  assert_int_equal(jb_board_check_ex(NULL, f->board, 2, NULL, NULL),
+                   JB_EINVAL);
+  jbt_assert_contains(jb_errmsg(), "flags");
+  assert_int_equal(jb_board_check_ex(NULL, NULL, JB_CHECK_RECORD, NULL, NULL),
+                   JB_EINVAL);
+  jb_check_record r;
+  assert_int_equal(jb_board_last_check(NULL, f->board), JB_EINVAL);
+  assert_int_equal(jb_board_last_check(&r, NULL), JB_EINVAL);
+  assert_int_equal(jbt_board_digest(f->dir), before);
+}
+
 static size_t log_events(jb_board *b) {
   jb_check_stats st;
   assert_int_equal(jb_board_check(&st, b, NULL, NULL), JB_OK);
@@ -1233,6 +1296,8 @@ int main(void) {
 #define T(name) cmocka_unit_test_setup_teardown(name, jbt_setup, jbt_teardown)
   const struct CMUnitTest tests[] = {
       T(post_stores_name_details_priority_and_book),
+      T(a_recorded_check_is_kept_and_a_plain_one_is_not),
+      T(check_ex_refuses_unknown_flags_and_null),
       T(post_stores_a_book_uuid_given_in_upper_case_in_lower_case),
       T(post_sets_created_and_modified_to_the_time_of_the_post),
       T(post_gives_a_sequence_of_one_or_more),

@@ -773,10 +773,10 @@ static void open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt(
   free(dir);
 }
 
-/* Overwrite the board's schema number (meta "schema", a u32; see
- * store/store.h) as a newer jobboard would have written it. */
-static int bump_schema(void *arg) {
-  const char *dir = arg;
+/* Write one record of the board's meta table in `dir` behind jobboard's
+ * back (a child process: LMDB allows one environment per process). */
+static int meta_put(const char *dir, const char *key, const void *val,
+                    size_t len) {
   MDB_env *env;
   MDB_txn *txn;
   MDB_dbi dbi;
@@ -785,12 +785,54 @@ static int bump_schema(void *arg) {
   if (mdb_env_open(env, dir, 0, 0644)) return 2;
   if (mdb_txn_begin(env, NULL, 0, &txn)) return 3;
   if (mdb_dbi_open(txn, JB_DB_META, 0, &dbi)) return 4;
-  uint32_t schema = JB_SCHEMA_VERSION + 1;
-  MDB_val k = {6, "schema"}, v = {sizeof schema, &schema};
+  MDB_val k = {strlen(key), (void *)key}, v = {len, (void *)val};
   if (mdb_put(txn, dbi, &k, &v, 0)) return 5;
   if (mdb_txn_commit(txn)) return 6;
   mdb_env_close(env);
   return 0;
+}
+
+/* Overwrite the board's schema number (meta "schema", a u32; see
+ * store/store.h) as a newer jobboard would have written it. */
+static int bump_schema(void *arg) {
+  uint32_t schema = JB_SCHEMA_VERSION + 1;
+  return meta_put(arg, "schema", &schema, sizeof schema);
+}
+
+/* A last check's record of the wrong size (meta "check.last", store.h),
+ * as a damaged file could hold. */
+static int garble_last_check(void *arg) {
+  return meta_put(arg, "check.last", "bad", 3);
+}
+
+static void keep_lines(const char *line, void *arg) {
+  size_t n = strlen(arg);
+  snprintf((char *)arg + n, 1024 - n, "%s\n", line);
+}
+
+static void a_garbled_last_check_record_is_reported_and_replaced(
+    void **state) {
+  jbt_fixture *f = *state;
+  jb_board_close(f->board);
+  f->board = NULL;
+  jbt_wait_ok(jbt_fork(garble_last_check, f->dir, 20), 20000);
+  jb_board *b = NULL;
+  assert_int_equal(open_plain(&b, f->dir), JB_OK);
+  jb_check_record r;
+  assert_int_equal(jb_board_last_check(&r, b), JB_ECORRUPT);
+  jbt_assert_contains(jb_errmsg(), "does not decode");
+  char lines[1024] = "";
+  jb_check_stats st;
+  assert_int_equal(jb_board_check(&st, b, keep_lines, lines), JB_ECORRUPT);
+  assert_int_equal(st.problems, 1);
+  jbt_assert_contains(lines, "check.last");
+  /* A recorded check replaces it, and says what it found. */
+  assert_int_equal(jb_board_check_ex(&st, b, JB_CHECK_RECORD, NULL, NULL),
+                   JB_ECORRUPT);
+  assert_int_equal(jb_board_last_check(&r, b), JB_OK);
+  assert_int_equal(r.problems, 1);
+  assert_int_equal(jb_board_check(&st, b, NULL, NULL), JB_OK);
+  jb_board_close(b);
 }
 
 static void open_of_a_board_of_a_newer_schema_is_refused(void **state) {
@@ -965,6 +1007,7 @@ int main(void) {
       T(open_of_an_lmdb_environment_that_is_not_a_board_is_corrupt),
       T(open_of_an_environment_with_a_plain_meta_record_is_corrupt),
       T(open_of_a_board_of_a_newer_schema_is_refused),
+      T(a_garbled_last_check_record_is_reported_and_replaced),
       T(open_with_an_unknown_durability_is_invalid),
       T(open_with_unknown_options_version_is_invalid),
       cmocka_unit_test(open_of_a_null_path_is_invalid),

@@ -33,6 +33,10 @@ typedef struct {
   ro_check check;
 } reader_arg;
 
+static void keep_line(const char *l, void *arg) {
+  snprintf(arg, 200, "%s", l);
+}
+
 /* Child: open read-only, then check one thing. */
 static int reader_main(void *varg) {
   reader_arg *a = varg;
@@ -53,6 +57,15 @@ static int reader_main(void *varg) {
     if (jb_job_post(uuid, b, &p) != JB_EREADONLY) return 13;
     if (strstr(jb_errmsg(), "read-only") == NULL) return 14;
     if (jb_claim_next(uuid, NULL, NULL, b, "w", NULL) != JB_EREADONLY) return 15;
+    /* A recorded check checks, and says the record was not kept. */
+    char line[200] = "";
+    if (jb_board_check_ex(NULL, b, JB_CHECK_RECORD, keep_line, line) != JB_OK)
+      return 17;
+    if (strncmp(line, "not recorded: ", 14) != 0 ||
+        strstr(line, "read-only") == NULL)
+      return 18;
+    jb_check_record r;
+    if (jb_board_last_check(&r, b) != JB_ENOTFOUND) return 19;
   }
   jb_board_close(b);
   return 0;

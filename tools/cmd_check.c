@@ -34,6 +34,13 @@ const cli_command cli_cmd_check = {
     "{\"ok\": true, \"jobs\": N,\n"
     "\"ready\": N, \"claimed\": N, \"log_events\": N, \"trashed\": N,\n"
     "\"quarantined\": N, \"moved\": N, \"problems\": N, \"history\": N}.\n"
+    "The check's time and result are kept in the board (one small write\n"
+    "after the check): `jobboard stats`, the metrics\n"
+    "(jobboard_last_check_timestamp_seconds, jobboard_last_check_problems)\n"
+    "and `jobboard web` say when it was last checked and what was found. A\n"
+    "board this process may only read is checked, not recorded; a record\n"
+    "that cannot be written (a full disk) is a note on stderr, and the exit\n"
+    "status stays the check's.\n"
     "\n"
     "Options:\n"
     CLI_HELP_BOARD_OPTIONS
@@ -58,6 +65,12 @@ typedef struct {
 
 static void on_line(const char *line, void *payload) {
   check_out *out = payload;
+  /* The record of the check could not be written: not the board's
+   * problem, said on stderr. */
+  if (strncmp(line, "not recorded: ", 14) == 0) {
+    fprintf(stderr, "jobboard: note: the check's result was %s\n", line);
+    return;
+  }
   if (out->json) {
     json_t *v = json_string(line);
     if (v == NULL) v = json_string("(a line that is not UTF-8)");
@@ -79,7 +92,10 @@ int cmd_check(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   check_out out = {o.json, 0};
   jb_check_stats s = {0};
-  int st = jb_board_check(&s, b, on_line, &out);
+  /* The result is kept in the board (stats, metrics and the web page say
+   * when it was last checked), unless this process may only read it. */
+  int st = jb_board_check_ex(&s, b, jb_board_readonly(b) ? 0 : JB_CHECK_RECORD,
+                             on_line, &out);
   jb_board_close(b);
   /* JB_ECORRUPT with counts is the verdict "not OK"; anything else that is
    * not JB_OK means the check itself could not run. */

@@ -122,6 +122,9 @@ const cli_command cli_cmd_metrics = {
     "jobboard_log_last_sequence, jobboard_map_size_bytes,\n"
     "jobboard_used_bytes, jobboard_page_size_bytes, jobboard_readers,\n"
     "jobboard_readers_max, jobboard_stats_read_seconds,\n"
+    "jobboard_last_check_timestamp_seconds and\n"
+    "jobboard_last_check_problems (the last `jobboard check`'s time and its\n"
+    "problems plus postings quarantined; absent until a check ran),\n"
     "jobboard_board_paused (1 while `jobboard pause --all` holds),\n"
     "jobboard_name_paused{name} (1 paused, 0 resumed: every name whose\n"
     "pause was ever set, and with --by-name every name on the board too),\n"
@@ -193,6 +196,8 @@ typedef struct {
   sync_fig sync;
   progress_fig progress;
   jb_retention retain; /* what the board's writers prune to */
+  jb_check_record check; /* the last recorded check */
+  bool checked;          /* ... when one recorded its result */
   double read_seconds;
   cli_pauses pauses;
 } figures;
@@ -233,6 +238,13 @@ static int read_figures(jb_board *b, bool by_name, figures *f) {
   if (rc == JB_OK) rc = read_progress(b, &f->st, &f->progress);
   f->read_seconds = mono() - t0;
   if (rc == JB_OK) rc = jb_board_get_retention(NULL, &f->retain, b);
+  if (rc == JB_OK) {
+    /* No record (never checked) and a garbled one (check reports it) both
+     * read as "never": the other figures stand. */
+    int crc = jb_board_last_check(&f->check, b);
+    f->checked = crc == JB_OK;
+    if (crc != JB_OK && crc != JB_ENOTFOUND && crc != JB_ECORRUPT) rc = crc;
+  }
   if (rc != JB_OK) {
     jb_stats_clear(&f->st);
     return rc;
@@ -387,6 +399,17 @@ static void print_human(const figures *f) {
   printf("  %-22s %12" PRIu64 " (%" PRIu64 " bytes)\n", "pages used",
          st->pages_used, st->pages_used * st->page_size);
   printf("  %-22s %12u of %u\n", "readers", st->readers, st->readers_max);
+  printf("\ncheck\n");
+  if (f->checked) {
+    char at[40];
+    cli_format_time(at, sizeof at, f->check.time_us);
+    printf("  %-22s %s\n", "last recorded", at);
+    printf("  %-22s %12" PRIu64 "\n", "problems", f->check.problems);
+    printf("  %-22s %12" PRIu64 "\n", "moved to quarantine", f->check.moved);
+    printf("  %-22s %12.3f s\n", "took", f->check.duration_us / 1e6);
+  } else {
+    printf("  %-22s %12s\n", "last recorded", "never (jobboard check)");
+  }
   if (f->sync.synced >= 0) {
     printf("\nsync\n");
     if (!f->sync.synced) {
@@ -488,11 +511,20 @@ static json_t *to_json(const figures *f) {
       "dead_max_age", r->dead_max_age_ms == JB_RETAIN_NONE
                           ? json_null()
                           : json_real(r->dead_max_age_ms / 1000.0));
-  json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:f}", "time",
-                        when, "jobs", jobs, "claims", claims, "completions",
-                        comp, "retention", retain, "totals", totals, "log",
-                        log, "file", file, "sync", sync, "read_seconds",
-                        f->read_seconds);
+  json_t *check = json_null();
+  if (f->checked) {
+    char at[40];
+    cli_format_time(at, sizeof at, f->check.time_us);
+    check = json_pack("{s:s,s:I,s:I,s:f}", "time", at, "problems",
+                      (json_int_t)f->check.problems, "moved",
+                      (json_int_t)f->check.moved, "seconds",
+                      f->check.duration_us / 1e6);
+  }
+  json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:f}",
+                        "time", when, "jobs", jobs, "claims", claims,
+                        "completions", comp, "retention", retain, "totals",
+                        totals, "log", log, "file", file, "sync", sync,
+                        "last_check", check, "read_seconds", f->read_seconds);
   json_t *names = json_array();
   for (size_t i = 0; i < f->pauses.n; i++)
     if (f->pauses.v[i].paused)
@@ -761,6 +793,18 @@ static char *exposition(const figures *f, size_t *len) {
   sample_u(m, "jobboard_readers", st->readers);
   family(m, "jobboard_readers_max", "gauge", "LMDB reader slots.");
   sample_u(m, "jobboard_readers_max", st->readers_max);
+  if (f->checked) {
+    family(m, "jobboard_last_check_timestamp_seconds", "gauge",
+           "When `jobboard check` last recorded its result (Unix time; "
+           "absent: never).");
+    sample_d(m, "jobboard_last_check_timestamp_seconds",
+             f->check.time_us / 1e6);
+    family(m, "jobboard_last_check_problems", "gauge",
+           "Problems the last recorded check found (and postings it "
+           "quarantined).");
+    sample_u(m, "jobboard_last_check_problems",
+             f->check.problems + f->check.moved);
+  }
   family(m, "jobboard_stats_read_seconds", "gauge",
          "How long reading these figures took.");
   sample_d(m, "jobboard_stats_read_seconds", f->read_seconds);

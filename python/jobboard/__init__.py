@@ -24,7 +24,8 @@ from .errors import (JobboardError, NotFoundError, ClaimedError,  # noqa
 from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     DeadLetter, Schedule, RetryPolicy, Retention,
                     RetryResult, Stats, Progress, PROGRESS_MESSAGE_MAX,
-                    CheckReport, SalvageReport, Priority, State, Durability,
+                    CheckReport, CheckRecord, SalvageReport, Priority,
+                    State, Durability,
                     EventType, End, DeadCause, CatchUp, Outcome, Queue,
                     REMOVAL, ITER_READY, ITER_CLAIMED, ITER_DELAYED,
                     version, check_post, salvage, name_matches)
@@ -34,7 +35,7 @@ __version__ = "0.2.0"
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
     "Schedule", "RetryPolicy", "Retention", "RetryResult", "Stats",
-    "Progress", "PROGRESS_MESSAGE_MAX", "CheckReport",
+    "Progress", "PROGRESS_MESSAGE_MAX", "CheckReport", "CheckRecord",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "Queue", "REMOVAL", "version",
     "check_post", "salvage", "name_matches", "ITER_READY", "ITER_CLAIMED",

@@ -46,6 +46,7 @@ CDEF = r"""
 #define JB_OPEN_CREATE 1
 #define JB_OPEN_READONLY 2
 #define JB_ONLY_UNCLAIMED 1
+#define JB_CHECK_RECORD 1
 #define JB_CLAIM_BIND_PROCESS 1
 #define JB_CLAIM_NAMES_IN_ORDER 2
 #define JB_HISTORY_OLDEST_FIRST 1
@@ -515,6 +516,16 @@ typedef struct {
 typedef void (*jb_check_cb)(const char *line, void *payload);
 int jb_board_check(jb_check_stats *stats, jb_board *board, jb_check_cb cb,
                    void *payload);
+int jb_board_check_ex(jb_check_stats *stats, jb_board *board,
+                      unsigned int flags, jb_check_cb cb, void *payload);
+typedef struct {
+  int64_t time_us;
+  int64_t duration_us;
+  uint64_t problems;
+  uint64_t moved;
+  uint64_t jobs;
+} jb_check_record;
+int jb_board_last_check(jb_check_record *out, jb_board *board);
 
 typedef int jb_salvage_kind;
 typedef struct {

@@ -848,6 +848,16 @@ class CheckReport(NamedTuple):
     lines: List[str]
 
 
+class CheckRecord(NamedTuple):
+    """The last recorded check (Board.last_check): when it ended (Unix
+    time), how long it ran (seconds), what it found."""
+    time: float
+    seconds: float
+    problems: int
+    moved: int
+    jobs: int
+
+
 class SalvageReport(NamedTuple):
     """What salvage() copied (jb_salvage_stats) and its report's
     ``lines``, each (kind, text): kind "copied", "undecodable",
@@ -2674,16 +2684,20 @@ class Board:
         finally:
             lib.jb_stats_clear(st)
 
-    def check(self) -> CheckReport:
+    def check(self, record: bool = False) -> CheckReport:
         """Verify the board's invariants (`jobboard check`): a posting that
         does not decode is moved to quarantine. Returns the report; ok is
-        False when a problem was found or something quarantined."""
+        False when a problem was found or something quarantined. With
+        record=True the check's time and result are kept in the board
+        (last_check); a record that could not be kept is a line of the
+        report starting "not recorded: "."""
+        flags = lib.JB_CHECK_RECORD if _flag(record, "record") else 0
         cb, lines, failure = _collect(
             "void(const char *, void *)",
             lambda line: ffi.string(line).decode("utf-8", "replace"))
         stats = ffi.new("jb_check_stats *")
         with self._use as h:
-            st = lib.jb_board_check(stats, h, cb, ffi.NULL)
+            st = lib.jb_board_check_ex(stats, h, flags, cb, ffi.NULL)
         if failure:
             raise failure[0]
         if st not in (0, errors.CorruptError.code):
@@ -2692,6 +2706,19 @@ class Board:
                            stats.log_events, stats.trashed,
                            stats.quarantined, stats.moved, stats.problems,
                            stats.history, lines)
+
+
+    def last_check(self) -> Optional[CheckRecord]:
+        """The board's last recorded check (check(record=True), `jobboard
+        check`), or None when none was recorded."""
+        r = ffi.new("jb_check_record *")
+        with self._use as h:
+            st = lib.jb_board_last_check(r, h)
+        if st == errors.NotFoundError.code:
+            return None
+        _check(st)
+        return CheckRecord(r.time_us / 1e6, r.duration_us / 1e6, r.problems,
+                           r.moved, r.jobs)
 
 
 def _names_array(names):

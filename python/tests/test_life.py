@@ -416,6 +416,22 @@ def test_retention_prunes_dead_letters_and_history(board):
     assert board.check().ok
 
 
+def test_a_recorded_check_is_kept(board):
+    assert board.last_check() is None
+    board.post("a")
+    assert board.check().ok and board.last_check() is None
+    before = time.time()
+    r = board.check(record=True)
+    assert r.ok and r.lines == []
+    last = board.last_check()
+    assert last is not None
+    assert before - 1 <= last.time <= time.time() + 1
+    assert (last.problems, last.moved, last.jobs) == (0, 0, 1)
+    assert last.seconds >= 0
+    with pytest.raises(TypeError):
+        board.check(record="yes")
+
+
 def test_retention_is_the_board_s_not_the_opener_s(tmp_path):
     path = str(tmp_path / "b")
     with jobboard.Board(path, create=True, durability="none") as admin:

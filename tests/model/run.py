@@ -213,6 +213,8 @@ def sut_do(board, op, me):
         if kind == "sched_rm":
             board.remove_schedule(op["name"])
             return {"st": "ok"}
+        if kind == "check_record":
+            return {"st": "ok" if board.check(record=True).ok else "corrupt"}
         if kind == "tick":
             before = {j.uuid for j in board.iterate()}
             n = board.tick()
@@ -311,6 +313,7 @@ def observe_board(board):
               for q in board.queues()]
     ret = board.retention()
     chk = board.check()
+    lc = board.last_check()
     return {
         "jobs": jobs,
         "count": board.count(),
@@ -334,6 +337,8 @@ def observe_board(board):
         "retention": (ret.history_max, ret.history_max_age, ret.dead_max,
                       ret.dead_max_age),
         "check": (chk.ok, chk.problems),
+        "last_check": (lc.problems, lc.moved, lc.jobs, round(lc.time * 1e6))
+        if lc else None,
     }
 
 
@@ -400,6 +405,7 @@ def observe_model(m):
         "retention": (hmax, hage / 1e6 if hage is not None else None, dmax,
                       dage / 1e6 if dage is not None else None),
         "check": (True, 0),
+        "last_check": m.last_check,
     }
 
 
@@ -515,6 +521,7 @@ def gen_op(rng, procs):
                      "every_ms": rng.choice([10000, 60000])}),
         (1, lambda: {"op": "sched_rm", "name": rng.choice(["s1", "s2"])}),
         (3, lambda: {"op": "tick"}),
+        (1, lambda: {"op": "check_record"}),
         (3, lambda: {"op": "pause", "name": rng.choice(PAUSE)}),
         (3, lambda: {"op": "resume", "name": rng.choice(PAUSE)}),
         (3, lambda: {"op": "cap", "name": rng.choice(CAP),
@@ -550,10 +557,11 @@ KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "snooze",
             "retry", "trash", "consume", "consume_next", "cancel",
             "requeue", "pause", "resume", "cap", "rate", "run_now",
-            "dead_rm"}
+            "dead_rm", "check_record"}
 # Of those, the writes that append no event to the change log: whether
 # one committed is told by the board's state alone.
-UNLOGGED = {"pause", "resume", "cap", "rate", "run_now", "dead_rm"}
+UNLOGGED = {"pause", "resume", "cap", "rate", "run_now", "dead_rm",
+            "check_record"}
 
 
 # ---------------------------------------------------------- execution
@@ -645,6 +653,8 @@ class Run:
                 # finds names there), and no name the board never had.
                 "names": _names_check(s, m),
                 "check": s.check().ok,
+                # the copy is a new board: no check recorded yet
+                "last_check": s.last_check(),
             }
         shutil.rmtree(dst, ignore_errors=True)
         want = {
@@ -658,6 +668,7 @@ class Run:
             "policy": (m.policy[0], m.policy[1] / 1000, m.policy[2] / 1000),
             "names": ([], []),
             "check": True,
+            "last_check": None,
         }
         # A due time already past is no due time: salvage may copy a due
         # job as ready (it is claimable either way).
@@ -887,6 +898,8 @@ class Run:
                                   "job-" + c["name"])
         if kind == "sched_rm":
             return m.schedule_remove(c["name"])
+        if kind == "check_record":
+            return m.check_record()
         if kind == "tick":
             runs = m.tick_runs()
             posted = {k: (u, s) for k, u, s in r.get("posted", [])}
