@@ -4,7 +4,8 @@
 # several names, a claim with a lease, a paused name, a cap, a delayed
 # job and a dead letter; --name; the usage errors; a missing board; and
 # live on a terminal (a pty): redrawn when a job is posted, limited to the
-# window's height, q quits with exit 0 and the terminal's settings back.
+# window's height, q quits with exit 0 and the terminal's settings back,
+# and a frame longer than --interval is followed by a pause as long.
 #
 # Runs the built ./jobboard (or $JOBBOARD) on boards under one mktemp -d
 # directory, removed on exit. JSON and the pty are handled with python3.
@@ -158,7 +159,8 @@ case $out in *"Usage: jobboard top"*"--interval SECONDS"*"--once"*"Exit status"*
   *) fail "--help: $out" ;; esac
 end
 
-# live PYSCRIPT: run top on a pty (80x12) with stdin and stdout the pty.
+# live PYSCRIPT: run top on a pty (80x12) with stdin and stdout the pty
+# (--interval $TOP_INTERVAL, 5 by default).
 # The script gets `child` (its pid), `fd` (the master), read_for(secs),
 # jb(args) and the board; it prints "ok" or what went wrong.
 live() {
@@ -167,7 +169,8 @@ import fcntl, os, pty, select, struct, subprocess, sys, termios, time
 jobboard, board, body = sys.argv[1:4]
 child, fd = pty.fork()
 if child == 0:
-    os.execv(jobboard, [jobboard, "--board", board, "top", "--interval", "5"])
+    os.execv(jobboard, [jobboard, "--board", board, "top", "--interval",
+                        os.environ.get("TOP_INTERVAL", "5")])
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 12, 80, 0, 0))
 buf = b""
 def read_for(secs, until=None):
@@ -256,6 +259,38 @@ if frame.count(b" n") < 3:
     done("too few name rows: %r" % frame)
 os.write(fd, b"\x03")
 wait_exit("Ctrl-C")
+print("ok")
+'
+[ "$out" = ok ] || fail "$out $err"
+end
+
+begin "live: a frame that takes longer than --interval is followed by a pause"
+# 100000 jobs: a frame takes 0.1 s or more to read, longer than --interval
+# 0.1; top then sleeps as long as the frame took before the next one, so
+# its main thread sleeps about half the time (without the pause: never).
+"$PYTHON" -c '
+for i in range(100000): print("{\"name\": \"n%d\"}" % (i % 50))' |
+  jb post --batch
+[ "$rc" = 0 ] || fail "post --batch: $err"
+TOP_INTERVAL=0.1 run live '
+if not read_for(10, b"jobs: ready 100000 "):
+    done("no first frame: %r" % buf[-300:])
+def state():
+    with open("/proc/%d/task/%d/stat" % (child, child)) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+seen = {}
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    read_for(0.005)
+    buf = buf[-4096:]
+    s = state()
+    seen[s] = seen.get(s, 0) + 1
+asleep = seen.get("S", 0) / sum(seen.values())
+if asleep < 0.25:
+    done("top slept %.0f%% of the time with frames longer than --interval: %r"
+         % (asleep * 100, seen))
+os.write(fd, b"q")
+wait_exit("q")
 print("ok")
 '
 [ "$out" = ok ] || fail "$out $err"

@@ -615,10 +615,15 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
       rc = cli_fail(st);
       break;
     }
-    /* The pause before a frame a change asked for: in short sleeps, so
-     * that q (which only interrupts the board's waits) is seen soon. */
-    int64_t next = drawn + (cost * 2 > MIN_FRAME_MS ? cost * 2 : MIN_FRAME_MS);
-    for (int64_t gap; st == JB_OK && (gap = next - cli_mono_ms()) > 0;) {
+    /* The pause before the next frame, as long as this one took to read
+     * (a frame that takes longer than --interval is not followed at once
+     * by the next: half a CPU at most), and for a frame a change asked
+     * for at least MIN_FRAME_MS; in short sleeps, so that q (which only
+     * interrupts the board's waits) is seen soon. */
+    int64_t pause = st == JB_OK && MIN_FRAME_MS > cost * 2 ? MIN_FRAME_MS
+                                                            : cost * 2;
+    int64_t next = drawn + pause;
+    for (int64_t gap; (gap = next - cli_mono_ms()) > 0;) {
       if (k.quit || cli_caught_signal()) break;
       sleep_ms(gap < 100 ? gap : 100);
     }
