@@ -50,18 +50,25 @@ const cli_command cli_cmd_web = {
     "\n"
     "Security: the pages have no login yet, so they are served on a\n"
     "loopback address only (another address is refused: exit 2; a\n"
-    "--token option is to come). A request whose Host header is missing or\n"
-    "names another host than the listening address or localhost is\n"
-    "refused with 421, so that a web page elsewhere cannot read the board\n"
-    "through DNS rebinding. The pages send a Content-Security-Policy that allows only\n"
-    "their own stylesheet and script. At most 32 connections at once, a\n"
+    "--token option is to come). Every local user who can connect to the\n"
+    "port can read the board through the server, whatever the board's\n"
+    "file permissions: run it where that is acceptable, and reach it from\n"
+    "elsewhere through ssh -L (below). A request whose Host header is\n"
+    "missing, names a host other than localhost or a loopback address\n"
+    "(127.0.0.0/8, [::1]; any case), or another port than the listening\n"
+    "one, is refused with 421, so that a web page elsewhere cannot read\n"
+    "the board through DNS rebinding. The pages send a\n"
+    "Content-Security-Policy that allows only their own stylesheet and\n"
+    "script. At most 32 connections at once, a\n"
     "request's line and headers within 16 KiB, and an idle connection\n"
     "closed after 20 s.\n"
     "\n"
     "Options:\n"
     "  --listen ADDR:PORT  serve at http://ADDR:PORT/ (default\n"
     "                      127.0.0.1:8080); ADDR is 127.0.0.1 (any of\n"
-    "                      127.0.0.0/8), [::1] or localhost; PORT 0 picks a\n"
+    "                      127.0.0.0/8), [::1] or localhost (another host\n"
+    "                      name is refused: what it resolves to can\n"
+    "                      change); PORT 0 picks a\n"
     "                      free port. The address is said on stderr:\n"
     "                      'jobboard: web: listening on http://ADDR:PORT/'\n"
     CLI_HELP_BOARD_OPTIONS
@@ -90,7 +97,9 @@ int cmd_web(int argc, char **argv) {
 
 #else /* JB_WITH_MICROHTTPD */
 
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <search.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -1161,13 +1170,49 @@ static enum MHD_Result serve_events(web_ctx *c, struct MHD_Connection *conn,
 
 /* ---------------------------------------------------------- dispatch */
 
+/* The Host header's host is a loopback one (localhost, 127.0.0.0/8, [::1],
+ * any case) and its port the listening one (none: 80). The host and the
+ * port are parsed, not compared as strings, so that every spelling of a
+ * loopback address is taken and nothing else: a page elsewhere that
+ * reaches the port through DNS rebinding sends its own host name. */
 static bool host_ok(const web_ctx *c, struct MHD_Connection *conn) {
   const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                               MHD_HTTP_HEADER_HOST);
   if (h == NULL) return false;
-  for (size_t i = 0; i < sizeof c->hosts / sizeof c->hosts[0]; i++)
-    if (strcasecmp(h, c->hosts[i]) == 0) return true;
-  return false;
+  char name[INET6_ADDRSTRLEN + 1];
+  const char *port;
+  size_t n;
+  if (h[0] == '[') {
+    port = strchr(h, ']');
+    n = port ? (size_t)(port - h - 1) : sizeof name;
+    if (n >= sizeof name) return false;
+    memcpy(name, h + 1, n);
+    name[n] = 0;
+    port++;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET6, name, &a6) != 1 ||
+        !(IN6_IS_ADDR_LOOPBACK(&a6) ||
+          (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127)))
+      return false;
+  } else {
+    n = strcspn(h, ":");
+    if (n >= sizeof name) return false;
+    memcpy(name, h, n);
+    name[n] = 0;
+    port = h + n;
+    struct in_addr a4;
+    if (strcasecmp(name, "localhost") != 0 &&
+        !(inet_pton(AF_INET, name, &a4) == 1 &&
+          (ntohl(a4.s_addr) >> 24) == 127))
+      return false;
+  }
+  unsigned long p = 80;
+  if (*port) {
+    size_t digits = *port == ':' ? strspn(port + 1, "0123456789") : 0;
+    if (digits == 0 || digits > 5 || port[1 + digits] != 0) return false;
+    p = strtoul(port + 1, NULL, 10);
+  }
+  return p == c->port;
 }
 
 static const char *status_title(unsigned code) {
@@ -1278,12 +1323,7 @@ int cmd_web(int argc, char **argv) {
   const char *spec = o.listen ? o.listen : "127.0.0.1:8080";
   int fd = cli_http_listen(&cli_cmd_web, spec, true, WHY_LOOPBACK, &where);
   if (fd < 0) return CLI_EXIT_USAGE;
-  bool v6 = strchr(where.host, ':') != NULL;
-  snprintf(c.hosts[0], sizeof c.hosts[0], v6 ? "[%s]:%u" : "%s:%u",
-           where.host, where.port);
-  snprintf(c.hosts[1], sizeof c.hosts[1], "localhost:%u", where.port);
-  snprintf(c.hosts[2], sizeof c.hosts[2], "127.0.0.1:%u", where.port);
-  snprintf(c.hosts[3], sizeof c.hosts[3], "[::1]:%u", where.port);
+  c.port = where.port;
   if ((rc = cli_open(&c.b, &o, CLI_OPEN_READ)) != 0) {
     close(fd);
     return rc;
@@ -1302,7 +1342,9 @@ int cmd_web(int argc, char **argv) {
                        .timeout_s = 20,
                        .stopping = stopping};
   char url[320];
-  snprintf(url, sizeof url, "http://%s/", c.hosts[0]);
+  snprintf(url, sizeof url, strchr(where.host, ':') ? "http://[%s]:%u/"
+                                                    : "http://%s:%u/",
+           where.host, where.port);
   rc = cli_http_serve(fd, &s, url);
   jb_board_close(c.b);
   return rc;
