@@ -45,7 +45,9 @@ const cli_command cli_cmd_web = {
     "                   the log sequence (a reconnect with Last-Event-ID\n"
     "                   goes on after it), its data one JSON object: seq,\n"
     "                   type, uuid, name (null when no longer known),\n"
-    "                   owner (null for POSTED), time, priority\n"
+    "                   owner (null for POSTED), time, priority; a name\n"
+    "                   or owner that is not UTF-8 (a posting of another\n"
+    "                   producer) is {\"$bin\": \"<base64>\"}\n"
     "Anything else is 404. Only GET and HEAD are served (others: 405).\n"
     "\n"
     "Security: the pages have no login yet, so they are served on a\n"
@@ -1058,11 +1060,14 @@ static void sse_event(FILE *m, jb_board *b, const jb_event *e) {
   cli_format_time(when, sizeof when, e->time_us);
   char *name = event_name(b, e->uuid);
   const char *type = jb_event_type_name(e->type);
-  json_t *o = json_pack("{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s?}", "seq",
+  /* A name or owner that is not UTF-8 (a posting of another producer)
+   * goes as {"$bin": base64}, as in `show --json`: json_pack's s refuses
+   * it, which dropped the whole event. */
+  json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:o, s:s, s:s?}", "seq",
                         (json_int_t)e->seq, "type", type ? type : "?", "uuid",
-                        e->uuid, "name", name, "owner",
-                        e->owner[0] ? e->owner : NULL, "time", when,
-                        "priority", jb_priority_name(e->priority));
+                        e->uuid, "name", cli_json_text(name), "owner",
+                        cli_json_text(e->owner[0] ? e->owner : NULL), "time",
+                        when, "priority", jb_priority_name(e->priority));
   free(name);
   /* Compact JSON holds no newline: the event is one data line. */
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
