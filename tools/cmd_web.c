@@ -874,8 +874,29 @@ typedef struct {
     int64_t dead_us;
   } recent[PAGE_JOBS];
   size_t seen;
+  /* Past ROWS_MAX groups: the letters of the groups not shown, and
+   * those groups, told apart by "cause:reason" in a tsearch tree. */
+  size_t other_letters, other_groups;
+  void *other;
   int oom;
 } dead_walk;
+
+static int cmp_key(const void *a, const void *b) { return strcmp(a, b); }
+
+/* One group past ROWS_MAX: counted, its key kept to count it once. */
+static int dead_other(dead_walk *w, jb_dead_cause cause, const char *reason) {
+  w->other_letters++;
+  char *key = NULL;
+  if (asprintf(&key, "%d:%s", (int)cause, reason) < 0) return -1;
+  char **hit = tsearch(key, &w->other, cmp_key);
+  if (hit == NULL) {
+    free(key);
+    return -1;
+  }
+  if (*hit == key) w->other_groups++;
+  else free(key);
+  return 0;
+}
 
 static int dead_visit(const jb_dead_letter *d, void *arg) {
   dead_walk *w = arg;
@@ -885,16 +906,17 @@ static int dead_visit(const jb_dead_letter *d, void *arg) {
   for (size_t i = 0; i < w->n && g == NULL; i++)
     if (w->g[i].cause == d->cause && strcmp(w->g[i].reason, reason) == 0)
       g = &w->g[i];
-  if (g == NULL) {
-    if (w->n == ROWS_MAX) return 0; /* counted in the totals only */
+  if (g == NULL && w->n == ROWS_MAX) {
+    if (dead_other(w, d->cause, reason) != 0) return w->oom = 1;
+  } else if (g == NULL) {
     if (grow(&w->g, &w->cap, w->n, sizeof *w->g)) return w->oom = 1;
     g = &w->g[w->n++];
     memset(g, 0, sizeof *g);
     g->cause = d->cause;
     if ((g->reason = strdup(reason)) == NULL) return w->oom = 1;
   }
-  g->n++;
-  if (d->dead_us >= g->newest_us) {
+  if (g) g->n++;
+  if (g && d->dead_us >= g->newest_us) {
     g->newest_us = d->dead_us;
     memcpy(g->newest, d->uuid, JB_UUID_STRLEN);
     free(g->name);
@@ -947,6 +969,9 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
       fputs("</td></tr>\n", f);
     }
     if (w->n) fputs("</table>\n", f);
+    if (w->other_letters)
+      fprintf(f, "<p>And %zu more dead letters in %zu other groups.</p>\n",
+              w->other_letters, w->other_groups);
     size_t k = w->seen < PAGE_JOBS ? w->seen : PAGE_JOBS;
     fprintf(f, "<h2>The newest %zu</h2>\n", k);
     if (k)
@@ -977,8 +1002,13 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
     free(w->recent[i].name);
     free(w->recent[i].reason);
   }
+  tdestroy(w->other, free);
+  bool oom = w->oom;
   free(w);
-  return rc == JB_OK ? MHD_HTTP_OK : web_board_fail(p, rc);
+  /* Out of memory in the walk: jb_errmsg is not about it. */
+  return rc == JB_OK ? MHD_HTTP_OK
+         : oom       ? web_fail(p, 500, "out of memory")
+                     : web_board_fail(p, rc);
 }
 
 /* ---------------------------------------------------------- /schedules */
