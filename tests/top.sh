@@ -4,7 +4,10 @@
 # several names, a claim with a lease, a paused name, a cap, a delayed
 # job and a dead letter; --name; the usage errors; a missing board; and
 # live on a terminal (a pty): redrawn when a job is posted, limited to the
-# window's height, q quits with exit 0 and the terminal's settings back.
+# window's height, q quits with exit 0 and the terminal's settings back
+# (also after Ctrl-C, SIGTERM, SIGHUP, SIGQUIT and Ctrl-Z), SIGWINCH
+# does not end it, and a frame longer than --interval is followed by a
+# pause as long.
 #
 # Runs the built ./jobboard (or $JOBBOARD) on boards under one mktemp -d
 # directory, removed on exit. JSON and the pty are handled with python3.
@@ -158,17 +161,26 @@ case $out in *"Usage: jobboard top"*"--interval SECONDS"*"--once"*"Exit status"*
   *) fail "--help: $out" ;; esac
 end
 
-# live PYSCRIPT: run top on a pty (80x12) with stdin and stdout the pty.
+# live PYSCRIPT: run top on a pty (80x12) with stdin and stdout the pty
+# (--interval $TOP_INTERVAL, 5 by default).
 # The script gets `child` (its pid), `fd` (the master), read_for(secs),
 # jb(args) and the board; it prints "ok" or what went wrong.
 live() {
   "$PYTHON" - "$JOBBOARD" "$B" "$1" <<'EOF'
-import fcntl, os, pty, select, struct, subprocess, sys, termios, time
+import fcntl, os, pty, resource, select, signal, struct, subprocess, sys, termios, time
 jobboard, board, body = sys.argv[1:4]
+# A fresh pty's settings: what top is to leave behind.
+m, sl = os.openpty()
+fresh = termios.tcgetattr(sl)
+os.close(m)
+os.close(sl)
 child, fd = pty.fork()
 if child == 0:
-    os.execv(jobboard, [jobboard, "--board", board, "top", "--interval", "5"])
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 12, 80, 0, 0))
+    # The size before top starts: it reads it for its first frame.
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 12, 80, 0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGQUIT: no core
+    os.execv(jobboard, [jobboard, "--board", board, "top", "--interval",
+                        os.environ.get("TOP_INTERVAL", "30")])
 buf = b""
 def read_for(secs, until=None):
     global buf
@@ -190,8 +202,9 @@ def read_for(secs, until=None):
 def jb(*args):
     subprocess.run([jobboard, "--board", board, "--durability", "none"] + list(args),
                    check=True, stdout=subprocess.DEVNULL)
-def wait_exit(what):
-    """The child's exit within 3 s, exit 0, its last output read."""
+def wait_exit(what, code=0, sig=None):
+    """The child's exit within 3 s, exit `code` (or killed by `sig`), its
+    last output read, the terminal's settings as they were."""
     end = time.monotonic() + 3
     while time.monotonic() < end:
         pid, status = os.waitpid(child, os.WNOHANG)
@@ -200,9 +213,29 @@ def wait_exit(what):
         read_for(0.1)
     else:
         done("%s did not end it: %r" % (what, buf[-300:]))
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+    if sig is not None:
+        if not os.WIFSIGNALED(status) or os.WTERMSIG(status) != sig:
+            done("%s: exit status %r" % (what, status))
+    elif not os.WIFEXITED(status) or os.WEXITSTATUS(status) != code:
         done("%s: exit status %r" % (what, status))
     read_for(0.5)
+    restored(what)
+def restored(what):
+    now = termios.tcgetattr(fd)
+    if now != fresh:
+        done("%s: the terminal's settings are not restored: %r, not %r"
+             % (what, now, fresh))
+    if b"\x1b[?25h" not in buf[-100:]:
+        done("%s: the cursor was not shown again: %r" % (what, buf[-100:]))
+def first(until, secs=5):
+    """The first frame, showing `until`."""
+    if not read_for(secs, until):
+        done("no first frame: %r" % buf[-300:])
+def quit(what="q"):
+    """q ends it (exit 0, the terminal's settings back): ok."""
+    os.write(fd, b"q")
+    wait_exit(what)
+    done("ok")
 def done(msg):
     print(msg)
     try:
@@ -214,7 +247,7 @@ exec(body)
 EOF
 }
 
-begin "live on a terminal: redrawn on a post within 1 s, q quits (exit 0)"
+begin "live on a terminal: redrawn on a post (within 4 s, --interval 30), q quits (exit 0)"
 post a
 post a
 run live '
@@ -224,8 +257,9 @@ read_for(1.5)               # settles: no change, no redraw needed
 buf = b""
 t0 = time.monotonic()
 jb("post", "a")
-if not read_for(1, b"jobs: ready 3 "):
-    done("no redraw within 1 s of a post (--interval 5): %r" % buf)
+# A bound for a hang, not a measure: the machine may be busy.
+if not read_for(4, b"jobs: ready 3 "):
+    done("no redraw within 4 s of a post (--interval 30): %r" % buf)
 if b"\x1b[H\x1b[2J" not in buf:
     done("no clear and home: %r" % buf)
 lflag = termios.tcgetattr(fd)[3]
@@ -257,6 +291,101 @@ if frame.count(b" n") < 3:
 os.write(fd, b"\x03")
 wait_exit("Ctrl-C")
 print("ok")
+'
+[ "$out" = ok ] || fail "$out $err"
+end
+
+begin "live: SIGTERM exits 143, SIGHUP and SIGQUIT end it: the terminal's settings back"
+post a
+for how in TERM HUP QUIT; do
+  run live '
+first(b"jobs: ready 1 ")
+if termios.tcgetattr(fd) == fresh:
+    done("the terminal is not in key-at-a-time mode while top runs")
+os.kill(child, signal.SIG'"$how"')
+if "'"$how"'" == "TERM":
+    wait_exit("SIGTERM", code=143)
+else:
+    wait_exit("SIG'"$how"'", sig=signal.SIG'"$how"')
+print("ok")
+'
+  [ "$out" = ok ] || fail "SIG$how: $out $err"
+done
+end
+
+begin "live: Ctrl-Z stops it with the terminal's settings back; continued, raw again and redrawn"
+post a
+run live '
+first(b"jobs: ready 1 ")
+os.kill(child, signal.SIGTSTP)
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    pid, status = os.waitpid(child, os.WNOHANG | os.WUNTRACED)
+    if pid:
+        break
+    time.sleep(0.05)
+else:
+    done("SIGTSTP: not stopped within 3 s")
+if not os.WIFSTOPPED(status):
+    done("SIGTSTP: not stopped: %r" % status)
+read_for(0.3)
+restored("SIGTSTP")
+buf = b""
+os.kill(child, signal.SIGCONT)
+if not read_for(4, b"jobs: ready 1 "):
+    done("no redraw after SIGCONT: %r" % buf)
+if termios.tcgetattr(fd)[3] & (termios.ICANON | termios.ECHO):
+    done("not key-at-a-time again after SIGCONT")
+quit("q after SIGCONT")
+'
+[ "$out" = ok ] || fail "$out $err"
+end
+
+begin "live: SIGWINCH while a frame waits for the terminal does not end it"
+# Frames every 0.1 s that nobody reads fill the pty: top blocks writing
+# one, and each SIGWINCH cuts into that write (SA_RESTART: it goes on).
+post a
+TOP_INTERVAL=0.1 run live '
+first(b"jobs: ready 1 ")
+time.sleep(2)
+for i in range(20):
+    os.kill(child, signal.SIGWINCH)
+    time.sleep(0.05)
+buf = b""
+read_for(1)
+pid, status = os.waitpid(child, os.WNOHANG)
+if pid:
+    done("top ended on SIGWINCH: status %r: %r" % (status, buf[-300:]))
+quit()
+'
+[ "$out" = ok ] || fail "$out $err"
+end
+
+begin "live: a frame that takes longer than --interval is followed by a pause"
+# 100000 jobs: a frame takes 0.1 s or more to read, longer than --interval
+# 0.1; top then sleeps as long as the frame took before the next one, so
+# its main thread sleeps about half the time (without the pause: never).
+"$PYTHON" -c '
+for i in range(100000): print("{\"name\": \"n%d\"}" % (i % 50))' |
+  jb post --batch
+[ "$rc" = 0 ] || fail "post --batch: $err"
+TOP_INTERVAL=0.1 run live '
+first(b"jobs: ready 100000 ", 10)
+def state():
+    with open("/proc/%d/task/%d/stat" % (child, child)) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+seen = {}
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    read_for(0.005)
+    buf = buf[-4096:]
+    s = state()
+    seen[s] = seen.get(s, 0) + 1
+asleep = seen.get("S", 0) / sum(seen.values())
+if asleep < 0.25:
+    done("top slept %.0f%% of the time with frames longer than --interval: %r"
+         % (asleep * 100, seen))
+quit()
 '
 [ "$out" = ok ] || fail "$out $err"
 end

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -75,6 +76,17 @@ int cli_http_listen(const cli_command *cmd, const char *spec,
   if (loopback_only && host[0] == 0)
     return cli_cmd_usage(cmd, "--listen %s: that is every address, not a "
                               "loopback one; %s", spec, why),
+           -1;
+  /* A host name other than localhost is refused: what it resolves to is
+   * up to a resolver (and can change), and the server's Host check takes
+   * loopback addresses and localhost only. */
+  unsigned char numeric[sizeof(struct in6_addr)];
+  if (loopback_only && strcasecmp(host, "localhost") != 0 &&
+      inet_pton(AF_INET, host, numeric) != 1 &&
+      inet_pton(AF_INET6, host, numeric) != 1)
+    return cli_cmd_usage(cmd, "--listen %s: give a numeric loopback address "
+                              "or localhost, not a host name; %s",
+                         spec, why),
            -1;
   struct addrinfo hints = {.ai_family = AF_UNSPEC,
                            .ai_socktype = SOCK_STREAM,

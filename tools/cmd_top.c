@@ -70,7 +70,9 @@ const cli_command cli_cmd_top = {
     "On a terminal the frame is redrawn in place (ANSI clear and home);\n"
     "press q, or Ctrl-C, to quit (exit 0; the terminal's settings are\n"
     "restored: top only changes them when stdin is a terminal, to read\n"
-    "q without Enter). With --once, or when stdout is not a terminal,\n"
+    "q without Enter; Ctrl-Z, SIGHUP and SIGQUIT put them back too, and\n"
+    "after a stop top continues with a fresh frame). With --once, or when\n"
+    "stdout is not a terminal,\n"
     "one frame is printed as plain text and top exits.\n"
     "With --json (one frame, as with --once), one object: {\"time\",\n"
     "\"board\", \"board_paused\", \"jobs\": {\"ready\", \"ready_paused\",\n"
@@ -506,6 +508,65 @@ static void on_winch(int sig) {
   if (winch_board) jb_board_interrupt(winch_board);
 }
 
+/* The terminal's settings while top runs (`raw`) and before (`saved`):
+ * put back by the handlers of the signals that stop or end top without
+ * the loop seeing them (SIGINT and SIGTERM end the loop, which puts them
+ * back), and applied again when top continues after a stop. */
+static struct termios term_saved, term_raw;
+static volatile sig_atomic_t term_is_raw;
+
+static void term_restore(void) {
+  if (!term_is_raw) return;
+  tcsetattr(STDIN_FILENO, TCSANOW, &term_saved);
+  static const char show[] = "\033[?25h\n";
+  if (write(STDOUT_FILENO, show, sizeof show - 1) < 0) {
+  }
+}
+
+/* SIGQUIT, SIGHUP: the settings back, then the signal's own end. */
+static void on_end(int sig) {
+  int e = errno;
+  term_restore();
+  signal(sig, SIG_DFL);
+  raise(sig);
+  errno = e;
+}
+
+/* SIGTSTP (Ctrl-Z): the settings back, stop; when continued (SIGCONT),
+ * raw again and a redraw. */
+static void on_stop(int sig) {
+  (void)sig;
+  int e = errno;
+  term_restore();
+  kill(getpid(), SIGSTOP);
+  if (term_is_raw) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &term_raw);
+    static const char hide[] = "\033[?25l";
+    if (write(STDOUT_FILENO, hide, sizeof hide - 1) < 0) {
+    }
+  }
+  on_winch(SIGWINCH);
+  errno = e;
+}
+
+/* Install (`on`) or take back the handlers of the signals above and
+ * SIGWINCH's; SA_RESTART, so that a write to the terminal they cut into
+ * goes on instead of failing with EINTR (which ended top with 1). */
+static void term_signals(bool on) {
+  static const int sigs[] = {SIGQUIT, SIGHUP, SIGTSTP, SIGWINCH};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = !on                  ? SIG_DFL
+                    : sigs[i] == SIGTSTP  ? on_stop
+                    : sigs[i] == SIGWINCH ? on_winch
+                                          : on_end;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 /* ------------------------------------------------------------- the loop */
 
 /* Read and show one frame: 0, or the exit code after saying why. */
@@ -570,25 +631,22 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
   keys k = {.b = b, .stop = {-1, -1}};
   pthread_t reader;
   bool reading = false;
-  struct termios saved;
-  bool raw = false;
-  if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0) {
-    struct termios t = saved;
-    t.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys without Enter, unseen */
-    t.c_cc[VMIN] = 1;
-    t.c_cc[VTIME] = 0;
-    raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+  /* The handlers before the terminal changes: a signal between the two
+   * would leave it changed. */
+  cli_cancel_on_signals(b);
+  winch_board = b;
+  term_signals(true);
+  if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &term_saved) == 0) {
+    term_raw = term_saved;
+    term_raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys without Enter */
+    term_raw.c_cc[VMIN] = 1;
+    term_raw.c_cc[VTIME] = 0;
+    term_is_raw = 1; /* first: a signal during the change restores */
+    term_is_raw = tcsetattr(STDIN_FILENO, TCSANOW, &term_raw) == 0;
     if (pipe(k.stop) == 0 &&
         pthread_create(&reader, NULL, read_keys, &k) == 0)
       reading = true;
   }
-  cli_cancel_on_signals(b);
-  winch_board = b;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_winch;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGWINCH, &sa, NULL);
   fputs("\033[?25l", stdout); /* no cursor blinking over the frame */
   int rc = 0;
   for (;;) {
@@ -615,17 +673,20 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
       rc = cli_fail(st);
       break;
     }
-    /* The pause before a frame a change asked for: in short sleeps, so
-     * that q (which only interrupts the board's waits) is seen soon. */
-    int64_t next = drawn + (cost * 2 > MIN_FRAME_MS ? cost * 2 : MIN_FRAME_MS);
-    for (int64_t gap; st == JB_OK && (gap = next - cli_mono_ms()) > 0;) {
+    /* The pause before the next frame, as long as this one took to read
+     * (a frame that takes longer than --interval is not followed at once
+     * by the next: half a CPU at most), and for a frame a change asked
+     * for at least MIN_FRAME_MS; in short sleeps, so that q (which only
+     * interrupts the board's waits) is seen soon. */
+    int64_t pause = st == JB_OK && MIN_FRAME_MS > cost * 2 ? MIN_FRAME_MS
+                                                            : cost * 2;
+    int64_t next = drawn + pause;
+    for (int64_t gap; (gap = next - cli_mono_ms()) > 0;) {
       if (k.quit || cli_caught_signal()) break;
       sleep_ms(gap < 100 ? gap : 100);
     }
     if (k.quit || cli_caught_signal()) break;
   }
-  winch_board = NULL;
-  signal(SIGWINCH, SIG_DFL);
   fputs("\033[?25h\n", stdout);
   fflush(stdout);
   if (reading) {
@@ -635,7 +696,10 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
     close(k.stop[0]);
     close(k.stop[1]);
   }
-  if (raw) tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  if (term_is_raw) tcsetattr(STDIN_FILENO, TCSANOW, &term_saved);
+  term_is_raw = 0;
+  term_signals(false);
+  winch_board = NULL;
   cli_cancel_on_signals(NULL);
   if (rc == 0 && cli_caught_signal() == SIGTERM) rc = 128 + SIGTERM;
   return rc;

@@ -64,7 +64,9 @@ const cli_command cli_cmd_web = {
     "                   the log sequence (a reconnect with Last-Event-ID\n"
     "                   goes on after it), its data one JSON object: seq,\n"
     "                   type, uuid, name (null when no longer known),\n"
-    "                   owner (null for POSTED), time, priority\n"
+    "                   owner (null for POSTED), time, priority; a name\n"
+    "                   or owner that is not UTF-8 (a posting of another\n"
+    "                   producer) is {\"$bin\": \"<base64>\"}\n"
     "Anything else is 404. Only GET and HEAD are served (others: 405).\n"
     "\n"
     "Cost on a big board: the overview reads the indexes (the ready jobs\n"
@@ -79,18 +81,25 @@ const cli_command cli_cmd_web = {
     "\n"
     "Security: the pages have no login yet, so they are served on a\n"
     "loopback address only (another address is refused: exit 2; a\n"
-    "--token option is to come). A request whose Host header is missing or\n"
-    "names another host than the listening address or localhost is\n"
-    "refused with 421, so that a web page elsewhere cannot read the board\n"
-    "through DNS rebinding. The pages send a Content-Security-Policy that allows only\n"
-    "their own stylesheet and script. At most 32 connections at once, a\n"
+    "--token option is to come). Every local user who can connect to the\n"
+    "port can read the board through the server, whatever the board's\n"
+    "file permissions: run it where that is acceptable, and reach it from\n"
+    "elsewhere through ssh -L (below). A request whose Host header is\n"
+    "missing, names a host other than localhost or a loopback address\n"
+    "(127.0.0.0/8, [::1]; any case), or another port than the listening\n"
+    "one, is refused with 421, so that a web page elsewhere cannot read\n"
+    "the board through DNS rebinding. The pages send a\n"
+    "Content-Security-Policy that allows only their own stylesheet and\n"
+    "script. At most 32 connections at once, a\n"
     "request's line and headers within 16 KiB, and an idle connection\n"
     "closed after 20 s.\n"
     "\n"
     "Options:\n"
     "  --listen ADDR:PORT  serve at http://ADDR:PORT/ (default\n"
     "                      127.0.0.1:8080); ADDR is 127.0.0.1 (any of\n"
-    "                      127.0.0.0/8), [::1] or localhost; PORT 0 picks a\n"
+    "                      127.0.0.0/8), [::1] or localhost (another host\n"
+    "                      name is refused: what it resolves to can\n"
+    "                      change); PORT 0 picks a\n"
     "                      free port. The address is said on stderr:\n"
     "                      'jobboard: web: listening on http://ADDR:PORT/'\n"
     CLI_HELP_BOARD_OPTIONS
@@ -119,7 +128,9 @@ int cmd_web(int argc, char **argv) {
 
 #else /* JB_WITH_MICROHTTPD */
 
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <search.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -940,8 +951,29 @@ typedef struct {
     int64_t dead_us;
   } recent[PAGE_JOBS];
   size_t seen;
+  /* Past ROWS_MAX groups: the letters of the groups not shown, and
+   * those groups, told apart by "cause:reason" in a tsearch tree. */
+  size_t other_letters, other_groups;
+  void *other;
   int oom;
 } dead_walk;
+
+static int cmp_key(const void *a, const void *b) { return strcmp(a, b); }
+
+/* One group past ROWS_MAX: counted, its key kept to count it once. */
+static int dead_other(dead_walk *w, jb_dead_cause cause, const char *reason) {
+  w->other_letters++;
+  char *key = NULL;
+  if (asprintf(&key, "%d:%s", (int)cause, reason) < 0) return -1;
+  char **hit = tsearch(key, &w->other, cmp_key);
+  if (hit == NULL) {
+    free(key);
+    return -1;
+  }
+  if (*hit == key) w->other_groups++;
+  else free(key);
+  return 0;
+}
 
 static int dead_visit(const jb_dead_letter *d, void *arg) {
   dead_walk *w = arg;
@@ -951,16 +983,17 @@ static int dead_visit(const jb_dead_letter *d, void *arg) {
   for (size_t i = 0; i < w->n && g == NULL; i++)
     if (w->g[i].cause == d->cause && strcmp(w->g[i].reason, reason) == 0)
       g = &w->g[i];
-  if (g == NULL) {
-    if (w->n == ROWS_MAX) return 0; /* counted in the totals only */
+  if (g == NULL && w->n == ROWS_MAX) {
+    if (dead_other(w, d->cause, reason) != 0) return w->oom = 1;
+  } else if (g == NULL) {
     if (grow(&w->g, &w->cap, w->n, sizeof *w->g)) return w->oom = 1;
     g = &w->g[w->n++];
     memset(g, 0, sizeof *g);
     g->cause = d->cause;
     if ((g->reason = strdup(reason)) == NULL) return w->oom = 1;
   }
-  g->n++;
-  if (d->dead_us >= g->newest_us) {
+  if (g) g->n++;
+  if (g && d->dead_us >= g->newest_us) {
     g->newest_us = d->dead_us;
     memcpy(g->newest, d->uuid, JB_UUID_STRLEN);
     free(g->name);
@@ -1013,6 +1046,9 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
       fputs("</td></tr>\n", f);
     }
     if (w->n) fputs("</table>\n", f);
+    if (w->other_letters)
+      fprintf(f, "<p>And %zu more dead letters in %zu other groups.</p>\n",
+              w->other_letters, w->other_groups);
     size_t k = w->seen < PAGE_JOBS ? w->seen : PAGE_JOBS;
     fprintf(f, "<h2>The newest %zu</h2>\n", k);
     if (k)
@@ -1043,8 +1079,13 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
     free(w->recent[i].name);
     free(w->recent[i].reason);
   }
+  tdestroy(w->other, free);
+  bool oom = w->oom;
   free(w);
-  return rc == JB_OK ? MHD_HTTP_OK : web_board_fail(p, rc);
+  /* Out of memory in the walk: jb_errmsg is not about it. */
+  return rc == JB_OK ? MHD_HTTP_OK
+         : oom       ? web_fail(p, 500, "out of memory")
+                     : web_board_fail(p, rc);
 }
 
 /* ---------------------------------------------------------- /schedules */
@@ -1126,11 +1167,14 @@ static void sse_event(FILE *m, jb_board *b, const jb_event *e) {
   cli_format_time(when, sizeof when, e->time_us);
   char *name = event_name(b, e->uuid);
   const char *type = jb_event_type_name(e->type);
-  json_t *o = json_pack("{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s?}", "seq",
+  /* A name or owner that is not UTF-8 (a posting of another producer)
+   * goes as {"$bin": base64}, as in `show --json`: json_pack's s refuses
+   * it, which dropped the whole event. */
+  json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:o, s:s, s:s?}", "seq",
                         (json_int_t)e->seq, "type", type ? type : "?", "uuid",
-                        e->uuid, "name", name, "owner",
-                        e->owner[0] ? e->owner : NULL, "time", when,
-                        "priority", jb_priority_name(e->priority));
+                        e->uuid, "name", cli_json_text(name), "owner",
+                        cli_json_text(e->owner[0] ? e->owner : NULL), "time",
+                        when, "priority", jb_priority_name(e->priority));
   free(name);
   /* Compact JSON holds no newline: the event is one data line. */
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -1239,13 +1283,49 @@ static enum MHD_Result serve_events(web_ctx *c, struct MHD_Connection *conn,
 
 /* ---------------------------------------------------------- dispatch */
 
+/* The Host header's host is a loopback one (localhost, 127.0.0.0/8, [::1],
+ * any case) and its port the listening one (none: 80). The host and the
+ * port are parsed, not compared as strings, so that every spelling of a
+ * loopback address is taken and nothing else: a page elsewhere that
+ * reaches the port through DNS rebinding sends its own host name. */
 static bool host_ok(const web_ctx *c, struct MHD_Connection *conn) {
   const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                               MHD_HTTP_HEADER_HOST);
   if (h == NULL) return false;
-  for (size_t i = 0; i < sizeof c->hosts / sizeof c->hosts[0]; i++)
-    if (strcasecmp(h, c->hosts[i]) == 0) return true;
-  return false;
+  char name[INET6_ADDRSTRLEN + 1];
+  const char *port;
+  size_t n;
+  if (h[0] == '[') {
+    port = strchr(h, ']');
+    n = port ? (size_t)(port - h - 1) : sizeof name;
+    if (n >= sizeof name) return false;
+    memcpy(name, h + 1, n);
+    name[n] = 0;
+    port++;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET6, name, &a6) != 1 ||
+        !(IN6_IS_ADDR_LOOPBACK(&a6) ||
+          (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127)))
+      return false;
+  } else {
+    n = strcspn(h, ":");
+    if (n >= sizeof name) return false;
+    memcpy(name, h, n);
+    name[n] = 0;
+    port = h + n;
+    struct in_addr a4;
+    if (strcasecmp(name, "localhost") != 0 &&
+        !(inet_pton(AF_INET, name, &a4) == 1 &&
+          (ntohl(a4.s_addr) >> 24) == 127))
+      return false;
+  }
+  unsigned long p = 80;
+  if (*port) {
+    size_t digits = *port == ':' ? strspn(port + 1, "0123456789") : 0;
+    if (digits == 0 || digits > 5 || port[1 + digits] != 0) return false;
+    p = strtoul(port + 1, NULL, 10);
+  }
+  return p == c->port;
 }
 
 static const char *status_title(unsigned code) {
@@ -1358,12 +1438,7 @@ int cmd_web(int argc, char **argv) {
   const char *spec = o.listen ? o.listen : "127.0.0.1:8080";
   int fd = cli_http_listen(&cli_cmd_web, spec, true, WHY_LOOPBACK, &where);
   if (fd < 0) return CLI_EXIT_USAGE;
-  bool v6 = strchr(where.host, ':') != NULL;
-  snprintf(c.hosts[0], sizeof c.hosts[0], v6 ? "[%s]:%u" : "%s:%u",
-           where.host, where.port);
-  snprintf(c.hosts[1], sizeof c.hosts[1], "localhost:%u", where.port);
-  snprintf(c.hosts[2], sizeof c.hosts[2], "127.0.0.1:%u", where.port);
-  snprintf(c.hosts[3], sizeof c.hosts[3], "[::1]:%u", where.port);
+  c.port = where.port;
   if ((rc = cli_open(&c.b, &o, CLI_OPEN_READ)) != 0) {
     close(fd);
     return rc;
@@ -1382,7 +1457,9 @@ int cmd_web(int argc, char **argv) {
                        .timeout_s = 20,
                        .stopping = stopping};
   char url[320];
-  snprintf(url, sizeof url, "http://%s/", c.hosts[0]);
+  snprintf(url, sizeof url, strchr(where.host, ':') ? "http://[%s]:%u/"
+                                                    : "http://%s:%u/",
+           where.host, where.port);
   rc = cli_http_serve(fd, &s, url);
   jb_board_close(c.b);
   return rc;

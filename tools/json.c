@@ -290,6 +290,8 @@ static json_t *text(const char *s) {
   return v ? v : tagged_base64("$bin", s, strlen(s));
 }
 
+json_t *cli_json_text(const char *s) { return text(s); }
+
 json_t *cli_job_to_json(const jb_job *job) {
   char created[40], modified[40];
   cli_format_time(created, sizeof created, jb_job_created(job));

@@ -51,6 +51,10 @@ int cli_json_to_msgpack(char **out, size_t *len, const json_t *obj,
  */
 json_t *cli_msgpack_to_json(const void *data, size_t len);
 
+/* A string as a JSON value: a JSON string, {"$bin": "<base64>"} when it
+ * is not UTF-8, null for NULL. NULL only when out of memory. */
+json_t *cli_json_text(const char *s);
+
 /* The job as one JSON object: uuid, name, priority, sequence, created,
  * modified, state, owner, book, details. NULL only when out of memory. */
 json_t *cli_job_to_json(const jb_job *job);

@@ -15,9 +15,8 @@
 
 typedef struct {
   jb_board *b;
-  /* The Host header values taken (case aside): the listening address,
-   * localhost, 127.0.0.1 and [::1], each with the port. */
-  char hosts[4][300];
+  /* The listening port: the one a Host header must name (host_ok). */
+  unsigned port;
 } web_ctx;
 
 /* A page being written: its body, its status, where a redirect goes. */
