@@ -436,6 +436,10 @@ EXTRA_DIST += tests/web_perf.sh
 # and the overview's sparklines.
 TESTS += tests/web_timeline.sh
 EXTRA_DIST += tests/web_timeline.sh
+# tests/web_actions.sh: `jobboard web --actions`: the token, the login,
+# CSRF and Origin refusals, each action checked with the CLI.
+TESTS += tests/web_actions.sh
+EXTRA_DIST += tests/web_actions.sh
 # test_web_html: the pages' one escape (tools/web_html.c), on its own.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_web_html

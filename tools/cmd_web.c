@@ -2,9 +2,10 @@
  * cmd_web.c - `jobboard web`: the board in a browser. Pages rendered on
  * the server (they read without JavaScript), every text of the board
  * escaped by web_esc (web_html.c), and /events, the change log as
- * server-sent events for the pages' live list. Read-only: every page is
- * read with the public API's reads, each its own short read transaction,
- * and written to the client after them.
+ * server-sent events for the pages' live list. Every page is read with
+ * the public API's reads, each its own short read transaction, and
+ * written to the client after them; the actions (--actions) are in
+ * web_actions.c.
  */
 #include "config.h"
 
@@ -14,11 +15,12 @@
 #include <string.h>
 
 const cli_command cli_cmd_web = {
-    "web", "serve a read-only dashboard of the board over HTTP (localhost)",
-    "Usage: jobboard web [--listen ADDR:PORT] [OPTIONS]\n"
+    "web", "serve a dashboard of the board over HTTP (read-only unless --actions)",
+    "Usage: jobboard web [--listen ADDR:PORT] [--actions] [--token-file FILE]\n"
+    "                    [OPTIONS]\n"
     "\n"
-    "Serve the board as web pages, read-only, until SIGINT or SIGTERM\n"
-    "(then exit 0). Everything is in the program: no files to deploy, no\n"
+    "Serve the board as web pages, read-only unless --actions, until\n"
+    "SIGINT or SIGTERM (then exit 0). Everything is in the program: no files to deploy, no\n"
     "other server. The pages are plain HTML that read without JavaScript;\n"
     "a small script adds a live list of the board's events.\n"
     "\n"
@@ -67,7 +69,11 @@ const cli_command cli_cmd_web = {
     "                   owner (null for POSTED), time, priority; a name\n"
     "                   or owner that is not UTF-8 (a posting of another\n"
     "                   producer) is {\"$bin\": \"<base64>\"}\n"
-    "Anything else is 404. Only GET and HEAD are served (others: 405).\n"
+    "  /login           the login form (POST /login with the token; POST\n"
+    "                   /logout ends the session)\n"
+    "  /action          POST only (GET: 405): an action, with --actions\n"
+    "Anything else is 404. Only GET and HEAD are served, and POST to\n"
+    "/login, /logout and /action (others: 405).\n"
     "\n"
     "Cost on a big board: the overview reads the indexes (the ready jobs\n"
     "counted by name from the names' index, the first ready job of each\n"
@@ -79,18 +85,40 @@ const cli_command cli_cmd_web = {
     "there. Every response has a Server-Timing header (app;dur=MS, the\n"
     "milliseconds the server spent on it).\n"
     "\n"
-    "Security: the pages have no login yet, so they are served on a\n"
-    "loopback address only (another address is refused: exit 2; a\n"
-    "--token option is to come). Every local user who can connect to the\n"
-    "port can read the board through the server, whatever the board's\n"
-    "file permissions: run it where that is acceptable, and reach it from\n"
-    "elsewhere through ssh -L (below). A request whose Host header is\n"
-    "missing, names a host other than localhost or a loopback address\n"
-    "(127.0.0.0/8, [::1]; any case), or another port than the listening\n"
-    "one, is refused with 421, so that a web page elsewhere cannot read\n"
-    "the board through DNS rebinding. The pages send a\n"
-    "Content-Security-Policy that allows only their own stylesheet and\n"
-    "script. At most 32 connections at once, a\n"
+    "Actions (--actions): the pages get buttons, each the same write as a\n"
+    "CLI command: on /job/UUID cancel (not claimed; jobboard cancel), run\n"
+    "now (delayed; jobboard run-now), requeue and purge (a dead letter;\n"
+    "jobboard dead requeue, dead purge UUID); on /dead the same per letter\n"
+    "and for a whole cause-and-reason group; on /jobs cancel every job the\n"
+    "filter matches (a box to tick, or a page to confirm); on the overview\n"
+    "pause and resume per name and for the board; on /schedules remove.\n"
+    "An \"all matching\" request acts on at most 10000, one by one. The\n"
+    "result and the equivalent CLI command are shown on the page it\n"
+    "returns to, and each action is said on stderr: 'jobboard: web: OP\n"
+    "WHAT by SESSION from ADDR: N done[, M skipped]'. Without --actions no\n"
+    "form is written and POST /action is 403. A board this process can\n"
+    "only read is served read-only (--actions is said to be off).\n"
+    "\n"
+    "Security: an action needs a session: POST /login with the token gives\n"
+    "the cookie jb_session (HttpOnly, SameSite=Strict; kept in memory, at\n"
+    "most 64, ended by 12 h unused or a restart); a wrong token is 403\n"
+    "after a delay. Every action form carries the session's csrf value; a\n"
+    "POST /action without the session or with another csrf value is 403,\n"
+    "as is one whose Origin header names another site. Without a token\n"
+    "the pages are served on a loopback address only (another is refused:\n"
+    "exit 2), and every local user who can connect to the port can read\n"
+    "the board through the server, whatever the board's file permissions:\n"
+    "run it where that is acceptable, and reach it from elsewhere through\n"
+    "ssh -L (below). With one (--token-file, or --actions' printed one) another\n"
+    "address is taken, and there every page, reading too, needs the\n"
+    "session (the cookie travels in clear: use ssh -L or a TLS proxy). A\n"
+    "request whose Host header is missing or names another host than the\n"
+    "listening address, localhost or a loopback address (127.0.0.0/8,\n"
+    "[::1]; any case), or another port, is refused with 421, so that a web\n"
+    "page elsewhere cannot read the board through DNS rebinding (bound to\n"
+    "every address, 0.0.0.0 or [::], any Host is taken: the session\n"
+    "guards every page). The pages send a Content-Security-Policy that allows only\n"
+    "their own stylesheet and script. At most 32 connections at once, a\n"
     "request's line and headers within 16 KiB, and an idle connection\n"
     "closed after 20 s.\n"
     "\n"
@@ -102,19 +130,28 @@ const cli_command cli_cmd_web = {
     "                      change); PORT 0 picks a\n"
     "                      free port. The address is said on stderr:\n"
     "                      'jobboard: web: listening on http://ADDR:PORT/'\n"
+    "                      Another address needs a token.\n"
+    "  --actions           allow actions from the pages (see above); without\n"
+    "                      --token-file a random token (32 hex digits) is\n"
+    "                      printed once: 'jobboard: web: token: HEX'\n"
+    "  --token-file FILE   the token is FILE's first line, 16 to 256\n"
+    "                      characters; a FILE others may read (mode & 077)\n"
+    "                      is refused (exit 2)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "  2  also: a jobboard built without HTTP support, an address that is\n"
-    "     not loopback, does not parse or is in use\n"
+    "     not loopback without a token, does not parse or is in use; a\n"
+    "     --token-file others can read, or whose token is short\n"
     "\n"
     "Examples:\n"
     "  jobboard web --board /srv/board\n"
     "  jobboard web --listen 127.0.0.1:0      # a free port, said on stderr\n"
-    "  ssh -L 8080:127.0.0.1:8080 host jobboard web --board /srv/board\n",
-    CLI_O_LISTEN, 0, 0, ""};
+    "  ssh -L 8080:127.0.0.1:8080 host jobboard web --board /srv/board\n"
+    "  jobboard web --actions --token-file ~/.config/jobboard/token\n",
+    CLI_O_LISTEN | CLI_O_WEB, 0, 0, ""};
 
 #ifndef JB_WITH_MICROHTTPD
 
@@ -160,6 +197,7 @@ static const char *const security_headers[] = {
     "Referrer-Policy", "no-referrer",
     "Cache-Control", "no-store",
     NULL};
+const char *const *const web_security_headers = security_headers;
 
 /* Fail the page with `code` and a message (the board's, when `st` is a
  * JB_* failure: jb_errmsg of this thread). */
@@ -434,8 +472,12 @@ static void health(FILE *f, const jb_stats *st, const cli_pauses *pz) {
             st->log_first, st->log_next - 1);
   else
     fputs("<tr><th>change log</th><td class=\"n\">empty</td></tr>\n", f);
-  fprintf(f, "<tr><th>whole board paused</th><td>%s</td></tr>\n",
+  fprintf(f, "<tr><th>whole board paused</th><td>%s ",
           pz->board ? "<strong class=\"warn\">yes</strong>" : "no");
+  web_action_form(f, pz->board ? "resume" : "pause",
+                  pz->board ? "resume the board" : "pause the board", "all",
+                  "1", NULL);
+  fputs("</td></tr>\n", f);
   fputs("</table>\n", f);
 }
 
@@ -505,8 +547,11 @@ static unsigned page_overview(web_page *p, web_ctx *c,
     fputs("<td class=\"n\">", f);
     if (r->oldest_ready_us) web_duration(f, st.now_us - r->oldest_ready_us);
     else fputs("-", f);
-    fprintf(f, "</td><td>%s</td></tr>\n",
-            cli_pauses_name(&pz, r->name) ? "paused" : "");
+    bool paused = cli_pauses_name(&pz, r->name);
+    fprintf(f, "</td><td>%s", paused ? "paused " : "");
+    web_action_form(f, paused ? "resume" : "pause", paused ? "resume" : "pause",
+                    "name", r->name, NULL);
+    fputs("</td></tr>\n", f);
   }
   if (o.n) fputs("</table>\n", f);
   if (!delayed_rows)
@@ -517,8 +562,8 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   web_sparklines(f, c->b, st.now_us);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
-  if (o.n_lapsing)
-    qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
+  /* qsort takes no NULL array, even of 0 items (UBSan). */
+  if (o.n_lapsing) qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
   if (o.n_lapsing == 0) fputs("<p>None.</p>\n", f);
   else
     fputs("<table><tr><th>job</th><th>name</th><th>owner</th>"
@@ -684,6 +729,11 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   if (rc != JB_OK && rc != 1) return web_board_fail(p, rc);
   if (w.shown == 0) fputs("<p>No job matches.</p>\n", f);
   else fputs("</table>\n", f);
+  if (w.shown)
+    web_action_confirm_form(f, "cancel", "cancel all matching",
+                            "every unclaimed job this filter matches, not "
+                            "only this page", "all", "1", "state", w.state,
+                            "name", name, "owner", w.owner, "q", w.q, NULL);
   if (w.more) {
     fputs("<p><a rel=\"next\" href=\"/jobs?", f);
     link_arg(f, "state", w.state);
@@ -765,7 +815,12 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
   if (jb_job_unique_key(j)) row_text(f, "unique key", jb_job_unique_key(j));
   if (jb_job_book_name(j)) row_text(f, "book", jb_job_book_name(j));
   if (jb_job_remote(j)) row_text(f, "decided by", "Redis (a synced job)");
-  fputs("</table>\n<h2>Details</h2>\n", f);
+  fputs("</table>\n", f);
+  if (jb_job_state(j) != JB_STATE_CLAIMED)
+    web_action_form(f, "cancel", "cancel", "uuid", jb_job_uuid(j), NULL);
+  if (web_job_where(j) == JB_STATS_DELAYED)
+    web_action_form(f, "retry", "run now", "uuid", jb_job_uuid(j), NULL);
+  fputs("<h2>Details</h2>\n", f);
   size_t len = 0;
   const void *d = jb_job_details(j, &len);
   web_pre_json(f, d, len);
@@ -1043,6 +1098,14 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
       web_time(f, g->newest_us, p->now_us);
       fputs("</td><td>", f);
       web_esc(f, g->name);
+      fputs(" ", f);
+      const char *rk = g->reason[0] ? "reason" : "noreason",
+                 *rv = g->reason[0] ? g->reason : "1",
+                 *cause = jb_dead_cause_name(g->cause);
+      web_action_form(f, "requeue", "requeue all", "all", "1", "cause",
+                      cause, rk, rv, NULL);
+      web_action_form(f, "purge", "purge all", "all", "1", "cause", cause,
+                      rk, rv, NULL);
       fputs("</td></tr>\n", f);
     }
     if (w->n) fputs("</table>\n", f);
@@ -1065,6 +1128,9 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
       web_esc(f, r->reason);
       fputs("</td><td>", f);
       web_time(f, r->dead_us, p->now_us);
+      fputs(" ", f);
+      web_action_form(f, "requeue", "requeue", "uuid", r->uuid, NULL);
+      web_action_form(f, "purge", "purge", "uuid", r->uuid, NULL);
       fputs("</td></tr>\n", f);
     }
     if (k) fputs("</table>\n", f);
@@ -1118,8 +1184,10 @@ static int sched_visit(const jb_schedule *s, void *arg) {
   }
   fputs("</td><td>", f);
   web_time(f, s->last_run_us, w->now_us);
-  fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td>%s</td></tr>\n",
-          s->runs, jb_catchup_name(s->catch_up));
+  fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td>%s ", s->runs,
+          jb_catchup_name(s->catch_up));
+  web_action_form(f, "unschedule", "remove", "schedule", s->name, NULL);
+  fputs("</td></tr>\n", f);
   return 0;
 }
 
@@ -1292,6 +1360,8 @@ static bool host_ok(const web_ctx *c, struct MHD_Connection *conn) {
   const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                               MHD_HTTP_HEADER_HOST);
   if (h == NULL) return false;
+  /* Bound to every address, the session guards every page. */
+  if (web_any_host()) return true;
   char name[INET6_ADDRSTRLEN + 1];
   const char *port;
   size_t n;
@@ -1303,9 +1373,10 @@ static bool host_ok(const web_ctx *c, struct MHD_Connection *conn) {
     name[n] = 0;
     port++;
     struct in6_addr a6;
-    if (inet_pton(AF_INET6, name, &a6) != 1 ||
-        !(IN6_IS_ADDR_LOOPBACK(&a6) ||
-          (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127)))
+    if (strcasecmp(name, c->addr) != 0 &&
+        (inet_pton(AF_INET6, name, &a6) != 1 ||
+         !(IN6_IS_ADDR_LOOPBACK(&a6) ||
+           (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127))))
       return false;
   } else {
     n = strcspn(h, ":");
@@ -1315,6 +1386,7 @@ static bool host_ok(const web_ctx *c, struct MHD_Connection *conn) {
     port = h + n;
     struct in_addr a4;
     if (strcasecmp(name, "localhost") != 0 &&
+        strcasecmp(name, c->addr) != 0 &&
         !(inet_pton(AF_INET, name, &a4) == 1 &&
           (ntohl(a4.s_addr) >> 24) == 127))
       return false;
@@ -1332,6 +1404,7 @@ static const char *status_title(unsigned code) {
   switch (code) {
   case 400: return "Bad request";
   case 404: return "Not found";
+  case 403: return "Forbidden";
   case 405: return "Method not allowed";
   case 421: return "Misdirected request";
   default: return "The board could not be read";
@@ -1357,8 +1430,8 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn,
     free(buf);
     return MHD_NO;
   }
-  return cli_http_reply(conn, code, "text/html; charset=utf-8", buf, len,
-                        true, headers ? headers : security_headers);
+  return web_reply(conn, code, "text/html; charset=utf-8", buf, len, true,
+                   headers);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
@@ -1367,9 +1440,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   size_t *upload_size, void **con_cls) {
   web_ctx *c = cls;
   (void)version;
-  (void)upload;
-  (void)upload_size;
-  (void)con_cls;
   cli_http_timing_start();
   if (!host_ok(c, conn))
     return reply_error(conn, MHD_HTTP_MISDIRECTED_REQUEST,
@@ -1377,6 +1447,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                        "localhost only (the Host header names another "
                        "host).",
                        NULL);
+  enum MHD_Result answered;
+  if (web_actions_route(c, conn, url, method, upload, upload_size, con_cls,
+                        &answered))
+    return answered;
   bool head = strcmp(method, "HEAD") == 0;
   if (!head && strcmp(method, "GET") != 0) {
     static const char *const allow[] = {"Allow", "GET, HEAD", NULL};
@@ -1405,6 +1479,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   else if (strcmp(url, "/history") == 0) code = web_page_history(&p, c, conn);
   else code = web_fail(&p, 404, "No such page.");
   bool ok = fclose(p.f) == 0;
+  if (code == MHD_HTTP_OK && ok) web_page_notes(&p);
   if (code == MHD_HTTP_OK && ok)
     return cli_http_reply(conn, code, "text/html; charset=utf-8", p.buf,
                           p.len, true, security_headers);
@@ -1412,8 +1487,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   if (code == MHD_HTTP_SEE_OTHER) {
     static char empty[] = "";
     const char *const loc[] = {"Location", p.location, NULL};
-    return cli_http_reply(conn, code, "text/plain; charset=utf-8", empty, 0,
-                          false, loc);
+    return web_reply(conn, code, "text/plain; charset=utf-8", empty, 0,
+                     false, loc);
   }
   return reply_error(conn, ok ? code : 500, ok ? p.error : "out of memory",
                      NULL);
@@ -1425,24 +1500,30 @@ static void stopping(void *cls) {
 }
 
 #define WHY_LOOPBACK                                                         \
-  "the web view has no login yet, so it listens on a loopback address "      \
-  "only (127.0.0.1, [::1], localhost; a --token option is to come)"
+  "without a token (--actions or --token-file FILE) the pages have no "     \
+  "login, so they are served on a loopback address only (127.0.0.1, "       \
+  "[::1], localhost)"
 
 int cmd_web(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_web, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  if ((rc = web_auth_init(&cli_cmd_web, o.actions, o.token_file)) != 0)
+    return rc;
   /* The socket before the board: a refused address changes nothing. */
   web_ctx c = {0};
   cli_http_addr where;
   const char *spec = o.listen ? o.listen : "127.0.0.1:8080";
-  int fd = cli_http_listen(&cli_cmd_web, spec, true, WHY_LOOPBACK, &where);
+  int fd = cli_http_listen(&cli_cmd_web, spec, !web_auth_has_token(),
+                           WHY_LOOPBACK, &where);
   if (fd < 0) return CLI_EXIT_USAGE;
   c.port = where.port;
+  snprintf(c.addr, sizeof c.addr, "%s", where.host);
   if ((rc = cli_open(&c.b, &o, CLI_OPEN_READ)) != 0) {
     close(fd);
     return rc;
   }
+  web_auth_start(c.b, where.loopback, where.any);
   /* A thread per connection: /events holds its connection open, waiting
    * on the change log (jb_log_wait blocks), which one polling thread for
    * every connection could not do without stalling the others. The
@@ -1455,7 +1536,8 @@ int cmd_web(int argc, char **argv) {
                        .connection_limit = 32,
                        .memory_limit = 16 * 1024,
                        .timeout_s = 20,
-                       .stopping = stopping};
+                       .stopping = stopping,
+                       .completed = web_actions_completed};
   char url[320];
   snprintf(url, sizeof url, strchr(where.host, ':') ? "http://[%s]:%u/"
                                                     : "http://%s:%u/",

@@ -43,7 +43,8 @@ jobboard_SOURCES = \
 	tools/web_perf.c \
 	tools/web_timeline.c \
 	tools/web_history.c \
-	tools/web_spark.c
+	tools/web_spark.c \
+	tools/web_actions.c
 # The Redis sync (sync, status, --redis) only when configure found hiredis:
 # then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
 if WITH_REDIS

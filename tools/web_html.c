@@ -141,6 +141,9 @@ const char web_css[] =
     "svg.spark{background:#f6f6f6}\n"
     "svg.spark polyline{fill:none;stroke:#27c;stroke-width:1.5}\n"
     "svg.wait polyline{stroke:#a40}\n"
+    "form.action{display:inline;margin-right:.3em}\n"
+    ".flash{background:#efe;border:1px solid #9c9;padding:.4em}\n"
+    ".note{color:#555}\n"
     "@media (max-width:50em){body{display:block}}\n";
 
 /* The live list: events of /events (server-sent events) added on top,
