@@ -19,7 +19,7 @@ typedef struct {
   unsigned port;
   /* The listening address (with a token it may be another than
    * loopback): a Host header naming it is taken too. */
-  char addr[64];
+  char addr[300];
 } web_ctx;
 
 /* A page being written: its body, its status, where a redirect goes. */
