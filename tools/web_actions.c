@@ -920,9 +920,9 @@ static enum MHD_Result do_action(web_ctx *c, struct MHD_Connection *conn,
         if (k.state && strcmp(k.state, "unclaimed") &&
             strcmp(k.state, "claimed") && strcmp(k.state, "delayed"))
           return refuse(conn, 400, "state: use unclaimed, claimed or delayed");
-        st = web_each_job(c->b, pick_job, &k);
+        st = cli_walk_jobs(c->b, 0, pick_job, &k);
       }
-      if (st == JB_OK && k.oom) st = JB_ENOMEM;
+      if (k.oom) st = JB_ENOMEM;
       if (st != JB_OK) {
         free(k.u);
         return reply_page(conn, 500, "500 The board could not be read",
