@@ -426,6 +426,10 @@ EXTRA_DIST += tests/metrics.sh
 # (skipped when built without libmicrohttpd).
 TESTS += tests/web.sh
 EXTRA_DIST += tests/web.sh
+# tests/web_actions.sh: `jobboard web --actions`: the token, the login,
+# CSRF and Origin refusals, each action checked with the CLI.
+TESTS += tests/web_actions.sh
+EXTRA_DIST += tests/web_actions.sh
 # test_web_html: the pages' one escape (tools/web_html.c), on its own.
 if ENABLE_TESTS
 check_PROGRAMS += tests/test_web_html

@@ -173,6 +173,8 @@ enum {
   OPT_EXPIRES,
   OPT_EXPIRES_DEAD,
   OPT_ONCE,
+  OPT_ACTIONS,
+  OPT_TOKEN_FILE,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -245,6 +247,8 @@ static const struct {
     {{"interval", required_argument, NULL, OPT_INTERVAL},
      CLI_O_FLUSH | CLI_O_TOP},
     {{"once", no_argument, NULL, OPT_ONCE}, CLI_O_TOP},
+    {{"actions", no_argument, NULL, OPT_ACTIONS}, CLI_O_WEB},
+    {{"token-file", required_argument, NULL, OPT_TOKEN_FILE}, CLI_O_WEB},
     {{"in-order", no_argument, NULL, OPT_IN_ORDER}, CLI_O_IN_ORDER},
     {{"history-max", required_argument, NULL, OPT_HISTORY_MAX}, CLI_O_RETAIN},
     {{"history-max-age", required_argument, NULL, OPT_HISTORY_MAX_AGE},
@@ -560,6 +564,8 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_LISTEN: o->listen = optarg; break;
     case OPT_INTERVAL: o->flush_interval = optarg; break;
     case OPT_ONCE: o->once = 1; break;
+    case OPT_ACTIONS: o->actions = 1; break;
+    case OPT_TOKEN_FILE: o->token_file = optarg; break;
     case OPT_IN_ORDER: o->in_order = 1; break;
     case OPT_HISTORY_MAX: o->history_max = optarg; break;
     case OPT_HISTORY_MAX_AGE: o->history_max_age = optarg; break;

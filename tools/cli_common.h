@@ -56,6 +56,7 @@ enum {
   CLI_O_RETAIN = 1u << 28,   /* --history-max --history-max-age --dead-max
                                 --dead-max-age (retention) */
   CLI_O_TOP = 1u << 29,      /* --interval SECONDS --once (top) */
+  CLI_O_WEB = 1u << 30,      /* --actions --token-file FILE (web) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -152,6 +153,8 @@ typedef struct {
   const char *flush_interval; /* --interval MS (flush), SECONDS (top); NULL
                                  when not given */
   int once;           /* --once (top) */
+  int actions;        /* --actions (web) */
+  const char *token_file; /* --token-file FILE (web), NULL when not given */
   /* Retention (CLI_O_RETAIN): the text given, parsed by the command; NULL
    * when not given. */
   const char *history_max, *history_max_age, *dead_max, *dead_max_age;

@@ -114,6 +114,16 @@ int cli_http_listen(const cli_command *cmd, const char *spec,
     return -1;
   }
   where->port = bound_port(fd);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  where->loopback = where->any = false;
+  if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+    where->loopback = is_loopback((struct sockaddr *)&ss);
+    where->any =
+        ss.ss_family == AF_INET
+            ? ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY)
+            : IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+  }
   return fd;
 }
 
@@ -131,7 +141,8 @@ int cli_http_serve(int fd, const cli_http_server *s, const char *url) {
       flags, 0, NULL, NULL, s->handler, s->cls, MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
       MHD_OPTION_CONNECTION_LIMIT, s->connection_limit,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->memory_limit, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->memory_limit,
+      MHD_OPTION_NOTIFY_COMPLETED, s->completed, s->cls, MHD_OPTION_END);
   if (d == NULL) {
     close(fd);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

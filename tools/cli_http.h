@@ -23,6 +23,8 @@
 typedef struct {
   char host[256];
   unsigned port;
+  bool loopback; /* bound to a loopback address */
+  bool any;      /* bound to every address (0.0.0.0, [::], or ADDR empty) */
 } cli_http_addr;
 
 /*
@@ -52,6 +54,10 @@ typedef struct {
   void (*stopping)(void *cls); /* at SIGINT or SIGTERM, before the server
                                   stops: end what would keep a handler
                                   waiting (may be NULL) */
+  MHD_RequestCompletedCallback completed; /* a request ended, answered or
+                                             not: free what the handler
+                                             kept in *con_cls (may be
+                                             NULL); called with cls */
 } cli_http_server;
 
 /*

@@ -76,7 +76,7 @@ const cli_command cli_cmd_web = {
     "  jobboard web --board /srv/board\n"
     "  jobboard web --listen 127.0.0.1:0      # a free port, said on stderr\n"
     "  ssh -L 8080:127.0.0.1:8080 host jobboard web --board /srv/board\n",
-    CLI_O_LISTEN, 0, 0, ""};
+    CLI_O_LISTEN | CLI_O_WEB, 0, 0, ""};
 
 #ifndef JB_WITH_MICROHTTPD
 
@@ -119,6 +119,7 @@ static const char *const security_headers[] = {
     "Referrer-Policy", "no-referrer",
     "Cache-Control", "no-store",
     NULL};
+const char *const *const web_security_headers = security_headers;
 
 /* Fail the page with `code` and a message (the board's, when `st` is a
  * JB_* failure: jb_errmsg of this thread). */
@@ -378,8 +379,12 @@ static void health(FILE *f, const jb_stats *st, const cli_pauses *pz) {
             st->log_first, st->log_next - 1);
   else
     fputs("<tr><th>change log</th><td class=\"n\">empty</td></tr>\n", f);
-  fprintf(f, "<tr><th>whole board paused</th><td>%s</td></tr>\n",
+  fprintf(f, "<tr><th>whole board paused</th><td>%s ",
           pz->board ? "<strong class=\"warn\">yes</strong>" : "no");
+  web_action_form(f, pz->board ? "resume" : "pause",
+                  pz->board ? "resume the board" : "pause the board", "all",
+                  "1", NULL);
+  fputs("</td></tr>\n", f);
   fputs("</table>\n", f);
 }
 
@@ -435,8 +440,11 @@ static unsigned page_overview(web_page *p, web_ctx *c,
     fputs("<td class=\"n\">", f);
     if (r->oldest_ready_us) web_duration(f, st.now_us - r->oldest_ready_us);
     else fputs("-", f);
-    fprintf(f, "</td><td>%s</td></tr>\n",
-            cli_pauses_name(&pz, r->name) ? "paused" : "");
+    bool paused = cli_pauses_name(&pz, r->name);
+    fprintf(f, "</td><td>%s", paused ? "paused " : "");
+    web_action_form(f, paused ? "resume" : "pause", paused ? "resume" : "pause",
+                    "name", r->name, NULL);
+    fputs("</td></tr>\n", f);
   }
   if (o.n) fputs("</table>\n", f);
 
@@ -608,6 +616,11 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   if (rc != JB_OK) return web_board_fail(p, rc);
   if (w.shown == 0) fputs("<p>No job matches.</p>\n", f);
   else fputs("</table>\n", f);
+  if (w.shown)
+    web_action_confirm_form(f, "cancel", "cancel all matching",
+                            "every unclaimed job this filter matches, not "
+                            "only this page", "all", "1", "state", w.state,
+                            "name", name, "owner", w.owner, "q", w.q, NULL);
   if (w.more) {
     fputs("<p><a rel=\"next\" href=\"/jobs?", f);
     link_arg(f, "state", w.state);
@@ -681,7 +694,12 @@ static void job_on_board(FILE *f, const jb_job *j, int64_t now) {
   if (jb_job_unique_key(j)) row_text(f, "unique key", jb_job_unique_key(j));
   if (jb_job_book_name(j)) row_text(f, "book", jb_job_book_name(j));
   if (jb_job_remote(j)) row_text(f, "decided by", "Redis (a synced job)");
-  fputs("</table>\n<h2>Details</h2>\n", f);
+  fputs("</table>\n", f);
+  if (jb_job_state(j) != JB_STATE_CLAIMED)
+    web_action_form(f, "cancel", "cancel", "uuid", jb_job_uuid(j), NULL);
+  if (web_job_where(j) == JB_STATS_DELAYED)
+    web_action_form(f, "retry", "run now", "uuid", jb_job_uuid(j), NULL);
+  fputs("<h2>Details</h2>\n", f);
   size_t len = 0;
   const void *d = jb_job_details(j, &len);
   web_pre_json(f, d, len);
@@ -748,6 +766,8 @@ static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   web_page_begin(f, name, NULL);
   if (h) job_completed(f, h, p->now_us);
   if (d) job_dead(f, d, p->now_us);
+  if (d) web_action_form(f, "requeue", "requeue", "uuid", uuid, NULL);
+  if (d) web_action_form(f, "purge", "purge", "uuid", uuid, NULL);
   web_page_end(f);
   jb_completion_free(h);
   jb_dead_free(d);
@@ -933,6 +953,14 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
       web_time(f, g->newest_us, p->now_us);
       fputs("</td><td>", f);
       web_esc(f, g->name);
+      fputs(" ", f);
+      const char *rk = g->reason[0] ? "reason" : "noreason",
+                 *rv = g->reason[0] ? g->reason : "1",
+                 *cause = jb_dead_cause_name(g->cause);
+      web_action_form(f, "requeue", "requeue all", "all", "1", "cause",
+                      cause, rk, rv, NULL);
+      web_action_form(f, "purge", "purge all", "all", "1", "cause", cause,
+                      rk, rv, NULL);
       fputs("</td></tr>\n", f);
     }
     if (w->n) fputs("</table>\n", f);
@@ -952,6 +980,9 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
       web_esc(f, r->reason);
       fputs("</td><td>", f);
       web_time(f, r->dead_us, p->now_us);
+      fputs(" ", f);
+      web_action_form(f, "requeue", "requeue", "uuid", r->uuid, NULL);
+      web_action_form(f, "purge", "purge", "uuid", r->uuid, NULL);
       fputs("</td></tr>\n", f);
     }
     if (k) fputs("</table>\n", f);
@@ -1000,8 +1031,10 @@ static int sched_visit(const jb_schedule *s, void *arg) {
   }
   fputs("</td><td>", f);
   web_time(f, s->last_run_us, w->now_us);
-  fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td>%s</td></tr>\n",
-          s->runs, jb_catchup_name(s->catch_up));
+  fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td>%s ", s->runs,
+          jb_catchup_name(s->catch_up));
+  web_action_form(f, "unschedule", "remove", "schedule", s->name, NULL);
+  fputs("</td></tr>\n", f);
   return 0;
 }
 
@@ -1165,6 +1198,7 @@ static bool host_ok(const web_ctx *c, struct MHD_Connection *conn) {
   const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                               MHD_HTTP_HEADER_HOST);
   if (h == NULL) return false;
+  if (web_any_host()) return true;
   for (size_t i = 0; i < sizeof c->hosts / sizeof c->hosts[0]; i++)
     if (strcasecmp(h, c->hosts[i]) == 0) return true;
   return false;
@@ -1174,6 +1208,7 @@ static const char *status_title(unsigned code) {
   switch (code) {
   case 400: return "Bad request";
   case 404: return "Not found";
+  case 403: return "Forbidden";
   case 405: return "Method not allowed";
   case 421: return "Misdirected request";
   default: return "The board could not be read";
@@ -1199,8 +1234,8 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn,
     free(buf);
     return MHD_NO;
   }
-  return cli_http_reply(conn, code, "text/html; charset=utf-8", buf, len,
-                        true, headers ? headers : security_headers);
+  return web_reply(conn, code, "text/html; charset=utf-8", buf, len, true,
+                   headers);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
@@ -1209,15 +1244,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   size_t *upload_size, void **con_cls) {
   web_ctx *c = cls;
   (void)version;
-  (void)upload;
-  (void)upload_size;
-  (void)con_cls;
   if (!host_ok(c, conn))
     return reply_error(conn, MHD_HTTP_MISDIRECTED_REQUEST,
                        "This server answers to its own address and "
                        "localhost only (the Host header names another "
                        "host).",
                        NULL);
+  enum MHD_Result answered;
+  if (web_actions_route(c, conn, url, method, upload, upload_size, con_cls,
+                        &answered))
+    return answered;
   bool head = strcmp(method, "HEAD") == 0;
   if (!head && strcmp(method, "GET") != 0) {
     static const char *const allow[] = {"Allow", "GET, HEAD", NULL};
@@ -1250,6 +1286,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   else if (strcmp(url, "/schedules") == 0) code = page_schedules(&p, c);
   else code = web_fail(&p, 404, "No such page.");
   bool ok = fclose(p.f) == 0;
+  if (code == MHD_HTTP_OK && ok) web_page_notes(&p);
   if (code == MHD_HTTP_OK && ok)
     return cli_http_reply(conn, code, "text/html; charset=utf-8", p.buf,
                           p.len, true, security_headers);
@@ -1257,8 +1294,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   if (code == MHD_HTTP_SEE_OTHER) {
     static char empty[] = "";
     const char *const loc[] = {"Location", p.location, NULL};
-    return cli_http_reply(conn, code, "text/plain; charset=utf-8", empty, 0,
-                          false, loc);
+    return web_reply(conn, code, "text/plain; charset=utf-8", empty, 0,
+                     false, loc);
   }
   return reply_error(conn, ok ? code : 500, ok ? p.error : "out of memory",
                      NULL);
@@ -1270,18 +1307,22 @@ static void stopping(void *cls) {
 }
 
 #define WHY_LOOPBACK                                                         \
-  "the web view has no login yet, so it listens on a loopback address "      \
-  "only (127.0.0.1, [::1], localhost; a --token option is to come)"
+  "without a token (--actions or --token-file FILE) the pages have no "     \
+  "login, so they are served on a loopback address only (127.0.0.1, "       \
+  "[::1], localhost)"
 
 int cmd_web(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_web, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  if ((rc = web_auth_init(&cli_cmd_web, o.actions, o.token_file)) != 0)
+    return rc;
   /* The socket before the board: a refused address changes nothing. */
   web_ctx c = {0};
   cli_http_addr where;
   const char *spec = o.listen ? o.listen : "127.0.0.1:8080";
-  int fd = cli_http_listen(&cli_cmd_web, spec, true, WHY_LOOPBACK, &where);
+  int fd = cli_http_listen(&cli_cmd_web, spec, !web_auth_has_token(),
+                           WHY_LOOPBACK, &where);
   if (fd < 0) return CLI_EXIT_USAGE;
   bool v6 = strchr(where.host, ':') != NULL;
   snprintf(c.hosts[0], sizeof c.hosts[0], v6 ? "[%s]:%u" : "%s:%u",
@@ -1293,6 +1334,7 @@ int cmd_web(int argc, char **argv) {
     close(fd);
     return rc;
   }
+  web_auth_start(c.b, where.loopback, where.any);
   /* A thread per connection: /events holds its connection open, waiting
    * on the change log (jb_log_wait blocks), which one polling thread for
    * every connection could not do without stalling the others. The
@@ -1305,7 +1347,8 @@ int cmd_web(int argc, char **argv) {
                        .connection_limit = 32,
                        .memory_limit = 16 * 1024,
                        .timeout_s = 20,
-                       .stopping = stopping};
+                       .stopping = stopping,
+                       .completed = web_actions_completed};
   char url[320];
   snprintf(url, sizeof url, "http://%s/", c.hosts[0]);
   rc = cli_http_serve(fd, &s, url);

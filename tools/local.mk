@@ -39,7 +39,8 @@ jobboard_SOURCES = \
 	tools/web.h \
 	tools/web_html.h \
 	tools/web_html.c \
-	tools/cmd_web.c
+	tools/cmd_web.c \
+	tools/web_actions.c
 # The Redis sync (sync, status, --redis) only when configure found hiredis:
 # then JB_WITH_REDIS is defined in config.h and the CLI links libjbsync.
 if WITH_REDIS

@@ -58,4 +58,54 @@ extern const char *const web_where_names[JB_STATS_STATES];
 int web_each_job(jb_board *b, int (*visit)(const jb_job *, void *),
                  void *arg);
 
+/* ------------------------------------------ actions (web_actions.c) */
+
+#include <stdbool.h>
+
+#include "cli_common.h"
+
+/* The security headers every response carries (pairs, NULL-ended). */
+extern const char *const *const web_security_headers;
+/* Reply with the security headers and `extra` (pairs, NULL-ended; may be
+ * NULL); `owned`: body is malloc'ed and freed here. */
+enum MHD_Result web_reply(struct MHD_Connection *conn, unsigned code,
+                          const char *type, char *body, size_t len,
+                          bool owned, const char *const *extra);
+/* Before the socket and the board: --actions and --token-file (read and
+ * checked: mode, length) or a random token with --actions. 0, or the exit
+ * code after saying why. */
+int web_auth_init(const cli_command *cmd, bool actions,
+                  const char *token_file);
+/* A token is set: a login is possible, a non-loopback address allowed. */
+bool web_auth_has_token(void);
+/* With the board open: actions on unless it is read-only (said on
+ * stderr), a session needed for every page when not on loopback, and the
+ * random token printed once. */
+void web_auth_start(jb_board *b, bool loopback, bool any);
+/* Bound to every address: the Host header is not checked (every page
+ * needs a session, which a page of another site does not have). */
+bool web_any_host(void);
+/* Answer /login, /logout, /action and, off loopback, the login a page
+ * needs; set what this request's forms carry. true: answered (*ret). */
+bool web_actions_route(web_ctx *c, struct MHD_Connection *conn,
+                       const char *url, const char *method,
+                       const char *upload, size_t *upload_size,
+                       void **con_cls, enum MHD_Result *ret);
+/* The server's MHD_OPTION_NOTIFY_COMPLETED: frees an unfinished POST. */
+void web_actions_completed(void *cls, struct MHD_Connection *conn,
+                           void **con_cls,
+                           enum MHD_RequestTerminationCode toe);
+/* A form (class "action") posting `op` to /action with a button labelled
+ * `label` and hidden fields given as key, value pairs ended by a NULL key
+ * (a NULL value is left out). Writes nothing when actions are off or the
+ * request has no session. */
+void web_action_form(FILE *f, const char *op, const char *label, ...);
+/* The same with a checkbox `confirm` (field confirm=1) to tick. */
+void web_action_confirm_form(FILE *f, const char *op, const char *label,
+                             const char *confirm, ...);
+/* Forms are written for this request. */
+bool web_actions_on(void);
+/* After the page's heading: the last action's result, or how to act. */
+void web_page_notes(web_page *p);
+
 #endif

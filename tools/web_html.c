@@ -137,6 +137,9 @@ const char web_css[] =
     "pre-wrap;word-break:break-all}\n"
     "form label{margin-right:.8em}\n"
     ".warn{color:#a40}\n"
+    "form.action{display:inline;margin-right:.3em}\n"
+    ".flash{background:#efe;border:1px solid #9c9;padding:.4em}\n"
+    ".note{color:#555}\n"
     "@media (max-width:50em){body{display:block}}\n";
 
 /* The live list: events of /events (server-sent events) added on top,
