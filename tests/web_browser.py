@@ -335,10 +335,13 @@ def actions(d):
     check("not logged in, the dead letter's page has no requeue form and "
           "says to log in", not buttons and "Log in" in text, text[:1000])
 
-    # A wrong token: no session.
+    # A wrong token: no session (the refusal's status is the console's
+    # one error).
     login("0" * 32)
     check("a wrong token typed into /login gives no session",
           d.get_cookie("jb_session") is None, d.get_cookies())
+    severe(d)
+    d.get(base2 + "/login")
     no_console_error(d, "GET /login")
 
     # The token typed into /login: a session, and the dead letter's page
@@ -374,6 +377,7 @@ def actions(d):
           text[:1000])
     check("... and the job is still a dead letter (jobboard dead show)",
           still_dead())
+    severe(d)  # the refusal's status, the console's one error
 
     # Logged in again, the requeue button puts the job back.
     login(token)

@@ -116,7 +116,10 @@ static const char *const security_headers[] = {
     "base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options", "nosniff",
     "X-Frame-Options", "DENY",
-    "Referrer-Policy", "no-referrer",
+    /* same-origin, not no-referrer: the pages' addresses still go to no
+     * other site, and a form's POST keeps its Origin (under no-referrer a
+     * browser sends "Origin: null", which the actions refuse). */
+    "Referrer-Policy", "same-origin",
     "Cache-Control", "no-store",
     NULL};
 const char *const *const web_security_headers = security_headers;
