@@ -282,6 +282,24 @@ int jb_job_cancel(jb_board *b, const char *uuid, unsigned flags) {
   return jb__board_remote_cancel(b, raw, force);
 }
 
+/* -------------------------------------------------------------- run now */
+
+/* The board and uuid of a write on one job or letter, checked. */
+static int board_uuid(jb_board *b, const char *uuid, uint8_t raw[16]) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  return jb__uuid_parse(raw, uuid, "job uuid");
+}
+
+int jb_job_run_now(jb_board *b, const char *uuid) {
+  uint8_t raw[16];
+  int rc = board_uuid(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  /* A job Redis decides is never delayed (published once due, made due
+   * when mirrored in): the store finds it claimable or claimed, as it
+   * finds every job, and nothing is asked of Redis. */
+  return jb__store_run_now(b->store, raw);
+}
+
 /* The Redis-decided jobs a flush cancels through Redis: the ones not
  * claimed here (Redis refuses those it finds claimed). */
 static int flush_remote(size_t *done, jb_board *b) {
@@ -513,6 +531,13 @@ int jb_dead_requeue(jb_board *b, const char *uuid, unsigned flags) {
   return jb__store_dead_requeue(b->store, raw,
                                 flags & JB_REQUEUE_KEEP_ATTEMPTS,
                                 jb__now_us(), NULL);
+}
+
+int jb_dead_remove(jb_board *b, const char *uuid) {
+  uint8_t raw[16];
+  int rc = board_uuid(b, uuid, raw);
+  if (rc != JB_OK) return rc;
+  return jb__store_dead_remove(b->store, raw);
 }
 
 int jb_dead_purge(size_t *out, jb_board *b, int64_t before_us) {

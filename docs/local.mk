@@ -65,6 +65,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_dead_free.3 \
 	docs/man3/jb_dead_get.3 \
 	docs/man3/jb_dead_purge.3 \
+	docs/man3/jb_dead_remove.3 \
 	docs/man3/jb_dead_requeue.3 \
 	docs/man3/jb_durability_name.3 \
 	docs/man3/jb_durability_parse.3 \
@@ -93,6 +94,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_job_book_name.3 \
 	docs/man3/jb_job_book_uuid.3 \
 	docs/man3/jb_job_cancel.3 \
+	docs/man3/jb_job_run_now.3 \
 	docs/man3/jb_job_claim.3 \
 	docs/man3/jb_job_claim_ex.3 \
 	docs/man3/jb_job_claim_next.3 \

@@ -654,6 +654,26 @@ enum {
  */
 JB_EXTERN int jb_job_cancel(jb_board *board, const char *uuid,
                             unsigned int flags);
+/**
+ * Make job `uuid`, UNCLAIMED and waiting for its due time (posted with a
+ * delay or a not-before time, retried after a delay or the back-off,
+ * snoozed), claimable at once: it becomes due now, as a delayed job does
+ * when its time comes. It keeps its uuid, priority, sequence (so its
+ * place in the listing and in claim-next's order), attempts, options and
+ * modified time; jb_job_not_before reads 0 afterwards. Waiters for
+ * claimable jobs (claim-next's, jb_board_wait's) are woken as for a job
+ * that becomes due. Pauses, caps and rate limits of its name still
+ * apply. No change-log event is appended (a job becoming due is none).
+ * A job that is claimable already (not delayed, or its claim lapsed) is
+ * left as it is: JB_OK, nothing changed. On a board synced with Redis
+ * the job is decided here until published (Redis never lists a job that
+ * is not due): its replicator publishes it at its next full pass, at the
+ * latest at the due time it had.
+ * Errors: JB_EINVAL (malformed uuid), JB_ENOTFOUND (not on the board),
+ * JB_ECLAIMED (claimed: the message names the owner), JB_EREADONLY,
+ * JB_EFULL, JB_EIO.
+ */
+JB_EXTERN int jb_job_run_now(jb_board *board, const char *uuid);
 /** Cancel every job that is not claimed (delayed ones included), a few
  *  hundred per write transaction; the number to `*out` (may be NULL).
  *  On a handle attached to Redis, the unclaimed jobs Redis decides are
@@ -1247,6 +1267,15 @@ JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
 /** Delete the dead letters that died before `before_us` (INT64_MAX: all);
  *  the number deleted to `*out` (may be NULL). */
 JB_EXTERN int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
+/**
+ * Delete the dead letter of `uuid` (one write transaction; its entry in
+ * the index by age goes with it). Only this board's letter: a job Redis
+ * decided keeps what Redis holds of it, as with jb_dead_purge. The job's
+ * history record stays.
+ * Errors: JB_EINVAL (malformed uuid), JB_ENOTFOUND (no dead letter of
+ * that uuid), JB_EREADONLY, JB_EIO.
+ */
+JB_EXTERN int jb_dead_remove(jb_board *board, const char *uuid);
 
 /* ================================================ names as queues: jb_queues(3) */
 

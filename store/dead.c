@@ -1,6 +1,6 @@
 /*
- * dead.c - the dead letters (the `trash` table, store.h) and cancel: each
- * operation one transaction, as in ops.c.
+ * dead.c - the dead letters (the `trash` table, store.h), cancel and
+ * run-now: each operation one transaction, as in ops.c.
  */
 #include "life.h"
 #include "names.h"
@@ -133,6 +133,39 @@ int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
   cancel_ctx c = {.uuid = uuid, .force = force, .now_us = now_us,
                   .bounds = bounds, .xflags = xflags};
   return jb__store_write(s, cancel_body, &c);
+}
+
+/* -------------------------------------------------------------- run now */
+
+/* A delayed job becomes due now: the move a due job makes when claim-next
+ * promotes it (same jobkey, so its sequence and listing place stay; its
+ * `ready` entry wakes the waiters of its lane, and every commit the
+ * others). */
+static int run_now_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
+  (void)status;
+  const uint8_t *uuid = vctx;
+  char t[JB_UUID_STRLEN];
+  jb_jobhdr h;
+  MDB_val posting;
+  int rc = job_on_board(s, txn, uuid, t, &h, &posting);
+  if (rc) return rc;
+  jb_delayrec r;
+  rc = jb__delay_get(s, txn, h.jobkey, &r);
+  if (rc == 0) return jb__promote_one(s, txn, h.jobkey, INT64_MAX);
+  if (rc != MDB_NOTFOUND) return rc;
+  jb_claimrec rec;
+  const char *owner;
+  rc = jb__claim_get(s, txn, h.jobkey, &rec, &owner);
+  if (rc == MDB_NOTFOUND) return 0; /* ready: claimable already */
+  if (rc) return rc;
+  if (jb__claim_lapsed_why(s, &rec)) return 0; /* claimable: its claim lapsed */
+  return jb__err(JB_ECLAIMED, "job %s is claimed by %.*s: only a job waiting "
+                 "for its due time can be run now", t, (int)rec.owner_len,
+                 owner);
+}
+
+int jb__store_run_now(jb_store *s, const uint8_t uuid[16]) {
+  return jb__store_write(s, run_now_body, (void *)uuid);
 }
 
 /* --------------------------------------------- a publication refused */
@@ -528,6 +561,54 @@ static int purge_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   }
   mdb_cursor_close(cur);
   return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* One letter by uuid, as purge deletes each: its `deadage` entry (found
+ * by the time its record holds; a record that does not decode, whose
+ * time cannot be read, has its entries looked for by uuid), then the
+ * record. */
+static int dead_remove_body(jb_store *s, MDB_txn *txn, void *vctx,
+                            int *status) {
+  (void)status;
+  const uint8_t *uuid = vctx;
+  MDB_val k = {16, (void *)uuid}, v;
+  int rc = mdb_get(txn, s->trash, &k, &v);
+  if (rc == MDB_NOTFOUND) {
+    char t[JB_UUID_STRLEN];
+    jb__uuid_format(t, uuid);
+    return jb__err(JB_ENOTFOUND, "job %s is not in the dead letters", t);
+  }
+  if (rc) return rc;
+  jb_trashrec tr;
+  size_t hl;
+  if (jb__trashrec_read(v.mv_data, v.mv_size, &tr, &hl)) {
+    rc = jb__deadage_del_rec(s, txn, uuid, v.mv_data, v.mv_size);
+  } else {
+    MDB_cursor *cur;
+    if ((rc = mdb_cursor_open(txn, s->deadage, &cur))) return rc;
+    MDB_val dk, dv;
+    for (rc = mdb_cursor_get(cur, &dk, &dv, MDB_FIRST); rc == 0;) {
+      if (dk.mv_size == 8 + 16 &&
+          memcmp((const uint8_t *)dk.mv_data + 8, uuid, 16) == 0) {
+        uint8_t at[8 + 16];
+        memcpy(at, dk.mv_data, sizeof at);
+        if ((rc = mdb_cursor_del(cur, 0))) break;
+        /* Re-seek: a cursor on a deleted last record answers EINVAL. */
+        dk = (MDB_val){sizeof at, at};
+        rc = mdb_cursor_get(cur, &dk, &dv, MDB_SET_RANGE);
+      } else {
+        rc = mdb_cursor_get(cur, &dk, &dv, MDB_NEXT);
+      }
+    }
+    mdb_cursor_close(cur);
+    if (rc == MDB_NOTFOUND) rc = 0;
+  }
+  if (rc) return rc;
+  return mdb_del(txn, s->trash, &k, NULL);
+}
+
+int jb__store_dead_remove(jb_store *s, const uint8_t uuid[16]) {
+  return jb__store_write(s, dead_remove_body, (void *)uuid);
 }
 
 int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,

@@ -872,6 +872,10 @@ struct jb_hist_bounds;
 int jb__store_cancel(jb_store *s, const uint8_t uuid[16], bool force,
                      int64_t now_us, const struct jb_hist_bounds *bounds,
                      unsigned xflags);
+/* jb_job_run_now: a delayed job of the board moves to `ready` under its
+ * jobkey, as a due one does (life.c jb__promote_one); one claimable
+ * already is left (JB_OK, nothing written); JB_ENOTFOUND, JB_ECLAIMED. */
+int jb__store_run_now(jb_store *s, const uint8_t uuid[16]);
 /* Send a job that Redis does not decide (not published: decided here, or
  * marked for publication and refused by Redis) to the dead letters, cause
  * JB_DEAD_BURIED, `reason` its last reason, its claim (if any) with it;
@@ -913,6 +917,9 @@ int jb__store_retention_set(jb_store *s, const struct jb_hist_bounds *hist,
 int jb__store_dead_purge(jb_store *s, int64_t before_us, size_t max,
                          size_t *purged, bool *more, uint8_t resume[16],
                          bool *has_resume);
+/* Delete the dead letter of `uuid` and its `deadage` entry; JB_ENOTFOUND
+ * when there is none. */
+int jb__store_dead_remove(jb_store *s, const uint8_t uuid[16]);
 /* Why a claim record lapsed (NULL: it holds). */
 const char *jb__claim_lapsed_why(jb_store *s, const jb_claimrec *rec);
 

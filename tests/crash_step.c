@@ -74,7 +74,12 @@
  *     rate-each: jb_set_rate of "base-*" at 2 a minute (each of base-0
  *     to base-4 limited, its tokens full) on the base board; and on that board with the whole board paused too:
  *     resume-board; a post of a new name is the post, batch and
- *     post-unique above ("crash-new", recorded with the post))
+ *     post-unique above ("crash-new", recorded with the post));
+ *     run-now: on the delayed board (the base board with held-1 given
+ *     back by holder with the back-off: delayed a day, one attempt),
+ *     jb_job_run_now of held-1, which makes it ready in its place (its
+ *     sequence, its attempt and reason kept; no event); dead-remove:
+ *     jb_dead_remove of corpse (its `deadage` entry with it))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -269,7 +274,7 @@
  *                  sched-remove,policy,abandon-dead,trash,progress,pause,
  *                  pause-board,resume,resume-board,claim-names,
  *                  claim-paused,retention,cap,cap-each,snooze,expire,
- *                  rate,claim-rated,rate-each
+ *                  rate,claim-rated,rate-each,run-now,dead-remove
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -354,7 +359,8 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_PROGRESS, OP_PAUSE, OP_PAUSE_BOARD, OP_RESUME,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
                OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
-               OP_RATE, OP_CLAIM_RATED, OP_RATE_EACH, OP_COUNT } op_kind;
+               OP_RATE, OP_CLAIM_RATED, OP_RATE_EACH, OP_RUN_NOW,
+               OP_DEAD_REMOVE, OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -363,13 +369,13 @@ static const char *const op_names[OP_COUNT] = {
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
     "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated",
-    "rate-each"};
+    "rate-each", "run-now", "dead-remove"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
                                         1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1,
-                                        0};
+                                        0, 0, 0};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -632,7 +638,13 @@ typedef struct {
   bool rated;                /* the rated board */
   int64_t rated_changed_us;  /* when base-1's limit was set */
   int64_t rated_next_us;     /* and its next token then */
+  uint64_t held1_seq;        /* the delayed board: held-1's sequence */
 } scenario;
+
+/* The delayed board (run-now): held-1 given back by holder with the
+ * policy's back-off (a day), so delayed, one attempt and RETRY_REASON
+ * counted. Set by main for run-now's sweep, before it forks anything. */
+static bool held1_delayed;
 
 static const char *const base_names[NBASE] = {
     "base-0", "base-1", "base-2", "base-3", "base-4", "held-1", "held-2", "tired",
@@ -874,6 +886,31 @@ static void make_queue_base(const char *from, const char *dir, bool paused,
   scenario_back(pid, p[0], sc, paused ? "paused" : "queues");
 }
 
+/* The delayed board from a copy of the base board, by a process of its
+ * own: holder retries held-1 with the back-off; its due time and
+ * sequence go to the scenario. */
+static void make_delayed_base(const char *from, const char *dir, scenario *sc) {
+  fresh_copy(from, dir);
+  int p[2];
+  pid_t pid = fork_maker(p);
+  if (pid == 0) {
+    scenario s = *sc;
+    jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, false);
+    if (b == NULL) _exit(10);
+    jb_retry_options o = retry_opts(JB_RETRY_BACKOFF, RETRY_REASON);
+    jb_retry_result res;
+    if (jb_retry(&res, b, s.base[K_HELD1], HOLDER, &o) != JB_OK || res.due_us <= 0)
+      _exit(11);
+    jb_job *j = NULL;
+    if (jb_job_get(&j, b, s.base[K_HELD1]) != JB_OK) _exit(12);
+    s.due_us = res.due_us;
+    s.held1_seq = jb_job_sequence(j);
+    jb_job_free(j);
+    scenario_send(b, &s, p[1]);
+  }
+  scenario_back(pid, p[0], sc, "delayed");
+}
+
 /* The doomed board from a copy of the base board, by a process of its
  * own: one job of DOOMED, posted at a clock fixed so that its deadline
  * to start (1 s after its post) passed DOOMED_S s before the writer's
@@ -1081,6 +1118,9 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   /* crasher claims base-1, spending its name's token */
   case OP_CLAIM_RATED: return jb_claim_next(out[0], NULL, NULL, b, CRASHER, NULL);
   case OP_RATE_EACH: return jb_set_rate(b, EACH_PREFIX "*", RATE_N, RATE_MS);
+  /* held-1, delayed on the delayed board, claimable at once */
+  case OP_RUN_NOW: return jb_job_run_now(b, sc->base[K_HELD1]);
+  case OP_DEAD_REMOVE: return jb_dead_remove(b, sc->base[K_CORPSE]);
   default: return JB_EINVAL;
   }
 }
@@ -1117,6 +1157,7 @@ typedef enum { ST_GONE, ST_READY, ST_HOLDER, ST_CRASHER, ST_OTHER, ST_DELAYED,
 
 static job_state before_state(int k) {
   if (k == K_CORPSE || k == K_JUNK) return ST_DEAD;
+  if (k == K_HELD1 && held1_delayed) return ST_DELAYED;
   return base_held(k) || k == K_TIRED ? ST_HOLDER : ST_READY;
 }
 
@@ -1149,6 +1190,8 @@ static job_state after_state(op_kind op, int k) {
   case OP_CLAIM_NAMES: return k == K_CHOSEN ? ST_CRASHER : before_state(k);
   case OP_CLAIM_PAUSED: return k == 1 ? ST_CRASHER : before_state(k);
   case OP_CLAIM_RATED: return k == K_RATED ? ST_CRASHER : before_state(k);
+  case OP_RUN_NOW: return k == K_HELD1 ? ST_READY : before_state(k);
+  case OP_DEAD_REMOVE: return k == K_CORPSE ? ST_GONE : before_state(k);
   default: return before_state(k);
   }
 }
@@ -1250,6 +1293,8 @@ static bool job_life_ok(const scenario *sc, int k, job_state st, const jb_job *j
   bool snoozed = k == K_HELD1 && st == ST_DELAYED && sc->snoozed;
   if (k == K_HELD1 && st == ST_DELAYED)
     att = snoozed ? 0 : 1, due = sc->due_us, why = snoozed ? NULL : RETRY_REASON;
+  else if (k == K_HELD1 && held1_delayed) /* run now: its attempt kept */
+    att = 1, why = RETRY_REASON;
   if (jb_job_snoozes(j) != (snoozed ? 1u : 0u))
     return vfail(v, "job %s (%s) has %u snoozes, not %u", sc->base[k], base_names[k],
                  jb_job_snoozes(j), snoozed ? 1u : 0u);
@@ -1835,6 +1880,10 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                    op_names[op], sc->base[k], name, obs[k] == to ? "gone" : "there",
                    rec ? "there" : any ? "not as it should be" : "not there");
   }
+  /* run-now: held-1 keeps its sequence (its place), delayed or not. */
+  if (held1_delayed && obs[K_HELD1] != ST_GONE && seq[K_HELD1] != sc->held1_seq)
+    return vfail(v, "job %s (held-1) has sequence %" PRIu64 ", not its own %" PRIu64,
+                 sc->base[K_HELD1], seq[K_HELD1], sc->held1_seq);
   /* requeue: corpse is the newest job (a new sequence). */
   if (obs[K_CORPSE] == ST_READY && seq[K_CORPSE] <= seq[K_LAST])
     return vfail(v, "requeued job %s has sequence %" PRIu64 ", not after last's %" PRIu64,
@@ -2958,7 +3007,7 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   /* retry: the due time the recorded run acknowledged, within the policy's
    * back-off and its jitter (+-20 %) of the writer's clock; every run
    * draws the same jitter (its random bytes are fixed). */
-  sc->due_us = 0;
+  if (c.op != OP_RUN_NOW) sc->due_us = 0; /* the delayed board's is kept */
   sc->snoozed = c.op == OP_SNOOZE;
   if (c.op == OP_SNOOZE &&
       (sscanf(r.ack, "ack %*d %" SCNd64, &sc->due_us) != 1 ||
@@ -3146,7 +3195,8 @@ static void usage(FILE *f) {
         "                abandon-dead,trash,pause,pause-board,resume,\n"
         "                resume-board,claim-names,claim-paused,\n"
         "                progress,retention,cap,cap-each,snooze,expire,\n"
-        "                rate,claim-rated,rate-each (default all)\n"
+        "                rate,claim-rated,rate-each,run-now,\n"
+        "                dead-remove (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"
@@ -3248,7 +3298,7 @@ int main(int argc, char **argv) {
     tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
   if (tmp == NULL || *tmp == '\0') tmp = "/tmp";
   char root[4096], base[4200], work[4200], baseq[4200], basep[4200], baser[4200];
-  char based[4200];
+  char based[4200], basel[4200];
   snprintf(root, sizeof root, "%s/crash_step.XXXXXX", tmp);
   if (mkdtemp(root) == NULL) die("mkdtemp %s: %s", root, strerror(errno));
   snprintf(cleanup_root, sizeof cleanup_root, "%s", root);
@@ -3260,6 +3310,7 @@ int main(int argc, char **argv) {
   snprintf(basep, sizeof basep, "%s/base-paused", root);
   snprintf(based, sizeof based, "%s/base-doomed", root);
   snprintf(baser, sizeof baser, "%s/base-rated", root);
+  snprintf(basel, sizeof basel, "%s/base-delayed", root);
   scenario sc;
   make_base(base, &sc);
   /* The boards of resume, resume-board and claim-paused (names as queues,
@@ -3276,6 +3327,8 @@ int main(int argc, char **argv) {
   if (!only_demo && in_list(ops, "expire")) make_doomed_base(base, based, &scd);
   scenario scr = sc;
   if (!only_demo && in_list(ops, "claim-rated")) make_rated_base(base, baser, &scr);
+  scenario scl = sc;
+  if (!only_demo && in_list(ops, "run-now")) make_delayed_base(base, basel, &scl);
   printf("# crash_step: %s\n",
          o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
@@ -3293,9 +3346,11 @@ int main(int argc, char **argv) {
       run_cfg c = {NULL, modes[m], (op_kind)op, false, NULL};
       sweep_result res;
       bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD,
-           r = op == OP_CLAIM_RATED, d = op == OP_EXPIRE;
-      sweep(&c, q ? baseq : p ? basep : r ? baser : d ? based : base, work,
-            q ? &scq : p ? &scp : r ? &scr : d ? &scd : &sc, &o, false, &res);
+           r = op == OP_CLAIM_RATED, d = op == OP_EXPIRE, l = op == OP_RUN_NOW;
+      held1_delayed = l;
+      sweep(&c, q ? baseq : p ? basep : r ? baser : d ? based : l ? basel : base, work,
+            q ? &scq : p ? &scp : r ? &scr : d ? &scd : l ? &scl : &sc, &o, false, &res);
+      held1_delayed = false;
       o.tests++;
       if (res.fails) o.failed++;
       printf("%s %d - %s/%s: %zu kill points, none lost or tore a change%s%s\n",

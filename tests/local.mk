@@ -173,6 +173,8 @@ TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
 TESTS += tests/snooze.sh
 EXTRA_DIST += tests/snooze.sh
+TESTS += tests/run_now.sh
+EXTRA_DIST += tests/run_now.sh
 
 # Job names as queues at the prompt: claim-next and work --name, pause,
 # resume, queues, and the filters by name of list, count, history, watch.
@@ -485,4 +487,10 @@ TESTS += tests/test_snooze
 tests_test_snooze_SOURCES = tests/test_snooze.c $(JB_TEST_HELPERS)
 tests_test_snooze_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_snooze_LDADD = $(JB_TEST_LIBS)
+
+check_PROGRAMS += tests/test_run_now
+TESTS += tests/test_run_now
+tests_test_run_now_SOURCES = tests/test_run_now.c $(JB_TEST_HELPERS)
+tests_test_run_now_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_run_now_LDADD = $(JB_TEST_LIBS)
 endif

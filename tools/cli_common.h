@@ -348,6 +348,7 @@ int cmd_web(int argc, char **argv);     /* cmd_web.c */
 int cmd_sync(int argc, char **argv);   /* cmd_sync.c */
 int cmd_status(int argc, char **argv); /* cmd_sync.c */
 int cmd_cancel(int argc, char **argv); /* cmd_life.c */
+int cmd_run_now(int argc, char **argv); /* cmd_life.c */
 int cmd_dead(int argc, char **argv);   /* cmd_life.c */
 int cmd_policy(int argc, char **argv); /* cmd_life.c */
 int cmd_schedule(int argc, char **argv); /* cmd_schedule.c */
@@ -365,7 +366,7 @@ extern const cli_command cli_cmd_post, cli_cmd_list, cli_cmd_show,
     cli_cmd_dead, cli_cmd_policy, cli_cmd_schedule, cli_cmd_init,
     cli_cmd_stats, cli_cmd_metrics, cli_cmd_flush, cli_cmd_pause,
     cli_cmd_resume, cli_cmd_queues, cli_cmd_cap, cli_cmd_rate, cli_cmd_progress,
-    cli_cmd_retention, cli_cmd_top, cli_cmd_web;
+    cli_cmd_retention, cli_cmd_top, cli_cmd_web, cli_cmd_run_now;
 
 /* --name, for the commands that choose jobs by name (VERB: "claim"). */
 #define CLI_HELP_NAMES(VERB, PAST)                                             \

@@ -1,6 +1,7 @@
 /*
- * cmd_life.c - a job's life beyond claim and consume: `cancel`, `dead`
- * (list, show, requeue, purge) and `policy` (the board's retry policy).
+ * cmd_life.c - a job's life beyond claim and consume: `cancel`, `run-now`,
+ * `dead` (list, show, requeue, purge) and `policy` (the board's retry
+ * policy).
  */
 #include "cli_common.h"
 #include "json.h"
@@ -100,6 +101,66 @@ int cmd_cancel(int argc, char **argv) {
   return rc;
 }
 
+/* ---------------------------------------------------------------- run-now */
+
+const cli_command cli_cmd_run_now = {
+    "run-now", "make delayed jobs claimable at once",
+    "Usage: jobboard run-now [OPTIONS] UUID...\n"
+    "\n"
+    "Make each job UUID that waits for its due time (posted with --delay or\n"
+    "--not-before, given back by `abandon --retry-in` or the back-off, or\n"
+    "snoozed) claimable now, as if that time had come: it keeps its uuid,\n"
+    "priority, sequence (its place in `list` and in claim-next's order),\n"
+    "attempts, last reason, snoozes and options; `show` prints no due time\n"
+    "any more. Waiting workers (claim-next --wait, work, wait --claimable)\n"
+    "are woken as for a job that becomes due. A paused name, a cap or a rate\n"
+    "limit still holds it back. No event is logged (`watch` shows none: a\n"
+    "job becoming due is none either).\n"
+    "A job that is claimable already is left as it is (success). A claimed\n"
+    "job is refused (exit 4, naming its owner). Each UUID succeeds or fails\n"
+    "on its own ('jobboard: <why>' on stderr); the exit status is the last\n"
+    "failure's. Prints nothing on success (with --json, one object per UUID:\n"
+    "{\"uuid\", \"state\": \"UNCLAIMED\"}).\n"
+    "On a board synced with Redis the job is this board's until published\n"
+    "(Redis never lists a job before its due time): the replicator\n"
+    "(`jobboard sync`) publishes it at its next full pass, at the latest at\n"
+    "the due time it had; until then workers of this board can claim it.\n"
+    "\n"
+    "Options:\n"
+    CLI_HELP_BOARD_OPTIONS
+    "\n"
+    CLI_HELP_EXIT_COMMON ", or the job is not on the board\n"
+    "  4  the job is claimed (the message names the owner)\n"
+    CLI_HELP_EXIT_READONLY
+    "\n"
+    "Examples:\n"
+    "  jobboard run-now \"$uuid\"\n"
+    "  jobboard list --json | jq -r 'select(.not_before) | .uuid' |\n"
+    "      xargs jobboard run-now\n",
+    0, 1, 4096, "UUID"};
+
+int cmd_run_now(int argc, char **argv) {
+  cli_opts o;
+  int rc = cli_parse(&o, &cli_cmd_run_now, argc, argv);
+  if (rc != CLI_CONTINUE) return rc;
+  for (int i = 0; i < o.nargs; i++)
+    if ((rc = cli_check_uuid("job uuid", o.args[i])) != 0) return rc;
+  jb_board *b = NULL;
+  if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
+  for (int i = 0; i < o.nargs; i++) {
+    int st = jb_job_run_now(b, o.args[i]);
+    if (st != JB_OK) {
+      rc = cli_fail(st);
+      continue;
+    }
+    if (o.json && cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i],
+                                           "state", "UNCLAIMED")) != 0)
+      rc = CLI_EXIT_ERROR;
+  }
+  jb_board_close(b);
+  return rc;
+}
+
 /* ------------------------------------------------------------------- dead */
 
 const cli_command cli_cmd_dead = {
@@ -108,6 +169,7 @@ const cli_command cli_cmd_dead = {
     "       jobboard dead show [--json] [OPTIONS] UUID\n"
     "       jobboard dead requeue [--keep-attempts] [OPTIONS] UUID...\n"
     "       jobboard dead purge (--older-than SECONDS | --all) --yes [OPTIONS]\n"
+    "       jobboard dead purge [OPTIONS] UUID...\n"
     "\n"
     "The dead letters are the jobs that left the board without completing:\n"
     "  trashed   its owner trashed it (`jobboard trash`)\n"
@@ -129,6 +191,13 @@ const cli_command cli_cmd_dead = {
     "           keeps its uuid's publication mark; post it again instead\n"
     "  purge    delete those that died more than --older-than SECONDS ago, or\n"
     "           all of them with --all; needs --yes. Prints the number.\n"
+    "           Or delete the letters UUID... named, each on its own (no\n"
+    "           --yes needed; a UUID with no letter: exit 3, the others are\n"
+    "           deleted; prints nothing, with --json {\"uuid\", \"purged\":\n"
+    "           true} per letter). One of the two forms: UUIDs with\n"
+    "           --older-than or --all is a usage error, and so is neither.\n"
+    "           A purge deletes only this board's letters (Redis keeps its\n"
+    "           own of the jobs it decided); the history records stay\n"
     "\n"
     "Options:\n"
     "  --keep-attempts     requeue: keep the attempts counted so far\n"
@@ -143,7 +212,8 @@ const cli_command cli_cmd_dead = {
     "Examples:\n"
     "  jobboard dead list\n"
     "  jobboard dead requeue \"$uuid\"\n"
-    "  jobboard dead purge --older-than 604800 --yes\n",
+    "  jobboard dead purge --older-than 604800 --yes\n"
+    "  jobboard dead purge \"$uuid\"\n",
     CLI_O_DEAD, 1, 4097, "SUBCOMMAND"};
 
 static json_t *letter_json(const jb_dead_letter *l) {
@@ -222,7 +292,7 @@ int cmd_dead(int argc, char **argv) {
   if (!list && !show && !requeue && !purge)
     return cli_cmd_usage(&cli_cmd_dead, "unknown subcommand '%s' (list, show, "
                          "requeue or purge)", sub);
-  if ((list || purge) && o.nargs > 1)
+  if (list && o.nargs > 1)
     return cli_cmd_usage(&cli_cmd_dead, "%s takes no UUID", sub);
   if (show && o.nargs != 2)
     return cli_cmd_usage(&cli_cmd_dead, "show takes one UUID");
@@ -233,10 +303,18 @@ int cmd_dead(int argc, char **argv) {
   if ((o.all || o.yes || o.older_than_ms >= 0) && !purge)
     return cli_cmd_usage(&cli_cmd_dead, "--all, --yes and --older-than are "
                          "for purge");
-  if (purge && (o.all == (o.older_than_ms >= 0)))
+  /* purge: by age (--older-than, --all), or by uuid; one of the two. */
+  bool by_age = o.all || o.older_than_ms >= 0, by_uuid = purge && o.nargs > 1;
+  if (by_uuid && by_age)
+    return cli_cmd_usage(&cli_cmd_dead, "purge: give UUIDs or --older-than "
+                         "SECONDS or --all, not both");
+  if (purge && !by_uuid && !by_age)
+    return cli_cmd_usage(&cli_cmd_dead, "purge: give the UUIDs of the letters "
+                         "to delete, or --older-than SECONDS or --all");
+  if (purge && by_age && o.all && o.older_than_ms >= 0)
     return cli_cmd_usage(&cli_cmd_dead, "purge: give --older-than SECONDS or "
                          "--all");
-  if (purge && !o.yes)
+  if (purge && by_age && !o.yes)
     return cli_cmd_usage(&cli_cmd_dead, "purge deletes dead letters for good: "
                          "add --yes to confirm");
   for (int i = 1; i < o.nargs; i++)
@@ -263,6 +341,16 @@ int cmd_dead(int argc, char **argv) {
       else if (o.json &&
                cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i],
                                         "state", "UNCLAIMED")) != 0)
+        rc = CLI_EXIT_ERROR;
+    }
+  } else if (by_uuid) {
+    for (int i = 1; i < o.nargs; i++) {
+      int s = jb_dead_remove(b, o.args[i]);
+      if (s != JB_OK)
+        rc = cli_fail(s);
+      else if (o.json &&
+               cli_json_print(json_pack("{s:s,s:b}", "uuid", o.args[i],
+                                        "purged", 1)) != 0)
         rc = CLI_EXIT_ERROR;
     }
   } else {

@@ -26,6 +26,7 @@ const cli_entry cli_commands[] = {
     {&cli_cmd_consume, "consume", NULL, cmd_consume},
     {&cli_cmd_trash, "trash", NULL, cmd_trash},
     {&cli_cmd_cancel, "cancel", NULL, cmd_cancel},
+    {&cli_cmd_run_now, "run-now", NULL, cmd_run_now},
     {&cli_cmd_dead, "dead", NULL, cmd_dead},
     {&cli_cmd_policy, "policy", NULL, cmd_policy},
     {&cli_cmd_retention, "retention", NULL, cmd_retention},

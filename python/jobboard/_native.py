@@ -265,8 +265,10 @@ typedef int (*jb_dead_cb)(const jb_dead_letter *letter, void *payload);
 int jb_dead_foreach(jb_board *board, jb_dead_cb cb, void *payload);
 int jb_dead_requeue(jb_board *board, const char *uuid, unsigned int flags);
 int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
+int jb_dead_remove(jb_board *board, const char *uuid);
 
 int jb_job_cancel(jb_board *board, const char *uuid, unsigned int flags);
+int jb_job_run_now(jb_board *board, const char *uuid);
 int jb_board_cancel_unclaimed(size_t *out, jb_board *board);
 
 const char *jb_catchup_name(jb_catchup catch_up);

@@ -2311,6 +2311,24 @@ class Board:
             _check(lib.jb_dead_purge(out, h, us))
         return out[0]
 
+    def remove_dead(self, uuid: str) -> None:
+        """Delete the dead letter of `uuid` (NotFoundError when there is
+        none); the others stay, and so does the job's history record."""
+        with self._use as h:
+            _check(lib.jb_dead_remove(h, _uuid(uuid)))
+
+    # -- run now
+
+    def run_now(self, uuid: str) -> None:
+        """Make a job that waits for its due time (a delay, a retry's
+        back-off, a snooze) claimable at once, in its place: its sequence,
+        priority, attempts and options stay, no event is logged, waiters
+        are woken. A job claimable already is left as it is; a claimed one
+        raises ClaimedError (naming the owner), one not on the board
+        NotFoundError."""
+        with self._use as h:
+            _check(lib.jb_job_run_now(h, _uuid(uuid)))
+
     # -- cancel
 
     def cancel_job(self, uuid: str, force: bool = False) -> None:

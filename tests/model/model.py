@@ -726,6 +726,18 @@ class Model:
         self._end(uuid, FAILED if failed else CONSUMED, result)
         return "ok", None
 
+    def run_now(self, uuid):
+        """jb_job_run_now: a job waiting for its due time is due now (its
+        sequence, attempts and options stay); one claimable already (a
+        lapsed claim too) is left; a claimed one is refused."""
+        j = self.jobs.get(uuid)
+        if j is None:
+            return "notfound", None
+        if j.claimed():
+            return ("ok", None) if self.lapse_why(j) else ("claimed", j.owner)
+        j.not_before = 0
+        return "ok", None
+
     # ------------------------------------------------ off the board
 
     def cancel(self, uuid, force):
@@ -760,6 +772,13 @@ class Model:
         if j.unique is not None:
             self.unique[j.unique] = uuid
         self.posted_total += 1
+        return "ok", None
+
+    def remove_dead(self, uuid):
+        """jb_dead_remove: that one letter, no other."""
+        if uuid not in self.dead:
+            return "notfound", None
+        del self.dead[uuid]
         return "ok", None
 
     def purge(self, before):

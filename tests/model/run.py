@@ -8,7 +8,8 @@ after every step.
 Each sequence is made from its seed: SEED, SEED+1, ... A sequence is a
 list of abstract operations (post, batch post, claim, claim-next, claim
 many, extend, abandon, retry, trash, consume with outcome and result,
-consume-and-claim-next, cancel, dead-letter requeue and purge, the retry
+consume-and-claim-next, cancel, run-now, dead-letter requeue, purge and
+removal by uuid, the retry
 policy, the retention, schedules added, removed and ticked, pause and
 resume of a name or of the board, caps of names, the clocks moved, and with --procs
 worker processes killed and started again). The claim-nexts are given
@@ -187,6 +188,12 @@ def sut_do(board, op, me):
         if kind == "requeue":
             board.requeue(op["uuid"], keep_attempts=op["keep"])
             return {"st": "ok", "seq": board.get(op["uuid"]).sequence}
+        if kind == "run_now":
+            board.run_now(op["uuid"])
+            return {"st": "ok"}
+        if kind == "dead_rm":
+            board.remove_dead(op["uuid"])
+            return {"st": "ok"}
         if kind == "purge":
             n = board.purge_dead(before=op["before"] / 1e6
                                  if op["before"] else None)
@@ -489,6 +496,8 @@ def gen_op(rng, procs):
         (3, lambda: {"op": "cancel", "force": rng.random() < 0.3}),
         (3, lambda: {"op": "requeue", "keep": rng.random() < 0.3}),
         (1, lambda: {"op": "purge", "all": rng.random() < 0.5}),
+        (3, lambda: {"op": "run_now", "pick": rng.random() < 0.7}),
+        (2, lambda: {"op": "dead_rm", "pick": rng.random() < 0.7}),
         (1, lambda: {"op": "policy", "max_attempts": rng.choice([0, 2, 4]),
                      "backoff_ms": rng.choice([1000, 5000]),
                      "backoff_max_ms": rng.choice([5000, 60000])}),
@@ -540,10 +549,11 @@ def gen_op(rng, procs):
 KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "snooze",
             "retry", "trash", "consume", "consume_next", "cancel",
-            "requeue", "pause", "resume", "cap", "rate"}
+            "requeue", "pause", "resume", "cap", "rate", "run_now",
+            "dead_rm"}
 # Of those, the writes that append no event to the change log: whether
 # one committed is told by the board's state alone.
-UNLOGGED = {"pause", "resume", "cap", "rate"}
+UNLOGGED = {"pause", "resume", "cap", "rate", "run_now", "dead_rm"}
 
 
 # ---------------------------------------------------------- execution
@@ -689,6 +699,17 @@ class Run:
                 (1000 if op["stale"] else 0)
         if kind == "purge":
             c["before"] = 0 if op["all"] else m.wall
+        # run-now and dead-letter removal mostly name a job they apply to
+        # (a delayed job, a dead letter), by index into those the model
+        # holds; else any job seen.
+        pool = []
+        if kind == "run_now" and op.get("pick"):
+            pool = [j.uuid for j in sorted(m.jobs.values(), key=lambda j: j.seq)
+                    if j.not_before and not j.claimed()]
+        elif kind == "dead_rm" and op.get("pick"):
+            pool = sorted(m.dead)
+        if pool:
+            c["uuid"] = pool[op["job"] % len(pool)]
         if proc and op.get("kill_us") is not None:
             return self.killed_in(i, op, c, board, m, workers, gen, known,
                                   lease_ms, holder if bind else None, holder)
@@ -842,6 +863,10 @@ class Run:
             return m.set_rate(c["name"], c["count"], c["period_ms"])
         if kind == "requeue":
             return m.requeue(c["uuid"], c["keep"], r.get("seq"))
+        if kind == "run_now":
+            return m.run_now(c["uuid"])
+        if kind == "dead_rm":
+            return m.remove_dead(c["uuid"])
         if kind == "purge":
             exp = m.purge(c["before"] or (1 << 62))
             if ok and exp[1] != r["n"]:
