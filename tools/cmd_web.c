@@ -422,7 +422,9 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   fprintf(f, "</code>, read at %s.</p>\n", when);
 
   fputs("<h2>Jobs by name</h2>\n", f);
-  qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
+  /* No list (NULL) when empty, and qsort's array may not be NULL even
+   * for no element (UBSan says so): every sort here is of a list made. */
+  if (o.n) qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
   if (o.n == 0) fputs("<p>No job on the board.</p>\n", f);
   else
     fputs("<table><tr><th>name</th><th>unclaimed</th><th>claimed</th>"
@@ -452,7 +454,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   if (o.n) fputs("</table>\n", f);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
-  qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
+  if (o.n_lapsing) qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
   if (o.n_lapsing == 0) fputs("<p>None.</p>\n", f);
   else
     fputs("<table><tr><th>job</th><th>name</th><th>owner</th>"
@@ -826,7 +828,7 @@ static unsigned page_claims(web_page *p, web_ctx *c) {
   if (rc == JB_OK && w.oom) rc = JB_ENOMEM;
   FILE *f = p->f;
   if (rc == JB_OK) {
-    qsort(w.v, w.n, sizeof *w.v, cmp_claim);
+    if (w.n) qsort(w.v, w.n, sizeof *w.v, cmp_claim);
     web_page_begin(f, "Claims", "/claims");
     if (w.n == 0) fputs("<p>No claim is held.</p>\n", f);
     else
@@ -939,7 +941,7 @@ static unsigned page_dead(web_page *p, web_ctx *c) {
     web_page_begin(f, "Dead letters", "/dead");
     fprintf(f, "<p>%zu dead letters.</p>\n<h2>By cause and reason</h2>\n",
             w->seen);
-    qsort(w->g, w->n, sizeof *w->g, cmp_group);
+    if (w->n) qsort(w->g, w->n, sizeof *w->g, cmp_group);
     if (w->n)
       fputs("<table><tr><th>cause</th><th>reason</th><th>letters</th>"
             "<th>newest</th><th>its name</th></tr>\n",
