@@ -111,6 +111,27 @@ def csrf_of(page):
     m = re.search(r'name="csrf" value="([0-9a-f]{32})"', page)
     return m.group(1) if m else None
 
+from html.parser import HTMLParser
+class Balance(HTMLParser):
+    """Every element closed in order (void elements aside)."""
+    VOID = {"meta", "link", "input", "br", "img", "hr"}
+    def __init__(self):
+        super().__init__()
+        self.open, self.bad = [], []
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(tag)
+    def handle_endtag(self, tag):
+        if not self.open or self.open[-1] != tag:
+            self.bad.append((tag, self.open[-3:]))
+        else:
+            self.open.pop()
+
+def balanced(body):
+    b = Balance()
+    b.feed(body)
+    return not b.bad and not b.open
+
 def jb(*a):
     r = subprocess.run([os.environ["JOBBOARD"], "--durability", "none"] + list(a),
                        capture_output=True, text=True)
@@ -210,6 +231,12 @@ check("logged in: /job/UUID has a cancel button with a csrf field",
       csrf and '<button name="op" value="cancel">' in page and 'class="action"' in page, page[-800:])
 code, page2, _ = req("GET", "/job/" + one, cookie=sid2)
 check("the csrf value is the session's", csrf_of(page2) and csrf_of(page2) != csrf)
+
+for path in ["/", "/jobs?name=bulk.*", "/job/" + one, "/job/" + later, "/job/" + dead1,
+             "/dead", "/schedules", "/login"]:
+    code, body, _ = req("GET", path, cookie=sid)
+    check("logged in: GET %s: every element closed in order, forms included" % path,
+          code == 200 and balanced(body), (code, body[:300]))
 
 # Refusals, and nothing changed.
 def act(fields, cookie=sid, headers=None):

@@ -2,9 +2,10 @@
  * cmd_web.c - `jobboard web`: the board in a browser. Pages rendered on
  * the server (they read without JavaScript), every text of the board
  * escaped by web_esc (web_html.c), and /events, the change log as
- * server-sent events for the pages' live list. Read-only: every page is
- * read with the public API's reads, each its own short read transaction,
- * and written to the client after them.
+ * server-sent events for the pages' live list. Every page is read with
+ * the public API's reads, each its own short read transaction, and
+ * written to the client after them; the actions (--actions) are in
+ * web_actions.c.
  */
 #include "config.h"
 
@@ -14,11 +15,12 @@
 #include <string.h>
 
 const cli_command cli_cmd_web = {
-    "web", "serve a read-only dashboard of the board over HTTP (localhost)",
-    "Usage: jobboard web [--listen ADDR:PORT] [OPTIONS]\n"
+    "web", "serve a dashboard of the board over HTTP (read-only unless --actions)",
+    "Usage: jobboard web [--listen ADDR:PORT] [--actions] [--token-file FILE]\n"
+    "                    [OPTIONS]\n"
     "\n"
-    "Serve the board as web pages, read-only, until SIGINT or SIGTERM\n"
-    "(then exit 0). Everything is in the program: no files to deploy, no\n"
+    "Serve the board as web pages, read-only unless --actions, until\n"
+    "SIGINT or SIGTERM (then exit 0). Everything is in the program: no files to deploy, no\n"
     "other server. The pages are plain HTML that read without JavaScript;\n"
     "a small script adds a live list of the board's events.\n"
     "\n"
@@ -46,14 +48,41 @@ const cli_command cli_cmd_web = {
     "                   goes on after it), its data one JSON object: seq,\n"
     "                   type, uuid, name (null when no longer known),\n"
     "                   owner (null for POSTED), time, priority\n"
-    "Anything else is 404. Only GET and HEAD are served (others: 405).\n"
+    "  /login           the login form (POST /login with the token; POST\n"
+    "                   /logout ends the session)\n"
+    "  /action          POST only (GET: 405): an action, with --actions\n"
+    "Anything else is 404. Only GET and HEAD are served, and POST to\n"
+    "/login, /logout and /action (others: 405).\n"
     "\n"
-    "Security: the pages have no login yet, so they are served on a\n"
-    "loopback address only (another address is refused: exit 2; a\n"
-    "--token option is to come). A request whose Host header is missing or\n"
-    "names another host than the listening address or localhost is\n"
-    "refused with 421, so that a web page elsewhere cannot read the board\n"
-    "through DNS rebinding. The pages send a Content-Security-Policy that allows only\n"
+    "Actions (--actions): the pages get buttons, each the same write as a\n"
+    "CLI command: on /job/UUID cancel (not claimed; jobboard cancel), run\n"
+    "now (delayed; jobboard run-now), requeue and purge (a dead letter;\n"
+    "jobboard dead requeue, dead purge UUID); on /dead the same per letter\n"
+    "and for a whole cause-and-reason group; on /jobs cancel every job the\n"
+    "filter matches (a box to tick, or a page to confirm); on the overview\n"
+    "pause and resume per name and for the board; on /schedules remove.\n"
+    "An \"all matching\" request acts on at most 10000, one by one. The\n"
+    "result and the equivalent CLI command are shown on the page it\n"
+    "returns to, and each action is said on stderr: 'jobboard: web: OP\n"
+    "WHAT by SESSION from ADDR: N done[, M skipped]'. Without --actions no\n"
+    "form is written and POST /action is 403. A board this process can\n"
+    "only read is served read-only (--actions is said to be off).\n"
+    "\n"
+    "Security: an action needs a session: POST /login with the token gives\n"
+    "the cookie jb_session (HttpOnly, SameSite=Strict; kept in memory, at\n"
+    "most 64, ended by 12 h unused or a restart); a wrong token is 403\n"
+    "after a delay. Every action form carries the session's csrf value; a\n"
+    "POST /action without the session or with another csrf value is 403,\n"
+    "as is one whose Origin header names another site. Without a token\n"
+    "the pages are served on a loopback address only (another is refused:\n"
+    "exit 2). With one (--token-file, or --actions' printed one) another\n"
+    "address is taken, and there every page, reading too, needs the\n"
+    "session (the cookie travels in clear: use ssh -L or a TLS proxy). A\n"
+    "request whose Host header is missing or names another host than the\n"
+    "listening address or localhost is refused with 421, so that a web\n"
+    "page elsewhere cannot read the board through DNS rebinding (bound to\n"
+    "every address, 0.0.0.0 or [::], any Host is taken: the session\n"
+    "guards every page). The pages send a Content-Security-Policy that allows only\n"
     "their own stylesheet and script. At most 32 connections at once, a\n"
     "request's line and headers within 16 KiB, and an idle connection\n"
     "closed after 20 s.\n"
@@ -64,18 +93,27 @@ const cli_command cli_cmd_web = {
     "                      127.0.0.0/8), [::1] or localhost; PORT 0 picks a\n"
     "                      free port. The address is said on stderr:\n"
     "                      'jobboard: web: listening on http://ADDR:PORT/'\n"
+    "                      Another address needs a token.\n"
+    "  --actions           allow actions from the pages (see above); without\n"
+    "                      --token-file a random token (32 hex digits) is\n"
+    "                      printed once: 'jobboard: web: token: HEX'\n"
+    "  --token-file FILE   the token is FILE's first line, 16 to 256\n"
+    "                      characters; a FILE others may read (mode & 077)\n"
+    "                      is refused (exit 2)\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "  2  also: a jobboard built without HTTP support, an address that is\n"
-    "     not loopback, does not parse or is in use\n"
+    "     not loopback without a token, does not parse or is in use; a\n"
+    "     --token-file others can read, or whose token is short\n"
     "\n"
     "Examples:\n"
     "  jobboard web --board /srv/board\n"
     "  jobboard web --listen 127.0.0.1:0      # a free port, said on stderr\n"
-    "  ssh -L 8080:127.0.0.1:8080 host jobboard web --board /srv/board\n",
+    "  ssh -L 8080:127.0.0.1:8080 host jobboard web --board /srv/board\n"
+    "  jobboard web --actions --token-file ~/.config/jobboard/token\n",
     CLI_O_LISTEN | CLI_O_WEB, 0, 0, ""};
 
 #ifndef JB_WITH_MICROHTTPD
@@ -422,8 +460,6 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   fprintf(f, "</code>, read at %s.</p>\n", when);
 
   fputs("<h2>Jobs by name</h2>\n", f);
-  /* No list (NULL) when empty, and qsort's array may not be NULL even
-   * for no element (UBSan says so): every sort here is of a list made. */
   if (o.n) qsort(o.rows, o.n, sizeof *o.rows, cmp_row_ptr);
   if (o.n == 0) fputs("<p>No job on the board.</p>\n", f);
   else
@@ -454,6 +490,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   if (o.n) fputs("</table>\n", f);
 
   fprintf(f, "<h2>Claims lapsing within %d s</h2>\n", LAPSING_S);
+  /* qsort takes no NULL array, even of 0 items (UBSan). */
   if (o.n_lapsing) qsort(o.lapsing, o.n_lapsing, sizeof *o.lapsing, cmp_lapse);
   if (o.n_lapsing == 0) fputs("<p>None.</p>\n", f);
   else

@@ -31,11 +31,6 @@
 #include "web.h"
 #include "web_html.h"
 
-/* Until the library has them (being added alongside): weak, so that the
- * ops that need them say so instead of failing to link. */
-int jb_dead_remove(jb_board *board, const char *uuid) __attribute__((weak));
-int jb_job_run_now(jb_board *board, const char *uuid) __attribute__((weak));
-
 #define TOKEN_MIN 16      /* characters of a --token-file token, at least */
 #define TOKEN_MAX 256
 #define SESSIONS_MAX 64   /* sessions kept; a login beyond evicts the oldest */
@@ -642,7 +637,7 @@ typedef struct {
 
 static const op_def ops[] = {
     {"requeue", "dead requeue", true},
-    {"purge", "dead remove", true},
+    {"purge", "dead purge", true},
     {"cancel", "cancel", false},
     {"retry", "run-now", false},
     {"pause", "pause", false},
@@ -678,9 +673,9 @@ static void count_result(tally *t, int st) {
 static int act_one(jb_board *b, const char *op, const char *uuid) {
   if (strcmp(op, "requeue") == 0) return jb_dead_requeue(b, uuid, 0);
   if (strcmp(op, "purge") == 0)
-    return jb_dead_remove ? jb_dead_remove(b, uuid) : JB_EINVAL;
+    return jb_dead_remove(b, uuid);
   if (strcmp(op, "cancel") == 0) return jb_job_cancel(b, uuid, 0);
-  return jb_job_run_now ? jb_job_run_now(b, uuid) : JB_EINVAL;
+  return jb_job_run_now(b, uuid);
 }
 
 /* The uuids an "all" request acts on. */
