@@ -19,6 +19,7 @@ packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   libmsgpack-dev libjansson-dev uuid-dev libcmocka-dev python3
   libhiredis-dev redis-server redis-sentinel python3-taskflow python3-redis \
   libmicrohttpd-dev python3-prometheus-client curl
+  chromium chromium-driver python3-selenium
   python3-msgpack libsqlite3-dev python3-cffi python3-pytest python3-testtools
   python3-oslotest python3-fixtures python3-zake python3-dev bash-completion"
 missing=""

@@ -450,6 +450,11 @@ tests_test_web_html_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_test_web_html_LDADD = libjobboard.la $(CMOCKA_LIBS) $(JANSSON_LIBS) \
 	$(MSGPACK_LIBS)
 endif
+# tests/web_browser.sh: `jobboard web` in headless chromium driven by
+# Selenium, tests/web_browser.py (skipped without chromium,
+# chromium-driver or python3-selenium).
+TESTS += tests/web_browser.sh
+EXTRA_DIST += tests/web_browser.sh tests/web_browser.py
 
 # The executable model of a board, against the board (Python binding).
 TESTS += tests/model.sh

@@ -194,7 +194,10 @@ static const char *const security_headers[] = {
     "base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options", "nosniff",
     "X-Frame-Options", "DENY",
-    "Referrer-Policy", "no-referrer",
+    /* same-origin, not no-referrer: the pages' addresses still go to no
+     * other site, and a form's POST keeps its Origin (under no-referrer a
+     * browser sends "Origin: null", which the actions refuse). */
+    "Referrer-Policy", "same-origin",
     "Cache-Control", "no-store",
     NULL};
 const char *const *const web_security_headers = security_headers;
@@ -1467,6 +1470,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                           "text/javascript; charset=utf-8", (char *)web_js,
                           strlen(web_js), false, security_headers);
   if (strcmp(url, "/events") == 0) return serve_events(c, conn, head);
+  /* A browser asks for /favicon.ico on every site: no icon (204) rather
+   * than a 404 error in its console. */
+  if (strcmp(url, "/favicon.ico") == 0)
+    return cli_http_reply(conn, MHD_HTTP_NO_CONTENT, "image/x-icon",
+                          (char *)"", 0, false, security_headers);
   web_page p = {.code = MHD_HTTP_OK, .now_us = cli_wall_now_us()};
   if ((p.f = open_memstream(&p.buf, &p.len)) == NULL) return MHD_NO;
   unsigned code;
