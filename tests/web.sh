@@ -261,6 +261,16 @@ check("a request beyond 16 KiB refused", code in (413, 414, 431), code)
 code, body, _ = get("/")
 check("the server goes on", code == 200, code)
 
+# The board's health says when `jobboard check` last ran, and what it found.
+code, body, h = get("/")
+check("overview: no check recorded yet", "never recorded" in body,
+      re.findall(r"last check.{0,200}", body))
+subprocess.run([jobboard, "check"], check=True, stdout=subprocess.DEVNULL)
+code, body, h = get("/")
+check("overview: the last check, 0 problems",
+      re.search(r"last check</th><td[^>]*><time[^>]*>[^<]+</time>[^<]*: 0 problems", body)
+      is not None, re.findall(r"last check.{0,200}", body))
+
 # /events: a post made after connecting arrives within a few seconds.
 def sse_open(host="127.0.0.1", hosthdr=None, extra=""):
     """Connect to /events and read its head and preamble: (socket, head,

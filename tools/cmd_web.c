@@ -432,7 +432,8 @@ static int due_visit(const jb_schedule *s, void *arg) {
   return 0;
 }
 
-static void health(FILE *f, const jb_stats *st, const cli_pauses *pz) {
+static void health(FILE *f, jb_board *b, const jb_stats *st,
+                   const cli_pauses *pz) {
   fputs("<h2>Board</h2><table>\n", f);
   fprintf(f, "<tr><th>jobs on the board</th><td class=\"n\">%zu</td></tr>\n",
           st->jobs);
@@ -475,6 +476,23 @@ static void health(FILE *f, const jb_stats *st, const cli_pauses *pz) {
             st->log_first, st->log_next - 1);
   else
     fputs("<tr><th>change log</th><td class=\"n\">empty</td></tr>\n", f);
+  /* The last `jobboard check` (its record; none: never, or a garbled one
+   * that the next check replaces). */
+  jb_check_record ck;
+  fputs("<tr><th>last check</th><td class=\"n\">", f);
+  if (jb_board_last_check(&ck, b) == JB_OK) {
+    web_time(f, ck.time_us, st->now_us);
+    fprintf(f, ck.problems + ck.moved ? ": <strong class=\"warn\">%" PRIu64
+                                        " problem(s), %" PRIu64 " moved to "
+                                        "quarantine</strong>"
+                                      : ": %" PRIu64 " problems, %" PRIu64
+                                        " moved",
+            ck.problems, ck.moved);
+  } else {
+    fputs("<span class=\"warn\">never recorded</span> (jobboard check)",
+          f);
+  }
+  fputs("</td></tr>\n", f);
   fprintf(f, "<tr><th>whole board paused</th><td>%s ",
           pz->board ? "<strong class=\"warn\">yes</strong>" : "no");
   web_action_form(f, pz->board ? "resume" : "pause",
@@ -592,7 +610,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
   if (w.due) fputs("</table>\n", f);
   else fprintf(f, "<p>None due (<a href=\"/schedules\">%zu schedules</a>)."
                   "</p>\n", w.all);
-  health(f, &st, &pz);
+  health(f, c->b, &st, &pz);
   web_page_end(f);
   overview_free(&o);
   cli_pauses_free(&pz);
