@@ -168,8 +168,7 @@ int cli_http_serve(int fd, const cli_http_server *s, const char *url) {
   while (sigwait(&set, &sig) != 0) {
   }
   if (s->stopping) s->stopping(s->cls);
-  MHD_stop_daemon(d);
-  close(fd);
+  MHD_stop_daemon(d); /* closes the listening socket too */
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return CLI_EXIT_OK;
 }
