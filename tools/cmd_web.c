@@ -909,6 +909,8 @@ static unsigned page_job(web_page *p, web_ctx *c, const char *uuid) {
   web_page_begin(f, name, NULL);
   if (h) job_completed(f, h, p->now_us);
   if (d) job_dead(f, d, p->now_us);
+  if (d) web_action_form(f, "requeue", "requeue", "uuid", uuid, NULL);
+  if (d) web_action_form(f, "purge", "purge", "uuid", uuid, NULL);
   web_timeline(f, c->b, uuid, NULL, h, d, p->now_us);
   web_page_end(f);
   jb_completion_free(h);
