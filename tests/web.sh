@@ -197,6 +197,16 @@ check("owner=: the owner's job only",
 code, body, h = get("/jobs?q=" + held)
 check("q=UUID goes to the job (303)", code == 303 and h.get("Location") == "/job/" + held,
       (code, dict(h)))
+# key=: the job holding that unique key, and no other.
+keyed = subprocess.run([jobboard, "--durability", "none", "post", "keyed.one",
+                        "--unique", "order-<42>"], capture_output=True,
+                       text=True, check=True).stdout.strip()
+code, body, h = get("/jobs?key=order-%3C42%3E")
+found = re.findall(r'href="/job/([0-9a-f-]{36})"', body)
+check("key=: the job holding the unique key only", code == 200 and found == [keyed],
+      (code, found, keyed))
+check("key=: the key's form field is escaped", 'value="order-&lt;42&gt;"' in body,
+      re.findall(r'name="key"[^>]*', body))
 code, body, _ = get("/jobs?state=bogus")
 check("a bad filter: 400 naming it", code == 400 and "state" in body, code)
 code, body, _ = get("/jobs?after=9-1")

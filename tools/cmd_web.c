@@ -36,7 +36,8 @@ const cli_command cli_cmd_web = {
     "                   query parameters (a plain GET form: every filter is\n"
     "                   a URL to share): state=unclaimed|claimed|delayed,\n"
     "                   name=NAME (a NAME ending in '*' is a prefix),\n"
-    "                   owner=WHO, q=TEXT (text in the details as JSON; a\n"
+    "                   owner=WHO, key=KEY (the unique key: post\n"
+    "                   --unique), q=TEXT (text in the details as JSON; a\n"
     "                   uuid goes to that job), after=CURSOR (the next page)\n"
     "  /job/UUID        one job: state, owner, lease, attempts, progress,\n"
     "                   details as indented JSON; a job that left the\n"
@@ -627,7 +628,7 @@ static unsigned page_overview(web_page *p, web_ctx *c,
 
 typedef struct {
   FILE *f;
-  const char *state, *owner, *q;
+  const char *state, *owner, *q, *key;
   const char *names[1];
   size_t n_names;
   size_t shown;
@@ -654,6 +655,8 @@ static int jobs_visit(const jb_job *j, jb_iter *it, void *arg) {
     return 0;
   const char *owner = jb_job_owner(j);
   if (w->owner && (owner == NULL || strcmp(owner, w->owner) != 0)) return 0;
+  const char *key = jb_job_unique_key(j);
+  if (w->key && (key == NULL || strcmp(key, w->key) != 0)) return 0;
   char *details = web_details_line(j);
   if (w->q && (details == NULL || strstr(details, w->q) == NULL)) {
     free(details);
@@ -709,6 +712,7 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   w.state = web_arg(conn, "state");
   w.owner = web_arg(conn, "owner");
   w.q = web_arg(conn, "q");
+  w.key = web_arg(conn, "key");
   const char *name = web_arg(conn, "name"), *after = web_arg(conn, "after");
   if (w.state && strcmp(w.state, "unclaimed") && strcmp(w.state, "claimed") &&
       strcmp(w.state, "delayed"))
@@ -744,13 +748,17 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
   fputs("</select></label>\n", f);
   field(f, "name", "name", name, "images.*");
   field(f, "owner", "owner", w.owner, "worker-1");
+  field(f, "unique key", "key", w.key, "order-42");
   field(f, "text in details", "q", w.q, "text or a uuid");
   fputs("<button>show</button> <a href=\"/jobs\">clear</a></form>\n", f);
   int rc = cli_walk_jobs_opts(c->b, &io, jobs_visit, &w);
   if (rc != JB_OK && rc != 1) return web_board_fail(p, rc);
   if (w.shown == 0) fputs("<p>No job matches.</p>\n", f);
   else fputs("</table>\n", f);
-  if (w.shown)
+  /* A key names one job: it is cancelled from its page, and the bulk
+   * action (which filters by state, name, owner and text) is not offered
+   * for a filter it could not repeat. */
+  if (w.shown && !w.key)
     web_action_confirm_form(f, "cancel", "cancel all matching",
                             "every unclaimed job this filter matches, not "
                             "only this page", "all", "1", "state", w.state,
@@ -760,15 +768,17 @@ static unsigned page_jobs(web_page *p, web_ctx *c, struct MHD_Connection *conn) 
     link_arg(f, "state", w.state);
     link_arg(f, "name", name);
     link_arg(f, "owner", w.owner);
+    link_arg(f, "key", w.key);
     link_arg(f, "q", w.q);
     fprintf(f, "after=%s\">next %d</a></p>\n", w.last, PAGE_JOBS);
   } else if (w.cut) {
-    fprintf(f, "<p>Looked at %d jobs for this page (a text or a name "
+    fprintf(f, "<p>Looked at %d jobs for this page (a text, a key or a name "
                "prefix is searched job by job). <a rel=\"next\" "
                "href=\"/jobs?", SCAN_JOBS);
     link_arg(f, "state", w.state);
     link_arg(f, "name", name);
     link_arg(f, "owner", w.owner);
+    link_arg(f, "key", w.key);
     link_arg(f, "q", w.q);
     fprintf(f, "after=%s\">search on</a></p>\n", w.seen);
   }
