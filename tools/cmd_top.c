@@ -516,6 +516,9 @@ static struct termios term_saved, term_raw;
 static volatile sig_atomic_t term_is_raw;
 
 static void term_restore(void) {
+  /* Whenever the settings were read: a change to raw that reported a
+   * failure (EINTR) may have been applied all the same, and putting the
+   * saved settings back is harmless when it was not. */
   if (!term_is_raw) return;
   tcsetattr(STDIN_FILENO, TCSANOW, &term_saved);
   static const char show[] = "\033[?25h\n";
@@ -641,8 +644,11 @@ static int live_loop(jb_board *b, const cli_opts *o, int64_t interval_ms) {
     term_raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys without Enter */
     term_raw.c_cc[VMIN] = 1;
     term_raw.c_cc[VTIME] = 0;
-    term_is_raw = 1; /* first: a signal during the change restores */
-    term_is_raw = tcsetattr(STDIN_FILENO, TCSANOW, &term_raw) == 0;
+    /* Set first, and kept whatever tcsetattr says: a signal during the
+     * change, or a change that says it failed, still restores. */
+    term_is_raw = 1;
+    if (tcsetattr(STDIN_FILENO, TCSANOW, &term_raw) != 0 && errno == EINTR)
+      tcsetattr(STDIN_FILENO, TCSANOW, &term_raw);
     if (pipe(k.stop) == 0 &&
         pthread_create(&reader, NULL, read_keys, &k) == 0)
       reading = true;
