@@ -25,6 +25,7 @@ import time
 from selenium import webdriver
 from selenium.common.exceptions import (NoAlertPresentException,
                                         NoSuchElementException,
+                                        StaleElementReferenceException,
                                         TimeoutException,
                                         WebDriverException)
 from selenium.webdriver.chrome.service import Service
@@ -315,13 +316,28 @@ def actions(d):
         wait(d, "the answer", lambda d: d.execute_script(
             "return document.readyState") == "complete")
 
+    def click_and_leave(d, el):
+        # A click that posts a form: the page it leaves stays "complete"
+        # until the answer replaces it, so wait for the element to go
+        # stale first (else the next step can run before the POST is
+        # answered: a login's cookie not set yet).
+        el.click()
+
+        def gone(_):
+            try:
+                el.is_enabled()
+                return False
+            except StaleElementReferenceException:
+                return True
+        wait(d, "the page to be replaced", gone)
+        settled(d)
+
     def login(tok):
         d.get(base2 + "/login")
         box = d.find_element(By.CSS_SELECTOR, "input#token")
         box.clear()
         box.send_keys(tok)
-        d.find_element(By.CSS_SELECTOR, "#login").click()
-        settled(d)
+        click_and_leave(d, d.find_element(By.CSS_SELECTOR, "#login"))
 
     def requeue_button():
         d.get(base2 + "/job/" + dead)
@@ -369,8 +385,7 @@ def actions(d):
     # The form sent without the session (its cookie gone, as if never
     # logged in): refused, and the job stays a dead letter.
     d.delete_cookie("jb_session")
-    buttons[0].click()
-    settled(d)
+    click_and_leave(d, buttons[0])
     text = d.find_element(By.TAG_NAME, "body").text
     check("a requeue without a session is refused: the page says so",
           any(w in text.lower() for w in ["log in", "refused", "forbidden"]),
@@ -385,8 +400,7 @@ def actions(d):
     if not check("logged in again, the requeue form is back", buttons):
         return
     d.save_screenshot(os.path.join(shots, "requeue.png"))
-    buttons[0].click()
-    settled(d)
+    click_and_leave(d, buttons[0])
     answer = d.find_element(By.TAG_NAME, "body").text
     try:
         wait(d, "the job back on the board",
