@@ -11,24 +11,7 @@
 # Under `make check` the working directory is the build directory.
 set -u
 . "$(dirname "$0")/lib/harness.sh"
-
-program JOBBOARD ./jobboard
-PY=/usr/bin/python3
-
-TMP=$(mktemp -d)
-SERVER=
-cleanup() {
-  if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
-  rm -rf "$TMP"
-}
-at_exit cleanup
-export JOBBOARD_DIR=$TMP/board
-jb() { "$JOBBOARD" --durability none "$@"; }
-
-if "$JOBBOARD" web --listen 127.0.0.1:0 --board "$TMP/none" 2>&1 |
-  grep -q "without HTTP support"; then
-  skip_all "built without libmicrohttpd"
-fi
+. "$(dirname "$0")/lib/web.sh"
 
 # Refused before anything is opened: no board is made.
 begin "a non-loopback --listen is refused (exit 2, the reason said)"
@@ -66,69 +49,25 @@ jb claim --who "$XSS_IMG" "$dead" >/dev/null || die "claim beta"
 jb abandon --who "$XSS_IMG" --dead --reason "$XSS_SCRIPT" "$dead" || die "beta to the dead letters"
 jb schedule add nightly --every 3600 --job-name report >/dev/null || die "schedule add"
 
-# start_server ADDR ADDR_RE: `jobboard web --listen ADDR:0` in the
-# background, $SERVER its pid, $PORT the port it says it listens on at
-# http://ADDR_RE:PORT/ (empty when it says none within 5 s).
-start_server() {
-  "$JOBBOARD" web --listen "$1:0" 2>"$TMP/server.err" &
-  SERVER=$!
-  PORT=
-  for i in $(seq 100); do
-    PORT=$(sed -n "s|^jobboard: web: listening on http://$2:\\([0-9]*\\)/\$|\\1|p" "$TMP/server.err")
-    [ -n "$PORT" ] && break
-    sleep 0.05
-  done
-}
-start_server 127.0.0.1 '127\.0\.0\.1'
+# start_server ADDR: `jobboard web --listen ADDR:0` (web_start; PORT empty
+# when it says none).
+web_port_optional=1
+start_server() { web_start "$TMP/server.err" --listen "$1:0"; }
+start_server 127.0.0.1
 [ -n "$PORT" ] || { show_file "$TMP/server.err"; die "the server said no port"; }
 pass "--listen 127.0.0.1:0 says the port it picked"
 
 # The checks, in one Python program: one TAP line each, read back below.
 "$PY" - "$PORT" "$held" "$dead" "$JOBBOARD" >"$TMP/checks" 2>&1 <<'PYEOF'
 import json, re, socket, subprocess, sys, time, urllib.error, urllib.request
+import webcheck as wc
+from webcheck import check, no_raw
 port, held, dead, jobboard = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-base = "http://127.0.0.1:%d" % port
-RAW = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>"]
+wc.setup(port, raw=["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>"])
+base = wc.base
 
 def get(path, headers=None, method="GET"):
-    req = urllib.request.Request(base + path, headers=headers or {}, method=method)
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *a, **k): return None
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        r = opener.open(req, timeout=10)
-        return r.status, r.read().decode(), r.headers
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(), e.headers
-
-def check(name, cond, detail=""):
-    print(("ok" if cond else "not ok") + " - " + name)
-    if not cond and detail:
-        print("# " + str(detail)[:2000].replace("\n", "\n# "))
-
-def no_raw(body):
-    return [r for r in RAW if r in body]
-
-from html.parser import HTMLParser
-class Balance(HTMLParser):
-    """Every element closed in order (void elements aside)."""
-    VOID = {"meta", "link", "input", "br", "img", "hr"}
-    def __init__(self):
-        super().__init__()
-        self.open, self.bad = [], []
-    def handle_starttag(self, tag, attrs):
-        if tag not in self.VOID:
-            self.open.append(tag)
-    def handle_endtag(self, tag):
-        if not self.open or self.open[-1] != tag:
-            self.bad.append((tag, self.open[-3:]))
-        elif self.open:
-            self.open.pop()
-
-def balanced(body):
-    b = Balance()
-    b.feed(body)
-    return not b.bad and not b.open, (b.bad[:3], b.open)
+    return wc.get(path, headers, method, follow=False)
 
 pages = {}
 for path, want in [("/", ["Jobs by name", "bulk.item", "oldest ready waits",
@@ -149,7 +88,8 @@ for path, want in [("/", ["Jobs by name", "bulk.item", "oldest ready waits",
     check("GET %s: 200 with %s" % (path, want), code == 200 and not missing,
           "code %d, missing %s" % (code, missing))
     check("GET %s: nothing of the board unescaped" % path, not no_raw(body), no_raw(body))
-    ok, why = balanced(body)
+    why = wc.unbalanced(body)
+    ok = why is None
     check("GET %s: every element closed in order" % path, ok, why)
     check("GET %s: text/html, a Content-Security-Policy" % path,
           h.get("Content-Type", "").startswith("text/html") and
@@ -392,15 +332,7 @@ for path, ctype in [("/", "text/html"), ("/jobs", "text/html"),
           "script-src 'self'" in h.get("Content-Security-Policy", "") and
           time.monotonic() - t0 < 4, (code, body[:200], dict(h)))
 PYEOF
-rc=$?
-while IFS= read -r line; do
-  case $line in
-  "ok - "*) pass "${line#ok - }" ;;
-  "not ok - "*) fail "${line#not ok - }" ;;
-  *) printf '%s\n' "$line" ;; # the diagnostics, already "# ..."
-  esac
-done <"$TMP/checks"
-[ $rc = 0 ] || fail "the Python checks ended with $rc"
+web_checks "$TMP/checks" $?
 
 begin "SIGTERM with an /events stream open: exit 0 within 3 s, the stream ended"
 "$PY" - "$PORT" >"$TMP/stream" 2>&1 <<'PYEOF' &
@@ -444,7 +376,7 @@ begin "[::1]: served on the IPv6 loopback address"
 if ! "$PY" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
   skip "no IPv6 loopback on this machine"
 else
-  start_server '[::1]' '\[::1\]'
+  start_server '[::1]'
   [ -n "$PORT" ] || fail "no port said: $(cat "$TMP/server.err")"
   out=$("$PY" - "$PORT" <<'PYEOF'
 import sys, urllib.error, urllib.request
@@ -461,10 +393,7 @@ print(got)
 PYEOF
 )
   [ "$out" = "[200, 200, 200, 200, 421]" ] || fail "[::1]: the answers $out"
-  kill -TERM "$SERVER"
-  wait "$SERVER"; rc=$?
-  SERVER=
-  [ $rc = 0 ] || fail "[::1]: exit $rc"
+  web_stop
 fi
 end
 

@@ -11,65 +11,26 @@
 # Under `make check` the working directory is the build directory.
 set -u
 . "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/lib/web.sh"
 
-program JOBBOARD ./jobboard
-PY=/usr/bin/python3
-
-TMP=$(mktemp -d)
-SERVER=
 MOUNTED=
-cleanup() {
-  stop_server
-  [ -n "$MOUNTED" ] && umount "$MOUNTED" 2>/dev/null
-  rm -rf "$TMP"
-}
-stop_server() {
-  if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
-  SERVER=
-}
-at_exit cleanup
-export JOBBOARD_DIR=$TMP/board
-jb() { "$JOBBOARD" --durability none "$@"; }
-
-if "$JOBBOARD" web --listen 127.0.0.1:0 --board "$TMP/none" 2>&1 |
-  grep -q "without HTTP support"; then
-  skip_all "built without libmicrohttpd"
-fi
-
-# start_server ERRFILE ARGS...: the server in the background, $PORT from
-# its "listening on" line.
-start_server() {
-  local errf=$1
-  shift
-  "$JOBBOARD" web "$@" 2>"$errf" &
-  SERVER=$!
-  PORT=
-  for _ in $(seq 100); do
-    PORT=$(sed -n 's|^jobboard: web: listening on http://[^/]*:\([0-9]*\)/$|\1|p' "$errf")
-    [ -n "$PORT" ] && break
-    sleep 0.05
-  done
-  [ -n "$PORT" ] || { show_file "$errf"; die "the server said no port"; }
-}
+unmount() { [ -z "$MOUNTED" ] || umount "$MOUNTED" 2>/dev/null; }
+web_cleanup_first=unmount
+start_server() { web_start "$@"; }
+stop_server() { web_stop; }
 
 # py NAME ARGS...: the Python checks in $TMP/NAME.py, one TAP line each.
 py() {
   local name=$1
   shift
   "$PY" "$TMP/lib.py" "$TMP/$name.py" "$@" >"$TMP/$name.out" 2>&1
-  local prc=$?
-  while IFS= read -r line; do
-    case $line in
-    "ok - "*) pass "${line#ok - }" ;;
-    "not ok - "*) fail "${line#not ok - }" ;;
-    *) printf '# %s\n' "$line" ;;
-    esac
-  done <"$TMP/$name.out"
-  [ $prc = 0 ] || fail "$name: the Python checks ended with $prc"
+  web_checks "$TMP/$name.out" $?
 }
 
 cat >"$TMP/lib.py" <<'PYEOF'
 import http.client, os, re, subprocess, sys, time, urllib.parse
+import webcheck as wc
+from webcheck import check
 port = int(sys.argv[2])
 args = sys.argv[3:]
 HOST = "127.0.0.1:%d" % port
@@ -91,11 +52,6 @@ def req(method, path, body=None, headers=None, cookie=None):
     c.close()
     return r.status, data, r.headers
 
-def check(name, cond, detail=""):
-    print(("ok" if cond else "not ok") + " - " + name)
-    if not cond and detail:
-        print("# " + str(detail)[:2000].replace("\n", "\n# "))
-
 def secure(h):
     return all(k in h for k in SEC)
 
@@ -111,26 +67,8 @@ def csrf_of(page):
     m = re.search(r'name="csrf" value="([0-9a-f]{32})"', page)
     return m.group(1) if m else None
 
-from html.parser import HTMLParser
-class Balance(HTMLParser):
-    """Every element closed in order (void elements aside)."""
-    VOID = {"meta", "link", "input", "br", "img", "hr"}
-    def __init__(self):
-        super().__init__()
-        self.open, self.bad = [], []
-    def handle_starttag(self, tag, attrs):
-        if tag not in self.VOID:
-            self.open.append(tag)
-    def handle_endtag(self, tag):
-        if not self.open or self.open[-1] != tag:
-            self.bad.append((tag, self.open[-3:]))
-        else:
-            self.open.pop()
-
 def balanced(body):
-    b = Balance()
-    b.feed(body)
-    return not b.bad and not b.open
+    return wc.unbalanced(body) is None
 
 def jb(*a):
     r = subprocess.run([os.environ["JOBBOARD"], "--durability", "none"] + list(a),

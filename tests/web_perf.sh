@@ -12,24 +12,7 @@
 # Under `make check` the working directory is the build directory.
 set -u
 . "$(dirname "$0")/lib/harness.sh"
-
-program JOBBOARD ./jobboard
-PY=/usr/bin/python3
-
-TMP=$(mktemp -d)
-SERVER=
-cleanup() {
-  if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
-  rm -rf "$TMP"
-}
-at_exit cleanup
-export JOBBOARD_DIR=$TMP/board
-jb() { "$JOBBOARD" --durability none "$@"; }
-
-if "$JOBBOARD" web --listen 127.0.0.1:0 --board "$TMP/none" 2>&1 |
-  grep -q "without HTTP support"; then
-  skip_all "built without libmicrohttpd"
-fi
+. "$(dirname "$0")/lib/web.sh"
 
 # 11,000 jobs: 5,000 delayed "bulk" ones (more than a filtered batch looks
 # at), then a few of other names, priorities and states; the text searched
@@ -59,34 +42,21 @@ done
 jb list --json >"$TMP/list" || die "list"
 jb stats --by-name --json >"$TMP/stats" || die "stats"
 
-"$JOBBOARD" web --listen 127.0.0.1:0 2>"$TMP/server.err" &
-SERVER=$!
-PORT=
-for i in $(seq 100); do
-  PORT=$(sed -n 's|^jobboard: web: listening on http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$TMP/server.err")
-  [ -n "$PORT" ] && break
-  sleep 0.05
-done
-[ -n "$PORT" ] || { show_file "$TMP/server.err"; die "the server said no port"; }
+web_start "$TMP/server.err" --listen 127.0.0.1:0
 
 "$PY" - "$PORT" "$TMP/list" "$TMP/stats" >"$TMP/checks" 2>&1 <<'PYEOF'
-import html, json, re, sys, urllib.error, urllib.request
+import html, json, re, sys
+import webcheck as wc
 port, list_file, stats_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-base = "http://127.0.0.1:%d" % port
+wc.setup(port)
 jobs = [json.loads(l) for l in open(list_file)]
 stats = json.load(open(stats_file))
 
 def get(path):
-    try:
-        r = urllib.request.urlopen(base + path, timeout=30)
-        return r.status, r.read().decode(), r.headers
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(), e.headers
+    return wc.get(path, timeout=30)
 
 def check(name, cond, detail=""):
-    print(("ok" if cond else "not ok") + " - " + name)
-    if not cond and detail:
-        print("# " + str(detail)[:1500].replace("\n", "\n# "))
+    wc.check(name, cond, detail, limit=1500)
 
 def state(j):
     if j.get("state") == "CLAIMED":
@@ -184,21 +154,10 @@ for path in ["/", "/jobs", "/jobs?name=rare", "/claims", "/static/web.css",
     check("%s (%d): Server-Timing app;dur=MS" % (path, code),
           re.fullmatch(r"app;dur=\d+\.\d", st) is not None, st)
 PYEOF
-rc=$?
-while IFS= read -r line; do
-  case $line in
-  "ok - "*) pass "${line#ok - }" ;;
-  "not ok - "*) fail "${line#not ok - }" ;;
-  *) printf '%s\n' "$line" ;; # the diagnostics, already "# ..."
-  esac
-done <"$TMP/checks"
-[ $rc = 0 ] || fail "the Python checks ended with $rc"
+web_checks "$TMP/checks" $?
 
 begin "SIGTERM: exit 0"
-kill -TERM "$SERVER"
-wait "$SERVER"; rc=$?
-SERVER=
-[ $rc = 0 ] || fail "exit $rc"
+web_stop
 end
 
 finish

@@ -11,26 +11,13 @@
 # Under `make check` the working directory is the build directory.
 set -u
 . "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/lib/web.sh"
 
-program JOBBOARD ./jobboard
-PY=/usr/bin/python3
-
-TMP=$(mktemp -d)
-SERVER=
 WORKER=
-cleanup() {
+stop_worker() {
   if [ -n "$WORKER" ]; then kill -KILL "$WORKER" 2>/dev/null; wait "$WORKER" 2>/dev/null; fi
-  if [ -n "$SERVER" ]; then kill -TERM "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; fi
-  rm -rf "$TMP"
 }
-at_exit cleanup
-export JOBBOARD_DIR=$TMP/board
-jb() { "$JOBBOARD" --durability none "$@"; }
-
-if "$JOBBOARD" web --listen 127.0.0.1:0 --board "$TMP/none" 2>&1 |
-  grep -q "without HTTP support"; then
-  skip_all "built without libmicrohttpd"
-fi
+web_cleanup_first=stop_worker
 
 NAME='tl<i>job'
 O1='o<1>'
@@ -72,59 +59,21 @@ done
 [ "$(jb state "$hold")" = CLAIMED ] || die "the worker did not claim hold.job"
 
 # Serve $JOBBOARD_DIR: SERVER and PORT.
-start_server() {
-  "$JOBBOARD" web --listen 127.0.0.1:0 2>"$TMP/server.err" &
-  SERVER=$!
-  PORT=
-  for i in $(seq 100); do
-    PORT=$(sed -n 's|^jobboard: web: listening on http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$TMP/server.err")
-    [ -n "$PORT" ] && break
-    sleep 0.05
-  done
-  [ -n "$PORT" ] || { show_file "$TMP/server.err"; die "the server said no port"; }
-}
-# The TAP lines of the Python checks in $TMP/checks, exit status $1.
-read_checks() {
-  while IFS= read -r line; do
-    case $line in
-    "ok - "*) pass "${line#ok - }" ;;
-    "not ok - "*) fail "${line#not ok - }" ;;
-    *) printf '%s\n' "$line" ;;
-    esac
-  done <"$TMP/checks"
-  [ "$1" = 0 ] || fail "the Python checks ended with $1"
-}
-stop_server() {
-  kill -TERM "$SERVER"
-  wait "$SERVER"; rc=$?
-  SERVER=
-  [ $rc = 0 ] || fail "exit $rc"
-}
+start_server() { web_start "$TMP/server.err" --listen 127.0.0.1:0; }
+read_checks() { web_checks "$TMP/checks" "$1"; }
+stop_server() { web_stop; }
 start_server
 
 "$PY" - "$PORT" "$life" "$dead" "$hold" "$WORKER" "$JOBBOARD" >"$TMP/checks" 2>&1 <<'PYEOF'
-import html, json, os, re, signal, subprocess, sys, time, urllib.error, urllib.request
+import html, json, os, re, signal, subprocess, sys, time
+import webcheck as wc
+from webcheck import check, no_raw, text
 port, life, dead, hold, worker, jobboard = sys.argv[1:7]
-base = "http://127.0.0.1:%s" % port
-RAW = ["<script>alert(1)</script>", "<b>done</b>", "tl<i>job", "o<1>", "h<w>"]
+wc.setup(port, raw=["<script>alert(1)</script>", "<b>done</b>", "tl<i>job", "o<1>", "h<w>"])
 
 def get(path):
-    try:
-        r = urllib.request.urlopen(base + path, timeout=10)
-        return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-def check(name, cond, detail=""):
-    print(("ok" if cond else "not ok") + " - " + name)
-    if not cond and detail:
-        print("# " + str(detail)[:2000].replace("\n", "\n# "))
-
-def no_raw(body):
-    return [r for r in RAW if r in body]
-
-def text(cell):
-    return html.unescape(re.sub(r"<[^>]*>", "", cell))
+    code, body, _ = wc.get(path)
+    return code, body
 
 def timeline(body):
     """The timeline's rows: (event, owner, what), oldest first."""
@@ -278,14 +227,12 @@ first=$(jb stats --json | "$PY" -c 'import json, sys; print(json.load(sys.stdin)
 [ "$first" -gt 2 ] || die "the log was not trimmed (first $first)"
 start_server
 "$PY" - "$PORT" "$old" "$first" >"$TMP/checks" 2>&1 <<'PYEOF'
-import re, sys, urllib.request
+import re, sys
+import webcheck as wc
+from webcheck import check
 port, old, first = sys.argv[1:4]
-body = urllib.request.urlopen("http://127.0.0.1:%s/job/%s" % (port, old),
-                              timeout=10).read().decode()
-def check(name, cond, detail=""):
-    print(("ok" if cond else "not ok") + " - " + name)
-    if not cond and detail:
-        print("# " + str(detail)[:2000].replace("\n", "\n# "))
+wc.setup(port)
+body = wc.get("/job/" + old)[1]
 check("a trimmed log: the page says the early events are gone (first kept %s)" % first,
       "no longer holds the job's early events: its first kept event is seq %s" % first
       in body, body[-3000:])
