@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,9 +390,12 @@ static json_t *frame_json(const top_frame *f, jb_board *b) {
                             t->oldest_us ? json_real((double)(f->now_us -
                                                               t->oldest_us) /
                                                      1e6)
-                                         : json_null()) ||
-        json_array_append_new(names, o)) {
+                                         : json_null())) {
       json_decref(o);
+      json_decref(names);
+      names = NULL;
+    } else if (json_array_append_new(names, o)) {
+      /* The array took o even when it failed (jansson frees it then). */
       json_decref(names);
       names = NULL;
     }
@@ -474,7 +478,7 @@ static void window_size(int *rows, int *cols) {
 typedef struct {
   jb_board *b;
   int stop[2]; /* a pipe: the main thread's "stop reading" */
-  volatile sig_atomic_t quit;
+  atomic_int quit; /* written by the keys' thread, read by the main one */
 } keys;
 
 static void *read_keys(void *arg) {
@@ -541,7 +545,11 @@ static void on_stop(int sig) {
   (void)sig;
   int e = errno;
   term_restore();
-  kill(getpid(), SIGSTOP);
+  /* raise, not kill(getpid()): a process-directed SIGSTOP goes to the
+   * main thread, and this one (the keys' thread, say) would run on past
+   * the call and make the terminal raw again before the group stops;
+   * sent to this thread, it stops before the call returns. */
+  raise(SIGSTOP);
   if (term_is_raw) {
     tcsetattr(STDIN_FILENO, TCSANOW, &term_raw);
     static const char hide[] = "\033[?25l";
