@@ -16,7 +16,7 @@
 # directory (./jobboard-bench).
 noinst_PROGRAMS += jobboard-bench
 jobboard_bench_SOURCES = \
-	bench/main.c \
+	bench/main.c tools/cli_getopt.c tools/cli_getopt.h \
 	bench/bench_raw.c bench/bench_raw.h \
 	bench/bench_wake.c bench/bench_wake.h \
 	bench/bench_util.c bench/bench_util.h \

@@ -33,6 +33,7 @@
 #include "bench_sync.h"
 #include "bench_fleet.h"
 #endif
+#include "tools/cli_getopt.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -761,8 +762,11 @@ static int parse_args(bench_opts *o, int argc, char **argv) {
   opterr = 0;
   int c, rc;
   size_t v;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = cli_getopt_long(argc, argv, ":h", longopts)) != -1) {
     switch (c) {
+    case CLI_OPT_ABBREVIATED:
+      return bench_usage_error("%s (try 'jobboard-bench --help')",
+                               cli_abbreviation_text());
     case 'h': fputs(bench_help, stdout); return BENCH_EXIT_OK;
     case OPT_JOBS:
       if ((rc = parse_count(&o->jobs, "--jobs", optarg, 1, 1000000000)))

@@ -173,6 +173,9 @@ EXTRA_DIST += tests/cli.sh
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
 TESTS += tests/snooze.sh
+# Durations and times in one syntax; long options only as spelled.
+TESTS += tests/cli_durations.sh
+EXTRA_DIST += tests/cli_durations.sh
 EXTRA_DIST += tests/snooze.sh
 TESTS += tests/run_now.sh
 EXTRA_DIST += tests/run_now.sh
@@ -352,7 +355,7 @@ tests_fuzz_replay_json_LDADD = libjbcore.la $(JANSSON_LIBS) $(LMDB_LIBS) \
 # CLI is (tools/local.mk).
 tests_fuzz_replay_batch_SOURCES = tests/fuzz/fuzz_batch.c \
 	tools/post_input.c tools/json.c tools/cli_common.c tools/cli_error.c \
-	tools/cli_sync.c $(JB_FUZZ_SRC)
+	tools/cli_duration.c tools/cli_getopt.c tools/cli_sync.c $(JB_FUZZ_SRC)
 tests_fuzz_replay_batch_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"batch\"
 tests_fuzz_replay_batch_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MSGPACK_CFLAGS)
@@ -502,4 +505,15 @@ TESTS += tests/test_run_now
 tests_test_run_now_SOURCES = tests/test_run_now.c $(JB_TEST_HELPERS)
 tests_test_run_now_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_run_now_LDADD = $(JB_TEST_LIBS)
+endif
+# test_durations: the CLI's durations, relative times and long options
+# taken only as spelled (tools/cli_duration.c, tools/cli_getopt.c), on
+# their own.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_durations
+TESTS += tests/test_durations
+tests_test_durations_SOURCES = tests/test_durations.c tools/cli_duration.c \
+	tools/cli_duration.h tools/cli_getopt.c tools/cli_getopt.h
+tests_test_durations_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_durations_LDADD = $(CMOCKA_LIBS)
 endif

@@ -389,8 +389,8 @@ claims "a new customer is limited from its first post, full" "$T1" --name 'api.*
 post api.c3
 claims_none "and then without a token" --name 'api.*'
 jb queues
-case $out in *"each name of api.* is limited to 1 claims per 600s"*) ;; *) fail "queues: the prefix line: $out" ;; esac
-case $out in *"1/600s* +"*api.c1*) ;; *) fail "queues: c1's limit from its prefix: $out" ;; esac
+case $out in *"each name of api.* is limited to 1 claims per 10m"*) ;; *) fail "queues: the prefix line: $out" ;; esac
+case $out in *"1/10m* +"*api.c1*) ;; *) fail "queues: c1's limit from its prefix: $out" ;; esac
 jb queues --json
 pycheck '[l for l in lines if "prefix" in l] == [{"prefix": "api.*", "rate": 1, "period_s": 600.0}]' "queues --json: the prefix"
 pycheck '[(l["rate"], l["period_s"], l["rate_each"]) for l in lines if l.get("name") == "api.c1"] == [(1, 600.0, True)]' "queues --json: rate_each"
@@ -429,7 +429,7 @@ jb claim --who w "$A3"
 [ "$rc" = 12 ] || fail "claim by uuid without a token: exit $rc, expected 12"
 case $err in *"rate limit of 2 claims per 60.000 s"*) ;; *) fail "claim without a token: $err" ;; esac
 jb queues
-case $out in *"2/60s +"*api*) ;; *) fail "queues: $out" ;; esac
+case $out in *"2/1m +"*api*) ;; *) fail "queues: $out" ;; esac
 jb queues --json
 "$PYTHON" -c "
 import json, sys

@@ -81,7 +81,7 @@ expect_ok "top --once"
 has '^jobs: ready 5 \(paused 1\)  delayed 1 \(due 0\)  claimed 1  dead letters 1$' "by state"
 has '^last 60 s: consumed 0\.00/s \(0\)  completed 0\.02/s \(1\)$' "throughput"
 has '^oldest ready: [0-9.]+s \(a\)$' "oldest"
-has '^ +3 +1 +0 1/2 +10/60s +[0-9.]+s +a$' "a's row"
+has '^ +3 +1 +0 1/2 +10/1m +[0-9.]+s +a$' "a's row"
 has '^ +1 +0 +0 +[0-9.]+s paused b$' "b's row"
 has '^ +0 +0 +1 +- +c$' "c's row"
 has "^leases lapsing within 60 s: 1$" "lapsing"
@@ -137,9 +137,9 @@ end
 
 begin "usage errors and a missing board"
 ERROR_PREFIX="jobboard: top: "
-for bad in 0 0.05 -1 x 2s 86401; do
+for bad in 0 0.05 -1 x 2x 86401 1d1ms; do
   jb top --once --interval "$bad"
-  expect_error 2 "--interval: '$bad' is not a time" "--interval $bad"
+  expect_error 2 "for --interval: " "--interval $bad"
 done
 jb top --once --bogus
 expect_error 2 "unknown option '--bogus'" "unknown option"
@@ -157,7 +157,7 @@ end
 begin "--help"
 run "$JOBBOARD" top --help
 expect_ok "top --help"
-case $out in *"Usage: jobboard top"*"--interval SECONDS"*"--once"*"Exit status"*) ;;
+case $out in *"Usage: jobboard top"*"--interval DURATION"*"--once"*"Exit status"*) ;;
   *) fail "--help: $out" ;; esac
 end
 

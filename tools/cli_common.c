@@ -4,6 +4,7 @@
  */
 #include "cli_common.h"
 #include "cli_error.h"
+#include "cli_getopt.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -102,6 +103,14 @@ int cli_cmd_usage(const cli_command *cmd, const char *fmt, ...) {
 
 int cli_help(const cli_command *cmd) {
   fputs(cmd->help, stdout);
+  /* The forms of durations and times, once, for every command taking
+   * them. */
+  bool duration = strstr(cmd->help, "DURATION") != NULL;
+  bool time = strstr(cmd->help, " TIME") != NULL &&
+              strstr(cmd->help, "TIME is UTC") == NULL;
+  if (duration || time) fputs("\nDurations and times:\n", stdout);
+  if (duration || time) fputs(CLI_HELP_DURATION, stdout);
+  if (time) fputs(CLI_HELP_TIME, stdout);
   return CLI_EXIT_OK;
 }
 
@@ -259,24 +268,11 @@ static const struct {
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
-/* Seconds on the command line (fractions allowed) to milliseconds within
- * min_ms..max_ms. */
-static bool parse_ms(const char *text, int64_t min_ms, int64_t max_ms,
-                     int64_t *out) {
-  char *end;
-  errno = 0;
-  double ms = strtod(text, &end) * 1000.0;
-  if (end == text || *end != '\0' || errno != 0 || !(ms >= (double)min_ms) ||
-      ms > (double)max_ms)
-    return false;
-  *out = (int64_t)(ms + 0.5);
-  if (*out < min_ms) *out = min_ms;
-  return true;
-}
-
-bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
-                       int64_t *out) {
-  return parse_ms(text, min_ms, max_ms, out);
+/* A duration option's value (cli_parse_seconds), or its usage error. */
+static int parse_ms(const cli_command *cmd, const char *opt, const char *text,
+                    int64_t min_ms, int64_t max_ms, int64_t *out) {
+  if (cli_parse_seconds(text, min_ms, max_ms, out)) return 0;
+  return cli_duration_usage(cmd, opt, text, 1000, min_ms, max_ms);
 }
 
 typedef struct {
@@ -402,11 +398,8 @@ int cli_parse_time(int64_t *us, const char *text) {
     *us = cli_wall_now_us();
     return 0;
   }
-  if (text[0] == '+') {
-    if (parse_epoch(us, text + 1) != 0) return -1;
-    *us += cli_wall_now_us();
-    return 0;
-  }
+  int relative = cli_parse_relative_time(us, text);
+  if (relative != 1) return relative;
   const char *p = text;
   int y, mo, d, h = 0, mi = 0, sec = 0, micro = 0;
   if (take_digits(&p, 4, &y) || *p++ != '-' || take_digits(&p, 2, &mo) ||
@@ -485,8 +478,10 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
   opterr = 0; /* our own one-line messages */
   int c;
   char buf[8];
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = cli_getopt_long(argc, argv, ":h", longopts)) != -1) {
     switch (c) {
+    case CLI_OPT_ABBREVIATED:
+      return cli_cmd_usage(cmd, "%s", cli_abbreviation_text());
     case 'h': return cli_help(cmd);
     case OPT_BOARD: o->board = optarg; break;
     case OPT_DURABILITY: durability = optarg; break;
@@ -509,20 +504,11 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       o->has_limit = 1;
       break;
     }
-    case OPT_LEASE: {
-      /* Seconds, fractions allowed; at least a millisecond. */
-      char *end;
-      errno = 0;
-      double sec = strtod(optarg, &end);
-      double ms = sec * 1000.0;
-      if (end == optarg || *end != '\0' || errno != 0 || !(ms >= 1.0) ||
-          ms > (double)JB_LEASE_MAX_MS)
-        return cli_cmd_usage(cmd, "--lease: '%s' is not a lease (seconds, "
-                             "from 0.001 to %lld)", optarg,
-                             (long long)(JB_LEASE_MAX_MS / 1000));
-      o->lease_ms = (int64_t)(ms + 0.5);
+    case OPT_LEASE:
+      /* At least a millisecond. */
+      if (parse_ms(cmd, "--lease", optarg, 1, JB_LEASE_MAX_MS, &o->lease_ms))
+        return CLI_EXIT_USAGE;
       break;
-    }
     case OPT_TOKEN: {
       char *end;
       errno = 0;
@@ -539,16 +525,12 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_FAILED: o->failed = 1; break;
     case OPT_TIMEOUT:
     case OPT_WAIT: {
-      /* Seconds, fractions allowed; `inf`: no limit. */
+      /* A duration up to 1e9 s; `inf`: no limit. */
       const char *name = c == OPT_WAIT ? "--wait" : "--timeout";
-      char *end;
-      errno = 0;
-      double sec = strtod(optarg, &end);
-      if (end == optarg || *end != '\0' || errno != 0 || !(sec >= 0.0) ||
-          (sec > 1e9 && sec != HUGE_VAL))
-        return cli_cmd_usage(cmd, "%s: '%s' is not a time (seconds from 0, "
-                             "fractions allowed, or inf)", name, optarg);
-      o->timeout_ms = sec == HUGE_VAL ? -1 : (int64_t)(sec * 1000.0 + 0.5);
+      if (strcmp(optarg, "inf") == 0)
+        o->timeout_ms = -1;
+      else if (!cli_parse_seconds(optarg, 0, (int64_t)1e12, &o->timeout_ms))
+        return cli_duration_usage(cmd, name, optarg, 1000, 0, (int64_t)1e12);
       if (c == OPT_WAIT) o->has_wait = 1;
       break;
     }
@@ -610,57 +592,41 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_UNTIL: {
       int64_t *t = c == OPT_SINCE ? &o->since_us : &o->until_us;
       if (cli_parse_time(t, optarg) != 0)
-        return cli_cmd_usage(cmd, "%s: '%s' is not a time (YYYY-MM-DD"
-                             "[THH:MM[:SS[.F]]][Z|+HH:MM|-HH:MM], UTC "
-                             "unless an offset is given, or @SECONDS since "
-                             "the epoch)", c == OPT_SINCE ? "--since"
-                                                          : "--until", optarg);
+        return cli_time_usage(cmd, c == OPT_SINCE ? "--since" : "--until",
+                              optarg);
       /* 0 is the library's "no bound": the epoch itself is a microsecond
        * later, which no completion can tell apart. */
       if (*t == 0) *t = 1;
       break;
     }
     case OPT_VERIFY_EVERY: {
-      /* Seconds, fractions allowed, up to a day; 0: never on schedule. */
-      char *end;
-      errno = 0;
-      double ms = strtod(optarg, &end) * 1000.0;
-      if (end == optarg || *end != '\0' || errno != 0 || !(ms >= 0.0) ||
-          ms > 86400000.0 || (ms > 0 && ms < 1.0))
-        return cli_cmd_usage(cmd, "--verify-every: '%s' is not a time "
-                             "(seconds, 0 for never, else from 0.001 to "
-                             "86400, fractions allowed)", optarg);
-      o->verify_ms = ms == 0 ? -1 : (int)(ms + 0.5);
+      /* Up to a day; 0: never on schedule. */
+      int64_t ms;
+      if (parse_ms(cmd, "--verify-every", optarg, 0, 86400000, &ms))
+        return CLI_EXIT_USAGE;
+      o->verify_ms = ms == 0 ? -1 : (int)ms;
       break;
     }
     case OPT_POLL:
     case OPT_KEEPALIVE: {
-      /* Seconds, fractions allowed: from a millisecond to a day. */
-      char *end;
-      errno = 0;
-      double ms = strtod(optarg, &end) * 1000.0;
-      if (end == optarg || *end != '\0' || errno != 0 || !(ms >= 1.0) ||
-          ms > 86400000.0)
-        return cli_cmd_usage(cmd, "%s: '%s' is not a time (seconds, from "
-                             "0.001 to 86400, fractions allowed)",
-                             c == OPT_POLL ? "--poll" : "--keepalive", optarg);
+      /* From a millisecond to a day. */
+      int64_t ms;
+      if (parse_ms(cmd, c == OPT_POLL ? "--poll" : "--keepalive", optarg, 1,
+                   86400000, &ms))
+        return CLI_EXIT_USAGE;
       if (c == OPT_POLL)
-        o->poll_ms = (int)(ms + 0.5);
+        o->poll_ms = (int)ms;
       else
-        o->keepalive_ms = (int)(ms + 0.5);
+        o->keepalive_ms = (int)ms;
       break;
     }
     case OPT_DELAY:
-      if (!parse_ms(optarg, 0, JB_DELAY_MAX_MS, &o->delay_ms))
-        return cli_cmd_usage(cmd, "--delay: '%s' is not a delay (seconds, "
-                             "from 0 to %lld, fractions allowed)", optarg,
-                             (long long)(JB_DELAY_MAX_MS / 1000));
+      if (parse_ms(cmd, "--delay", optarg, 0, JB_DELAY_MAX_MS, &o->delay_ms))
+        return CLI_EXIT_USAGE;
       break;
     case OPT_NOT_BEFORE:
       if (cli_parse_time(&o->not_before_us, optarg) != 0)
-        return cli_cmd_usage(cmd, "--not-before: '%s' is not a time (UTC "
-                             "2026-11-28T09:30:00, an offset +01:00, "
-                             "@UNIXSECONDS, +SECONDS or now)", optarg);
+        return cli_time_usage(cmd, "--not-before", optarg);
       break;
     case OPT_UNIQUE: o->unique = optarg; break;
     case OPT_MAX_ATTEMPTS: {
@@ -686,11 +652,9 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       break;
     }
     case OPT_EXPIRES:
-      if (!parse_ms(optarg, 1, JB_DELAY_MAX_MS, &o->expires_ms))
-        return cli_cmd_usage(cmd, "--expires: '%s' is not a deadline "
-                             "(seconds, from 0.001 to %lld, fractions "
-                             "allowed)", optarg,
-                             (long long)(JB_DELAY_MAX_MS / 1000));
+      if (parse_ms(cmd, "--expires", optarg, 1, JB_DELAY_MAX_MS,
+                   &o->expires_ms))
+        return CLI_EXIT_USAGE;
       break;
     case OPT_EXPIRES_DEAD: o->expires_dead = 1; break;
     case OPT_TIME_LIMIT:
@@ -703,38 +667,31 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       int64_t *dst = c == OPT_TIME_LIMIT ? &o->time_limit_ms
                      : c == OPT_BACKOFF  ? &o->backoff_ms
                                          : &o->backoff_max_ms;
-      if (!parse_ms(optarg, 1, max, dst))
-        return cli_cmd_usage(cmd, "%s: '%s' is not a time (seconds, from "
-                             "0.001 to %lld, fractions allowed)", name,
-                             optarg, (long long)(max / 1000));
+      if (parse_ms(cmd, name, optarg, 1, max, dst)) return CLI_EXIT_USAGE;
       break;
     }
     case OPT_REASON: o->reason = optarg; break;
     case OPT_RETRY_IN:
       if (strcmp(optarg, "backoff") == 0)
         o->retry_in_ms = -2;
-      else if (!parse_ms(optarg, 0, JB_DELAY_MAX_MS, &o->retry_in_ms))
-        return cli_cmd_usage(cmd, "--retry-in: '%s' is not a delay (seconds "
-                             "from 0, fractions allowed, or 'backoff')",
-                             optarg);
+      else if (!cli_parse_seconds(optarg, 0, JB_DELAY_MAX_MS, &o->retry_in_ms))
+        return cli_duration_usage(cmd, "--retry-in (or 'backoff')", optarg,
+                                  1000, 0, JB_DELAY_MAX_MS);
       break;
     case OPT_DEAD: o->dead = 1; break;
     case OPT_FORCE: o->force = 1; break;
     case OPT_ALL: o->all = 1; break;
     case OPT_YES: o->yes = 1; break;
     case OPT_OLDER_THAN:
-      if (!parse_ms(optarg, 0, INT64_MAX / 1000, &o->older_than_ms))
-        return cli_cmd_usage(cmd, "--older-than: '%s' is not an age "
-                             "(seconds from 0, fractions allowed)", optarg);
+      if (parse_ms(cmd, "--older-than", optarg, 0, INT64_MAX / 1000,
+                   &o->older_than_ms))
+        return CLI_EXIT_USAGE;
       break;
     case OPT_KEEP_ATTEMPTS: o->keep_attempts = 1; break;
     case OPT_EVERY:
-      if (!parse_ms(optarg, JB_SCHEDULE_EVERY_MIN_MS, JB_DELAY_MAX_MS,
-                    &o->every_ms))
-        return cli_cmd_usage(cmd, "--every: '%s' is not an interval "
-                             "(seconds, from %d to %lld, fractions allowed)",
-                             optarg, JB_SCHEDULE_EVERY_MIN_MS / 1000,
-                             (long long)(JB_DELAY_MAX_MS / 1000));
+      if (parse_ms(cmd, "--every", optarg, JB_SCHEDULE_EVERY_MIN_MS,
+                   JB_DELAY_MAX_MS, &o->every_ms))
+        return CLI_EXIT_USAGE;
       break;
     case OPT_CRON: o->cron = optarg; break;
     case OPT_JOB_NAME: o->job_name = optarg; break;
@@ -747,10 +704,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_START:
     case OPT_AT:
       if (cli_parse_time(c == OPT_AT ? &o->at_us : &o->start_us, optarg) != 0)
-        return cli_cmd_usage(cmd, "%s: '%s' is not a time (ISO 8601 like "
-                             "2026-11-28T09:30:00Z, @UNIXSECONDS, +SECONDS "
-                             "or now)", c == OPT_AT ? "--at" : "--start",
-                             optarg);
+        return cli_time_usage(cmd, c == OPT_AT ? "--at" : "--start", optarg);
       break;
     case OPT_REPLACE: o->replace = 1; break;
     case OPT_LOOP: o->loop = 1; break;
@@ -911,14 +865,8 @@ static int open_board(jb_board **out, const char *dir, jb_board_options *bo,
 }
 
 int cli_parse_interval(int64_t *ms, const char *v) {
-  char *end = NULL;
-  errno = 0;
-  long long n = strtoll(v, &end, 10);
-  if (end != v && strcmp(end, "s") == 0 && n <= 86400) n *= 1000, end += 1;
-  else if (end != v && strcmp(end, "ms") == 0) end += 2;
-  if (errno || end == v || *end || n < 0 || n > 86400000) return -1;
-  *ms = n;
-  return 0;
+  /* A bare number is milliseconds here, as it always was. */
+  return cli_parse_duration(v, 1, 0, 86400000, ms) ? 0 : -1;
 }
 
 int cli_flush_interval(int64_t *ms) {
@@ -926,9 +874,8 @@ int cli_flush_interval(int64_t *ms) {
   const char *v = getenv("JOBBOARD_FLUSH_INTERVAL");
   if (v == NULL || *v == '\0') return 0;
   if (cli_parse_interval(ms, v) != 0 || *ms == 0)
-    return cli_usage_error("JOBBOARD_FLUSH_INTERVAL: '%s' is not a flush "
-                           "interval (milliseconds from 1 to 86400000, or "
-                           "with a unit: 250ms, 2s)", v);
+    return cli_duration_usage(NULL, "JOBBOARD_FLUSH_INTERVAL", v, 1, 1,
+                              86400000);
   return 0;
 }
 

@@ -18,10 +18,10 @@ enum {
   CLI_O_POST = 1u << 1,      /* --details --priority --book-name --book-uuid --batch */
   CLI_O_UNCLAIMED = 1u << 2, /* --unclaimed */
   CLI_O_LIMIT = 1u << 3,     /* --limit N */
-  CLI_O_LEASE = 1u << 4,     /* --lease SECONDS */
+  CLI_O_LEASE = 1u << 4,     /* --lease DURATION */
   CLI_O_TOKEN = 1u << 5,     /* --token T */
-  CLI_O_TIMEOUT = 1u << 6,   /* --timeout SECONDS */
-  CLI_O_WAIT = 1u << 7,      /* --wait SECONDS (claim-next) */
+  CLI_O_TIMEOUT = 1u << 6,   /* --timeout DURATION */
+  CLI_O_WAIT = 1u << 7,      /* --wait DURATION (claim-next) */
   CLI_O_CLAIMABLE = 1u << 8, /* --claimable */
   CLI_O_RESULT = 1u << 9,    /* --result JSON, --failed (consume) */
   CLI_O_WATCH = 1u << 10,    /* --from SEQ --count N (watch) */
@@ -55,7 +55,7 @@ enum {
                                 list, count, watch, history) */
   CLI_O_RETAIN = 1u << 28,   /* --history-max --history-max-age --dead-max
                                 --dead-max-age (retention) */
-  CLI_O_TOP = 1u << 29,      /* --interval SECONDS --once (top) */
+  CLI_O_TOP = 1u << 29,      /* --interval DURATION --once (top) */
   CLI_O_WEB = 1u << 30,      /* --actions --token-file FILE (web) */
 };
 
@@ -270,8 +270,10 @@ int cli_check_uuid(const char *what, const char *text);
 /* The same test, silent: is `text` 36 characters of uuid text? */
 bool cli_is_uuid(const char *text);
 
-/* Seconds as an operand (fractions allowed) to milliseconds within
- * min_ms..max_ms: false when `text` is not such a number. */
+/* A duration (CLI_HELP_DURATION: 500ms, 90s, 5m, 1h30m, 7d; a bare
+ * number is seconds, fractions allowed) to milliseconds within
+ * min_ms..max_ms: false when `text` is not one (cli_duration_usage says
+ * why). In cli_duration.c. */
 bool cli_parse_seconds(const char *text, int64_t min_ms, int64_t max_ms,
                        int64_t *out);
 
@@ -459,10 +461,18 @@ void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
 
 /* --timeout's help line(s). */
 #define CLI_HELP_TIMEOUT                                                       \
-  "  --timeout SECONDS   give up after this long (fractions allowed; 0 checks\n" \
+  "  --timeout DURATION  give up after this long (fractions allowed; 0 checks\n" \
   "                      once; `inf` or no --timeout waits without limit)\n"
 
-/* What --since and --until accept (cli_parse_time). */
+/* What a DURATION is (cli_parse_seconds); cli_help adds it to a help that
+ * names one. */
+#define CLI_HELP_DURATION                                                      \
+  "DURATION is a number with units, largest first: 500ms, 90s, 5m, 1h30m,\n" \
+  "7d, 2d12h, 1.5h (d, h, m, s, ms; lowercase, no spaces); a bare number\n"  \
+  "is seconds, fractions allowed (0.5). Durations print the same way.\n"
+
+/* What --since and --until accept (cli_parse_time); cli_help adds it to a
+ * help that names a TIME and does not include it. */
 #define CLI_HELP_TIME                                                          \
   "TIME is UTC unless it says otherwise, in one of these forms:\n"            \
   "  YYYY-MM-DD                  midnight starting that day\n"                \
@@ -471,7 +481,8 @@ void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
   "  any of those + Z, or + an offset +HH:MM / -HH:MM (RFC 3339); the\n"     \
   "  times this command prints are of this form and may be given back\n"     \
   "  @SECONDS                    seconds since the epoch (1970-01-01Z),\n"   \
-  "                              fractions allowed: @1700000000.5\n"
+  "                              fractions allowed: @1700000000.5\n"        \
+  "  now, or a DURATION from now: -1h or '1h ago' (before), +10m (after)\n"
 
 #define CLI_HELP_ENV                                                           \
   "Environment:\n"                                                             \
@@ -524,5 +535,7 @@ void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
 #define CLI_HELP_EXIT_READONLY                                                 \
   "  13 the board is read-only for this process (another user's board,\n"      \
   "     a read-only mount): only reading commands work on it\n"
+
+#include "cli_duration.h"
 
 #endif

@@ -13,7 +13,7 @@
   "  --who NAME          the owner acting (required; 1..255 bytes)\n"
 
 #define LEASE_OPTION                                                           \
-  "  --lease SECONDS     the claim lapses after this long unless extended\n"  \
+  "  --lease DURATION    the claim lapses after this long unless extended\n"  \
   "                      (fractions allowed: 0.5; at most 30 days). A\n"      \
   "                      lapsed claim makes the job claimable again.\n"
 
@@ -96,7 +96,7 @@ const cli_command cli_cmd_claim_next = {
     LEASE_OPTION
     "  --count N           claim up to N jobs (1 to 4096) at once\n"
     CLI_HELP_NAMES("claim", "claimed")
-    "  --wait SECONDS      wait up to this long for a claimable job (fractions\n"
+    "  --wait DURATION     wait up to this long for a claimable job (fractions\n"
     "                      allowed; `inf`: without limit). SIGINT or SIGTERM\n"
     "                      ends the wait (exit 130 or 143)\n"
     CLI_HELP_CREATE
@@ -123,7 +123,7 @@ const cli_command cli_cmd_claim_next = {
 
 const cli_command cli_cmd_abandon = {
     "abandon", "release a claim: the job is retried (at once or later)",
-    "Usage: jobboard abandon --who NAME [--reason TEXT] [--retry-in SECONDS |\n"
+    "Usage: jobboard abandon --who NAME [--reason TEXT] [--retry-in DURATION |\n"
     "                        --retry-in backoff | --dead] [OPTIONS] UUID\n"
     "\n"
     "Give up NAME's claim on the job UUID: a failed attempt. It stays on the\n"
@@ -142,12 +142,12 @@ const cli_command cli_cmd_abandon = {
     TOKEN_OPTION
     "  --reason TEXT       why (kept with the job: show, dead show, history;\n"
     "                      up to 1024 bytes)\n"
-    "  --retry-in SECONDS  claimable again only after this long (fractions\n"
+    "  --retry-in DURATION claimable again only after this long (fractions\n"
     "                      allowed); 'backoff': after the job's back-off,\n"
     "                      doubling per attempt from post --backoff (else the\n"
     "                      board's, 1 s) up to --backoff-max (1 h), +-20 %.\n"
     "                      A job Redis decides keeps no delay: 'backoff'\n"
-    "                      gives it back at once, SECONDS is refused\n"
+    "                      gives it back at once, DURATION is refused\n"
     "  --dead              to the dead letters now, whatever its attempts\n"
     CLI_HELP_REDIS_OPTIONS
     CLI_HELP_BOARD_OPTIONS
@@ -426,17 +426,17 @@ int cmd_claim_next(int argc, char **argv) {
 
 const cli_command cli_cmd_extend = {
     "extend", "extend the lease of one's claim",
-    "Usage: jobboard extend --who NAME --lease SECONDS [--token T] [OPTIONS] UUID\n"
+    "Usage: jobboard extend --who NAME --lease DURATION [--token T] [OPTIONS] UUID\n"
     "\n"
     "NAME, the job's owner, extends its claim on the job UUID: the claim now\n"
-    "lapses SECONDS from now (a claim that had no lease gets one). Extend\n"
+    "lapses DURATION from now (a claim that had no lease gets one). Extend\n"
     "while working, well before the lease runs out. A claim that already\n"
     "lapsed cannot be extended: claim the job again. Prints nothing on\n"
     "success (with --json: {\"uuid\", \"expires_in_ms\"}).\n"
     "\n"
     "Options:\n"
     WHO_OPTION
-    "  --lease SECONDS     the new lease, from now (required; fractions\n"
+    "  --lease DURATION    the new lease, from now (required; fractions\n"
     "                      allowed; at most 30 days)\n"
     TOKEN_OPTION
     CLI_HELP_REDIS_OPTIONS
@@ -456,7 +456,7 @@ int cmd_extend(int argc, char **argv) {
   if (rc != CLI_CONTINUE) return rc;
   if ((rc = cli_need_who(&cli_cmd_extend, &o)) != 0) return rc;
   if (o.lease_ms == 0)
-    return cli_cmd_usage(&cli_cmd_extend, "--lease SECONDS is required");
+    return cli_cmd_usage(&cli_cmd_extend, "--lease DURATION is required");
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
@@ -546,10 +546,10 @@ int cmd_progress(int argc, char **argv) {
 
 const cli_command cli_cmd_snooze = {
     "snooze", "give one's claim back for a while, spending no attempt",
-    "Usage: jobboard snooze --who NAME [--token T] [OPTIONS] UUID SECONDS\n"
+    "Usage: jobboard snooze --who NAME [--token T] [OPTIONS] UUID DURATION\n"
     "\n"
-    "NAME, the owner of the claim on the job UUID, gives it back for SECONDS\n"
-    "(0 or more, fractions allowed; at most 10 years): the job is UNCLAIMED\n"
+    "NAME, the owner of the claim on the job UUID, gives it back for DURATION\n"
+    "(0 or more: 300, 5m, 1h30m; at most 3650d): the job is UNCLAIMED\n"
     "again and not claimable before then (listed with its due time), in its\n"
     "old place. Unlike `abandon`, a snooze is not a failed attempt: the\n"
     "job's attempts stay as they are and its snoozes count one more (`show`,\n"
@@ -571,13 +571,13 @@ const cli_command cli_cmd_snooze = {
     CLI_HELP_ENV
     "\n"
     CLI_HELP_EXIT_COMMON NOT_OWNER_EXITS
-    "  SECONDS that is not a number from 0 to 315360000 is a usage error\n"
+    "  DURATION that is not a duration from 0 to 3650d is a usage error\n"
     "  (2), and so is a snooze past the job's --max-snoozes; nothing is\n"
     "  written.\n"
     "\n"
     "Example:\n"
     "  jobboard snooze --who w1 \"$uuid\" 300   # the remote host is down\n",
-    CLI_O_WHO | CLI_O_TOKEN, 2, 2, "UUID SECONDS"};
+    CLI_O_WHO | CLI_O_TOKEN, 2, 2, "UUID DURATION"};
 
 int cmd_snooze(int argc, char **argv) {
   cli_opts o;
@@ -587,9 +587,8 @@ int cmd_snooze(int argc, char **argv) {
   if ((rc = cli_check_uuid("job uuid", o.args[0])) != 0) return rc;
   int64_t ms;
   if (!cli_parse_seconds(o.args[1], 0, JB_DELAY_MAX_MS, &ms))
-    return cli_cmd_usage(&cli_cmd_snooze, "SECONDS: '%s' is not a delay "
-                         "(seconds, from 0 to %lld, fractions allowed)",
-                         o.args[1], (long long)(JB_DELAY_MAX_MS / 1000));
+    return cli_duration_usage(&cli_cmd_snooze, "the snooze", o.args[1], 1000, 0,
+                              JB_DELAY_MAX_MS);
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   int st = jb_snooze(b, o.args[0], o.who, o.token, ms);
@@ -616,8 +615,9 @@ const cli_command cli_cmd_expires_in = {
     "expires-in", "print how long a job's claim has left",
     "Usage: jobboard expires-in [OPTIONS] UUID\n"
     "\n"
-    "Print how long the claim on the job UUID has left: a number of\n"
-    "milliseconds (rounded up) when it has a lease; 'no expiry' when it\n"
+    "Print how long the claim on the job UUID has left: a duration as the\n"
+    "options take them (29s, 4m10s; whole seconds rounded up, 850ms below\n"
+    "a second) when it has a lease; 'no expiry' when it\n"
     "lives until its owner acts (or, bound to a process, while that process\n"
     "runs); 'not claimed' when nobody holds it (unclaimed, its claim\n"
     "lapsed, or the job is not on the board). With --json:\n"
@@ -648,13 +648,14 @@ int cmd_expires_in(int argc, char **argv) {
   jb_board_close(b);
   if (st != JB_OK) return cli_fail(st);
   int bad;
+  char left[48];
   if (o.json)
     bad = cli_json_print(json_pack(
         "{s:s,s:b,s:o}", "uuid", o.args[0], "claimed",
         e != JB_EXPIRY_NOT_CLAIMED, "expires_in_ms",
         e == JB_EXPIRY_AT ? json_integer((json_int_t)ms) : json_null()));
   else if (e == JB_EXPIRY_AT)
-    bad = printf("%lld\n", (long long)ms) < 0;
+    bad = puts(cli_format_remaining(left, sizeof left, ms)) == EOF;
   else
     bad = puts(e == JB_EXPIRY_NONE ? "no expiry" : "not claimed") == EOF;
   return bad ? CLI_EXIT_ERROR : CLI_EXIT_OK;

@@ -409,7 +409,7 @@ int cmd_history(int argc, char **argv) {
 
 const cli_command cli_cmd_wait_done = {
     "wait-done", "wait for a job to complete; print its outcome and result",
-    "Usage: jobboard wait-done [--timeout SECONDS] [OPTIONS] UUID\n"
+    "Usage: jobboard wait-done [--timeout DURATION] [OPTIONS] UUID\n"
     "\n"
     "Wait until the job UUID leaves the board, then print how it ended and\n"
     "the result its owner gave, from the board's history (see `jobboard\n"

@@ -17,6 +17,7 @@
  * to come back when its lease lapses.
  */
 #include "cli.h"
+#include "cli_getopt.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -303,8 +304,11 @@ static int parse_args(demo_opts *o, int argc, char **argv) {
   opterr = 0;
   int c, rc;
   size_t v;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = cli_getopt_long(argc, argv, ":h", longopts)) != -1) {
     switch (c) {
+    case CLI_OPT_ABBREVIATED:
+      return cli_usage_error("demo: %s (try 'jobboard demo --help')",
+                             cli_abbreviation_text());
     case 'h': fputs(demo_help, stdout); return CLI_EXIT_OK;
     case OPT_JOBS:
       if ((rc = parse_count(&o->jobs, "--jobs", optarg, 1, MAX_JOBS)))

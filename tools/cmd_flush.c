@@ -24,9 +24,9 @@ const cli_command cli_cmd_flush = {
     "board with --durability interval does.\n"
     "\n"
     "Options:\n"
-    "  --interval MS       milliseconds, 1 to 86400000, with an optional\n"
-    "                      unit (250ms, 2s); 0 or 'default' for the default\n"
-    "                      of 1000 ms\n"
+    "  --interval MS       a duration up to 1d (250ms, 2s, 1m); a bare\n"
+    "                      number is milliseconds here; 0 or 'default' for\n"
+    "                      the default of 1s\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     "Output: one line: whether the board uses interval, this process's\n"
@@ -50,9 +50,8 @@ static long long parse_interval(const char *v) {
   int64_t ms = 0;
   if (strcmp(v, "default") == 0) return 0;
   if (cli_parse_interval(&ms, v) == 0) return ms;
-  cli_cmd_usage(&cli_cmd_flush, "--interval: '%s' is not a flush interval "
-                "(milliseconds from 1 to 86400000, or with a unit: 250ms, "
-                "2s; 0 or 'default' for the default)", v);
+  cli_duration_usage(&cli_cmd_flush, "--interval (0 or 'default' for the "
+                     "default)", v, 1, 0, 86400000);
   return -1;
 }
 

@@ -168,7 +168,7 @@ const cli_command cli_cmd_dead = {
     "Usage: jobboard dead list [--json] [OPTIONS]\n"
     "       jobboard dead show [--json] [OPTIONS] UUID\n"
     "       jobboard dead requeue [--keep-attempts] [OPTIONS] UUID...\n"
-    "       jobboard dead purge (--older-than SECONDS | --all) --yes [OPTIONS]\n"
+    "       jobboard dead purge (--older-than DURATION | --all) --yes [OPTIONS]\n"
     "       jobboard dead purge [OPTIONS] UUID...\n"
     "\n"
     "The dead letters are the jobs that left the board without completing:\n"
@@ -189,7 +189,7 @@ const cli_command cli_cmd_dead = {
     "           another live job holds it: the letter stays). The letter of\n"
     "           a job Redis decided (published) is refused (exit 2): Redis\n"
     "           keeps its uuid's publication mark; post it again instead\n"
-    "  purge    delete those that died more than --older-than SECONDS ago, or\n"
+    "  purge    delete those that died more than --older-than DURATION ago, or\n"
     "           all of them with --all; needs --yes. Prints the number.\n"
     "           Or delete the letters UUID... named, each on its own (no\n"
     "           --yes needed; a UUID with no letter: exit 3, the others are\n"
@@ -201,7 +201,7 @@ const cli_command cli_cmd_dead = {
     "\n"
     "Options:\n"
     "  --keep-attempts     requeue: keep the attempts counted so far\n"
-    "  --older-than SECONDS  purge: only those dead longer than this\n"
+    "  --older-than DURATION purge: only those dead longer than this\n"
     "  --all               purge: every one\n"
     "  --yes               confirm purge\n"
     CLI_HELP_BOARD_OPTIONS
@@ -307,12 +307,12 @@ int cmd_dead(int argc, char **argv) {
   bool by_age = o.all || o.older_than_ms >= 0, by_uuid = purge && o.nargs > 1;
   if (by_uuid && by_age)
     return cli_cmd_usage(&cli_cmd_dead, "purge: give UUIDs or --older-than "
-                         "SECONDS or --all, not both");
+                         "DURATION or --all, not both");
   if (purge && !by_uuid && !by_age)
     return cli_cmd_usage(&cli_cmd_dead, "purge: give the UUIDs of the letters "
-                         "to delete, or --older-than SECONDS or --all");
+                         "to delete, or --older-than DURATION or --all");
   if (purge && by_age && o.all && o.older_than_ms >= 0)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give --older-than SECONDS or "
+    return cli_cmd_usage(&cli_cmd_dead, "purge: give --older-than DURATION or "
                          "--all");
   if (purge && by_age && !o.yes)
     return cli_cmd_usage(&cli_cmd_dead, "purge deletes dead letters for good: "
@@ -373,8 +373,8 @@ int cmd_dead(int argc, char **argv) {
 
 const cli_command cli_cmd_policy = {
     "policy", "show or set the board's retry policy",
-    "Usage: jobboard policy [--max-attempts N] [--backoff SECONDS]\n"
-    "                       [--backoff-max SECONDS] [OPTIONS]\n"
+    "Usage: jobboard policy [--max-attempts N] [--backoff DURATION]\n"
+    "                       [--backoff-max DURATION] [OPTIONS]\n"
     "\n"
     "Show the board's retry policy, or set the parts given (the others stay\n"
     "as they are). It is stored in the board: every process uses it, for\n"
@@ -391,8 +391,8 @@ const cli_command cli_cmd_policy = {
     "Options:\n"
     "  --max-attempts N    1 or more (0 is not accepted: the default, no\n"
     "                      maximum, is what a new board has)\n"
-    "  --backoff SECONDS   fractions allowed\n"
-    "  --backoff-max SECONDS\n"
+    "  --backoff DURATION  fractions allowed\n"
+    "  --backoff-max DURATION\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     "Output: max_attempts, backoff and backoff_max in seconds (with --json:\n"
@@ -437,8 +437,10 @@ int cmd_policy(int argc, char **argv) {
       printf("max_attempts: %u\n", (unsigned)p.max_attempts);
     else
       puts("max_attempts: none");
-    printf("backoff:      %.3f s\nbackoff_max:  %.3f s\n",
-           p.backoff_ms / 1000.0, p.backoff_max_ms / 1000.0);
+    char lo[48], hi[48];
+    printf("backoff:      %s\nbackoff_max:  %s\n",
+           cli_format_duration(lo, sizeof lo, p.backoff_ms),
+           cli_format_duration(hi, sizeof hi, p.backoff_max_ms));
   }
   jb_board_close(b);
   return rc;

@@ -183,8 +183,10 @@ static int print_job_text(const jb_job *job) {
     cli_format_time(dl, sizeof dl, jb_job_deadline(job));
     printf("deadline:  %s (expires unless claimed by then)\n", dl);
   }
+  char limit[48];
   if (jb_job_time_limit(job))
-    printf("limit:     %.3f s per claim\n", jb_job_time_limit(job) / 1000.0);
+    printf("limit:     %s per claim\n",
+           cli_format_duration(limit, sizeof limit, jb_job_time_limit(job)));
   if (jb_job_unique_key(job)) {
     fputs("unique:    ", stdout);
     cli_put_text(stdout, jb_job_unique_key(job));

@@ -67,11 +67,11 @@ const cli_command cli_cmd_post = {
     "                      the other options are then given per line\n"
     "\n"
     "A job's life (see jobboard(1), \"A JOB'S LIFE\"):\n"
-    "  --delay SECONDS     not claimable for this long (listed and counted,\n"
+    "  --delay DURATION    not claimable for this long (listed and counted,\n"
     "                      with its due time; fractions allowed)\n"
     "  --not-before TIME   not claimable before TIME: RFC 3339, UTC unless it\n"
     "                      says otherwise (2026-11-28T09:30:00, ...+01:00),\n"
-    "                      @UNIXSECONDS, +SECONDS (from now) or now\n"
+    "                      @UNIXSECONDS, now, or from now: +10m, +90\n"
     "  --unique KEY        refused while a live job (claimed or not, delayed\n"
     "                      or not) holds KEY: that job's uuid is printed and\n"
     "                      the exit status is 11; the key is free again once\n"
@@ -88,16 +88,16 @@ const cli_command cli_cmd_post = {
     "  --max-attempts N    after N failed attempts (abandoned, retried, a\n"
     "                      lapsed claim, a time limit) the job goes to the dead\n"
     "                      letters (default: the board's policy, no maximum)\n"
-    "  --time-limit SECONDS  a claim of the job lapses this long after it is\n"
+    "  --time-limit DURATION a claim of the job lapses this long after it is\n"
     "                      made, however often its holder renews it (`work`\n"
     "                      stops its command then)\n"
-    "  --backoff SECONDS   the first retry's back-off (doubling, +-20 %\n"
+    "  --backoff DURATION  the first retry's back-off (doubling, +-20 %\n"
     "                      jitter; default: the board's, 1 s)\n"
-    "  --backoff-max SECONDS  the longest back-off (default: the board's, 1 h)\n"
+    "  --backoff-max DURATION the longest back-off (default: the board's, 1 h)\n"
     "  --max-snoozes N     `snooze` (and `work`'s exit 76) is refused once the\n"
     "                      job snoozed N times (default: no limit); snoozes\n"
     "                      are not attempts\n"
-    "  --expires SECONDS   a deadline to start: not claimed within SECONDS of\n"
+    "  --expires DURATION  a deadline to start: not claimed within DURATION of\n"
     "                      the post (fractions allowed), the job ends EXPIRED\n"
     "                      (`history` says \"expired\") and is never claimed; a\n"
     "                      claim before it starts the job and the deadline no\n"
@@ -279,6 +279,6 @@ int cmd_post(int argc, char **argv) {
   if (o.nargs == 0) return cli_cmd_usage(&cli_cmd_post, "missing NAME");
   if (o.expires_dead && !o.expires_ms)
     return cli_cmd_usage(&cli_cmd_post, "--expires-dead needs --expires "
-                         "SECONDS (a deadline to start)");
+                         "DURATION (a deadline to start)");
   return post_one(&o);
 }

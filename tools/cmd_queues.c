@@ -113,11 +113,11 @@ const cli_command cli_cmd_rate = {
     "       jobboard rate [OPTIONS] NAME none\n"
     "       jobboard rate [OPTIONS] PREFIX* COUNT PERIOD|none\n"
     "\n"
-    "Let at most COUNT jobs named NAME be claimed per PERIOD seconds (a\n"
-    "decimal number such as 0.5 or 60, to the millisecond), by every\n"
+    "Let at most COUNT jobs named NAME be claimed per PERIOD (a DURATION:\n"
+    "500ms, 60 or 1m, 1h; seconds when bare, to the millisecond), by every\n"
     "worker of every process together (say, an API allowing 100 calls a\n"
     "minute). The limit is a token bucket: COUNT claims may go at once,\n"
-    "then one every PERIOD/COUNT seconds. Each claim decides it in its own\n"
+    "then one every PERIOD/COUNT. Each claim decides it in its own\n"
     "transaction, so no race exceeds it: claim-next and `work` pass NAME's\n"
     "jobs over while it has no token, and a worker waiting only for them\n"
     "sleeps until the next token is due and wakes then. A claim of one by\n"
@@ -148,8 +148,8 @@ const cli_command cli_cmd_rate = {
     "\n"
     CLI_HELP_EXIT_COMMON ", or no job named NAME was ever posted on\n"
     "     the board\n"
-    "  COUNT not a number from 1 to 1000000, PERIOD not a number of seconds\n"
-    "  above 0 (at most 366 days, at most 3 decimals), or more than one\n"
+    "  COUNT not a number from 1 to 1000000, PERIOD not a duration from\n"
+    "  1ms to 366d, or more than one\n"
     "  claim a microsecond, is a usage error (2).\n"
     "\n"
     "Examples:\n"
@@ -292,11 +292,14 @@ void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
   if (q->cap)
     snprintf(cap, 32, "%u/%u%s", q->held, q->cap, q->cap_each ? "*" : "");
   if (q->rate) {
-    int n = snprintf(rate, 64, "%u/%gs%s", q->rate,
-                     (double)q->period_ms / 1e3, q->rate_each ? "*" : "");
+    char per[40], wait[40];
+    int n = snprintf(rate, 64, "%u/%s%s", q->rate,
+                     cli_format_duration(per, sizeof per, q->period_ms),
+                     q->rate_each ? "*" : "");
     if (q->next_token_us > now_us && n > 0)
-      snprintf(rate + n, 64 - (size_t)n, " +%.1fs",
-               (double)(q->next_token_us - now_us) / 1e6);
+      snprintf(rate + n, 64 - (size_t)n, " +%s",
+               cli_format_remaining(wait, sizeof wait,
+                                    (q->next_token_us - now_us + 999) / 1000));
   }
 }
 
@@ -333,26 +336,13 @@ int cmd_cap(int argc, char **argv) {
   return rc;
 }
 
-/* PERIOD of `jobboard rate`: decimal seconds, to the millisecond, above 0
- * and at most JB_RATE_PERIOD_MAX_MS. false for anything else. */
+/* PERIOD of `jobboard rate`: a duration (cli_parse_seconds), from a
+ * millisecond to JB_RATE_PERIOD_MAX_MS. false for anything else. */
 static bool parse_period(const char *p, uint64_t *ms) {
-  uint64_t whole = 0, frac = 0;
-  int digits = 0, fdigits = 0;
-  for (; *p >= '0' && *p <= '9'; p++, digits++) {
-    if (whole > JB_RATE_PERIOD_MAX_MS / 1000) return false;
-    whole = whole * 10 + (uint64_t)(*p - '0');
-  }
-  if (*p == '.') {
-    for (p++; *p >= '0' && *p <= '9'; p++, fdigits++) {
-      if (fdigits == 3) return false;
-      frac = frac * 10 + (uint64_t)(*p - '0');
-    }
-  }
-  if (*p != '\0' || digits + fdigits == 0) return false;
-  for (int i = fdigits; i < 3; i++) frac *= 10;
-  if (whole > JB_RATE_PERIOD_MAX_MS / 1000) return false;
-  *ms = whole * 1000 + frac;
-  return *ms > 0 && *ms <= JB_RATE_PERIOD_MAX_MS;
+  int64_t v;
+  if (!cli_parse_seconds(p, 1, JB_RATE_PERIOD_MAX_MS, &v)) return false;
+  *ms = (uint64_t)v;
+  return true;
 }
 
 int cmd_rate(int argc, char **argv) {
@@ -376,16 +366,17 @@ int cmd_rate(int argc, char **argv) {
       return cli_cmd_usage(&cli_cmd_rate, "COUNT: '%s' is not a number from "
                            "1 to 1000000 (or none)", n);
     if (o.nargs != 3)
-      return cli_cmd_usage(&cli_cmd_rate, "give a PERIOD in seconds after "
+      return cli_cmd_usage(&cli_cmd_rate, "give a PERIOD (a duration) after "
                            "COUNT");
     if (!parse_period(o.args[2], &period_ms))
-      return cli_cmd_usage(&cli_cmd_rate, "PERIOD: '%s' is not a number of "
-                           "seconds above 0 and at most %llu, to the "
-                           "millisecond", o.args[2],
-                           (unsigned long long)(JB_RATE_PERIOD_MAX_MS / 1000));
+      return cli_duration_usage(&cli_cmd_rate, "PERIOD", o.args[2], 1000, 1,
+                                JB_RATE_PERIOD_MAX_MS);
+    char per[48];
     if (period_ms * 1000 < count)
-      return cli_cmd_usage(&cli_cmd_rate, "%lu claims per %s s is more than "
-                           "one a microsecond", count, o.args[2]);
+      return cli_cmd_usage(&cli_cmd_rate, "%lu claims per %s is more than "
+                           "one a microsecond", count,
+                           cli_format_duration(per, sizeof per,
+                                               (int64_t)period_ms));
   }
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
@@ -427,9 +418,10 @@ static int prefix_out(queues_out *out, const char *prefix, uint32_t count,
   }
   printf("each name of ");
   cli_put_text(stdout, prefix);
+  char per[48];
   if (period_ms)
-    printf("* is limited to %u claims per %gs\n", count,
-           (double)period_ms / 1e3);
+    printf("* is limited to %u claims per %s\n", count,
+           cli_format_duration(per, sizeof per, (int64_t)period_ms));
   else
     printf("* is capped at %u claims at once\n", count);
   return 0;

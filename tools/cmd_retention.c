@@ -31,8 +31,7 @@ const cli_command cli_cmd_retention = {
     "\n"
     "Values:\n"
     "  N        a count, 1 or more\n"
-    "  AGE      seconds (fractions allowed), or with a unit: 90s, 30m, 12h,\n"
-    "           7d\n"
+    "  AGE      a DURATION: 90s, 30m, 12h, 7d, 1d12h, or seconds\n"
     "  none     no bound (kept until purged)\n"
     "  default  the default again (for the history: a process's own\n"
     "           history_max option, else the default)\n"
@@ -78,32 +77,17 @@ static int parse_count(const char *opt, const char *v, int64_t *out) {
   return 0;
 }
 
-/* An age: seconds with an optional unit, "none" or "default"; ms out. */
+/* An age: a duration (cli_parse_seconds), "none" or "default"; ms out. */
 static int parse_age(const char *opt, const char *v, int64_t *out) {
   if (special(v, out)) return 0;
-  char *end;
-  errno = 0;
-  double sec = strtod(v, &end);
-  double unit = 1;
-  if (end != v && *end && end[1] == '\0') {
-    switch (*end) {
-    case 's': unit = 1; end++; break;
-    case 'm': unit = 60; end++; break;
-    case 'h': unit = 3600; end++; break;
-    case 'd': unit = 86400; end++; break;
-    default: break;
-    }
-  }
-  double ms = sec * unit * 1000.0;
-  if (end == v || *end != '\0' || errno != 0 || !isfinite(ms) || ms < 0 ||
-      ms > (double)(INT64_MAX / 1000))
-    return cli_cmd_usage(&cli_cmd_retention, "%s: '%s' is not an age "
-                         "(seconds, or with a unit s, m, h or d; none or "
-                         "default)", opt, v);
-  if (ms < 1)
+  char what[64];
+  snprintf(what, sizeof what, "%s (or none, default)", opt);
+  if (!cli_parse_seconds(v, 0, INT64_MAX / 1000, out))
+    return cli_duration_usage(&cli_cmd_retention, what, v, 1000, 1,
+                              INT64_MAX / 1000);
+  if (*out < 1)
     return cli_cmd_usage(&cli_cmd_retention, "%s: '%s' is no age (say none "
                          "for no bound, default for the default)", opt, v);
-  *out = (int64_t)(ms + 0.5);
   return 0;
 }
 
@@ -126,10 +110,10 @@ static void print_count(const char *label, int64_t v, int64_t stored) {
 static void print_age(const char *label, int64_t ms, int64_t stored) {
   if (ms == JB_RETAIN_NONE)
     printf("%-16s none", label);
-  else if (ms % 86400000 == 0)
-    printf("%-16s %" PRId64 "d", label, ms / 86400000);
-  else
-    printf("%-16s %.3f s", label, ms / 1000.0);
+  else {
+    char d[48];
+    printf("%-16s %s", label, cli_format_duration(d, sizeof d, ms));
+  }
   puts(stored ? "" : " (default)");
 }
 

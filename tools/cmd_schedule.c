@@ -14,11 +14,11 @@
 
 const cli_command cli_cmd_schedule = {
     "schedule", "periodic jobs: add, list, remove, run (tick)",
-    "Usage: jobboard schedule add NAME (--every SECONDS | --cron 'SPEC')\n"
+    "Usage: jobboard schedule add NAME (--every DURATION | --cron 'SPEC')\n"
     "                --job-name JOBNAME [--details JSON] [--priority P]\n"
     "                [--book-name NAME --book-uuid UUID] [--catch-up skip|all]\n"
-    "                [--start TIME] [--max-attempts N] [--time-limit SECONDS]\n"
-    "                [--backoff SECONDS] [--backoff-max SECONDS] [--replace]\n"
+    "                [--start TIME] [--max-attempts N] [--time-limit DURATION]\n"
+    "                [--backoff DURATION] [--backoff-max DURATION] [--replace]\n"
     "                [OPTIONS]\n"
     "       jobboard schedule list [--json] [OPTIONS]\n"
     "       jobboard schedule remove [OPTIONS] NAME...\n"
@@ -33,7 +33,7 @@ const cli_command cli_cmd_schedule = {
     "is posted exactly once.\n"
     "\n"
     "When it runs (times are UTC):\n"
-    "  --every SECONDS  at --start, then every SECONDS (from 1, fractions\n"
+    "  --every DURATION at --start, then every DURATION (from 1s: 90, 5m,\n"
     "                   allowed); without --start the first run is one\n"
     "                   interval after the add\n"
     "  --cron 'SPEC'    at each minute that matches \"minute hour\n"
@@ -77,7 +77,7 @@ const cli_command cli_cmd_schedule = {
     "          until SIGINT or SIGTERM (exit 0).\n"
     "\n"
     "Options:\n"
-    "  --every SECONDS     an interval schedule\n"
+    "  --every DURATION    an interval schedule\n"
     "  --cron 'SPEC'       a cron schedule (quote it)\n"
     "  --job-name JOBNAME  the name of the jobs it posts (required for add)\n"
     "  --details JSON      their details (a JSON object; @FILE or - reads it\n"
@@ -87,9 +87,9 @@ const cli_command cli_cmd_schedule = {
     "  --catch-up skip|all what to post for missed runs (default skip)\n"
     "  --start TIME        the first (--every) or earliest (--cron) run: ISO\n"
     "                      8601 (2026-12-01T06:00:00Z), @UNIXSECONDS,\n"
-    "                      +SECONDS or now\n"
-    "  --max-attempts N, --time-limit SECONDS, --backoff SECONDS,\n"
-    "  --backoff-max SECONDS  each run's job's options (see `post --help`)\n"
+    "                      now, or from now: +10m\n"
+    "  --max-attempts N, --time-limit DURATION, --backoff DURATION,\n"
+    "  --backoff-max DURATION each run's job's options (see `post --help`)\n"
     "  --replace           add: replace a schedule of that name\n"
     "  --at TIME           run: tick at this time instead of now\n"
     "  --loop              run: keep ticking until signalled\n"
@@ -112,7 +112,7 @@ static int add(cli_opts *o) {
   if (o->nargs != 2)
     return cli_cmd_usage(&cli_cmd_schedule, "add takes one NAME");
   if ((o->every_ms != 0) == (o->cron != NULL))
-    return cli_cmd_usage(&cli_cmd_schedule, "add: give --every SECONDS or "
+    return cli_cmd_usage(&cli_cmd_schedule, "add: give --every DURATION or "
                          "--cron 'SPEC'%s", o->cron ? ", not both" : "");
   if (o->job_name == NULL)
     return cli_cmd_usage(&cli_cmd_schedule, "add: missing --job-name");
@@ -210,12 +210,13 @@ static json_t *schedule_json(const jb_schedule *s) {
 static int list_one(const jb_schedule *s, void *payload) {
   const cli_opts *o = payload;
   if (o->json) return cli_json_print(schedule_json(s)) ? 1 : 0;
-  char next[40], when[64];
+  char next[40], when[64], every[48];
   cli_format_time(next, sizeof next, s->next_us);
   if (s->cron)
     snprintf(when, sizeof when, "cron '%s'", s->cron);
   else
-    snprintf(when, sizeof when, "every %.3f s", s->every_ms / 1000.0);
+    snprintf(when, sizeof when, "every %s",
+             cli_format_duration(every, sizeof every, s->every_ms));
   cli_put_text(stdout, s->name);
   printf("  %s  %s  next %s  runs %" PRIu64 "  ", when,
          jb_catchup_name(s->catch_up), next, s->runs);

@@ -21,8 +21,8 @@
 
 const cli_command cli_cmd_sync = {
     "sync", "share the board through Redis: run its replicator (a daemon)",
-    "Usage: jobboard sync [--redis URL] [--namespace NS] [--poll SECONDS]\n"
-    "                     [--keepalive SECONDS] [--verify-every SECONDS]\n"
+    "Usage: jobboard sync [--redis URL] [--namespace NS] [--poll DURATION]\n"
+    "                     [--keepalive DURATION] [--verify-every DURATION]\n"
     "                     [OPTIONS]\n"
     "\n"
     "Share the board through a Redis server, with other boards and with\n"
@@ -101,13 +101,13 @@ const cli_command cli_cmd_sync = {
     "\n"
     "Options:\n"
     CLI_HELP_REDIS_OPTIONS
-    "  --poll SECONDS      longest time before a change made by a taskflow\n"
+    "  --poll DURATION     longest time before a change made by a taskflow\n"
     "                      peer is seen (fractions allowed; default 1)\n"
-    "  --keepalive SECONDS the expiry in Redis of claims bound to a process\n"
+    "  --keepalive DURATION the expiry in Redis of claims bound to a process\n"
     "                      of this host (`jobboard work`), renewed every\n"
     "                      third of it while the process lives, by this\n"
     "                      daemon and by the process itself (default 30)\n"
-    "  --verify-every SECONDS\n"
+    "  --verify-every DURATION\n"
     "                      compare the board with Redis in full this often\n"
     "                      and repair what differs (default 30; 0: only at\n"
     "                      connect, after posts and after a data loss). Cost:\n"
@@ -429,9 +429,10 @@ static int print_status(const jb_sync_status *st, const char *url,
     put_time("last sync:", st->last_sync_us);
   else
     printf("%-14s never\n", "last sync:");
-  char every[48];
+  char every[48], d[40];
   if (st->verify_ms > 0)
-    snprintf(every, sizeof every, "every %.1f s", st->verify_ms / 1e3);
+    snprintf(every, sizeof every, "every %s",
+             cli_format_duration(d, sizeof d, st->verify_ms));
   else
     snprintf(every, sizeof every, "not on schedule");
   if (st->last_full_us > 0) {

@@ -33,7 +33,7 @@
 
 const cli_command cli_cmd_top = {
     "top", "watch the board at a glance, redrawn as it changes",
-    "Usage: jobboard top [--name NAME]... [--interval SECONDS] [--once]\n"
+    "Usage: jobboard top [--name NAME]... [--interval DURATION] [--once]\n"
     "                    [OPTIONS]\n"
     "\n"
     "Show the board at a glance, as top(1) shows processes, and redraw it\n"
@@ -89,8 +89,8 @@ const cli_command cli_cmd_top = {
     "Options:\n"
     CLI_HELP_NAME_FILTER("jobs")
     "                      (the names' rows, and every count of the frame)\n"
-    "  --interval SECONDS  redraw at least this often (default 2; from 0.1\n"
-    "                      to 86400, fractions allowed)\n"
+    "  --interval DURATION redraw at least this often (default 2s; from\n"
+    "                      100ms to 1d)\n"
     "  --once              print one frame as plain text and exit\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
@@ -726,9 +726,8 @@ int cmd_top(int argc, char **argv) {
   int64_t interval_ms = 2000;
   if (o.flush_interval &&
       !cli_parse_seconds(o.flush_interval, 100, 86400000, &interval_ms))
-    return cli_cmd_usage(&cli_cmd_top, "--interval: '%s' is not a time "
-                         "(seconds from 0.1 to 86400, fractions allowed)",
-                         o.flush_interval);
+    return cli_duration_usage(&cli_cmd_top, "--interval", o.flush_interval,
+                              1000, 100, 86400000);
   bool live = !o.once && !o.json && isatty(STDOUT_FILENO);
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;

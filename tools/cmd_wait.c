@@ -8,7 +8,7 @@
 
 const cli_command cli_cmd_wait = {
     "wait", "block until the board holds a job (or a claimable one)",
-    "Usage: jobboard wait [--claimable] [--timeout SECONDS] [--name NAME]...\n"
+    "Usage: jobboard wait [--claimable] [--timeout DURATION] [--name NAME]...\n"
     "                     [OPTIONS]\n"
     "\n"
     "Return as soon as the board holds at least one job, or with --claimable\n"

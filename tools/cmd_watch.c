@@ -12,7 +12,7 @@
 
 const cli_command cli_cmd_watch = {
     "watch", "print the board's events as they happen (the change log)",
-    "Usage: jobboard watch [--from SEQ] [--count N] [--timeout SECONDS]\n"
+    "Usage: jobboard watch [--from SEQ] [--count N] [--timeout DURATION]\n"
     "                      [--name NAME]... [OPTIONS]\n"
     "\n"
     "Print the board's change log, one event per line, and keep printing\n"
@@ -70,7 +70,7 @@ const cli_command cli_cmd_watch = {
     "                      event). --from 1 replays the whole log when\n"
     "                      nothing was dropped yet.\n"
     "  --count N           stop after printing N events\n"
-    "  --timeout SECONDS   stop once no event has come for this long\n"
+    "  --timeout DURATION  stop once no event has come for this long\n"
     "                      (fractions allowed; 0 prints what the log holds\n"
     "                      and stops; `inf` or no --timeout: no limit);\n"
     "                      with --name, no event of those names\n"

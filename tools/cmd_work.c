@@ -15,6 +15,7 @@
  * handler.
  */
 #include "cli_common.h"
+#include "cli_getopt.h"
 #include "json.h"
 
 #include <errno.h>
@@ -84,9 +85,9 @@ extern char **environ;
 
 const cli_command cli_cmd_work = {
     "work", "run a command for each job: claim, run, consume (a worker)",
-    "Usage: jobboard work --who NAME [--lease SECONDS] [--jobs N]\n"
-    "                     [--concurrency N] [--timeout SECONDS]\n"
-    "                     [--time-limit SECONDS] [--grace SECONDS]\n"
+    "Usage: jobboard work --who NAME [--lease DURATION] [--jobs N]\n"
+    "                     [--concurrency N] [--timeout DURATION]\n"
+    "                     [--time-limit DURATION] [--grace DURATION]\n"
     "                     [--no-schedules] [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
@@ -115,9 +116,9 @@ const cli_command cli_cmd_work = {
     "                     \"exit 100\" (`jobboard dead list`)\n"
     "  exit 76            snoozed: given back without spending an attempt\n"
     "                     (`jobboard snooze`), claimable again after the\n"
-    "                     seconds CMD wrote to the file JOBBOARD_SNOOZE_FILE\n"
-    "                     names (e.g. echo 300 >\"$JOBBOARD_SNOOZE_FILE\";\n"
-    "                     fractions allowed, 0 to 315360000), or after 60 s\n"
+    "                     duration CMD wrote to the file JOBBOARD_SNOOZE_FILE\n"
+    "                     names (e.g. echo 5m >\"$JOBBOARD_SNOOZE_FILE\";\n"
+    "                     seconds when bare, 0 to 3650d), or after 60 s\n"
     "                     when the file is absent or empty; a file holding\n"
     "                     anything else is named in a warning and the 60 s\n"
     "                     apply. A job that snoozed its --max-snoozes times\n"
@@ -142,7 +143,7 @@ const cli_command cli_cmd_work = {
     "CMD is stopped 1 s before (half the limit when it is under 2 s), for\n"
     "the retry to reach the board while the claim holds. The sooner of the\n"
     "two applies. At it, CMD's process group gets SIGTERM, then SIGKILL if\n"
-    "it is still there --grace SECONDS later (default 5), and the job is\n"
+    "it is still there --grace DURATION later (default 5), and the job is\n"
     "retried as above; the message and the progress line say why (\"time\n"
     "limit 2.00 s exceeded\", \"the job's time limit 3.00 s reached\"). A\n"
     "CMD that outlives its job's claim (the claim lapsed: the job was back\n"
@@ -158,7 +159,7 @@ const cli_command cli_cmd_work = {
     "\n"
     "The claim is bound to the worker's process: if the worker dies (even\n"
     "by SIGKILL) the job is claimable again at once. With --lease the claim\n"
-    "also lapses after SECONDS unless renewed; the worker renews it every\n"
+    "also lapses after DURATION unless renewed; the worker renews it every\n"
     "third of that while CMD runs, so the lease only runs out if the worker\n"
     "stops (SIGSTOP, a hung machine). A worker whose claim lapsed and whose\n"
     "job was claimed again cannot complete it: the completion is refused\n"
@@ -241,19 +242,19 @@ const cli_command cli_cmd_work = {
     "Options:\n"
     "  --who NAME          the worker's name: the entity and the jobs' owner\n"
     "                      (required; 1..255 bytes)\n"
-    "  --lease SECONDS     claims lapse after this long unless renewed (the\n"
+    "  --lease DURATION    claims lapse after this long unless renewed (the\n"
     "                      worker renews them while CMD runs)\n"
     "  --jobs N            stop after N jobs (1 or more; any outcome counts;\n"
     "                      with --concurrency, the jobs of every CMD)\n"
     "  --concurrency N     run up to N CMDs at once, each with a job of its\n"
     "                      own (1 to 1024; default 1)\n"
-    "  --timeout SECONDS   stop when no job could be claimed for this long\n"
+    "  --timeout DURATION  stop when no job could be claimed for this long\n"
     "                      (exit 0; fractions allowed; default: wait forever)\n"
-    "  --time-limit SECONDS  the longest CMD may run for one job (0.001 to\n"
-    "                      2592000, fractions allowed; default: the job's\n"
+    "  --time-limit DURATION the longest CMD may run for one job (1ms to\n"
+    "                      30d; default: the job's\n"
     "                      own, if any)\n"
-    "  --grace SECONDS     from the SIGTERM that stops CMD to its SIGKILL\n"
-    "                      (0 to 86400, fractions allowed; default 5)\n"
+    "  --grace DURATION    from the SIGTERM that stops CMD to its SIGKILL\n"
+    "                      (0 to 1d; default 5s)\n"
     "  --no-schedules      do not tick the board's schedules\n"
     CLI_HELP_NAMES("take", "taken")
     CLI_HELP_CREATE
@@ -713,9 +714,11 @@ static int64_t snooze_ms(const worker *w, const char *uuid) {
   fprintf(stderr, "jobboard: work: job %s: JOBBOARD_SNOOZE_FILE holds '",
           uuid);
   cli_put_text(stderr, text);
-  fprintf(stderr, "', not seconds from 0 to %lld: snoozed for the default "
-          "%lld s\n", (long long)(JB_DELAY_MAX_MS / 1000),
-          (long long)(WORK_SNOOZE_DEFAULT_MS / 1000));
+  char hi[32], dflt[32];
+  fprintf(stderr, "', not a duration from 0s to %s (%s): snoozed for the "
+          "default %s\n", cli_format_duration(hi, sizeof hi, JB_DELAY_MAX_MS),
+          CLI_DURATION_FORMS,
+          cli_format_duration(dflt, sizeof dflt, WORK_SNOOZE_DEFAULT_MS));
   return WORK_SNOOZE_DEFAULT_MS;
 }
 
@@ -1507,21 +1510,15 @@ typedef struct {
   int concurrency;         /* --concurrency */
 } work_opts;
 
-/* The value of option `opt`, `text`: seconds (fractions allowed) from
- * min_s to max_s, to *ms (rounded to a millisecond). Else a usage error
- * saying it is not `what`. */
+/* The value of option `opt`, `text`: a duration (cli_parse_seconds) from
+ * min_s to max_s seconds, to *ms (rounded to a millisecond). Else a usage
+ * error saying why. */
 static int seconds_option(int64_t *ms, const char *opt, const char *what,
                           const char *text, double min_s, double max_s) {
-  char *end;
-  errno = 0;
-  double v = strtod(text, &end) * 1000.0;
-  if (end == text || *end != '\0' || errno != 0 || !(v >= min_s * 1000.0) ||
-      v > max_s * 1000.0)
-    return cli_cmd_usage(&cli_cmd_work, "%s: '%s' is not %s (seconds, from "
-                         "%.15g to %.15g, fractions allowed)", opt, text,
-                         what, min_s, max_s);
-  *ms = (int64_t)(v + 0.5);
-  return 0;
+  (void)what;
+  int64_t lo = (int64_t)(min_s * 1000.0 + 0.5), hi = (int64_t)(max_s * 1000.0);
+  if (cli_parse_seconds(text, lo, hi, ms)) return 0;
+  return cli_duration_usage(&cli_cmd_work, opt, text, 1000, lo, hi);
 }
 
 /* Split argv at CMD: the worker's options go to cli_parse (their checks
@@ -1547,6 +1544,10 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
       {"grace", required_argument, NULL, 259},
       {"no-schedules", no_argument, NULL, 260},
       {"create", no_argument, NULL, 256},
+      /* Every option of cli_parse's for work is here: one missing would
+       * be refused as an abbreviation of another (--name of --namespace). */
+      {"name", required_argument, NULL, 256},
+      {"in-order", no_argument, NULL, 256},
       {"concurrency", required_argument, NULL, 261},
       {NULL, 0, NULL, 0},
   };
@@ -1560,8 +1561,10 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
   for (;;) {
     int at = optind ? optind : 1;
     /* '+': the first operand is CMD; everything after it is CMD's. */
-    c = getopt_long(argc, argv, "+:h", longopts, NULL);
+    c = cli_getopt_long(argc, argv, "+:h", longopts);
     if (c == -1) break;
+    if (c == CLI_OPT_ABBREVIATED)
+      return cli_cmd_usage(&cli_cmd_work, "%s", cli_abbreviation_text());
     if (c == 257) {
       char *end;
       errno = 0;

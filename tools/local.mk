@@ -6,6 +6,10 @@ jobboard_SOURCES = \
 	tools/cli.h \
 	tools/cli_common.h \
 	tools/cli_common.c \
+	tools/cli_duration.h \
+	tools/cli_duration.c \
+	tools/cli_getopt.h \
+	tools/cli_getopt.c \
 	tools/cli_error.h \
 	tools/cli_error.c \
 	tools/json.h \

@@ -7,6 +7,7 @@
  * wherever it was written.
  */
 #include "cli_common.h"
+#include "cli_getopt.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -220,8 +221,11 @@ static int run_main(int argc, char **argv) {
   int want_help = 0, c;
   opterr = 0;
   /* '+': stop at the first operand, the command's name. */
-  while ((c = getopt_long(argc, argv, "+:hV", globals, NULL)) != -1) {
+  while ((c = cli_getopt_long(argc, argv, "+:hV", globals)) != -1) {
     switch (c) {
+    case CLI_OPT_ABBREVIATED:
+      return finish(cli_usage_error("%s (try 'jobboard --help')",
+                                    cli_abbreviation_text()));
     case 'b':
     case 'd':
       /* Passed on as "--board=DIR" so that the value stays with its name. */

@@ -229,11 +229,13 @@ static int seconds_member(int64_t *out, const json_t *v, const char *key,
     snprintf(what, sizeof what, "\"%.40s\"", json_string_value(v));
   else
     snprintf(what, sizeof what, "%s", json_type_name(v));
-  return cli_usage_error("stdin line %zu: \"%s\" must be seconds from %g to "
-                         "%lld (a number, fractions allowed, or such a "
-                         "number in a string), not %s", line, key,
-                         (double)min_ms / 1000.0, (long long)(max_ms / 1000),
-                         what);
+  char lo[48], hi[48];
+  return cli_usage_error("stdin line %zu: \"%s\" must be a duration from "
+                         "%s to %s (seconds as a number, fractions allowed, "
+                         "or a string: %s), not %s", line, key,
+                         cli_format_duration(lo, sizeof lo, min_ms),
+                         cli_format_duration(hi, sizeof hi, max_ms),
+                         CLI_DURATION_FORMS, what);
 }
 
 /* A count member (max_attempts, max_snoozes): an integer 1..UINT32_MAX. */
@@ -288,9 +290,8 @@ static int life_member(cli_pending *p, const char *key, const json_t *v,
         strlen(json_string_value(v)) != json_string_length(v) ||
         cli_parse_time(&p->not_before_us, json_string_value(v)) != 0)
       return cli_usage_error("stdin line %zu: \"not_before\" must be a time "
-                             "as --not-before takes it (UTC "
-                             "2026-11-28T09:30:00, an offset +01:00, "
-                             "@UNIXSECONDS, +SECONDS or now)", line);
+                             "as --not-before takes it (%s)", line,
+                             CLI_TIME_FORMS);
     return 0;
   }
   return -1;

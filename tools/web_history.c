@@ -104,9 +104,9 @@ static unsigned parse(hist_query *h, web_page *p,
     return web_fail(p, 400, "outcome: a list of consumed, failed, trashed, "
                             "revoked, lost, cancelled, dead, expired");
   if (h->since && cli_parse_time(&h->o.since_us, h->since) != 0)
-    return web_fail(p, 400, "since: not a time (YYYY-MM-DD[THH:MM[:SS]][Z])");
+    return web_fail(p, 400, "since: not a time (" CLI_TIME_FORMS ")");
   if (h->until && cli_parse_time(&h->o.until_us, h->until) != 0)
-    return web_fail(p, 400, "until: not a time (YYYY-MM-DD[THH:MM[:SS]][Z])");
+    return web_fail(p, 400, "until: not a time (" CLI_TIME_FORMS ")");
   if (h->o.since_us && h->o.until_us && h->o.until_us <= h->o.since_us)
     return web_fail(p, 400, "until: not after since");
   if (after) {
