@@ -175,6 +175,8 @@ TESTS += tests/snooze.sh
 EXTRA_DIST += tests/snooze.sh
 TESTS += tests/run_now.sh
 EXTRA_DIST += tests/run_now.sh
+TESTS += tests/cli_dead_bulk.sh
+EXTRA_DIST += tests/cli_dead_bulk.sh
 
 # Job names as queues at the prompt: claim-next and work --name, pause,
 # resume, queues, and the filters by name of list, count, history, watch.

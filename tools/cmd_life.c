@@ -214,7 +214,7 @@ const cli_command cli_cmd_dead = {
     "  jobboard dead requeue \"$uuid\"\n"
     "  jobboard dead purge --older-than 604800 --yes\n"
     "  jobboard dead purge \"$uuid\"\n",
-    CLI_O_DEAD, 1, 4097, "SUBCOMMAND"};
+    CLI_O_DEAD | CLI_O_NAMES, 1, 4097, "SUBCOMMAND"};
 
 static json_t *letter_json(const jb_dead_letter *l) {
   char died[40], posted[40];
@@ -237,8 +237,12 @@ static json_t *letter_json(const jb_dead_letter *l) {
 #undef TEXT_OR_NULL
 }
 
+/* The time --older-than counts from, in `dead list`. */
+static int64_t list_now_us;
+
 static int list_one(const jb_dead_letter *l, void *payload) {
   const cli_opts *o = payload;
+  if (!cli_dead_matches(o, list_now_us, l)) return 0;
   if (o->json) return cli_json_print(letter_json(l)) ? 1 : 0;
   char died[40];
   cli_format_time(died, sizeof died, l->dead_us);
@@ -296,33 +300,52 @@ int cmd_dead(int argc, char **argv) {
     return cli_cmd_usage(&cli_cmd_dead, "%s takes no UUID", sub);
   if (show && o.nargs != 2)
     return cli_cmd_usage(&cli_cmd_dead, "show takes one UUID");
-  if (requeue && o.nargs < 2)
-    return cli_cmd_usage(&cli_cmd_dead, "requeue: missing UUID");
-  if (o.keep_attempts && !requeue)
-    return cli_cmd_usage(&cli_cmd_dead, "--keep-attempts is for requeue");
-  if ((o.all || o.yes || o.older_than_ms >= 0) && !purge)
-    return cli_cmd_usage(&cli_cmd_dead, "--all, --yes and --older-than are "
-                         "for purge");
-  /* purge: by age (--older-than, --all), or by uuid; one of the two. */
-  bool by_age = o.all || o.older_than_ms >= 0, by_uuid = purge && o.nargs > 1;
-  if (by_uuid && by_age)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give UUIDs or --older-than "
-                         "SECONDS or --all, not both");
-  if (purge && !by_uuid && !by_age)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give the UUIDs of the letters "
-                         "to delete, or --older-than SECONDS or --all");
-  if (purge && by_age && o.all && o.older_than_ms >= 0)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give --older-than SECONDS or "
-                         "--all");
-  if (purge && by_age && !o.yes)
+  if ((o.keep_attempts || o.as_new) && !requeue)
+    return cli_cmd_usage(&cli_cmd_dead, "--%s is for requeue",
+                         o.as_new ? "as-new" : "keep-attempts");
+  if (o.yes && !purge)
+    return cli_cmd_usage(&cli_cmd_dead, "--yes is for purge");
+  if (o.dry_run && !requeue && !purge)
+    return cli_cmd_usage(&cli_cmd_dead, "--dry-run is for requeue and purge");
+  if (show && cli_dead_selects(&o))
+    return cli_cmd_usage(&cli_cmd_dead, "show takes one UUID, no --all, "
+                         "--name, --cause or --older-than");
+  if (list && o.all)
+    return cli_cmd_usage(&cli_cmd_dead, "list lists every letter: --all is "
+                         "for requeue and purge");
+  if (o.cause && cli_dead_cause(o.cause) < 0)
+    return cli_cmd_usage(&cli_cmd_dead, "--cause: '%s' is not a cause "
+                         "(trashed, attempts, buried or expired)", o.cause);
+  if (o.all && (o.n_names || o.cause || o.older_than_ms >= 0))
+    return cli_cmd_usage(&cli_cmd_dead, "%s: --all takes every letter: not "
+                         "with --name, --cause or --older-than", sub);
+  /* requeue, purge: by uuid, or a selection (--all or filters); one of
+   * the two. */
+  bool by_sel = (requeue || purge) && cli_dead_selects(&o),
+       by_uuid = (requeue || purge) && o.nargs > 1;
+  if (by_uuid && by_sel)
+    return cli_cmd_usage(&cli_cmd_dead, "%s: give UUIDs or a selection "
+                         "(--all, --name, --cause, --older-than), not both",
+                         sub);
+  if ((requeue || purge) && !by_uuid && !by_sel)
+    return cli_cmd_usage(&cli_cmd_dead, "%s: give the UUIDs of the letters, "
+                         "or --all, or --name, --cause, --older-than", sub);
+  if (o.dry_run && by_uuid)
+    return cli_cmd_usage(&cli_cmd_dead, "--dry-run is for a selection (--all, "
+                         "--name, --cause, --older-than): 'jobboard dead "
+                         "show UUID' shows one letter");
+  if (purge && by_sel && !o.yes && !o.dry_run)
     return cli_cmd_usage(&cli_cmd_dead, "purge deletes dead letters for good: "
-                         "add --yes to confirm");
+                         "add --yes to confirm (or --dry-run to see them)");
   for (int i = 1; i < o.nargs; i++)
     if ((rc = cli_check_uuid("job uuid", o.args[i])) != 0) return rc;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   int st = JB_OK;
-  if (list) {
+  if (by_sel) {
+    rc = cli_dead_bulk(b, &o, purge, list_one);
+  } else if (list) {
+    list_now_us = cli_dead_now_us();
     st = jb_dead_foreach(b, list_one, &o);
     if (st == 1) { /* list_one: a write error */
       rc = CLI_EXIT_ERROR;
@@ -333,15 +356,26 @@ int cmd_dead(int argc, char **argv) {
     if ((st = jb_dead_get(&l, b, o.args[1])) == JB_OK) rc = show_one(&o, l);
     jb_dead_free(l);
   } else if (requeue) {
+    unsigned fl = o.keep_attempts ? JB_REQUEUE_KEEP_ATTEMPTS : 0;
     for (int i = 1; i < o.nargs; i++) {
-      int s = jb_dead_requeue(b, o.args[i],
-                              o.keep_attempts ? JB_REQUEUE_KEEP_ATTEMPTS : 0);
-      if (s != JB_OK)
+      char fresh[JB_UUID_STRLEN];
+      int s = o.as_new ? jb_dead_repost(b, o.args[i], fl, fresh)
+                       : jb_dead_requeue(b, o.args[i], fl);
+      if (s != JB_OK) {
         rc = cli_fail(s);
-      else if (o.json &&
-               cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i],
-                                        "state", "UNCLAIMED")) != 0)
-        rc = CLI_EXIT_ERROR;
+        continue;
+      }
+      int w = 0;
+      if (o.json && o.as_new)
+        w = cli_json_print(json_pack("{s:s,s:s,s:s}", "uuid", o.args[i],
+                                     "new_uuid", fresh, "state",
+                                     "UNCLAIMED"));
+      else if (o.json)
+        w = cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i], "state",
+                                     "UNCLAIMED"));
+      else if (o.as_new) /* the new uuid, as post prints it */
+        w = puts(fresh) == EOF;
+      if (w != 0) rc = CLI_EXIT_ERROR;
     }
   } else if (by_uuid) {
     for (int i = 1; i < o.nargs; i++) {
@@ -353,16 +387,6 @@ int cmd_dead(int argc, char **argv) {
                                         "purged", 1)) != 0)
         rc = CLI_EXIT_ERROR;
     }
-  } else {
-    size_t n = 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    int64_t before = o.all ? INT64_MAX : now - o.older_than_ms * 1000;
-    if ((st = jb_dead_purge(&n, b, before)) == JB_OK &&
-        (o.json ? cli_json_print(json_pack("{s:I}", "purged", (json_int_t)n))
-                : printf("%zu\n", n) < 0))
-      rc = CLI_EXIT_ERROR;
   }
   if (st != JB_OK) rc = cli_fail(st);
   jb_board_close(b);
@@ -373,7 +397,7 @@ int cmd_dead(int argc, char **argv) {
 
 const cli_command cli_cmd_policy = {
     "policy", "show or set the board's retry policy",
-    "Usage: jobboard policy [--max-attempts N] [--backoff SECONDS]\n"
+    "Usage: jobboard policy [--max-attempts N|none] [--backoff SECONDS]\n"
     "                       [--backoff-max SECONDS] [OPTIONS]\n"
     "\n"
     "Show the board's retry policy, or set the parts given (the others stay\n"
@@ -389,8 +413,8 @@ const cli_command cli_cmd_policy = {
     "Abandons without --retry-in and claims that lapse come back at once.\n"
     "\n"
     "Options:\n"
-    "  --max-attempts N    1 or more (0 is not accepted: the default, no\n"
-    "                      maximum, is what a new board has)\n"
+    "  --max-attempts N|none  1 or more, or none: no maximum again (what a\n"
+    "                      new board has); 0 is refused (say none)\n"
     "  --backoff SECONDS   fractions allowed\n"
     "  --backoff-max SECONDS\n"
     CLI_HELP_BOARD_OPTIONS
@@ -400,8 +424,9 @@ const cli_command cli_cmd_policy = {
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "\n"
-    "Example:\n"
-    "  jobboard policy --max-attempts 5 --backoff 2 --backoff-max 600\n",
+    "Examples:\n"
+    "  jobboard policy --max-attempts 5 --backoff 2 --backoff-max 600\n"
+    "  jobboard policy --max-attempts none    # no maximum again\n",
     CLI_O_LIFE, 0, 0, NULL};
 
 int cmd_policy(int argc, char **argv) {
@@ -416,9 +441,10 @@ int cmd_policy(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   jb_retry_policy p;
   int st = jb_board_get_retry_policy(&p, b);
-  bool set = o.max_attempts || o.backoff_ms || o.backoff_max_ms;
+  bool set = o.max_attempts || o.max_attempts_none || o.backoff_ms ||
+             o.backoff_max_ms;
   if (st == JB_OK && set) {
-    if (o.max_attempts) p.max_attempts = o.max_attempts;
+    if (o.max_attempts || o.max_attempts_none) p.max_attempts = o.max_attempts;
     if (o.backoff_ms) p.backoff_ms = o.backoff_ms;
     if (o.backoff_max_ms) p.backoff_max_ms = o.backoff_max_ms;
     st = jb_board_set_retry_policy(b, &p);
