@@ -300,6 +300,10 @@ EXTRA_DIST += tests/sync_model.sh tests/model/xhost.py tests/sync_lib.sh tests/s
 	tests/sync_bound.sh tests/sync_schedule.sh \
 	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \
 	tests/sync_sentinel.sh
+if WITH_REDIS
+TESTS += tests/sync_dead_requeue.sh
+endif
+EXTRA_DIST += tests/sync_dead_requeue.sh
 
 # Power loss and I/O faults: tests/iolayer.c
 # defines the file-system calls in the test program itself, so liblmdb's
