@@ -528,9 +528,25 @@ int jb_dead_requeue(jb_board *b, const char *uuid, unsigned flags) {
   uint8_t raw[16];
   int rc = jb__uuid_parse(raw, uuid, "job uuid");
   if (rc != JB_OK) return rc;
-  return jb__store_dead_requeue(b->store, raw,
+  return jb__store_dead_requeue(b->store, raw, NULL,
                                 flags & JB_REQUEUE_KEEP_ATTEMPTS,
                                 jb__now_us(), NULL);
+}
+
+int jb_dead_repost(jb_board *b, const char *uuid, unsigned flags,
+                   char new_uuid[JB_UUID_STRLEN]) {
+  if (b == NULL) return jb__err(JB_EINVAL, "board handle is NULL");
+  if (flags & ~(unsigned)JB_REQUEUE_KEEP_ATTEMPTS)
+    return jb__err(JB_EINVAL, "repost: unknown flags 0x%x",
+                   flags & ~(unsigned)JB_REQUEUE_KEEP_ATTEMPTS);
+  uint8_t raw[16], to[16];
+  int rc = jb__uuid_parse(raw, uuid, "job uuid");
+  if (rc != JB_OK || (rc = jb__uuid_generate_job(to)) != JB_OK) return rc;
+  rc = jb__store_dead_requeue(b->store, raw, to,
+                              flags & JB_REQUEUE_KEEP_ATTEMPTS, jb__now_us(),
+                              NULL);
+  if (rc == JB_OK && new_uuid) jb__uuid_format(new_uuid, to);
+  return rc;
 }
 
 int jb_dead_remove(jb_board *b, const char *uuid) {

@@ -69,6 +69,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_dead_purge.3 \
 	docs/man3/jb_dead_remove.3 \
 	docs/man3/jb_dead_requeue.3 \
+	docs/man3/jb_dead_repost.3 \
 	docs/man3/jb_durability_name.3 \
 	docs/man3/jb_durability_parse.3 \
 	docs/man3/jb_end_name.3 \

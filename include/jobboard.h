@@ -1353,11 +1353,29 @@ enum {
  * key is held again (JB_EEXISTS when another live job took it: the
  * letter stays). The letter of a job Redis decided (published or
  * mirrored) is refused (JB_EINVAL): Redis keeps its uuid's publication
- * mark, and would drop it at its next publication as the job completed.
+ * mark, and would drop it at its next publication as the job completed;
+ * jb_dead_repost posts such a letter again under a new uuid.
  * Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL.
  */
 JB_EXTERN int jb_dead_requeue(jb_board *board, const char *uuid,
                               unsigned int flags);
+/**
+ * Post a dead letter again as a NEW job: under a new uuid (its text to
+ * `new_uuid`, may be NULL), with the letter's posting (name, details,
+ * priority, book) and options, claimable at once as the newest job of its
+ * priority, its attempts from 0 unless JB_REQUEUE_KEEP_ATTEMPTS. The
+ * letter leaves the dead letters in the same write transaction: a crash
+ * leaves either the new job or the letter, never both. Its unique key is
+ * held again by the new job (JB_EEXISTS when another live job took it:
+ * the letter stays). Unlike jb_dead_requeue it takes the letter of a job
+ * Redis decided: the new uuid was never published, so on a synced board
+ * the replicator publishes it as any job posted here. The old uuid's
+ * history record stays as it ended.
+ * Errors: JB_ENOTFOUND, JB_EEXISTS, JB_EINVAL, JB_EREADONLY, JB_EIO.
+ */
+JB_EXTERN int jb_dead_repost(jb_board *board, const char *uuid,
+                             unsigned int flags,
+                             char new_uuid[JB_UUID_STRLEN]);
 /** Delete the dead letters that died before `before_us` (INT64_MAX: all);
  *  the number deleted to `*out` (may be NULL). */
 JB_EXTERN int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);

@@ -280,7 +280,9 @@ typedef struct {
   /* read: a batch after `after` (by trash key, uuid order) */
   const uint8_t *after;
   size_t max, n;
-  /* requeue */
+  /* requeue; `to`: the uuid the job takes on the board (NULL: its own;
+   * a repost gives a new one) */
+  const uint8_t *to;
   bool keep_attempts;
   int64_t now_us;
   uint8_t held_by[16];
@@ -388,12 +390,14 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
    * completed job is never published and run twice): back on the board
    * under the same uuid, it would be taken for that job and dropped at
    * its next publication. */
-  if (jb__jobkey_is_remote(tr.jobkey))
+  if (jb__jobkey_is_remote(tr.jobkey) && c->to == NULL)
     return jb__err(JB_EINVAL, "dead letter %s was a job Redis decided (its "
                    "uuid was published): it cannot be requeued under the "
                    "same uuid (Redis would take it for the job already "
-                   "completed); post its details again as a new job "
-                   "('jobboard dead show' prints them)", t);
+                   "completed); post it again as a new job instead "
+                   "('jobboard dead requeue --as-new')", t);
+  /* The job's uuid on the board; a repost's new one was never published. */
+  const uint8_t *to = c->to ? c->to : c->uuid;
   /* Copied out: the trash page changes below. */
   jb_buf rec = {0};
   if ((rc = jb__buf_append(&rec, v.mv_data, v.mv_size))) return rc;
@@ -403,6 +407,22 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   rc = jb__posting_decode(&job, posting, tr.posting_len, why, sizeof why);
   jb_priority prio = job.priority;
   uint64_t oldseq = job.sequence;
+  /* A repost's posting names its new uuid and is created now: its prefix
+   * is encoded again, after the record in `rec` (which every path frees);
+   * the record's own length stays `rec_len`. */
+  size_t rec_len = rec.len, fresh_off = 0;
+  if (rc == JB_OK && c->to) {
+    char to_text[JB_UUID_STRLEN];
+    jb__uuid_format(to_text, c->to);
+    jb_posting_fields f = {
+        .uuid = to_text, .name = job.name, .name_len = strlen(job.name),
+        .priority = job.priority, .created_us = c->now_us,
+        .details = job.details.data, .details_len = job.details.len,
+        .book_name = job.book_name, .book_uuid = job.book_uuid};
+    fresh_off = rec.len;
+    rc = jb__posting_prefix(&rec, &f);
+    posting = rec.data + hl + tr.owner_len; /* rec may have moved */
+  }
   jb__job_clear(&job);
   if (rc != JB_OK) {
     jb__buf_free(&rec);
@@ -420,6 +440,11 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
                    "with its sequence: it cannot be requeued", t);
   }
   size_t prefix_len = tr.posting_len - oldlen;
+  const uint8_t *prefix = posting;
+  if (c->to) {
+    prefix = rec.data + fresh_off;
+    prefix_len = rec.len - fresh_off;
+  }
   jb_jobx x = {0};
   if (tr.x_len &&
       jb__jobx_decode(&x, rec.data + hl + tr.owner_len + tr.posting_len,
@@ -438,7 +463,7 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   jb__jobkey(jobkey, prio, seq);
   size_t seqlen = jb__posting_seq(seqbuf, seq);
   if (x.found && x.rec.unique_len &&
-      (rc = jb__unique_take(s, txn, x.unique, x.rec.unique_len, c->uuid,
+      (rc = jb__unique_take(s, txn, x.unique, x.rec.unique_len, to,
                             c->held_by)))
     goto out;
   /* Its options stay (max_snoozes too); its counts, snoozes with
@@ -456,24 +481,25 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       x.rec.last_us = 0;
       x.snz.snoozes = 0;
     }
-    if (keep_x && (rc = jb__jobx_put(s, txn, c->uuid, &x))) goto out;
+    if (keep_x && (rc = jb__jobx_put(s, txn, to, &x))) goto out;
   }
   bool has_opts = x.found && (x.rec.unique_len || x.rec.time_limit_ms ||
                               x.rec.max_attempts || x.rec.backoff_ms ||
                               x.rec.backoff_max_ms || x.snz.max_snoozes);
   jb_jobhdr h = {.format = 1, .flags = has_opts ? JB_JOB_F_X : 0,
-                 .posted_us = tr.posted_us ? tr.posted_us : c->now_us};
+                 .posted_us = tr.posted_us && !c->to ? tr.posted_us
+                                                     : c->now_us};
   memcpy(h.jobkey, jobkey, JB_JOBKEY_LEN);
   {
     const char *name;
     size_t name_len;
-    if (jb__history_posting_name(posting, prefix_len, &name, &name_len)) {
+    if (jb__history_posting_name(prefix, prefix_len, &name, &name_len)) {
       jb__hdr_set_lane(&h, jb__lane(name, name_len));
       if ((rc = jb__queue_note(s, txn, jb__hdr_lane(&h), name, name_len)))
         goto out;
     }
   }
-  MDB_val jk = {16, (void *)c->uuid};
+  MDB_val jk = {16, (void *)to};
   MDB_val jv = {sizeof h + prefix_len + seqlen, NULL};
   rc = mdb_put(txn, s->jobs, &jk, &jv, MDB_NOOVERWRITE | MDB_RESERVE);
   if (rc == MDB_KEYEXIST) {
@@ -483,17 +509,17 @@ static int requeue_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc) goto out;
   uint8_t *d = jv.mv_data;
   memcpy(d, &h, sizeof h);
-  memcpy(d + sizeof h, posting, prefix_len);
+  memcpy(d + sizeof h, prefix, prefix_len);
   memcpy(d + sizeof h + prefix_len, seqbuf, seqlen);
-  if ((rc = jb__ready_add(s, txn, jobkey, c->uuid, c->now_us,
+  if ((rc = jb__ready_add(s, txn, jobkey, to, c->now_us,
                           jb__hdr_lane(&h), MDB_NOOVERWRITE))) {
     if (rc == MDB_KEYEXIST) rc = MDB_CORRUPTED;
     goto out;
   }
-  if ((rc = jb__deadage_del_rec(s, txn, c->uuid, rec.data, rec.len)) ||
+  if ((rc = jb__deadage_del_rec(s, txn, c->uuid, rec.data, rec_len)) ||
       (rc = mdb_del(txn, s->trash, &k, NULL)))
     goto out;
-  rc = jb__log_put(&lw, JB_EV_POSTED, c->uuid, jobkey, NULL, 0, c->now_us);
+  rc = jb__log_put(&lw, JB_EV_POSTED, to, jobkey, NULL, 0, c->now_us);
 out:
   rc = jb__log_close(s, txn, &lw, rc);
   jb__buf_free(&rec);
@@ -501,9 +527,9 @@ out:
 }
 
 int jb__store_dead_requeue(jb_store *s, const uint8_t uuid[16],
-                           bool keep_attempts, int64_t now_us,
-                           uint8_t held_by[16]) {
-  dead_ctx c = {.uuid = uuid, .keep_attempts = keep_attempts,
+                           const uint8_t *to, bool keep_attempts,
+                           int64_t now_us, uint8_t held_by[16]) {
+  dead_ctx c = {.uuid = uuid, .to = to, .keep_attempts = keep_attempts,
                 .now_us = now_us};
   int rc = jb__store_write(s, requeue_body, &c);
   if (rc == JB_EEXISTS && held_by) memcpy(held_by, c.held_by, 16);

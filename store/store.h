@@ -921,9 +921,12 @@ int jb__store_dead_get(jb_store *s, const uint8_t uuid[16], jb_buf *out);
 int jb__store_dead_read(jb_store *s, const uint8_t *after, size_t max,
                         jb_buf *out, size_t *n);
 int jb__store_dead_count(jb_store *s, size_t *out);
+/* The letter of `uuid` back on the board in one write transaction:
+ * under its own uuid (to NULL), or posted again under the new uuid `to`
+ * (a letter of a job Redis decided too). */
 int jb__store_dead_requeue(jb_store *s, const uint8_t uuid[16],
-                           bool keep_attempts, int64_t now_us,
-                           uint8_t held_by[16]);
+                           const uint8_t *to, bool keep_attempts,
+                           int64_t now_us, uint8_t held_by[16]);
 /* The last check's record (store/check.c): written in a write transaction
  * of its own after a check; read as JB_ENOENT when no check recorded one. */
 int jb__store_check_record(jb_store *s, const jb_check_record *r);

@@ -1192,9 +1192,9 @@ json_check 'j["cause"] == "buried" and j["reason"] == "give up"'
 jb dead purge --all
 expect_error 2 "--yes" "purge without --yes"
 jb dead purge --older-than 3600 --yes
-expect_out 0 "nothing older than an hour"
+expect_out "purged 0 dead letters" "nothing older than an hour"
 jb dead purge --all --yes
-expect_out 1 "purge --all"
+expect_out "purged 1 dead letter" "purge --all"
 jb dead show "$u"
 expect_error 3 "not in the dead letters" "a purged letter"
 jb dead frobnicate

@@ -81,7 +81,9 @@
  *     back by holder with the back-off: delayed a day, one attempt),
  *     jb_job_run_now of held-1, which makes it ready in its place (its
  *     sequence, its attempt and reason kept; no event); dead-remove:
- *     jb_dead_remove of corpse (its `deadage` entry with it))
+ *     jb_dead_remove of corpse (its `deadage` entry with it));
+ *     dead-repost: jb_dead_repost of corpse (a new job of its name and
+ *     details under a new uuid, and the letter gone, in one commit))
  *     and durability (none, normal, full): the writer is this program run
  *     again (--tracee) without address randomisation, so that every run
  *     starts from the same state at the same addresses. It opens the copy,
@@ -131,7 +133,9 @@
  *     reason, holder the owner) with its history record (ending "dead",
  *     the reason); requeue: corpse a dead letter (cause "buried", its
  *     key), or back on the board, ready, the newest job, attempts reset,
- *     holding its unique key again; purge: both dead letters there or
+ *     holding its unique key again; dead-repost: corpse a dead letter, or
+ *     gone and a new job of its name, details and key, created at the
+ *     writer's clock, ready with no attempt (never both); purge: both dead letters there or
  *     neither; cancel: keyed ready with its key, or gone with its history
  *     record (ending "cancelled") and its key free; post-unique: the job
  *     holding its key in the unique index, or neither; post-held: nothing
@@ -277,7 +281,7 @@
  *                  pause-board,resume,resume-board,claim-names,
  *                  claim-paused,retention,cap,cap-each,snooze,expire,
  *                  rate,claim-rated,rate-each,run-now,dead-remove,
- *                  check-record
+ *                  check-record,dead-repost
  *            --modes=none,normal,full
  *            --whole, --every=K (k fixed), --budget=SECONDS,
  *            --no-demo, --demo-only, -v (every failed kill point)
@@ -363,7 +367,8 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
                OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
                OP_RATE, OP_CLAIM_RATED, OP_RATE_EACH, OP_RUN_NOW,
-               OP_DEAD_REMOVE, OP_CHECK_RECORD, OP_COUNT } op_kind;
+               OP_DEAD_REMOVE, OP_CHECK_RECORD, OP_DEAD_REPOST,
+               OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
     "claim-many", "consume-many", "gathered", "publish",
@@ -372,13 +377,13 @@ static const char *const op_names[OP_COUNT] = {
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
     "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated",
-    "rate-each", "run-now", "dead-remove", "check-record"};
+    "rate-each", "run-now", "dead-remove", "check-record", "dead-repost"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
                                         1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1,
-                                        0, 0, 0, 0};
+                                        0, 0, 0, 0, 1};
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -1124,6 +1129,8 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
   /* held-1, delayed on the delayed board, claimable at once */
   case OP_RUN_NOW: return jb_job_run_now(b, sc->base[K_HELD1]);
   case OP_DEAD_REMOVE: return jb_dead_remove(b, sc->base[K_CORPSE]);
+  case OP_DEAD_REPOST: /* the new uuid goes back with the ack */
+    return jb_dead_repost(b, sc->base[K_CORPSE], 0, out[0]);
   /* a check of the base board that records its result (one write after
    * the read) */
   case OP_CHECK_RECORD:
@@ -1198,7 +1205,8 @@ static job_state after_state(op_kind op, int k) {
   case OP_CLAIM_PAUSED: return k == 1 ? ST_CRASHER : before_state(k);
   case OP_CLAIM_RATED: return k == K_RATED ? ST_CRASHER : before_state(k);
   case OP_RUN_NOW: return k == K_HELD1 ? ST_READY : before_state(k);
-  case OP_DEAD_REMOVE: return k == K_CORPSE ? ST_GONE : before_state(k);
+  case OP_DEAD_REMOVE: /* fall through: corpse leaves the dead letters */
+  case OP_DEAD_REPOST: return k == K_CORPSE ? ST_GONE : before_state(k);
   default: return before_state(k);
   }
 }
@@ -1768,6 +1776,15 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                      "reports none such", u, base_names[k], pct,
                      pmsg ? pmsg : "", op_names[op]);
       }
+    } else if (is_fresh(sc, u, &k) && op == OP_DEAD_REPOST) {
+      /* corpse posted again: its name and details, a new uuid */
+      nfresh++;
+      details_of(want, K_CORPSE);
+      if (strcmp(jb_job_name(j), base_names[K_CORPSE]) != 0 || dl != 4 ||
+          memcmp(det, want, 4) || claimed || delayed ||
+          jb_job_attempts(j) != 0 || jb_job_created(j) != writer_now_us() ||
+          !str_is(jb_job_unique_key(j), CORPSE_KEY))
+        ok = vfail(v, "the repost of corpse, %s, is there but not intact", u);
     } else if (is_fresh(sc, u, &k)) {
       nfresh++;
       details_of(want, 100 + k);
@@ -1952,7 +1969,9 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
                  " ms: neither the base board's nor the killed %s's", pol.max_attempts,
                  pol.backoff_ms, pol.backoff_max_ms, op_names[op]);
   if (op == OP_POLICY) aspect(&a, pol_new, "policy %s", pol_new ? "new" : "old");
-  if (!check_queues(b, op, sc, extra != NULL, nfresh != 0, nrun != 0, cnt, &a, v))
+  /* A repost's job is of corpse's name, recorded already: no new name. */
+  if (!check_queues(b, op, sc, extra != NULL,
+                    nfresh != 0 && op != OP_DEAD_REPOST, nrun != 0, cnt, &a, v))
     return false;
   jb_retention ret;
   if (jb_board_get_retention(&ret, NULL, b) != JB_OK)
@@ -3026,7 +3045,8 @@ static void sweep(const run_cfg *c0, const char *base, const char *work, scenari
   record_run(&c, &r, o->whole || o->full || nocommit, rc.ncommits);
   double rec_secs = now_s() - t0;
   sc->nfresh = 0;
-  if (c.op == OP_POST || c.op == OP_BATCH || c.op == OP_POST_UNIQUE)
+  if (c.op == OP_POST || c.op == OP_BATCH || c.op == OP_POST_UNIQUE ||
+      c.op == OP_DEAD_REPOST)
     scenario_fresh(sc, r.ack);
   /* retry: the due time the recorded run acknowledged, within the policy's
    * back-off and its jitter (+-20 %) of the writer's clock; every run
@@ -3220,7 +3240,7 @@ static void usage(FILE *f) {
         "                resume-board,claim-names,claim-paused,\n"
         "                progress,retention,cap,cap-each,snooze,expire,\n"
         "                rate,claim-rated,rate-each,run-now,\n"
-        "                dead-remove,check-record (default all)\n"
+        "                dead-remove,check-record,dead-repost (default all)\n"
         "  --modes=LIST  of none,normal,full (default all)\n"
         "  --no-demo     skip the MDB_WRITEMAP demonstration\n"
         "  --demo-only   only the demonstration: a post in none with MDB_WRITEMAP\n"

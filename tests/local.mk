@@ -179,6 +179,8 @@ EXTRA_DIST += tests/cli_durations.sh
 EXTRA_DIST += tests/snooze.sh
 TESTS += tests/run_now.sh
 EXTRA_DIST += tests/run_now.sh
+TESTS += tests/cli_dead_bulk.sh
+EXTRA_DIST += tests/cli_dead_bulk.sh
 
 # Job names as queues at the prompt: claim-next and work --name, pause,
 # resume, queues, and the filters by name of list, count, history, watch.
@@ -302,6 +304,10 @@ EXTRA_DIST += tests/sync_model.sh tests/model/xhost.py tests/sync_lib.sh tests/s
 	tests/sync_bound.sh tests/sync_schedule.sh \
 	tests/sync_outage.sh tests/sync_holder.sh tests/sync_converge.sh \
 	tests/sync_sentinel.sh
+if WITH_REDIS
+TESTS += tests/sync_dead_requeue.sh
+endif
+EXTRA_DIST += tests/sync_dead_requeue.sh
 
 # Power loss and I/O faults: tests/iolayer.c
 # defines the file-system calls in the test program itself, so liblmdb's

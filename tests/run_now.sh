@@ -104,7 +104,7 @@ jb dead purge --older-than 1 --yes "$x"; expect_error 2 "not both"
 jb dead purge --all; expect_error 2 "--yes"
 jb --json dead list
 pycheck '[l["uuid"] for l in lines] == ["'"$x"'"]' "nothing deleted"
-jb dead purge --all --yes; expect_out 1 "purge --all"
+jb dead purge --all --yes; expect_out "purged 1 dead letter" "purge --all"
 end
 
 finish

@@ -184,6 +184,9 @@ enum {
   OPT_ONCE,
   OPT_ACTIONS,
   OPT_TOKEN_FILE,
+  OPT_CAUSE,
+  OPT_DRY_RUN,
+  OPT_AS_NEW,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -237,6 +240,9 @@ static const struct {
     {{"yes", no_argument, NULL, OPT_YES}, CLI_O_CANCEL | CLI_O_DEAD},
     {{"older-than", required_argument, NULL, OPT_OLDER_THAN}, CLI_O_DEAD},
     {{"keep-attempts", no_argument, NULL, OPT_KEEP_ATTEMPTS}, CLI_O_DEAD},
+    {{"cause", required_argument, NULL, OPT_CAUSE}, CLI_O_DEAD},
+    {{"dry-run", no_argument, NULL, OPT_DRY_RUN}, CLI_O_DEAD},
+    {{"as-new", no_argument, NULL, OPT_AS_NEW}, CLI_O_DEAD},
     {{"every", required_argument, NULL, OPT_EVERY}, CLI_O_SCHEDULE},
     {{"cron", required_argument, NULL, OPT_CRON}, CLI_O_SCHEDULE},
     {{"job-name", required_argument, NULL, OPT_JOB_NAME}, CLI_O_SCHEDULE},
@@ -630,14 +636,27 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
       break;
     case OPT_UNIQUE: o->unique = optarg; break;
     case OPT_MAX_ATTEMPTS: {
+      /* "none": no maximum (the command says where it is taken); 0 is
+       * refused, as it reads as "no attempt at all" as well. */
+      if (strcmp(optarg, "none") == 0) {
+        if (strcmp(cmd->name, "policy") != 0)
+          return cli_cmd_usage(cmd, "--max-attempts none is for `jobboard "
+                               "policy`: a job given no --max-attempts "
+                               "takes the board's policy");
+        o->max_attempts = 0;
+        o->max_attempts_none = 1;
+        break;
+      }
       char *end;
       errno = 0;
       unsigned long v = strtoul(optarg, &end, 10);
       if (!isdigit((unsigned char)optarg[0]) || *end != '\0' || errno != 0 ||
           v == 0 || v > UINT32_MAX)
         return cli_cmd_usage(cmd, "--max-attempts: '%s' is not a number of "
-                             "attempts (1 to %u)", optarg, UINT32_MAX);
+                             "attempts (1 to %u, or none for no maximum)",
+                             optarg, UINT32_MAX);
       o->max_attempts = (uint32_t)v;
+      o->max_attempts_none = 0;
       break;
     }
     case OPT_MAX_SNOOZES: {
@@ -688,6 +707,9 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
         return CLI_EXIT_USAGE;
       break;
     case OPT_KEEP_ATTEMPTS: o->keep_attempts = 1; break;
+    case OPT_CAUSE: o->cause = optarg; break;
+    case OPT_DRY_RUN: o->dry_run = 1; break;
+    case OPT_AS_NEW: o->as_new = 1; break;
     case OPT_EVERY:
       if (parse_ms(cmd, "--every", optarg, JB_SCHEDULE_EVERY_MIN_MS,
                    JB_DELAY_MAX_MS, &o->every_ms))

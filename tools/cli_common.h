@@ -37,7 +37,8 @@ enum {
                                 (post) */
   CLI_O_RETRY = 1u << 16,    /* --reason --retry-in --dead (abandon) */
   CLI_O_CANCEL = 1u << 17,   /* --force --all --yes (cancel) */
-  CLI_O_DEAD = 1u << 18,     /* --older-than --all --yes --keep-attempts */
+  CLI_O_DEAD = 1u << 18,     /* --older-than --all --yes --keep-attempts
+                                --cause --dry-run --as-new */
   CLI_O_HISTORY = 1u << 19,  /* --outcome LIST --name NAME --since TIME
                                 --until TIME (history) */
   CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --start
@@ -128,6 +129,10 @@ typedef struct {
   int force, all, yes;    /* --force --all --yes */
   int64_t older_than_ms;  /* --older-than; -1 when not given */
   int keep_attempts;      /* --keep-attempts */
+  int max_attempts_none;  /* --max-attempts none */
+  const char *cause;      /* --cause CAUSE (dead), checked by the command */
+  int dry_run;            /* --dry-run (dead requeue, purge) */
+  int as_new;             /* --as-new (dead requeue) */
   /* Periodic jobs (CLI_O_SCHEDULE). */
   int64_t every_ms;       /* --every; 0 when not given */
   const char *cron;       /* --cron SPEC */
@@ -307,6 +312,26 @@ int cli_walk_jobs_opts(jb_board *b, const jb_iter_options *o,
 int64_t cli_wall_now_us(void);
 /* CLOCK_MONOTONIC in milliseconds, for deadlines and intervals. */
 int64_t cli_mono_ms(void);
+
+/* ------------------------------------- dead letters (cli_dead.c) */
+
+/* The jb_dead_cause named `text`, or -1. */
+int cli_dead_cause(const char *text);
+/* Whether the options select letters: --all, --name, --cause or
+ * --older-than. */
+bool cli_dead_selects(const cli_opts *o);
+/* Whether letter `l` matches the filters (all of them; none: every one);
+ * --older-than counts back from now_us. */
+bool cli_dead_matches(const cli_opts *o, int64_t now_us,
+                      const jb_dead_letter *l);
+/* The wall clock, microseconds since the epoch. */
+int64_t cli_dead_now_us(void);
+/* `dead requeue` (purge false) or `dead purge` of the letters the options
+ * select, each in a write transaction of its own, with the count printed
+ * (--json: the uuids too); with --dry-run `line` prints each (as `dead
+ * list` does) and nothing changes. Returns the exit code. */
+int cli_dead_bulk(jb_board *b, const cli_opts *o, bool purge,
+                  int (*line)(const jb_dead_letter *l, void *payload));
 
 /* Print a help text (stdout); return CLI_EXIT_OK. */
 int cli_help(const cli_command *cmd);

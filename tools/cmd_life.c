@@ -165,11 +165,15 @@ int cmd_run_now(int argc, char **argv) {
 
 const cli_command cli_cmd_dead = {
     "dead", "the dead letters: list, show, requeue, purge",
-    "Usage: jobboard dead list [--json] [OPTIONS]\n"
+    "Usage: jobboard dead list [SELECTION] [--json] [OPTIONS]\n"
     "       jobboard dead show [--json] [OPTIONS] UUID\n"
-    "       jobboard dead requeue [--keep-attempts] [OPTIONS] UUID...\n"
-    "       jobboard dead purge (--older-than DURATION | --all) --yes [OPTIONS]\n"
+    "       jobboard dead requeue [--keep-attempts] [--as-new] [OPTIONS] UUID...\n"
+    "       jobboard dead requeue (--all | SELECTION) [--dry-run]\n"
+    "                             [--keep-attempts] [--as-new] [OPTIONS]\n"
+    "       jobboard dead purge (--all | SELECTION) (--yes | --dry-run) [OPTIONS]\n"
     "       jobboard dead purge [OPTIONS] UUID...\n"
+    "SELECTION: one or more of --name NAME, --cause CAUSE, --older-than\n"
+    "DURATION (a letter matches all of them).\n"
     "\n"
     "The dead letters are the jobs that left the board without completing:\n"
     "  trashed   its owner trashed it (`jobboard trash`)\n"
@@ -177,44 +181,72 @@ const cli_command cli_cmd_dead = {
     "            the board's `jobboard policy`)\n"
     "  buried    its owner sent it there (`abandon --dead`; `work`'s\n"
     "            exit 100)\n"
+    "  expired   not claimed by its deadline (post --expires-dead)\n"
     "Each keeps the posting (name, details, book), its attempts, the last\n"
     "attempt's reason, its last owner and when it died.\n"
     "\n"
     "  list     one line per dead letter: uuid, cause, attempts, when, name\n"
-    "           (with --json: one object per line, as show prints it)\n"
+    "           (with --json: one object per line, as show prints it); with\n"
+    "           a SELECTION only the letters it matches\n"
     "  show     everything kept of one\n"
     "  requeue  back on the board, claimable at once, same uuid, as the newest\n"
     "           job of its priority; its attempts start again from 0 unless\n"
     "           --keep-attempts; its unique key is held again (exit 11 when\n"
     "           another live job holds it: the letter stays). The letter of\n"
     "           a job Redis decided (published) is refused (exit 2): Redis\n"
-    "           keeps its uuid's publication mark; post it again instead\n"
-    "  purge    delete those that died more than --older-than DURATION ago, or\n"
-    "           all of them with --all; needs --yes. Prints the number.\n"
-    "           Or delete the letters UUID... named, each on its own (no\n"
-    "           --yes needed; a UUID with no letter: exit 3, the others are\n"
-    "           deleted; prints nothing, with --json {\"uuid\", \"purged\":\n"
-    "           true} per letter). One of the two forms: UUIDs with\n"
-    "           --older-than or --all is a usage error, and so is neither.\n"
-    "           A purge deletes only this board's letters (Redis keeps its\n"
-    "           own of the jobs it decided); the history records stay\n"
+    "           keeps its uuid's publication mark. With --as-new the letter\n"
+    "           is posted again as a NEW job (a new uuid, printed; created\n"
+    "           now; same name, details, priority, book and options) and\n"
+    "           leaves the dead letters in the same commit: the way back for\n"
+    "           a letter Redis decided (the replicator publishes the new\n"
+    "           job), and for any other\n"
+    "  purge    delete letters for good: those UUID... named, each on its\n"
+    "           own (no --yes needed; a UUID with no letter: exit 3, the\n"
+    "           others are deleted; prints nothing, with --json {\"uuid\",\n"
+    "           \"purged\": true} per letter), or --all or a SELECTION, which\n"
+    "           needs --yes. A purge deletes only this board's letters\n"
+    "           (Redis keeps its own of the jobs it decided); the history\n"
+    "           records stay\n"
+    "\n"
+    "requeue and purge of --all or a SELECTION read the letters that match\n"
+    "when the command starts, then requeue or delete each in a write\n"
+    "transaction of its own, and print the number done (\"requeued 12 dead\n"
+    "letters\"; with --json {\"requeued\"|\"purged\": N, \"uuids\": [...],\n"
+    "\"gone\": N, \"failed\": N}, and \"new_uuids\" with --as-new, in the\n"
+    "order of \"uuids\"). An interrupted run (killed, a crash) leaves each\n"
+    "letter requeued or still dead, never both and never lost: run the same\n"
+    "command again for the rest. A letter another process took meanwhile\n"
+    "is counted as gone; one refused (its unique key held, decided by Redis\n"
+    "without --as-new) stays dead, its reason on stderr (the first three),\n"
+    "and the exit status is the refusal's. --dry-run prints the letters\n"
+    "that match, as list does, and \"would requeue N dead letters\" (with\n"
+    "--json {\"dry_run\": true, \"would_requeue\"|\"would_purge\": N,\n"
+    "\"uuids\": [...]}), and changes nothing.\n"
     "\n"
     "Options:\n"
+    "  --all               requeue, purge: every letter\n"
+    "  --name NAME         letters of jobs named NAME (a NAME ending in '*'\n"
+    "                      is a prefix); repeated: any of them\n"
+    "  --cause CAUSE       letters of that cause: trashed, attempts, buried,\n"
+    "                      expired\n"
+    "  --older-than DURATION letters dead longer than this\n"
+    "  --dry-run           requeue, purge of a selection: say, change nothing\n"
     "  --keep-attempts     requeue: keep the attempts counted so far\n"
-    "  --older-than DURATION purge: only those dead longer than this\n"
-    "  --all               purge: every one\n"
-    "  --yes               confirm purge\n"
+    "  --as-new            requeue: post each again as a new job (new uuid)\n"
+    "  --yes               confirm a purge of --all or a SELECTION\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_EXIT_COMMON ", or no such dead letter\n"
     "  11 requeue: a live job holds the letter's unique key\n"
     "\n"
     "Examples:\n"
-    "  jobboard dead list\n"
+    "  jobboard dead list --cause attempts\n"
     "  jobboard dead requeue \"$uuid\"\n"
-    "  jobboard dead purge --older-than 604800 --yes\n"
+    "  jobboard dead requeue --name 'resize*' --cause attempts --dry-run\n"
+    "  jobboard dead requeue --all --as-new\n"
+    "  jobboard dead purge --older-than 7d --yes\n"
     "  jobboard dead purge \"$uuid\"\n",
-    CLI_O_DEAD, 1, 4097, "SUBCOMMAND"};
+    CLI_O_DEAD | CLI_O_NAMES, 1, 4097, "SUBCOMMAND"};
 
 static json_t *letter_json(const jb_dead_letter *l) {
   char died[40], posted[40];
@@ -237,8 +269,12 @@ static json_t *letter_json(const jb_dead_letter *l) {
 #undef TEXT_OR_NULL
 }
 
+/* The time --older-than counts from, in `dead list`. */
+static int64_t list_now_us;
+
 static int list_one(const jb_dead_letter *l, void *payload) {
   const cli_opts *o = payload;
+  if (!cli_dead_matches(o, list_now_us, l)) return 0;
   if (o->json) return cli_json_print(letter_json(l)) ? 1 : 0;
   char died[40];
   cli_format_time(died, sizeof died, l->dead_us);
@@ -296,33 +332,52 @@ int cmd_dead(int argc, char **argv) {
     return cli_cmd_usage(&cli_cmd_dead, "%s takes no UUID", sub);
   if (show && o.nargs != 2)
     return cli_cmd_usage(&cli_cmd_dead, "show takes one UUID");
-  if (requeue && o.nargs < 2)
-    return cli_cmd_usage(&cli_cmd_dead, "requeue: missing UUID");
-  if (o.keep_attempts && !requeue)
-    return cli_cmd_usage(&cli_cmd_dead, "--keep-attempts is for requeue");
-  if ((o.all || o.yes || o.older_than_ms >= 0) && !purge)
-    return cli_cmd_usage(&cli_cmd_dead, "--all, --yes and --older-than are "
-                         "for purge");
-  /* purge: by age (--older-than, --all), or by uuid; one of the two. */
-  bool by_age = o.all || o.older_than_ms >= 0, by_uuid = purge && o.nargs > 1;
-  if (by_uuid && by_age)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give UUIDs or --older-than "
-                         "DURATION or --all, not both");
-  if (purge && !by_uuid && !by_age)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give the UUIDs of the letters "
-                         "to delete, or --older-than DURATION or --all");
-  if (purge && by_age && o.all && o.older_than_ms >= 0)
-    return cli_cmd_usage(&cli_cmd_dead, "purge: give --older-than DURATION or "
-                         "--all");
-  if (purge && by_age && !o.yes)
+  if ((o.keep_attempts || o.as_new) && !requeue)
+    return cli_cmd_usage(&cli_cmd_dead, "--%s is for requeue",
+                         o.as_new ? "as-new" : "keep-attempts");
+  if (o.yes && !purge)
+    return cli_cmd_usage(&cli_cmd_dead, "--yes is for purge");
+  if (o.dry_run && !requeue && !purge)
+    return cli_cmd_usage(&cli_cmd_dead, "--dry-run is for requeue and purge");
+  if (show && cli_dead_selects(&o))
+    return cli_cmd_usage(&cli_cmd_dead, "show takes one UUID, no --all, "
+                         "--name, --cause or --older-than");
+  if (list && o.all)
+    return cli_cmd_usage(&cli_cmd_dead, "list lists every letter: --all is "
+                         "for requeue and purge");
+  if (o.cause && cli_dead_cause(o.cause) < 0)
+    return cli_cmd_usage(&cli_cmd_dead, "--cause: '%s' is not a cause "
+                         "(trashed, attempts, buried or expired)", o.cause);
+  if (o.all && (o.n_names || o.cause || o.older_than_ms >= 0))
+    return cli_cmd_usage(&cli_cmd_dead, "%s: --all takes every letter: not "
+                         "with --name, --cause or --older-than", sub);
+  /* requeue, purge: by uuid, or a selection (--all or filters); one of
+   * the two. */
+  bool by_sel = (requeue || purge) && cli_dead_selects(&o),
+       by_uuid = (requeue || purge) && o.nargs > 1;
+  if (by_uuid && by_sel)
+    return cli_cmd_usage(&cli_cmd_dead, "%s: give UUIDs or a selection "
+                         "(--all, --name, --cause, --older-than), not both",
+                         sub);
+  if ((requeue || purge) && !by_uuid && !by_sel)
+    return cli_cmd_usage(&cli_cmd_dead, "%s: give the UUIDs of the letters, "
+                         "or --all, or --name, --cause, --older-than", sub);
+  if (o.dry_run && by_uuid)
+    return cli_cmd_usage(&cli_cmd_dead, "--dry-run is for a selection (--all, "
+                         "--name, --cause, --older-than): 'jobboard dead "
+                         "show UUID' shows one letter");
+  if (purge && by_sel && !o.yes && !o.dry_run)
     return cli_cmd_usage(&cli_cmd_dead, "purge deletes dead letters for good: "
-                         "add --yes to confirm");
+                         "add --yes to confirm (or --dry-run to see them)");
   for (int i = 1; i < o.nargs; i++)
     if ((rc = cli_check_uuid("job uuid", o.args[i])) != 0) return rc;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   int st = JB_OK;
-  if (list) {
+  if (by_sel) {
+    rc = cli_dead_bulk(b, &o, purge, list_one);
+  } else if (list) {
+    list_now_us = cli_dead_now_us();
     st = jb_dead_foreach(b, list_one, &o);
     if (st == 1) { /* list_one: a write error */
       rc = CLI_EXIT_ERROR;
@@ -333,15 +388,26 @@ int cmd_dead(int argc, char **argv) {
     if ((st = jb_dead_get(&l, b, o.args[1])) == JB_OK) rc = show_one(&o, l);
     jb_dead_free(l);
   } else if (requeue) {
+    unsigned fl = o.keep_attempts ? JB_REQUEUE_KEEP_ATTEMPTS : 0;
     for (int i = 1; i < o.nargs; i++) {
-      int s = jb_dead_requeue(b, o.args[i],
-                              o.keep_attempts ? JB_REQUEUE_KEEP_ATTEMPTS : 0);
-      if (s != JB_OK)
+      char fresh[JB_UUID_STRLEN];
+      int s = o.as_new ? jb_dead_repost(b, o.args[i], fl, fresh)
+                       : jb_dead_requeue(b, o.args[i], fl);
+      if (s != JB_OK) {
         rc = cli_fail(s);
-      else if (o.json &&
-               cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i],
-                                        "state", "UNCLAIMED")) != 0)
-        rc = CLI_EXIT_ERROR;
+        continue;
+      }
+      int w = 0;
+      if (o.json && o.as_new)
+        w = cli_json_print(json_pack("{s:s,s:s,s:s}", "uuid", o.args[i],
+                                     "new_uuid", fresh, "state",
+                                     "UNCLAIMED"));
+      else if (o.json)
+        w = cli_json_print(json_pack("{s:s,s:s}", "uuid", o.args[i], "state",
+                                     "UNCLAIMED"));
+      else if (o.as_new) /* the new uuid, as post prints it */
+        w = puts(fresh) == EOF;
+      if (w != 0) rc = CLI_EXIT_ERROR;
     }
   } else if (by_uuid) {
     for (int i = 1; i < o.nargs; i++) {
@@ -353,16 +419,6 @@ int cmd_dead(int argc, char **argv) {
                                         "purged", 1)) != 0)
         rc = CLI_EXIT_ERROR;
     }
-  } else {
-    size_t n = 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    int64_t before = o.all ? INT64_MAX : now - o.older_than_ms * 1000;
-    if ((st = jb_dead_purge(&n, b, before)) == JB_OK &&
-        (o.json ? cli_json_print(json_pack("{s:I}", "purged", (json_int_t)n))
-                : printf("%zu\n", n) < 0))
-      rc = CLI_EXIT_ERROR;
   }
   if (st != JB_OK) rc = cli_fail(st);
   jb_board_close(b);
@@ -373,7 +429,7 @@ int cmd_dead(int argc, char **argv) {
 
 const cli_command cli_cmd_policy = {
     "policy", "show or set the board's retry policy",
-    "Usage: jobboard policy [--max-attempts N] [--backoff DURATION]\n"
+    "Usage: jobboard policy [--max-attempts N|none] [--backoff DURATION]\n"
     "                       [--backoff-max DURATION] [OPTIONS]\n"
     "\n"
     "Show the board's retry policy, or set the parts given (the others stay\n"
@@ -389,8 +445,8 @@ const cli_command cli_cmd_policy = {
     "Abandons without --retry-in and claims that lapse come back at once.\n"
     "\n"
     "Options:\n"
-    "  --max-attempts N    1 or more (0 is not accepted: the default, no\n"
-    "                      maximum, is what a new board has)\n"
+    "  --max-attempts N|none  1 or more, or none: no maximum again (what a\n"
+    "                      new board has); 0 is refused (say none)\n"
     "  --backoff DURATION  fractions allowed\n"
     "  --backoff-max DURATION\n"
     CLI_HELP_BOARD_OPTIONS
@@ -400,8 +456,9 @@ const cli_command cli_cmd_policy = {
     "\n"
     CLI_HELP_EXIT_COMMON "\n"
     "\n"
-    "Example:\n"
-    "  jobboard policy --max-attempts 5 --backoff 2 --backoff-max 600\n",
+    "Examples:\n"
+    "  jobboard policy --max-attempts 5 --backoff 2 --backoff-max 600\n"
+    "  jobboard policy --max-attempts none    # no maximum again\n",
     CLI_O_LIFE, 0, 0, NULL};
 
 int cmd_policy(int argc, char **argv) {
@@ -416,9 +473,10 @@ int cmd_policy(int argc, char **argv) {
   if ((rc = cli_open(&b, &o, 0)) != 0) return rc;
   jb_retry_policy p;
   int st = jb_board_get_retry_policy(&p, b);
-  bool set = o.max_attempts || o.backoff_ms || o.backoff_max_ms;
+  bool set = o.max_attempts || o.max_attempts_none || o.backoff_ms ||
+             o.backoff_max_ms;
   if (st == JB_OK && set) {
-    if (o.max_attempts) p.max_attempts = o.max_attempts;
+    if (o.max_attempts || o.max_attempts_none) p.max_attempts = o.max_attempts;
     if (o.backoff_ms) p.backoff_ms = o.backoff_ms;
     if (o.backoff_max_ms) p.backoff_max_ms = o.backoff_max_ms;
     st = jb_board_set_retry_policy(b, &p);

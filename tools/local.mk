@@ -29,6 +29,7 @@ jobboard_SOURCES = \
 	tools/cmd_entities.c \
 	tools/cmd_work.c \
 	tools/cmd_life.c \
+	tools/cli_dead.c \
 	tools/cmd_retention.c \
 	tools/cmd_schedule.c \
 	tools/cmd_init.c \

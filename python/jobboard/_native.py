@@ -273,6 +273,8 @@ int jb_dead_foreach(jb_board *board, jb_dead_cb cb, void *payload);
 int jb_dead_requeue(jb_board *board, const char *uuid, unsigned int flags);
 int jb_dead_purge(size_t *out, jb_board *board, int64_t before_us);
 int jb_dead_remove(jb_board *board, const char *uuid);
+int jb_dead_repost(jb_board *board, const char *uuid, unsigned int flags,
+                   char new_uuid[37]);
 
 int jb_job_cancel(jb_board *board, const char *uuid, unsigned int flags);
 int jb_job_run_now(jb_board *board, const char *uuid);

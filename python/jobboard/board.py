@@ -2355,6 +2355,20 @@ class Board:
         with self._use as h:
             _check(lib.jb_dead_requeue(h, _uuid(uuid), flags))
 
+    def repost_dead(self, uuid: str, keep_attempts: bool = False) -> str:
+        """Post a dead letter again as a NEW job (a new uuid, returned),
+        claimable at once, with its posting and options; its attempts start
+        again from 0 unless keep_attempts. The letter leaves in the same
+        commit. Takes the letter of a job Redis decided too, which requeue
+        refuses. ExistsError when another live job took its unique key
+        (the letter stays)."""
+        flags = lib.JB_REQUEUE_KEEP_ATTEMPTS \
+            if _flag(keep_attempts, "keep_attempts") else 0
+        out = ffi.new("char[37]")
+        with self._use as h:
+            _check(lib.jb_dead_repost(h, _uuid(uuid), flags, out))
+        return ffi.string(out).decode()
+
     def purge_dead(self, before: Optional[float] = None) -> int:
         """Delete the dead letters that died before `before` (seconds since
         the epoch; None: all of them); returns how many."""

@@ -761,6 +761,17 @@ class Model:
         return "ok", None
 
     def requeue(self, uuid, keep_attempts, sut_seq):
+        return self._undead(uuid, keep_attempts, None, sut_seq)
+
+    def repost(self, uuid, keep_attempts, new_uuid, sut_seq):
+        """jb_dead_repost: the letter's job posted again under a new uuid
+        (posted now), the letter gone; its key held again or refused as
+        requeue's."""
+        return self._undead(uuid, keep_attempts, new_uuid, sut_seq)
+
+    def _undead(self, uuid, keep_attempts, new_uuid, sut_seq):
+        """A dead letter back on the board: under its uuid (new_uuid
+        None), or as a new job."""
         d = self.dead.get(uuid)
         if d is None:
             return "notfound", None
@@ -769,6 +780,10 @@ class Model:
             return "exists", self.unique[j.unique]
         self.check_seq(sut_seq)
         del self.dead[uuid]
+        if new_uuid is not None:
+            j = copy.deepcopy(j)
+            j.uuid = uuid = new_uuid
+            j.posted = self.wall
         j.seq = sut_seq
         j.not_before = 0
         j.deadline = 0                # a letter has no deadline
@@ -780,7 +795,7 @@ class Model:
         if j.unique is not None:
             self.unique[j.unique] = uuid
         self.posted_total += 1
-        return "ok", None
+        return "ok", new_uuid
 
     def remove_dead(self, uuid):
         """jb_dead_remove: that one letter, no other."""

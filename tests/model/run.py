@@ -8,8 +8,8 @@ after every step.
 Each sequence is made from its seed: SEED, SEED+1, ... A sequence is a
 list of abstract operations (post, batch post, claim, claim-next, claim
 many, extend, abandon, retry, trash, consume with outcome and result,
-consume-and-claim-next, cancel, run-now, dead-letter requeue, purge and
-removal by uuid, the retry
+consume-and-claim-next, cancel, run-now, dead-letter requeue, repost as
+a new job, purge and removal by uuid, the retry
 policy, the retention, schedules added, removed and ticked, pause and
 resume of a name or of the board, caps of names, the clocks moved, and with --procs
 worker processes killed and started again). The claim-nexts are given
@@ -194,6 +194,9 @@ def sut_do(board, op, me):
         if kind == "dead_rm":
             board.remove_dead(op["uuid"])
             return {"st": "ok"}
+        if kind == "repost":
+            u = board.repost_dead(op["uuid"], keep_attempts=op["keep"])
+            return {"st": "ok", "uuid": u, "seq": board.get(u).sequence}
         if kind == "purge":
             n = board.purge_dead(before=op["before"] / 1e6
                                  if op["before"] else None)
@@ -504,6 +507,8 @@ def gen_op(rng, procs):
         (1, lambda: {"op": "purge", "all": rng.random() < 0.5}),
         (3, lambda: {"op": "run_now", "pick": rng.random() < 0.7}),
         (2, lambda: {"op": "dead_rm", "pick": rng.random() < 0.7}),
+        (2, lambda: {"op": "repost", "pick": rng.random() < 0.7,
+                     "keep": rng.random() < 0.3}),
         (1, lambda: {"op": "policy", "max_attempts": rng.choice([0, 2, 4]),
                      "backoff_ms": rng.choice([1000, 5000]),
                      "backoff_max_ms": rng.choice([5000, 60000])}),
@@ -557,7 +562,7 @@ KILLABLE = {"post", "batch", "claim", "claim_next", "claim_many", "abandon",
             "snooze",
             "retry", "trash", "consume", "consume_next", "cancel",
             "requeue", "pause", "resume", "cap", "rate", "run_now",
-            "dead_rm", "check_record"}
+            "dead_rm", "check_record", "repost"}
 # Of those, the writes that append no event to the change log: whether
 # one committed is told by the board's state alone.
 UNLOGGED = {"pause", "resume", "cap", "rate", "run_now", "dead_rm",
@@ -717,7 +722,7 @@ class Run:
         if kind == "run_now" and op.get("pick"):
             pool = [j.uuid for j in sorted(m.jobs.values(), key=lambda j: j.seq)
                     if j.not_before and not j.claimed()]
-        elif kind == "dead_rm" and op.get("pick"):
+        elif kind in ("dead_rm", "repost") and op.get("pick"):
             pool = sorted(m.dead)
         if pool:
             c["uuid"] = pool[op["job"] % len(pool)]
@@ -878,6 +883,11 @@ class Run:
             return m.run_now(c["uuid"])
         if kind == "dead_rm":
             return m.remove_dead(c["uuid"])
+        if kind == "repost":
+            exp = m.repost(c["uuid"], c["keep"], r.get("uuid"), r.get("seq"))
+            if exp[0] == "ok" and ok:
+                known.append(r["uuid"])
+            return exp
         if kind == "purge":
             exp = m.purge(c["before"] or (1 << 62))
             if ok and exp[1] != r["n"]:
@@ -933,11 +943,11 @@ def infer_answer(kind, c, board, m, me, since):
         except Exception:  # noqa: BLE001 - gone, or never there
             return None
     r = {"st": "ok"}
-    if kind in ("post", "batch"):
+    if kind in ("post", "batch", "repost"):
         new = sorted((j for j in board.iterate()
                       if j.uuid not in m.jobs and j.uuid not in m.dead),
                      key=lambda j: j.sequence)
-        if kind == "post" and new:
+        if kind in ("post", "repost") and new:
             r.update(uuid=new[0].uuid, seq=new[0].sequence)
         elif kind == "batch":
             r.update(uuids=[j.uuid for j in new],
