@@ -502,3 +502,11 @@ tests_test_run_now_SOURCES = tests/test_run_now.c $(JB_TEST_HELPERS)
 tests_test_run_now_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_run_now_LDADD = $(JB_TEST_LIBS)
 endif
+
+# A synced board detached from Redis (`sync --detach`), its namespace
+# changed, the first sync's namespace line and a standby replicator's
+# lines, against a redis-server the script starts (tests/sync_lib.sh).
+if WITH_REDIS
+TESTS += tests/sync_detach.sh
+endif
+EXTRA_DIST += tests/sync_detach.sh

@@ -318,6 +318,7 @@ int cmd_sync(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_sync, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  if (o.detach) return cli_sync_detach(&cli_cmd_sync, &o);
   /* SIGINT and SIGTERM are blocked from here on, so that the replicator's
    * thread inherits the mask, and taken by sigwait below: the stop is a
    * plain return, never a handler racing the thread. One that comes while
@@ -337,6 +338,7 @@ int cmd_sync(int argc, char **argv) {
                        "JOBBOARD_REDIS (board %s remembers none yet)",
                        jb_board_path(b));
   if (rc == 0) rc = probe(url, ns);
+  if (rc == 0) cli_sync_say_namespace(b, &o, ns);
   if (rc == 0 && given) rc = cli_sync_remember(b, &o);
   jb_board_close(b);
   if (rc != 0) goto out;
@@ -464,7 +466,7 @@ static int print_status(const jb_sync_status *st, const char *url,
 }
 
 static int json_status(const jb_sync_status *st, const char *url,
-                       const char *ns, json_t *verify) {
+                       const char *ns, const char *detached, json_t *verify) {
   json_t *v = json_pack(
       "{s:b,s:o,s:o,s:b,s:o,s:b,s:o,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}",
       "synced",
@@ -501,6 +503,8 @@ static int json_status(const jb_sync_status *st, const char *url,
                       json_integer((json_int_t)st->data_losses));
   json_object_set_new(v, "last_data_loss",
                       time_or_null(st->last_data_loss_us));
+  json_object_set_new(v, "last_detach",
+                      detached ? json_string(detached) : json_null());
   if (verify) json_object_set_new(v, "verify", verify);
   return cli_json_print(v) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
@@ -582,7 +586,10 @@ int cmd_status(int argc, char **argv) {
   const char *n = st.ns[0] ? st.ns : JB_SYNC_NAMESPACE_DEFAULT;
   json_t *verify = NULL;
   bool differs = false;
+  /* A board not synced now may have been: its last detach. */
+  char *det = u ? NULL : cli_sync_last_detach(b);
   if (!o.json) rc = print_status(&st, u, n);
+  if (!o.json && rc == 0 && det) printf("%-14s %s\n", "last detach:", det);
   if (rc == 0 && o.verify) {
     /* Only --verify connects: the URL with its password (sync.credentials
      * or JOBBOARD_REDIS_PASSWORD), nothing written. */
@@ -609,11 +616,12 @@ int cmd_status(int argc, char **argv) {
   jb_board_close(b);
   if (o.json) {
     /* The status also when --verify could not compare (its exit stays). */
-    int jrc = json_status(&st, u, n, verify);
+    int jrc = json_status(&st, u, n, det, verify);
     if (rc == 0) rc = jrc;
   } else {
     json_decref(verify);
   }
+  free(det);
   if (rc == 0 && differs) rc = CLI_EXIT_DIFFERS;
   return rc;
 }
