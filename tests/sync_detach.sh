@@ -16,7 +16,9 @@
 #  - a second sync on the same board says it stands by, and when it takes
 #    over;
 #  - refusals, nothing changed: a board not synced; a replicator running;
-#    --detach with --namespace.
+#    --detach with --namespace;
+#  - a claim bound to a live `jobboard work` of this host is kept, and the
+#    worker finishes the job on the detached board.
 # Needs redis-server (tests/sync_lib.sh: skipped without it).
 NS=taskflow # the default namespace: the first sync chooses it
 . "${srcdir:-.}/tests/sync_lib.sh"
@@ -186,7 +188,29 @@ case $out in
   *) fail "board a is not synced with namespace fresh: $out" ;;
 esac
 sync_stop fresh
+end
+
+begin "a claim bound to a live worker of this host is kept, and finished here"
+k=$(jb --board "$B" post kept-job)
+wait_until 10 "kept-job is published" listed "$k"
+worker_start wk "$B" 3 --name kept-job
+wait_until 10 "the worker runs kept-job" grep -qs "$k" "$ROOT/run-wk.log"
 sync_stop b
+run "$JOBBOARD" --board "$B" sync --detach
+expect_ok "sync --detach with a worker holding a job"
+case $out in
+  *"claims released, 1 kept by live workers of this host)"*) ;;
+  *) fail "detach said: $out" ;;
+esac
+[ "$(field "$B" "$k" owner)" = wk ] || fail "the worker's claim is not kept: $(field "$B" "$k" owner)"
+wait_until 15 "the worker finishes kept-job here" \
+  sh -c "! '$JOBBOARD' show --board '$B' '$k' >/dev/null 2>&1"
+run "$JOBBOARD" --board "$B" history --json
+case $out in
+  *"$k"*) ;;
+  *) fail "kept-job is not in board b's history" ;;
+esac
+worker_stop wk
 end
 
 finish
