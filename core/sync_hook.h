@@ -315,6 +315,31 @@ JB_EXTERN int jb__board_mirror_gone_x(jb_board *b, const char *const *uuids,
                                       const jb_remote_outcome *outcomes,
                                       size_t n, size_t *removed);
 
+/* ------------------------------------------------------------ the detach */
+
+/* What jb__board_detach did (store/detach.c says how). */
+typedef struct {
+  size_t jobs;     /* Redis-decided jobs made local (each POSTED anew) */
+  size_t released; /* their claims released: ready again (ABANDONED) */
+  size_t kept;     /* their claims kept: bound to a live process here */
+  size_t letters;  /* dead letters of such jobs, now local ones */
+} jb_detach_result;
+
+/* Detach board `b` from Redis, in one write transaction: every job Redis
+ * decided becomes a job decided here (a new board sequence, after the
+ * jobs decided here already), its claim released unless bound to a live
+ * process of this host; the dead letters of such jobs stay dead letters;
+ * the "sync." settings (URL, namespace, epoch, keep-alive) go, and the
+ * setting "sync.detached" gets the line `note` (at most 1024 bytes: when
+ * and from what) with the counts. The board's replicator lock is held for
+ * the write. Errors: JB_ECLAIMED (a replicator runs on the board: nothing
+ * changed), JB_ENOTFOUND (the board is not synced), JB_EREADONLY,
+ * JB_EINVAL, JB_EFULL, JB_EIO, JB_ECORRUPT (a job whose posting does not
+ * decode: nothing changed). Files of the sync layer (credentials, status)
+ * are not touched. */
+JB_EXTERN int jb__board_detach(jb_board *b, const char *note,
+                               jb_detach_result *out);
+
 /* ---------------------------------------------------- the board's settings
  *
  * Small text values the board keeps for libjbsync (the Redis URL and the

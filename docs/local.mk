@@ -175,6 +175,8 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_sync_attach.3 \
 	docs/man3/jb_sync_board_config.3 \
 	docs/man3/jb_sync_board_configure.3 \
+	docs/man3/jb_sync_board_detach.3 \
+	docs/man3/jb_sync_board_detached.3 \
 	docs/man3/jb_sync_board_lookup.3 \
 	docs/man3/jb_sync_compare.3 \
 	docs/man3/jb_sync_replicator_status_read.3 \

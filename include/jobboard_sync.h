@@ -498,6 +498,49 @@ JB_EXTERN int jb_sync_board_lookup(char **url_out, char **ns_out,
                                    jb_board *b, const char *url,
                                    const char *ns);
 
+/** What jb_sync_board_detach did. */
+typedef struct {
+  char url[1024];  /**< the Redis URL the board was synced with (no
+                        password) */
+  char ns[JB_SYNC_NAMESPACE_MAX + 1]; /**< and its namespace */
+  size_t jobs;     /**< jobs Redis decided, now decided here */
+  size_t released; /**< their claims released (the jobs ready again):
+                        claims not bound to a live process of this host */
+  size_t kept;     /**< their claims kept as local claims (bound to a live
+                        process of this host: a `jobboard work` runner) */
+  size_t letters;  /**< dead letters of such jobs, now local ones */
+} jb_sync_detach_result;
+
+/**
+ * Detach board `b` from Redis: the board forgets its Redis URL, namespace,
+ * password (the sync.credentials file) and sync state, and keeps every
+ * job as a job decided here, in one write transaction (a crash leaves it
+ * either still synced or detached in full):
+ *  - each job Redis decided (published from here or posted elsewhere)
+ *    becomes a local job, after the jobs already decided here, in the
+ *    order it had; its claim is kept when it is bound to a live process
+ *    of this host (the runner finishes it here), else released (the job
+ *    is ready again, event ABANDONED, no attempt counted);
+ *  - the dead letters of such jobs stay dead letters, now local ones;
+ *  - the board's setting "sync.detached" gets one line: when, from which
+ *    URL and namespace, and the counts (jobboard status shows the last).
+ * Redis is not contacted: the jobs stay in Redis too, where other boards
+ * and taskflow may still run them. After it the board may be synced
+ * again, with any namespace (jb_sync_board_configure).
+ * Errors: JB_ENOTFOUND (not synced), JB_ECLAIMED (a replicator runs on
+ * the board, `jobboard sync`: stop it first; nothing changed),
+ * JB_EREADONLY, JB_EFULL, JB_EIO, JB_ECORRUPT.
+ */
+JB_EXTERN int jb_sync_board_detach(jb_sync_detach_result *out, jb_board *b);
+
+/**
+ * The record of board `b`'s detaches (jb_sync_board_detach), oldest
+ * first, one line each ("WHEN detached from URL namespace NS: counts"),
+ * into *text_out (free() it), or NULL when the board was never detached.
+ * Errors: JB_EINVAL, JB_EIO, JB_ENOMEM.
+ */
+JB_EXTERN int jb_sync_board_detached(char **text_out, jb_board *b);
+
 /* ------------------------------------------------------------ deprecated */
 
 /* The names of 0.1, kept for one release (see jobboard.h). */

@@ -681,6 +681,22 @@ int jb__store_setting_put(jb_store *s, const char *key, size_t key_len,
 int jb__store_setting_claim(jb_store *s, const char *key, size_t key_len,
                             const char *value, size_t value_len, jb_buf *cur,
                             bool *taken);
+/* A synced board detached from Redis (store/detach.c), in one write
+ * transaction: its Redis-decided jobs made local ones, claims not bound
+ * to a live process of this host released, the dead letters of such
+ * jobs keyed locally, the "sync." settings deleted but the detach record
+ * (JB_STORE_SETTING_DETACHED), which gets the line `note` and the counts.
+ * JB_ENOTFOUND (message set) when the board is not synced. */
+#define JB_STORE_SETTING_DETACHED "sync.detached"
+typedef struct {
+  size_t jobs;     /* made local */
+  size_t released; /* claims released: the job is ready again */
+  size_t kept;     /* claims kept (bound to a live process of this host) */
+  size_t letters;  /* dead letters keyed locally */
+} jb_store_detach_result;
+int jb__store_detach(jb_store *s, int64_t now_us, const char *note,
+                     jb_store_detach_result *res);
+
 /* A job's publication, as the job flags keep it: decided locally;
  * marked for publication (JB_JOB_F_REMOTE | JB_JOB_F_PUBLISHING);
  * published (JB_JOB_F_REMOTE). The board's sync hook names the same three

@@ -56,7 +56,9 @@ static int refuse_namespace(const char *board, const char *given,
                             const char *kept) {
   return jb__err(JB_ECLAIMED, "board %s is synced with redis namespace "
                  "\"%s\", not \"%s\": one board has one namespace (use "
-                 "another board for \"%s\")", board, kept, given, given);
+                 "another board for \"%s\", or change it: stop the board's "
+                 "`jobboard sync`, `jobboard sync --detach`, then sync with "
+                 "the new one)", board, kept, given, given);
 }
 
 /* The URL to connect with: `url` with its password, which is its own when

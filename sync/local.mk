@@ -16,6 +16,7 @@ libjbsyncconv_la_SOURCES = \
 	sync/remote.c \
 	sync/attach.c \
 	sync/config.c \
+	sync/detach.c \
 	sync/credentials.c \
 	sync/replicator.c \
 	sync/deprecated.c

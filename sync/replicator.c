@@ -89,6 +89,8 @@ struct jb_sync_replicator {
   bool online;
   int lock_fd;
   bool elected;
+  bool standing_by; /* said so: another replicator held the lock */
+  bool unsynced_said; /* said that the board is no longer synced so */
   bool need_full;
   uint64_t cursor;     /* change log: next event to look at */
   /* The cursor as the watcher may read it: the events before it were
@@ -1696,6 +1698,38 @@ static int pass(jb_sync_replicator *r) {
   return JB_OK;
 }
 
+/* Standing by (once, until elected): which process holds the board, as
+ * its status file says. */
+static void standby_say(jb_sync_replicator *r) {
+  jb_sync_status st;
+  char who[48] = "";
+  if (jb_sync_status_read(&st, r->b) == JB_OK && st.running && st.pid > 0)
+    snprintf(who, sizeof who, " (pid %d)", st.pid);
+  r->standing_by = true;
+  say(r, 0, "standing by: another replicator%s syncs board %s; this one "
+      "takes over within a second when it stops", who, r->path);
+}
+
+/* Elected after standing by: the board must still be synced under the
+ * namespace this replicator started with (it may have been detached, or
+ * detached and synced under another, meanwhile): else it is not synced
+ * from here, said once. */
+static bool still_synced(jb_sync_replicator *r) {
+  char ns[JB_SYNC_NAMESPACE_MAX + 1];
+  if (jb__board_setting_get(r->b, JB_SETTING_SYNC_NAMESPACE, ns, sizeof ns,
+                            NULL) == JB_OK &&
+      strcmp(ns, r->ns) == 0) {
+    r->unsynced_said = false;
+    return true;
+  }
+  if (!r->unsynced_said)
+    say(r, 2, "board %s is no longer synced with namespace %s (detached "
+        "while this replicator stood by): it does not sync it; stop it, "
+        "and run `jobboard sync` again to sync the board", r->path, r->ns);
+  r->unsynced_said = true;
+  return false;
+}
+
 static void *run(void *arg) {
   jb_sync_replicator *r = arg;
   int attempt = 0;
@@ -1707,6 +1741,12 @@ static void *run(void *arg) {
     atomic_compare_exchange_strong(&r->run_state, &idle, RUN_BUSY);
     if (!r->elected) {
       if (!try_lock(r)) {
+        if (!r->standing_by) standby_say(r);
+        rest(r, STANDBY_MS);
+        continue;
+      }
+      if (!still_synced(r)) {
+        flock(r->lock_fd, LOCK_UN);
         rest(r, STANDBY_MS);
         continue;
       }
@@ -1715,7 +1755,12 @@ static void *run(void *arg) {
       r->st.running = true;
       r->st.pid = (int)getpid();
       pthread_mutex_unlock(&r->mu);
-      say(r, 0, "elected: this process syncs board %s", r->path);
+      if (r->standing_by)
+        say(r, 0, "taking over: the other replicator stopped; this process "
+            "syncs board %s now", r->path);
+      else
+        say(r, 0, "elected: this process syncs board %s", r->path);
+      r->standing_by = false;
       /* The first expiry of claims bound to a process (sync/attach.c). */
       char ka[32];
       snprintf(ka, sizeof ka, "%d", r->o.keepalive_ms);

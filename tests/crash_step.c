@@ -367,7 +367,7 @@ typedef enum { OP_POST, OP_CLAIM, OP_CONSUME, OP_BATCH, OP_FUSED,
                OP_RESUME_BOARD, OP_CLAIM_NAMES, OP_CLAIM_PAUSED,
                OP_RETENTION, OP_CAP, OP_CAP_EACH, OP_SNOOZE, OP_EXPIRE,
                OP_RATE, OP_CLAIM_RATED, OP_RATE_EACH, OP_RUN_NOW,
-               OP_DEAD_REMOVE, OP_CHECK_RECORD, OP_DEAD_REPOST,
+               OP_DEAD_REMOVE, OP_CHECK_RECORD, OP_DEAD_REPOST, OP_DETACH,
                OP_COUNT } op_kind;
 static const char *const op_names[OP_COUNT] = {
     "post", "claim-next", "consume", "batch", "consume-claim",
@@ -377,13 +377,19 @@ static const char *const op_names[OP_COUNT] = {
     "sched-remove", "policy", "abandon-dead", "trash", "progress", "pause",
     "pause-board", "resume", "resume-board", "claim-names", "claim-paused",
     "retention", "cap", "cap-each", "snooze", "expire", "rate", "claim-rated",
-    "rate-each", "run-now", "dead-remove", "check-record", "dead-repost"};
+    "rate-each", "run-now", "dead-remove", "check-record", "dead-repost",
+    "detach"};
 /* The change-log events each operation appends when it is there (the
  * next writer's four come on top). */
 static const int op_events[OP_COUNT] = {1, 1, 1, BATCH, 2, CLAIM_MANY, 3, 2, 0,
                                         1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 1, 1,
                                         1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 2, 0, 1,
-                                        0, 0, 0, 0, 1};
+                                        0, 0, 0, 0, 1, 3};
+/* detach (on the synced board: the base board with base-0 and last
+ * published as publish leaves them, and the sync settings): both jobs
+ * local again under new sequences (two POSTED events), holder's claim of
+ * base-0 released (ABANDONED: not bound to a process), the settings gone
+ * but the detach record. */
 /* publish: the replicator's confirmation of two publications (base-0,
  * claimed by holder, and last, ready): each moves to the Redis band
  * under the number Redis gave it (store.h, schema 7), claim and all. */
@@ -944,6 +950,28 @@ static void make_doomed_base(const char *from, const char *dir, scenario *sc) {
   scenario_back(pid, p[0], sc, "doomed");
 }
 
+/* The synced board from a copy of the base board, by a process of its
+ * own: base-0 and last published as publish leaves them, and the settings
+ * of a synced board. */
+static void make_synced_base(const char *from, const char *dir, scenario *sc) {
+  fresh_copy(from, dir);
+  int p[2];
+  pid_t pid = fork_maker(p);
+  if (pid == 0) {
+    scenario s = *sc;
+    jb_board *b = open_board(dir, JB_DURABILITY_NORMAL, false);
+    if (b == NULL) _exit(10);
+    const char *u[2] = {s.base[PUBLISHED_A], s.base[PUBLISHED_B]};
+    uint64_t seqs[2] = {7, 3};
+    if (jb__board_setting_set(b, JB_SETTING_SYNC_NAMESPACE, "crash") != JB_OK ||
+        jb__board_setting_set(b, "sync.url", "redis://crash.invalid/0") != JB_OK ||
+        jb__board_set_published(b, u, 2, JB_PUB_DONE, seqs, NULL) != JB_OK)
+      _exit(11);
+    scenario_send(b, &s, p[1]);
+  }
+  scenario_back(pid, p[0], sc, "synced");
+}
+
 /* The writes of the gathered group (jb__store_write_many): holder's
  * consume of base-0, and claim-nexts as the single operations make them.
  * A claim with `fail` returns an error after its claim is written: its
@@ -1135,6 +1163,7 @@ static int run_op(jb_board *b, op_kind op, char (*out)[JB_UUID_STRLEN],
    * the read) */
   case OP_CHECK_RECORD:
     return jb_board_check_ex(NULL, b, JB_CHECK_RECORD, NULL, NULL);
+  case OP_DETACH: return jb__board_detach(b, "crash step", NULL);
   default: return JB_EINVAL;
   }
 }
@@ -1207,6 +1236,7 @@ static job_state after_state(op_kind op, int k) {
   case OP_RUN_NOW: return k == K_HELD1 ? ST_READY : before_state(k);
   case OP_DEAD_REMOVE: /* fall through: corpse leaves the dead letters */
   case OP_DEAD_REPOST: return k == K_CORPSE ? ST_GONE : before_state(k);
+  case OP_DETACH: return k == PUBLISHED_A ? ST_READY : before_state(k);
   default: return before_state(k);
   }
 }
@@ -1922,7 +1952,8 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
    * no other job touched. */
   int npub = 0;
   for (int k = 0; k < NBASE; k++) {
-    bool mine = op == OP_PUBLISH && (k == PUBLISHED_A || k == PUBLISHED_B);
+    bool mine = (op == OP_PUBLISH || op == OP_DETACH) &&
+                (k == PUBLISHED_A || k == PUBLISHED_B);
     if (remote[k] && !mine)
       return vfail(v, "job %s (%s) is Redis-decided: the killed %s does not "
                    "touch it", sc->base[k], base_names[k], op_names[op]);
@@ -1946,6 +1977,21 @@ static bool check_jobs(jb_board *b, op_kind op, const scenario *sc,
       return vfail(v, "the published jobs are not first in Redis's order");
   }
   if (op == OP_PUBLISH) aspect(&a, npub == 2, "published %d", npub);
+  if (op == OP_DETACH) {
+    /* Local again, in the order they had (last first), after the rest. */
+    aspect(&a, npub == 0, "%d jobs Redis-decided", npub);
+    if (npub == 0 && (seq[PUBLISHED_B] >= seq[PUBLISHED_A] ||
+                      seq[PUBLISHED_B] <= seq[K_KEYED]))
+      return vfail(v, "the detached jobs' sequences are %" PRIu64 " (last) and %"
+                   PRIu64 " (base-0): not in their order after the others",
+                   seq[PUBLISHED_B], seq[PUBLISHED_A]);
+    bool synced = jb__board_synced(b);
+    char rec[4097];
+    bool recorded = jb__board_setting_get(b, "sync.detached", rec, sizeof rec,
+                                          NULL) == JB_OK;
+    aspect(&a, !synced, "the board %s", synced ? "synced" : "not synced");
+    aspect(&a, recorded, "the detach record %s", recorded ? "there" : "not");
+  }
   /* The new jobs: the posts' (all or none), the tick's run. */
   if (sc->nfresh) aspect(&a, nfresh != 0, "%d of %d new jobs", nfresh, sc->nfresh);
   if (nfresh != 0 && nfresh != sc->nfresh)
@@ -3342,7 +3388,7 @@ int main(int argc, char **argv) {
     tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
   if (tmp == NULL || *tmp == '\0') tmp = "/tmp";
   char root[4096], base[4200], work[4200], baseq[4200], basep[4200], baser[4200];
-  char based[4200], basel[4200];
+  char based[4200], basel[4200], basesy[4200];
   snprintf(root, sizeof root, "%s/crash_step.XXXXXX", tmp);
   if (mkdtemp(root) == NULL) die("mkdtemp %s: %s", root, strerror(errno));
   snprintf(cleanup_root, sizeof cleanup_root, "%s", root);
@@ -3355,6 +3401,7 @@ int main(int argc, char **argv) {
   snprintf(based, sizeof based, "%s/base-doomed", root);
   snprintf(baser, sizeof baser, "%s/base-rated", root);
   snprintf(basel, sizeof basel, "%s/base-delayed", root);
+  snprintf(basesy, sizeof basesy, "%s/base-synced", root);
   scenario sc;
   make_base(base, &sc);
   /* The boards of resume, resume-board and claim-paused (names as queues,
@@ -3373,6 +3420,8 @@ int main(int argc, char **argv) {
   if (!only_demo && in_list(ops, "claim-rated")) make_rated_base(base, baser, &scr);
   scenario scl = sc;
   if (!only_demo && in_list(ops, "run-now")) make_delayed_base(base, basel, &scl);
+  scenario scs = sc;
+  if (!only_demo && in_list(ops, "detach")) make_synced_base(base, basesy, &scs);
   printf("# crash_step: %s\n",
          o.full ? "full sweep (k = 1)" : o.whole ? "the whole window, every k-th instruction" : "short form (--full: every instruction)");
 
@@ -3390,10 +3439,12 @@ int main(int argc, char **argv) {
       run_cfg c = {NULL, modes[m], (op_kind)op, false, NULL};
       sweep_result res;
       bool q = op == OP_RESUME || op == OP_CLAIM_PAUSED, p = op == OP_RESUME_BOARD,
-           r = op == OP_CLAIM_RATED, d = op == OP_EXPIRE, l = op == OP_RUN_NOW;
+           r = op == OP_CLAIM_RATED, d = op == OP_EXPIRE, l = op == OP_RUN_NOW,
+           y = op == OP_DETACH;
       held1_delayed = l;
-      sweep(&c, q ? baseq : p ? basep : r ? baser : d ? based : l ? basel : base, work,
-            q ? &scq : p ? &scp : r ? &scr : d ? &scd : l ? &scl : &sc, &o, false, &res);
+      sweep(&c, q ? baseq : p ? basep : r ? baser : d ? based : l ? basel : y ? basesy : base,
+            work, q ? &scq : p ? &scp : r ? &scr : d ? &scd : l ? &scl : y ? &scs : &sc, &o,
+            false, &res);
       held1_delayed = false;
       o.tests++;
       if (res.fails) o.failed++;

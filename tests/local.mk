@@ -523,3 +523,11 @@ tests_test_durations_SOURCES = tests/test_durations.c tools/cli_duration.c \
 tests_test_durations_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_durations_LDADD = $(CMOCKA_LIBS)
 endif
+
+# A synced board detached from Redis (`sync --detach`), its namespace
+# changed, the first sync's namespace line and a standby replicator's
+# lines, against a redis-server the script starts (tests/sync_lib.sh).
+if WITH_REDIS
+TESTS += tests/sync_detach.sh
+endif
+EXTRA_DIST += tests/sync_detach.sh

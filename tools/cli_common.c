@@ -141,6 +141,7 @@ enum {
   OPT_KEEPALIVE,
   OPT_VERIFY_EVERY,
   OPT_VERIFY,
+  OPT_DETACH,
   OPT_DELAY,
   OPT_NOT_BEFORE,
   OPT_UNIQUE,
@@ -222,6 +223,7 @@ static const struct {
     {{"keepalive", required_argument, NULL, OPT_KEEPALIVE}, CLI_O_SYNC},
     {{"verify-every", required_argument, NULL, OPT_VERIFY_EVERY}, CLI_O_SYNC},
     {{"verify", no_argument, NULL, OPT_VERIFY}, CLI_O_VERIFY},
+    {{"detach", no_argument, NULL, OPT_DETACH}, CLI_O_SYNC},
     {{"delay", required_argument, NULL, OPT_DELAY}, CLI_O_LIFE},
     {{"not-before", required_argument, NULL, OPT_NOT_BEFORE}, CLI_O_LIFE},
     {{"unique", required_argument, NULL, OPT_UNIQUE}, CLI_O_LIFE},
@@ -567,6 +569,7 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_REDIS: o->redis = optarg; break;
     case OPT_NAMESPACE: o->ns = optarg; break;
     case OPT_VERIFY: o->verify = 1; break;
+    case OPT_DETACH: o->detach = 1; break;
     case OPT_BY_NAME: o->by_name = 1; break;
     case OPT_LISTEN: o->listen = optarg; break;
     case OPT_INTERVAL: o->flush_interval = optarg; break;

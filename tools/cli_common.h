@@ -112,6 +112,7 @@ typedef struct {
   int keepalive_ms;   /* --keepalive, in milliseconds; 0 when not given */
   int verify_ms;      /* --verify-every, in ms; 0 when not given, -1: 0 s */
   int verify;         /* --verify */
+  int detach;         /* --detach (sync) */
   /* A job's life (CLI_O_LIFE, CLI_O_RETRY, CLI_O_CANCEL, CLI_O_DEAD). */
   int64_t delay_ms;       /* --delay; 0 when not given */
   int64_t not_before_us;  /* --not-before; 0 when not given */
@@ -254,6 +255,13 @@ int cli_sync_resolve(char **url, char **ns, int *given, jb_board *b,
                      const cli_opts *opts);
 int cli_sync_remember(jb_board *b, const cli_opts *opts);
 const char *cli_sync_given_url(const cli_opts *opts);
+/* tools/cli_sync_detach.c (Redis support only): `sync --detach`; the
+ * first sync's line naming the namespace it chose (stderr, when none was
+ * given nor kept); the last line of the board's detach record (free() it;
+ * NULL: never detached). */
+int cli_sync_detach(const cli_command *cmd, cli_opts *opts);
+void cli_sync_say_namespace(jb_board *b, const cli_opts *opts, const char *ns);
+char *cli_sync_last_detach(jb_board *b);
 
 /* A size in bytes, with an optional suffix K, M, G or T (powers of 1024;
  * "KiB", "MB" and the like read the same). Returns 0, or -1 when `text`

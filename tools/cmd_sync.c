@@ -24,6 +24,7 @@ const cli_command cli_cmd_sync = {
     "Usage: jobboard sync [--redis URL] [--namespace NS] [--poll DURATION]\n"
     "                     [--keepalive DURATION] [--verify-every DURATION]\n"
     "                     [OPTIONS]\n"
+    "       jobboard sync --detach [OPTIONS]\n"
     "\n"
     "Share the board through a Redis server, with other boards and with\n"
     "OpenStack taskflow's Redis jobboard (same keys, same encodings): run\n"
@@ -64,7 +65,8 @@ const cli_command cli_cmd_sync = {
     "order when it returns; the replicator reconnects by itself (back-off\n"
     "from 0.1 s to 30 s). One replicator runs per board: another `jobboard\n"
     "sync` on the same board stands by and takes over within a second when\n"
-    "the first stops or dies.\n"
+    "the first stops or dies; it says so in its log (\"standing by: another\n"
+    "replicator (pid N) syncs board ...\", then \"taking over: ...\").\n"
     "\n"
     "Claims, abandons, consumes, trashes and extends of jobs Redis decides\n"
     "do not go through this daemon: each command asks Redis itself (see\n"
@@ -74,7 +76,33 @@ const cli_command cli_cmd_sync = {
     "given: after that `jobboard sync` alone, and every other command, use\n"
     "them. A later --redis replaces the URL (a server that moved); another\n"
     "namespace is refused (exit 2): the board's published jobs live under\n"
-    "its own.\n"
+    "its own. The first sync given no namespace says on stderr the one it\n"
+    "chose: \"using namespace taskflow (the default; --namespace to\n"
+    "choose)\".\n"
+    "\n"
+    "--detach detaches the board from Redis, and changes nothing in Redis:\n"
+    "the board forgets its URL, namespace, password (sync.credentials) and\n"
+    "sync state, and keeps every job as a local one, in one write (a crash\n"
+    "leaves it still synced, or detached in full):\n"
+    "  - the jobs Redis decided (published here, or posted elsewhere) are\n"
+    "    decided here from then on, after the jobs decided here already, in\n"
+    "    the order they had; the other boards still see them in Redis and\n"
+    "    may run them too;\n"
+    "  - a claim held through Redis is released (the job is ready again,\n"
+    "    event ABANDONED, no attempt counted), unless it is bound to a live\n"
+    "    process of this host (`jobboard work`): that claim is kept, and the\n"
+    "    worker finishes the job here;\n"
+    "  - dead letters of such jobs stay dead letters (`dead requeue` takes\n"
+    "    them here);\n"
+    "  - the board records when and from what it was detached (`jobboard\n"
+    "    status`: last detach).\n"
+    "It prints one line saying what it did (--json: {\"detached\", \"url\",\n"
+    "\"namespace\", \"jobs\", \"released\", \"kept\", \"dead_letters\"}). It is\n"
+    "refused (exit 2, nothing changed) on a board that is not synced, and\n"
+    "while a replicator runs on the board: stop it (SIGTERM) first.\n"
+    "To change the board's namespace: stop its `jobboard sync`, run\n"
+    "`jobboard sync --detach`, then `jobboard sync --namespace NEW`, which\n"
+    "publishes the board's jobs under the new namespace.\n"
     "\n"
     "Passwords are kept out of the board's data file (which every user who\n"
     "may read the board can read): the board keeps the URL without its\n"
@@ -101,6 +129,7 @@ const cli_command cli_cmd_sync = {
     "\n"
     "Options:\n"
     CLI_HELP_REDIS_OPTIONS
+    "  --detach            detach the board from Redis (above), and exit\n"
     "  --poll DURATION     longest time before a change made by a taskflow\n"
     "                      peer is seen (fractions allowed; default 1)\n"
     "  --keepalive DURATION the expiry in Redis of claims bound to a process\n"
@@ -124,7 +153,8 @@ const cli_command cli_cmd_sync = {
     "  2  also: no Redis URL given or remembered, a bad URL or namespace,\n"
     "     a wrong password or none found, a sync.credentials file that\n"
     "     cannot be read or that others may read, another namespace than\n"
-    "     the board's, or a jobboard built without Redis support\n"
+    "     the board's, or a jobboard built without Redis support; --detach:\n"
+    "     the board is not synced, or a replicator runs on it\n"
     "\n"
     "Examples:\n"
     "  jobboard sync --board /srv/board --redis redis://redis.lan:6379/0 \\\n"
@@ -132,6 +162,8 @@ const cli_command cli_cmd_sync = {
     "  jobboard sync --board /srv/board    # the remembered URL, namespace\n"
     "  JOBBOARD_REDIS_PASSWORD=s3cret jobboard sync --redis redis://r.lan\n"
     "  jobboard sync --redis unix:///run/redis/redis.sock --poll 0.2\n"
+    "  jobboard sync --board /srv/board --detach   # then, another namespace:\n"
+    "  jobboard sync --board /srv/board --redis redis://redis.lan --namespace b\n"
     "  jobboard sync --redis \\\n"
     "    redis-sentinel://:s3cret@s1.lan,s2.lan,s3.lan/mymaster/0\n",
     CLI_O_REDIS | CLI_O_SYNC | CLI_O_CREATE, 0, 0, ""};
@@ -167,14 +199,18 @@ const cli_command cli_cmd_status = {
     "  data losses   how many times Redis was found to have lost its data,\n"
     "                and when it was last\n"
     "  last error    its last error and when (or 'none')\n"
+    "  last detach   a board not synced now that was: when it was\n"
+    "                detached (`sync --detach`), from which URL and\n"
+    "                namespace, and what it did\n"
     "With --json, one object: {\"synced\", \"url\", \"namespace\", \"running\",\n"
     "\"pid\", \"connected\", \"server\", \"lag_events\", \"lag_seconds\",\n"
     "\"unpublished\", \"published\", \"pulled\", \"last_sync\", \"last_compared\",\n"
     "\"last_compared_why\", \"last_compared_changed\",\n"
     "\"last_compared_seconds\" (how long it took), \"verify_every\" (seconds,\n"
     "0: none), \"repaired\", \"data_losses\", \"last_data_loss\",\n"
-    "\"last_error\", \"last_error_at\"} (times in ISO-8601 UTC; null when not\n"
-    "synced, never or none), and with --verify \"verify\": {\"redis_listed\",\n"
+    "\"last_error\", \"last_error_at\", \"last_detach\"} (times in ISO-8601\n"
+    "UTC; null when not synced, never or none), and with --verify\n"
+    "\"verify\": {\"redis_listed\",\n"
     "\"board_remote\", \"missing_here\", \"extra_here\", \"owner_differs\",\n"
     "\"differences\": [{\"uuid\", \"what\"}...]}.\n"
     "\n"
@@ -318,6 +354,7 @@ int cmd_sync(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_sync, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  if (o.detach) return cli_sync_detach(&cli_cmd_sync, &o);
   /* SIGINT and SIGTERM are blocked from here on, so that the replicator's
    * thread inherits the mask, and taken by sigwait below: the stop is a
    * plain return, never a handler racing the thread. One that comes while
@@ -337,6 +374,7 @@ int cmd_sync(int argc, char **argv) {
                        "JOBBOARD_REDIS (board %s remembers none yet)",
                        jb_board_path(b));
   if (rc == 0) rc = probe(url, ns);
+  if (rc == 0) cli_sync_say_namespace(b, &o, ns);
   if (rc == 0 && given) rc = cli_sync_remember(b, &o);
   jb_board_close(b);
   if (rc != 0) goto out;
@@ -465,7 +503,7 @@ static int print_status(const jb_sync_status *st, const char *url,
 }
 
 static int json_status(const jb_sync_status *st, const char *url,
-                       const char *ns, json_t *verify) {
+                       const char *ns, const char *detached, json_t *verify) {
   json_t *v = json_pack(
       "{s:b,s:o,s:o,s:b,s:o,s:b,s:o,s:I,s:f,s:I,s:I,s:I,s:o,s:o,s:o}",
       "synced",
@@ -502,6 +540,8 @@ static int json_status(const jb_sync_status *st, const char *url,
                       json_integer((json_int_t)st->data_losses));
   json_object_set_new(v, "last_data_loss",
                       time_or_null(st->last_data_loss_us));
+  json_object_set_new(v, "last_detach",
+                      detached ? json_string(detached) : json_null());
   if (verify) json_object_set_new(v, "verify", verify);
   return cli_json_print(v) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
@@ -583,7 +623,10 @@ int cmd_status(int argc, char **argv) {
   const char *n = st.ns[0] ? st.ns : JB_SYNC_NAMESPACE_DEFAULT;
   json_t *verify = NULL;
   bool differs = false;
+  /* A board not synced now may have been: its last detach. */
+  char *det = u ? NULL : cli_sync_last_detach(b);
   if (!o.json) rc = print_status(&st, u, n);
+  if (!o.json && rc == 0 && det) printf("%-14s %s\n", "last detach:", det);
   if (rc == 0 && o.verify) {
     /* Only --verify connects: the URL with its password (sync.credentials
      * or JOBBOARD_REDIS_PASSWORD), nothing written. */
@@ -610,11 +653,12 @@ int cmd_status(int argc, char **argv) {
   jb_board_close(b);
   if (o.json) {
     /* The status also when --verify could not compare (its exit stays). */
-    int jrc = json_status(&st, u, n, verify);
+    int jrc = json_status(&st, u, n, det, verify);
     if (rc == 0) rc = jrc;
   } else {
     json_decref(verify);
   }
+  free(det);
   if (rc == 0 && differs) rc = CLI_EXIT_DIFFERS;
   return rc;
 }

@@ -37,6 +37,7 @@ jobboard_SOURCES = \
 	tools/cmd_demo.c \
 	tools/cli_sync.c \
 	tools/cmd_sync.c \
+	tools/cli_sync_detach.c \
 	tools/cmd_stats.c \
 	tools/cmd_top.c \
 	tools/cli_http.h \

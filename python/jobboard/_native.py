@@ -579,6 +579,16 @@ int jb_sync_board_configure(char **url_out, char **ns_out, jb_board *b,
                             const char *url, const char *ns);
 int jb_sync_board_lookup(char **url_out, char **ns_out, jb_board *b,
                          const char *url, const char *ns);
+typedef struct {
+  char url[1024];
+  char ns[201];
+  size_t jobs;
+  size_t released;
+  size_t kept;
+  size_t letters;
+} jb_sync_detach_result;
+int jb_sync_board_detach(jb_sync_detach_result *out, jb_board *b);
+int jb_sync_board_detached(char **text_out, jb_board *b);
 void free(void *ptr);
 """
 

@@ -1302,6 +1302,37 @@ class Board:
         """True while the handle is attached to Redis."""
         return self._conn is not None
 
+    def sync_detach(self) -> dict:
+        """Detach the board from Redis (`jobboard sync --detach`): it
+        forgets its URL, namespace and password and keeps every job as a
+        local one; a claim held through Redis is released unless bound to
+        a live process of this host. Returns {"url", "namespace", "jobs",
+        "released", "kept", "dead_letters"}. NotFoundError when the board
+        is not synced, ClaimedError while a replicator runs on it."""
+        sffi, slib = sync_lib()
+        out = sffi.new("jb_sync_detach_result *")
+        with self._use as h:
+            st = slib.jb_sync_board_detach(out, h)
+        _check(st)
+        return {"url": sffi.string(out.url).decode(),
+                "namespace": sffi.string(out.ns).decode(),
+                "jobs": out.jobs, "released": out.released,
+                "kept": out.kept, "dead_letters": out.letters}
+
+    def sync_detached(self):
+        """The board's record of its detaches (one line each, oldest
+        first), or None when it was never detached."""
+        sffi, slib = sync_lib()
+        text = sffi.new("char **")
+        with self._use as h:
+            _check(slib.jb_sync_board_detached(text, h))
+        if text[0] == sffi.NULL:
+            return None
+        try:
+            return sffi.string(text[0]).decode()
+        finally:
+            slib.free(text[0])
+
     def _remote(self):
         """The lock to hold around a call that may go through Redis (the
         connection serves one thread at a time); a no-op lock when the

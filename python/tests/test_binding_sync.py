@@ -1,6 +1,7 @@
 """A binding handle attached to Redis (libjbsync): jobs Redis decides are
 claimed through Redis, against taskflow's own Redis board as the peer."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -123,3 +124,33 @@ def test_redis_away(redis, tmp_path):
     assert local
     with pytest.raises(jobboard.InvalidError, match="no Redis URL"):
         jobboard.Board(str(tmp_path / "fresh"), create=True, redis=True)
+
+
+def test_detach(redis, tmp_path):
+    """A synced board detached: its published job stays, as a local one;
+    refused while a replicator runs, and on a board not synced."""
+    path = str(tmp_path / "board")
+    url = "unix://" + redis
+    b = jobboard.Board(path, create=True, redis=url, namespace="det")
+    sync = subprocess.Popen([CLI, "sync", "--board", path],
+                            stderr=subprocess.DEVNULL)
+    try:
+        u = b.post("x")
+        assert wait_for(lambda: b.get(u).remote)
+        assert wait_for(lambda: json.loads(subprocess.run(
+            [CLI, "status", "--board", path, "--json"],
+            capture_output=True).stdout)["running"])
+        with pytest.raises(jobboard.ClaimedError, match="replicator"):
+            b.sync_detach()
+    finally:
+        sync.terminate()
+        assert sync.wait(20) == 0
+    r = b.sync_detach()
+    assert r["namespace"] == "det" and r["jobs"] == 1
+    assert not b.get(u).remote
+    assert "detached from " + url + " namespace det" in b.sync_detached()
+    with pytest.raises(jobboard.NotFoundError, match="not synced"):
+        b.sync_detach()
+    c = b.claim(u, "w")
+    c.consume()
+    b.close()
