@@ -16,39 +16,13 @@
 set -u
 
 . "$(dirname "$0")/lib/harness.sh"
-
-program JOBBOARD ./jobboard
+. "$(dirname "$0")/lib/board.sh"
 srcdir=${srcdir:-.}
-PYTHON=${PYTHON:-python3}
-command -v "$PYTHON" >/dev/null 2>&1 ||
-  bail "python3 is needed to check JSON output"
 
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-output.XXXXXX") || bail "mktemp failed"
-at_exit 'rm -rf "$ROOT"'
-trap 'exit 130' INT TERM
-unset JOBBOARD_DIR
-
+# Each step's board exists (an empty listing is listed, not waited for).
 step_setup() {
   B=$ROOT/b$step_no
   "$JOBBOARD" --board "$B" init >/dev/null 2>&1 || fail "init $B"
-}
-
-jb() {
-  run "$JOBBOARD" --board "$B" "$@"
-}
-post() {
-  jb post "$@"
-  uuid=$out
-  [ "$rc" = 0 ] || fail "post $*: exit $rc: $err"
-}
-# pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first.
-pycheck() {
-  printf '%s\n' "$out" | "$PYTHON" -c '
-import json, sys
-lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
-j = lines[0] if lines else None
-sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
-' "$1" 2>"$ROOT/pyerr" || fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
 }
 # line N: line N of $out.
 line() { printf '%s\n' "$out" | sed -n "$1p"; }
@@ -205,9 +179,11 @@ run "$JOBBOARD" history --help
 for w in $outcomes; do
   printf '%s\n' "$out" | grep -Eq "^  $w +[^ ]" || fail "history --help omits the outcome $w"
 done
-run "$JOBBOARD" wait-done --help
-for w in $outcomes; do
-  case $out in *"$w"*) ;; *) fail "wait-done --help omits the outcome $w" ;; esac
+for cmd in wait-done stats; do
+  run "$JOBBOARD" $cmd --help
+  for w in $outcomes; do
+    case $out in *"$w"*) ;; *) fail "$cmd --help omits the outcome $w" ;; esac
+  done
 done
 causes=$(sed -n '/^const char \*jb_dead_cause_name/,/^}/s/.*return "\([a-z]*\)";.*/\1/p' "$srcdir/core/life.c")
 [ "$(printf '%s\n' $causes | wc -l)" -ge 4 ] || fail "the causes in core/life.c: $causes"
