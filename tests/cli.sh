@@ -97,10 +97,10 @@ post alpha --details '{"path": "/srv/a.png", "n": [1, 2.5, true, null]}' \
 a=$uuid
 post beta
 b=$uuid
-jb list
+jb list --no-header
 expect_ok "list"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "list has not 2 lines: $out"
-printf '%s\n' "$out" | head -1 | grep -q "^$a  HIGH *  UNCLAIMED  -  alpha\$" ||
+printf '%s\n' "$out" | head -1 | grep -q "^$a  HIGH *  UNCLAIMED  [0-9]*s *  0 *  - *  -  alpha\$" ||
   fail "list line for alpha: $out"
 jb show "$a"
 expect_ok "show"
@@ -169,7 +169,7 @@ post v1 --priority VERY_HIGH; v1=$uuid
 post n2 --priority Normal; n2=$uuid
 post v2 --priority very_high; v2=$uuid
 post l2 --priority LOW; l2=$uuid
-jb list
+jb list --no-header
 expect_ok "list"
 got=$(printf '%s\n' "$out" | cut -c1-36 | tr '\n' ' ')
 want="$v1 $v2 $n1 $n2 $l1 $l2 "
@@ -191,10 +191,10 @@ post j1; j1=$uuid
 post j2; j2=$uuid
 post j3; j3=$uuid
 jb claim --who w "$j1"
-jb list --limit 2; expect_ok "list --limit 2"
+jb list --limit 2 --no-header; expect_ok "list --limit 2"
 [ "$(printf '%s\n' "$out" | cut -c1-36 | tr '\n' ' ')" = "$j1 $j2 " ] ||
   fail "list --limit 2: $out"
-jb list --unclaimed
+jb list --unclaimed --no-header
 [ "$(printf '%s\n' "$out" | cut -c1-36 | tr '\n' ' ')" = "$j2 $j3 " ] ||
   fail "list --unclaimed: $out"
 jb list --limit 0; expect_ok "list --limit 0"; expect_out "" "list --limit 0"
@@ -259,7 +259,7 @@ expect_ok "big batch"
 [ "$(printf '%s\n' "$out" | sort -u | wc -l)" -eq 2500 ] || fail "not 2500 distinct uuids"
 first=$(printf '%s\n' "$out" | head -1)
 last=$(printf '%s\n' "$out" | tail -1)
-jb list
+jb list --no-header
 [ "$(printf '%s\n' "$out" | head -1 | cut -c1-36)" = "$first" ] || fail "first listed is not the first line"
 [ "$(printf '%s\n' "$out" | tail -1 | cut -c1-36)" = "$last" ] || fail "last listed is not the last line"
 printf '%s\n' "$out" | tail -1 | grep -q '  job-2500$' || fail "last job's name"
@@ -562,7 +562,7 @@ end
 
 begin "text output escapes control characters: one job, one line"
 post "$(printf 'two\nlines')"
-jb list
+jb list --no-header
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "list split a job over lines: $out"
 case $out in *'two\nlines'*) ;; *) fail "name not escaped: $out" ;; esac
 jb --json list
@@ -914,14 +914,14 @@ jb claim --who w3 "$b"
 jb trash --who w3 "$b"
 jb watch --from 1 --timeout 0
 expect_ok "watch --from 1 --timeout 0"
-fields_are "1  POSTED  $a  -
-2  POSTED  $b  -
-3  CLAIMED  $a  w 1
-4  ABANDONED  $a  w 1
-5  CLAIMED  $a  w2
-6  CONSUMED  $a  w2
-7  CLAIMED  $b  w3
-8  TRASHED  $b  w3" "watch text"
+fields_are "1  POSTED  $a  a  -
+2  POSTED  $b  b  -
+3  CLAIMED  $a  a  w 1
+4  ABANDONED  $a  a  w 1
+5  CLAIMED  $a  a  w2
+6  CONSUMED  $a  a  w2
+7  CLAIMED  $b  b  w3
+8  TRASHED  $b  b  w3" "watch text"
 printf '%s\n' "$out" | grep -Eq '  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{15}Z$' ||
   fail "watch: no ISO-8601 time: $out"
 jb watch --from 5 --count 2 --json
@@ -943,9 +943,9 @@ jb consume --who w "$uuid"
 wait "$watcher"; rc=$?
 [ "$rc" = 0 ] || fail "watch --count 3: exit $rc ($(cat "$ROOT/watch.err"))"
 out=$(cat "$ROOT/watch.out")
-fields_are "2  POSTED  $uuid  -
-3  CLAIMED  $uuid  w
-4  CONSUMED  $uuid  w" "watch from now"
+fields_are "2  POSTED  $uuid  live  -
+3  CLAIMED  $uuid  live  w
+4  CONSUMED  $uuid  live  w" "watch from now"
 end
 
 begin "watch --timeout: the normal end without --count; exit 7 when --count is unmet"
@@ -988,7 +988,7 @@ for sig in INT TERM; do
   wait "$watcher"; rc=$?
   want=130; [ "$sig" = TERM ] && want=143
   [ "$rc" = "$want" ] || fail "SIG$sig: exit $rc, expected $want"
-  grep -q "  POSTED  $uuid  -  " "$ROOT/watch.out" ||
+  grep -q "  POSTED  $uuid  y$sig  -  " "$ROOT/watch.out" ||
     fail "SIG$sig: the event was not printed: $(cat "$ROOT/watch.out")"
   [ ! -s "$ROOT/watch.err" ] || fail "SIG$sig: stderr '$(cat "$ROOT/watch.err")'"
 done
@@ -1437,7 +1437,7 @@ printf '%s\n' "$out" | grep -q '^progress: *33.3% 3 of 9 files (at 20[0-9-]*T' |
 jb list --json; expect_ok "list --json"
 json_check 'j["progress"]["percent"] == 33.3 and j["progress"]["message"] == "3 of 9 files" and j["progress"]["at"].endswith("Z")'
 jb watch --from "$from" --timeout 0; expect_ok "watch"
-expect_out "$from  PROGRESS  $u  w  $(printf '%s\n' "$out" | cut -d' ' -f9)  33.3%  3 of 9 files" "watch's PROGRESS line"
+expect_out "$from  PROGRESS  $u  long  w  $(printf '%s\n' "$out" | cut -d' ' -f11)  33.3%  3 of 9 files" "watch's PROGRESS line"
 jb watch --json --from "$from" --timeout 0
 json_check 'len(lines) == 1 and j["type"] == "PROGRESS" and j["percent"] == 33.3 and j["message"] == "3 of 9 files" and j["owner"] == "w"'
 jb progress --json --who w "$u" 7; expect_ok "progress --json"

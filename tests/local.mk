@@ -460,6 +460,21 @@ tests_test_web_html_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_test_web_html_LDADD = libjobboard.la $(CMOCKA_LIBS) $(JANSSON_LIBS) \
 	$(MSGPACK_LIBS)
 endif
+# test_cli_output: list's durations and --format's check
+# (tools/cli_output.c), on its own.
+if ENABLE_TESTS
+check_PROGRAMS += tests/test_cli_output
+TESTS += tests/test_cli_output
+tests_test_cli_output_SOURCES = tests/test_cli_output.c tools/cli_output.c \
+	tools/cli_output.h tools/json.c
+tests_test_cli_output_CFLAGS = $(JB_TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_test_cli_output_LDADD = libjobboard.la $(CMOCKA_LIBS) $(JANSSON_LIBS) \
+	$(MSGPACK_LIBS)
+endif
+# tests/cli_output.sh: list's header, columns and --format, names in
+# watch, the --help texts against what each command accepts.
+TESTS += tests/cli_output.sh
+EXTRA_DIST += tests/cli_output.sh
 # tests/web_browser.sh: `jobboard web` in headless chromium driven by
 # Selenium, tests/web_browser.py (skipped without chromium,
 # chromium-driver or python3-selenium).

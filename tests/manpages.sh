@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/manpages.sh - the man(3) pages of the C API (docs/man3):
+# tests/manpages.sh - the man(3) pages of the C API (docs/man3), and the
+# rendering of every other page (docs/jobboard.1):
 #  1. every JB_EXTERN function of include/jobboard.h and include/jobboard_sync.h
 #     has a page of its name: a group page whose SYNOPSIS declares it, or
 #     a ".so man3/GROUP.3" link to one (a new function without a page
@@ -8,7 +9,8 @@
 #     aside; needs python3, else skipped with a note);
 #  3. every page renders without a warning (man --warnings, else groff
 #     -man -ww; group pages at 60 and 80 columns), and every page is
-#     installed (docs/local.mk lists it);
+#     installed (docs/local.mk lists it); jobboard(1) (every docs/*.[1-9])
+#     renders without a warning at 60 and 80 columns;
 #  4. each group page's EXAMPLES is its program tests/man3_examples/X.c,
 #     which make check built: each is run on a fresh board (the Redis one
 #     against a redis-server of its own when there is one, else against a
@@ -111,6 +113,29 @@ for p in "$man3"/*.3; do
   done
   [ -z "$out" ] || fail "docs/man3/$b renders with warnings: $out"
 done
+end
+
+# 3b. The other sections' pages (jobboard(1)): every warning is an error, at
+# 80 columns and at a narrow 60 (a long word that cannot be broken or
+# justified there warns "cannot adjust line").
+begin "jobboard(1) and the other sections' pages render without a warning at 60 and 80 columns"
+npages=0
+for p in "$srcdir"/docs/*.[1-9]; do
+  [ -f "$p" ] || continue
+  npages=$((npages + 1))
+  b=${p##*/}
+  for w in 60 80; do
+    if command -v man >/dev/null 2>&1; then
+      out=$(cd "$srcdir/docs" && LC_ALL=C.UTF-8 MANWIDTH=$w \
+        man --warnings=w -E UTF-8 -l "$b" 2>&1 >/dev/null)
+    else
+      out=$(cd "$srcdir/docs" && groff -man -ww -z -Tutf8 -rLL=${w}n "$b" 2>&1)
+    fi
+    [ -z "$out" ] || fail "docs/$b at $w columns renders with warnings: $out"
+  done
+done
+[ "$npages" -gt 0 ] || fail "no page docs/*.[1-9] found (jobboard.1 at least)"
+note "$npages page(s) of other sections rendered"
 end
 
 # 4. EXAMPLES = tests/man3_examples/X.c, and the programs run.

@@ -100,8 +100,8 @@ for i in 1 2 3; do post x; post y; post z; done
 jb claim-next --who w --count 5 --name x --name z
 expect_rc 0 "claim-next --count 5"
 [ "$(printf '%s\n' "$out" | wc -l)" = 5 ] || fail "5 jobs: $out"
-jb list --unclaimed
-[ "$(printf '%s\n' "$out" | awk '{print $5}' | sort | tr '\n' ' ')" = "y y y z " ] ||
+jb list --unclaimed --format '{name}'
+[ "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" = "y y y z " ] ||
   fail "left unclaimed: $out"
 end
 
@@ -112,8 +112,8 @@ for i in 1 2; do post resize; post thumb; post render; done
 run "$JOBBOARD" work --board "$B" --who w1 --name resize --name thumb --jobs 4 \
   --timeout 5 -- true
 expect_rc 0 "work --jobs 4"
-jb list
-[ "$(printf '%s\n' "$out" | awk '{print $5}' | tr '\n' ' ')" = "render render " ] ||
+jb list --format '{name}'
+[ "$(printf '%s\n' "$out" | tr '\n' ' ')" = "render render " ] ||
   fail "left on the board: $out"
 jb history --json --name resize --name thumb
 pycheck 'len(lines) == 4 and sorted(l["name"] for l in lines) == ["resize"] * 2 + ["thumb"] * 2 and all(l["owner"] == "w1" for l in lines)' "history"
@@ -139,9 +139,9 @@ claims_none "paused, by name" --name p
 claims "paused: the others still go" "$uq"
 claims_none "only paused jobs left"
 expect_stderr "no claimable job" "the message"
-jb list --name p
+jb list --name p --no-header
 [ "$(uuids)" = "$up $up2 " ] || fail "list still shows both: $out"
-[ "$(printf '%s\n' "$out" | grep -c '  UNCLAIMED(paused)  -  p$')" = 2 ] ||
+[ "$(printf '%s\n' "$out" | grep -c '  UNCLAIMED(paused)  .*  -  p$')" = 2 ] ||
   fail "list marks the paused jobs: $out"
 jb list --unclaimed --json
 pycheck 'len(lines) == 2 and all(l["paused"] is True and l["name"] == "p" for l in lines)' "list --json"
@@ -171,7 +171,7 @@ expect_ok "pause --all"
 claims_none "board paused"
 expect_stderr "the board is paused" "the message says so"
 claims_none "board paused, by name" --name r
-jb list
+jb list --no-header
 [ "$(uuids)" = "$ur $us " ] || fail "list: $out"
 [ "$(printf '%s\n' "$out" | grep -c 'UNCLAIMED(paused)')" = 2 ] || fail "both marked: $out"
 jb queues
@@ -181,8 +181,8 @@ jb resume --all
 expect_ok "resume --all"
 claims_none "s is still paused" --name s
 claims "r goes" "$ur"
-jb list --unclaimed
-[ "$out" = "$us  NORMAL     UNCLAIMED(paused)  -  s" ] || fail "list: $out"
+jb list --unclaimed --no-header
+case $out in "$us  NORMAL     UNCLAIMED(paused)  "*"  -  s") ;; *) fail "list: $out" ;; esac
 jb resume s
 claims "s goes" "$us"
 end
@@ -240,16 +240,16 @@ post img.a; u1=$uuid
 post pdf; u2=$uuid
 post img.b; u3=$uuid
 post txt; u4=$uuid
-jb list --name 'img.*'
+jb list --name 'img.*' --no-header
 [ "$(uuids)" = "$u1 $u3 " ] || fail "list prefix: $out"
-jb list --name pdf --name txt --limit 1
+jb list --name pdf --name txt --limit 1 --no-header
 [ "$(uuids)" = "$u2 " ] || fail "list several --limit 1: $out"
 jb count --name 'img.*' --name txt
 [ "$out" = 3 ] || fail "count: $out"
 jb claim-next --who w --name img.a
 jb count --unclaimed --name 'img.*' --json
 pycheck 'j == {"count": 1}' "count --unclaimed --json"
-jb list --unclaimed --name 'img.*'
+jb list --unclaimed --name 'img.*' --no-header
 [ "$(uuids)" = "$u3 " ] || fail "list --unclaimed: $out"
 jb consume --who w "$u1"
 for u in "$u2" "$u3" "$u4"; do

@@ -188,6 +188,8 @@ enum {
   OPT_CAUSE,
   OPT_DRY_RUN,
   OPT_AS_NEW,
+  OPT_FORMAT,
+  OPT_NO_HEADER,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -273,6 +275,8 @@ static const struct {
     {{"dead-max", required_argument, NULL, OPT_DEAD_MAX}, CLI_O_RETAIN},
     {{"dead-max-age", required_argument, NULL, OPT_DEAD_MAX_AGE},
      CLI_O_RETAIN},
+    {{"format", required_argument, NULL, OPT_FORMAT}, CLI_O_FORMAT},
+    {{"no-header", no_argument, NULL, OPT_NO_HEADER}, CLI_O_FORMAT},
 };
 #define NOPTIONS (sizeof all_options / sizeof all_options[0])
 
@@ -576,6 +580,8 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_ONCE: o->once = 1; break;
     case OPT_ACTIONS: o->actions = 1; break;
     case OPT_TOKEN_FILE: o->token_file = optarg; break;
+    case OPT_FORMAT: o->format = optarg; break;
+    case OPT_NO_HEADER: o->no_header = 1; break;
     case OPT_IN_ORDER: o->in_order = 1; break;
     case OPT_HISTORY_MAX: o->history_max = optarg; break;
     case OPT_HISTORY_MAX_AGE: o->history_max_age = optarg; break;

@@ -58,6 +58,7 @@ enum {
                                 --dead-max-age (retention) */
   CLI_O_TOP = 1u << 29,      /* --interval DURATION --once (top) */
   CLI_O_WEB = 1u << 30,      /* --actions --token-file FILE (web) */
+  CLI_O_FORMAT = 1u << 31,   /* --format TEMPLATE --no-header (list) */
 };
 
 /* cli_open's flags besides JB_OPEN_CREATE: */
@@ -161,6 +162,8 @@ typedef struct {
   int once;           /* --once (top) */
   int actions;        /* --actions (web) */
   const char *token_file; /* --token-file FILE (web), NULL when not given */
+  const char *format; /* --format TEMPLATE (list), NULL when not given */
+  int no_header;      /* --no-header (list) */
   /* Retention (CLI_O_RETAIN): the text given, parsed by the command; NULL
    * when not given. */
   const char *history_max, *history_max_age, *dead_max, *dead_max_age;

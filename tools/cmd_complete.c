@@ -143,8 +143,9 @@ int cmd_consume(int argc, char **argv) {
   "   \"snoozes\": 0}\n"                                                     \
   "Times are ISO-8601 UTC with microseconds. The result and the details\n"    \
   "print as `jobboard show` prints details (msgpack values JSON has no word\n" \
-  "for are tagged objects, see `jobboard show --help`). \"attempts\" is how\n" \
-  "many times the job was claimed, 0 when not counted; \"snoozes\" how many\n" \
+  "for are tagged objects, see `jobboard show --help`). \"attempts\" is its\n" \
+  "failed attempts: claims that ended without a completion (a job\n" \
+  "claimed once and consumed has 0); \"snoozes\" how many\n" \
   "times it snoozed (`jobboard snooze`, up to 65535; 0 in a record of a\n"  \
   "release before schema 11). A record written by\n"                      \
   "jobboard 0.1.0 kept neither the details nor the book nor the attempts\n" \
@@ -274,6 +275,8 @@ const cli_command cli_cmd_history = {
     "            board, a schedule's run another board posted first)\n"
     "  dead      sent to the dead letters (abandon --dead, work's exit 100,\n"
     "            its attempts used up); `jobboard dead` has the letter\n"
+    "  expired   not claimed by its deadline to start (post --expires;\n"
+    "            with --expires-dead it went to the dead letters: dead)\n"
     "The history keeps the newest 10,000 records and drops those older than\n"
     "7 days (the library's board options history_max and\n"
     "history_max_age_ms), oldest first, a few at each completion: an old\n"
@@ -420,9 +423,10 @@ const cli_command cli_cmd_wait_done = {
     "posted here, or its record was dropped by the history's bounds) is\n"
     "'not found' at once.\n"
     "\n"
-    "Prints one line: the outcome (consumed, failed, trashed, revoked or\n"
-    "lost), two spaces, and the result as compact JSON (the words `no\n"
-    "result` when none was given); a revoked or lost job's line ends with\n"
+    "Prints one line: the outcome (consumed, failed, trashed, revoked,\n"
+    "lost, cancelled, dead or expired: `jobboard history --help`), two\n"
+    "spaces, and the result as compact JSON (the words `no result` when\n"
+    "none was given); a revoked or lost job's line ends with\n"
     "its reason in parentheses. With --json, one object:\n"
     RECORD_JSON
     "The exit status is 0 whatever the outcome: read it from the output.\n"

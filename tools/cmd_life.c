@@ -181,7 +181,8 @@ const cli_command cli_cmd_dead = {
     "            the board's `jobboard policy`)\n"
     "  buried    its owner sent it there (`abandon --dead`; `work`'s\n"
     "            exit 100)\n"
-    "  expired   not claimed by its deadline (post --expires-dead)\n"
+    "  expired   not claimed by its deadline to start, posted with\n"
+    "            --expires-dead (`jobboard post --help`)\n"
     "Each keeps the posting (name, details, book), its attempts, the last\n"
     "attempt's reason, its last owner and when it died.\n"
     "\n"
@@ -298,7 +299,7 @@ static int show_one(const cli_opts *o, const jb_dead_letter *l) {
     cli_format_time(posted, sizeof posted, l->posted_us);
     printf("posted:    %s\n", posted);
   }
-  printf("died:      %s\nattempts:  %u", died, (unsigned)l->attempts);
+  printf("died:      %s\nattempts:  %u failed", died, (unsigned)l->attempts);
   if (l->max_attempts) printf(" of at most %u", (unsigned)l->max_attempts);
   fputs("\nreason:    ", stdout);
   cli_put_text(stdout, l->reason ? l->reason : "-");

@@ -2,6 +2,7 @@
  * cmd_list.c - `jobboard list` and `jobboard show`: reading jobs.
  */
 #include "cli_common.h"
+#include "cli_output.h"
 #include "json.h"
 
 #include <stdio.h>
@@ -22,7 +23,7 @@
 const cli_command cli_cmd_list = {
     "list", "list the jobs on the board, in claim order",
     "Usage: jobboard list [--unclaimed] [--name NAME]... [--limit N]\n"
-    "                     [OPTIONS]\n"
+    "                     [--format TEMPLATE | --no-header] [OPTIONS]\n"
     "\n"
     "List the jobs on the board in the order claim-next takes them: highest\n"
     "priority first (VERY_HIGH, HIGH, NORMAL, LOW, VERY_LOW), then oldest\n"
@@ -31,10 +32,18 @@ const cli_command cli_cmd_list = {
     "never holds up writers; a job posted meanwhile behind the cursor is\n"
     "listed too.\n"
     "\n"
-    "Each job is one line of text, fields separated by two spaces:\n"
-    "  UUID  PRIORITY  STATE  OWNER  NAME\n"
-    "where OWNER is '-' for an unclaimed job and control characters in the\n"
-    "owner or name are written as C escapes (\\n, \\t, \\x01). STATE is\n"
+    "Each job is one line of text, under a header row that names the\n"
+    "columns (printed before the first job, whether or not stdout is a\n"
+    "terminal; --no-header leaves it out), fields separated by two spaces:\n"
+    "  UUID  PRIORITY  STATE  AGE  FAILED  PROGRESS  OWNER  NAME\n"
+    "where AGE is the time since the job was posted (5s, 4m10s, 2h3m, 3d),\n"
+    "FAILED its failed attempts: claims that ended without a completion\n"
+    "(abandoned, retried, lapsed; a job claimed and not given back has 0),\n"
+    "as '2/5' when it was posted with --max-attempts 5 (the count that\n"
+    "sends it to the dead letters at its maximum), PROGRESS the percent its\n"
+    "claimant last reported ('-' when none: `jobboard progress`), OWNER '-'\n"
+    "for an unclaimed job, and control characters in the owner or name are\n"
+    "written as C escapes (\\n, \\t, \\x01). STATE is\n"
     "UNCLAIMED, CLAIMED or DELAYED; an unclaimed or delayed job that no\n"
     "claim-next takes because its name or the whole board is paused\n"
     "(`jobboard pause`) reads UNCLAIMED(paused) or DELAYED(paused): the\n"
@@ -52,7 +61,10 @@ const cli_command cli_cmd_list = {
     "   \"progress\": {\"percent\": 42.5, \"message\": \"...\" (or null),\n"
     "                \"at\": \"...\"} (or null: see `jobboard progress`),\n"
     "   \"paused\": false (true: unclaimed, its name or the board paused)}\n"
-    "Times are ISO-8601 UTC with microseconds.\n"
+    "Times are ISO-8601 UTC with microseconds. \"attempts\" is FAILED's\n"
+    "count (failed attempts).\n"
+    "\n"
+    CLI_HELP_LIST_FORMAT
     "\n"
     JSON_FORMS
     "\n"
@@ -61,6 +73,9 @@ const cli_command cli_cmd_list = {
     CLI_HELP_NAME_FILTER("jobs")
     "  --limit N           stop after N jobs (0 lists none; with --name, N\n"
     "                      of the jobs named)\n"
+    "  --format TEMPLATE   each job as TEMPLATE says (above), no header;\n"
+    "                      not with --json\n"
+    "  --no-header         no header row\n"
     CLI_HELP_BOARD_OPTIONS
     "\n"
     CLI_HELP_ENV
@@ -72,16 +87,24 @@ const cli_command cli_cmd_list = {
     "Examples:\n"
     "  jobboard list --unclaimed --limit 10\n"
     "  jobboard list --name resize --name 'thumbs.*'\n"
+    "  jobboard list --format '{uuid}\\t{age}\\t{name}'\n"
     "  jobboard list --json | python3 -c 'import json,sys; "
     "print(sum(1 for l in sys.stdin if json.loads(l)[\"owner\"]))'\n",
-    CLI_O_UNCLAIMED | CLI_O_LIMIT | CLI_O_NAMES, 0, 0, ""};
+    CLI_O_UNCLAIMED | CLI_O_LIMIT | CLI_O_NAMES | CLI_O_FORMAT, 0, 0, ""};
 
 const cli_command cli_cmd_show = {
     "show", "print one job with every field",
     "Usage: jobboard show [OPTIONS] UUID\n"
     "\n"
     "Print the job UUID with every field, one 'key: value' line each:\n"
-    "uuid, name, priority, sequence, created, modified, state, owner ('-'\n"
+    "uuid, name, priority, sequence, created, modified, state (and a\n"
+    "delayed job's due time), attempts ('N failed': its failed attempts,\n"
+    "claims that ended without a completion: abandoned, retried or lapsed,\n"
+    "so 0 for a job claimed and not given back; 'of at most M' with a\n"
+    "maximum of its own;\n"
+    "the last failure's reason), snoozes (and their maximum), deadline (to\n"
+    "be claimed by: post --expires), limit (post --time-limit), unique (its\n"
+    "key), owner ('-'\n"
     "when unclaimed), claim (when claimed: token, lease expiry or 'no\n"
     "expiry', holder process and whether it runs), progress (the last\n"
     "report of its claimant, 'PERCENT% MESSAGE (at TIME)', or '-': see\n"
@@ -128,18 +151,6 @@ static bool not_due(const jb_job *job) {
   return jb_job_not_before(job) > now;
 }
 
-static int print_list_line(const jb_job *job, bool paused) {
-  const char *owner = jb_job_owner(job);
-  printf("%s  %-9s  %-9s%s  ", jb_job_uuid(job),
-         jb_priority_name(jb_job_priority(job)),
-         not_due(job) ? "DELAYED" : jb_state_name(jb_job_state(job)),
-         paused ? "(paused)" : "");
-  cli_put_text(stdout, owner ? owner : "-");
-  fputs("  ", stdout);
-  cli_put_text(stdout, jb_job_name(job));
-  return putchar('\n') == EOF ? -1 : 0;
-}
-
 static int print_job_text(const jb_job *job) {
   char created[40], modified[40];
   cli_format_time(created, sizeof created, jb_job_created(job));
@@ -166,7 +177,7 @@ static int print_job_text(const jb_job *job) {
                         : " (was delayed until %s)", due);
   }
   putchar('\n');
-  printf("attempts:  %u", (unsigned)jb_job_attempts(job));
+  printf("attempts:  %u failed", (unsigned)jb_job_attempts(job));
   if (jb_job_max_attempts(job))
     printf(" of at most %u", (unsigned)jb_job_max_attempts(job));
   if (jb_job_last_reason(job)) {
@@ -243,9 +254,18 @@ static int print_job(const cli_opts *o, const jb_job *job) {
   return print_job_text(job);
 }
 
-/* A listed job: `paused` when no claim-next takes it for a pause. */
-static int print_listed(const cli_opts *o, const jb_job *job, bool paused) {
-  if (!o->json) return print_list_line(job, paused);
+/* A listed job: `paused` when no claim-next takes it for a pause; the
+ * header row before the first (*header: still to print). */
+static int print_listed(const cli_opts *o, const jb_job *job, bool paused,
+                        bool *header) {
+  int64_t now = cli_wall_now_us();
+  if (o->format) return cli_output_template_print(stdout, o->format, job,
+                                                  paused, now);
+  if (!o->json) {
+    if (*header && cli_output_list_header(stdout) != 0) return -1;
+    *header = false;
+    return cli_output_list_line(stdout, job, paused, now);
+  }
   json_t *j = cli_job_to_json(job);
   if (j && json_object_set_new(j, "paused", json_boolean(paused)) != 0) {
     json_decref(j);
@@ -258,6 +278,13 @@ int cmd_list(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_list, argc, argv);
   if (rc != CLI_CONTINUE) return rc;
+  if (o.format && o.json)
+    return cli_cmd_usage(&cli_cmd_list, "--format and --json are two "
+                         "outputs: give one");
+  char why[512];
+  if (o.format && cli_output_template_check(o.format, why, sizeof why) != 0)
+    return cli_cmd_usage(&cli_cmd_list, "--format: %s", why);
+  bool header = !o.no_header;
   jb_board *b = NULL;
   if ((rc = cli_open(&b, &o, CLI_OPEN_READ)) != 0) return rc;
   /* The pauses, read once before the listing: a pause or resume during a
@@ -293,7 +320,7 @@ int cmd_list(int argc, char **argv) {
       continue;
     bool paused = jb_job_owner(job) == NULL &&
                   (pauses.board || cli_pauses_name(&pauses, jb_job_name(job)));
-    if (print_listed(&o, job, paused) != 0) {
+    if (print_listed(&o, job, paused, &header) != 0) {
       rc = CLI_EXIT_ERROR;
       break;
     }

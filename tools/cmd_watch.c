@@ -40,10 +40,15 @@ const cli_command cli_cmd_watch = {
     "  CANCELLED  it was cancelled: it left the board\n"
     "  DEAD       it went to the dead letters: it left the board\n"
     "  PROGRESS   OWNER reported how far it has got (`jobboard progress`)\n"
+    "  SNOOZED    OWNER gave it back for a while (`jobboard snooze`): no\n"
+    "             attempt spent, claimable again when due\n"
+    "  DEADLINE   not claimed by its deadline to start (post --expires):\n"
+    "             it left the board (expired, or to the dead letters)\n"
     "\n"
     "Each event is one line of text, fields separated by two spaces:\n"
-    "  SEQ  TYPE  UUID  OWNER  TIME\n"
-    "where SEQ is the event's log sequence, OWNER is - for POSTED (control\n"
+    "  SEQ  TYPE  UUID  NAME  OWNER  TIME\n"
+    "where SEQ is the event's log sequence, NAME the job's name (- when it\n"
+    "is no longer known: see --name), OWNER is - for POSTED (control\n"
     "characters in a name are written as C escapes: \\n, \\t, \\x01) and TIME\n"
     "is when it happened, ISO-8601 UTC with microseconds. A PROGRESS line\n"
     "goes on with the report: '  PERCENT%' and, when it has one, '  MESSAGE'\n"
@@ -51,8 +56,9 @@ const cli_command cli_cmd_watch = {
     "With --json, each event is one JSON object:\n"
     "  {\"seq\": 12, \"type\": \"CLAIMED\", \"uuid\": \"...\", \"owner\": \"w1\",\n"
     "   \"time\": \"2024-01-02T03:04:05.000006Z\", \"job_seq\": 7,\n"
-    "   \"priority\": \"NORMAL\"}\n"
-    "(owner null for POSTED; job_seq is the job's sequence, as list shows);\n"
+    "   \"priority\": \"NORMAL\", \"name\": \"resize\"}\n"
+    "(owner null for POSTED; job_seq is the job's sequence, as list shows;\n"
+    "name null when no longer known);\n"
     "a PROGRESS event also has \"percent\" (a number, 0 to 100) and\n"
     "\"message\" (a string, or null when none).\n"
     "\n"
@@ -77,7 +83,9 @@ const cli_command cli_cmd_watch = {
     CLI_HELP_NAME_FILTER("events of jobs")
     "                      An event carries no name: the job's is read once\n"
     "                      per job (from the board, or from the history\n"
-    "                      once it left), a short read each. An event of a\n"
+    "                      once it left), a short read each, and kept for\n"
+    "                      its next events (the NAME of every line is read\n"
+    "                      so, with or without --name). An event of a\n"
     "                      job found in neither (its history record dropped,\n"
     "                      or its posting does not decode) is left out: its\n"
     "                      name is no longer known.\n"
@@ -105,14 +113,15 @@ const cli_command cli_cmd_watch = {
     "  jobboard watch --name 'images.*' --name pdf\n",
     CLI_O_WATCH | CLI_O_TIMEOUT | CLI_O_CREATE | CLI_O_NAMES, 0, 0, ""};
 
-/* --name: whether each job's name is chosen, remembered for its next
- * events (a job's name never changes). Direct-mapped: a slot taken by
- * another job is looked up again, a short read. */
+/* Each job's name, read once and remembered for its next events (a job's
+ * name never changes): every line prints it, and --name chooses by it.
+ * Direct-mapped: a slot taken by another job is looked up again, a short
+ * read. */
 #define NAME_SLOTS 4096
 
 typedef struct {
   char uuid[JB_UUID_STRLEN];
-  bool chosen;
+  char *name; /* malloc'ed; NULL: the job's record has none */
 } name_slot;
 
 static unsigned slot_of(const char *uuid) {
@@ -121,40 +130,53 @@ static unsigned slot_of(const char *uuid) {
   return h % NAME_SLOTS;
 }
 
-/* Is the job of event `e` of a name chosen? JB_OK and *chosen, or the
- * failure. */
-static int event_chosen(bool *chosen, name_slot *slots, jb_board *b,
-                        const cli_opts *o, const jb_event *e) {
+static void slots_free(name_slot *slots) {
+  if (slots == NULL) return;
+  for (size_t i = 0; i < NAME_SLOTS; i++) free(slots[i].name);
+  free(slots);
+}
+
+/* The name of event `e`'s job: JB_OK and *name (NULL when no longer
+ * known: found neither on the board nor in the history, or not
+ * decoding), or the failure. *name lives until the slot is reused. */
+static int event_name(const char **name, name_slot *slots, jb_board *b,
+                      const jb_event *e) {
   name_slot *sl = &slots[slot_of(e->uuid)];
+  *name = NULL;
   if (strcmp(sl->uuid, e->uuid) == 0) {
-    *chosen = sl->chosen;
+    *name = sl->name;
     return JB_OK;
   }
-  *chosen = false;
+  char *copy = NULL;
   jb_job *job = NULL;
   int st = jb_job_get(&job, b, e->uuid);
   if (st == JB_OK) {
-    *chosen = jb_name_matches(o->names, o->n_names, jb_job_name(job));
+    copy = strdup(jb_job_name(job));
     jb_job_free(job);
+    if (copy == NULL) return JB_ENOMEM;
   } else if (st == JB_ENOTFOUND) { /* it left the board: its record */
     jb_completion *c = NULL;
     st = jb_job_completion(&c, b, e->uuid);
-    if (st == JB_OK)
-      *chosen = c->name && jb_name_matches(o->names, o->n_names, c->name);
+    if (st == JB_OK && c->name && (copy = strdup(c->name)) == NULL)
+      st = JB_ENOMEM;
     jb_completion_free(c);
   }
-  /* Found nowhere, or not decoding: the name is unknown, left out. */
+  /* Found nowhere, or not decoding: the name is unknown (not remembered:
+   * looked up again at the job's next event). */
   if (st == JB_ENOTFOUND || st == JB_ECORRUPT) return JB_OK;
   if (st != JB_OK) return st;
+  free(sl->name);
   memcpy(sl->uuid, e->uuid, JB_UUID_STRLEN);
-  sl->chosen = *chosen;
+  sl->name = copy;
+  *name = copy;
   return JB_OK;
 }
 
 /* Events read per transaction. */
 #define BATCH 64
 
-static int print_event(jb_board *b, const jb_event *e, int json) {
+static int print_event(jb_board *b, const jb_event *e, const char *name,
+                       int json) {
   char when[40];
   cli_format_time(when, sizeof when, e->time_us);
   const char *type = jb_event_type_name(e->type);
@@ -171,6 +193,11 @@ static int print_event(jb_board *b, const jb_event *e, int json) {
                           e->owner[0] ? e->owner : NULL, "time", when,
                           "job_seq", (json_int_t)e->job_seq, "priority",
                           jb_priority_name(e->priority));
+    if (o && json_object_set_new(o, "name", name ? json_string(name)
+                                                 : json_null()) != 0) {
+      json_decref(o);
+      o = NULL;
+    }
     if (o && progress &&
         (json_object_set_new(o, "percent",
                              known ? json_real(pct) : json_null()) != 0 ||
@@ -183,6 +210,8 @@ static int print_event(jb_board *b, const jb_event *e, int json) {
   }
   printf("%llu  %s  %s  ", (unsigned long long)e->seq, type ? type : "?",
          e->uuid);
+  cli_put_text(stdout, name ? name : "-");
+  fputs("  ", stdout);
   cli_put_text(stdout, e->owner[0] ? e->owner : "-");
   printf("  %s", when);
   if (progress) {
@@ -213,8 +242,8 @@ int cmd_watch(int argc, char **argv) {
     if (o.board_appeared) cursor = first_kept;
   }
   static jb_event ev[BATCH];
-  name_slot *slots = NULL;
-  if (o.n_names && (slots = calloc(NAME_SLOTS, sizeof *slots)) == NULL) {
+  name_slot *slots = calloc(NAME_SLOTS, sizeof *slots);
+  if (slots == NULL) {
     fputs("jobboard: out of memory\n", stderr);
     cli_cancel_on_signals(NULL);
     jb_board_close(b);
@@ -228,19 +257,21 @@ int cmd_watch(int argc, char **argv) {
   while (st == JB_OK && (o.count == 0 || printed < o.count)) {
     size_t n = 0;
     int64_t wait_ms = o.timeout_ms;
-    if (slots && deadline >= 0) {
+    if (o.n_names && deadline >= 0) {
       wait_ms = deadline - cli_mono_ms();
       if (wait_ms < 0) wait_ms = 0;
     }
     st = jb_log_wait(ev, &n, &first, b, cursor, BATCH, wait_ms);
     for (size_t i = 0; st == JB_OK && i < n; i++) {
-      bool chosen = true;
-      if (slots && (st = event_chosen(&chosen, slots, b, &o, &ev[i])) != JB_OK)
-        break;
+      const char *name = NULL;
+      if ((st = event_name(&name, slots, b, &ev[i])) != JB_OK) break;
       cursor = ev[i].seq + 1;
-      if (!chosen) continue;
+      /* With --name, a job whose name is no longer known is left out. */
+      if (o.n_names &&
+          !(name && jb_name_matches(o.names, o.n_names, name)))
+        continue;
       if (deadline >= 0) deadline = cli_mono_ms() + o.timeout_ms;
-      if (print_event(b, &ev[i], o.json) != 0) {
+      if (print_event(b, &ev[i], name, o.json) != 0) {
         rc = CLI_EXIT_ERROR; /* main reports a failed write to stdout */
         st = JB_EIO;
         break;
@@ -249,7 +280,7 @@ int cmd_watch(int argc, char **argv) {
     }
     /* Caught up with the log past the deadline, the events read being of
      * other names. */
-    if (st == JB_OK && slots && deadline >= 0 && n < BATCH &&
+    if (st == JB_OK && o.n_names && deadline >= 0 && n < BATCH &&
         cli_mono_ms() >= deadline)
       st = JB_ETIMEDOUT;
     /* Lines reach a pipe as the events come, not when a buffer fills. */
@@ -272,7 +303,7 @@ int cmd_watch(int argc, char **argv) {
     } else if (st != JB_OK)
       rc = cli_fail(st);
   }
-  free(slots);
+  slots_free(slots);
   cli_cancel_on_signals(NULL);
   jb_board_close(b);
   return rc;

@@ -19,6 +19,8 @@ jobboard_SOURCES = \
 	tools/post_input.h \
 	tools/post_input.c \
 	tools/cmd_list.c \
+	tools/cli_output.h \
+	tools/cli_output.c \
 	tools/cmd_claim.c \
 	tools/cmd_query.c tools/cmd_wait.c \
 	tools/cmd_queues.c \
