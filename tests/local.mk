@@ -171,6 +171,8 @@ EXTRA_DIST += tests/cli.sh
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
+TESTS += tests/work_friendly.sh
+EXTRA_DIST += tests/work_friendly.sh
 TESTS += tests/snooze.sh
 EXTRA_DIST += tests/snooze.sh
 TESTS += tests/run_now.sh
