@@ -172,6 +172,8 @@ EXTRA_DIST += tests/cli.sh
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
+TESTS += tests/work_friendly.sh
+EXTRA_DIST += tests/work_friendly.sh
 TESTS += tests/snooze.sh
 # Durations and times in one syntax; long options only as spelled.
 TESTS += tests/cli_durations.sh

@@ -81,7 +81,8 @@ post junk; k=$uuid
 t0=$(date +%s)
 jb --json work --who w --jobs 3 --timeout 2 "$ROOT/cmd"
 [ "$rc" = 0 ] || fail "work: exit $rc: $err"
-pycheck 'len(lines) == 3 and all(l["outcome"] == "snoozed" and l["exit"] == 76 for l in lines)' "work --json"
+# The jobs' lines, then the summary's (no uuid).
+pycheck 'len(lines) == 4 and all(l["outcome"] == "snoozed" and l["exit"] == 76 for l in lines[:3]) and "summary" in lines[3]' "work --json"
 case $err in *"JOBBOARD_SNOOZE_FILE holds 'soon'"*) ;; *) fail "no warning: $err" ;; esac
 due_in() { # due_in UUID: seconds until its due time
   jb --json show "$1"

@@ -57,11 +57,15 @@ has() { # has TEXT SUBSTRING WHAT
     *) fail "$3: '$2' not in: $1" ;;
   esac
 }
-# pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first.
+# pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first;
+# work --json's last line, its summary, is left out (tests/work_friendly.sh
+# checks it).
 pycheck() {
   printf '%s\n' "$out" | "$PYTHON" -c '
 import json, sys
 lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
+lines = [l for l in lines if not (isinstance(l, dict) and "summary" in l and
+                                  "uuid" not in l)]
 j = lines[0] if lines else None
 sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
 ' "$1" 2>"$ROOT/pyerr" || fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
@@ -529,7 +533,7 @@ expect_rc 0 "work"
 [ "$ms" -lt 30000 ] || fail "the worker took $ms ms (CMD sleeps 60 s)"
 has "$err" "job $a: time limit 1.00 s exceeded: stopping CMD" "message"
 has "$err" "work: $a overrun: retried (exit 0, " "progress line"
-has "$err" "s): time limit 1.00 s exceeded (attempt 1, claimable again in " \
+has "$err" "s): time limit 1.00 s exceeded (attempt 1 of 10, claimable again in " \
   "progress line's reason"
 jb show --json "$a"
 # Retried at least 1 s after t0, with a back-off of at least 3.2 s.
@@ -604,7 +608,7 @@ pycheck 'j["state"] == "UNCLAIMED" and j["attempts"] == 1 and
 jb work --who w --jobs 1 --timeout 60 -- sh -c 'exit 75'
 expect_rc 0 "second work"
 has "$err" "work: $a tempfail: dead (exit 75, " "progress line"
-has "$err" "s): exit 75 (attempt 2, to the dead letters)" "progress line's end"
+has "$err" "s): exit 75 (attempt 2 of 2, to the dead letters)" "progress line's end"
 jb dead list --json
 pycheck 'len(lines) == 1 and j["uuid"] == "'"$a"'" and
   j["cause"] == "attempts" and j["attempts"] == 2' "the dead letter"
@@ -826,10 +830,11 @@ jb work --who w --concurrency 4 --jobs 4 -- sh -c '
   printf "two\n" >&2
   printf "no newline at the end of %s" "$JOBBOARD_NAME" >&2'
 expect_rc 0 "work"
+# Each after its job's prefix, "[NAME UUID8] " (--prefix's default).
 for i in 1 2 3 4; do
-  grep -qx "line of log-$i: one, two" "$run_err" ||
+  grep -qx "\[log-$i [0-9a-f]\{8\}\] line of log-$i: one, two" "$run_err" ||
     fail "log-$i's line is not whole: $err"
-  grep -qx "no newline at the end of log-$i" "$run_err" ||
+  grep -qx "\[log-$i [0-9a-f]\{8\}\] no newline at the end of log-$i" "$run_err" ||
     fail "log-$i's last line is not whole: $err"
 done
 end

@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "cli_getopt.h"
 #include "json.h"
+#include "work_tell.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,7 +89,8 @@ const cli_command cli_cmd_work = {
     "Usage: jobboard work --who NAME [--lease DURATION] [--jobs N]\n"
     "                     [--concurrency N] [--timeout DURATION]\n"
     "                     [--time-limit DURATION] [--grace DURATION]\n"
-    "                     [--no-schedules] [OPTIONS] [--] CMD [ARGS...]\n"
+    "                     [--no-schedules] [--prefix MODE]\n"
+    "                     [--max-attempts N|none] [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "Run a worker: register as the entity NAME (kind \"worker\"), then, job\n"
     "after job, wait for a claimable job, claim it for NAME and run CMD for\n"
@@ -101,7 +103,9 @@ const cli_command cli_cmd_work = {
     "           JOBBOARD_PROGRESS_FD (a descriptor for progress reports: see\n"
     "           \"Progress reports\" below) and JOBBOARD_SNOOZE_FILE (a path\n"
     "           for exit 76: see below)\n"
-    "  stderr   the worker's own (passed through)\n"
+    "  stderr   the worker's own (passed through); with --concurrency above\n"
+    "           1 or --prefix, a pipe the worker forwards, each line prefixed\n"
+    "           with its job (see Concurrency)\n"
     "  stdout   captured: the job's result (up to 1 MiB)\n"
     "CMD runs in its own process group (a Ctrl-C at the terminal reaches the\n"
     "worker, not CMD) and gets SIGTERM if the worker dies.\n"
@@ -130,7 +134,15 @@ const cli_command cli_cmd_work = {
     "  or a signal        is not tried again; its result is kept)\n"
     "A job retried once its attempts reach its maximum (post\n"
     "--max-attempts, else the board's policy) goes to the dead letters\n"
-    "instead (outcome dead). A job Redis decides (see below) is retried\n"
+    "instead (outcome dead). A job with neither gets the worker's:\n"
+    "--max-attempts N, default 10 (with the default back-off, 1 s doubling,\n"
+    "about 8.5 minutes of retries); its last retry sends it to the dead\n"
+    "letters with JB_RETRY_DEAD (cause buried, the reason naming the\n"
+    "limit: \"exit 75; attempt 10 of 10, the worker's --max-attempts\").\n"
+    "--max-attempts none retries such a job for ever (the back-off grows\n"
+    "to the policy's --backoff-max, an hour by default). The progress line\n"
+    "of a retry says \"attempt N of M\" whenever a maximum applies. A job\n"
+    "Redis decides (see below) is retried\n"
     "at once: Redis keeps no back-off. A failed job is not tried again:\n"
     "exit 75 is how CMD asks for another attempt.\n"
     "If CMD's stdout is one JSON object, it is the job's result. Empty\n"
@@ -185,10 +197,21 @@ const cli_command cli_cmd_work = {
     "CMD runs it; --timeout counts while no CMD runs. One process does it\n"
     "all in one thread (a board handle, an event loop over the CMDs' pipes\n"
     "and their SIGCHLD). With N above 1, CMD's stderr is not the worker's\n"
-    "own but a pipe the worker reads: it passes each CMD's lines on whole\n"
-    "(lines of two CMDs never mix; a line longer than 4096 bytes is passed\n"
-    "on in pieces of 4096, a last line without a newline gets one), as\n"
-    "they come. With N at 1, CMD writes to the worker's stderr itself.\n"
+    "own but a pipe the worker reads: it passes each CMD's lines on whole,\n"
+    "each after a prefix naming its job, \"[NAME 1b2c3d4e] \" (the name and\n"
+    "the uuid's last 8 characters, its random part: the first are its\n"
+    "time, alike in jobs posted together), in one write (lines of two CMDs never\n"
+    "mix; a line longer than 4096 bytes is passed on in pieces of 4096, each\n"
+    "prefixed; a last line without a newline gets one; other bytes, binary\n"
+    "too, pass unchanged), as they come. --prefix MODE chooses the prefix:\n"
+    "short (the default), uuid (\"[UUID] \"), name (\"[NAME] \"), none, or\n"
+    "a template with the fields {uuid}, {uuid8}, {name} and {who} (the\n"
+    "worker's --who), {{ and }} for braces, taken as written (e.g.\n"
+    "--prefix '{name}/{uuid8} | '). With N at 1, CMD writes to the\n"
+    "worker's stderr itself (it sees the terminal, when stderr is one;\n"
+    "nothing comes between it and its lines), unless --prefix (not none)\n"
+    "asks for the prefix: then it goes through the worker as with N above\n"
+    "1. CMD's stdout is never forwarded: it is the job's result.\n"
     "\n"
     "On a board shared through Redis (see `jobboard sync`), jobs Redis\n"
     "decides are claimed and completed through Redis. While it cannot be\n"
@@ -215,14 +238,24 @@ const cli_command cli_cmd_work = {
     "\n"
     "Progress: one line per job on stderr:\n"
     "  work: UUID NAME: OUTCOME (exit N | signal N, S.SS s)\n"
-    "  work: UUID NAME: OUTCOME (...): REASON (attempt N, WHERE)\n"
+    "  work: UUID NAME: OUTCOME (...): REASON (attempt N of M, WHERE)\n"
     "where OUTCOME is consumed, failed, retried, dead, abandoned or refused;\n"
-    "a retried or dead job's line says why (REASON), its attempts and where\n"
-    "it went (\"claimable again in 0.98 s\", \"to the dead letters\"). With\n"
+    "a retried or dead job's line says why (REASON), its attempts, their\n"
+    "maximum (\" of M\" when one applies) and where it went (\"claimable\n"
+    "again in 0.98 s\", \"to the dead letters\"). With\n"
     "--json, one JSON object per job on stdout instead: {\"uuid\", \"name\",\n"
     "\"outcome\", \"exit\" (null if killed), \"signal\" (null if it exited),\n"
     "\"seconds\", \"reason\", \"attempts\", \"not_before\" (when it is\n"
-    "claimable again; each null when it does not apply)}.\n"
+    "claimable again), \"max_attempts\" (each null when it does not\n"
+    "apply)}.\n"
+    "At exit, a summary on stderr: \"work: summary: 12 jobs in 40.20 s\n"
+    "(consumed 10, failed 1, retried 1), mean run 3.10 s\" (the outcomes\n"
+    "that happened; \"at a time limit N\" counts the retried or dead jobs\n"
+    "stopped at one); with --json, also the last line on stdout:\n"
+    "{\"summary\": {\"jobs\", \"outcomes\": {\"consumed\", \"failed\",\n"
+    "\"retried\", \"snoozed\", \"dead\", \"abandoned\", \"refused\"},\n"
+    "\"timed_out\", \"seconds\", \"mean_run_seconds\" (null with no job)}}:\n"
+    "the one line without a \"uuid\".\n"
     "With --concurrency above 1 and stderr a terminal, a status line at\n"
     "the bottom of stderr, redrawn as jobs start and end and erased before\n"
     "any other line: \"work: running 3/4, done 120 (consumed 117, failed\n"
@@ -232,12 +265,15 @@ const cli_command cli_cmd_work = {
     "Stopping: SIGINT or SIGTERM lets the jobs in hand finish (no job is\n"
     "claimed any more; each running CMD runs to its end and its job is\n"
     "completed by its exit status), then the worker exits 0; a worker\n"
-    "waiting for a job with no CMD running stops at once. A second SIGINT\n"
+    "waiting for a job with no CMD running stops at once. With CMDs\n"
+    "running, the worker says so on stderr: how many, each job's uuid,\n"
+    "name and time so far, and how to stop now. A second SIGINT\n"
     "or SIGTERM abandons every job in hand: each CMD's process group gets\n"
     "SIGTERM (SIGKILL --grace later if it is still running), each job is\n"
-    "released, claimable again, and the worker exits 128 + the signal\n"
-    "(130, 143). An error that stops the worker (below) stops the claims\n"
-    "the same way: the CMDs running then finish first.\n"
+    "released, claimable again at once, its attempt counted (a job at its\n"
+    "maximum of attempts goes to the dead letters), and the worker exits\n"
+    "128 + the signal (130, 143). An error that stops the worker (below)\n"
+    "stops the claims the same way: the CMDs running then finish first.\n"
     "\n"
     "Options:\n"
     "  --who NAME          the worker's name: the entity and the jobs' owner\n"
@@ -256,6 +292,13 @@ const cli_command cli_cmd_work = {
     "  --grace DURATION    from the SIGTERM that stops CMD to its SIGKILL\n"
     "                      (0 to 1d; default 5s)\n"
     "  --no-schedules      do not tick the board's schedules\n"
+    "  --prefix MODE       the prefix of CMD's forwarded stderr lines: short\n"
+    "                      (\"[NAME 1b2c3d4e] \", the default), uuid, name,\n"
+    "                      none, or a template ({uuid} {uuid8} {name} {who});\n"
+    "                      with --concurrency 1, any but none forwards them\n"
+    "  --max-attempts N|none  the maximum of attempts of a job that has none\n"
+    "                      of its own or the board's (1 to 4294967295;\n"
+    "                      default 10; none: retried for ever)\n"
     CLI_HELP_NAMES("take", "taken")
     CLI_HELP_CREATE
     "  --                  ends the options: CMD and its ARGS follow\n"
@@ -516,6 +559,9 @@ typedef struct {
                         JOBBOARD_SNOOZE_FILE files, one a job: uuid */
   int json;
   int concurrency;   /* --concurrency: CMDs at once */
+  const char *prefix; /* --prefix (NULL: not given) */
+  bool log_pipe;     /* CMD's stderr comes through the worker */
+  uint32_t max_attempts; /* --max-attempts, for jobs with none; 0: none */
   struct slot *slots;   /* --concurrency of them */
   struct pollfd *pfd;   /* room for their pipes and the self-pipe */
 } worker;
@@ -672,6 +718,8 @@ typedef struct slot {
   int stopping;              /* CMD's process group got SIGTERM */
   size_t log_len;            /* a partial stderr line in logbuf */
   char logbuf[WORK_LOG_LINE + 1];
+  size_t prefix_len;         /* the prefix of its forwarded lines */
+  char prefix[WORK_PREFIX_MAX + 1];
   /* Progress reports (JOBBOARD_PROGRESS_FD). */
   int prog, prog_i;          /* our end of the pipe (-1: closed); its place
                                 in the poll set */
@@ -758,7 +806,7 @@ static int cmd_start(const worker *w, slot *s) {
                      WORK_PROGRESS_FD, snooze);
   if (r->out == NULL || s->env == NULL || pipe2(in, O_CLOEXEC) ||
       pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-      (w->concurrency > 1 && pipe2(log, O_CLOEXEC))) {
+      (w->log_pipe && pipe2(log, O_CLOEXEC))) {
     fprintf(stderr, "jobboard: work: job %s: cannot set up CMD: %s\n",
             s->uuid, r->out && s->env ? strerror(errno) : "out of memory");
     goto fail;
@@ -915,31 +963,31 @@ static void progress_write(const worker *w, slot *s, bool now) {
             s->uuid, jb_errmsg());
 }
 
-/* Pass CMD's stderr on, whole lines at a time. 0 at end of file, -1 when
- * nothing more now. */
+/* Pass CMD's stderr on, whole lines at a time, each after the job's
+ * prefix. 0 at end of file, -1 when nothing more now. */
 static int forward_log(slot *s) {
   for (;;) {
     ssize_t n = read(s->log, s->logbuf + s->log_len,
                      WORK_LOG_LINE - s->log_len);
     if (n > 0) {
       s->log_len += (size_t)n;
-      char *nl = memrchr(s->logbuf, '\n', s->log_len);
-      size_t whole = nl ? (size_t)(nl - s->logbuf) + 1 : 0;
-      if (whole == 0 && s->log_len == WORK_LOG_LINE) {
-        s->logbuf[s->log_len] = '\n'; /* a piece of a longer line */
-        fwrite(s->logbuf, 1, s->log_len + 1, stderr);
+      char *p = s->logbuf, *end = s->logbuf + s->log_len, *nl;
+      while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        work_put_line(s->prefix, s->prefix_len, p, (size_t)(nl - p));
+        p = nl + 1;
+      }
+      s->log_len = (size_t)(end - p);
+      if (s->log_len == WORK_LOG_LINE) { /* a piece of a longer line */
+        work_put_line(s->prefix, s->prefix_len, p, s->log_len);
         s->log_len = 0;
-      } else if (whole > 0) {
-        fwrite(s->logbuf, 1, whole, stderr);
-        memmove(s->logbuf, s->logbuf + whole, s->log_len - whole);
-        s->log_len -= whole;
+      } else if (p != s->logbuf) {
+        memmove(s->logbuf, p, s->log_len);
       }
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return -1;
     if (s->log_len > 0) { /* the last line, without its newline */
-      s->logbuf[s->log_len] = '\n';
-      fwrite(s->logbuf, 1, s->log_len + 1, stderr);
+      work_put_line(s->prefix, s->prefix_len, s->logbuf, s->log_len);
       s->log_len = 0;
     }
     return 0;
@@ -1021,6 +1069,10 @@ static void cmd_end(slot *s, bool reaped) {
   run_result *r = &s->r;
   if (s->out >= 0) read_output(s->out, r);
   if (s->log >= 0) forward_log(s);
+  if (s->log_len > 0) { /* a process CMD left behind holds the pipe */
+    work_put_line(s->prefix, s->prefix_len, s->logbuf, s->log_len);
+    s->log_len = 0;
+  }
   if (s->prog >= 0) progress_read(s);
   if (!reaped) kill(-s->pid, SIGKILL), waitpid(s->pid, &r->status, 0);
   r->out[r->out_len] = '\0';
@@ -1058,6 +1110,37 @@ static void progress_clear(void) {
   if (!progress.shown) return;
   fputs("\r\033[K", stderr);
   progress.shown = 0;
+}
+
+/* After a stop signal, once: what the worker waits for (the first), or
+ * what it stops (the second), when CMDs run. From the event loop, not
+ * the handler: stdio is not async-signal-safe. */
+static void tell_stop(const worker *w) {
+  static int told; /* the signals said */
+  if (stop_signals <= told) return;
+  int n = 0;
+  for (int i = 0; i < w->concurrency; i++)
+    if (w->slots[i].busy && !w->slots[i].ended) n++;
+  if (n == 0) {
+    told = stop_signals;
+    return;
+  }
+  progress_clear();
+  if (told == 0) {
+    work_in_hand *in = calloc((size_t)n, sizeof *in);
+    int k = 0;
+    int64_t now = now_ms();
+    for (int i = 0; in && i < w->concurrency; i++) {
+      const slot *s = &w->slots[i];
+      if (!s->busy || s->ended) continue;
+      in[k++] = (work_in_hand){s->uuid, jb_job_name(s->job),
+                               (double)(now - s->start) / 1000.0};
+    }
+    work_tell_stopping(last_signal, in, in ? n : 0, w->grace_ms);
+    free(in);
+  }
+  if (stop_signals >= 2) work_tell_stopping_now(last_signal, n, w->grace_ms);
+  told = stop_signals;
 }
 
 /*
@@ -1104,6 +1187,7 @@ static void service(const worker *w, struct slot *slots, struct pollfd *p,
   if (timeout != 0) progress_draw();
   int ready = poll(p, (nfds_t)np, timeout);
   progress_clear();
+  tell_stop(w);
   if (ready < 0 && errno != EINTR) {
     /* Cannot happen with valid fds: stop every CMD rather than spin. */
     fprintf(stderr, "jobboard: work: poll: %s\n", strerror(errno));
@@ -1162,11 +1246,13 @@ typedef struct {
   int exit_code;       /* -1 when none */
   int signal;          /* 0 when none */
   double seconds;
-  char reason[64];     /* why the job was retried ("exit 75", "time limit
+  char reason[160];    /* why the job was retried ("exit 75", "time limit
                           2.00 s exceeded"); "" when it was not */
   bool retried;        /* jb_retry took it: */
   jb_retry_result res; /* its attempts, due time, dead */
   bool snoozed;        /* jb_snooze took it (exit 76): due time in res */
+  uint32_t max;        /* the maximum of attempts of a retried job; 0:
+                          none */
 } job_report;
 
 /* Seconds from now to wall-clock time `us` (microseconds since the
@@ -1187,7 +1273,7 @@ static int report(const worker *w, const char *uuid, const char *name,
                    jr->res.due_us > 0;
     if (has_due) cli_format_time(due, sizeof due, jr->res.due_us);
     return cli_json_print(json_pack(
-               "{s:s,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o}", "uuid", uuid, "name",
+               "{s:s,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o,s:o}", "uuid", uuid, "name",
                name, "outcome", jr->outcome, "exit",
                jr->exit_code >= 0 ? json_integer(jr->exit_code) : json_null(),
                "signal", jr->signal ? json_integer(jr->signal) : json_null(),
@@ -1195,7 +1281,10 @@ static int report(const worker *w, const char *uuid, const char *name,
                jr->reason[0] ? json_string(jr->reason) : json_null(),
                "attempts",
                jr->retried ? json_integer(jr->res.attempts) : json_null(),
-               "not_before", has_due ? json_string(due) : json_null())) != 0 ||
+               "not_before", has_due ? json_string(due) : json_null(),
+               "max_attempts",
+               jr->retried && jr->max ? json_integer(jr->max)
+                                      : json_null())) != 0 ||
                    fflush(stdout) != 0
                ? -1 : 0;
   }
@@ -1214,15 +1303,17 @@ static int report(const worker *w, const char *uuid, const char *name,
   if (jr->snoozed)
     fprintf(stderr, " (claimable again in %.2f s)",
             seconds_until(jr->res.due_us));
-  else if (jr->retried && jr->res.dead)
-    fprintf(stderr, " (attempt %" PRIu32 ", to the dead letters)",
-            jr->res.attempts);
-  else if (jr->retried && jr->res.due_us > 0)
-    fprintf(stderr, " (attempt %" PRIu32 ", claimable again in %.2f s)",
-            jr->res.attempts, seconds_until(jr->res.due_us));
-  else if (jr->retried)
-    fprintf(stderr, " (attempt %" PRIu32 ", claimable again)",
-            jr->res.attempts);
+  else if (jr->retried) {
+    fprintf(stderr, " (attempt %" PRIu32, jr->res.attempts);
+    if (jr->max) fprintf(stderr, " of %" PRIu32, jr->max);
+    if (jr->res.dead)
+      fputs(", to the dead letters)", stderr);
+    else if (jr->res.due_us > 0)
+      fprintf(stderr, ", claimable again in %.2f s)",
+              seconds_until(jr->res.due_us));
+    else
+      fputs(", claimable again)", stderr);
+  }
   fputc('\n', stderr);
   return 0;
 }
@@ -1331,6 +1422,14 @@ static void job_begin(const worker *w, slot *s) {
   s->start = now_ms();
   s->code = 0;
   s->ended = false;
+  s->log_len = 0;
+  s->prefix_len = 0;
+  if (w->log_pipe) {
+    size_t n = work_prefix_make(s->prefix, sizeof s->prefix,
+                                w->prefix ? w->prefix : "short", s->uuid,
+                                jb_job_name(s->job), w->who);
+    s->prefix_len = n < sizeof s->prefix ? n : sizeof s->prefix - 1;
+  }
   s->input = NULL;
   memset(&s->r, 0, sizeof s->r);
   json_t *j = cli_job_to_json(s->job);
@@ -1387,6 +1486,32 @@ static int snooze_job(const worker *w, const char *uuid, uint64_t token,
   return JB_OK;
 }
 
+/* What the worker did (the summary at exit). */
+static work_tally tally;
+
+/* A retry after a back-off (`ro`) of `job`: its maximum of attempts is
+ * its own, else the board's policy's, else the worker's --max-attempts;
+ * the library applies the first two, the worker the third, by sending
+ * the job to the dead letters on the retry that reaches it (the reason
+ * says so). jr->max: the maximum, for the progress line. */
+static void attempt_limit(const worker *w, const jb_job *job,
+                          jb_retry_options *ro, job_report *jr) {
+  jb_retry_policy pol = JB_RETRY_POLICY_INIT;
+  uint32_t own = jb_job_max_attempts(job);
+  if (own == 0 && jb_board_get_retry_policy(&pol, w->b) != JB_OK)
+    pol.max_attempts = 0; /* unread: the worker's applies */
+  jr->max = own ? own : pol.max_attempts ? pol.max_attempts : w->max_attempts;
+  uint32_t next = jb_job_attempts(job) + 1;
+  if (own || pol.max_attempts || !w->max_attempts ||
+      !(ro->flags & JB_RETRY_BACKOFF) || next < w->max_attempts)
+    return;
+  ro->flags = JB_RETRY_DEAD;
+  size_t n = strlen(jr->reason);
+  snprintf(jr->reason + n, sizeof jr->reason - n,
+           "; attempt %" PRIu32 " of %" PRIu32 ", the worker's --max-attempts",
+           next, w->max_attempts);
+}
+
 /*
  * Complete the ended slot's job by what became of CMD, report it and free
  * the slot. Returns 0 to go on, or the exit code the worker stops with. A
@@ -1398,7 +1523,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
   const char *uuid = s->uuid;
   const char *name = jb_job_name(s->job);
   run_result r = s->r;
-  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}, false};
+  job_report jr = {"abandoned", -1, 0, 0.0, "", false, {0}, false, 0};
   int code = s->code;
   free(s->input);
   s->input = NULL;
@@ -1445,6 +1570,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
       /* A job Redis decides, even one published while CMD ran, is given
        * back at once by the library (Redis keeps no delay). */
       ro.token = s->token;
+      attempt_limit(w, s->job, &ro, &jr);
       ro.reason = jr.reason;
       int64_t wait = 0;
       do
@@ -1491,6 +1617,7 @@ static int job_end(const worker *w, slot *s, next_job *next,
   s->r.out = NULL;
   jr.seconds = (double)(now_ms() - s->start) / 1000.0;
   if (report(w, uuid, name, &jr) != 0 && code == 0) code = CLI_EXIT_ERROR;
+  work_tally_add(&tally, jr.outcome, jr.seconds, r.timed_out != 0);
   if (code == 0 && r.killed) code = 128 + last_signal;
   *outcome = jr.outcome;
   jb_job_free(s->job);
@@ -1508,6 +1635,8 @@ typedef struct {
   int64_t grace_ms;        /* --grace */
   int no_schedules;        /* --no-schedules */
   int concurrency;         /* --concurrency */
+  const char *prefix;      /* --prefix; NULL: not given */
+  uint32_t max_attempts;   /* --max-attempts; 0: none */
 } work_opts;
 
 /* The value of option `opt`, `text`: a duration (cli_parse_seconds) from
@@ -1519,6 +1648,31 @@ static int seconds_option(int64_t *ms, const char *opt, const char *what,
   int64_t lo = (int64_t)(min_s * 1000.0 + 0.5), hi = (int64_t)(max_s * 1000.0);
   if (cli_parse_seconds(text, lo, hi, ms)) return 0;
   return cli_duration_usage(&cli_cmd_work, opt, text, 1000, lo, hi);
+}
+
+/* --prefix (262) and --max-attempts (263): 0, or a usage error. */
+static int work_own_option(work_opts *wo, int c, const char *arg) {
+  char why[400];
+  if (c == 262) {
+    if (work_prefix_check(arg, why, sizeof why) != 0)
+      return cli_cmd_usage(&cli_cmd_work, "--prefix: %s", why);
+    wo->prefix = arg;
+    return 0;
+  }
+  if (strcmp(arg, "none") == 0) {
+    wo->max_attempts = 0;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(arg, &end, 10);
+  if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno || v == 0 ||
+      v > UINT32_MAX)
+    return cli_cmd_usage(&cli_cmd_work, "--max-attempts: '%s' is not a "
+                         "number of attempts (1 to %" PRIu32 ", or none)",
+                         arg, UINT32_MAX);
+  wo->max_attempts = (uint32_t)v;
+  return 0;
 }
 
 /* Split argv at CMD: the worker's options go to cli_parse (their checks
@@ -1549,9 +1703,12 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
       {"name", required_argument, NULL, 256},
       {"in-order", no_argument, NULL, 256},
       {"concurrency", required_argument, NULL, 261},
+      {"prefix", required_argument, NULL, 262},
+      {"max-attempts", required_argument, NULL, 263},
       {NULL, 0, NULL, 0},
   };
-  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS, 0, 1};
+  *wo = (work_opts){0, 0, WORK_KILL_GRACE_MS, 0, 1, NULL,
+                    WORK_MAX_ATTEMPTS_DEFAULT};
   *kept = calloc((size_t)argc + 1, sizeof **kept);
   if (*kept == NULL) return CLI_EXIT_ERROR;
   int nkept = 0, c;
@@ -1586,6 +1743,10 @@ static int parse(cli_opts *o, work_opts *wo, int *cmd_at, int argc,
                              "number of commands at once (1 to %d)", optarg,
                              WORK_CONCURRENCY_MAX);
       wo->concurrency = (int)v;
+      continue;
+    }
+    if (c == 262 || c == 263) {
+      if (work_own_option(wo, c, optarg) != 0) return CLI_EXIT_USAGE;
       continue;
     }
     /* A time limit as long as a claim's lease may be (a job's own too). */
@@ -1644,6 +1805,10 @@ int cmd_work(int argc, char **argv) {
   w.argv = argv + cmd_at;
   w.json = o.json;
   w.concurrency = wo.concurrency;
+  w.prefix = wo.prefix;
+  w.log_pipe = w.concurrency > 1 ||
+               (wo.prefix != NULL && strcmp(wo.prefix, "none") != 0);
+  w.max_attempts = wo.max_attempts;
   if ((w.exe = resolve_command(w.argv[0])) == NULL) return CLI_EXIT_USAGE;
   if ((rc = cli_open(&w.b, &o, CLI_OPEN_WAIT)) != 0) {
     free(w.exe);
@@ -1704,6 +1869,8 @@ int cmd_work(int argc, char **argv) {
   progress = (__typeof__(progress)){0};
   progress.on = w.concurrency > 1 && isatty(2);
   progress.slots = w.concurrency;
+  tally = (work_tally){0};
+  int64_t started = now_ms();
   unsigned long long claimed = 0; /* jobs taken (--jobs counts them) */
   int running = 0;                /* busy slots */
   bool idle = false;              /* --timeout passed with nothing to do */
@@ -1726,6 +1893,7 @@ int cmd_work(int argc, char **argv) {
     /* Signals from here on end the wait below (stop_signals is read
      * after this, and on_stop sets it before it cancels). */
     jb_board_interrupt_reset(w.b);
+    tell_stop(&w);
     bool can_claim = rc == CLI_EXIT_OK && !idle && stop_signals == 0 &&
                      running < w.concurrency &&
                      (max_jobs == 0 || claimed < max_jobs);
@@ -1843,6 +2011,9 @@ int cmd_work(int argc, char **argv) {
     claimed++;
   }
   progress_clear();
+  if (work_tally_print(&tally, (double)(now_ms() - started) / 1000.0,
+                       w.json) != 0 && rc == CLI_EXIT_OK)
+    rc = CLI_EXIT_ERROR;
   free(slots);
   free(pfd);
   if (next.uuid[0] != '\0') {

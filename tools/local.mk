@@ -30,6 +30,8 @@ jobboard_SOURCES = \
 	tools/cmd_salvage.c \
 	tools/cmd_entities.c \
 	tools/cmd_work.c \
+	tools/work_tell.h \
+	tools/work_tell.c \
 	tools/cmd_life.c \
 	tools/cli_dead.c \
 	tools/cmd_retention.c \
