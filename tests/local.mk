@@ -23,7 +23,7 @@ EXTRA_DIST += tests/deprecated.sh
 TEST_EXTENSIONS = .sh
 SH_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 EXTRA_DIST += tests/lib/harness.sh tests/lib/board.sh tests/lib/web.sh
-EXTRA_DIST += tests/lib/webcheck.py
+EXTRA_DIST += tests/lib/webcheck.py tests/lib/work_lib.sh
 if ENABLE_TESTS
 JB_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LMDB_CFLAGS) $(MSGPACK_CFLAGS)
 JB_TEST_LIBS = libjbcore.la $(CMOCKA_LIBS) $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)

@@ -10,6 +10,7 @@
 set -u
 
 . "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/lib/work_lib.sh"
 
 program JOBBOARD ./jobboard
 PYTHON=${PYTHON:-python3}
@@ -80,31 +81,6 @@ state_is() { # state_is UUID STATE WHAT
   [ "$out" = "$2" ] || fail "$3: job is '$out', expected $2 ($err)"
 }
 
-# work_bg ARGS: start `jobboard work` on $B in the background; $wpid its
-# pid, its stdout and stderr in $ROOT/wout and $ROOT/werr.
-work_bg() {
-  "$JOBBOARD" work --board "$B" "$@" >"$ROOT/wout" 2>"$ROOT/werr" &
-  wpid=$!
-  PIDS+=("$wpid")
-}
-# wait_exit PID SECONDS: wait for the worker to end; sets $rc (124 if it
-# did not end in time: it is then killed).
-wait_exit() {
-  local i=0 limit=$(($2 * 20))
-  while kill -0 "$1" 2>/dev/null && [ $i -lt $limit ]; do
-    sleep 0.05
-    i=$((i + 1))
-  done
-  if kill -0 "$1" 2>/dev/null; then
-    kill -9 "$1"
-    wait "$1" 2>/dev/null
-    rc=124
-  else
-    wait "$1"
-    rc=$?
-  fi
-  err=$(cat "$ROOT/werr")
-}
 # wait_file FILE: up to 10 s for FILE to exist (CMD started).
 wait_file() {
   local i=0
@@ -704,15 +680,6 @@ sleep "${MEET_SLEEP:-0}"
 printf '{"met": %d}\n' "$(ls "$MEET" | wc -l)"
 EOF
 chmod +x "$ROOT/meet"
-# meet_wait N: up to 20 s for N CMDs of `meet` to be running.
-meet_wait() {
-  local i=0
-  while [ "$(ls "$MEET" | wc -l)" -lt "$1" ] && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-  done
-  [ "$(ls "$MEET" | wc -l)" -ge "$1" ] || fail "$1 CMDs did not start: $(ls "$MEET" | wc -l) did"
-}
 # running PID: the process is there and not a zombie.
 running() {
   local st

@@ -11,6 +11,7 @@
 set -u
 
 . "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/lib/work_lib.sh"
 
 program JOBBOARD ./jobboard
 PYTHON=${PYTHON:-python3}
@@ -73,41 +74,6 @@ lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
 j = lines[0] if lines else None
 sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
 ' "$1" 2>"$ROOT/pyerr" || fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
-}
-# work_bg ARGS: `jobboard work` on $B in the background ($wpid), its
-# stdout and stderr in $ROOT/wout and $ROOT/werr.
-work_bg() {
-  "$JOBBOARD" work --board "$B" "$@" >"$ROOT/wout" 2>"$ROOT/werr" &
-  wpid=$!
-  PIDS+=("$wpid")
-}
-# wait_exit PID SECONDS: sets $rc (124 if it did not end: then killed)
-# and $err (its stderr).
-wait_exit() {
-  local i=0 limit=$(($2 * 20))
-  while kill -0 "$1" 2>/dev/null && [ $i -lt $limit ]; do
-    sleep 0.05
-    i=$((i + 1))
-  done
-  if kill -0 "$1" 2>/dev/null; then
-    kill -9 "$1"
-    wait "$1" 2>/dev/null
-    rc=124
-  else
-    wait "$1"
-    rc=$?
-  fi
-  err=$(cat "$ROOT/werr")
-}
-# meet_wait N: up to 20 s for N CMDs to have started.
-meet_wait() {
-  local i=0
-  while [ "$(ls "$MEET" | wc -l)" -lt "$1" ] && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-  done
-  [ "$(ls "$MEET" | wc -l)" -ge "$1" ] ||
-    fail "$1 CMDs did not start: $(ls "$MEET" | wc -l) did"
 }
 # werr_wait TEXT: up to 10 s for the worker's stderr to say TEXT.
 werr_wait() {
