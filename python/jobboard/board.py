@@ -1319,7 +1319,7 @@ class Board:
                 "jobs": out.jobs, "released": out.released,
                 "kept": out.kept, "dead_letters": out.letters}
 
-    def sync_detached(self):
+    def sync_detached(self) -> Optional[str]:
         """The board's record of its detaches (one line each, oldest
         first), or None when it was never detached."""
         sffi, slib = sync_lib()
