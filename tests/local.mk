@@ -145,6 +145,14 @@ TESTS += tests/test_schedule
 tests_test_schedule_SOURCES = tests/test_schedule.c $(JB_TEST_HELPERS)
 tests_test_schedule_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_schedule_LDADD = $(JB_TEST_LIBS)
+
+# Schedules as cron users write them: names, time zones across DST (needs
+# tzdata), the overlap policy, format 1 records.
+check_PROGRAMS += tests/test_schedule_tz
+TESTS += tests/test_schedule_tz
+tests_test_schedule_tz_SOURCES = tests/test_schedule_tz.c $(JB_TEST_HELPERS)
+tests_test_schedule_tz_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_schedule_tz_LDADD = $(JB_TEST_LIBS)
 endif
 
 # Our Redis scripts: the texts the library loads from the build's
