@@ -176,6 +176,11 @@ tests_entity_holder_SOURCES = tests/entity_holder.c
 tests_entity_holder_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
 EXTRA_DIST += tests/cli.sh
 
+# Schedules at the CLI: cron names, --tz across DST (needs tzdata),
+# --overlap, what `schedule run` prints.
+TESTS += tests/cli_schedule_tz.sh
+EXTRA_DIST += tests/cli_schedule_tz.sh
+
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
 EXTRA_DIST += tests/work.sh
