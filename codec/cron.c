@@ -6,6 +6,7 @@
  * give the answer directly.
  */
 #include "codec/cron.h"
+#include "codec/tz.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -75,6 +76,47 @@ static bool number(const char *s, size_t len, size_t *i, unsigned *out) {
   return true;
 }
 
+/* The names cron(5) takes for months (1..12) and weekdays (0..6), any
+ * case. */
+static const char *const month_names[12] = {"JAN", "FEB", "MAR", "APR",
+                                            "MAY", "JUN", "JUL", "AUG",
+                                            "SEP", "OCT", "NOV", "DEC"};
+static const char *const dow_names[7] = {"SUN", "MON", "TUE", "WED",
+                                         "THU", "FRI", "SAT"};
+
+static bool is_letter(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+/* A number, or in field 3 or 4 a name, at s[*i]. 1: read; 0: neither;
+ * -1: letters that name nothing (why[] says so). */
+static int value(int f, const char *s, size_t len, size_t *i, unsigned *out,
+                 char *why, size_t whylen) {
+  if (*i >= len || !is_letter(s[*i])) return number(s, len, i, out) ? 1 : 0;
+  size_t start = *i;
+  while (*i < len && is_letter(s[*i])) (*i)++;
+  const char *const *names = f == 3 ? month_names : dow_names;
+  unsigned n = f == 3 ? 12 : f == 4 ? 7 : 0;
+  for (unsigned k = 0; k < n && *i - start == 3; k++) {
+    unsigned j = 0;
+    while (j < 3 && (s[start + j] & ~0x20) == names[k][j]) j++;
+    if (j == 3) {
+      *out = f == 3 ? k + 1 : k;
+      return 1;
+    }
+  }
+  if (n == 0)
+    snprintf(why, whylen, "field %d (%s): '%.*s' is not a number (names "
+             "are for the month and the day of week)", f + 1, fields[f].name,
+             (int)(*i - start), s + start);
+  else
+    snprintf(why, whylen, "field %d (%s): '%.*s' is not a name (%s)", f + 1,
+             fields[f].name, (int)(*i - start), s + start,
+             f == 3 ? "JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC"
+                    : "SUN MON TUE WED THU FRI SAT");
+  return -1;
+}
+
 /* One field f, text s[0..len), into the bit set *bits. */
 static bool parse_field(int f, const char *s, size_t len, uint64_t *bits,
                         char *why, size_t whylen) {
@@ -89,11 +131,16 @@ static bool parse_field(int f, const char *s, size_t len, uint64_t *bits,
       b = hi;
       i++;
     } else {
-      if (!number(s, len, &i, &a)) goto bad;
+      int got = value(f, s, len, &i, &a, why, whylen);
+      if (got < 0) return false;
+      if (got == 0) goto bad;
       b = a;
       if (i < len && s[i] == '-') {
         i++;
-        if (!number(s, len, &i, &b)) goto bad;
+        bool named = i < len && is_letter(s[i]);
+        if ((got = value(f, s, len, &i, &b, why, whylen)) < 0) return false;
+        if (got == 0) goto bad;
+        if (f == 4 && named && b == 0) b = 7; /* FRI-SUN: Sunday as 7 */
       } else if (i < len && s[i] == '/') {
         b = hi; /* N/S: from N to the end */
       }
@@ -124,8 +171,11 @@ static bool parse_field(int f, const char *s, size_t len, uint64_t *bits,
   }
 bad:
   snprintf(why, whylen, "field %d (%s): '%.*s' is not a list of *, N, N-M "
-           "with an optional /STEP", f + 1, fields[f].name, (int)len, s);
+           "with an optional /STEP%s", f + 1, fields[f].name, (int)len, s,
+           f == 3 ? " (N may be JAN..DEC)" : f == 4 ? " (N may be SUN..SAT)"
+                                                  : "");
   return false;
+
 }
 
 bool jb__cron_parse(jb_cron *c, const char *spec, size_t len, char *why,
@@ -137,6 +187,12 @@ bool jb__cron_parse(jb_cron *c, const char *spec, size_t len, char *why,
           memcmp(macros[k].name, spec, len) == 0)
         return jb__cron_parse(c, macros[k].spec, strlen(macros[k].spec), why,
                               whylen);
+    if (len == 7 && memcmp(spec, "@reboot", 7) == 0) {
+      snprintf(why, whylen, "@reboot is not taken: a schedule runs at times "
+               "of the clock, and a board has no boot of its own (post the "
+               "job from the machine's start-up instead)");
+      return false;
+    }
     snprintf(why, whylen, "'%.*s' is not @hourly, @daily, @midnight, "
              "@weekly, @monthly, @yearly or @annually", (int)len, spec);
     return false;
@@ -157,6 +213,8 @@ bool jb__cron_parse(jb_cron *c, const char *spec, size_t len, char *why,
       return false;
     }
     if (f == 2 || f == 4) (f == 2 ? &c->dom_star : &c->dow_star)[0] =
+        spec[start] == '*';
+    if (f == 0 || f == 1) (f == 0 ? &c->minute_star : &c->hour_star)[0] =
         spec[start] == '*';
     if (!parse_field(f, spec + start, i - start, &bits[f], why, whylen))
       return false;
@@ -230,4 +288,89 @@ bool jb__cron_prev(const jb_cron *c, int64_t at_us, int64_t *out) {
     }
   }
   return false;
+}
+
+/* ------------------------------------------------------- in a time zone */
+
+#define SEC_US INT64_C(1000000)
+
+/* The instants (us, at most two, increasing) at which local time `l_us`
+ * (a whole minute, counted as if UTC) of zone z runs: cron.h. Zones
+ * change their offset at most once within two days, so the offsets a
+ * day before and a day after are the only candidates. */
+static int instants(const jb_cron *c, const jb_tz *z, int64_t l_us,
+                    int64_t u[2]) {
+  int64_t l = floor_div(l_us, SEC_US);
+  int32_t a = jb__tz_offset(z, l - 86400), b = jb__tz_offset(z, l + 86400);
+  int32_t lo = a < b ? a : b, hi = a < b ? b : a;
+  bool wild = c->minute_star || c->hour_star;
+  int n = 0;
+  if (jb__tz_offset(z, l - hi) == hi) u[n++] = (l - hi) * SEC_US;
+  if (lo != hi && jb__tz_offset(z, l - lo) == lo) u[n++] = (l - lo) * SEC_US;
+  if (n == 2 && !wild) n = 1; /* repeated: its first instant only */
+  if (n > 0 || wild || lo == hi) return n;
+  /* Skipped: the change's instant, the first second in (l - hi, l - lo]
+   * on the later offset. */
+  int64_t bot = l - hi, top = l - lo;
+  int32_t after = jb__tz_offset(z, top);
+  if (jb__tz_offset(z, bot) == after) return 0;
+  while (top - bot > 1) {
+    int64_t mid = bot + (top - bot) / 2;
+    if (jb__tz_offset(z, mid) == after) top = mid;
+    else bot = mid;
+  }
+  u[0] = top * SEC_US;
+  return 1;
+}
+
+/* The least and greatest offsets (us) near instant t. */
+static void near_offsets(const jb_tz *z, int64_t t_us, int64_t *lo,
+                         int64_t *hi) {
+  int64_t t = floor_div(t_us, SEC_US);
+  int64_t a = jb__tz_offset(z, t - 86400), b = jb__tz_offset(z, t + 86400);
+  *lo = (a < b ? a : b) * SEC_US;
+  *hi = (a < b ? b : a) * SEC_US;
+}
+
+bool jb__cron_next_tz(const jb_cron *c, const jb_tz *z, int64_t after_us,
+                      int64_t *out) {
+  if (z == NULL) return jb__cron_next(c, after_us, out);
+  int64_t lo, hi, l, best = INT64_MAX;
+  near_offsets(z, after_us, &lo, &hi);
+  /* A run after after_us is a local time after after_us + its offset. */
+  int64_t cur = after_us + lo;
+  while (jb__cron_next(c, cur, &l)) {
+    near_offsets(z, l, &lo, &hi);
+    if (best != INT64_MAX && l - hi > best) break; /* all later are later */
+    if (l - after_us > JB_CRON_HORIZON_DAYS * DAY_MIN * MIN_US) break;
+    int64_t u[2];
+    int n = instants(c, z, l, u);
+    for (int k = 0; k < n; k++)
+      if (u[k] > after_us && u[k] < best) best = u[k];
+    cur = l;
+  }
+  if (best == INT64_MAX) return false;
+  *out = best;
+  return true;
+}
+
+bool jb__cron_prev_tz(const jb_cron *c, const jb_tz *z, int64_t at_us,
+                      int64_t *out) {
+  if (z == NULL) return jb__cron_prev(c, at_us, out);
+  int64_t lo, hi, l, best = INT64_MIN;
+  near_offsets(z, at_us, &lo, &hi);
+  int64_t cur = at_us + hi;
+  while (jb__cron_prev(c, cur, &l)) {
+    near_offsets(z, l, &lo, &hi);
+    if (best != INT64_MIN && l - lo < best) break;
+    if (at_us - l > JB_CRON_HORIZON_DAYS * DAY_MIN * MIN_US) break;
+    int64_t u[2];
+    int n = instants(c, z, l, u);
+    for (int k = 0; k < n; k++)
+      if (u[k] <= at_us && u[k] > best) best = u[k];
+    cur = l - 1;
+  }
+  if (best == INT64_MIN) return false;
+  *out = best;
+  return true;
 }

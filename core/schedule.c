@@ -9,6 +9,7 @@
 #include "codec/cron.h"
 #include "codec/mpscan.h"
 #include "codec/posting.h"
+#include "codec/tz.h"
 #include "store/store.h"
 #include "sync_hook.h"
 
@@ -25,6 +26,14 @@ const char *jb_catchup_name(jb_catchup c) {
   switch (c) {
   case JB_CATCHUP_SKIP: return "skip";
   case JB_CATCHUP_ALL: return "all";
+  }
+  return NULL;
+}
+
+const char *jb_overlap_name(jb_overlap o) {
+  switch (o) {
+  case JB_OVERLAP_QUEUE: return "queue";
+  case JB_OVERLAP_SKIP: return "skip";
   }
   return NULL;
 }
@@ -172,8 +181,8 @@ static int name_check(const char *name, size_t *len) {
 static int build(jb_board *b, const jb_schedule *sc, int64_t now,
                  jb_buf *rec, size_t *name_len) {
   if (sc == NULL) return jb__err(JB_EINVAL, "schedule is NULL");
-  if (sc->version != JB_SCHEDULE_VERSION)
-    return jb__err(JB_EINVAL, "schedule version %u is not %u (use "
+  if (sc->version < 1 || sc->version > JB_SCHEDULE_VERSION)
+    return jb__err(JB_EINVAL, "schedule version %u is not 1..%u (use "
                    "JB_SCHEDULE_INIT)", sc->version, JB_SCHEDULE_VERSION);
   int rc = name_check(sc->name, name_len);
   if (rc != JB_OK) return rc;
@@ -185,7 +194,24 @@ static int build(jb_board *b, const jb_schedule *sc, int64_t now,
                    "one of them");
   jb_schedrec r;
   memset(&r, 0, sizeof r);
-  r.format = 1;
+  r.format = 2;
+  const char *tz = sc->version >= 2 ? sc->tz : NULL;
+  jb_overlap overlap = sc->version >= 2 ? sc->overlap : JB_OVERLAP_QUEUE;
+  const jb_tz *zone = NULL;
+  size_t tz_len = tz ? strnlen(tz, JB_TZ_NAME_MAX + 1) : 0;
+  if (tz && sc->cron == NULL)
+    return jb__err(JB_EINVAL, "schedule %.*s: tz: a time zone is for a "
+                   "cron spec (an interval runs by the elapsed time)", nl,
+                   nm);
+  if (tz) {
+    char why[300];
+    if ((zone = jb__tz_get(tz, tz_len, why, sizeof why)) == NULL)
+      return jb__err(JB_EINVAL, "schedule %.*s: tz: %s", nl, nm, why);
+  }
+  if (jb_overlap_name(overlap) == NULL)
+    return jb__err(JB_EINVAL, "schedule %.*s: overlap: %d is not "
+                   "JB_OVERLAP_QUEUE or JB_OVERLAP_SKIP", nl, nm,
+                   (int)overlap);
   size_t spec_len = 0;
   jb_cron cron;
   if (sc->cron) {
@@ -253,6 +279,8 @@ static int build(jb_board *b, const jb_schedule *sc, int64_t now,
   }
   size_t jn = strlen(t->name), bn = t->book_name ? strlen(t->book_name) : 0;
   r.catch_up = (uint8_t)sc->catch_up;
+  r.overlap = (uint8_t)overlap;
+  r.tz_len = (uint32_t)tz_len;
   r.priority = (uint8_t)t->priority;
   r.has_book = t->book_name != NULL;
   if (t->book_name && (rc = jb__uuid_parse(r.book_uuid, t->book_uuid,
@@ -274,7 +302,7 @@ static int build(jb_board *b, const jb_schedule *sc, int64_t now,
   r.created_us = now;
   if (r.kind == JB_SCHED_EVERY) {
     r.next_us = r.start_us;
-  } else if (!jb__cron_next(&cron, r.start_us - 1, &r.next_us)) {
+  } else if (!jb__cron_next_tz(&cron, zone, r.start_us - 1, &r.next_us)) {
     r.next_us = INT64_MAX; /* cannot happen: jb__cron_parse looked */
   }
   rec->len = 0;
@@ -282,7 +310,9 @@ static int build(jb_board *b, const jb_schedule *sc, int64_t now,
       jb__buf_append(rec, sc->cron, spec_len) ||
       jb__buf_append(rec, t->name, jn) ||
       jb__buf_append(rec, t->book_name, bn) ||
-      jb__buf_append(rec, t->details, t->details_len))
+      jb__buf_append(rec, t->details, t->details_len) ||
+      jb__buf_append(rec, tz, tz_len) ||
+      jb__buf_append(rec, &(uint64_t){0}, sizeof(uint64_t)))
     return jb__err(JB_ENOMEM, "out of memory for a schedule");
   return JB_OK;
 }
@@ -318,7 +348,7 @@ static int to_schedule(jb_buf *mem, const jb_sched_view *v) {
   const jb_schedrec *r = &v->rec;
   size_t need = sizeof(jb_schedule) + v->name_len + 1 + r->spec_len + 1 +
                 r->job_name_len + 1 + r->book_name_len + 1 + JB_UUID_STRLEN +
-                r->details_len;
+                r->details_len + r->tz_len + 1;
   mem->len = 0;
   if (jb__buf_reserve(mem, need))
     return jb__err(JB_ENOMEM, "out of memory for a schedule");
@@ -336,6 +366,7 @@ static int to_schedule(jb_buf *mem, const jb_sched_view *v) {
   const char *spec;
   PUT(spec, v->spec, r->spec_len);
   PUT(s->job.name, v->job_name, r->job_name_len);
+  if (r->tz_len) PUT(s->tz, v->tz, r->tz_len);
   if (r->has_book) {
     PUT(s->job.book_name, v->book_name, r->book_name_len);
     jb__uuid_format(p, r->book_uuid);
@@ -363,6 +394,8 @@ static int to_schedule(jb_buf *mem, const jb_sched_view *v) {
   s->last_run_us = r->last_us;
   s->runs = r->runs;
   s->created_us = r->created_us;
+  s->overlap = (jb_overlap)r->overlap;
+  s->skipped = v->skipped;
   mem->len = need;
   return JB_OK;
 }

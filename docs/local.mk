@@ -54,6 +54,7 @@ JB_MAN3_LINKS = \
 	docs/man3/jb_board_wait_names.3 \
 	docs/man3/jb_cap_prefixes.3 \
 	docs/man3/jb_catchup_name.3 \
+	docs/man3/jb_overlap_name.3 \
 	docs/man3/jb_claim.3 \
 	docs/man3/jb_claim_next.3 \
 	docs/man3/jb_claim_next_many.3 \

@@ -2100,16 +2100,18 @@ JB_EXTERN int jb_log_progress(double *percent_out, char *message_out,
  *    (start_us 0 at the add: one interval after the add);
  *  - cron: every minute (second 0) at or after start_us (0: the add) that
  *    matches the spec "minute hour day-of-month month day-of-week",
- *    evaluated in UTC. Each field is `*`, N, N-M or a comma-separated
- *    list of those, each with an optional /STEP (a star with /15: every
- *    15 from the least; 10-50/20: 10, 30, 50; N/S: from N to the
- *    greatest). Minute
- *    0-59, hour 0-23, day 1-31, month 1-12, weekday 0-7 (0 and 7 are
- *    Sunday); numbers only. When both the day of month and the weekday
+ *    evaluated in UTC or the schedule's time zone (below). Each field is
+ *    `*`, N, N-M or a comma-separated list of those, each with an
+ *    optional /STEP (a star with /15: every 15 from the least; 10-50/20:
+ *    10, 30, 50; N/S: from N to the greatest). Minute 0-59, hour 0-23,
+ *    day 1-31, month 1-12, weekday 0-7 (0 and 7 are Sunday); a month may be named JAN..DEC and a weekday SUN..SAT, in
+ *    any case, also in lists and ranges (MON-FRI; FRI-SUN ends on
+ *    Sunday). When both the day of month and the weekday
  *    are restricted (neither begins with `*`) a day matching either runs,
  *    as in Vixie cron. @hourly, @daily, @midnight, @weekly, @monthly,
- *    @yearly and @annually stand for their usual specs. A spec no day
- *    matches ("0 0 30 2 *") is refused.
+ *    @yearly and @annually stand for their usual specs; @reboot is
+ *    refused (a board has no boot). A spec no day matches ("0 0 30 2 *")
+ *    is refused.
  *
  * A run's job is the template's posting with the run time added to its
  * details as "scheduled_at" (an integer, microseconds since the epoch;
@@ -2119,6 +2121,25 @@ JB_EXTERN int jb_log_progress(double *percent_out, char *message_out,
  * posted again by any path. Its created time is the tick's time. Keys
  * that start with JB_SCHEDULE_KEY_PREFIX are the runs' own: jb_job_post
  * refuses them (JB_EINVAL).
+ *
+ * Time zones: a cron schedule may name an IANA zone (jb_schedule.tz);
+ * its fields then match that zone's local time, and its runs follow the
+ * zone's changes to and from daylight time. A local time a change skips
+ * (02:30 on the day clocks go from 02:00 to 03:00) runs at the change
+ * (03:00 local), once; a local time that happens twice (01:30 on the day
+ * clocks go back from 02:00 to 01:00) runs once, at its first instant. A
+ * spec whose minute or hour field begins with `*` runs by the real
+ * minutes instead, as in cronie: no run in the skipped hour, runs in both
+ * copies of the repeated one. The zone is read from the system's
+ * zoneinfo by the library itself (glibc's zone is one per process, set
+ * through TZ, which a library must not change under its host's threads),
+ * once per process: a tzdata update is seen by processes started after
+ * it. A zone whose file goes away after the add is computed in UTC until
+ * it is back. Without a zone, UTC.
+ *
+ * Overlap: under JB_OVERLAP_SKIP a run due while an earlier run's job is
+ * still on the board is not posted; the run counts as dealt with (it is
+ * not posted later) and in jb_schedule.skipped.
  *
  * Catch-up: when a tick finds several runs due (nothing ticked the board
  * for a while), JB_CATCHUP_SKIP posts only the latest of them (the
@@ -2133,6 +2154,15 @@ typedef enum {
   JB_CATCHUP_SKIP = 0, /**< post only the latest due run (the default) */
   JB_CATCHUP_ALL = 1,  /**< post every missed run, each once */
 } jb_catchup;
+
+/** What a tick does with a run due while an earlier run of the schedule
+ *  is unfinished (its job still queued, delayed or running: a live job
+ *  holds a key "schedule:NAME:RUN"). */
+typedef enum {
+  JB_OVERLAP_QUEUE = 0, /**< post it anyway (the default; cron's way) */
+  JB_OVERLAP_SKIP = 1,  /**< do not post it: the run is dealt with, and
+                             counted in jb_schedule.skipped */
+} jb_overlap;
 
 /** The prefix of the unique keys of schedules' runs ("schedule:"). */
 #define JB_SCHEDULE_KEY_PREFIX "schedule:"
@@ -2154,14 +2184,21 @@ typedef enum {
  *    name, details, priority, book, max_attempts, time_limit_ms,
  *    backoff_ms, backoff_max_ms. not_before_us, delay_ms and unique_key
  *    must be 0 / NULL (the schedule sets the unique key).
- * The last four fields are the schedule's state, filled in by
- * jb_schedule_get and jb_schedule_foreach and ignored by jb_schedule_add.
+ *  - tz (version 2): the IANA time zone its cron spec is evaluated in
+ *    ("Europe/Berlin"; NULL or "UTC": UTC), read from the system's
+ *    zoneinfo (tzdata) when added: JB_EINVAL names an unknown zone. Only
+ *    with cron. See "Time zones" above.
+ *  - overlap (version 2): jb_overlap.
+ * The last four fields before tz, and skipped, are the schedule's state,
+ * filled in by jb_schedule_get and jb_schedule_foreach and ignored by
+ * jb_schedule_add.
  */
 typedef struct {
   unsigned int version;  /**< JB_SCHEDULE_VERSION */
   const char *name;
   int64_t every_ms;      /**< an interval; 0 with cron */
-  const char *cron;      /**< a cron spec (UTC); NULL with every_ms */
+  const char *cron;      /**< a cron spec (UTC, or tz); NULL with
+                              every_ms */
   int64_t start_us;      /**< the first run (every_ms) or the earliest
                               (cron); 0: see above */
   jb_catchup catch_up;
@@ -2171,11 +2208,15 @@ typedef struct {
   int64_t last_run_us;   /**< out: the last run a tick dealt with (0: none) */
   uint64_t runs;         /**< out: runs posted */
   int64_t created_us;    /**< out: when it was added */
+  const char *tz;        /**< version 2: the cron spec's time zone (NULL:
+                              UTC) */
+  jb_overlap overlap;    /**< version 2 */
+  uint64_t skipped;      /**< out, version 2: runs not posted for overlap */
 } jb_schedule;
-#define JB_SCHEDULE_VERSION 1
+#define JB_SCHEDULE_VERSION 2
 #define JB_SCHEDULE_INIT                                                       \
   { JB_SCHEDULE_VERSION, NULL, 0, NULL, 0, JB_CATCHUP_SKIP, JB_POST_INIT,      \
-    0, 0, 0, 0 }
+    0, 0, 0, 0, NULL, JB_OVERLAP_QUEUE, 0 }
 
 /** Flags of jb_schedule_add. */
 enum {
@@ -2486,6 +2527,8 @@ JB_EXTERN const char *jb_dead_cause_name(jb_dead_cause cause);
 
 /** "skip", "all"; NULL outside the enum. */
 JB_EXTERN const char *jb_catchup_name(jb_catchup catch_up);
+/** "queue" or "skip"; NULL for a value not in jb_overlap. */
+JB_EXTERN const char *jb_overlap_name(jb_overlap overlap);
 
 /** "consumed", "failed", "trashed", "revoked", "lost", "cancelled",
  * "dead"; NULL outside the enum. */

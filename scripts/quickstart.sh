@@ -21,7 +21,8 @@ packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   libmicrohttpd-dev python3-prometheus-client curl
   chromium chromium-driver python3-selenium
   python3-msgpack libsqlite3-dev python3-cffi python3-pytest python3-testtools
-  python3-oslotest python3-fixtures python3-zake python3-dev bash-completion"
+  python3-oslotest python3-fixtures python3-zake python3-dev bash-completion
+  tzdata"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1166,7 +1166,8 @@ static int init_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
      * unique and schedules, made above, empty; 9 -> 10 adds byname and queues,
      * made above, and fills them (names.h), and `deadage`, made above and
      * filled from `trash` (retain.c); 10 -> 11 adds `expiry`, made above,
-     * empty (no job of schema 10 has a deadline). */
+     * empty (no job of schema 10 has a deadline); 11 -> 12 changes no
+     * data (schedule records of format 1 stay readable). */
     if (schema < 2 && (rc = upgrade_claims(s, txn))) return rc;
     if (schema < 5 && (rc = upgrade_history(s, txn))) return rc;
     if (schema < 7 && (rc = upgrade_jobkeys(s, txn))) return rc;

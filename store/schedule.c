@@ -6,6 +6,7 @@
 #include "txn.h"
 #include "codec/cron.h"
 #include "codec/mpscan.h"
+#include "codec/tz.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,11 +26,20 @@ int jb__sched_decode(jb_sched_view *v, const void *key, size_t key_len,
   if (val_len < sizeof v->rec) return BAD("a record of %zu bytes", val_len);
   memcpy(&v->rec, val, sizeof v->rec);
   const jb_schedrec *r = &v->rec;
-  if (r->format != 1) return BAD("record format %u is not 1", r->format);
+  if (r->format != 1 && r->format != 2)
+    return BAD("record format %u is not 1 or 2", r->format);
+  if (r->format == 1 && (r->overlap || r->tz_len))
+    return BAD("a record of format 1 with a zone or an overlap policy");
+  size_t tail = r->format == 2 ? sizeof v->skipped : 0;
+  if (r->tz_len > JB_TZ_NAME_MAX)
+    return BAD("a zone name of %u bytes", r->tz_len);
   if (val_len != sizeof *r + r->spec_len + r->job_name_len +
-                     r->book_name_len + (size_t)r->details_len)
+                     r->book_name_len + (size_t)r->details_len + r->tz_len +
+                     tail)
     return BAD("a record of %zu bytes, not what its lengths add up to",
                val_len);
+  if (r->overlap != JB_OVERLAP_QUEUE && r->overlap != JB_OVERLAP_SKIP)
+    return BAD("overlap policy %u is unknown", r->overlap);
   if (r->catch_up != JB_CATCHUP_SKIP && r->catch_up != JB_CATCHUP_ALL)
     return BAD("catch-up policy %u is unknown", r->catch_up);
   if (jb_priority_name((jb_priority)r->priority) == NULL)
@@ -41,6 +51,12 @@ int jb__sched_decode(jb_sched_view *v, const void *key, size_t key_len,
   v->job_name = p + r->spec_len;
   v->book_name = v->job_name + r->job_name_len;
   v->details = (const uint8_t *)v->book_name + r->book_name_len;
+  v->tz = (const char *)v->details + r->details_len;
+  if (tail) memcpy(&v->skipped, v->tz + r->tz_len, sizeof v->skipped);
+  char tzwhy[160];
+  if (r->tz_len && (r->kind != JB_SCHED_CRON ||
+                    !jb__tz_name_ok(v->tz, r->tz_len, tzwhy, sizeof tzwhy)))
+    return BAD("the time zone is malformed or not of a cron spec");
   if (r->kind == JB_SCHED_EVERY) {
     if (r->every_ms < 1 || r->every_ms > JB_DELAY_MAX_MS || r->spec_len)
       return BAD("interval %" PRId64 " ms is outside 1..%" PRId64,
@@ -83,6 +99,15 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
+/* The schedule's zone (NULL: UTC). One whose file went away since the
+ * add (tzdata removed) is computed in UTC meanwhile: its runs go on, an
+ * hour or so off, rather than stop. */
+static const jb_tz *zone(const jb_sched_view *v) {
+  char why[256];
+  return v->rec.tz_len ? jb__tz_get(v->tz, v->rec.tz_len, why, sizeof why)
+                       : NULL;
+}
+
 int64_t jb__sched_after(const jb_sched_view *v, int64_t t) {
   const jb_schedrec *r = &v->rec;
   if (r->kind == JB_SCHED_EVERY) {
@@ -98,7 +123,7 @@ int64_t jb__sched_after(const jb_sched_view *v, int64_t t) {
   if (!jb__cron_parse(&c, v->spec, v->rec.spec_len, why, sizeof why))
     return INT64_MAX;
   if (t < r->start_us) t = r->start_us - 1;
-  return jb__cron_next(&c, t, &out) ? out : INT64_MAX;
+  return jb__cron_next_tz(&c, zone(v), t, &out) ? out : INT64_MAX;
 }
 
 int64_t jb__sched_at_or_before(const jb_sched_view *v, int64_t t) {
@@ -112,7 +137,7 @@ int64_t jb__sched_at_or_before(const jb_sched_view *v, int64_t t) {
   char why[160];
   int64_t out;
   if (!jb__cron_parse(&c, v->spec, v->rec.spec_len, why, sizeof why) ||
-      !jb__cron_prev(&c, t, &out) || out < r->start_us)
+      !jb__cron_prev_tz(&c, zone(v), t, &out) || out < r->start_us)
     return INT64_MIN;
   return out;
 }
@@ -150,7 +175,8 @@ static int put_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   if (rc && rc != MDB_NOTFOUND) return rc;
   if (rc == 0 && !ctx->replace)
     return jb__err(JB_EEXISTS, "schedule %.*s already exists (remove it "
-                   "first, or replace it)", (int)ctx->key_len,
+                   "first, or add it with the flag JB_SCHEDULE_REPLACE)",
+                   (int)ctx->key_len,
                    (const char *)ctx->key);
   MDB_val v = {ctx->val_len, NULL};
   jb_sched_view nv, ov;
@@ -166,6 +192,7 @@ static int put_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     nv.rec.runs = ov.rec.runs;
     nv.rec.last_us = ov.rec.last_us;
     nv.rec.created_us = ov.rec.created_us;
+    nv.skipped = ov.skipped;
     if (nv.rec.last_us && nv.rec.next_us <= nv.rec.last_us)
       nv.rec.next_us = jb__sched_after(&nv, nv.rec.last_us);
   }
@@ -174,6 +201,9 @@ static int put_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
   memcpy((uint8_t *)v.mv_data + sizeof nv.rec,
          (const uint8_t *)ctx->val + sizeof nv.rec,
          ctx->val_len - sizeof nv.rec);
+  if (nv.rec.format == 2) /* the tail: the skipped count */
+    memcpy((uint8_t *)v.mv_data + ctx->val_len - sizeof nv.skipped,
+           &nv.skipped, sizeof nv.skipped);
   return 0;
 }
 
@@ -259,7 +289,7 @@ static int earliest(const MDB_val *k, const MDB_val *v, void *arg) {
   (void)k;
   if (v->mv_size < sizeof r) return 0;
   memcpy(&r, v->mv_data, sizeof r);
-  if (r.format == 1 && r.next_us > 0 && r.next_us != INT64_MAX &&
+  if ((r.format == 1 || r.format == 2) && r.next_us > 0 && r.next_us != INT64_MAX &&
       (*out == 0 || r.next_us < *out))
     *out = r.next_us;
   return 0;
@@ -326,20 +356,63 @@ static int add_run(jb_store *s, MDB_txn *txn, tick_ctx *ctx,
   return 0;
 }
 
+/* Does a live job hold the key of a run of `v` ("schedule:NAME:" and a
+ * number: a run still queued or running)? The keys of NAME's runs sit
+ * together in `unique`; a key of another schedule whose name begins with
+ * "NAME:" sits among them but is not followed by a number only. */
+static int unfinished(jb_store *s, MDB_txn *txn, const jb_sched_view *v,
+                      bool *busy) {
+  char pre[JB_UNIQUE_MAX + 1];
+  size_t n = (size_t)snprintf(pre, sizeof pre, "schedule:%.*s:",
+                              (int)v->name_len, v->name);
+  MDB_cursor *cur;
+  int rc = mdb_cursor_open(txn, s->unique, &cur);
+  if (rc) return rc;
+  MDB_val k = {n, pre}, d;
+  *busy = false;
+  for (rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE); rc == 0 && !*busy;
+       rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+    if (k.mv_size <= n || memcmp(k.mv_data, pre, n) != 0) break;
+    const char *t = (const char *)k.mv_data + n;
+    size_t tl = k.mv_size - n, i = t[0] == '-';
+    *busy = i < tl;
+    for (; i < tl; i++) *busy = *busy && t[i] >= '0' && t[i] <= '9';
+  }
+  mdb_cursor_close(cur);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Post run `run_us` of `v`, or, under JB_OVERLAP_SKIP while a run is
+ * unfinished (*busy), count it skipped. */
+static int run_or_skip(jb_store *s, MDB_txn *txn, tick_ctx *ctx,
+                       jb_sched_view *v, int64_t run_us, bool *busy) {
+  bool added;
+  if (*busy) {
+    v->skipped++;
+    return 0;
+  }
+  int rc = add_run(s, txn, ctx, v, run_us, &added);
+  if (rc == 0 && added) {
+    v->rec.runs++;
+    *busy = v->rec.overlap == JB_OVERLAP_SKIP;
+  }
+  return rc;
+}
+
 /* Plan the due runs of one schedule (its record decoded into v) and queue
  * its new state in ctx->updates. */
 static int plan(jb_store *s, MDB_txn *txn, tick_ctx *ctx, const MDB_val *k,
                 const MDB_val *val, jb_sched_view *v) {
   jb_schedrec *r = &v->rec;
   int64_t now = ctx->now_us;
-  int rc = 0;
-  bool added;
+  bool busy = false;
+  int rc = r->overlap == JB_OVERLAP_SKIP ? unfinished(s, txn, v, &busy) : 0;
+  if (rc) return rc;
   if (r->catch_up == JB_CATCHUP_SKIP) {
     /* Only the latest due run; those before it are skipped. */
     int64_t latest = jb__sched_at_or_before(v, now);
     if (latest < r->next_us) latest = r->next_us;
-    if ((rc = add_run(s, txn, ctx, v, latest, &added))) return rc;
-    if (added) r->runs++;
+    if ((rc = run_or_skip(s, txn, ctx, v, latest, &busy))) return rc;
     r->last_us = latest;
     r->next_us = jb__sched_after(v, now);
   } else {
@@ -347,8 +420,7 @@ static int plan(jb_store *s, MDB_txn *txn, tick_ctx *ctx, const MDB_val *k,
      * next tick goes on from there: next_us stays due). */
     int64_t run = r->next_us;
     for (size_t i = 0; run <= now && i < ctx->catchup_max; i++) {
-      if ((rc = add_run(s, txn, ctx, v, run, &added))) return rc;
-      if (added) r->runs++;
+      if ((rc = run_or_skip(s, txn, ctx, v, run, &busy))) return rc;
       r->last_us = run;
       run = jb__sched_after(v, run);
     }
@@ -357,6 +429,10 @@ static int plan(jb_store *s, MDB_txn *txn, tick_ctx *ctx, const MDB_val *k,
   size_t at = ctx->updates.len;
   if ((rc = copy_out(&ctx->updates, k, val))) return rc;
   memcpy(ctx->updates.data + at + 8 + k->mv_size, r, sizeof *r);
+  if (r->format == 2)
+    memcpy(ctx->updates.data + at + 8 + k->mv_size + val->mv_size -
+               sizeof v->skipped,
+           &v->skipped, sizeof v->skipped);
   return 0;
 }
 

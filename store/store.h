@@ -186,7 +186,12 @@
  * and leave `expiry` behind as jobs leave: it must refuse such a board.
  * A board of schema 10 (or older) is upgraded when it is first opened:
  * the table is made, empty (no job had a deadline). */
-#define JB_SCHEMA_VERSION 11u
+/* 12: schedule records of format 2 (a time zone and an overlap policy:
+ * store/schedule.c). A release of schema 11 would call them malformed and
+ * pass the schedules over (check would call the board damaged), so it
+ * must refuse such a board. A board of schema 11 is upgraded when first
+ * opened: nothing changes (format 1 records stay readable). */
+#define JB_SCHEMA_VERSION 12u
 #define JB_JOBKEY_LEN 9
 
 /* Names of the LMDB databases, as stored in the environment. */
@@ -397,19 +402,24 @@ enum {
   JB_SCHED_EVERY = 1, /* every_ms, runs at start_us + k * every_ms */
   JB_SCHED_CRON = 2,  /* the spec's minutes at or after start_us */
 };
+/* Format 2 (schema 12) adds the time zone and the overlap policy: the
+ * zone's name follows the details, and the count of runs skipped for
+ * overlap (u64, native order) ends the value. A record of format 1 reads
+ * as zone UTC, overlap JB_OVERLAP_QUEUE, none skipped, and a tick writes
+ * it back in format 1. */
 typedef struct {
-  uint8_t format;   /* 1 */
+  uint8_t format;   /* 1 or 2 */
   uint8_t kind;     /* JB_SCHED_* */
   uint8_t catch_up; /* jb_catchup */
   uint8_t priority; /* the template's */
   uint8_t has_book; /* book_name and book_uuid are set */
-  uint8_t pad;
+  uint8_t overlap;  /* jb_overlap (format 2; 0 in format 1) */
   uint16_t spec_len;      /* the cron spec's bytes follow the record */
   uint16_t job_name_len;  /* then the job name's */
   uint16_t book_name_len; /* then the book name's, then the details */
   uint32_t details_len;   /* a msgpack map (0: the empty map) */
   uint32_t max_attempts;  /* the template's life options (jb_post v2) */
-  uint32_t pad2;
+  uint32_t tz_len;        /* format 2: the zone name's (0: UTC) */
   int64_t every_ms;       /* JB_SCHED_EVERY */
   int64_t time_limit_ms;
   int64_t backoff_ms;
@@ -979,6 +989,8 @@ typedef struct {
   const char *job_name;
   const char *book_name;
   const uint8_t *details; /* rec.details_len bytes */
+  const char *tz;         /* rec.tz_len bytes */
+  uint64_t skipped;       /* runs skipped for overlap */
 } jb_sched_view;
 #define JB_SCHED_NAME_MAX 200 /* jobboard.h JB_SCHEDULE_NAME_MAX */
 /* Decode (and check) a record: JB_OK, or JB_ECORRUPT with why[]. The

@@ -1349,15 +1349,19 @@ begin "schedule run --at: catch-up skip posts the latest missed run, all posts e
 jb schedule add s --every 60 --job-name report --start 2026-01-01T00:00:00Z
 jb schedule add t --every 60 --job-name report-all --catch-up all --start 2026-01-01T00:00:00Z
 jb schedule run --at 2026-01-01T00:05:30Z
-expect_out 7 "run at 00:05:30: 1 (skip) + 6 (all)"
+expect_ok "run at 00:05:30"
+printf '%s\n' "$out" | grep -Eq '^posted 1 job report [0-9a-f-]{36} \(schedule s, run 2026-01-01T00:05:00.000000Z\)$' ||
+  fail "run at 00:05:30 (skip: 1 job): $out"
+printf '%s\n' "$out" | grep -Eq '^posted 6 jobs report-all [0-9a-f-]{36} \(schedule t, last run 2026-01-01T00:05:00.000000Z\)$' ||
+  fail "run at 00:05:30 (all: 6 jobs): $out"
 jb schedule run --at 2026-01-01T00:05:30Z
-expect_out 0 "the same tick again"
+expect_out "posted 0 jobs (next run 2026-01-01T00:06:00.000000Z)" "the same tick again"
 jb list --json
 json_check 'len(lines) == 7 and sorted(l["details"]["scheduled_at"] for l in lines if l["name"] == "report") == [1767225900000000] and sorted(l["details"]["scheduled_at"] for l in lines if l["name"] == "report-all") == [1767225600000000 + 60000000 * i for i in range(6)] and all(l["unique"] == "schedule:%s:%d" % ("s" if l["name"] == "report" else "t", l["details"]["scheduled_at"]) for l in lines)'
 jb schedule list --json
 json_check 'lines[0]["runs"] == 1 and lines[0]["next"] == "2026-01-01T00:06:00.000000Z" and lines[1]["runs"] == 6 and lines[1]["last_run"] == "2026-01-01T00:05:00.000000Z"'
 jb schedule run --at 2026-01-01T00:06:00Z --json
-json_check 'j == {"posted": 2}'
+json_check 'j["posted"] == 2 and j["skipped"] == [] and sorted((x["schedule"], x["name"], x["run"], x["count"], len(x["uuid"])) for x in j["jobs"]) == [("s", "report", "2026-01-01T00:06:00.000000Z", 1, 36), ("t", "report-all", "2026-01-01T00:06:00.000000Z", 1, 36)]'
 end
 
 begin "schedule run --loop ticks when a schedule is due, sees one added later, stops on SIGTERM with 0"
@@ -1377,7 +1381,7 @@ done
 signal_until_gone TERM "$looper"
 wait "$looper"; rc=$?
 [ "$rc" = 0 ] || fail "SIGTERM: exit $rc ($(cat "$ROOT/loop.err"))"
-grep -Eq '^[0-9T:.-]+Z  1$' "$ROOT/loop.out" || fail "loop output: $(cat "$ROOT/loop.out")"
+grep -Eq '^[0-9T:.-]+Z  posted 1 job ping \(schedule beat, run [0-9T:.-]+Z\)$' "$ROOT/loop.out" || fail "loop output: $(cat "$ROOT/loop.out")"
 jb list --json
 json_check 'len(set(l["unique"] for l in lines)) == len(lines)'
 end

@@ -88,6 +88,8 @@ comp "$J" post x --priority ""
 has very_high high normal low very_low
 comp "$J" schedule add s --catch-up ""
 [[ $got == " all skip " ]] || fail "--catch-up:$got"
+comp "$J" schedule add s --overlap ""
+[[ $got == " queue skip " ]] || fail "--overlap:$got"
 end
 
 begin "help COMMAND, subcommands"

@@ -674,6 +674,9 @@ static jb_schedule sched_of(bool second, unsigned char d[4]) {
   sd.every_ms = second ? SCHED2_EVERY_MS : SCHED_EVERY_MS;
   sd.start_us = second ? 0 : sched_start_us();
   sd.job = post_of(second ? SCHED2_NAME : RUN_NAME, d, second ? 61 : 60);
+  /* Records of format 2 with a policy: the tick's killed transaction
+   * also looks for an unfinished run (there is none: the run is posted). */
+  sd.overlap = JB_OVERLAP_SKIP;
   return sd;
 }
 
@@ -1458,7 +1461,8 @@ static int sched_visit(const jb_schedule *sd, void *payload) {
   w->seen[i] = true;
   w->every_ms[i] = sd->every_ms, w->next_us[i] = sd->next_us;
   w->last_us[i] = sd->last_run_us, w->runs[i] = sd->runs;
-  w->job_ok[i] = str_is(sd->job.name, i ? SCHED2_NAME : RUN_NAME) && sd->cron == NULL;
+  w->job_ok[i] = str_is(sd->job.name, i ? SCHED2_NAME : RUN_NAME) && sd->cron == NULL &&
+                 sd->overlap == JB_OVERLAP_SKIP && sd->skipped == 0;
   return 0;
 }
 

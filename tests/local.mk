@@ -146,6 +146,14 @@ TESTS += tests/test_schedule
 tests_test_schedule_SOURCES = tests/test_schedule.c $(JB_TEST_HELPERS)
 tests_test_schedule_CFLAGS = $(JB_TEST_CFLAGS)
 tests_test_schedule_LDADD = $(JB_TEST_LIBS)
+
+# Schedules as cron users write them: names, time zones across DST (needs
+# tzdata), the overlap policy, format 1 records.
+check_PROGRAMS += tests/test_schedule_tz
+TESTS += tests/test_schedule_tz
+tests_test_schedule_tz_SOURCES = tests/test_schedule_tz.c $(JB_TEST_HELPERS)
+tests_test_schedule_tz_CFLAGS = $(JB_TEST_CFLAGS)
+tests_test_schedule_tz_LDADD = $(JB_TEST_LIBS)
 endif
 
 # Our Redis scripts: the texts the library loads from the build's
@@ -168,6 +176,11 @@ check_PROGRAMS += tests/entity_holder
 tests_entity_holder_SOURCES = tests/entity_holder.c
 tests_entity_holder_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
 EXTRA_DIST += tests/cli.sh
+
+# Schedules at the CLI: cron names, --tz across DST (needs tzdata),
+# --overlap, what `schedule run` prints.
+TESTS += tests/cli_schedule_tz.sh
+EXTRA_DIST += tests/cli_schedule_tz.sh
 
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh

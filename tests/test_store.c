@@ -380,7 +380,7 @@ static void a_schema_3_board_made_with_writemap_opens_in_every_mode(
     jbt_assert_check_ok(b);
     jb_board_close(b);
     assert_int_equal(schema_of(dir), JB_SCHEMA_VERSION);
-    assert_int_equal(JB_SCHEMA_VERSION, 11);
+    assert_int_equal(JB_SCHEMA_VERSION, 12);
     jbt_uuids_free(&posted);
     free(dir);
   }

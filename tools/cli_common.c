@@ -161,6 +161,8 @@ enum {
   OPT_CRON,
   OPT_JOB_NAME,
   OPT_CATCH_UP,
+  OPT_TZ,
+  OPT_OVERLAP,
   OPT_START,
   OPT_REPLACE,
   OPT_AT,
@@ -251,6 +253,8 @@ static const struct {
     {{"cron", required_argument, NULL, OPT_CRON}, CLI_O_SCHEDULE},
     {{"job-name", required_argument, NULL, OPT_JOB_NAME}, CLI_O_SCHEDULE},
     {{"catch-up", required_argument, NULL, OPT_CATCH_UP}, CLI_O_SCHEDULE},
+    {{"tz", required_argument, NULL, OPT_TZ}, CLI_O_SCHEDULE},
+    {{"overlap", required_argument, NULL, OPT_OVERLAP}, CLI_O_SCHEDULE},
     {{"start", required_argument, NULL, OPT_START}, CLI_O_SCHEDULE},
     {{"replace", no_argument, NULL, OPT_REPLACE}, CLI_O_SCHEDULE},
     {{"at", required_argument, NULL, OPT_AT}, CLI_O_SCHEDULE},
@@ -731,6 +735,13 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
         return cli_cmd_usage(cmd, "--catch-up: '%s' is not skip or all",
                              optarg);
       o->catch_up = optarg;
+      break;
+    case OPT_TZ: o->tz = optarg; break;
+    case OPT_OVERLAP:
+      if (strcmp(optarg, "skip") != 0 && strcmp(optarg, "queue") != 0)
+        return cli_cmd_usage(cmd, "--overlap: '%s' is not skip or queue",
+                             optarg);
+      o->overlap = optarg;
       break;
     case OPT_START:
     case OPT_AT:

@@ -41,7 +41,8 @@ enum {
                                 --cause --dry-run --as-new */
   CLI_O_HISTORY = 1u << 19,  /* --outcome LIST --name NAME --since TIME
                                 --until TIME (history) */
-  CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --start
+  CLI_O_SCHEDULE = 1u << 20, /* --every --cron --job-name --catch-up --tz
+                                --overlap --start
                                 --replace --at --loop (schedule) */
   CLI_O_CREATE = 1u << 21,   /* --create (work, wait, watch, claim-next, sync:
                                 make the board instead of waiting for it) */
@@ -144,6 +145,8 @@ typedef struct {
   size_t n_names;
   int in_order; /* --in-order */
   const char *catch_up;   /* --catch-up skip|all */
+  const char *tz;         /* --tz ZONE */
+  const char *overlap;    /* --overlap skip|queue */
   int64_t start_us;       /* --start; 0 when not given */
   int replace;            /* --replace */
   int64_t at_us;          /* --at; 0 when not given */

@@ -27,6 +27,7 @@ from .board import (Board, Job, Claim, Event, Entity, Completion,  # noqa
                     CheckReport, CheckRecord, SalvageReport, Priority,
                     State, Durability,
                     EventType, End, DeadCause, CatchUp, Outcome, Queue,
+                    Overlap,
                     REMOVAL, ITER_READY, ITER_CLAIMED, ITER_DELAYED,
                     version, check_post, salvage, name_matches)
 
@@ -38,6 +39,7 @@ __all__ = [
     "Progress", "PROGRESS_MESSAGE_MAX", "CheckReport", "CheckRecord",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "Queue", "REMOVAL", "version",
+    "Overlap",
     "check_post", "salvage", "name_matches", "ITER_READY", "ITER_CLAIMED",
     "ITER_DELAYED",
     "JobboardError", "NotFoundError", "ClaimedError", "NotOwnerError",

@@ -33,7 +33,7 @@ CDEF = r"""
 #define JB_RETRY_POLICY_VERSION 1
 #define JB_RETRY_OPTIONS_VERSION 1
 #define JB_CONSUME_OPTIONS_VERSION 1
-#define JB_SCHEDULE_VERSION 1
+#define JB_SCHEDULE_VERSION 2
 #define JB_HISTORY_OPTIONS_VERSION 2
 #define JB_STATS_VERSION 1
 #define JB_STATS_BY_NAME 1
@@ -88,6 +88,7 @@ typedef int jb_outcome;
 typedef int jb_end;
 typedef int jb_dead_cause;
 typedef int jb_catchup;
+typedef int jb_overlap;
 
 const char *jb_version(int *major, int *minor, int *patch);
 const char *jb_strerror(int code);
@@ -281,6 +282,7 @@ int jb_job_run_now(jb_board *board, const char *uuid);
 int jb_board_cancel_unclaimed(size_t *out, jb_board *board);
 
 const char *jb_catchup_name(jb_catchup catch_up);
+const char *jb_overlap_name(jb_overlap overlap);
 typedef struct {
   unsigned int version;
   const char *name;
@@ -293,6 +295,9 @@ typedef struct {
   int64_t last_run_us;
   uint64_t runs;
   int64_t created_us;
+  const char *tz;
+  jb_overlap overlap;
+  uint64_t skipped;
 } jb_schedule;
 int jb_schedule_add(jb_board *board, const jb_schedule *sched,
                     unsigned int flags);

@@ -25,6 +25,7 @@ from ._native import ffi, lib, sync_lib
 __all__ = [
     "Board", "Job", "Claim", "Event", "Entity", "Completion", "DeadLetter",
     "Schedule", "RetryPolicy", "Retention", "RetryResult", "Stats",
+    "Overlap",
     "CheckReport",
     "SalvageReport", "Priority", "State", "Durability", "EventType", "End",
     "DeadCause", "CatchUp", "Outcome", "Queue", "version", "check_post",
@@ -134,6 +135,13 @@ class CatchUp(enum.IntEnum):
     """What a schedule's tick does with runs missed meanwhile."""
     SKIP = 0  #: post only the latest due run
     ALL = 1   #: post every missed run, each once
+
+
+class Overlap(enum.IntEnum):
+    """What a schedule's tick does with a run due while an earlier run's
+    job is still on the board (queued, delayed or running)."""
+    QUEUE = 0  #: post it anyway (the default)
+    SKIP = 1   #: do not post it; counted in Schedule.skipped
 
 
 class Outcome(enum.IntEnum):
@@ -640,19 +648,23 @@ class DeadLetter:
 class Schedule:
     """A periodic job stored in the board (Board.add_schedule).
 
-    When it runs: ``every`` seconds, or at the minutes of ``cron`` (UTC),
-    from ``start`` (seconds since the epoch; None: from the add). What each
+    When it runs: ``every`` seconds, or at the minutes of ``cron`` (in
+    UTC, or the IANA time zone ``tz``), from ``start`` (seconds since the
+    epoch; None: from the add); ``overlap``: what a run due while an
+    earlier one is unfinished does (Overlap). What each
     run posts: a job ``job_name`` with ``details`` (plus "scheduled_at",
     the run time in microseconds), ``priority``, book, ``max_attempts``,
     ``time_limit``, ``backoff`` and ``backoff_max``. Its state, read from
     the board: ``next_run`` (None: it never runs again), ``last_run``
-    (None: no run yet), ``runs`` posted, ``created``.
+    (None: no run yet), ``runs`` posted, ``skipped`` (runs not posted for
+    overlap), ``created``.
     """
 
     __slots__ = ("name", "every", "cron", "start", "catch_up", "job_name",
                  "details", "priority", "book_name", "book_uuid",
                  "max_attempts", "time_limit", "backoff", "backoff_max",
-                 "next_run", "last_run", "runs", "created")
+                 "next_run", "last_run", "runs", "created", "tz", "overlap",
+                 "skipped")
 
     def __init__(self, c: Any, loads: Callable[[bytes], Any] =
                  _msgpack_loads) -> None:
@@ -676,6 +688,9 @@ class Schedule:
         self.last_run = _seconds(c.last_run_us)
         self.runs = c.runs
         self.created = c.created_us / 1e6
+        self.tz = _str(c.tz)
+        self.overlap = Overlap(c.overlap)
+        self.skipped = c.skipped
 
     def __repr__(self) -> str:
         return "<Schedule %r %s -> %r runs=%d>" % (
@@ -2467,14 +2482,22 @@ class Board:
                      time_limit: Optional[float] = None,
                      backoff: Optional[float] = None,
                      backoff_max: Optional[float] = None,
-                     replace: bool = False) -> Schedule:
+                     replace: bool = False, tz: Optional[str] = None,
+                     overlap: Union[Overlap, str] = Overlap.QUEUE
+                     ) -> Schedule:
         """Store schedule `name`: a job `job_name` (with `details` and the
         post options given) is posted at each run, `every` seconds (at
         least 1) or at the minutes of `cron` (a UTC cron spec, or @daily
         and the like): exactly one of the two. `start` (seconds since the
         epoch) is the first run (every) or the earliest (cron); None: one
         interval after now (every), now (cron). `catch_up` ("skip" or
-        "all") says what a tick does with runs missed. Runs are posted by
+        "all") says what a tick does with runs missed. `tz`: the IANA time
+        zone of the cron fields ("Europe/Berlin"; None: UTC), read from the
+        system's zoneinfo (InvalidError names an unknown one); a local time
+        a change to daylight time skips runs at the change, one that
+        happens twice runs once. `overlap` ("queue" or "skip"): whether a
+        run due while an earlier run's job is on the board is posted.
+        Runs are posted by
         tick() (Board.tick, `jobboard work`, `jobboard schedule run`).
         ExistsError when the name is taken, unless replace=True. Returns
         the stored schedule."""
@@ -2499,6 +2522,16 @@ class Board:
                 raise errors.InvalidError("catch_up %r is not \"skip\" or "
                                           "\"all\"" % catch_up, -4)
         sc.catch_up = int(CatchUp(catch_up))
+        if tz is not None:
+            keep.append(ffi.new("char[]", _text(tz, "tz", True)))
+            sc.tz = keep[-1]
+        if isinstance(overlap, str):
+            try:
+                overlap = Overlap[overlap.upper()]
+            except KeyError:
+                raise errors.InvalidError("overlap %r is not \"queue\" or "
+                                          "\"skip\"" % overlap, -4)
+        sc.overlap = int(Overlap(overlap))
         sc.job = post[0]
         flags = lib.JB_SCHEDULE_REPLACE if _flag(replace, "replace") else 0
         with self._use as h:

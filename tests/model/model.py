@@ -819,13 +819,23 @@ class Model:
 
     # ------------------------------------------------------- schedules
 
-    def schedule_add(self, name, every_ms, job_name):
+    def schedule_add(self, name, every_ms, job_name, overlap="queue"):
         if name in self.schedules:
             return "exists", None
         self.schedules[name] = {"every": every_ms * 1000,
                                 "next": self.wall + every_ms * 1000,
-                                "runs": 0, "last": 0, "job": job_name}
+                                "runs": 0, "last": 0, "job": job_name,
+                                "overlap": overlap, "skipped": 0}
         return "ok", None
+
+    def busy(self, name):
+        """Overlap "skip" holds back the runs of `name` while a live job
+        holds a key of one of its runs ("schedule:NAME:" and a number)."""
+        if self.schedules[name]["overlap"] != "skip":
+            return False
+        pre = "schedule:%s:" % name
+        return any(k.startswith(pre) and k[len(pre):].lstrip("-").isdigit()
+                   for k in self.unique)
 
     def schedule_remove(self, name):
         if self.schedules.pop(name, None) is None:
@@ -852,6 +862,9 @@ class Model:
             s = self.schedules[name]
             s["last"] = run
             s["next"] = run + s["every"]
+            if self.busy(name):
+                s["skipped"] += 1
+                continue
             if key in self.unique:
                 continue
             s["runs"] += 1

@@ -211,7 +211,8 @@ def sut_do(board, op, me):
             return {"st": "ok", "r": tuple(r[:4])}
         if kind == "sched_add":
             board.add_schedule(op["name"], "job-" + op["name"],
-                               every=op["every_ms"] / 1000)
+                               every=op["every_ms"] / 1000,
+                               overlap=op.get("overlap", "queue"))
             return {"st": "ok"}
         if kind == "sched_rm":
             board.remove_schedule(op["name"])
@@ -306,7 +307,8 @@ def observe_board(board):
     dead = sorted((d.uuid, d.cause.name, d.attempts, reason_class(d.reason))
                   for d in board.dead_letters())
     scheds = sorted((s.name, round(s.next_run * 1e6) if s.next_run else 0,
-                     s.runs, round(s.last_run * 1e6) if s.last_run else 0)
+                     s.runs, round(s.last_run * 1e6) if s.last_run else 0,
+                     s.overlap.name.lower(), s.skipped)
                     for s in board.schedules())
     hist = [(c.uuid, c.end.name, c.result) for c in board.history()]
     queues = [(q.name, q.paused, round(q.changed * 1e6) if q.changed else 0,
@@ -382,7 +384,8 @@ def observe_model(m):
                    "<lapsed>" if (j.reason or "").startswith("lapsed")
                    else j.reason)
                   for u, (j, cause, _) in m.dead.items())
-    scheds = sorted((n, s["next"], s["runs"], s["last"])
+    scheds = sorted((n, s["next"], s["runs"], s["last"], s["overlap"],
+                     s["skipped"])
                     for n, s in m.schedules.items())
     hist = [(u, e, r) for (u, e, r, _) in reversed(m.history)]
     queues = [(n, q[0], q[1], m.ready_of(n), q[2],
@@ -523,7 +526,8 @@ def gen_op(rng, procs):
                                              "default"])))
             if v is not None}}),
         (2, lambda: {"op": "sched_add", "name": rng.choice(["s1", "s2"]),
-                     "every_ms": rng.choice([10000, 60000])}),
+                     "every_ms": rng.choice([10000, 60000]),
+                     "overlap": rng.choice(["queue", "skip"])}),
         (1, lambda: {"op": "sched_rm", "name": rng.choice(["s1", "s2"])}),
         (3, lambda: {"op": "tick"}),
         (1, lambda: {"op": "check_record"}),
@@ -905,7 +909,8 @@ class Run:
             return m.set_retention(**conv)
         if kind == "sched_add":
             return m.schedule_add(c["name"], c["every_ms"],
-                                  "job-" + c["name"])
+                                  "job-" + c["name"],
+                                  c.get("overlap", "queue"))
         if kind == "sched_rm":
             return m.schedule_remove(c["name"])
         if kind == "check_record":
@@ -918,7 +923,7 @@ class Run:
                 u, s = posted.pop(key, (None, None))
                 if u is not None:
                     known.append(u)
-                elif key not in m.unique:
+                elif key not in m.unique and not m.busy(name):
                     raise Failure("tick did not post run %s" % key)
                 apply.append((name, run, key, u, s))
             if posted:
