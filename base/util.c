@@ -6,6 +6,7 @@
 #include "base/error.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -278,4 +279,39 @@ void jb__buf_free(jb_buf *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
+}
+
+char *jb__duration_text(char *buf, size_t len, int64_t ms) {
+  static const struct {
+    uint64_t ms;
+    char unit;
+  } units[] = {{86400000, 'd'}, {3600000, 'h'}, {60000, 'm'}};
+  uint64_t left = ms < 0 ? 0 - (uint64_t)ms : (uint64_t)ms;
+  size_t n = 0;
+  buf[0] = '\0';
+  if (ms < 0) n += (size_t)snprintf(buf, len, "-");
+  /* Under a second: milliseconds (0 reads 0s). */
+  if (left < 1000) {
+    snprintf(buf + n, n < len ? len - n : 0, "%llu%s",
+             (unsigned long long)left, left ? "ms" : "s");
+    return buf;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    uint64_t k = left / units[i].ms;
+    left %= units[i].ms;
+    if (k && n < len)
+      n += (size_t)snprintf(buf + n, len - n, "%llu%c", (unsigned long long)k,
+                            units[i].unit);
+  }
+  if (left == 0 || n >= len) return buf;
+  /* Seconds, with the milliseconds' digits that are not 0. */
+  char frac[8] = "";
+  unsigned f = (unsigned)(left % 1000);
+  if (f) {
+    snprintf(frac, sizeof frac, ".%03u", f);
+    for (size_t e = strlen(frac); frac[e - 1] == '0'; e--) frac[e - 1] = '\0';
+  }
+  snprintf(buf + n, len - n, "%llu%ss", (unsigned long long)(left / 1000),
+           frac);
+  return buf;
 }

@@ -84,4 +84,11 @@ void jb__buf_free(jb_buf *b);
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t jb__mono_us(void);
 
+/* ------------------------------------------------------------ durations */
+
+/* `ms` for a message, in the syntax the CLI takes durations in: 500ms,
+ * 29s, 4m10s, 1h2m, 1d, 1m0.5s (exact; a '-' before a negative one).
+ * Returns buf. */
+char *jb__duration_text(char *buf, size_t len, int64_t ms);
+
 #endif

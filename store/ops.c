@@ -688,10 +688,13 @@ static int cap_refusal(jb_store *s, MDB_txn *txn, const uint8_t uuid[16],
   if (at_cap)
     return jb__err(JB_ENOTDUE, "job %s: its name is at its cap of %u claims "
                    "at once: not claimable until one of them ends", t, cap);
+  char per[40], wait[40];
   return jb__err(JB_ENOTDUE, "job %s: its name is at its rate limit of %u "
-                 "claims per %.3f s: not claimable for another %.3f s", t,
-                 e.q.rate, (double)e.r.period_ms / 1e3,
-                 (double)(jb__rate_next_us(&e, now_us) - now_us) / 1e6);
+                 "claims per %s: not claimable for another %s", t, e.q.rate,
+                 jb__duration_text(per, sizeof per, (int64_t)e.r.period_ms),
+                 jb__duration_text(wait, sizeof wait,
+                                   (jb__rate_next_us(&e, now_us) - now_us +
+                                    999) / 1000));
 }
 
 static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
@@ -804,9 +807,11 @@ static int claim_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
     if (!decided && dr.due_us > req->now_us) {
       char t[JB_UUID_STRLEN];
       fmt_uuid(t, ctx->uuid);
+      char wait[40];
       return jb__err(JB_ENOTDUE, "job %s is delayed: not claimable for "
-                     "another %.3f s", t,
-                     (double)(dr.due_us - req->now_us) / 1e6);
+                     "another %s", t,
+                     jb__duration_text(wait, sizeof wait,
+                                       (dr.due_us - req->now_us + 999) / 1000));
     }
     rc = jb__delay_del(s, txn, h.jobkey, &dr);
   }
@@ -1029,8 +1034,11 @@ static int mark_body(jb_store *s, MDB_txn *txn, void *vctx, int *status) {
       if (ctx->n > 1) continue;
       char t[JB_UUID_STRLEN];
       fmt_uuid(t, uuid);
+      char wait[40];
       rc = jb__err(JB_ENOTDUE, "job %s is delayed: it is published once "
-                   "due, in %.3f s", t, (double)(dr.due_us - now) / 1e6);
+                   "due, in %s", t,
+                   jb__duration_text(wait, sizeof wait,
+                                     (dr.due_us - now + 999) / 1000));
       break;
     }
     jb_store_pub state = ctx->state;
