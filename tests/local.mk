@@ -16,6 +16,9 @@ EXTRA_DIST += tests/comments.sh
 # Each name kept from 0.1 is called by its test, and by no other code.
 TESTS += tests/deprecated.sh
 EXTRA_DIST += tests/deprecated.sh
+# The Quick start's test command installs every package a test needs.
+TESTS += tests/quickstart.sh
+EXTRA_DIST += tests/quickstart.sh
 
 #
 # Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by
