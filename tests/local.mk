@@ -170,6 +170,13 @@ check_PROGRAMS += tests/entity_holder
 tests_entity_holder_SOURCES = tests/entity_holder.c
 tests_entity_holder_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
 EXTRA_DIST += tests/cli.sh
+# Boards made on purpose: a directory of other files refused by every
+# command that makes a board, a new board said on stderr, --quiet.
+TESTS += tests/cli_create.sh
+EXTRA_DIST += tests/cli_create.sh
+# Every refusal visible in --json: {"error": {...}} as stdout's last line.
+TESTS += tests/cli_json_refusals.sh
+EXTRA_DIST += tests/cli_json_refusals.sh
 
 # The worker runner (`jobboard work`), end to end: real workers and signals.
 TESTS += tests/work.sh
@@ -354,6 +361,7 @@ tests_fuzz_replay_json_LDADD = libjbcore.la $(JANSSON_LIBS) $(LMDB_LIBS) \
 # CLI is (tools/local.mk).
 tests_fuzz_replay_batch_SOURCES = tests/fuzz/fuzz_batch.c \
 	tools/post_input.c tools/json.c tools/cli_common.c tools/cli_error.c \
+	tools/cli_board.c \
 	tools/cli_sync.c $(JB_FUZZ_SRC)
 tests_fuzz_replay_batch_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"batch\"
 tests_fuzz_replay_batch_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) \
