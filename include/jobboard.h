@@ -152,7 +152,10 @@ typedef enum {
 enum {
   /** Create the board directory (not its parents) if it does not exist,
    *  and initialise a new board in it. Without it a missing directory is
-   *  JB_ENOTFOUND. */
+   *  JB_ENOTFOUND. A board is made only in a new or empty directory: an
+   *  existing one without data.mdb that holds other files than a board's
+   *  own (lock.mdb, signal, steady, sync.*) or lost+found is refused with
+   *  JB_ECORRUPT and left untouched (a mistyped path makes no board). */
   JB_OPEN_CREATE = 1u << 0,
   /** Open the board for reading only (LMDB's MDB_RDONLY): nothing in the
    *  board directory is created or written. Every write through the handle
@@ -229,7 +232,8 @@ typedef struct {
  * JB_EINVAL (path is not a directory, bad options: a log_max_age_ms below
  * 0 or above INT64_MAX / 1000, or a durability or log bounds other than
  * those of a handle this process already has on the board), JB_ECORRUPT (the
- * directory holds something that is not a board), JB_EVERSION (newer
+ * directory holds something that is not a board; with JB_OPEN_CREATE, also
+ * other files and no board), JB_EVERSION (newer
  * schema), JB_EIO (also while an earlier commit of this process on the
  * board failed in a way that leaves the disk's contents unknown: see
  * below), JB_EFULL, JB_ENOMEM.

@@ -5,7 +5,9 @@
 #   sh scripts/quickstart.sh test    # install what is missing, build, run all tests
 #
 # Needs Debian 12 (or later) and root for apt-get, unless every package
-# below is already installed. Builds in the source tree with warnings as
+# below is already installed. The list holds every package a test needs
+# (tests/quickstart.sh checks it against the tests' "apt-get install"
+# hints), so that no test skips on a fresh machine. Builds in the source tree with warnings as
 # errors.
 set -eu
 mode=${1:-}
@@ -22,7 +24,7 @@ packages="build-essential autoconf automake libtool pkg-config liblmdb-dev
   chromium chromium-driver python3-selenium
   python3-msgpack libsqlite3-dev python3-cffi python3-pytest python3-testtools
   python3-oslotest python3-fixtures python3-zake python3-dev bash-completion
-  tzdata"
+  tzdata redis-tools systemd man-db"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

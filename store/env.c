@@ -8,6 +8,7 @@
 #include "names.h"
 #include "wake.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -1322,6 +1323,52 @@ static int prepare_lock(const char *path) {
   return jb__err_errno(rc, what);
 }
 
+/* Names a board directory holds besides data.mdb: LMDB's lock file, the
+ * wake-up signal file, the record of the last flushed state, the sync
+ * layer's files (sync.lock, sync.status, sync.credentials and their
+ * temporary copies), and a file system's lost+found (a board on a mount
+ * of its own). */
+static bool board_name(const char *name) {
+  return strcmp(name, "lock.mdb") == 0 || strcmp(name, JB_SIGNAL_FILE) == 0 ||
+         strcmp(name, JB_STEADY_FILE) == 0 || strncmp(name, "sync.", 5) == 0 ||
+         strcmp(name, "lost+found") == 0;
+}
+
+/* JB_OPEN_CREATE on a directory without data.mdb: a board is made only in
+ * an empty directory (or one holding a board's other files), never among
+ * other files, where a mistyped path would otherwise leave data.mdb and
+ * lock.mdb in someone's home or source tree. A data.mdb is judged by the
+ * open itself (a foreign one is refused there). */
+static int check_empty(const char *path) {
+  char data[4096];
+  snprintf(data, sizeof data, "%s/data.mdb", path);
+  if (access(data, F_OK) == 0) return JB_OK;
+  DIR *d = opendir(path);
+  if (d == NULL) {
+    /* A directory this process may not list is not one it may write. */
+    if (errno == EACCES)
+      return jb__err(JB_EREADONLY, "cannot read board directory %s: %s",
+                     path, strerror(errno));
+    char what[600];
+    snprintf(what, sizeof what, "cannot read board directory %s", path);
+    return jb__err_errno(errno, what);
+  }
+  char other[256] = "";
+  bool has_data = false;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (strcmp(e->d_name, "data.mdb") == 0) has_data = true;
+    else if (!board_name(e->d_name) && other[0] == '\0')
+      snprintf(other, sizeof other, "%s", e->d_name);
+  }
+  closedir(d);
+  if (has_data || other[0] == '\0') return JB_OK;
+  return jb__err(JB_ECORRUPT, "directory %s holds '%s' and no board: "
+                 "refusing to make a board among other files (choose an "
+                 "empty or new directory)", path, other);
+}
+
 static int check_dir(const char *path, bool create) {
   struct stat st;
   if (stat(path, &st) != 0) {
@@ -1349,8 +1396,9 @@ static int check_dir(const char *path, bool create) {
     snprintf(data, sizeof data, "%s/data.mdb", path);
     if (access(data, F_OK) != 0)
       return jb__err(JB_ENOTFOUND, "no board in %s (no data.mdb)", path);
+    return JB_OK;
   }
-  return JB_OK;
+  return check_empty(path);
 }
 
 /*

@@ -134,7 +134,7 @@ end
 
 begin "--durability interval: posts flushed within the interval; a bad JOBBOARD_FLUSH_INTERVAL refused, nothing written"
 BI=$ROOT/interval
-run env JOBBOARD_FLUSH_INTERVAL=50ms "$JOBBOARD" --board "$BI" --durability interval post one
+run env JOBBOARD_FLUSH_INTERVAL=50ms "$JOBBOARD" --board "$BI" --durability interval --quiet post one
 expect_ok "post --durability interval"
 [ -s "$BI/steady" ] || fail "no steady file beside the interval board"
 run env JOBBOARD_FLUSH_INTERVAL=2x "$JOBBOARD" --board "$BI" --durability interval post two
@@ -241,7 +241,7 @@ begin "post --batch posts every line in order"
 printf '%s\n' '{"name": "b1"}' '' '{"name": "b2", "priority": "high", "details": {"x": 1}}' \
   '{"name": "b3", "book_name": "bk", "book_uuid": "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"}' \
   >"$ROOT/batch"
-run_in "$ROOT/batch" "$JOBBOARD" --board "$B" post --batch
+run_in "$ROOT/batch" "$JOBBOARD" --board "$B" --quiet post --batch
 expect_ok "post --batch"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 3 ] || fail "not 3 uuids: $out"
 for u in $out; do is_uuid "$u" || fail "not a uuid: $u"; done
@@ -254,7 +254,7 @@ end
 
 begin "post --batch of 2500 lines posts them all, in order"
 seq 1 2500 | sed 's/.*/{"name": "job-&"}/' >"$ROOT/big"
-run_in "$ROOT/big" "$JOBBOARD" --board "$B" --durability none post --batch
+run_in "$ROOT/big" "$JOBBOARD" --board "$B" --durability none --quiet post --batch
 expect_ok "big batch"
 [ "$(printf '%s\n' "$out" | sort -u | wc -l)" -eq 2500 ] || fail "not 2500 distinct uuids"
 first=$(printf '%s\n' "$out" | head -1)
@@ -295,7 +295,7 @@ begin "post --batch lines take the life options; a held or repeated unique key n
 printf '%s\n' \
   '{"name": "a", "delay": 30, "max_attempts": 3, "unique": "k1", "expires": "60", "max_snoozes": 2, "time_limit": 5}' \
   '{"name": "b", "not_before": "+3600", "expires": 0.5, "expires_dead": true}' >"$ROOT/life"
-run_in "$ROOT/life" "$JOBBOARD" --board "$B" post --batch
+run_in "$ROOT/life" "$JOBBOARD" --board "$B" --quiet post --batch
 expect_ok "a batch with life options"
 jb list --json
 json_check 'len(lines) == 2 and lines[0]["max_attempts"] == 3 and lines[0]["unique"] == "k1" and lines[0]["max_snoozes"] == 2 and lines[0]["time_limit"] == 5.0 and lines[0]["not_before"] and lines[0]["deadline"] and lines[1]["not_before"] and lines[1]["deadline"] and lines[1]["max_attempts"] is None'
@@ -446,7 +446,9 @@ jb claim --who w "$uuid"
 jb consume --who w "$uuid"
 count_is 0 "emptied"
 jb claim-next --who w; expect_error 3 "" "claim-next on an empty board"
-jb claim-next --json --who w; expect_error 3 "" "claim-next --json on an empty board"
+jb claim-next --json --who w; expect_rc 3 "claim-next --json on an empty board"
+case $out in '{"error":{"code":"not_found","exit":3,'*) ;;
+  *) fail "claim-next --json on an empty board: no error object: $out" ;; esac
 end
 
 begin "usage errors exit 2 with one line and a hint"

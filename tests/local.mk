@@ -16,6 +16,9 @@ EXTRA_DIST += tests/comments.sh
 # Each name kept from 0.1 is called by its test, and by no other code.
 TESTS += tests/deprecated.sh
 EXTRA_DIST += tests/deprecated.sh
+# The Quick start's test command installs every package a test needs.
+TESTS += tests/quickstart.sh
+EXTRA_DIST += tests/quickstart.sh
 
 #
 # Every tests/*.sh sources tests/lib/harness.sh and prints TAP, read by
@@ -176,6 +179,13 @@ check_PROGRAMS += tests/entity_holder
 tests_entity_holder_SOURCES = tests/entity_holder.c
 tests_entity_holder_LDADD = libjbcore.la $(LMDB_LIBS) $(MSGPACK_LIBS) $(UUID_LIBS)
 EXTRA_DIST += tests/cli.sh
+# Boards made on purpose: a directory of other files refused by every
+# command that makes a board, a new board said on stderr, --quiet.
+TESTS += tests/cli_create.sh
+EXTRA_DIST += tests/cli_create.sh
+# Every refusal visible in --json: {"error": {...}} as stdout's last line.
+TESTS += tests/cli_json_refusals.sh
+EXTRA_DIST += tests/cli_json_refusals.sh
 
 # Schedules at the CLI: cron names, --tz across DST (needs tzdata),
 # --overlap, what `schedule run` prints.
@@ -376,7 +386,8 @@ tests_fuzz_replay_json_LDADD = libjbcore.la $(JANSSON_LIBS) $(LMDB_LIBS) \
 # CLI is (tools/local.mk).
 tests_fuzz_replay_batch_SOURCES = tests/fuzz/fuzz_batch.c \
 	tools/post_input.c tools/json.c tools/cli_common.c tools/cli_error.c \
-	tools/cli_duration.c tools/cli_getopt.c tools/cli_sync.c $(JB_FUZZ_SRC)
+	tools/cli_duration.c tools/cli_getopt.c tools/cli_board.c \
+	tools/cli_sync.c $(JB_FUZZ_SRC)
 tests_fuzz_replay_batch_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET=\"batch\"
 tests_fuzz_replay_batch_CFLAGS = $(AM_CFLAGS) $(JB_CLI_SYNC_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MSGPACK_CFLAGS)

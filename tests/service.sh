@@ -149,7 +149,9 @@ end
 
 begin "an empty post --batch makes the board"
 run "$JOBBOARD" --board "$B" post --batch </dev/null
-expect_ok "empty batch"
+expect_rc 0 "empty batch"
+[ "$err" = "jobboard: note: created a new board at $B" ] ||
+  fail "empty batch: the new board is not said: $err"
 jb count; [ "$out" = 0 ] || fail "count: $out ($err)"
 end
 

@@ -394,7 +394,7 @@ expect_rc 2 "--jobs without a value"
 has "$err" "option '--jobs' needs an argument" "--jobs without a value"
 jb work --who w --lease soon -- true
 expect_rc 2 "bad --lease"
-has "$err" "--lease: 'soon'" "bad --lease"
+has "$err" "'soon' is not a duration for --lease" "bad --lease"
 for v in 0 -1 soon inf 1e9; do
   jb work --who w --time-limit "$v" -- true
   expect_rc 2 "--time-limit $v"

@@ -192,6 +192,7 @@ enum {
   OPT_AS_NEW,
   OPT_FORMAT,
   OPT_NO_HEADER,
+  OPT_QUIET,
 };
 
 /* Every option, with the CLI_O_* group that admits it (0: every command). */
@@ -203,6 +204,7 @@ static const struct {
     {{"durability", required_argument, NULL, OPT_DURABILITY}, 0},
     {{"json", no_argument, NULL, OPT_JSON}, 0},
     {{"help", no_argument, NULL, 'h'}, 0},
+    {{"quiet", no_argument, NULL, OPT_QUIET}, 0},
     {{"who", required_argument, NULL, OPT_WHO}, CLI_O_WHO},
     {{"details", required_argument, NULL, OPT_DETAILS}, CLI_O_POST},
     {{"priority", required_argument, NULL, OPT_PRIORITY}, CLI_O_POST},
@@ -502,6 +504,10 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_BOARD: o->board = optarg; break;
     case OPT_DURABILITY: durability = optarg; break;
     case OPT_JSON: o->json = 1; break;
+    case OPT_QUIET:
+      o->quiet = 1;
+      cli_set_quiet();
+      break;
     case OPT_WHO: o->who = optarg; break;
     case OPT_DETAILS: o->details = optarg; break;
     case OPT_PRIORITY: o->priority = optarg; break;
@@ -929,18 +935,17 @@ int cli_open(jb_board **out, cli_opts *o, unsigned flags) {
   bo.map_size = o->map_size;
   if (cli_flush_interval(&bo.flush_interval_ms) != 0) return CLI_EXIT_USAGE;
   const char *dir = cli_board_dir(o->board);
+  int fresh = (bo.flags & JB_OPEN_CREATE) && cli_board_absent(dir);
   int rc = open_board(out, dir, &bo, o, flags);
+  if (rc == JB_OK && fresh && !(flags & CLI_OPEN_SAYS_CREATED))
+    cli_note_created(o, dir);
   if (rc == JB_EREADONLY && (flags & CLI_OPEN_READ)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", jb_errmsg());
     bo.flags = JB_OPEN_READONLY;
     rc = jb_board_open(out, dir, &bo);
     if (rc == JB_OK)
-      fprintf(stderr, "jobboard: note: a read-only view: %s%s\n", why,
-              jb_board_readonly(*out) == JB_READONLY_NOLOCK
-                  ? " (read without LMDB's reader locks: a read racing a "
-                    "writer may rarely fail and need repeating)"
-                  : "");
+      cli_note_readonly(why, jb_board_readonly(*out) == JB_READONLY_NOLOCK);
   }
   if (open_caught) {
     if (rc == JB_OK) jb_board_close(*out);

@@ -71,6 +71,8 @@ enum {
    * yet") within opts->timeout_ms (-1: forever), unless --create. The
    * time spent is taken from opts->timeout_ms. */
   CLI_OPEN_WAIT = 1u << 17,
+  /* The command says itself that it made the board (init): no note. */
+  CLI_OPEN_SAYS_CREATED = 1u << 18,
 };
 
 /* One subcommand: what it accepts and what its --help says. */
@@ -170,6 +172,7 @@ typedef struct {
   /* Retention (CLI_O_RETAIN): the text given, parsed by the command; NULL
    * when not given. */
   const char *history_max, *history_max_age, *dead_max, *dead_max_age;
+  int quiet;          /* --quiet: no notes on stderr (cli_board.c) */
   unsigned options;   /* the command's CLI_O_* (for cli_open) */
   char **args; /* operands */
   int nargs;
@@ -207,6 +210,21 @@ int cli_parse_interval(int64_t *ms, const char *v);
  * its exit code.
  */
 int cli_open(jb_board **out, cli_opts *opts, unsigned flags);
+
+/* ---------------------------------------- notes (cli_board.c) */
+
+/* --quiet, for the whole process (cli_parse sets it): the notes below are
+ * not printed. */
+void cli_set_quiet(void);
+int cli_quiet(void);
+/* 1 when `dir` holds no board yet (no data.mdb). */
+int cli_board_absent(const char *dir);
+/* "jobboard: note: created a new board at DIR" (saying when DIR is the
+ * default), unless --quiet. */
+void cli_note_created(const cli_opts *o, const char *dir);
+/* The read-only view's note: at most once a process, never with --quiet;
+ * `nolock`: read without LMDB's reader locks. */
+void cli_note_readonly(const char *why, int nolock);
 
 /* ------------------------------------------------ Redis (cli_sync.c) */
 
@@ -484,10 +502,14 @@ void cli_queue_columns(char cap[32], char rate[64], const jb_queue_info *q,
   "                                BOARD. Do not use it on a device that\n"    \
   "                                can lose power unless the board can be\n"   \
   "                                thrown away.\n"                             \
-  "  --json              print one JSON object per line on stdout\n"           \
+  "  --json              print one JSON object per line on stdout; a failure\n" \
+  "                      ends it with {\"error\": {\"code\", \"exit\",\n"       \
+  "                      \"message\"}} (jobboard(1), JSON OUTPUT)\n"            \
+  "  --quiet             no notes on stderr (a new board made, a read-only\n" \
+  "                      view); errors are still printed\n"                   \
   "  -h, --help          print this help and exit\n"                           \
-  "Global options (--board, --durability, --json) may also come before the\n" \
-  "subcommand's name.\n"
+  "Global options (--board, --durability, --json, --quiet) may also come\n"  \
+  "before the subcommand's name.\n"
 
 /* --create's help lines (work, wait, watch, claim-next, sync). */
 #define CLI_HELP_CREATE                                                        \

@@ -5,7 +5,14 @@
 
 #include <stdio.h>
 
+/* The last error line's message, for --json's error object
+ * (cli_refusal.c). */
+static char last[1024];
+
+const char *cli_error_last(void) { return last; }
+
 void cli_error_line(const char *program, const char *msg) {
+  snprintf(last, sizeof last, "%s", msg);
   fprintf(stderr, "%s: ", program);
   for (const char *p = msg; *p; p++)
     fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);

@@ -12,6 +12,9 @@
  * MESSAGE (a name echoed back) printed as a space. */
 void cli_error_line(const char *program, const char *msg);
 
+/* The message of the last cli_error_line ("" before the first). */
+const char *cli_error_last(void);
+
 /* Flush stdout (its lines stay before the error when both are a tty),
  * then print the printf-formatted message as cli_error_line does. Returns
  * 2, the usage-error exit status of both programs. */

@@ -5,11 +5,8 @@
 #include "cli_common.h"
 #include "json.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 const cli_command cli_cmd_init = {
     "init", "create an empty board (no-op when it exists)",
@@ -55,33 +52,6 @@ const cli_command cli_cmd_init = {
     "  JOBBOARD_DIR=/srv/board jobboard init --map-size 1G\n",
     CLI_O_MAPSIZE, 0, 1, "DIR"};
 
-/* Names a board directory may hold: LMDB's two files, the wake-up
- * signal file and the record of the last flushed state. */
-static int board_file(const char *name) {
-  return strcmp(name, "data.mdb") == 0 || strcmp(name, "lock.mdb") == 0 ||
-         strcmp(name, "signal") == 0 || strcmp(name, "steady") == 0;
-}
-
-/* When `dir` exists and holds no data.mdb, the first name in it that is
- * not a board file (into `other`, "" when none). Returns 0, or -1 with
- * errno when the directory cannot be read. */
-static int foreign_file(const char *dir, char *other, size_t n) {
-  other[0] = '\0';
-  DIR *d = opendir(dir);
-  if (d == NULL) return errno == ENOENT ? 0 : -1;
-  struct dirent *e;
-  int has_data = 0;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    if (strcmp(e->d_name, "data.mdb") == 0) has_data = 1;
-    if (!board_file(e->d_name) && other[0] == '\0')
-      snprintf(other, n, "%s", e->d_name);
-  }
-  closedir(d);
-  if (has_data) other[0] = '\0'; /* the library judges data.mdb itself */
-  return 0;
-}
-
 int cmd_init(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(&o, &cli_cmd_init, argc, argv);
@@ -93,19 +63,8 @@ int cmd_init(int argc, char **argv) {
     o.board = o.args[0];
   }
   const char *dir = cli_board_dir(o.board);
-  char other[256];
-  if (foreign_file(dir, other, sizeof other) != 0) {
-    fprintf(stderr, "jobboard: init: cannot read directory %s: %s\n", dir,
-            strerror(errno));
-    return errno == EACCES ? CLI_EXIT_READONLY : CLI_EXIT_ERROR;
-  }
-  if (other[0]) {
-    fprintf(stderr, "jobboard: init: directory %s holds '%s' and no board: "
-            "refusing to make a board among other files (choose an empty "
-            "or new directory)\n", dir, other);
-    return CLI_EXIT_ERROR;
-  }
-  /* Whether there is a board already: a read-only open looks without
+  /* A directory holding other files is refused by the library's
+   * JB_OPEN_CREATE, as for every command that makes a board. Whether there is a board already: a read-only open looks without
    * writing anything. */
   jb_board *b = NULL;
   jb_board_options ro = JB_BOARD_OPTIONS_INIT;
@@ -113,7 +72,8 @@ int cmd_init(int argc, char **argv) {
   int existed = jb_board_open(&b, dir, &ro) == JB_OK;
   jb_board_close(b);
   b = NULL;
-  if ((rc = cli_open(&b, &o, JB_OPEN_CREATE)) != 0) return rc;
+  if ((rc = cli_open(&b, &o, JB_OPEN_CREATE | CLI_OPEN_SAYS_CREATED)) != 0)
+    return rc;
   jb_board_close(b);
   if (existed && o.map_size)
     fprintf(stderr, "jobboard: note: board %s exists: --map-size changes "

@@ -9,6 +9,7 @@
  */
 #include "cli_common.h"
 #include "cli_error.h"
+#include "cli_refusal.h"
 #include "json.h"
 #include "post_input.h"
 
@@ -178,9 +179,15 @@ static int post_one(cli_opts *o) {
     char uuid[JB_UUID_STRLEN];
     int st = jb_job_post(uuid, b, &post);
     if (st == JB_EEXISTS) {
-      /* The job that holds the key, for a script to follow. */
-      print_uuid(o, uuid);
-      rc = cli_fail(st);
+      /* The job that holds the key, for a script to follow; with --json
+       * in one object with the refusal. */
+      if (o->json) {
+        rc = cli_fail(st);
+        cli_json_refused(json_pack("{s:s}", "uuid", uuid), rc);
+      } else {
+        print_uuid(o, uuid);
+        rc = cli_fail(st);
+      }
     } else {
       rc = st == JB_OK ? (print_uuid(o, uuid) ? CLI_EXIT_ERROR : 0)
                        : cli_fail(st);
@@ -240,6 +247,10 @@ static int post_batch(cli_opts *o) {
         cli_error_line("jobboard", msg);
         rc = cli_exit_code(st);
       }
+      /* --json: the refused line's holder, with the refusal. */
+      if (o->json && at < m)
+        cli_json_refused(json_pack("{s:s,s:I}", "uuid", uuids[at], "line",
+                                   (json_int_t)jobs[done + at].line), rc);
       break;
     }
     for (size_t i = 0; rc == 0 && i < m; i++)

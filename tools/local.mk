@@ -12,6 +12,9 @@ jobboard_SOURCES = \
 	tools/cli_getopt.c \
 	tools/cli_error.h \
 	tools/cli_error.c \
+	tools/cli_board.c \
+	tools/cli_refusal.h \
+	tools/cli_refusal.c \
 	tools/json.h \
 	tools/json.c \
 	tools/main.c \

@@ -1,13 +1,14 @@
 /*
  * main.c - jobboard(1): find the subcommand and hand it the command line.
  *
- * Global options (--board, --durability, --json) may come before the
+ * Global options (--board, --durability, --json, --quiet) may come before the
  * subcommand's name; they are moved after it, so each subcommand parses
  * one command line with getopt_long and a global option means the same
  * wherever it was written.
  */
 #include "cli_common.h"
 #include "cli_getopt.h"
+#include "cli_refusal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -79,16 +80,21 @@ static const char global_help_tail[] =
     "Global options (before or after COMMAND):\n"
     "  --board DIR         the board directory (default: $JOBBOARD_DIR if set,\n"
     "                      else ./jobboard.d). `init`, `post` and `schedule\n"
-    "                      add` create it; work, wait, watch, claim-next\n"
-    "                      --wait and sync wait for it to appear (or make\n"
-    "                      it with --create); other commands exit 3.\n"
+    "                      add` create it (saying so on stderr), only in a\n"
+    "                      new or empty directory; work, wait, watch,\n"
+    "                      claim-next --wait and sync wait for it to appear\n"
+    "                      (or make it with --create); other commands exit 3.\n"
     "  --durability MODE   full (default), normal, interval or none. `interval`\n"
     "                      flushes every second, not every commit, and a power\n"
     "                      loss comes back to the last flush. `none` is fastest\n"
     "                      and survives any process crash, but a POWER LOSS OR\n"
     "                      KERNEL CRASH CAN LOSE RECENT COMMITS AND CORRUPT THE\n"
     "                      BOARD; see any command's --help.\n"
-    "  --json              print one JSON object per line on stdout\n"
+    "  --json              print one JSON object per line on stdout; a\n"
+    "                      failure ends it with {\"error\": {\"code\",\n"
+    "                      \"exit\", \"message\"}}\n"
+    "  --quiet             no notes on stderr (a new board made, a read-only\n"
+    "                      view: said once a process); errors still are\n"
     "  -h, --help          print this help (or COMMAND's help) and exit\n"
     "  -V, --version       print the library's version and exit\n"
     "\n"
@@ -184,10 +190,11 @@ static int finish(int code) {
 static char **moved, **sub;
 static int nmoved;
 static char json_opt[] = "--json";
+static char quiet_opt[] = "--quiet";
 
 static void free_args(void) {
   for (int i = 0; i < nmoved; i++)
-    if (moved[i] != json_opt) free(moved[i]);
+    if (moved[i] != json_opt && moved[i] != quiet_opt) free(moved[i]);
   free(moved);
   free(sub);
   moved = sub = NULL;
@@ -197,7 +204,9 @@ static void free_args(void) {
 static int run_main(int argc, char **argv);
 
 int main(int argc, char **argv) {
+  cli_refusal_json_mode(argc, argv);
   int code = run_main(argc, argv);
+  cli_refusal_finish(code);
   cli_sync_end(); /* after the command closed its board */
   free_args();
   return code;
@@ -208,6 +217,7 @@ static int run_main(int argc, char **argv) {
       {"board", required_argument, NULL, 'b'},
       {"durability", required_argument, NULL, 'd'},
       {"json", no_argument, NULL, 'j'},
+      {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -235,6 +245,7 @@ static int run_main(int argc, char **argv) {
               optarg);
       break;
     case 'j': moved[nmoved++] = json_opt; break;
+    case 'q': moved[nmoved++] = quiet_opt; break;
     case 'h': want_help = 1; break;
     case 'V': return finish(version());
     case ':':
@@ -245,8 +256,8 @@ static int run_main(int argc, char **argv) {
         return cli_usage_error("unknown option '-%c' (try 'jobboard --help')",
                                optopt);
       return cli_usage_error("unknown option '%s' before the command (only "
-                             "--board, --durability and --json may come "
-                             "before it; try 'jobboard --help')",
+                             "--board, --durability, --json and --quiet "
+                             "may come before it; try 'jobboard --help')",
                              argv[optind - 1]);
     }
   }

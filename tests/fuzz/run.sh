@@ -73,7 +73,7 @@ build libcore.a "$src"/base/*.c "$src"/codec/*.c "$src"/store/*.c "$src"/core/*.
 build libcli.a "$src"/tools/json.c "$src"/tools/post_input.c \
   "$src"/tools/cli_common.c "$src"/tools/cli_error.c \
   "$src"/tools/cli_duration.c "$src"/tools/cli_getopt.c \
-  "$src"/tools/cli_sync.c || exit 2
+  "$src"/tools/cli_board.c "$src"/tools/cli_sync.c || exit 2
 # sync/scripts.c is made by the build (embed.sh): made here too.
 case " $targets " in *" redis "*)
   sh "$src"/sync/scripts/embed.sh "$src"/sync/scripts >"$work/scripts.c" || exit 2
