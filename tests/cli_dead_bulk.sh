@@ -15,38 +15,9 @@
 set -u
 
 . "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/lib/board.sh"
 
-program JOBBOARD ./jobboard
-PYTHON=${PYTHON:-python3}
-command -v "$PYTHON" >/dev/null 2>&1 ||
-  bail "python3 is needed to check JSON output"
-
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-dead-bulk.XXXXXX") || bail "mktemp failed"
-at_exit 'rm -rf "$ROOT"'
-trap 'exit 130' INT TERM
-unset JOBBOARD_DIR
-
-step_setup() {
-  B=$ROOT/b$step_no
-}
-
-jb() {
-  run "$JOBBOARD" --board "$B" "$@"
-}
-post() {
-  jb post "$@"
-  uuid=$out
-  [ "$rc" = 0 ] || fail "post $*: exit $rc: $err"
-}
-# pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first.
-pycheck() {
-  printf '%s\n' "$out" | "$PYTHON" -c '
-import json, sys
-lines = [json.loads(l) for l in sys.stdin.read().splitlines() if l]
-j = lines[0] if lines else None
-sys.exit(0 if eval("(" + sys.argv[1] + ")") else 1)
-' "$1" 2>"$ROOT/pyerr" || fail "$2: $1 is false on: $out $(cat "$ROOT/pyerr")"
-}
+# digest: the jobs and the dead letters, for "nothing changed".
 digest() {
   { "$JOBBOARD" --board "$B" --json list; "$JOBBOARD" --board "$B" --json dead list; } \
     2>/dev/null | md5sum

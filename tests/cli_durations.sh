@@ -13,30 +13,15 @@
 set -u
 
 . "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/lib/board.sh"
+unset JOBBOARD_FLUSH_INTERVAL
 
-program JOBBOARD ./jobboard
-PYTHON=${PYTHON:-python3}
-command -v "$PYTHON" >/dev/null 2>&1 ||
-  bail "python3 is needed to check JSON output"
-
-ROOT=$(mktemp -d "${TMPDIR:-/tmp}/jobboard-durations.XXXXXX") || bail "mktemp failed"
-at_exit 'rm -rf "$ROOT"'
-trap 'exit 130' INT TERM
-unset JOBBOARD_DIR JOBBOARD_FLUSH_INTERVAL
-
+# Each step's board is made first (the durations are what is tested).
 step_setup() {
   B=$ROOT/b$step_no
   "$JOBBOARD" --board "$B" init >/dev/null 2>&1 || fail "init $B"
 }
 
-jb() {
-  run "$JOBBOARD" --board "$B" "$@"
-}
-post() {
-  jb post "$@"
-  uuid=$out
-  [ "$rc" = 0 ] || fail "post $*: exit $rc: $err"
-}
 # pycheck EXPR WHAT: $out is JSON lines, `lines` their list, `j` the first;
 # secs(T) is an RFC 3339 time of the CLI in seconds since the epoch.
 pycheck() {

@@ -40,8 +40,8 @@ jb claim --who w "$a"; expect_ok "claim"
 before=$(digest)
 jb snooze --who x "$a" 5; expect_error 5 "claimed by w"
 jb snooze --who w "$a" -1
-expect_error 2 "'-1' is a negative number, which no argument of 'snooze' takes (UUID SECONDS)" "SECONDS -1"
-for bad in abc 1e99 "" 5s; do
+expect_error 2 "'-1' is a negative number, which no argument of 'snooze' takes (UUID DURATION)" "DURATION -1"
+for bad in abc 1e99 "" 5x; do
   jb snooze --who w "$a" "$bad"
   expect_rc 2 "SECONDS '$bad'"
 done

@@ -242,7 +242,7 @@ grep -q "differs: $Z: listed in redis, not on this board" "$ROOT/verify" ||
 rc=$?
 [ $rc = 10 ] || fail "status --verify --json exits $rc, expected 10"
 "$PY" -c 'import json,sys
-v = json.load(open(sys.argv[1]))["verify"]
+v = json.loads(open(sys.argv[1]).readline())["verify"]
 assert v["missing_here"] == 1 and v["differences"][0]["uuid"] == sys.argv[2], v
 ' "$ROOT/verify.json" "$Z" || fail "status --verify --json: $(cat "$ROOT/verify.json")"
 sync_stop A

@@ -46,11 +46,36 @@ const char *cli_exit_name(int code) {
   return "error";
 }
 
+/* What an exit status means, for a refusal that printed no error line
+ * (status --verify's differences, a report that is the answer). */
+static const char *exit_text(int code) {
+  static const char *const texts[] = {
+      [CLI_EXIT_ERROR] = "failed",
+      [CLI_EXIT_USAGE] = "a bad command line",
+      [CLI_EXIT_NOTFOUND] = "not found",
+      [CLI_EXIT_CLAIMED] = "claimed by another owner",
+      [CLI_EXIT_NOTOWNER] = "not the owner of the claim",
+      [CLI_EXIT_OFFLINE] = "Redis could not be reached",
+      [CLI_EXIT_TIMEDOUT] = "timed out",
+      [CLI_EXIT_TRIMMED] = "the change log no longer holds those events",
+      [CLI_EXIT_NO_META] = "no such setting",
+      [CLI_EXIT_DIFFERS] = "differences found (the output says which)",
+      [CLI_EXIT_EXISTS] = "already there",
+      [CLI_EXIT_NOTDUE] = "not due yet",
+      [CLI_EXIT_READONLY] = "the board is read-only",
+  };
+  if (code > 0 && (size_t)code < sizeof texts / sizeof texts[0] && texts[code])
+    return texts[code];
+  return "failed";
+}
+
 /* {"code", "exit", "message"}: the message is the error line just printed
- * on stderr, without "jobboard: ". */
+ * on stderr, without "jobboard: ", or what the exit status means when
+ * none was printed. */
 static json_t *error_json(int code) {
+  const char *m = cli_error_last();
   return json_pack("{s:s,s:i,s:s}", "code", cli_exit_name(code), "exit",
-                   code, "message", cli_error_last());
+                   code, "message", m && *m ? m : exit_text(code));
 }
 
 int cli_json_refused(json_t *obj, int code) {
