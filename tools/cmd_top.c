@@ -270,7 +270,7 @@ static int read_frame(top_frame *f, jb_board *b, const cli_opts *o) {
   int st = jb_log_bounds(NULL, &f->log_next, b);
   if (st == JB_OK) st = jb_queues_foreach(b, add_name, f, &f->board_paused);
   if (st != JB_OK) return st;
-  qsort(f->v, f->n, sizeof *f->v, by_name);
+  if (f->n > 1) qsort(f->v, f->n, sizeof *f->v, by_name); /* v NULL when 0 */
   if ((st = cli_walk_jobs(b, 0, count_job, f)) != JB_OK) return st;
   if (o->n_names)
     st = jb_dead_foreach(b, count_dead, f);
@@ -279,7 +279,7 @@ static int read_frame(top_frame *f, jb_board *b, const cli_opts *o) {
   if (st == JB_OK) st = count_done(f, b);
   if (st != JB_OK) return st;
   /* f->oldest_name is a name's own string: it stays where it is. */
-  qsort(f->v, f->n, sizeof *f->v, by_ready);
+  if (f->n > 1) qsort(f->v, f->n, sizeof *f->v, by_ready);
   if (f->nl) qsort(f->l, f->nl, sizeof *f->l, by_lease);
   return JB_OK;
 }
