@@ -100,7 +100,7 @@ b=$uuid
 jb list --no-header
 expect_ok "list"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "list has not 2 lines: $out"
-printf '%s\n' "$out" | head -1 | grep -q "^$a  HIGH *  UNCLAIMED  [0-9]*s *  0 *  - *  -  alpha\$" ||
+printf '%s\n' "$out" | head -1 | grep -q "^$a  HIGH *  UNCLAIMED  [0-9]*s *  0 *  - *  -      alpha\$" ||
   fail "list line for alpha: $out"
 jb show "$a"
 expect_ok "show"

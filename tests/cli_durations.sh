@@ -255,6 +255,13 @@ jb history --since +1h
 expect_out "" "history --since +1h: nothing yet"
 jb history --until "1h ago"
 expect_out "" "history --until '1h ago': nothing then"
+# A duration with its unit alone is that long ago, for --since and --until.
+jb history --since 1h
+has "$out" "$uuid" "history --since 1h"
+jb history --until 1h
+expect_out "" "history --until 1h: nothing then"
+jb history --since 2x
+expect_error 2 "'2x' is not a time for --since" "--since 2x"
 jb history --since "1h  ago" --until +1m
 has "$out" "$uuid" "--since '1h  ago' --until +1m"
 jb history --since "1x ago"

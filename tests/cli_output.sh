@@ -48,10 +48,10 @@ expect_ok "list"
 [ "$(printf '%s\n' "$out" | wc -l)" = 3 ] || fail "a header and 2 jobs: $out"
 [ "$(line 1)" = "$HEADER" ] || fail "the header row: '$(line 1)'"
 printf '%s\n' "$(line 2)" |
-  grep -Eq "^$a  NORMAL     UNCLAIMED  [0-9]+s +  0/3     -         -  a\$" ||
+  grep -Eq "^$a  NORMAL     UNCLAIMED  [0-9]+s +  0/3     -         -      a\$" ||
   fail "a's line (0 of at most 3 failed, no progress): '$(line 2)'"
 printf '%s\n' "$(line 3)" |
-  grep -Eq "^$b  NORMAL     CLAIMED    [0-9]+s +  1       42\\.5%     w  b c\$" ||
+  grep -Eq "^$b  NORMAL     CLAIMED    [0-9]+s +  1       42\\.5%     w      b c\$" ||
   fail "b's line (1 failed, 42.5%, owner w): '$(line 3)'"
 # Each column starts under its title.
 for col in PRIORITY STATE AGE FAILED PROGRESS; do

@@ -141,7 +141,7 @@ claims_none "only paused jobs left"
 expect_stderr "no claimable job" "the message"
 jb list --name p --no-header
 [ "$(uuids)" = "$up $up2 " ] || fail "list still shows both: $out"
-[ "$(printf '%s\n' "$out" | grep -c '  UNCLAIMED(paused)  .*  -  p$')" = 2 ] ||
+[ "$(printf '%s\n' "$out" | grep -c '  UNCLAIMED(paused)  .*  -      p$')" = 2 ] ||
   fail "list marks the paused jobs: $out"
 jb list --unclaimed --json
 pycheck 'len(lines) == 2 and all(l["paused"] is True and l["name"] == "p" for l in lines)' "list --json"
@@ -182,7 +182,7 @@ expect_ok "resume --all"
 claims_none "s is still paused" --name s
 claims "r goes" "$ur"
 jb list --unclaimed --no-header
-case $out in "$us  NORMAL     UNCLAIMED(paused)  "*"  -  s") ;; *) fail "list: $out" ;; esac
+case $out in "$us  NORMAL     UNCLAIMED(paused)  "*"  -      s") ;; *) fail "list: $out" ;; esac
 jb resume s
 claims "s goes" "$us"
 end

@@ -616,9 +616,19 @@ int cli_parse(cli_opts *o, const cli_command *cmd, int argc, char **argv) {
     case OPT_SINCE:
     case OPT_UNTIL: {
       int64_t *t = c == OPT_SINCE ? &o->since_us : &o->until_us;
-      if (cli_parse_time(t, optarg) != 0)
+      /* Bounds of what happened: a duration with its unit alone (1h, 7d)
+       * is that long ago, as `--since 1h` reads (a bare number stays a
+       * count of seconds only with its sign: -3600). */
+      int64_t ago_ms;
+      if (cli_parse_time(t, optarg) == 0) {
+      } else if (strpbrk(optarg, "dhms") != NULL &&
+                 cli_parse_duration(optarg, 1000, 0, INT64_C(1) << 50,
+                                    &ago_ms)) {
+        *t = cli_wall_now_us() - ago_ms * 1000;
+      } else {
         return cli_time_usage(cmd, c == OPT_SINCE ? "--since" : "--until",
                               optarg);
+      }
       /* 0 is the library's "no bound": the epoch itself is a microsecond
        * later, which no completion can tell apart. */
       if (*t == 0) *t = 1;

@@ -80,6 +80,10 @@ int cli_output_list_line(FILE *f, const jb_job *job, bool paused,
           jb_priority_name(jb_job_priority(job)), cli_output_state(job, now_us),
           paused ? "(paused)" : "", age, failed, progress);
   cli_put_text(f, owner ? owner : "-");
+  /* At least as wide as its heading, so that NAME lines up under it for
+   * the unclaimed jobs and short owners (a longer owner pushes it on). */
+  for (size_t w = owner ? strlen(owner) : 1; w < sizeof "OWNER" - 1; w++)
+    putc(' ', f);
   fputs("  ", f);
   cli_put_text(f, jb_job_name(job));
   return putc('\n', f) == EOF ? -1 : 0;

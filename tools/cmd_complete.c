@@ -306,7 +306,8 @@ const cli_command cli_cmd_history = {
     "                      outcome is a usage error (2) listing the known ones\n"
     CLI_HELP_NAME_FILTER("jobs")
     "                      (a revoked job whose name is unknown has none)\n"
-    "  --since TIME        only jobs completed at TIME or later\n"
+    "  --since TIME        only jobs completed at TIME or later (also a\n"
+    "                      duration alone: --since 1h is an hour ago)\n"
     "  --until TIME        only jobs completed before TIME (--since a --until\n"
     "                      b is the half-open span [a, b))\n"
     "  --limit N           stop after N records (0 lists none); with filters,\n"
