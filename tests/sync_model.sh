@@ -5,7 +5,8 @@
 # (tests/model/xhost.py says what runs and what is checked: no job run
 # twice or by two holders at once, every acknowledged job run, one outcome
 # on every board, each schedule run once across hosts, no unique key held
-# by a job that ended). A short, seeded run (JB_XHOST_SEED, default 2512;
+# by a job that ended, a board detached mid-run keeping every job it held
+# as a local one). A short, seeded run (JB_XHOST_SEED, default 2512;
 # 20 s of chaos on three boards). The long form, run by hand:
 #   tests/sync_model.sh --seed S --seconds 300
 # Extra arguments go to xhost.py (then only that run is made). A failure

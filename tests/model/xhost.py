@@ -52,6 +52,23 @@ Checked at the end (the audit):
      and passes `jobboard check`, every worker and replicator exits 0 on
      SIGTERM, and no worker had a completion refused by a board (a claim
      taken from under it).
+
+Detach (--detach, on by default): once, at a random moment of the chaos,
+one board's replicator is stopped (SIGTERM, exit 0), its workers are
+SIGKILLed, its schedule is removed (its runs would be posted here and
+elsewhere) and it is detached (`sync --detach --json`); its workers then
+run on it without Redis, posts to it go on, and it stays local. Checked
+at once, against what the board held just before: the same jobs, the
+same dead letters and history; no job Redis-decided; every job ready or
+delayed and unclaimed (no worker of it lives, so every claim is
+released), its attempts unchanged (no attempt counted); the counts it
+printed (jobs: those Redis decided, kept 0); `check` passes and `status`
+says not synced. At the end: every job it held is recorded on it
+(history or dead letters: nothing lost). A job Redis decided at the
+detach stays listed in Redis and other boards may run it too: its runs
+by the detached board after the detach are audited on their own (checks
+1 to 3 against that board's records only), the others' against the
+other boards' records.
 A failure prints the seed; --keep keeps the directory.
 """
 
@@ -124,6 +141,9 @@ class Fleet:
         self.failures = []
         self.counts = {"worker": 0, "sync": 0, "redis": 0, "post": 0}
         self.n = 0
+        self.detached = None   # the detached board's host, once detached
+        self.detach_t = None   # when its workers were killed for it
+        self.held = {}         # uuid -> its job (list --json) at the detach
         os.makedirs(os.path.join(self.root, "redis"))
         os.makedirs(os.path.join(self.root, "tries"))
         self.cmd = os.path.join(self.root, "cmd.sh")
@@ -191,9 +211,10 @@ class Fleet:
             # a log per life: what a life reported is told from the others'
             self.lives += 1
             err = os.path.join(self.root, "err-%s.%d.log" % (who, self.lives))
+            if host != self.detached:
+                extra += ["--redis", self.url, "--namespace", NS]
             p = self.spawn(name, [self.jb, "--durability", "none", "--board",
-                                  d, "work", "--who", who, "--redis",
-                                  self.url, "--namespace", NS] + extra +
+                                  d, "work", "--who", who] + extra +
                            ["--", self.cmd,
                             os.path.join(self.root, "run-%s.log" % who),
                             os.path.join(self.root, "tries")], err)
@@ -329,10 +350,79 @@ class Fleet:
         self.log("redis, %d boards with replicators and workers; schedule "
                  "beat every 2 s from @%d" % (len(self.hosts), self.beat0))
 
+    def jobs_of(self, h):
+        r = self.run(["--board", self.dirs[h], "list", "--json"])
+        return {j["uuid"]: j for j in map(json.loads, r.stdout.splitlines())}
+
+    def detach(self, h):
+        """Stop board h's replicator and workers, detach it, and check it
+        against what it held just before (the docstring's "Detach")."""
+        self.reap_posts(wait=True)
+        self.restart_at.pop("sync:" + h, None)
+        p = self.procs.pop("sync:" + h, None)
+        if p is not None:
+            p.send_signal(signal.SIGTERM)
+            rc = p.wait(timeout=30)
+            if rc != 0:
+                self.fail("sync:%s exited %d on SIGTERM" % (h, rc))
+        for name in ["worker:%s:w0" % h, "worker:%s:w1" % h]:
+            if name in self.procs:
+                self.kill(name, self.rng.uniform(0, 2))
+        self.detach_t = time.time()
+        self.run(["--board", self.dirs[h], "schedule", "remove", "beat"])
+        before = self.jobs_of(h)
+        dead0 = self.records(h)
+        r = self.run(["--board", self.dirs[h], "sync", "--detach", "--json"])
+        self.detached = h
+        self.held = before
+        said = json.loads(r.stdout)
+        after = self.jobs_of(h)
+        dead1 = self.records(h)
+        remote = [u for u, j in before.items() if j.get("remote")]
+        if set(after) != set(before):
+            self.fail("detach of %s: jobs lost %s, added %s" %
+                      (h, sorted(set(before) - set(after)),
+                       sorted(set(after) - set(before))))
+        if dead1 != dead0:
+            self.fail("detach of %s changed its history or dead letters" % h)
+        for u, j in after.items():
+            if j.get("remote"):
+                self.fail("detach of %s: job %s still Redis-decided" % (h, u))
+            if j["owner"] is not None or j["claim"] is not None or \
+                    j["state"] not in ("UNCLAIMED", "DELAYED"):
+                self.fail("detach of %s: job %s not released: %s %s %s" %
+                          (h, u, j["state"], j["owner"], j["claim"]))
+            if u in before and j["attempts"] != before[u]["attempts"]:
+                self.fail("detach of %s: job %s's attempts %s -> %s" %
+                          (h, u, before[u]["attempts"], j["attempts"]))
+        if said.get("jobs") != len(remote) or said.get("kept") != 0 or \
+                said.get("released", -1) > len(remote) or \
+                said.get("namespace") != NS:
+            self.fail("detach of %s said %s; %d jobs were Redis-decided" %
+                      (h, said, len(remote)))
+        r = self.run(["check", "--board", self.dirs[h]], check=False)
+        if r.returncode != 0:
+            self.fail("check of %s after its detach: %s %s" %
+                      (h, r.stdout.strip(), r.stderr.strip()))
+        if "not synced" not in self.run(["status", "--board",
+                                         self.dirs[h]]).stdout:
+            self.fail("status of %s after its detach: still synced" % h)
+        self.log("detached %s: %d jobs held (%d Redis-decided, %d claims "
+                 "released), %d dead letters" %
+                 (h, len(before), len(remote), said.get("released", -1),
+                  said.get("dead_letters", -1)))
+
     def chaos(self):
         end = time.time() + self.a.seconds
         victims = [n for n in self.names()]
+        detach_at = None
+        if self.a.detach:
+            detach_at = time.time() + self.a.seconds * self.rng.uniform(0.3, 0.7)
+            detach_host = self.rng.choice(self.hosts)
         while time.time() < end:
+            if detach_at is not None and time.time() >= detach_at:
+                detach_at = None
+                self.detach(detach_host)
             self.restart_due()
             self.reap_posts()
             self.check_alive()
@@ -409,7 +499,9 @@ class Fleet:
         time.sleep(3)
         self.beat_sure = time.time() - 3
         for h in self.hosts:
-            self.run(["--board", self.dirs[h], "schedule", "remove", "beat"])
+            if h != self.detached:
+                self.run(["--board", self.dirs[h], "schedule", "remove",
+                          "beat"])
         self.beat_last = time.time()
         self.drain("after the chaos", 180)
         # the replicators give back the keys of jobs that ended unpublished
@@ -529,8 +621,24 @@ class Fleet:
             for u in rec["uuids"]:
                 posted[u] = rec
 
-        runs_of_beat = {}
+        # a job Redis decided at the detach: the detached board's runs of it
+        # after the detach are one job, the others' runs another
+        groups = []
+        D = self.detached
         for u, rs in sorted(runs.items()):
+            j = self.held.get(u)
+            if j is None or not j.get("remote"):
+                groups.append((u, rs, self.hosts))
+                continue
+            mine = [r for r in rs if r["who"].startswith(D + "-") and
+                    r["start"] >= self.detach_t]
+            rest = [r for r in rs if r not in mine]
+            if mine:
+                groups.append((u, mine, [D]))
+            if rest:
+                groups.append((u, rest, [h for h in self.hosts if h != D]))
+        runs_of_beat = {}
+        for u, rs, hs in groups:
             rs.sort(key=lambda r: r["start"])
             name = rs[0]["name"]
             if name != "beat" and name not in names:
@@ -568,7 +676,7 @@ class Fleet:
             if finals == 0:
                 # its runs were killed, and then its publication found its
                 # unique key taken (posted while Redis was away): buried
-                buried = [boards[h][u][1] for h in self.hosts
+                buried = [boards[h][u][1] for h in hs
                           if u in boards[h] and boards[h][u][0] == "dead"
                           and boards[h][u][1]["cause"] == "buried" and
                           "unique key" in (boards[h][u][1]["reason"] or "")]
@@ -580,7 +688,7 @@ class Fleet:
                 runs_of_beat.setdefault(u, r_last)
             # one outcome, everywhere it is recorded
             endings = {h: self.ending(*boards[h][u])
-                       for h in self.hosts if u in boards[h]}
+                       for h in hs if u in boards[h]}
             if not endings:
                 self.fail("job %s (%s) ran but no board records how it "
                           "ended" % (u, name))
@@ -619,6 +727,12 @@ class Fleet:
                     self.fail("job %s never ran and is a dead letter: %s" %
                               (u, k))
 
+        # the detached board keeps every job it held: each one ended there
+        for u, j in sorted(self.held.items()):
+            if u not in boards[D]:
+                self.fail("job %s (%s), held by %s when it was detached, is "
+                          "recorded nowhere on it" % (u, j["name"], D))
+
         # the schedule: each run once, none missing
         by_run = {}
         for h in self.hosts:
@@ -633,7 +747,9 @@ class Fleet:
                 if u in runs:
                     by_run[at].add(u)
         for at, uu in sorted(by_run.items()):
-            if len(uu) > 1:
+            # a run the detached board held, unpublished, runs there and
+            # is posted again elsewhere: two jobs, by the detach's promise
+            if len(uu) > 1 and not uu & set(self.held):
                 self.fail("schedule run %d ran as %d jobs: %s" %
                           (at, len(uu), sorted(uu)))
         k = 0
@@ -686,6 +802,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--keys", type=int, default=4)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--no-detach", dest="detach", action="store_false",
+                    help="detach no board")
     a = ap.parse_args()
     if a.seed is None:
         a.seed = random.randrange(1 << 30)
